@@ -15,8 +15,10 @@
  * Decompression treats its input as hostile: output is produced in bounded
  * steps and stops as soon as it would pass the caller's ceiling, so a
  * "decompression bomb" costs at most the ceiling in memory. The codecs'
- * own working memory is bounded too: zlib's by its fixed window, lz4's by
- * the 4 MiB maximal block, zstd's by a window limit of max(ceiling, 8 MiB).
+ * own working memory is bounded too: zlib's by its fixed 32 KiB window,
+ * lz4's by the 4 MiB largest block, zstd's by refusing frames whose window
+ * exceeds max(8 MiB, the ceiling rounded up to a power of two), at most
+ * 128 MiB.
  * zlib allocates through kp_malloc; snappy, lz4 and zstd use their own
  * allocator for their working memory.
  *
@@ -67,7 +69,6 @@ KP_MUST_CHECK int kp_decompress(int codec, const uint8_t *in, size_t in_len, siz
  * Returns 0, KP_E_UNSUPPORTED, KP_E_TOO_LARGE (writer ceiling),
  * KP_E_COMPRESSION (the library failed), KP_E_NOMEM, or out->err.
  */
-KP_MUST_CHECK int kp_compress(int codec, const uint8_t *in, size_t in_len,
-                              struct kp_writer *out);
+KP_MUST_CHECK int kp_compress(int codec, const uint8_t *in, size_t in_len, struct kp_writer *out);
 
 #endif
