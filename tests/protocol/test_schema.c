@@ -32,6 +32,9 @@ static void fill_struct(const struct kp_struct_desc *s, int16_t version, struct 
 
 static void fill_scalar(int type, bool nullable, struct rng *g, void *at)
 {
+    if (at == NULL) {
+        return;
+    }
     uint64_t r = next(g);
     switch (type) {
     case KP_T_BOOL: {

@@ -323,6 +323,19 @@ uint32_t kp_rd_skip_tags(struct kp_reader *r)
 
 /* ---------------------------------------------------------------- writer */
 
+/* Zigzag without shifting negative values: the sign becomes all-ones or 0. */
+static uint32_t zigzag32(int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    return (u << 1) ^ (0u - (u >> 31));
+}
+
+static uint64_t zigzag64(int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    return (u << 1) ^ (0u - (u >> 63));
+}
+
 void kp_wr_init(struct kp_writer *w, size_t max)
 {
     w->buf = NULL;
@@ -504,14 +517,12 @@ void kp_wr_uvarint(struct kp_writer *w, uint32_t v)
 
 void kp_wr_varint(struct kp_writer *w, int32_t v)
 {
-    uint32_t u = ((uint32_t)v << 1) ^ (uint32_t)(v >> 31);
-    kp_wr_uvarlong(w, u);
+    kp_wr_uvarlong(w, zigzag32(v));
 }
 
 void kp_wr_varlong(struct kp_writer *w, int64_t v)
 {
-    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-    kp_wr_uvarlong(w, u);
+    kp_wr_uvarlong(w, zigzag64(v));
 }
 
 size_t kp_uvarint_size(uint32_t v)
@@ -526,12 +537,12 @@ size_t kp_uvarint_size(uint32_t v)
 
 size_t kp_varint_size(int32_t v)
 {
-    return kp_uvarint_size(((uint32_t)v << 1) ^ (uint32_t)(v >> 31));
+    return kp_uvarint_size(zigzag32(v));
 }
 
 size_t kp_varlong_size(int64_t v)
 {
-    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    uint64_t u = zigzag64(v);
     size_t n = 1;
     while (u >= 0x80) {
         u >>= 7;

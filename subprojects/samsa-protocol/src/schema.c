@@ -13,6 +13,7 @@ struct ctx {
     int16_t version;
     bool flexible;
     struct kp_arena *arena;
+    const struct kp_splice_hook *hook; /* encode only; may be NULL */
 };
 
 size_t kp_type_size(int type)
@@ -369,7 +370,7 @@ static int decode(const struct kp_msg_desc *d, int16_t version, struct kp_reader
         kp_rd_fail(r, KP_E_UNSUPPORTED);
         return r->err;
     }
-    struct ctx c = {version, version >= d->first_flexible, arena};
+    struct ctx c = {version, version >= d->first_flexible, arena, NULL};
     decode_struct(d->body, &c, r, out, 0);
     if (r->err == 0 && whole && r->off != r->len) {
         kp_rd_fail(r, KP_E_TRAILING);
@@ -449,6 +450,23 @@ static void encode_scalar(int type, const struct kp_field *f, const struct ctx *
             kp_wr_fail(w, KP_E_INVALID_ARG);
             break;
         }
+        if (type == KP_T_RECORDS && v.ptr == NULL && v.len > 0) {
+            /* spliced records: write the length here, the bytes come later
+             * from elsewhere (a file) at this position of the output */
+            if (c->hook == NULL) {
+                kp_wr_fail(w, KP_E_INVALID_ARG);
+                break;
+            }
+            if (c->flexible) {
+                kp_wr_uvarint(w, (uint32_t)v.len + 1);
+            } else {
+                kp_wr_i32(w, v.len);
+            }
+            if (w->err == 0) {
+                c->hook->splice(c->hook->ctx, w->len, v.len);
+            }
+            break;
+        }
         if (c->flexible) {
             kp_wr_compact_bytes(w, v);
         } else {
@@ -517,7 +535,19 @@ int kp_msg_encode(const struct kp_msg_desc *d, int16_t version, struct kp_writer
         kp_wr_fail(w, KP_E_UNSUPPORTED);
         return w->err;
     }
-    struct ctx c = {version, version >= d->first_flexible, NULL};
+    struct ctx c = {version, version >= d->first_flexible, NULL, NULL};
+    encode_struct(d->body, &c, w, msg, 0);
+    return w->err;
+}
+
+int kp_msg_encode_spliced(const struct kp_msg_desc *d, int16_t version, struct kp_writer *w,
+                          const void *msg, const struct kp_splice_hook *hook)
+{
+    if (version < d->min_version || version > d->max_version) {
+        kp_wr_fail(w, KP_E_UNSUPPORTED);
+        return w->err;
+    }
+    struct ctx c = {version, version >= d->first_flexible, NULL, hook};
     encode_struct(d->body, &c, w, msg, 0);
     return w->err;
 }
@@ -548,12 +578,12 @@ static bool equal_scalar(int type, const void *a, const void *b, uint32_t off)
     case KP_T_UUID:
         return memcmp((const uint8_t *)a + off, (const uint8_t *)b + off, 16) == 0;
     case KP_T_FLOAT64: {
-        double x;
-        double y;
+        /* compare bit patterns: a NaN equals itself after a round trip */
+        uint64_t x;
+        uint64_t y;
         get(a, off, &x, sizeof x);
         get(b, off, &y, sizeof y);
-        /* compare representations: NaN equals itself after a round trip */
-        return memcmp(&x, &y, sizeof x) == 0;
+        return x == y;
     }
     default:
         return get_int(a, off, type) == get_int(b, off, type);

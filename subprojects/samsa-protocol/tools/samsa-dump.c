@@ -264,7 +264,7 @@ static int dump_requests(const struct file_buf *f, const struct options *o,
                frame, pos, name, req.header.RequestApiVersion, req.header.RequestApiKey,
                req.header.CorrelationId, (int)req.header.ClientId.len, req.header.ClientId.ptr,
                req.header_version, size);
-        if (err != 0) {
+        if (err != 0 || req.api == NULL) {
             say(o, "  cannot decode: %s (%s)\n", kp_err_name(err), kp_err_str(err));
             bad++;
         } else {
@@ -324,7 +324,7 @@ static int dump_responses(const struct file_buf *f, const struct options *o,
                    " bytes\n",
                    frame, pos, api != NULL ? api->name : "unknown API", req->api_version, corr,
                    size);
-            if (err != 0) {
+            if (err != 0 || api == NULL) {
                 say(o, "  cannot decode: %s (%s)\n", kp_err_name(err), kp_err_str(err));
                 bad++;
             } else {

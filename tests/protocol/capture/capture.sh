@@ -13,11 +13,13 @@
 #   kafka-python 2.0.2             Debian's /usr/bin/python3; producer with every
 #                                  codec, consumer by assign() and by group, admin
 #   kafkajs 2.2.4                  installed with npm into a temporary folder, with
-#                                  the codec packages kafkajs-snappy, kafkajs-lz4
-#                                  and (if it builds) @kafkajs/zstd, else a zstd
-#                                  codec over zstd-codec; producer with every codec
-#                                  that loads, consumer by group, admin, an
-#                                  idempotent producer
+#                                  the codec packages kafkajs-snappy 1.1.0 and
+#                                  kafkajs-lz4 1.2.1 (its lz4 0.6.5 runs as pure
+#                                  JavaScript when its native part is not built), and
+#                                  @kafkajs/zstd 0.1.1 if it builds, else a zstd codec
+#                                  over zstd-codec 0.1.5 (pure JavaScript); producer
+#                                  with every codec that loads, consumer by group,
+#                                  admin, an idempotent producer
 #
 # Every record produced is keyed "<client>-<codec>-<i>" (i = 0..2) with the value
 # "<client> <codec> record <i> " followed by PAYLOAD below, and one header
@@ -200,16 +202,16 @@ capture_kafkajs() {
         log "kafkajs: npm install kafkajs@2.2.4 failed; see $work/npm.log"
         return 1
     fi
-    npm_add kafkajs-snappy || log "kafkajs: kafkajs-snappy did not install"
-    npm_add kafkajs-lz4 || log "kafkajs: kafkajs-lz4 did not install"
-    if ! npm_add @kafkajs/zstd; then
+    npm_add kafkajs-snappy@1.1.0 || log "kafkajs: kafkajs-snappy did not install"
+    npm_add kafkajs-lz4@1.2.1 || log "kafkajs: kafkajs-lz4 did not install"
+    if ! npm_add @kafkajs/zstd@0.1.1; then
         log "kafkajs: @kafkajs/zstd did not install (its native cppzst does not build);" \
             "using zstd-codec instead"
-        npm_add zstd-codec || log "kafkajs: zstd-codec did not install"
+        npm_add zstd-codec@0.1.5 || log "kafkajs: zstd-codec did not install"
     fi
 
     start_capture kafkajs
-    (cd "$node" && CAPTURE_PORT=$port CAPTURE_IDEMPOTENT= run 120 node - <<'EOF'
+    (cd "$node" && CAPTURE_PORT=$port run 120 node - <<'EOF'
 const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = require("kafkajs");
 
 const topic = process.env.CAPTURE_TOPIC;
@@ -385,7 +387,7 @@ for client in kcat kafka-python kafkajs; do
     done
 done
 for client in kcat kafka-python kafkajs; do
-    log "$client: $(cd "$vectors/$client" && ls | tr '\n' ' ')"
+    log "$client: $(cd "$vectors/$client" && printf '%s ' *.bin)"
 done
 log "raw frames and logs: $work"
 trap - EXIT

@@ -78,13 +78,13 @@ struct kp_msg_desc {
 
 /* An entry of the API table (messages.c): what Samsa supports. */
 struct kp_api {
-    int16_t key;
     const char *name; /* "Produce" */
+    const struct kp_msg_desc *request;
+    const struct kp_msg_desc *response;
+    int16_t key;
     int16_t min_version;
     int16_t max_version;
     int16_t first_flexible;
-    const struct kp_msg_desc *request;
-    const struct kp_msg_desc *response;
 };
 
 /* The API table, ascending by key; defined in generated messages.c. */
@@ -120,6 +120,23 @@ KP_MUST_CHECK int kp_msg_decode_prefix(const struct kp_msg_desc *d, int16_t vers
  */
 KP_MUST_CHECK int kp_msg_encode(const struct kp_msg_desc *d, int16_t version,
                                 struct kp_writer *w, const void *msg);
+
+/*
+ * Zero-copy records: encode as kp_msg_encode, except that a `records` field
+ * whose ptr is NULL and len > 0 is written as its length only, and
+ * hook->splice(ctx, at, len) is called with the writer position where those
+ * len bytes belong. The caller sends them from elsewhere (the broker: from a
+ * segment file with sendfile) between w->buf[0..at) and w->buf[at..).
+ * Splices are reported in encoding order.
+ */
+struct kp_splice_hook {
+    void (*splice)(void *ctx, size_t at, int32_t len);
+    void *ctx;
+};
+
+KP_MUST_CHECK int kp_msg_encode_spliced(const struct kp_msg_desc *d, int16_t version,
+                                        struct kp_writer *w, const void *msg,
+                                        const struct kp_splice_hook *hook);
 
 /* Set every field to its default (as a decoder of a version without it would). */
 void kp_msg_init(const struct kp_msg_desc *d, void *msg);

@@ -1,0 +1,96 @@
+/*
+ * samsa-broker: the broker's state and request handling.
+ *
+ * struct br_broker holds everything the reactor thread owns: the topics and
+ * their partitions (each with its log, leader epoch, high watermark and
+ * producer state), the metadata store, parked requests. Handlers run on the
+ * reactor thread and never block on anything but local disk writes.
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_BROKER_H
+#define SAMSA_BROKER_BROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/header.h>
+#include <samsa-protocol/messages.h>
+
+#include "config.h"
+#include "log.h"
+#include "metadata.h"
+#include "net.h"
+#include "producer_state.h"
+#include "topic_config.h"
+
+struct br_parked;
+
+#define BR_MAX_APIS 64
+
+struct br_partition {
+    struct br_topic *topic;
+    int32_t index;
+    struct br_log *log;
+    int32_t leader_epoch;
+    int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one) */
+    struct br_producers producers;
+    /* parked fetches waiting for data on this partition */
+    struct br_parked **waiters;
+    size_t nwaiters;
+    size_t waiters_cap;
+};
+
+struct br_topic {
+    char name[256];
+    bool internal;
+    int32_t npartitions;
+    int16_t replication_factor;
+    struct br_partition *partitions;
+    struct br_topic_config config;
+    struct br_topic_meta meta; /* as persisted in the metadata store */
+};
+
+struct br_broker {
+    struct br_config cfg;
+    struct br_meta meta;
+    struct br_net *net;
+    int32_t node_id;
+    char advertised_host[256];
+    int advertised_port;
+    char cluster_id[64];
+    struct br_topic **topics; /* sorted by name */
+    size_t ntopics;
+    size_t topics_cap;
+    int64_t next_producer_id;
+    struct br_timer housekeeping;
+    int64_t last_checkpoint_ms;
+    struct br_parked *parked; /* all parked requests, a list */
+    /* the ApiVersions answer, from the dispatch table */
+    struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
+    size_t napis;
+};
+
+/* Open everything (metadata, logs with recovery), bind the listeners. */
+int br_broker_start(struct br_broker *b);
+/* Run the reactor until a stop signal; then drain, flush and checkpoint. */
+int br_broker_run(struct br_broker *b);
+void br_broker_stop(struct br_broker *b);
+
+/* Called by net.c for each whole request frame (payload after the size). The
+ * payload stays valid only during the call, and may be modified in place. */
+void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
+void br_broker_timer(struct br_broker *b, struct br_timer *t);
+void br_broker_cancel_parked(struct br_broker *b, void *parked);
+void br_broker_complete_all_parked(struct br_broker *b);
+
+struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
+/* Create a topic (persisted, logs created). err/errlen explain a failure;
+ * returns a Kafka error code. */
+int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+                           int16_t replication_factor, const struct br_kv *configs,
+                           size_t nconfigs, bool validate_only, char *err, size_t errlen);
+int br_broker_delete_topic(struct br_broker *b, struct br_topic *t);
+
+#endif

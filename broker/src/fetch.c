@@ -1,0 +1,473 @@
+/*
+ * samsa-broker: Fetch, with long polls and zero-copy records.
+ *
+ * Records never pass through user space: the response is encoded with each
+ * partition's Records as a placeholder, and the connection sends the file
+ * regions with sendfile between the encoded pieces. A fetch that finds fewer
+ * than MinBytes parks (its slot holds back later responses on the
+ * connection, which keep being handled) until an append to one of its
+ * partitions brings enough bytes or MaxWaitMs passes.
+ * @locality reactor thread
+ */
+#define _GNU_SOURCE
+
+#include "logging.h"
+#include "request.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define MAX_SLICES_PER_PARTITION 64
+
+struct part_slices {
+    struct br_log_slice s[MAX_SLICES_PER_PARTITION];
+    size_t n;
+};
+
+/* One fetch being answered: the response and where its records come from. */
+struct fetch_run {
+    struct kp_FetchResponse resp;
+    struct part_slices **slices; /* per response partition, in encoding order; NULL = none */
+    size_t nslices;
+    int64_t total_bytes;
+    bool any_error;
+};
+
+struct br_parked {
+    struct br_parked *prev;
+    struct br_parked *next;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    struct kp_request_header hdr;
+    int16_t version;
+    uint8_t *payload; /* owned copy of the request frame */
+    size_t len;
+    struct kp_arena arena;
+    const struct kp_FetchRequest *q;
+    struct br_timer timer;
+    struct br_partition **parts; /* partitions it waits on */
+    size_t nparts;
+};
+
+static void slices_release(struct fetch_run *fr)
+{
+    for (size_t i = 0; i < fr->nslices; i++) {
+        struct part_slices *ps = fr->slices[i];
+        if (ps == NULL) {
+            continue;
+        }
+        for (size_t k = 0; k < ps->n; k++) {
+            br_fileref_unref(ps->s[k].file);
+        }
+        ps->n = 0;
+    }
+}
+
+static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int32_t index)
+{
+    struct br_topic *t = br_broker_find_topic(b, topic);
+    if (t == NULL || index < 0 || index >= t->npartitions) {
+        return NULL;
+    }
+    return &t->partitions[index];
+}
+
+/* Build the response for q; slices hold file references until sent. */
+static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16_t version,
+                     struct kp_arena *arena, struct fetch_run *fr)
+{
+    memset(fr, 0, sizeof *fr);
+    kp_FetchResponse_init(&fr->resp);
+    struct kp_FetchResponse *resp = &fr->resp;
+    if (version >= 7 && q->SessionId != 0) {
+        /* Samsa keeps no fetch sessions (it answers SessionId 0) */
+        resp->ErrorCode = KP_ERR_FETCH_SESSION_ID_NOT_FOUND;
+        fr->any_error = true;
+        return 0;
+    }
+    size_t nparts = 0;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        nparts += (size_t)q->Topics.items[i].Partitions.count;
+    }
+    fr->slices = kp_arena_alloc(arena, (nparts == 0 ? 1 : nparts) * sizeof *fr->slices);
+    resp->Responses.items =
+        kp_arena_alloc(arena, (size_t)(q->Topics.count == 0 ? 1 : q->Topics.count) *
+                                  sizeof *resp->Responses.items);
+    if (fr->slices == NULL || resp->Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp->Responses.count = q->Topics.count;
+    int64_t budget = version >= 3 ? q->MaxBytes : INT32_MAX;
+    bool min_one = true; /* KIP-74: the first batch goes out whatever its size */
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
+        struct kp_FetchResponse_FetchableTopicResponse *rt = &resp->Responses.items[i];
+        rt->Topic = qt->Topic;
+        rt->Partitions.items = kp_arena_alloc(
+            arena, (size_t)(qt->Partitions.count == 0 ? 1 : qt->Partitions.count) *
+                       sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = qt->Partitions.count;
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            const struct kp_FetchRequest_FetchPartition *qp = &qt->Partitions.items[j];
+            struct kp_FetchResponse_PartitionData *rp = &rt->Partitions.items[j];
+            size_t slot_index = fr->nslices++;
+            fr->slices[slot_index] = NULL;
+            rp->PartitionIndex = qp->Partition;
+            rp->HighWatermark = -1;
+            rp->LastStableOffset = -1;
+            rp->LogStartOffset = -1;
+            rp->PreferredReadReplica = -1;
+            rp->Records.ptr = (const uint8_t *)"";
+            rp->Records.len = 0;
+            struct br_partition *p = lookup(b, qt->Topic, qp->Partition);
+            if (p == NULL) {
+                rp->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                fr->any_error = true;
+                continue;
+            }
+            int64_t start = br_log_start_offset(p->log);
+            /* a follower may read to the log end, a consumer to the HW */
+            int64_t limit = q->ReplicaId >= 0 ? br_log_end_offset(p->log) : p->hw;
+            rp->HighWatermark = p->hw;
+            rp->LastStableOffset = p->hw;
+            rp->LogStartOffset = start;
+            if (qp->FetchOffset < start || qp->FetchOffset > limit) {
+                rp->ErrorCode = KP_ERR_OFFSET_OUT_OF_RANGE;
+                fr->any_error = true;
+                continue;
+            }
+            rp->ErrorCode = KP_ERR_NONE;
+            int64_t pbudget = qp->PartitionMaxBytes < budget ? qp->PartitionMaxBytes : budget;
+            int64_t offset = qp->FetchOffset;
+            int64_t got = 0;
+            struct part_slices *ps = NULL;
+            while (offset < limit && (pbudget > 0 || min_one)) {
+                struct br_log_slice sl;
+                int32_t want = pbudget > INT32_MAX ? INT32_MAX : (int32_t)(pbudget > 0 ? pbudget : 0);
+                int err = br_log_read(p->log, offset, limit, want, min_one, &sl);
+                if (err != 0) {
+                    if (got == 0) {
+                        rp->ErrorCode = (int16_t)(err > 0 ? err : KP_ERR_KAFKA_STORAGE_ERROR);
+                        fr->any_error = true;
+                    }
+                    break;
+                }
+                if (sl.len <= 0 || sl.next_offset <= offset) {
+                    if (sl.file != NULL) {
+                        br_fileref_unref(sl.file);
+                    }
+                    break;
+                }
+                if (ps == NULL) {
+                    ps = kp_arena_alloc(arena, sizeof *ps);
+                    if (ps == NULL) {
+                        br_fileref_unref(sl.file);
+                        return KP_E_NOMEM;
+                    }
+                    ps->n = 0;
+                    fr->slices[slot_index] = ps;
+                }
+                ps->s[ps->n++] = sl;
+                got += sl.len;
+                pbudget -= sl.len;
+                offset = sl.next_offset;
+                min_one = false;
+                if (ps->n == MAX_SLICES_PER_PARTITION || got > INT32_MAX / 2) {
+                    break;
+                }
+            }
+            if (got > 0) {
+                rp->Records.ptr = NULL; /* spliced from the files at send time */
+                rp->Records.len = (int32_t)got;
+                budget -= got;
+                fr->total_bytes += got;
+            }
+        }
+    }
+    return 0;
+}
+
+struct splice_ctx {
+    size_t at[4096];
+    size_t n;
+    bool overflow;
+};
+
+static void on_splice(void *vctx, size_t at, int32_t len)
+{
+    struct splice_ctx *sc = vctx;
+    (void)len;
+    if (sc->n == sizeof sc->at / sizeof sc->at[0]) {
+        sc->overflow = true;
+        return;
+    }
+    sc->at[sc->n++] = at;
+}
+
+static int add_mem_copy(struct br_slot *slot, const uint8_t *p, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    uint8_t *copy = kp_malloc(n);
+    if (copy == NULL) {
+        return -1;
+    }
+    memcpy(copy, p, n);
+    return br_slot_add_mem(slot, copy, n);
+}
+
+/* Encode the response around the spliced file regions into the slot. */
+static int fetch_send(struct br_conn *conn, struct br_slot *slot, int32_t correlation_id,
+                      int16_t version, struct fetch_run *fr)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)INT32_MAX);
+    struct splice_ctx *sc = kp_calloc(1, sizeof *sc);
+    if (sc == NULL) {
+        return KP_E_NOMEM;
+    }
+    struct kp_splice_hook hook = {on_splice, sc};
+    kp_wr_i32(&w, 0); /* frame size, patched below */
+    struct kp_response_header h = {correlation_id};
+    kp_response_header_encode(&w, kp_response_header_version(KP_API_FETCH, version), &h);
+    int err = kp_msg_encode_spliced(&kp_FetchResponse_desc, version, &w, &fr->resp, &hook);
+    int64_t frame = (int64_t)w.len - 4 + fr->total_bytes;
+    if (err == 0 && (sc->overflow || frame > INT32_MAX)) {
+        err = KP_E_TOO_LARGE;
+    }
+    if (err != 0) {
+        kp_wr_free(&w);
+        kp_free(sc);
+        return err;
+    }
+    kp_store_be32(w.buf, (uint32_t)frame);
+    size_t prev = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < fr->nslices && err == 0; i++) {
+        struct part_slices *ps = fr->slices[i];
+        if (ps == NULL || ps->n == 0) {
+            continue;
+        }
+        if (k >= sc->n) {
+            err = KP_E_CORRUPT;
+            break;
+        }
+        size_t at = sc->at[k++];
+        if (add_mem_copy(slot, w.buf + prev, at - prev) != 0) {
+            err = KP_E_NOMEM;
+            break;
+        }
+        prev = at;
+        for (size_t j = 0; j < ps->n; j++) {
+            if (br_slot_add_file(slot, ps->s[j].file, ps->s[j].file_pos, (size_t)ps->s[j].len) !=
+                0) {
+                err = KP_E_NOMEM;
+                break;
+            }
+        }
+    }
+    if (err == 0 && add_mem_copy(slot, w.buf + prev, w.len - prev) != 0) {
+        err = KP_E_NOMEM;
+    }
+    kp_wr_free(&w);
+    kp_free(sc);
+    if (err == 0) {
+        br_slot_ready(conn, slot);
+    }
+    return err;
+}
+
+/* ---------------------------------------------------------------- parking */
+
+static void unregister(struct br_parked *pk)
+{
+    for (size_t i = 0; i < pk->nparts; i++) {
+        struct br_partition *p = pk->parts[i];
+        for (size_t k = 0; k < p->nwaiters; k++) {
+            if (p->waiters[k] == pk) {
+                p->waiters[k] = p->waiters[--p->nwaiters];
+                break;
+            }
+        }
+    }
+    pk->nparts = 0;
+}
+
+static void parked_free(struct br_broker *b, struct br_parked *pk)
+{
+    unregister(pk);
+    br_timer_cancel(b->net, &pk->timer);
+    if (pk->prev != NULL) {
+        pk->prev->next = pk->next;
+    } else {
+        b->parked = pk->next;
+    }
+    if (pk->next != NULL) {
+        pk->next->prev = pk->prev;
+    }
+    kp_arena_free(&pk->arena);
+    kp_free(pk->payload);
+    kp_free(pk->parts);
+    kp_free(pk);
+}
+
+static int add_waiter(struct br_partition *p, struct br_parked *pk)
+{
+    if (p->nwaiters == p->waiters_cap) {
+        size_t cap = p->waiters_cap == 0 ? 4 : p->waiters_cap * 2;
+        struct br_parked **w = kp_realloc(p->waiters, cap * sizeof *w);
+        if (w == NULL) {
+            return -1;
+        }
+        p->waiters = w;
+        p->waiters_cap = cap;
+    }
+    p->waiters[p->nwaiters++] = pk;
+    return 0;
+}
+
+static int park(struct br_req *r, const struct kp_FetchRequest *q)
+{
+    struct br_broker *b = r->b;
+    struct br_parked *pk = kp_calloc(1, sizeof *pk);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    pk->payload = kp_malloc(r->len);
+    size_t nparts = 0;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        nparts += (size_t)q->Topics.items[i].Partitions.count;
+    }
+    pk->parts = kp_calloc(nparts == 0 ? 1 : nparts, sizeof *pk->parts);
+    if (pk->payload == NULL || pk->parts == NULL) {
+        kp_free(pk->payload);
+        kp_free(pk->parts);
+        kp_free(pk);
+        return KP_E_NOMEM;
+    }
+    memcpy(pk->payload, r->payload, r->len);
+    pk->len = r->len;
+    kp_arena_init(&pk->arena, r->arena->max);
+    struct kp_request req;
+    int err = kp_request_decode(pk->payload, pk->len, &pk->arena, &req);
+    if (err != 0) {
+        kp_arena_free(&pk->arena);
+        kp_free(pk->payload);
+        kp_free(pk->parts);
+        kp_free(pk);
+        return err;
+    }
+    pk->hdr = req.header;
+    pk->version = r->version;
+    pk->q = req.body;
+    pk->conn = r->conn;
+    pk->slot = r->slot;
+    br_timer_init(&pk->timer, BR_TIMER_PARKED, pk);
+    pk->next = b->parked;
+    if (b->parked != NULL) {
+        b->parked->prev = pk;
+    }
+    b->parked = pk;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            struct br_partition *p = lookup(b, qt->Topic, qt->Partitions.items[j].Partition);
+            if (p == NULL) {
+                continue;
+            }
+            bool seen = false;
+            for (size_t k = 0; k < pk->nparts; k++) {
+                seen = seen || pk->parts[k] == p;
+            }
+            if (!seen && add_waiter(p, pk) == 0) {
+                pk->parts[pk->nparts++] = p;
+            }
+        }
+    }
+    br_slot_set_parked(r->slot, pk);
+    br_timer_arm(b->net, &pk->timer, br_now_mono_ms() + q->MaxWaitMs);
+    return 0;
+}
+
+/* Answer a parked fetch with what there is now (force) or only if MinBytes
+ * are there. Frees it when answered. */
+static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
+{
+    struct kp_arena arena;
+    kp_arena_init(&arena, pk->arena.max);
+    struct fetch_run fr;
+    int err = fetch_run(b, pk->q, pk->version, &arena, &fr);
+    if (err == 0 && !force && !fr.any_error && fr.total_bytes < pk->q->MinBytes) {
+        slices_release(&fr);
+        kp_arena_free(&arena);
+        return;
+    }
+    struct br_conn *conn = pk->conn;
+    struct br_slot *slot = pk->slot;
+    int32_t corr = pk->hdr.CorrelationId;
+    int16_t version = pk->version;
+    parked_free(b, pk);
+    if (err == 0) {
+        err = fetch_send(conn, slot, corr, version, &fr);
+    }
+    slices_release(&fr);
+    kp_arena_free(&arena);
+    if (err != 0) {
+        br_error("answering a parked fetch of %s failed: %s", br_conn_peer(conn),
+                 kp_err_str(err));
+        br_slot_ready(conn, slot);
+        br_conn_close_after_flush(conn);
+    }
+}
+
+void br_fetch_wake(struct br_broker *b, struct br_partition *p)
+{
+    /* parked_try may remove waiters from p: walk a snapshot from the end */
+    size_t i = p->nwaiters;
+    while (i > 0) {
+        i--;
+        if (i < p->nwaiters) {
+            parked_try(b, p->waiters[i], false);
+        }
+    }
+}
+
+void br_parked_expire(struct br_broker *b, struct br_parked *pk)
+{
+    parked_try(b, pk, true);
+}
+
+void br_parked_complete_now(struct br_broker *b, struct br_parked *pk)
+{
+    parked_try(b, pk, true);
+}
+
+void br_parked_cancel(struct br_broker *b, struct br_parked *pk)
+{
+    parked_free(b, pk);
+}
+
+/* ---------------------------------------------------------------- handler */
+
+int br_h_fetch(struct br_req *r)
+{
+    const struct kp_FetchRequest *q = r->body;
+    struct fetch_run fr;
+    int err = fetch_run(r->b, q, r->version, r->arena, &fr);
+    if (err != 0) {
+        slices_release(&fr);
+        return err;
+    }
+    if (!fr.any_error && fr.total_bytes < q->MinBytes && q->MaxWaitMs > 0 &&
+        !br_broker_stopping(r->b)) {
+        slices_release(&fr);
+        return park(r, q);
+    }
+    err = fetch_send(r->conn, r->slot, r->hdr->CorrelationId, r->version, &fr);
+    slices_release(&fr);
+    return err;
+}

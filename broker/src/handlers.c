@@ -1,0 +1,513 @@
+/* samsa-broker: request handlers (see request.h). Fetch lives in fetch.c. */
+#define _GNU_SOURCE
+
+#include "logging.h"
+#include "request.h"
+
+#include <samsa-protocol/record_batch.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_PRODUCERS_PER_PARTITION 10000
+
+/* Arrays of a response live in the request's arena. */
+static void *arena_array(struct br_req *r, size_t n, size_t size)
+{
+    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
+}
+
+/* ---------------------------------------------------------------- ApiVersions */
+
+int br_h_api_versions(struct br_req *r)
+{
+    struct kp_ApiVersionsResponse resp;
+    kp_ApiVersionsResponse_init(&resp);
+    resp.ApiKeys.items = r->b->apis;
+    resp.ApiKeys.count = (int32_t)r->b->napis;
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- Metadata */
+
+static void fill_topic_metadata(struct br_req *r, const struct br_topic *t,
+                                struct kp_MetadataResponse_MetadataResponseTopic *out)
+{
+    out->ErrorCode = KP_ERR_NONE;
+    out->Name.ptr = t->name;
+    out->Name.len = (int32_t)strlen(t->name);
+    out->IsInternal = t->internal;
+    out->Partitions.items = arena_array(r, (size_t)t->npartitions, sizeof *out->Partitions.items);
+    if (out->Partitions.items == NULL) {
+        out->ErrorCode = -1; /* UNKNOWN_SERVER_ERROR */
+        out->Partitions.count = 0;
+        return;
+    }
+    out->Partitions.count = t->npartitions;
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        struct kp_MetadataResponse_MetadataResponsePartition *p = &out->Partitions.items[i];
+        p->ErrorCode = KP_ERR_NONE;
+        p->PartitionIndex = i;
+        p->LeaderId = r->b->node_id;
+        p->ReplicaNodes.items = &r->b->node_id;
+        p->ReplicaNodes.count = 1;
+        p->IsrNodes.items = &r->b->node_id;
+        p->IsrNodes.count = 1;
+        p->OfflineReplicas.items = NULL;
+        p->OfflineReplicas.count = 0;
+    }
+}
+
+int br_h_metadata(struct br_req *r)
+{
+    const struct kp_MetadataRequest *q = r->body;
+    struct br_broker *b = r->b;
+    struct kp_MetadataResponse resp;
+    kp_MetadataResponse_init(&resp);
+
+    struct kp_MetadataResponse_MetadataResponseBroker self;
+    self.NodeId = b->node_id;
+    self.Host = kp_str_c(b->advertised_host);
+    self.Port = b->advertised_port;
+    self.Rack = KP_STR_NULL;
+    resp.Brokers.items = &self;
+    resp.Brokers.count = 1;
+    resp.ClusterId = kp_str_c(b->cluster_id);
+    resp.ControllerId = b->node_id;
+
+    /* v0: an empty list means all topics; v1+: null means all, empty none */
+    bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
+    if (all) {
+        resp.Topics.items = arena_array(r, b->ntopics, sizeof *resp.Topics.items);
+        if (resp.Topics.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        resp.Topics.count = (int32_t)b->ntopics;
+        for (size_t i = 0; i < b->ntopics; i++) {
+            fill_topic_metadata(r, b->topics[i], &resp.Topics.items[i]);
+        }
+        return br_respond(r, &resp);
+    }
+
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    bool may_create = b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        struct kp_str name = q->Topics.items[i].Name;
+        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
+        struct br_topic *t = br_broker_find_topic(b, name);
+        if (t == NULL && may_create && name.len > 0) {
+            char err[256];
+            int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
+                                           (int16_t)b->cfg.default_replication_factor, NULL, 0,
+                                           false, err, sizeof err);
+            if (e != 0) {
+                br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr, err);
+                out->ErrorCode = (int16_t)kp_err_to_wire(e);
+                out->Name = name;
+                continue;
+            }
+            t = br_broker_find_topic(b, name);
+        }
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            out->Name = name;
+            continue;
+        }
+        fill_topic_metadata(r, t, out);
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- Produce */
+
+static struct br_partition *find_partition(struct br_broker *b, struct kp_str topic,
+                                           int32_t index)
+{
+    struct br_topic *t = br_broker_find_topic(b, topic);
+    if (t == NULL || index < 0 || index >= t->npartitions) {
+        return NULL;
+    }
+    return &t->partitions[index];
+}
+
+/* Validate and append one partition's records; fills the response entry. */
+static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_TopicProduceData *td,
+                              const struct kp_ProduceRequest_PartitionProduceData *pd,
+                              struct kp_ProduceResponse_PartitionProduceResponse *out)
+{
+    struct br_broker *b = r->b;
+    out->Index = pd->Index;
+    out->BaseOffset = -1;
+    out->LogAppendTimeMs = -1;
+    out->LogStartOffset = -1;
+    struct br_partition *p = find_partition(b, td->Name, pd->Index);
+    if (p == NULL) {
+        out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    out->LogStartOffset = br_log_start_offset(p->log);
+    if (r->version < 3) {
+        /* MessageSet v0/v1: no client sends it when Produce v3 is offered */
+        out->ErrorCode = KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
+        return;
+    }
+    if (pd->Records.len <= 0) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    const struct br_topic_config *tc = &p->topic->config;
+    if (pd->Records.len > tc->max_message_bytes) {
+        out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE;
+        return;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
+    if (err != 0 || size != (size_t)pd->Records.len) {
+        /* v3+ carries exactly one RecordBatch of magic 2 per partition */
+        out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
+        br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
+                 td->Name.ptr, pd->Index, br_conn_peer(r->conn),
+                 err != 0 ? kp_err_str(err) : "more than one batch");
+        return;
+    }
+    if (kp_batch_codec(&h) > KP_CODEC_ZSTD) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    if (kp_batch_codec(&h) == KP_CODEC_ZSTD && r->version < 7) {
+        out->ErrorCode = KP_ERR_UNSUPPORTED_COMPRESSION_TYPE;
+        return;
+    }
+    if (kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
+        /* transactions are not offered (no transactional InitProducerId) */
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    if (h.ProducerId >= 0 && h.BaseSequence < 0) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    int32_t last_seq = 0;
+    if (h.ProducerId >= 0) {
+        int64_t dup = -1;
+        int kerr = 0;
+        last_seq = br_seq_add(h.BaseSequence, h.LastOffsetDelta);
+        enum br_seq_verdict v = br_producers_check(&p->producers, h.ProducerId, h.ProducerEpoch,
+                                                   h.BaseSequence, last_seq, &dup, &kerr);
+        if (v == BR_SEQ_DUPLICATE) {
+            /* a retry of a batch we already have: its original offset */
+            out->ErrorCode = KP_ERR_NONE;
+            out->BaseOffset = dup;
+            return;
+        }
+        if (v == BR_SEQ_ERROR) {
+            out->ErrorCode = (int16_t)kerr;
+            return;
+        }
+    }
+    uint8_t *batch = br_req_mutable(r, pd->Records.ptr);
+    int64_t now = br_now_wall_ms();
+    if (tc->message_timestamp_type == BR_TS_LOG_APPEND_TIME) {
+        err = kp_batch_set_log_append_time(batch, size, now);
+        if (err != 0) {
+            out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
+            return;
+        }
+        out->LogAppendTimeMs = now;
+    }
+    int64_t base = -1;
+    err = br_log_append(p->log, batch, size, p->leader_epoch, now, &base);
+    if (err != 0) {
+        br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
+                 err < 0 ? kp_err_str(err) : kp_err_name(err));
+        out->ErrorCode = KP_ERR_KAFKA_STORAGE_ERROR;
+        return;
+    }
+    if (h.ProducerId >= 0 &&
+        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence, last_seq,
+                            base, now, MAX_PRODUCERS_PER_PARTITION) != 0) {
+        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    }
+    /* an ISR of one: the high watermark follows the log end at once */
+    p->hw = br_log_end_offset(p->log);
+    out->ErrorCode = KP_ERR_NONE;
+    out->BaseOffset = base;
+    out->LogStartOffset = br_log_start_offset(p->log);
+    br_fetch_wake(b, p);
+}
+
+int br_h_produce(struct br_req *r)
+{
+    const struct kp_ProduceRequest *q = r->body;
+    struct kp_ProduceResponse resp;
+    kp_ProduceResponse_init(&resp);
+    bool acks_ok = q->Acks == 0 || q->Acks == 1 || q->Acks == -1;
+    if (q->TransactionalId.len >= 0) {
+        br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
+    }
+    resp.Responses.items = arena_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicData.count;
+    for (int32_t i = 0; i < q->TopicData.count; i++) {
+        const struct kp_ProduceRequest_TopicProduceData *td = &q->TopicData.items[i];
+        struct kp_ProduceResponse_TopicProduceResponse *tr = &resp.Responses.items[i];
+        tr->Name = td->Name;
+        tr->PartitionResponses.items =
+            arena_array(r, (size_t)td->PartitionData.count, sizeof *tr->PartitionResponses.items);
+        if (tr->PartitionResponses.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        tr->PartitionResponses.count = td->PartitionData.count;
+        for (int32_t j = 0; j < td->PartitionData.count; j++) {
+            struct kp_ProduceResponse_PartitionProduceResponse *out =
+                &tr->PartitionResponses.items[j];
+            if (!acks_ok) {
+                out->Index = td->PartitionData.items[j].Index;
+                out->ErrorCode = KP_ERR_INVALID_REQUIRED_ACKS;
+                out->BaseOffset = -1;
+                out->LogAppendTimeMs = -1;
+                out->LogStartOffset = -1;
+                continue;
+            }
+            if (q->TransactionalId.len >= 0) {
+                out->Index = td->PartitionData.items[j].Index;
+                out->ErrorCode = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+                out->BaseOffset = -1;
+                out->LogAppendTimeMs = -1;
+                out->LogStartOffset = -1;
+                continue;
+            }
+            produce_partition(r, td, &td->PartitionData.items[j], out);
+        }
+    }
+    if (q->Acks == 0) {
+        return 0; /* no response: the client expects none */
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- ListOffsets */
+
+int br_h_list_offsets(struct br_req *r)
+{
+    const struct kp_ListOffsetsRequest *q = r->body;
+    struct kp_ListOffsetsResponse resp;
+    kp_ListOffsetsResponse_init(&resp);
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_ListOffsetsRequest_ListOffsetsTopic *qt = &q->Topics.items[i];
+        struct kp_ListOffsetsResponse_ListOffsetsTopicResponse *rt = &resp.Topics.items[i];
+        rt->Name = qt->Name;
+        rt->Partitions.items =
+            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = qt->Partitions.count;
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            const struct kp_ListOffsetsRequest_ListOffsetsPartition *qp = &qt->Partitions.items[j];
+            struct kp_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
+                &rt->Partitions.items[j];
+            rp->PartitionIndex = qp->PartitionIndex;
+            rp->Timestamp = -1;
+            rp->Offset = -1;
+            struct br_partition *p = find_partition(r->b, qt->Name, qp->PartitionIndex);
+            if (p == NULL) {
+                rp->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            int64_t offset = -1;
+            int64_t ts = -1;
+            if (qp->Timestamp == -1) {
+                offset = p->hw; /* latest: the high watermark (= LSO: no transactions) */
+            } else if (qp->Timestamp == -2) {
+                offset = br_log_start_offset(p->log);
+            } else {
+                int err = br_log_offset_for_timestamp(p->log, qp->Timestamp, &offset, &ts);
+                if (err != 0) {
+                    rp->ErrorCode = KP_ERR_KAFKA_STORAGE_ERROR;
+                    continue;
+                }
+                if (offset >= p->hw) {
+                    offset = -1;
+                    ts = -1;
+                }
+            }
+            rp->ErrorCode = KP_ERR_NONE;
+            rp->Offset = offset;
+            rp->Timestamp = ts;
+            if (r->version == 0) {
+                /* v0: a list of offsets; MaxNumOffsets is at least 1 here */
+                int64_t *one = arena_array(r, 1, sizeof *one);
+                if (one == NULL) {
+                    return KP_E_NOMEM;
+                }
+                one[0] = offset;
+                rp->OldStyleOffsets.items = one;
+                rp->OldStyleOffsets.count = offset >= 0 && qp->MaxNumOffsets > 0 ? 1 : 0;
+            }
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- CreateTopics */
+
+int br_h_create_topics(struct br_req *r)
+{
+    const struct kp_CreateTopicsRequest *q = r->body;
+    struct br_broker *b = r->b;
+    struct kp_CreateTopicsResponse resp;
+    kp_CreateTopicsResponse_init(&resp);
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_CreateTopicsRequest_CreatableTopic *ct = &q->Topics.items[i];
+        struct kp_CreateTopicsResponse_CreatableTopicResult *out = &resp.Topics.items[i];
+        out->Name = ct->Name;
+        out->ErrorMessage = KP_STR_NULL;
+        char err[256] = "";
+        int e;
+        int32_t partitions = ct->NumPartitions;
+        int16_t rf = ct->ReplicationFactor;
+        if (ct->Assignments.count > 0) {
+            /* a manual assignment: every replica must be this broker */
+            e = KP_ERR_NONE;
+            partitions = ct->Assignments.count;
+            rf = -1;
+            for (int32_t a = 0; a < ct->Assignments.count && e == 0; a++) {
+                const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
+                    &ct->Assignments.items[a];
+                if (as->PartitionIndex != a || as->BrokerIds.count < 1) {
+                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                    (void)snprintf(err, sizeof err, "partition %" PRId32 ": bad assignment",
+                                   as->PartitionIndex);
+                    break;
+                }
+                if (rf >= 0 && as->BrokerIds.count != rf) {
+                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                    (void)snprintf(err, sizeof err, "replica lists differ in length");
+                    break;
+                }
+                rf = (int16_t)as->BrokerIds.count;
+                for (int32_t k = 0; k < as->BrokerIds.count; k++) {
+                    if (as->BrokerIds.items[k] != b->node_id) {
+                        e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                        (void)snprintf(err, sizeof err, "unknown broker %" PRId32,
+                                       as->BrokerIds.items[k]);
+                        break;
+                    }
+                }
+            }
+            if (e != 0) {
+                out->ErrorCode = (int16_t)e;
+                out->ErrorMessage.len = (int32_t)strlen(err);
+                char *m = kp_arena_alloc(r->arena, (size_t)out->ErrorMessage.len + 1);
+                if (m != NULL) {
+                    memcpy(m, err, (size_t)out->ErrorMessage.len + 1);
+                    out->ErrorMessage.ptr = m;
+                } else {
+                    out->ErrorMessage = KP_STR_NULL;
+                }
+                continue;
+            }
+        }
+        if (partitions == -1) {
+            partitions = b->cfg.num_partitions;
+        }
+        if (rf == -1) {
+            rf = (int16_t)b->cfg.default_replication_factor;
+        }
+        struct br_kv *kv = NULL;
+        size_t nkv = 0;
+        if (ct->Configs.count > 0) {
+            kv = arena_array(r, (size_t)ct->Configs.count, sizeof *kv);
+            if (kv == NULL) {
+                return KP_E_NOMEM;
+            }
+            for (int32_t c = 0; c < ct->Configs.count; c++) {
+                kv[nkv].key = ct->Configs.items[c].Name;
+                kv[nkv].value = ct->Configs.items[c].Value;
+                nkv++;
+            }
+        }
+        e = br_broker_create_topic(b, ct->Name, partitions, rf, kv, nkv, q->ValidateOnly, err,
+                                   sizeof err);
+        out->ErrorCode = (int16_t)kp_err_to_wire(e);
+        if (e != 0 && err[0] != '\0') {
+            size_t ml = strlen(err);
+            char *m = kp_arena_alloc(r->arena, ml + 1);
+            if (m != NULL) {
+                memcpy(m, err, ml + 1);
+                out->ErrorMessage.ptr = m;
+                out->ErrorMessage.len = (int32_t)ml;
+            }
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- DeleteTopics */
+
+int br_h_delete_topics(struct br_req *r)
+{
+    const struct kp_DeleteTopicsRequest *q = r->body;
+    struct kp_DeleteTopicsResponse resp;
+    kp_DeleteTopicsResponse_init(&resp);
+    resp.Responses.items = arena_array(r, (size_t)q->TopicNames.count, sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicNames.count;
+    for (int32_t i = 0; i < q->TopicNames.count; i++) {
+        struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
+        out->Name = q->TopicNames.items[i];
+        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (!r->b->cfg.delete_topic_enable) {
+            out->ErrorCode = KP_ERR_TOPIC_DELETION_DISABLED;
+        } else if (t->internal) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+        } else {
+            /* the name view points into the frame, not into the topic */
+            out->ErrorCode = (int16_t)kp_err_to_wire(br_broker_delete_topic(r->b, t));
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- InitProducerId */
+
+int br_h_init_producer_id(struct br_req *r)
+{
+    const struct kp_InitProducerIdRequest *q = r->body;
+    struct kp_InitProducerIdResponse resp;
+    kp_InitProducerIdResponse_init(&resp);
+    if (q->TransactionalId.len >= 0) {
+        /* transactions are not offered; say so rather than hang the client */
+        resp.ErrorCode = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        br_warn("%s asked for transactional id \"%.*s\": transactions are not supported",
+                br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
+        return br_respond(r, &resp);
+    }
+    resp.ErrorCode = KP_ERR_NONE;
+    resp.ProducerId = r->b->next_producer_id++;
+    resp.ProducerEpoch = 0;
+    return br_respond(r, &resp);
+}

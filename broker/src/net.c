@@ -1,0 +1,885 @@
+/* samsa-broker: reactor, connections, ordered responses (see net.h). */
+#define _GNU_SOURCE
+
+#include "net.h"
+
+#include "broker.h"
+#include "fileref.h"
+#include "logging.h"
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/header.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/sendfile.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LISTENERS 8
+#define READ_CHUNK 65536u
+#define MAX_EVENTS 128
+#define MAX_IOV 64
+/* Stop reading a connection while this many responses wait to be sent. */
+#define MAX_QUEUED_SLOTS 1024u
+
+enum chunk_kind {
+    CHUNK_MEM = 1,
+    CHUNK_FILE,
+};
+
+struct chunk {
+    struct chunk *next;
+    enum chunk_kind kind;
+    uint8_t *buf; /* CHUNK_MEM: owned */
+    struct br_fileref *file; /* CHUNK_FILE: referenced */
+    int64_t pos;  /* CHUNK_FILE: file position of the next byte */
+    size_t len;   /* bytes left to send */
+    size_t off;   /* CHUNK_MEM: bytes of buf already sent */
+};
+
+struct br_slot {
+    struct br_slot *next;
+    struct chunk *head;
+    struct chunk *tail;
+    bool ready;
+    void *parked; /* the broker's parked request, if any */
+};
+
+struct br_conn {
+    struct br_watch watch; /* first: epoll hands it back */
+    struct br_net *net;
+    struct br_conn *prev;
+    struct br_conn *next;
+    uint8_t *in;
+    size_t in_len;
+    size_t in_cap;
+    struct br_slot *slots;
+    struct br_slot *slots_tail;
+    unsigned nslots;
+    bool closing;      /* no more reads; close once flushed */
+    bool dead;         /* closed: freed at the end of the loop iteration */
+    bool want_out;     /* EPOLLOUT registered */
+    bool reading;      /* EPOLLIN registered */
+    char peer[64];
+};
+
+struct listener {
+    struct br_watch watch;
+    int port;
+};
+
+struct br_net {
+    struct br_broker *broker;
+    int epfd;
+    struct br_watch sig;
+    struct listener listeners[MAX_LISTENERS];
+    size_t nlisteners;
+    struct br_conn *conns;
+    size_t nconns;
+    int max_connections;
+    int32_t max_request_bytes;
+    bool stopping;
+    struct br_timer **heap;
+    size_t nheap;
+    size_t heap_cap;
+    struct br_conn *graveyard; /* dead connections freed after dispatch */
+};
+
+/* ---------------------------------------------------------------- clocks */
+
+int64_t br_now_mono_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t br_now_wall_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- timers */
+
+void br_timer_init(struct br_timer *t, enum br_timer_kind kind, void *owner)
+{
+    t->deadline_ms = 0;
+    t->kind = kind;
+    t->owner = owner;
+    t->heap_index = SIZE_MAX;
+}
+
+static void heap_swap(struct br_net *n, size_t a, size_t b)
+{
+    struct br_timer *t = n->heap[a];
+    n->heap[a] = n->heap[b];
+    n->heap[b] = t;
+    n->heap[a]->heap_index = a;
+    n->heap[b]->heap_index = b;
+}
+
+static void heap_up(struct br_net *n, size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (n->heap[p]->deadline_ms <= n->heap[i]->deadline_ms) {
+            break;
+        }
+        heap_swap(n, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(struct br_net *n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1;
+        size_t r = l + 1;
+        size_t m = i;
+        if (l < n->nheap && n->heap[l]->deadline_ms < n->heap[m]->deadline_ms) {
+            m = l;
+        }
+        if (r < n->nheap && n->heap[r]->deadline_ms < n->heap[m]->deadline_ms) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        heap_swap(n, i, m);
+        i = m;
+    }
+}
+
+void br_timer_cancel(struct br_net *n, struct br_timer *t)
+{
+    size_t i = t->heap_index;
+    if (i == SIZE_MAX || i >= n->nheap) {
+        return;
+    }
+    n->nheap--;
+    if (i != n->nheap) {
+        n->heap[i] = n->heap[n->nheap];
+        n->heap[i]->heap_index = i;
+        heap_down(n, i);
+        heap_up(n, i);
+    }
+    t->heap_index = SIZE_MAX;
+}
+
+void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
+{
+    br_timer_cancel(n, t);
+    if (n->nheap == n->heap_cap) {
+        size_t cap = n->heap_cap == 0 ? 64 : n->heap_cap * 2;
+        struct br_timer **h = kp_realloc(n->heap, cap * sizeof *h);
+        if (h == NULL) {
+            /* cannot arm: fire on the next loop turn instead of never */
+            br_error("out of memory arming a timer");
+            return;
+        }
+        n->heap = h;
+        n->heap_cap = cap;
+    }
+    t->deadline_ms = deadline_ms;
+    t->heap_index = n->nheap;
+    n->heap[n->nheap++] = t;
+    heap_up(n, t->heap_index);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static int set_nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL, 0);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_bytes,
+                  struct br_net **out)
+{
+    struct br_net *n = kp_calloc(1, sizeof *n);
+    if (n == NULL) {
+        return -1;
+    }
+    n->broker = b;
+    n->max_connections = max_connections;
+    n->max_request_bytes = max_request_bytes;
+    n->epfd = epoll_create1(EPOLL_CLOEXEC);
+    n->sig.fd = -1;
+    if (n->epfd < 0) {
+        br_error("epoll_create1: %s", strerror(errno));
+        goto out_free;
+    }
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0) {
+        goto out_close_ep;
+    }
+    n->sig.kind = BR_WATCH_SIGNAL;
+    n->sig.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (n->sig.fd < 0) {
+        br_error("signalfd: %s", strerror(errno));
+        goto out_close_ep;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &n->sig};
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->sig.fd, &ev) != 0) {
+        goto out_close_sig;
+    }
+    /* a peer that vanishes must not kill the broker */
+    signal(SIGPIPE, SIG_IGN);
+    *out = n;
+    return 0;
+
+out_close_sig:
+    close(n->sig.fd);
+out_close_ep:
+    close(n->epfd);
+out_free:
+    kp_free(n);
+    return -1;
+}
+
+int br_net_listen(struct br_net *n, const char *host, int port)
+{
+    if (n->nlisteners >= MAX_LISTENERS) {
+        br_error("too many listeners");
+        return -1;
+    }
+    char portstr[16];
+    (void)snprintf(portstr, sizeof portstr, "%d", port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host[0] != '\0' ? host : NULL, portstr, &hints, &res);
+    if (gai != 0) {
+        br_error("listener %s:%d: %s", host, port, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
+            break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        br_error("cannot listen on %s:%d: %s", host, port, strerror(errno));
+        return -1;
+    }
+    struct listener *l = &n->listeners[n->nlisteners];
+    l->watch.kind = BR_WATCH_LISTENER;
+    l->watch.fd = fd;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    l->port = port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            l->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        }
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->watch};
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        return -1;
+    }
+    n->nlisteners++;
+    br_info("listening on %s:%d", host[0] != '\0' ? host : "*", l->port);
+    return 0;
+}
+
+int br_net_bound_port(const struct br_net *n, size_t listener)
+{
+    return listener < n->nlisteners ? n->listeners[listener].port : -1;
+}
+
+/* ---------------------------------------------------------------- slots */
+
+struct br_net *br_conn_net(const struct br_conn *c)
+{
+    return c->net;
+}
+
+const char *br_conn_peer(const struct br_conn *c)
+{
+    return c->peer;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+    if (ch->kind == CHUNK_MEM) {
+        kp_free(ch->buf);
+    } else {
+        br_fileref_unref(ch->file);
+    }
+    kp_free(ch);
+}
+
+static void slot_free(struct br_slot *s)
+{
+    struct chunk *ch = s->head;
+    while (ch != NULL) {
+        struct chunk *next = ch->next;
+        chunk_free(ch);
+        ch = next;
+    }
+    kp_free(s);
+}
+
+struct br_slot *br_conn_slot_new(struct br_conn *c)
+{
+    struct br_slot *s = kp_calloc(1, sizeof *s);
+    if (s == NULL) {
+        return NULL;
+    }
+    if (c->slots_tail != NULL) {
+        c->slots_tail->next = s;
+    } else {
+        c->slots = s;
+    }
+    c->slots_tail = s;
+    c->nslots++;
+    return s;
+}
+
+static void slot_append(struct br_slot *s, struct chunk *ch)
+{
+    if (s->tail != NULL) {
+        s->tail->next = ch;
+    } else {
+        s->head = ch;
+    }
+    s->tail = ch;
+}
+
+int br_slot_add_mem(struct br_slot *s, uint8_t *buf, size_t len)
+{
+    if (len == 0) {
+        kp_free(buf);
+        return 0;
+    }
+    struct chunk *ch = kp_calloc(1, sizeof *ch);
+    if (ch == NULL) {
+        kp_free(buf);
+        return -1;
+    }
+    ch->kind = CHUNK_MEM;
+    ch->buf = buf;
+    ch->len = len;
+    slot_append(s, ch);
+    return 0;
+}
+
+int br_slot_add_file(struct br_slot *s, struct br_fileref *f, int64_t pos, size_t len)
+{
+    if (len == 0) {
+        return 0;
+    }
+    struct chunk *ch = kp_calloc(1, sizeof *ch);
+    if (ch == NULL) {
+        return -1;
+    }
+    ch->kind = CHUNK_FILE;
+    ch->file = br_fileref_ref(f);
+    ch->pos = pos;
+    ch->len = len;
+    slot_append(s, ch);
+    return 0;
+}
+
+void br_slot_set_parked(struct br_slot *s, void *parked)
+{
+    s->parked = parked;
+}
+
+static void conn_update_events(struct br_conn *c);
+static void conn_flush(struct br_conn *c);
+
+void br_slot_ready(struct br_conn *c, struct br_slot *s)
+{
+    s->ready = true;
+    s->parked = NULL;
+    if (c->slots == s) {
+        conn_flush(c);
+    }
+}
+
+void br_conn_close_after_flush(struct br_conn *c)
+{
+    c->closing = true;
+    conn_update_events(c);
+    if (c->slots == NULL) {
+        conn_flush(c);
+    }
+}
+
+/* ---------------------------------------------------------------- conns */
+
+static void conn_kill(struct br_conn *c)
+{
+    if (c->dead) {
+        return;
+    }
+    c->dead = true;
+    (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
+    close(c->watch.fd);
+    c->watch.fd = -1;
+    /* parked requests of this connection go away with it */
+    for (struct br_slot *s = c->slots; s != NULL; s = s->next) {
+        if (s->parked != NULL) {
+            br_broker_cancel_parked(c->net->broker, s->parked);
+            s->parked = NULL;
+        }
+    }
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        c->net->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    c->net->nconns--;
+    c->next = c->net->graveyard;
+    c->prev = NULL;
+    c->net->graveyard = c;
+}
+
+static void conn_destroy(struct br_conn *c)
+{
+    struct br_slot *s = c->slots;
+    while (s != NULL) {
+        struct br_slot *next = s->next;
+        slot_free(s);
+        s = next;
+    }
+    kp_free(c->in);
+    kp_free(c);
+}
+
+static void conn_update_events(struct br_conn *c)
+{
+    if (c->dead) {
+        return;
+    }
+    bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS;
+    bool want_out = c->slots != NULL && c->slots->ready;
+    if (want_in == c->reading && want_out == c->want_out) {
+        return;
+    }
+    struct epoll_event ev = {.events = (want_in ? EPOLLIN : 0u) | (want_out ? EPOLLOUT : 0u),
+                             .data.ptr = &c->watch};
+    if (epoll_ctl(c->net->epfd, EPOLL_CTL_MOD, c->watch.fd, &ev) != 0) {
+        br_warn("epoll_ctl on %s: %s", c->peer, strerror(errno));
+        conn_kill(c);
+        return;
+    }
+    c->reading = want_in;
+    c->want_out = want_out;
+}
+
+/* Send what can be sent now, strictly from the head slot. */
+static void conn_flush(struct br_conn *c)
+{
+    while (!c->dead && c->slots != NULL && c->slots->ready) {
+        struct br_slot *s = c->slots;
+        while (s->head != NULL) {
+            struct chunk *ch = s->head;
+            ssize_t n;
+            if (ch->kind == CHUNK_MEM) {
+                struct iovec iov[MAX_IOV];
+                int cnt = 0;
+                for (struct chunk *x = ch; x != NULL && x->kind == CHUNK_MEM && cnt < MAX_IOV;
+                     x = x->next) {
+                    iov[cnt].iov_base = x->buf + x->off;
+                    iov[cnt].iov_len = x->len;
+                    cnt++;
+                }
+                n = writev(c->watch.fd, iov, cnt);
+                if (n > 0) {
+                    size_t left = (size_t)n;
+                    while (left > 0 && s->head != NULL) {
+                        struct chunk *x = s->head;
+                        size_t take = left < x->len ? left : x->len;
+                        x->off += take;
+                        x->len -= take;
+                        left -= take;
+                        if (x->len == 0) {
+                            s->head = x->next;
+                            if (s->head == NULL) {
+                                s->tail = NULL;
+                            }
+                            chunk_free(x);
+                        }
+                    }
+                }
+            } else {
+                off_t pos = (off_t)ch->pos;
+                size_t want = ch->len > 0x7ffff000u ? 0x7ffff000u : ch->len;
+                n = sendfile(c->watch.fd, br_fileref_fd(ch->file), &pos, want);
+                if (n > 0) {
+                    ch->pos += n;
+                    ch->len -= (size_t)n;
+                    if (ch->len == 0) {
+                        s->head = ch->next;
+                        if (s->head == NULL) {
+                            s->tail = NULL;
+                        }
+                        chunk_free(ch);
+                    }
+                } else if (n == 0) {
+                    /* the file is shorter than promised: the response can
+                     * never be completed, so the connection must go */
+                    br_error("sendfile to %s: file ended early", c->peer);
+                    conn_kill(c);
+                    return;
+                }
+            }
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    conn_update_events(c);
+                    return;
+                }
+                if (errno == EINTR) {
+                    continue;
+                }
+                br_debug("write to %s: %s", c->peer, strerror(errno));
+                conn_kill(c);
+                return;
+            }
+        }
+        c->slots = s->next;
+        if (c->slots == NULL) {
+            c->slots_tail = NULL;
+        }
+        c->nslots--;
+        slot_free(s);
+    }
+    if (c->dead) {
+        return;
+    }
+    if (c->closing && c->slots == NULL) {
+        conn_kill(c);
+        return;
+    }
+    conn_update_events(c);
+}
+
+static void conn_accept(struct br_net *n, struct listener *l)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(l->watch.fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                br_warn("accept: %s", strerror(errno));
+            }
+            return;
+        }
+        if (n->stopping || (n->max_connections > 0 && n->nconns >= (size_t)n->max_connections)) {
+            br_warn("refusing a connection: %s", n->stopping ? "stopping" : "max.connections reached");
+            close(fd);
+            continue;
+        }
+        struct br_conn *c = kp_calloc(1, sizeof *c);
+        if (c == NULL) {
+            close(fd);
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        c->watch.kind = BR_WATCH_CONN;
+        c->watch.fd = fd;
+        c->net = n;
+        c->reading = true;
+        char host[INET6_ADDRSTRLEN] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+            (void)inet_ntop(AF_INET, &sa->sin_addr, host, sizeof host);
+            port = ntohs(sa->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+            (void)inet_ntop(AF_INET6, &sa->sin6_addr, host, sizeof host);
+            port = ntohs(sa->sin6_port);
+        }
+        (void)snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->watch};
+        if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            close(fd);
+            kp_free(c);
+            continue;
+        }
+        c->next = n->conns;
+        if (n->conns != NULL) {
+            n->conns->prev = c;
+        }
+        n->conns = c;
+        n->nconns++;
+        br_debug("connection from %s", c->peer);
+    }
+}
+
+/* Handle every whole frame in the input buffer. */
+static void conn_process(struct br_conn *c)
+{
+    size_t pos = 0;
+    while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS) {
+        int32_t size = 0;
+        int err = kp_frame_size(c->in + pos, c->in_len - pos, c->net->max_request_bytes, &size);
+        if (err == KP_AGAIN) {
+            break;
+        }
+        if (err != 0) {
+            br_warn("closing %s: frame size %" PRId32 " rejected (%s; socket.request.max.bytes %" PRId32 ")",
+                    c->peer, (int32_t)kp_load_be32(c->in + pos), kp_err_str(err),
+                    c->net->max_request_bytes);
+            conn_kill(c);
+            return;
+        }
+        if (c->in_len - pos - 4 < (size_t)size) {
+            break;
+        }
+        br_broker_handle_frame(c->net->broker, c, c->in + pos + 4, (size_t)size);
+        pos += 4 + (size_t)size;
+    }
+    if (c->dead) {
+        return;
+    }
+    if (pos > 0) {
+        memmove(c->in, c->in + pos, c->in_len - pos);
+        c->in_len -= pos;
+    }
+    conn_update_events(c);
+}
+
+static void conn_readable(struct br_conn *c)
+{
+    for (;;) {
+        if (c->dead || c->closing || c->nslots >= MAX_QUEUED_SLOTS) {
+            return;
+        }
+        /* room for the rest of the current frame, at least READ_CHUNK */
+        size_t want = READ_CHUNK;
+        if (c->in_len >= 4) {
+            int32_t size = (int32_t)kp_load_be32(c->in);
+            if (size > 0 && size <= c->net->max_request_bytes &&
+                (size_t)size + 4 > c->in_len + want) {
+                want = (size_t)size + 4 - c->in_len;
+            }
+        }
+        if (c->in_cap - c->in_len < want) {
+            size_t cap = c->in_len + want;
+            uint8_t *nb = kp_realloc(c->in, cap);
+            if (nb == NULL) {
+                br_error("out of memory reading from %s", c->peer);
+                conn_kill(c);
+                return;
+            }
+            c->in = nb;
+            c->in_cap = cap;
+        }
+        ssize_t n = read(c->watch.fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            conn_process(c);
+            if (c->in_len == 0 && c->in_cap > 4 * READ_CHUNK) {
+                /* give back the room a large frame needed */
+                kp_free(c->in);
+                c->in = NULL;
+                c->in_cap = 0;
+            }
+            continue;
+        }
+        if (n == 0) {
+            br_debug("%s closed the connection", c->peer);
+            conn_kill(c);
+            return;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            br_debug("read from %s: %s", c->peer, strerror(errno));
+            conn_kill(c);
+        }
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void bury(struct br_net *n)
+{
+    while (n->graveyard != NULL) {
+        struct br_conn *c = n->graveyard;
+        n->graveyard = c->next;
+        conn_destroy(c);
+    }
+}
+
+static void fire_timers(struct br_net *n)
+{
+    int64_t now = br_now_mono_ms();
+    while (n->nheap > 0 && n->heap[0]->deadline_ms <= now) {
+        struct br_timer *t = n->heap[0];
+        br_timer_cancel(n, t);
+        br_broker_timer(n->broker, t);
+    }
+}
+
+static int loop_timeout(const struct br_net *n)
+{
+    if (n->nheap == 0) {
+        return 1000;
+    }
+    int64_t d = n->heap[0]->deadline_ms - br_now_mono_ms();
+    if (d < 0) {
+        return 0;
+    }
+    return d > 1000 ? 1000 : (int)d;
+}
+
+static void handle_event(struct br_net *n, struct epoll_event *ev)
+{
+    struct br_watch *w = ev->data.ptr;
+    switch (w->kind) {
+    case BR_WATCH_LISTENER:
+        conn_accept(n, (struct listener *)(void *)w);
+        break;
+    case BR_WATCH_CONN: {
+        struct br_conn *c = (struct br_conn *)(void *)w;
+        if (c->dead) {
+            break;
+        }
+        if ((ev->events & (EPOLLERR | EPOLLHUP)) != 0 && (ev->events & EPOLLIN) == 0) {
+            conn_kill(c);
+            break;
+        }
+        if ((ev->events & EPOLLOUT) != 0) {
+            conn_flush(c);
+        }
+        if ((ev->events & EPOLLIN) != 0) {
+            conn_readable(c);
+        }
+        break;
+    }
+    case BR_WATCH_SIGNAL: {
+        struct signalfd_siginfo si;
+        while (read(w->fd, &si, sizeof si) == (ssize_t)sizeof si) {
+            br_info("signal %u received: stopping", si.ssi_signo);
+            n->stopping = true;
+        }
+        break;
+    }
+    case BR_WATCH_WAKE:
+        break;
+    }
+}
+
+int br_net_run(struct br_net *n)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    while (!n->stopping) {
+        int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, loop_timeout(n));
+        if (cnt < 0 && errno != EINTR) {
+            br_error("epoll_wait: %s", strerror(errno));
+            return -1;
+        }
+        for (int i = 0; i < cnt; i++) {
+            handle_event(n, &evs[i]);
+        }
+        fire_timers(n);
+        bury(n);
+    }
+    return 0;
+}
+
+void br_net_drain(struct br_net *n, int64_t max_wait_ms)
+{
+    /* stop accepting */
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        (void)epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->listeners[i].watch.fd, NULL);
+        close(n->listeners[i].watch.fd);
+        n->listeners[i].watch.fd = -1;
+    }
+    n->nlisteners = 0;
+    /* answer parked requests now and send what is queued */
+    br_broker_complete_all_parked(n->broker);
+    for (struct br_conn *c = n->conns; c != NULL; c = c->next) {
+        c->closing = true;
+        conn_flush(c);
+    }
+    bury(n);
+    int64_t deadline = br_now_mono_ms() + max_wait_ms;
+    struct epoll_event evs[MAX_EVENTS];
+    while (n->conns != NULL && br_now_mono_ms() < deadline) {
+        int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, 100);
+        for (int i = 0; i < cnt; i++) {
+            struct br_watch *w = evs[i].data.ptr;
+            if (w->kind == BR_WATCH_CONN) {
+                struct br_conn *c = (struct br_conn *)(void *)w;
+                if (!c->dead) {
+                    conn_flush(c);
+                }
+            }
+        }
+        bury(n);
+    }
+    while (n->conns != NULL) {
+        conn_kill(n->conns);
+    }
+    bury(n);
+}
+
+void br_net_free(struct br_net *n)
+{
+    if (n == NULL) {
+        return;
+    }
+    while (n->conns != NULL) {
+        conn_kill(n->conns);
+    }
+    bury(n);
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        close(n->listeners[i].watch.fd);
+    }
+    if (n->sig.fd >= 0) {
+        close(n->sig.fd);
+    }
+    close(n->epfd);
+    kp_free(n->heap);
+    kp_free(n);
+}

@@ -1,0 +1,483 @@
+/*
+ * fuzz_record_batch: RecordBatch v2 validation and record iteration, every
+ * compression codec included, the way the broker meets batches: one in a
+ * Produce request, and one after another in a segment file.
+ *
+ * Input: bytes of a segment (zero or more batches, possibly legacy
+ * MessageSet entries, possibly a torn tail).
+ *
+ * What runs:
+ *   1. kp_batch_parse (strict), kp_batch_parse_lenient and kp_batch_peek on
+ *      the input: they must agree (strict accepts a subset of lenient; peek
+ *      reads the same header and size).
+ *   2. A copy of the input in which the CRC of every complete batch is
+ *      recomputed, so the fuzzer reaches the record-count rules and the
+ *      records without having to forge CRC-32C. It is walked as a segment
+ *      reader does (kp_batch_read, lenient, batch after batch, skipping
+ *      legacy entries by their length); no batch of it may fail its CRC.
+ *      For each batch: every record is iterated (kp_batch_iter_*,
+ *      decompressed with a 4 MiB ceiling) with its headers, checking
+ *      offsets, slices and counts; a batch that iterates to its end is
+ *      rebuilt with kp_batch_builder and must iterate to the same records;
+ *      then the in-place rewrites (log-append time, base offset, leader
+ *      epoch) must leave a batch that still parses.
+ *   3. The original input walked the same way (most of it stops at a CRC)
+ *      and, when it is not exactly one batch, handed to the iterator whole,
+ *      which must stay memory-safe on any bytes.
+ */
+#include "fuzz.h"
+
+#include <string.h>
+
+#include <samsa-protocol/buf.h>
+#include <samsa-protocol/crc.h>
+#include <samsa-protocol/err.h>
+#include <samsa-protocol/record_batch.h>
+
+/* The broker's ceiling on a decompressed batch is its max.message.bytes
+ * scale; 4 MiB keeps each input's work bounded. */
+#define MAX_DECOMPRESSED ((size_t)4 * 1024 * 1024)
+
+/* Batches with more records are not rebuilt: the check is per record. */
+#define REBUILD_MAX_RECORDS 4096
+
+/* Where a batch keeps its CRC (record_batch.h's layout). */
+#define BATCH_CRC_OFFSET 17
+
+/* The MaxTimestamp the log-append-time rewrite writes. */
+#define APPEND_TIME INT64_C(0x0123456789abcdef)
+
+/* Attribute bits the builder sets itself (the codec aside). */
+#define BUILDER_ATTRS                                                                          \
+    (KP_BATCH_ATTR_LOG_APPEND_TIME | KP_BATCH_ATTR_TRANSACTIONAL | KP_BATCH_ATTR_CONTROL)
+
+/* ------------------------------------------------------------- helpers */
+
+/* Reads every byte of a slice through a library call the compiler cannot
+ * drop, so that the sanitizers see an over-long slice. */
+static uint32_t touch(uint32_t crc, const uint8_t *p, int32_t len)
+{
+    fuzz_check(len >= -1, "a slice has a length below -1", len);
+    fuzz_check(len <= 0 || p != NULL, "a non-empty slice has no bytes", len);
+    return len > 0 ? kp_crc32c(crc, p, (size_t)len) : crc;
+}
+
+static bool same_header(const struct kp_batch_header *a, const struct kp_batch_header *b)
+{
+    return a->BaseOffset == b->BaseOffset && a->BatchLength == b->BatchLength &&
+           a->PartitionLeaderEpoch == b->PartitionLeaderEpoch && a->Magic == b->Magic &&
+           a->CRC == b->CRC && a->Attributes == b->Attributes &&
+           a->LastOffsetDelta == b->LastOffsetDelta && a->BaseTimestamp == b->BaseTimestamp &&
+           a->MaxTimestamp == b->MaxTimestamp && a->ProducerId == b->ProducerId &&
+           a->ProducerEpoch == b->ProducerEpoch && a->BaseSequence == b->BaseSequence &&
+           a->RecordCount == b->RecordCount;
+}
+
+static bool add_i64(int64_t a, int64_t b, int64_t *sum)
+{
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) {
+        return false;
+    }
+    *sum = a + b;
+    return true;
+}
+
+/* ------------------------------------------------------------- parsers */
+
+/* The three header readers on the bytes at p must agree. */
+static void check_parsers(const uint8_t *p, size_t len)
+{
+    struct kp_batch_header strict;
+    struct kp_batch_header lenient;
+    struct kp_batch_header peek;
+    size_t strict_size = 0;
+    size_t lenient_size = 0;
+    size_t peek_size = 0;
+    int rs = kp_batch_parse(p, len, &strict, &strict_size);
+    int rl = kp_batch_parse_lenient(p, len, &lenient, &lenient_size);
+    int rp = kp_batch_peek(p, len, &peek, &peek_size);
+
+    if (rs == 0) {
+        fuzz_check(rl == 0, "strict parsing accepts a batch that lenient parsing rejects", rl);
+        fuzz_check(same_header(&strict, &lenient) && strict_size == lenient_size,
+                   "strict and lenient parsing read different headers", 0);
+    }
+    if (rl == 0) {
+        fuzz_check(lenient_size == kp_batch_size(&lenient) && lenient_size <= len &&
+                       lenient_size >= KP_BATCH_HEADER_SIZE,
+                   "an accepted batch has an impossible size", (int)lenient_size);
+        fuzz_check(lenient.Magic == KP_BATCH_MAGIC, "an accepted batch has a wrong magic",
+                   lenient.Magic);
+        fuzz_check(lenient.RecordCount >= 0 && lenient.LastOffsetDelta >= 0 &&
+                       lenient.LastOffsetDelta >= lenient.RecordCount - 1,
+                   "an accepted batch breaks the record-count rules", lenient.RecordCount);
+        fuzz_check(rp == 0 && same_header(&peek, &lenient) && peek_size == lenient_size,
+                   "kp_batch_peek disagrees with kp_batch_parse_lenient", rp);
+    }
+    if (rs == 0) {
+        fuzz_check(strict.RecordCount >= 1 && strict.LastOffsetDelta == strict.RecordCount - 1,
+                   "a strictly accepted batch breaks the producer's numbering",
+                   strict.RecordCount);
+    }
+    /* peek needs fewer bytes than parsing, which waits for the whole batch */
+    if (rl == KP_E_MAGIC) {
+        fuzz_check(rp == KP_E_MAGIC && peek_size == lenient_size,
+                   "kp_batch_parse_lenient sees a legacy magic that kp_batch_peek does not", rp);
+    }
+    if (rp == KP_E_MAGIC) {
+        fuzz_check(rl == KP_E_MAGIC || rl == KP_AGAIN,
+                   "kp_batch_peek sees a legacy magic that kp_batch_parse_lenient does not", rl);
+    }
+}
+
+/* ------------------------------------------------------------- records */
+
+static bool iter_init_documented(int rc)
+{
+    return rc == 0 || rc == KP_E_BAD_LENGTH || rc == KP_E_MAGIC || rc == KP_E_CORRUPT ||
+           rc == KP_E_UNSUPPORTED || rc == KP_E_TOO_LARGE || rc == KP_E_COMPRESSION ||
+           rc == KP_E_NOMEM;
+}
+
+/* Walks rec's headers, checking them; *hdrs (when not NULL) receives them in
+ * a buffer the caller frees. Returns the digest of their bytes. */
+static uint32_t walk_headers(const struct kp_record *rec, uint32_t crc,
+                             struct kp_record_header **hdrs)
+{
+    struct kp_header_iter hi;
+    struct kp_record_header hdr;
+    kp_record_headers_init(&hi, rec);
+    if (hdrs != NULL) {
+        *hdrs = calloc(rec->HeaderCount > 0 ? (size_t)rec->HeaderCount : 1, sizeof **hdrs);
+        fuzz_check(*hdrs != NULL, "out of memory for record headers", rec->HeaderCount);
+    }
+    int32_t n = 0;
+    for (;;) {
+        int rc = kp_record_header_next(&hi, &hdr);
+        if (rc == KP_ITER_END) {
+            break;
+        }
+        fuzz_check(rc == 0, "a header kp_batch_iter_next checked does not read back", rc);
+        fuzz_check(n < rec->HeaderCount, "more headers than HeaderCount", n);
+        fuzz_check(hdr.Key.len >= 0, "a record header has a null key", hdr.Key.len);
+        crc = touch(crc, (const uint8_t *)hdr.Key.ptr, hdr.Key.len);
+        crc = touch(crc, hdr.Value.ptr, hdr.Value.len);
+        if (hdrs != NULL) {
+            (*hdrs)[n] = hdr;
+        }
+        n++;
+    }
+    fuzz_check(n == rec->HeaderCount, "fewer headers than HeaderCount", n);
+    return crc;
+}
+
+static bool same_headers(const struct kp_record *a, const struct kp_record *b)
+{
+    struct kp_header_iter ha;
+    struct kp_header_iter hb;
+    kp_record_headers_init(&ha, a);
+    kp_record_headers_init(&hb, b);
+    for (;;) {
+        struct kp_record_header x;
+        struct kp_record_header y;
+        int ra = kp_record_header_next(&ha, &x);
+        int rb = kp_record_header_next(&hb, &y);
+        if (ra != rb) {
+            return false;
+        }
+        if (ra != 0) {
+            return ra == KP_ITER_END;
+        }
+        if (!kp_str_eq(x.Key, y.Key) || !kp_bytes_eq(x.Value, y.Value)) {
+            return false;
+        }
+    }
+}
+
+/*
+ * Rebuilds the batch `h` whose records recs[0..n) were all read, without
+ * compression, and checks that the rebuilt batch parses and iterates to the
+ * same records. block_len is the size of the (decompressed) records block:
+ * a rebuilt block is never larger, its varints being the shortest.
+ */
+static void check_rebuild(const struct kp_batch_header *h, const struct kp_record *recs,
+                          int32_t n, size_t block_len)
+{
+    struct kp_batch_builder b;
+    struct kp_writer out;
+    size_t max_bytes = KP_BATCH_HEADER_SIZE + block_len;
+    kp_wr_init(&out, max_bytes);
+    int rc = kp_batch_builder_init(&b, KP_CODEC_NONE, h->BaseOffset, h->BaseTimestamp,
+                                   h->ProducerId, h->ProducerEpoch, h->BaseSequence, max_bytes);
+    fuzz_check(rc == 0, "kp_batch_builder_init failed", rc);
+    kp_batch_builder_set_timestamp_type(&b, kp_batch_timestamp_type(h));
+    kp_batch_builder_set_flags(&b, kp_batch_is_transactional(h), kp_batch_is_control(h));
+    kp_batch_builder_set_leader_epoch(&b, h->PartitionLeaderEpoch);
+    kp_batch_builder_set_last_offset_delta(&b, h->LastOffsetDelta);
+
+    for (int32_t i = 0; i < n; i++) {
+        int64_t ts = 0;
+        if (!add_i64(h->BaseTimestamp, recs[i].TimestampDelta, &ts)) {
+            /* a log-append-time batch may carry deltas no timestamp fits:
+             * the builder cannot express it, nothing to compare */
+            goto out_free;
+        }
+        struct kp_record_header *hdrs = NULL;
+        (void)walk_headers(&recs[i], 0, &hdrs);
+        rc = kp_batch_builder_add(&b, recs[i].OffsetDelta, ts, recs[i].Key, recs[i].Value, hdrs,
+                                  (size_t)recs[i].HeaderCount);
+        free(hdrs);
+        fuzz_check(rc == 0, "kp_batch_builder_add rejected a record the iterator read", rc);
+    }
+    rc = kp_batch_builder_finish(&b, &out);
+    fuzz_check(rc == 0, "kp_batch_builder_finish failed on records the iterator read", rc);
+
+    struct kp_batch_header nh;
+    size_t nsize = 0;
+    rc = kp_batch_parse_lenient(out.buf, out.len, &nh, &nsize);
+    fuzz_check(rc == 0 && nsize == out.len, "a rebuilt batch does not parse", rc);
+    fuzz_check(nh.BaseOffset == h->BaseOffset &&
+                   nh.PartitionLeaderEpoch == h->PartitionLeaderEpoch &&
+                   nh.LastOffsetDelta == h->LastOffsetDelta &&
+                   nh.BaseTimestamp == h->BaseTimestamp && nh.ProducerId == h->ProducerId &&
+                   nh.ProducerEpoch == h->ProducerEpoch && nh.BaseSequence == h->BaseSequence &&
+                   nh.RecordCount == h->RecordCount && kp_batch_codec(&nh) == KP_CODEC_NONE &&
+                   (nh.Attributes & BUILDER_ATTRS) == (h->Attributes & BUILDER_ATTRS),
+               "a rebuilt batch has another header", 0);
+    if (kp_batch_parse(out.buf, out.len, &nh, &nsize) != 0) {
+        fuzz_check(h->RecordCount == 0 || h->LastOffsetDelta != h->RecordCount - 1,
+                   "a rebuilt producer batch fails strict parsing", h->RecordCount);
+    }
+
+    struct kp_batch_iter it;
+    rc = kp_batch_iter_init(&it, out.buf, out.len, MAX_DECOMPRESSED);
+    fuzz_check(rc == 0, "a rebuilt batch cannot be iterated", rc);
+    for (int32_t i = 0; i <= n; i++) {
+        struct kp_record rec;
+        rc = kp_batch_iter_next(&it, &rec);
+        if (i == n) {
+            fuzz_check(rc == KP_ITER_END, "a rebuilt batch has more records", rc);
+            break;
+        }
+        fuzz_check(rc == 0, "a rebuilt batch has fewer records", rc);
+        fuzz_check(rec.OffsetDelta == recs[i].OffsetDelta &&
+                       rec.TimestampDelta == recs[i].TimestampDelta &&
+                       kp_bytes_eq(rec.Key, recs[i].Key) &&
+                       kp_bytes_eq(rec.Value, recs[i].Value) &&
+                       rec.HeaderCount == recs[i].HeaderCount && same_headers(&rec, &recs[i]),
+                   "a rebuilt batch holds another record", i);
+    }
+    kp_batch_iter_free(&it);
+
+out_free:
+    kp_batch_builder_free(&b);
+    kp_wr_free(&out);
+}
+
+/*
+ * Iterates every record of batch[0..size) with its headers and checks what
+ * the iterator promises. `rebuild`: rebuild a batch that iterates to its
+ * end and compare.
+ */
+static void check_records(const uint8_t *batch, size_t size, bool rebuild)
+{
+    struct kp_batch_iter it;
+    struct kp_record *recs = NULL;
+    int rc = kp_batch_iter_init(&it, batch, size, MAX_DECOMPRESSED);
+    fuzz_check(iter_init_documented(rc), "kp_batch_iter_init returned an undocumented code", rc);
+    if (rc != 0) {
+        fuzz_check(it.err == rc, "kp_batch_iter_init's error is not sticky", rc);
+        struct kp_record rec;
+        fuzz_check(kp_batch_iter_next(&it, &rec) == rc,
+                   "kp_batch_iter_next ignores kp_batch_iter_init's error", rc);
+        goto out_free;
+    }
+    const struct kp_batch_header *h = &it.h;
+    if (rebuild && h->RecordCount <= REBUILD_MAX_RECORDS) {
+        recs = calloc(h->RecordCount > 0 ? (size_t)h->RecordCount : 1, sizeof *recs);
+        fuzz_check(recs != NULL, "out of memory for records", h->RecordCount);
+    }
+    size_t block_len = it.rd.len;
+
+    uint32_t crc = 0;
+    int32_t n = 0;
+    int32_t prev_delta = -1;
+    struct kp_record rec;
+    for (;;) {
+        rc = kp_batch_iter_next(&it, &rec);
+        if (rc != 0) {
+            break;
+        }
+        fuzz_check(n < h->RecordCount, "more records than RecordCount", n);
+        fuzz_check(rec.OffsetDelta > prev_delta && rec.OffsetDelta <= h->LastOffsetDelta,
+                   "a record's OffsetDelta is out of order or past LastOffsetDelta",
+                   rec.OffsetDelta);
+        int64_t offset = 0;
+        fuzz_check(add_i64(h->BaseOffset, rec.OffsetDelta, &offset) && rec.Offset == offset,
+                   "a record's Offset is not BaseOffset + OffsetDelta", rec.OffsetDelta);
+        if (kp_batch_timestamp_type(h) == KP_TS_LOG_APPEND_TIME) {
+            fuzz_check(rec.Timestamp == h->MaxTimestamp,
+                       "a log-append-time record does not carry MaxTimestamp", n);
+        } else {
+            int64_t ts = 0;
+            fuzz_check(add_i64(h->BaseTimestamp, rec.TimestampDelta, &ts) && rec.Timestamp == ts,
+                       "a record's Timestamp is not BaseTimestamp + TimestampDelta", n);
+        }
+        fuzz_check(rec.HeaderCount >= 0, "a record has a negative HeaderCount", rec.HeaderCount);
+        crc = touch(crc, rec.Key.ptr, rec.Key.len);
+        crc = touch(crc, rec.Value.ptr, rec.Value.len);
+        crc = touch(crc, rec.Headers.ptr, rec.Headers.len);
+        crc = walk_headers(&rec, crc, NULL);
+        if (recs != NULL) {
+            recs[n] = rec;
+        }
+        prev_delta = rec.OffsetDelta;
+        n++;
+    }
+    fuzz_check(rc == KP_ITER_END || rc == KP_E_CORRUPT,
+               "kp_batch_iter_next returned an undocumented code", rc);
+    fuzz_check(kp_batch_iter_next(&it, &rec) == rc, "kp_batch_iter_next's end is not sticky",
+               rc);
+    if (rc == KP_ITER_END) {
+        fuzz_check(n == h->RecordCount, "the iterator ended before RecordCount records", n);
+        if (recs != NULL) {
+            check_rebuild(h, recs, n, block_len);
+        }
+    }
+
+out_free:
+    free(recs);
+    kp_batch_iter_free(&it);
+}
+
+/* ------------------------------------------------------------- rewrites */
+
+/* The in-place rewrites of batch[0..size), a batch lenient parsing accepted
+ * as `h`: each must leave a batch that still parses. Mutates the batch. */
+static void check_rewrites(uint8_t *batch, size_t size, const struct kp_batch_header *h)
+{
+    struct kp_batch_header nh;
+    size_t nsize = 0;
+
+    int rc = kp_batch_set_log_append_time(batch, size, APPEND_TIME);
+    fuzz_check(rc == 0, "kp_batch_set_log_append_time rejected an accepted batch", rc);
+    rc = kp_batch_parse_lenient(batch, size, &nh, &nsize);
+    fuzz_check(rc == 0 && nsize == size, "a batch stamped with log-append time does not parse",
+               rc);
+    fuzz_check(nh.MaxTimestamp == APPEND_TIME &&
+                   kp_batch_timestamp_type(&nh) == KP_TS_LOG_APPEND_TIME &&
+                   nh.BaseTimestamp == h->BaseTimestamp &&
+                   (nh.Attributes & ~KP_BATCH_ATTR_LOG_APPEND_TIME) ==
+                       (h->Attributes & ~KP_BATCH_ATTR_LOG_APPEND_TIME) &&
+                   nh.RecordCount == h->RecordCount,
+               "kp_batch_set_log_append_time changed more than it should", 0);
+
+    kp_batch_set_base_offset(batch, INT64_C(0x7000000000000000));
+    kp_batch_set_leader_epoch(batch, 7);
+    rc = kp_batch_parse_lenient(batch, size, &nh, &nsize);
+    fuzz_check(rc == 0 && nh.BaseOffset == INT64_C(0x7000000000000000) &&
+                   nh.PartitionLeaderEpoch == 7,
+               "a batch with a rewritten BaseOffset or epoch does not parse", rc);
+}
+
+/* ------------------------------------------------------------- segments */
+
+/* Recomputes the CRC of every complete batch of p[0..len), stepping over
+ * batches the way walk_segment does. */
+static void fix_crcs(uint8_t *p, size_t len)
+{
+    size_t off = 0;
+    while (len - off >= KP_BATCH_LOG_OVERHEAD) {
+        struct kp_batch_header h;
+        size_t bs = 0;
+        int rc = kp_batch_peek(p + off, len - off, &h, &bs);
+        if ((rc != 0 && rc != KP_E_MAGIC) || bs > len - off) {
+            return;
+        }
+        if (rc == 0) {
+            uint32_t crc = kp_crc32c(0, p + off + KP_BATCH_CRC_START, bs - KP_BATCH_CRC_START);
+            kp_store_be32(p + off + BATCH_CRC_OFFSET, crc);
+        }
+        off += bs;
+    }
+}
+
+/*
+ * Walks p[0..len) as a segment reader does. With wp (then wp == p, writable):
+ * the CRCs were fixed, so no batch may fail its CRC, and each batch's parsers,
+ * records and rewrites are checked (the rewrites change the bytes).
+ */
+static void walk_segment(uint8_t *wp, const uint8_t *p, size_t len)
+{
+    bool fixed = wp != NULL;
+    size_t off = 0;
+    while (off < len) {
+        struct kp_reader r;
+        struct kp_batch_header h;
+        kp_rd_init(&r, p + off, len - off);
+        if (fixed) {
+            check_parsers(p + off, len - off);
+        }
+        int rc = kp_batch_read(&r, KP_BATCH_LENIENT, &h);
+        if (rc == KP_AGAIN) {
+            fuzz_check(r.err == 0 && r.off == 0, "KP_AGAIN moved or failed the reader", r.err);
+            return; /* a torn tail: recovery truncates here */
+        }
+        if (rc != 0) {
+            fuzz_check(r.err == rc, "kp_batch_read's error is not recorded in the reader", rc);
+        }
+        if (rc == KP_E_MAGIC) {
+            /* a legacy MessageSet entry: step over it */
+            size_t bs = kp_batch_size(&h);
+            if (bs > len - off) {
+                return;
+            }
+            off += bs;
+            continue;
+        }
+        if (rc != 0) {
+            if (fixed) {
+                fuzz_check(rc != KP_E_CRC, "a batch fails the CRC just computed for it", rc);
+                if (rc == KP_E_CORRUPT) {
+                    /* the iterator must stay safe on batches parsing rejects */
+                    check_records(p + off, kp_batch_size(&h), false);
+                }
+            }
+            return;
+        }
+        size_t bs = kp_batch_size(&h);
+        fuzz_check(r.off == bs && bs <= len - off, "kp_batch_read advanced by the wrong amount",
+                   (int)r.off);
+        if (fixed) {
+            check_records(p + off, bs, true);
+            check_rewrites(wp + off, bs, &h);
+        }
+        off += bs;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > FUZZ_MAX_INPUT) {
+        return 0;
+    }
+    check_parsers(data, size);
+
+    uint8_t *copy = malloc(size > 0 ? size : 1);
+    fuzz_check(copy != NULL, "out of memory for the input's copy", (int)size);
+    if (size > 0) {
+        memcpy(copy, data, size);
+    }
+    fix_crcs(copy, size);
+    walk_segment(copy, copy, size);
+    free(copy);
+
+    walk_segment(NULL, data, size);
+
+    struct kp_batch_header h;
+    size_t bs = 0;
+    if (kp_batch_peek(data, size, &h, &bs) != 0 || bs != size) {
+        check_records(data, size, false);
+    }
+    return 0;
+}
