@@ -45,8 +45,8 @@ static int decompress_checked(int codec, const uint8_t *in, size_t n, size_t max
                "kp_decompress overwrote what the writer held", rc);
     if (rc != 0) {
         fuzz_check(documented_error(rc), "kp_decompress returned an undocumented code", rc);
-        fuzz_check(out->len == sizeof prefix,
-                   "a failed kp_decompress left output in the writer", (int)out->len);
+        fuzz_check(out->len == sizeof prefix, "a failed kp_decompress left output in the writer",
+                   (int)out->len);
     } else {
         fuzz_check(out->len - sizeof prefix <= max_out, "kp_decompress passed its ceiling",
                    (int)out->len);
@@ -82,8 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         kp_wr_free(&small);
         rc = decompress_checked(codec, in, n, out_len - 1, &small);
         fuzz_check(rc == KP_E_TOO_LARGE,
-                   "a ceiling one byte below the output's size did not stop kp_decompress",
-                   rc);
+                   "a ceiling one byte below the output's size did not stop kp_decompress", rc);
     }
 
     /* worst cases: snappy n + n/6 + 32, lz4 and zstd about n + n/255 plus

@@ -48,7 +48,7 @@
 #define APPEND_TIME INT64_C(0x0123456789abcdef)
 
 /* Attribute bits the builder sets itself (the codec aside). */
-#define BUILDER_ATTRS                                                                          \
+#define BUILDER_ATTRS                                                                              \
     (KP_BATCH_ATTR_LOG_APPEND_TIME | KP_BATCH_ATTR_TRANSACTIONAL | KP_BATCH_ATTR_CONTROL)
 
 /* ------------------------------------------------------------- helpers */
@@ -116,8 +116,7 @@ static void check_parsers(const uint8_t *p, size_t len)
     }
     if (rs == 0) {
         fuzz_check(strict.RecordCount >= 1 && strict.LastOffsetDelta == strict.RecordCount - 1,
-                   "a strictly accepted batch breaks the producer's numbering",
-                   strict.RecordCount);
+                   "a strictly accepted batch breaks the producer's numbering", strict.RecordCount);
     }
     /* peek needs fewer bytes than parsing, which waits for the whole batch */
     if (rl == KP_E_MAGIC) {
@@ -200,8 +199,8 @@ static bool same_headers(const struct kp_record *a, const struct kp_record *b)
  * same records. block_len is the size of the (decompressed) records block:
  * a rebuilt block is never larger, its varints being the shortest.
  */
-static void check_rebuild(const struct kp_batch_header *h, const struct kp_record *recs,
-                          int32_t n, size_t block_len)
+static void check_rebuild(const struct kp_batch_header *h, const struct kp_record *recs, int32_t n,
+                          size_t block_len)
 {
     struct kp_batch_builder b;
     struct kp_writer out;
@@ -262,8 +261,7 @@ static void check_rebuild(const struct kp_batch_header *h, const struct kp_recor
         fuzz_check(rc == 0, "a rebuilt batch has fewer records", rc);
         fuzz_check(rec.OffsetDelta == recs[i].OffsetDelta &&
                        rec.TimestampDelta == recs[i].TimestampDelta &&
-                       kp_bytes_eq(rec.Key, recs[i].Key) &&
-                       kp_bytes_eq(rec.Value, recs[i].Value) &&
+                       kp_bytes_eq(rec.Key, recs[i].Key) && kp_bytes_eq(rec.Value, recs[i].Value) &&
                        rec.HeaderCount == recs[i].HeaderCount && same_headers(&rec, &recs[i]),
                    "a rebuilt batch holds another record", i);
     }
@@ -336,8 +334,7 @@ static void check_records(const uint8_t *batch, size_t size, bool rebuild)
     }
     fuzz_check(rc == KP_ITER_END || rc == KP_E_CORRUPT,
                "kp_batch_iter_next returned an undocumented code", rc);
-    fuzz_check(kp_batch_iter_next(&it, &rec) == rc, "kp_batch_iter_next's end is not sticky",
-               rc);
+    fuzz_check(kp_batch_iter_next(&it, &rec) == rc, "kp_batch_iter_next's end is not sticky", rc);
     if (rc == KP_ITER_END) {
         fuzz_check(n == h->RecordCount, "the iterator ended before RecordCount records", n);
         if (recs != NULL) {
@@ -362,8 +359,7 @@ static void check_rewrites(uint8_t *batch, size_t size, const struct kp_batch_he
     int rc = kp_batch_set_log_append_time(batch, size, APPEND_TIME);
     fuzz_check(rc == 0, "kp_batch_set_log_append_time rejected an accepted batch", rc);
     rc = kp_batch_parse_lenient(batch, size, &nh, &nsize);
-    fuzz_check(rc == 0 && nsize == size, "a batch stamped with log-append time does not parse",
-               rc);
+    fuzz_check(rc == 0 && nsize == size, "a batch stamped with log-append time does not parse", rc);
     fuzz_check(nh.MaxTimestamp == APPEND_TIME &&
                    kp_batch_timestamp_type(&nh) == KP_TS_LOG_APPEND_TIME &&
                    nh.BaseTimestamp == h->BaseTimestamp &&

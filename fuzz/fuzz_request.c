@@ -23,12 +23,12 @@
 /* As the broker will size a request's arena: a multiple of the frame. */
 static size_t arena_max(size_t size)
 {
-    return size * 64 + 64 * 1024;
+    return size * 64 + (size_t)64 * 1024;
 }
 
 /* Renders `body` into a fresh writer of `max` bytes; the caller frees it. */
-static void format_body(const struct kp_msg_desc *d, int16_t version, const void *body,
-                        size_t max, struct kp_writer *out)
+static void format_body(const struct kp_msg_desc *d, int16_t version, const void *body, size_t max,
+                        struct kp_writer *out)
 {
     kp_wr_init(out, max);
     kp_msg_format(d, version, body, out);
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kp_arena_init(&arena2, arena_max(size));
     /* a decoded request never encodes larger than its input plus the size
      * field; the slack only keeps a codec bug from hiding behind the ceiling */
-    kp_wr_init(&frame, size + 64 * 1024);
+    kp_wr_init(&frame, size + (size_t)64 * 1024);
     kp_wr_init(&text, 0);
     kp_wr_init(&text2, 0);
 
@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check(req.api != NULL && req.body != NULL, "a decoded request has no API or body", 0);
     const struct kp_msg_desc *d = req.api->request;
     int16_t version = req.header.RequestApiVersion;
-    size_t text_max = 1024 * 1024 + size * 16;
+    size_t text_max = (size_t)1024 * 1024 + size * 16;
     format_body(d, version, req.body, text_max, &text);
 
     rc = kp_request_encode(&frame, &req.header, req.body);

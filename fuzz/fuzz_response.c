@@ -33,9 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct kp_arena arena;
     struct kp_arena arena2;
     struct kp_writer frame;
-    kp_arena_init(&arena, len * 64 + 64 * 1024);
-    kp_arena_init(&arena2, len * 64 + 64 * 1024);
-    kp_wr_init(&frame, len + 64 * 1024);
+    kp_arena_init(&arena, len * 64 + (size_t)64 * 1024);
+    kp_arena_init(&arena2, len * 64 + (size_t)64 * 1024);
+    kp_wr_init(&frame, len + (size_t)64 * 1024);
 
     struct kp_response_header h;
     void *body = NULL;
@@ -52,8 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct kp_response_header h2;
     void *body2 = NULL;
-    rc = kp_response_decode(frame.buf + 4, frame.len - 4, api->key, version, &arena2, &h2,
-                            &body2);
+    rc = kp_response_decode(frame.buf + 4, frame.len - 4, api->key, version, &arena2, &h2, &body2);
     fuzz_check(rc == 0, "a re-encoded response does not decode", rc);
     fuzz_check(h.CorrelationId == h2.CorrelationId,
                "the response CorrelationId changed in a round trip", api->key);

@@ -41,15 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct kp_arena a1;
     struct kp_arena a2;
     struct kp_arena a3;
-    kp_arena_init(&a1, len * 64 + 64 * 1024);
-    kp_arena_init(&a2, len * 64 + 64 * 1024);
-    kp_arena_init(&a3, len * 64 + 64 * 1024);
+    kp_arena_init(&a1, len * 64 + (size_t)64 * 1024);
+    kp_arena_init(&a2, len * 64 + (size_t)64 * 1024);
+    kp_arena_init(&a3, len * 64 + (size_t)64 * 1024);
     struct kp_writer enc1;
     struct kp_writer enc2;
     /* an encoding is never larger than what it was decoded from; the slack
      * only keeps a codec bug from hiding behind the ceiling */
-    kp_wr_init(&enc1, len + 64 * 1024);
-    kp_wr_init(&enc2, len + 64 * 1024);
+    kp_wr_init(&enc1, len + (size_t)64 * 1024);
+    kp_wr_init(&enc2, len + (size_t)64 * 1024);
     void *m1 = kp_arena_alloc(&a1, d->body->size);
     void *m2 = kp_arena_alloc(&a2, d->body->size);
     void *m3 = kp_arena_alloc(&a3, d->body->size);
@@ -72,13 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kp_rd_init(&r, enc1.buf, enc1.len);
     rc = kp_msg_decode(d, version, &r, &a2, m2);
     fuzz_check(rc == 0, "an encoded message does not decode", rc);
-    fuzz_check(kp_msg_equal(d, version, m1, m2), "the message changed in a round trip",
-               api->key);
+    fuzz_check(kp_msg_equal(d, version, m1, m2), "the message changed in a round trip", api->key);
 
     rc = kp_msg_encode(d, version, &enc2, m2);
     fuzz_check(rc == 0, "a re-decoded message does not encode", rc);
-    fuzz_check(enc1.len == enc2.len &&
-                   (enc1.len == 0 || memcmp(enc1.buf, enc2.buf, enc1.len) == 0),
+    fuzz_check(enc1.len == enc2.len && (enc1.len == 0 || memcmp(enc1.buf, enc2.buf, enc1.len) == 0),
                "two encodings of one message differ", api->key);
 
     /* the same encoding with a trailer: the prefix decoder must stop at the

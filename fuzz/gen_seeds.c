@@ -133,8 +133,8 @@ struct fill {
     struct kp_bytes records;
 };
 
-static const char *const strings[] = {"samsa-vectors", "samsa", "rdkafka", "kafka-python",
-                                      "kafkajs", "consumer"};
+static const char *const strings[] = {"samsa-vectors", "samsa",   "rdkafka",
+                                      "kafka-python",  "kafkajs", "consumer"};
 static const uint8_t some_bytes[] = {0x00, 0x01, 0x02, 0x03, 0xde, 0xad, 0xbe, 0xef};
 
 static void set_int(void *p, int type, int64_t v)
@@ -293,15 +293,15 @@ static bool add_unknown_tag(struct kp_writer *w)
 
 /* ------------------------------------------------------------- messages */
 
-static void gen_request(struct gen *g, const struct kp_api *api, int16_t version,
-                        enum variant v, const char *name)
+static void gen_request(struct gen *g, const struct kp_api *api, int16_t version, enum variant v,
+                        const char *name)
 {
     struct kp_arena arena;
     struct kp_arena check;
     struct kp_writer w;
     struct kp_writer body;
-    kp_arena_init(&arena, 1024 * 1024);
-    kp_arena_init(&check, 1024 * 1024);
+    kp_arena_init(&arena, (size_t)1024 * 1024);
+    kp_arena_init(&check, (size_t)1024 * 1024);
     kp_wr_init(&w, MAX_SEED);
     kp_wr_init(&body, MAX_SEED);
     void *msg = make_message(api->request, version, v, &arena, g->records);
@@ -328,8 +328,7 @@ static void gen_request(struct gen *g, const struct kp_api *api, int16_t version
     }
     uint8_t sel[4];
     char file[256];
-    (void)snprintf(file, sizeof file, "gen-%s-v%d-%s.bin", api->name, version,
-                   variant_names[v]);
+    (void)snprintf(file, sizeof file, "gen-%s-v%d-%s.bin", api->name, version, variant_names[v]);
     write_seed(g, "request", file, w.buf + 4, w.len - 4, NULL, 0);
     selector(sel, api->key, (uint16_t)version);
     (void)snprintf(file, sizeof file, "gen-%sRequest-v%d-%s.bin", api->name, version,
@@ -343,15 +342,15 @@ out_free:
     kp_arena_free(&arena);
 }
 
-static void gen_response(struct gen *g, const struct kp_api *api, int16_t version,
-                         enum variant v, const char *name)
+static void gen_response(struct gen *g, const struct kp_api *api, int16_t version, enum variant v,
+                         const char *name)
 {
     struct kp_arena arena;
     struct kp_arena check;
     struct kp_writer w;
     struct kp_writer body;
-    kp_arena_init(&arena, 1024 * 1024);
-    kp_arena_init(&check, 1024 * 1024);
+    kp_arena_init(&arena, (size_t)1024 * 1024);
+    kp_arena_init(&check, (size_t)1024 * 1024);
     kp_wr_init(&w, MAX_SEED);
     kp_wr_init(&body, MAX_SEED);
     void *msg = make_message(api->response, version, v, &arena, g->records);
@@ -379,8 +378,7 @@ static void gen_response(struct gen *g, const struct kp_api *api, int16_t versio
     uint8_t sel[4];
     char file[256];
     selector(sel, api->key, (uint16_t)version);
-    (void)snprintf(file, sizeof file, "gen-%s-v%d-%s.bin", api->name, version,
-                   variant_names[v]);
+    (void)snprintf(file, sizeof file, "gen-%s-v%d-%s.bin", api->name, version, variant_names[v]);
     write_seed(g, "response", file, sel, sizeof sel, w.buf + 4, w.len - 4);
     selector(sel, api->key, (uint16_t)((uint16_t)version | RESPONSE_BIT));
     (void)snprintf(file, sizeof file, "gen-%sResponse-v%d-%s.bin", api->name, version,
@@ -427,12 +425,12 @@ enum batch_kind {
 static const char sample_text[] = "samsa record payload samsa record payload samsa record payload";
 
 /* Appends one batch of `kind` to out; returns 0 or an error code. */
-static int build_batch(struct kp_writer *out, int codec, int64_t base_offset,
-                       enum batch_kind kind, int nrec)
+static int build_batch(struct kp_writer *out, int codec, int64_t base_offset, enum batch_kind kind,
+                       int nrec)
 {
     struct kp_batch_builder b;
     int rc = kp_batch_builder_init(&b, codec, base_offset, INT64_C(1700000000000), 4242, 3,
-                                   (int32_t)base_offset, 1024 * 1024);
+                                   (int32_t)base_offset, (size_t)1024 * 1024);
     if (rc != 0) {
         goto out_free;
     }
@@ -453,8 +451,7 @@ static int build_batch(struct kp_writer *out, int codec, int64_t base_offset,
         static const uint8_t value[] = {0, 0, 0, 0, 0, 5};
         struct kp_bytes k = {key, (int32_t)sizeof key};
         struct kp_bytes v = {value, (int32_t)sizeof value};
-        rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, INT64_C(1700000000000), k, v, NULL,
-                                  0);
+        rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, INT64_C(1700000000000), k, v, NULL, 0);
         if (rc != 0) {
             goto out_free;
         }
@@ -474,13 +471,14 @@ static int build_batch(struct kp_writer *out, int codec, int64_t base_offset,
             k = KP_BYTES_NULL;
         }
         struct kp_record_header hdrs[2] = {
-            {kp_str_c("samsa-header"), {(const uint8_t *)kp_codec_name(codec),
-                                        (int32_t)strlen(kp_codec_name(codec))}},
+            {kp_str_c("samsa-header"),
+             {(const uint8_t *)kp_codec_name(codec), (int32_t)strlen(kp_codec_name(codec))}},
             {kp_str_c("null-value"), KP_BYTES_NULL},
         };
         size_t nh = (size_t)(i % 3);
         int32_t delta = kind == B_COMPACTED ? 3 * i + 1 : KP_OFFSET_DELTA_AUTO;
-        rc = kp_batch_builder_add(&b, delta, INT64_C(1700000000000) + i * 7, k, v, hdrs, nh);
+        rc = kp_batch_builder_add(&b, delta, INT64_C(1700000000000) + (int64_t)i * 7, k, v, hdrs,
+                                  nh);
         if (rc != 0) {
             goto out_free;
         }
@@ -588,8 +586,7 @@ static void gen_batches(struct gen *g)
 
 /* ------------------------------------------------------------- codecs */
 
-static void write_compressed(struct gen *g, const char *file, int codec, const uint8_t *p,
-                             size_t n)
+static void write_compressed(struct gen *g, const char *file, int codec, const uint8_t *p, size_t n)
 {
     uint8_t c = (uint8_t)codec;
     write_seed(g, "compress", file, &c, 1, p, n);
@@ -759,7 +756,7 @@ static void gen_from_frame(struct gen *g, const char *stem, const uint8_t *paylo
     write_seed(g, "roundtrip", file, sel, sizeof sel, payload + r.off, len - r.off);
 
     struct kp_arena arena;
-    kp_arena_init(&arena, 64 * len + 64 * 1024);
+    kp_arena_init(&arena, 64 * len + (size_t)64 * 1024);
     struct kp_request req;
     rc = kp_request_decode(payload, len, &arena, &req);
     if (rc != 0) {
@@ -789,8 +786,7 @@ static int skip_dot_files(const struct dirent *e)
     return e->d_name[0] != '.';
 }
 
-static void gen_vector_file(struct gen *g, const char *client, const char *path,
-                            const char *name)
+static void gen_vector_file(struct gen *g, const char *client, const char *path, const char *name)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {

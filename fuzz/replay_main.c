@@ -56,7 +56,7 @@ static void run_one(const uint8_t *data, size_t len)
  * Returns 0, or -1 with errno set. */
 static int read_all(FILE *f, uint8_t **out, size_t *out_len)
 {
-    size_t cap = 64 * 1024;
+    size_t cap = (size_t)64 * 1024;
     size_t len = 0;
     uint8_t *buf = malloc(cap);
     if (buf == NULL) {

@@ -12,6 +12,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,4 +220,667 @@ struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name)
         return b->topics[i];
     }
     return NULL;
+}
+
+/* mkdir -p */
+static int br_mkdirs(const char *path)
+{
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s", path);
+    if (n <= 0 || (size_t)n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = tmp + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The log dir that already holds this partition, else the one with the
+ * fewest partitions (Kafka's placement rule). */
+static const char *pick_log_dir(struct br_broker *b, const char *topic, int32_t p, char *path,
+                                size_t pathlen)
+{
+    const char *best = NULL;
+    size_t best_count = SIZE_MAX;
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        const char *dir = b->cfg.log_dirs[i];
+        int n = snprintf(path, pathlen, "%s/%s-%" PRId32, dir, topic, p);
+        if (n > 0 && (size_t)n < pathlen && access(path, F_OK) == 0) {
+            return dir;
+        }
+        if (b->dir_partitions[i] < best_count) {
+            best_count = b->dir_partitions[i];
+            best = dir;
+        }
+    }
+    return best;
+}
+
+static void topic_free(struct br_broker *b, struct br_topic *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    for (int32_t i = 0; i < t->npartitions && t->partitions != NULL; i++) {
+        struct br_partition *p = &t->partitions[i];
+        /* parked fetches on this partition are answered now */
+        while (p->nwaiters > 0) {
+            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
+        }
+        kp_free(p->waiters);
+        br_producers_free(&p->producers);
+        if (p->log != NULL) {
+            br_log_close(p->log);
+        }
+    }
+    kp_free(t->partitions);
+    kp_free(t);
+}
+
+/* The log's settings from the topic's config. */
+static void log_config_of(const struct br_topic_config *tc, struct br_log_config *lc)
+{
+    br_log_config_defaults(lc);
+    lc->segment_bytes = tc->segment_bytes;
+    lc->segment_ms = tc->segment_ms;
+    lc->index_interval_bytes = tc->index_interval_bytes;
+    lc->max_index_bytes = tc->segment_index_bytes;
+    lc->flush_interval_messages = tc->flush_messages;
+    lc->flush_interval_ms = tc->flush_ms;
+    lc->retention_ms = tc->retention_ms;
+    lc->retention_bytes = tc->retention_bytes;
+}
+
+static int64_t recovery_point_for(const struct br_broker *b, const char *topic, int32_t p)
+{
+    for (size_t i = 0; i < b->nrecovery; i++) {
+        if (b->recovery[i].partition == p && strcmp(b->recovery[i].topic, topic) == 0) {
+            return b->recovery[i].offset;
+        }
+    }
+    return 0;
+}
+
+/* Rebuild idempotent-producer state from the batches of the last segment(s). */
+static void rebuild_producers(struct br_partition *p)
+{
+    int64_t leo = br_log_end_offset(p->log);
+    int64_t from = br_log_start_offset(p->log);
+    if (leo - from > 100000) {
+        from = leo - 100000;
+    }
+    struct br_log_iter *it = NULL;
+    if (from >= leo || br_log_iter_open(p->log, from, &it) != 0) {
+        return;
+    }
+    struct kp_batch_header h;
+    while (br_log_iter_next(it, &h) == 0) {
+        if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
+            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch,
+                                      h.BaseSequence, br_seq_add(h.BaseSequence, h.LastOffsetDelta),
+                                      h.BaseOffset, 0, 10000);
+        }
+    }
+    br_log_iter_close(it);
+}
+
+static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
+{
+    struct br_partition *p = &t->partitions[index];
+    p->topic = t;
+    p->index = index;
+    char path[4096];
+    const char *dir = pick_log_dir(b, t->name, index, path, sizeof path);
+    if (dir == NULL) {
+        return -1;
+    }
+    int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, dir, t->name, index);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        return -1;
+    }
+    struct br_log_config lc;
+    log_config_of(&t->config, &lc);
+    int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), &p->log);
+    if (err != 0) {
+        br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        return -1;
+    }
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        if (b->cfg.log_dirs[i] == dir) {
+            b->dir_partitions[i]++;
+            p->dir_index = i;
+        }
+    }
+    /* standalone: this broker leads every partition; its epoch stays put
+     * across restarts, and the ISR of one makes HW = LEO */
+    p->leader_epoch = br_log_latest_epoch(p->log);
+    if (p->leader_epoch < 0) {
+        p->leader_epoch = 0;
+        if (br_log_epoch_assign(p->log, 0, br_log_end_offset(p->log)) != 0) {
+            br_warn("cannot record leader epoch 0 for %s-%" PRId32, t->name, index);
+        }
+    }
+    p->hw = br_log_end_offset(p->log);
+    rebuild_producers(p);
+    return 0;
+}
+
+static int topic_insert(struct br_broker *b, struct br_topic *t)
+{
+    struct kp_str name = kp_str_c(t->name);
+    size_t i = topic_lower_bound(b, name);
+    if (b->ntopics == b->topics_cap) {
+        size_t cap = b->topics_cap == 0 ? 16 : b->topics_cap * 2;
+        struct br_topic **nt = kp_realloc(b->topics, cap * sizeof *nt);
+        if (nt == NULL) {
+            return -1;
+        }
+        b->topics = nt;
+        b->topics_cap = cap;
+    }
+    memmove(&b->topics[i + 1], &b->topics[i], (b->ntopics - i) * sizeof *b->topics);
+    b->topics[i] = t;
+    b->ntopics++;
+    return 0;
+}
+
+/* Build a topic from its persisted metadata and open its logs. */
+static int topic_load(struct br_broker *b, const struct br_topic_meta *m)
+{
+    struct br_topic *t = kp_calloc(1, sizeof *t);
+    if (t == NULL) {
+        return -1;
+    }
+    (void)snprintf(t->name, sizeof t->name, "%s", m->name);
+    t->npartitions = m->partitions;
+    t->replication_factor = m->replication_factor;
+    t->internal = t->name[0] == '_' && t->name[1] == '_';
+    br_topic_config_from_broker(&b->cfg, &t->config);
+    for (size_t i = 0; i < m->n_configs; i++) {
+        char err[256];
+        if (br_topic_config_set(&t->config, m->configs[i].key, m->configs[i].value, err,
+                                sizeof err) != 0) {
+            br_warn("topic %s: stored config %s ignored: %s", t->name, m->configs[i].key, err);
+        }
+    }
+    t->partitions = kp_calloc((size_t)t->npartitions, sizeof *t->partitions);
+    if (t->partitions == NULL) {
+        kp_free(t);
+        return -1;
+    }
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        if (open_partition(b, t, i) != 0) {
+            t->npartitions = i;
+            topic_free(b, t);
+            return -1;
+        }
+    }
+    if (topic_insert(b, t) != 0) {
+        topic_free(b, t);
+        return -1;
+    }
+    return 0;
+}
+
+int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+                           int16_t replication_factor, const struct br_kv *configs,
+                           size_t nconfigs, bool validate_only, char *err, size_t errlen)
+{
+    char cname[BR_TOPIC_NAME_MAX + 1];
+    err[0] = '\0';
+    if (name.len <= 0 || (size_t)name.len >= sizeof cname) {
+        (void)snprintf(err, errlen, "invalid topic name length %" PRId32, name.len);
+        return KP_ERR_INVALID_TOPIC_EXCEPTION;
+    }
+    memcpy(cname, name.ptr, (size_t)name.len);
+    cname[name.len] = '\0';
+    if (!br_topic_name_valid(cname, (size_t)name.len)) {
+        (void)snprintf(err, errlen, "topic name \"%s\" is illegal: use 1-249 of [a-zA-Z0-9._-]",
+                       cname);
+        return KP_ERR_INVALID_TOPIC_EXCEPTION;
+    }
+    if (br_broker_find_topic(b, name) != NULL) {
+        (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
+        return KP_ERR_TOPIC_ALREADY_EXISTS;
+    }
+    if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
+        (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    if (replication_factor < 1 || replication_factor > 1) {
+        (void)snprintf(err, errlen,
+                       "replication factor %d is invalid: this cluster has 1 live broker",
+                       replication_factor);
+        return KP_ERR_INVALID_REPLICATION_FACTOR;
+    }
+    struct br_topic_config tc;
+    br_topic_config_from_broker(&b->cfg, &tc);
+    struct br_topic_meta m;
+    memset(&m, 0, sizeof m);
+    (void)snprintf(m.name, sizeof m.name, "%s", cname);
+    m.partitions = partitions;
+    m.replication_factor = replication_factor;
+    char keys[BR_MAX_TOPIC_CONFIGS][128];
+    char values[BR_MAX_TOPIC_CONFIGS][1024];
+    struct br_meta_config kvs[BR_MAX_TOPIC_CONFIGS];
+    if (nconfigs > BR_MAX_TOPIC_CONFIGS) {
+        (void)snprintf(err, errlen, "too many configs");
+        return KP_ERR_INVALID_CONFIG;
+    }
+    for (size_t i = 0; i < nconfigs; i++) {
+        struct kp_str k = configs[i].key;
+        struct kp_str v = configs[i].value;
+        if (k.len <= 0 || (size_t)k.len >= sizeof keys[i] || v.len < 0 ||
+            (size_t)v.len >= sizeof values[i]) {
+            (void)snprintf(err, errlen, "config %.*s: missing or oversized value",
+                           k.len > 0 ? (int)k.len : 0, k.ptr != NULL ? k.ptr : "");
+            return KP_ERR_INVALID_CONFIG;
+        }
+        memcpy(keys[i], k.ptr, (size_t)k.len);
+        keys[i][k.len] = '\0';
+        memcpy(values[i], v.ptr, (size_t)v.len);
+        values[i][v.len] = '\0';
+        int e = br_topic_config_set(&tc, keys[i], values[i], err, errlen);
+        if (e != 0) {
+            return e;
+        }
+        kvs[i].key = keys[i];
+        kvs[i].value = values[i];
+    }
+    m.configs = kvs;
+    m.n_configs = nconfigs;
+    if (validate_only) {
+        return 0;
+    }
+    /* every replica is this broker (a replication factor of 1 here) */
+    m.replicas = kp_calloc((size_t)partitions * (size_t)replication_factor, sizeof *m.replicas);
+    if (m.replicas == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t i = 0; i < (size_t)partitions * (size_t)replication_factor; i++) {
+        m.replicas[i] = b->node_id;
+    }
+    int e = br_meta_create_topic(&b->meta, &m, err, errlen);
+    if (e != 0) {
+        kp_free(m.replicas);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    e = topic_load(b, &m);
+    kp_free(m.replicas);
+    if (e != 0) {
+        (void)snprintf(err, errlen, "cannot create the logs of \"%s\"", cname);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    br_info("created topic %s with %" PRId32 " partition(s)", cname, partitions);
+    return 0;
+}
+
+int br_broker_delete_topic(struct br_broker *b, struct br_topic *t)
+{
+    char err[256];
+    if (br_meta_delete_topic(&b->meta, t->name, err, sizeof err) != 0) {
+        br_error("deleting topic %s from the metadata failed: %s", t->name, err);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    size_t i = topic_lower_bound(b, kp_str_c(t->name));
+    if (i < b->ntopics && b->topics[i] == t) {
+        memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof *b->topics);
+        b->ntopics--;
+    }
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        struct br_partition *part = &t->partitions[p];
+        while (part->nwaiters > 0) {
+            br_parked_complete_now(b, part->waiters[part->nwaiters - 1]);
+        }
+        if (part->log != NULL && br_log_delete(part->log) != 0) {
+            br_warn("removing the log of %s-%" PRId32 " failed", t->name, p);
+        }
+        part->log = NULL;
+    }
+    br_info("deleted topic %s", t->name);
+    topic_free(b, t);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+void br_broker_cancel_parked(struct br_broker *b, void *parked)
+{
+    br_parked_cancel(b, parked);
+}
+
+void br_broker_complete_all_parked(struct br_broker *b)
+{
+    while (b->parked != NULL) {
+        br_parked_complete_now(b, b->parked);
+    }
+}
+
+bool br_broker_stopping(const struct br_broker *b)
+{
+    return b->stopping;
+}
+
+static void write_checkpoints(struct br_broker *b)
+{
+    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+        const char *dir = b->cfg.log_dirs[d];
+        size_t n = 0;
+        for (size_t i = 0; i < b->ntopics; i++) {
+            n += (size_t)b->topics[i]->npartitions;
+        }
+        struct br_checkpoint_entry *rec = kp_calloc(n == 0 ? 1 : n, sizeof *rec);
+        struct br_checkpoint_entry *rep = kp_calloc(n == 0 ? 1 : n, sizeof *rep);
+        struct br_checkpoint_entry *lso = kp_calloc(n == 0 ? 1 : n, sizeof *lso);
+        if (rec == NULL || rep == NULL || lso == NULL) {
+            kp_free(rec);
+            kp_free(rep);
+            kp_free(lso);
+            br_error("out of memory writing checkpoints");
+            return;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < b->ntopics; i++) {
+            struct br_topic *t = b->topics[i];
+            for (int32_t p = 0; p < t->npartitions; p++) {
+                struct br_partition *part = &t->partitions[p];
+                if (part->dir_index != d) {
+                    continue;
+                }
+                (void)snprintf(rec[k].topic, sizeof rec[k].topic, "%s", t->name);
+                rec[k].partition = p;
+                rec[k].offset = br_log_recovery_point(part->log);
+                rep[k] = rec[k];
+                rep[k].offset = part->hw;
+                lso[k] = rec[k];
+                lso[k].offset = br_log_start_offset(part->log);
+                k++;
+            }
+        }
+        char path[4096];
+        const char *names[3] = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                                "log-start-offset-checkpoint"};
+        struct br_checkpoint_entry *lists[3] = {rec, rep, lso};
+        for (int f = 0; f < 3; f++) {
+            (void)snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+            if (br_checkpoint_write(path, lists[f], k) != 0) {
+                br_error("writing %s failed", path);
+            }
+        }
+        kp_free(rec);
+        kp_free(rep);
+        kp_free(lso);
+    }
+}
+
+void br_broker_timer(struct br_broker *b, struct br_timer *t)
+{
+    switch (t->kind) {
+    case BR_TIMER_PARKED:
+        br_parked_expire(b, t->owner);
+        break;
+    case BR_TIMER_HOUSEKEEPING: {
+        int64_t now = br_now_wall_ms();
+        for (size_t i = 0; i < b->ntopics; i++) {
+            struct br_topic *tp = b->topics[i];
+            for (int32_t p = 0; p < tp->npartitions; p++) {
+                if (br_log_maybe_flush(tp->partitions[p].log, now) != 0) {
+                    br_error("flushing %s-%" PRId32 " failed", tp->name, p);
+                }
+            }
+        }
+        int64_t mono = br_now_mono_ms();
+        if (mono - b->last_checkpoint_ms >= b->cfg.log_flush_offset_checkpoint_interval_ms) {
+            write_checkpoints(b);
+            b->last_checkpoint_ms = mono;
+        }
+        br_timer_arm(b->net, &b->housekeeping, mono + 1000);
+        break;
+    }
+    }
+}
+
+/* meta.properties in a log dir: Kafka's identity file (version, broker.id,
+ * cluster.id). The cluster id is made once and kept. */
+static int load_identity(struct br_broker *b)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/meta.properties", b->cfg.log_dirs[0]);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        char line[512];
+        while (fgets(line, sizeof line, f) != NULL) {
+            if (strncmp(line, "cluster.id=", 11) == 0) {
+                size_t n = strcspn(line + 11, "\r\n");
+                if (n > 0 && n < sizeof b->cluster_id) {
+                    memcpy(b->cluster_id, line + 11, n);
+                    b->cluster_id[n] = '\0';
+                }
+            }
+        }
+        (void)fclose(f);
+    }
+    if (b->cluster_id[0] != '\0') {
+        return 0;
+    }
+    /* a new cluster: 16 random bytes, base64url like Kafka's ids */
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint8_t rnd[16];
+    FILE *ur = fopen("/dev/urandom", "rb");
+    if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd) {
+        if (ur != NULL) {
+            (void)fclose(ur);
+        }
+        br_error("cannot read /dev/urandom for the cluster id");
+        return -1;
+    }
+    (void)fclose(ur);
+    for (size_t i = 0; i < 22; i++) {
+        size_t bit = i * 6;
+        unsigned v = (unsigned)(rnd[bit / 8] << 8 | (bit / 8 + 1 < 16 ? rnd[bit / 8 + 1] : 0));
+        b->cluster_id[i] = alphabet[(v >> (10 - bit % 8)) & 63];
+    }
+    b->cluster_id[22] = '\0';
+    char tmp[4200];
+    (void)snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (f == NULL) {
+        br_error("cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "#samsa-broker identity\nversion=0\nbroker.id=%" PRId32 "\ncluster.id=%s\n",
+            b->node_id, b->cluster_id);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        br_error("cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int lock_dir(struct br_broker *b, size_t i)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/.lock", b->cfg.log_dirs[i]);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        br_error("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        br_error("log dir %s is in use by another broker (%s is locked)", b->cfg.log_dirs[i],
+                 path);
+        close(fd);
+        return -1;
+    }
+    b->dir_locks[i] = fd;
+    return 0;
+}
+
+int br_broker_start(struct br_broker *b)
+{
+    for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
+        b->dir_locks[i] = -1;
+    }
+    if (b->cfg.n_log_dirs == 0 || b->cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
+        br_error("log.dirs must name 1 to %d directories", BR_CONFIG_MAX_LOG_DIRS);
+        return -1;
+    }
+    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0;
+    br_supported_apis_init(b);
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        if (br_mkdirs(b->cfg.log_dirs[i]) != 0) {
+            br_error("cannot create log dir %s: %s", b->cfg.log_dirs[i], strerror(errno));
+            return -1;
+        }
+        if (lock_dir(b, i) != 0) {
+            return -1;
+        }
+    }
+    if (load_identity(b) != 0) {
+        return -1;
+    }
+    /* recovery points, and whether the last stop was clean */
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        char path[4096];
+        (void)snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", b->cfg.log_dirs[i]);
+        bool clean = access(path, F_OK) == 0;
+        (void)unlink(path);
+        br_info("log dir %s: last stop was %s", b->cfg.log_dirs[i],
+                clean ? "clean" : "unclean or first start: recovering");
+        (void)snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint",
+                       b->cfg.log_dirs[i]);
+        struct br_checkpoint_entry *e = NULL;
+        size_t n = 0;
+        struct br_checkpoint_error cerr;
+        if (access(path, F_OK) == 0) {
+            if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, &e, &n, &cerr) != 0) {
+                char msg[512];
+                br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
+                br_warn("ignoring a checkpoint: %s (every segment will be recovered)", msg);
+            } else {
+                struct br_checkpoint_entry *all =
+                    kp_realloc(b->recovery, (b->nrecovery + n + 1) * sizeof *all);
+                if (all != NULL) {
+                    memcpy(all + b->nrecovery, e, n * sizeof *e);
+                    b->recovery = all;
+                    b->nrecovery += n;
+                }
+            }
+            br_checkpoint_free(e);
+        }
+    }
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/samsa-metadata", b->cfg.log_dirs[0]);
+    char err[512];
+    if (br_meta_file_open(path, &b->meta, err, sizeof err) != 0) {
+        br_error("metadata store %s: %s", path, err);
+        return -1;
+    }
+    struct br_topic_meta *topics = NULL;
+    size_t ntopics = 0;
+    if (br_meta_load(&b->meta, &topics, &ntopics, err, sizeof err) != 0) {
+        br_error("metadata store %s: %s", path, err);
+        return -1;
+    }
+    for (size_t i = 0; i < ntopics; i++) {
+        if (topic_load(b, &topics[i]) != 0) {
+            br_error("cannot load topic %s", topics[i].name);
+            br_topic_metas_free(topics, ntopics);
+            return -1;
+        }
+    }
+    br_topic_metas_free(topics, ntopics);
+    br_info("loaded %zu topic(s)", b->ntopics);
+    /* producer ids: seconds since the epoch in the high bits keep them unique
+     * across restarts without persisting a counter */
+    b->next_producer_id = (br_now_wall_ms() / 1000) << 20;
+
+    if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < b->cfg.n_listeners; i++) {
+        if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
+            return -1;
+        }
+    }
+    /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
+     * not an address a client can use: fall back to 127.0.0.1 there) */
+    const struct br_listener *adv = &b->cfg.advertised_listeners[0];
+    (void)snprintf(b->advertised_host, sizeof b->advertised_host, "%s",
+                   adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
+                                                                             : "127.0.0.1");
+    b->advertised_port = adv->port != 0 ? adv->port : br_net_bound_port(b->net, 0);
+    br_timer_init(&b->housekeeping, BR_TIMER_HOUSEKEEPING, b);
+    b->last_checkpoint_ms = br_now_mono_ms();
+    br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
+    br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
+            b->cluster_id, b->advertised_host, b->advertised_port);
+    return 0;
+}
+
+int br_broker_run(struct br_broker *b)
+{
+    int rc = br_net_run(b->net);
+    b->stopping = true;
+    br_net_drain(b->net, 5000);
+    return rc;
+}
+
+void br_broker_stop(struct br_broker *b)
+{
+    bool started = b->net != NULL;
+    bool flushed = true;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        struct br_topic *t = b->topics[i];
+        for (int32_t p = 0; p < t->npartitions; p++) {
+            if (t->partitions[p].log != NULL && br_log_flush(t->partitions[p].log) != 0) {
+                br_error("flushing %s-%" PRId32 " failed", t->name, p);
+                flushed = false;
+            }
+        }
+    }
+    if (started) {
+        write_checkpoints(b);
+    }
+    for (size_t i = 0; i < b->ntopics; i++) {
+        topic_free(b, b->topics[i]);
+    }
+    kp_free(b->topics);
+    b->topics = NULL;
+    b->ntopics = 0;
+    br_meta_close(&b->meta);
+    br_net_free(b->net);
+    b->net = NULL;
+    if (flushed && started) {
+        for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+            char path[4096];
+            (void)snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", b->cfg.log_dirs[i]);
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd >= 0) {
+                close(fd);
+            }
+        }
+    }
+    b->net = NULL;
+    for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
+        if (b->dir_locks[i] >= 0) {
+            close(b->dir_locks[i]);
+            b->dir_locks[i] = -1;
+        }
+    }
+    kp_free(b->recovery);
+    b->recovery = NULL;
 }

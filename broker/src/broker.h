@@ -18,6 +18,7 @@
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
 
+#include "checkpoint.h"
 #include "config.h"
 #include "log.h"
 #include "metadata.h"
@@ -27,11 +28,21 @@
 
 struct br_parked;
 
+/* A key/value pair as received (CreateTopics configs). */
+struct br_kv {
+    struct kp_str key;
+    struct kp_str value;
+};
+
 #define BR_MAX_APIS 64
+#define BR_MAX_PARTITIONS 100000
+#define BR_MAX_TOPIC_CONFIGS 64
+#define BR_MAX_CHECKPOINT_ENTRIES 1000000
 
 struct br_partition {
     struct br_topic *topic;
     int32_t index;
+    size_t dir_index; /* which of log.dirs holds it */
     struct br_log *log;
     int32_t leader_epoch;
     int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one) */
@@ -43,13 +54,12 @@ struct br_partition {
 };
 
 struct br_topic {
-    char name[256];
+    char name[BR_TOPIC_NAME_MAX + 1];
     bool internal;
     int32_t npartitions;
     int16_t replication_factor;
     struct br_partition *partitions;
     struct br_topic_config config;
-    struct br_topic_meta meta; /* as persisted in the metadata store */
 };
 
 struct br_broker {
@@ -67,6 +77,13 @@ struct br_broker {
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
     struct br_parked *parked; /* all parked requests, a list */
+    bool stopping;
+    /* per log dir: partitions placed there; lock file descriptors */
+    size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
+    int dir_locks[BR_CONFIG_MAX_LOG_DIRS];
+    /* recovery points read at start-up */
+    struct br_checkpoint_entry *recovery;
+    size_t nrecovery;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
@@ -84,6 +101,7 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
 void br_broker_timer(struct br_broker *b, struct br_timer *t);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
 void br_broker_complete_all_parked(struct br_broker *b);
+bool br_broker_stopping(const struct br_broker *b);
 
 struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
 /* Create a topic (persisted, logs created). err/errlen explain a failure;

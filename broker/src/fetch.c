@@ -156,9 +156,7 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                     break;
                 }
                 if (sl.len <= 0 || sl.next_offset <= offset) {
-                    if (sl.file != NULL) {
-                        br_fileref_unref(sl.file);
-                    }
+                    br_log_slice_release(&sl);
                     break;
                 }
                 if (ps == NULL) {

@@ -213,7 +213,7 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     }
     uint8_t *batch = br_req_mutable(r, pd->Records.ptr);
     int64_t now = br_now_wall_ms();
-    if (tc->message_timestamp_type == BR_TS_LOG_APPEND_TIME) {
+    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
         err = kp_batch_set_log_append_time(batch, size, now);
         if (err != 0) {
             out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
@@ -509,5 +509,158 @@ int br_h_init_producer_id(struct br_req *r)
     resp.ErrorCode = KP_ERR_NONE;
     resp.ProducerId = r->b->next_producer_id++;
     resp.ProducerEpoch = 0;
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- DescribeConfigs */
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+
+static bool key_wanted(const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
+                       const char *name)
+{
+    if (res->ConfigurationKeys.count < 0) {
+        return true; /* null: every key */
+    }
+    for (int32_t i = 0; i < res->ConfigurationKeys.count; i++) {
+        if (kp_str_eq_c(res->ConfigurationKeys.items[i], name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct kp_str arena_str(struct br_req *r, const char *s)
+{
+    if (s == NULL) {
+        return KP_STR_NULL;
+    }
+    size_t n = strlen(s);
+    char *c = kp_arena_alloc(r->arena, n + 1);
+    if (c == NULL) {
+        return KP_STR_NULL;
+    }
+    memcpy(c, s, n + 1);
+    struct kp_str out = {c, (int32_t)n};
+    return out;
+}
+
+static int describe_one(struct br_req *r,
+                        const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
+                        bool synonyms,
+                        struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+{
+    struct br_broker *b = r->b;
+    out->ResourceType = res->ResourceType;
+    out->ResourceName = res->ResourceName;
+    out->ErrorMessage = KP_STR_NULL;
+    size_t cap = res->ResourceType == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT
+                                                     : (size_t)BR_CFG__COUNT;
+    out->Configs.items = arena_array(r, cap, sizeof *out->Configs.items);
+    if (out->Configs.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    out->Configs.count = 0;
+    if (res->ResourceType == RESOURCE_TOPIC) {
+        struct br_topic *t = br_broker_find_topic(b, res->ResourceName);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            return 0;
+        }
+        for (int k = 0; k < BR_TCFG__COUNT; k++) {
+            struct br_topic_config_entry e;
+            br_topic_config_entry(&t->config, &b->cfg, (enum br_topic_config_key)k, &e);
+            if (!key_wanted(res, e.name)) {
+                continue;
+            }
+            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
+                &out->Configs.items[out->Configs.count++];
+            c->Name = kp_str_c(e.name);
+            c->Value = arena_str(r, e.value);
+            c->ReadOnly = e.read_only;
+            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
+            c->ConfigSource = e.source;
+            c->IsSensitive = e.sensitive;
+            c->Synonyms.count = 0;
+            if (synonyms) {
+                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
+                    arena_array(r, 1, sizeof *syn);
+                if (syn == NULL) {
+                    return KP_E_NOMEM;
+                }
+                syn->Name = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
+                                ? c->Name
+                                : kp_str_c(e.broker_synonyms[0]);
+                syn->Value = c->Value;
+                syn->Source = e.source;
+                c->Synonyms.items = syn;
+                c->Synonyms.count = 1;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    if (res->ResourceType == RESOURCE_BROKER) {
+        char self[16];
+        (void)snprintf(self, sizeof self, "%" PRId32, b->node_id);
+        if (res->ResourceName.len > 0 && !kp_str_eq_c(res->ResourceName, self)) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+            out->ErrorMessage = arena_str(r, "unexpected broker id: this is broker");
+            return 0;
+        }
+        for (int k = 0; k < BR_CFG__COUNT; k++) {
+            struct br_config_entry e;
+            br_config_entry(&b->cfg, (enum br_config_key)k, &e);
+            if (e.name == NULL || !key_wanted(res, e.name)) {
+                continue;
+            }
+            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
+                &out->Configs.items[out->Configs.count++];
+            c->Name = kp_str_c(e.name);
+            c->Value = arena_str(r, e.value);
+            c->ReadOnly = e.read_only;
+            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
+            c->ConfigSource = e.source;
+            c->IsSensitive = e.sensitive;
+            c->Synonyms.count = 0;
+            if (synonyms) {
+                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
+                    arena_array(r, 1, sizeof *syn);
+                if (syn == NULL) {
+                    return KP_E_NOMEM;
+                }
+                syn->Name = c->Name;
+                syn->Value = c->Value;
+                syn->Source = e.source;
+                c->Synonyms.items = syn;
+                c->Synonyms.count = 1;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    out->ErrorCode = KP_ERR_INVALID_REQUEST;
+    out->ErrorMessage = arena_str(r, "unsupported resource type");
+    return 0;
+}
+
+int br_h_describe_configs(struct br_req *r)
+{
+    const struct kp_DescribeConfigsRequest *q = r->body;
+    struct kp_DescribeConfigsResponse resp;
+    kp_DescribeConfigsResponse_init(&resp);
+    resp.Results.items = arena_array(r, (size_t)q->Resources.count, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Results.count = q->Resources.count;
+    for (int32_t i = 0; i < q->Resources.count; i++) {
+        int err = describe_one(r, &q->Resources.items[i], r->version >= 1 && q->IncludeSynonyms,
+                               &resp.Results.items[i]);
+        if (err != 0) {
+            return err;
+        }
+    }
     return br_respond(r, &resp);
 }

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -201,15 +202,6 @@ void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
 }
 
 /* ---------------------------------------------------------------- setup */
-
-static int set_nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL, 0);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-        return -1;
-    }
-    return 0;
-}
 
 int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_bytes,
                   struct br_net **out)

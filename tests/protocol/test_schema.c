@@ -391,7 +391,72 @@ static void test_error_names_and_texts(void)
     CU_ASSERT_EQUAL(kp_err_to_wire(KP_E_CRC), -1);
 }
 
+struct splices {
+    size_t at[4];
+    int32_t len[4];
+    size_t n;
+};
+
+static void record_splice(void *ctx, size_t at, int32_t len)
+{
+    struct splices *sp = ctx;
+    if (sp->n < 4) {
+        sp->at[sp->n] = at;
+        sp->len[sp->n] = len;
+        sp->n++;
+    }
+}
+
+static void test_spliced_records_leave_room_for_file_bytes(void)
+{
+    /* a Fetch response whose records are "spliced": the encoder writes the
+     * length, reports the position, and the bytes go out from elsewhere */
+    static const uint8_t records[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    struct kp_FetchResponse_PartitionData part;
+    struct kp_FetchResponse_FetchableTopicResponse topic;
+    struct kp_FetchResponse resp;
+    kp_FetchResponse_init(&resp);
+    kp_msg_init(&(struct kp_msg_desc){.body = kp_FetchResponse_desc.body->fields[3].sub}, &topic);
+    memset(&part, 0, sizeof part);
+    part.HighWatermark = 10;
+    part.PreferredReadReplica = -1;
+    part.Records.ptr = records;
+    part.Records.len = 10;
+    topic.Topic = kp_str_c("t");
+    topic.Partitions.items = &part;
+    topic.Partitions.count = 1;
+    resp.Responses.items = &topic;
+    resp.Responses.count = 1;
+
+    struct kp_writer whole;
+    kp_wr_init(&whole, 4096);
+    CU_ASSERT_EQUAL_FATAL(kp_FetchResponse_encode(&whole, 11, &resp), 0);
+
+    part.Records.ptr = NULL; /* now spliced */
+    struct splices sp = {{0}, {0}, 0};
+    struct kp_splice_hook hook = {record_splice, &sp};
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    CU_ASSERT_EQUAL_FATAL(kp_msg_encode_spliced(&kp_FetchResponse_desc, 11, &w, &resp, &hook), 0);
+    CU_ASSERT_EQUAL_FATAL(sp.n, 1);
+    CU_ASSERT_EQUAL(sp.len[0], 10);
+    /* the pieces around the splice plus the file bytes give the whole */
+    CU_ASSERT_EQUAL_FATAL(w.len + 10, whole.len);
+    CU_ASSERT_EQUAL(memcmp(w.buf, whole.buf, sp.at[0]), 0);
+    CU_ASSERT_EQUAL(memcmp(whole.buf + sp.at[0], records, 10), 0);
+    CU_ASSERT_EQUAL(memcmp(w.buf + sp.at[0], whole.buf + sp.at[0] + 10, w.len - sp.at[0]), 0);
+    /* without a hook a spliced field cannot be encoded */
+    struct kp_writer w2;
+    kp_wr_init(&w2, 4096);
+    CU_ASSERT_EQUAL(kp_FetchResponse_encode(&w2, 11, &resp), KP_E_INVALID_ARG);
+    kp_wr_free(&w2);
+    kp_wr_free(&w);
+    kp_wr_free(&whole);
+}
+
 static CU_TestInfo tests[] = {
+    {"spliced_records_leave_room_for_file_bytes",
+     test_spliced_records_leave_room_for_file_bytes},
     {"api_table_is_sorted_and_consistent", test_api_table_is_sorted_and_consistent},
     {"every_api_and_version_round_trips", test_every_api_and_version_round_trips},
     {"decode_rejects_unsupported_version", test_decode_rejects_unsupported_version},

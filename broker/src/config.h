@@ -1,0 +1,395 @@
+/*
+ * samsa-broker: the broker's configuration, read from a Kafka-style
+ * server.properties.
+ *
+ *   samsa-broker server.properties --override log.dirs=/data --override broker.id=2
+ *
+ * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus two of
+ * Samsa's own: admin.listeners and log.level. The file is read
+ * as java.util.Properties reads it: `key=value`, `key: value` or `key value`;
+ * `#` and `!` start comment lines; leading whitespace is skipped; a line
+ * ending in an odd number of backslashes continues on the next one; the
+ * escapes \t \n \r \f \\ \uXXXX (and \x for any other x) are understood.
+ * Values are then trimmed as Kafka's ConfigDef trims them. Unlike Java, bytes
+ * are taken as they are (UTF-8 passes through; Java would read Latin-1).
+ *
+ * The input is hostile: the file is at most BR_CONFIG_MAX_FILE_BYTES, a
+ * logical line (continuations joined) at most BR_CONFIG_MAX_LINE_BYTES, NUL
+ * bytes are refused, numbers are parsed strictly (decimal only, the whole
+ * value, the key's range). An unknown key or a bad value stops start-up with
+ * one message that names the key and where it was set ("server.properties:12:
+ * log.segment.bytes: 'abc' is not an integer"). A key given twice keeps its
+ * later value, with a warning. A fixed list of Kafka keys that Samsa has no
+ * use for (thread counts, socket buffers, transaction-log settings, quotas,
+ * metrics: see br_config_key_ignored() and config.c) is accepted, each with an
+ * INFO line saying it has no effect in Samsa.
+ *
+ * Overrides (`--override key=value`) are applied after the file, in order; a
+ * later one wins. Their values are taken literally (no escapes) and trimmed.
+ *
+ * Samsa's decisions where Kafka leaves room:
+ *   broker.id            -1 (Kafka's default) means "not configured": with
+ *                        ZooKeeper the broker generates one above
+ *                        reserved.broker.max.id, standalone it uses 0.
+ *   listeners            PLAINTEXT://:9092 when unset. Every listener's
+ *                        security protocol (through
+ *                        listener.security.protocol.map) must be PLAINTEXT:
+ *                        Samsa speaks no TLS and no SASL. An empty host means
+ *                        all interfaces; IPv6 hosts go in brackets.
+ *   advertised.listeners unset: the listeners (an empty host or port 0 is
+ *                        then the broker's to fill in: its host name, the
+ *                        bound port).
+ *   zookeeper.connect    unset or empty: standalone, metadata in
+ *                        <first log dir>/samsa-metadata. So
+ *                        `--override zookeeper.connect=` runs a Kafka
+ *                        configuration standalone.
+ *   admin.listeners      Samsa's own: where the admin HTTP/WebSocket API
+ *                        listens, a comma list of http://host:port; default
+ *                        http://127.0.0.1:8081; empty turns the API off.
+ *   log.level            Samsa's own: debug, info (default), warn, error.
+ *   default.replication.factor, offsets.topic.replication.factor
+ *                        1..32767 (the wire's int16). Kafka's default of 3
+ *                        for the offsets topic is kept; the broker caps it by
+ *                        the number of live brokers when it creates the topic.
+ *   log.cleaner.min.cleanable.ratio
+ *                        must lie in [0, 1], as its topic counterpart must.
+ *   group.min.session.timeout.ms must not exceed group.max.session.timeout.ms.
+ *
+ * Effective values: fields documented "effective" hold what Kafka computes
+ * from several keys (log.retention.ms over minutes over hours, -1 forever;
+ * log.roll.ms over log.roll.hours; log.flush.interval.ms unset = the
+ * scheduler interval, Long.MAX_VALUE = never; ...). br_config_is_set() tells
+ * whether the operator set a key.
+ *
+ * DescribeConfigs: br_config_entry() describes key k of BR_CFG__COUNT: its
+ * name, its value as text (as the operator wrote it, trimmed, or the
+ * default's text; NULL for null), its source (STATIC_BROKER_CONFIG when set
+ * in the file or an override, DEFAULT_CONFIG otherwise), read-only (always:
+ * Samsa has no dynamic broker configs) and sensitive (no key is, today).
+ *
+ * @locality loaded once by the main thread before other threads start; the
+ * result is immutable afterwards and may be read from any thread.
+ */
+#ifndef SAMSA_BROKER_CONFIG_H
+#define SAMSA_BROKER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+
+/* Input ceilings. */
+#define BR_CONFIG_MAX_FILE_BYTES ((size_t)1024 * 1024)
+#define BR_CONFIG_MAX_LINE_BYTES ((size_t)64 * 1024)
+/* Entries of one listener list, directories of log.dirs. */
+#define BR_CONFIG_MAX_LISTENERS 16
+#define BR_CONFIG_MAX_LOG_DIRS 64
+/* Bytes of one log directory path, of a listener name, of a host. */
+#define BR_CONFIG_MAX_PATH 4095
+#define BR_LISTENER_NAME_MAX 32
+#define BR_HOST_MAX 255
+/* Bytes of a message format version such as "2.0-IV1", of zookeeper.connect. */
+#define BR_FORMAT_VERSION_MAX 15
+#define BR_ZK_CONNECT_MAX 4096
+
+/* DescribeConfigs' ConfigSource, Kafka's numbers. */
+enum br_config_source {
+    BR_CONFIG_SOURCE_UNKNOWN = 0,
+    BR_CONFIG_SOURCE_DYNAMIC_TOPIC = 1,
+    BR_CONFIG_SOURCE_DYNAMIC_BROKER = 2,
+    BR_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER = 3,
+    BR_CONFIG_SOURCE_STATIC_BROKER = 4,
+    BR_CONFIG_SOURCE_DEFAULT = 5,
+};
+
+/* cleanup.policy as flags: "delete", "compact", both, or neither (empty). */
+enum br_cleanup_policy {
+    BR_CLEANUP_DELETE = 1u << 0,
+    BR_CLEANUP_COMPACT = 1u << 1,
+};
+
+/* message.timestamp.type; the numbers are the batch Attributes bit. */
+enum br_timestamp_type {
+    BR_TIMESTAMP_CREATE_TIME = 0,
+    BR_TIMESTAMP_LOG_APPEND_TIME = 1,
+};
+
+/* compression.type; codecs carry Kafka's numbers (enum kp_codec). */
+enum br_compression {
+    BR_COMPRESSION_PRODUCER = -1, /* keep the producer's codec */
+    BR_COMPRESSION_UNCOMPRESSED = 0,
+    BR_COMPRESSION_GZIP = 1,
+    BR_COMPRESSION_SNAPPY = 2,
+    BR_COMPRESSION_LZ4 = 3,
+    BR_COMPRESSION_ZSTD = 4,
+};
+
+/* Every key Samsa understands, in the order DescribeConfigs lists them. */
+enum br_config_key {
+    /* server */
+    BR_CFG_BROKER_ID,
+    BR_CFG_BROKER_ID_GENERATION_ENABLE,
+    BR_CFG_RESERVED_BROKER_MAX_ID,
+    BR_CFG_LISTENERS,
+    BR_CFG_ADVERTISED_LISTENERS,
+    BR_CFG_LISTENER_SECURITY_PROTOCOL_MAP,
+    BR_CFG_INTER_BROKER_LISTENER_NAME,
+    BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
+    BR_CFG_ADMIN_LISTENERS,
+    BR_CFG_LOG_LEVEL,
+    BR_CFG_SOCKET_REQUEST_MAX_BYTES,
+    BR_CFG_MAX_CONNECTIONS,
+    BR_CFG_CONNECTIONS_MAX_IDLE_MS,
+    BR_CFG_MESSAGE_MAX_BYTES,
+    BR_CFG_AUTO_CREATE_TOPICS_ENABLE,
+    BR_CFG_NUM_PARTITIONS,
+    BR_CFG_DEFAULT_REPLICATION_FACTOR,
+    BR_CFG_DELETE_TOPIC_ENABLE,
+    BR_CFG_COMPRESSION_TYPE,
+    BR_CFG_CONTROLLED_SHUTDOWN_ENABLE,
+    BR_CFG_CONTROLLED_SHUTDOWN_MAX_RETRIES,
+    BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS,
+    /* log */
+    BR_CFG_LOG_DIR,
+    BR_CFG_LOG_DIRS,
+    BR_CFG_LOG_SEGMENT_BYTES,
+    BR_CFG_LOG_ROLL_MS,
+    BR_CFG_LOG_ROLL_HOURS,
+    BR_CFG_LOG_ROLL_JITTER_MS,
+    BR_CFG_LOG_ROLL_JITTER_HOURS,
+    BR_CFG_LOG_INDEX_INTERVAL_BYTES,
+    BR_CFG_LOG_INDEX_SIZE_MAX_BYTES,
+    BR_CFG_LOG_FLUSH_INTERVAL_MESSAGES,
+    BR_CFG_LOG_FLUSH_INTERVAL_MS,
+    BR_CFG_LOG_FLUSH_SCHEDULER_INTERVAL_MS,
+    BR_CFG_LOG_FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS,
+    BR_CFG_LOG_FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS,
+    BR_CFG_LOG_RETENTION_HOURS,
+    BR_CFG_LOG_RETENTION_MINUTES,
+    BR_CFG_LOG_RETENTION_MS,
+    BR_CFG_LOG_RETENTION_BYTES,
+    BR_CFG_LOG_RETENTION_CHECK_INTERVAL_MS,
+    BR_CFG_LOG_SEGMENT_DELETE_DELAY_MS,
+    BR_CFG_LOG_CLEANUP_POLICY,
+    BR_CFG_LOG_CLEANER_ENABLE,
+    BR_CFG_LOG_CLEANER_THREADS,
+    BR_CFG_LOG_CLEANER_BACKOFF_MS,
+    BR_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO,
+    BR_CFG_LOG_CLEANER_DELETE_RETENTION_MS,
+    BR_CFG_LOG_CLEANER_MIN_COMPACTION_LAG_MS,
+    BR_CFG_LOG_MESSAGE_TIMESTAMP_TYPE,
+    BR_CFG_LOG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS,
+    BR_CFG_LOG_MESSAGE_FORMAT_VERSION,
+    BR_CFG_LOG_MESSAGE_DOWNCONVERSION_ENABLE,
+    BR_CFG_LOG_PREALLOCATE,
+    /* replication */
+    BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE,
+    BR_CFG_MIN_INSYNC_REPLICAS,
+    BR_CFG_REPLICA_LAG_TIME_MAX_MS,
+    BR_CFG_REPLICA_FETCH_MAX_BYTES,
+    BR_CFG_REPLICA_FETCH_MIN_BYTES,
+    BR_CFG_REPLICA_FETCH_WAIT_MAX_MS,
+    BR_CFG_REPLICA_FETCH_BACKOFF_MS,
+    BR_CFG_REPLICA_FETCH_RESPONSE_MAX_BYTES,
+    BR_CFG_REPLICA_SOCKET_TIMEOUT_MS,
+    BR_CFG_REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS,
+    BR_CFG_NUM_REPLICA_FETCHERS,
+    /* groups and offsets */
+    BR_CFG_OFFSETS_TOPIC_NUM_PARTITIONS,
+    BR_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR,
+    BR_CFG_OFFSETS_RETENTION_MINUTES,
+    BR_CFG_OFFSETS_RETENTION_CHECK_INTERVAL_MS,
+    BR_CFG_OFFSET_METADATA_MAX_BYTES,
+    BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
+    BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,
+    BR_CFG_GROUP_MAX_SESSION_TIMEOUT_MS,
+    /* ZooKeeper */
+    BR_CFG_ZOOKEEPER_CONNECT,
+    BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
+    BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS,
+    BR_CFG__COUNT
+};
+
+/* One endpoint of listeners, advertised.listeners or admin.listeners. */
+struct br_listener {
+    char name[BR_LISTENER_NAME_MAX + 1]; /* upper case: "PLAINTEXT", "HTTP" */
+    char host[BR_HOST_MAX + 1];          /* "" = all interfaces; no brackets */
+    uint16_t port;                       /* 0 = any free port */
+};
+
+/*
+ * The typed configuration. Owns its strings: release with br_config_free().
+ * Field comments give the key; "effective" marks a value computed from
+ * several keys.
+ */
+struct br_config {
+    /* server */
+    int32_t broker_id;                   /* broker.id; -1 = not configured */
+    bool broker_id_generation_enable;    /* broker.id.generation.enable */
+    int32_t reserved_broker_max_id;      /* reserved.broker.max.id */
+    struct br_listener listeners[BR_CONFIG_MAX_LISTENERS]; /* listeners */
+    size_t n_listeners;                                    /* >= 1 */
+    struct br_listener advertised_listeners[BR_CONFIG_MAX_LISTENERS]; /* effective */
+    size_t n_advertised_listeners;                                    /* >= 1 */
+    char inter_broker_listener_name[BR_LISTENER_NAME_MAX + 1];       /* effective */
+    struct br_listener admin_listeners[BR_CONFIG_MAX_LISTENERS];     /* admin.listeners */
+    size_t n_admin_listeners;            /* 0 = admin API off */
+    int log_level;                       /* log.level: an enum br_level */
+    int32_t socket_request_max_bytes;    /* socket.request.max.bytes */
+    int32_t max_connections;             /* max.connections */
+    int64_t connections_max_idle_ms;     /* connections.max.idle.ms */
+    int32_t message_max_bytes;           /* message.max.bytes */
+    bool auto_create_topics_enable;      /* auto.create.topics.enable */
+    int32_t num_partitions;              /* num.partitions */
+    int16_t default_replication_factor;  /* default.replication.factor */
+    bool delete_topic_enable;            /* delete.topic.enable */
+    int compression_type;                /* compression.type: enum br_compression */
+    bool controlled_shutdown_enable;     /* controlled.shutdown.enable */
+    int32_t controlled_shutdown_max_retries;     /* controlled.shutdown.max.retries */
+    int64_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms */
+
+    /* log */
+    char **log_dirs;                     /* effective: log.dirs, else log.dir */
+    size_t n_log_dirs;                   /* >= 1 */
+    int32_t log_segment_bytes;           /* log.segment.bytes */
+    int64_t log_roll_ms;                 /* effective: log.roll.ms, log.roll.hours */
+    int64_t log_roll_jitter_ms;          /* effective: log.roll.jitter.ms/.hours */
+    int32_t log_index_interval_bytes;    /* log.index.interval.bytes */
+    int32_t log_index_size_max_bytes;    /* log.index.size.max.bytes */
+    int64_t log_flush_interval_messages; /* log.flush.interval.messages */
+    int64_t log_flush_interval_ms;       /* effective: unset = the scheduler's */
+    int64_t log_flush_scheduler_interval_ms;         /* INT64_MAX = never */
+    int32_t log_flush_offset_checkpoint_interval_ms; /* ...offset.checkpoint... */
+    int32_t log_flush_start_offset_checkpoint_interval_ms;
+    int64_t log_retention_ms;            /* effective; -1 = forever */
+    int64_t log_retention_bytes;         /* log.retention.bytes; -1 = no limit */
+    int64_t log_retention_check_interval_ms;
+    int64_t log_segment_delete_delay_ms;
+    unsigned log_cleanup_policy;         /* enum br_cleanup_policy flags */
+    bool log_cleaner_enable;
+    int32_t log_cleaner_threads;
+    int64_t log_cleaner_backoff_ms;
+    double log_cleaner_min_cleanable_ratio;
+    int64_t log_cleaner_delete_retention_ms;
+    int64_t log_cleaner_min_compaction_lag_ms;
+    int log_message_timestamp_type;      /* enum br_timestamp_type */
+    int64_t log_message_timestamp_difference_max_ms;
+    char log_message_format_version[BR_FORMAT_VERSION_MAX + 1];
+    bool log_message_downconversion_enable;
+    bool log_preallocate;
+
+    /* replication */
+    bool unclean_leader_election_enable;
+    int32_t min_insync_replicas;
+    int64_t replica_lag_time_max_ms;
+    int32_t replica_fetch_max_bytes;
+    int32_t replica_fetch_min_bytes;
+    int32_t replica_fetch_wait_max_ms;
+    int32_t replica_fetch_backoff_ms;
+    int32_t replica_fetch_response_max_bytes;
+    int32_t replica_socket_timeout_ms;
+    int64_t replica_high_watermark_checkpoint_interval_ms;
+    int32_t num_replica_fetchers;
+
+    /* groups and offsets */
+    int32_t offsets_topic_num_partitions;
+    int16_t offsets_topic_replication_factor;
+    int32_t offsets_retention_minutes;
+    int64_t offsets_retention_check_interval_ms;
+    int32_t offset_metadata_max_bytes;
+    int32_t group_initial_rebalance_delay_ms;
+    int32_t group_min_session_timeout_ms;
+    int32_t group_max_session_timeout_ms;
+
+    /* ZooKeeper */
+    char *zookeeper_connect;             /* NULL = standalone */
+    int32_t zookeeper_session_timeout_ms;
+    int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
+
+    /* What the operator wrote, for DescribeConfigs: the trimmed value of
+     * every key set in the file or an override, NULL for the others. */
+    char *raw[BR_CFG__COUNT];
+};
+
+/*
+ * Reads the file at `path`, applies `overrides` ("key=value", n_overrides
+ * of them; may be NULL when 0) and fills *out, which the caller releases
+ * with br_config_free() whatever the result (it is left empty on failure).
+ * Returns 0; KP_ERR_INVALID_CONFIG for a bad file, key or value (err says
+ * which, where, and why); KP_ERR_KAFKA_STORAGE_ERROR when the file cannot
+ * be read; KP_E_NOMEM.
+ */
+KP_MUST_CHECK int br_config_load(const char *path, const char *const *overrides,
+                                 size_t n_overrides, struct br_config *out, char *err,
+                                 size_t errlen);
+
+/*
+ * br_config_load on bytes in memory: buf[0..len) is the file's content (not
+ * NUL-terminated; NULL is fine when len is 0), `name` what messages call it.
+ */
+KP_MUST_CHECK int br_config_parse_buffer(const char *buf, size_t len, const char *name,
+                                         const char *const *overrides, size_t n_overrides,
+                                         struct br_config *out, char *err, size_t errlen);
+
+/* Kafka's defaults: an empty file and no overrides. */
+KP_MUST_CHECK int br_config_defaults(struct br_config *out, char *err, size_t errlen);
+
+/* Frees what *c owns and empties it; safe on an empty or failed config. */
+void br_config_free(struct br_config *c);
+
+/* True when the operator set key k (in the file or an override). */
+bool br_config_is_set(const struct br_config *c, enum br_config_key k);
+
+/* The key's name ("log.retention.ms"), or NULL when k is out of range. */
+const char *br_config_key_name(enum br_config_key k);
+
+/* The key named `name`, or -1 when Samsa does not know it. */
+int br_config_find(const char *name);
+
+/* True for the Kafka keys Samsa accepts without using them. */
+bool br_config_key_ignored(const char *name);
+
+/* One row of DescribeConfigs. Pointers live as long as the config. */
+struct br_config_entry {
+    const char *name;
+    const char *value;     /* NULL: null (unset key without a default) */
+    int8_t source;         /* BR_CONFIG_SOURCE_STATIC_BROKER or _DEFAULT */
+    bool read_only;
+    bool sensitive;        /* when true, value is NULL */
+};
+
+/* Describes key k (0 <= k < BR_CFG__COUNT) of c into *out. */
+void br_config_entry(const struct br_config *c, enum br_config_key k,
+                     struct br_config_entry *out);
+
+/*
+ * Value parsers with Kafka's rules (ConfigDef.parseType and the key's
+ * validator), shared with topic_config.c. Each takes a trimmed,
+ * NUL-terminated value and returns 0, or -1 with the reason in msg
+ * ("'12x' is not an integer"). On failure *out is untouched.
+ */
+/* Decimal, optional sign, the whole string, within [min, max]. */
+int br_config_parse_long(const char *s, int64_t min, int64_t max, int64_t *out, char *msg,
+                         size_t msglen);
+/* "true" or "false", any case. */
+int br_config_parse_bool(const char *s, bool *out, char *msg, size_t msglen);
+/* A decimal number in [0, 1]. */
+int br_config_parse_ratio(const char *s, double *out, char *msg, size_t msglen);
+/* A comma list of "delete" and "compact" (may be empty) -> flags. */
+int br_config_parse_cleanup_policy(const char *s, unsigned *out, char *msg, size_t msglen);
+/* producer, uncompressed, gzip, snappy, lz4, zstd -> enum br_compression. */
+int br_config_parse_compression(const char *s, int *out, char *msg, size_t msglen);
+/* CreateTime, LogAppendTime -> enum br_timestamp_type. */
+int br_config_parse_timestamp_type(const char *s, int *out, char *msg, size_t msglen);
+/* A Kafka ApiVersion such as "0.10.2", "1.1-IV0", "2.0-IV1", "2.0". */
+int br_config_parse_format_version(const char *s, char out[BR_FORMAT_VERSION_MAX + 1],
+                                   char *msg, size_t msglen);
+
+/* Names of the values above, for rendering: "compact,delete" (into buf),
+ * "gzip", "LogAppendTime". */
+const char *br_cleanup_policy_str(unsigned flags, char *buf, size_t buflen);
+const char *br_compression_str(int compression);
+const char *br_timestamp_type_str(int type);
+
+#endif

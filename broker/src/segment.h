@@ -1,0 +1,201 @@
+/*
+ * samsa-broker: one log segment, the files
+ *
+ *     <20-digit base offset>.log        batches, stored verbatim
+ *     <20-digit base offset>.index      8-byte entries: int32 relative offset
+ *                                       (of a batch's last record), int32
+ *                                       position of that batch (big-endian)
+ *     <20-digit base offset>.timeindex  12-byte entries: int64 timestamp (the
+ *                                       largest MaxTimestamp so far), int32
+ *                                       relative offset of the batch that has it
+ *
+ * with both indexes kept in memory as sorted arrays and appended to their
+ * files with pwrite(2). An index entry is added for a batch once more than
+ * index.interval.bytes were appended since the previous entry (Kafka's rule),
+ * so lookups land at most about one interval before the batch they want.
+ *
+ * Internal to the log module (log.c). Everything read from the files is
+ * untrusted: loading checks each index entry, scanning checks each batch.
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_SEGMENT_H
+#define SAMSA_BROKER_SEGMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+#include <samsa-protocol/record_batch.h>
+
+#include "fileref.h"
+#include "leader_epoch.h"
+
+#define BR_OFFSET_ENTRY_SIZE 8
+#define BR_TIME_ENTRY_SIZE 12
+/* "00000000000000000000.timeindex" plus NUL. */
+#define BR_SEGMENT_NAME_MAX 40
+
+struct br_offset_entry {
+    int32_t rel; /* last offset of the batch - base offset */
+    int32_t pos; /* file position of the batch */
+};
+
+struct br_time_entry {
+    int64_t ts;  /* largest MaxTimestamp up to this batch */
+    int32_t rel; /* last offset of the batch holding it - base offset */
+};
+
+struct br_segment {
+    int64_t base_offset;
+    int64_t size;        /* bytes in the .log file */
+    int64_t next_offset; /* one past the last offset held; -1 until scanned */
+    struct br_fileref *log; /* owned reference on the .log descriptor */
+    int index_fd;
+    int time_fd;
+
+    struct br_offset_entry *oidx; /* owned */
+    size_t oidx_n;
+    size_t oidx_cap;
+    size_t oidx_synced;     /* leading entries known to be in the file */
+    int64_t oidx_file_len;  /* the file's length in bytes */
+    struct br_time_entry *tidx; /* owned */
+    size_t tidx_n;
+    size_t tidx_cap;
+    size_t tidx_synced;
+    int64_t tidx_file_len;
+
+    int64_t bytes_since_index;   /* appended since the last offset-index entry */
+    int64_t max_timestamp;       /* -1: no timestamp seen */
+    int64_t offset_of_max_timestamp;
+    bool max_timestamp_known;    /* false for an unscanned segment without a time index */
+    int64_t first_append_ms;     /* broker clock at the first append, -1 unknown */
+    bool dirty;                  /* written since the last fdatasync */
+    bool io_failed;              /* a write failed and the files may not match memory */
+};
+
+/* "<base>.<suffix>" with the base offset in 20 zero-padded digits. */
+void br_segment_file_name(int64_t base_offset, const char *suffix, char *buf, size_t cap);
+
+/* Splits "<20 digits>.<suffix>"; true with *base_offset and *suffix (a
+ * pointer into name, after the dot) when name has that form. */
+bool br_segment_parse_file_name(const char *name, int64_t *base_offset, const char **suffix);
+
+/* A new empty segment; its files are created (a non-empty .log of that name
+ * is an error). dir is used in messages. *out owned by the caller. */
+KP_MUST_CHECK int br_segment_create(int dir_fd, const char *dir, int64_t base_offset,
+                                    struct br_segment **out);
+
+/*
+ * Opens an existing segment and loads its indexes. limit_offset is the next
+ * segment's base offset (INT64_MAX for the last one): no entry may reach it.
+ * When an index file is missing, torn or inconsistent, its entries are
+ * dropped and `problem` (cap bytes) says why; the caller must then recover
+ * the segment from position 0. problem[0] == '\0' when both loaded.
+ */
+KP_MUST_CHECK int br_segment_open(int dir_fd, const char *dir, int64_t base_offset,
+                                  int64_t limit_offset, struct br_segment **out, char *problem,
+                                  size_t problem_cap);
+
+/* Closes the files (the .log descriptor lives on in other references) and
+ * frees s. NULL is a no-op. */
+void br_segment_free(struct br_segment *s);
+
+/* Removes the segment's three files (missing ones are fine). */
+KP_MUST_CHECK int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset);
+
+struct br_recover_result {
+    bool cut;             /* bytes were removed from the end */
+    int64_t cut_pos;      /* where */
+    int64_t cut_bytes;    /* how many */
+    bool index_rebuilt;   /* an index entry did not match and the scan restarted at 0 */
+    char reason[160];     /* why the cut, when cut */
+};
+
+/*
+ * Validates the segment batch by batch (length, magic 2, CRC32C and record
+ * count via kp_batch_parse_lenient; offsets increasing from base_offset and
+ * below limit_offset; relative offset and position within 32 bits) from the
+ * last index entry whose offset is below recovery_point (INT64_MIN: from
+ * position 0) to the end of the file. Index entries after the starting one
+ * are rebuilt as appends make them; a starting entry that does not match
+ * its batch restarts the scan at 0. At the first bad byte the file is
+ * truncated and the cut logged with br_warn. Batches whose
+ * PartitionLeaderEpoch is above epochs' latest are assigned to it (epochs
+ * may be NULL). Afterwards next_offset, the indexes (files included) and the
+ * timestamps are exact. Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR.
+ */
+KP_MUST_CHECK int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_point,
+                                     int64_t limit_offset, int32_t index_interval,
+                                     struct br_leader_epochs *epochs,
+                                     struct br_recover_result *res);
+
+/*
+ * Appends one batch at the end with pwrite (retried on EINTR and short
+ * writes); a failed write is cut back off the file. Then indexes it.
+ * last_offset and max_timestamp are the batch's. Returns 0 or
+ * KP_ERR_KAFKA_STORAGE_ERROR; s->io_failed is set when the files may no
+ * longer match memory (a failed cut-back, a failed index write: the batch is
+ * then in, and 0 is returned).
+ */
+KP_MUST_CHECK int br_segment_append(struct br_segment *s, const char *dir, const uint8_t *batch,
+                                    size_t len, int64_t last_offset, int64_t max_timestamp,
+                                    int32_t index_interval);
+
+/*
+ * Drops every batch whose last offset is >= offset (so a batch straddling
+ * offset goes whole), with the index entries that point at them, and
+ * recomputes next_offset and the timestamps. Returns 0, KP_E_CORRUPT (a
+ * damaged batch header on the way), KP_ERR_KAFKA_STORAGE_ERROR.
+ */
+KP_MUST_CHECK int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
+                                      int32_t index_interval);
+
+/* When the segment stops being the active one (roll, close): adds a final
+ * time-index entry for its largest timestamp, as Kafka does. */
+KP_MUST_CHECK int br_segment_seal(struct br_segment *s, const char *dir);
+
+/* fdatasync of the three files. */
+KP_MUST_CHECK int br_segment_flush(struct br_segment *s, const char *dir);
+
+/* True when either index holds max_index_bytes worth of entries. */
+bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes);
+
+/* Position of the batch to start scanning from to find offset. */
+int64_t br_segment_lookup(const struct br_segment *s, int64_t offset);
+
+/* An offset at or before the first batch whose MaxTimestamp >= ts (the time
+ * index's floor entry for ts), base_offset when none. */
+int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts);
+
+/* ------------------------------------------------------------ reading */
+
+/* pread until n bytes or end of file; *got = bytes read. 0, or -1 with
+ * errno set. */
+int br_pread_full(int fd, void *buf, size_t n, int64_t pos, size_t *got);
+
+/* Walks batch headers of a segment that was validated when it was written
+ * (kp_batch_peek: no CRC), through a caller-provided read window. */
+struct br_cursor {
+    int fd;
+    int64_t pos;      /* the batch br_cursor_peek returns */
+    int64_t end;      /* stop here */
+    uint8_t *buf;     /* caller-owned window, cap >= KP_BATCH_HEADER_SIZE */
+    size_t cap;
+    int64_t buf_pos;  /* file position of buf[0] */
+    size_t buf_len;
+};
+
+void br_cursor_init(struct br_cursor *c, int fd, int64_t pos, int64_t end, uint8_t *buf,
+                    size_t cap);
+
+/*
+ * The header of the batch at c->pos and its total size; the caller moves on
+ * with c->pos += size. Returns 0, KP_ITER_END at c->end (or when the file
+ * ends exactly there), KP_E_CORRUPT (a header that does not parse, a batch
+ * running past c->end, a negative LastOffsetDelta), or
+ * KP_ERR_KAFKA_STORAGE_ERROR (errno set).
+ */
+KP_MUST_CHECK int br_cursor_peek(struct br_cursor *c, struct kp_batch_header *h, size_t *size);
+
+#endif

@@ -1,0 +1,646 @@
+"""Kafka wire bytes written and read by hand, for tests that talk to the broker
+over raw sockets (hostile input, pipelining) and for reading segment files.
+
+Only what the tests need: request headers v1, the request bodies of
+ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4 and ListOffsets v1, their
+responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
+batch) and the Kafka log layout on disk.
+
+Runs on Debian's /usr/bin/python3; the CRC-32C comes from kafka-python.
+"""
+
+import os
+import socket
+import struct
+import time
+
+from kafka.record import _crc32c
+
+# API keys
+PRODUCE = 0
+FETCH = 1
+LIST_OFFSETS = 2
+METADATA = 3
+API_VERSIONS = 18
+CREATE_TOPICS = 19
+
+# Error codes
+NONE = 0
+CORRUPT_MESSAGE = 2
+UNKNOWN_TOPIC_OR_PARTITION = 3
+UNSUPPORTED_VERSION = 35
+
+CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+
+
+def i8(v):
+    return struct.pack(">b", v)
+
+
+def i16(v):
+    return struct.pack(">h", v)
+
+
+def i32(v):
+    return struct.pack(">i", v)
+
+
+def u32(v):
+    return struct.pack(">I", v)
+
+
+def i64(v):
+    return struct.pack(">q", v)
+
+
+def string(s):
+    """STRING / NULLABLE_STRING (None = null)."""
+    if s is None:
+        return i16(-1)
+    b = s.encode() if isinstance(s, str) else s
+    return i16(len(b)) + b
+
+
+def nbytes(b):
+    """BYTES / NULLABLE_BYTES (None = null)."""
+    if b is None:
+        return i32(-1)
+    return i32(len(b)) + b
+
+
+def array(items, enc=lambda x: x):
+    """ARRAY of already-encoded items (None = null)."""
+    if items is None:
+        return i32(-1)
+    return i32(len(items)) + b"".join(enc(x) for x in items)
+
+
+def zigzag_varint(v):
+    """A signed varint (zigzag, protobuf style), as records use."""
+    z = (v << 1) ^ (v >> 63)
+    z &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while True:
+        b = z & 0x7F
+        z >>= 7
+        if z:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def header(api_key, version, corr, client_id="samsa-it"):
+    """Request header v1."""
+    return i16(api_key) + i16(version) + i32(corr) + string(client_id)
+
+
+def frame(payload):
+    return i32(len(payload)) + payload
+
+
+def request(api_key, version, corr, body=b"", client_id="samsa-it"):
+    """A whole framed request."""
+    return frame(header(api_key, version, corr, client_id) + body)
+
+
+def api_versions_v0(corr):
+    return request(API_VERSIONS, 0, corr)
+
+
+def metadata_v1(corr, topics=None):
+    """topics None = all topics."""
+    return request(METADATA, 1, corr,
+                   array(None if topics is None else [string(t) for t in topics]))
+
+
+def metadata_v4(corr, topics=None, allow_auto_create=True):
+    return request(METADATA, 4, corr,
+                   array(None if topics is None else [string(t) for t in topics])
+                   + i8(1 if allow_auto_create else 0))
+
+
+def produce_v3(corr, topic, partition, records, acks=1, timeout_ms=10000):
+    body = (string(None) + i16(acks) + i32(timeout_ms)
+            + array([string(topic) + array([i32(partition) + nbytes(records)])]))
+    return request(PRODUCE, 3, corr, body)
+
+
+def fetch_v4(corr, topic, partition, offset, max_wait_ms=0, min_bytes=1,
+             max_bytes=1 << 20, partition_max_bytes=1 << 20):
+    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
+            + array([string(topic) + array([i32(partition) + i64(offset)
+                                            + i32(partition_max_bytes)])]))
+    return request(FETCH, 4, corr, body)
+
+
+def list_offsets_v1(corr, topic, partition, timestamp):
+    """timestamp -1 = latest, -2 = earliest."""
+    body = i32(-1) + array([string(topic) + array([i32(partition) + i64(timestamp)])])
+    return request(LIST_OFFSETS, 1, corr, body)
+
+
+def create_topics_v0(corr, topic, partitions, replication=1, timeout_ms=10000):
+    body = (array([string(topic) + i32(partitions) + i16(replication)
+                   + array([]) + array([])])
+            + i32(timeout_ms))
+    return request(CREATE_TOPICS, 0, corr, body)
+
+
+# ---------------------------------------------------------------------------
+# RecordBatch v2
+
+
+BATCH_OVERHEAD = 61
+
+
+def record_batch(records, base_timestamp=None, producer_id=-1, producer_epoch=-1,
+                 base_sequence=-1):
+    """An uncompressed RecordBatch v2 with BaseOffset 0.
+
+    records: list of (key, value) or (key, value, timestamp_ms); key/value
+    bytes or None.
+    """
+    if base_timestamp is None:
+        base_timestamp = int(time.time() * 1000)
+    body = bytearray()
+    max_ts = base_timestamp
+    for delta, rec in enumerate(records):
+        key, value = rec[0], rec[1]
+        ts = rec[2] if len(rec) > 2 else base_timestamp
+        max_ts = max(max_ts, ts)
+        r = bytearray()
+        r += i8(0)
+        r += zigzag_varint(ts - base_timestamp)
+        r += zigzag_varint(delta)
+        if key is None:
+            r += zigzag_varint(-1)
+        else:
+            r += zigzag_varint(len(key)) + key
+        if value is None:
+            r += zigzag_varint(-1)
+        else:
+            r += zigzag_varint(len(value)) + value
+        r += zigzag_varint(0)
+        body += zigzag_varint(len(r)) + r
+    after_crc = (i16(0) + i32(len(records) - 1) + i64(base_timestamp) + i64(max_ts)
+                 + i64(producer_id) + i16(producer_epoch) + i32(base_sequence)
+                 + i32(len(records)) + bytes(body))
+    crc = _crc32c.crc(after_crc)
+    rest = i32(0) + i8(2) + u32(crc) + after_crc   # PartitionLeaderEpoch, Magic, CRC
+    return i64(0) + i32(len(rest)) + rest
+
+
+class Batch:
+    """The header of one RecordBatch v2, and where it lies in its buffer."""
+
+    __slots__ = ("position", "size", "base_offset", "length", "leader_epoch", "magic",
+                 "crc", "attributes", "last_offset_delta", "base_timestamp",
+                 "max_timestamp", "producer_id", "producer_epoch", "base_sequence",
+                 "record_count", "raw")
+
+    @property
+    def codec(self):
+        return self.attributes & 7
+
+    @property
+    def last_offset(self):
+        return self.base_offset + self.last_offset_delta
+
+    def crc_ok(self):
+        return _crc32c.crc(self.raw[21:]) == self.crc
+
+    def records(self):
+        """Decodes the records of an uncompressed batch:
+        list of (offset, timestamp, key, value)."""
+        if self.codec != 0:
+            raise ValueError("compressed batch")
+        out = []
+        pos = BATCH_OVERHEAD
+        raw = self.raw
+        for _ in range(self.record_count):
+            length, pos = read_zigzag(raw, pos)
+            end = pos + length
+            pos += 1  # attributes
+            ts_delta, pos = read_zigzag(raw, pos)
+            off_delta, pos = read_zigzag(raw, pos)
+            klen, pos = read_zigzag(raw, pos)
+            key = None
+            if klen >= 0:
+                key = bytes(raw[pos:pos + klen])
+                pos += klen
+            vlen, pos = read_zigzag(raw, pos)
+            value = None
+            if vlen >= 0:
+                value = bytes(raw[pos:pos + vlen])
+                pos += vlen
+            out.append((self.base_offset + off_delta, self.base_timestamp + ts_delta,
+                        key, value))
+            pos = end
+        return out
+
+
+def read_zigzag(buf, pos):
+    shift = 0
+    z = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        z |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    return (z >> 1) ^ -(z & 1), pos
+
+
+def parse_batches(buf):
+    """Walks the RecordBatch v2 headers in buf. Returns (batches, tail): tail
+    is the number of bytes after the last whole batch."""
+    out = []
+    pos = 0
+    n = len(buf)
+    while n - pos >= BATCH_OVERHEAD:
+        base, length = struct.unpack_from(">qi", buf, pos)
+        if length < BATCH_OVERHEAD - 12 or n - pos - 12 < length:
+            break
+        b = Batch()
+        b.position = pos
+        b.size = 12 + length
+        b.base_offset = base
+        b.length = length
+        (b.leader_epoch, b.magic, b.crc, b.attributes, b.last_offset_delta,
+         b.base_timestamp, b.max_timestamp, b.producer_id, b.producer_epoch,
+         b.base_sequence, b.record_count) = struct.unpack_from(">ibIhiqqqhii", buf, pos + 12)
+        b.raw = memoryview(buf)[pos:pos + b.size]
+        out.append(b)
+        pos += b.size
+    return out, n - pos
+
+
+def partition_dir(log_dir, topic, partition):
+    return os.path.join(log_dir, "%s-%d" % (topic, partition))
+
+
+def segment_files(log_dir, topic, partition):
+    """The .log files of a partition, oldest first."""
+    d = partition_dir(log_dir, topic, partition)
+    names = sorted(f for f in os.listdir(d) if f.endswith(".log"))
+    return [os.path.join(d, f) for f in names]
+
+
+def disk_batches(log_dir, topic, partition):
+    """Every batch of every segment of a partition, in order. Raises when a
+    segment holds bytes that are not whole batches."""
+    out = []
+    for path in segment_files(log_dir, topic, partition):
+        with open(path, "rb") as f:
+            data = f.read()
+        batches, tail = parse_batches(data)
+        if tail:
+            raise AssertionError("%s: %d bytes after the last whole batch" % (path, tail))
+        out.extend(batches)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Reading
+
+
+class Reader:
+    def __init__(self, buf, pos=0):
+        self.buf = buf
+        self.pos = pos
+
+    def _take(self, fmt):
+        v = struct.unpack_from(fmt, self.buf, self.pos)[0]
+        self.pos += struct.calcsize(fmt)
+        return v
+
+    def i8(self):
+        return self._take(">b")
+
+    def i16(self):
+        return self._take(">h")
+
+    def i32(self):
+        return self._take(">i")
+
+    def i64(self):
+        return self._take(">q")
+
+    def string(self):
+        n = self.i16()
+        if n < 0:
+            return None
+        s = bytes(self.buf[self.pos:self.pos + n]).decode()
+        self.pos += n
+        return s
+
+    def bytes_(self):
+        n = self.i32()
+        if n < 0:
+            return None
+        b = bytes(self.buf[self.pos:self.pos + n])
+        if len(b) != n:
+            raise ValueError("truncated bytes")
+        self.pos += n
+        return b
+
+    def array(self, fn):
+        n = self.i32()
+        if n < 0:
+            return None
+        return [fn(self) for _ in range(n)]
+
+    def remaining(self):
+        return len(self.buf) - self.pos
+
+
+def parse_api_versions_v0(payload):
+    """-> (corr, error, {key: (min, max)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    err = r.i16()
+    apis = r.array(lambda r: (r.i16(), r.i16(), r.i16()))
+    return corr, err, {k: (lo, hi) for k, lo, hi in (apis or [])}
+
+
+def parse_metadata_v1(payload):
+    """-> (corr, brokers [(id, host, port)], controller, {topic: (err, {p: (err, leader)})})"""
+    r = Reader(payload)
+    corr = r.i32()
+    brokers = r.array(lambda r: (r.i32(), r.string(), r.i32(), r.string())[:3])
+    controller = r.i32()
+
+    def partition(r):
+        err = r.i16()
+        p = r.i32()
+        leader = r.i32()
+        r.array(lambda r: r.i32())
+        r.array(lambda r: r.i32())
+        return p, (err, leader)
+
+    def topic(r):
+        err = r.i16()
+        name = r.string()
+        r.i8()
+        return name, (err, dict(r.array(partition)))
+
+    topics = dict(r.array(topic))
+    return corr, brokers, controller, topics
+
+
+def parse_produce_v3(payload):
+    """-> (corr, {(topic, p): (err, base_offset)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    out = {}
+    for name, parts in r.array(lambda r: (r.string(), r.array(
+            lambda r: (r.i32(), r.i16(), r.i64(), r.i64())))):
+        for p, err, base, _ in parts:
+            out[(name, p)] = (err, base)
+    r.i32()
+    return corr, out
+
+
+def parse_fetch_v4(payload):
+    """-> (corr, {(topic, p): (err, high_watermark, records bytes)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    r.i32()  # throttle
+    out = {}
+
+    def partition(r):
+        p = r.i32()
+        err = r.i16()
+        hw = r.i64()
+        r.i64()  # last stable offset
+        r.array(lambda r: (r.i64(), r.i64()))
+        records = r.bytes_()
+        return p, err, hw, records
+
+    for name, parts in r.array(lambda r: (r.string(), r.array(partition))):
+        for p, err, hw, records in parts:
+            out[(name, p)] = (err, hw, records)
+    return corr, out
+
+
+def parse_list_offsets_v1(payload):
+    """-> (corr, {(topic, p): (err, timestamp, offset)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    out = {}
+    for name, parts in r.array(lambda r: (r.string(), r.array(
+            lambda r: (r.i32(), r.i16(), r.i64(), r.i64())))):
+        for p, err, ts, off in parts:
+            out[(name, p)] = (err, ts, off)
+    return corr, out
+
+
+def parse_create_topics_v0(payload):
+    """-> (corr, {topic: err})"""
+    r = Reader(payload)
+    corr = r.i32()
+    return corr, dict(r.array(lambda r: (r.string(), r.i16())))
+
+
+def correlation_id(payload):
+    return struct.unpack_from(">i", payload, 0)[0]
+
+
+# ---------------------------------------------------------------------------
+# Sockets
+
+
+class Closed(Exception):
+    """The peer closed the connection."""
+
+
+def connect(port, host="127.0.0.1", timeout=10.0):
+    s = socket.create_connection((host, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def recv_exact(sock, n, timeout):
+    """n bytes, or Closed when the peer closes first (a reset counts as a
+    close); socket.timeout when they do not come in time."""
+    deadline = time.monotonic() + timeout
+    buf = bytearray()
+    while len(buf) < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out after %d of %d bytes" % (len(buf), n))
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(n - len(buf))
+        except (ConnectionResetError, BrokenPipeError):
+            raise Closed("connection reset after %d of %d bytes" % (len(buf), n))
+        if not chunk:
+            raise Closed("connection closed after %d of %d bytes" % (len(buf), n))
+        buf += chunk
+    return bytes(buf)
+
+
+def recv_frame(sock, timeout=10.0):
+    """One response payload (without the size)."""
+    size = struct.unpack(">i", recv_exact(sock, 4, timeout))[0]
+    if size < 4 or size > 256 * 1024 * 1024:
+        raise AssertionError("response frame size %d is out of range" % size)
+    return recv_exact(sock, size, timeout)
+
+
+def roundtrip(sock, req, timeout=10.0):
+    sock.sendall(req)
+    return recv_frame(sock, timeout)
+
+
+def wait_closed(sock, timeout=5.0):
+    """Reads until the peer closes the connection. Returns the complete
+    response frames that came before the close. Raises AssertionError when
+    the connection is still open after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    frames = []
+    buf = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError("the broker kept the connection open for %.1f s" % timeout)
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            chunk = b""
+        if not chunk:
+            break
+        buf += chunk
+        while len(buf) >= 4:
+            size = struct.unpack_from(">i", buf, 0)[0]
+            if size < 0 or len(buf) - 4 < size:
+                break
+            frames.append(bytes(buf[4:4 + size]))
+            del buf[:4 + size]
+    return frames
+
+
+# ---------------------------------------------------------------------------
+# Reading a whole partition back with raw Fetch v4 requests
+
+
+def read_partition(port, topic, partition, start=0, timeout=30.0):
+    """Every record of a partition from `start` up to its high watermark, by
+    Fetch v4 on a connection of its own; compressed batches are decoded by
+    kafka-python's record code. Returns (records, high_watermark) with
+    records a list of (offset, timestamp, key, value, headers), headers a
+    list of (str, bytes). Raises when the broker
+    answers with an error, sends a batch with a bad CRC, or stops making
+    progress."""
+    from kafka.record.memory_records import MemoryRecords
+
+    out = []
+    offset = start
+    deadline = time.monotonic() + timeout
+    corr = 1000
+    with connect(port) as s:
+        while True:
+            if time.monotonic() > deadline:
+                raise AssertionError("%s-%d: reading stopped at offset %d"
+                                     % (topic, partition, offset))
+            corr += 1
+            resp = roundtrip(s, fetch_v4(corr, topic, partition, offset, max_wait_ms=0,
+                                         max_bytes=4 << 20, partition_max_bytes=4 << 20))
+            got_corr, parts = parse_fetch_v4(resp)
+            if got_corr != corr:
+                raise AssertionError("Fetch correlation id %d, sent %d" % (got_corr, corr))
+            err, hw, records = parts[(topic, partition)]
+            if err != NONE:
+                raise AssertionError("Fetch %s-%d at %d: error %d" % (topic, partition, offset, err))
+            if records is None:
+                raise AssertionError("Fetch %s-%d: records is null" % (topic, partition))
+            if offset >= hw:
+                return out, hw
+            mr = MemoryRecords(records)
+            progressed = False
+            while mr.has_next():
+                batch = mr.next_batch()
+                if batch is None:
+                    break
+                if hasattr(batch, "validate_crc") and not batch.validate_crc():
+                    raise AssertionError("Fetch %s-%d: batch at %d has a bad CRC"
+                                         % (topic, partition, batch.base_offset))
+                for rec in batch:
+                    if rec.offset < offset:
+                        continue
+                    if rec.offset >= hw:
+                        break
+                    out.append((rec.offset, rec.timestamp, rec.key, rec.value, list(rec.headers)))
+                    offset = rec.offset + 1
+                    progressed = True
+            if not progressed:
+                raise AssertionError("Fetch %s-%d at %d (high watermark %d) returned no "
+                                     "record at or after the offset" % (topic, partition, offset, hw))
+
+
+def list_offset(port, topic, partition, timestamp):
+    """ListOffsets v1 on a connection of its own -> (timestamp, offset)."""
+    with connect(port) as s:
+        corr, parts = parse_list_offsets_v1(roundtrip(s, list_offsets_v1(7, topic, partition,
+                                                                          timestamp)))
+    err, ts, off = parts[(topic, partition)]
+    if err != NONE:
+        raise AssertionError("ListOffsets %s-%d ts %d: error %d" % (topic, partition, timestamp, err))
+    return ts, off
+
+
+def produce(port, topic, partition, records, acks=1, sock=None, **batch_args):
+    """One Produce v3 of one uncompressed batch -> base offset."""
+    req = produce_v3(55, topic, partition, record_batch(records, **batch_args), acks=acks)
+    if sock is None:
+        with connect(port) as s:
+            resp = roundtrip(s, req)
+    else:
+        resp = roundtrip(sock, req)
+    corr, parts = parse_produce_v3(resp)
+    err, base = parts[(topic, partition)]
+    if err != NONE:
+        raise AssertionError("Produce %s-%d: error %d" % (topic, partition, err))
+    return base
+
+
+def create_topic(port, topic, partitions, timeout=15.0):
+    """Creates a topic by CreateTopics v0 and waits until Metadata shows a
+    leader for each of its partitions."""
+    with connect(port) as s:
+        _, errs = parse_create_topics_v0(roundtrip(s, create_topics_v0(3, topic, partitions)))
+    if errs.get(topic) != NONE:
+        raise AssertionError("CreateTopics %s: error %r" % (topic, errs.get(topic)))
+    return wait_topic(port, topic, partitions, timeout)
+
+
+def wait_topic(port, topic, partitions=None, timeout=15.0):
+    """Asks Metadata v1 for the topic (which creates it when the broker runs
+    with auto.create.topics.enable=true) until every partition has a leader.
+    Returns the partition count."""
+    deadline = time.monotonic() + timeout
+    last = None
+    with connect(port) as s:
+        corr = 0
+        while time.monotonic() < deadline:
+            corr += 1
+            _, _, _, topics = parse_metadata_v1(roundtrip(s, metadata_v1(corr, [topic])))
+            err, parts = topics.get(topic, (None, {}))
+            last = (err, parts)
+            if err == NONE and parts and all(e == NONE and leader >= 0
+                                             for e, leader in parts.values()):
+                if partitions is not None and len(parts) != partitions:
+                    raise AssertionError("topic %s has %d partitions, expected %d"
+                                         % (topic, len(parts), partitions))
+                return len(parts)
+            time.sleep(0.1)
+    raise AssertionError("topic %s not ready: last metadata %r" % (topic, last))
