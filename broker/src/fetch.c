@@ -406,14 +406,16 @@ static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
     }
     struct br_conn *conn = pk->conn;
     struct br_slot *slot = pk->slot;
-    int32_t corr = pk->hdr.CorrelationId;
-    int16_t version = pk->version;
-    parked_free(b, pk);
+    /* the response points into the parked request's frame: send first,
+     * free after (the slot no longer names the parked request once ready) */
+    unregister(pk);
+    br_timer_cancel(b->net, &pk->timer);
     if (err == 0) {
-        err = fetch_send(conn, slot, corr, version, &fr);
+        err = fetch_send(conn, slot, pk->hdr.CorrelationId, pk->version, &fr);
     }
     slices_release(&fr);
     kp_arena_free(&arena);
+    parked_free(b, pk);
     if (err != 0) {
         br_error("answering a parked fetch of %s failed: %s", br_conn_peer(conn),
                  kp_err_str(err));

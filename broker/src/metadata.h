@@ -221,8 +221,10 @@ KP_MUST_CHECK int br_meta_file_parse(const char *buf, size_t len, const char *na
                                      struct br_topic_meta **topics, size_t *n_topics, char *err,
                                      size_t errlen);
 
-/* Renders topics in the file format; the caller frees *out with kp_free.
- * Returns 0, KP_E_TOO_LARGE or KP_E_NOMEM. */
+/* Renders topics in the file format: *out holds *out_len bytes of text and
+ * a NUL after them; the caller frees it with kp_free. Returns 0,
+ * KP_E_TOO_LARGE, KP_E_NOMEM, or KP_E_INVALID_ARG for a topic whose arrays
+ * are missing. */
 KP_MUST_CHECK int br_meta_file_format(const struct br_topic_meta *topics, size_t n_topics,
                                       char **out, size_t *out_len);
 

@@ -117,6 +117,7 @@ int br_meta_file_format(const struct br_topic_meta *topics, size_t n_topics, cha
     put_str(&w, "end ");
     put_num(&w, (long long)n_topics);
     put_str(&w, "\n");
+    kp_wr_raw(&w, "", 1); /* a NUL after the text, for the caller's convenience */
     if (w.err != 0) {
         int rc = w.err == KP_E_TOO_LARGE ? KP_E_TOO_LARGE : KP_E_NOMEM;
         kp_wr_free(&w);
@@ -125,7 +126,7 @@ int br_meta_file_format(const struct br_topic_meta *topics, size_t n_topics, cha
     size_t len = 0;
     uint8_t *buf = kp_wr_steal(&w, &len);
     *out = (char *)buf;
-    *out_len = len;
+    *out_len = len - 1;
     return 0;
 }
 

@@ -218,8 +218,9 @@ static void test_format_is_the_documented_text(void)
     char *text = NULL;
     size_t len = 0;
     CU_ASSERT_EQUAL_FATAL(br_meta_file_format(&b.t, 1, &text, &len), 0);
-    const char *body = strstr(text, "topic ");
+    const char *body = strstr(text, "\ntopic ");
     CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    body++;
     CU_ASSERT_EQUAL(strncmp(text, "samsa-metadata 1\n", 17), 0);
     CU_ASSERT_STRING_EQUAL(body, "topic orders 2 2\n"
                                  "config cleanup.policy=compact%2Cdelete\n"
@@ -311,8 +312,9 @@ static const struct {
     {"samsa-metadata 1\ntopic t 1 1025\nend 1\n", "mem:2:", "replication factor"},
     {"samsa-metadata 1\ntopic t 100000 1024\nend 1\n", "mem:2:", "do not fit the file"},
     {"samsa-metadata 1\ntopic t 1\nend 1\n", "mem:2:", "fields"},
-    {"samsa-metadata 1\ntopic t 2 1\npartition 0 0\nend 1\n", "mem:2:",
-     "2 partitions declared, 1 given"},
+    {"samsa-metadata 1\ntopic t 2 1\npartition 0 0\n# padding, so that 2 partitions fit\nend 1\n",
+     "mem:2:", "2 partitions declared, 1 given"},
+    {"samsa-metadata 1\ntopic t 2 1\npartition 0 0\nend 1\n", "mem:2:", "do not fit the file"},
     {"samsa-metadata 1\ntopic t 2 1\npartition 0 0\ntopic u 1 1\npartition 0 0\nend 2\n",
      "mem:2:", "2 partitions declared, 1 given"},
     {"samsa-metadata 1\ntopic t 1 1\npartition 1 0\nend 1\n", "mem:3:", "partition 0 expected"},
