@@ -81,7 +81,7 @@ static void check_invariants(const struct br_config *c)
 /* The set values as overrides to an empty file give the same configuration. */
 static void check_reload(const struct br_config *c)
 {
-    static char bufs[BR_CFG__COUNT][BR_CONFIG_MAX_LINE_BYTES + 64];
+    char *bufs[BR_CFG__COUNT];
     const char *ov[BR_CFG__COUNT];
     size_t n = 0;
     for (int k = 0; k < BR_CFG__COUNT; k++) {
@@ -89,19 +89,22 @@ static void check_reload(const struct br_config *c)
             continue;
         }
         const char *name = br_config_key_name((enum br_config_key)k);
-        size_t len = strlen(name) + 1 + strlen(c->raw[k]);
-        if (len >= sizeof bufs[0]) {
-            return; /* cannot be an override of the allowed length: nothing to compare */
-        }
-        memcpy(bufs[n], name, strlen(name));
-        bufs[n][strlen(name)] = '=';
-        memcpy(bufs[n] + strlen(name) + 1, c->raw[k], strlen(c->raw[k]) + 1);
+        size_t name_len = strlen(name);
+        size_t value_len = strlen(c->raw[k]);
+        bufs[n] = malloc(name_len + 1 + value_len + 1);
+        fuzz_check(bufs[n] != NULL, "out of memory", 0);
+        memcpy(bufs[n], name, name_len);
+        bufs[n][name_len] = '=';
+        memcpy(bufs[n] + name_len + 1, c->raw[k], value_len + 1);
         ov[n] = bufs[n];
         n++;
     }
     struct br_config d;
     char err[ERRLEN];
     int rc = br_config_parse_buffer("", 0, "reload", ov, n, &d, err, sizeof err);
+    for (size_t i = 0; i < n; i++) {
+        free(bufs[i]);
+    }
     if (rc == KP_E_NOMEM) {
         return;
     }
@@ -178,11 +181,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t file_len = nul != NULL ? (size_t)(nul - text) : size;
 
     /* overrides: NUL-terminated copies of the chunks after the file */
-    static char ov_buf[FUZZ_MAX_INPUT + MAX_OVERRIDES + 1];
+    size_t rest = nul != NULL ? size - file_len - 1 : 0;
+    char *ov_buf = malloc(rest + 1);
+    fuzz_check(ov_buf != NULL, "out of memory", 0);
     const char *ov[MAX_OVERRIDES];
     size_t n_ov = 0;
+    ov_buf[0] = '\0';
     if (nul != NULL) {
-        size_t rest = size - file_len - 1;
         memcpy(ov_buf, nul + 1, rest);
         ov_buf[rest] = '\0';
         const char *p = ov_buf;
@@ -195,6 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct br_config c;
     char err[ERRLEN];
     int rc = br_config_parse_buffer(text, file_len, "fuzz", ov, n_ov, &c, err, sizeof err);
+    free(ov_buf);
     if (rc != 0) {
         fuzz_check(rc == KP_ERR_INVALID_CONFIG || rc == KP_E_NOMEM, "undocumented error", rc);
         fuzz_check(err[0] != '\0', "a rejection without a message", rc);

@@ -558,7 +558,14 @@ int br_broker_delete_topic(struct br_broker *b, struct br_topic *t)
 
 void br_broker_cancel_parked(struct br_broker *b, void *parked)
 {
-    br_parked_cancel(b, parked);
+    struct br_park *pk = parked;
+    switch (pk->kind) {
+    case BR_PARK_FETCH:
+        br_parked_cancel(b, (struct br_parked *)(void *)pk);
+        break;
+    case BR_PARK_GROUP:
+        break;
+    }
 }
 
 void br_broker_complete_all_parked(struct br_broker *b)
@@ -630,6 +637,8 @@ void br_broker_timer(struct br_broker *b, struct br_timer *t)
     switch (t->kind) {
     case BR_TIMER_PARKED:
         br_parked_expire(b, t->owner);
+        break;
+    case BR_TIMER_GROUP:
         break;
     case BR_TIMER_HOUSEKEEPING: {
         int64_t now = br_now_wall_ms();

@@ -34,6 +34,7 @@ struct fetch_run {
 };
 
 struct br_parked {
+    struct br_park park; /* first: kind BR_PARK_FETCH */
     struct br_parked *prev;
     struct br_parked *next;
     struct br_conn *conn;
@@ -364,6 +365,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     pk->q = req.body;
     pk->conn = r->conn;
     pk->slot = r->slot;
+    pk->park.kind = BR_PARK_FETCH;
     br_timer_init(&pk->timer, BR_TIMER_PARKED, pk);
     pk->next = b->parked;
     if (b->parked != NULL) {
@@ -386,7 +388,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
             }
         }
     }
-    br_slot_set_parked(r->slot, pk);
+    br_slot_set_parked(r->slot, &pk->park);
     br_timer_arm(b->net, &pk->timer, br_now_mono_ms() + q->MaxWaitMs);
     return 0;
 }

@@ -43,7 +43,8 @@ struct br_watch {
 
 enum br_timer_kind {
     BR_TIMER_HOUSEKEEPING = 1, /* periodic: flushes, checkpoints */
-    BR_TIMER_PARKED,           /* a parked request's deadline */
+    BR_TIMER_PARKED,           /* a parked fetch's deadline */
+    BR_TIMER_GROUP,            /* group coordinator deadlines (group.c) */
 };
 
 struct br_timer {

@@ -42,6 +42,17 @@ int br_h_init_producer_id(struct br_req *r);
 /* Fill b->apis from the dispatch table (the ApiVersions answer). */
 void br_supported_apis_init(struct br_broker *b);
 
+/* Every parked request starts with this, so that a dying connection can
+ * cancel whatever it parked (br_broker_cancel_parked switches on kind). */
+enum br_park_kind {
+    BR_PARK_FETCH = 1,
+    BR_PARK_GROUP, /* JoinGroup / SyncGroup waiting for the group (group.c) */
+};
+
+struct br_park {
+    enum br_park_kind kind;
+};
+
 /* Parked fetches (fetch.c). */
 void br_fetch_wake(struct br_broker *b, struct br_partition *p);
 void br_parked_expire(struct br_broker *b, struct br_parked *pk);

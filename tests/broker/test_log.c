@@ -1,0 +1,1716 @@
+/* Unit tests for the partition log (broker/src/log.h), on real files. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/buf.h>
+#include <samsa-protocol/crc.h>
+#include <samsa-protocol/err.h>
+#include <samsa-protocol/record_batch.h>
+
+#include "cunit_run.h"
+#include "log.h"
+#include "logging.h"
+
+#define MiB ((size_t)1024 * 1024)
+#define TS0 INT64_C(1700000000000)
+#define NOW0 INT64_C(1800000000000)
+
+/* ------------------------------------------------------------- fixture */
+
+static char root[64];
+static char pdir[128];
+
+static void setup_dir(void)
+{
+    (void)snprintf(root, sizeof root, "/tmp/samsa-log-XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void cleanup_dir(void)
+{
+    CU_ASSERT_EQUAL(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static struct br_log_config cfg_with(int64_t segment_bytes, int32_t interval)
+{
+    struct br_log_config c;
+    br_log_config_defaults(&c);
+    c.segment_bytes = segment_bytes;
+    c.index_interval_bytes = interval;
+    return c;
+}
+
+static struct br_log *open_log(const struct br_log_config *c, int64_t recovery_point)
+{
+    struct br_log *log = NULL;
+    int rc = br_log_open(pdir, c, recovery_point, &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    return log;
+}
+
+static void seg_path(int64_t base, const char *suffix, char *buf, size_t cap)
+{
+    (void)snprintf(buf, cap, "%s/%020" PRId64 ".%s", pdir, base, suffix);
+}
+
+static int64_t file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        return -1;
+    }
+    return (int64_t)st.st_size;
+}
+
+static int64_t seg_size(int64_t base, const char *suffix)
+{
+    char path[256];
+    seg_path(base, suffix, path, sizeof path);
+    return file_size(path);
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    int64_t size = file_size(path);
+    *len = 0;
+    if (size < 0) {
+        return NULL;
+    }
+    uint8_t *buf = malloc((size_t)size + 1);
+    int fd = open(path, O_RDONLY);
+    if (buf == NULL || fd < 0) {
+        free(buf);
+        if (fd >= 0) {
+            (void)close(fd);
+        }
+        return NULL;
+    }
+    ssize_t got = pread(fd, buf, (size_t)size, 0);
+    (void)close(fd);
+    *len = got > 0 ? (size_t)got : 0;
+    return buf;
+}
+
+static void write_at(const char *path, int64_t pos, const void *data, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(pwrite(fd, data, n, (off_t)pos), (ssize_t)n);
+    CU_ASSERT_EQUAL(close(fd), 0);
+}
+
+static void append_to_file(const char *path, const void *data, size_t n)
+{
+    write_at(path, file_size(path), data, n);
+}
+
+static void flip_byte(const char *path, int64_t pos)
+{
+    uint8_t b = 0;
+    int fd = open(path, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(pread(fd, &b, 1, (off_t)pos), 1);
+    b ^= 0x5a;
+    CU_ASSERT_EQUAL(pwrite(fd, &b, 1, (off_t)pos), 1);
+    CU_ASSERT_EQUAL(close(fd), 0);
+}
+
+/* ------------------------------------------------------------- batches */
+
+/* A batch of `count` records with timestamps ts, ts+1, ... and values of
+ * value_len bytes. Caller frees with kp_free. */
+static uint8_t *make_batch_codec(int codec, int count, int64_t ts, size_t value_len, size_t *len)
+{
+    struct kp_batch_builder b;
+    struct kp_writer w;
+    static uint8_t value[4096];
+    memset(value, 'v', sizeof value);
+    *len = 0;
+    int rc = kp_batch_builder_init(&b, codec, 0, ts, -1, -1, -1, 16 * MiB);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    for (int i = 0; i < count; i++) {
+        char key[32];
+        int kn = snprintf(key, sizeof key, "key-%d", i);
+        struct kp_bytes k = {(const uint8_t *)key, (int32_t)kn};
+        struct kp_bytes v = {value, (int32_t)(value_len < sizeof value ? value_len : sizeof value)};
+        rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, ts + i, k, v, NULL, 0);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+    }
+    kp_wr_init(&w, 32 * MiB);
+    rc = kp_batch_builder_finish(&b, &w);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    kp_batch_builder_free(&b);
+    return kp_wr_steal(&w, len);
+}
+
+static uint8_t *make_batch(int count, int64_t ts, size_t value_len, size_t *len)
+{
+    return make_batch_codec(KP_CODEC_NONE, count, ts, value_len, len);
+}
+
+/* Appends a batch; returns its base offset, *size its bytes. */
+static int64_t append_sized(struct br_log *log, int count, int64_t ts, size_t value_len,
+                            int32_t epoch, int64_t now, size_t *size)
+{
+    size_t len = 0;
+    uint8_t *batch = make_batch(count, ts, value_len, &len);
+    int64_t base = -1;
+    int rc = br_log_append(log, batch, len, epoch, now, &base);
+    CU_ASSERT_EQUAL(rc, 0);
+    kp_free(batch);
+    if (size != NULL) {
+        *size = len;
+    }
+    return base;
+}
+
+static int64_t append(struct br_log *log, int count, int64_t ts)
+{
+    return append_sized(log, count, ts, 16, 0, NOW0, NULL);
+}
+
+/* The bytes of a slice. Caller frees. */
+static uint8_t *slice_bytes(const struct br_log_slice *s)
+{
+    uint8_t *buf = malloc(s->len > 0 ? (size_t)s->len : 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    if (s->len > 0) {
+        ssize_t got = pread(br_fileref_fd(s->file), buf, (size_t)s->len, (off_t)s->file_pos);
+        CU_ASSERT_EQUAL(got, s->len);
+    }
+    return buf;
+}
+
+/*
+ * Reads the whole log from `from` through br_log_read, one call per
+ * segment, and checks every batch: valid CRC, offsets contiguous. Returns
+ * the number of batches.
+ */
+static size_t check_readable(struct br_log *log, int64_t from)
+{
+    int64_t off = from;
+    int64_t expect = -1;
+    size_t batches = 0;
+    while (off < br_log_end_offset(log)) {
+        struct br_log_slice sl;
+        int rc = br_log_read(log, off, INT64_MAX, 64 * 1024 * 1024, true, &sl);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        CU_ASSERT_FATAL(sl.len > 0);
+        uint8_t *buf = slice_bytes(&sl);
+        size_t pos = 0;
+        while (pos < (size_t)sl.len) {
+            struct kp_batch_header h;
+            size_t size = 0;
+            rc = kp_batch_parse_lenient(buf + pos, (size_t)sl.len - pos, &h, &size);
+            CU_ASSERT_EQUAL_FATAL(rc, 0);
+            if (expect >= 0) {
+                CU_ASSERT_EQUAL(h.BaseOffset, expect);
+            }
+            expect = kp_batch_last_offset(&h) + 1;
+            pos += size;
+            batches++;
+        }
+        CU_ASSERT_EQUAL(expect, sl.next_offset);
+        free(buf);
+        off = sl.next_offset;
+        br_log_slice_release(&sl);
+    }
+    CU_ASSERT_EQUAL(off, br_log_end_offset(log));
+    return batches;
+}
+
+/* ------------------------------------------------------------- config, names */
+
+static void test_config_defaults_are_kafkas(void)
+{
+    struct br_log_config c;
+    br_log_config_defaults(&c);
+    CU_ASSERT_EQUAL(c.segment_bytes, 1073741824);
+    CU_ASSERT_EQUAL(c.segment_ms, 604800000);
+    CU_ASSERT_EQUAL(c.index_interval_bytes, 4096);
+    CU_ASSERT_EQUAL(c.max_index_bytes, 10485760);
+    CU_ASSERT_EQUAL(c.flush_interval_messages, INT64_MAX);
+    CU_ASSERT_EQUAL(c.flush_interval_ms, INT64_MAX);
+    CU_ASSERT_EQUAL(c.retention_bytes, -1);
+    CU_ASSERT_EQUAL(br_log_config_check(&c, NULL), 0);
+}
+
+static void expect_bad_config(struct br_log_config c, const char *name)
+{
+    const char *field = NULL;
+    CU_ASSERT_EQUAL(br_log_config_check(&c, &field), KP_E_INVALID_ARG);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(field);
+    CU_ASSERT_STRING_EQUAL(field, name);
+}
+
+static void test_config_rejects_out_of_range_values(void)
+{
+    struct br_log_config d;
+    br_log_config_defaults(&d);
+    struct br_log_config c = d;
+    c.segment_bytes = 13;
+    expect_bad_config(c, "segment.bytes");
+    c = d;
+    c.segment_bytes = (int64_t)INT32_MAX + 1;
+    expect_bad_config(c, "segment.bytes");
+    c = d;
+    c.segment_ms = 0;
+    expect_bad_config(c, "segment.ms");
+    c = d;
+    c.index_interval_bytes = -1;
+    expect_bad_config(c, "index.interval.bytes");
+    c = d;
+    c.max_index_bytes = 8;
+    expect_bad_config(c, "segment.index.bytes");
+    c = d;
+    c.flush_interval_messages = 0;
+    expect_bad_config(c, "flush.messages");
+    c = d;
+    c.retention_ms = -2;
+    expect_bad_config(c, "retention.ms");
+}
+
+static void test_dir_parse_name_splits_at_last_dash(void)
+{
+    char topic[BR_TOPIC_MAX_FOR_TEST];
+    int32_t p = -1;
+    CU_ASSERT_EQUAL(br_log_dir_parse_name("topic-3", topic, sizeof topic, &p), 0);
+    CU_ASSERT_STRING_EQUAL(topic, "topic");
+    CU_ASSERT_EQUAL(p, 3);
+    CU_ASSERT_EQUAL(br_log_dir_parse_name("my-topic-v2-12", topic, sizeof topic, &p), 0);
+    CU_ASSERT_STRING_EQUAL(topic, "my-topic-v2");
+    CU_ASSERT_EQUAL(p, 12);
+    CU_ASSERT_EQUAL(br_log_dir_parse_name("__consumer_offsets-49", topic, sizeof topic, &p), 0);
+    CU_ASSERT_STRING_EQUAL(topic, "__consumer_offsets");
+    CU_ASSERT_EQUAL(p, 49);
+    CU_ASSERT_EQUAL(br_log_dir_parse_name("t-2147483647", topic, sizeof topic, &p), 0);
+    CU_ASSERT_EQUAL(p, INT32_MAX);
+}
+
+static void test_dir_parse_name_rejects_bad_names(void)
+{
+    static const char *const bad[] = {
+        "topic",   "topic-",     "-3",       "topic-03", "topic-+3", "topic--1",
+        "topic-x", "t-2147483648", "to/pic-1", "..-1",     "t-0-delete", "t-1 ",
+    };
+    char topic[BR_TOPIC_MAX_FOR_TEST];
+    int32_t p = -1;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(br_log_dir_parse_name(bad[i], topic, sizeof topic, &p), KP_E_INVALID_ARG);
+    }
+    char small[4];
+    CU_ASSERT_EQUAL(br_log_dir_parse_name("long-1", small, sizeof small, &p), KP_E_INVALID_ARG);
+}
+
+/* ------------------------------------------------------------- append and read */
+
+static void test_open_creates_empty_log(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 0);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "index"), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 0);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, 1000, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, 0);
+    CU_ASSERT_PTR_NULL(sl.file);
+    CU_ASSERT_EQUAL(br_log_read(log, 1, INT64_MAX, 1000, true, &sl), KP_ERR_OFFSET_OUT_OF_RANGE);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_append_assigns_offsets_in_order(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 0);
+    CU_ASSERT_EQUAL(append(log, 3, TS0), 1);
+    CU_ASSERT_EQUAL(append(log, 5, TS0), 4);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 9);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 10);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 4);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_append_rewrites_base_offset_and_leader_epoch(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append(log, 4, TS0);
+    size_t len = 0;
+    uint8_t *batch = make_batch(2, TS0, 10, &len);
+    kp_batch_set_base_offset(batch, 777);
+    uint8_t *orig = malloc(len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(orig);
+    memcpy(orig, batch, len);
+    int64_t base = -1;
+    CU_ASSERT_EQUAL(br_log_append(log, batch, len, 7, NOW0, &base), 0);
+    CU_ASSERT_EQUAL(base, 4);
+
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 4, INT64_MAX, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL_FATAL(sl.len, (int32_t)len);
+    uint8_t *got = slice_bytes(&sl);
+    struct kp_batch_header h;
+    size_t size = 0;
+    CU_ASSERT_EQUAL(kp_batch_parse(got, len, &h, &size), 0); /* CRC still valid */
+    CU_ASSERT_EQUAL(h.BaseOffset, 4);
+    CU_ASSERT_EQUAL(h.PartitionLeaderEpoch, 7);
+    /* everything else verbatim */
+    CU_ASSERT_EQUAL(memcmp(got + 8, orig + 8, 4), 0);
+    CU_ASSERT_EQUAL(memcmp(got + 16, orig + 16, len - 16), 0);
+    free(got);
+    free(orig);
+    kp_free(batch);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_append_rejects_what_is_not_one_batch(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t len = 0;
+    uint8_t *batch = make_batch(2, TS0, 10, &len);
+    int64_t base = 0;
+    CU_ASSERT_EQUAL(br_log_append(log, batch, len - 1, 0, NOW0, &base), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_log_append(log, batch, 30, 0, NOW0, &base), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), 0);
+    kp_free(batch);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_round_trip_returns_batch_bytes(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t total = 0;
+    uint8_t *expect = malloc(1 << 16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(expect);
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        uint8_t *batch = make_batch(i + 1, TS0 + i, 100, &len);
+        int64_t base = 0;
+        CU_ASSERT_EQUAL(br_log_append(log, batch, len, 2, NOW0, &base), 0);
+        memcpy(expect + total, batch, len); /* as rewritten by the append */
+        total += len;
+        kp_free(batch);
+    }
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 0, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.file_pos, 0);
+    CU_ASSERT_EQUAL_FATAL(sl.len, (int32_t)total);
+    CU_ASSERT_EQUAL(sl.first_offset, 0);
+    CU_ASSERT_EQUAL(sl.next_offset, 6);
+    uint8_t *got = slice_bytes(&sl);
+    CU_ASSERT_EQUAL(memcmp(got, expect, total), 0);
+    free(got);
+    free(expect);
+    br_log_slice_release(&sl);
+    CU_ASSERT_PTR_NULL(sl.file);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Three batches: offsets 0-4, 5-9, 10-14, each *size bytes. */
+static struct br_log *three_batches(size_t *size)
+{
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 3; i++) {
+        (void)append_sized(log, 5, TS0 + 1000 * i, 50, 0, NOW0, size);
+    }
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 15);
+    return log;
+}
+
+static void test_read_from_inside_batch_starts_at_containing_batch(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 7, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.first_offset, 5);
+    CU_ASSERT_EQUAL(sl.file_pos, (int64_t)size);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)(2 * size));
+    CU_ASSERT_EQUAL(sl.next_offset, 15);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_respects_max_offset(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 0, 10, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)(2 * size));
+    CU_ASSERT_EQUAL(sl.next_offset, 10);
+    br_log_slice_release(&sl);
+    /* a batch reaching the HW is not served */
+    CU_ASSERT_EQUAL(br_log_read(log, 0, 7, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)size);
+    CU_ASSERT_EQUAL(sl.next_offset, 5);
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL(br_log_read(log, 5, 7, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, 0);
+    CU_ASSERT_EQUAL(sl.next_offset, 5);
+    CU_ASSERT_PTR_NULL(sl.file);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_respects_max_bytes(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, (int32_t)(2 * size + 1), false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)(2 * size));
+    CU_ASSERT_EQUAL(sl.next_offset, 10);
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, (int32_t)(3 * size), false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)(3 * size));
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, (int32_t)(size - 1), false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, 0);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_min_one_returns_oversized_first_batch(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 5, INT64_MAX, 10, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)size);
+    CU_ASSERT_EQUAL(sl.first_offset, 5);
+    CU_ASSERT_EQUAL(sl.next_offset, 10);
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL(br_log_read(log, 5, INT64_MAX, 0, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)size);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_at_max_offset_is_empty(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 15, INT64_MAX, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, 0);
+    CU_ASSERT_EQUAL(sl.next_offset, 15);
+    CU_ASSERT_EQUAL(br_log_read(log, 10, 10, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, 0);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_read_out_of_range(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, -1, INT64_MAX, 100, true, &sl), KP_ERR_OFFSET_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(br_log_read(log, 16, INT64_MAX, 100, true, &sl), KP_ERR_OFFSET_OUT_OF_RANGE);
+    CU_ASSERT_PTR_NULL(sl.file);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 6), 0);
+    CU_ASSERT_EQUAL(br_log_read(log, 5, INT64_MAX, 100, true, &sl), KP_ERR_OFFSET_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(br_log_read(log, 6, INT64_MAX, 100, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.first_offset, 5);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- segments */
+
+static void test_roll_by_size(void)
+{
+    setup_dir();
+    size_t len = 0;
+    uint8_t *probe = make_batch(2, TS0, 100, &len);
+    kp_free(probe);
+    struct br_log_config c = cfg_with((int64_t)(3 * len), 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 10; i++) {
+        CU_ASSERT_EQUAL(append_sized(log, 2, TS0, 100, 0, NOW0, NULL), 2 * i);
+    }
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 4);
+    for (int64_t base = 0; base < 20; base += 6) {
+        CU_ASSERT_EQUAL(seg_size(base, "log"), base < 18 ? (int64_t)(3 * len) : (int64_t)len);
+    }
+    struct br_log_segment_info info;
+    CU_ASSERT_EQUAL(br_log_segment_info(log, 3, &info), 0);
+    CU_ASSERT_EQUAL(info.base_offset, 18);
+    CU_ASSERT_TRUE(info.active);
+    CU_ASSERT_EQUAL(info.max_timestamp, TS0 + 1);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), (int64_t)(10 * len));
+    CU_ASSERT_EQUAL(check_readable(log, 0), 10);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_roll_by_time(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    c.segment_ms = 1000;
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0, NULL);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0 + 500, NULL);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0 + 1000, NULL);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0 + 1001, NULL);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    CU_ASSERT_EQUAL(seg_size(3, "log") > 0, true);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0 + 1500, NULL);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    (void)append_sized(log, 1, TS0, 10, 0, NOW0 + 2002, NULL);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 3);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 6);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_roll_when_index_full(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 0);
+    c.max_index_bytes = 24; /* 3 offset entries, 2 time entries */
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 9; i++) {
+        (void)append_sized(log, 1, TS0 + i, 10, 0, NOW0, NULL);
+    }
+    /* per segment: the first batch is not indexed, the next two fill the
+     * time index */
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 3);
+    CU_ASSERT_EQUAL(seg_size(0, "index"), 16);
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 24);
+    CU_ASSERT_EQUAL(seg_size(3, "index"), 16);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 9);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Every offset must be found in the batch that holds it. */
+static void check_every_offset(struct br_log *log)
+{
+    int64_t leo = br_log_end_offset(log);
+    for (int64_t o = br_log_start_offset(log); o < leo; o++) {
+        struct br_log_slice sl;
+        int rc = br_log_read(log, o, leo, 1, true, &sl);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT(sl.len > 0);
+        CU_ASSERT(sl.first_offset <= o && o < sl.next_offset);
+        if (sl.len > 0) {
+            uint8_t *b = slice_bytes(&sl);
+            struct kp_batch_header h;
+            size_t size = 0;
+            CU_ASSERT_EQUAL(kp_batch_parse_lenient(b, (size_t)sl.len, &h, &size), 0);
+            CU_ASSERT_EQUAL(size, (size_t)sl.len);
+            CU_ASSERT_EQUAL(h.BaseOffset, sl.first_offset);
+            free(b);
+        }
+        br_log_slice_release(&sl);
+    }
+}
+
+static void test_index_lookup_across_many_segments(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(4096, 256);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 400; i++) {
+        (void)append_sized(log, 1 + i % 3, TS0 + i, 40 + (size_t)(i % 7) * 10, 0, NOW0, NULL);
+    }
+    CU_ASSERT(br_log_segment_count(log) > 20);
+    CU_ASSERT(seg_size(0, "index") > 0);
+    check_every_offset(log);
+    int64_t leo = br_log_end_offset(log);
+    size_t nseg = br_log_segment_count(log);
+    br_log_close(log);
+
+    log = open_log(&c, leo);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), leo);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), nseg);
+    check_every_offset(log);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 400);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_reopen_after_close_keeps_leo_and_data(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(2000, 300);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 30; i++) {
+        (void)append_sized(log, 2, TS0 + i, 60, 0, NOW0, NULL);
+    }
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    int64_t leo = br_log_end_offset(log);
+    int64_t bytes = br_log_size_bytes(log);
+    size_t nseg = br_log_segment_count(log);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 13, INT64_MAX, 1 << 20, false, &sl), 0);
+    uint8_t *before = slice_bytes(&sl);
+    int32_t before_len = sl.len;
+    br_log_slice_release(&sl);
+    br_log_close(log);
+
+    log = open_log(&c, leo);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), leo);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), leo);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), bytes);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), nseg);
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 13, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL_FATAL(sl.len, before_len);
+    uint8_t *after = slice_bytes(&sl);
+    CU_ASSERT_EQUAL(memcmp(before, after, (size_t)before_len), 0);
+    br_log_slice_release(&sl);
+    free(before);
+    free(after);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), leo);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 31);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- recovery */
+
+static void test_recovery_truncates_garbage_appended_to_newest_segment(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 5; i++) {
+        (void)append(log, 3, TS0 + i);
+    }
+    int64_t leo = br_log_end_offset(log);
+    int64_t size = seg_size(0, "log");
+    br_log_close(log);
+
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    uint8_t garbage[100];
+    memset(garbage, 0xab, sizeof garbage);
+    append_to_file(path, garbage, sizeof garbage);
+
+    /* a clean stop: the recovery point is the LEO, the tail is still checked */
+    log = open_log(&c, leo);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), leo);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), size);
+    CU_ASSERT_EQUAL(append(log, 2, TS0), leo);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 6);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_recovery_truncates_zeros_appended_to_newest_segment(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 3; i++) {
+        (void)append(log, 1, TS0 + i);
+    }
+    int64_t size = seg_size(0, "log");
+    br_log_close(log);
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    uint8_t zeros[4096] = {0}; /* a file extended by a crash */
+    append_to_file(path, zeros, sizeof zeros);
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 3);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), size);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_recovery_truncates_segment_cut_mid_batch(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t len = 0;
+    for (int i = 0; i < 5; i++) {
+        (void)append_sized(log, 4, TS0 + i, 30, 0, NOW0, &len);
+    }
+    br_log_close(log);
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    CU_ASSERT_EQUAL(truncate(path, (off_t)(5 * len - 10)), 0);
+
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 16);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), (int64_t)(4 * len));
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 16);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 5);
+    br_log_close(log);
+
+    /* a cut inside the 12-byte prefix of a batch */
+    CU_ASSERT_EQUAL(truncate(path, (off_t)(4 * len + 5)), 0);
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 16);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), (int64_t)(4 * len));
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_recovery_bad_crc_in_middle_of_last_segment_truncates_there(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 100);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t len = 0;
+    for (int i = 0; i < 10; i++) {
+        (void)append_sized(log, 2, TS0 + i, 30, 0, NOW0, &len);
+    }
+    br_log_close(log);
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    flip_byte(path, (int64_t)(5 * len + 70)); /* inside batch 5's records */
+
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 10);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), (int64_t)(5 * len));
+    CU_ASSERT_EQUAL(check_readable(log, 0), 5);
+    /* the index lost its entries past the cut */
+    int64_t isize = seg_size(0, "index");
+    CU_ASSERT(isize >= 0 && isize <= 4 * 8);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 10);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Four segments of three 2-record batches: bases 0, 6, 12, 18. */
+static struct br_log_config four_segments(size_t *len)
+{
+    uint8_t *probe = make_batch(2, TS0, 30, len);
+    kp_free(probe);
+    struct br_log_config c = cfg_with((int64_t)(3 * *len), 100);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 12; i++) {
+        (void)append_sized(log, 2, TS0 + i, 30, 0, NOW0, NULL);
+    }
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 4);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 24);
+    br_log_close(log);
+    return c;
+}
+
+static void test_recovery_bad_crc_in_earlier_segment_removes_later_segments(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    char path[256];
+    seg_path(6, "log", path, sizeof path);
+    flip_byte(path, (int64_t)(len + 70)); /* second batch of segment 6 */
+
+    /* segment 0 was flushed, everything from 6 on was not */
+    struct br_log *log = open_log(&c, 6);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 8);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    CU_ASSERT_EQUAL(seg_size(6, "log"), (int64_t)len);
+    CU_ASSERT_EQUAL(seg_size(12, "log"), -1);
+    CU_ASSERT_EQUAL(seg_size(12, "index"), -1);
+    CU_ASSERT_EQUAL(seg_size(18, "timeindex"), -1);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 4);
+    CU_ASSERT_EQUAL(append(log, 2, TS0), 8);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_recovery_trusts_segments_below_recovery_point(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    flip_byte(path, 70); /* damage in a flushed segment is not looked for */
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 24);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 4);
+    br_log_close(log);
+    /* below the recovery point it is */
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 0);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_recovery_keeps_empty_segment_left_by_a_roll(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    char path[256];
+    seg_path(24, "log", path, sizeof path);
+    write_at(path, 0, "", 0); /* created, crashed before the first write */
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 5);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 24);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 24);
+    CU_ASSERT_EQUAL(seg_size(24, "log"), (int64_t)make_batch_size_for_test);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Index files of every segment, concatenated, for comparison. */
+static void snapshot_indexes(const int64_t *bases, size_t n, uint8_t **out, size_t *len)
+{
+    size_t total = 0;
+    uint8_t *all = NULL;
+    for (size_t i = 0; i < n; i++) {
+        static const char *const sfx[] = {"index", "timeindex"};
+        for (size_t j = 0; j < 2; j++) {
+            char path[256];
+            size_t flen = 0;
+            seg_path(bases[i], sfx[j], path, sizeof path);
+            uint8_t *f = read_file(path, &flen);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            uint8_t *grown = realloc(all, total + flen + 1);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(grown);
+            all = grown;
+            memcpy(all + total, f, flen);
+            total += flen;
+            free(f);
+        }
+    }
+    *out = all;
+    *len = total;
+}
+
+static const int64_t four_bases[] = {0, 6, 12, 18};
+
+/* Damages an index with `damage`, reopens, and expects the indexes rebuilt
+ * byte for byte and no data lost. */
+static void check_index_rebuilt(void (*damage)(void), int64_t recovery_point)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    uint8_t *before = NULL;
+    size_t before_len = 0;
+    snapshot_indexes(four_bases, 4, &before, &before_len);
+    CU_ASSERT(before_len > 0);
+    damage();
+    struct br_log *log = open_log(&c, recovery_point);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 24);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 4);
+    br_log_close(log);
+    uint8_t *after = NULL;
+    size_t after_len = 0;
+    snapshot_indexes(four_bases, 4, &after, &after_len);
+    CU_ASSERT_EQUAL(after_len, before_len);
+    if (after_len == before_len) {
+        CU_ASSERT_EQUAL(memcmp(before, after, before_len), 0);
+    }
+    free(before);
+    free(after);
+    log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    check_every_offset(log);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void damage_delete_index(void)
+{
+    char path[256];
+    seg_path(6, "index", path, sizeof path);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+static void damage_delete_timeindex(void)
+{
+    char path[256];
+    seg_path(12, "timeindex", path, sizeof path);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+static void damage_tear_index(void)
+{
+    char path[256];
+    seg_path(6, "index", path, sizeof path);
+    int64_t size = file_size(path);
+    CU_ASSERT_FATAL(size >= 8);
+    CU_ASSERT_EQUAL(truncate(path, (off_t)(size - 3)), 0);
+}
+
+static void damage_swap_index_entries(void)
+{
+    char path[256];
+    seg_path(0, "index", path, sizeof path);
+    size_t n = 0;
+    uint8_t *f = read_file(path, &n);
+    CU_ASSERT_FATAL(f != NULL && n >= 16);
+    uint8_t tmp[8];
+    memcpy(tmp, f, 8);
+    memcpy(f, f + 8, 8);
+    memcpy(f + 8, tmp, 8);
+    write_at(path, 0, f, n);
+    free(f);
+}
+
+static void damage_index_position_beyond_segment(void)
+{
+    char path[256];
+    seg_path(6, "index", path, sizeof path);
+    int64_t size = file_size(path);
+    CU_ASSERT_FATAL(size >= 8);
+    uint8_t pos[4];
+    kp_store_be32(pos, 1000000);
+    write_at(path, size - 4, pos, 4);
+}
+
+static void damage_index_entry_pointing_mid_batch(void)
+{
+    /* the last segment's last entry, still increasing and inside the file */
+    char path[256];
+    seg_path(18, "index", path, sizeof path);
+    int64_t size = file_size(path);
+    CU_ASSERT_FATAL(size >= 8);
+    size_t n = 0;
+    uint8_t *f = read_file(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    uint32_t pos = kp_load_be32(f + size - 4);
+    kp_store_be32(f + size - 4, pos + 1);
+    write_at(path, 0, f, n);
+    free(f);
+}
+
+static void damage_time_index_non_increasing(void)
+{
+    char path[256];
+    seg_path(6, "timeindex", path, sizeof path);
+    uint8_t zero[8] = {0};
+    int64_t size = file_size(path);
+    CU_ASSERT_FATAL(size >= 24);
+    write_at(path, 12, zero, 8);
+}
+
+static void test_recovery_rebuilds_missing_index(void)
+{
+    check_index_rebuilt(damage_delete_index, 24);
+}
+
+static void test_recovery_rebuilds_missing_time_index(void)
+{
+    check_index_rebuilt(damage_delete_timeindex, 24);
+}
+
+static void test_recovery_rebuilds_torn_index(void)
+{
+    check_index_rebuilt(damage_tear_index, 24);
+}
+
+static void test_recovery_rebuilds_non_monotonic_index(void)
+{
+    check_index_rebuilt(damage_swap_index_entries, 24);
+}
+
+static void test_recovery_rebuilds_index_with_position_beyond_segment(void)
+{
+    check_index_rebuilt(damage_index_position_beyond_segment, 24);
+}
+
+static void test_recovery_rebuilds_index_entry_not_matching_its_batch(void)
+{
+    check_index_rebuilt(damage_index_entry_pointing_mid_batch, 24);
+}
+
+static void test_recovery_rebuilds_non_increasing_time_index(void)
+{
+    check_index_rebuilt(damage_time_index_non_increasing, 24);
+}
+
+static void test_recovery_rebuilds_indexes_after_unclean_stop(void)
+{
+    check_index_rebuilt(damage_tear_index, 0);
+}
+
+static void test_recovery_removes_orphan_index_files(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    char path[256];
+    seg_path(99999, "index", path, sizeof path);
+    write_at(path, 0, "12345678", 8);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(file_size(path), -1);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 4);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- time lookups */
+
+static void expect_ts(struct br_log *log, int64_t ts, int64_t offset, int64_t timestamp)
+{
+    int64_t o = 0;
+    int64_t t = 0;
+    CU_ASSERT_EQUAL(br_log_offset_for_timestamp(log, ts, &o, &t), 0);
+    CU_ASSERT_EQUAL(o, offset);
+    CU_ASSERT_EQUAL(t, timestamp);
+    if (o != offset || t != timestamp) {
+        fprintf(stderr, "\n  ts %" PRId64 ": got (%" PRId64 ", %" PRId64 "), want (%" PRId64
+                        ", %" PRId64 ")\n",
+                ts, o, t, offset, timestamp);
+    }
+}
+
+static void test_offset_for_timestamp_finds_first_record_at_or_after(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 0);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    static const int codecs[] = {KP_CODEC_NONE, KP_CODEC_GZIP, KP_CODEC_LZ4};
+    for (int i = 0; i < 3; i++) {
+        size_t len = 0;
+        uint8_t *b = make_batch_codec(codecs[i], 5, 1000 * (i + 1), 20, &len);
+        int64_t base = 0;
+        CU_ASSERT_EQUAL(br_log_append(log, b, len, 0, NOW0, &base), 0);
+        kp_free(b);
+    }
+    expect_ts(log, 0, 0, 1000);
+    expect_ts(log, 1000, 0, 1000);
+    expect_ts(log, 1002, 2, 1002);
+    expect_ts(log, 1005, 5, 2000);
+    expect_ts(log, 2003, 8, 2003);
+    expect_ts(log, 3004, 14, 3004);
+    expect_ts(log, 3005, -1, -1);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_offset_for_timestamp_across_segments(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(2048, 200);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    /* batch i: 2 records at 10 * i and 10 * i + 1, offsets 2i, 2i + 1 */
+    for (int i = 0; i < 200; i++) {
+        (void)append_sized(log, 2, 10 * i, 40, 0, NOW0, NULL);
+    }
+    CU_ASSERT(br_log_segment_count(log) > 5);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < 200; i += 7) {
+            expect_ts(log, 10 * i, 2 * i, 10 * i);
+            expect_ts(log, 10 * i + 1, 2 * i + 1, 10 * i + 1);
+            expect_ts(log, 10 * i + 2, i + 1 < 200 ? 2 * i + 2 : -1, i + 1 < 200 ? 10 * i + 10 : -1);
+        }
+        expect_ts(log, 1991, 399, 1991);
+        expect_ts(log, 1992, -1, -1);
+        br_log_close(log);
+        log = open_log(&c, 400); /* trusted segments: their time indexes answer */
+        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    }
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_offset_for_timestamp_respects_log_start(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 3), 0);
+    expect_ts(log, 0, 3, TS0 + 3);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- truncation */
+
+static void test_truncate_to_drops_whole_batches(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 20), 0); /* beyond the LEO: nothing */
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 15);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 12), 0); /* the batch 10-14 straddles */
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 10);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 10);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), (int64_t)(2 * size));
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), (int64_t)(2 * size));
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 5), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 5);
+    CU_ASSERT_EQUAL(append(log, 2, TS0), 5);
+    CU_ASSERT_EQUAL(check_readable(log, 0), 2);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, -1), KP_E_INVALID_ARG);
+    br_log_close(log);
+    log = open_log(&(struct br_log_config){0}, 0); /* an invalid config is refused */
+    CU_ASSERT_PTR_NULL(log);
+    cleanup_dir();
+}
+
+static void test_truncate_to_across_segments(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 9), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 8);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    CU_ASSERT_EQUAL(seg_size(12, "log"), -1);
+    CU_ASSERT_EQUAL(seg_size(18, "log"), -1);
+    CU_ASSERT_EQUAL(seg_size(6, "log"), (int64_t)len);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 6), 0);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 6);
+    CU_ASSERT_EQUAL(append(log, 2, TS0), 6);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    br_log_close(log);
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 8);
+    check_every_offset(log);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_truncate_below_start_restarts_log(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 12, NULL), 0);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 12);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 3), 0);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 3);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 3);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    CU_ASSERT_EQUAL(seg_size(3, "log"), 0);
+    CU_ASSERT_EQUAL(seg_size(12, "log"), -1);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 3);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- retention */
+
+static void test_delete_segments_before_moves_start_offset(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t deleted = 99;
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 11, &deleted), 0);
+    CU_ASSERT_EQUAL(deleted, 1); /* segment 6 still holds 6-11 */
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 6);
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 12, &deleted), 0);
+    CU_ASSERT_EQUAL(deleted, 1);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 12);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), (int64_t)(6 * len));
+    CU_ASSERT_EQUAL(seg_size(0, "log"), -1);
+    CU_ASSERT_EQUAL(seg_size(6, "index"), -1);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 11, INT64_MAX, 100, true, &sl), KP_ERR_OFFSET_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(check_readable(log, 12), 6);
+    br_log_close(log);
+    log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 12);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_delete_segments_before_leo_rolls_active_segment(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t deleted = 0;
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 24, &deleted), 0);
+    CU_ASSERT_EQUAL(deleted, 4);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 24);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 24);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), 0);
+    CU_ASSERT_EQUAL(seg_size(24, "log"), 0);
+    CU_ASSERT_EQUAL(append(log, 1, TS0), 24);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_slice_keeps_deleted_segment_readable(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 0, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.len, (int32_t)(3 * len));
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 12, NULL), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "log"), -1);
+    uint8_t *b = slice_bytes(&sl); /* still there for sendfile */
+    struct kp_batch_header h;
+    size_t size = 0;
+    CU_ASSERT_EQUAL(kp_batch_parse(b, (size_t)sl.len, &h, &size), 0);
+    CU_ASSERT_EQUAL(h.BaseOffset, 0);
+    free(b);
+    br_log_slice_release(&sl);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_set_start_offset_moves_logical_start(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 7), 0);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 7);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 3), 0); /* never backwards */
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 7);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 16), KP_ERR_OFFSET_OUT_OF_RANGE);
+    CU_ASSERT_EQUAL(br_log_set_start_offset(log, 15), 0);
+    CU_ASSERT_EQUAL(br_log_start_offset(log), 15);
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1); /* files go with retention */
+    size_t deleted = 0;
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, br_log_start_offset(log), &deleted), 0);
+    CU_ASSERT_EQUAL(deleted, 1);
+    CU_ASSERT_EQUAL(br_log_size_bytes(log), 0);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- flush */
+
+static void test_flush_moves_recovery_point(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 0);
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 15);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_flush_interval_messages_flushes(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    c.flush_interval_messages = 5;
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append(log, 3, TS0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 0);
+    (void)append(log, 3, TS0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 6);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_maybe_flush_after_interval_ms(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    c.flush_interval_ms = 100;
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 2, TS0, 10, 0, 1000, NULL);
+    (void)append_sized(log, 2, TS0, 10, 0, 1080, NULL);
+    CU_ASSERT_EQUAL(br_log_maybe_flush(log, 1099), 0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 0);
+    CU_ASSERT_EQUAL(br_log_maybe_flush(log, 1100), 0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 4);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- leader epochs */
+
+static void read_epoch_file(char *buf, size_t cap)
+{
+    char path[256];
+    (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", pdir);
+    size_t n = 0;
+    uint8_t *f = read_file(path, &n);
+    buf[0] = '\0';
+    if (f != NULL) {
+        n = n < cap - 1 ? n : cap - 1;
+        memcpy(buf, f, n);
+        buf[n] = '\0';
+        free(f);
+    }
+}
+
+static void test_epoch_checkpoint_round_trip(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), -1);
+    (void)append_sized(log, 2, TS0, 10, 1, NOW0, NULL);
+    (void)append_sized(log, 2, TS0, 10, 1, NOW0, NULL);
+    (void)append_sized(log, 3, TS0, 10, 3, NOW0, NULL);
+    (void)append_sized(log, 1, TS0, 10, 3, NOW0, NULL);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), 3);
+    char text[256];
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n2\n1 0\n3 4\n");
+    br_log_close(log);
+
+    log = open_log(&c, 8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), 3);
+    int32_t e = 0;
+    int64_t end = 0;
+    CU_ASSERT_EQUAL(br_log_end_offset_for_epoch(log, 1, &e, &end), 0);
+    CU_ASSERT_EQUAL(e, 1);
+    CU_ASSERT_EQUAL(end, 4);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void expect_epoch_end(struct br_log *log, int32_t epoch, int32_t want_epoch,
+                             int64_t want_end)
+{
+    int32_t e = 0;
+    int64_t end = 0;
+    CU_ASSERT_EQUAL(br_log_end_offset_for_epoch(log, epoch, &e, &end), 0);
+    CU_ASSERT_EQUAL(e, want_epoch);
+    CU_ASSERT_EQUAL(end, want_end);
+}
+
+static void test_end_offset_for_epoch_semantics(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 30, TS0, 1, -1, NOW0, NULL); /* no epoch recorded */
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), -1);
+    expect_epoch_end(log, 0, -1, -1);
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, 1, 0), 0);
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, 3, 10), 0);
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, 5, 20), 0);
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, 5, 25), 0); /* same epoch, later: no change */
+    expect_epoch_end(log, 5, 5, 30);                     /* the latest: the LEO */
+    expect_epoch_end(log, 3, 3, 20);
+    expect_epoch_end(log, 4, 3, 20); /* unknown in between: the prior epoch */
+    expect_epoch_end(log, 1, 1, 10);
+    expect_epoch_end(log, 0, 0, 0); /* below every epoch: the first start */
+    expect_epoch_end(log, 6, -1, -1);
+    expect_epoch_end(log, -1, -1, -1);
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, -1, 0), KP_E_INVALID_ARG);
+    /* a conflicting assignment removes what it contradicts */
+    CU_ASSERT_EQUAL(br_log_epoch_assign(log, 4, 15), 0);
+    char text[256];
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n3\n1 0\n3 10\n4 15\n");
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_epochs_follow_truncation_and_retention(void)
+{
+    setup_dir();
+    size_t len = 0;
+    uint8_t *probe = make_batch(2, TS0, 30, &len);
+    kp_free(probe);
+    struct br_log_config c = cfg_with((int64_t)(3 * len), 100);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 12; i++) {
+        (void)append_sized(log, 2, TS0 + i, 30, 1 + i / 4, NOW0, NULL); /* epochs 1, 2, 3 */
+    }
+    char text[256];
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n3\n1 0\n2 8\n3 16\n");
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 16), 0);
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n2\n1 0\n2 8\n");
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 12, NULL), 0);
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n1\n2 12\n");
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_epoch_checkpoint_malformed_is_rebuilt(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 2, TS0, 10, 2, NOW0, NULL);
+    (void)append_sized(log, 2, TS0, 10, 4, NOW0, NULL);
+    (void)append_sized(log, 2, TS0, 10, 4, NOW0, NULL);
+    br_log_close(log);
+    char path[256];
+    (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", pdir);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    write_at(path, 0, "0\n2\n4 0\n2 9\n", 12); /* epochs going backwards */
+    log = open_log(&c, 6);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    char text[256];
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n2\n2 0\n4 2\n");
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), 4);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- iteration */
+
+static void test_iter_walks_batch_headers_across_segments(void)
+{
+    setup_dir();
+    size_t len = 0;
+    struct br_log_config c = four_segments(&len);
+    struct br_log *log = open_log(&c, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    struct br_log_iter *it = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_iter_open(log, 0, &it), 0);
+    struct kp_batch_header h;
+    int64_t expect = 0;
+    int n = 0;
+    int rc = 0;
+    for (;;) {
+        rc = br_log_iter_next(it, &h);
+        if (rc != 0) {
+            break;
+        }
+        CU_ASSERT_EQUAL(h.BaseOffset, expect);
+        CU_ASSERT_EQUAL(h.RecordCount, 2);
+        expect = kp_batch_last_offset(&h) + 1;
+        n++;
+    }
+    CU_ASSERT_EQUAL(rc, KP_ITER_END);
+    CU_ASSERT_EQUAL(n, 12);
+    /* appends after the end are seen */
+    (void)append(log, 1, TS0);
+    CU_ASSERT_EQUAL(br_log_iter_next(it, &h), 0);
+    CU_ASSERT_EQUAL(h.BaseOffset, 24);
+    br_log_iter_close(it);
+
+    CU_ASSERT_EQUAL_FATAL(br_log_iter_open(log, 15, &it), 0);
+    CU_ASSERT_EQUAL(br_log_iter_next(it, &h), 0);
+    CU_ASSERT_EQUAL(h.BaseOffset, 14);
+    br_log_iter_close(it);
+    CU_ASSERT_EQUAL(br_log_iter_open(log, 26, &it), KP_ERR_OFFSET_OUT_OF_RANGE);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* ------------------------------------------------------------- replicas, deletion */
+
+static void test_replica_append_keeps_offsets_and_epoch(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    size_t len = 0;
+    uint8_t *b = make_batch(3, TS0, 10, &len);
+    kp_batch_set_base_offset(b, 10);
+    kp_batch_set_leader_epoch(b, 4);
+    CU_ASSERT_EQUAL(br_log_append_replica(log, b, len, NOW0), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 13);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(log), 4);
+    CU_ASSERT_EQUAL(br_log_append_replica(log, b, len, NOW0), KP_E_INVALID_ARG); /* below LEO */
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, 1 << 20, true, &sl), 0);
+    CU_ASSERT_EQUAL(sl.first_offset, 10);
+    br_log_slice_release(&sl);
+    kp_free(b);
+    br_log_close(log);
+    log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 13);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+static void test_delete_removes_directory(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    CU_ASSERT_EQUAL(br_log_delete(log), 0);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(pdir, &st), -1);
+    char gone[256];
+    (void)snprintf(gone, sizeof gone, "%s-delete", pdir);
+    CU_ASSERT_EQUAL(stat(gone, &st), -1);
+    cleanup_dir();
+}
+
+static CU_TestInfo tests[] = {
+    {"config_defaults_are_kafkas", test_config_defaults_are_kafkas},
+    {"config_rejects_out_of_range_values", test_config_rejects_out_of_range_values},
+    {"dir_parse_name_splits_at_last_dash", test_dir_parse_name_splits_at_last_dash},
+    {"dir_parse_name_rejects_bad_names", test_dir_parse_name_rejects_bad_names},
+    {"open_creates_empty_log", test_open_creates_empty_log},
+    {"append_assigns_offsets_in_order", test_append_assigns_offsets_in_order},
+    {"append_rewrites_base_offset_and_leader_epoch",
+     test_append_rewrites_base_offset_and_leader_epoch},
+    {"append_rejects_what_is_not_one_batch", test_append_rejects_what_is_not_one_batch},
+    {"read_round_trip_returns_batch_bytes", test_read_round_trip_returns_batch_bytes},
+    {"read_from_inside_batch_starts_at_containing_batch",
+     test_read_from_inside_batch_starts_at_containing_batch},
+    {"read_respects_max_offset", test_read_respects_max_offset},
+    {"read_respects_max_bytes", test_read_respects_max_bytes},
+    {"read_min_one_returns_oversized_first_batch", test_read_min_one_returns_oversized_first_batch},
+    {"read_at_max_offset_is_empty", test_read_at_max_offset_is_empty},
+    {"read_out_of_range", test_read_out_of_range},
+    {"roll_by_size", test_roll_by_size},
+    {"roll_by_time", test_roll_by_time},
+    {"roll_when_index_full", test_roll_when_index_full},
+    {"index_lookup_across_many_segments", test_index_lookup_across_many_segments},
+    {"reopen_after_close_keeps_leo_and_data", test_reopen_after_close_keeps_leo_and_data},
+    {"recovery_truncates_garbage_appended_to_newest_segment",
+     test_recovery_truncates_garbage_appended_to_newest_segment},
+    {"recovery_truncates_zeros_appended_to_newest_segment",
+     test_recovery_truncates_zeros_appended_to_newest_segment},
+    {"recovery_truncates_segment_cut_mid_batch", test_recovery_truncates_segment_cut_mid_batch},
+    {"recovery_bad_crc_in_middle_of_last_segment_truncates_there",
+     test_recovery_bad_crc_in_middle_of_last_segment_truncates_there},
+    {"recovery_bad_crc_in_earlier_segment_removes_later_segments",
+     test_recovery_bad_crc_in_earlier_segment_removes_later_segments},
+    {"recovery_trusts_segments_below_recovery_point",
+     test_recovery_trusts_segments_below_recovery_point},
+    {"recovery_keeps_empty_segment_left_by_a_roll", test_recovery_keeps_empty_segment_left_by_a_roll},
+    {"recovery_rebuilds_missing_index", test_recovery_rebuilds_missing_index},
+    {"recovery_rebuilds_missing_time_index", test_recovery_rebuilds_missing_time_index},
+    {"recovery_rebuilds_torn_index", test_recovery_rebuilds_torn_index},
+    {"recovery_rebuilds_non_monotonic_index", test_recovery_rebuilds_non_monotonic_index},
+    {"recovery_rebuilds_index_with_position_beyond_segment",
+     test_recovery_rebuilds_index_with_position_beyond_segment},
+    {"recovery_rebuilds_index_entry_not_matching_its_batch",
+     test_recovery_rebuilds_index_entry_not_matching_its_batch},
+    {"recovery_rebuilds_non_increasing_time_index",
+     test_recovery_rebuilds_non_increasing_time_index},
+    {"recovery_rebuilds_indexes_after_unclean_stop",
+     test_recovery_rebuilds_indexes_after_unclean_stop},
+    {"recovery_removes_orphan_index_files", test_recovery_removes_orphan_index_files},
+    {"offset_for_timestamp_finds_first_record_at_or_after",
+     test_offset_for_timestamp_finds_first_record_at_or_after},
+    {"offset_for_timestamp_across_segments", test_offset_for_timestamp_across_segments},
+    {"offset_for_timestamp_respects_log_start", test_offset_for_timestamp_respects_log_start},
+    {"truncate_to_drops_whole_batches", test_truncate_to_drops_whole_batches},
+    {"truncate_to_across_segments", test_truncate_to_across_segments},
+    {"truncate_below_start_restarts_log", test_truncate_below_start_restarts_log},
+    {"delete_segments_before_moves_start_offset", test_delete_segments_before_moves_start_offset},
+    {"delete_segments_before_leo_rolls_active_segment",
+     test_delete_segments_before_leo_rolls_active_segment},
+    {"slice_keeps_deleted_segment_readable", test_slice_keeps_deleted_segment_readable},
+    {"set_start_offset_moves_logical_start", test_set_start_offset_moves_logical_start},
+    {"flush_moves_recovery_point", test_flush_moves_recovery_point},
+    {"flush_interval_messages_flushes", test_flush_interval_messages_flushes},
+    {"maybe_flush_after_interval_ms", test_maybe_flush_after_interval_ms},
+    {"epoch_checkpoint_round_trip", test_epoch_checkpoint_round_trip},
+    {"end_offset_for_epoch_semantics", test_end_offset_for_epoch_semantics},
+    {"epochs_follow_truncation_and_retention", test_epochs_follow_truncation_and_retention},
+    {"epoch_checkpoint_malformed_is_rebuilt", test_epoch_checkpoint_malformed_is_rebuilt},
+    {"iter_walks_batch_headers_across_segments", test_iter_walks_batch_headers_across_segments},
+    {"replica_append_keeps_offsets_and_epoch", test_replica_append_keeps_offsets_and_epoch},
+    {"delete_removes_directory", test_delete_removes_directory},
+    CU_TEST_INFO_NULL,
+};
+
+int main(void)
+{
+    br_logging_set_level(BR_LOG_ERROR);
+    return st_run_suite("broker-log", tests);
+}
