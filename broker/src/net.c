@@ -73,6 +73,7 @@ struct br_conn {
     bool dead;         /* closed: freed at the end of the loop iteration */
     bool want_out;     /* EPOLLOUT registered */
     bool reading;      /* EPOLLIN registered */
+    bool processing;   /* inside conn_process: no re-entry */
     char peer[64];
 };
 
@@ -417,6 +418,7 @@ void br_slot_set_parked(struct br_slot *s, void *parked)
 
 static void conn_update_events(struct br_conn *c);
 static void conn_flush(struct br_conn *c);
+static void conn_process(struct br_conn *c);
 
 void br_slot_ready(struct br_conn *c, struct br_slot *s)
 {
@@ -585,6 +587,11 @@ static void conn_flush(struct br_conn *c)
         conn_kill(c);
         return;
     }
+    /* frames left unread while too many responses were queued */
+    if (!c->processing && !c->closing && c->in_len >= 4 && c->nslots < MAX_QUEUED_SLOTS) {
+        conn_process(c);
+        return;
+    }
     conn_update_events(c);
 }
 
@@ -648,6 +655,7 @@ static void conn_accept(struct br_net *n, struct listener *l)
 static void conn_process(struct br_conn *c)
 {
     size_t pos = 0;
+    c->processing = true;
     while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS) {
         int32_t size = 0;
         int err = kp_frame_size(c->in + pos, c->in_len - pos, c->net->max_request_bytes, &size);
@@ -667,6 +675,7 @@ static void conn_process(struct br_conn *c)
         br_broker_handle_frame(c->net->broker, c, c->in + pos + 4, (size_t)size);
         pos += 4 + (size_t)size;
     }
+    c->processing = false;
     if (c->dead) {
         return;
     }
