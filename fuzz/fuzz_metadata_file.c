@@ -104,8 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *text2 = NULL;
         size_t len2 = 0;
         if (br_meta_file_format(again, n_again, &text2, &len2) == 0) {
-            fuzz_check(len2 == len && memcmp(text, text2, len) == 0,
-                       "formatting is not canonical", (int)len2);
+            fuzz_check(len2 == len && memcmp(text, text2, len) == 0, "formatting is not canonical",
+                       (int)len2);
             kp_free(text2);
         }
         br_topic_metas_free(again, n_again);

@@ -3,6 +3,7 @@
 
 #include "broker.h"
 
+#include "group.h"
 #include "logging.h"
 #include "request.h"
 
@@ -34,11 +35,21 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_FETCH] = {0, 11, br_h_fetch},
     [KP_API_LIST_OFFSETS] = {0, 3, br_h_list_offsets},
     [KP_API_METADATA] = {0, 6, br_h_metadata},
+    [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
+    [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
+    [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
+    [KP_API_JOIN_GROUP] = {0, 5, br_h_join_group},
+    [KP_API_HEARTBEAT] = {0, 3, br_h_heartbeat},
+    [KP_API_LEAVE_GROUP] = {0, 3, br_h_leave_group},
+    [KP_API_SYNC_GROUP] = {0, 3, br_h_sync_group},
+    [KP_API_DESCRIBE_GROUPS] = {0, 4, br_h_describe_groups},
+    [KP_API_LIST_GROUPS] = {0, 2, br_h_list_groups},
     [KP_API_API_VERSIONS] = {0, 3, br_h_api_versions},
     [KP_API_CREATE_TOPICS] = {0, 4, br_h_create_topics},
     [KP_API_DELETE_TOPICS] = {0, 3, br_h_delete_topics},
     [KP_API_INIT_PRODUCER_ID] = {0, 1, br_h_init_producer_id},
     [KP_API_DESCRIBE_CONFIGS] = {0, 2, br_h_describe_configs},
+    [KP_API_DELETE_GROUPS] = {0, 1, br_h_delete_groups},
 };
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
@@ -564,6 +575,7 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
         br_parked_cancel(b, (struct br_parked *)(void *)pk);
         break;
     case BR_PARK_GROUP:
+        br_groups_cancel_parked(b, parked);
         break;
     }
 }
@@ -573,6 +585,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
     while (b->parked != NULL) {
         br_parked_complete_now(b, b->parked);
     }
+    br_groups_complete_all_parked(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)
@@ -639,6 +652,7 @@ void br_broker_timer(struct br_broker *b, struct br_timer *t)
         br_parked_expire(b, t->owner);
         break;
     case BR_TIMER_GROUP:
+        br_groups_timer(b, t);
         break;
     case BR_TIMER_HOUSEKEEPING: {
         int64_t now = br_now_wall_ms();
@@ -835,6 +849,11 @@ int br_broker_start(struct br_broker *b)
     br_timer_init(&b->housekeeping, BR_TIMER_HOUSEKEEPING, b);
     b->last_checkpoint_ms = br_now_mono_ms();
     br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
+    int gerr = br_groups_start(b);
+    if (gerr != 0) {
+        br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
+        return -1;
+    }
     br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
             b->cluster_id, b->advertised_host, b->advertised_port);
     return 0;
@@ -852,6 +871,7 @@ void br_broker_stop(struct br_broker *b)
 {
     bool started = b->net != NULL;
     bool flushed = true;
+    br_groups_stop(b);
     for (size_t i = 0; i < b->ntopics; i++) {
         struct br_topic *t = b->topics[i];
         for (int32_t p = 0; p < t->npartitions; p++) {

@@ -27,6 +27,7 @@
 #include "topic_config.h"
 
 struct br_parked;
+struct br_groups;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -77,6 +78,7 @@ struct br_broker {
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
     struct br_parked *parked; /* all parked requests, a list */
+    struct br_groups *groups; /* the group coordinator (group.h) */
     bool stopping;
     /* per log dir: partitions placed there; lock file descriptors */
     size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];

@@ -203,8 +203,7 @@ static int check_end(struct text *t)
     return 0;
 }
 
-static void init_text(struct text *t, const char *data, size_t len,
-                      struct br_checkpoint_error *err)
+static void init_text(struct text *t, const char *data, size_t len, struct br_checkpoint_error *err)
 {
     t->p = data;
     t->len = data != NULL ? len : 0;
@@ -586,8 +585,8 @@ int br_epoch_checkpoint_encode(const struct br_epoch_entry *e, size_t n, struct 
             break;
         }
         char line[64];
-        int k = snprintf(line, sizeof line, "%d %lld\n", (int)e[i].epoch,
-                         (long long)e[i].start_offset);
+        int k =
+            snprintf(line, sizeof line, "%d %lld\n", (int)e[i].epoch, (long long)e[i].start_offset);
         if (k < 0 || (size_t)k >= sizeof line) {
             rc = KP_E_INVALID_ARG;
             break;

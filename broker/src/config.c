@@ -68,8 +68,7 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                            NO_RANGE},
     [BR_CFG_SECURITY_INTER_BROKER_PROTOCOL] = {"security.inter.broker.protocol", K_SPECIAL, 0,
                                                "PLAINTEXT", NO_RANGE},
-    [BR_CFG_ADMIN_LISTENERS] = {"admin.listeners", K_SPECIAL, 0, "http://127.0.0.1:8081",
-                                NO_RANGE},
+    [BR_CFG_ADMIN_LISTENERS] = {"admin.listeners", K_SPECIAL, 0, "http://127.0.0.1:8081", NO_RANGE},
     [BR_CFG_LOG_LEVEL] = {"log.level", K_LOGLEVEL, FIELD(log_level), "info", NO_RANGE},
     [BR_CFG_SOCKET_REQUEST_MAX_BYTES] = {"socket.request.max.bytes", K_INT,
                                          FIELD(socket_request_max_bytes), "104857600",
@@ -77,17 +76,14 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     [BR_CFG_MAX_CONNECTIONS] = {"max.connections", K_INT, FIELD(max_connections), "2147483647",
                                 AT_LEAST32(0)},
     [BR_CFG_CONNECTIONS_MAX_IDLE_MS] = {"connections.max.idle.ms", K_LONG,
-                                        FIELD(connections_max_idle_ms), "600000",
-                                        AT_LEAST64(1)},
-    [BR_CFG_MESSAGE_MAX_BYTES] = {"message.max.bytes", K_INT, FIELD(message_max_bytes),
-                                  "1000012", AT_LEAST32(0)},
+                                        FIELD(connections_max_idle_ms), "600000", AT_LEAST64(1)},
+    [BR_CFG_MESSAGE_MAX_BYTES] = {"message.max.bytes", K_INT, FIELD(message_max_bytes), "1000012",
+                                  AT_LEAST32(0)},
     [BR_CFG_AUTO_CREATE_TOPICS_ENABLE] = {"auto.create.topics.enable", K_BOOL,
                                           FIELD(auto_create_topics_enable), "true", NO_RANGE},
-    [BR_CFG_NUM_PARTITIONS] = {"num.partitions", K_INT, FIELD(num_partitions), "1",
-                               AT_LEAST32(1)},
+    [BR_CFG_NUM_PARTITIONS] = {"num.partitions", K_INT, FIELD(num_partitions), "1", AT_LEAST32(1)},
     [BR_CFG_DEFAULT_REPLICATION_FACTOR] = {"default.replication.factor", K_SHORT,
-                                           FIELD(default_replication_factor), "1", 1,
-                                           INT16_MAX},
+                                           FIELD(default_replication_factor), "1", 1, INT16_MAX},
     [BR_CFG_DELETE_TOPIC_ENABLE] = {"delete.topic.enable", K_BOOL, FIELD(delete_topic_enable),
                                     "true", NO_RANGE},
     [BR_CFG_COMPRESSION_TYPE] = {"compression.type", K_COMPRESSION, FIELD(compression_type),
@@ -97,9 +93,9 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     [BR_CFG_CONTROLLED_SHUTDOWN_MAX_RETRIES] = {"controlled.shutdown.max.retries", K_INT,
                                                 FIELD(controlled_shutdown_max_retries), "3",
                                                 AT_LEAST32(0)},
-    [BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] =
-        {"controlled.shutdown.retry.backoff.ms", K_LONG,
-         FIELD(controlled_shutdown_retry_backoff_ms), "5000", AT_LEAST64(0)},
+    [BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] = {"controlled.shutdown.retry.backoff.ms", K_LONG,
+                                                     FIELD(controlled_shutdown_retry_backoff_ms),
+                                                     "5000", AT_LEAST64(0)},
 
     [BR_CFG_LOG_DIR] = {"log.dir", K_SPECIAL, 0, "/tmp/kafka-logs", NO_RANGE},
     [BR_CFG_LOG_DIRS] = {"log.dirs", K_SPECIAL, 0, NULL, NO_RANGE},
@@ -130,28 +126,28 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     [BR_CFG_LOG_RETENTION_HOURS] = {"log.retention.hours", K_NUMBER, 0, "168", I32},
     [BR_CFG_LOG_RETENTION_MINUTES] = {"log.retention.minutes", K_NUMBER, 0, NULL, I32},
     [BR_CFG_LOG_RETENTION_MS] = {"log.retention.ms", K_NUMBER, 0, NULL, I64},
-    [BR_CFG_LOG_RETENTION_BYTES] = {"log.retention.bytes", K_LONG, FIELD(log_retention_bytes),
-                                    "-1", I64},
+    [BR_CFG_LOG_RETENTION_BYTES] = {"log.retention.bytes", K_LONG, FIELD(log_retention_bytes), "-1",
+                                    I64},
     [BR_CFG_LOG_RETENTION_CHECK_INTERVAL_MS] = {"log.retention.check.interval.ms", K_LONG,
-                                                FIELD(log_retention_check_interval_ms),
-                                                "300000", AT_LEAST64(1)},
+                                                FIELD(log_retention_check_interval_ms), "300000",
+                                                AT_LEAST64(1)},
     [BR_CFG_LOG_SEGMENT_DELETE_DELAY_MS] = {"log.segment.delete.delay.ms", K_LONG,
                                             FIELD(log_segment_delete_delay_ms), "60000",
                                             AT_LEAST64(0)},
     [BR_CFG_LOG_CLEANUP_POLICY] = {"log.cleanup.policy", K_CLEANUP, FIELD(log_cleanup_policy),
                                    "delete", NO_RANGE},
-    [BR_CFG_LOG_CLEANER_ENABLE] = {"log.cleaner.enable", K_BOOL, FIELD(log_cleaner_enable),
-                                   "true", NO_RANGE},
-    [BR_CFG_LOG_CLEANER_THREADS] = {"log.cleaner.threads", K_INT, FIELD(log_cleaner_threads),
-                                    "1", AT_LEAST32(0)},
+    [BR_CFG_LOG_CLEANER_ENABLE] = {"log.cleaner.enable", K_BOOL, FIELD(log_cleaner_enable), "true",
+                                   NO_RANGE},
+    [BR_CFG_LOG_CLEANER_THREADS] = {"log.cleaner.threads", K_INT, FIELD(log_cleaner_threads), "1",
+                                    AT_LEAST32(0)},
     [BR_CFG_LOG_CLEANER_BACKOFF_MS] = {"log.cleaner.backoff.ms", K_LONG,
                                        FIELD(log_cleaner_backoff_ms), "15000", AT_LEAST64(0)},
     [BR_CFG_LOG_CLEANER_MIN_CLEANABLE_RATIO] = {"log.cleaner.min.cleanable.ratio", K_RATIO,
                                                 FIELD(log_cleaner_min_cleanable_ratio), "0.5",
                                                 NO_RANGE},
     [BR_CFG_LOG_CLEANER_DELETE_RETENTION_MS] = {"log.cleaner.delete.retention.ms", K_LONG,
-                                                FIELD(log_cleaner_delete_retention_ms),
-                                                "86400000", AT_LEAST64(0)},
+                                                FIELD(log_cleaner_delete_retention_ms), "86400000",
+                                                AT_LEAST64(0)},
     [BR_CFG_LOG_CLEANER_MIN_COMPACTION_LAG_MS] = {"log.cleaner.min.compaction.lag.ms", K_LONG,
                                                   FIELD(log_cleaner_min_compaction_lag_ms), "0",
                                                   AT_LEAST64(0)},
@@ -162,37 +158,33 @@ static const struct key_def keys[BR_CFG__COUNT] = {
         {"log.message.timestamp.difference.max.ms", K_LONG,
          FIELD(log_message_timestamp_difference_max_ms), LONG_MAX_TEXT, AT_LEAST64(0)},
     [BR_CFG_LOG_MESSAGE_FORMAT_VERSION] = {"log.message.format.version", K_FORMAT,
-                                           FIELD(log_message_format_version), "2.0-IV1",
-                                           NO_RANGE},
+                                           FIELD(log_message_format_version), "2.0-IV1", NO_RANGE},
     [BR_CFG_LOG_MESSAGE_DOWNCONVERSION_ENABLE] = {"log.message.downconversion.enable", K_BOOL,
-                                                  FIELD(log_message_downconversion_enable),
-                                                  "true", NO_RANGE},
+                                                  FIELD(log_message_downconversion_enable), "true",
+                                                  NO_RANGE},
     [BR_CFG_LOG_PREALLOCATE] = {"log.preallocate", K_BOOL, FIELD(log_preallocate), "false",
                                 NO_RANGE},
 
     [BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE] = {"unclean.leader.election.enable", K_BOOL,
                                                FIELD(unclean_leader_election_enable), "false",
                                                NO_RANGE},
-    [BR_CFG_MIN_INSYNC_REPLICAS] = {"min.insync.replicas", K_INT, FIELD(min_insync_replicas),
-                                    "1", AT_LEAST32(1)},
+    [BR_CFG_MIN_INSYNC_REPLICAS] = {"min.insync.replicas", K_INT, FIELD(min_insync_replicas), "1",
+                                    AT_LEAST32(1)},
     [BR_CFG_REPLICA_LAG_TIME_MAX_MS] = {"replica.lag.time.max.ms", K_LONG,
                                         FIELD(replica_lag_time_max_ms), "10000", AT_LEAST64(1)},
     [BR_CFG_REPLICA_FETCH_MAX_BYTES] = {"replica.fetch.max.bytes", K_INT,
-                                        FIELD(replica_fetch_max_bytes), "1048576",
-                                        AT_LEAST32(0)},
+                                        FIELD(replica_fetch_max_bytes), "1048576", AT_LEAST32(0)},
     [BR_CFG_REPLICA_FETCH_MIN_BYTES] = {"replica.fetch.min.bytes", K_INT,
                                         FIELD(replica_fetch_min_bytes), "1", AT_LEAST32(0)},
     [BR_CFG_REPLICA_FETCH_WAIT_MAX_MS] = {"replica.fetch.wait.max.ms", K_INT,
-                                          FIELD(replica_fetch_wait_max_ms), "500",
-                                          AT_LEAST32(0)},
+                                          FIELD(replica_fetch_wait_max_ms), "500", AT_LEAST32(0)},
     [BR_CFG_REPLICA_FETCH_BACKOFF_MS] = {"replica.fetch.backoff.ms", K_INT,
                                          FIELD(replica_fetch_backoff_ms), "1000", AT_LEAST32(0)},
     [BR_CFG_REPLICA_FETCH_RESPONSE_MAX_BYTES] = {"replica.fetch.response.max.bytes", K_INT,
                                                  FIELD(replica_fetch_response_max_bytes),
                                                  "10485760", AT_LEAST32(0)},
     [BR_CFG_REPLICA_SOCKET_TIMEOUT_MS] = {"replica.socket.timeout.ms", K_INT,
-                                          FIELD(replica_socket_timeout_ms), "30000",
-                                          AT_LEAST32(1)},
+                                          FIELD(replica_socket_timeout_ms), "30000", AT_LEAST32(1)},
     [BR_CFG_REPLICA_HIGH_WATERMARK_CHECKPOINT_INTERVAL_MS] =
         {"replica.high.watermark.checkpoint.interval.ms", K_LONG,
          FIELD(replica_high_watermark_checkpoint_interval_ms), "5000", AT_LEAST64(1)},
@@ -206,15 +198,12 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                                  FIELD(offsets_topic_replication_factor), "3", 1,
                                                  INT16_MAX},
     [BR_CFG_OFFSETS_RETENTION_MINUTES] = {"offsets.retention.minutes", K_INT,
-                                          FIELD(offsets_retention_minutes), "10080",
-                                          AT_LEAST32(1)},
-    [BR_CFG_OFFSETS_RETENTION_CHECK_INTERVAL_MS] = {"offsets.retention.check.interval.ms",
-                                                    K_LONG,
+                                          FIELD(offsets_retention_minutes), "10080", AT_LEAST32(1)},
+    [BR_CFG_OFFSETS_RETENTION_CHECK_INTERVAL_MS] = {"offsets.retention.check.interval.ms", K_LONG,
                                                     FIELD(offsets_retention_check_interval_ms),
                                                     "600000", AT_LEAST64(1)},
     [BR_CFG_OFFSET_METADATA_MAX_BYTES] = {"offset.metadata.max.bytes", K_INT,
-                                          FIELD(offset_metadata_max_bytes), "4096",
-                                          AT_LEAST32(0)},
+                                          FIELD(offset_metadata_max_bytes), "4096", AT_LEAST32(0)},
     [BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS] = {"group.initial.rebalance.delay.ms", K_INT,
                                                  FIELD(group_initial_rebalance_delay_ms), "3000",
                                                  AT_LEAST32(0)},
@@ -300,8 +289,7 @@ static const char *const ignored_keys[] = {
 };
 
 /* Kafka's security protocols, and the one Samsa speaks. */
-static const char *const security_protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
-                                                 "SASL_SSL"};
+static const char *const security_protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -356,7 +344,7 @@ static const char *quoted(const char *v, size_t n, char *buf, size_t buflen)
     }
     buf[o++] = '\'';
     size_t i = 0;
-    for (; i < n && v[i] != '\0' && o + 5 < buflen && i < 64; i++) {
+    for (; i < n && i < 64 && o + 5 < buflen && v[i] != '\0'; i++) {
         unsigned char c = (unsigned char)v[i];
         buf[o++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
     }
@@ -373,8 +361,8 @@ static const char *quoted(const char *v, size_t n, char *buf, size_t buflen)
 #define QUOTE_MAX 80
 #define Q(v, buf) quoted((v), SIZE_MAX, (buf), sizeof(buf))
 
-__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen, const char *fmt,
+                                                          ...)
 {
     if (msg == NULL || msglen == 0) {
         return;
@@ -502,8 +490,7 @@ int br_config_parse_cleanup_policy(const char *s, unsigned *out, char *msg, size
     return 0;
 }
 
-static const char *const compression_names[] = {"uncompressed", "gzip", "snappy", "lz4",
-                                                "zstd"};
+static const char *const compression_names[] = {"uncompressed", "gzip", "snappy", "lz4", "zstd"};
 
 int br_config_parse_compression(const char *s, int *out, char *msg, size_t msglen)
 {
@@ -545,14 +532,14 @@ int br_config_parse_timestamp_type(const char *s, int *out, char *msg, size_t ms
 static size_t version_part(const char *p)
 {
     size_t n = 0;
-    while (is_digit(p[n]) && n < 4) {
+    while (n < 4 && is_digit(p[n])) {
         n++;
     }
     return n >= 1 && n <= 3 ? n : 0;
 }
 
-int br_config_parse_format_version(const char *s, char out[BR_FORMAT_VERSION_MAX + 1],
-                                   char *msg, size_t msglen)
+int br_config_parse_format_version(const char *s, char out[BR_FORMAT_VERSION_MAX + 1], char *msg,
+                                   size_t msglen)
 {
     char q[QUOTE_MAX];
     /* N.N[.N[.N]][-IVN] */
@@ -656,8 +643,7 @@ bool br_config_is_set(const struct br_config *c, enum br_config_key k)
     return (int)k >= 0 && k < BR_CFG__COUNT && c->raw[k] != NULL;
 }
 
-void br_config_entry(const struct br_config *c, enum br_config_key k,
-                     struct br_config_entry *out)
+void br_config_entry(const struct br_config *c, enum br_config_key k, struct br_config_entry *out)
 {
     memset(out, 0, sizeof *out);
     if ((int)k < 0 || k >= BR_CFG__COUNT) {
@@ -704,7 +690,7 @@ static void where(const struct load *ld, enum br_config_key k, char *buf, size_t
 
 /* Fails key k: "<where><key>: <message>". Returns KP_ERR_INVALID_CONFIG. */
 __attribute__((format(printf, 3, 4))) static int key_error(struct load *ld, enum br_config_key k,
-                                                          const char *fmt, ...)
+                                                           const char *fmt, ...)
 {
     char at[256];
     char what[512];
@@ -978,8 +964,9 @@ static int unescape(char *s, size_t n, char *msg, size_t msglen)
             i += 4;
             unsigned long cp = (unsigned long)u;
             if (cp >= 0xd800 && cp <= 0xdbff) {
-                long lo = (n - i >= 6 && s[i] == '\\' && s[i + 1] == 'u') ? hex4(s + i + 2, n - i - 2)
-                                                                        : -1;
+                long lo = (n - i >= 6 && s[i] == '\\' && s[i + 1] == 'u')
+                              ? hex4(s + i + 2, n - i - 2)
+                              : -1;
                 if (lo < 0xdc00 || lo > 0xdfff) {
                     set_msg(msg, msglen, "\\u escape with a lone surrogate");
                     return -1;
@@ -1084,8 +1071,7 @@ static int parse_override(struct load *ld, const char *ov, char *line_buf)
     char q[QUOTE_MAX];
     size_t n = strlen(ov);
     if (n > BR_CONFIG_MAX_LINE_BYTES) {
-        set_msg(ld->err, ld->errlen, "--override longer than %zu bytes",
-                BR_CONFIG_MAX_LINE_BYTES);
+        set_msg(ld->err, ld->errlen, "--override longer than %zu bytes", BR_CONFIG_MAX_LINE_BYTES);
         return KP_ERR_INVALID_CONFIG;
     }
     memcpy(line_buf, ov, n + 1);
@@ -1430,7 +1416,8 @@ static int parse_protocol_map(struct load *ld, struct protocol_map *m)
                                  quoted(proto, proto_len, q2, sizeof q2));
             }
             if (m->n == sizeof m->name / sizeof m->name[0]) {
-                return key_error(ld, k, "more than %zu entries", sizeof m->name / sizeof m->name[0]);
+                return key_error(ld, k, "more than %zu entries",
+                                 sizeof m->name / sizeof m->name[0]);
             }
             char *name = m->name[m->n];
             for (size_t i = 0; i < name_len; i++) {
@@ -1500,8 +1487,8 @@ static int resolve_listeners(struct load *ld)
 
     if (br_config_is_set(c, BR_CFG_ADVERTISED_LISTENERS)) {
         rc = parse_listener_list(ld, BR_CFG_ADVERTISED_LISTENERS,
-                                 c->raw[BR_CFG_ADVERTISED_LISTENERS], true,
-                                 c->advertised_listeners, &c->n_advertised_listeners);
+                                 c->raw[BR_CFG_ADVERTISED_LISTENERS], true, c->advertised_listeners,
+                                 &c->n_advertised_listeners);
         if (rc != 0) {
             return rc;
         }
@@ -1538,15 +1525,14 @@ static int resolve_listeners(struct load *ld)
     const char *proto = text_of(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL);
     int sp = security_protocol(proto, strlen(proto));
     if (sp < 0) {
-        return key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
-                         "unknown security protocol %s", Q(proto, q));
+        return key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL, "unknown security protocol %s",
+                         Q(proto, q));
     }
     if (sp != 0) {
-        return key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
-                         "Samsa speaks only PLAINTEXT");
+        return key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL, "Samsa speaks only PLAINTEXT");
     }
-    enum br_config_key ik = named ? BR_CFG_INTER_BROKER_LISTENER_NAME
-                                  : BR_CFG_SECURITY_INTER_BROKER_PROTOCOL;
+    enum br_config_key ik =
+        named ? BR_CFG_INTER_BROKER_LISTENER_NAME : BR_CFG_SECURITY_INTER_BROKER_PROTOCOL;
     const char *name = named ? c->raw[BR_CFG_INTER_BROKER_LISTENER_NAME] : security_protocols[sp];
     size_t name_len = strlen(name);
     if (!valid_listener_name(name, name_len)) {
@@ -1568,8 +1554,8 @@ static int resolve_listeners(struct load *ld)
                          c->inter_broker_listener_name);
     }
 
-    rc = parse_listener_list(ld, BR_CFG_ADMIN_LISTENERS, text_of(ld, BR_CFG_ADMIN_LISTENERS),
-                             false, c->admin_listeners, &c->n_admin_listeners);
+    rc = parse_listener_list(ld, BR_CFG_ADMIN_LISTENERS, text_of(ld, BR_CFG_ADMIN_LISTENERS), false,
+                             c->admin_listeners, &c->n_admin_listeners);
     if (rc != 0) {
         return rc;
     }
@@ -1616,8 +1602,7 @@ static int resolve_log_dirs(struct load *ld)
             len--;
         }
         if (len > BR_CONFIG_MAX_PATH) {
-            return key_error(ld, k, "a directory name is longer than %d bytes",
-                             BR_CONFIG_MAX_PATH);
+            return key_error(ld, k, "a directory name is longer than %d bytes", BR_CONFIG_MAX_PATH);
         }
         if (len > 0) {
             for (size_t i = 0; i < c->n_log_dirs; i++) {
@@ -1654,8 +1639,7 @@ static int resolve_zookeeper(struct load *ld)
         return 0; /* standalone */
     }
     if (strlen(s) > BR_ZK_CONNECT_MAX) {
-        return key_error(ld, BR_CFG_ZOOKEEPER_CONNECT, "longer than %d bytes",
-                         BR_ZK_CONNECT_MAX);
+        return key_error(ld, BR_CFG_ZOOKEEPER_CONNECT, "longer than %d bytes", BR_ZK_CONNECT_MAX);
     }
     /* host:port[,host:port...][/chroot]: no spaces, no empty host */
     const char *chroot = strchr(s, '/');
@@ -1709,9 +1693,8 @@ static int resolve_effective(struct load *ld)
     int64_t v = 0;
     int rc;
 
-    static const enum br_config_key retention[] = {BR_CFG_LOG_RETENTION_MS,
-                                                   BR_CFG_LOG_RETENTION_MINUTES,
-                                                   BR_CFG_LOG_RETENTION_HOURS};
+    static const enum br_config_key retention[] = {
+        BR_CFG_LOG_RETENTION_MS, BR_CFG_LOG_RETENTION_MINUTES, BR_CFG_LOG_RETENTION_HOURS};
     static const int64_t retention_mult[] = {1, 60000, 3600000};
     rc = effective(ld, retention, retention_mult, 3, &v, &from);
     if (rc != 0) {
@@ -1801,8 +1784,8 @@ void br_config_free(struct br_config *c)
 }
 
 int br_config_parse_buffer(const char *buf, size_t len, const char *name,
-                           const char *const *overrides, size_t n_overrides,
-                           struct br_config *out, char *err, size_t errlen)
+                           const char *const *overrides, size_t n_overrides, struct br_config *out,
+                           char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     set_msg(err, errlen, "%s", "");

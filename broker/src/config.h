@@ -27,6 +27,12 @@
  * Overrides (`--override key=value`) are applied after the file, in order; a
  * later one wins. Their values are taken literally (no escapes) and trimmed.
  *
+ * Defaults are Kafka 2.0's where later releases changed them:
+ * message.max.bytes 1000012 (later 1048588), zookeeper.session.timeout.ms
+ * 6000 (later 18000), replica.lag.time.max.ms 10000 (later 30000),
+ * group.max.session.timeout.ms 300000 (later 1800000). max.connections is
+ * the one key taken from a later release (2.3).
+ *
  * Samsa's decisions where Kafka leaves room:
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
@@ -225,55 +231,55 @@ struct br_listener {
  */
 struct br_config {
     /* server */
-    int32_t broker_id;                   /* broker.id; -1 = not configured */
-    bool broker_id_generation_enable;    /* broker.id.generation.enable */
-    int32_t reserved_broker_max_id;      /* reserved.broker.max.id */
+    int32_t broker_id;                                     /* broker.id; -1 = not configured */
+    bool broker_id_generation_enable;                      /* broker.id.generation.enable */
+    int32_t reserved_broker_max_id;                        /* reserved.broker.max.id */
     struct br_listener listeners[BR_CONFIG_MAX_LISTENERS]; /* listeners */
     size_t n_listeners;                                    /* >= 1 */
     struct br_listener advertised_listeners[BR_CONFIG_MAX_LISTENERS]; /* effective */
     size_t n_advertised_listeners;                                    /* >= 1 */
-    char inter_broker_listener_name[BR_LISTENER_NAME_MAX + 1];       /* effective */
-    struct br_listener admin_listeners[BR_CONFIG_MAX_LISTENERS];     /* admin.listeners */
-    size_t n_admin_listeners;            /* 0 = admin API off */
-    int log_level;                       /* log.level: an enum br_level */
-    int32_t socket_request_max_bytes;    /* socket.request.max.bytes */
-    int32_t max_connections;             /* max.connections */
-    int64_t connections_max_idle_ms;     /* connections.max.idle.ms */
-    int32_t message_max_bytes;           /* message.max.bytes */
-    bool auto_create_topics_enable;      /* auto.create.topics.enable */
-    int32_t num_partitions;              /* num.partitions */
-    int16_t default_replication_factor;  /* default.replication.factor */
-    bool delete_topic_enable;            /* delete.topic.enable */
-    int compression_type;                /* compression.type: enum br_compression */
-    bool controlled_shutdown_enable;     /* controlled.shutdown.enable */
-    int32_t controlled_shutdown_max_retries;     /* controlled.shutdown.max.retries */
+    char inter_broker_listener_name[BR_LISTENER_NAME_MAX + 1];        /* effective */
+    struct br_listener admin_listeners[BR_CONFIG_MAX_LISTENERS];      /* admin.listeners */
+    size_t n_admin_listeners;                                         /* 0 = admin API off */
+    int log_level;                                /* log.level: an enum br_level */
+    int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
+    int32_t max_connections;                      /* max.connections */
+    int64_t connections_max_idle_ms;              /* connections.max.idle.ms */
+    int32_t message_max_bytes;                    /* message.max.bytes */
+    bool auto_create_topics_enable;               /* auto.create.topics.enable */
+    int32_t num_partitions;                       /* num.partitions */
+    int16_t default_replication_factor;           /* default.replication.factor */
+    bool delete_topic_enable;                     /* delete.topic.enable */
+    int compression_type;                         /* compression.type: enum br_compression */
+    bool controlled_shutdown_enable;              /* controlled.shutdown.enable */
+    int32_t controlled_shutdown_max_retries;      /* controlled.shutdown.max.retries */
     int64_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms */
 
     /* log */
-    char **log_dirs;                     /* effective: log.dirs, else log.dir */
-    size_t n_log_dirs;                   /* >= 1 */
-    int32_t log_segment_bytes;           /* log.segment.bytes */
-    int64_t log_roll_ms;                 /* effective: log.roll.ms, log.roll.hours */
-    int64_t log_roll_jitter_ms;          /* effective: log.roll.jitter.ms/.hours */
-    int32_t log_index_interval_bytes;    /* log.index.interval.bytes */
-    int32_t log_index_size_max_bytes;    /* log.index.size.max.bytes */
-    int64_t log_flush_interval_messages; /* log.flush.interval.messages */
-    int64_t log_flush_interval_ms;       /* effective: unset = the scheduler's */
+    char **log_dirs;                                 /* effective: log.dirs, else log.dir */
+    size_t n_log_dirs;                               /* >= 1 */
+    int32_t log_segment_bytes;                       /* log.segment.bytes */
+    int64_t log_roll_ms;                             /* effective: log.roll.ms, log.roll.hours */
+    int64_t log_roll_jitter_ms;                      /* effective: log.roll.jitter.ms/.hours */
+    int32_t log_index_interval_bytes;                /* log.index.interval.bytes */
+    int32_t log_index_size_max_bytes;                /* log.index.size.max.bytes */
+    int64_t log_flush_interval_messages;             /* log.flush.interval.messages */
+    int64_t log_flush_interval_ms;                   /* effective: unset = the scheduler's */
     int64_t log_flush_scheduler_interval_ms;         /* INT64_MAX = never */
     int32_t log_flush_offset_checkpoint_interval_ms; /* ...offset.checkpoint... */
     int32_t log_flush_start_offset_checkpoint_interval_ms;
-    int64_t log_retention_ms;            /* effective; -1 = forever */
-    int64_t log_retention_bytes;         /* log.retention.bytes; -1 = no limit */
+    int64_t log_retention_ms;    /* effective; -1 = forever */
+    int64_t log_retention_bytes; /* log.retention.bytes; -1 = no limit */
     int64_t log_retention_check_interval_ms;
     int64_t log_segment_delete_delay_ms;
-    unsigned log_cleanup_policy;         /* enum br_cleanup_policy flags */
+    unsigned log_cleanup_policy; /* enum br_cleanup_policy flags */
     bool log_cleaner_enable;
     int32_t log_cleaner_threads;
     int64_t log_cleaner_backoff_ms;
     double log_cleaner_min_cleanable_ratio;
     int64_t log_cleaner_delete_retention_ms;
     int64_t log_cleaner_min_compaction_lag_ms;
-    int log_message_timestamp_type;      /* enum br_timestamp_type */
+    int log_message_timestamp_type; /* enum br_timestamp_type */
     int64_t log_message_timestamp_difference_max_ms;
     char log_message_format_version[BR_FORMAT_VERSION_MAX + 1];
     bool log_message_downconversion_enable;
@@ -303,7 +309,7 @@ struct br_config {
     int32_t group_max_session_timeout_ms;
 
     /* ZooKeeper */
-    char *zookeeper_connect;             /* NULL = standalone */
+    char *zookeeper_connect; /* NULL = standalone */
     int32_t zookeeper_session_timeout_ms;
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
 
@@ -320,9 +326,8 @@ struct br_config {
  * which, where, and why); KP_ERR_KAFKA_STORAGE_ERROR when the file cannot
  * be read; KP_E_NOMEM.
  */
-KP_MUST_CHECK int br_config_load(const char *path, const char *const *overrides,
-                                 size_t n_overrides, struct br_config *out, char *err,
-                                 size_t errlen);
+KP_MUST_CHECK int br_config_load(const char *path, const char *const *overrides, size_t n_overrides,
+                                 struct br_config *out, char *err, size_t errlen);
 
 /*
  * br_config_load on bytes in memory: buf[0..len) is the file's content (not
@@ -353,15 +358,14 @@ bool br_config_key_ignored(const char *name);
 /* One row of DescribeConfigs. Pointers live as long as the config. */
 struct br_config_entry {
     const char *name;
-    const char *value;     /* NULL: null (unset key without a default) */
-    int8_t source;         /* BR_CONFIG_SOURCE_STATIC_BROKER or _DEFAULT */
+    const char *value; /* NULL: null (unset key without a default) */
+    int8_t source;     /* BR_CONFIG_SOURCE_STATIC_BROKER or _DEFAULT */
     bool read_only;
-    bool sensitive;        /* when true, value is NULL */
+    bool sensitive; /* when true, value is NULL */
 };
 
 /* Describes key k (0 <= k < BR_CFG__COUNT) of c into *out. */
-void br_config_entry(const struct br_config *c, enum br_config_key k,
-                     struct br_config_entry *out);
+void br_config_entry(const struct br_config *c, enum br_config_key k, struct br_config_entry *out);
 
 /*
  * Value parsers with Kafka's rules (ConfigDef.parseType and the key's
@@ -370,21 +374,22 @@ void br_config_entry(const struct br_config *c, enum br_config_key k,
  * ("'12x' is not an integer"). On failure *out is untouched.
  */
 /* Decimal, optional sign, the whole string, within [min, max]. */
-int br_config_parse_long(const char *s, int64_t min, int64_t max, int64_t *out, char *msg,
-                         size_t msglen);
+KP_MUST_CHECK int br_config_parse_long(const char *s, int64_t min, int64_t max, int64_t *out,
+                                       char *msg, size_t msglen);
 /* "true" or "false", any case. */
-int br_config_parse_bool(const char *s, bool *out, char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_bool(const char *s, bool *out, char *msg, size_t msglen);
 /* A decimal number in [0, 1]. */
-int br_config_parse_ratio(const char *s, double *out, char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_ratio(const char *s, double *out, char *msg, size_t msglen);
 /* A comma list of "delete" and "compact" (may be empty) -> flags. */
-int br_config_parse_cleanup_policy(const char *s, unsigned *out, char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_cleanup_policy(const char *s, unsigned *out, char *msg,
+                                                 size_t msglen);
 /* producer, uncompressed, gzip, snappy, lz4, zstd -> enum br_compression. */
-int br_config_parse_compression(const char *s, int *out, char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_compression(const char *s, int *out, char *msg, size_t msglen);
 /* CreateTime, LogAppendTime -> enum br_timestamp_type. */
-int br_config_parse_timestamp_type(const char *s, int *out, char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_timestamp_type(const char *s, int *out, char *msg, size_t msglen);
 /* A Kafka ApiVersion such as "0.10.2", "1.1-IV0", "2.0-IV1", "2.0". */
-int br_config_parse_format_version(const char *s, char out[BR_FORMAT_VERSION_MAX + 1],
-                                   char *msg, size_t msglen);
+KP_MUST_CHECK int br_config_parse_format_version(const char *s, char out[BR_FORMAT_VERSION_MAX + 1],
+                                                 char *msg, size_t msglen);
 
 /* Names of the values above, for rendering: "compact,delete" (into buf),
  * "gzip", "LogAppendTime". */

@@ -78,7 +78,8 @@ int br_leader_epochs_assign(struct br_leader_epochs *c, int32_t epoch, int64_t s
     if (rc != 0) {
         return rc;
     }
-    while (c->n > 0 && (c->v[c->n - 1].epoch >= epoch || c->v[c->n - 1].start_offset >= start_offset)) {
+    while (c->n > 0 &&
+           (c->v[c->n - 1].epoch >= epoch || c->v[c->n - 1].start_offset >= start_offset)) {
         c->n--;
     }
     c->v[c->n].epoch = epoch;

@@ -198,7 +198,7 @@ static int push_segment(struct br_log *log, struct br_segment *s)
 {
     if (log->nsegs == log->cap) {
         size_t cap = log->cap > 0 ? log->cap * 2 : 16;
-        struct br_segment **v = kp_realloc(log->segs, cap * sizeof *v);
+        struct br_segment **v = kp_realloc(log->segs, cap * sizeof(struct br_segment *));
         if (v == NULL) {
             return KP_E_NOMEM;
         }
@@ -216,7 +216,7 @@ static int remove_segment(struct br_log *log, size_t i)
     int rc = br_segment_unlink(log->dir_fd, log->dir, s->base_offset);
     log->size_bytes -= s->size;
     br_segment_free(s);
-    memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof *log->segs);
+    memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof(struct br_segment *));
     log->nsegs--;
     log->dir_dirty = true;
     if (rc != 0) {
@@ -254,7 +254,7 @@ struct listing {
     struct orphan {
         int64_t base;
         bool time;
-    } *idx;
+    } * idx;
     size_t nidx;
     size_t cap_idx;
 };
@@ -286,7 +286,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static bool has_log(const struct listing *l, int64_t base)
 {
-    return bsearch(&base, l->logs, l->nlogs, sizeof *l->logs, cmp_i64) != NULL;
+    return l->nlogs > 0 && bsearch(&base, l->logs, l->nlogs, sizeof *l->logs, cmp_i64) != NULL;
 }
 
 /* Collects the segments' base offsets; removes stray index files and a
@@ -447,6 +447,50 @@ static int drop_after(struct br_log *log, size_t i)
     return rc;
 }
 
+/*
+ * An empty last segment is what a roll leaves when the broker stops before
+ * the first write, and a roll starts it at the previous segment's end. One
+ * that starts elsewhere would leave offsets without data below the LEO:
+ * it is removed, and the previous segment becomes the last one.
+ */
+static int settle_empty_tail(struct br_log *log, struct br_leader_epochs *epochs)
+{
+    while (log->nsegs > 1 && active(log)->size == 0) {
+        struct br_segment *last = active(log);
+        struct br_segment *prev = log->segs[log->nsegs - 2];
+        if (prev->next_offset < 0) {
+            /* a trusted segment: its end is found by scanning its tail */
+            struct br_recover_result res;
+            int64_t before = prev->size;
+            int rc = br_segment_recover(prev, log->dir, INT64_MAX, last->base_offset,
+                                        log->cfg.index_interval_bytes, epochs, &res);
+            log->size_bytes -= before - prev->size;
+            if (rc != 0) {
+                return rc;
+            }
+            if (res.cut) {
+                rc = drop_after(log, log->nsegs - 2);
+                if (rc != 0) {
+                    return rc;
+                }
+                continue;
+            }
+        }
+        if (prev->next_offset == last->base_offset) {
+            /* prev stays closed: keep its final time-index entry */
+            return br_segment_seal(prev, log->dir);
+        }
+        br_warn("%s/%020" PRId64 ".log: removed: an empty segment that does not start where "
+                "%020" PRId64 ".log ends (%" PRId64 ")",
+                log->dir, last->base_offset, prev->base_offset, prev->next_offset);
+        int rc = remove_segment(log, log->nsegs - 1);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int load_segments(struct br_log *log, const struct listing *l, int64_t recovery_point,
                          struct br_leader_epochs *epochs)
 {
@@ -472,8 +516,7 @@ static int load_segments(struct br_log *log, const struct listing *l, int64_t re
         int64_t limit = i + 1 < l->nlogs ? l->logs[i + 1] : INT64_MAX;
         struct br_segment *s = NULL;
         char problem[160];
-        rc = br_segment_open(log->dir_fd, log->dir, l->logs[i], limit, &s, problem,
-                             sizeof problem);
+        rc = br_segment_open(log->dir_fd, log->dir, l->logs[i], limit, &s, problem, sizeof problem);
         if (rc != 0) {
             goto out_free;
         }
@@ -511,6 +554,17 @@ static int load_segments(struct br_log *log, const struct listing *l, int64_t re
             rc = drop_after(log, i);
             break;
         }
+        if (!last) {
+            /* a rebuilt time index ends with the entry a roll adds */
+            rc = br_segment_seal(s, log->dir);
+            if (rc != 0) {
+                goto out_free;
+            }
+        }
+    }
+
+    if (rc == 0) {
+        rc = settle_empty_tail(log, epochs);
     }
 
 out_free:
@@ -695,8 +749,8 @@ static int roll(struct br_log *log)
         return rc;
     }
     log->dir_dirty = true;
-    br_info("%s: rolled new segment %020" PRId64 ".log after %" PRId64 " bytes", log->dir,
-            log->leo, old->size);
+    br_info("%s: rolled new segment %020" PRId64 ".log after %" PRId64 " bytes", log->dir, log->leo,
+            old->size);
     return 0;
 }
 
@@ -819,8 +873,8 @@ int br_log_append_replica(struct br_log *log, const uint8_t *batch, size_t len, 
     if (last - active(log)->base_offset > INT32_MAX) {
         return KP_E_INVALID_ARG; /* a gap larger than a segment can span */
     }
-    return write_batch(log, batch, len, h.BaseOffset, last, h.MaxTimestamp,
-                       h.PartitionLeaderEpoch, now_ms);
+    return write_batch(log, batch, len, h.BaseOffset, last, h.MaxTimestamp, h.PartitionLeaderEpoch,
+                       now_ms);
 }
 
 /* ------------------------------------------------------------- flush */
@@ -861,8 +915,7 @@ int br_log_maybe_flush(struct br_log *log, int64_t now_ms)
 
 /* ------------------------------------------------------------- read */
 
-static void report_damage(const struct br_log *log, const struct br_segment *s, int64_t pos,
-                          int rc)
+static void report_damage(const struct br_log *log, const struct br_segment *s, int64_t pos, int rc)
 {
     if (rc == KP_ERR_KAFKA_STORAGE_ERROR) {
         br_error("%s/%020" PRId64 ".log: read at position %" PRId64 ": %s", log->dir,
@@ -1014,8 +1067,7 @@ out_free:
     return rc;
 }
 
-int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
-                                int64_t *timestamp)
+int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset, int64_t *timestamp)
 {
     *offset = -1;
     *timestamp = -1;
@@ -1032,8 +1084,8 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
             from = log->start_offset;
         }
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, from), s->size,
-                       log->window, sizeof log->window);
+        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, from), s->size, log->window,
+                       sizeof log->window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
@@ -1166,7 +1218,8 @@ int br_log_delete_segments_before(struct br_log *log, int64_t offset, size_t *de
         }
     }
     while (log->nsegs > 1 && log->segs[1]->base_offset <= offset) {
-        br_info("%s/%020" PRId64 ".log: deleting segment (%" PRId64 " bytes), below offset %" PRId64,
+        br_info("%s/%020" PRId64 ".log: deleting segment (%" PRId64
+                " bytes), below offset %" PRId64,
                 log->dir, log->segs[0]->base_offset, log->segs[0]->size, offset);
         int r = remove_segment(log, 0);
         rc = rc != 0 ? rc : r;

@@ -127,7 +127,7 @@ size_t br_log_segment_count(const struct br_log *log);
 struct br_log_segment_info {
     int64_t base_offset;
     int64_t size_bytes;
-    int64_t max_timestamp; /* largest batch MaxTimestamp; -1 none or unknown */
+    int64_t max_timestamp;    /* largest batch MaxTimestamp; -1 none or unknown */
     int64_t last_modified_ms; /* the .log file's mtime */
     bool active;              /* the last segment */
 };

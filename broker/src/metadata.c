@@ -9,8 +9,8 @@
 
 #include <samsa-protocol/alloc.h>
 
-__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen, const char *fmt,
+                                                          ...)
 {
     if (msg == NULL || msglen == 0) {
         return;
@@ -43,11 +43,13 @@ void br_topic_meta_clear(struct br_topic_meta *t)
         return;
     }
     kp_free(t->replicas);
-    for (size_t i = 0; i < t->n_configs; i++) {
-        kp_free(t->configs[i].key);
-        kp_free(t->configs[i].value);
+    if (t->configs != NULL) {
+        for (size_t i = 0; i < t->n_configs; i++) {
+            kp_free(t->configs[i].key);
+            kp_free(t->configs[i].value);
+        }
+        kp_free(t->configs);
     }
-    kp_free(t->configs);
     memset(t, 0, sizeof *t);
 }
 
@@ -159,8 +161,7 @@ static bool printable_key(const char *k)
     return true;
 }
 
-int br_meta_configs_check(const struct br_meta_config *configs, size_t n, char *err,
-                          size_t errlen)
+int br_meta_configs_check(const struct br_meta_config *configs, size_t n, char *err, size_t errlen)
 {
     if (n > BR_META_MAX_CONFIGS) {
         set_msg(err, errlen, "more than %d configs", BR_META_MAX_CONFIGS);
@@ -239,8 +240,8 @@ int br_topic_meta_check(const struct br_topic_meta *t, char *err, size_t errlen)
                 return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
             }
             if (r > 0 && ids[r] == ids[r - 1]) {
-                set_msg(err, errlen, "%s: partition %zu: broker %ld holds two replicas", t->name,
-                        p, (long)ids[r]);
+                set_msg(err, errlen, "%s: partition %zu: broker %ld holds two replicas", t->name, p,
+                        (long)ids[r]);
                 return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
             }
         }

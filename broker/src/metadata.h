@@ -23,6 +23,7 @@
  *   KP_ERR_UNKNOWN_TOPIC_OR_PARTITION
  *   KP_ERR_INVALID_PARTITIONS, KP_ERR_INVALID_REPLICATION_FACTOR,
  *   KP_ERR_INVALID_REPLICA_ASSIGNMENT, KP_ERR_INVALID_CONFIG
+ *   KP_ERR_POLICY_VIOLATION           past BR_META_MAX_TOPICS topics
  *   KP_ERR_KAFKA_STORAGE_ERROR        the store could not be read or written
  *   KP_E_CORRUPT                      the stored data is malformed
  *   KP_E_NOMEM
@@ -142,16 +143,15 @@ KP_MUST_CHECK static inline int br_meta_load(struct br_meta *m, struct br_topic_
 
 /* Stores a new topic (checked with br_topic_meta_check; the name must be new
  * and must not collide). The store copies what it keeps. */
-KP_MUST_CHECK static inline int br_meta_create_topic(struct br_meta *m,
-                                                     const struct br_topic_meta *topic,
-                                                     char *err, size_t errlen)
+KP_MUST_CHECK static inline int
+br_meta_create_topic(struct br_meta *m, const struct br_topic_meta *topic, char *err, size_t errlen)
 {
     return m->ops->create_topic(m, topic, err, errlen);
 }
 
 /* Removes a topic and its configs. */
-KP_MUST_CHECK static inline int br_meta_delete_topic(struct br_meta *m, const char *name,
-                                                     char *err, size_t errlen)
+KP_MUST_CHECK static inline int br_meta_delete_topic(struct br_meta *m, const char *name, char *err,
+                                                     size_t errlen)
 {
     return m->ops->delete_topic(m, name, err, errlen);
 }
@@ -190,7 +190,8 @@ static inline void br_meta_close(struct br_meta *m)
  * `<path>.tmp` written, fdatasync'ed and renamed over the file, then the
  * directory fsync'ed, so a crash leaves the old file or the new one. A
  * `<path>.tmp` left by a crash is overwritten. Returns 0,
- * KP_ERR_KAFKA_STORAGE_ERROR, KP_E_CORRUPT (err: "path:line: what"),
+ * KP_ERR_KAFKA_STORAGE_ERROR, KP_E_CORRUPT (err: "path:line: what [the
+ * detection site]"),
  * KP_E_TOO_LARGE (above BR_META_FILE_MAX_BYTES) or KP_E_NOMEM; on failure
  * *out is zeroed.
  *

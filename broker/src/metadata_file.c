@@ -18,8 +18,8 @@
 #define HEADER "samsa-metadata"
 #define FORMAT_VERSION 1
 
-__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen, const char *fmt,
+                                                          ...)
 {
     if (msg == NULL || msglen == 0) {
         return;
@@ -34,8 +34,8 @@ __attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msgl
 
 static bool safe_byte(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
 }
 
 static void put_encoded(struct kp_writer *w, const char *s)
@@ -72,9 +72,10 @@ int br_meta_file_format(const struct br_topic_meta *topics, size_t n_topics, cha
     *out = NULL;
     *out_len = 0;
     kp_wr_init(&w, BR_META_FILE_MAX_BYTES);
-    put_str(&w, HEADER " 1\n"
-                "# Samsa's standalone metadata: topics, replica assignments, topic configs.\n"
-                "# Rewritten whole on every change: do not edit while the broker runs.\n");
+    put_str(&w,
+            HEADER " 1\n"
+                   "# Samsa's standalone metadata: topics, replica assignments, topic configs.\n"
+                   "# Rewritten whole on every change: do not edit while the broker runs.\n");
     for (size_t i = 0; i < n_topics; i++) {
         const struct br_topic_meta *t = &topics[i];
         if (t->partitions < 0 || t->replication_factor < 0 ||
@@ -142,16 +143,21 @@ struct cursor {
     size_t errlen;
 };
 
-__attribute__((format(printf, 2, 3))) static int corrupt(struct cursor *c, const char *fmt, ...)
+/* Records a corruption: where in the file, what, and where it was detected
+ * ("samsa-metadata:12: bad broker id [metadata_file.c:345]"). */
+__attribute__((format(printf, 3, 4))) static int corrupt_at(struct cursor *c, int site,
+                                                            const char *fmt, ...)
 {
     char what[320];
     va_list ap;
     va_start(ap, fmt);
     (void)vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    set_msg(c->err, c->errlen, "%s:%u: %s", c->name, c->line, what);
+    set_msg(c->err, c->errlen, "%s:%u: %s [metadata_file.c:%d]", c->name, c->line, what, site);
     return KP_E_CORRUPT;
 }
+
+#define corrupt(c, ...) corrupt_at((c), __LINE__, __VA_ARGS__)
 
 /*
  * The next line that is not blank and not a comment: 1 with ln[0..n), 0 at
@@ -163,9 +169,8 @@ static int next_line(struct cursor *c, const char **ln, size_t *n)
         c->line++;
         const char *start = c->buf + c->off;
         size_t avail = c->len - c->off;
-        const char *nl = memchr(start, '\n', avail < BR_META_FILE_MAX_LINE + 1
-                                                 ? avail
-                                                 : BR_META_FILE_MAX_LINE + 1);
+        const char *nl = memchr(
+            start, '\n', avail < BR_META_FILE_MAX_LINE + 1 ? avail : BR_META_FILE_MAX_LINE + 1);
         if (nl == NULL) {
             if (avail > BR_META_FILE_MAX_LINE) {
                 return corrupt(c, "line longer than %zu bytes", BR_META_FILE_MAX_LINE);
@@ -344,7 +349,7 @@ static int grow_topics(struct parse *ps)
 static int parse_topic_line(struct parse *ps, const char *ln, size_t n)
 {
     struct cursor *c = &ps->c;
-    struct tok f[4];
+    struct tok f[4] = {{NULL, 0}};
     int rc = split(c, ln, n, f, 4);
     if (rc != 0) {
         return rc;
@@ -360,8 +365,8 @@ static int parse_topic_line(struct parse *ps, const char *ln, size_t n)
 
     char *name = NULL;
     rc = decode(c, f[1], BR_TOPIC_NAME_MAX, "topic name", &name);
-    if (rc != 0) {
-        return rc;
+    if (rc != 0 || name == NULL) {
+        return rc != 0 ? rc : KP_E_NOMEM;
     }
     size_t name_len = strlen(name);
     bool valid = br_topic_name_valid(name, name_len);
@@ -388,8 +393,8 @@ static int parse_topic_line(struct parse *ps, const char *ln, size_t n)
     int64_t total = partitions * rf;
     int64_t need = partitions * 14 + (total - partitions) * 2;
     if (total > BR_META_MAX_REPLICAS || need > (int64_t)(c->len - c->off)) {
-        return corrupt(c, "topic %s: %lld partitions x %lld replicas do not fit the file",
-                       t->name, (long long)partitions, (long long)rf);
+        return corrupt(c, "topic %s: %lld partitions x %lld replicas do not fit the file", t->name,
+                       (long long)partitions, (long long)rf);
     }
     t->partitions = (int32_t)partitions;
     t->replication_factor = (int16_t)rf;
@@ -406,7 +411,7 @@ static int parse_config_line(struct parse *ps, struct br_topic_meta *t, const ch
                              size_t *cap)
 {
     struct cursor *c = &ps->c;
-    struct tok f[2];
+    struct tok f[2] = {{NULL, 0}};
     int rc = split(c, ln, n, f, 2);
     if (rc != 0) {
         return rc;
@@ -436,9 +441,10 @@ static int parse_config_line(struct parse *ps, struct br_topic_meta *t, const ch
     if (rc == 0) {
         rc = decode(c, vt, BR_META_MAX_CONFIG_VALUE, "config value", &value);
     }
-    if (rc != 0) {
+    if (rc != 0 || key == NULL || value == NULL) {
         kp_free(key);
-        return rc;
+        kp_free(value);
+        return rc != 0 ? rc : KP_E_NOMEM;
     }
     struct br_meta_config *cf = &t->configs[t->n_configs++];
     cf->key = key;
@@ -456,7 +462,7 @@ static int parse_partition_line(struct parse *ps, struct br_topic_meta *t, int32
                                 const char *ln, size_t n)
 {
     struct cursor *c = &ps->c;
-    struct tok f[3];
+    struct tok f[3] = {{NULL, 0}};
     int rc = split(c, ln, n, f, 3);
     if (rc != 0) {
         return rc;
@@ -639,7 +645,7 @@ static int parse_body(struct parse *ps)
             rc = parse_partition_line(ps, t, partitions_seen, ln, n);
             partitions_seen++;
         } else if (tok_is(kw, "end")) {
-            struct tok f[2];
+            struct tok f[2] = {{NULL, 0}};
             int64_t count = 0;
             rc = split(c, ln, n, f, 2);
             if (rc != 0) {
@@ -667,8 +673,8 @@ static int parse_body(struct parse *ps)
     }
 }
 
-int br_meta_file_parse(const char *buf, size_t len, const char *name,
-                       struct br_topic_meta **topics, size_t *n_topics, char *err, size_t errlen)
+int br_meta_file_parse(const char *buf, size_t len, const char *name, struct br_topic_meta **topics,
+                       size_t *n_topics, char *err, size_t errlen)
 {
     *topics = NULL;
     *n_topics = 0;
@@ -746,8 +752,7 @@ static int write_atomically(const struct file_store *s, const char *data, size_t
         goto out_unlink;
     }
     if (rename(s->tmp_path, s->path) != 0) {
-        set_msg(err, errlen, "%s: cannot rename to %s: %s", s->tmp_path, s->path,
-                strerror(errno));
+        set_msg(err, errlen, "%s: cannot rename to %s: %s", s->tmp_path, s->path, strerror(errno));
         goto out_unlink;
     }
     /* The new content is in place. If the directory cannot be synced, the
@@ -801,8 +806,8 @@ static size_t find_topic(const struct file_store *s, const char *name)
     return SIZE_MAX;
 }
 
-static int file_load(struct br_meta *m, struct br_topic_meta **topics, size_t *n_topics,
-                     char *err, size_t errlen)
+static int file_load(struct br_meta *m, struct br_topic_meta **topics, size_t *n_topics, char *err,
+                     size_t errlen)
 {
     const struct file_store *s = store_of(m);
     *topics = NULL;
@@ -848,7 +853,7 @@ static int file_create_topic(struct br_meta *m, const struct br_topic_meta *topi
     }
     if (s->n >= BR_META_MAX_TOPICS) {
         set_msg(err, errlen, "more than %d topics", BR_META_MAX_TOPICS);
-        return KP_ERR_INVALID_PARTITIONS;
+        return KP_ERR_POLICY_VIOLATION;
     }
     if (s->n == s->cap) {
         size_t cap = s->cap == 0 ? 8 : s->cap * 2;
@@ -921,8 +926,8 @@ static int copy_configs(const struct br_meta_config *configs, size_t n, struct b
 }
 
 static int file_set_topic_configs(struct br_meta *m, const char *name,
-                                  const struct br_meta_config *configs, size_t n_configs,
-                                  char *err, size_t errlen)
+                                  const struct br_meta_config *configs, size_t n_configs, char *err,
+                                  size_t errlen)
 {
     struct file_store *s = store_of(m);
     size_t i = find_topic(s, name);

@@ -400,8 +400,8 @@ int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct b
     }
     if (open_file(dir_fd, dir, base_offset, "index", O_RDWR | O_CREAT | O_TRUNC, &s->index_fd) !=
             0 ||
-        open_file(dir_fd, dir, base_offset, "timeindex", O_RDWR | O_CREAT | O_TRUNC,
-                  &s->time_fd) != 0) {
+        open_file(dir_fd, dir, base_offset, "timeindex", O_RDWR | O_CREAT | O_TRUNC, &s->time_fd) !=
+            0) {
         goto out_storage;
     }
     s->size = 0;
@@ -915,8 +915,7 @@ int br_segment_append(struct br_segment *s, const char *dir, const uint8_t *batc
         char name[BR_SEGMENT_NAME_MAX];
         int e = errno;
         br_segment_file_name(s->base_offset, "log", name, sizeof name);
-        br_error("%s/%s: write of %zu bytes at %" PRId64 ": %s", dir, name, len, pos,
-                 strerror(e));
+        br_error("%s/%s: write of %zu bytes at %" PRId64 ": %s", dir, name, len, pos, strerror(e));
         /* no partial batch may stay behind */
         if (truncate_fd(fd, pos) != 0) {
             br_error("%s/%s: cutting back a failed write: %s", dir, name, strerror(errno));
@@ -985,8 +984,7 @@ static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
 {
     uint8_t buf[8192];
     int64_t from = s->oidx_n > 0 ? s->oidx[s->oidx_n - 1].pos : 0;
-    int64_t next = s->oidx_n > 0 ? s->base_offset + s->oidx[s->oidx_n - 1].rel + 1
-                                 : s->base_offset;
+    int64_t next = s->oidx_n > 0 ? s->base_offset + s->oidx[s->oidx_n - 1].rel + 1 : s->base_offset;
     struct br_cursor c;
     br_cursor_init(&c, log_fd(s), from, s->size, buf, sizeof buf);
     reset_tail_state(s);
@@ -1000,8 +998,8 @@ static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
         if (rc != 0) {
             char name[BR_SEGMENT_NAME_MAX];
             br_segment_file_name(s->base_offset, "log", name, sizeof name);
-            br_error("%s/%s: damaged batch header at position %" PRId64 ": %s", dir, name,
-                     c.pos, kp_err_name(rc));
+            br_error("%s/%s: damaged batch header at position %" PRId64 ": %s", dir, name, c.pos,
+                     kp_err_name(rc));
             return rc;
         }
         int64_t last = h.BaseOffset + h.LastOffsetDelta;
@@ -1029,7 +1027,9 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
         size_t size = 0;
         int rc = br_cursor_peek(&c, &h, &size);
         if (rc == KP_ITER_END) {
-            return 0; /* every batch ends below offset */
+            /* every batch ends below offset; a trusted segment that becomes
+             * the active one still needs its end */
+            return s->next_offset >= 0 ? 0 : replay_tail(s, dir, index_interval);
         }
         if (rc != 0) {
             br_error("%s/%s: damaged batch header at position %" PRId64 ": %s", dir, name, c.pos,
@@ -1096,8 +1096,7 @@ int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts)
 
 /* ------------------------------------------------------------- cursor */
 
-void br_cursor_init(struct br_cursor *c, int fd, int64_t pos, int64_t end, uint8_t *buf,
-                    size_t cap)
+void br_cursor_init(struct br_cursor *c, int fd, int64_t pos, int64_t end, uint8_t *buf, size_t cap)
 {
     c->fd = fd;
     c->pos = pos;

@@ -48,8 +48,8 @@ struct br_time_entry {
 
 struct br_segment {
     int64_t base_offset;
-    int64_t size;        /* bytes in the .log file */
-    int64_t next_offset; /* one past the last offset held; -1 until scanned */
+    int64_t size;           /* bytes in the .log file */
+    int64_t next_offset;    /* one past the last offset held; -1 until scanned */
     struct br_fileref *log; /* owned reference on the .log descriptor */
     int index_fd;
     int time_fd;
@@ -57,21 +57,21 @@ struct br_segment {
     struct br_offset_entry *oidx; /* owned */
     size_t oidx_n;
     size_t oidx_cap;
-    size_t oidx_synced;     /* leading entries known to be in the file */
-    int64_t oidx_file_len;  /* the file's length in bytes */
+    size_t oidx_synced;         /* leading entries known to be in the file */
+    int64_t oidx_file_len;      /* the file's length in bytes */
     struct br_time_entry *tidx; /* owned */
     size_t tidx_n;
     size_t tidx_cap;
     size_t tidx_synced;
     int64_t tidx_file_len;
 
-    int64_t bytes_since_index;   /* appended since the last offset-index entry */
-    int64_t max_timestamp;       /* -1: no timestamp seen */
+    int64_t bytes_since_index; /* appended since the last offset-index entry */
+    int64_t max_timestamp;     /* -1: no timestamp seen */
     int64_t offset_of_max_timestamp;
-    bool max_timestamp_known;    /* false for an unscanned segment without a time index */
-    int64_t first_append_ms;     /* broker clock at the first append, -1 unknown */
-    bool dirty;                  /* written since the last fdatasync */
-    bool io_failed;              /* a write failed and the files may not match memory */
+    bool max_timestamp_known; /* false for an unscanned segment without a time index */
+    int64_t first_append_ms;  /* broker clock at the first append, -1 unknown */
+    bool dirty;               /* written since the last fdatasync */
+    bool io_failed;           /* a write failed and the files may not match memory */
 };
 
 /* "<base>.<suffix>" with the base offset in 20 zero-padded digits. */
@@ -105,11 +105,11 @@ void br_segment_free(struct br_segment *s);
 KP_MUST_CHECK int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset);
 
 struct br_recover_result {
-    bool cut;             /* bytes were removed from the end */
-    int64_t cut_pos;      /* where */
-    int64_t cut_bytes;    /* how many */
-    bool index_rebuilt;   /* an index entry did not match and the scan restarted at 0 */
-    char reason[160];     /* why the cut, when cut */
+    bool cut;           /* bytes were removed from the end */
+    int64_t cut_pos;    /* where */
+    int64_t cut_bytes;  /* how many */
+    bool index_rebuilt; /* an index entry did not match and the scan restarted at 0 */
+    char reason[160];   /* why the cut, when cut */
 };
 
 /*
@@ -178,11 +178,11 @@ int br_pread_full(int fd, void *buf, size_t n, int64_t pos, size_t *got);
  * (kp_batch_peek: no CRC), through a caller-provided read window. */
 struct br_cursor {
     int fd;
-    int64_t pos;      /* the batch br_cursor_peek returns */
-    int64_t end;      /* stop here */
-    uint8_t *buf;     /* caller-owned window, cap >= KP_BATCH_HEADER_SIZE */
+    int64_t pos;  /* the batch br_cursor_peek returns */
+    int64_t end;  /* stop here */
+    uint8_t *buf; /* caller-owned window, cap >= KP_BATCH_HEADER_SIZE */
     size_t cap;
-    int64_t buf_pos;  /* file position of buf[0] */
+    int64_t buf_pos; /* file position of buf[0] */
     size_t buf_len;
 };
 

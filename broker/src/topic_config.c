@@ -59,8 +59,7 @@ static const char *const syn_unclean[] = {"unclean.leader.election.enable", NULL
 #define NONE 0, 0
 
 static const struct tkey tkeys[BR_TCFG__COUNT] = {
-    [BR_TCFG_CLEANUP_POLICY] = {"cleanup.policy", T_CLEANUP, TF(cleanup_policy), NONE,
-                                syn_cleanup},
+    [BR_TCFG_CLEANUP_POLICY] = {"cleanup.policy", T_CLEANUP, TF(cleanup_policy), NONE, syn_cleanup},
     [BR_TCFG_COMPRESSION_TYPE] = {"compression.type", T_COMPRESSION, TF(compression_type), NONE,
                                   syn_compression},
     [BR_TCFG_DELETE_RETENTION_MS] = {"delete.retention.ms", T_LONG, TF(delete_retention_ms), 0,
@@ -72,15 +71,14 @@ static const struct tkey tkeys[BR_TCFG__COUNT] = {
     [BR_TCFG_FLUSH_MS] = {"flush.ms", T_LONG, TF(flush_ms), 0, INT64_MAX, syn_flush_ms},
     [BR_TCFG_INDEX_INTERVAL_BYTES] = {"index.interval.bytes", T_INT, TF(index_interval_bytes), 0,
                                       INT32_MAX, syn_index_interval},
-    [BR_TCFG_MAX_MESSAGE_BYTES] = {"max.message.bytes", T_INT, TF(max_message_bytes), 0,
-                                   INT32_MAX, syn_max_message},
+    [BR_TCFG_MAX_MESSAGE_BYTES] = {"max.message.bytes", T_INT, TF(max_message_bytes), 0, INT32_MAX,
+                                   syn_max_message},
     [BR_TCFG_MESSAGE_DOWNCONVERSION_ENABLE] = {"message.downconversion.enable", T_BOOL,
                                                TF(message_downconversion_enable), NONE,
                                                syn_downconversion},
     [BR_TCFG_MESSAGE_FORMAT_VERSION] = {"message.format.version", T_FORMAT,
                                         TF(message_format_version), NONE, syn_format},
-    [BR_TCFG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS] = {"message.timestamp.difference.max.ms",
-                                                     T_LONG,
+    [BR_TCFG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS] = {"message.timestamp.difference.max.ms", T_LONG,
                                                      TF(message_timestamp_difference_max_ms), 0,
                                                      INT64_MAX, syn_ts_diff},
     [BR_TCFG_MESSAGE_TIMESTAMP_TYPE] = {"message.timestamp.type", T_TSTYPE,
@@ -100,8 +98,8 @@ static const struct tkey tkeys[BR_TCFG__COUNT] = {
                                syn_segment_bytes},
     [BR_TCFG_SEGMENT_INDEX_BYTES] = {"segment.index.bytes", T_INT, TF(segment_index_bytes), 4,
                                      INT32_MAX, syn_index_bytes},
-    [BR_TCFG_SEGMENT_JITTER_MS] = {"segment.jitter.ms", T_LONG, TF(segment_jitter_ms), 0,
-                                   INT64_MAX, syn_jitter},
+    [BR_TCFG_SEGMENT_JITTER_MS] = {"segment.jitter.ms", T_LONG, TF(segment_jitter_ms), 0, INT64_MAX,
+                                   syn_jitter},
     [BR_TCFG_SEGMENT_MS] = {"segment.ms", T_LONG, TF(segment_ms), 1, INT64_MAX, syn_segment_ms},
     [BR_TCFG_UNCLEAN_LEADER_ELECTION_ENABLE] = {"unclean.leader.election.enable", T_BOOL,
                                                 TF(unclean_leader_election_enable), NONE,
@@ -130,8 +128,8 @@ static size_t field_size(enum tkind kind)
     return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msglen, const char *fmt,
+                                                          ...)
 {
     if (msg == NULL || msglen == 0) {
         return;
@@ -146,7 +144,7 @@ __attribute__((format(printf, 3, 4))) static void set_msg(char *msg, size_t msgl
 static const char *printable(const char *s, char *buf, size_t buflen)
 {
     size_t o = 0;
-    for (size_t i = 0; s[i] != '\0' && i < 64 && o + 4 < buflen; i++) {
+    for (size_t i = 0; i < 64 && o + 4 < buflen && s[i] != '\0'; i++) {
         unsigned char c = (unsigned char)s[i];
         buf[o++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
     }
@@ -287,8 +285,8 @@ static int parse_value(const struct tkey *d, const char *s, unsigned char *field
     return rc;
 }
 
-int br_topic_config_set(struct br_topic_config *tc, const char *key, const char *value,
-                        char *err, size_t errlen)
+int br_topic_config_set(struct br_topic_config *tc, const char *key, const char *value, char *err,
+                        size_t errlen)
 {
     char shown[80];
     if (key == NULL) {
@@ -307,8 +305,7 @@ int br_topic_config_set(struct br_topic_config *tc, const char *key, const char 
     }
     size_t n = strlen(value);
     if (n > BR_TOPIC_CONFIG_VALUE_MAX) {
-        set_msg(err, errlen, "%s: value longer than %d bytes", d->name,
-                BR_TOPIC_CONFIG_VALUE_MAX);
+        set_msg(err, errlen, "%s: value longer than %d bytes", d->name, BR_TOPIC_CONFIG_VALUE_MAX);
         return KP_ERR_INVALID_CONFIG;
     }
     /* trim as Kafka's ConfigDef does: bytes <= ' ' at both ends */
@@ -324,7 +321,7 @@ int br_topic_config_set(struct br_topic_config *tc, const char *key, const char 
     buf[n - start] = '\0';
 
     unsigned char field[BR_FORMAT_VERSION_MAX + 1 > sizeof(double) ? BR_FORMAT_VERSION_MAX + 1
-                                                                    : sizeof(double)];
+                                                                   : sizeof(double)];
     char msg[256];
     if (parse_value(d, buf, field, msg, sizeof msg) != 0) {
         set_msg(err, errlen, "%s: %s", d->name, msg);

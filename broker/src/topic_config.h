@@ -70,8 +70,8 @@ enum br_topic_config_key {
 #define BR_TOPIC_CONFIG_TEXT_MAX 32
 
 struct br_topic_config {
-    unsigned cleanup_policy;             /* enum br_cleanup_policy flags */
-    int compression_type;                /* enum br_compression */
+    unsigned cleanup_policy; /* enum br_cleanup_policy flags */
+    int compression_type;    /* enum br_compression */
     int64_t delete_retention_ms;
     int64_t file_delete_delay_ms;
     int64_t flush_messages;
@@ -81,19 +81,19 @@ struct br_topic_config {
     bool message_downconversion_enable;
     char message_format_version[BR_FORMAT_VERSION_MAX + 1];
     int64_t message_timestamp_difference_max_ms;
-    int message_timestamp_type;          /* enum br_timestamp_type */
+    int message_timestamp_type; /* enum br_timestamp_type */
     double min_cleanable_dirty_ratio;
     int64_t min_compaction_lag_ms;
     int32_t min_insync_replicas;
     bool preallocate;
-    int64_t retention_bytes;             /* negative: no limit */
-    int64_t retention_ms;                /* -1: forever */
+    int64_t retention_bytes; /* negative: no limit */
+    int64_t retention_ms;    /* -1: forever */
     int32_t segment_bytes;
     int32_t segment_index_bytes;
     int64_t segment_jitter_ms;
     int64_t segment_ms;
     bool unclean_leader_election_enable;
-    uint32_t set;                        /* bit k: key k was set on the topic */
+    uint32_t set; /* bit k: key k was set on the topic */
 };
 
 /* The broker's defaults for a topic; no key set. */
@@ -111,8 +111,9 @@ KP_MUST_CHECK int br_topic_config_set(struct br_topic_config *tc, const char *ke
 
 /*
  * Removes the topic's own value of `key` (IncrementalAlterConfigs DELETE):
- * the broker's default applies again. Returns 0 or KP_ERR_INVALID_CONFIG for
- * an unknown key; removing a key that is not set is not an error.
+ * the default from `broker` (the configuration tc started from; not NULL)
+ * applies again. Returns 0 or KP_ERR_INVALID_CONFIG for an unknown key;
+ * removing a key that is not set is not an error.
  */
 KP_MUST_CHECK int br_topic_config_unset(struct br_topic_config *tc, const struct br_config *broker,
                                         const char *key, char *err, size_t errlen);
@@ -130,10 +131,10 @@ bool br_topic_config_is_set(const struct br_topic_config *tc, enum br_topic_conf
 struct br_topic_config_entry {
     const char *name;
     char value[BR_TOPIC_CONFIG_TEXT_MAX]; /* rendered from the typed value */
-    int8_t source;        /* DYNAMIC_TOPIC if set on the topic; else STATIC_BROKER
-                             if the operator set a broker synonym; else DEFAULT */
-    bool read_only;       /* always false: every topic key can be altered */
-    bool sensitive;       /* always false */
+    int8_t source;                        /* DYNAMIC_TOPIC if set on the topic; else STATIC_BROKER
+                                             if the operator set a broker synonym; else DEFAULT */
+    bool read_only;                       /* always false: every topic key can be altered */
+    bool sensitive;                       /* always false */
     /* Broker keys that supply the default, in precedence order
      * (retention.ms: log.retention.ms, log.retention.minutes,
      * log.retention.hours); NULL-terminated, never NULL itself. */

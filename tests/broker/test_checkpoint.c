@@ -184,7 +184,7 @@ static void test_rejects_line_too_long(void)
 
 static void test_rejects_empty_line(void)
 {
-    expect_topics_rejected("0\n1\n\n", 3, "empty field");
+    expect_topics_rejected("0\n1\n\n\n\n\n\n\n", 3, "empty field");
 }
 
 static void test_rejects_crlf_line_endings(void)
@@ -201,7 +201,7 @@ static void test_rejects_trailing_blank_line(void)
 
 static void test_rejects_too_few_fields(void)
 {
-    expect_topics_rejected("0\n1\nt 0\n", 3, "too few fields");
+    expect_topics_rejected("0\n1\ntopic 0\n", 3, "too few fields");
 }
 
 static void test_rejects_too_many_fields(void)
@@ -436,8 +436,8 @@ static void test_missing_file_is_empty(void)
 {
     struct br_checkpoint_entry *out = NULL;
     size_t n = 7;
-    int rc = br_checkpoint_read("/tmp/samsa-no-such-dir/checkpoint", MAX_ENTRIES, &out, &n,
-                                &last_err);
+    int rc =
+        br_checkpoint_read("/tmp/samsa-no-such-dir/checkpoint", MAX_ENTRIES, &out, &n, &last_err);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_PTR_NULL(out);

@@ -448,8 +448,8 @@ static void test_overrides_win_over_the_file(void)
                                      "num.partitions=12", "zookeeper.connect="};
     struct br_config c;
     char err[ERRLEN];
-    int rc = parse_ov("num.partitions=2\nlog.dirs=/file\nzookeeper.connect=zk:2181\n", ov, 4, &c,
-                      err);
+    int rc =
+        parse_ov("num.partitions=2\nlog.dirs=/file\nzookeeper.connect=zk:2181\n", ov, 4, &c, err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT_EQUAL(c.num_partitions, 12);
     CU_ASSERT_STRING_EQUAL(c.log_dirs[0], "/override");
@@ -538,8 +538,8 @@ static void test_shipped_kafka_server_properties_loads(void)
 
 static void test_non_number_is_rejected(void)
 {
-    expect_rejected("num.partitions=three\n", "server.properties:1: num.partitions:",
-                    "'three' is not an integer");
+    expect_rejected("num.partitions=three\n",
+                    "server.properties:1: num.partitions:", "'three' is not an integer");
     expect_rejected("num.partitions=\n", "num.partitions", "'' is not an integer");
 }
 
@@ -611,8 +611,8 @@ static void test_tls_and_sasl_listeners_are_rejected(void)
     expect_rejected("listeners=CLIENT://:9093\n", "listeners", "no security protocol");
     expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SSL\n",
                     "listeners", "only PLAINTEXT");
-    expect_rejected("listener.security.protocol.map=CLIENT:TLS\n",
-                    "listener.security.protocol.map", "unknown security protocol");
+    expect_rejected("listener.security.protocol.map=CLIENT:TLS\n", "listener.security.protocol.map",
+                    "unknown security protocol");
     expect_rejected("security.inter.broker.protocol=SSL\n", "security.inter.broker.protocol",
                     "only PLAINTEXT");
 }
@@ -731,10 +731,10 @@ static void test_retention_precedence_ms_minutes_hours(void)
 {
     struct br_config c;
     expect_ok("log.retention.hours=2\n", &c);
-    CU_ASSERT_EQUAL(c.log_retention_ms, 2 * 3600000);
+    CU_ASSERT_EQUAL(c.log_retention_ms, (int64_t)2 * 3600000);
     br_config_free(&c);
     expect_ok("log.retention.hours=2\nlog.retention.minutes=3\n", &c);
-    CU_ASSERT_EQUAL(c.log_retention_ms, 3 * 60000);
+    CU_ASSERT_EQUAL(c.log_retention_ms, (int64_t)3 * 60000);
     br_config_free(&c);
     expect_ok("log.retention.hours=2\nlog.retention.minutes=3\nlog.retention.ms=5\n", &c);
     CU_ASSERT_EQUAL(c.log_retention_ms, 5);
@@ -754,7 +754,7 @@ static void test_roll_flush_and_zookeeper_timeouts(void)
     expect_ok("log.roll.hours=2\nlog.roll.jitter.hours=1\nlog.flush.scheduler.interval.ms=700\n"
               "zookeeper.session.timeout.ms=9000\n",
               &c);
-    CU_ASSERT_EQUAL(c.log_roll_ms, 2 * 3600000);
+    CU_ASSERT_EQUAL(c.log_roll_ms, (int64_t)2 * 3600000);
     CU_ASSERT_EQUAL(c.log_roll_jitter_ms, 3600000);
     CU_ASSERT_EQUAL(c.log_flush_interval_ms, 700);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 9000);
@@ -775,8 +775,7 @@ static void test_broker_id_rules(void)
 {
     expect_rejected("broker.id=1001\n", "broker.id", "reserved.broker.max.id");
     expect_rejected("broker.id=-2\n", "broker.id", "-1");
-    expect_rejected("broker.id=-1\nbroker.id.generation.enable=false\n", "broker.id",
-                    "at least 0");
+    expect_rejected("broker.id=-1\nbroker.id.generation.enable=false\n", "broker.id", "at least 0");
     struct br_config c;
     expect_ok("broker.id=5000\nreserved.broker.max.id=10000\n", &c);
     CU_ASSERT_EQUAL(c.broker_id, 5000);
@@ -806,9 +805,9 @@ static void test_nul_byte_is_rejected(void)
     static const char text[] = "num.partitions=1\nbroker.id=2\0\n";
     struct br_config c;
     char err[ERRLEN];
-    CU_ASSERT_EQUAL(br_config_parse_buffer(text, sizeof text - 1, "f", NULL, 0, &c, err,
-                                           sizeof err),
-                    KP_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(
+        br_config_parse_buffer(text, sizeof text - 1, "f", NULL, 0, &c, err, sizeof err),
+        KP_ERR_INVALID_CONFIG);
     CU_ASSERT_STRING_EQUAL(err, "f:2: NUL byte");
     br_config_free(&c);
 }
@@ -817,7 +816,10 @@ static void test_overlong_line_is_rejected(void)
 {
     size_t n = BR_CONFIG_MAX_LINE_BYTES + 4000;
     char *text = malloc(n + 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (text == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
     memset(text, 'a', n);
     memcpy(text, "log.dir=", 8);
     text[n] = '\0';
@@ -841,7 +843,10 @@ static void test_oversized_file_is_rejected(void)
 {
     size_t n = BR_CONFIG_MAX_FILE_BYTES + 1;
     char *text = malloc(n);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (text == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
     memset(text, '\n', n);
     struct br_config c;
     char err[ERRLEN];
@@ -875,8 +880,7 @@ static void test_load_reads_a_file_and_names_it_in_errors(void)
     br_config_free(&c);
     CU_ASSERT_EQUAL(unlink(path), 0);
 
-    CU_ASSERT_EQUAL(br_config_load(path, NULL, 0, &c, err, sizeof err),
-                    KP_ERR_KAFKA_STORAGE_ERROR);
+    CU_ASSERT_EQUAL(br_config_load(path, NULL, 0, &c, err, sizeof err), KP_ERR_KAFKA_STORAGE_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open"));
     CU_ASSERT_EQUAL(br_config_load("/tmp", NULL, 0, &c, err, sizeof err),
                     KP_ERR_KAFKA_STORAGE_ERROR);

@@ -29,6 +29,7 @@ struct scratch {
 
 static void scratch_init(struct scratch *s)
 {
+    memset(s, 0, sizeof *s);
     (void)snprintf(s->dir, sizeof s->dir, "/tmp/samsa-test-meta-XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(s->dir));
     (void)snprintf(s->path, sizeof s->path, "%s/%s", s->dir, BR_META_FILE_NAME);
@@ -146,8 +147,8 @@ static void test_topic_name_rule(void)
     char longest[BR_TOPIC_NAME_MAX + 2];
     memset(longest, 'x', sizeof longest);
     static const char *const valid[] = {"a", "A-b_c.9", "...", "__consumer_offsets", ".a", "-"};
-    static const char *const invalid[] = {"", ".", "..", "a/b", "a b", "caf\xc3\xa9", "a:b",
-                                          "a\n", "t*"};
+    static const char *const invalid[] = {"",    ".",   "..", "a/b", "a b", "caf\xc3\xa9",
+                                          "a:b", "a\n", "t*"};
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
         CU_ASSERT_TRUE(br_topic_name_valid(valid[i], strlen(valid[i])));
     }
@@ -217,9 +218,13 @@ static void test_format_is_the_documented_text(void)
     topic_config(&b, "cleanup.policy", "compact,delete");
     char *text = NULL;
     size_t len = 0;
-    CU_ASSERT_EQUAL_FATAL(br_meta_file_format(&b.t, 1, &text, &len), 0);
-    const char *body = strstr(text, "\ntopic ");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+    CU_ASSERT_EQUAL(br_meta_file_format(&b.t, 1, &text, &len), 0);
+    const char *body = text != NULL ? strstr(text, "\ntopic ") : NULL;
+    if (body == NULL) {
+        CU_FAIL("no topic in the formatted text");
+        kp_free(text);
+        return;
+    }
     body++;
     CU_ASSERT_EQUAL(strncmp(text, "samsa-metadata 1\n", 17), 0);
     CU_ASSERT_STRING_EQUAL(body, "topic orders 2 2\n"
@@ -301,8 +306,8 @@ static const struct {
     {"samsa-metadata 1\nend 0 \n", "mem:2:", "empty field"},
     {"samsa-metadata 1\nbogus 1\nend 0\n", "mem:2:", "unknown record"},
     {"samsa-metadata 1\r\nend 0\n", "mem:1:", "control"},
-    {"samsa-metadata 1\ntopic a/b 1 1\npartition 0 0\nend 1\n", "mem:2:",
-     "must be percent-encoded"},
+    {"samsa-metadata 1\ntopic a/b 1 1\npartition 0 0\nend 1\n",
+     "mem:2:", "must be percent-encoded"},
     {"samsa-metadata 1\ntopic a%2Fb 1 1\npartition 0 0\nend 1\n", "mem:2:", "invalid topic name"},
     {"samsa-metadata 1\ntopic .. 1 1\npartition 0 0\nend 1\n", "mem:2:", "invalid topic name"},
     {"samsa-metadata 1\ntopic t 0 1\nend 1\n", "mem:2:", "partition count"},
@@ -318,27 +323,24 @@ static const struct {
     {"samsa-metadata 1\ntopic t 2 1\npartition 0 0\ntopic u 1 1\npartition 0 0\nend 2\n",
      "mem:2:", "2 partitions declared, 1 given"},
     {"samsa-metadata 1\ntopic t 1 1\npartition 1 0\nend 1\n", "mem:3:", "partition 0 expected"},
-    {"samsa-metadata 1\ntopic t 1 1\npartition 0 0\npartition 1 0\nend 1\n", "mem:4:",
-     "more than 1 partitions"},
+    {"samsa-metadata 1\ntopic t 1 1\npartition 0 0\npartition 1 0\nend 1\n",
+     "mem:4:", "more than 1 partitions"},
     {"samsa-metadata 1\ntopic t 1 1\npartition 0 0,1\nend 1\n", "mem:3:", "more than 1 replicas"},
     {"samsa-metadata 1\ntopic t 1 2\npartition 0 0\nend 1\n", "mem:3:", "1 replicas, not 2"},
     {"samsa-metadata 1\ntopic t 1 2\npartition 0 3,3\nend 1\n", "mem:2:", "two replicas"},
     {"samsa-metadata 1\ntopic t 1 1\npartition 0 -1\nend 1\n", "mem:3:", "bad broker id"},
-    {"samsa-metadata 1\ntopic t 1 1\npartition 0 2147483648\nend 1\n", "mem:3:",
-     "bad broker id"},
+    {"samsa-metadata 1\ntopic t 1 1\npartition 0 2147483648\nend 1\n", "mem:3:", "bad broker id"},
     {"samsa-metadata 1\ntopic t 1 2\npartition 0 1,\nend 1\n", "mem:3:", "bad broker id"},
     {"samsa-metadata 1\nconfig a=b\nend 0\n", "mem:2:", "config line belongs"},
     {"samsa-metadata 1\npartition 0 0\nend 0\n", "mem:2:", "before any topic"},
-    {"samsa-metadata 1\ntopic t 1 1\npartition 0 0\nconfig a=b\nend 1\n", "mem:4:",
-     "config line belongs"},
-    {"samsa-metadata 1\ntopic t 1 1\nconfig a=1\nconfig a=2\npartition 0 0\nend 1\n", "mem:4:",
-     "given twice"},
-    {"samsa-metadata 1\ntopic t 1 1\nconfig ab\npartition 0 0\nend 1\n", "mem:3:",
-     "key=value"},
-    {"samsa-metadata 1\ntopic t 1 1\nconfig =1\npartition 0 0\nend 1\n", "mem:3:",
-     "printable ASCII"},
-    {"samsa-metadata 1\ntopic t 1 1\nconfig a%zz=1\npartition 0 0\nend 1\n", "mem:3:",
-     "bad %XX"},
+    {"samsa-metadata 1\ntopic t 1 1\npartition 0 0\nconfig a=b\nend 1\n",
+     "mem:4:", "config line belongs"},
+    {"samsa-metadata 1\ntopic t 1 1\nconfig a=1\nconfig a=2\npartition 0 0\nend 1\n",
+     "mem:4:", "given twice"},
+    {"samsa-metadata 1\ntopic t 1 1\nconfig ab\npartition 0 0\nend 1\n", "mem:3:", "key=value"},
+    {"samsa-metadata 1\ntopic t 1 1\nconfig =1\npartition 0 0\nend 1\n",
+     "mem:3:", "printable ASCII"},
+    {"samsa-metadata 1\ntopic t 1 1\nconfig a%zz=1\npartition 0 0\nend 1\n", "mem:3:", "bad %XX"},
     {"samsa-metadata 1\ntopic t 1 1\nconfig a=%4\npartition 0 0\nend 1\n", "mem:3:", "bad %XX"},
     {"samsa-metadata 1\ntopic t 1 1\nconfig a=%00\npartition 0 0\nend 1\n", "mem:3:", "%00"},
     {"samsa-metadata 1\ntopic t 1 1\npartition 0 0\ntopic t 1 1\npartition 0 1\nend 2\n",
@@ -353,8 +355,8 @@ static void test_malformed_files_are_rejected_with_line_numbers(void)
         char err[ERRLEN];
         int rc = br_meta_file_parse(malformed[i].text, strlen(malformed[i].text), "mem", &out, &n,
                                     err, sizeof err);
-        bool ok = rc == KP_E_CORRUPT && strncmp(err, malformed[i].where,
-                                                strlen(malformed[i].where)) == 0 &&
+        bool ok = rc == KP_E_CORRUPT &&
+                  strncmp(err, malformed[i].where, strlen(malformed[i].where)) == 0 &&
                   strstr(err, malformed[i].what) != NULL;
         CU_ASSERT_TRUE(ok);
         if (!ok) {
@@ -370,7 +372,10 @@ static void test_overlong_line_and_file_are_rejected(void)
 {
     size_t n = BR_META_FILE_MAX_LINE + 64;
     char *text = malloc(n + 1);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    if (text == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
     memcpy(text, "samsa-metadata 1\n# ", 19);
     memset(text + 19, 'x', n - 19);
     text[n] = '\0';
@@ -380,9 +385,9 @@ static void test_overlong_line_and_file_are_rejected(void)
     CU_ASSERT_EQUAL(br_meta_file_parse(text, n, "mem", &out, &count, err, sizeof err),
                     KP_E_CORRUPT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "mem:2: line longer than"));
-    CU_ASSERT_EQUAL(br_meta_file_parse(text, BR_META_FILE_MAX_BYTES + 1, "mem", &out, &count,
-                                       err, sizeof err),
-                    KP_E_TOO_LARGE);
+    CU_ASSERT_EQUAL(
+        br_meta_file_parse(text, BR_META_FILE_MAX_BYTES + 1, "mem", &out, &count, err, sizeof err),
+        KP_E_TOO_LARGE);
     free(text);
 }
 
@@ -399,9 +404,8 @@ static void test_comments_and_blank_lines_are_skipped(void)
     struct br_topic_meta *out = NULL;
     size_t n = 0;
     char err[ERRLEN];
-    CU_ASSERT_EQUAL_FATAL(br_meta_file_parse(text, sizeof text - 1, "mem", &out, &n, err,
-                                             sizeof err),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        br_meta_file_parse(text, sizeof text - 1, "mem", &out, &n, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(n, 1);
     CU_ASSERT_EQUAL(out[0].replicas[0], 4);
     br_topic_metas_free(out, n);
@@ -433,9 +437,9 @@ static void test_open_fails_when_the_directory_is_missing(void)
 {
     struct br_meta m;
     char err[ERRLEN];
-    CU_ASSERT_EQUAL(br_meta_file_open("/tmp/samsa-no-such-dir-for-sure/samsa-metadata", &m, err,
-                                      sizeof err),
-                    KP_ERR_KAFKA_STORAGE_ERROR);
+    CU_ASSERT_EQUAL(
+        br_meta_file_open("/tmp/samsa-no-such-dir-for-sure/samsa-metadata", &m, err, sizeof err),
+        KP_ERR_KAFKA_STORAGE_ERROR);
     CU_ASSERT_PTR_NULL(m.ops);
     br_meta_close(&m);
 }
@@ -612,8 +616,7 @@ static void test_a_failed_write_changes_nothing(void)
     topic_init(&b, "lost", 1, 1);
     CU_ASSERT_EQUAL(br_meta_create_topic(&m, &b.t, err, sizeof err), KP_ERR_KAFKA_STORAGE_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot create"));
-    CU_ASSERT_EQUAL(br_meta_delete_topic(&m, "kept", err, sizeof err),
-                    KP_ERR_KAFKA_STORAGE_ERROR);
+    CU_ASSERT_EQUAL(br_meta_delete_topic(&m, "kept", err, sizeof err), KP_ERR_KAFKA_STORAGE_ERROR);
     CU_ASSERT_EQUAL(br_meta_set_topic_configs(&m, "kept", NULL, 0, err, sizeof err),
                     KP_ERR_KAFKA_STORAGE_ERROR);
 

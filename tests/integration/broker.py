@@ -19,7 +19,8 @@ A test script is a list of cases run by main():
 main() takes the broker binary as its first argument, makes a working
 folder (under $SAMSA_TEST_TMPDIR when set, else the system's temp folder),
 runs every case even after a failure, SIGKILLs whatever broker is left,
-removes the folder when all passed and keeps it otherwise. Exit status 0
+removes the folder when all passed (unless SAMSA_TEST_KEEP is set) and
+keeps it otherwise. Exit status 0
 when every case passed, 1 otherwise. Add -k NAME to run only the cases whose
 name contains NAME.
 
@@ -68,7 +69,7 @@ def api_versions_probe(port, timeout=2.0):
         raise BrokerError("ApiVersions response correlation id %#x, sent 0x5a5a" % corr)
     if err != 0:
         raise BrokerError("ApiVersions v0 answered with error %d" % err)
-    if n < 1 or 6 + 6 * n != size:
+    if n < 1 or 10 + 6 * n != size:
         raise BrokerError("ApiVersions v0 response: %d entries in %d bytes" % (n, size))
     apis = {}
     for i in range(n):
@@ -326,7 +327,10 @@ def main(cases, argv=None):
         print("failed: %s" % ", ".join(failed))
         print("working folder kept: %s" % top)
         return 1
-    shutil.rmtree(top, ignore_errors=True)
+    if os.environ.get("SAMSA_TEST_KEEP"):
+        print("working folder kept (SAMSA_TEST_KEEP): %s" % top)
+    else:
+        shutil.rmtree(top, ignore_errors=True)
     return 0
 
 

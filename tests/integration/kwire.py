@@ -6,7 +6,9 @@ ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4 and ListOffsets v1, their
 responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
 batch) and the Kafka log layout on disk.
 
-Runs on Debian's /usr/bin/python3; the CRC-32C comes from kafka-python.
+Runs on Debian's /usr/bin/python3. CRC-32C: python3-crcmod's C extension
+when it is installed, else kafka-python's pure-Python one (slow on big
+reads).
 """
 
 import os
@@ -16,6 +18,12 @@ import time
 
 from kafka.record import _crc32c
 
+try:
+    import crcmod.predefined
+    crc32c = crcmod.predefined.mkCrcFun("crc-32c")
+except ImportError:
+    crc32c = _crc32c.crc
+
 # API keys
 PRODUCE = 0
 FETCH = 1
@@ -23,6 +31,7 @@ LIST_OFFSETS = 2
 METADATA = 3
 API_VERSIONS = 18
 CREATE_TOPICS = 19
+INIT_PRODUCER_ID = 22
 
 # Error codes
 NONE = 0
@@ -151,6 +160,10 @@ def create_topics_v0(corr, topic, partitions, replication=1, timeout_ms=10000):
     return request(CREATE_TOPICS, 0, corr, body)
 
 
+def init_producer_id_v0(corr, transactional_id=None, timeout_ms=-1):
+    return request(INIT_PRODUCER_ID, 0, corr, string(transactional_id) + i32(timeout_ms))
+
+
 # ---------------------------------------------------------------------------
 # RecordBatch v2
 
@@ -190,7 +203,7 @@ def record_batch(records, base_timestamp=None, producer_id=-1, producer_epoch=-1
     after_crc = (i16(0) + i32(len(records) - 1) + i64(base_timestamp) + i64(max_ts)
                  + i64(producer_id) + i16(producer_epoch) + i32(base_sequence)
                  + i32(len(records)) + bytes(body))
-    crc = _crc32c.crc(after_crc)
+    crc = crc32c(after_crc)
     rest = i32(0) + i8(2) + u32(crc) + after_crc   # PartitionLeaderEpoch, Magic, CRC
     return i64(0) + i32(len(rest)) + rest
 
@@ -212,7 +225,7 @@ class Batch:
         return self.base_offset + self.last_offset_delta
 
     def crc_ok(self):
-        return _crc32c.crc(self.raw[21:]) == self.crc
+        return crc32c(bytes(self.raw[21:])) == self.crc
 
     def records(self):
         """Decodes the records of an uncompressed batch:
@@ -448,6 +461,14 @@ def parse_create_topics_v0(payload):
     return corr, dict(r.array(lambda r: (r.string(), r.i16())))
 
 
+def parse_init_producer_id_v0(payload):
+    """-> (corr, error, producer_id, producer_epoch)"""
+    r = Reader(payload)
+    corr = r.i32()
+    r.i32()  # throttle
+    return corr, r.i16(), r.i64(), r.i16()
+
+
 def correlation_id(payload):
     return struct.unpack_from(">i", payload, 0)[0]
 
@@ -565,15 +586,17 @@ def read_partition(port, topic, partition, start=0, timeout=30.0):
                 raise AssertionError("Fetch %s-%d: records is null" % (topic, partition))
             if offset >= hw:
                 return out, hw
+            batches, _ = parse_batches(records)
+            for x in batches:
+                if x.magic != 2 or not x.crc_ok():
+                    raise AssertionError("Fetch %s-%d: batch at offset %d has magic %d or a "
+                                         "bad CRC" % (topic, partition, x.base_offset, x.magic))
             mr = MemoryRecords(records)
             progressed = False
             while mr.has_next():
                 batch = mr.next_batch()
                 if batch is None:
                     break
-                if hasattr(batch, "validate_crc") and not batch.validate_crc():
-                    raise AssertionError("Fetch %s-%d: batch at %d has a bad CRC"
-                                         % (topic, partition, batch.base_offset))
                 for rec in batch:
                     if rec.offset < offset:
                         continue
@@ -598,8 +621,10 @@ def list_offset(port, topic, partition, timestamp):
     return ts, off
 
 
-def produce(port, topic, partition, records, acks=1, sock=None, **batch_args):
-    """One Produce v3 of one uncompressed batch -> base offset."""
+def produce(port, topic, partition, records, acks=1, sock=None, expect_error=NONE,
+            **batch_args):
+    """One Produce v3 of one uncompressed batch -> base offset. Raises
+    unless the partition's error code is expect_error."""
     req = produce_v3(55, topic, partition, record_batch(records, **batch_args), acks=acks)
     if sock is None:
         with connect(port) as s:
@@ -608,9 +633,21 @@ def produce(port, topic, partition, records, acks=1, sock=None, **batch_args):
         resp = roundtrip(sock, req)
     corr, parts = parse_produce_v3(resp)
     err, base = parts[(topic, partition)]
-    if err != NONE:
-        raise AssertionError("Produce %s-%d: error %d" % (topic, partition, err))
+    if err != expect_error:
+        raise AssertionError("Produce %s-%d: error %d, expected %d"
+                             % (topic, partition, err, expect_error))
     return base
+
+
+def init_producer_id(port):
+    """InitProducerId v0 for an idempotent producer -> (producer_id, epoch)."""
+    with connect(port) as s:
+        corr, err, pid, epoch = parse_init_producer_id_v0(roundtrip(s, init_producer_id_v0(9)))
+    if err != NONE:
+        raise AssertionError("InitProducerId: error %d" % err)
+    if pid < 0 or epoch < 0:
+        raise AssertionError("InitProducerId: producer id %d, epoch %d" % (pid, epoch))
+    return pid, epoch
 
 
 def create_topic(port, topic, partitions, timeout=15.0):

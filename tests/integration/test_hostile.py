@@ -200,8 +200,7 @@ def case_huge_array_counts(t):
     # A batch whose RecordCount claims 2^31-1 records (CRC made right).
     raw = bytearray(kwire.record_batch([(b"k", b"v")]))
     struct.pack_into(">i", raw, 57, 0x7FFFFFFF)
-    from kafka.record import _crc32c
-    struct.pack_into(">I", raw, 17, _crc32c.crc(bytes(raw[21:])))
+    struct.pack_into(">I", raw, 17, kwire.crc32c(bytes(raw[21:])))
     for what, data, corr in cases:
         if data is None:
             # Either an error for the partition, or a close.

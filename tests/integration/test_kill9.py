@@ -15,6 +15,15 @@ acknowledged message.
   broker is killed and started again; it delivers all 20,000 messages, and
   each is in the log exactly once (batches it retries after the kill must
   not be appended a second time).
+- idempotent_retry_after_kill, idempotent_retry_after_sigterm: the same on
+  raw sockets, deterministically: a producer id from InitProducerId writes
+  sequences 0, 10, 20; after the broker restarts, the batches with
+  sequences 20 and 10 sent again are answered with their original offsets
+  and not appended (Kafka rebuilds the producer state of the last five
+  batches from the log), sequence 30 goes on at offset 30, sequence 50 is
+  OUT_OF_ORDER_SEQUENCE_NUMBER; a new producer (InitProducerId right after
+  the restart) has its first batch, sequence 0, accepted. Both starts fall
+  in the same wall-clock second when the machine is quick enough.
 """
 
 import os
@@ -136,19 +145,25 @@ def case_idempotent_across_kill(t):
             delivered[msg.key()] = (msg.partition(), msg.offset())
 
     prod = Producer({"bootstrap.servers": b.bootstrap, "enable.idempotence": True,
-                     "linger.ms": 1, "batch.num.messages": 200,
+                     "linger.ms": 1, "batch.num.messages": 100,
+                     "queue.buffering.max.messages": 2000,
                      "message.timeout.ms": 90000, "reconnect.backoff.max.ms": 200})
     killed = False
-    for i in range(n):
-        while True:
+    i = 0
+    deadline = time.monotonic() + 120
+    while i < n or not killed:
+        check(time.monotonic() < deadline, "%d delivered after 120 s", len(delivered))
+        if i < n:
             try:
                 prod.produce(topic, key=b"key-%05d" % i, value=b"value-%05d" % i,
                              partition=i % PARTITIONS, on_delivery=on_delivery)
-                break
+                i += 1
             except BufferError:
-                prod.poll(0.01)
+                prod.poll(0.001)
+        else:
+            prod.poll(0.001)
         prod.poll(0)
-        if not killed and len(delivered) >= 5000:
+        if not killed and len(delivered) >= n // 4:
             b.kill()
             killed = True
             time.sleep(0.3)
@@ -176,7 +191,57 @@ def case_idempotent_across_kill(t):
     b.stop()
 
 
-CASES = [kill_case("1"), kill_case("all"), case_idempotent_across_kill]
+def seq_case(stop):
+    def case(t):
+        # Start on a fresh wall-clock second: the whole case, restart
+        # included, then fits in one second, as an immediate restart by a
+        # supervisor would.
+        time.sleep(1.02 - time.time() % 1.0)
+        b = t.broker()
+        topic = "k9-seq"
+        kwire.create_topic(b.port, topic, 1)
+        pid, epoch = kwire.init_producer_id(b.port)
+
+        def send(seq, expect_error=0):
+            recs = [(b"seq-%d" % (seq + j), b"v") for j in range(10)]
+            return kwire.produce(b.port, topic, 0, recs, producer_id=pid, producer_epoch=epoch,
+                                 base_sequence=seq, expect_error=expect_error)
+
+        for seq in (0, 10, 20):
+            eq(send(seq), seq, "base offset of the batch with sequence %d" % seq)
+        eq(send(10), 10, "a retry of sequence 10 before the %s: base offset" % stop)
+        if stop == "kill":
+            b.kill()
+        else:
+            b.stop()
+        b.start()
+        eq(send(20), 20, "a retry of the last batch (sequence 20) after the %s: base offset"
+           % stop)
+        eq(send(10), 10, "a retry of sequence 10 after the %s: base offset" % stop)
+        eq(send(30), 30, "the next batch (sequence 30) after the %s: base offset" % stop)
+        send(50, expect_error=45)   # OUT_OF_ORDER_SEQUENCE_NUMBER
+        recs, hw = kwire.read_partition(b.port, topic, 0)
+        eq([r[2] for r in recs], [b"seq-%d" % i for i in range(40)], "keys in the log")
+        # A new producer after the restart starts at sequence 0: its id and
+        # epoch must not be those whose state the broker just recovered.
+        pid2, epoch2 = kwire.init_producer_id(b.port)
+        recs = [(b"new-producer", b"v")]
+        with kwire.connect(b.port) as s:
+            _, parts = kwire.parse_produce_v3(kwire.roundtrip(s, kwire.produce_v3(
+                5, topic, 0, kwire.record_batch(recs, producer_id=pid2, producer_epoch=epoch2,
+                                                base_sequence=0))))
+        err, base = parts[(topic, 0)]
+        check(err == 0, "the first batch (sequence 0) of a new producer (id %d epoch %d from "
+              "InitProducerId after the %s; the producer before it: id %d epoch %d) was "
+              "refused with error %d", pid2, epoch2, stop, pid, epoch, err)
+        eq(base, 40, "base offset of the new producer's first batch")
+        b.stop()
+    case.__name__ = "case_idempotent_retry_after_" + stop
+    return case
+
+
+CASES = [kill_case("1"), kill_case("all"), case_idempotent_across_kill, seq_case("kill"),
+         seq_case("sigterm")]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

@@ -55,7 +55,7 @@ def make_records(seed, n):
     out = []
     for i in range(n):
         key = b"k%06d" % i + bytes(rng.randrange(256) for _ in range(rng.randrange(4)))
-        if i % 97 == 0:
+        if i % 97 == 1:
             key = None
         size = rng.randrange(300)
         value = bytes(rng.randrange(256) for _ in range(size // 3)) + b"payload " * (size // 24)
