@@ -80,7 +80,8 @@ static void write_file(const char *path, const uint8_t *data, size_t size)
     (void)close(fd);
 }
 
-static void check_rejection(int rc, const void *out, size_t n, const struct br_checkpoint_error *err)
+static void check_rejection(int rc, const void *out, size_t n,
+                            const struct br_checkpoint_error *err)
 {
     fuzz_check(rc == KP_E_CORRUPT || rc == KP_E_NOMEM, "undocumented error", rc);
     fuzz_check(out == NULL && n == 0, "a rejected file returned entries", rc);
@@ -161,10 +162,9 @@ static void fuzz_epochs(const uint8_t *data, size_t size)
     }
     fuzz_check((n == 0) == (e == NULL), "entry array and count disagree", (int)n);
     for (size_t i = 0; i < n; i++) {
-        fuzz_check(e[i].epoch >= 0 && e[i].start_offset >= 0, "an accepted negative value",
-                   (int)i);
-        fuzz_check(i == 0 || (e[i].epoch > e[i - 1].epoch &&
-                              e[i].start_offset >= e[i - 1].start_offset),
+        fuzz_check(e[i].epoch >= 0 && e[i].start_offset >= 0, "an accepted negative value", (int)i);
+        fuzz_check(i == 0 ||
+                       (e[i].epoch > e[i - 1].epoch && e[i].start_offset >= e[i - 1].start_offset),
                    "accepted epochs out of order", (int)i);
     }
     struct kp_writer w;

@@ -211,8 +211,8 @@ static int64_t check_segment(const struct br_log_segment_info *info, int64_t lim
                        ".index entry offset is not its batch's", (int)i);
         }
     } else if (info->active && ni > 0) {
-        fuzz_check(nb > 0 && last_of[0] == info->base_offset + (int32_t)kp_load_be32(
-                                                                   idx + 8 * (ni - 1)),
+        fuzz_check(nb > 0 &&
+                       last_of[0] == info->base_offset + (int32_t)kp_load_be32(idx + 8 * (ni - 1)),
                    "the last .index entry is not its batch's", (int)ni);
     }
 

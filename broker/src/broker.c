@@ -324,7 +324,7 @@ static int64_t recovery_point_for(const struct br_broker *b, const char *topic, 
 }
 
 /* Rebuild idempotent-producer state from the batches of the last segment(s). */
-static void rebuild_producers(struct br_partition *p)
+static void rebuild_producers(struct br_broker *b, struct br_partition *p)
 {
     int64_t leo = br_log_end_offset(p->log);
     int64_t from = br_log_start_offset(p->log);
@@ -337,6 +337,9 @@ static void rebuild_producers(struct br_partition *p)
     }
     struct kp_batch_header h;
     while (br_log_iter_next(it, &h) == 0) {
+        if (h.ProducerId >= b->max_producer_id_seen) {
+            b->max_producer_id_seen = h.ProducerId;
+        }
         if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
             (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch,
                                       h.BaseSequence, br_seq_add(h.BaseSequence, h.LastOffsetDelta),
@@ -383,7 +386,7 @@ static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index
         }
     }
     p->hw = br_log_end_offset(p->log);
-    rebuild_producers(p);
+    rebuild_producers(b, p);
     return 0;
 }
 
@@ -827,9 +830,14 @@ int br_broker_start(struct br_broker *b)
     }
     br_topic_metas_free(topics, ntopics);
     br_info("loaded %zu topic(s)", b->ntopics);
-    /* producer ids: seconds since the epoch in the high bits keep them unique
-     * across restarts without persisting a counter */
-    b->next_producer_id = (br_now_wall_ms() / 1000) << 20;
+    /* producer ids: the start time in milliseconds in the high bits keeps
+     * them unique across restarts without persisting a counter, and never
+     * below an id still present in the logs (whose sequence state was just
+     * rebuilt: handing it out again would clash with that state) */
+    b->next_producer_id = br_now_wall_ms() << 12;
+    if (b->max_producer_id_seen >= b->next_producer_id) {
+        b->next_producer_id = b->max_producer_id_seen + 1;
+    }
 
     if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
         return -1;

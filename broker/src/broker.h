@@ -75,6 +75,7 @@ struct br_broker {
     size_t ntopics;
     size_t topics_cap;
     int64_t next_producer_id;
+    int64_t max_producer_id_seen; /* the largest id found in the logs at start-up */
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
     struct br_parked *parked; /* all parked requests, a list */

@@ -247,6 +247,8 @@ static int persist_epochs(struct br_log *log)
 
 /* ------------------------------------------------------------- open */
 
+static void free_log(struct br_log *log);
+
 struct listing {
     int64_t *logs;
     size_t nlogs;
@@ -694,7 +696,7 @@ out_close:
     kp_free(l.logs);
     kp_free(l.idx);
     kp_free(loaded);
-    br_log_close(log);
+    free_log(log); /* nothing more is written on the way out */
     return rc;
 }
 

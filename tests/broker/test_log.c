@@ -1137,7 +1137,7 @@ static void test_recovery_rebuilt_time_index_keeps_final_entry(void)
     struct br_log *log = open_log(&c, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     for (int i = 0; i < 9; i++) {
-        (void)append_sized(log, 2, TS0 + 10 * i, 30, 0, NOW0, NULL);
+        (void)append_sized(log, 2, TS0 + (int64_t)10 * i, 30, 0, NOW0, NULL);
     }
     br_log_close(log);
     char path[256];

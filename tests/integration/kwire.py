@@ -319,6 +319,23 @@ def disk_batches(log_dir, topic, partition):
     return out
 
 
+def check_codec(batches, codec, what, min_records=50):
+    """The broker stores producers' batches verbatim, so the batches on disk
+    carry the producer's codec. Clients send a batch plain when compressing
+    would not shrink it (librdkafka, kafka-python), which happens to small
+    batches: every batch of min_records records or more must carry the
+    codec, and so must at least one batch."""
+    want = CODECS[codec]
+    if not batches:
+        raise AssertionError("%s: no batches" % what)
+    for x in batches:
+        if x.codec != want and (want == 0 or x.record_count >= min_records):
+            raise AssertionError("%s: the %d-record batch at offset %d has codec %d, expected %d"
+                                 % (what, x.record_count, x.base_offset, x.codec, want))
+    if not any(x.codec == want for x in batches):
+        raise AssertionError("%s: no batch has codec %d (%s)" % (what, want, codec))
+
+
 # ---------------------------------------------------------------------------
 # Reading
 

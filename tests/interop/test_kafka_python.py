@@ -12,7 +12,9 @@
   codec it supports (none, gzip, snappy, lz4, zstd) it sends 3,000 records
   (binary keys and values, null and empty ones, headers, explicit
   timestamps) to three partitions; the acknowledged offsets count up from 0
-  per partition; batches on disk carry the codec; a KafkaConsumer with
+  per partition; batches on disk carry the codec (kafka-python sends a
+  batch plain when compressing would not shrink it: batches of 50 records
+  or more); a KafkaConsumer with
   assign() + seek_to_beginning() reads every record back unchanged.
 - consumer_positions: beginning_offsets, end_offsets, offsets_for_times
   (the exact first record at or after a timestamp, also inside compressed
@@ -193,9 +195,8 @@ def case_producer_codecs(t):
             for p in range(PARTITIONS):
                 eq(acked[p], list(range(N_RECORDS // PARTITIONS)),
                    "%s-%d: acknowledged offsets" % (topic, p))
-                for x in kwire.disk_batches(b.log_dir, topic, p):
-                    eq(x.codec, kwire.CODECS[name], "%s-%d: codec of the batch at offset %d"
-                       % (topic, p, x.base_offset))
+                kwire.check_codec(kwire.disk_batches(b.log_dir, topic, p), name,
+                                  "%s-%d on disk" % (topic, p))
 
             c = consumer(b)
             tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]

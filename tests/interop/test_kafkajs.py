@@ -124,9 +124,8 @@ def case_admin_and_gzip_producer(t):
             eq(v, value_of(j), what + " value")
             eq(ts, BASE_TS + j, what + " timestamp")
             eq(h, [("h", b"x%d" % j)] if j % 5 == 0 else [], what + " headers")
-        for x in kwire.disk_batches(b.log_dir, topic, p):
-            eq(x.codec, kwire.CODECS["gzip"], "%s-%d: codec of the batch at offset %d"
-               % (topic, p, x.base_offset))
+        kwire.check_codec(kwire.disk_batches(b.log_dir, topic, p), "gzip",
+                          "%s-%d on disk" % (topic, p))
 
 
 CASES = [case_admin_and_gzip_producer]

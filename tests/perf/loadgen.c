@@ -69,6 +69,7 @@ struct opts {
     const char *compression;
     int64_t keys;           /* distinct keys, used in turn; 0: null keys */
     int64_t partition;      /* produce to this partition; -1: the partitioner decides */
+    int64_t chunk;          /* >0: null-key messages go to partitions in turn, chunk each */
     int64_t partitions;     /* create: partition count; consume: 0..N-1 unless --assign */
     const char *assign;     /* consume: partition list such as 0-31 or 0,3,5 */
     const char *offset;     /* consume: beginning or end */
@@ -112,6 +113,7 @@ static void usage(FILE *to)
             "      --compression CODEC   none, gzip, snappy, lz4, zstd (default none)\n"
             "      --keys K              K distinct keys used in turn (default 0: null keys)\n"
             "      --partition P         produce to partition P only\n"
+            "      --chunk C             null keys: C messages to each partition in turn\n"
             "      --partitions N        create: partition count; consume: partitions 0..N-1\n"
             "      --assign LIST         consume: partitions such as 0-31 or 0,3,5\n"
             "      --offset beginning|end  consume: where to start (default beginning)\n"
@@ -448,8 +450,9 @@ static rd_kafka_t *new_producer(const struct opts *o, struct delivery *d)
  * early at deadline_ns or on a produce error.
  */
 static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topic_t *rkt,
-                             const unsigned char *pool, unsigned char *scratch, int64_t first,
-                             int64_t n, bool stamp, int64_t deadline_ns, int64_t *bytes)
+                             int32_t nparts, const unsigned char *pool, unsigned char *scratch,
+                             int64_t first, int64_t n, bool stamp, int64_t deadline_ns,
+                             int64_t *bytes)
 {
     uint64_t rnd = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)first;
     int64_t t0 = now_ns();
@@ -479,6 +482,9 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
         if (o->keys > 0) {
             int kl = snprintf(key, sizeof(key), "key-%08" PRId64, (first + i) % o->keys);
             key_len = kl > 0 ? (size_t)kl : 0;
+        }
+        if (o->chunk > 0 && o->keys == 0 && o->partition < 0) {
+            partition = (int32_t)(((first + i) / o->chunk) % nparts);
         }
         for (;;) {
             /* RD_KAFKA_MSG_F_COPY: librdkafka copies value and key before returning */
@@ -581,7 +587,7 @@ static int run_produce(const struct opts *o, struct result *r)
         consumer_started = true;
         /* warm-up: connections and the consumer's first fetches, not measured */
         int64_t warm_bytes = 0;
-        if (produce_range(o, rk, rkt, pool, scratch, 0, warmup, true, deadline, &warm_bytes) !=
+        if (produce_range(o, rk, rkt, nparts, pool, scratch, 0, warmup, true, deadline, &warm_bytes) !=
                 warmup ||
             flush_all(rk, deadline) != 0) {
             goto out;
@@ -602,7 +608,7 @@ static int run_produce(const struct opts *o, struct result *r)
     double cpu0 = cpu_seconds();
     int64_t t0 = now_ns();
     int64_t sent =
-        produce_range(o, rk, rkt, pool, scratch, warmup, o->count, e2e, deadline, &r->bytes);
+        produce_range(o, rk, rkt, nparts, pool, scratch, warmup, o->count, e2e, deadline, &r->bytes);
     int flushed = flush_all(rk, deadline);
     int64_t t1 = now_ns();
     if (e2e) {
@@ -862,6 +868,7 @@ enum {
     OPT_COMPRESSION,
     OPT_KEYS,
     OPT_PARTITION,
+    OPT_CHUNK,
     OPT_PARTITIONS,
     OPT_ASSIGN,
     OPT_OFFSET,
@@ -886,6 +893,7 @@ static const struct option long_opts[] = {
     {"compression", required_argument, NULL, OPT_COMPRESSION},
     {"keys", required_argument, NULL, OPT_KEYS},
     {"partition", required_argument, NULL, OPT_PARTITION},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
     {"assign", required_argument, NULL, OPT_ASSIGN},
     {"offset", required_argument, NULL, OPT_OFFSET},
@@ -977,6 +985,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case OPT_PARTITION:
             bad = perf_parse_i64(optarg, 0, INT32_MAX, &o->partition);
             break;
+        case OPT_CHUNK:
+            bad = perf_parse_i64(optarg, 0, MAX_COUNT, &o->chunk);
+            break;
         case OPT_PARTITIONS:
             bad = perf_parse_i64(optarg, 1, MAX_ASSIGN, &o->partitions);
             break;
@@ -1061,6 +1072,7 @@ int main(int argc, char **argv)
         .compression = "none",
         .keys = 0,
         .partition = -1,
+        .chunk = 0,
         .partitions = 0,
         .offset = "beginning",
         .rate = 0.0,

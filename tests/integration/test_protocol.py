@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""Protocol details the clients depend on (docs: the Kafka protocol
+reference, sections 0, 1 and 6), on raw sockets against samsa-broker.
+
+    test_protocol.py SAMSA_BROKER [-k CASE]
+
+- api_versions_ranges: every advertised API starts at version 0; Produce
+  includes v0 and v7 and Fetch reaches v10 (librdkafka enables gzip, snappy
+  and lz4 only when Produce v0 is in range, zstd with Produce v7 + Fetch
+  v10); FindCoordinator v0 is advertised (librdkafka 2.0.2 enables LZ4 only
+  then); ApiVersions v3 (flexible request, v0 response header) answers with
+  the same ranges.
+- metadata_topic_arrays: Metadata v0 with an empty array lists all topics,
+  v1 with an empty array none and with null all; the controller id is a
+  listed broker.
+- fetch_edges: a batch larger than partition_max_bytes and max_bytes still
+  comes whole; a fetch offset inside a batch returns that whole batch;
+  at the high watermark: no error, empty (not null) records; beyond it:
+  OFFSET_OUT_OF_RANGE.
+- produce_rejections: two batches in one partition's records, a magic 1
+  message, empty records → INVALID_RECORD; acks=2 → INVALID_REQUIRED_ACKS;
+  an unknown partition or topic → UNKNOWN_TOPIC_OR_PARTITION; nothing is
+  appended and the connection keeps working.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from broker import check, eq, main  # noqa: E402
+import kwire  # noqa: E402
+from kwire import Reader, array, i8, i32  # noqa: E402
+
+INVALID_RECORD = 87
+INVALID_REQUIRED_ACKS = 21
+OFFSET_OUT_OF_RANGE = 1
+
+
+def uvarint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def read_uvarint(r):
+    shift = n = 0
+    while True:
+        b = r.buf[r.pos]
+        r.pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n
+
+
+def case_api_versions_ranges(t):
+    b = t.broker()
+    apis = b.apis
+    bad = {k: v for k, v in apis.items() if v[0] != 0}
+    check(not bad, "APIs advertised with a minimum version above 0: %r", bad)
+    check(kwire.PRODUCE in apis and apis[kwire.PRODUCE][1] >= 7,
+          "Produce range %r does not reach v7", apis.get(kwire.PRODUCE))
+    check(kwire.FETCH in apis and apis[kwire.FETCH][1] >= 10,
+          "Fetch range %r does not reach v10", apis.get(kwire.FETCH))
+
+    # ApiVersions v3 as librdkafka sends it: header v2 (client id, then an
+    # empty tag section), compact strings client_software_name/version, tags.
+    name, ver = b"librdkafka", b"2.0.2"
+    body = (b"\x00" + uvarint(len(name) + 1) + name + uvarint(len(ver) + 1) + ver + b"\x00")
+    with kwire.connect(b.port) as s:
+        resp = kwire.roundtrip(s, kwire.request(kwire.API_VERSIONS, 3, 42, body))
+    r = Reader(resp)
+    eq(r.i32(), 42, "ApiVersions v3 correlation id (v0 response header: no tag byte)")
+    eq(r.i16(), 0, "ApiVersions v3 error")
+    n = read_uvarint(r) - 1
+    v3 = {}
+    for _ in range(n):
+        k, lo, hi = r.i16(), r.i16(), r.i16()
+        eq(read_uvarint(r), 0, "tag section of ApiVersions v3 entry %d" % k)
+        v3[k] = (lo, hi)
+    r.i32()  # throttle
+    eq(read_uvarint(r), 0, "ApiVersions v3 trailing tag section")
+    eq(r.remaining(), 0, "bytes after the ApiVersions v3 body")
+    eq(v3, apis, "ApiVersions v3 ranges vs. v0")
+
+    check(10 in apis, "FindCoordinator (10) is not advertised: librdkafka 2.0.2 then disables "
+          "LZ4 and sends lz4 batches uncompressed (advertised: %r)", sorted(apis))
+
+
+def parse_metadata_v0_topics(payload):
+    r = Reader(payload)
+    r.i32()
+    r.array(lambda r: (r.i32(), r.string(), r.i32()))
+    return [t[1] for t in r.array(lambda r: (r.i16(), r.string(), r.array(
+        lambda r: (r.i16(), r.i32(), r.i32(), r.array(lambda r: r.i32()),
+                   r.array(lambda r: r.i32())))))]
+
+
+def case_metadata_topic_arrays(t):
+    b = t.broker()
+    for name, n in (("md-a", 1), ("md-b", 2)):
+        kwire.create_topic(b.port, name, n)
+    with kwire.connect(b.port) as s:
+        topics = parse_metadata_v0_topics(kwire.roundtrip(s, kwire.request(3, 0, 1, array([]))))
+        eq(sorted(topics), ["md-a", "md-b"], "Metadata v0 with an empty topic array")
+        _, brokers, ctrl, topics = kwire.parse_metadata_v1(
+            kwire.roundtrip(s, kwire.request(3, 1, 2, array([]))))
+        eq(list(topics), [], "Metadata v1 with an empty topic array")
+        _, brokers, ctrl, topics = kwire.parse_metadata_v1(
+            kwire.roundtrip(s, kwire.metadata_v1(3, None)))
+        eq(sorted(topics), ["md-a", "md-b"], "Metadata v1 with a null topic array")
+        check(ctrl in [x[0] for x in brokers], "controller id %d is not a listed broker %r",
+              ctrl, brokers)
+        eq(sorted(topics["md-b"][1]), [0, 1], "md-b partitions")
+
+
+def case_fetch_edges(t):
+    b = t.broker()
+    kwire.create_topic(b.port, "fe", 1)
+    big = [(b"k%d" % i, b"x" * 1000) for i in range(10)]
+    eq(kwire.produce(b.port, "fe", 0, big), 0, "base offset of the big batch")
+    eq(kwire.produce(b.port, "fe", 0, [(b"small", b"y")]), 10, "base offset of the small batch")
+    with kwire.connect(b.port) as s:
+        for corr, offset in ((1, 0), (2, 7)):
+            _, parts = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.fetch_v4(
+                corr, "fe", 0, offset, max_bytes=100, partition_max_bytes=100)))
+            err, hw, records = parts[("fe", 0)]
+            eq((err, hw), (0, 11), "Fetch at %d with max bytes 100: error, high watermark" % offset)
+            batches, tail = kwire.parse_batches(records)
+            check(batches, "Fetch at %d with max bytes 100 returned no whole batch (%d bytes)",
+                  offset, len(records))
+            eq((batches[0].base_offset, batches[0].record_count), (0, 10),
+               "first batch returned for offset %d" % offset)
+            check(batches[0].crc_ok(), "CRC of the fetched batch")
+        _, parts = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.fetch_v4(3, "fe", 0, 11)))
+        eq(parts[("fe", 0)], (0, 11, b""), "Fetch at the high watermark")
+        _, parts = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.fetch_v4(4, "fe", 0, 12)))
+        eq(parts[("fe", 0)][:2], (OFFSET_OUT_OF_RANGE, 11), "Fetch beyond the high watermark")
+
+
+def case_produce_rejections(t):
+    b = t.broker()
+    kwire.create_topic(b.port, "pr", 1)
+    one = kwire.record_batch([(b"k", b"v")])
+    magic1 = (kwire.i64(0) + i32(22) + i32(0) + i8(1) + i8(0) + kwire.i64(0)
+              + i32(-1) + i32(0))   # offset, size, crc (wrong anyway), magic 1, attrs, ts, key, value
+    cases = [
+        ("two batches in one partition", "pr", 0, one + one, 1, INVALID_RECORD),
+        ("a magic 1 message", "pr", 0, magic1, 1, INVALID_RECORD),
+        ("empty records", "pr", 0, b"", 1, INVALID_RECORD),
+        ("acks=2", "pr", 0, one, 2, INVALID_REQUIRED_ACKS),
+        ("an unknown partition", "pr", 5, one, 1, kwire.UNKNOWN_TOPIC_OR_PARTITION),
+        ("an unknown topic", "pr-none", 0, one, 1, kwire.UNKNOWN_TOPIC_OR_PARTITION),
+    ]
+    with kwire.connect(b.port) as s:
+        for n, (what, topic, p, records, acks, expect) in enumerate(cases):
+            corr, parts = kwire.parse_produce_v3(kwire.roundtrip(
+                s, kwire.produce_v3(n, topic, p, records, acks=acks)))
+            eq(corr, n, what + ": correlation id")
+            eq(parts[(topic, p)][0], expect, "Produce of " + what + ": error")
+        corr, parts = kwire.parse_produce_v3(kwire.roundtrip(s, kwire.produce_v3(99, "pr", 0, one)))
+        eq(parts[("pr", 0)], (0, 0), "a good Produce afterwards: error, base offset")
+    _, hw = kwire.read_partition(b.port, "pr", 0)
+    eq(hw, 1, "pr-0 high watermark")
+
+
+CASES = [case_api_versions_ranges, case_metadata_topic_arrays, case_fetch_edges,
+         case_produce_rejections]
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))
