@@ -247,8 +247,13 @@ int br_h_produce(struct br_req *r)
     const struct kp_ProduceRequest *q = r->body;
     struct kp_ProduceResponse resp;
     kp_ProduceResponse_init(&resp);
-    bool acks_ok = q->Acks == 0 || q->Acks == 1 || q->Acks == -1;
-    if (q->TransactionalId.len >= 0) {
+    /* a whole request refused: every partition gets the same error */
+    int16_t refused = KP_ERR_NONE;
+    if (q->Acks != 0 && q->Acks != 1 && q->Acks != -1) {
+        refused = KP_ERR_INVALID_REQUIRED_ACKS;
+    } else if (q->TransactionalId.len >= 0) {
+        /* transactions are not offered (no transactional InitProducerId) */
+        refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
     }
     resp.Responses.items = arena_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
@@ -269,17 +274,9 @@ int br_h_produce(struct br_req *r)
         for (int32_t j = 0; j < td->PartitionData.count; j++) {
             struct kp_ProduceResponse_PartitionProduceResponse *out =
                 &tr->PartitionResponses.items[j];
-            if (!acks_ok) {
+            if (refused != KP_ERR_NONE) {
                 out->Index = td->PartitionData.items[j].Index;
-                out->ErrorCode = KP_ERR_INVALID_REQUIRED_ACKS;
-                out->BaseOffset = -1;
-                out->LogAppendTimeMs = -1;
-                out->LogStartOffset = -1;
-                continue;
-            }
-            if (q->TransactionalId.len >= 0) {
-                out->Index = td->PartitionData.items[j].Index;
-                out->ErrorCode = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+                out->ErrorCode = refused;
                 out->BaseOffset = -1;
                 out->LogAppendTimeMs = -1;
                 out->LogStartOffset = -1;
