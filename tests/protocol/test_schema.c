@@ -113,6 +113,10 @@ static void fill_scalar(int type, bool nullable, struct rng *g, void *at)
 static void fill_struct(const struct kp_struct_desc *s, int16_t version, struct rng *g,
                         struct kp_arena *a, void *base, int depth)
 {
+    if (base == NULL) {
+        CU_FAIL("no memory for a message");
+        return;
+    }
     for (uint32_t i = 0; i < s->nfields; i++) {
         const struct kp_field *f = &s->fields[i];
         if (!kp_field_in(f, version)) {
@@ -132,7 +136,10 @@ static void fill_struct(const struct kp_struct_desc *s, int16_t version, struct 
             arr.count = (int32_t)(r % (depth == 0 ? 4u : 3u));
             size_t esize = f->sub != NULL ? f->sub->size : kp_type_size(f->elem);
             arr.items = kp_arena_alloc(a, (size_t)arr.count * esize + 1);
-            CU_ASSERT_PTR_NOT_NULL_FATAL(arr.items);
+            if (arr.items == NULL) {
+                CU_FAIL("arena exhausted");
+                return;
+            }
             for (int32_t j = 0; j < arr.count; j++) {
                 void *item = (uint8_t *)arr.items + (size_t)j * esize;
                 if (f->sub != NULL) {
