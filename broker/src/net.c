@@ -293,6 +293,7 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     l->watch.kind = BR_WATCH_LISTENER;
     l->watch.fd = fd;
     struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
     socklen_t sl = sizeof ss;
     l->port = port;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
@@ -310,6 +311,12 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     n->nlisteners++;
     br_info("listening on %s:%d", host[0] != '\0' ? host : "*", l->port);
     return 0;
+}
+
+int br_net_watch_add(struct br_net *n, struct br_watch *w)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
+    return epoll_ctl(n->epfd, EPOLL_CTL_ADD, w->fd, &ev);
 }
 
 int br_net_bound_port(const struct br_net *n, size_t listener)
@@ -599,6 +606,7 @@ static void conn_accept(struct br_net *n, struct listener *l)
 {
     for (;;) {
         struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof ss);
         socklen_t sl = sizeof ss;
         int fd = accept4(l->watch.fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
@@ -716,7 +724,7 @@ static void conn_readable(struct br_conn *c)
         if (n > 0) {
             c->in_len += (size_t)n;
             conn_process(c);
-            if (c->in_len == 0 && c->in_cap > 4 * READ_CHUNK) {
+            if (c->in_len == 0 && c->in_cap > (size_t)4 * READ_CHUNK) {
                 /* give back the room a large frame needed */
                 kp_free(c->in);
                 c->in = NULL;
@@ -806,6 +814,7 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         break;
     }
     case BR_WATCH_WAKE:
+        br_broker_wake(n->broker, w);
         break;
     }
 }
