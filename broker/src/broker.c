@@ -396,14 +396,14 @@ static int topic_insert(struct br_broker *b, struct br_topic *t)
     size_t i = topic_lower_bound(b, name);
     if (b->ntopics == b->topics_cap) {
         size_t cap = b->topics_cap == 0 ? 16 : b->topics_cap * 2;
-        struct br_topic **nt = kp_realloc(b->topics, cap * sizeof *nt);
+        struct br_topic **nt = kp_realloc(b->topics, cap * sizeof(struct br_topic *));
         if (nt == NULL) {
             return -1;
         }
         b->topics = nt;
         b->topics_cap = cap;
     }
-    memmove(&b->topics[i + 1], &b->topics[i], (b->ntopics - i) * sizeof *b->topics);
+    memmove(&b->topics[i + 1], &b->topics[i], (b->ntopics - i) * sizeof(struct br_topic *));
     b->topics[i] = t;
     b->ntopics++;
     return 0;
@@ -550,7 +550,7 @@ int br_broker_delete_topic(struct br_broker *b, struct br_topic *t)
     }
     size_t i = topic_lower_bound(b, kp_str_c(t->name));
     if (i < b->ntopics && b->topics[i] == t) {
-        memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof *b->topics);
+        memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof(struct br_topic *));
         b->ntopics--;
     }
     for (int32_t p = 0; p < t->npartitions; p++) {

@@ -90,7 +90,7 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
     for (int32_t i = 0; i < q->Topics.count; i++) {
         nparts += (size_t)q->Topics.items[i].Partitions.count;
     }
-    fr->slices = kp_arena_alloc(arena, (nparts == 0 ? 1 : nparts) * sizeof *fr->slices);
+    fr->slices = kp_arena_alloc(arena, (nparts == 0 ? 1 : nparts) * sizeof(struct part_slices *));
     resp->Responses.items =
         kp_arena_alloc(arena, (size_t)(q->Topics.count == 0 ? 1 : q->Topics.count) *
                                   sizeof *resp->Responses.items);
@@ -318,7 +318,7 @@ static int add_waiter(struct br_partition *p, struct br_parked *pk)
 {
     if (p->nwaiters == p->waiters_cap) {
         size_t cap = p->waiters_cap == 0 ? 4 : p->waiters_cap * 2;
-        struct br_parked **w = kp_realloc(p->waiters, cap * sizeof *w);
+        struct br_parked **w = kp_realloc(p->waiters, cap * sizeof(struct br_parked *));
         if (w == NULL) {
             return -1;
         }
@@ -341,7 +341,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     for (int32_t i = 0; i < q->Topics.count; i++) {
         nparts += (size_t)q->Topics.items[i].Partitions.count;
     }
-    pk->parts = kp_calloc(nparts == 0 ? 1 : nparts, sizeof *pk->parts);
+    pk->parts = kp_calloc(nparts == 0 ? 1 : nparts, sizeof(struct br_partition *));
     if (pk->payload == NULL || pk->parts == NULL) {
         kp_free(pk->payload);
         kp_free(pk->parts);
