@@ -3,9 +3,12 @@
 
 #include "broker.h"
 
+#include "cleaner.h"
 #include "group.h"
 #include "logging.h"
+#include "mailbox.h"
 #include "request.h"
+#include "retention.h"
 
 #include <samsa-protocol/record_batch.h>
 
@@ -50,6 +53,10 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_INIT_PRODUCER_ID] = {0, 1, br_h_init_producer_id},
     [KP_API_DESCRIBE_CONFIGS] = {0, 2, br_h_describe_configs},
     [KP_API_DELETE_GROUPS] = {0, 1, br_h_delete_groups},
+    [KP_API_DELETE_RECORDS] = {0, 1, br_h_delete_records},
+    [KP_API_ALTER_CONFIGS] = {0, 1, br_h_alter_configs},
+    [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs},
+    [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs},
 };
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
@@ -300,7 +307,7 @@ static void topic_free(struct br_broker *b, struct br_topic *t)
 }
 
 /* The log's settings from the topic's config. */
-static void log_config_of(const struct br_topic_config *tc, struct br_log_config *lc)
+void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc)
 {
     br_log_config_defaults(lc);
     lc->segment_bytes = tc->segment_bytes;
@@ -310,7 +317,8 @@ static void log_config_of(const struct br_topic_config *tc, struct br_log_config
     lc->flush_interval_messages = tc->flush_messages;
     lc->flush_interval_ms = tc->flush_ms;
     lc->retention_ms = tc->retention_ms;
-    lc->retention_bytes = tc->retention_bytes;
+    /* any negative retention.bytes means no limit (Kafka's rule) */
+    lc->retention_bytes = tc->retention_bytes < 0 ? -1 : tc->retention_bytes;
 }
 
 static int64_t recovery_point_for(const struct br_broker *b, const char *topic, int32_t p)
@@ -364,7 +372,7 @@ static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index
         return -1;
     }
     struct br_log_config lc;
-    log_config_of(&t->config, &lc);
+    br_topic_log_config(&t->config, &lc);
     int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), &p->log);
     if (err != 0) {
         br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
@@ -668,6 +676,8 @@ void br_broker_timer(struct br_broker *b, struct br_timer *t)
             }
         }
         int64_t mono = br_now_mono_ms();
+        br_retention_tick(b, mono);
+        br_cleaner_tick(b, mono);
         if (mono - b->last_checkpoint_ms >= b->cfg.log_flush_offset_checkpoint_interval_ms) {
             write_checkpoints(b);
             b->last_checkpoint_ms = mono;
@@ -675,6 +685,21 @@ void br_broker_timer(struct br_broker *b, struct br_timer *t)
         br_timer_arm(b->net, &b->housekeeping, mono + 1000);
         break;
     }
+    }
+}
+
+void br_broker_wake(struct br_broker *b, struct br_watch *w)
+{
+    (void)w; /* one mailbox */
+    struct br_mail *m = br_mailbox_take_all(b->mailbox);
+    while (m != NULL) {
+        struct br_mail *next = m->next;
+        switch (m->kind) {
+        case BR_MAIL_CLEANED:
+            br_cleaner_mail(b, m);
+            break;
+        }
+        m = next;
     }
 }
 
@@ -829,6 +854,7 @@ int br_broker_start(struct br_broker *b)
         }
     }
     br_topic_metas_free(topics, ntopics);
+    br_retention_load_start_offsets(b);
     br_info("loaded %zu topic(s)", b->ntopics);
     /* producer ids: the start time in milliseconds in the high bits keeps
      * them unique across restarts without persisting a counter, and never
@@ -854,6 +880,12 @@ int br_broker_start(struct br_broker *b)
                    adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
                                                                              : "127.0.0.1");
     b->advertised_port = adv->port != 0 ? adv->port : br_net_bound_port(b->net, 0);
+    if (br_mailbox_create(&b->mailbox) != 0 ||
+        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox)) != 0 || br_cleaner_start(b) != 0) {
+        br_error("cannot start the log cleaner");
+        return -1;
+    }
+    b->last_retention_ms = br_now_mono_ms();
     br_timer_init(&b->housekeeping, BR_TIMER_HOUSEKEEPING, b);
     b->last_checkpoint_ms = br_now_mono_ms();
     br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
@@ -880,6 +912,9 @@ void br_broker_stop(struct br_broker *b)
     bool started = b->net != NULL;
     bool flushed = true;
     br_groups_stop(b);
+    br_cleaner_stop(b);
+    br_mailbox_free(b->mailbox);
+    b->mailbox = NULL;
     for (size_t i = 0; i < b->ntopics; i++) {
         struct br_topic *t = b->topics[i];
         for (int32_t p = 0; p < t->npartitions; p++) {

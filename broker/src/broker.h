@@ -28,6 +28,8 @@
 
 struct br_parked;
 struct br_groups;
+struct br_cleaner;
+struct br_mailbox;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -52,6 +54,12 @@ struct br_partition {
     struct br_parked **waiters;
     size_t nwaiters;
     size_t waiters_cap;
+    /* the log cleaner's state (cleaner.c) */
+    struct {
+        int64_t first_dirty_offset; /* the part not yet cleaned begins here */
+        uint64_t job;               /* the job in flight, 0 when none */
+        bool failed;                /* a job failed: not cleaned until the next start */
+    } clean;
 };
 
 struct br_topic {
@@ -80,6 +88,9 @@ struct br_broker {
     int64_t last_checkpoint_ms;
     struct br_parked *parked; /* all parked requests, a list */
     struct br_groups *groups; /* the group coordinator (group.h) */
+    struct br_mailbox *mailbox; /* helper threads -> reactor (mailbox.h) */
+    struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
+    int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
     bool stopping;
     /* per log dir: partitions placed there; lock file descriptors */
     size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
@@ -102,6 +113,8 @@ void br_broker_stop(struct br_broker *b);
  * payload stays valid only during the call, and may be modified in place. */
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
 void br_broker_timer(struct br_broker *b, struct br_timer *t);
+/* A BR_WATCH_WAKE watch fired (the mailbox): handle every message. */
+void br_broker_wake(struct br_broker *b, struct br_watch *w);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
 void br_broker_complete_all_parked(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
@@ -113,5 +126,7 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
                            int16_t replication_factor, const struct br_kv *configs,
                            size_t nconfigs, bool validate_only, char *err, size_t errlen);
 int br_broker_delete_topic(struct br_broker *b, struct br_topic *t);
+/* A partition log's settings from its topic's config. */
+void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
 
 #endif

@@ -108,8 +108,7 @@ int32_t br_group_java_hash(const char *s, size_t len)
             n = 2;
         } else if (c >= 0xE0 && c <= 0xEF && len - i >= 3 && (p[i + 1] & 0xC0) == 0x80 &&
                    (p[i + 2] & 0xC0) == 0x80) {
-            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(p[i + 1] & 0x3F) << 6 |
-                 (p[i + 2] & 0x3Fu);
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(p[i + 1] & 0x3F) << 6 | (p[i + 2] & 0x3Fu);
             n = 3;
             if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) {
                 cp = 0xFFFD; /* overlong or a surrogate: malformed */
@@ -186,7 +185,7 @@ static struct grp_group *find_kstr(struct br_groups *gs, struct kp_str id)
 static int table_grow(struct br_groups *gs)
 {
     size_t n = gs->nbuckets == 0 ? 64 : gs->nbuckets * 2;
-    struct grp_group **nb = kp_calloc(n, sizeof *nb);
+    struct grp_group **nb = kp_calloc(n, sizeof(struct grp_group *));
     if (nb == NULL) {
         return KP_E_NOMEM;
     }
@@ -304,8 +303,8 @@ static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
     }
     br_slot_ready(conn, slot);
     if (err != 0) {
-        br_error("answering a parked %s v%d of %s failed: %s", kp_api_find(api_key)->name,
-                 version, br_conn_peer(conn), kp_err_str(err));
+        br_error("answering a parked %s v%d of %s failed: %s", kp_api_find(api_key)->name, version,
+                 br_conn_peer(conn), kp_err_str(err));
         br_conn_close_after_flush(conn);
     }
 }
@@ -327,13 +326,12 @@ static void park_answer_join_error(struct grp_park *pk, int err)
     struct kp_JoinGroupResponse resp;
     struct grp_member *m = pk->member;
     /* the id goes with the error only while the member still exists */
-    join_error_fill(&resp, err, err == KP_ERR_UNKNOWN_MEMBER_ID || m == NULL ? kp_str_c("")
-                                                                             : cstr(m->id));
+    join_error_fill(&resp, err,
+                    err == KP_ERR_UNKNOWN_MEMBER_ID || m == NULL ? kp_str_c("") : cstr(m->id));
     park_answer(pk, KP_API_JOIN_GROUP, &resp);
 }
 
-static void park_answer_sync(struct grp_park *pk, int err, const uint8_t *assignment,
-                             int32_t len)
+static void park_answer_sync(struct grp_park *pk, int err, const uint8_t *assignment, int32_t len)
 {
     struct kp_SyncGroupResponse resp;
     kp_SyncGroupResponse_init(&resp);
@@ -505,12 +503,8 @@ static char *client_host_of(const struct br_conn *c)
     const char *colon = strrchr(peer, ':');
     size_t n = colon != NULL ? (size_t)(colon - peer) : strlen(peer);
     char buf[80];
-    if (n > sizeof buf - 2) {
-        n = sizeof buf - 2;
-    }
-    buf[0] = '/';
-    memcpy(buf + 1, peer, n);
-    return dup_mem(buf, n + 1);
+    int len = snprintf(buf, sizeof buf, "/%.*s", (int)(n < 64 ? n : 64), peer);
+    return dup_mem(buf, len > 0 ? (size_t)len : 0);
 }
 
 static uint64_t rng_next(struct br_groups *gs)
@@ -583,7 +577,8 @@ static void member_remove(struct br_groups *gs, struct grp_group *g, struct grp_
     member_answer_parks(m, err);
     for (size_t i = 0; i < g->nmembers; i++) {
         if (g->members[i] == m) {
-            memmove(&g->members[i], &g->members[i + 1], (g->nmembers - i - 1) * sizeof *g->members);
+            memmove(&g->members[i], &g->members[i + 1],
+                    (g->nmembers - i - 1) * sizeof(struct grp_member *));
             g->nmembers--;
             break;
         }
@@ -672,8 +667,7 @@ static void check_join_complete(struct br_groups *gs, struct grp_group *g)
 }
 
 /* Every parked SyncGroup gets err; assignments are forgotten. */
-static void reset_and_propagate_assignment_error(struct br_groups *gs, struct grp_group *g,
-                                                 int err)
+static void reset_and_propagate_assignment_error(struct br_groups *gs, struct grp_group *g, int err)
 {
     for (size_t i = 0; i < g->nmembers; i++) {
         struct grp_member *m = g->members[i];
@@ -715,8 +709,7 @@ static void prepare_rebalance(struct br_groups *gs, struct grp_group *g, const c
 
 static void maybe_prepare_rebalance(struct br_groups *gs, struct grp_group *g, const char *reason)
 {
-    if (g->state == GRP_STABLE || g->state == GRP_COMPLETING_REBALANCE ||
-        g->state == GRP_EMPTY) {
+    if (g->state == GRP_STABLE || g->state == GRP_COMPLETING_REBALANCE || g->state == GRP_EMPTY) {
         prepare_rebalance(gs, g, reason);
     }
 }
@@ -853,7 +846,7 @@ static void answer_join(struct grp_group *g, struct grp_member *m)
         return;
     }
     struct kp_arena a;
-    kp_arena_init(&a, (size_t)64 << 20);
+    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
     struct kp_JoinGroupResponse resp;
     if (join_result(g, m, &a, &resp) != 0) {
         park_answer_join_error(m->join_park, KP_ERR_UNKNOWN_SERVER_ERROR);
@@ -946,8 +939,8 @@ static void session_expired(struct br_groups *gs, struct grp_member *m)
         br_grp_heartbeat_reset(gs, m);
         return;
     }
-    br_info("group %s: member %s timed out (session timeout %" PRId32 " ms): removed", g->id,
-            m->id, m->session_timeout_ms);
+    br_info("group %s: member %s timed out (session timeout %" PRId32 " ms): removed", g->id, m->id,
+            m->session_timeout_ms);
     remove_member_and_update(gs, g, m, "a member's session timed out");
 }
 
@@ -1169,8 +1162,8 @@ static int add_member_and_rebalance(struct br_groups *gs, struct br_req *r, stru
     br_timer_init(&m->session.timer, BR_TIMER_GROUP, &m->session);
     m->client_id = dup_kstr(r->hdr->ClientId);
     m->client_host = client_host_of(r->conn);
-    m->instance_id = r->version >= 5 && q->GroupInstanceId.len >= 0 ? dup_kstr(q->GroupInstanceId)
-                                                                    : NULL;
+    m->instance_id =
+        r->version >= 5 && q->GroupInstanceId.len >= 0 ? dup_kstr(q->GroupInstanceId) : NULL;
     m->session_timeout_ms = q->SessionTimeoutMs;
     m->rebalance_timeout_ms = rebalance_timeout;
     char *ptype = g->nmembers == 0 ? dup_kstr(q->ProtocolType) : NULL;
@@ -1183,7 +1176,7 @@ static int add_member_and_rebalance(struct br_groups *gs, struct br_req *r, stru
     }
     if (g->nmembers == g->members_cap) {
         size_t cap = g->members_cap == 0 ? 4 : g->members_cap * 2;
-        struct grp_member **nm = kp_realloc(g->members, cap * sizeof *nm);
+        struct grp_member **nm = kp_realloc(g->members, cap * sizeof(struct grp_member *));
         if (nm == NULL) {
             kp_free(ptype);
             member_free(gs, m);
@@ -1218,9 +1211,8 @@ static int add_member_and_rebalance(struct br_groups *gs, struct br_req *r, stru
     return 0;
 }
 
-static int update_member_and_rebalance(struct br_groups *gs, struct br_req *r,
-                                       struct grp_group *g, struct grp_member *m,
-                                       int32_t rebalance_timeout)
+static int update_member_and_rebalance(struct br_groups *gs, struct br_req *r, struct grp_group *g,
+                                       struct grp_member *m, int32_t rebalance_timeout)
 {
     const struct kp_JoinGroupRequest *q = r->body;
     int err = member_set_protocols(m, q);
@@ -1241,12 +1233,15 @@ static int update_member_and_rebalance(struct br_groups *gs, struct br_req *r,
  * needed: the current generation's answer at once. */
 static int join_respond_current(struct br_req *r, struct grp_group *g, struct grp_member *m)
 {
+    struct kp_arena a;
+    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
     struct kp_JoinGroupResponse resp;
-    int err = join_result(g, m, r->arena, &resp);
-    if (err != 0) {
-        return err;
+    int err = join_result(g, m, &a, &resp);
+    if (err == 0) {
+        err = br_respond(r, &resp);
     }
-    return br_respond(r, &resp);
+    kp_arena_free(&a);
+    return err;
 }
 
 int br_h_join_group(struct br_req *r)
@@ -1525,7 +1520,7 @@ static int leave_one(struct br_groups *gs, struct grp_group *g, struct kp_str me
     if (m == NULL) {
         /* a member id handed out but not used yet just goes */
         return member_id.len > 0 && pending_take(g, member_id) ? KP_ERR_NONE
-                                                                : KP_ERR_UNKNOWN_MEMBER_ID;
+                                                               : KP_ERR_UNKNOWN_MEMBER_ID;
     }
     br_info("group %s: member %s leaves", g->id, m->id);
     remove_member_and_update(gs, g, m, "a member left");
@@ -1549,8 +1544,7 @@ int br_h_leave_group(struct br_req *r)
     }
     if (r->version < 3) {
         if (top == KP_ERR_NONE) {
-            top = g == NULL ? KP_ERR_UNKNOWN_MEMBER_ID
-                            : leave_one(gs, g, q->MemberId, KP_STR_NULL);
+            top = g == NULL ? KP_ERR_UNKNOWN_MEMBER_ID : leave_one(gs, g, q->MemberId, KP_STR_NULL);
         }
         resp.ErrorCode = (int16_t)kp_err_to_wire(top);
         return br_respond(r, &resp);
@@ -1580,13 +1574,13 @@ int br_h_leave_group(struct br_req *r)
 
 /* ---------------------------------------------------------------- DescribeGroups */
 
-int br_h_describe_groups(struct br_req *r)
+static int describe_groups(struct br_req *r, struct kp_arena *a)
 {
     const struct kp_DescribeGroupsRequest *q = r->body;
     struct br_groups *gs = r->b->groups;
     struct kp_DescribeGroupsResponse resp;
     kp_DescribeGroupsResponse_init(&resp);
-    resp.Groups.items = arena_array(r->arena, (size_t)q->Groups.count, sizeof *resp.Groups.items);
+    resp.Groups.items = arena_array(a, (size_t)q->Groups.count, sizeof *resp.Groups.items);
     if (resp.Groups.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -1616,7 +1610,7 @@ int br_h_describe_groups(struct br_req *r)
         out->GroupState = kp_str_c(br_grp_state_name(g->state));
         out->ProtocolType = cstr(g->protocol_type);
         out->ProtocolData = stable ? cstr(g->protocol) : kp_str_c("");
-        out->Members.items = arena_array(r->arena, g->nmembers, sizeof *out->Members.items);
+        out->Members.items = arena_array(a, g->nmembers, sizeof *out->Members.items);
         if (out->Members.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -1639,6 +1633,15 @@ int br_h_describe_groups(struct br_req *r)
     return br_respond(r, &resp);
 }
 
+int br_h_describe_groups(struct br_req *r)
+{
+    struct kp_arena a;
+    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
+    int err = describe_groups(r, &a);
+    kp_arena_free(&a);
+    return err;
+}
+
 /* ---------------------------------------------------------------- ListGroups */
 
 int br_h_list_groups(struct br_req *r)
@@ -1647,8 +1650,11 @@ int br_h_list_groups(struct br_req *r)
     struct kp_ListGroupsResponse resp;
     kp_ListGroupsResponse_init(&resp);
     resp.ErrorCode = KP_ERR_NONE;
-    resp.Groups.items = arena_array(r->arena, gs->ngroups, sizeof *resp.Groups.items);
+    struct kp_arena a;
+    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
+    resp.Groups.items = arena_array(&a, gs->ngroups, sizeof *resp.Groups.items);
     if (resp.Groups.items == NULL) {
+        kp_arena_free(&a);
         return KP_E_NOMEM;
     }
     int32_t n = 0;
@@ -1662,7 +1668,9 @@ int br_h_list_groups(struct br_req *r)
         n++;
     }
     resp.Groups.count = n;
-    return br_respond(r, &resp);
+    int err = br_respond(r, &resp);
+    kp_arena_free(&a);
+    return err;
 }
 
 /* ---------------------------------------------------------------- DeleteGroups */

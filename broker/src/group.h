@@ -49,6 +49,12 @@ KP_MUST_CHECK int br_groups_start(struct br_broker *b);
  * everything; b->groups becomes NULL. NULL groups are a no-op. */
 void br_groups_stop(struct br_broker *b);
 
+/* Creates __consumer_offsets with its own settings (offsets.topic.*,
+ * cleanup.policy=compact) when it is missing, as FindCoordinator does: for
+ * paths that would otherwise create it as an ordinary topic (Metadata's
+ * auto-creation). Returns 0 or COORDINATOR_NOT_AVAILABLE. */
+KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
+
 /* A BR_TIMER_GROUP timer fired. */
 void br_groups_timer(struct br_broker *b, struct br_timer *t);
 
@@ -75,7 +81,8 @@ int br_h_delete_groups(struct br_req *r);
 
 /*
  * Java's String.hashCode of a UTF-8 group id (over its UTF-16 code units;
- * a malformed byte counts as U+FFFD, as Java's decoder replaces it), and
+ * each byte of an ill-formed sequence counts as one U+FFFD, where Java's
+ * decoder may put one U+FFFD for a whole truncated sequence), and
  * Kafka's partition of __consumer_offsets for it:
  * Utils.abs(hashCode) % partitions (Utils.abs(INT32_MIN) = 0).
  */
@@ -86,7 +93,7 @@ int32_t br_group_partition_for(const char *group_id, size_t len, int32_t partiti
 
 /* One committed partition of a group against its partition's HW. */
 struct br_group_lag {
-    char *topic;            /* owned by the array (br_group_lag_free) */
+    char *topic; /* owned by the array (br_group_lag_free) */
     int32_t partition;
     int64_t committed;      /* the committed offset: the next one to consume */
     int64_t high_watermark; /* -1: the partition does not exist (any more) */

@@ -22,12 +22,16 @@
 #include "request.h"
 
 /* Ceilings on what clients can make the coordinator hold. */
-#define GRP_MAX_MEMBERS 10000          /* per group: GROUP_MAX_SIZE_REACHED */
-#define GRP_MAX_PENDING 1000           /* MEMBER_ID_REQUIRED ids per group */
-#define GRP_MAX_PROTOCOLS 64           /* per JoinGroup */
-#define GRP_MAX_GROUPS 1000000         /* groups held */
-#define GRP_MAX_OFFSETS 1000000        /* committed partitions per group */
+#define GRP_MAX_MEMBERS 10000                 /* per group: GROUP_MAX_SIZE_REACHED */
+#define GRP_MAX_PENDING 1000                  /* MEMBER_ID_REQUIRED ids per group */
+#define GRP_MAX_PROTOCOLS 64                  /* per JoinGroup */
+#define GRP_MAX_GROUPS 1000000                /* groups held */
+#define GRP_MAX_OFFSETS 1000000               /* committed partitions per group */
 #define GRP_NEW_MEMBER_JOIN_TIMEOUT_MS 300000 /* Kafka's NewMemberJoinTimeoutMs */
+/* Responses that grow with the coordinator's state (ListGroups, a leader's
+ * JoinGroup, DescribeGroups, OffsetFetch of all partitions) are built in
+ * an arena of their own: the request's arena is sized by the request. */
+#define GRP_RESPONSE_ARENA_MAX ((size_t)512 << 20)
 
 /* Record format versions (Kafka's GroupMetadataManager). */
 #define GRP_KEY_OFFSET_V0 0

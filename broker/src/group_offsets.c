@@ -84,9 +84,9 @@ int br_grp_offsets_topic_ensure(struct br_groups *gs)
                      ? b->cfg.offsets_topic_replication_factor
                      : live_brokers;
     char err[256];
-    int e = br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC),
-                                   b->cfg.offsets_topic_num_partitions, rf, kvs,
-                                   sizeof kvs / sizeof kvs[0], false, err, sizeof err);
+    int e =
+        br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
+                               rf, kvs, sizeof kvs / sizeof kvs[0], false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
@@ -95,6 +95,14 @@ int br_grp_offsets_topic_ensure(struct br_groups *gs)
             BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
             b->cfg.offsets_topic_replication_factor);
     return 0;
+}
+
+int br_groups_ensure_offsets_topic(struct br_broker *b)
+{
+    if (b->groups == NULL) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    return br_grp_offsets_topic_ensure(b->groups);
 }
 
 /* The partition of __consumer_offsets that holds the group's records; NULL
@@ -393,8 +401,7 @@ static int app_add(struct appender *a, struct kp_bytes key, struct kp_bytes valu
             a->open = true;
             a->added = 0;
         }
-        int err =
-            kp_batch_builder_add(&a->bb, KP_OFFSET_DELTA_AUTO, a->now, key, value, NULL, 0);
+        int err = kp_batch_builder_add(&a->bb, KP_OFFSET_DELTA_AUTO, a->now, key, value, NULL, 0);
         if (err == 0) {
             a->added++;
             return 0;
@@ -499,7 +506,8 @@ static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t p
     return t != NULL && partition >= 0 && partition < t->npartitions;
 }
 
-int br_h_offset_commit(struct br_req *r)
+/* items[] and added[] have room for every partition of the request. */
+static int offset_commit(struct br_req *r, struct commit_item *items, struct commit_item **added)
 {
     const struct kp_OffsetCommitRequest *q = r->body;
     struct br_groups *gs = r->b->groups;
@@ -512,14 +520,6 @@ int br_h_offset_commit(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Topics.count = q->Topics.count;
-    size_t nparts = 0;
-    for (int32_t i = 0; i < q->Topics.count; i++) {
-        nparts += (size_t)q->Topics.items[i].Partitions.count;
-    }
-    struct commit_item *items = arena_array(r->arena, nparts, sizeof *items);
-    if (items == NULL) {
-        return KP_E_NOMEM;
-    }
     size_t n = 0;
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_OffsetCommitRequest_OffsetCommitRequestTopic *qt = &q->Topics.items[i];
@@ -569,13 +569,7 @@ int br_h_offset_commit(struct br_req *r)
     int32_t max_md = r->b->cfg.offset_metadata_max_bytes;
     struct kp_writer w;
     kp_wr_init(&w, (size_t)INT32_MAX / 2);
-    /* items[0..nadded) went into the appender, in this order */
-    struct commit_item **added = arena_array(r->arena, nparts, sizeof *added);
-    if (added == NULL) {
-        kp_wr_free(&w);
-        app_free(&a);
-        return KP_E_NOMEM;
-    }
+    /* added[0..nadded) went into the appender, in this order */
     size_t nadded = 0;
     int fail = 0; /* the error for every record not written */
     for (size_t k = 0; k < n; k++) {
@@ -632,8 +626,8 @@ int br_h_offset_commit(struct br_req *r)
     for (size_t k = 0; k < nadded; k++) {
         struct commit_item *it = added[k];
         if (k >= a.done) {
-            it->out->ErrorCode = (int16_t)kp_err_to_wire(fail != 0 ? fail
-                                                                   : KP_ERR_COORDINATOR_NOT_AVAILABLE);
+            it->out->ErrorCode =
+                (int16_t)kp_err_to_wire(fail != 0 ? fail : KP_ERR_COORDINATOR_NOT_AVAILABLE);
             continue;
         }
         struct kp_str md =
@@ -644,6 +638,22 @@ int br_h_offset_commit(struct br_req *r)
         }
     }
     return br_respond(r, &resp);
+}
+
+int br_h_offset_commit(struct br_req *r)
+{
+    const struct kp_OffsetCommitRequest *q = r->body;
+    size_t nparts = 0;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        nparts += (size_t)q->Topics.items[i].Partitions.count;
+    }
+    /* the decoded request bounds nparts by the bytes of the frame */
+    struct commit_item *items = kp_calloc(nparts == 0 ? 1 : nparts, sizeof *items);
+    struct commit_item **added = kp_calloc(nparts == 0 ? 1 : nparts, sizeof(struct commit_item *));
+    int err = items != NULL && added != NULL ? offset_commit(r, items, added) : KP_E_NOMEM;
+    kp_free(items);
+    kp_free(added);
+    return err;
 }
 
 /* ---------------------------------------------------------------- OffsetFetch */
@@ -659,7 +669,7 @@ static void fetch_fill(struct kp_OffsetFetchResponse_OffsetFetchResponsePartitio
 }
 
 /* Topics = null (v2+): every partition the group committed, by topic. */
-static int fetch_all(struct br_req *r, struct grp_group *g, struct kp_OffsetFetchResponse *resp)
+static int fetch_all(struct kp_arena *a, struct grp_group *g, struct kp_OffsetFetchResponse *resp)
 {
     size_t ntopics = 0;
     for (size_t i = 0; g != NULL && i < g->noffsets; i++) {
@@ -667,7 +677,7 @@ static int fetch_all(struct br_req *r, struct grp_group *g, struct kp_OffsetFetc
             ntopics++;
         }
     }
-    resp->Topics.items = arena_array(r->arena, ntopics, sizeof *resp->Topics.items);
+    resp->Topics.items = arena_array(a, ntopics, sizeof *resp->Topics.items);
     if (resp->Topics.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -681,7 +691,7 @@ static int fetch_all(struct br_req *r, struct grp_group *g, struct kp_OffsetFetc
         }
         struct kp_OffsetFetchResponse_OffsetFetchResponseTopic *rt = &resp->Topics.items[t++];
         rt->Name = kp_str_c(g->offsets[i].topic);
-        rt->Partitions.items = arena_array(r->arena, j - i, sizeof *rt->Partitions.items);
+        rt->Partitions.items = arena_array(a, j - i, sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -711,11 +721,14 @@ int br_h_offset_fetch(struct br_req *r)
         return br_respond(r, &resp);
     }
     if (q->Topics.count < 0) {
-        int err = fetch_all(r, g, &resp);
-        if (err != 0) {
-            return err;
+        struct kp_arena a;
+        kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
+        int err = fetch_all(&a, g, &resp);
+        if (err == 0) {
+            err = br_respond(r, &resp);
         }
-        return br_respond(r, &resp);
+        kp_arena_free(&a);
+        return err;
     }
     resp.Topics.items = arena_array(r->arena, (size_t)q->Topics.count, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
@@ -873,8 +886,7 @@ struct load_stats {
 };
 
 /* Applies one record of the topic; malformed ones are skipped. */
-static int load_record(struct br_groups *gs, const struct kp_record *rec,
-                       struct load_stats *st)
+static int load_record(struct br_groups *gs, const struct kp_record *rec, struct load_stats *st)
 {
     st->records++;
     if (rec->Key.len < 2) {

@@ -1,6 +1,7 @@
 /* samsa-broker: request handlers (see request.h). Fetch lives in fetch.c. */
 #define _GNU_SOURCE
 
+#include "group.h"
 #include "logging.h"
 #include "request.h"
 
@@ -100,6 +101,14 @@ int br_h_metadata(struct br_req *r)
         struct kp_str name = q->Topics.items[i].Name;
         struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
         struct br_topic *t = br_broker_find_topic(b, name);
+        if (t == NULL && kp_str_eq_c(name, BR_OFFSETS_TOPIC)) {
+            /* the internal topic is made by the group coordinator, with its
+             * own settings (compacted), whatever auto-creation says */
+            if (br_groups_ensure_offsets_topic(b) != 0) {
+                br_warn("cannot create %s", BR_OFFSETS_TOPIC);
+            }
+            t = br_broker_find_topic(b, name);
+        }
         if (t == NULL && may_create && name.len > 0) {
             char err[256];
             int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
@@ -151,6 +160,11 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         return;
     }
     out->LogStartOffset = br_log_start_offset(p->log);
+    if (p->topic->internal) {
+        /* only the broker writes to internal topics (Kafka: InvalidTopicException) */
+        out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
+        return;
+    }
     if (r->version < 3) {
         /* MessageSet v0/v1: no client sends it when Produce v3 is offered */
         out->ErrorCode = KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;

@@ -291,6 +291,187 @@ static bool has_log(const struct listing *l, int64_t base)
     return l->nlogs > 0 && bsearch(&base, l->logs, l->nlogs, sizeof *l->logs, cmp_i64) != NULL;
 }
 
+/* ------------------------------------------------------------- cleaner files */
+
+/* True when name is "<20 digits>.<suffix><tail>"; *base set. */
+static bool cleaner_file(const char *name, const char *suffix, const char *tail, int64_t *base)
+{
+    const char *sfx = NULL;
+    if (strlen(name) < 21 || !br_segment_parse_file_name(name, base, &sfx)) {
+        return false;
+    }
+    size_t n = strlen(suffix);
+    return strncmp(sfx, suffix, n) == 0 && strcmp(sfx + n, tail) == 0;
+}
+
+/* One past the last offset held by the segment file `name` (a walk over
+ * its batch headers), base when it holds none. */
+static int64_t file_next_offset(struct br_log *log, const char *name, int64_t base)
+{
+    int fd = openat(log->dir_fd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return base;
+    }
+    int64_t next = base;
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        struct br_cursor c;
+        br_cursor_init(&c, fd, 0, (int64_t)st.st_size, log->window, sizeof log->window);
+        for (;;) {
+            struct kp_batch_header h;
+            size_t size = 0;
+            int rc = br_cursor_peek(&c, &h, &size);
+            if (rc != 0) {
+                if (rc != KP_ITER_END) {
+                    br_warn("%s/%s: damaged batch header at position %" PRId64
+                            "; its offsets end before it",
+                            log->dir, name, c.pos);
+                }
+                break;
+            }
+            next = h.BaseOffset + h.LastOffsetDelta + 1;
+            c.pos += (int64_t)size;
+        }
+    }
+    (void)close(fd);
+    return next;
+}
+
+/*
+ * Finishes what the log cleaner left (br_log_swap_cleaned): a "*.cleaned"
+ * file is a cleaned segment whose swap was not decided: removed. A
+ * "<B>.log.swap" is a cleaned segment whose swap was decided: the old
+ * segments it replaces (every .log whose base offset lies in [B, its end))
+ * are removed and the .swap files take the segment names. Index .swap files
+ * without their .log.swap are removed (a missing index is rebuilt).
+ */
+static int complete_cleaner_files(struct br_log *log)
+{
+    int64_t *swaps = NULL;
+    size_t nswaps = 0;
+    size_t cap_swaps = 0;
+    int64_t *logs = NULL;
+    size_t nlogs = 0;
+    size_t cap_logs = 0;
+    int rc = 0;
+    bool changed = false;
+    int fd = dup(log->dir_fd);
+    if (fd < 0) {
+        br_error("%s: dup: %s", log->dir, strerror(errno));
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        br_error("%s: fdopendir: %s", log->dir, strerror(errno));
+        (void)close(fd);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    rewinddir(d);
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (de == NULL) {
+            if (errno != 0) {
+                br_error("%s: readdir: %s", log->dir, strerror(errno));
+                rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            }
+            break;
+        }
+        int64_t base = 0;
+        if (cleaner_file(de->d_name, "log", BR_SEGMENT_CLEANED_TAIL, &base) ||
+            cleaner_file(de->d_name, "index", BR_SEGMENT_CLEANED_TAIL, &base) ||
+            cleaner_file(de->d_name, "timeindex", BR_SEGMENT_CLEANED_TAIL, &base)) {
+            br_warn("%s/%s: removed: a cleaned segment whose swap was not decided", log->dir,
+                    de->d_name);
+            if (unlinkat(log->dir_fd, de->d_name, 0) != 0 && errno != ENOENT) {
+                br_error("%s/%s: unlink: %s", log->dir, de->d_name, strerror(errno));
+                rc = KP_ERR_KAFKA_STORAGE_ERROR;
+                break;
+            }
+            changed = true;
+            continue;
+        }
+        bool is_swap = cleaner_file(de->d_name, "log", BR_SEGMENT_SWAP_TAIL, &base);
+        bool is_log = !is_swap && cleaner_file(de->d_name, "log", "", &base);
+        if (is_swap || is_log) {
+            void *v = is_swap ? (void *)swaps : (void *)logs;
+            rc = grow_array(&v, is_swap ? &cap_swaps : &cap_logs, is_swap ? nswaps : nlogs,
+                            sizeof(int64_t));
+            if (is_swap) {
+                swaps = v;
+            } else {
+                logs = v;
+            }
+            if (rc != 0) {
+                break;
+            }
+            if (is_swap) {
+                swaps[nswaps++] = base;
+            } else {
+                logs[nlogs++] = base;
+            }
+        }
+    }
+    (void)closedir(d);
+    if (rc != 0 || nswaps == 0) {
+        goto out_stray;
+    }
+    qsort(swaps, nswaps, sizeof *swaps, cmp_i64);
+    for (size_t i = 0; i < nswaps && rc == 0; i++) {
+        int64_t b = swaps[i];
+        char name[BR_SEGMENT_TMP_NAME_MAX];
+        br_segment_file_name_as(b, "log", BR_SEGMENT_SWAP_TAIL, name, sizeof name);
+        int64_t end = file_next_offset(log, name, b);
+        br_warn("%s/%s: completing an interrupted cleaner swap: it replaces the segments "
+                "in [%" PRId64 ", %" PRId64 ")",
+                log->dir, name, b, end);
+        for (size_t k = 0; k < nlogs && rc == 0; k++) {
+            if (logs[k] >= b && (logs[k] < end || logs[k] == b)) {
+                rc = br_segment_unlink(log->dir_fd, log->dir, logs[k]);
+            }
+        }
+        if (rc == 0) {
+            /* index .swap files may be missing: the open rebuilds them */
+            static const char *const suffixes[] = {"index", "timeindex", "log"};
+            for (size_t k = 0; k < 3 && rc == 0; k++) {
+                char from[BR_SEGMENT_TMP_NAME_MAX];
+                char to[BR_SEGMENT_TMP_NAME_MAX];
+                br_segment_file_name_as(b, suffixes[k], BR_SEGMENT_SWAP_TAIL, from, sizeof from);
+                br_segment_file_name_as(b, suffixes[k], "", to, sizeof to);
+                if (renameat(log->dir_fd, from, log->dir_fd, to) != 0 && errno != ENOENT) {
+                    br_error("%s/%s: rename to %s: %s", log->dir, from, to, strerror(errno));
+                    rc = KP_ERR_KAFKA_STORAGE_ERROR;
+                }
+            }
+        }
+        changed = true;
+    }
+
+out_stray:
+    if (rc == 0) {
+        /* index .swap files whose .log.swap is gone (renamed or never made) */
+        for (size_t k = 0; k < nlogs + nswaps; k++) {
+            int64_t b = k < nlogs ? logs[k] : swaps[k - nlogs];
+            static const char *const idx[] = {"index", "timeindex"};
+            for (size_t j = 0; j < 2; j++) {
+                char name[BR_SEGMENT_TMP_NAME_MAX];
+                br_segment_file_name_as(b, idx[j], BR_SEGMENT_SWAP_TAIL, name, sizeof name);
+                if (unlinkat(log->dir_fd, name, 0) == 0) {
+                    br_warn("%s/%s: removed: an index swap without its segment", log->dir, name);
+                    changed = true;
+                }
+            }
+        }
+    }
+    if (rc == 0 && changed && fsync(log->dir_fd) != 0) {
+        br_error("%s: fsync: %s", log->dir, strerror(errno));
+        rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    kp_free(swaps);
+    kp_free(logs);
+    return rc;
+}
+
 /* Collects the segments' base offsets; removes stray index files and a
  * leftover temporary epoch checkpoint. */
 static int list_dir(struct br_log *log, struct listing *l)
@@ -628,6 +809,10 @@ int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recove
     if (log->dir_fd < 0) {
         br_error("%s: open: %s", dir, strerror(errno));
         rc = KP_ERR_KAFKA_STORAGE_ERROR;
+        goto out_close;
+    }
+    rc = complete_cleaner_files(log);
+    if (rc != 0) {
         goto out_close;
     }
     rc = list_dir(log, &l);
@@ -1251,6 +1436,99 @@ int br_log_set_start_offset(struct br_log *log, int64_t offset)
     log->start_offset = offset;
     if (br_leader_epochs_truncate_from_start(&log->epochs, offset)) {
         (void)persist_epochs(log); /* a failure marks the log failed */
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- cleaner swap */
+
+struct br_fileref *br_log_segment_file(const struct br_log *log, size_t i)
+{
+    return i < log->nsegs ? br_fileref_ref(log->segs[i]->log) : NULL;
+}
+
+/* Where group g's old run starts in the list, or SIZE_MAX when the log no
+ * longer holds that run unchanged (or it reaches the active segment). */
+static size_t find_run(const struct br_log *log, const struct br_log_swap_group *g)
+{
+    if (g->nold == 0 || g->cleaned == NULL || g->cleaned->base_offset != g->old[0].base_offset) {
+        return SIZE_MAX;
+    }
+    size_t i = floor_segment(log, g->old[0].base_offset);
+    if (i + g->nold >= log->nsegs) {
+        return SIZE_MAX; /* would take in the active segment, or is gone */
+    }
+    for (size_t k = 0; k < g->nold; k++) {
+        const struct br_segment *s = log->segs[i + k];
+        if (s->base_offset != g->old[k].base_offset || s->log != g->old[k].file ||
+            s->size != g->old[k].size) {
+            return SIZE_MAX;
+        }
+    }
+    /* a restart completing the swap replaces the segments whose base
+     * offsets lie below the cleaned segment's end: exactly the run */
+    int64_t end = g->cleaned->next_offset;
+    if (end <= g->old[g->nold - 1].base_offset || end > log->segs[i + g->nold]->base_offset) {
+        return SIZE_MAX;
+    }
+    return i;
+}
+
+int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups, size_t n,
+                        size_t *swapped)
+{
+    *swapped = 0;
+    if (log->failed) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t g = 0; g < n; g++) {
+        if (find_run(log, &groups[g]) == SIZE_MAX) {
+            return 0; /* the log changed meanwhile: nothing is swapped */
+        }
+    }
+    for (size_t g = 0; g < n; g++) {
+        struct br_log_swap_group *grp = &groups[g];
+        struct br_segment *cleaned = grp->cleaned;
+        int64_t base = cleaned->base_offset;
+        /* the commit point: a .log.swap is completed by the next open */
+        int rc = br_segment_rename_files(log->dir_fd, log->dir, base, BR_SEGMENT_CLEANED_TAIL,
+                                         BR_SEGMENT_SWAP_TAIL);
+        if (rc != 0) {
+            return rc; /* this group and the later ones stay as they were */
+        }
+        if (fsync(log->dir_fd) != 0) {
+            br_error("%s: fsync: %s", log->dir, strerror(errno));
+            log->failed = true;
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+        size_t i = find_run(log, grp);
+        int64_t old_bytes = 0;
+        for (size_t k = 0; k < grp->nold; k++) {
+            old_bytes += log->segs[i + k]->size;
+        }
+        /* old segments go (the first one's names are taken over by the
+         * rename below); their descriptors live on in fetch slices */
+        for (size_t k = grp->nold; k-- > 1;) {
+            struct br_segment *s = log->segs[i + k];
+            if (br_segment_unlink(log->dir_fd, log->dir, s->base_offset) != 0) {
+                log->failed = true;
+            }
+            br_segment_free(s);
+        }
+        br_segment_free(log->segs[i]);
+        log->segs[i] = cleaned;
+        grp->cleaned = NULL;
+        memmove(log->segs + i + 1, log->segs + i + grp->nold,
+                (log->nsegs - i - grp->nold) * sizeof(struct br_segment *));
+        log->nsegs -= grp->nold - 1;
+        log->size_bytes += cleaned->size - old_bytes;
+        log->dir_dirty = true;
+        rc = br_segment_rename_files(log->dir_fd, log->dir, base, BR_SEGMENT_SWAP_TAIL, "");
+        (*swapped)++;
+        if (rc != 0 || log->failed) {
+            log->failed = true; /* the next open completes the swap */
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
     }
     return 0;
 }

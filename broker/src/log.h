@@ -286,6 +286,52 @@ KP_MUST_CHECK int br_log_iter_open(struct br_log *log, int64_t from_offset,
 KP_MUST_CHECK int br_log_iter_next(struct br_log_iter *it, struct kp_batch_header *h);
 void br_log_iter_close(struct br_log_iter *it);
 
+/*
+ * The log cleaner (cleaner.h). br_log_segment_file: a new reference on
+ * segment i's .log file (NULL when i is out of range), which identifies the
+ * segment and keeps its bytes readable for a cleaner thread (which uses the
+ * descriptor only, never the reference count).
+ *
+ * br_log_swap_cleaned replaces runs of old segments with cleaned ones
+ * (Kafka's replaceSegments). groups[0..n) are in offset order; each names a
+ * run of consecutive old segments as the job saw them (base offset, file
+ * reference, size) and a cleaned segment written under the names
+ * "<base>.{log,index,timeindex}.cleaned" (segment.h), flushed, with the
+ * run's first base offset, ending where the run ends. First every run is
+ * checked: when the log no longer holds one of them unchanged (retention or
+ * DeleteRecords removed segments, a run now reaches the active segment),
+ * nothing is swapped and 0 is returned with *swapped == 0. Otherwise the
+ * groups are swapped one after the other, oldest first: the cleaned files
+ * are renamed to ".swap" (the decision: from here a restart completes the
+ * swap; see br_log_open), the directory is fsync'ed, the old files are
+ * removed (fetch slices keep their descriptors), the ".swap" files take the
+ * segment names, and the cleaned segment takes the run's place in the log.
+ * A crash at any point thus leaves each group old or new, and a group is
+ * new only when every group before it is. *swapped counts the groups
+ * swapped; their `cleaned` becomes NULL (owned by the log). The others stay
+ * the caller's to discard (br_segment_unlink_as ".cleaned" and ".swap",
+ * br_segment_free). Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR.
+ *
+ * br_log_open finishes an interrupted swap: "*.cleaned" files are removed;
+ * a "<B>.log.swap" replaces every segment whose base offset lies in [B, the
+ * end of its last batch) and is renamed to "<B>.log" (its index .swap files
+ * too when present; otherwise the indexes are rebuilt).
+ */
+struct br_segment;
+struct br_log_swap_old {
+    int64_t base_offset;
+    struct br_fileref *file;
+    int64_t size;
+};
+struct br_log_swap_group {
+    const struct br_log_swap_old *old;
+    size_t nold;
+    struct br_segment *cleaned;
+};
+struct br_fileref *br_log_segment_file(const struct br_log *log, size_t i);
+KP_MUST_CHECK int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups,
+                                      size_t n, size_t *swapped);
+
 /* Delete topic: renames the directory to "<dir>-delete" (no longer a
  * partition dir), closes the log and removes the directory. The log is
  * freed whatever the result. Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR. */

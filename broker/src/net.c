@@ -187,7 +187,7 @@ void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
     br_timer_cancel(n, t);
     if (n->nheap == n->heap_cap) {
         size_t cap = n->heap_cap == 0 ? 64 : n->heap_cap * 2;
-        struct br_timer **h = kp_realloc(n->heap, cap * sizeof *h);
+        struct br_timer **h = kp_realloc(n->heap, cap * sizeof(struct br_timer *));
         if (h == NULL) {
             /* cannot arm: fire on the next loop turn instead of never */
             br_error("out of memory arming a timer");
@@ -848,9 +848,13 @@ void br_net_drain(struct br_net *n, int64_t max_wait_ms)
     n->nlisteners = 0;
     /* answer parked requests now and send what is queued */
     br_broker_complete_all_parked(n->broker);
-    for (struct br_conn *c = n->conns; c != NULL; c = c->next) {
-        c->closing = true;
-        conn_flush(c);
+    struct br_conn *each = n->conns;
+    while (each != NULL) {
+        /* conn_flush may kill it (it then moves to the graveyard) */
+        struct br_conn *next = each->next;
+        each->closing = true;
+        conn_flush(each);
+        each = next;
     }
     bury(n);
     int64_t deadline = br_now_mono_ms() + max_wait_ms;

@@ -72,6 +72,12 @@ int br_net_run(struct br_net *n);
 void br_net_drain(struct br_net *n, int64_t max_wait_ms);
 void br_net_free(struct br_net *n);
 
+/* Registers an extra watch (BR_WATCH_WAKE: a helper thread's eventfd, see
+ * mailbox.h) for EPOLLIN; when it fires the reactor calls br_broker_wake.
+ * The watch must outlive the registration; closing its fd ends it.
+ * Returns 0 or -1 (errno). */
+int br_net_watch_add(struct br_net *n, struct br_watch *w);
+
 void br_timer_init(struct br_timer *t, enum br_timer_kind kind, void *owner);
 void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms);
 void br_timer_cancel(struct br_net *n, struct br_timer *t);

@@ -38,6 +38,11 @@ int br_h_create_topics(struct br_req *r);
 int br_h_delete_topics(struct br_req *r);
 int br_h_describe_configs(struct br_req *r);
 int br_h_init_producer_id(struct br_req *r);
+/* Storage administration (handlers_admin.c). */
+int br_h_alter_configs(struct br_req *r);
+int br_h_incremental_alter_configs(struct br_req *r);
+int br_h_delete_records(struct br_req *r);
+int br_h_describe_log_dirs(struct br_req *r);
 
 /* Fill b->apis from the dispatch table (the ApiVersions answer). */
 void br_supported_apis_init(struct br_broker *b);

@@ -32,6 +32,15 @@ void br_segment_file_name(int64_t base_offset, const char *suffix, char *buf, si
     }
 }
 
+void br_segment_file_name_as(int64_t base_offset, const char *suffix, const char *tail, char *buf,
+                             size_t cap)
+{
+    int n = snprintf(buf, cap, "%020" PRId64 ".%s%s", base_offset, suffix, tail);
+    if (n < 0 && cap > 0) {
+        buf[0] = '\0';
+    }
+}
+
 bool br_segment_parse_file_name(const char *name, int64_t *base_offset, const char **suffix)
 {
     int64_t v = 0;
@@ -352,11 +361,11 @@ void br_segment_free(struct br_segment *s)
     kp_free(s);
 }
 
-static int open_file(int dir_fd, const char *dir, int64_t base, const char *suffix, int flags,
-                     int *fd_out)
+static int open_file_as(int dir_fd, const char *dir, int64_t base, const char *suffix,
+                        const char *tail, int flags, int *fd_out)
 {
-    char name[BR_SEGMENT_NAME_MAX];
-    br_segment_file_name(base, suffix, name, sizeof name);
+    char name[BR_SEGMENT_TMP_NAME_MAX];
+    br_segment_file_name_as(base, suffix, tail, name, sizeof name);
     int fd = openat(dir_fd, name, flags | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
@@ -370,7 +379,16 @@ static int open_file(int dir_fd, const char *dir, int64_t base, const char *suff
     return 0;
 }
 
-int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct br_segment **out)
+static int open_file(int dir_fd, const char *dir, int64_t base, const char *suffix, int flags,
+                     int *fd_out)
+{
+    return open_file_as(dir_fd, dir, base, suffix, "", flags, fd_out);
+}
+
+/* A new empty segment under "<base>.<suffix><tail>" names; `fresh` files
+ * are truncated when they exist (a leftover of an abandoned attempt). */
+static int create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail,
+                     bool fresh, struct br_segment **out)
 {
     *out = NULL;
     struct br_segment *s = alloc_segment(base_offset);
@@ -378,7 +396,8 @@ int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct b
         return KP_E_NOMEM;
     }
     int fd = -1;
-    if (open_file(dir_fd, dir, base_offset, "log", O_RDWR | O_CREAT, &fd) != 0) {
+    if (open_file_as(dir_fd, dir, base_offset, "log", tail,
+                     O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), &fd) != 0) {
         goto out_storage;
     }
     s->log = br_fileref_new(fd);
@@ -398,10 +417,10 @@ int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct b
                  (long long)st.st_size);
         goto out_storage;
     }
-    if (open_file(dir_fd, dir, base_offset, "index", O_RDWR | O_CREAT | O_TRUNC, &s->index_fd) !=
-            0 ||
-        open_file(dir_fd, dir, base_offset, "timeindex", O_RDWR | O_CREAT | O_TRUNC, &s->time_fd) !=
-            0) {
+    if (open_file_as(dir_fd, dir, base_offset, "index", tail, O_RDWR | O_CREAT | O_TRUNC,
+                     &s->index_fd) != 0 ||
+        open_file_as(dir_fd, dir, base_offset, "timeindex", tail, O_RDWR | O_CREAT | O_TRUNC,
+                     &s->time_fd) != 0) {
         goto out_storage;
     }
     s->size = 0;
@@ -414,6 +433,17 @@ int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct b
 out_storage:
     br_segment_free(s);
     return KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct br_segment **out)
+{
+    return create_as(dir_fd, dir, base_offset, "", false, out);
+}
+
+int br_segment_create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail,
+                         struct br_segment **out)
+{
+    return create_as(dir_fd, dir, base_offset, tail, true, out);
 }
 
 /* Opens (or, when missing, creates and reports) one index file. */
@@ -647,19 +677,42 @@ out_free:
     return rc;
 }
 
-int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset)
+int br_segment_unlink_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail)
 {
     static const char *const suffixes[] = {"log", "index", "timeindex"};
     int rc = 0;
     for (size_t i = 0; i < 3; i++) {
-        char name[BR_SEGMENT_NAME_MAX];
-        br_segment_file_name(base_offset, suffixes[i], name, sizeof name);
+        char name[BR_SEGMENT_TMP_NAME_MAX];
+        br_segment_file_name_as(base_offset, suffixes[i], tail, name, sizeof name);
         if (unlinkat(dir_fd, name, 0) != 0 && errno != ENOENT) {
             br_error("%s/%s: unlink: %s", dir, name, strerror(errno));
             rc = KP_ERR_KAFKA_STORAGE_ERROR;
         }
     }
     return rc;
+}
+
+int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset)
+{
+    return br_segment_unlink_as(dir_fd, dir, base_offset, "");
+}
+
+int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset,
+                            const char *from_tail, const char *to_tail)
+{
+    /* the .log goes last: once it has its new name, so have its indexes */
+    static const char *const suffixes[] = {"index", "timeindex", "log"};
+    for (size_t i = 0; i < 3; i++) {
+        char from[BR_SEGMENT_TMP_NAME_MAX];
+        char to[BR_SEGMENT_TMP_NAME_MAX];
+        br_segment_file_name_as(base_offset, suffixes[i], from_tail, from, sizeof from);
+        br_segment_file_name_as(base_offset, suffixes[i], to_tail, to, sizeof to);
+        if (renameat(dir_fd, from, dir_fd, to) != 0) {
+            br_error("%s/%s: rename to %s: %s", dir, from, to, strerror(errno));
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------- recovery */

@@ -16,7 +16,9 @@
  *
  * Internal to the log module (log.c). Everything read from the files is
  * untrusted: loading checks each index entry, scanning checks each batch.
- * @locality reactor thread
+ * @locality one thread per segment object: the reactor for the log's
+ * segments; a log cleaner thread writes a new segment of its own (nothing
+ * here is shared between segments) and hands it to the reactor.
  */
 #ifndef SAMSA_BROKER_SEGMENT_H
 #define SAMSA_BROKER_SEGMENT_H
@@ -77,6 +79,14 @@ struct br_segment {
 /* "<base>.<suffix>" with the base offset in 20 zero-padded digits. */
 void br_segment_file_name(int64_t base_offset, const char *suffix, char *buf, size_t cap);
 
+/* The log cleaner's names: "<base>.<suffix><tail>", tail ".cleaned" while a
+ * cleaned segment is written, ".swap" once the swap is decided (log.h). */
+#define BR_SEGMENT_TMP_NAME_MAX 64
+#define BR_SEGMENT_CLEANED_TAIL ".cleaned"
+#define BR_SEGMENT_SWAP_TAIL ".swap"
+void br_segment_file_name_as(int64_t base_offset, const char *suffix, const char *tail, char *buf,
+                             size_t cap);
+
 /* Splits "<20 digits>.<suffix>"; true with *base_offset and *suffix (a
  * pointer into name, after the dot) when name has that form. */
 bool br_segment_parse_file_name(const char *name, int64_t *base_offset, const char **suffix);
@@ -103,6 +113,17 @@ void br_segment_free(struct br_segment *s);
 
 /* Removes the segment's three files (missing ones are fine). */
 KP_MUST_CHECK int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset);
+
+/* The cleaner's variants: a new empty segment whose files are named with
+ * `tail` (existing ones are truncated); removing such files; renaming the
+ * three files from one tail to another, the .log last. A segment object
+ * keeps working across renames (it holds descriptors, not names). */
+KP_MUST_CHECK int br_segment_create_as(int dir_fd, const char *dir, int64_t base_offset,
+                                       const char *tail, struct br_segment **out);
+KP_MUST_CHECK int br_segment_unlink_as(int dir_fd, const char *dir, int64_t base_offset,
+                                       const char *tail);
+KP_MUST_CHECK int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset,
+                                          const char *from_tail, const char *to_tail);
 
 struct br_recover_result {
     bool cut;           /* bytes were removed from the end */

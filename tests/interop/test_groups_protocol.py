@@ -51,6 +51,9 @@ __consumer_offsets.
   same in a group with a live member stay; default retention stays.
 - shutdown_answers_parked: SIGTERM answers a parked JoinGroup with
   NOT_COORDINATOR and exits 0.
+- many_groups: 5,000 offsets-only groups (commits pipelined on one
+  connection) are all in ListGroups v0-v2 and DescribeGroups, a response far
+  larger than its request.
 """
 
 import os
@@ -1013,8 +1016,30 @@ def case_shutdown_answers_parked(t):
     cb.close()
 
 
+def case_many_groups(t):
+    b = t.broker(config=BASE_CONFIG)
+    kwire.create_topic(b.port, "many", 1)
+    c = Conn(b.port)
+    names = ["many-groups-%05d" % i for i in range(5000)]
+    for start in range(0, len(names), 500):
+        chunk = names[start:start + 500]
+        for g in chunk:
+            c.send(OFFSET_COMMIT, 2, commit_req(2, g, {("many", 0): (len(g), "")}))
+        for g in chunk:
+            eq(parse_commit(2, c.recv()[2]), {("many", 0): NONE}, "commit of %s" % g)
+    for v in (0, 1, 2):
+        err, groups = list_groups(c, v)
+        eq((err, sorted(groups)), (NONE, names), "ListGroups v%d of 5000 groups" % v)
+        check(all(groups[g] == "" for g in names), "protocol types of offsets-only groups")
+    d = describe(c, names, version=1)
+    eq([(x["group"], x["state"]) for x in d], [(g, "Empty") for g in names],
+       "DescribeGroups of 5000 groups")
+    c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_coordinator, case_join_rules, case_vote_and_leader, case_sync_and_order,
                    case_heartbeat_states, case_v0_rebalance_timeout, case_session_timeout,
                    case_disconnect_keeps_member, case_initial_delay, case_commit_rules,
-                   case_records_and_partition, case_expiry, case_shutdown_answers_parked]))
+                   case_records_and_partition, case_expiry, case_shutdown_answers_parked,
+                   case_many_groups]))

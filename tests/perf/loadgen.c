@@ -211,7 +211,7 @@ static int conf_set_i64(rd_kafka_conf_t *conf, const char *key, int64_t value)
     return conf_set(conf, key, buf);
 }
 
-/* The properties every handle gets: bootstrap, client id, then the --set ones. */
+/* The properties every handle starts with: bootstrap, client id, then the --set ones. */
 static rd_kafka_conf_t *base_conf(const struct opts *o)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
