@@ -54,6 +54,11 @@
 #include <samsa-protocol/record_batch.h>
 #include <samsa-protocol/schema.h>
 
+#include "checkpoint.h"
+#include "log.h"
+#include "logging.h"
+#include "metadata.h"
+
 #define RESPONSE_BIT 0x8000u
 #define MAX_SEED ((size_t)16 * 1024 * 1024)
 /* Nesting below this depth gets empty arrays: seeds stay small. */
@@ -854,6 +859,681 @@ static void gen_vectors(struct gen *g, const char *dir)
     free(clients);
 }
 
+/* ------------------------------------------------------------- broker */
+
+/* Text of `len` bytes with the first `from` replaced by `to` written as a
+ * seed; a `from` that is not there is a bug of this generator. */
+static void write_edited(struct gen *g, const char *sub, const char *name, const char *text,
+                         size_t len, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (at == NULL || (size_t)(at - text) >= len) {
+        fail(g, "the text to damage is not there", name, 0);
+        return;
+    }
+    size_t head = (size_t)(at - text);
+    size_t flen = strlen(from);
+    size_t tlen = strlen(to);
+    size_t n = len - flen + tlen;
+    uint8_t *buf = malloc(n + 1);
+    if (buf == NULL) {
+        fail(g, "out of memory", name, KP_E_NOMEM);
+        return;
+    }
+    memcpy(buf, text, head);
+    memcpy(buf + head, to, tlen);
+    memcpy(buf + head + tlen, at + flen, len - head - flen);
+    write_seed(g, sub, name, buf, n, NULL, 0);
+    free(buf);
+}
+
+/* The text with every "\n" made "\r\n". */
+static void write_crlf(struct gen *g, const char *sub, const char *name, const char *text,
+                       size_t len)
+{
+    uint8_t *buf = malloc(2 * len + 1);
+    if (buf == NULL) {
+        fail(g, "out of memory", name, KP_E_NOMEM);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\n') {
+            buf[n++] = '\r';
+        }
+        buf[n++] = (uint8_t)text[i];
+    }
+    write_seed(g, sub, name, buf, n, NULL, 0);
+    free(buf);
+}
+
+/* ---- metadata_file: the standalone broker's metadata, as it writes it */
+
+#define META_MAX_REPLICAS 64
+
+struct meta_topic {
+    const char *name;
+    int32_t partitions;
+    int16_t rf;
+    int32_t first_broker; /* replicas rotate over brokers first..first+brokers-1 */
+    int32_t brokers;
+    const char *const *configs; /* key, value, key, value, ..., NULL */
+};
+
+static const char *const offsets_configs[] = {"cleanup.policy", "compact", "segment.bytes",
+                                              "104857600", "compression.type", "producer",
+                                              NULL};
+static const char *const payments_configs[] = {"min.insync.replicas",
+                                               "2",
+                                               "retention.ms",
+                                               "604800000",
+                                               "cleanup.policy",
+                                               "compact,delete",
+                                               "message.timestamp.type",
+                                               "LogAppendTime",
+                                               "leader.replication.throttled.replicas",
+                                               "0:1,1:2",
+                                               NULL};
+static const char *const odd_configs[] = {"retention.bytes", "-1", "x-samsa.note",
+                                          "100% \"quoted\" = value; tab\there", "empty.value", "",
+                                          NULL};
+
+/* Formats topics (broker ids assigned round-robin, Kafka's way) into *out. */
+static int meta_format(const struct meta_topic *mt, size_t n, char **out, size_t *len)
+{
+    struct br_topic_meta *t = calloc(n > 0 ? n : 1, sizeof *t);
+    int rc = t == NULL ? KP_E_NOMEM : 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        (void)snprintf(t[i].name, sizeof t[i].name, "%s", mt[i].name);
+        t[i].partitions = mt[i].partitions;
+        t[i].replication_factor = mt[i].rf;
+        size_t total = (size_t)mt[i].partitions * (size_t)mt[i].rf;
+        t[i].replicas = calloc(total, sizeof *t[i].replicas);
+        size_t nc = 0;
+        while (mt[i].configs != NULL && mt[i].configs[2 * nc] != NULL) {
+            nc++;
+        }
+        t[i].configs = calloc(nc > 0 ? nc : 1, sizeof *t[i].configs);
+        if (t[i].replicas == NULL || t[i].configs == NULL) {
+            rc = KP_E_NOMEM;
+            break;
+        }
+        for (size_t p = 0; p < (size_t)mt[i].partitions; p++) {
+            for (size_t r = 0; r < (size_t)mt[i].rf; r++) {
+                t[i].replicas[p * (size_t)mt[i].rf + r] =
+                    mt[i].first_broker + (int32_t)((p + r) % (size_t)mt[i].brokers);
+            }
+        }
+        for (size_t c = 0; c < nc; c++) {
+            t[i].configs[c].key = strdup(mt[i].configs[2 * c]);
+            t[i].configs[c].value = strdup(mt[i].configs[2 * c + 1]);
+            t[i].n_configs++;
+            if (t[i].configs[c].key == NULL || t[i].configs[c].value == NULL) {
+                rc = KP_E_NOMEM;
+            }
+        }
+        char msg[320];
+        if (rc == 0 && br_topic_meta_check(&t[i], msg, sizeof msg) != 0) {
+            (void)fprintf(stderr, "fuzz-gen-seeds: topic %s: %s\n", mt[i].name, msg);
+            rc = KP_E_INVALID_ARG;
+        }
+    }
+    if (rc == 0) {
+        rc = br_meta_file_format(t, n, out, len);
+    }
+    for (size_t i = 0; t != NULL && i < n; i++) {
+        for (size_t c = 0; c < t[i].n_configs; c++) {
+            free(t[i].configs[c].key);
+            free(t[i].configs[c].value);
+        }
+        free(t[i].configs);
+        free(t[i].replicas);
+    }
+    free(t);
+    return rc;
+}
+
+static void write_meta(struct gen *g, const char *name, const struct meta_topic *mt, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = meta_format(mt, n, &text, &len);
+    if (rc != 0) {
+        fail(g, "the metadata does not format", name, rc);
+        return;
+    }
+    write_seed(g, "metadata_file", name, (const uint8_t *)text, len, NULL, 0);
+    kp_free(text);
+}
+
+static void gen_metadata_file(struct gen *g)
+{
+    char long_name[BR_TOPIC_NAME_MAX + 1];
+    memset(long_name, 'n', BR_TOPIC_NAME_MAX);
+    long_name[BR_TOPIC_NAME_MAX] = '\0';
+    memcpy(long_name, "long.", 5);
+
+    write_meta(g, "gen-empty.bin", NULL, 0);
+    const struct meta_topic one[] = {{"events", 1, 1, 0, 1, NULL}};
+    write_meta(g, "gen-one-topic.bin", one, 1);
+    const struct meta_topic standalone[] = {
+        {"orders", 3, 1, 0, 1, NULL},
+        {"__consumer_offsets", 50, 1, 0, 1, offsets_configs},
+    };
+    write_meta(g, "gen-standalone.bin", standalone, 2);
+    const struct meta_topic odd[] = {
+        {long_name, 2, 1, 0, 1, odd_configs},
+        {"a.b", 1, 1, 0, 1, NULL},
+        {"_-.-_", 1, 1, 2147483646, 1, NULL},
+    };
+    write_meta(g, "gen-odd-names-and-values.bin", odd, 3);
+
+    const struct meta_topic cluster[] = {
+        {"payments.v1", 6, 3, 1, 3, payments_configs},
+        {"audit_log", 2, 2, 1, 3, NULL},
+        {"metrics-raw", 12, 1, 1, 3, NULL},
+    };
+    char *text = NULL;
+    size_t len = 0;
+    int rc = meta_format(cluster, 3, &text, &len);
+    if (rc != 0) {
+        fail(g, "the metadata does not format", "gen-cluster.bin", rc);
+        return;
+    }
+    write_seed(g, "metadata_file", "gen-cluster.bin", (const uint8_t *)text, len, NULL, 0);
+
+    /* damaged copies: what a torn write, an editor or a bug could leave */
+    static const struct {
+        const char *name;
+        const char *from;
+        const char *to;
+    } edits[] = {
+        {"bad-version.bin", "samsa-metadata 1\n", "samsa-metadata 2\n"},
+        {"bad-no-header.bin", "samsa-metadata 1\n", ""},
+        {"bad-no-end.bin", "end 3\n", ""},
+        {"bad-end-count.bin", "end 3\n", "end 4\n"},
+        {"bad-end-not-last.bin", "end 3\n", "end 3\ntopic late 1 1\npartition 0 1\n"},
+        {"bad-end-unterminated.bin", "end 3\n", "end 3"},
+        {"bad-topic-extra-field.bin", "topic audit_log 2 2\n", "topic audit_log 2 2 x\n"},
+        {"bad-topic-two-spaces.bin", "topic audit_log 2 2\n", "topic audit_log  2 2\n"},
+        {"bad-topic-zero-partitions.bin", "topic audit_log 2 2\n", "topic audit_log 0 2\n"},
+        {"bad-topic-zero-rf.bin", "topic audit_log 2 2\n", "topic audit_log 2 0\n"},
+        {"bad-topic-huge-counts.bin", "topic audit_log 2 2\n", "topic audit_log 99999 1024\n"},
+        {"bad-topic-leading-zero.bin", "topic audit_log 2 2\n", "topic audit_log 02 2\n"},
+        {"bad-topic-name-dotdot.bin", "topic audit_log 2 2\n", "topic .. 2 2\n"},
+        {"bad-topic-name-escape.bin", "topic audit_log 2 2\n", "topic audit%2Flog 2 2\n"},
+        {"bad-topic-repeated.bin", "topic audit_log 2 2\n", "topic metrics-raw 2 2\n"},
+        {"names-differ-by-dot-and-underscore.bin", "topic audit_log 2 2\n",
+         "topic payments_v1 2 2\n"},
+        {"bad-partition-missing.bin", "partition 1 2,3\n", ""},
+        {"bad-partition-order.bin", "partition 0 1,2\npartition 1 2,3\n",
+         "partition 1 2,3\npartition 0 1,2\n"},
+        {"bad-partition-extra.bin", "partition 1 2,3\n", "partition 1 2,3\npartition 2 3,1\n"},
+        {"bad-replica-repeated.bin", "partition 1 2,3\n", "partition 1 2,2\n"},
+        {"bad-replica-count.bin", "partition 1 2,3\n", "partition 1 2,3,1\n"},
+        {"bad-replica-negative.bin", "partition 1 2,3\n", "partition 1 2,-3\n"},
+        {"bad-replica-empty.bin", "partition 1 2,3\n", "partition 1 2,\n"},
+        {"bad-replica-overflow.bin", "partition 1 2,3\n", "partition 1 2,2147483648\n"},
+        {"bad-config-no-equals.bin", "config min.insync.replicas=2\n",
+         "config min.insync.replicas\n"},
+        {"bad-config-empty-key.bin", "config min.insync.replicas=2\n", "config =2\n"},
+        {"bad-config-repeated.bin", "config retention.ms=604800000\n",
+         "config min.insync.replicas=3\n"},
+        {"bad-config-escape.bin", "config retention.ms=604800000\n", "config retention.ms=60%G0\n"},
+        {"bad-config-nul.bin", "config retention.ms=604800000\n", "config retention.ms=6%0004\n"},
+        {"bad-config-cut-escape.bin", "config retention.ms=604800000\n",
+         "config retention.ms=604800%2\n"},
+        {"bad-config-unencoded.bin", "config retention.ms=604800000\n",
+         "config retention.ms=6048:00000\n"},
+        {"bad-config-before-topic.bin", "topic payments.v1 6 3\n",
+         "config retention.ms=1\ntopic payments.v1 6 3\n"},
+        {"bad-control-byte.bin", "topic metrics-raw 12 1\n", "topic metrics-raw\t12 1\n"},
+        {"bad-non-ascii.bin", "topic metrics-raw 12 1\n", "topic m\xc3\xa9trics 12 1\n"},
+        {"bad-unknown-record.bin", "topic metrics-raw 12 1\n",
+         "replica metrics-raw 0\ntopic metrics-raw 12 1\n"},
+        {"comments-and-blank-lines.bin", "topic metrics-raw 12 1\n",
+         "\n# metrics\n\ntopic metrics-raw 12 1\n#\n"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        write_edited(g, "metadata_file", edits[i].name, text, len, edits[i].from, edits[i].to);
+    }
+    write_crlf(g, "metadata_file", "bad-crlf.bin", text, len);
+    /* cut short: a write torn at a line end and in the middle of a line */
+    const char *mid = strstr(text, "topic audit_log");
+    if (mid != NULL) {
+        size_t at = (size_t)(mid - text);
+        write_seed(g, "metadata_file", "bad-torn-at-line.bin", (const uint8_t *)text, at, NULL, 0);
+        write_seed(g, "metadata_file", "bad-torn-in-line.bin", (const uint8_t *)text, at + 9, NULL,
+                   0);
+    }
+    kp_free(text);
+}
+
+/* ---- checkpoint: Kafka's checkpoint files */
+
+static void write_checkpoint(struct gen *g, const char *name, const struct br_checkpoint_entry *e,
+                             size_t n)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+    int rc = br_checkpoint_encode(e, n, &w);
+    if (rc != 0) {
+        fail(g, "the checkpoint does not encode", name, rc);
+    } else {
+        write_seed(g, "checkpoint", name, w.buf, w.len, NULL, 0);
+    }
+    kp_wr_free(&w);
+}
+
+static void write_epochs(struct gen *g, const char *name, const struct br_epoch_entry *e, size_t n)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+    int rc = br_epoch_checkpoint_encode(e, n, &w);
+    if (rc != 0) {
+        fail(g, "the leader-epoch checkpoint does not encode", name, rc);
+    } else {
+        write_seed(g, "checkpoint", name, w.buf, w.len, NULL, 0);
+    }
+    kp_wr_free(&w);
+}
+
+static void gen_checkpoint(struct gen *g)
+{
+    write_checkpoint(g, "gen-empty.bin", NULL, 0);
+    const struct br_checkpoint_entry two[] = {{"topic", 0, 5}, {"topic", 1, 7}};
+    write_checkpoint(g, "gen-two-partitions.bin", two, 2);
+
+    /* recovery-point-offset-checkpoint of a standalone broker */
+    struct br_checkpoint_entry rp[53];
+    size_t n = 0;
+    for (int32_t p = 0; p < 50; p++) {
+        struct br_checkpoint_entry e = {"__consumer_offsets", p, p % 7 == 0 ? 0 : 31 * p};
+        rp[n++] = e;
+    }
+    const struct br_checkpoint_entry more[] = {
+        {"orders", 0, 1200}, {"orders", 2, 987654321}, {"orders", 1, 0}};
+    for (size_t i = 0; i < 3; i++) {
+        rp[n++] = more[i];
+    }
+    write_checkpoint(g, "gen-recovery-point-offset-checkpoint.bin", rp, n);
+
+    struct br_checkpoint_entry edge[3] = {
+        {"", 2147483647, INT64_MAX}, {"a", 0, 0}, {"_-.", 12, 42}};
+    memset(edge[0].topic, 'x', BR_TOPIC_MAX);
+    edge[0].topic[BR_TOPIC_MAX] = '\0';
+    write_checkpoint(g, "gen-limits.bin", edge, 3);
+    const struct br_checkpoint_entry repl[] = {
+        {"payments.v1", 0, 4711}, {"payments.v1", 3, 12}, {"audit_log", 1, 99}};
+    write_checkpoint(g, "gen-replication-offset-checkpoint.bin", repl, 3);
+
+    const struct br_epoch_entry e1[] = {{0, 0}};
+    write_epochs(g, "gen-epoch-one.bin", e1, 1);
+    const struct br_epoch_entry e3[] = {{0, 0}, {2, 150}, {5, 1200}, {6, 1200}, {2147483647,
+                                                                                 INT64_MAX}};
+    write_epochs(g, "gen-epoch-several.bin", e3, 5);
+
+    /* damaged files, each breaking one rule of checkpoint.h */
+    static const char two_text[] = "0\n2\ntopic 0 5\ntopic 1 7\n";
+    static const char epoch_text[] = "0\n3\n0 0\n2 150\n5 1200\n";
+    static const struct {
+        const char *name;
+        const char *text;
+        const char *from;
+        const char *to;
+    } edits[] = {
+        {"bad-version.bin", two_text, "0\n2\n", "1\n2\n"},
+        {"bad-count-high.bin", two_text, "0\n2\n", "0\n3\n"},
+        {"bad-count-low.bin", two_text, "0\n2\n", "0\n1\n"},
+        {"bad-count-huge.bin", two_text, "0\n2\n", "0\n9223372036854775807\n"},
+        {"bad-no-final-newline.bin", two_text, "1 7\n", "1 7"},
+        {"bad-crlf.bin", two_text, "\ntopic 1 7\n", "\r\ntopic 1 7\r\n"},
+        {"bad-negative-offset.bin", two_text, "0 5", "0 -5"},
+        {"bad-plus-sign.bin", two_text, "0 5", "0 +5"},
+        {"bad-leading-zero.bin", two_text, "0 5", "0 05"},
+        {"bad-minus-zero.bin", two_text, "0 5", "-0 5"},
+        {"bad-offset-overflow.bin", two_text, "0 5", "0 9223372036854775808"},
+        {"bad-partition-overflow.bin", two_text, "0 5", "2147483648 5"},
+        {"bad-two-spaces.bin", two_text, "0 5", "0  5"},
+        {"bad-tab.bin", two_text, "0 5", "0\t5"},
+        {"bad-repeated-partition.bin", two_text, "topic 1 7", "topic 0 7"},
+        {"bad-topic-dot.bin", two_text, "topic 1 7", ". 1 7"},
+        {"bad-topic-slash.bin", two_text, "topic 1 7", "top/ic 1 7"},
+        {"bad-missing-field.bin", two_text, "topic 1 7", "topic 7"},
+        {"bad-extra-field.bin", two_text, "topic 1 7", "topic 1 7 0"},
+        {"bad-blank-line.bin", two_text, "topic 1 7\n", "\ntopic 1 7\n"},
+        {"bad-epoch-order.bin", epoch_text, "5 1200", "1 1200"},
+        {"bad-epoch-repeated.bin", epoch_text, "5 1200", "2 1200"},
+        {"bad-epoch-offset-back.bin", epoch_text, "5 1200", "5 100"},
+        {"bad-epoch-negative.bin", epoch_text, "2 150", "-1 150"},
+        {"bad-epoch-count.bin", epoch_text, "0\n3\n", "0\n4\n"},
+        {"bad-epoch-three-fields.bin", epoch_text, "2 150", "2 150 3"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        write_edited(g, "checkpoint", edits[i].name, edits[i].text, strlen(edits[i].text),
+                     edits[i].from, edits[i].to);
+    }
+    /* a line past the ceiling, and a topic one byte past Kafka's limit */
+    char buf[BR_CHECKPOINT_MAX_LINE + 64];
+    memcpy(buf, "0\n1\n", 4);
+    memset(buf + 4, 'y', BR_CHECKPOINT_MAX_LINE + 40);
+    memcpy(buf + BR_CHECKPOINT_MAX_LINE + 44, " 0 1\n", 5);
+    write_seed(g, "checkpoint", "bad-line-too-long.bin", (const uint8_t *)buf,
+               BR_CHECKPOINT_MAX_LINE + 49, NULL, 0);
+    memcpy(buf + 4 + BR_TOPIC_MAX + 1, " 0 1\n", 5);
+    write_seed(g, "checkpoint", "bad-topic-too-long.bin", (const uint8_t *)buf,
+               4 + BR_TOPIC_MAX + 1 + 5, NULL, 0);
+}
+
+/* ---- segment_recovery: segments written by the broker's own log */
+
+#define SEG_HEADER 5
+#define SEG_FIX_CRC 0x01
+#define SEG_CLEAN 0x02
+#define SEG_INDEX 0x04
+#define SEG_SPLIT 0x08
+#define SEG_INTERVAL_64 0x10
+
+struct seg_files {
+    uint8_t *log;
+    size_t log_len;
+    uint8_t *index;
+    size_t index_len;
+};
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    uint8_t *buf = malloc(MAX_SEED);
+    size_t n = buf != NULL ? fread(buf, 1, MAX_SEED, f) : 0;
+    (void)fclose(f);
+    *len = n;
+    return buf;
+}
+
+/*
+ * Appends batches[0..n) (whole v2 batches, laid end to end) to a new log
+ * `copies` times, as a leader, with an index entry for every batch after the
+ * first, and reads back the first segment's .log and .index.
+ */
+static int seg_write(const char *dir, const uint8_t *batches, size_t len, int copies,
+                     struct seg_files *out)
+{
+    memset(out, 0, sizeof *out);
+    char part[4200];
+    (void)snprintf(part, sizeof part, "%s/seeds-0", dir);
+    if (br_log_dir_remove(part) != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct br_log_config cfg;
+    br_log_config_defaults(&cfg);
+    cfg.index_interval_bytes = 0;
+    struct br_log *log = NULL;
+    int rc = br_log_open(part, &cfg, 0, &log);
+    for (int c = 0; c < copies && rc == 0; c++) {
+        size_t pos = 0;
+        while (pos < len && rc == 0) {
+            struct kp_batch_header h;
+            size_t size = 0;
+            rc = kp_batch_parse(batches + pos, len - pos, &h, &size);
+            uint8_t *copy = rc == 0 ? malloc(size) : NULL;
+            if (rc == 0 && copy == NULL) {
+                rc = KP_E_NOMEM;
+            }
+            if (rc == 0) {
+                memcpy(copy, batches + pos, size);
+                int64_t base = 0;
+                rc = br_log_append(log, copy, size, 3 + c, INT64_C(1700000000000), &base);
+                free(copy);
+            }
+            pos += size;
+        }
+    }
+    br_log_close(log);
+    if (rc == 0) {
+        char path[4300];
+        (void)snprintf(path, sizeof path, "%s/00000000000000000000.log", part);
+        out->log = slurp(path, &out->log_len);
+        (void)snprintf(path, sizeof path, "%s/00000000000000000000.index", part);
+        out->index = slurp(path, &out->index_len);
+        if (out->log == NULL || out->index == NULL) {
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    if (br_log_dir_remove(part) != 0 && rc == 0) {
+        rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    return rc;
+}
+
+/* One harness input: the header, the index bytes, the log bytes and a tail. */
+static void write_seg_seed(struct gen *g, const char *name, uint8_t flags, const uint8_t *index,
+                           size_t index_len, size_t split, const uint8_t *log, size_t log_len,
+                           const uint8_t *tail, size_t tail_len)
+{
+    if (index_len > 0xffff || split > 0xffff) {
+        fail(g, "index or split beyond the header's 16 bits", name, 0);
+        return;
+    }
+    size_t n = SEG_HEADER + index_len + log_len + tail_len;
+    uint8_t *buf = malloc(n);
+    if (buf == NULL) {
+        fail(g, "out of memory", name, KP_E_NOMEM);
+        return;
+    }
+    buf[0] = flags;
+    kp_store_be16(buf + 1, (uint16_t)index_len);
+    kp_store_be16(buf + 3, (uint16_t)split);
+    if (index_len > 0) {
+        memcpy(buf + SEG_HEADER, index, index_len);
+    }
+    memcpy(buf + SEG_HEADER + index_len, log, log_len);
+    if (tail_len > 0) {
+        memcpy(buf + SEG_HEADER + index_len + log_len, tail, tail_len);
+    }
+    write_seed(g, "segment_recovery", name, buf, n, NULL, 0);
+    free(buf);
+}
+
+/* The damaged and split variants, from a segment of at least two batches. */
+static void gen_segment_variants(struct gen *g, const char *stem, const struct seg_files *s)
+{
+    char name[512];
+    /* the boundary of the middle batch */
+    size_t bounds[64];
+    size_t nb = 0;
+    size_t pos = 0;
+    while (pos < s->log_len && nb < 64) {
+        struct kp_batch_header h;
+        size_t size = 0;
+        if (kp_batch_parse(s->log + pos, s->log_len - pos, &h, &size) != 0) {
+            break;
+        }
+        bounds[nb++] = pos;
+        pos += size;
+    }
+    if (nb < 2) {
+        return;
+    }
+    size_t split = bounds[nb / 2];
+    /* the first segment's index: the entries before the split */
+    size_t keep = 0;
+    while (keep + 8 <= s->index_len && kp_load_be32(s->index + keep + 4) < split) {
+        keep += 8;
+    }
+    (void)snprintf(name, sizeof name, "%s-split.bin", stem);
+    write_seg_seed(g, name, SEG_FIX_CRC | SEG_INDEX | SEG_SPLIT, s->index, keep, split, s->log,
+                   s->log_len, NULL, 0);
+    (void)snprintf(name, sizeof name, "%s-split-clean.bin", stem);
+    write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX | SEG_SPLIT, s->index, keep, split,
+                   s->log, s->log_len, NULL, 0);
+
+    /* torn: the last batch cut short, as a crash mid-write leaves it */
+    size_t last = bounds[nb - 1];
+    (void)snprintf(name, sizeof name, "%s-torn.bin", stem);
+    write_seg_seed(g, name, SEG_FIX_CRC | SEG_INDEX, s->index, s->index_len, 0, s->log,
+                   last + (s->log_len - last) / 2, NULL, 0);
+    /* zeros after the end: a preallocated file, or blocks the crash left */
+    static const uint8_t zeros[256];
+    (void)snprintf(name, sizeof name, "%s-zero-tail.bin", stem);
+    write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, s->index, s->index_len, 0, s->log,
+                   s->log_len, zeros, sizeof zeros);
+    /* the first batch again after the end: an old batch, offsets going back */
+    (void)snprintf(name, sizeof name, "%s-old-batch-after-end.bin", stem);
+    write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, s->index, s->index_len, 0, s->log,
+                   s->log_len, s->log, bounds[1]);
+
+    /* a bad CRC in the last batch, the CRC left as it is */
+    uint8_t *bad = malloc(s->log_len);
+    if (bad != NULL) {
+        memcpy(bad, s->log, s->log_len);
+        bad[s->log_len - 1] ^= 0x5a;
+        (void)snprintf(name, sizeof name, "%s-bad-crc.bin", stem);
+        write_seg_seed(g, name, SEG_INDEX, s->index, s->index_len, 0, bad, s->log_len, NULL, 0);
+        free(bad);
+    }
+    /* an index that does not match its segment: a torn entry, an entry in
+     * the middle of a batch, entries out of order */
+    if (s->index_len >= 8) {
+        uint8_t *idx = malloc(s->index_len + 4);
+        if (idx != NULL) {
+            memcpy(idx, s->index, s->index_len);
+            (void)snprintf(name, sizeof name, "%s-index-torn.bin", stem);
+            write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, idx, s->index_len - 3, 0,
+                           s->log, s->log_len, NULL, 0);
+            kp_store_be32(idx + s->index_len - 4, kp_load_be32(idx + s->index_len - 4) + 7);
+            (void)snprintf(name, sizeof name, "%s-index-mid-batch.bin", stem);
+            write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, idx, s->index_len, 0,
+                           s->log, s->log_len, NULL, 0);
+            memcpy(idx, s->index, s->index_len);
+            kp_store_be32(idx + s->index_len - 4, (uint32_t)s->log_len + 4096);
+            (void)snprintf(name, sizeof name, "%s-index-past-end.bin", stem);
+            write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, idx, s->index_len, 0,
+                           s->log, s->log_len, NULL, 0);
+            if (s->index_len >= 16) {
+                memcpy(idx, s->index + s->index_len - 8, 8);
+                memcpy(idx + 8, s->index, s->index_len - 8);
+                (void)snprintf(name, sizeof name, "%s-index-unordered.bin", stem);
+                write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX, idx, s->index_len, 0,
+                               s->log, s->log_len, NULL, 0);
+            }
+            free(idx);
+        }
+    }
+}
+
+static int record_batch_seed(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return (strncmp(e->d_name, "gen-", 4) == 0 || strncmp(e->d_name, "vec-", 4) == 0) && n > 4 &&
+           strcmp(e->d_name + n - 4, ".bin") == 0;
+}
+
+/*
+ * For every gen-* and vec-* seed of record_batch/ (written above: the batches
+ * of every codec and kind, and the clients' Produce batches), a log made of
+ * its batches twice over, as a crash (recovery from the start) and a clean
+ * stop left it, with and without its index; the multi-batch gen-segment and
+ * one capture per client also as two segments, torn, with trailing garbage,
+ * a bad CRC and damaged indexes. A seed whose bytes are not all v2 batches
+ * (legacy entries, a torn tail) also goes in raw, without an index.
+ */
+static void gen_segment_recovery(struct gen *g)
+{
+    char dir[4096];
+    char tmpl[256];
+    const char *base = getenv("TMPDIR");
+    (void)snprintf(tmpl, sizeof tmpl, "%s/samsa-gen-seeds-XXXXXX",
+                   base != NULL && strlen(base) < 128 ? base : "/tmp");
+    if (mkdtemp(tmpl) == NULL) {
+        (void)fprintf(stderr, "fuzz-gen-seeds: %s: %s\n", tmpl, strerror(errno));
+        g->failures++;
+        return;
+    }
+    (void)snprintf(dir, sizeof dir, "%s/record_batch", g->dir);
+    struct dirent **files = NULL;
+    int nf = scandir(dir, &files, record_batch_seed, alphasort);
+    if (nf < 0) {
+        (void)fprintf(stderr, "fuzz-gen-seeds: %s: %s\n", dir, strerror(errno));
+        g->failures++;
+        nf = 0;
+    }
+    for (int i = 0; i < nf; i++) {
+        const char *file = files[i]->d_name;
+        char path[8192];
+        char stem[256];
+        char name[512];
+        (void)snprintf(path, sizeof path, "%s/%s", dir, file);
+        (void)snprintf(stem, sizeof stem, "%.*s", (int)(strlen(file) - 4), file);
+        size_t len = 0;
+        uint8_t *src = slurp(path, &len);
+        if (src == NULL) {
+            fail(g, "cannot read", path, 0);
+            free(files[i]);
+            continue;
+        }
+        /* the leading run of whole, valid v2 batches */
+        size_t valid = 0;
+        for (;;) {
+            struct kp_batch_header h;
+            size_t size = 0;
+            if (valid >= len || kp_batch_parse(src + valid, len - valid, &h, &size) != 0) {
+                break;
+            }
+            valid += size;
+        }
+        if (valid < len) {
+            (void)snprintf(name, sizeof name, "%s-raw.bin", stem);
+            write_seg_seed(g, name, SEG_FIX_CRC, NULL, 0, 0, src, len, NULL, 0);
+        }
+        if (valid > 0) {
+            struct seg_files s;
+            int rc = seg_write(tmpl, src, valid, 2, &s);
+            if (rc != 0) {
+                fail(g, "the broker's log does not take the batches", file, rc);
+            } else {
+                (void)snprintf(name, sizeof name, "%s-crash.bin", stem);
+                write_seg_seed(g, name, SEG_FIX_CRC | SEG_INDEX, s.index, s.index_len, 0, s.log,
+                               s.log_len, NULL, 0);
+                (void)snprintf(name, sizeof name, "%s-clean.bin", stem);
+                write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX | SEG_INTERVAL_64,
+                               s.index, s.index_len, 0, s.log, s.log_len, NULL, 0);
+                (void)snprintf(name, sizeof name, "%s-no-index.bin", stem);
+                write_seg_seed(g, name, SEG_FIX_CRC | SEG_INTERVAL_64, NULL, 0, 0, s.log,
+                               s.log_len, NULL, 0);
+                if (strcmp(stem, "gen-segment") == 0 || strstr(stem, "-none-0") != NULL) {
+                    gen_segment_variants(g, stem, &s);
+                }
+            }
+            free(s.log);
+            free(s.index);
+        }
+        free(src);
+        free(files[i]);
+    }
+    free(files);
+    if (br_log_dir_remove(tmpl) != 0) {
+        (void)fprintf(stderr, "fuzz-gen-seeds: cannot remove %s\n", tmpl);
+        g->failures++;
+    }
+}
+
+static void gen_broker(struct gen *g)
+{
+    static const char *const subs[] = {"metadata_file", "checkpoint", "segment_recovery"};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        make_dir(g, subs[i]);
+    }
+    br_logging_set_level(BR_LOG_ERROR);
+    gen_metadata_file(g);
+    gen_checkpoint(g);
+    gen_segment_recovery(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
@@ -884,6 +1564,7 @@ int main(int argc, char **argv)
     if (argc == 3) {
         gen_vectors(&g, argv[2]);
     }
+    gen_broker(&g); /* after the record_batch seeds: the segments are made of them */
     kp_wr_free(&records);
     (void)fprintf(stderr, "fuzz-gen-seeds: %ld seeds written, %d failures\n", g.written,
                   g.failures);

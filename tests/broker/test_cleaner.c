@@ -167,6 +167,9 @@ static void read_all(struct br_log *log, struct readback *out)
     memset(out, 0, sizeof *out);
     out->recs = calloc(MAX_RECS, sizeof *out->recs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out->recs);
+    if (out->recs == NULL) {
+        return;
+    }
     int64_t off = br_log_start_offset(log);
     int64_t leo = br_log_end_offset(log);
     while (off < leo) {
@@ -179,6 +182,9 @@ static void read_all(struct br_log *log, struct readback *out)
         }
         uint8_t *buf = malloc((size_t)s.len);
         CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+        if (buf == NULL) {
+            return;
+        }
         CU_ASSERT_EQUAL_FATAL(pread(br_fileref_fd(s.file), buf, (size_t)s.len, s.file_pos),
                               s.len);
         size_t pos = 0;
@@ -339,6 +345,9 @@ static void test_clean_keeps_latest_value_per_key_and_offsets(void)
         (void)snprintf(key, sizeof key, "k%d", k);
         const struct got *g = find_key(&r, key, &count);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        if (g == NULL) {
+            continue;
+        }
         /* the last update of key k is the largest j < 3000 with j % 50 == k */
         int j = 2950 + k;
         (void)snprintf(want, sizeof want, "v%d", j);
@@ -403,12 +412,12 @@ static void test_tombstones_go_after_delete_retention(void)
     size_t count = 0;
     CU_ASSERT_PTR_NULL(find_key(&r, "k1", &count)); /* older than delete.retention.ms: gone */
     const struct got *g = find_key(&r, "k2", &count);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g); /* a second old: stays */
-    CU_ASSERT(g->tombstone);
+    CU_ASSERT_PTR_NOT_NULL(g); /* a second old: stays */
+    CU_ASSERT(g != NULL && g->tombstone);
     CU_ASSERT_EQUAL(count, 1);
     g = find_key(&r, "k3", &count);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_STRING_EQUAL(g->value, "v383");
+    CU_ASSERT_PTR_NOT_NULL(g);
+    CU_ASSERT(g != NULL && strcmp(g->value, "v383") == 0);
     CU_ASSERT_EQUAL(count, 1);
     readback_free(&r);
     br_log_close(log);
@@ -494,8 +503,8 @@ static void test_rebuilt_batches_keep_codec_producer_and_timestamps(void)
     CU_ASSERT(found);
     size_t count = 0;
     const struct got *g = find_key(&r, "only-here", &count);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    CU_ASSERT_EQUAL(g->ts, NOW - HOUR / 2 + 5); /* LogAppendTime as reported */
+    CU_ASSERT_PTR_NOT_NULL(g);
+    CU_ASSERT(g != NULL && g->ts == NOW - HOUR / 2 + 5); /* LogAppendTime as reported */
     readback_free(&r);
     br_log_close(log);
     cleanup_dir();
@@ -535,6 +544,9 @@ static void test_small_offset_map_cleans_in_passes(void)
         (void)snprintf(want, sizeof want, "v%d", 3600 + k);
         const struct got *g = find_key(&r, key, &count);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        if (g == NULL) {
+            continue;
+        }
         CU_ASSERT_STRING_EQUAL(g->value, want);
         CU_ASSERT_EQUAL(count, 1);
     }
@@ -553,6 +565,9 @@ static void test_stopped_run_leaves_nothing(void)
     struct br_clean_job *job = NULL;
     CU_ASSERT_EQUAL_FATAL(br_clean_job_prepare(log, &p, &job), 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    if (job == NULL) {
+        return;
+    }
     atomic_bool stop;
     atomic_init(&stop, true);
     CU_ASSERT_EQUAL(br_clean_job_run(job, &stop), KP_AGAIN);
@@ -676,6 +691,9 @@ static void crash_after_decision(bool delete_some_old)
         (void)snprintf(want, sizeof want, "v%d", k < 500 ? 1500 + k : k);
         const struct got *g = find_key(&r, key, &count);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        if (g == NULL) {
+            continue;
+        }
         CU_ASSERT_STRING_EQUAL(g->value, want);
     }
     readback_free(&r);

@@ -96,9 +96,11 @@ int main(int argc, char **argv)
 
     char errstr[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    /* the handle only hosts the cluster; it connects nowhere */
+    /* the handle only hosts the cluster; it connects nowhere, so its notice about
+     * having no bootstrap.servers (log level 5) is left out */
     if (rd_kafka_conf_set(conf, "client.id", "samsa-mock-cluster", errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
+            RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "log_level", "4", errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
         fprintf(stderr, "samsa-mock-cluster: %s\n", errstr);
         rd_kafka_conf_destroy(conf);
         return 1;
