@@ -17,7 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define MAX_SLICES_PER_PARTITION 64
+#define MAX_SLICES_PER_PARTITION 4
 
 struct part_slices {
     struct br_log_slice s[MAX_SLICES_PER_PARTITION];

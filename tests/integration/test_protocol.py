@@ -144,6 +144,32 @@ def case_fetch_edges(t):
         eq(parts[("fe", 0)][:2], (OFFSET_OUT_OF_RANGE, 11), "Fetch beyond the high watermark")
 
 
+def case_fetch_many_partitions(t):
+    """One Fetch over 64 partitions that all hold data answers every one
+    (the response's bookkeeping must not outgrow what the request allows)."""
+    b = t.broker()
+    n = 64
+    kwire.create_topic(b.port, "many", n)
+    for p in range(n):
+        recs = [(b"k%d-%d" % (p, j), b"v" * 200) for j in range(50)]
+        kwire.produce(b.port, "many", p, recs)
+    parts = b"".join(kwire.i32(p) + kwire.i64(0) + kwire.i32(1 << 20) for p in range(n))
+    body = (kwire.i32(-1) + kwire.i32(0) + kwire.i32(1) + kwire.i32(64 << 20) + kwire.i8(0)
+            + kwire.i32(1) + kwire.string("many") + kwire.i32(n) + parts)
+    s = kwire.connect(b.port)
+    corr, out = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.request(kwire.FETCH, 4, 77, body)))
+    eq(corr, 77, "correlation id")
+    eq(len(out), n, "partitions answered")
+    for p in range(n):
+        err, hw, records = out[("many", p)]
+        eq(err, 0, "error of many-%d" % p)
+        eq(hw, 50, "high watermark of many-%d" % p)
+        batches, tail = kwire.parse_batches(records)
+        eq(tail, 0, "bytes after the last whole batch of many-%d" % p)
+        eq(sum(x.record_count for x in batches), 50, "records of many-%d" % p)
+    s.close()
+
+
 def case_produce_rejections(t):
     b = t.broker()
     kwire.create_topic(b.port, "pr", 1)
@@ -171,7 +197,7 @@ def case_produce_rejections(t):
 
 
 CASES = [case_api_versions_ranges, case_metadata_topic_arrays, case_fetch_edges,
-         case_produce_rejections]
+         case_fetch_many_partitions, case_produce_rejections]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
