@@ -274,6 +274,13 @@ static int cleanable(const struct br_log *log, const struct br_clean_params *p, 
     size_t n = br_log_segment_count(log);
     int64_t start = br_log_start_offset(log);
     *first_dirty = p->first_dirty_offset > start ? p->first_dirty_offset : start;
+    struct br_log_segment_info active;
+    if (n > 0 && br_log_segment_info(log, n - 1, &active) == 0 &&
+        *first_dirty > active.base_offset) {
+        /* a checkpoint from a longer log (cut by recovery): clean it all
+         * again, as Kafka's LogCleanerManager does */
+        *first_dirty = start;
+    }
     *count = 0;
     *clean_bytes = 0;
     *dirty_bytes = 0;
@@ -442,8 +449,8 @@ struct reader {
     size_t win_len;
 };
 
-static void reader_init(struct reader *r, const struct br_clean_job *job, size_t seg,
-                        uint8_t **buf, size_t *cap)
+static void reader_init(struct reader *r, const struct br_clean_job *job, size_t seg, uint8_t **buf,
+                        size_t *cap)
 {
     r->job = job;
     r->seg = seg;
@@ -711,8 +718,7 @@ static int append(struct run *r, struct br_segment *out, const uint8_t *batch, s
 }
 
 /* Rebuilds the batch with the records marked in r->keep (possibly none). */
-static int rebuild(struct run *r, struct br_segment *out, const struct kp_batch_header *h,
-                   size_t n)
+static int rebuild(struct run *r, struct br_segment *out, const struct kp_batch_header *h, size_t n)
 {
     struct kp_batch_builder bb;
     int codec = kp_batch_codec(h);
@@ -1277,8 +1283,8 @@ int br_cleaner_start(struct br_broker *b)
         c->nthreads++;
     }
     c->next_look_ms = br_now_mono_ms() + b->cfg.log_cleaner_backoff_ms;
-    br_info("log cleaner: %zu thread(s), looking for dirty logs every %" PRId64 " ms",
-            c->nthreads, b->cfg.log_cleaner_backoff_ms);
+    br_info("log cleaner: %zu thread(s), looking for dirty logs every %" PRId64 " ms", c->nthreads,
+            b->cfg.log_cleaner_backoff_ms);
     return 0;
 }
 
@@ -1310,10 +1316,12 @@ void br_cleaner_mail(struct br_broker *b, struct br_mail *m)
             p->clean.failed = true;
         }
     } else if ((p->topic->config.cleanup_policy & BR_CLEANUP_COMPACT) == 0) {
-        br_info("cleaning of %s-%" PRId32 " discarded: the topic is no longer compacted",
-                t->topic, t->partition);
+        br_info("cleaning of %s-%" PRId32 " discarded: the topic is no longer compacted", t->topic,
+                t->partition);
     } else {
+        int64_t t0 = br_now_mono_ms();
         int rc = br_clean_job_commit(p->log, t->job, &swapped);
+        int64_t swap_ms = br_now_mono_ms() - t0;
         const struct br_clean_stats *st = br_clean_job_stats(t->job);
         if (rc != 0) {
             br_error("swapping the cleaned segments of %s-%" PRId32 " failed: %s", t->topic,
@@ -1326,11 +1334,11 @@ void br_cleaner_mail(struct br_broker *b, struct br_mail *m)
             br_info("cleaned %s-%" PRId32 ": offsets [%" PRId64 ", %" PRId64 "), %" PRId64
                     " -> %" PRId64 " records, %" PRId64 " -> %" PRId64
                     " bytes, %zu -> %zu segments, %" PRId64 " tombstones dropped, "
-                    "%zu keys mapped, %" PRId64 " ms",
+                    "%zu keys mapped, %" PRId64 " ms (swap %" PRId64 " ms)",
                     t->topic, t->partition, br_log_start_offset(p->log), st->cleaned_to,
                     st->records_read, st->records_kept, st->bytes_before, st->bytes_after,
-                    st->segments_before, st->segments_after, st->tombstones_dropped,
-                    st->map_keys, st->elapsed_ms);
+                    st->segments_before, st->segments_after, st->tombstones_dropped, st->map_keys,
+                    st->elapsed_ms, swap_ms);
         }
     }
     if (p != NULL) {

@@ -46,7 +46,8 @@
  * min.compaction.lag.ms: the cleanable part ends at the first segment whose
  * largest timestamp is newer than now - lag. The first dirty offset of each
  * partition is kept in cleaner-offset-checkpoint in its log dir (Kafka's
- * file and format), written after each swap.
+ * file and format), written after each swap; one beyond the active
+ * segment's base offset (a log cut by recovery) means the whole log again.
  *
  * The offset map holds 128-bit hashes of the keys (MurmurHash3), 24 bytes
  * an entry, at most 128 MiB per thread (Kafka's dedupe buffer default); a

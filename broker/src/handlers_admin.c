@@ -62,8 +62,9 @@ struct change {
 };
 
 /* Stores tc as the topic's configs and applies it to its logs. */
-static int store_and_apply(struct br_broker *b, struct br_topic *t, const struct br_topic_config *tc,
-                           const struct br_log_config *lc, char *msg, size_t msglen)
+static int store_and_apply(struct br_broker *b, struct br_topic *t,
+                           const struct br_topic_config *tc, const struct br_log_config *lc,
+                           char *msg, size_t msglen)
 {
     char keys[BR_TCFG__COUNT][KEY_MAX + 1];
     char values[BR_TCFG__COUNT][BR_TOPIC_CONFIG_TEXT_MAX];
@@ -121,8 +122,7 @@ static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, con
     }
     unsigned now = op == OP_APPEND ? tc->cleanup_policy | flags : tc->cleanup_policy & ~flags;
     char text[64];
-    return br_topic_config_set(tc, key, br_cleanup_policy_str(now, text, sizeof text), msg,
-                               msglen);
+    return br_topic_config_set(tc, key, br_cleanup_policy_str(now, text, sizeof text), msg, msglen);
 }
 
 /* One resource of AlterConfigs (incremental false) or
@@ -133,8 +133,9 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
 {
     msg[0] = '\0';
     if (type == RESOURCE_BROKER) {
-        (void)snprintf(msg, msglen, "broker configs are static in this broker: set them in "
-                                    "server.properties (dynamic broker configs are not supported)");
+        (void)snprintf(msg, msglen,
+                       "broker configs are static in this broker: set them in "
+                       "server.properties (dynamic broker configs are not supported)");
         return KP_ERR_INVALID_REQUEST;
     }
     if (type != RESOURCE_TOPIC) {
@@ -143,8 +144,8 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
     }
     struct br_topic *t = br_broker_find_topic(b, name);
     if (t == NULL) {
-        (void)snprintf(msg, msglen, "topic \"%.*s\" does not exist", name.len > 0 ? (int)name.len : 0,
-                       name.ptr != NULL ? name.ptr : "");
+        (void)snprintf(msg, msglen, "topic \"%.*s\" does not exist",
+                       name.len > 0 ? (int)name.len : 0, name.ptr != NULL ? name.ptr : "");
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     for (size_t i = 0; i < n; i++) {
@@ -437,8 +438,7 @@ int br_h_describe_log_dirs(struct br_req *r)
             rt->Partitions.count = 0;
             for (int32_t p = 0; p < t->npartitions; p++) {
                 const struct br_partition *part = &t->partitions[p];
-                if (part->dir_index != d || part->log == NULL ||
-                    !partition_wanted(q, t->name, p)) {
+                if (part->dir_index != d || part->log == NULL || !partition_wanted(q, t->name, p)) {
                     continue;
                 }
                 struct kp_DescribeLogDirsResponse_DescribeLogDirsPartition *rp =

@@ -387,8 +387,8 @@ static int open_file(int dir_fd, const char *dir, int64_t base, const char *suff
 
 /* A new empty segment under "<base>.<suffix><tail>" names; `fresh` files
  * are truncated when they exist (a leftover of an abandoned attempt). */
-static int create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail,
-                     bool fresh, struct br_segment **out)
+static int create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail, bool fresh,
+                     struct br_segment **out)
 {
     *out = NULL;
     struct br_segment *s = alloc_segment(base_offset);
@@ -697,8 +697,8 @@ int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset)
     return br_segment_unlink_as(dir_fd, dir, base_offset, "");
 }
 
-int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset,
-                            const char *from_tail, const char *to_tail)
+int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset, const char *from_tail,
+                            const char *to_tail)
 {
     /* the .log goes last: once it has its new name, so have its indexes */
     static const char *const suffixes[] = {"index", "timeindex", "log"};

@@ -185,8 +185,7 @@ static void read_all(struct br_log *log, struct readback *out)
         if (buf == NULL) {
             return;
         }
-        CU_ASSERT_EQUAL_FATAL(pread(br_fileref_fd(s.file), buf, (size_t)s.len, s.file_pos),
-                              s.len);
+        CU_ASSERT_EQUAL_FATAL(pread(br_fileref_fd(s.file), buf, (size_t)s.len, s.file_pos), s.len);
         size_t pos = 0;
         while (pos < (size_t)s.len) {
             struct kp_batch_header h;
@@ -361,6 +360,10 @@ static void test_clean_keeps_latest_value_per_key_and_offsets(void)
     /* nothing new: no job */
     p.first_dirty_offset = to;
     CU_ASSERT_EQUAL(clean_once(log, &p, true), -1);
+    /* a first dirty offset past the active segment (a stale checkpoint of a
+     * longer log) means the whole log again */
+    p.first_dirty_offset = INT64_C(1) << 40;
+    CU_ASSERT_EQUAL(clean_once(log, &p, true), to);
     CU_ASSERT_EQUAL(count_files(".cleaned"), 0);
     CU_ASSERT_EQUAL(count_files(".swap"), 0);
 
@@ -457,8 +460,8 @@ static void test_rebuilt_batches_keep_codec_producer_and_timestamps(void)
     updates(log, 0, 200, 7, &gz, NOW - HOUR / 2);
     /* an idempotent producer whose records are all overwritten later */
     struct batch_opts idem = {KP_CODEC_NONE, 4242, 17, false};
-    struct rec pr[3] = {{"k1", "a", NOW - HOUR / 2}, {"k2", "b", NOW - HOUR / 2},
-                        {"k3", "c", NOW - HOUR / 2}};
+    struct rec pr[3] = {
+        {"k1", "a", NOW - HOUR / 2}, {"k2", "b", NOW - HOUR / 2}, {"k3", "c", NOW - HOUR / 2}};
     int64_t pbase = append(log, pr, 3, &idem);
     /* a LogAppendTime batch with a record that survives */
     struct batch_opts lat = {KP_CODEC_LZ4, -1, -1, true};
@@ -837,8 +840,7 @@ int main(void)
         {"open_removes_undecided_cleaned_files", test_open_removes_undecided_cleaned_files},
         {"open_completes_a_decided_swap", test_open_completes_a_decided_swap},
         {"open_completes_a_half_done_swap", test_open_completes_a_half_done_swap},
-        {"retention_by_time_uses_largest_timestamp",
-         test_retention_by_time_uses_largest_timestamp},
+        {"retention_by_time_uses_largest_timestamp", test_retention_by_time_uses_largest_timestamp},
         {"retention_by_size_and_high_watermark", test_retention_by_size_and_high_watermark},
         {"retention_deletes_below_a_moved_log_start",
          test_retention_deletes_below_a_moved_log_start},

@@ -77,7 +77,8 @@ def jobs(b):
     jobs."""
     text = b.log_text()
     started = text.count("cleaning %s-0 (dirty ratio" % TOPIC)
-    done = re.findall(r"cleaned %s-0: .*records, (\d+) -> \d+ bytes.* (\d+) ms" % TOPIC, text)
+    done = re.findall(r"cleaned %s-0: .*records, (\d+) -> \d+ bytes.* keys mapped, (\d+) ms"
+                      % TOPIC, text)
     finished = len(done) + text.count("cleaning of %s-0 discarded" % TOPIC)
     return started, finished, [(int(x), int(y)) for x, y in done]
 
