@@ -8,10 +8,14 @@
  *               bit 1 open as after a clean stop (recovery point = INT64_MAX)
  *               instead of a crash (0); bit 2 write the .index file (else it
  *               is missing); bit 3 split the log into two segments; bits 4-5
- *               index.interval.bytes 0, 64, 256 or 4096
+ *               index.interval.bytes 0, 64, 256 or 4096; bit 6 write the
+ *               .timeindex (else it is missing, and the broker rebuilds both
+ *               indexes and validates every segment whole)
  *   bytes 1-2   L, big-endian: the length of the .index bytes
  *   bytes 3-4   S, big-endian: where the second segment starts (bit 3)
+ *   bytes 5-6   T, big-endian: the length of the .timeindex bytes (bit 6 only)
  *   L bytes     00000000000000000000.index
+ *   T bytes     00000000000000000000.timeindex (bit 6 only)
  *   the rest    the .log bytes: 00000000000000000000.log, and with bit 3 the
  *               part from S on as a second segment named by the BaseOffset
  *               found at S (or 1000000 when that is not usable)
@@ -53,6 +57,7 @@
 #include "logging.h"
 
 #define HEADER 5
+#define HEADER_TIME 7 /* with bit 6 */
 #define SECOND_BASE_FALLBACK INT64_C(1000000)
 #define MAX_SEGMENT_FILE ((size_t)16 * 1024 * 1024)
 
@@ -304,16 +309,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     br_logging_set_level(getenv("FUZZ_LOG") != NULL ? BR_LOG_DEBUG : BR_LOG_ERROR);
     uint8_t flags = data[0];
+    size_t header = (flags & 0x40) != 0 ? HEADER_TIME : HEADER;
+    if (size < header) {
+        return 0;
+    }
     size_t ilen = fuzz_load_u16(data + 1);
     size_t split = fuzz_load_u16(data + 3);
-    const uint8_t *rest = data + HEADER;
-    size_t left = size - HEADER;
+    size_t tlen = header == HEADER_TIME ? fuzz_load_u16(data + 5) : 0;
+    const uint8_t *rest = data + header;
+    size_t left = size - header;
     ilen = ilen < left ? ilen : left;
     const uint8_t *index = rest;
-    size_t llen = left - ilen;
+    left -= ilen;
+    tlen = tlen < left ? tlen : left;
+    const uint8_t *timeindex = rest + ilen;
+    size_t llen = left - tlen;
     uint8_t *seg = kp_malloc(llen + 1);
     fuzz_check(seg != NULL, "out of memory", 0);
-    memcpy(seg, rest + ilen, llen);
+    memcpy(seg, rest + ilen + tlen, llen);
     if ((flags & 1) != 0) {
         fix_crcs(seg, llen);
     }
@@ -339,6 +352,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_file("00000000000000000000.log", seg, first_len);
     if ((flags & 4) != 0) {
         write_file("00000000000000000000.index", index, ilen);
+    }
+    if ((flags & 0x40) != 0) {
+        write_file("00000000000000000000.timeindex", timeindex, tlen);
     }
     kp_free(seg);
 

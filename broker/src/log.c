@@ -1183,6 +1183,12 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
                     }
                     break;
                 }
+                if (h.BaseOffset < next) {
+                    /* offsets going back: damage below the recovery point,
+                     * which recovery trusted; serve what is good */
+                    report_damage(log, s, c.pos, KP_E_CORRUPT);
+                    break;
+                }
                 last = h.BaseOffset + h.LastOffsetDelta;
                 if (last >= max_offset || total > limit - (int64_t)size) {
                     break;
