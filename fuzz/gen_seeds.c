@@ -881,6 +881,7 @@ static void write_edited(struct gen *g, const char *sub, const char *name, const
         return;
     }
     memcpy(buf, text, head);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): bytes, not a C string */
     memcpy(buf + head, to, tlen);
     memcpy(buf + head + tlen, at + flen, len - head - flen);
     write_seed(g, sub, name, buf, n, NULL, 0);
@@ -982,7 +983,7 @@ static int meta_format(const struct meta_topic *mt, size_t n, char **out, size_t
         rc = br_meta_file_format(t, n, out, len);
     }
     for (size_t i = 0; t != NULL && i < n; i++) {
-        for (size_t c = 0; c < t[i].n_configs; c++) {
+        for (size_t c = 0; t[i].configs != NULL && c < t[i].n_configs; c++) {
             free(t[i].configs[c].key);
             free(t[i].configs[c].value);
         }
@@ -1215,11 +1216,14 @@ static void gen_checkpoint(struct gen *g)
     }
     /* a line past the ceiling, and a topic one byte past Kafka's limit */
     char buf[BR_CHECKPOINT_MAX_LINE + 64];
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): file bytes, not a C string */
     memcpy(buf, "0\n1\n", 4);
     memset(buf + 4, 'y', BR_CHECKPOINT_MAX_LINE + 40);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): file bytes, not a C string */
     memcpy(buf + BR_CHECKPOINT_MAX_LINE + 44, " 0 1\n", 5);
     write_seed(g, "checkpoint", "bad-line-too-long.bin", (const uint8_t *)buf,
                BR_CHECKPOINT_MAX_LINE + 49, NULL, 0);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): file bytes, not a C string */
     memcpy(buf + 4 + BR_TOPIC_MAX + 1, " 0 1\n", 5);
     write_seed(g, "checkpoint", "bad-topic-too-long.bin", (const uint8_t *)buf,
                4 + BR_TOPIC_MAX + 1 + 5, NULL, 0);
