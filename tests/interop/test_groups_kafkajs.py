@@ -22,41 +22,17 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import check, eq, main  # noqa: E402
+from test_kafkajs import node_dir  # noqa: E402
 
-KAFKAJS_VERSION = "2.2.4"
 COUNT = 1500
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "5",
 }
-
-
-def node_dir():
-    d = os.environ.get("SAMSA_NODE_DIR") or os.path.join(tempfile.gettempdir(),
-                                                         "samsa-kafkajs-%d" % os.getuid())
-    pkg = os.path.join(d, "node_modules", "kafkajs", "package.json")
-    try:
-        with open(pkg) as f:
-            if json.load(f).get("version") == KAFKAJS_VERSION:
-                return d
-    except (OSError, ValueError):
-        pass
-    os.makedirs(d, exist_ok=True)
-    p = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", d,
-                        "kafkajs@" + KAFKAJS_VERSION],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-    if p.returncode != 0:
-        raise AssertionError("npm install kafkajs@%s into %s failed (%d):\n%s"
-                             % (KAFKAJS_VERSION, d, p.returncode,
-                                p.stdout.decode(errors="replace")[-3000:]))
-    with open(pkg) as f:
-        eq(json.load(f).get("version"), KAFKAJS_VERSION, "installed kafkajs version")
-    return d
 
 
 def case_two_consumers_third_joins_and_leaves(t):
