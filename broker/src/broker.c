@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -321,14 +322,29 @@ void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config 
     lc->retention_bytes = tc->retention_bytes < 0 ? -1 : tc->retention_bytes;
 }
 
+static int cmp_checkpoint_entry(const void *a, const void *b)
+{
+    const struct br_checkpoint_entry *x = a;
+    const struct br_checkpoint_entry *y = b;
+    int c = strcmp(x->topic, y->topic);
+    if (c != 0) {
+        return c;
+    }
+    return x->partition < y->partition ? -1 : (x->partition > y->partition ? 1 : 0);
+}
+
+/* The recovery points are sorted once after loading (br_broker_start), so
+ * that opening many partitions does not scan the whole list for each. */
 static int64_t recovery_point_for(const struct br_broker *b, const char *topic, int32_t p)
 {
-    for (size_t i = 0; i < b->nrecovery; i++) {
-        if (b->recovery[i].partition == p && strcmp(b->recovery[i].topic, topic) == 0) {
-            return b->recovery[i].offset;
-        }
-    }
-    return 0;
+    struct br_checkpoint_entry key;
+    memset(&key, 0, sizeof key);
+    (void)snprintf(key.topic, sizeof key.topic, "%s", topic);
+    key.partition = p;
+    const struct br_checkpoint_entry *e =
+        b->nrecovery == 0 ? NULL
+                          : bsearch(&key, b->recovery, b->nrecovery, sizeof key, cmp_checkpoint_entry);
+    return e != NULL ? e->offset : 0;
 }
 
 /* Rebuild idempotent-producer state from the batches of the last segment(s). */
@@ -832,6 +848,9 @@ int br_broker_start(struct br_broker *b)
             }
             br_checkpoint_free(e);
         }
+    }
+    if (b->nrecovery > 1) {
+        qsort(b->recovery, b->nrecovery, sizeof *b->recovery, cmp_checkpoint_entry);
     }
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/samsa-metadata", b->cfg.log_dirs[0]);
