@@ -314,8 +314,11 @@ void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config 
     lc->segment_bytes = tc->segment_bytes;
     lc->segment_ms = tc->segment_ms;
     lc->index_interval_bytes = tc->index_interval_bytes;
-    lc->max_index_bytes = tc->segment_index_bytes;
-    lc->flush_interval_messages = tc->flush_messages;
+    /* values Kafka accepts that the log has no use for: an index too small
+     * for one 12-byte time entry rolls at every append, as it would be full;
+     * flush.messages 0 flushes every append, as 1 does */
+    lc->max_index_bytes = tc->segment_index_bytes < 12 ? 12 : tc->segment_index_bytes;
+    lc->flush_interval_messages = tc->flush_messages < 1 ? 1 : tc->flush_messages;
     lc->flush_interval_ms = tc->flush_ms;
     lc->retention_ms = tc->retention_ms;
     /* any negative retention.bytes means no limit (Kafka's rule) */
@@ -777,6 +780,64 @@ static int load_identity(struct br_broker *b)
     return 0;
 }
 
+/* ---------------------------------------------------------------- producer ids */
+
+#define PRODUCER_ID_BLOCK 1000
+#define PRODUCER_ID_FILE "producer-id-block"
+
+/* Producer ids start past every id reserved before (the block end kept in
+ * <log dir>/producer-id-block), past every id found in the logs (whose
+ * sequence state was just rebuilt), and at the start time in milliseconds
+ * shifted left 12 bits (so a lost file still gives fresh ids). */
+static int load_producer_id_block(struct br_broker *b)
+{
+    int64_t next = br_now_wall_ms() << 12;
+    if (b->max_producer_id_seen >= next) {
+        next = b->max_producer_id_seen + 1;
+    }
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        char line[64];
+        char *end = NULL;
+        long long v = -1;
+        if (fgets(line, sizeof line, f) != NULL) {
+            errno = 0;
+            v = strtoll(line, &end, 10);
+            if (errno != 0 || end == line || (*end != '\n' && *end != '\0') || v < 0) {
+                v = -1;
+            }
+        }
+        (void)fclose(f);
+        if (v < 0) {
+            br_warn("%s is not a producer id: ignored (ids start from the clock)", path);
+        } else if (v >= next) {
+            next = (int64_t)v;
+        }
+    }
+    b->next_producer_id = next;
+    b->producer_id_block_end = next; /* the first id reserves a block */
+    return 0;
+}
+
+int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
+{
+    if (b->next_producer_id >= b->producer_id_block_end) {
+        int64_t end = b->next_producer_id + PRODUCER_ID_BLOCK;
+        char path[4096];
+        char text[32];
+        (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
+        int n = snprintf(text, sizeof text, "%" PRId64 "\n", end);
+        if (br_file_write_atomic(path, text, (size_t)n) != 0) {
+            return KP_ERR_KAFKA_STORAGE_ERROR; /* logged there */
+        }
+        b->producer_id_block_end = end;
+    }
+    *id = b->next_producer_id++;
+    return 0;
+}
+
 static int lock_dir(struct br_broker *b, size_t i)
 {
     char path[4096];
@@ -841,7 +902,9 @@ int br_broker_start(struct br_broker *b)
                 struct br_checkpoint_entry *all =
                     kp_realloc(b->recovery, (b->nrecovery + n + 1) * sizeof *all);
                 if (all != NULL) {
-                    memcpy(all + b->nrecovery, e, n * sizeof *e);
+                    if (n > 0) {
+                        memcpy(all + b->nrecovery, e, n * sizeof *e);
+                    }
                     b->recovery = all;
                     b->nrecovery += n;
                 }
@@ -875,19 +938,14 @@ int br_broker_start(struct br_broker *b)
     br_topic_metas_free(topics, ntopics);
     br_retention_load_start_offsets(b);
     br_info("loaded %zu topic(s)", b->ntopics);
-    /* producer ids: the start time in milliseconds in the high bits keeps
-     * them unique across restarts without persisting a counter, and never
-     * below an id still present in the logs (whose sequence state was just
-     * rebuilt: handing it out again would clash with that state) */
-    b->next_producer_id = br_now_wall_ms() << 12;
-    if (b->max_producer_id_seen >= b->next_producer_id) {
-        b->next_producer_id = b->max_producer_id_seen + 1;
+    if (load_producer_id_block(b) != 0) {
+        return -1;
     }
 
     if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
         return -1;
     }
-    for (size_t i = 0; i < b->cfg.n_listeners; i++) {
+    for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
         if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
             return -1;
         }
@@ -898,7 +956,7 @@ int br_broker_start(struct br_broker *b)
     (void)snprintf(b->advertised_host, sizeof b->advertised_host, "%s",
                    adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
                                                                              : "127.0.0.1");
-    b->advertised_port = adv->port != 0 ? adv->port : br_net_bound_port(b->net, 0);
+    b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
     if (br_mailbox_create(&b->mailbox) != 0 ||
         br_net_watch_add(b->net, br_mailbox_watch(b->mailbox)) != 0 || br_cleaner_start(b) != 0) {
         br_error("cannot start the log cleaner");

@@ -84,6 +84,7 @@ struct br_broker {
     size_t topics_cap;
     int64_t next_producer_id;
     int64_t max_producer_id_seen; /* the largest id found in the logs at start-up */
+    int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
     struct br_parked *parked; /* all parked requests, a list */
@@ -92,6 +93,9 @@ struct br_broker {
     struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
     int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
     bool stopping;
+    /* set before br_broker_start: bind no listener; requests come through
+     * in-process connections (br_conn_local_new; the stateful fuzz harness) */
+    bool in_process;
     /* per log dir: partitions placed there; lock file descriptors */
     size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
     int dir_locks[BR_CONFIG_MAX_LOG_DIRS];
@@ -118,6 +122,12 @@ void br_broker_wake(struct br_broker *b, struct br_watch *w);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
 void br_broker_complete_all_parked(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
+
+/* A producer id never handed out before by this log dir (InitProducerId):
+ * ids are reserved on disk in blocks (producer-id-block), so neither a
+ * restart nor a clock stepping back repeats one. 0 or
+ * KP_ERR_KAFKA_STORAGE_ERROR when the reservation cannot be written. */
+KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
 
 struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
 /* Create a topic (persisted, logs created). err/errlen explain a failure;

@@ -517,9 +517,11 @@ int br_h_init_producer_id(struct br_req *r)
                 br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
         return br_respond(r, &resp);
     }
-    resp.ErrorCode = KP_ERR_NONE;
-    resp.ProducerId = r->b->next_producer_id++;
-    resp.ProducerEpoch = 0;
+    int64_t id = -1;
+    int err = br_broker_next_producer_id(r->b, &id);
+    resp.ErrorCode = (int16_t)kp_err_to_wire(err);
+    resp.ProducerId = err == 0 ? id : -1;
+    resp.ProducerEpoch = err == 0 ? 0 : -1;
     return br_respond(r, &resp);
 }
 

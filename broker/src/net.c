@@ -74,6 +74,10 @@ struct br_conn {
     bool want_out;     /* EPOLLOUT registered */
     bool reading;      /* EPOLLIN registered */
     bool processing;   /* inside conn_process: no re-entry */
+    bool local;        /* in process, no socket (br_conn_local_new) */
+    uint8_t *out;      /* local: the bytes "sent", until taken */
+    size_t out_len;
+    size_t out_cap;
     char peer[64];
 };
 
@@ -453,15 +457,21 @@ static void conn_kill(struct br_conn *c)
         return;
     }
     c->dead = true;
-    (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
-    close(c->watch.fd);
-    c->watch.fd = -1;
+    if (c->watch.fd >= 0) {
+        (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
+        close(c->watch.fd);
+        c->watch.fd = -1;
+    }
     /* parked requests of this connection go away with it */
     for (struct br_slot *s = c->slots; s != NULL; s = s->next) {
         if (s->parked != NULL) {
             br_broker_cancel_parked(c->net->broker, s->parked);
             s->parked = NULL;
         }
+    }
+    if (c->local) {
+        /* not on the list; its owner frees it (br_conn_local_free) */
+        return;
     }
     if (c->prev != NULL) {
         c->prev->next = c->next;
@@ -486,12 +496,13 @@ static void conn_destroy(struct br_conn *c)
         s = next;
     }
     kp_free(c->in);
+    kp_free(c->out);
     kp_free(c);
 }
 
 static void conn_update_events(struct br_conn *c)
 {
-    if (c->dead) {
+    if (c->dead || c->local) {
         return;
     }
     bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS;
@@ -510,11 +521,59 @@ static void conn_update_events(struct br_conn *c)
     c->want_out = want_out;
 }
 
+/* A local connection "sends" a slot by copying its bytes to c->out (file
+ * regions with pread, as sendfile would read them) and freeing its chunks.
+ * 0, or -1 when memory runs out or a file ends early. */
+static int local_send(struct br_conn *c, struct br_slot *s)
+{
+    while (s->head != NULL) {
+        struct chunk *ch = s->head;
+        if (c->out_cap - c->out_len < ch->len) {
+            size_t cap = c->out_cap * 2 > c->out_len + ch->len ? c->out_cap * 2
+                                                               : c->out_len + ch->len;
+            uint8_t *nb = kp_realloc(c->out, cap);
+            if (nb == NULL) {
+                return -1;
+            }
+            c->out = nb;
+            c->out_cap = cap;
+        }
+        if (ch->kind == CHUNK_MEM) {
+            memcpy(c->out + c->out_len, ch->buf + ch->off, ch->len);
+        } else {
+            size_t got = 0;
+            while (got < ch->len) {
+                ssize_t n = pread(br_fileref_fd(ch->file), c->out + c->out_len + got,
+                                  ch->len - got, (off_t)(ch->pos + (int64_t)got));
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n <= 0) {
+                    br_error("local connection %s: file ended early", c->peer);
+                    return -1;
+                }
+                got += (size_t)n;
+            }
+        }
+        c->out_len += ch->len;
+        s->head = ch->next;
+        if (s->head == NULL) {
+            s->tail = NULL;
+        }
+        chunk_free(ch);
+    }
+    return 0;
+}
+
 /* Send what can be sent now, strictly from the head slot. */
 static void conn_flush(struct br_conn *c)
 {
     while (!c->dead && c->slots != NULL && c->slots->ready) {
         struct br_slot *s = c->slots;
+        if (c->local && local_send(c, s) != 0) {
+            conn_kill(c);
+            return;
+        }
         while (s->head != NULL) {
             struct chunk *ch = s->head;
             ssize_t n;
@@ -896,4 +955,83 @@ void br_net_free(struct br_net *n)
     close(n->epfd);
     kp_free(n->heap);
     kp_free(n);
+}
+
+/* ---------------------------------------------------------------- local */
+
+struct br_conn *br_conn_local_new(struct br_net *n, const char *peer)
+{
+    struct br_conn *c = kp_calloc(1, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->watch.kind = BR_WATCH_CONN;
+    c->watch.fd = -1;
+    c->net = n;
+    c->local = true;
+    (void)snprintf(c->peer, sizeof c->peer, "%s", peer);
+    return c;
+}
+
+int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len)
+{
+    if (c->dead || c->closing) {
+        return -1;
+    }
+    if (c->in_cap - c->in_len < len) {
+        size_t cap = c->in_len + len;
+        uint8_t *nb = kp_realloc(c->in, cap);
+        if (nb == NULL) {
+            return -1;
+        }
+        c->in = nb;
+        c->in_cap = cap;
+    }
+    memcpy(c->in + c->in_len, p, len);
+    c->in_len += len;
+    if (!c->processing) {
+        conn_process(c);
+    }
+    return 0;
+}
+
+const uint8_t *br_conn_local_output(const struct br_conn *c, size_t *len)
+{
+    *len = c->out_len;
+    return c->out;
+}
+
+void br_conn_local_consume(struct br_conn *c, size_t n)
+{
+    if (n >= c->out_len) {
+        c->out_len = 0;
+        return;
+    }
+    memmove(c->out, c->out + n, c->out_len - n);
+    c->out_len -= n;
+}
+
+bool br_conn_local_closed(const struct br_conn *c)
+{
+    return c->dead || c->closing;
+}
+
+void br_conn_local_free(struct br_conn *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    conn_kill(c);
+    conn_destroy(c);
+}
+
+void br_net_poll(struct br_net *n)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, 0);
+    for (int i = 0; i < cnt; i++) {
+        handle_event(n, &evs[i]);
+    }
+    fire_timers(n);
+    bury(n);
 }

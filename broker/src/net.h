@@ -101,4 +101,27 @@ void br_conn_close_after_flush(struct br_conn *c);
 const char *br_conn_peer(const struct br_conn *c);
 struct br_net *br_conn_net(const struct br_conn *c);
 
+/* ---- in-process connections (the stateful fuzz harness, tests)
+ *
+ * A local connection has no socket: request bytes are fed to it as if read,
+ * and what it would send collects in a buffer, in order (file regions are
+ * read with pread where a socket would get sendfile). It is not on the
+ * net's list of connections: its owner frees it, before the net. */
+struct br_conn *br_conn_local_new(struct br_net *n, const char *peer);
+/* Bytes as read from the socket (frames may be split anywhere); whole
+ * frames are handled at once. 0, or -1 once the connection is closed (a
+ * protocol error closes it) or memory runs out. */
+int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len);
+/* The bytes sent so far and not yet consumed. */
+const uint8_t *br_conn_local_output(const struct br_conn *c, size_t *len);
+void br_conn_local_consume(struct br_conn *c, size_t n);
+/* True once the broker closed it (or will, once its responses are out). */
+bool br_conn_local_closed(const struct br_conn *c);
+/* Cancels what it parked and frees it. NULL is a no-op. */
+void br_conn_local_free(struct br_conn *c);
+/* One reactor turn without blocking: ready watches (the mailbox), due
+ * timers, dead connections. For an in-process broker that br_net_run does
+ * not drive. */
+void br_net_poll(struct br_net *n);
+
 #endif
