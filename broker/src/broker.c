@@ -561,6 +561,22 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
     e = topic_load(b, &m);
     kp_free(m.replicas);
     if (e != 0) {
+        /* nothing of it may stay: a topic in the metadata whose logs cannot
+         * open (out of file descriptors, say) would stop the next start */
+        char merr[256];
+        if (br_meta_delete_topic(&b->meta, cname, merr, sizeof merr) != 0) {
+            br_error("topic %s could not be created nor removed from the metadata: %s", cname,
+                     merr);
+        }
+        for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+            for (int32_t p = 0; p < partitions; p++) {
+                char path[4096];
+                (void)snprintf(path, sizeof path, "%s/%s-%" PRId32, b->cfg.log_dirs[d], cname, p);
+                if (access(path, F_OK) == 0 && br_log_dir_remove(path) != 0) {
+                    br_error("cannot remove %s", path);
+                }
+            }
+        }
         (void)snprintf(err, errlen, "cannot create the logs of \"%s\"", cname);
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
