@@ -77,6 +77,10 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                 AT_LEAST32(0)},
     [BR_CFG_CONNECTIONS_MAX_IDLE_MS] = {"connections.max.idle.ms", K_LONG,
                                         FIELD(connections_max_idle_ms), "600000", AT_LEAST64(1)},
+    /* KIP-541 (Kafka 2.5): a ceiling on every Fetch response, whatever the
+     * consumer asks; Kafka's default */
+    [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "57671680",
+                                AT_LEAST32(1024)},
     [BR_CFG_MESSAGE_MAX_BYTES] = {"message.max.bytes", K_INT, FIELD(message_max_bytes), "1000012",
                                   AT_LEAST32(0)},
     [BR_CFG_AUTO_CREATE_TOPICS_ENABLE] = {"auto.create.topics.enable", K_BOOL,

@@ -148,6 +148,7 @@ enum br_config_key {
     BR_CFG_MAX_CONNECTIONS,
     BR_CFG_CONNECTIONS_MAX_IDLE_MS,
     BR_CFG_MESSAGE_MAX_BYTES,
+    BR_CFG_FETCH_MAX_BYTES,
     BR_CFG_AUTO_CREATE_TOPICS_ENABLE,
     BR_CFG_NUM_PARTITIONS,
     BR_CFG_DEFAULT_REPLICATION_FACTOR,
@@ -246,6 +247,7 @@ struct br_config {
     int32_t max_connections;                      /* max.connections */
     int64_t connections_max_idle_ms;              /* connections.max.idle.ms */
     int32_t message_max_bytes;                    /* message.max.bytes */
+    int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
     bool auto_create_topics_enable;               /* auto.create.topics.enable */
     int32_t num_partitions;                       /* num.partitions */
     int16_t default_replication_factor;           /* default.replication.factor */

@@ -98,7 +98,11 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
         return KP_E_NOMEM;
     }
     resp->Responses.count = q->Topics.count;
+    /* the consumer's MaxBytes (v3+) under the broker's fetch.max.bytes */
     int64_t budget = version >= 3 ? q->MaxBytes : INT32_MAX;
+    if (budget > b->cfg.fetch_max_bytes) {
+        budget = b->cfg.fetch_max_bytes;
+    }
     bool min_one = true; /* KIP-74: the first batch goes out whatever its size */
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];

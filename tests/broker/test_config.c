@@ -81,6 +81,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.max_connections, INT32_MAX);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 600000);
     CU_ASSERT_EQUAL(c.message_max_bytes, 1000012);
+    CU_ASSERT_EQUAL(c.fetch_max_bytes, 57671680);
     CU_ASSERT_TRUE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 1);
     CU_ASSERT_EQUAL(c.default_replication_factor, 1);
@@ -172,6 +173,7 @@ static const char every_key[] =
     "max.connections=500\n"
     "connections.max.idle.ms=120000\n"
     "message.max.bytes=2097152\n"
+    "fetch.max.bytes=1048576\n"
     "auto.create.topics.enable=false\n"
     "num.partitions=3\n"
     "default.replication.factor=2\n"
@@ -261,6 +263,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.max_connections, 500);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 120000);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);
+    CU_ASSERT_EQUAL(c.fetch_max_bytes, 1048576);
     CU_ASSERT_FALSE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 3);
     CU_ASSERT_EQUAL(c.default_replication_factor, 2);

@@ -17,6 +17,9 @@ reference, sections 0, 1 and 6), on raw sockets against samsa-broker.
   comes whole; a fetch offset inside a batch returns that whole batch;
   at the high watermark: no error, empty (not null) records; beyond it:
   OFFSET_OUT_OF_RANGE.
+- fetch_max_bytes_broker: the broker's fetch.max.bytes (KIP-541) caps a
+  response whatever MaxBytes the consumer asks for, yet a first batch larger
+  than the cap still comes whole, and the rest is read by later fetches.
 - produce_rejections: two batches in one partition's records, a magic 1
   message, empty records → INVALID_RECORD; acks=2 → INVALID_REQUIRED_ACKS;
   an unknown partition or topic → UNKNOWN_TOPIC_OR_PARTITION; nothing is
@@ -170,6 +173,40 @@ def case_fetch_many_partitions(t):
     s.close()
 
 
+def case_fetch_max_bytes_broker(t):
+    b = t.broker(config={"fetch.max.bytes": "4096"})
+    kwire.create_topic(b.port, "fmb", 2)
+    for p in range(2):
+        for i in range(6):  # six batches of about 1.1 kB each
+            kwire.produce(b.port, "fmb", p, [(b"k%d" % i, b"v" * 1000)])
+    big = [(b"b%d" % i, b"w" * 1000) for i in range(8)]  # one batch of about 8 kB
+    eq(kwire.produce(b.port, "fmb", 0, big), 6, "base offset of the large batch")
+    with kwire.connect(b.port) as s:
+        parts = b"".join(kwire.i32(p) + kwire.i64(0) + kwire.i32(1 << 20) for p in range(2))
+        body = (kwire.i32(-1) + kwire.i32(0) + kwire.i32(1) + kwire.i32(50 << 20) + kwire.i8(0)
+                + kwire.array([kwire.string("fmb") + kwire.i32(2) + parts]))
+        _, out = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.request(kwire.FETCH, 4, 5, body)))
+        total = sum(len(out[("fmb", p)][2]) for p in range(2))
+        check(0 < total <= 4096, "a 50 MB Fetch under fetch.max.bytes=4096 returned %d bytes",
+              total)
+        # read partition 0 to its end: the 8 kB batch comes whole on its own
+        offset, seen, sizes = 0, 0, []
+        while offset < 14:
+            _, o = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.fetch_v4(
+                6 + offset, "fmb", 0, offset, max_bytes=50 << 20)))
+            err, hw, records = o[("fmb", 0)]
+            eq((err, hw), (0, 14), "Fetch of fmb-0 at %d: error, high watermark" % offset)
+            batches, tail = kwire.parse_batches(records)
+            check(batches, "Fetch of fmb-0 at %d returned no whole batch", offset)
+            sizes.append(len(records))
+            for x in batches:
+                seen += x.record_count
+            offset = batches[-1].base_offset + batches[-1].record_count
+        eq(seen, 14, "records of fmb-0 read under the cap")
+        check(max(sizes) > 4096 and len(sizes) > 2,
+              "the large batch came whole and the small ones in several fetches: %r", sizes)
+
+
 def case_produce_rejections(t):
     b = t.broker()
     kwire.create_topic(b.port, "pr", 1)
@@ -197,7 +234,7 @@ def case_produce_rejections(t):
 
 
 CASES = [case_api_versions_ranges, case_metadata_topic_arrays, case_fetch_edges,
-         case_fetch_many_partitions, case_produce_rejections]
+         case_fetch_many_partitions, case_fetch_max_bytes_broker, case_produce_rejections]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
