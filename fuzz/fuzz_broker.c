@@ -286,7 +286,7 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
         fuzz_check(len == 0, "an answer to acks=0", (int)len);
         return NULL;
     }
-    fuzz_check(len >= 4, "a request was not answered at once", api);
+    fuzz_check(len >= 4 && out != NULL, "a request was not answered at once", api);
     size_t size = kp_load_be32(out);
     fuzz_check(len == size + 4, "more or less than one whole answer", (int)len);
     /* the decoded slices point into the bytes: keep them in the arena */

@@ -25,7 +25,18 @@
 #define EPOCH_FILE_TMP "leader-epoch-checkpoint.tmp"
 /* A leader-epoch-checkpoint with more entries is rejected (and rebuilt). */
 #define EPOCH_FILE_MAX_ENTRIES ((size_t)1 << 20)
-/* Read window for walking batch headers. */
+/*
+ * Read window for walking batch headers (br_cursor). Each walk declares its
+ * window on its own stack, as segment.c's walks do, rather than the log
+ * carrying one: 8 KiB in every struct br_log was 8 MiB of resident memory
+ * per 1,000 partitions for a buffer that lives only while one function
+ * walks one segment. A stack window is private to the call, so it is
+ * correct on any thread (the reactor thread runs every walk in this file;
+ * the cleaner threads walk segments with windows of their own, cleaner.c)
+ * and no walk can overwrite another's window, whatever it calls while its
+ * cursor is live. An iterator (br_log_iter) outlives the call that opens
+ * it, so it keeps its window in its own allocation.
+ */
 #define CURSOR_WINDOW 8192
 /* offset_for_timestamp decodes the records of batches up to these sizes;
  * larger ones are answered at batch granularity. */
@@ -49,7 +60,6 @@ struct br_log {
     bool dir_dirty;             /* files created or removed since the last dir fsync */
     bool failed;                /* an I/O failure left the files uncertain */
     struct br_leader_epochs epochs;
-    uint8_t window[CURSOR_WINDOW]; /* scratch for header walks (one thread) */
 };
 
 struct br_log_iter {
@@ -315,8 +325,9 @@ static int64_t file_next_offset(struct br_log *log, const char *name, int64_t ba
     int64_t next = base;
     struct stat st;
     if (fstat(fd, &st) == 0) {
+        uint8_t window[CURSOR_WINDOW];
         struct br_cursor c;
-        br_cursor_init(&c, fd, 0, (int64_t)st.st_size, log->window, sizeof log->window);
+        br_cursor_init(&c, fd, 0, (int64_t)st.st_size, window, sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
@@ -584,11 +595,12 @@ static int load_epochs(struct br_log *log, bool *rebuild)
 /* Assigns epochs from every batch header (for a malformed checkpoint). */
 static int rebuild_epochs(struct br_log *log)
 {
+    uint8_t window[CURSOR_WINDOW];
     log->epochs.n = 0;
     for (size_t i = 0; i < log->nsegs; i++) {
         struct br_segment *s = log->segs[i];
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), 0, s->size, log->window, sizeof log->window);
+        br_cursor_init(&c, br_fileref_fd(s->log), 0, s->size, window, sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
@@ -861,10 +873,11 @@ int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recove
     }
     struct br_segment *a = active(log);
     if (a->size > 0) {
+        uint8_t window[CURSOR_WINDOW];
         struct br_cursor c;
         struct kp_batch_header h;
         size_t size = 0;
-        br_cursor_init(&c, br_fileref_fd(a->log), 0, a->size, log->window, sizeof log->window);
+        br_cursor_init(&c, br_fileref_fd(a->log), 0, a->size, window, sizeof window);
         if (br_cursor_peek(&c, &h, &size) == 0 && h.MaxTimestamp >= 0) {
             a->first_append_ms = h.MaxTimestamp; /* Kafka's rolling-based timestamp */
         }
@@ -1137,13 +1150,14 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
     }
     int64_t limit = max_bytes > 0 ? max_bytes : 0;
     size_t first = floor_segment(log, offset);
+    uint8_t window[CURSOR_WINDOW];
     for (size_t i = first; i < log->nsegs; i++) {
         struct br_segment *s = log->segs[i];
         struct br_cursor c;
         struct kp_batch_header h;
         size_t size = 0;
         int64_t from = i == first ? br_segment_lookup(s, offset) : 0;
-        br_cursor_init(&c, br_fileref_fd(s->log), from, s->size, log->window, sizeof log->window);
+        br_cursor_init(&c, br_fileref_fd(s->log), from, s->size, window, sizeof window);
         /* the batch containing offset, or the first one after it */
         int rc = 0;
         for (;;) {
@@ -1264,6 +1278,7 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
 {
     *offset = -1;
     *timestamp = -1;
+    uint8_t window[CURSOR_WINDOW];
     for (size_t i = 0; i < log->nsegs; i++) {
         struct br_segment *s = log->segs[i];
         if (s->size == 0 || (s->max_timestamp_known && s->max_timestamp < ts)) {
@@ -1277,8 +1292,8 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
             from = log->start_offset;
         }
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, from), s->size, log->window,
-                       sizeof log->window);
+        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, from), s->size, window,
+                       sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;

@@ -33,6 +33,10 @@
  *
  * @locality reactor thread: a br_log and everything it hands out (slices,
  * iterators) are used from one thread; there are no locks.
+ *
+ * Memory: a log keeps no read buffer of its own. Functions that walk batch
+ * headers (open, read, offset_for_timestamp) read through an 8 KiB window
+ * on the calling thread's stack; an iterator carries its own.
  */
 #ifndef SAMSA_BROKER_LOG_H
 #define SAMSA_BROKER_LOG_H

@@ -1,7 +1,9 @@
 /* Unit tests for samsa-protocol's CRC-32C and CRC-32 (crc.h). */
 #include <samsa-protocol/crc.h>
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cunit_run.h"
@@ -57,6 +59,11 @@ static void fill_vectors(struct crc_vector v[6])
     v[5].crc = 0xE3069283u;
 }
 
+/* Every implementation kp_crc32c may choose; kp_crc32c_with falls back to
+ * the portable one for those this CPU lacks. */
+static const enum kp_crc32c_impl all_impls[] = {KP_CRC32C_SW, KP_CRC32C_HW, KP_CRC32C_HW_3WAY};
+#define N_IMPLS (sizeof all_impls / sizeof all_impls[0])
+
 static void test_crc32c_matches_rfc3720_vectors(void)
 {
     struct crc_vector v[6];
@@ -64,6 +71,9 @@ static void test_crc32c_matches_rfc3720_vectors(void)
     for (size_t i = 0; i < 6; i++) {
         CU_ASSERT_EQUAL(kp_crc32c(0, v[i].data, v[i].len), v[i].crc);
         CU_ASSERT_EQUAL(kp_crc32c_sw(0, v[i].data, v[i].len), v[i].crc);
+        for (size_t k = 0; k < N_IMPLS; k++) {
+            CU_ASSERT_EQUAL(kp_crc32c_with(all_impls[k], 0, v[i].data, v[i].len), v[i].crc);
+        }
     }
 }
 
@@ -125,6 +135,117 @@ static void test_crc32c_hw_and_sw_paths_agree(void)
     }
 }
 
+/* Byte i of the known-answer buffers below. */
+static uint8_t pattern_byte(size_t i)
+{
+    return (uint8_t)(i * 7 + (i >> 9));
+}
+
+/* CRC-32C of long buffers over the pattern above, computed independently of
+ * this code (a short reference implementation in Python, checked against
+ * the bit-at-a-time definition); long enough that the three-stream path
+ * takes full blocks, a last block of its own size and a tail. */
+static void test_crc32c_matches_known_values_of_long_buffers(void)
+{
+    static const struct {
+        size_t len;
+        uint32_t crc;
+    } known[] = {
+        {4096, 0xDE7178CCu},
+        {65536 + 7, 0x9D5C8D96u},
+        {((size_t)1 << 20) + 3, 0x4B43222Au},
+    };
+    size_t max = known[2].len;
+    uint8_t *buf = malloc(max);
+    if (buf == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
+    for (size_t i = 0; i < max; i++) {
+        buf[i] = pattern_byte(i);
+    }
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        CU_ASSERT_EQUAL(kp_crc32c(0, buf, known[i].len), known[i].crc);
+        for (size_t k = 0; k < N_IMPLS; k++) {
+            CU_ASSERT_EQUAL(kp_crc32c_with(all_impls[k], 0, buf, known[i].len), known[i].crc);
+        }
+    }
+    free(buf);
+}
+
+/*
+ * One random case: impl over buf[align, align + len) from a random start
+ * value, one shot and cut in two at a random point (chaining), against the
+ * portable code in one shot. Returns false on a mismatch.
+ */
+static bool impl_agrees_with_sw(enum kp_crc32c_impl impl, const uint8_t *buf, size_t len,
+                                uint32_t *seed)
+{
+    size_t align = next_rand(seed) % 16;
+    uint32_t init = next_rand(seed) ^ (next_rand(seed) << 8);
+    size_t cut = len > 0 ? next_rand(seed) % (len + 1) : 0;
+    uint32_t want = kp_crc32c_sw(init, buf + align, len);
+    uint32_t whole = kp_crc32c_with(impl, init, buf + align, len);
+    uint32_t front = kp_crc32c_with(impl, init, buf + align, cut);
+    uint32_t chained = kp_crc32c_with(impl, front, buf + align + cut, len - cut);
+    return whole == want && chained == want && kp_crc32c(init, buf + align, len) == want;
+}
+
+/*
+ * The hardware paths against the portable one over random bytes: every
+ * length 0..4096; lengths 24k..24k+23 for every k up to 4096/8 + 1, so the
+ * three-stream path runs a last block of every per-stream length it can
+ * choose (each with its own shift constant); then long buffers (full blocks
+ * followed by a short last block, or by a tail under 96 bytes).
+ */
+static void test_crc32c_hw_paths_agree_with_sw_at_every_length(void)
+{
+    /* 12288 bytes: one full block of three 4096-byte streams */
+    static const size_t long_lens[] = {
+        12288,
+        12288 + 95,
+        12288 + 96,
+        (size_t)5 * 12288 + 50,
+        65536 + 7,
+        (size_t)1 << 20,
+        ((size_t)1 << 20) + 3,
+    };
+    size_t max = ((size_t)1 << 20) + 3 + 16;
+    uint8_t *buf = malloc(max);
+    if (buf == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
+    uint32_t seed = 2024;
+    for (size_t i = 0; i < max; i++) {
+        buf[i] = (uint8_t)next_rand(&seed);
+    }
+    size_t tried = 0;
+    for (size_t k = 0; k < N_IMPLS; k++) {
+        enum kp_crc32c_impl impl = all_impls[k];
+        if (impl == KP_CRC32C_SW || !kp_crc32c_impl_available(impl)) {
+            continue;
+        }
+        tried++;
+        size_t bad = 0;
+        for (size_t len = 0; len <= 4096; len++) {
+            bad += impl_agrees_with_sw(impl, buf, len, &seed) ? 0 : 1;
+        }
+        for (size_t blocks = 1; blocks <= 4096 / 8 + 1; blocks++) {
+            size_t len = 24 * blocks + next_rand(&seed) % 24;
+            bad += impl_agrees_with_sw(impl, buf, len, &seed) ? 0 : 1;
+        }
+        for (size_t i = 0; i < sizeof long_lens / sizeof long_lens[0]; i++) {
+            bad += impl_agrees_with_sw(impl, buf, long_lens[i], &seed) ? 0 : 1;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    free(buf);
+    if (tried < N_IMPLS - 1) {
+        CU_PASS("this CPU lacks SSE4.2 or PCLMULQDQ: a hardware path was not compared");
+    }
+}
+
 static void test_crc32c_combine_matches_concatenation(void)
 {
     uint8_t buf[200];
@@ -152,6 +273,10 @@ static CU_TestInfo tests[] = {
     {"test_crc32c_of_nothing_is_identity", test_crc32c_of_nothing_is_identity},
     {"test_crc32c_incremental_equals_one_shot", test_crc32c_incremental_equals_one_shot},
     {"test_crc32c_hw_and_sw_paths_agree", test_crc32c_hw_and_sw_paths_agree},
+    {"test_crc32c_matches_known_values_of_long_buffers",
+     test_crc32c_matches_known_values_of_long_buffers},
+    {"test_crc32c_hw_paths_agree_with_sw_at_every_length",
+     test_crc32c_hw_paths_agree_with_sw_at_every_length},
     {"test_crc32c_combine_matches_concatenation", test_crc32c_combine_matches_concatenation},
     {"test_crc32_ieee_check_value", test_crc32_ieee_check_value},
     CU_TEST_INFO_NULL,

@@ -21,7 +21,9 @@
 #include <stdint.h>
 
 /* CRC-32C of p[0..n) continuing from `crc`. Uses the SSE4.2 crc32
- * instruction when the CPU has it (x86-64), else kp_crc32c_sw. */
+ * instruction when the CPU has it (x86-64), on three interleaved streams for
+ * buffers of 256 bytes and more when it also has PCLMULQDQ; else
+ * kp_crc32c_sw. */
 uint32_t kp_crc32c(uint32_t crc, const void *p, size_t n);
 
 /* The same, always computed by the portable slicing-by-8 code. */
@@ -29,6 +31,22 @@ uint32_t kp_crc32c_sw(uint32_t crc, const void *p, size_t n);
 
 /* True when kp_crc32c runs on the CPU's crc32 instruction. */
 bool kp_crc32c_hw_available(void);
+
+/* The implementations kp_crc32c chooses between, named so that tests and
+ * benchmarks can run each one on any length. */
+enum kp_crc32c_impl {
+    KP_CRC32C_SW,      /* kp_crc32c_sw: portable slicing-by-8 */
+    KP_CRC32C_HW,      /* SSE4.2 crc32, one dependency chain */
+    KP_CRC32C_HW_3WAY, /* SSE4.2 crc32 on three streams merged with PCLMULQDQ;
+                        * one chain for what is left below 96 bytes */
+};
+
+/* True when this CPU (and build) can run impl. */
+bool kp_crc32c_impl_available(enum kp_crc32c_impl impl);
+
+/* kp_crc32c computed by impl; an impl that is not available falls back to
+ * kp_crc32c_sw (same result). */
+uint32_t kp_crc32c_with(enum kp_crc32c_impl impl, uint32_t crc, const void *p, size_t n);
 
 /*
  * CRC-32C of A||B from crc1 = kp_crc32c(0, A, |A|), crc2 = kp_crc32c(0, B,
