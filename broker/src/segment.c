@@ -670,6 +670,11 @@ int br_segment_open(int dir_fd, const char *dir, int64_t base_offset, int64_t li
         if (rc != 0) {
             goto out_free;
         }
+        if (problem[0] == '\0' && s->size == 0 && s->tidx_n > 0) {
+            /* no batch, so no timestamp: the entry would outlive the
+             * offsets it names once a later segment is removed */
+            (void)snprintf(problem, problem_cap, ".timeindex entries for an empty segment");
+        }
     }
     if (problem[0] != '\0') {
         drop_offsets_from(s, 0);
