@@ -87,24 +87,13 @@ int br_pread_full(int fd, void *buf, size_t n, int64_t pos, size_t *got)
     return 0;
 }
 
-/*
- * Bytes per pwrite(2) call. Writing a large batch in pieces of this size
- * costs the kernel several times less CPU than one call for all of it:
- * measured on the benchmark machine (Linux, ext4, 2 GiB into a new file),
- * 64 KiB calls 0.5 s of system time, 1 MiB calls 3.4 s, from the same
- * 1 MiB buffer.
- */
-#define WRITE_PIECE ((size_t)64 * 1024)
-
-/* pwrite all of buf at pos in pieces of at most WRITE_PIECE, retrying EINTR
- * and short writes. 0 or -1/errno. */
+/* pwrite all of buf at pos, retrying EINTR and short writes. 0 or -1/errno. */
 static int pwrite_full(int fd, const void *buf, size_t n, int64_t pos)
 {
     const uint8_t *p = buf;
     size_t done = 0;
     while (done < n) {
-        size_t want = n - done < WRITE_PIECE ? n - done : WRITE_PIECE;
-        ssize_t w = pwrite(fd, p + done, want, (off_t)pos + (off_t)done);
+        ssize_t w = pwrite(fd, p + done, n - done, (off_t)pos + (off_t)done);
         if (w < 0 && errno == EINTR) {
             continue;
         }
