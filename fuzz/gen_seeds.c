@@ -37,12 +37,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -55,9 +57,11 @@
 #include <samsa-protocol/schema.h>
 
 #include "checkpoint.h"
+#include "group_internal.h"
 #include "log.h"
 #include "logging.h"
 #include "metadata.h"
+#include "segment.h"
 
 #define RESPONSE_BIT 0x8000u
 #define MAX_SEED ((size_t)16 * 1024 * 1024)
@@ -1526,9 +1530,813 @@ static void gen_segment_recovery(struct gen *g)
     }
 }
 
+/* ---- index: a trusted segment's indexes, written by the broker's segment code */
+
+#define IDX_HEADER 18
+#define IDX_GIVEN 0
+#define IDX_BROKER 1
+#define IDX_PATCHED 2
+#define IDX_MISSING 3
+#define IDX_TIME(mode) ((mode) << 2)
+#define IDX_LOG_FROM_INPUT 0x10
+#define IDX_OPEN_LOG 0x20
+#define IDX_BASE_GAP 0x40
+#define IDX_TIGHT_LIMIT 0x80
+#define IDX_TS INT64_C(1700000000000)
+
+/* One fuzz_index input (see fuzz_index.c for the layout). */
+struct idx_seed {
+    uint8_t flags;
+    uint8_t interval; /* index.interval.bytes / 16 */
+    const uint8_t *idx;
+    size_t idx_len;
+    const uint8_t *tidx;
+    size_t tidx_len;
+    int32_t offset_delta; /* the offset to look up, from the base offset */
+    int64_t ts;           /* the timestamp to look up */
+    const uint8_t *log;
+    size_t log_len;
+};
+
+static void write_index_seed(struct gen *g, const char *name, const struct idx_seed *s)
+{
+    if (s->idx_len > 0xffff || s->tidx_len > 0xffff) {
+        fail(g, "an index beyond the header's 16 bits", name, 0);
+        return;
+    }
+    size_t n = IDX_HEADER + s->idx_len + s->tidx_len + s->log_len;
+    uint8_t *buf = malloc(n);
+    if (buf == NULL) {
+        fail(g, "out of memory", name, KP_E_NOMEM);
+        return;
+    }
+    buf[0] = s->flags;
+    buf[1] = s->interval;
+    kp_store_be16(buf + 2, (uint16_t)s->idx_len);
+    kp_store_be16(buf + 4, (uint16_t)s->tidx_len);
+    kp_store_be32(buf + 6, (uint32_t)s->offset_delta);
+    kp_store_be64(buf + 10, (uint64_t)s->ts);
+    size_t at = IDX_HEADER;
+    if (s->idx_len > 0) {
+        memcpy(buf + at, s->idx, s->idx_len);
+        at += s->idx_len;
+    }
+    if (s->tidx_len > 0) {
+        memcpy(buf + at, s->tidx, s->tidx_len);
+        at += s->tidx_len;
+    }
+    if (s->log_len > 0) {
+        memcpy(buf + at, s->log, s->log_len);
+    }
+    write_seed(g, "index", name, buf, n, NULL, 0);
+    free(buf);
+}
+
+struct idx_files {
+    uint8_t *index;
+    size_t index_len;
+    uint8_t *timeindex;
+    size_t timeindex_len;
+};
+
+/*
+ * Appends the batches of log[0..len) (valid, offsets increasing) to a new
+ * segment with br_segment_append at index.interval.bytes `interval`, seals
+ * it as a roll does, and reads back its .index and .timeindex.
+ */
+static int idx_write(const char *dir, const uint8_t *log, size_t len, int32_t interval,
+                     struct idx_files *out)
+{
+    memset(out, 0, sizeof *out);
+    char part[4200];
+    (void)snprintf(part, sizeof part, "%s/index-0", dir);
+    if (br_log_dir_remove(part) != 0 || mkdir(part, 0755) != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    int dir_fd = open(part, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd < 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    int rc = kp_batch_parse_lenient(log, len, &h, &size);
+    struct br_segment *s = NULL;
+    int64_t base = h.BaseOffset;
+    if (rc == 0) {
+        rc = br_segment_create(dir_fd, part, base, &s);
+    }
+    for (size_t pos = 0; rc == 0 && pos < len; pos += size) {
+        rc = kp_batch_parse_lenient(log + pos, len - pos, &h, &size);
+        if (rc == 0) {
+            rc = br_segment_append(s, part, log + pos, size, kp_batch_last_offset(&h),
+                                   h.MaxTimestamp, interval);
+        }
+    }
+    if (rc == 0) {
+        rc = br_segment_seal(s, part);
+    }
+    br_segment_free(s);
+    (void)close(dir_fd);
+    if (rc == 0) {
+        char path[4300];
+        (void)snprintf(path, sizeof path, "%s/%020lld.index", part, (long long)base);
+        out->index = slurp(path, &out->index_len);
+        (void)snprintf(path, sizeof path, "%s/%020lld.timeindex", part, (long long)base);
+        out->timeindex = slurp(path, &out->timeindex_len);
+        if (out->index == NULL || out->timeindex == NULL) {
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    if (br_log_dir_remove(part) != 0 && rc == 0) {
+        rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    return rc;
+}
+
+/* Moves a batch's timestamps by d (its records' are deltas from its base
+ * timestamp) and gives it its CRC again. */
+static void shift_time(uint8_t *batch, size_t size, int64_t d)
+{
+    kp_store_be64(batch + 27, (uint64_t)((int64_t)kp_load_be64(batch + 27) + d));
+    kp_store_be64(batch + 35, (uint64_t)((int64_t)kp_load_be64(batch + 35) + d));
+    kp_store_be32(batch + 17, kp_crc32c(0, batch + KP_BATCH_CRC_START, size - KP_BATCH_CRC_START));
+}
+
+/* A segment of every codec and kind of batch, at increasing offsets with a
+ * gap, whose MaxTimestamps go back and forth (so the time index skips some). */
+static int idx_segment(struct kp_writer *w)
+{
+    static const struct {
+        int codec;
+        enum batch_kind kind;
+        int nrec;
+        int64_t base;
+        int64_t shift;
+    } plan[] = {
+        {KP_CODEC_NONE, B_PLAIN, 3, 0, 0},         {KP_CODEC_GZIP, B_PLAIN, 3, 3, -60000},
+        {KP_CODEC_SNAPPY, B_PLAIN, 3, 6, 60000},   {KP_CODEC_LZ4, B_PLAIN, 3, 9, 60000},
+        {KP_CODEC_ZSTD, B_PLAIN, 3, 12, 30000},    {KP_CODEC_NONE, B_COMPACTED, 2, 15, 120000},
+        {KP_CODEC_NONE, B_CONTROL, 0, 23, 120000}, {KP_CODEC_NONE, B_TRANSACTIONAL, 4, 24, 200000},
+        {KP_CODEC_NONE, B_PLAIN, 5, 40, 100000},
+    };
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        size_t at = w->len;
+        int rc = build_batch(w, plan[i].codec, plan[i].base, plan[i].kind, plan[i].nrec);
+        if (rc != 0) {
+            return rc;
+        }
+        shift_time(w->buf + at, w->len - at, plan[i].shift);
+    }
+    return w->err;
+}
+
+/*
+ * A segment whose first batch holds, as its one record's value, a whole
+ * batch at offset 1000000: an index entry pointing at that inner batch
+ * reads as a batch boundary.
+ */
+static int idx_nested(struct kp_writer *w, size_t *inner_pos)
+{
+    struct kp_writer inner;
+    kp_wr_init(&inner, MAX_SEED);
+    int rc = build_batch(&inner, KP_CODEC_NONE, 1000000, B_PLAIN, 2);
+    struct kp_batch_builder b;
+    if (rc == 0) {
+        rc = kp_batch_builder_init(&b, KP_CODEC_NONE, 0, IDX_TS, -1, -1, -1, (size_t)1 << 20);
+        if (rc == 0) {
+            struct kp_bytes v = {inner.buf, (int32_t)inner.len};
+            rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, IDX_TS, KP_BYTES_NULL, v, NULL, 0);
+        }
+        if (rc == 0) {
+            rc = kp_batch_builder_finish(&b, w);
+        }
+        kp_batch_builder_free(&b);
+    }
+    *inner_pos = 0;
+    for (size_t i = 0; rc == 0 && i + inner.len <= w->len; i++) {
+        if (memcmp(w->buf + i, inner.buf, inner.len) == 0) {
+            *inner_pos = i;
+            break;
+        }
+    }
+    if (rc == 0 && *inner_pos == 0) {
+        rc = KP_E_CORRUPT;
+    }
+    if (rc == 0) {
+        rc = build_batch(w, KP_CODEC_NONE, 1, B_PLAIN, 3);
+    }
+    kp_wr_free(&inner);
+    return rc;
+}
+
+/* An entry's fields in an index file's bytes. */
+static void idx_set(uint8_t *p, size_t entry, size_t i, size_t field, uint32_t v)
+{
+    kp_store_be32(p + i * entry + field, v);
+}
+
+static void gen_index_damage(struct gen *g, const struct idx_seed *base, const struct idx_files *f)
+{
+    size_t ni = f->index_len / 8;
+    size_t nt = f->timeindex_len / 12;
+    uint8_t *idx = malloc(f->index_len + 8);
+    uint8_t *tidx = malloc(f->timeindex_len + 12);
+    if (idx == NULL || tidx == NULL || ni < 3 || nt < 3) {
+        fail(g, "the segment's indexes are too small to damage", "index", 0);
+        free(idx);
+        free(tidx);
+        return;
+    }
+    struct idx_seed s = *base;
+    s.idx = idx;
+    s.tidx = tidx;
+    static const char *const names[] = {
+        "bad-index-torn.bin",
+        "bad-index-mid-batch.bin",
+        "bad-index-past-end.bin",
+        "bad-index-unordered.bin",
+        "bad-index-negative.bin",
+        "bad-index-reaches-next-segment.bin",
+        "bad-timeindex-torn.bin",
+        "bad-timeindex-unordered.bin",
+        "bad-timeindex-negative.bin",
+        "trust-index-offset-below-its-batch.bin",
+        "trust-timeindex-offset-late.bin",
+        "trust-index-truncate.bin",
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        memcpy(idx, f->index, f->index_len);
+        memcpy(tidx, f->timeindex, f->timeindex_len);
+        s.idx_len = f->index_len;
+        s.tidx_len = f->timeindex_len;
+        s.flags = base->flags;
+        uint32_t last_rel = kp_load_be32(idx + (ni - 1) * 8);
+        uint32_t last_pos = kp_load_be32(idx + (ni - 1) * 8 + 4);
+        switch (k) {
+        case 0: /* a torn entry at the end */
+            s.idx_len -= 3;
+            break;
+        case 1: /* a position inside its batch */
+            idx_set(idx, 8, ni - 1, 4, last_pos + 7);
+            break;
+        case 2: /* a position past the end of the segment */
+            idx_set(idx, 8, ni - 1, 4, (uint32_t)s.log_len + 4096);
+            break;
+        case 3: /* the last entry first */
+            memcpy(idx, f->index + (ni - 1) * 8, 8);
+            memcpy(idx + 8, f->index, (ni - 1) * 8);
+            break;
+        case 4:
+            idx_set(idx, 8, 1, 0, 0xffffffffu);
+            break;
+        case 5: /* the next segment starts right after the last batch */
+            s.flags |= IDX_TIGHT_LIMIT;
+            idx_set(idx, 8, ni - 1, 0, last_rel + 100);
+            break;
+        case 6:
+            s.tidx_len -= 5;
+            break;
+        case 7:
+            memcpy(tidx, f->timeindex + 12, 12);
+            memcpy(tidx + 12, f->timeindex, 12);
+            break;
+        case 8:
+            kp_store_be64(tidx + 12, (uint64_t)INT64_C(-1));
+            break;
+        case 9: /* sound, but the first entry claims the base offset for a later
+                 * batch: a read of the base offset starts past the batch holding it */
+            idx_set(idx, 8, 0, 0, 0);
+            s.offset_delta = 0;
+            break;
+        case 10: /* sound, but a time entry names the next entry's (later) batch */
+            idx_set(tidx, 12, 1, 8, kp_load_be32(tidx + (size_t)2 * 12 + 8));
+            s.ts = (int64_t)kp_load_be64(tidx + 12);
+            break;
+        case 11: /* the entry of case 9, met by a truncation to the base offset (the
+                  * harness truncates when it does not open the partition) */
+            s.flags &= (uint8_t)~IDX_OPEN_LOG;
+            idx_set(idx, 8, 0, 0, 0);
+            s.offset_delta = 0;
+            break;
+        default:
+            break;
+        }
+        write_index_seed(g, names[k], &s);
+    }
+    free(idx);
+    free(tidx);
+}
+
+/*
+ * Seeds of fuzz_index: the harness's built-in log with the indexes the
+ * broker writes at several index.interval.bytes, missing ones, opened alone
+ * and as the trusted segment of a partition; a segment of every codec and
+ * kind of batch with its indexes as br_segment_append and br_segment_seal
+ * wrote them (given and as a patch of zeros), and damaged copies: broken
+ * (bad-*: torn, mid-batch, past the end, unordered, negative, reaching the
+ * next segment) and sound but wrong (trust-*: the reads through them go
+ * astray); and an index entry pointing at a batch nested in a record.
+ */
+static void gen_index(struct gen *g)
+{
+    char tmpl[256];
+    const char *tmp = getenv("TMPDIR");
+    (void)snprintf(tmpl, sizeof tmpl, "%s/samsa-gen-seeds-XXXXXX",
+                   tmp != NULL && strlen(tmp) < 128 ? tmp : "/tmp");
+    if (mkdtemp(tmpl) == NULL) {
+        (void)fprintf(stderr, "fuzz-gen-seeds: %s: %s\n", tmpl, strerror(errno));
+        g->failures++;
+        return;
+    }
+    static const struct {
+        const char *name;
+        uint8_t flags;
+        uint8_t interval;
+    } builtin[] = {
+        {"gen-builtin-every-batch.bin", IDX_BROKER | IDX_TIME(IDX_BROKER), 0},
+        {"gen-builtin-interval-64.bin", IDX_BROKER | IDX_TIME(IDX_BROKER), 4},
+        {"gen-builtin-interval-4080.bin", IDX_BROKER | IDX_TIME(IDX_BROKER), 255},
+        {"gen-builtin-log.bin", IDX_BROKER | IDX_TIME(IDX_BROKER) | IDX_OPEN_LOG, 0},
+        {"gen-builtin-log-tight.bin",
+         IDX_BROKER | IDX_TIME(IDX_BROKER) | IDX_OPEN_LOG | IDX_TIGHT_LIMIT, 4},
+        {"gen-builtin-base-gap.bin",
+         IDX_BROKER | IDX_TIME(IDX_BROKER) | IDX_OPEN_LOG | IDX_BASE_GAP, 16},
+        {"gen-builtin-missing.bin", IDX_MISSING | IDX_TIME(IDX_MISSING) | IDX_OPEN_LOG, 0},
+        {"gen-builtin-no-offset-index.bin", IDX_MISSING | IDX_TIME(IDX_BROKER) | IDX_OPEN_LOG, 0},
+    };
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
+        struct idx_seed s = {
+            builtin[i].flags, builtin[i].interval, NULL, 0, NULL, 0, 17, 1600, NULL, 0};
+        write_index_seed(g, builtin[i].name, &s);
+    }
+
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+    int rc = idx_segment(&w);
+    struct idx_files f = {NULL, 0, NULL, 0};
+    struct idx_files f256 = {NULL, 0, NULL, 0};
+    if (rc == 0) {
+        rc = idx_write(tmpl, w.buf, w.len, 0, &f);
+    }
+    if (rc == 0) {
+        rc = idx_write(tmpl, w.buf, w.len, 256, &f256);
+    }
+    if (rc != 0) {
+        fail(g, "the broker's segment does not take the batches", "index", rc);
+    } else {
+        uint8_t given = IDX_GIVEN | IDX_TIME(IDX_GIVEN) | IDX_LOG_FROM_INPUT;
+        struct idx_seed s = {given,           0,  f.index,        f.index_len, f.timeindex,
+                             f.timeindex_len, 16, IDX_TS + 60000, w.buf,       w.len};
+        write_index_seed(g, "gen-segment.bin", &s);
+        s.flags = given | IDX_OPEN_LOG;
+        write_index_seed(g, "gen-segment-log.bin", &s);
+        struct idx_seed s256 = {
+            given | IDX_OPEN_LOG, 16, f256.index,      f256.index_len, f256.timeindex,
+            f256.timeindex_len,   30, IDX_TS + 120000, w.buf,          w.len};
+        write_index_seed(g, "gen-segment-interval-256.bin", &s256);
+        /* a patch of zeros over the broker's own indexes: bytes to flip */
+        uint8_t *zeros = calloc(f.index_len + f.timeindex_len + 1, 1);
+        if (zeros != NULL) {
+            struct idx_seed p = {IDX_PATCHED | IDX_TIME(IDX_PATCHED) | IDX_LOG_FROM_INPUT |
+                                     IDX_OPEN_LOG,
+                                 0,
+                                 zeros,
+                                 f.index_len,
+                                 zeros,
+                                 f.timeindex_len,
+                                 22,
+                                 IDX_TS + 200000,
+                                 w.buf,
+                                 w.len};
+            write_index_seed(g, "gen-segment-patch.bin", &p);
+            free(zeros);
+        }
+        s.flags = given | IDX_OPEN_LOG;
+        gen_index_damage(g, &s, &f);
+    }
+    free(f.index);
+    free(f.timeindex);
+    free(f256.index);
+    free(f256.timeindex);
+    kp_wr_free(&w);
+
+    /* an entry at a batch inside a record: it parses as a boundary */
+    kp_wr_init(&w, MAX_SEED);
+    size_t inner = 0;
+    rc = idx_nested(&w, &inner);
+    if (rc != 0) {
+        fail(g, "the nested segment does not build", "trust-index-nested-batch.bin", rc);
+    } else {
+        uint8_t entry[8];
+        kp_store_be32(entry, 0);
+        kp_store_be32(entry + 4, (uint32_t)inner);
+        struct idx_seed s = {IDX_GIVEN | IDX_TIME(IDX_GIVEN) | IDX_LOG_FROM_INPUT | IDX_OPEN_LOG,
+                             0,
+                             entry,
+                             sizeof entry,
+                             NULL,
+                             0,
+                             0,
+                             IDX_TS,
+                             w.buf,
+                             w.len};
+        write_index_seed(g, "trust-index-nested-batch.bin", &s);
+    }
+    kp_wr_free(&w);
+    if (br_log_dir_remove(tmpl) != 0) {
+        (void)fprintf(stderr, "fuzz-gen-seeds: cannot remove %s\n", tmpl);
+        g->failures++;
+    }
+}
+
+/* ---- group_records: __consumer_offsets records, by the coordinator's encoders */
+
+#define GRP_SEQUENCE 0x01
+#define GRP_TOMBSTONE 0x02
+#define GRP_THROUGH_LOG 0x04
+#define GRP_LOG_CONTROL 0x08
+#define GRP_LOG_PER(n) (((n)-1) << 4)
+#define GRP_NULL_LEN 0xffff
+#define GRP_TS INT64_C(1700000000000)
+
+/* Appends one record in the sequence layout of fuzz_group_records: u16
+ * length and bytes of the key, then of the value (0xffff: null). */
+static void grp_frame(struct kp_writer *out, const uint8_t *key, size_t klen, const uint8_t *value,
+                      size_t vlen, bool tombstone)
+{
+    kp_wr_u16(out, (uint16_t)klen);
+    kp_wr_raw(out, key, klen);
+    kp_wr_u16(out, tombstone ? (uint16_t)GRP_NULL_LEN : (uint16_t)vlen);
+    if (!tombstone) {
+        kp_wr_raw(out, value, vlen);
+    }
+}
+
+/* One record alone: the selector, the key's length and bytes, the value. */
+static void write_grp_single(struct gen *g, const char *name, const struct kp_writer *w,
+                             size_t kend, bool tombstone)
+{
+    if (w->err != 0 || kend > 0xfffe) {
+        fail(g, "the record does not encode", name, w->err);
+        return;
+    }
+    uint8_t head[3] = {tombstone ? GRP_TOMBSTONE : 0, 0, 0};
+    kp_store_be16(head + 1, (uint16_t)kend);
+    write_seed(g, "group_records", name, head, sizeof head, w->buf, tombstone ? kend : w->len);
+}
+
+/* The consumer protocol's subscription (v0: topics, user data) and
+ * assignment (v0: topic partitions, user data). */
+static void consumer_subscription(struct kp_writer *w, const char *topic)
+{
+    kp_wr_i16(w, 0);
+    kp_wr_i32(w, 1);
+    kp_wr_string(w, kp_str_c(topic));
+    kp_wr_i32(w, -1);
+}
+
+static void consumer_assignment(struct kp_writer *w, const char *topic, int32_t first, int32_t n)
+{
+    kp_wr_i16(w, 0);
+    kp_wr_i32(w, 1);
+    kp_wr_string(w, kp_str_c(topic));
+    kp_wr_i32(w, n);
+    for (int32_t p = first; p < first + n; p++) {
+        kp_wr_i32(w, p);
+    }
+    kp_wr_i32(w, -1);
+}
+
+/* A Kafka group metadata value of `version` with two members. */
+static void kafka_group_value(struct kp_writer *w, int16_t version)
+{
+    kp_wr_i16(w, version);
+    kp_wr_string(w, kp_str_c("consumer"));
+    kp_wr_i32(w, 7);
+    kp_wr_string(w, kp_str_c("range"));
+    kp_wr_string(w, kp_str_c("rdkafka-4f7c"));
+    if (version >= 2) {
+        kp_wr_i64(w, GRP_TS);
+    }
+    kp_wr_i32(w, 2);
+    static const char *const ids[] = {"rdkafka-4f7c", "kafka-python-2.0.2-91ab"};
+    static const char *const clients[] = {"rdkafka", "kafka-python-2.0.2"};
+    for (int32_t i = 0; i < 2; i++) {
+        kp_wr_string(w, kp_str_c(ids[i]));
+        if (version >= 3) {
+            kp_wr_string(w, i == 0 ? kp_str_c("instance-1") : KP_STR_NULL);
+        }
+        kp_wr_string(w, kp_str_c(clients[i]));
+        kp_wr_string(w, kp_str_c(i == 0 ? "/10.0.0.7" : "/10.0.0.8"));
+        if (version >= 1) {
+            kp_wr_i32(w, 300000);
+        }
+        kp_wr_i32(w, 10000);
+        struct kp_writer b;
+        kp_wr_init(&b, 4096);
+        consumer_subscription(&b, "orders");
+        kp_wr_bytes(w, (struct kp_bytes){b.buf, (int32_t)b.len});
+        kp_wr_reset(&b);
+        consumer_assignment(&b, "orders", 3 * i, 3);
+        kp_wr_bytes(w, (struct kp_bytes){b.buf, (int32_t)b.len});
+        kp_wr_free(&b);
+    }
+}
+
+/* A Kafka offset commit value of `version`. */
+static void kafka_offset_value(struct kp_writer *w, int16_t version, int64_t offset)
+{
+    kp_wr_i16(w, version);
+    kp_wr_i64(w, offset);
+    if (version == 3) {
+        kp_wr_i32(w, 4);
+    }
+    kp_wr_string(w, kp_str_c(version == 0 ? "" : "checkpoint-a"));
+    kp_wr_i64(w, GRP_TS + version);
+    if (version == 1) {
+        kp_wr_i64(w, GRP_TS + 86400000);
+    }
+}
+
+/* Member objects as the coordinator holds them, for br_grp_enc_group_value. */
+struct grp_seed_group {
+    struct grp_group g;
+    struct grp_member m[2];
+    struct grp_member *members[2];
+    struct grp_protocol proto[2];
+    uint8_t sub[2][64];
+    uint8_t asg[2][64];
+};
+
+static void grp_seed_group_init(struct grp_seed_group *s, int32_t generation, size_t nmembers)
+{
+    /* the coordinator's strings are its own (char *): give it copies */
+    static char ptype[] = "consumer";
+    static char protocol[] = "range";
+    static char id0[] = "consumer-1-2b0e8a";
+    static char id1[] = "consumer-2-77c1f0";
+    static char instance[] = "payments-worker-0";
+    static char client[] = "payments";
+    static char host0[] = "/192.168.7.1";
+    static char host1[] = "/192.168.7.2";
+    char *const ids[] = {id0, id1};
+    char *const hosts[] = {host0, host1};
+    memset(s, 0, sizeof *s);
+    s->g.protocol_type = ptype;
+    s->g.generation = generation;
+    s->g.state_ts = GRP_TS + generation;
+    s->g.protocol = nmembers > 0 ? protocol : NULL;
+    size_t n = nmembers < 2 ? nmembers : 2;
+    for (size_t i = 0; i < n; i++) {
+        struct grp_member *m = &s->m[i];
+        struct kp_writer b;
+        kp_wr_init_fixed(&b, s->sub[i], sizeof s->sub[i]);
+        consumer_subscription(&b, "payments");
+        s->proto[i].name = protocol;
+        s->proto[i].metadata = s->sub[i];
+        s->proto[i].metadata_len = (int32_t)b.len;
+        kp_wr_init_fixed(&b, s->asg[i], sizeof s->asg[i]);
+        consumer_assignment(&b, "payments", (int32_t)i * 2, 2);
+        m->assignment = s->asg[i];
+        m->assignment_len = (int32_t)b.len;
+        m->id = ids[i];
+        m->instance_id = i == 0 ? instance : NULL;
+        m->client_id = client;
+        m->client_host = hosts[i];
+        m->rebalance_timeout_ms = 300000;
+        m->session_timeout_ms = 10000;
+        m->protocols = &s->proto[i];
+        m->nprotocols = 1;
+        s->members[i] = m;
+    }
+    s->g.members = s->members;
+    s->g.nmembers = n;
+    s->g.leader = n > 0 ? &s->m[0] : NULL;
+}
+
+/* Appends the broker's record for the group's metadata (or its tombstone). */
+static void grp_group_record(struct kp_writer *seq, struct kp_str id, const struct grp_group *g)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+    br_grp_enc_group_key(&w, id);
+    size_t kend = w.len;
+    if (g != NULL) {
+        br_grp_enc_group_value(&w, g);
+    }
+    grp_frame(seq, w.buf, kend, w.buf + kend, w.len - kend, g == NULL);
+    kp_wr_free(&w);
+}
+
+/* Appends the broker's record for a commit (or its tombstone). */
+static void grp_offset_record(struct kp_writer *seq, struct kp_str id, const char *topic,
+                              int32_t partition, const struct grp_offset *o)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+    br_grp_enc_offset_key(&w, id, kp_str_c(topic), partition);
+    size_t kend = w.len;
+    if (o != NULL) {
+        br_grp_enc_offset_value(&w, o, kp_str_c(""));
+    }
+    grp_frame(seq, w.buf, kend, w.buf + kend, w.len - kend, o == NULL);
+    kp_wr_free(&w);
+}
+
+/* A sequence of records, applied directly (log_opts < 0) or loaded from a
+ * log of batches made with log_opts (codec, control batches, records per
+ * batch: see fuzz_group_records.c). */
+static void write_grp_sequence(struct gen *g, const char *name, struct kp_writer *seq, int log_opts)
+{
+    if (seq->err != 0) {
+        fail(g, "the records do not encode", name, seq->err);
+        return;
+    }
+    uint8_t head[2] = {GRP_SEQUENCE, 0};
+    if (log_opts >= 0) {
+        head[0] |= GRP_THROUGH_LOG;
+        head[1] = (uint8_t)log_opts;
+    }
+    write_seed(g, "group_records", name, head, log_opts >= 0 ? 2 : 1, seq->buf, seq->len);
+}
+
+/*
+ * Seeds of fuzz_group_records: gen-*, records as the coordinator writes them
+ * (br_grp_enc_*: offset commits v3 and v1, a group with members, an emptied
+ * group, tombstones, and a group's life as a sequence); kafka-*, Kafka's
+ * formats written out field by field: offset commit key v0/v1 with values
+ * v0-v3, group values v0-v3 with two members, all of them as a sequence;
+ * bad-*: one broken rule each.
+ */
+static void gen_group_records(struct gen *g)
+{
+    struct kp_str id = kp_str_c("payments-consumers");
+    struct kp_writer w;
+    kp_wr_init(&w, MAX_SEED);
+
+    struct grp_offset o = {NULL, 3, 1200, 5, NULL, GRP_TS, -1};
+    br_grp_enc_offset_key(&w, id, kp_str_c("payments"), 3);
+    size_t kend = w.len;
+    br_grp_enc_offset_value(&w, &o, kp_str_c("{\"at\":\"worker-0\"}"));
+    write_grp_single(g, "gen-offset-commit-v3.bin", &w, kend, false);
+    write_grp_single(g, "gen-offset-tombstone.bin", &w, kend, true);
+    kp_wr_reset(&w);
+    struct grp_offset ox = {NULL, 0, 0, -1, NULL, GRP_TS, GRP_TS + 86400000};
+    br_grp_enc_offset_key(&w, kp_str_c(""), kp_str_c("t"), 0);
+    kend = w.len;
+    br_grp_enc_offset_value(&w, &ox, kp_str_c(""));
+    write_grp_single(g, "gen-offset-commit-v1-expire-empty-group.bin", &w, kend, false);
+
+    struct grp_seed_group sg;
+    grp_seed_group_init(&sg, 12, 2);
+    kp_wr_reset(&w);
+    br_grp_enc_group_key(&w, id);
+    kend = w.len;
+    br_grp_enc_group_value(&w, &sg.g);
+    write_grp_single(g, "gen-group-two-members.bin", &w, kend, false);
+    write_grp_single(g, "gen-group-tombstone.bin", &w, kend, true);
+    grp_seed_group_init(&sg, 13, 0);
+    kp_wr_reset(&w);
+    br_grp_enc_group_key(&w, id);
+    kend = w.len;
+    br_grp_enc_group_value(&w, &sg.g);
+    write_grp_single(g, "gen-group-empty.bin", &w, kend, false);
+
+    /* a group's life as the coordinator logs it: a generation, commits,
+     * the next generation, re-commits, the group emptied, offsets expired,
+     * the group deleted; then another group that only commits */
+    struct kp_writer seq;
+    kp_wr_init(&seq, MAX_SEED);
+    grp_seed_group_init(&sg, 1, 2);
+    grp_group_record(&seq, id, &sg.g);
+    for (int32_t p = 0; p < 4; p++) {
+        struct grp_offset c = {NULL, p, 100 + p, 5, NULL, GRP_TS + 5000, -1};
+        grp_offset_record(&seq, id, "payments", p, &c);
+    }
+    grp_seed_group_init(&sg, 2, 1);
+    grp_group_record(&seq, id, &sg.g);
+    struct grp_offset c2 = {NULL, 1, 250, 6, NULL, GRP_TS + 9000, -1};
+    grp_offset_record(&seq, id, "payments", 1, &c2);
+    grp_seed_group_init(&sg, 3, 0);
+    grp_group_record(&seq, id, &sg.g);
+    for (int32_t p = 0; p < 4; p++) {
+        grp_offset_record(&seq, id, "payments", p, NULL);
+    }
+    grp_group_record(&seq, id, NULL);
+    struct grp_offset c3 = {NULL, 0, 7, -1, NULL, GRP_TS + 10000, GRP_TS + 20000};
+    grp_offset_record(&seq, kp_str_c("console-consumer-31337"), "audit_log", 0, &c3);
+    write_grp_sequence(g, "gen-group-lifecycle.bin", &seq, -1);
+    /* as the coordinator appends them: one batch per request */
+    write_grp_sequence(g, "gen-group-lifecycle-log.bin", &seq, KP_CODEC_NONE | GRP_LOG_PER(4));
+
+    /* Kafka's formats, every version */
+    kp_wr_reset(&seq);
+    char name[128];
+    for (int16_t v = 0; v <= 3; v++) {
+        kp_wr_reset(&w);
+        kp_wr_i16(&w, v < 2 ? v : 1); /* offset commit key v0 for the old values */
+        kp_wr_string(&w, kp_str_c("kafka-group"));
+        kp_wr_string(&w, kp_str_c("orders"));
+        kp_wr_i32(&w, v);
+        kend = w.len;
+        kafka_offset_value(&w, v, 1000 + v);
+        (void)snprintf(name, sizeof name, "kafka-offset-key-v%d-value-v%d.bin", v < 2 ? v : 1, v);
+        write_grp_single(g, name, &w, kend, false);
+        grp_frame(&seq, w.buf, kend, w.buf + kend, w.len - kend, false);
+    }
+    for (int16_t v = 0; v <= 3; v++) {
+        kp_wr_reset(&w);
+        kp_wr_i16(&w, GRP_KEY_GROUP_V2);
+        kp_wr_string(&w, kp_str_c("kafka-group"));
+        kend = w.len;
+        kafka_group_value(&w, v);
+        (void)snprintf(name, sizeof name, "kafka-group-value-v%d.bin", v);
+        write_grp_single(g, name, &w, kend, false);
+        grp_frame(&seq, w.buf, kend, w.buf + kend, w.len - kend, false);
+    }
+    write_grp_sequence(g, "kafka-all-versions.bin", &seq, -1);
+    write_grp_sequence(g, "kafka-all-versions-log-zstd-markers.bin", &seq,
+                       KP_CODEC_ZSTD | GRP_LOG_CONTROL | GRP_LOG_PER(3));
+    write_grp_sequence(g, "kafka-all-versions-log-gzip.bin", &seq, KP_CODEC_GZIP | GRP_LOG_PER(16));
+
+    /* one broken rule each, in the last record (kafka-group-value-v3) */
+    size_t members_at = kend;
+    {
+        struct kp_reader r;
+        kp_rd_init(&r, w.buf + kend, w.len - kend);
+        (void)kp_rd_i16(&r);
+        (void)kp_rd_string(&r);
+        (void)kp_rd_i32(&r);
+        (void)kp_rd_string(&r);
+        (void)kp_rd_string(&r);
+        (void)kp_rd_i64(&r);
+        members_at += r.off;
+    }
+    static const char *const bad[] = {
+        "bad-key-version-3.bin",
+        "bad-group-value-v4.bin",
+        "bad-group-null.bin",
+        "bad-key-cut.bin",
+        "bad-value-cut-in-members.bin",
+        "bad-members-count-huge.bin",
+        "bad-members-count-negative.bin",
+    };
+    uint8_t *buf = malloc(w.len);
+    for (size_t i = 0; buf != NULL && i < sizeof bad / sizeof bad[0]; i++) {
+        memcpy(buf, w.buf, w.len);
+        size_t len = w.len;
+        size_t klen = kend;
+        switch (i) {
+        case 0:
+            kp_store_be16(buf, 3);
+            break;
+        case 1:
+            kp_store_be16(buf + kend, 4);
+            break;
+        case 2: /* a null group: the key ends at its length */
+            kp_store_be16(buf + 2, 0xffff);
+            break;
+        case 3:
+            klen = 8;
+            len = 8;
+            break;
+        case 4:
+            len = members_at + 20;
+            break;
+        case 5:
+            kp_store_be32(buf + members_at, 0x7fffffff);
+            break;
+        default:
+            kp_store_be32(buf + members_at, 0xfffffffe);
+            break;
+        }
+        uint8_t head[3] = {0, 0, 0};
+        kp_store_be16(head + 1, (uint16_t)klen);
+        write_seed(g, "group_records", bad[i], head, sizeof head, buf, len);
+    }
+    free(buf);
+    /* offset commits: an unknown value version, a topic with a NUL byte */
+    kp_wr_reset(&w);
+    br_grp_enc_offset_key(&w, id, kp_str_c("payments"), 0);
+    kend = w.len;
+    kp_wr_i16(&w, 4);
+    kp_wr_i64(&w, 1);
+    write_grp_single(g, "bad-offset-value-v4.bin", &w, kend, false);
+    kp_wr_reset(&w);
+    br_grp_enc_offset_key(&w, id, (struct kp_str){"pay\0ments", 9}, 0);
+    kend = w.len;
+    br_grp_enc_offset_value(&w, &o, kp_str_c(""));
+    write_grp_single(g, "bad-offset-topic-nul.bin", &w, kend, false);
+    static const uint8_t null_key[] = {GRP_SEQUENCE, 0xff, 0xff, 0x00, 0x00};
+    write_seed(g, "group_records", "bad-null-key.bin", null_key, sizeof null_key, NULL, 0);
+    kp_wr_free(&seq);
+    kp_wr_free(&w);
+}
+
 static void gen_broker(struct gen *g)
 {
-    static const char *const subs[] = {"metadata_file", "checkpoint", "segment_recovery"};
+    static const char *const subs[] = {"metadata_file", "checkpoint", "segment_recovery", "index",
+                                       "group_records"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         make_dir(g, subs[i]);
     }
@@ -1536,6 +2344,8 @@ static void gen_broker(struct gen *g)
     gen_metadata_file(g);
     gen_checkpoint(g);
     gen_segment_recovery(g);
+    gen_index(g);
+    gen_group_records(g);
 }
 
 int main(int argc, char **argv)

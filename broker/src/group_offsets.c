@@ -18,6 +18,11 @@
  *                          rebalance_timeout, int32 session_timeout, bytes
  *                          subscription, bytes assignment]
  *
+ * and, read when loading, the older versions: offset commit key v0 as v1;
+ * offset value v0 and v2: int64 offset, string metadata, int64
+ * commit_timestamp; group value v2 as v3 without group_instance_id, v1 as
+ * v2 without current_state_timestamp, v0 as v1 without rebalance_timeout.
+ *
  * A null value is a tombstone (DeleteGroups, expiry). A commit with an
  * expiry (OffsetCommit v2-4 RetentionTimeMs) is written as value v1, the
  * others as v3, as Kafka 2.1+ does. Every commit request becomes one batch
@@ -25,7 +30,9 @@
  * br_log_append to the group's partition; the cache changes only once the
  * batch is in the log. Loading reads values v0-v3 and group values v0-v3
  * (only the protocol type, generation and state time: members are not
- * restored); records that do not decode are skipped with a warning.
+ * restored); records that do not decode are skipped and counted. Decoding
+ * (br_grp_record_decode) is pure and apart from applying a record to the
+ * coordinator's state (br_grp_record_apply), so both can be tested alone.
  * @locality reactor thread
  */
 #define _GNU_SOURCE
@@ -254,7 +261,7 @@ static struct kp_str gid(const struct grp_group *g)
     return s;
 }
 
-static void enc_offset_key(struct kp_writer *w, struct kp_str group, struct kp_str topic,
+void br_grp_enc_offset_key(struct kp_writer *w, struct kp_str group, struct kp_str topic,
                            int32_t partition)
 {
     kp_wr_i16(w, GRP_KEY_OFFSET_V1);
@@ -263,7 +270,7 @@ static void enc_offset_key(struct kp_writer *w, struct kp_str group, struct kp_s
     kp_wr_i32(w, partition);
 }
 
-static void enc_offset_value(struct kp_writer *w, const struct grp_offset *o,
+void br_grp_enc_offset_value(struct kp_writer *w, const struct grp_offset *o,
                              struct kp_str metadata)
 {
     if (o->expire_ts >= 0) {
@@ -281,7 +288,7 @@ static void enc_offset_value(struct kp_writer *w, const struct grp_offset *o,
     }
 }
 
-static void enc_group_key(struct kp_writer *w, struct kp_str group)
+void br_grp_enc_group_key(struct kp_writer *w, struct kp_str group)
 {
     kp_wr_i16(w, GRP_KEY_GROUP_V2);
     kp_wr_string(w, group);
@@ -292,7 +299,7 @@ static struct kp_str cstr(const char *s)
     return kp_str_c(s != NULL ? s : "");
 }
 
-static void enc_group_value(struct kp_writer *w, const struct grp_group *g)
+void br_grp_enc_group_value(struct kp_writer *w, const struct grp_group *g)
 {
     kp_wr_i16(w, 3);
     kp_wr_string(w, cstr(g->protocol_type));
@@ -440,9 +447,9 @@ void br_grp_store_group(struct br_groups *gs, struct grp_group *g)
     if (err == 0) {
         struct kp_writer w;
         kp_wr_init(&w, (size_t)INT32_MAX / 2);
-        enc_group_key(&w, gid(g));
+        br_grp_enc_group_key(&w, gid(g));
         size_t kend = w.len;
-        enc_group_value(&w, g);
+        br_grp_enc_group_value(&w, g);
         if (w.err != 0) {
             err = w.err;
         } else {
@@ -468,13 +475,13 @@ int br_grp_store_tombstones(struct br_groups *gs, struct grp_group *g)
     for (size_t i = 0; i < g->noffsets && err == 0; i++) {
         kp_wr_reset(&w);
         const struct grp_offset *o = &g->offsets[i];
-        enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
+        br_grp_enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
         err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
                          : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
     }
     if (err == 0) {
         kp_wr_reset(&w);
-        enc_group_key(&w, gid(g));
+        br_grp_enc_group_key(&w, gid(g));
         err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
                          : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
     }
@@ -601,9 +608,9 @@ static int offset_commit(struct br_req *r, struct commit_item *items, struct com
                            : -1;
         struct kp_str md = qp->CommittedMetadata.len >= 0 ? qp->CommittedMetadata : kp_str_c("");
         kp_wr_reset(&w);
-        enc_offset_key(&w, gid(g), it->qt->Name, qp->PartitionIndex);
+        br_grp_enc_offset_key(&w, gid(g), it->qt->Name, qp->PartitionIndex);
         size_t kend = w.len;
-        enc_offset_value(&w, v, md);
+        br_grp_enc_offset_value(&w, v, md);
         int e = w.err != 0 ? KP_ERR_INVALID_COMMIT_OFFSET_SIZE
                            : app_add(&a, wr_bytes(&w, 0, kend), wr_bytes(&w, kend, w.len));
         if (e == KP_ERR_INVALID_COMMIT_OFFSET_SIZE) {
@@ -789,7 +796,7 @@ static size_t expire_group(struct br_groups *gs, struct grp_group *g, int64_t no
     for (size_t k = 0; k < nexp && err == 0; k++) {
         const struct grp_offset *o = &g->offsets[idx[k]];
         kp_wr_reset(&w);
-        enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
+        br_grp_enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
         err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
                          : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
     }
@@ -885,120 +892,240 @@ struct load_stats {
     size_t skipped;
 };
 
+/* Records the reader's error and its detection site in out. */
+static int decode_fail(const struct kp_reader *r, int err, struct grp_record *out)
+{
+    out->err_file = r->err_file;
+    out->err_line = r->err_line;
+    return r->err != 0 ? r->err : err;
+}
+
+static int decode_offset_value(struct kp_reader *vr, struct grp_record *out)
+{
+    switch (out->value_version) {
+    case 0:
+    case 2:
+        out->offset = kp_rd_i64(vr);
+        out->metadata = kp_rd_string(vr);
+        out->commit_ts = kp_rd_i64(vr);
+        break;
+    case 1:
+        out->offset = kp_rd_i64(vr);
+        out->metadata = kp_rd_string(vr);
+        out->commit_ts = kp_rd_i64(vr);
+        out->expire_ts = kp_rd_i64(vr);
+        break;
+    case 3:
+        out->offset = kp_rd_i64(vr);
+        out->leader_epoch = kp_rd_i32(vr);
+        out->metadata = kp_rd_string(vr);
+        out->commit_ts = kp_rd_i64(vr);
+        break;
+    default:
+        kp_rd_fail(vr, KP_E_UNSUPPORTED);
+        break;
+    }
+    return vr->err;
+}
+
+static int decode_group_value(struct kp_reader *vr, struct grp_record *out)
+{
+    if (out->value_version < 0 || out->value_version > 3) {
+        kp_rd_fail(vr, KP_E_UNSUPPORTED);
+        return vr->err;
+    }
+    out->protocol_type = kp_rd_string(vr);
+    out->generation = kp_rd_i32(vr);
+    out->protocol = kp_rd_string(vr);
+    out->leader = kp_rd_string(vr);
+    if (out->value_version >= 2) {
+        out->state_ts = kp_rd_i64(vr);
+    }
+    if (vr->err == 0) {
+        out->members.ptr = vr->buf + vr->off;
+        out->members.len = (int32_t)(vr->len - vr->off);
+    }
+    return vr->err;
+}
+
+int br_grp_record_decode(struct kp_bytes key, struct kp_bytes value, struct grp_record *out)
+{
+    memset(out, 0, sizeof *out);
+    out->value_version = -1;
+    out->group = KP_STR_NULL;
+    out->topic = KP_STR_NULL;
+    out->partition = -1;
+    out->leader_epoch = -1;
+    out->metadata = KP_STR_NULL;
+    out->expire_ts = -1;
+    out->protocol_type = KP_STR_NULL;
+    out->protocol = KP_STR_NULL;
+    out->leader = KP_STR_NULL;
+    out->state_ts = -1;
+    out->members = KP_BYTES_NULL;
+    struct kp_reader kr;
+    kp_rd_init(&kr, key.ptr, key.len > 0 ? (size_t)key.len : 0);
+    if (key.len < 0) {
+        kp_rd_fail(&kr, KP_E_CORRUPT); /* a record of this topic always has a key */
+        return decode_fail(&kr, KP_E_CORRUPT, out);
+    }
+    out->key_version = kp_rd_i16(&kr);
+    bool offset_key =
+        out->key_version == GRP_KEY_OFFSET_V0 || out->key_version == GRP_KEY_OFFSET_V1;
+    if (offset_key) {
+        out->group = kp_rd_string(&kr);
+        out->topic = kp_rd_string(&kr);
+        out->partition = kp_rd_i32(&kr);
+        if (kr.err == 0 && (out->group.len < 0 || out->topic.len < 0)) {
+            kp_rd_fail(&kr, KP_E_CORRUPT);
+        }
+        /* the cache keeps topics as C strings: a NUL would make "t\0x" the
+         * key "t" and break the order of its offsets (no Kafka topic has one) */
+        if (kr.err == 0 && out->topic.len > 0 &&
+            memchr(out->topic.ptr, '\0', (size_t)out->topic.len) != NULL) {
+            kp_rd_fail(&kr, KP_E_CORRUPT);
+        }
+    } else if (out->key_version == GRP_KEY_GROUP_V2) {
+        out->group = kp_rd_string(&kr);
+        if (kr.err == 0 && out->group.len < 0) {
+            kp_rd_fail(&kr, KP_E_CORRUPT);
+        }
+    } else {
+        kp_rd_fail(&kr, KP_E_UNSUPPORTED);
+    }
+    if (kr.err != 0) {
+        return decode_fail(&kr, kr.err, out);
+    }
+    if (value.len < 0) {
+        return 0; /* a tombstone */
+    }
+    struct kp_reader vr;
+    kp_rd_init(&vr, value.ptr, (size_t)value.len);
+    out->value_version = kp_rd_i16(&vr);
+    int err = offset_key ? decode_offset_value(&vr, out) : decode_group_value(&vr, out);
+    if (err != 0) {
+        return decode_fail(&vr, err, out);
+    }
+    return 0;
+}
+
+int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
+{
+    if (rec->group.len < 0) {
+        return 0; /* not a decoded record */
+    }
+    size_t glen = (size_t)rec->group.len;
+    if (rec->key_version != GRP_KEY_GROUP_V2) {
+        if (rec->value_version < 0) {
+            struct grp_group *g = br_grp_find(gs, rec->group.ptr, glen);
+            if (g != NULL) {
+                off_remove(g, rec->topic, rec->partition);
+            }
+            return 0;
+        }
+        struct grp_offset v;
+        memset(&v, 0, sizeof v);
+        v.partition = rec->partition;
+        v.offset = rec->offset;
+        v.leader_epoch = rec->leader_epoch;
+        v.commit_ts = rec->commit_ts;
+        v.expire_ts = rec->expire_ts;
+        struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
+        if (g == NULL) {
+            return KP_E_NOMEM;
+        }
+        return off_set(g, rec->topic, rec->metadata, &v);
+    }
+    if (rec->value_version < 0) {
+        struct grp_group *g = br_grp_find(gs, rec->group.ptr, glen);
+        if (g != NULL) {
+            br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
+        }
+        return 0;
+    }
+    /* members are not restored: after a restart they rejoin */
+    struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
+    if (g == NULL) {
+        return KP_E_NOMEM;
+    }
+    char *pt = NULL;
+    if (rec->protocol_type.len > 0 && copy_str(rec->protocol_type, &pt) != 0) {
+        return KP_E_NOMEM;
+    }
+    kp_free(g->protocol_type);
+    g->protocol_type = pt;
+    g->generation = rec->generation;
+    g->state_ts = rec->state_ts;
+    return 0;
+}
+
+/* The smallest member of each group value version, for the count check. */
+static size_t member_min_size(int16_t version)
+{
+    /* strings 2 bytes each, int32 timeouts, bytes 4 each */
+    switch (version) {
+    case 0:
+        return 3 * 2 + 4 + 2 * 4;
+    case 1:
+    case 2:
+        return 3 * 2 + 2 * 4 + 2 * 4;
+    default:
+        return 4 * 2 + 2 * 4 + 2 * 4;
+    }
+}
+
+int br_grp_members_begin(const struct grp_record *rec, struct grp_member_iter *it)
+{
+    memset(it, 0, sizeof *it);
+    it->version = rec->value_version;
+    kp_rd_init(&it->r, rec->members.ptr, rec->members.len > 0 ? (size_t)rec->members.len : 0);
+    if (rec->key_version != GRP_KEY_GROUP_V2 || rec->value_version < 0 || rec->members.len < 0) {
+        kp_rd_fail(&it->r, KP_E_INVALID_ARG);
+        return it->r.err;
+    }
+    int32_t n =
+        kp_rd_array_len(&it->r, false, false, GRP_MAX_MEMBERS, member_min_size(it->version));
+    it->left = it->r.err == 0 ? n : 0;
+    return it->r.err;
+}
+
+int br_grp_members_next(struct grp_member_iter *it, struct grp_record_member *m)
+{
+    memset(m, 0, sizeof *m);
+    if (it->r.err != 0) {
+        return it->r.err;
+    }
+    if (it->left <= 0) {
+        return KP_ITER_END;
+    }
+    m->member_id = kp_rd_string(&it->r);
+    m->instance_id = it->version >= 3 ? kp_rd_string(&it->r) : KP_STR_NULL;
+    m->client_id = kp_rd_string(&it->r);
+    m->client_host = kp_rd_string(&it->r);
+    m->rebalance_timeout_ms = it->version >= 1 ? kp_rd_i32(&it->r) : 0;
+    m->session_timeout_ms = kp_rd_i32(&it->r);
+    if (it->version == 0) {
+        m->rebalance_timeout_ms = m->session_timeout_ms;
+    }
+    m->subscription = kp_rd_bytes(&it->r);
+    m->assignment = kp_rd_bytes(&it->r);
+    if (it->r.err != 0) {
+        return it->r.err;
+    }
+    it->left--;
+    return 0;
+}
+
 /* Applies one record of the topic; malformed ones are skipped. */
 static int load_record(struct br_groups *gs, const struct kp_record *rec, struct load_stats *st)
 {
     st->records++;
-    if (rec->Key.len < 2) {
+    struct grp_record r;
+    if (br_grp_record_decode(rec->Key, rec->Value, &r) != 0) {
         st->skipped++;
         return 0;
     }
-    struct kp_reader kr;
-    kp_rd_init(&kr, rec->Key.ptr, (size_t)rec->Key.len);
-    int16_t kv = kp_rd_i16(&kr);
-    if (kv == GRP_KEY_OFFSET_V0 || kv == GRP_KEY_OFFSET_V1) {
-        struct kp_str group = kp_rd_string(&kr);
-        struct kp_str topic = kp_rd_string(&kr);
-        int32_t part = kp_rd_i32(&kr);
-        if (kr.err != 0 || group.len < 0 || topic.len < 0) {
-            st->skipped++;
-            return 0;
-        }
-        if (rec->Value.len < 0) {
-            struct grp_group *g = br_grp_find(gs, group.ptr, (size_t)group.len);
-            if (g != NULL) {
-                off_remove(g, topic, part);
-            }
-            return 0;
-        }
-        struct kp_reader vr;
-        kp_rd_init(&vr, rec->Value.ptr, (size_t)rec->Value.len);
-        int16_t vv = kp_rd_i16(&vr);
-        struct grp_offset v;
-        memset(&v, 0, sizeof v);
-        v.partition = part;
-        v.leader_epoch = -1;
-        v.expire_ts = -1;
-        struct kp_str md = kp_str_c("");
-        switch (vv) {
-        case 0:
-            v.offset = kp_rd_i64(&vr);
-            md = kp_rd_string(&vr);
-            v.commit_ts = kp_rd_i64(&vr);
-            break;
-        case 1:
-            v.offset = kp_rd_i64(&vr);
-            md = kp_rd_string(&vr);
-            v.commit_ts = kp_rd_i64(&vr);
-            v.expire_ts = kp_rd_i64(&vr);
-            break;
-        case 2:
-            v.offset = kp_rd_i64(&vr);
-            md = kp_rd_string(&vr);
-            v.commit_ts = kp_rd_i64(&vr);
-            break;
-        case 3:
-            v.offset = kp_rd_i64(&vr);
-            v.leader_epoch = kp_rd_i32(&vr);
-            md = kp_rd_string(&vr);
-            v.commit_ts = kp_rd_i64(&vr);
-            break;
-        default:
-            kp_rd_fail(&vr, KP_E_UNSUPPORTED);
-            break;
-        }
-        if (vr.err != 0) {
-            st->skipped++;
-            return 0;
-        }
-        struct grp_group *g = br_grp_get_or_create(gs, group.ptr, (size_t)group.len);
-        if (g == NULL) {
-            return KP_E_NOMEM;
-        }
-        return off_set(g, topic, md, &v);
-    }
-    if (kv == GRP_KEY_GROUP_V2) {
-        struct kp_str group = kp_rd_string(&kr);
-        if (kr.err != 0 || group.len < 0) {
-            st->skipped++;
-            return 0;
-        }
-        if (rec->Value.len < 0) {
-            struct grp_group *g = br_grp_find(gs, group.ptr, (size_t)group.len);
-            if (g != NULL) {
-                br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
-            }
-            return 0;
-        }
-        struct kp_reader vr;
-        kp_rd_init(&vr, rec->Value.ptr, (size_t)rec->Value.len);
-        int16_t vv = kp_rd_i16(&vr);
-        struct kp_str ptype = kp_rd_string(&vr);
-        int32_t generation = kp_rd_i32(&vr);
-        (void)kp_rd_string(&vr); /* protocol */
-        (void)kp_rd_string(&vr); /* leader */
-        int64_t state_ts = vv >= 2 ? kp_rd_i64(&vr) : -1;
-        if (vv < 0 || vv > 3 || vr.err != 0) {
-            st->skipped++;
-            return 0;
-        }
-        /* members are not restored: after a restart they rejoin */
-        struct grp_group *g = br_grp_get_or_create(gs, group.ptr, (size_t)group.len);
-        if (g == NULL) {
-            return KP_E_NOMEM;
-        }
-        char *pt = NULL;
-        if (ptype.len > 0 && copy_str(ptype, &pt) != 0) {
-            return KP_E_NOMEM;
-        }
-        kp_free(g->protocol_type);
-        g->protocol_type = pt;
-        g->generation = generation;
-        g->state_ts = state_ts;
-        return 0;
-    }
-    st->skipped++;
-    return 0;
+    return br_grp_record_apply(gs, &r);
 }
 
 static int read_fully(int fd, uint8_t *buf, size_t len, int64_t pos)
