@@ -1156,7 +1156,7 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
         struct br_cursor c;
         struct kp_batch_header h;
         size_t size = 0;
-        int64_t from = i == first ? br_segment_lookup(s, offset) : 0;
+        int64_t from = i == first ? br_segment_lookup(s, log->dir, offset) : 0;
         br_cursor_init(&c, br_fileref_fd(s->log), from, s->size, window, sizeof window);
         /* the batch containing offset, or the first one after it */
         int rc = 0;
@@ -1292,8 +1292,8 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
             from = log->start_offset;
         }
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, from), s->size, window,
-                       sizeof window);
+        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, log->dir, from), s->size,
+                       window, sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
@@ -1615,8 +1615,8 @@ int br_log_iter_open(struct br_log *log, int64_t from_offset, struct br_log_iter
     }
     it->log = log;
     it->from = from_offset;
-    const struct br_segment *s = log->segs[floor_segment(log, from_offset)];
-    iter_enter(it, s, br_segment_lookup(s, from_offset));
+    struct br_segment *s = log->segs[floor_segment(log, from_offset)];
+    iter_enter(it, s, br_segment_lookup(s, log->dir, from_offset));
     *out = it;
     return 0;
 }

@@ -299,6 +299,9 @@ static void drop_offsets_from(struct br_segment *s, size_t n)
     if (s->oidx_synced > s->oidx_n) {
         s->oidx_synced = s->oidx_n;
     }
+    if (s->oidx_unchecked > s->oidx_n) {
+        s->oidx_unchecked = s->oidx_n;
+    }
 }
 
 /* Keeps time entries whose offset is below `offset`. */
@@ -557,6 +560,7 @@ static int load_offset_index(struct br_segment *s, int64_t limit, size_t max_ent
     kp_free(raw);
     s->oidx_n = n;
     s->oidx_synced = n;
+    s->oidx_unchecked = n;
     return 0;
 }
 
@@ -1077,7 +1081,7 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
 {
     uint8_t buf[8192];
     struct br_cursor c;
-    br_cursor_init(&c, log_fd(s), br_segment_lookup(s, offset), s->size, buf, sizeof buf);
+    br_cursor_init(&c, log_fd(s), br_segment_lookup(s, dir, offset), s->size, buf, sizeof buf);
     char name[BR_SEGMENT_NAME_MAX];
     br_segment_file_name(s->base_offset, "log", name, sizeof name);
     for (;;) {
@@ -1122,8 +1126,27 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
 
 /* ------------------------------------------------------------- lookups */
 
-int64_t br_segment_lookup(const struct br_segment *s, int64_t offset)
+/* Whether entry e names the batch at its position: that batch's header
+ * parses and ends at the entry's offset. */
+static bool entry_matches(const struct br_segment *s, const struct br_offset_entry *e)
 {
+    uint8_t head[KP_BATCH_HEADER_SIZE];
+    size_t got = 0;
+    if (br_pread_full(log_fd(s), head, sizeof head, e->pos, &got) != 0 || got != sizeof head) {
+        return false;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    return kp_batch_peek(head, sizeof head, &h, &size) == 0 &&
+           h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
+           e->pos + (int64_t)size <= s->size;
+}
+
+int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset)
+{
+    if (s->index_suspect) {
+        return 0;
+    }
     size_t lo = 0;
     size_t hi = s->oidx_n;
     while (lo < hi) {
@@ -1134,7 +1157,21 @@ int64_t br_segment_lookup(const struct br_segment *s, int64_t offset)
             hi = mid;
         }
     }
-    return lo == 0 ? 0 : s->oidx[lo - 1].pos;
+    if (lo == 0) {
+        return 0;
+    }
+    const struct br_offset_entry *e = &s->oidx[lo - 1];
+    if (lo - 1 < s->oidx_unchecked && !entry_matches(s, e)) {
+        char name[BR_SEGMENT_NAME_MAX];
+        br_segment_file_name(s->base_offset, "index", name, sizeof name);
+        br_warn("%s/%s: entry %zu (offset %" PRId64 ", position %" PRId32
+                ") does not match the batch there: the segment is read from its start until "
+                "the index is rebuilt (delete %s and restart)",
+                dir, name, lo - 1, s->base_offset + e->rel, e->pos, name);
+        s->index_suspect = true;
+        return 0;
+    }
+    return e->pos;
 }
 
 int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts)

@@ -60,6 +60,9 @@ struct br_segment {
     size_t oidx_n;
     size_t oidx_cap;
     size_t oidx_synced;         /* leading entries known to be in the file */
+    size_t oidx_unchecked;      /* leading entries read from the file, not yet
+                                 * matched with their batches (see lookup) */
+    bool index_suspect;         /* an entry did not match: lookups scan from 0 */
     int64_t oidx_file_len;      /* the file's length in bytes */
     struct br_time_entry *tidx; /* owned */
     size_t tidx_n;
@@ -182,8 +185,12 @@ KP_MUST_CHECK int br_segment_flush(struct br_segment *s, const char *dir);
 /* True when either index holds max_index_bytes worth of entries. */
 bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes);
 
-/* Position of the batch to start scanning from to find offset. */
-int64_t br_segment_lookup(const struct br_segment *s, int64_t offset);
+/* Position of the batch to start scanning from to find offset. An entry read
+ * from the .index file (trusted at open: the segment was flushed) is matched
+ * with the header of the batch it points at before it is used; one that does
+ * not match is logged, and from then on the segment's lookups start at
+ * position 0 (correct, slower) until the index is rebuilt at a start-up. */
+int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset);
 
 /* An offset at or before the first batch whose MaxTimestamp >= ts (the time
  * index's floor entry for ts), base_offset when none. */
