@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 
 #include "fuzz.h"
+#include "fuzz_tmp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -454,9 +455,9 @@ static void build_batch(struct input *in, int t, int32_t p, bool idempotent, str
     int64_t ts = ts_kind < 200 ? now : (ts_kind < 230 ? 1000 : now + 3600000);
     struct mpart *m = mpart_of(t, p);
     struct kp_batch_builder bb;
-    int rc = kp_batch_builder_init(&bb, codec, 0, ts, idempotent ? h.pid : -1,
-                                   idempotent ? h.epoch : -1,
-                                   idempotent && m != NULL ? m->next_seq : -1, (size_t)1 << 20);
+    int rc =
+        kp_batch_builder_init(&bb, codec, 0, ts, idempotent ? h.pid : -1, idempotent ? h.epoch : -1,
+                              idempotent && m != NULL ? m->next_seq : -1, (size_t)1 << 20);
     fuzz_check(rc == 0, "builder", rc);
     uint8_t value[600];
     for (int32_t i = 0; i < count; i++) {
@@ -467,8 +468,8 @@ static void build_batch(struct input *in, int t, int32_t p, bool idempotent, str
         struct kp_bytes k = (shape & 0x80) != 0
                                 ? KP_BYTES_NULL
                                 : (struct kp_bytes){(const uint8_t *)key, (int32_t)strlen(key)};
-        rc = kp_batch_builder_add(&bb, KP_OFFSET_DELTA_AUTO, ts + i,
-                                  k, (struct kp_bytes){value, (int32_t)vlen}, NULL, 0);
+        rc = kp_batch_builder_add(&bb, KP_OFFSET_DELTA_AUTO, ts + i, k,
+                                  (struct kp_bytes){value, (int32_t)vlen}, NULL, 0);
         fuzz_check(rc == 0, "builder add", rc);
     }
     struct kp_writer w;
@@ -688,10 +689,9 @@ static void check_records(struct mpart *m, const struct kp_bytes *records, int64
         while ((rc = kp_batch_iter_next(&it, &rec)) == 0) {
             const struct acked *a = m != NULL ? find_acked(m, rec.Offset) : NULL;
             if (a != NULL) {
-                uint32_t crc = rec.Value.len > 0 ? kp_crc32c(0, rec.Value.ptr, (size_t)rec.Value.len)
-                                                 : 0;
-                fuzz_check(crc == a->crc, "an acknowledged record changed",
-                           (int)rec.Offset);
+                uint32_t crc =
+                    rec.Value.len > 0 ? kp_crc32c(0, rec.Value.ptr, (size_t)rec.Value.len) : 0;
+                fuzz_check(crc == a->crc, "an acknowledged record changed", (int)rec.Offset);
             }
         }
         fuzz_check(rc == KP_ITER_END, "a fetched record does not parse", rc);
@@ -742,8 +742,7 @@ static void fetch_at(int t, int32_t p, int16_t version, int64_t offset, int32_t 
             }
         }
         if (offset < pd->HighWatermark && offset >= pd->LogStartOffset) {
-            fuzz_check(pd->Records.len > 0, "a fetch below the HW returned nothing",
-                       (int)offset);
+            fuzz_check(pd->Records.len > 0, "a fetch below the HW returned nothing", (int)offset);
         }
         check_records(m, &pd->Records, offset, pd->HighWatermark, pd->LogStartOffset);
     }
@@ -823,15 +822,23 @@ static void op_delete_records(struct input *in)
 }
 
 static const char *const config_names[] = {
-    "segment.bytes",     "segment.ms",       "retention.ms",          "retention.bytes",
-    "max.message.bytes", "cleanup.policy",   "message.timestamp.type", "index.interval.bytes",
-    "segment.index.bytes", "flush.messages", "min.insync.replicas",   "compression.type",
+    "segment.bytes",       "segment.ms",     "retention.ms",           "retention.bytes",
+    "max.message.bytes",   "cleanup.policy", "message.timestamp.type", "index.interval.bytes",
+    "segment.index.bytes", "flush.messages", "min.insync.replicas",    "compression.type",
 };
 static const char *const config_values[][3] = {
-    {"200", "1000", "x"},          {"1", "100000", "0"},         {"1", "-1", "60000"},
-    {"1", "-1", "500"},            {"100", "2000", "1000000"},   {"compact", "delete", "bogus"},
-    {"LogAppendTime", "CreateTime", "x"}, {"0", "128", "-1"},    {"4", "100", "1"},
-    {"1", "1000", "0"},            {"1", "2", "0"},              {"gzip", "producer", "lz77"},
+    {"200", "1000", "x"},
+    {"1", "100000", "0"},
+    {"1", "-1", "60000"},
+    {"1", "-1", "500"},
+    {"100", "2000", "1000000"},
+    {"compact", "delete", "bogus"},
+    {"LogAppendTime", "CreateTime", "x"},
+    {"0", "128", "-1"},
+    {"4", "100", "1"},
+    {"1", "1000", "0"},
+    {"1", "2", "0"},
+    {"gzip", "producer", "lz77"},
 };
 #define NCONFIGS (sizeof config_names / sizeof config_names[0])
 
@@ -897,8 +904,8 @@ static void op_alter(struct input *in)
         size_t k = c % NCONFIGS;
         ac[i].Name = kp_str_c(config_names[k]);
         ac[i].ConfigOperation = (int8_t)((c >> 6) % 2); /* SET, DELETE */
-        ac[i].Value = ac[i].ConfigOperation == 0 ? kp_str_c(config_values[k][(c >> 4) % 3])
-                                                 : KP_STR_NULL;
+        ac[i].Value =
+            ac[i].ConfigOperation == 0 ? kp_str_c(config_values[k][(c >> 4) % 3]) : KP_STR_NULL;
     }
     struct kp_IncrementalAlterConfigsRequest_AlterConfigsResource res;
     res.ResourceType = 2;
@@ -947,7 +954,8 @@ static void op_metadata(struct input *in)
     int16_t version = (int16_t)(mode % 7);
     struct kp_MetadataRequest req;
     kp_MetadataRequest_init(&req);
-    struct kp_MetadataRequest_MetadataRequestTopic mt = {kp_str_c(topic_names[(mode >> 3) % NTOPICS])};
+    struct kp_MetadataRequest_MetadataRequestTopic mt = {
+        kp_str_c(topic_names[(mode >> 3) % NTOPICS])};
     if ((mode & 0x80) != 0 || version == 0) {
         req.Topics.items = &mt;
         req.Topics.count = 1;
@@ -1074,10 +1082,7 @@ static void op_restart(void)
 
 static bool setup(void)
 {
-    const char *base = getenv("TMPDIR");
-    (void)snprintf(h.root, sizeof h.root, "%s/samsa-fuzz-broker-XXXXXX",
-                   base != NULL && strlen(base) < 64 ? base : "/tmp");
-    if (mkdtemp(h.root) == NULL) {
+    if (!fuzz_make_tmp_dir(h.root, sizeof h.root, "broker")) {
         return false;
     }
     char cfg[1024];
@@ -1092,8 +1097,8 @@ static bool setup(void)
                      "num.partitions=2\n",
                      h.root);
     char err[512];
-    int rc = br_config_parse_buffer(cfg, (size_t)n, "fuzz_broker", NULL, 0, &h.b.cfg, err,
-                                    sizeof err);
+    int rc =
+        br_config_parse_buffer(cfg, (size_t)n, "fuzz_broker", NULL, 0, &h.b.cfg, err, sizeof err);
     if (rc != 0) {
         (void)fprintf(stderr, "fuzz_broker: %s\n", err);
         return false;
@@ -1102,9 +1107,10 @@ static bool setup(void)
 }
 
 static const char *const op_names[16] = {
-    "produce", "produce",  "produce", "resend",   "fetch",    "fetch",
-    "offsets", "delete_records", "create", "delete", "alter", "init_pid",
-    "metadata", "commit", "housekeeping or restart", "raw",
+    "produce", "produce",  "produce",        "resend", "fetch",
+    "fetch",   "offsets",  "delete_records", "create", "delete",
+    "alter",   "init_pid", "metadata",       "commit", "housekeeping or restart",
+    "raw",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1137,8 +1143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int ops = 0; ops < MAX_OPS && in.i < in.n; ops++) {
         uint8_t op = in_u8(&in) % 16;
         if (trace) {
-            (void)fprintf(stderr, "fuzz_broker: op %d: %s at input byte %zu\n", ops,
-                          op_names[op], in.i - 1);
+            (void)fprintf(stderr, "fuzz_broker: op %d: %s at input byte %zu\n", ops, op_names[op],
+                          in.i - 1);
         }
         switch (op) {
         case 0:

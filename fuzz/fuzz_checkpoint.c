@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 
 #include "fuzz.h"
+#include "fuzz_tmp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,11 +57,7 @@ static bool make_tmp_root(void)
     if (tmp_root[0] != '\0') {
         return true;
     }
-    const char *base = getenv("TMPDIR");
-    (void)snprintf(tmp_root, sizeof tmp_root, "%s/samsa-fuzz-ckpt-XXXXXX",
-                   base != NULL && strlen(base) < 64 ? base : "/tmp");
-    if (mkdtemp(tmp_root) == NULL) {
-        tmp_root[0] = '\0';
+    if (!fuzz_make_tmp_dir(tmp_root, sizeof tmp_root, "ckpt")) {
         return false;
     }
     (void)atexit(remove_tmp_root);

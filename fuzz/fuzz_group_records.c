@@ -44,6 +44,7 @@
 #define _GNU_SOURCE
 
 #include "fuzz.h"
+#include "fuzz_tmp.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -760,11 +761,7 @@ static bool make_tmp_root(void)
     if (tmp_root[0] != '\0') {
         return true;
     }
-    const char *base = getenv("TMPDIR");
-    (void)snprintf(tmp_root, sizeof tmp_root, "%s/samsa-fuzz-groups-XXXXXX",
-                   base != NULL && strlen(base) < 64 ? base : "/tmp");
-    if (mkdtemp(tmp_root) == NULL) {
-        tmp_root[0] = '\0';
+    if (!fuzz_make_tmp_dir(tmp_root, sizeof tmp_root, "groups")) {
         return false;
     }
     (void)snprintf(part_dir, sizeof part_dir, "%s/%s-0", tmp_root, BR_OFFSETS_TOPIC);

@@ -529,8 +529,8 @@ static int local_send(struct br_conn *c, struct br_slot *s)
     while (s->head != NULL) {
         struct chunk *ch = s->head;
         if (c->out_cap - c->out_len < ch->len) {
-            size_t cap = c->out_cap * 2 > c->out_len + ch->len ? c->out_cap * 2
-                                                               : c->out_len + ch->len;
+            size_t cap =
+                c->out_cap * 2 > c->out_len + ch->len ? c->out_cap * 2 : c->out_len + ch->len;
             uint8_t *nb = kp_realloc(c->out, cap);
             if (nb == NULL) {
                 return -1;
@@ -543,8 +543,8 @@ static int local_send(struct br_conn *c, struct br_slot *s)
         } else {
             size_t got = 0;
             while (got < ch->len) {
-                ssize_t n = pread(br_fileref_fd(ch->file), c->out + c->out_len + got,
-                                  ch->len - got, (off_t)(ch->pos + (int64_t)got));
+                ssize_t n = pread(br_fileref_fd(ch->file), c->out + c->out_len + got, ch->len - got,
+                                  (off_t)(ch->pos + (int64_t)got));
                 if (n < 0 && errno == EINTR) {
                     continue;
                 }
