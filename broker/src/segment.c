@@ -1040,11 +1040,35 @@ bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes)
 
 /* ------------------------------------------------------------- truncation */
 
+/* Whether entry e names the batch at its position: that batch's header
+ * parses and ends at the entry's offset. */
+static bool entry_matches(const struct br_segment *s, const struct br_offset_entry *e)
+{
+    uint8_t head[KP_BATCH_HEADER_SIZE];
+    size_t got = 0;
+    if (br_pread_full(log_fd(s), head, sizeof head, e->pos, &got) != 0 || got != sizeof head) {
+        return false;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    return kp_batch_peek(head, sizeof head, &h, &size) == 0 &&
+           h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
+           e->pos + (int64_t)size <= s->size;
+}
+
 /* Replays the batches after the last offset-index entry (trusted headers),
  * restoring bytes_since_index, the timestamps and next_offset. */
 static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
 {
     uint8_t buf[8192];
+    if (s->index_suspect || (s->oidx_n > 0 && s->oidx_n - 1 < s->oidx_unchecked &&
+                             !entry_matches(s, &s->oidx[s->oidx_n - 1]))) {
+        /* the replay would start at an entry that is not to be trusted:
+         * both indexes are rebuilt from the batches, from position 0 */
+        drop_offsets_from(s, 0);
+        drop_times_at_or_after(s, INT64_MIN);
+        s->index_suspect = false;
+    }
     int64_t from = s->oidx_n > 0 ? s->oidx[s->oidx_n - 1].pos : 0;
     int64_t next = s->oidx_n > 0 ? s->base_offset + s->oidx[s->oidx_n - 1].rel + 1 : s->base_offset;
     struct br_cursor c;
@@ -1125,22 +1149,6 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
 }
 
 /* ------------------------------------------------------------- lookups */
-
-/* Whether entry e names the batch at its position: that batch's header
- * parses and ends at the entry's offset. */
-static bool entry_matches(const struct br_segment *s, const struct br_offset_entry *e)
-{
-    uint8_t head[KP_BATCH_HEADER_SIZE];
-    size_t got = 0;
-    if (br_pread_full(log_fd(s), head, sizeof head, e->pos, &got) != 0 || got != sizeof head) {
-        return false;
-    }
-    struct kp_batch_header h;
-    size_t size = 0;
-    return kp_batch_peek(head, sizeof head, &h, &size) == 0 &&
-           h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
-           e->pos + (int64_t)size <= s->size;
-}
 
 int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset)
 {
