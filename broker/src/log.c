@@ -1287,7 +1287,7 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
         if (i + 1 < log->nsegs && log->segs[i + 1]->base_offset <= log->start_offset) {
             continue; /* wholly below the log start */
         }
-        int64_t from = br_segment_time_lookup(s, ts);
+        int64_t from = br_segment_time_lookup(s, log->dir, ts);
         if (from < log->start_offset) {
             from = log->start_offset;
         }

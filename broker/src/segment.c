@@ -313,6 +313,9 @@ static void drop_times_at_or_after(struct br_segment *s, int64_t offset)
     if (s->tidx_synced > s->tidx_n) {
         s->tidx_synced = s->tidx_n;
     }
+    if (s->tidx_unchecked > s->tidx_n) {
+        s->tidx_unchecked = s->tidx_n;
+    }
 }
 
 /* Timestamp state as the remaining time index says; replaying batches
@@ -608,6 +611,7 @@ static int load_time_index(struct br_segment *s, int64_t limit, size_t max_entri
     kp_free(raw);
     s->tidx_n = n;
     s->tidx_synced = n;
+    s->tidx_unchecked = n;
     return 0;
 }
 
@@ -1056,18 +1060,25 @@ static bool entry_matches(const struct br_segment *s, const struct br_offset_ent
            e->pos + (int64_t)size <= s->size;
 }
 
+static bool time_entry_matches(struct br_segment *s, const char *dir,
+                               const struct br_time_entry *e);
+
 /* Replays the batches after the last offset-index entry (trusted headers),
  * restoring bytes_since_index, the timestamps and next_offset. */
 static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
 {
     uint8_t buf[8192];
-    if (s->index_suspect || (s->oidx_n > 0 && s->oidx_n - 1 < s->oidx_unchecked &&
-                             !entry_matches(s, &s->oidx[s->oidx_n - 1]))) {
-        /* the replay would start at an entry that is not to be trusted:
+    if (s->index_suspect || s->time_suspect ||
+        (s->oidx_n > 0 && s->oidx_n - 1 < s->oidx_unchecked &&
+         !entry_matches(s, &s->oidx[s->oidx_n - 1])) ||
+        (s->tidx_n > 0 && s->tidx_n - 1 < s->tidx_unchecked &&
+         !time_entry_matches(s, dir, &s->tidx[s->tidx_n - 1]))) {
+        /* the replay would start from entries that are not to be trusted:
          * both indexes are rebuilt from the batches, from position 0 */
         drop_offsets_from(s, 0);
         drop_times_at_or_after(s, INT64_MIN);
         s->index_suspect = false;
+        s->time_suspect = false;
     }
     int64_t from = s->oidx_n > 0 ? s->oidx[s->oidx_n - 1].pos : 0;
     int64_t next = s->oidx_n > 0 ? s->base_offset + s->oidx[s->oidx_n - 1].rel + 1 : s->base_offset;
@@ -1182,8 +1193,32 @@ int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset)
     return e->pos;
 }
 
-int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts)
+/* Whether the batch holding time entry e's offset has e's timestamp as its
+ * MaxTimestamp (the batch that set the running maximum). */
+static bool time_entry_matches(struct br_segment *s, const char *dir, const struct br_time_entry *e)
 {
+    int64_t off = s->base_offset + e->rel;
+    uint8_t buf[8192];
+    struct br_cursor c;
+    br_cursor_init(&c, log_fd(s), br_segment_lookup(s, dir, off), s->size, buf, sizeof buf);
+    for (;;) {
+        struct kp_batch_header h;
+        size_t size = 0;
+        if (br_cursor_peek(&c, &h, &size) != 0) {
+            return false;
+        }
+        if (h.BaseOffset + h.LastOffsetDelta >= off) {
+            return h.BaseOffset <= off && h.MaxTimestamp == e->ts;
+        }
+        c.pos += (int64_t)size;
+    }
+}
+
+int64_t br_segment_time_lookup(struct br_segment *s, const char *dir, int64_t ts)
+{
+    if (s->time_suspect) {
+        return s->base_offset;
+    }
     size_t lo = 0;
     size_t hi = s->tidx_n;
     while (lo < hi) {
@@ -1194,7 +1229,21 @@ int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts)
             hi = mid;
         }
     }
-    return lo == 0 ? s->base_offset : s->base_offset + s->tidx[lo - 1].rel;
+    if (lo == 0) {
+        return s->base_offset;
+    }
+    const struct br_time_entry *e = &s->tidx[lo - 1];
+    if (lo - 1 < s->tidx_unchecked && !time_entry_matches(s, dir, e)) {
+        char name[BR_SEGMENT_NAME_MAX];
+        br_segment_file_name(s->base_offset, "timeindex", name, sizeof name);
+        br_warn("%s/%s: entry %zu (timestamp %" PRId64 ", offset %" PRId64
+                ") does not match the batch there: time lookups scan the segment until the "
+                "index is rebuilt (delete %s and restart)",
+                dir, name, lo - 1, e->ts, s->base_offset + e->rel, name);
+        s->time_suspect = true;
+        return s->base_offset;
+    }
+    return s->base_offset + e->rel;
 }
 
 /* ------------------------------------------------------------- cursor */

@@ -68,6 +68,8 @@ struct br_segment {
     size_t tidx_n;
     size_t tidx_cap;
     size_t tidx_synced;
+    size_t tidx_unchecked; /* leading entries read from the file, not yet matched */
+    bool time_suspect;     /* a time entry did not match: time lookups scan from 0 */
     int64_t tidx_file_len;
 
     int64_t bytes_since_index; /* appended since the last offset-index entry */
@@ -193,8 +195,12 @@ bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes);
 int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset);
 
 /* An offset at or before the first batch whose MaxTimestamp >= ts (the time
- * index's floor entry for ts), base_offset when none. */
-int64_t br_segment_time_lookup(const struct br_segment *s, int64_t ts);
+ * index's floor entry for ts), base_offset when none. An entry read from the
+ * .timeindex file is used only once the batch holding its offset is found to
+ * have its timestamp as MaxTimestamp (what the broker writes); one that does
+ * not is logged, and the segment's time lookups answer base_offset from then
+ * on (the caller scans the segment). */
+int64_t br_segment_time_lookup(struct br_segment *s, const char *dir, int64_t ts);
 
 /* ------------------------------------------------------------ reading */
 
