@@ -292,7 +292,9 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
     fuzz_check(len == size + 4, "more or less than one whole answer", (int)len);
     /* the decoded slices point into the bytes: keep them in the arena */
     uint8_t *copy = kp_arena_alloc(arena, len);
-    fuzz_check(copy != NULL, "arena", 0);
+    if (copy == NULL) {
+        fuzz_fail_at("arena", 0, __FILE__, __LINE__);
+    }
     memcpy(copy, out, len);
     br_conn_local_consume(h.main, len);
     struct kp_response_header rh;
@@ -310,6 +312,10 @@ static void raw_check_output(void)
 {
     size_t len = 0;
     const uint8_t *out = br_conn_local_output(h.raw, &len);
+    if (out == NULL) {
+        fuzz_check(len == 0, "bytes sent but no buffer", (int)len);
+        return;
+    }
     size_t pos = 0;
     while (len - pos >= 4) {
         size_t size = kp_load_be32(out + pos);

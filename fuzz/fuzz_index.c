@@ -687,8 +687,9 @@ static void check_time_lookup(const struct model *m, struct br_segment *s, int64
      * entry's timestamp as its MaxTimestamp */
     bool used = e > 0 && !suspect;
     if (used && e - 1 < unchecked) {
-        size_t k = batch_holding(m, m->base + s->tidx[e - 1].rel);
-        used = k < m->nb && m->b[k].max_ts == s->tidx[e - 1].ts;
+        int64_t at = m->base + s->tidx[e - 1].rel;
+        size_t k = batch_holding(m, at);
+        used = k < m->nb && m->b[k].base <= at && m->b[k].max_ts == s->tidx[e - 1].ts;
     }
     int64_t want = used ? m->base + s->tidx[e - 1].rel : m->base;
     fuzz_check(off == want, "br_segment_time_lookup did not answer from a matching floor entry",
