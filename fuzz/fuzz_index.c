@@ -725,11 +725,19 @@ static void check_time_lookup(const struct model *m, struct br_segment *s, int64
         used = k < m->nb && m->b[k].base <= at && m->b[k].max_ts == s->tidx[e - 1].ts;
     }
     int64_t want = used ? m->base + s->tidx[e - 1].rel : m->base;
-    fuzz_check(off == want, "br_segment_time_lookup did not answer from a matching floor entry",
-               (int)e);
+    if (off != want && !no_nested_entries(m, s)) {
+        /* the check walks from an offset lookup, which an .index entry on a
+         * nested header leads astray (see check_lookup) */
+        misread("an .index entry on a nested header misled the time entry check", ts);
+        used = off != m->base;
+    } else {
+        fuzz_check(off == want, "br_segment_time_lookup did not answer from a matching floor entry",
+                   (int)e);
+    }
     fuzz_check(off >= m->base && off < m->limit, "br_segment_time_lookup outside the segment",
                (int)(off - m->base));
-    bool matches = !used || time_entry_matches(m, s->tidx[e - 1].ts, s->tidx[e - 1].rel);
+    bool matches = !used || (e > 0 && m->base + s->tidx[e - 1].rel == off &&
+                             time_entry_matches(m, s->tidx[e - 1].ts, s->tidx[e - 1].rel));
     size_t target = batch_reaching(m, ts);
     if (matches && target < m->nb) {
         fuzz_check(off <= m->b[target].last,
