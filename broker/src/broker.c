@@ -200,6 +200,38 @@ out:
     kp_arena_free(&arena);
 }
 
+#define RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
+
+/* ---------------------------------------------------------------- checkpoints */
+
+bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
+                                   const char *without, struct br_checkpoint_entry **e, size_t *n)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], name);
+    struct br_checkpoint_error cerr;
+    *e = NULL;
+    *n = 0;
+    if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, e, n, &cerr) != 0) {
+        char msg[512];
+        br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
+        br_warn("ignoring %s (%s)", msg, without);
+        return false;
+    }
+    return true;
+}
+
+struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
+                                                    const struct br_checkpoint_entry *e, size_t d)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(e->topic));
+    if (t == NULL || e->partition < 0 || e->partition >= t->npartitions) {
+        return NULL;
+    }
+    struct br_partition *p = &t->partitions[e->partition];
+    return p->dir_index == d ? p : NULL;
+}
+
 /* ---------------------------------------------------------------- topics */
 
 static int topic_cmp(const struct br_topic *t, struct kp_str name)
@@ -676,7 +708,7 @@ static void write_checkpoints(struct br_broker *b)
             }
         }
         char path[4096];
-        const char *names[3] = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+        const char *names[3] = {RECOVERY_CHECKPOINT, "replication-offset-checkpoint",
                                 "log-start-offset-checkpoint"};
         struct br_checkpoint_entry *lists[3] = {rec, rep, lso};
         for (int f = 0; f < 3; f++) {
@@ -904,17 +936,12 @@ int br_broker_start(struct br_broker *b)
         (void)unlink(path);
         br_info("log dir %s: last stop was %s", b->cfg.log_dirs[i],
                 clean ? "clean" : "unclean or first start: recovering");
-        (void)snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint",
-                       b->cfg.log_dirs[i]);
+        (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[i], RECOVERY_CHECKPOINT);
         struct br_checkpoint_entry *e = NULL;
         size_t n = 0;
-        struct br_checkpoint_error cerr;
         if (access(path, F_OK) == 0) {
-            if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, &e, &n, &cerr) != 0) {
-                char msg[512];
-                br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
-                br_warn("ignoring a checkpoint: %s (every segment will be recovered)", msg);
-            } else {
+            if (br_broker_read_dir_checkpoint(b, i, RECOVERY_CHECKPOINT,
+                                              "every segment will be recovered", &e, &n)) {
                 struct br_checkpoint_entry *all =
                     kp_realloc(b->recovery, (b->nrecovery + n + 1) * sizeof *all);
                 if (all != NULL) {

@@ -130,6 +130,16 @@ bool br_broker_stopping(const struct br_broker *b);
 KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
 
 struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
+
+/* Reads the checkpoint file `name` of log dir d into *e, *n (free with
+ * br_checkpoint_free). False when it cannot be read: the reason is logged as
+ * a warning with `without`, what the broker does without it. */
+bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
+                                   const char *without, struct br_checkpoint_entry **e, size_t *n);
+/* The partition a checkpoint entry of log dir d names, when it exists and
+ * lives in that dir; else NULL. */
+struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
+                                                    const struct br_checkpoint_entry *e, size_t d);
 /* Create a topic (persisted, logs created). err/errlen explain a failure;
  * returns a Kafka error code. */
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,

@@ -1225,22 +1225,16 @@ static void write_checkpoint(struct br_broker *b, size_t d)
 static void read_checkpoints(struct br_broker *b)
 {
     for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-        char path[4096];
-        (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], BR_CLEANER_CHECKPOINT);
         struct br_checkpoint_entry *e = NULL;
         size_t n = 0;
-        struct br_checkpoint_error cerr;
-        if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, &e, &n, &cerr) != 0) {
-            char msg[512];
-            br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
-            br_warn("ignoring %s (compacted logs are cleaned from their start)", msg);
+        if (!br_broker_read_dir_checkpoint(b, d, BR_CLEANER_CHECKPOINT,
+                                           "compacted logs are cleaned from their start", &e, &n)) {
             continue;
         }
         for (size_t i = 0; i < n; i++) {
-            struct br_topic *t = br_broker_find_topic(b, kp_str_c(e[i].topic));
-            if (t != NULL && e[i].partition < t->npartitions &&
-                t->partitions[e[i].partition].dir_index == d) {
-                t->partitions[e[i].partition].clean.first_dirty_offset = e[i].offset;
+            struct br_partition *p = br_broker_checkpoint_partition(b, &e[i], d);
+            if (p != NULL) {
+                p->clean.first_dirty_offset = e[i].offset;
             }
         }
         br_checkpoint_free(e);

@@ -348,6 +348,26 @@ static int64_t file_next_offset(struct br_log *log, const char *name, int64_t ba
     return next;
 }
 
+/* A directory stream over the log's directory, from its first entry (on a
+ * descriptor of its own: closedir leaves dir_fd open). NULL, logged, on
+ * failure. */
+static DIR *open_dir_stream(const struct br_log *log)
+{
+    int fd = dup(log->dir_fd);
+    if (fd < 0) {
+        br_error("%s: dup: %s", log->dir, strerror(errno));
+        return NULL;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        br_error("%s: fdopendir: %s", log->dir, strerror(errno));
+        (void)close(fd);
+        return NULL;
+    }
+    rewinddir(d);
+    return d;
+}
+
 /*
  * Finishes what the log cleaner left (br_log_swap_cleaned): a "*.cleaned"
  * file is a cleaned segment whose swap was not decided: removed. A
@@ -366,18 +386,10 @@ static int complete_cleaner_files(struct br_log *log)
     size_t cap_logs = 0;
     int rc = 0;
     bool changed = false;
-    int fd = dup(log->dir_fd);
-    if (fd < 0) {
-        br_error("%s: dup: %s", log->dir, strerror(errno));
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    DIR *d = fdopendir(fd);
+    DIR *d = open_dir_stream(log);
     if (d == NULL) {
-        br_error("%s: fdopendir: %s", log->dir, strerror(errno));
-        (void)close(fd);
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
-    rewinddir(d);
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
@@ -487,18 +499,10 @@ out_stray:
  * leftover temporary epoch checkpoint. */
 static int list_dir(struct br_log *log, struct listing *l)
 {
-    int fd = dup(log->dir_fd);
-    if (fd < 0) {
-        br_error("%s: dup: %s", log->dir, strerror(errno));
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    DIR *d = fdopendir(fd);
+    DIR *d = open_dir_stream(log);
     if (d == NULL) {
-        br_error("%s: fdopendir: %s", log->dir, strerror(errno));
-        (void)close(fd);
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
-    rewinddir(d);
     int rc = 0;
     for (;;) {
         errno = 0;

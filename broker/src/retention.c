@@ -144,26 +144,20 @@ void br_retention_tick(struct br_broker *b, int64_t now_mono_ms)
 void br_retention_load_start_offsets(struct br_broker *b)
 {
     for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-        char path[4096];
-        (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], LOG_START_CHECKPOINT);
         struct br_checkpoint_entry *e = NULL;
         size_t n = 0;
-        struct br_checkpoint_error cerr;
-        if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, &e, &n, &cerr) != 0) {
-            char msg[512];
-            br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
-            br_warn("ignoring %s (log start offsets are the first segments' base offsets)", msg);
+        if (!br_broker_read_dir_checkpoint(b, d, LOG_START_CHECKPOINT,
+                                           "log start offsets are the first segments' base "
+                                           "offsets",
+                                           &e, &n)) {
             continue;
         }
         for (size_t i = 0; i < n; i++) {
-            struct br_topic *t = br_broker_find_topic(b, kp_str_c(e[i].topic));
-            if (t == NULL || e[i].partition >= t->npartitions) {
+            struct br_partition *p = br_broker_checkpoint_partition(b, &e[i], d);
+            if (p == NULL || p->log == NULL || e[i].offset <= br_log_start_offset(p->log)) {
                 continue;
             }
-            struct br_partition *p = &t->partitions[e[i].partition];
-            if (p->dir_index != d || p->log == NULL || e[i].offset <= br_log_start_offset(p->log)) {
-                continue;
-            }
+            const struct br_topic *t = p->topic;
             int64_t start = e[i].offset;
             if (start > br_log_end_offset(p->log)) {
                 br_warn("%s-%" PRId32 ": checkpointed log start offset %" PRId64

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "mailbox.h"
 #include "retention.h"
+#include "tmpdir.h"
 
 #define NOW INT64_C(1800000000000)
 #define HOUR INT64_C(3600000)
@@ -40,22 +41,13 @@ static char pdir[128];
 
 static void setup_dir(void)
 {
-    (void)snprintf(root, sizeof root, "/tmp/samsa-clean-XXXXXX");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "clean"));
     (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 static void cleanup_dir(void)
 {
-    CU_ASSERT_EQUAL(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
 static struct br_log *open_log(int64_t segment_bytes)

@@ -21,6 +21,7 @@
 #include "cunit_run.h"
 #include "log.h"
 #include "logging.h"
+#include "tmpdir.h"
 
 #define MiB ((size_t)1024 * 1024)
 #define TS0 INT64_C(1700000000000)
@@ -34,22 +35,13 @@ static char pdir[128];
 
 static void setup_dir(void)
 {
-    (void)snprintf(root, sizeof root, "/tmp/samsa-log-XXXXXX");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "log"));
     (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 static void cleanup_dir(void)
 {
-    CU_ASSERT_EQUAL(nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
 static struct br_log_config cfg_with(int64_t segment_bytes, int32_t interval)
