@@ -21,7 +21,7 @@ Runs on Debian's /usr/bin/python3.
 import time
 
 import kwire
-from kwire import array, i8, i16, i32, i64, string
+from kwire import array, i8, i16, i32, i64, read_uvarint, string, uvarint
 
 DELETE_RECORDS = 21
 DESCRIBE_CONFIGS = 32
@@ -42,18 +42,6 @@ INVALID_REQUEST = 42
 POLICY_VIOLATION = 44
 
 
-def uvarint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def compact_string(s):
     """COMPACT_(NULLABLE_)STRING: length + 1 as an unsigned varint."""
     if s is None:
@@ -67,17 +55,6 @@ def compact_array(items):
 
 
 TAGS = uvarint(0)
-
-
-def read_uvarint(r):
-    shift = 0
-    v = 0
-    while True:
-        b = r.i8() & 0xFF
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v
 
 
 def read_compact_string(r):

@@ -88,6 +88,31 @@ def array(items, enc=lambda x: x):
     return i32(len(items)) + b"".join(enc(x) for x in items)
 
 
+def uvarint(v):
+    """An unsigned varint (flexible versions' lengths and tag counts)."""
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def read_uvarint(r):
+    """An unsigned varint from a Reader."""
+    shift = 0
+    v = 0
+    while True:
+        b = r.i8() & 0xFF
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v
+
+
 def zigzag_varint(v):
     """A signed varint (zigzag, protobuf style), as records use."""
     z = (v << 1) ^ (v >> 63)

@@ -32,34 +32,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from broker import check, eq, main  # noqa: E402
 import kwire  # noqa: E402
-from kwire import Reader, array, i8, i32  # noqa: E402
+from kwire import Reader, array, i8, i32, read_uvarint, uvarint  # noqa: E402
 
 INVALID_RECORD = 87
 INVALID_REQUIRED_ACKS = 21
 OFFSET_OUT_OF_RANGE = 1
-
-
-def uvarint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def read_uvarint(r):
-    shift = n = 0
-    while True:
-        b = r.buf[r.pos]
-        r.pos += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n
 
 
 def case_api_versions_ranges(t):
