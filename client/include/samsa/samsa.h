@@ -1,0 +1,412 @@
+/*
+ * libsamsa: Samsa's C client library for Kafka-protocol brokers.
+ *
+ * Three kinds of handle, each with one background I/O thread of its own:
+ *   samsa_producer  asynchronous produce with a delivery report per record
+ *   samsa_consumer  manual assignment or a consumer-group member; fetch, seek, commit
+ *   samsa_admin     topics and cluster metadata
+ *
+ * Configuration is a samsa_conf of string keys, named and defaulted as
+ * librdkafka and the Java client name them (bootstrap.servers, acks,
+ * linger.ms, ...; client/README.md lists every key). A handle copies the
+ * configuration it is created with: the caller keeps ownership of its
+ * samsa_conf and may destroy it right after the _new call.
+ *
+ * Threads. Every call on one handle may be made from any thread, but the
+ * poll-like calls (samsa_producer_poll, _flush, _close, samsa_consumer_poll,
+ * _close) are where callbacks run: callbacks never run on a library thread,
+ * only inside those calls, on the caller's thread.
+ *
+ * Errors. Functions that can fail return an int: SAMSA_OK (0), a negative
+ * SAMSA_ERR_* of the library, or a positive Kafka error code exactly as
+ * Kafka numbers it (3 = UNKNOWN_TOPIC_OR_PARTITION, ...). samsa_err_str()
+ * and samsa_err_name() describe any of them. Functions that take
+ * `char *errstr, size_t errstr_size` also write a sentence saying what went
+ * wrong (always NUL-terminated when errstr_size > 0; errstr may be NULL).
+ *
+ * Ownership is written on every function: "caller owns" means the caller
+ * frees it with the named function; "borrowed" means the pointer stays valid
+ * only as long as said and must not be freed.
+ */
+#ifndef SAMSA_SAMSA_H
+#define SAMSA_SAMSA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SAMSA_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define SAMSA_MUST_CHECK
+#endif
+
+#define SAMSA_VERSION_STR "0.1.0"
+#define SAMSA_VERSION_NUM 0x000100
+
+/* The library's version string, e.g. "0.1.0". Static storage. */
+const char *samsa_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
+enum samsa_err {
+    SAMSA_OK = 0,
+    SAMSA_ERR_UNKNOWN = -1,          /* Kafka's UNKNOWN_SERVER_ERROR (-1 on the wire) */
+    SAMSA_ERR_INVALID_ARG = -100,    /* a NULL or out-of-range argument */
+    SAMSA_ERR_UNKNOWN_CONFIG = -101, /* no such configuration key */
+    SAMSA_ERR_INVALID_CONFIG = -102, /* a value the key does not accept */
+    SAMSA_ERR_QUEUE_FULL = -103,     /* producer queue at its bound: poll, then retry */
+    SAMSA_ERR_MSG_TOO_LARGE = -104,  /* record above message.max.bytes */
+    SAMSA_ERR_TIMED_OUT = -105,      /* the deadline passed first */
+    SAMSA_ERR_TRANSPORT = -106,      /* a connection failed or was closed */
+    SAMSA_ERR_ALL_BROKERS_DOWN = -107,
+    SAMSA_ERR_UNKNOWN_TOPIC = -108,      /* the cluster does not know the topic */
+    SAMSA_ERR_UNKNOWN_PARTITION = -109,  /* the topic has no such partition */
+    SAMSA_ERR_NOMEM = -110,
+    SAMSA_ERR_STATE = -111,          /* not allowed in this handle's state */
+    SAMSA_ERR_PURGED = -112,         /* dropped by close before it was delivered */
+    SAMSA_ERR_BAD_RESPONSE = -113,   /* a broker sent bytes that do not decode */
+    SAMSA_ERR_UNSUPPORTED = -114,    /* the broker lacks a needed API version */
+    SAMSA_ERR_FATAL = -115,          /* the producer cannot go on (idempotence broken) */
+    SAMSA_ERR_NOT_IMPLEMENTED = -116,/* a feature libsamsa does not have yet */
+    SAMSA_ERR_DESTROYED = -117,      /* the handle is closing */
+};
+
+/* "Local: Queue full" / "Broker: Unknown topic or partition"-style text. Static. */
+const char *samsa_err_str(int err);
+/* "QUEUE_FULL" / "UNKNOWN_TOPIC_OR_PARTITION". Static. */
+const char *samsa_err_name(int err);
+
+/* ----------------------------------------------------------- configuration */
+
+typedef struct samsa_conf samsa_conf;
+
+/* A configuration with every default. Caller owns: samsa_conf_destroy. */
+samsa_conf *samsa_conf_new(void);
+/* A copy of conf. Caller owns. NULL on allocation failure. */
+samsa_conf *samsa_conf_dup(const samsa_conf *conf);
+/* Frees conf; NULL is a no-op. */
+void samsa_conf_destroy(samsa_conf *conf);
+
+/*
+ * Sets key to value (both copied). Returns SAMSA_OK, SAMSA_ERR_UNKNOWN_CONFIG
+ * (no such key: errstr names it) or SAMSA_ERR_INVALID_CONFIG (errstr says what
+ * the key accepts). Aliases are accepted (metadata.broker.list for
+ * bootstrap.servers, queue.buffering.max.ms for linger.ms, ...).
+ */
+SAMSA_MUST_CHECK int samsa_conf_set(samsa_conf *conf, const char *key, const char *value,
+                                    char *errstr, size_t errstr_size);
+
+/*
+ * Copies key's current value (default or set) into buf[0..*size) with a NUL.
+ * On entry *size is buf's size; on return it is the size needed including
+ * the NUL (so a call with buf NULL asks for it). SAMSA_ERR_UNKNOWN_CONFIG if
+ * no such key.
+ */
+SAMSA_MUST_CHECK int samsa_conf_get(const samsa_conf *conf, const char *key, char *buf,
+                                    size_t *size);
+
+/* ------------------------------------------------------------------ records */
+
+/* Offsets with a meaning, for seek and assign. */
+#define SAMSA_OFFSET_BEGINNING (-2)
+#define SAMSA_OFFSET_END (-1)
+#define SAMSA_OFFSET_STORED (-1000) /* the group's committed offset, else auto.offset.reset */
+
+/* "Let the partitioner choose" (produce). */
+#define SAMSA_PARTITION_ANY (-1)
+
+/* One record header. name is NUL-terminated; value NULL means a null value. */
+struct samsa_header {
+    const char *name;
+    const void *value;
+    size_t value_len;
+};
+
+/*
+ * A record to produce. Every pointer is borrowed for the duration of
+ * samsa_produce only: the library copies topic, key, value and headers.
+ */
+struct samsa_record {
+    const char *topic;
+    int32_t partition;  /* SAMSA_PARTITION_ANY: partitioner (see README) */
+    const void *key;    /* NULL: a null key (sticky partitioning) */
+    size_t key_len;
+    const void *value;  /* NULL: a null value (a tombstone) */
+    size_t value_len;
+    const struct samsa_header *headers;
+    size_t header_count;
+    int64_t timestamp;  /* milliseconds since the epoch; 0: now */
+    void *opaque;       /* handed back, untouched, in the delivery report */
+};
+
+/*
+ * A delivery report: what became of one produced record. Borrowed for the
+ * duration of the callback only (copy what you keep).
+ */
+struct samsa_delivery {
+    int err;              /* SAMSA_OK, or why the record was not written */
+    const char *topic;
+    int32_t partition;    /* -1 if it never had one */
+    int64_t offset;       /* -1 when unknown (acks=0, error) */
+    int64_t timestamp;
+    const void *key;      /* the record's key and value as produced */
+    size_t key_len;
+    const void *value;
+    size_t value_len;
+    void *opaque;         /* samsa_record.opaque */
+};
+
+typedef void samsa_delivery_cb(const struct samsa_delivery *report, void *cb_opaque);
+
+/*
+ * Errors that do not belong to one record or message (a broker down, a
+ * rebalance failure, an offset reset). Informational unless err is
+ * SAMSA_ERR_FATAL. `reason` is borrowed for the duration of the callback.
+ */
+typedef void samsa_error_cb(int err, const char *reason, void *cb_opaque);
+
+/* Callbacks run only inside the handle's poll-like calls. cb may be NULL. */
+void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *cb_opaque);
+void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaque);
+
+/* ----------------------------------------------------------------- producer */
+
+typedef struct samsa_producer samsa_producer;
+
+/*
+ * A producer with a copy of conf (conf stays the caller's). Caller owns the
+ * result: samsa_producer_close. NULL with errstr on a bad configuration
+ * (e.g. no bootstrap.servers, enable.idempotence=true with acks=1).
+ * Connecting happens in the background: the call does not wait for brokers.
+ */
+SAMSA_MUST_CHECK samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr,
+                                                    size_t errstr_size);
+
+/*
+ * Queues one record (copied) and returns at once. SAMSA_OK means a delivery
+ * report will follow (from samsa_producer_poll, _flush or _close). Errors:
+ *   SAMSA_ERR_QUEUE_FULL      queue.buffering.max.messages records, or
+ *                             queue.buffering.max.kbytes of them, are queued or
+ *                             waiting for their report: call samsa_producer_poll
+ *                             to serve reports, then retry;
+ *   SAMSA_ERR_MSG_TOO_LARGE   key + value + headers above message.max.bytes;
+ *   SAMSA_ERR_UNKNOWN_PARTITION  an explicit partition the topic lacks (when
+ *                             metadata is known; otherwise reported later);
+ *   SAMSA_ERR_INVALID_ARG, SAMSA_ERR_FATAL, SAMSA_ERR_DESTROYED.
+ */
+SAMSA_MUST_CHECK int samsa_produce(samsa_producer *p, const struct samsa_record *rec);
+
+/* Serves delivery reports and errors, waiting up to timeout_ms (0: do not
+ * wait, -1: forever) for the first. Returns how many callbacks ran. */
+int samsa_producer_poll(samsa_producer *p, int timeout_ms);
+
+/* Sends everything queued now (ignoring linger.ms) and serves reports until
+ * none is outstanding: SAMSA_OK, or SAMSA_ERR_TIMED_OUT after timeout_ms
+ * (-1: no limit) with samsa_producer_outq_len() records still outstanding. */
+SAMSA_MUST_CHECK int samsa_producer_flush(samsa_producer *p, int timeout_ms);
+
+/* Records produced whose delivery report has not been served yet. */
+size_t samsa_producer_outq_len(samsa_producer *p);
+
+/*
+ * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED
+ * (their reports are served before it returns), stops the I/O thread and
+ * frees p. Returns how many records were not delivered (0: all were).
+ * p NULL: returns 0.
+ */
+size_t samsa_producer_close(samsa_producer *p, int timeout_ms);
+
+/* ----------------------------------------------------------------- consumer */
+
+typedef struct samsa_consumer samsa_consumer;
+
+/* A consumed record. Caller owns: samsa_message_free. Every pointer inside
+ * lives as long as the message. */
+typedef struct samsa_message {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+    int64_t timestamp;      /* milliseconds since the epoch */
+    int timestamp_type;     /* 0 CreateTime, 1 LogAppendTime */
+    const void *key;        /* NULL: a null key */
+    size_t key_len;
+    const void *value;      /* NULL: a null value */
+    size_t value_len;
+    size_t header_count;
+    const struct samsa_header *headers;
+} samsa_message;
+
+void samsa_message_free(samsa_message *msg);
+
+/* One partition of one topic; offset's meaning depends on the call. */
+struct samsa_partition {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+};
+
+/* Called inside samsa_consumer_poll after the group gave this member a new
+ * assignment (assigned = true) or just before it takes one away (false). The
+ * library has already applied it: the callback only observes. `parts` is
+ * borrowed for the duration of the callback. */
+typedef void samsa_rebalance_cb(bool assigned, const struct samsa_partition *parts, size_t count,
+                                void *cb_opaque);
+void samsa_conf_set_rebalance_cb(samsa_conf *conf, samsa_rebalance_cb *cb, void *cb_opaque);
+
+/* A consumer with a copy of conf. Caller owns: samsa_consumer_close. */
+SAMSA_MUST_CHECK samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char *errstr,
+                                                    size_t errstr_size);
+
+/*
+ * Replaces the assignment with parts[0..count) (copied); count 0 clears it.
+ * Each offset is absolute, SAMSA_OFFSET_BEGINNING, _END or _STORED (the
+ * group's committed offset; needs group.id). Not allowed while subscribed.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_assign(samsa_consumer *c, const struct samsa_partition *parts,
+                                           size_t count);
+
+/* Joins group.id as a member subscribed to topics[0..count) (copied). */
+SAMSA_MUST_CHECK int samsa_consumer_subscribe(samsa_consumer *c, const char *const *topics,
+                                              size_t count);
+
+/* The next message, or NULL when none arrived within timeout_ms (-1: wait
+ * forever). Callbacks (errors, rebalances) run inside. Caller owns the
+ * message. */
+samsa_message *samsa_consumer_poll(samsa_consumer *c, int timeout_ms);
+
+/*
+ * Moves an assigned partition's position: offset absolute,
+ * SAMSA_OFFSET_BEGINNING or SAMSA_OFFSET_END. Messages already fetched for
+ * it are dropped. Waits up to timeout_ms for the offset to be resolved.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_seek(samsa_consumer *c, const char *topic, int32_t partition,
+                                         int64_t offset, int timeout_ms);
+
+/* Moves an assigned partition to the first offset whose timestamp is at or
+ * after timestamp_ms (ListOffsets); to its end when there is none. */
+SAMSA_MUST_CHECK int samsa_consumer_seek_timestamp(samsa_consumer *c, const char *topic,
+                                                   int32_t partition, int64_t timestamp_ms,
+                                                   int timeout_ms);
+
+/* True when every assigned partition's position has reached the end (high
+ * watermark) last reported by its leader and no message is waiting in the
+ * queue: what `-e` (exit at the end) needs. False with no assignment. */
+bool samsa_consumer_at_end(samsa_consumer *c);
+
+/*
+ * Commits the positions of every assigned partition (offsets NULL) or
+ * offsets[0..count) (offset = the next one to read) for group.id.
+ * async false: waits up to timeout_ms for the coordinator's answer;
+ * async true: returns at once, a failure goes to the error callback.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_commit(samsa_consumer *c, const struct samsa_partition *offsets,
+                                           size_t count, bool async, int timeout_ms);
+
+/* The committed offsets of parts[0..count) for group.id, written into each
+ * element's offset (-1001 when none is committed). */
+SAMSA_MUST_CHECK int samsa_consumer_committed(samsa_consumer *c, struct samsa_partition *parts,
+                                              size_t count, int timeout_ms);
+
+/* Low and high watermark of one partition, asked of its leader. */
+SAMSA_MUST_CHECK int samsa_consumer_watermarks(samsa_consumer *c, const char *topic,
+                                               int32_t partition, int64_t *low, int64_t *high,
+                                               int timeout_ms);
+
+/* Leaves the group (committing first when enable.auto.commit), stops the I/O
+ * thread and frees c. NULL is a no-op. */
+void samsa_consumer_close(samsa_consumer *c);
+
+/* -------------------------------------------------------------------- admin */
+
+typedef struct samsa_admin samsa_admin;
+
+SAMSA_MUST_CHECK samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr,
+                                              size_t errstr_size);
+void samsa_admin_close(samsa_admin *a);
+
+/* A topic to create; config[] holds "key=value" strings (may be NULL). */
+struct samsa_new_topic {
+    const char *name;
+    int32_t partitions;         /* -1: the broker's num.partitions */
+    int16_t replication_factor; /* -1: the broker's default */
+    const char *const *config;
+    size_t config_count;
+};
+
+/* Creates one topic on the controller. Kafka's error (36
+ * TOPIC_ALREADY_EXISTS, 37 INVALID_PARTITIONS, ...) with the broker's message
+ * in errstr. */
+SAMSA_MUST_CHECK int samsa_admin_create_topic(samsa_admin *a, const struct samsa_new_topic *t,
+                                              int timeout_ms, char *errstr, size_t errstr_size);
+
+SAMSA_MUST_CHECK int samsa_admin_delete_topic(samsa_admin *a, const char *name, int timeout_ms,
+                                              char *errstr, size_t errstr_size);
+
+/* Cluster metadata: brokers, topics, partitions. Caller owns:
+ * samsa_metadata_free. Every pointer inside lives as long as it. */
+struct samsa_broker_info {
+    int32_t id;
+    const char *host;
+    int32_t port;
+    const char *rack; /* NULL when none */
+};
+
+struct samsa_partition_info {
+    int32_t id;
+    int err;        /* Kafka error for this partition, 0 if none */
+    int32_t leader; /* -1: none */
+    size_t replica_count;
+    const int32_t *replicas;
+    size_t isr_count;
+    const int32_t *isrs;
+};
+
+struct samsa_topic_info {
+    const char *name;
+    int err;
+    bool internal;
+    size_t partition_count;
+    const struct samsa_partition_info *partitions;
+};
+
+typedef struct samsa_metadata {
+    const char *cluster_id; /* NULL when the broker has none */
+    int32_t controller_id;  /* -1 when unknown */
+    size_t broker_count;
+    const struct samsa_broker_info *brokers;
+    size_t topic_count;
+    const struct samsa_topic_info *topics;
+} samsa_metadata;
+
+/*
+ * Metadata of topics[0..count), or of every topic when topics is NULL.
+ * Topics are never created by this call. *out is the caller's
+ * (samsa_metadata_free) on SAMSA_OK.
+ */
+SAMSA_MUST_CHECK int samsa_admin_metadata(samsa_admin *a, const char *const *topics, size_t count,
+                                          int timeout_ms, samsa_metadata **out);
+void samsa_metadata_free(samsa_metadata *md);
+
+/* Low and high watermark of one partition. */
+SAMSA_MUST_CHECK int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition,
+                                            int64_t *low, int64_t *high, int timeout_ms);
+
+/* ------------------------------------------------------------- partitioner */
+
+/* Java's murmur2 (Utils.murmur2) of data[0..len). */
+uint32_t samsa_murmur2(const void *data, size_t len);
+
+/* The partition the Java client (and librdkafka's murmur2_random) places a
+ * non-null key on: (murmur2(key) & 0x7fffffff) % partition_count. */
+int32_t samsa_partition_for_key(const void *key, size_t len, int32_t partition_count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,644 @@
+/*
+ * Configuration: string keys named and defaulted as librdkafka and the Java
+ * client name them. One const table drives set, get, defaults and errors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum key_type {
+    KT_STRING,
+    KT_INT,
+    KT_BOOL,
+    KT_ENUM,
+    KT_ASSIGNORS,
+    KT_BYTES64, /* int64 scaled by `scale` */
+};
+
+struct enum_name {
+    const char *name;
+    int value;
+};
+
+struct key_desc {
+    const char *name;
+    const char *alias;  /* another accepted name, or NULL */
+    const char *alias2;
+    int type;
+    size_t offset;      /* into struct sc_conf_values */
+    int64_t min, max;
+    int64_t scale;      /* KT_BYTES64 */
+    const char *dflt;
+    const struct enum_name *names;
+};
+
+static const struct enum_name acks_names[] = {
+    {"all", -1}, {"-1", -1}, {"0", 0}, {"1", 1}, {NULL, 0},
+};
+static const struct enum_name codec_names[] = {
+    {"none", KP_CODEC_NONE}, {"gzip", KP_CODEC_GZIP}, {"snappy", KP_CODEC_SNAPPY},
+    {"lz4", KP_CODEC_LZ4},   {"zstd", KP_CODEC_ZSTD}, {NULL, 0},
+};
+static const struct enum_name partitioner_names[] = {
+    {"murmur2_random", SC_PART_MURMUR2_RANDOM},
+    {"murmur2", SC_PART_MURMUR2},
+    {"consistent_random", SC_PART_CONSISTENT_RANDOM},
+    {"consistent", SC_PART_CONSISTENT},
+    {"random", SC_PART_RANDOM},
+    {NULL, 0},
+};
+static const struct enum_name reset_names[] = {
+    {"earliest", SC_RESET_EARLIEST}, {"smallest", SC_RESET_EARLIEST},
+    {"beginning", SC_RESET_EARLIEST}, {"latest", SC_RESET_LATEST},
+    {"largest", SC_RESET_LATEST},    {"end", SC_RESET_LATEST},
+    {"error", SC_RESET_ERROR},       {NULL, 0},
+};
+static const struct enum_name isolation_names[] = {
+    {"read_uncommitted", 0}, {"read_committed", 1}, {NULL, 0},
+};
+
+#define OFF(f) offsetof(struct sc_conf_values, f)
+
+/* Defaults: librdkafka's where the two clients differ, except where the
+ * README says otherwise (enable.idempotence: Java's true; partitioner:
+ * Java's murmur2 placement). */
+static const struct key_desc keys[] = {
+    {"bootstrap.servers", "metadata.broker.list", NULL, KT_STRING, OFF(bootstrap_servers), 0, 0,
+     0, "", NULL},
+    {"client.id", NULL, NULL, KT_STRING, OFF(client_id), 0, 0, 0, "samsa", NULL},
+    {"acks", "request.required.acks", NULL, KT_ENUM, OFF(acks), 0, 0, 0, "all", acks_names},
+    {"enable.idempotence", NULL, NULL, KT_BOOL, OFF(enable_idempotence), 0, 0, 0, "true", NULL},
+    {"linger.ms", "queue.buffering.max.ms", NULL, KT_INT, OFF(linger_ms), 0, 900000, 0, "5",
+     NULL},
+    {"batch.size", NULL, NULL, KT_INT, OFF(batch_size), 1, 2147483647, 0, "1000000", NULL},
+    {"batch.num.messages", NULL, NULL, KT_INT, OFF(batch_num_messages), 1, 1000000, 0, "10000",
+     NULL},
+    {"compression.type", "compression.codec", NULL, KT_ENUM, OFF(compression), 0, 0, 0, "none",
+     codec_names},
+    {"max.in.flight.requests.per.connection", "max.in.flight", NULL, KT_INT, OFF(max_in_flight),
+     1, 1000000, 0, "5", NULL},
+    {"message.timeout.ms", "delivery.timeout.ms", NULL, KT_INT, OFF(message_timeout_ms), 1,
+     2147483647, 0, "300000", NULL},
+    {"retries", "message.send.max.retries", NULL, KT_INT, OFF(retries), 0, 2147483647, 0,
+     "2147483647", NULL},
+    {"retry.backoff.ms", NULL, NULL, KT_INT, OFF(retry_backoff_ms), 1, 300000, 0, "100", NULL},
+    {"request.timeout.ms", NULL, NULL, KT_INT, OFF(request_timeout_ms), 1, 900000, 0, "30000",
+     NULL},
+    {"socket.timeout.ms", NULL, NULL, KT_INT, OFF(socket_timeout_ms), 10, 300000, 0, "60000",
+     NULL},
+    {"metadata.max.age.ms", NULL, NULL, KT_INT, OFF(metadata_max_age_ms), 1, 86400000, 0,
+     "300000", NULL},
+    {"queue.buffering.max.messages", NULL, NULL, KT_INT, OFF(queue_max_messages), 1, 2147483647,
+     0, "100000", NULL},
+    {"queue.buffering.max.kbytes", NULL, NULL, KT_BYTES64, OFF(queue_max_bytes), 1, 2147483647,
+     1024, "1048576", NULL},
+    {"buffer.memory", NULL, NULL, KT_BYTES64, OFF(queue_max_bytes), 1024, INT64_MAX / 2, 1,
+     "1073741824", NULL},
+    {"partitioner", NULL, NULL, KT_ENUM, OFF(partitioner), 0, 0, 0, "murmur2_random",
+     partitioner_names},
+    {"message.max.bytes", "max.request.size", NULL, KT_INT, OFF(message_max_bytes), 1000,
+     1000000000, 0, "1000000", NULL},
+    {"group.id", NULL, NULL, KT_STRING, OFF(group_id), 0, 0, 0, "", NULL},
+    {"group.instance.id", NULL, NULL, KT_STRING, OFF(group_instance_id), 0, 0, 0, "", NULL},
+    {"auto.offset.reset", NULL, NULL, KT_ENUM, OFF(auto_offset_reset), 0, 0, 0, "latest",
+     reset_names},
+    {"enable.auto.commit", NULL, NULL, KT_BOOL, OFF(enable_auto_commit), 0, 0, 0, "true", NULL},
+    {"auto.commit.interval.ms", NULL, NULL, KT_INT, OFF(auto_commit_interval_ms), 0, 86400000, 0,
+     "5000", NULL},
+    {"session.timeout.ms", NULL, NULL, KT_INT, OFF(session_timeout_ms), 1, 3600000, 0, "45000",
+     NULL},
+    {"heartbeat.interval.ms", NULL, NULL, KT_INT, OFF(heartbeat_interval_ms), 1, 3600000, 0,
+     "3000", NULL},
+    {"max.poll.interval.ms", NULL, NULL, KT_INT, OFF(max_poll_interval_ms), 1, 86400000, 0,
+     "300000", NULL},
+    {"partition.assignment.strategy", NULL, NULL, KT_ASSIGNORS, OFF(assignors), 0, 0, 0,
+     "range,roundrobin", NULL},
+    {"fetch.wait.max.ms", "fetch.max.wait.ms", NULL, KT_INT, OFF(fetch_wait_max_ms), 0, 300000, 0,
+     "500", NULL},
+    {"fetch.min.bytes", NULL, NULL, KT_INT, OFF(fetch_min_bytes), 1, 100000000, 0, "1", NULL},
+    {"fetch.max.bytes", NULL, NULL, KT_INT, OFF(fetch_max_bytes), 0, 2147483135, 0, "52428800",
+     NULL},
+    {"max.partition.fetch.bytes", "fetch.message.max.bytes", NULL, KT_INT,
+     OFF(max_partition_fetch_bytes), 1, 1000000000, 0, "1048576", NULL},
+    {"isolation.level", NULL, NULL, KT_ENUM, OFF(isolation_level), 0, 0, 0, "read_committed",
+     isolation_names},
+    {"queued.max.messages.kbytes", NULL, NULL, KT_BYTES64, OFF(queued_max_bytes), 1, 2097151,
+     1024, "65536", NULL},
+    {"allow.auto.create.topics", NULL, NULL, KT_BOOL, OFF(allow_auto_create_topics), 0, 0, 0,
+     "false", NULL},
+    {"reconnect.backoff.ms", NULL, NULL, KT_INT, OFF(reconnect_backoff_ms), 0, 3600000, 0, "100",
+     NULL},
+    {"reconnect.backoff.max.ms", NULL, NULL, KT_INT, OFF(reconnect_backoff_max_ms), 0, 3600000,
+     0, "10000", NULL},
+    {"debug", NULL, NULL, KT_STRING, OFF(debug), 0, 0, 0, "", NULL},
+};
+
+#define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
+_Static_assert(KEY_COUNT <= SC_CONF_MAX_KEYS, "raise SC_CONF_MAX_KEYS");
+
+void sc_errf(char *buf, size_t size, const char *fmt, ...)
+{
+    if (buf == NULL || size == 0) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        buf[0] = '\0';
+    }
+}
+
+char *sc_strndup(const char *s, size_t n)
+{
+    char *d = kp_malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *sc_strdup(const char *s)
+{
+    return sc_strndup(s, strlen(s));
+}
+
+static int find_key(const char *name)
+{
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        if (strcmp(keys[i].name, name) == 0 ||
+            (keys[i].alias != NULL && strcmp(keys[i].alias, name) == 0) ||
+            (keys[i].alias2 != NULL && strcmp(keys[i].alias2, name) == 0)) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static void *field(struct sc_conf_values *v, const struct key_desc *k)
+{
+    return (char *)v + k->offset;
+}
+
+/* Strict decimal integer: optional sign, digits, nothing else. */
+static bool parse_int64(const char *s, int64_t *out)
+{
+    if (s[0] == '\0') {
+        return false;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0') {
+        return false;
+    }
+    *out = (int64_t)x;
+    return true;
+}
+
+static void enum_list(const struct enum_name *names, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (const struct enum_name *e = names; e->name != NULL; e++) {
+        int n = snprintf(buf + off, size - off, "%s%s", off == 0 ? "" : ", ", e->name);
+        if (n < 0 || (size_t)n >= size - off) {
+            break;
+        }
+        off += (size_t)n;
+    }
+}
+
+static int parse_assignors(const char *value, int *out, int *count, char *errstr,
+                           size_t errstr_size)
+{
+    int n = 0;
+    const char *p = value;
+    while (*p != '\0') {
+        while (*p == ' ' || *p == ',') {
+            p++;
+        }
+        if (*p == '\0') {
+            break;
+        }
+        const char *e = p;
+        while (*e != '\0' && *e != ',' && *e != ' ') {
+            e++;
+        }
+        size_t len = (size_t)(e - p);
+        int a = -1;
+        if ((len == 5 && memcmp(p, "range", 5) == 0) ||
+            (len == 46 && memcmp(p, "org.apache.kafka.clients.consumer.RangeAssignor", 46) == 0)) {
+            a = SC_ASSIGNOR_RANGE;
+        } else if ((len == 10 && memcmp(p, "roundrobin", 10) == 0) ||
+                   (len == 51 &&
+                    memcmp(p, "org.apache.kafka.clients.consumer.RoundRobinAssignor", 51) == 0)) {
+            a = SC_ASSIGNOR_ROUNDROBIN;
+        } else if (len == 18 && memcmp(p, "cooperative-sticky", 18) == 0) {
+            sc_errf(errstr, errstr_size,
+                    "partition.assignment.strategy: cooperative-sticky is not implemented yet "
+                    "(use range, roundrobin)");
+            return SAMSA_ERR_INVALID_CONFIG;
+        } else {
+            sc_errf(errstr, errstr_size,
+                    "partition.assignment.strategy: unknown assignor \"%.*s\" (accepted: range, "
+                    "roundrobin)",
+                    (int)len, p);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        for (int i = 0; i < n; i++) {
+            if (out[i] == a) {
+                a = -1;
+            }
+        }
+        if (a >= 0) {
+            if (n == SC_MAX_ASSIGNORS) {
+                break;
+            }
+            out[n++] = a;
+        }
+        p = e;
+    }
+    if (n == 0) {
+        sc_errf(errstr, errstr_size, "partition.assignment.strategy: no assignor given");
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    *count = n;
+    return SAMSA_OK;
+}
+
+/* Parses value for key k into v (not touching str[]). */
+static int apply(struct sc_conf_values *v, const struct key_desc *k, const char *value,
+                 char *errstr, size_t errstr_size)
+{
+    switch (k->type) {
+    case KT_STRING: {
+        char *copy = sc_strdup(value);
+        if (copy == NULL) {
+            return SAMSA_ERR_NOMEM;
+        }
+        char **slot = field(v, k);
+        kp_free(*slot);
+        *slot = copy;
+        return SAMSA_OK;
+    }
+    case KT_INT:
+    case KT_BYTES64: {
+        int64_t x;
+        if (!parse_int64(value, &x)) {
+            sc_errf(errstr, errstr_size, "%s: \"%s\" is not an integer", k->name, value);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        if (x < k->min || x > k->max) {
+            sc_errf(errstr, errstr_size, "%s: %lld is outside %lld..%lld", k->name, (long long)x,
+                    (long long)k->min, (long long)k->max);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        if (k->type == KT_INT) {
+            *(int *)field(v, k) = (int)x;
+        } else {
+            *(int64_t *)field(v, k) = x * k->scale;
+        }
+        return SAMSA_OK;
+    }
+    case KT_BOOL:
+        if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0) {
+            *(bool *)field(v, k) = true;
+        } else if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
+            *(bool *)field(v, k) = false;
+        } else {
+            sc_errf(errstr, errstr_size, "%s: \"%s\" is not a boolean (true or false)", k->name,
+                    value);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        return SAMSA_OK;
+    case KT_ENUM:
+        for (const struct enum_name *e = k->names; e->name != NULL; e++) {
+            if (strcmp(e->name, value) == 0) {
+                *(int *)field(v, k) = e->value;
+                return SAMSA_OK;
+            }
+        }
+        {
+            char list[256];
+            enum_list(k->names, list, sizeof(list));
+            sc_errf(errstr, errstr_size, "%s: \"%s\" is not one of: %s", k->name, value, list);
+        }
+        return SAMSA_ERR_INVALID_CONFIG;
+    case KT_ASSIGNORS:
+        return parse_assignors(value, v->assignors, &v->assignor_count, errstr, errstr_size);
+    default:
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+}
+
+samsa_conf *samsa_conf_new(void)
+{
+    samsa_conf *conf = kp_calloc(1, sizeof(*conf));
+    if (conf == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        /* buffer.memory shares queue.buffering.max.kbytes' field: the
+         * kbytes default is the one that applies. */
+        if (strcmp(keys[i].name, "buffer.memory") == 0) {
+            continue;
+        }
+        if (apply(&conf->v, &keys[i], keys[i].dflt, NULL, 0) != SAMSA_OK) {
+            samsa_conf_destroy(conf);
+            return NULL;
+        }
+        conf->str[i] = sc_strdup(keys[i].dflt);
+        if (conf->str[i] == NULL) {
+            samsa_conf_destroy(conf);
+            return NULL;
+        }
+    }
+    conf->str[find_key("buffer.memory")] = sc_strdup("1073741824");
+    return conf;
+}
+
+void samsa_conf_destroy(samsa_conf *conf)
+{
+    if (conf == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        kp_free(conf->str[i]);
+        if (keys[i].type == KT_STRING) {
+            char **slot = field(&conf->v, &keys[i]);
+            kp_free(*slot);
+        }
+    }
+    kp_free(conf);
+}
+
+samsa_conf *samsa_conf_dup(const samsa_conf *conf)
+{
+    if (conf == NULL) {
+        return NULL;
+    }
+    samsa_conf *d = kp_calloc(1, sizeof(*d));
+    if (d == NULL) {
+        return NULL;
+    }
+    *d = *conf;
+    bool ok = true;
+    for (size_t i = 0; i < KEY_COUNT; i++) {
+        d->str[i] = conf->str[i] != NULL ? sc_strdup(conf->str[i]) : NULL;
+        ok = ok && (conf->str[i] == NULL || d->str[i] != NULL);
+        if (keys[i].type == KT_STRING) {
+            char **dst = field(&d->v, &keys[i]);
+            char *const *src = (char *const *)((const char *)&conf->v + keys[i].offset);
+            *dst = *src != NULL ? sc_strdup(*src) : NULL;
+            ok = ok && (*src == NULL || *dst != NULL);
+        }
+    }
+    if (!ok) {
+        samsa_conf_destroy(d);
+        return NULL;
+    }
+    return d;
+}
+
+int samsa_conf_set(samsa_conf *conf, const char *key, const char *value, char *errstr,
+                   size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (conf == NULL || key == NULL || value == NULL) {
+        sc_errf(errstr, errstr_size, "samsa_conf_set: conf, key and value must not be NULL");
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int i = find_key(key);
+    if (i < 0) {
+        sc_errf(errstr, errstr_size, "unknown configuration key \"%s\" (client/README.md lists them)",
+                key);
+        return SAMSA_ERR_UNKNOWN_CONFIG;
+    }
+    /* Parse into a scratch copy of the one field so a bad value changes
+     * nothing. */
+    struct sc_conf_values scratch = conf->v;
+    if (keys[i].type == KT_STRING) {
+        char **slot = field(&scratch, &keys[i]);
+        *slot = NULL; /* apply frees the old value only through conf->v below */
+    }
+    int err = apply(&scratch, &keys[i], value, errstr, errstr_size);
+    if (err != SAMSA_OK) {
+        if (keys[i].type == KT_STRING) {
+            kp_free(*(char **)field(&scratch, &keys[i]));
+        }
+        return err;
+    }
+    char *copy = sc_strdup(value);
+    if (copy == NULL) {
+        if (keys[i].type == KT_STRING) {
+            kp_free(*(char **)field(&scratch, &keys[i]));
+        }
+        return SAMSA_ERR_NOMEM;
+    }
+    if (keys[i].type == KT_STRING) {
+        char **old = field(&conf->v, &keys[i]);
+        kp_free(*old);
+    }
+    conf->v = scratch;
+    kp_free(conf->str[i]);
+    conf->str[i] = copy;
+    conf->set_mask |= (uint64_t)1 << i;
+    /* The two names of the producer's memory bound share one field. */
+    if (keys[i].offset == OFF(queue_max_bytes)) {
+        for (size_t j = 0; j < KEY_COUNT; j++) {
+            if ((int)j != i && keys[j].offset == keys[i].offset) {
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%lld",
+                         (long long)(conf->v.queue_max_bytes / keys[j].scale));
+                char *c2 = sc_strdup(buf);
+                if (c2 != NULL) {
+                    kp_free(conf->str[j]);
+                    conf->str[j] = c2;
+                }
+            }
+        }
+    }
+    return SAMSA_OK;
+}
+
+int samsa_conf_get(const samsa_conf *conf, const char *key, char *buf, size_t *size)
+{
+    if (conf == NULL || key == NULL || size == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int i = find_key(key);
+    if (i < 0) {
+        return SAMSA_ERR_UNKNOWN_CONFIG;
+    }
+    const char *s = conf->str[i] != NULL ? conf->str[i] : "";
+    size_t need = strlen(s) + 1;
+    if (buf != NULL && *size > 0) {
+        size_t n = need <= *size ? need - 1 : *size - 1;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+    }
+    *size = need;
+    return SAMSA_OK;
+}
+
+bool sc_conf_is_set(const samsa_conf *conf, const char *key)
+{
+    int i = find_key(key);
+    return i >= 0 && (conf->set_mask & ((uint64_t)1 << i)) != 0;
+}
+
+void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->dr_cb = cb;
+        conf->dr_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->error_cb = cb;
+        conf->error_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_rebalance_cb(samsa_conf *conf, samsa_rebalance_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->rebalance_cb = cb;
+        conf->rebalance_opaque = cb_opaque;
+    }
+}
+
+int sc_parse_brokers(const char *list, char **hosts, int *ports, int max, int *count, char *errstr,
+                     size_t errstr_size)
+{
+    int n = 0;
+    const char *p = list;
+    int err = SAMSA_OK;
+    while (*p != '\0') {
+        while (*p == ' ' || *p == ',') {
+            p++;
+        }
+        if (*p == '\0') {
+            break;
+        }
+        const char *e = p;
+        while (*e != '\0' && *e != ',' && *e != ' ') {
+            e++;
+        }
+        /* Accept an optional PLAINTEXT:// prefix, as Java does. */
+        if ((size_t)(e - p) > 12 && memcmp(p, "PLAINTEXT://", 12) == 0) {
+            p += 12;
+        }
+        const char *colon = NULL;
+        for (const char *q = p; q < e; q++) {
+            if (*q == ':') {
+                colon = q;
+            }
+        }
+        int port = 9092;
+        const char *hend = e;
+        if (colon != NULL) {
+            char digits[8];
+            size_t dl = (size_t)(e - colon - 1);
+            int64_t x = -1;
+            if (dl > 0 && dl < sizeof(digits)) {
+                memcpy(digits, colon + 1, dl);
+                digits[dl] = '\0';
+                if (!parse_int64(digits, &x)) {
+                    x = -1;
+                }
+            }
+            if (x < 1 || x > 65535) {
+                sc_errf(errstr, errstr_size, "bootstrap.servers: bad port in \"%.*s\"",
+                        (int)(e - p), p);
+                err = SAMSA_ERR_INVALID_CONFIG;
+                goto out_free;
+            }
+            port = (int)x;
+            hend = colon;
+        }
+        if (hend == p) {
+            sc_errf(errstr, errstr_size, "bootstrap.servers: empty host in \"%.*s\"", (int)(e - p),
+                    p);
+            err = SAMSA_ERR_INVALID_CONFIG;
+            goto out_free;
+        }
+        if (n == max) {
+            break;
+        }
+        hosts[n] = sc_strndup(p, (size_t)(hend - p));
+        if (hosts[n] == NULL) {
+            err = SAMSA_ERR_NOMEM;
+            goto out_free;
+        }
+        ports[n] = port;
+        n++;
+        p = e;
+    }
+    if (n == 0) {
+        sc_errf(errstr, errstr_size,
+                "bootstrap.servers is not set (e.g. \"127.0.0.1:9092\"; alias metadata.broker.list)");
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    *count = n;
+    return SAMSA_OK;
+out_free:
+    for (int i = 0; i < n; i++) {
+        kp_free(hosts[i]);
+    }
+    return err;
+}
+
+int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size)
+{
+    struct sc_conf_values *v = &conf->v;
+    char *hosts[16];
+    int ports[16];
+    int n = 0;
+    int err = sc_parse_brokers(v->bootstrap_servers, hosts, ports, 16, &n, errstr, errstr_size);
+    if (err != SAMSA_OK) {
+        return err;
+    }
+    for (int i = 0; i < n; i++) {
+        kp_free(hosts[i]);
+    }
+    if (kind == 'p') {
+        bool idem_set = sc_conf_is_set(conf, "enable.idempotence");
+        if (v->enable_idempotence) {
+            /* As Java 3.0+: explicit idempotence with conflicting settings is
+             * an error; the default quietly yields to an explicit acks. */
+            if (v->acks != -1 || v->max_in_flight > 5 || v->retries == 0) {
+                if (idem_set) {
+                    sc_errf(errstr, errstr_size,
+                            "enable.idempotence=true needs acks=all, "
+                            "max.in.flight.requests.per.connection <= 5 and retries > 0");
+                    return SAMSA_ERR_INVALID_CONFIG;
+                }
+                v->enable_idempotence = false;
+            }
+        }
+        if (v->batch_size < 100) {
+            v->batch_size = 100;
+        }
+    }
+    if (kind == 'c') {
+        if (v->heartbeat_interval_ms >= v->session_timeout_ms) {
+            sc_errf(errstr, errstr_size,
+                    "heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)",
+                    v->heartbeat_interval_ms, v->session_timeout_ms);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+    }
+    return SAMSA_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * Consumer internals shared by consumer.c (assignment, fetch) and group.c
+ * (coordinator, membership, commits).
+ */
+#ifndef SAMSA_CLIENT_CONSUMER_H
+#define SAMSA_CLIENT_CONSUMER_H
+
+#include "internal.h"
+
+struct samsa_consumer {
+    struct sc_client *c;
+};
+
+/* Replaces the assignment (lock held); parts are copied. */
+SC_MUST_CHECK int sc_consumer_set_assignment(struct sc_client *c,
+                                             const struct samsa_partition *parts, size_t count);
+struct sc_cpart *sc_cpart_find(struct sc_client *c, const char *topic, int32_t partition);
+void sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
+SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
+                                int64_t *low, int64_t *high, int timeout_ms);
+
+/* group.c, all with the lock held except sc_group_close. */
+int64_t sc_group_serve(struct sc_client *c, int64_t now);
+int sc_group_topics(struct sc_client *c, const char **names, int max);
+void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
+void sc_group_polled(struct sc_client *c);
+void sc_group_free(struct sc_client *c);
+/* Leaves the group, committing first with enable.auto.commit. */
+void sc_group_close(struct sc_client *c);
+
+#endif

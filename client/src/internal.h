@@ -1,0 +1,604 @@
+/*
+ * libsamsa internals: what the modules of client/src share.
+ *
+ * Threading model (the whole contract):
+ *   - Every handle has one I/O thread (io.c) that owns the sockets, the
+ *     in-flight requests and the decoders. It never calls user code.
+ *   - Everything the user's threads and the I/O thread both touch lives in
+ *     struct sc_client and is guarded by sc_client.lock: the configuration
+ *     is immutable after _new; topics, partition queues, the op queue and
+ *     the event queues are only read or written with the lock held. The I/O
+ *     thread holds the lock while it works and releases it around poll(2);
+ *     a user call that changes what the I/O thread should do writes to the
+ *     wake eventfd.
+ *   - User-facing results (delivery reports, errors, consumed messages)
+ *     are queued by the I/O thread and handed to callbacks or returned only
+ *     inside the user's poll-like calls (cond var `ev_cond` wakes them).
+ *
+ * Memory: every allocation goes through kp_malloc/kp_calloc/kp_free (the
+ * protocol crate's wrapper, so a torture build fails them in turn).
+ */
+#ifndef SAMSA_CLIENT_INTERNAL_H
+#define SAMSA_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa/samsa.h>
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/buf.h>
+#include <samsa-protocol/err.h>
+#include <samsa-protocol/header.h>
+#include <samsa-protocol/messages.h>
+#include <samsa-protocol/record_batch.h>
+
+#define SC_MUST_CHECK KP_MUST_CHECK
+
+/* ------------------------------------------------------------------- time */
+
+/* Monotonic milliseconds (timers, linger, timeouts). */
+int64_t sc_now_ms(void);
+/* Wall-clock milliseconds since the epoch (record timestamps). */
+int64_t sc_wall_ms(void);
+
+/* Formats into buf like snprintf, never overflowing; no-op when buf NULL. */
+void sc_errf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A NUL-terminated copy (kp_malloc) or NULL on allocation failure. */
+char *sc_strdup(const char *s);
+char *sc_strndup(const char *s, size_t n);
+
+/* Kafka wire error (from a response) to our code: -1 -> SAMSA_ERR_UNKNOWN. */
+int sc_err_from_wire(int16_t wire);
+
+/* ---------------------------------------------------------- configuration */
+
+enum sc_partitioner {
+    SC_PART_MURMUR2_RANDOM = 0, /* Java's placement; null keys sticky */
+    SC_PART_MURMUR2,            /* null keys all to one partition */
+    SC_PART_CONSISTENT_RANDOM,  /* librdkafka's default: CRC32; empty/null keys sticky */
+    SC_PART_CONSISTENT,         /* CRC32 of any key, null included */
+    SC_PART_RANDOM,             /* keys ignored, sticky */
+};
+
+enum sc_offset_reset {
+    SC_RESET_EARLIEST = 0,
+    SC_RESET_LATEST = 1,
+    SC_RESET_ERROR = 2,
+};
+
+enum sc_assignor {
+    SC_ASSIGNOR_RANGE = 0,
+    SC_ASSIGNOR_ROUNDROBIN = 1,
+    SC_ASSIGNOR_COUNT = 2,
+};
+
+#define SC_MAX_ASSIGNORS 4
+
+/* Parsed values; every field has the default of the key it is named after. */
+struct sc_conf_values {
+    char *bootstrap_servers;
+    char *client_id;
+    int acks;                  /* -1 all, 0, 1 */
+    bool enable_idempotence;
+    int linger_ms;
+    int batch_size;
+    int batch_num_messages;
+    int compression;           /* enum kp_codec */
+    int max_in_flight;
+    int message_timeout_ms;
+    int retries;
+    int retry_backoff_ms;
+    int request_timeout_ms;
+    int socket_timeout_ms;
+    int metadata_max_age_ms;
+    int queue_max_messages;
+    int64_t queue_max_bytes;
+    int partitioner;           /* enum sc_partitioner */
+    int message_max_bytes;
+    char *group_id;
+    char *group_instance_id;
+    int auto_offset_reset;     /* enum sc_offset_reset */
+    bool enable_auto_commit;
+    int auto_commit_interval_ms;
+    int session_timeout_ms;
+    int heartbeat_interval_ms;
+    int max_poll_interval_ms;
+    int assignors[SC_MAX_ASSIGNORS]; /* enum sc_assignor, in preference order */
+    int assignor_count;
+    int fetch_wait_max_ms;
+    int fetch_min_bytes;
+    int fetch_max_bytes;
+    int max_partition_fetch_bytes;
+    int isolation_level;       /* 0 read_uncommitted, 1 read_committed */
+    int64_t queued_max_bytes;  /* consumer: fetched, not yet polled */
+    bool allow_auto_create_topics;
+    int reconnect_backoff_ms;
+    int reconnect_backoff_max_ms;
+    char *debug;
+};
+
+#define SC_CONF_MAX_KEYS 64
+
+struct samsa_conf {
+    struct sc_conf_values v;
+    char *str[SC_CONF_MAX_KEYS]; /* each key's value as set (or its default) */
+    uint64_t set_mask;           /* bit i: key i was set by the user */
+    samsa_delivery_cb *dr_cb;
+    void *dr_opaque;
+    samsa_error_cb *error_cb;
+    void *error_opaque;
+    samsa_rebalance_cb *rebalance_cb;
+    void *rebalance_opaque;
+};
+
+/* Whether the user set `key` (by its name or an alias). */
+bool sc_conf_is_set(const samsa_conf *conf, const char *key);
+
+/* Cross-key checks and derived values for a handle of `kind`
+ * ('p'roducer, 'c'onsumer, 'a'dmin) on a private copy. */
+SC_MUST_CHECK int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size);
+
+/* "host:port,host:port" into hosts/ports (each host kp_malloc'd); at most max. */
+SC_MUST_CHECK int sc_parse_brokers(const char *list, char **hosts, int *ports, int max, int *count,
+                                   char *errstr, size_t errstr_size);
+
+/* ------------------------------------------------------------ partitioner */
+
+/* Keyless placement state of one topic. */
+struct sc_sticky {
+    int32_t partition; /* -1: none chosen yet */
+    size_t bytes;      /* produced to it since it was chosen */
+};
+
+/* xorshift64* state; never 0. */
+uint32_t sc_rand(uint64_t *state);
+
+/*
+ * The partition for a record with no explicit partition, as `partitioner`
+ * places it among partition_count partitions. key NULL is a null key.
+ * Null keys (and keys the mode ignores) use the sticky state: one random
+ * partition until batch_size bytes went to it, then another (KIP-794).
+ */
+int32_t sc_partition_choose(int partitioner, const void *key, size_t key_len,
+                            int32_t partition_count, struct sc_sticky *sticky, size_t record_bytes,
+                            size_t batch_size, uint64_t *rng);
+
+/* ---------------------------------------------- producer queues (pure) */
+
+/* One queued record. key, value and encoded headers follow in data[]. */
+struct sc_msg {
+    struct sc_msg *next;
+    int64_t enq_ms;       /* monotonic time of samsa_produce */
+    int64_t timestamp;    /* record timestamp, wall ms */
+    void *opaque;
+    struct sc_ptopic *topic; /* the topic it was produced to (for reports) */
+    int32_t partition;    /* -1 while the partitioner has not run */
+    int32_t key_len;      /* -1: null */
+    int32_t value_len;    /* -1: null */
+    uint32_t header_count;
+    uint32_t headers_len; /* bytes of packed headers after the value */
+    size_t size;          /* what it counts against queue.buffering.max.kbytes */
+    int err;              /* delivery result */
+    int64_t offset;
+    uint8_t data[];       /* key, value, headers: (u32 nlen, name, i32 vlen, value)* */
+};
+
+struct sc_msgq {
+    struct sc_msg *head, *tail;
+    int32_t count;
+    size_t bytes;
+};
+
+void sc_msgq_push(struct sc_msgq *q, struct sc_msg *m);
+struct sc_msg *sc_msgq_pop(struct sc_msgq *q);
+/* Appends all of src to dst and empties src. */
+void sc_msgq_concat(struct sc_msgq *dst, struct sc_msgq *src);
+
+/* A batch: records of one partition sent (and retried) together. */
+struct sc_batch {
+    struct sc_batch *next;
+    struct sc_msgq msgs;
+    int32_t base_seq;     /* -1 when not idempotent */
+    int attempts;         /* sends so far */
+    int64_t retry_at_ms;  /* not before this time */
+    int64_t first_enq_ms; /* of its oldest record */
+    bool sent;            /* was on the wire at least once */
+};
+
+/* Batching rules; a copy of the configuration's. */
+struct sc_batch_rules {
+    int linger_ms;
+    size_t batch_size;
+    int32_t batch_num_messages;
+    int max_in_flight;
+    bool idempotent;
+};
+
+/* One partition's producer state. */
+struct sc_ppart {
+    struct sc_msgq queue;      /* records not yet in a batch */
+    struct sc_batch *retry;    /* batches to send again, by base_seq */
+    int inflight;              /* batches on the wire */
+    int32_t next_seq;
+    int32_t leader;            /* -1: unknown */
+};
+
+/*
+ * Whether pp has a batch to send now, and if not, *wake_at (when not NULL)
+ * is lowered to the time it will (linger or retry backoff). Retried batches
+ * go first and only once nothing of the partition is in flight, so the
+ * partition's order is kept; new records wait behind them.
+ */
+bool sc_ppart_ready(const struct sc_ppart *pp, const struct sc_batch_rules *rules, int64_t now,
+                    bool flushing, int64_t *wake_at);
+
+/* The next batch to send (sc_ppart_ready said so): a retried one, or new
+ * records cut from the queue (at most batch_size bytes or
+ * batch_num_messages records, at least one record), numbered from next_seq.
+ * Counts it in flight. NULL on allocation failure. */
+struct sc_batch *sc_ppart_next_batch(struct sc_ppart *pp, const struct sc_batch_rules *rules,
+                                     int64_t now);
+
+/* A batch came back: it is done (caller reports and frees it) ... */
+void sc_ppart_batch_done(struct sc_ppart *pp);
+/* ... or it goes back, in sequence order, to be sent after backoff_ms. */
+void sc_ppart_batch_retry(struct sc_ppart *pp, struct sc_batch *b, int64_t now, int backoff_ms);
+
+/* Renumbers the retried batches from sequence 0 (a new producer id). */
+void sc_ppart_reset_sequence(struct sc_ppart *pp);
+
+/* Moves records queued longer than timeout_ms, and retried batches whose
+ * oldest record is, to *expired. Returns true when one of those batches had
+ * been sent (an idempotent producer then needs a new producer id). */
+bool sc_ppart_expire(struct sc_ppart *pp, int64_t now, int timeout_ms, struct sc_msgq *expired);
+
+void sc_batch_free(struct sc_batch *b); /* frees the batch, not its records */
+
+/* Sequence after seq + n, wrapping at INT32_MAX as Kafka does. */
+int32_t sc_seq_add(int32_t seq, int32_t n);
+
+/* ------------------------------------------------- group protocol (pure) */
+
+struct sc_tp {
+    char *topic;
+    int32_t partition;
+};
+
+/* One member's view, as the leader sees it. */
+struct sc_member {
+    char *member_id;
+    char *instance_id; /* NULL when none */
+    char **topics;     /* its Subscription, sorted */
+    int topic_count;
+    struct sc_tp *assigned; /* output of an assignor */
+    int assigned_count;
+};
+
+/* A topic's partition count, for the assignors. */
+struct sc_topic_count {
+    const char *topic;
+    int32_t partitions;
+};
+
+/* Encode a Subscription v1 (Topics sorted, empty UserData, OwnedPartitions)
+ * into w; Decode one of any version >= 0 (fields we do not use skipped).
+ * Decoded topics are kp_malloc'd. */
+void sc_subscription_encode(struct kp_writer *w, char *const *topics, int topic_count,
+                            const struct sc_tp *owned, int owned_count);
+SC_MUST_CHECK int sc_subscription_decode(const uint8_t *p, size_t len, char ***topics,
+                                         int *topic_count);
+
+void sc_assignment_encode(struct kp_writer *w, const struct sc_tp *tps, int count);
+SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **tps,
+                                       int *count);
+
+/* Runs assignor on members[0..n) (sorted inside by member id, as Java
+ * does), filling each member's `assigned`. counts[] gives every subscribed
+ * topic's partition count (a topic missing from it gets nothing). */
+SC_MUST_CHECK int sc_assign(int assignor, struct sc_member *members, int n,
+                            const struct sc_topic_count *counts, int count_n);
+
+const char *sc_assignor_name(int assignor);
+void sc_tps_free(struct sc_tp *tps, int count);
+void sc_member_clear(struct sc_member *m);
+
+/* ------------------------------------------------------------ the client */
+
+struct sc_client;
+struct sc_conn;
+
+/* A response handler. err is 0 with body decoded (it and everything it
+ * points to live until the handler returns), or SAMSA_ERR_TRANSPORT /
+ * _TIMED_OUT / _BAD_RESPONSE with body NULL. Runs on the I/O thread with
+ * the client's lock held. */
+typedef void sc_resp_fn(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx);
+
+struct sc_req {
+    struct sc_req *next;
+    int32_t corr;
+    int16_t api_key;
+    int16_t api_version;
+    int64_t deadline;
+    sc_resp_fn *fn;
+    void *ctx;
+};
+
+enum sc_conn_state {
+    SC_CONN_DOWN = 0,
+    SC_CONN_CONNECTING,
+    SC_CONN_HANDSHAKE, /* ApiVersions sent */
+    SC_CONN_UP,
+};
+
+#define SC_API_KEYS 64
+
+struct sc_conn {
+    struct sc_conn *next;
+    int32_t node_id; /* bootstrap servers have ids <= -2 */
+    char *host;
+    int port;
+    int fd;
+    int state;
+    int64_t next_attempt_ms;
+    int backoff_ms;
+    bool wanted;               /* someone needs it: connect */
+    struct kp_writer out;      /* bytes to send; out_off sent already */
+    size_t out_off;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    struct sc_req *reqs, *reqs_tail; /* in flight, in send order */
+    int req_count;
+    int produce_inflight;
+    bool fetch_inflight;
+    int16_t api_max[SC_API_KEYS]; /* -1: not supported */
+    int16_t api_min[SC_API_KEYS];
+};
+
+/* Producer topic with its partitions. */
+struct sc_ptopic {
+    struct sc_ptopic *next;
+    char *name;
+    int32_t partition_count;   /* 0: metadata not known yet */
+    struct sc_ppart *parts;
+    struct sc_msgq unassigned; /* records waiting for the partition count */
+    struct sc_sticky sticky;
+    int err;                   /* last metadata error */
+    int64_t md_time;           /* last metadata answer (monotonic), 0: never */
+};
+
+/* Consumer partition state. */
+enum sc_cpart_state {
+    SC_CP_NEED_OFFSET = 0, /* reset pending: ListOffsets or OffsetFetch */
+    SC_CP_QUERYING,
+    SC_CP_ACTIVE,
+    SC_CP_STOPPED,         /* offset out of range with auto.offset.reset=error */
+};
+
+struct sc_cpart {
+    char *topic;
+    int32_t partition;
+    int state;
+    int64_t position;  /* next offset to fetch */
+    int64_t reset;     /* when NEED_OFFSET: SAMSA_OFFSET_*, or a timestamp >= 0 */
+    bool reset_is_ts;
+    int64_t hwm;       /* -1 until a fetch answered */
+    int64_t lso;
+    int64_t log_start;
+    int32_t leader;
+    int epoch;         /* bumps on seek: stale fetched messages are dropped */
+    bool fetching;
+    int queued;        /* messages of it waiting in the consumer queue */
+    int64_t app_offset;/* offset after the last message handed out; -1: none */
+    int64_t committed; /* last committed by us, -1 */
+    int64_t retry_at;
+};
+
+/* A consumed message as queued (the public struct first). */
+struct sc_cmsg {
+    samsa_message pub;
+    struct sc_cmsg *next;
+    struct sc_cpart *part;
+    int epoch;
+    size_t size;
+};
+
+/* A request from a user thread to the I/O thread, with its result. */
+struct sc_op {
+    struct sc_op *next;
+    int kind;
+    int err;
+    int stage;      /* kind-specific progress */
+    bool done;
+    bool abandoned; /* the caller timed out: the I/O thread frees it */
+    bool sent;
+    int64_t deadline;
+    int64_t retry_at;
+    char errstr[512];
+    void *arg;      /* kind-specific, owned by the op */
+};
+
+struct sc_err_ev {
+    struct sc_err_ev *next;
+    int err;
+    bool rebalance;    /* a rebalance notice, not an error */
+    bool assigned;
+    struct samsa_partition *parts;
+    size_t part_count;
+    char reason[];
+};
+
+struct sc_group; /* consumer.c */
+
+struct sc_broker_md {
+    int32_t id;
+    char *host;
+    int32_t port;
+};
+
+struct sc_client {
+    char kind; /* 'p', 'c', 'a' */
+    samsa_conf *conf;
+    const struct sc_conf_values *v;
+
+    pthread_t thread;
+    bool thread_started;
+    int wake_fd;
+    pthread_mutex_t lock;
+    pthread_cond_t ev_cond;   /* events queued, ops done */
+    bool terminate;
+
+    /* I/O state (lock held) */
+    struct sc_conn *conns;
+    int32_t next_corr;
+    struct kp_arena arena;
+    uint64_t rng;
+    int32_t controller_id;
+    struct sc_broker_md *brokers;
+    int broker_count;
+    bool md_wanted;        /* a metadata refresh is wanted now */
+    int64_t md_next_ms;    /* next periodic refresh */
+    bool md_inflight;
+    int64_t md_last_ms;
+    int all_down_reported;
+
+    /* ops (user -> I/O) */
+    struct sc_op *ops, *ops_tail;
+
+    /* events (I/O -> user) */
+    struct sc_msgq dr;               /* delivery reports ready */
+    struct sc_err_ev *errs, *errs_tail;
+
+    /* producer */
+    struct sc_ptopic *ptopics;
+    size_t outq_msgs;                /* produced, report not served */
+    size_t outq_bytes;
+    int flushing;
+    int64_t pid;
+    int16_t pid_epoch;
+    bool pid_inflight;
+    bool pid_reset;                  /* drain, then ask for a new id */
+    bool fatal;
+    char fatal_reason[256];
+    struct sc_batch_rules rules;
+
+    /* consumer */
+    struct sc_cpart **cparts;
+    int cpart_count;
+    struct sc_cmsg *cq, *cq_tail;
+    size_t cq_bytes;
+    struct sc_group *group;
+    bool subscribed;
+    bool polled_at_end;
+};
+
+/* Creates the client core (copies conf), starts the I/O thread. */
+SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out,
+                                char *errstr, size_t errstr_size);
+/* Stops the I/O thread and frees everything. */
+void sc_client_destroy(struct sc_client *c);
+void sc_wake(struct sc_client *c);
+
+/* Queues an error event for the user (lock held). */
+void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Runs queued error/rebalance callbacks (lock held on entry and exit; it is
+ * released while a callback runs). Returns how many ran. */
+int sc_serve_errors(struct sc_client *c);
+
+/* Connections (io.c; lock held). */
+struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id); /* wanted, maybe not up */
+struct sc_conn *sc_conn_any_up(struct sc_client *c);               /* NULL: none yet */
+/* Highest version both sides speak in [lo, hi], or -1. */
+int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int16_t hi);
+/* Encodes and queues a request; fn (may be NULL for acks=0 produce:
+ * then no response is read) is called once. Returns 0 or an error (fn is
+ * then not called). */
+SC_MUST_CHECK int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api,
+                               int16_t version, const void *body, sc_resp_fn *fn, void *ctx);
+bool sc_conn_is_up(const struct sc_conn *conn);
+
+/* Metadata (io.c). Asks for a refresh soon. */
+void sc_metadata_want(struct sc_client *c);
+const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id);
+
+/* Subsystems, called by the I/O loop with the lock held. Each returns the
+ * time it next wants to run (INT64_MAX: only on events). */
+int64_t sc_producer_serve(struct sc_client *c, int64_t now);
+int64_t sc_consumer_serve(struct sc_client *c, int64_t now);
+int64_t sc_ops_serve(struct sc_client *c, int64_t now);
+/* Metadata arrived: subsystems update their leaders / partition counts. */
+void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
+void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
+/* Topics a subsystem wants metadata for; appended to names (max n). */
+int sc_producer_topics(struct sc_client *c, const char **names, int max);
+int sc_consumer_topics(struct sc_client *c, const char **names, int max);
+/* Teardown of subsystem state (lock held, thread stopped). */
+void sc_producer_free_state(struct sc_client *c);
+void sc_consumer_free_state(struct sc_client *c);
+
+/* Ops (ops.c). Queues op and waits up to timeout_ms; returns op->err and
+ * frees the op unless it was abandoned (SAMSA_ERR_TIMED_OUT). */
+enum sc_op_kind {
+    SC_OP_METADATA = 0,
+    SC_OP_CREATE_TOPIC,
+    SC_OP_DELETE_TOPIC,
+    SC_OP_LIST_OFFSETS,
+    SC_OP_COMMIT,
+    SC_OP_COMMITTED,
+    SC_OP_KIND_COUNT,
+};
+/* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
+ * then *opp is set to NULL. Otherwise the caller reads its results and frees
+ * it with sc_op_free. */
+SC_MUST_CHECK int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *errstr,
+                            size_t errstr_size);
+struct sc_op *sc_op_new(int kind, void *arg);
+/* Per-kind serve functions (a const table in ops.c). Each returns when it
+ * next wants to run. */
+int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+void sc_op_commit_arg_free(void *arg);
+void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
+void sc_op_free(struct sc_op *op);
+
+/* Op arguments and results (owned by their op). */
+struct sc_md_arg {
+    char **topics; /* NULL: all topics */
+    int count;
+    samsa_metadata *md; /* result */
+};
+
+struct sc_topic_arg {
+    char *name;
+    int32_t partitions;
+    int16_t replication_factor;
+    char **cfg_names;
+    char **cfg_values;
+    int cfg_count;
+};
+
+struct sc_lo_arg {
+    char *topic;
+    int32_t partition;
+    int64_t timestamp; /* -2 earliest, -1 latest, or a time */
+    bool watermarks;   /* both -2 and -1: low and high */
+    int32_t leader;
+    int64_t offset;    /* result for `timestamp` */
+    int64_t low, high; /* results for watermarks */
+};
+
+samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r);
+
+/* Group (consumer.c): coordinator connection for ops, or NULL. */
+struct sc_conn *sc_group_coordinator(struct sc_client *c);
+
+int64_t sc_min64(int64_t a, int64_t b);
+
+/* Debug log to stderr when `debug` is set (lock may be held). */
+void sc_log(const struct sc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
