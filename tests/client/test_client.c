@@ -1,0 +1,545 @@
+/*
+ * Unit tests of libsamsa's pure parts: murmur2 and the partitioners (the
+ * reference's Java test vectors), configuration parsing and its errors,
+ * the per-partition batching and sequence state on a fake clock, the
+ * range and roundrobin assignors, and the consumer protocol's bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "internal.h"
+
+/* ------------------------------------------------------------ murmur2 */
+
+static void test_murmur2_matches_java_and_librdkafka_vectors(void)
+{
+    CU_ASSERT_EQUAL(samsa_murmur2("kafka", 5), 0xd067cf64u);
+    CU_ASSERT_EQUAL(samsa_murmur2("giberish123456789", 17), 0x8f552b0cu);
+    CU_ASSERT_EQUAL(samsa_murmur2("1234", 4), 0x9fc97b14u);
+    CU_ASSERT_EQUAL(samsa_murmur2("", 0), 0x106e08d9u);
+    CU_ASSERT_EQUAL(samsa_murmur2("fd7af248-ce5c-46a5-93d7-1c0c9005b99d", 36), 0xf73a333au);
+    CU_ASSERT_EQUAL(samsa_murmur2("100:48069", 9), 0x3c2c6ab1u);
+    CU_ASSERT_EQUAL(samsa_murmur2("354afe16-939a-4ea8-8e17-8bb0840b6886", 36), 0x3aa31c28u);
+    CU_ASSERT_EQUAL(samsa_murmur2("TT0124", 6), 0xaa07cf36u);
+}
+
+static void test_keys_land_where_java_puts_them(void)
+{
+    CU_ASSERT_EQUAL(samsa_partition_for_key("fd7af248-ce5c-46a5-93d7-1c0c9005b99d", 36, 32), 26);
+    CU_ASSERT_EQUAL(samsa_partition_for_key("100:48069", 9, 12), 9);
+    CU_ASSERT_EQUAL(samsa_partition_for_key("354afe16-939a-4ea8-8e17-8bb0840b6886", 36, 10), 4);
+    CU_ASSERT_EQUAL(samsa_partition_for_key("f562ac3b-2224-4e25-a0ab-56094e10c239", 36, 10), 5);
+    CU_ASSERT_EQUAL(samsa_partition_for_key("TT0124", 6, 15), 10);
+    /* toPositive is & 0x7fffffff, not abs: a hash with the top bit set. */
+    uint32_t h = samsa_murmur2("fd7af248-ce5c-46a5-93d7-1c0c9005b99d", 36);
+    CU_ASSERT((h & 0x80000000u) != 0);
+    CU_ASSERT_EQUAL(samsa_partition_for_key("x", 1, 0), -1);
+}
+
+static void test_empty_key_is_hashed_null_key_is_sticky(void)
+{
+    uint64_t rng = 12345;
+    struct sc_sticky st = {-1, 0};
+    int32_t empty = sc_partition_choose(SC_PART_MURMUR2_RANDOM, "", 0, 7, &st, 10, 1000, &rng);
+    CU_ASSERT_EQUAL(empty, (int32_t)((0x106e08d9u & 0x7fffffffu) % 7));
+    /* Null keys stay on one partition until batch.size bytes went there. */
+    int32_t first = sc_partition_choose(SC_PART_MURMUR2_RANDOM, NULL, 0, 7, &st, 100, 1000, &rng);
+    for (int i = 0; i < 9; i++) {
+        CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_MURMUR2_RANDOM, NULL, 0, 7, &st, 100, 1000,
+                                            &rng),
+                        first);
+    }
+    int32_t next = sc_partition_choose(SC_PART_MURMUR2_RANDOM, NULL, 0, 7, &st, 100, 1000, &rng);
+    CU_ASSERT_NOT_EQUAL(next, first);
+    CU_ASSERT(next >= 0 && next < 7);
+}
+
+static void test_consistent_modes_use_crc32_like_librdkafka(void)
+{
+    uint64_t rng = 1;
+    struct sc_sticky st = {-1, 0};
+    /* CRC32("kafka") = 0x3c6d6a8d... computed by zlib; % 10 checked
+     * against kp_crc32 itself and the null key going to CRC32 of nothing. */
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_CONSISTENT, NULL, 0, 5, &st, 1, 100, &rng), 0);
+    int32_t a = sc_partition_choose(SC_PART_CONSISTENT_RANDOM, "kafka", 5, 10, &st, 1, 100, &rng);
+    int32_t b = sc_partition_choose(SC_PART_CONSISTENT, "kafka", 5, 10, &st, 1, 100, &rng);
+    CU_ASSERT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_MURMUR2, NULL, 0, 7, &st, 1, 100, &rng),
+                    (int32_t)((0x106e08d9u & 0x7fffffffu) % 7));
+}
+
+/* ------------------------------------------------------------- config */
+
+static void test_conf_defaults_are_librdkafka_and_java_names(void)
+{
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char buf[64];
+    size_t n = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "acks", buf, &n), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "all");
+    n = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "enable.idempotence", buf, &n), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "true");
+    n = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "partitioner", buf, &n), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "murmur2_random");
+    CU_ASSERT_EQUAL(c->v.linger_ms, 5);
+    CU_ASSERT_EQUAL(c->v.auto_offset_reset, SC_RESET_LATEST);
+    CU_ASSERT_EQUAL(c->v.assignor_count, 2);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_RANGE);
+    CU_ASSERT_EQUAL(c->v.queue_max_bytes, 1048576LL * 1024);
+    /* The size query: buf NULL gives the size needed. */
+    n = 0;
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "client.id", NULL, &n), SAMSA_OK);
+    CU_ASSERT_EQUAL(n, strlen("samsa") + 1);
+    samsa_conf_destroy(c);
+}
+
+static void test_conf_accepts_aliases_and_reports_bad_values(void)
+{
+    samsa_conf *c = samsa_conf_new();
+    char err[256];
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "metadata.broker.list", "h:1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(c->v.bootstrap_servers, "h:1");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "queue.buffering.max.ms", "50", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.linger_ms, 50);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "auto.offset.reset", "smallest", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.auto_offset_reset, SC_RESET_EARLIEST);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "buffer.memory", "4096", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.queue_max_bytes, 4096);
+
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "no.such.key", "1", err, sizeof(err)),
+                    SAMSA_ERR_UNKNOWN_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no.such.key"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "linger.ms", "soon", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not an integer"));
+    CU_ASSERT_EQUAL(c->v.linger_ms, 50); /* unchanged by a bad value */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "linger.ms", "-1", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "outside"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "acks", "2", err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "all, -1, 0, 1"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "compression.type", "brotli", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "enable.auto.commit", "yes", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "roundrobin,range", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_ROUNDROBIN);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "sticky", err,
+                                   sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown assignor"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, NULL, "1", err, sizeof(err)), SAMSA_ERR_INVALID_ARG);
+
+    samsa_conf *d = samsa_conf_dup(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(d->v.bootstrap_servers, "h:1");
+    CU_ASSERT_PTR_NOT_EQUAL(d->v.bootstrap_servers, c->v.bootstrap_servers);
+    samsa_conf_destroy(c);
+    samsa_conf_destroy(d);
+}
+
+static void test_conf_idempotence_conflicts(void)
+{
+    samsa_conf *c = samsa_conf_new();
+    char err[256];
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "bootstrap.servers", "127.0.0.1:9", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "acks", "1", err, sizeof(err)), 0);
+    /* The default yields to an explicit acks=1 ... */
+    samsa_conf *d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_FALSE(d->v.enable_idempotence);
+    samsa_conf_destroy(d);
+    /* ... an explicit enable.idempotence=true does not. */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "enable.idempotence", "true", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(c, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "acks=all"));
+    samsa_conf_destroy(c);
+    /* No bootstrap.servers: a sentence saying so. */
+    c = samsa_conf_new();
+    CU_ASSERT_EQUAL(sc_conf_finalize(c, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bootstrap.servers"));
+    samsa_producer *p = samsa_producer_new(c, err, sizeof(err));
+    CU_ASSERT_PTR_NULL(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bootstrap.servers"));
+    samsa_conf_destroy(c);
+}
+
+static void test_broker_list_parsing(void)
+{
+    char *hosts[4];
+    int ports[4];
+    int n = 0;
+    char err[256];
+    CU_ASSERT_EQUAL(sc_parse_brokers("a:1, b ,PLAINTEXT://c:3", hosts, ports, 4, &n, err,
+                                     sizeof(err)),
+                    0);
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(hosts[0], "a");
+    CU_ASSERT_EQUAL(ports[0], 1);
+    CU_ASSERT_STRING_EQUAL(hosts[1], "b");
+    CU_ASSERT_EQUAL(ports[1], 9092);
+    CU_ASSERT_STRING_EQUAL(hosts[2], "c");
+    for (int i = 0; i < n; i++) {
+        kp_free(hosts[i]);
+    }
+    CU_ASSERT_EQUAL(sc_parse_brokers("a:99999", hosts, ports, 4, &n, err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(sc_parse_brokers(":5", hosts, ports, 4, &n, err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+}
+
+/* ----------------------------------------------------- batching, fake clock */
+
+static struct sc_msg *mk(int64_t now, size_t size)
+{
+    struct sc_msg *m = calloc(1, sizeof(*m));
+    m->enq_ms = now;
+    m->size = size;
+    return m;
+}
+
+static void free_batch(struct sc_batch *b)
+{
+    struct sc_msg *m;
+    while ((m = sc_msgq_pop(&b->msgs)) != NULL) {
+        free(m);
+    }
+    sc_batch_free(b);
+}
+
+static const struct sc_batch_rules rules = {
+    .linger_ms = 10, .batch_size = 1000, .batch_num_messages = 4, .max_in_flight = 2,
+    .idempotent = true,
+};
+
+static void test_linger_holds_records_until_due(void)
+{
+    struct sc_ppart pp = {0};
+    sc_msgq_push(&pp.queue, mk(100, 10));
+    int64_t wake = INT64_MAX;
+    CU_ASSERT_FALSE(sc_ppart_ready(&pp, &rules, 105, false, &wake));
+    CU_ASSERT_EQUAL(wake, 110);
+    CU_ASSERT_TRUE(sc_ppart_ready(&pp, &rules, 110, false, NULL));
+    CU_ASSERT_TRUE(sc_ppart_ready(&pp, &rules, 101, true, NULL)); /* flush ignores linger */
+    struct sc_batch *b = sc_ppart_next_batch(&pp, &rules, 110);
+    CU_ASSERT_EQUAL(b->msgs.count, 1);
+    free_batch(b);
+}
+
+static void test_batch_size_and_count_cut_batches(void)
+{
+    struct sc_ppart pp = {0};
+    for (int i = 0; i < 6; i++) {
+        sc_msgq_push(&pp.queue, mk(0, 100));
+    }
+    /* Four records reach batch.num.messages: ready before the linger. */
+    CU_ASSERT_TRUE(sc_ppart_ready(&pp, &rules, 1, false, NULL));
+    struct sc_batch *b1 = sc_ppart_next_batch(&pp, &rules, 1);
+    CU_ASSERT_EQUAL(b1->msgs.count, 4);
+    CU_ASSERT_EQUAL(b1->base_seq, 0);
+    CU_ASSERT_EQUAL(pp.inflight, 1);
+    struct sc_ppart big = {0};
+    sc_msgq_push(&big.queue, mk(0, 600));
+    sc_msgq_push(&big.queue, mk(0, 600));
+    CU_ASSERT_TRUE(sc_ppart_ready(&big, &rules, 1, false, NULL)); /* 1200 >= batch.size */
+    struct sc_batch *b2 = sc_ppart_next_batch(&big, &rules, 1);
+    CU_ASSERT_EQUAL(b2->msgs.count, 1); /* the second would pass batch.size */
+    free_batch(b2);
+    b2 = sc_ppart_next_batch(&big, &rules, 1);
+    free_batch(b2);
+    /* The rest of pp: numbered after the first batch. */
+    struct sc_batch *b3 = sc_ppart_next_batch(&pp, &rules, 20);
+    CU_ASSERT_EQUAL(b3->msgs.count, 2);
+    CU_ASSERT_EQUAL(b3->base_seq, 4);
+    CU_ASSERT_EQUAL(pp.next_seq, 6);
+    CU_ASSERT_EQUAL(pp.inflight, 2);
+    /* max.in.flight reached: nothing more leaves. */
+    sc_msgq_push(&pp.queue, mk(0, 10));
+    CU_ASSERT_FALSE(sc_ppart_ready(&pp, &rules, 50, true, NULL));
+    free_batch(b1);
+    free_batch(b3);
+    free(sc_msgq_pop(&pp.queue));
+}
+
+static void test_retries_keep_sequence_order(void)
+{
+    struct sc_ppart pp = {0};
+    for (int i = 0; i < 8; i++) {
+        sc_msgq_push(&pp.queue, mk(0, 10));
+    }
+    struct sc_batch *a = sc_ppart_next_batch(&pp, &rules, 0); /* seq 0..3 */
+    struct sc_batch *b = sc_ppart_next_batch(&pp, &rules, 0); /* seq 4..7 */
+    a->sent = b->sent = true;
+    sc_msgq_push(&pp.queue, mk(0, 10));
+    /* The later batch fails first, then the earlier: retried in sequence
+     * order, and only once nothing is in flight. */
+    sc_ppart_batch_retry(&pp, b, 100, 50);
+    CU_ASSERT_FALSE(sc_ppart_ready(&pp, &rules, 1000, true, NULL)); /* a still in flight */
+    sc_ppart_batch_retry(&pp, a, 100, 50);
+    int64_t wake = INT64_MAX;
+    CU_ASSERT_FALSE(sc_ppart_ready(&pp, &rules, 120, true, &wake));
+    CU_ASSERT_EQUAL(wake, 150);
+    CU_ASSERT_TRUE(sc_ppart_ready(&pp, &rules, 150, false, NULL));
+    struct sc_batch *r1 = sc_ppart_next_batch(&pp, &rules, 150);
+    CU_ASSERT_PTR_EQUAL(r1, a);
+    /* New records wait behind retried batches. */
+    CU_ASSERT_FALSE(sc_ppart_ready(&pp, &rules, 150, true, NULL));
+    sc_ppart_batch_done(&pp);
+    struct sc_batch *r2 = sc_ppart_next_batch(&pp, &rules, 150);
+    CU_ASSERT_PTR_EQUAL(r2, b);
+    sc_ppart_batch_done(&pp);
+    struct sc_batch *n = sc_ppart_next_batch(&pp, &rules, 150);
+    CU_ASSERT_EQUAL(n->base_seq, 8);
+    free_batch(a);
+    free_batch(b);
+    free_batch(n);
+}
+
+static void test_new_producer_id_renumbers_retries(void)
+{
+    struct sc_ppart pp = {0};
+    for (int i = 0; i < 6; i++) {
+        sc_msgq_push(&pp.queue, mk(0, 10));
+    }
+    struct sc_batch *a = sc_ppart_next_batch(&pp, &rules, 0);
+    struct sc_batch *b = sc_ppart_next_batch(&pp, &rules, 0);
+    sc_ppart_batch_retry(&pp, a, 0, 0);
+    sc_ppart_batch_retry(&pp, b, 0, 0);
+    pp.next_seq = 1000;
+    sc_ppart_reset_sequence(&pp);
+    CU_ASSERT_EQUAL(pp.retry->base_seq, 0);
+    CU_ASSERT_EQUAL(pp.retry->next->base_seq, 4);
+    CU_ASSERT_EQUAL(pp.next_seq, 6);
+    free_batch(a);
+    free_batch(b);
+}
+
+static void test_expiry_reports_old_records_and_flags_lost_sequences(void)
+{
+    struct sc_ppart pp = {0};
+    sc_msgq_push(&pp.queue, mk(0, 10));
+    struct sc_batch *a = sc_ppart_next_batch(&pp, &rules, 0);
+    a->sent = true;
+    sc_ppart_batch_retry(&pp, a, 0, 10);
+    sc_msgq_push(&pp.queue, mk(50, 10));
+    sc_msgq_push(&pp.queue, mk(500, 10));
+    struct sc_msgq expired = {0};
+    CU_ASSERT_FALSE(sc_ppart_expire(&pp, 99, 100, &expired));
+    CU_ASSERT_EQUAL(expired.count, 0);
+    CU_ASSERT_TRUE(sc_ppart_expire(&pp, 150, 100, &expired)); /* a sent batch expired */
+    CU_ASSERT_EQUAL(expired.count, 2);
+    CU_ASSERT_PTR_NULL(pp.retry);
+    CU_ASSERT_EQUAL(pp.queue.count, 1);
+    struct sc_msg *m;
+    while ((m = sc_msgq_pop(&expired)) != NULL) {
+        free(m);
+    }
+    free(sc_msgq_pop(&pp.queue));
+}
+
+static void test_sequence_wraps_at_int32_max(void)
+{
+    CU_ASSERT_EQUAL(sc_seq_add(INT32_MAX, 1), 0);
+    CU_ASSERT_EQUAL(sc_seq_add(INT32_MAX - 1, 3), 1);
+    CU_ASSERT_EQUAL(sc_seq_add(5, 3), 8);
+}
+
+/* ----------------------------------------------------------- assignors */
+
+static void member(struct sc_member *m, const char *id, const char *t1, const char *t2)
+{
+    memset(m, 0, sizeof(*m));
+    m->member_id = sc_strdup(id);
+    m->topics = kp_calloc(2, sizeof(char *));
+    m->topics[m->topic_count++] = sc_strdup(t1);
+    if (t2 != NULL) {
+        m->topics[m->topic_count++] = sc_strdup(t2);
+    }
+}
+
+static bool has(const struct sc_member *m, const char *t, int32_t p)
+{
+    for (int i = 0; i < m->assigned_count; i++) {
+        if (strcmp(m->assigned[i].topic, t) == 0 && m->assigned[i].partition == p) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_range_assignor_example_of_the_reference(void)
+{
+    /* 2 consumers, 2 topics x 3 partitions: C0 = t0p0 t0p1 t1p0 t1p1, C1 = t0p2 t1p2. */
+    struct sc_member ms[2];
+    member(&ms[0], "c1", "t0", "t1"); /* sorted by member id: "c0" first */
+    member(&ms[1], "c0", "t0", "t1");
+    const struct sc_topic_count counts[] = {{"t1", 3}, {"t0", 3}};
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_RANGE, ms, 2, counts, 2), 0);
+    CU_ASSERT_STRING_EQUAL(ms[0].member_id, "c0");
+    CU_ASSERT_EQUAL(ms[0].assigned_count, 4);
+    CU_ASSERT_TRUE(has(&ms[0], "t0", 0) && has(&ms[0], "t0", 1) && has(&ms[0], "t1", 0) &&
+                   has(&ms[0], "t1", 1));
+    CU_ASSERT_EQUAL(ms[1].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[1], "t0", 2) && has(&ms[1], "t1", 2));
+    sc_member_clear(&ms[0]);
+    sc_member_clear(&ms[1]);
+}
+
+static void test_roundrobin_deals_sorted_partitions_skipping_unsubscribed(void)
+{
+    struct sc_member ms[3];
+    member(&ms[0], "a", "t0", NULL);
+    member(&ms[1], "b", "t0", "t1");
+    member(&ms[2], "c", "t1", NULL);
+    struct sc_topic_count counts[] = {{"t0", 3}, {"t1", 2}};
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_ROUNDROBIN, ms, 3, counts, 2), 0);
+    /* t0p0 -> a, t0p1 -> b, t0p2 -> (c skipped) a, t1p0 -> b, t1p1 -> c */
+    CU_ASSERT_TRUE(has(&ms[0], "t0", 0) && has(&ms[0], "t0", 2));
+    CU_ASSERT_EQUAL(ms[0].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[1], "t0", 1) && has(&ms[1], "t1", 0));
+    CU_ASSERT_EQUAL(ms[1].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[2], "t1", 1));
+    CU_ASSERT_EQUAL(ms[2].assigned_count, 1);
+    for (int i = 0; i < 3; i++) {
+        sc_member_clear(&ms[i]);
+    }
+}
+
+static void test_range_gives_first_members_the_extra_partitions(void)
+{
+    struct sc_member ms[3];
+    member(&ms[0], "m1", "t", NULL);
+    member(&ms[1], "m2", "t", NULL);
+    member(&ms[2], "m3", "t", NULL);
+    struct sc_topic_count counts[] = {{"t", 7}};
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_RANGE, ms, 3, counts, 1), 0);
+    CU_ASSERT_EQUAL(ms[0].assigned_count, 3);
+    CU_ASSERT_TRUE(has(&ms[0], "t", 0) && has(&ms[0], "t", 2));
+    CU_ASSERT_EQUAL(ms[1].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[1], "t", 3) && has(&ms[1], "t", 4));
+    CU_ASSERT_EQUAL(ms[2].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[2], "t", 6));
+    for (int i = 0; i < 3; i++) {
+        sc_member_clear(&ms[i]);
+    }
+}
+
+/* ------------------------------------------------ consumer protocol bytes */
+
+static void test_subscription_v0_to_v3_decode(void)
+{
+    /* v0 as kafka-python writes it: version 0, ["b", "a"], UserData b"". */
+    static const uint8_t v0[] = {0, 0, 0, 0, 0, 2, 0, 1, 'b', 0, 1, 'a', 0, 0, 0, 0};
+    char **topics = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(sc_subscription_decode(v0, sizeof(v0), &topics, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(topics[0], "a"); /* sorted */
+    CU_ASSERT_STRING_EQUAL(topics[1], "b");
+    for (int i = 0; i < n; i++) {
+        kp_free(topics[i]);
+    }
+    kp_free(topics);
+    /* v3 as librdkafka writes it: OwnedPartitions, GenerationId, RackId. */
+    static const uint8_t v3[] = {0, 3, 0, 0, 0, 1, 0, 1, 't', 0xff, 0xff, 0xff, 0xff,
+                                 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 2,
+                                 0, 0, 0, 5, 0xff, 0xff};
+    CU_ASSERT_EQUAL_FATAL(sc_subscription_decode(v3, sizeof(v3), &topics, &n), 0);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(topics[0], "t");
+    kp_free(topics[0]);
+    kp_free(topics);
+    /* A count beyond the bytes is an error, not an allocation. */
+    static const uint8_t bad[] = {0, 0, 0x7f, 0xff, 0xff, 0xff};
+    CU_ASSERT_NOT_EQUAL(sc_subscription_decode(bad, sizeof(bad), &topics, &n), 0);
+}
+
+static void test_subscription_encode_round_trips_and_is_byte_exact(void)
+{
+    char ta[] = "a", tbc[] = "bc";
+    char *topics[] = {ta, tbc};
+    struct sc_tp owned[] = {{ta, 1}, {ta, 2}};
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    sc_subscription_encode(&w, topics, 2, owned, 2);
+    static const uint8_t want[] = {0, 1, 0, 0, 0, 2, 0, 1, 'a', 0, 2, 'b', 'c', 0, 0, 0, 0,
+                                   0, 0, 0, 1, 0, 1, 'a', 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2};
+    CU_ASSERT_EQUAL_FATAL(w.len, sizeof(want));
+    CU_ASSERT_EQUAL(memcmp(w.buf, want, sizeof(want)), 0);
+    kp_wr_free(&w);
+}
+
+static void test_assignment_round_trip_and_empty(void)
+{
+    char t0[] = "t0", t1[] = "t1";
+    struct sc_tp tps[] = {{t0, 0}, {t0, 2}, {t1, 1}};
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    sc_assignment_encode(&w, tps, 3);
+    struct sc_tp *out = NULL;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(sc_assignment_decode(w.buf, w.len, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(out[2].topic, "t1");
+    CU_ASSERT_EQUAL(out[1].partition, 2);
+    sc_tps_free(out, n);
+    kp_wr_free(&w);
+    CU_ASSERT_EQUAL(sc_assignment_decode(NULL, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL(n, 0);
+    static const uint8_t trunc[] = {0, 0, 0, 0, 0, 1, 0, 2, 't'};
+    CU_ASSERT_NOT_EQUAL(sc_assignment_decode(trunc, sizeof(trunc), &out, &n), 0);
+}
+
+static void test_error_names_and_sentences(void)
+{
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_ERR_QUEUE_FULL), "QUEUE_FULL");
+    CU_ASSERT_PTR_NOT_NULL(strstr(samsa_err_str(SAMSA_ERR_QUEUE_FULL), "samsa_producer_poll"));
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(3), "UNKNOWN_TOPIC_OR_PARTITION");
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_OK), "NO_ERROR");
+    CU_ASSERT_STRING_EQUAL(samsa_version(), SAMSA_VERSION_STR);
+}
+
+int main(void)
+{
+    static CU_TestInfo tests[] = {
+        {"murmur2_matches_java_and_librdkafka_vectors",
+         test_murmur2_matches_java_and_librdkafka_vectors},
+        {"keys_land_where_java_puts_them", test_keys_land_where_java_puts_them},
+        {"empty_key_is_hashed_null_key_is_sticky", test_empty_key_is_hashed_null_key_is_sticky},
+        {"consistent_modes_use_crc32_like_librdkafka",
+         test_consistent_modes_use_crc32_like_librdkafka},
+        {"conf_defaults_are_librdkafka_and_java_names",
+         test_conf_defaults_are_librdkafka_and_java_names},
+        {"conf_accepts_aliases_and_reports_bad_values",
+         test_conf_accepts_aliases_and_reports_bad_values},
+        {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
+        {"broker_list_parsing", test_broker_list_parsing},
+        {"linger_holds_records_until_due", test_linger_holds_records_until_due},
+        {"batch_size_and_count_cut_batches", test_batch_size_and_count_cut_batches},
+        {"retries_keep_sequence_order", test_retries_keep_sequence_order},
+        {"new_producer_id_renumbers_retries", test_new_producer_id_renumbers_retries},
+        {"expiry_reports_old_records_and_flags_lost_sequences",
+         test_expiry_reports_old_records_and_flags_lost_sequences},
+        {"sequence_wraps_at_int32_max", test_sequence_wraps_at_int32_max},
+        {"range_assignor_example_of_the_reference", test_range_assignor_example_of_the_reference},
+        {"roundrobin_deals_sorted_partitions_skipping_unsubscribed",
+         test_roundrobin_deals_sorted_partitions_skipping_unsubscribed},
+        {"range_gives_first_members_the_extra_partitions",
+         test_range_gives_first_members_the_extra_partitions},
+        {"subscription_v0_to_v3_decode", test_subscription_v0_to_v3_decode},
+        {"subscription_encode_round_trips_and_is_byte_exact",
+         test_subscription_encode_round_trips_and_is_byte_exact},
+        {"assignment_round_trip_and_empty", test_assignment_round_trip_and_empty},
+        {"error_names_and_sentences", test_error_names_and_sentences},
+        CU_TEST_INFO_NULL,
+    };
+    return st_run_suite("client", tests);
+}
