@@ -31,19 +31,17 @@ uint32_t samsa_murmur2(const void *data, size_t len)
         h ^= k;
     }
     const uint8_t *tail = p + 4 * n4;
-    switch (len % 4) {
-    case 3:
+    /* The 1-3 byte tail, as Java's switch with fall-through. */
+    size_t rem = len % 4;
+    if (rem >= 3) {
         h ^= (uint32_t)tail[2] << 16;
-        /* fall through */
-    case 2:
+    }
+    if (rem >= 2) {
         h ^= (uint32_t)tail[1] << 8;
-        /* fall through */
-    case 1:
+    }
+    if (rem >= 1) {
         h ^= (uint32_t)tail[0];
         h *= m;
-        break;
-    default:
-        break;
     }
     h ^= h >> 13;
     h *= m;
