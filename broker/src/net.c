@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -34,6 +35,14 @@
 #define MAX_IOV 64
 /* Stop reading a connection while this many responses wait to be sent. */
 #define MAX_QUEUED_SLOTS 1024u
+/* Connections accepted per listener event: the rest wait for the next turn,
+ * so a flood of connections cannot starve the ones already open. */
+#define ACCEPT_BATCH 256
+/* How long the listeners stay unwatched when accept cannot get a descriptor
+ * (or memory) and the spare descriptor does not help. */
+#define ACCEPT_PAUSE_MS 1000
+/* Refused connections are counted and logged once per interval. */
+#define REFUSAL_LOG_INTERVAL_MS 10000
 
 enum chunk_kind {
     CHUNK_MEM = 1,
@@ -101,6 +110,22 @@ struct br_net {
     size_t nheap;
     size_t heap_cap;
     struct br_conn *graveyard; /* dead connections freed after dispatch */
+    int64_t now_ms;            /* monotonic, taken after each epoll_wait */
+    /* Out of descriptors (nginx's and Redis's answer): a descriptor held
+     * open on /dev/null is closed to accept the pending connection and
+     * close it at once, so the peer sees a clean close instead of hanging in
+     * the backlog, and the listener stops being readable. Without a spare
+     * (it could not be reopened: a helper thread took the slot) the
+     * listeners are unwatched for ACCEPT_PAUSE_MS. */
+    int spare_fd;              /* -1 when none */
+    bool accept_paused;
+    int64_t accept_resume_ms;  /* when accept_paused */
+    /* accept failures since the last log line; the line is written at most
+     * once per REFUSAL_LOG_INTERVAL_MS */
+    uint64_t refused;          /* connections closed at once */
+    uint64_t pauses;           /* times the listeners were unwatched */
+    int refusal_errno;         /* the last accept error counted */
+    int64_t refusal_log_ms;    /* the next summary; 0 = no refusals lately */
 };
 
 /* ---------------------------------------------------------------- clocks */
@@ -220,6 +245,13 @@ int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_
     n->max_request_bytes = max_request_bytes;
     n->epfd = epoll_create1(EPOLL_CLOEXEC);
     n->sig.fd = -1;
+    n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (n->spare_fd < 0) {
+        br_warn("cannot open /dev/null for a spare descriptor (%s): when descriptors run "
+                "out, pending connections wait instead of being closed",
+                strerror(errno));
+    }
+    n->now_ms = br_now_mono_ms();
     if (n->epfd < 0) {
         br_error("epoll_create1: %s", strerror(errno));
         goto out_free;
@@ -251,6 +283,9 @@ out_close_sig:
 out_close_ep:
     close(n->epfd);
 out_free:
+    if (n->spare_fd >= 0) {
+        close(n->spare_fd);
+    }
     kp_free(n);
     return -1;
 }
@@ -661,16 +696,190 @@ static void conn_flush(struct br_conn *c)
     conn_update_events(c);
 }
 
+/* ---------------------------------------------------------------- accept */
+
+/* What an accept error means for the listener. */
+enum accept_verdict {
+    ACCEPT_DRAINED = 1, /* nothing pending */
+    ACCEPT_RETRY,       /* that connection failed: try the next one */
+    ACCEPT_STARVED,     /* no descriptor or no memory: back off */
+};
+
+static enum accept_verdict accept_verdict(int err)
+{
+    switch (err) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+        return ACCEPT_DRAINED;
+    /* accept(2): errors already pending on the new connection are passed
+     * on; they concern that connection only */
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+    case EPERM: /* a firewall rule refused it */
+        return ACCEPT_RETRY;
+    default:
+        /* EMFILE, ENFILE, ENOBUFS, ENOMEM, and anything unexpected: the
+         * listener stays readable, so retrying at once would spin */
+        return ACCEPT_STARVED;
+    }
+}
+
+static const char *refusal_reason(int err, char *buf, size_t len)
+{
+    struct rlimit rl;
+    if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur == RLIM_INFINITY) {
+            (void)snprintf(buf, len, "out of file descriptors (no limit)");
+        } else {
+            (void)snprintf(buf, len, "out of file descriptors (limit %llu)",
+                           (unsigned long long)rl.rlim_cur);
+        }
+    } else if (err == ENFILE) {
+        (void)snprintf(buf, len, "the system is out of file descriptors (fs.file-max)");
+    } else if (err == ENOBUFS || err == ENOMEM) {
+        (void)snprintf(buf, len, "out of memory (%s)", strerror(err));
+    } else {
+        (void)snprintf(buf, len, "%s", strerror(err));
+    }
+    return buf;
+}
+
+/* Counts a refused connection (refused) or a pause (!refused); the first
+ * of a series is logged at once, the rest once per interval. */
+static void accept_failed(struct br_net *n, int err, bool refused)
+{
+    if (refused) {
+        n->refused++;
+    } else {
+        n->pauses++;
+    }
+    n->refusal_errno = err;
+    if (n->refusal_log_ms == 0) {
+        char why[96];
+        br_warn("accept: %s: %s; counts follow every %d s while it lasts",
+                refusal_reason(err, why, sizeof why),
+                refused ? "closing new connections at once" : "not accepting for a while",
+                REFUSAL_LOG_INTERVAL_MS / 1000);
+        n->refusal_log_ms = n->now_ms + REFUSAL_LOG_INTERVAL_MS;
+    }
+}
+
+/* The summary line, once per interval while refusals go on. */
+static void refusal_tick(struct br_net *n)
+{
+    if (n->refusal_log_ms == 0 || n->now_ms < n->refusal_log_ms) {
+        return;
+    }
+    if (n->refused == 0 && n->pauses == 0) {
+        br_info("accept: accepting connections again");
+        n->refusal_log_ms = 0;
+        return;
+    }
+    char why[96];
+    char paused[64] = "";
+    if (n->pauses > 0) {
+        (void)snprintf(paused, sizeof paused, ", stopped accepting %llu time(s)",
+                       (unsigned long long)n->pauses);
+    }
+    br_warn("accept: %s: refused %llu connection(s)%s in the last %d s",
+            refusal_reason(n->refusal_errno, why, sizeof why), (unsigned long long)n->refused,
+            paused, REFUSAL_LOG_INTERVAL_MS / 1000);
+    n->refused = 0;
+    n->pauses = 0;
+    n->refusal_log_ms = n->now_ms + REFUSAL_LOG_INTERVAL_MS;
+}
+
+static void listeners_watch(struct br_net *n, bool on)
+{
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        struct epoll_event ev = {.events = on ? EPOLLIN : 0u, .data.ptr = &n->listeners[i].watch};
+        if (epoll_ctl(n->epfd, EPOLL_CTL_MOD, n->listeners[i].watch.fd, &ev) != 0) {
+            br_error("epoll_ctl on a listener: %s", strerror(errno));
+        }
+    }
+}
+
+static void accept_pause(struct br_net *n, int err)
+{
+    accept_failed(n, err, false);
+    if (!n->accept_paused) {
+        listeners_watch(n, false);
+        n->accept_paused = true;
+    }
+    n->accept_resume_ms = n->now_ms + ACCEPT_PAUSE_MS;
+}
+
+static void accept_resume_tick(struct br_net *n)
+{
+    if (!n->accept_paused || n->now_ms < n->accept_resume_ms) {
+        return;
+    }
+    if (n->spare_fd < 0) {
+        n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    n->accept_paused = false;
+    if (!n->stopping) {
+        listeners_watch(n, true);
+    }
+}
+
+/* Out of descriptors: give the spare to the pending connection, close it,
+ * take the spare back. ACCEPT_RETRY when a connection was refused that way
+ * and the spare is back (go on with the next one), ACCEPT_DRAINED when none
+ * was pending (Linux reports EMFILE before it looks at the queue),
+ * ACCEPT_STARVED when the spare did not help. */
+static enum accept_verdict accept_refuse_with_spare(struct br_net *n, struct listener *l, int err)
+{
+    if (n->spare_fd < 0 || (err != EMFILE && err != ENFILE)) {
+        return ACCEPT_STARVED;
+    }
+    close(n->spare_fd);
+    n->spare_fd = -1;
+    int fd = accept4(l->watch.fd, NULL, NULL, SOCK_CLOEXEC);
+    enum accept_verdict v = fd >= 0 ? ACCEPT_RETRY : accept_verdict(errno);
+    if (fd >= 0) {
+        close(fd);
+        accept_failed(n, err, true);
+    }
+    n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (n->spare_fd < 0) {
+        v = ACCEPT_STARVED; /* another thread took the slot */
+    }
+    return v;
+}
+
 static void conn_accept(struct br_net *n, struct listener *l)
 {
-    for (;;) {
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
         struct sockaddr_storage ss;
         memset(&ss, 0, sizeof ss);
         socklen_t sl = sizeof ss;
         int fd = accept4(l->watch.fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                br_warn("accept: %s", strerror(errno));
+            int err = errno;
+            enum accept_verdict v = accept_verdict(err);
+            if (v == ACCEPT_DRAINED) {
+                return;
+            }
+            if (v == ACCEPT_RETRY) {
+                continue;
+            }
+            v = accept_refuse_with_spare(n, l, err);
+            if (v == ACCEPT_RETRY) {
+                continue;
+            }
+            if (v == ACCEPT_STARVED) {
+                accept_pause(n, err);
             }
             return;
         }
@@ -682,7 +891,8 @@ static void conn_accept(struct br_net *n, struct listener *l)
         struct br_conn *c = kp_calloc(1, sizeof *c);
         if (c == NULL) {
             close(fd);
-            continue;
+            accept_pause(n, ENOMEM);
+            return;
         }
         int one = 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -818,22 +1028,48 @@ static void bury(struct br_net *n)
     }
 }
 
+/* The reactor's own deadlines (kept out of the timer heap, whose kinds are
+ * the broker's to dispatch). */
+static void net_tick(struct br_net *n)
+{
+    accept_resume_tick(n);
+    refusal_tick(n);
+}
+
+static int64_t net_next_deadline(const struct br_net *n)
+{
+    int64_t d = INT64_MAX;
+    if (n->accept_paused && n->accept_resume_ms < d) {
+        d = n->accept_resume_ms;
+    }
+    if (n->refusal_log_ms != 0 && n->refusal_log_ms < d) {
+        d = n->refusal_log_ms;
+    }
+    return d;
+}
+
 static void fire_timers(struct br_net *n)
 {
     int64_t now = br_now_mono_ms();
+    n->now_ms = now;
     while (n->nheap > 0 && n->heap[0]->deadline_ms <= now) {
         struct br_timer *t = n->heap[0];
         br_timer_cancel(n, t);
         br_broker_timer(n->broker, t);
     }
+    net_tick(n);
 }
 
 static int loop_timeout(const struct br_net *n)
 {
-    if (n->nheap == 0) {
+    int64_t next = net_next_deadline(n);
+    if (n->nheap > 0 && n->heap[0]->deadline_ms < next) {
+        next = n->heap[0]->deadline_ms;
+    }
+    if (next == INT64_MAX) {
         return 1000;
     }
-    int64_t d = n->heap[0]->deadline_ms - br_now_mono_ms();
+    int64_t d = next - br_now_mono_ms();
     if (d < 0) {
         return 0;
     }
@@ -887,6 +1123,7 @@ int br_net_run(struct br_net *n)
             br_error("epoll_wait: %s", strerror(errno));
             return -1;
         }
+        n->now_ms = br_now_mono_ms();
         for (int i = 0; i < cnt; i++) {
             handle_event(n, &evs[i]);
         }
@@ -951,6 +1188,9 @@ void br_net_free(struct br_net *n)
     }
     if (n->sig.fd >= 0) {
         close(n->sig.fd);
+    }
+    if (n->spare_fd >= 0) {
+        close(n->spare_fd);
     }
     close(n->epfd);
     kp_free(n->heap);
@@ -1029,6 +1269,7 @@ void br_net_poll(struct br_net *n)
 {
     struct epoll_event evs[MAX_EVENTS];
     int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, 0);
+    n->now_ms = br_now_mono_ms();
     for (int i = 0; i < cnt; i++) {
         handle_event(n, &evs[i]);
     }
