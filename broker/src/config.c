@@ -75,8 +75,10 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                          AT_LEAST32(1)},
     [BR_CFG_MAX_CONNECTIONS] = {"max.connections", K_INT, FIELD(max_connections), "2147483647",
                                 AT_LEAST32(0)},
+    /* -1: never close idle connections (Kafka's Selector treats any
+     * negative value so); 0 is refused in cross_checks */
     [BR_CFG_CONNECTIONS_MAX_IDLE_MS] = {"connections.max.idle.ms", K_LONG,
-                                        FIELD(connections_max_idle_ms), "600000", AT_LEAST64(1)},
+                                        FIELD(connections_max_idle_ms), "600000", AT_LEAST64(-1)},
     /* KIP-541 (Kafka 2.5): a ceiling on every Fetch response, whatever the
      * consumer asks; Kafka's default */
     [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "57671680",
@@ -1760,6 +1762,13 @@ static int cross_checks(struct load *ld)
                          "must not exceed replica.lag.time.max.ms (%lld), or the ISR shrinks "
                          "on quiet topics",
                          (long long)c->replica_lag_time_max_ms);
+    }
+    if (c->connections_max_idle_ms == 0) {
+        /* Kafka accepts 0 and then closes every connection as soon as it
+         * pauses: no configuration means that */
+        return key_error(ld, BR_CFG_CONNECTIONS_MAX_IDLE_MS,
+                         "0 would close every connection the moment it pauses: give at least "
+                         "1 ms, or -1 to never close idle connections");
     }
     if (c->group_min_session_timeout_ms > c->group_max_session_timeout_ms) {
         return key_error(ld, BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,

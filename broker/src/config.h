@@ -60,6 +60,11 @@
  *   log.cleaner.min.cleanable.ratio
  *                        must lie in [0, 1], as its topic counterpart must.
  *   group.min.session.timeout.ms must not exceed group.max.session.timeout.ms.
+ *   connections.max.idle.ms
+ *                        -1 never closes idle connections (Kafka's Selector
+ *                        does so for any negative value); 0, which Kafka
+ *                        takes and then closes every connection as soon as
+ *                        it pauses, is refused; below -1 is out of range.
  *
  * Effective values: fields documented "effective" hold what Kafka computes
  * from several keys (log.retention.ms over minutes over hours, -1 forever;
@@ -245,7 +250,7 @@ struct br_config {
     int log_level;                                /* log.level: an enum br_level */
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */
-    int64_t connections_max_idle_ms;              /* connections.max.idle.ms */
+    int64_t connections_max_idle_ms;              /* connections.max.idle.ms; -1 = never */
     int32_t message_max_bytes;                    /* message.max.bytes */
     int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
     bool auto_create_topics_enable;               /* auto.create.topics.enable */

@@ -72,6 +72,12 @@ struct br_conn {
     struct br_net *net;
     struct br_conn *prev;
     struct br_conn *next;
+    /* the idle list (connections.max.idle.ms): socket connections, least
+     * recently active first */
+    struct br_conn *lru_prev;
+    struct br_conn *lru_next;
+    int64_t last_active_ms; /* monotonic: the last byte read or written */
+    bool in_lru;
     uint8_t *in;
     size_t in_len;
     size_t in_cap;
@@ -111,6 +117,12 @@ struct br_net {
     size_t heap_cap;
     struct br_conn *graveyard; /* dead connections freed after dispatch */
     int64_t now_ms;            /* monotonic, taken after each epoll_wait */
+    /* connections.max.idle.ms, <= 0 = never. As Kafka's Selector does,
+     * connections sit on a list in the order of their last activity; the
+     * head is the only one to look at. */
+    int64_t idle_ms;
+    struct br_conn *lru_head;
+    struct br_conn *lru_tail;
     /* Out of descriptors (nginx's and Redis's answer): a descriptor held
      * open on /dev/null is closed to accept the pending connection and
      * close it at once, so the peer sees a clean close instead of hanging in
@@ -241,6 +253,7 @@ int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_
         return -1;
     }
     n->broker = b;
+    n->idle_ms = b->cfg.connections_max_idle_ms;
     n->max_connections = max_connections;
     n->max_request_bytes = max_request_bytes;
     n->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -486,12 +499,61 @@ void br_conn_close_after_flush(struct br_conn *c)
 
 /* ---------------------------------------------------------------- conns */
 
+static void lru_unlink(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!c->in_lru) {
+        return;
+    }
+    if (c->lru_prev != NULL) {
+        c->lru_prev->lru_next = c->lru_next;
+    } else {
+        n->lru_head = c->lru_next;
+    }
+    if (c->lru_next != NULL) {
+        c->lru_next->lru_prev = c->lru_prev;
+    } else {
+        n->lru_tail = c->lru_prev;
+    }
+    c->lru_prev = NULL;
+    c->lru_next = NULL;
+    c->in_lru = false;
+}
+
+static void lru_append(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    c->lru_prev = n->lru_tail;
+    c->lru_next = NULL;
+    if (n->lru_tail != NULL) {
+        n->lru_tail->lru_next = c;
+    } else {
+        n->lru_head = c;
+    }
+    n->lru_tail = c;
+    c->in_lru = true;
+}
+
+/* Bytes moved on c: it goes to the end of the idle list. */
+static void conn_touch(struct br_conn *c)
+{
+    if (!c->in_lru) {
+        return; /* local, or dead */
+    }
+    c->last_active_ms = c->net->now_ms;
+    if (c->net->lru_tail != c) {
+        lru_unlink(c);
+        lru_append(c);
+    }
+}
+
 static void conn_kill(struct br_conn *c)
 {
     if (c->dead) {
         return;
     }
     c->dead = true;
+    lru_unlink(c);
     if (c->watch.fd >= 0) {
         (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
         close(c->watch.fd);
@@ -623,6 +685,7 @@ static void conn_flush(struct br_conn *c)
                 }
                 n = writev(c->watch.fd, iov, cnt);
                 if (n > 0) {
+                    conn_touch(c);
                     size_t left = (size_t)n;
                     while (left > 0 && s->head != NULL) {
                         struct chunk *x = s->head;
@@ -644,6 +707,7 @@ static void conn_flush(struct br_conn *c)
                 size_t want = ch->len > 0x7ffff000u ? 0x7ffff000u : ch->len;
                 n = sendfile(c->watch.fd, br_fileref_fd(ch->file), &pos, want);
                 if (n > 0) {
+                    conn_touch(c);
                     ch->pos += n;
                     ch->len -= (size_t)n;
                     if (ch->len == 0) {
@@ -924,6 +988,8 @@ static void conn_accept(struct br_net *n, struct listener *l)
         }
         n->conns = c;
         n->nconns++;
+        c->last_active_ms = n->now_ms;
+        lru_append(c);
         br_debug("connection from %s", c->peer);
     }
 }
@@ -991,6 +1057,7 @@ static void conn_readable(struct br_conn *c)
         }
         ssize_t n = read(c->watch.fd, c->in + c->in_len, c->in_cap - c->in_len);
         if (n > 0) {
+            conn_touch(c);
             c->in_len += (size_t)n;
             conn_process(c);
             if (c->in_len == 0 && c->in_cap > (size_t)4 * READ_CHUNK) {
@@ -1030,10 +1097,30 @@ static void bury(struct br_net *n)
 
 /* The reactor's own deadlines (kept out of the timer heap, whose kinds are
  * the broker's to dispatch). */
+/* Connections idle for connections.max.idle.ms are closed, with whatever
+ * they had queued: a peer that sends nothing and reads nothing (its
+ * responses cannot drain) must not hold a connection slot, buffers and the
+ * files of its queued sendfile slices (deleted segments) forever. */
+static void idle_tick(struct br_net *n)
+{
+    if (n->idle_ms <= 0) {
+        return;
+    }
+    while (n->lru_head != NULL && n->now_ms - n->lru_head->last_active_ms >= n->idle_ms) {
+        struct br_conn *c = n->lru_head;
+        br_debug("closing %s: idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64
+                 ")%s",
+                 c->peer, n->now_ms - c->last_active_ms, n->idle_ms,
+                 c->slots != NULL ? " with responses unsent" : "");
+        conn_kill(c);
+    }
+}
+
 static void net_tick(struct br_net *n)
 {
     accept_resume_tick(n);
     refusal_tick(n);
+    idle_tick(n);
 }
 
 static int64_t net_next_deadline(const struct br_net *n)
@@ -1044,6 +1131,11 @@ static int64_t net_next_deadline(const struct br_net *n)
     }
     if (n->refusal_log_ms != 0 && n->refusal_log_ms < d) {
         d = n->refusal_log_ms;
+    }
+    if (n->idle_ms > 0 && n->lru_head != NULL) {
+        int64_t last = n->lru_head->last_active_ms;
+        int64_t at = last <= INT64_MAX - n->idle_ms ? last + n->idle_ms : INT64_MAX;
+        d = at < d ? at : d;
     }
     return d;
 }

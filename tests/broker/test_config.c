@@ -795,6 +795,22 @@ static void test_cross_key_checks(void)
                     "group.min.session.timeout.ms", "group.max.session.timeout.ms");
 }
 
+static void test_connections_max_idle_ms(void)
+{
+    struct br_config c;
+    expect_ok("connections.max.idle.ms=-1\n", &c);
+    CU_ASSERT_EQUAL(c.connections_max_idle_ms, -1);
+    br_config_free(&c);
+    expect_ok("connections.max.idle.ms=1\n", &c);
+    CU_ASSERT_EQUAL(c.connections_max_idle_ms, 1);
+    br_config_free(&c);
+    expect_rejected("connections.max.idle.ms=0\n", "server.properties:1: connections.max.idle.ms",
+                    "-1 to never close");
+    expect_rejected("connections.max.idle.ms=-2\n", "connections.max.idle.ms", "out of range");
+    expect_rejected("connections.max.idle.ms=10m\n", "connections.max.idle.ms",
+                    "not an integer");
+}
+
 static void test_a_key_given_twice_keeps_the_later_value(void)
 {
     struct br_config c;
@@ -962,6 +978,7 @@ static CU_TestInfo tests[] = {
     {"zookeeper.connect", test_zookeeper_connect},
     {"broker.id rules", test_broker_id_rules},
     {"cross-key checks", test_cross_key_checks},
+    {"connections.max.idle.ms", test_connections_max_idle_ms},
     {"a key given twice keeps the later value", test_a_key_given_twice_keeps_the_later_value},
     {"NUL byte is rejected", test_nul_byte_is_rejected},
     {"overlong line is rejected", test_overlong_line_is_rejected},

@@ -212,6 +212,8 @@ def case_idle_connection_that_never_reads_is_closed(t):
             got += len(chunk)
     except (ConnectionResetError, BrokenPipeError):
         pass
+    print("  closed with %d of about %d response bytes unsent" % (40 * 2 * len(value) - got,
+                                                                   40 * 2 * len(value)))
     check(got < 40 * len(value), "all %d bytes arrived: the connection was not cut short", got)
     s.close()
     with kwire.connect(b.port) as c:
@@ -302,7 +304,8 @@ def case_small_queued_max_request_bytes(t):
     b.stop()
 
 
-CASES = [case_out_of_file_descriptors]
+CASES = [case_out_of_file_descriptors, case_idle_connections_are_closed,
+         case_idle_connection_that_never_reads_is_closed]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
