@@ -79,6 +79,12 @@ static const struct key_def keys[BR_CFG__COUNT] = {
      * negative value so); 0 is refused in cross_checks */
     [BR_CFG_CONNECTIONS_MAX_IDLE_MS] = {"connections.max.idle.ms", K_LONG,
                                         FIELD(connections_max_idle_ms), "600000", AT_LEAST64(-1)},
+    /* Kafka's default is -1, unbounded; ours bounds the input buffers. -1 and
+     * 0 mean no limit, as in Kafka; unset, it is raised to
+     * socket.request.max.bytes when that is larger (resolve_effective) */
+    [BR_CFG_QUEUED_MAX_REQUEST_BYTES] = {"queued.max.request.bytes", K_LONG,
+                                         FIELD(queued_max_request_bytes), "104857600",
+                                         AT_LEAST64(-1)},
     /* KIP-541 (Kafka 2.5): a ceiling on every Fetch response, whatever the
      * consumer asks; Kafka's default */
     [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "57671680",
@@ -268,7 +274,6 @@ static const char *const ignored_keys[] = {
     "offsets.topic.compression.codec",
     "offsets.topic.segment.bytes",
     "producer.purgatory.purge.interval.requests",
-    "queued.max.request.bytes",
     "queued.max.requests",
     "quota.consumer.default",
     "quota.producer.default",
@@ -1734,6 +1739,12 @@ static int resolve_effective(struct load *ld)
         return KP_ERR_INVALID_CONFIG;
     }
     c->zookeeper_connection_timeout_ms = r > 0 ? (int32_t)v : c->zookeeper_session_timeout_ms;
+
+    /* the default must not refuse a request socket.request.max.bytes allows */
+    if (!br_config_is_set(c, BR_CFG_QUEUED_MAX_REQUEST_BYTES) &&
+        c->queued_max_request_bytes < c->socket_request_max_bytes) {
+        c->queued_max_request_bytes = c->socket_request_max_bytes;
+    }
     return 0;
 }
 
@@ -1762,6 +1773,13 @@ static int cross_checks(struct load *ld)
                          "must not exceed replica.lag.time.max.ms (%lld), or the ISR shrinks "
                          "on quiet topics",
                          (long long)c->replica_lag_time_max_ms);
+    }
+    if (c->queued_max_request_bytes > 0 &&
+        c->queued_max_request_bytes < c->socket_request_max_bytes) {
+        /* KafkaConfig's check: a request of the largest allowed size must fit */
+        return key_error(ld, BR_CFG_QUEUED_MAX_REQUEST_BYTES,
+                         "must be at least socket.request.max.bytes (%d), or -1 for no limit",
+                         (int)c->socket_request_max_bytes);
     }
     if (c->connections_max_idle_ms == 0) {
         /* Kafka accepts 0 and then closes every connection as soon as it

@@ -65,6 +65,15 @@
  *                        does so for any negative value); 0, which Kafka
  *                        takes and then closes every connection as soon as
  *                        it pauses, is refused; below -1 is out of range.
+ *   queued.max.request.bytes
+ *                        what all connections' input buffers may hold before
+ *                        the broker stops reading (see net.h). Kafka's default
+ *                        is -1 (unbounded); Samsa's is 104857600 (100 MiB),
+ *                        raised to socket.request.max.bytes when that is
+ *                        larger and the key is unset (DescribeConfigs still
+ *                        shows the default's text). -1 or 0: no limit. A
+ *                        value set below socket.request.max.bytes is refused,
+ *                        as KafkaConfig refuses it.
  *
  * Effective values: fields documented "effective" hold what Kafka computes
  * from several keys (log.retention.ms over minutes over hours, -1 forever;
@@ -152,6 +161,7 @@ enum br_config_key {
     BR_CFG_SOCKET_REQUEST_MAX_BYTES,
     BR_CFG_MAX_CONNECTIONS,
     BR_CFG_CONNECTIONS_MAX_IDLE_MS,
+    BR_CFG_QUEUED_MAX_REQUEST_BYTES,
     BR_CFG_MESSAGE_MAX_BYTES,
     BR_CFG_FETCH_MAX_BYTES,
     BR_CFG_AUTO_CREATE_TOPICS_ENABLE,
@@ -251,6 +261,7 @@ struct br_config {
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */
     int64_t connections_max_idle_ms;              /* connections.max.idle.ms; -1 = never */
+    int64_t queued_max_request_bytes;             /* effective; <= 0 = no limit */
     int32_t message_max_bytes;                    /* message.max.bytes */
     int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
     bool auto_create_topics_enable;               /* auto.create.topics.enable */

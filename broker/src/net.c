@@ -30,7 +30,12 @@
 #include <unistd.h>
 
 #define MAX_LISTENERS 8
+/* The shared read buffer, and the size a connection's buffer may reach for
+ * frames smaller than it (so pipelined requests are read together). */
 #define READ_CHUNK 65536u
+/* The first size of a connection's own input buffer; it doubles from there
+ * as bytes arrive, up to the frame being read. */
+#define MIN_IN_CAP 4096u
 #define MAX_EVENTS 128
 #define MAX_IOV 64
 /* Stop reading a connection while this many responses wait to be sent. */
@@ -78,6 +83,13 @@ struct br_conn {
     struct br_conn *lru_next;
     int64_t last_active_ms; /* monotonic: the last byte read or written */
     bool in_lru;
+    /* the list of connections not read while over queued.max.request.bytes */
+    struct br_conn *mute_prev;
+    struct br_conn *mute_next;
+    bool muted;
+    /* Input not handled yet: the start of a frame, or whole frames left
+     * while too many responses wait. NULL when there is none: a connection
+     * with nothing buffered reads into the net's scratch buffer. */
     uint8_t *in;
     size_t in_len;
     size_t in_cap;
@@ -123,6 +135,23 @@ struct br_net {
     int64_t idle_ms;
     struct br_conn *lru_head;
     struct br_conn *lru_tail;
+    /* Input. Reads of connections with nothing buffered go to scratch and
+     * their whole frames are handled from there (Redis 7.4's reusable query
+     * buffer); only what is left of a frame is copied to the connection's
+     * own buffer. in_bytes is the capacity of all those buffers. Over
+     * queued.max.request.bytes (> 0) connections are not read (they go on
+     * the muted list, without EPOLLIN) except one, the finisher: a
+     * connection holding the start of a frame that may read on to complete
+     * it, so that buffers that can only empty by being completed do not
+     * wait on each other. Memory stays below about the limit plus two
+     * frames of socket.request.max.bytes. */
+    uint8_t *scratch; /* READ_CHUNK bytes */
+    int64_t queued_max;
+    size_t in_bytes;
+    struct br_conn *finisher;
+    struct br_conn *muted_head;
+    struct br_conn *muted_tail;
+    bool queued_max_logged; /* the first time over the limit is said at INFO */
     /* Out of descriptors (nginx's and Redis's answer): a descriptor held
      * open on /dev/null is closed to accept the pending connection and
      * close it at once, so the peer sees a clean close instead of hanging in
@@ -254,6 +283,12 @@ int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_
     }
     n->broker = b;
     n->idle_ms = b->cfg.connections_max_idle_ms;
+    n->queued_max = b->cfg.queued_max_request_bytes;
+    n->scratch = kp_malloc(READ_CHUNK);
+    if (n->scratch == NULL) {
+        kp_free(n);
+        return -1;
+    }
     n->max_connections = max_connections;
     n->max_request_bytes = max_request_bytes;
     n->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -299,6 +334,7 @@ out_free:
     if (n->spare_fd >= 0) {
         close(n->spare_fd);
     }
+    kp_free(n->scratch);
     kp_free(n);
     return -1;
 }
@@ -478,6 +514,8 @@ void br_slot_set_parked(struct br_slot *s, void *parked)
 static void conn_update_events(struct br_conn *c);
 static void conn_flush(struct br_conn *c);
 static void conn_process(struct br_conn *c);
+static void in_free(struct br_conn *c);
+static void mute_unlink(struct br_conn *c);
 
 void br_slot_ready(struct br_conn *c, struct br_slot *s)
 {
@@ -554,6 +592,10 @@ static void conn_kill(struct br_conn *c)
     }
     c->dead = true;
     lru_unlink(c);
+    mute_unlink(c);
+    if (c->net->finisher == c) {
+        c->net->finisher = NULL; /* bury() picks the next */
+    }
     if (c->watch.fd >= 0) {
         (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
         close(c->watch.fd);
@@ -592,7 +634,9 @@ static void conn_destroy(struct br_conn *c)
         slot_free(s);
         s = next;
     }
-    kp_free(c->in);
+    /* freeing only now: a handler may still use its payload when a write
+     * error kills the connection under it */
+    in_free(c);
     kp_free(c->out);
     kp_free(c);
 }
@@ -602,7 +646,7 @@ static void conn_update_events(struct br_conn *c)
     if (c->dead || c->local) {
         return;
     }
-    bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS;
+    bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS && !c->muted;
     bool want_out = c->slots != NULL && c->slots->ready;
     if (want_in == c->reading && want_out == c->want_out) {
         return;
@@ -994,30 +1038,247 @@ static void conn_accept(struct br_net *n, struct listener *l)
     }
 }
 
-/* Handle every whole frame in the input buffer. */
-static void conn_process(struct br_conn *c)
+/* ---------------------------------------------------------------- input */
+
+/* Sets c's input buffer to cap bytes (>= in_len; 0 frees it), keeping its
+ * content, and the net's count with it. 0, or -1 when memory runs out (c is
+ * unchanged). */
+KP_MUST_CHECK static int in_resize(struct br_conn *c, size_t cap)
 {
-    size_t pos = 0;
-    c->processing = true;
-    while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS) {
-        int32_t size = 0;
-        int err = kp_frame_size(c->in + pos, c->in_len - pos, c->net->max_request_bytes, &size);
-        if (err == KP_AGAIN) {
-            break;
+    if (cap == c->in_cap) {
+        return 0;
+    }
+    uint8_t *nb = NULL;
+    if (cap > 0) {
+        nb = kp_realloc(c->in, cap);
+        if (nb == NULL) {
+            return -1;
         }
-        if (err != 0) {
-            br_warn("closing %s: frame size %" PRId32 " rejected (%s; socket.request.max.bytes %" PRId32 ")",
-                    c->peer, (int32_t)kp_load_be32(c->in + pos), kp_err_str(err),
-                    c->net->max_request_bytes);
-            conn_kill(c);
+    } else {
+        kp_free(c->in);
+    }
+    c->net->in_bytes = c->net->in_bytes - c->in_cap + cap;
+    c->in = nb;
+    c->in_cap = cap;
+    return 0;
+}
+
+static void in_free(struct br_conn *c)
+{
+    c->net->in_bytes -= c->in_cap;
+    kp_free(c->in);
+    c->in = NULL;
+    c->in_len = 0;
+    c->in_cap = 0;
+}
+
+/* The most a buffer holding p[0..len) needs: the frame at its start once its
+ * size is known and allowed, at least READ_CHUNK. */
+static size_t frame_limit(const uint8_t *p, size_t len, int32_t max_request_bytes)
+{
+    size_t lim = READ_CHUNK;
+    if (len >= 4) {
+        int32_t size = (int32_t)kp_load_be32(p);
+        if (size > 0 && size <= max_request_bytes && (size_t)size + 4 > lim) {
+            lim = (size_t)size + 4;
+        }
+    }
+    return lim;
+}
+
+/* Room for the next read: the buffer doubles (a claim alone reserves
+ * nothing: 100 MB announced and 14 bytes sent hold MIN_IN_CAP). */
+KP_MUST_CHECK static int in_grow(struct br_conn *c)
+{
+    size_t lim = frame_limit(c->in, c->in_len, c->net->max_request_bytes);
+    size_t cap = c->in_cap < MIN_IN_CAP ? MIN_IN_CAP : c->in_cap * 2;
+    cap = cap > lim ? lim : cap;
+    if (cap <= c->in_len) {
+        /* whole frames are handled before the next read: not reached */
+        cap = c->in_len + MIN_IN_CAP;
+    }
+    return in_resize(c, cap);
+}
+
+/* The unhandled end of a read into scratch becomes c's buffer. */
+KP_MUST_CHECK static int in_stash(struct br_conn *c, const uint8_t *p, size_t len)
+{
+    size_t lim = frame_limit(p, len, c->net->max_request_bytes);
+    size_t cap = len * 2 > MIN_IN_CAP ? len * 2 : MIN_IN_CAP;
+    cap = cap > lim ? lim : cap;
+    cap = cap < c->in_len + len ? c->in_len + len : cap;
+    if (cap > c->in_cap && in_resize(c, cap) != 0) {
+        return -1;
+    }
+    memcpy(c->in + c->in_len, p, len);
+    c->in_len += len;
+    return 0;
+}
+
+/* After frames were handled: an empty buffer is freed (the next read goes
+ * to scratch), a mostly empty large one shrinks unless the frame it now
+ * starts with needs it all. */
+static void in_trim(struct br_conn *c)
+{
+    if (c->in_len == 0) {
+        in_free(c);
+    } else if (c->in_cap > READ_CHUNK && c->in_len < c->in_cap / 4 &&
+               frame_limit(c->in, c->in_len, c->net->max_request_bytes) < c->in_cap) {
+        size_t cap = c->in_len * 2 > MIN_IN_CAP ? c->in_len * 2 : MIN_IN_CAP;
+        if (in_resize(c, cap) != 0) {
+            br_debug("cannot shrink the input buffer of %s: keeping it", c->peer);
+        }
+    }
+}
+
+static bool over_queued_max(const struct br_net *n)
+{
+    return n->queued_max > 0 && (uint64_t)n->in_bytes >= (uint64_t)n->queued_max;
+}
+
+static void mute_unlink(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!c->muted) {
+        return;
+    }
+    if (c->mute_prev != NULL) {
+        c->mute_prev->mute_next = c->mute_next;
+    } else {
+        n->muted_head = c->mute_next;
+    }
+    if (c->mute_next != NULL) {
+        c->mute_next->mute_prev = c->mute_prev;
+    } else {
+        n->muted_tail = c->mute_prev;
+    }
+    c->mute_prev = NULL;
+    c->mute_next = NULL;
+    c->muted = false;
+}
+
+/* Not read until the input buffers are under queued.max.request.bytes
+ * again (or it is chosen to finish its frame). */
+static void conn_mute(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (c->muted) {
+        return;
+    }
+    if (n->muted_head == NULL) {
+        if (!n->queued_max_logged) {
+            br_info("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
+                    "): reading paused until requests complete (said once; later at debug)",
+                    n->in_bytes, n->queued_max);
+            n->queued_max_logged = true;
+        } else {
+            br_debug("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
+                     "): reading paused",
+                     n->in_bytes, n->queued_max);
+        }
+    }
+    c->muted = true;
+    c->mute_prev = n->muted_tail;
+    c->mute_next = NULL;
+    if (n->muted_tail != NULL) {
+        n->muted_tail->mute_next = c;
+    } else {
+        n->muted_head = c;
+    }
+    n->muted_tail = c;
+    conn_update_events(c);
+}
+
+static void conn_unmute(struct br_conn *c)
+{
+    if (!c->muted) {
+        return;
+    }
+    mute_unlink(c);
+    conn_update_events(c); /* may kill it */
+}
+
+/* May c read now? Over the limit only the finisher may; the first
+ * connection holding the start of a frame to ask becomes it. */
+static bool may_read(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!over_queued_max(n) || n->finisher == c) {
+        return true;
+    }
+    if (n->finisher == NULL && c->in_len > 0) {
+        n->finisher = c;
+        return true;
+    }
+    return false;
+}
+
+/* After input was handled or freed: under the limit everyone reads again;
+ * over it, one connection holding the start of a frame must be able to
+ * finish it (the others may all be waiting for that). */
+static void queue_update(struct br_net *n)
+{
+    if (n->queued_max <= 0) {
+        return;
+    }
+    struct br_conn *f = n->finisher;
+    if (f != NULL && (f->dead || f->closing || f->in_len == 0 || f->nslots >= MAX_QUEUED_SLOTS)) {
+        n->finisher = NULL;
+    }
+    if (!over_queued_max(n)) {
+        n->finisher = NULL;
+        if (n->muted_head != NULL) {
+            br_debug("input buffers hold %zu bytes, under queued.max.request.bytes: reading "
+                     "resumed",
+                     n->in_bytes);
+        }
+        while (n->muted_head != NULL) {
+            conn_unmute(n->muted_head);
+        }
+        return;
+    }
+    if (n->finisher != NULL) {
+        return;
+    }
+    for (struct br_conn *m = n->muted_head; m != NULL; m = m->mute_next) {
+        if (m->in_len > 0 && !m->closing && m->nslots < MAX_QUEUED_SLOTS) {
+            n->finisher = m;
+            conn_unmute(m);
             return;
         }
-        if (c->in_len - pos - 4 < (size_t)size) {
+    }
+}
+
+/* Handles the whole frames at the start of buf[0..len) and returns the
+ * bytes they took. c may be dead (a bad frame size) or closing on return. */
+static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
+{
+    size_t pos = 0;
+    while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS && len - pos >= 4) {
+        int32_t size = 0;
+        int err = kp_frame_size(buf + pos, len - pos, c->net->max_request_bytes, &size);
+        if (err != 0) {
+            br_warn("closing %s: frame size %" PRId32 " rejected (%s; socket.request.max.bytes %" PRId32 ")",
+                    c->peer, (int32_t)kp_load_be32(buf + pos), kp_err_str(err),
+                    c->net->max_request_bytes);
+            conn_kill(c);
             break;
         }
-        br_broker_handle_frame(c->net->broker, c, c->in + pos + 4, (size_t)size);
+        if (len - pos - 4 < (size_t)size) {
+            break;
+        }
+        br_broker_handle_frame(c->net->broker, c, buf + pos + 4, (size_t)size);
         pos += 4 + (size_t)size;
     }
+    return pos;
+}
+
+/* Handle every whole frame in c's input buffer. */
+static void conn_process(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    c->processing = true;
+    size_t pos = handle_frames(c, c->in, c->in_len);
     c->processing = false;
     if (c->dead) {
         return;
@@ -1025,50 +1286,65 @@ static void conn_process(struct br_conn *c)
     if (pos > 0) {
         memmove(c->in, c->in + pos, c->in_len - pos);
         c->in_len -= pos;
+        if (n->finisher == c) {
+            n->finisher = NULL; /* its frame is done: another may go */
+        }
+    }
+    in_trim(c);
+    queue_update(n);
+    conn_update_events(c);
+}
+
+/* c had nothing buffered and read len bytes into the net's scratch buffer:
+ * handle the whole frames there, keep the rest. */
+static void conn_process_scratch(struct br_conn *c, size_t len)
+{
+    uint8_t *buf = c->net->scratch;
+    c->processing = true;
+    size_t pos = handle_frames(c, buf, len);
+    c->processing = false;
+    if (c->dead) {
+        return;
+    }
+    if (pos < len && !c->closing && in_stash(c, buf + pos, len - pos) != 0) {
+        br_error("out of memory reading from %s", c->peer);
+        conn_kill(c);
+        return;
     }
     conn_update_events(c);
 }
 
 static void conn_readable(struct br_conn *c)
 {
+    struct br_net *n = c->net;
     for (;;) {
         if (c->dead || c->closing || c->nslots >= MAX_QUEUED_SLOTS) {
             return;
         }
-        /* room for the rest of the current frame, at least READ_CHUNK */
-        size_t want = READ_CHUNK;
-        if (c->in_len >= 4) {
-            int32_t size = (int32_t)kp_load_be32(c->in);
-            if (size > 0 && size <= c->net->max_request_bytes &&
-                (size_t)size + 4 > c->in_len + want) {
-                want = (size_t)size + 4 - c->in_len;
-            }
+        if (!may_read(c)) {
+            conn_mute(c);
+            return;
         }
-        if (c->in_cap - c->in_len < want) {
-            size_t cap = c->in_len + want;
-            uint8_t *nb = kp_realloc(c->in, cap);
-            if (nb == NULL) {
-                br_error("out of memory reading from %s", c->peer);
-                conn_kill(c);
-                return;
-            }
-            c->in = nb;
-            c->in_cap = cap;
+        bool scratch = c->in_len == 0;
+        if (!scratch && c->in_cap == c->in_len && in_grow(c) != 0) {
+            br_error("out of memory reading from %s", c->peer);
+            conn_kill(c);
+            return;
         }
-        ssize_t n = read(c->watch.fd, c->in + c->in_len, c->in_cap - c->in_len);
-        if (n > 0) {
+        uint8_t *dst = scratch ? n->scratch : c->in + c->in_len;
+        size_t room = scratch ? READ_CHUNK : c->in_cap - c->in_len;
+        ssize_t r = read(c->watch.fd, dst, room);
+        if (r > 0) {
             conn_touch(c);
-            c->in_len += (size_t)n;
-            conn_process(c);
-            if (c->in_len == 0 && c->in_cap > (size_t)4 * READ_CHUNK) {
-                /* give back the room a large frame needed */
-                kp_free(c->in);
-                c->in = NULL;
-                c->in_cap = 0;
+            if (scratch) {
+                conn_process_scratch(c, (size_t)r);
+            } else {
+                c->in_len += (size_t)r;
+                conn_process(c);
             }
             continue;
         }
-        if (n == 0) {
+        if (r == 0) {
             br_debug("%s closed the connection", c->peer);
             conn_kill(c);
             return;
@@ -1088,10 +1364,14 @@ static void conn_readable(struct br_conn *c)
 
 static void bury(struct br_net *n)
 {
+    bool any = n->graveyard != NULL;
     while (n->graveyard != NULL) {
         struct br_conn *c = n->graveyard;
         n->graveyard = c->next;
         conn_destroy(c);
+    }
+    if (any) {
+        queue_update(n); /* their buffers are free, a finisher may be gone */
     }
 }
 
@@ -1286,6 +1566,7 @@ void br_net_free(struct br_net *n)
     }
     close(n->epfd);
     kp_free(n->heap);
+    kp_free(n->scratch);
     kp_free(n);
 }
 
@@ -1310,14 +1591,11 @@ int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len)
     if (c->dead || c->closing) {
         return -1;
     }
-    if (c->in_cap - c->in_len < len) {
-        size_t cap = c->in_len + len;
-        uint8_t *nb = kp_realloc(c->in, cap);
-        if (nb == NULL) {
-            return -1;
-        }
-        c->in = nb;
-        c->in_cap = cap;
+    if (c->in_cap - c->in_len < len && in_resize(c, c->in_len + len) != 0) {
+        return -1;
+    }
+    if (len == 0) {
+        return 0;
     }
     memcpy(c->in + c->in_len, p, len);
     c->in_len += len;

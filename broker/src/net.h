@@ -7,7 +7,20 @@
  *
  * A connection reads size-prefixed frames (size checked against
  * socket.request.max.bytes before anything is allocated) and hands each whole
- * frame to the broker. Every request that gets a response takes a slot in
+ * frame to the broker. Input is buffered as it arrives, never reserved from
+ * the claimed size: a connection with nothing pending reads into one shared
+ * buffer and its whole frames are handled there; only the start of a frame
+ * is kept in a buffer of its own, which doubles as bytes come, up to the
+ * frame. While those buffers hold queued.max.request.bytes or more, no
+ * connection is read except one that finishes the frame it holds.
+ *
+ * Connections idle (no byte read or written) for connections.max.idle.ms
+ * are closed, queued responses and all. When descriptors run out, a spare
+ * one is given up to accept and close each pending connection; otherwise
+ * the listeners pause for a second; either way once-per-10-s log lines count
+ * what was refused.
+ *
+ * Every request that gets a response takes a slot in
  * the connection's FIFO when it arrives; slots are sent strictly in order,
  * so a parked request (long-poll Fetch) holds back later responses on its
  * connection without stopping their handling. A response is a chain of
@@ -60,7 +73,9 @@ struct br_net;
 int64_t br_now_mono_ms(void);
 int64_t br_now_wall_ms(void);
 
-/* Create the reactor; listen on each host:port (host "" = all). */
+/* Create the reactor; listen on each host:port (host "" = all).
+ * connections.max.idle.ms and queued.max.request.bytes are read from
+ * b->cfg. */
 int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_bytes,
                   struct br_net **out);
 int br_net_listen(struct br_net *n, const char *host, int port);

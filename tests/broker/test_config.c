@@ -80,6 +80,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 104857600);
     CU_ASSERT_EQUAL(c.max_connections, INT32_MAX);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 600000);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 104857600); /* Kafka's: -1 */
     CU_ASSERT_EQUAL(c.message_max_bytes, 1000012);
     CU_ASSERT_EQUAL(c.fetch_max_bytes, 57671680);
     CU_ASSERT_TRUE(c.auto_create_topics_enable);
@@ -172,6 +173,7 @@ static const char every_key[] =
     "socket.request.max.bytes=1048576\n"
     "max.connections=500\n"
     "connections.max.idle.ms=120000\n"
+    "queued.max.request.bytes=2097152\n"
     "message.max.bytes=2097152\n"
     "fetch.max.bytes=1048576\n"
     "auto.create.topics.enable=false\n"
@@ -262,6 +264,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 1048576);
     CU_ASSERT_EQUAL(c.max_connections, 500);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 120000);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 2097152);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);
     CU_ASSERT_EQUAL(c.fetch_max_bytes, 1048576);
     CU_ASSERT_FALSE(c.auto_create_topics_enable);
@@ -811,6 +814,41 @@ static void test_connections_max_idle_ms(void)
                     "not an integer");
 }
 
+static void test_queued_max_request_bytes(void)
+{
+    struct br_config c;
+    /* Kafka's "no limit" values */
+    expect_ok("queued.max.request.bytes=-1\n", &c);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, -1);
+    br_config_free(&c);
+    expect_ok("queued.max.request.bytes=0\n", &c);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 0);
+    br_config_free(&c);
+    /* equal to socket.request.max.bytes is enough */
+    expect_ok("socket.request.max.bytes=1048576\nqueued.max.request.bytes=1048576\n", &c);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 1048576);
+    br_config_free(&c);
+    /* unset, the default follows a larger socket.request.max.bytes */
+    expect_ok("socket.request.max.bytes=209715200\n", &c);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 209715200);
+    CU_ASSERT_FALSE(br_config_is_set(&c, BR_CFG_QUEUED_MAX_REQUEST_BYTES));
+    br_config_free(&c);
+    expect_ok("socket.request.max.bytes=1024\n", &c);
+    CU_ASSERT_EQUAL(c.queued_max_request_bytes, 104857600);
+    br_config_free(&c);
+    /* set below it: refused, naming both keys */
+    expect_rejected("socket.request.max.bytes=1048576\nqueued.max.request.bytes=1048575\n",
+                    "server.properties:2: queued.max.request.bytes",
+                    "at least socket.request.max.bytes (1048576)");
+    expect_rejected("queued.max.request.bytes=1\n", "queued.max.request.bytes", "-1 for no limit");
+    expect_rejected("queued.max.request.bytes=-2\n", "queued.max.request.bytes", "out of range");
+    expect_rejected("queued.max.request.bytes=100MB\n", "queued.max.request.bytes",
+                    "not an integer");
+    /* a real key now, not one of the ignored ones */
+    CU_ASSERT_FALSE(br_config_key_ignored("queued.max.request.bytes"));
+    CU_ASSERT_EQUAL(br_config_find("queued.max.request.bytes"), BR_CFG_QUEUED_MAX_REQUEST_BYTES);
+}
+
 static void test_a_key_given_twice_keeps_the_later_value(void)
 {
     struct br_config c;
@@ -979,6 +1017,7 @@ static CU_TestInfo tests[] = {
     {"broker.id rules", test_broker_id_rules},
     {"cross-key checks", test_cross_key_checks},
     {"connections.max.idle.ms", test_connections_max_idle_ms},
+    {"queued.max.request.bytes", test_queued_max_request_bytes},
     {"a key given twice keeps the later value", test_a_key_given_twice_keeps_the_later_value},
     {"NUL byte is rejected", test_nul_byte_is_rejected},
     {"overlong line is rejected", test_overlong_line_is_rejected},

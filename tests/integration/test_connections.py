@@ -263,8 +263,7 @@ def case_small_queued_max_request_bytes(t):
     completes, nothing is lost."""
     cap = 1 << 20
     b = t.broker(overrides={"socket.request.max.bytes": str(cap),
-                            "queued.max.request.bytes": str(cap),
-                            "log.level": "debug"})
+                            "queued.max.request.bytes": str(cap)})
     kwire.create_topic(b.port, "slow", 1)
     n = 6
     values = [bytes([0x41 + i]) * (900 * 1024) for i in range(n)]
@@ -305,7 +304,8 @@ def case_small_queued_max_request_bytes(t):
 
 
 CASES = [case_out_of_file_descriptors, case_idle_connections_are_closed,
-         case_idle_connection_that_never_reads_is_closed]
+         case_idle_connection_that_never_reads_is_closed, case_stalled_claims_reserve_nothing,
+         case_small_queued_max_request_bytes]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
