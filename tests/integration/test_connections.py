@@ -55,6 +55,27 @@ def open_fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 
 
+def broker_socket(pid, client_port):
+    """True while the broker holds its end of the connection from
+    client_port on 127.0.0.1 open (a descriptor of it links to the
+    socket's inode)."""
+    inodes = set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            rem_port = int(fields[2].split(":")[1], 16)
+            if rem_port == client_port and fields[9] != "0":
+                inodes.add("socket:[%s]" % fields[9])
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) in inodes:
+                return True
+        except OSError:
+            pass   # closed meanwhile
+    return False
+
+
 def served(b, sock, corr):
     """ApiVersions v0 and Metadata v1 answered on sock."""
     sock.sendall(kwire.api_versions_v0(corr) + kwire.metadata_v1(corr + 1, None))
@@ -191,13 +212,17 @@ def case_idle_connection_that_never_reads_is_closed(t):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", b.port))
-    fds0 = open_fds(b.pid)
+    port = s.getsockname()[1]
+    deadline = time.monotonic() + 10.0
+    while not broker_socket(b.pid, port):
+        check(time.monotonic() < deadline, "the broker did not accept the connection")
+        time.sleep(0.02)
     # 40 fetches of ~1.8 MB each: far more than the socket buffers hold
     reqs = b"".join(kwire.fetch_v4(100 + i, "pinned", 0, 0, max_bytes=4 << 20,
                                    partition_max_bytes=4 << 20) for i in range(40))
     s.sendall(reqs)
     deadline = time.monotonic() + 15.0
-    while open_fds(b.pid) >= fds0:
+    while broker_socket(b.pid, port):
         check(time.monotonic() < deadline,
               "the broker kept a connection that never reads open for 15 s (idle %d ms)", IDLE_MS)
         time.sleep(0.1)
