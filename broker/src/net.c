@@ -1040,22 +1040,20 @@ static void conn_accept(struct br_net *n, struct listener *l)
 
 /* ---------------------------------------------------------------- input */
 
-/* Sets c's input buffer to cap bytes (>= in_len; 0 frees it), keeping its
- * content, and the net's count with it. 0, or -1 when memory runs out (c is
- * unchanged). */
+/* Sets c's input buffer to cap bytes (in_len <= cap, 0 < cap), keeping its
+ * content, and the net's count with it (in_free releases it). 0, or -1 when
+ * memory runs out (c is unchanged). */
 KP_MUST_CHECK static int in_resize(struct br_conn *c, size_t cap)
 {
-    if (cap == c->in_cap) {
+    if (cap == 0 || cap < c->in_len) {
+        return -1; /* not asked for by the callers */
+    }
+    if (cap == c->in_cap && c->in != NULL) {
         return 0;
     }
-    uint8_t *nb = NULL;
-    if (cap > 0) {
-        nb = kp_realloc(c->in, cap);
-        if (nb == NULL) {
-            return -1;
-        }
-    } else {
-        kp_free(c->in);
+    uint8_t *nb = kp_realloc(c->in, cap);
+    if (nb == NULL) {
+        return -1;
     }
     c->net->in_bytes = c->net->in_bytes - c->in_cap + cap;
     c->in = nb;
@@ -1591,11 +1589,14 @@ int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len)
     if (c->dead || c->closing) {
         return -1;
     }
-    if (c->in_cap - c->in_len < len && in_resize(c, c->in_len + len) != 0) {
-        return -1;
-    }
     if (len == 0) {
         return 0;
+    }
+    if (len > SIZE_MAX - c->in_len) {
+        return -1;
+    }
+    if ((c->in == NULL || c->in_cap - c->in_len < len) && in_resize(c, c->in_len + len) != 0) {
+        return -1;
     }
     memcpy(c->in + c->in_len, p, len);
     c->in_len += len;
