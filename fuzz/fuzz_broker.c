@@ -180,6 +180,7 @@ static void broker_start(void)
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
     (void)sigprocmask(SIG_UNBLOCK, &mask, NULL);
     h.started = true;
     h.main = br_conn_local_new(h.b.net, "fuzz-main");

@@ -12,6 +12,7 @@
 
 #include <samsa-protocol/record_batch.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -905,6 +906,41 @@ static int lock_dir(struct br_broker *b, size_t i)
     return 0;
 }
 
+/* A log dir that does not exist yet, or holds no meta.properties and no
+ * partition (no subdirectory; a file system's lost+found aside): a first
+ * start, not a stop that needs recovery. */
+static bool log_dir_is_new(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return errno == ENOENT;
+    }
+    bool fresh = true;
+    while (fresh) {
+        const struct dirent *de = readdir(d);
+        if (de == NULL) {
+            break;
+        }
+        const char *name = de->d_name;
+        if (strcmp(name, "meta.properties") == 0) {
+            fresh = false;
+            continue;
+        }
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+            strcmp(name, "lost+found") == 0) {
+            continue;
+        }
+        struct stat st;
+        bool is_dir = de->d_type == DT_DIR;
+        if (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            is_dir = S_ISDIR(st.st_mode);
+        }
+        fresh = !is_dir;
+    }
+    (void)closedir(d);
+    return fresh;
+}
+
 int br_broker_start(struct br_broker *b)
 {
     for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
@@ -916,7 +952,19 @@ int br_broker_start(struct br_broker *b)
     }
     b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0;
     br_supported_apis_init(b);
+    /* the listeners first: a port in use stops start-up before any file
+     * (log dir, meta.properties with a new cluster id) is created */
+    if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
+        if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
+            return -1;
+        }
+    }
+    bool first_start[BR_CONFIG_MAX_LOG_DIRS];
     for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        first_start[i] = log_dir_is_new(b->cfg.log_dirs[i]);
         if (br_mkdirs(b->cfg.log_dirs[i]) != 0) {
             br_error("cannot create log dir %s: %s", b->cfg.log_dirs[i], strerror(errno));
             return -1;
@@ -934,8 +982,12 @@ int br_broker_start(struct br_broker *b)
         (void)snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", b->cfg.log_dirs[i]);
         bool clean = access(path, F_OK) == 0;
         (void)unlink(path);
-        br_info("log dir %s: last stop was %s", b->cfg.log_dirs[i],
-                clean ? "clean" : "unclean or first start: recovering");
+        if (first_start[i]) {
+            br_info("log dir %s: first start", b->cfg.log_dirs[i]);
+        } else {
+            br_info("log dir %s: last stop was %s", b->cfg.log_dirs[i],
+                    clean ? "clean" : "unclean: recovering");
+        }
         (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[i], RECOVERY_CHECKPOINT);
         struct br_checkpoint_entry *e = NULL;
         size_t n = 0;
@@ -984,15 +1036,7 @@ int br_broker_start(struct br_broker *b)
     if (load_producer_id_block(b) != 0) {
         return -1;
     }
-
-    if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
-        return -1;
-    }
-    for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
-        if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
-            return -1;
-        }
-    }
+    b->logs_loaded = true;
     /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
      * not an address a client can use: fall back to 127.0.0.1 there) */
     const struct br_listener *adv = &b->cfg.advertised_listeners[0];
@@ -1029,7 +1073,9 @@ int br_broker_run(struct br_broker *b)
 
 void br_broker_stop(struct br_broker *b)
 {
-    bool started = b->net != NULL;
+    /* checkpoints and the clean-shutdown mark only for logs that were
+     * loaded: a start that failed before leaves the log dirs as they were */
+    bool started = b->logs_loaded;
     bool flushed = true;
     br_groups_stop(b);
     br_cleaner_stop(b);
@@ -1075,4 +1121,5 @@ void br_broker_stop(struct br_broker *b)
     }
     kp_free(b->recovery);
     b->recovery = NULL;
+    b->logs_loaded = false;
 }

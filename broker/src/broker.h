@@ -93,6 +93,7 @@ struct br_broker {
     struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
     int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
     bool stopping;
+    bool logs_loaded; /* br_broker_start got past loading every topic's logs */
     /* set before br_broker_start: bind no listener; requests come through
      * in-process connections (br_conn_local_new; the stateful fuzz harness) */
     bool in_process;

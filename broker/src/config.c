@@ -1871,6 +1871,20 @@ out_free:
     return rc;
 }
 
+int br_config_check_available(const struct br_config *c, char *err, size_t errlen)
+{
+    if (c->zookeeper_connect != NULL) {
+        char q[QUOTE_MAX];
+        set_msg(err, errlen,
+                "zookeeper.connect is set (%s), but ZooKeeper coordination is not available "
+                "yet in Samsa: remove the key (or give --override zookeeper.connect=) to run "
+                "a standalone broker",
+                Q(c->zookeeper_connect, q));
+        return KP_ERR_INVALID_CONFIG;
+    }
+    return 0;
+}
+
 int br_config_defaults(struct br_config *out, char *err, size_t errlen)
 {
     return br_config_parse_buffer(NULL, 0, "(defaults)", NULL, 0, out, err, errlen);

@@ -3,9 +3,10 @@
  *
  *   samsa-broker CONFIG [--override key=value]...
  *
- * CONFIG is a Kafka-style server.properties. Without zookeeper.connect the
- * broker runs standalone, keeping its metadata in a file under its first
- * log dir. SIGTERM or SIGINT: stop accepting, finish in-flight requests,
+ * CONFIG is a Kafka-style server.properties. The broker runs standalone,
+ * keeping its metadata in a file under its first log dir; zookeeper.connect
+ * is refused until ZooKeeper coordination exists. SIGTERM, SIGINT or SIGHUP
+ * (unless ignored at start): stop accepting, finish in-flight requests,
  * flush, write checkpoints, exit 0.
  */
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@
 #include "broker.h"
 #include "logging.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,7 @@ static void usage(FILE *to)
                 "\n"
                 "CONFIG is a Kafka-style server.properties file (broker.id, listeners,\n"
                 "log.dirs, num.partitions, ...). --override sets a key after the file.\n"
-                "Without zookeeper.connect the broker runs standalone.\n");
+                "The broker runs standalone (zookeeper.connect is not supported yet).\n");
 }
 
 int main(int argc, char **argv)
@@ -83,10 +85,15 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* from the first log line on: a closed stderr pipe must not kill the
+     * broker (br_net_create ignores SIGPIPE too, for the sockets) */
+    (void)signal(SIGPIPE, SIG_IGN);
     static struct br_broker broker;
     char err[512];
-    if (br_config_load(config_path, overrides, noverrides, &broker.cfg, err, sizeof err) != 0) {
+    if (br_config_load(config_path, overrides, noverrides, &broker.cfg, err, sizeof err) != 0 ||
+        br_config_check_available(&broker.cfg, err, sizeof err) != 0) {
         fprintf(stderr, "samsa-broker: %s\n", err);
+        br_config_free(&broker.cfg);
         return 2;
     }
     br_logging_set_level((enum br_level)broker.cfg.log_level);

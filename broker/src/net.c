@@ -308,6 +308,13 @@ int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
+    /* SIGHUP (the terminal closed) stops cleanly too, as it stops Kafka's
+     * JVM; ignored at start (nohup, kafka-server-start.sh -daemon) it stays
+     * ignored: a blocked signal would reach the signalfd even then */
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) {
+        sigaddset(&mask, SIGHUP);
+    }
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0) {
         goto out_close_ep;
     }
@@ -347,6 +354,9 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     }
     char portstr[16];
     (void)snprintf(portstr, sizeof portstr, "%d", port);
+    /* errors name the address as listeners spells it: IPv6 in brackets */
+    const char *lb = strchr(host, ':') != NULL ? "[" : "";
+    const char *rb = lb[0] != '\0' ? "]" : "";
     struct addrinfo hints;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -355,13 +365,15 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(host[0] != '\0' ? host : NULL, portstr, &hints, &res);
     if (gai != 0) {
-        br_error("listener %s:%d: %s", host, port, gai_strerror(gai));
+        br_error("listeners: %s%s%s:%d: %s", lb, host, rb, port, gai_strerror(gai));
         return -1;
     }
     int fd = -1;
+    int why = 0; /* errno of the last failed attempt */
     for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) {
+            why = errno;
             continue;
         }
         int one = 1;
@@ -369,12 +381,14 @@ int br_net_listen(struct br_net *n, const char *host, int port)
         if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
             break;
         }
+        why = errno;
         close(fd);
         fd = -1;
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        br_error("cannot listen on %s:%d: %s", host, port, strerror(errno));
+        /* the key and the address, as the operator wrote them */
+        br_error("listeners: %s%s%s:%d: %s", lb, host, rb, port, strerror(why));
         return -1;
     }
     struct listener *l = &n->listeners[n->nlisteners];
@@ -1473,7 +1487,10 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
     case BR_WATCH_SIGNAL: {
         struct signalfd_siginfo si;
         while (read(w->fd, &si, sizeof si) == (ssize_t)sizeof si) {
-            br_info("signal %u received: stopping", si.ssi_signo);
+            br_info("signal %u (%s) received: stopping", si.ssi_signo,
+                    si.ssi_signo == SIGHUP   ? "SIGHUP"
+                    : si.ssi_signo == SIGINT ? "SIGINT"
+                                             : "SIGTERM");
             n->stopping = true;
         }
         break;

@@ -81,7 +81,8 @@ int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_
 int br_net_listen(struct br_net *n, const char *host, int port);
 /* The port a listener bound (for port 0 in tests), or -1. */
 int br_net_bound_port(const struct br_net *n, size_t listener);
-/* Run until a stop signal (SIGTERM, SIGINT) arrives. Returns 0. */
+/* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
+ * start) arrives. Returns 0. */
 int br_net_run(struct br_net *n);
 /* Stop accepting, finish what is in flight (bounded wait), close everything. */
 void br_net_drain(struct br_net *n, int64_t max_wait_ms);

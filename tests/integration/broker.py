@@ -7,6 +7,7 @@
     b.stop()                               # SIGTERM, asserts exit status 0
     b.kill()                               # SIGKILL
     b.start()                              # again, same port and data dir
+    b.run_to_exit()                        # a start that must fail: exit status
 
 Each start writes the broker's stderr to its own file (run-1.log, run-2.log,
 ...) in the broker's folder; failures print those paths and the last lines.
@@ -135,25 +136,32 @@ class Broker:
             for k, v in props.items():
                 f.write("%s=%s\n" % (k, v))
 
-    def start(self, timeout=30.0):
-        """Starts the broker and waits until it answers ApiVersions."""
+    def _spawn(self, preexec_fn=None):
+        """Writes the config and starts the binary, its output going to the
+        next run-N.log. Returns the Popen."""
+        self._write_config()
+        self.runs += 1
+        self.stderr_path = os.path.join(self.dir, "run-%d.log" % self.runs)
+        self.stderr_paths.append(self.stderr_path)
+        argv = [self.exe, self.config_path]
+        for k, v in self.overrides.items():
+            argv += ["--override", "%s=%s" % (k, v)]
+        with open(self.stderr_path, "wb") as err:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                    stdout=err, stderr=subprocess.STDOUT,
+                                    cwd=self.dir, preexec_fn=preexec_fn)
+
+    def start(self, timeout=30.0, preexec_fn=None):
+        """Starts the broker and waits until it answers ApiVersions.
+        preexec_fn runs in the child before exec (e.g. to ignore a signal
+        as nohup does)."""
         if self.alive():
             raise BrokerError("%s is already running (pid %d)" % (self.name, self.pid))
         first = self.port is None
         for attempt in range(3):
             if first:
                 self.port = free_port()
-            self._write_config()
-            self.runs += 1
-            self.stderr_path = os.path.join(self.dir, "run-%d.log" % self.runs)
-            self.stderr_paths.append(self.stderr_path)
-            argv = [self.exe, self.config_path]
-            for k, v in self.overrides.items():
-                argv += ["--override", "%s=%s" % (k, v)]
-            with open(self.stderr_path, "wb") as err:
-                self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                             stdout=err, stderr=subprocess.STDOUT,
-                                             cwd=self.dir)
+            self.proc = self._spawn(preexec_fn)
             try:
                 self.apis = self._wait_ready(timeout)
                 return self
@@ -180,6 +188,21 @@ class Broker:
             time.sleep(0.05)
         raise BrokerError("%s did not answer ApiVersions within %.0f s (last: %s)"
                           % (self.name, timeout, last))
+
+    def run_to_exit(self, timeout=30.0):
+        """Runs the broker expecting it to exit by itself (a start it must
+        refuse); returns its exit status. Its output is log_text()."""
+        if self.alive():
+            raise BrokerError("%s is already running (pid %d)" % (self.name, self.pid))
+        if self.port is None:
+            self.port = free_port()
+        proc = self._spawn()
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise BrokerError("%s still ran %.0f s after its start" % (self.name, timeout))
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
