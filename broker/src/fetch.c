@@ -73,6 +73,20 @@ static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int
     return &t->partitions[index];
 }
 
+/* The partition's ErrorCode for a failed br_log_read. A damaged batch is
+ * CORRUPT_MESSAGE, as Kafka 2.0 answers the CorruptRecordException its
+ * FileLogInputStream throws for a bad batch header (ReplicaManager's
+ * readFromLocalLog, Errors.forException): librdkafka, kafka-python and the
+ * Java consumer hand that to the application, where KAFKA_STORAGE_ERROR
+ * makes librdkafka refresh metadata and retry in silence forever. */
+static int16_t fetch_error(int err)
+{
+    if (err == KP_E_CORRUPT) {
+        return KP_ERR_CORRUPT_MESSAGE;
+    }
+    return (int16_t)(err > 0 ? err : KP_ERR_KAFKA_STORAGE_ERROR);
+}
+
 /* Build the response for q; slices hold file references until sent. */
 static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16_t version,
                      struct kp_arena *arena, struct fetch_run *fr)
@@ -155,7 +169,7 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                 int err = br_log_read(p->log, offset, limit, want, min_one, &sl);
                 if (err != 0) {
                     if (got == 0) {
-                        rp->ErrorCode = (int16_t)(err > 0 ? err : KP_ERR_KAFKA_STORAGE_ERROR);
+                        rp->ErrorCode = fetch_error(err);
                         fr->any_error = true;
                     }
                     break;

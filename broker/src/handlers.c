@@ -348,7 +348,9 @@ int br_h_list_offsets(struct br_req *r)
             } else {
                 int err = br_log_offset_for_timestamp(p->log, qp->Timestamp, &offset, &ts);
                 if (err != 0) {
-                    rp->ErrorCode = KP_ERR_KAFKA_STORAGE_ERROR;
+                    /* a damaged batch on the way: CORRUPT_MESSAGE, as Kafka */
+                    rp->ErrorCode = err == KP_E_CORRUPT ? KP_ERR_CORRUPT_MESSAGE
+                                                        : KP_ERR_KAFKA_STORAGE_ERROR;
                     continue;
                 }
                 if (offset >= p->hw) {

@@ -1119,15 +1119,25 @@ int br_log_maybe_flush(struct br_log *log, int64_t now_ms)
 
 /* ------------------------------------------------------------- read */
 
-static void report_damage(const struct br_log *log, const struct br_segment *s, int64_t pos, int rc)
+/* Logs what a read of segment s found at pos. A damaged batch stays damaged
+ * (a segment below the recovery point is not rescanned): it is logged once
+ * per segment and position, not on each of the fetches that keep running
+ * into it (each answered CORRUPT_MESSAGE). A failed read is logged each time. */
+static void report_damage(const struct br_log *log, struct br_segment *s, int64_t pos, int rc)
 {
     if (rc == KP_ERR_KAFKA_STORAGE_ERROR) {
         br_error("%s/%020" PRId64 ".log: read at position %" PRId64 ": %s", log->dir,
                  s->base_offset, pos, strerror(errno));
-    } else {
-        br_error("%s/%020" PRId64 ".log: damaged batch header at position %" PRId64 ": %s",
-                 log->dir, s->base_offset, pos, kp_err_name(rc));
+        return;
     }
+    if (s->damage_logged && s->damage_pos == pos) {
+        return;
+    }
+    s->damage_logged = true;
+    s->damage_pos = pos;
+    br_error("%s/%020" PRId64 ".log: damaged batch header at position %" PRId64
+             ": %s (logged once; reads there answer CORRUPT_MESSAGE)",
+             log->dir, s->base_offset, pos, kp_err_name(rc));
 }
 
 void br_log_slice_release(struct br_log_slice *s)
@@ -1229,7 +1239,7 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
 
 /* The first record of the batch at pos (size bytes) with Offset >= start and
  * Timestamp >= ts; the batch's own when its records cannot be decoded. */
-static int resolve_in_batch(struct br_log *log, const struct br_segment *s, int64_t pos,
+static int resolve_in_batch(struct br_log *log, struct br_segment *s, int64_t pos,
                             size_t size, const struct kp_batch_header *h, int64_t ts,
                             int64_t *offset, int64_t *timestamp)
 {

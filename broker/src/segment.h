@@ -79,6 +79,8 @@ struct br_segment {
     int64_t first_append_ms;  /* broker clock at the first append, -1 unknown */
     bool dirty;               /* written since the last fdatasync */
     bool io_failed;           /* a write failed and the files may not match memory */
+    bool damage_logged;       /* a damaged batch at damage_pos was logged (log.c) */
+    int64_t damage_pos;
 };
 
 /* "<base>.<suffix>" with the base offset in 20 zero-padded digits. */

@@ -23,15 +23,23 @@ segment files hold whole batches only.
 - bad_crc_last_batch: one byte of the last batch's records flipped.
 - damage_newest_of_several_segments: small segments; the newest is cut
   mid-batch, the older ones are served whole.
+- torn_older_segment: a batch header overwritten in the middle of the
+  oldest of several segments after SIGTERM (not scanned at start-up): a
+  Fetch or a ListOffsets by time at it (or after it in that segment)
+  answers CORRUPT_MESSAGE, the log says it once, the rest is served, kcat
+  reports it and exits, DeleteRecords past the segment clears it.
 """
 
 import os
 import random
 import struct
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from broker import check, eq, main  # noqa: E402
+import kadmin  # noqa: E402
 import kwire  # noqa: E402
 
 TOPIC = "rc"
@@ -189,10 +197,134 @@ def case_damage_newest_of_several_segments(t):
     check_recovered(b, BATCHES - 1)
 
 
+def fetch(b, offset, sock):
+    """One Fetch v4 of TOPIC-0 at offset -> (error code, high watermark,
+    batches)."""
+    got_corr, parts = kwire.parse_fetch_v4(kwire.roundtrip(sock, kwire.fetch_v4(
+        9, TOPIC, 0, offset, max_bytes=1 << 20, partition_max_bytes=1 << 20)))
+    eq(got_corr, 9, "Fetch correlation id")
+    err, hw, records = parts[(TOPIC, 0)]
+    batches, _ = kwire.parse_batches(records or b"")
+    return err, hw, batches
+
+
+def check_kafka_python_raises(b, offset, timeout=30.0):
+    """kafka-python's consumer at offset raises CorruptRecordException from
+    poll() (its Fetcher raises what the broker answers) within timeout."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import CorruptRecordException
+    tp = TopicPartition(TOPIC, 0)
+    c = KafkaConsumer(bootstrap_servers=b.bootstrap, enable_auto_commit=False,
+                      api_version=(2, 0, 0), fetch_max_wait_ms=100)
+    try:
+        c.assign([tp])
+        c.seek(tp, offset)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                got = c.poll(timeout_ms=500)
+            except CorruptRecordException:
+                return
+            check(not got, "kafka-python got records at the damaged offset %d: %r", offset, got)
+        raise AssertionError("kafka-python did not report the damage within %.0f s" % timeout)
+    finally:
+        c.close()
+
+
+def case_torn_older_segment(t):
+    """A batch header overwritten in an older segment after a clean stop
+    (recovery does not scan below the recovery point): a fetch at it gets
+    CORRUPT_MESSAGE, as Kafka answers for a corrupt batch (so do the
+    offsets after it in that segment, which a read reaches only across it),
+    and the log says so once with the file and position, however often it
+    is asked; the offsets before it, the newer segments and the other
+    partitions are served; a real consumer reports the error instead of
+    waiting forever; DeleteRecords past the segment is the way out."""
+    b = fill(t, {"log.segment.bytes": "4096"})
+    kwire.create_topic(b.port, "other", 1)
+    for i in range(3):
+        kwire.produce(b.port, "other", 0, [(b"o%d" % i, b"other %d" % i)])
+    b.stop()
+    segs = kwire.segment_files(b.log_dir, TOPIC, 0)
+    check(len(segs) >= 3, "only %d segments with log.segment.bytes=4096", len(segs))
+    batches = segment_batches(segs[0])
+    check(len(batches) >= 3, "only %d batches in the oldest segment", len(batches))
+    k = len(batches) // 2
+    x = batches[k]
+    bad = x.base_offset
+    with open(segs[0], "r+b") as f:
+        f.seek(x.position + 8)  # BatchLength on: no batch has that length or magic
+        f.write(b"\xab" * 16)
+    b.start()
+    check("recovering" not in b.log_text(), "the clean stop was not found:\n%s", b.log_text())
+    n = BATCHES * PER_BATCH
+    with kwire.connect(b.port) as s:
+        for offset in [bad] * 20 + [bad + 3] * 5:
+            err, hw, got = fetch(b, offset, s)
+            eq(err, kwire.CORRUPT_MESSAGE, "Fetch error at offset %d (damaged batch)" % offset)
+            eq(hw, n, "high watermark with the error")
+            eq(got, [], "batches sent with the error")
+        # before the damage: the batches up to it, no error
+        err, _, got = fetch(b, 0, s)
+        eq(err, kwire.NONE, "Fetch error at offset 0")
+        eq([g.base_offset for g in got], [g.base_offset for g in batches[:k]],
+           "batches served from offset 0 of the damaged segment")
+        # after it in the same segment: a read must cross the damaged batch
+        # to find them (its index entry cannot be told from a false one),
+        # so they answer the same, without another log line
+        for later in batches[k + 1:]:
+            err, _, got = fetch(b, later.base_offset, s)
+            eq(err, kwire.CORRUPT_MESSAGE, "Fetch error at %d, after the damage" % later.base_offset)
+    # the newer segments and the other partition, whole
+    with open(segs[1], "rb") as f:
+        start = kwire.parse_batches(f.read())[0][0].base_offset
+    recs, hw = kwire.read_partition(b.port, TOPIC, 0, start=start)
+    check(recs == expected_records(BATCHES)[start:], "records from offset %d differ", start)
+    recs, _ = kwire.read_partition(b.port, "other", 0)
+    eq([r[3] for r in recs], [b"other %d" % i for i in range(3)], "the other topic")
+    # ListOffsets by time: a timestamp in the damaged batch, and a later one
+    with kwire.connect(b.port) as s:
+        ts = BASE_TS + 1000 * (bad // PER_BATCH) + 5
+        _, parts = kwire.parse_list_offsets_v1(kwire.roundtrip(
+            s, kwire.list_offsets_v1(7, TOPIC, 0, ts)))
+        eq(parts[(TOPIC, 0)][0], kwire.CORRUPT_MESSAGE, "ListOffsets for a time in the damage")
+    late = BASE_TS + 1000 * (BATCHES - 2) + 4
+    eq(kwire.list_offset(b.port, TOPIC, 0, late), (late, (BATCHES - 2) * PER_BATCH + 4),
+       "ListOffsets for a time in a newer segment")
+    # a real consumer from the beginning reports the error and does not hang
+    kc = subprocess.run(["kcat", "-C", "-b", b.bootstrap, "-t", TOPIC, "-p", "0", "-o",
+                         "beginning", "-e", "-q", "-f", "%o\\n"],
+                        capture_output=True, timeout=60)
+    out = kc.stdout.decode().split()
+    err_text = kc.stderr.decode()
+    # (librdkafka calls error 2 "Invalid message", RD_KAFKA_RESP_ERR_INVALID_MSG)
+    check(kc.returncode != 0 and "Invalid message" in err_text,
+          "kcat exited %d without reporting the corrupt batch: %s", kc.returncode, err_text)
+    eq([int(o) for o in out], list(range(bad)), "offsets kcat consumed before the damage")
+    check_kafka_python_raises(b, bad)
+    # the log names the file and position once
+    name = os.path.basename(segs[0])
+    lines = [ln for ln in b.log_text().splitlines() if name in ln and "position" in ln]
+    eq(len(lines), 1, "log lines about the damage (%s)" % lines)
+    check("position %d:" % x.position in lines[0], "the position is not named: %s", lines[0])
+    # the way out: DeleteRecords up to the next segment drops the damaged one
+    res = kadmin.delete_records(b.port, {(TOPIC, 0): start})
+    eq(res[(TOPIC, 0)], (kwire.NONE, start), "DeleteRecords up to the next segment")
+    recs, hw = kwire.read_partition(b.port, TOPIC, 0, start=start)
+    eq(hw, n, "high watermark after DeleteRecords")
+    kc = subprocess.run(["kcat", "-C", "-b", b.bootstrap, "-t", TOPIC, "-p", "0", "-o",
+                         "beginning", "-e", "-q", "-f", "%o\\n"],
+                        capture_output=True, timeout=60)
+    eq(kc.returncode, 0, "kcat status after DeleteRecords (%s)" % kc.stderr.decode())
+    eq([int(o) for o in kc.stdout.decode().split()], list(range(start, n)),
+       "offsets kcat consumed after DeleteRecords")
+    b.stop()
+
+
 CASES = [garbage_case("random", "sigterm"), garbage_case("zeros", "sigterm"),
          garbage_case("header", "sigterm"), garbage_case("random", "kill"),
          case_cut_last_batch, case_cut_earlier_batch, case_bad_crc_last_batch,
-         case_damage_newest_of_several_segments]
+         case_damage_newest_of_several_segments, case_torn_older_segment]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))
