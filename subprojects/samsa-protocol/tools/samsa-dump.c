@@ -12,7 +12,7 @@
  * wire (one direction of a TCP connection, or frames saved one per file).
  * A file whose name ends in ".log" is read as a segment without --segment.
  * --records prints every record of every batch (else one line per batch).
- * Exit status: 0 when everything decoded, 1 when something did not, 2 on
+ * --version prints the version meson built it as. Exit status: 0 when everything decoded, 1 when something did not, 2 on
  * usage or I/O errors.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -28,6 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* meson passes the project's version; a build without it says so */
+#ifndef SAMSA_VERSION
+#define SAMSA_VERSION "unknown"
+#endif
 
 #define MAX_FILE_SIZE ((size_t)1 << 31)
 #define MAX_FRAME (100 * 1024 * 1024)
@@ -345,6 +350,7 @@ static void usage(FILE *to)
             "usage: samsa-dump [--records] REQUESTS...\n"
             "       samsa-dump [--records] --responses REQUESTS RESPONSES\n"
             "       samsa-dump [--records] --segment FILE.log...\n"
+            "       samsa-dump --help | --version\n"
             "Prints Kafka request/response frames (size-prefixed, as on the wire) and\n"
             "log segments (record batches). Files named *.log are read as segments.\n");
 }
@@ -371,6 +377,9 @@ int main(int argc, char **argv)
             segment = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("samsa-dump %s\n", SAMSA_VERSION);
             return 0;
         } else if (strcmp(argv[i], "--") == 0) {
             i++;
