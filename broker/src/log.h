@@ -32,7 +32,9 @@
  * KP_ERR_KAFKA_STORAGE_ERROR until it is reopened.
  *
  * @locality reactor thread: a br_log and everything it hands out (slices,
- * iterators) are used from one thread; there are no locks.
+ * iterators) are used from one thread; there are no locks. A new log may be
+ * made on the I/O worker and handed to the reactor whole (topic_admin.c):
+ * one thread at a time, the mailbox between them.
  *
  * Memory: a log keeps no read buffer of its own. Functions that walk batch
  * headers (open, read, offset_for_timestamp) read through an 8 KiB window
