@@ -22,10 +22,10 @@ every other client keeps being served.
   the answer: the creation still completes (the topics appear with all their
   partitions), other connections are served meanwhile, and SIGTERM then
   stops the broker with status 0.
-- sigkill_during_creation: SIGKILL while 20 x 100 partitions are being made;
+- sigkill_during_creation: SIGKILL while 10 x 100 partitions are being made;
   the next start succeeds, and each topic is either absent (no directory of
   it left on disk) or complete (every partition served, Produce accepted).
-- sigterm_during_creation: SIGTERM while 10 x 100 are being made: the broker
+- sigterm_during_creation: SIGTERM while 5 x 100 are being made: the broker
   finishes the creation, exits 0, and after a start every topic is there.
 - timeout_zero: CreateTopics with timeout 0 is answered at once with
   REQUEST_TIMED_OUT for the topics whose creation started (Kafka 2.0's
@@ -235,8 +235,8 @@ def case_same_name_while_creating(t):
 
 def case_closed_while_parked(t):
     b = start(t)
-    total = raise_fd_limit(b, 1000)
-    names, per = layout(total, 10)
+    total = raise_fd_limit(b, 500)
+    names, per = layout(total, 5)
     s = kwire.connect(b.port)
     s.sendall(create_request(1, [(n, per) for n in names], 600000))
     s.close()
@@ -285,8 +285,8 @@ def topic_state(port, names):
 
 def case_sigkill_during_creation(t):
     b = start(t, **{"auto.create.topics.enable": "false"})
-    total = raise_fd_limit(b, 2000)
-    names, per = layout(total, 20)
+    total = raise_fd_limit(b, 1000)
+    names, per = layout(total, 10)
     with kwire.connect(b.port) as s:
         s.sendall(create_request(1, [(n, per) for n in names], 600000))
         seen = wait_for_dirs(b, "big", total // 3)
@@ -309,8 +309,8 @@ def case_sigkill_during_creation(t):
 
 def case_sigterm_during_creation(t):
     b = start(t, **{"auto.create.topics.enable": "false"})
-    total = raise_fd_limit(b, 1000)
-    names, per = layout(total, 10)
+    total = raise_fd_limit(b, 500)
+    names, per = layout(total, 5)
     with kwire.connect(b.port, timeout=600.0) as s:
         s.sendall(create_request(1, [(n, per) for n in names], 600000))
         wait_for_dirs(b, "big", total // 4)
@@ -324,7 +324,7 @@ def case_sigterm_during_creation(t):
 
 def case_timeout_zero(t):
     b = start(t, **{"auto.create.topics.enable": "false"})
-    total = raise_fd_limit(b, 400)
+    total = raise_fd_limit(b, 200)
     names, per = layout(total, 4)
     with kwire.connect(b.port) as s:
         t0 = time.monotonic()
