@@ -29,7 +29,14 @@ every other client keeps being served.
   finishes the creation, exits 0, and after a start every topic is there.
 - timeout_zero: CreateTopics with timeout 0 is answered at once with
   REQUEST_TIMED_OUT for the topics whose creation started (Kafka 2.0's
-  AdminManager.createTopics) and the creation goes on to the end.
+  AdminManager.createTopics) and the creation goes on to the end; with a
+  timeout of 20 ms the topics not made by then are REQUEST_TIMED_OUT
+  (DelayedCreatePartitions) and are made all the same.
+- delete_while_serving: DeleteTopics of 10 topics x 100 partitions (and an
+  unknown one) while another client's round trips go on (none reaches 1 s):
+  answered NONE (UNKNOWN_TOPIC_OR_PARTITION) only once no directory of them
+  is left; the topics are gone, and a topic made again under one of the
+  names is empty.
 
 Topics have at most 500 partitions here, so that Metadata of one topic
 stays small.
@@ -50,6 +57,7 @@ from broker import check, eq, main  # noqa: E402
 import kwire  # noqa: E402
 from kwire import array, i16, i32, string  # noqa: E402
 
+DELETE_TOPICS = 20
 TOPIC_ALREADY_EXISTS = 36
 LEADER_NOT_AVAILABLE = 5
 REQUEST_TIMED_OUT = 7
@@ -336,10 +344,77 @@ def case_timeout_zero(t):
     print("CreateTopics with timeout 0 answered in %.3f s" % dt)
     for n in names:
         kwire.wait_topic(b.port, n, per, timeout=120)
+    # a timeout shorter than the creation: REQUEST_TIMED_OUT when it passes
+    more = ["late%d" % i for i in range(4)]
+    with kwire.connect(b.port) as s:
+        t0 = time.monotonic()
+        _, errs = kwire.parse_create_topics_v0(
+            kwire.roundtrip(s, create_request(2, [(n, per) for n in more], 20)))
+        dt = time.monotonic() - t0
+    print("CreateTopics with timeout 20 ms answered in %.3f s: %r" % (dt, errs))
+    check(set(errs) == set(more) and set(errs.values()) <= {kwire.NONE, REQUEST_TIMED_OUT},
+          "CreateTopics with timeout 20 ms: %r", errs)
+    check(REQUEST_TIMED_OUT in errs.values(), "every topic made within 20 ms: %r", errs)
+    for n in more:
+        kwire.wait_topic(b.port, n, per, timeout=120)
+    b.stop()
+
+
+def delete_request(corr, names, timeout_ms):
+    """DeleteTopics v0."""
+    body = array([string(n) for n in names]) + i32(timeout_ms)
+    return kwire.request(DELETE_TOPICS, 0, corr, body)
+
+
+def case_delete_while_serving(t):
+    b = start(t, **{"auto.create.topics.enable": "false"})
+    total = raise_fd_limit(b, 1000)
+    names, per = layout(total, 10)
+    with kwire.connect(b.port, timeout=600.0) as s:
+        _, errs = kwire.parse_create_topics_v0(
+            kwire.roundtrip(s, create_request(1, [(n, per) for n in names], 600000),
+                            timeout=600.0))
+    eq(errs, {n: kwire.NONE for n in names}, "CreateTopics results")
+    for n in names:
+        kwire.produce(b.port, n, 0, [(b"k", b"old data of " + n.encode())])
+    kwire.create_topic(b.port, "probe", 1)
+    prober = Prober(b.port, "probe")
+    prober.start()
+    while len(prober.samples) < 20:
+        check(prober.error is None, "probe failed: %r", prober.error)
+        time.sleep(0.01)
+    with kwire.connect(b.port, timeout=600.0) as s:
+        t0 = time.monotonic()
+        r = kwire.Reader(kwire.roundtrip(s, delete_request(2, names + ["nope"], 600000),
+                                         timeout=600.0))
+        t1 = time.monotonic()
+    r.i32()
+    errs = dict(r.array(lambda r: (r.string(), r.i16())))
+    # answered only once every directory is gone
+    left = [d for d in os.listdir(b.log_dir) if d.startswith("big")]
+    prober.halt()
+    during = prober.during(t0, t1)
+    print("deleted %d topics x %d partitions in %.2f s; %d round trips meanwhile: p50 %.1f ms, "
+          "max %.1f ms" % (len(names), per, t1 - t0, len(during),
+                           1000 * pct(during or [0], 50), 1000 * max(during or [0])))
+    eq(errs, dict({n: kwire.NONE for n in names}, nope=kwire.UNKNOWN_TOPIC_OR_PARTITION),
+       "DeleteTopics results")
+    eq(left, [], "directories left when DeleteTopics answered")
+    worst = max(dt for _, dt in prober.samples)
+    check(worst < BOUND_S, "a round trip took %.2f s during the deletion", worst)
+    eq(topic_state(b.port, names), {}, "topics after the deletion")
+    # made again, it is a new, empty topic
+    with kwire.connect(b.port, timeout=120.0) as s:
+        _, errs = kwire.parse_create_topics_v0(
+            kwire.roundtrip(s, create_request(3, [(names[0], 2)], 60000), timeout=120.0))
+    eq(errs, {names[0]: kwire.NONE}, "CreateTopics of a deleted name")
+    recs, hw = kwire.read_partition(b.port, names[0], 0)
+    eq((recs, hw), ([], 0), "records of a topic made again")
     b.stop()
 
 
 if __name__ == "__main__":
     sys.exit(main([case_others_served_while_creating, case_same_name_while_creating,
                    case_closed_while_parked, case_sigkill_during_creation,
-                   case_sigterm_during_creation, case_timeout_zero]))
+                   case_sigterm_during_creation, case_timeout_zero,
+                   case_delete_while_serving]))
