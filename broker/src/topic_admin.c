@@ -422,8 +422,10 @@ static int16_t store_code(int rc)
     return rc > 0 ? (int16_t)rc : (int16_t)KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-static void submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op what,
-                        enum op_step step)
+/* Sends the store request of the step; when there is no memory for it the
+ * operation ends (failed) and -1 is returned. */
+static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op what,
+                       enum op_step step)
 {
     struct br_meta_request *rq = NULL;
     if (br_meta_request_new(what, &op->meta, &rq) != 0) {
@@ -433,11 +435,12 @@ static void submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_o
             br_error("topic %s stays in the metadata: its creation failed", op->meta.name);
         }
         op_finish(b, op);
-        return;
+        return -1;
     }
     rq->tag = op->id;
     op->step = step;
     br_meta_async_submit(b->admin->meta, rq);
+    return 0;
 }
 
 /* CREATE failed after the store kept the topic: remove its directories,
@@ -448,7 +451,7 @@ static void undo_dirs(struct br_broker *b, struct topic_op *op)
 {
     struct log_job *j = log_job_new(op, false, op->meta.partitions);
     if (j == NULL) {
-        submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
         return;
     }
     char path[PATH_MAX];
@@ -467,7 +470,7 @@ static void submit_make(struct br_broker *b, struct topic_op *op)
     struct log_job *j = log_job_new(op, true, op->meta.partitions);
     if (j == NULL) {
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
-        submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
         return;
     }
     j->log_dirs = b->cfg.log_dirs;
@@ -539,7 +542,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
     case STEP_MAKE_LOGS:
         if (j->rc != 0) {
             op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
-            submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+            (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
             return;
         }
         if (br_broker_topic_adopt(b, &op->meta, j->logs, op->dirs) != 0) {
@@ -556,7 +559,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
         if (j->rc != 0) {
             br_error("topic %s, which was not created: %s", op->meta.name, j->err);
         }
-        submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
         return;
     case STEP_REMOVE_DIRS:
         if (j->rc != 0) {
@@ -633,7 +636,9 @@ int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
     }
     op->next = a->ops;
     a->ops = op;
-    submit_meta(b, op, BR_META_OP_CREATE_TOPIC, STEP_STORE);
+    if (submit_meta(b, op, BR_META_OP_CREATE_TOPIC, STEP_STORE) != 0) {
+        goto out_nomem; /* ended, its placement given back */
+    }
     return 0;
 
 out_nomem:
@@ -660,8 +665,9 @@ int br_topic_admin_delete(struct br_broker *b, const struct br_topic *t)
     op->started_ms = br_now_mono_ms();
     op->next = a->ops;
     a->ops = op;
-    submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_STORE);
-    return 0;
+    return submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_STORE) == 0
+               ? 0
+               : KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
 int br_topic_admin_store_configs(struct br_broker *b, const char *name,
