@@ -245,7 +245,7 @@ static struct log_job *log_job_new(const struct topic_op *op, bool make, int32_t
     size_t count = n > 0 ? (size_t)n : 1;
     if (make) {
         j->dirs = kp_calloc(count, sizeof *j->dirs);
-        j->logs = kp_calloc(count, sizeof *j->logs);
+        j->logs = kp_calloc(count, sizeof(struct br_log *));
         if (j->dirs == NULL || j->logs == NULL) {
             goto out_free;
         }
