@@ -35,7 +35,10 @@
  * store forgets the topic), reactor (the topic is taken out, its logs
  * closed, parked fetches answered), worker (each partition directory
  * renamed to "-delete" and removed, br_log_dir_delete), reactor (answer).
- * DeleteTopics answers success only once the directories are gone.
+ * DeleteTopics answers success only once the directories are gone. A crash
+ * between the store's write and the renames leaves directories the store no
+ * longer lists (a window of one rename per partition; Kafka renames first,
+ * which needs the log closed while the store may still refuse).
  *
  * CreateTopics and DeleteTopics (Kafka 2.0's AdminManager.createTopics and
  * deleteTopics, DelayedCreatePartitions, DelayedDeleteTopics): with
