@@ -9,6 +9,7 @@
 #include "mailbox.h"
 #include "request.h"
 #include "retention.h"
+#include "topic_admin.h"
 
 #include <samsa-protocol/record_batch.h>
 
@@ -409,33 +410,16 @@ static void rebuild_producers(struct br_broker *b, struct br_partition *p)
     br_log_iter_close(it);
 }
 
-static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
+/* Fills partition `index` of t around its open log (taken) in log dir
+ * `dir`. Placement counts (b->dir_partitions) are the caller's. */
+static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
+                            struct br_log *log, size_t dir)
 {
     struct br_partition *p = &t->partitions[index];
     p->topic = t;
     p->index = index;
-    char path[4096];
-    const char *dir = pick_log_dir(b, t->name, index, path, sizeof path);
-    if (dir == NULL) {
-        return -1;
-    }
-    int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, dir, t->name, index);
-    if (n < 0 || (size_t)n >= sizeof path) {
-        return -1;
-    }
-    struct br_log_config lc;
-    br_topic_log_config(&t->config, &lc);
-    int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), &p->log);
-    if (err != 0) {
-        br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
-        return -1;
-    }
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        if (b->cfg.log_dirs[i] == dir) {
-            b->dir_partitions[i]++;
-            p->dir_index = i;
-        }
-    }
+    p->log = log;
+    p->dir_index = dir;
     /* standalone: this broker leads every partition; its epoch stays put
      * across restarts, and the ISR of one makes HW = LEO */
     p->leader_epoch = br_log_latest_epoch(p->log);
@@ -447,6 +431,35 @@ static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index
     }
     p->hw = br_log_end_offset(p->log);
     rebuild_producers(b, p);
+}
+
+static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
+{
+    char path[4096];
+    const char *dir = pick_log_dir(b, t->name, index, path, sizeof path);
+    if (dir == NULL) {
+        return -1;
+    }
+    int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, dir, t->name, index);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        return -1;
+    }
+    struct br_log_config lc;
+    br_topic_log_config(&t->config, &lc);
+    struct br_log *log = NULL;
+    int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), &log);
+    if (err != 0) {
+        br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        return -1;
+    }
+    size_t dir_index = 0;
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        if (b->cfg.log_dirs[i] == dir) {
+            b->dir_partitions[i]++;
+            dir_index = i;
+        }
+    }
+    partition_setup(b, t, index, log, dir_index);
     return 0;
 }
 
@@ -469,12 +482,12 @@ static int topic_insert(struct br_broker *b, struct br_topic *t)
     return 0;
 }
 
-/* Build a topic from its persisted metadata and open its logs. */
-static int topic_load(struct br_broker *b, const struct br_topic_meta *m)
+/* A topic from its persisted metadata, its partitions not yet filled. */
+static struct br_topic *topic_new(struct br_broker *b, const struct br_topic_meta *m)
 {
     struct br_topic *t = kp_calloc(1, sizeof *t);
     if (t == NULL) {
-        return -1;
+        return NULL;
     }
     (void)snprintf(t->name, sizeof t->name, "%s", m->name);
     t->npartitions = m->partitions;
@@ -491,6 +504,16 @@ static int topic_load(struct br_broker *b, const struct br_topic_meta *m)
     t->partitions = kp_calloc((size_t)t->npartitions, sizeof *t->partitions);
     if (t->partitions == NULL) {
         kp_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Build a topic from its persisted metadata and open its logs. */
+static int topic_load(struct br_broker *b, const struct br_topic_meta *m)
+{
+    struct br_topic *t = topic_new(b, m);
+    if (t == NULL) {
         return -1;
     }
     for (int32_t i = 0; i < t->npartitions; i++) {
@@ -499,6 +522,28 @@ static int topic_load(struct br_broker *b, const struct br_topic_meta *m)
             topic_free(b, t);
             return -1;
         }
+    }
+    if (topic_insert(b, t) != 0) {
+        topic_free(b, t);
+        return -1;
+    }
+    return 0;
+}
+
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
+                          struct br_log **logs, const size_t *dirs)
+{
+    struct br_topic *t = topic_new(b, m);
+    if (t == NULL) {
+        for (int32_t i = 0; i < m->partitions; i++) {
+            br_log_close(logs[i]);
+            logs[i] = NULL;
+        }
+        return -1;
+    }
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        partition_setup(b, t, i, logs[i], dirs[i]);
+        logs[i] = NULL;
     }
     if (topic_insert(b, t) != 0) {
         topic_free(b, t);
@@ -526,6 +571,11 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
     }
     if (br_broker_find_topic(b, name) != NULL) {
         (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
+        return KP_ERR_TOPIC_ALREADY_EXISTS;
+    }
+    if (br_topic_admin_reserved(b, name)) {
+        /* the name is taken while a creation or deletion of it goes on */
+        (void)snprintf(err, errlen, "topic \"%s\" is being created or deleted", cname);
         return KP_ERR_TOPIC_ALREADY_EXISTS;
     }
     if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
@@ -586,43 +636,35 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
     for (size_t i = 0; i < (size_t)partitions * (size_t)replication_factor; i++) {
         m.replicas[i] = b->node_id;
     }
-    int e = br_meta_create_topic(&b->meta, &m, err, errlen);
-    if (e != 0) {
-        kp_free(m.replicas);
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    e = topic_load(b, &m);
+    /* the topic is stored and its logs made off the reactor; it appears
+     * once they exist (topic_admin.h) */
+    int e = br_topic_admin_create(b, &m, &tc, err, errlen);
     kp_free(m.replicas);
-    if (e != 0) {
-        /* nothing of it may stay: a topic in the metadata whose logs cannot
-         * open (out of file descriptors, say) would stop the next start */
-        char merr[256];
-        if (br_meta_delete_topic(&b->meta, cname, merr, sizeof merr) != 0) {
-            br_error("topic %s could not be created nor removed from the metadata: %s", cname,
-                     merr);
-        }
-        for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-            for (int32_t p = 0; p < partitions; p++) {
-                char path[4096];
-                (void)snprintf(path, sizeof path, "%s/%s-%" PRId32, b->cfg.log_dirs[d], cname, p);
-                if (access(path, F_OK) == 0 && br_log_dir_remove(path) != 0) {
-                    br_error("cannot remove %s", path);
-                }
-            }
-        }
-        (void)snprintf(err, errlen, "cannot create the logs of \"%s\"", cname);
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    br_info("created topic %s with %" PRId32 " partition(s)", cname, partitions);
-    return 0;
+    return e;
 }
 
-int br_broker_delete_topic(struct br_broker *b, struct br_topic *t)
+int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
 {
-    char err[256];
-    if (br_meta_delete_topic(&b->meta, t->name, err, sizeof err) != 0) {
-        br_error("deleting topic %s from the metadata failed: %s", t->name, err);
-        return KP_ERR_KAFKA_STORAGE_ERROR;
+    int rc = 0;
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        dirs[p] = NULL;
+        const struct br_log *log = t->partitions[p].log;
+        if (log != NULL) {
+            size_t n = strlen(br_log_dir(log));
+            dirs[p] = kp_malloc(n + 1);
+            if (dirs[p] == NULL) {
+                rc = KP_E_NOMEM;
+            } else {
+                memcpy(dirs[p], br_log_dir(log), n + 1);
+            }
+        }
+    }
+    if (rc != 0) {
+        for (int32_t p = 0; p < t->npartitions; p++) {
+            kp_free(dirs[p]);
+            dirs[p] = NULL;
+        }
+        return rc;
     }
     size_t i = topic_lower_bound(b, kp_str_c(t->name));
     if (i < b->ntopics && b->topics[i] == t) {
@@ -630,16 +672,13 @@ int br_broker_delete_topic(struct br_broker *b, struct br_topic *t)
         b->ntopics--;
     }
     for (int32_t p = 0; p < t->npartitions; p++) {
-        struct br_partition *part = &t->partitions[p];
-        while (part->nwaiters > 0) {
-            br_parked_complete_now(b, part->waiters[part->nwaiters - 1]);
+        size_t d = t->partitions[p].dir_index;
+        if (d < b->cfg.n_log_dirs && b->dir_partitions[d] > 0) {
+            b->dir_partitions[d]--;
         }
-        if (part->log != NULL && br_log_delete(part->log) != 0) {
-            br_warn("removing the log of %s-%" PRId32 " failed", t->name, p);
-        }
-        part->log = NULL;
     }
-    br_info("deleted topic %s", t->name);
+    /* parked fetches are answered; the logs are closed (their
+     * directories go next, by path, away from the reactor) */
     topic_free(b, t);
     return 0;
 }
@@ -656,6 +695,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_GROUP:
         br_groups_cancel_parked(b, parked);
         break;
+    case BR_PARK_ADMIN:
+        br_topic_admin_cancel_parked(b, parked);
+        break;
     }
 }
 
@@ -665,6 +707,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
         br_parked_complete_now(b, b->parked);
     }
     br_groups_complete_all_parked(b);
+    br_topic_admin_complete_all_parked(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)
@@ -733,6 +776,9 @@ void br_broker_timer(struct br_broker *b, struct br_timer *t)
     case BR_TIMER_GROUP:
         br_groups_timer(b, t);
         break;
+    case BR_TIMER_ADMIN:
+        br_topic_admin_timer(b, t);
+        break;
     case BR_TIMER_HOUSEKEEPING: {
         int64_t now = br_now_wall_ms();
         for (size_t i = 0; i < b->ntopics; i++) {
@@ -765,6 +811,10 @@ void br_broker_wake(struct br_broker *b, struct br_watch *w)
         switch (m->kind) {
         case BR_MAIL_CLEANED:
             br_cleaner_mail(b, m);
+            break;
+        case BR_MAIL_META:
+        case BR_MAIL_LOG_JOB:
+            br_topic_admin_mail(b, m);
             break;
         }
         m = next;
@@ -1049,6 +1099,10 @@ int br_broker_start(struct br_broker *b)
         br_error("cannot start the log cleaner");
         return -1;
     }
+    if (br_topic_admin_start(b) != 0) {
+        br_error("cannot start the I/O worker");
+        return -1;
+    }
     b->last_retention_ms = br_now_mono_ms();
     br_timer_init(&b->housekeeping, BR_TIMER_HOUSEKEEPING, b);
     b->last_checkpoint_ms = br_now_mono_ms();
@@ -1077,6 +1131,9 @@ void br_broker_stop(struct br_broker *b)
      * loaded: a start that failed before leaves the log dirs as they were */
     bool started = b->logs_loaded;
     bool flushed = true;
+    /* first: a creation in flight ends with its topic complete (or not
+     * there at all), before anything is flushed or checkpointed */
+    br_topic_admin_stop(b);
     br_groups_stop(b);
     br_cleaner_stop(b);
     br_mailbox_free(b->mailbox);

@@ -30,6 +30,7 @@ struct br_parked;
 struct br_groups;
 struct br_cleaner;
 struct br_mailbox;
+struct br_topic_admin;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -91,6 +92,7 @@ struct br_broker {
     struct br_groups *groups; /* the group coordinator (group.h) */
     struct br_mailbox *mailbox; /* helper threads -> reactor (mailbox.h) */
     struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
+    struct br_topic_admin *admin; /* topics being created or deleted (topic_admin.h) */
     int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
     bool stopping;
     bool logs_loaded; /* br_broker_start got past loading every topic's logs */
@@ -141,12 +143,24 @@ bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const ch
  * lives in that dir; else NULL. */
 struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
                                                     const struct br_checkpoint_entry *e, size_t d);
-/* Create a topic (persisted, logs created). err/errlen explain a failure;
- * returns a Kafka error code. */
+/* Validates a new topic and starts its creation (topic_admin.h: stored and
+ * its logs made away from the reactor; it exists once that is done, and
+ * br_topic_admin_creating says so meanwhile). err/errlen explain a failure;
+ * returns a Kafka error code, 0 when started (or, validate_only, valid). */
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const struct br_kv *configs,
                            size_t nconfigs, bool validate_only, char *err, size_t errlen);
-int br_broker_delete_topic(struct br_broker *b, struct br_topic *t);
+/* Installs a topic whose metadata is stored and whose logs a worker made:
+ * logs[0..m->partitions) are taken whatever the result (closed on failure),
+ * dirs[i] is the log dir of partition i (already counted in
+ * dir_partitions). Returns 0 or -1 (out of memory). */
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
+                          struct br_log **logs, const size_t *dirs);
+/* Takes out a topic the metadata store no longer holds: parked fetches on
+ * it are answered, its logs closed, the topic freed. dirs[0..npartitions)
+ * receive copies of its partition directories (the caller's: kp_free), to
+ * be deleted by path. Returns 0, or KP_E_NOMEM with nothing changed. */
+KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs);
 /* A partition log's settings from its topic's config. */
 void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
 

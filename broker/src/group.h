@@ -49,10 +49,11 @@ KP_MUST_CHECK int br_groups_start(struct br_broker *b);
  * everything; b->groups becomes NULL. NULL groups are a no-op. */
 void br_groups_stop(struct br_broker *b);
 
-/* Creates __consumer_offsets with its own settings (offsets.topic.*,
- * cleanup.policy=compact) when it is missing, as FindCoordinator does: for
- * paths that would otherwise create it as an ordinary topic (Metadata's
- * auto-creation). Returns 0 or COORDINATOR_NOT_AVAILABLE. */
+/* Starts creating __consumer_offsets with its own settings
+ * (offsets.topic.*, cleanup.policy=compact) when it is missing, as
+ * FindCoordinator does: for paths that would otherwise create it as an
+ * ordinary topic (Metadata's auto-creation). Returns 0 when it exists, or
+ * COORDINATOR_NOT_AVAILABLE (being made, or it cannot be). */
 KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
 
 /* A BR_TIMER_GROUP timer fired. */

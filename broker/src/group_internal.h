@@ -180,8 +180,9 @@ int br_grp_commit_check(struct br_groups *gs, struct grp_group *g, struct kp_str
 /* The number of partitions of __consumer_offsets: the topic's when it
  * exists, else offsets.topic.num.partitions. */
 int32_t br_grp_offsets_partitions(struct br_groups *gs);
-/* Creates __consumer_offsets when it is missing. Returns 0 or a Kafka error
- * (COORDINATOR_NOT_AVAILABLE when it cannot be created). */
+/* Starts creating __consumer_offsets when it is missing (topic_admin.h).
+ * Returns 0 when it exists, else COORDINATOR_NOT_AVAILABLE (being made, or
+ * it cannot be). */
 int br_grp_offsets_topic_ensure(struct br_groups *gs);
 /* Reads the topic's partitions (start-up). */
 int br_grp_offsets_load(struct br_groups *gs);

@@ -40,6 +40,7 @@
 #include "group_internal.h"
 
 #include "logging.h"
+#include "topic_admin.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +73,9 @@ int br_grp_offsets_topic_ensure(struct br_groups *gs)
     if (offsets_topic(gs) != NULL) {
         return 0;
     }
+    if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
+    }
     static const struct {
         const char *key;
         const char *value;
@@ -98,10 +102,12 @@ int br_grp_offsets_topic_ensure(struct br_groups *gs)
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
-    br_info("created %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
+    br_info("creating %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
             BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
             b->cfg.offsets_topic_replication_factor);
-    return 0;
+    /* the coordinator is not available until the topic is made, as in
+     * Kafka, whose FindCoordinator answers so while it is being created */
+    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
 }
 
 int br_groups_ensure_offsets_topic(struct br_broker *b)

@@ -4,6 +4,7 @@
 #include "group.h"
 #include "logging.h"
 #include "request.h"
+#include "topic_admin.h"
 
 #include <samsa-protocol/record_batch.h>
 
@@ -101,15 +102,15 @@ int br_h_metadata(struct br_req *r)
         struct kp_str name = q->Topics.items[i].Name;
         struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
         struct br_topic *t = br_broker_find_topic(b, name);
-        if (t == NULL && kp_str_eq_c(name, BR_OFFSETS_TOPIC)) {
+        bool offsets = kp_str_eq_c(name, BR_OFFSETS_TOPIC);
+        if (t == NULL && offsets) {
             /* the internal topic is made by the group coordinator, with its
              * own settings (compacted), whatever auto-creation says */
-            if (br_groups_ensure_offsets_topic(b) != 0) {
+            int ge = br_groups_ensure_offsets_topic(b);
+            if (ge != 0 && !br_topic_admin_creating(b, name)) {
                 br_warn("cannot create %s", BR_OFFSETS_TOPIC);
             }
-            t = br_broker_find_topic(b, name);
-        }
-        if (t == NULL && may_create && name.len > 0) {
+        } else if (t == NULL && may_create && name.len > 0 && !br_topic_admin_reserved(b, name)) {
             char err[256];
             int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
                                            (int16_t)b->cfg.default_replication_factor, NULL, 0,
@@ -120,7 +121,13 @@ int br_h_metadata(struct br_req *r)
                 out->Name = name;
                 continue;
             }
-            t = br_broker_find_topic(b, name);
+        }
+        if (t == NULL && br_topic_admin_creating(b, name)) {
+            /* being made (Kafka answers so until the topic has its leaders) */
+            out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
+            out->Name = name;
+            out->IsInternal = offsets;
+            continue;
         }
         if (t == NULL) {
             out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -472,7 +479,8 @@ int br_h_create_topics(struct br_req *r)
             }
         }
     }
-    return br_respond(r, &resp);
+    /* the topics being made are waited for (timeout_ms), off the reactor */
+    return br_topic_admin_answer_create(r, &resp, q->TimeoutMs, q->ValidateOnly);
 }
 
 /* ---------------------------------------------------------------- DeleteTopics */
@@ -498,11 +506,12 @@ int br_h_delete_topics(struct br_req *r)
         } else if (t->internal) {
             out->ErrorCode = KP_ERR_INVALID_REQUEST;
         } else {
-            /* the name view points into the frame, not into the topic */
-            out->ErrorCode = (int16_t)kp_err_to_wire(br_broker_delete_topic(r->b, t));
+            /* started (answered once its directories are gone); the name
+             * view points into the frame, not into the topic */
+            out->ErrorCode = (int16_t)kp_err_to_wire(br_topic_admin_delete(r->b, t));
         }
     }
-    return br_respond(r, &resp);
+    return br_topic_admin_answer_delete(r, &resp, q->TimeoutMs);
 }
 
 /* ---------------------------------------------------------------- InitProducerId */

@@ -16,6 +16,7 @@
 
 #include "logging.h"
 #include "request.h"
+#include "topic_admin.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,7 +83,7 @@ static int store_and_apply(struct br_broker *b, struct br_topic *t,
         kvs[n].value = values[n];
         n++;
     }
-    int rc = br_meta_set_topic_configs(&b->meta, t->name, kvs, n, msg, msglen);
+    int rc = br_topic_admin_store_configs(b, t->name, kvs, n, msg, msglen);
     if (rc != 0) {
         br_error("storing the configs of topic %s failed: %s", t->name, msg);
         return rc;

@@ -1729,34 +1729,42 @@ int br_log_dir_remove(const char *path)
     return rc;
 }
 
-int br_log_delete(struct br_log *log)
+int br_log_dir_delete(const char *dir)
 {
     char target[PATH_MAX];
-    int n = snprintf(target, sizeof target, "%s-delete", log->dir);
-    int rc = 0;
+    int n = snprintf(target, sizeof target, "%s-delete", dir);
     if (n < 0 || (size_t)n >= sizeof target) {
-        free_log(log);
         return KP_E_INVALID_ARG;
     }
-    if (rename(log->dir, target) != 0) {
+    if (rename(dir, target) != 0) {
+        int rc = 0;
         if (errno == EEXIST || errno == ENOTEMPTY) {
             /* a leftover of an earlier, interrupted delete */
             rc = br_log_dir_remove(target);
-            if (rc == 0 && rename(log->dir, target) != 0) {
+            if (rc == 0 && rename(dir, target) != 0) {
                 rc = KP_ERR_KAFKA_STORAGE_ERROR;
             }
         } else {
             rc = KP_ERR_KAFKA_STORAGE_ERROR;
         }
         if (rc != 0) {
-            br_error("%s: rename to %s: %s", log->dir, target, strerror(errno));
-            free_log(log);
+            br_error("%s: rename to %s: %s", dir, target, strerror(errno));
             return rc;
         }
     }
-    br_info("%s: deleting the log", log->dir);
-    free_log(log);
+    br_info("%s: deleting the log", dir);
     return br_log_dir_remove(target);
+}
+
+int br_log_delete(struct br_log *log)
+{
+    char dir[PATH_MAX];
+    int n = snprintf(dir, sizeof dir, "%s", log->dir);
+    free_log(log);
+    if (n < 0 || (size_t)n >= sizeof dir) {
+        return KP_E_INVALID_ARG;
+    }
+    return br_log_dir_delete(dir);
 }
 
 int br_log_dir_parse_name(const char *name, char *topic, size_t topic_cap, int32_t *partition)

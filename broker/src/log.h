@@ -32,7 +32,9 @@
  * KP_ERR_KAFKA_STORAGE_ERROR until it is reopened.
  *
  * @locality reactor thread: a br_log and everything it hands out (slices,
- * iterators) are used from one thread; there are no locks.
+ * iterators) are used from one thread; there are no locks. A new log may be
+ * made on the I/O worker and handed to the reactor whole (topic_admin.c):
+ * one thread at a time, the mailbox between them.
  *
  * Memory: a log keeps no read buffer of its own. Functions that walk batch
  * headers (open, read, offset_for_timestamp) read through an 8 KiB window
@@ -336,10 +338,17 @@ struct br_fileref *br_log_segment_file(const struct br_log *log, size_t i);
 KP_MUST_CHECK int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups,
                                       size_t n, size_t *swapped);
 
-/* Delete topic: renames the directory to "<dir>-delete" (no longer a
- * partition dir), closes the log and removes the directory. The log is
- * freed whatever the result. Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR. */
+/* Delete topic: closes the log and deletes its directory
+ * (br_log_dir_delete). The log is freed whatever the result. Returns 0,
+ * KP_E_INVALID_ARG or KP_ERR_KAFKA_STORAGE_ERROR. */
 KP_MUST_CHECK int br_log_delete(struct br_log *log);
+
+/* Renames the partition directory dir to "<dir>-delete" (no longer a
+ * partition dir) and removes it. By path alone, so any thread may do it
+ * once the log is closed (descriptors still open elsewhere, such as fetch
+ * slices, keep their files readable). Returns 0, KP_E_INVALID_ARG or
+ * KP_ERR_KAFKA_STORAGE_ERROR. */
+KP_MUST_CHECK int br_log_dir_delete(const char *dir);
 
 /* Removes a partition directory and the regular files in it (for leftover
  * "-delete" directories found at start-up). A missing dir is fine. */

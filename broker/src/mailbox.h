@@ -27,6 +27,8 @@
 
 enum br_mail_kind {
     BR_MAIL_CLEANED = 1, /* a log cleaner job is done (cleaner.c) */
+    BR_MAIL_META,        /* a metadata store request is done (metadata_async.h) */
+    BR_MAIL_LOG_JOB,     /* partition logs made or removed (topic_admin.c) */
 };
 
 struct br_mail {

@@ -58,6 +58,7 @@ enum br_timer_kind {
     BR_TIMER_HOUSEKEEPING = 1, /* periodic: flushes, checkpoints */
     BR_TIMER_PARKED,           /* a parked fetch's deadline */
     BR_TIMER_GROUP,            /* group coordinator deadlines (group.c) */
+    BR_TIMER_ADMIN,            /* a parked CreateTopics / DeleteTopics' timeout (topic_admin.c) */
 };
 
 struct br_timer {

@@ -2,8 +2,8 @@
 over raw sockets (hostile input, pipelining) and for reading segment files.
 
 Only what the tests need: request headers v1, the request bodies of
-ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4 and ListOffsets v1, their
-responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
+ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4, ListOffsets v1 and
+FindCoordinator v0 (wait_coordinator), their responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
 batch) and the Kafka log layout on disk.
 
 Runs on Debian's /usr/bin/python3. CRC-32C: python3-crcmod's C extension
@@ -30,6 +30,7 @@ FETCH = 1
 LIST_OFFSETS = 2
 METADATA = 3
 API_VERSIONS = 18
+FIND_COORDINATOR = 10
 CREATE_TOPICS = 19
 INIT_PRODUCER_ID = 22
 
@@ -37,6 +38,7 @@ INIT_PRODUCER_ID = 22
 NONE = 0
 CORRUPT_MESSAGE = 2
 UNKNOWN_TOPIC_OR_PARTITION = 3
+COORDINATOR_NOT_AVAILABLE = 15
 UNSUPPORTED_VERSION = 35
 
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
@@ -700,6 +702,30 @@ def create_topic(port, topic, partitions, timeout=15.0):
     if errs.get(topic) != NONE:
         raise AssertionError("CreateTopics %s: error %r" % (topic, errs.get(topic)))
     return wait_topic(port, topic, partitions, timeout)
+
+
+def wait_coordinator(port, group="any", timeout=30.0):
+    """FindCoordinator v0 until it names a coordinator: the first one makes
+    __consumer_offsets, and the answer is COORDINATOR_NOT_AVAILABLE until
+    that topic exists (as Kafka answers). Returns how many answers were
+    COORDINATOR_NOT_AVAILABLE."""
+    deadline = time.monotonic() + timeout
+    waited = 0
+    with connect(port) as s:
+        corr = 0
+        while True:
+            corr += 1
+            r = Reader(roundtrip(s, request(FIND_COORDINATOR, 0, corr, string(group))))
+            r.i32()
+            err = r.i16()
+            if err == NONE:
+                return waited
+            if err != COORDINATOR_NOT_AVAILABLE:
+                raise AssertionError("FindCoordinator: error %d" % err)
+            if time.monotonic() > deadline:
+                raise AssertionError("no coordinator within %.0f s" % timeout)
+            waited += 1
+            time.sleep(0.05)
 
 
 def wait_topic(port, topic, partitions=None, timeout=15.0):

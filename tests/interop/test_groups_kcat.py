@@ -166,6 +166,7 @@ def case_three_members_six_partitions(t):
     b = t.broker(config=CONFIG)
     topic, group = "kcat-group-topic", "kcat-group"
     kwire.create_topic(b.port, topic, 6)
+    kwire.wait_coordinator(b.port)  # kafka-python's admin does not retry FindCoordinator
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
     members = []
     try:
@@ -215,6 +216,7 @@ def case_stopped_member_is_replaced(t):
     b = t.broker(config=CONFIG)
     topic, group = "kcat-stop-topic", "kcat-stop"
     kwire.create_topic(b.port, topic, 6)
+    kwire.wait_coordinator(b.port)  # kafka-python's admin does not retry FindCoordinator
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
     members = []
     try:

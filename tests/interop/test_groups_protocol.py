@@ -8,9 +8,12 @@ directly: exact error codes per version and state, response order on a
 connection with parked requests, timeouts, and the records in
 __consumer_offsets.
 
-- coordinator: FindCoordinator v0-v2 answer this broker, as Metadata does;
-  __consumer_offsets appears (internal, offsets.topic.num.partitions
-  partitions, cleanup.policy=compact); key type 1 (transactions) is refused.
+- coordinator: the first FindCoordinator answers COORDINATOR_NOT_AVAILABLE
+  while __consumer_offsets is being made (as Kafka); then FindCoordinator
+  v0-v2 answer this broker, as Metadata does; __consumer_offsets appears
+  (internal, offsets.topic.num.partitions partitions,
+  cleanup.policy=compact); key type 1 (transactions) is refused. Every
+  other case starts once the coordinator is there, as a client would.
 - join_rules: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT, UNKNOWN_MEMBER_ID;
   MEMBER_ID_REQUIRED (79) with a generated id for v4+ only (v0-v3 join at
   once); INCONSISTENT_GROUP_PROTOCOL for another protocol type or no common
@@ -458,6 +461,15 @@ def decode_offsets_topic(log_dir, partition):
     return out
 
 
+def coordinated_broker(t, config):
+    """A broker whose group coordinator is ready: __consumer_offsets is made
+    on the first FindCoordinator, which a client sends before any group
+    request (and retries while COORDINATOR_NOT_AVAILABLE, as here)."""
+    b = t.broker(config=config)
+    kwire.wait_coordinator(b.port)
+    return b
+
+
 # ---------------------------------------------------------------------------
 # Cases
 
@@ -465,6 +477,13 @@ def decode_offsets_topic(log_dir, partition):
 def case_coordinator(t):
     b = t.broker(config=BASE_CONFIG)
     c = Conn(b.port)
+    # the first one starts making __consumer_offsets: not available until
+    # it exists (Kafka's answer too), then this broker
+    fc = parse_find_coordinator(0, c.call(FIND_COORDINATOR, 0, find_coordinator_req(0, "g")))
+    eq((fc["error"], fc["node"]), (COORDINATOR_NOT_AVAILABLE, -1),
+       "FindCoordinator before __consumer_offsets exists")
+    waited = kwire.wait_coordinator(b.port)
+    print("  FindCoordinator answered COORDINATOR_NOT_AVAILABLE %d more time(s)" % waited)
     for v in (0, 1, 2):
         fc = parse_find_coordinator(v, c.call(FIND_COORDINATOR, v, find_coordinator_req(v, "g")))
         eq((fc["error"], fc["node"], fc["host"], fc["port"]), (NONE, 0, "127.0.0.1", b.port),
@@ -505,7 +524,7 @@ def case_coordinator(t):
 
 
 def case_join_rules(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     c = Conn(b.port)
     eq(join(c, "")["error"], INVALID_GROUP_ID, "JoinGroup with an empty group id")
     eq(join(c, "g", session_ms=100)["error"], INVALID_SESSION_TIMEOUT,
@@ -543,7 +562,7 @@ def case_join_rules(t):
 
 
 def case_vote_and_leader(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca, cb, cc = Conn(b.port, "a"), Conn(b.port, "b"), Conn(b.port, "c")
     meta = {("a", "range"): b"A\x00r", ("a", "roundrobin"): b"A\x00rr",
             ("b", "roundrobin"): b"B\x00rr", ("b", "range"): b"B\x00r",
@@ -588,7 +607,7 @@ def case_vote_and_leader(t):
 
 
 def case_sync_and_order(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     cl, cf1, cf2 = Conn(b.port, "leader"), Conn(b.port, "f1"), Conn(b.port, "f2")
     jl = join(cl, "sync")
     # two followers join; the leader rejoins to end the rebalance
@@ -657,7 +676,7 @@ def case_sync_and_order(t):
 
 
 def case_heartbeat_states(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca, cb = Conn(b.port, "a"), Conn(b.port, "b")
     ma, gen = stable_single(ca, "hb")
     for v in range(0, 4):
@@ -702,7 +721,7 @@ def case_heartbeat_states(t):
 
 
 def case_v0_rebalance_timeout(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca, cb = Conn(b.port, "a"), Conn(b.port, "b")
     session = 3000
     ja = join(ca, "v0", version=0, session_ms=session)
@@ -739,7 +758,7 @@ def case_v0_rebalance_timeout(t):
 
 
 def case_session_timeout(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca, cb = Conn(b.port, "a"), Conn(b.port, "b")
     ja = join(ca, "st", session_ms=10000)
     cb.send(JOIN_GROUP, 3, join_req(3, "st", session_ms=2000))
@@ -775,7 +794,7 @@ def case_session_timeout(t):
 
 
 def case_disconnect_keeps_member(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca = Conn(b.port, "a")
     ma, gen = stable_single(ca, "dc", session_ms=10000)
     # b joins and parks; a request is pipelined behind it; then b's
@@ -813,7 +832,7 @@ def case_disconnect_keeps_member(t):
 def case_initial_delay(t):
     cfg = dict(BASE_CONFIG)
     cfg["group.initial.rebalance.delay.ms"] = "1500"
-    b = t.broker(config=cfg)
+    b = coordinated_broker(t, config=cfg)
     ca, cb = Conn(b.port, "a"), Conn(b.port, "b")
     t0 = time.monotonic()
     ca.send(JOIN_GROUP, 3, join_req(3, "delay", rebalance_ms=20000))
@@ -832,7 +851,7 @@ def case_initial_delay(t):
 
 
 def case_commit_rules(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     kwire.create_topic(b.port, "ct", 2)
     c = Conn(b.port)
     tp0, tp1 = ("ct", 0), ("ct", 1)
@@ -894,7 +913,7 @@ def case_commit_rules(t):
 def case_records_and_partition(t):
     cfg = dict(BASE_CONFIG)
     cfg.pop("offsets.topic.num.partitions")   # Kafka's default: 50
-    b = t.broker(config=cfg)
+    b = coordinated_broker(t, config=cfg)
     kwire.create_topic(b.port, "rt", 3)
     c = Conn(b.port)
     groups = ["plain-group", "grüppe-Ω", "emoji-\U0001F600-group", "polygenelubricants"]
@@ -966,7 +985,7 @@ def case_records_and_partition(t):
 def case_expiry(t):
     cfg = dict(BASE_CONFIG)
     cfg["offsets.retention.check.interval.ms"] = "300"
-    b = t.broker(config=cfg)
+    b = coordinated_broker(t, config=cfg)
     kwire.create_topic(b.port, "ex", 1)
     c = Conn(b.port)
     tp = ("ex", 0)
@@ -1002,7 +1021,7 @@ def case_expiry(t):
 
 
 def case_shutdown_answers_parked(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     ca, cb = Conn(b.port, "a"), Conn(b.port, "b")
     ma, gen = stable_single(ca, "sd")
     cb.send(JOIN_GROUP, 3, join_req(3, "sd"))
@@ -1017,7 +1036,7 @@ def case_shutdown_answers_parked(t):
 
 
 def case_many_groups(t):
-    b = t.broker(config=BASE_CONFIG)
+    b = coordinated_broker(t, config=BASE_CONFIG)
     kwire.create_topic(b.port, "many", 1)
     c = Conn(b.port)
     names = ["many-groups-%05d" % i for i in range(5000)]

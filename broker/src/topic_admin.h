@@ -1,0 +1,124 @@
+/*
+ * samsa-broker: topics created and deleted away from the reactor.
+ *
+ * Making a partition takes about six fsyncs (its directory, segment and
+ * index files, the leader-epoch-checkpoint) and every topic rewrites the
+ * metadata file atomically: thousands of partitions are seconds of disk
+ * work, which the reactor must not wait for. So a creation goes
+ *
+ *   reactor   CreateTopics, auto-creation (Metadata) or the group
+ *             coordinator (__consumer_offsets) validates the topic
+ *             (br_broker_create_topic) and reserves its name: a second
+ *             creation of the name gets TOPIC_ALREADY_EXISTS, Metadata
+ *             naming it answers LEADER_NOT_AVAILABLE without partitions
+ *             (what Kafka answers while a topic's leaders are being
+ *             elected), all-topics Metadata leaves it out. Each partition
+ *             is placed in the log dir with the fewest partitions.
+ *   worker    the metadata store keeps the topic (metadata_async.h): from
+ *             here a restart loads it;
+ *   worker    its logs are made: each partition directory with its first
+ *             segment, indexes and leader epoch 0, fsync'ed, then the log
+ *             dirs; the opened logs travel back in the job;
+ *   reactor   the topic is installed with those logs (no file is touched)
+ *             and exists; the parked requests waiting for it are answered.
+ *
+ * The store is written first, so a crash mid-creation leaves either no
+ * topic (no directory of it was made yet) or a stored topic whose missing
+ * or half-made partition directories the next start completes (br_log_open
+ * creates a missing directory, rebuilds a missing index, epoch 0 is
+ * assigned): never a partition directory the store does not list. A
+ * directory of the topic's name that already exists is never adopted: the
+ * creation fails with KAFKA_STORAGE_ERROR naming it. When making the logs
+ * fails, what was made is removed, then the topic leaves the store again.
+ *
+ * A deletion goes: reactor (checks; the name is reserved), worker (the
+ * store forgets the topic), reactor (the topic is taken out, its logs
+ * closed, parked fetches answered), worker (each partition directory
+ * renamed to "-delete" and removed, br_log_dir_delete), reactor (answer).
+ * DeleteTopics answers success only once the directories are gone. A crash
+ * between the store's write and the renames leaves directories the store no
+ * longer lists (a window of one rename per partition; Kafka renames first,
+ * which needs the log closed while the store may still refuse).
+ *
+ * CreateTopics and DeleteTopics (Kafka 2.0's AdminManager.createTopics and
+ * deleteTopics, DelayedCreatePartitions, DelayedDeleteTopics): with
+ * timeout_ms <= 0 the answer comes at once, REQUEST_TIMED_OUT for each
+ * topic whose creation or deletion started (it goes on); else the request
+ * parks until each of its topics is done (its outcome) or timeout_ms passes
+ * (REQUEST_TIMED_OUT for those not done; they go on). A connection that
+ * closes while its request is parked only drops the answer. Stopping the
+ * broker answers parked requests REQUEST_TIMED_OUT and finishes every
+ * creation and deletion in flight before anything is flushed.
+ *
+ * Work on the worker runs in submission order, so a deletion's directories
+ * are gone before a later creation of the same name makes new ones.
+ *
+ * @locality reactor thread (the jobs: the worker thread, see worker.h).
+ */
+#ifndef SAMSA_BROKER_TOPIC_ADMIN_H
+#define SAMSA_BROKER_TOPIC_ADMIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+#include <samsa-protocol/messages.h>
+
+#include "broker.h"
+#include "mailbox.h"
+
+struct br_req;
+
+/* Starts the I/O worker (inline for an in-process broker) and the
+ * asynchronous metadata store over b->meta. Needs b->mailbox registered.
+ * Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR. */
+KP_MUST_CHECK int br_topic_admin_start(struct br_broker *b);
+
+/* Answers parked requests (REQUEST_TIMED_OUT), finishes every creation and
+ * deletion in flight (their topics installed or gone), stops the worker
+ * and frees it all. Safe when never started. */
+void br_topic_admin_stop(struct br_broker *b);
+
+/* The name is being created or deleted. */
+bool br_topic_admin_reserved(struct br_broker *b, struct kp_str name);
+/* The name is being created (not yet a topic). */
+bool br_topic_admin_creating(struct br_broker *b, struct kp_str name);
+/* Some creation or deletion is in flight. */
+bool br_topic_admin_busy(const struct br_broker *b);
+
+/* Starts creating topic m (validated, with tc its config; copied): the
+ * name is reserved until it ends. Returns 0, or KAFKA_STORAGE_ERROR /
+ * a code of br_topic_meta_check with err set. */
+KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
+                                        const struct br_topic_config *tc, char *err,
+                                        size_t errlen);
+
+/* Starts deleting topic t (a deletion of it in flight is joined). Returns
+ * 0 or KAFKA_STORAGE_ERROR (out of memory). */
+KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, const struct br_topic *t);
+
+/* Answers a CreateTopics (DeleteTopics) request whose response the handler
+ * filled: each topic with error NONE whose creation (deletion) is in
+ * flight is waited for, as the header says. Returns what br_respond
+ * returns, or KP_E_NOMEM. */
+int br_topic_admin_answer_create(struct br_req *r, struct kp_CreateTopicsResponse *resp,
+                                 int32_t timeout_ms, bool validate_only);
+int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsResponse *resp,
+                                 int32_t timeout_ms);
+
+/* AlterConfigs' store write, on the reactor under the store's lock (it
+ * waits for a store write in progress on the worker). */
+KP_MUST_CHECK int br_topic_admin_store_configs(struct br_broker *b, const char *name,
+                                               const struct br_meta_config *configs, size_t n,
+                                               char *err, size_t errlen);
+
+/* Dispatch from the broker: a BR_MAIL_META or BR_MAIL_LOG_JOB message, a
+ * BR_TIMER_ADMIN timer, a BR_PARK_ADMIN request whose connection died, and
+ * every parked request answered now (the broker stops). */
+void br_topic_admin_mail(struct br_broker *b, struct br_mail *m);
+void br_topic_admin_timer(struct br_broker *b, struct br_timer *t);
+void br_topic_admin_cancel_parked(struct br_broker *b, void *parked);
+void br_topic_admin_complete_all_parked(struct br_broker *b);
+
+#endif
