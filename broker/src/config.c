@@ -86,8 +86,12 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                          FIELD(queued_max_request_bytes), "104857600",
                                          AT_LEAST64(-1)},
     /* KIP-541 (Kafka 2.5): a ceiling on every Fetch response, whatever the
-     * consumer asks; Kafka's default */
-    [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "57671680",
+     * consumer asks. 1 MiB, not Kafka's 55 MiB: one response of 100 B
+     * messages then holds about 10,000, a tenth of the 100,000 queued
+     * messages at which librdkafka's default consumer stops fetching until
+     * its next wake-up (up to 1 s); broker/README.md has the measurement
+     * (tests/perf/consumer-defaults) */
+    [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "1048576",
                                 AT_LEAST32(1024)},
     [BR_CFG_MESSAGE_MAX_BYTES] = {"message.max.bytes", K_INT, FIELD(message_max_bytes), "1000012",
                                   AT_LEAST32(0)},

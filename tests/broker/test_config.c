@@ -82,7 +82,6 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 600000);
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 104857600); /* Kafka's: -1 */
     CU_ASSERT_EQUAL(c.message_max_bytes, 1000012);
-    CU_ASSERT_EQUAL(c.fetch_max_bytes, 57671680);
     CU_ASSERT_TRUE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 1);
     CU_ASSERT_EQUAL(c.default_replication_factor, 1);
@@ -147,6 +146,22 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     br_config_free(&c);
 }
 
+/* Samsa's own default, not Kafka's 57671680 (55 MiB): broker/README.md says
+ * 1 MiB and why (librdkafka's default consumer, tests/perf/consumer-defaults) */
+static void test_fetch_max_bytes_default_is_one_mib(void)
+{
+    struct br_config c;
+    char err[ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(br_config_defaults(&c, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.fetch_max_bytes, 1048576);
+    struct br_config_entry e;
+    br_config_entry(&c, BR_CFG_FETCH_MAX_BYTES, &e);
+    CU_ASSERT_STRING_EQUAL(e.name, "fetch.max.bytes");
+    CU_ASSERT_STRING_EQUAL(e.value, "1048576");
+    CU_ASSERT_EQUAL(e.source, BR_CONFIG_SOURCE_DEFAULT);
+    br_config_free(&c);
+}
+
 static void test_key_table_is_complete(void)
 {
     for (int k = 0; k < BR_CFG__COUNT; k++) {
@@ -175,7 +190,7 @@ static const char every_key[] =
     "connections.max.idle.ms=120000\n"
     "queued.max.request.bytes=2097152\n"
     "message.max.bytes=2097152\n"
-    "fetch.max.bytes=1048576\n"
+    "fetch.max.bytes=4194304\n"
     "auto.create.topics.enable=false\n"
     "num.partitions=3\n"
     "default.replication.factor=2\n"
@@ -266,7 +281,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 120000);
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 2097152);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);
-    CU_ASSERT_EQUAL(c.fetch_max_bytes, 1048576);
+    CU_ASSERT_EQUAL(c.fetch_max_bytes, 4194304);
     CU_ASSERT_FALSE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 3);
     CU_ASSERT_EQUAL(c.default_replication_factor, 2);
@@ -1004,6 +1019,7 @@ static void test_free_is_safe_twice(void)
 
 static CU_TestInfo tests[] = {
     {"defaults are Kafka 2.0's", test_defaults_are_kafka_2_0_defaults},
+    {"fetch.max.bytes default is 1 MiB", test_fetch_max_bytes_default_is_one_mib},
     {"key table is complete", test_key_table_is_complete},
     {"every key is parsed", test_every_key_is_parsed},
     {"separators = : and space", test_separators_equals_colon_and_space},
