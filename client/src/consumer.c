@@ -225,6 +225,14 @@ int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *part
     return err;
 }
 
+void sc_consumer_stop_fetching(struct sc_client *c)
+{
+    for (int i = 0; i < c->cpart_count; i++) {
+        c->cparts[i]->epoch++; /* answers in flight are for the old epoch */
+    }
+    sc_cq_drop(c, NULL);
+}
+
 /* ------------------------------------------------------- offset resets */
 
 /* Where auto.offset.reset sends a partition (or it stops). */
@@ -610,6 +618,9 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
     next = sc_min64(next, sc_group_serve(c, now));
+    if (sc_group_blocks_fetch(c)) {
+        return next;
+    }
     bool full = c->cq_bytes >= (size_t)c->v->queued_max_bytes;
     for (int i = 0; i < c->cpart_count; i++) {
         struct sc_cpart *p = c->cparts[i];
@@ -714,7 +725,7 @@ samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char *errstr, size_t 
     return sc;
 }
 
-static void wait_cond(struct sc_client *c, int64_t deadline)
+void sc_wait_cond(struct sc_client *c, int64_t deadline)
 {
     int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
     if (left <= 0) {
@@ -736,7 +747,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
     struct sc_client *c = sc->c;
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
     pthread_mutex_lock(&c->lock);
-    sc_group_polled(c);
+    sc_group_polled(c, true);
     for (;;) {
         (void)sc_serve_errors(c);
         while (c->cq != NULL) {
@@ -753,6 +764,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
                 continue;
             }
             m->part->app_offset = m->pub.offset + 1;
+            sc_group_polled(c, false);
             pthread_mutex_unlock(&c->lock);
             if (was_full) {
                 sc_wake(c);
@@ -762,8 +774,9 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
         if (sc_now_ms() >= deadline) {
             break;
         }
-        wait_cond(c, deadline);
+        sc_wait_cond(c, deadline);
     }
+    sc_group_polled(c, false);
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
@@ -825,7 +838,7 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
             err = SAMSA_ERR_TIMED_OUT;
             break;
         }
-        wait_cond(c, deadline);
+        sc_wait_cond(c, deadline);
     }
     pthread_mutex_unlock(&c->lock);
     return err;

@@ -354,6 +354,7 @@ struct sc_conn {
     int req_count;
     int produce_inflight;
     bool fetch_inflight;
+    bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];
 };
@@ -426,6 +427,7 @@ struct sc_err_ev {
     int err;
     bool rebalance;    /* a rebalance notice, not an error */
     bool assigned;
+    bool ack;          /* count it in rebalance_acks once its callback ran */
     struct samsa_partition *parts;
     size_t part_count;
     char reason[];
@@ -492,6 +494,7 @@ struct sc_client {
     size_t cq_bytes;
     struct sc_group *group;
     bool subscribed;
+    uint64_t rebalance_acks;         /* rebalance events with `ack` served */
     bool polled_at_end;
 };
 
@@ -509,8 +512,19 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
  * released while a callback runs). Returns how many ran. */
 int sc_serve_errors(struct sc_client *c);
 
+/* Queues a rebalance notice of parts[0..n) (copied) for the rebalance
+ * callback (lock held). With `ack`, c->rebalance_acks counts it once the
+ * callback ran. Returns false when it could not be queued. */
+bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_partition *parts,
+                       size_t n, bool ack);
+
 /* Connections (io.c; lock held). */
 struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id); /* wanted, maybe not up */
+/* The group coordinator's own connection to node_id (wanted, maybe not up):
+ * requests parked by the coordinator (JoinGroup, SyncGroup) then never
+ * hold up fetches, nor a long-poll Fetch the heartbeats, as the Java
+ * client's separate coordinator connection. NULL when the node is unknown. */
+struct sc_conn *sc_conn_get_coordinator(struct sc_client *c, int32_t node_id);
 struct sc_conn *sc_conn_any_up(struct sc_client *c);               /* NULL: none yet */
 /* Highest version both sides speak in [lo, hi], or -1. */
 int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int16_t hi);
@@ -549,6 +563,7 @@ enum sc_op_kind {
     SC_OP_LIST_OFFSETS,
     SC_OP_COMMIT,
     SC_OP_COMMITTED,
+    SC_OP_LEAVE_GROUP,
     SC_OP_KIND_COUNT,
 };
 /* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
@@ -561,6 +576,7 @@ struct sc_op *sc_op_new(int kind, void *arg);
  * next wants to run. */
 int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);

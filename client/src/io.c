@@ -101,6 +101,17 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     pthread_cond_broadcast(&c->ev_cond);
 }
 
+static void err_ev_free(struct sc_err_ev *ev)
+{
+    if (ev->parts != NULL) {
+        for (size_t i = 0; i < ev->part_count; i++) {
+            kp_free((void *)(uintptr_t)ev->parts[i].topic);
+        }
+        kp_free(ev->parts);
+    }
+    kp_free(ev);
+}
+
 int sc_serve_errors(struct sc_client *c)
 {
     int ran = 0;
@@ -121,16 +132,53 @@ int sc_serve_errors(struct sc_client *c)
             c->conf->error_cb(ev->err, ev->reason, c->conf->error_opaque);
             ran++;
         }
-        if (ev->parts != NULL) {
-            for (size_t i = 0; i < ev->part_count; i++) {
-                kp_free((void *)(uintptr_t)ev->parts[i].topic);
-            }
-            kp_free(ev->parts);
-        }
-        kp_free(ev);
+        bool ack = ev->ack;
+        err_ev_free(ev);
         pthread_mutex_lock(&c->lock);
+        if (ack) {
+            /* The group waits for this before it rejoins. */
+            c->rebalance_acks++;
+            sc_wake(c);
+        }
     }
     return ran;
+}
+
+bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_partition *parts,
+                       size_t n, bool ack)
+{
+    struct sc_err_ev *ev = kp_calloc(1, sizeof(*ev) + 1);
+    if (ev == NULL) {
+        return false;
+    }
+    ev->rebalance = true;
+    ev->assigned = assigned;
+    ev->ack = ack;
+    ev->parts = kp_calloc(n > 0 ? n : 1, sizeof(*ev->parts));
+    if (ev->parts == NULL) {
+        kp_free(ev);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *t = sc_strdup(parts[i].topic);
+        if (t == NULL) {
+            err_ev_free(ev);
+            return false;
+        }
+        ev->parts[i].topic = t;
+        ev->parts[i].partition = parts[i].partition;
+        ev->parts[i].offset = parts[i].offset;
+        ev->part_count++;
+    }
+    if (c->errs_tail != NULL) {
+        c->errs_tail->next = ev;
+    } else {
+        c->errs = ev;
+    }
+    c->errs_tail = ev;
+    sc_log(c, "rebalance: %s %zu partition(s)", assigned ? "assigned" : "revoked", n);
+    pthread_cond_broadcast(&c->ev_cond);
+    return true;
 }
 
 /* ---------------------------------------------------------- connections */
@@ -216,7 +264,7 @@ static void conn_free(struct sc_conn *conn)
 struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id)
 {
     for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
-        if (conn->node_id == node_id) {
+        if (conn->node_id == node_id && !conn->coordinator) {
             conn->wanted = true;
             return conn;
         }
@@ -232,11 +280,38 @@ struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id)
     return conn;
 }
 
+struct sc_conn *sc_conn_get_coordinator(struct sc_client *c, int32_t node_id)
+{
+    struct sc_conn *found = NULL;
+    for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
+        if (conn->coordinator) {
+            /* Only the current coordinator's connection is kept wanted. */
+            conn->wanted = conn->node_id == node_id;
+            if (conn->node_id == node_id) {
+                found = conn;
+            }
+        }
+    }
+    if (found != NULL) {
+        return found;
+    }
+    const struct sc_broker_md *b = sc_broker_find(c, node_id);
+    if (b == NULL) {
+        return NULL;
+    }
+    struct sc_conn *conn = conn_new(c, node_id, b->host, b->port);
+    if (conn != NULL) {
+        conn->coordinator = true;
+        conn->wanted = true;
+    }
+    return conn;
+}
+
 static struct sc_conn *find_up(struct sc_client *c)
 {
     struct sc_conn *boot = NULL;
     for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
-        if (conn->state == SC_CONN_UP) {
+        if (conn->state == SC_CONN_UP && !conn->coordinator) {
             if (conn->node_id >= 0) {
                 return conn;
             }
@@ -608,36 +683,37 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
     }
 }
 
-static void metadata_serve(struct sc_client *c, int64_t now)
+/* Returns when it wants to run next. */
+static int64_t metadata_serve(struct sc_client *c, int64_t now)
 {
     if (c->kind == 'a' || c->md_inflight) {
-        return;
+        return INT64_MAX;
     }
     if (!c->md_wanted && now < c->md_next_ms) {
-        return;
+        return c->md_next_ms;
     }
     /* Not more often than every retry.backoff.ms (at least 100 ms). */
     int gap = c->v->retry_backoff_ms > 100 ? c->v->retry_backoff_ms : 100;
     if (now - c->md_last_ms < gap && c->md_last_ms != 0) {
-        return;
+        return c->md_last_ms + gap;
     }
     struct sc_conn *conn = sc_conn_any_up(c);
     if (conn == NULL) {
-        return;
+        return INT64_MAX; /* a connection coming up wakes the loop */
     }
     const char *names[1024];
     int count = c->kind == 'p' ? sc_producer_topics(c, names, 1024)
                                : sc_consumer_topics(c, names, 1024);
     int16_t ver = sc_conn_version(conn, KP_API_METADATA, 1, 6);
     if (ver < 0) {
-        return;
+        return INT64_MAX;
     }
     struct kp_MetadataRequest req;
     kp_MetadataRequest_init(&req);
     struct kp_MetadataRequest_MetadataRequestTopic *t =
         kp_arena_alloc(&c->arena, sizeof(*t) * (size_t)(count > 0 ? count : 1));
     if (t == NULL) {
-        return;
+        return now + gap;
     }
     for (int i = 0; i < count; i++) {
         t[i].Name = kp_str_c(names[i]);
@@ -651,6 +727,7 @@ static void metadata_serve(struct sc_client *c, int64_t now)
         c->md_last_ms = now;
     }
     kp_arena_reset(&c->arena);
+    return c->md_wanted ? now + gap : INT64_MAX;
 }
 
 /* ------------------------------------------------------------- the loop */
@@ -716,13 +793,17 @@ static void *io_main(void *arg)
         int64_t now = sc_now_ms();
         int64_t next = now + 1000;
         next = sc_min64(next, conn_timeouts(c, now));
-        metadata_serve(c, now);
+        next = sc_min64(next, metadata_serve(c, now));
         next = sc_min64(next, sc_ops_serve(c, now));
         if (c->kind == 'p') {
             next = sc_min64(next, sc_producer_serve(c, now));
         } else if (c->kind == 'c') {
             next = sc_min64(next, sc_consumer_serve(c, now));
         }
+        /* The serve calls may have wanted new connections or metadata:
+         * start them now rather than at the next wake. */
+        next = sc_min64(next, conn_timeouts(c, sc_now_ms()));
+        next = sc_min64(next, metadata_serve(c, sc_now_ms()));
         report_all_down(c);
         /* The serve calls may have queued bytes; write before sleeping. */
         int nfds = 1;
@@ -916,13 +997,7 @@ void sc_client_destroy(struct sc_client *c)
     while (c->errs != NULL) {
         struct sc_err_ev *ev = c->errs;
         c->errs = ev->next;
-        if (ev->parts != NULL) {
-            for (size_t i = 0; i < ev->part_count; i++) {
-                kp_free((void *)(uintptr_t)ev->parts[i].topic);
-            }
-            kp_free(ev->parts);
-        }
-        kp_free(ev);
+        err_ev_free(ev);
     }
     pthread_mutex_unlock(&c->lock);
     while (c->conns != NULL) {

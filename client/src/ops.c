@@ -687,6 +687,7 @@ static const struct {
     [SC_OP_LIST_OFFSETS] = {serve_list_offsets},
     [SC_OP_COMMIT] = {sc_op_commit_serve},
     [SC_OP_COMMITTED] = {sc_op_committed_serve},
+    [SC_OP_LEAVE_GROUP] = {sc_op_leave_serve},
 };
 
 int64_t sc_ops_serve(struct sc_client *c, int64_t now)
@@ -700,8 +701,8 @@ int64_t sc_ops_serve(struct sc_client *c, int64_t now)
             continue;
         }
         if (now >= op->deadline) {
-            sc_op_finish(c, op, SAMSA_ERR_TIMED_OUT);
-        } else if (op->abandoned) {
+            /* An abandoned op (an asynchronous one, or one its caller gave
+             * up on) is still carried out until its deadline. */
             sc_op_finish(c, op, SAMSA_ERR_TIMED_OUT);
         } else if (op->retry_at > now) {
             next = sc_min64(next, op->retry_at);

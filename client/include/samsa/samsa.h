@@ -74,6 +74,7 @@ enum samsa_err {
     SAMSA_ERR_FATAL = -115,          /* the producer cannot go on (idempotence broken) */
     SAMSA_ERR_NOT_IMPLEMENTED = -116,/* a feature libsamsa does not have yet */
     SAMSA_ERR_DESTROYED = -117,      /* the handle is closing */
+    SAMSA_ERR_MAX_POLL_EXCEEDED = -118, /* no poll for max.poll.interval.ms: left the group */
 };
 
 /* "Local: Queue full" / "Broker: Unknown topic or partition"-style text. Static. */
@@ -250,10 +251,24 @@ struct samsa_partition {
     int64_t offset;
 };
 
-/* Called inside samsa_consumer_poll after the group gave this member a new
- * assignment (assigned = true) or just before it takes one away (false). The
- * library has already applied it: the callback only observes. `parts` is
- * borrowed for the duration of the callback. */
+/*
+ * A subscribed consumer's rebalances, called inside samsa_consumer_poll (and
+ * samsa_consumer_close). The library assigns and revokes by itself: the
+ * callback observes, and may commit or seek. `parts` is borrowed for the
+ * duration of the callback.
+ *   assigned = true: the group gave this member parts (already applied;
+ *     offset SAMSA_OFFSET_STORED: each starts at the group's committed
+ *     offset, else where auto.offset.reset says). A seek inside moves one.
+ *   assigned = false: parts are being taken away (offset: the position, the
+ *     next offset the application would have got). Fetching has stopped;
+ *     they stay assigned while the callback runs, so that
+ *     samsa_consumer_commit(c, NULL, 0, false, ms) commits their positions
+ *     in this generation; the member joins again once it returned. When the
+ *     membership was lost instead (no heartbeat answered within
+ *     session.timeout.ms, the coordinator forgot the member, no poll within
+ *     max.poll.interval.ms) the callback comes after the fact and nothing
+ *     can be committed for them any more.
+ */
 typedef void samsa_rebalance_cb(bool assigned, const struct samsa_partition *parts, size_t count,
                                 void *cb_opaque);
 void samsa_conf_set_rebalance_cb(samsa_conf *conf, samsa_rebalance_cb *cb, void *cb_opaque);
@@ -270,7 +285,20 @@ SAMSA_MUST_CHECK samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char
 SAMSA_MUST_CHECK int samsa_consumer_assign(samsa_consumer *c, const struct samsa_partition *parts,
                                            size_t count);
 
-/* Joins group.id as a member subscribed to topics[0..count) (copied). */
+/*
+ * Joins group.id as a member of the classic consumer group protocol,
+ * subscribed to topics[0..count) (copied; topics the cluster lacks get
+ * partitions once they exist and the next metadata refresh shows them).
+ * Asynchronous: partitions arrive through samsa_consumer_poll (see the
+ * rebalance callback). The assignors are partition.assignment.strategy's, in
+ * its order; the coordinator picks the one every member supports. Calling it
+ * again with other topics rejoins with them. Heartbeats run on the I/O
+ * thread; samsa_consumer_poll must be called at least every
+ * max.poll.interval.ms, else the member leaves the group
+ * (SAMSA_ERR_MAX_POLL_EXCEEDED to the error callback) and the next poll joins
+ * again. Returns SAMSA_ERR_INVALID_CONFIG without group.id, SAMSA_ERR_STATE
+ * with a manual assignment in place.
+ */
 SAMSA_MUST_CHECK int samsa_consumer_subscribe(samsa_consumer *c, const char *const *topics,
                                               size_t count);
 
@@ -299,10 +327,15 @@ SAMSA_MUST_CHECK int samsa_consumer_seek_timestamp(samsa_consumer *c, const char
 bool samsa_consumer_at_end(samsa_consumer *c);
 
 /*
- * Commits the positions of every assigned partition (offsets NULL) or
- * offsets[0..count) (offset = the next one to read) for group.id.
+ * Commits the positions of every assigned partition (offsets NULL: the
+ * offset after the last message samsa_consumer_poll returned of each) or
+ * offsets[0..count) (offset = the next one to read) for group.id. A
+ * subscribed member commits with its generation and member id:
+ * Kafka's REBALANCE_IN_PROGRESS (27) while it is between generations,
+ * ILLEGAL_GENERATION (22) / UNKNOWN_MEMBER_ID (25) when the group moved on.
  * async false: waits up to timeout_ms for the coordinator's answer;
- * async true: returns at once, a failure goes to the error callback.
+ * async true: returns at once, a failure goes to the error callback (and
+ * samsa_consumer_close waits for those still on their way).
  */
 SAMSA_MUST_CHECK int samsa_consumer_commit(samsa_consumer *c, const struct samsa_partition *offsets,
                                            size_t count, bool async, int timeout_ms);
@@ -317,8 +350,11 @@ SAMSA_MUST_CHECK int samsa_consumer_watermarks(samsa_consumer *c, const char *to
                                                int32_t partition, int64_t *low, int64_t *high,
                                                int timeout_ms);
 
-/* Leaves the group (committing first when enable.auto.commit), stops the I/O
- * thread and frees c. NULL is a no-op. */
+/* A subscribed member gives its partitions up (the rebalance callback runs
+ * inside), commits them when enable.auto.commit, waits for asynchronous
+ * commits on their way (request.timeout.ms at most), sends LeaveGroup (not a
+ * static member: group.instance.id), then stops the I/O thread and frees c.
+ * NULL is a no-op. */
 void samsa_consumer_close(samsa_consumer *c);
 
 /* -------------------------------------------------------------------- admin */
