@@ -15,7 +15,9 @@ struct samsa_consumer {
 SC_MUST_CHECK int sc_consumer_set_assignment(struct sc_client *c,
                                              const struct samsa_partition *parts, size_t count);
 struct sc_cpart *sc_cpart_find(struct sc_client *c, const char *topic, int32_t partition);
-void sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
+/* Drops the queued messages of part (NULL: all); returns the lowest offset
+ * dropped of part (-1: none). */
+int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
 SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
                                 int64_t *low, int64_t *high, int timeout_ms);
 

@@ -399,20 +399,10 @@ static void on_find_coordinator(struct sc_client *c, struct sc_conn *conn, int e
         sc_log(c, "FindCoordinator: %s", kp_err_name(sc_err_from_wire(r->ErrorCode)));
         return;
     }
+    sc_broker_learn(c, r->NodeId, r->Host, r->Port);
     if (sc_broker_find(c, r->NodeId) == NULL) {
-        struct sc_broker_md *nb =
-            kp_realloc(c->brokers, (size_t)(c->broker_count + 1) * sizeof(*nb));
-        if (nb == NULL) {
-            return;
-        }
-        c->brokers = nb;
-        nb[c->broker_count].host = sc_strndup(r->Host.ptr, (size_t)r->Host.len);
-        if (nb[c->broker_count].host == NULL) {
-            return;
-        }
-        nb[c->broker_count].id = r->NodeId;
-        nb[c->broker_count].port = r->Port;
-        c->broker_count++;
+        g->coord_retry_at = sc_now_ms() + c->v->retry_backoff_ms;
+        return;
     }
     g->coord_id = r->NodeId;
     sc_log(c, "group %s: coordinator is node %d", c->v->group_id, r->NodeId);

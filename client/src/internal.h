@@ -392,6 +392,7 @@ struct sc_cpart {
     int32_t leader;
     int epoch;         /* bumps on seek: stale fetched messages are dropped */
     bool fetching;
+    bool paused;       /* samsa_consumer_pause: not fetched until resumed */
     int queued;        /* messages of it waiting in the consumer queue */
     int64_t app_offset;/* offset after the last message handed out; -1: none */
     int64_t committed; /* last committed by us, -1 */
@@ -564,6 +565,15 @@ enum sc_op_kind {
     SC_OP_COMMIT,
     SC_OP_COMMITTED,
     SC_OP_LEAVE_GROUP,
+    SC_OP_DESCRIBE_CONFIGS, /* admin_ops.c, all with a struct sc_admin_arg */
+    SC_OP_ALTER_CONFIGS,
+    SC_OP_CREATE_PARTITIONS,
+    SC_OP_DELETE_RECORDS,
+    SC_OP_LIST_GROUPS,
+    SC_OP_DESCRIBE_GROUP,
+    SC_OP_GROUP_OFFSETS,
+    SC_OP_ALTER_GROUP_OFFSETS,
+    SC_OP_DELETE_GROUP,
     SC_OP_KIND_COUNT,
 };
 /* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
@@ -580,6 +590,46 @@ int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
+/* A retriable failure: try again after retry.backoff.ms, or finish with err
+ * once the deadline has passed. Returns when the op wants to run. */
+int64_t sc_op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now);
+/* Metadata request of names[0..n) (NULL: all topics) without creating any. */
+SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
+                                   int n, sc_resp_fn *fn, void *ctx);
+/* Remembers the brokers (and controller) of a Metadata answer. */
+void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
+/* Adds broker id at host:port to the known brokers unless it is known. */
+void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port);
+
+/* Admin ops (admin_ops.c). */
+struct sc_admin_arg {
+    char *name;          /* topic, group or resource name */
+    int8_t resource_type;
+    int32_t total;       /* CreatePartitions: the new partition count */
+    char **cfg_names;    /* alter configs: the changes (value NULL: back to default) */
+    char **cfg_values;
+    int cfg_count;
+    char **cur_names;    /* alter configs without API 44: the dynamic configs now */
+    char **cur_values;
+    int cur_count;
+    struct samsa_partition *parts; /* topics owned (kp_malloc) */
+    size_t part_count;
+    int32_t *leaders;    /* delete records: each part's leader */
+    size_t next;         /* the part (delete records) or broker (list groups) being done */
+    int32_t node;        /* the coordinator or controller asked */
+    int32_t *nodes;      /* list groups: every broker */
+    int node_count;
+    int first_err;
+    /* results, taken by the caller */
+    samsa_configs *configs;
+    samsa_group_list *groups;
+    size_t groups_cap;
+    samsa_group_description *desc;
+    struct samsa_partition *out;
+    size_t out_count;
+};
+void sc_admin_arg_free(struct sc_admin_arg *a);
+int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 
 /* Op arguments and results (owned by their op). */
 struct sc_md_arg {

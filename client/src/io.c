@@ -619,6 +619,25 @@ const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id)
     return NULL;
 }
 
+void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port)
+{
+    if (sc_broker_find(c, id) != NULL || id < 0 || host.len <= 0 || port <= 0 || port > 65535) {
+        return;
+    }
+    struct sc_broker_md *nb = kp_realloc(c->brokers, (size_t)(c->broker_count + 1) * sizeof(*nb));
+    if (nb == NULL) {
+        return;
+    }
+    c->brokers = nb;
+    nb[c->broker_count].host = sc_strndup(host.ptr, (size_t)host.len);
+    if (nb[c->broker_count].host == NULL) {
+        return;
+    }
+    nb[c->broker_count].id = id;
+    nb[c->broker_count].port = port;
+    c->broker_count++;
+}
+
 void sc_metadata_want(struct sc_client *c)
 {
     c->md_wanted = true;
