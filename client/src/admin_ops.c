@@ -306,8 +306,8 @@ static int unsupported(struct sc_client *c, struct sc_op *op, const char *api, i
                        const struct sc_conn *conn)
 {
     sc_errf(op->errstr, sizeof(op->errstr),
-            "UNSUPPORTED: the broker (node %d) does not offer %s (API %d)", conn->node_id, api,
-            key);
+            "UNSUPPORTED: the broker at %s:%d does not offer %s (API %d)", conn->host, conn->port,
+            api, key);
     sc_op_finish(c, op, SAMSA_ERR_UNSUPPORTED);
     return SAMSA_ERR_UNSUPPORTED;
 }
