@@ -154,11 +154,18 @@ static void answered(struct sc_client *c, struct sc_op *op, int err)
     sc_op_finish(c, op, err);
 }
 
-/* A transport failure: the same stage again after a backoff. */
+/* A transport failure: discovery again after a backoff. A response that
+ * does not decode would not decode the next time either: finished. */
 static bool transport_failed(struct sc_client *c, struct sc_op *op, int err)
 {
     if (err == 0) {
         return false;
+    }
+    if (err == SAMSA_ERR_BAD_RESPONSE) {
+        sc_errf(op->errstr, sizeof(op->errstr),
+                "BAD_RESPONSE: the broker's answer does not decode (see debug=all)");
+        sc_op_finish(c, op, err);
+        return true;
     }
     op->stage = 0;
     (void)sc_op_retry(c, op, err, sc_now_ms());

@@ -1654,6 +1654,7 @@ static void on_leave_op(struct sc_client *c, struct sc_conn *conn, int err, void
         return;
     }
     struct sc_group *g = c->group;
+    sc_log(c, "group %s: LeaveGroup: %s", c->v->group_id, samsa_err_name(e));
     if (g != NULL && (e == SAMSA_OK || e == KP_ERR_UNKNOWN_MEMBER_ID)) {
         kp_free(g->member_id);
         g->member_id = NULL;

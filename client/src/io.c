@@ -523,6 +523,7 @@ static void handle_frame(struct sc_client *c, struct sc_conn *conn, const uint8_
         snprintf(why, sizeof(why), "undecodable %s v%d response (%s)",
                  kp_api_find(r->api_key) != NULL ? kp_api_find(r->api_key)->name : "?",
                  r->api_version, kp_err_name(err));
+        sc_post_error(c, SAMSA_ERR_BAD_RESPONSE, "%s:%d: %s", conn->host, conn->port, why);
         if (r->fn != NULL) {
             r->fn(c, conn, SAMSA_ERR_BAD_RESPONSE, NULL, r->ctx);
         }

@@ -1141,10 +1141,15 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
     char err[512];
     samsa_group_description *d = NULL;
     int e = samsa_admin_describe_group(a, group, o->timeout_ms, &d, err, sizeof(err));
-    if (e != SAMSA_OK) {
+    static const samsa_group_description unknown = {"", "-", "", "", -1, 0, NULL};
+    if (e == SAMSA_ERR_UNSUPPORTED && !o->state) {
+        /* A broker without DescribeGroups still has the group's offsets. */
+        fprintf(stderr, "samsa group describe %s: %s: members not shown\n", group, err);
+    } else if (e != SAMSA_OK) {
         fprintf(stderr, "samsa group describe %s: %s\n", group, err);
         return EXIT_FAIL;
     }
+    const samsa_group_description *dv = d != NULL ? d : &unknown;
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
     e = samsa_admin_list_group_offsets(a, group, o->timeout_ms, &offs, &noffs, err, sizeof(err));
@@ -1153,7 +1158,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         samsa_group_description_free(d);
         return EXIT_FAIL;
     }
-    if (strcmp(d->state, "Dead") == 0 && d->member_count == 0 && noffs == 0) {
+    if (strcmp(dv->state, "Dead") == 0 && dv->member_count == 0 && noffs == 0) {
         fprintf(stderr, "samsa group describe: consumer group '%s' does not exist.\n", group);
         samsa_group_description_free(d);
         samsa_partitions_free(offs, noffs);
@@ -1162,46 +1167,46 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
     if (o->state) {
         if (o->json) {
             printf("{\"group\":");
-            json_opt_str(d->group_id);
-            printf(",\"coordinator\":%d,\"assignment_strategy\":", d->coordinator_id);
-            json_opt_str(d->protocol);
+            json_opt_str(dv->group_id);
+            printf(",\"coordinator\":%d,\"assignment_strategy\":", dv->coordinator_id);
+            json_opt_str(dv->protocol);
             printf(",\"state\":");
-            json_opt_str(d->state);
-            printf(",\"members\":%zu}\n", d->member_count);
+            json_opt_str(dv->state);
+            printf(",\"members\":%zu}\n", dv->member_count);
         } else {
             printf("%-20s %-25s %-20s %-20s %s\n", "GROUP", "COORDINATOR (ID)",
                    "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
             /* host:port (id), as kafka-consumer-groups.sh prints it */
             char coord[300];
-            snprintf(coord, sizeof(coord), "- (%d)", d->coordinator_id);
+            snprintf(coord, sizeof(coord), "- (%d)", dv->coordinator_id);
             static const char *const none[1] = {NULL};
             samsa_metadata *md = NULL;
             if (samsa_admin_metadata(a, none, 0, o->timeout_ms, &md) == SAMSA_OK) {
                 for (size_t i = 0; i < md->broker_count; i++) {
-                    if (md->brokers[i].id == d->coordinator_id) {
+                    if (md->brokers[i].id == dv->coordinator_id) {
                         snprintf(coord, sizeof(coord), "%s:%d (%d)", md->brokers[i].host,
-                                 md->brokers[i].port, d->coordinator_id);
+                                 md->brokers[i].port, dv->coordinator_id);
                     }
                 }
                 samsa_metadata_free(md);
             }
             printf("%-20s %-25s %-20s %-20s %zu\n", group, coord,
-                   d->protocol[0] != '\0' ? d->protocol : "-", d->state, d->member_count);
+                   dv->protocol[0] != '\0' ? dv->protocol : "-", dv->state, dv->member_count);
         }
         samsa_group_description_free(d);
         samsa_partitions_free(offs, noffs);
         return 0;
     }
     size_t cap = noffs;
-    for (size_t i = 0; i < d->member_count; i++) {
-        cap += d->members[i].assignment_count;
+    for (size_t i = 0; i < dv->member_count; i++) {
+        cap += dv->members[i].assignment_count;
     }
     struct group_row *rows = calloc(cap > 0 ? cap : 1, sizeof(*rows));
     size_t n = 0;
-    for (size_t i = 0; rows != NULL && i < d->member_count; i++) {
-        for (size_t k = 0; k < d->members[i].assignment_count; k++) {
-            const struct samsa_partition *p = &d->members[i].assignment[k];
-            rows[n++] = (struct group_row){p->topic, p->partition, -1, -1, &d->members[i]};
+    for (size_t i = 0; rows != NULL && i < dv->member_count; i++) {
+        for (size_t k = 0; k < dv->members[i].assignment_count; k++) {
+            const struct samsa_partition *p = &dv->members[i].assignment[k];
+            rows[n++] = (struct group_row){p->topic, p->partition, -1, -1, &dv->members[i]};
         }
     }
     for (size_t i = 0; rows != NULL && i < noffs; i++) {
@@ -1235,12 +1240,12 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         printf("{\"group\":");
         json_opt_str(group);
         printf(",\"state\":");
-        json_opt_str(d->state);
+        json_opt_str(dv->state);
         printf(",\"protocol\":");
-        json_opt_str(d->protocol);
-        printf(",\"coordinator\":%d,\"members\":[", d->coordinator_id);
-        for (size_t i = 0; i < d->member_count; i++) {
-            const struct samsa_group_member *m = &d->members[i];
+        json_opt_str(dv->protocol);
+        printf(",\"coordinator\":%d,\"members\":[", dv->coordinator_id);
+        for (size_t i = 0; i < dv->member_count; i++) {
+            const struct samsa_group_member *m = &dv->members[i];
             printf("%s{\"consumer_id\":", i == 0 ? "" : ",");
             json_opt_str(m->member_id);
             printf(",\"host\":");
@@ -1276,7 +1281,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         }
         printf("]}\n");
     } else {
-        if (d->member_count == 0) {
+        if (dv->member_count == 0) {
             fprintf(stderr, "Consumer group '%s' has no active members.\n", group);
         }
         printf("%-20s %-20s %-9s %-14s %-14s %-6s %-40s %-16s %s\n", "GROUP", "TOPIC", "PARTITION",
