@@ -6,9 +6,6 @@
 
 #include "consumer.h"
 
-struct samsa_admin {
-    struct sc_client *c;
-};
 
 samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr_size)
 {

@@ -7,9 +7,6 @@
 
 #include "internal.h"
 
-struct samsa_consumer {
-    struct sc_client *c;
-};
 
 /* Replaces the assignment (lock held); parts are copied. */
 SC_MUST_CHECK int sc_consumer_set_assignment(struct sc_client *c,

@@ -444,6 +444,8 @@ struct sc_broker_md {
 
 struct sc_client {
     char kind; /* 'p', 'c', 'a' */
+    bool detached; /* no I/O thread, no sockets: driven by sc_client_run_once
+                    * and sc_conn_feed (the fuzz harness) */
     samsa_conf *conf;
     const struct sc_conf_values *v;
 
@@ -499,11 +501,42 @@ struct sc_client {
     bool polled_at_end;
 };
 
+/* The public handles: a client core each. */
+struct samsa_producer {
+    struct sc_client *c;
+};
+struct samsa_consumer {
+    struct sc_client *c;
+};
+struct samsa_admin {
+    struct sc_client *c;
+};
+
 /* Creates the client core (copies conf), starts the I/O thread. */
 SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out,
                                 char *errstr, size_t errstr_size);
 /* Stops the I/O thread and frees everything. */
 void sc_client_destroy(struct sc_client *c);
+
+/*
+ * A client without its I/O thread and without sockets, for a harness that
+ * plays the network: connecting puts a connection straight into the
+ * handshake with ApiVersions queued; requests accumulate in conn->out (the
+ * harness takes them from there); responses come from sc_conn_feed. The
+ * random generator has a fixed seed. Everything else is the real code.
+ */
+SC_MUST_CHECK int sc_client_new_detached(char kind, const samsa_conf *conf,
+                                         struct sc_client **out, char *errstr,
+                                         size_t errstr_size);
+/* One turn of the I/O loop without poll(2): timers, connections, metadata,
+ * ops and the handle's own work at time `now` (lock held). Returns when it
+ * next wants to run. */
+int64_t sc_client_run_once(struct sc_client *c, int64_t now);
+/* Bytes from the broker on conn, as recv(2) would have given them: whole
+ * frames are handled at once, a partial one is kept (lock held). */
+void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, size_t n);
+/* The connection is lost (lock held). */
+void sc_conn_fail(struct sc_client *c, struct sc_conn *conn, const char *why);
 void sc_wake(struct sc_client *c);
 
 /* Queues an error event for the user (lock held). */

@@ -715,11 +715,12 @@ int64_t sc_ops_serve(struct sc_client *c, int64_t now)
         } else if (op->retry_at > now) {
             next = sc_min64(next, op->retry_at);
         } else {
+            /* serve may finish op, which frees an abandoned one: nothing
+             * of op is read after it. */
+            int64_t deadline = op->deadline;
             int64_t want = op_table[op->kind].serve(c, op, now);
             next = sc_min64(next, want);
-            if (op->deadline != INT64_MAX) {
-                next = sc_min64(next, op->deadline);
-            }
+            next = sc_min64(next, deadline);
         }
         op = following;
     }
