@@ -6,9 +6,6 @@
 
 #include "consumer.h"
 
-struct samsa_admin {
-    struct sc_client *c;
-};
 
 samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr_size)
 {
@@ -175,4 +172,328 @@ int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition,
         return SAMSA_ERR_INVALID_ARG;
     }
     return sc_watermarks(a->c, topic, partition, low, high, timeout_ms);
+}
+
+int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
+                            int64_t timestamp, int64_t *offset, int timeout_ms)
+{
+    if (a == NULL || topic == NULL || partition < 0 || offset == NULL ||
+        (timestamp < 0 && timestamp != SAMSA_OFFSET_BEGINNING && timestamp != SAMSA_OFFSET_END)) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_lo_arg *lo = kp_calloc(1, sizeof(*lo));
+    struct sc_op *op = NULL;
+    if (lo == NULL || (lo->topic = sc_strdup(topic)) == NULL ||
+        (op = sc_op_new(SC_OP_LIST_OFFSETS, lo)) == NULL) {
+        if (lo != NULL) {
+            kp_free(lo->topic);
+        }
+        kp_free(lo);
+        return SAMSA_ERR_NOMEM;
+    }
+    lo->partition = partition;
+    lo->timestamp = timestamp; /* -2 earliest and -1 latest, as on the wire */
+    int err = sc_op_run(a->c, &op, timeout_ms, NULL, 0);
+    if (op != NULL) {
+        if (err == SAMSA_OK) {
+            *offset = lo->offset;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+/* ------------------------------------------------------- the other ops */
+
+static struct sc_admin_arg *admin_arg(const char *name)
+{
+    struct sc_admin_arg *x = kp_calloc(1, sizeof(*x));
+    if (x == NULL) {
+        return NULL;
+    }
+    x->name = sc_strdup(name != NULL ? name : "");
+    if (x->name == NULL) {
+        kp_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* Runs an admin op on x (freed in every case); *keep receives the finished
+ * op when the caller wants its results (it frees it with sc_op_free). */
+static int run_admin(samsa_admin *a, int kind, struct sc_admin_arg *x, int timeout_ms,
+                     char *errstr, size_t errstr_size, struct sc_op **keep)
+{
+    if (keep != NULL) {
+        *keep = NULL;
+    }
+    struct sc_op *op = x != NULL ? sc_op_new(kind, x) : NULL;
+    if (op == NULL) {
+        sc_admin_arg_free(x);
+        sc_errf(errstr, errstr_size, "out of memory");
+        return SAMSA_ERR_NOMEM;
+    }
+    int err = sc_op_run(a->c, &op, timeout_ms, errstr, errstr_size);
+    if (op != NULL && keep != NULL) {
+        *keep = op; /* finished, with or without an error */
+    } else {
+        sc_op_free(op);
+    }
+    return err;
+}
+
+/* A copy of parts (topics copied); NULL when out of memory. */
+static struct samsa_partition *parts_dup(const struct samsa_partition *parts, size_t count)
+{
+    struct samsa_partition *p = kp_calloc(count > 0 ? count : 1, sizeof(*p));
+    for (size_t i = 0; p != NULL && i < count; i++) {
+        p[i] = parts[i];
+        p[i].topic = sc_strdup(parts[i].topic);
+        if (p[i].topic == NULL) {
+            samsa_partitions_free(p, i);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
+                                  char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || topic == NULL || topic[0] == '\0' || total < 1) {
+        sc_errf(errstr, errstr_size, "a topic name and a partition count of at least 1");
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_admin_arg *x = admin_arg(topic);
+    if (x != NULL) {
+        x->total = total;
+    }
+    return run_admin(a, SC_OP_CREATE_PARTITIONS, x, timeout_ms, errstr, errstr_size, NULL);
+}
+
+int samsa_admin_delete_records(samsa_admin *a, struct samsa_partition *parts, size_t count,
+                               int timeout_ms, char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || parts == NULL || count == 0 || count > 100000) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (parts[i].topic == NULL || parts[i].partition < 0 ||
+            (parts[i].offset < 0 && parts[i].offset != SAMSA_OFFSET_END)) {
+            sc_errf(errstr, errstr_size, "partition %zu: a topic, a partition and an offset "
+                                         "(or SAMSA_OFFSET_END)", i);
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    struct sc_admin_arg *x = admin_arg("");
+    if (x != NULL) {
+        x->parts = parts_dup(parts, count);
+        x->part_count = x->parts != NULL ? count : 0;
+        x->leaders = kp_calloc(count, sizeof(*x->leaders));
+        if (x->parts == NULL || x->leaders == NULL) {
+            sc_admin_arg_free(x);
+            x = NULL;
+        }
+    }
+    struct sc_op *op = NULL;
+    int err = run_admin(a, SC_OP_DELETE_RECORDS, x, timeout_ms, errstr, errstr_size, &op);
+    for (size_t i = 0; op == NULL && i < count; i++) {
+        parts[i].offset = -1; /* timed out: unknown */
+    }
+    if (op != NULL) {
+        struct sc_admin_arg *res = op->arg;
+        for (size_t i = 0; i < count; i++) {
+            parts[i].offset = res->parts[i].offset;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+static int copy_cfg_ops(struct sc_admin_arg *x, const struct samsa_config_op *ops, size_t count)
+{
+    x->cfg_names = kp_calloc(count > 0 ? count : 1, sizeof(char *));
+    x->cfg_values = kp_calloc(count > 0 ? count : 1, sizeof(char *));
+    if (x->cfg_names == NULL || x->cfg_values == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        x->cfg_names[i] = sc_strdup(ops[i].name);
+        x->cfg_values[i] = ops[i].value != NULL ? sc_strdup(ops[i].value) : NULL;
+        x->cfg_count = (int)i + 1;
+        if (x->cfg_names[i] == NULL || (ops[i].value != NULL && x->cfg_values[i] == NULL)) {
+            return SAMSA_ERR_NOMEM;
+        }
+    }
+    return SAMSA_OK;
+}
+
+static bool resource_ok(int type, const char *name)
+{
+    return (type == SAMSA_RESOURCE_TOPIC || type == SAMSA_RESOURCE_BROKER) && name != NULL &&
+           name[0] != '\0';
+}
+
+int samsa_admin_describe_configs(samsa_admin *a, int resource_type, const char *name,
+                                 int timeout_ms, samsa_configs **out, char *errstr,
+                                 size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || out == NULL || !resource_ok(resource_type, name)) {
+        sc_errf(errstr, errstr_size, "a resource type (topic or broker) and a name");
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    struct sc_admin_arg *x = admin_arg(name);
+    if (x != NULL) {
+        x->resource_type = (int8_t)resource_type;
+    }
+    struct sc_op *op = NULL;
+    int err = run_admin(a, SC_OP_DESCRIBE_CONFIGS, x, timeout_ms, errstr, errstr_size, &op);
+    if (op != NULL) {
+        struct sc_admin_arg *res = op->arg;
+        if (err == SAMSA_OK) {
+            *out = res->configs;
+            res->configs = NULL;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
+                              const struct samsa_config_op *ops, size_t count, int timeout_ms,
+                              char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || !resource_ok(resource_type, name) || ops == NULL || count == 0 ||
+        count > 1000) {
+        sc_errf(errstr, errstr_size, "a resource type (topic or broker), a name and 1 to 1000 "
+                                     "changes");
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (ops[i].name == NULL || ops[i].name[0] == '\0') {
+            sc_errf(errstr, errstr_size, "change %zu has no name", i);
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    struct sc_admin_arg *x = admin_arg(name);
+    if (x != NULL) {
+        x->resource_type = (int8_t)resource_type;
+        if (copy_cfg_ops(x, ops, count) != SAMSA_OK) {
+            sc_admin_arg_free(x);
+            x = NULL;
+        }
+    }
+    return run_admin(a, SC_OP_ALTER_CONFIGS, x, timeout_ms, errstr, errstr_size, NULL);
+}
+
+int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out, char *errstr,
+                            size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || out == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    struct sc_op *op = NULL;
+    int err = run_admin(a, SC_OP_LIST_GROUPS, admin_arg(""), timeout_ms, errstr, errstr_size, &op);
+    if (op != NULL) {
+        struct sc_admin_arg *res = op->arg;
+        if (err == SAMSA_OK) {
+            *out = res->groups;
+            res->groups = NULL;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+int samsa_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms,
+                               samsa_group_description **out, char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || out == NULL || group == NULL || group[0] == '\0') {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    struct sc_op *op = NULL;
+    int err =
+        run_admin(a, SC_OP_DESCRIBE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+    if (op != NULL) {
+        struct sc_admin_arg *res = op->arg;
+        if (err == SAMSA_OK) {
+            *out = res->desc;
+            res->desc = NULL;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+int samsa_admin_list_group_offsets(samsa_admin *a, const char *group, int timeout_ms,
+                                   struct samsa_partition **parts, size_t *count, char *errstr,
+                                   size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || group == NULL || group[0] == '\0' || parts == NULL || count == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *parts = NULL;
+    *count = 0;
+    struct sc_op *op = NULL;
+    int err =
+        run_admin(a, SC_OP_GROUP_OFFSETS, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+    if (op != NULL) {
+        struct sc_admin_arg *res = op->arg;
+        if (err == SAMSA_OK) {
+            *parts = res->out;
+            *count = res->out_count;
+            res->out = NULL;
+            res->out_count = 0;
+        }
+        sc_op_free(op);
+    }
+    return err;
+}
+
+int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
+                                    const struct samsa_partition *parts, size_t count,
+                                    int timeout_ms, char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || group == NULL || group[0] == '\0' || parts == NULL || count == 0 ||
+        count > 100000) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (parts[i].topic == NULL || parts[i].partition < 0 || parts[i].offset < 0) {
+            sc_errf(errstr, errstr_size, "partition %zu: a topic, a partition and an offset", i);
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    struct sc_admin_arg *x = admin_arg(group);
+    if (x != NULL) {
+        x->parts = parts_dup(parts, count);
+        x->part_count = x->parts != NULL ? count : 0;
+        if (x->parts == NULL) {
+            sc_admin_arg_free(x);
+            x = NULL;
+        }
+    }
+    return run_admin(a, SC_OP_ALTER_GROUP_OFFSETS, x, timeout_ms, errstr, errstr_size, NULL);
+}
+
+int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, char *errstr,
+                             size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (a == NULL || group == NULL || group[0] == '\0') {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    return run_admin(a, SC_OP_DELETE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size,
+                     NULL);
 }

@@ -38,14 +38,18 @@ static void cq_push(struct sc_client *c, struct sc_cmsg *m)
     m->part->queued++;
 }
 
-/* Drops queued messages of part (NULL: all). */
-void sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
+int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
 {
     struct sc_cmsg **at = &c->cq;
+    int64_t lowest = -1;
     c->cq_tail = NULL;
     while (*at != NULL) {
         struct sc_cmsg *m = *at;
         if (part == NULL || m->part == part) {
+            if (m->part == part && m->epoch == part->epoch &&
+                (lowest < 0 || m->pub.offset < lowest)) {
+                lowest = m->pub.offset;
+            }
             *at = m->next;
             c->cq_bytes -= m->size;
             m->part->queued--;
@@ -55,6 +59,7 @@ void sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
             at = &m->next;
         }
     }
+    return lowest;
 }
 
 static struct sc_cmsg *make_msg(struct sc_cpart *part, const struct kp_record *rec, int ts_type)
@@ -223,6 +228,14 @@ int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *part
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     return err;
+}
+
+void sc_consumer_stop_fetching(struct sc_client *c)
+{
+    for (int i = 0; i < c->cpart_count; i++) {
+        c->cparts[i]->epoch++; /* answers in flight are for the old epoch */
+    }
+    sc_cq_drop(c, NULL);
 }
 
 /* ------------------------------------------------------- offset resets */
@@ -539,7 +552,7 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
     for (int i = 0; i < c->cpart_count && n < max_parts; i++) {
         struct sc_cpart *p = c->cparts[i];
         if (p->state != SC_CP_ACTIVE || p->leader != conn->node_id || p->fetching ||
-            p->retry_at > now) {
+            p->paused || p->retry_at > now) {
             continue;
         }
         bool seen = false;
@@ -555,7 +568,7 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
         for (int j = i; j < c->cpart_count && n < max_parts; j++) {
             struct sc_cpart *q = c->cparts[j];
             if (q->state != SC_CP_ACTIVE || q->leader != conn->node_id || q->fetching ||
-                q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
+                q->paused || q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
                 continue;
             }
             memset(&ps[n], 0, sizeof(ps[n]));
@@ -610,6 +623,9 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
     next = sc_min64(next, sc_group_serve(c, now));
+    if (sc_group_blocks_fetch(c)) {
+        return next;
+    }
     bool full = c->cq_bytes >= (size_t)c->v->queued_max_bytes;
     for (int i = 0; i < c->cpart_count; i++) {
         struct sc_cpart *p = c->cparts[i];
@@ -620,7 +636,8 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
         if (p->state == SC_CP_NEED_OFFSET && p->reset == SAMSA_OFFSET_STORED) {
             continue; /* the group's OffsetFetch resolves it */
         }
-        if (p->state != SC_CP_NEED_OFFSET && (p->state != SC_CP_ACTIVE || full || p->fetching)) {
+        if (p->state != SC_CP_NEED_OFFSET &&
+            (p->state != SC_CP_ACTIVE || full || p->fetching || p->paused)) {
             continue;
         }
         if (p->leader < 0) {
@@ -714,7 +731,7 @@ samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char *errstr, size_t 
     return sc;
 }
 
-static void wait_cond(struct sc_client *c, int64_t deadline)
+void sc_wait_cond(struct sc_client *c, int64_t deadline)
 {
     int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
     if (left <= 0) {
@@ -736,7 +753,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
     struct sc_client *c = sc->c;
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
     pthread_mutex_lock(&c->lock);
-    sc_group_polled(c);
+    sc_group_polled(c, true);
     for (;;) {
         (void)sc_serve_errors(c);
         while (c->cq != NULL) {
@@ -753,6 +770,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
                 continue;
             }
             m->part->app_offset = m->pub.offset + 1;
+            sc_group_polled(c, false);
             pthread_mutex_unlock(&c->lock);
             if (was_full) {
                 sc_wake(c);
@@ -762,8 +780,9 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
         if (sc_now_ms() >= deadline) {
             break;
         }
-        wait_cond(c, deadline);
+        sc_wait_cond(c, deadline);
     }
+    sc_group_polled(c, false);
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
@@ -825,7 +844,7 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
             err = SAMSA_ERR_TIMED_OUT;
             break;
         }
-        wait_cond(c, deadline);
+        sc_wait_cond(c, deadline);
     }
     pthread_mutex_unlock(&c->lock);
     return err;
@@ -896,4 +915,126 @@ void samsa_consumer_close(samsa_consumer *sc)
     sc_group_close(sc->c);
     sc_client_destroy(sc->c);
     kp_free(sc);
+}
+
+/* ------------------------------------------------- pause, resume, lag */
+
+static int set_paused(samsa_consumer *sc, const struct samsa_partition *parts, size_t count,
+                      bool paused)
+{
+    if (sc == NULL || (parts == NULL && count > 0)) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_client *c = sc->c;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < count; i++) {
+        if (parts[i].topic == NULL || sc_cpart_find(c, parts[i].topic, parts[i].partition) == NULL) {
+            pthread_mutex_unlock(&c->lock);
+            return parts[i].topic == NULL ? SAMSA_ERR_INVALID_ARG : SAMSA_ERR_STATE;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        struct sc_cpart *p = sc_cpart_find(c, parts[i].topic, parts[i].partition);
+        if (p->paused == paused) {
+            continue;
+        }
+        p->paused = paused;
+        if (paused) {
+            /* What was fetched and not returned is fetched again after the
+             * resume: the position goes back to the first of it. */
+            int64_t first = sc_cq_drop(c, p);
+            p->epoch++; /* and what is in flight is dropped on arrival */
+            if (p->state == SC_CP_ACTIVE && first >= 0) {
+                p->position = first;
+            }
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    sc_wake(c);
+    return SAMSA_OK;
+}
+
+int samsa_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    return set_paused(sc, parts, count, true);
+}
+
+int samsa_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    return set_paused(sc, parts, count, false);
+}
+
+/* The next offset samsa_consumer_poll returns of p, or -1 while unresolved. */
+static int64_t position_of(const struct sc_client *c, const struct sc_cpart *p)
+{
+    if (p->app_offset >= 0) {
+        return p->app_offset;
+    }
+    if (p->state != SC_CP_ACTIVE) {
+        return -1;
+    }
+    for (const struct sc_cmsg *m = c->cq; p->queued > 0 && m != NULL; m = m->next) {
+        if (m->part == p && m->epoch == p->epoch) {
+            return m->pub.offset;
+        }
+    }
+    return p->position;
+}
+
+int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
+{
+    if (sc == NULL || parts == NULL || count == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_client *c = sc->c;
+    *parts = NULL;
+    *count = 0;
+    pthread_mutex_lock(&c->lock);
+    size_t n = (size_t)c->cpart_count;
+    struct samsa_partition *out = kp_calloc(n > 0 ? n : 1, sizeof(*out));
+    int err = out != NULL ? SAMSA_OK : SAMSA_ERR_NOMEM;
+    for (size_t i = 0; err == SAMSA_OK && i < n; i++) {
+        const struct sc_cpart *p = c->cparts[i];
+        char *t = sc_strdup(p->topic);
+        if (t == NULL) {
+            samsa_partitions_free(out, i);
+            out = NULL;
+            err = SAMSA_ERR_NOMEM;
+            break;
+        }
+        int64_t pos = position_of(c, p);
+        out[i].topic = t;
+        out[i].partition = p->partition;
+        out[i].offset = pos >= 0 ? pos : (p->reset_is_ts ? SAMSA_OFFSET_END : p->reset);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (err == SAMSA_OK) {
+        *parts = out;
+        *count = n;
+    }
+    return err;
+}
+
+int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
+                       struct samsa_lag *out)
+{
+    if (sc == NULL || topic == NULL || out == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_client *c = sc->c;
+    pthread_mutex_lock(&c->lock);
+    const struct sc_cpart *p = sc_cpart_find(c, topic, partition);
+    if (p == NULL) {
+        pthread_mutex_unlock(&c->lock);
+        return SAMSA_ERR_STATE;
+    }
+    out->position = position_of(c, p);
+    out->high_watermark = p->hwm;
+    out->last_stable = p->lso;
+    out->paused = p->paused;
+    int64_t end = c->v->isolation_level == 1 && p->lso >= 0 ? p->lso : p->hwm;
+    out->lag = end >= 0 && out->position >= 0 ? (end > out->position ? end - out->position : 0)
+                                              : -1;
+    pthread_mutex_unlock(&c->lock);
+    return SAMSA_OK;
 }

@@ -7,23 +7,31 @@
 
 #include "internal.h"
 
-struct samsa_consumer {
-    struct sc_client *c;
-};
 
 /* Replaces the assignment (lock held); parts are copied. */
 SC_MUST_CHECK int sc_consumer_set_assignment(struct sc_client *c,
                                              const struct samsa_partition *parts, size_t count);
 struct sc_cpart *sc_cpart_find(struct sc_client *c, const char *topic, int32_t partition);
-void sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
+/* Drops the queued messages of part (NULL: all); returns the lowest offset
+ * dropped of part (-1: none). */
+int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
 SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
                                 int64_t *low, int64_t *high, int timeout_ms);
+
+/* Drops what was fetched and what is being fetched (positions stay, the
+ * application's offsets stay): a rebalance is taking the partitions. */
+void sc_consumer_stop_fetching(struct sc_client *c);
+/* Waits on ev_cond until deadline (INT64_MAX: a second at most), lock held. */
+void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
 /* group.c, all with the lock held except sc_group_close. */
 int64_t sc_group_serve(struct sc_client *c, int64_t now);
 int sc_group_topics(struct sc_client *c, const char **names, int max);
 void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
-void sc_group_polled(struct sc_client *c);
+/* samsa_consumer_poll entered (true) or returned (false). */
+void sc_group_polled(struct sc_client *c, bool entering);
+/* A subscribed consumer fetches only while its generation is stable. */
+bool sc_group_blocks_fetch(struct sc_client *c);
 void sc_group_free(struct sc_client *c);
 /* Leaves the group, committing first with enable.auto.commit. */
 void sc_group_close(struct sc_client *c);

@@ -31,6 +31,8 @@ static const struct {
     {SAMSA_ERR_FATAL, "FATAL", "Local: fatal producer error"},
     {SAMSA_ERR_NOT_IMPLEMENTED, "NOT_IMPLEMENTED", "Local: not implemented in libsamsa yet"},
     {SAMSA_ERR_DESTROYED, "DESTROYED", "Local: handle is closing"},
+    {SAMSA_ERR_MAX_POLL_EXCEEDED, "MAX_POLL_EXCEEDED",
+     "Local: no poll within max.poll.interval.ms: the consumer left its group"},
 };
 
 const char *samsa_err_name(int err)

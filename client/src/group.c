@@ -1,25 +1,95 @@
 /*
- * group.id for a consumer: the group coordinator (FindCoordinator),
- * committed offsets (OffsetFetch resolves SAMSA_OFFSET_STORED), commits
- * (sync, async, auto commit every auto.commit.interval.ms), as a simple
- * (non-member) consumer: generation -1 and an empty member id, which the
- * coordinator accepts for an Empty group.
+ * group.id for a consumer: the group coordinator (FindCoordinator; its own
+ * connection), committed offsets (OffsetFetch resolves SAMSA_OFFSET_STORED),
+ * commits (sync, async, auto commit every auto.commit.interval.ms) and,
+ * after samsa_consumer_subscribe, membership of the classic consumer group
+ * protocol (reference §A4), eager as Java's range and roundrobin are:
  *
- * Subscribing as a member of the classic group protocol (JoinGroup,
- * SyncGroup, Heartbeat, LeaveGroup) is not implemented yet: the assignors
- * and the Subscription/Assignment formats it will use are in assignor.c.
+ *   UNJOINED --JoinGroup--> JOINING --(leader: Metadata of every member's
+ *   topics, then the chosen assignor)--> SYNC_READY --SyncGroup--> SYNCING
+ *   --assignment applied, "assigned" event--> STABLE (a Heartbeat every
+ *   heartbeat.interval.ms, auto commits)
+ *
+ *   STABLE --a rejoin is wanted (REBALANCE_IN_PROGRESS, a subscribed topic's
+ *   partition count changed, a new subscription)--> REVOKING: fetching
+ *   stops, the positions are committed (enable.auto.commit) and the
+ *   "revoked" event is served by the user's poll (a rebalance callback may
+ *   still commit the generation's positions there); then the assignment is
+ *   dropped and the member joins again (Java's onJoinPrepare).
+ *
+ *   Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, no heartbeat
+ *   answered within session.timeout.ms): the assignment is dropped at once,
+ *   nothing can be committed for it any more, and the member joins again.
+ *
+ *   No poll for max.poll.interval.ms: LeaveGroup, the assignment dropped,
+ *   SAMSA_ERR_MAX_POLL_EXCEEDED for the error callback; the next poll joins
+ *   again (as the Java client does).
+ *
+ * A simple consumer (assign, no subscribe) commits with generation -1 and an
+ * empty member id, which the coordinator accepts for an Empty group.
+ *
+ * Response handlers only change state (the response lives in the client's
+ * arena, which the send helpers reuse); sc_group_serve sends.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "consumer.h"
 
+#define MAX_SUB_TOPICS 10000
+
+enum g_state {
+    G_IDLE = 0,      /* not subscribed */
+    G_UNJOINED,      /* JoinGroup once join_at has come and the coordinator is up */
+    G_JOINING,       /* JoinGroup in flight */
+    G_ASSIGN_MD,     /* leader: Metadata of the members' topics, then assign */
+    G_SYNC_READY,    /* SyncGroup to send */
+    G_SYNCING,       /* SyncGroup in flight */
+    G_STABLE,        /* a member of `generation` with its assignment */
+    G_REVOKING,      /* commit and the revoke event before joining again */
+    G_POLL_EXCEEDED, /* left after max.poll.interval.ms; the next poll joins */
+    G_FATAL,         /* FENCED_INSTANCE_ID: membership given up */
+};
+
+static const char *const state_names[] = {
+    "idle",   "unjoined", "joining",        "assign-metadata", "sync-ready",
+    "syncing", "stable",  "revoking",       "poll-exceeded",   "fatal",
+};
+
 struct sc_group {
-    int32_t coord_id;      /* -1: unknown */
+    /* coordinator */
+    int32_t coord_id; /* -1: unknown */
     bool coord_inflight;
     int64_t coord_retry_at;
+    /* stored offsets and auto commit */
     bool ofetch_inflight;
     int64_t next_auto_commit;
+
+    /* membership */
+    int state;
+    bool closing;              /* samsa_consumer_close: never join again */
+    char **topics;             /* the subscription, sorted, unique */
+    int topic_count;
+    int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet */
+    char *member_id;           /* NULL: none yet ("" on the wire) */
+    int32_t generation;        /* -1 outside a generation */
+    int assignor;              /* the protocol the coordinator chose */
+    bool leader;
+    struct sc_member *members; /* the leader's view of this generation */
+    int member_count;
+    bool assign_md_inflight;
+    int64_t join_at;
+    bool rejoin_pending;       /* wanted while a join was under way */
+    bool hb_inflight;
+    int64_t next_hb;
+    int64_t last_hb_ok;        /* last heartbeat (or join) the coordinator answered */
+    int64_t last_poll;
+    int polling;               /* user threads inside samsa_consumer_poll */
+    bool revoke_commit_inflight;
+    bool revoke_wait_ack;
+    uint64_t acks_posted;
+    int64_t revoke_deadline;
 };
 
 struct sc_commit_item {
@@ -31,6 +101,7 @@ struct sc_commit_item {
 struct sc_commit_arg {
     int count;
     struct sc_commit_item *items;
+    int32_t generation; /* what the request carried */
 };
 
 void sc_op_commit_arg_free(void *varg)
@@ -52,38 +123,260 @@ static struct sc_group *group(struct sc_client *c)
         c->group = kp_calloc(1, sizeof(*c->group));
         if (c->group != NULL) {
             c->group->coord_id = -1;
+            c->group->generation = -1;
             c->group->next_auto_commit = sc_now_ms() + c->v->auto_commit_interval_ms;
+            c->group->last_poll = sc_now_ms();
         }
     }
     return c->group;
 }
 
+static const char *member_id(const struct sc_group *g)
+{
+    return g->member_id != NULL ? g->member_id : "";
+}
+
+static void set_member_id(struct sc_group *g, struct kp_str id)
+{
+    kp_free(g->member_id);
+    g->member_id = id.len > 0 ? sc_strndup(id.ptr, (size_t)id.len) : NULL;
+}
+
+static void clear_members(struct sc_group *g)
+{
+    for (int i = 0; i < g->member_count; i++) {
+        sc_member_clear(&g->members[i]);
+    }
+    kp_free(g->members);
+    g->members = NULL;
+    g->member_count = 0;
+}
+
+static void free_topics(struct sc_group *g)
+{
+    for (int i = 0; i < g->topic_count; i++) {
+        kp_free(g->topics[i]);
+    }
+    kp_free(g->topics);
+    kp_free(g->topic_parts);
+    g->topics = NULL;
+    g->topic_parts = NULL;
+    g->topic_count = 0;
+}
+
 void sc_group_free(struct sc_client *c)
 {
-    kp_free(c->group);
+    struct sc_group *g = c->group;
+    if (g == NULL) {
+        return;
+    }
+    clear_members(g);
+    free_topics(g);
+    kp_free(g->member_id);
+    kp_free(g);
     c->group = NULL;
+}
+
+static void set_state(struct sc_client *c, struct sc_group *g, int state)
+{
+    if (g->state != state) {
+        sc_log(c, "group %s: %s -> %s", c->v->group_id, state_names[g->state],
+               state_names[state]);
+    }
+    g->state = state;
+}
+
+bool sc_group_blocks_fetch(struct sc_client *c)
+{
+    return c->subscribed && c->group != NULL && c->group->state != G_STABLE;
 }
 
 int sc_group_topics(struct sc_client *c, const char **names, int max)
 {
-    (void)c;
-    (void)names;
-    (void)max;
-    return 0;
+    const struct sc_group *g = c->group;
+    int n = 0;
+    for (int i = 0; g != NULL && c->subscribed && i < g->topic_count && n < max; i++) {
+        names[n++] = g->topics[i];
+    }
+    return n;
+}
+
+/* The assignment as samsa_partition (topics borrowed from the cparts). */
+static struct samsa_partition *assignment_view(struct sc_client *c)
+{
+    struct samsa_partition *v =
+        kp_calloc((size_t)(c->cpart_count > 0 ? c->cpart_count : 1), sizeof(*v));
+    for (int i = 0; v != NULL && i < c->cpart_count; i++) {
+        v[i].topic = c->cparts[i]->topic;
+        v[i].partition = c->cparts[i]->partition;
+        v[i].offset = c->cparts[i]->app_offset >= 0 ? c->cparts[i]->app_offset
+                                                      : c->cparts[i]->position;
+    }
+    return v;
+}
+
+/* Queues the "revoked" event for the current assignment; with `ack` the
+ * group waits for the user's poll to have run it. */
+static bool post_revoked(struct sc_client *c, struct sc_group *g, bool ack)
+{
+    if (c->cpart_count == 0) {
+        return false;
+    }
+    struct samsa_partition *v = assignment_view(c);
+    bool posted = v != NULL && sc_post_rebalance(c, false, v, (size_t)c->cpart_count, ack);
+    kp_free(v);
+    if (posted && ack) {
+        g->acks_posted++;
+    }
+    return posted;
+}
+
+/* Drops the assignment at once (the partitions are lost to this member). */
+static void drop_assignment(struct sc_client *c, struct sc_group *g, bool post)
+{
+    if (post) {
+        (void)post_revoked(c, g, false);
+    }
+    if (c->cpart_count > 0) {
+        int err = sc_consumer_set_assignment(c, NULL, 0);
+        (void)err; /* clearing allocates one slot; on failure the old one stays */
+    }
+}
+
+static int join_backoff_ms(const struct sc_client *c)
+{
+    return c->v->retry_backoff_ms > 1000 ? c->v->retry_backoff_ms : 1000;
+}
+
+/* The generation is gone: drop everything and join again. */
+static void lost(struct sc_client *c, struct sc_group *g, bool reset_member, const char *why)
+{
+    sc_log(c, "group %s: membership lost (%s): joining again", c->v->group_id, why);
+    drop_assignment(c, g, true);
+    g->generation = -1;
+    if (reset_member) {
+        kp_free(g->member_id);
+        g->member_id = NULL;
+    }
+    clear_members(g);
+    g->rejoin_pending = false;
+    g->join_at = sc_now_ms();
+    set_state(c, g, G_UNJOINED);
+}
+
+static int send_commit(struct sc_client *c, struct sc_conn *conn, struct sc_commit_arg *a,
+                       sc_resp_fn *fn, void *ctx);
+static struct sc_commit_arg *commit_items(struct sc_client *c, const struct samsa_partition *offsets,
+                                          size_t count, bool changed_only);
+static void on_revoke_commit(struct sc_client *c, struct sc_conn *conn, int err, void *body,
+                             void *vctx);
+struct sc_conn *sc_group_coordinator(struct sc_client *c);
+
+/* A rejoin is wanted. */
+static void rejoin(struct sc_client *c, struct sc_group *g, const char *why)
+{
+    if (g->closing) {
+        return;
+    }
+    switch (g->state) {
+    case G_JOINING:
+    case G_ASSIGN_MD:
+    case G_SYNC_READY:
+    case G_SYNCING:
+        g->rejoin_pending = true;
+        return;
+    case G_STABLE:
+        break;
+    default:
+        return;
+    }
+    sc_log(c, "group %s: rejoining: %s", c->v->group_id, why);
+    g->join_at = sc_now_ms();
+    if (c->cpart_count == 0) {
+        set_state(c, g, G_UNJOINED);
+        return;
+    }
+    set_state(c, g, G_REVOKING);
+    sc_consumer_stop_fetching(c);
+    g->revoke_commit_inflight = false;
+    if (c->v->enable_auto_commit) {
+        struct sc_conn *coord = sc_group_coordinator(c);
+        struct sc_commit_arg *a = commit_items(c, NULL, 0, true);
+        if (a != NULL && a->count > 0 && coord != NULL &&
+            send_commit(c, coord, a, on_revoke_commit, a) == SAMSA_OK) {
+            g->revoke_commit_inflight = true;
+        } else {
+            sc_op_commit_arg_free(a);
+        }
+    }
+    g->revoke_wait_ack = c->conf->rebalance_cb != NULL && post_revoked(c, g, true);
+    /* A user who does not poll is out of the group after this anyway. */
+    g->revoke_deadline = sc_now_ms() + c->v->max_poll_interval_ms;
 }
 
 void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
-    (void)c;
-    (void)md;
+    struct sc_group *g = c->group;
+    if (g == NULL || !c->subscribed) {
+        return;
+    }
+    for (int i = 0; i < g->topic_count; i++) {
+        for (int32_t t = 0; t < md->Topics.count; t++) {
+            const struct kp_MetadataResponse_MetadataResponseTopic *mt = &md->Topics.items[t];
+            if (!kp_str_eq_c(mt->Name, g->topics[i])) {
+                continue;
+            }
+            int32_t n = mt->Partitions.count > 0 ? mt->Partitions.count : 0;
+            if (g->topic_parts[i] >= 0 && g->topic_parts[i] != n) {
+                char why[300];
+                snprintf(why, sizeof(why), "%s has %d partitions, had %d", g->topics[i], n,
+                         g->topic_parts[i]);
+                g->topic_parts[i] = n;
+                rejoin(c, g, why);
+            }
+            g->topic_parts[i] = n;
+        }
+    }
 }
 
-void sc_group_polled(struct sc_client *c)
+void sc_group_polled(struct sc_client *c, bool entering)
 {
-    (void)c;
+    struct sc_group *g = c->group;
+    if (g == NULL || !c->subscribed) {
+        return;
+    }
+    g->last_poll = sc_now_ms();
+    if (entering) {
+        g->polling++;
+        if (g->state == G_POLL_EXCEEDED && !g->closing) {
+            g->join_at = g->last_poll;
+            set_state(c, g, G_UNJOINED);
+            sc_wake(c);
+        }
+    } else if (g->polling > 0) {
+        g->polling--;
+    }
 }
 
 /* ---------------------------------------------------------- coordinator */
+
+static bool coordinator_error(int err)
+{
+    return err == KP_ERR_NOT_COORDINATOR || err == KP_ERR_COORDINATOR_NOT_AVAILABLE ||
+           err == KP_ERR_COORDINATOR_LOAD_IN_PROGRESS || err == SAMSA_ERR_TRANSPORT ||
+           err == SAMSA_ERR_TIMED_OUT || err == SAMSA_ERR_BAD_RESPONSE;
+}
+
+static void lose_coordinator(struct sc_client *c)
+{
+    struct sc_group *g = group(c);
+    if (g != NULL && g->coord_id >= 0) {
+        sc_log(c, "group %s: coordinator %d lost: looking for it again", c->v->group_id,
+               g->coord_id);
+        g->coord_id = -1;
+        g->coord_retry_at = sc_now_ms() + c->v->retry_backoff_ms;
+    }
+}
 
 static void on_find_coordinator(struct sc_client *c, struct sc_conn *conn, int err, void *body,
                                 void *ctx)
@@ -100,25 +393,16 @@ static void on_find_coordinator(struct sc_client *c, struct sc_conn *conn, int e
         return;
     }
     const struct kp_FindCoordinatorResponse *r = body;
-    if (r->ErrorCode != 0 || r->Host.len <= 0 || r->Port <= 0 || r->Port > 65535) {
+    if (r->ErrorCode != 0 || r->Host.len <= 0 || r->Port <= 0 || r->Port > 65535 ||
+        r->NodeId < 0) {
         g->coord_retry_at = sc_now_ms() + c->v->retry_backoff_ms;
         sc_log(c, "FindCoordinator: %s", kp_err_name(sc_err_from_wire(r->ErrorCode)));
         return;
     }
+    sc_broker_learn(c, r->NodeId, r->Host, r->Port);
     if (sc_broker_find(c, r->NodeId) == NULL) {
-        struct sc_broker_md *nb =
-            kp_realloc(c->brokers, (size_t)(c->broker_count + 1) * sizeof(*nb));
-        if (nb == NULL) {
-            return;
-        }
-        c->brokers = nb;
-        nb[c->broker_count].host = sc_strndup(r->Host.ptr, (size_t)r->Host.len);
-        if (nb[c->broker_count].host == NULL) {
-            return;
-        }
-        nb[c->broker_count].id = r->NodeId;
-        nb[c->broker_count].port = r->Port;
-        c->broker_count++;
+        g->coord_retry_at = sc_now_ms() + c->v->retry_backoff_ms;
+        return;
     }
     g->coord_id = r->NodeId;
     sc_log(c, "group %s: coordinator is node %d", c->v->group_id, r->NodeId);
@@ -131,7 +415,7 @@ struct sc_conn *sc_group_coordinator(struct sc_client *c)
         return NULL;
     }
     if (g->coord_id >= 0) {
-        struct sc_conn *conn = sc_conn_get(c, g->coord_id);
+        struct sc_conn *conn = sc_conn_get_coordinator(c, g->coord_id);
         if (conn != NULL) {
             return sc_conn_is_up(conn) ? conn : NULL;
         }
@@ -156,22 +440,6 @@ struct sc_conn *sc_group_coordinator(struct sc_client *c)
         g->coord_inflight = true;
     }
     return NULL;
-}
-
-static bool coordinator_error(int err)
-{
-    return err == KP_ERR_NOT_COORDINATOR || err == KP_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KP_ERR_COORDINATOR_LOAD_IN_PROGRESS || err == SAMSA_ERR_TRANSPORT ||
-           err == SAMSA_ERR_TIMED_OUT;
-}
-
-static void lose_coordinator(struct sc_client *c)
-{
-    struct sc_group *g = group(c);
-    if (g != NULL) {
-        g->coord_id = -1;
-        g->coord_retry_at = sc_now_ms() + c->v->retry_backoff_ms;
-    }
 }
 
 /* ------------------------------------------------- stored offsets (fetch) */
@@ -357,72 +625,79 @@ static void fetch_stored(struct sc_client *c, struct sc_conn *coord)
 
 /* ---------------------------------------------------------------- commit */
 
-static void on_commit(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *vctx)
+/* Items of offsets[0..count), or of every position the application has
+ * been handed (offsets NULL; only those that moved since their last commit
+ * when `changed_only`). Lock held. */
+static struct sc_commit_arg *commit_items(struct sc_client *c, const struct samsa_partition *offsets,
+                                          size_t count, bool changed_only)
 {
-    (void)conn;
-    struct sc_op *op = vctx;
-    struct sc_commit_arg *a = op->arg;
-    op->sent = false;
-    int res = err;
-    if (err == 0) {
-        const struct kp_OffsetCommitResponse *r = body;
-        for (int32_t i = 0; i < r->Topics.count; i++) {
-            for (int32_t j = 0; j < r->Topics.items[i].Partitions.count; j++) {
-                int e = sc_err_from_wire(r->Topics.items[i].Partitions.items[j].ErrorCode);
-                if (e != 0 && res == 0) {
-                    res = e;
-                }
+    struct sc_commit_arg *a = kp_calloc(1, sizeof(*a));
+    size_t n = offsets != NULL ? count : (size_t)c->cpart_count;
+    if (a == NULL) {
+        return NULL;
+    }
+    a->generation = -1;
+    a->items = kp_calloc(n > 0 ? n : 1, sizeof(*a->items));
+    if (a->items == NULL) {
+        kp_free(a);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *topic;
+        int32_t partition;
+        int64_t off;
+        if (offsets != NULL) {
+            topic = offsets[i].topic;
+            partition = offsets[i].partition;
+            off = offsets[i].offset;
+        } else {
+            const struct sc_cpart *p = c->cparts[i];
+            topic = p->topic;
+            partition = p->partition;
+            off = p->app_offset;
+            if (off < 0 || (changed_only && off == p->committed)) {
+                continue;
             }
         }
-    }
-    if (coordinator_error(res) && sc_now_ms() < op->deadline) {
-        lose_coordinator(c);
-        op->retry_at = sc_now_ms() + c->v->retry_backoff_ms;
-        return;
-    }
-    if (res == 0) {
-        for (int i = 0; i < a->count; i++) {
-            struct sc_cpart *p = sc_cpart_find(c, a->items[i].topic, a->items[i].partition);
-            if (p != NULL) {
-                p->committed = a->items[i].offset;
-            }
+        a->items[a->count].topic = sc_strdup(topic);
+        if (a->items[a->count].topic == NULL) {
+            sc_op_commit_arg_free(a);
+            return NULL;
         }
-    } else {
-        sc_errf(op->errstr, sizeof(op->errstr), "OffsetCommit for group %s: %s", c->v->group_id,
-                samsa_err_str(res));
-        if (op->abandoned) {
-            sc_post_error(c, res, "%s", op->errstr);
-        }
+        a->items[a->count].partition = partition;
+        a->items[a->count].offset = off;
+        a->count++;
     }
-    sc_op_finish(c, op, res);
+    return a;
 }
 
-int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+/* Whether a subscribed member may commit now: only inside a generation. */
+static bool in_generation(const struct sc_client *c)
 {
-    struct sc_commit_arg *a = op->arg;
-    if (a->count == 0) {
-        sc_op_finish(c, op, SAMSA_OK);
-        return INT64_MAX;
-    }
-    struct sc_conn *coord = sc_group_coordinator(c);
-    if (coord == NULL) {
-        return now + 20;
-    }
-    int16_t ver = sc_conn_version(coord, KP_API_OFFSET_COMMIT, 2, 7);
+    const struct sc_group *g = c->group;
+    return !c->subscribed ||
+           (g != NULL && g->generation >= 0 && (g->state == G_STABLE || g->state == G_REVOKING));
+}
+
+/* An OffsetCommit of a's items onto conn, with the member's generation and
+ * id (a subscribed consumer) or -1 and "" (a simple one). */
+static int send_commit(struct sc_client *c, struct sc_conn *conn, struct sc_commit_arg *a,
+                       sc_resp_fn *fn, void *ctx)
+{
+    int16_t ver = sc_conn_version(conn, KP_API_OFFSET_COMMIT, 2, 7);
     if (ver < 0) {
-        sc_op_finish(c, op, SAMSA_ERR_UNSUPPORTED);
-        return INT64_MAX;
+        return SAMSA_ERR_UNSUPPORTED;
     }
     struct kp_OffsetCommitRequest_OffsetCommitRequestTopic *ts =
-        kp_arena_alloc(&c->arena, sizeof(*ts) * (size_t)a->count);
+        kp_arena_alloc(&c->arena, sizeof(*ts) * (size_t)(a->count > 0 ? a->count : 1));
     struct kp_OffsetCommitRequest_OffsetCommitRequestPartition *ps =
-        kp_arena_alloc(&c->arena, sizeof(*ps) * (size_t)a->count);
+        kp_arena_alloc(&c->arena, sizeof(*ps) * (size_t)(a->count > 0 ? a->count : 1));
     if (ts == NULL || ps == NULL) {
         kp_arena_reset(&c->arena);
-        sc_op_finish(c, op, SAMSA_ERR_NOMEM);
-        return INT64_MAX;
+        return SAMSA_ERR_NOMEM;
     }
-    int nt = 0, np = 0;
+    int nt = 0;
+    int np = 0;
     for (int i = 0; i < a->count; i++) {
         bool seen = false;
         for (int t = 0; t < nt; t++) {
@@ -449,17 +724,139 @@ int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now)
         }
         nt++;
     }
+    const struct sc_group *g = c->group;
+    bool member = c->subscribed && g != NULL;
     struct kp_OffsetCommitRequest req;
     kp_OffsetCommitRequest_init(&req);
     req.GroupId = kp_str_c(c->v->group_id);
-    req.GenerationId = -1;
-    req.MemberId = kp_str_c("");
-    req.GroupInstanceId = KP_STR_NULL;
+    req.GenerationId = member ? g->generation : -1;
+    req.MemberId = kp_str_c(member ? member_id(g) : "");
+    req.GroupInstanceId = member && c->v->group_instance_id[0] != '\0'
+                              ? kp_str_c(c->v->group_instance_id)
+                              : KP_STR_NULL;
     req.RetentionTimeMs = -1;
     req.Topics.items = ts;
     req.Topics.count = nt;
-    int err = sc_conn_send(c, coord, KP_API_OFFSET_COMMIT, ver, &req, on_commit, op);
+    a->generation = req.GenerationId;
+    int err = sc_conn_send(c, conn, KP_API_OFFSET_COMMIT, ver, &req, fn, ctx);
     kp_arena_reset(&c->arena);
+    return err;
+}
+
+/* The first error of an OffsetCommit answer (or of its transport). */
+static int commit_result(int err, const void *body)
+{
+    if (err != 0) {
+        return err;
+    }
+    const struct kp_OffsetCommitResponse *r = body;
+    for (int32_t i = 0; i < r->Topics.count; i++) {
+        for (int32_t j = 0; j < r->Topics.items[i].Partitions.count; j++) {
+            int e = sc_err_from_wire(r->Topics.items[i].Partitions.items[j].ErrorCode);
+            if (e != 0) {
+                return e;
+            }
+        }
+    }
+    return SAMSA_OK;
+}
+
+/* What a commit's answer says about the membership it was made in. */
+static void commit_answered(struct sc_client *c, const struct sc_commit_arg *a, int res)
+{
+    struct sc_group *g = c->group;
+    if (res == SAMSA_OK) {
+        for (int i = 0; i < a->count; i++) {
+            struct sc_cpart *p = sc_cpart_find(c, a->items[i].topic, a->items[i].partition);
+            if (p != NULL) {
+                p->committed = a->items[i].offset;
+            }
+        }
+        return;
+    }
+    if (coordinator_error(res)) {
+        lose_coordinator(c);
+        return;
+    }
+    if (!c->subscribed || g == NULL || a->generation != g->generation || a->generation < 0) {
+        return; /* an answer about a generation already left */
+    }
+    if (res == KP_ERR_UNKNOWN_MEMBER_ID) {
+        lost(c, g, true, "OffsetCommit: UNKNOWN_MEMBER_ID");
+    } else if (res == KP_ERR_ILLEGAL_GENERATION) {
+        lost(c, g, false, "OffsetCommit: ILLEGAL_GENERATION");
+    } else if (res == KP_ERR_REBALANCE_IN_PROGRESS) {
+        rejoin(c, g, "OffsetCommit: REBALANCE_IN_PROGRESS");
+    }
+}
+
+static void on_revoke_commit(struct sc_client *c, struct sc_conn *conn, int err, void *body,
+                             void *vctx)
+{
+    (void)conn;
+    struct sc_commit_arg *a = vctx;
+    int res = commit_result(err, body);
+    struct sc_group *g = c->group;
+    if (g != NULL) {
+        g->revoke_commit_inflight = false;
+    }
+    if (res != SAMSA_OK) {
+        sc_post_error(c, res, "group %s: commit before rejoining: %s", c->v->group_id,
+                      samsa_err_str(res));
+    }
+    commit_answered(c, a, res);
+    sc_op_commit_arg_free(a);
+}
+
+static void on_commit(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *vctx)
+{
+    (void)conn;
+    struct sc_op *op = vctx;
+    struct sc_commit_arg *a = op->arg;
+    op->sent = false;
+    int res = commit_result(err, body);
+    if (coordinator_error(res) && sc_now_ms() < op->deadline) {
+        lose_coordinator(c);
+        op->retry_at = sc_now_ms() + c->v->retry_backoff_ms;
+        return;
+    }
+    commit_answered(c, a, res);
+    if (res != SAMSA_OK) {
+        sc_errf(op->errstr, sizeof(op->errstr), "OffsetCommit for group %s: %s", c->v->group_id,
+                samsa_err_str(res));
+        if (op->abandoned) {
+            sc_post_error(c, res, "%s", op->errstr);
+        }
+    }
+    sc_op_finish(c, op, res);
+}
+
+int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+{
+    struct sc_commit_arg *a = op->arg;
+    if (a->count == 0) {
+        sc_op_finish(c, op, SAMSA_OK);
+        return INT64_MAX;
+    }
+    if (!in_generation(c)) {
+        sc_errf(op->errstr, sizeof(op->errstr),
+                "OffsetCommit for group %s: not a member of a generation now (rebalancing)",
+                c->v->group_id);
+        if (op->abandoned) {
+            sc_post_error(c, KP_ERR_REBALANCE_IN_PROGRESS, "%s", op->errstr);
+        }
+        sc_op_finish(c, op, KP_ERR_REBALANCE_IN_PROGRESS);
+        return INT64_MAX;
+    }
+    struct sc_conn *coord = sc_group_coordinator(c);
+    if (coord == NULL) {
+        return now + 20;
+    }
+    int err = send_commit(c, coord, a, on_commit, op);
+    if (err == SAMSA_ERR_UNSUPPORTED || err == SAMSA_ERR_NOMEM) {
+        sc_op_finish(c, op, err);
+        return INT64_MAX;
+    }
     op->sent = err == SAMSA_OK;
     return INT64_MAX;
 }
@@ -520,47 +917,12 @@ int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now
     return INT64_MAX;
 }
 
-/* A commit op of the given offsets, or of every partition's position
- * (offsets NULL; only partitions that moved since their last commit when
- * `changed_only`). Lock held. */
 static struct sc_op *commit_op(struct sc_client *c, const struct samsa_partition *offsets,
                                size_t count, bool changed_only)
 {
-    struct sc_commit_arg *a = kp_calloc(1, sizeof(*a));
-    size_t n = offsets != NULL ? count : (size_t)c->cpart_count;
+    struct sc_commit_arg *a = commit_items(c, offsets, count, changed_only);
     if (a == NULL) {
         return NULL;
-    }
-    a->items = kp_calloc(n > 0 ? n : 1, sizeof(*a->items));
-    if (a->items == NULL) {
-        kp_free(a);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *topic;
-        int32_t partition;
-        int64_t off;
-        if (offsets != NULL) {
-            topic = offsets[i].topic;
-            partition = offsets[i].partition;
-            off = offsets[i].offset;
-        } else {
-            const struct sc_cpart *p = c->cparts[i];
-            topic = p->topic;
-            partition = p->partition;
-            off = p->app_offset;
-            if (off < 0 || (changed_only && off == p->committed)) {
-                continue;
-            }
-        }
-        a->items[a->count].topic = sc_strdup(topic);
-        if (a->items[a->count].topic == NULL) {
-            sc_op_commit_arg_free(a);
-            return NULL;
-        }
-        a->items[a->count].partition = partition;
-        a->items[a->count].offset = off;
-        a->count++;
     }
     struct sc_op *op = sc_op_new(SC_OP_COMMIT, a);
     if (op == NULL) {
@@ -625,6 +987,11 @@ int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, 
     if (c->v->group_id[0] == '\0') {
         return SAMSA_ERR_STATE;
     }
+    for (size_t i = 0; i < count; i++) {
+        if (parts[i].topic == NULL || parts[i].partition < 0) {
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
     pthread_mutex_lock(&c->lock);
     struct sc_op *op = commit_op(c, parts, count, false);
     pthread_mutex_unlock(&c->lock);
@@ -643,14 +1010,753 @@ int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, 
     return err;
 }
 
+/* ------------------------------------------------------------ membership */
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
 {
-    (void)topics;
-    (void)count;
-    if (sc == NULL) {
+    if (sc == NULL || topics == NULL || count == 0 || count > MAX_SUB_TOPICS) {
         return SAMSA_ERR_INVALID_ARG;
     }
-    return SAMSA_ERR_NOT_IMPLEMENTED;
+    for (size_t i = 0; i < count; i++) {
+        if (topics[i] == NULL || topics[i][0] == '\0') {
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    struct sc_client *c = sc->c;
+    if (c->v->group_id[0] == '\0') {
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    char **names = kp_calloc(count, sizeof(*names));
+    int32_t *parts = kp_calloc(count, sizeof(*parts));
+    int n = 0;
+    if (names == NULL || parts == NULL) {
+        goto out_nomem;
+    }
+    for (size_t i = 0; i < count; i++) {
+        names[n] = sc_strdup(topics[i]);
+        if (names[n] == NULL) {
+            goto out_nomem;
+        }
+        n++;
+    }
+    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
+    int u = 0;
+    for (int i = 0; i < n; i++) {
+        if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
+            kp_free(names[i]);
+            continue;
+        }
+        names[u] = names[i];
+        parts[u] = -1;
+        u++;
+    }
+    n = u;
+    pthread_mutex_lock(&c->lock);
+    struct sc_group *g = group(c);
+    if (g == NULL || (!c->subscribed && c->cpart_count > 0) || (g != NULL && g->closing)) {
+        pthread_mutex_unlock(&c->lock);
+        for (int i = 0; i < n; i++) {
+            kp_free(names[i]);
+        }
+        kp_free(names);
+        kp_free(parts);
+        return g == NULL ? SAMSA_ERR_NOMEM : SAMSA_ERR_STATE;
+    }
+    bool same = c->subscribed && g->topic_count == n;
+    for (int i = 0; same && i < n; i++) {
+        same = strcmp(g->topics[i], names[i]) == 0;
+    }
+    free_topics(g);
+    g->topics = names;
+    g->topic_parts = parts;
+    g->topic_count = n;
+    c->subscribed = true;
+    c->md_wanted = true;
+    if (g->state == G_IDLE) {
+        g->join_at = 0;
+        g->last_poll = sc_now_ms();
+        set_state(c, g, G_UNJOINED);
+    } else if (!same) {
+        rejoin(c, g, "the subscription changed");
+    }
+    pthread_mutex_unlock(&c->lock);
+    sc_wake(c);
+    return SAMSA_OK;
+out_nomem:
+    for (int i = 0; i < n; i++) {
+        kp_free(names[i]);
+    }
+    kp_free(names);
+    kp_free(parts);
+    return SAMSA_ERR_NOMEM;
+}
+
+/* JoinGroup ---------------------------------------------------------- */
+
+static int assignor_by_name(const struct sc_client *c, struct kp_str name)
+{
+    for (int i = 0; i < c->v->assignor_count; i++) {
+        if (kp_str_eq_c(name, sc_assignor_name(c->v->assignors[i]))) {
+            return c->v->assignors[i];
+        }
+    }
+    return -1;
+}
+
+/* Copies the members of a leader's JoinGroup answer (their subscriptions
+ * decoded). A member whose Subscription does not decode gets no topics. */
+static int take_members(struct sc_client *c, struct sc_group *g,
+                        const struct kp_JoinGroupResponse *r)
+{
+    clear_members(g);
+    int n = r->Members.count > 0 ? r->Members.count : 0;
+    g->members = kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*g->members));
+    if (g->members == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct kp_JoinGroupResponse_JoinGroupResponseMember *m = &r->Members.items[i];
+        struct sc_member *dst = &g->members[g->member_count];
+        dst->member_id = sc_strndup(m->MemberId.ptr != NULL ? m->MemberId.ptr : "",
+                                    (size_t)(m->MemberId.len > 0 ? m->MemberId.len : 0));
+        if (dst->member_id == NULL) {
+            return SAMSA_ERR_NOMEM;
+        }
+        g->member_count++;
+        if (m->GroupInstanceId.len >= 0 && m->GroupInstanceId.ptr != NULL) {
+            dst->instance_id = sc_strndup(m->GroupInstanceId.ptr, (size_t)m->GroupInstanceId.len);
+        }
+        int err = m->Metadata.len > 0 ? sc_subscription_decode(m->Metadata.ptr,
+                                                               (size_t)m->Metadata.len,
+                                                               &dst->topics, &dst->topic_count)
+                                      : SAMSA_ERR_BAD_RESPONSE;
+        if (err == SAMSA_ERR_NOMEM) {
+            return err;
+        }
+        if (err != SAMSA_OK) {
+            sc_post_error(c, SAMSA_ERR_BAD_RESPONSE,
+                          "group %s: member %s sent a Subscription that does not decode; it "
+                          "gets no partitions",
+                          c->v->group_id, dst->member_id);
+        }
+    }
+    return SAMSA_OK;
+}
+
+static void on_join(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
+{
+    (void)conn;
+    (void)ctx;
+    struct sc_group *g = c->group;
+    if (g == NULL || g->state != G_JOINING) {
+        return;
+    }
+    int64_t now = sc_now_ms();
+    if (err != 0) {
+        lose_coordinator(c);
+        g->join_at = now + c->v->retry_backoff_ms;
+        set_state(c, g, G_UNJOINED);
+        return;
+    }
+    const struct kp_JoinGroupResponse *r = body;
+    int e = sc_err_from_wire(r->ErrorCode);
+    g->join_at = now;
+    set_state(c, g, G_UNJOINED);
+    switch (e) {
+    case SAMSA_OK:
+        break;
+    case KP_ERR_MEMBER_ID_REQUIRED:
+        set_member_id(g, r->MemberId); /* and join again at once with it */
+        return;
+    case KP_ERR_UNKNOWN_MEMBER_ID:
+        set_member_id(g, KP_STR_NULL);
+        return;
+    case KP_ERR_REBALANCE_IN_PROGRESS:
+        return;
+    case KP_ERR_FENCED_INSTANCE_ID:
+        sc_post_error(c, SAMSA_ERR_FATAL,
+                      "group %s: FENCED_INSTANCE_ID: another consumer uses group.instance.id=%s;"
+                      " this one stops consuming",
+                      c->v->group_id, c->v->group_instance_id);
+        set_state(c, g, G_FATAL);
+        return;
+    default:
+        if (coordinator_error(e)) {
+            lose_coordinator(c);
+            g->join_at = now + c->v->retry_backoff_ms;
+            return;
+        }
+        sc_post_error(c, e, "group %s: JoinGroup: %s; trying again", c->v->group_id,
+                      samsa_err_str(e));
+        g->join_at = now + join_backoff_ms(c);
+        return;
+    }
+    int assignor = assignor_by_name(c, r->ProtocolName);
+    set_member_id(g, r->MemberId);
+    if (g->member_id == NULL || assignor < 0) {
+        sc_post_error(c, SAMSA_ERR_BAD_RESPONSE,
+                      "group %s: JoinGroup answered protocol \"%.*s\", not one offered", c->v->group_id,
+                      (int)(r->ProtocolName.len > 0 ? r->ProtocolName.len : 0),
+                      r->ProtocolName.ptr != NULL ? r->ProtocolName.ptr : "");
+        g->join_at = now + join_backoff_ms(c);
+        return;
+    }
+    g->generation = r->GenerationId;
+    g->assignor = assignor;
+    g->leader = kp_str_eq(r->Leader, r->MemberId);
+    g->last_hb_ok = now;
+    sc_log(c, "group %s: generation %d, member %s%s, protocol %s", c->v->group_id,
+           g->generation, g->member_id, g->leader ? " (leader)" : "", sc_assignor_name(assignor));
+    if (g->leader) {
+        if (take_members(c, g, r) != SAMSA_OK) {
+            clear_members(g);
+            g->join_at = now + c->v->retry_backoff_ms;
+            return;
+        }
+        g->assign_md_inflight = false;
+        set_state(c, g, G_ASSIGN_MD);
+    } else {
+        set_state(c, g, G_SYNC_READY);
+    }
+}
+
+static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn *coord,
+                         int64_t now)
+{
+    int16_t ver = sc_conn_version(coord, KP_API_JOIN_GROUP, 0, 5);
+    if (ver < 0) {
+        sc_post_error(c, SAMSA_ERR_UNSUPPORTED, "group %s: the coordinator lacks JoinGroup",
+                      c->v->group_id);
+        g->join_at = now + join_backoff_ms(c);
+        return g->join_at;
+    }
+    struct kp_writer w;
+    kp_wr_init(&w, 16u * 1024 * 1024);
+    sc_subscription_encode(&w, g->topics, g->topic_count, NULL, 0);
+    if (w.err != 0) {
+        kp_wr_free(&w);
+        g->join_at = now + c->v->retry_backoff_ms;
+        return g->join_at;
+    }
+    struct kp_JoinGroupRequest_JoinGroupRequestProtocol protos[SC_MAX_ASSIGNORS];
+    int np = c->v->assignor_count < SC_MAX_ASSIGNORS ? c->v->assignor_count : SC_MAX_ASSIGNORS;
+    for (int i = 0; i < np; i++) {
+        protos[i].Name = kp_str_c(sc_assignor_name(c->v->assignors[i]));
+        protos[i].Metadata = (struct kp_bytes){w.buf, (int32_t)w.len};
+    }
+    struct kp_JoinGroupRequest req;
+    kp_JoinGroupRequest_init(&req);
+    req.GroupId = kp_str_c(c->v->group_id);
+    req.SessionTimeoutMs = c->v->session_timeout_ms;
+    req.RebalanceTimeoutMs = c->v->max_poll_interval_ms;
+    req.MemberId = kp_str_c(member_id(g));
+    req.GroupInstanceId =
+        c->v->group_instance_id[0] != '\0' ? kp_str_c(c->v->group_instance_id) : KP_STR_NULL;
+    req.ProtocolType = kp_str_c("consumer");
+    req.Protocols.items = protos;
+    req.Protocols.count = np;
+    int err = sc_conn_send(c, coord, KP_API_JOIN_GROUP, ver, &req, on_join, NULL);
+    kp_wr_free(&w);
+    if (err != SAMSA_OK) {
+        g->join_at = now + c->v->retry_backoff_ms;
+        return g->join_at;
+    }
+    g->generation = -1;
+    set_state(c, g, G_JOINING);
+    return INT64_MAX;
+}
+
+/* The leader's assignment ------------------------------------------- */
+
+struct assign_md_ctx {
+    int32_t generation;
+};
+
+static void on_assign_md(struct sc_client *c, struct sc_conn *conn, int err, void *body,
+                         void *vctx)
+{
+    (void)conn;
+    struct assign_md_ctx *ctx = vctx;
+    int32_t gen = ctx->generation;
+    kp_free(ctx);
+    struct sc_group *g = c->group;
+    if (g == NULL || g->state != G_ASSIGN_MD || g->generation != gen) {
+        return;
+    }
+    g->assign_md_inflight = false;
+    if (err != 0) {
+        return; /* asked again by the next serve */
+    }
+    const struct kp_MetadataResponse *md = body;
+    /* Every topic any member subscribes to, with its partition count (0
+     * when the cluster does not have it: nobody gets it). */
+    int cap = 0;
+    for (int i = 0; i < g->member_count; i++) {
+        cap += g->members[i].topic_count;
+    }
+    struct sc_topic_count *counts = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*counts));
+    if (counts == NULL) {
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < g->member_count; i++) {
+        for (int k = 0; k < g->members[i].topic_count; k++) {
+            const char *t = g->members[i].topics[k];
+            bool seen = false;
+            for (int j = 0; j < n && !seen; j++) {
+                seen = strcmp(counts[j].topic, t) == 0;
+            }
+            if (seen) {
+                continue;
+            }
+            counts[n].topic = t;
+            counts[n].partitions = 0;
+            for (int32_t m = 0; m < md->Topics.count; m++) {
+                if (kp_str_eq_c(md->Topics.items[m].Name, t)) {
+                    int32_t pc = md->Topics.items[m].Partitions.count;
+                    counts[n].partitions = pc > 0 ? pc : 0;
+                }
+            }
+            n++;
+        }
+    }
+    /* The leader's own view of its topics follows this snapshot. */
+    for (int i = 0; i < g->topic_count; i++) {
+        for (int j = 0; j < n; j++) {
+            if (strcmp(counts[j].topic, g->topics[i]) == 0) {
+                g->topic_parts[i] = counts[j].partitions;
+            }
+        }
+    }
+    int aerr = sc_assign(g->assignor, g->members, g->member_count, counts, n);
+    kp_free(counts);
+    if (aerr != SAMSA_OK) {
+        return; /* out of memory: the next serve asks again */
+    }
+    set_state(c, g, G_SYNC_READY);
+}
+
+static int64_t send_assign_md(struct sc_client *c, struct sc_group *g, int64_t now)
+{
+    if (g->assign_md_inflight) {
+        return INT64_MAX;
+    }
+    struct sc_conn *conn = sc_conn_any_up(c);
+    if (conn == NULL) {
+        return now + 50;
+    }
+    int16_t ver = sc_conn_version(conn, KP_API_METADATA, 1, 6);
+    if (ver < 0) {
+        return now + join_backoff_ms(c);
+    }
+    int cap = 0;
+    for (int i = 0; i < g->member_count; i++) {
+        cap += g->members[i].topic_count;
+    }
+    struct kp_MetadataRequest_MetadataRequestTopic *ts =
+        kp_arena_alloc(&c->arena, sizeof(*ts) * (size_t)(cap > 0 ? cap : 1));
+    struct assign_md_ctx *ctx = kp_malloc(sizeof(*ctx));
+    if (ts == NULL || ctx == NULL) {
+        kp_arena_reset(&c->arena);
+        kp_free(ctx);
+        return now + c->v->retry_backoff_ms;
+    }
+    int n = 0;
+    for (int i = 0; i < g->member_count; i++) {
+        for (int k = 0; k < g->members[i].topic_count; k++) {
+            bool seen = false;
+            for (int j = 0; j < n && !seen; j++) {
+                seen = kp_str_eq_c(ts[j].Name, g->members[i].topics[k]);
+            }
+            if (!seen) {
+                ts[n++].Name = kp_str_c(g->members[i].topics[k]);
+            }
+        }
+    }
+    struct kp_MetadataRequest req;
+    kp_MetadataRequest_init(&req);
+    req.Topics.items = ts;
+    req.Topics.count = n; /* 0: no topics at all, which assigns nothing */
+    req.AllowAutoTopicCreation = false;
+    ctx->generation = g->generation;
+    int err = sc_conn_send(c, conn, KP_API_METADATA, ver, &req, on_assign_md, ctx);
+    kp_arena_reset(&c->arena);
+    if (err != SAMSA_OK) {
+        kp_free(ctx);
+        return now + c->v->retry_backoff_ms;
+    }
+    g->assign_md_inflight = true;
+    return INT64_MAX;
+}
+
+/* SyncGroup ---------------------------------------------------------- */
+
+static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
+{
+    (void)conn;
+    (void)ctx;
+    struct sc_group *g = c->group;
+    if (g == NULL || g->state != G_SYNCING) {
+        return;
+    }
+    int64_t now = sc_now_ms();
+    clear_members(g);
+    g->join_at = now;
+    set_state(c, g, G_UNJOINED);
+    if (err != 0) {
+        lose_coordinator(c);
+        g->join_at = now + c->v->retry_backoff_ms;
+        return;
+    }
+    const struct kp_SyncGroupResponse *r = body;
+    int e = sc_err_from_wire(r->ErrorCode);
+    if (e == KP_ERR_UNKNOWN_MEMBER_ID) {
+        set_member_id(g, KP_STR_NULL);
+        return;
+    }
+    if (e == KP_ERR_REBALANCE_IN_PROGRESS || e == KP_ERR_ILLEGAL_GENERATION) {
+        return;
+    }
+    if (e != SAMSA_OK) {
+        if (coordinator_error(e)) {
+            lose_coordinator(c);
+            g->join_at = now + c->v->retry_backoff_ms;
+            return;
+        }
+        sc_post_error(c, e, "group %s: SyncGroup: %s; joining again", c->v->group_id,
+                      samsa_err_str(e));
+        g->join_at = now + join_backoff_ms(c);
+        return;
+    }
+    struct sc_tp *tps = NULL;
+    int n = 0;
+    int derr = sc_assignment_decode(r->Assignment.ptr, (size_t)(r->Assignment.len > 0
+                                                                    ? r->Assignment.len
+                                                                    : 0),
+                                    &tps, &n);
+    if (derr != SAMSA_OK) {
+        sc_post_error(c, SAMSA_ERR_BAD_RESPONSE,
+                      "group %s: the Assignment of generation %d does not decode; joining again",
+                      c->v->group_id, g->generation);
+        g->join_at = now + join_backoff_ms(c);
+        return;
+    }
+    struct samsa_partition *parts = kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*parts));
+    int k = 0;
+    for (int i = 0; parts != NULL && i < n; i++) {
+        if (tps[i].partition < 0 || tps[i].topic[0] == '\0') {
+            continue; /* not a partition: ignored */
+        }
+        bool dup = false;
+        for (int j = 0; j < k && !dup; j++) {
+            dup = parts[j].partition == tps[i].partition && strcmp(parts[j].topic, tps[i].topic) == 0;
+        }
+        if (!dup) {
+            parts[k].topic = tps[i].topic;
+            parts[k].partition = tps[i].partition;
+            parts[k].offset = SAMSA_OFFSET_STORED;
+            k++;
+        }
+    }
+    int aerr = parts != NULL ? sc_consumer_set_assignment(c, parts, (size_t)k) : SAMSA_ERR_NOMEM;
+    if (aerr == SAMSA_OK) {
+        (void)sc_post_rebalance(c, true, parts, (size_t)k, false);
+        g->last_hb_ok = now;
+        g->next_hb = now + c->v->heartbeat_interval_ms;
+        g->hb_inflight = false;
+        set_state(c, g, G_STABLE);
+        sc_log(c, "group %s: generation %d: %d partition(s) assigned", c->v->group_id,
+               g->generation, k);
+    } else {
+        g->join_at = now + c->v->retry_backoff_ms;
+    }
+    kp_free(parts);
+    sc_tps_free(tps, n);
+    if (g->state == G_STABLE && g->rejoin_pending) {
+        g->rejoin_pending = false;
+        rejoin(c, g, "wanted while joining");
+    }
+}
+
+static int64_t send_sync(struct sc_client *c, struct sc_group *g, struct sc_conn *coord,
+                         int64_t now)
+{
+    int16_t ver = sc_conn_version(coord, KP_API_SYNC_GROUP, 0, 3);
+    if (ver < 0) {
+        g->join_at = now + join_backoff_ms(c);
+        set_state(c, g, G_UNJOINED);
+        return g->join_at;
+    }
+    int n = g->leader ? g->member_count : 0;
+    struct kp_writer *ws = kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*ws));
+    struct kp_SyncGroupRequest_SyncGroupRequestAssignment *as =
+        kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*as));
+    int err = SAMSA_ERR_NOMEM;
+    if (ws == NULL || as == NULL) {
+        goto out;
+    }
+    err = SAMSA_OK;
+    for (int i = 0; i < n; i++) {
+        kp_wr_init(&ws[i], 64u * 1024 * 1024);
+        sc_assignment_encode(&ws[i], g->members[i].assigned, g->members[i].assigned_count);
+        if (ws[i].err != 0) {
+            err = SAMSA_ERR_NOMEM;
+        }
+        as[i].MemberId = kp_str_c(g->members[i].member_id);
+        as[i].Assignment = (struct kp_bytes){ws[i].buf, (int32_t)ws[i].len};
+    }
+    if (err == SAMSA_OK) {
+        struct kp_SyncGroupRequest req;
+        kp_SyncGroupRequest_init(&req);
+        req.GroupId = kp_str_c(c->v->group_id);
+        req.GenerationId = g->generation;
+        req.MemberId = kp_str_c(member_id(g));
+        req.GroupInstanceId = c->v->group_instance_id[0] != '\0'
+                                  ? kp_str_c(c->v->group_instance_id)
+                                  : KP_STR_NULL;
+        req.Assignments.items = as;
+        req.Assignments.count = n;
+        err = sc_conn_send(c, coord, KP_API_SYNC_GROUP, ver, &req, on_sync, NULL);
+    }
+out:
+    for (int i = 0; ws != NULL && i < n; i++) {
+        kp_wr_free(&ws[i]);
+    }
+    kp_free(ws);
+    kp_free(as);
+    if (err != SAMSA_OK) {
+        return now + c->v->retry_backoff_ms;
+    }
+    set_state(c, g, G_SYNCING);
+    return INT64_MAX;
+}
+
+/* Heartbeat ---------------------------------------------------------- */
+
+static void on_heartbeat(struct sc_client *c, struct sc_conn *conn, int err, void *body,
+                         void *ctx)
+{
+    (void)conn;
+    struct sc_group *g = c->group;
+    if (g == NULL) {
+        return;
+    }
+    g->hb_inflight = false;
+    int32_t gen = (int32_t)(intptr_t)ctx;
+    if (gen != g->generation || (g->state != G_STABLE && g->state != G_REVOKING)) {
+        return;
+    }
+    int e = err != 0 ? err : sc_err_from_wire(((const struct kp_HeartbeatResponse *)body)->ErrorCode);
+    switch (e) {
+    case SAMSA_OK:
+        g->last_hb_ok = sc_now_ms();
+        break;
+    case KP_ERR_REBALANCE_IN_PROGRESS:
+        g->last_hb_ok = sc_now_ms();
+        rejoin(c, g, "the coordinator is rebalancing the group");
+        break;
+    case KP_ERR_UNKNOWN_MEMBER_ID:
+        lost(c, g, true, "Heartbeat: UNKNOWN_MEMBER_ID");
+        break;
+    case KP_ERR_ILLEGAL_GENERATION:
+        lost(c, g, false, "Heartbeat: ILLEGAL_GENERATION");
+        break;
+    case KP_ERR_FENCED_INSTANCE_ID:
+        drop_assignment(c, g, true);
+        sc_post_error(c, SAMSA_ERR_FATAL,
+                      "group %s: FENCED_INSTANCE_ID: another consumer uses group.instance.id=%s;"
+                      " this one stops consuming",
+                      c->v->group_id, c->v->group_instance_id);
+        set_state(c, g, G_FATAL);
+        break;
+    default:
+        if (coordinator_error(e)) {
+            lose_coordinator(c);
+            g->next_hb = sc_now_ms() + c->v->retry_backoff_ms;
+        } else {
+            sc_log(c, "group %s: Heartbeat: %s", c->v->group_id, kp_err_name(e));
+        }
+        break;
+    }
+}
+
+static int64_t heartbeat(struct sc_client *c, struct sc_group *g, int64_t now)
+{
+    if (now - g->last_hb_ok > c->v->session_timeout_ms) {
+        lost(c, g, true, "no heartbeat answered within session.timeout.ms");
+        return now;
+    }
+    if (g->hb_inflight) {
+        return INT64_MAX;
+    }
+    if (now < g->next_hb) {
+        return g->next_hb;
+    }
+    struct sc_conn *coord = sc_group_coordinator(c);
+    if (coord == NULL) {
+        return now + 50;
+    }
+    int16_t ver = sc_conn_version(coord, KP_API_HEARTBEAT, 0, 3);
+    if (ver < 0) {
+        return now + join_backoff_ms(c);
+    }
+    struct kp_HeartbeatRequest req;
+    kp_HeartbeatRequest_init(&req);
+    req.GroupId = kp_str_c(c->v->group_id);
+    req.GenerationId = g->generation;
+    req.MemberId = kp_str_c(member_id(g));
+    req.GroupInstanceId =
+        c->v->group_instance_id[0] != '\0' ? kp_str_c(c->v->group_instance_id) : KP_STR_NULL;
+    if (sc_conn_send(c, coord, KP_API_HEARTBEAT, ver, &req, on_heartbeat,
+                     (void *)(intptr_t)g->generation) == SAMSA_OK) {
+        g->hb_inflight = true;
+    }
+    g->next_hb = now + c->v->heartbeat_interval_ms;
+    return g->next_hb;
+}
+
+/* LeaveGroup --------------------------------------------------------- */
+
+static int send_leave(struct sc_client *c, struct sc_group *g, struct sc_conn *coord,
+                      sc_resp_fn *fn, void *ctx)
+{
+    int16_t ver = sc_conn_version(coord, KP_API_LEAVE_GROUP, 0, 3);
+    if (ver < 0) {
+        return SAMSA_ERR_UNSUPPORTED;
+    }
+    struct kp_LeaveGroupRequest_MemberIdentity who = {
+        .MemberId = kp_str_c(member_id(g)),
+        .GroupInstanceId = KP_STR_NULL,
+    };
+    struct kp_LeaveGroupRequest req;
+    kp_LeaveGroupRequest_init(&req);
+    req.GroupId = kp_str_c(c->v->group_id);
+    req.MemberId = kp_str_c(member_id(g));
+    req.Members.items = &who;
+    req.Members.count = 1;
+    return sc_conn_send(c, coord, KP_API_LEAVE_GROUP, ver, &req, fn, ctx);
+}
+
+static void on_leave_op(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
+{
+    (void)conn;
+    struct sc_op *op = ctx;
+    int e = err != 0 ? err : sc_err_from_wire(((const struct kp_LeaveGroupResponse *)body)->ErrorCode);
+    if (coordinator_error(e) && sc_now_ms() < op->deadline) {
+        lose_coordinator(c);
+        op->sent = false;
+        op->retry_at = sc_now_ms() + c->v->retry_backoff_ms;
+        return;
+    }
+    struct sc_group *g = c->group;
+    sc_log(c, "group %s: LeaveGroup: %s", c->v->group_id, samsa_err_name(e));
+    if (g != NULL && (e == SAMSA_OK || e == KP_ERR_UNKNOWN_MEMBER_ID)) {
+        kp_free(g->member_id);
+        g->member_id = NULL;
+        g->generation = -1;
+    }
+    sc_op_finish(c, op, e == KP_ERR_UNKNOWN_MEMBER_ID ? SAMSA_OK : e);
+}
+
+int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+{
+    struct sc_group *g = c->group;
+    if (g == NULL || !c->subscribed || g->member_id == NULL) {
+        sc_op_finish(c, op, SAMSA_OK);
+        return INT64_MAX;
+    }
+    struct sc_conn *coord = sc_group_coordinator(c);
+    if (coord == NULL) {
+        return now + 20;
+    }
+    int err = send_leave(c, g, coord, on_leave_op, op);
+    if (err == SAMSA_ERR_UNSUPPORTED) {
+        sc_op_finish(c, op, err);
+        return INT64_MAX;
+    }
+    op->sent = err == SAMSA_OK;
+    return op->sent ? INT64_MAX : now + c->v->retry_backoff_ms;
+}
+
+static void on_leave_ignored(struct sc_client *c, struct sc_conn *conn, int err, void *body,
+                             void *ctx)
+{
+    (void)c;
+    (void)conn;
+    (void)err;
+    (void)body;
+    (void)ctx;
+}
+
+/* max.poll.interval.ms passed without a poll: leave as Java does. */
+static void poll_exceeded(struct sc_client *c, struct sc_group *g, int64_t now)
+{
+    sc_post_error(c, SAMSA_ERR_MAX_POLL_EXCEEDED,
+                  "group %s: no samsa_consumer_poll for %lld ms (max.poll.interval.ms=%d): left "
+                  "the group, its partitions go to other members; the next poll joins again",
+                  c->v->group_id, (long long)(now - g->last_poll), c->v->max_poll_interval_ms);
+    struct sc_conn *coord = sc_group_coordinator(c);
+    if (coord != NULL && g->member_id != NULL) {
+        (void)send_leave(c, g, coord, on_leave_ignored, NULL);
+    }
+    drop_assignment(c, g, true);
+    kp_free(g->member_id);
+    g->member_id = NULL;
+    g->generation = -1;
+    set_state(c, g, G_POLL_EXCEEDED);
+}
+
+/* ----------------------------------------------------------------- serve */
+
+static int64_t membership_serve(struct sc_client *c, struct sc_group *g, int64_t now)
+{
+    if (g->closing) {
+        return g->state == G_STABLE || g->state == G_REVOKING ? heartbeat(c, g, now) : INT64_MAX;
+    }
+    if ((g->state == G_STABLE || g->state == G_REVOKING) && g->polling == 0 &&
+        now - g->last_poll > c->v->max_poll_interval_ms) {
+        poll_exceeded(c, g, now);
+        return INT64_MAX;
+    }
+    switch (g->state) {
+    case G_UNJOINED: {
+        if (now < g->join_at) {
+            return g->join_at;
+        }
+        struct sc_conn *coord = sc_group_coordinator(c);
+        return coord == NULL ? now + 50 : send_join(c, g, coord, now);
+    }
+    case G_ASSIGN_MD:
+        return send_assign_md(c, g, now);
+    case G_SYNC_READY: {
+        struct sc_conn *coord = sc_group_coordinator(c);
+        return coord == NULL ? now + 50 : send_sync(c, g, coord, now);
+    }
+    case G_STABLE:
+        return heartbeat(c, g, now);
+    case G_REVOKING: {
+        int64_t next = heartbeat(c, g, now);
+        if (g->state != G_REVOKING) {
+            return now;
+        }
+        bool acked = !g->revoke_wait_ack || c->rebalance_acks >= g->acks_posted ||
+                     now >= g->revoke_deadline;
+        if (g->revoke_commit_inflight || !acked) {
+            return sc_min64(next, g->revoke_deadline);
+        }
+        drop_assignment(c, g, false);
+        g->join_at = now;
+        set_state(c, g, G_UNJOINED);
+        return now;
+    }
+    default:
+        return INT64_MAX;
+    }
 }
 
 int64_t sc_group_serve(struct sc_client *c, int64_t now)
@@ -663,18 +1769,20 @@ int64_t sc_group_serve(struct sc_client *c, int64_t now)
         return now + 100;
     }
     int64_t next = INT64_MAX;
+    if (c->subscribed) {
+        next = membership_serve(c, g, now);
+    }
     bool need_stored = false;
     for (int i = 0; i < c->cpart_count; i++) {
-        need_stored = need_stored ||
-                      (c->cparts[i]->state == SC_CP_NEED_OFFSET &&
-                       c->cparts[i]->reset == SAMSA_OFFSET_STORED);
+        need_stored = need_stored || (c->cparts[i]->state == SC_CP_NEED_OFFSET &&
+                                      c->cparts[i]->reset == SAMSA_OFFSET_STORED);
     }
-    if (need_stored) {
+    if (need_stored && !sc_group_blocks_fetch(c)) {
         struct sc_conn *coord = sc_group_coordinator(c);
         if (coord != NULL) {
             fetch_stored(c, coord);
         } else {
-            next = now + 50;
+            next = sc_min64(next, now + 50);
         }
     }
     if (c->v->enable_auto_commit && c->v->auto_commit_interval_ms > 0) {
@@ -685,7 +1793,7 @@ int64_t sc_group_serve(struct sc_client *c, int64_t now)
                 moved = moved || (c->cparts[i]->app_offset >= 0 &&
                                   c->cparts[i]->app_offset != c->cparts[i]->committed);
             }
-            if (moved) {
+            if (moved && in_generation(c) && (!c->subscribed || g->state == G_STABLE)) {
                 struct sc_op *op = commit_op(c, NULL, 0, true);
                 if (op != NULL) {
                     submit(c, op, c->v->request_timeout_ms);
@@ -697,18 +1805,63 @@ int64_t sc_group_serve(struct sc_client *c, int64_t now)
     return next;
 }
 
+/* ----------------------------------------------------------------- close */
+
+static bool commit_pending(const struct sc_client *c)
+{
+    for (const struct sc_op *op = c->ops; op != NULL; op = op->next) {
+        if (op->kind == SC_OP_COMMIT) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void sc_group_close(struct sc_client *c)
 {
-    if (c->v->group_id[0] == '\0' || !c->v->enable_auto_commit) {
+    if (c->v->group_id[0] == '\0') {
         return;
     }
     pthread_mutex_lock(&c->lock);
-    struct sc_op *op = commit_op(c, NULL, 0, true);
-    pthread_mutex_unlock(&c->lock);
-    if (op == NULL) {
-        return;
+    struct sc_group *g = c->group;
+    bool member = false;
+    if (c->subscribed && g != NULL) {
+        g->closing = true;
+        member = g->member_id != NULL;
+        if (g->state == G_STABLE && c->cpart_count > 0) {
+            /* The partitions are given up: the rebalance callback sees them
+             * go, inside close, and may still commit their positions. */
+            sc_consumer_stop_fetching(c);
+            (void)post_revoked(c, g, false);
+        }
     }
-    int err = sc_op_run(c, &op, c->v->request_timeout_ms, NULL, 0);
-    (void)err; /* best effort at close, as Java's close() */
-    sc_op_free(op);
+    (void)sc_serve_errors(c);
+    struct sc_op *op = c->v->enable_auto_commit ? commit_op(c, NULL, 0, true) : NULL;
+    pthread_mutex_unlock(&c->lock);
+    sc_wake(c);
+    if (op != NULL) {
+        int err = sc_op_run(c, &op, c->v->request_timeout_ms, NULL, 0);
+        (void)err; /* best effort at close, as Java's close() */
+        sc_op_free(op);
+    }
+    /* Asynchronous commits still on their way are waited for (bounded), so
+     * that what the application committed last is what a restart finds. */
+    int64_t deadline = sc_now_ms() + c->v->request_timeout_ms;
+    pthread_mutex_lock(&c->lock);
+    while (commit_pending(c) && sc_now_ms() < deadline) {
+        sc_wait_cond(c, deadline);
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* A static member (group.instance.id) keeps its place: no LeaveGroup. */
+    if (member && c->v->group_instance_id[0] == '\0') {
+        struct sc_op *leave = sc_op_new(SC_OP_LEAVE_GROUP, NULL);
+        if (leave != NULL) {
+            int err = sc_op_run(c, &leave, c->v->request_timeout_ms < 10000
+                                                ? c->v->request_timeout_ms
+                                                : 10000,
+                                NULL, 0);
+            (void)err;
+            sc_op_free(leave);
+        }
+    }
 }

@@ -354,6 +354,7 @@ struct sc_conn {
     int req_count;
     int produce_inflight;
     bool fetch_inflight;
+    bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];
 };
@@ -391,6 +392,7 @@ struct sc_cpart {
     int32_t leader;
     int epoch;         /* bumps on seek: stale fetched messages are dropped */
     bool fetching;
+    bool paused;       /* samsa_consumer_pause: not fetched until resumed */
     int queued;        /* messages of it waiting in the consumer queue */
     int64_t app_offset;/* offset after the last message handed out; -1: none */
     int64_t committed; /* last committed by us, -1 */
@@ -426,6 +428,7 @@ struct sc_err_ev {
     int err;
     bool rebalance;    /* a rebalance notice, not an error */
     bool assigned;
+    bool ack;          /* count it in rebalance_acks once its callback ran */
     struct samsa_partition *parts;
     size_t part_count;
     char reason[];
@@ -441,6 +444,8 @@ struct sc_broker_md {
 
 struct sc_client {
     char kind; /* 'p', 'c', 'a' */
+    bool detached; /* no I/O thread, no sockets: driven by sc_client_run_once
+                    * and sc_conn_feed (the fuzz harness) */
     samsa_conf *conf;
     const struct sc_conf_values *v;
 
@@ -492,7 +497,19 @@ struct sc_client {
     size_t cq_bytes;
     struct sc_group *group;
     bool subscribed;
+    uint64_t rebalance_acks;         /* rebalance events with `ack` served */
     bool polled_at_end;
+};
+
+/* The public handles: a client core each. */
+struct samsa_producer {
+    struct sc_client *c;
+};
+struct samsa_consumer {
+    struct sc_client *c;
+};
+struct samsa_admin {
+    struct sc_client *c;
 };
 
 /* Creates the client core (copies conf), starts the I/O thread. */
@@ -500,6 +517,26 @@ SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_cli
                                 char *errstr, size_t errstr_size);
 /* Stops the I/O thread and frees everything. */
 void sc_client_destroy(struct sc_client *c);
+
+/*
+ * A client without its I/O thread and without sockets, for a harness that
+ * plays the network: connecting puts a connection straight into the
+ * handshake with ApiVersions queued; requests accumulate in conn->out (the
+ * harness takes them from there); responses come from sc_conn_feed. The
+ * random generator has a fixed seed. Everything else is the real code.
+ */
+SC_MUST_CHECK int sc_client_new_detached(char kind, const samsa_conf *conf,
+                                         struct sc_client **out, char *errstr,
+                                         size_t errstr_size);
+/* One turn of the I/O loop without poll(2): timers, connections, metadata,
+ * ops and the handle's own work at time `now` (lock held). Returns when it
+ * next wants to run. */
+int64_t sc_client_run_once(struct sc_client *c, int64_t now);
+/* Bytes from the broker on conn, as recv(2) would have given them: whole
+ * frames are handled at once, a partial one is kept (lock held). */
+void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, size_t n);
+/* The connection is lost (lock held). */
+void sc_conn_fail(struct sc_client *c, struct sc_conn *conn, const char *why);
 void sc_wake(struct sc_client *c);
 
 /* Queues an error event for the user (lock held). */
@@ -509,8 +546,19 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
  * released while a callback runs). Returns how many ran. */
 int sc_serve_errors(struct sc_client *c);
 
+/* Queues a rebalance notice of parts[0..n) (copied) for the rebalance
+ * callback (lock held). With `ack`, c->rebalance_acks counts it once the
+ * callback ran. Returns false when it could not be queued. */
+bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_partition *parts,
+                       size_t n, bool ack);
+
 /* Connections (io.c; lock held). */
 struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id); /* wanted, maybe not up */
+/* The group coordinator's own connection to node_id (wanted, maybe not up):
+ * requests parked by the coordinator (JoinGroup, SyncGroup) then never
+ * hold up fetches, nor a long-poll Fetch the heartbeats, as the Java
+ * client's separate coordinator connection. NULL when the node is unknown. */
+struct sc_conn *sc_conn_get_coordinator(struct sc_client *c, int32_t node_id);
 struct sc_conn *sc_conn_any_up(struct sc_client *c);               /* NULL: none yet */
 /* Highest version both sides speak in [lo, hi], or -1. */
 int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int16_t hi);
@@ -549,6 +597,16 @@ enum sc_op_kind {
     SC_OP_LIST_OFFSETS,
     SC_OP_COMMIT,
     SC_OP_COMMITTED,
+    SC_OP_LEAVE_GROUP,
+    SC_OP_DESCRIBE_CONFIGS, /* admin_ops.c, all with a struct sc_admin_arg */
+    SC_OP_ALTER_CONFIGS,
+    SC_OP_CREATE_PARTITIONS,
+    SC_OP_DELETE_RECORDS,
+    SC_OP_LIST_GROUPS,
+    SC_OP_DESCRIBE_GROUP,
+    SC_OP_GROUP_OFFSETS,
+    SC_OP_ALTER_GROUP_OFFSETS,
+    SC_OP_DELETE_GROUP,
     SC_OP_KIND_COUNT,
 };
 /* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
@@ -561,9 +619,50 @@ struct sc_op *sc_op_new(int kind, void *arg);
  * next wants to run. */
 int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
+/* A retriable failure: try again after retry.backoff.ms, or finish with err
+ * once the deadline has passed. Returns when the op wants to run. */
+int64_t sc_op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now);
+/* Metadata request of names[0..n) (NULL: all topics) without creating any. */
+SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
+                                   int n, sc_resp_fn *fn, void *ctx);
+/* Remembers the brokers (and controller) of a Metadata answer. */
+void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
+/* Adds broker id at host:port to the known brokers unless it is known. */
+void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port);
+
+/* Admin ops (admin_ops.c). */
+struct sc_admin_arg {
+    char *name;          /* topic, group or resource name */
+    int8_t resource_type;
+    int32_t total;       /* CreatePartitions: the new partition count */
+    char **cfg_names;    /* alter configs: the changes (value NULL: back to default) */
+    char **cfg_values;
+    int cfg_count;
+    char **cur_names;    /* alter configs without API 44: the dynamic configs now */
+    char **cur_values;
+    int cur_count;
+    struct samsa_partition *parts; /* topics owned (kp_malloc) */
+    size_t part_count;
+    int32_t *leaders;    /* delete records: each part's leader */
+    size_t next;         /* the part (delete records) or broker (list groups) being done */
+    int32_t node;        /* the coordinator or controller asked */
+    int32_t *nodes;      /* list groups: every broker */
+    int node_count;
+    int first_err;
+    /* results, taken by the caller */
+    samsa_configs *configs;
+    samsa_group_list *groups;
+    size_t groups_cap;
+    samsa_group_description *desc;
+    struct samsa_partition *out;
+    size_t out_count;
+};
+void sc_admin_arg_free(struct sc_admin_arg *a);
+int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 
 /* Op arguments and results (owned by their op). */
 struct sc_md_arg {

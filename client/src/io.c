@@ -101,6 +101,17 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     pthread_cond_broadcast(&c->ev_cond);
 }
 
+static void err_ev_free(struct sc_err_ev *ev)
+{
+    if (ev->parts != NULL) {
+        for (size_t i = 0; i < ev->part_count; i++) {
+            kp_free((void *)(uintptr_t)ev->parts[i].topic);
+        }
+        kp_free(ev->parts);
+    }
+    kp_free(ev);
+}
+
 int sc_serve_errors(struct sc_client *c)
 {
     int ran = 0;
@@ -121,16 +132,53 @@ int sc_serve_errors(struct sc_client *c)
             c->conf->error_cb(ev->err, ev->reason, c->conf->error_opaque);
             ran++;
         }
-        if (ev->parts != NULL) {
-            for (size_t i = 0; i < ev->part_count; i++) {
-                kp_free((void *)(uintptr_t)ev->parts[i].topic);
-            }
-            kp_free(ev->parts);
-        }
-        kp_free(ev);
+        bool ack = ev->ack;
+        err_ev_free(ev);
         pthread_mutex_lock(&c->lock);
+        if (ack) {
+            /* The group waits for this before it rejoins. */
+            c->rebalance_acks++;
+            sc_wake(c);
+        }
     }
     return ran;
+}
+
+bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_partition *parts,
+                       size_t n, bool ack)
+{
+    struct sc_err_ev *ev = kp_calloc(1, sizeof(*ev) + 1);
+    if (ev == NULL) {
+        return false;
+    }
+    ev->rebalance = true;
+    ev->assigned = assigned;
+    ev->ack = ack;
+    ev->parts = kp_calloc(n > 0 ? n : 1, sizeof(*ev->parts));
+    if (ev->parts == NULL) {
+        kp_free(ev);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *t = sc_strdup(parts[i].topic);
+        if (t == NULL) {
+            err_ev_free(ev);
+            return false;
+        }
+        ev->parts[i].topic = t;
+        ev->parts[i].partition = parts[i].partition;
+        ev->parts[i].offset = parts[i].offset;
+        ev->part_count++;
+    }
+    if (c->errs_tail != NULL) {
+        c->errs_tail->next = ev;
+    } else {
+        c->errs = ev;
+    }
+    c->errs_tail = ev;
+    sc_log(c, "rebalance: %s %zu partition(s)", assigned ? "assigned" : "revoked", n);
+    pthread_cond_broadcast(&c->ev_cond);
+    return true;
 }
 
 /* ---------------------------------------------------------- connections */
@@ -216,7 +264,7 @@ static void conn_free(struct sc_conn *conn)
 struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id)
 {
     for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
-        if (conn->node_id == node_id) {
+        if (conn->node_id == node_id && !conn->coordinator) {
             conn->wanted = true;
             return conn;
         }
@@ -232,11 +280,38 @@ struct sc_conn *sc_conn_get(struct sc_client *c, int32_t node_id)
     return conn;
 }
 
+struct sc_conn *sc_conn_get_coordinator(struct sc_client *c, int32_t node_id)
+{
+    struct sc_conn *found = NULL;
+    for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
+        if (conn->coordinator) {
+            /* Only the current coordinator's connection is kept wanted. */
+            conn->wanted = conn->node_id == node_id;
+            if (conn->node_id == node_id) {
+                found = conn;
+            }
+        }
+    }
+    if (found != NULL) {
+        return found;
+    }
+    const struct sc_broker_md *b = sc_broker_find(c, node_id);
+    if (b == NULL) {
+        return NULL;
+    }
+    struct sc_conn *conn = conn_new(c, node_id, b->host, b->port);
+    if (conn != NULL) {
+        conn->coordinator = true;
+        conn->wanted = true;
+    }
+    return conn;
+}
+
 static struct sc_conn *find_up(struct sc_client *c)
 {
     struct sc_conn *boot = NULL;
     for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
-        if (conn->state == SC_CONN_UP) {
+        if (conn->state == SC_CONN_UP && !conn->coordinator) {
             if (conn->node_id >= 0) {
                 return conn;
             }
@@ -364,6 +439,18 @@ static void on_api_versions(struct sc_client *c, struct sc_conn *conn, int err, 
 
 static void conn_start(struct sc_client *c, struct sc_conn *conn, int64_t now)
 {
+    if (c->detached) {
+        /* No socket: whoever drives the client answers, starting with
+         * this ApiVersions (sc_conn_feed). */
+        struct kp_ApiVersionsRequest vreq;
+        kp_ApiVersionsRequest_init(&vreq);
+        conn->state = SC_CONN_HANDSHAKE;
+        conn->next_attempt_ms = now + c->v->socket_timeout_ms;
+        if (queue_request(c, conn, KP_API_API_VERSIONS, 0, &vreq, on_api_versions, NULL) != 0) {
+            conn_close(c, conn, SAMSA_ERR_NOMEM, "out of memory");
+        }
+        return;
+    }
     char port[16];
     snprintf(port, sizeof(port), "%d", conn->port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -448,6 +535,7 @@ static void handle_frame(struct sc_client *c, struct sc_conn *conn, const uint8_
         snprintf(why, sizeof(why), "undecodable %s v%d response (%s)",
                  kp_api_find(r->api_key) != NULL ? kp_api_find(r->api_key)->name : "?",
                  r->api_version, kp_err_name(err));
+        sc_post_error(c, SAMSA_ERR_BAD_RESPONSE, "%s:%d: %s", conn->host, conn->port, why);
         if (r->fn != NULL) {
             r->fn(c, conn, SAMSA_ERR_BAD_RESPONSE, NULL, r->ctx);
         }
@@ -461,6 +549,8 @@ static void handle_frame(struct sc_client *c, struct sc_conn *conn, const uint8_
     kp_free(r);
     kp_arena_reset(&c->arena);
 }
+
+static bool take_frames(struct sc_client *c, struct sc_conn *conn);
 
 static void conn_read(struct sc_client *c, struct sc_conn *conn)
 {
@@ -488,47 +578,86 @@ static void conn_read(struct sc_client *c, struct sc_conn *conn)
             return;
         }
         conn->in_len += (size_t)n;
-        /* Whole frames first; a handler may close the connection. */
-        size_t off = 0;
-        while (conn->fd >= 0) {
-            int32_t size = 0;
-            int fe = kp_frame_size(conn->in + off, conn->in_len - off, MAX_RESPONSE_BYTES, &size);
-            if (fe == KP_AGAIN) {
-                break;
-            }
-            if (fe != 0) {
-                conn_close(c, conn, SAMSA_ERR_BAD_RESPONSE, "bad response frame size");
-                return;
-            }
-            if (conn->in_len - off - 4 < (size_t)size) {
-                /* Make room for the whole frame at once. */
-                size_t need = (size_t)size + 4;
-                if (off > 0) {
-                    memmove(conn->in, conn->in + off, conn->in_len - off);
-                    conn->in_len -= off;
-                    off = 0;
-                }
-                if (conn->in_cap < need) {
-                    uint8_t *nb = kp_realloc(conn->in, need + 65536);
-                    if (nb == NULL) {
-                        conn_close(c, conn, SAMSA_ERR_NOMEM, "out of memory");
-                        return;
-                    }
-                    conn->in = nb;
-                    conn->in_cap = need + 65536;
-                }
-                break;
-            }
-            handle_frame(c, conn, conn->in + off + 4, (size_t)size);
-            off += 4 + (size_t)size;
-        }
-        if (conn->fd < 0) {
+        if (!take_frames(c, conn)) {
             return;
         }
-        if (off > 0) {
-            memmove(conn->in, conn->in + off, conn->in_len - off);
-            conn->in_len -= off;
+    }
+}
+
+/* Handles every whole frame in conn->in, keeping a partial one at the
+ * front. False when the connection was closed meanwhile. */
+static bool take_frames(struct sc_client *c, struct sc_conn *conn)
+{
+    /* Whole frames first; a handler may close the connection. */
+    size_t off = 0;
+    while (conn->state != SC_CONN_DOWN) {
+        int32_t size = 0;
+        int fe = kp_frame_size(conn->in + off, conn->in_len - off, MAX_RESPONSE_BYTES, &size);
+        if (fe == KP_AGAIN) {
+            break;
         }
+        if (fe != 0) {
+            conn_close(c, conn, SAMSA_ERR_BAD_RESPONSE, "bad response frame size");
+            return false;
+        }
+        if (conn->in_len - off - 4 < (size_t)size) {
+            /* Make room for the whole frame at once. */
+            size_t need = (size_t)size + 4;
+            if (off > 0) {
+                memmove(conn->in, conn->in + off, conn->in_len - off);
+                conn->in_len -= off;
+                off = 0;
+            }
+            if (conn->in_cap < need) {
+                uint8_t *nb = kp_realloc(conn->in, need + 65536);
+                if (nb == NULL) {
+                    conn_close(c, conn, SAMSA_ERR_NOMEM, "out of memory");
+                    return false;
+                }
+                conn->in = nb;
+                conn->in_cap = need + 65536;
+            }
+            break;
+        }
+        handle_frame(c, conn, conn->in + off + 4, (size_t)size);
+        off += 4 + (size_t)size;
+    }
+    if (conn->state == SC_CONN_DOWN) {
+        return false;
+    }
+    if (off > 0) {
+        memmove(conn->in, conn->in + off, conn->in_len - off);
+        conn->in_len -= off;
+    }
+    return true;
+}
+
+void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, size_t n)
+{
+    if (conn->state == SC_CONN_DOWN || n > MAX_RESPONSE_BYTES) {
+        return;
+    }
+    if (conn->in_cap - conn->in_len < n) {
+        size_t ncap = conn->in_len + n + 65536;
+        uint8_t *nb = kp_realloc(conn->in, ncap);
+        if (nb == NULL) {
+            conn_close(c, conn, SAMSA_ERR_NOMEM, "out of memory");
+            return;
+        }
+        conn->in = nb;
+        conn->in_cap = ncap;
+    }
+    if (n > 0) {
+        memcpy(conn->in + conn->in_len, p, n);
+    }
+    conn->in_len += n;
+    (void)take_frames(c, conn);
+}
+
+void sc_conn_fail(struct sc_client *c, struct sc_conn *conn, const char *why)
+{
+    if (conn->state != SC_CONN_DOWN) {
+        conn_close(c, conn, SAMSA_ERR_TRANSPORT, why);
     }
 }
 
@@ -542,6 +671,25 @@ const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id)
         }
     }
     return NULL;
+}
+
+void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port)
+{
+    if (sc_broker_find(c, id) != NULL || id < 0 || host.len <= 0 || port <= 0 || port > 65535) {
+        return;
+    }
+    struct sc_broker_md *nb = kp_realloc(c->brokers, (size_t)(c->broker_count + 1) * sizeof(*nb));
+    if (nb == NULL) {
+        return;
+    }
+    c->brokers = nb;
+    nb[c->broker_count].host = sc_strndup(host.ptr, (size_t)host.len);
+    if (nb[c->broker_count].host == NULL) {
+        return;
+    }
+    nb[c->broker_count].id = id;
+    nb[c->broker_count].port = port;
+    c->broker_count++;
 }
 
 void sc_metadata_want(struct sc_client *c)
@@ -608,36 +756,37 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
     }
 }
 
-static void metadata_serve(struct sc_client *c, int64_t now)
+/* Returns when it wants to run next. */
+static int64_t metadata_serve(struct sc_client *c, int64_t now)
 {
     if (c->kind == 'a' || c->md_inflight) {
-        return;
+        return INT64_MAX;
     }
     if (!c->md_wanted && now < c->md_next_ms) {
-        return;
+        return c->md_next_ms;
     }
     /* Not more often than every retry.backoff.ms (at least 100 ms). */
     int gap = c->v->retry_backoff_ms > 100 ? c->v->retry_backoff_ms : 100;
     if (now - c->md_last_ms < gap && c->md_last_ms != 0) {
-        return;
+        return c->md_last_ms + gap;
     }
     struct sc_conn *conn = sc_conn_any_up(c);
     if (conn == NULL) {
-        return;
+        return INT64_MAX; /* a connection coming up wakes the loop */
     }
     const char *names[1024];
     int count = c->kind == 'p' ? sc_producer_topics(c, names, 1024)
                                : sc_consumer_topics(c, names, 1024);
     int16_t ver = sc_conn_version(conn, KP_API_METADATA, 1, 6);
     if (ver < 0) {
-        return;
+        return INT64_MAX;
     }
     struct kp_MetadataRequest req;
     kp_MetadataRequest_init(&req);
     struct kp_MetadataRequest_MetadataRequestTopic *t =
         kp_arena_alloc(&c->arena, sizeof(*t) * (size_t)(count > 0 ? count : 1));
     if (t == NULL) {
-        return;
+        return now + gap;
     }
     for (int i = 0; i < count; i++) {
         t[i].Name = kp_str_c(names[i]);
@@ -651,6 +800,7 @@ static void metadata_serve(struct sc_client *c, int64_t now)
         c->md_last_ms = now;
     }
     kp_arena_reset(&c->arena);
+    return c->md_wanted ? now + gap : INT64_MAX;
 }
 
 /* ------------------------------------------------------------- the loop */
@@ -706,6 +856,27 @@ static void report_all_down(struct sc_client *c)
     }
 }
 
+int64_t sc_client_run_once(struct sc_client *c, int64_t now)
+{
+    int64_t next = now + 1000;
+    next = sc_min64(next, conn_timeouts(c, now));
+    next = sc_min64(next, metadata_serve(c, now));
+    next = sc_min64(next, sc_ops_serve(c, now));
+    if (c->kind == 'p') {
+        next = sc_min64(next, sc_producer_serve(c, now));
+    } else if (c->kind == 'c') {
+        next = sc_min64(next, sc_consumer_serve(c, now));
+    }
+    /* The serve calls may have wanted new connections or metadata: start
+     * them now rather than at the next wake. */
+    int64_t real = sc_now_ms();
+    int64_t later = real > now ? real : now; /* a harness may run ahead of the clock */
+    next = sc_min64(next, conn_timeouts(c, later));
+    next = sc_min64(next, metadata_serve(c, later));
+    report_all_down(c);
+    return next;
+}
+
 static void *io_main(void *arg)
 {
     struct sc_client *c = arg;
@@ -713,17 +884,7 @@ static void *io_main(void *arg)
     struct sc_conn *pconns[MAX_POLL_FDS];
     pthread_mutex_lock(&c->lock);
     while (!c->terminate) {
-        int64_t now = sc_now_ms();
-        int64_t next = now + 1000;
-        next = sc_min64(next, conn_timeouts(c, now));
-        metadata_serve(c, now);
-        next = sc_min64(next, sc_ops_serve(c, now));
-        if (c->kind == 'p') {
-            next = sc_min64(next, sc_producer_serve(c, now));
-        } else if (c->kind == 'c') {
-            next = sc_min64(next, sc_consumer_serve(c, now));
-        }
-        report_all_down(c);
+        int64_t next = sc_client_run_once(c, sc_now_ms());
         /* The serve calls may have queued bytes; write before sleeping. */
         int nfds = 1;
         pfds[0].fd = c->wake_fd;
@@ -792,8 +953,23 @@ static void *io_main(void *arg)
 
 /* ------------------------------------------------------------ lifecycle */
 
+static int client_create(char kind, const samsa_conf *conf, bool detached,
+                         struct sc_client **out, char *errstr, size_t errstr_size);
+
 int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out, char *errstr,
                   size_t errstr_size)
+{
+    return client_create(kind, conf, false, out, errstr, errstr_size);
+}
+
+int sc_client_new_detached(char kind, const samsa_conf *conf, struct sc_client **out,
+                           char *errstr, size_t errstr_size)
+{
+    return client_create(kind, conf, true, out, errstr, errstr_size);
+}
+
+static int client_create(char kind, const samsa_conf *conf, bool detached,
+                         struct sc_client **out, char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
     *out = NULL;
@@ -808,6 +984,7 @@ int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out, cha
     }
     int err = SAMSA_ERR_NOMEM;
     c->kind = kind;
+    c->detached = detached;
     c->wake_fd = -1;
     c->conf = samsa_conf_dup(conf);
     if (c->conf == NULL) {
@@ -840,7 +1017,9 @@ int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out, cha
     c->next_corr = 1;
     c->controller_id = -1;
     c->pid = -1;
-    c->rng = (uint64_t)sc_wall_ms() ^ ((uint64_t)(uintptr_t)c << 16) ^ 0x9e3779b97f4a7c15ULL;
+    c->rng = detached ? 0x9e3779b97f4a7c15ULL /* the same runs every time */
+                      : (uint64_t)sc_wall_ms() ^ ((uint64_t)(uintptr_t)c << 16) ^
+                            0x9e3779b97f4a7c15ULL;
     if (c->rng == 0) {
         c->rng = 1;
     }
@@ -862,6 +1041,10 @@ int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out, cha
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&c->ev_cond, &ca);
     pthread_condattr_destroy(&ca);
+    if (detached) {
+        *out = c;
+        return SAMSA_OK;
+    }
     if (pthread_create(&c->thread, NULL, io_main, c) != 0) {
         sc_errf(errstr, errstr_size, "cannot start the I/O thread");
         err = SAMSA_ERR_NOMEM;
@@ -916,13 +1099,7 @@ void sc_client_destroy(struct sc_client *c)
     while (c->errs != NULL) {
         struct sc_err_ev *ev = c->errs;
         c->errs = ev->next;
-        if (ev->parts != NULL) {
-            for (size_t i = 0; i < ev->part_count; i++) {
-                kp_free((void *)(uintptr_t)ev->parts[i].topic);
-            }
-            kp_free(ev->parts);
-        }
-        kp_free(ev);
+        err_ev_free(ev);
     }
     pthread_mutex_unlock(&c->lock);
     while (c->conns != NULL) {

@@ -81,7 +81,10 @@ void sc_op_free(struct sc_op *op)
     case SC_OP_COMMITTED:
         sc_op_commit_arg_free(op->arg);
         break;
+    case SC_OP_LEAVE_GROUP:
+        break;
     default:
+        sc_admin_arg_free(op->arg);
         break;
     }
     kp_free(op);
@@ -286,8 +289,7 @@ void samsa_metadata_free(samsa_metadata *md)
     kp_free(md);
 }
 
-/* A retriable failure: try again after a backoff, or time out. */
-static int64_t op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now)
+int64_t sc_op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now)
 {
     op->sent = false;
     if (now >= op->deadline) {
@@ -303,7 +305,7 @@ static void on_md_op(struct sc_client *c, struct sc_conn *conn, int err, void *b
     (void)conn;
     struct sc_op *op = ctx;
     if (err != 0) {
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     struct sc_md_arg *a = op->arg;
@@ -312,8 +314,7 @@ static void on_md_op(struct sc_client *c, struct sc_conn *conn, int err, void *b
     sc_op_finish(c, op, a->md != NULL ? SAMSA_OK : SAMSA_ERR_NOMEM);
 }
 
-/* Metadata request of names[0..n) (NULL: all topics) without creating any. */
-static int send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names, int n,
+int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names, int n,
                          sc_resp_fn *fn, void *ctx)
 {
     int16_t ver = sc_conn_version(conn, KP_API_METADATA, 1, 6);
@@ -350,7 +351,7 @@ static int64_t serve_metadata(struct sc_client *c, struct sc_op *op, int64_t now
     if (conn == NULL) {
         return now + 50;
     }
-    int err = send_metadata(c, conn, a->topics, a->count, on_md_op, op);
+    int err = sc_send_metadata(c, conn, a->topics, a->count, on_md_op, op);
     if (err == SAMSA_ERR_UNSUPPORTED || err == SAMSA_ERR_NOMEM) {
         sc_op_finish(c, op, err);
         return INT64_MAX;
@@ -366,7 +367,7 @@ static void on_create(struct sc_client *c, struct sc_conn *conn, int err, void *
     (void)conn;
     struct sc_op *op = ctx;
     if (err != 0) {
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     const struct kp_CreateTopicsResponse *r = body;
@@ -377,7 +378,7 @@ static void on_create(struct sc_client *c, struct sc_conn *conn, int err, void *
         if (res == KP_ERR_NOT_CONTROLLER) {
             sc_metadata_want(c);
             op->stage = 0;
-            (void)op_retry(c, op, res, sc_now_ms());
+            (void)sc_op_retry(c, op, res, sc_now_ms());
             return;
         }
         if (res != 0) {
@@ -397,7 +398,7 @@ static void on_delete(struct sc_client *c, struct sc_conn *conn, int err, void *
     (void)conn;
     struct sc_op *op = ctx;
     if (err != 0) {
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     const struct kp_DeleteTopicsResponse *r = body;
@@ -406,7 +407,7 @@ static void on_delete(struct sc_client *c, struct sc_conn *conn, int err, void *
         res = sc_err_from_wire(r->Responses.items[0].ErrorCode);
         if (res == KP_ERR_NOT_CONTROLLER) {
             op->stage = 0;
-            (void)op_retry(c, op, res, sc_now_ms());
+            (void)sc_op_retry(c, op, res, sc_now_ms());
             return;
         }
         if (res != 0) {
@@ -416,9 +417,7 @@ static void on_delete(struct sc_client *c, struct sc_conn *conn, int err, void *
     sc_op_finish(c, op, res);
 }
 
-/* Remembers the brokers of a Metadata answer, so that connections to the
- * controller or a leader can be made. */
-static void record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md)
+void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
     struct sc_broker_md *nb = kp_calloc((size_t)(md->Brokers.count > 0 ? md->Brokers.count : 1),
                                         sizeof(*nb));
@@ -455,10 +454,10 @@ static void on_controller(struct sc_client *c, struct sc_conn *conn, int err, vo
     (void)conn;
     struct sc_op *op = ctx;
     if (err != 0) {
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
-    record_brokers(c, body);
+    sc_record_brokers(c, body);
     op->sent = false;
     op->stage = 1;
 }
@@ -471,7 +470,7 @@ static int64_t serve_topic(struct sc_client *c, struct sc_op *op, int64_t now)
         if (conn == NULL) {
             return now + 50;
         }
-        int err = send_metadata(c, conn, NULL, 0, on_controller, op);
+        int err = sc_send_metadata(c, conn, NULL, 0, on_controller, op);
         op->sent = err == SAMSA_OK;
         return INT64_MAX;
     }
@@ -546,12 +545,12 @@ static void on_lo_md(struct sc_client *c, struct sc_conn *conn, int err, void *b
     struct sc_op *op = ctx;
     struct sc_lo_arg *a = op->arg;
     if (err != 0) {
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     (void)conn;
     const struct kp_MetadataResponse *md = body;
-    record_brokers(c, md);
+    sc_record_brokers(c, md);
     op->sent = false;
     op->stage = 1;
     a->leader = -1;
@@ -578,7 +577,7 @@ static void on_lo_md(struct sc_client *c, struct sc_conn *conn, int err, void *b
     }
     if (a->leader < 0) {
         op->stage = 0;
-        (void)op_retry(c, op, KP_ERR_LEADER_NOT_AVAILABLE, sc_now_ms());
+        (void)sc_op_retry(c, op, KP_ERR_LEADER_NOT_AVAILABLE, sc_now_ms());
     }
 }
 
@@ -589,7 +588,7 @@ static void on_lo(struct sc_client *c, struct sc_conn *conn, int err, void *body
     struct sc_lo_arg *a = op->arg;
     if (err != 0) {
         op->stage = 0;
-        (void)op_retry(c, op, err, sc_now_ms());
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     const struct kp_ListOffsetsResponse *r = body;
@@ -608,7 +607,7 @@ static void on_lo(struct sc_client *c, struct sc_conn *conn, int err, void *body
     if (res == KP_ERR_NOT_LEADER_OR_FOLLOWER || res == KP_ERR_LEADER_NOT_AVAILABLE ||
         res == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
         op->stage = 0;
-        (void)op_retry(c, op, res, sc_now_ms());
+        (void)sc_op_retry(c, op, res, sc_now_ms());
         return;
     }
     if (res != SAMSA_OK) {
@@ -637,7 +636,7 @@ static int64_t serve_list_offsets(struct sc_client *c, struct sc_op *op, int64_t
             return now + 50;
         }
         char *names[1] = {a->topic};
-        int err = send_metadata(c, conn, names, 1, on_lo_md, op);
+        int err = sc_send_metadata(c, conn, names, 1, on_lo_md, op);
         op->sent = err == SAMSA_OK;
         return INT64_MAX;
     }
@@ -687,6 +686,16 @@ static const struct {
     [SC_OP_LIST_OFFSETS] = {serve_list_offsets},
     [SC_OP_COMMIT] = {sc_op_commit_serve},
     [SC_OP_COMMITTED] = {sc_op_committed_serve},
+    [SC_OP_LEAVE_GROUP] = {sc_op_leave_serve},
+    [SC_OP_DESCRIBE_CONFIGS] = {sc_op_admin_serve},
+    [SC_OP_ALTER_CONFIGS] = {sc_op_admin_serve},
+    [SC_OP_CREATE_PARTITIONS] = {sc_op_admin_serve},
+    [SC_OP_DELETE_RECORDS] = {sc_op_admin_serve},
+    [SC_OP_LIST_GROUPS] = {sc_op_admin_serve},
+    [SC_OP_DESCRIBE_GROUP] = {sc_op_admin_serve},
+    [SC_OP_GROUP_OFFSETS] = {sc_op_admin_serve},
+    [SC_OP_ALTER_GROUP_OFFSETS] = {sc_op_admin_serve},
+    [SC_OP_DELETE_GROUP] = {sc_op_admin_serve},
 };
 
 int64_t sc_ops_serve(struct sc_client *c, int64_t now)
@@ -700,17 +709,18 @@ int64_t sc_ops_serve(struct sc_client *c, int64_t now)
             continue;
         }
         if (now >= op->deadline) {
-            sc_op_finish(c, op, SAMSA_ERR_TIMED_OUT);
-        } else if (op->abandoned) {
+            /* An abandoned op (an asynchronous one, or one its caller gave
+             * up on) is still carried out until its deadline. */
             sc_op_finish(c, op, SAMSA_ERR_TIMED_OUT);
         } else if (op->retry_at > now) {
             next = sc_min64(next, op->retry_at);
         } else {
+            /* serve may finish op, which frees an abandoned one: nothing
+             * of op is read after it. */
+            int64_t deadline = op->deadline;
             int64_t want = op_table[op->kind].serve(c, op, now);
             next = sc_min64(next, want);
-            if (op->deadline != INT64_MAX) {
-                next = sc_min64(next, op->deadline);
-            }
+            next = sc_min64(next, deadline);
         }
         op = following;
     }

@@ -13,9 +13,6 @@
 
 #include "internal.h"
 
-struct samsa_producer {
-    struct sc_client *c;
-};
 
 /* Fail records of a topic that stays unknown this long (librdkafka's
  * topic.metadata.propagation.max.ms default). */

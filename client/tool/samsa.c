@@ -1,13 +1,16 @@
 /*
  * samsa: the command-line tool, on libsamsa's public API only.
  *
- *   samsa topic create|list|describe|delete ...
- *   samsa produce -b B -t T [-p P] [-K DELIM] [-X key=value]...
- *   samsa consume -b B -t T [-p P] [--from beginning|end|OFFSET|@MS] [--count N] [-e] [-f FMT]
+ *   samsa topic create|list|describe|alter|delete ...
+ *   samsa produce -b B -t T [-p P] [-K DELIM] [-H name=value]... [-X key=value]...
+ *   samsa consume -b B -t T [-p P] [--group G] [--from beginning|end|OFFSET|@MS] [--count N]
+ *                 [-e] [-f FMT]
+ *   samsa group list|describe|reset-offsets|delete ...
+ *   samsa perf produce|consume ...
  *   samsa cluster info -b B
  *
  * Exit codes: 0 success; 1 the operation failed (broker said no, timeout,
- * records not delivered); 2 usage error.
+ * records not delivered, no such group); 2 usage error.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <samsa/samsa.h>
 
@@ -42,6 +47,28 @@ struct opts {
     const char *positional[8];
     int npos;
     bool help;
+    const char *headers[64];     /* -H name=value */
+    size_t header_count;
+    const char *delete_configs[64];
+    size_t delete_config_count;
+    const char *group;
+    /* group reset-offsets */
+    int reset_mode;              /* RESET_* */
+    long long reset_value;
+    bool execute;
+    bool state;
+    /* perf */
+    long long size;
+    long long interval_ms;
+};
+
+enum {
+    RESET_NONE = 0,
+    RESET_EARLIEST,
+    RESET_LATEST,
+    RESET_OFFSET,
+    RESET_SHIFT,
+    RESET_DATETIME,
 };
 
 static volatile sig_atomic_t stop;
@@ -85,6 +112,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
     o->partitions = -1;
     o->replication = -1;
     o->timeout_ms = 30000;
+    o->size = 100;
+    o->interval_ms = 1000;
     o->brokers = getenv("SAMSA_BROKERS");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -96,6 +125,17 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->exit_at_end = true;
         } else if (strcmp(a, "--json") == 0 || strcmp(a, "-J") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--execute") == 0) {
+            o->execute = true;
+        } else if (strcmp(a, "--dry-run") == 0) {
+            o->execute = false;
+        } else if (strcmp(a, "--state") == 0) {
+            o->state = true;
+        } else if (strcmp(a, "--to-earliest") == 0 || strcmp(a, "--to-latest") == 0) {
+            if (o->reset_mode != RESET_NONE) {
+                return usage_error(cmd, "%s", "one --to-... or --shift-by only");
+            }
+            o->reset_mode = a[5] == 'e' ? RESET_EARLIEST : RESET_LATEST;
         } else if (a[0] == '-' && a[1] != '\0' && v == NULL) {
             return usage_error(cmd, "%s needs a value", a);
         } else if (strcmp(a, "-b") == 0 || strcmp(a, "--brokers") == 0) {
@@ -151,6 +191,48 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
                 return usage_error(cmd, "-X wants key=value, got \"%s\"", v);
             }
             o->props[o->prop_count++] = v;
+            i++;
+        } else if (strcmp(a, "-H") == 0 || strcmp(a, "--header") == 0) {
+            if (o->header_count == 64 || strchr(v, '=') == NULL || v[0] == '=') {
+                return usage_error(cmd, "-H wants name=value, got \"%s\"", v);
+            }
+            o->headers[o->header_count++] = v;
+            i++;
+        } else if (strcmp(a, "--delete-config") == 0) {
+            if (o->delete_config_count == 64 || v[0] == '\0') {
+                return usage_error(cmd, "bad --delete-config \"%s\"", v);
+            }
+            o->delete_configs[o->delete_config_count++] = v;
+            i++;
+        } else if (strcmp(a, "-G") == 0 || strcmp(a, "--group") == 0) {
+            if (v[0] == '\0') {
+                return usage_error(cmd, "%s", "empty group name");
+            }
+            o->group = v;
+            i++;
+        } else if (strcmp(a, "--to-offset") == 0 || strcmp(a, "--shift-by") == 0 ||
+                   strcmp(a, "--to-datetime") == 0) {
+            bool shift = strcmp(a, "--shift-by") == 0;
+            if (o->reset_mode != RESET_NONE) {
+                return usage_error(cmd, "%s", "one --to-... or --shift-by only");
+            }
+            if (!parse_ll(v, &n) || (!shift && n < 0)) {
+                return usage_error(cmd, "bad %s \"%s\"", a, v);
+            }
+            o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
+            o->reset_value = n;
+            i++;
+        } else if (strcmp(a, "--size") == 0) {
+            if (!parse_ll(v, &n) || n < 0 || n > 100000000) {
+                return usage_error(cmd, "bad --size \"%s\" (bytes)", v);
+            }
+            o->size = n;
+            i++;
+        } else if (strcmp(a, "--interval") == 0) {
+            if (!parse_ll(v, &n) || n < 10 || n > 3600000) {
+                return usage_error(cmd, "bad --interval \"%s\" (milliseconds)", v);
+            }
+            o->interval_ms = n;
             i++;
         } else if (strcmp(a, "--timeout") == 0) {
             if (!parse_ll(v, &n) || n < 1 || n > 86400000) {
@@ -230,7 +312,11 @@ static const char topic_help[] =
     "                          [--config key=value]...\n"
     "       samsa topic list -b BROKERS [--json]\n"
     "       samsa topic describe -b BROKERS NAME... [--json]\n"
+    "       samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
+    "                         [--delete-config key]...\n"
     "       samsa topic delete -b BROKERS NAME\n"
+    "alter raises the partition count to N (CreatePartitions), sets configs and puts\n"
+    "--delete-config ones back to their defaults (the others stay as they are).\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
     "Exit status: 0 done, 1 the broker refused or timed out, 2 usage error.\n";
 
@@ -246,6 +332,36 @@ static void json_ids(const int32_t *ids, size_t n)
     putchar('[');
     print_ids(ids, n);
     putchar(']');
+}
+
+/* The topic's configs that are not defaults, as kafka-topics.sh shows them:
+ * k=v,k=v (or "k":"v",... in JSON). Nothing when they cannot be read. */
+static void print_topic_configs(samsa_admin *a, const struct opts *o, const char *topic, bool json)
+{
+    samsa_configs *cf = NULL;
+    char err[512];
+    if (samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, topic, o->timeout_ms, &cf, err,
+                                     sizeof(err)) != SAMSA_OK) {
+        return;
+    }
+    int n = 0;
+    for (size_t i = 0; i < cf->count; i++) {
+        const struct samsa_config_entry *e = &cf->entries[i];
+        /* Only the topic's own settings (ConfigSource 1), as kafka-topics.sh. */
+        if (e->value == NULL || (e->source >= 0 ? e->source != 1 : e->is_default)) {
+            continue;
+        }
+        if (json) {
+            printf("%s", n > 0 ? "," : "");
+            json_str(stdout, e->name, strlen(e->name));
+            printf(":");
+            json_str(stdout, e->value, strlen(e->value));
+        } else {
+            printf("%s%s=%s", n > 0 ? "," : "", e->name, e->value);
+        }
+        n++;
+    }
+    samsa_configs_free(cf);
 }
 
 static int topic_describe(samsa_admin *a, const struct opts *o, const char *const *names,
@@ -279,6 +395,9 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf(",\"partitions\":%zu,\"replication_factor\":%zu,\"internal\":%s", t->partition_count,
                    rf, t->internal ? "true" : "false");
             if (!list_only) {
+                printf(",\"configs\":{");
+                print_topic_configs(a, o, t->name, true);
+                printf("}");
                 printf(",\"partition_info\":[");
                 for (size_t j = 0; j < t->partition_count; j++) {
                     const struct samsa_partition_info *p = &t->partitions[j];
@@ -294,8 +413,10 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf("}");
             continue;
         }
-        printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\n", t->name,
+        printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
                t->partition_count, rf);
+        print_topic_configs(a, o, t->name, false);
+        printf("\n");
         for (size_t j = 0; j < t->partition_count; j++) {
             const struct samsa_partition_info *p = &t->partitions[j];
             printf("\tTopic: %s\tPartition: %d\tLeader: ", t->name, p->id);
@@ -318,6 +439,51 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
     return rc;
 }
 
+static int topic_alter(samsa_admin *a, const struct opts *o)
+{
+    const char *name = o->positional[0];
+    char err[512];
+    if (o->partitions > 0) {
+        int e = samsa_admin_create_partitions(a, name, o->partitions, o->timeout_ms, err,
+                                              sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa topic alter %s: --partitions %d: %s\n", name, o->partitions,
+                    err);
+            return EXIT_FAIL;
+        }
+        printf("Topic %s now has %d partitions.\n", name, o->partitions);
+    }
+    size_t n = o->config_count + o->delete_config_count;
+    if (n == 0) {
+        return 0;
+    }
+    struct samsa_config_op ops[128];
+    char keys[64][256];
+    for (size_t i = 0; i < o->config_count; i++) {
+        const char *eq = strchr(o->configs[i], '=');
+        size_t kl = (size_t)(eq - o->configs[i]);
+        if (kl >= sizeof(keys[i])) {
+            kl = sizeof(keys[i]) - 1;
+        }
+        memcpy(keys[i], o->configs[i], kl);
+        keys[i][kl] = '\0';
+        ops[i].name = keys[i];
+        ops[i].value = eq + 1;
+    }
+    for (size_t i = 0; i < o->delete_config_count; i++) {
+        ops[o->config_count + i].name = o->delete_configs[i];
+        ops[o->config_count + i].value = NULL;
+    }
+    int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, o->timeout_ms, err,
+                                      sizeof(err));
+    if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa topic alter %s: %s\n", name, err);
+        return EXIT_FAIL;
+    }
+    printf("Altered the configuration of topic %s.\n", name);
+    return 0;
+}
+
 static int cmd_topic(int argc, char **argv)
 {
     if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
@@ -338,11 +504,21 @@ static int cmd_topic(int argc, char **argv)
     bool del = strcmp(verb, "delete") == 0;
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
-    if (!create && !del && !list && !describe) {
+    bool alter = strcmp(verb, "alter") == 0;
+    if (!create && !del && !list && !describe && !alter) {
         return usage_error("topic", "unknown command \"%s\"", verb);
     }
-    if ((create || del) && o.npos != 1) {
+    if ((create || del || alter) && o.npos != 1) {
         return usage_error("topic", "%s wants one topic NAME", verb);
+    }
+    if (alter && o.partitions < 0 && o.config_count == 0 && o.delete_config_count == 0) {
+        return usage_error("topic", "%s", "alter wants --partitions, --config or --delete-config");
+    }
+    for (size_t i = 0; alter && i < o.config_count; i++) {
+        const char *eq = strchr(o.configs[i], '=');
+        if (eq == NULL || eq == o.configs[i]) {
+            return usage_error("topic", "--config wants key=value, got \"%s\"", o.configs[i]);
+        }
     }
     if (o.topic != NULL && o.npos < 8) {
         o.positional[o.npos++] = o.topic;
@@ -373,6 +549,8 @@ static int cmd_topic(int argc, char **argv)
         } else {
             printf("Created topic %s.\n", t.name);
         }
+    } else if (alter) {
+        rc = topic_alter(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], o.timeout_ms, err, sizeof(err));
         if (e != SAMSA_OK) {
@@ -461,11 +639,31 @@ static int cmd_cluster(int argc, char **argv)
 /* ---------------------------------------------------------------- produce */
 
 static const char produce_help[] =
-    "usage: samsa produce -b BROKERS -t TOPIC [-p PARTITION] [-K DELIM] [-X key=value]...\n"
+    "usage: samsa produce -b BROKERS -t TOPIC [-p PARTITION] [-K DELIM] [-H name=value]...\n"
+    "                     [-X key=value]...\n"
     "Sends each line of standard input as one record. With -K, the text before the\n"
-    "first DELIM is the key. Without -p the partitioner places records (keys as the\n"
-    "Java client does). Waits for every delivery report; prints a summary on stderr.\n"
+    "first DELIM is the key. -H adds a header to every record (repeat it for more).\n"
+    "Without -p the partitioner places records (keys as the Java client does). Waits\n"
+    "for every delivery report; prints a summary on stderr.\n"
     "Exit status: 0 all delivered, 1 some were not, 2 usage error.\n";
+
+/* -H name=value into hs[0..n): names copied into names[], values borrowed. */
+static size_t make_headers(const struct opts *o, struct samsa_header *hs, char (*names)[256])
+{
+    for (size_t i = 0; i < o->header_count; i++) {
+        const char *eq = strchr(o->headers[i], '=');
+        size_t nl = (size_t)(eq - o->headers[i]);
+        if (nl >= 256) {
+            nl = 255;
+        }
+        memcpy(names[i], o->headers[i], nl);
+        names[i][nl] = '\0';
+        hs[i].name = names[i];
+        hs[i].value = eq + 1;
+        hs[i].value_len = strlen(eq + 1);
+    }
+    return o->header_count;
+}
 
 struct produce_state {
     long long delivered;
@@ -520,11 +718,16 @@ static int cmd_produce(int argc, char **argv)
     ssize_t len;
     long long sent = 0;
     size_t dl = o.key_delim != NULL ? strlen(o.key_delim) : 0;
+    struct samsa_header hs[64];
+    char hnames[64][256];
+    size_t hn = make_headers(&o, hs, hnames);
     while (!stop && (len = getline(&line, &cap, stdin)) >= 0) {
         if (len > 0 && line[len - 1] == '\n') {
             len--;
         }
         struct samsa_record r = {.topic = o.topic, .partition = o.partition};
+        r.headers = hn > 0 ? hs : NULL;
+        r.header_count = hn;
         r.value = line;
         r.value_len = (size_t)len;
         if (o.key_delim != NULL) {
@@ -568,13 +771,29 @@ static int cmd_produce(int argc, char **argv)
 
 static const char consume_help[] =
     "usage: samsa consume -b BROKERS -t TOPIC [-p PARTITION] [--from beginning|end|OFFSET|@MS]\n"
-    "                     [--count N] [-e] [-f FORMAT] [-K DELIM] [--json] [-X key=value]...\n"
+    "                     [--group GROUP] [--count N] [-e] [-f FORMAT] [-K DELIM] [--json]\n"
+    "                     [-X key=value]...\n"
     "Reads every partition of TOPIC (or only -p) from --from (default end), printing each\n"
     "record's value and a newline. -e exits once every partition is at its end;\n"
     "--count N after N records. -K DELIM prints key DELIM value. -f FORMAT as kcat:\n"
     "%s value, %k key, %t topic, %p partition, %o offset, %T timestamp, %S value length,\n"
-    "%K key length, \\n, \\t, %%. --json prints one JSON object per record.\n"
+    "%K key length, %h headers (name=value,...), \\n, \\t, %%. --json prints one JSON\n"
+    "object per record.\n"
+    "--group GROUP (-G) joins GROUP instead (TOPIC may be a comma-separated list): the\n"
+    "group shares the partitions among its members, each starts at the group's\n"
+    "committed offset (--from beginning|end say where when there is none) and\n"
+    "offsets are committed as records are printed and at exit.\n"
     "Exit status: 0 done, 1 an error stopped it, 2 usage error.\n";
+
+static void print_headers(FILE *f, const samsa_message *m)
+{
+    for (size_t i = 0; i < m->header_count; i++) {
+        fprintf(f, "%s%s=", i == 0 ? "" : ",", m->headers[i].name);
+        if (m->headers[i].value != NULL) {
+            fwrite(m->headers[i].value, 1, m->headers[i].value_len, f);
+        }
+    }
+}
 
 static void print_fmt(const char *fmt, const samsa_message *m)
 {
@@ -618,6 +837,9 @@ static void print_fmt(const char *fmt, const samsa_message *m)
         case 'K':
             printf("%zu", m->key != NULL ? m->key_len : 0);
             break;
+        case 'h':
+            print_headers(stdout, m);
+            break;
         case '%':
             putchar('%');
             break;
@@ -627,6 +849,123 @@ static void print_fmt(const char *fmt, const samsa_message *m)
             break;
         }
     }
+}
+
+static void print_message(const struct opts *o, const samsa_message *m)
+{
+    if (o->json) {
+        printf("{\"topic\":");
+        json_str(stdout, m->topic, strlen(m->topic));
+        printf(",\"partition\":%d,\"offset\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"key\":",
+               m->partition, m->offset, m->timestamp);
+        if (m->key != NULL) {
+            json_str(stdout, m->key, m->key_len);
+        } else {
+            printf("null");
+        }
+        printf(",\"value\":");
+        if (m->value != NULL) {
+            json_str(stdout, m->value, m->value_len);
+        } else {
+            printf("null");
+        }
+        printf(",\"headers\":{");
+        for (size_t i = 0; i < m->header_count; i++) {
+            printf("%s", i == 0 ? "" : ",");
+            json_str(stdout, m->headers[i].name, strlen(m->headers[i].name));
+            printf(":");
+            if (m->headers[i].value != NULL) {
+                json_str(stdout, m->headers[i].value, m->headers[i].value_len);
+            } else {
+                printf("null");
+            }
+        }
+        printf("}}\n");
+    } else if (o->format != NULL) {
+        print_fmt(o->format, m);
+    } else {
+        if (o->key_delim != NULL) {
+            if (m->key != NULL) {
+                fwrite(m->key, 1, m->key_len, stdout);
+            }
+            fputs(o->key_delim, stdout);
+        }
+        if (m->value != NULL) {
+            fwrite(m->value, 1, m->value_len, stdout);
+        }
+        putchar('\n');
+    }
+}
+
+/* Polls until --count, the end (-e) or a signal; closes c. */
+static int consume_loop(samsa_consumer *c, const struct opts *o)
+{
+    long long got = 0;
+    while (!stop && (o->count < 0 || got < o->count)) {
+        samsa_message *m = samsa_consumer_poll(c, 100);
+        if (m == NULL) {
+            if (o->exit_at_end && samsa_consumer_at_end(c)) {
+                break;
+            }
+            continue;
+        }
+        got++;
+        print_message(o, m);
+        samsa_message_free(m);
+        if (o->group != NULL) {
+            fflush(stdout); /* a member's output is watched as it comes */
+        }
+    }
+    fflush(stdout);
+    samsa_consumer_close(c);
+    return 0;
+}
+
+static void on_consume_error(int err, const char *reason, void *opaque)
+{
+    (void)opaque;
+    fprintf(stderr, "samsa consume: %s: %s\n", samsa_err_name(err), reason);
+}
+
+/* consume --group: a member of the group, subscribed to o->topic's list. */
+static int consume_group(samsa_conf *conf, const struct opts *o, int64_t start)
+{
+    char err[512];
+    const char *reset = start == SAMSA_OFFSET_BEGINNING ? "earliest" : "latest";
+    if (samsa_conf_set(conf, "group.id", o->group, err, sizeof(err)) != SAMSA_OK ||
+        samsa_conf_set(conf, "auto.offset.reset", reset, err, sizeof(err)) != SAMSA_OK) {
+        fprintf(stderr, "samsa consume: %s\n", err);
+        samsa_conf_destroy(conf);
+        return EXIT_USAGE;
+    }
+    samsa_conf_set_error_cb(conf, on_consume_error, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (c == NULL) {
+        fprintf(stderr, "samsa consume: %s\n", err);
+        return EXIT_USAGE;
+    }
+    char list[4096];
+    snprintf(list, sizeof(list), "%s", o->topic);
+    const char *topics[64];
+    size_t n = 0;
+    for (char *t = list; t != NULL && *t != '\0' && n < 64;) {
+        char *comma = strchr(t, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (*t != '\0') {
+            topics[n++] = t;
+        }
+        t = comma != NULL ? comma + 1 : NULL;
+    }
+    int e = n > 0 ? samsa_consumer_subscribe(c, topics, n) : SAMSA_ERR_INVALID_ARG;
+    if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa consume: subscribe: %s\n", samsa_err_str(e));
+        samsa_consumer_close(c);
+        return EXIT_FAIL;
+    }
+    return consume_loop(c, o);
 }
 
 static int cmd_consume(int argc, char **argv)
@@ -663,9 +1002,18 @@ static int cmd_consume(int argc, char **argv)
                                o.from);
         }
     }
+    if (o.group != NULL && (o.partition >= 0 || by_time ||
+                            (start != SAMSA_OFFSET_BEGINNING && start != SAMSA_OFFSET_END))) {
+        return usage_error("consume", "%s",
+                           "--group takes --from beginning or end (where to start without a "
+                           "committed offset), and no -p");
+    }
     samsa_conf *conf = make_conf("consume", &o);
     if (conf == NULL) {
         return EXIT_USAGE;
+    }
+    if (o.group != NULL) {
+        return consume_group(conf, &o, start);
     }
     char err[512];
     samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
@@ -724,52 +1072,775 @@ static int cmd_consume(int argc, char **argv)
         samsa_consumer_close(c);
         return EXIT_FAIL;
     }
-    long long got = 0;
-    while (!stop && (o.count < 0 || got < o.count)) {
+    return consume_loop(c, &o);
+}
+
+/* ------------------------------------------------------------------ group */
+
+static const char group_help[] =
+    "usage: samsa group list -b BROKERS [--json]\n"
+    "       samsa group describe -b BROKERS GROUP [--state] [--json]\n"
+    "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
+    "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
+    "                   --shift-by N) [--execute] [--json]\n"
+    "       samsa group delete -b BROKERS GROUP\n"
+    "describe prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID\n"
+    "HOST CLIENT-ID for every partition the group owns or has committed (- when none);\n"
+    "--state prints GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS instead.\n"
+    "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
+    "--execute is given (the group must have no members then); --to-datetime takes\n"
+    "milliseconds since the epoch.\n"
+    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
+    "Exit status: 0 done, 1 refused, no such group or timed out, 2 usage error.\n";
+
+struct group_row {
+    const char *topic;
+    int32_t partition;
+    int64_t current; /* -1: none committed */
+    int64_t end;     /* -1: unknown */
+    const struct samsa_group_member *owner;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct group_row *x = a;
+    const struct group_row *y = b;
+    int c = strcmp(x->topic, y->topic);
+    return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+static void print_cell_ll(long long v, int width)
+{
+    if (v < 0) {
+        printf("%-*s ", width, "-");
+    } else {
+        printf("%-*lld ", width, v);
+    }
+}
+
+static void json_opt_str(const char *v)
+{
+    if (v == NULL) {
+        printf("null");
+    } else {
+        json_str(stdout, v, strlen(v));
+    }
+}
+
+static void json_opt_ll(long long v)
+{
+    if (v < 0) {
+        printf("null");
+    } else {
+        printf("%lld", v);
+    }
+}
+
+static int group_describe(samsa_admin *a, const struct opts *o, const char *group)
+{
+    char err[512];
+    samsa_group_description *d = NULL;
+    int e = samsa_admin_describe_group(a, group, o->timeout_ms, &d, err, sizeof(err));
+    static const samsa_group_description unknown = {"", "-", "", "", -1, 0, NULL};
+    if (e == SAMSA_ERR_UNSUPPORTED && !o->state) {
+        /* A broker without DescribeGroups still has the group's offsets. */
+        fprintf(stderr, "samsa group describe %s: %s: members not shown\n", group, err);
+    } else if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa group describe %s: %s\n", group, err);
+        return EXIT_FAIL;
+    }
+    const samsa_group_description *dv = d != NULL ? d : &unknown;
+    struct samsa_partition *offs = NULL;
+    size_t noffs = 0;
+    e = samsa_admin_list_group_offsets(a, group, o->timeout_ms, &offs, &noffs, err, sizeof(err));
+    if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa group describe %s: offsets: %s\n", group, err);
+        samsa_group_description_free(d);
+        return EXIT_FAIL;
+    }
+    if (strcmp(dv->state, "Dead") == 0 && dv->member_count == 0 && noffs == 0) {
+        fprintf(stderr, "samsa group describe: consumer group '%s' does not exist.\n", group);
+        samsa_group_description_free(d);
+        samsa_partitions_free(offs, noffs);
+        return EXIT_FAIL;
+    }
+    if (o->state) {
+        if (o->json) {
+            printf("{\"group\":");
+            json_opt_str(dv->group_id);
+            printf(",\"coordinator\":%d,\"assignment_strategy\":", dv->coordinator_id);
+            json_opt_str(dv->protocol);
+            printf(",\"state\":");
+            json_opt_str(dv->state);
+            printf(",\"members\":%zu}\n", dv->member_count);
+        } else {
+            printf("%-20s %-25s %-20s %-20s %s\n", "GROUP", "COORDINATOR (ID)",
+                   "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
+            /* host:port (id), as kafka-consumer-groups.sh prints it */
+            char coord[300];
+            snprintf(coord, sizeof(coord), "- (%d)", dv->coordinator_id);
+            static const char *const none[1] = {NULL};
+            samsa_metadata *md = NULL;
+            if (samsa_admin_metadata(a, none, 0, o->timeout_ms, &md) == SAMSA_OK) {
+                for (size_t i = 0; i < md->broker_count; i++) {
+                    if (md->brokers[i].id == dv->coordinator_id) {
+                        snprintf(coord, sizeof(coord), "%s:%d (%d)", md->brokers[i].host,
+                                 md->brokers[i].port, dv->coordinator_id);
+                    }
+                }
+                samsa_metadata_free(md);
+            }
+            printf("%-20s %-25s %-20s %-20s %zu\n", group, coord,
+                   dv->protocol[0] != '\0' ? dv->protocol : "-", dv->state, dv->member_count);
+        }
+        samsa_group_description_free(d);
+        samsa_partitions_free(offs, noffs);
+        return 0;
+    }
+    size_t cap = noffs;
+    for (size_t i = 0; i < dv->member_count; i++) {
+        cap += dv->members[i].assignment_count;
+    }
+    struct group_row *rows = calloc(cap > 0 ? cap : 1, sizeof(*rows));
+    size_t n = 0;
+    for (size_t i = 0; rows != NULL && i < dv->member_count; i++) {
+        for (size_t k = 0; k < dv->members[i].assignment_count; k++) {
+            const struct samsa_partition *p = &dv->members[i].assignment[k];
+            rows[n++] = (struct group_row){p->topic, p->partition, -1, -1, &dv->members[i]};
+        }
+    }
+    for (size_t i = 0; rows != NULL && i < noffs; i++) {
+        size_t r = 0;
+        while (r < n && !(rows[r].partition == offs[i].partition &&
+                          strcmp(rows[r].topic, offs[i].topic) == 0)) {
+            r++;
+        }
+        if (r == n) {
+            rows[n++] = (struct group_row){offs[i].topic, offs[i].partition, -1, -1, NULL};
+        }
+        rows[r].current = offs[i].offset;
+    }
+    int rc = 0;
+    if (rows == NULL) {
+        fprintf(stderr, "samsa group describe: out of memory\n");
+        rc = EXIT_FAIL;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t end = -1;
+        if (samsa_admin_list_offset(a, rows[i].topic, rows[i].partition, SAMSA_OFFSET_END, &end,
+                                    o->timeout_ms) == SAMSA_OK) {
+            rows[i].end = end;
+        }
+    }
+    if (n > 0) {
+        qsort(rows, n, sizeof(*rows), cmp_row);
+    }
+    if (o->json) {
+        printf("{\"group\":");
+        json_opt_str(group);
+        printf(",\"state\":");
+        json_opt_str(dv->state);
+        printf(",\"protocol\":");
+        json_opt_str(dv->protocol);
+        printf(",\"coordinator\":%d,\"members\":[", dv->coordinator_id);
+        for (size_t i = 0; i < dv->member_count; i++) {
+            const struct samsa_group_member *m = &dv->members[i];
+            printf("%s{\"consumer_id\":", i == 0 ? "" : ",");
+            json_opt_str(m->member_id);
+            printf(",\"host\":");
+            json_opt_str(m->client_host);
+            printf(",\"client_id\":");
+            json_opt_str(m->client_id);
+            printf(",\"partitions\":[");
+            for (size_t k = 0; k < m->assignment_count; k++) {
+                printf("%s{\"topic\":", k == 0 ? "" : ",");
+                json_opt_str(m->assignment[k].topic);
+                printf(",\"partition\":%d}", m->assignment[k].partition);
+            }
+            printf("]}");
+        }
+        printf("],\"partitions\":[");
+        for (size_t i = 0; i < n; i++) {
+            const struct group_row *r = &rows[i];
+            printf("%s{\"topic\":", i == 0 ? "" : ",");
+            json_opt_str(r->topic);
+            printf(",\"partition\":%d,\"current_offset\":", r->partition);
+            json_opt_ll(r->current);
+            printf(",\"log_end_offset\":");
+            json_opt_ll(r->end);
+            printf(",\"lag\":");
+            json_opt_ll(r->current >= 0 && r->end >= 0 ? r->end - r->current : -1);
+            printf(",\"consumer_id\":");
+            json_opt_str(r->owner != NULL ? r->owner->member_id : NULL);
+            printf(",\"host\":");
+            json_opt_str(r->owner != NULL ? r->owner->client_host : NULL);
+            printf(",\"client_id\":");
+            json_opt_str(r->owner != NULL ? r->owner->client_id : NULL);
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        if (dv->member_count == 0) {
+            fprintf(stderr, "Consumer group '%s' has no active members.\n", group);
+        }
+        printf("%-20s %-20s %-9s %-14s %-14s %-6s %-40s %-16s %s\n", "GROUP", "TOPIC", "PARTITION",
+               "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
+        for (size_t i = 0; i < n; i++) {
+            const struct group_row *r = &rows[i];
+            printf("%-20s %-20s %-9d ", group, r->topic, r->partition);
+            print_cell_ll(r->current, 14);
+            print_cell_ll(r->end, 14);
+            print_cell_ll(r->current >= 0 && r->end >= 0 ? r->end - r->current : -1, 6);
+            printf("%-40s %-16s %s\n", r->owner != NULL ? r->owner->member_id : "-",
+                   r->owner != NULL ? r->owner->client_host : "-",
+                   r->owner != NULL ? r->owner->client_id : "-");
+        }
+    }
+    free(rows);
+    samsa_group_description_free(d);
+    samsa_partitions_free(offs, noffs);
+    return rc;
+}
+
+static int group_list(samsa_admin *a, const struct opts *o)
+{
+    char err[512];
+    samsa_group_list *l = NULL;
+    int e = samsa_admin_list_groups(a, o->timeout_ms, &l, err, sizeof(err));
+    if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa group list: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (o->json) {
+        printf("[");
+    }
+    for (size_t i = 0; i < l->count; i++) {
+        if (o->json) {
+            printf("%s{\"group\":", i == 0 ? "" : ",");
+            json_opt_str(l->groups[i].group_id);
+            printf(",\"protocol_type\":");
+            json_opt_str(l->groups[i].protocol_type);
+            printf("}");
+        } else {
+            printf("%s\n", l->groups[i].group_id);
+        }
+    }
+    if (o->json) {
+        printf("]\n");
+    }
+    samsa_group_list_free(l);
+    return 0;
+}
+
+static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
+{
+    char err[512];
+    const char *names[1] = {o->topic};
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, names, 1, o->timeout_ms, &md);
+    if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
+        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", o->topic,
+                samsa_err_str(e != SAMSA_OK ? e
+                                            : (md->topic_count == 1 ? md->topics[0].err
+                                                                    : SAMSA_ERR_UNKNOWN_TOPIC)));
+        samsa_metadata_free(md);
+        return EXIT_FAIL;
+    }
+    size_t np = md->topics[0].partition_count;
+    struct samsa_partition *parts = calloc(np > 0 ? np : 1, sizeof(*parts));
+    size_t n = 0;
+    for (size_t i = 0; parts != NULL && i < np; i++) {
+        int32_t id = md->topics[0].partitions[i].id;
+        if (o->partition < 0 || id == o->partition) {
+            parts[n++] = (struct samsa_partition){o->topic, id, -1};
+        }
+    }
+    samsa_metadata_free(md);
+    if (parts == NULL || n == 0) {
+        fprintf(stderr, "samsa group reset-offsets: topic %s has no partition %d\n", o->topic,
+                o->partition);
+        free(parts);
+        return EXIT_FAIL;
+    }
+    struct samsa_partition *offs = NULL;
+    size_t noffs = 0;
+    if (o->reset_mode == RESET_SHIFT) {
+        e = samsa_admin_list_group_offsets(a, group, o->timeout_ms, &offs, &noffs, err,
+                                           sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
+            free(parts);
+            return EXIT_FAIL;
+        }
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int64_t low = -1;
+        int64_t high = -1;
+        e = samsa_admin_watermarks(a, o->topic, parts[i].partition, &low, &high, o->timeout_ms);
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", o->topic,
+                    parts[i].partition, samsa_err_str(e));
+            rc = EXIT_FAIL;
+            break;
+        }
+        int64_t want = 0;
+        switch (o->reset_mode) {
+        case RESET_EARLIEST:
+            want = low;
+            break;
+        case RESET_LATEST:
+            want = high;
+            break;
+        case RESET_OFFSET:
+            want = o->reset_value;
+            break;
+        case RESET_DATETIME:
+            e = samsa_admin_list_offset(a, o->topic, parts[i].partition, o->reset_value, &want,
+                                        o->timeout_ms);
+            if (e != SAMSA_OK) {
+                fprintf(stderr, "samsa group reset-offsets: %s\n", samsa_err_str(e));
+                rc = EXIT_FAIL;
+            }
+            if (want < 0) {
+                want = high; /* nothing at or after that time */
+            }
+            break;
+        default: { /* shift from the committed offset (or the log start) */
+            int64_t cur = low;
+            for (size_t k = 0; k < noffs; k++) {
+                if (offs[k].partition == parts[i].partition &&
+                    strcmp(offs[k].topic, o->topic) == 0) {
+                    cur = offs[k].offset;
+                }
+            }
+            want = cur + o->reset_value;
+            break;
+        }
+        }
+        /* Kept inside the log, as kafka-consumer-groups does. */
+        parts[i].offset = want < low ? low : (want > high ? high : want);
+    }
+    samsa_partitions_free(offs, noffs);
+    if (rc == 0 && o->execute) {
+        e = samsa_admin_alter_group_offsets(a, group, parts, n, o->timeout_ms, err, sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
+            rc = EXIT_FAIL;
+        }
+    }
+    if (rc == 0) {
+        if (o->json) {
+            printf("[");
+            for (size_t i = 0; i < n; i++) {
+                printf("%s{\"group\":", i == 0 ? "" : ",");
+                json_opt_str(group);
+                printf(",\"topic\":");
+                json_opt_str(o->topic);
+                printf(",\"partition\":%d,\"new_offset\":%lld}", parts[i].partition,
+                       (long long)parts[i].offset);
+            }
+            printf("]\n");
+        } else {
+            printf("%-20s %-20s %-9s %s\n", "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
+            for (size_t i = 0; i < n; i++) {
+                printf("%-20s %-20s %-9d %lld\n", group, o->topic, parts[i].partition,
+                       (long long)parts[i].offset);
+            }
+        }
+        if (!o->execute) {
+            fprintf(stderr, "(dry run: nothing changed; add --execute to commit these)\n");
+        }
+    }
+    free(parts);
+    return rc;
+}
+
+static int cmd_group(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs(group_help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    const char *verb = argv[0];
+    struct opts o;
+    int rc = parse("group", argc - 1, argv + 1, &o);
+    if (rc != 0) {
+        return rc;
+    }
+    if (o.help) {
+        fputs(group_help, stdout);
+        return 0;
+    }
+    bool list = strcmp(verb, "list") == 0;
+    bool describe = strcmp(verb, "describe") == 0;
+    bool reset = strcmp(verb, "reset-offsets") == 0;
+    bool del = strcmp(verb, "delete") == 0;
+    if (!list && !describe && !reset && !del) {
+        return usage_error("group", "unknown command \"%s\"", verb);
+    }
+    if (!list && o.npos != 1) {
+        return usage_error("group", "%s wants one GROUP", verb);
+    }
+    if (reset && (o.topic == NULL || o.reset_mode == RESET_NONE)) {
+        return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
+                                          "--to-latest, --to-offset, --to-datetime, --shift-by");
+    }
+    samsa_conf *conf = make_conf("group", &o);
+    if (conf == NULL) {
+        return EXIT_USAGE;
+    }
+    char err[512];
+    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (a == NULL) {
+        fprintf(stderr, "samsa group: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (list) {
+        rc = group_list(a, &o);
+    } else if (describe) {
+        rc = group_describe(a, &o, o.positional[0]);
+    } else if (reset) {
+        rc = group_reset(a, &o, o.positional[0]);
+    } else {
+        int e = samsa_admin_delete_group(a, o.positional[0], o.timeout_ms, err, sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group delete %s: %s\n", o.positional[0], err);
+            rc = EXIT_FAIL;
+        } else {
+            printf("Deleted consumer group %s.\n", o.positional[0]);
+        }
+    }
+    samsa_admin_close(a);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- perf */
+
+static const char perf_help[] =
+    "usage: samsa perf produce -b BROKERS -t TOPIC [--count N] [--size BYTES] [-p PARTITION]\n"
+    "                          [--interval MS] [--json] [-X key=value]...\n"
+    "       samsa perf consume -b BROKERS -t TOPIC [--count N] [-e] [--group GROUP]\n"
+    "                          [--interval MS] [--json] [-X key=value]...\n"
+    "produce sends N records (default 100000) of BYTES (default 100) and measures each\n"
+    "one's delivery latency (produce call to delivery report); consume reads N records\n"
+    "(or to the end with -e) from the beginning and measures end-to-end latency (now\n"
+    "minus the record's timestamp). A progress line goes to stderr every --interval MS\n"
+    "(default 1000); at the end: records/s, MB/s and latency percentiles (ms).\n"
+    "Exit status: 0 done, 1 records failed or it timed out, 2 usage error.\n";
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile (nearest rank) of sorted v[0..n). */
+static int64_t percentile(const int64_t *v, size_t n, double p)
+{
+    if (n == 0) {
+        return 0;
+    }
+    size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (rank < 1) {
+        rank = 1;
+    }
+    return v[(rank > n ? n : rank) - 1];
+}
+
+struct perf_state {
+    int64_t *lat;       /* microseconds (produce) or milliseconds (consume), per record */
+    int64_t *sent_us;   /* produce: when each record was handed to samsa_produce */
+    size_t done;
+    size_t failed;
+    int first_err;
+    uint64_t bytes;
+    int64_t started_ms;
+    int64_t next_progress;
+    bool tty;
+};
+
+static void progress(struct perf_state *st, const struct opts *o, const char *verb, size_t sent)
+{
+    int64_t now = mono_ms();
+    if (now < st->next_progress) {
+        return;
+    }
+    st->next_progress = now + o->interval_ms;
+    double secs = (double)(now - st->started_ms) / 1000.0;
+    fprintf(stderr, "%s%s: %zu records%s%zu done, %.0f records/s, %.2f MB/s%s",
+            st->tty ? "\r" : "", verb, sent, sent > 0 ? ", " : " ", st->done,
+            secs > 0 ? (double)st->done / secs : 0.0,
+            secs > 0 ? (double)st->bytes / 1e6 / secs : 0.0, st->tty ? "   " : "\n");
+}
+
+static void report(struct perf_state *st, const struct opts *o, const char *verb,
+                   const char *unit, double scale)
+{
+    double secs = (double)(mono_ms() - st->started_ms) / 1000.0;
+    if (secs <= 0) {
+        secs = 0.001;
+    }
+    if (st->tty) {
+        fputc('\n', stderr);
+    }
+    qsort(st->lat, st->done, sizeof(*st->lat), cmp_i64);
+    double p50 = (double)percentile(st->lat, st->done, 50) / scale;
+    double p95 = (double)percentile(st->lat, st->done, 95) / scale;
+    double p99 = (double)percentile(st->lat, st->done, 99) / scale;
+    double max = st->done > 0 ? (double)st->lat[st->done - 1] / scale : 0.0;
+    if (o->json) {
+        printf("{\"%s\":%zu,\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.3f,"
+               "\"records_per_sec\":%.1f,\"mb_per_sec\":%.3f,\"latency_ms\":{\"p50\":%.3f,"
+               "\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n",
+               verb, st->done, st->failed, (unsigned long long)st->bytes, secs,
+               (double)st->done / secs, (double)st->bytes / 1e6 / secs, p50, p95, p99, max);
+    } else {
+        printf("%zu records %s (%zu failed), %.2f MB in %.2f s: %.0f records/s, %.2f MB/s\n",
+               st->done, verb, st->failed, (double)st->bytes / 1e6, secs, (double)st->done / secs,
+               (double)st->bytes / 1e6 / secs);
+        printf("%s latency (ms): p50 %.3f, p95 %.3f, p99 %.3f, max %.3f\n", unit, p50, p95, p99,
+               max);
+    }
+}
+
+static void on_perf_delivery(const struct samsa_delivery *d, void *opaque)
+{
+    struct perf_state *st = opaque;
+    size_t i = (size_t)(uintptr_t)d->opaque;
+    if (d->err != SAMSA_OK) {
+        if (st->failed == 0) {
+            st->first_err = d->err;
+        }
+        st->failed++;
+        return;
+    }
+    st->lat[st->done++] = mono_us() - st->sent_us[i];
+    st->bytes += d->value_len;
+}
+
+static int perf_produce(const struct opts *o, samsa_conf *conf, long long count)
+{
+    struct perf_state st = {0};
+    st.lat = calloc((size_t)count + 1, sizeof(*st.lat));
+    st.sent_us = calloc((size_t)count + 1, sizeof(*st.sent_us));
+    char *value = malloc((size_t)o->size + 1);
+    if (st.lat == NULL || st.sent_us == NULL || value == NULL) {
+        fprintf(stderr, "samsa perf produce: out of memory\n");
+        free(st.lat);
+        free(st.sent_us);
+        free(value);
+        samsa_conf_destroy(conf);
+        return EXIT_FAIL;
+    }
+    for (long long i = 0; i < o->size; i++) {
+        value[i] = (char)('a' + i % 26);
+    }
+    samsa_conf_set_delivery_cb(conf, on_perf_delivery, &st);
+    char err[512];
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (p == NULL) {
+        fprintf(stderr, "samsa perf produce: %s\n", err);
+        free(st.lat);
+        free(st.sent_us);
+        free(value);
+        return EXIT_USAGE;
+    }
+    st.tty = isatty(2) != 0;
+    st.started_ms = mono_ms();
+    st.next_progress = st.started_ms + o->interval_ms;
+    size_t sent = 0;
+    while (!stop && sent < (size_t)count) {
+        struct samsa_record r = {.topic = o->topic, .partition = o->partition, .value = value,
+                                 .value_len = (size_t)o->size, .opaque = (void *)(uintptr_t)sent};
+        st.sent_us[sent] = mono_us();
+        int e = samsa_produce(p, &r);
+        if (e == SAMSA_ERR_QUEUE_FULL) {
+            (void)samsa_producer_poll(p, 10);
+            progress(&st, o, "produced", sent);
+            continue;
+        }
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa perf produce: %s\n", samsa_err_str(e));
+            st.failed++;
+            break;
+        }
+        sent++;
+        if (sent % 1024 == 0) {
+            (void)samsa_producer_poll(p, 0);
+            progress(&st, o, "produced", sent);
+        }
+    }
+    int64_t deadline = mono_ms() + o->timeout_ms;
+    while (samsa_producer_outq_len(p) > 0 && mono_ms() < deadline && !stop) {
+        (void)samsa_producer_poll(p, 100);
+        progress(&st, o, "produced", sent);
+    }
+    size_t lost = samsa_producer_close(p, 0);
+    report(&st, o, "produced", "delivery", 1000.0);
+    if (st.failed > 0) {
+        fprintf(stderr, "samsa perf produce: %zu records failed (first: %s)\n", st.failed,
+                samsa_err_str(st.first_err));
+    }
+    free(st.lat);
+    free(st.sent_us);
+    free(value);
+    return st.failed > 0 || lost > 0 || st.done < (size_t)count ? EXIT_FAIL : 0;
+}
+
+static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
+{
+    char err[512];
+    struct samsa_partition *parts = NULL;
+    size_t n = 0;
+    if (o->group == NULL) {
+        samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
+        const char *names[1] = {o->topic};
+        samsa_metadata *md = NULL;
+        int e = a != NULL ? samsa_admin_metadata(a, names, 1, o->timeout_ms, &md) : SAMSA_ERR_STATE;
+        samsa_admin_close(a);
+        if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
+            fprintf(stderr, "samsa perf consume: topic %s: %s\n", o->topic,
+                    a == NULL ? err : samsa_err_str(e != SAMSA_OK ? e : SAMSA_ERR_UNKNOWN_TOPIC));
+            samsa_metadata_free(md);
+            samsa_conf_destroy(conf);
+            return EXIT_FAIL;
+        }
+        parts = calloc(md->topics[0].partition_count + 1, sizeof(*parts));
+        for (size_t i = 0; parts != NULL && i < md->topics[0].partition_count; i++) {
+            parts[n++] = (struct samsa_partition){o->topic, md->topics[0].partitions[i].id,
+                                                  SAMSA_OFFSET_BEGINNING};
+        }
+        samsa_metadata_free(md);
+    } else if (samsa_conf_set(conf, "group.id", o->group, err, sizeof(err)) != SAMSA_OK ||
+               samsa_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err)) !=
+                   SAMSA_OK) {
+        fprintf(stderr, "samsa perf consume: %s\n", err);
+        samsa_conf_destroy(conf);
+        return EXIT_USAGE;
+    }
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (c == NULL) {
+        fprintf(stderr, "samsa perf consume: %s\n", err);
+        free(parts);
+        return EXIT_USAGE;
+    }
+    const char *topics[1] = {o->topic};
+    int e = o->group != NULL ? samsa_consumer_subscribe(c, topics, 1)
+                             : samsa_consumer_assign(c, parts, n);
+    free(parts);
+    if (e != SAMSA_OK) {
+        fprintf(stderr, "samsa perf consume: %s\n", samsa_err_str(e));
+        samsa_consumer_close(c);
+        return EXIT_FAIL;
+    }
+    size_t cap = count > 0 ? (size_t)count : 1024;
+    struct perf_state st = {0};
+    st.lat = calloc(cap, sizeof(*st.lat));
+    if (st.lat == NULL) {
+        samsa_consumer_close(c);
+        return EXIT_FAIL;
+    }
+    st.tty = isatty(2) != 0;
+    st.started_ms = mono_ms();
+    st.next_progress = st.started_ms + o->interval_ms;
+    int64_t deadline = st.started_ms + o->timeout_ms;
+    int rc = 0;
+    while (!stop && (count < 0 || st.done < (size_t)count)) {
         samsa_message *m = samsa_consumer_poll(c, 100);
+        progress(&st, o, "consumed", 0);
         if (m == NULL) {
-            if (o.exit_at_end && samsa_consumer_at_end(c)) {
+            if (o->exit_at_end && samsa_consumer_at_end(c)) {
+                break;
+            }
+            if (st.done == 0 && mono_ms() > deadline) {
+                fprintf(stderr, "samsa perf consume: nothing within %d ms\n", o->timeout_ms);
+                rc = EXIT_FAIL;
                 break;
             }
             continue;
         }
-        got++;
-        if (o.json) {
-            printf("{\"topic\":");
-            json_str(stdout, m->topic, strlen(m->topic));
-            printf(",\"partition\":%d,\"offset\":%" PRId64 ",\"timestamp\":%" PRId64 ",\"key\":",
-                   m->partition, m->offset, m->timestamp);
-            if (m->key != NULL) {
-                json_str(stdout, m->key, m->key_len);
-            } else {
-                printf("null");
+        if (st.done == cap) {
+            int64_t *nl = realloc(st.lat, cap * 2 * sizeof(*nl));
+            if (nl == NULL) {
+                samsa_message_free(m);
+                break;
             }
-            printf(",\"value\":");
-            if (m->value != NULL) {
-                json_str(stdout, m->value, m->value_len);
-            } else {
-                printf("null");
-            }
-            printf("}\n");
-        } else if (o.format != NULL) {
-            print_fmt(o.format, m);
-        } else {
-            if (o.key_delim != NULL) {
-                if (m->key != NULL) {
-                    fwrite(m->key, 1, m->key_len, stdout);
-                }
-                fputs(o.key_delim, stdout);
-            }
-            if (m->value != NULL) {
-                fwrite(m->value, 1, m->value_len, stdout);
-            }
-            putchar('\n');
+            st.lat = nl;
+            cap *= 2;
         }
+        int64_t lat = wall_ms() - m->timestamp;
+        st.lat[st.done++] = lat > 0 ? lat : 0;
+        st.bytes += m->value_len + m->key_len;
         samsa_message_free(m);
     }
-    fflush(stdout);
+    report(&st, o, "consumed", "end-to-end", 1.0);
+    free(st.lat);
     samsa_consumer_close(c);
-    return 0;
+    return rc;
+}
+
+static int cmd_perf(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs(perf_help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    const char *verb = argv[0];
+    struct opts o;
+    int rc = parse("perf", argc - 1, argv + 1, &o);
+    if (rc != 0) {
+        return rc;
+    }
+    if (o.help) {
+        fputs(perf_help, stdout);
+        return 0;
+    }
+    bool produce = strcmp(verb, "produce") == 0;
+    if (!produce && strcmp(verb, "consume") != 0) {
+        return usage_error("perf", "unknown command \"%s\"", verb);
+    }
+    if (o.topic == NULL) {
+        return usage_error("perf", "%s", "-t TOPIC is required");
+    }
+    long long count = o.count;
+    if (count < 0 && (produce || !o.exit_at_end)) {
+        count = 100000;
+    }
+    if (count > 100000000) {
+        return usage_error("perf", "%s", "--count above 100000000");
+    }
+    samsa_conf *conf = make_conf("perf", &o);
+    if (conf == NULL) {
+        return EXIT_USAGE;
+    }
+    return produce ? perf_produce(&o, conf, count) : perf_consume(&o, conf, count);
 }
 
 /* ------------------------------------------------------------------- main */
@@ -777,10 +1848,12 @@ static int cmd_consume(int argc, char **argv)
 static const char main_help[] =
     "usage: samsa COMMAND [ARGS]\n"
     "Commands:\n"
-    "  topic create|list|describe|delete   manage topics\n"
-    "  produce                             send standard input's lines as records\n"
-    "  consume                             print records of a topic\n"
-    "  cluster info                        brokers and controller\n"
+    "  topic create|list|describe|alter|delete    manage topics\n"
+    "  produce                                    send standard input's lines as records\n"
+    "  consume                                    print records of a topic (or as a group)\n"
+    "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
+    "  perf produce|consume                       throughput and latency\n"
+    "  cluster info                               brokers and controller\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value and --help.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
@@ -813,6 +1886,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "cluster") == 0) {
         return cmd_cluster(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "group") == 0) {
+        return cmd_group(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "perf") == 0) {
+        return cmd_perf(argc - 2, argv + 2);
     }
     fprintf(stderr, "samsa: unknown command \"%s\"\n%s", cmd, main_help);
     return EXIT_USAGE;

@@ -4,7 +4,7 @@
  * Three kinds of handle, each with one background I/O thread of its own:
  *   samsa_producer  asynchronous produce with a delivery report per record
  *   samsa_consumer  manual assignment or a consumer-group member; fetch, seek, commit
- *   samsa_admin     topics and cluster metadata
+ *   samsa_admin     topics, partitions, configs, groups, records, cluster metadata
  *
  * Configuration is a samsa_conf of string keys, named and defaulted as
  * librdkafka and the Java client name them (bootstrap.servers, acks,
@@ -74,6 +74,7 @@ enum samsa_err {
     SAMSA_ERR_FATAL = -115,          /* the producer cannot go on (idempotence broken) */
     SAMSA_ERR_NOT_IMPLEMENTED = -116,/* a feature libsamsa does not have yet */
     SAMSA_ERR_DESTROYED = -117,      /* the handle is closing */
+    SAMSA_ERR_MAX_POLL_EXCEEDED = -118, /* no poll for max.poll.interval.ms: left the group */
 };
 
 /* "Local: Queue full" / "Broker: Unknown topic or partition"-style text. Static. */
@@ -250,10 +251,24 @@ struct samsa_partition {
     int64_t offset;
 };
 
-/* Called inside samsa_consumer_poll after the group gave this member a new
- * assignment (assigned = true) or just before it takes one away (false). The
- * library has already applied it: the callback only observes. `parts` is
- * borrowed for the duration of the callback. */
+/*
+ * A subscribed consumer's rebalances, called inside samsa_consumer_poll (and
+ * samsa_consumer_close). The library assigns and revokes by itself: the
+ * callback observes, and may commit or seek. `parts` is borrowed for the
+ * duration of the callback.
+ *   assigned = true: the group gave this member parts (already applied;
+ *     offset SAMSA_OFFSET_STORED: each starts at the group's committed
+ *     offset, else where auto.offset.reset says). A seek inside moves one.
+ *   assigned = false: parts are being taken away (offset: the position, the
+ *     next offset the application would have got). Fetching has stopped;
+ *     they stay assigned while the callback runs, so that
+ *     samsa_consumer_commit(c, NULL, 0, false, ms) commits their positions
+ *     in this generation; the member joins again once it returned. When the
+ *     membership was lost instead (no heartbeat answered within
+ *     session.timeout.ms, the coordinator forgot the member, no poll within
+ *     max.poll.interval.ms) the callback comes after the fact and nothing
+ *     can be committed for them any more.
+ */
 typedef void samsa_rebalance_cb(bool assigned, const struct samsa_partition *parts, size_t count,
                                 void *cb_opaque);
 void samsa_conf_set_rebalance_cb(samsa_conf *conf, samsa_rebalance_cb *cb, void *cb_opaque);
@@ -270,7 +285,20 @@ SAMSA_MUST_CHECK samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char
 SAMSA_MUST_CHECK int samsa_consumer_assign(samsa_consumer *c, const struct samsa_partition *parts,
                                            size_t count);
 
-/* Joins group.id as a member subscribed to topics[0..count) (copied). */
+/*
+ * Joins group.id as a member of the classic consumer group protocol,
+ * subscribed to topics[0..count) (copied; topics the cluster lacks get
+ * partitions once they exist and the next metadata refresh shows them).
+ * Asynchronous: partitions arrive through samsa_consumer_poll (see the
+ * rebalance callback). The assignors are partition.assignment.strategy's, in
+ * its order; the coordinator picks the one every member supports. Calling it
+ * again with other topics rejoins with them. Heartbeats run on the I/O
+ * thread; samsa_consumer_poll must be called at least every
+ * max.poll.interval.ms, else the member leaves the group
+ * (SAMSA_ERR_MAX_POLL_EXCEEDED to the error callback) and the next poll joins
+ * again. Returns SAMSA_ERR_INVALID_CONFIG without group.id, SAMSA_ERR_STATE
+ * with a manual assignment in place.
+ */
 SAMSA_MUST_CHECK int samsa_consumer_subscribe(samsa_consumer *c, const char *const *topics,
                                               size_t count);
 
@@ -299,10 +327,15 @@ SAMSA_MUST_CHECK int samsa_consumer_seek_timestamp(samsa_consumer *c, const char
 bool samsa_consumer_at_end(samsa_consumer *c);
 
 /*
- * Commits the positions of every assigned partition (offsets NULL) or
- * offsets[0..count) (offset = the next one to read) for group.id.
+ * Commits the positions of every assigned partition (offsets NULL: the
+ * offset after the last message samsa_consumer_poll returned of each) or
+ * offsets[0..count) (offset = the next one to read) for group.id. A
+ * subscribed member commits with its generation and member id:
+ * Kafka's REBALANCE_IN_PROGRESS (27) while it is between generations,
+ * ILLEGAL_GENERATION (22) / UNKNOWN_MEMBER_ID (25) when the group moved on.
  * async false: waits up to timeout_ms for the coordinator's answer;
- * async true: returns at once, a failure goes to the error callback.
+ * async true: returns at once, a failure goes to the error callback (and
+ * samsa_consumer_close waits for those still on their way).
  */
 SAMSA_MUST_CHECK int samsa_consumer_commit(samsa_consumer *c, const struct samsa_partition *offsets,
                                            size_t count, bool async, int timeout_ms);
@@ -317,8 +350,49 @@ SAMSA_MUST_CHECK int samsa_consumer_watermarks(samsa_consumer *c, const char *to
                                                int32_t partition, int64_t *low, int64_t *high,
                                                int timeout_ms);
 
-/* Leaves the group (committing first when enable.auto.commit), stops the I/O
- * thread and frees c. NULL is a no-op. */
+/*
+ * Stops fetching parts[0..count) (their offsets are ignored) until
+ * samsa_consumer_resume: messages of them already fetched and not yet
+ * returned are dropped and fetched again after the resume, so nothing is
+ * skipped. Only assigned partitions: SAMSA_ERR_STATE (and nothing changed)
+ * when one is not. A new assignment from the group starts unpaused.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_pause(samsa_consumer *c, const struct samsa_partition *parts,
+                                          size_t count);
+SAMSA_MUST_CHECK int samsa_consumer_resume(samsa_consumer *c, const struct samsa_partition *parts,
+                                           size_t count);
+
+/* The current assignment; each offset is the position (the next offset
+ * samsa_consumer_poll returns), or SAMSA_OFFSET_BEGINNING / _END / _STORED
+ * while that is not resolved yet. *parts is the caller's:
+ * samsa_partitions_free(*parts, *count). */
+SAMSA_MUST_CHECK int samsa_consumer_assignment(samsa_consumer *c, struct samsa_partition **parts,
+                                               size_t *count);
+
+/* Frees an array of partitions a samsa_* call returned (with its topics). */
+void samsa_partitions_free(struct samsa_partition *parts, size_t count);
+
+/* How far one assigned partition's consumer is behind its log. */
+struct samsa_lag {
+    int64_t position;       /* next offset samsa_consumer_poll returns; -1 unknown */
+    int64_t high_watermark; /* as the leader last reported it; -1 before a fetch answered */
+    int64_t last_stable;    /* likewise (read_committed reads up to it); -1 unknown */
+    int64_t lag;            /* end - position, end being last_stable with
+                             * isolation.level=read_committed, else the high
+                             * watermark; -1 while either is unknown */
+    bool paused;
+};
+
+/* The lag of one assigned partition (SAMSA_ERR_STATE when not assigned),
+ * from what the last fetch answer said: no request is sent. */
+SAMSA_MUST_CHECK int samsa_consumer_lag(samsa_consumer *c, const char *topic, int32_t partition,
+                                        struct samsa_lag *out);
+
+/* A subscribed member gives its partitions up (the rebalance callback runs
+ * inside), commits them when enable.auto.commit, waits for asynchronous
+ * commits on their way (request.timeout.ms at most), sends LeaveGroup (not a
+ * static member: group.instance.id), then stops the I/O thread and frees c.
+ * NULL is a no-op. */
 void samsa_consumer_close(samsa_consumer *c);
 
 /* -------------------------------------------------------------------- admin */
@@ -395,6 +469,145 @@ void samsa_metadata_free(samsa_metadata *md);
 /* Low and high watermark of one partition. */
 SAMSA_MUST_CHECK int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition,
                                             int64_t *low, int64_t *high, int timeout_ms);
+
+/* The offset of one partition for timestamp (ListOffsets): SAMSA_OFFSET_BEGINNING
+ * the log start, SAMSA_OFFSET_END the end (high watermark, last stable offset
+ * with isolation.level=read_committed), or a time in ms: the first offset
+ * whose timestamp is at or after it (-1 when there is none). */
+SAMSA_MUST_CHECK int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
+                                             int64_t timestamp, int64_t *offset, int timeout_ms);
+
+/*
+ * Raises topic's partition count to total (CreatePartitions, on the
+ * controller). Kafka's INVALID_PARTITIONS (37) when total is not above the
+ * current count; SAMSA_ERR_UNSUPPORTED, saying so in errstr, when the broker
+ * does not offer CreatePartitions (API 37).
+ */
+SAMSA_MUST_CHECK int samsa_admin_create_partitions(samsa_admin *a, const char *topic,
+                                                   int32_t total, int timeout_ms, char *errstr,
+                                                   size_t errstr_size);
+
+/*
+ * Deletes the records before parts[i].offset of each partition
+ * (DeleteRecords, on each leader; SAMSA_OFFSET_END: every record). On
+ * return each offset is the partition's new low watermark, or -1 where it
+ * failed. Returns the first error.
+ */
+SAMSA_MUST_CHECK int samsa_admin_delete_records(samsa_admin *a, struct samsa_partition *parts,
+                                                size_t count, int timeout_ms, char *errstr,
+                                                size_t errstr_size);
+
+/* Configuration resources, as Kafka numbers them. */
+enum samsa_resource_type {
+    SAMSA_RESOURCE_TOPIC = 2,
+    SAMSA_RESOURCE_BROKER = 4, /* name: the broker id, e.g. "0" */
+};
+
+struct samsa_config_entry {
+    const char *name;
+    const char *value; /* NULL: none, or sensitive */
+    int source;        /* Kafka's ConfigSource: 1 topic (dynamic), 2 dynamic broker, 3 dynamic
+                        * default broker, 4 static broker, 5 default; -1 unknown */
+    bool is_default;
+    bool read_only;
+    bool sensitive;
+};
+
+/* Caller owns: samsa_configs_free. Pointers inside live as long as it. */
+typedef struct samsa_configs {
+    size_t count;
+    const struct samsa_config_entry *entries;
+} samsa_configs;
+
+/* Every configuration of a topic or broker (DescribeConfigs), in the
+ * broker's order. Kafka's UNKNOWN_TOPIC_OR_PARTITION (3) for no such topic. */
+SAMSA_MUST_CHECK int samsa_admin_describe_configs(samsa_admin *a, int resource_type,
+                                                  const char *name, int timeout_ms,
+                                                  samsa_configs **out, char *errstr,
+                                                  size_t errstr_size);
+void samsa_configs_free(samsa_configs *configs);
+
+/* One change: name to value, or back to its default when value is NULL. */
+struct samsa_config_op {
+    const char *name;
+    const char *value;
+};
+
+/*
+ * Changes configurations of a topic or broker, leaving the others as they
+ * are: IncrementalAlterConfigs (API 44) when the broker has it, else
+ * AlterConfigs (API 33) on the dynamic configurations DescribeConfigs
+ * reported, with ops applied. Kafka's INVALID_CONFIG (40) with the broker's
+ * message in errstr for a value it refuses.
+ */
+SAMSA_MUST_CHECK int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
+                                               const struct samsa_config_op *ops, size_t count,
+                                               int timeout_ms, char *errstr, size_t errstr_size);
+
+/* -------------------------------------------------------- admin: groups */
+
+struct samsa_group_listing {
+    const char *group_id;
+    const char *protocol_type; /* "consumer" for consumer groups; "" for offsets only */
+};
+
+/* Caller owns: samsa_group_list_free. */
+typedef struct samsa_group_list {
+    size_t count;
+    const struct samsa_group_listing *groups;
+} samsa_group_list;
+
+/* Every group of the cluster (ListGroups asked of every broker). */
+SAMSA_MUST_CHECK int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out,
+                                             char *errstr, size_t errstr_size);
+void samsa_group_list_free(samsa_group_list *list);
+
+struct samsa_group_member {
+    const char *member_id;
+    const char *instance_id; /* NULL when none */
+    const char *client_id;
+    const char *client_host;
+    size_t assignment_count;  /* decoded from the consumer protocol; 0 otherwise */
+    const struct samsa_partition *assignment; /* offsets -1 */
+};
+
+/* Caller owns: samsa_group_description_free. */
+typedef struct samsa_group_description {
+    const char *group_id;
+    const char *state;         /* Empty, PreparingRebalance, CompletingRebalance, Stable, Dead */
+    const char *protocol_type; /* "consumer" */
+    const char *protocol;      /* the assignor chosen, e.g. "range" */
+    int32_t coordinator_id;
+    size_t member_count;
+    const struct samsa_group_member *members;
+} samsa_group_description;
+
+/* One group as its coordinator describes it (DescribeGroups). An unknown
+ * group is described as state "Dead" with no members, as Kafka does. */
+SAMSA_MUST_CHECK int samsa_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms,
+                                                samsa_group_description **out, char *errstr,
+                                                size_t errstr_size);
+void samsa_group_description_free(samsa_group_description *desc);
+
+/* Every offset group has committed (OffsetFetch of all its partitions).
+ * *parts is the caller's: samsa_partitions_free(*parts, *count). */
+SAMSA_MUST_CHECK int samsa_admin_list_group_offsets(samsa_admin *a, const char *group,
+                                                    int timeout_ms, struct samsa_partition **parts,
+                                                    size_t *count, char *errstr,
+                                                    size_t errstr_size);
+
+/* Commits parts[0..count) (offset: the next one to read) for group, as a
+ * tool does for a group without members (generation -1): Kafka's
+ * UNKNOWN_MEMBER_ID (25) or REBALANCE_IN_PROGRESS (27) while it has some. */
+SAMSA_MUST_CHECK int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
+                                                     const struct samsa_partition *parts,
+                                                     size_t count, int timeout_ms, char *errstr,
+                                                     size_t errstr_size);
+
+/* Deletes a group without members and its offsets (DeleteGroups): Kafka's
+ * NON_EMPTY_GROUP (68) while it has members, GROUP_ID_NOT_FOUND (69). */
+SAMSA_MUST_CHECK int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms,
+                                              char *errstr, size_t errstr_size);
 
 /* ------------------------------------------------------------- partitioner */
 

@@ -1,0 +1,470 @@
+/*
+ * Scenarios of libsamsa's public API against a running broker, each one
+ * checking what it gets:
+ *
+ *   api_scenarios BOOTSTRAP SCENARIO
+ *
+ *   pause_resume_lag  a paused partition is not read (the others are), its
+ *                     lag grows; after the resume it is read on from where
+ *                     it stopped: nothing skipped, nothing twice
+ *   admin_configs     describe, alter (set, back to default) topic configs;
+ *                     describe a broker's; an unknown topic's error
+ *   admin_partitions  CreatePartitions: more partitions, or UNSUPPORTED said
+ *                     plainly when the broker lacks API 37
+ *   admin_records     DeleteRecords and ListOffsets (beginning, end, time)
+ *   admin_groups      list, describe (Empty, then Stable with a member and
+ *                     its assignment), group offsets, alter them, delete
+ *                     (refused with members, then done)
+ *
+ * Prints what it checks; exits 0 when every check held, 1 at the first that
+ * did not (with the line), 2 on a usage error.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <samsa/samsa.h>
+
+static const char *brokers;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fail(__LINE__, #cond, __VA_ARGS__);                                                    \
+        }                                                                                          \
+    } while (0)
+
+__attribute__((noreturn, format(printf, 3, 4))) static void fail(int line, const char *cond,
+                                                                 const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "FAILED line %d: %s: ", line, cond);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    exit(1);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static samsa_conf *conf_with(const char *k1, const char *v1, const char *k2, const char *v2)
+{
+    char err[512];
+    samsa_conf *conf = samsa_conf_new();
+    CHECK(conf != NULL, "conf");
+    CHECK(samsa_conf_set(conf, "bootstrap.servers", brokers, err, sizeof(err)) == SAMSA_OK, "%s",
+          err);
+    if (k1 != NULL) {
+        CHECK(samsa_conf_set(conf, k1, v1, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    }
+    if (k2 != NULL) {
+        CHECK(samsa_conf_set(conf, k2, v2, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    }
+    return conf;
+}
+
+static samsa_admin *admin(void)
+{
+    char err[512];
+    samsa_conf *conf = conf_with(NULL, NULL, NULL, NULL);
+    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(a != NULL, "%s", err);
+    return a;
+}
+
+static void create_topic(samsa_admin *a, const char *name, int32_t partitions)
+{
+    char err[512];
+    struct samsa_new_topic t = {name, partitions, 1, NULL, 0};
+    int e = samsa_admin_create_topic(a, &t, 15000, err, sizeof(err));
+    CHECK(e == SAMSA_OK, "create %s: %s", name, err);
+}
+
+/* value i to partition i % partitions, "v<i>"; waits for every report. */
+static void produce(const char *topic, int n, int32_t partitions)
+{
+    char err[512];
+    samsa_conf *conf = conf_with("linger.ms", "1", NULL, NULL);
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    for (int i = 0; i < n; i++) {
+        char v[32];
+        int len = snprintf(v, sizeof(v), "v%d", i);
+        struct samsa_record r = {.topic = topic, .partition = i % partitions, .value = v,
+                                 .value_len = (size_t)len};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+    }
+    CHECK(samsa_producer_close(p, 15000) == 0, "records not delivered");
+}
+
+static int32_t topic_partitions(samsa_admin *a, const char *topic)
+{
+    samsa_metadata *md = NULL;
+    const char *names[1] = {topic};
+    CHECK(samsa_admin_metadata(a, names, 1, 10000, &md) == SAMSA_OK, "metadata");
+    int32_t n = md->topic_count == 1 && md->topics[0].err == 0
+                    ? (int32_t)md->topics[0].partition_count
+                    : -1;
+    samsa_metadata_free(md);
+    return n;
+}
+
+/* ----------------------------------------------------- pause_resume_lag */
+
+static void pause_resume_lag(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "pr", 2);
+    samsa_admin_close(a);
+    produce("pr", 200, 2); /* 100 on each partition */
+    samsa_conf *conf = conf_with("fetch.wait.max.ms", "50", "max.partition.fetch.bytes", "1024");
+    char err[512];
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition parts[2] = {{"pr", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"pr", 1, SAMSA_OFFSET_BEGINNING}};
+    CHECK(samsa_consumer_assign(c, parts, 2) == SAMSA_OK, "assign");
+    int64_t next[2] = {0, 0};
+    int got = 0;
+    int64_t deadline = now_ms() + 20000;
+    /* Read until p0 is at 10. */
+    while (next[0] < 10) {
+        CHECK(now_ms() < deadline, "no 10 records of p0");
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        CHECK(m->offset == next[m->partition], "partition %d: offset %lld, expected %lld",
+              m->partition, (long long)m->offset, (long long)next[m->partition]);
+        next[m->partition]++;
+        got++;
+        samsa_message_free(m);
+    }
+    CHECK(samsa_consumer_pause(c, parts, 1) == SAMSA_OK, "pause");
+    struct samsa_partition stranger = {"pr", 7, 0};
+    CHECK(samsa_consumer_pause(c, &stranger, 1) == SAMSA_ERR_STATE, "pause of an unassigned one");
+    int64_t paused_at = next[0];
+    /* Only p1 now, to its end. */
+    while (next[1] < 100) {
+        CHECK(now_ms() < deadline, "p1 stopped at %lld", (long long)next[1]);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        CHECK(m->partition == 1, "a record of paused p0 at %lld", (long long)m->offset);
+        CHECK(m->offset == next[1], "p1 offset %lld, expected %lld", (long long)m->offset,
+              (long long)next[1]);
+        next[1]++;
+        samsa_message_free(m);
+    }
+    struct samsa_lag lag;
+    CHECK(samsa_consumer_lag(c, "pr", 0, &lag) == SAMSA_OK, "lag p0");
+    printf("p0 paused: position %lld, high watermark %lld, lag %lld\n", (long long)lag.position,
+           (long long)lag.high_watermark, (long long)lag.lag);
+    CHECK(lag.paused && lag.position == paused_at && lag.high_watermark == 100 &&
+              lag.lag == 100 - paused_at,
+          "p0 lag: position %lld hwm %lld lag %lld", (long long)lag.position,
+          (long long)lag.high_watermark, (long long)lag.lag);
+    CHECK(samsa_consumer_lag(c, "pr", 1, &lag) == SAMSA_OK && lag.lag == 0 && !lag.paused,
+          "p1 lag %lld", (long long)lag.lag);
+    CHECK(samsa_consumer_lag(c, "pr", 9, &lag) == SAMSA_ERR_STATE, "lag of an unassigned one");
+    struct samsa_partition *as = NULL;
+    size_t an = 0;
+    CHECK(samsa_consumer_assignment(c, &as, &an) == SAMSA_OK && an == 2, "assignment");
+    for (size_t i = 0; i < an; i++) {
+        CHECK(as[i].offset == next[as[i].partition], "assignment position of %d: %lld",
+              as[i].partition, (long long)as[i].offset);
+    }
+    samsa_partitions_free(as, an);
+    CHECK(samsa_consumer_resume(c, parts, 1) == SAMSA_OK, "resume");
+    while (next[0] < 100) {
+        CHECK(now_ms() < deadline, "p0 stopped at %lld after the resume", (long long)next[0]);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        CHECK(m->partition == 0 && m->offset == next[0], "after resume: %d/%lld, expected 0/%lld",
+              m->partition, (long long)m->offset, (long long)next[0]);
+        next[0]++;
+        samsa_message_free(m);
+    }
+    CHECK(samsa_consumer_lag(c, "pr", 0, &lag) == SAMSA_OK && lag.lag == 0 && lag.position == 100,
+          "p0 lag at the end %lld", (long long)lag.lag);
+    samsa_consumer_close(c);
+    printf("pause_resume_lag: ok (%d records before the pause)\n", got);
+}
+
+/* -------------------------------------------------------- admin_configs */
+
+static const struct samsa_config_entry *find_cfg(const samsa_configs *cf, const char *name)
+{
+    for (size_t i = 0; i < cf->count; i++) {
+        if (strcmp(cf->entries[i].name, name) == 0) {
+            return &cf->entries[i];
+        }
+    }
+    return NULL;
+}
+
+static void admin_configs(void)
+{
+    char err[512];
+    samsa_admin *a = admin();
+    create_topic(a, "cfg", 1);
+    samsa_configs *cf = NULL;
+    CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", 10000, &cf, err,
+                                       sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    const struct samsa_config_entry *e = find_cfg(cf, "retention.ms");
+    CHECK(e != NULL && e->is_default && e->value != NULL, "retention.ms default");
+    printf("retention.ms=%s (source %d)\n", e->value, e->source);
+    samsa_configs_free(cf);
+    struct samsa_config_op set[2] = {{"retention.ms", "123456"}, {"cleanup.policy", "compact"}};
+    CHECK(samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", set, 2, 10000, err,
+                                    sizeof(err)) == SAMSA_OK,
+          "alter: %s", err);
+    CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", 10000, &cf, err,
+                                       sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    e = find_cfg(cf, "retention.ms");
+    CHECK(e != NULL && !e->is_default && strcmp(e->value, "123456") == 0 && e->source == 1,
+          "retention.ms after the change: %s", e != NULL ? e->value : "missing");
+    e = find_cfg(cf, "cleanup.policy");
+    CHECK(e != NULL && strcmp(e->value, "compact") == 0, "cleanup.policy");
+    samsa_configs_free(cf);
+    /* One back to its default; the other stays. */
+    struct samsa_config_op reset[1] = {{"retention.ms", NULL}};
+    CHECK(samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", reset, 1, 10000, err,
+                                    sizeof(err)) == SAMSA_OK,
+          "reset: %s", err);
+    CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", 10000, &cf, err,
+                                       sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    CHECK(find_cfg(cf, "retention.ms")->is_default, "retention.ms not back to its default");
+    CHECK(strcmp(find_cfg(cf, "cleanup.policy")->value, "compact") == 0,
+          "cleanup.policy lost by the reset of another key");
+    samsa_configs_free(cf);
+    struct samsa_config_op bad[1] = {{"retention.ms", "soon"}};
+    int rc = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, "cfg", bad, 1, 10000, err,
+                                       sizeof(err));
+    printf("bad value: %s / %s\n", samsa_err_name(rc), err);
+    CHECK(rc == 40 && strstr(err, "INVALID_CONFIG") != NULL, "a bad value: %d %s", rc, err);
+    rc = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "no-such-topic", 10000, &cf, err,
+                                      sizeof(err));
+    CHECK(rc == 3 && cf == NULL, "unknown topic: %d %s", rc, err);
+    CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_BROKER, "0", 10000, &cf, err,
+                                       sizeof(err)) == SAMSA_OK,
+          "broker 0: %s", err);
+    CHECK(cf->count > 0 && find_cfg(cf, "log.retention.hours") != NULL, "broker configs: %zu",
+          cf->count);
+    samsa_configs_free(cf);
+    CHECK(samsa_admin_describe_configs(a, 7, "x", 1000, &cf, err, sizeof(err)) ==
+              SAMSA_ERR_INVALID_ARG,
+          "a bad resource type");
+    samsa_admin_close(a);
+    printf("admin_configs: ok\n");
+}
+
+/* ----------------------------------------------------- admin_partitions */
+
+static void admin_partitions(void)
+{
+    char err[512];
+    samsa_admin *a = admin();
+    create_topic(a, "grow", 2);
+    int rc = samsa_admin_create_partitions(a, "grow", 5, 10000, err, sizeof(err));
+    printf("create partitions: %s: %s\n", samsa_err_name(rc), err);
+    if (rc == SAMSA_ERR_UNSUPPORTED) {
+        CHECK(strstr(err, "CreatePartitions (API 37)") != NULL, "unsupported, but said: %s", err);
+        CHECK(topic_partitions(a, "grow") == 2, "partition count changed anyway");
+    } else {
+        CHECK(rc == SAMSA_OK, "create partitions: %s", err);
+        CHECK(topic_partitions(a, "grow") == 5, "partitions after: %d", topic_partitions(a, "grow"));
+        rc = samsa_admin_create_partitions(a, "grow", 3, 10000, err, sizeof(err));
+        CHECK(rc == 37, "fewer partitions: %d %s", rc, err);
+    }
+    CHECK(samsa_admin_create_partitions(a, "grow", 0, 10000, err, sizeof(err)) ==
+              SAMSA_ERR_INVALID_ARG,
+          "zero partitions");
+    samsa_admin_close(a);
+    printf("admin_partitions: ok\n");
+}
+
+/* -------------------------------------------------------- admin_records */
+
+static void admin_records(void)
+{
+    char err[512];
+    samsa_admin *a = admin();
+    create_topic(a, "del", 2);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t before = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    produce("del", 40, 2); /* 20 on each */
+    int64_t off = -1;
+    CHECK(samsa_admin_list_offset(a, "del", 0, SAMSA_OFFSET_END, &off, 10000) == SAMSA_OK &&
+              off == 20,
+          "end of p0: %lld", (long long)off);
+    CHECK(samsa_admin_list_offset(a, "del", 0, before, &off, 10000) == SAMSA_OK && off == 0,
+          "offset of a time before everything: %lld", (long long)off);
+    CHECK(samsa_admin_list_offset(a, "del", 0, before + 3600000, &off, 10000) == SAMSA_OK &&
+              off == -1,
+          "offset of a time after everything: %lld", (long long)off);
+    struct samsa_partition parts[3] = {
+        {"del", 0, 5}, {"del", 1, SAMSA_OFFSET_END}, {"del", 9, 1}};
+    int rc = samsa_admin_delete_records(a, parts, 3, 10000, err, sizeof(err));
+    printf("delete records: %s (%s): low %lld %lld %lld\n", samsa_err_name(rc), err,
+           (long long)parts[0].offset, (long long)parts[1].offset, (long long)parts[2].offset);
+    CHECK(rc != SAMSA_OK && strstr(err, "del [9]") != NULL, "the missing partition: %d %s", rc,
+          err);
+    CHECK(parts[0].offset == 5 && parts[1].offset == 20 && parts[2].offset == -1,
+          "low watermarks");
+    CHECK(samsa_admin_list_offset(a, "del", 0, SAMSA_OFFSET_BEGINNING, &off, 10000) == SAMSA_OK &&
+              off == 5,
+          "beginning of p0: %lld", (long long)off);
+    int64_t low = -1, high = -1;
+    CHECK(samsa_admin_watermarks(a, "del", 1, &low, &high, 10000) == SAMSA_OK && low == 20 &&
+              high == 20,
+          "p1: %lld..%lld", (long long)low, (long long)high);
+    samsa_admin_close(a);
+    printf("admin_records: ok\n");
+}
+
+/* --------------------------------------------------------- admin_groups */
+
+static bool listed(samsa_admin *a, const char *group)
+{
+    char err[512];
+    samsa_group_list *l = NULL;
+    CHECK(samsa_admin_list_groups(a, 10000, &l, err, sizeof(err)) == SAMSA_OK, "list: %s", err);
+    bool found = false;
+    for (size_t i = 0; i < l->count; i++) {
+        found = found || strcmp(l->groups[i].group_id, group) == 0;
+    }
+    samsa_group_list_free(l);
+    return found;
+}
+
+static void admin_groups(void)
+{
+    char err[512];
+    samsa_admin *a = admin();
+    create_topic(a, "gt", 3);
+    produce("gt", 30, 3);
+    struct samsa_partition commit[2] = {{"gt", 0, 4}, {"gt", 2, 7}};
+    CHECK(samsa_admin_alter_group_offsets(a, "adm-g", commit, 2, 10000, err, sizeof(err)) ==
+              SAMSA_OK,
+          "alter offsets: %s", err);
+    struct samsa_partition *offs = NULL;
+    size_t n = 0;
+    CHECK(samsa_admin_list_group_offsets(a, "adm-g", 10000, &offs, &n, err, sizeof(err)) ==
+              SAMSA_OK,
+          "%s", err);
+    CHECK(n == 2, "%zu offsets", n);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(strcmp(offs[i].topic, "gt") == 0 &&
+                  offs[i].offset == (offs[i].partition == 0 ? 4 : 7) &&
+                  (offs[i].partition == 0 || offs[i].partition == 2),
+              "offset %zu: %s/%d %lld", i, offs[i].topic, offs[i].partition,
+              (long long)offs[i].offset);
+    }
+    samsa_partitions_free(offs, n);
+    CHECK(listed(a, "adm-g"), "adm-g not listed");
+    samsa_group_description *d = NULL;
+    CHECK(samsa_admin_describe_group(a, "adm-g", 10000, &d, err, sizeof(err)) == SAMSA_OK, "%s",
+          err);
+    CHECK(strcmp(d->state, "Empty") == 0 && d->member_count == 0 && d->coordinator_id == 0,
+          "described %s with %zu members", d->state, d->member_count);
+    samsa_group_description_free(d);
+    /* A member joins: it resumes at the committed offsets. */
+    samsa_conf *conf = conf_with("group.id", "adm-g", "client.id", "adm-member");
+    char e2[512];
+    CHECK(samsa_conf_set(conf, "auto.offset.reset", "earliest", e2, sizeof(e2)) == SAMSA_OK, "%s",
+          e2);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    const char *topics[1] = {"gt"};
+    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
+    int64_t first[3] = {-1, -1, -1};
+    int got = 0;
+    int64_t deadline = now_ms() + 20000;
+    while (got < 30 - 4 - 7) {
+        CHECK(now_ms() < deadline, "%d records", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        if (first[m->partition] < 0) {
+            first[m->partition] = m->offset;
+        }
+        got++;
+        samsa_message_free(m);
+    }
+    CHECK(first[0] == 4 && first[1] == 0 && first[2] == 7, "first offsets %lld %lld %lld",
+          (long long)first[0], (long long)first[1], (long long)first[2]);
+    CHECK(samsa_admin_describe_group(a, "adm-g", 10000, &d, err, sizeof(err)) == SAMSA_OK, "%s",
+          err);
+    CHECK(strcmp(d->state, "Stable") == 0 && d->member_count == 1 &&
+              strcmp(d->protocol, "range") == 0 && strcmp(d->protocol_type, "consumer") == 0,
+          "described %s, %zu members, %s", d->state, d->member_count, d->protocol);
+    const struct samsa_group_member *m = &d->members[0];
+    CHECK(strcmp(m->client_id, "adm-member") == 0 && m->assignment_count == 3 &&
+              m->client_host[0] != '\0',
+          "member %s %s %zu", m->client_id, m->client_host, m->assignment_count);
+    samsa_group_description_free(d);
+    int rc = samsa_admin_alter_group_offsets(a, "adm-g", commit, 1, 5000, err, sizeof(err));
+    CHECK(rc == 25 || rc == 27, "alter offsets of a group with a member: %d %s", rc, err);
+    printf("alter offsets with a member: %s\n", err);
+    rc = samsa_admin_delete_group(a, "adm-g", 10000, err, sizeof(err));
+    CHECK(rc == 68, "delete with a member: %d %s", rc, err);
+    samsa_consumer_close(c);
+    rc = samsa_admin_delete_group(a, "adm-g", 10000, err, sizeof(err));
+    CHECK(rc == SAMSA_OK, "delete: %d %s", rc, err);
+    CHECK(!listed(a, "adm-g"), "adm-g still listed");
+    rc = samsa_admin_delete_group(a, "adm-g", 10000, err, sizeof(err));
+    CHECK(rc == 69, "delete an unknown group: %d %s", rc, err);
+    CHECK(samsa_admin_list_group_offsets(a, "adm-g", 10000, &offs, &n, err, sizeof(err)) ==
+                  SAMSA_OK &&
+              n == 0,
+          "offsets of a deleted group: %zu", n);
+    samsa_partitions_free(offs, n);
+    samsa_admin_close(a);
+    printf("admin_groups: ok\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: api_scenarios BOOTSTRAP SCENARIO\n");
+        return 2;
+    }
+    brokers = argv[1];
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } scenarios[] = {
+        {"pause_resume_lag", pause_resume_lag}, {"admin_configs", admin_configs},
+        {"admin_partitions", admin_partitions}, {"admin_records", admin_records},
+        {"admin_groups", admin_groups},
+    };
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        if (strcmp(argv[2], scenarios[i].name) == 0) {
+            scenarios[i].fn();
+            return 0;
+        }
+    }
+    fprintf(stderr, "api_scenarios: no scenario \"%s\"\n", argv[2]);
+    return 2;
+}

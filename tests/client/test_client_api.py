@@ -1,0 +1,58 @@
+"""libsamsa's consumer flow control (pause, resume, lag) and admin calls
+(configs, partitions, records, groups) against the real samsa-broker: each
+case runs one scenario of tests/client/api_scenarios.c, which checks what the
+library returns and exits non-zero at the first surprise.
+
+    test_client_api.py SAMSA_BROKER API_SCENARIOS [-k CASE]
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from broker import main  # noqa: E402
+
+SCENARIOS = None
+CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+    "num.partitions": "1",
+}
+
+
+def run(t, name):
+    b = t.broker(config=CONFIG)
+    p = subprocess.run([SCENARIOS, b.bootstrap, name], capture_output=True, text=True,
+                       timeout=120)
+    print(p.stdout, end="")
+    if p.returncode != 0:
+        raise AssertionError("%s: exit %d\n%s" % (name, p.returncode, p.stderr[-3000:]))
+
+
+def case_pause_resume_and_lag(t):
+    run(t, "pause_resume_lag")
+
+
+def case_describe_and_alter_configs(t):
+    run(t, "admin_configs")
+
+
+def case_create_partitions_or_a_plain_unsupported(t):
+    run(t, "admin_partitions")
+
+
+def case_delete_records_and_list_offsets(t):
+    run(t, "admin_records")
+
+
+def case_list_describe_offsets_and_delete_groups(t):
+    run(t, "admin_groups")
+
+
+if __name__ == "__main__":
+    SCENARIOS = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_pause_resume_and_lag,
+                   case_describe_and_alter_configs,
+                   case_create_partitions_or_a_plain_unsupported,
+                   case_delete_records_and_list_offsets,
+                   case_list_describe_offsets_and_delete_groups]))
