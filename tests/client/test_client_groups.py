@@ -317,6 +317,9 @@ def mixed_group(t, strategy, libsamsa_first):
     b = t.broker(config=CONFIG)
     topic, group = "mixed-" + strategy, "g-mixed-" + strategy
     kwire.create_topic(b.port, topic, 6)
+    # kafka-python's admin does not retry COORDINATOR_NOT_AVAILABLE, which the broker
+    # answers while it makes __consumer_offsets (as Kafka does)
+    kwire.wait_coordinator(b.port, group)
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
     assignors = [RangePartitionAssignor if strategy == "range" else RoundRobinPartitionAssignor]
     members = []
@@ -418,6 +421,9 @@ def case_auto_commit_commits_while_running(t):
     kwire.create_topic(b.port, topic, 2)
     values = ["a-%d" % i for i in range(200)]
     produce(b, topic, values, 2)
+    # kafka-python's admin does not retry COORDINATOR_NOT_AVAILABLE, which the broker
+    # answers while it makes __consumer_offsets (as Kafka does)
+    kwire.wait_coordinator(b.port, group)
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
     m = Member(t, b, group, topic, "auto-0", ["--commit", "auto"])
     try:

@@ -154,7 +154,12 @@ def case_two_consume_group_members_share_a_topic(t):
                for _ in range(2)]
     try:
         def split():
-            d = json.loads(samsa("group", "describe", "-b", bs, "g2", "--json").stdout)
+            # the group exists once a member has joined: until then describe says
+            # it does not (exit 1)
+            p = samsa("group", "describe", "-b", bs, "g2", "--json", expect=None)
+            if p.returncode != 0:
+                return None
+            d = json.loads(p.stdout)
             ok = d["state"] == "Stable" and [len(m["partitions"]) for m in d["members"]] == [2, 2]
             return d if ok else None
         wait_for(split, 30, "two members with two partitions each")
