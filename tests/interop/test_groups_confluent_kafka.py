@@ -120,6 +120,7 @@ def case_commit_into_live_group(t):
     b = t.broker(config=CONFIG)
     topic, group = "ck-live", "ck-live-group"
     kwire.create_topic(b.port, topic, 1)
+    kwire.wait_coordinator(b.port)  # kafka-python's admin does not retry FindCoordinator
     produce(b, topic, [b"x"], 1)
     member = KafkaConsumer(topic, bootstrap_servers=b.bootstrap, group_id=group,
                            enable_auto_commit=False, auto_offset_reset="earliest",

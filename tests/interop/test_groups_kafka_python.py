@@ -187,6 +187,7 @@ def case_admin_list_describe(t):
     b = t.broker(config=CONFIG)
     topic, group = "kp-admin-topic", "kp-admin-group"
     kwire.create_topic(b.port, topic, 4)
+    kwire.wait_coordinator(b.port)  # kafka-python's admin does not retry FindCoordinator
     admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, client_id="kp-admin",
                              request_timeout_ms=15000)
     pollers = []
