@@ -82,6 +82,9 @@ static void on_signal(int sig)
 static bool parse_ll(const char *s, long long *out)
 {
     char *end = NULL;
+    if (s == NULL) {
+        return false;
+    }
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (s[0] == '\0' || errno != 0 || *end != '\0') {
@@ -187,13 +190,13 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->configs[o->config_count++] = v;
             i++;
         } else if (strcmp(a, "-X") == 0) {
-            if (o->prop_count == 64 || strchr(v, '=') == NULL) {
+            if (o->prop_count == 64 || v == NULL || strchr(v, '=') == NULL) {
                 return usage_error(cmd, "-X wants key=value, got \"%s\"", v);
             }
             o->props[o->prop_count++] = v;
             i++;
         } else if (strcmp(a, "-H") == 0 || strcmp(a, "--header") == 0) {
-            if (o->header_count == 64 || strchr(v, '=') == NULL || v[0] == '=') {
+            if (o->header_count == 64 || v == NULL || strchr(v, '=') == NULL || v[0] == '=') {
                 return usage_error(cmd, "-H wants name=value, got \"%s\"", v);
             }
             o->headers[o->header_count++] = v;
