@@ -154,7 +154,7 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->partition = (int32_t)n;
             i++;
         } else if (strcmp(a, "-K") == 0 || strcmp(a, "--key-delimiter") == 0) {
-            if (v[0] == '\0') {
+            if (v == NULL || v[0] == '\0') {
                 return usage_error(cmd, "%s", "empty key delimiter");
             }
             o->key_delim = v;
@@ -202,13 +202,13 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->headers[o->header_count++] = v;
             i++;
         } else if (strcmp(a, "--delete-config") == 0) {
-            if (o->delete_config_count == 64 || v[0] == '\0') {
+            if (o->delete_config_count == 64 || v == NULL || v[0] == '\0') {
                 return usage_error(cmd, "bad --delete-config \"%s\"", v);
             }
             o->delete_configs[o->delete_config_count++] = v;
             i++;
         } else if (strcmp(a, "-G") == 0 || strcmp(a, "--group") == 0) {
-            if (v[0] == '\0') {
+            if (v == NULL || v[0] == '\0') {
                 return usage_error(cmd, "%s", "empty group name");
             }
             o->group = v;
