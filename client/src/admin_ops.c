@@ -88,7 +88,7 @@ void samsa_group_description_free(samsa_group_description *d)
     if (d == NULL) {
         return;
     }
-    for (size_t i = 0; i < d->member_count; i++) {
+    for (size_t i = 0; d->members != NULL && i < d->member_count; i++) {
         const struct samsa_group_member *m = &d->members[i];
         kp_free((void *)(uintptr_t)m->member_id);
         kp_free((void *)(uintptr_t)m->instance_id);

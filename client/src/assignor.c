@@ -212,7 +212,7 @@ static bool subscribes(const struct sc_member *m, const char *topic)
 
 static int add_tp(struct sc_member *m, const char *topic, int32_t partition, int *cap)
 {
-    if (m->assigned_count == *cap) {
+    if (m->assigned_count == *cap || m->assigned == NULL) {
         int ncap = *cap > 0 ? *cap * 2 : 8;
         struct sc_tp *n = kp_realloc(m->assigned, (size_t)ncap * sizeof(*n));
         if (n == NULL) {

@@ -82,7 +82,6 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     va_end(ap);
     if (n < 0) {
         reason[0] = '\0';
-        n = 0;
     }
     size_t len = strlen(reason);
     struct sc_err_ev *ev = kp_calloc(1, sizeof(*ev) + len + 1);

@@ -766,7 +766,7 @@ static int cmd_produce(int argc, char **argv)
     }
     size_t lost = samsa_producer_close(p, 0);
     fprintf(stderr, "samsa produce: %lld delivered, %lld failed\n", st.delivered,
-            st.failed + (long long)(fe != SAMSA_OK ? 0 : 0));
+            st.failed);
     return st.failed > 0 || lost > 0 || fe != SAMSA_OK ? EXIT_FAIL : 0;
 }
 
