@@ -176,7 +176,7 @@ static void take_requests(struct sc_conn *conn)
     for (int i = 0; i < first; i++) {
         pending_free(hc->q[i]);
     }
-    memmove(hc->q, hc->q + first, (size_t)(hc->n - first) * sizeof(hc->q[0]));
+    memmove(hc->q, hc->q + first, (size_t)(hc->n - first) * sizeof(hc->q[0])); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     hc->n -= first;
     int i = 0;
     for (; r != NULL; r = r->next, i++) {
@@ -509,9 +509,9 @@ static struct kp_bytes records_of(struct kp_arena *a, int t, int32_t p, int64_t 
         for (int64_t i = 0; i < n && ok; i++) {
             char key[32];
             char value[64];
-            int kl = snprintf(key, sizeof(key), "k%lld", (long long)(from + i));
+            int kl = snprintf(key, sizeof(key), "k%lld", (long long)from + (long long)i);
             int vl = snprintf(value, sizeof(value), "value %s/%d/%lld", topic_names[t], p,
-                              (long long)(from + i));
+                              (long long)from + (long long)i);
             struct kp_record_header hd = {str("h"), {(const uint8_t *)"hv", 2}};
             ok = kp_batch_builder_add(&bb, KP_OFFSET_DELTA_AUTO, 1700000000000 + i,
                                       (struct kp_bytes){(const uint8_t *)key, kl},

@@ -16,7 +16,7 @@
 #include "consumer.h"
 
 #define MAX_FETCH_PARTS 1024
-#define MAX_DECOMPRESSED (256 * 1024 * 1024)
+#define MAX_DECOMPRESSED ((size_t)256 * 1024 * 1024)
 
 /* ------------------------------------------------------------- messages */
 
@@ -166,7 +166,7 @@ static void cpart_set_offset(struct sc_cpart *p, int64_t offset)
 int sc_consumer_set_assignment(struct sc_client *c, const struct samsa_partition *parts,
                                size_t count)
 {
-    struct sc_cpart **np = kp_calloc(count > 0 ? count : 1, sizeof(*np));
+    struct sc_cpart **np = kp_calloc(count > 0 ? count : 1, sizeof(*np)); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
     if (np == NULL) {
         return SAMSA_ERR_NOMEM;
     }

@@ -1236,7 +1236,7 @@ static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn
         return g->join_at;
     }
     struct kp_writer w;
-    kp_wr_init(&w, 16u * 1024 * 1024);
+    kp_wr_init(&w, (size_t)16 * 1024 * 1024);
     sc_subscription_encode(&w, g->topics, g->topic_count, NULL, 0);
     if (w.err != 0) {
         kp_wr_free(&w);
@@ -1502,7 +1502,7 @@ static int64_t send_sync(struct sc_client *c, struct sc_group *g, struct sc_conn
     }
     err = SAMSA_OK;
     for (int i = 0; i < n; i++) {
-        kp_wr_init(&ws[i], 64u * 1024 * 1024);
+        kp_wr_init(&ws[i], (size_t)64 * 1024 * 1024);
         sc_assignment_encode(&ws[i], g->members[i].assigned, g->members[i].assigned_count);
         if (ws[i].err != 0) {
             err = SAMSA_ERR_NOMEM;

@@ -26,8 +26,8 @@
 
 /* A broker's response frame may not exceed this (a Fetch answer is bounded
  * by fetch.max.bytes plus headers; this is the ceiling for the rest). */
-#define MAX_RESPONSE_BYTES (512 * 1024 * 1024)
-#define ARENA_MAX (256u * 1024 * 1024)
+#define MAX_RESPONSE_BYTES ((size_t)512 * 1024 * 1024)
+#define ARENA_MAX ((size_t)256 * 1024 * 1024)
 #define MAX_POLL_FDS 256
 
 int64_t sc_now_ms(void)

@@ -18,7 +18,7 @@
  * topic.metadata.propagation.max.ms default). */
 #define UNKNOWN_TOPIC_GRACE_MS 30000
 /* A ProduceRequest carries at most this many bytes of batches. */
-#define MAX_REQUEST_BYTES (64 * 1024 * 1024)
+#define MAX_REQUEST_BYTES ((size_t)64 * 1024 * 1024)
 #define MAX_REQUEST_PARTS 1024
 
 /* ------------------------------------------------------------- records */
