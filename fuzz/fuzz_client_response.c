@@ -21,7 +21,10 @@
  * Fetch v4, Metadata v1), bits 5-7 the codec of fetched batches (% 5);
  * byte 1: the partitions of t0 and t1 (1-4 each), the producer's acks;
  * then steps of: op, arg, u16 length, that many bytes. op bits 0-2:
- *   0 the model's answer          4 the model's answer, one byte XORed
+ *   0 the model's answer (arg &   4 the model's answer, one byte XORed
+ *     15 = 15: a Metadata says t0
+ *     has one partition more; 14:
+ *     a Fetch finds 2 new records)
  *   1 the model's answer with       (position: the first two bytes, value:
  *     Kafka error errors[arg]       arg)
  *   2 the bytes as the body         5 the model's answer in two pieces
@@ -301,8 +304,12 @@ static void *model_api_versions(struct kp_arena *a, int16_t err)
     return r;
 }
 
-static void *model_metadata(struct kp_arena *a, const struct kp_MetadataRequest *q, int16_t err)
+static void *model_metadata(struct kp_arena *a, const struct kp_MetadataRequest *q, int16_t err,
+                            uint8_t arg)
 {
+    if ((arg & 0x0f) == 0x0f && h.parts[0] < MAXP) {
+        h.parts[0]++; /* t0 grows: subscribed members join again */
+    }
     struct kp_MetadataResponse *r = ALLOC(a, 1, struct kp_MetadataResponse);
     r->Brokers.items = ALLOC(a, 2, struct kp_MetadataResponse_MetadataResponseBroker);
     r->Brokers.count = 2;
@@ -529,7 +536,8 @@ static struct kp_bytes records_of(struct kp_arena *a, int t, int32_t p, int64_t 
     return out;
 }
 
-static void *model_fetch(struct kp_arena *a, const struct kp_FetchRequest *q, int16_t err)
+static void *model_fetch(struct kp_arena *a, const struct kp_FetchRequest *q, int16_t err,
+                         uint8_t arg)
 {
     struct kp_FetchResponse *r = ALLOC(a, 1, struct kp_FetchResponse);
     r->Responses.items =
@@ -554,6 +562,9 @@ static void *model_fetch(struct kp_arena *a, const struct kp_FetchRequest *q, in
                 continue;
             }
             int64_t from = qt->Partitions.items[j].FetchOffset;
+            if ((arg & 0x0f) == 0x0e && h.end[ti][p] < 1000000) {
+                h.end[ti][p] += 2; /* someone produced meanwhile */
+            }
             pd->ErrorCode = from > h.end[ti][p] ? KP_ERR_OFFSET_OUT_OF_RANGE : err;
             pd->HighWatermark = h.end[ti][p];
             pd->LastStableOffset = h.end[ti][p];
@@ -807,14 +818,14 @@ static void *model_simple(struct kp_arena *a, const struct pending *p, int16_t e
 }
 
 /* The model's answer to p, with error code err where the answer has one. */
-static void *model_answer(struct kp_arena *a, const struct pending *p, int16_t err)
+static void *model_answer(struct kp_arena *a, const struct pending *p, int16_t err, uint8_t arg)
 {
     const void *q = p->req.body;
     switch (p->api) {
     case KP_API_API_VERSIONS:
         return model_api_versions(a, err);
     case KP_API_METADATA:
-        return model_metadata(a, q, err);
+        return model_metadata(a, q, err, arg);
     case KP_API_FIND_COORDINATOR:
         return model_find_coordinator(a, err);
     case KP_API_JOIN_GROUP:
@@ -828,7 +839,7 @@ static void *model_answer(struct kp_arena *a, const struct pending *p, int16_t e
     case KP_API_LIST_OFFSETS:
         return model_list_offsets(a, q, err);
     case KP_API_FETCH:
-        return model_fetch(a, q, err);
+        return model_fetch(a, q, err, arg);
     case KP_API_PRODUCE:
         return model_produce(a, q, err);
     case KP_API_DESCRIBE_CONFIGS:
@@ -864,7 +875,7 @@ static void build_answer(struct kp_writer *w, const struct pending *p, int mode,
     struct kp_arena a;
     kp_arena_init(&a, ARENA_MAX);
     int16_t err = mode == 1 ? errors[arg % (sizeof(errors) / sizeof(errors[0]))] : 0;
-    void *body = model_answer(&a, p, err);
+    void *body = model_answer(&a, p, err, mode == 0 ? arg : 0);
     int e = kp_response_encode(w, p->api, p->version, p->corr, body);
     fuzz_check(e == 0, "the model's answer does not encode", e);
     kp_arena_free(&a);

@@ -38,12 +38,13 @@ def step(mode=MODEL, conn=0, jump=0, action=POLL, arg_low=0, payload=b"", err=No
     return bytes([op, arg]) + struct.pack(">H", len(payload)) + payload
 
 
-def model_run(n, actions=(POLL,), jump_every=0):
+def model_run(n, actions=(POLL,), jump_every=0, jump_ms=1000):
     """n model answers, cycling over the connections with a request waiting
-    and over the application's actions; a clock jump every jump_every."""
+    and over the application's actions; a clock jump of jump_ms every
+    jump_every steps (the client asks for metadata at most every 100 ms)."""
     out = b""
     for i in range(n):
-        jump = 1000 if jump_every and i % jump_every == jump_every - 1 else 0
+        jump = jump_ms if jump_every and i % jump_every == jump_every - 1 else 0
         out += step(conn=i % 4, jump=jump, action=actions[i % len(actions)])
     return out
 
@@ -61,6 +62,14 @@ def seeds():
         body = model_run(6) + step(err=err) + model_run(6) + step(err=err, conn=1) + \
             model_run(40, (POLL, COMMIT), 5)
         yield "group-error-%d" % err, header(0, extra=16) + body
+    # t0 grows while the member is stable: it commits and joins again. The
+    # fetch error makes the member ask for metadata at once.
+    # What was read since the last commit is committed from inside the
+    # metadata answer's handling (the rejoin).
+    more = b"".join(step(conn=i % 4, arg_low=14) for i in range(8))
+    grow = b"".join(step(conn=i % 4, jump=100 if i == 0 else 0, arg_low=15) for i in range(12))
+    yield "group-partitions-grow", header(0, extra=16) + model_run(50, (POLL,), 1, 100) + \
+        more + step(err=6) + grow + model_run(30)
     yield "group-session-lost", header(0, extra=16) + model_run(20) + \
         step(mode=NOTHING, jump=60000) + model_run(30)
     yield "group-poll-exceeded", header(0, extra=16) + model_run(20) + \

@@ -86,6 +86,7 @@ struct sc_group {
     int64_t last_hb_ok;        /* last heartbeat (or join) the coordinator answered */
     int64_t last_poll;
     int polling;               /* user threads inside samsa_consumer_poll */
+    bool revoke_commit_todo;   /* the commit before joining again is still to send */
     bool revoke_commit_inflight;
     bool revoke_wait_ack;
     uint64_t acks_posted;
@@ -298,17 +299,10 @@ static void rejoin(struct sc_client *c, struct sc_group *g, const char *why)
     }
     set_state(c, g, G_REVOKING);
     sc_consumer_stop_fetching(c);
+    /* Sent by membership_serve: rejoin runs inside response handlers, whose
+     * response lives in the arena a send would reuse. */
     g->revoke_commit_inflight = false;
-    if (c->v->enable_auto_commit) {
-        struct sc_conn *coord = sc_group_coordinator(c);
-        struct sc_commit_arg *a = commit_items(c, NULL, 0, true);
-        if (a != NULL && a->count > 0 && coord != NULL &&
-            send_commit(c, coord, a, on_revoke_commit, a) == SAMSA_OK) {
-            g->revoke_commit_inflight = true;
-        } else {
-            sc_op_commit_arg_free(a);
-        }
-    }
+    g->revoke_commit_todo = c->v->enable_auto_commit;
     g->revoke_wait_ack = c->conf->rebalance_cb != NULL && post_revoked(c, g, true);
     /* A user who does not poll is out of the group after this anyway. */
     g->revoke_deadline = sc_now_ms() + c->v->max_poll_interval_ms;
@@ -1743,6 +1737,20 @@ static int64_t membership_serve(struct sc_client *c, struct sc_group *g, int64_t
         int64_t next = heartbeat(c, g, now);
         if (g->state != G_REVOKING) {
             return now;
+        }
+        if (g->revoke_commit_todo) {
+            struct sc_conn *coord = sc_group_coordinator(c);
+            if (coord == NULL && now < g->revoke_deadline) {
+                return sc_min64(next, now + 50);
+            }
+            g->revoke_commit_todo = false;
+            struct sc_commit_arg *a = coord != NULL ? commit_items(c, NULL, 0, true) : NULL;
+            if (a != NULL && a->count > 0 &&
+                send_commit(c, coord, a, on_revoke_commit, a) == SAMSA_OK) {
+                g->revoke_commit_inflight = true;
+            } else {
+                sc_op_commit_arg_free(a);
+            }
         }
         bool acked = !g->revoke_wait_ack || c->rebalance_acks >= g->acks_posted ||
                      now >= g->revoke_deadline;
