@@ -46,7 +46,7 @@ int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
     while (*at != NULL) {
         struct sc_cmsg *m = *at;
         if (part == NULL || m->part == part) {
-            if (m->part == part && m->epoch == part->epoch &&
+            if (part != NULL && m->part == part && m->epoch == part->epoch &&
                 (lowest < 0 || m->pub.offset < lowest)) {
                 lowest = m->pub.offset;
             }

@@ -633,7 +633,7 @@ static bool take_frames(struct sc_client *c, struct sc_conn *conn)
 
 void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, size_t n)
 {
-    if (conn->state == SC_CONN_DOWN || n > MAX_RESPONSE_BYTES) {
+    if (conn->state == SC_CONN_DOWN || n > (size_t)MAX_RESPONSE_BYTES) {
         return;
     }
     if (conn->in_cap - conn->in_len < n) {
