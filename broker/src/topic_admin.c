@@ -162,7 +162,8 @@ static void make_logs(struct log_job *j)
             goto out_undo;
         }
         made = p + 1; /* from here its directory may exist */
-        int rc = br_log_open(path, &j->lc, 0, &j->logs[p]);
+        /* no budget on this thread: the reactor hands the log to its own */
+        int rc = br_log_open(path, &j->lc, 0, NULL, &j->logs[p]);
         if (rc == 0) {
             /* what open_partition would record on the reactor */
             rc = br_log_epoch_assign(j->logs[p], 0, 0);

@@ -57,7 +57,7 @@ static struct br_log *open_log(int64_t segment_bytes)
     c.segment_bytes = segment_bytes;
     c.index_interval_bytes = 256;
     struct br_log *log = NULL;
-    CU_ASSERT_EQUAL_FATAL(br_log_open(pdir, &c, 0, &log), 0);
+    CU_ASSERT_EQUAL_FATAL(br_log_open(pdir, &c, 0, NULL, &log), 0);
     return log;
 }
 

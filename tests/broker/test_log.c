@@ -56,7 +56,7 @@ static struct br_log_config cfg_with(int64_t segment_bytes, int32_t interval)
 static struct br_log *open_log(const struct br_log_config *c, int64_t recovery_point)
 {
     struct br_log *log = NULL;
-    int rc = br_log_open(pdir, c, recovery_point, &log);
+    int rc = br_log_open(pdir, c, recovery_point, NULL, &log);
     CU_ASSERT_EQUAL(rc, 0);
     return log;
 }
@@ -288,7 +288,7 @@ static void test_config_rejects_out_of_range_values(void)
     c.retention_ms = -2;
     expect_bad_config(c, "retention.ms");
     struct br_log *log = NULL;
-    CU_ASSERT_EQUAL(br_log_open("/tmp/samsa-never-created-0", &c, 0, &log), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_log_open("/tmp/samsa-never-created-0", &c, 0, NULL, &log), KP_E_INVALID_ARG);
     CU_ASSERT_PTR_NULL(log);
 }
 
