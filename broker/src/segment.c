@@ -144,38 +144,42 @@ static int file_path(const struct br_segment *s, const char *dir, const char *su
  * bytes than the segment's, so both are refused. */
 static int reopen_log(struct br_segment *s, const char *dir)
 {
+    /* the causes of a refusal that are not an errno */
+    enum { TOO_LONG = -1, OTHER_FILE = -2, SHORTER = -3 };
+    static const char *const why[] = {"path too long", "another file has taken its name",
+                                      "the file is shorter than the segment"};
     char path[PATH_MAX];
-    const char *why = NULL;
-    int e = 0;
+    int failure = 0;
     int fd = -1;
     if (file_path(s, dir, "log", path, sizeof path) != 0) {
-        why = "path too long";
+        failure = TOO_LONG;
     } else {
         fd = br_filecache_openat(s->files, AT_FDCWD, path, O_RDWR, 0);
         if (fd < 0) {
-            e = errno;
+            failure = errno;
         }
     }
     struct stat st;
     if (fd >= 0) {
         if (fstat(fd, &st) != 0) {
-            e = errno;
+            failure = errno;
         } else if (st.st_dev != s->dev || st.st_ino != s->ino) {
-            why = "another file has taken its name";
+            failure = OTHER_FILE;
         } else if ((int64_t)st.st_size < s->size) {
-            why = "the file is shorter than the segment";
+            failure = SHORTER;
         }
     }
-    if (why != NULL || e != 0) {
+    if (failure != 0) {
         if (fd >= 0) {
             (void)close(fd);
         }
-        if (!s->reopen_failed) {
-            /* once: a partition asked for at every fetch would flood the log */
+        if (failure != s->reopen_failure) {
+            /* once per cause: a partition asked for at every fetch would
+             * flood the log */
             br_error("%s: cannot reopen the segment: %s; its partition answers "
                      "KAFKA_STORAGE_ERROR while this lasts",
-                     path, why != NULL ? why : strerror(e));
-            s->reopen_failed = true;
+                     path, failure > 0 ? strerror(failure) : why[-failure - 1]);
+            s->reopen_failure = failure;
         }
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
@@ -183,9 +187,9 @@ static int reopen_log(struct br_segment *s, const char *dir)
     if (f == NULL) {
         return KP_E_NOMEM;
     }
-    if (s->reopen_failed) {
+    if (s->reopen_failure != 0) {
         br_info("%s: reopened", path);
-        s->reopen_failed = false;
+        s->reopen_failure = 0;
     }
     br_filecache_put(s->files, &s->file, f);
     return 0;

@@ -75,7 +75,8 @@ struct br_segment {
     const char *tail;               /* "" or a BR_SEGMENT_*_TAIL: its files' names */
     dev_t dev;                      /* the .log's identity, checked at a reopen */
     ino_t ino;
-    bool reopen_failed;             /* a reopen failed and was logged */
+    int reopen_failure;             /* why the last reopen failed (logged once
+                                     * per cause): 0, an errno, or < 0 */
 
     struct br_offset_entry *oidx; /* owned */
     size_t oidx_n;
