@@ -106,7 +106,9 @@ struct br_log;
  * (not increasing, positions beyond the segment, an entry that does not
  * match its batch) are rebuilt from the segment, which is then validated
  * whole. Stray .index/.timeindex files without a .log are removed.
- * Recovered segments are fdatasync'ed; the recovery point is then the LEO.
+ * Recovered segments that were cut or hold offsets at or above the recovery
+ * point are fdatasync'ed (the others were before it moved, and a start after
+ * a clean stop writes nothing); the recovery point is then the LEO.
  *
  * The leader-epoch-checkpoint is loaded; when it is malformed (br_warn) it
  * is rebuilt from the batches' PartitionLeaderEpoch. Entries beyond the LEO

@@ -1112,6 +1112,8 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
     /* start at the last index entry below the recovery point: what precedes
      * it was flushed, and the entry itself is checked against its batch */
     size_t k = s->oidx_n;
+    size_t times_before = s->tidx_n;
+    size_t times_synced_before = s->tidx_synced;
     while (k > 0 && s->base_offset + s->oidx[k - 1].rel >= recovery_point) {
         k--;
     }
@@ -1173,7 +1175,24 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
     }
     s->next_offset = next;
     s->max_timestamp_known = true;
-    s->dirty = true;
+    /* The time entry a close adds (br_segment_seal) follows the last offset
+     * entry, so the scan dropped it; when it is exactly what a seal would
+     * add now, it stays, and a restart after a clean stop writes nothing. */
+    size_t n = s->tidx_n;
+    if (status == SCAN_OK && !res->index_rebuilt && times_before == n + 1 &&
+        s->tidx[n].ts == s->max_timestamp &&
+        s->base_offset + s->tidx[n].rel == s->offset_of_max_timestamp &&
+        (n == 0 || s->tidx[n].ts > s->tidx[n - 1].ts)) {
+        s->tidx_n = n + 1;
+        if (times_synced_before == n + 1 && s->tidx_synced == n) {
+            s->tidx_synced = n + 1;
+        }
+    }
+    /* offsets at or above the recovery point may have been in the page
+     * cache only: the flush that follows must reach the disk */
+    if (res->cut || s->next_offset > recovery_point) {
+        s->dirty = true;
+    }
     rc = sync_indexes(s, dir);
 
 out_free:

@@ -200,7 +200,10 @@ struct br_recover_result {
  * truncated and the cut logged with br_warn. Batches whose
  * PartitionLeaderEpoch is above epochs' latest are assigned to it (epochs
  * may be NULL). Afterwards next_offset, the indexes (files included) and the
- * timestamps are exact. Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR.
+ * timestamps are exact; the segment is dirty (the next flush fdatasyncs it)
+ * when it was cut or holds offsets at or above recovery_point (which may
+ * have reached the page cache only). Returns 0, KP_E_NOMEM or
+ * KP_ERR_KAFKA_STORAGE_ERROR.
  */
 KP_MUST_CHECK int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_point,
                                      int64_t limit_offset, int32_t index_interval,

@@ -1738,6 +1738,47 @@ static void test_out_of_descriptors_closes_coldest_files(void)
     cleanup_dir();
 }
 
+/* A start after a clean stop writes no index file: the final time entry the
+ * close added is kept (it is what a seal would add), nothing is rebuilt. */
+static void test_reopen_after_clean_close_writes_no_index(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096); /* no offset entry: the scan is whole */
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 4; i++) {
+        (void)append(log, 2, TS0 + 10 * (4 - i)); /* the first batch has the largest */
+    }
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    br_log_close(log);
+    char path[256];
+    struct stat before[2];
+    struct stat after[2];
+    static const char *const idx[] = {"index", "timeindex"};
+    for (int i = 0; i < 2; i++) {
+        seg_path(0, idx[i], path, sizeof path);
+        CU_ASSERT_EQUAL_FATAL(stat(path, &before[i]), 0);
+    }
+    CU_ASSERT_EQUAL(before[0].st_size, 0);
+    CU_ASSERT_EQUAL(before[1].st_size, 12); /* the close's entry */
+    log = open_log(&c, 8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 2; i++) {
+        seg_path(0, idx[i], path, sizeof path);
+        CU_ASSERT_EQUAL_FATAL(stat(path, &after[i]), 0);
+        CU_ASSERT_EQUAL(after[i].st_size, before[i].st_size);
+        CU_ASSERT_EQUAL(after[i].st_mtim.tv_sec, before[i].st_mtim.tv_sec);
+        CU_ASSERT_EQUAL(after[i].st_mtim.tv_nsec, before[i].st_mtim.tv_nsec);
+    }
+    int64_t off = -1;
+    int64_t ts = -1;
+    CU_ASSERT_EQUAL(br_log_offset_for_timestamp(log, TS0 + 40, &off, &ts), 0);
+    CU_ASSERT_EQUAL(off, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 8);
+    br_log_close(log);
+    cleanup_dir();
+}
+
 static void test_set_start_offset_moves_logical_start(void)
 {
     setup_dir();
@@ -2092,6 +2133,7 @@ static CU_TestInfo tests[] = {
     {"slice_outlives_eviction_of_its_segment", test_slice_outlives_eviction_of_its_segment},
     {"vanished_segment_fails_its_log_only", test_vanished_segment_fails_its_log_only},
     {"out_of_descriptors_closes_coldest_files", test_out_of_descriptors_closes_coldest_files},
+    {"reopen_after_clean_close_writes_no_index", test_reopen_after_clean_close_writes_no_index},
     {"set_start_offset_moves_logical_start", test_set_start_offset_moves_logical_start},
     {"flush_moves_recovery_point", test_flush_moves_recovery_point},
     {"flush_interval_messages_flushes", test_flush_interval_messages_flushes},
