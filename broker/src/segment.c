@@ -627,7 +627,11 @@ static int create_as(int dir_fd, const char *dir, int64_t base_offset, const cha
     s->size = 0;
     s->next_offset = base_offset;
     s->max_timestamp_known = true;
-    s->dirty = true;
+    /* not dirty: an empty file has no data to sync (the fsync of the
+     * directory makes its name durable), and a crash that loses it loses no
+     * record (a log without segments starts one anew); fdatasync of a new
+     * inode costs a journal commit per created partition */
+    s->dirty = false;
     *out = s;
     return 0;
 
