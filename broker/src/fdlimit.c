@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -16,6 +17,30 @@
 static uint64_t as_count(rlim_t v)
 {
     return v == RLIM_INFINITY ? UINT64_MAX : (uint64_t)v;
+}
+
+/* Linux refuses a descriptor limit above fs.nr_open, which an infinite
+ * hard limit is: the most the soft limit can be raised to. */
+static rlim_t raise_target(rlim_t hard)
+{
+    if (hard != RLIM_INFINITY) {
+        return hard;
+    }
+    rlim_t v = 1048576; /* the kernel's default nr_open */
+    FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+    if (f != NULL) {
+        char line[32];
+        if (fgets(line, sizeof line, f) != NULL) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long n = strtoull(line, &end, 10);
+            if (errno == 0 && end != line && n > 0) {
+                v = (rlim_t)n;
+            }
+        }
+        (void)fclose(f);
+    }
+    return v;
 }
 
 void br_fdlimit_init(int32_t configured, struct br_fdlimit *out)
@@ -29,15 +54,15 @@ void br_fdlimit_init(int32_t configured, struct br_fdlimit *out)
     }
     out->soft_before = as_count(rl.rlim_cur);
     out->hard = as_count(rl.rlim_max);
-    if (rl.rlim_cur != rl.rlim_max) {
-        struct rlimit up = {rl.rlim_max, rl.rlim_max};
+    rlim_t target = raise_target(rl.rlim_max);
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < target) {
+        struct rlimit up = {target, rl.rlim_max};
         if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
-            rl.rlim_cur = rl.rlim_max;
+            rl.rlim_cur = target;
         } else {
-            /* an infinite hard limit is above fs.nr_open: not raised */
             out->raise_failed = true;
             br_warn("cannot raise the open file limit from %" PRIu64 " to %" PRIu64 ": %s",
-                    out->soft_before, out->hard, strerror(errno));
+                    out->soft_before, as_count(target), strerror(errno));
         }
     }
     out->soft = as_count(rl.rlim_cur);
@@ -58,7 +83,7 @@ void br_fdlimit_report(const struct br_fdlimit *l, size_t partitions, size_t seg
 {
     char raised[96] = "";
     if (l->soft != l->soft_before) {
-        (void)snprintf(raised, sizeof raised, ", soft limit raised from %" PRIu64 " to the hard one",
+        (void)snprintf(raised, sizeof raised, " (raised from %" PRIu64 " at start-up)",
                        l->soft_before);
     }
     size_t need = segments < l->files_max ? segments : l->files_max;
