@@ -139,15 +139,32 @@ static int file_path(const struct br_segment *s, const char *dir, const char *su
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+/* The causes of a refused reopen that are not an errno. */
+enum {
+    TOO_LONG = -1,
+    OTHER_FILE = -2,
+    SHORTER = -3,
+};
+
+static const char *reopen_failure_text(int failure)
+{
+    switch (failure) {
+    case TOO_LONG:
+        return "path too long";
+    case OTHER_FILE:
+        return "another file has taken its name";
+    case SHORTER:
+        return "the file is shorter than the segment";
+    default:
+        return strerror(failure);
+    }
+}
+
 /* The .log reopened by name after the budget closed it. Not the same file
  * (replaced, or gone and another made) or a shorter one would serve other
  * bytes than the segment's, so both are refused. */
 static int reopen_log(struct br_segment *s, const char *dir)
 {
-    /* the causes of a refusal that are not an errno */
-    enum { TOO_LONG = -1, OTHER_FILE = -2, SHORTER = -3 };
-    static const char *const why[] = {"path too long", "another file has taken its name",
-                                      "the file is shorter than the segment"};
     char path[PATH_MAX];
     int failure = 0;
     int fd = -1;
@@ -178,7 +195,7 @@ static int reopen_log(struct br_segment *s, const char *dir)
              * flood the log */
             br_error("%s: cannot reopen the segment: %s; its partition answers "
                      "KAFKA_STORAGE_ERROR while this lasts",
-                     path, failure > 0 ? strerror(failure) : why[-failure - 1]);
+                     path, reopen_failure_text(failure));
             s->reopen_failure = failure;
         }
         return KP_ERR_KAFKA_STORAGE_ERROR;

@@ -1430,7 +1430,10 @@ static void test_slice_keeps_deleted_segment_readable(void)
 static int open_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NOT_NULL(d);
+    if (d == NULL) {
+        return -1000; /* fails every comparison that uses it */
+    }
     int n = 0;
     const struct dirent *de;
     while ((de = readdir(d)) != NULL) {
@@ -1489,12 +1492,12 @@ static void test_log_holds_one_descriptor(void)
     CU_ASSERT_EQUAL(seg_size(0, "index"), 0); /* appends do not write the indexes */
     CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 0);
     CU_ASSERT_EQUAL(br_log_flush(log), 0);
-    CU_ASSERT_EQUAL(seg_size(0, "index"), 2 * 8);
-    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 2 * 12);
+    CU_ASSERT_EQUAL(seg_size(0, "index"), INT64_C(2 * 8));
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), INT64_C(2 * 12));
     CU_ASSERT_EQUAL(open_fds() - before, 1);
     br_log_close(log);
     CU_ASSERT_EQUAL(open_fds(), before);
-    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 2 * 12); /* the last entry has the largest */
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), INT64_C(2 * 12)); /* the last entry has the largest */
     cleanup_dir();
 }
 
@@ -1518,7 +1521,7 @@ static void test_budget_bounds_descriptors_of_many_logs(void)
         logs[i] = open_log_in(dir, &c, 0, fc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
         for (int k = 0; k < 3; k++) {
-            (void)append_sized(logs[i], 2, TS0 + k, (size_t)(20 + i), 0, NOW0, NULL);
+            (void)append_sized(logs[i], 2, TS0 + k, (size_t)20 + (size_t)i, 0, NOW0, NULL);
         }
         CU_ASSERT(open_fds() - before <= 3);
     }
@@ -1527,7 +1530,7 @@ static void test_budget_bounds_descriptors_of_many_logs(void)
     for (int i = NLOGS; i-- > 0;) { /* oldest last: every read reopens */
         CU_ASSERT_EQUAL(check_readable(logs[i], 0), 3);
         CU_ASSERT_EQUAL(first_value_len(logs[i], 2), 20 + i);
-        CU_ASSERT_EQUAL(append_sized(logs[i], 1, TS0 + 9, (size_t)(20 + i), 0, NOW0, NULL), 6);
+        CU_ASSERT_EQUAL(append_sized(logs[i], 1, TS0 + 9, (size_t)20 + (size_t)i, 0, NOW0, NULL), 6);
         CU_ASSERT(open_fds() - before <= 3);
     }
     for (int i = 0; i < NLOGS; i++) {
@@ -1587,7 +1590,7 @@ static void test_slice_outlives_eviction_of_its_segment(void)
         struct kp_batch_header h;
         size_t size = 0;
         CU_ASSERT_EQUAL_FATAL(kp_batch_parse(bytes + pos, (size_t)sl.len - pos, &h, &size), 0);
-        CU_ASSERT_EQUAL(h.BaseOffset, 2 * batches);
+        CU_ASSERT_EQUAL(h.BaseOffset, (int64_t)2 * batches);
         pos += size;
         batches++;
     }
@@ -1719,8 +1722,8 @@ static void test_out_of_descriptors_closes_coldest_files(void)
         part_dir(i, dir, sizeof dir);
         logs[i] = open_log_in(dir, &c, 0, fc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
-        (void)append_sized(logs[i], 2, TS0, (size_t)(20 + i), 0, NOW0, NULL);
-        (void)append_sized(logs[i], 2, TS0, (size_t)(20 + i), 0, NOW0, NULL);
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
     }
     CU_ASSERT(br_filecache_evictions(fc) > 0);
     CU_ASSERT(br_filecache_open_count(fc) <= 4);
@@ -1747,7 +1750,7 @@ static void test_reopen_after_clean_close_writes_no_index(void)
     struct br_log *log = open_log(&c, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     for (int i = 0; i < 4; i++) {
-        (void)append(log, 2, TS0 + 10 * (4 - i)); /* the first batch has the largest */
+        (void)append(log, 2, TS0 + (int64_t)10 * (4 - i)); /* the first batch has the largest */
     }
     CU_ASSERT_EQUAL(br_log_flush(log), 0);
     br_log_close(log);
