@@ -163,11 +163,9 @@ static void make_logs(struct log_job *j)
         }
         made = p + 1; /* from here its directory may exist */
         /* no budget on this thread: the reactor hands the log to its own */
+        /* (epoch 0 is recorded by the partition's first append, see
+         * partition_setup: an empty partition writes no checkpoint) */
         int rc = br_log_open(path, &j->lc, 0, NULL, &j->logs[p]);
-        if (rc == 0) {
-            /* what open_partition would record on the reactor */
-            rc = br_log_epoch_assign(j->logs[p], 0, 0);
-        }
         if (rc != 0) {
             (void)snprintf(j->err, sizeof j->err, "cannot make the log %.150s: %s", path,
                            rc < 0 ? kp_err_str(rc) : kp_err_name(rc));
