@@ -825,7 +825,7 @@ static void load_through_log(struct br_groups *gs, const struct rec *recs, size_
     struct br_log_config cfg;
     br_log_config_defaults(&cfg);
     struct br_log *log = NULL;
-    rc = br_log_open(part_dir, &cfg, 0, &log);
+    rc = br_log_open(part_dir, &cfg, 0, NULL, &log);
     fuzz_check(rc == 0, "br_log_open", rc);
     for (size_t i = 0; i < n; i += per) {
         append_batch(log, codec, recs, i, i + per < n ? i + per : n, false);

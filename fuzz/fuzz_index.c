@@ -475,7 +475,7 @@ static void broker_indexes(const struct model *m, int dir_fd, int32_t interval, 
                            size_t *idx_len, uint8_t **tidx, size_t *tidx_len)
 {
     struct br_segment *s = NULL;
-    int rc = br_segment_create(dir_fd, part_dir, m->base, &s);
+    int rc = br_segment_create(dir_fd, part_dir, m->base, NULL, &s);
     fuzz_check(rc == 0, "br_segment_create failed", rc);
     for (size_t k = 0; k < m->nb; k++) {
         rc = br_segment_append(s, part_dir, m->log + m->b[k].pos, (size_t)m->b[k].size,
@@ -620,11 +620,14 @@ static void check_open(const struct model *m, const struct br_segment *s, const 
  * Returns the cursor's result, with *stop the position it stopped at and
  * *off_boundary set when it read a header at a position where no batch of
  * the log starts; a header read at a batch's position must be that batch's. */
-static int cursor_walk(const struct br_segment *s, const struct model *m, int64_t pos, bool by_time,
+static int cursor_walk(struct br_segment *s, const struct model *m, int64_t pos, bool by_time,
                        int64_t want, int64_t *stop, bool *off_boundary)
 {
     struct br_cursor c;
-    br_cursor_init(&c, br_fileref_fd(s->log), pos, s->size, window, sizeof window);
+    int fd = -1;
+    int orc = br_segment_fd(s, part_dir, &fd);
+    fuzz_check(orc == 0, "br_segment_fd failed", orc);
+    br_cursor_init(&c, fd, pos, s->size, window, sizeof window);
     *off_boundary = false;
     int steps = 0;
     for (;;) {
@@ -793,7 +796,10 @@ static void check_truncate(const struct model *m, struct br_segment *s, int64_t 
     fuzz_check(s->next_offset == next, "truncation left another next offset",
                (int)(s->next_offset - m->base));
     struct stat st;
-    fuzz_check(fstat(br_fileref_fd(s->log), &st) == 0 && st.st_size == s->size,
+    int fd = -1;
+    rc = br_segment_fd(s, part_dir, &fd);
+    fuzz_check(rc == 0, "br_segment_fd failed", rc);
+    fuzz_check(fstat(fd, &st) == 0 && st.st_size == s->size,
                "the truncated .log is not the segment's size", (int)st.st_size);
     for (size_t i = 0; i < s->oidx_n; i++) {
         const struct br_offset_entry *e = &s->oidx[i];
@@ -899,7 +905,7 @@ static void check_log(const struct model *m, bool offsets_ok, bool times_ok, con
     struct br_log_config cfg;
     br_log_config_defaults(&cfg);
     struct br_log *log = NULL;
-    int rc = br_log_open(part_dir, &cfg, m->limit, &log);
+    int rc = br_log_open(part_dir, &cfg, m->limit, NULL, &log);
     fuzz_check(rc == 0, "br_log_open failed on a valid partition", rc);
     fuzz_check(br_log_segment_count(log) == 2, "br_log_open changed the segments",
                (int)br_log_segment_count(log));
@@ -1058,7 +1064,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the segment, trusted */
     struct br_segment *s = NULL;
     char problem[PROBLEM_CAP];
-    rc = br_segment_open(dir_fd, part_dir, m.base, m.limit, &s, problem, sizeof problem);
+    rc = br_segment_open(dir_fd, part_dir, m.base, m.limit, NULL, &s, problem, sizeof problem);
     fuzz_check(rc == 0 || rc == KP_E_NOMEM, "br_segment_open failed", rc);
     if (rc == 0) {
         struct loaded ld = {idx, idx_len, tidx, tidx_len, false, false};

@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t rp = (flags & 2) != 0 ? INT64_MAX : 0;
 
     struct br_log *log = NULL;
-    rc = br_log_open(part_dir, &cfg, rp, &log);
+    rc = br_log_open(part_dir, &cfg, rp, NULL, &log);
     if (rc != 0) {
         fuzz_check(rc == KP_E_NOMEM || rc == KP_ERR_KAFKA_STORAGE_ERROR,
                    "br_log_open failed with an undocumented code", rc);
@@ -393,7 +393,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* recovery is idempotent: nothing more to cut, crash or clean */
     log = NULL;
-    rc = br_log_open(part_dir, &cfg, (flags & 2) != 0 ? leo : 0, &log);
+    rc = br_log_open(part_dir, &cfg, (flags & 2) != 0 ? leo : 0, NULL, &log);
     fuzz_check(rc == 0, "reopening a recovered log failed", rc);
     fuzz_check(br_log_end_offset(log) == leo, "a second recovery moved the LEO", 0);
     fuzz_check(br_log_size_bytes(log) == bytes, "a second recovery cut bytes", 0);

@@ -1281,7 +1281,7 @@ static int seg_write(const char *dir, const uint8_t *batches, size_t len, int co
     br_log_config_defaults(&cfg);
     cfg.index_interval_bytes = 0;
     struct br_log *log = NULL;
-    int rc = br_log_open(part, &cfg, 0, &log);
+    int rc = br_log_open(part, &cfg, 0, NULL, &log);
     for (int c = 0; c < copies && rc == 0; c++) {
         size_t pos = 0;
         while (pos < len && rc == 0) {
@@ -1623,7 +1623,7 @@ static int idx_write(const char *dir, const uint8_t *log, size_t len, int32_t in
     struct br_segment *s = NULL;
     int64_t base = h.BaseOffset;
     if (rc == 0) {
-        rc = br_segment_create(dir_fd, part, base, &s);
+        rc = br_segment_create(dir_fd, part, base, NULL, &s);
     }
     for (size_t pos = 0; rc == 0 && pos < len; pos += size) {
         rc = kp_batch_parse_lenient(log + pos, len - pos, &h, &size);

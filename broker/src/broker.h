@@ -20,6 +20,8 @@
 
 #include "checkpoint.h"
 #include "config.h"
+#include "fdlimit.h"
+#include "fileref.h"
 #include "log.h"
 #include "metadata.h"
 #include "net.h"
@@ -102,6 +104,10 @@ struct br_broker {
     /* per log dir: partitions placed there; lock file descriptors */
     size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
     int dir_locks[BR_CONFIG_MAX_LOG_DIRS];
+    /* the open file limit and the budget of open segment files, which
+     * every partition's log shares (fileref.h) */
+    struct br_fdlimit fdlimit;
+    struct br_filecache *files;
     /* recovery points read at start-up */
     struct br_checkpoint_entry *recovery;
     size_t nrecovery;

@@ -411,11 +411,16 @@ int br_clean_job_prepare(struct br_log *log, const struct br_clean_params *p,
         if (rc != 0) {
             goto out_free;
         }
+        job->olds[i].id = si.id;
         job->olds[i].base_offset = si.base_offset;
         job->olds[i].size = si.size_bytes;
         job->olds[i].file = br_log_segment_file(log, i);
-        job->next_base[i] = next.base_offset;
         job->nsegs = i + 1;
+        if (job->olds[i].file == NULL) {
+            rc = KP_ERR_KAFKA_STORAGE_ERROR; /* cannot be reopened: logged there */
+            goto out_free;
+        }
+        job->next_base[i] = next.base_offset;
     }
     job->stats.first_dirty_offset = first_dirty;
     job->stats.cleaned_to = first_dirty;

@@ -180,6 +180,9 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                                   NO_RANGE},
     [BR_CFG_LOG_PREALLOCATE] = {"log.preallocate", K_BOOL, FIELD(log_preallocate), "false",
                                 NO_RANGE},
+    /* Samsa's own: the budget of open segment files; unset = half the
+     * descriptor limit, which only start-up knows */
+    [BR_CFG_LOG_OPEN_FILES_MAX] = {"log.open.files.max", K_NUMBER, 0, NULL, AT_LEAST32(1)},
 
     [BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE] = {"unclean.leader.election.enable", K_BOOL,
                                                FIELD(unclean_leader_election_enable), "false",
@@ -1737,6 +1740,12 @@ static int resolve_effective(struct load *ld)
         return KP_ERR_INVALID_CONFIG;
     }
     c->log_flush_interval_ms = r > 0 ? v : c->log_flush_scheduler_interval_ms;
+
+    r = number_of(ld, BR_CFG_LOG_OPEN_FILES_MAX, &v);
+    if (r < 0) {
+        return KP_ERR_INVALID_CONFIG;
+    }
+    c->log_open_files_max = r > 0 ? (int32_t)v : 0;
 
     r = number_of(ld, BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS, &v);
     if (r < 0) {

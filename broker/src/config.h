@@ -4,8 +4,8 @@
  *
  *   samsa-broker server.properties --override log.dirs=/data --override broker.id=2
  *
- * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus two of
- * Samsa's own: admin.listeners and log.level. The file is read
+ * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus three of
+ * Samsa's own: admin.listeners, log.level and log.open.files.max. The file is read
  * as java.util.Properties reads it: `key=value`, `key: value` or `key value`;
  * `#` and `!` start comment lines; leading whitespace is skipped; a line
  * ending in an odd number of backslashes continues on the next one; the
@@ -56,6 +56,10 @@
  *                        listens, a comma list of http://host:port; default
  *                        http://127.0.0.1:8081; empty turns the API off.
  *   log.level            Samsa's own: debug, info (default), warn, error.
+ *   log.open.files.max   Samsa's own: how many segment files the logs keep
+ *                        open at once (fileref.h), 1..2^31-1; unset: half
+ *                        the open file limit (RLIMIT_NOFILE, after start-up
+ *                        raised its soft limit to the hard one).
  *   default.replication.factor, offsets.topic.replication.factor
  *                        1..32767 (the wire's int16). Kafka's default of 3
  *                        for the offsets topic is kept; the broker caps it by
@@ -208,6 +212,7 @@ enum br_config_key {
     BR_CFG_LOG_MESSAGE_FORMAT_VERSION,
     BR_CFG_LOG_MESSAGE_DOWNCONVERSION_ENABLE,
     BR_CFG_LOG_PREALLOCATE,
+    BR_CFG_LOG_OPEN_FILES_MAX,
     /* replication */
     BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE,
     BR_CFG_MIN_INSYNC_REPLICAS,
@@ -305,6 +310,7 @@ struct br_config {
     char log_message_format_version[BR_FORMAT_VERSION_MAX + 1];
     bool log_message_downconversion_enable;
     bool log_preallocate;
+    int32_t log_open_files_max; /* log.open.files.max; 0 = unset: derived at start-up */
 
     /* replication */
     bool unclean_leader_election_enable;

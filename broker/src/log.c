@@ -47,7 +47,13 @@
 
 struct br_log {
     char *dir; /* owned */
+    /* The directory's descriptor exists only while an operation that works
+     * on names in it runs (open, roll, removal, flush, swap): a partition
+     * keeps no descriptor of its own between them. dir_hold/dir_release. */
     int dir_fd;
+    unsigned dir_holds;
+    struct br_filecache *files; /* the budget of open segment files; not owned */
+    uint64_t last_seg_id;
     struct br_log_config cfg;
     struct br_segment **segs; /* owned, sorted by base offset, never empty once open */
     size_t nsegs;
@@ -65,6 +71,7 @@ struct br_log {
 struct br_log_iter {
     struct br_log *log;
     struct br_fileref *file; /* owned reference; NULL when exhausted */
+    uint64_t seg_id;
     int64_t seg_base;
     int64_t seen_end; /* the segment's size when last looked at */
     int64_t from;
@@ -171,19 +178,14 @@ int br_log_segment_info(const struct br_log *log, size_t i, struct br_log_segmen
         return KP_E_INVALID_ARG;
     }
     const struct br_segment *s = log->segs[i];
+    info->id = s->id;
     info->base_offset = s->base_offset;
     info->size_bytes = s->size;
     info->max_timestamp = s->max_timestamp_known ? s->max_timestamp : -1;
     info->active = i + 1 == log->nsegs;
-    struct stat st;
-    if (fstat(br_fileref_fd(s->log), &st) != 0) {
-        br_error("%s: fstat of segment %020" PRId64 ": %s", log->dir, s->base_offset,
-                 strerror(errno));
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    info->last_modified_ms =
-        (int64_t)st.st_mtim.tv_sec * 1000 + (int64_t)(st.st_mtim.tv_nsec / 1000000);
-    return 0;
+    /* a stat by name when the budget has the file closed: retention looks
+     * at every segment and must not churn the open files */
+    return br_segment_mtime_ms(s, log->dir, &info->last_modified_ms);
 }
 
 /* The segment whose base offset is the largest <= offset (0 when none). */
@@ -202,6 +204,34 @@ static size_t floor_segment(const struct br_log *log, int64_t offset)
     return lo == 0 ? 0 : lo - 1;
 }
 
+/* ------------------------------------------------------------- directory */
+
+/* The partition directory's descriptor for an operation (nested holds
+ * share one). 0, or KP_ERR_KAFKA_STORAGE_ERROR (logged). */
+static int dir_hold(struct br_log *log)
+{
+    if (log->dir_holds > 0) {
+        log->dir_holds++;
+        return 0;
+    }
+    log->dir_fd = br_filecache_openat(log->files, AT_FDCWD, log->dir, O_RDONLY | O_DIRECTORY, 0);
+    if (log->dir_fd < 0) {
+        br_error("%s: open: %s", log->dir, strerror(errno));
+        log->dir_fd = -1;
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    log->dir_holds = 1;
+    return 0;
+}
+
+static void dir_release(struct br_log *log)
+{
+    if (log->dir_holds > 0 && --log->dir_holds == 0) {
+        (void)close(log->dir_fd);
+        log->dir_fd = -1;
+    }
+}
+
 /* ------------------------------------------------------------- segment list */
 
 static int push_segment(struct br_log *log, struct br_segment *s)
@@ -215,6 +245,7 @@ static int push_segment(struct br_log *log, struct br_segment *s)
         log->segs = v;
         log->cap = cap;
     }
+    s->id = ++log->last_seg_id;
     log->segs[log->nsegs++] = s;
     return 0;
 }
@@ -223,7 +254,11 @@ static int push_segment(struct br_log *log, struct br_segment *s)
 static int remove_segment(struct br_log *log, size_t i)
 {
     struct br_segment *s = log->segs[i];
-    int rc = br_segment_unlink(log->dir_fd, log->dir, s->base_offset);
+    int rc = dir_hold(log);
+    if (rc == 0) {
+        rc = br_segment_unlink(log->dir_fd, log->dir, s->base_offset);
+        dir_release(log);
+    }
     log->size_bytes -= s->size;
     br_segment_free(s);
     memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof(struct br_segment *));
@@ -318,7 +353,7 @@ static bool cleaner_file(const char *name, const char *suffix, const char *tail,
  * its batch headers), base when it holds none. */
 static int64_t file_next_offset(struct br_log *log, const char *name, int64_t base)
 {
-    int fd = openat(log->dir_fd, name, O_RDONLY | O_CLOEXEC);
+    int fd = br_filecache_openat(log->files, log->dir_fd, name, O_RDONLY, 0);
     if (fd < 0) {
         return base;
     }
@@ -604,11 +639,16 @@ static int rebuild_epochs(struct br_log *log)
     for (size_t i = 0; i < log->nsegs; i++) {
         struct br_segment *s = log->segs[i];
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), 0, s->size, window, sizeof window);
+        int fd = -1;
+        int rc = br_segment_fd(s, log->dir, &fd);
+        if (rc != 0) {
+            return rc;
+        }
+        br_cursor_init(&c, fd, 0, s->size, window, sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
-            int rc = br_cursor_peek(&c, &h, &size);
+            rc = br_cursor_peek(&c, &h, &size);
             if (rc == KP_ITER_END) {
                 break;
             }
@@ -697,7 +737,7 @@ static int load_segments(struct br_log *log, const struct listing *l, int64_t re
     bool *full = NULL;
     if (l->nlogs == 0) {
         struct br_segment *s = NULL;
-        rc = br_segment_create(log->dir_fd, log->dir, 0, &s);
+        rc = br_segment_create(log->dir_fd, log->dir, 0, log->files, &s);
         if (rc == 0) {
             rc = push_segment(log, s);
             if (rc != 0) {
@@ -715,7 +755,8 @@ static int load_segments(struct br_log *log, const struct listing *l, int64_t re
         int64_t limit = i + 1 < l->nlogs ? l->logs[i + 1] : INT64_MAX;
         struct br_segment *s = NULL;
         char problem[160];
-        rc = br_segment_open(log->dir_fd, log->dir, l->logs[i], limit, &s, problem, sizeof problem);
+        rc = br_segment_open(log->dir_fd, log->dir, l->logs[i], limit, log->files, &s, problem,
+                             sizeof problem);
         if (rc != 0) {
             goto out_free;
         }
@@ -785,7 +826,7 @@ static bool epochs_equal(const struct br_leader_epochs *a, const struct br_epoch
 }
 
 int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recovery_point,
-                struct br_log **out)
+                struct br_filecache *files, struct br_log **out)
 {
     *out = NULL;
     const char *field = NULL;
@@ -807,6 +848,7 @@ int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recove
         return KP_E_NOMEM;
     }
     log->dir_fd = -1;
+    log->files = files;
     log->first_unflushed_ms = -1;
     log->cfg = *cfg;
     br_leader_epochs_init(&log->epochs);
@@ -821,10 +863,8 @@ int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recove
         rc = KP_ERR_KAFKA_STORAGE_ERROR;
         goto out_close;
     }
-    log->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (log->dir_fd < 0) {
-        br_error("%s: open: %s", dir, strerror(errno));
-        rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    rc = dir_hold(log); /* released at the end of the open */
+    if (rc != 0) {
         goto out_close;
     }
     rc = complete_cleaner_files(log);
@@ -876,16 +916,18 @@ int br_log_open(const char *dir, const struct br_log_config *cfg, int64_t recove
         goto out_close;
     }
     struct br_segment *a = active(log);
-    if (a->size > 0) {
+    int afd = -1;
+    if (a->size > 0 && br_segment_fd(a, log->dir, &afd) == 0) {
         uint8_t window[CURSOR_WINDOW];
         struct br_cursor c;
         struct kp_batch_header h;
         size_t size = 0;
-        br_cursor_init(&c, br_fileref_fd(a->log), 0, a->size, window, sizeof window);
+        br_cursor_init(&c, afd, 0, a->size, window, sizeof window);
         if (br_cursor_peek(&c, &h, &size) == 0 && h.MaxTimestamp >= 0) {
             a->first_append_ms = h.MaxTimestamp; /* Kafka's rolling-based timestamp */
         }
     }
+    dir_release(log);
     br_info("%s: loaded %zu segment(s), log start offset %" PRId64 ", LEO %" PRId64, dir,
             log->nsegs, log->start_offset, log->leo);
     kp_free(l.logs);
@@ -902,14 +944,22 @@ out_close:
     return rc;
 }
 
+void br_log_set_files(struct br_log *log, struct br_filecache *files)
+{
+    log->files = files;
+    for (size_t i = 0; i < log->nsegs; i++) {
+        br_segment_set_files(log->segs[i], files);
+    }
+}
+
 static void free_log(struct br_log *log)
 {
     for (size_t i = 0; i < log->nsegs; i++) {
         br_segment_free(log->segs[i]);
     }
     kp_free(log->segs);
-    if (log->dir_fd >= 0) {
-        (void)close(log->dir_fd);
+    if (log->dir_holds > 0) {
+        (void)close(log->dir_fd); /* an open that failed half way */
     }
     br_leader_epochs_free(&log->epochs);
     kp_free(log->dir);
@@ -940,16 +990,22 @@ static int roll(struct br_log *log)
         return rc;
     }
     struct br_segment *s = NULL;
-    rc = br_segment_create(log->dir_fd, log->dir, log->leo, &s);
+    rc = dir_hold(log);
     if (rc != 0) {
         return rc;
     }
-    rc = push_segment(log, s);
-    if (rc != 0) {
-        br_segment_free(s);
-        if (br_segment_unlink(log->dir_fd, log->dir, log->leo) != 0) {
-            log->failed = true;
+    rc = br_segment_create(log->dir_fd, log->dir, log->leo, log->files, &s);
+    if (rc == 0) {
+        rc = push_segment(log, s);
+        if (rc != 0) {
+            br_segment_free(s);
+            if (br_segment_unlink(log->dir_fd, log->dir, log->leo) != 0) {
+                log->failed = true;
+            }
         }
+    }
+    dir_release(log);
+    if (rc != 0) {
         return rc;
     }
     log->dir_dirty = true;
@@ -1093,10 +1149,15 @@ int br_log_flush(struct br_log *log)
         }
     }
     if (log->dir_dirty) {
-        if (fsync(log->dir_fd) != 0) {
+        int rc = dir_hold(log);
+        if (rc == 0 && fsync(log->dir_fd) != 0) {
             br_error("%s: fsync: %s", log->dir, strerror(errno));
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+        dir_release(log);
+        if (rc != 0) {
             log->failed = true;
-            return KP_ERR_KAFKA_STORAGE_ERROR;
+            return rc;
         }
         log->dir_dirty = false;
     }
@@ -1171,9 +1232,13 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
         struct kp_batch_header h;
         size_t size = 0;
         int64_t from = i == first ? br_segment_lookup(s, log->dir, offset) : 0;
-        br_cursor_init(&c, br_fileref_fd(s->log), from, s->size, window, sizeof window);
+        int fd = -1;
+        int rc = br_segment_fd(s, log->dir, &fd); /* a failed reopen is logged there */
+        if (rc != 0) {
+            return rc;
+        }
+        br_cursor_init(&c, fd, from, s->size, window, sizeof window);
         /* the batch containing offset, or the first one after it */
-        int rc = 0;
         for (;;) {
             rc = br_cursor_peek(&c, &h, &size);
             if (rc != 0 || h.BaseOffset + h.LastOffsetDelta >= offset) {
@@ -1225,7 +1290,10 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
                 next = last + 1;
             }
         }
-        out->file = br_fileref_ref(s->log);
+        rc = br_segment_file(s, log->dir, &out->file);
+        if (rc != 0) {
+            return rc;
+        }
         out->file_pos = start;
         out->len = (int32_t)total;
         out->next_offset = next;
@@ -1253,8 +1321,12 @@ static int resolve_in_batch(struct br_log *log, struct br_segment *s, int64_t po
         return KP_E_NOMEM;
     }
     size_t got = 0;
-    int rc = 0;
-    if (br_pread_full(br_fileref_fd(s->log), buf, size, pos, &got) != 0 || got != size) {
+    int fd = -1;
+    int rc = br_segment_fd(s, log->dir, &fd);
+    if (rc != 0) {
+        goto out_free;
+    }
+    if (br_pread_full(fd, buf, size, pos, &got) != 0 || got != size) {
         report_damage(log, s, pos, KP_ERR_KAFKA_STORAGE_ERROR);
         rc = KP_ERR_KAFKA_STORAGE_ERROR;
         goto out_free;
@@ -1305,13 +1377,18 @@ int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, int64_t *offset,
         if (from < log->start_offset) {
             from = log->start_offset;
         }
+        int64_t pos = br_segment_lookup(s, log->dir, from);
+        int fd = -1;
+        int rc = br_segment_fd(s, log->dir, &fd);
+        if (rc != 0) {
+            return rc;
+        }
         struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(s->log), br_segment_lookup(s, log->dir, from), s->size,
-                       window, sizeof window);
+        br_cursor_init(&c, fd, pos, s->size, window, sizeof window);
         for (;;) {
             struct kp_batch_header h;
             size_t size = 0;
-            int rc = br_cursor_peek(&c, &h, &size);
+            rc = br_cursor_peek(&c, &h, &size);
             if (rc == KP_ITER_END) {
                 break;
             }
@@ -1348,16 +1425,22 @@ int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t offset)
         s->first_append_ms = -1;
     } else {
         struct br_segment *s = NULL;
-        rc = br_segment_create(log->dir_fd, log->dir, offset, &s);
+        rc = dir_hold(log);
         if (rc != 0) {
             return rc;
         }
-        rc = push_segment(log, s);
-        if (rc != 0) {
-            br_segment_free(s);
-            if (br_segment_unlink(log->dir_fd, log->dir, offset) != 0) {
-                log->failed = true;
+        rc = br_segment_create(log->dir_fd, log->dir, offset, log->files, &s);
+        if (rc == 0) {
+            rc = push_segment(log, s);
+            if (rc != 0) {
+                br_segment_free(s);
+                if (br_segment_unlink(log->dir_fd, log->dir, offset) != 0) {
+                    log->failed = true;
+                }
             }
+        }
+        dir_release(log);
+        if (rc != 0) {
             return rc;
         }
         keep = log->nsegs - 1;
@@ -1477,9 +1560,13 @@ int br_log_set_start_offset(struct br_log *log, int64_t offset)
 
 /* ------------------------------------------------------------- cleaner swap */
 
-struct br_fileref *br_log_segment_file(const struct br_log *log, size_t i)
+struct br_fileref *br_log_segment_file(struct br_log *log, size_t i)
 {
-    return i < log->nsegs ? br_fileref_ref(log->segs[i]->log) : NULL;
+    struct br_fileref *f = NULL;
+    if (i < log->nsegs && br_segment_file(log->segs[i], log->dir, &f) != 0) {
+        return NULL;
+    }
+    return f;
 }
 
 /* Where group g's old run starts in the list, or SIZE_MAX when the log no
@@ -1495,7 +1582,7 @@ static size_t find_run(const struct br_log *log, const struct br_log_swap_group 
     }
     for (size_t k = 0; k < g->nold; k++) {
         const struct br_segment *s = log->segs[i + k];
-        if (s->base_offset != g->old[k].base_offset || s->log != g->old[k].file ||
+        if (s->base_offset != g->old[k].base_offset || s->id != g->old[k].id ||
             s->size != g->old[k].size) {
             return SIZE_MAX;
         }
@@ -1509,25 +1596,15 @@ static size_t find_run(const struct br_log *log, const struct br_log_swap_group 
     return i;
 }
 
-int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups, size_t n,
-                        size_t *swapped)
+/* br_log_swap_cleaned's work, with the directory held. */
+static int swap_groups(struct br_log *log, struct br_log_swap_group *groups, size_t n,
+                       size_t *swapped)
 {
-    *swapped = 0;
-    if (log->failed) {
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    for (size_t g = 0; g < n; g++) {
-        if (find_run(log, &groups[g]) == SIZE_MAX) {
-            return 0; /* the log changed meanwhile: nothing is swapped */
-        }
-    }
     for (size_t g = 0; g < n; g++) {
         struct br_log_swap_group *grp = &groups[g];
         struct br_segment *cleaned = grp->cleaned;
-        int64_t base = cleaned->base_offset;
         /* the commit point: a .log.swap is completed by the next open */
-        int rc = br_segment_rename_files(log->dir_fd, log->dir, base, BR_SEGMENT_CLEANED_TAIL,
-                                         BR_SEGMENT_SWAP_TAIL);
+        int rc = br_segment_rename_files(cleaned, log->dir_fd, log->dir, BR_SEGMENT_SWAP_TAIL);
         if (rc != 0) {
             return rc; /* this group and the later ones stay as they were */
         }
@@ -1558,14 +1635,39 @@ int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups, si
         log->nsegs -= grp->nold - 1;
         log->size_bytes += cleaned->size - old_bytes;
         log->dir_dirty = true;
-        rc = br_segment_rename_files(log->dir_fd, log->dir, base, BR_SEGMENT_SWAP_TAIL, "");
+        cleaned->id = ++log->last_seg_id;
+        rc = br_segment_rename_files(cleaned, log->dir_fd, log->dir, "");
         (*swapped)++;
         if (rc != 0 || log->failed) {
-            log->failed = true; /* the next open completes the swap */
+            /* the next open completes the swap; until then the segment
+             * keeps its descriptor (its names are not yet its own) */
+            log->failed = true;
             return KP_ERR_KAFKA_STORAGE_ERROR;
         }
+        /* its files carry its names now: it can be closed and reopened */
+        br_segment_set_files(cleaned, log->files);
     }
     return 0;
+}
+
+int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups, size_t n,
+                        size_t *swapped)
+{
+    *swapped = 0;
+    if (log->failed) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t g = 0; g < n; g++) {
+        if (find_run(log, &groups[g]) == SIZE_MAX) {
+            return 0; /* the log changed meanwhile: nothing is swapped */
+        }
+    }
+    int rc = dir_hold(log);
+    if (rc == 0) {
+        rc = swap_groups(log, groups, n, swapped);
+        dir_release(log);
+    }
+    return rc;
 }
 
 /* ------------------------------------------------------------- epochs */
@@ -1593,25 +1695,33 @@ int br_log_end_offset_for_epoch(const struct br_log *log, int32_t epoch, int32_t
 
 /* ------------------------------------------------------------- iterator */
 
-/* The index of the segment with this base offset still holding `file`. */
-static bool find_segment(const struct br_log *log, int64_t base, const struct br_fileref *file,
-                         size_t *idx)
+/* The index of the segment with this base offset, when it is still the
+ * segment `id` (not one that replaced it). */
+static bool find_segment(const struct br_log *log, int64_t base, uint64_t id, size_t *idx)
 {
     size_t i = floor_segment(log, base);
-    if (log->segs[i]->base_offset != base || log->segs[i]->log != file) {
+    if (log->segs[i]->base_offset != base || log->segs[i]->id != id) {
         return false;
     }
     *idx = i;
     return true;
 }
 
-static void iter_enter(struct br_log_iter *it, const struct br_segment *s, int64_t pos)
+/* Moves the iterator into s at pos: 0, or an error of the reopen (the
+ * iterator is then exhausted). */
+static int iter_enter(struct br_log_iter *it, struct br_segment *s, int64_t pos)
 {
     br_fileref_unref(it->file);
-    it->file = br_fileref_ref(s->log);
+    it->file = NULL;
+    int rc = br_segment_file(s, it->log->dir, &it->file);
+    if (rc != 0) {
+        return rc;
+    }
+    it->seg_id = s->id;
     it->seg_base = s->base_offset;
     it->seen_end = s->size;
-    br_cursor_init(&it->c, br_fileref_fd(s->log), pos, s->size, it->buf, sizeof it->buf);
+    br_cursor_init(&it->c, br_fileref_fd(it->file), pos, s->size, it->buf, sizeof it->buf);
+    return 0;
 }
 
 int br_log_iter_open(struct br_log *log, int64_t from_offset, struct br_log_iter **out)
@@ -1630,7 +1740,11 @@ int br_log_iter_open(struct br_log *log, int64_t from_offset, struct br_log_iter
     it->log = log;
     it->from = from_offset;
     struct br_segment *s = log->segs[floor_segment(log, from_offset)];
-    iter_enter(it, s, br_segment_lookup(s, log->dir, from_offset));
+    int rc = iter_enter(it, s, br_segment_lookup(s, log->dir, from_offset));
+    if (rc != 0) {
+        br_log_iter_close(it);
+        return rc;
+    }
     *out = it;
     return 0;
 }
@@ -1643,7 +1757,7 @@ int br_log_iter_next(struct br_log_iter *it, struct kp_batch_header *h)
     while (it->file != NULL) {
         size_t idx = 0;
         const struct br_log *log = it->log;
-        if (!find_segment(log, it->seg_base, it->file, &idx) ||
+        if (!find_segment(log, it->seg_base, it->seg_id, &idx) ||
             log->segs[idx]->size < it->seen_end) {
             /* deleted or truncated under us */
             br_fileref_unref(it->file);
@@ -1658,7 +1772,11 @@ int br_log_iter_next(struct br_log_iter *it, struct kp_batch_header *h)
             if (idx + 1 == log->nsegs) {
                 return KP_ITER_END; /* appends may come: the iterator stays here */
             }
-            iter_enter(it, log->segs[idx + 1], 0);
+            rc = iter_enter(it, log->segs[idx + 1], 0);
+            if (rc != 0) {
+                it->err = rc;
+                return rc;
+            }
             continue;
         }
         if (rc != 0) {

@@ -36,6 +36,14 @@
  * made on the I/O worker and handed to the reactor whole (topic_admin.c):
  * one thread at a time, the mailbox between them.
  *
+ * Descriptors: a log keeps none for its directory (it is opened for the
+ * operations that work on names in it and closed after) nor for its
+ * indexes (segment.h); its segments' .log files are held through the
+ * file cache passed to br_log_open (fileref.h), which closes the least
+ * recently used beyond its budget and lets the segments reopen them by
+ * name. So a broker's descriptors follow the files in use, not the number
+ * of partitions.
+ *
  * Memory: a log keeps no read buffer of its own. Functions that walk batch
  * headers (open, read, offset_for_timestamp) read through an 8 KiB window
  * on the calling thread's stack; an iterator carries its own.
@@ -98,7 +106,9 @@ struct br_log;
  * (not increasing, positions beyond the segment, an entry that does not
  * match its batch) are rebuilt from the segment, which is then validated
  * whole. Stray .index/.timeindex files without a .log are removed.
- * Recovered segments are fdatasync'ed; the recovery point is then the LEO.
+ * Recovered segments that were cut or hold offsets at or above the recovery
+ * point are fdatasync'ed (the others were before it moved, and a start after
+ * a clean stop writes nothing); the recovery point is then the LEO.
  *
  * The leader-epoch-checkpoint is loaded; when it is malformed (br_warn) it
  * is rebuilt from the batches' PartitionLeaderEpoch. Entries beyond the LEO
@@ -107,11 +117,21 @@ struct br_log;
  * The log start offset is the first segment's base offset; the broker then
  * applies its log-start-offset-checkpoint with br_log_set_start_offset.
  *
+ * files: the budget its segment files count in, shared by the logs of
+ * the thread that uses them (not owned; it outlives the log). NULL: the
+ * log keeps each segment file open once it has opened it.
+ *
  * Returns 0, KP_E_INVALID_ARG (config), KP_E_NOMEM,
  * KP_ERR_KAFKA_STORAGE_ERROR.
  */
 KP_MUST_CHECK int br_log_open(const char *dir, const struct br_log_config *cfg,
-                              int64_t recovery_point, struct br_log **out);
+                              int64_t recovery_point, struct br_filecache *files,
+                              struct br_log **out);
+
+/* Moves every segment of the log under the budget `files` (NULL: out of
+ * any), on the thread that uses that budget: for a log opened with NULL on
+ * another thread (the I/O worker makes new topics' logs) and handed over. */
+void br_log_set_files(struct br_log *log, struct br_filecache *files);
 
 /* Closes the files (slices keep theirs open) and frees the log; no
  * fdatasync. The active segment gets its final time-index entry, as Kafka
@@ -131,6 +151,7 @@ size_t br_log_segment_count(const struct br_log *log);
 
 /* For retention: one segment, i in [0, br_log_segment_count). */
 struct br_log_segment_info {
+    uint64_t id; /* the segment's identity in this log (a replaced one has a new id) */
     int64_t base_offset;
     int64_t size_bytes;
     int64_t max_timestamp;    /* largest batch MaxTimestamp; -1 none or unknown */
@@ -187,7 +208,9 @@ KP_MUST_CHECK int br_log_append_replica(struct br_log *log, const uint8_t *batch
  * connection.
  *
  * Returns 0, KP_ERR_OFFSET_OUT_OF_RANGE (offset < log start or > LEO),
- * KP_E_CORRUPT (a damaged batch header, logged), KP_ERR_KAFKA_STORAGE_ERROR.
+ * KP_E_CORRUPT (a damaged batch header, logged), KP_ERR_KAFKA_STORAGE_ERROR
+ * (a read failed, or the segment's file could not be reopened: see
+ * br_segment_fd), KP_E_NOMEM.
  */
 struct br_log_slice {
     struct br_fileref *file; /* owned reference, NULL when len == 0 */
@@ -294,14 +317,15 @@ void br_log_iter_close(struct br_log_iter *it);
 
 /*
  * The log cleaner (cleaner.h). br_log_segment_file: a new reference on
- * segment i's .log file (NULL when i is out of range), which identifies the
- * segment and keeps its bytes readable for a cleaner thread (which uses the
- * descriptor only, never the reference count).
+ * segment i's .log file (NULL when i is out of range or the file cannot be
+ * reopened), which keeps its bytes readable for a cleaner thread (which uses
+ * the descriptor only, never the reference count); the segment is
+ * identified by its id (br_log_segment_info).
  *
  * br_log_swap_cleaned replaces runs of old segments with cleaned ones
  * (Kafka's replaceSegments). groups[0..n) are in offset order; each names a
- * run of consecutive old segments as the job saw them (base offset, file
- * reference, size) and a cleaned segment written under the names
+ * run of consecutive old segments as the job saw them (id, base offset,
+ * file reference, size) and a cleaned segment written under the names
  * "<base>.{log,index,timeindex}.cleaned" (segment.h), flushed, with the
  * run's first base offset, ending where the run ends. First every run is
  * checked: when the log no longer holds one of them unchanged (retention or
@@ -325,6 +349,7 @@ void br_log_iter_close(struct br_log_iter *it);
  */
 struct br_segment;
 struct br_log_swap_old {
+    uint64_t id;
     int64_t base_offset;
     struct br_fileref *file;
     int64_t size;
@@ -334,7 +359,7 @@ struct br_log_swap_group {
     size_t nold;
     struct br_segment *cleaned;
 };
-struct br_fileref *br_log_segment_file(const struct br_log *log, size_t i);
+struct br_fileref *br_log_segment_file(struct br_log *log, size_t i);
 KP_MUST_CHECK int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_group *groups,
                                       size_t n, size_t *swapped);
 

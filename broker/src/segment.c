@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -118,9 +119,144 @@ static int truncate_fd(int fd, int64_t len)
     return rc;
 }
 
-static int log_fd(const struct br_segment *s)
+static int file_size(int fd, int64_t *size)
 {
-    return br_fileref_fd(s->log);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        return -1;
+    }
+    *size = (int64_t)st.st_size;
+    return 0;
+}
+
+/* "<dir>/<base>.<suffix><tail>" of s. -1 when it does not fit. */
+static int file_path(const struct br_segment *s, const char *dir, const char *suffix, char *buf,
+                     size_t cap)
+{
+    char name[BR_SEGMENT_TMP_NAME_MAX];
+    br_segment_file_name_as(s->base_offset, suffix, s->tail, name, sizeof name);
+    int n = snprintf(buf, cap, "%s/%s", dir, name);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* The causes of a refused reopen that are not an errno. */
+enum {
+    TOO_LONG = -1,
+    OTHER_FILE = -2,
+    SHORTER = -3,
+};
+
+static const char *reopen_failure_text(int failure)
+{
+    switch (failure) {
+    case TOO_LONG:
+        return "path too long";
+    case OTHER_FILE:
+        return "another file has taken its name";
+    case SHORTER:
+        return "the file is shorter than the segment";
+    default:
+        return strerror(failure);
+    }
+}
+
+/* The .log reopened by name after the budget closed it. Not the same file
+ * (replaced, or gone and another made) or a shorter one would serve other
+ * bytes than the segment's, so both are refused. */
+static int reopen_log(struct br_segment *s, const char *dir)
+{
+    char path[PATH_MAX];
+    int failure = 0;
+    int fd = -1;
+    if (file_path(s, dir, "log", path, sizeof path) != 0) {
+        failure = TOO_LONG;
+    } else {
+        fd = br_filecache_openat(s->files, AT_FDCWD, path, O_RDWR, 0);
+        if (fd < 0) {
+            failure = errno;
+        }
+    }
+    struct stat st;
+    if (fd >= 0) {
+        if (fstat(fd, &st) != 0) {
+            failure = errno;
+        } else if (st.st_dev != s->dev || st.st_ino != s->ino) {
+            failure = OTHER_FILE;
+        } else if ((int64_t)st.st_size < s->size) {
+            failure = SHORTER;
+        }
+    }
+    if (failure != 0) {
+        if (fd >= 0) {
+            (void)close(fd);
+        }
+        if (failure != s->reopen_failure) {
+            /* once per cause: a partition asked for at every fetch would
+             * flood the log */
+            br_error("%s: cannot reopen the segment: %s; its partition answers "
+                     "KAFKA_STORAGE_ERROR while this lasts",
+                     path, reopen_failure_text(failure));
+            s->reopen_failure = failure;
+        }
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct br_fileref *f = br_fileref_new(fd);
+    if (f == NULL) {
+        return KP_E_NOMEM;
+    }
+    if (s->reopen_failure != 0) {
+        br_info("%s: reopened", path);
+        s->reopen_failure = 0;
+    }
+    br_filecache_put(s->files, &s->file, f);
+    return 0;
+}
+
+int br_segment_fd(struct br_segment *s, const char *dir, int *fd)
+{
+    *fd = -1;
+    if (s->file.file == NULL) {
+        int rc = reopen_log(s, dir);
+        if (rc != 0) {
+            return rc;
+        }
+    } else {
+        br_filecache_touch(s->files, &s->file);
+    }
+    *fd = br_fileref_fd(s->file.file);
+    return 0;
+}
+
+int br_segment_file(struct br_segment *s, const char *dir, struct br_fileref **out)
+{
+    int fd = -1;
+    *out = NULL;
+    int rc = br_segment_fd(s, dir, &fd);
+    if (rc == 0) {
+        *out = br_fileref_ref(s->file.file);
+    }
+    return rc;
+}
+
+int br_segment_mtime_ms(const struct br_segment *s, const char *dir, int64_t *ms)
+{
+    struct stat st;
+    char path[PATH_MAX];
+    int rc = -1;
+    *ms = 0;
+    if (s->file.file != NULL) {
+        rc = fstat(br_fileref_fd(s->file.file), &st);
+    } else if (file_path(s, dir, "log", path, sizeof path) == 0) {
+        rc = stat(path, &st);
+    } else {
+        errno = ENAMETOOLONG;
+    }
+    if (rc != 0) {
+        br_error("%s: stat of segment %020" PRId64 ": %s", dir, s->base_offset, strerror(errno));
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    *ms = (int64_t)st.st_mtim.tv_sec * 1000 + (int64_t)(st.st_mtim.tv_nsec / 1000000);
+    return 0;
 }
 
 /* ------------------------------------------------------------- in-memory indexes */
@@ -218,11 +354,11 @@ static int index_batch(struct br_segment *s, int64_t pos, int64_t size, int64_t 
 
 /* Makes each index file hold exactly the in-memory entries: cut what the
  * file has beyond the synced prefix, write the rest. */
-static int sync_offset_index(struct br_segment *s)
+static int sync_offset_index(struct br_segment *s, int fd)
 {
     int64_t want = (int64_t)s->oidx_synced * BR_OFFSET_ENTRY_SIZE;
     if (s->oidx_file_len != want) {
-        if (truncate_fd(s->index_fd, want) != 0) {
+        if (truncate_fd(fd, want) != 0) {
             return -1;
         }
         s->oidx_file_len = want;
@@ -236,7 +372,7 @@ static int sync_offset_index(struct br_segment *s)
             kp_store_be32(buf + i * BR_OFFSET_ENTRY_SIZE, (uint32_t)e->rel);
             kp_store_be32(buf + i * BR_OFFSET_ENTRY_SIZE + 4, (uint32_t)e->pos);
         }
-        if (pwrite_full(s->index_fd, buf, k * BR_OFFSET_ENTRY_SIZE, s->oidx_file_len) != 0) {
+        if (pwrite_full(fd, buf, k * BR_OFFSET_ENTRY_SIZE, s->oidx_file_len) != 0) {
             return -1;
         }
         s->oidx_file_len += (int64_t)(k * BR_OFFSET_ENTRY_SIZE);
@@ -245,11 +381,11 @@ static int sync_offset_index(struct br_segment *s)
     return 0;
 }
 
-static int sync_time_index(struct br_segment *s)
+static int sync_time_index(struct br_segment *s, int fd)
 {
     int64_t want = (int64_t)s->tidx_synced * BR_TIME_ENTRY_SIZE;
     if (s->tidx_file_len != want) {
-        if (truncate_fd(s->time_fd, want) != 0) {
+        if (truncate_fd(fd, want) != 0) {
             return -1;
         }
         s->tidx_file_len = want;
@@ -263,7 +399,7 @@ static int sync_time_index(struct br_segment *s)
             kp_store_be64(buf + i * BR_TIME_ENTRY_SIZE, (uint64_t)e->ts);
             kp_store_be32(buf + i * BR_TIME_ENTRY_SIZE + 8, (uint32_t)e->rel);
         }
-        if (pwrite_full(s->time_fd, buf, k * BR_TIME_ENTRY_SIZE, s->tidx_file_len) != 0) {
+        if (pwrite_full(fd, buf, k * BR_TIME_ENTRY_SIZE, s->tidx_file_len) != 0) {
             return -1;
         }
         s->tidx_file_len += (int64_t)(k * BR_TIME_ENTRY_SIZE);
@@ -272,22 +408,91 @@ static int sync_time_index(struct br_segment *s)
     return 0;
 }
 
+/* Whether the index file differs from the in-memory entries. */
+static bool index_pending(const struct br_segment *s, bool time)
+{
+    if (time) {
+        return s->tidx_synced < s->tidx_n ||
+               s->tidx_file_len != (int64_t)s->tidx_synced * BR_TIME_ENTRY_SIZE;
+    }
+    return s->oidx_synced < s->oidx_n ||
+           s->oidx_file_len != (int64_t)s->oidx_synced * BR_OFFSET_ENTRY_SIZE;
+}
+
+/*
+ * Brings one index file up to the in-memory entries through a descriptor
+ * opened for it and closed after; with `sync`, fdatasyncs it too when it
+ * was written since its last fdatasync (Linux reports a writeback error of
+ * the file to the next fsync that has not seen it, even through a new
+ * descriptor). Nothing to do costs no system call: this runs at every flush.
+ * A file that is not the length the segment left it at (removed, cut by
+ * someone else) is written again whole.
+ */
+static int write_index(struct br_segment *s, const char *dir, bool time, bool sync)
+{
+    bool pending = index_pending(s, time);
+    bool *unsynced = time ? &s->tidx_unsynced : &s->oidx_unsynced;
+    if (!pending && !(sync && *unsynced)) {
+        return 0;
+    }
+    const char *suffix = time ? "timeindex" : "index";
+    char path[PATH_MAX];
+    int fd = -1;
+    const char *what = "open";
+    if (file_path(s, dir, suffix, path, sizeof path) != 0) {
+        errno = ENAMETOOLONG;
+        goto out_failed;
+    }
+    fd = br_filecache_openat(s->files, AT_FDCWD, path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0) {
+        goto out_failed;
+    }
+    if (pending) {
+        int64_t *file_len = time ? &s->tidx_file_len : &s->oidx_file_len;
+        size_t *synced = time ? &s->tidx_synced : &s->oidx_synced;
+        int64_t len = 0;
+        what = "fstat";
+        if (file_size(fd, &len) != 0) {
+            goto out_failed;
+        }
+        if (len != *file_len) {
+            *file_len = len;
+            *synced = 0;
+        }
+        what = "write";
+        *unsynced = true;
+        if ((time ? sync_time_index(s, fd) : sync_offset_index(s, fd)) != 0) {
+            goto out_failed;
+        }
+    }
+    if (sync && *unsynced) {
+        what = "fdatasync";
+        if (fdatasync(fd) != 0) {
+            goto out_failed;
+        }
+        *unsynced = false;
+    }
+    (void)close(fd);
+    return 0;
+
+out_failed:
+    br_error("%s/%020" PRId64 ".%s%s: %s: %s", dir, s->base_offset, suffix, s->tail, what,
+             strerror(errno));
+    if (fd >= 0) {
+        (void)close(fd);
+    }
+    s->io_failed = true;
+    return KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+/* Writes both index files (no fdatasync). */
 static int sync_indexes(struct br_segment *s, const char *dir)
 {
-    char name[BR_SEGMENT_NAME_MAX];
-    if (sync_offset_index(s) != 0) {
-        br_segment_file_name(s->base_offset, "index", name, sizeof name);
-        br_error("%s/%s: write: %s", dir, name, strerror(errno));
-        s->io_failed = true;
-        return KP_ERR_KAFKA_STORAGE_ERROR;
+    int rc = write_index(s, dir, false, false);
+    if (rc == 0) {
+        rc = write_index(s, dir, true, false);
     }
-    if (sync_time_index(s) != 0) {
-        br_segment_file_name(s->base_offset, "timeindex", name, sizeof name);
-        br_error("%s/%s: write: %s", dir, name, strerror(errno));
-        s->io_failed = true;
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    return 0;
+    return rc;
 }
 
 /* Keeps the first n offset entries. */
@@ -342,8 +547,7 @@ static struct br_segment *alloc_segment(int64_t base_offset)
     }
     s->base_offset = base_offset;
     s->next_offset = -1;
-    s->index_fd = -1;
-    s->time_fd = -1;
+    s->tail = "";
     s->max_timestamp = -1;
     s->offset_of_max_timestamp = base_offset;
     s->first_append_ms = -1;
@@ -355,24 +559,29 @@ void br_segment_free(struct br_segment *s)
     if (s == NULL) {
         return;
     }
-    br_fileref_unref(s->log);
-    if (s->index_fd >= 0) {
-        (void)close(s->index_fd);
-    }
-    if (s->time_fd >= 0) {
-        (void)close(s->time_fd);
-    }
+    br_filecache_drop(s->files, &s->file);
     kp_free(s->oidx);
     kp_free(s->tidx);
     kp_free(s);
 }
 
-static int open_file_as(int dir_fd, const char *dir, int64_t base, const char *suffix,
-                        const char *tail, int flags, int *fd_out)
+void br_segment_set_files(struct br_segment *s, struct br_filecache *files)
+{
+    if (s->files == files) {
+        return;
+    }
+    struct br_fileref *f = br_fileref_ref(s->file.file);
+    br_filecache_drop(s->files, &s->file);
+    s->files = files;
+    br_filecache_put(files, &s->file, f);
+}
+
+static int open_file_as(struct br_filecache *files, int dir_fd, const char *dir, int64_t base,
+                        const char *suffix, const char *tail, int flags, int *fd_out)
 {
     char name[BR_SEGMENT_TMP_NAME_MAX];
     br_segment_file_name_as(base, suffix, tail, name, sizeof name);
-    int fd = openat(dir_fd, name, flags | O_CLOEXEC, 0644);
+    int fd = br_filecache_openat(files, dir_fd, name, flags, 0644);
     if (fd < 0) {
         int e = errno;
         if (!(e == ENOENT && (flags & O_CREAT) == 0)) {
@@ -385,32 +594,30 @@ static int open_file_as(int dir_fd, const char *dir, int64_t base, const char *s
     return 0;
 }
 
-static int open_file(int dir_fd, const char *dir, int64_t base, const char *suffix, int flags,
-                     int *fd_out)
-{
-    return open_file_as(dir_fd, dir, base, suffix, "", flags, fd_out);
-}
-
 /* A new empty segment under "<base>.<suffix><tail>" names; `fresh` files
- * are truncated when they exist (a leftover of an abandoned attempt). */
+ * are truncated when they exist (a leftover of an abandoned attempt). The
+ * index files are created empty and closed: entries are written later. */
 static int create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail, bool fresh,
-                     struct br_segment **out)
+                     struct br_filecache *files, struct br_segment **out)
 {
     *out = NULL;
     struct br_segment *s = alloc_segment(base_offset);
     if (s == NULL) {
         return KP_E_NOMEM;
     }
+    s->tail = tail;
+    s->files = files;
     int fd = -1;
-    if (open_file_as(dir_fd, dir, base_offset, "log", tail,
+    if (open_file_as(files, dir_fd, dir, base_offset, "log", tail,
                      O_RDWR | O_CREAT | (fresh ? O_TRUNC : 0), &fd) != 0) {
         goto out_storage;
     }
-    s->log = br_fileref_new(fd);
-    if (s->log == NULL) {
+    struct br_fileref *f = br_fileref_new(fd);
+    if (f == NULL) {
         br_segment_free(s);
         return KP_E_NOMEM;
     }
+    br_filecache_put(files, &s->file, f);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         br_error("%s: fstat of a new segment: %s", dir, strerror(errno));
@@ -423,16 +630,25 @@ static int create_as(int dir_fd, const char *dir, int64_t base_offset, const cha
                  (long long)st.st_size);
         goto out_storage;
     }
-    if (open_file_as(dir_fd, dir, base_offset, "index", tail, O_RDWR | O_CREAT | O_TRUNC,
-                     &s->index_fd) != 0 ||
-        open_file_as(dir_fd, dir, base_offset, "timeindex", tail, O_RDWR | O_CREAT | O_TRUNC,
-                     &s->time_fd) != 0) {
-        goto out_storage;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    static const char *const idx[] = {"index", "timeindex"};
+    for (size_t i = 0; i < 2; i++) {
+        int ifd = -1;
+        if (open_file_as(files, dir_fd, dir, base_offset, idx[i], tail, O_RDWR | O_CREAT | O_TRUNC,
+                         &ifd) != 0) {
+            goto out_storage;
+        }
+        (void)close(ifd); /* empty: nothing written that could fail to reach the disk */
     }
     s->size = 0;
     s->next_offset = base_offset;
     s->max_timestamp_known = true;
-    s->dirty = true;
+    /* not dirty: an empty file has no data to sync (the fsync of the
+     * directory makes its name durable), and a crash that loses it loses no
+     * record (a log without segments starts one anew); fdatasync of a new
+     * inode costs a journal commit per created partition */
+    s->dirty = false;
     *out = s;
     return 0;
 
@@ -441,42 +657,32 @@ out_storage:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct br_segment **out)
+int br_segment_create(int dir_fd, const char *dir, int64_t base_offset,
+                      struct br_filecache *files, struct br_segment **out)
 {
-    return create_as(dir_fd, dir, base_offset, "", false, out);
+    return create_as(dir_fd, dir, base_offset, "", false, files, out);
 }
 
 int br_segment_create_as(int dir_fd, const char *dir, int64_t base_offset, const char *tail,
                          struct br_segment **out)
 {
-    return create_as(dir_fd, dir, base_offset, tail, true, out);
+    return create_as(dir_fd, dir, base_offset, tail, true, NULL, out);
 }
 
-/* Opens (or, when missing, creates and reports) one index file. */
-static int open_index(int dir_fd, const char *dir, int64_t base, const char *suffix, int *fd,
-                      bool *missing)
+/* Opens one index file for reading (*fd -1 and *missing when there is
+ * none: the caller rebuilds it, and writing it creates it). */
+static int open_index(struct br_filecache *files, int dir_fd, const char *dir, int64_t base,
+                      const char *suffix, int *fd, bool *missing)
 {
     *missing = false;
-    if (open_file(dir_fd, dir, base, suffix, O_RDWR, fd) == 0) {
+    *fd = -1;
+    if (open_file_as(files, dir_fd, dir, base, suffix, "", O_RDONLY, fd) == 0) {
         return 0;
     }
     if (errno != ENOENT) {
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
     *missing = true;
-    if (open_file(dir_fd, dir, base, suffix, O_RDWR | O_CREAT, fd) != 0) {
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    return 0;
-}
-
-static int file_size(int fd, int64_t *size)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        return -1;
-    }
-    *size = (int64_t)st.st_size;
     return 0;
 }
 
@@ -517,13 +723,13 @@ static int read_index_file(int fd, int64_t len, size_t entry, size_t max_entries
     return 0;
 }
 
-static int load_offset_index(struct br_segment *s, int64_t limit, size_t max_entries, char *problem,
-                             size_t cap)
+static int load_offset_index(struct br_segment *s, int fd, int64_t limit, size_t max_entries,
+                             char *problem, size_t cap)
 {
     uint8_t *raw = NULL;
     size_t n = 0;
     const char *why = NULL;
-    int rc = read_index_file(s->index_fd, s->oidx_file_len, BR_OFFSET_ENTRY_SIZE, max_entries, &raw,
+    int rc = read_index_file(fd, s->oidx_file_len, BR_OFFSET_ENTRY_SIZE, max_entries, &raw,
                              &n, &why);
     if (rc != 0 || why != NULL) {
         if (why != NULL) {
@@ -567,13 +773,13 @@ static int load_offset_index(struct br_segment *s, int64_t limit, size_t max_ent
     return 0;
 }
 
-static int load_time_index(struct br_segment *s, int64_t limit, size_t max_entries, char *problem,
-                           size_t cap)
+static int load_time_index(struct br_segment *s, int fd, int64_t limit, size_t max_entries,
+                           char *problem, size_t cap)
 {
     uint8_t *raw = NULL;
     size_t n = 0;
     const char *why = NULL;
-    int rc = read_index_file(s->time_fd, s->tidx_file_len, BR_TIME_ENTRY_SIZE, max_entries, &raw,
+    int rc = read_index_file(fd, s->tidx_file_len, BR_TIME_ENTRY_SIZE, max_entries, &raw,
                              &n, &why);
     if (rc != 0 || why != NULL) {
         if (why != NULL) {
@@ -616,7 +822,8 @@ static int load_time_index(struct br_segment *s, int64_t limit, size_t max_entri
 }
 
 int br_segment_open(int dir_fd, const char *dir, int64_t base_offset, int64_t limit_offset,
-                    struct br_segment **out, char *problem, size_t problem_cap)
+                    struct br_filecache *files, struct br_segment **out, char *problem,
+                    size_t problem_cap)
 {
     *out = NULL;
     problem[0] = '\0';
@@ -624,34 +831,44 @@ int br_segment_open(int dir_fd, const char *dir, int64_t base_offset, int64_t li
     if (s == NULL) {
         return KP_E_NOMEM;
     }
+    s->files = files;
     int rc = KP_ERR_KAFKA_STORAGE_ERROR;
-    int fd = -1;
+    int ifd = -1;
+    int tfd = -1;
     bool idx_missing = false;
     bool time_missing = false;
-    if (open_file(dir_fd, dir, base_offset, "log", O_RDWR, &fd) != 0) {
+    /* the .log is not opened here: it is when it is first read (a segment
+     * below the recovery point may never be) */
+    char name[BR_SEGMENT_NAME_MAX];
+    br_segment_file_name(base_offset, "log", name, sizeof name);
+    struct stat st;
+    if (fstatat(dir_fd, name, &st, 0) != 0) {
+        br_error("%s/%s: stat: %s", dir, name, strerror(errno));
         goto out_free;
     }
-    s->log = br_fileref_new(fd);
-    if (s->log == NULL) {
-        rc = KP_E_NOMEM;
-        goto out_free;
-    }
-    if (file_size(fd, &s->size) != 0) {
-        br_error("%s: fstat: %s", dir, strerror(errno));
-        goto out_free;
-    }
-    rc = open_index(dir_fd, dir, base_offset, "index", &s->index_fd, &idx_missing);
+    s->size = (int64_t)st.st_size;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    rc = open_index(files, dir_fd, dir, base_offset, "index", &ifd, &idx_missing);
     if (rc == 0) {
-        rc = open_index(dir_fd, dir, base_offset, "timeindex", &s->time_fd, &time_missing);
+        rc = open_index(files, dir_fd, dir, base_offset, "timeindex", &tfd, &time_missing);
     }
     if (rc != 0) {
         goto out_free;
     }
-    if (file_size(s->index_fd, &s->oidx_file_len) != 0 ||
-        file_size(s->time_fd, &s->tidx_file_len) != 0) {
+    if ((ifd >= 0 && file_size(ifd, &s->oidx_file_len) != 0) ||
+        (tfd >= 0 && file_size(tfd, &s->tidx_file_len) != 0)) {
         br_error("%s: fstat of an index: %s", dir, strerror(errno));
         rc = KP_ERR_KAFKA_STORAGE_ERROR;
         goto out_free;
+    }
+    /* a length no file has: the next write creates the missing file, even
+     * when it has no entry to hold */
+    if (idx_missing) {
+        s->oidx_file_len = -1;
+    }
+    if (time_missing) {
+        s->tidx_file_len = -1;
     }
     /* no more entries than batches: bounds the allocation by the log's bytes */
     size_t max_entries = (size_t)(s->size / KP_BATCH_HEADER_SIZE) + 1;
@@ -660,9 +877,9 @@ int br_segment_open(int dir_fd, const char *dir, int64_t base_offset, int64_t li
     } else if (time_missing) {
         (void)snprintf(problem, problem_cap, ".timeindex missing");
     } else {
-        rc = load_offset_index(s, limit_offset, max_entries, problem, problem_cap);
+        rc = load_offset_index(s, ifd, limit_offset, max_entries, problem, problem_cap);
         if (rc == 0 && problem[0] == '\0') {
-            rc = load_time_index(s, limit_offset, max_entries, problem, problem_cap);
+            rc = load_time_index(s, tfd, limit_offset, max_entries, problem, problem_cap);
         }
         if (rc != 0) {
             goto out_free;
@@ -683,9 +900,18 @@ int br_segment_open(int dir_fd, const char *dir, int64_t base_offset, int64_t li
         s->next_offset = base_offset;
     }
     *out = s;
-    return 0;
+    s = NULL;
+    rc = 0;
 
 out_free:
+    /* the entries are in memory now; the files are written through
+     * descriptors opened when there is something to write */
+    if (ifd >= 0) {
+        (void)close(ifd);
+    }
+    if (tfd >= 0) {
+        (void)close(tfd);
+    }
     br_segment_free(s);
     return rc;
 }
@@ -710,7 +936,7 @@ int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset)
     return br_segment_unlink_as(dir_fd, dir, base_offset, "");
 }
 
-int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset, const char *from_tail,
+int br_segment_rename_files(struct br_segment *s, int dir_fd, const char *dir,
                             const char *to_tail)
 {
     /* the .log goes last: once it has its new name, so have its indexes */
@@ -718,13 +944,14 @@ int br_segment_rename_files(int dir_fd, const char *dir, int64_t base_offset, co
     for (size_t i = 0; i < 3; i++) {
         char from[BR_SEGMENT_TMP_NAME_MAX];
         char to[BR_SEGMENT_TMP_NAME_MAX];
-        br_segment_file_name_as(base_offset, suffixes[i], from_tail, from, sizeof from);
-        br_segment_file_name_as(base_offset, suffixes[i], to_tail, to, sizeof to);
+        br_segment_file_name_as(s->base_offset, suffixes[i], s->tail, from, sizeof from);
+        br_segment_file_name_as(s->base_offset, suffixes[i], to_tail, to, sizeof to);
         if (renameat(dir_fd, from, dir_fd, to) != 0) {
             br_error("%s/%s: rename to %s: %s", dir, from, to, strerror(errno));
             return KP_ERR_KAFKA_STORAGE_ERROR;
         }
     }
+    s->tail = to_tail;
     return 0;
 }
 
@@ -742,6 +969,7 @@ struct scan {
     size_t cap;
     int64_t win_pos;
     size_t win_len;
+    int fd; /* the .log's */
 };
 
 /* Makes the window hold [pos, pos + n), n <= bytes left in the file. */
@@ -762,7 +990,7 @@ static int window_fill(struct scan *sc, int64_t pos, size_t n)
     size_t left = (size_t)(sc->s->size - pos);
     size_t want = left < sc->cap ? left : sc->cap;
     size_t got = 0;
-    if (br_pread_full(log_fd(sc->s), sc->buf, want, pos, &got) != 0) {
+    if (br_pread_full(sc->fd, sc->buf, want, pos, &got) != 0) {
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
     sc->win_pos = pos;
@@ -895,12 +1123,18 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
     memset(res, 0, sizeof *res);
     char name[BR_SEGMENT_NAME_MAX];
     br_segment_file_name(s->base_offset, "log", name, sizeof name);
-    struct scan sc = {s, NULL, 0, 0, 0};
-    int rc = 0;
+    int fd = -1;
+    int rc = br_segment_fd(s, dir, &fd);
+    if (rc != 0) {
+        return rc;
+    }
+    struct scan sc = {s, NULL, 0, 0, 0, fd};
 
     /* start at the last index entry below the recovery point: what precedes
      * it was flushed, and the entry itself is checked against its batch */
     size_t k = s->oidx_n;
+    size_t times_before = s->tidx_n;
+    size_t times_synced_before = s->tidx_synced;
     while (k > 0 && s->base_offset + s->oidx[k - 1].rel >= recovery_point) {
         k--;
     }
@@ -952,7 +1186,7 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
         res->cut_bytes = s->size - valid_end;
         br_warn("%s/%s: truncated at position %" PRId64 ", removed %" PRId64 " bytes: %s", dir,
                 name, valid_end, res->cut_bytes, res->reason);
-        if (truncate_fd(log_fd(s), valid_end) != 0) {
+        if (truncate_fd(fd, valid_end) != 0) {
             br_error("%s/%s: ftruncate: %s", dir, name, strerror(errno));
             s->io_failed = true;
             rc = KP_ERR_KAFKA_STORAGE_ERROR;
@@ -962,7 +1196,24 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
     }
     s->next_offset = next;
     s->max_timestamp_known = true;
-    s->dirty = true;
+    /* The time entry a close adds (br_segment_seal) follows the last offset
+     * entry, so the scan dropped it; when it is exactly what a seal would
+     * add now, it stays, and a restart after a clean stop writes nothing. */
+    size_t n = s->tidx_n;
+    if (status == SCAN_OK && !res->index_rebuilt && times_before == n + 1 &&
+        s->tidx[n].ts == s->max_timestamp &&
+        s->base_offset + s->tidx[n].rel == s->offset_of_max_timestamp &&
+        (n == 0 || s->tidx[n].ts > s->tidx[n - 1].ts)) {
+        s->tidx_n = n + 1;
+        if (times_synced_before == n + 1 && s->tidx_synced == n) {
+            s->tidx_synced = n + 1;
+        }
+    }
+    /* offsets at or above the recovery point may have been in the page
+     * cache only: the flush that follows must reach the disk */
+    if (res->cut || s->next_offset > recovery_point) {
+        s->dirty = true;
+    }
     rc = sync_indexes(s, dir);
 
 out_free:
@@ -976,7 +1227,11 @@ int br_segment_append(struct br_segment *s, const char *dir, const uint8_t *batc
                       int64_t last_offset, int64_t max_timestamp, int32_t index_interval)
 {
     int64_t pos = s->size;
-    int fd = log_fd(s);
+    int fd = -1;
+    int rc = br_segment_fd(s, dir, &fd);
+    if (rc != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
     if (pwrite_full(fd, batch, len, pos) != 0) {
         char name[BR_SEGMENT_NAME_MAX];
         int e = errno;
@@ -992,10 +1247,9 @@ int br_segment_append(struct br_segment *s, const char *dir, const uint8_t *batc
     s->size += (int64_t)len;
     s->next_offset = last_offset + 1;
     s->dirty = true;
-    int rc = index_batch(s, pos, (int64_t)len, last_offset, max_timestamp, index_interval);
-    if (rc == 0) {
-        rc = sync_indexes(s, dir);
-    }
+    /* in memory only: the index files are brought up to date at the next
+     * flush or seal, not at every append (no system call here) */
+    rc = index_batch(s, pos, (int64_t)len, last_offset, max_timestamp, index_interval);
     if (rc != 0) {
         /* the batch is in the log; an index missing an entry is still
          * correct, a torn one is rebuilt at the next start */
@@ -1018,22 +1272,27 @@ int br_segment_seal(struct br_segment *s, const char *dir)
 
 int br_segment_flush(struct br_segment *s, const char *dir)
 {
-    if (!s->dirty) {
-        return 0;
-    }
-    const int fds[3] = {log_fd(s), s->index_fd, s->time_fd};
-    static const char *const suffixes[3] = {"log", "index", "timeindex"};
-    for (size_t i = 0; i < 3; i++) {
-        if (fdatasync(fds[i]) != 0) {
+    if (s->dirty) {
+        int fd = -1;
+        int rc = br_segment_fd(s, dir, &fd);
+        if (rc != 0) {
+            s->io_failed = true;
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+        if (fdatasync(fd) != 0) {
             char name[BR_SEGMENT_NAME_MAX];
-            br_segment_file_name(s->base_offset, suffixes[i], name, sizeof name);
+            br_segment_file_name(s->base_offset, "log", name, sizeof name);
             br_error("%s/%s: fdatasync: %s", dir, name, strerror(errno));
             s->io_failed = true;
             return KP_ERR_KAFKA_STORAGE_ERROR;
         }
+        s->dirty = false;
     }
-    s->dirty = false;
-    return 0;
+    int rc = write_index(s, dir, false, true);
+    if (rc == 0) {
+        rc = write_index(s, dir, true, true);
+    }
+    return rc;
 }
 
 bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes)
@@ -1044,35 +1303,54 @@ bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes)
 
 /* ------------------------------------------------------------- truncation */
 
+/* What checking an index entry against the .log found. UNKNOWN: the file
+ * could not be read (not the entry's fault: it is not condemned). */
+enum entry_check {
+    ENTRY_MISMATCH = 0,
+    ENTRY_MATCH = 1,
+    ENTRY_UNKNOWN = 2,
+};
+
 /* Whether entry e names the batch at its position: that batch's header
  * parses and ends at the entry's offset. */
-static bool entry_matches(const struct br_segment *s, const struct br_offset_entry *e)
+static enum entry_check entry_matches(struct br_segment *s, const char *dir,
+                                      const struct br_offset_entry *e)
 {
     uint8_t head[KP_BATCH_HEADER_SIZE];
     size_t got = 0;
-    if (br_pread_full(log_fd(s), head, sizeof head, e->pos, &got) != 0 || got != sizeof head) {
-        return false;
+    int fd = -1;
+    if (br_segment_fd(s, dir, &fd) != 0 || br_pread_full(fd, head, sizeof head, e->pos, &got) != 0) {
+        return ENTRY_UNKNOWN;
+    }
+    if (got != sizeof head) {
+        return ENTRY_MISMATCH;
     }
     struct kp_batch_header h;
     size_t size = 0;
     return kp_batch_peek(head, sizeof head, &h, &size) == 0 &&
-           h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
-           e->pos + (int64_t)size <= s->size;
+                   h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
+                   e->pos + (int64_t)size <= s->size
+               ? ENTRY_MATCH
+               : ENTRY_MISMATCH;
 }
 
-static bool time_entry_matches(struct br_segment *s, const char *dir,
-                               const struct br_time_entry *e);
+static enum entry_check time_entry_matches(struct br_segment *s, const char *dir,
+                                           const struct br_time_entry *e);
 
 /* Replays the batches after the last offset-index entry (trusted headers),
  * restoring bytes_since_index, the timestamps and next_offset. */
 static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
 {
     uint8_t buf[8192];
+    int fd = -1;
+    if (br_segment_fd(s, dir, &fd) != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
     if (s->index_suspect || s->time_suspect ||
         (s->oidx_n > 0 && s->oidx_n - 1 < s->oidx_unchecked &&
-         !entry_matches(s, &s->oidx[s->oidx_n - 1])) ||
+         entry_matches(s, dir, &s->oidx[s->oidx_n - 1]) != ENTRY_MATCH) ||
         (s->tidx_n > 0 && s->tidx_n - 1 < s->tidx_unchecked &&
-         !time_entry_matches(s, dir, &s->tidx[s->tidx_n - 1]))) {
+         time_entry_matches(s, dir, &s->tidx[s->tidx_n - 1]) != ENTRY_MATCH)) {
         /* the replay would start from entries that are not to be trusted:
          * both indexes are rebuilt from the batches, from position 0 */
         drop_offsets_from(s, 0);
@@ -1083,7 +1361,7 @@ static int replay_tail(struct br_segment *s, const char *dir, int32_t interval)
     int64_t from = s->oidx_n > 0 ? s->oidx[s->oidx_n - 1].pos : 0;
     int64_t next = s->oidx_n > 0 ? s->base_offset + s->oidx[s->oidx_n - 1].rel + 1 : s->base_offset;
     struct br_cursor c;
-    br_cursor_init(&c, log_fd(s), from, s->size, buf, sizeof buf);
+    br_cursor_init(&c, fd, from, s->size, buf, sizeof buf);
     reset_tail_state(s);
     for (;;) {
         struct kp_batch_header h;
@@ -1116,7 +1394,12 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
 {
     uint8_t buf[8192];
     struct br_cursor c;
-    br_cursor_init(&c, log_fd(s), br_segment_lookup(s, dir, offset), s->size, buf, sizeof buf);
+    int64_t from = br_segment_lookup(s, dir, offset);
+    int fd = -1;
+    if (br_segment_fd(s, dir, &fd) != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    br_cursor_init(&c, fd, from, s->size, buf, sizeof buf);
     char name[BR_SEGMENT_NAME_MAX];
     br_segment_file_name(s->base_offset, "log", name, sizeof name);
     for (;;) {
@@ -1139,7 +1422,7 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
         c.pos += (int64_t)size;
     }
     int64_t cut = c.pos;
-    if (truncate_fd(log_fd(s), cut) != 0) {
+    if (truncate_fd(fd, cut) != 0) {
         br_error("%s/%s: ftruncate: %s", dir, name, strerror(errno));
         s->io_failed = true;
         return KP_ERR_KAFKA_STORAGE_ERROR;
@@ -1180,7 +1463,11 @@ int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset)
         return 0;
     }
     const struct br_offset_entry *e = &s->oidx[lo - 1];
-    if (lo - 1 < s->oidx_unchecked && !entry_matches(s, e)) {
+    enum entry_check m = lo - 1 < s->oidx_unchecked ? entry_matches(s, dir, e) : ENTRY_MATCH;
+    if (m == ENTRY_UNKNOWN) {
+        return 0; /* the caller's own read reports the file */
+    }
+    if (m == ENTRY_MISMATCH) {
         char name[BR_SEGMENT_NAME_MAX];
         br_segment_file_name(s->base_offset, "index", name, sizeof name);
         br_warn("%s/%s: entry %zu (offset %" PRId64 ", position %" PRId32
@@ -1195,20 +1482,30 @@ int64_t br_segment_lookup(struct br_segment *s, const char *dir, int64_t offset)
 
 /* Whether the batch holding time entry e's offset has e's timestamp as its
  * MaxTimestamp (the batch that set the running maximum). */
-static bool time_entry_matches(struct br_segment *s, const char *dir, const struct br_time_entry *e)
+static enum entry_check time_entry_matches(struct br_segment *s, const char *dir,
+                                           const struct br_time_entry *e)
 {
     int64_t off = s->base_offset + e->rel;
     uint8_t buf[8192];
     struct br_cursor c;
-    br_cursor_init(&c, log_fd(s), br_segment_lookup(s, dir, off), s->size, buf, sizeof buf);
+    int64_t from = br_segment_lookup(s, dir, off);
+    int fd = -1;
+    if (br_segment_fd(s, dir, &fd) != 0) {
+        return ENTRY_UNKNOWN;
+    }
+    br_cursor_init(&c, fd, from, s->size, buf, sizeof buf);
     for (;;) {
         struct kp_batch_header h;
         size_t size = 0;
-        if (br_cursor_peek(&c, &h, &size) != 0) {
-            return false;
+        int rc = br_cursor_peek(&c, &h, &size);
+        if (rc == KP_ERR_KAFKA_STORAGE_ERROR) {
+            return ENTRY_UNKNOWN;
+        }
+        if (rc != 0) {
+            return ENTRY_MISMATCH;
         }
         if (h.BaseOffset + h.LastOffsetDelta >= off) {
-            return h.BaseOffset <= off && h.MaxTimestamp == e->ts;
+            return h.BaseOffset <= off && h.MaxTimestamp == e->ts ? ENTRY_MATCH : ENTRY_MISMATCH;
         }
         c.pos += (int64_t)size;
     }
@@ -1233,7 +1530,11 @@ int64_t br_segment_time_lookup(struct br_segment *s, const char *dir, int64_t ts
         return s->base_offset;
     }
     const struct br_time_entry *e = &s->tidx[lo - 1];
-    if (lo - 1 < s->tidx_unchecked && !time_entry_matches(s, dir, e)) {
+    enum entry_check m = lo - 1 < s->tidx_unchecked ? time_entry_matches(s, dir, e) : ENTRY_MATCH;
+    if (m == ENTRY_UNKNOWN) {
+        return s->base_offset;
+    }
+    if (m == ENTRY_MISMATCH) {
         char name[BR_SEGMENT_NAME_MAX];
         br_segment_file_name(s->base_offset, "timeindex", name, sizeof name);
         br_warn("%s/%s: entry %zu (timestamp %" PRId64 ", offset %" PRId64

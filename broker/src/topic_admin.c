@@ -162,11 +162,10 @@ static void make_logs(struct log_job *j)
             goto out_undo;
         }
         made = p + 1; /* from here its directory may exist */
-        int rc = br_log_open(path, &j->lc, 0, &j->logs[p]);
-        if (rc == 0) {
-            /* what open_partition would record on the reactor */
-            rc = br_log_epoch_assign(j->logs[p], 0, 0);
-        }
+        /* no budget on this thread: the reactor hands the log to its own */
+        /* (epoch 0 is recorded by the partition's first append, see
+         * partition_setup: an empty partition writes no checkpoint) */
+        int rc = br_log_open(path, &j->lc, 0, NULL, &j->logs[p]);
         if (rc != 0) {
             (void)snprintf(j->err, sizeof j->err, "cannot make the log %.150s: %s", path,
                            rc < 0 ? kp_err_str(rc) : kp_err_name(rc));

@@ -17,16 +17,17 @@
  *   worker    the metadata store keeps the topic (metadata_async.h): from
  *             here a restart loads it;
  *   worker    its logs are made: each partition directory with its first
- *             segment, indexes and leader epoch 0, fsync'ed, then the log
- *             dirs; the opened logs travel back in the job;
- *   reactor   the topic is installed with those logs (no file is touched)
- *             and exists; the parked requests waiting for it are answered.
+ *             segment and indexes, fsync'ed, then the log dirs; the opened
+ *             logs travel back in the job (outside any file budget);
+ *   reactor   the topic is installed with those logs (no file is touched;
+ *             they join the budget of open segment files) and exists; the
+ *             parked requests waiting for it are answered. Leader epoch 0
+ *             is recorded by each partition's first append.
  *
  * The store is written first, so a crash mid-creation leaves either no
  * topic (no directory of it was made yet) or a stored topic whose missing
  * or half-made partition directories the next start completes (br_log_open
- * creates a missing directory, rebuilds a missing index, epoch 0 is
- * assigned): never a partition directory the store does not list. A
+ * creates a missing directory, rebuilds a missing index): never a partition directory the store does not list. A
  * directory of the topic's name that already exists is never adopted: the
  * creation fails with KAFKA_STORAGE_ERROR naming it. When making the logs
  * fails, what was made is removed, then the topic leaves the store again.

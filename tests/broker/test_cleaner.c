@@ -50,14 +50,21 @@ static void cleanup_dir(void)
     CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
+/* The logs share a budget of two open segment files: a job's segments and
+ * the swapped-in ones are closed and reopened by name all along. */
+static struct br_filecache *files;
+
 static struct br_log *open_log(int64_t segment_bytes)
 {
     struct br_log_config c;
     br_log_config_defaults(&c);
     c.segment_bytes = segment_bytes;
     c.index_interval_bytes = 256;
+    if (files == NULL) {
+        CU_ASSERT_EQUAL_FATAL(br_filecache_new(2, &files), 0);
+    }
     struct br_log *log = NULL;
-    CU_ASSERT_EQUAL_FATAL(br_log_open(pdir, &c, 0, &log), 0);
+    CU_ASSERT_EQUAL_FATAL(br_log_open(pdir, &c, 0, files, &log), 0);
     return log;
 }
 

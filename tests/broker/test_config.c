@@ -118,6 +118,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_STRING_EQUAL(c.log_message_format_version, "2.0-IV1");
     CU_ASSERT_TRUE(c.log_message_downconversion_enable);
     CU_ASSERT_FALSE(c.log_preallocate);
+    CU_ASSERT_EQUAL(c.log_open_files_max, 0); /* unset: derived from the limit at start-up */
     CU_ASSERT_FALSE(c.unclean_leader_election_enable);
     CU_ASSERT_EQUAL(c.min_insync_replicas, 1);
     CU_ASSERT_EQUAL(c.replica_lag_time_max_ms, 10000);
@@ -231,6 +232,7 @@ static const char every_key[] =
     "log.message.format.version=0.10.2\n"
     "log.message.downconversion.enable=false\n"
     "log.preallocate=true\n"
+    "log.open.files.max=5000\n"
     "unclean.leader.election.enable=true\n"
     "min.insync.replicas=2\n"
     "replica.lag.time.max.ms=30000\n"
@@ -319,6 +321,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_STRING_EQUAL(c.log_message_format_version, "0.10.2");
     CU_ASSERT_FALSE(c.log_message_downconversion_enable);
     CU_ASSERT_TRUE(c.log_preallocate);
+    CU_ASSERT_EQUAL(c.log_open_files_max, 5000);
     CU_ASSERT_TRUE(c.unclean_leader_election_enable);
     CU_ASSERT_EQUAL(c.min_insync_replicas, 2);
     CU_ASSERT_EQUAL(c.replica_lag_time_max_ms, 30000);
@@ -595,6 +598,9 @@ static void test_out_of_range_is_rejected(void)
                     "between 0 and 1");
     expect_rejected("log.cleaner.min.cleanable.ratio=nan\n", "log.cleaner.min.cleanable.ratio",
                     "not a number");
+    expect_rejected("log.open.files.max=0\n", "log.open.files.max", "between 1 and 2147483647");
+    expect_rejected("log.open.files.max=-1\n", "log.open.files.max", "between 1 and 2147483647");
+    expect_rejected("log.open.files.max=2147483648\n", "log.open.files.max", "out of range");
 }
 
 static void test_bad_boolean_is_rejected(void)

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include <samsa-protocol/record_batch.h>
 
 #include "cunit_run.h"
+#include "fileref.h"
 #include "log.h"
 #include "logging.h"
 #include "tmpdir.h"
@@ -53,12 +56,33 @@ static struct br_log_config cfg_with(int64_t segment_bytes, int32_t interval)
     return c;
 }
 
-static struct br_log *open_log(const struct br_log_config *c, int64_t recovery_point)
+/*
+ * Every log of the suite shares a budget of ONE open segment file, so each
+ * test also proves that a segment closed by the budget reopens and serves
+ * the same bytes: any segment but the one last used is closed.
+ */
+static struct br_filecache *files;
+
+static struct br_filecache *budget(void)
+{
+    if (files == NULL) {
+        CU_ASSERT_EQUAL_FATAL(br_filecache_new(1, &files), 0);
+    }
+    return files;
+}
+
+static struct br_log *open_log_in(const char *dir, const struct br_log_config *c,
+                                  int64_t recovery_point, struct br_filecache *fc)
 {
     struct br_log *log = NULL;
-    int rc = br_log_open(pdir, c, recovery_point, &log);
+    int rc = br_log_open(dir, c, recovery_point, fc, &log);
     CU_ASSERT_EQUAL(rc, 0);
     return log;
+}
+
+static struct br_log *open_log(const struct br_log_config *c, int64_t recovery_point)
+{
+    return open_log_in(pdir, c, recovery_point, budget());
 }
 
 static void seg_path(int64_t base, const char *suffix, char *buf, size_t cap)
@@ -288,7 +312,7 @@ static void test_config_rejects_out_of_range_values(void)
     c.retention_ms = -2;
     expect_bad_config(c, "retention.ms");
     struct br_log *log = NULL;
-    CU_ASSERT_EQUAL(br_log_open("/tmp/samsa-never-created-0", &c, 0, &log), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_log_open("/tmp/samsa-never-created-0", &c, 0, NULL, &log), KP_E_INVALID_ARG);
     CU_ASSERT_PTR_NULL(log);
 }
 
@@ -1400,6 +1424,364 @@ static void test_slice_keeps_deleted_segment_readable(void)
     cleanup_dir();
 }
 
+/* ------------------------------------------------------------- descriptors */
+
+/* Descriptors the process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CU_ASSERT_PTR_NOT_NULL(d);
+    if (d == NULL) {
+        return -1000; /* fails every comparison that uses it */
+    }
+    int n = 0;
+    const struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.') {
+            n++;
+        }
+    }
+    (void)closedir(d);
+    return n - 1; /* the directory stream's own */
+}
+
+static void part_dir(int i, char *buf, size_t cap)
+{
+    (void)snprintf(buf, cap, "%s/t-%d", root, i);
+}
+
+/* The value length of the first record at offset `offset`: which file a
+ * read came from (each test log writes values of its own length). */
+static int first_value_len(struct br_log *log, int64_t offset)
+{
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, offset, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_FATAL(sl.len > 0);
+    uint8_t *b = slice_bytes(&sl);
+    struct kp_batch_iter it;
+    struct kp_record rec;
+    struct kp_batch_header h;
+    size_t size = 0;
+    int len = -1;
+    if (kp_batch_parse(b, (size_t)sl.len, &h, &size) == 0 &&
+        kp_batch_iter_init(&it, b, size, 1 << 20) == 0) {
+        if (kp_batch_iter_next(&it, &rec) == 0) {
+            len = (int)rec.Value.len;
+        }
+        kp_batch_iter_free(&it);
+    }
+    free(b);
+    br_log_slice_release(&sl);
+    return len;
+}
+
+/* A log of one segment holds one descriptor, its .log: none for its
+ * directory, none for its indexes, whose entries reach the files at the
+ * flush (and a close). */
+static void test_log_holds_one_descriptor(void)
+{
+    setup_dir();
+    int before = open_fds();
+    struct br_log_config c = cfg_with(1 << 20, 0); /* an index entry for every batch but the first */
+    struct br_log *log = open_log_in(pdir, &c, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 3; i++) {
+        (void)append(log, 2, TS0 + i);
+    }
+    CU_ASSERT_EQUAL(open_fds() - before, 1);
+    CU_ASSERT_EQUAL(seg_size(0, "index"), 0); /* appends do not write the indexes */
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), 0);
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    CU_ASSERT_EQUAL(seg_size(0, "index"), INT64_C(2 * 8));
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), INT64_C(2 * 12));
+    CU_ASSERT_EQUAL(open_fds() - before, 1);
+    br_log_close(log);
+    CU_ASSERT_EQUAL(open_fds(), before);
+    CU_ASSERT_EQUAL(seg_size(0, "timeindex"), INT64_C(2 * 12)); /* the last entry has the largest */
+    cleanup_dir();
+}
+
+#define NLOGS 12
+
+/* Twelve partitions under a budget of three files: never more than three
+ * open, whatever is appended and read; every log reads back its own
+ * records after its file was closed and reopened, takes appends after it,
+ * and has them all after a close and an open. */
+static void test_budget_bounds_descriptors_of_many_logs(void)
+{
+    setup_dir();
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(3, &fc), 0);
+    struct br_log_config c = cfg_with(1 << 20, 0);
+    struct br_log *logs[NLOGS];
+    char dir[128];
+    int before = open_fds();
+    for (int i = 0; i < NLOGS; i++) {
+        part_dir(i, dir, sizeof dir);
+        logs[i] = open_log_in(dir, &c, 0, fc);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
+        for (int k = 0; k < 3; k++) {
+            (void)append_sized(logs[i], 2, TS0 + k, (size_t)20 + (size_t)i, 0, NOW0, NULL);
+        }
+        CU_ASSERT(open_fds() - before <= 3);
+    }
+    CU_ASSERT_EQUAL(br_filecache_open_count(fc), 3);
+    CU_ASSERT(br_filecache_evictions(fc) >= NLOGS - 3);
+    for (int i = NLOGS; i-- > 0;) { /* oldest last: every read reopens */
+        CU_ASSERT_EQUAL(check_readable(logs[i], 0), 3);
+        CU_ASSERT_EQUAL(first_value_len(logs[i], 2), 20 + i);
+        CU_ASSERT_EQUAL(append_sized(logs[i], 1, TS0 + 9, (size_t)20 + (size_t)i, 0, NOW0, NULL), 6);
+        CU_ASSERT(open_fds() - before <= 3);
+    }
+    for (int i = 0; i < NLOGS; i++) {
+        CU_ASSERT_EQUAL(br_log_flush(logs[i]), 0);
+        br_log_close(logs[i]);
+    }
+    CU_ASSERT_EQUAL(br_filecache_open_count(fc), 0);
+    CU_ASSERT_EQUAL(open_fds(), before);
+    for (int i = 0; i < NLOGS; i++) {
+        part_dir(i, dir, sizeof dir);
+        logs[i] = open_log_in(dir, &c, 7, fc);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
+        CU_ASSERT(open_fds() - before <= 3);
+    }
+    for (int i = 0; i < NLOGS; i++) {
+        CU_ASSERT_EQUAL(br_log_end_offset(logs[i]), 7);
+        CU_ASSERT_EQUAL(check_readable(logs[i], 0), 4);
+        CU_ASSERT_EQUAL(first_value_len(logs[i], 6), 20 + i);
+        br_log_close(logs[i]);
+    }
+    CU_ASSERT_EQUAL(open_fds(), before);
+    br_filecache_free(fc);
+    cleanup_dir();
+}
+
+/* A fetch slice waiting to be sent keeps its file open when the budget
+ * closes the segment: the eviction drops the cache's reference only; the
+ * file closes when the slice goes, and the segment reopens for the next
+ * read. */
+static void test_slice_outlives_eviction_of_its_segment(void)
+{
+    setup_dir();
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(1, &fc), 0);
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    char dir[128];
+    part_dir(0, dir, sizeof dir);
+    struct br_log *a = open_log_in(dir, &c, 0, fc);
+    part_dir(1, dir, sizeof dir);
+    struct br_log *b = open_log_in(dir, &c, 0, fc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    for (int i = 0; i < 3; i++) {
+        (void)append_sized(a, 2, TS0 + i, 40, 0, NOW0, NULL);
+    }
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(a, 0, INT64_MAX, 1 << 20, false, &sl), 0);
+    unsigned long evicted = br_filecache_evictions(fc);
+    (void)append_sized(b, 1, TS0, 10, 0, NOW0, NULL); /* closes a's file in the cache */
+    CU_ASSERT_EQUAL(br_filecache_evictions(fc), evicted + 1);
+    CU_ASSERT_EQUAL(br_filecache_open_count(fc), 1);
+    int during = open_fds();
+    uint8_t *bytes = slice_bytes(&sl);
+    size_t pos = 0;
+    int batches = 0;
+    while (pos < (size_t)sl.len) {
+        struct kp_batch_header h;
+        size_t size = 0;
+        CU_ASSERT_EQUAL_FATAL(kp_batch_parse(bytes + pos, (size_t)sl.len - pos, &h, &size), 0);
+        CU_ASSERT_EQUAL(h.BaseOffset, (int64_t)2 * batches);
+        pos += size;
+        batches++;
+    }
+    CU_ASSERT_EQUAL(batches, 3);
+    free(bytes);
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL(open_fds(), during - 1); /* the slice held the last reference */
+    CU_ASSERT_EQUAL(check_readable(a, 0), 3);
+    CU_ASSERT_EQUAL(first_value_len(a, 4), 40);
+    br_log_close(a);
+    br_log_close(b);
+    br_filecache_free(fc);
+    cleanup_dir();
+}
+
+/* Runs fn with stderr sent to a file; returns how many times `needle`
+ * appears in what it wrote. */
+static int stderr_count(void (*fn)(void *), void *arg, const char *needle)
+{
+    char path[128];
+    (void)snprintf(path, sizeof path, "%s/stderr.txt", root);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int saved = dup(2);
+    CU_ASSERT_FATAL(fd >= 0 && saved >= 0);
+    CU_ASSERT_FATAL(dup2(fd, 2) == 2);
+    fn(arg);
+    CU_ASSERT_FATAL(dup2(saved, 2) == 2);
+    (void)close(saved);
+    (void)close(fd);
+    size_t len = 0;
+    uint8_t *text = read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    text[len] = '\0';
+    int n = 0;
+    for (const char *p = (const char *)text; (p = strstr(p, needle)) != NULL; p++) {
+        n++;
+    }
+    free(text);
+    (void)unlink(path);
+    return n;
+}
+
+static void read_and_append_fail(void *arg)
+{
+    struct br_log *log = arg;
+    for (int i = 0; i < 3; i++) {
+        struct br_log_slice sl;
+        CU_ASSERT_EQUAL(br_log_read(log, 0, INT64_MAX, 1 << 20, false, &sl),
+                        KP_ERR_KAFKA_STORAGE_ERROR);
+        CU_ASSERT_PTR_NULL(sl.file);
+        size_t len = 0;
+        uint8_t *batch = make_batch(1, TS0, 16, &len);
+        int64_t base = -1;
+        CU_ASSERT_EQUAL(br_log_append(log, batch, len, 0, NOW0, &base), KP_ERR_KAFKA_STORAGE_ERROR);
+        kp_free(batch);
+    }
+}
+
+/* A segment file that vanished while the budget had it closed, or whose
+ * name another file took, is a storage error of that log alone, logged
+ * once; the other logs keep serving. */
+static void test_vanished_segment_fails_its_log_only(void)
+{
+    setup_dir();
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(1, &fc), 0);
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    char dir[128];
+    part_dir(0, dir, sizeof dir);
+    struct br_log *a = open_log_in(dir, &c, 0, fc);
+    part_dir(1, dir, sizeof dir);
+    struct br_log *b = open_log_in(dir, &c, 0, fc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    (void)append_sized(a, 2, TS0, 30, 0, NOW0, NULL);
+    (void)append_sized(b, 2, TS0, 31, 0, NOW0, NULL); /* a's file is closed now */
+    char path[256];
+    char moved[256];
+    (void)snprintf(path, sizeof path, "%s/t-0/%020d.log", root, 0);
+    (void)snprintf(moved, sizeof moved, "%s/moved.log", root);
+    size_t len = 0;
+    uint8_t *copy = read_file(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+    CU_ASSERT_EQUAL_FATAL(rename(path, moved), 0);
+
+    CU_ASSERT_EQUAL(stderr_count(read_and_append_fail, a, "cannot reopen"), 1);
+    CU_ASSERT_EQUAL(first_value_len(b, 0), 31);
+    CU_ASSERT_EQUAL(append_sized(b, 1, TS0, 31, 0, NOW0, NULL), 2);
+
+    /* the same bytes under the name are another file: still refused (the
+     * moved file keeps its inode, so the copy has another) */
+    write_at(path, 0, copy, len);
+    free(copy);
+    (void)append_sized(b, 1, TS0, 31, 0, NOW0, NULL);
+    CU_ASSERT_EQUAL(stderr_count(read_and_append_fail, a, "another file has taken its name"), 1);
+    CU_ASSERT_EQUAL(check_readable(b, 0), 3);
+
+    /* the segment's own file back, but cut short: refused too */
+    CU_ASSERT_EQUAL_FATAL(rename(moved, path), 0);
+    CU_ASSERT_EQUAL_FATAL(truncate(path, (off_t)len - 1), 0);
+    CU_ASSERT_EQUAL(stderr_count(read_and_append_fail, a, "shorter than the segment"), 1);
+    /* and whole again: served again */
+    CU_ASSERT_EQUAL_FATAL(truncate(path, (off_t)len), 0);
+    CU_ASSERT_EQUAL(first_value_len(a, 0), 30);
+    br_log_close(a);
+    br_log_close(b);
+    br_filecache_free(fc);
+    cleanup_dir();
+}
+
+/* Out of descriptors (the process limit, below the budget): the opens
+ * that fail with EMFILE close the coldest files and retry, so the logs
+ * keep working at the price of reopens. */
+static void test_out_of_descriptors_closes_coldest_files(void)
+{
+    setup_dir();
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(1000, &fc), 0);
+    struct br_log_config c = cfg_with(1 << 20, 0);
+    struct br_log *logs[NLOGS];
+    char dir[128];
+    struct rlimit saved;
+    CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    /* room for four more: a directory, an index and two .log files */
+    int limit = open_fds() + 4;
+    struct rlimit low = {(rlim_t)limit, saved.rlim_max};
+    CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
+    for (int i = 0; i < NLOGS; i++) {
+        part_dir(i, dir, sizeof dir);
+        logs[i] = open_log_in(dir, &c, 0, fc);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
+    }
+    CU_ASSERT(br_filecache_evictions(fc) > 0);
+    CU_ASSERT(br_filecache_open_count(fc) <= 4);
+    CU_ASSERT(open_fds() <= limit);
+    for (int i = 0; i < NLOGS; i++) {
+        CU_ASSERT_EQUAL(check_readable(logs[i], 0), 2);
+        CU_ASSERT_EQUAL(first_value_len(logs[i], 2), 20 + i);
+        CU_ASSERT_EQUAL(br_log_flush(logs[i]), 0);
+    }
+    for (int i = 0; i < NLOGS; i++) {
+        br_log_close(logs[i]);
+    }
+    CU_ASSERT_EQUAL(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    br_filecache_free(fc);
+    cleanup_dir();
+}
+
+/* A start after a clean stop writes no index file: the final time entry the
+ * close added is kept (it is what a seal would add), nothing is rebuilt. */
+static void test_reopen_after_clean_close_writes_no_index(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096); /* no offset entry: the scan is whole */
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 4; i++) {
+        (void)append(log, 2, TS0 + (int64_t)10 * (4 - i)); /* the first batch has the largest */
+    }
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
+    br_log_close(log);
+    char path[256];
+    struct stat before[2];
+    struct stat after[2];
+    static const char *const idx[] = {"index", "timeindex"};
+    for (int i = 0; i < 2; i++) {
+        seg_path(0, idx[i], path, sizeof path);
+        CU_ASSERT_EQUAL_FATAL(stat(path, &before[i]), 0);
+    }
+    CU_ASSERT_EQUAL(before[0].st_size, 0);
+    CU_ASSERT_EQUAL(before[1].st_size, 12); /* the close's entry */
+    log = open_log(&c, 8);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 2; i++) {
+        seg_path(0, idx[i], path, sizeof path);
+        CU_ASSERT_EQUAL_FATAL(stat(path, &after[i]), 0);
+        CU_ASSERT_EQUAL(after[i].st_size, before[i].st_size);
+        CU_ASSERT_EQUAL(after[i].st_mtim.tv_sec, before[i].st_mtim.tv_sec);
+        CU_ASSERT_EQUAL(after[i].st_mtim.tv_nsec, before[i].st_mtim.tv_nsec);
+    }
+    int64_t off = -1;
+    int64_t ts = -1;
+    CU_ASSERT_EQUAL(br_log_offset_for_timestamp(log, TS0 + 40, &off, &ts), 0);
+    CU_ASSERT_EQUAL(off, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 8);
+    br_log_close(log);
+    cleanup_dir();
+}
+
 static void test_set_start_offset_moves_logical_start(void)
 {
     setup_dir();
@@ -1749,6 +2131,12 @@ static CU_TestInfo tests[] = {
     {"delete_segments_before_leo_rolls_active_segment",
      test_delete_segments_before_leo_rolls_active_segment},
     {"slice_keeps_deleted_segment_readable", test_slice_keeps_deleted_segment_readable},
+    {"log_holds_one_descriptor", test_log_holds_one_descriptor},
+    {"budget_bounds_descriptors_of_many_logs", test_budget_bounds_descriptors_of_many_logs},
+    {"slice_outlives_eviction_of_its_segment", test_slice_outlives_eviction_of_its_segment},
+    {"vanished_segment_fails_its_log_only", test_vanished_segment_fails_its_log_only},
+    {"out_of_descriptors_closes_coldest_files", test_out_of_descriptors_closes_coldest_files},
+    {"reopen_after_clean_close_writes_no_index", test_reopen_after_clean_close_writes_no_index},
     {"set_start_offset_moves_logical_start", test_set_start_offset_moves_logical_start},
     {"flush_moves_recovery_point", test_flush_moves_recovery_point},
     {"flush_interval_messages_flushes", test_flush_interval_messages_flushes},

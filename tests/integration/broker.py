@@ -8,6 +8,8 @@
     b.kill()                               # SIGKILL
     b.start()                              # again, same port and data dir
     b.run_to_exit()                        # a start that must fail: exit status
+    Broker(exe, workdir, nofile=256)       # started under ulimit -n 256
+    b.open_fds()                           # descriptors the broker has open now
 
 Each start writes the broker's stderr to its own file (run-1.log, run-2.log,
 ...) in the broker's folder; failures print those paths and the last lines.
@@ -30,6 +32,7 @@ themselves also use kafka-python, confluent-kafka, kcat and node.
 """
 
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -95,9 +98,11 @@ class Broker:
     """One broker: its folder (config, stderr logs, data) outlives its
     processes, so it can be stopped and started again on the same data."""
 
-    def __init__(self, exe, workdir, name="broker", config=None, overrides=None):
+    def __init__(self, exe, workdir, name="broker", config=None, overrides=None, nofile=None):
         """config: extra server.properties keys (dict); overrides: keys passed
-        as --override key=value (dict)."""
+        as --override key=value (dict); nofile: the open file limit the broker
+        starts with (soft and hard, as `ulimit -n N` or `prlimit --nofile=N:N`
+        would set it), None to inherit the test's."""
         self.exe = os.path.abspath(exe)
         self.name = name
         self.dir = os.path.join(workdir, name)
@@ -105,6 +110,7 @@ class Broker:
         self.config_path = os.path.join(self.dir, "server.properties")
         self.extra_config = dict(config or {})
         self.overrides = dict(overrides or {})
+        self.nofile = nofile
         self.port = None
         self.proc = None
         self.runs = 0
@@ -146,10 +152,14 @@ class Broker:
         argv = [self.exe, self.config_path]
         for k, v in self.overrides.items():
             argv += ["--override", "%s=%s" % (k, v)]
+        def child():
+            self._limits()
+            if preexec_fn is not None:
+                preexec_fn()
         with open(self.stderr_path, "wb") as err:
             return subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                     stdout=err, stderr=subprocess.STDOUT,
-                                    cwd=self.dir, preexec_fn=preexec_fn)
+                                    cwd=self.dir, preexec_fn=child)
 
     def start(self, timeout=30.0, preexec_fn=None):
         """Starts the broker and waits until it answers ApiVersions.
@@ -173,6 +183,15 @@ class Broker:
                     raise
                 self.proc = None   # another process took the port: try another
         raise BrokerError("unreachable")
+
+    def _limits(self):
+        """Runs in the child before exec."""
+        if self.nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
+
+    def open_fds(self):
+        """How many descriptors the running broker has open (/proc/PID/fd)."""
+        return len(os.listdir("/proc/%d/fd" % self.pid))
 
     def _wait_ready(self, timeout):
         deadline = time.monotonic() + timeout
@@ -278,8 +297,9 @@ class Run:
         self.dir = workdir
         self.brokers = []
 
-    def broker(self, name="broker", config=None, overrides=None, start=True):
-        b = Broker(self.exe, self.dir, name=name, config=config, overrides=overrides)
+    def broker(self, name="broker", config=None, overrides=None, start=True, nofile=None):
+        b = Broker(self.exe, self.dir, name=name, config=config, overrides=overrides,
+                   nofile=nofile)
         self.brokers.append(b)
         if start:
             b.start()

@@ -174,6 +174,18 @@ def fetch_v4(corr, topic, partition, offset, max_wait_ms=0, min_bytes=1,
     return request(FETCH, 4, corr, body)
 
 
+def fetch_v4_many(corr, wanted, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20,
+                  partition_max_bytes=1 << 20):
+    """One Fetch v4 for wanted = [(topic, partition, offset)], in that order
+    (a topic's partitions are grouped under its first appearance)."""
+    topics = {}
+    for t, p, off in wanted:
+        topics.setdefault(t, []).append(i32(p) + i64(off) + i32(partition_max_bytes))
+    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(0)
+            + array([string(t) + array(parts) for t, parts in topics.items()]))
+    return request(FETCH, 4, corr, body)
+
+
 def list_offsets_v1(corr, topic, partition, timestamp):
     """timestamp -1 = latest, -2 = earliest."""
     body = i32(-1) + array([string(topic) + array([i32(partition) + i64(timestamp)])])
@@ -181,8 +193,13 @@ def list_offsets_v1(corr, topic, partition, timestamp):
 
 
 def create_topics_v0(corr, topic, partitions, replication=1, timeout_ms=10000):
-    body = (array([string(topic) + i32(partitions) + i16(replication)
-                   + array([]) + array([])])
+    return create_topics_v0_batch(corr, [(topic, partitions)], replication, timeout_ms)
+
+
+def create_topics_v0_batch(corr, topics, replication=1, timeout_ms=10000):
+    """One CreateTopics v0 for [(topic, partitions)]."""
+    body = (array([string(t) + i32(n) + i16(replication) + array([]) + array([])
+                   for t, n in topics])
             + i32(timeout_ms))
     return request(CREATE_TOPICS, 0, corr, body)
 
