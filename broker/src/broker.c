@@ -89,18 +89,27 @@ uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
     return r->payload + (view - r->payload);
 }
 
+size_t br_request_arena_max(size_t len)
+{
+    return len * 16 + 65536;
+}
+
 int br_respond(struct br_req *r, const void *resp)
+{
+    return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
+}
+
+int br_respond_max(struct br_req *r, const void *resp, size_t max)
 {
     if (r->slot == NULL) {
         return 0;
     }
     struct kp_writer w;
-    kp_wr_init(&w, (size_t)INT32_MAX);
+    kp_wr_init(&w, max);
     int err = kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId,
                                  resp);
     if (err != 0) {
-        br_error("cannot encode %s v%d response: %s", kp_api_find(r->hdr->RequestApiKey)->name,
-                 r->version, kp_err_str(err));
+        /* the caller answers the failure (br_respond_failed), logged there */
         kp_wr_free(&w);
         return err;
     }
@@ -139,13 +148,15 @@ static bool produce_acks_zero(const struct kp_request *req)
 
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
 {
-    struct kp_arena arena;
-    /* decoded views are small next to the frame; the ceiling stops a
-     * request from claiming more memory than its bytes justify */
-    kp_arena_init(&arena, len * 16 + 65536);
+    /* what the request's bytes decode into is bounded by their size; what
+     * the response holds, by response.max.bytes */
+    struct kp_arena decoded;
+    kp_arena_init(&decoded, br_request_arena_max(len));
+    struct kp_arena response;
+    kp_arena_init(&response, (size_t)b->cfg.response_max_bytes);
     struct kp_request req;
-    int err = kp_request_decode(payload, len, &arena, &req);
-    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &arena,
+    int err = kp_request_decode(payload, len, &decoded, &req);
+    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &response,
                        payload, len};
     const struct dispatch_entry *d = dispatch_find(req.header.RequestApiKey);
 
@@ -192,14 +203,11 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
     }
     err = d->handler(&r);
     if (err != 0) {
-        br_warn("closing %s: %s v%d failed: %s", br_conn_peer(c), req.api->name, r.version,
-                kp_err_str(err));
-        /* the slot never becomes ready: mark it so the flush can go on */
-        br_slot_ready(c, r.slot);
-        br_conn_close_after_flush(c);
+        br_respond_failed(&r, err);
     }
 out:
-    kp_arena_free(&arena);
+    kp_arena_free(&response);
+    kp_arena_free(&decoded);
 }
 
 #define RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"

@@ -4,8 +4,8 @@
  *
  *   samsa-broker server.properties --override log.dirs=/data --override broker.id=2
  *
- * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus two of
- * Samsa's own: admin.listeners and log.level. The file is read
+ * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus three of
+ * Samsa's own: admin.listeners, log.level and response.max.bytes. The file is read
  * as java.util.Properties reads it: `key=value`, `key: value` or `key value`;
  * `#` and `!` start comment lines; leading whitespace is skipped; a line
  * ending in an odd number of backslashes continues on the next one; the
@@ -56,6 +56,13 @@
  *                        listens, a comma list of http://host:port; default
  *                        http://127.0.0.1:8081; empty turns the API off.
  *   log.level            Samsa's own: debug, info (default), warn, error.
+ *   response.max.bytes   Samsa's own: the most memory one response may take
+ *                        while it is built and the most bytes it may take
+ *                        encoded (the records a Fetch sends from the log are
+ *                        not counted: fetch.max.bytes bounds them). Default
+ *                        64 MiB: a Metadata of 10,000 partitions takes about
+ *                        1 MiB. Kafka has no such ceiling; a response above
+ *                        it is answered as Kafka answers a failed request.
  *   default.replication.factor, offsets.topic.replication.factor
  *                        1..32767 (the wire's int16). Kafka's default of 3
  *                        for the offsets topic is kept; the broker caps it by
@@ -167,6 +174,7 @@ enum br_config_key {
     BR_CFG_QUEUED_MAX_REQUEST_BYTES,
     BR_CFG_MESSAGE_MAX_BYTES,
     BR_CFG_FETCH_MAX_BYTES,
+    BR_CFG_RESPONSE_MAX_BYTES,
     BR_CFG_AUTO_CREATE_TOPICS_ENABLE,
     BR_CFG_NUM_PARTITIONS,
     BR_CFG_DEFAULT_REPLICATION_FACTOR,
@@ -267,6 +275,7 @@ struct br_config {
     int64_t queued_max_request_bytes;             /* effective; <= 0 = no limit */
     int32_t message_max_bytes;                    /* message.max.bytes */
     int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
+    int32_t response_max_bytes;                   /* response.max.bytes (Samsa's own) */
     bool auto_create_topics_enable;               /* auto.create.topics.enable */
     int32_t num_partitions;                       /* num.partitions */
     int16_t default_replication_factor;           /* default.replication.factor */
