@@ -560,6 +560,34 @@ int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
     return 0;
 }
 
+/* Kafka's AdminZkClient.validateCreateOrUpdateTopic (2.0): a name holding
+ * '.' or '_' must not collide with an existing topic's ('.' and '_' clash in
+ * metric names), even for validate_only; the message is Kafka's. */
+static int check_collisions(const struct br_broker *b, const char *name, char *err, size_t errlen)
+{
+    if (strpbrk(name, "._") == NULL) {
+        return 0;
+    }
+    size_t n = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        if (!br_topic_names_collide(b->topics[i]->name, name)) {
+            continue;
+        }
+        int w = n == 0 ? snprintf(err, errlen, "Topic '%s' collides with existing topics: %s", name,
+                                  b->topics[i]->name)
+                       : snprintf(err + used, errlen - used, ", %s", b->topics[i]->name);
+        if (w > 0) {
+            used += (size_t)w;
+        }
+        if (used >= errlen) {
+            used = errlen - 1; /* the list is cut, the code stands */
+        }
+        n++;
+    }
+    return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
+}
+
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const struct br_kv *configs,
                            size_t nconfigs, bool validate_only, char *err, size_t errlen)
@@ -586,6 +614,10 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         (void)snprintf(err, errlen, "topic \"%s\" is being created or deleted", cname);
         return KP_ERR_TOPIC_ALREADY_EXISTS;
     }
+    int ce = check_collisions(b, cname, err, errlen);
+    if (ce != 0) {
+        return ce;
+    }
     if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
         (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
         return KP_ERR_INVALID_PARTITIONS;
@@ -610,6 +642,10 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         (void)snprintf(err, errlen, "too many configs");
         return KP_ERR_INVALID_CONFIG;
     }
+    /* A key given twice: the later value, as Kafka 2.0 takes it
+     * (CreateTopicsRequest puts the entries in a HashMap; AdminManager
+     * validates and stores what the map holds). */
+    size_t nkept = 0;
     for (size_t i = 0; i < nconfigs; i++) {
         struct kp_str k = configs[i].key;
         struct kp_str v = configs[i].value;
@@ -619,10 +655,22 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
                            k.len > 0 ? (int)k.len : 0, k.ptr != NULL ? k.ptr : "");
             return KP_ERR_INVALID_CONFIG;
         }
-        memcpy(keys[i], k.ptr, (size_t)k.len);
-        keys[i][k.len] = '\0';
-        memcpy(values[i], v.ptr, (size_t)v.len);
-        values[i][v.len] = '\0';
+        size_t at = nkept;
+        for (size_t j = 0; j < nkept; j++) {
+            if (strlen(keys[j]) == (size_t)k.len && memcmp(keys[j], k.ptr, (size_t)k.len) == 0) {
+                at = j;
+                break;
+            }
+        }
+        memcpy(keys[at], k.ptr, (size_t)k.len);
+        keys[at][k.len] = '\0';
+        memcpy(values[at], v.ptr, (size_t)v.len);
+        values[at][v.len] = '\0';
+        if (at == nkept) {
+            nkept++;
+        }
+    }
+    for (size_t i = 0; i < nkept; i++) {
         int e = br_topic_config_set(&tc, keys[i], values[i], err, errlen);
         if (e != 0) {
             return e;
@@ -631,7 +679,7 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         kvs[i].value = values[i];
     }
     m.configs = kvs;
-    m.n_configs = nconfigs;
+    m.n_configs = nkept;
     if (validate_only) {
         return 0;
     }

@@ -416,9 +416,13 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
 
 /* A store error as CreateTopics answers it: the store's own Kafka code
  * (INVALID_TOPIC_EXCEPTION for a colliding name, POLICY_VIOLATION past the
- * topic ceiling...); KAFKA_STORAGE_ERROR when it could not read or write. */
+ * topic ceiling...); its file ceiling is a policy too; KAFKA_STORAGE_ERROR
+ * when it could not read or write. */
 static int16_t store_code(int rc)
 {
+    if (rc == KP_E_TOO_LARGE) {
+        return KP_ERR_POLICY_VIOLATION;
+    }
     return rc > 0 ? (int16_t)rc : (int16_t)KP_ERR_KAFKA_STORAGE_ERROR;
 }
 

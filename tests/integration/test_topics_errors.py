@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""CreateTopics: Kafka's error codes, against the real broker.
+
+    test_topics_errors.py SAMSA_BROKER [-k CASE]
+
+- collision: a name that differs from an existing topic's only by '.' and
+  '_' is INVALID_TOPIC_EXCEPTION (17) with Kafka's message ("Topic 'a.b'
+  collides with existing topics: a_b"), also with validate_only and through
+  auto-creation; kafka-python's admin client raises InvalidTopicError.
+- config_twice: a config given twice takes the later value, as Kafka 2.0
+  does (CreateTopicsRequest keeps the entries in a HashMap), even when the
+  earlier one is invalid; an unknown config is INVALID_CONFIG (40).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from broker import eq, main  # noqa: E402
+import kadmin  # noqa: E402
+import kwire  # noqa: E402
+from kwire import array, i8, i16, i32, string  # noqa: E402
+
+INVALID_TOPIC_EXCEPTION = 17
+INVALID_CONFIG = 40
+
+
+def create_topics_v2(port, topics, validate_only=False):
+    """CreateTopics v2: topics [(name, partitions, [(key, value)])] ->
+    {name: (err, message)}"""
+    body = array([string(n) + i32(p) + i16(1) + array([])
+                  + array([string(k) + string(v) for k, v in cfgs])
+                  for n, p, cfgs in topics])
+    body += i32(30000) + i8(1 if validate_only else 0)
+    r = kadmin.call(port, kwire.CREATE_TOPICS, 2, body)
+    r.i32()  # throttle
+    return {n: (e, m) for n, e, m in r.array(lambda r: (r.string(), r.i16(), r.string()))}
+
+
+def case_collision(t):
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import InvalidTopicError
+
+    b = t.broker()
+    eq(create_topics_v2(b.port, [("a_b", 1, [])]), {"a_b": (0, None)}, "create a_b")
+    want = (INVALID_TOPIC_EXCEPTION, "Topic 'a.b' collides with existing topics: a_b")
+    eq(create_topics_v2(b.port, [("a.b", 1, [])]), {"a.b": want}, "create a.b")
+    eq(create_topics_v2(b.port, [("a.b", 1, [])], validate_only=True), {"a.b": want},
+       "create a.b, validate_only")
+    # every colliding name is listed, the other way round too
+    eq(create_topics_v2(b.port, [("x.y_z", 1, [])]), {"x.y_z": (0, None)}, "create x.y_z")
+    eq(create_topics_v2(b.port, [("x_y.z", 1, [])]), {"x_y.z": (
+        INVALID_TOPIC_EXCEPTION, "Topic 'x_y.z' collides with existing topics: x.y_z")},
+        "create x_y.z")
+    # auto-creation through Metadata answers the same code
+    with kwire.connect(b.port) as s:
+        _, _, _, topics = kwire.parse_metadata_v1(kwire.roundtrip(s, kwire.metadata_v1(5, ["a.b"])))
+    eq(topics["a.b"][0], INVALID_TOPIC_EXCEPTION, "Metadata auto-creating a.b")
+
+    admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+    try:
+        admin.create_topics([NewTopic("k_l", 1, 1)])
+        try:
+            admin.create_topics([NewTopic("k.l", 1, 1)])
+        except InvalidTopicError as e:
+            eq(e.errno, INVALID_TOPIC_EXCEPTION, "kafka-python's error code")
+        else:
+            raise AssertionError("kafka-python created k.l next to k_l")
+    finally:
+        admin.close()
+    eq(sorted(kwire_topics(b.port)), ["a_b", "k_l", "x.y_z"], "topics on the broker")
+    b.stop()
+
+
+def kwire_topics(port):
+    with kwire.connect(port) as s:
+        _, _, _, topics = kwire.parse_metadata_v1(kwire.roundtrip(s, kwire.metadata_v1(6)))
+    return topics
+
+
+def case_config_twice(t):
+    b = t.broker()
+    eq(create_topics_v2(b.port, [("twice", 1, [("retention.ms", "1000"),
+                                               ("retention.ms", "2000")])]),
+       {"twice": (0, None)}, "retention.ms given twice")
+    eq(kadmin.describe_configs(b.port, "twice", ["retention.ms"]),
+       {"retention.ms": ("2000", 1)}, "retention.ms of twice")
+    eq(create_topics_v2(b.port, [("twice-bad-first", 1, [("retention.ms", "abc"),
+                                                         ("retention.ms", "3000")])]),
+       {"twice-bad-first": (0, None)}, "an invalid value, then a valid one")
+    eq(kadmin.describe_configs(b.port, "twice-bad-first", ["retention.ms"]),
+       {"retention.ms": ("3000", 1)}, "retention.ms of twice-bad-first")
+    got = create_topics_v2(b.port, [("unknown-config", 1, [("no.such.config", "1")])])
+    eq(got["unknown-config"][0], INVALID_CONFIG, "an unknown config")
+    b.stop()
+    b.start()
+    eq(kadmin.describe_configs(b.port, "twice", ["retention.ms"]),
+       {"retention.ms": ("2000", 1)}, "retention.ms of twice after a restart")
+    b.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main([case_collision, case_config_twice]))
