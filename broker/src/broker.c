@@ -5,6 +5,7 @@
 
 #include "cleaner.h"
 #include "group.h"
+#include "log_dirs.h"
 #include "logging.h"
 #include "mailbox.h"
 #include "request.h"
@@ -1127,6 +1128,10 @@ int br_broker_start(struct br_broker *b)
     size_t ntopics = 0;
     if (br_meta_load(&b->meta, &topics, &ntopics, err, sizeof err) != 0) {
         br_error("metadata store %s: %s", path, err);
+        return -1;
+    }
+    if (br_log_dirs_scan(b) != 0) {
+        br_topic_metas_free(topics, ntopics);
         return -1;
     }
     for (size_t i = 0; i < ntopics; i++) {

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""CreateTopics: Kafka's error codes, against the real broker.
+"""CreateTopics and DeleteTopics: Kafka's error codes, and deletes that
+really delete, against the real broker.
 
     test_topics_errors.py SAMSA_BROKER [-k CASE]
 
@@ -10,17 +11,25 @@
 - config_twice: a config given twice takes the later value, as Kafka 2.0
   does (CreateTopicsRequest keeps the entries in a HashMap), even when the
   earlier one is invalid; an unknown config is INVALID_CONFIG (40).
+- delete_long_names: topics of 247, 248 and 249 characters with records:
+  DeleteTopics answers 0, their directories are gone, and the topic created
+  again is empty, also after a restart.
+- leftover_delete_dirs: directories with a delete name (Kafka's
+  `<topic>-<p>.<uuid>-delete` and the older `<topic>-<p>-delete`) found at
+  start-up are removed and never opened as partitions.
 """
 
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import eq, main  # noqa: E402
+from broker import check, eq, main  # noqa: E402
 import kadmin  # noqa: E402
 import kwire  # noqa: E402
 from kwire import array, i8, i16, i32, string  # noqa: E402
 
+DELETE_TOPICS = 20
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_CONFIG = 40
 
@@ -35,6 +44,23 @@ def create_topics_v2(port, topics, validate_only=False):
     r = kadmin.call(port, kwire.CREATE_TOPICS, 2, body)
     r.i32()  # throttle
     return {n: (e, m) for n, e, m in r.array(lambda r: (r.string(), r.i16(), r.string()))}
+
+
+def delete_topics(port, names):
+    """DeleteTopics v1 -> {name: err}"""
+    r = kadmin.call(port, DELETE_TOPICS, 1, array([string(n) for n in names]) + i32(30000))
+    r.i32()  # throttle
+    return dict(r.array(lambda r: (r.string(), r.i16())))
+
+
+def high_watermark(port, topic):
+    return kwire.list_offset(port, topic, 0, -1)[1]
+
+
+def dirs_of(b, topic):
+    """Entries of the log dir that belong to the topic, whatever their suffix
+    (a delete name may cut the topic: compare a prefix of 200)."""
+    return sorted(e for e in os.listdir(b.log_dir) if e.startswith(topic[:200]))
 
 
 def case_collision(t):
@@ -99,5 +125,50 @@ def case_config_twice(t):
     b.stop()
 
 
+def case_delete_long_names(t):
+    b = t.broker()
+    names = [c * n for c, n in (("p", 247), ("q", 248), ("r", 249))]
+    for n in names:
+        eq(create_topics_v2(b.port, [(n, 1, [])]), {n: (0, None)}, "create %d chars" % len(n))
+        kwire.wait_topic(b.port, n, 1)
+        kwire.produce(b.port, n, 0, [(b"k", b"old %d" % i) for i in range(3)])
+        eq(high_watermark(b.port, n), 3, "high watermark of %d chars" % len(n))
+    eq(delete_topics(b.port, names), {n: 0 for n in names}, "DeleteTopics")
+    for n in names:
+        eq(dirs_of(b, n), [], "directories left by the %d-character topic" % len(n))
+        eq(create_topics_v2(b.port, [(n, 1, [])]), {n: (0, None)}, "create again")
+        kwire.wait_topic(b.port, n, 1)
+        eq(high_watermark(b.port, n), 0, "high watermark of the new %d-character topic" % len(n))
+        records, hw = kwire.read_partition(b.port, n, 0)
+        eq((records, hw), ([], 0), "records of the new %d-character topic" % len(n))
+    b.stop()
+    b.start()
+    for n in names:
+        eq(high_watermark(b.port, n), 0, "%d characters after a restart" % len(n))
+    b.stop()
+
+
+def case_leftover_delete_dirs(t):
+    b = t.broker()
+    for n in ("left", "older"):
+        kwire.create_topic(b.port, n, 1)
+        kwire.produce(b.port, n, 0, [(None, b"old")] * 5)
+    b.stop()
+    # what a delete interrupted before its directories were removed leaves
+    kafka_style = os.path.join(b.log_dir, "left-0.0123456789abcdef0123456789abcdef-delete")
+    older_style = os.path.join(b.log_dir, "older-0-delete")
+    shutil.copytree(os.path.join(b.log_dir, "left-0"), kafka_style)
+    os.rename(os.path.join(b.log_dir, "older-0"), older_style)
+    b.start()
+    # start-up is over once the broker answers: the scan came before
+    for p in (kafka_style, older_style):
+        check(not os.path.exists(p), "%s is still there", p)
+    kadmin.wait_log(b, "removing a partition deleted before the last stop", count=2)
+    eq(high_watermark(b.port, "left"), 5, "left, whose own directory stayed")
+    eq(high_watermark(b.port, "older"), 0, "older, whose directory had a delete name")
+    b.stop()
+
+
 if __name__ == "__main__":
-    sys.exit(main([case_collision, case_config_twice]))
+    sys.exit(main([case_collision, case_config_twice, case_delete_long_names,
+                   case_leftover_delete_dirs]))
