@@ -878,64 +878,6 @@ void br_broker_wake(struct br_broker *b, struct br_watch *w)
     }
 }
 
-/* meta.properties in a log dir: Kafka's identity file (version, broker.id,
- * cluster.id). The cluster id is made once and kept. */
-static int load_identity(struct br_broker *b)
-{
-    char path[4096];
-    (void)snprintf(path, sizeof path, "%s/meta.properties", b->cfg.log_dirs[0]);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        char line[512];
-        while (fgets(line, sizeof line, f) != NULL) {
-            if (strncmp(line, "cluster.id=", 11) == 0) {
-                size_t n = strcspn(line + 11, "\r\n");
-                if (n > 0 && n < sizeof b->cluster_id) {
-                    memcpy(b->cluster_id, line + 11, n);
-                    b->cluster_id[n] = '\0';
-                }
-            }
-        }
-        (void)fclose(f);
-    }
-    if (b->cluster_id[0] != '\0') {
-        return 0;
-    }
-    /* a new cluster: 16 random bytes, base64url like Kafka's ids */
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    uint8_t rnd[16];
-    FILE *ur = fopen("/dev/urandom", "rb");
-    if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd) {
-        if (ur != NULL) {
-            (void)fclose(ur);
-        }
-        br_error("cannot read /dev/urandom for the cluster id");
-        return -1;
-    }
-    (void)fclose(ur);
-    for (size_t i = 0; i < 22; i++) {
-        size_t bit = i * 6;
-        unsigned v = (unsigned)(rnd[bit / 8] << 8 | (bit / 8 + 1 < 16 ? rnd[bit / 8 + 1] : 0));
-        b->cluster_id[i] = alphabet[(v >> (10 - bit % 8)) & 63];
-    }
-    b->cluster_id[22] = '\0';
-    char tmp[4200];
-    (void)snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        br_error("cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    fprintf(f, "#samsa-broker identity\nversion=0\nbroker.id=%" PRId32 "\ncluster.id=%s\n",
-            b->node_id, b->cluster_id);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        br_error("cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- producer ids */
 
 #define PRODUCER_ID_BLOCK 1000
@@ -1057,7 +999,7 @@ int br_broker_start(struct br_broker *b)
         br_error("log.dirs must name 1 to %d directories", BR_CONFIG_MAX_LOG_DIRS);
         return -1;
     }
-    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0;
+    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0; /* until meta.properties says */
     br_supported_apis_init(b);
     /* the listeners first: a port in use stops start-up before any file
      * (log dir, meta.properties with a new cluster id) is created */
@@ -1080,7 +1022,8 @@ int br_broker_start(struct br_broker *b)
             return -1;
         }
     }
-    if (load_identity(b) != 0) {
+    bool identity_existed = false;
+    if (br_log_dirs_load_identity(b, &identity_existed) != 0) {
         return -1;
     }
     /* recovery points, and whether the last stop was clean */
@@ -1118,10 +1061,18 @@ int br_broker_start(struct br_broker *b)
         qsort(b->recovery, b->nrecovery, sizeof *b->recovery, cmp_checkpoint_entry);
     }
     char path[4096];
-    (void)snprintf(path, sizeof path, "%s/samsa-metadata", b->cfg.log_dirs[0]);
+    (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
     char err[512];
+    /* without the store's file, the log dirs are checked before it is made:
+     * a refused start leaves no empty file behind */
+    bool metadata_missing = access(path, F_OK) != 0 && errno == ENOENT;
+    if (metadata_missing && br_log_dirs_scan(b, NULL, 0, true, identity_existed) != 0) {
+        return -1;
+    }
     if (br_meta_file_open(path, &b->meta, err, sizeof err) != 0) {
-        br_error("metadata store %s: %s", path, err);
+        br_error("metadata store %s: %s. It holds every topic, its partitions and its configs: "
+                 "Samsa does not start on a damaged one; restore it from a backup",
+                 path, err);
         return -1;
     }
     struct br_topic_meta *topics = NULL;
@@ -1130,7 +1081,7 @@ int br_broker_start(struct br_broker *b)
         br_error("metadata store %s: %s", path, err);
         return -1;
     }
-    if (br_log_dirs_scan(b) != 0) {
+    if (!metadata_missing && br_log_dirs_scan(b, topics, ntopics, false, identity_existed) != 0) {
         br_topic_metas_free(topics, ntopics);
         return -1;
     }
