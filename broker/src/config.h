@@ -60,9 +60,10 @@
  *                        while it is built and the most bytes it may take
  *                        encoded (the records a Fetch sends from the log are
  *                        not counted: fetch.max.bytes bounds them). Default
- *                        64 MiB: a Metadata of 10,000 partitions takes about
- *                        1 MiB. Kafka has no such ceiling; a response above
- *                        it is answered as Kafka answers a failed request.
+ *                        64 MiB: a Metadata of 10,000 partitions takes 0.3 MB
+ *                        encoded and under 1 MiB while built. Kafka has no
+ *                        such ceiling; a response above it is answered as
+ *                        Kafka answers a failed request (respond_error.c).
  *   default.replication.factor, offsets.topic.replication.factor
  *                        1..32767 (the wire's int16). Kafka's default of 3
  *                        for the offsets topic is kept; the broker caps it by

@@ -246,6 +246,7 @@ int br_log_dirs_load_identity(struct br_broker *b, bool *existed)
 {
     *existed = false;
     struct identity ids[BR_CONFIG_MAX_LOG_DIRS];
+    memset(ids, 0, sizeof ids);
     int32_t stored = -1;
     const char *stored_path = NULL;
     const char *cluster_path = NULL;

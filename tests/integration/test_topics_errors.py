@@ -14,6 +14,10 @@ really delete, against the real broker.
 - delete_long_names: topics of 247, 248 and 249 characters with records:
   DeleteTopics answers 0, their directories are gone, and the topic created
   again is empty, also after a restart.
+- delete_failure: a delete whose metadata write fails (the file's temporary
+  name taken by a directory) is answered KAFKA_STORAGE_ERROR and undone:
+  the topic keeps its directories and records; once the write works, the
+  delete goes through.
 - leftover_delete_dirs: directories with a delete name (Kafka's
   `<topic>-<p>.<uuid>-delete` and the older `<topic>-<p>-delete`) found at
   start-up are removed and never opened as partitions.
@@ -32,6 +36,7 @@ from kwire import array, i8, i16, i32, string  # noqa: E402
 DELETE_TOPICS = 20
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_CONFIG = 40
+KAFKA_STORAGE_ERROR = 56
 
 
 def create_topics_v2(port, topics, validate_only=False):
@@ -148,6 +153,30 @@ def case_delete_long_names(t):
     b.stop()
 
 
+def case_delete_failure(t):
+    """A delete that cannot be stored is answered KAFKA_STORAGE_ERROR and
+    undone: the topic keeps its directory and records."""
+    b = t.broker()
+    kwire.create_topic(b.port, "kept", 2)
+    kwire.produce(b.port, "kept", 0, [(None, b"old")] * 3)
+    # the metadata file's temporary name taken by a directory: its rewrite fails
+    blocker = os.path.join(b.log_dir, "samsa-metadata.tmp")
+    os.mkdir(blocker)
+    eq(delete_topics(b.port, ["kept"]), {"kept": KAFKA_STORAGE_ERROR}, "DeleteTopics")
+    kadmin.wait_log(b, "deleting topic kept from the metadata failed")
+    eq(dirs_of(b, "kept"), ["kept-0", "kept-1"], "directories of kept")
+    eq(high_watermark(b.port, "kept"), 3, "records of kept")
+    got = create_topics_v2(b.port, [("other", 1, [])])
+    eq(got["other"][0], KAFKA_STORAGE_ERROR, "CreateTopics while the metadata cannot be written")
+    os.rmdir(blocker)
+    eq(delete_topics(b.port, ["kept"]), {"kept": 0}, "DeleteTopics once it can be stored")
+    eq(dirs_of(b, "kept"), [], "directories of kept")
+    b.stop()
+    b.start()
+    eq(sorted(kwire_topics(b.port)), [], "topics after a restart")
+    b.stop()
+
+
 def case_leftover_delete_dirs(t):
     b = t.broker()
     for n in ("left", "older"):
@@ -171,4 +200,4 @@ def case_leftover_delete_dirs(t):
 
 if __name__ == "__main__":
     sys.exit(main([case_collision, case_config_twice, case_delete_long_names,
-                   case_leftover_delete_dirs]))
+                   case_delete_failure, case_leftover_delete_dirs]))
