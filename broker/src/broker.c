@@ -5,6 +5,7 @@
 
 #include "cleaner.h"
 #include "group.h"
+#include "log_dirs.h"
 #include "logging.h"
 #include "mailbox.h"
 #include "request.h"
@@ -89,18 +90,27 @@ uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
     return r->payload + (view - r->payload);
 }
 
+size_t br_request_arena_max(size_t len)
+{
+    return len * 16 + 65536;
+}
+
 int br_respond(struct br_req *r, const void *resp)
+{
+    return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
+}
+
+int br_respond_max(struct br_req *r, const void *resp, size_t max)
 {
     if (r->slot == NULL) {
         return 0;
     }
     struct kp_writer w;
-    kp_wr_init(&w, (size_t)INT32_MAX);
+    kp_wr_init(&w, max);
     int err = kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId,
                                  resp);
     if (err != 0) {
-        br_error("cannot encode %s v%d response: %s", kp_api_find(r->hdr->RequestApiKey)->name,
-                 r->version, kp_err_str(err));
+        /* the caller answers the failure (br_respond_failed), logged there */
         kp_wr_free(&w);
         return err;
     }
@@ -139,13 +149,15 @@ static bool produce_acks_zero(const struct kp_request *req)
 
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
 {
-    struct kp_arena arena;
-    /* decoded views are small next to the frame; the ceiling stops a
-     * request from claiming more memory than its bytes justify */
-    kp_arena_init(&arena, len * 16 + 65536);
+    /* what the request's bytes decode into is bounded by their size; what
+     * the response holds, by response.max.bytes */
+    struct kp_arena decoded;
+    kp_arena_init(&decoded, br_request_arena_max(len));
+    struct kp_arena response;
+    kp_arena_init(&response, (size_t)b->cfg.response_max_bytes);
     struct kp_request req;
-    int err = kp_request_decode(payload, len, &arena, &req);
-    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &arena,
+    int err = kp_request_decode(payload, len, &decoded, &req);
+    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &response,
                        payload, len};
     const struct dispatch_entry *d = dispatch_find(req.header.RequestApiKey);
 
@@ -192,14 +204,11 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
     }
     err = d->handler(&r);
     if (err != 0) {
-        br_warn("closing %s: %s v%d failed: %s", br_conn_peer(c), req.api->name, r.version,
-                kp_err_str(err));
-        /* the slot never becomes ready: mark it so the flush can go on */
-        br_slot_ready(c, r.slot);
-        br_conn_close_after_flush(c);
+        br_respond_failed(&r, err);
     }
 out:
-    kp_arena_free(&arena);
+    kp_arena_free(&response);
+    kp_arena_free(&decoded);
 }
 
 #define RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
@@ -555,6 +564,34 @@ int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
     return 0;
 }
 
+/* Kafka's AdminZkClient.validateCreateOrUpdateTopic (2.0): a name holding
+ * '.' or '_' must not collide with an existing topic's ('.' and '_' clash in
+ * metric names), even for validate_only; the message is Kafka's. */
+static int check_collisions(const struct br_broker *b, const char *name, char *err, size_t errlen)
+{
+    if (strpbrk(name, "._") == NULL) {
+        return 0;
+    }
+    size_t n = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        if (!br_topic_names_collide(b->topics[i]->name, name)) {
+            continue;
+        }
+        int w = n == 0 ? snprintf(err, errlen, "Topic '%s' collides with existing topics: %s", name,
+                                  b->topics[i]->name)
+                       : snprintf(err + used, errlen - used, ", %s", b->topics[i]->name);
+        if (w > 0) {
+            used += (size_t)w;
+        }
+        if (used >= errlen) {
+            used = errlen - 1; /* the list is cut, the code stands */
+        }
+        n++;
+    }
+    return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
+}
+
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const struct br_kv *configs,
                            size_t nconfigs, bool validate_only, char *err, size_t errlen)
@@ -581,6 +618,10 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         (void)snprintf(err, errlen, "topic \"%s\" is being created or deleted", cname);
         return KP_ERR_TOPIC_ALREADY_EXISTS;
     }
+    int ce = check_collisions(b, cname, err, errlen);
+    if (ce != 0) {
+        return ce;
+    }
     if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
         (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
         return KP_ERR_INVALID_PARTITIONS;
@@ -605,6 +646,10 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         (void)snprintf(err, errlen, "too many configs");
         return KP_ERR_INVALID_CONFIG;
     }
+    /* A key given twice: the later value, as Kafka 2.0 takes it
+     * (CreateTopicsRequest puts the entries in a HashMap; AdminManager
+     * validates and stores what the map holds). */
+    size_t nkept = 0;
     for (size_t i = 0; i < nconfigs; i++) {
         struct kp_str k = configs[i].key;
         struct kp_str v = configs[i].value;
@@ -614,10 +659,22 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
                            k.len > 0 ? (int)k.len : 0, k.ptr != NULL ? k.ptr : "");
             return KP_ERR_INVALID_CONFIG;
         }
-        memcpy(keys[i], k.ptr, (size_t)k.len);
-        keys[i][k.len] = '\0';
-        memcpy(values[i], v.ptr, (size_t)v.len);
-        values[i][v.len] = '\0';
+        size_t at = nkept;
+        for (size_t j = 0; j < nkept; j++) {
+            if (strlen(keys[j]) == (size_t)k.len && memcmp(keys[j], k.ptr, (size_t)k.len) == 0) {
+                at = j;
+                break;
+            }
+        }
+        memcpy(keys[at], k.ptr, (size_t)k.len);
+        keys[at][k.len] = '\0';
+        memcpy(values[at], v.ptr, (size_t)v.len);
+        values[at][v.len] = '\0';
+        if (at == nkept) {
+            nkept++;
+        }
+    }
+    for (size_t i = 0; i < nkept; i++) {
         int e = br_topic_config_set(&tc, keys[i], values[i], err, errlen);
         if (e != 0) {
             return e;
@@ -626,7 +683,7 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         kvs[i].value = values[i];
     }
     m.configs = kvs;
-    m.n_configs = nconfigs;
+    m.n_configs = nkept;
     if (validate_only) {
         return 0;
     }
@@ -824,64 +881,6 @@ void br_broker_wake(struct br_broker *b, struct br_watch *w)
     }
 }
 
-/* meta.properties in a log dir: Kafka's identity file (version, broker.id,
- * cluster.id). The cluster id is made once and kept. */
-static int load_identity(struct br_broker *b)
-{
-    char path[4096];
-    (void)snprintf(path, sizeof path, "%s/meta.properties", b->cfg.log_dirs[0]);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        char line[512];
-        while (fgets(line, sizeof line, f) != NULL) {
-            if (strncmp(line, "cluster.id=", 11) == 0) {
-                size_t n = strcspn(line + 11, "\r\n");
-                if (n > 0 && n < sizeof b->cluster_id) {
-                    memcpy(b->cluster_id, line + 11, n);
-                    b->cluster_id[n] = '\0';
-                }
-            }
-        }
-        (void)fclose(f);
-    }
-    if (b->cluster_id[0] != '\0') {
-        return 0;
-    }
-    /* a new cluster: 16 random bytes, base64url like Kafka's ids */
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    uint8_t rnd[16];
-    FILE *ur = fopen("/dev/urandom", "rb");
-    if (ur == NULL || fread(rnd, 1, sizeof rnd, ur) != sizeof rnd) {
-        if (ur != NULL) {
-            (void)fclose(ur);
-        }
-        br_error("cannot read /dev/urandom for the cluster id");
-        return -1;
-    }
-    (void)fclose(ur);
-    for (size_t i = 0; i < 22; i++) {
-        size_t bit = i * 6;
-        unsigned v = (unsigned)(rnd[bit / 8] << 8 | (bit / 8 + 1 < 16 ? rnd[bit / 8 + 1] : 0));
-        b->cluster_id[i] = alphabet[(v >> (10 - bit % 8)) & 63];
-    }
-    b->cluster_id[22] = '\0';
-    char tmp[4200];
-    (void)snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        br_error("cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    fprintf(f, "#samsa-broker identity\nversion=0\nbroker.id=%" PRId32 "\ncluster.id=%s\n",
-            b->node_id, b->cluster_id);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        br_error("cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- producer ids */
 
 #define PRODUCER_ID_BLOCK 1000
@@ -1003,7 +1002,7 @@ int br_broker_start(struct br_broker *b)
         br_error("log.dirs must name 1 to %d directories", BR_CONFIG_MAX_LOG_DIRS);
         return -1;
     }
-    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0;
+    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0; /* until meta.properties says */
     br_supported_apis_init(b);
     br_fdlimit_init(b->cfg.log_open_files_max, &b->fdlimit);
     if (br_filecache_new(b->fdlimit.files_max, &b->files) != 0) {
@@ -1031,7 +1030,8 @@ int br_broker_start(struct br_broker *b)
             return -1;
         }
     }
-    if (load_identity(b) != 0) {
+    bool identity_existed = false;
+    if (br_log_dirs_load_identity(b, &identity_existed) != 0) {
         return -1;
     }
     /* recovery points, and whether the last stop was clean */
@@ -1069,16 +1069,28 @@ int br_broker_start(struct br_broker *b)
         qsort(b->recovery, b->nrecovery, sizeof *b->recovery, cmp_checkpoint_entry);
     }
     char path[4096];
-    (void)snprintf(path, sizeof path, "%s/samsa-metadata", b->cfg.log_dirs[0]);
+    (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
     char err[512];
+    /* without the store's file, the log dirs are checked before it is made:
+     * a refused start leaves no empty file behind */
+    bool metadata_missing = access(path, F_OK) != 0 && errno == ENOENT;
+    if (metadata_missing && br_log_dirs_scan(b, NULL, 0, true, identity_existed) != 0) {
+        return -1;
+    }
     if (br_meta_file_open(path, &b->meta, err, sizeof err) != 0) {
-        br_error("metadata store %s: %s", path, err);
+        br_error("metadata store %s: %s. It holds every topic, its partitions and its configs: "
+                 "Samsa does not start on a damaged one; restore it from a backup",
+                 path, err);
         return -1;
     }
     struct br_topic_meta *topics = NULL;
     size_t ntopics = 0;
     if (br_meta_load(&b->meta, &topics, &ntopics, err, sizeof err) != 0) {
         br_error("metadata store %s: %s", path, err);
+        return -1;
+    }
+    if (!metadata_missing && br_log_dirs_scan(b, topics, ntopics, false, identity_existed) != 0) {
+        br_topic_metas_free(topics, ntopics);
         return -1;
     }
     for (size_t i = 0; i < ntopics; i++) {

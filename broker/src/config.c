@@ -93,6 +93,10 @@ static const struct key_def keys[BR_CFG__COUNT] = {
      * (tests/perf/consumer-defaults) */
     [BR_CFG_FETCH_MAX_BYTES] = {"fetch.max.bytes", K_INT, FIELD(fetch_max_bytes), "1048576",
                                 AT_LEAST32(1024)},
+    /* Samsa's own: what a response may take in memory while built and
+     * encoded (see config.h) */
+    [BR_CFG_RESPONSE_MAX_BYTES] = {"response.max.bytes", K_INT, FIELD(response_max_bytes),
+                                   "67108864", AT_LEAST32(1024)},
     [BR_CFG_MESSAGE_MAX_BYTES] = {"message.max.bytes", K_INT, FIELD(message_max_bytes), "1000012",
                                   AT_LEAST32(0)},
     [BR_CFG_AUTO_CREATE_TOPICS_ENABLE] = {"auto.create.topics.enable", K_BOOL,

@@ -4,8 +4,9 @@
  *
  *   samsa-broker server.properties --override log.dirs=/data --override broker.id=2
  *
- * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus three of
- * Samsa's own: admin.listeners, log.level and log.open.files.max. The file is read
+ * Keys, types and defaults are Kafka 2.0's (KafkaConfig), plus four of
+ * Samsa's own: admin.listeners, log.level, log.open.files.max and
+ * response.max.bytes. The file is read
  * as java.util.Properties reads it: `key=value`, `key: value` or `key value`;
  * `#` and `!` start comment lines; leading whitespace is skipped; a line
  * ending in an odd number of backslashes continues on the next one; the
@@ -60,6 +61,14 @@
  *                        open at once (fileref.h), 1..2^31-1; unset: half
  *                        the open file limit (RLIMIT_NOFILE, after start-up
  *                        raised its soft limit to the hard one).
+ *   response.max.bytes   Samsa's own: the most memory one response may take
+ *                        while it is built and the most bytes it may take
+ *                        encoded (the records a Fetch sends from the log are
+ *                        not counted: fetch.max.bytes bounds them). Default
+ *                        64 MiB: a Metadata of 10,000 partitions takes 0.3 MB
+ *                        encoded and under 1 MiB while built. Kafka has no
+ *                        such ceiling; a response above it is answered as
+ *                        Kafka answers a failed request (respond_error.c).
  *   default.replication.factor, offsets.topic.replication.factor
  *                        1..32767 (the wire's int16). Kafka's default of 3
  *                        for the offsets topic is kept; the broker caps it by
@@ -171,6 +180,7 @@ enum br_config_key {
     BR_CFG_QUEUED_MAX_REQUEST_BYTES,
     BR_CFG_MESSAGE_MAX_BYTES,
     BR_CFG_FETCH_MAX_BYTES,
+    BR_CFG_RESPONSE_MAX_BYTES,
     BR_CFG_AUTO_CREATE_TOPICS_ENABLE,
     BR_CFG_NUM_PARTITIONS,
     BR_CFG_DEFAULT_REPLICATION_FACTOR,
@@ -272,6 +282,7 @@ struct br_config {
     int64_t queued_max_request_bytes;             /* effective; <= 0 = no limit */
     int32_t message_max_bytes;                    /* message.max.bytes */
     int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
+    int32_t response_max_bytes;                   /* response.max.bytes (Samsa's own) */
     bool auto_create_topics_enable;               /* auto.create.topics.enable */
     int32_t num_partitions;                       /* num.partitions */
     int16_t default_replication_factor;           /* default.replication.factor */

@@ -43,7 +43,8 @@ struct br_parked {
     int16_t version;
     uint8_t *payload; /* owned copy of the request frame */
     size_t len;
-    struct kp_arena arena;
+    struct kp_arena arena; /* what the frame decodes into */
+    void *body;            /* the decoded request (q, for br_respond_failed) */
     const struct kp_FetchRequest *q;
     struct br_timer timer;
     struct br_partition **parts; /* partitions it waits on */
@@ -237,12 +238,17 @@ static int add_mem_copy(struct br_slot *slot, const uint8_t *p, size_t n)
     return br_slot_add_mem(slot, copy, n);
 }
 
-/* Encode the response around the spliced file regions into the slot. */
-static int fetch_send(struct br_conn *conn, struct br_slot *slot, int32_t correlation_id,
-                      int16_t version, struct fetch_run *fr)
+/* Encode the response around the spliced file regions into the slot: the
+ * encoded part within response.max.bytes, the records (bounded by
+ * fetch.max.bytes) beside it. An encoding failure returns its code with the
+ * slot untouched (the caller answers it, br_respond_failed); running out of
+ * memory once pieces are in the slot is answered here: the connection is
+ * closed after what the slot holds. */
+static int fetch_send(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+                      int32_t correlation_id, int16_t version, struct fetch_run *fr)
 {
     struct kp_writer w;
-    kp_wr_init(&w, (size_t)INT32_MAX);
+    kp_wr_init(&w, (size_t)b->cfg.response_max_bytes);
     struct splice_ctx *sc = kp_calloc(1, sizeof *sc);
     if (sc == NULL) {
         return KP_E_NOMEM;
@@ -292,10 +298,14 @@ static int fetch_send(struct br_conn *conn, struct br_slot *slot, int32_t correl
     }
     kp_wr_free(&w);
     kp_free(sc);
-    if (err == 0) {
-        br_slot_ready(conn, slot);
+    br_slot_ready(conn, slot);
+    if (err != 0) {
+        br_error("Fetch v%d response to %s (correlation %" PRId32 ") failed half-written: %s: "
+                 "closing the connection",
+                 version, br_conn_peer(conn), correlation_id, kp_err_str(err));
+        br_conn_close_after_flush(conn);
     }
-    return err;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- parking */
@@ -368,7 +378,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     }
     memcpy(pk->payload, r->payload, r->len);
     pk->len = r->len;
-    kp_arena_init(&pk->arena, r->arena->max);
+    kp_arena_init(&pk->arena, br_request_arena_max(pk->len));
     struct kp_request req;
     int err = kp_request_decode(pk->payload, pk->len, &pk->arena, &req);
     if (err != 0) {
@@ -380,6 +390,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     }
     pk->hdr = req.header;
     pk->version = r->version;
+    pk->body = req.body;
     pk->q = req.body;
     pk->conn = r->conn;
     pk->slot = r->slot;
@@ -416,7 +427,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
 static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
 {
     struct kp_arena arena;
-    kp_arena_init(&arena, pk->arena.max);
+    kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
     struct fetch_run fr;
     int err = fetch_run(b, pk->q, pk->version, &arena, &fr);
     if (err == 0 && !force && !fr.any_error && fr.total_bytes < pk->q->MinBytes) {
@@ -431,17 +442,17 @@ static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
     unregister(pk);
     br_timer_cancel(b->net, &pk->timer);
     if (err == 0) {
-        err = fetch_send(conn, slot, pk->hdr.CorrelationId, pk->version, &fr);
+        err = fetch_send(b, conn, slot, pk->hdr.CorrelationId, pk->version, &fr);
     }
     slices_release(&fr);
+    if (err != 0) {
+        /* the parked request's frame is still there to build the error answer */
+        struct br_req r = {b, conn, slot, &pk->hdr, pk->version, pk->body, &arena, pk->payload,
+                           pk->len};
+        br_respond_failed(&r, err);
+    }
     kp_arena_free(&arena);
     parked_free(b, pk);
-    if (err != 0) {
-        br_error("answering a parked fetch of %s failed: %s", br_conn_peer(conn),
-                 kp_err_str(err));
-        br_slot_ready(conn, slot);
-        br_conn_close_after_flush(conn);
-    }
 }
 
 void br_fetch_wake(struct br_broker *b, struct br_partition *p)
@@ -487,7 +498,7 @@ int br_h_fetch(struct br_req *r)
         slices_release(&fr);
         return park(r, q);
     }
-    err = fetch_send(r->conn, r->slot, r->hdr->CorrelationId, r->version, &fr);
+    err = fetch_send(r->b, r->conn, r->slot, r->hdr->CorrelationId, r->version, &fr);
     slices_release(&fr);
     return err;
 }

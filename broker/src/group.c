@@ -272,6 +272,7 @@ static struct grp_park *park_new(struct br_req *r, struct grp_member *m, enum gr
     pk->slot = r->slot;
     pk->correlation_id = r->hdr->CorrelationId;
     pk->version = r->version;
+    pk->max_bytes = (size_t)r->b->cfg.response_max_bytes;
     br_slot_set_parked(r->slot, &pk->park);
     return pk;
 }
@@ -281,32 +282,66 @@ static struct grp_park *park_new(struct br_req *r, struct grp_member *m, enum gr
  * marks it ready. The park is freed first: marking the slot ready may send,
  * fail and kill the connection, which cancels the other parks it holds.
  */
+static int encode_into_slot(struct br_slot *slot, int16_t api_key, int16_t version, int32_t corr,
+                            const void *resp, size_t max)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, max);
+    int err = kp_response_encode(&w, api_key, version, corr, resp);
+    if (err != 0) {
+        kp_wr_free(&w);
+        return err;
+    }
+    size_t len = 0;
+    uint8_t *buf = kp_wr_steal(&w, &len);
+    return br_slot_add_mem(slot, buf, len) != 0 ? KP_E_NOMEM : 0;
+}
+
+static void join_error_fill(struct kp_JoinGroupResponse *resp, int err, struct kp_str member_id);
+
 static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
 {
     struct br_conn *conn = pk->conn;
     struct br_slot *slot = pk->slot;
     int32_t corr = pk->correlation_id;
     int16_t version = pk->version;
+    size_t max = pk->max_bytes;
+    char who[300];
+    (void)snprintf(who, sizeof who, "member %s (client \"%.100s\")",
+                   pk->member != NULL ? pk->member->id : "?",
+                   pk->member != NULL && pk->member->client_id != NULL ? pk->member->client_id
+                                                                       : "");
     park_unlink(pk);
     kp_free(pk);
-    struct kp_writer w;
-    kp_wr_init(&w, (size_t)INT32_MAX);
-    int err = kp_response_encode(&w, api_key, version, corr, resp);
-    if (err == 0) {
-        size_t len = 0;
-        uint8_t *buf = kp_wr_steal(&w, &len);
-        if (br_slot_add_mem(slot, buf, len) != 0) {
-            err = KP_E_NOMEM;
+    int err = encode_into_slot(slot, api_key, version, corr, resp, max);
+    if (err != 0) {
+        /* Kafka's answer to a request that failed: the API's error response
+         * (JoinGroupRequest/SyncGroupRequest.getErrorResponse), which is
+         * small whatever the ceiling */
+        struct kp_JoinGroupResponse join;
+        struct kp_SyncGroupResponse sync;
+        join_error_fill(&join, KP_ERR_UNKNOWN_SERVER_ERROR, kp_str_c(""));
+        kp_SyncGroupResponse_init(&sync);
+        sync.ErrorCode = (int16_t)kp_err_to_wire(KP_ERR_UNKNOWN_SERVER_ERROR);
+        sync.Assignment.ptr = (const uint8_t *)"";
+        sync.Assignment.len = 0;
+        int aerr = encode_into_slot(slot, api_key, version, corr,
+                                    api_key == KP_API_JOIN_GROUP ? (const void *)&join
+                                                                 : (const void *)&sync,
+                                    (size_t)INT32_MAX);
+        br_error("%s v%d response to %s of %s (correlation %" PRId32 "): %s: %s",
+                 kp_api_find(api_key)->name, version, br_conn_peer(conn), who, corr,
+                 err == KP_E_TOO_LARGE
+                     ? "the response is larger than response.max.bytes allows"
+                     : kp_err_str(err),
+                 aerr == 0 ? "answered UNKNOWN_SERVER_ERROR" : "closing the connection");
+        if (aerr != 0) {
+            br_slot_ready(conn, slot);
+            br_conn_close_after_flush(conn);
+            return;
         }
-    } else {
-        kp_wr_free(&w);
     }
     br_slot_ready(conn, slot);
-    if (err != 0) {
-        br_error("answering a parked %s v%d of %s failed: %s", kp_api_find(api_key)->name, version,
-                 br_conn_peer(conn), kp_err_str(err));
-        br_conn_close_after_flush(conn);
-    }
 }
 
 static void join_error_fill(struct kp_JoinGroupResponse *resp, int err, struct kp_str member_id)
@@ -846,9 +881,14 @@ static void answer_join(struct grp_group *g, struct grp_member *m)
         return;
     }
     struct kp_arena a;
-    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
+    kp_arena_init(&a, m->join_park->max_bytes);
     struct kp_JoinGroupResponse resp;
     if (join_result(g, m, &a, &resp) != 0) {
+        br_error("JoinGroup v%d response to member %s of group %s (client \"%.100s\"): %s: "
+                 "answered UNKNOWN_SERVER_ERROR",
+                 m->join_park->version, m->id, g->id, m->client_id != NULL ? m->client_id : "",
+                 a.refused > 0 ? "the response needs more memory than response.max.bytes allows"
+                               : "out of memory");
         park_answer_join_error(m->join_park, KP_ERR_UNKNOWN_SERVER_ERROR);
     } else {
         park_answer(m->join_park, KP_API_JOIN_GROUP, &resp);
@@ -1233,14 +1273,11 @@ static int update_member_and_rebalance(struct br_groups *gs, struct br_req *r, s
  * needed: the current generation's answer at once. */
 static int join_respond_current(struct br_req *r, struct grp_group *g, struct grp_member *m)
 {
-    struct kp_arena a;
-    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
     struct kp_JoinGroupResponse resp;
-    int err = join_result(g, m, &a, &resp);
+    int err = join_result(g, m, r->arena, &resp);
     if (err == 0) {
         err = br_respond(r, &resp);
     }
-    kp_arena_free(&a);
     return err;
 }
 
@@ -1635,11 +1672,7 @@ static int describe_groups(struct br_req *r, struct kp_arena *a)
 
 int br_h_describe_groups(struct br_req *r)
 {
-    struct kp_arena a;
-    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
-    int err = describe_groups(r, &a);
-    kp_arena_free(&a);
-    return err;
+    return describe_groups(r, r->arena);
 }
 
 /* ---------------------------------------------------------------- ListGroups */
@@ -1650,11 +1683,8 @@ int br_h_list_groups(struct br_req *r)
     struct kp_ListGroupsResponse resp;
     kp_ListGroupsResponse_init(&resp);
     resp.ErrorCode = KP_ERR_NONE;
-    struct kp_arena a;
-    kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
-    resp.Groups.items = arena_array(&a, gs->ngroups, sizeof *resp.Groups.items);
+    resp.Groups.items = arena_array(r->arena, gs->ngroups, sizeof *resp.Groups.items);
     if (resp.Groups.items == NULL) {
-        kp_arena_free(&a);
         return KP_E_NOMEM;
     }
     int32_t n = 0;
@@ -1668,9 +1698,7 @@ int br_h_list_groups(struct br_req *r)
         n++;
     }
     resp.Groups.count = n;
-    int err = br_respond(r, &resp);
-    kp_arena_free(&a);
-    return err;
+    return br_respond(r, &resp);
 }
 
 /* ---------------------------------------------------------------- DeleteGroups */

@@ -28,10 +28,6 @@
 #define GRP_MAX_GROUPS 1000000                /* groups held */
 #define GRP_MAX_OFFSETS 1000000               /* committed partitions per group */
 #define GRP_NEW_MEMBER_JOIN_TIMEOUT_MS 300000 /* Kafka's NewMemberJoinTimeoutMs */
-/* Responses that grow with the coordinator's state (ListGroups, a leader's
- * JoinGroup, DescribeGroups, OffsetFetch of all partitions) are built in
- * an arena of their own: the request's arena is sized by the request. */
-#define GRP_RESPONSE_ARENA_MAX ((size_t)512 << 20)
 
 /* Record format versions (Kafka's GroupMetadataManager). */
 #define GRP_KEY_OFFSET_V0 0
@@ -73,6 +69,7 @@ struct grp_park {
     struct br_slot *slot;
     int32_t correlation_id;
     int16_t version;
+    size_t max_bytes; /* response.max.bytes: the answer's ceiling */
 };
 
 struct grp_protocol {

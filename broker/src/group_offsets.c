@@ -734,13 +734,10 @@ int br_h_offset_fetch(struct br_req *r)
         return br_respond(r, &resp);
     }
     if (q->Topics.count < 0) {
-        struct kp_arena a;
-        kp_arena_init(&a, GRP_RESPONSE_ARENA_MAX);
-        int err = fetch_all(&a, g, &resp);
+        int err = fetch_all(r->arena, g, &resp);
         if (err == 0) {
             err = br_respond(r, &resp);
         }
-        kp_arena_free(&a);
         return err;
     }
     resp.Topics.items = arena_array(r->arena, (size_t)q->Topics.count, sizeof *resp.Topics.items);

@@ -33,8 +33,10 @@ int br_h_api_versions(struct br_req *r)
 
 /* ---------------------------------------------------------------- Metadata */
 
-static void fill_topic_metadata(struct br_req *r, const struct br_topic *t,
-                                struct kp_MetadataResponse_MetadataResponseTopic *out)
+/* Returns 0 or KP_E_NOMEM (the response's ceiling): the whole response
+ * fails then, and is answered and logged as such (br_respond_failed). */
+static int fill_topic_metadata(struct br_req *r, const struct br_topic *t,
+                               struct kp_MetadataResponse_MetadataResponseTopic *out)
 {
     out->ErrorCode = KP_ERR_NONE;
     out->Name.ptr = t->name;
@@ -42,9 +44,7 @@ static void fill_topic_metadata(struct br_req *r, const struct br_topic *t,
     out->IsInternal = t->internal;
     out->Partitions.items = arena_array(r, (size_t)t->npartitions, sizeof *out->Partitions.items);
     if (out->Partitions.items == NULL) {
-        out->ErrorCode = -1; /* UNKNOWN_SERVER_ERROR */
-        out->Partitions.count = 0;
-        return;
+        return KP_E_NOMEM;
     }
     out->Partitions.count = t->npartitions;
     for (int32_t i = 0; i < t->npartitions; i++) {
@@ -59,6 +59,7 @@ static void fill_topic_metadata(struct br_req *r, const struct br_topic *t,
         p->OfflineReplicas.items = NULL;
         p->OfflineReplicas.count = 0;
     }
+    return 0;
 }
 
 int br_h_metadata(struct br_req *r)
@@ -87,7 +88,10 @@ int br_h_metadata(struct br_req *r)
         }
         resp.Topics.count = (int32_t)b->ntopics;
         for (size_t i = 0; i < b->ntopics; i++) {
-            fill_topic_metadata(r, b->topics[i], &resp.Topics.items[i]);
+            int err = fill_topic_metadata(r, b->topics[i], &resp.Topics.items[i]);
+            if (err != 0) {
+                return err;
+            }
         }
         return br_respond(r, &resp);
     }
@@ -134,7 +138,10 @@ int br_h_metadata(struct br_req *r)
             out->Name = name;
             continue;
         }
-        fill_topic_metadata(r, t, out);
+        int err = fill_topic_metadata(r, t, out);
+        if (err != 0) {
+            return err;
+        }
     }
     return br_respond(r, &resp);
 }

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EPOCH_FILE "leader-epoch-checkpoint"
@@ -1847,28 +1849,92 @@ int br_log_dir_remove(const char *path)
     return rc;
 }
 
+int br_log_delete_dir_name(const char *parent, const char *topic, int32_t partition, char *out,
+                           size_t outlen)
+{
+    /* Kafka: java.util.UUID.randomUUID without its dashes */
+    uint8_t rnd[16];
+    if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+        /* only uniqueness matters here, not secrecy */
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        x ^= (uint64_t)getpid() << 40;
+        for (size_t i = 0; i < sizeof rnd; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            rnd[i] = (uint8_t)(x >> 56);
+        }
+    }
+    char suffix[64];
+    int n = snprintf(suffix, sizeof suffix, "-%" PRId32 ".", partition);
+    if (n <= 0) {
+        return KP_E_INVALID_ARG;
+    }
+    size_t sl = (size_t)n;
+    for (size_t i = 0; i < sizeof rnd; i++) {
+        static const char hex[] = "0123456789abcdef";
+        suffix[sl++] = hex[rnd[i] >> 4];
+        suffix[sl++] = hex[rnd[i] & 15];
+    }
+    memcpy(suffix + sl, "-delete", sizeof "-delete");
+    sl += sizeof "-delete" - 1;
+    size_t tl = strlen(topic);
+    if (tl > NAME_MAX - sl) {
+        tl = NAME_MAX - sl; /* Kafka: topic.substring(0, 255 - suffix.size) */
+    }
+    n = snprintf(out, outlen, "%s/%.*s%s", parent, (int)tl, topic, suffix);
+    return n > 0 && (size_t)n < outlen ? 0 : KP_E_INVALID_ARG;
+}
+
+int br_log_move_dir(struct br_log *log, const char *target)
+{
+    size_t n = strlen(target);
+    char *dir = kp_malloc(n + 1);
+    if (dir == NULL) {
+        br_error("%s: out of memory renaming it", log->dir);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    memcpy(dir, target, n + 1);
+    if (rename(log->dir, target) != 0) {
+        br_error("%s: rename to %s: %s", log->dir, target, strerror(errno));
+        kp_free(dir);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    kp_free(log->dir);
+    log->dir = dir;
+    return 0;
+}
+
+bool br_log_dir_is_deleted(const char *name)
+{
+    size_t n = strlen(name);
+    size_t s = sizeof "-delete" - 1;
+    return n > s && strcmp(name + n - s, "-delete") == 0;
+}
+
 int br_log_dir_delete(const char *dir)
 {
+    const char *slash = strrchr(dir, '/');
+    const char *base = slash != NULL ? slash + 1 : dir;
+    if (br_log_dir_is_deleted(base)) {
+        /* renamed already (the topic's deletion renames first) */
+        br_info("%s: removing the deleted log", dir);
+        return br_log_dir_remove(dir);
+    }
+    char parent[PATH_MAX];
+    char topic[256]; /* a topic name is at most 249 bytes */
+    int32_t partition = 0;
+    int n = slash != NULL ? snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir), dir)
+                          : snprintf(parent, sizeof parent, ".");
     char target[PATH_MAX];
-    int n = snprintf(target, sizeof target, "%s-delete", dir);
-    if (n < 0 || (size_t)n >= sizeof target) {
+    if (n < 0 || (size_t)n >= sizeof parent ||
+        br_log_dir_parse_name(base, topic, sizeof topic, &partition) != 0 ||
+        br_log_delete_dir_name(parent, topic, partition, target, sizeof target) != 0) {
         return KP_E_INVALID_ARG;
     }
     if (rename(dir, target) != 0) {
-        int rc = 0;
-        if (errno == EEXIST || errno == ENOTEMPTY) {
-            /* a leftover of an earlier, interrupted delete */
-            rc = br_log_dir_remove(target);
-            if (rc == 0 && rename(dir, target) != 0) {
-                rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            }
-        } else {
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-        }
-        if (rc != 0) {
-            br_error("%s: rename to %s: %s", dir, target, strerror(errno));
-            return rc;
-        }
+        br_error("%s: rename to %s: %s", dir, target, strerror(errno));
+        return KP_ERR_KAFKA_STORAGE_ERROR;
     }
     br_info("%s: deleting the log", dir);
     return br_log_dir_remove(target);

@@ -368,11 +368,35 @@ KP_MUST_CHECK int br_log_swap_cleaned(struct br_log *log, struct br_log_swap_gro
  * KP_E_INVALID_ARG or KP_ERR_KAFKA_STORAGE_ERROR. */
 KP_MUST_CHECK int br_log_delete(struct br_log *log);
 
-/* Renames the partition directory dir to "<dir>-delete" (no longer a
- * partition dir) and removes it. By path alone, so any thread may do it
- * once the log is closed (descriptors still open elsewhere, such as fetch
- * slices, keep their files readable). Returns 0, KP_E_INVALID_ARG or
- * KP_ERR_KAFKA_STORAGE_ERROR. */
+/*
+ * The name a partition directory takes while it is deleted, Kafka's
+ * (Log.logDeleteDirName): `<topic>-<partition>.<32 hex digits>-delete`,
+ * random digits, the topic cut so that the name fits in 255 bytes (as Kafka
+ * does from 2.4 on, KAFKA-4893; Kafka 2.0 did not cut it, and a topic of
+ * 247-249 characters could not be deleted). The full path (parent/name) goes
+ * to out. Returns 0 or KP_E_INVALID_ARG (out too small).
+ */
+KP_MUST_CHECK int br_log_delete_dir_name(const char *parent, const char *topic, int32_t partition,
+                                         char *out, size_t outlen);
+
+/* Renames the log's directory to `target` (which must not exist); the log
+ * stays open and usable (its files are reached through the directory's
+ * descriptor) and br_log_dir follows. Deleting a topic renames first, so
+ * that its data is no partition's before the metadata forgets it; moving
+ * back undoes it. Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR (logged); on
+ * failure nothing changed. The caller fsyncs the parent directory. */
+KP_MUST_CHECK int br_log_move_dir(struct br_log *log, const char *target);
+
+/* True for the name of a directory that holds a deleted partition (Kafka's
+ * `...-delete`, and Samsa's older `<topic>-<partition>-delete`): never a
+ * partition of its own, removed at start-up. */
+bool br_log_dir_is_deleted(const char *name);
+
+/* Deletes the partition directory dir: renamed to its delete name
+ * (br_log_delete_dir_name; kept when it has one already) and removed. By
+ * path alone, so any thread may do it once the log is closed (descriptors
+ * still open elsewhere, such as fetch slices, keep their files readable).
+ * Returns 0, KP_E_INVALID_ARG or KP_ERR_KAFKA_STORAGE_ERROR. */
 KP_MUST_CHECK int br_log_dir_delete(const char *dir);
 
 /* Removes a partition directory and the regular files in it (for leftover

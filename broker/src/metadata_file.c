@@ -846,8 +846,8 @@ static int file_create_topic(struct br_meta *m, const struct br_topic_meta *topi
             return KP_ERR_TOPIC_ALREADY_EXISTS;
         }
         if (br_topic_names_collide(s->topics[i].name, topic->name)) {
-            set_msg(err, errlen, "topic %s collides with existing topic %s ('.' and '_' clash)",
-                    topic->name, s->topics[i].name);
+            set_msg(err, errlen, "Topic '%s' collides with existing topics: %s", topic->name,
+                    s->topics[i].name);
             return KP_ERR_INVALID_TOPIC_EXCEPTION;
         }
     }

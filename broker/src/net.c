@@ -520,6 +520,11 @@ int br_slot_add_file(struct br_slot *s, struct br_fileref *f, int64_t pos, size_
     return 0;
 }
 
+bool br_slot_is_empty(const struct br_slot *s)
+{
+    return s->head == NULL && !s->ready;
+}
+
 void br_slot_set_parked(struct br_slot *s, void *parked)
 {
     s->parked = parked;

@@ -107,6 +107,9 @@ struct br_slot *br_conn_slot_new(struct br_conn *c);
 int br_slot_add_mem(struct br_slot *s, uint8_t *buf, size_t len);
 /* Append a file region (takes a reference on the file). */
 int br_slot_add_file(struct br_slot *s, struct br_fileref *f, int64_t pos, size_t len);
+/* Nothing was added to the slot and it is not ready: its response is still
+ * to be written (a failed handler's error answer can go there). */
+bool br_slot_is_empty(const struct br_slot *s);
 /* The slot is complete: the connection may send it once those before it went. */
 void br_slot_ready(struct br_conn *c, struct br_slot *s);
 /* Owner data for a parked request; cancelled (NULL'd) if the connection dies. */

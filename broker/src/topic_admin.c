@@ -32,7 +32,8 @@ enum op_step {
     STEP_MAKE_LOGS,   /* CREATE: its logs are made */
     STEP_UNDO_DIRS,   /* CREATE failed once stored: its directories are removed */
     STEP_UNDO_STORE,  /* ... then the store forgets it again */
-    STEP_REMOVE_DIRS, /* DELETE: its directories are renamed away and removed */
+    STEP_SYNC_MOVES,  /* DELETE: its directories, renamed to delete names, made durable */
+    STEP_REMOVE_DIRS, /* DELETE: its directories are removed */
 };
 
 /* A creation or deletion in flight; its name is reserved meanwhile. */
@@ -89,6 +90,7 @@ struct log_job {
     struct br_job job; /* first: comes back as BR_MAIL_LOG_JOB */
     uint64_t op;
     bool make; /* make the logs; else remove the directories */
+    bool sync; /* only fsync the log dirs (log_dirs) */
     char name[BR_TOPIC_NAME_MAX + 1];
     int32_t n; /* partitions (make) or directories (remove) */
     /* make: the log dirs (b->cfg.log_dirs: the strings do not change while
@@ -197,6 +199,18 @@ out_undo:
     }
 }
 
+static void sync_log_dirs(struct log_job *j)
+{
+    j->rc = 0;
+    for (size_t d = 0; d < j->n_log_dirs; d++) {
+        if (fsync_dir(j->log_dirs[d]) != 0 && j->rc == 0) {
+            j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            (void)snprintf(j->err, sizeof j->err, "%.150s: fsync: %s", j->log_dirs[d],
+                           strerror(errno));
+        }
+    }
+}
+
 static void remove_dirs(struct log_job *j)
 {
     j->rc = 0;
@@ -218,7 +232,9 @@ static void log_job_run(struct br_job *job)
 {
     struct log_job *j = (struct log_job *)(void *)job;
     j->err[0] = '\0';
-    if (j->make) {
+    if (j->sync) {
+        sync_log_dirs(j);
+    } else if (j->make) {
         make_logs(j);
     } else {
         remove_dirs(j);
@@ -415,9 +431,13 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
 
 /* A store error as CreateTopics answers it: the store's own Kafka code
  * (INVALID_TOPIC_EXCEPTION for a colliding name, POLICY_VIOLATION past the
- * topic ceiling...); KAFKA_STORAGE_ERROR when it could not read or write. */
+ * topic ceiling...); its file ceiling is a policy too; KAFKA_STORAGE_ERROR
+ * when it could not read or write. */
 static int16_t store_code(int rc)
 {
+    if (rc == KP_E_TOO_LARGE) {
+        return KP_ERR_POLICY_VIOLATION;
+    }
     return rc > 0 ? (int16_t)rc : (int16_t)KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
@@ -480,6 +500,33 @@ static void submit_make(struct br_broker *b, struct topic_op *op)
     br_worker_submit(b->admin->worker, &j->job);
 }
 
+/* DELETE failed before the store forgot the topic: its directories get
+ * their names back (br_log_move_dir), and it stays whole. */
+static void undo_moves(struct br_broker *b, struct topic_op *op)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    for (int32_t p = 0; t != NULL && p < t->npartitions; p++) {
+        struct br_partition *part = &t->partitions[p];
+        char path[PATH_MAX];
+        if (part->log == NULL ||
+            partition_path(b->cfg.log_dirs[part->dir_index], t->name, p, path, sizeof path) != 0 ||
+            strcmp(br_log_dir(part->log), path) == 0) {
+            continue;
+        }
+        if (br_log_move_dir(part->log, path) != 0) {
+            br_error("%s-%" PRId32 ": its directory could not be given its name back: stop the "
+                     "broker and rename %s to %s by hand before the next start (which would "
+                     "remove it)",
+                     t->name, p, br_log_dir(part->log), path);
+        }
+    }
+    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+        if (fsync_dir(b->cfg.log_dirs[d]) != 0) {
+            br_warn("%s: fsync: %s", b->cfg.log_dirs[d], strerror(errno));
+        }
+    }
+}
+
 static void delete_stored(struct br_broker *b, struct topic_op *op)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
@@ -524,7 +571,9 @@ static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_
     }
     if (op->kind == OP_DELETE && op->step == STEP_STORE) {
         if (rq->rc != 0) {
-            br_error("deleting topic %s from the metadata failed: %s", op->meta.name, rq->err);
+            br_error("deleting topic %s from the metadata failed: %s: the topic stays",
+                     op->meta.name, rq->err);
+            undo_moves(b, op);
             op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, rq->err);
             op_finish(b, op);
             return;
@@ -559,6 +608,16 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
             br_error("topic %s, which was not created: %s", op->meta.name, j->err);
         }
         (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        return;
+    case STEP_SYNC_MOVES:
+        if (j->rc != 0) {
+            br_error("deleting topic %s: %s: the topic stays", op->meta.name, j->err);
+            undo_moves(b, op);
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
+            op_finish(b, op);
+            return;
+        }
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_STORE);
         return;
     case STEP_REMOVE_DIRS:
         if (j->rc != 0) {
@@ -645,7 +704,7 @@ out_nomem:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-int br_topic_admin_delete(struct br_broker *b, const struct br_topic *t)
+int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
 {
     struct br_topic_admin *a = b->admin;
     if (a == NULL || a->stopping) {
@@ -662,11 +721,45 @@ int br_topic_admin_delete(struct br_broker *b, const struct br_topic *t)
     op->id = ++a->next_id;
     op->kind = OP_DELETE;
     op->started_ms = br_now_mono_ms();
+    struct log_job *j = log_job_new(op, false, 0);
+    if (j == NULL) {
+        op_free(op);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    /* Kafka's order (LogManager.asyncDelete): each directory renamed to its
+     * delete name first (a rename, no fsync, on the reactor: the logs stay
+     * open and follow it), so the data is no partition's before the store
+     * forgets the topic; the renames are made durable on the worker, then
+     * the store is written. A failure on the way moves them back. */
+    int32_t moved = 0;
+    for (; moved < t->npartitions; moved++) {
+        struct br_partition *part = &t->partitions[moved];
+        char target[PATH_MAX];
+        if (part->log == NULL) {
+            continue;
+        }
+        if (br_log_delete_dir_name(b->cfg.log_dirs[part->dir_index], t->name, moved, target,
+                                   sizeof target) != 0 ||
+            br_log_move_dir(part->log, target) != 0) {
+            break;
+        }
+    }
+    if (moved < t->npartitions) {
+        undo_moves(b, op);
+        br_error("deleting topic %s failed: a directory could not be renamed: the topic stays",
+                 t->name);
+        log_job_free(j);
+        op_free(op);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
     op->next = a->ops;
     a->ops = op;
-    return submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_STORE) == 0
-               ? 0
-               : KP_ERR_KAFKA_STORAGE_ERROR;
+    j->sync = true;
+    j->log_dirs = b->cfg.log_dirs;
+    j->n_log_dirs = b->cfg.n_log_dirs;
+    op->step = STEP_SYNC_MOVES;
+    br_worker_submit(a->worker, &j->job);
+    return 0;
 }
 
 int br_topic_admin_store_configs(struct br_broker *b, const char *name,

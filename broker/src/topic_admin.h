@@ -32,14 +32,19 @@
  * creation fails with KAFKA_STORAGE_ERROR naming it. When making the logs
  * fails, what was made is removed, then the topic leaves the store again.
  *
- * A deletion goes: reactor (checks; the name is reserved), worker (the
- * store forgets the topic), reactor (the topic is taken out, its logs
- * closed, parked fetches answered), worker (each partition directory
- * renamed to "-delete" and removed, br_log_dir_delete), reactor (answer).
- * DeleteTopics answers success only once the directories are gone. A crash
- * between the store's write and the renames leaves directories the store no
- * longer lists (a window of one rename per partition; Kafka renames first,
- * which needs the log closed while the store may still refuse).
+ * A deletion goes, in Kafka's order (LogManager.asyncDelete): reactor
+ * (checks; the name is reserved; each partition directory renamed to its
+ * delete name, br_log_delete_dir_name, the open logs following it),
+ * worker (the log dirs fsync'ed), worker (the store forgets the topic),
+ * reactor (the topic is taken out, its logs closed, parked fetches
+ * answered), worker (the directories removed), reactor (answer). A rename,
+ * fsync or store write that fails moves the directories back and answers
+ * KAFKA_STORAGE_ERROR: the topic stays whole. DeleteTopics answers success
+ * only once the directories are gone. A crash before the store's write
+ * leaves the stored topic with delete-named directories, which the next
+ * start removes (the partitions start empty); after it, only delete-named
+ * directories, removed too: never a partition directory the store does not
+ * list.
  *
  * CreateTopics and DeleteTopics (Kafka 2.0's AdminManager.createTopics and
  * deleteTopics, DelayedCreatePartitions, DelayedDeleteTopics): with
@@ -97,7 +102,7 @@ KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_top
 
 /* Starts deleting topic t (a deletion of it in flight is joined). Returns
  * 0 or KAFKA_STORAGE_ERROR (out of memory). */
-KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, const struct br_topic *t);
+KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, struct br_topic *t);
 
 /* Answers a CreateTopics (DeleteTopics) request whose response the handler
  * filled: each topic with error NONE whose creation (deletion) is in

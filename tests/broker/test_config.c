@@ -82,6 +82,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 600000);
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 104857600); /* Kafka's: -1 */
     CU_ASSERT_EQUAL(c.message_max_bytes, 1000012);
+    CU_ASSERT_EQUAL(c.response_max_bytes, 67108864);
     CU_ASSERT_TRUE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 1);
     CU_ASSERT_EQUAL(c.default_replication_factor, 1);
@@ -192,6 +193,7 @@ static const char every_key[] =
     "queued.max.request.bytes=2097152\n"
     "message.max.bytes=2097152\n"
     "fetch.max.bytes=4194304\n"
+    "response.max.bytes=8388608\n"
     "auto.create.topics.enable=false\n"
     "num.partitions=3\n"
     "default.replication.factor=2\n"
@@ -284,6 +286,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 2097152);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);
     CU_ASSERT_EQUAL(c.fetch_max_bytes, 4194304);
+    CU_ASSERT_EQUAL(c.response_max_bytes, 8388608);
     CU_ASSERT_FALSE(c.auto_create_topics_enable);
     CU_ASSERT_EQUAL(c.num_partitions, 3);
     CU_ASSERT_EQUAL(c.default_replication_factor, 2);

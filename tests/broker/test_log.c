@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2060,13 +2061,127 @@ static void test_delete_removes_directory(void)
     setup_dir();
     size_t size = 0;
     struct br_log *log = three_batches(&size);
-    CU_ASSERT_EQUAL(br_log_delete(log), 0);
+    char target[4096];
+    CU_ASSERT_EQUAL_FATAL(br_log_delete_dir_name(root, "t", 0, target, sizeof target), 0);
+    CU_ASSERT_EQUAL_FATAL(br_log_move_dir(log, target), 0);
     struct stat st;
     CU_ASSERT_EQUAL(stat(pdir, &st), -1);
-    char gone[256];
-    (void)snprintf(gone, sizeof gone, "%s-delete", pdir);
-    CU_ASSERT_EQUAL(stat(gone, &st), -1);
+    CU_ASSERT_EQUAL(stat(target, &st), 0);
+    /* the log still works under its new name, and can be moved back */
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 15);
+    struct br_log_slice sl;
+    CU_ASSERT_EQUAL_FATAL(br_log_read(log, 5, INT64_MAX, 1 << 20, false, &sl), 0);
+    CU_ASSERT_EQUAL(sl.first_offset, 5);
+    br_log_slice_release(&sl);
+    CU_ASSERT_EQUAL_FATAL(br_log_move_dir(log, pdir), 0);
+    CU_ASSERT_EQUAL(stat(pdir, &st), 0);
+    CU_ASSERT_EQUAL_FATAL(br_log_move_dir(log, target), 0);
+    CU_ASSERT_EQUAL(br_log_delete(log), 0); /* it has its delete name: removed as it is */
+    CU_ASSERT_EQUAL(stat(target, &st), -1);
+    CU_ASSERT_EQUAL(stat(pdir, &st), -1);
     cleanup_dir();
+}
+
+/* A partition of a 249-character topic is deleted: its delete name fits. */
+static void test_dir_delete_of_a_long_topic(void)
+{
+    setup_dir();
+    char topic[250];
+    memset(topic, 'r', 249);
+    topic[249] = '\0';
+    char dir[512];
+    (void)snprintf(dir, sizeof dir, "%s/%s-0", root, topic);
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+    char file[600];
+    (void)snprintf(file, sizeof file, "%s/00000000000000000000.log", dir);
+    FILE *f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    (void)fclose(f);
+    CU_ASSERT_EQUAL(br_log_dir_delete(dir), 0);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(dir, &st), -1);
+    DIR *d = opendir(root);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    int left = 0;
+    for (struct dirent *de = readdir(d); de != NULL; de = readdir(d)) {
+        left += de->d_name[0] == 'r' ? 1 : 0;
+    }
+    (void)closedir(d);
+    CU_ASSERT_EQUAL(left, 0);
+    cleanup_dir();
+}
+
+/* A rename that fails changes nothing: the log keeps its directory. */
+static void test_move_dir_failure_changes_nothing(void)
+{
+    setup_dir();
+    size_t size = 0;
+    struct br_log *log = three_batches(&size);
+    char target[256];
+    (void)snprintf(target, sizeof target, "%s/taken", root);
+    CU_ASSERT_EQUAL_FATAL(mkdir(target, 0755), 0);
+    char inside[300];
+    (void)snprintf(inside, sizeof inside, "%s/file", target);
+    FILE *f = fopen(inside, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    (void)fclose(f);
+    CU_ASSERT_EQUAL(br_log_move_dir(log, target), KP_ERR_KAFKA_STORAGE_ERROR);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(pdir, &st), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 15);
+    br_log_close(log);
+    log = NULL;
+    CU_ASSERT_EQUAL(unlink(inside), 0);
+    CU_ASSERT_EQUAL(rmdir(target), 0);
+    cleanup_dir();
+}
+
+/* Kafka's <topic>-<p>.<32 hex>-delete, the topic cut to fit 255 bytes. */
+static void test_delete_dir_name_always_fits(void)
+{
+    char topic[250];
+    for (size_t len = 1; len <= 249; len += 31) {
+        memset(topic, 'a' + (int)(len % 26), len);
+        topic[len] = '\0';
+        for (int32_t p = 0; p < 3; p++) {
+            int32_t part = p == 2 ? INT32_MAX : p;
+            char out[4096];
+            CU_ASSERT_EQUAL_FATAL(br_log_delete_dir_name("/x", topic, part, out, sizeof out), 0);
+            const char *name = out + 3;
+            CU_ASSERT_EQUAL(strncmp(out, "/x/", 3), 0);
+            CU_ASSERT(strlen(name) <= 255);
+            CU_ASSERT(br_log_dir_is_deleted(name));
+            char suffix[32];
+            (void)snprintf(suffix, sizeof suffix, "-%d.", (int)part);
+            const char *s = strstr(name, suffix);
+            if (s == NULL) {
+                CU_FAIL("no -<partition>. in the delete name");
+                continue;
+            }
+            /* the topic, whole or cut, then the suffix */
+            CU_ASSERT_EQUAL(strncmp(name, topic, (size_t)(s - name)), 0);
+            CU_ASSERT(len + strlen(s) <= 255 ? (size_t)(s - name) == len : strlen(name) == 255);
+            CU_ASSERT_EQUAL(strlen(s), strlen(suffix) + 32 + strlen("-delete"));
+            for (size_t i = 0; i < 32; i++) {
+                CU_ASSERT_PTR_NOT_NULL(strchr("0123456789abcdef", s[strlen(suffix) + i]));
+            }
+            char topic_back[256];
+            int32_t pb = -1;
+            /* never a partition directory */
+            CU_ASSERT_NOT_EQUAL(br_log_dir_parse_name(name, topic_back, sizeof topic_back, &pb),
+                                0);
+        }
+    }
+    char a[4096];
+    char b[4096];
+    CU_ASSERT_EQUAL(br_log_delete_dir_name("/x", "t", 0, a, sizeof a), 0);
+    CU_ASSERT_EQUAL(br_log_delete_dir_name("/x", "t", 0, b, sizeof b), 0);
+    CU_ASSERT_STRING_NOT_EQUAL(a, b);
+    char small[16];
+    CU_ASSERT_EQUAL(br_log_delete_dir_name("/x", "t", 0, small, sizeof small), KP_E_INVALID_ARG);
+    CU_ASSERT(br_log_dir_is_deleted("t-0-delete"));
+    CU_ASSERT(!br_log_dir_is_deleted("t-delete-0"));
+    CU_ASSERT(!br_log_dir_is_deleted("-delete"));
 }
 
 static CU_TestInfo tests[] = {
@@ -2148,6 +2263,9 @@ static CU_TestInfo tests[] = {
     {"iter_walks_batch_headers_across_segments", test_iter_walks_batch_headers_across_segments},
     {"replica_append_keeps_offsets_and_epoch", test_replica_append_keeps_offsets_and_epoch},
     {"delete_removes_directory", test_delete_removes_directory},
+    {"delete_dir_name_always_fits", test_delete_dir_name_always_fits},
+    {"dir_delete_of_a_long_topic", test_dir_delete_of_a_long_topic},
+    {"move_dir_failure_changes_nothing", test_move_dir_failure_changes_nothing},
     CU_TEST_INFO_NULL,
 };
 

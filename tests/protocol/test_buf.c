@@ -343,9 +343,15 @@ static void test_arena_enforces_its_ceiling(void)
     kp_arena_init(&a, 10000);
     void *p = kp_arena_alloc(&a, 6000);
     CU_ASSERT_PTR_NOT_NULL(p);
+    CU_ASSERT_EQUAL(a.refused, 0);
     CU_ASSERT_PTR_NULL(kp_arena_alloc(&a, 6000));
+    /* the refusal is remembered (the first one), for the caller's message */
+    CU_ASSERT_EQUAL(a.refused, 6000);
+    CU_ASSERT_PTR_NULL(kp_arena_alloc(&a, 7000));
+    CU_ASSERT_EQUAL(a.refused, 6000);
     CU_ASSERT_PTR_NOT_NULL(kp_arena_alloc(&a, 100));
     kp_arena_reset(&a);
+    CU_ASSERT_EQUAL(a.refused, 0);
     CU_ASSERT_PTR_NOT_NULL(kp_arena_alloc(&a, 9000));
     kp_arena_free(&a);
 }

@@ -96,6 +96,7 @@ void kp_arena_init(struct kp_arena *a, size_t max)
     a->head = NULL;
     a->used = 0;
     a->max = max;
+    a->refused = 0;
 }
 
 void *kp_arena_alloc(struct kp_arena *a, size_t n)
@@ -104,10 +105,16 @@ void *kp_arena_alloc(struct kp_arena *a, size_t n)
         n = 1;
     }
     if (n > SIZE_MAX - ARENA_ALIGN) {
+        if (a->refused == 0) {
+            a->refused = n;
+        }
         return NULL;
     }
     size_t need = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     if (a->max - a->used < need || a->used > a->max) {
+        if (a->refused == 0) {
+            a->refused = n;
+        }
         return NULL;
     }
     struct kp_arena_chunk *c = a->head;
@@ -139,6 +146,7 @@ void kp_arena_reset(struct kp_arena *a)
     }
     a->head = NULL;
     a->used = 0;
+    a->refused = 0;
 }
 
 void kp_arena_free(struct kp_arena *a)

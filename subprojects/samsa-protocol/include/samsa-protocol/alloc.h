@@ -7,7 +7,9 @@
  * failure path is handled.
  *
  * The arena holds what a decoded message points to (its arrays). It has a
- * ceiling set at creation; an allocation past it fails with NULL.
+ * ceiling set at creation; an allocation past it fails with NULL and the
+ * arena remembers it (`refused`), so that a caller several calls up can
+ * tell "over the ceiling" from "out of memory".
  * One arena per request: decode, handle, kp_arena_reset.
  */
 #ifndef SAMSA_PROTOCOL_ALLOC_H
@@ -29,14 +31,16 @@ struct kp_arena_chunk;
 
 struct kp_arena {
     struct kp_arena_chunk *head;
-    size_t used;   /* bytes handed out, all chunks */
-    size_t max;    /* ceiling on used */
+    size_t used;    /* bytes handed out, all chunks */
+    size_t max;     /* ceiling on used */
+    size_t refused; /* bytes of the first allocation the ceiling refused; 0: none */
 };
 
 void kp_arena_init(struct kp_arena *a, size_t max);
 /* Zeroed, max-aligned memory owned by the arena, or NULL at the ceiling. */
 void *kp_arena_alloc(struct kp_arena *a, size_t n);
-/* Frees everything but keeps the ceiling; the arena can be reused. */
+/* Frees everything but keeps the ceiling (and forgets `refused`); the arena
+ * can be reused. */
 void kp_arena_reset(struct kp_arena *a);
 void kp_arena_free(struct kp_arena *a);
 
