@@ -3,7 +3,11 @@
 against the installed header and library produces three records and reads
 them back from a real samsa-broker.
 
-    test_client_install.py SAMSA_BROKER BUILD_ROOT PREFIX LIBDIR INCLUDEDIR HELLO_C
+    test_client_install.py SAMSA_BROKER BUILD_ROOT PREFIX LIBDIR INCLUDEDIR HELLO_C CC SANITIZE
+
+The outside program is compiled by the build's own compiler, and with its
+sanitizers when the build has them (b_sanitize): an instrumented libsamsa
+needs the sanitizer runtime in the program that links it.
 """
 import os
 import subprocess
@@ -16,7 +20,7 @@ ARGS = None
 
 
 def case_installed_library_builds_and_runs_an_outside_program(t):
-    build_root, prefix, libdir, includedir, hello = ARGS
+    build_root, prefix, libdir, includedir, hello, cc, sanitize = ARGS
     dest = t.path("destdir")
     subprocess.run(["meson", "install", "-C", build_root, "--no-rebuild", "--quiet",
                     "--destdir", dest], check=True, capture_output=True, timeout=120)
@@ -32,7 +36,8 @@ def case_installed_library_builds_and_runs_an_outside_program(t):
                            capture_output=True, text=True, env=env).stdout.split()
     exe = t.path("hello")
     # Strict flags: the public header must compile clean on its own.
-    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, hello] + flags,
+    san = [] if sanitize in ("", "none") else ["-fsanitize=" + sanitize]
+    subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, hello] + san + flags,
                    check=True, timeout=120)
     b = t.broker()
     run_env = dict(os.environ)
@@ -47,6 +52,6 @@ def case_installed_library_builds_and_runs_an_outside_program(t):
 
 
 if __name__ == "__main__":
-    ARGS = sys.argv[2:7]
-    del sys.argv[2:7]
+    ARGS = sys.argv[2:9]
+    del sys.argv[2:9]
     sys.exit(main([case_installed_library_builds_and_runs_an_outside_program]))
