@@ -17,8 +17,9 @@ keeps follow the files in use (log.open.files.max), not the partitions.
   newest segment) too.
 - ten_thousand_under_20000 (suite slow): 2,000 topics x 5 partitions =
   10,000 partitions under `ulimit -n 20000`, created in CreateTopics batches,
-  a sample produced and fetched, per-topic Metadata for every topic,
-  SIGTERM and a start, SIGKILL and a start; prints how long creating and
+  a sample produced and fetched, per-topic Metadata for every topic, the
+  whole cluster in one all-topics Metadata v1, kcat -L and DescribeLogDirs
+  (with their sizes and times), SIGTERM and a start, SIGKILL and a start; prints how long creating and
   each start took.
 """
 
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from broker import check, eq, main  # noqa: E402
 import kadmin  # noqa: E402
 import kwire  # noqa: E402
+import test_metadata_limits as limits  # noqa: E402
 
 # Descriptors a broker may hold beyond its budget of segment files in these
 # tests: listeners, epoll, signal, timer and event descriptors, the log dir
@@ -189,6 +191,24 @@ def case_thousand_under_256(t):
     b.stop()
 
 
+def metadata_at_scale(b, topics):
+    """The whole cluster in one answer: an all-topics Metadata v1, kcat -L and
+    DescribeLogDirs list every partition (responses are sized by what they
+    hold, not by the request). Prints the sizes and times."""
+    for _ in range(3):
+        size, took, _, _, parsed = limits.metadata(b.port, None, timeout=60.0)
+        print("  all-topics Metadata v1: %d topics, %d partitions, %d bytes in %.3f s"
+              % (len(parsed), sum(len(p) for _, p in parsed.values()), size, took), flush=True)
+    eq(sorted(parsed), sorted(topics), "all-topics Metadata")
+    for n in topics:
+        limits.check_partitions(parsed, n, 5)
+    listed, took = limits.kcat_metadata(b)
+    print("  kcat -L: %d topics, %d partitions in %.2f s"
+          % (len(listed), sum(listed.values()), took), flush=True)
+    eq(listed, {n: 5 for n in topics}, "kcat -L")
+    eq(len(limits.log_dir_partitions(b)), 5 * len(topics), "DescribeLogDirs partitions")
+
+
 def case_ten_thousand_under_20000(t):
     limit = 20000
     budget = limit // 2
@@ -204,6 +224,7 @@ def case_ten_thousand_under_20000(t):
     rounds = {tp: ["one"] for tp in sample}
     check_contents(b, sample, expect(rounds))
     check_metadata(b, topics, 5)
+    metadata_at_scale(b, topics)
 
     b.stop()
     t0 = time.monotonic()
