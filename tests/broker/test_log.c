@@ -2101,7 +2101,11 @@ static void test_dir_delete_of_a_long_topic(void)
     struct stat st;
     CU_ASSERT_EQUAL(stat(dir, &st), -1);
     DIR *d = opendir(root);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NOT_NULL(d);
+    if (d == NULL) {
+        cleanup_dir();
+        return;
+    }
     int left = 0;
     for (struct dirent *de = readdir(d); de != NULL; de = readdir(d)) {
         left += de->d_name[0] == 'r' ? 1 : 0;
