@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"strconv"
 	"strings"
@@ -37,6 +38,10 @@ import (
 )
 
 var out = json.NewEncoder(os.Stdout)
+
+// errLog gets the errors a Reader retries on by itself (a fetch it cannot
+// decode, a failed join), which would otherwise only show as a timeout.
+var errLog = log.New(os.Stderr, "kafka-go: ", log.Lmicroseconds)
 
 func emit(v interface{}) {
 	if err := out.Encode(v); err != nil {
@@ -176,11 +181,12 @@ func read(o opts) {
 		r := kafka.NewReader(kafka.ReaderConfig{
 			Brokers: []string{o.broker}, Topic: o.topic, Partition: p,
 			MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
+			ErrorLogger: errLog,
 		})
 		if err := r.SetOffset(kafka.FirstOffset); err != nil {
 			fail("SetOffset", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		for {
 			m, err := r.ReadMessage(ctx)
 			if err != nil {
@@ -203,9 +209,9 @@ func group(o opts) {
 		Brokers: []string{o.broker}, Topic: o.topic, GroupID: o.group,
 		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond,
 		HeartbeatInterval: 500 * time.Millisecond, SessionTimeout: 10 * time.Second,
-		RebalanceTimeout: 10 * time.Second,
+		RebalanceTimeout: 10 * time.Second, ErrorLogger: errLog,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i := 0; i < o.expect; i++ {
 		m, err := r.FetchMessage(ctx)
