@@ -186,7 +186,7 @@ func read(o opts) {
 		if err := r.SetOffset(kafka.FirstOffset); err != nil {
 			fail("SetOffset", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		for {
 			m, err := r.ReadMessage(ctx)
 			if err != nil {
@@ -211,7 +211,7 @@ func group(o opts) {
 		HeartbeatInterval: 500 * time.Millisecond, SessionTimeout: 10 * time.Second,
 		RebalanceTimeout: 10 * time.Second, ErrorLogger: errLog,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for i := 0; i < o.expect; i++ {
 		m, err := r.FetchMessage(ctx)
