@@ -29,7 +29,8 @@ At V2_0_0_0:
   DescribeConfig of the topic (cleanup.policy=delete, retention.ms given).
 - sarama_admin_create_partitions: CreatePartitions from 2 to 4, then
   DescribeTopics on the same admin client shows 4; so does kafka-python.
-- sarama_admin_list_topics_60: ListTopics with 60 topics lists all 60.
+- sarama_admin_list_topics_many: ListTopics with 120 topics (one DescribeConfigs
+  request for all 120 behind it) lists all 120.
 """
 
 import os
@@ -47,6 +48,7 @@ CONFIG = {
     "offsets.topic.num.partitions": "3",
 }
 N = 300
+MANY = 120
 PARTS = 3
 
 
@@ -167,18 +169,18 @@ def case_sarama_admin_create_partitions(t):
         c.close()
 
 
-def case_sarama_admin_list_topics_60(t):
+def case_sarama_admin_list_topics_many(t):
     b = t.broker(config=CONFIG)
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
     a = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=30000)
     try:
-        a.create_topics([NewTopic("many-%02d" % i, 1, 1) for i in range(60)])
+        a.create_topics([NewTopic("many-%03d" % i, 1, 1) for i in range(MANY)])
     finally:
         a.close()
     topics = sarama("list-topics", b, "2.0.0")[0]["topics"]
     eq({k: v for k, v in topics.items() if k.startswith("many-")},
-       {"many-%02d" % i: 1 for i in range(60)}, "topics ListTopics lists")
+       {"many-%03d" % i: 1 for i in range(MANY)}, "topics ListTopics lists")
 
 
 VERSIONS = ["0.10.0.0", "0.11.0.0", "1.0.0", "2.0.0"]
@@ -188,4 +190,4 @@ if __name__ == "__main__":
     sys.exit(main([make_produce_consume(v) for v in VERSIONS]
                   + [make_group(v) for v in GROUP_VERSIONS]
                   + [case_sarama_offset_for_time, case_sarama_admin_create_list_describe,
-                     case_sarama_admin_create_partitions, case_sarama_admin_list_topics_60]))
+                     case_sarama_admin_create_partitions, case_sarama_admin_list_topics_many]))
