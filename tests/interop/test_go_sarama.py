@@ -14,6 +14,10 @@ v2/v3; from V0_11 on RecordBatch v2 with headers):
   offset i // 3 in partition i % 3; partition consumers from the oldest
   offset read exactly those 300, in order, with their keys, values, CreateTimes
   and (from V0_11) headers; kafka-python reads the same records back.
+- sarama_<V>_log_append_time (V0_10_0_0 and V2_0_0_0): into a topic with
+  message.timestamp.type=LogAppendTime, 30 messages sent with CreateTimes a
+  day old carry the broker's append time when read back (by sarama and by
+  kafka-python, which also sees the timestamp type), not the CreateTimes.
 - sarama_<V>_group (V0_10_2_0, V0_11_0_0, V1_0_0_0, V2_0_0_0; sarama's
   ConsumerGroup needs at least V0_10_2_0): 300 messages produced by
   kafka-python are read exactly once by one ConsumerGroup member, which
@@ -109,6 +113,44 @@ def make_produce_consume(version):
     return case
 
 
+def make_log_append_time(version):
+    def case(t):
+        b = t.broker(config=CONFIG)
+        topic = "lat-" + version_name(version)
+        create_topic(b, topic, 1, {"message.timestamp.type": "LogAppendTime"})
+        ts_base = int(time.time() * 1000) - 86400000
+        before = int(time.time() * 1000)
+        sarama("produce", b, version, "-topic", topic, "-n", 30, "-partitions", 1,
+               "-ts-base", ts_base)
+        after = int(time.time() * 1000)
+        got = check_records(sarama("consume", b, version, "-topic", topic, "-partitions", 1),
+                            30, 1, what="sarama consumer")
+        for o in got[0]:
+            check(before - 1000 <= o["timestamp_ms"] <= after + 1000,
+                  "%s: timestamp %d is not the append time (produced between %d and %d; "
+                  "its CreateTime was %d)", o["key"], o["timestamp_ms"], before, after,
+                  ts_base + int(o["key"][4:]))
+        from kafka import KafkaConsumer, TopicPartition
+        c = KafkaConsumer(bootstrap_servers=b.bootstrap, enable_auto_commit=False)
+        try:
+            c.assign([TopicPartition(topic, 0)])
+            c.seek_to_beginning()
+            seen = []
+            deadline = time.monotonic() + 30
+            while len(seen) < 30 and time.monotonic() < deadline:
+                for recs in c.poll(timeout_ms=500).values():
+                    seen.extend(recs)
+        finally:
+            c.close()
+        eq(len(seen), 30, "records kafka-python read back")
+        for r in seen:
+            eq(r.timestamp_type, 1, "timestamp type of offset %d (1 = LogAppendTime)" % r.offset)
+            check(before - 1000 <= r.timestamp <= after + 1000,
+                  "offset %d: timestamp %d is not the append time", r.offset, r.timestamp)
+    case.__name__ = "case_sarama_%s_log_append_time" % version_name(version)
+    return case
+
+
 def make_group(version):
     def case(t):
         b = t.broker(config=CONFIG)
@@ -188,6 +230,7 @@ GROUP_VERSIONS = ["0.10.2.0", "0.11.0.0", "1.0.0", "2.0.0"]
 
 if __name__ == "__main__":
     sys.exit(main([make_produce_consume(v) for v in VERSIONS]
+                  + [make_log_append_time(v) for v in ("0.10.0.0", "2.0.0")]
                   + [make_group(v) for v in GROUP_VERSIONS]
                   + [case_sarama_offset_for_time, case_sarama_admin_create_list_describe,
                      case_sarama_admin_create_partitions, case_sarama_admin_list_topics_many]))
