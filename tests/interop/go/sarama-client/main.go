@@ -32,14 +32,20 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/Shopify/sarama"
 )
 
-var out = json.NewEncoder(os.Stdout)
+var (
+	outMu sync.Mutex // ConsumeClaim runs in a goroutine per partition
+	out   = json.NewEncoder(os.Stdout)
+)
 
 func emit(v interface{}) {
+	outMu.Lock()
+	defer outMu.Unlock()
 	if err := out.Encode(v); err != nil {
 		os.Exit(3)
 	}
@@ -209,6 +215,7 @@ func consume(conf *sarama.Config, o opts) {
 }
 
 type handler struct {
+	mu   sync.Mutex
 	want int
 	seen int
 	done chan struct{}
@@ -225,10 +232,12 @@ func (h *handler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerG
 	for m := range c.Messages() {
 		emit(record(m))
 		s.MarkMessage(m, "")
+		h.mu.Lock()
 		h.seen++
 		if h.seen == h.want {
 			close(h.done)
 		}
+		h.mu.Unlock()
 	}
 	return nil
 }
@@ -264,7 +273,10 @@ func group(conf *sarama.Config, o opts) {
 	case err := <-g.Errors():
 		fail("ConsumerGroup error", err)
 	case <-time.After(60 * time.Second):
-		fail("ConsumerGroup", fmt.Errorf("read %d of %d messages in 60 s", h.seen, h.want))
+		h.mu.Lock()
+		seen := h.seen
+		h.mu.Unlock()
+		fail("ConsumerGroup", fmt.Errorf("read %d of %d messages in 60 s", seen, h.want))
 	}
 	cancel()
 	if err := g.Close(); err != nil { // commits what was marked
