@@ -52,9 +52,23 @@ def go_run(program, *args, timeout=90):
         errs = [o["error"] for o in objs if isinstance(o, dict) and "error" in o]
         raise ClientError("%s %s exited %d: %s%s" % (
             program, args[0], r.returncode, "; ".join(errs) or "(no error printed)",
-            "\n  stderr: " + r.stderr.decode("utf-8", "replace")[-800:]
-            if r.stderr.strip() else ""))
+            stderr_tail(r.stderr)))
     return objs
+
+
+def stderr_tail(data, lines=4):
+    """The last few distinct lines a client wrote to stderr (a Reader that
+    retries repeats its error many times), cut to 300 characters each."""
+    seen = []
+    for line in reversed(data.decode("utf-8", "replace").splitlines()):
+        line = line.strip()[:300]
+        if line and line not in seen:
+            seen.append(line)
+        if len(seen) == lines:
+            break
+    if not seen:
+        return ""
+    return "\n  stderr (last distinct lines):\n    " + "\n    ".join(reversed(seen))
 
 
 def expected(n, partitions):

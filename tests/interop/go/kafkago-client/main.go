@@ -41,7 +41,7 @@ var out = json.NewEncoder(os.Stdout)
 
 // errLog gets the errors a Reader retries on by itself (a fetch it cannot
 // decode, a failed join), which would otherwise only show as a timeout.
-var errLog = log.New(os.Stderr, "kafka-go: ", log.Lmicroseconds)
+var errLog = log.New(os.Stderr, "kafka-go: ", 0)
 
 func emit(v interface{}) {
 	if err := out.Encode(v); err != nil {
