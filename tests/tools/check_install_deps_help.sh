@@ -20,7 +20,12 @@ minimal=$("$script" --list --minimal) || fail "--list --minimal exited $?"
 for p in $minimal; do
     grep -qx -- "$p" <<<"$full" || fail "minimal package $p is not in the full list"
 done
-for p in libcunit1-dev libgtk-4-dev afl++ kcat; do
+for p in libcunit1-dev libgtk-4-dev afl++ kcat golang-go burrow; do
     ! grep -qx -- "$p" <<<"$minimal" || fail "--minimal installs $p"
+done
+# the Go interop clients build offline from these (tests/interop/meson.build)
+for p in golang-go golang-github-shopify-sarama-dev golang-github-segmentio-kafka-go-dev \
+    golang-github-confluentinc-confluent-kafka-go-dev burrow zookeeper; do
+    grep -qx -- "$p" <<<"$full" || fail "the full list lacks $p"
 done
 echo "ok: usage, --minimal: $(echo $minimal)"
