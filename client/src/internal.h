@@ -181,6 +181,10 @@ struct sc_msg {
     int32_t value_len;    /* -1: null */
     uint32_t header_count;
     uint32_t headers_len; /* bytes of packed headers after the value */
+    int32_t run;          /* on the report queue: this record and the run - 1 after
+                           * it share err, their offsets follow from offset (-1
+                           * stays -1); only the first of a run carries them, so
+                           * a batch is reported without touching each record */
     size_t size;          /* what it counts against queue.buffering.max.kbytes */
     int err;              /* delivery result */
     int64_t offset;
@@ -475,6 +479,7 @@ struct sc_client {
 
     /* events (I/O -> user) */
     struct sc_msgq dr;               /* delivery reports ready */
+    uint64_t dr_failed;              /* failed delivery reports served so far */
     struct sc_err_ev *errs, *errs_tail;
 
     /* producer */
