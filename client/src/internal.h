@@ -480,6 +480,9 @@ struct sc_client {
     /* events (I/O -> user) */
     struct sc_msgq dr;               /* delivery reports ready */
     uint64_t dr_failed;              /* failed delivery reports served so far */
+    int64_t wall_minus_mono_ms;      /* sc_wall_ms() - sc_now_ms(), as of the I/O
+                                      * thread's last turn: samsa_produce stamps
+                                      * records from the one clock it reads */
     struct sc_err_ev *errs, *errs_tail;
 
     /* producer */

@@ -884,6 +884,8 @@ static void report_all_down(struct sc_client *c)
 
 int64_t sc_client_run_once(struct sc_client *c, int64_t now)
 {
+    /* a step of the wall clock reaches record timestamps within a turn (1 s at most) */
+    c->wall_minus_mono_ms = sc_wall_ms() - sc_now_ms();
     int64_t next = now + 1000;
     next = sc_min64(next, conn_timeouts(c, now));
     next = sc_min64(next, metadata_serve(c, now));
@@ -1012,6 +1014,7 @@ static int client_create(char kind, const samsa_conf *conf, bool detached,
     c->kind = kind;
     c->detached = detached;
     c->wake_fd = -1;
+    c->wall_minus_mono_ms = sc_wall_ms() - sc_now_ms();
     c->conf = samsa_conf_dup(conf);
     if (c->conf == NULL) {
         sc_errf(errstr, errstr_size, "out of memory");

@@ -141,7 +141,6 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
     m->value_len = rec->value != NULL ? (int32_t)rec->value_len : -1;
     m->header_count = (uint32_t)rec->header_count;
     m->headers_len = (uint32_t)hdr_bytes;
-    m->timestamp = rec->timestamp != 0 ? rec->timestamp : sc_wall_ms();
     m->offset = -1;
     uint8_t *w = m->data;
     if (rec->key_len > 0) {
@@ -193,6 +192,7 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
     }
     m->topic = t;
     m->enq_ms = sc_now_ms();
+    m->timestamp = rec->timestamp != 0 ? rec->timestamp : m->enq_ms + c->wall_minus_mono_ms;
     c->outq_msgs++;
     c->outq_bytes += size;
     if (t->partition_count == 0) {
