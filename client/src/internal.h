@@ -8,9 +8,11 @@
  *     struct sc_client and is guarded by sc_client.lock: the configuration
  *     is immutable after _new; topics, partition queues, the op queue and
  *     the event queues are only read or written with the lock held. The I/O
- *     thread holds the lock while it works and releases it around poll(2);
- *     a user call that changes what the I/O thread should do writes to the
- *     wake eventfd.
+ *     thread holds the lock while it works and releases it around poll(2),
+ *     send(2)/recv(2) and the encoding of cut producer batches: what it
+ *     touches then (sockets, connection buffers, a batch cut from its
+ *     queue) belongs to it alone; a user call that changes what the I/O
+ *     thread should do writes to the wake eventfd.
  *   - User-facing results (delivery reports, errors, consumed messages)
  *     are queued by the I/O thread and handed to callbacks or returned only
  *     inside the user's poll-like calls (cond var `ev_cond` wakes them).
