@@ -75,7 +75,8 @@ enum sc_offset_reset {
 enum sc_assignor {
     SC_ASSIGNOR_RANGE = 0,
     SC_ASSIGNOR_ROUNDROBIN = 1,
-    SC_ASSIGNOR_COUNT = 2,
+    SC_ASSIGNOR_STICKY = 2, /* Kafka 2.0's StickyAssignor ("sticky"), eager */
+    SC_ASSIGNOR_COUNT = 3,
 };
 
 #define SC_MAX_ASSIGNORS 4
@@ -282,6 +283,9 @@ struct sc_member {
     int topic_count;
     struct sc_tp *assigned; /* output of an assignor */
     int assigned_count;
+    struct sc_tp *owned;    /* sticky: what its UserData says it had */
+    int owned_count;
+    int32_t owned_generation; /* of that assignment; -1 when not said */
 };
 
 /* A topic's partition count, for the assignors. */
@@ -297,6 +301,24 @@ void sc_subscription_encode(struct kp_writer *w, char *const *topics, int topic_
                             const struct sc_tp *owned, int owned_count);
 SC_MUST_CHECK int sc_subscription_decode(const uint8_t *p, size_t len, char ***topics,
                                          int *topic_count);
+/* The same with UserData (ud: a copy, or NULL with 0 for none). */
+void sc_subscription_encode_ud(struct kp_writer *w, char *const *topics, int topic_count,
+                               const struct sc_tp *owned, int owned_count, const uint8_t *ud,
+                               size_t ud_len);
+/* A Subscription's UserData, borrowed from p (null and empty: len 0). */
+SC_MUST_CHECK int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud);
+
+/*
+ * The sticky assignor's UserData: Kafka 2.0's layout (previous_assignment:
+ * [topic STRING, partitions [INT32]], tps grouped by topic in the order
+ * given) followed by the generation INT32 of Kafka 2.3's second layout
+ * (which 2.0's reader leaves unread and kafka-python's needs). Decode takes
+ * either (generation -1 without one); tps are kp_malloc'd.
+ */
+void sc_sticky_user_data_encode(struct kp_writer *w, const struct sc_tp *tps, int count,
+                                int32_t generation);
+SC_MUST_CHECK int sc_sticky_user_data_decode(const uint8_t *p, size_t len, struct sc_tp **tps,
+                                             int *count, int32_t *generation);
 
 void sc_assignment_encode(struct kp_writer *w, const struct sc_tp *tps, int count);
 SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **tps,
