@@ -234,7 +234,8 @@ static int serve_reports(struct sc_client *c)
         int64_t offset = -1;
         while ((m = sc_msgq_pop(&q)) != NULL) {
             /* the records are a list in memory the I/O thread last read:
-             * ask for the next while this one is reported */
+             * ask for the next while this one is reported (a GNU builtin,
+             * gcc's and clang's) */
             __builtin_prefetch(q.head);
             if (left == 0) {
                 run_err = m->err;

@@ -371,10 +371,10 @@ static int run_produce(const struct opts *o, struct result *r)
         if (o->chunk > 0 && o->keys == 0 && o->partition < 0) {
             rec.partition = (int32_t)((sent / o->chunk) % nparts);
         }
-        int err;
-        while ((err = samsa_produce(p, &rec)) == SAMSA_ERR_QUEUE_FULL && !o->queued &&
-               now_ns() < deadline) {
+        int err = samsa_produce(p, &rec);
+        while (err == SAMSA_ERR_QUEUE_FULL && !o->queued && now_ns() < deadline) {
             (void)samsa_producer_poll(p, 1); /* queue full: let deliveries drain it */
+            err = samsa_produce(p, &rec);
         }
         if (err != SAMSA_OK) {
             fprintf(stderr, "samsa-loadgen-libsamsa: produce: %s\n", samsa_err_str(err));
