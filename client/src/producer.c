@@ -867,7 +867,7 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     if (!c->detached) {
         pthread_mutex_lock(&c->lock);
     }
-    int kept = 0;
+    int kept = 0; /* the encoded ones move to the front: items[0..kept) */
     for (int i = 0; i < n; i++) {
         if (encode_err[i] != 0) {
             kp_wr_free(&bufs[i]);
@@ -879,14 +879,16 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
         }
         items[i].batch->attempts++;
         items[i].batch->sent = true;
-        items[kept] = items[i];
-        bufs[kept] = bufs[i];
+        if (kept < i) {
+            items[kept] = items[i];
+            bufs[kept] = bufs[i];
+        }
         kept++;
     }
-    n = kept;
-    if (n == 0) {
+    if (kept == 0) {
         return;
     }
+    n = kept;
     /* One TopicProduceData per topic: items of one topic are adjacent. */
     struct kp_ProduceRequest_TopicProduceData tds[MAX_REQUEST_PARTS];
     struct kp_ProduceRequest_PartitionProduceData pds[MAX_REQUEST_PARTS];
