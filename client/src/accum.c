@@ -123,12 +123,17 @@ struct sc_batch *sc_ppart_next_batch(struct sc_ppart *pp, const struct sc_batch_
         return NULL;
     }
     b->first_enq_ms = pp->queue.head->enq_ms;
-    /* At least one record, then as many as fit the size and count bounds. */
-    do {
-        struct sc_msg *m = sc_msgq_pop(&pp->queue);
-        sc_msgq_push(&b->msgs, m);
-    } while (pp->queue.head != NULL && b->msgs.count < rules->batch_num_messages &&
-             b->msgs.bytes + pp->queue.head->size <= rules->batch_size);
+    if (pp->queue.count <= rules->batch_num_messages && pp->queue.bytes <= rules->batch_size) {
+        /* All of it fits (the usual case): taken whole, no walk over the records. */
+        sc_msgq_concat(&b->msgs, &pp->queue);
+    } else {
+        /* At least one record, then as many as fit the size and count bounds. */
+        do {
+            struct sc_msg *m = sc_msgq_pop(&pp->queue);
+            sc_msgq_push(&b->msgs, m);
+        } while (pp->queue.head != NULL && b->msgs.count < rules->batch_num_messages &&
+                 b->msgs.bytes + pp->queue.head->size <= rules->batch_size);
+    }
     if (rules->idempotent) {
         b->base_seq = pp->next_seq;
         pp->next_seq = sc_seq_add(pp->next_seq, b->msgs.count);

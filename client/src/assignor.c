@@ -1,7 +1,9 @@
 /*
  * The classic consumer protocol's bytes (ConsumerProtocolSubscription and
- * ConsumerProtocolAssignment, reference §A4.2) and the range and roundrobin
- * assignors as Java's RangeAssignor and RoundRobinAssignor compute them.
+ * ConsumerProtocolAssignment, reference §A4.2), the range and roundrobin
+ * assignors as Java's RangeAssignor and RoundRobinAssignor compute them, and
+ * the eager sticky assignor (Kafka 2.0's "sticky": balanced, then keeping
+ * as much of each member's previous assignment as balance allows).
  * Pure functions.
  */
 #include <stdlib.h>
@@ -17,35 +19,124 @@ static struct kp_str cstr(const char *s)
     return kp_str_c(s);
 }
 
+/* tps grouped by topic, in the order given: [topic STRING, partitions [INT32]] */
+static void write_topic_partitions(struct kp_writer *w, const struct sc_tp *tps, int count)
+{
+    int groups = 0;
+    for (int i = 0; i < count; i++) {
+        if (i == 0 || strcmp(tps[i].topic, tps[i - 1].topic) != 0) {
+            groups++;
+        }
+    }
+    kp_wr_array_len(w, false, groups);
+    for (int i = 0; i < count;) {
+        int j = i;
+        while (j < count && strcmp(tps[j].topic, tps[i].topic) == 0) {
+            j++;
+        }
+        kp_wr_string(w, cstr(tps[i].topic));
+        kp_wr_array_len(w, false, j - i);
+        for (int k = i; k < j; k++) {
+            kp_wr_i32(w, tps[k].partition);
+        }
+        i = j;
+    }
+}
+
 void sc_subscription_encode(struct kp_writer *w, char *const *topics, int topic_count,
                             const struct sc_tp *owned, int owned_count)
+{
+    sc_subscription_encode_ud(w, topics, topic_count, owned, owned_count, NULL, 0);
+}
+
+void sc_subscription_encode_ud(struct kp_writer *w, char *const *topics, int topic_count,
+                               const struct sc_tp *owned, int owned_count, const uint8_t *ud,
+                               size_t ud_len)
 {
     kp_wr_i16(w, 1); /* v1: v0 + OwnedPartitions; readers of v0 ignore the rest */
     kp_wr_array_len(w, false, topic_count);
     for (int i = 0; i < topic_count; i++) {
         kp_wr_string(w, cstr(topics[i]));
     }
-    kp_wr_bytes(w, (struct kp_bytes){(const uint8_t *)"", 0}); /* empty, not null, as librdkafka */
+    /* empty, not null, as librdkafka */
+    kp_wr_bytes(w, (struct kp_bytes){ud != NULL ? ud : (const uint8_t *)"", (int32_t)ud_len});
     /* OwnedPartitions grouped by topic, in the order given (callers sort). */
-    int groups = 0;
-    for (int i = 0; i < owned_count; i++) {
-        if (i == 0 || strcmp(owned[i].topic, owned[i - 1].topic) != 0) {
-            groups++;
+    write_topic_partitions(w, owned, owned_count);
+}
+
+int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud)
+{
+    struct kp_reader r;
+    kp_rd_init(&r, p, len);
+    int16_t version = kp_rd_i16(&r);
+    int32_t n = kp_rd_array_len(&r, false, false, MAX_TOPICS, 2);
+    for (int32_t i = 0; i < n && r.err == 0; i++) {
+        (void)kp_rd_string(&r);
+    }
+    struct kp_bytes b = kp_rd_bytes(&r);
+    if (r.err != 0 || version < 0) {
+        return SAMSA_ERR_BAD_RESPONSE;
+    }
+    *ud = b.len > 0 ? b : (struct kp_bytes){(const uint8_t *)"", 0};
+    return SAMSA_OK;
+}
+
+void sc_sticky_user_data_encode(struct kp_writer *w, const struct sc_tp *tps, int count,
+                                int32_t generation)
+{
+    write_topic_partitions(w, tps, count);
+    kp_wr_i32(w, generation);
+}
+
+int sc_sticky_user_data_decode(const uint8_t *p, size_t len, struct sc_tp **out, int *count_out,
+                               int32_t *generation)
+{
+    *out = NULL;
+    *count_out = 0;
+    *generation = -1;
+    struct kp_reader r;
+    kp_rd_init(&r, p, len);
+    int32_t nt = kp_rd_array_len(&r, false, false, MAX_TOPICS, 6);
+    if (r.err != 0) {
+        return SAMSA_ERR_BAD_RESPONSE;
+    }
+    /* Allocation follows the bytes present: each partition takes 4. */
+    size_t cap = kp_rd_remaining(&r) / 4 + 1;
+    struct sc_tp *tps = kp_calloc(cap, sizeof(*tps));
+    if (tps == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    int n = 0;
+    int err = SAMSA_ERR_BAD_RESPONSE;
+    for (int32_t t = 0; t < nt; t++) {
+        struct kp_str name = kp_rd_string(&r);
+        int32_t np = kp_rd_array_len(&r, false, false, MAX_PARTS, 4);
+        if (r.err != 0 || name.len < 0) {
+            goto out_bad;
+        }
+        for (int32_t i = 0; i < np; i++) {
+            int32_t part = kp_rd_i32(&r);
+            if (r.err != 0 || (size_t)n >= cap) {
+                goto out_bad;
+            }
+            tps[n].topic = sc_strndup(name.ptr, (size_t)name.len);
+            if (tps[n].topic == NULL) {
+                err = SAMSA_ERR_NOMEM;
+                goto out_bad;
+            }
+            tps[n].partition = part;
+            n++;
         }
     }
-    kp_wr_array_len(w, false, groups);
-    for (int i = 0; i < owned_count;) {
-        int j = i;
-        while (j < owned_count && strcmp(owned[j].topic, owned[i].topic) == 0) {
-            j++;
-        }
-        kp_wr_string(w, cstr(owned[i].topic));
-        kp_wr_array_len(w, false, j - i);
-        for (int k = i; k < j; k++) {
-            kp_wr_i32(w, owned[k].partition);
-        }
-        i = j;
+    if (kp_rd_remaining(&r) >= 4) {
+        *generation = kp_rd_i32(&r); /* the second layout */
     }
+    *out = tps;
+    *count_out = n;
+    return SAMSA_OK;
+out_bad:
+    sc_tps_free(tps, n);
+    return err;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -178,7 +269,9 @@ out_bad:
 
 const char *sc_assignor_name(int assignor)
 {
-    return assignor == SC_ASSIGNOR_ROUNDROBIN ? "roundrobin" : "range";
+    return assignor == SC_ASSIGNOR_ROUNDROBIN ? "roundrobin"
+           : assignor == SC_ASSIGNOR_STICKY   ? "sticky"
+                                              : "range";
 }
 
 void sc_member_clear(struct sc_member *m)
@@ -190,6 +283,7 @@ void sc_member_clear(struct sc_member *m)
     }
     kp_free(m->topics);
     sc_tps_free(m->assigned, m->assigned_count);
+    sc_tps_free(m->owned, m->owned_count);
     memset(m, 0, sizeof(*m));
 }
 
@@ -236,6 +330,174 @@ static int cmp_count(const void *a, const void *b)
                   ((const struct sc_topic_count *)b)->topic);
 }
 
+/*
+ * The sticky assignor, eager (Kafka 2.0's StickyAssignor as its documentation
+ * describes it; this is our own construction):
+ *   1. every member keeps the partitions its UserData says it had, when the
+ *      partition still exists and the member still subscribes to its topic;
+ *      a partition claimed twice goes to the claim of the higher generation,
+ *      then to the member first in member-id order;
+ *   2. the partitions nobody kept go, those with the fewest subscribed
+ *      members first, each to the subscribed member with the fewest
+ *      partitions (member-id order breaks ties);
+ *   3. while a member has at least two more partitions than another that
+ *      subscribes to the topic of one of them, one moves (one given out in
+ *      step 2 rather than one kept, when it can). Every move lowers the sum
+ *      of the squared counts, so this ends; when it does the assignment is
+ *      balanced: no partition could go from a member to one with two fewer.
+ * members are sorted by member id; sorted[] by topic.
+ */
+static int sticky_assign(struct sc_member *members, int n, const struct sc_topic_count *sorted,
+                         int count_n, int *caps)
+{
+    int err = SAMSA_ERR_NOMEM;
+    size_t total = 0;
+    size_t *base = kp_calloc((size_t)count_n + 1, sizeof(*base));
+    int *eligible = kp_calloc((size_t)count_n + 1, sizeof(*eligible));
+    int *order = kp_calloc((size_t)n + 1, sizeof(*order));
+    int *cnt = kp_calloc((size_t)n + 1, sizeof(*cnt));
+    int *owner = NULL;
+    int *tix = NULL; /* each partition's topic, an index of sorted[] */
+    bool *kept = NULL;
+    size_t *pending = NULL;
+    if (base == NULL || eligible == NULL || order == NULL || cnt == NULL) {
+        goto out;
+    }
+    for (int t = 0; t < count_n; t++) {
+        base[t] = total;
+        total += sorted[t].partitions > 0 ? (size_t)sorted[t].partitions : 0;
+        for (int i = 0; i < n; i++) {
+            eligible[t] += subscribes(&members[i], sorted[t].topic) ? 1 : 0;
+        }
+    }
+    owner = kp_calloc(total + 1, sizeof(*owner));
+    tix = kp_calloc(total + 1, sizeof(*tix));
+    kept = kp_calloc(total + 1, sizeof(*kept));
+    pending = kp_calloc(total + 1, sizeof(*pending));
+    if (owner == NULL || tix == NULL || kept == NULL || pending == NULL) {
+        goto out;
+    }
+    for (int t = 0; t < count_n; t++) {
+        for (int32_t p = 0; p < sorted[t].partitions; p++) {
+            owner[base[t] + (size_t)p] = -1;
+            tix[base[t] + (size_t)p] = t;
+        }
+    }
+
+    /* 1. claims, the higher generation first, then member-id order */
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        while (j > 0 && members[order[j - 1]].owned_generation < members[i].owned_generation) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        for (int o = 0; o < members[i].owned_count; o++) {
+            const struct sc_tp *tp = &members[i].owned[o];
+            struct sc_topic_count key = {tp->topic, 0};
+            const struct sc_topic_count *tc =
+                bsearch(&key, sorted, (size_t)count_n, sizeof(*sorted), cmp_count);
+            if (tc == NULL || tp->partition < 0 || tp->partition >= tc->partitions ||
+                !subscribes(&members[i], tp->topic)) {
+                continue;
+            }
+            size_t x = base[tc - sorted] + (size_t)tp->partition;
+            if (owner[x] < 0) {
+                owner[x] = i;
+                kept[x] = true;
+                cnt[i]++;
+            }
+        }
+    }
+
+    /* 2. the rest, the most constrained first */
+    size_t np = 0;
+    for (int e = 1; e <= n; e++) {
+        for (int t = 0; t < count_n; t++) {
+            if (eligible[t] != e) {
+                continue;
+            }
+            for (int32_t p = 0; p < sorted[t].partitions; p++) {
+                if (owner[base[t] + (size_t)p] < 0) {
+                    pending[np++] = base[t] + (size_t)p;
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < np; k++) {
+        size_t x = pending[k];
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            if ((best < 0 || cnt[i] < cnt[best]) &&
+                subscribes(&members[i], sorted[tix[x]].topic)) {
+                best = i;
+            }
+        }
+        owner[x] = best;
+        cnt[best]++;
+    }
+
+    /* 3. moves from the fullest to the emptiest that can take one */
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        for (int i = 1; i < n; i++) { /* by count, descending; member-id order within */
+            int v = order[i];
+            int j = i;
+            while (j > 0 && cnt[order[j - 1]] < cnt[v]) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = v;
+        }
+        for (int ai = 0; ai < n && !moved; ai++) {
+            int a = order[ai];
+            for (int bi = n - 1; bi > ai && !moved && cnt[a] - cnt[order[bi]] >= 2; bi--) {
+                int b = order[bi];
+                size_t pick = total;
+                for (size_t x = 0; x < total; x++) {
+                    if (owner[x] == a && (pick == total || kept[pick]) &&
+                        subscribes(&members[b], sorted[tix[x]].topic)) {
+                        pick = x;
+                    }
+                }
+                if (pick < total) {
+                    owner[pick] = b;
+                    kept[pick] = false;
+                    cnt[a]--;
+                    cnt[b]++;
+                    moved = true;
+                }
+            }
+        }
+    }
+
+    err = SAMSA_OK;
+    for (int t = 0; t < count_n && err == SAMSA_OK; t++) {
+        for (int32_t p = 0; p < sorted[t].partitions && err == SAMSA_OK; p++) {
+            int i = owner[base[t] + (size_t)p];
+            if (i >= 0) {
+                err = add_tp(&members[i], sorted[t].topic, p, &caps[i]);
+            }
+        }
+    }
+out:
+    kp_free(base);
+    kp_free(eligible);
+    kp_free(order);
+    kp_free(cnt);
+    kp_free(owner);
+    kp_free(tix);
+    kp_free(kept);
+    kp_free(pending);
+    return err;
+}
+
 int sc_assign(int assignor, struct sc_member *members, int n, const struct sc_topic_count *counts,
               int count_n)
 {
@@ -254,7 +516,9 @@ int sc_assign(int assignor, struct sc_member *members, int n, const struct sc_to
         members[i].assigned = NULL;
         members[i].assigned_count = 0;
     }
-    if (assignor == SC_ASSIGNOR_RANGE) {
+    if (assignor == SC_ASSIGNOR_STICKY) {
+        err = sticky_assign(members, n, sorted, count_n, caps);
+    } else if (assignor == SC_ASSIGNOR_RANGE) {
         /* Per topic: the subscribed members in member-id order take
          * P / C partitions each, the first P % C one more. */
         for (int t = 0; t < count_n && err == SAMSA_OK; t++) {

@@ -233,23 +233,34 @@ static int parse_assignors(const char *value, int *out, int *count, char *errstr
             e++;
         }
         size_t len = (size_t)(e - p);
+        /* the protocol names, and Java's class names for them */
+        static const struct {
+            const char *name;
+            int assignor;
+        } names[] = {
+            {"range", SC_ASSIGNOR_RANGE},
+            {"org.apache.kafka.clients.consumer.RangeAssignor", SC_ASSIGNOR_RANGE},
+            {"roundrobin", SC_ASSIGNOR_ROUNDROBIN},
+            {"org.apache.kafka.clients.consumer.RoundRobinAssignor", SC_ASSIGNOR_ROUNDROBIN},
+            {"sticky", SC_ASSIGNOR_STICKY},
+            {"org.apache.kafka.clients.consumer.StickyAssignor", SC_ASSIGNOR_STICKY},
+        };
         int a = -1;
-        if ((len == 5 && memcmp(p, "range", 5) == 0) ||
-            (len == 46 && memcmp(p, "org.apache.kafka.clients.consumer.RangeAssignor", 46) == 0)) {
-            a = SC_ASSIGNOR_RANGE;
-        } else if ((len == 10 && memcmp(p, "roundrobin", 10) == 0) ||
-                   (len == 51 &&
-                    memcmp(p, "org.apache.kafka.clients.consumer.RoundRobinAssignor", 51) == 0)) {
-            a = SC_ASSIGNOR_ROUNDROBIN;
-        } else if (len == 18 && memcmp(p, "cooperative-sticky", 18) == 0) {
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && a < 0; k++) {
+            if (strlen(names[k].name) == len && memcmp(p, names[k].name, len) == 0) {
+                a = names[k].assignor;
+            }
+        }
+        if (a < 0 && len == 18 && memcmp(p, "cooperative-sticky", 18) == 0) {
             sc_errf(errstr, errstr_size,
-                    "partition.assignment.strategy: cooperative-sticky is not implemented yet "
-                    "(use range, roundrobin)");
+                    "partition.assignment.strategy: cooperative-sticky (incremental rebalancing) "
+                    "is not implemented (use sticky, range, roundrobin)");
             return SAMSA_ERR_INVALID_CONFIG;
-        } else {
+        }
+        if (a < 0) {
             sc_errf(errstr, errstr_size,
                     "partition.assignment.strategy: unknown assignor \"%.*s\" (accepted: range, "
-                    "roundrobin)",
+                    "roundrobin, sticky)",
                     (int)len, p);
             return SAMSA_ERR_INVALID_CONFIG;
         }

@@ -78,6 +78,10 @@ struct sc_group {
     bool leader;
     struct sc_member *members; /* the leader's view of this generation */
     int member_count;
+    struct sc_tp *owned;       /* the last assignment SyncGroup gave (sorted): what the
+                                * sticky assignor's UserData tells the next leader */
+    int owned_count;
+    int32_t owned_generation;
     bool assign_md_inflight;
     int64_t join_at;
     bool rejoin_pending;       /* wanted while a join was under way */
@@ -125,6 +129,7 @@ static struct sc_group *group(struct sc_client *c)
         if (c->group != NULL) {
             c->group->coord_id = -1;
             c->group->generation = -1;
+            c->group->owned_generation = -1;
             c->group->next_auto_commit = sc_now_ms() + c->v->auto_commit_interval_ms;
             c->group->last_poll = sc_now_ms();
         }
@@ -173,6 +178,7 @@ void sc_group_free(struct sc_client *c)
     }
     clear_members(g);
     free_topics(g);
+    sc_tps_free(g->owned, g->owned_count);
     kp_free(g->member_id);
     kp_free(g);
     c->group = NULL;
@@ -1137,8 +1143,53 @@ static int take_members(struct sc_client *c, struct sc_group *g,
                           "group %s: member %s sent a Subscription that does not decode; it "
                           "gets no partitions",
                           c->v->group_id, dst->member_id);
+            continue;
+        }
+        /* the sticky assignor's UserData: what the member had (none when absent or
+         * not decodable: it is then treated as a new member) */
+        struct kp_bytes ud;
+        dst->owned_generation = -1;
+        if (sc_subscription_user_data(m->Metadata.ptr, (size_t)m->Metadata.len, &ud) ==
+                SAMSA_OK &&
+            ud.len > 0) {
+            err = sc_sticky_user_data_decode(ud.ptr, (size_t)ud.len, &dst->owned,
+                                             &dst->owned_count, &dst->owned_generation);
+            if (err == SAMSA_ERR_NOMEM) {
+                return err;
+            }
         }
     }
+    return SAMSA_OK;
+}
+
+static int cmp_tp(const void *a, const void *b)
+{
+    const struct sc_tp *x = a;
+    const struct sc_tp *y = b;
+    int d = strcmp(x->topic, y->topic);
+    return d != 0 ? d : (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+/* Keeps parts[0..n) (copied, sorted) as this member's last assignment. */
+static int remember_owned(struct sc_group *g, const struct samsa_partition *parts, int n)
+{
+    struct sc_tp *tps = kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*tps));
+    if (tps == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        tps[i].topic = sc_strdup(parts[i].topic);
+        tps[i].partition = parts[i].partition;
+        if (tps[i].topic == NULL) {
+            sc_tps_free(tps, i);
+            return SAMSA_ERR_NOMEM;
+        }
+    }
+    qsort(tps, (size_t)n, sizeof(*tps), cmp_tp);
+    sc_tps_free(g->owned, g->owned_count);
+    g->owned = tps;
+    g->owned_count = n;
+    g->owned_generation = g->generation;
     return SAMSA_OK;
 }
 
@@ -1232,16 +1283,26 @@ static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn
     struct kp_writer w;
     kp_wr_init(&w, (size_t)16 * 1024 * 1024);
     sc_subscription_encode(&w, g->topics, g->topic_count, NULL, 0);
-    if (w.err != 0) {
+    /* sticky's Subscription carries the last assignment in its UserData */
+    struct kp_writer ud;
+    struct kp_writer sw;
+    kp_wr_init(&ud, (size_t)16 * 1024 * 1024);
+    kp_wr_init(&sw, (size_t)16 * 1024 * 1024);
+    sc_sticky_user_data_encode(&ud, g->owned, g->owned_count, g->owned_generation);
+    sc_subscription_encode_ud(&sw, g->topics, g->topic_count, NULL, 0, ud.buf, ud.len);
+    if (w.err != 0 || ud.err != 0 || sw.err != 0) {
         kp_wr_free(&w);
+        kp_wr_free(&ud);
+        kp_wr_free(&sw);
         g->join_at = now + c->v->retry_backoff_ms;
         return g->join_at;
     }
     struct kp_JoinGroupRequest_JoinGroupRequestProtocol protos[SC_MAX_ASSIGNORS];
     int np = c->v->assignor_count < SC_MAX_ASSIGNORS ? c->v->assignor_count : SC_MAX_ASSIGNORS;
     for (int i = 0; i < np; i++) {
+        const struct kp_writer *meta = c->v->assignors[i] == SC_ASSIGNOR_STICKY ? &sw : &w;
         protos[i].Name = kp_str_c(sc_assignor_name(c->v->assignors[i]));
-        protos[i].Metadata = (struct kp_bytes){w.buf, (int32_t)w.len};
+        protos[i].Metadata = (struct kp_bytes){meta->buf, (int32_t)meta->len};
     }
     struct kp_JoinGroupRequest req;
     kp_JoinGroupRequest_init(&req);
@@ -1256,6 +1317,8 @@ static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn
     req.Protocols.count = np;
     int err = sc_conn_send(c, coord, KP_API_JOIN_GROUP, ver, &req, on_join, NULL);
     kp_wr_free(&w);
+    kp_wr_free(&ud);
+    kp_wr_free(&sw);
     if (err != SAMSA_OK) {
         g->join_at = now + c->v->retry_backoff_ms;
         return g->join_at;
@@ -1458,6 +1521,9 @@ static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *bo
         }
     }
     int aerr = parts != NULL ? sc_consumer_set_assignment(c, parts, (size_t)k) : SAMSA_ERR_NOMEM;
+    if (aerr == SAMSA_OK) {
+        aerr = remember_owned(g, parts, k);
+    }
     if (aerr == SAMSA_OK) {
         (void)sc_post_rebalance(c, true, parts, (size_t)k, false);
         g->last_hb_ok = now;

@@ -8,9 +8,11 @@
  *     struct sc_client and is guarded by sc_client.lock: the configuration
  *     is immutable after _new; topics, partition queues, the op queue and
  *     the event queues are only read or written with the lock held. The I/O
- *     thread holds the lock while it works and releases it around poll(2);
- *     a user call that changes what the I/O thread should do writes to the
- *     wake eventfd.
+ *     thread holds the lock while it works and releases it around poll(2),
+ *     send(2)/recv(2) and the encoding of cut producer batches: what it
+ *     touches then (sockets, connection buffers, a batch cut from its
+ *     queue) belongs to it alone; a user call that changes what the I/O
+ *     thread should do writes to the wake eventfd.
  *   - User-facing results (delivery reports, errors, consumed messages)
  *     are queued by the I/O thread and handed to callbacks or returned only
  *     inside the user's poll-like calls (cond var `ev_cond` wakes them).
@@ -73,7 +75,8 @@ enum sc_offset_reset {
 enum sc_assignor {
     SC_ASSIGNOR_RANGE = 0,
     SC_ASSIGNOR_ROUNDROBIN = 1,
-    SC_ASSIGNOR_COUNT = 2,
+    SC_ASSIGNOR_STICKY = 2, /* Kafka 2.0's StickyAssignor ("sticky"), eager */
+    SC_ASSIGNOR_COUNT = 3,
 };
 
 #define SC_MAX_ASSIGNORS 4
@@ -181,6 +184,10 @@ struct sc_msg {
     int32_t value_len;    /* -1: null */
     uint32_t header_count;
     uint32_t headers_len; /* bytes of packed headers after the value */
+    int32_t run;          /* on the report queue: this record and the run - 1 after
+                           * it share err, their offsets follow from offset (-1
+                           * stays -1); only the first of a run carries them, so
+                           * a batch is reported without touching each record */
     size_t size;          /* what it counts against queue.buffering.max.kbytes */
     int err;              /* delivery result */
     int64_t offset;
@@ -276,6 +283,9 @@ struct sc_member {
     int topic_count;
     struct sc_tp *assigned; /* output of an assignor */
     int assigned_count;
+    struct sc_tp *owned;    /* sticky: what its UserData says it had */
+    int owned_count;
+    int32_t owned_generation; /* of that assignment; -1 when not said */
 };
 
 /* A topic's partition count, for the assignors. */
@@ -291,6 +301,24 @@ void sc_subscription_encode(struct kp_writer *w, char *const *topics, int topic_
                             const struct sc_tp *owned, int owned_count);
 SC_MUST_CHECK int sc_subscription_decode(const uint8_t *p, size_t len, char ***topics,
                                          int *topic_count);
+/* The same with UserData (ud: a copy, or NULL with 0 for none). */
+void sc_subscription_encode_ud(struct kp_writer *w, char *const *topics, int topic_count,
+                               const struct sc_tp *owned, int owned_count, const uint8_t *ud,
+                               size_t ud_len);
+/* A Subscription's UserData, borrowed from p (null and empty: len 0). */
+SC_MUST_CHECK int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud);
+
+/*
+ * The sticky assignor's UserData: Kafka 2.0's layout (previous_assignment:
+ * [topic STRING, partitions [INT32]], tps grouped by topic in the order
+ * given) followed by the generation INT32 of Kafka 2.3's second layout
+ * (which 2.0's reader leaves unread and kafka-python's needs). Decode takes
+ * either (generation -1 without one); tps are kp_malloc'd.
+ */
+void sc_sticky_user_data_encode(struct kp_writer *w, const struct sc_tp *tps, int count,
+                                int32_t generation);
+SC_MUST_CHECK int sc_sticky_user_data_decode(const uint8_t *p, size_t len, struct sc_tp **tps,
+                                             int *count, int32_t *generation);
 
 void sc_assignment_encode(struct kp_writer *w, const struct sc_tp *tps, int count);
 SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **tps,
@@ -475,6 +503,10 @@ struct sc_client {
 
     /* events (I/O -> user) */
     struct sc_msgq dr;               /* delivery reports ready */
+    uint64_t dr_failed;              /* failed delivery reports served so far */
+    int64_t wall_minus_mono_ms;      /* sc_wall_ms() - sc_now_ms(), as of the I/O
+                                      * thread's last turn: samsa_produce stamps
+                                      * records from the one clock it reads */
     struct sc_err_ev *errs, *errs_tail;
 
     /* producer */

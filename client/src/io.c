@@ -491,11 +491,38 @@ static void conn_start(struct sc_client *c, struct sc_conn *conn, int64_t now)
     conn->state = SC_CONN_CONNECTING;
 }
 
+/*
+ * send(2) and recv(2) on the I/O thread, with the client lock released for
+ * the system call (they copy every byte of a request or response, and the
+ * user's samsa_produce / poll calls need the lock meanwhile). A connection's
+ * socket and buffers belong to the I/O thread alone (user calls reach them
+ * only after the thread stopped), so nothing changes them while unlocked.
+ */
+static ssize_t send_unlocked(struct sc_client *c, struct sc_conn *conn)
+{
+    pthread_mutex_unlock(&c->lock);
+    ssize_t n = send(conn->fd, conn->out.buf + conn->out_off, conn->out.len - conn->out_off,
+                     MSG_NOSIGNAL);
+    int saved = errno;
+    pthread_mutex_lock(&c->lock);
+    errno = saved;
+    return n;
+}
+
+static ssize_t recv_unlocked(struct sc_client *c, struct sc_conn *conn)
+{
+    pthread_mutex_unlock(&c->lock);
+    ssize_t n = recv(conn->fd, conn->in + conn->in_len, conn->in_cap - conn->in_len, 0);
+    int saved = errno;
+    pthread_mutex_lock(&c->lock);
+    errno = saved;
+    return n;
+}
+
 static void conn_write(struct sc_client *c, struct sc_conn *conn)
 {
     while (conn->out_off < conn->out.len) {
-        ssize_t n = send(conn->fd, conn->out.buf + conn->out_off, conn->out.len - conn->out_off,
-                         MSG_NOSIGNAL);
+        ssize_t n = send_unlocked(c, conn);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR) {
                 return;
@@ -564,7 +591,7 @@ static void conn_read(struct sc_client *c, struct sc_conn *conn)
             conn->in = n;
             conn->in_cap = ncap;
         }
-        ssize_t n = recv(conn->fd, conn->in + conn->in_len, conn->in_cap - conn->in_len, 0);
+        ssize_t n = recv_unlocked(c, conn);
         if (n == 0) {
             conn_close(c, conn, SAMSA_ERR_TRANSPORT, "closed by the broker");
             return;
@@ -857,6 +884,8 @@ static void report_all_down(struct sc_client *c)
 
 int64_t sc_client_run_once(struct sc_client *c, int64_t now)
 {
+    /* a step of the wall clock reaches record timestamps within a turn (1 s at most) */
+    c->wall_minus_mono_ms = sc_wall_ms() - sc_now_ms();
     int64_t next = now + 1000;
     next = sc_min64(next, conn_timeouts(c, now));
     next = sc_min64(next, metadata_serve(c, now));
@@ -985,6 +1014,7 @@ static int client_create(char kind, const samsa_conf *conf, bool detached,
     c->kind = kind;
     c->detached = detached;
     c->wake_fd = -1;
+    c->wall_minus_mono_ms = sc_wall_ms() - sc_now_ms();
     c->conf = samsa_conf_dup(conf);
     if (c->conf == NULL) {
         sc_errf(errstr, errstr_size, "out of memory");

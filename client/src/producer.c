@@ -74,6 +74,7 @@ static void report(struct sc_client *c, struct sc_msg *m, int err, int64_t offse
 {
     m->err = err;
     m->offset = offset;
+    m->run = 1;
     sc_msgq_push(&c->dr, m);
 }
 
@@ -140,7 +141,6 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
     m->value_len = rec->value != NULL ? (int32_t)rec->value_len : -1;
     m->header_count = (uint32_t)rec->header_count;
     m->headers_len = (uint32_t)hdr_bytes;
-    m->timestamp = rec->timestamp != 0 ? rec->timestamp : sc_wall_ms();
     m->offset = -1;
     uint8_t *w = m->data;
     if (rec->key_len > 0) {
@@ -192,6 +192,7 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
     }
     m->topic = t;
     m->enq_ms = sc_now_ms();
+    m->timestamp = rec->timestamp != 0 ? rec->timestamp : m->enq_ms + c->wall_minus_mono_ms;
     c->outq_msgs++;
     c->outq_bytes += size;
     if (t->partition_count == 0) {
@@ -226,15 +227,30 @@ static int serve_reports(struct sc_client *c)
         struct sc_msgq q = c->dr;
         memset(&c->dr, 0, sizeof(c->dr));
         pthread_mutex_unlock(&c->lock);
-        size_t n = 0, bytes = 0;
+        size_t n = 0, bytes = 0, failed = 0;
         struct sc_msg *m;
+        int32_t left = 0; /* records of the current run after this one */
+        int run_err = SAMSA_OK;
+        int64_t offset = -1;
         while ((m = sc_msgq_pop(&q)) != NULL) {
+            /* the records are a list in memory the I/O thread last read:
+             * ask for the next while this one is reported (a GNU builtin,
+             * gcc's and clang's) */
+            __builtin_prefetch(q.head);
+            if (left == 0) {
+                run_err = m->err;
+                offset = m->offset;
+                left = m->run > 0 ? m->run - 1 : 0;
+            } else {
+                left--;
+                offset = offset >= 0 ? offset + 1 : -1;
+            }
             if (c->conf->dr_cb != NULL) {
                 struct samsa_delivery d = {
-                    .err = m->err,
+                    .err = run_err,
                     .topic = m->topic != NULL ? m->topic->name : "",
                     .partition = m->partition,
-                    .offset = m->offset,
+                    .offset = offset,
                     .timestamp = m->timestamp,
                     .key = m->key_len >= 0 ? msg_key(m) : NULL,
                     .key_len = (size_t)(m->key_len > 0 ? m->key_len : 0),
@@ -247,11 +263,13 @@ static int serve_reports(struct sc_client *c)
             }
             n++;
             bytes += m->size;
+            failed += run_err != SAMSA_OK ? 1 : 0;
             msg_free(m);
         }
         pthread_mutex_lock(&c->lock);
         c->outq_msgs -= n;
         c->outq_bytes -= bytes;
+        c->dr_failed += failed;
     }
     ran += sc_serve_errors(c);
     return ran;
@@ -361,6 +379,10 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
         return 0;
     }
     struct sc_client *c = p->c;
+    /* what fails from here on counts, whether flush or purge serves it */
+    pthread_mutex_lock(&c->lock);
+    uint64_t failed_before = c->dr_failed;
+    pthread_mutex_unlock(&c->lock);
     int flushed = samsa_producer_flush(p, timeout_ms);
     (void)flushed; /* what is left is purged below and counted */
     pthread_mutex_lock(&c->lock);
@@ -384,11 +406,8 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
         }
     }
     purge(c);
-    size_t undelivered = 0;
-    for (struct sc_msg *m = c->dr.head; m != NULL; m = m->next) {
-        undelivered += m->err != SAMSA_OK ? 1 : 0;
-    }
     (void)serve_reports(c);
+    size_t undelivered = (size_t)(c->dr_failed - failed_before);
     pthread_mutex_unlock(&c->lock);
     sc_client_destroy(c);
     kp_free(p);
@@ -559,11 +578,13 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
                        int64_t base_offset)
 {
     sc_ppart_batch_done(pp);
-    int64_t i = 0;
-    struct sc_msg *m;
-    while ((m = sc_msgq_pop(&b->msgs)) != NULL) {
-        report(c, m, err, err == SAMSA_OK && base_offset >= 0 ? base_offset + i : -1);
-        i++;
+    struct sc_msg *first = b->msgs.head;
+    if (first != NULL) {
+        /* one run: the records themselves are next touched by the user's poll */
+        first->err = err;
+        first->offset = err == SAMSA_OK && base_offset >= 0 ? base_offset : -1;
+        first->run = b->msgs.count;
+        sc_msgq_concat(&c->dr, &b->msgs);
     }
     sc_batch_free(b);
     pthread_cond_broadcast(&c->ev_cond);
@@ -819,28 +840,55 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
             if (b == NULL) {
                 continue;
             }
-            kp_wr_init(&bufs[n], (size_t)INT32_MAX);
-            int err = encode_batch(c, b, &bufs[n]);
-            if (err != 0) {
-                kp_wr_free(&bufs[n]);
-                struct produce_item it = {t, i, b};
-                sc_log(c, "%s [%d]: cannot encode a batch: %s", t->name, i, kp_err_name(err));
-                batch_result(c, &it, err == KP_E_NOMEM ? SAMSA_ERR_NOMEM : SAMSA_ERR_MSG_TOO_LARGE,
-                             -1);
-                continue;
-            }
-            b->attempts++;
-            b->sent = true;
             items[n].topic = t;
             items[n].partition = i;
             items[n].batch = b;
-            total += bufs[n].len;
+            total += b->msgs.bytes;
             n++;
         }
     }
     if (n == 0) {
         return;
     }
+    /*
+     * Encoding (and compressing) is the costly part: it runs without the lock
+     * so that samsa_produce is not held up meanwhile. What it reads stays put:
+     * a cut batch and its records belong to the I/O thread alone, and the
+     * configuration and producer id change only on this thread.
+     */
+    int encode_err[MAX_REQUEST_PARTS];
+    if (!c->detached) {
+        pthread_mutex_unlock(&c->lock);
+    }
+    for (int i = 0; i < n; i++) {
+        kp_wr_init(&bufs[i], (size_t)INT32_MAX);
+        encode_err[i] = encode_batch(c, items[i].batch, &bufs[i]);
+    }
+    if (!c->detached) {
+        pthread_mutex_lock(&c->lock);
+    }
+    int kept = 0; /* the encoded ones move to the front: items[0..kept) */
+    for (int i = 0; i < n; i++) {
+        if (encode_err[i] != 0) {
+            kp_wr_free(&bufs[i]);
+            sc_log(c, "%s [%d]: cannot encode a batch: %s", items[i].topic->name,
+                   items[i].partition, kp_err_name(encode_err[i]));
+            batch_result(c, &items[i],
+                         encode_err[i] == KP_E_NOMEM ? SAMSA_ERR_NOMEM : SAMSA_ERR_MSG_TOO_LARGE, -1);
+            continue;
+        }
+        items[i].batch->attempts++;
+        items[i].batch->sent = true;
+        if (kept < i) {
+            items[kept] = items[i];
+            bufs[kept] = bufs[i];
+        }
+        kept++;
+    }
+    if (kept == 0) {
+        return;
+    }
+    n = kept;
     /* One TopicProduceData per topic: items of one topic are adjacent. */
     struct kp_ProduceRequest_TopicProduceData tds[MAX_REQUEST_PARTS];
     struct kp_ProduceRequest_PartitionProduceData pds[MAX_REQUEST_PARTS];

@@ -15,6 +15,12 @@
  *   admin_groups      list, describe (Empty, then Stable with a member and
  *                     its assignment), group offsets, alter them, delete
  *                     (refused with members, then done)
+ *   delivery_offsets  every record gets one delivery report with its own
+ *                     partition, offset, value and opaque (batches of one
+ *                     and of many, cut whole and cut short), the offsets
+ *                     are where a consumer finds the values; a batch the
+ *                     broker refuses reports each of its records failed
+ *                     and samsa_producer_close counts them
  *
  * Prints what it checks; exits 0 when every check held, 1 at the first that
  * did not (with the line), 2 on a usage error.
@@ -444,6 +450,144 @@ static void admin_groups(void)
     printf("admin_groups: ok\n");
 }
 
+/* ----------------------------------------------------- delivery_offsets */
+
+#define DR_RECORDS 3000
+#define DR_PARTS 3
+
+struct dr_seen {
+    int reports[DR_RECORDS];
+    int32_t partition[DR_RECORDS];
+    int64_t offset[DR_RECORDS];
+    int failed;
+    int failed_err;
+    int bad;
+};
+
+static void on_dr(const struct samsa_delivery *d, void *opaque)
+{
+    struct dr_seen *s = opaque;
+    uintptr_t id = (uintptr_t)d->opaque;
+    if (id == 0 || id > DR_RECORDS) {
+        s->bad++;
+        return;
+    }
+    int i = (int)(id - 1);
+    char v[32];
+    int len = snprintf(v, sizeof(v), "v%d", i);
+    /* "v<i>", then nothing or 'x' padding */
+    const char *dv = d->value;
+    if (d->value_len < (size_t)len || memcmp(dv, v, (size_t)len) != 0 ||
+        (d->value_len > (size_t)len && dv[len] != 'x')) {
+        s->bad++;
+    }
+    s->reports[i]++;
+    s->partition[i] = d->partition;
+    s->offset[i] = d->offset;
+    if (d->err != SAMSA_OK) {
+        s->failed++;
+        s->failed_err = d->err;
+    }
+}
+
+static void delivery_offsets(void)
+{
+    static struct dr_seen seen;
+    samsa_admin *a = admin();
+    create_topic(a, "dr", DR_PARTS);
+    const char *small[] = {"max.message.bytes=2000"};
+    struct samsa_new_topic t = {"dr-small", 1, 1, small, 1};
+    char err[512];
+    CHECK(samsa_admin_create_topic(a, &t, 15000, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    samsa_admin_close(a);
+
+    /* batches of at most 50 records: whole queues and queues cut short */
+    samsa_conf *conf = conf_with("linger.ms", "20", "batch.num.messages", "50");
+    samsa_conf_set_delivery_cb(conf, on_dr, &seen);
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    for (int i = 0; i < DR_RECORDS; i++) {
+        char v[32];
+        int len = snprintf(v, sizeof(v), "v%d", i);
+        struct samsa_record r = {.topic = "dr", .partition = i % DR_PARTS, .value = v,
+                                 .value_len = (size_t)len, .opaque = (void *)(uintptr_t)(i + 1)};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+        if (i % 700 == 0) {
+            (void)samsa_producer_poll(p, 0); /* some reports served while producing */
+        }
+    }
+    CHECK(samsa_producer_close(p, 15000) == 0, "records not delivered");
+    CHECK(seen.bad == 0 && seen.failed == 0, "%d bad reports, %d failed", seen.bad, seen.failed);
+    int64_t next[DR_PARTS] = {0};
+    for (int i = 0; i < DR_RECORDS; i++) {
+        int32_t part = i % DR_PARTS;
+        CHECK(seen.reports[i] == 1, "record %d: %d reports", i, seen.reports[i]);
+        CHECK(seen.partition[i] == part && seen.offset[i] == next[part],
+              "record %d: %d/%lld, expected %d/%lld", i, seen.partition[i],
+              (long long)seen.offset[i], part, (long long)next[part]);
+        next[part]++;
+    }
+
+    /* the consumer finds each value where its report said */
+    conf = conf_with(NULL, NULL, NULL, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition parts[DR_PARTS];
+    for (int32_t i = 0; i < DR_PARTS; i++) {
+        parts[i] = (struct samsa_partition){"dr", i, SAMSA_OFFSET_BEGINNING};
+    }
+    CHECK(samsa_consumer_assign(c, parts, DR_PARTS) == SAMSA_OK, "assign");
+    int64_t deadline = now_ms() + 20000;
+    for (int got = 0; got < DR_RECORDS;) {
+        CHECK(now_ms() < deadline, "consumed %d of %d", got, DR_RECORDS);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        /* record i went to partition i % 3 as its (i / 3)th record */
+        int i = (int)m->offset * DR_PARTS + m->partition;
+        char v[32];
+        int len = snprintf(v, sizeof(v), "v%d", i);
+        CHECK(i < DR_RECORDS && m->value_len == (size_t)len &&
+                  memcmp(m->value, v, (size_t)len) == 0,
+              "%d/%lld holds %.*s, its report said v%d", m->partition, (long long)m->offset,
+              (int)m->value_len, (const char *)m->value, i);
+        samsa_message_free(m);
+        got++;
+    }
+    samsa_consumer_close(c);
+
+    /* one batch of 10 x 500 B, over the topic's max.message.bytes: refused whole */
+    memset(&seen, 0, sizeof(seen));
+    conf = conf_with("linger.ms", "1000", "acks", "1");
+    samsa_conf_set_delivery_cb(conf, on_dr, &seen);
+    p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    static char big[500];
+    for (int i = 0; i < 10; i++) {
+        int len = snprintf(big, sizeof(big), "v%d", i);
+        memset(big + len, 'x', sizeof(big) - (size_t)len);
+        struct samsa_record r = {.topic = "dr-small", .partition = 0, .value = big,
+                                 .value_len = sizeof(big), .opaque = (void *)(uintptr_t)(i + 1)};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce big %d", i);
+    }
+    size_t undelivered = samsa_producer_close(p, 15000);
+    printf("refused batch: %zu undelivered, %d failed reports (error %d)\n", undelivered,
+           seen.failed, seen.failed_err);
+    CHECK(seen.bad == 0, "%d bad reports", seen.bad);
+    for (int i = 0; i < 10; i++) {
+        CHECK(seen.reports[i] == 1, "refused record %d: %d reports", i, seen.reports[i]);
+        CHECK(seen.offset[i] == -1, "a refused record with offset %lld",
+              (long long)seen.offset[i]);
+    }
+    CHECK(seen.failed == 10 && seen.failed_err == 10 && undelivered == 10,
+          "failed %d (error %d), undelivered %zu", seen.failed, seen.failed_err, undelivered);
+    printf("delivery_offsets: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -457,7 +601,7 @@ int main(int argc, char **argv)
     } scenarios[] = {
         {"pause_resume_lag", pause_resume_lag}, {"admin_configs", admin_configs},
         {"admin_partitions", admin_partitions}, {"admin_records", admin_records},
-        {"admin_groups", admin_groups},
+        {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

@@ -135,10 +135,30 @@ static void test_conf_accepts_aliases_and_reports_bad_values(void)
                                    sizeof(err)),
                     SAMSA_OK);
     CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_ROUNDROBIN);
-    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "sticky", err,
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "stiky", err,
                                    sizeof(err)),
                     SAMSA_ERR_INVALID_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown assignor"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "cooperative-sticky", err,
+                                   sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "incremental"));
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "sticky,range", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_STICKY);
+    CU_ASSERT_EQUAL(c->v.assignors[1], SC_ASSIGNOR_RANGE);
+    /* Java's class names, as a Java client's configuration spells them */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy",
+                                   "org.apache.kafka.clients.consumer.StickyAssignor,"
+                                   "org.apache.kafka.clients.consumer.RoundRobinAssignor,"
+                                   "org.apache.kafka.clients.consumer.RangeAssignor",
+                                   err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.assignor_count, 3);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_STICKY);
+    CU_ASSERT_EQUAL(c->v.assignors[1], SC_ASSIGNOR_ROUNDROBIN);
+    CU_ASSERT_EQUAL(c->v.assignors[2], SC_ASSIGNOR_RANGE);
     CU_ASSERT_EQUAL(samsa_conf_set(c, NULL, "1", err, sizeof(err)), SAMSA_ERR_INVALID_ARG);
 
     samsa_conf *d = samsa_conf_dup(c);
@@ -438,6 +458,192 @@ static void test_range_gives_first_members_the_extra_partitions(void)
     }
 }
 
+/* sticky: previous assignments as the members' UserData would give them */
+static void owns(struct sc_member *m, const char *t, int32_t from, int32_t to, int32_t generation)
+{
+    int n = to - from;
+    m->owned = kp_realloc(m->owned, (size_t)(m->owned_count + n) * sizeof(*m->owned));
+    for (int32_t p = from; p < to; p++) {
+        m->owned[m->owned_count].topic = sc_strdup(t);
+        m->owned[m->owned_count].partition = p;
+        m->owned_count++;
+    }
+    m->owned_generation = generation;
+}
+
+/* Each partition of counts[] assigned exactly once; returns max - min count. */
+static int spread_and_once(struct sc_member *ms, int n, const struct sc_topic_count *counts,
+                           int count_n)
+{
+    int lo = INT32_MAX;
+    int hi = 0;
+    for (int i = 0; i < n; i++) {
+        lo = ms[i].assigned_count < lo ? ms[i].assigned_count : lo;
+        hi = ms[i].assigned_count > hi ? ms[i].assigned_count : hi;
+    }
+    for (int t = 0; t < count_n; t++) {
+        for (int32_t p = 0; p < counts[t].partitions; p++) {
+            int holders = 0;
+            for (int i = 0; i < n; i++) {
+                holders += has(&ms[i], counts[t].topic, p) ? 1 : 0;
+            }
+            CU_ASSERT_EQUAL(holders, 1);
+        }
+    }
+    return hi - lo;
+}
+
+/* The assignment becomes the next round's previous one. */
+static void carry_over(struct sc_member *m, int32_t generation)
+{
+    sc_tps_free(m->owned, m->owned_count);
+    m->owned = m->assigned;
+    m->owned_count = m->assigned_count;
+    m->owned_generation = generation;
+    m->assigned = NULL;
+    m->assigned_count = 0;
+}
+
+static int kept_of(const struct sc_member *m)
+{
+    int k = 0;
+    for (int i = 0; i < m->owned_count; i++) {
+        k += has(m, m->owned[i].topic, m->owned[i].partition) ? 1 : 0;
+    }
+    return k;
+}
+
+static void test_sticky_balances_then_keeps_across_joins_and_leaves(void)
+{
+    const struct sc_topic_count counts[] = {{"t1", 5}, {"t0", 5}};
+    struct sc_member ms[4];
+    member(&ms[0], "c", "t0", "t1");
+    member(&ms[1], "a", "t0", "t1");
+    member(&ms[2], "b", "t0", "t1");
+    /* a first generation: nothing owned, 10 partitions over 3 */
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_STICKY, ms, 3, counts, 2), 0);
+    CU_ASSERT_STRING_EQUAL(ms[0].member_id, "a");
+    CU_ASSERT_TRUE(spread_and_once(ms, 3, counts, 2) <= 1);
+    /* a fourth joins: 3+3+2+2 (or so); only what balance needs moves */
+    for (int i = 0; i < 3; i++) {
+        carry_over(&ms[i], 1);
+    }
+    member(&ms[3], "d", "t0", "t1");
+    ms[3].owned_generation = -1;
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_STICKY, ms, 4, counts, 2), 0);
+    CU_ASSERT_TRUE(spread_and_once(ms, 4, counts, 2) <= 1);
+    int kept = 0;
+    for (int i = 0; i < 4; i++) {
+        kept += kept_of(&ms[i]);
+        /* nobody loses more than balance asks: 10 over 4 is 2 or 3 each */
+        CU_ASSERT_TRUE(ms[i].owned_count <= 3 || kept_of(&ms[i]) >= 2);
+        CU_ASSERT_TRUE(kept_of(&ms[i]) == ms[i].owned_count || kept_of(&ms[i]) >= 2);
+    }
+    /* the new member's partitions, and no more, moved */
+    CU_ASSERT_EQUAL(kept, 10 - ms[3].assigned_count);
+    CU_ASSERT_TRUE(ms[3].assigned_count >= 2);
+    /* "b" leaves: the others keep all they had, its partitions are spread */
+    for (int i = 0; i < 4; i++) {
+        carry_over(&ms[i], 2);
+    }
+    int b = 1; /* sorted: a, b, c, d */
+    CU_ASSERT_STRING_EQUAL(ms[b].member_id, "b");
+    sc_member_clear(&ms[b]);
+    ms[b] = ms[3];
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_STICKY, ms, 3, counts, 2), 0);
+    CU_ASSERT_TRUE(spread_and_once(ms, 3, counts, 2) <= 1);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(kept_of(&ms[i]), ms[i].owned_count);
+    }
+    for (int i = 0; i < 3; i++) {
+        sc_member_clear(&ms[i]);
+    }
+}
+
+static void test_sticky_respects_subscriptions_and_resolves_claims(void)
+{
+    /* a: t0 only; b: t0 and t1. t1's 4 partitions can only go to b, so a gets
+     * t0 entirely unless balance lets b take some: 4 + 4 at best. */
+    const struct sc_topic_count counts[] = {{"t0", 4}, {"t1", 4}};
+    struct sc_member ms[2];
+    member(&ms[0], "a", "t0", NULL);
+    member(&ms[1], "b", "t0", "t1");
+    /* b claims all of t0 (generation 3), a claims t0 0-1 from an older generation
+     * and t1 0, which it no longer subscribes to */
+    owns(&ms[1], "t0", 0, 4, 3);
+    owns(&ms[0], "t0", 0, 2, 2);
+    owns(&ms[0], "t1", 0, 1, 2);
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_STICKY, ms, 2, counts, 2), 0);
+    CU_ASSERT_TRUE(spread_and_once(ms, 2, counts, 2) <= 1);
+    CU_ASSERT_EQUAL(ms[0].assigned_count, 4); /* all of t0 */
+    CU_ASSERT_EQUAL(ms[1].assigned_count, 4); /* all of t1 */
+    for (int32_t p = 0; p < 4; p++) {
+        CU_ASSERT_TRUE(has(&ms[0], "t0", p));
+        CU_ASSERT_TRUE(has(&ms[1], "t1", p));
+    }
+    /* equal generations: the first in member-id order keeps a shared claim */
+    sc_member_clear(&ms[0]);
+    sc_member_clear(&ms[1]);
+    const struct sc_topic_count one[] = {{"t0", 2}};
+    member(&ms[0], "b", "t0", NULL);
+    member(&ms[1], "a", "t0", NULL);
+    owns(&ms[0], "t0", 0, 2, 5);
+    owns(&ms[1], "t0", 0, 1, 5);
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_STICKY, ms, 2, one, 1), 0);
+    CU_ASSERT_STRING_EQUAL(ms[0].member_id, "a");
+    CU_ASSERT_TRUE(has(&ms[0], "t0", 0) && ms[0].assigned_count == 1);
+    CU_ASSERT_TRUE(has(&ms[1], "t0", 1) && ms[1].assigned_count == 1);
+    sc_member_clear(&ms[0]);
+    sc_member_clear(&ms[1]);
+}
+
+static void test_sticky_user_data_is_kafkas_layout(void)
+{
+    char ab[] = "ab";
+    char c[] = "c";
+    const struct sc_tp tps[] = {{ab, 0}, {ab, 2}, {c, 1}};
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    sc_sticky_user_data_encode(&w, tps, 3, 7);
+    static const uint8_t want[] = {
+        0, 0, 0, 2,                         /* previous_assignment: 2 topics */
+        0, 2, 'a', 'b', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, /* "ab" [0, 2] */
+        0, 1, 'c', 0, 0, 0, 1, 0, 0, 0, 1,  /* "c" [1] */
+        0, 0, 0, 7,                         /* generation */
+    };
+    CU_ASSERT_EQUAL_FATAL(w.len, sizeof(want));
+    CU_ASSERT_EQUAL(memcmp(w.buf, want, sizeof(want)), 0);
+    struct sc_tp *got = NULL;
+    int n = 0;
+    int32_t gen = 0;
+    CU_ASSERT_EQUAL(sc_sticky_user_data_decode(w.buf, w.len, &got, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(got[1].topic, "ab");
+    CU_ASSERT_EQUAL(got[1].partition, 2);
+    CU_ASSERT_STRING_EQUAL(got[2].topic, "c");
+    CU_ASSERT_EQUAL(gen, 7);
+    sc_tps_free(got, n);
+    /* Kafka 2.0's own: no generation */
+    CU_ASSERT_EQUAL(sc_sticky_user_data_decode(w.buf, w.len - 4, &got, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_EQUAL(gen, -1);
+    sc_tps_free(got, n);
+    /* cut short: refused */
+    CU_ASSERT_EQUAL(sc_sticky_user_data_decode(w.buf, 10, &got, &n, &gen),
+                    SAMSA_ERR_BAD_RESPONSE);
+    /* inside a Subscription, found again */
+    struct kp_writer sw;
+    kp_wr_init(&sw, 4096);
+    char *topics[] = {ab, c};
+    sc_subscription_encode_ud(&sw, topics, 2, NULL, 0, w.buf, w.len);
+    struct kp_bytes ud;
+    CU_ASSERT_EQUAL(sc_subscription_user_data(sw.buf, sw.len, &ud), SAMSA_OK);
+    CU_ASSERT_EQUAL(ud.len, (int32_t)w.len);
+    CU_ASSERT_EQUAL(memcmp(ud.ptr, w.buf, w.len), 0);
+    kp_wr_free(&sw);
+    kp_wr_free(&w);
+}
+
 /* ------------------------------------------------ consumer protocol bytes */
 
 static void test_subscription_v0_to_v3_decode(void)
@@ -540,6 +746,11 @@ int main(void)
          test_roundrobin_deals_sorted_partitions_skipping_unsubscribed},
         {"range_gives_first_members_the_extra_partitions",
          test_range_gives_first_members_the_extra_partitions},
+        {"sticky_balances_then_keeps_across_joins_and_leaves",
+         test_sticky_balances_then_keeps_across_joins_and_leaves},
+        {"sticky_respects_subscriptions_and_resolves_claims",
+         test_sticky_respects_subscriptions_and_resolves_claims},
+        {"sticky_user_data_is_kafkas_layout", test_sticky_user_data_is_kafkas_layout},
         {"subscription_v0_to_v3_decode", test_subscription_v0_to_v3_decode},
         {"subscription_encode_round_trips_and_is_byte_exact",
          test_subscription_encode_round_trips_and_is_byte_exact},

@@ -1,5 +1,5 @@
 """libsamsa's consumer flow control (pause, resume, lag) and admin calls
-(configs, partitions, records, groups) against the real samsa-broker: each
+(configs, partitions, records, groups) and its delivery reports against the real samsa-broker: each
 case runs one scenario of tests/client/api_scenarios.c, which checks what the
 library returns and exits non-zero at the first surprise.
 
@@ -49,10 +49,15 @@ def case_list_describe_offsets_and_delete_groups(t):
     run(t, "admin_groups")
 
 
+def case_delivery_reports_carry_each_records_offset(t):
+    run(t, "delivery_offsets")
+
+
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
                    case_describe_and_alter_configs,
                    case_create_partitions_or_a_plain_unsupported,
                    case_delete_records_and_list_offsets,
-                   case_list_describe_offsets_and_delete_groups]))
+                   case_list_describe_offsets_and_delete_groups,
+                   case_delivery_reports_carry_each_records_offset]))

@@ -1,6 +1,7 @@
 """libsamsa consumer-group members against the real samsa-broker, alone, with
 each other, and in one group with kcat -G (librdkafka) and kafka-python
-members; commits (sync, async, auto) across restarts.
+members (range, roundrobin; sticky with kafka-python, librdkafka having no
+eager sticky); commits (sync, async, auto) across restarts.
 
     test_client_groups.py SAMSA_BROKER GROUP_MEMBER [-k CASE]
 
@@ -380,6 +381,91 @@ def case_mixed_group_roundrobin_with_kcat_leading(t):
     mixed_group(t, "roundrobin", False)
 
 
+def kafka_python_sticky():
+    """A fresh class of kafka-python 2.0.2's sticky assignor (its state lives on the
+    class), with metadata() mended: 2.0.2's hands the UserData encoder a dict
+    iterator, a TypeError on Python 3 as soon as the member has an assignment."""
+    from kafka.coordinator.assignors.sticky.sticky_assignor import (
+        StickyAssignorUserDataV1, StickyPartitionAssignor)
+    from kafka.coordinator.protocol import ConsumerProtocolMemberMetadata
+
+    class Sticky(StickyPartitionAssignor):
+        member_assignment = None
+        generation = StickyPartitionAssignor.DEFAULT_GENERATION_ID
+
+        @classmethod
+        def metadata(cls, topics):
+            user_data = b""
+            if cls.member_assignment is not None:
+                by_topic = {}
+                for tp in cls.member_assignment:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+                # held in a name: Struct.encode is a weak method of it
+                data = StickyAssignorUserDataV1(list(by_topic.items()), cls.generation)
+                user_data = data.encode()
+            return ConsumerProtocolMemberMetadata(cls.version, list(topics), user_data)
+    return Sticky
+
+
+def sticky_phase(t, b, admin, topic, group, python_first):
+    """Members of one sticky group joining one at a time (kafka-python's member
+    first when python_first, so that it computes the assignments; else a
+    libsamsa member leads): every assignment balanced, and a member that stays
+    keeps what it had but for what balance moves."""
+    sticky = kafka_python_sticky()
+    kwire.create_topic(b.port, topic, 6)
+    kwire.wait_coordinator(b.port, group)
+    args = ["-X", "partition.assignment.strategy=sticky"]
+    members = []
+    try:
+        def add(name):
+            if name == "python-m":
+                members.append(PythonMember(b, group, topic, name, [sticky]))
+            else:
+                members.append(Member(t, b, group, topic, name, args))
+        names = ["python-m", "samsa-a", "samsa-b"] if python_first else \
+            ["samsa-a", "python-m", "samsa-b"]
+        add(names[0])
+        proto, ms1 = wait_stable(admin, group, names[:1], 6, procs=members)
+        add(names[1])
+        proto, ms2 = wait_stable(admin, group, names[:2], 6, procs=members)
+        eq(proto, "sticky", "the protocol the group chose")
+        eq(sorted(len(ps) for _, ps in ms2.values()), [3, 3], "six partitions over two")
+        check(set(ms2[names[0]][1]) <= set(ms1[names[0]][1]), "%s kept three of its six: %r",
+              names[0], ms2)
+        add(names[2])
+        proto, ms3 = wait_stable(admin, group, names, 6, procs=members)
+        eq(sorted(len(ps) for _, ps in ms3.values()), [2, 2, 2], "six over three")
+        for cid in names[:2]:
+            eq(len(set(ms3[cid][1]) & set(ms2[cid][1])), 2,
+               "%s keeps two of its three (%r then %r)" % (cid, ms2, ms3))
+        # the second to join leaves: the others keep theirs and share its two
+        gone = members.pop(1)
+        gone.stop()
+        rest = [names[0], names[2]]
+        proto, ms4 = wait_stable(admin, group, rest, 6, procs=members)
+        eq(sorted(len(ps) for _, ps in ms4.values()), [3, 3], "six over the two left")
+        for cid in rest:
+            check(set(ms3[cid][1]) <= set(ms4[cid][1]), "%s lost some of %r: %r", cid,
+                  ms3[cid][1], ms4[cid][1])
+        wait_for(lambda: {p for _, p in members[-1].assignment()} == set(ms4[names[2]][1]), 30,
+                 "libsamsa's rebalance callback shows its described partitions", members)
+    finally:
+        for m in members:
+            m.stop() if not isinstance(m, Member) or m.alive() else None
+
+
+def case_sticky_group_with_kafka_python_balanced_and_sticky_either_leading(t):
+    from kafka import KafkaAdminClient
+    b = t.broker(config=CONFIG)
+    admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
+    try:
+        sticky_phase(t, b, admin, "sticky-samsa-leads", "g-sticky-1", False)
+        sticky_phase(t, b, admin, "sticky-python-leads", "g-sticky-2", True)
+    finally:
+        admin.close()
+
+
 def read_all_in_runs(t, b, topic, group, mode, n_total, per_run, extra=()):
     """Members of `group` with --commit mode, one after the other, each
     reading per_run records then closing. Returns the values read."""
@@ -505,6 +591,7 @@ if __name__ == "__main__":
     sys.exit(main([case_two_members_share_partitions_and_read_each_record_once_across_a_leave,
                    case_mixed_group_range_with_libsamsa_leading_kcat_and_kafka_python,
                    case_mixed_group_roundrobin_with_kcat_leading,
+                   case_sticky_group_with_kafka_python_balanced_and_sticky_either_leading,
                    case_committed_offsets_survive_restarts_with_sync_async_and_auto_commit,
                    case_auto_commit_commits_while_running,
                    case_member_rejoins_after_the_broker_restarts,

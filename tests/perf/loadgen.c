@@ -76,6 +76,7 @@ struct opts {
     double rate;            /* messages per second; 0: as fast as possible */
     int64_t queue_messages; /* queue.buffering.max.messages */
     int64_t fetch_wait_ms;  /* fetch.wait.max.ms; -1: librdkafka's default */
+    bool queued;            /* produce everything before serving any report */
     double timeout_s;       /* the whole run */
     const char *sets[MAX_SETS]; /* extra librdkafka properties, key=value */
     size_t nsets;
@@ -90,6 +91,9 @@ struct result {
     bool complete;
     struct perf_latency dr;  /* delivery latency, us */
     struct perf_latency e2e; /* end-to-end latency, us */
+    int64_t base_rss_kb;     /* --queued: VmRSS before the first produce */
+    int64_t queued_rss_kb;   /* --queued: VmRSS and VmHWM once every message is queued */
+    int64_t queued_hwm_kb;
 };
 
 static void usage(FILE *to)
@@ -119,6 +123,8 @@ static void usage(FILE *to)
             "      --offset beginning|end  consume: where to start (default beginning)\n"
             "      --rate R              messages per second (default 0: unlimited)\n"
             "      --queue-messages N    queue.buffering.max.messages (default 500000)\n"
+            "      --queued              produce: queue every message before serving any\n"
+            "                            delivery report, report VmRSS/VmHWM then, flush\n"
             "      --fetch-wait-ms MS    fetch.wait.max.ms for consumers\n"
             "      --timeout S           give up after S seconds (default 120)\n"
             "      --set KEY=VALUE       any other librdkafka property (repeatable)\n"
@@ -141,6 +147,30 @@ static double cpu_seconds(void)
     }
     return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* One kB figure of /proc/self/status (VmRSS, VmHWM); -1 when it cannot be read. */
+static int64_t status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL) {
+        return -1;
+    }
+    char line[256];
+    size_t flen = strlen(field);
+    int64_t kb = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            char *end = NULL;
+            long long v = strtoll(line + flen + 1, &end, 10);
+            if (end != line + flen + 1) {
+                kb = v;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
 }
 
 static void sleep_until_ns(int64_t when)
@@ -494,7 +524,7 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
                 break;
             }
             rd_kafka_resp_err_t err = rd_kafka_last_error();
-            if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+            if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || o->queued) {
                 fprintf(stderr, "samsa-loadgen: produce: %s\n", rd_kafka_err2str(err));
                 return i;
             }
@@ -505,7 +535,7 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
             }
         }
         *bytes += (int64_t)(size + key_len);
-        if (o->rate > 0 || (i & 255) == 0) {
+        if (!o->queued && (o->rate > 0 || (i & 255) == 0)) {
             rd_kafka_poll(rk, 0);
         }
     }
@@ -605,10 +635,15 @@ static int run_produce(const struct opts *o, struct result *r)
         d.delivered = 0;
     }
 
+    r->base_rss_kb = status_kb("VmRSS");
     double cpu0 = cpu_seconds();
     int64_t t0 = now_ns();
     int64_t sent =
         produce_range(o, rk, rkt, nparts, pool, scratch, warmup, o->count, e2e, deadline, &r->bytes);
+    if (o->queued) {
+        r->queued_rss_kb = status_kb("VmRSS");
+        r->queued_hwm_kb = status_kb("VmHWM");
+    }
     int flushed = flush_all(rk, deadline);
     int64_t t1 = now_ns();
     if (e2e) {
@@ -847,6 +882,11 @@ static void print_result(const struct opts *o, struct result *r)
                o->size, o->acks, o->linger_ms, o->batch_size, o->batch_messages, o->compression,
                o->keys, o->rate);
         print_pcts("dr", &r->dr);
+        if (o->queued) {
+            printf(",\"base_rss_kb\":%" PRId64 ",\"queued_rss_kb\":%" PRId64
+                   ",\"queued_hwm_kb\":%" PRId64,
+                   r->base_rss_kb, r->queued_rss_kb, r->queued_hwm_kb);
+        }
     }
     if (o->mode == MODE_E2E) {
         print_pcts("e2e", &r->e2e);
@@ -875,6 +915,7 @@ enum {
     OPT_RATE,
     OPT_QUEUE,
     OPT_FETCH_WAIT,
+    OPT_QUEUED,
     OPT_TIMEOUT,
     OPT_SET,
     OPT_LABEL,
@@ -900,6 +941,7 @@ static const struct option long_opts[] = {
     {"rate", required_argument, NULL, OPT_RATE},
     {"queue-messages", required_argument, NULL, OPT_QUEUE},
     {"fetch-wait-ms", required_argument, NULL, OPT_FETCH_WAIT},
+    {"queued", no_argument, NULL, OPT_QUEUED},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"set", required_argument, NULL, OPT_SET},
     {"label", required_argument, NULL, OPT_LABEL},
@@ -1007,6 +1049,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case OPT_FETCH_WAIT:
             bad = perf_parse_i64(optarg, 0, 300000, &o->fetch_wait_ms);
             break;
+        case OPT_QUEUED:
+            o->queued = true;
+            break;
         case OPT_TIMEOUT:
             bad = perf_parse_double(optarg, 0.1, 86400.0, &o->timeout_s);
             break;
@@ -1055,6 +1100,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (o->mode == MODE_CREATE && o->partitions <= 0) {
         fprintf(stderr, "samsa-loadgen: create needs --partitions\n");
         return 2;
+    }
+    if (o->queued && (o->mode != MODE_PRODUCE || o->rate > 0)) {
+        fprintf(stderr, "samsa-loadgen: --queued is for produce at full speed\n");
+        return 2;
+    }
+    if (o->queued && o->queue_messages < o->count) {
+        /* every message must fit in the queue at once */
+        o->queue_messages = o->count;
     }
     return 0;
 }

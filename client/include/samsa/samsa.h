@@ -217,7 +217,8 @@ size_t samsa_producer_outq_len(samsa_producer *p);
 /*
  * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED
  * (their reports are served before it returns), stops the I/O thread and
- * frees p. Returns how many records were not delivered (0: all were).
+ * frees p. Returns how many of the reports served inside the call said a
+ * record was not delivered (0: all were), purged or failed while flushing.
  * p NULL: returns 0.
  */
 size_t samsa_producer_close(samsa_producer *p, int timeout_ms);
