@@ -668,7 +668,7 @@ void kp_batch_set_leader_epoch(uint8_t *batch, int32_t epoch)
     kp_store_be32(batch + KP_BATCH_LOG_OVERHEAD, (uint32_t)epoch);
 }
 
-int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
+static int rewrite_front(uint8_t *batch, size_t size, bool log_append, int64_t ts)
 {
     if (size < KP_BATCH_HEADER_SIZE) {
         return KP_E_BAD_LENGTH;
@@ -693,11 +693,46 @@ int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
     if (old_crc != kp_load_be32(batch + OFF_CRC)) {
         return KP_E_CRC;
     }
-    uint16_t attrs = kp_load_be16(batch + OFF_ATTRIBUTES);
-    kp_store_be16(batch + OFF_ATTRIBUTES, (uint16_t)(attrs | KP_BATCH_ATTR_LOG_APPEND_TIME));
+    if (log_append) {
+        uint16_t attrs = kp_load_be16(batch + OFF_ATTRIBUTES);
+        kp_store_be16(batch + OFF_ATTRIBUTES, (uint16_t)(attrs | KP_BATCH_ATTR_LOG_APPEND_TIME));
+    }
     kp_store_be64(batch + OFF_MAX_TIMESTAMP, (uint64_t)ts);
     uint32_t new_crc =
         kp_crc32c_combine(kp_crc32c(0, batch + KP_BATCH_CRC_START, front), tail_crc, tail);
     kp_store_be32(batch + OFF_CRC, new_crc);
+    return 0;
+}
+
+int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
+{
+    return rewrite_front(batch, size, true, ts);
+}
+
+int kp_batch_set_max_timestamp(uint8_t *batch, size_t size, int64_t ts)
+{
+    return rewrite_front(batch, size, false, ts);
+}
+
+int kp_batch_records_max_timestamp(const uint8_t *batch, size_t size, size_t max_decompressed,
+                                   int64_t *max_ts)
+{
+    struct kp_batch_iter it;
+    int err = kp_batch_iter_init(&it, batch, size, max_decompressed);
+    int64_t max = it.h.BaseTimestamp;
+    bool any = false;
+    while (err == 0) {
+        struct kp_record rec;
+        err = kp_batch_iter_next(&it, &rec);
+        if (err == 0 && (!any || rec.Timestamp > max)) {
+            max = rec.Timestamp;
+            any = true;
+        }
+    }
+    kp_batch_iter_free(&it);
+    if (err != KP_ITER_END) {
+        return err;
+    }
+    *max_ts = max;
     return 0;
 }
