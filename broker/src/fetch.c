@@ -178,10 +178,14 @@ static int downconvert(struct br_broker *b, struct part_slices *ps, int16_t vers
     while (off < raw_len) {
         struct kp_batch_header h;
         size_t size = 0;
-        err = kp_batch_parse_lenient(raw + off, raw_len - off, &h, &size);
+        /* the header only: batches were checked whole when appended, and
+         * the iterator is memory-safe on any bytes (damage since then is
+         * CORRUPT_MESSAGE when nothing came before it) */
+        err = kp_batch_peek(raw + off, raw_len - off, &h, &size);
+        if (err == 0 && size > raw_len - off) {
+            err = KP_AGAIN; /* the slices end inside it: not expected */
+        }
         if (err != 0) {
-            /* checked when appended: only damage since then (the consumer
-             * gets CORRUPT_MESSAGE if nothing came before it) */
             if (w.len == 0) {
                 *code = KP_ERR_CORRUPT_MESSAGE;
             }
