@@ -22,9 +22,10 @@ samsa-broker, as Kafka 2.0 handles them.
 - fetch_down_conversion_limits: Fetch v0 and v3 respect the partition's
   max bytes (and MaxBytes) over many batches, the first batch always whole;
   message.downconversion.enable=false answers UNSUPPORTED_VERSION.
-- max_timestamp_from_records: a v2 batch whose MaxTimestamp is -1 (as
-  sarama sends it) is stored with its records' largest timestamp and a
-  valid CRC, so ListOffsets by timestamp finds it.
+- max_timestamp_from_records: v2 batches (uncompressed, and gzip with
+  timestamps decreasing) whose MaxTimestamp is -1 (as sarama sends it) are
+  stored with their records' largest timestamp and a valid CRC, so
+  ListOffsets by timestamp finds them.
 - acks0_failure_closes: an acks=0 Produce that fails (unknown topic, bad
   CRC) closes the connection as Kafka does; one that succeeds does not.
 """
@@ -278,11 +279,21 @@ def case_max_timestamp_from_records(t):
         struct.pack_into(">q", rb, 35, -1)  # MaxTimestamp as sarama writes it
         struct.pack_into(">I", rb, 17, kwire.crc32c(bytes(rb[21:])))
         eq(produce_v3_batch(b.port, TOPIC, bytes(rb))[:2], (0, 3 * n), "produce %d" % n)
+    # a gzip batch too (the broker decompresses it when MaxTimestamp is
+    # below BaseTimestamp, as here)
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    gz = DefaultRecordBatchBuilder(2, 1, False, -1, -1, -1, 1 << 20)
+    for i in range(3):
+        gz.append(i, base + 300 + 10 * (2 - i), b"k", b"gz%d" % i, [])
+    rb = bytearray(gz.build())
+    struct.pack_into(">q", rb, 35, -1)
+    struct.pack_into(">I", rb, 17, kwire.crc32c(bytes(rb[21:])))
+    eq(produce_v3_batch(b.port, TOPIC, bytes(rb))[:2], (0, 9), "produce gzip")
     for batch, recs in stored(b.port, TOPIC):
         eq(batch.max_timestamp, max(r[1] for r in recs), "stored MaxTimestamp")
     with kwire.connect(b.port) as s:
         for ts, want in ((base + 15, (base + 20, 2)), (base + 120, (base + 120, 5)),
-                         (base + 221, (-1, -1))):
+                         (base + 221, (base + 320, 9)), (base + 321, (-1, -1))):
             _, parts = kwire.parse_list_offsets_v1(kwire.roundtrip(
                 s, kwire.list_offsets_v1(2, TOPIC, 0, ts)))
             eq(parts[(TOPIC, 0)], (0,) + want, "ListOffsets at %d" % ts)

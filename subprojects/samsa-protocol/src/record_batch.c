@@ -719,18 +719,43 @@ int kp_batch_records_max_timestamp(const uint8_t *batch, size_t size, size_t max
 {
     struct kp_batch_iter it;
     int err = kp_batch_iter_init(&it, batch, size, max_decompressed);
-    int64_t max = it.h.BaseTimestamp;
-    bool any = false;
-    while (err == 0) {
-        struct kp_record rec;
-        err = kp_batch_iter_next(&it, &rec);
-        if (err == 0 && (!any || rec.Timestamp > max)) {
-            max = rec.Timestamp;
-            any = true;
+    if (err != 0) {
+        kp_batch_iter_free(&it);
+        return err;
+    }
+    /*
+     * Only each record's length and TimestampDelta are read: a third of
+     * the work of kp_batch_iter_next, on the produce path of every batch.
+     * Records must still fill the block exactly, RecordCount of them.
+     */
+    struct kp_reader *r = &it.rd;
+    int64_t base = it.h.BaseTimestamp;
+    int64_t max = base;
+    for (int32_t i = 0; i < it.h.RecordCount && err == 0; i++) {
+        int32_t len = kp_rd_varint(r);
+        if (r->err != 0 || len < KP_RECORD_MIN_SIZE - 1 || (size_t)len > kp_rd_remaining(r)) {
+            err = KP_E_CORRUPT;
+            break;
+        }
+        struct kp_reader rr;
+        kp_rd_init(&rr, r->buf + r->off, (size_t)len);
+        kp_rd_skip(r, (size_t)len);
+        (void)kp_rd_i8(&rr); /* Attributes */
+        int64_t delta = kp_rd_varlong(&rr);
+        int64_t ts = 0;
+        if (rr.err != 0 || !add_i64(base, delta, &ts)) {
+            err = KP_E_CORRUPT;
+            break;
+        }
+        if (i == 0 || ts > max) {
+            max = ts;
         }
     }
+    if (err == 0 && kp_rd_remaining(r) != 0) {
+        err = KP_E_CORRUPT;
+    }
     kp_batch_iter_free(&it);
-    if (err != KP_ITER_END) {
+    if (err != 0) {
         return err;
     }
     *max_ts = max;

@@ -369,9 +369,11 @@ KP_MUST_CHECK int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int6
 KP_MUST_CHECK int kp_batch_set_max_timestamp(uint8_t *batch, size_t size, int64_t ts);
 
 /*
- * The largest record timestamp of the CreateTime batch batch[0..size)
- * (decompressed under max_decompressed), into *max_ts; BaseTimestamp when
- * it has no records. Returns 0 or an error of kp_batch_iter_init/next.
+ * The largest record timestamp (BaseTimestamp + TimestampDelta) of the
+ * batch batch[0..size) (decompressed under max_decompressed), into
+ * *max_ts; BaseTimestamp when it has no records. Reads each record's length
+ * and TimestampDelta only; the records must fill the block exactly.
+ * Returns 0, an error of kp_batch_iter_init, or KP_E_CORRUPT.
  */
 KP_MUST_CHECK int kp_batch_records_max_timestamp(const uint8_t *batch, size_t size,
                                                  size_t max_decompressed, int64_t *max_ts);
