@@ -2,9 +2,11 @@
 over raw sockets (hostile input, pipelining) and for reading segment files.
 
 Only what the tests need: request headers v1, the request bodies of
-ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4, ListOffsets v1 and
+ApiVersions v0, Metadata v1/v4, Produce v0-v3, Fetch v0-v4, ListOffsets v1 and
 FindCoordinator v0 (wait_coordinator), their responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
-batch) and the Kafka log layout on disk.
+batch), MessageSet v0/v1 (build messages and compressed wrappers of every
+legacy codec, Kafka's magic-0 lz4 framing included; walk and decompress them)
+and the Kafka log layout on disk.
 
 Runs on Debian's /usr/bin/python3. CRC-32C: python3-crcmod's C extension
 when it is installed, else kafka-python's pure-Python one (slow on big
