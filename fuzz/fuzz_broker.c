@@ -30,7 +30,9 @@
  *   - a well-formed request is answered at once (nothing here waits; a
  *     CreateTopics or DeleteTopics once the mailbox brought back its jobs,
  *     which run inline), in order, with its correlation id, in bytes the
- *     client's decoder takes, and never closes the connection;
+ *     client's decoder takes, and never closes the connection (but an
+ *     acks=0 Produce that fails, which closes it as Kafka does: the client
+ *     then opens another);
  *   - on the raw connection every answer decodes for the request it answers,
  *     in order, and a malformed frame closes only that connection;
  *   - offsets increase: each acknowledged base offset is at or past the end
@@ -282,6 +284,17 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
     fuzz_check(rc == 0, "a request did not encode", rc);
     rc = br_conn_local_feed(h.main, w.buf, w.len);
     kp_wr_free(&w);
+    if (!answered && rc == 0 && br_conn_local_closed(h.main)) {
+        /* an acks=0 Produce that failed closes the connection, as Kafka's
+         * does (the producer then reconnects): so does this client */
+        size_t left = 0;
+        (void)br_conn_local_output(h.main, &left);
+        fuzz_check(left == 0, "an answer to acks=0", (int)left);
+        br_conn_local_free(h.main);
+        h.main = br_conn_local_new(h.b.net, "fuzz-main");
+        fuzz_check(h.main != NULL, "out of memory", 0);
+        return NULL;
+    }
     fuzz_check(rc == 0 && !br_conn_local_closed(h.main),
                "a well-formed request closed the connection", api);
     size_t len = 0;

@@ -24,6 +24,12 @@
  *   3. The original input walked the same way (most of it stops at a CRC)
  *      and, when it is not exactly one batch, handed to the iterator whole,
  *      which must stay memory-safe on any bytes.
+ *   4. The input as a MessageSet v0/v1 (Produce v0-v2), as it is and in a
+ *      copy whose top-level CRC-32s are recomputed: kp_legacy_upconvert; a
+ *      batch it makes must parse strictly and hold info.count records, and
+ *      down-converted to magic 0 and 1 and up-converted again it must hold
+ *      the same keys and values (timestamps too in magic 1). Every valid
+ *      batch of step 2 is down-converted the same way (Fetch v0-v3).
  */
 #include "fuzz.h"
 
@@ -32,6 +38,7 @@
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/crc.h>
 #include <samsa-protocol/err.h>
+#include <samsa-protocol/legacy.h>
 #include <samsa-protocol/record_batch.h>
 
 /* The broker's ceiling on a decompressed batch is its max.message.bytes
@@ -403,6 +410,8 @@ static void fix_crcs(uint8_t *p, size_t len)
  * the CRCs were fixed, so no batch may fail its CRC, and each batch's parsers,
  * records and rewrites are checked (the rewrites change the bytes).
  */
+static void check_downconvert(const uint8_t *batch, size_t size);
+
 static void walk_segment(uint8_t *wp, const uint8_t *p, size_t len)
 {
     bool fixed = wp != NULL;
@@ -446,10 +455,124 @@ static void walk_segment(uint8_t *wp, const uint8_t *p, size_t len)
                    (int)r.off);
         if (fixed) {
             check_records(p + off, bs, true);
+            check_downconvert(p + off, bs);
             check_rewrites(wp + off, bs, &h);
         }
         off += bs;
     }
+}
+
+
+/* ------------------------------------------------------------- legacy */
+
+/* Recomputes the CRC-32 of every complete top-level legacy message. */
+static void fix_legacy_crcs(uint8_t *p, size_t len)
+{
+    size_t off = 0;
+    while (len - off >= KP_LEGACY_LOG_OVERHEAD + 5) {
+        int32_t size = (int32_t)kp_load_be32(p + off + 8);
+        if (size < 5 || (size_t)size > len - off - KP_LEGACY_LOG_OVERHEAD) {
+            return;
+        }
+        uint8_t *m = p + off + KP_LEGACY_LOG_OVERHEAD;
+        kp_store_be32(m, kp_crc32(0, m + 4, (size_t)size - 4));
+        off += KP_LEGACY_LOG_OVERHEAD + (size_t)size;
+    }
+}
+
+/* Keys, values and (when with_ts) timestamps of a and b (two v2 batches)
+ * must be the same; b's timestamps are -1 otherwise. */
+static void check_same_records(const uint8_t *a, size_t an, const uint8_t *b, size_t bn,
+                               bool with_ts)
+{
+    struct kp_batch_iter ia;
+    struct kp_batch_iter ib;
+    int ra = kp_batch_iter_init(&ia, a, an, MAX_DECOMPRESSED);
+    int rb = kp_batch_iter_init(&ib, b, bn, MAX_DECOMPRESSED);
+    fuzz_check(ra == 0 && rb == 0, "a converted batch does not iterate", ra != 0 ? ra : rb);
+    int32_t n = 0;
+    for (;;) {
+        struct kp_record x;
+        struct kp_record y;
+        ra = kp_batch_iter_next(&ia, &x);
+        rb = kp_batch_iter_next(&ib, &y);
+        fuzz_check(ra == rb, "converted batches differ in their records", n);
+        if (ra != 0) {
+            fuzz_check(ra == KP_ITER_END, "a converted batch's records do not decode", ra);
+            break;
+        }
+        fuzz_check(kp_bytes_eq(x.Key, y.Key) && kp_bytes_eq(x.Value, y.Value),
+                   "a record's key or value changed in conversion", n);
+        fuzz_check(y.Timestamp == (with_ts ? x.Timestamp : -1),
+                   "a record's timestamp changed in conversion", n);
+        n++;
+    }
+    kp_batch_iter_free(&ia);
+    kp_batch_iter_free(&ib);
+}
+
+/* Down-converts the valid batch[0..size) to magic 0 and 1 and back. */
+static void check_downconvert(const uint8_t *batch, size_t size)
+{
+    struct kp_batch_header h;
+    size_t bs = 0;
+    if (kp_batch_parse_lenient(batch, size, &h, &bs) != 0 || bs != size) {
+        return;
+    }
+    for (int8_t magic = 0; magic <= 1; magic++) {
+        struct kp_writer set;
+        kp_wr_init(&set, MAX_DECOMPRESSED);
+        int32_t count = 0;
+        int rc = kp_legacy_downconvert(batch, size, magic, h.BaseOffset, MAX_DECOMPRESSED, &set,
+                                       &count);
+        fuzz_check(rc == 0 || rc == KP_E_TOO_LARGE || rc == KP_E_UNSUPPORTED ||
+                       rc == KP_E_CORRUPT || rc == KP_E_COMPRESSION || rc == KP_E_NOMEM,
+                   "kp_legacy_downconvert returned an undocumented code", rc);
+        fuzz_check(rc == 0 || set.len == 0, "a failed down-conversion left bytes", rc);
+        if (rc == 0 && count > 0 && !kp_batch_is_control(&h)) {
+            struct kp_writer back;
+            kp_wr_init(&back, MAX_DECOMPRESSED + KP_BATCH_HEADER_SIZE);
+            struct kp_legacy_info info;
+            rc = kp_legacy_upconvert(set.buf, set.len, MAX_DECOMPRESSED,
+                                     MAX_DECOMPRESSED + KP_BATCH_HEADER_SIZE, &back, &info);
+            if (rc == 0) {
+                fuzz_check(info.count == count, "up-conversion lost messages", info.count);
+                /* a LogAppendTime batch comes back as CreateTime at its
+                 * MaxTimestamp, which the iterator already reports */
+                check_same_records(batch, size, back.buf, back.len, magic == 1);
+            } else {
+                fuzz_check(rc == KP_E_TOO_LARGE || rc == KP_E_NOMEM || rc == KP_E_CORRUPT,
+                           "a down-converted set does not up-convert", rc);
+            }
+            kp_wr_free(&back);
+        }
+        kp_wr_free(&set);
+    }
+}
+
+/* p[0..len) as a Produce v0-v2 message set. */
+static void check_upconvert(const uint8_t *p, size_t len)
+{
+    struct kp_writer out;
+    kp_wr_init(&out, MAX_DECOMPRESSED + KP_BATCH_HEADER_SIZE);
+    struct kp_legacy_info info;
+    int rc = kp_legacy_upconvert(p, len, MAX_DECOMPRESSED, MAX_DECOMPRESSED + KP_BATCH_HEADER_SIZE,
+                                 &out, &info);
+    fuzz_check(rc == 0 || rc == KP_E_CRC || rc == KP_E_CORRUPT || rc == KP_E_COMPRESSION ||
+                   rc == KP_E_TOO_LARGE || rc == KP_E_NOMEM,
+               "kp_legacy_upconvert returned an undocumented code", rc);
+    fuzz_check(rc == 0 || out.len == 0, "a failed up-conversion left bytes", rc);
+    if (rc == 0) {
+        struct kp_batch_header h;
+        size_t bs = 0;
+        rc = kp_batch_parse(out.buf, out.len, &h, &bs);
+        fuzz_check(rc == 0 && bs == out.len, "an up-converted batch does not parse", rc);
+        fuzz_check(h.RecordCount == info.count, "an up-converted batch's RecordCount is wrong",
+                   h.RecordCount);
+        check_records(out.buf, out.len, false);
+        check_downconvert(out.buf, out.len);
+    }
+    kp_wr_free(&out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -475,5 +598,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (kp_batch_peek(data, size, &h, &bs) != 0 || bs != size) {
         check_records(data, size, false);
     }
+
+    check_upconvert(data, size);
+    copy = malloc(size > 0 ? size : 1);
+    fuzz_check(copy != NULL, "out of memory for the input's copy", (int)size);
+    if (size > 0) {
+        memcpy(copy, data, size);
+    }
+    fix_legacy_crcs(copy, size);
+    check_upconvert(copy, size);
+    free(copy);
     return 0;
 }

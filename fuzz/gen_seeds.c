@@ -53,6 +53,7 @@
 #include <samsa-protocol/compress.h>
 #include <samsa-protocol/crc.h>
 #include <samsa-protocol/header.h>
+#include <samsa-protocol/legacy.h>
 #include <samsa-protocol/record_batch.h>
 #include <samsa-protocol/schema.h>
 
@@ -591,6 +592,30 @@ static void gen_batches(struct gen *g)
         write_seed(g, "record_batch", "gen-legacy-then-v2.bin", w.buf, w.len, NULL, 0);
     }
     kp_wr_free(&w);
+
+    /* Produce v0-v2 message sets of magic 0 and 1, plain and in a wrapper of
+     * each legacy codec (magic-0 lz4 with Kafka's header checksum): the
+     * broker's own down-conversion of a batch, as Fetch v0-v3 sends it */
+    for (int codec = KP_CODEC_NONE; codec <= KP_CODEC_LZ4; codec++) {
+        for (int8_t magic = 0; magic <= 1; magic++) {
+            struct kp_writer batch;
+            kp_wr_init(&batch, MAX_SEED);
+            kp_wr_init(&w, MAX_SEED);
+            int32_t count = 0;
+            (void)snprintf(file, sizeof file, "gen-legacy-v%d-%s.bin", magic, kp_codec_name(codec));
+            rc = build_batch(&batch, codec, 0, B_PLAIN, 5);
+            if (rc == 0) {
+                rc = kp_legacy_downconvert(batch.buf, batch.len, magic, 0, MAX_SEED, &w, &count);
+            }
+            if (rc != 0) {
+                fail(g, "the message set does not build", file, rc);
+            } else {
+                write_seed(g, "record_batch", file, w.buf, w.len, NULL, 0);
+            }
+            kp_wr_free(&w);
+            kp_wr_free(&batch);
+        }
+    }
 }
 
 /* ------------------------------------------------------------- codecs */

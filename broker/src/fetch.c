@@ -14,14 +14,23 @@
 #include "logging.h"
 #include "request.h"
 
+#include <samsa-protocol/legacy.h>
+#include <samsa-protocol/record_batch.h>
+
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_SLICES_PER_PARTITION 4
 
 struct part_slices {
     struct br_log_slice s[MAX_SLICES_PER_PARTITION];
     size_t n;
+    /* Fetch v0-v3: the records down-converted (owned, kp_malloc'ed; NULL
+     * when the slices are sent as they are) */
+    uint8_t *conv;
+    size_t conv_len;
 };
 
 /* One fetch being answered: the response and where its records come from. */
@@ -62,7 +71,18 @@ static void slices_release(struct fetch_run *fr)
             br_fileref_unref(ps->s[k].file);
         }
         ps->n = 0;
+        kp_free(ps->conv);
+        ps->conv = NULL;
+        ps->conv_len = 0;
     }
+}
+
+static void slices_release_one(struct part_slices *ps)
+{
+    for (size_t k = 0; k < ps->n; k++) {
+        br_fileref_unref(ps->s[k].file);
+    }
+    ps->n = 0;
 }
 
 static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int32_t index)
@@ -86,6 +106,123 @@ static int16_t fetch_error(int err)
         return KP_ERR_CORRUPT_MESSAGE;
     }
     return (int16_t)(err > 0 ? err : KP_ERR_KAFKA_STORAGE_ERROR);
+}
+
+/* Reads the slices' bytes (whole batches, in log order) into one buffer. */
+static int slices_read(const struct part_slices *ps, uint8_t **out, size_t *len)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < ps->n; k++) {
+        total += (size_t)ps->s[k].len;
+    }
+    uint8_t *buf = kp_malloc(total == 0 ? 1 : total);
+    if (buf == NULL) {
+        return KP_E_NOMEM;
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < ps->n; k++) {
+        const struct br_log_slice *sl = &ps->s[k];
+        size_t done = 0;
+        while (done < (size_t)sl->len) {
+            ssize_t n = pread(br_fileref_fd(sl->file), buf + at + done, (size_t)sl->len - done,
+                              (off_t)(sl->file_pos + (int64_t)done));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                kp_free(buf);
+                return KP_ERR_KAFKA_STORAGE_ERROR;
+            }
+            done += (size_t)n;
+        }
+        at += done;
+    }
+    *out = buf;
+    *len = total;
+    return 0;
+}
+
+/*
+ * Fetch v0-v3 get magic 0 (v0, v1) or magic 1 (v2, v3) message sets, as
+ * Kafka 2.0 sends them (KafkaApis.handleFetchRequest, RecordsUtil.downConvert):
+ * batch by batch, while the result stays within `budget` bytes (the
+ * partition's share of the request, under fetch.max.bytes), the first
+ * batch whatever its size; each conversion is bounded by response.max.bytes.
+ * The slices' files are released and the result kept in ps->conv.
+ * Returns 0 with *code the partition's ErrorCode (NONE, or the reason the
+ * first batch could not be converted), or KP_E_NOMEM.
+ */
+static int downconvert(struct br_broker *b, struct part_slices *ps, int16_t version,
+                       int64_t fetch_offset, int64_t budget, int16_t *code)
+{
+    *code = KP_ERR_NONE;
+    uint8_t *raw = NULL;
+    size_t raw_len = 0;
+    int err = slices_read(ps, &raw, &raw_len);
+    for (size_t k = 0; k < ps->n; k++) {
+        br_fileref_unref(ps->s[k].file);
+    }
+    ps->n = 0;
+    if (err == KP_E_NOMEM) {
+        return err;
+    }
+    if (err != 0) {
+        *code = KP_ERR_KAFKA_STORAGE_ERROR;
+        return 0;
+    }
+    int8_t magic = version <= 1 ? 0 : 1;
+    size_t max = (size_t)b->cfg.response_max_bytes;
+    struct kp_writer w;
+    kp_wr_init(&w, max);
+    size_t off = 0;
+    while (off < raw_len) {
+        struct kp_batch_header h;
+        size_t size = 0;
+        /* the header only: batches were checked whole when appended, and
+         * the iterator is memory-safe on any bytes (damage since then is
+         * CORRUPT_MESSAGE when nothing came before it) */
+        err = kp_batch_peek(raw + off, raw_len - off, &h, &size);
+        if (err == 0 && size > raw_len - off) {
+            err = KP_AGAIN; /* the slices end inside it: not expected */
+        }
+        if (err != 0) {
+            if (w.len == 0) {
+                *code = KP_ERR_CORRUPT_MESSAGE;
+            }
+            break;
+        }
+        size_t before = w.len;
+        int32_t count = 0;
+        err = kp_legacy_downconvert(raw + off, size, magic, fetch_offset, max, &w, &count);
+        if (err == KP_E_NOMEM) {
+            break;
+        }
+        if (err != 0) {
+            if (before == 0) {
+                /* zstd has no legacy form (Kafka 2.1+ answers so) */
+                *code = err == KP_E_UNSUPPORTED ? KP_ERR_UNSUPPORTED_COMPRESSION_TYPE
+                                                : KP_ERR_CORRUPT_MESSAGE;
+            }
+            err = 0;
+            break;
+        }
+        if (before > 0 && (int64_t)w.len > budget) {
+            w.len = before; /* the next response takes it */
+            break;
+        }
+        off += size;
+    }
+    kp_free(raw);
+    if (err == KP_E_NOMEM) {
+        kp_wr_free(&w);
+        return err;
+    }
+    if (*code != KP_ERR_NONE) {
+        kp_wr_free(&w);
+        return 0;
+    }
+    ps->conv = kp_wr_steal(&w, &ps->conv_len);
+    return 0;
 }
 
 /* Build the response for q; slices hold file references until sent. */
@@ -186,6 +323,8 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                         return KP_E_NOMEM;
                     }
                     ps->n = 0;
+                    ps->conv = NULL;
+                    ps->conv_len = 0;
                     fr->slices[slot_index] = ps;
                 }
                 ps->s[ps->n++] = sl;
@@ -196,6 +335,25 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                 if (ps->n == MAX_SLICES_PER_PARTITION || got > INT32_MAX / 2) {
                     break;
                 }
+            }
+            if (got > 0 && version < 4 && q->ReplicaId < 0) {
+                /* all stored batches are magic 2: older fetches convert */
+                int16_t code = KP_ERR_NONE;
+                if (!p->topic->config.message_downconversion_enable) {
+                    code = KP_ERR_UNSUPPORTED_VERSION; /* Kafka 2.0's answer */
+                    slices_release_one(ps);
+                } else {
+                    int64_t share = qp->PartitionMaxBytes < budget ? qp->PartitionMaxBytes : budget;
+                    int err = downconvert(b, ps, version, qp->FetchOffset, share, &code);
+                    if (err != 0) {
+                        return err;
+                    }
+                }
+                if (code != KP_ERR_NONE) {
+                    rp->ErrorCode = code;
+                    fr->any_error = true;
+                }
+                got = (int64_t)ps->conv_len;
             }
             if (got > 0) {
                 rp->Records.ptr = NULL; /* spliced from the files at send time */
@@ -272,7 +430,7 @@ static int fetch_send(struct br_broker *b, struct br_conn *conn, struct br_slot 
     size_t k = 0;
     for (size_t i = 0; i < fr->nslices && err == 0; i++) {
         struct part_slices *ps = fr->slices[i];
-        if (ps == NULL || ps->n == 0) {
+        if (ps == NULL || (ps->n == 0 && ps->conv_len == 0)) {
             continue;
         }
         if (k >= sc->n) {
@@ -285,6 +443,16 @@ static int fetch_send(struct br_broker *b, struct br_conn *conn, struct br_slot 
             break;
         }
         prev = at;
+        if (ps->conv_len > 0) {
+            /* down-converted records: the slot takes the buffer */
+            uint8_t *conv = ps->conv;
+            ps->conv = NULL;
+            if (br_slot_add_mem(slot, conv, ps->conv_len) != 0) {
+                err = KP_E_NOMEM;
+            }
+            ps->conv_len = 0;
+            continue;
+        }
         for (size_t j = 0; j < ps->n; j++) {
             if (br_slot_add_file(slot, ps->s[j].file, ps->s[j].file_pos, (size_t)ps->s[j].len) !=
                 0) {

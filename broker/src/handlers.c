@@ -6,6 +6,7 @@
 #include "request.h"
 #include "topic_admin.h"
 
+#include <samsa-protocol/legacy.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
@@ -158,10 +159,96 @@ static struct br_partition *find_partition(struct br_broker *b, struct kp_str to
     return &t->partitions[index];
 }
 
-/* Validate and append one partition's records; fills the response entry. */
+/* The ErrorCode of a message set that did not up-convert: Kafka 2.0 answers
+ * CORRUPT_MESSAGE for a bad CRC or structure (its InvalidRecordException
+ * is a CorruptRecordException), MESSAGE_TOO_LARGE above the ceilings. */
+static int16_t legacy_error(int err)
+{
+    switch (err) {
+    case KP_E_TOO_LARGE:
+        return KP_ERR_MESSAGE_TOO_LARGE;
+    case KP_E_NOMEM:
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    default:
+        return KP_ERR_CORRUPT_MESSAGE;
+    }
+}
+
+/*
+ * Produce v0-v2 may carry MessageSet v0/v1: Kafka 2.0 (message.format.version
+ * 2.0) converts it to one RecordBatch v2 (LogValidator's
+ * convertAndAssignOffsetsNonCompressed and
+ * validateMessagesAndAssignOffsetsCompressed), so does Samsa. The whole set,
+ * wrappers decompressed, may take at most socket.request.max.bytes: what one
+ * request could have carried uncompressed. On 0, *batch and *size are the new
+ * batch in *owned (the caller frees it) and *h its header.
+ */
+static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records,
+                                 uint8_t **owned, uint8_t **batch, size_t *size,
+                                 struct kp_batch_header *h)
+{
+    size_t max = (size_t)r->b->cfg.socket_request_max_bytes;
+    struct kp_writer w;
+    kp_wr_init(&w, max + KP_BATCH_HEADER_SIZE);
+    struct kp_legacy_info info;
+    int err = kp_legacy_upconvert(records->ptr, (size_t)records->len, max,
+                                  max + KP_BATCH_HEADER_SIZE, &w, &info);
+    if (err != 0) {
+        kp_wr_free(&w);
+        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version,
+                 info.magic, br_conn_peer(r->conn), kp_err_str(err));
+        return legacy_error(err);
+    }
+    *owned = kp_wr_steal(&w, size);
+    *batch = *owned;
+    err = kp_batch_parse(*batch, *size, h, size);
+    if (err != 0) {
+        return KP_ERR_UNKNOWN_SERVER_ERROR; /* ours: the builder's batch */
+    }
+    return KP_ERR_NONE;
+}
+
+/*
+ * Kafka's LogValidator sets a CreateTime batch's MaxTimestamp from its
+ * records when the producer wrote another value (sarama writes -1), so that
+ * the time index and ListOffsets by timestamp hold whoever produced, and
+ * recomputes the CRC. An uncompressed batch is always checked (its records'
+ * timestamps are read in place); a compressed one only when its
+ * MaxTimestamp is below its BaseTimestamp, which no correct batch of a
+ * client has (their first record is at BaseTimestamp): Kafka decompresses
+ * every batch, which multiplied the broker's CPU for gzip producers by ten
+ * (broker/README.md). Returns a Kafka error code for records that do not
+ * decode.
+ */
+static int16_t fix_max_timestamp(struct br_req *r, uint8_t *batch, size_t size,
+                                 struct kp_batch_header *h)
+{
+    if (kp_batch_codec(h) != KP_CODEC_NONE && h->MaxTimestamp >= h->BaseTimestamp) {
+        return KP_ERR_NONE;
+    }
+    int64_t max_ts = 0;
+    int err = kp_batch_records_max_timestamp(batch, size,
+                                             (size_t)r->b->cfg.socket_request_max_bytes, &max_ts);
+    if (err != 0) {
+        br_debug("produce from %s refused: records: %s", br_conn_peer(r->conn), kp_err_str(err));
+        return err == KP_E_TOO_LARGE ? KP_ERR_MESSAGE_TOO_LARGE : KP_ERR_INVALID_RECORD;
+    }
+    if (max_ts != h->MaxTimestamp) {
+        if (kp_batch_set_max_timestamp(batch, size, max_ts) != 0) {
+            return KP_ERR_CORRUPT_MESSAGE;
+        }
+        h->MaxTimestamp = max_ts;
+    }
+    return KP_ERR_NONE;
+}
+
+/* Validate and append one partition's records; fills the response entry.
+ * *owned: a batch this made (an up-converted message set), freed by the
+ * caller. */
 static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_TopicProduceData *td,
                               const struct kp_ProduceRequest_PartitionProduceData *pd,
-                              struct kp_ProduceResponse_PartitionProduceResponse *out)
+                              struct kp_ProduceResponse_PartitionProduceResponse *out,
+                              uint8_t **owned)
 {
     struct br_broker *b = r->b;
     out->Index = pd->Index;
@@ -179,11 +266,6 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
         return;
     }
-    if (r->version < 3) {
-        /* MessageSet v0/v1: no client sends it when Produce v3 is offered */
-        out->ErrorCode = KP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
-        return;
-    }
     if (pd->Records.len <= 0) {
         out->ErrorCode = KP_ERR_INVALID_RECORD;
         return;
@@ -195,14 +277,33 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     }
     struct kp_batch_header h;
     size_t size = 0;
-    int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
-    if (err != 0 || size != (size_t)pd->Records.len) {
-        /* v3+ carries exactly one RecordBatch of magic 2 per partition */
-        out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
-        br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
-                 td->Name.ptr, pd->Index, br_conn_peer(r->conn),
-                 err != 0 ? kp_err_str(err) : "more than one batch");
-        return;
+    uint8_t *batch = NULL;
+    bool converted = false;
+    /* v0-v2 may carry a message set (its magic byte sits where a batch
+     * keeps its own); Kafka 2.0 does not check which format a version
+     * carries below v3 (ProduceRequest.validateRecords) */
+    if (r->version < 3 && (pd->Records.len <= 16 || pd->Records.ptr[16] != KP_BATCH_MAGIC)) {
+        int16_t code = produce_upconvert(r, &pd->Records, owned, &batch, &size, &h);
+        if (code != KP_ERR_NONE) {
+            out->ErrorCode = code;
+            return;
+        }
+        if (size > (size_t)tc->max_message_bytes) {
+            out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE; /* Log.append checks the result */
+            return;
+        }
+        converted = true;
+    } else {
+        int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
+        if (err != 0 || size != (size_t)pd->Records.len) {
+            /* exactly one RecordBatch of magic 2 per partition */
+            out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
+            br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
+                     td->Name.ptr, pd->Index, br_conn_peer(r->conn),
+                     err != 0 ? kp_err_str(err) : "more than one batch");
+            return;
+        }
+        batch = br_req_mutable(r, pd->Records.ptr);
     }
     if (kp_batch_codec(&h) > KP_CODEC_ZSTD) {
         out->ErrorCode = KP_ERR_INVALID_RECORD;
@@ -220,6 +321,14 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (h.ProducerId >= 0 && h.BaseSequence < 0) {
         out->ErrorCode = KP_ERR_INVALID_RECORD;
         return;
+    }
+    int err = 0;
+    if (!converted && tc->message_timestamp_type != BR_TIMESTAMP_LOG_APPEND_TIME) {
+        int16_t code = fix_max_timestamp(r, batch, size, &h);
+        if (code != KP_ERR_NONE) {
+            out->ErrorCode = code;
+            return;
+        }
     }
     int32_t last_seq = 0;
     if (h.ProducerId >= 0) {
@@ -239,7 +348,6 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
             return;
         }
     }
-    uint8_t *batch = br_req_mutable(r, pd->Records.ptr);
     int64_t now = br_now_wall_ms();
     if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
         err = kp_batch_set_log_append_time(batch, size, now);
@@ -277,6 +385,7 @@ int br_h_produce(struct br_req *r)
     kp_ProduceResponse_init(&resp);
     /* a whole request refused: every partition gets the same error */
     int16_t refused = KP_ERR_NONE;
+    bool any_error = false;
     if (q->Acks != 0 && q->Acks != 1 && q->Acks != -1) {
         refused = KP_ERR_INVALID_REQUIRED_ACKS;
     } else if (q->TransactionalId.len >= 0) {
@@ -308,12 +417,24 @@ int br_h_produce(struct br_req *r)
                 out->BaseOffset = -1;
                 out->LogAppendTimeMs = -1;
                 out->LogStartOffset = -1;
+                any_error = true;
                 continue;
             }
-            produce_partition(r, td, &td->PartitionData.items[j], out);
+            uint8_t *owned = NULL;
+            produce_partition(r, td, &td->PartitionData.items[j], out, &owned);
+            kp_free(owned);
+            any_error = any_error || out->ErrorCode != KP_ERR_NONE;
         }
     }
     if (q->Acks == 0) {
+        if (any_error) {
+            /* Kafka closes the connection (KafkaApis.handleProduceRequest,
+             * closeConnection): the producer then refreshes its metadata,
+             * where a dropped batch would leave it no signal at all */
+            br_info("acks=0 produce from %s failed: closing the connection",
+                    br_conn_peer(r->conn));
+            br_conn_close_after_flush(r->conn);
+        }
         return 0; /* no response: the client expects none */
     }
     return br_respond(r, &resp);

@@ -13,10 +13,11 @@
  * not implement. Samsa uses cleanup.policy, retention.*, segment.*,
  * index.interval.bytes, min.cleanable.dirty.ratio, delete.retention.ms,
  * min.compaction.lag.ms, max.message.bytes, message.timestamp.type,
- * flush.*, compression.type, min.insync.replicas and
+ * flush.*, compression.type, min.insync.replicas,
+ * message.downconversion.enable (Fetch v0-v3) and
  * unclean.leader.election.enable; the others (file.delete.delay.ms,
  * preallocate, segment.jitter.ms, message.format.version,
- * message.downconversion.enable, message.timestamp.difference.max.ms) are
+ * message.timestamp.difference.max.ms) are
  * validated, stored and described so that Kafka tools see what they expect.
  *
  * segment.index.bytes must be at least 4 (Kafka 2.0 took 0; an index of

@@ -2,9 +2,11 @@
 over raw sockets (hostile input, pipelining) and for reading segment files.
 
 Only what the tests need: request headers v1, the request bodies of
-ApiVersions v0, Metadata v1/v4, Produce v3, Fetch v4, ListOffsets v1 and
+ApiVersions v0, Metadata v1/v4, Produce v0-v3, Fetch v0-v4, ListOffsets v1 and
 FindCoordinator v0 (wait_coordinator), their responses, RecordBatch v2 (build uncompressed batches, walk the headers of any
-batch) and the Kafka log layout on disk.
+batch), MessageSet v0/v1 (build messages and compressed wrappers of every
+legacy codec, Kafka's magic-0 lz4 framing included; walk and decompress them)
+and the Kafka log layout on disk.
 
 Runs on Debian's /usr/bin/python3. CRC-32C: python3-crcmod's C extension
 when it is installed, else kafka-python's pure-Python one (slow on big
@@ -766,3 +768,207 @@ def wait_topic(port, topic, partitions=None, timeout=15.0):
                 return len(parts)
             time.sleep(0.1)
     raise AssertionError("topic %s not ready: last metadata %r" % (topic, last))
+
+
+# ---------------------------------------------------------------------------
+# MessageSet v0/v1 (magic 0 and 1), Produce v0-v2 and Fetch v0-v3
+
+LOG_APPEND_TIME_ATTR = 0x08
+
+
+def _xxh32(data, seed=0):
+    """XXH32 (the LZ4 frame's header checksum), for Kafka's magic-0 framing."""
+    p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+    m = 0xFFFFFFFF
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (32 - r))) & m
+
+    n = len(data)
+    pos = 0
+    if n >= 16:
+        v = [(seed + p1 + p2) & m, (seed + p2) & m, seed, (seed - p1) & m]
+        while n - pos >= 16:
+            for i in range(4):
+                w = struct.unpack_from("<I", data, pos + 4 * i)[0]
+                v[i] = (rotl((v[i] + w * p2) & m, 13) * p1) & m
+            pos += 16
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
+    else:
+        h = (seed + p5) & m
+    h = (h + n) & m
+    while n - pos >= 4:
+        w = struct.unpack_from("<I", data, pos)[0]
+        h = (rotl((h + w * p3) & m, 17) * p4) & m
+        pos += 4
+    while pos < n:
+        h = (rotl((h + data[pos] * p5) & m, 11) * p1) & m
+        pos += 1
+    h ^= h >> 15
+    h = (h * p2) & m
+    h ^= h >> 13
+    h = (h * p3) & m
+    h ^= h >> 16
+    return h
+
+
+def legacy_compress(codec, data, magic):
+    """A wrapper's value as Kafka's producers write it: gzip, xerial-framed
+    snappy, an LZ4 frame (magic 0: Kafka's broken header checksum,
+    KAFKA-3160)."""
+    if codec == CODECS["gzip"]:
+        import gzip
+        return gzip.compress(data)
+    if codec == CODECS["snappy"]:
+        import snappy
+        chunk = snappy.compress(data)
+        return b"\x82SNAPPY\x00" + i32(1) + i32(1) + i32(len(chunk)) + chunk
+    if codec == CODECS["lz4"]:
+        import lz4.frame
+        f = bytearray(lz4.frame.compress(data, content_checksum=False,
+                                         store_size=False))
+        if magic == 0:
+            hc = 6 + (8 if f[4] & 0x08 else 0) + (4 if f[4] & 0x01 else 0)
+            f[hc] = (_xxh32(bytes(f[0:hc])) >> 8) & 0xFF
+        return bytes(f)
+    raise ValueError("codec %r" % codec)
+
+
+def legacy_decompress(codec, data, magic):
+    if codec == CODECS["gzip"]:
+        import gzip
+        return gzip.decompress(data)
+    if codec == CODECS["snappy"]:
+        from kafka.codec import snappy_decode
+        return snappy_decode(data)
+    if codec == CODECS["lz4"]:
+        import lz4.frame
+        f = bytearray(data)
+        hc = 6 + (8 if f[4] & 0x08 else 0) + (4 if f[4] & 0x01 else 0)
+        want_broken = (_xxh32(bytes(f[0:hc])) >> 8) & 0xFF
+        if magic == 0:
+            if f[hc] != want_broken:
+                raise AssertionError("magic-0 LZ4 frame without Kafka's header checksum")
+            f[hc] = (_xxh32(bytes(f[4:hc])) >> 8) & 0xFF
+        return lz4.frame.decompress(bytes(f))
+    raise ValueError("codec %r" % codec)
+
+
+def legacy_message(magic, key, value, offset=0, timestamp=-1, attributes=0, crc=None):
+    """One message of magic 0 or 1; crc overrides the computed CRC-32."""
+    import zlib
+    body = i8(magic) + i8(attributes)
+    if magic == 1:
+        body += i64(timestamp)
+    body += nbytes(key) + nbytes(value)
+    c = zlib.crc32(body) if crc is None else crc
+    msg = u32(c) + body
+    return i64(offset) + i32(len(msg)) + msg
+
+
+def legacy_wrapper(magic, codec, inner, offset=0, timestamp=-1, attributes=0):
+    """A compressed message holding the message set `inner`."""
+    return legacy_message(magic, None, legacy_compress(codec, inner, magic), offset,
+                          timestamp, attributes | codec)
+
+
+def parse_message_set(buf, check_crc=True):
+    """Walks a magic 0/1 message set, wrappers decompressed, into a list of
+    (offset, magic, attributes, timestamp, key, value): magic-1 inner offsets
+    made absolute, as consumers do. A trailing partial message is dropped
+    (Fetch may end with one). Raises AssertionError on a bad CRC or a magic
+    other than 0 and 1."""
+    import zlib
+    out = []
+    pos = 0
+    while len(buf) - pos >= 12:
+        offset, size = struct.unpack_from(">qi", buf, pos)
+        if len(buf) - pos - 12 < size:
+            break
+        msg = buf[pos + 12:pos + 12 + size]
+        pos += 12 + size
+        crc = struct.unpack_from(">I", msg, 0)[0]
+        if check_crc and zlib.crc32(msg[4:]) != crc:
+            raise AssertionError("message at offset %d: bad CRC" % offset)
+        r = Reader(msg, 4)
+        magic = r.i8()
+        attrs = r.i8()
+        if magic not in (0, 1):
+            raise AssertionError("message at offset %d has magic %d" % (offset, magic))
+        ts = r.i64() if magic == 1 else None
+        key = r.bytes_()
+        value = r.bytes_()
+        codec = attrs & 7
+        if codec == 0:
+            out.append((offset, magic, attrs, ts, key, value))
+            continue
+        inner = parse_message_set(legacy_decompress(codec, value, magic), check_crc)
+        if magic == 1:
+            # relative inner offsets; the wrapper's is the last one's
+            last = inner[-1][0]
+            inner = [(offset - last + x[0],) + x[1:] for x in inner]
+        out.append(("wrapper", offset, magic, attrs, ts, inner))
+    return out
+
+
+def flatten_message_set(entries):
+    """parse_message_set's entries with the wrappers replaced by their
+    inner messages."""
+    out = []
+    for e in entries:
+        if e[0] == "wrapper":
+            out.extend(e[5])
+        else:
+            out.append(e)
+    return out
+
+
+def produce_v(version, corr, topic, partition, records, acks=1, timeout_ms=10000):
+    """Produce v0-v2 (no transactional id)."""
+    body = (i16(acks) + i32(timeout_ms)
+            + array([string(topic) + array([i32(partition) + nbytes(records)])]))
+    return request(PRODUCE, version, corr, body)
+
+
+def parse_produce_v(version, payload):
+    """-> (corr, {(topic, p): (err, base_offset, log_append_time or None)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    out = {}
+
+    def partition(r):
+        p, err, base = r.i32(), r.i16(), r.i64()
+        lat = r.i64() if version >= 2 else None
+        return p, err, base, lat
+
+    for name, parts in r.array(lambda r: (r.string(), r.array(partition))):
+        for p, err, base, lat in parts:
+            out[(name, p)] = (err, base, lat)
+    return corr, out
+
+
+def fetch_v(version, corr, topic, partition, offset, max_wait_ms=0, min_bytes=1,
+            max_bytes=1 << 20, partition_max_bytes=1 << 20):
+    """Fetch v0-v4 of one partition (MaxBytes from v3, isolation from v4)."""
+    body = i32(-1) + i32(max_wait_ms) + i32(min_bytes)
+    if version >= 3:
+        body += i32(max_bytes)
+    if version >= 4:
+        body += i8(0)
+    body += array([string(topic) + array([i32(partition) + i64(offset)
+                                          + i32(partition_max_bytes)])])
+    return request(FETCH, version, corr, body)
+
+
+def parse_fetch_v(version, payload):
+    """Fetch v0-v3 -> (corr, {(topic, p): (err, high_watermark, records)})"""
+    r = Reader(payload)
+    corr = r.i32()
+    if version >= 1:
+        r.i32()  # throttle
+    out = {}
+    for name, parts in r.array(lambda r: (r.string(), r.array(
+            lambda r: (r.i32(), r.i16(), r.i64(), r.bytes_())))):
+        for p, err, hw, records in parts:
+            out[(name, p)] = (err, hw, records)
+    return corr, out

@@ -668,7 +668,7 @@ void kp_batch_set_leader_epoch(uint8_t *batch, int32_t epoch)
     kp_store_be32(batch + KP_BATCH_LOG_OVERHEAD, (uint32_t)epoch);
 }
 
-int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
+static int rewrite_front(uint8_t *batch, size_t size, bool log_append, int64_t ts)
 {
     if (size < KP_BATCH_HEADER_SIZE) {
         return KP_E_BAD_LENGTH;
@@ -693,11 +693,71 @@ int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
     if (old_crc != kp_load_be32(batch + OFF_CRC)) {
         return KP_E_CRC;
     }
-    uint16_t attrs = kp_load_be16(batch + OFF_ATTRIBUTES);
-    kp_store_be16(batch + OFF_ATTRIBUTES, (uint16_t)(attrs | KP_BATCH_ATTR_LOG_APPEND_TIME));
+    if (log_append) {
+        uint16_t attrs = kp_load_be16(batch + OFF_ATTRIBUTES);
+        kp_store_be16(batch + OFF_ATTRIBUTES, (uint16_t)(attrs | KP_BATCH_ATTR_LOG_APPEND_TIME));
+    }
     kp_store_be64(batch + OFF_MAX_TIMESTAMP, (uint64_t)ts);
     uint32_t new_crc =
         kp_crc32c_combine(kp_crc32c(0, batch + KP_BATCH_CRC_START, front), tail_crc, tail);
     kp_store_be32(batch + OFF_CRC, new_crc);
+    return 0;
+}
+
+int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts)
+{
+    return rewrite_front(batch, size, true, ts);
+}
+
+int kp_batch_set_max_timestamp(uint8_t *batch, size_t size, int64_t ts)
+{
+    return rewrite_front(batch, size, false, ts);
+}
+
+int kp_batch_records_max_timestamp(const uint8_t *batch, size_t size, size_t max_decompressed,
+                                   int64_t *max_ts)
+{
+    struct kp_batch_iter it;
+    int err = kp_batch_iter_init(&it, batch, size, max_decompressed);
+    if (err != 0) {
+        kp_batch_iter_free(&it);
+        return err;
+    }
+    /*
+     * Only each record's length and TimestampDelta are read: a third of
+     * the work of kp_batch_iter_next, on the produce path of every batch.
+     * Records must still fill the block exactly, RecordCount of them.
+     */
+    struct kp_reader *r = &it.rd;
+    int64_t base = it.h.BaseTimestamp;
+    int64_t max = base;
+    for (int32_t i = 0; i < it.h.RecordCount && err == 0; i++) {
+        int32_t len = kp_rd_varint(r);
+        if (r->err != 0 || len < KP_RECORD_MIN_SIZE - 1 || (size_t)len > kp_rd_remaining(r)) {
+            err = KP_E_CORRUPT;
+            break;
+        }
+        struct kp_reader rr;
+        kp_rd_init(&rr, r->buf + r->off, (size_t)len);
+        kp_rd_skip(r, (size_t)len);
+        (void)kp_rd_i8(&rr); /* Attributes */
+        int64_t delta = kp_rd_varlong(&rr);
+        int64_t ts = 0;
+        if (rr.err != 0 || !add_i64(base, delta, &ts)) {
+            err = KP_E_CORRUPT;
+            break;
+        }
+        if (i == 0 || ts > max) {
+            max = ts;
+        }
+    }
+    if (err == 0 && kp_rd_remaining(r) != 0) {
+        err = KP_E_CORRUPT;
+    }
+    kp_batch_iter_free(&it);
+    if (err != 0) {
+        return err;
+    }
+    *max_ts = max;
     return 0;
 }

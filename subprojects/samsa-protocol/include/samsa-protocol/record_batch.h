@@ -359,4 +359,23 @@ void kp_batch_set_leader_epoch(uint8_t *batch, int32_t epoch);
  */
 KP_MUST_CHECK int kp_batch_set_log_append_time(uint8_t *batch, size_t size, int64_t ts);
 
+/*
+ * Sets batch[0..size)'s MaxTimestamp to ts and recomputes the CRC, checking
+ * the old one in the same pass (as kp_batch_set_log_append_time): for a
+ * producer's batch whose MaxTimestamp is not its records' largest (sarama
+ * sends -1), as Kafka's LogValidator corrects it.
+ * Returns 0, KP_E_BAD_LENGTH, KP_E_MAGIC or KP_E_CRC (batch left untouched).
+ */
+KP_MUST_CHECK int kp_batch_set_max_timestamp(uint8_t *batch, size_t size, int64_t ts);
+
+/*
+ * The largest record timestamp (BaseTimestamp + TimestampDelta) of the
+ * batch batch[0..size) (decompressed under max_decompressed), into
+ * *max_ts; BaseTimestamp when it has no records. Reads each record's length
+ * and TimestampDelta only; the records must fill the block exactly.
+ * Returns 0, an error of kp_batch_iter_init, or KP_E_CORRUPT.
+ */
+KP_MUST_CHECK int kp_batch_records_max_timestamp(const uint8_t *batch, size_t size,
+                                                 size_t max_decompressed, int64_t *max_ts);
+
 #endif
