@@ -840,6 +840,11 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
     if (op_by_name(a, kp_str_c(t->name), OP_DELETE) != NULL) {
         return 0; /* being deleted: this request waits for that deletion */
     }
+    if (op_by_name(a, kp_str_c(t->name), OP_ADD) != NULL) {
+        /* its new partitions' directories are being made: a deletion now
+         * would leave them behind (the client may retry once it is done) */
+        return KP_ERR_REASSIGNMENT_IN_PROGRESS;
+    }
     struct topic_op *op = kp_calloc(1, sizeof *op);
     if (op == NULL) {
         return KP_ERR_KAFKA_STORAGE_ERROR;

@@ -116,7 +116,8 @@ KP_MUST_CHECK int br_topic_admin_add_partitions(struct br_broker *b, const struc
 bool br_topic_admin_adding(struct br_broker *b, struct kp_str name);
 
 /* Starts deleting topic t (a deletion of it in flight is joined). Returns
- * 0 or KAFKA_STORAGE_ERROR (out of memory). */
+ * 0, KAFKA_STORAGE_ERROR (out of memory) or REASSIGNMENT_IN_PROGRESS
+ * (partitions are being added to it). */
 KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, struct br_topic *t);
 
 /* Answers a CreateTopics (DeleteTopics, CreatePartitions) request whose response the handler
