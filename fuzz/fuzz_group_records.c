@@ -632,8 +632,7 @@ static void group_value_round_trip(const struct grp_record *r)
     struct grp_record r2;
     rc = br_grp_record_decode(k2, v2, &r2);
     int16_t want = br_grp_group_value_version(&t.g);
-    fuzz_check(rc == 0 && r2.value_version == want, "a re-encoded group value does not decode",
-               rc);
+    fuzz_check(rc == 0 && r2.value_version == want, "a re-encoded group value does not decode", rc);
     fuzz_check(
         str_eq(r2.protocol_type, cview(r->protocol_type)) && r2.generation == r->generation &&
             (r->protocol.len < 0 ? r2.protocol.len == -1

@@ -466,7 +466,8 @@ int br_h_describe_log_dirs(struct br_req *r)
 
 /* A result's message, copied into the response's arena (NULL when short of
  * memory: the code stands). */
-static void set_message(struct br_req *r, struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *out,
+static void set_message(struct br_req *r,
+                        struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *out,
                         const char *msg)
 {
     out->ErrorMessage = msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
@@ -542,8 +543,8 @@ static int create_partitions_one(struct br_req *r,
     }
     if (t == NULL) {
         /* a topic still being created is not there yet either */
-        (void)snprintf(err, errlen, "The topic '%.*s' does not exist.", (int)(nlen > 249 ? 249 : nlen),
-                       ct->Name.ptr != NULL ? ct->Name.ptr : "");
+        (void)snprintf(err, errlen, "The topic '%.*s' does not exist.",
+                       (int)(nlen > 249 ? 249 : nlen), ct->Name.ptr != NULL ? ct->Name.ptr : "");
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     if (br_topic_admin_adding(b, ct->Name)) {
@@ -637,7 +638,8 @@ int br_h_create_partitions(struct br_req *r)
      * (Kafka answers a map keyed by topic). Found by sorting, so that a
      * request of many topics costs n log n, not n squared. */
     struct named *byname = arena_array(r, (size_t)n, sizeof *byname);
-    uint8_t *state = arena_array(r, (size_t)n, sizeof *state); /* 0 single, 1 dup first, 2 dup later */
+    uint8_t *state =
+        arena_array(r, (size_t)n, sizeof *state); /* 0 single, 1 dup first, 2 dup later */
     if (byname == NULL || state == NULL) {
         return KP_E_NOMEM;
     }
@@ -651,7 +653,8 @@ int br_h_create_partitions(struct br_req *r)
     }
     for (int32_t i = 1; i < n; i++) {
         if (kp_str_eq(byname[i].name, byname[i - 1].name)) {
-            state[byname[i - 1].index] = state[byname[i - 1].index] == 0 ? 1 : state[byname[i - 1].index];
+            state[byname[i - 1].index] =
+                state[byname[i - 1].index] == 0 ? 1 : state[byname[i - 1].index];
             state[byname[i].index] = 2;
         }
     }

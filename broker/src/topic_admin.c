@@ -770,9 +770,8 @@ out_nomem:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t,
-                                  int32_t partitions, const int32_t *replicas, char *err,
-                                  size_t errlen)
+int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t, int32_t partitions,
+                                  const int32_t *replicas, char *err, size_t errlen)
 {
     struct br_topic_admin *a = b->admin;
     if (a == NULL || a->stopping) {
@@ -796,8 +795,7 @@ int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t,
     op->meta.replication_factor = (int16_t)rf;
     /* the kept partitions' entries are not read: the store keeps its own */
     for (size_t i = (size_t)first * rf; i < (size_t)partitions * rf; i++) {
-        op->meta.replicas[i] =
-            replicas != NULL ? replicas[i - (size_t)first * rf] : b->node_id;
+        op->meta.replicas[i] = replicas != NULL ? replicas[i - (size_t)first * rf] : b->node_id;
     }
     op->first = first;
     op->id = ++a->next_id;

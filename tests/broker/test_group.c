@@ -322,9 +322,14 @@ static void test_encoded_offset_values_decode_to_the_commit(void)
         CU_ASSERT_EQUAL(r.value_version, i == 0 ? 3 : 1);
         if (i == 2) {
             /* Kafka 2.0's v1 with no expiry: expire_timestamp -1 */
-            static const uint8_t v1[] = {0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 42, 0x00, 0x01, 'm',
-                                         0,    0,    0, 0, 0, 0, 0x03, 0xe8, 0xff, 0xff, 0xff,
-                                         0xff, 0xff, 0xff, 0xff, 0xff};
+            /* clang-format off */
+            static const uint8_t v1[] = {
+                0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 42,           /* version, offset */
+                0x00, 0x01, 'm',                               /* metadata */
+                0, 0, 0, 0, 0, 0, 0x03, 0xe8,                  /* commit_timestamp */
+                0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff /* expire_timestamp */
+            };
+            /* clang-format on */
             CU_ASSERT_EQUAL(w.len - kend, sizeof v1);
             CU_ASSERT_EQUAL(memcmp(buf + kend, v1, sizeof v1), 0);
         }
@@ -379,6 +384,7 @@ static void encode_group(bool instance, struct kp_writer *w)
  * the coordinator, unless a member has a group instance id (v3 only). */
 static void test_group_values_are_written_as_kafka_2_0_writes_them(void)
 {
+    /* clang-format off */
     static const uint8_t v1[] = {
         0x00, 0x01,                                            /* version 1 */
         0x00, 0x08, 'c', 'o', 'n', 's', 'u', 'm', 'e', 'r',    /* protocol_type */
@@ -397,6 +403,7 @@ static void test_group_values_are_written_as_kafka_2_0_writes_them(void)
         0x00, 0x02, 'i', '1',         /* group_instance_id */
         0x00, 0x01, 'c', 0x00, 0x02, '/', 'h', 0x00, 0x04, 0x93, 0xe0, 0x00, 0x00, 0x27, 0x10,
         0, 0, 0, 1, 'S', 0, 0, 0, 1, 'A'};
+    /* clang-format on */
     const struct {
         bool instance;
         const uint8_t *want;
