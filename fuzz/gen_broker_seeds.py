@@ -54,6 +54,14 @@ def raw(payload):
     return [RAW] + list(struct.pack(">H", len(payload))) + list(payload)
 
 
+def create_partitions_v1(name, count, corr=91):
+    """A CreatePartitions v1 request (header and body) raising a topic to count."""
+    def s16(x):
+        return struct.pack(">h", len(x)) + x.encode()
+    return (struct.pack(">hhi", 37, 1, corr) + s16("fz") + struct.pack(">i", 1) + s16(name)
+            + struct.pack(">ii", count, -1) + struct.pack(">i", 10000) + b"\x00")
+
+
 SEEDS = {
     "produce-fetch-restart": create(0, 2) + produce(0, 0, 4, codec=1) + produce(0, 1, 16)
     + fetch(0, 0) + [OFFSETS, 0, 0, 2, 0, 0] + [HOUSE, 0] + fetch(0, 1, which=2) + fetch(0, 0, 4, 1),
@@ -67,6 +75,8 @@ SEEDS = {
     + [HOUSE, 0] + [COMMIT, 0, 1, 1, 0x25, 0, 43],
     "admin": create(2, 1) + create(3, 1) + [ALTER, 2, 0, 0x22] + [METADATA, 0x06] + [DELETE, 2, 3]
     + produce(2, 0, 1) + [METADATA, 0x85] + create(2, 3, 0, [(5, 0), (7, 1)]),
+    "create-partitions": create(0, 1) + produce(0, 0, 2) + raw(create_partitions_v1("t0", 3))
+    + produce(0, 2, 1) + fetch(0, 2) + [HOUSE, 0] + fetch(0, 0),
     "acks0-fetch": create(0, 1) + produce(0, 0, 2, acks=0) + produce(0, 0, 2, version=3)
     + fetch(0, 0, 4, 3, 0) + fetch(0, 0, 8, 1),
 }

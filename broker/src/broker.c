@@ -60,6 +60,7 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_DELETE_RECORDS] = {0, 1, br_h_delete_records},
     [KP_API_ALTER_CONFIGS] = {0, 1, br_h_alter_configs},
     [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs},
+    [KP_API_CREATE_PARTITIONS] = {0, 1, br_h_create_partitions},
     [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs},
 };
 
@@ -560,6 +561,40 @@ int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
     if (topic_insert(b, t) != 0) {
         topic_free(b, t);
         return -1;
+    }
+    return 0;
+}
+
+int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+                         struct br_log **logs, const size_t *dirs)
+{
+    int32_t old = t->npartitions;
+    struct br_partition *parts =
+        partitions > old ? kp_calloc((size_t)partitions, sizeof *parts) : NULL;
+    if (parts == NULL) {
+        for (int32_t i = old; i < partitions; i++) {
+            br_log_close(logs[i]);
+            logs[i] = NULL;
+        }
+        return -1;
+    }
+    /* parked fetches hold pointers into the array that moves: they are
+     * answered now with what they have (a consumer fetches again) */
+    for (int32_t i = 0; i < old; i++) {
+        struct br_partition *p = &t->partitions[i];
+        while (p->nwaiters > 0) {
+            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
+        }
+    }
+    /* the partitions move whole: their logs, producers and waiter arrays
+     * are pointers that stay valid; p->topic is t still */
+    memcpy(parts, t->partitions, (size_t)old * sizeof *parts);
+    kp_free(t->partitions);
+    t->partitions = parts;
+    t->npartitions = partitions;
+    for (int32_t i = old; i < partitions; i++) {
+        partition_setup(b, t, i, logs[i], dirs[i]);
+        logs[i] = NULL;
     }
     return 0;
 }

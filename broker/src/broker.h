@@ -162,6 +162,13 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
  * dir_partitions). Returns 0 or -1 (out of memory). */
 int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
                           struct br_log **logs, const size_t *dirs);
+/* Adds partitions [t->npartitions, partitions) to a topic whose metadata
+ * store holds them already and whose logs a worker made: logs[i] and
+ * dirs[i] (already counted in dir_partitions) for each new i, taken
+ * whatever the result (closed on failure). Parked fetches on the topic are
+ * answered first. Returns 0 or -1 (out of memory, the topic unchanged). */
+KP_MUST_CHECK int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+                                       struct br_log **logs, const size_t *dirs);
 /* Takes out a topic the metadata store no longer holds: parked fetches on
  * it are answered, its logs closed, the topic freed. dirs[0..npartitions)
  * receive copies of its partition directories (the caller's: kp_free), to

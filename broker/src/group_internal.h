@@ -196,11 +196,13 @@ void br_grp_offsets_free(struct grp_group *g);
 /*
  * The records of __consumer_offsets (Kafka's GroupMetadataManager formats,
  * listed in group_offsets.c). The encoders write what the coordinator
- * appends: offset commit key v1, offset value v1 (a commit with an expire
- * timestamp) or v3, group metadata key v2 and group value v3 (the group's
- * members, each with the metadata of the chosen protocol as its
- * subscription; the current state timestamp is now when g->state_ts < 0).
- * Errors stick in the writer.
+ * appends, in the versions Kafka 2.0 writes unless a field only a later
+ * version holds is there: offset commit key v1, offset value v1 (v3 for a
+ * commit with a leader epoch and no expire timestamp), group metadata key
+ * v2 and group value v1 (v3 when a member has a group instance id; it also
+ * holds the current state timestamp, now when g->state_ts < 0), the
+ * group's members each with the metadata of the chosen protocol as its
+ * subscription. Errors stick in the writer.
  */
 void br_grp_enc_offset_key(struct kp_writer *w, struct kp_str group, struct kp_str topic,
                            int32_t partition);
@@ -208,6 +210,8 @@ void br_grp_enc_offset_value(struct kp_writer *w, const struct grp_offset *o,
                              struct kp_str metadata);
 void br_grp_enc_group_key(struct kp_writer *w, struct kp_str group);
 void br_grp_enc_group_value(struct kp_writer *w, const struct grp_group *g);
+/* The group value version br_grp_enc_group_value writes for g: 1 or 3. */
+int16_t br_grp_group_value_version(const struct grp_group *g);
 
 /* A record of __consumer_offsets as br_grp_record_decode reads it. Strings
  * and bytes are slices of the key and value it was given (len -1: null),

@@ -10,6 +10,12 @@
  *   offset value v3        int16 3, int64 offset, int32 leader_epoch,
  *                          string metadata, int64 commit_timestamp
  *   group metadata key v2  int16 2, string group
+ *   group value v1         int16 1, string protocol_type, int32 generation,
+ *                          nullable string protocol, nullable string leader,
+ *                          members[string member_id, string client_id,
+ *                          string client_host, int32 rebalance_timeout,
+ *                          int32 session_timeout, bytes subscription,
+ *                          bytes assignment]
  *   group value v3         int16 3, string protocol_type, int32 generation,
  *                          nullable string protocol, nullable string leader,
  *                          int64 current_state_timestamp, members[string
@@ -23,9 +29,18 @@
  * commit_timestamp; group value v2 as v3 without group_instance_id, v1 as
  * v2 without current_state_timestamp, v0 as v1 without rebalance_timeout.
  *
- * A null value is a tombstone (DeleteGroups, expiry). A commit with an
- * expiry (OffsetCommit v2-4 RetentionTimeMs) is written as value v1, the
- * others as v3, as Kafka 2.1+ does. Every commit request becomes one batch
+ * A null value is a tombstone (DeleteGroups, expiry). Written are the
+ * versions Kafka 2.0 writes (GroupMetadataManager at 2.0.0:
+ * CURRENT_OFFSET_VALUE_SCHEMA_VERSION and CURRENT_GROUP_VALUE_SCHEMA_VERSION
+ * are both 1), which the tools built for it decode (Burrow 1.2.1 knows
+ * group values 0 and 1 only), unless the record holds a field only a later
+ * version has: an offset value is v1 (expire_timestamp -1 when the commit
+ * asked no retention: Kafka 2.1+ reads that as no expiry of its own) but v3
+ * for a commit with a leader epoch (OffsetCommit v6+) and no expiry; a group
+ * value is v1 but v3 when a member has a group instance id (JoinGroup v5).
+ * A v1 group value has no current_state_timestamp: after a restart the
+ * offsets of a group loaded from one expire from their commit time, as in
+ * Kafka 2.0 (not from when the group became empty). Every commit request becomes one batch
  * (more when it passes the topic's max.message.bytes), appended with
  * br_log_append to the group's partition; the cache changes only once the
  * batch is in the log. Loading reads values v0-v3 and group values v0-v3
@@ -279,12 +294,15 @@ void br_grp_enc_offset_key(struct kp_writer *w, struct kp_str group, struct kp_s
 void br_grp_enc_offset_value(struct kp_writer *w, const struct grp_offset *o,
                              struct kp_str metadata)
 {
-    if (o->expire_ts >= 0) {
+    /* Kafka 2.0's v1 (GroupMetadataManager.offsetCommitValue), unless the
+     * commit carries a leader epoch, which only v3 holds. No expiry asked
+     * is an expire_timestamp of -1, which Kafka 2.1+ reads as none. */
+    if (o->expire_ts >= 0 || o->leader_epoch < 0) {
         kp_wr_i16(w, 1);
         kp_wr_i64(w, o->offset);
         kp_wr_string(w, metadata);
         kp_wr_i64(w, o->commit_ts);
-        kp_wr_i64(w, o->expire_ts);
+        kp_wr_i64(w, o->expire_ts >= 0 ? o->expire_ts : -1);
     } else {
         kp_wr_i16(w, 3);
         kp_wr_i64(w, o->offset);
@@ -305,14 +323,27 @@ static struct kp_str cstr(const char *s)
     return kp_str_c(s != NULL ? s : "");
 }
 
+int16_t br_grp_group_value_version(const struct grp_group *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++) {
+        if (g->members[i]->instance_id != NULL) {
+            return 3;
+        }
+    }
+    return 1;
+}
+
 void br_grp_enc_group_value(struct kp_writer *w, const struct grp_group *g)
 {
-    kp_wr_i16(w, 3);
+    int16_t version = br_grp_group_value_version(g);
+    kp_wr_i16(w, version);
     kp_wr_string(w, cstr(g->protocol_type));
     kp_wr_i32(w, g->generation);
     kp_wr_string(w, g->protocol != NULL ? kp_str_c(g->protocol) : KP_STR_NULL);
     kp_wr_string(w, g->leader != NULL ? kp_str_c(g->leader->id) : KP_STR_NULL);
-    kp_wr_i64(w, g->state_ts >= 0 ? g->state_ts : br_now_wall_ms());
+    if (version >= 2) {
+        kp_wr_i64(w, g->state_ts >= 0 ? g->state_ts : br_now_wall_ms());
+    }
     kp_wr_array_len(w, false, (int32_t)g->nmembers);
     for (size_t i = 0; i < g->nmembers; i++) {
         const struct grp_member *m = g->members[i];
@@ -326,7 +357,9 @@ void br_grp_enc_group_value(struct kp_writer *w, const struct grp_group *g)
         struct kp_bytes as = {m->assignment != NULL ? m->assignment : (const uint8_t *)"",
                               m->assignment != NULL ? m->assignment_len : 0};
         kp_wr_string(w, cstr(m->id));
-        kp_wr_string(w, m->instance_id != NULL ? kp_str_c(m->instance_id) : KP_STR_NULL);
+        if (version >= 3) {
+            kp_wr_string(w, m->instance_id != NULL ? kp_str_c(m->instance_id) : KP_STR_NULL);
+        }
         kp_wr_string(w, cstr(m->client_id));
         kp_wr_string(w, cstr(m->client_host));
         kp_wr_i32(w, m->rebalance_timeout_ms);

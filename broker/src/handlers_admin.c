@@ -1,6 +1,7 @@
 /*
  * samsa-broker: storage administration handlers (see request.h):
- * AlterConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeLogDirs.
+ * AlterConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeLogDirs,
+ * CreatePartitions (its disk work: topic_admin.h).
  *
  * Topic configs: AlterConfigs replaces the topic's whole set of configs
  * (keys left out fall back to the broker's defaults, as in Kafka);
@@ -20,6 +21,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define RESOURCE_TOPIC 2
@@ -458,4 +460,232 @@ int br_h_describe_log_dirs(struct br_req *r)
         }
     }
     return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- CreatePartitions */
+
+/* A result's message, copied into the response's arena (NULL when short of
+ * memory: the code stands). */
+static void set_message(struct br_req *r,
+                        struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *out,
+                        const char *msg)
+{
+    out->ErrorMessage = msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
+}
+
+/* Kafka 2.0's AdminZkClient.validateReplicaAssignment for the partitions
+ * added, on a cluster of this one broker (AdminManager.createPartitions
+ * checks for unknown brokers and the number of assignments first). */
+static int check_assignments(const struct br_broker *b,
+                             const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct,
+                             int32_t increment, int16_t rf, char *err, size_t errlen)
+{
+    const struct kp_CreatePartitionsRequest_CreatePartitionsAssignment *as = ct->Assignments.items;
+    for (int32_t i = 0; i < ct->Assignments.count; i++) {
+        for (int32_t k = 0; k < as[i].BrokerIds.count; k++) {
+            if (as[i].BrokerIds.items[k] != b->node_id) {
+                (void)snprintf(err, errlen, "Unknown broker(s) in replica assignment: %" PRId32 ".",
+                               as[i].BrokerIds.items[k]);
+                return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+        }
+    }
+    if (ct->Assignments.count != increment) {
+        (void)snprintf(err, errlen,
+                       "Increasing the number of partitions by %" PRId32 " but %" PRId32
+                       " assignments provided.",
+                       increment, ct->Assignments.count);
+        return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    int32_t first = ct->Count - increment;
+    for (int32_t i = 0; i < ct->Assignments.count; i++) {
+        int32_t n = as[i].BrokerIds.count;
+        if (n <= 0) {
+            (void)snprintf(err, errlen,
+                           "Cannot have replication factor of 0 for partition id %" PRId32 ".",
+                           first + i);
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        if (n > 1) {
+            /* every id is this broker's: a second one repeats it */
+            (void)snprintf(err, errlen,
+                           "Duplicate brokers not allowed in replica assignment: %" PRId32
+                           " for partition id %" PRId32 ".",
+                           b->node_id, first + i);
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        if (n != rf) {
+            (void)snprintf(err, errlen,
+                           "Inconsistent replication factor between partitions, partition 0 has "
+                           "%d while partitions [%" PRId32 "] have replication factors [%" PRId32
+                           "], respectively.",
+                           rf, first + i, n);
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+    }
+    return 0;
+}
+
+/* One topic of the request: 0 (started, or valid with validate_only) or a
+ * Kafka error code with err set. The checks and messages are Kafka 2.0's
+ * (KafkaApis.handleCreatePartitionsRequest, AdminManager.createPartitions,
+ * AdminZkClient.addPartitions). */
+static int create_partitions_one(struct br_req *r,
+                                 const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct,
+                                 bool validate_only, char *err, size_t errlen)
+{
+    struct br_broker *b = r->b;
+    struct br_topic *t = br_broker_find_topic(b, ct->Name);
+    int32_t nlen = ct->Name.len > 0 ? ct->Name.len : 0;
+    if (t != NULL && br_topic_admin_reserved(b, ct->Name) && !br_topic_admin_adding(b, ct->Name)) {
+        (void)snprintf(err, errlen, "The topic is queued for deletion.");
+        return KP_ERR_INVALID_TOPIC_EXCEPTION;
+    }
+    if (t == NULL) {
+        /* a topic still being created is not there yet either */
+        (void)snprintf(err, errlen, "The topic '%.*s' does not exist.",
+                       (int)(nlen > 249 ? 249 : nlen), ct->Name.ptr != NULL ? ct->Name.ptr : "");
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (br_topic_admin_adding(b, ct->Name)) {
+        (void)snprintf(err, errlen, "Partitions are being added to topic '%s'.", t->name);
+        return KP_ERR_REASSIGNMENT_IN_PROGRESS;
+    }
+    if (t->internal) {
+        /* Samsa's own rule: each group's records live in the partition its
+         * id hashes to over the partition count; more partitions would
+         * move the groups away from their committed offsets */
+        (void)snprintf(err, errlen,
+                       "The number of partitions of the internal topic '%s' cannot be changed.",
+                       t->name);
+        return KP_ERR_INVALID_REQUEST;
+    }
+    int32_t old = t->npartitions;
+    if (ct->Count < old) {
+        (void)snprintf(err, errlen,
+                       "Topic currently has %" PRId32 " partitions, which is higher than the "
+                       "requested %" PRId32 ".",
+                       old, ct->Count);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    if (ct->Count == old) {
+        (void)snprintf(err, errlen, "Topic already has %" PRId32 " partitions.", old);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    if (ct->Count > BR_MAX_PARTITIONS) {
+        (void)snprintf(err, errlen, "The number of partitions must be at most %d.",
+                       BR_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    int32_t increment = ct->Count - old;
+    int16_t rf = t->replication_factor > 0 ? t->replication_factor : 1;
+    int32_t *replicas = NULL;
+    if (ct->Assignments.count >= 0) { /* not null: the client's placement */
+        int e = check_assignments(b, ct, increment, rf, err, errlen);
+        if (e != 0) {
+            return e;
+        }
+        replicas = arena_array(r, (size_t)increment * (size_t)rf, sizeof *replicas);
+        if (replicas == NULL) {
+            return KP_E_NOMEM;
+        }
+        for (int32_t i = 0; i < increment; i++) {
+            memcpy(&replicas[(size_t)i * (size_t)rf], ct->Assignments.items[i].BrokerIds.items,
+                   (size_t)rf * sizeof *replicas);
+        }
+    }
+    if (validate_only) {
+        return 0;
+    }
+    return br_topic_admin_add_partitions(b, t, ct->Count, replicas, err, errlen);
+}
+
+/* A topic name of the request and where it was. */
+struct named {
+    struct kp_str name;
+    int32_t index;
+};
+
+/* By name, then by position: the first of equal names sorts first. */
+static int named_cmp(const void *pa, const void *pb)
+{
+    const struct named *a = pa;
+    const struct named *b = pb;
+    int32_t al = a->name.len > 0 ? a->name.len : 0;
+    int32_t bl = b->name.len > 0 ? b->name.len : 0;
+    int32_t m = al < bl ? al : bl;
+    int c = m > 0 ? memcmp(a->name.ptr, b->name.ptr, (size_t)m) : 0;
+    if (c != 0) {
+        return c;
+    }
+    if (al != bl) {
+        return al < bl ? -1 : 1;
+    }
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int br_h_create_partitions(struct br_req *r)
+{
+    const struct kp_CreatePartitionsRequest *q = r->body;
+    int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;
+    struct kp_CreatePartitionsResponse resp;
+    kp_CreatePartitionsResponse_init(&resp);
+    resp.Results.items = arena_array(r, (size_t)n, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    /* one result per topic named: a name given twice is refused once
+     * (Kafka answers a map keyed by topic). Found by sorting, so that a
+     * request of many topics costs n log n, not n squared. */
+    struct named *byname = arena_array(r, (size_t)n, sizeof *byname);
+    uint8_t *state =
+        arena_array(r, (size_t)n, sizeof *state); /* 0 single, 1 dup first, 2 dup later */
+    if (byname == NULL || state == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        byname[i].name = q->Topics.items[i].Name;
+        byname[i].index = i;
+        state[i] = 0;
+    }
+    if (n > 1) {
+        qsort(byname, (size_t)n, sizeof *byname, named_cmp);
+    }
+    for (int32_t i = 1; i < n; i++) {
+        if (kp_str_eq(byname[i].name, byname[i - 1].name)) {
+            state[byname[i - 1].index] =
+                state[byname[i - 1].index] == 0 ? 1 : state[byname[i - 1].index];
+            state[byname[i].index] = 2;
+        }
+    }
+    int32_t count = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct = &q->Topics.items[i];
+        if (state[i] == 2) {
+            continue;
+        }
+        bool dup = state[i] == 1;
+        struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *out =
+            &resp.Results.items[count++];
+        out->Name = ct->Name;
+        out->ErrorMessage = KP_STR_NULL;
+        char err[512] = "";
+        int e;
+        if (dup) {
+            (void)snprintf(err, sizeof err, "Duplicate topic in request.");
+            e = KP_ERR_INVALID_REQUEST;
+        } else {
+            e = create_partitions_one(r, ct, q->ValidateOnly, err, sizeof err);
+            if (e == KP_E_NOMEM) {
+                return e;
+            }
+        }
+        out->ErrorCode = (int16_t)kp_err_to_wire(e);
+        if (e != 0) {
+            set_message(r, out, err);
+        }
+    }
+    resp.Results.count = count;
+    /* the partitions being made are waited for (timeout_ms), off the reactor */
+    return br_topic_admin_answer_partitions(r, &resp, q->TimeoutMs, q->ValidateOnly);
 }

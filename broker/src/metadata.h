@@ -122,6 +122,8 @@ struct br_meta_ops {
     int (*set_topic_configs)(struct br_meta *m, const char *name,
                              const struct br_meta_config *configs, size_t n_configs, char *err,
                              size_t errlen);
+    int (*set_partitions)(struct br_meta *m, const char *name, int32_t partitions,
+                          const int32_t *replicas, char *err, size_t errlen);
     void (*close)(struct br_meta *m);
 };
 
@@ -165,6 +167,20 @@ KP_MUST_CHECK static inline int br_meta_set_topic_configs(struct br_meta *m, con
     return m->ops->set_topic_configs(m, name, configs, n_configs, err, errlen);
 }
 
+/*
+ * Sets a topic's number of partitions (CreatePartitions, and its undo):
+ * replicas holds partitions x the topic's replication factor broker ids,
+ * partition-major; only those of the partitions added are read (the
+ * partitions the topic keeps keep their stored replicas: none is moved
+ * here). The topic as it would be is checked as br_topic_meta_check checks
+ * one; its configs stay.
+ */
+KP_MUST_CHECK static inline int br_meta_set_partitions(struct br_meta *m, const char *name,
+                                                       int32_t partitions, const int32_t *replicas,
+                                                       char *err, size_t errlen)
+{
+    return m->ops->set_partitions(m, name, partitions, replicas, err, errlen);
+}
 /* Releases the store; a no-op on a zeroed or already closed br_meta. */
 static inline void br_meta_close(struct br_meta *m)
 {

@@ -29,6 +29,10 @@ static void request_run(struct br_job *job)
     case BR_META_OP_DELETE_TOPIC:
         rq->rc = br_meta_delete_topic(ma->store, rq->topic.name, rq->err, sizeof rq->err);
         break;
+    case BR_META_OP_SET_PARTITIONS:
+        rq->rc = br_meta_set_partitions(ma->store, rq->topic.name, rq->topic.partitions,
+                                        rq->topic.replicas, rq->err, sizeof rq->err);
+        break;
     default:
         rq->rc = KP_E_INVALID_ARG;
         (void)snprintf(rq->err, sizeof rq->err, "unknown metadata operation %d", (int)rq->op);
@@ -49,7 +53,7 @@ int br_meta_request_new(enum br_meta_op op, const struct br_topic_meta *topic,
     }
     rq->op = op;
     int rc = 0;
-    if (op == BR_META_OP_CREATE_TOPIC) {
+    if (op == BR_META_OP_CREATE_TOPIC || op == BR_META_OP_SET_PARTITIONS) {
         rc = br_topic_meta_copy(&rq->topic, topic);
     } else {
         (void)snprintf(rq->topic.name, sizeof rq->topic.name, "%s", topic->name);

@@ -38,6 +38,7 @@
 enum br_meta_op {
     BR_META_OP_CREATE_TOPIC = 1, /* br_meta_create_topic(topic) */
     BR_META_OP_DELETE_TOPIC,     /* br_meta_delete_topic(topic.name) */
+    BR_META_OP_SET_PARTITIONS,   /* br_meta_set_partitions(topic.name, .partitions, .replicas) */
 };
 
 struct br_meta_request {

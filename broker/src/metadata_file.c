@@ -965,6 +965,55 @@ static int file_set_topic_configs(struct br_meta *m, const char *name,
     return 0;
 }
 
+static int file_set_partitions(struct br_meta *m, const char *name, int32_t partitions,
+                               const int32_t *replicas, char *err, size_t errlen)
+{
+    struct file_store *s = store_of(m);
+    size_t i = find_topic(s, name);
+    if (i == SIZE_MAX) {
+        set_msg(err, errlen, "no topic %.249s", name);
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct br_topic_meta *t = &s->topics[i];
+    if (partitions < 1 || partitions > BR_META_MAX_PARTITIONS) {
+        set_msg(err, errlen, "number of partitions must be 1-%d", BR_META_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    size_t rf = (size_t)t->replication_factor;
+    size_t n = (size_t)partitions * rf;
+    int32_t *copy = kp_malloc(n * sizeof *copy);
+    if (copy == NULL) {
+        set_msg(err, errlen, "out of memory");
+        return KP_E_NOMEM;
+    }
+    /* the partitions it keeps keep their stored replicas */
+    size_t kept = (size_t)(partitions < t->partitions ? partitions : t->partitions) * rf;
+    memcpy(copy, t->replicas, kept * sizeof *copy);
+    memcpy(copy + kept, replicas + kept, (n - kept) * sizeof *copy);
+    /* the topic as it would be, checked whole (its configs stay) */
+    struct br_topic_meta fresh = *t;
+    fresh.partitions = partitions;
+    fresh.replicas = copy;
+    int rc = br_topic_meta_check(&fresh, err, errlen);
+    if (rc != 0) {
+        kp_free(copy);
+        return rc;
+    }
+    int32_t *old = t->replicas;
+    int32_t old_n = t->partitions;
+    t->replicas = copy;
+    t->partitions = partitions;
+    rc = store_write(s, s->topics, s->n, err, errlen);
+    if (rc != 0) {
+        t->replicas = old;
+        t->partitions = old_n;
+        kp_free(copy);
+        return rc;
+    }
+    kp_free(old);
+    return 0;
+}
+
 static void store_free(struct file_store *s)
 {
     if (s == NULL) {
@@ -988,6 +1037,7 @@ static const struct br_meta_ops file_ops = {
     .create_topic = file_create_topic,
     .delete_topic = file_delete_topic,
     .set_topic_configs = file_set_topic_configs,
+    .set_partitions = file_set_partitions,
     .close = file_close,
 };
 

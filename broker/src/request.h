@@ -71,6 +71,7 @@ int br_h_alter_configs(struct br_req *r);
 int br_h_incremental_alter_configs(struct br_req *r);
 int br_h_delete_records(struct br_req *r);
 int br_h_describe_log_dirs(struct br_req *r);
+int br_h_create_partitions(struct br_req *r);
 
 /* Fill b->apis from the dispatch table (the ApiVersions answer). */
 void br_supported_apis_init(struct br_broker *b);

@@ -350,6 +350,24 @@ static int create_topics_error(struct answer *x)
     return send_answer(x, &resp);
 }
 
+static int create_partitions_error(struct answer *x)
+{
+    const struct kp_CreatePartitionsRequest *q = x->r->body;
+    struct kp_CreatePartitionsResponse resp;
+    kp_CreatePartitionsResponse_init(&resp);
+    resp.Results.items = items(x, q->Topics.count, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Results.count = count_of(q->Topics.count);
+    for (int32_t i = 0; i < resp.Results.count; i++) {
+        resp.Results.items[i].Name = q->Topics.items[i].Name;
+        resp.Results.items[i].ErrorCode = x->code;
+        resp.Results.items[i].ErrorMessage = x->msg;
+    }
+    return send_answer(x, &resp);
+}
+
 static int delete_topics_error(struct answer *x)
 {
     const struct kp_DeleteTopicsRequest *q = x->r->body;
@@ -572,6 +590,9 @@ int br_respond_error(struct br_req *r, int code, const char *message)
         break;
     case KP_API_INCREMENTAL_ALTER_CONFIGS:
         err = incremental_alter_configs_error(&x);
+        break;
+    case KP_API_CREATE_PARTITIONS:
+        err = create_partitions_error(&x);
         break;
     default:
         err = KP_E_UNSUPPORTED;

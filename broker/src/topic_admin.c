@@ -24,14 +24,15 @@
 enum op_kind {
     OP_CREATE = 1,
     OP_DELETE,
+    OP_ADD, /* partitions added to a topic (CreatePartitions) */
 };
 
 /* Where an operation is; each step ends with a message from the worker. */
 enum op_step {
-    STEP_STORE = 1,   /* the store keeps (CREATE) or forgets (DELETE) the topic */
-    STEP_MAKE_LOGS,   /* CREATE: its logs are made */
-    STEP_UNDO_DIRS,   /* CREATE failed once stored: its directories are removed */
-    STEP_UNDO_STORE,  /* ... then the store forgets it again */
+    STEP_STORE = 1,   /* the store keeps (CREATE, ADD) or forgets (DELETE) the topic */
+    STEP_MAKE_LOGS,   /* CREATE, ADD: its (new) logs are made */
+    STEP_UNDO_DIRS,   /* CREATE, ADD failed once stored: the new directories are removed */
+    STEP_UNDO_STORE,  /* ... then the store forgets it (ADD: the new partitions) again */
     STEP_SYNC_MOVES,  /* DELETE: its directories, renamed to delete names, made durable */
     STEP_REMOVE_DIRS, /* DELETE: its directories are removed */
 };
@@ -42,9 +43,12 @@ struct topic_op {
     uint64_t id;
     enum op_kind kind;
     enum op_step step;
-    struct br_topic_meta meta; /* CREATE: the topic as stored (owned); DELETE: the name */
-    struct br_log_config lc;   /* CREATE: its logs' settings */
-    size_t *dirs;              /* CREATE: each partition's log dir, counted in dir_partitions */
+    struct br_topic_meta meta; /* CREATE: the topic as stored (owned); DELETE: the name;
+                                  ADD: name, new count, rf, the new partitions' replicas */
+    int32_t first;             /* ADD: the partitions it adds start here (CREATE: 0) */
+    struct br_log_config lc;   /* CREATE, ADD: the new logs' settings */
+    size_t *dirs;              /* CREATE, ADD: each new partition's log dir, counted in
+                                  dir_partitions ([first, meta.partitions)) */
     int16_t code;              /* the outcome, a wire error code */
     char msg[256];             /* why, when code != 0 */
     int64_t started_ms;        /* monotonic */
@@ -92,7 +96,8 @@ struct log_job {
     bool make; /* make the logs; else remove the directories */
     bool sync; /* only fsync the log dirs (log_dirs) */
     char name[BR_TOPIC_NAME_MAX + 1];
-    int32_t n; /* partitions (make) or directories (remove) */
+    int32_t n;     /* partitions (make) or directories (remove) */
+    int32_t first; /* make: the logs made are [first, n) (partitions added) */
     /* make: the log dirs (b->cfg.log_dirs: the strings do not change while
      * the broker runs), each partition's dir (owned copy), the settings;
      * the logs made, owned by the job until the reactor takes them */
@@ -133,10 +138,10 @@ static int fsync_dir(const char *path)
 static void make_logs(struct log_job *j)
 {
     char path[PATH_MAX];
-    int32_t made = 0; /* partitions [0, made) may have a directory of this job's */
+    int32_t made = j->first; /* partitions [first, made) may have a directory of this job's */
     bool used[BR_CONFIG_MAX_LOG_DIRS];
     memset(used, 0, sizeof used);
-    for (int32_t p = 0; p < j->n; p++) {
+    for (int32_t p = j->first; p < j->n; p++) {
         /* a directory of this name anywhere is someone else's data: never
          * adopted into a new topic */
         for (size_t d = 0; d < j->n_log_dirs; d++) {
@@ -148,8 +153,8 @@ static void make_logs(struct log_job *j)
             }
             if (lstat(path, &st) == 0) {
                 (void)snprintf(j->err, sizeof j->err,
-                               "%.150s already exists: it is not taken into a new topic "
-                               "(move it away, then create the topic again)",
+                               "%.150s already exists: it is not taken into a new partition "
+                               "(move it away, then try again)",
                                path);
                 goto out_undo;
             }
@@ -188,8 +193,9 @@ static void make_logs(struct log_job *j)
 
 out_undo:
     j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
-    br_error("creating topic %s: %s", j->name, j->err);
-    for (int32_t q = 0; q < made; q++) {
+    br_error("%s topic %s: %s", j->first > 0 ? "adding partitions to" : "creating", j->name,
+             j->err);
+    for (int32_t q = j->first; q < made; q++) {
         br_log_close(j->logs[q]);
         j->logs[q] = NULL;
         if (partition_path(j->log_dirs[j->dirs[q]], j->name, q, path, sizeof path) == 0 &&
@@ -378,8 +384,8 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
             break;
         }
     }
-    if (op->kind == OP_CREATE && op->code != KP_ERR_NONE && op->dirs != NULL) {
-        for (int32_t p = 0; p < op->meta.partitions; p++) {
+    if (op->kind != OP_DELETE && op->code != KP_ERR_NONE && op->dirs != NULL) {
+        for (int32_t p = op->first; p < op->meta.partitions; p++) {
             if (b->dir_partitions[op->dirs[p]] > 0) {
                 b->dir_partitions[op->dirs[p]]--;
             }
@@ -462,6 +468,32 @@ static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op
     return 0;
 }
 
+/* CREATE (ADD) failed after the store kept the topic (its new
+ * partitions): the store forgets them again. */
+static void undo_store(struct br_broker *b, struct topic_op *op)
+{
+    if (op->kind == OP_CREATE) {
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        return;
+    }
+    /* the request copies the topic as it was: the first partitions */
+    int32_t want = op->meta.partitions;
+    op->meta.partitions = op->first;
+    struct br_meta_request *rq = NULL;
+    int rc = br_meta_request_new(BR_META_OP_SET_PARTITIONS, &op->meta, &rq);
+    op->meta.partitions = want;
+    if (rc != 0) {
+        br_error("topic %s: out of memory for a metadata request: it keeps %" PRId32
+                 " partition(s) in the metadata, made at the next start",
+                 op->meta.name, want);
+        op_finish(b, op);
+        return;
+    }
+    rq->tag = op->id;
+    op->step = STEP_UNDO_STORE;
+    br_meta_async_submit(b->admin->meta, rq);
+}
+
 /* CREATE failed after the store kept the topic: remove its directories,
  * then take it out of the store (a crash between the two leaves a stored
  * topic that the next start completes, never a directory the store does
@@ -470,11 +502,11 @@ static void undo_dirs(struct br_broker *b, struct topic_op *op)
 {
     struct log_job *j = log_job_new(op, false, op->meta.partitions);
     if (j == NULL) {
-        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        undo_store(b, op);
         return;
     }
     char path[PATH_MAX];
-    for (int32_t p = 0; p < op->meta.partitions; p++) {
+    for (int32_t p = op->first; p < op->meta.partitions; p++) {
         if (partition_path(b->cfg.log_dirs[op->dirs[p]], op->meta.name, p, path, sizeof path) ==
             0) {
             j->paths[p] = dup_cstr(path);
@@ -489,12 +521,13 @@ static void submit_make(struct br_broker *b, struct topic_op *op)
     struct log_job *j = log_job_new(op, true, op->meta.partitions);
     if (j == NULL) {
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
-        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        undo_store(b, op);
         return;
     }
     j->log_dirs = b->cfg.log_dirs;
     j->n_log_dirs = b->cfg.n_log_dirs;
     memcpy(j->dirs, op->dirs, (size_t)op->meta.partitions * sizeof *j->dirs);
+    j->first = op->first;
     j->lc = op->lc;
     op->step = STEP_MAKE_LOGS;
     br_worker_submit(b->admin->worker, &j->job);
@@ -550,9 +583,10 @@ static void delete_stored(struct br_broker *b, struct topic_op *op)
 
 static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_meta_request *rq)
 {
-    if (op->kind == OP_CREATE && op->step == STEP_STORE) {
+    if (op->kind != OP_DELETE && op->step == STEP_STORE) {
         if (rq->rc != 0) {
-            br_warn("creating topic %s: the metadata store refused it: %s", op->meta.name,
+            br_warn("%s topic %s: the metadata store refused it: %s",
+                    op->kind == OP_ADD ? "adding partitions to" : "creating", op->meta.name,
                     rq->err);
             op_fail(op, store_code(rq->rc), rq->err);
             op_finish(b, op);
@@ -561,8 +595,12 @@ static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_
         submit_make(b, op);
         return;
     }
-    if (op->kind == OP_CREATE && op->step == STEP_UNDO_STORE) {
-        if (rq->rc != 0) {
+    if (op->kind != OP_DELETE && op->step == STEP_UNDO_STORE) {
+        if (rq->rc != 0 && op->kind == OP_ADD) {
+            br_error("topic %s: partitions could not be added nor removed from the metadata "
+                     "(%s): the next start makes them",
+                     op->meta.name, rq->err);
+        } else if (rq->rc != 0) {
             br_error("topic %s could not be created nor removed from the metadata: %s",
                      op->meta.name, rq->err);
         }
@@ -584,13 +622,41 @@ static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_
     br_error("topic %s: a metadata answer in step %d", op->meta.name, (int)op->step);
 }
 
+/* ADD: the new logs are made; the topic takes them. */
+static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    if (t == NULL || t->npartitions != op->first) {
+        /* cannot happen: the name is reserved, no deletion or other
+         * addition runs meanwhile */
+        br_error("adding partitions to topic %s: the topic changed meanwhile", op->meta.name);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "the topic changed meanwhile");
+        undo_dirs(b, op);
+        return;
+    }
+    if (br_broker_topic_grow(b, t, op->meta.partitions, j->logs, op->dirs) != 0) {
+        br_error("adding partitions to topic %s: out of memory installing them", op->meta.name);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+        undo_dirs(b, op);
+        return;
+    }
+    br_info("topic %s: %" PRId32 " partition(s) added, %" PRId32 " now, in %" PRId64 " ms",
+            op->meta.name, op->meta.partitions - op->first, op->meta.partitions,
+            br_now_mono_ms() - op->started_ms);
+    op_finish(b, op);
+}
+
 static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
 {
     switch (op->step) {
     case STEP_MAKE_LOGS:
         if (j->rc != 0) {
             op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
-            (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+            undo_store(b, op);
+            return;
+        }
+        if (op->kind == OP_ADD) {
+            add_done(b, op, j);
             return;
         }
         if (br_broker_topic_adopt(b, &op->meta, j->logs, op->dirs) != 0) {
@@ -607,7 +673,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
         if (j->rc != 0) {
             br_error("topic %s, which was not created: %s", op->meta.name, j->err);
         }
-        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        undo_store(b, op);
         return;
     case STEP_SYNC_MOVES:
         if (j->rc != 0) {
@@ -704,6 +770,65 @@ out_nomem:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
+int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t, int32_t partitions,
+                                  const int32_t *replicas, char *err, size_t errlen)
+{
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL || a->stopping) {
+        (void)snprintf(err, errlen, "the broker is stopping");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    int32_t first = t->npartitions;
+    size_t rf = t->replication_factor > 0 ? (size_t)t->replication_factor : 1;
+    struct topic_op *op = kp_calloc(1, sizeof *op);
+    if (op == NULL) {
+        goto out_nomem;
+    }
+    op->dirs = kp_calloc((size_t)partitions, sizeof *op->dirs);
+    op->meta.replicas = kp_calloc((size_t)partitions * rf, sizeof *op->meta.replicas);
+    if (op->dirs == NULL || op->meta.replicas == NULL) {
+        op_free(op);
+        goto out_nomem;
+    }
+    (void)snprintf(op->meta.name, sizeof op->meta.name, "%s", t->name);
+    op->meta.partitions = partitions;
+    op->meta.replication_factor = (int16_t)rf;
+    /* the kept partitions' entries are not read: the store keeps its own */
+    for (size_t i = (size_t)first * rf; i < (size_t)partitions * rf; i++) {
+        op->meta.replicas[i] = replicas != NULL ? replicas[i - (size_t)first * rf] : b->node_id;
+    }
+    op->first = first;
+    op->id = ++a->next_id;
+    op->kind = OP_ADD;
+    op->started_ms = br_now_mono_ms();
+    br_topic_log_config(&t->config, &op->lc);
+    for (int32_t p = first; p < partitions; p++) {
+        size_t best = 0;
+        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
+            if (b->dir_partitions[d] < b->dir_partitions[best]) {
+                best = d;
+            }
+        }
+        op->dirs[p] = best;
+        b->dir_partitions[best]++;
+    }
+    op->next = a->ops;
+    a->ops = op;
+    if (submit_meta(b, op, BR_META_OP_SET_PARTITIONS, STEP_STORE) != 0) {
+        goto out_nomem; /* ended, its placement given back */
+    }
+    return 0;
+
+out_nomem:
+    (void)snprintf(err, errlen, "out of memory");
+    return KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+bool br_topic_admin_adding(struct br_broker *b, struct kp_str name)
+{
+    return op_by_name(b->admin, name, OP_ADD) != NULL;
+}
+
 int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
 {
     struct br_topic_admin *a = b->admin;
@@ -712,6 +837,11 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
     }
     if (op_by_name(a, kp_str_c(t->name), OP_DELETE) != NULL) {
         return 0; /* being deleted: this request waits for that deletion */
+    }
+    if (op_by_name(a, kp_str_c(t->name), OP_ADD) != NULL) {
+        /* its new partitions' directories are being made: a deletion now
+         * would leave them behind (the client may retry once it is done) */
+        return KP_ERR_REASSIGNMENT_IN_PROGRESS;
     }
     struct topic_op *op = kp_calloc(1, sizeof *op);
     if (op == NULL) {
@@ -843,6 +973,20 @@ static void park_answer(struct br_broker *b, struct admin_park *pk)
             err = br_respond(&r, &resp);
             kp_free(resp.Topics.items);
         }
+    } else if (pk->api == KP_API_CREATE_PARTITIONS) {
+        struct kp_CreatePartitionsResponse resp;
+        kp_CreatePartitionsResponse_init(&resp);
+        resp.Results.items = kp_calloc(count, sizeof *resp.Results.items);
+        if (resp.Results.items != NULL) {
+            resp.Results.count = (int32_t)pk->n;
+            for (size_t i = 0; i < pk->n; i++) {
+                resp.Results.items[i].Name = kp_str_c(pk->res[i].name);
+                resp.Results.items[i].ErrorCode = pk->res[i].code;
+                resp.Results.items[i].ErrorMessage = str_of(pk->res[i].msg);
+            }
+            err = br_respond(&r, &resp);
+            kp_free(resp.Results.items);
+        }
     } else {
         struct kp_DeleteTopicsResponse resp;
         kp_DeleteTopicsResponse_init(&resp);
@@ -859,7 +1003,9 @@ static void park_answer(struct br_broker *b, struct admin_park *pk)
     }
     if (err != 0) {
         br_error("answering a parked %s of %s failed: %s",
-                 pk->api == KP_API_CREATE_TOPICS ? "CreateTopics" : "DeleteTopics",
+                 pk->api == KP_API_CREATE_TOPICS       ? "CreateTopics"
+                 : pk->api == KP_API_CREATE_PARTITIONS ? "CreatePartitions"
+                                                       : "DeleteTopics",
                  br_conn_peer(pk->conn), kp_err_str(err));
         br_slot_ready(pk->conn, pk->slot);
         br_conn_close_after_flush(pk->conn);
@@ -968,6 +1114,53 @@ int br_topic_admin_answer_create(struct br_req *r, struct kp_CreateTopicsRespons
         const struct kp_CreateTopicsResponse_CreatableTopicResult *t = &resp->Topics.items[i];
         const struct topic_op *op =
             t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_CREATE) : NULL;
+        if (park_result(&pk->res[i], t->Name, t->ErrorMessage, t->ErrorCode,
+                        op != NULL ? op->id : 0) != 0) {
+            park_free(pk);
+            return KP_E_NOMEM;
+        }
+    }
+    pk->pending = pending;
+    park_start(r, pk, timeout_ms);
+    return 0;
+}
+
+int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartitionsResponse *resp,
+                                     int32_t timeout_ms, bool validate_only)
+{
+    struct br_topic_admin *a = r->b->admin;
+    size_t n = resp->Results.count > 0 ? (size_t)resp->Results.count : 0;
+    size_t pending = 0;
+    for (size_t i = 0; i < n && !validate_only; i++) {
+        const struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+            &resp->Results.items[i];
+        if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_ADD) != NULL) {
+            pending++;
+        }
+    }
+    if (pending > 0 && !may_wait(r, timeout_ms)) {
+        for (size_t i = 0; i < n; i++) {
+            struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+                &resp->Results.items[i];
+            if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_ADD) != NULL) {
+                t->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
+                t->ErrorMessage = KP_STR_NULL;
+            }
+        }
+        pending = 0;
+    }
+    if (pending == 0) {
+        return br_respond(r, resp);
+    }
+    struct admin_park *pk = park_new(r, n);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+            &resp->Results.items[i];
+        const struct topic_op *op =
+            t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_ADD) : NULL;
         if (park_result(&pk->res[i], t->Name, t->ErrorMessage, t->ErrorCode,
                         op != NULL ? op->id : 0) != 0) {
             park_free(pk);

@@ -100,11 +100,27 @@ KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_top
                                         const struct br_topic_config *tc, char *err,
                                         size_t errlen);
 
+/* Starts adding partitions [t->npartitions, partitions) to topic t
+ * (checked by the caller: more partitions than it has, within
+ * BR_MAX_PARTITIONS, replicas valid): the store keeps the new count first,
+ * then the new logs are made on the worker, then the topic takes them on
+ * the reactor (br_broker_topic_grow), as a creation goes. replicas holds
+ * rf broker ids for each new partition, or NULL (this broker). The name is
+ * reserved until it ends: a crash after the store's write leaves the new
+ * count, whose directories the next start makes. Returns 0, or
+ * KAFKA_STORAGE_ERROR with err set. */
+KP_MUST_CHECK int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t,
+                                                int32_t partitions, const int32_t *replicas,
+                                                char *err, size_t errlen);
+/* Partitions are being added to the topic. */
+bool br_topic_admin_adding(struct br_broker *b, struct kp_str name);
+
 /* Starts deleting topic t (a deletion of it in flight is joined). Returns
- * 0 or KAFKA_STORAGE_ERROR (out of memory). */
+ * 0, KAFKA_STORAGE_ERROR (out of memory) or REASSIGNMENT_IN_PROGRESS
+ * (partitions are being added to it). */
 KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, struct br_topic *t);
 
-/* Answers a CreateTopics (DeleteTopics) request whose response the handler
+/* Answers a CreateTopics (DeleteTopics, CreatePartitions) request whose response the handler
  * filled: each topic with error NONE whose creation (deletion) is in
  * flight is waited for, as the header says. Returns what br_respond
  * returns, or KP_E_NOMEM. */
@@ -112,6 +128,8 @@ int br_topic_admin_answer_create(struct br_req *r, struct kp_CreateTopicsRespons
                                  int32_t timeout_ms, bool validate_only);
 int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsResponse *resp,
                                  int32_t timeout_ms);
+int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartitionsResponse *resp,
+                                     int32_t timeout_ms, bool validate_only);
 
 /* AlterConfigs' store write, on the reactor under the store's lock (it
  * waits for a store write in progress on the worker). */

@@ -304,8 +304,9 @@ static void test_encoded_offset_values_decode_to_the_commit(void)
 {
     struct grp_offset with_epoch = {NULL, 3, 42, 5, NULL, 1000, -1};
     struct grp_offset with_expiry = {NULL, 3, 42, -1, NULL, 1000, 2000};
-    const struct grp_offset *cases[] = {&with_epoch, &with_expiry};
-    for (size_t i = 0; i < 2; i++) {
+    struct grp_offset plain = {NULL, 3, 42, -1, NULL, 1000, -1};
+    const struct grp_offset *cases[] = {&with_epoch, &with_expiry, &plain};
+    for (size_t i = 0; i < 3; i++) {
         uint8_t buf[128];
         struct kp_writer w;
         kp_wr_init_fixed(&w, buf, sizeof buf);
@@ -319,11 +320,120 @@ static void test_encoded_offset_values_decode_to_the_commit(void)
         CU_ASSERT_EQUAL_FATAL(
             br_grp_record_decode(bytes_of(buf, kend), bytes_of(buf + kend, w.len - kend), &r), 0);
         CU_ASSERT_EQUAL(r.value_version, i == 0 ? 3 : 1);
+        if (i == 2) {
+            /* Kafka 2.0's v1 with no expiry: expire_timestamp -1 */
+            /* clang-format off */
+            static const uint8_t v1[] = {
+                0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 42,           /* version, offset */
+                0x00, 0x01, 'm',                               /* metadata */
+                0, 0, 0, 0, 0, 0, 0x03, 0xe8,                  /* commit_timestamp */
+                0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff /* expire_timestamp */
+            };
+            /* clang-format on */
+            CU_ASSERT_EQUAL(w.len - kend, sizeof v1);
+            CU_ASSERT_EQUAL(memcmp(buf + kend, v1, sizeof v1), 0);
+        }
         CU_ASSERT_EQUAL(r.offset, 42);
         CU_ASSERT_EQUAL(r.leader_epoch, cases[i]->leader_epoch);
         CU_ASSERT_EQUAL(r.expire_ts, cases[i]->expire_ts);
         CU_ASSERT_EQUAL(r.commit_ts, 1000);
         CU_ASSERT_TRUE(str_is(r.metadata, "m"));
+    }
+}
+
+/* A group of one member "m" (client "c", host "/h", timeouts 300000 and
+ * 10000, subscription "S", assignment "A") in generation 7 of protocol
+ * "range"; instance: the member has group instance id "i1". */
+static void encode_group(bool instance, struct kp_writer *w)
+{
+    static char proto_name[] = "range";
+    static char id[] = "m";
+    static char client[] = "c";
+    static char host[] = "/h";
+    static char type[] = "consumer";
+    static char inst[] = "i1";
+    static uint8_t sub[] = {'S'};
+    static uint8_t asg[] = {'A'};
+    struct grp_protocol proto = {proto_name, sub, 1};
+    struct grp_member m;
+    memset(&m, 0, sizeof m);
+    m.id = id;
+    m.instance_id = instance ? inst : NULL;
+    m.client_id = client;
+    m.client_host = host;
+    m.session_timeout_ms = 10000;
+    m.rebalance_timeout_ms = 300000;
+    m.protocols = &proto;
+    m.nprotocols = 1;
+    m.assignment = asg;
+    m.assignment_len = 1;
+    struct grp_member *members[] = {&m};
+    struct grp_group g;
+    memset(&g, 0, sizeof g);
+    g.state_ts = 2000;
+    g.generation = 7;
+    g.protocol_type = type;
+    g.protocol = proto_name;
+    g.leader = &m;
+    g.members = members;
+    g.nmembers = 1;
+    br_grp_enc_group_value(w, &g);
+}
+
+/* Kafka 2.0 writes group value v1 (GroupMetadataManager at 2.0.0): so does
+ * the coordinator, unless a member has a group instance id (v3 only). */
+static void test_group_values_are_written_as_kafka_2_0_writes_them(void)
+{
+    /* clang-format off */
+    static const uint8_t v1[] = {
+        0x00, 0x01,                                            /* version 1 */
+        0x00, 0x08, 'c', 'o', 'n', 's', 'u', 'm', 'e', 'r',    /* protocol_type */
+        0, 0, 0, 7,                                            /* generation */
+        0x00, 0x05, 'r', 'a', 'n', 'g', 'e',                   /* protocol */
+        0x00, 0x01, 'm',                                       /* leader */
+        0, 0, 0, 1,                                            /* members */
+        0x00, 0x01, 'm', 0x00, 0x01, 'c', 0x00, 0x02, '/', 'h', /* id, client, host */
+        0x00, 0x04, 0x93, 0xe0, 0x00, 0x00, 0x27, 0x10,        /* rebalance, session */
+        0, 0, 0, 1, 'S', 0, 0, 0, 1, 'A'};                     /* subscription, assignment */
+    static const uint8_t v3[] = {
+        0x00, 0x03, 0x00, 0x08, 'c', 'o', 'n', 's', 'u', 'm', 'e', 'r', 0, 0, 0, 7,
+        0x00, 0x05, 'r', 'a', 'n', 'g', 'e', 0x00, 0x01, 'm',
+        0, 0, 0, 0, 0, 0, 0x07, 0xd0, /* current_state_timestamp */
+        0, 0, 0, 1, 0x00, 0x01, 'm',
+        0x00, 0x02, 'i', '1',         /* group_instance_id */
+        0x00, 0x01, 'c', 0x00, 0x02, '/', 'h', 0x00, 0x04, 0x93, 0xe0, 0x00, 0x00, 0x27, 0x10,
+        0, 0, 0, 1, 'S', 0, 0, 0, 1, 'A'};
+    /* clang-format on */
+    const struct {
+        bool instance;
+        const uint8_t *want;
+        size_t len;
+    } cases[] = {{false, v1, sizeof v1}, {true, v3, sizeof v3}};
+    for (size_t i = 0; i < 2; i++) {
+        uint8_t buf[256];
+        struct kp_writer w;
+        kp_wr_init_fixed(&w, buf, sizeof buf);
+        encode_group(cases[i].instance, &w);
+        CU_ASSERT_EQUAL_FATAL(w.err, 0);
+        CU_ASSERT_EQUAL(w.len, cases[i].len);
+        CU_ASSERT_EQUAL(memcmp(buf, cases[i].want, cases[i].len), 0);
+        /* and it reads back whole */
+        struct grp_record r;
+        CU_ASSERT_EQUAL_FATAL(br_grp_record_decode(bytes_of(group_key_v2, sizeof group_key_v2),
+                                                   bytes_of(buf, w.len), &r),
+                              0);
+        CU_ASSERT_EQUAL(r.value_version, i == 0 ? 1 : 3);
+        CU_ASSERT_EQUAL(r.state_ts, i == 0 ? -1 : 2000);
+        struct grp_member_iter it;
+        CU_ASSERT_EQUAL_FATAL(br_grp_members_begin(&r, &it), 0);
+        struct grp_record_member m;
+        CU_ASSERT_EQUAL_FATAL(br_grp_members_next(&it, &m), 0);
+        CU_ASSERT_TRUE(str_is(m.member_id, "m") && str_is(m.client_id, "c") &&
+                       str_is(m.client_host, "/h"));
+        CU_ASSERT_TRUE(i == 0 ? m.instance_id.len == -1 : str_is(m.instance_id, "i1"));
+        CU_ASSERT_EQUAL(m.rebalance_timeout_ms, 300000);
+        CU_ASSERT_EQUAL(m.session_timeout_ms, 10000);
+        CU_ASSERT_EQUAL(br_grp_members_next(&it, &m), KP_ITER_END);
     }
 }
 
@@ -403,6 +513,8 @@ static CU_TestInfo tests[] = {
      test_record_decode_rejects_broken_records_with_their_site},
     {"members_refuse_a_count_beyond_the_bytes", test_members_refuse_a_count_beyond_the_bytes},
     {"encoded_offset_values_decode_to_the_commit", test_encoded_offset_values_decode_to_the_commit},
+    {"group_values_are_written_as_kafka_2_0_writes_them",
+     test_group_values_are_written_as_kafka_2_0_writes_them},
     {"record_apply_commits_and_removes_as_loading_does",
      test_record_apply_commits_and_removes_as_loading_does},
     CU_TEST_INFO_NULL,

@@ -642,6 +642,52 @@ static void test_a_failed_write_changes_nothing(void)
     scratch_done(&s);
 }
 
+/* CreatePartitions' store write: the kept partitions keep their stored
+ * replicas, the configs stay, bad counts and unknown topics change nothing,
+ * and the new count is what a reopen reads. */
+static void test_set_partitions_adds_and_keeps(void)
+{
+    struct scratch s;
+    scratch_init(&s);
+    struct br_meta m;
+    char err[ERRLEN];
+    CU_ASSERT_EQUAL_FATAL(br_meta_file_open(s.path, &m, err, sizeof err), 0);
+    struct topic_buf a;
+    topic_init(&a, "grow", 2, 2); /* replicas 0,1 1,2 */
+    topic_config(&a, "retention.ms", "5");
+    CU_ASSERT_EQUAL_FATAL(br_meta_create_topic(&m, &a.t, err, sizeof err), 0);
+    /* the first four ids are not read: the stored ones stay */
+    int32_t replicas[] = {9, 9, 9, 9, 3, 4, 4, 0};
+    CU_ASSERT_EQUAL(br_meta_set_partitions(&m, "grow", 4, replicas, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(br_meta_set_partitions(&m, "nope", 4, replicas, err, sizeof err),
+                    KP_ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    CU_ASSERT_EQUAL(br_meta_set_partitions(&m, "grow", 0, replicas, err, sizeof err),
+                    KP_ERR_INVALID_PARTITIONS);
+    int32_t repeated[] = {0, 0, 0, 0, 0, 0, 0, 0, 3, 3}; /* a fifth partition on 3, 3 */
+    CU_ASSERT_EQUAL(br_meta_set_partitions(&m, "grow", 5, repeated, err, sizeof err),
+                    KP_ERR_INVALID_REPLICA_ASSIGNMENT);
+    br_meta_close(&m);
+
+    CU_ASSERT_EQUAL_FATAL(br_meta_file_open(s.path, &m, err, sizeof err), 0);
+    struct br_topic_meta *topics = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(br_meta_load(&m, &topics, &n, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL_FATAL(topics[0].partitions, 4);
+    static const int32_t want[] = {0, 1, 1, 2, 3, 4, 4, 0};
+    CU_ASSERT_EQUAL(memcmp(topics[0].replicas, want, sizeof want), 0);
+    CU_ASSERT_STRING_EQUAL(br_topic_meta_config(&topics[0], "retention.ms"), "5");
+    br_topic_metas_free(topics, n);
+    /* the undo of a failed addition: back to 2 */
+    CU_ASSERT_EQUAL(br_meta_set_partitions(&m, "grow", 2, replicas, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(br_meta_load(&m, &topics, &n, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(topics[0].partitions, 2);
+    CU_ASSERT_EQUAL(memcmp(topics[0].replicas, want, 4 * sizeof(int32_t)), 0);
+    br_topic_metas_free(topics, n);
+    br_meta_close(&m);
+    scratch_done(&s);
+}
+
 static void test_open_rejects_a_corrupt_file_naming_path_and_line(void)
 {
     struct scratch s;
@@ -712,6 +758,7 @@ static CU_TestInfo tests[] = {
      test_create_rejects_duplicates_collisions_and_bad_topics},
     {"every change rewrites the file atomically", test_every_change_rewrites_the_file_atomically},
     {"a failed write changes nothing", test_a_failed_write_changes_nothing},
+    {"set partitions adds and keeps", test_set_partitions_adds_and_keeps},
     {"open rejects a corrupt file naming path and line",
      test_open_rejects_a_corrupt_file_naming_path_and_line},
     {"open rejects an oversized file", test_open_rejects_an_oversized_file},

@@ -37,7 +37,7 @@ def case_describe_and_alter_configs(t):
     run(t, "admin_configs")
 
 
-def case_create_partitions_or_a_plain_unsupported(t):
+def case_create_partitions_more_then_fewer_refused(t):
     run(t, "admin_partitions")
 
 
@@ -57,7 +57,7 @@ if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
                    case_describe_and_alter_configs,
-                   case_create_partitions_or_a_plain_unsupported,
+                   case_create_partitions_more_then_fewer_refused,
                    case_delete_records_and_list_offsets,
                    case_list_describe_offsets_and_delete_groups,
                    case_delivery_reports_carry_each_records_offset]))

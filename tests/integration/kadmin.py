@@ -9,6 +9,9 @@ send to samsa-broker over raw sockets (kwire.py has the data path).
                               validate_only=False, version=1) -> {(type, name): (err, msg)}
     alter_configs(port, [(type, name, {key: value})], validate_only=False)
     describe_configs(port, topic, keys=None)    -> {key: (value, source)}
+    create_partitions(port, [(topic, count, assignments or None)],
+                      timeout_ms=10000, validate_only=False, version=0)
+                                                -> [(topic, err, msg)] in answer order
     wait_log(broker, text, count=1, timeout=30) -> the broker's log lines holding text
 
 IncrementalAlterConfigs v1 is a flexible version (compact strings and
@@ -27,6 +30,7 @@ DELETE_RECORDS = 21
 DESCRIBE_CONFIGS = 32
 ALTER_CONFIGS = 33
 DESCRIBE_LOG_DIRS = 35
+CREATE_PARTITIONS = 37
 INCREMENTAL_ALTER_CONFIGS = 44
 
 TOPIC = 2
@@ -104,6 +108,22 @@ def create_topic(port, topic, partitions=1, configs=None, timeout=15.0):
     if err == 0:
         kwire.wait_topic(port, topic, partitions, timeout)
     return err
+
+
+def create_partitions(port, topics, timeout_ms=10000, validate_only=False, version=0):
+    """CreatePartitions v0/v1 (the same body): topics [(name, total count,
+    None or [[broker id, ...] per new partition])] -> [(name, err, msg)]."""
+    def topic(t):
+        name, count, assignments = t
+        if assignments is None:
+            body = i32(-1)
+        else:
+            body = array([array([i32(x) for x in a]) for a in assignments])
+        return string(name) + i32(count) + body
+    body = array([topic(t) for t in topics]) + i32(timeout_ms) + i8(1 if validate_only else 0)
+    r = call(port, CREATE_PARTITIONS, version, body)
+    r.i32()  # throttle
+    return r.array(lambda r: (r.string(), r.i16(), r.string()))
 
 
 def delete_records(port, offsets, version=1, timeout_ms=10000):

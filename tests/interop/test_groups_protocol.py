@@ -447,13 +447,19 @@ def decode_offsets_topic(log_dir, partition):
                 eq(k.remaining(), 0, "bytes after a group key")
                 v = None
                 if value is not None:
+                    # v1 (Kafka 2.0's, what the broker writes) or v3 (a member
+                    # with a group instance id); members as v3's tuple, the
+                    # instance id None in v1
                     r = kwire.Reader(value)
-                    v = {"version": r.i16(), "protocol_type": r.string(),
+                    gv = r.i16()
+                    if gv not in (1, 3):
+                        raise AssertionError("group value version %d" % gv)
+                    v = {"version": gv, "protocol_type": r.string(),
                          "generation": r.i32(), "protocol": r.string(), "leader": r.string(),
-                         "state_ts": r.i64()}
-                    v["members"] = r.array(lambda r: (r.string(), r.string(), r.string(),
-                                                      r.string(), r.i32(), r.i32(),
-                                                      r.bytes_(), r.bytes_()))
+                         "state_ts": r.i64() if gv == 3 else None}
+                    v["members"] = r.array(
+                        lambda r: (r.string(), r.string() if gv == 3 else None, r.string(),
+                                   r.string(), r.i32(), r.i32(), r.bytes_(), r.bytes_()))
                     eq(r.remaining(), 0, "bytes after a group value")
                 out.append(("group", group, v))
             else:
@@ -933,9 +939,9 @@ def case_records_and_partition(t):
         recs = [x for x in decode_offsets_topic(log_dir, p) if x[1] == g]
         eq([(x[0], x[2], x[3], x[4]["version"], x[4]["offset"], x[4]["metadata"])
             for x in recs],
-           [("offset", "rt", 0, 3, 100 + i, "md-%d" % i), ("offset", "rt", 2, 3, 200 + i, "")],
-           "records of %s in __consumer_offsets-%d" % (g, p))
-        check(all(x[4]["epoch"] == -1 and abs(x[4]["commit"] - time.time() * 1000) < 60000
+           [("offset", "rt", 0, 1, 100 + i, "md-%d" % i), ("offset", "rt", 2, 1, 200 + i, "")],
+           "records of %s in __consumer_offsets-%d (Kafka 2.0's value v1)" % (g, p))
+        check(all(x[4]["expire"] == -1 and abs(x[4]["commit"] - time.time() * 1000) < 60000
                   for x in recs), "values of %s: %r", g, recs)
         for q in range(50):
             if q != p:
@@ -948,7 +954,8 @@ def case_records_and_partition(t):
        "value v1 with an expire timestamp")
     grec = [x for x in decode_offsets_topic(log_dir, partition_for("with-members", 50))
             if x[0] == "group" and x[1] == "with-members"]
-    check(grec and grec[-1][2]["generation"] == gen and grec[-1][2]["protocol"] == "range"
+    check(grec and grec[-1][2]["version"] == 1 and grec[-1][2]["generation"] == gen
+          and grec[-1][2]["protocol"] == "range"
           and grec[-1][2]["members"][0][0] == ms and grec[-1][2]["members"][0][7] == b"assignment",
           "group metadata record: %r", grec)
     # DeleteGroups
