@@ -21,6 +21,7 @@
 #define _GNU_SOURCE /* getopt_long, clock_nanosleep */
 
 #include "args.h"
+#include "procstat.h"
 #include "latency.h"
 
 #include <librdkafka/rdkafka.h>
@@ -131,48 +132,6 @@ static void usage(FILE *to)
             "      --label TEXT          copied into the JSON line ([A-Za-z0-9_.:-])\n");
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + (int64_t)ts.tv_nsec;
-}
-
-/* CPU seconds (user + system) used so far by this process, every thread included. */
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        return 0.0;
-    }
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* One kB figure of /proc/self/status (VmRSS, VmHWM); -1 when it cannot be read. */
-static int64_t status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL) {
-        return -1;
-    }
-    char line[256];
-    size_t flen = strlen(field);
-    int64_t kb = -1;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            char *end = NULL;
-            long long v = strtoll(line + flen + 1, &end, 10);
-            if (end != line + flen + 1) {
-                kb = v;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    return kb;
-}
-
 static void sleep_until_ns(int64_t when)
 {
     struct timespec ts = {
@@ -197,30 +156,6 @@ static uint64_t get_le64(const unsigned char *p)
         v |= (uint64_t)p[i] << (8 * i);
     }
     return v;
-}
-
-/* xorshift64*: payload contents and offsets; not for anything that needs secrecy */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * UINT64_C(2685821657736338717);
-}
-
-static bool label_ok(const char *s)
-{
-    for (const char *p = s; *p != '\0'; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == ':' || c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* Sets one property; prints librdkafka's reason and returns -1 when it is refused. */
@@ -293,7 +228,7 @@ static int32_t wait_for_topic(rd_kafka_t *rk, const char *topic, int64_t deadlin
     }
     int32_t found = -1;
     const char *why = "no answer";
-    while (found < 0 && now_ns() < deadline_ns) {
+    while (found < 0 && perf_now_ns() < deadline_ns) {
         const struct rd_kafka_metadata *md = NULL;
         rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 2000);
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md != NULL) {
@@ -372,7 +307,7 @@ static void *e2e_consume(void *arg)
         if (m == NULL) {
             continue;
         }
-        int64_t now = now_ns();
+        int64_t now = perf_now_ns();
         if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
             if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 if (c->errors == 0) {
@@ -485,25 +420,25 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
                              int64_t *bytes)
 {
     uint64_t rnd = UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)first;
-    int64_t t0 = now_ns();
+    int64_t t0 = perf_now_ns();
     size_t size = (size_t)o->size;
     int32_t partition = o->partition >= 0 ? (int32_t)o->partition : RD_KAFKA_PARTITION_UA;
     int64_t i = 0;
     for (; i < n; i++) {
         if (o->rate > 0) {
             int64_t due = t0 + (int64_t)((double)i * 1e9 / o->rate);
-            if (now_ns() < due) {
+            if (perf_now_ns() < due) {
                 sleep_until_ns(due);
             }
         }
-        if ((i & 1023) == 0 && now_ns() > deadline_ns) {
+        if ((i & 1023) == 0 && perf_now_ns() > deadline_ns) {
             fprintf(stderr, "samsa-loadgen: timed out after producing %" PRId64 "\n", i);
             break;
         }
-        const unsigned char *value = pool + (size_t)(next_random(&rnd) % POOL_BYTES);
+        const unsigned char *value = pool + (size_t)(perf_next_random(&rnd) % POOL_BYTES);
         if (stamp) {
             memcpy(scratch, value, size);
-            put_le64(scratch, (uint64_t)now_ns());
+            put_le64(scratch, (uint64_t)perf_now_ns());
             put_le64(scratch + 8, (uint64_t)(first + i));
             value = scratch;
         }
@@ -529,7 +464,7 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
                 return i;
             }
             rd_kafka_poll(rk, 1); /* queue full: let deliveries drain it */
-            if (now_ns() > deadline_ns) {
+            if (perf_now_ns() > deadline_ns) {
                 fprintf(stderr, "samsa-loadgen: timed out with a full queue\n");
                 return i;
             }
@@ -546,7 +481,7 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
 static int flush_all(rd_kafka_t *rk, int64_t deadline_ns)
 {
     while (rd_kafka_outq_len(rk) > 0) {
-        int64_t left_ms = (deadline_ns - now_ns()) / 1000000;
+        int64_t left_ms = (deadline_ns - perf_now_ns()) / 1000000;
         if (left_ms <= 0) {
             fprintf(stderr, "samsa-loadgen: %d messages undelivered at the deadline\n",
                     rd_kafka_outq_len(rk));
@@ -559,7 +494,7 @@ static int flush_all(rd_kafka_t *rk, int64_t deadline_ns)
 
 static int run_produce(const struct opts *o, struct result *r)
 {
-    int64_t deadline = now_ns() + (int64_t)(o->timeout_s * 1e9);
+    int64_t deadline = perf_now_ns() + (int64_t)(o->timeout_s * 1e9);
     bool e2e = o->mode == MODE_E2E;
     int64_t warmup = e2e ? E2E_WARMUP : 0;
     int rc = -1;
@@ -583,7 +518,7 @@ static int run_produce(const struct opts *o, struct result *r)
     }
     uint64_t rnd = UINT64_C(88172645463325252);
     for (size_t i = 0; i < POOL_BYTES + (size_t)o->size; i++) {
-        pool[i] = (unsigned char)('a' + next_random(&rnd) % 26);
+        pool[i] = (unsigned char)('a' + perf_next_random(&rnd) % 26);
     }
 
     rk = new_producer(o, &d);
@@ -622,7 +557,7 @@ static int run_produce(const struct opts *o, struct result *r)
             flush_all(rk, deadline) != 0) {
             goto out;
         }
-        while (atomic_load(&c.received) < warmup && now_ns() < deadline) {
+        while (atomic_load(&c.received) < warmup && perf_now_ns() < deadline) {
             usleep(1000);
         }
         if (atomic_load(&c.received) < warmup) {
@@ -635,23 +570,23 @@ static int run_produce(const struct opts *o, struct result *r)
         d.delivered = 0;
     }
 
-    r->base_rss_kb = status_kb("VmRSS");
-    double cpu0 = cpu_seconds();
-    int64_t t0 = now_ns();
+    r->base_rss_kb = perf_status_kb("VmRSS");
+    double cpu0 = perf_cpu_seconds();
+    int64_t t0 = perf_now_ns();
     int64_t sent =
         produce_range(o, rk, rkt, nparts, pool, scratch, warmup, o->count, e2e, deadline, &r->bytes);
     if (o->queued) {
-        r->queued_rss_kb = status_kb("VmRSS");
-        r->queued_hwm_kb = status_kb("VmHWM");
+        r->queued_rss_kb = perf_status_kb("VmRSS");
+        r->queued_hwm_kb = perf_status_kb("VmHWM");
     }
     int flushed = flush_all(rk, deadline);
-    int64_t t1 = now_ns();
+    int64_t t1 = perf_now_ns();
     if (e2e) {
-        while (atomic_load(&c.received) < c.expect && now_ns() < deadline) {
+        while (atomic_load(&c.received) < c.expect && perf_now_ns() < deadline) {
             usleep(1000);
         }
     }
-    r->cpu_s = cpu_seconds() - cpu0;
+    r->cpu_s = perf_cpu_seconds() - cpu0;
     r->elapsed_s = (double)(t1 - t0) / 1e9;
     r->msgs = d.delivered;
     r->errors = d.failed;
@@ -692,7 +627,7 @@ out:
 
 static int run_consume(const struct opts *o, struct result *r)
 {
-    int64_t deadline = now_ns() + (int64_t)(o->timeout_s * 1e9);
+    int64_t deadline = perf_now_ns() + (int64_t)(o->timeout_s * 1e9);
     int rc = -1;
     int32_t *ids = calloc(MAX_ASSIGN, sizeof(*ids));
     size_t nids = 0;
@@ -731,15 +666,15 @@ static int run_consume(const struct opts *o, struct result *r)
         rd_kafka_topic_partition_list_add(list, o->topic, ids[i])->offset = start;
     }
 
-    double cpu0 = cpu_seconds();
-    int64_t t0 = now_ns();
+    double cpu0 = perf_cpu_seconds();
+    int64_t t0 = perf_now_ns();
     int64_t t_last = t0;
     rd_kafka_resp_err_t err = rd_kafka_assign(rk, list);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         fprintf(stderr, "samsa-loadgen: assign: %s\n", rd_kafka_err2str(err));
         goto out;
     }
-    while (r->msgs < o->count && now_ns() < deadline) {
+    while (r->msgs < o->count && perf_now_ns() < deadline) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (m == NULL) {
             continue;
@@ -754,12 +689,12 @@ static int run_consume(const struct opts *o, struct result *r)
         } else {
             r->msgs++;
             r->bytes += (int64_t)(m->len + m->key_len);
-            t_last = now_ns();
+            t_last = perf_now_ns();
         }
         rd_kafka_message_destroy(m);
     }
     r->elapsed_s = (double)(t_last - t0) / 1e9;
-    r->cpu_s = cpu_seconds() - cpu0;
+    r->cpu_s = perf_cpu_seconds() - cpu0;
     r->complete = r->msgs >= o->count;
     if (!r->complete) {
         fprintf(stderr, "samsa-loadgen: consumed %" PRId64 " of %" PRId64 " before the deadline\n",
@@ -783,8 +718,8 @@ out:
 
 static int run_create(const struct opts *o, struct result *r)
 {
-    int64_t deadline = now_ns() + (int64_t)(o->timeout_s * 1e9);
-    int64_t t0 = now_ns();
+    int64_t deadline = perf_now_ns() + (int64_t)(o->timeout_s * 1e9);
+    int64_t t0 = perf_now_ns();
     int rc = -1;
     char errstr[512];
     rd_kafka_queue_t *q = NULL;
@@ -841,7 +776,7 @@ static int run_create(const struct opts *o, struct result *r)
     rc = 0;
 
 out:
-    r->elapsed_s = (double)(now_ns() - t0) / 1e9;
+    r->elapsed_s = (double)(perf_now_ns() - t0) / 1e9;
     if (ev != NULL) {
         rd_kafka_event_destroy(ev);
     }
@@ -949,16 +884,6 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static bool one_of(const char *s, const char *const *names)
-{
-    for (size_t i = 0; names[i] != NULL; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Parses argv into *o. 0 on success, 1 when help was printed, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -1006,7 +931,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_ACKS:
             o->acks = optarg;
-            bad = one_of(optarg, acks_names) ? 0 : -1;
+            bad = perf_one_of(optarg, acks_names) ? 0 : -1;
             break;
         case OPT_LINGER:
             bad = perf_parse_i64(optarg, 0, 900000, &o->linger_ms);
@@ -1019,7 +944,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_COMPRESSION:
             o->compression = optarg;
-            bad = one_of(optarg, codec_names) ? 0 : -1;
+            bad = perf_one_of(optarg, codec_names) ? 0 : -1;
             break;
         case OPT_KEYS:
             bad = perf_parse_i64(optarg, 0, INT32_MAX, &o->keys);
@@ -1038,7 +963,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_OFFSET:
             o->offset = optarg;
-            bad = one_of(optarg, offset_names) ? 0 : -1;
+            bad = perf_one_of(optarg, offset_names) ? 0 : -1;
             break;
         case OPT_RATE:
             bad = perf_parse_double(optarg, 0.0, 1e9, &o->rate);
@@ -1064,7 +989,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_LABEL:
             o->label = optarg;
-            bad = label_ok(optarg) ? 0 : -1;
+            bad = perf_label_ok(optarg) ? 0 : -1;
             break;
         case OPT_HELP:
             usage(stdout);
@@ -1085,7 +1010,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "samsa-loadgen: --bootstrap and --topic are required\n");
         return 2;
     }
-    if (!label_ok(o->topic)) {
+    if (!perf_label_ok(o->topic)) {
         fprintf(stderr, "samsa-loadgen: a topic name is [A-Za-z0-9_.-]\n");
         return 2;
     }

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE /* getopt_long */
 
 #include "args.h"
+#include "procstat.h"
 
 #include <samsa/samsa.h>
 
@@ -107,72 +108,6 @@ static void usage(FILE *to)
             "      --label TEXT          copied into the JSON line ([A-Za-z0-9_.:-])\n");
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + (int64_t)ts.tv_nsec;
-}
-
-/* CPU seconds (user + system) used so far by this process, every thread included. */
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        return 0.0;
-    }
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* One kB figure of /proc/self/status (VmRSS, VmHWM); -1 when it cannot be read. */
-static int64_t status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL) {
-        return -1;
-    }
-    char line[256];
-    size_t flen = strlen(field);
-    int64_t kb = -1;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, field, flen) == 0 && line[flen] == ':') {
-            char *end = NULL;
-            long long v = strtoll(line + flen + 1, &end, 10);
-            if (end != line + flen + 1) {
-                kb = v;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    return kb;
-}
-
-/* xorshift64*: payload contents and offsets; not for anything that needs secrecy */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * UINT64_C(2685821657736338717);
-}
-
-static bool label_ok(const char *s)
-{
-    for (const char *p = s; *p != '\0'; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '.' || c == ':' || c == '-';
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
-}
-
 static int conf_set(samsa_conf *conf, const char *key, const char *value)
 {
     char errstr[512];
@@ -256,7 +191,7 @@ static int32_t wait_for_topic(const struct opts *o, int64_t deadline_ns)
         return -1;
     }
     int32_t found = -1;
-    while (found < 0 && now_ns() < deadline_ns) {
+    while (found < 0 && perf_now_ns() < deadline_ns) {
         samsa_metadata *md = NULL;
         const char *topics[] = {o->topic};
         if (samsa_admin_metadata(a, topics, 1, 2000, &md) == SAMSA_OK && md->topic_count == 1 &&
@@ -314,7 +249,7 @@ static samsa_producer *new_producer(const struct opts *o, struct delivery *d)
 
 static int run_produce(const struct opts *o, struct result *r)
 {
-    int64_t deadline = now_ns() + (int64_t)(o->timeout_s * 1e9);
+    int64_t deadline = perf_now_ns() + (int64_t)(o->timeout_s * 1e9);
     int rc = -1;
     struct delivery d = {0};
     samsa_producer *p = NULL;
@@ -326,7 +261,7 @@ static int run_produce(const struct opts *o, struct result *r)
     /* the same pool of random lower-case letters as samsa-loadgen's */
     uint64_t rnd = UINT64_C(88172645463325252);
     for (size_t i = 0; i < POOL_BYTES + (size_t)o->size; i++) {
-        pool[i] = (unsigned char)('a' + next_random(&rnd) % 26);
+        pool[i] = (unsigned char)('a' + perf_next_random(&rnd) % 26);
     }
     int32_t nparts = wait_for_topic(o, deadline);
     if (nparts < 0) {
@@ -341,15 +276,15 @@ static int run_produce(const struct opts *o, struct result *r)
     if (p == NULL) {
         goto out;
     }
-    r->base_rss_kb = status_kb("VmRSS");
+    r->base_rss_kb = perf_status_kb("VmRSS");
 
-    double cpu0 = cpu_seconds();
-    int64_t t0 = now_ns();
+    double cpu0 = perf_cpu_seconds();
+    int64_t t0 = perf_now_ns();
     rnd = UINT64_C(0x9E3779B97F4A7C15);
     size_t size = (size_t)o->size;
     int64_t sent = 0;
     for (; sent < o->count; sent++) {
-        if ((sent & 1023) == 0 && now_ns() > deadline) {
+        if ((sent & 1023) == 0 && perf_now_ns() > deadline) {
             fprintf(stderr, "samsa-loadgen-libsamsa: timed out after producing %" PRId64 "\n",
                     sent);
             break;
@@ -365,14 +300,14 @@ static int run_produce(const struct opts *o, struct result *r)
             .partition = o->partition >= 0 ? (int32_t)o->partition : SAMSA_PARTITION_ANY,
             .key = key_len > 0 ? key : NULL,
             .key_len = key_len,
-            .value = pool + (size_t)(next_random(&rnd) % POOL_BYTES),
+            .value = pool + (size_t)(perf_next_random(&rnd) % POOL_BYTES),
             .value_len = size,
         };
         if (o->chunk > 0 && o->keys == 0 && o->partition < 0) {
             rec.partition = (int32_t)((sent / o->chunk) % nparts);
         }
         int err = samsa_produce(p, &rec);
-        while (err == SAMSA_ERR_QUEUE_FULL && !o->queued && now_ns() < deadline) {
+        while (err == SAMSA_ERR_QUEUE_FULL && !o->queued && perf_now_ns() < deadline) {
             (void)samsa_producer_poll(p, 1); /* queue full: let deliveries drain it */
             err = samsa_produce(p, &rec);
         }
@@ -386,12 +321,12 @@ static int run_produce(const struct opts *o, struct result *r)
         }
     }
     if (o->queued) {
-        r->queued_rss_kb = status_kb("VmRSS");
-        r->queued_hwm_kb = status_kb("VmHWM");
+        r->queued_rss_kb = perf_status_kb("VmRSS");
+        r->queued_hwm_kb = perf_status_kb("VmHWM");
     }
     int flushed = -1;
-    while (samsa_producer_outq_len(p) > 0 && now_ns() < deadline) {
-        int64_t left_ms = (deadline - now_ns()) / 1000000;
+    while (samsa_producer_outq_len(p) > 0 && perf_now_ns() < deadline) {
+        int64_t left_ms = (deadline - perf_now_ns()) / 1000000;
         flushed = samsa_producer_flush(p, left_ms > 1000 ? 1000 : (int)left_ms);
     }
     if (samsa_producer_outq_len(p) == 0) {
@@ -400,8 +335,8 @@ static int run_produce(const struct opts *o, struct result *r)
         fprintf(stderr, "samsa-loadgen-libsamsa: %zu messages undelivered at the deadline\n",
                 samsa_producer_outq_len(p));
     }
-    int64_t t1 = now_ns();
-    r->cpu_s = cpu_seconds() - cpu0;
+    int64_t t1 = perf_now_ns();
+    r->cpu_s = perf_cpu_seconds() - cpu0;
     r->elapsed_s = (double)(t1 - t0) / 1e9;
     r->msgs = d.delivered;
     r->errors = d.failed;
@@ -420,7 +355,7 @@ out:
 
 static int run_consume(const struct opts *o, struct result *r)
 {
-    int64_t deadline = now_ns() + (int64_t)(o->timeout_s * 1e9);
+    int64_t deadline = perf_now_ns() + (int64_t)(o->timeout_s * 1e9);
     int rc = -1;
     samsa_consumer *c = NULL;
     struct samsa_partition *parts = calloc((size_t)o->partitions, sizeof(*parts));
@@ -447,26 +382,26 @@ static int run_consume(const struct opts *o, struct result *r)
         parts[i] = (struct samsa_partition){o->topic, (int32_t)i, SAMSA_OFFSET_BEGINNING};
     }
 
-    double cpu0 = cpu_seconds();
-    int64_t t0 = now_ns();
+    double cpu0 = perf_cpu_seconds();
+    int64_t t0 = perf_now_ns();
     int64_t t_last = t0;
     int err = samsa_consumer_assign(c, parts, (size_t)o->partitions);
     if (err != SAMSA_OK) {
         fprintf(stderr, "samsa-loadgen-libsamsa: assign: %s\n", samsa_err_str(err));
         goto out;
     }
-    while (r->msgs < o->count && now_ns() < deadline) {
+    while (r->msgs < o->count && perf_now_ns() < deadline) {
         samsa_message *m = samsa_consumer_poll(c, 100);
         if (m == NULL) {
             continue;
         }
         r->msgs++;
         r->bytes += (int64_t)(m->value_len + m->key_len);
-        t_last = now_ns();
+        t_last = perf_now_ns();
         samsa_message_free(m);
     }
     r->elapsed_s = (double)(t_last - t0) / 1e9;
-    r->cpu_s = cpu_seconds() - cpu0;
+    r->cpu_s = perf_cpu_seconds() - cpu0;
     r->complete = r->msgs >= o->count;
     if (!r->complete) {
         fprintf(stderr,
@@ -552,16 +487,6 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static bool one_of(const char *s, const char *const *names)
-{
-    for (size_t i = 0; names[i] != NULL; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Parses argv into *o. 0 on success, 1 when help was printed, 2 on a usage error. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -605,7 +530,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_ACKS:
             o->acks = optarg;
-            bad = one_of(optarg, acks_names) ? 0 : -1;
+            bad = perf_one_of(optarg, acks_names) ? 0 : -1;
             break;
         case OPT_LINGER:
             bad = perf_parse_i64(optarg, 0, 900000, &o->linger_ms);
@@ -618,7 +543,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_COMPRESSION:
             o->compression = optarg;
-            bad = one_of(optarg, codec_names) ? 0 : -1;
+            bad = perf_one_of(optarg, codec_names) ? 0 : -1;
             break;
         case OPT_KEYS:
             bad = perf_parse_i64(optarg, 0, INT32_MAX, &o->keys);
@@ -650,7 +575,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_LABEL:
             o->label = optarg;
-            bad = label_ok(optarg) ? 0 : -1;
+            bad = perf_label_ok(optarg) ? 0 : -1;
             break;
         case OPT_HELP:
             usage(stdout);
@@ -668,7 +593,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         fprintf(stderr, "samsa-loadgen-libsamsa: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (o->bootstrap == NULL || o->topic == NULL || !label_ok(o->topic)) {
+    if (o->bootstrap == NULL || o->topic == NULL || !perf_label_ok(o->topic)) {
         fprintf(stderr, "samsa-loadgen-libsamsa: --bootstrap and --topic ([A-Za-z0-9_.-]) are "
                         "required\n");
         return 2;
