@@ -720,6 +720,28 @@ void br_topic_admin_mail(struct br_broker *b, struct br_mail *m)
     log_job_free(j); /* closes the logs the topic did not take */
 }
 
+/* Places partitions [first, end) of a new operation, each new log in the dir
+ * holding the fewest (Kafka's placement), lists the operation and sends its
+ * store request: -1 when there was no memory for it (the operation ended,
+ * its placement given back). */
+static int place_and_store(struct br_broker *b, struct topic_op *op, int32_t first, int32_t end,
+                           enum br_meta_op what)
+{
+    for (int32_t p = first; p < end; p++) {
+        size_t best = 0;
+        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
+            if (b->dir_partitions[d] < b->dir_partitions[best]) {
+                best = d;
+            }
+        }
+        op->dirs[p] = best;
+        b->dir_partitions[best]++;
+    }
+    op->next = b->admin->ops;
+    b->admin->ops = op;
+    return submit_meta(b, op, what, STEP_STORE);
+}
+
 int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
                           const struct br_topic_config *tc, char *err, size_t errlen)
 {
@@ -747,20 +769,7 @@ int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
     op->kind = OP_CREATE;
     op->started_ms = br_now_mono_ms();
     br_topic_log_config(tc, &op->lc);
-    /* Kafka's placement: each new log in the dir with the fewest */
-    for (int32_t p = 0; p < m->partitions; p++) {
-        size_t best = 0;
-        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
-            if (b->dir_partitions[d] < b->dir_partitions[best]) {
-                best = d;
-            }
-        }
-        op->dirs[p] = best;
-        b->dir_partitions[best]++;
-    }
-    op->next = a->ops;
-    a->ops = op;
-    if (submit_meta(b, op, BR_META_OP_CREATE_TOPIC, STEP_STORE) != 0) {
+    if (place_and_store(b, op, 0, m->partitions, BR_META_OP_CREATE_TOPIC) != 0) {
         goto out_nomem; /* ended, its placement given back */
     }
     return 0;
@@ -802,19 +811,7 @@ int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t,
     op->kind = OP_ADD;
     op->started_ms = br_now_mono_ms();
     br_topic_log_config(&t->config, &op->lc);
-    for (int32_t p = first; p < partitions; p++) {
-        size_t best = 0;
-        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
-            if (b->dir_partitions[d] < b->dir_partitions[best]) {
-                best = d;
-            }
-        }
-        op->dirs[p] = best;
-        b->dir_partitions[best]++;
-    }
-    op->next = a->ops;
-    a->ops = op;
-    if (submit_meta(b, op, BR_META_OP_SET_PARTITIONS, STEP_STORE) != 0) {
+    if (place_and_store(b, op, first, partitions, BR_META_OP_SET_PARTITIONS) != 0) {
         goto out_nomem; /* ended, its placement given back */
     }
     return 0;
