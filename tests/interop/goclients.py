@@ -18,6 +18,13 @@ import json
 import os
 import subprocess
 
+# The brokers these tests start: groups form at once (no initial rebalance
+# delay) and __consumer_offsets has few partitions to create.
+CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "3",
+}
+
 
 class ClientError(AssertionError):
     pass

@@ -38,13 +38,9 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import check, eq, free_port, main  # noqa: E402
-from goclients import create_topic, produce_records  # noqa: E402
+from goclients import CONFIG, create_topic, produce_records  # noqa: E402
 from zookeeper import ZooKeeper  # noqa: E402
 
-CONFIG = {
-    "group.initial.rebalance.delay.ms": "0",
-    "offsets.topic.num.partitions": "3",
-}
 TOPIC = "watched"
 GROUP = "watched-group"
 CLIENT_ID = "burrow-probe"

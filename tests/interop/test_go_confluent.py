@@ -23,12 +23,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import check, eq, main  # noqa: E402
-from goclients import check_records, committed, create_topic, go_run  # noqa: E402
+from goclients import CONFIG, check_records, committed, create_topic, go_run  # noqa: E402
 
-CONFIG = {
-    "group.initial.rebalance.delay.ms": "0",
-    "offsets.topic.num.partitions": "3",
-}
 N = 300
 PARTS = 3
 

@@ -44,13 +44,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import check, eq, main  # noqa: E402
-from goclients import (check_records, committed, create_topic, go_run,  # noqa: E402
+from goclients import (CONFIG, check_records, committed, create_topic, go_run,  # noqa: E402
                        produce_records)
 
-CONFIG = {
-    "group.initial.rebalance.delay.ms": "0",
-    "offsets.topic.num.partitions": "3",
-}
 N = 300
 MANY = 120
 PARTS = 3
