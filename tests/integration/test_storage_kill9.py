@@ -84,8 +84,18 @@ def jobs(b):
 
 
 def disk_size(b):
+    """Bytes of the partition's .log files now. The broker is running: a
+    file listed may be gone (a swap or a deletion) before it is measured,
+    and then counts for nothing."""
     d = kwire.partition_dir(b.log_dir, TOPIC, 0)
-    return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.endswith(".log"))
+    total = 0
+    for f in os.listdir(d):
+        if f.endswith(".log"):
+            try:
+                total += os.path.getsize(os.path.join(d, f))
+            except FileNotFoundError:
+                pass
+    return total
 
 
 def leftovers(b):
