@@ -499,7 +499,9 @@ static void offset_value_round_trip(struct kp_bytes value, const struct grp_reco
     br_grp_enc_offset_value(&w, &o, r->metadata);
     fuzz_check(w.err == 0, "the offset value encoder failed", w.err);
     size_t vlen = w.len - kend;
-    bool broker_version = (r->value_version == 1 && (r->expire_ts >= 0 || r->leader_epoch < 0)) ||
+    /* what the broker writes for this commit, with its fields as the broker
+     * writes them (no expiry is -1, never another negative) */
+    bool broker_version = (r->value_version == 1 && (r->expire_ts >= 0 || r->expire_ts == -1)) ||
                           (r->value_version == 3 && r->expire_ts < 0 && r->leader_epoch >= 0);
     if (broker_version) {
         fuzz_check(vlen <= (size_t)value.len && memcmp(w.buf + kend, value.ptr, vlen) == 0,
