@@ -423,6 +423,7 @@ static int complete_cleaner_files(struct br_log *log)
     size_t cap_logs = 0;
     int rc = 0;
     bool changed = false;
+    bool index_swaps = false;
     DIR *d = open_dir_stream(log);
     if (d == NULL) {
         return KP_ERR_KAFKA_STORAGE_ERROR;
@@ -449,6 +450,11 @@ static int complete_cleaner_files(struct br_log *log)
                 break;
             }
             changed = true;
+            continue;
+        }
+        if (cleaner_file(de->d_name, "index", BR_SEGMENT_SWAP_TAIL, &base) ||
+            cleaner_file(de->d_name, "timeindex", BR_SEGMENT_SWAP_TAIL, &base)) {
+            index_swaps = true;
             continue;
         }
         bool is_swap = cleaner_file(de->d_name, "log", BR_SEGMENT_SWAP_TAIL, &base);
@@ -508,8 +514,10 @@ static int complete_cleaner_files(struct br_log *log)
     }
 
 out_stray:
-    if (rc == 0) {
-        /* index .swap files whose .log.swap is gone (renamed or never made) */
+    if (rc == 0 && index_swaps) {
+        /* index .swap files whose .log.swap is gone (renamed or never made);
+         * looked for only when the listing held some, as a start-up over
+         * thousands of partitions pays for every failing unlink */
         for (size_t k = 0; k < nlogs + nswaps; k++) {
             int64_t b = k < nlogs ? logs[k] : swaps[k - nlogs];
             static const char *const idx[] = {"index", "timeindex"};

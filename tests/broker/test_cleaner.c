@@ -703,6 +703,38 @@ static void crash_after_decision(bool delete_some_old)
     cleanup_dir();
 }
 
+/* A crash after a decided swap renamed its .log.swap but not its index
+ * .swap files: the open removes them (the segment keeps its own index). */
+static void test_open_removes_index_swaps_without_their_segment(void)
+{
+    setup_dir();
+    struct br_log *log = open_log(2048);
+    updates(log, 0, 300, 300, &PLAIN, NOW - HOUR / 2);
+    CU_ASSERT(br_log_segment_count(log) > 1);
+    br_log_close(log);
+    static const char *const sfx[] = {"index", "timeindex"};
+    for (int i = 0; i < 2; i++) {
+        char name[PATH_MAX];
+        (void)snprintf(name, sizeof name, "%s/00000000000000000000.%s.swap", pdir, sfx[i]);
+        FILE *f = fopen(name, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        if (f != NULL) {
+            (void)fputs("not an index", f);
+            (void)fclose(f);
+        }
+    }
+    CU_ASSERT_EQUAL(count_files(".swap"), 2);
+    log = open_log(2048);
+    CU_ASSERT_EQUAL(count_files(".swap"), 0);
+    struct readback r;
+    read_all(log, &r);
+    CU_ASSERT_EQUAL(r.n, 300);
+    assert_offsets_increase(&r);
+    readback_free(&r);
+    br_log_close(log);
+    cleanup_dir();
+}
+
 static void test_open_completes_a_decided_swap(void)
 {
     crash_after_decision(false);
@@ -839,6 +871,8 @@ int main(void)
         {"open_removes_undecided_cleaned_files", test_open_removes_undecided_cleaned_files},
         {"open_completes_a_decided_swap", test_open_completes_a_decided_swap},
         {"open_completes_a_half_done_swap", test_open_completes_a_half_done_swap},
+        {"open_removes_index_swaps_without_their_segment",
+         test_open_removes_index_swaps_without_their_segment},
         {"retention_by_time_uses_largest_timestamp", test_retention_by_time_uses_largest_timestamp},
         {"retention_by_size_and_high_watermark", test_retention_by_size_and_high_watermark},
         {"retention_deletes_below_a_moved_log_start",
