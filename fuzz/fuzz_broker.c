@@ -305,7 +305,7 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
     /* CreateTopics and DeleteTopics answer once their jobs (run inline, in
      * process) come back through the mailbox: deliver them */
     for (int round = 0; answered && len == 0 && br_topic_admin_busy(&h.b) && round < 16; round++) {
-        br_broker_wake(&h.b, NULL);
+        br_broker_wake(&h.b);
         out = br_conn_local_output(h.main, &len);
     }
     if (!answered) {
@@ -1110,7 +1110,7 @@ static void op_commit(struct input *in)
 static void op_housekeeping(void)
 {
     br_timer_cancel(h.b.net, &h.b.housekeeping);
-    br_broker_timer(&h.b, &h.b.housekeeping);
+    br_broker_housekeeping(&h.b);
     br_net_poll(h.b.net);
     raw_drain(false);
 }

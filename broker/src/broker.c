@@ -862,56 +862,43 @@ static void write_checkpoints(struct br_broker *b)
     }
 }
 
-void br_broker_timer(struct br_broker *b, struct br_timer *t)
+void br_broker_housekeeping(struct br_broker *b)
 {
-    switch (t->kind) {
-    case BR_TIMER_PARKED:
-        br_parked_expire(b, t->owner);
-        break;
-    case BR_TIMER_GROUP:
-        br_groups_timer(b, t);
-        break;
-    case BR_TIMER_ADMIN:
-        br_topic_admin_timer(b, t);
-        break;
-    case BR_TIMER_HOUSEKEEPING: {
-        int64_t now = br_now_wall_ms();
-        for (size_t i = 0; i < b->ntopics; i++) {
-            struct br_topic *tp = b->topics[i];
-            for (int32_t p = 0; p < tp->npartitions; p++) {
-                if (br_log_maybe_flush(tp->partitions[p].log, now) != 0) {
-                    br_error("flushing %s-%" PRId32 " failed", tp->name, p);
-                }
+    int64_t now = br_now_wall_ms();
+    for (size_t i = 0; i < b->ntopics; i++) {
+        struct br_topic *tp = b->topics[i];
+        for (int32_t p = 0; p < tp->npartitions; p++) {
+            if (br_log_maybe_flush(tp->partitions[p].log, now) != 0) {
+                br_error("flushing %s-%" PRId32 " failed", tp->name, p);
             }
         }
-        int64_t mono = br_now_mono_ms();
-        br_retention_tick(b, mono);
-        br_cleaner_tick(b, mono);
-        if (mono - b->last_checkpoint_ms >= b->cfg.log_flush_offset_checkpoint_interval_ms) {
-            write_checkpoints(b);
-            b->last_checkpoint_ms = mono;
-        }
-        br_timer_arm(b->net, &b->housekeeping, mono + 1000);
-        break;
     }
+    int64_t mono = br_now_mono_ms();
+    br_retention_tick(b, mono);
+    br_cleaner_tick(b, mono);
+    if (mono - b->last_checkpoint_ms >= b->cfg.log_flush_offset_checkpoint_interval_ms) {
+        write_checkpoints(b);
+        b->last_checkpoint_ms = mono;
+    }
+    if (b->net != NULL) {
+        br_timer_arm(b->net, &b->housekeeping, mono + 1000);
     }
 }
 
-void br_broker_wake(struct br_broker *b, struct br_watch *w)
+static void housekeeping_fire(void *ctx, struct br_timer *t)
 {
-    (void)w; /* one mailbox */
+    (void)t;
+    br_broker_housekeeping(ctx);
+}
+
+static const struct br_timer_ops housekeeping_timer = {"housekeeping", housekeeping_fire};
+
+void br_broker_wake(struct br_broker *b)
+{
     struct br_mail *m = br_mailbox_take_all(b->mailbox);
     while (m != NULL) {
         struct br_mail *next = m->next;
-        switch (m->kind) {
-        case BR_MAIL_CLEANED:
-            br_cleaner_mail(b, m);
-            break;
-        case BR_MAIL_META:
-        case BR_MAIL_LOG_JOB:
-            br_topic_admin_mail(b, m);
-            break;
-        }
+        m->deliver(b, m);
         m = next;
     }
 }
@@ -1028,6 +1015,32 @@ static bool log_dir_is_new(const char *dir)
     return fresh;
 }
 
+/* What the reactor calls (net.h): the broker is its only user. */
+static void net_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    br_broker_handle_frame(ctx, c, payload, len);
+}
+
+static void net_cancel_parked(void *ctx, void *parked)
+{
+    br_broker_cancel_parked(ctx, parked);
+}
+
+static void net_drain(void *ctx)
+{
+    br_broker_complete_all_parked(ctx);
+}
+
+static const struct br_net_ops broker_net_ops = {net_frame, net_cancel_parked, net_drain};
+
+static void mailbox_ready(void *ctx, struct br_watch *w)
+{
+    (void)w; /* one mailbox */
+    br_broker_wake(ctx);
+}
+
+static const struct br_watch_ops mailbox_watch_ops = {"mailbox", mailbox_ready};
+
 int br_broker_start(struct br_broker *b)
 {
     for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
@@ -1046,7 +1059,13 @@ int br_broker_start(struct br_broker *b)
     }
     /* the listeners first: a port in use stops start-up before any file
      * (log dir, meta.properties with a new cluster id) is created */
-    if (br_net_create(b, b->cfg.max_connections, b->cfg.socket_request_max_bytes, &b->net) != 0) {
+    struct br_net_limits lim = {
+        .max_connections = b->cfg.max_connections,
+        .max_request_bytes = b->cfg.socket_request_max_bytes,
+        .idle_ms = b->cfg.connections_max_idle_ms,
+        .queued_max_bytes = b->cfg.queued_max_request_bytes,
+    };
+    if (br_net_create(&lim, &broker_net_ops, b, &b->net) != 0) {
         return -1;
     }
     for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
@@ -1162,7 +1181,7 @@ int br_broker_start(struct br_broker *b)
                                                                              : "127.0.0.1");
     b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
     if (br_mailbox_create(&b->mailbox) != 0 ||
-        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox)) != 0 || br_cleaner_start(b) != 0) {
+        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox), &mailbox_watch_ops) != 0 || br_cleaner_start(b) != 0) {
         br_error("cannot start the log cleaner");
         return -1;
     }
@@ -1171,7 +1190,7 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     b->last_retention_ms = br_now_mono_ms();
-    br_timer_init(&b->housekeeping, BR_TIMER_HOUSEKEEPING, b);
+    br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     b->last_checkpoint_ms = br_now_mono_ms();
     br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
     int gerr = br_groups_start(b);

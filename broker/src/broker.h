@@ -122,14 +122,18 @@ int br_broker_start(struct br_broker *b);
 int br_broker_run(struct br_broker *b);
 void br_broker_stop(struct br_broker *b);
 
-/* Called by net.c for each whole request frame (payload after the size). The
- * payload stays valid only during the call, and may be modified in place. */
+/* What the reactor's ops (br_net_ops) call: each whole request frame
+ * (payload after the size, valid only during the call, writable in place);
+ * a parked request whose connection died; answering every parked request
+ * now. */
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
-void br_broker_timer(struct br_broker *b, struct br_timer *t);
-/* A BR_WATCH_WAKE watch fired (the mailbox): handle every message. */
-void br_broker_wake(struct br_broker *b, struct br_watch *w);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
 void br_broker_complete_all_parked(struct br_broker *b);
+/* The periodic work (flushes, retention, the cleaner's schedule,
+ * checkpoints), run by a timer every second; rearms that timer. */
+void br_broker_housekeeping(struct br_broker *b);
+/* The mailbox is readable: handle every message. */
+void br_broker_wake(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
 
 /* A producer id never handed out before by this log dir (InitProducerId):

@@ -1065,6 +1065,9 @@ struct br_cleaner {
     bool stopping;
 };
 
+/* A finished task back on the reactor thread (the mailbox delivers it). */
+static void cleaned_delivered(void *ctx, struct br_mail *m);
+
 static void *cleaner_main(void *arg)
 {
     struct br_cleaner *c = arg;
@@ -1081,7 +1084,7 @@ static void *cleaner_main(void *arg)
         c->queue = t->next;
         (void)pthread_mutex_unlock(&c->mu);
         t->rc = br_clean_job_run(t->job, &c->abort);
-        t->mail.kind = BR_MAIL_CLEANED;
+        t->mail.deliver = cleaned_delivered;
         br_mailbox_post(c->mailbox, &t->mail);
     }
 }
@@ -1297,8 +1300,9 @@ void br_cleaner_tick(struct br_broker *b, int64_t now_mono_ms)
     schedule(b);
 }
 
-void br_cleaner_mail(struct br_broker *b, struct br_mail *m)
+static void cleaned_delivered(void *ctx, struct br_mail *m)
 {
+    struct br_broker *b = ctx;
     struct cleaner_task *t = (struct cleaner_task *)(void *)m;
     struct br_cleaner *c = b->cleaner;
     c->inflight--;
@@ -1380,7 +1384,7 @@ void br_cleaner_stop(struct br_broker *b)
         task_free(t);
     }
     if (b->mailbox != NULL) {
-        br_broker_wake(b, br_mailbox_watch(b->mailbox));
+        br_broker_wake(b);
     }
     for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
         write_checkpoint(b, d);

@@ -19,7 +19,7 @@
  *                    groups of at most segment.bytes into new segments
  *                    "<base>.log.cleaned" (+ indexes), flushed, and posts
  *                    the job back through the reactor's mailbox.
- *   reactor thread   br_cleaner_mail: checks that the log still holds the
+ *   reactor thread   the finished task comes back through the mailbox: it checks that the log still holds the
  *                    segments the job read (retention, DeleteRecords or a
  *                    topic deletion may have come in between: the job is
  *                    then discarded) and swaps the new segments in
@@ -85,9 +85,6 @@ KP_MUST_CHECK int br_cleaner_start(struct br_broker *b);
  * passed since the last look (monotonic clock). */
 void br_cleaner_tick(struct br_broker *b, int64_t now_mono_ms);
 
-/* A BR_MAIL_CLEANED message from the mailbox: swap the job in or discard
- * it, then look for more work. */
-void br_cleaner_mail(struct br_broker *b, struct br_mail *m);
 
 /* Stops the threads (a job in progress is abandoned between two batches),
  * discards finished jobs, writes the checkpoints and frees the cleaner.

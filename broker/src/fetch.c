@@ -60,6 +60,14 @@ struct br_parked {
     size_t nparts;
 };
 
+/* A parked Fetch's MaxWaitMs passed: answered with what it has. */
+static void parked_timer_fire(void *ctx, struct br_timer *t)
+{
+    br_parked_expire(ctx, t->owner);
+}
+
+static const struct br_timer_ops parked_timer = {"Fetch long poll", parked_timer_fire};
+
 static void slices_release(struct fetch_run *fr)
 {
     for (size_t i = 0; i < fr->nslices; i++) {
@@ -563,7 +571,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     pk->conn = r->conn;
     pk->slot = r->slot;
     pk->park.kind = BR_PARK_FETCH;
-    br_timer_init(&pk->timer, BR_TIMER_PARKED, pk);
+    br_timer_init(&pk->timer, &parked_timer, pk);
     pk->next = b->parked;
     if (b->parked != NULL) {
         b->parked->prev = pk;

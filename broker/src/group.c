@@ -25,6 +25,10 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+/* A group deadline passed (session, join, offset expiry: grp_timer.kind). */
+static void groups_timer_fire(void *ctx, struct br_timer *t);
+static const struct br_timer_ops group_timer = {"group coordinator", groups_timer_fire};
+
 static char *dup_mem(const void *p, size_t n)
 {
     char *s = kp_malloc(n + 1);
@@ -227,7 +231,7 @@ struct grp_group *br_grp_get_or_create(struct br_groups *gs, const char *id, siz
     g->state_ts = -1;
     g->join_timer.kind = GRP_TIMER_JOIN;
     g->join_timer.obj = g;
-    br_timer_init(&g->join_timer.timer, BR_TIMER_GROUP, &g->join_timer);
+    br_timer_init(&g->join_timer.timer, &group_timer, &g->join_timer);
     size_t k = fnv1a(id, len) & (gs->nbuckets - 1);
     g->hnext = gs->buckets[k];
     gs->buckets[k] = g;
@@ -1054,7 +1058,7 @@ int br_groups_start(struct br_broker *b)
     gs->rng = seed_rng();
     gs->expiry.kind = GRP_TIMER_EXPIRY;
     gs->expiry.obj = gs;
-    br_timer_init(&gs->expiry.timer, BR_TIMER_GROUP, &gs->expiry);
+    br_timer_init(&gs->expiry.timer, &group_timer, &gs->expiry);
     b->groups = gs;
     if (table_grow(gs) != 0) {
         br_groups_stop(b);
@@ -1101,8 +1105,9 @@ void br_groups_stop(struct br_broker *b)
     b->groups = NULL;
 }
 
-void br_groups_timer(struct br_broker *b, struct br_timer *t)
+static void groups_timer_fire(void *ctx, struct br_timer *t)
 {
+    struct br_broker *b = ctx;
     struct br_groups *gs = b->groups;
     struct grp_timer *gt = t->owner;
     if (gs == NULL || gt == NULL) {
@@ -1199,7 +1204,7 @@ static int add_member_and_rebalance(struct br_groups *gs, struct br_req *r, stru
     m->id = id;
     m->session.kind = GRP_TIMER_SESSION;
     m->session.obj = m;
-    br_timer_init(&m->session.timer, BR_TIMER_GROUP, &m->session);
+    br_timer_init(&m->session.timer, &group_timer, &m->session);
     m->client_id = dup_kstr(r->hdr->ClientId);
     m->client_host = client_host_of(r->conn);
     m->instance_id =

@@ -15,8 +15,8 @@
  * behind it. A connection that dies cancels its parked requests
  * (br_groups_cancel_parked) but its members stay until their session
  * timeout, as in Kafka. Deadlines (sessions, rebalances, the initial
- * rebalance delay, offset expiry) are reactor timers of kind
- * BR_TIMER_GROUP (br_groups_timer).
+ * rebalance delay, offset expiry) are reactor timers sharing one ops table
+ * (their grp_timer's kind tells them apart).
  *
  * @locality reactor thread: no locks anywhere.
  */
@@ -56,8 +56,6 @@ void br_groups_stop(struct br_broker *b);
  * COORDINATOR_NOT_AVAILABLE (being made, or it cannot be). */
 KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
 
-/* A BR_TIMER_GROUP timer fired. */
-void br_groups_timer(struct br_broker *b, struct br_timer *t);
 
 /* A connection died with a parked JoinGroup or SyncGroup (BR_PARK_GROUP):
  * its slot is forgotten, its member stays. */

@@ -28,7 +28,6 @@ int br_mailbox_create(struct br_mailbox **out)
     if (mb == NULL) {
         return KP_E_NOMEM;
     }
-    mb->watch.kind = BR_WATCH_WAKE;
     mb->watch.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (mb->watch.fd < 0) {
         br_error("eventfd: %s", strerror(errno));

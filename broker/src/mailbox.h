@@ -4,13 +4,15 @@
  * A mutex-protected FIFO of messages and an eventfd. A helper thread posts a
  * message (br_mailbox_post): it is appended under the mutex and the eventfd
  * is bumped. The eventfd is registered in the reactor's epoll as a watch of
- * kind BR_WATCH_WAKE (br_mailbox_watch); when it fires, the reactor takes
+ * kind BR_WATCH_USER (br_mailbox_watch); when it fires, the reactor takes
  * every message at once (br_mailbox_take_all) and handles them on its own
  * thread, where it may touch logs and partitions. The threads never touch
  * reactor state: what they need travels inside the message.
  *
- *   thread:   job->mail.kind = BR_MAIL_CLEANED; br_mailbox_post(mb, &job->mail);
- *   reactor:  for (m = br_mailbox_take_all(mb); m != NULL; m = next) { ... }
+ *   thread:   job->mail.deliver = cleaned; br_mailbox_post(mb, &job->mail);
+ *   reactor:  for (m = br_mailbox_take_all(mb); m != NULL; m = next) {
+ *                 next = m->next; m->deliver(ctx, m);
+ *             }
  *
  * A message is the first member of its owner's struct (container by cast);
  * ownership passes with it: to the mailbox on post, to the reactor on take.
@@ -25,15 +27,12 @@
 
 #include "net.h"
 
-enum br_mail_kind {
-    BR_MAIL_CLEANED = 1, /* a log cleaner job is done (cleaner.c) */
-    BR_MAIL_META,        /* a metadata store request is done (metadata_async.h) */
-    BR_MAIL_LOG_JOB,     /* partition logs made or removed (topic_admin.c) */
-};
-
+/* A message. deliver, set by whoever asked for the work the message reports
+ * on, is what the reactor's user calls with it (br_mail_deliver): the
+ * mailbox knows nothing of what travels in it. */
 struct br_mail {
     struct br_mail *next;
-    enum br_mail_kind kind;
+    void (*deliver)(void *ctx, struct br_mail *m);
 };
 
 struct br_mailbox;
@@ -43,7 +42,7 @@ struct br_mailbox;
  * *out owned by the caller (br_mailbox_free). */
 KP_MUST_CHECK int br_mailbox_create(struct br_mailbox **out);
 
-/* The watch to register with the reactor (kind BR_WATCH_WAKE). */
+/* The watch to register with the reactor (br_net_watch_add). */
 struct br_watch *br_mailbox_watch(struct br_mailbox *mb);
 
 /* Appends m and wakes the reactor. Any thread; never fails. */

@@ -63,7 +63,6 @@ int br_meta_request_new(enum br_meta_op op, const struct br_topic_meta *topic,
         return rc;
     }
     rq->job.ops = &request_ops;
-    rq->job.mail.kind = BR_MAIL_META;
     *out = rq;
     return 0;
 }

@@ -3,7 +3,6 @@
 
 #include "net.h"
 
-#include "broker.h"
 #include "fileref.h"
 #include "logging.h"
 
@@ -69,7 +68,7 @@ struct br_slot {
     struct chunk *head;
     struct chunk *tail;
     bool ready;
-    void *parked; /* the broker's parked request, if any */
+    void *parked; /* the user's parked request, if any */
 };
 
 struct br_conn {
@@ -114,7 +113,8 @@ struct listener {
 };
 
 struct br_net {
-    struct br_broker *broker;
+    const struct br_net_ops *ops;
+    void *ctx;
     int epfd;
     struct br_watch sig;
     struct listener listeners[MAX_LISTENERS];
@@ -124,9 +124,7 @@ struct br_net {
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
-    struct br_timer **heap;
-    size_t nheap;
-    size_t heap_cap;
+    struct br_timer *timers; /* the earliest deadline: the heap's root */
     struct br_conn *graveyard; /* dead connections freed after dispatch */
     int64_t now_ms;            /* monotonic, taken after each epoll_wait */
     /* connections.max.idle.ms, <= 0 = never. As Kafka's Selector does,
@@ -169,128 +167,130 @@ struct br_net {
     int64_t refusal_log_ms;    /* the next summary; 0 = no refusals lately */
 };
 
-/* ---------------------------------------------------------------- clocks */
-
-int64_t br_now_mono_ms(void)
-{
-    struct timespec ts;
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t br_now_wall_ms(void)
-{
-    struct timespec ts;
-    (void)clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---------------------------------------------------------------- timers */
 
-void br_timer_init(struct br_timer *t, enum br_timer_kind kind, void *owner)
+void br_timer_init(struct br_timer *t, const struct br_timer_ops *ops, void *owner)
 {
     t->deadline_ms = 0;
-    t->kind = kind;
+    t->ops = ops;
     t->owner = owner;
-    t->heap_index = SIZE_MAX;
+    t->child = NULL;
+    t->next = NULL;
+    t->prev = NULL;
+    t->armed = false;
 }
 
-static void heap_swap(struct br_net *n, size_t a, size_t b)
+bool br_timer_armed(const struct br_timer *t)
 {
-    struct br_timer *t = n->heap[a];
-    n->heap[a] = n->heap[b];
-    n->heap[b] = t;
-    n->heap[a]->heap_index = a;
-    n->heap[b]->heap_index = b;
+    return t->armed;
 }
 
-static void heap_up(struct br_net *n, size_t i)
+/* The root of the two heaps a and b (detached roots, either NULL): the
+ * later one becomes the leftmost child of the earlier. */
+static struct br_timer *heap_meld(struct br_timer *a, struct br_timer *b)
 {
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (n->heap[p]->deadline_ms <= n->heap[i]->deadline_ms) {
-            break;
-        }
-        heap_swap(n, i, p);
-        i = p;
+    if (a == NULL) {
+        return b;
     }
+    if (b == NULL) {
+        return a;
+    }
+    if (b->deadline_ms < a->deadline_ms) {
+        struct br_timer *t = a;
+        a = b;
+        b = t;
+    }
+    b->prev = a;
+    b->next = a->child;
+    if (a->child != NULL) {
+        a->child->prev = b;
+    }
+    a->child = b;
+    return a;
 }
 
-static void heap_down(struct br_net *n, size_t i)
+/* The two-pass pairing of a list of siblings into one heap: pairs melded
+ * left to right, then the pairs melded right to left (what bounds the
+ * amortized cost of removing the minimum to O(log n)). */
+static struct br_timer *heap_merge_pairs(struct br_timer *first)
 {
-    for (;;) {
-        size_t l = 2 * i + 1;
-        size_t r = l + 1;
-        size_t m = i;
-        if (l < n->nheap && n->heap[l]->deadline_ms < n->heap[m]->deadline_ms) {
-            m = l;
+    struct br_timer *stack = NULL;
+    while (first != NULL) {
+        struct br_timer *a = first;
+        struct br_timer *b = a->next;
+        first = b != NULL ? b->next : NULL;
+        a->next = NULL;
+        a->prev = NULL;
+        if (b != NULL) {
+            b->next = NULL;
+            b->prev = NULL;
         }
-        if (r < n->nheap && n->heap[r]->deadline_ms < n->heap[m]->deadline_ms) {
-            m = r;
-        }
-        if (m == i) {
-            break;
-        }
-        heap_swap(n, i, m);
-        i = m;
+        a = heap_meld(a, b);
+        a->next = stack; /* a root: its sibling link is free to chain the pairs */
+        stack = a;
     }
+    struct br_timer *root = NULL;
+    while (stack != NULL) {
+        struct br_timer *s = stack;
+        stack = s->next;
+        s->next = NULL;
+        root = heap_meld(root, s);
+    }
+    return root;
 }
 
 void br_timer_cancel(struct br_net *n, struct br_timer *t)
 {
-    size_t i = t->heap_index;
-    if (i == SIZE_MAX || i >= n->nheap) {
+    if (!t->armed) {
         return;
     }
-    n->nheap--;
-    if (i != n->nheap) {
-        n->heap[i] = n->heap[n->nheap];
-        n->heap[i]->heap_index = i;
-        heap_down(n, i);
-        heap_up(n, i);
+    if (t == n->timers) {
+        n->timers = heap_merge_pairs(t->child);
+    } else {
+        if (t->prev->child == t) {
+            t->prev->child = t->next;
+        } else {
+            t->prev->next = t->next;
+        }
+        if (t->next != NULL) {
+            t->next->prev = t->prev;
+        }
+        n->timers = heap_meld(n->timers, heap_merge_pairs(t->child));
     }
-    t->heap_index = SIZE_MAX;
+    t->child = NULL;
+    t->next = NULL;
+    t->prev = NULL;
+    t->armed = false;
 }
 
 void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
 {
     br_timer_cancel(n, t);
-    if (n->nheap == n->heap_cap) {
-        size_t cap = n->heap_cap == 0 ? 64 : n->heap_cap * 2;
-        struct br_timer **h = kp_realloc(n->heap, cap * sizeof(struct br_timer *));
-        if (h == NULL) {
-            /* cannot arm: fire on the next loop turn instead of never */
-            br_error("out of memory arming a timer");
-            return;
-        }
-        n->heap = h;
-        n->heap_cap = cap;
-    }
     t->deadline_ms = deadline_ms;
-    t->heap_index = n->nheap;
-    n->heap[n->nheap++] = t;
-    heap_up(n, t->heap_index);
+    t->armed = true;
+    n->timers = heap_meld(n->timers, t);
 }
 
 /* ---------------------------------------------------------------- setup */
 
-int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_bytes,
+int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
                   struct br_net **out)
 {
     struct br_net *n = kp_calloc(1, sizeof *n);
     if (n == NULL) {
         return -1;
     }
-    n->broker = b;
-    n->idle_ms = b->cfg.connections_max_idle_ms;
-    n->queued_max = b->cfg.queued_max_request_bytes;
+    n->ops = ops;
+    n->ctx = ctx;
+    n->idle_ms = lim->idle_ms;
+    n->queued_max = lim->queued_max_bytes;
     n->scratch = kp_malloc(READ_CHUNK);
     if (n->scratch == NULL) {
         kp_free(n);
         return -1;
     }
-    n->max_connections = max_connections;
-    n->max_request_bytes = max_request_bytes;
+    n->max_connections = lim->max_connections;
+    n->max_request_bytes = lim->max_request_bytes;
     n->epfd = epoll_create1(EPOLL_CLOEXEC);
     n->sig.fd = -1;
     n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -415,8 +415,10 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     return 0;
 }
 
-int br_net_watch_add(struct br_net *n, struct br_watch *w)
+int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops)
 {
+    w->kind = BR_WATCH_USER;
+    w->ops = ops;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
     return epoll_ctl(n->epfd, EPOLL_CTL_ADD, w->fd, &ev);
 }
@@ -623,7 +625,7 @@ static void conn_kill(struct br_conn *c)
     /* parked requests of this connection go away with it */
     for (struct br_slot *s = c->slots; s != NULL; s = s->next) {
         if (s->parked != NULL) {
-            br_broker_cancel_parked(c->net->broker, s->parked);
+            c->net->ops->cancel_parked(c->net->ctx, s->parked);
             s->parked = NULL;
         }
     }
@@ -1284,7 +1286,7 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
         if (len - pos - 4 < (size_t)size) {
             break;
         }
-        br_broker_handle_frame(c->net->broker, c, buf + pos + 4, (size_t)size);
+        c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);
         pos += 4 + (size_t)size;
     }
     return pos;
@@ -1392,8 +1394,8 @@ static void bury(struct br_net *n)
     }
 }
 
-/* The reactor's own deadlines (kept out of the timer heap, whose kinds are
- * the broker's to dispatch). */
+/* The reactor's own deadlines (kept out of the timer heap, which holds its
+ * users' timers). */
 /* Connections idle for connections.max.idle.ms are closed, with whatever
  * they had queued: a peer that sends nothing and reads nothing (its
  * responses cannot drain) must not hold a connection slot, buffers and the
@@ -1441,10 +1443,10 @@ static void fire_timers(struct br_net *n)
 {
     int64_t now = br_now_mono_ms();
     n->now_ms = now;
-    while (n->nheap > 0 && n->heap[0]->deadline_ms <= now) {
-        struct br_timer *t = n->heap[0];
+    while (n->timers != NULL && n->timers->deadline_ms <= now) {
+        struct br_timer *t = n->timers;
         br_timer_cancel(n, t);
-        br_broker_timer(n->broker, t);
+        t->ops->fire(n->ctx, t);
     }
     net_tick(n);
 }
@@ -1452,8 +1454,8 @@ static void fire_timers(struct br_net *n)
 static int loop_timeout(const struct br_net *n)
 {
     int64_t next = net_next_deadline(n);
-    if (n->nheap > 0 && n->heap[0]->deadline_ms < next) {
-        next = n->heap[0]->deadline_ms;
+    if (n->timers != NULL && n->timers->deadline_ms < next) {
+        next = n->timers->deadline_ms;
     }
     if (next == INT64_MAX) {
         return 1000;
@@ -1500,8 +1502,8 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         }
         break;
     }
-    case BR_WATCH_WAKE:
-        br_broker_wake(n->broker, w);
+    case BR_WATCH_USER:
+        w->ops->ready(n->ctx, w);
         break;
     }
 }
@@ -1535,7 +1537,7 @@ void br_net_drain(struct br_net *n, int64_t max_wait_ms)
     }
     n->nlisteners = 0;
     /* answer parked requests now and send what is queued */
-    br_broker_complete_all_parked(n->broker);
+    n->ops->drain(n->ctx);
     struct br_conn *each = n->conns;
     while (each != NULL) {
         /* conn_flush may kill it (it then moves to the graveyard) */
@@ -1585,7 +1587,6 @@ void br_net_free(struct br_net *n)
         close(n->spare_fd);
     }
     close(n->epfd);
-    kp_free(n->heap);
     kp_free(n->scratch);
     kp_free(n);
 }

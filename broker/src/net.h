@@ -3,7 +3,8 @@
  *
  * One thread runs everything here (the reactor thread): epoll over the
  * listeners, the connections, a signalfd and an eventfd; a timer heap drives
- * epoll_wait's timeout. Dispatch is a switch on the watch kind: no callbacks.
+ * epoll_wait's timeout. It names none of its users' concepts: connections,
+ * timers and extra watches reach their users through const ops tables.
  *
  * A connection reads size-prefixed frames (size checked against
  * socket.request.max.bytes before anything is allocated) and hands each whole
@@ -36,48 +37,89 @@
 
 #include <samsa-protocol/buf.h>
 
-struct br_broker;
+#include "clock.h"
+
 struct br_fileref;
 struct br_conn;
 struct br_slot;
+struct br_net;
 
+/*
+ * The reactor knows its user only through these tables and one context
+ * pointer (given to br_net_create), passed back to every callback. All run
+ * on the reactor thread.
+ */
+
+/* The user of the connections. */
+struct br_net_ops {
+    /* A whole request frame (the payload after its size), valid only during
+     * the call and writable in place. */
+    void (*frame)(void *ctx, struct br_conn *c, uint8_t *payload, size_t len);
+    /* The connection of a parked slot (br_slot_set_parked) died: whatever
+     * `parked` is, it is released now and never answered. */
+    void (*cancel_parked)(void *ctx, void *parked);
+    /* br_net_drain began: answer every parked request now. */
+    void (*drain)(void *ctx);
+};
+
+/* What the reactor watches for the others is told apart by this kind; a
+ * BR_WATCH_USER watch calls its ops. */
 enum br_watch_kind {
     BR_WATCH_LISTENER = 1,
     BR_WATCH_CONN,
     BR_WATCH_SIGNAL,
-    BR_WATCH_WAKE,
+    BR_WATCH_USER,
+};
+
+struct br_watch;
+
+struct br_watch_ops {
+    const char *name; /* for logs */
+    /* The descriptor is readable. */
+    void (*ready)(void *ctx, struct br_watch *w);
 };
 
 /* The first member of everything registered with epoll. */
 struct br_watch {
     enum br_watch_kind kind;
     int fd;
+    const struct br_watch_ops *ops; /* BR_WATCH_USER */
 };
 
-enum br_timer_kind {
-    BR_TIMER_HOUSEKEEPING = 1, /* periodic: flushes, checkpoints */
-    BR_TIMER_PARKED,           /* a parked fetch's deadline */
-    BR_TIMER_GROUP,            /* group coordinator deadlines (group.c) */
-    BR_TIMER_ADMIN,            /* a parked CreateTopics / DeleteTopics' timeout (topic_admin.c) */
+struct br_timer;
+
+struct br_timer_ops {
+    const char *name; /* for logs */
+    /* The deadline passed; the timer is disarmed before the call and may be
+     * armed again from it. */
+    void (*fire)(void *ctx, struct br_timer *t);
 };
 
+/*
+ * A deadline. Arming never allocates, so it cannot fail: the timers form an
+ * intrusive pairing heap (Fredman, Sedgewick, Sleator and Tarjan, 1986)
+ * through these links.
+ */
 struct br_timer {
     int64_t deadline_ms;
-    enum br_timer_kind kind;
+    const struct br_timer_ops *ops;
     void *owner;
-    size_t heap_index; /* SIZE_MAX when not armed */
+    struct br_timer *child; /* the leftmost of its subtrees */
+    struct br_timer *next;  /* the next sibling */
+    struct br_timer *prev;  /* the previous sibling, or the parent of a leftmost child */
+    bool armed;
 };
 
-struct br_net;
+/* The reactor's limits, from the broker's configuration. */
+struct br_net_limits {
+    int max_connections;          /* max.connections */
+    int32_t max_request_bytes;    /* socket.request.max.bytes */
+    int64_t idle_ms;              /* connections.max.idle.ms, <= 0: never */
+    int64_t queued_max_bytes;     /* queued.max.request.bytes, <= 0: no limit */
+};
 
-/* Monotonic milliseconds and wall-clock milliseconds. */
-int64_t br_now_mono_ms(void);
-int64_t br_now_wall_ms(void);
-
-/* Create the reactor; listen on each host:port (host "" = all).
- * connections.max.idle.ms and queued.max.request.bytes are read from
- * b->cfg. */
-int br_net_create(struct br_broker *b, int max_connections, int32_t max_request_bytes,
+/* Create the reactor. ops and ctx are its user's (they outlive it). */
+int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
                   struct br_net **out);
 int br_net_listen(struct br_net *n, const char *host, int port);
 /* The port a listener bound (for port 0 in tests), or -1. */
@@ -89,17 +131,18 @@ int br_net_run(struct br_net *n);
 void br_net_drain(struct br_net *n, int64_t max_wait_ms);
 void br_net_free(struct br_net *n);
 
-/* Registers an extra watch (BR_WATCH_WAKE: a helper thread's eventfd, see
- * mailbox.h) for EPOLLIN; when it fires the reactor calls br_broker_wake.
- * The watch must outlive the registration; closing its fd ends it.
- * Returns 0 or -1 (errno). */
-int br_net_watch_add(struct br_net *n, struct br_watch *w);
+/* Registers w (a helper thread's eventfd, see mailbox.h) for EPOLLIN: when
+ * it is readable the reactor calls ops->ready. The watch must outlive the
+ * registration; closing its fd ends it. Returns 0 or -1 (errno). */
+int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops);
 
-void br_timer_init(struct br_timer *t, enum br_timer_kind kind, void *owner);
+void br_timer_init(struct br_timer *t, const struct br_timer_ops *ops, void *owner);
+/* (Re)arms t for deadline_ms (monotonic); it cannot fail. */
 void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms);
 void br_timer_cancel(struct br_net *n, struct br_timer *t);
+bool br_timer_armed(const struct br_timer *t);
 
-/* ---- what the broker's request handling sees of a connection */
+/* ---- what the user of a connection sees of it */
 
 /* A new response slot at the tail of the connection's FIFO. */
 struct br_slot *br_conn_slot_new(struct br_conn *c);

@@ -251,6 +251,10 @@ static const struct br_job_ops log_job_ops = {"partition logs", log_job_run};
 
 /* ---------------------------------------------------------------- jobs */
 
+/* Finished work back on the reactor thread (the mailbox delivers it). */
+static void meta_delivered(void *ctx, struct br_mail *m);
+static void log_job_delivered(void *ctx, struct br_mail *m);
+
 static struct log_job *log_job_new(const struct topic_op *op, bool make, int32_t n)
 {
     struct log_job *j = kp_calloc(1, sizeof *j);
@@ -258,7 +262,7 @@ static struct log_job *log_job_new(const struct topic_op *op, bool make, int32_t
         return NULL;
     }
     j->job.ops = &log_job_ops;
-    j->job.mail.kind = BR_MAIL_LOG_JOB;
+    j->job.mail.deliver = log_job_delivered;
     j->op = op->id;
     j->make = make;
     j->n = n;
@@ -363,6 +367,15 @@ static void op_free(struct topic_op *op)
 
 static void park_answer(struct br_broker *b, struct admin_park *pk);
 
+/* A parked CreateTopics/DeleteTopics/CreatePartitions ran out of time. */
+static void admin_timer_fire(void *ctx, struct br_timer *t)
+{
+    park_answer(ctx, t->owner);
+}
+
+static const struct br_timer_ops admin_timer = {"CreateTopics/DeleteTopics timeout",
+                                                admin_timer_fire};
+
 static char *dup_cstr(const char *s)
 {
     size_t n = strlen(s);
@@ -463,6 +476,7 @@ static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op
         return -1;
     }
     rq->tag = op->id;
+    rq->job.mail.deliver = meta_delivered;
     op->step = step;
     br_meta_async_submit(b->admin->meta, rq);
     return 0;
@@ -490,6 +504,7 @@ static void undo_store(struct br_broker *b, struct topic_op *op)
         return;
     }
     rq->tag = op->id;
+    rq->job.mail.deliver = meta_delivered;
     op->step = STEP_UNDO_STORE;
     br_meta_async_submit(b->admin->meta, rq);
 }
@@ -701,17 +716,20 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
     br_error("topic %s: a log job answer in step %d", op->meta.name, (int)op->step);
 }
 
-void br_topic_admin_mail(struct br_broker *b, struct br_mail *m)
+static void meta_delivered(void *ctx, struct br_mail *m)
 {
-    if (m->kind == BR_MAIL_META) {
-        struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
-        struct topic_op *op = op_by_id(b->admin, rq->tag);
-        if (op != NULL) {
-            meta_done(b, op, rq);
-        }
-        br_meta_request_free(rq);
-        return;
+    struct br_broker *b = ctx;
+    struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
+    struct topic_op *op = op_by_id(b->admin, rq->tag);
+    if (op != NULL) {
+        meta_done(b, op, rq);
     }
+    br_meta_request_free(rq);
+}
+
+static void log_job_delivered(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
     struct log_job *j = (struct log_job *)(void *)m;
     struct topic_op *op = op_by_id(b->admin, j->op);
     if (op != NULL) {
@@ -1053,7 +1071,7 @@ static struct admin_park *park_new(struct br_req *r, size_t n)
     pk->api = r->hdr->RequestApiKey;
     pk->version = r->version;
     pk->corr = r->hdr->CorrelationId;
-    br_timer_init(&pk->timer, BR_TIMER_ADMIN, pk);
+    br_timer_init(&pk->timer, &admin_timer, pk);
     return pk;
 }
 
@@ -1212,11 +1230,6 @@ int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsRespons
     return 0;
 }
 
-void br_topic_admin_timer(struct br_broker *b, struct br_timer *t)
-{
-    park_answer(b, t->owner);
-}
-
 void br_topic_admin_cancel_parked(struct br_broker *b, void *parked)
 {
     struct admin_park *pk = parked;
@@ -1276,7 +1289,7 @@ void br_topic_admin_stop(struct br_broker *b)
     /* each round delivers what the last one submitted; an operation has at
      * most four steps */
     for (int round = 0; a->ops != NULL && round < 16; round++) {
-        br_broker_wake(b, br_mailbox_watch(b->mailbox));
+        br_broker_wake(b);
     }
     while (a->ops != NULL) {
         struct topic_op *op = a->ops;

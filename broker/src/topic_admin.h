@@ -137,11 +137,8 @@ KP_MUST_CHECK int br_topic_admin_store_configs(struct br_broker *b, const char *
                                                const struct br_meta_config *configs, size_t n,
                                                char *err, size_t errlen);
 
-/* Dispatch from the broker: a BR_MAIL_META or BR_MAIL_LOG_JOB message, a
- * BR_TIMER_ADMIN timer, a BR_PARK_ADMIN request whose connection died, and
- * every parked request answered now (the broker stops). */
-void br_topic_admin_mail(struct br_broker *b, struct br_mail *m);
-void br_topic_admin_timer(struct br_broker *b, struct br_timer *t);
+/* Dispatch from the broker: a BR_PARK_ADMIN request whose connection died,
+ * and every parked request answered now (the broker stops). */
 void br_topic_admin_cancel_parked(struct br_broker *b, void *parked);
 void br_topic_admin_complete_all_parked(struct br_broker *b);
 

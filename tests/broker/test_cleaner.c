@@ -827,7 +827,7 @@ static void *post_all(void *arg)
 {
     struct poster *p = arg;
     for (int i = 0; i < 100; i++) {
-        p->mails[i].kind = BR_MAIL_CLEANED;
+        p->mails[i].deliver = NULL; /* taken here, never delivered */
         br_mailbox_post(p->mb, &p->mails[i]);
     }
     return NULL;

@@ -1,0 +1,367 @@
+/* Unit tests for the reactor (broker/src/net.h): its timers, its ops tables
+ * and in-process connections, with a user of its own instead of the broker. */
+#define _GNU_SOURCE
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <samsa-protocol/alloc.h>
+
+#include "cunit_run.h"
+#include "logging.h"
+#include "net.h"
+
+#define NTIMERS 5000
+
+/* ---------------------------------------------------------------- a user */
+
+struct user {
+    int64_t fired_deadline[NTIMERS + 16];
+    size_t nfired;
+    bool order_broken;
+    int64_t last_deadline;
+    struct br_timer *rearm; /* rearmed once from its own callback */
+    int64_t rearm_at;
+    struct br_net *net;
+    /* connections */
+    size_t nframes;
+    uint8_t last_frame[64];
+    size_t last_len;
+    struct br_conn *park_on; /* the next frame from this connection parks */
+    void *parked_token;
+    struct br_slot *parked_slot;
+    size_t ncancelled;
+    void *cancelled;
+    size_t ndrains;
+    size_t nready;
+};
+
+static void timer_fire(void *ctx, struct br_timer *t)
+{
+    struct user *u = ctx;
+    if (t->deadline_ms < u->last_deadline) {
+        u->order_broken = true;
+    }
+    u->last_deadline = t->deadline_ms;
+    if (u->nfired < NTIMERS + 16) {
+        u->fired_deadline[u->nfired] = t->deadline_ms;
+    }
+    u->nfired++;
+    CU_ASSERT_FALSE(br_timer_armed(t)); /* disarmed before the call */
+    if (t == u->rearm) {
+        u->rearm = NULL;
+        br_timer_arm(u->net, t, u->rearm_at);
+    }
+}
+
+static const struct br_timer_ops test_timer = {"test", timer_fire};
+
+static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    struct user *u = ctx;
+    u->nframes++;
+    u->last_len = len < sizeof u->last_frame ? len : sizeof u->last_frame;
+    memcpy(u->last_frame, payload, u->last_len);
+    struct br_slot *s = br_conn_slot_new(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    if (s == NULL) {
+        abort(); /* for the analysers: the assertion above does not return */
+    }
+    if (c == u->park_on) {
+        /* parked: answered later, or cancelled if the connection dies */
+        br_slot_set_parked(s, u->parked_token);
+        u->parked_slot = s;
+        u->park_on = NULL;
+        return;
+    }
+    /* the answer: the payload back, after a 4-byte size */
+    uint8_t *out = kp_malloc(len + 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    if (out == NULL) {
+        abort();
+    }
+    kp_store_be32(out, (uint32_t)len);
+    memcpy(out + 4, payload, len);
+    CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
+    br_slot_ready(c, s);
+}
+
+static void user_cancel(void *ctx, void *parked)
+{
+    struct user *u = ctx;
+    u->ncancelled++;
+    u->cancelled = parked;
+}
+
+static void user_drain(void *ctx)
+{
+    struct user *u = ctx;
+    u->ndrains++;
+}
+
+static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain};
+
+static struct br_net *net_new(struct user *u)
+{
+    struct br_net_limits lim = {
+        .max_connections = 16,
+        .max_request_bytes = 1 << 20,
+        .idle_ms = 0,
+        .queued_max_bytes = 0,
+    };
+    struct br_net *n = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &user_ops, u, &n), 0);
+    if (n == NULL) {
+        abort();
+    }
+    u->net = n;
+    return n;
+}
+
+static struct user *user_new(void)
+{
+    struct user *u = kp_calloc(1, sizeof *u);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+    if (u == NULL) {
+        abort();
+    }
+    u->last_deadline = INT64_MIN;
+    return u;
+}
+
+/* ---------------------------------------------------------------- timers */
+
+/* Thousands of timers armed in a scrambled order, some cancelled, some
+ * rearmed (earlier and later): every one still armed fires once, in
+ * deadline order, and a cancelled one never fires. */
+static void test_timers_fire_in_deadline_order(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_timer *t = kp_calloc(NTIMERS, sizeof *t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (t == NULL) {
+        abort();
+    }
+    int64_t base = br_now_mono_ms() - 10 * NTIMERS; /* all due by now */
+    uint32_t x = 12345;
+    for (size_t i = 0; i < NTIMERS; i++) {
+        x = x * 1103515245u + 12345u;
+        br_timer_init(&t[i], &test_timer, NULL);
+        br_timer_arm(n, &t[i], base + (int64_t)(x % (5 * NTIMERS)));
+    }
+    size_t expected = NTIMERS;
+    for (size_t i = 0; i < NTIMERS; i += 7) {
+        br_timer_cancel(n, &t[i]);
+        CU_ASSERT_FALSE(br_timer_armed(&t[i]));
+        br_timer_cancel(n, &t[i]); /* twice is harmless */
+        expected--;
+    }
+    for (size_t i = 3; i < NTIMERS; i += 11) {
+        if (br_timer_armed(&t[i])) {
+            br_timer_arm(n, &t[i], base + (int64_t)((i * 37) % (5 * NTIMERS)));
+        }
+    }
+    /* one far in the future: not due */
+    struct br_timer later;
+    br_timer_init(&later, &test_timer, NULL);
+    br_timer_arm(n, &later, br_now_mono_ms() + 3600 * 1000);
+    br_net_poll(n);
+    CU_ASSERT_EQUAL(u->nfired, expected);
+    CU_ASSERT_FALSE(u->order_broken);
+    for (size_t i = 0; i < NTIMERS; i++) {
+        CU_ASSERT_FALSE(br_timer_armed(&t[i]));
+    }
+    CU_ASSERT_TRUE(br_timer_armed(&later));
+    br_timer_cancel(n, &later);
+    kp_free(t);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* A timer rearmed from its own callback fires again; cancelling the root
+ * (the earliest) leaves the others in order. */
+static void test_timer_rearmed_from_its_callback(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_timer a;
+    struct br_timer b;
+    struct br_timer c;
+    br_timer_init(&a, &test_timer, NULL);
+    br_timer_init(&b, &test_timer, NULL);
+    br_timer_init(&c, &test_timer, NULL);
+    int64_t now = br_now_mono_ms();
+    br_timer_arm(n, &a, now - 30);
+    br_timer_arm(n, &b, now - 20);
+    br_timer_arm(n, &c, now - 10);
+    br_timer_cancel(n, &a); /* the root */
+    u->rearm = &b;
+    u->rearm_at = now + 3600 * 1000;
+    br_net_poll(n);
+    CU_ASSERT_EQUAL(u->nfired, 2); /* b, then c */
+    CU_ASSERT_EQUAL(u->fired_deadline[0], now - 20);
+    CU_ASSERT_EQUAL(u->fired_deadline[1], now - 10);
+    CU_ASSERT_TRUE(br_timer_armed(&b));
+    CU_ASSERT_FALSE(br_timer_armed(&c));
+    br_timer_arm(n, &b, now - 5); /* earlier again: due */
+    u->last_deadline = INT64_MIN;
+    br_net_poll(n);
+    CU_ASSERT_EQUAL(u->nfired, 3);
+    CU_ASSERT_FALSE(br_timer_armed(&b));
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* ---------------------------------------------------------------- watches */
+
+static void watch_ready(void *ctx, struct br_watch *w)
+{
+    struct user *u = ctx;
+    uint64_t v = 0;
+    CU_ASSERT_EQUAL(read(w->fd, &v, sizeof v), (ssize_t)sizeof v);
+    u->nready++;
+}
+
+static const struct br_watch_ops test_watch = {"test", watch_ready};
+
+static void test_user_watch_calls_its_ops(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_watch w;
+    memset(&w, 0, sizeof w);
+    w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    CU_ASSERT_FATAL(w.fd >= 0);
+    CU_ASSERT_EQUAL(br_net_watch_add(n, &w, &test_watch), 0);
+    br_net_poll(n);
+    CU_ASSERT_EQUAL(u->nready, 0);
+    uint64_t one = 1;
+    CU_ASSERT_EQUAL(write(w.fd, &one, sizeof one), (ssize_t)sizeof one);
+    br_net_poll(n);
+    CU_ASSERT_EQUAL(u->nready, 1);
+    br_net_free(n);
+    (void)close(w.fd);
+    kp_free(u);
+}
+
+/* ---------------------------------------------------------------- connections */
+
+static void feed_frame(struct br_conn *c, const char *text)
+{
+    size_t len = strlen(text);
+    uint8_t buf[64];
+    kp_store_be32(buf, (uint32_t)len);
+    memcpy(buf + 4, text, len);
+    /* split anywhere: the reactor reassembles frames */
+    CU_ASSERT_EQUAL(br_conn_local_feed(c, buf, 3), 0);
+    CU_ASSERT_EQUAL(br_conn_local_feed(c, buf + 3, len + 1), 0);
+}
+
+/* Frames reach the user whole; answers go out in request order, a parked
+ * slot holding back the ones behind it until it is ready. */
+static void test_parked_slot_holds_back_later_answers(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_conn *c = br_conn_local_new(n, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    feed_frame(c, "one");
+    CU_ASSERT_EQUAL(u->nframes, 1);
+    CU_ASSERT_EQUAL(u->last_len, 3);
+    CU_ASSERT_EQUAL(memcmp(u->last_frame, "one", 3), 0);
+    size_t len = 0;
+    const uint8_t *out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL(len, 7);
+    CU_ASSERT_EQUAL(memcmp(out + 4, "one", 3), 0);
+    br_conn_local_consume(c, len);
+
+    static int token;
+    u->park_on = c;
+    u->parked_token = &token;
+    feed_frame(c, "two"); /* parked */
+    feed_frame(c, "three");
+    CU_ASSERT_EQUAL(u->nframes, 3);
+    out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL(len, 0); /* "three" waits behind the parked slot */
+    uint8_t *ans = kp_malloc(7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ans);
+    kp_store_be32(ans, 3);
+    memcpy(ans + 4, "TWO", 3);
+    br_slot_set_parked(u->parked_slot, NULL);
+    CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
+    br_slot_ready(c, u->parked_slot);
+    out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL(len, 7 + 9);
+    CU_ASSERT_EQUAL(memcmp(out + 4, "TWO", 3), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 11, "three", 5), 0);
+    br_conn_local_free(c);
+    CU_ASSERT_EQUAL(u->ncancelled, 0);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* A connection that goes away with a parked request cancels it through the
+ * user's ops, once, and the user hears nothing else of it. */
+static void test_closing_connection_cancels_its_parked_request(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_conn *c = br_conn_local_new(n, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    static int token;
+    u->park_on = c;
+    u->parked_token = &token;
+    feed_frame(c, "parked");
+    CU_ASSERT_EQUAL(u->nframes, 1);
+    br_conn_local_free(c);
+    CU_ASSERT_EQUAL(u->ncancelled, 1);
+    CU_ASSERT_PTR_EQUAL(u->cancelled, &token);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* A frame claiming more than socket.request.max.bytes closes only that
+ * connection, before the user sees anything. */
+static void test_oversized_frame_closes_the_connection(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_conn *c = br_conn_local_new(n, "test");
+    struct br_conn *other = br_conn_local_new(n, "other");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    uint8_t hostile[4];
+    kp_store_be32(hostile, (uint32_t)(2 << 20));
+    (void)br_conn_local_feed(c, hostile, sizeof hostile);
+    CU_ASSERT_TRUE(br_conn_local_closed(c));
+    CU_ASSERT_EQUAL(u->nframes, 0);
+    feed_frame(other, "still here");
+    CU_ASSERT_EQUAL(u->nframes, 1);
+    CU_ASSERT_FALSE(br_conn_local_closed(other));
+    br_conn_local_free(c);
+    br_conn_local_free(other);
+    br_net_free(n);
+    kp_free(u);
+}
+
+static CU_TestInfo tests[] = {
+    {"timers_fire_in_deadline_order", test_timers_fire_in_deadline_order},
+    {"timer_rearmed_from_its_callback", test_timer_rearmed_from_its_callback},
+    {"user_watch_calls_its_ops", test_user_watch_calls_its_ops},
+    {"parked_slot_holds_back_later_answers", test_parked_slot_holds_back_later_answers},
+    {"closing_connection_cancels_its_parked_request",
+     test_closing_connection_cancels_its_parked_request},
+    {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
+    CU_TEST_INFO_NULL,
+};
+
+int main(void)
+{
+    br_logging_set_level(BR_LOG_ERROR);
+    return st_run_suite("broker-reactor", tests);
+}
