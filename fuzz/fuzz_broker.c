@@ -76,9 +76,9 @@
 #include <samsa-protocol/record_batch.h>
 
 #include "broker.h"
-#include "logging.h"
-#include "net.h"
-#include "topic_admin.h"
+#include "base/logging.h"
+#include "reactor/net.h"
+#include "server/topic_admin.h"
 
 #define MAX_OPS 40
 #define NTOPICS 4

@@ -21,9 +21,9 @@
 
 #include <string.h>
 
-#include "config.h"
-#include "logging.h"
-#include "topic_config.h"
+#include "config/config.h"
+#include "base/logging.h"
+#include "config/topic_config.h"
 
 #define MAX_OVERRIDES 8
 #define ERRLEN 512

@@ -82,9 +82,9 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "log.h"
-#include "logging.h"
-#include "segment.h"
+#include "storage/log.h"
+#include "base/logging.h"
+#include "storage/segment.h"
 
 #define HEADER 18
 #define IDX_GIVEN 0

@@ -20,8 +20,8 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/err.h>
 
-#include "logging.h"
-#include "metadata.h"
+#include "base/logging.h"
+#include "cluster/metadata.h"
 
 #define ERRLEN 512
 

@@ -57,12 +57,12 @@
 #include <samsa-protocol/record_batch.h>
 #include <samsa-protocol/schema.h>
 
-#include "checkpoint.h"
-#include "group_internal.h"
-#include "log.h"
-#include "logging.h"
-#include "metadata.h"
-#include "segment.h"
+#include "storage/checkpoint.h"
+#include "server/group_internal.h"
+#include "storage/log.h"
+#include "base/logging.h"
+#include "cluster/metadata.h"
+#include "storage/segment.h"
 
 #define RESPONSE_BIT 0x8000u
 #define MAX_SEED ((size_t)16 * 1024 * 1024)

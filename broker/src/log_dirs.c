@@ -3,7 +3,7 @@
 
 #include "log_dirs.h"
 
-#include "logging.h"
+#include "base/logging.h"
 
 #include <dirent.h>
 #include <errno.h>

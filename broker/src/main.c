@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 
 #include "broker.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #include <signal.h>
 #include <stdio.h>

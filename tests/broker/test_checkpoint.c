@@ -12,9 +12,9 @@
 
 #include <samsa-protocol/err.h>
 
-#include "checkpoint.h"
+#include "storage/checkpoint.h"
 #include "cunit_run.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #define MAX_ENTRIES 1000
 

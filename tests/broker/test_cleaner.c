@@ -23,11 +23,11 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "cleaner.h"
+#include "storage/cleaner.h"
 #include "cunit_run.h"
-#include "log.h"
-#include "mailbox.h"
-#include "retention.h"
+#include "storage/log.h"
+#include "reactor/mailbox.h"
+#include "storage/retention.h"
 #include "tmpdir.h"
 
 #define NOW INT64_C(1800000000000)

@@ -10,9 +10,9 @@
 
 #include <samsa-protocol/err.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "cunit_run.h"
-#include "logging.h"
+#include "base/logging.h"
 
 #define ERRLEN 512
 

@@ -16,9 +16,9 @@
 #include <samsa-protocol/err.h>
 
 #include "cunit_run.h"
-#include "group.h"
-#include "group_internal.h"
-#include "logging.h"
+#include "server/group.h"
+#include "server/group_internal.h"
+#include "base/logging.h"
 
 static int32_t hash_of(const char *s)
 {

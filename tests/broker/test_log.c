@@ -22,9 +22,9 @@
 #include <samsa-protocol/record_batch.h>
 
 #include "cunit_run.h"
-#include "fileref.h"
-#include "log.h"
-#include "logging.h"
+#include "base/fileref.h"
+#include "storage/log.h"
+#include "base/logging.h"
 #include "tmpdir.h"
 
 #define MiB ((size_t)1024 * 1024)

@@ -14,7 +14,7 @@
 #include <samsa-protocol/err.h>
 
 #include "cunit_run.h"
-#include "metadata.h"
+#include "cluster/metadata.h"
 
 #define ERRLEN 512
 

@@ -12,8 +12,8 @@
 #include <samsa-protocol/alloc.h>
 
 #include "cunit_run.h"
-#include "logging.h"
-#include "net.h"
+#include "base/logging.h"
+#include "reactor/net.h"
 
 #define NTIMERS 5000
 

@@ -8,9 +8,9 @@
 
 #include <samsa-protocol/err.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "cunit_run.h"
-#include "topic_config.h"
+#include "config/topic_config.h"
 
 #define ERRLEN 512
 

@@ -13,11 +13,11 @@
 #include <samsa-protocol/err.h>
 
 #include "cunit_run.h"
-#include "logging.h"
-#include "mailbox.h"
-#include "metadata_async.h"
+#include "base/logging.h"
+#include "reactor/mailbox.h"
+#include "cluster/metadata_async.h"
 #include "tmpdir.h"
-#include "worker.h"
+#include "reactor/worker.h"
 
 #define NJOBS 200
 

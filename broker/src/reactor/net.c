@@ -1,0 +1,1672 @@
+/* samsa-broker: reactor, connections, ordered responses (see net.h). */
+#define _GNU_SOURCE
+
+#include "reactor/net.h"
+
+#include "base/fileref.h"
+#include "base/logging.h"
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/header.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LISTENERS 8
+/* The shared read buffer, and the size a connection's buffer may reach for
+ * frames smaller than it (so pipelined requests are read together). */
+#define READ_CHUNK 65536u
+/* The first size of a connection's own input buffer; it doubles from there
+ * as bytes arrive, up to the frame being read. */
+#define MIN_IN_CAP 4096u
+#define MAX_EVENTS 128
+#define MAX_IOV 64
+/* Stop reading a connection while this many responses wait to be sent. */
+#define MAX_QUEUED_SLOTS 1024u
+/* Connections accepted per listener event: the rest wait for the next turn,
+ * so a flood of connections cannot starve the ones already open. */
+#define ACCEPT_BATCH 256
+/* How long the listeners stay unwatched when accept cannot get a descriptor
+ * (or memory) and the spare descriptor does not help. */
+#define ACCEPT_PAUSE_MS 1000
+/* Refused connections are counted and logged once per interval. */
+#define REFUSAL_LOG_INTERVAL_MS 10000
+
+enum chunk_kind {
+    CHUNK_MEM = 1,
+    CHUNK_FILE,
+};
+
+struct chunk {
+    struct chunk *next;
+    enum chunk_kind kind;
+    uint8_t *buf; /* CHUNK_MEM: owned */
+    struct br_fileref *file; /* CHUNK_FILE: referenced */
+    int64_t pos;  /* CHUNK_FILE: file position of the next byte */
+    size_t len;   /* bytes left to send */
+    size_t off;   /* CHUNK_MEM: bytes of buf already sent */
+};
+
+struct br_slot {
+    struct br_slot *next;
+    struct chunk *head;
+    struct chunk *tail;
+    bool ready;
+    void *parked; /* the user's parked request, if any */
+};
+
+struct br_conn {
+    struct br_watch watch; /* first: epoll hands it back */
+    struct br_net *net;
+    struct br_conn *prev;
+    struct br_conn *next;
+    /* the idle list (connections.max.idle.ms): socket connections, least
+     * recently active first */
+    struct br_conn *lru_prev;
+    struct br_conn *lru_next;
+    int64_t last_active_ms; /* monotonic: the last byte read or written */
+    bool in_lru;
+    /* the list of connections not read while over queued.max.request.bytes */
+    struct br_conn *mute_prev;
+    struct br_conn *mute_next;
+    bool muted;
+    /* Input not handled yet: the start of a frame, or whole frames left
+     * while too many responses wait. NULL when there is none: a connection
+     * with nothing buffered reads into the net's scratch buffer. */
+    uint8_t *in;
+    size_t in_len;
+    size_t in_cap;
+    struct br_slot *slots;
+    struct br_slot *slots_tail;
+    unsigned nslots;
+    bool closing;      /* no more reads; close once flushed */
+    bool dead;         /* closed: freed at the end of the loop iteration */
+    bool want_out;     /* EPOLLOUT registered */
+    bool reading;      /* EPOLLIN registered */
+    bool processing;   /* inside conn_process: no re-entry */
+    bool local;        /* in process, no socket (br_conn_local_new) */
+    uint8_t *out;      /* local: the bytes "sent", until taken */
+    size_t out_len;
+    size_t out_cap;
+    char peer[64];
+};
+
+struct listener {
+    struct br_watch watch;
+    int port;
+};
+
+struct br_net {
+    const struct br_net_ops *ops;
+    void *ctx;
+    int epfd;
+    struct br_watch sig;
+    struct listener listeners[MAX_LISTENERS];
+    size_t nlisteners;
+    struct br_conn *conns;
+    size_t nconns;
+    int max_connections;
+    int32_t max_request_bytes;
+    bool stopping;
+    struct br_timer *timers; /* the earliest deadline: the heap's root */
+    struct br_conn *graveyard; /* dead connections freed after dispatch */
+    int64_t now_ms;            /* monotonic, taken after each epoll_wait */
+    /* connections.max.idle.ms, <= 0 = never. As Kafka's Selector does,
+     * connections sit on a list in the order of their last activity; the
+     * head is the only one to look at. */
+    int64_t idle_ms;
+    struct br_conn *lru_head;
+    struct br_conn *lru_tail;
+    /* Input. Reads of connections with nothing buffered go to scratch and
+     * their whole frames are handled from there (Redis 7.4's reusable query
+     * buffer); only what is left of a frame is copied to the connection's
+     * own buffer. in_bytes is the capacity of all those buffers. Over
+     * queued.max.request.bytes (> 0) connections are not read (they go on
+     * the muted list, without EPOLLIN) except one, the finisher: a
+     * connection holding the start of a frame that may read on to complete
+     * it, so that buffers that can only empty by being completed do not
+     * wait on each other. Memory stays below about the limit plus two
+     * frames of socket.request.max.bytes. */
+    uint8_t *scratch; /* READ_CHUNK bytes */
+    int64_t queued_max;
+    size_t in_bytes;
+    struct br_conn *finisher;
+    struct br_conn *muted_head;
+    struct br_conn *muted_tail;
+    bool queued_max_logged; /* the first time over the limit is said at INFO */
+    /* Out of descriptors (nginx's and Redis's answer): a descriptor held
+     * open on /dev/null is closed to accept the pending connection and
+     * close it at once, so the peer sees a clean close instead of hanging in
+     * the backlog, and the listener stops being readable. Without a spare
+     * (it could not be reopened: a helper thread took the slot) the
+     * listeners are unwatched for ACCEPT_PAUSE_MS. */
+    int spare_fd;              /* -1 when none */
+    bool accept_paused;
+    int64_t accept_resume_ms;  /* when accept_paused */
+    /* accept failures since the last log line; the line is written at most
+     * once per REFUSAL_LOG_INTERVAL_MS */
+    uint64_t refused;          /* connections closed at once */
+    uint64_t pauses;           /* times the listeners were unwatched */
+    int refusal_errno;         /* the last accept error counted */
+    int64_t refusal_log_ms;    /* the next summary; 0 = no refusals lately */
+};
+
+/* ---------------------------------------------------------------- timers */
+
+void br_timer_init(struct br_timer *t, const struct br_timer_ops *ops, void *owner)
+{
+    t->deadline_ms = 0;
+    t->ops = ops;
+    t->owner = owner;
+    t->child = NULL;
+    t->next = NULL;
+    t->prev = NULL;
+    t->armed = false;
+}
+
+bool br_timer_armed(const struct br_timer *t)
+{
+    return t->armed;
+}
+
+/* The root of the two heaps a and b (detached roots, either NULL): the
+ * later one becomes the leftmost child of the earlier. */
+static struct br_timer *heap_meld(struct br_timer *a, struct br_timer *b)
+{
+    if (a == NULL) {
+        return b;
+    }
+    if (b == NULL) {
+        return a;
+    }
+    if (b->deadline_ms < a->deadline_ms) {
+        struct br_timer *t = a;
+        a = b;
+        b = t;
+    }
+    b->prev = a;
+    b->next = a->child;
+    if (a->child != NULL) {
+        a->child->prev = b;
+    }
+    a->child = b;
+    return a;
+}
+
+/* The two-pass pairing of a list of siblings into one heap: pairs melded
+ * left to right, then the pairs melded right to left (what bounds the
+ * amortized cost of removing the minimum to O(log n)). */
+static struct br_timer *heap_merge_pairs(struct br_timer *first)
+{
+    struct br_timer *stack = NULL;
+    while (first != NULL) {
+        struct br_timer *a = first;
+        struct br_timer *b = a->next;
+        first = b != NULL ? b->next : NULL;
+        a->next = NULL;
+        a->prev = NULL;
+        if (b != NULL) {
+            b->next = NULL;
+            b->prev = NULL;
+        }
+        a = heap_meld(a, b);
+        a->next = stack; /* a root: its sibling link is free to chain the pairs */
+        stack = a;
+    }
+    struct br_timer *root = NULL;
+    while (stack != NULL) {
+        struct br_timer *s = stack;
+        stack = s->next;
+        s->next = NULL;
+        root = heap_meld(root, s);
+    }
+    return root;
+}
+
+void br_timer_cancel(struct br_net *n, struct br_timer *t)
+{
+    if (!t->armed) {
+        return;
+    }
+    if (t == n->timers) {
+        n->timers = heap_merge_pairs(t->child);
+    } else {
+        if (t->prev->child == t) {
+            t->prev->child = t->next;
+        } else {
+            t->prev->next = t->next;
+        }
+        if (t->next != NULL) {
+            t->next->prev = t->prev;
+        }
+        n->timers = heap_meld(n->timers, heap_merge_pairs(t->child));
+    }
+    t->child = NULL;
+    t->next = NULL;
+    t->prev = NULL;
+    t->armed = false;
+}
+
+void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
+{
+    br_timer_cancel(n, t);
+    t->deadline_ms = deadline_ms;
+    t->armed = true;
+    n->timers = heap_meld(n->timers, t);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
+                  struct br_net **out)
+{
+    struct br_net *n = kp_calloc(1, sizeof *n);
+    if (n == NULL) {
+        return -1;
+    }
+    n->ops = ops;
+    n->ctx = ctx;
+    n->idle_ms = lim->idle_ms;
+    n->queued_max = lim->queued_max_bytes;
+    n->scratch = kp_malloc(READ_CHUNK);
+    if (n->scratch == NULL) {
+        kp_free(n);
+        return -1;
+    }
+    n->max_connections = lim->max_connections;
+    n->max_request_bytes = lim->max_request_bytes;
+    n->epfd = epoll_create1(EPOLL_CLOEXEC);
+    n->sig.fd = -1;
+    n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (n->spare_fd < 0) {
+        br_warn("cannot open /dev/null for a spare descriptor (%s): when descriptors run "
+                "out, pending connections wait instead of being closed",
+                strerror(errno));
+    }
+    n->now_ms = br_now_mono_ms();
+    if (n->epfd < 0) {
+        br_error("epoll_create1: %s", strerror(errno));
+        goto out_free;
+    }
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    /* SIGHUP (the terminal closed) stops cleanly too, as it stops Kafka's
+     * JVM; ignored at start (nohup, kafka-server-start.sh -daemon) it stays
+     * ignored: a blocked signal would reach the signalfd even then */
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) {
+        sigaddset(&mask, SIGHUP);
+    }
+    if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0) {
+        goto out_close_ep;
+    }
+    n->sig.kind = BR_WATCH_SIGNAL;
+    n->sig.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (n->sig.fd < 0) {
+        br_error("signalfd: %s", strerror(errno));
+        goto out_close_ep;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &n->sig};
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, n->sig.fd, &ev) != 0) {
+        goto out_close_sig;
+    }
+    /* a peer that vanishes must not kill the broker */
+    signal(SIGPIPE, SIG_IGN);
+    *out = n;
+    return 0;
+
+out_close_sig:
+    close(n->sig.fd);
+out_close_ep:
+    close(n->epfd);
+out_free:
+    if (n->spare_fd >= 0) {
+        close(n->spare_fd);
+    }
+    kp_free(n->scratch);
+    kp_free(n);
+    return -1;
+}
+
+int br_net_listen(struct br_net *n, const char *host, int port)
+{
+    if (n->nlisteners >= MAX_LISTENERS) {
+        br_error("too many listeners");
+        return -1;
+    }
+    char portstr[16];
+    (void)snprintf(portstr, sizeof portstr, "%d", port);
+    /* errors name the address as listeners spells it: IPv6 in brackets */
+    const char *lb = strchr(host, ':') != NULL ? "[" : "";
+    const char *rb = lb[0] != '\0' ? "]" : "";
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host[0] != '\0' ? host : NULL, portstr, &hints, &res);
+    if (gai != 0) {
+        br_error("listeners: %s%s%s:%d: %s", lb, host, rb, port, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1;
+    int why = 0; /* errno of the last failed attempt */
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            why = errno;
+            continue;
+        }
+        int one = 1;
+        (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
+            break;
+        }
+        why = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        /* the key and the address, as the operator wrote them */
+        br_error("listeners: %s%s%s:%d: %s", lb, host, rb, port, strerror(why));
+        return -1;
+    }
+    struct listener *l = &n->listeners[n->nlisteners];
+    l->watch.kind = BR_WATCH_LISTENER;
+    l->watch.fd = fd;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t sl = sizeof ss;
+    l->port = port;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            l->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            l->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        }
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->watch};
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        return -1;
+    }
+    n->nlisteners++;
+    br_info("listening on %s:%d", host[0] != '\0' ? host : "*", l->port);
+    return 0;
+}
+
+int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops)
+{
+    w->kind = BR_WATCH_USER;
+    w->ops = ops;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
+    return epoll_ctl(n->epfd, EPOLL_CTL_ADD, w->fd, &ev);
+}
+
+int br_net_bound_port(const struct br_net *n, size_t listener)
+{
+    return listener < n->nlisteners ? n->listeners[listener].port : -1;
+}
+
+/* ---------------------------------------------------------------- slots */
+
+struct br_net *br_conn_net(const struct br_conn *c)
+{
+    return c->net;
+}
+
+const char *br_conn_peer(const struct br_conn *c)
+{
+    return c->peer;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+    if (ch->kind == CHUNK_MEM) {
+        kp_free(ch->buf);
+    } else {
+        br_fileref_unref(ch->file);
+    }
+    kp_free(ch);
+}
+
+static void slot_free(struct br_slot *s)
+{
+    struct chunk *ch = s->head;
+    while (ch != NULL) {
+        struct chunk *next = ch->next;
+        chunk_free(ch);
+        ch = next;
+    }
+    kp_free(s);
+}
+
+struct br_slot *br_conn_slot_new(struct br_conn *c)
+{
+    struct br_slot *s = kp_calloc(1, sizeof *s);
+    if (s == NULL) {
+        return NULL;
+    }
+    if (c->slots_tail != NULL) {
+        c->slots_tail->next = s;
+    } else {
+        c->slots = s;
+    }
+    c->slots_tail = s;
+    c->nslots++;
+    return s;
+}
+
+static void slot_append(struct br_slot *s, struct chunk *ch)
+{
+    if (s->tail != NULL) {
+        s->tail->next = ch;
+    } else {
+        s->head = ch;
+    }
+    s->tail = ch;
+}
+
+int br_slot_add_mem(struct br_slot *s, uint8_t *buf, size_t len)
+{
+    if (len == 0) {
+        kp_free(buf);
+        return 0;
+    }
+    struct chunk *ch = kp_calloc(1, sizeof *ch);
+    if (ch == NULL) {
+        kp_free(buf);
+        return -1;
+    }
+    ch->kind = CHUNK_MEM;
+    ch->buf = buf;
+    ch->len = len;
+    slot_append(s, ch);
+    return 0;
+}
+
+int br_slot_add_file(struct br_slot *s, struct br_fileref *f, int64_t pos, size_t len)
+{
+    if (len == 0) {
+        return 0;
+    }
+    struct chunk *ch = kp_calloc(1, sizeof *ch);
+    if (ch == NULL) {
+        return -1;
+    }
+    ch->kind = CHUNK_FILE;
+    ch->file = br_fileref_ref(f);
+    ch->pos = pos;
+    ch->len = len;
+    slot_append(s, ch);
+    return 0;
+}
+
+bool br_slot_is_empty(const struct br_slot *s)
+{
+    return s->head == NULL && !s->ready;
+}
+
+void br_slot_set_parked(struct br_slot *s, void *parked)
+{
+    s->parked = parked;
+}
+
+static void conn_update_events(struct br_conn *c);
+static void conn_flush(struct br_conn *c);
+static void conn_process(struct br_conn *c);
+static void in_free(struct br_conn *c);
+static void mute_unlink(struct br_conn *c);
+
+void br_slot_ready(struct br_conn *c, struct br_slot *s)
+{
+    s->ready = true;
+    s->parked = NULL;
+    if (c->slots == s) {
+        conn_flush(c);
+    }
+}
+
+void br_conn_close_after_flush(struct br_conn *c)
+{
+    c->closing = true;
+    conn_update_events(c);
+    if (c->slots == NULL) {
+        conn_flush(c);
+    }
+}
+
+/* ---------------------------------------------------------------- conns */
+
+static void lru_unlink(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!c->in_lru) {
+        return;
+    }
+    if (c->lru_prev != NULL) {
+        c->lru_prev->lru_next = c->lru_next;
+    } else {
+        n->lru_head = c->lru_next;
+    }
+    if (c->lru_next != NULL) {
+        c->lru_next->lru_prev = c->lru_prev;
+    } else {
+        n->lru_tail = c->lru_prev;
+    }
+    c->lru_prev = NULL;
+    c->lru_next = NULL;
+    c->in_lru = false;
+}
+
+static void lru_append(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    c->lru_prev = n->lru_tail;
+    c->lru_next = NULL;
+    if (n->lru_tail != NULL) {
+        n->lru_tail->lru_next = c;
+    } else {
+        n->lru_head = c;
+    }
+    n->lru_tail = c;
+    c->in_lru = true;
+}
+
+/* Bytes moved on c: it goes to the end of the idle list. */
+static void conn_touch(struct br_conn *c)
+{
+    if (!c->in_lru) {
+        return; /* local, or dead */
+    }
+    c->last_active_ms = c->net->now_ms;
+    if (c->net->lru_tail != c) {
+        lru_unlink(c);
+        lru_append(c);
+    }
+}
+
+static void conn_kill(struct br_conn *c)
+{
+    if (c->dead) {
+        return;
+    }
+    c->dead = true;
+    lru_unlink(c);
+    mute_unlink(c);
+    if (c->net->finisher == c) {
+        c->net->finisher = NULL; /* bury() picks the next */
+    }
+    if (c->watch.fd >= 0) {
+        (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
+        close(c->watch.fd);
+        c->watch.fd = -1;
+    }
+    /* parked requests of this connection go away with it */
+    for (struct br_slot *s = c->slots; s != NULL; s = s->next) {
+        if (s->parked != NULL) {
+            c->net->ops->cancel_parked(c->net->ctx, s->parked);
+            s->parked = NULL;
+        }
+    }
+    if (c->local) {
+        /* not on the list; its owner frees it (br_conn_local_free) */
+        return;
+    }
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else {
+        c->net->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    c->net->nconns--;
+    c->next = c->net->graveyard;
+    c->prev = NULL;
+    c->net->graveyard = c;
+}
+
+static void conn_destroy(struct br_conn *c)
+{
+    struct br_slot *s = c->slots;
+    while (s != NULL) {
+        struct br_slot *next = s->next;
+        slot_free(s);
+        s = next;
+    }
+    /* freeing only now: a handler may still use its payload when a write
+     * error kills the connection under it */
+    in_free(c);
+    kp_free(c->out);
+    kp_free(c);
+}
+
+static void conn_update_events(struct br_conn *c)
+{
+    if (c->dead || c->local) {
+        return;
+    }
+    bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS && !c->muted;
+    bool want_out = c->slots != NULL && c->slots->ready;
+    if (want_in == c->reading && want_out == c->want_out) {
+        return;
+    }
+    struct epoll_event ev = {.events = (want_in ? EPOLLIN : 0u) | (want_out ? EPOLLOUT : 0u),
+                             .data.ptr = &c->watch};
+    if (epoll_ctl(c->net->epfd, EPOLL_CTL_MOD, c->watch.fd, &ev) != 0) {
+        br_warn("epoll_ctl on %s: %s", c->peer, strerror(errno));
+        conn_kill(c);
+        return;
+    }
+    c->reading = want_in;
+    c->want_out = want_out;
+}
+
+/* A local connection "sends" a slot by copying its bytes to c->out (file
+ * regions with pread, as sendfile would read them) and freeing its chunks.
+ * 0, or -1 when memory runs out or a file ends early. */
+static int local_send(struct br_conn *c, struct br_slot *s)
+{
+    while (s->head != NULL) {
+        struct chunk *ch = s->head;
+        if (c->out_cap - c->out_len < ch->len) {
+            size_t cap =
+                c->out_cap * 2 > c->out_len + ch->len ? c->out_cap * 2 : c->out_len + ch->len;
+            uint8_t *nb = kp_realloc(c->out, cap);
+            if (nb == NULL) {
+                return -1;
+            }
+            c->out = nb;
+            c->out_cap = cap;
+        }
+        if (ch->kind == CHUNK_MEM) {
+            memcpy(c->out + c->out_len, ch->buf + ch->off, ch->len);
+        } else {
+            size_t got = 0;
+            while (got < ch->len) {
+                ssize_t n = pread(br_fileref_fd(ch->file), c->out + c->out_len + got, ch->len - got,
+                                  (off_t)(ch->pos + (int64_t)got));
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n <= 0) {
+                    br_error("local connection %s: file ended early", c->peer);
+                    return -1;
+                }
+                got += (size_t)n;
+            }
+        }
+        c->out_len += ch->len;
+        s->head = ch->next;
+        if (s->head == NULL) {
+            s->tail = NULL;
+        }
+        chunk_free(ch);
+    }
+    return 0;
+}
+
+/* Send what can be sent now, strictly from the head slot. */
+static void conn_flush(struct br_conn *c)
+{
+    while (!c->dead && c->slots != NULL && c->slots->ready) {
+        struct br_slot *s = c->slots;
+        if (c->local && local_send(c, s) != 0) {
+            conn_kill(c);
+            return;
+        }
+        while (s->head != NULL) {
+            struct chunk *ch = s->head;
+            ssize_t n;
+            if (ch->kind == CHUNK_MEM) {
+                struct iovec iov[MAX_IOV];
+                int cnt = 0;
+                for (struct chunk *x = ch; x != NULL && x->kind == CHUNK_MEM && cnt < MAX_IOV;
+                     x = x->next) {
+                    iov[cnt].iov_base = x->buf + x->off;
+                    iov[cnt].iov_len = x->len;
+                    cnt++;
+                }
+                n = writev(c->watch.fd, iov, cnt);
+                if (n > 0) {
+                    conn_touch(c);
+                    size_t left = (size_t)n;
+                    while (left > 0 && s->head != NULL) {
+                        struct chunk *x = s->head;
+                        size_t take = left < x->len ? left : x->len;
+                        x->off += take;
+                        x->len -= take;
+                        left -= take;
+                        if (x->len == 0) {
+                            s->head = x->next;
+                            if (s->head == NULL) {
+                                s->tail = NULL;
+                            }
+                            chunk_free(x);
+                        }
+                    }
+                }
+            } else {
+                off_t pos = (off_t)ch->pos;
+                size_t want = ch->len > 0x7ffff000u ? 0x7ffff000u : ch->len;
+                n = sendfile(c->watch.fd, br_fileref_fd(ch->file), &pos, want);
+                if (n > 0) {
+                    conn_touch(c);
+                    ch->pos += n;
+                    ch->len -= (size_t)n;
+                    if (ch->len == 0) {
+                        s->head = ch->next;
+                        if (s->head == NULL) {
+                            s->tail = NULL;
+                        }
+                        chunk_free(ch);
+                    }
+                } else if (n == 0) {
+                    /* the file is shorter than promised: the response can
+                     * never be completed, so the connection must go */
+                    br_error("sendfile to %s: file ended early", c->peer);
+                    conn_kill(c);
+                    return;
+                }
+            }
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    conn_update_events(c);
+                    return;
+                }
+                if (errno == EINTR) {
+                    continue;
+                }
+                br_debug("write to %s: %s", c->peer, strerror(errno));
+                conn_kill(c);
+                return;
+            }
+        }
+        c->slots = s->next;
+        if (c->slots == NULL) {
+            c->slots_tail = NULL;
+        }
+        c->nslots--;
+        slot_free(s);
+    }
+    if (c->dead) {
+        return;
+    }
+    if (c->closing && c->slots == NULL) {
+        conn_kill(c);
+        return;
+    }
+    /* frames left unread while too many responses were queued */
+    if (!c->processing && !c->closing && c->in_len >= 4 && c->nslots < MAX_QUEUED_SLOTS) {
+        conn_process(c);
+        return;
+    }
+    conn_update_events(c);
+}
+
+/* ---------------------------------------------------------------- accept */
+
+/* What an accept error means for the listener. */
+enum accept_verdict {
+    ACCEPT_DRAINED = 1, /* nothing pending */
+    ACCEPT_RETRY,       /* that connection failed: try the next one */
+    ACCEPT_STARVED,     /* no descriptor or no memory: back off */
+};
+
+static enum accept_verdict accept_verdict(int err)
+{
+    switch (err) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+        return ACCEPT_DRAINED;
+    /* accept(2): errors already pending on the new connection are passed
+     * on; they concern that connection only */
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+    case EPERM: /* a firewall rule refused it */
+        return ACCEPT_RETRY;
+    default:
+        /* EMFILE, ENFILE, ENOBUFS, ENOMEM, and anything unexpected: the
+         * listener stays readable, so retrying at once would spin */
+        return ACCEPT_STARVED;
+    }
+}
+
+static const char *refusal_reason(int err, char *buf, size_t len)
+{
+    struct rlimit rl;
+    if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur == RLIM_INFINITY) {
+            (void)snprintf(buf, len, "out of file descriptors (no limit)");
+        } else {
+            (void)snprintf(buf, len, "out of file descriptors (limit %llu)",
+                           (unsigned long long)rl.rlim_cur);
+        }
+    } else if (err == ENFILE) {
+        (void)snprintf(buf, len, "the system is out of file descriptors (fs.file-max)");
+    } else if (err == ENOBUFS || err == ENOMEM) {
+        (void)snprintf(buf, len, "out of memory (%s)", strerror(err));
+    } else {
+        (void)snprintf(buf, len, "%s", strerror(err));
+    }
+    return buf;
+}
+
+/* Counts a refused connection (refused) or a pause (!refused); the first
+ * of a series is logged at once, the rest once per interval. */
+static void accept_failed(struct br_net *n, int err, bool refused)
+{
+    if (refused) {
+        n->refused++;
+    } else {
+        n->pauses++;
+    }
+    n->refusal_errno = err;
+    if (n->refusal_log_ms == 0) {
+        char why[96];
+        br_warn("accept: %s: %s; counts follow every %d s while it lasts",
+                refusal_reason(err, why, sizeof why),
+                refused ? "closing new connections at once" : "not accepting for a while",
+                REFUSAL_LOG_INTERVAL_MS / 1000);
+        n->refusal_log_ms = n->now_ms + REFUSAL_LOG_INTERVAL_MS;
+    }
+}
+
+/* The summary line, once per interval while refusals go on. */
+static void refusal_tick(struct br_net *n)
+{
+    if (n->refusal_log_ms == 0 || n->now_ms < n->refusal_log_ms) {
+        return;
+    }
+    if (n->refused == 0 && n->pauses == 0) {
+        br_info("accept: accepting connections again");
+        n->refusal_log_ms = 0;
+        return;
+    }
+    char why[96];
+    char paused[64] = "";
+    if (n->pauses > 0) {
+        (void)snprintf(paused, sizeof paused, ", stopped accepting %llu time(s)",
+                       (unsigned long long)n->pauses);
+    }
+    br_warn("accept: %s: refused %llu connection(s)%s in the last %d s",
+            refusal_reason(n->refusal_errno, why, sizeof why), (unsigned long long)n->refused,
+            paused, REFUSAL_LOG_INTERVAL_MS / 1000);
+    n->refused = 0;
+    n->pauses = 0;
+    n->refusal_log_ms = n->now_ms + REFUSAL_LOG_INTERVAL_MS;
+}
+
+static void listeners_watch(struct br_net *n, bool on)
+{
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        struct epoll_event ev = {.events = on ? EPOLLIN : 0u, .data.ptr = &n->listeners[i].watch};
+        if (epoll_ctl(n->epfd, EPOLL_CTL_MOD, n->listeners[i].watch.fd, &ev) != 0) {
+            br_error("epoll_ctl on a listener: %s", strerror(errno));
+        }
+    }
+}
+
+static void accept_pause(struct br_net *n, int err)
+{
+    accept_failed(n, err, false);
+    if (!n->accept_paused) {
+        listeners_watch(n, false);
+        n->accept_paused = true;
+    }
+    n->accept_resume_ms = n->now_ms + ACCEPT_PAUSE_MS;
+}
+
+static void accept_resume_tick(struct br_net *n)
+{
+    if (!n->accept_paused || n->now_ms < n->accept_resume_ms) {
+        return;
+    }
+    if (n->spare_fd < 0) {
+        n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    n->accept_paused = false;
+    if (!n->stopping) {
+        listeners_watch(n, true);
+    }
+}
+
+/* Out of descriptors: give the spare to the pending connection, close it,
+ * take the spare back. ACCEPT_RETRY when a connection was refused that way
+ * and the spare is back (go on with the next one), ACCEPT_DRAINED when none
+ * was pending (Linux reports EMFILE before it looks at the queue),
+ * ACCEPT_STARVED when the spare did not help. */
+static enum accept_verdict accept_refuse_with_spare(struct br_net *n, struct listener *l, int err)
+{
+    if (n->spare_fd < 0 || (err != EMFILE && err != ENFILE)) {
+        return ACCEPT_STARVED;
+    }
+    close(n->spare_fd);
+    n->spare_fd = -1;
+    int fd = accept4(l->watch.fd, NULL, NULL, SOCK_CLOEXEC);
+    enum accept_verdict v = fd >= 0 ? ACCEPT_RETRY : accept_verdict(errno);
+    if (fd >= 0) {
+        close(fd);
+        accept_failed(n, err, true);
+    }
+    n->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (n->spare_fd < 0) {
+        v = ACCEPT_STARVED; /* another thread took the slot */
+    }
+    return v;
+}
+
+static void conn_accept(struct br_net *n, struct listener *l)
+{
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof ss);
+        socklen_t sl = sizeof ss;
+        int fd = accept4(l->watch.fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            int err = errno;
+            enum accept_verdict v = accept_verdict(err);
+            if (v == ACCEPT_DRAINED) {
+                return;
+            }
+            if (v == ACCEPT_RETRY) {
+                continue;
+            }
+            v = accept_refuse_with_spare(n, l, err);
+            if (v == ACCEPT_RETRY) {
+                continue;
+            }
+            if (v == ACCEPT_STARVED) {
+                accept_pause(n, err);
+            }
+            return;
+        }
+        if (n->stopping || (n->max_connections > 0 && n->nconns >= (size_t)n->max_connections)) {
+            br_warn("refusing a connection: %s", n->stopping ? "stopping" : "max.connections reached");
+            close(fd);
+            continue;
+        }
+        struct br_conn *c = kp_calloc(1, sizeof *c);
+        if (c == NULL) {
+            close(fd);
+            accept_pause(n, ENOMEM);
+            return;
+        }
+        int one = 1;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        c->watch.kind = BR_WATCH_CONN;
+        c->watch.fd = fd;
+        c->net = n;
+        c->reading = true;
+        char host[INET6_ADDRSTRLEN] = "?";
+        int port = 0;
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+            (void)inet_ntop(AF_INET, &sa->sin_addr, host, sizeof host);
+            port = ntohs(sa->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+            (void)inet_ntop(AF_INET6, &sa->sin6_addr, host, sizeof host);
+            port = ntohs(sa->sin6_port);
+        }
+        (void)snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->watch};
+        if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            close(fd);
+            kp_free(c);
+            continue;
+        }
+        c->next = n->conns;
+        if (n->conns != NULL) {
+            n->conns->prev = c;
+        }
+        n->conns = c;
+        n->nconns++;
+        c->last_active_ms = n->now_ms;
+        lru_append(c);
+        br_debug("connection from %s", c->peer);
+    }
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* Sets c's input buffer to cap bytes (in_len <= cap, 0 < cap), keeping its
+ * content, and the net's count with it (in_free releases it). 0, or -1 when
+ * memory runs out (c is unchanged). */
+KP_MUST_CHECK static int in_resize(struct br_conn *c, size_t cap)
+{
+    if (cap == 0 || cap < c->in_len) {
+        return -1; /* not asked for by the callers */
+    }
+    if (cap == c->in_cap && c->in != NULL) {
+        return 0;
+    }
+    uint8_t *nb = kp_realloc(c->in, cap);
+    if (nb == NULL) {
+        return -1;
+    }
+    c->net->in_bytes = c->net->in_bytes - c->in_cap + cap;
+    c->in = nb;
+    c->in_cap = cap;
+    return 0;
+}
+
+static void in_free(struct br_conn *c)
+{
+    c->net->in_bytes -= c->in_cap;
+    kp_free(c->in);
+    c->in = NULL;
+    c->in_len = 0;
+    c->in_cap = 0;
+}
+
+/* The most a buffer holding p[0..len) needs: the frame at its start once its
+ * size is known and allowed, at least READ_CHUNK. */
+static size_t frame_limit(const uint8_t *p, size_t len, int32_t max_request_bytes)
+{
+    size_t lim = READ_CHUNK;
+    if (len >= 4) {
+        int32_t size = (int32_t)kp_load_be32(p);
+        if (size > 0 && size <= max_request_bytes && (size_t)size + 4 > lim) {
+            lim = (size_t)size + 4;
+        }
+    }
+    return lim;
+}
+
+/* Room for the next read: the buffer doubles (a claim alone reserves
+ * nothing: 100 MB announced and 14 bytes sent hold MIN_IN_CAP). */
+KP_MUST_CHECK static int in_grow(struct br_conn *c)
+{
+    size_t lim = frame_limit(c->in, c->in_len, c->net->max_request_bytes);
+    size_t cap = c->in_cap < MIN_IN_CAP ? MIN_IN_CAP : c->in_cap * 2;
+    cap = cap > lim ? lim : cap;
+    if (cap <= c->in_len) {
+        /* whole frames are handled before the next read: not reached */
+        cap = c->in_len + MIN_IN_CAP;
+    }
+    return in_resize(c, cap);
+}
+
+/* The unhandled end of a read into scratch becomes c's buffer. */
+KP_MUST_CHECK static int in_stash(struct br_conn *c, const uint8_t *p, size_t len)
+{
+    size_t lim = frame_limit(p, len, c->net->max_request_bytes);
+    size_t cap = len * 2 > MIN_IN_CAP ? len * 2 : MIN_IN_CAP;
+    cap = cap > lim ? lim : cap;
+    cap = cap < c->in_len + len ? c->in_len + len : cap;
+    if (cap > c->in_cap && in_resize(c, cap) != 0) {
+        return -1;
+    }
+    memcpy(c->in + c->in_len, p, len);
+    c->in_len += len;
+    return 0;
+}
+
+/* After frames were handled: an empty buffer is freed (the next read goes
+ * to scratch), a mostly empty large one shrinks unless the frame it now
+ * starts with needs it all. */
+static void in_trim(struct br_conn *c)
+{
+    if (c->in_len == 0) {
+        in_free(c);
+    } else if (c->in_cap > READ_CHUNK && c->in_len < c->in_cap / 4 &&
+               frame_limit(c->in, c->in_len, c->net->max_request_bytes) < c->in_cap) {
+        size_t cap = c->in_len * 2 > MIN_IN_CAP ? c->in_len * 2 : MIN_IN_CAP;
+        if (in_resize(c, cap) != 0) {
+            br_debug("cannot shrink the input buffer of %s: keeping it", c->peer);
+        }
+    }
+}
+
+static bool over_queued_max(const struct br_net *n)
+{
+    return n->queued_max > 0 && (uint64_t)n->in_bytes >= (uint64_t)n->queued_max;
+}
+
+static void mute_unlink(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!c->muted) {
+        return;
+    }
+    if (c->mute_prev != NULL) {
+        c->mute_prev->mute_next = c->mute_next;
+    } else {
+        n->muted_head = c->mute_next;
+    }
+    if (c->mute_next != NULL) {
+        c->mute_next->mute_prev = c->mute_prev;
+    } else {
+        n->muted_tail = c->mute_prev;
+    }
+    c->mute_prev = NULL;
+    c->mute_next = NULL;
+    c->muted = false;
+}
+
+/* Not read until the input buffers are under queued.max.request.bytes
+ * again (or it is chosen to finish its frame). */
+static void conn_mute(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (c->muted) {
+        return;
+    }
+    if (n->muted_head == NULL) {
+        if (!n->queued_max_logged) {
+            br_info("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
+                    "): reading paused until requests complete (said once; later at debug)",
+                    n->in_bytes, n->queued_max);
+            n->queued_max_logged = true;
+        } else {
+            br_debug("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
+                     "): reading paused",
+                     n->in_bytes, n->queued_max);
+        }
+    }
+    c->muted = true;
+    c->mute_prev = n->muted_tail;
+    c->mute_next = NULL;
+    if (n->muted_tail != NULL) {
+        n->muted_tail->mute_next = c;
+    } else {
+        n->muted_head = c;
+    }
+    n->muted_tail = c;
+    conn_update_events(c);
+}
+
+static void conn_unmute(struct br_conn *c)
+{
+    if (!c->muted) {
+        return;
+    }
+    mute_unlink(c);
+    conn_update_events(c); /* may kill it */
+}
+
+/* May c read now? Over the limit only the finisher may; the first
+ * connection holding the start of a frame to ask becomes it. */
+static bool may_read(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    if (!over_queued_max(n) || n->finisher == c) {
+        return true;
+    }
+    if (n->finisher == NULL && c->in_len > 0) {
+        n->finisher = c;
+        return true;
+    }
+    return false;
+}
+
+/* After input was handled or freed: under the limit everyone reads again;
+ * over it, one connection holding the start of a frame must be able to
+ * finish it (the others may all be waiting for that). */
+static void queue_update(struct br_net *n)
+{
+    if (n->queued_max <= 0) {
+        return;
+    }
+    struct br_conn *f = n->finisher;
+    if (f != NULL && (f->dead || f->closing || f->in_len == 0 || f->nslots >= MAX_QUEUED_SLOTS)) {
+        n->finisher = NULL;
+    }
+    if (!over_queued_max(n)) {
+        n->finisher = NULL;
+        if (n->muted_head != NULL) {
+            br_debug("input buffers hold %zu bytes, under queued.max.request.bytes: reading "
+                     "resumed",
+                     n->in_bytes);
+        }
+        while (n->muted_head != NULL) {
+            conn_unmute(n->muted_head);
+        }
+        return;
+    }
+    if (n->finisher != NULL) {
+        return;
+    }
+    for (struct br_conn *m = n->muted_head; m != NULL; m = m->mute_next) {
+        if (m->in_len > 0 && !m->closing && m->nslots < MAX_QUEUED_SLOTS) {
+            n->finisher = m;
+            conn_unmute(m);
+            return;
+        }
+    }
+}
+
+/* Handles the whole frames at the start of buf[0..len) and returns the
+ * bytes they took. c may be dead (a bad frame size) or closing on return. */
+static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
+{
+    size_t pos = 0;
+    while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS && len - pos >= 4) {
+        int32_t size = 0;
+        int err = kp_frame_size(buf + pos, len - pos, c->net->max_request_bytes, &size);
+        if (err != 0) {
+            br_warn("closing %s: frame size %" PRId32 " rejected (%s; socket.request.max.bytes %" PRId32 ")",
+                    c->peer, (int32_t)kp_load_be32(buf + pos), kp_err_str(err),
+                    c->net->max_request_bytes);
+            conn_kill(c);
+            break;
+        }
+        if (len - pos - 4 < (size_t)size) {
+            break;
+        }
+        c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);
+        pos += 4 + (size_t)size;
+    }
+    return pos;
+}
+
+/* Handle every whole frame in c's input buffer. */
+static void conn_process(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    c->processing = true;
+    size_t pos = handle_frames(c, c->in, c->in_len);
+    c->processing = false;
+    if (c->dead) {
+        return;
+    }
+    if (pos > 0) {
+        memmove(c->in, c->in + pos, c->in_len - pos);
+        c->in_len -= pos;
+        if (n->finisher == c) {
+            n->finisher = NULL; /* its frame is done: another may go */
+        }
+    }
+    in_trim(c);
+    queue_update(n);
+    conn_update_events(c);
+}
+
+/* c had nothing buffered and read len bytes into the net's scratch buffer:
+ * handle the whole frames there, keep the rest. */
+static void conn_process_scratch(struct br_conn *c, size_t len)
+{
+    uint8_t *buf = c->net->scratch;
+    c->processing = true;
+    size_t pos = handle_frames(c, buf, len);
+    c->processing = false;
+    if (c->dead) {
+        return;
+    }
+    if (pos < len && !c->closing && in_stash(c, buf + pos, len - pos) != 0) {
+        br_error("out of memory reading from %s", c->peer);
+        conn_kill(c);
+        return;
+    }
+    conn_update_events(c);
+}
+
+static void conn_readable(struct br_conn *c)
+{
+    struct br_net *n = c->net;
+    for (;;) {
+        if (c->dead || c->closing || c->nslots >= MAX_QUEUED_SLOTS) {
+            return;
+        }
+        if (!may_read(c)) {
+            conn_mute(c);
+            return;
+        }
+        bool scratch = c->in_len == 0;
+        if (!scratch && c->in_cap == c->in_len && in_grow(c) != 0) {
+            br_error("out of memory reading from %s", c->peer);
+            conn_kill(c);
+            return;
+        }
+        uint8_t *dst = scratch ? n->scratch : c->in + c->in_len;
+        size_t room = scratch ? READ_CHUNK : c->in_cap - c->in_len;
+        ssize_t r = read(c->watch.fd, dst, room);
+        if (r > 0) {
+            conn_touch(c);
+            if (scratch) {
+                conn_process_scratch(c, (size_t)r);
+            } else {
+                c->in_len += (size_t)r;
+                conn_process(c);
+            }
+            continue;
+        }
+        if (r == 0) {
+            br_debug("%s closed the connection", c->peer);
+            conn_kill(c);
+            return;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            br_debug("read from %s: %s", c->peer, strerror(errno));
+            conn_kill(c);
+        }
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void bury(struct br_net *n)
+{
+    bool any = n->graveyard != NULL;
+    while (n->graveyard != NULL) {
+        struct br_conn *c = n->graveyard;
+        n->graveyard = c->next;
+        conn_destroy(c);
+    }
+    if (any) {
+        queue_update(n); /* their buffers are free, a finisher may be gone */
+    }
+}
+
+/* The reactor's own deadlines (kept out of the timer heap, which holds its
+ * users' timers). */
+/* Connections idle for connections.max.idle.ms are closed, with whatever
+ * they had queued: a peer that sends nothing and reads nothing (its
+ * responses cannot drain) must not hold a connection slot, buffers and the
+ * files of its queued sendfile slices (deleted segments) forever. */
+static void idle_tick(struct br_net *n)
+{
+    if (n->idle_ms <= 0) {
+        return;
+    }
+    while (n->lru_head != NULL && n->now_ms - n->lru_head->last_active_ms >= n->idle_ms) {
+        struct br_conn *c = n->lru_head;
+        br_debug("closing %s: idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64
+                 ")%s",
+                 c->peer, n->now_ms - c->last_active_ms, n->idle_ms,
+                 c->slots != NULL ? " with responses unsent" : "");
+        conn_kill(c);
+    }
+}
+
+static void net_tick(struct br_net *n)
+{
+    accept_resume_tick(n);
+    refusal_tick(n);
+    idle_tick(n);
+}
+
+static int64_t net_next_deadline(const struct br_net *n)
+{
+    int64_t d = INT64_MAX;
+    if (n->accept_paused && n->accept_resume_ms < d) {
+        d = n->accept_resume_ms;
+    }
+    if (n->refusal_log_ms != 0 && n->refusal_log_ms < d) {
+        d = n->refusal_log_ms;
+    }
+    if (n->idle_ms > 0 && n->lru_head != NULL) {
+        int64_t last = n->lru_head->last_active_ms;
+        int64_t at = last <= INT64_MAX - n->idle_ms ? last + n->idle_ms : INT64_MAX;
+        d = at < d ? at : d;
+    }
+    return d;
+}
+
+static void fire_timers(struct br_net *n)
+{
+    int64_t now = br_now_mono_ms();
+    n->now_ms = now;
+    while (n->timers != NULL && n->timers->deadline_ms <= now) {
+        struct br_timer *t = n->timers;
+        br_timer_cancel(n, t);
+        t->ops->fire(n->ctx, t);
+    }
+    net_tick(n);
+}
+
+static int loop_timeout(const struct br_net *n)
+{
+    int64_t next = net_next_deadline(n);
+    if (n->timers != NULL && n->timers->deadline_ms < next) {
+        next = n->timers->deadline_ms;
+    }
+    if (next == INT64_MAX) {
+        return 1000;
+    }
+    int64_t d = next - br_now_mono_ms();
+    if (d < 0) {
+        return 0;
+    }
+    return d > 1000 ? 1000 : (int)d;
+}
+
+static void handle_event(struct br_net *n, struct epoll_event *ev)
+{
+    struct br_watch *w = ev->data.ptr;
+    switch (w->kind) {
+    case BR_WATCH_LISTENER:
+        conn_accept(n, (struct listener *)(void *)w);
+        break;
+    case BR_WATCH_CONN: {
+        struct br_conn *c = (struct br_conn *)(void *)w;
+        if (c->dead) {
+            break;
+        }
+        if ((ev->events & (EPOLLERR | EPOLLHUP)) != 0 && (ev->events & EPOLLIN) == 0) {
+            conn_kill(c);
+            break;
+        }
+        if ((ev->events & EPOLLOUT) != 0) {
+            conn_flush(c);
+        }
+        if ((ev->events & EPOLLIN) != 0) {
+            conn_readable(c);
+        }
+        break;
+    }
+    case BR_WATCH_SIGNAL: {
+        struct signalfd_siginfo si;
+        while (read(w->fd, &si, sizeof si) == (ssize_t)sizeof si) {
+            br_info("signal %u (%s) received: stopping", si.ssi_signo,
+                    si.ssi_signo == SIGHUP   ? "SIGHUP"
+                    : si.ssi_signo == SIGINT ? "SIGINT"
+                                             : "SIGTERM");
+            n->stopping = true;
+        }
+        break;
+    }
+    case BR_WATCH_USER:
+        w->ops->ready(n->ctx, w);
+        break;
+    }
+}
+
+int br_net_run(struct br_net *n)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    while (!n->stopping) {
+        int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, loop_timeout(n));
+        if (cnt < 0 && errno != EINTR) {
+            br_error("epoll_wait: %s", strerror(errno));
+            return -1;
+        }
+        n->now_ms = br_now_mono_ms();
+        for (int i = 0; i < cnt; i++) {
+            handle_event(n, &evs[i]);
+        }
+        fire_timers(n);
+        bury(n);
+    }
+    return 0;
+}
+
+void br_net_drain(struct br_net *n, int64_t max_wait_ms)
+{
+    /* stop accepting */
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        (void)epoll_ctl(n->epfd, EPOLL_CTL_DEL, n->listeners[i].watch.fd, NULL);
+        close(n->listeners[i].watch.fd);
+        n->listeners[i].watch.fd = -1;
+    }
+    n->nlisteners = 0;
+    /* answer parked requests now and send what is queued */
+    n->ops->drain(n->ctx);
+    struct br_conn *each = n->conns;
+    while (each != NULL) {
+        /* conn_flush may kill it (it then moves to the graveyard) */
+        struct br_conn *next = each->next;
+        each->closing = true;
+        conn_flush(each);
+        each = next;
+    }
+    bury(n);
+    int64_t deadline = br_now_mono_ms() + max_wait_ms;
+    struct epoll_event evs[MAX_EVENTS];
+    while (n->conns != NULL && br_now_mono_ms() < deadline) {
+        int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, 100);
+        for (int i = 0; i < cnt; i++) {
+            struct br_watch *w = evs[i].data.ptr;
+            if (w->kind == BR_WATCH_CONN) {
+                struct br_conn *c = (struct br_conn *)(void *)w;
+                if (!c->dead) {
+                    conn_flush(c);
+                }
+            }
+        }
+        bury(n);
+    }
+    while (n->conns != NULL) {
+        conn_kill(n->conns);
+    }
+    bury(n);
+}
+
+void br_net_free(struct br_net *n)
+{
+    if (n == NULL) {
+        return;
+    }
+    while (n->conns != NULL) {
+        conn_kill(n->conns);
+    }
+    bury(n);
+    for (size_t i = 0; i < n->nlisteners; i++) {
+        close(n->listeners[i].watch.fd);
+    }
+    if (n->sig.fd >= 0) {
+        close(n->sig.fd);
+    }
+    if (n->spare_fd >= 0) {
+        close(n->spare_fd);
+    }
+    close(n->epfd);
+    kp_free(n->scratch);
+    kp_free(n);
+}
+
+/* ---------------------------------------------------------------- local */
+
+struct br_conn *br_conn_local_new(struct br_net *n, const char *peer)
+{
+    struct br_conn *c = kp_calloc(1, sizeof *c);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->watch.kind = BR_WATCH_CONN;
+    c->watch.fd = -1;
+    c->net = n;
+    c->local = true;
+    (void)snprintf(c->peer, sizeof c->peer, "%s", peer);
+    return c;
+}
+
+int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len)
+{
+    if (c->dead || c->closing) {
+        return -1;
+    }
+    if (len == 0) {
+        return 0;
+    }
+    if (len > SIZE_MAX - c->in_len) {
+        return -1;
+    }
+    if ((c->in == NULL || c->in_cap - c->in_len < len) && in_resize(c, c->in_len + len) != 0) {
+        return -1;
+    }
+    memcpy(c->in + c->in_len, p, len);
+    c->in_len += len;
+    if (!c->processing) {
+        conn_process(c);
+    }
+    return 0;
+}
+
+const uint8_t *br_conn_local_output(const struct br_conn *c, size_t *len)
+{
+    *len = c->out_len;
+    return c->out;
+}
+
+void br_conn_local_consume(struct br_conn *c, size_t n)
+{
+    if (n >= c->out_len) {
+        c->out_len = 0;
+        return;
+    }
+    memmove(c->out, c->out + n, c->out_len - n);
+    c->out_len -= n;
+}
+
+bool br_conn_local_closed(const struct br_conn *c)
+{
+    return c->dead || c->closing;
+}
+
+void br_conn_local_free(struct br_conn *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    conn_kill(c);
+    conn_destroy(c);
+}
+
+void br_net_poll(struct br_net *n)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    int cnt = epoll_wait(n->epfd, evs, MAX_EVENTS, 0);
+    n->now_ms = br_now_mono_ms();
+    for (int i = 0; i < cnt; i++) {
+        handle_event(n, &evs[i]);
+    }
+    fire_timers(n);
+    bury(n);
+}

@@ -1,0 +1,190 @@
+/*
+ * samsa-broker: the reactor, connections and ordered responses.
+ *
+ * One thread runs everything here (the reactor thread): epoll over the
+ * listeners, the connections, a signalfd and an eventfd; a timer heap drives
+ * epoll_wait's timeout. It names none of its users' concepts: connections,
+ * timers and extra watches reach their users through const ops tables.
+ *
+ * A connection reads size-prefixed frames (size checked against
+ * socket.request.max.bytes before anything is allocated) and hands each whole
+ * frame to the broker. Input is buffered as it arrives, never reserved from
+ * the claimed size: a connection with nothing pending reads into one shared
+ * buffer and its whole frames are handled there; only the start of a frame
+ * is kept in a buffer of its own, which doubles as bytes come, up to the
+ * frame. While those buffers hold queued.max.request.bytes or more, no
+ * connection is read except one that finishes the frame it holds.
+ *
+ * Connections idle (no byte read or written) for connections.max.idle.ms
+ * are closed, queued responses and all. When descriptors run out, a spare
+ * one is given up to accept and close each pending connection; otherwise
+ * the listeners pause for a second; either way once-per-10-s log lines count
+ * what was refused.
+ *
+ * Every request that gets a response takes a slot in
+ * the connection's FIFO when it arrives; slots are sent strictly in order,
+ * so a parked request (long-poll Fetch) holds back later responses on its
+ * connection without stopping their handling. A response is a chain of
+ * memory chunks (sent with writev) and file regions (sent with sendfile).
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_NET_H
+#define SAMSA_BROKER_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/buf.h>
+
+#include "base/clock.h"
+
+struct br_fileref;
+struct br_conn;
+struct br_slot;
+struct br_net;
+
+/*
+ * The reactor knows its user only through these tables and one context
+ * pointer (given to br_net_create), passed back to every callback. All run
+ * on the reactor thread.
+ */
+
+/* The user of the connections. */
+struct br_net_ops {
+    /* A whole request frame (the payload after its size), valid only during
+     * the call and writable in place. */
+    void (*frame)(void *ctx, struct br_conn *c, uint8_t *payload, size_t len);
+    /* The connection of a parked slot (br_slot_set_parked) died: whatever
+     * `parked` is, it is released now and never answered. */
+    void (*cancel_parked)(void *ctx, void *parked);
+    /* br_net_drain began: answer every parked request now. */
+    void (*drain)(void *ctx);
+};
+
+/* What the reactor watches for the others is told apart by this kind; a
+ * BR_WATCH_USER watch calls its ops. */
+enum br_watch_kind {
+    BR_WATCH_LISTENER = 1,
+    BR_WATCH_CONN,
+    BR_WATCH_SIGNAL,
+    BR_WATCH_USER,
+};
+
+struct br_watch;
+
+struct br_watch_ops {
+    const char *name; /* for logs */
+    /* The descriptor is readable. */
+    void (*ready)(void *ctx, struct br_watch *w);
+};
+
+/* The first member of everything registered with epoll. */
+struct br_watch {
+    enum br_watch_kind kind;
+    int fd;
+    const struct br_watch_ops *ops; /* BR_WATCH_USER */
+};
+
+struct br_timer;
+
+struct br_timer_ops {
+    const char *name; /* for logs */
+    /* The deadline passed; the timer is disarmed before the call and may be
+     * armed again from it. */
+    void (*fire)(void *ctx, struct br_timer *t);
+};
+
+/*
+ * A deadline. Arming never allocates, so it cannot fail: the timers form an
+ * intrusive pairing heap (Fredman, Sedgewick, Sleator and Tarjan, 1986)
+ * through these links.
+ */
+struct br_timer {
+    int64_t deadline_ms;
+    const struct br_timer_ops *ops;
+    void *owner;
+    struct br_timer *child; /* the leftmost of its subtrees */
+    struct br_timer *next;  /* the next sibling */
+    struct br_timer *prev;  /* the previous sibling, or the parent of a leftmost child */
+    bool armed;
+};
+
+/* The reactor's limits, from the broker's configuration. */
+struct br_net_limits {
+    int max_connections;          /* max.connections */
+    int32_t max_request_bytes;    /* socket.request.max.bytes */
+    int64_t idle_ms;              /* connections.max.idle.ms, <= 0: never */
+    int64_t queued_max_bytes;     /* queued.max.request.bytes, <= 0: no limit */
+};
+
+/* Create the reactor. ops and ctx are its user's (they outlive it). */
+int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
+                  struct br_net **out);
+int br_net_listen(struct br_net *n, const char *host, int port);
+/* The port a listener bound (for port 0 in tests), or -1. */
+int br_net_bound_port(const struct br_net *n, size_t listener);
+/* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
+ * start) arrives. Returns 0. */
+int br_net_run(struct br_net *n);
+/* Stop accepting, finish what is in flight (bounded wait), close everything. */
+void br_net_drain(struct br_net *n, int64_t max_wait_ms);
+void br_net_free(struct br_net *n);
+
+/* Registers w (a helper thread's eventfd, see mailbox.h) for EPOLLIN: when
+ * it is readable the reactor calls ops->ready. The watch must outlive the
+ * registration; closing its fd ends it. Returns 0 or -1 (errno). */
+int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops);
+
+void br_timer_init(struct br_timer *t, const struct br_timer_ops *ops, void *owner);
+/* (Re)arms t for deadline_ms (monotonic); it cannot fail. */
+void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms);
+void br_timer_cancel(struct br_net *n, struct br_timer *t);
+bool br_timer_armed(const struct br_timer *t);
+
+/* ---- what the user of a connection sees of it */
+
+/* A new response slot at the tail of the connection's FIFO. */
+struct br_slot *br_conn_slot_new(struct br_conn *c);
+/* Append memory the slot now owns (freed with kp_free). */
+int br_slot_add_mem(struct br_slot *s, uint8_t *buf, size_t len);
+/* Append a file region (takes a reference on the file). */
+int br_slot_add_file(struct br_slot *s, struct br_fileref *f, int64_t pos, size_t len);
+/* Nothing was added to the slot and it is not ready: its response is still
+ * to be written (a failed handler's error answer can go there). */
+bool br_slot_is_empty(const struct br_slot *s);
+/* The slot is complete: the connection may send it once those before it went. */
+void br_slot_ready(struct br_conn *c, struct br_slot *s);
+/* Owner data for a parked request; cancelled (NULL'd) if the connection dies. */
+void br_slot_set_parked(struct br_slot *s, void *parked);
+/* Close the connection once the slots already queued are sent (protocol
+ * errors). No further requests are read from it. */
+void br_conn_close_after_flush(struct br_conn *c);
+/* "host:port" of the peer, for logs. */
+const char *br_conn_peer(const struct br_conn *c);
+struct br_net *br_conn_net(const struct br_conn *c);
+
+/* ---- in-process connections (the stateful fuzz harness, tests)
+ *
+ * A local connection has no socket: request bytes are fed to it as if read,
+ * and what it would send collects in a buffer, in order (file regions are
+ * read with pread where a socket would get sendfile). It is not on the
+ * net's list of connections: its owner frees it, before the net. */
+struct br_conn *br_conn_local_new(struct br_net *n, const char *peer);
+/* Bytes as read from the socket (frames may be split anywhere); whole
+ * frames are handled at once. 0, or -1 once the connection is closed (a
+ * protocol error closes it) or memory runs out. */
+int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len);
+/* The bytes sent so far and not yet consumed. */
+const uint8_t *br_conn_local_output(const struct br_conn *c, size_t *len);
+void br_conn_local_consume(struct br_conn *c, size_t n);
+/* True once the broker closed it (or will, once its responses are out). */
+bool br_conn_local_closed(const struct br_conn *c);
+/* Cancels what it parked and frees it. NULL is a no-op. */
+void br_conn_local_free(struct br_conn *c);
+/* One reactor turn without blocking: ready watches (the mailbox), due
+ * timers, dead connections. For an in-process broker that br_net_run does
+ * not drive. */
+void br_net_poll(struct br_net *n);
+
+#endif

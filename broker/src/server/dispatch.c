@@ -1,0 +1,241 @@
+/* samsa-broker: the dispatch of requests to handlers, parked requests (see
+ * request.h). */
+#define _GNU_SOURCE
+
+#include "server/request.h"
+
+#include "base/logging.h"
+#include "server/group.h"
+#include "server/topic_admin.h"
+
+#include <samsa-protocol/record_batch.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- dispatch */
+
+typedef int (*handler_fn)(struct br_req *r);
+
+struct dispatch_entry {
+    int16_t min_version;
+    int16_t max_version;
+    handler_fn handler;
+};
+
+/* What the broker answers, by ApiKey. Versions within the protocol crate's
+ * table; min 0 everywhere (librdkafka derives features from old versions). */
+static const struct dispatch_entry dispatch[] = {
+    [KP_API_PRODUCE] = {0, 7, br_h_produce},
+    [KP_API_FETCH] = {0, 11, br_h_fetch},
+    [KP_API_LIST_OFFSETS] = {0, 3, br_h_list_offsets},
+    [KP_API_METADATA] = {0, 6, br_h_metadata},
+    [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
+    [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
+    [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
+    [KP_API_JOIN_GROUP] = {0, 5, br_h_join_group},
+    [KP_API_HEARTBEAT] = {0, 3, br_h_heartbeat},
+    [KP_API_LEAVE_GROUP] = {0, 3, br_h_leave_group},
+    [KP_API_SYNC_GROUP] = {0, 3, br_h_sync_group},
+    [KP_API_DESCRIBE_GROUPS] = {0, 4, br_h_describe_groups},
+    [KP_API_LIST_GROUPS] = {0, 2, br_h_list_groups},
+    [KP_API_API_VERSIONS] = {0, 3, br_h_api_versions},
+    [KP_API_CREATE_TOPICS] = {0, 4, br_h_create_topics},
+    [KP_API_DELETE_TOPICS] = {0, 3, br_h_delete_topics},
+    [KP_API_INIT_PRODUCER_ID] = {0, 1, br_h_init_producer_id},
+    [KP_API_DESCRIBE_CONFIGS] = {0, 2, br_h_describe_configs},
+    [KP_API_DELETE_GROUPS] = {0, 1, br_h_delete_groups},
+    [KP_API_DELETE_RECORDS] = {0, 1, br_h_delete_records},
+    [KP_API_ALTER_CONFIGS] = {0, 1, br_h_alter_configs},
+    [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs},
+    [KP_API_CREATE_PARTITIONS] = {0, 1, br_h_create_partitions},
+    [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs},
+};
+
+#define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
+
+static const struct dispatch_entry *dispatch_find(int16_t key)
+{
+    if (key < 0 || (size_t)key >= NDISPATCH || dispatch[key].handler == NULL) {
+        return NULL;
+    }
+    return &dispatch[key];
+}
+
+void br_supported_apis_init(struct br_broker *b)
+{
+    b->napis = 0;
+    for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
+        if (dispatch[k].handler != NULL) {
+            struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
+                                                          dispatch[k].max_version};
+            b->apis[b->napis++] = e;
+        }
+    }
+}
+
+uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
+{
+    return r->payload + (view - r->payload);
+}
+
+size_t br_request_arena_max(size_t len)
+{
+    return len * 16 + 65536;
+}
+
+int br_respond(struct br_req *r, const void *resp)
+{
+    return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
+}
+
+int br_respond_max(struct br_req *r, const void *resp, size_t max)
+{
+    if (r->slot == NULL) {
+        return 0;
+    }
+    struct kp_writer w;
+    kp_wr_init(&w, max);
+    int err = kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId,
+                                 resp);
+    if (err != 0) {
+        /* the caller answers the failure (br_respond_failed), logged there */
+        kp_wr_free(&w);
+        return err;
+    }
+    size_t len = 0;
+    uint8_t *buf = kp_wr_steal(&w, &len);
+    if (br_slot_add_mem(r->slot, buf, len) != 0) {
+        return KP_E_NOMEM;
+    }
+    br_slot_ready(r->conn, r->slot);
+    return 0;
+}
+
+/* An ApiVersions request of a version we do not speak: a v0 body with
+ * UNSUPPORTED_VERSION listing key 18 only, so that the client can retry
+ * with a version we have (Kafka's ApiVersionsRequest.getErrorResponse). */
+static void answer_api_versions_unsupported(struct br_req *r)
+{
+    struct kp_ApiVersionsResponse_ApiVersion only = {KP_API_API_VERSIONS, 0, 3};
+    struct kp_ApiVersionsResponse resp;
+    kp_ApiVersionsResponse_init(&resp);
+    resp.ErrorCode = KP_ERR_UNSUPPORTED_VERSION;
+    resp.ApiKeys.items = &only;
+    resp.ApiKeys.count = 1;
+    r->version = 0;
+    (void)br_respond(r, &resp);
+}
+
+static bool produce_acks_zero(const struct kp_request *req)
+{
+    if (req->header.RequestApiKey != KP_API_PRODUCE || req->body == NULL) {
+        return false;
+    }
+    const struct kp_ProduceRequest *p = req->body;
+    return p->Acks == 0;
+}
+
+void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    /* what the request's bytes decode into is bounded by their size; what
+     * the response holds, by response.max.bytes */
+    struct kp_arena decoded;
+    kp_arena_init(&decoded, br_request_arena_max(len));
+    struct kp_arena response;
+    kp_arena_init(&response, (size_t)b->cfg.response_max_bytes);
+    struct kp_request req;
+    int err = kp_request_decode(payload, len, &decoded, &req);
+    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &response,
+                       payload, len};
+    const struct dispatch_entry *d = dispatch_find(req.header.RequestApiKey);
+
+    if (err == 0 && d != NULL && produce_acks_zero(&req)) {
+        /* acks=0: the client expects no response at all */
+        (void)d->handler(&r);
+        goto out;
+    }
+    if (err == KP_E_TRUNCATED && len < 8) {
+        br_warn("closing %s: request header truncated (%zu bytes)", br_conn_peer(c), len);
+        br_conn_close_after_flush(c);
+        goto out;
+    }
+    if (req.header.RequestApiKey == KP_API_API_VERSIONS &&
+        (err == KP_E_UNSUPPORTED ||
+         (d != NULL && req.header.RequestApiVersion > d->max_version))) {
+        r.slot = br_conn_slot_new(c);
+        if (r.slot != NULL) {
+            answer_api_versions_unsupported(&r);
+        }
+        goto out;
+    }
+    if (err == KP_E_UNSUPPORTED || (err == 0 && (d == NULL ||
+                                                 req.header.RequestApiVersion < d->min_version ||
+                                                 req.header.RequestApiVersion > d->max_version))) {
+        br_warn("closing %s: unsupported API key %d version %d (client \"%.*s\")",
+                br_conn_peer(c), req.header.RequestApiKey, req.header.RequestApiVersion,
+                (int)req.header.ClientId.len, req.header.ClientId.ptr);
+        br_conn_close_after_flush(c);
+        goto out;
+    }
+    if (err != 0) {
+        br_warn("closing %s: malformed %s v%d request (correlation %" PRId32 "): %s",
+                br_conn_peer(c), req.api != NULL ? req.api->name : "?",
+                req.header.RequestApiVersion, req.header.CorrelationId, kp_err_str(err));
+        br_conn_close_after_flush(c);
+        goto out;
+    }
+    r.slot = br_conn_slot_new(c);
+    if (r.slot == NULL) {
+        br_error("out of memory: closing %s", br_conn_peer(c));
+        br_conn_close_after_flush(c);
+        goto out;
+    }
+    err = d->handler(&r);
+    if (err != 0) {
+        br_respond_failed(&r, err);
+    }
+out:
+    kp_arena_free(&response);
+    kp_arena_free(&decoded);
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+void br_broker_cancel_parked(struct br_broker *b, void *parked)
+{
+    struct br_park *pk = parked;
+    switch (pk->kind) {
+    case BR_PARK_FETCH:
+        br_parked_cancel(b, (struct br_parked *)(void *)pk);
+        break;
+    case BR_PARK_GROUP:
+        br_groups_cancel_parked(b, parked);
+        break;
+    case BR_PARK_ADMIN:
+        br_topic_admin_cancel_parked(b, parked);
+        break;
+    }
+}
+
+void br_broker_complete_all_parked(struct br_broker *b)
+{
+    while (b->parked != NULL) {
+        br_parked_complete_now(b, b->parked);
+    }
+    br_groups_complete_all_parked(b);
+    br_topic_admin_complete_all_parked(b);
+}
+
+bool br_broker_stopping(const struct br_broker *b)
+{
+    return b->stopping;
+}

@@ -1,0 +1,818 @@
+/* samsa-broker: request handlers (see request.h). Fetch lives in fetch.c. */
+#define _GNU_SOURCE
+
+#include "server/group.h"
+#include "base/logging.h"
+#include "server/request.h"
+#include "server/topic_admin.h"
+
+#include <samsa-protocol/legacy.h>
+#include <samsa-protocol/record_batch.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_PRODUCERS_PER_PARTITION 10000
+
+/* Arrays of a response live in the request's arena. */
+static void *arena_array(struct br_req *r, size_t n, size_t size)
+{
+    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
+}
+
+/* ---------------------------------------------------------------- ApiVersions */
+
+int br_h_api_versions(struct br_req *r)
+{
+    struct kp_ApiVersionsResponse resp;
+    kp_ApiVersionsResponse_init(&resp);
+    resp.ApiKeys.items = r->b->apis;
+    resp.ApiKeys.count = (int32_t)r->b->napis;
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- Metadata */
+
+/* Returns 0 or KP_E_NOMEM (the response's ceiling): the whole response
+ * fails then, and is answered and logged as such (br_respond_failed). */
+static int fill_topic_metadata(struct br_req *r, const struct br_topic *t,
+                               struct kp_MetadataResponse_MetadataResponseTopic *out)
+{
+    out->ErrorCode = KP_ERR_NONE;
+    out->Name.ptr = t->name;
+    out->Name.len = (int32_t)strlen(t->name);
+    out->IsInternal = t->internal;
+    out->Partitions.items = arena_array(r, (size_t)t->npartitions, sizeof *out->Partitions.items);
+    if (out->Partitions.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    out->Partitions.count = t->npartitions;
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        struct kp_MetadataResponse_MetadataResponsePartition *p = &out->Partitions.items[i];
+        p->ErrorCode = KP_ERR_NONE;
+        p->PartitionIndex = i;
+        p->LeaderId = r->b->node_id;
+        p->ReplicaNodes.items = &r->b->node_id;
+        p->ReplicaNodes.count = 1;
+        p->IsrNodes.items = &r->b->node_id;
+        p->IsrNodes.count = 1;
+        p->OfflineReplicas.items = NULL;
+        p->OfflineReplicas.count = 0;
+    }
+    return 0;
+}
+
+int br_h_metadata(struct br_req *r)
+{
+    const struct kp_MetadataRequest *q = r->body;
+    struct br_broker *b = r->b;
+    struct kp_MetadataResponse resp;
+    kp_MetadataResponse_init(&resp);
+
+    struct kp_MetadataResponse_MetadataResponseBroker self;
+    self.NodeId = b->node_id;
+    self.Host = kp_str_c(b->advertised_host);
+    self.Port = b->advertised_port;
+    self.Rack = KP_STR_NULL;
+    resp.Brokers.items = &self;
+    resp.Brokers.count = 1;
+    resp.ClusterId = kp_str_c(b->cluster_id);
+    resp.ControllerId = b->node_id;
+
+    /* v0: an empty list means all topics; v1+: null means all, empty none */
+    bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
+    if (all) {
+        resp.Topics.items = arena_array(r, b->ntopics, sizeof *resp.Topics.items);
+        if (resp.Topics.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        resp.Topics.count = (int32_t)b->ntopics;
+        for (size_t i = 0; i < b->ntopics; i++) {
+            int err = fill_topic_metadata(r, b->topics[i], &resp.Topics.items[i]);
+            if (err != 0) {
+                return err;
+            }
+        }
+        return br_respond(r, &resp);
+    }
+
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    bool may_create = b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        struct kp_str name = q->Topics.items[i].Name;
+        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
+        struct br_topic *t = br_broker_find_topic(b, name);
+        bool offsets = kp_str_eq_c(name, BR_OFFSETS_TOPIC);
+        if (t == NULL && offsets) {
+            /* the internal topic is made by the group coordinator, with its
+             * own settings (compacted), whatever auto-creation says */
+            int ge = br_groups_ensure_offsets_topic(b);
+            if (ge != 0 && !br_topic_admin_creating(b, name)) {
+                br_warn("cannot create %s", BR_OFFSETS_TOPIC);
+            }
+        } else if (t == NULL && may_create && name.len > 0 && !br_topic_admin_reserved(b, name)) {
+            char err[256];
+            int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
+                                           (int16_t)b->cfg.default_replication_factor, NULL, 0,
+                                           false, err, sizeof err);
+            if (e != 0) {
+                br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr, err);
+                out->ErrorCode = (int16_t)kp_err_to_wire(e);
+                out->Name = name;
+                continue;
+            }
+        }
+        if (t == NULL && br_topic_admin_creating(b, name)) {
+            /* being made (Kafka answers so until the topic has its leaders) */
+            out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
+            out->Name = name;
+            out->IsInternal = offsets;
+            continue;
+        }
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            out->Name = name;
+            continue;
+        }
+        int err = fill_topic_metadata(r, t, out);
+        if (err != 0) {
+            return err;
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- Produce */
+
+static struct br_partition *find_partition(struct br_broker *b, struct kp_str topic,
+                                           int32_t index)
+{
+    struct br_topic *t = br_broker_find_topic(b, topic);
+    if (t == NULL || index < 0 || index >= t->npartitions) {
+        return NULL;
+    }
+    return &t->partitions[index];
+}
+
+/* The ErrorCode of a message set that did not up-convert: Kafka 2.0 answers
+ * CORRUPT_MESSAGE for a bad CRC or structure (its InvalidRecordException
+ * is a CorruptRecordException), MESSAGE_TOO_LARGE above the ceilings. */
+static int16_t legacy_error(int err)
+{
+    switch (err) {
+    case KP_E_TOO_LARGE:
+        return KP_ERR_MESSAGE_TOO_LARGE;
+    case KP_E_NOMEM:
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    default:
+        return KP_ERR_CORRUPT_MESSAGE;
+    }
+}
+
+/*
+ * Produce v0-v2 may carry MessageSet v0/v1: Kafka 2.0 (message.format.version
+ * 2.0) converts it to one RecordBatch v2 (LogValidator's
+ * convertAndAssignOffsetsNonCompressed and
+ * validateMessagesAndAssignOffsetsCompressed), so does Samsa. The whole set,
+ * wrappers decompressed, may take at most socket.request.max.bytes: what one
+ * request could have carried uncompressed. On 0, *batch and *size are the new
+ * batch in *owned (the caller frees it) and *h its header.
+ */
+static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records,
+                                 uint8_t **owned, uint8_t **batch, size_t *size,
+                                 struct kp_batch_header *h)
+{
+    size_t max = (size_t)r->b->cfg.socket_request_max_bytes;
+    struct kp_writer w;
+    kp_wr_init(&w, max + KP_BATCH_HEADER_SIZE);
+    struct kp_legacy_info info;
+    int err = kp_legacy_upconvert(records->ptr, (size_t)records->len, max,
+                                  max + KP_BATCH_HEADER_SIZE, &w, &info);
+    if (err != 0) {
+        kp_wr_free(&w);
+        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version,
+                 info.magic, br_conn_peer(r->conn), kp_err_str(err));
+        return legacy_error(err);
+    }
+    *owned = kp_wr_steal(&w, size);
+    *batch = *owned;
+    err = kp_batch_parse(*batch, *size, h, size);
+    if (err != 0) {
+        return KP_ERR_UNKNOWN_SERVER_ERROR; /* ours: the builder's batch */
+    }
+    return KP_ERR_NONE;
+}
+
+/*
+ * Kafka's LogValidator sets a CreateTime batch's MaxTimestamp from its
+ * records when the producer wrote another value (sarama writes -1), so that
+ * the time index and ListOffsets by timestamp hold whoever produced, and
+ * recomputes the CRC. An uncompressed batch is always checked (its records'
+ * timestamps are read in place); a compressed one only when its
+ * MaxTimestamp is below its BaseTimestamp, which no correct batch of a
+ * client has (their first record is at BaseTimestamp): Kafka decompresses
+ * every batch, which multiplied the broker's CPU for gzip producers by ten
+ * (broker/README.md). Returns a Kafka error code for records that do not
+ * decode.
+ */
+static int16_t fix_max_timestamp(struct br_req *r, uint8_t *batch, size_t size,
+                                 struct kp_batch_header *h)
+{
+    if (kp_batch_codec(h) != KP_CODEC_NONE && h->MaxTimestamp >= h->BaseTimestamp) {
+        return KP_ERR_NONE;
+    }
+    int64_t max_ts = 0;
+    int err = kp_batch_records_max_timestamp(batch, size,
+                                             (size_t)r->b->cfg.socket_request_max_bytes, &max_ts);
+    if (err != 0) {
+        br_debug("produce from %s refused: records: %s", br_conn_peer(r->conn), kp_err_str(err));
+        return err == KP_E_TOO_LARGE ? KP_ERR_MESSAGE_TOO_LARGE : KP_ERR_INVALID_RECORD;
+    }
+    if (max_ts != h->MaxTimestamp) {
+        if (kp_batch_set_max_timestamp(batch, size, max_ts) != 0) {
+            return KP_ERR_CORRUPT_MESSAGE;
+        }
+        h->MaxTimestamp = max_ts;
+    }
+    return KP_ERR_NONE;
+}
+
+/* Validate and append one partition's records; fills the response entry.
+ * *owned: a batch this made (an up-converted message set), freed by the
+ * caller. */
+static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_TopicProduceData *td,
+                              const struct kp_ProduceRequest_PartitionProduceData *pd,
+                              struct kp_ProduceResponse_PartitionProduceResponse *out,
+                              uint8_t **owned)
+{
+    struct br_broker *b = r->b;
+    out->Index = pd->Index;
+    out->BaseOffset = -1;
+    out->LogAppendTimeMs = -1;
+    out->LogStartOffset = -1;
+    struct br_partition *p = find_partition(b, td->Name, pd->Index);
+    if (p == NULL) {
+        out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return;
+    }
+    out->LogStartOffset = br_log_start_offset(p->log);
+    if (p->topic->internal) {
+        /* only the broker writes to internal topics (Kafka: InvalidTopicException) */
+        out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
+        return;
+    }
+    if (pd->Records.len <= 0) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    const struct br_topic_config *tc = &p->topic->config;
+    if (pd->Records.len > tc->max_message_bytes) {
+        out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE;
+        return;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    uint8_t *batch = NULL;
+    bool converted = false;
+    /* v0-v2 may carry a message set (its magic byte sits where a batch
+     * keeps its own); Kafka 2.0 does not check which format a version
+     * carries below v3 (ProduceRequest.validateRecords) */
+    if (r->version < 3 && (pd->Records.len <= 16 || pd->Records.ptr[16] != KP_BATCH_MAGIC)) {
+        int16_t code = produce_upconvert(r, &pd->Records, owned, &batch, &size, &h);
+        if (code != KP_ERR_NONE) {
+            out->ErrorCode = code;
+            return;
+        }
+        if (size > (size_t)tc->max_message_bytes) {
+            out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE; /* Log.append checks the result */
+            return;
+        }
+        converted = true;
+    } else {
+        int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
+        if (err != 0 || size != (size_t)pd->Records.len) {
+            /* exactly one RecordBatch of magic 2 per partition */
+            out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
+            br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
+                     td->Name.ptr, pd->Index, br_conn_peer(r->conn),
+                     err != 0 ? kp_err_str(err) : "more than one batch");
+            return;
+        }
+        batch = br_req_mutable(r, pd->Records.ptr);
+    }
+    if (kp_batch_codec(&h) > KP_CODEC_ZSTD) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    if (kp_batch_codec(&h) == KP_CODEC_ZSTD && r->version < 7) {
+        out->ErrorCode = KP_ERR_UNSUPPORTED_COMPRESSION_TYPE;
+        return;
+    }
+    if (kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
+        /* transactions are not offered (no transactional InitProducerId) */
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    if (h.ProducerId >= 0 && h.BaseSequence < 0) {
+        out->ErrorCode = KP_ERR_INVALID_RECORD;
+        return;
+    }
+    int err = 0;
+    if (!converted && tc->message_timestamp_type != BR_TIMESTAMP_LOG_APPEND_TIME) {
+        int16_t code = fix_max_timestamp(r, batch, size, &h);
+        if (code != KP_ERR_NONE) {
+            out->ErrorCode = code;
+            return;
+        }
+    }
+    int32_t last_seq = 0;
+    if (h.ProducerId >= 0) {
+        int64_t dup = -1;
+        int kerr = 0;
+        last_seq = br_seq_add(h.BaseSequence, h.LastOffsetDelta);
+        enum br_seq_verdict v = br_producers_check(&p->producers, h.ProducerId, h.ProducerEpoch,
+                                                   h.BaseSequence, last_seq, &dup, &kerr);
+        if (v == BR_SEQ_DUPLICATE) {
+            /* a retry of a batch we already have: its original offset */
+            out->ErrorCode = KP_ERR_NONE;
+            out->BaseOffset = dup;
+            return;
+        }
+        if (v == BR_SEQ_ERROR) {
+            out->ErrorCode = (int16_t)kerr;
+            return;
+        }
+    }
+    int64_t now = br_now_wall_ms();
+    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
+        err = kp_batch_set_log_append_time(batch, size, now);
+        if (err != 0) {
+            out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
+            return;
+        }
+        out->LogAppendTimeMs = now;
+    }
+    int64_t base = -1;
+    err = br_log_append(p->log, batch, size, p->leader_epoch, now, &base);
+    if (err != 0) {
+        br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
+                 err < 0 ? kp_err_str(err) : kp_err_name(err));
+        out->ErrorCode = KP_ERR_KAFKA_STORAGE_ERROR;
+        return;
+    }
+    if (h.ProducerId >= 0 &&
+        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence, last_seq,
+                            base, now, MAX_PRODUCERS_PER_PARTITION) != 0) {
+        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    }
+    /* an ISR of one: the high watermark follows the log end at once */
+    p->hw = br_log_end_offset(p->log);
+    out->ErrorCode = KP_ERR_NONE;
+    out->BaseOffset = base;
+    out->LogStartOffset = br_log_start_offset(p->log);
+    br_fetch_wake(b, p);
+}
+
+int br_h_produce(struct br_req *r)
+{
+    const struct kp_ProduceRequest *q = r->body;
+    struct kp_ProduceResponse resp;
+    kp_ProduceResponse_init(&resp);
+    /* a whole request refused: every partition gets the same error */
+    int16_t refused = KP_ERR_NONE;
+    bool any_error = false;
+    if (q->Acks != 0 && q->Acks != 1 && q->Acks != -1) {
+        refused = KP_ERR_INVALID_REQUIRED_ACKS;
+    } else if (q->TransactionalId.len >= 0) {
+        /* transactions are not offered (no transactional InitProducerId) */
+        refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
+    }
+    resp.Responses.items = arena_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicData.count;
+    for (int32_t i = 0; i < q->TopicData.count; i++) {
+        const struct kp_ProduceRequest_TopicProduceData *td = &q->TopicData.items[i];
+        struct kp_ProduceResponse_TopicProduceResponse *tr = &resp.Responses.items[i];
+        tr->Name = td->Name;
+        tr->PartitionResponses.items =
+            arena_array(r, (size_t)td->PartitionData.count, sizeof *tr->PartitionResponses.items);
+        if (tr->PartitionResponses.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        tr->PartitionResponses.count = td->PartitionData.count;
+        for (int32_t j = 0; j < td->PartitionData.count; j++) {
+            struct kp_ProduceResponse_PartitionProduceResponse *out =
+                &tr->PartitionResponses.items[j];
+            if (refused != KP_ERR_NONE) {
+                out->Index = td->PartitionData.items[j].Index;
+                out->ErrorCode = refused;
+                out->BaseOffset = -1;
+                out->LogAppendTimeMs = -1;
+                out->LogStartOffset = -1;
+                any_error = true;
+                continue;
+            }
+            uint8_t *owned = NULL;
+            produce_partition(r, td, &td->PartitionData.items[j], out, &owned);
+            kp_free(owned);
+            any_error = any_error || out->ErrorCode != KP_ERR_NONE;
+        }
+    }
+    if (q->Acks == 0) {
+        if (any_error) {
+            /* Kafka closes the connection (KafkaApis.handleProduceRequest,
+             * closeConnection): the producer then refreshes its metadata,
+             * where a dropped batch would leave it no signal at all */
+            br_info("acks=0 produce from %s failed: closing the connection",
+                    br_conn_peer(r->conn));
+            br_conn_close_after_flush(r->conn);
+        }
+        return 0; /* no response: the client expects none */
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- ListOffsets */
+
+int br_h_list_offsets(struct br_req *r)
+{
+    const struct kp_ListOffsetsRequest *q = r->body;
+    struct kp_ListOffsetsResponse resp;
+    kp_ListOffsetsResponse_init(&resp);
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_ListOffsetsRequest_ListOffsetsTopic *qt = &q->Topics.items[i];
+        struct kp_ListOffsetsResponse_ListOffsetsTopicResponse *rt = &resp.Topics.items[i];
+        rt->Name = qt->Name;
+        rt->Partitions.items =
+            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = qt->Partitions.count;
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            const struct kp_ListOffsetsRequest_ListOffsetsPartition *qp = &qt->Partitions.items[j];
+            struct kp_ListOffsetsResponse_ListOffsetsPartitionResponse *rp =
+                &rt->Partitions.items[j];
+            rp->PartitionIndex = qp->PartitionIndex;
+            rp->Timestamp = -1;
+            rp->Offset = -1;
+            struct br_partition *p = find_partition(r->b, qt->Name, qp->PartitionIndex);
+            if (p == NULL) {
+                rp->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            int64_t offset = -1;
+            int64_t ts = -1;
+            if (qp->Timestamp == -1) {
+                offset = p->hw; /* latest: the high watermark (= LSO: no transactions) */
+            } else if (qp->Timestamp == -2) {
+                offset = br_log_start_offset(p->log);
+            } else {
+                int err = br_log_offset_for_timestamp(p->log, qp->Timestamp, &offset, &ts);
+                if (err != 0) {
+                    /* a damaged batch on the way: CORRUPT_MESSAGE, as Kafka */
+                    rp->ErrorCode = err == KP_E_CORRUPT ? KP_ERR_CORRUPT_MESSAGE
+                                                        : KP_ERR_KAFKA_STORAGE_ERROR;
+                    continue;
+                }
+                if (offset >= p->hw) {
+                    offset = -1;
+                    ts = -1;
+                }
+            }
+            rp->ErrorCode = KP_ERR_NONE;
+            rp->Offset = offset;
+            rp->Timestamp = ts;
+            if (r->version == 0) {
+                /* v0: a list of offsets; MaxNumOffsets is at least 1 here */
+                int64_t *one = arena_array(r, 1, sizeof *one);
+                if (one == NULL) {
+                    return KP_E_NOMEM;
+                }
+                one[0] = offset;
+                rp->OldStyleOffsets.items = one;
+                rp->OldStyleOffsets.count = offset >= 0 && qp->MaxNumOffsets > 0 ? 1 : 0;
+            }
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- CreateTopics */
+
+int br_h_create_topics(struct br_req *r)
+{
+    const struct kp_CreateTopicsRequest *q = r->body;
+    struct br_broker *b = r->b;
+    struct kp_CreateTopicsResponse resp;
+    kp_CreateTopicsResponse_init(&resp);
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_CreateTopicsRequest_CreatableTopic *ct = &q->Topics.items[i];
+        struct kp_CreateTopicsResponse_CreatableTopicResult *out = &resp.Topics.items[i];
+        out->Name = ct->Name;
+        out->ErrorMessage = KP_STR_NULL;
+        char err[256] = "";
+        int e;
+        int32_t partitions = ct->NumPartitions;
+        int16_t rf = ct->ReplicationFactor;
+        if (ct->Assignments.count > 0) {
+            /* a manual assignment: every replica must be this broker */
+            e = KP_ERR_NONE;
+            partitions = ct->Assignments.count;
+            rf = -1;
+            for (int32_t a = 0; a < ct->Assignments.count && e == 0; a++) {
+                const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
+                    &ct->Assignments.items[a];
+                if (as->PartitionIndex != a || as->BrokerIds.count < 1) {
+                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                    (void)snprintf(err, sizeof err, "partition %" PRId32 ": bad assignment",
+                                   as->PartitionIndex);
+                    break;
+                }
+                if (rf >= 0 && as->BrokerIds.count != rf) {
+                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                    (void)snprintf(err, sizeof err, "replica lists differ in length");
+                    break;
+                }
+                rf = (int16_t)as->BrokerIds.count;
+                for (int32_t k = 0; k < as->BrokerIds.count; k++) {
+                    if (as->BrokerIds.items[k] != b->node_id) {
+                        e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                        (void)snprintf(err, sizeof err, "unknown broker %" PRId32,
+                                       as->BrokerIds.items[k]);
+                        break;
+                    }
+                }
+            }
+            if (e != 0) {
+                out->ErrorCode = (int16_t)e;
+                out->ErrorMessage.len = (int32_t)strlen(err);
+                char *m = kp_arena_alloc(r->arena, (size_t)out->ErrorMessage.len + 1);
+                if (m != NULL) {
+                    memcpy(m, err, (size_t)out->ErrorMessage.len + 1);
+                    out->ErrorMessage.ptr = m;
+                } else {
+                    out->ErrorMessage = KP_STR_NULL;
+                }
+                continue;
+            }
+        }
+        if (partitions == -1) {
+            partitions = b->cfg.num_partitions;
+        }
+        if (rf == -1) {
+            rf = (int16_t)b->cfg.default_replication_factor;
+        }
+        struct br_kv *kv = NULL;
+        size_t nkv = 0;
+        if (ct->Configs.count > 0) {
+            kv = arena_array(r, (size_t)ct->Configs.count, sizeof *kv);
+            if (kv == NULL) {
+                return KP_E_NOMEM;
+            }
+            for (int32_t c = 0; c < ct->Configs.count; c++) {
+                kv[nkv].key = ct->Configs.items[c].Name;
+                kv[nkv].value = ct->Configs.items[c].Value;
+                nkv++;
+            }
+        }
+        e = br_broker_create_topic(b, ct->Name, partitions, rf, kv, nkv, q->ValidateOnly, err,
+                                   sizeof err);
+        out->ErrorCode = (int16_t)kp_err_to_wire(e);
+        if (e != 0 && err[0] != '\0') {
+            size_t ml = strlen(err);
+            char *m = kp_arena_alloc(r->arena, ml + 1);
+            if (m != NULL) {
+                memcpy(m, err, ml + 1);
+                out->ErrorMessage.ptr = m;
+                out->ErrorMessage.len = (int32_t)ml;
+            }
+        }
+    }
+    /* the topics being made are waited for (timeout_ms), off the reactor */
+    return br_topic_admin_answer_create(r, &resp, q->TimeoutMs, q->ValidateOnly);
+}
+
+/* ---------------------------------------------------------------- DeleteTopics */
+
+int br_h_delete_topics(struct br_req *r)
+{
+    const struct kp_DeleteTopicsRequest *q = r->body;
+    struct kp_DeleteTopicsResponse resp;
+    kp_DeleteTopicsResponse_init(&resp);
+    resp.Responses.items = arena_array(r, (size_t)q->TopicNames.count, sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicNames.count;
+    for (int32_t i = 0; i < q->TopicNames.count; i++) {
+        struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
+        out->Name = q->TopicNames.items[i];
+        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (!r->b->cfg.delete_topic_enable) {
+            out->ErrorCode = KP_ERR_TOPIC_DELETION_DISABLED;
+        } else if (t->internal) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+        } else {
+            /* started (answered once its directories are gone); the name
+             * view points into the frame, not into the topic */
+            out->ErrorCode = (int16_t)kp_err_to_wire(br_topic_admin_delete(r->b, t));
+        }
+    }
+    return br_topic_admin_answer_delete(r, &resp, q->TimeoutMs);
+}
+
+/* ---------------------------------------------------------------- InitProducerId */
+
+int br_h_init_producer_id(struct br_req *r)
+{
+    const struct kp_InitProducerIdRequest *q = r->body;
+    struct kp_InitProducerIdResponse resp;
+    kp_InitProducerIdResponse_init(&resp);
+    if (q->TransactionalId.len >= 0) {
+        /* transactions are not offered; say so rather than hang the client */
+        resp.ErrorCode = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        br_warn("%s asked for transactional id \"%.*s\": transactions are not supported",
+                br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
+        return br_respond(r, &resp);
+    }
+    int64_t id = -1;
+    int err = br_broker_next_producer_id(r->b, &id);
+    resp.ErrorCode = (int16_t)kp_err_to_wire(err);
+    resp.ProducerId = err == 0 ? id : -1;
+    resp.ProducerEpoch = err == 0 ? 0 : -1;
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- DescribeConfigs */
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+
+static bool key_wanted(const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
+                       const char *name)
+{
+    if (res->ConfigurationKeys.count < 0) {
+        return true; /* null: every key */
+    }
+    for (int32_t i = 0; i < res->ConfigurationKeys.count; i++) {
+        if (kp_str_eq_c(res->ConfigurationKeys.items[i], name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct kp_str arena_str(struct br_req *r, const char *s)
+{
+    if (s == NULL) {
+        return KP_STR_NULL;
+    }
+    size_t n = strlen(s);
+    char *c = kp_arena_alloc(r->arena, n + 1);
+    if (c == NULL) {
+        return KP_STR_NULL;
+    }
+    memcpy(c, s, n + 1);
+    struct kp_str out = {c, (int32_t)n};
+    return out;
+}
+
+static int describe_one(struct br_req *r,
+                        const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
+                        bool synonyms,
+                        struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+{
+    struct br_broker *b = r->b;
+    out->ResourceType = res->ResourceType;
+    out->ResourceName = res->ResourceName;
+    out->ErrorMessage = KP_STR_NULL;
+    size_t cap = res->ResourceType == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT
+                                                     : (size_t)BR_CFG__COUNT;
+    out->Configs.items = arena_array(r, cap, sizeof *out->Configs.items);
+    if (out->Configs.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    out->Configs.count = 0;
+    if (res->ResourceType == RESOURCE_TOPIC) {
+        struct br_topic *t = br_broker_find_topic(b, res->ResourceName);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            return 0;
+        }
+        for (int k = 0; k < BR_TCFG__COUNT; k++) {
+            struct br_topic_config_entry e;
+            br_topic_config_entry(&t->config, &b->cfg, (enum br_topic_config_key)k, &e);
+            if (!key_wanted(res, e.name)) {
+                continue;
+            }
+            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
+                &out->Configs.items[out->Configs.count++];
+            c->Name = kp_str_c(e.name);
+            c->Value = arena_str(r, e.value);
+            c->ReadOnly = e.read_only;
+            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
+            c->ConfigSource = e.source;
+            c->IsSensitive = e.sensitive;
+            c->Synonyms.count = 0;
+            if (synonyms) {
+                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
+                    arena_array(r, 1, sizeof *syn);
+                if (syn == NULL) {
+                    return KP_E_NOMEM;
+                }
+                syn->Name = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
+                                ? c->Name
+                                : kp_str_c(e.broker_synonyms[0]);
+                syn->Value = c->Value;
+                syn->Source = e.source;
+                c->Synonyms.items = syn;
+                c->Synonyms.count = 1;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    if (res->ResourceType == RESOURCE_BROKER) {
+        char self[16];
+        (void)snprintf(self, sizeof self, "%" PRId32, b->node_id);
+        if (res->ResourceName.len > 0 && !kp_str_eq_c(res->ResourceName, self)) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+            out->ErrorMessage = arena_str(r, "unexpected broker id: this is broker");
+            return 0;
+        }
+        for (int k = 0; k < BR_CFG__COUNT; k++) {
+            struct br_config_entry e;
+            br_config_entry(&b->cfg, (enum br_config_key)k, &e);
+            if (e.name == NULL || !key_wanted(res, e.name)) {
+                continue;
+            }
+            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
+                &out->Configs.items[out->Configs.count++];
+            c->Name = kp_str_c(e.name);
+            c->Value = arena_str(r, e.value);
+            c->ReadOnly = e.read_only;
+            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
+            c->ConfigSource = e.source;
+            c->IsSensitive = e.sensitive;
+            c->Synonyms.count = 0;
+            if (synonyms) {
+                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
+                    arena_array(r, 1, sizeof *syn);
+                if (syn == NULL) {
+                    return KP_E_NOMEM;
+                }
+                syn->Name = c->Name;
+                syn->Value = c->Value;
+                syn->Source = e.source;
+                c->Synonyms.items = syn;
+                c->Synonyms.count = 1;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    out->ErrorCode = KP_ERR_INVALID_REQUEST;
+    out->ErrorMessage = arena_str(r, "unsupported resource type");
+    return 0;
+}
+
+int br_h_describe_configs(struct br_req *r)
+{
+    const struct kp_DescribeConfigsRequest *q = r->body;
+    struct kp_DescribeConfigsResponse resp;
+    kp_DescribeConfigsResponse_init(&resp);
+    resp.Results.items = arena_array(r, (size_t)q->Resources.count, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Results.count = q->Resources.count;
+    for (int32_t i = 0; i < q->Resources.count; i++) {
+        int err = describe_one(r, &q->Resources.items[i], r->version >= 1 && q->IncludeSynonyms,
+                               &resp.Results.items[i]);
+        if (err != 0) {
+            return err;
+        }
+    }
+    return br_respond(r, &resp);
+}

@@ -1,0 +1,78 @@
+/* samsa-broker: producer ids handed out by InitProducerId (see state.h). */
+#define _GNU_SOURCE
+
+#include "server/state.h"
+
+#include "base/logging.h"
+
+#include <samsa-protocol/record_batch.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- producer ids */
+
+#define PRODUCER_ID_BLOCK 1000
+#define PRODUCER_ID_FILE "producer-id-block"
+
+/* Producer ids start past every id reserved before (the block end kept in
+ * <log dir>/producer-id-block), past every id found in the logs (whose
+ * sequence state was just rebuilt), and at the start time in milliseconds
+ * shifted left 12 bits (so a lost file still gives fresh ids). */
+int br_producer_ids_load(struct br_broker *b)
+{
+    int64_t next = br_now_wall_ms() << 12;
+    if (b->max_producer_id_seen >= next) {
+        next = b->max_producer_id_seen + 1;
+    }
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        char line[64];
+        char *end = NULL;
+        long long v = -1;
+        if (fgets(line, sizeof line, f) != NULL) {
+            errno = 0;
+            v = strtoll(line, &end, 10);
+            if (errno != 0 || end == line || (*end != '\n' && *end != '\0') || v < 0) {
+                v = -1;
+            }
+        }
+        (void)fclose(f);
+        if (v < 0) {
+            br_warn("%s is not a producer id: ignored (ids start from the clock)", path);
+        } else if (v >= next) {
+            next = (int64_t)v;
+        }
+    }
+    b->next_producer_id = next;
+    b->producer_id_block_end = next; /* the first id reserves a block */
+    return 0;
+}
+
+int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
+{
+    if (b->next_producer_id >= b->producer_id_block_end) {
+        int64_t end = b->next_producer_id + PRODUCER_ID_BLOCK;
+        char path[4096];
+        char text[32];
+        (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
+        int n = snprintf(text, sizeof text, "%" PRId64 "\n", end);
+        if (br_file_write_atomic(path, text, (size_t)n) != 0) {
+            return KP_ERR_KAFKA_STORAGE_ERROR; /* logged there */
+        }
+        b->producer_id_block_end = end;
+    }
+    *id = b->next_producer_id++;
+    return 0;
+}
+

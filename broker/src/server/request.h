@@ -1,0 +1,97 @@
+/*
+ * samsa-broker: one request on its way through a handler.
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_REQUEST_H
+#define SAMSA_BROKER_REQUEST_H
+
+#include "server/state.h"
+
+struct br_req {
+    struct br_broker *b;
+    struct br_conn *conn;
+    struct br_slot *slot; /* NULL: this request gets no response (acks=0) */
+    struct kp_request_header *hdr;
+    int16_t version;
+    void *body; /* the decoded kp_<Api>Request (in an arena of the request's size) */
+    /* The response's arena: its ceiling is response.max.bytes, not the
+     * request's size, so a small request may get a large answer (Metadata of
+     * every topic) while what the request's bytes claim stays bounded by
+     * br_request_arena_max. */
+    struct kp_arena *arena;
+    uint8_t *payload; /* the frame, writable while the handler runs */
+    size_t len;
+};
+
+/* The ceiling of the arena a request of `len` bytes is decoded into: decoded
+ * views are small next to the frame, so hostile bytes cannot claim more
+ * memory than their size justifies. */
+size_t br_request_arena_max(size_t len);
+
+/* Encode `resp` (a kp_<Api>Response of the request's API and version) into
+ * the request's slot and mark it ready; the encoded response may take up to
+ * response.max.bytes (br_respond) or `max` bytes. Returns 0 or a KP_E_* code
+ * (KP_E_TOO_LARGE above the ceiling); on failure the slot is left as it was. */
+int br_respond(struct br_req *r, const void *resp);
+KP_MUST_CHECK int br_respond_max(struct br_req *r, const void *resp, size_t max);
+
+/* Kafka's answer to a request whose handling failed (respond_error.c): the
+ * API's error response, `code` in every entry the request names (`message`
+ * where the response has one), as Kafka's <Api>Request.getErrorResponse
+ * builds it. Returns 0, or a KP_E_* code when it could not be sent. */
+KP_MUST_CHECK int br_respond_error(struct br_req *r, int code, const char *message);
+
+/* A handler failed with err (a KP_E_* code, or a Kafka code that applies to
+ * the whole request) before writing its response: logs it once with the
+ * API, version, peer, client id and reason (response.max.bytes when the
+ * response arena or the encoding hit it) and answers with
+ * br_respond_error(UNKNOWN_SERVER_ERROR, or err when it is a Kafka code).
+ * Only when that is impossible (no response expected, a slot already
+ * written, out of memory) is the connection closed instead. */
+void br_respond_failed(struct br_req *r, int err);
+
+/* A writable pointer to bytes of the request's frame that a decoded view
+ * (a const slice) refers to. */
+uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view);
+
+/* Handlers, one per API (handlers.c). Each answers through br_respond, parks
+ * the request, or returns a KP_E_* code without having touched the slot; the
+ * dispatcher then answers through br_respond_failed. */
+int br_h_api_versions(struct br_req *r);
+int br_h_metadata(struct br_req *r);
+int br_h_produce(struct br_req *r);
+int br_h_fetch(struct br_req *r);
+int br_h_list_offsets(struct br_req *r);
+int br_h_create_topics(struct br_req *r);
+int br_h_delete_topics(struct br_req *r);
+int br_h_describe_configs(struct br_req *r);
+int br_h_init_producer_id(struct br_req *r);
+/* Storage administration (handlers_admin.c). */
+int br_h_alter_configs(struct br_req *r);
+int br_h_incremental_alter_configs(struct br_req *r);
+int br_h_delete_records(struct br_req *r);
+int br_h_describe_log_dirs(struct br_req *r);
+int br_h_create_partitions(struct br_req *r);
+
+/* Fill b->apis from the dispatch table (the ApiVersions answer). */
+void br_supported_apis_init(struct br_broker *b);
+
+/* Every parked request starts with this, so that a dying connection can
+ * cancel whatever it parked (br_broker_cancel_parked switches on kind). */
+enum br_park_kind {
+    BR_PARK_FETCH = 1,
+    BR_PARK_GROUP, /* JoinGroup / SyncGroup waiting for the group (group.c) */
+    BR_PARK_ADMIN, /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
+};
+
+struct br_park {
+    enum br_park_kind kind;
+};
+
+/* Parked fetches (fetch.c). */
+void br_fetch_wake(struct br_broker *b, struct br_partition *p);
+void br_parked_expire(struct br_broker *b, struct br_parked *pk);
+void br_parked_cancel(struct br_broker *b, struct br_parked *pk);
+void br_parked_complete_now(struct br_broker *b, struct br_parked *pk);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * samsa-broker: the broker's state, which the request handlers share: the
+ * topic table, producer ids, the parts of the broker (broker.h puts them
+ * together and runs them).
+ *
+ * struct br_broker holds everything the reactor thread owns: the topics and
+ * their partitions (each with its log, leader epoch, high watermark and
+ * producer state), the metadata store, parked requests. Handlers run on the
+ * reactor thread and never block on anything but local disk writes.
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_SERVER_STATE_H
+#define SAMSA_BROKER_SERVER_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/header.h>
+#include <samsa-protocol/messages.h>
+
+#include "storage/checkpoint.h"
+#include "config/config.h"
+#include "base/fdlimit.h"
+#include "base/fileref.h"
+#include "storage/log.h"
+#include "cluster/metadata.h"
+#include "reactor/net.h"
+#include "replica/producer_state.h"
+#include "config/topic_config.h"
+
+struct br_parked;
+struct br_groups;
+struct br_cleaner;
+struct br_mailbox;
+struct br_topic_admin;
+
+/* A key/value pair as received (CreateTopics configs). */
+struct br_kv {
+    struct kp_str key;
+    struct kp_str value;
+};
+
+#define BR_MAX_APIS 64
+#define BR_MAX_PARTITIONS 100000
+#define BR_MAX_TOPIC_CONFIGS 64
+#define BR_MAX_CHECKPOINT_ENTRIES 1000000
+
+struct br_partition {
+    struct br_topic *topic;
+    int32_t index;
+    size_t dir_index; /* which of log.dirs holds it */
+    struct br_log *log;
+    int32_t leader_epoch;
+    int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one) */
+    struct br_producers producers;
+    /* parked fetches waiting for data on this partition */
+    struct br_parked **waiters;
+    size_t nwaiters;
+    size_t waiters_cap;
+    /* the log cleaner's state (cleaner.c) */
+    struct {
+        int64_t first_dirty_offset; /* the part not yet cleaned begins here */
+        uint64_t job;               /* the job in flight, 0 when none */
+        bool failed;                /* a job failed: not cleaned until the next start */
+    } clean;
+};
+
+struct br_topic {
+    char name[BR_TOPIC_NAME_MAX + 1];
+    bool internal;
+    int32_t npartitions;
+    int16_t replication_factor;
+    struct br_partition *partitions;
+    struct br_topic_config config;
+};
+
+struct br_broker {
+    struct br_config cfg;
+    struct br_meta meta;
+    struct br_net *net;
+    int32_t node_id;
+    char advertised_host[256];
+    int advertised_port;
+    char cluster_id[64];
+    struct br_topic **topics; /* sorted by name */
+    size_t ntopics;
+    size_t topics_cap;
+    int64_t next_producer_id;
+    int64_t max_producer_id_seen; /* the largest id found in the logs at start-up */
+    int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
+    struct br_timer housekeeping;
+    int64_t last_checkpoint_ms;
+    struct br_parked *parked; /* all parked requests, a list */
+    struct br_groups *groups; /* the group coordinator (group.h) */
+    struct br_mailbox *mailbox; /* helper threads -> reactor (mailbox.h) */
+    struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
+    struct br_topic_admin *admin; /* topics being created or deleted (topic_admin.h) */
+    int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
+    bool stopping;
+    bool logs_loaded; /* br_broker_start got past loading every topic's logs */
+    /* set before br_broker_start: bind no listener; requests come through
+     * in-process connections (br_conn_local_new; the stateful fuzz harness) */
+    bool in_process;
+    /* per log dir: partitions placed there; lock file descriptors */
+    size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
+    int dir_locks[BR_CONFIG_MAX_LOG_DIRS];
+    /* the open file limit and the budget of open segment files, which
+     * every partition's log shares (fileref.h) */
+    struct br_fdlimit fdlimit;
+    struct br_filecache *files;
+    /* recovery points read at start-up */
+    struct br_checkpoint_entry *recovery;
+    size_t nrecovery;
+    /* the ApiVersions answer, from the dispatch table */
+    struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
+    size_t napis;
+};
+
+#define BR_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
+
+/* What the reactor's ops (br_net_ops) call: each whole request frame
+ * (payload after the size, valid only during the call, writable in place);
+ * a parked request whose connection died; answering every parked request
+ * now. */
+void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
+void br_broker_cancel_parked(struct br_broker *b, void *parked);
+void br_broker_complete_all_parked(struct br_broker *b);
+bool br_broker_stopping(const struct br_broker *b);
+
+/* Start-up (broker.c): the topic of stored metadata m, its partitions'
+ * logs opened with recovery. 0 or -1 (logged). */
+KP_MUST_CHECK int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m);
+/* Closes a topic's logs and frees it (it must be out of the table). */
+void br_broker_topic_free(struct br_broker *b, struct br_topic *t);
+/* Producer ids: reads producer-id-block (br_broker_next_producer_id). 0 or -1. */
+KP_MUST_CHECK int br_producer_ids_load(struct br_broker *b);
+/* mkdir -p. 0 or -1 (errno). */
+KP_MUST_CHECK int br_mkdirs(const char *path);
+/* Orders checkpoint entries by topic, then partition (qsort, bsearch). */
+int br_checkpoint_entry_cmp(const void *a, const void *b);
+
+/* A producer id never handed out before by this log dir (InitProducerId):
+ * ids are reserved on disk in blocks (producer-id-block), so neither a
+ * restart nor a clock stepping back repeats one. 0 or
+ * KP_ERR_KAFKA_STORAGE_ERROR when the reservation cannot be written. */
+KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
+
+struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
+
+/* Reads the checkpoint file `name` of log dir d into *e, *n (free with
+ * br_checkpoint_free). False when it cannot be read: the reason is logged as
+ * a warning with `without`, what the broker does without it. */
+bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
+                                   const char *without, struct br_checkpoint_entry **e, size_t *n);
+/* The partition a checkpoint entry of log dir d names, when it exists and
+ * lives in that dir; else NULL. */
+struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
+                                                    const struct br_checkpoint_entry *e, size_t d);
+/* Validates a new topic and starts its creation (topic_admin.h: stored and
+ * its logs made away from the reactor; it exists once that is done, and
+ * br_topic_admin_creating says so meanwhile). err/errlen explain a failure;
+ * returns a Kafka error code, 0 when started (or, validate_only, valid). */
+int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+                           int16_t replication_factor, const struct br_kv *configs,
+                           size_t nconfigs, bool validate_only, char *err, size_t errlen);
+/* Installs a topic whose metadata is stored and whose logs a worker made:
+ * logs[0..m->partitions) are taken whatever the result (closed on failure),
+ * dirs[i] is the log dir of partition i (already counted in
+ * dir_partitions). Returns 0 or -1 (out of memory). */
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
+                          struct br_log **logs, const size_t *dirs);
+/* Adds partitions [t->npartitions, partitions) to a topic whose metadata
+ * store holds them already and whose logs a worker made: logs[i] and
+ * dirs[i] (already counted in dir_partitions) for each new i, taken
+ * whatever the result (closed on failure). Parked fetches on the topic are
+ * answered first. Returns 0 or -1 (out of memory, the topic unchanged). */
+KP_MUST_CHECK int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+                                       struct br_log **logs, const size_t *dirs);
+/* Takes out a topic the metadata store no longer holds: parked fetches on
+ * it are answered, its logs closed, the topic freed. dirs[0..npartitions)
+ * receive copies of its partition directories (the caller's: kp_free), to
+ * be deleted by path. Returns 0, or KP_E_NOMEM with nothing changed. */
+KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs);
+/* A partition log's settings from its topic's config. */
+void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
+
+#endif

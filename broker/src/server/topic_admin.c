@@ -1,0 +1,1305 @@
+/* samsa-broker: topics created and deleted away from the reactor (see topic_admin.h). */
+#define _GNU_SOURCE
+
+#include "server/topic_admin.h"
+
+#include "base/logging.h"
+#include "cluster/metadata_async.h"
+#include "server/request.h"
+#include "reactor/worker.h"
+
+#include <samsa-protocol/alloc.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- state */
+
+enum op_kind {
+    OP_CREATE = 1,
+    OP_DELETE,
+    OP_ADD, /* partitions added to a topic (CreatePartitions) */
+};
+
+/* Where an operation is; each step ends with a message from the worker. */
+enum op_step {
+    STEP_STORE = 1,   /* the store keeps (CREATE, ADD) or forgets (DELETE) the topic */
+    STEP_MAKE_LOGS,   /* CREATE, ADD: its (new) logs are made */
+    STEP_UNDO_DIRS,   /* CREATE, ADD failed once stored: the new directories are removed */
+    STEP_UNDO_STORE,  /* ... then the store forgets it (ADD: the new partitions) again */
+    STEP_SYNC_MOVES,  /* DELETE: its directories, renamed to delete names, made durable */
+    STEP_REMOVE_DIRS, /* DELETE: its directories are removed */
+};
+
+/* A creation or deletion in flight; its name is reserved meanwhile. */
+struct topic_op {
+    struct topic_op *next;
+    uint64_t id;
+    enum op_kind kind;
+    enum op_step step;
+    struct br_topic_meta meta; /* CREATE: the topic as stored (owned); DELETE: the name;
+                                  ADD: name, new count, rf, the new partitions' replicas */
+    int32_t first;             /* ADD: the partitions it adds start here (CREATE: 0) */
+    struct br_log_config lc;   /* CREATE, ADD: the new logs' settings */
+    size_t *dirs;              /* CREATE, ADD: each new partition's log dir, counted in
+                                  dir_partitions ([first, meta.partitions)) */
+    int16_t code;              /* the outcome, a wire error code */
+    char msg[256];             /* why, when code != 0 */
+    int64_t started_ms;        /* monotonic */
+};
+
+/* One topic of a parked CreateTopics or DeleteTopics. */
+struct admin_result {
+    char *name; /* owned */
+    char *msg;  /* owned; NULL: none */
+    int16_t code;
+    uint64_t op; /* the operation it waits for; 0 once known */
+};
+
+/* A parked CreateTopics or DeleteTopics: its own copy of what the answer
+ * needs (the request's frame is gone once the handler returns). */
+struct admin_park {
+    struct br_park park; /* first: kind BR_PARK_ADMIN */
+    struct admin_park *prev;
+    struct admin_park *next;
+    bool listed; /* on the admin's list (its slot names it) */
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t api;
+    int16_t version;
+    int32_t corr;
+    struct br_timer timer;
+    struct admin_result *res;
+    size_t n;
+    size_t pending; /* results still waiting */
+};
+
+struct br_topic_admin {
+    struct br_worker *worker;
+    struct br_meta_async *meta;
+    struct topic_op *ops;      /* in flight */
+    struct admin_park *parks;  /* parked requests */
+    uint64_t next_id;
+    bool stopping;
+};
+
+/* A job of the worker on a topic's partition logs. */
+struct log_job {
+    struct br_job job; /* first: comes back as BR_MAIL_LOG_JOB */
+    uint64_t op;
+    bool make; /* make the logs; else remove the directories */
+    bool sync; /* only fsync the log dirs (log_dirs) */
+    char name[BR_TOPIC_NAME_MAX + 1];
+    int32_t n;     /* partitions (make) or directories (remove) */
+    int32_t first; /* make: the logs made are [first, n) (partitions added) */
+    /* make: the log dirs (b->cfg.log_dirs: the strings do not change while
+     * the broker runs), each partition's dir (owned copy), the settings;
+     * the logs made, owned by the job until the reactor takes them */
+    char *const *log_dirs;
+    size_t n_log_dirs;
+    size_t *dirs;
+    struct br_log_config lc;
+    struct br_log **logs;
+    /* remove: the directories (owned; NULL entries are skipped) */
+    char **paths;
+    int rc;
+    char err[256];
+};
+
+/* ---------------------------------------------------------------- the worker's side */
+
+static int partition_path(const char *log_dir, const char *topic, int32_t p, char *buf,
+                          size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s-%" PRId32, log_dir, topic, p);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static int fsync_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    int rc = fsync(fd);
+    int saved = errno;
+    (void)close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* Makes each partition's log; on failure removes what it made. */
+static void make_logs(struct log_job *j)
+{
+    char path[PATH_MAX];
+    int32_t made = j->first; /* partitions [first, made) may have a directory of this job's */
+    bool used[BR_CONFIG_MAX_LOG_DIRS];
+    memset(used, 0, sizeof used);
+    for (int32_t p = j->first; p < j->n; p++) {
+        /* a directory of this name anywhere is someone else's data: never
+         * adopted into a new topic */
+        for (size_t d = 0; d < j->n_log_dirs; d++) {
+            struct stat st;
+            if (partition_path(j->log_dirs[d], j->name, p, path, sizeof path) != 0) {
+                (void)snprintf(j->err, sizeof j->err, "the path of %.200s-%" PRId32 " is too long",
+                               j->name, p);
+                goto out_undo;
+            }
+            if (lstat(path, &st) == 0) {
+                (void)snprintf(j->err, sizeof j->err,
+                               "%.150s already exists: it is not taken into a new partition "
+                               "(move it away, then try again)",
+                               path);
+                goto out_undo;
+            }
+            if (errno != ENOENT) {
+                (void)snprintf(j->err, sizeof j->err, "%.150s: %s", path, strerror(errno));
+                goto out_undo;
+            }
+        }
+        if (partition_path(j->log_dirs[j->dirs[p]], j->name, p, path, sizeof path) != 0) {
+            (void)snprintf(j->err, sizeof j->err, "the path of %.200s-%" PRId32 " is too long",
+                           j->name, p);
+            goto out_undo;
+        }
+        made = p + 1; /* from here its directory may exist */
+        /* no budget on this thread: the reactor hands the log to its own */
+        /* (epoch 0 is recorded by the partition's first append, see
+         * partition_setup: an empty partition writes no checkpoint) */
+        int rc = br_log_open(path, &j->lc, 0, NULL, &j->logs[p]);
+        if (rc != 0) {
+            (void)snprintf(j->err, sizeof j->err, "cannot make the log %.150s: %s", path,
+                           rc < 0 ? kp_err_str(rc) : kp_err_name(rc));
+            goto out_undo;
+        }
+        used[j->dirs[p]] = true;
+    }
+    /* the new directories' entries, durable */
+    for (size_t d = 0; d < j->n_log_dirs; d++) {
+        if (used[d] && fsync_dir(j->log_dirs[d]) != 0) {
+            (void)snprintf(j->err, sizeof j->err, "%.150s: fsync: %s", j->log_dirs[d],
+                           strerror(errno));
+            goto out_undo;
+        }
+    }
+    j->rc = 0;
+    return;
+
+out_undo:
+    j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    br_error("%s topic %s: %s", j->first > 0 ? "adding partitions to" : "creating", j->name,
+             j->err);
+    for (int32_t q = j->first; q < made; q++) {
+        br_log_close(j->logs[q]);
+        j->logs[q] = NULL;
+        if (partition_path(j->log_dirs[j->dirs[q]], j->name, q, path, sizeof path) == 0 &&
+            br_log_dir_remove(path) != 0) {
+            br_error("cannot remove %s of a topic that was not created", path);
+        }
+    }
+}
+
+static void sync_log_dirs(struct log_job *j)
+{
+    j->rc = 0;
+    for (size_t d = 0; d < j->n_log_dirs; d++) {
+        if (fsync_dir(j->log_dirs[d]) != 0 && j->rc == 0) {
+            j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            (void)snprintf(j->err, sizeof j->err, "%.150s: fsync: %s", j->log_dirs[d],
+                           strerror(errno));
+        }
+    }
+}
+
+static void remove_dirs(struct log_job *j)
+{
+    j->rc = 0;
+    for (int32_t i = 0; i < j->n; i++) {
+        if (j->paths[i] == NULL) {
+            continue;
+        }
+        int rc = br_log_dir_delete(j->paths[i]);
+        if (rc != 0 && j->rc == 0) {
+            j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            (void)snprintf(j->err, sizeof j->err, "cannot delete %.150s: %s", j->paths[i],
+                           rc < 0 ? kp_err_str(rc) : kp_err_name(rc));
+        }
+    }
+}
+
+/* The worker thread: touches the job and the files it names only. */
+static void log_job_run(struct br_job *job)
+{
+    struct log_job *j = (struct log_job *)(void *)job;
+    j->err[0] = '\0';
+    if (j->sync) {
+        sync_log_dirs(j);
+    } else if (j->make) {
+        make_logs(j);
+    } else {
+        remove_dirs(j);
+    }
+}
+
+static const struct br_job_ops log_job_ops = {"partition logs", log_job_run};
+
+/* ---------------------------------------------------------------- jobs */
+
+/* Finished work back on the reactor thread (the mailbox delivers it). */
+static void meta_delivered(void *ctx, struct br_mail *m);
+static void log_job_delivered(void *ctx, struct br_mail *m);
+
+static struct log_job *log_job_new(const struct topic_op *op, bool make, int32_t n)
+{
+    struct log_job *j = kp_calloc(1, sizeof *j);
+    if (j == NULL) {
+        return NULL;
+    }
+    j->job.ops = &log_job_ops;
+    j->job.mail.deliver = log_job_delivered;
+    j->op = op->id;
+    j->make = make;
+    j->n = n;
+    (void)snprintf(j->name, sizeof j->name, "%s", op->meta.name);
+    size_t count = n > 0 ? (size_t)n : 1;
+    if (make) {
+        j->dirs = kp_calloc(count, sizeof *j->dirs);
+        j->logs = kp_calloc(count, sizeof(struct br_log *));
+        if (j->dirs == NULL || j->logs == NULL) {
+            goto out_free;
+        }
+    } else {
+        j->paths = kp_calloc(count, sizeof *j->paths);
+        if (j->paths == NULL) {
+            goto out_free;
+        }
+    }
+    return j;
+
+out_free:
+    kp_free(j->dirs);
+    kp_free(j->logs);
+    kp_free(j->paths);
+    kp_free(j);
+    return NULL;
+}
+
+/* Closes the logs the reactor did not take and frees the job. */
+static void log_job_free(struct log_job *j)
+{
+    if (j == NULL) {
+        return;
+    }
+    if (j->logs != NULL) {
+        for (int32_t i = 0; i < j->n; i++) {
+            br_log_close(j->logs[i]);
+        }
+    }
+    if (j->paths != NULL) {
+        for (int32_t i = 0; i < j->n; i++) {
+            kp_free(j->paths[i]);
+        }
+    }
+    kp_free(j->dirs);
+    kp_free(j->logs);
+    kp_free(j->paths);
+    kp_free(j);
+}
+
+/* ---------------------------------------------------------------- operations */
+
+static struct topic_op *op_by_id(const struct br_topic_admin *a, uint64_t id)
+{
+    for (struct topic_op *op = a != NULL ? a->ops : NULL; op != NULL; op = op->next) {
+        if (op->id == id) {
+            return op;
+        }
+    }
+    return NULL;
+}
+
+/* kind 0: either */
+static struct topic_op *op_by_name(const struct br_topic_admin *a, struct kp_str name, int kind)
+{
+    for (struct topic_op *op = a != NULL ? a->ops : NULL; op != NULL; op = op->next) {
+        if ((kind == 0 || (int)op->kind == kind) && kp_str_eq_c(name, op->meta.name)) {
+            return op;
+        }
+    }
+    return NULL;
+}
+
+bool br_topic_admin_reserved(struct br_broker *b, struct kp_str name)
+{
+    return op_by_name(b->admin, name, 0) != NULL;
+}
+
+bool br_topic_admin_creating(struct br_broker *b, struct kp_str name)
+{
+    return op_by_name(b->admin, name, OP_CREATE) != NULL;
+}
+
+bool br_topic_admin_busy(const struct br_broker *b)
+{
+    return b->admin != NULL && b->admin->ops != NULL;
+}
+
+static void op_fail(struct topic_op *op, int16_t code, const char *msg)
+{
+    if (op->code == KP_ERR_NONE) {
+        op->code = code;
+        (void)snprintf(op->msg, sizeof op->msg, "%s", msg);
+    }
+}
+
+static void op_free(struct topic_op *op)
+{
+    br_topic_meta_clear(&op->meta);
+    kp_free(op->dirs);
+    kp_free(op);
+}
+
+static void park_answer(struct br_broker *b, struct admin_park *pk);
+
+/* A parked CreateTopics/DeleteTopics/CreatePartitions ran out of time. */
+static void admin_timer_fire(void *ctx, struct br_timer *t)
+{
+    park_answer(ctx, t->owner);
+}
+
+static const struct br_timer_ops admin_timer = {"CreateTopics/DeleteTopics timeout",
+                                                admin_timer_fire};
+
+static char *dup_cstr(const char *s)
+{
+    size_t n = strlen(s);
+    char *c = kp_malloc(n + 1);
+    if (c != NULL) {
+        memcpy(c, s, n + 1);
+    }
+    return c;
+}
+
+/* The operation is over: its name is free again, and the parked requests
+ * it completes are answered. */
+static void op_finish(struct br_broker *b, struct topic_op *op)
+{
+    struct br_topic_admin *a = b->admin;
+    for (struct topic_op **pp = &a->ops; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    if (op->kind != OP_DELETE && op->code != KP_ERR_NONE && op->dirs != NULL) {
+        for (int32_t p = op->first; p < op->meta.partitions; p++) {
+            if (b->dir_partitions[op->dirs[p]] > 0) {
+                b->dir_partitions[op->dirs[p]]--;
+            }
+        }
+    }
+    /* requests it completes leave the list first; their slots stop naming
+     * them, so that a connection dying while another is answered cannot
+     * cancel one of them under us */
+    struct admin_park *ready = NULL;
+    struct admin_park *pk = a->parks;
+    while (pk != NULL) {
+        struct admin_park *next = pk->next;
+        for (size_t i = 0; i < pk->n; i++) {
+            struct admin_result *res = &pk->res[i];
+            if (res->op != op->id) {
+                continue;
+            }
+            res->op = 0;
+            res->code = op->code;
+            if (op->code != KP_ERR_NONE && op->msg[0] != '\0') {
+                res->msg = dup_cstr(op->msg); /* NULL (no message) when memory is short */
+            }
+            pk->pending--;
+        }
+        if (pk->pending == 0) {
+            if (pk->prev != NULL) {
+                pk->prev->next = pk->next;
+            } else {
+                a->parks = pk->next;
+            }
+            if (pk->next != NULL) {
+                pk->next->prev = pk->prev;
+            }
+            pk->listed = false;
+            br_slot_set_parked(pk->slot, NULL);
+            pk->prev = NULL;
+            pk->next = ready;
+            ready = pk;
+        }
+        pk = next;
+    }
+    op_free(op);
+    while (ready != NULL) {
+        struct admin_park *next = ready->next;
+        park_answer(b, ready);
+        ready = next;
+    }
+}
+
+/* A store error as CreateTopics answers it: the store's own Kafka code
+ * (INVALID_TOPIC_EXCEPTION for a colliding name, POLICY_VIOLATION past the
+ * topic ceiling...); its file ceiling is a policy too; KAFKA_STORAGE_ERROR
+ * when it could not read or write. */
+static int16_t store_code(int rc)
+{
+    if (rc == KP_E_TOO_LARGE) {
+        return KP_ERR_POLICY_VIOLATION;
+    }
+    return rc > 0 ? (int16_t)rc : (int16_t)KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+/* Sends the store request of the step; when there is no memory for it the
+ * operation ends (failed) and -1 is returned. */
+static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op what,
+                       enum op_step step)
+{
+    struct br_meta_request *rq = NULL;
+    if (br_meta_request_new(what, &op->meta, &rq) != 0) {
+        br_error("topic %s: out of memory for a metadata request", op->meta.name);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+        if (step == STEP_UNDO_STORE) {
+            br_error("topic %s stays in the metadata: its creation failed", op->meta.name);
+        }
+        op_finish(b, op);
+        return -1;
+    }
+    rq->tag = op->id;
+    rq->job.mail.deliver = meta_delivered;
+    op->step = step;
+    br_meta_async_submit(b->admin->meta, rq);
+    return 0;
+}
+
+/* CREATE (ADD) failed after the store kept the topic (its new
+ * partitions): the store forgets them again. */
+static void undo_store(struct br_broker *b, struct topic_op *op)
+{
+    if (op->kind == OP_CREATE) {
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
+        return;
+    }
+    /* the request copies the topic as it was: the first partitions */
+    int32_t want = op->meta.partitions;
+    op->meta.partitions = op->first;
+    struct br_meta_request *rq = NULL;
+    int rc = br_meta_request_new(BR_META_OP_SET_PARTITIONS, &op->meta, &rq);
+    op->meta.partitions = want;
+    if (rc != 0) {
+        br_error("topic %s: out of memory for a metadata request: it keeps %" PRId32
+                 " partition(s) in the metadata, made at the next start",
+                 op->meta.name, want);
+        op_finish(b, op);
+        return;
+    }
+    rq->tag = op->id;
+    rq->job.mail.deliver = meta_delivered;
+    op->step = STEP_UNDO_STORE;
+    br_meta_async_submit(b->admin->meta, rq);
+}
+
+/* CREATE failed after the store kept the topic: remove its directories,
+ * then take it out of the store (a crash between the two leaves a stored
+ * topic that the next start completes, never a directory the store does
+ * not list). */
+static void undo_dirs(struct br_broker *b, struct topic_op *op)
+{
+    struct log_job *j = log_job_new(op, false, op->meta.partitions);
+    if (j == NULL) {
+        undo_store(b, op);
+        return;
+    }
+    char path[PATH_MAX];
+    for (int32_t p = op->first; p < op->meta.partitions; p++) {
+        if (partition_path(b->cfg.log_dirs[op->dirs[p]], op->meta.name, p, path, sizeof path) ==
+            0) {
+            j->paths[p] = dup_cstr(path);
+        }
+    }
+    op->step = STEP_UNDO_DIRS;
+    br_worker_submit(b->admin->worker, &j->job);
+}
+
+static void submit_make(struct br_broker *b, struct topic_op *op)
+{
+    struct log_job *j = log_job_new(op, true, op->meta.partitions);
+    if (j == NULL) {
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+        undo_store(b, op);
+        return;
+    }
+    j->log_dirs = b->cfg.log_dirs;
+    j->n_log_dirs = b->cfg.n_log_dirs;
+    memcpy(j->dirs, op->dirs, (size_t)op->meta.partitions * sizeof *j->dirs);
+    j->first = op->first;
+    j->lc = op->lc;
+    op->step = STEP_MAKE_LOGS;
+    br_worker_submit(b->admin->worker, &j->job);
+}
+
+/* DELETE failed before the store forgot the topic: its directories get
+ * their names back (br_log_move_dir), and it stays whole. */
+static void undo_moves(struct br_broker *b, struct topic_op *op)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    for (int32_t p = 0; t != NULL && p < t->npartitions; p++) {
+        struct br_partition *part = &t->partitions[p];
+        char path[PATH_MAX];
+        if (part->log == NULL ||
+            partition_path(b->cfg.log_dirs[part->dir_index], t->name, p, path, sizeof path) != 0 ||
+            strcmp(br_log_dir(part->log), path) == 0) {
+            continue;
+        }
+        if (br_log_move_dir(part->log, path) != 0) {
+            br_error("%s-%" PRId32 ": its directory could not be given its name back: stop the "
+                     "broker and rename %s to %s by hand before the next start (which would "
+                     "remove it)",
+                     t->name, p, br_log_dir(part->log), path);
+        }
+    }
+    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+        if (fsync_dir(b->cfg.log_dirs[d]) != 0) {
+            br_warn("%s: fsync: %s", b->cfg.log_dirs[d], strerror(errno));
+        }
+    }
+}
+
+static void delete_stored(struct br_broker *b, struct topic_op *op)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    if (t == NULL) {
+        op_finish(b, op); /* nothing left in memory */
+        return;
+    }
+    struct log_job *j = log_job_new(op, false, t->npartitions);
+    if (j == NULL || br_broker_topic_remove(b, t, j->paths) != 0) {
+        /* the store forgot it: the next start will not load it */
+        br_error("topic %s: out of memory taking it out; it is gone at the next start",
+                 op->meta.name);
+        log_job_free(j);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+        op_finish(b, op);
+        return;
+    }
+    op->step = STEP_REMOVE_DIRS;
+    br_worker_submit(b->admin->worker, &j->job);
+}
+
+static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_meta_request *rq)
+{
+    if (op->kind != OP_DELETE && op->step == STEP_STORE) {
+        if (rq->rc != 0) {
+            br_warn("%s topic %s: the metadata store refused it: %s",
+                    op->kind == OP_ADD ? "adding partitions to" : "creating", op->meta.name,
+                    rq->err);
+            op_fail(op, store_code(rq->rc), rq->err);
+            op_finish(b, op);
+            return;
+        }
+        submit_make(b, op);
+        return;
+    }
+    if (op->kind != OP_DELETE && op->step == STEP_UNDO_STORE) {
+        if (rq->rc != 0 && op->kind == OP_ADD) {
+            br_error("topic %s: partitions could not be added nor removed from the metadata "
+                     "(%s): the next start makes them",
+                     op->meta.name, rq->err);
+        } else if (rq->rc != 0) {
+            br_error("topic %s could not be created nor removed from the metadata: %s",
+                     op->meta.name, rq->err);
+        }
+        op_finish(b, op);
+        return;
+    }
+    if (op->kind == OP_DELETE && op->step == STEP_STORE) {
+        if (rq->rc != 0) {
+            br_error("deleting topic %s from the metadata failed: %s: the topic stays",
+                     op->meta.name, rq->err);
+            undo_moves(b, op);
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, rq->err);
+            op_finish(b, op);
+            return;
+        }
+        delete_stored(b, op);
+        return;
+    }
+    br_error("topic %s: a metadata answer in step %d", op->meta.name, (int)op->step);
+}
+
+/* ADD: the new logs are made; the topic takes them. */
+static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    if (t == NULL || t->npartitions != op->first) {
+        /* cannot happen: the name is reserved, no deletion or other
+         * addition runs meanwhile */
+        br_error("adding partitions to topic %s: the topic changed meanwhile", op->meta.name);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "the topic changed meanwhile");
+        undo_dirs(b, op);
+        return;
+    }
+    if (br_broker_topic_grow(b, t, op->meta.partitions, j->logs, op->dirs) != 0) {
+        br_error("adding partitions to topic %s: out of memory installing them", op->meta.name);
+        op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+        undo_dirs(b, op);
+        return;
+    }
+    br_info("topic %s: %" PRId32 " partition(s) added, %" PRId32 " now, in %" PRId64 " ms",
+            op->meta.name, op->meta.partitions - op->first, op->meta.partitions,
+            br_now_mono_ms() - op->started_ms);
+    op_finish(b, op);
+}
+
+static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
+{
+    switch (op->step) {
+    case STEP_MAKE_LOGS:
+        if (j->rc != 0) {
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
+            undo_store(b, op);
+            return;
+        }
+        if (op->kind == OP_ADD) {
+            add_done(b, op, j);
+            return;
+        }
+        if (br_broker_topic_adopt(b, &op->meta, j->logs, op->dirs) != 0) {
+            br_error("creating topic %s: out of memory installing it", op->meta.name);
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
+            undo_dirs(b, op);
+            return;
+        }
+        br_info("created topic %s with %" PRId32 " partition(s) in %" PRId64 " ms",
+                op->meta.name, op->meta.partitions, br_now_mono_ms() - op->started_ms);
+        op_finish(b, op);
+        return;
+    case STEP_UNDO_DIRS:
+        if (j->rc != 0) {
+            br_error("topic %s, which was not created: %s", op->meta.name, j->err);
+        }
+        undo_store(b, op);
+        return;
+    case STEP_SYNC_MOVES:
+        if (j->rc != 0) {
+            br_error("deleting topic %s: %s: the topic stays", op->meta.name, j->err);
+            undo_moves(b, op);
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
+            op_finish(b, op);
+            return;
+        }
+        (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_STORE);
+        return;
+    case STEP_REMOVE_DIRS:
+        if (j->rc != 0) {
+            br_error("deleting topic %s: %s", op->meta.name, j->err);
+            op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, j->err);
+        } else {
+            br_info("deleted topic %s", op->meta.name);
+        }
+        op_finish(b, op);
+        return;
+    case STEP_STORE:
+    case STEP_UNDO_STORE:
+        break;
+    }
+    br_error("topic %s: a log job answer in step %d", op->meta.name, (int)op->step);
+}
+
+static void meta_delivered(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
+    struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
+    struct topic_op *op = op_by_id(b->admin, rq->tag);
+    if (op != NULL) {
+        meta_done(b, op, rq);
+    }
+    br_meta_request_free(rq);
+}
+
+static void log_job_delivered(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
+    struct log_job *j = (struct log_job *)(void *)m;
+    struct topic_op *op = op_by_id(b->admin, j->op);
+    if (op != NULL) {
+        log_done(b, op, j);
+    }
+    log_job_free(j); /* closes the logs the topic did not take */
+}
+
+/* Places partitions [first, end) of a new operation, each new log in the dir
+ * holding the fewest (Kafka's placement), lists the operation and sends its
+ * store request: -1 when there was no memory for it (the operation ended,
+ * its placement given back). */
+static int place_and_store(struct br_broker *b, struct topic_op *op, int32_t first, int32_t end,
+                           enum br_meta_op what)
+{
+    for (int32_t p = first; p < end; p++) {
+        size_t best = 0;
+        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
+            if (b->dir_partitions[d] < b->dir_partitions[best]) {
+                best = d;
+            }
+        }
+        op->dirs[p] = best;
+        b->dir_partitions[best]++;
+    }
+    op->next = b->admin->ops;
+    b->admin->ops = op;
+    return submit_meta(b, op, what, STEP_STORE);
+}
+
+int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
+                          const struct br_topic_config *tc, char *err, size_t errlen)
+{
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL || a->stopping) {
+        (void)snprintf(err, errlen, "the broker is stopping");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    /* what the store would refuse, refused now (a timeout of 0 answers
+     * before the store has looked) */
+    int rc = br_topic_meta_check(m, err, errlen);
+    if (rc != 0) {
+        return rc > 0 ? rc : KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct topic_op *op = kp_calloc(1, sizeof *op);
+    if (op == NULL) {
+        goto out_nomem;
+    }
+    op->dirs = kp_calloc((size_t)m->partitions, sizeof *op->dirs);
+    if (op->dirs == NULL || br_topic_meta_copy(&op->meta, m) != 0) {
+        op_free(op);
+        goto out_nomem;
+    }
+    op->id = ++a->next_id;
+    op->kind = OP_CREATE;
+    op->started_ms = br_now_mono_ms();
+    br_topic_log_config(tc, &op->lc);
+    if (place_and_store(b, op, 0, m->partitions, BR_META_OP_CREATE_TOPIC) != 0) {
+        goto out_nomem; /* ended, its placement given back */
+    }
+    return 0;
+
+out_nomem:
+    (void)snprintf(err, errlen, "out of memory");
+    return KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t, int32_t partitions,
+                                  const int32_t *replicas, char *err, size_t errlen)
+{
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL || a->stopping) {
+        (void)snprintf(err, errlen, "the broker is stopping");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    int32_t first = t->npartitions;
+    size_t rf = t->replication_factor > 0 ? (size_t)t->replication_factor : 1;
+    struct topic_op *op = kp_calloc(1, sizeof *op);
+    if (op == NULL) {
+        goto out_nomem;
+    }
+    op->dirs = kp_calloc((size_t)partitions, sizeof *op->dirs);
+    op->meta.replicas = kp_calloc((size_t)partitions * rf, sizeof *op->meta.replicas);
+    if (op->dirs == NULL || op->meta.replicas == NULL) {
+        op_free(op);
+        goto out_nomem;
+    }
+    (void)snprintf(op->meta.name, sizeof op->meta.name, "%s", t->name);
+    op->meta.partitions = partitions;
+    op->meta.replication_factor = (int16_t)rf;
+    /* the kept partitions' entries are not read: the store keeps its own */
+    for (size_t i = (size_t)first * rf; i < (size_t)partitions * rf; i++) {
+        op->meta.replicas[i] = replicas != NULL ? replicas[i - (size_t)first * rf] : b->node_id;
+    }
+    op->first = first;
+    op->id = ++a->next_id;
+    op->kind = OP_ADD;
+    op->started_ms = br_now_mono_ms();
+    br_topic_log_config(&t->config, &op->lc);
+    if (place_and_store(b, op, first, partitions, BR_META_OP_SET_PARTITIONS) != 0) {
+        goto out_nomem; /* ended, its placement given back */
+    }
+    return 0;
+
+out_nomem:
+    (void)snprintf(err, errlen, "out of memory");
+    return KP_ERR_KAFKA_STORAGE_ERROR;
+}
+
+bool br_topic_admin_adding(struct br_broker *b, struct kp_str name)
+{
+    return op_by_name(b->admin, name, OP_ADD) != NULL;
+}
+
+int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
+{
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL || a->stopping) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    if (op_by_name(a, kp_str_c(t->name), OP_DELETE) != NULL) {
+        return 0; /* being deleted: this request waits for that deletion */
+    }
+    if (op_by_name(a, kp_str_c(t->name), OP_ADD) != NULL) {
+        /* its new partitions' directories are being made: a deletion now
+         * would leave them behind (the client may retry once it is done) */
+        return KP_ERR_REASSIGNMENT_IN_PROGRESS;
+    }
+    struct topic_op *op = kp_calloc(1, sizeof *op);
+    if (op == NULL) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    (void)snprintf(op->meta.name, sizeof op->meta.name, "%s", t->name);
+    op->id = ++a->next_id;
+    op->kind = OP_DELETE;
+    op->started_ms = br_now_mono_ms();
+    struct log_job *j = log_job_new(op, false, 0);
+    if (j == NULL) {
+        op_free(op);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    /* Kafka's order (LogManager.asyncDelete): each directory renamed to its
+     * delete name first (a rename, no fsync, on the reactor: the logs stay
+     * open and follow it), so the data is no partition's before the store
+     * forgets the topic; the renames are made durable on the worker, then
+     * the store is written. A failure on the way moves them back. */
+    int32_t moved = 0;
+    for (; moved < t->npartitions; moved++) {
+        struct br_partition *part = &t->partitions[moved];
+        char target[PATH_MAX];
+        if (part->log == NULL) {
+            continue;
+        }
+        if (br_log_delete_dir_name(b->cfg.log_dirs[part->dir_index], t->name, moved, target,
+                                   sizeof target) != 0 ||
+            br_log_move_dir(part->log, target) != 0) {
+            break;
+        }
+    }
+    if (moved < t->npartitions) {
+        undo_moves(b, op);
+        br_error("deleting topic %s failed: a directory could not be renamed: the topic stays",
+                 t->name);
+        log_job_free(j);
+        op_free(op);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    op->next = a->ops;
+    a->ops = op;
+    j->sync = true;
+    j->log_dirs = b->cfg.log_dirs;
+    j->n_log_dirs = b->cfg.n_log_dirs;
+    op->step = STEP_SYNC_MOVES;
+    br_worker_submit(a->worker, &j->job);
+    return 0;
+}
+
+int br_topic_admin_store_configs(struct br_broker *b, const char *name,
+                                 const struct br_meta_config *configs, size_t n, char *err,
+                                 size_t errlen)
+{
+    if (b->admin == NULL) {
+        return br_meta_set_topic_configs(&b->meta, name, configs, n, err, errlen);
+    }
+    return br_meta_async_set_topic_configs_now(b->admin->meta, name, configs, n, err, errlen);
+}
+
+/* ---------------------------------------------------------------- parked requests */
+
+static void park_free(struct admin_park *pk)
+{
+    for (size_t i = 0; i < pk->n; i++) {
+        kp_free(pk->res[i].name);
+        kp_free(pk->res[i].msg);
+    }
+    kp_free(pk->res);
+    kp_free(pk);
+}
+
+static void park_unlink(struct br_topic_admin *a, struct admin_park *pk)
+{
+    if (!pk->listed) {
+        return;
+    }
+    if (pk->prev != NULL) {
+        pk->prev->next = pk->next;
+    } else {
+        a->parks = pk->next;
+    }
+    if (pk->next != NULL) {
+        pk->next->prev = pk->prev;
+    }
+    pk->prev = NULL;
+    pk->next = NULL;
+    pk->listed = false;
+}
+
+static struct kp_str str_of(const char *s)
+{
+    return s != NULL ? kp_str_c(s) : KP_STR_NULL;
+}
+
+/* Answers with what is known; topics still waiting are REQUEST_TIMED_OUT
+ * (their creation or deletion goes on). Frees pk. */
+static void park_answer(struct br_broker *b, struct admin_park *pk)
+{
+    park_unlink(b->admin, pk);
+    br_timer_cancel(b->net, &pk->timer);
+    for (size_t i = 0; i < pk->n; i++) {
+        if (pk->res[i].op != 0) {
+            pk->res[i].op = 0;
+            pk->res[i].code = KP_ERR_REQUEST_TIMED_OUT;
+        }
+    }
+    struct kp_request_header hdr = {pk->api, pk->version, pk->corr, KP_STR_NULL};
+    struct br_req r;
+    memset(&r, 0, sizeof r);
+    r.b = b;
+    r.conn = pk->conn;
+    r.slot = pk->slot;
+    r.hdr = &hdr;
+    r.version = pk->version;
+    int err = KP_E_NOMEM;
+    size_t count = pk->n == 0 ? 1 : pk->n;
+    if (pk->api == KP_API_CREATE_TOPICS) {
+        struct kp_CreateTopicsResponse resp;
+        kp_CreateTopicsResponse_init(&resp);
+        resp.Topics.items = kp_calloc(count, sizeof *resp.Topics.items);
+        if (resp.Topics.items != NULL) {
+            resp.Topics.count = (int32_t)pk->n;
+            for (size_t i = 0; i < pk->n; i++) {
+                resp.Topics.items[i].Name = kp_str_c(pk->res[i].name);
+                resp.Topics.items[i].ErrorCode = pk->res[i].code;
+                resp.Topics.items[i].ErrorMessage = str_of(pk->res[i].msg);
+            }
+            err = br_respond(&r, &resp);
+            kp_free(resp.Topics.items);
+        }
+    } else if (pk->api == KP_API_CREATE_PARTITIONS) {
+        struct kp_CreatePartitionsResponse resp;
+        kp_CreatePartitionsResponse_init(&resp);
+        resp.Results.items = kp_calloc(count, sizeof *resp.Results.items);
+        if (resp.Results.items != NULL) {
+            resp.Results.count = (int32_t)pk->n;
+            for (size_t i = 0; i < pk->n; i++) {
+                resp.Results.items[i].Name = kp_str_c(pk->res[i].name);
+                resp.Results.items[i].ErrorCode = pk->res[i].code;
+                resp.Results.items[i].ErrorMessage = str_of(pk->res[i].msg);
+            }
+            err = br_respond(&r, &resp);
+            kp_free(resp.Results.items);
+        }
+    } else {
+        struct kp_DeleteTopicsResponse resp;
+        kp_DeleteTopicsResponse_init(&resp);
+        resp.Responses.items = kp_calloc(count, sizeof *resp.Responses.items);
+        if (resp.Responses.items != NULL) {
+            resp.Responses.count = (int32_t)pk->n;
+            for (size_t i = 0; i < pk->n; i++) {
+                resp.Responses.items[i].Name = kp_str_c(pk->res[i].name);
+                resp.Responses.items[i].ErrorCode = pk->res[i].code;
+            }
+            err = br_respond(&r, &resp);
+            kp_free(resp.Responses.items);
+        }
+    }
+    if (err != 0) {
+        br_error("answering a parked %s of %s failed: %s",
+                 pk->api == KP_API_CREATE_TOPICS       ? "CreateTopics"
+                 : pk->api == KP_API_CREATE_PARTITIONS ? "CreatePartitions"
+                                                       : "DeleteTopics",
+                 br_conn_peer(pk->conn), kp_err_str(err));
+        br_slot_ready(pk->conn, pk->slot);
+        br_conn_close_after_flush(pk->conn);
+    }
+    park_free(pk);
+}
+
+/* What a parked answer holds of topic i of the request. */
+static int park_result(struct admin_result *res, struct kp_str name, struct kp_str msg,
+                       int16_t code, uint64_t op)
+{
+    res->name = kp_malloc((size_t)(name.len > 0 ? name.len : 0) + 1);
+    if (res->name == NULL) {
+        return KP_E_NOMEM;
+    }
+    if (name.len > 0) {
+        memcpy(res->name, name.ptr, (size_t)name.len);
+    }
+    res->name[name.len > 0 ? name.len : 0] = '\0';
+    if (msg.len >= 0 && msg.ptr != NULL) {
+        res->msg = kp_malloc((size_t)msg.len + 1);
+        if (res->msg == NULL) {
+            return KP_E_NOMEM;
+        }
+        memcpy(res->msg, msg.ptr, (size_t)msg.len);
+        res->msg[msg.len] = '\0';
+    }
+    res->code = code;
+    res->op = op;
+    return 0;
+}
+
+static struct admin_park *park_new(struct br_req *r, size_t n)
+{
+    struct admin_park *pk = kp_calloc(1, sizeof *pk);
+    if (pk == NULL) {
+        return NULL;
+    }
+    pk->res = kp_calloc(n == 0 ? 1 : n, sizeof *pk->res);
+    if (pk->res == NULL) {
+        kp_free(pk);
+        return NULL;
+    }
+    pk->n = n;
+    pk->park.kind = BR_PARK_ADMIN;
+    pk->conn = r->conn;
+    pk->slot = r->slot;
+    pk->api = r->hdr->RequestApiKey;
+    pk->version = r->version;
+    pk->corr = r->hdr->CorrelationId;
+    br_timer_init(&pk->timer, &admin_timer, pk);
+    return pk;
+}
+
+static void park_start(struct br_req *r, struct admin_park *pk, int32_t timeout_ms)
+{
+    struct br_topic_admin *a = r->b->admin;
+    pk->next = a->parks;
+    if (a->parks != NULL) {
+        a->parks->prev = pk;
+    }
+    a->parks = pk;
+    pk->listed = true;
+    br_slot_set_parked(r->slot, &pk->park);
+    br_timer_arm(r->b->net, &pk->timer, br_now_mono_ms() + timeout_ms);
+}
+
+/* Whether the answer waits: not with timeout_ms <= 0 (Kafka 2.0 answers
+ * REQUEST_TIMED_OUT at once), nor while the broker stops. */
+static bool may_wait(const struct br_req *r, int32_t timeout_ms)
+{
+    return timeout_ms > 0 && r->slot != NULL && !br_broker_stopping(r->b) &&
+           r->b->admin != NULL && !r->b->admin->stopping;
+}
+
+int br_topic_admin_answer_create(struct br_req *r, struct kp_CreateTopicsResponse *resp,
+                                 int32_t timeout_ms, bool validate_only)
+{
+    struct br_topic_admin *a = r->b->admin;
+    size_t n = resp->Topics.count > 0 ? (size_t)resp->Topics.count : 0;
+    size_t pending = 0;
+    for (size_t i = 0; i < n && !validate_only; i++) {
+        const struct kp_CreateTopicsResponse_CreatableTopicResult *t = &resp->Topics.items[i];
+        if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_CREATE) != NULL) {
+            pending++;
+        }
+    }
+    if (pending > 0 && !may_wait(r, timeout_ms)) {
+        for (size_t i = 0; i < n; i++) {
+            struct kp_CreateTopicsResponse_CreatableTopicResult *t = &resp->Topics.items[i];
+            if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_CREATE) != NULL) {
+                t->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
+                t->ErrorMessage = KP_STR_NULL;
+            }
+        }
+        pending = 0;
+    }
+    if (pending == 0) {
+        return br_respond(r, resp);
+    }
+    struct admin_park *pk = park_new(r, n);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_CreateTopicsResponse_CreatableTopicResult *t = &resp->Topics.items[i];
+        const struct topic_op *op =
+            t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_CREATE) : NULL;
+        if (park_result(&pk->res[i], t->Name, t->ErrorMessage, t->ErrorCode,
+                        op != NULL ? op->id : 0) != 0) {
+            park_free(pk);
+            return KP_E_NOMEM;
+        }
+    }
+    pk->pending = pending;
+    park_start(r, pk, timeout_ms);
+    return 0;
+}
+
+int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartitionsResponse *resp,
+                                     int32_t timeout_ms, bool validate_only)
+{
+    struct br_topic_admin *a = r->b->admin;
+    size_t n = resp->Results.count > 0 ? (size_t)resp->Results.count : 0;
+    size_t pending = 0;
+    for (size_t i = 0; i < n && !validate_only; i++) {
+        const struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+            &resp->Results.items[i];
+        if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_ADD) != NULL) {
+            pending++;
+        }
+    }
+    if (pending > 0 && !may_wait(r, timeout_ms)) {
+        for (size_t i = 0; i < n; i++) {
+            struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+                &resp->Results.items[i];
+            if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_ADD) != NULL) {
+                t->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
+                t->ErrorMessage = KP_STR_NULL;
+            }
+        }
+        pending = 0;
+    }
+    if (pending == 0) {
+        return br_respond(r, resp);
+    }
+    struct admin_park *pk = park_new(r, n);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult *t =
+            &resp->Results.items[i];
+        const struct topic_op *op =
+            t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_ADD) : NULL;
+        if (park_result(&pk->res[i], t->Name, t->ErrorMessage, t->ErrorCode,
+                        op != NULL ? op->id : 0) != 0) {
+            park_free(pk);
+            return KP_E_NOMEM;
+        }
+    }
+    pk->pending = pending;
+    park_start(r, pk, timeout_ms);
+    return 0;
+}
+
+int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsResponse *resp,
+                                 int32_t timeout_ms)
+{
+    struct br_topic_admin *a = r->b->admin;
+    size_t n = resp->Responses.count > 0 ? (size_t)resp->Responses.count : 0;
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_DeleteTopicsResponse_DeletableTopicResult *t = &resp->Responses.items[i];
+        if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_DELETE) != NULL) {
+            pending++;
+        }
+    }
+    if (pending > 0 && !may_wait(r, timeout_ms)) {
+        for (size_t i = 0; i < n; i++) {
+            struct kp_DeleteTopicsResponse_DeletableTopicResult *t = &resp->Responses.items[i];
+            if (t->ErrorCode == KP_ERR_NONE && op_by_name(a, t->Name, OP_DELETE) != NULL) {
+                t->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
+            }
+        }
+        pending = 0;
+    }
+    if (pending == 0) {
+        return br_respond(r, resp);
+    }
+    struct admin_park *pk = park_new(r, n);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_DeleteTopicsResponse_DeletableTopicResult *t = &resp->Responses.items[i];
+        const struct topic_op *op =
+            t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_DELETE) : NULL;
+        if (park_result(&pk->res[i], t->Name, KP_STR_NULL, t->ErrorCode,
+                        op != NULL ? op->id : 0) != 0) {
+            park_free(pk);
+            return KP_E_NOMEM;
+        }
+    }
+    pk->pending = pending;
+    park_start(r, pk, timeout_ms);
+    return 0;
+}
+
+void br_topic_admin_cancel_parked(struct br_broker *b, void *parked)
+{
+    struct admin_park *pk = parked;
+    park_unlink(b->admin, pk);
+    br_timer_cancel(b->net, &pk->timer);
+    park_free(pk);
+}
+
+void br_topic_admin_complete_all_parked(struct br_broker *b)
+{
+    while (b->admin != NULL && b->admin->parks != NULL) {
+        struct admin_park *pk = b->admin->parks;
+        br_slot_set_parked(pk->slot, NULL);
+        park_answer(b, pk);
+    }
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+int br_topic_admin_start(struct br_broker *b)
+{
+    struct br_topic_admin *a = kp_calloc(1, sizeof *a);
+    if (a == NULL) {
+        return KP_E_NOMEM;
+    }
+    /* in process (the fuzz harness): no thread, reproducible runs */
+    int rc = br_worker_start(b->mailbox, b->in_process, &a->worker);
+    if (rc == 0) {
+        rc = br_meta_async_open(&b->meta, a->worker, &a->meta);
+    }
+    if (rc != 0) {
+        br_worker_free(a->worker);
+        kp_free(a);
+        return rc;
+    }
+    b->admin = a;
+    return 0;
+}
+
+void br_topic_admin_stop(struct br_broker *b)
+{
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL) {
+        return;
+    }
+    a->stopping = true;
+    br_topic_admin_complete_all_parked(b);
+    /* the jobs queued run to their end; steps that follow run inline */
+    br_worker_stop(a->worker);
+    size_t left = 0;
+    for (struct topic_op *op = a->ops; op != NULL; op = op->next) {
+        left++;
+    }
+    if (left > 0) {
+        br_info("finishing %zu topic creation(s) or deletion(s) before stopping", left);
+    }
+    /* each round delivers what the last one submitted; an operation has at
+     * most four steps */
+    for (int round = 0; a->ops != NULL && round < 16; round++) {
+        br_mailbox_deliver_all(b->mailbox, b);
+    }
+    while (a->ops != NULL) {
+        struct topic_op *op = a->ops;
+        br_error("topic %s: its %s did not finish", op->meta.name,
+                 op->kind == OP_CREATE ? "creation" : "deletion");
+        a->ops = op->next;
+        op_free(op);
+    }
+    br_meta_async_close(a->meta);
+    br_worker_free(a->worker);
+    kp_free(a);
+    b->admin = NULL;
+}

@@ -1,0 +1,588 @@
+/* samsa-broker: the topic table: topics and their partitions, created,
+ * loaded, grown and removed (see state.h). */
+#define _GNU_SOURCE
+
+#include "server/state.h"
+
+#include "base/logging.h"
+#include "server/request.h"
+#include "server/topic_admin.h"
+
+#include <samsa-protocol/record_batch.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+/* ---------------------------------------------------------------- checkpoints */
+
+bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
+                                   const char *without, struct br_checkpoint_entry **e, size_t *n)
+{
+    char path[4096];
+    (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], name);
+    struct br_checkpoint_error cerr;
+    *e = NULL;
+    *n = 0;
+    if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, e, n, &cerr) != 0) {
+        char msg[512];
+        br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
+        br_warn("ignoring %s (%s)", msg, without);
+        return false;
+    }
+    return true;
+}
+
+struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
+                                                    const struct br_checkpoint_entry *e, size_t d)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(e->topic));
+    if (t == NULL || e->partition < 0 || e->partition >= t->npartitions) {
+        return NULL;
+    }
+    struct br_partition *p = &t->partitions[e->partition];
+    return p->dir_index == d ? p : NULL;
+}
+
+/* ---------------------------------------------------------------- topics */
+
+static int topic_cmp(const struct br_topic *t, struct kp_str name)
+{
+    size_t tl = strlen(t->name);
+    size_t nl = (size_t)name.len;
+    size_t m = tl < nl ? tl : nl;
+    int c = memcmp(t->name, name.ptr, m);
+    if (c != 0) {
+        return c;
+    }
+    return tl < nl ? -1 : (tl > nl ? 1 : 0);
+}
+
+static size_t topic_lower_bound(const struct br_broker *b, struct kp_str name)
+{
+    size_t lo = 0;
+    size_t hi = b->ntopics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (topic_cmp(b->topics[mid], name) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name)
+{
+    if (name.len <= 0) {
+        return NULL;
+    }
+    size_t i = topic_lower_bound(b, name);
+    if (i < b->ntopics && topic_cmp(b->topics[i], name) == 0) {
+        return b->topics[i];
+    }
+    return NULL;
+}
+
+/* mkdir -p */
+int br_mkdirs(const char *path)
+{
+    char tmp[4096];
+    int n = snprintf(tmp, sizeof tmp, "%s", path);
+    if (n <= 0 || (size_t)n >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = tmp + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The log dir that already holds this partition, else the one with the
+ * fewest partitions (Kafka's placement rule). */
+static const char *pick_log_dir(struct br_broker *b, const char *topic, int32_t p, char *path,
+                                size_t pathlen)
+{
+    const char *best = NULL;
+    size_t best_count = SIZE_MAX;
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        const char *dir = b->cfg.log_dirs[i];
+        int n = snprintf(path, pathlen, "%s/%s-%" PRId32, dir, topic, p);
+        if (n > 0 && (size_t)n < pathlen && access(path, F_OK) == 0) {
+            return dir;
+        }
+        if (b->dir_partitions[i] < best_count) {
+            best_count = b->dir_partitions[i];
+            best = dir;
+        }
+    }
+    return best;
+}
+
+void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    for (int32_t i = 0; i < t->npartitions && t->partitions != NULL; i++) {
+        struct br_partition *p = &t->partitions[i];
+        /* parked fetches on this partition are answered now */
+        while (p->nwaiters > 0) {
+            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
+        }
+        kp_free(p->waiters);
+        br_producers_free(&p->producers);
+        if (p->log != NULL) {
+            br_log_close(p->log);
+        }
+    }
+    kp_free(t->partitions);
+    kp_free(t);
+}
+
+/* The log's settings from the topic's config. */
+void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc)
+{
+    br_log_config_defaults(lc);
+    lc->segment_bytes = tc->segment_bytes;
+    lc->segment_ms = tc->segment_ms;
+    lc->index_interval_bytes = tc->index_interval_bytes;
+    /* values Kafka accepts that the log has no use for: an index too small
+     * for one 12-byte time entry rolls at every append, as it would be full;
+     * flush.messages 0 flushes every append, as 1 does */
+    lc->max_index_bytes = tc->segment_index_bytes < 12 ? 12 : tc->segment_index_bytes;
+    lc->flush_interval_messages = tc->flush_messages < 1 ? 1 : tc->flush_messages;
+    lc->flush_interval_ms = tc->flush_ms;
+    lc->retention_ms = tc->retention_ms;
+    /* any negative retention.bytes means no limit (Kafka's rule) */
+    lc->retention_bytes = tc->retention_bytes < 0 ? -1 : tc->retention_bytes;
+}
+
+int br_checkpoint_entry_cmp(const void *a, const void *b)
+{
+    const struct br_checkpoint_entry *x = a;
+    const struct br_checkpoint_entry *y = b;
+    int c = strcmp(x->topic, y->topic);
+    if (c != 0) {
+        return c;
+    }
+    return x->partition < y->partition ? -1 : (x->partition > y->partition ? 1 : 0);
+}
+
+/* The recovery points are sorted once after loading (br_broker_start), so
+ * that opening many partitions does not scan the whole list for each. */
+static int64_t recovery_point_for(const struct br_broker *b, const char *topic, int32_t p)
+{
+    struct br_checkpoint_entry key;
+    memset(&key, 0, sizeof key);
+    (void)snprintf(key.topic, sizeof key.topic, "%s", topic);
+    key.partition = p;
+    const struct br_checkpoint_entry *e =
+        b->nrecovery == 0 ? NULL
+                          : bsearch(&key, b->recovery, b->nrecovery, sizeof key, br_checkpoint_entry_cmp);
+    return e != NULL ? e->offset : 0;
+}
+
+/* Rebuild idempotent-producer state from the batches of the last segment(s). */
+static void rebuild_producers(struct br_broker *b, struct br_partition *p)
+{
+    int64_t leo = br_log_end_offset(p->log);
+    int64_t from = br_log_start_offset(p->log);
+    if (leo - from > 100000) {
+        from = leo - 100000;
+    }
+    struct br_log_iter *it = NULL;
+    if (from >= leo || br_log_iter_open(p->log, from, &it) != 0) {
+        return;
+    }
+    struct kp_batch_header h;
+    while (br_log_iter_next(it, &h) == 0) {
+        if (h.ProducerId >= b->max_producer_id_seen) {
+            b->max_producer_id_seen = h.ProducerId;
+        }
+        if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
+            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch,
+                                      h.BaseSequence, br_seq_add(h.BaseSequence, h.LastOffsetDelta),
+                                      h.BaseOffset, 0, 10000);
+        }
+    }
+    br_log_iter_close(it);
+}
+
+/* Fills partition `index` of t around its open log (taken) in log dir
+ * `dir`. Placement counts (b->dir_partitions) are the caller's. */
+static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
+                            struct br_log *log, size_t dir)
+{
+    struct br_partition *p = &t->partitions[index];
+    p->topic = t;
+    p->index = index;
+    p->log = log;
+    p->dir_index = dir;
+    /* a log made on the I/O worker holds its files outside any budget */
+    br_log_set_files(log, b->files);
+    /* standalone: this broker leads every partition; its epoch stays put
+     * across restarts, and the ISR of one makes HW = LEO. Epoch 0 of a
+     * partition without one reaches leader-epoch-checkpoint with its first
+     * append (br_log_append assigns it, as Kafka's Log.append does): an
+     * empty partition writes no checkpoint when it is created or opened,
+     * which is what made a start of 10,000 empty partitions take minutes */
+    p->leader_epoch = br_log_latest_epoch(p->log);
+    if (p->leader_epoch < 0) {
+        p->leader_epoch = 0;
+    }
+    p->hw = br_log_end_offset(p->log);
+    rebuild_producers(b, p);
+}
+
+static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
+{
+    char path[4096];
+    const char *dir = pick_log_dir(b, t->name, index, path, sizeof path);
+    if (dir == NULL) {
+        return -1;
+    }
+    int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, dir, t->name, index);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        return -1;
+    }
+    struct br_log_config lc;
+    br_topic_log_config(&t->config, &lc);
+    struct br_log *log = NULL;
+    int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), b->files, &log);
+    if (err != 0) {
+        br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        return -1;
+    }
+    size_t dir_index = 0;
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        if (b->cfg.log_dirs[i] == dir) {
+            b->dir_partitions[i]++;
+            dir_index = i;
+        }
+    }
+    partition_setup(b, t, index, log, dir_index);
+    return 0;
+}
+
+static int topic_insert(struct br_broker *b, struct br_topic *t)
+{
+    struct kp_str name = kp_str_c(t->name);
+    size_t i = topic_lower_bound(b, name);
+    if (b->ntopics == b->topics_cap) {
+        size_t cap = b->topics_cap == 0 ? 16 : b->topics_cap * 2;
+        struct br_topic **nt = kp_realloc(b->topics, cap * sizeof(struct br_topic *));
+        if (nt == NULL) {
+            return -1;
+        }
+        b->topics = nt;
+        b->topics_cap = cap;
+    }
+    memmove(&b->topics[i + 1], &b->topics[i], (b->ntopics - i) * sizeof(struct br_topic *));
+    b->topics[i] = t;
+    b->ntopics++;
+    return 0;
+}
+
+/* A topic from its persisted metadata, its partitions not yet filled. */
+static struct br_topic *topic_new(struct br_broker *b, const struct br_topic_meta *m)
+{
+    struct br_topic *t = kp_calloc(1, sizeof *t);
+    if (t == NULL) {
+        return NULL;
+    }
+    (void)snprintf(t->name, sizeof t->name, "%s", m->name);
+    t->npartitions = m->partitions;
+    t->replication_factor = m->replication_factor;
+    t->internal = t->name[0] == '_' && t->name[1] == '_';
+    br_topic_config_from_broker(&b->cfg, &t->config);
+    for (size_t i = 0; i < m->n_configs; i++) {
+        char err[256];
+        if (br_topic_config_set(&t->config, m->configs[i].key, m->configs[i].value, err,
+                                sizeof err) != 0) {
+            br_warn("topic %s: stored config %s ignored: %s", t->name, m->configs[i].key, err);
+        }
+    }
+    t->partitions = kp_calloc((size_t)t->npartitions, sizeof *t->partitions);
+    if (t->partitions == NULL) {
+        kp_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Build a topic from its persisted metadata and open its logs. */
+int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m)
+{
+    struct br_topic *t = topic_new(b, m);
+    if (t == NULL) {
+        return -1;
+    }
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        if (open_partition(b, t, i) != 0) {
+            t->npartitions = i;
+            br_broker_topic_free(b, t);
+            return -1;
+        }
+    }
+    if (topic_insert(b, t) != 0) {
+        br_broker_topic_free(b, t);
+        return -1;
+    }
+    return 0;
+}
+
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
+                          struct br_log **logs, const size_t *dirs)
+{
+    struct br_topic *t = topic_new(b, m);
+    if (t == NULL) {
+        for (int32_t i = 0; i < m->partitions; i++) {
+            br_log_close(logs[i]);
+            logs[i] = NULL;
+        }
+        return -1;
+    }
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        partition_setup(b, t, i, logs[i], dirs[i]);
+        logs[i] = NULL;
+    }
+    if (topic_insert(b, t) != 0) {
+        br_broker_topic_free(b, t);
+        return -1;
+    }
+    return 0;
+}
+
+int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+                         struct br_log **logs, const size_t *dirs)
+{
+    int32_t old = t->npartitions;
+    struct br_partition *parts =
+        partitions > old ? kp_calloc((size_t)partitions, sizeof *parts) : NULL;
+    if (parts == NULL) {
+        for (int32_t i = old; i < partitions; i++) {
+            br_log_close(logs[i]);
+            logs[i] = NULL;
+        }
+        return -1;
+    }
+    /* parked fetches hold pointers into the array that moves: they are
+     * answered now with what they have (a consumer fetches again) */
+    for (int32_t i = 0; i < old; i++) {
+        struct br_partition *p = &t->partitions[i];
+        while (p->nwaiters > 0) {
+            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
+        }
+    }
+    /* the partitions move whole: their logs, producers and waiter arrays
+     * are pointers that stay valid; p->topic is t still */
+    memcpy(parts, t->partitions, (size_t)old * sizeof *parts);
+    kp_free(t->partitions);
+    t->partitions = parts;
+    t->npartitions = partitions;
+    for (int32_t i = old; i < partitions; i++) {
+        partition_setup(b, t, i, logs[i], dirs[i]);
+        logs[i] = NULL;
+    }
+    return 0;
+}
+
+/* Kafka's AdminZkClient.validateCreateOrUpdateTopic (2.0): a name holding
+ * '.' or '_' must not collide with an existing topic's ('.' and '_' clash in
+ * metric names), even for validate_only; the message is Kafka's. */
+static int check_collisions(const struct br_broker *b, const char *name, char *err, size_t errlen)
+{
+    if (strpbrk(name, "._") == NULL) {
+        return 0;
+    }
+    size_t n = 0;
+    size_t used = 0;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        if (!br_topic_names_collide(b->topics[i]->name, name)) {
+            continue;
+        }
+        int w = n == 0 ? snprintf(err, errlen, "Topic '%s' collides with existing topics: %s", name,
+                                  b->topics[i]->name)
+                       : snprintf(err + used, errlen - used, ", %s", b->topics[i]->name);
+        if (w > 0) {
+            used += (size_t)w;
+        }
+        if (used >= errlen) {
+            used = errlen - 1; /* the list is cut, the code stands */
+        }
+        n++;
+    }
+    return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
+}
+
+int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+                           int16_t replication_factor, const struct br_kv *configs,
+                           size_t nconfigs, bool validate_only, char *err, size_t errlen)
+{
+    char cname[BR_TOPIC_NAME_MAX + 1];
+    err[0] = '\0';
+    if (name.len <= 0 || (size_t)name.len >= sizeof cname) {
+        (void)snprintf(err, errlen, "invalid topic name length %" PRId32, name.len);
+        return KP_ERR_INVALID_TOPIC_EXCEPTION;
+    }
+    memcpy(cname, name.ptr, (size_t)name.len);
+    cname[name.len] = '\0';
+    if (!br_topic_name_valid(cname, (size_t)name.len)) {
+        (void)snprintf(err, errlen, "topic name \"%s\" is illegal: use 1-249 of [a-zA-Z0-9._-]",
+                       cname);
+        return KP_ERR_INVALID_TOPIC_EXCEPTION;
+    }
+    if (br_broker_find_topic(b, name) != NULL) {
+        (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
+        return KP_ERR_TOPIC_ALREADY_EXISTS;
+    }
+    if (br_topic_admin_reserved(b, name)) {
+        /* the name is taken while a creation or deletion of it goes on */
+        (void)snprintf(err, errlen, "topic \"%s\" is being created or deleted", cname);
+        return KP_ERR_TOPIC_ALREADY_EXISTS;
+    }
+    int ce = check_collisions(b, cname, err, errlen);
+    if (ce != 0) {
+        return ce;
+    }
+    if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
+        (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    if (replication_factor < 1 || replication_factor > 1) {
+        (void)snprintf(err, errlen,
+                       "replication factor %d is invalid: this cluster has 1 live broker",
+                       replication_factor);
+        return KP_ERR_INVALID_REPLICATION_FACTOR;
+    }
+    struct br_topic_config tc;
+    br_topic_config_from_broker(&b->cfg, &tc);
+    struct br_topic_meta m;
+    memset(&m, 0, sizeof m);
+    (void)snprintf(m.name, sizeof m.name, "%s", cname);
+    m.partitions = partitions;
+    m.replication_factor = replication_factor;
+    char keys[BR_MAX_TOPIC_CONFIGS][128];
+    char values[BR_MAX_TOPIC_CONFIGS][1024];
+    struct br_meta_config kvs[BR_MAX_TOPIC_CONFIGS];
+    if (nconfigs > BR_MAX_TOPIC_CONFIGS) {
+        (void)snprintf(err, errlen, "too many configs");
+        return KP_ERR_INVALID_CONFIG;
+    }
+    /* A key given twice: the later value, as Kafka 2.0 takes it
+     * (CreateTopicsRequest puts the entries in a HashMap; AdminManager
+     * validates and stores what the map holds). */
+    size_t nkept = 0;
+    for (size_t i = 0; i < nconfigs; i++) {
+        struct kp_str k = configs[i].key;
+        struct kp_str v = configs[i].value;
+        if (k.len <= 0 || (size_t)k.len >= sizeof keys[i] || v.len < 0 ||
+            (size_t)v.len >= sizeof values[i]) {
+            (void)snprintf(err, errlen, "config %.*s: missing or oversized value",
+                           k.len > 0 ? (int)k.len : 0, k.ptr != NULL ? k.ptr : "");
+            return KP_ERR_INVALID_CONFIG;
+        }
+        size_t at = nkept;
+        for (size_t j = 0; j < nkept; j++) {
+            if (strlen(keys[j]) == (size_t)k.len && memcmp(keys[j], k.ptr, (size_t)k.len) == 0) {
+                at = j;
+                break;
+            }
+        }
+        memcpy(keys[at], k.ptr, (size_t)k.len);
+        keys[at][k.len] = '\0';
+        memcpy(values[at], v.ptr, (size_t)v.len);
+        values[at][v.len] = '\0';
+        if (at == nkept) {
+            nkept++;
+        }
+    }
+    for (size_t i = 0; i < nkept; i++) {
+        int e = br_topic_config_set(&tc, keys[i], values[i], err, errlen);
+        if (e != 0) {
+            return e;
+        }
+        kvs[i].key = keys[i];
+        kvs[i].value = values[i];
+    }
+    m.configs = kvs;
+    m.n_configs = nkept;
+    if (validate_only) {
+        return 0;
+    }
+    /* every replica is this broker (a replication factor of 1 here) */
+    m.replicas = kp_calloc((size_t)partitions * (size_t)replication_factor, sizeof *m.replicas);
+    if (m.replicas == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t i = 0; i < (size_t)partitions * (size_t)replication_factor; i++) {
+        m.replicas[i] = b->node_id;
+    }
+    /* the topic is stored and its logs made off the reactor; it appears
+     * once they exist (topic_admin.h) */
+    int e = br_topic_admin_create(b, &m, &tc, err, errlen);
+    kp_free(m.replicas);
+    return e;
+}
+
+int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
+{
+    int rc = 0;
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        dirs[p] = NULL;
+        const struct br_log *log = t->partitions[p].log;
+        if (log != NULL) {
+            size_t n = strlen(br_log_dir(log));
+            dirs[p] = kp_malloc(n + 1);
+            if (dirs[p] == NULL) {
+                rc = KP_E_NOMEM;
+            } else {
+                memcpy(dirs[p], br_log_dir(log), n + 1);
+            }
+        }
+    }
+    if (rc != 0) {
+        for (int32_t p = 0; p < t->npartitions; p++) {
+            kp_free(dirs[p]);
+            dirs[p] = NULL;
+        }
+        return rc;
+    }
+    size_t i = topic_lower_bound(b, kp_str_c(t->name));
+    if (i < b->ntopics && b->topics[i] == t) {
+        memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof(struct br_topic *));
+        b->ntopics--;
+    }
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        size_t d = t->partitions[p].dir_index;
+        if (d < b->cfg.n_log_dirs && b->dir_partitions[d] > 0) {
+            b->dir_partitions[d]--;
+        }
+    }
+    /* parked fetches are answered; the logs are closed (their
+     * directories go next, by path, away from the reactor) */
+    br_broker_topic_free(b, t);
+    return 0;
+}
+
