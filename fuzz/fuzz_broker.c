@@ -75,8 +75,8 @@
 #include <samsa-protocol/messages.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "broker.h"
 #include "base/logging.h"
+#include "broker.h"
 #include "reactor/net.h"
 #include "server/topic_admin.h"
 

@@ -33,8 +33,8 @@
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/err.h>
 
-#include "storage/checkpoint.h"
 #include "base/logging.h"
+#include "storage/checkpoint.h"
 
 #define MAX_ENTRIES 1000
 #define FILE_ROUND_TRIP_MAX ((size_t)64 * 1024)

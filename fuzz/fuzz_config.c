@@ -21,8 +21,8 @@
 
 #include <string.h>
 
-#include "config/config.h"
 #include "base/logging.h"
+#include "config/config.h"
 #include "config/topic_config.h"
 
 #define MAX_OVERRIDES 8

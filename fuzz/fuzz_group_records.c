@@ -54,9 +54,9 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
+#include "base/logging.h"
 #include "server/group_internal.h"
 #include "storage/log.h"
-#include "base/logging.h"
 
 #define MAX_RECORDS 512
 #define MAX_ROUND_TRIP_MEMBERS 4096

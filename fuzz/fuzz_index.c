@@ -82,8 +82,8 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "storage/log.h"
 #include "base/logging.h"
+#include "storage/log.h"
 #include "storage/segment.h"
 
 #define HEADER 18

@@ -54,8 +54,8 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "storage/log.h"
 #include "base/logging.h"
+#include "storage/log.h"
 
 #define HEADER 5
 #define HEADER_TIME 7 /* with bit 6 */

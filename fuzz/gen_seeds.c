@@ -57,11 +57,11 @@
 #include <samsa-protocol/record_batch.h>
 #include <samsa-protocol/schema.h>
 
-#include "storage/checkpoint.h"
-#include "server/group_internal.h"
-#include "storage/log.h"
 #include "base/logging.h"
 #include "cluster/metadata.h"
+#include "server/group_internal.h"
+#include "storage/checkpoint.h"
+#include "storage/log.h"
 #include "storage/segment.h"
 
 #define RESPONSE_BIT 0x8000u
@@ -950,9 +950,9 @@ struct meta_topic {
     const char *const *configs; /* key, value, key, value, ..., NULL */
 };
 
-static const char *const offsets_configs[] = {"cleanup.policy", "compact", "segment.bytes",
-                                              "104857600", "compression.type", "producer",
-                                              NULL};
+static const char *const offsets_configs[] = {
+    "cleanup.policy", "compact", "segment.bytes", "104857600", "compression.type",
+    "producer",       NULL};
 static const char *const payments_configs[] = {"min.insync.replicas",
                                                "2",
                                                "retention.ms",
@@ -964,8 +964,12 @@ static const char *const payments_configs[] = {"min.insync.replicas",
                                                "leader.replication.throttled.replicas",
                                                "0:1,1:2",
                                                NULL};
-static const char *const odd_configs[] = {"retention.bytes", "-1", "x-samsa.note",
-                                          "100% \"quoted\" = value; tab\there", "empty.value", "",
+static const char *const odd_configs[] = {"retention.bytes",
+                                          "-1",
+                                          "x-samsa.note",
+                                          "100% \"quoted\" = value; tab\there",
+                                          "empty.value",
+                                          "",
                                           NULL};
 
 /* Formats topics (broker ids assigned round-robin, Kafka's way) into *out. */
@@ -1199,8 +1203,8 @@ static void gen_checkpoint(struct gen *g)
 
     const struct br_epoch_entry e1[] = {{0, 0}};
     write_epochs(g, "gen-epoch-one.bin", e1, 1);
-    const struct br_epoch_entry e3[] = {{0, 0}, {2, 150}, {5, 1200}, {6, 1200}, {2147483647,
-                                                                                 INT64_MAX}};
+    const struct br_epoch_entry e3[] = {
+        {0, 0}, {2, 150}, {5, 1200}, {6, 1200}, {2147483647, INT64_MAX}};
     write_epochs(g, "gen-epoch-several.bin", e3, 5);
 
     /* damaged files, each breaking one rule of checkpoint.h */
@@ -1536,8 +1540,8 @@ static void gen_segment_recovery(struct gen *g)
                 write_seg_seed(g, name, SEG_FIX_CRC | SEG_CLEAN | SEG_INDEX | SEG_INTERVAL_64,
                                s.index, s.index_len, 0, s.log, s.log_len, NULL, 0);
                 (void)snprintf(name, sizeof name, "%s-no-index.bin", stem);
-                write_seg_seed(g, name, SEG_FIX_CRC | SEG_INTERVAL_64, NULL, 0, 0, s.log,
-                               s.log_len, NULL, 0);
+                write_seg_seed(g, name, SEG_FIX_CRC | SEG_INTERVAL_64, NULL, 0, 0, s.log, s.log_len,
+                               NULL, 0);
                 if (strcmp(stem, "gen-segment") == 0 || strstr(stem, "-none-0") != NULL) {
                     gen_segment_variants(g, stem, &s);
                 }

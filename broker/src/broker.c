@@ -17,15 +17,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 static void write_checkpoints(struct br_broker *b)
 {
@@ -125,8 +124,7 @@ static int lock_dir(struct br_broker *b, size_t i)
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        br_error("log dir %s is in use by another broker (%s is locked)", b->cfg.log_dirs[i],
-                 path);
+        br_error("log dir %s is in use by another broker (%s is locked)", b->cfg.log_dirs[i], path);
         close(fd);
         return -1;
     }
@@ -154,8 +152,7 @@ static bool log_dir_is_new(const char *dir)
             fresh = false;
             continue;
         }
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-            strcmp(name, "lost+found") == 0) {
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "lost+found") == 0) {
             continue;
         }
         struct stat st;
@@ -317,8 +314,8 @@ int br_broker_start(struct br_broker *b)
         const struct br_topic *t = b->topics[i];
         for (int32_t p = 0; p < t->npartitions; p++) {
             npartitions++;
-            nsegments += t->partitions[p].log != NULL ? br_log_segment_count(t->partitions[p].log)
-                                                      : 0;
+            nsegments +=
+                t->partitions[p].log != NULL ? br_log_segment_count(t->partitions[p].log) : 0;
         }
     }
     br_fdlimit_report(&b->fdlimit, npartitions, nsegments, b->cfg.max_connections,
@@ -335,7 +332,8 @@ int br_broker_start(struct br_broker *b)
                                                                              : "127.0.0.1");
     b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
     if (br_mailbox_create(&b->mailbox) != 0 ||
-        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox), &mailbox_watch_ops) != 0 || br_cleaner_start(b) != 0) {
+        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox), &mailbox_watch_ops) != 0 ||
+        br_cleaner_start(b) != 0) {
         br_error("cannot start the log cleaner");
         return -1;
     }
@@ -422,4 +420,3 @@ void br_broker_stop(struct br_broker *b)
     b->recovery = NULL;
     b->logs_loaded = false;
 }
-

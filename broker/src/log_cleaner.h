@@ -28,7 +28,6 @@ KP_MUST_CHECK int br_cleaner_start(struct br_broker *b);
  * passed since the last look (monotonic clock). */
 void br_cleaner_tick(struct br_broker *b, int64_t now_mono_ms);
 
-
 /* Stops the threads (a job in progress is abandoned between two batches),
  * discards finished jobs, writes the checkpoints and frees the cleaner.
  * Safe when br_cleaner_start was not called. */

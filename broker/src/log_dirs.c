@@ -23,7 +23,7 @@
 
 struct identity {
     bool present;
-    int32_t broker_id;   /* -1: none */
+    int32_t broker_id;                   /* -1: none */
     char cluster_id[CLUSTER_ID_MAX + 1]; /* "": none */
 };
 

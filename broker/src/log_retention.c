@@ -28,8 +28,9 @@ void br_retention_tick(struct br_broker *b, int64_t now_mono_ms)
             if (part->log == NULL) {
                 continue;
             }
-            int rc = br_retention_apply(part->log, t->config.cleanup_policy, t->config.retention_ms,
-                                        t->config.retention_bytes, part->hw, now, NULL);
+            int rc = br_retention_apply(
+                part->log, (t->config.cleanup_policy & BR_CLEANUP_DELETE) != 0,
+                t->config.retention_ms, t->config.retention_bytes, part->hw, now, NULL);
             if (rc != 0) {
                 br_error("retention of %s-%" PRId32 " failed: %s", t->name, p, kp_err_name(rc));
             }

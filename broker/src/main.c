@@ -11,8 +11,8 @@
  */
 #define _GNU_SOURCE
 
-#include "broker.h"
 #include "base/logging.h"
+#include "broker.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
 
 #include <samsa-protocol/err.h>
 
-#include "storage/checkpoint.h"
-#include "cunit_run.h"
 #include "base/logging.h"
+#include "cunit_run.h"
+#include "storage/checkpoint.h"
 
 #define MAX_ENTRIES 1000
 

@@ -23,10 +23,10 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "storage/cleaner.h"
 #include "cunit_run.h"
-#include "storage/log.h"
 #include "reactor/mailbox.h"
+#include "storage/cleaner.h"
+#include "storage/log.h"
 #include "storage/retention.h"
 #include "tmpdir.h"
 
@@ -756,7 +756,9 @@ static void test_retention_by_time_uses_largest_timestamp(void)
     updates(log, 500, 1000, 1000, &PLAIN, NOW - HOUR / 2);
     size_t deleted = 0;
     int64_t leo = br_log_end_offset(log);
-    CU_ASSERT_EQUAL(br_retention_apply(log, 1u /* delete */, 2 * HOUR, -1, leo, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(
+        br_retention_apply(log, true /* cleanup.policy delete */, 2 * HOUR, -1, leo, NOW, &deleted),
+        0);
     CU_ASSERT(deleted > 0);
     CU_ASSERT(br_log_start_offset(log) <= young);
     CU_ASSERT(br_log_start_offset(log) > 0);
@@ -764,10 +766,10 @@ static void test_retention_by_time_uses_largest_timestamp(void)
     CU_ASSERT_EQUAL(br_log_segment_info(log, 0, &first), 0);
     CU_ASSERT_EQUAL(first.base_offset, br_log_start_offset(log));
     /* compact only: time does not delete */
-    CU_ASSERT_EQUAL(br_retention_apply(log, 2u, 0, -1, leo, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(br_retention_apply(log, false, 0, -1, leo, NOW, &deleted), 0);
     CU_ASSERT_EQUAL(deleted, 0);
     /* everything expired, the active segment too: rolled, all gone */
-    CU_ASSERT_EQUAL(br_retention_apply(log, 1u, 60000, -1, leo, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(br_retention_apply(log, true, 60000, -1, leo, NOW, &deleted), 0);
     CU_ASSERT_EQUAL(br_log_start_offset(log), leo);
     CU_ASSERT_EQUAL(br_log_size_bytes(log), 0);
     CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
@@ -783,10 +785,10 @@ static void test_retention_by_size_and_high_watermark(void)
     int64_t size = br_log_size_bytes(log);
     size_t deleted = 0;
     /* the HW at 0 protects everything */
-    CU_ASSERT_EQUAL(br_retention_apply(log, 1u, -1, size / 2, 0, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(br_retention_apply(log, true, -1, size / 2, 0, NOW, &deleted), 0);
     CU_ASSERT_EQUAL(deleted, 0);
     int64_t leo = br_log_end_offset(log);
-    CU_ASSERT_EQUAL(br_retention_apply(log, 1u, -1, size / 2, leo, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(br_retention_apply(log, true, -1, size / 2, leo, NOW, &deleted), 0);
     CU_ASSERT(deleted > 0);
     /* Kafka's rule: what stays is at least retention.bytes, by less than a
      * segment */
@@ -804,7 +806,7 @@ static void test_retention_deletes_below_a_moved_log_start(void)
     updates(log, 0, 1000, 1000, &PLAIN, NOW);
     CU_ASSERT_EQUAL(br_log_set_start_offset(log, 700), 0);
     size_t deleted = 0;
-    CU_ASSERT_EQUAL(br_retention_apply(log, 2u, -1, -1, 1000, NOW, &deleted), 0);
+    CU_ASSERT_EQUAL(br_retention_apply(log, false, -1, -1, 1000, NOW, &deleted), 0);
     CU_ASSERT(deleted > 0);
     CU_ASSERT_EQUAL(br_log_start_offset(log), 700);
     struct br_log_segment_info first;

@@ -10,9 +10,9 @@
 
 #include <samsa-protocol/err.h>
 
+#include "base/logging.h"
 #include "config/config.h"
 #include "cunit_run.h"
-#include "base/logging.h"
 
 #define ERRLEN 512
 
@@ -857,8 +857,7 @@ static void test_connections_max_idle_ms(void)
     expect_rejected("connections.max.idle.ms=0\n", "server.properties:1: connections.max.idle.ms",
                     "-1 to never close");
     expect_rejected("connections.max.idle.ms=-2\n", "connections.max.idle.ms", "out of range");
-    expect_rejected("connections.max.idle.ms=10m\n", "connections.max.idle.ms",
-                    "not an integer");
+    expect_rejected("connections.max.idle.ms=10m\n", "connections.max.idle.ms", "not an integer");
 }
 
 static void test_queued_max_request_bytes(void)

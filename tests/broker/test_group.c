@@ -15,10 +15,10 @@
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/err.h>
 
+#include "base/logging.h"
 #include "cunit_run.h"
 #include "server/group.h"
 #include "server/group_internal.h"
-#include "base/logging.h"
 
 static int32_t hash_of(const char *s)
 {

@@ -1,13 +1,12 @@
 /* Unit tests for the partition log (broker/src/log.h), on real files. */
 #define _GNU_SOURCE
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +20,10 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
-#include "cunit_run.h"
 #include "base/fileref.h"
-#include "storage/log.h"
 #include "base/logging.h"
+#include "cunit_run.h"
+#include "storage/log.h"
 #include "tmpdir.h"
 
 #define MiB ((size_t)1024 * 1024)
@@ -1483,7 +1482,8 @@ static void test_log_holds_one_descriptor(void)
 {
     setup_dir();
     int before = open_fds();
-    struct br_log_config c = cfg_with(1 << 20, 0); /* an index entry for every batch but the first */
+    struct br_log_config c =
+        cfg_with(1 << 20, 0); /* an index entry for every batch but the first */
     struct br_log *log = open_log_in(pdir, &c, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(log);
     for (int i = 0; i < 3; i++) {
@@ -1531,7 +1531,8 @@ static void test_budget_bounds_descriptors_of_many_logs(void)
     for (int i = NLOGS; i-- > 0;) { /* oldest last: every read reopens */
         CU_ASSERT_EQUAL(check_readable(logs[i], 0), 3);
         CU_ASSERT_EQUAL(first_value_len(logs[i], 2), 20 + i);
-        CU_ASSERT_EQUAL(append_sized(logs[i], 1, TS0 + 9, (size_t)20 + (size_t)i, 0, NOW0, NULL), 6);
+        CU_ASSERT_EQUAL(append_sized(logs[i], 1, TS0 + 9, (size_t)20 + (size_t)i, 0, NOW0, NULL),
+                        6);
         CU_ASSERT(open_fds() - before <= 3);
     }
     for (int i = 0; i < NLOGS; i++) {
@@ -2172,8 +2173,7 @@ static void test_delete_dir_name_always_fits(void)
             char topic_back[256];
             int32_t pb = -1;
             /* never a partition directory */
-            CU_ASSERT_NOT_EQUAL(br_log_dir_parse_name(name, topic_back, sizeof topic_back, &pb),
-                                0);
+            CU_ASSERT_NOT_EQUAL(br_log_dir_parse_name(name, topic_back, sizeof topic_back, &pb), 0);
         }
     }
     char a[4096];

@@ -13,8 +13,8 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/err.h>
 
-#include "cunit_run.h"
 #include "cluster/metadata.h"
+#include "cunit_run.h"
 
 #define ERRLEN 512
 

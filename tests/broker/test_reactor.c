@@ -11,8 +11,8 @@
 
 #include <samsa-protocol/alloc.h>
 
-#include "cunit_run.h"
 #include "base/logging.h"
+#include "cunit_run.h"
 #include "reactor/net.h"
 
 #define NTIMERS 5000

@@ -9,8 +9,8 @@
 #include <samsa-protocol/err.h>
 
 #include "config/config.h"
-#include "cunit_run.h"
 #include "config/topic_config.h"
+#include "cunit_run.h"
 
 #define ERRLEN 512
 

@@ -12,12 +12,12 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/err.h>
 
-#include "cunit_run.h"
 #include "base/logging.h"
-#include "reactor/mailbox.h"
 #include "cluster/metadata_async.h"
-#include "tmpdir.h"
+#include "cunit_run.h"
+#include "reactor/mailbox.h"
 #include "reactor/worker.h"
+#include "tmpdir.h"
 
 #define NJOBS 200
 

@@ -28,9 +28,9 @@ struct br_fdlimit {
     uint64_t soft_before; /* the soft limit the broker was started with */
     uint64_t soft;        /* after raising it */
     uint64_t hard;
-    bool raise_failed;    /* the raise was refused (the limit stays soft_before) */
-    size_t files_max;     /* the budget of open segment files */
-    bool files_max_set;   /* from log.open.files.max (else derived) */
+    bool raise_failed;  /* the raise was refused (the limit stays soft_before) */
+    size_t files_max;   /* the budget of open segment files */
+    bool files_max_set; /* from log.open.files.max (else derived) */
 };
 
 /* Raises the soft limit to the hard one and picks the budget:

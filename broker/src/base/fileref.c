@@ -150,8 +150,7 @@ bool br_filecache_evict_one(struct br_filecache *c)
     return true;
 }
 
-void br_filecache_put(struct br_filecache *c, struct br_filecache_entry *e,
-                      struct br_fileref *file)
+void br_filecache_put(struct br_filecache *c, struct br_filecache_entry *e, struct br_fileref *file)
 {
     assert(e->file == NULL && !e->listed);
     e->file = file;

@@ -42,8 +42,8 @@ void br_logmsg(enum br_level level, const char *file, int line, const char *fmt,
     const char *base = strrchr(file, '/');
     base = base != NULL ? base + 1 : file;
     int n = snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s [%s:%d] ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000L, tags[level], base, line);
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000000L, tags[level], base, line);
     if (n < 0) {
         return;
     }

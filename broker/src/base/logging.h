@@ -23,7 +23,7 @@ void br_logging_set_level(enum br_level level);
 int br_logging_parse_level(const char *name);
 
 __attribute__((format(printf, 4, 5))) void br_logmsg(enum br_level level, const char *file,
-                                                      int line, const char *fmt, ...);
+                                                     int line, const char *fmt, ...);
 
 #define br_debug(...) br_logmsg(BR_LOG_DEBUG, __FILE__, __LINE__, __VA_ARGS__)
 #define br_info(...) br_logmsg(BR_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)

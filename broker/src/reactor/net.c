@@ -56,11 +56,11 @@ enum chunk_kind {
 struct chunk {
     struct chunk *next;
     enum chunk_kind kind;
-    uint8_t *buf; /* CHUNK_MEM: owned */
+    uint8_t *buf;            /* CHUNK_MEM: owned */
     struct br_fileref *file; /* CHUNK_FILE: referenced */
-    int64_t pos;  /* CHUNK_FILE: file position of the next byte */
-    size_t len;   /* bytes left to send */
-    size_t off;   /* CHUNK_MEM: bytes of buf already sent */
+    int64_t pos;             /* CHUNK_FILE: file position of the next byte */
+    size_t len;              /* bytes left to send */
+    size_t off;              /* CHUNK_MEM: bytes of buf already sent */
 };
 
 struct br_slot {
@@ -95,13 +95,13 @@ struct br_conn {
     struct br_slot *slots;
     struct br_slot *slots_tail;
     unsigned nslots;
-    bool closing;      /* no more reads; close once flushed */
-    bool dead;         /* closed: freed at the end of the loop iteration */
-    bool want_out;     /* EPOLLOUT registered */
-    bool reading;      /* EPOLLIN registered */
-    bool processing;   /* inside conn_process: no re-entry */
-    bool local;        /* in process, no socket (br_conn_local_new) */
-    uint8_t *out;      /* local: the bytes "sent", until taken */
+    bool closing;    /* no more reads; close once flushed */
+    bool dead;       /* closed: freed at the end of the loop iteration */
+    bool want_out;   /* EPOLLOUT registered */
+    bool reading;    /* EPOLLIN registered */
+    bool processing; /* inside conn_process: no re-entry */
+    bool local;      /* in process, no socket (br_conn_local_new) */
+    uint8_t *out;    /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;
     char peer[64];
@@ -124,7 +124,7 @@ struct br_net {
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
-    struct br_timer *timers; /* the earliest deadline: the heap's root */
+    struct br_timer *timers;   /* the earliest deadline: the heap's root */
     struct br_conn *graveyard; /* dead connections freed after dispatch */
     int64_t now_ms;            /* monotonic, taken after each epoll_wait */
     /* connections.max.idle.ms, <= 0 = never. As Kafka's Selector does,
@@ -156,15 +156,15 @@ struct br_net {
      * the backlog, and the listener stops being readable. Without a spare
      * (it could not be reopened: a helper thread took the slot) the
      * listeners are unwatched for ACCEPT_PAUSE_MS. */
-    int spare_fd;              /* -1 when none */
+    int spare_fd; /* -1 when none */
     bool accept_paused;
-    int64_t accept_resume_ms;  /* when accept_paused */
+    int64_t accept_resume_ms; /* when accept_paused */
     /* accept failures since the last log line; the line is written at most
      * once per REFUSAL_LOG_INTERVAL_MS */
-    uint64_t refused;          /* connections closed at once */
-    uint64_t pauses;           /* times the listeners were unwatched */
-    int refusal_errno;         /* the last accept error counted */
-    int64_t refusal_log_ms;    /* the next summary; 0 = no refusals lately */
+    uint64_t refused;       /* connections closed at once */
+    uint64_t pauses;        /* times the listeners were unwatched */
+    int refusal_errno;      /* the last accept error counted */
+    int64_t refusal_log_ms; /* the next summary; 0 = no refusals lately */
 };
 
 /* ---------------------------------------------------------------- timers */
@@ -1013,7 +1013,8 @@ static void conn_accept(struct br_net *n, struct listener *l)
             return;
         }
         if (n->stopping || (n->max_connections > 0 && n->nconns >= (size_t)n->max_connections)) {
-            br_warn("refusing a connection: %s", n->stopping ? "stopping" : "max.connections reached");
+            br_warn("refusing a connection: %s",
+                    n->stopping ? "stopping" : "max.connections reached");
             close(fd);
             continue;
         }
@@ -1277,7 +1278,8 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
         int32_t size = 0;
         int err = kp_frame_size(buf + pos, len - pos, c->net->max_request_bytes, &size);
         if (err != 0) {
-            br_warn("closing %s: frame size %" PRId32 " rejected (%s; socket.request.max.bytes %" PRId32 ")",
+            br_warn("closing %s: frame size %" PRId32
+                    " rejected (%s; socket.request.max.bytes %" PRId32 ")",
                     c->peer, (int32_t)kp_load_be32(buf + pos), kp_err_str(err),
                     c->net->max_request_bytes);
             conn_kill(c);
@@ -1407,8 +1409,7 @@ static void idle_tick(struct br_net *n)
     }
     while (n->lru_head != NULL && n->now_ms - n->lru_head->last_active_ms >= n->idle_ms) {
         struct br_conn *c = n->lru_head;
-        br_debug("closing %s: idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64
-                 ")%s",
+        br_debug("closing %s: idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64 ")%s",
                  c->peer, n->now_ms - c->last_active_ms, n->idle_ms,
                  c->slots != NULL ? " with responses unsent" : "");
         conn_kill(c);

@@ -112,10 +112,10 @@ struct br_timer {
 
 /* The reactor's limits, from the broker's configuration. */
 struct br_net_limits {
-    int max_connections;          /* max.connections */
-    int32_t max_request_bytes;    /* socket.request.max.bytes */
-    int64_t idle_ms;              /* connections.max.idle.ms, <= 0: never */
-    int64_t queued_max_bytes;     /* queued.max.request.bytes, <= 0: no limit */
+    int max_connections;       /* max.connections */
+    int32_t max_request_bytes; /* socket.request.max.bytes */
+    int64_t idle_ms;           /* connections.max.idle.ms, <= 0: never */
+    int64_t queued_max_bytes;  /* queued.max.request.bytes, <= 0: no limit */
 };
 
 /* Create the reactor. ops and ctx are its user's (they outlive it). */

@@ -60,8 +60,7 @@ struct br_worker;
 /* A worker posting to mb (which must outlive it), with its thread started
  * unless inline_jobs. Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR
  * (no thread, mutex or condition variable). *out owned by the caller. */
-KP_MUST_CHECK int br_worker_start(struct br_mailbox *mb, bool inline_jobs,
-                                  struct br_worker **out);
+KP_MUST_CHECK int br_worker_start(struct br_mailbox *mb, bool inline_jobs, struct br_worker **out);
 
 /* Queues the job (job->ops and job->mail.kind set); it comes back through
  * the mailbox once run. Never fails. */

@@ -101,8 +101,7 @@ int br_producers_record(struct br_producers *ps, int64_t producer_id, int16_t ep
         p->nbatches = 0;
     }
     if (p->nbatches == BR_PRODUCER_BATCHES) {
-        memmove(&p->batches[0], &p->batches[1],
-                (BR_PRODUCER_BATCHES - 1) * sizeof p->batches[0]);
+        memmove(&p->batches[0], &p->batches[1], (BR_PRODUCER_BATCHES - 1) * sizeof p->batches[0]);
         p->nbatches--;
     }
     struct br_producer_batch nb = {first_seq, last_seq, base_offset};

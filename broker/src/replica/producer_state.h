@@ -35,7 +35,7 @@ struct br_producer_batch {
 struct br_producer {
     int64_t producer_id;
     int16_t epoch;
-    uint8_t nbatches;     /* retained, oldest first */
+    uint8_t nbatches; /* retained, oldest first */
     struct br_producer_batch batches[BR_PRODUCER_BATCHES];
     int64_t last_used_ms;
 };
@@ -47,9 +47,9 @@ struct br_producers {
 };
 
 enum br_seq_verdict {
-    BR_SEQ_APPEND = 0,   /* in order: append, then br_producers_record() */
-    BR_SEQ_DUPLICATE,    /* *dup_offset holds the original base offset */
-    BR_SEQ_ERROR,        /* *kafka_err holds the Kafka error code */
+    BR_SEQ_APPEND = 0, /* in order: append, then br_producers_record() */
+    BR_SEQ_DUPLICATE,  /* *dup_offset holds the original base offset */
+    BR_SEQ_ERROR,      /* *kafka_err holds the Kafka error code */
 };
 
 /* Check an incoming batch. */

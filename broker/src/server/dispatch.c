@@ -12,11 +12,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,8 +104,8 @@ int br_respond_max(struct br_req *r, const void *resp, size_t max)
     }
     struct kp_writer w;
     kp_wr_init(&w, max);
-    int err = kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId,
-                                 resp);
+    int err =
+        kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId, resp);
     if (err != 0) {
         /* the caller answers the failure (br_respond_failed), logged there */
         kp_wr_free(&w);
@@ -154,8 +154,8 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
     kp_arena_init(&response, (size_t)b->cfg.response_max_bytes);
     struct kp_request req;
     int err = kp_request_decode(payload, len, &decoded, &req);
-    struct br_req r = {b, c, NULL, &req.header, req.header.RequestApiVersion, req.body, &response,
-                       payload, len};
+    struct br_req r = {b,        c,         NULL,    &req.header, req.header.RequestApiVersion,
+                       req.body, &response, payload, len};
     const struct dispatch_entry *d = dispatch_find(req.header.RequestApiKey);
 
     if (err == 0 && d != NULL && produce_acks_zero(&req)) {
@@ -169,19 +169,18 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
         goto out;
     }
     if (req.header.RequestApiKey == KP_API_API_VERSIONS &&
-        (err == KP_E_UNSUPPORTED ||
-         (d != NULL && req.header.RequestApiVersion > d->max_version))) {
+        (err == KP_E_UNSUPPORTED || (d != NULL && req.header.RequestApiVersion > d->max_version))) {
         r.slot = br_conn_slot_new(c);
         if (r.slot != NULL) {
             answer_api_versions_unsupported(&r);
         }
         goto out;
     }
-    if (err == KP_E_UNSUPPORTED || (err == 0 && (d == NULL ||
-                                                 req.header.RequestApiVersion < d->min_version ||
-                                                 req.header.RequestApiVersion > d->max_version))) {
-        br_warn("closing %s: unsupported API key %d version %d (client \"%.*s\")",
-                br_conn_peer(c), req.header.RequestApiKey, req.header.RequestApiVersion,
+    if (err == KP_E_UNSUPPORTED ||
+        (err == 0 && (d == NULL || req.header.RequestApiVersion < d->min_version ||
+                      req.header.RequestApiVersion > d->max_version))) {
+        br_warn("closing %s: unsupported API key %d version %d (client \"%.*s\")", br_conn_peer(c),
+                req.header.RequestApiKey, req.header.RequestApiVersion,
                 (int)req.header.ClientId.len, req.header.ClientId.ptr);
         br_conn_close_after_flush(c);
         goto out;

@@ -268,9 +268,9 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
         const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
         struct kp_FetchResponse_FetchableTopicResponse *rt = &resp->Responses.items[i];
         rt->Topic = qt->Topic;
-        rt->Partitions.items = kp_arena_alloc(
-            arena, (size_t)(qt->Partitions.count == 0 ? 1 : qt->Partitions.count) *
-                       sizeof *rt->Partitions.items);
+        rt->Partitions.items =
+            kp_arena_alloc(arena, (size_t)(qt->Partitions.count == 0 ? 1 : qt->Partitions.count) *
+                                      sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -311,7 +311,8 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
             struct part_slices *ps = NULL;
             while (offset < limit && (pbudget > 0 || min_one)) {
                 struct br_log_slice sl;
-                int32_t want = pbudget > INT32_MAX ? INT32_MAX : (int32_t)(pbudget > 0 ? pbudget : 0);
+                int32_t want =
+                    pbudget > INT32_MAX ? INT32_MAX : (int32_t)(pbudget > 0 ? pbudget : 0);
                 int err = br_log_read(p->log, offset, limit, want, min_one, &sl);
                 if (err != 0) {
                     if (got == 0) {
@@ -623,8 +624,8 @@ static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
     slices_release(&fr);
     if (err != 0) {
         /* the parked request's frame is still there to build the error answer */
-        struct br_req r = {b, conn, slot, &pk->hdr, pk->version, pk->body, &arena, pk->payload,
-                           pk->len};
+        struct br_req r = {b,        conn,   slot,        &pk->hdr, pk->version,
+                           pk->body, &arena, pk->payload, pk->len};
         br_respond_failed(&r, err);
     }
     kp_arena_free(&arena);

@@ -311,10 +311,9 @@ static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
     int16_t version = pk->version;
     size_t max = pk->max_bytes;
     char who[300];
-    (void)snprintf(who, sizeof who, "member %s (client \"%.100s\")",
-                   pk->member != NULL ? pk->member->id : "?",
-                   pk->member != NULL && pk->member->client_id != NULL ? pk->member->client_id
-                                                                       : "");
+    (void)snprintf(
+        who, sizeof who, "member %s (client \"%.100s\")", pk->member != NULL ? pk->member->id : "?",
+        pk->member != NULL && pk->member->client_id != NULL ? pk->member->client_id : "");
     park_unlink(pk);
     kp_free(pk);
     int err = encode_into_slot(slot, api_key, version, corr, resp, max);
@@ -335,9 +334,8 @@ static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
                                     (size_t)INT32_MAX);
         br_error("%s v%d response to %s of %s (correlation %" PRId32 "): %s: %s",
                  kp_api_find(api_key)->name, version, br_conn_peer(conn), who, corr,
-                 err == KP_E_TOO_LARGE
-                     ? "the response is larger than response.max.bytes allows"
-                     : kp_err_str(err),
+                 err == KP_E_TOO_LARGE ? "the response is larger than response.max.bytes allows"
+                                       : kp_err_str(err),
                  aerr == 0 ? "answered UNKNOWN_SERVER_ERROR" : "closing the connection");
         if (aerr != 0) {
             br_slot_ready(conn, slot);

@@ -56,7 +56,6 @@ void br_groups_stop(struct br_broker *b);
  * COORDINATOR_NOT_AVAILABLE (being made, or it cannot be). */
 KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
 
-
 /* A connection died with a parked JoinGroup or SyncGroup (BR_PARK_GROUP):
  * its slot is forgotten, its member stays. */
 void br_groups_cancel_parked(struct br_broker *b, void *parked);

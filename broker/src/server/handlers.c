@@ -1,8 +1,8 @@
 /* samsa-broker: request handlers (see request.h). Fetch lives in fetch.c. */
 #define _GNU_SOURCE
 
-#include "server/group.h"
 #include "base/logging.h"
+#include "server/group.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -102,7 +102,8 @@ int br_h_metadata(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Topics.count = q->Topics.count;
-    bool may_create = b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
+    bool may_create =
+        b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
     for (int32_t i = 0; i < q->Topics.count; i++) {
         struct kp_str name = q->Topics.items[i].Name;
         struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
@@ -149,8 +150,7 @@ int br_h_metadata(struct br_req *r)
 
 /* ---------------------------------------------------------------- Produce */
 
-static struct br_partition *find_partition(struct br_broker *b, struct kp_str topic,
-                                           int32_t index)
+static struct br_partition *find_partition(struct br_broker *b, struct kp_str topic, int32_t index)
 {
     struct br_topic *t = br_broker_find_topic(b, topic);
     if (t == NULL || index < 0 || index >= t->npartitions) {
@@ -183,9 +183,8 @@ static int16_t legacy_error(int err)
  * request could have carried uncompressed. On 0, *batch and *size are the new
  * batch in *owned (the caller frees it) and *h its header.
  */
-static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records,
-                                 uint8_t **owned, uint8_t **batch, size_t *size,
-                                 struct kp_batch_header *h)
+static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records, uint8_t **owned,
+                                 uint8_t **batch, size_t *size, struct kp_batch_header *h)
 {
     size_t max = (size_t)r->b->cfg.socket_request_max_bytes;
     struct kp_writer w;
@@ -195,8 +194,8 @@ static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *record
                                   max + KP_BATCH_HEADER_SIZE, &w, &info);
     if (err != 0) {
         kp_wr_free(&w);
-        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version,
-                 info.magic, br_conn_peer(r->conn), kp_err_str(err));
+        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version, info.magic,
+                 br_conn_peer(r->conn), kp_err_str(err));
         return legacy_error(err);
     }
     *owned = kp_wr_steal(&w, size);
@@ -431,8 +430,7 @@ int br_h_produce(struct br_req *r)
             /* Kafka closes the connection (KafkaApis.handleProduceRequest,
              * closeConnection): the producer then refreshes its metadata,
              * where a dropped batch would leave it no signal at all */
-            br_info("acks=0 produce from %s failed: closing the connection",
-                    br_conn_peer(r->conn));
+            br_info("acks=0 produce from %s failed: closing the connection", br_conn_peer(r->conn));
             br_conn_close_after_flush(r->conn);
         }
         return 0; /* no response: the client expects none */
@@ -484,8 +482,8 @@ int br_h_list_offsets(struct br_req *r)
                 int err = br_log_offset_for_timestamp(p->log, qp->Timestamp, &offset, &ts);
                 if (err != 0) {
                     /* a damaged batch on the way: CORRUPT_MESSAGE, as Kafka */
-                    rp->ErrorCode = err == KP_E_CORRUPT ? KP_ERR_CORRUPT_MESSAGE
-                                                        : KP_ERR_KAFKA_STORAGE_ERROR;
+                    rp->ErrorCode =
+                        err == KP_E_CORRUPT ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_KAFKA_STORAGE_ERROR;
                     continue;
                 }
                 if (offset >= p->hw) {
@@ -618,7 +616,8 @@ int br_h_delete_topics(struct br_req *r)
     const struct kp_DeleteTopicsRequest *q = r->body;
     struct kp_DeleteTopicsResponse resp;
     kp_DeleteTopicsResponse_init(&resp);
-    resp.Responses.items = arena_array(r, (size_t)q->TopicNames.count, sizeof *resp.Responses.items);
+    resp.Responses.items =
+        arena_array(r, (size_t)q->TopicNames.count, sizeof *resp.Responses.items);
     if (resp.Responses.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -700,15 +699,14 @@ static struct kp_str arena_str(struct br_req *r, const char *s)
 
 static int describe_one(struct br_req *r,
                         const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
-                        bool synonyms,
-                        struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+                        bool synonyms, struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
 {
     struct br_broker *b = r->b;
     out->ResourceType = res->ResourceType;
     out->ResourceName = res->ResourceName;
     out->ErrorMessage = KP_STR_NULL;
-    size_t cap = res->ResourceType == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT
-                                                     : (size_t)BR_CFG__COUNT;
+    size_t cap =
+        res->ResourceType == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT : (size_t)BR_CFG__COUNT;
     out->Configs.items = arena_array(r, cap, sizeof *out->Configs.items);
     if (out->Configs.items == NULL) {
         return KP_E_NOMEM;

@@ -9,11 +9,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,4 +75,3 @@ int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
     *id = b->next_producer_id++;
     return 0;
 }
-

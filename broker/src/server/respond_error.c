@@ -636,11 +636,10 @@ void br_respond_failed(struct br_req *r, int err)
         aerr = br_respond_error(r, code, reason);
     }
     if (aerr == 0) {
-        br_error("%s v%d request from %s (client \"%.*s\", correlation %" PRId32
-                 "): %s: answered %s",
-                 api != NULL ? api->name : "?", r->version, br_conn_peer(r->conn), client_len,
-                 client_len > 0 ? client.ptr : "", r->hdr->CorrelationId, reason,
-                 kp_err_name(code));
+        br_error(
+            "%s v%d request from %s (client \"%.*s\", correlation %" PRId32 "): %s: answered %s",
+            api != NULL ? api->name : "?", r->version, br_conn_peer(r->conn), client_len,
+            client_len > 0 ? client.ptr : "", r->hdr->CorrelationId, reason, kp_err_name(code));
         return;
     }
     br_error("%s v%d request from %s (client \"%.*s\", correlation %" PRId32

@@ -20,15 +20,15 @@
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
 
-#include "storage/checkpoint.h"
-#include "config/config.h"
 #include "base/fdlimit.h"
 #include "base/fileref.h"
-#include "storage/log.h"
 #include "cluster/metadata.h"
+#include "config/config.h"
+#include "config/topic_config.h"
 #include "reactor/net.h"
 #include "replica/producer_state.h"
-#include "config/topic_config.h"
+#include "storage/checkpoint.h"
+#include "storage/log.h"
 
 struct br_parked;
 struct br_groups;
@@ -88,16 +88,16 @@ struct br_broker {
     size_t ntopics;
     size_t topics_cap;
     int64_t next_producer_id;
-    int64_t max_producer_id_seen; /* the largest id found in the logs at start-up */
+    int64_t max_producer_id_seen;  /* the largest id found in the logs at start-up */
     int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
-    struct br_parked *parked; /* all parked requests, a list */
-    struct br_groups *groups; /* the group coordinator (group.h) */
-    struct br_mailbox *mailbox; /* helper threads -> reactor (mailbox.h) */
-    struct br_cleaner *cleaner; /* the log cleaner (cleaner.h) */
+    struct br_parked *parked;     /* all parked requests, a list */
+    struct br_groups *groups;     /* the group coordinator (group.h) */
+    struct br_mailbox *mailbox;   /* helper threads -> reactor (mailbox.h) */
+    struct br_cleaner *cleaner;   /* the log cleaner (cleaner.h) */
     struct br_topic_admin *admin; /* topics being created or deleted (topic_admin.h) */
-    int64_t last_retention_ms;  /* monotonic: the last retention check (retention.h) */
+    int64_t last_retention_ms;    /* monotonic: the last retention check (retention.h) */
     bool stopping;
     bool logs_loaded; /* br_broker_start got past loading every topic's logs */
     /* set before br_broker_start: bind no listener; requests come through
@@ -163,14 +163,14 @@ struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
  * br_topic_admin_creating says so meanwhile). err/errlen explain a failure;
  * returns a Kafka error code, 0 when started (or, validate_only, valid). */
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const struct br_kv *configs,
-                           size_t nconfigs, bool validate_only, char *err, size_t errlen);
+                           int16_t replication_factor, const struct br_kv *configs, size_t nconfigs,
+                           bool validate_only, char *err, size_t errlen);
 /* Installs a topic whose metadata is stored and whose logs a worker made:
  * logs[0..m->partitions) are taken whatever the result (closed on failure),
  * dirs[i] is the log dir of partition i (already counted in
  * dir_partitions). Returns 0 or -1 (out of memory). */
-int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
-                          struct br_log **logs, const size_t *dirs);
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, struct br_log **logs,
+                          const size_t *dirs);
 /* Adds partitions [t->npartitions, partitions) to a topic whose metadata
  * store holds them already and whose logs a worker made: logs[i] and
  * dirs[i] (already counted in dir_partitions) for each new i, taken

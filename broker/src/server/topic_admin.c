@@ -5,8 +5,8 @@
 
 #include "base/logging.h"
 #include "cluster/metadata_async.h"
-#include "server/request.h"
 #include "reactor/worker.h"
+#include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
 
@@ -83,8 +83,8 @@ struct admin_park {
 struct br_topic_admin {
     struct br_worker *worker;
     struct br_meta_async *meta;
-    struct topic_op *ops;      /* in flight */
-    struct admin_park *parks;  /* parked requests */
+    struct topic_op *ops;     /* in flight */
+    struct admin_park *parks; /* parked requests */
     uint64_t next_id;
     bool stopping;
 };
@@ -114,8 +114,7 @@ struct log_job {
 
 /* ---------------------------------------------------------------- the worker's side */
 
-static int partition_path(const char *log_dir, const char *topic, int32_t p, char *buf,
-                          size_t cap)
+static int partition_path(const char *log_dir, const char *topic, int32_t p, char *buf, size_t cap)
 {
     int n = snprintf(buf, cap, "%s/%s-%" PRId32, log_dir, topic, p);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
@@ -680,8 +679,8 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
             undo_dirs(b, op);
             return;
         }
-        br_info("created topic %s with %" PRId32 " partition(s) in %" PRId64 " ms",
-                op->meta.name, op->meta.partitions, br_now_mono_ms() - op->started_ms);
+        br_info("created topic %s with %" PRId32 " partition(s) in %" PRId64 " ms", op->meta.name,
+                op->meta.partitions, br_now_mono_ms() - op->started_ms);
         op_finish(b, op);
         return;
     case STEP_UNDO_DIRS:
@@ -1092,8 +1091,8 @@ static void park_start(struct br_req *r, struct admin_park *pk, int32_t timeout_
  * REQUEST_TIMED_OUT at once), nor while the broker stops. */
 static bool may_wait(const struct br_req *r, int32_t timeout_ms)
 {
-    return timeout_ms > 0 && r->slot != NULL && !br_broker_stopping(r->b) &&
-           r->b->admin != NULL && !r->b->admin->stopping;
+    return timeout_ms > 0 && r->slot != NULL && !br_broker_stopping(r->b) && r->b->admin != NULL &&
+           !r->b->admin->stopping;
 }
 
 int br_topic_admin_answer_create(struct br_req *r, struct kp_CreateTopicsResponse *resp,
@@ -1219,8 +1218,8 @@ int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsRespons
         const struct kp_DeleteTopicsResponse_DeletableTopicResult *t = &resp->Responses.items[i];
         const struct topic_op *op =
             t->ErrorCode == KP_ERR_NONE ? op_by_name(a, t->Name, OP_DELETE) : NULL;
-        if (park_result(&pk->res[i], t->Name, KP_STR_NULL, t->ErrorCode,
-                        op != NULL ? op->id : 0) != 0) {
+        if (park_result(&pk->res[i], t->Name, KP_STR_NULL, t->ErrorCode, op != NULL ? op->id : 0) !=
+            0) {
             park_free(pk);
             return KP_E_NOMEM;
         }

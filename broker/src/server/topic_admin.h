@@ -27,10 +27,10 @@
  * The store is written first, so a crash mid-creation leaves either no
  * topic (no directory of it was made yet) or a stored topic whose missing
  * or half-made partition directories the next start completes (br_log_open
- * creates a missing directory, rebuilds a missing index): never a partition directory the store does not list. A
- * directory of the topic's name that already exists is never adopted: the
- * creation fails with KAFKA_STORAGE_ERROR naming it. When making the logs
- * fails, what was made is removed, then the topic leaves the store again.
+ * creates a missing directory, rebuilds a missing index): never a partition directory the store
+ * does not list. A directory of the topic's name that already exists is never adopted: the creation
+ * fails with KAFKA_STORAGE_ERROR naming it. When making the logs fails, what was made is removed,
+ * then the topic leaves the store again.
  *
  * A deletion goes, in Kafka's order (LogManager.asyncDelete): reactor
  * (checks; the name is reserved; each partition directory renamed to its
@@ -71,8 +71,8 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/messages.h>
 
-#include "server/state.h"
 #include "reactor/mailbox.h"
+#include "server/state.h"
 
 struct br_req;
 
@@ -97,8 +97,7 @@ bool br_topic_admin_busy(const struct br_broker *b);
  * name is reserved until it ends. Returns 0, or KAFKA_STORAGE_ERROR /
  * a code of br_topic_meta_check with err set. */
 KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
-                                        const struct br_topic_config *tc, char *err,
-                                        size_t errlen);
+                                        const struct br_topic_config *tc, char *err, size_t errlen);
 
 /* Starts adding partitions [t->npartitions, partitions) to topic t
  * (checked by the caller: more partitions than it has, within

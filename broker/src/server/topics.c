@@ -12,15 +12,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 /* ---------------------------------------------------------------- checkpoints */
 
@@ -197,8 +196,9 @@ static int64_t recovery_point_for(const struct br_broker *b, const char *topic, 
     (void)snprintf(key.topic, sizeof key.topic, "%s", topic);
     key.partition = p;
     const struct br_checkpoint_entry *e =
-        b->nrecovery == 0 ? NULL
-                          : bsearch(&key, b->recovery, b->nrecovery, sizeof key, br_checkpoint_entry_cmp);
+        b->nrecovery == 0
+            ? NULL
+            : bsearch(&key, b->recovery, b->nrecovery, sizeof key, br_checkpoint_entry_cmp);
     return e != NULL ? e->offset : 0;
 }
 
@@ -220,9 +220,9 @@ static void rebuild_producers(struct br_broker *b, struct br_partition *p)
             b->max_producer_id_seen = h.ProducerId;
         }
         if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
-            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch,
-                                      h.BaseSequence, br_seq_add(h.BaseSequence, h.LastOffsetDelta),
-                                      h.BaseOffset, 0, 10000);
+            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
+                                      br_seq_add(h.BaseSequence, h.LastOffsetDelta), h.BaseOffset,
+                                      0, 10000);
         }
     }
     br_log_iter_close(it);
@@ -351,8 +351,8 @@ int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m)
     return 0;
 }
 
-int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m,
-                          struct br_log **logs, const size_t *dirs)
+int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, struct br_log **logs,
+                          const size_t *dirs)
 {
     struct br_topic *t = topic_new(b, m);
     if (t == NULL) {
@@ -436,8 +436,8 @@ static int check_collisions(const struct br_broker *b, const char *name, char *e
 }
 
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const struct br_kv *configs,
-                           size_t nconfigs, bool validate_only, char *err, size_t errlen)
+                           int16_t replication_factor, const struct br_kv *configs, size_t nconfigs,
+                           bool validate_only, char *err, size_t errlen)
 {
     char cname[BR_TOPIC_NAME_MAX + 1];
     err[0] = '\0';
@@ -585,4 +585,3 @@ int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
     br_broker_topic_free(b, t);
     return 0;
 }
-

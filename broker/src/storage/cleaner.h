@@ -19,11 +19,10 @@
  *                    groups of at most segment.bytes into new segments
  *                    "<base>.log.cleaned" (+ indexes), flushed, and posts
  *                    the job back through the reactor's mailbox.
- *   reactor thread   the finished task comes back through the mailbox: it checks that the log still holds the
- *                    segments the job read (retention, DeleteRecords or a
- *                    topic deletion may have come in between: the job is
- *                    then discarded) and swaps the new segments in
- *                    (br_log_swap_cleaned: renames and unlinks only).
+ *   reactor thread   the finished task comes back through the mailbox: it checks that the log still
+ * holds the segments the job read (retention, DeleteRecords or a topic deletion may have come in
+ * between: the job is then discarded) and swaps the new segments in (br_log_swap_cleaned: renames
+ * and unlinks only).
  *
  * Produce and Fetch never wait for the cleaner: the thread touches no
  * reactor state, and fetch slices keep the old files open after the swap.

@@ -3,9 +3,9 @@
 
 #include "storage/log.h"
 
+#include "base/logging.h"
 #include "storage/checkpoint.h"
 #include "storage/leader_epoch.h"
-#include "base/logging.h"
 #include "storage/segment.h"
 
 #include <samsa-protocol/alloc.h>
@@ -1317,9 +1317,9 @@ int br_log_read(struct br_log *log, int64_t offset, int64_t max_offset, int32_t 
 
 /* The first record of the batch at pos (size bytes) with Offset >= start and
  * Timestamp >= ts; the batch's own when its records cannot be decoded. */
-static int resolve_in_batch(struct br_log *log, struct br_segment *s, int64_t pos,
-                            size_t size, const struct kp_batch_header *h, int64_t ts,
-                            int64_t *offset, int64_t *timestamp)
+static int resolve_in_batch(struct br_log *log, struct br_segment *s, int64_t pos, size_t size,
+                            const struct kp_batch_header *h, int64_t ts, int64_t *offset,
+                            int64_t *timestamp)
 {
     *offset = h->BaseOffset > log->start_offset ? h->BaseOffset : log->start_offset;
     *timestamp = h->MaxTimestamp;

@@ -4,7 +4,6 @@
 #include "storage/retention.h"
 
 #include "base/logging.h"
-#include "config/topic_config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,7 +76,7 @@ static int deletable(const struct br_log *log, size_t from, enum rule rule, int6
     return 0;
 }
 
-int br_retention_apply(struct br_log *log, unsigned cleanup_policy, int64_t retention_ms,
+int br_retention_apply(struct br_log *log, bool by_time_and_size, int64_t retention_ms,
                        int64_t retention_bytes, int64_t hw, int64_t now_ms, size_t *deleted)
 {
     if (deleted != NULL) {
@@ -86,7 +85,7 @@ int br_retention_apply(struct br_log *log, unsigned cleanup_policy, int64_t rete
     int64_t upto = br_log_start_offset(log);
     size_t by_time = 0;
     size_t by_size = 0;
-    if ((cleanup_policy & BR_CLEANUP_DELETE) != 0) {
+    if (by_time_and_size) {
         int rc = 0;
         if (retention_ms >= 0) {
             rc = deletable(log, 0, RULE_TIME, retention_ms, hw, now_ms, &by_time, &upto);

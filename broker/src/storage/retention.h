@@ -24,6 +24,7 @@
 #ifndef SAMSA_BROKER_STORAGE_RETENTION_H
 #define SAMSA_BROKER_STORAGE_RETENTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,12 +33,13 @@
 #include "storage/log.h"
 
 /*
- * The rules on one log. cleanup_policy: enum br_cleanup_policy flags;
+ * The rules on one log. by_time_and_size: its topic's cleanup.policy
+ * includes "delete" (otherwise only the segments below the log start go);
  * retention_ms / retention_bytes: -1 (any negative) for no limit; hw: the
  * high watermark; now_ms: wall clock. *deleted (may be NULL): segments
  * removed. Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR.
  */
-KP_MUST_CHECK int br_retention_apply(struct br_log *log, unsigned cleanup_policy,
+KP_MUST_CHECK int br_retention_apply(struct br_log *log, bool by_time_and_size,
                                      int64_t retention_ms, int64_t retention_bytes, int64_t hw,
                                      int64_t now_ms, size_t *deleted);
 

@@ -657,8 +657,8 @@ out_storage:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-int br_segment_create(int dir_fd, const char *dir, int64_t base_offset,
-                      struct br_filecache *files, struct br_segment **out)
+int br_segment_create(int dir_fd, const char *dir, int64_t base_offset, struct br_filecache *files,
+                      struct br_segment **out)
 {
     return create_as(dir_fd, dir, base_offset, "", false, files, out);
 }
@@ -729,8 +729,8 @@ static int load_offset_index(struct br_segment *s, int fd, int64_t limit, size_t
     uint8_t *raw = NULL;
     size_t n = 0;
     const char *why = NULL;
-    int rc = read_index_file(fd, s->oidx_file_len, BR_OFFSET_ENTRY_SIZE, max_entries, &raw,
-                             &n, &why);
+    int rc =
+        read_index_file(fd, s->oidx_file_len, BR_OFFSET_ENTRY_SIZE, max_entries, &raw, &n, &why);
     if (rc != 0 || why != NULL) {
         if (why != NULL) {
             (void)snprintf(problem, cap, ".index %s", why);
@@ -779,8 +779,7 @@ static int load_time_index(struct br_segment *s, int fd, int64_t limit, size_t m
     uint8_t *raw = NULL;
     size_t n = 0;
     const char *why = NULL;
-    int rc = read_index_file(fd, s->tidx_file_len, BR_TIME_ENTRY_SIZE, max_entries, &raw,
-                             &n, &why);
+    int rc = read_index_file(fd, s->tidx_file_len, BR_TIME_ENTRY_SIZE, max_entries, &raw, &n, &why);
     if (rc != 0 || why != NULL) {
         if (why != NULL) {
             (void)snprintf(problem, cap, ".timeindex %s", why);
@@ -936,8 +935,7 @@ int br_segment_unlink(int dir_fd, const char *dir, int64_t base_offset)
     return br_segment_unlink_as(dir_fd, dir, base_offset, "");
 }
 
-int br_segment_rename_files(struct br_segment *s, int dir_fd, const char *dir,
-                            const char *to_tail)
+int br_segment_rename_files(struct br_segment *s, int dir_fd, const char *dir, const char *to_tail)
 {
     /* the .log goes last: once it has its new name, so have its indexes */
     static const char *const suffixes[] = {"index", "timeindex", "log"};
@@ -1319,7 +1317,8 @@ static enum entry_check entry_matches(struct br_segment *s, const char *dir,
     uint8_t head[KP_BATCH_HEADER_SIZE];
     size_t got = 0;
     int fd = -1;
-    if (br_segment_fd(s, dir, &fd) != 0 || br_pread_full(fd, head, sizeof head, e->pos, &got) != 0) {
+    if (br_segment_fd(s, dir, &fd) != 0 ||
+        br_pread_full(fd, head, sizeof head, e->pos, &got) != 0) {
         return ENTRY_UNKNOWN;
     }
     if (got != sizeof head) {

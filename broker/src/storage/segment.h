@@ -65,8 +65,8 @@ struct br_time_entry {
 
 struct br_segment {
     int64_t base_offset;
-    int64_t size;           /* bytes in the .log file */
-    int64_t next_offset;    /* one past the last offset held; -1 until scanned */
+    int64_t size;                   /* bytes in the .log file */
+    int64_t next_offset;            /* one past the last offset held; -1 until scanned */
     struct br_filecache_entry file; /* the .log: file.file, an owned reference,
                                      * NULL while the budget has it closed */
     struct br_filecache *files;     /* the budget it counts in; NULL: the file
@@ -75,8 +75,8 @@ struct br_segment {
     const char *tail;               /* "" or a BR_SEGMENT_*_TAIL: its files' names */
     dev_t dev;                      /* the .log's identity, checked at a reopen */
     ino_t ino;
-    int reopen_failure;             /* why the last reopen failed (logged once
-                                     * per cause): 0, an errno, or < 0 */
+    int reopen_failure; /* why the last reopen failed (logged once
+                         * per cause): 0, an errno, or < 0 */
 
     struct br_offset_entry *oidx; /* owned */
     size_t oidx_n;

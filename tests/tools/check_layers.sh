@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# check_layers.sh SCRIPT SOURCE_ROOT: ci/check-layers passes on the tree and
+# finds what breaks the layer rule in a copy of it: an include that points up,
+# a root header included from a layer, a folder the table does not name, a
+# circle in the table.
+set -uo pipefail
+script=$1
+src=$2
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+out=$("$script") || fail "the tree itself has findings: $out"
+grep -q '^layers: 0 findings' <<<"$out" || fail "no summary line: $out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+copy() {
+    rm -rf "$tmp/t"
+    mkdir -p "$tmp/t/broker"
+    cp -r "$src/broker/src" "$src/broker/meson.build" "$tmp/t/broker/"
+}
+expect() { # expect WHAT PATTERN: the check fails on the copy, naming PATTERN
+    out=$(SAMSA_SOURCE_ROOT="$tmp/t" "$script")
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "$1: exit $rc, expected 1: $out"
+    grep -q -- "$2" <<<"$out" || fail "$1: no finding naming '$2': $out"
+}
+copy
+sed -i '0,/#include "/s//#include "server\/state.h"\n#include "/' "$tmp/t/broker/src/storage/log.c"
+expect "storage including server" "storage/log.c:.*server/state.h.*layer storage uses only"
+copy
+sed -i '0,/#include "/s//#include "broker.h"\n#include "/' "$tmp/t/broker/src/reactor/net.c"
+expect "reactor including the root" 'reactor/net.c:.*"broker.h": a header of the composition root'
+copy
+mkdir "$tmp/t/broker/src/extra"
+expect "a folder outside the table" "broker/src/extra/: a folder"
+copy
+sed -i "s/^  'base': \[\],/  'base': ['server'],/" "$tmp/t/broker/meson.build"
+expect "a circle" "in a circle"
+echo "ok"
