@@ -2,6 +2,7 @@
  * and in-process connections, with a user of its own instead of the broker. */
 #define _GNU_SOURCE
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -349,6 +350,199 @@ static void test_oversized_frame_closes_the_connection(void)
     kp_free(u);
 }
 
+/* ---------------------------------------------------------------- outbound */
+
+/* The other end of an outbound connection: the test's own client. */
+struct client {
+    bool connected;
+    bool closed;
+    int err;
+    size_t nframes;
+    uint8_t *got; /* the last frame, copied */
+    size_t got_len;
+};
+
+static void client_connected(void *ctx, struct br_conn *c)
+{
+    (void)c;
+    struct client *cl = ctx;
+    CU_ASSERT_FALSE(cl->closed);
+    cl->connected = true;
+}
+
+static void client_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    (void)c;
+    struct client *cl = ctx;
+    kp_free(cl->got);
+    cl->got = kp_malloc(len > 0 ? len : 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cl->got);
+    if (cl->got == NULL) {
+        abort();
+    }
+    memcpy(cl->got, payload, len);
+    cl->got_len = len;
+    cl->nframes++;
+}
+
+static void client_closed(void *ctx, struct br_conn *c, int err)
+{
+    (void)c;
+    struct client *cl = ctx;
+    CU_ASSERT_FALSE(cl->closed); /* once */
+    cl->closed = true;
+    cl->err = err;
+}
+
+static const struct br_conn_ops client_ops = {client_connected, client_frame, client_closed};
+
+/* Turns the loop until *flag or 10 s pass. */
+static bool poll_until(struct br_net *n, const bool *flag)
+{
+    int64_t deadline = br_now_mono_ms() + 10000;
+    while (!*flag && br_now_mono_ms() < deadline) {
+        br_net_poll(n);
+    }
+    return *flag;
+}
+
+static bool poll_until_frames(struct br_net *n, const struct client *cl, size_t want)
+{
+    int64_t deadline = br_now_mono_ms() + 10000;
+    while (cl->nframes < want && !cl->closed && br_now_mono_ms() < deadline) {
+        br_net_poll(n);
+    }
+    return cl->nframes >= want;
+}
+
+static uint8_t *frame_of(const uint8_t *p, size_t len)
+{
+    uint8_t *f = kp_malloc(len + 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    if (f == NULL) {
+        abort();
+    }
+    kp_store_be32(f, (uint32_t)len);
+    memcpy(f + 4, p, len);
+    return f;
+}
+
+static struct br_net *listening_net(struct user *u, int32_t max_request, int *port)
+{
+    struct br_net_limits lim = {.max_connections = 16, .max_request_bytes = max_request};
+    struct br_net *n = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &user_ops, u, &n), 0);
+    if (n == NULL) {
+        abort();
+    }
+    u->net = n;
+    CU_ASSERT_EQUAL_FATAL(br_net_listen(n, "127.0.0.1", 0), 0);
+    *port = br_net_bound_port(n, 0);
+    CU_ASSERT_FATAL(*port > 0);
+    return n;
+}
+
+/* An outbound connection to the reactor's own listener: requests sent
+ * before the connect completed go out after it, in order; each answer (the
+ * listener's user echoes) comes back whole, a 6 MiB one too, which takes
+ * many partial writes and reads on each side. */
+static void test_outbound_connection_exchanges_frames(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 16 << 20, &port);
+    struct client cl = {0};
+    struct br_conn *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", port, 16 << 20, &client_ops, &cl, &c), 0);
+    CU_ASSERT_TRUE(br_conn_connecting(c));
+    CU_ASSERT_EQUAL(br_conn_send(c, frame_of((const uint8_t *)"first", 5), 9), 0);
+    CU_ASSERT_EQUAL(br_conn_send(c, frame_of((const uint8_t *)"second", 6), 10), 0);
+    CU_ASSERT_TRUE(poll_until(n, &cl.connected));
+    CU_ASSERT_FALSE(br_conn_connecting(c));
+    CU_ASSERT_TRUE(poll_until_frames(n, &cl, 2));
+    CU_ASSERT_EQUAL(u->nframes, 2);
+    CU_ASSERT_EQUAL(cl.got_len, 6);
+    CU_ASSERT_EQUAL(memcmp(cl.got, "second", 6), 0);
+
+    size_t big = (size_t)6 << 20;
+    uint8_t *payload = kp_malloc(big);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(payload);
+    if (payload == NULL) {
+        abort();
+    }
+    for (size_t i = 0; i < big; i++) {
+        payload[i] = (uint8_t)(i * 131u + (i >> 13));
+    }
+    CU_ASSERT_EQUAL(br_conn_send(c, frame_of(payload, big), big + 4), 0);
+    CU_ASSERT_TRUE(poll_until_frames(n, &cl, 3));
+    CU_ASSERT_EQUAL_FATAL(cl.got_len, big);
+    CU_ASSERT_EQUAL(memcmp(cl.got, payload, big), 0);
+    kp_free(payload);
+    CU_ASSERT_FALSE(cl.closed);
+    br_conn_close(c); /* no closed callback for a close of its own */
+    br_net_poll(n);
+    CU_ASSERT_FALSE(cl.closed);
+    kp_free(cl.got);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* A refused connect, a name that would need a lookup, an answer over the
+ * frame limit and a peer that goes away: each reported once, with why. */
+static void test_outbound_failures_are_reported(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 1 << 20, &port);
+    struct br_conn *c = NULL;
+    struct client cl = {0};
+    CU_ASSERT_EQUAL(br_conn_connect(n, "localhost", port, 1024, &client_ops, &cl, &c),
+                    KP_E_INVALID_ARG); /* no DNS on the reactor */
+    CU_ASSERT_PTR_NULL(c);
+
+    /* a port nobody listens on: one bound, then closed */
+    struct br_net *other = NULL;
+    struct user *u2 = user_new();
+    int dead_port = 0;
+    other = listening_net(u2, 1024, &dead_port);
+    br_net_free(other);
+    kp_free(u2);
+    CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", dead_port, 1024, &client_ops, &cl, &c),
+                          0);
+    CU_ASSERT_TRUE(poll_until(n, &cl.closed));
+    CU_ASSERT_FALSE(cl.connected);
+    CU_ASSERT_EQUAL(cl.err, ECONNREFUSED);
+
+    /* an echo of 2 KiB against a limit of 1 KiB */
+    struct client big = {0};
+    CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", port, 1024, &client_ops, &big, &c), 0);
+    uint8_t blob[2048];
+    memset(blob, 'x', sizeof blob);
+    CU_ASSERT_EQUAL(br_conn_send(c, frame_of(blob, sizeof blob), sizeof blob + 4), 0);
+    CU_ASSERT_TRUE(poll_until(n, &big.closed));
+    CU_ASSERT_TRUE(big.connected);
+    CU_ASSERT_EQUAL(big.nframes, 0);
+    CU_ASSERT_EQUAL(big.err, EPROTO);
+
+    /* the peer closes: a hostile frame size makes the listener's side close */
+    struct client hung = {0};
+    CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", port, 1024, &client_ops, &hung, &c), 0);
+    uint8_t hostile[4];
+    kp_store_be32(hostile, (uint32_t)(64 << 20));
+    uint8_t *f = kp_malloc(sizeof hostile);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    memcpy(f, hostile, sizeof hostile);
+    CU_ASSERT_EQUAL(br_conn_send(c, f, sizeof hostile), 0);
+    CU_ASSERT_TRUE(poll_until(n, &hung.closed));
+    CU_ASSERT_TRUE(hung.connected);
+    CU_ASSERT(hung.err == 0 || hung.err == ECONNRESET);
+    br_net_free(n);
+    kp_free(cl.got);
+    kp_free(big.got);
+    kp_free(hung.got);
+    kp_free(u);
+}
+
 static CU_TestInfo tests[] = {
     {"timers_fire_in_deadline_order", test_timers_fire_in_deadline_order},
     {"timer_rearmed_from_its_callback", test_timer_rearmed_from_its_callback},
@@ -357,6 +551,8 @@ static CU_TestInfo tests[] = {
     {"closing_connection_cancels_its_parked_request",
      test_closing_connection_cancels_its_parked_request},
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
+    {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
+    {"outbound_failures_are_reported", test_outbound_failures_are_reported},
     CU_TEST_INFO_NULL,
 };
 

@@ -101,7 +101,17 @@ struct br_conn {
     bool reading;    /* EPOLLIN registered */
     bool processing; /* inside conn_process: no re-entry */
     bool local;      /* in process, no socket (br_conn_local_new) */
-    uint8_t *out;    /* local: the bytes "sent", until taken */
+    /* outbound (br_conn_connect): its frames go to its own ops, it is not
+     * counted against max.connections nor closed for idleness, and what it
+     * queues are requests, which do not hold back its reading */
+    bool outbound;
+    bool connecting;   /* outbound: the connect has not completed */
+    bool user_closed;  /* outbound: br_conn_close, so no ops->closed */
+    int error;         /* outbound: why it closed (errno), 0 for a clean close */
+    int32_t max_frame; /* outbound: the largest response frame taken */
+    const struct br_conn_ops *conn_ops;
+    void *conn_ctx;
+    uint8_t *out; /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;
     char peer[64];
@@ -120,7 +130,8 @@ struct br_net {
     struct listener listeners[MAX_LISTENERS];
     size_t nlisteners;
     struct br_conn *conns;
-    size_t nconns;
+    size_t nconns;    /* accepted ones (max.connections) */
+    size_t noutbound; /* br_conn_connect's */
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
@@ -612,6 +623,10 @@ static void conn_kill(struct br_conn *c)
         return;
     }
     c->dead = true;
+    if (c->outbound && !c->user_closed) {
+        /* its user forgets it now; it is freed at the end of the turn */
+        c->conn_ops->closed(c->conn_ctx, c, c->error);
+    }
     lru_unlink(c);
     mute_unlink(c);
     if (c->net->finisher == c) {
@@ -641,7 +656,11 @@ static void conn_kill(struct br_conn *c)
     if (c->next != NULL) {
         c->next->prev = c->prev;
     }
-    c->net->nconns--;
+    if (c->outbound) {
+        c->net->noutbound--;
+    } else {
+        c->net->nconns--;
+    }
     c->next = c->net->graveyard;
     c->prev = NULL;
     c->net->graveyard = c;
@@ -667,8 +686,9 @@ static void conn_update_events(struct br_conn *c)
     if (c->dead || c->local) {
         return;
     }
-    bool want_in = !c->closing && c->nslots < MAX_QUEUED_SLOTS && !c->muted;
-    bool want_out = c->slots != NULL && c->slots->ready;
+    bool want_in =
+        !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted && !c->connecting;
+    bool want_out = c->connecting || (c->slots != NULL && c->slots->ready);
     if (want_in == c->reading && want_out == c->want_out) {
         return;
     }
@@ -730,6 +750,9 @@ static int local_send(struct br_conn *c, struct br_slot *s)
 /* Send what can be sent now, strictly from the head slot. */
 static void conn_flush(struct br_conn *c)
 {
+    if (c->connecting) {
+        return; /* sent once connected */
+    }
     while (!c->dead && c->slots != NULL && c->slots->ready) {
         struct br_slot *s = c->slots;
         if (c->local && local_send(c, s) != 0) {
@@ -799,6 +822,7 @@ static void conn_flush(struct br_conn *c)
                     continue;
                 }
                 br_debug("write to %s: %s", c->peer, strerror(errno));
+                c->error = errno;
                 conn_kill(c);
                 return;
             }
@@ -1060,6 +1084,140 @@ static void conn_accept(struct br_net *n, struct listener *l)
     }
 }
 
+/* ---------------------------------------------------------------- outbound */
+
+/* A numeric IPv4 or IPv6 address and a port into *ss: no name lookup here
+ * (the reactor never waits on DNS). False when host is not such an address. */
+static bool numeric_address(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        *len = sizeof *in4;
+        return true;
+    }
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        *len = sizeof *in6;
+        return true;
+    }
+    return false;
+}
+
+int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_frame_bytes,
+                    const struct br_conn_ops *ops, void *ctx, struct br_conn **out)
+{
+    *out = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sl = 0;
+    if (port <= 0 || port > 65535 || max_frame_bytes <= 0 ||
+        !numeric_address(host, port, &ss, &sl)) {
+        return KP_E_INVALID_ARG;
+    }
+    if (n->stopping) {
+        return KP_E_INVALID_ARG;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (struct sockaddr *)&ss, sl) != 0 && errno != EINPROGRESS) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    struct br_conn *c = kp_calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        return KP_E_NOMEM;
+    }
+    c->watch.kind = BR_WATCH_CONN;
+    c->watch.fd = fd;
+    c->net = n;
+    c->outbound = true;
+    c->connecting = true; /* even when it connected at once: connected comes from the loop */
+    c->want_out = true;
+    c->max_frame = max_frame_bytes;
+    c->conn_ops = ops;
+    c->conn_ctx = ctx;
+    (void)snprintf(c->peer, sizeof c->peer, "%s%s%s:%d", ss.ss_family == AF_INET6 ? "[" : "", host,
+                   ss.ss_family == AF_INET6 ? "]" : "", port);
+    struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->watch};
+    if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        int err = errno;
+        close(fd);
+        kp_free(c);
+        return -err;
+    }
+    c->next = n->conns;
+    if (n->conns != NULL) {
+        n->conns->prev = c;
+    }
+    n->conns = c;
+    n->noutbound++;
+    c->last_active_ms = n->now_ms;
+    *out = c;
+    return 0;
+}
+
+/* The connect of an outbound connection finished, one way or the other. */
+static void conn_connect_done(struct br_conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->watch.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+        err = errno;
+    }
+    if (err != 0) {
+        br_debug("connecting to %s: %s", c->peer, strerror(err));
+        c->error = err;
+        conn_kill(c);
+        return;
+    }
+    c->connecting = false;
+    conn_update_events(c);
+    c->conn_ops->connected(c->conn_ctx, c);
+    if (!c->dead) {
+        conn_flush(c); /* what was sent while connecting */
+    }
+}
+
+int br_conn_send(struct br_conn *c, uint8_t *frame, size_t len)
+{
+    if (c->dead || c->closing) {
+        kp_free(frame);
+        return -1;
+    }
+    struct br_slot *s = br_conn_slot_new(c);
+    if (s == NULL) {
+        kp_free(frame);
+        return -1;
+    }
+    if (br_slot_add_mem(s, frame, len) != 0) {
+        br_slot_ready(c, s); /* empty: nothing is sent for it, nothing waits on it */
+        return -1;
+    }
+    br_slot_ready(c, s);
+    return 0;
+}
+
+void br_conn_close(struct br_conn *c)
+{
+    c->user_closed = true;
+    conn_kill(c);
+}
+
+bool br_conn_connecting(const struct br_conn *c)
+{
+    return c->connecting;
+}
+
 /* ---------------------------------------------------------------- input */
 
 /* Sets c's input buffer to cap bytes (in_len <= cap, 0 < cap), keeping its
@@ -1274,10 +1432,13 @@ static void queue_update(struct br_net *n)
 static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
 {
     size_t pos = 0;
-    while (!c->dead && !c->closing && c->nslots < MAX_QUEUED_SLOTS && len - pos >= 4) {
+    int32_t max = c->outbound ? c->max_frame : c->net->max_request_bytes;
+    while (!c->dead && !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) &&
+           len - pos >= 4) {
         int32_t size = 0;
-        int err = kp_frame_size(buf + pos, len - pos, c->net->max_request_bytes, &size);
+        int err = kp_frame_size(buf + pos, len - pos, max, &size);
         if (err != 0) {
+            c->error = EPROTO;
             br_warn("closing %s: frame size %" PRId32
                     " rejected (%s; socket.request.max.bytes %" PRId32 ")",
                     c->peer, (int32_t)kp_load_be32(buf + pos), kp_err_str(err),
@@ -1288,7 +1449,11 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
         if (len - pos - 4 < (size_t)size) {
             break;
         }
-        c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);
+        if (c->outbound) {
+            c->conn_ops->frame(c->conn_ctx, c, buf + pos + 4, (size_t)size);
+        } else {
+            c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);
+        }
         pos += 4 + (size_t)size;
     }
     return pos;
@@ -1339,7 +1504,7 @@ static void conn_readable(struct br_conn *c)
 {
     struct br_net *n = c->net;
     for (;;) {
-        if (c->dead || c->closing || c->nslots >= MAX_QUEUED_SLOTS) {
+        if (c->dead || c->closing || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
             return;
         }
         if (!may_read(c)) {
@@ -1375,6 +1540,7 @@ static void conn_readable(struct br_conn *c)
         }
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             br_debug("read from %s: %s", c->peer, strerror(errno));
+            c->error = errno;
             conn_kill(c);
         }
         return;
@@ -1478,6 +1644,10 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
     case BR_WATCH_CONN: {
         struct br_conn *c = (struct br_conn *)(void *)w;
         if (c->dead) {
+            break;
+        }
+        if (c->connecting) {
+            conn_connect_done(c);
             break;
         }
         if ((ev->events & (EPOLLERR | EPOLLHUP)) != 0 && (ev->events & EPOLLIN) == 0) {

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include <samsa-protocol/buf.h>
+#include <samsa-protocol/err.h>
 
 #include "base/clock.h"
 
@@ -163,6 +164,42 @@ void br_conn_close_after_flush(struct br_conn *c);
 /* "host:port" of the peer, for logs. */
 const char *br_conn_peer(const struct br_conn *c);
 struct br_net *br_conn_net(const struct br_conn *c);
+
+/* ---- outbound connections (a follower's fetcher, the controller's
+ * channel to a broker)
+ *
+ * The user's ops, called on the reactor thread. Exactly one of connected
+ * and closed comes first; closed comes once, unless the user closed the
+ * connection itself (br_conn_close); after closed the connection is gone. */
+struct br_conn_ops {
+    /* the connect completed: requests sent before go out now */
+    void (*connected)(void *ctx, struct br_conn *c);
+    /* a whole response frame (after its size), valid only during the call */
+    void (*frame)(void *ctx, struct br_conn *c, uint8_t *payload, size_t len);
+    /* the connect failed or the connection closed: err is an errno value
+     * (ECONNREFUSED, EPROTO for a frame over max_frame_bytes...), 0 when the
+     * peer closed it cleanly */
+    void (*closed)(void *ctx, struct br_conn *c, int err);
+};
+
+/* Starts connecting to host:port without blocking. host must be a numeric
+ * IPv4 or IPv6 address: the reactor does no name lookups (resolve on
+ * another thread). Frames up to max_frame_bytes are taken; a larger one
+ * closes the connection. Not counted against max.connections, never closed
+ * for idleness. Returns 0 (*out set; the outcome comes through ops),
+ * KP_E_INVALID_ARG (not a numeric address, a bad port, the reactor
+ * stopping), KP_E_NOMEM, or -errno when no socket could be made. */
+KP_MUST_CHECK int br_conn_connect(struct br_net *n, const char *host, int port,
+                                  int32_t max_frame_bytes, const struct br_conn_ops *ops, void *ctx,
+                                  struct br_conn **out);
+/* Queues a whole frame (its 4-byte size included), which the connection
+ * now owns (kp_malloc'd), after those queued before; sent once connected.
+ * 0, or -1 when the connection is closing or memory ran out (frame freed). */
+KP_MUST_CHECK int br_conn_send(struct br_conn *c, uint8_t *frame, size_t len);
+/* Closes it now, queued frames and all; ops->closed is not called. */
+void br_conn_close(struct br_conn *c);
+/* True until the connect completed. */
+bool br_conn_connecting(const struct br_conn *c);
 
 /* ---- in-process connections (the stateful fuzz harness, tests)
  *
