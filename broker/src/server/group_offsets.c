@@ -415,7 +415,7 @@ static int app_flush(struct appender *a)
         err = kp_batch_builder_finish(&a->bb, &w);
         int64_t base = -1;
         if (err == 0) {
-            err = br_log_append(a->p->log, w.buf, w.len, a->p->leader_epoch, a->now, &base);
+            err = br_partition_append_leader(a->p, w.buf, w.len, a->now, &base);
             if (err != 0) {
                 br_error("append to %s-%" PRId32 " failed: %s", BR_OFFSETS_TOPIC, a->p->index,
                          err < 0 ? kp_err_str(err) : kp_err_name(err));
@@ -423,11 +423,8 @@ static int app_flush(struct appender *a)
         }
         kp_wr_free(&w);
         if (err == 0) {
-            /* an ISR of one: the high watermark follows the log end */
-            a->p->hw = br_log_end_offset(a->p->log);
             a->done += a->added;
             a->added = 0;
-            br_fetch_wake(a->gs->b, a->p);
         }
     }
     kp_batch_builder_free(&a->bb);

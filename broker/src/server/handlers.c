@@ -357,7 +357,7 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         out->LogAppendTimeMs = now;
     }
     int64_t base = -1;
-    err = br_log_append(p->log, batch, size, p->leader_epoch, now, &base);
+    err = br_partition_append_leader(p, batch, size, now, &base);
     if (err != 0) {
         br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
                  err < 0 ? kp_err_str(err) : kp_err_name(err));
@@ -369,12 +369,9 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
                             base, now, MAX_PRODUCERS_PER_PARTITION) != 0) {
         br_warn("out of memory recording producer %" PRId64, h.ProducerId);
     }
-    /* an ISR of one: the high watermark follows the log end at once */
-    p->hw = br_log_end_offset(p->log);
     out->ErrorCode = KP_ERR_NONE;
     out->BaseOffset = base;
     out->LogStartOffset = br_log_start_offset(p->log);
-    br_fetch_wake(b, p);
 }
 
 int br_h_produce(struct br_req *r)

@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "config/topic_config.h"
 #include "reactor/net.h"
+#include "replica/partition.h"
 #include "replica/producer_state.h"
 #include "storage/checkpoint.h"
 #include "storage/log.h"
@@ -46,26 +47,6 @@ struct br_kv {
 #define BR_MAX_PARTITIONS 100000
 #define BR_MAX_TOPIC_CONFIGS 64
 #define BR_MAX_CHECKPOINT_ENTRIES 1000000
-
-struct br_partition {
-    struct br_topic *topic;
-    int32_t index;
-    size_t dir_index; /* which of log.dirs holds it */
-    struct br_log *log;
-    int32_t leader_epoch;
-    int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one) */
-    struct br_producers producers;
-    /* parked fetches waiting for data on this partition */
-    struct br_parked **waiters;
-    size_t nwaiters;
-    size_t waiters_cap;
-    /* the log cleaner's state (cleaner.c) */
-    struct {
-        int64_t first_dirty_offset; /* the part not yet cleaned begins here */
-        uint64_t job;               /* the job in flight, 0 when none */
-        bool failed;                /* a job failed: not cleaned until the next start */
-    } clean;
-};
 
 struct br_topic {
     char name[BR_TOPIC_NAME_MAX + 1];

@@ -53,6 +53,15 @@ struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
 
 /* ---------------------------------------------------------------- topics */
 
+/* The high watermark of a partition moved: the fetches parked on it may
+ * be answered. */
+static void partition_hw_moved(void *ctx, struct br_partition *p)
+{
+    br_fetch_wake(ctx, p);
+}
+
+static const struct br_partition_ops partition_ops = {partition_hw_moved};
+
 static int topic_cmp(const struct br_topic *t, struct kp_str name)
 {
     size_t tl = strlen(t->name);
@@ -241,16 +250,10 @@ static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t ind
     /* a log made on the I/O worker holds its files outside any budget */
     br_log_set_files(log, b->files);
     /* standalone: this broker leads every partition; its epoch stays put
-     * across restarts, and the ISR of one makes HW = LEO. Epoch 0 of a
-     * partition without one reaches leader-epoch-checkpoint with its first
-     * append (br_log_append assigns it, as Kafka's Log.append does): an
-     * empty partition writes no checkpoint when it is created or opened,
-     * which is what made a start of 10,000 empty partitions take minutes */
-    p->leader_epoch = br_log_latest_epoch(p->log);
-    if (p->leader_epoch < 0) {
-        p->leader_epoch = 0;
-    }
-    p->hw = br_log_end_offset(p->log);
+     * across restarts. An empty partition writes no epoch checkpoint when it
+     * is created or opened (br_partition_become_leader), which is what made
+     * a start of 10,000 empty partitions take minutes */
+    br_partition_become_leader(p, &partition_ops, b);
     rebuild_producers(b, p);
 }
 

@@ -1,0 +1,72 @@
+/*
+ * samsa-broker: the partition, one replica of a topic-partition on this
+ * broker: its log, its role's state (the leader epoch, the high watermark)
+ * and its producers' sequence state. The one way records are appended as
+ * leader is br_partition_append_leader: the append, the high watermark
+ * moved, and whoever waits on the partition woken, in that order.
+ *
+ * Standalone today, this broker leads every partition with an ISR of one,
+ * so the high watermark is the log end offset (Kafka's Partition: HW = min
+ * LEO over the ISR). Replication makes HW its own rule here.
+ *
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_REPLICA_PARTITION_H
+#define SAMSA_BROKER_REPLICA_PARTITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+
+#include "replica/producer_state.h"
+#include "storage/log.h"
+
+struct br_partition;
+/* what the layers above keep on a partition (server/state.h) */
+struct br_topic;
+struct br_parked;
+
+/* What the partition's user does when its high watermark moves (the
+ * server: answers the fetches parked on it). */
+struct br_partition_ops {
+    void (*hw_moved)(void *ctx, struct br_partition *p);
+};
+
+struct br_partition {
+    struct br_topic *topic;
+    int32_t index;
+    size_t dir_index; /* which of log.dirs holds it */
+    struct br_log *log;
+    int32_t leader_epoch;
+    int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one); read it, never set it */
+    struct br_producers producers;
+    const struct br_partition_ops *ops;
+    void *ops_ctx;
+    /* parked fetches waiting for data on this partition (server/fetch.c) */
+    struct br_parked **waiters;
+    size_t nwaiters;
+    size_t waiters_cap;
+    /* the log cleaner's state (log_cleaner.c) */
+    struct {
+        int64_t first_dirty_offset; /* the part not yet cleaned begins here */
+        uint64_t job;               /* the job in flight, 0 when none */
+        bool failed;                /* a job failed: not cleaned until the next start */
+    } clean;
+};
+
+/* Makes p the leader of its log (already opened, p->log set): the leader
+ * epoch is the log's latest (0 when it has none: epoch 0 reaches
+ * leader-epoch-checkpoint with the first append, as Kafka's Log.append
+ * assigns it), the high watermark the log end. */
+void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
+                                void *ops_ctx);
+
+/* Appends a batch as leader, in the leader's epoch (br_log_append), then
+ * moves the high watermark and calls ops->hw_moved. *base: the batch's
+ * first offset. Returns 0 or br_log_append's error (nothing changed). */
+KP_MUST_CHECK int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len,
+                                             int64_t now_ms, int64_t *base);
+
+#endif

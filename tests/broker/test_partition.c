@@ -1,0 +1,132 @@
+/* Unit tests for the partition (broker/src/replica/partition.h): the one
+ * leader-append path, on a real log. */
+#define _GNU_SOURCE
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/buf.h>
+#include <samsa-protocol/record_batch.h>
+
+#include "base/fileref.h"
+#include "base/logging.h"
+#include "cunit_run.h"
+#include "replica/partition.h"
+#include "storage/log.h"
+#include "tmpdir.h"
+
+static char root[64];
+static char pdir[128];
+
+/* What the partition's user saw. */
+struct watcher {
+    int calls;
+    int64_t hw_seen; /* the high watermark when it was told */
+};
+
+static void hw_moved(void *ctx, struct br_partition *p)
+{
+    struct watcher *w = ctx;
+    w->calls++;
+    w->hw_seen = p->hw;
+}
+
+static const struct br_partition_ops watch_ops = {hw_moved};
+
+static uint8_t *batch_of(int count, size_t *len)
+{
+    struct kp_batch_builder b;
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_init(&b, KP_CODEC_NONE, 0, 1000, -1, -1, -1, 1 << 20),
+                          0);
+    for (int i = 0; i < count; i++) {
+        struct kp_bytes v = {(const uint8_t *)"value", 5};
+        CU_ASSERT_EQUAL_FATAL(
+            kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, 1000 + i, KP_BYTES_NULL, v, NULL, 0), 0);
+    }
+    struct kp_writer w;
+    kp_wr_init(&w, 1 << 20);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &w), 0);
+    kp_batch_builder_free(&b);
+    uint8_t *out = kp_wr_steal(&w, len);
+    if (out == NULL) {
+        abort();
+    }
+    return out;
+}
+
+static struct br_log *open_log(struct br_filecache *fc)
+{
+    struct br_log_config c;
+    br_log_config_defaults(&c);
+    struct br_log *log = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_open(pdir, &c, 0, fc, &log), 0);
+    return log;
+}
+
+/* Each leader append moves the high watermark to the log end (an ISR of
+ * one) and tells the user once, with the new value in place; an append
+ * that fails changes nothing and tells no one. After a reopen the leader
+ * keeps the log's epoch and the high watermark is the log end again. */
+static void test_leader_append_moves_hw_and_tells_once(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
+    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &fc), 0);
+    struct br_partition p;
+    memset(&p, 0, sizeof p);
+    p.log = open_log(fc);
+    struct watcher w = {0};
+    br_partition_become_leader(&p, &watch_ops, &w);
+    CU_ASSERT_EQUAL(p.leader_epoch, 0);
+    CU_ASSERT_EQUAL(p.hw, 0);
+    CU_ASSERT_EQUAL(w.calls, 0);
+
+    size_t len = 0;
+    uint8_t *b = batch_of(3, &len);
+    int64_t base = -1;
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &base), 0);
+    kp_free(b);
+    CU_ASSERT_EQUAL(base, 0);
+    CU_ASSERT_EQUAL(p.hw, 3);
+    CU_ASSERT_EQUAL(w.calls, 1);
+    CU_ASSERT_EQUAL(w.hw_seen, 3);
+
+    b = batch_of(2, &len);
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &base), 0);
+    kp_free(b);
+    CU_ASSERT_EQUAL(base, 3);
+    CU_ASSERT_EQUAL(p.hw, 5);
+    CU_ASSERT_EQUAL(w.calls, 2);
+    CU_ASSERT_EQUAL(w.hw_seen, 5);
+
+    uint8_t junk[16];
+    memset(junk, 0, sizeof junk);
+    CU_ASSERT_NOT_EQUAL(br_partition_append_leader(&p, junk, sizeof junk, 5000, &base), 0);
+    CU_ASSERT_EQUAL(p.hw, 5);
+    CU_ASSERT_EQUAL(w.calls, 2);
+
+    br_log_close(p.log);
+    memset(&p, 0, sizeof p);
+    p.log = open_log(fc);
+    br_partition_become_leader(&p, &watch_ops, &w);
+    CU_ASSERT_EQUAL(p.leader_epoch, 0);
+    CU_ASSERT_EQUAL(p.hw, 5);
+    CU_ASSERT_EQUAL(w.calls, 2);
+    br_log_close(p.log);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
+static CU_TestInfo tests[] = {
+    {"leader_append_moves_hw_and_tells_once", test_leader_append_moves_hw_and_tells_once},
+    CU_TEST_INFO_NULL,
+};
+
+int main(void)
+{
+    br_logging_set_level(BR_LOG_ERROR);
+    return st_run_suite("broker-partition", tests);
+}
