@@ -849,6 +849,18 @@ static void conn_flush(struct br_conn *c)
     conn_update_events(c);
 }
 
+/* On the net's list of connections (socket ones: the local ones are their
+ * owners'). */
+static void conn_link(struct br_net *n, struct br_conn *c)
+{
+    c->prev = NULL;
+    c->next = n->conns;
+    if (n->conns != NULL) {
+        n->conns->prev = c;
+    }
+    n->conns = c;
+}
+
 /* ---------------------------------------------------------------- accept */
 
 /* What an accept error means for the listener. */
@@ -1072,11 +1084,7 @@ static void conn_accept(struct br_net *n, struct listener *l)
             kp_free(c);
             continue;
         }
-        c->next = n->conns;
-        if (n->conns != NULL) {
-            n->conns->prev = c;
-        }
-        n->conns = c;
+        conn_link(n, c);
         n->nconns++;
         c->last_active_ms = n->now_ms;
         lru_append(c);
@@ -1155,11 +1163,7 @@ int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_fr
         kp_free(c);
         return -err;
     }
-    c->next = n->conns;
-    if (n->conns != NULL) {
-        n->conns->prev = c;
-    }
-    n->conns = c;
+    conn_link(n, c);
     n->noutbound++;
     c->last_active_ms = n->now_ms;
     *out = c;
