@@ -349,7 +349,7 @@ void br_clean_job_free(struct br_clean_job *job)
             }
         }
     }
-    for (size_t i = 0; i < job->nsegs; i++) {
+    for (size_t i = 0; job->olds != NULL && i < job->nsegs; i++) {
         /* the reference was taken by br_log_segment_file on this thread */
         br_fileref_unref(job->olds[i].file);
     }
