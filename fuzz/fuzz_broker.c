@@ -48,6 +48,10 @@
  *     produced with (nothing acknowledged is lost or changed, restarts
  *     included);
  *   - an idempotent batch sent again is not appended again;
+ *   - an InitProducerId without a transactional id (the only kind sent:
+ *     the broker offers no transactions) returns an id >= 0 never handed
+ *     out before in this input, restarts included, and epoch 0, as Kafka
+ *     2.0's TransactionCoordinator.handleInitProducerId does;
  *   - a committed offset reads back, restarts included.
  * A DeleteTopics (structured or raw) forgets the model of the topics it
  * names; a raw request that can change committed offsets forgets those.
@@ -88,6 +92,7 @@
 #define RAW_MAX 4096
 #define RAW_MAX_NEW_PARTITIONS 64
 #define EXPECT_MAX 64
+#define PIDS_MAX 64 /* producer ids remembered per input (MAX_OPS bounds them) */
 #define ARENA_MAX ((size_t)64 * 1024 * 1024)
 
 /* t.x and t_x collide in Kafka's metric names: creating both is refused. */
@@ -136,6 +141,8 @@ static struct {
     struct commit commits[NGROUPS][NTOPICS][MAX_PARTS];
     int64_t pid;
     int16_t epoch;
+    int64_t pids[PIDS_MAX]; /* every producer id handed out in this input */
+    size_t npids;
     uint32_t value_counter;
     struct expect expect[EXPECT_MAX];
     size_t nexpect;
@@ -333,6 +340,20 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
 
 /* ---------------------------------------------------------------- raw */
 
+/* Checks a successful InitProducerId answer (structured or raw) against
+ * every id handed out before in this input, and remembers its id. */
+static void check_new_producer_id(int64_t id, int16_t epoch)
+{
+    fuzz_check(id >= 0, "a negative producer id", (int)id);
+    fuzz_check(epoch == 0, "a new producer id with an epoch other than 0", epoch);
+    for (size_t i = 0; i < h.npids; i++) {
+        fuzz_check(h.pids[i] != id, "a producer id handed out twice", (int)i);
+    }
+    if (h.npids < PIDS_MAX) {
+        h.pids[h.npids++] = id;
+    }
+}
+
 static void raw_check_output(void)
 {
     size_t len = 0;
@@ -356,6 +377,13 @@ static void raw_check_output(void)
         int rc = kp_response_decode(out + pos + 4, size, e.api, e.version, &arena, &rh, &resp);
         fuzz_check(rc == 0, "a raw answer does not decode", e.api * 100 + e.version);
         fuzz_check(rh.CorrelationId == e.corr, "a raw answer out of order", rh.CorrelationId);
+        if (e.api == KP_API_INIT_PRODUCER_ID) {
+            /* a transactional id is refused, so an id always is a new one */
+            const struct kp_InitProducerIdResponse *ip = resp;
+            if (ip->ErrorCode == 0) {
+                check_new_producer_id(ip->ProducerId, ip->ProducerEpoch);
+            }
+        }
         kp_arena_free(&arena);
         pos += 4 + size;
     }
@@ -1002,8 +1030,7 @@ static void op_init_pid(struct input *in)
     const struct kp_InitProducerIdResponse *resp =
         call(KP_API_INIT_PRODUCER_ID, (int16_t)(in_u8(in) & 1), &req, &arena, true);
     if (resp->ErrorCode == 0) {
-        fuzz_check(resp->ProducerId >= 0 && resp->ProducerId != h.pid,
-                   "a producer id handed out twice", 0);
+        check_new_producer_id(resp->ProducerId, resp->ProducerEpoch);
         h.pid = resp->ProducerId;
         h.epoch = resp->ProducerEpoch;
         for (int t = 0; t < NTOPICS; t++) {
@@ -1205,6 +1232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(h.commits, 0, sizeof h.commits);
     h.pid = -1;
     h.epoch = -1;
+    h.npids = 0;
     h.nexpect = 0;
     broker_start();
 
