@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "torture.h"
 
 #define MiB ((size_t)1024 * 1024)
 
@@ -65,6 +66,59 @@ static void test_compress_round_trips_each_codec(void)
     }
     free(random);
     free(text);
+}
+
+/* Bytes to compress and decompress under allocation torture. */
+struct codec_input {
+    int codec;
+    const uint8_t *in;
+    size_t len;
+};
+
+/* Compresses and decompresses the input; returns the first error,
+ * KP_E_CORRUPT when other bytes come back. */
+static int compress_and_back(void *ctx)
+{
+    const struct codec_input *ci = ctx;
+    struct kp_writer z;
+    struct kp_writer plain;
+    kp_wr_init(&z, SIZE_MAX);
+    kp_wr_init(&plain, SIZE_MAX);
+    int rc = kp_compress(ci->codec, ci->in, ci->len, &z);
+    if (rc == 0) {
+        rc = kp_decompress(ci->codec, z.buf, z.len, ci->len, &plain);
+    }
+    if (rc == 0 && (plain.len != ci->len || memcmp(plain.buf, ci->in, ci->len) != 0)) {
+        rc = KP_E_CORRUPT;
+    }
+    kp_wr_free(&z);
+    kp_wr_free(&plain);
+    return rc;
+}
+
+static void test_codecs_survive_every_allocation_failure(void)
+{
+    /* zlib's state and window (through kp_malloc) and the writers' growth
+     * over several decompression windows, each failing in turn */
+    size_t len = (size_t)200 * 1024;
+    uint8_t *text = malloc(len);
+    if (text == NULL) {
+        CU_FAIL("out of memory");
+        return;
+    }
+    uint32_t seed = 7;
+    for (size_t i = 0; i < len; i++) {
+        text[i] = (uint8_t)("lorem ipsum dolor "[i % 18] ^ (next_rand(&seed) % 4 == 0));
+    }
+    unsigned long runs = 0;
+    for (size_t c = 0; c < COUNT(all_codecs); c++) {
+        struct codec_input ci = {all_codecs[c], text, len};
+        char name[32];
+        (void)snprintf(name, sizeof name, "codec %d", all_codecs[c]);
+        runs += st_torture_each_allocation(compress_and_back, &ci, name);
+    }
+    free(text);
+    printf("\n  %lu runs with an allocation failed\n", runs);
 }
 
 static void test_compress_writes_each_codecs_wire_format(void)
@@ -453,6 +507,7 @@ static void test_decompress_refuses_failed_writer(void)
 
 static CU_TestInfo tests[] = {
     {"test_compress_round_trips_each_codec", test_compress_round_trips_each_codec},
+    {"test_codecs_survive_every_allocation_failure", test_codecs_survive_every_allocation_failure},
     {"test_compress_writes_each_codecs_wire_format", test_compress_writes_each_codecs_wire_format},
     {"test_decompress_appends_after_existing_bytes", test_decompress_appends_after_existing_bytes},
     {"test_snappy_decodes_xerial_framing", test_snappy_decodes_xerial_framing},

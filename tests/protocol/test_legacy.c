@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "torture.h"
 
 #define MiB ((size_t)1024 * 1024)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -398,6 +399,56 @@ static void test_downconvert_then_upconvert_keeps_records(void)
     }
 }
 
+/* A v2 batch to take down to a magic and back up under allocation torture. */
+struct convert_case {
+    const struct kp_writer *batch;
+    int8_t magic;
+};
+
+/* Downconverts the case's batch and upconverts the set again; returns the
+ * first error, KP_E_CORRUPT when a record went missing. */
+static int down_and_up(void *ctx)
+{
+    const struct convert_case *cc = ctx;
+    struct kp_writer set;
+    struct kp_writer back;
+    kp_wr_init(&set, MiB);
+    kp_wr_init(&back, MiB);
+    int32_t count = 0;
+    int rc = kp_legacy_downconvert(cc->batch->buf, cc->batch->len, cc->magic, 0, MiB, &set,
+                                   &count);
+    struct kp_legacy_info info;
+    if (rc == 0) {
+        rc = kp_legacy_upconvert(set.buf, set.len, MiB, MiB, &back, &info);
+    }
+    if (rc == 0 && (count != 3 || info.count != 3)) {
+        rc = KP_E_CORRUPT;
+    }
+    kp_wr_free(&back);
+    kp_wr_free(&set);
+    return rc;
+}
+
+static void test_conversions_survive_every_allocation_failure(void)
+{
+    /* the writers' growth, zlib's state (gzip) and the copy that mends a
+     * magic-0 lz4 frame's checksum, each failing in turn */
+    unsigned long runs = 0;
+    for (int codec = KP_CODEC_NONE; codec <= KP_CODEC_LZ4; codec++) {
+        struct kp_writer batch;
+        kp_wr_init(&batch, MiB);
+        v2_batch(&batch, codec, false);
+        for (int8_t magic = 0; magic <= 1; magic++) {
+            struct convert_case cc = {&batch, magic};
+            char name[64];
+            (void)snprintf(name, sizeof name, "codec %d to magic %d and back", codec, magic);
+            runs += st_torture_each_allocation(down_and_up, &cc, name);
+        }
+        kp_wr_free(&batch);
+    }
+    printf("\n  %lu runs with an allocation failed\n", runs);
+}
+
 static void test_downconvert_magic1_wrapper_layout(void)
 {
     struct kp_writer batch;
@@ -541,6 +592,8 @@ static CU_TestInfo tests[] = {
     {"upconvert_rejects_damage", test_upconvert_rejects_damage},
     {"upconvert_rejects_bad_wrappers", test_upconvert_rejects_bad_wrappers},
     {"downconvert_then_upconvert_keeps_records", test_downconvert_then_upconvert_keeps_records},
+    {"conversions_survive_every_allocation_failure",
+     test_conversions_survive_every_allocation_failure},
     {"downconvert_magic1_wrapper_layout", test_downconvert_magic1_wrapper_layout},
     {"downconvert_lz4_magic0_has_kafkas_checksum",
      test_downconvert_lz4_magic0_has_kafkas_checksum},

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "torture.h"
 
 struct rng {
     uint64_t s;
@@ -225,6 +226,77 @@ static void test_every_api_and_version_round_trips(void)
     }
     CU_ASSERT(checked >= kp_apis_count);
     printf("\n  %u API versions round-tripped (requests and responses)\n", checked);
+}
+
+/* One encoded message, decoded and encoded again under allocation torture. */
+struct codec_case {
+    const struct kp_msg_desc *d;
+    int16_t version;
+    const uint8_t *bytes;
+    size_t len;
+};
+
+/* Decodes the case's bytes into a fresh arena and encodes them again;
+ * returns the first error, KP_E_CORRUPT when the bytes differ. */
+static int decode_and_encode(void *ctx)
+{
+    const struct codec_case *cc = ctx;
+    struct kp_arena a;
+    kp_arena_init(&a, 1 << 22);
+    struct kp_writer w;
+    kp_wr_init(&w, 1 << 20);
+    int err = KP_E_NOMEM;
+    void *msg = kp_arena_alloc(&a, cc->d->body->size);
+    if (msg != NULL) {
+        struct kp_reader r;
+        kp_rd_init(&r, cc->bytes, cc->len);
+        err = kp_msg_decode(cc->d, cc->version, &r, &a, msg);
+    }
+    if (err == 0) {
+        err = kp_msg_encode(cc->d, cc->version, &w, msg);
+    }
+    if (err == 0 && (w.len != cc->len || (w.len > 0 && memcmp(w.buf, cc->bytes, w.len) != 0))) {
+        err = KP_E_CORRUPT;
+    }
+    kp_wr_free(&w);
+    kp_arena_free(&a);
+    return err;
+}
+
+static unsigned long torture_one(const struct kp_msg_desc *d, int16_t version, uint64_t seed)
+{
+    struct kp_arena a;
+    kp_arena_init(&a, 1 << 22);
+    struct rng g = {seed * 0x9E3779B97F4A7C15ULL + 1};
+    void *msg = kp_arena_alloc(&a, d->body->size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
+    kp_msg_init(d, msg);
+    fill_struct(d->body, version, &g, &a, msg, 0);
+    struct kp_writer w;
+    kp_wr_init(&w, 1 << 20);
+    CU_ASSERT_EQUAL_FATAL(kp_msg_encode(d, version, &w, msg), 0);
+    struct codec_case cc = {d, version, w.buf, w.len};
+    char name[96];
+    (void)snprintf(name, sizeof name, "%s v%d", d->name, version);
+    unsigned long runs = st_torture_each_allocation(decode_and_encode, &cc, name);
+    kp_wr_free(&w);
+    kp_arena_free(&a);
+    return runs;
+}
+
+static void test_every_api_and_version_survives_every_allocation_failure(void)
+{
+    /* decoding (the arena's chunks) and encoding (the writer's growth) of
+     * every message the table knows, each allocation failing in turn */
+    unsigned long runs = 0;
+    for (size_t i = 0; i < kp_apis_count; i++) {
+        const struct kp_api *api = &kp_apis[i];
+        for (int16_t v = api->min_version; v <= api->max_version; v++) {
+            runs += torture_one(api->request, v, (uint64_t)api->key * 1000 + (uint64_t)v * 10 + 1);
+            runs += torture_one(api->response, v, (uint64_t)api->key * 7777 + (uint64_t)v + 1);
+        }
+    }
+    printf("\n  %lu runs with an allocation failed\n", runs);
 }
 
 static void test_api_table_is_sorted_and_consistent(void)
@@ -466,6 +538,8 @@ static CU_TestInfo tests[] = {
      test_spliced_records_leave_room_for_file_bytes},
     {"api_table_is_sorted_and_consistent", test_api_table_is_sorted_and_consistent},
     {"every_api_and_version_round_trips", test_every_api_and_version_round_trips},
+    {"every_api_and_version_survives_every_allocation_failure",
+     test_every_api_and_version_survives_every_allocation_failure},
     {"decode_rejects_unsupported_version", test_decode_rejects_unsupported_version},
     {"decode_rejects_trailing_bytes", test_decode_rejects_trailing_bytes},
     {"encode_rejects_null_in_non_nullable_field", test_encode_rejects_null_in_non_nullable_field},
