@@ -11,11 +11,15 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <samsa-protocol/alloc.h>
@@ -857,6 +861,143 @@ static void test_mailbox_hands_over_every_message_in_order(void)
     br_mailbox_free(p.mb);
 }
 
+/* Several threads post at once while the consumer drains as the reactor
+ * does: it waits in epoll (level-triggered, as br_net_watch_add registers
+ * the watch) for the mailbox's eventfd and takes everything when it fires,
+ * never otherwise. A wake-up lost between a post and a take leaves mail
+ * queued with the eventfd quiet: the consumer then waits out its deadline
+ * and the test fails instead of hanging. */
+#define POSTERS 4
+#define POSTS 200
+#define ROUNDS 100
+
+struct numbered_mail {
+    struct br_mail mail; /* first: the mailbox hands back this pointer */
+    int thread;
+    int seq;
+};
+
+struct racing_poster {
+    struct br_mailbox *mb;
+    pthread_barrier_t *start;
+    int thread;
+    struct numbered_mail *mails; /* POSTS of them, owned by the test */
+};
+
+static void *post_racing(void *arg)
+{
+    struct racing_poster *p = arg;
+    (void)pthread_barrier_wait(p->start);
+    for (int i = 0; i < POSTS; i++) {
+        p->mails[i].mail.deliver = NULL; /* taken by the test, never delivered */
+        p->mails[i].thread = p->thread;
+        p->mails[i].seq = i;
+        br_mailbox_post(p->mb, &p->mails[i].mail);
+        if (i % 64 == p->thread) {
+            (void)sched_yield(); /* let the consumer in between posts */
+        }
+    }
+    return NULL;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One round: POSTERS threads post POSTS messages each while this thread
+ * drains; returns how many messages arrived (all of them, or fewer when
+ * the deadline passed), having checked each arrives once and in order. */
+static int racing_round(struct br_mailbox *mb, int ep, int *takes)
+{
+    static struct numbered_mail mails[POSTERS][POSTS];
+    struct racing_poster posters[POSTERS];
+    pthread_t th[POSTERS];
+    pthread_barrier_t start;
+    CU_ASSERT_EQUAL_FATAL(pthread_barrier_init(&start, NULL, POSTERS + 1), 0);
+    for (int t = 0; t < POSTERS; t++) {
+        posters[t] = (struct racing_poster){mb, &start, t, mails[t]};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, post_racing, &posters[t]), 0);
+    }
+    (void)pthread_barrier_wait(&start);
+
+    int next[POSTERS] = {0};
+    int seen = 0;
+    bool in_order = true;
+    /* generous: a round takes milliseconds, under TSan well under a
+     * second; only a lost wake-up waits this out */
+    int64_t deadline = mono_ms() + 30000;
+    while (seen < POSTERS * POSTS) {
+        int64_t left = deadline - mono_ms();
+        if (left <= 0) {
+            break;
+        }
+        struct epoll_event got;
+        int n = epoll_wait(ep, &got, 1, (int)left);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        CU_ASSERT_FATAL(n >= 0);
+        if (n == 0) {
+            continue; /* the deadline decides */
+        }
+        CU_ASSERT_PTR_EQUAL(got.data.ptr, br_mailbox_watch(mb));
+        (*takes)++;
+        struct br_mail *m = br_mailbox_take_all(mb);
+        while (m != NULL) {
+            struct br_mail *after = m->next;
+            const struct numbered_mail *nm = (const struct numbered_mail *)m;
+            if (nm->thread < 0 || nm->thread >= POSTERS || nm->seq != next[nm->thread]) {
+                in_order = false;
+            } else {
+                next[nm->thread]++;
+            }
+            seen++;
+            m = after;
+        }
+    }
+    for (int t = 0; t < POSTERS; t++) {
+        CU_ASSERT_EQUAL(pthread_join(th[t], NULL), 0);
+    }
+    (void)pthread_barrier_destroy(&start);
+    CU_ASSERT(in_order);
+    for (int t = 0; t < POSTERS; t++) {
+        CU_ASSERT_EQUAL(next[t], POSTS); /* each exactly once, in order */
+    }
+    return seen;
+}
+
+static void test_mailbox_concurrent_posts_arrive_once_in_order_without_lost_wakeups(void)
+{
+    struct br_mailbox *mb = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    CU_ASSERT_FATAL(ep >= 0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = br_mailbox_watch(mb)};
+    CU_ASSERT_EQUAL_FATAL(epoll_ctl(ep, EPOLL_CTL_ADD, br_mailbox_watch(mb)->fd, &ev), 0);
+    /* each round ends with a last post whose wake-up nothing later can
+     * stand in for: several rounds give a lost wake-up several chances */
+    int takes = 0;
+    int rounds = 0;
+    for (; rounds < ROUNDS; rounds++) {
+        int seen = racing_round(mb, ep, &takes);
+        if (seen != POSTERS * POSTS) {
+            (void)fprintf(stderr, "\n  round %d: %d of %d messages arrived before the deadline\n",
+                          rounds, seen, POSTERS * POSTS);
+            CU_FAIL("a wake-up was lost: mail stayed queued with the eventfd quiet");
+            break;
+        }
+        /* nothing left behind; a wake-up still pending finds the list empty */
+        CU_ASSERT_PTR_NULL(br_mailbox_take_all(mb));
+    }
+    printf("\n  %d rounds of %d messages from %d threads in %d takes\n", rounds, POSTERS * POSTS,
+           POSTERS, takes);
+    (void)close(ep);
+    br_mailbox_free(mb);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -881,6 +1022,8 @@ int main(void)
          test_retention_deletes_below_a_moved_log_start},
         {"mailbox_hands_over_every_message_in_order",
          test_mailbox_hands_over_every_message_in_order},
+        {"mailbox_concurrent_posts_arrive_once_in_order_without_lost_wakeups",
+         test_mailbox_concurrent_posts_arrive_once_in_order_without_lost_wakeups},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("broker-cleaner", tests);
