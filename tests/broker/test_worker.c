@@ -246,19 +246,44 @@ static void test_meta_requests_come_back_in_order_with_the_store_outcome(void)
         CU_ASSERT_TRUE(rq->rc == 0 || rq->err[0] != '\0');
         br_meta_request_free(rq);
     }
-    /* the store is usable from the reactor between requests */
+    /* topic configs travel as a request too (a copy of them) */
     char key[] = "retention.ms";
     char value[] = "1000";
     struct br_meta_config c = {key, value};
-    CU_ASSERT_EQUAL(br_meta_async_set_topic_configs_now(ma, "a", &c, 1, err, sizeof err), 0);
-    br_meta_async_submit(ma, request(BR_META_OP_DELETE_TOPIC, "a_b", 1, 16));
-    ngot = take(mb, got, 1);
-    CU_ASSERT_EQUAL_FATAL(ngot, 1);
-    if (ngot != 1) {
+    struct br_topic_meta ct;
+    memset(&ct, 0, sizeof ct);
+    (void)snprintf(ct.name, sizeof ct.name, "a");
+    ct.configs = &c;
+    ct.n_configs = 1;
+    struct br_meta_request *cr = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_meta_request_new(BR_META_OP_SET_TOPIC_CONFIGS, &ct, &cr), 0);
+    if (cr == NULL) {
         abort();
     }
-    CU_ASSERT_EQUAL(((struct br_meta_request *)(void *)got[0])->rc, 0);
-    br_meta_request_free((struct br_meta_request *)(void *)got[0]);
+    cr->job.mail.deliver = meta_delivered;
+    cr->tag = 16;
+    br_meta_async_submit(ma, cr);
+    (void)snprintf(ct.name, sizeof ct.name, "nope");
+    CU_ASSERT_EQUAL_FATAL(br_meta_request_new(BR_META_OP_SET_TOPIC_CONFIGS, &ct, &cr), 0);
+    if (cr == NULL) {
+        abort();
+    }
+    cr->job.mail.deliver = meta_delivered;
+    cr->tag = 17;
+    br_meta_async_submit(ma, cr);
+    br_meta_async_submit(ma, request(BR_META_OP_DELETE_TOPIC, "a_b", 1, 18));
+    ngot = take(mb, got, 3);
+    CU_ASSERT_EQUAL_FATAL(ngot, 3);
+    if (ngot != 3) {
+        abort();
+    }
+    static const int want2[3] = {0, KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, 0};
+    for (size_t i = 0; i < 3; i++) {
+        struct br_meta_request *rq = (struct br_meta_request *)(void *)got[i];
+        CU_ASSERT_EQUAL(rq->tag, 16 + i);
+        CU_ASSERT_EQUAL(rq->rc, want2[i]);
+        br_meta_request_free(rq);
+    }
 
     br_meta_async_close(ma);
     br_worker_free(w);

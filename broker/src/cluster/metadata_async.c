@@ -33,6 +33,10 @@ static void request_run(struct br_job *job)
         rq->rc = br_meta_set_partitions(ma->store, rq->topic.name, rq->topic.partitions,
                                         rq->topic.replicas, rq->err, sizeof rq->err);
         break;
+    case BR_META_OP_SET_TOPIC_CONFIGS:
+        rq->rc = br_meta_set_topic_configs(ma->store, rq->topic.name, rq->topic.configs,
+                                           rq->topic.n_configs, rq->err, sizeof rq->err);
+        break;
     default:
         rq->rc = KP_E_INVALID_ARG;
         (void)snprintf(rq->err, sizeof rq->err, "unknown metadata operation %d", (int)rq->op);
@@ -53,7 +57,8 @@ int br_meta_request_new(enum br_meta_op op, const struct br_topic_meta *topic,
     }
     rq->op = op;
     int rc = 0;
-    if (op == BR_META_OP_CREATE_TOPIC || op == BR_META_OP_SET_PARTITIONS) {
+    if (op == BR_META_OP_CREATE_TOPIC || op == BR_META_OP_SET_PARTITIONS ||
+        op == BR_META_OP_SET_TOPIC_CONFIGS) {
         rc = br_topic_meta_copy(&rq->topic, topic);
     } else {
         (void)snprintf(rq->topic.name, sizeof rq->topic.name, "%s", topic->name);
@@ -97,16 +102,6 @@ void br_meta_async_submit(struct br_meta_async *ma, struct br_meta_request *rq)
 {
     rq->ma = ma;
     br_worker_submit(ma->worker, &rq->job);
-}
-
-int br_meta_async_set_topic_configs_now(struct br_meta_async *ma, const char *name,
-                                        const struct br_meta_config *configs, size_t n_configs,
-                                        char *err, size_t errlen)
-{
-    (void)pthread_mutex_lock(&ma->mu);
-    int rc = br_meta_set_topic_configs(ma->store, name, configs, n_configs, err, errlen);
-    (void)pthread_mutex_unlock(&ma->mu);
-    return rc;
 }
 
 void br_meta_async_close(struct br_meta_async *ma)

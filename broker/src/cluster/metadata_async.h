@@ -18,9 +18,7 @@
  *   br_meta_request_free(rq);
  *
  * Requests complete in the order they were submitted. While one is away
- * the store belongs to it: a caller not yet asynchronous uses
- * br_meta_async_set_topic_configs_now, which waits for the request in
- * progress (at most one store write).
+ * the store belongs to it: nothing on the reactor thread writes the store.
  *
  * @locality reactor thread, except the store operations themselves (the
  * worker thread, under the store's lock).
@@ -39,6 +37,7 @@ enum br_meta_op {
     BR_META_OP_CREATE_TOPIC = 1, /* br_meta_create_topic(topic) */
     BR_META_OP_DELETE_TOPIC,     /* br_meta_delete_topic(topic.name) */
     BR_META_OP_SET_PARTITIONS,   /* br_meta_set_partitions(topic.name, .partitions, .replicas) */
+    BR_META_OP_SET_TOPIC_CONFIGS, /* br_meta_set_topic_configs(topic.name, .configs, .n_configs) */
 };
 
 struct br_meta_request {
@@ -68,12 +67,6 @@ KP_MUST_CHECK int br_meta_async_open(struct br_meta *store, struct br_worker *w,
 
 /* Sends the request on its way; it comes back through the mailbox. */
 void br_meta_async_submit(struct br_meta_async *ma, struct br_meta_request *rq);
-
-/* br_meta_set_topic_configs on the calling thread, under the store's lock:
- * for AlterConfigs, which still waits for its write. */
-KP_MUST_CHECK int br_meta_async_set_topic_configs_now(struct br_meta_async *ma, const char *name,
-                                                      const struct br_meta_config *configs,
-                                                      size_t n_configs, char *err, size_t errlen);
 
 /* Frees it; no request may be away (the worker ran them all). NULL is a
  * no-op. The store stays open. */

@@ -7,9 +7,11 @@
  * (keys left out fall back to the broker's defaults, as in Kafka);
  * IncrementalAlterConfigs edits it key by key (SET, DELETE, and APPEND /
  * SUBTRACT for the list key cleanup.policy). A resource is changed all or
- * nothing: the new set is validated whole (topic_config.h), then stored
- * through the metadata store, then applied to the partitions' logs; with
- * validate_only nothing is stored or applied. Broker resources are refused
+ * nothing: the new set is validated whole (topic_config.h) on the reactor,
+ * then stored through the asynchronous metadata store while the request
+ * waits (topic_admin.h), then applied to the topic and its partitions'
+ * logs once written; with validate_only the answer comes at once and
+ * nothing is stored or applied. Broker resources are refused
  * with INVALID_REQUEST: the broker's configuration is static
  * (server.properties).
  */
@@ -64,41 +66,6 @@ struct change {
     struct kp_str value; /* len -1: null */
 };
 
-/* Stores tc as the topic's configs and applies it to its logs. */
-static int store_and_apply(struct br_broker *b, struct br_topic *t,
-                           const struct br_topic_config *tc, const struct br_log_config *lc,
-                           char *msg, size_t msglen)
-{
-    char keys[BR_TCFG__COUNT][KEY_MAX + 1];
-    char values[BR_TCFG__COUNT][BR_TOPIC_CONFIG_TEXT_MAX];
-    struct br_meta_config kvs[BR_TCFG__COUNT];
-    size_t n = 0;
-    for (int k = 0; k < BR_TCFG__COUNT; k++) {
-        if (!br_topic_config_is_set(tc, (enum br_topic_config_key)k)) {
-            continue;
-        }
-        struct br_topic_config_entry e;
-        br_topic_config_entry(tc, &b->cfg, (enum br_topic_config_key)k, &e);
-        (void)snprintf(keys[n], sizeof keys[n], "%s", e.name);
-        (void)snprintf(values[n], sizeof values[n], "%s", e.value);
-        kvs[n].key = keys[n];
-        kvs[n].value = values[n];
-        n++;
-    }
-    int rc = br_topic_admin_store_configs(b, t->name, kvs, n, msg, msglen);
-    if (rc != 0) {
-        br_error("storing the configs of topic %s failed: %s", t->name, msg);
-        return rc;
-    }
-    t->config = *tc;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        if (t->partitions[p].log != NULL && br_log_set_config(t->partitions[p].log, lc) != 0) {
-            br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
-        }
-    }
-    return 0;
-}
-
 /* An APPEND or SUBTRACT on a list key. */
 static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, const char *value,
                      char *msg, size_t msglen)
@@ -129,12 +96,14 @@ static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, con
 }
 
 /* One resource of AlterConfigs (incremental false) or
- * IncrementalAlterConfigs. Returns the error code; msg says why. */
+ * IncrementalAlterConfigs. Returns the error code (msg says why), and in
+ * *op the store started for it (0: none, the answer is known). */
 static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
                           const struct change *ch, size_t n, bool incremental, bool validate_only,
-                          char *msg, size_t msglen)
+                          uint64_t *op, char *msg, size_t msglen)
 {
     msg[0] = '\0';
+    *op = 0;
     if (type == RESOURCE_BROKER) {
         (void)snprintf(msg, msglen,
                        "broker configs are static in this broker: set them in "
@@ -163,7 +132,8 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
     }
     struct br_topic_config tc;
     if (incremental) {
-        tc = t->config;
+        const struct br_topic_config *pending = br_topic_admin_configs_pending(b, t->name);
+        tc = pending != NULL ? *pending : t->config;
     } else {
         br_topic_config_from_broker(&b->cfg, &tc);
     }
@@ -222,36 +192,32 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
     if (validate_only) {
         return 0;
     }
-    int rc = store_and_apply(b, t, &tc, &lc, msg, msglen);
-    if (rc == 0) {
-        br_info("topic %s: configs %s (%zu change(s))", t->name,
-                incremental ? "altered incrementally" : "replaced", n);
+    int rc = br_topic_admin_set_configs(b, t, &tc, incremental, n, op, msg, msglen);
+    if (rc != 0) {
+        br_error("storing the configs of topic %s failed: %s", t->name, msg);
     }
     return rc;
 }
 
-static void fill_result(struct br_req *r, int rc, const char *msg, int16_t *code,
-                        struct kp_str *message)
+static void fill_result(struct br_req *r, int rc, const char *msg, struct br_config_result *out)
 {
-    *code = (int16_t)kp_err_to_wire(rc);
-    *message = rc != 0 && msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
+    out->code = (int16_t)kp_err_to_wire(rc);
+    out->message = rc != 0 && msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
 }
 
 int br_h_alter_configs(struct br_req *r)
 {
     const struct kp_AlterConfigsRequest *q = r->body;
-    struct kp_AlterConfigsResponse resp;
-    kp_AlterConfigsResponse_init(&resp);
-    resp.Responses.items = arena_array(r, (size_t)q->Resources.count, sizeof *resp.Responses.items);
-    if (resp.Responses.items == NULL) {
+    size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
+    struct br_config_result *results = arena_array(r, nres, sizeof *results);
+    if (results == NULL) {
         return KP_E_NOMEM;
     }
-    resp.Responses.count = q->Resources.count;
-    for (int32_t i = 0; i < q->Resources.count; i++) {
+    for (size_t i = 0; i < nres; i++) {
         const struct kp_AlterConfigsRequest_AlterConfigsResource *res = &q->Resources.items[i];
-        struct kp_AlterConfigsResponse_AlterConfigsResourceResponse *out = &resp.Responses.items[i];
-        out->ResourceType = res->ResourceType;
-        out->ResourceName = res->ResourceName;
+        struct br_config_result *out = &results[i];
+        out->type = res->ResourceType;
+        out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
         struct change *ch = arena_array(r, n, sizeof *ch);
         if (ch == NULL) {
@@ -264,29 +230,26 @@ int br_h_alter_configs(struct br_req *r)
         }
         char msg[512];
         int rc = alter_resource(r->b, res->ResourceType, res->ResourceName, ch, n, false,
-                                q->ValidateOnly, msg, sizeof msg);
-        fill_result(r, rc, msg, &out->ErrorCode, &out->ErrorMessage);
+                                q->ValidateOnly, &out->op, msg, sizeof msg);
+        fill_result(r, rc, msg, out);
     }
-    return br_respond(r, &resp);
+    return br_topic_admin_answer_configs(r, results, nres);
 }
 
 int br_h_incremental_alter_configs(struct br_req *r)
 {
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
-    struct kp_IncrementalAlterConfigsResponse resp;
-    kp_IncrementalAlterConfigsResponse_init(&resp);
-    resp.Responses.items = arena_array(r, (size_t)q->Resources.count, sizeof *resp.Responses.items);
-    if (resp.Responses.items == NULL) {
+    size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
+    struct br_config_result *results = arena_array(r, nres, sizeof *results);
+    if (results == NULL) {
         return KP_E_NOMEM;
     }
-    resp.Responses.count = q->Resources.count;
-    for (int32_t i = 0; i < q->Resources.count; i++) {
+    for (size_t i = 0; i < nres; i++) {
         const struct kp_IncrementalAlterConfigsRequest_AlterConfigsResource *res =
             &q->Resources.items[i];
-        struct kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *out =
-            &resp.Responses.items[i];
-        out->ResourceType = res->ResourceType;
-        out->ResourceName = res->ResourceName;
+        struct br_config_result *out = &results[i];
+        out->type = res->ResourceType;
+        out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
         struct change *ch = arena_array(r, n, sizeof *ch);
         if (ch == NULL) {
@@ -299,10 +262,10 @@ int br_h_incremental_alter_configs(struct br_req *r)
         }
         char msg[512];
         int rc = alter_resource(r->b, res->ResourceType, res->ResourceName, ch, n, true,
-                                q->ValidateOnly, msg, sizeof msg);
-        fill_result(r, rc, msg, &out->ErrorCode, &out->ErrorMessage);
+                                q->ValidateOnly, &out->op, msg, sizeof msg);
+        fill_result(r, rc, msg, out);
     }
-    return br_respond(r, &resp);
+    return br_topic_admin_answer_configs(r, results, nres);
 }
 
 /* ---------------------------------------------------------------- DeleteRecords */

@@ -54,11 +54,25 @@ struct topic_op {
     int64_t started_ms;        /* monotonic */
 };
 
-/* One topic of a parked CreateTopics or DeleteTopics. */
+/* A store of a topic's configs in flight (AlterConfigs,
+ * IncrementalAlterConfigs): the configs take effect once it is written. It
+ * reserves no name: the topic is served as it was meanwhile. */
+struct config_op {
+    struct config_op *next;
+    uint64_t id; /* from the same counter as topic_op's: parks name either */
+    char name[BR_TOPIC_NAME_MAX + 1];
+    struct br_topic_config tc; /* the topic's configs once stored */
+    bool incremental;
+    size_t changes;
+};
+
+/* One topic (resource) of a parked CreateTopics, DeleteTopics,
+ * CreatePartitions, AlterConfigs or IncrementalAlterConfigs. */
 struct admin_result {
     char *name; /* owned */
     char *msg;  /* owned; NULL: none */
     int16_t code;
+    int8_t type; /* AlterConfigs: the resource type */
     uint64_t op; /* the operation it waits for; 0 once known */
 };
 
@@ -84,6 +98,7 @@ struct br_topic_admin {
     struct br_worker *worker;
     struct br_meta_async *meta;
     struct topic_op *ops;     /* in flight */
+    struct config_op *configs; /* stores of topic configs in flight, the newest first */
     struct admin_park *parks; /* parked requests */
     uint64_t next_id;
     bool stopping;
@@ -346,7 +361,7 @@ bool br_topic_admin_creating(struct br_broker *b, struct kp_str name)
 
 bool br_topic_admin_busy(const struct br_broker *b)
 {
-    return b->admin != NULL && b->admin->ops != NULL;
+    return b->admin != NULL && (b->admin->ops != NULL || b->admin->configs != NULL);
 }
 
 static void op_fail(struct topic_op *op, int16_t code, const char *msg)
@@ -365,6 +380,7 @@ static void op_free(struct topic_op *op)
 }
 
 static void park_answer(struct br_broker *b, struct admin_park *pk);
+static void parks_resolve(struct br_broker *b, uint64_t id, int16_t code, const char *msg);
 
 /* A parked CreateTopics/DeleteTopics/CreatePartitions ran out of time. */
 static void admin_timer_fire(void *ctx, struct br_timer *t)
@@ -372,7 +388,7 @@ static void admin_timer_fire(void *ctx, struct br_timer *t)
     park_answer(ctx, t->owner);
 }
 
-static const struct br_timer_ops admin_timer = {"CreateTopics/DeleteTopics timeout",
+static const struct br_timer_ops admin_timer = {"parked admin request timeout",
                                                 admin_timer_fire};
 
 static char *dup_cstr(const char *s)
@@ -403,6 +419,20 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
             }
         }
     }
+    uint64_t id = op->id;
+    int16_t code = op->code;
+    char msg[sizeof op->msg];
+    memcpy(msg, op->msg, sizeof msg);
+    op_free(op);
+    parks_resolve(b, id, code, msg);
+}
+
+/* Operation `id` ended with code (msg: why, "" for none): the parked
+ * requests waiting for it take its outcome, and those it completes are
+ * answered. */
+static void parks_resolve(struct br_broker *b, uint64_t id, int16_t code, const char *msg)
+{
+    struct br_topic_admin *a = b->admin;
     /* requests it completes leave the list first; their slots stop naming
      * them, so that a connection dying while another is answered cannot
      * cancel one of them under us */
@@ -412,13 +442,13 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
         struct admin_park *next = pk->next;
         for (size_t i = 0; i < pk->n; i++) {
             struct admin_result *res = &pk->res[i];
-            if (res->op != op->id) {
+            if (res->op != id) {
                 continue;
             }
             res->op = 0;
-            res->code = op->code;
-            if (op->code != KP_ERR_NONE && op->msg[0] != '\0') {
-                res->msg = dup_cstr(op->msg); /* NULL (no message) when memory is short */
+            res->code = code;
+            if (code != KP_ERR_NONE && msg[0] != '\0' && res->msg == NULL) {
+                res->msg = dup_cstr(msg); /* NULL (no message) when memory is short */
             }
             pk->pending--;
         }
@@ -439,7 +469,6 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
         }
         pk = next;
     }
-    op_free(op);
     while (ready != NULL) {
         struct admin_park *next = ready->next;
         park_answer(b, ready);
@@ -653,6 +682,15 @@ static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
         undo_dirs(b, op);
         return;
+    }
+    /* their logs were made with the configs of when they were asked for:
+     * configs stored since then apply to them too */
+    struct br_log_config lc;
+    br_topic_log_config(&t->config, &lc);
+    for (int32_t p = op->first; p < t->npartitions; p++) {
+        if (t->partitions[p].log != NULL && br_log_set_config(t->partitions[p].log, &lc) != 0) {
+            br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
+        }
     }
     br_info("topic %s: %" PRId32 " partition(s) added, %" PRId32 " now, in %" PRId64 " ms",
             op->meta.name, op->meta.partitions - op->first, op->meta.partitions,
@@ -906,14 +944,121 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
     return 0;
 }
 
-int br_topic_admin_store_configs(struct br_broker *b, const char *name,
-                                 const struct br_meta_config *configs, size_t n, char *err,
-                                 size_t errlen)
+/* ---------------------------------------------------------------- topic configs */
+
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b,
+                                                             const char *name)
 {
-    if (b->admin == NULL) {
-        return br_meta_set_topic_configs(&b->meta, name, configs, n, err, errlen);
+    /* the newest first: a later store replaces an earlier one's set */
+    for (struct config_op *c = b->admin != NULL ? b->admin->configs : NULL; c != NULL;
+         c = c->next) {
+        if (strcmp(c->name, name) == 0) {
+            return &c->tc;
+        }
     }
-    return br_meta_async_set_topic_configs_now(b->admin->meta, name, configs, n, err, errlen);
+    return NULL;
+}
+
+/* The store's answer for a config_op: on success the topic takes the
+ * configs (Kafka's are in effect once AdminManager wrote them), on failure
+ * it keeps its own; the parked request learns the outcome. */
+static void configs_delivered(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
+    struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
+    struct br_topic_admin *a = b->admin;
+    struct config_op *c = NULL;
+    for (struct config_op **pp = &a->configs; *pp != NULL; pp = &(*pp)->next) {
+        if ((*pp)->id == rq->tag) {
+            c = *pp;
+            *pp = c->next;
+            break;
+        }
+    }
+    if (c == NULL) {
+        br_meta_request_free(rq);
+        return;
+    }
+    int16_t code = KP_ERR_NONE;
+    if (rq->rc != 0) {
+        br_error("storing the configs of topic %s failed: %s", c->name, rq->err);
+        code = (int16_t)kp_err_to_wire(rq->rc);
+    } else {
+        /* the same topic that was asked about: the worker runs in order, so
+         * a deletion of it cannot have ended (nor a new topic of its name
+         * been made) before this store was answered */
+        struct br_topic *t = br_broker_find_topic(b, kp_str_c(c->name));
+        if (t != NULL) {
+            struct br_log_config lc;
+            br_topic_log_config(&c->tc, &lc);
+            t->config = c->tc;
+            for (int32_t p = 0; p < t->npartitions; p++) {
+                if (t->partitions[p].log != NULL &&
+                    br_log_set_config(t->partitions[p].log, &lc) != 0) {
+                    br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
+                }
+            }
+        }
+        br_info("topic %s: configs %s (%zu change(s))", c->name,
+                c->incremental ? "altered incrementally" : "replaced", c->changes);
+    }
+    uint64_t id = c->id;
+    kp_free(c);
+    parks_resolve(b, id, code, rq->err);
+    br_meta_request_free(rq);
+}
+
+int br_topic_admin_set_configs(struct br_broker *b, const struct br_topic *t,
+                               const struct br_topic_config *tc, bool incremental, size_t changes,
+                               uint64_t *op, char *err, size_t errlen)
+{
+    *op = 0;
+    struct br_topic_admin *a = b->admin;
+    if (a == NULL || a->stopping) {
+        (void)snprintf(err, errlen, "the broker is stopping");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    /* what the store keeps: the keys set on the topic, as text */
+    char keys[BR_TCFG__COUNT][BR_META_MAX_CONFIG_KEY + 1];
+    char values[BR_TCFG__COUNT][BR_TOPIC_CONFIG_TEXT_MAX];
+    struct br_meta_config kvs[BR_TCFG__COUNT];
+    size_t n = 0;
+    for (int k = 0; k < BR_TCFG__COUNT; k++) {
+        if (!br_topic_config_is_set(tc, (enum br_topic_config_key)k)) {
+            continue;
+        }
+        struct br_topic_config_entry e;
+        br_topic_config_entry(tc, &b->cfg, (enum br_topic_config_key)k, &e);
+        (void)snprintf(keys[n], sizeof keys[n], "%s", e.name);
+        (void)snprintf(values[n], sizeof values[n], "%s", e.value);
+        kvs[n].key = keys[n];
+        kvs[n].value = values[n];
+        n++;
+    }
+    struct br_topic_meta m;
+    memset(&m, 0, sizeof m);
+    (void)snprintf(m.name, sizeof m.name, "%s", t->name);
+    m.configs = kvs;
+    m.n_configs = n;
+    struct config_op *c = kp_calloc(1, sizeof *c);
+    struct br_meta_request *rq = NULL;
+    if (c == NULL || br_meta_request_new(BR_META_OP_SET_TOPIC_CONFIGS, &m, &rq) != 0) {
+        kp_free(c);
+        (void)snprintf(err, errlen, "out of memory");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    c->id = ++a->next_id;
+    (void)snprintf(c->name, sizeof c->name, "%s", t->name);
+    c->tc = *tc;
+    c->incremental = incremental;
+    c->changes = changes;
+    c->next = a->configs;
+    a->configs = c;
+    rq->tag = c->id;
+    rq->job.mail.deliver = configs_delivered;
+    br_meta_async_submit(a->meta, rq);
+    *op = c->id;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- parked requests */
@@ -949,6 +1094,46 @@ static void park_unlink(struct br_topic_admin *a, struct admin_park *pk)
 static struct kp_str str_of(const char *s)
 {
     return s != NULL ? kp_str_c(s) : KP_STR_NULL;
+}
+
+/* An AlterConfigs or IncrementalAlterConfigs response (r's API and
+ * version) of the results, in the request's order. */
+static int respond_configs(struct br_req *r, const struct br_config_result *res, size_t n)
+{
+    size_t count = n == 0 ? 1 : n;
+    int err = KP_E_NOMEM;
+    if (r->hdr->RequestApiKey == KP_API_ALTER_CONFIGS) {
+        struct kp_AlterConfigsResponse resp;
+        kp_AlterConfigsResponse_init(&resp);
+        resp.Responses.items = kp_calloc(count, sizeof *resp.Responses.items);
+        if (resp.Responses.items != NULL) {
+            resp.Responses.count = (int32_t)n;
+            for (size_t i = 0; i < n; i++) {
+                resp.Responses.items[i].ResourceType = res[i].type;
+                resp.Responses.items[i].ResourceName = res[i].name;
+                resp.Responses.items[i].ErrorCode = res[i].code;
+                resp.Responses.items[i].ErrorMessage = res[i].message;
+            }
+            err = br_respond(r, &resp);
+            kp_free(resp.Responses.items);
+        }
+    } else {
+        struct kp_IncrementalAlterConfigsResponse resp;
+        kp_IncrementalAlterConfigsResponse_init(&resp);
+        resp.Responses.items = kp_calloc(count, sizeof *resp.Responses.items);
+        if (resp.Responses.items != NULL) {
+            resp.Responses.count = (int32_t)n;
+            for (size_t i = 0; i < n; i++) {
+                resp.Responses.items[i].ResourceType = res[i].type;
+                resp.Responses.items[i].ResourceName = res[i].name;
+                resp.Responses.items[i].ErrorCode = res[i].code;
+                resp.Responses.items[i].ErrorMessage = res[i].message;
+            }
+            err = br_respond(r, &resp);
+            kp_free(resp.Responses.items);
+        }
+    }
+    return err;
 }
 
 /* Answers with what is known; topics still waiting are REQUEST_TIMED_OUT
@@ -1001,6 +1186,18 @@ static void park_answer(struct br_broker *b, struct admin_park *pk)
             err = br_respond(&r, &resp);
             kp_free(resp.Results.items);
         }
+    } else if (pk->api == KP_API_ALTER_CONFIGS || pk->api == KP_API_INCREMENTAL_ALTER_CONFIGS) {
+        struct br_config_result *res = kp_calloc(count, sizeof *res);
+        if (res != NULL) {
+            for (size_t i = 0; i < pk->n; i++) {
+                res[i].type = pk->res[i].type;
+                res[i].name = kp_str_c(pk->res[i].name);
+                res[i].code = pk->res[i].code;
+                res[i].message = str_of(pk->res[i].msg);
+            }
+            err = respond_configs(&r, res, pk->n);
+            kp_free(res);
+        }
     } else {
         struct kp_DeleteTopicsResponse resp;
         kp_DeleteTopicsResponse_init(&resp);
@@ -1019,7 +1216,9 @@ static void park_answer(struct br_broker *b, struct admin_park *pk)
         br_error("answering a parked %s of %s failed: %s",
                  pk->api == KP_API_CREATE_TOPICS       ? "CreateTopics"
                  : pk->api == KP_API_CREATE_PARTITIONS ? "CreatePartitions"
-                                                       : "DeleteTopics",
+                 : pk->api == KP_API_ALTER_CONFIGS     ? "AlterConfigs"
+                 : pk->api == KP_API_INCREMENTAL_ALTER_CONFIGS ? "IncrementalAlterConfigs"
+                                                               : "DeleteTopics",
                  br_conn_peer(pk->conn), kp_err_str(err));
         br_slot_ready(pk->conn, pk->slot);
         br_conn_close_after_flush(pk->conn);
@@ -1229,6 +1428,42 @@ int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsRespons
     return 0;
 }
 
+int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res, size_t n)
+{
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        pending += res[i].op != 0 ? 1 : 0;
+    }
+    if (pending > 0 && !may_wait(r, BR_ALTER_CONFIGS_WAIT_MS)) {
+        /* the stores go on; whether they were written is not known yet */
+        for (size_t i = 0; i < n; i++) {
+            if (res[i].op != 0) {
+                res[i].op = 0;
+                res[i].code = KP_ERR_REQUEST_TIMED_OUT;
+                res[i].message = KP_STR_NULL;
+            }
+        }
+        pending = 0;
+    }
+    if (pending == 0) {
+        return respond_configs(r, res, n);
+    }
+    struct admin_park *pk = park_new(r, n);
+    if (pk == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (park_result(&pk->res[i], res[i].name, res[i].message, res[i].code, res[i].op) != 0) {
+            park_free(pk);
+            return KP_E_NOMEM;
+        }
+        pk->res[i].type = res[i].type;
+    }
+    pk->pending = pending;
+    park_start(r, pk, BR_ALTER_CONFIGS_WAIT_MS);
+    return 0;
+}
+
 void br_topic_admin_cancel_parked(struct br_broker *b, void *parked)
 {
     struct admin_park *pk = parked;
@@ -1287,8 +1522,14 @@ void br_topic_admin_stop(struct br_broker *b)
     }
     /* each round delivers what the last one submitted; an operation has at
      * most four steps */
-    for (int round = 0; a->ops != NULL && round < 16; round++) {
+    for (int round = 0; (a->ops != NULL || a->configs != NULL) && round < 16; round++) {
         br_mailbox_deliver_all(b->mailbox, b);
+    }
+    while (a->configs != NULL) {
+        struct config_op *c = a->configs;
+        br_error("topic %s: the store of its configs did not finish", c->name);
+        a->configs = c->next;
+        kp_free(c);
     }
     while (a->ops != NULL) {
         struct topic_op *op = a->ops;

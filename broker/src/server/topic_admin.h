@@ -1,5 +1,6 @@
 /*
- * samsa-broker: topics created and deleted away from the reactor.
+ * samsa-broker: topics created and deleted, and their configs stored, away
+ * from the reactor.
  *
  * Making a partition takes about six fsyncs (its directory, segment and
  * index files, the leader-epoch-checkpoint) and every topic rewrites the
@@ -130,11 +131,55 @@ int br_topic_admin_answer_delete(struct br_req *r, struct kp_DeleteTopicsRespons
 int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartitionsResponse *resp,
                                      int32_t timeout_ms, bool validate_only);
 
-/* AlterConfigs' store write, on the reactor under the store's lock (it
- * waits for a store write in progress on the worker). */
-KP_MUST_CHECK int br_topic_admin_store_configs(struct br_broker *b, const char *name,
-                                               const struct br_meta_config *configs, size_t n,
-                                               char *err, size_t errlen);
+/*
+ * Topic configs (AlterConfigs, IncrementalAlterConfigs; Kafka 2.0's
+ * AdminManager.alterConfigs writes them to ZooKeeper, and they are in
+ * effect from then on): the handler validates each resource on the reactor,
+ * then br_topic_admin_set_configs sends the new set to the store, one store
+ * request per topic (each resource is changed all or nothing on its own, as
+ * in Kafka, and a failed write fails only its own resource), and the
+ * request parks (BR_PARK_ADMIN) until every one is written: only then does
+ * the topic take its new configs, in memory and in its logs, and the
+ * answer go out, in the request's order. No timeout comes with these
+ * requests: the answer waits at most BR_ALTER_CONFIGS_WAIT_MS, then says
+ * REQUEST_TIMED_OUT for the stores not done (they go on, and take effect
+ * when written). A connection that closes meanwhile only drops the answer;
+ * stopping the broker answers REQUEST_TIMED_OUT and finishes the stores.
+ */
+
+/* Under the 30 s request timeout of kafka-python's admin client and of
+ * kafkajs, so that they read an answer rather than time out themselves. */
+#define BR_ALTER_CONFIGS_WAIT_MS 20000
+
+/* The topic configs stored last for the topic and not yet written (the
+ * newest store in flight), or NULL: an incremental change builds on them,
+ * so that two in flight do not undo each other. */
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b,
+                                                             const char *name);
+
+/* Starts storing tc (validated) as the configs of topic t; *op names the
+ * store for br_topic_admin_answer_configs. incremental and changes are for
+ * the log line once it is written. Returns 0, or KAFKA_STORAGE_ERROR with
+ * err set (out of memory, the broker stopping). */
+KP_MUST_CHECK int br_topic_admin_set_configs(struct br_broker *b, const struct br_topic *t,
+                                             const struct br_topic_config *tc, bool incremental,
+                                             size_t changes, uint64_t *op, char *err,
+                                             size_t errlen);
+
+/* One resource of an AlterConfigs or IncrementalAlterConfigs answer. */
+struct br_config_result {
+    int8_t type;
+    struct kp_str name;
+    int16_t code;
+    struct kp_str message; /* KP_STR_NULL: none */
+    uint64_t op;           /* the store it waits for (code NONE), or 0 */
+};
+
+/* Answers r (AlterConfigs or IncrementalAlterConfigs) with res[0..n), now
+ * when no store is waited for, else once they are written (copied: res
+ * may go with the request). Returns what br_respond returns, or
+ * KP_E_NOMEM. */
+int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res, size_t n);
 
 /* Dispatch from the broker: a BR_PARK_ADMIN request whose connection died,
  * and every parked request answered now (the broker stops). */
