@@ -24,7 +24,8 @@ folder (under $SAMSA_TEST_TMPDIR when set, else the system's temp folder),
 runs every case even after a failure, SIGKILLs whatever broker is left,
 removes the folder when all passed (unless SAMSA_TEST_KEEP is set) and
 keeps it otherwise. Exit status 0
-when every case passed, 1 otherwise. Add -k NAME to run only the cases whose
+when every case passed, 1 otherwise, 77 (meson's skip) when every case it
+ran raised Skip("reason") (it cannot run on this machine). Add -k NAME to run only the cases whose
 name contains NAME.
 
 Runs on Debian's /usr/bin/python3 with the standard library only; the tests
@@ -309,6 +310,12 @@ class Run:
         return os.path.join(self.dir, *parts)
 
 
+class Skip(Exception):
+    """Raised by a case that cannot run on this machine (say, ptrace
+    refused), with the reason: main() reports it as skipped, and exits 77
+    (meson's "skipped") when every case it ran was."""
+
+
 def _case_name(fn):
     n = fn.__name__
     return n[5:] if n.startswith("case_") else n
@@ -335,6 +342,7 @@ def main(cases, argv=None):
     script = os.path.splitext(os.path.basename(sys.argv[0]))[0]
     top = tempfile.mkdtemp(prefix=script + "-", dir=base)
     failed = []
+    skipped = []
     ran = 0
     t_all = time.monotonic()
     for fn in cases:
@@ -348,6 +356,9 @@ def main(cases, argv=None):
         print("--- %s" % name, flush=True)
         try:
             fn(run)
+        except Skip as e:
+            skipped.append(name)
+            print("skip %s: %s (%.1f s)" % (name, e, time.monotonic() - t0), flush=True)
         except Exception:
             failed.append(name)
             print("FAIL %s (%.1f s)" % (name, time.monotonic() - t0))
@@ -365,11 +376,17 @@ def main(cases, argv=None):
     if ran == 0:
         print("no case matched", file=sys.stderr)
         return 1
-    print("%d of %d cases passed in %.1f s" % (ran - len(failed), ran, time.monotonic() - t_all))
+    print("%d of %d cases passed in %.1f s" % (ran - len(failed) - len(skipped), ran,
+                                                time.monotonic() - t_all))
+    if skipped:
+        print("skipped: %s" % ", ".join(skipped))
     if failed:
         print("failed: %s" % ", ".join(failed))
         print("working folder kept: %s" % top)
         return 1
+    if len(skipped) == ran:
+        shutil.rmtree(top, ignore_errors=True)
+        return 77
     if os.environ.get("SAMSA_TEST_KEEP"):
         print("working folder kept (SAMSA_TEST_KEEP): %s" % top)
     else:

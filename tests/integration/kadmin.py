@@ -8,6 +8,8 @@ send to samsa-broker over raw sockets (kwire.py has the data path).
     incremental_alter_configs(port, [(type, name, [(key, op, value)])],
                               validate_only=False, version=1) -> {(type, name): (err, msg)}
     alter_configs(port, [(type, name, {key: value})], validate_only=False)
+    alter_configs_list(...) -> [(type, name, err, msg)] in answer order
+    alter_configs_body(resources, validate_only) -> the request body
     describe_configs(port, topic, keys=None)    -> {key: (value, source)}
     create_partitions(port, [(topic, count, assignments or None)],
                       timeout_ms=10000, validate_only=False, version=0)
@@ -198,14 +200,27 @@ def incremental_alter_configs(port, resources, validate_only=False, version=1):
     return out
 
 
-def alter_configs(port, resources, validate_only=False, version=1):
-    """resources: [(type, name, {key: value})] -> {(type, name): (err, msg)}"""
+def alter_configs_body(resources, validate_only=False):
+    """The body of an AlterConfigs v0/v1 request of resources
+    [(type, name, {key: value})]."""
     res = [i8(t) + string(n) + array([string(k) + string(v) for k, v in cfgs.items()])
            for t, n, cfgs in resources]
-    r = call(port, ALTER_CONFIGS, version, array(res) + i8(1 if validate_only else 0))
+    return array(res) + i8(1 if validate_only else 0)
+
+
+def alter_configs_list(port, resources, validate_only=False, version=1):
+    """resources: [(type, name, {key: value})] -> [(type, name, err, msg)] in
+    the answer's order"""
+    r = call(port, ALTER_CONFIGS, version, alter_configs_body(resources, validate_only))
     r.i32()
+    return [(t, n, err, msg)
+            for err, msg, t, n in r.array(lambda r: (r.i16(), r.string(), r.i8(), r.string()))]
+
+
+def alter_configs(port, resources, validate_only=False, version=1):
+    """resources: [(type, name, {key: value})] -> {(type, name): (err, msg)}"""
     return {(t, n): (err, msg)
-            for err, msg, t, n in r.array(lambda r: (r.i16(), r.string(), r.i8(), r.string()))}
+            for t, n, err, msg in alter_configs_list(port, resources, validate_only, version)}
 
 
 def describe_configs(port, topic, keys=None):

@@ -1467,6 +1467,8 @@ int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res
 void br_topic_admin_cancel_parked(struct br_broker *b, void *parked)
 {
     struct admin_park *pk = parked;
+    br_debug("%s: its connection closed while its request (API %d) waited: the work goes on",
+             br_conn_peer(pk->conn), (int)pk->api);
     park_unlink(b->admin, pk);
     br_timer_cancel(b->net, &pk->timer);
     park_free(pk);
