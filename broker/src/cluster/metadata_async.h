@@ -34,9 +34,9 @@
 #include "reactor/worker.h"
 
 enum br_meta_op {
-    BR_META_OP_CREATE_TOPIC = 1, /* br_meta_create_topic(topic) */
-    BR_META_OP_DELETE_TOPIC,     /* br_meta_delete_topic(topic.name) */
-    BR_META_OP_SET_PARTITIONS,   /* br_meta_set_partitions(topic.name, .partitions, .replicas) */
+    BR_META_OP_CREATE_TOPIC = 1,  /* br_meta_create_topic(topic) */
+    BR_META_OP_DELETE_TOPIC,      /* br_meta_delete_topic(topic.name) */
+    BR_META_OP_SET_PARTITIONS,    /* br_meta_set_partitions(topic.name, .partitions, .replicas) */
     BR_META_OP_SET_TOPIC_CONFIGS, /* br_meta_set_topic_configs(topic.name, .configs, .n_configs) */
 };
 

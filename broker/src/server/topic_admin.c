@@ -97,9 +97,9 @@ struct admin_park {
 struct br_topic_admin {
     struct br_worker *worker;
     struct br_meta_async *meta;
-    struct topic_op *ops;     /* in flight */
+    struct topic_op *ops;      /* in flight */
     struct config_op *configs; /* stores of topic configs in flight, the newest first */
-    struct admin_park *parks; /* parked requests */
+    struct admin_park *parks;  /* parked requests */
     uint64_t next_id;
     bool stopping;
 };
@@ -388,8 +388,7 @@ static void admin_timer_fire(void *ctx, struct br_timer *t)
     park_answer(ctx, t->owner);
 }
 
-static const struct br_timer_ops admin_timer = {"parked admin request timeout",
-                                                admin_timer_fire};
+static const struct br_timer_ops admin_timer = {"parked admin request timeout", admin_timer_fire};
 
 static char *dup_cstr(const char *s)
 {
@@ -946,8 +945,7 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
 
 /* ---------------------------------------------------------------- topic configs */
 
-const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b,
-                                                             const char *name)
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b, const char *name)
 {
     /* the newest first: a later store replaces an earlier one's set */
     for (struct config_op *c = b->admin != NULL ? b->admin->configs : NULL; c != NULL;
@@ -1214,9 +1212,9 @@ static void park_answer(struct br_broker *b, struct admin_park *pk)
     }
     if (err != 0) {
         br_error("answering a parked %s of %s failed: %s",
-                 pk->api == KP_API_CREATE_TOPICS       ? "CreateTopics"
-                 : pk->api == KP_API_CREATE_PARTITIONS ? "CreatePartitions"
-                 : pk->api == KP_API_ALTER_CONFIGS     ? "AlterConfigs"
+                 pk->api == KP_API_CREATE_TOPICS               ? "CreateTopics"
+                 : pk->api == KP_API_CREATE_PARTITIONS         ? "CreatePartitions"
+                 : pk->api == KP_API_ALTER_CONFIGS             ? "AlterConfigs"
                  : pk->api == KP_API_INCREMENTAL_ALTER_CONFIGS ? "IncrementalAlterConfigs"
                                                                : "DeleteTopics",
                  br_conn_peer(pk->conn), kp_err_str(err));

@@ -154,8 +154,7 @@ int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartition
 /* The topic configs stored last for the topic and not yet written (the
  * newest store in flight), or NULL: an incremental change builds on them,
  * so that two in flight do not undo each other. */
-const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b,
-                                                             const char *name);
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b, const char *name);
 
 /* Starts storing tc (validated) as the configs of topic t; *op names the
  * store for br_topic_admin_answer_configs. incremental and changes are for
