@@ -87,7 +87,18 @@ def syscalls(path):
 
 
 def case_no_fsync_on_reactor(t):
-    b = t.broker(overrides=QUIET)
+    # LeakSanitizer cannot run under ptrace (it stops the process the way a
+    # tracer does): a sanitizer build's broker traced here would abort at exit
+    # for that alone. Leaks are checked by every other case.
+    saved = os.environ.get("ASAN_OPTIONS")
+    os.environ["ASAN_OPTIONS"] = (saved + ":" if saved else "") + "detect_leaks=0"
+    try:
+        b = t.broker(overrides=QUIET)
+    finally:
+        if saved is None:
+            del os.environ["ASAN_OPTIONS"]
+        else:
+            os.environ["ASAN_OPTIONS"] = saved
     for name in ("fa", "fb", "fc"):
         eq(kadmin.create_topic(b.port, name, 2), 0, "CreateTopics " + name)
     trace = t.path("strace.out")
