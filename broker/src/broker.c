@@ -13,8 +13,6 @@
 #include "server/request.h"
 #include "server/topic_admin.h"
 
-#include <samsa-protocol/record_batch.h>
-
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -96,9 +94,7 @@ void br_broker_housekeeping(struct br_broker *b)
         write_checkpoints(b);
         b->last_checkpoint_ms = mono;
     }
-    if (b->net != NULL) {
-        br_timer_arm(b->net, &b->housekeeping, mono + 1000);
-    }
+    br_timer_arm(b->net, &b->housekeeping, mono + 1000);
 }
 
 static void housekeeping_fire(void *ctx, struct br_timer *t)

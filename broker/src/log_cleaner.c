@@ -9,16 +9,12 @@
 #include "storage/checkpoint.h"
 #include "storage/cleaner.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <samsa-protocol/alloc.h>
+
 #include <inttypes.h>
 #include <pthread.h>
-#include <samsa-protocol/alloc.h>
-#include <samsa-protocol/record_batch.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- the broker's cleaner */
 

@@ -10,7 +10,6 @@
 #include "storage/retention.h"
 
 #include <inttypes.h>
-#include <stdio.h>
 
 #define LOG_START_CHECKPOINT "log-start-offset-checkpoint"
 

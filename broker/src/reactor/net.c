@@ -1122,11 +1122,8 @@ int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_fr
     *out = NULL;
     struct sockaddr_storage ss;
     socklen_t sl = 0;
-    if (port <= 0 || port > 65535 || max_frame_bytes <= 0 ||
+    if (n->stopping || port <= 0 || port > 65535 || max_frame_bytes <= 0 ||
         !numeric_address(host, port, &ss, &sl)) {
-        return KP_E_INVALID_ARG;
-    }
-    if (n->stopping) {
         return KP_E_INVALID_ARG;
     }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -8,18 +8,7 @@
 #include "server/group.h"
 #include "server/topic_admin.h"
 
-#include <samsa-protocol/record_batch.h>
-
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- dispatch */
 

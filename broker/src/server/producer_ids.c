@@ -5,18 +5,10 @@
 
 #include "base/logging.h"
 
-#include <samsa-protocol/record_batch.h>
-
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- producer ids */
 

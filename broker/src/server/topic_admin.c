@@ -379,6 +379,18 @@ static void op_free(struct topic_op *op)
     kp_free(op);
 }
 
+/* The topic's configs into the logs of its partitions from `first` on. */
+static void apply_log_config(const struct br_topic *t, int32_t first)
+{
+    struct br_log_config lc;
+    br_topic_log_config(&t->config, &lc);
+    for (int32_t p = first; p < t->npartitions; p++) {
+        if (t->partitions[p].log != NULL && br_log_set_config(t->partitions[p].log, &lc) != 0) {
+            br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
+        }
+    }
+}
+
 static void park_answer(struct br_broker *b, struct admin_park *pk);
 static void parks_resolve(struct br_broker *b, uint64_t id, int16_t code, const char *msg);
 
@@ -684,13 +696,7 @@ static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j
     }
     /* their logs were made with the configs of when they were asked for:
      * configs stored since then apply to them too */
-    struct br_log_config lc;
-    br_topic_log_config(&t->config, &lc);
-    for (int32_t p = op->first; p < t->npartitions; p++) {
-        if (t->partitions[p].log != NULL && br_log_set_config(t->partitions[p].log, &lc) != 0) {
-            br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
-        }
-    }
+    apply_log_config(t, op->first);
     br_info("topic %s: %" PRId32 " partition(s) added, %" PRId32 " now, in %" PRId64 " ms",
             op->meta.name, op->meta.partitions - op->first, op->meta.partitions,
             br_now_mono_ms() - op->started_ms);
@@ -987,15 +993,8 @@ static void configs_delivered(void *ctx, struct br_mail *m)
          * been made) before this store was answered */
         struct br_topic *t = br_broker_find_topic(b, kp_str_c(c->name));
         if (t != NULL) {
-            struct br_log_config lc;
-            br_topic_log_config(&c->tc, &lc);
             t->config = c->tc;
-            for (int32_t p = 0; p < t->npartitions; p++) {
-                if (t->partitions[p].log != NULL &&
-                    br_log_set_config(t->partitions[p].log, &lc) != 0) {
-                    br_error("%s-%" PRId32 ": the new log settings were refused", t->name, p);
-                }
-            }
+            apply_log_config(t, 0);
         }
         br_info("topic %s: configs %s (%zu change(s))", c->name,
                 c->incremental ? "altered incrementally" : "replaced", c->changes);

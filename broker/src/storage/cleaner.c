@@ -12,8 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>

@@ -6,7 +6,6 @@
 #include "base/logging.h"
 
 #include <inttypes.h>
-#include <stdio.h>
 
 /* The offset just past segment i: the next one's base, or the LEO. */
 static int upper_bound(const struct br_log *log, size_t i, int64_t *upper)
