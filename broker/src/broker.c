@@ -215,6 +215,7 @@ int br_broker_start(struct br_broker *b)
     if (br_net_create(&lim, &broker_net_ops, b, &b->net) != 0) {
         return -1;
     }
+    br_purgatory_init(&b->purgatory, b->net, b);
     for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
         if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
             return -1;
@@ -393,6 +394,9 @@ void br_broker_stop(struct br_broker *b)
     br_filecache_free(b->files); /* after the logs: every segment has left it */
     b->files = NULL;
     br_meta_close(&b->meta);
+    if (b->net != NULL) {
+        br_purgatory_fini(&b->purgatory);
+    }
     br_net_free(b->net);
     b->net = NULL;
     if (flushed && started) {

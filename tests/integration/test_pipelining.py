@@ -21,6 +21,16 @@ a long-poll Fetch is parked.
   produced records; the ApiVersions follows.
 - long_poll_min_bytes: MinBytes 4000: a 100-byte append does not end the
   wait; a later append that brings the total past 4000 bytes does.
+- long_poll_counts_appends: one Fetch parked on three partitions (MinBytes
+  3000, PartitionMaxBytes 1500): appends of about 1000 bytes add up across
+  partitions, each partition counting at most its PartitionMaxBytes (two
+  appends to one partition are not enough, nor is a second partition); the
+  third partition's append answers it, with every record appended.
+- join_parked_connection_closes: a JoinGroup parks for the group's initial
+  rebalance delay; its connection closes while it waits; the broker keeps
+  serving, and a second member's JoinGroup, pipelined with an ApiVersions,
+  is answered (no error, a generation) after the delay, before the
+  ApiVersions.
 """
 
 import os
@@ -209,8 +219,81 @@ def case_long_poll_min_bytes(t):
         eq([x[1] for x in decode(records)], [b"small2", b"big"], "keys fetched")
 
 
+def case_long_poll_counts_appends(t):
+    b = t.broker()
+    topic = "pl-counts"
+    kwire.create_topic(b.port, topic, 3)
+    with kwire.connect(b.port) as a:
+        a.sendall(kwire.fetch_v4_many(40, [(topic, 0, 0), (topic, 1, 0), (topic, 2, 0)],
+                                      max_wait_ms=60000, min_bytes=3000,
+                                      partition_max_bytes=1500))
+        sent = {0: [], 1: [], 2: []}
+        for p, tag in ((0, b"a"), (0, b"b"), (1, b"c")):
+            r = [(tag, tag * 900)]
+            kwire.produce(b.port, topic, p, r)
+            sent[p] += r
+            time.sleep(0.3)
+            check(not readable(a), "Fetch with MinBytes 3000 answered after the append "
+                  "%r to partition %d (at most 2500 bytes count)", tag, p)
+        r = [(b"d", b"d" * 900)]
+        kwire.produce(b.port, topic, 2, r)
+        sent[2] += r
+        f = kwire.recv_frame(a, 30.0)
+        eq(kwire.correlation_id(f), 40, "correlation id")
+        got = kwire.parse_fetch_v4(f)[1]
+        for p in range(3):
+            err, hw, records = got[(topic, p)]
+            eq((err, hw), (0, len(sent[p])), "partition %d error, high watermark" % p)
+            keys = [x[1] for x in decode(records)]
+            # partition 0 holds two batches of about 1 kB against a 1500-byte
+            # share: the first whole, the second as the share allows
+            check(keys == [k for k, _ in sent[p]] or (p == 0 and keys == [b"a"]),
+                  "partition %d keys fetched: %r", p, keys)
+
+
+JOIN_GROUP = 11
+
+
+def join_group_v0(corr, group, member_id=""):
+    body = (kwire.string(group) + kwire.i32(30000) + kwire.string(member_id)
+            + kwire.string("consumer")
+            + kwire.array([kwire.string("range") + kwire.nbytes(b"\x00\x00")]))
+    return kwire.request(JOIN_GROUP, 0, corr, body)
+
+
+def parse_join_group_v0(payload):
+    """-> (corr, error, generation, member id)"""
+    r = kwire.Reader(payload)
+    corr, err, gen = r.i32(), r.i16(), r.i32()
+    r.string()  # protocol
+    r.string()  # leader
+    return corr, err, gen, r.string()
+
+
+def case_join_parked_connection_closes(t):
+    b = t.broker(config={"group.initial.rebalance.delay.ms": "1500"})
+    group = "pl-join"
+    with kwire.connect(b.port) as a:
+        a.sendall(join_group_v0(50, group))
+        time.sleep(0.3)
+        check(not readable(a), "JoinGroup answered before the initial rebalance delay")
+    # a's connection is closed with its JoinGroup parked
+    with kwire.connect(b.port) as c:
+        c.sendall(join_group_v0(51, group) + kwire.api_versions_v0(52))
+        with kwire.connect(b.port) as other:
+            eq(kwire.correlation_id(kwire.roundtrip(other, kwire.api_versions_v0(53))), 53,
+               "ApiVersions on another connection while the JoinGroup waits")
+        f = kwire.recv_frame(c, 30.0)
+        corr, err, gen, member = parse_join_group_v0(f)
+        eq((corr, err), (51, 0), "second member's JoinGroup: correlation id, error")
+        check(gen >= 1 and member != "", "JoinGroup answered generation %d, member %r",
+              gen, member)
+        eq(kwire.correlation_id(kwire.recv_frame(c, 10.0)), 52, "the ApiVersions after it")
+
+
 CASES = [case_mixed_pipeline, case_many_in_one_write, case_long_poll_blocks_pipeline,
-         case_long_poll_woken_by_produce, case_long_poll_min_bytes]
+         case_long_poll_woken_by_produce, case_long_poll_min_bytes,
+         case_long_poll_counts_appends, case_join_parked_connection_closes]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

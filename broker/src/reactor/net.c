@@ -135,7 +135,10 @@ struct br_net {
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
-    struct br_timer *timers;   /* the earliest deadline: the heap's root */
+    struct br_timer *timers; /* the earliest deadline: the heap's root */
+    struct br_task *tasks;   /* posted, in order (br_task_post) */
+    struct br_task *tasks_tail;
+    struct br_task *run_last;  /* while run_tasks runs: the last one of its turn */
     struct br_conn *graveyard; /* dead connections freed after dispatch */
     int64_t now_ms;            /* monotonic, taken after each epoll_wait */
     /* connections.max.idle.ms, <= 0 = never. As Kafka's Selector does,
@@ -1619,8 +1622,86 @@ static void fire_timers(struct br_net *n)
     net_tick(n);
 }
 
+void br_task_init(struct br_task *t, const struct br_task_ops *ops, void *owner)
+{
+    t->ops = ops;
+    t->owner = owner;
+    t->next = NULL;
+    t->posted = false;
+}
+
+void br_task_post(struct br_net *n, struct br_task *t)
+{
+    if (t->posted) {
+        return;
+    }
+    t->posted = true;
+    t->next = NULL;
+    if (n->tasks_tail != NULL) {
+        n->tasks_tail->next = t;
+    } else {
+        n->tasks = t;
+    }
+    n->tasks_tail = t;
+}
+
+void br_task_cancel(struct br_net *n, struct br_task *t)
+{
+    if (!t->posted) {
+        return;
+    }
+    struct br_task *prev = NULL;
+    for (struct br_task *each = n->tasks; each != NULL; prev = each, each = each->next) {
+        if (each != t) {
+            continue;
+        }
+        if (prev != NULL) {
+            prev->next = t->next;
+        } else {
+            n->tasks = t->next;
+        }
+        if (n->tasks_tail == t) {
+            n->tasks_tail = prev;
+        }
+        if (n->run_last == t) {
+            n->run_last = prev;
+        }
+        break;
+    }
+    t->next = NULL;
+    t->posted = false;
+}
+
+/* Runs the tasks posted so far; those they post wait for the next turn.
+ * The ones to run are a prefix of the queue, up to run_last: a task that
+ * runs may post (behind it) or cancel (br_task_cancel keeps run_last on the
+ * prefix) any other. */
+static void run_tasks(struct br_net *n)
+{
+    n->run_last = n->tasks_tail;
+    while (n->run_last != NULL) {
+        struct br_task *t = n->tasks;
+        if (t == NULL) {
+            break; /* not reached: run_last is on the queue */
+        }
+        if (t == n->run_last) {
+            n->run_last = NULL;
+        }
+        n->tasks = t->next;
+        if (n->tasks == NULL) {
+            n->tasks_tail = NULL;
+        }
+        t->next = NULL;
+        t->posted = false;
+        t->ops->run(n->ctx, t);
+    }
+}
+
 static int loop_timeout(const struct br_net *n)
 {
+    if (n->tasks != NULL) {
+        return 0;
+    }
     int64_t next = net_next_deadline(n);
     if (n->timers != NULL && n->timers->deadline_ms < next) {
         next = n->timers->deadline_ms;
@@ -1694,6 +1775,7 @@ int br_net_run(struct br_net *n)
             handle_event(n, &evs[i]);
         }
         fire_timers(n);
+        run_tasks(n);
         bury(n);
     }
     return 0;
@@ -1840,5 +1922,6 @@ void br_net_poll(struct br_net *n)
         handle_event(n, &evs[i]);
     }
     fire_timers(n);
+    run_tasks(n);
     bury(n);
 }

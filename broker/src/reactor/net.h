@@ -143,6 +143,33 @@ void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms);
 void br_timer_cancel(struct br_net *n, struct br_timer *t);
 bool br_timer_armed(const struct br_timer *t);
 
+/* ---- work at the end of the loop turn
+ *
+ * A posted task runs once, after the turn's events and due timers and
+ * before the reactor waits again: what an event makes possible (a fetch an
+ * append can now answer) is done after the event's handler returned, never
+ * inside it. A task posted while the tasks run goes in the next turn, which
+ * then does not wait. Posting cannot fail. */
+struct br_task;
+
+struct br_task_ops {
+    const char *name; /* for logs */
+    void (*run)(void *ctx, struct br_task *t);
+};
+
+struct br_task {
+    const struct br_task_ops *ops;
+    void *owner;
+    struct br_task *next;
+    bool posted;
+};
+
+void br_task_init(struct br_task *t, const struct br_task_ops *ops, void *owner);
+/* Runs t at the end of this turn; a posted task is not posted twice. */
+void br_task_post(struct br_net *n, struct br_task *t);
+/* Takes t off the queue if it is on it. */
+void br_task_cancel(struct br_net *n, struct br_task *t);
+
 /* ---- what the user of a connection sees of it */
 
 /* A new response slot at the tail of the connection's FIFO. */
@@ -220,7 +247,7 @@ bool br_conn_local_closed(const struct br_conn *c);
 /* Cancels what it parked and frees it. NULL is a no-op. */
 void br_conn_local_free(struct br_conn *c);
 /* One reactor turn without blocking: ready watches (the mailbox), due
- * timers, dead connections. For an in-process broker that br_net_run does
+ * timers, posted tasks, dead connections. For an in-process broker that br_net_run does
  * not drive. */
 void br_net_poll(struct br_net *n);
 

@@ -5,6 +5,7 @@
 static void hw_update(struct br_partition *p)
 {
     int64_t leo = br_log_end_offset(p->log);
+    p->hw_bytes = p->leo_bytes;
     if (leo != p->hw) {
         p->hw = leo;
         if (p->ops != NULL) {
@@ -32,6 +33,7 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
     if (err != 0) {
         return err;
     }
+    p->leo_bytes += (int64_t)len;
     hw_update(p);
     return 0;
 }

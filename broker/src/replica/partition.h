@@ -20,13 +20,13 @@
 
 #include <samsa-protocol/err.h>
 
+#include "reactor/purgatory.h"
 #include "replica/producer_state.h"
 #include "storage/log.h"
 
 struct br_partition;
 /* what the layers above keep on a partition (server/state.h) */
 struct br_topic;
-struct br_parked;
 
 /* What the partition's user does when its high watermark moves (the
  * server: answers the fetches parked on it). */
@@ -44,10 +44,13 @@ struct br_partition {
     struct br_producers producers;
     const struct br_partition_ops *ops;
     void *ops_ctx;
-    /* parked fetches waiting for data on this partition (server/fetch.c) */
-    struct br_parked **waiters;
-    size_t nwaiters;
-    size_t waiters_cap;
+    /* bytes appended as leader since the partition opened, and those of
+     * them below the high watermark: a parked Fetch counts what appends
+     * brought it from these (server/fetch.c) */
+    int64_t leo_bytes;
+    int64_t hw_bytes;
+    /* what delayed operations on this partition wait on (server/fetch.c) */
+    struct br_delay_key delayed;
     /* the log cleaner's state (log_cleaner.c) */
     struct {
         int64_t first_dirty_offset; /* the part not yet cleaned begins here */

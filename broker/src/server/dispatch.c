@@ -216,10 +216,10 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
 
 void br_broker_complete_all_parked(struct br_broker *b)
 {
-    while (b->parked != NULL) {
-        br_parked_complete_now(b, b->parked);
-    }
+    /* the groups answer their parks first; the purgatory hands out every
+     * answer and expires the fetches */
     br_groups_complete_all_parked(b);
+    br_purgatory_complete_all(&b->purgatory);
     br_topic_admin_complete_all_parked(b);
 }
 

@@ -42,10 +42,22 @@ struct fetch_run {
     bool any_error;
 };
 
+/* One partition a parked Fetch waits on: what it could return when it
+ * parked and the partition's byte count then (br_partition: hw_bytes for a
+ * consumer, leo_bytes for a follower), so an append adds what it brought
+ * without the fetch being run again. */
+struct fetch_wait {
+    struct br_partition *p;
+    int64_t at_park;   /* the byte count when parked */
+    int64_t got;       /* bytes it could return when parked */
+    int64_t max_bytes; /* PartitionMaxBytes */
+    int64_t avail;     /* what it counts towards MinBytes now */
+};
+
 struct br_parked {
     struct br_park park; /* first: kind BR_PARK_FETCH */
-    struct br_parked *prev;
-    struct br_parked *next;
+    struct br_broker *b;
+    struct br_delayed delayed;
     struct br_conn *conn;
     struct br_slot *slot;
     struct kp_request_header hdr;
@@ -55,19 +67,12 @@ struct br_parked {
     struct kp_arena arena; /* what the frame decodes into */
     void *body;            /* the decoded request (q, for br_respond_failed) */
     const struct kp_FetchRequest *q;
-    struct br_timer timer;
-    struct br_partition **parts; /* partitions it waits on */
-    size_t nparts;
+    bool follower;            /* ReplicaId >= 0: reads to the log end */
+    int64_t total;            /* sum of waits[].avail, against MinBytes */
+    struct fetch_wait *waits; /* the partitions it waits on, one each */
+    struct br_delay_link *links;
+    size_t nwaits;
 };
-
-/* A parked Fetch's MaxWaitMs passed: answered with what it has. */
-static void parked_timer_fire(void *ctx, struct br_timer *t)
-{
-    br_parked_expire(ctx, t->owner);
-}
-
-static const struct br_timer_ops parked_timer = {"Fetch long poll", parked_timer_fire};
-
 static void slices_release(struct fetch_run *fr)
 {
     for (size_t i = 0; i < fr->nslices; i++) {
@@ -487,54 +492,75 @@ static int fetch_send(struct br_broker *b, struct br_conn *conn, struct br_slot 
 
 /* ---------------------------------------------------------------- parking */
 
-static void unregister(struct br_parked *pk)
+static int64_t bytes_count(const struct br_parked *pk, const struct br_partition *p)
 {
-    for (size_t i = 0; i < pk->nparts; i++) {
-        struct br_partition *p = pk->parts[i];
-        for (size_t k = 0; k < p->nwaiters; k++) {
-            if (p->waiters[k] == pk) {
-                p->waiters[k] = p->waiters[--p->nwaiters];
-                break;
-            }
-        }
-    }
-    pk->nparts = 0;
+    return pk->follower ? p->leo_bytes : p->hw_bytes;
 }
 
-static void parked_free(struct br_broker *b, struct br_parked *pk)
+static void parked_free(struct br_parked *pk)
 {
-    unregister(pk);
-    br_timer_cancel(b->net, &pk->timer);
-    if (pk->prev != NULL) {
-        pk->prev->next = pk->next;
-    } else {
-        b->parked = pk->next;
-    }
-    if (pk->next != NULL) {
-        pk->next->prev = pk->prev;
-    }
     kp_arena_free(&pk->arena);
     kp_free(pk->payload);
-    kp_free(pk->parts);
+    kp_free(pk->waits);
+    kp_free(pk->links);
     kp_free(pk);
 }
 
-static int add_waiter(struct br_partition *p, struct br_parked *pk)
+/* Appends reached some of its partitions: only those are counted again. */
+static bool parked_ready(void *ctx, struct br_delayed *d)
 {
-    if (p->nwaiters == p->waiters_cap) {
-        size_t cap = p->waiters_cap == 0 ? 4 : p->waiters_cap * 2;
-        struct br_parked **w = kp_realloc(p->waiters, cap * sizeof(struct br_parked *));
-        if (w == NULL) {
-            return -1;
+    (void)ctx;
+    struct br_parked *pk = d->owner;
+    for (size_t i = 0; i < pk->nwaits; i++) {
+        if (!br_delayed_woken(d, i)) {
+            continue;
         }
-        p->waiters = w;
-        p->waiters_cap = cap;
+        struct fetch_wait *w = &pk->waits[i];
+        int64_t avail = w->got + (bytes_count(pk, w->p) - w->at_park);
+        if (avail > w->max_bytes) {
+            avail = w->max_bytes;
+        }
+        pk->total += avail - w->avail;
+        w->avail = avail;
     }
-    p->waiters[p->nwaiters++] = pk;
-    return 0;
+    return pk->total >= pk->q->MinBytes;
 }
 
-static int park(struct br_req *r, const struct kp_FetchRequest *q)
+/* Out of the purgatory: answered with what there is now, then freed. */
+static void parked_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)expired;
+    struct br_broker *b = ctx;
+    struct br_parked *pk = d->owner;
+    struct kp_arena arena;
+    kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
+    struct fetch_run fr;
+    int err = fetch_run(b, pk->q, pk->version, &arena, &fr);
+    /* the response points into the parked request's frame: send first,
+     * free after (the slot no longer names the parked request once ready) */
+    if (err == 0) {
+        err = fetch_send(b, pk->conn, pk->slot, pk->hdr.CorrelationId, pk->version, &fr);
+    }
+    slices_release(&fr);
+    if (err != 0) {
+        /* the parked request's frame is still there to build the error answer */
+        struct br_req r = {b,        pk->conn, pk->slot,    &pk->hdr, pk->version,
+                           pk->body, &arena,   pk->payload, pk->len};
+        br_respond_failed(&r, err);
+    }
+    kp_arena_free(&arena);
+    parked_free(pk);
+}
+
+static const struct br_delayed_ops parked_ops = {
+    .name = "Fetch long poll",
+    .ready = parked_ready,
+    .complete = parked_complete,
+};
+
+/* fr: the run that found fewer than MinBytes (its Records lengths are what
+ * each partition could return). */
+static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct fetch_run *fr)
 {
     struct br_broker *b = r->b;
     struct br_parked *pk = kp_calloc(1, sizeof *pk);
@@ -546,11 +572,11 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     for (int32_t i = 0; i < q->Topics.count; i++) {
         nparts += (size_t)q->Topics.items[i].Partitions.count;
     }
-    pk->parts = kp_calloc(nparts == 0 ? 1 : nparts, sizeof(struct br_partition *));
-    if (pk->payload == NULL || pk->parts == NULL) {
-        kp_free(pk->payload);
-        kp_free(pk->parts);
-        kp_free(pk);
+    size_t cap = nparts == 0 ? 1 : nparts;
+    pk->waits = kp_calloc(cap, sizeof *pk->waits);
+    pk->links = kp_calloc(cap, sizeof *pk->links);
+    if (pk->payload == NULL || pk->waits == NULL || pk->links == NULL) {
+        parked_free(pk);
         return KP_E_NOMEM;
     }
     memcpy(pk->payload, r->payload, r->len);
@@ -559,104 +585,67 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q)
     struct kp_request req;
     int err = kp_request_decode(pk->payload, pk->len, &pk->arena, &req);
     if (err != 0) {
-        kp_arena_free(&pk->arena);
-        kp_free(pk->payload);
-        kp_free(pk->parts);
-        kp_free(pk);
+        parked_free(pk);
         return err;
     }
+    pk->b = b;
     pk->hdr = req.header;
     pk->version = r->version;
     pk->body = req.body;
     pk->q = req.body;
     pk->conn = r->conn;
     pk->slot = r->slot;
+    pk->follower = q->ReplicaId >= 0;
     pk->park.kind = BR_PARK_FETCH;
-    br_timer_init(&pk->timer, &parked_timer, pk);
-    pk->next = b->parked;
-    if (b->parked != NULL) {
-        b->parked->prev = pk;
-    }
-    b->parked = pk;
+    br_delayed_init(&pk->delayed, &parked_ops, pk, pk->links, cap);
+    const struct kp_FetchResponse *resp = &fr->resp;
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
         for (int32_t j = 0; j < qt->Partitions.count; j++) {
-            struct br_partition *p = lookup(b, qt->Topic, qt->Partitions.items[j].Partition);
+            const struct kp_FetchRequest_FetchPartition *qp = &qt->Partitions.items[j];
+            struct br_partition *p = lookup(b, qt->Topic, qp->Partition);
             if (p == NULL) {
                 continue;
             }
             bool seen = false;
-            for (size_t k = 0; k < pk->nparts; k++) {
-                seen = seen || pk->parts[k] == p;
+            for (size_t k = 0; k < pk->nwaits && !seen; k++) {
+                seen = pk->waits[k].p == p;
             }
-            if (!seen && add_waiter(p, pk) == 0) {
-                pk->parts[pk->nparts++] = p;
+            if (seen) {
+                continue;
             }
+            /* a run with no error answers every partition asked */
+            int64_t got = 0;
+            if (i < resp->Responses.count && j < resp->Responses.items[i].Partitions.count) {
+                got = resp->Responses.items[i].Partitions.items[j].Records.len;
+            }
+            size_t k = pk->nwaits++;
+            pk->waits[k] = (struct fetch_wait){
+                .p = p,
+                .at_park = bytes_count(pk, p),
+                .got = got,
+                .max_bytes = qp->PartitionMaxBytes > 0 ? qp->PartitionMaxBytes : 0,
+                .avail = got,
+            };
+            pk->total += got;
+            br_delayed_watch(&pk->delayed, k, &p->delayed);
         }
     }
+    pk->delayed.nlinks = pk->nwaits;
     br_slot_set_parked(r->slot, &pk->park);
-    br_timer_arm(b->net, &pk->timer, br_now_mono_ms() + q->MaxWaitMs);
+    br_purgatory_park(&b->purgatory, &pk->delayed, br_now_mono_ms() + q->MaxWaitMs);
     return 0;
-}
-
-/* Answer a parked fetch with what there is now (force) or only if MinBytes
- * are there. Frees it when answered. */
-static void parked_try(struct br_broker *b, struct br_parked *pk, bool force)
-{
-    struct kp_arena arena;
-    kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
-    struct fetch_run fr;
-    int err = fetch_run(b, pk->q, pk->version, &arena, &fr);
-    if (err == 0 && !force && !fr.any_error && fr.total_bytes < pk->q->MinBytes) {
-        slices_release(&fr);
-        kp_arena_free(&arena);
-        return;
-    }
-    struct br_conn *conn = pk->conn;
-    struct br_slot *slot = pk->slot;
-    /* the response points into the parked request's frame: send first,
-     * free after (the slot no longer names the parked request once ready) */
-    unregister(pk);
-    br_timer_cancel(b->net, &pk->timer);
-    if (err == 0) {
-        err = fetch_send(b, conn, slot, pk->hdr.CorrelationId, pk->version, &fr);
-    }
-    slices_release(&fr);
-    if (err != 0) {
-        /* the parked request's frame is still there to build the error answer */
-        struct br_req r = {b,        conn,   slot,        &pk->hdr, pk->version,
-                           pk->body, &arena, pk->payload, pk->len};
-        br_respond_failed(&r, err);
-    }
-    kp_arena_free(&arena);
-    parked_free(b, pk);
 }
 
 void br_fetch_wake(struct br_broker *b, struct br_partition *p)
 {
-    /* parked_try may remove waiters from p: walk a snapshot from the end */
-    size_t i = p->nwaiters;
-    while (i > 0) {
-        i--;
-        if (i < p->nwaiters) {
-            parked_try(b, p->waiters[i], false);
-        }
-    }
-}
-
-void br_parked_expire(struct br_broker *b, struct br_parked *pk)
-{
-    parked_try(b, pk, true);
-}
-
-void br_parked_complete_now(struct br_broker *b, struct br_parked *pk)
-{
-    parked_try(b, pk, true);
+    br_purgatory_wake(&b->purgatory, &p->delayed);
 }
 
 void br_parked_cancel(struct br_broker *b, struct br_parked *pk)
 {
-    parked_free(b, pk);
+    br_purgatory_cancel(&b->purgatory, &pk->delayed);
+    parked_free(pk);
 }
 
 /* ---------------------------------------------------------------- handler */
@@ -672,8 +661,9 @@ int br_h_fetch(struct br_req *r)
     }
     if (!fr.any_error && fr.total_bytes < q->MinBytes && q->MaxWaitMs > 0 &&
         !br_broker_stopping(r->b)) {
+        err = park(r, q, &fr);
         slices_release(&fr);
-        return park(r, q);
+        return err;
     }
     err = fetch_send(r->b, r->conn, r->slot, r->hdr->CorrelationId, r->version, &fr);
     slices_release(&fr);

@@ -263,6 +263,62 @@ static void park_unlink(struct grp_park *pk)
     pk->member = NULL;
 }
 
+static void park_free(struct grp_park *pk)
+{
+    kp_free(pk->answer);
+    kp_free(pk);
+}
+
+static bool park_ready(void *ctx, struct br_delayed *d)
+{
+    (void)ctx;
+    const struct grp_park *pk = d->owner;
+    return pk->answered;
+}
+
+static void park_answer_join_error(struct grp_park *pk, int err);
+static void park_answer_sync(struct grp_park *pk, int err, const uint8_t *assignment, int32_t len);
+
+/* Out of the purgatory: its answer into the slot, which becomes ready. The
+ * park is freed first: marking the slot ready may send, fail and kill the
+ * connection, which cancels the other parks it holds. */
+static void park_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)ctx;
+    (void)expired;
+    struct grp_park *pk = d->owner;
+    if (!pk->answered) {
+        /* forced before the group answered (the broker stops) */
+        if (pk->what == GRP_PARK_JOIN) {
+            park_answer_join_error(pk, KP_ERR_NOT_COORDINATOR);
+        } else {
+            park_answer_sync(pk, KP_ERR_NOT_COORDINATOR, NULL, 0);
+        }
+    }
+    struct br_conn *conn = pk->conn;
+    struct br_slot *slot = pk->slot;
+    bool close = pk->close_after;
+    uint8_t *answer = pk->answer;
+    size_t len = pk->answer_len;
+    pk->answer = NULL;
+    park_free(pk);
+    if (answer != NULL && br_slot_add_mem(slot, answer, len) != 0) {
+        br_error("a group response to %s: out of memory: closing the connection",
+                 br_conn_peer(conn));
+        close = true;
+    }
+    br_slot_ready(conn, slot);
+    if (close) {
+        br_conn_close_after_flush(conn);
+    }
+}
+
+static const struct br_delayed_ops park_ops = {
+    .name = "JoinGroup/SyncGroup",
+    .ready = park_ready,
+    .complete = park_complete,
+};
+
 static struct grp_park *park_new(struct br_req *r, struct grp_member *m, enum grp_park_kind what)
 {
     struct grp_park *pk = kp_calloc(1, sizeof *pk);
@@ -272,51 +328,53 @@ static struct grp_park *park_new(struct br_req *r, struct grp_member *m, enum gr
     pk->park.kind = BR_PARK_GROUP;
     pk->what = what;
     pk->member = m;
+    pk->gs = r->b->groups;
     pk->conn = r->conn;
     pk->slot = r->slot;
     pk->correlation_id = r->hdr->CorrelationId;
     pk->version = r->version;
     pk->max_bytes = (size_t)r->b->cfg.response_max_bytes;
     br_slot_set_parked(r->slot, &pk->park);
+    br_delayed_init(&pk->delayed, &park_ops, pk, &pk->link, 1);
+    br_delayed_watch(&pk->delayed, 0, &m->group->parks);
+    /* no deadline of its own: the group's timers (join, session) answer it */
+    br_purgatory_park(&r->b->purgatory, &pk->delayed, INT64_MAX);
     return pk;
 }
 
-/*
- * Encodes resp (of the park's API and version) into the parked slot and
- * marks it ready. The park is freed first: marking the slot ready may send,
- * fail and kill the connection, which cancels the other parks it holds.
- */
-static int encode_into_slot(struct br_slot *slot, int16_t api_key, int16_t version, int32_t corr,
-                            const void *resp, size_t max)
+/* Encodes resp (of the park's API and version) into an owned buffer. */
+static int encode_answer(struct grp_park *pk, int16_t api_key, const void *resp, size_t max)
 {
     struct kp_writer w;
     kp_wr_init(&w, max);
-    int err = kp_response_encode(&w, api_key, version, corr, resp);
+    int err = kp_response_encode(&w, api_key, pk->version, pk->correlation_id, resp);
     if (err != 0) {
         kp_wr_free(&w);
         return err;
     }
-    size_t len = 0;
-    uint8_t *buf = kp_wr_steal(&w, &len);
-    return br_slot_add_mem(slot, buf, len) != 0 ? KP_E_NOMEM : 0;
+    kp_free(pk->answer);
+    pk->answer = kp_wr_steal(&w, &pk->answer_len);
+    return 0;
 }
 
 static void join_error_fill(struct kp_JoinGroupResponse *resp, int err, struct kp_str member_id);
 
+/* The park's answer is resp: encoded now, unlinked from its member, handed
+ * to the slot at the end of the turn (park_complete). */
 static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
 {
-    struct br_conn *conn = pk->conn;
-    struct br_slot *slot = pk->slot;
+    if (pk->answered) {
+        return;
+    }
     int32_t corr = pk->correlation_id;
     int16_t version = pk->version;
-    size_t max = pk->max_bytes;
     char who[300];
     (void)snprintf(
         who, sizeof who, "member %s (client \"%.100s\")", pk->member != NULL ? pk->member->id : "?",
         pk->member != NULL && pk->member->client_id != NULL ? pk->member->client_id : "");
     park_unlink(pk);
-    kp_free(pk);
-    int err = encode_into_slot(slot, api_key, version, corr, resp, max);
+    pk->answered = true;
+    int err = encode_answer(pk, api_key, resp, pk->max_bytes);
     if (err != 0) {
         /* Kafka's answer to a request that failed: the API's error response
          * (JoinGroupRequest/SyncGroupRequest.getErrorResponse), which is
@@ -328,22 +386,17 @@ static void park_answer(struct grp_park *pk, int16_t api_key, const void *resp)
         sync.ErrorCode = (int16_t)kp_err_to_wire(KP_ERR_UNKNOWN_SERVER_ERROR);
         sync.Assignment.ptr = (const uint8_t *)"";
         sync.Assignment.len = 0;
-        int aerr = encode_into_slot(slot, api_key, version, corr,
-                                    api_key == KP_API_JOIN_GROUP ? (const void *)&join
-                                                                 : (const void *)&sync,
-                                    (size_t)INT32_MAX);
+        int aerr = encode_answer(
+            pk, api_key, api_key == KP_API_JOIN_GROUP ? (const void *)&join : (const void *)&sync,
+            (size_t)INT32_MAX);
         br_error("%s v%d response to %s of %s (correlation %" PRId32 "): %s: %s",
-                 kp_api_find(api_key)->name, version, br_conn_peer(conn), who, corr,
+                 kp_api_find(api_key)->name, version, br_conn_peer(pk->conn), who, corr,
                  err == KP_E_TOO_LARGE ? "the response is larger than response.max.bytes allows"
                                        : kp_err_str(err),
                  aerr == 0 ? "answered UNKNOWN_SERVER_ERROR" : "closing the connection");
-        if (aerr != 0) {
-            br_slot_ready(conn, slot);
-            br_conn_close_after_flush(conn);
-            return;
-        }
+        pk->close_after = aerr != 0;
     }
-    br_slot_ready(conn, slot);
+    br_purgatory_wake_op(&pk->gs->b->purgatory, &pk->delayed);
 }
 
 static void join_error_fill(struct kp_JoinGroupResponse *resp, int err, struct kp_str member_id)
@@ -391,8 +444,8 @@ static void member_answer_parks(struct grp_member *m, int err)
 
 void br_groups_cancel_parked(struct br_broker *b, void *parked)
 {
-    (void)b;
     struct grp_park *pk = parked;
+    br_purgatory_cancel(&b->purgatory, &pk->delayed);
     struct grp_member *m = pk->member;
     if (m != NULL && pk->what == GRP_PARK_SYNC) {
         /* nobody waits for the assignment any more: the session timeout
@@ -402,7 +455,7 @@ void br_groups_cancel_parked(struct br_broker *b, void *parked)
     /* a cancelled join keeps awaiting_join: the member counts as joined,
      * as in Kafka, whose join callback answers into a closed socket */
     park_unlink(pk);
-    kp_free(pk);
+    park_free(pk);
 }
 
 /* ---------------------------------------------------------------- members */
@@ -995,6 +1048,8 @@ static void group_free(struct br_groups *gs, struct grp_group *g, int err)
     }
     if (gs->b->net != NULL) {
         br_timer_cancel(net_of(gs), &g->join_timer.timer);
+        /* answered above, their answers go out now: the key goes */
+        br_purgatory_complete_key(&gs->b->purgatory, &g->parks);
     }
     for (size_t i = 0; i < g->npending; i++) {
         kp_free(g->pending[i].id);

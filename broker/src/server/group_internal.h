@@ -60,16 +60,26 @@ enum grp_park_kind {
     GRP_PARK_SYNC,
 };
 
-/* A parked JoinGroup or SyncGroup: enough to encode its response later. */
+/* A parked JoinGroup or SyncGroup: a delayed operation of the broker's
+ * purgatory, waiting on its group's key (forced when the group goes). The
+ * state machine answers it by encoding its response into answer and waking
+ * it; the purgatory hands the answer to the slot at the end of the turn. */
 struct grp_park {
     struct br_park park; /* first: kind BR_PARK_GROUP */
     enum grp_park_kind what;
-    struct grp_member *member;
+    struct grp_member *member; /* NULL once answered */
+    struct br_groups *gs;
+    struct br_delayed delayed;
+    struct br_delay_link link;
     struct br_conn *conn;
     struct br_slot *slot;
     int32_t correlation_id;
     int16_t version;
     size_t max_bytes; /* response.max.bytes: the answer's ceiling */
+    bool answered;
+    bool close_after; /* no answer could be encoded: close the connection */
+    uint8_t *answer;  /* the encoded response (owned) */
+    size_t answer_len;
 };
 
 struct grp_protocol {
@@ -135,8 +145,9 @@ struct grp_group {
     size_t npending;
     size_t pending_cap;
     struct grp_timer join_timer;
-    bool initial_delay;    /* the join timer is Kafka's InitialDelayedJoin */
-    bool new_member_added; /* a member joined during the initial delay */
+    struct br_delay_key parks; /* its parked JoinGroups and SyncGroups */
+    bool initial_delay;        /* the join timer is Kafka's InitialDelayedJoin */
+    bool new_member_added;     /* a member joined during the initial delay */
     int32_t initial_remaining_ms;
     struct grp_offset *offsets; /* sorted by (topic, partition) */
     size_t noffsets;

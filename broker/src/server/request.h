@@ -90,8 +90,6 @@ struct br_park {
 
 /* Parked fetches (fetch.c). */
 void br_fetch_wake(struct br_broker *b, struct br_partition *p);
-void br_parked_expire(struct br_broker *b, struct br_parked *pk);
 void br_parked_cancel(struct br_broker *b, struct br_parked *pk);
-void br_parked_complete_now(struct br_broker *b, struct br_parked *pk);
 
 #endif

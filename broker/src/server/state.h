@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "config/topic_config.h"
 #include "reactor/net.h"
+#include "reactor/purgatory.h"
 #include "replica/partition.h"
 #include "replica/producer_state.h"
 #include "storage/checkpoint.h"
@@ -73,12 +74,12 @@ struct br_broker {
     int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
-    struct br_parked *parked;     /* all parked requests, a list */
-    struct br_groups *groups;     /* the group coordinator (group.h) */
-    struct br_mailbox *mailbox;   /* helper threads -> reactor (mailbox.h) */
-    struct br_cleaner *cleaner;   /* the log cleaner (cleaner.h) */
-    struct br_topic_admin *admin; /* topics being created or deleted (topic_admin.h) */
-    int64_t last_retention_ms;    /* monotonic: the last retention check (retention.h) */
+    struct br_purgatory purgatory; /* delayed operations: Fetch long polls */
+    struct br_groups *groups;      /* the group coordinator (group.h) */
+    struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
+    struct br_cleaner *cleaner;    /* the log cleaner (cleaner.h) */
+    struct br_topic_admin *admin;  /* topics being created or deleted (topic_admin.h) */
+    int64_t last_retention_ms;     /* monotonic: the last retention check (retention.h) */
     bool stopping;
     bool logs_loaded; /* br_broker_start got past loading every topic's logs */
     /* set before br_broker_start: bind no listener; requests come through

@@ -151,10 +151,7 @@ void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
     for (int32_t i = 0; i < t->npartitions && t->partitions != NULL; i++) {
         struct br_partition *p = &t->partitions[i];
         /* parked fetches on this partition are answered now */
-        while (p->nwaiters > 0) {
-            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
-        }
-        kp_free(p->waiters);
+        br_purgatory_complete_key(&b->purgatory, &p->delayed);
         br_producers_free(&p->producers);
         if (p->log != NULL) {
             br_log_close(p->log);
@@ -389,13 +386,11 @@ int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partit
     /* parked fetches hold pointers into the array that moves: they are
      * answered now with what they have (a consumer fetches again) */
     for (int32_t i = 0; i < old; i++) {
-        struct br_partition *p = &t->partitions[i];
-        while (p->nwaiters > 0) {
-            br_parked_complete_now(b, p->waiters[p->nwaiters - 1]);
-        }
+        br_purgatory_complete_key(&b->purgatory, &t->partitions[i].delayed);
     }
-    /* the partitions move whole: their logs, producers and waiter arrays
-     * are pointers that stay valid; p->topic is t still */
+    /* the partitions move whole: their logs and producers are pointers
+     * that stay valid, no operation waits on their keys now; p->topic is t
+     * still */
     memcpy(parts, t->partitions, (size_t)old * sizeof *parts);
     kp_free(t->partitions);
     t->partitions = parts;
