@@ -56,7 +56,6 @@ struct fetch_wait {
 
 struct br_parked {
     struct br_park park; /* first: kind BR_PARK_FETCH */
-    struct br_broker *b;
     struct br_delayed delayed;
     struct br_conn *conn;
     struct br_slot *slot;
@@ -588,7 +587,6 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
         parked_free(pk);
         return err;
     }
-    pk->b = b;
     pk->hdr = req.header;
     pk->version = r->version;
     pk->body = req.body;

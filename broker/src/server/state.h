@@ -74,7 +74,7 @@ struct br_broker {
     int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
     int64_t last_checkpoint_ms;
-    struct br_purgatory purgatory; /* delayed operations: Fetch long polls */
+    struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_cleaner *cleaner;    /* the log cleaner (cleaner.h) */
