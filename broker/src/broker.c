@@ -7,6 +7,7 @@
 #include "base/logging.h"
 #include "log_cleaner.h"
 #include "log_dirs.h"
+#include "log_flusher.h"
 #include "log_retention.h"
 #include "reactor/mailbox.h"
 #include "server/group.h"
@@ -24,76 +25,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void write_checkpoints(struct br_broker *b)
-{
-    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-        const char *dir = b->cfg.log_dirs[d];
-        size_t n = 0;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            n += (size_t)b->topics[i]->npartitions;
-        }
-        struct br_checkpoint_entry *rec = kp_calloc(n == 0 ? 1 : n, sizeof *rec);
-        struct br_checkpoint_entry *rep = kp_calloc(n == 0 ? 1 : n, sizeof *rep);
-        struct br_checkpoint_entry *lso = kp_calloc(n == 0 ? 1 : n, sizeof *lso);
-        if (rec == NULL || rep == NULL || lso == NULL) {
-            kp_free(rec);
-            kp_free(rep);
-            kp_free(lso);
-            br_error("out of memory writing checkpoints");
-            return;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            struct br_topic *t = b->topics[i];
-            for (int32_t p = 0; p < t->npartitions; p++) {
-                struct br_partition *part = &t->partitions[p];
-                if (part->dir_index != d) {
-                    continue;
-                }
-                (void)snprintf(rec[k].topic, sizeof rec[k].topic, "%s", t->name);
-                rec[k].partition = p;
-                rec[k].offset = br_log_recovery_point(part->log);
-                rep[k] = rec[k];
-                rep[k].offset = part->hw;
-                lso[k] = rec[k];
-                lso[k].offset = br_log_start_offset(part->log);
-                k++;
-            }
-        }
-        char path[4096];
-        const char *names[3] = {BR_RECOVERY_CHECKPOINT, "replication-offset-checkpoint",
-                                "log-start-offset-checkpoint"};
-        struct br_checkpoint_entry *lists[3] = {rec, rep, lso};
-        for (int f = 0; f < 3; f++) {
-            (void)snprintf(path, sizeof path, "%s/%s", dir, names[f]);
-            if (br_checkpoint_write(path, lists[f], k) != 0) {
-                br_error("writing %s failed", path);
-            }
-        }
-        kp_free(rec);
-        kp_free(rep);
-        kp_free(lso);
-    }
-}
-
 void br_broker_housekeeping(struct br_broker *b)
 {
-    int64_t now = br_now_wall_ms();
-    for (size_t i = 0; i < b->ntopics; i++) {
-        struct br_topic *tp = b->topics[i];
-        for (int32_t p = 0; p < tp->npartitions; p++) {
-            if (br_log_maybe_flush(tp->partitions[p].log, now) != 0) {
-                br_error("flushing %s-%" PRId32 " failed", tp->name, p);
-            }
-        }
-    }
     int64_t mono = br_now_mono_ms();
+    br_flusher_tick(b, br_now_wall_ms(), mono);
     br_retention_tick(b, mono);
     br_cleaner_tick(b, mono);
-    if (mono - b->last_checkpoint_ms >= b->cfg.log_flush_offset_checkpoint_interval_ms) {
-        write_checkpoints(b);
-        b->last_checkpoint_ms = mono;
-    }
     br_timer_arm(b->net, &b->housekeeping, mono + 1000);
 }
 
@@ -334,13 +271,16 @@ int br_broker_start(struct br_broker *b)
         br_error("cannot start the log cleaner");
         return -1;
     }
+    if (br_flusher_start(b) != 0) {
+        br_error("cannot start the log flusher thread");
+        return -1;
+    }
     if (br_topic_admin_start(b) != 0) {
         br_error("cannot start the I/O worker");
         return -1;
     }
     b->last_retention_ms = br_now_mono_ms();
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
-    b->last_checkpoint_ms = br_now_mono_ms();
     br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
     int gerr = br_groups_start(b);
     if (gerr != 0) {
@@ -370,6 +310,9 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_groups_stop(b);
+    /* the flushes and checkpoint writes under way end; from here on, the
+     * writes are made at once */
+    br_flusher_stop(b);
     br_cleaner_stop(b);
     br_mailbox_free(b->mailbox);
     b->mailbox = NULL;
@@ -383,7 +326,7 @@ void br_broker_stop(struct br_broker *b)
         }
     }
     if (started) {
-        write_checkpoints(b);
+        br_flusher_write_offset_checkpoints(b);
     }
     for (size_t i = 0; i < b->ntopics; i++) {
         br_broker_topic_free(b, b->topics[i]);

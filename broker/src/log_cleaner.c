@@ -3,6 +3,8 @@
 
 #include "log_cleaner.h"
 
+#include "log_flusher.h"
+
 #include "base/logging.h"
 #include "broker.h"
 #include "reactor/mailbox.h"
@@ -204,10 +206,7 @@ static void write_checkpoint(struct br_broker *b, size_t d)
     }
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], BR_CLEANER_CHECKPOINT);
-    if (br_checkpoint_write(path, e, k) != 0) {
-        br_error("writing %s failed", path);
-    }
-    kp_free(e);
+    br_flusher_write_checkpoint(b, path, e, k); /* off the reactor */
 }
 
 static void read_checkpoints(struct br_broker *b)

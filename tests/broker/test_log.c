@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1724,8 +1725,10 @@ static void test_out_of_descriptors_closes_coldest_files(void)
         part_dir(i, dir, sizeof dir);
         logs[i] = open_log_in(dir, &c, 0, fc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(logs[i]);
-        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
-        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, 0, NOW0, NULL);
+        /* no leader epoch: the epoch checkpoint's writes need descriptors
+         * beyond the cache's budget, which is what is tested here */
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, -1, NOW0, NULL);
+        (void)append_sized(logs[i], 2, TS0, (size_t)20 + (size_t)i, -1, NOW0, NULL);
     }
     CU_ASSERT(br_filecache_evictions(fc) > 0);
     CU_ASSERT(br_filecache_open_count(fc) <= 4);
@@ -1851,6 +1854,126 @@ static void test_maybe_flush_after_interval_ms(void)
     cleanup_dir();
 }
 
+/* The flush with its syncs on another thread: the recovery point moves to
+ * the LEO the flush began at, not to what was appended meanwhile. */
+static void *flush_thread(void *arg)
+{
+    br_log_flush_run(arg);
+    return NULL;
+}
+
+static void run_on_thread(struct br_log_flush *f)
+{
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, flush_thread, f), 0);
+    CU_ASSERT_EQUAL(pthread_join(t, NULL), 0);
+}
+
+static void test_flush_off_thread_moves_recovery_point(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    c.flush_interval_ms = 100;
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 4, TS0, 10, 0, 1000, NULL);
+    CU_ASSERT_FALSE(br_log_flush_due(log, 1099));
+    CU_ASSERT_TRUE(br_log_flush_due(log, 1100));
+    struct br_log_flush *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1100, &f), 0);
+    /* one flush at a time */
+    struct br_log_flush *g = NULL;
+    CU_ASSERT_FALSE(br_log_flush_due(log, 5000));
+    CU_ASSERT_EQUAL(br_log_flush_begin(log, 1100, &g), KP_E_INVALID_ARG);
+    CU_ASSERT_PTR_NULL(g);
+    (void)append_sized(log, 2, TS0, 10, 0, 1150, NULL); /* while it syncs */
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 0); /* not before it ends */
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 4);
+    /* what came meanwhile has waited since the flush began, at least */
+    CU_ASSERT_FALSE(br_log_flush_due(log, 1199));
+    CU_ASSERT_TRUE(br_log_flush_due(log, 1200));
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1200, &f), 0);
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 6);
+    CU_ASSERT_FALSE(br_log_flush_due(log, 100000));
+    /* the data is there after a reopen that trusts the recovery point */
+    br_log_close(log);
+    log = open_log(&c, 6);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 6);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* A truncation while the flush is away: the recovery point stays below
+ * the new end; a log closed while its flush is away lets it end alone. */
+static void test_flush_off_thread_truncated_or_closed(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    c.flush_interval_ms = 0;
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 3, TS0, 10, 0, 1000, NULL);
+    (void)append_sized(log, 3, TS0, 10, 0, 1000, NULL);
+    struct br_log_flush *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1000, &f), 0);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, 3), 0);
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(log), 3);
+    CU_ASSERT_TRUE(br_log_recovery_point(log) <= 3);
+    CU_ASSERT_TRUE(br_log_flush_due(log, 1000));
+
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1000, &f), 0);
+    br_log_close(log);
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    cleanup_dir();
+}
+
+/* A flush away carries the epoch cache it began with; a write of the
+ * file on this thread meanwhile (newer) keeps it from landing after. */
+static void test_flush_off_thread_writes_epochs(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 2, TS0, 10, 1, NOW0, NULL);
+    struct br_log_flush *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0);
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    char text[256];
+    char path[256];
+    (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", pdir);
+    size_t n = 0;
+    uint8_t *file = read_file(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_TRUE(n == 8 && memcmp(file, "0\n1\n1 0\n", 8) == 0);
+    free(file);
+
+    (void)append_sized(log, 2, TS0, 10, 2, NOW0, NULL);
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0); /* carries 1 0, 2 2 */
+    (void)append_sized(log, 2, TS0, 10, 3, NOW0, NULL);
+    CU_ASSERT_EQUAL(br_log_flush(log), 0); /* writes 1 0, 2 2, 3 4 now */
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    file = read_file(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    n = n < sizeof text - 1 ? n : sizeof text - 1;
+    memcpy(text, file, n);
+    text[n] = '\0';
+    free(file);
+    CU_ASSERT_STRING_EQUAL(text, "0\n3\n1 0\n2 2\n3 4\n");
+    br_log_close(log);
+    cleanup_dir();
+}
+
 /* ------------------------------------------------------------- leader epochs */
 
 static void read_epoch_file(char *buf, size_t cap)
@@ -1881,6 +2004,10 @@ static void test_epoch_checkpoint_round_trip(void)
     (void)append_sized(log, 1, TS0, 10, 3, NOW0, NULL);
     CU_ASSERT_EQUAL(br_log_latest_epoch(log), 3);
     char text[256];
+    /* an append's new epoch is written by the flush that makes it durable */
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_PTR_NULL(strstr(text, "1 0\n"));
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
     read_epoch_file(text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "0\n2\n1 0\n3 4\n");
     br_log_close(log);
@@ -1950,12 +2077,20 @@ static void test_epochs_follow_truncation_and_retention(void)
         (void)append_sized(log, 2, TS0 + i, 30, 1 + i / 4, NOW0, NULL); /* epochs 1, 2, 3 */
     }
     char text[256];
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
     read_epoch_file(text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "0\n3\n1 0\n2 8\n3 16\n");
+    /* a truncation of the end is written at once (a stale file could
+     * name a later epoch than the records that replace the cut ones) */
     CU_ASSERT_EQUAL(br_log_truncate_to(log, 16), 0);
     read_epoch_file(text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "0\n2\n1 0\n2 8\n");
+    /* one of the start waits for the next flush (the next open trims a
+     * file that still has it) */
     CU_ASSERT_EQUAL(br_log_delete_segments_before(log, 12, NULL), 0);
+    read_epoch_file(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "0\n2\n1 0\n2 8\n");
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
     read_epoch_file(text, sizeof text);
     CU_ASSERT_STRING_EQUAL(text, "0\n1\n2 12\n");
     br_log_close(log);
@@ -1971,6 +2106,7 @@ static void test_epoch_checkpoint_malformed_is_rebuilt(void)
     (void)append_sized(log, 2, TS0, 10, 2, NOW0, NULL);
     (void)append_sized(log, 2, TS0, 10, 4, NOW0, NULL);
     (void)append_sized(log, 2, TS0, 10, 4, NOW0, NULL);
+    CU_ASSERT_EQUAL(br_log_flush(log), 0);
     br_log_close(log);
     char path[256];
     (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", pdir);
@@ -2080,6 +2216,35 @@ static void test_delete_removes_directory(void)
     CU_ASSERT_EQUAL(br_log_delete(log), 0); /* it has its delete name: removed as it is */
     CU_ASSERT_EQUAL(stat(target, &st), -1);
     CU_ASSERT_EQUAL(stat(pdir, &st), -1);
+    cleanup_dir();
+}
+
+/* A log renamed while a flush carrying its epoch cache is away: the file
+ * is written under the new name, the flush ends without an error. */
+static void test_move_dir_while_flush_away(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 20, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    (void)append_sized(log, 2, TS0, 10, 1, NOW0, NULL);
+    struct br_log_flush *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0);
+    char target[4096];
+    CU_ASSERT_EQUAL_FATAL(br_log_delete_dir_name(root, "t", 0, target, sizeof target), 0);
+    CU_ASSERT_EQUAL_FATAL(br_log_move_dir(log, target), 0);
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    char path[4200];
+    (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", target);
+    size_t n = 0;
+    uint8_t *file = read_file(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    CU_ASSERT_TRUE(n == 8 && memcmp(file, "0\n1\n1 0\n", 8) == 0);
+    free(file);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(pdir, &st), -1); /* nothing made under the old name */
+    CU_ASSERT_EQUAL(br_log_delete(log), 0);
     cleanup_dir();
 }
 
@@ -2260,6 +2425,10 @@ static CU_TestInfo tests[] = {
     {"flush_moves_recovery_point", test_flush_moves_recovery_point},
     {"flush_interval_messages_flushes", test_flush_interval_messages_flushes},
     {"maybe_flush_after_interval_ms", test_maybe_flush_after_interval_ms},
+    {"flush_off_thread_moves_recovery_point", test_flush_off_thread_moves_recovery_point},
+    {"flush_off_thread_truncated_or_closed", test_flush_off_thread_truncated_or_closed},
+    {"flush_off_thread_writes_epochs", test_flush_off_thread_writes_epochs},
+    {"move_dir_while_flush_away", test_move_dir_while_flush_away},
     {"epoch_checkpoint_round_trip", test_epoch_checkpoint_round_trip},
     {"end_offset_for_epoch_semantics", test_end_offset_for_epoch_semantics},
     {"epochs_follow_truncation_and_retention", test_epochs_follow_truncation_and_retention},

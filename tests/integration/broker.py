@@ -33,6 +33,7 @@ themselves also use kafka-python, confluent-kafka, kcat and node.
 """
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -403,3 +404,64 @@ def check(cond, msg, *args):
 def eq(got, expected, what):
     if got != expected:
         raise AssertionError("%s: expected %r, got %r" % (what, expected, got))
+
+
+# ------------------------------------------------------------ strace
+
+SYNC_CALL = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(fsync|fdatasync)\(")
+
+
+def broker_for_strace(t, overrides=None):
+    """t.broker(overrides=...) for a case that traces it: LeakSanitizer
+    cannot run under ptrace (it stops the process the way a tracer does),
+    so a sanitizer build's broker traced would abort at exit for that alone.
+    Leaks are checked by every other case."""
+    saved = os.environ.get("ASAN_OPTIONS")
+    os.environ["ASAN_OPTIONS"] = (saved + ":" if saved else "") + "detect_leaks=0"
+    try:
+        return t.broker(overrides=overrides)
+    finally:
+        if saved is None:
+            del os.environ["ASAN_OPTIONS"]
+        else:
+            os.environ["ASAN_OPTIONS"] = saved
+
+
+def strace_attach(b, out):
+    """strace -f on the running broker, writing its fsync/fdatasync calls
+    (thread id, time) to out; returns the Popen once every thread is traced.
+    The broker's pid is its reactor thread's id (it runs main()). Raises
+    Skip when strace is missing or cannot attach (ptrace refused)."""
+    exe = shutil.which("strace")
+    if exe is None:
+        raise Skip("strace is not installed")
+    err_path = out + ".stderr"
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([exe, "-f", "-ttt", "-e", "trace=fsync,fdatasync", "-o", out,
+                                 "-p", str(b.pid)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + 20
+    while True:
+        with open(err_path, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        if "attached" in text:
+            return proc
+        if proc.poll() is not None:
+            last = text.strip().splitlines()[-1] if text.strip() else "no output"
+            raise Skip("strace cannot attach to the broker (ptrace refused?): %s" % last)
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise AssertionError("strace did not attach within 20 s: %r" % text)
+        time.sleep(0.05)
+
+
+def strace_syncs(path):
+    """[(tid, time, name)] of the fsync/fdatasync calls in a trace file."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            m = SYNC_CALL.match(line)
+            if m:
+                out.append((int(m.group(1)), float(m.group(2)), m.group(3)))
+    return out

@@ -22,8 +22,6 @@ Runs on Debian's /usr/bin/python3.
 """
 
 import os
-import re
-import shutil
 import subprocess
 import sys
 import time
@@ -32,73 +30,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kadmin  # noqa: E402
 import kwire  # noqa: E402
-from broker import Skip, check, eq, main  # noqa: E402
+from broker import broker_for_strace, check, eq, main, strace_attach, strace_syncs  # noqa: E402
 
 TOPIC_CONFIG = 1  # DescribeConfigs' ConfigSource
 
-# The reactor's own periodic fsyncs (checkpoints) are pushed out of the
-# test's window; log flushing stays at its defaults (never by time or count).
-QUIET = {
-    "log.flush.offset.checkpoint.interval.ms": "3600000",
-    "log.flush.start.offset.checkpoint.interval.ms": "3600000",
-    "replica.high.watermark.checkpoint.interval.ms": "3600000",
-}
-
-SYSCALL = re.compile(r"^(\d+)\s+(\d+\.\d+)\s+(fsync|fdatasync)\(")
-
-
-def strace_attach(b, out):
-    """strace -f on the running broker, writing fsync/fdatasync calls to
-    out; returns the Popen once every thread is traced. Raises Skip when
-    strace is missing or cannot attach (ptrace refused)."""
-    exe = shutil.which("strace")
-    if exe is None:
-        raise Skip("strace is not installed")
-    err_path = out + ".stderr"
-    with open(err_path, "wb") as err:
-        proc = subprocess.Popen([exe, "-f", "-ttt", "-e", "trace=fsync,fdatasync", "-o", out,
-                                 "-p", str(b.pid)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err)
-    deadline = time.monotonic() + 20
-    while True:
-        with open(err_path, "rb") as f:
-            text = f.read().decode("utf-8", "replace")
-        if "attached" in text:
-            return proc
-        if proc.poll() is not None:
-            last = text.strip().splitlines()[-1] if text.strip() else "no output"
-            raise Skip("strace cannot attach to the broker (ptrace refused?): %s" % last)
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise AssertionError("strace did not attach within 20 s: %r" % text)
-        time.sleep(0.05)
-
-
-def syscalls(path):
-    """[(tid, time, name)] of the trace file."""
-    out = []
-    with open(path) as f:
-        for line in f:
-            m = SYSCALL.match(line)
-            if m:
-                out.append((int(m.group(1)), float(m.group(2)), m.group(3)))
-    return out
-
-
 def case_no_fsync_on_reactor(t):
-    # LeakSanitizer cannot run under ptrace (it stops the process the way a
-    # tracer does): a sanitizer build's broker traced here would abort at exit
-    # for that alone. Leaks are checked by every other case.
-    saved = os.environ.get("ASAN_OPTIONS")
-    os.environ["ASAN_OPTIONS"] = (saved + ":" if saved else "") + "detect_leaks=0"
-    try:
-        b = t.broker(overrides=QUIET)
-    finally:
-        if saved is None:
-            del os.environ["ASAN_OPTIONS"]
-        else:
-            os.environ["ASAN_OPTIONS"] = saved
+    b = broker_for_strace(t)
     for name in ("fa", "fb", "fc"):
         eq(kadmin.create_topic(b.port, name, 2), 0, "CreateTopics " + name)
     trace = t.path("strace.out")
@@ -136,7 +73,7 @@ def case_no_fsync_on_reactor(t):
         except subprocess.TimeoutExpired:
             st.terminate()
             st.wait()
-    calls = syscalls(trace)
+    calls = strace_syncs(trace)
     for what, t0, t1 in windows:
         inside = [c for c in calls if t0 <= c[1] <= t1]
         on_reactor = [c for c in inside if c[0] == pid]

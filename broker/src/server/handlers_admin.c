@@ -343,7 +343,7 @@ int br_h_delete_records(struct br_req *r)
     }
     if (moved) {
         /* the next housekeeping tick writes log-start-offset-checkpoint */
-        b->last_checkpoint_ms = br_now_mono_ms() - b->cfg.log_flush_offset_checkpoint_interval_ms;
+        b->checkpoints_due = true;
     }
     return br_respond(r, &resp);
 }

@@ -73,11 +73,12 @@ struct br_broker {
     int64_t max_producer_id_seen;  /* the largest id found in the logs at start-up */
     int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
-    int64_t last_checkpoint_ms;
+    bool checkpoints_due;          /* the next housekeeping tick writes the offset checkpoints */
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_cleaner *cleaner;    /* the log cleaner (cleaner.h) */
+    struct br_flusher *flusher;    /* log flushes and checkpoint writes (log_flusher.h) */
     struct br_topic_admin *admin;  /* topics being created or deleted (topic_admin.h) */
     int64_t last_retention_ms;     /* monotonic: the last retention check (retention.h) */
     bool stopping;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,10 +65,35 @@ struct br_log {
     int64_t leo;
     int64_t recovery_point;
     int64_t size_bytes;
-    int64_t first_unflushed_ms; /* broker clock of the oldest unflushed append, -1 */
-    bool dir_dirty;             /* files created or removed since the last dir fsync */
-    bool failed;                /* an I/O failure left the files uncertain */
+    int64_t first_unflushed_ms;    /* broker clock of the oldest unflushed append, -1 */
+    uint64_t dir_changes;          /* files created or removed, counted */
+    uint64_t dir_synced;           /* dir_changes at the last dir fsync begun and done */
+    uint64_t truncations;          /* counted: a flush begun before one moves no recovery point */
+    struct br_log_flush *flushing; /* the flush off the reactor under way, or NULL */
+    bool epochs_unsaved;           /* the epoch cache has entries leader-epoch-checkpoint lacks
+                                    * (written by the next flush, before the recovery point moves) */
+    bool failed;                   /* an I/O failure left the files uncertain */
     struct br_leader_epochs epochs;
+};
+
+struct br_log_flush {
+    struct br_log *log; /* NULL once the log is closed */
+    char *dir;          /* owned copy: messages, after the log is gone */
+    /* the epoch cache to write first, or NULL; a write on the reactor made
+     * meanwhile (newer) cancels it, under mu */
+    struct br_epoch_entry *epochs;
+    size_t nepochs;
+    pthread_mutex_t mu;
+    bool epochs_cancelled;
+    bool epochs_written; /* tried by run, under mu */
+    int64_t upto;        /* the LEO when begun */
+    int64_t begun_ms;
+    uint64_t truncations;
+    uint64_t dir_changes;
+    struct br_fileref *dir_file; /* the directory when it needs an fsync, or NULL */
+    bool failed;
+    size_t nsegs;
+    struct br_segment_sync segs[]; /* the segments with something to sync */
 };
 
 struct br_log_iter {
@@ -265,7 +291,7 @@ static int remove_segment(struct br_log *log, size_t i)
     br_segment_free(s);
     memmove(log->segs + i, log->segs + i + 1, (log->nsegs - i - 1) * sizeof(struct br_segment *));
     log->nsegs--;
-    log->dir_dirty = true;
+    log->dir_changes++;
     if (rc != 0) {
         log->failed = true;
     }
@@ -280,6 +306,13 @@ static int epoch_path(const struct br_log *log, char *buf, size_t cap)
 
 static int persist_epochs(struct br_log *log)
 {
+    struct br_log_flush *f = log->flushing;
+    if (f != NULL && f->epochs != NULL) {
+        /* what this writes is newer than what the flush away would */
+        (void)pthread_mutex_lock(&f->mu);
+        f->epochs_cancelled = true;
+        (void)pthread_mutex_unlock(&f->mu);
+    }
     char path[PATH_MAX];
     int rc = epoch_path(log, path, sizeof path);
     if (rc == 0) {
@@ -288,6 +321,8 @@ static int persist_epochs(struct br_log *log)
     if (rc != 0) {
         br_error("%s: cannot write %s: %s", log->dir, EPOCH_FILE, kp_err_name(rc));
         log->failed = true;
+    } else {
+        log->epochs_unsaved = false;
     }
     return rc;
 }
@@ -607,7 +642,7 @@ static int list_dir(struct br_log *log, struct listing *l)
             br_error("%s/%s: unlink: %s", log->dir, name, strerror(errno));
             return KP_ERR_KAFKA_STORAGE_ERROR;
         }
-        log->dir_dirty = true;
+        log->dir_changes++;
     }
     return 0;
 }
@@ -754,7 +789,7 @@ static int load_segments(struct br_log *log, const struct listing *l, int64_t re
                 br_segment_free(s);
             }
         }
-        log->dir_dirty = true;
+        log->dir_changes++;
         return rc;
     }
     full = kp_calloc(l->nlogs, sizeof *full);
@@ -964,6 +999,9 @@ void br_log_set_files(struct br_log *log, struct br_filecache *files)
 
 static void free_log(struct br_log *log)
 {
+    if (log->flushing != NULL) {
+        log->flushing->log = NULL; /* it ends on its own */
+    }
     for (size_t i = 0; i < log->nsegs; i++) {
         br_segment_free(log->segs[i]);
     }
@@ -1018,7 +1056,7 @@ static int roll(struct br_log *log)
     if (rc != 0) {
         return rc;
     }
-    log->dir_dirty = true;
+    log->dir_changes++;
     br_info("%s: rolled new segment %020" PRId64 ".log after %" PRId64 " bytes", log->dir, log->leo,
             old->size);
     return 0;
@@ -1080,7 +1118,9 @@ static int write_batch(struct br_log *log, const uint8_t *batch, size_t len, int
     if (epoch >= 0) {
         int r = br_leader_epochs_assign(&log->epochs, epoch, base);
         if (r == 1) {
-            (void)persist_epochs(log); /* failure marks the log failed */
+            /* written by the flush that makes this batch durable: until
+             * then a start recovers the segment and finds the epoch in it */
+            log->epochs_unsaved = true;
         } else if (r < 0) {
             br_error("%s: leader epoch %d at offset %" PRId64 " not recorded: %s", log->dir,
                      (int)epoch, base, kp_err_name(r));
@@ -1151,6 +1191,12 @@ int br_log_append_replica(struct br_log *log, const uint8_t *batch, size_t len, 
 
 int br_log_flush(struct br_log *log)
 {
+    if (log->epochs_unsaved) {
+        int rc = persist_epochs(log);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     for (size_t i = 0; i < log->nsegs; i++) {
         int rc = br_segment_flush(log->segs[i], log->dir);
         if (rc != 0) {
@@ -1158,7 +1204,7 @@ int br_log_flush(struct br_log *log)
             return rc;
         }
     }
-    if (log->dir_dirty) {
+    if (log->dir_changes != log->dir_synced) {
         int rc = dir_hold(log);
         if (rc == 0 && fsync(log->dir_fd) != 0) {
             br_error("%s: fsync: %s", log->dir, strerror(errno));
@@ -1169,7 +1215,7 @@ int br_log_flush(struct br_log *log)
             log->failed = true;
             return rc;
         }
-        log->dir_dirty = false;
+        log->dir_synced = log->dir_changes;
     }
     log->recovery_point = log->leo;
     log->first_unflushed_ms = -1;
@@ -1178,14 +1224,168 @@ int br_log_flush(struct br_log *log)
 
 int br_log_maybe_flush(struct br_log *log, int64_t now_ms)
 {
-    if (log->leo <= log->recovery_point || log->first_unflushed_ms < 0 ||
-        log->cfg.flush_interval_ms == INT64_MAX) {
-        return 0;
+    return br_log_flush_due(log, now_ms) ? br_log_flush(log) : 0;
+}
+
+/* ------------------------------------------------------------- flush off the reactor */
+
+bool br_log_flush_due(const struct br_log *log, int64_t now_ms)
+{
+    return log->flushing == NULL && !log->failed && log->leo > log->recovery_point &&
+           log->first_unflushed_ms >= 0 && log->cfg.flush_interval_ms != INT64_MAX &&
+           now_ms - log->first_unflushed_ms >= log->cfg.flush_interval_ms;
+}
+
+static void flush_free(struct br_log_flush *f)
+{
+    if (f->epochs != NULL) {
+        (void)pthread_mutex_destroy(&f->mu);
+        kp_free(f->epochs);
     }
-    if (now_ms - log->first_unflushed_ms < log->cfg.flush_interval_ms) {
-        return 0;
+    for (size_t i = 0; i < f->nsegs; i++) {
+        br_segment_sync_release(&f->segs[i]);
     }
-    return br_log_flush(log);
+    br_fileref_unref(f->dir_file);
+    kp_free(f->dir);
+    kp_free(f);
+}
+
+int br_log_flush_begin(struct br_log *log, int64_t now_ms, struct br_log_flush **out)
+{
+    *out = NULL;
+    if (log->flushing != NULL) {
+        return KP_E_INVALID_ARG;
+    }
+    if (log->failed) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct br_log_flush *f = kp_calloc(1, sizeof *f + log->nsegs * sizeof f->segs[0]);
+    size_t dlen = strlen(log->dir);
+    char *dir = kp_malloc(dlen + 1);
+    if (dir != NULL) {
+        memcpy(dir, log->dir, dlen + 1);
+    }
+    if (f == NULL || dir == NULL) {
+        kp_free(f);
+        kp_free(dir);
+        return KP_E_NOMEM;
+    }
+    *f = (struct br_log_flush){.log = log,
+                               .dir = dir,
+                               .upto = log->leo,
+                               .begun_ms = now_ms,
+                               .truncations = log->truncations,
+                               .dir_changes = log->dir_changes};
+    for (size_t i = 0; i < log->nsegs; i++) {
+        struct br_segment_sync *ss = &f->segs[f->nsegs];
+        if (br_segment_sync_begin(log->segs[i], log->dir, ss) != 0) {
+            log->failed = true;
+            flush_free(f);
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+        if (ss->files[0] != NULL || ss->files[1] != NULL || ss->files[2] != NULL) {
+            f->nsegs++;
+        }
+    }
+    if (log->epochs_unsaved) {
+        size_t n = log->epochs.n;
+        f->epochs = kp_malloc(n == 0 ? 1 : n * sizeof *f->epochs);
+        if (f->epochs == NULL || pthread_mutex_init(&f->mu, NULL) != 0) {
+            kp_free(f->epochs);
+            f->epochs = NULL;
+            flush_free(f);
+            return KP_E_NOMEM;
+        }
+        if (n > 0) {
+            memcpy(f->epochs, log->epochs.v, n * sizeof *f->epochs);
+        }
+        f->nepochs = n;
+    }
+    if (log->dir_changes != log->dir_synced) {
+        int fd = br_filecache_openat(log->files, AT_FDCWD, log->dir, O_RDONLY | O_DIRECTORY, 0);
+        f->dir_file = fd >= 0 ? br_fileref_new(fd) : NULL;
+        if (f->dir_file == NULL) {
+            br_error("%s: open: %s", log->dir, fd < 0 ? strerror(errno) : "out of memory");
+            log->failed = fd < 0;
+            flush_free(f);
+            return fd < 0 ? KP_ERR_KAFKA_STORAGE_ERROR : KP_E_NOMEM;
+        }
+    }
+    log->flushing = f;
+    if (f->epochs != NULL) {
+        log->epochs_unsaved = false; /* unless the write fails: then the log is failed */
+    }
+    *out = f;
+    return 0;
+}
+
+void br_log_flush_run(struct br_log_flush *f)
+{
+    if (f->epochs != NULL) {
+        char path[PATH_MAX];
+        (void)pthread_mutex_lock(&f->mu);
+        if (!f->epochs_cancelled) {
+            int n = snprintf(path, sizeof path, "%s/%s", f->dir, EPOCH_FILE);
+            int rc = n < 0 || (size_t)n >= sizeof path
+                         ? KP_E_INVALID_ARG
+                         : br_epoch_checkpoint_write(path, f->epochs, f->nepochs);
+            if (rc != 0) {
+                br_error("%s: cannot write %s: %s", f->dir, EPOCH_FILE, kp_err_name(rc));
+                f->failed = true;
+            }
+            f->epochs_written = true;
+        }
+        (void)pthread_mutex_unlock(&f->mu);
+    }
+    for (size_t i = 0; i < f->nsegs; i++) {
+        if (!br_segment_sync_run(&f->segs[i], f->dir)) {
+            f->failed = true;
+        }
+    }
+    if (!f->failed && f->dir_file != NULL && fsync(br_fileref_fd(f->dir_file)) != 0) {
+        br_error("%s: fsync: %s", f->dir, strerror(errno));
+        f->failed = true;
+    }
+}
+
+static struct br_segment *segment_by_id(struct br_log *log, uint64_t id)
+{
+    for (size_t i = 0; i < log->nsegs; i++) {
+        if (log->segs[i]->id == id) {
+            return log->segs[i];
+        }
+    }
+    return NULL;
+}
+
+int br_log_flush_end(struct br_log_flush *f)
+{
+    struct br_log *log = f->log;
+    int rc = f->failed ? KP_ERR_KAFKA_STORAGE_ERROR : 0;
+    if (log != NULL) {
+        log->flushing = NULL;
+        for (size_t i = 0; i < f->nsegs; i++) {
+            br_segment_sync_end(segment_by_id(log, f->segs[i].id), &f->segs[i]);
+        }
+        if (f->failed) {
+            log->failed = true;
+        } else {
+            if (f->dir_file != NULL && log->dir_synced < f->dir_changes) {
+                log->dir_synced = f->dir_changes;
+            }
+            if (log->truncations == f->truncations && log->recovery_point < f->upto) {
+                log->recovery_point = f->upto;
+            }
+            if (log->recovery_point >= log->leo) {
+                log->first_unflushed_ms = -1;
+            } else if (log->first_unflushed_ms < f->begun_ms) {
+                /* what came after the flush began is at least this old */
+                log->first_unflushed_ms = f->begun_ms;
+            }
+        }
+    }
+    flush_free(f);
+    return rc;
 }
 
 /* ------------------------------------------------------------- read */
@@ -1463,11 +1663,12 @@ int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t offset)
             rc = rc != 0 ? rc : r;
         }
     }
-    log->dir_dirty = true;
+    log->dir_changes++;
     log->start_offset = offset;
     log->leo = offset;
     log->recovery_point = offset;
     log->first_unflushed_ms = -1;
+    log->truncations++;
     log->epochs.n = 0;
     int r = persist_epochs(log);
     br_info("%s: truncated fully, log starts at %" PRId64, log->dir, offset);
@@ -1509,6 +1710,7 @@ int br_log_truncate_to(struct br_log *log, int64_t offset)
     if (log->recovery_point > log->leo) {
         log->recovery_point = log->leo;
     }
+    log->truncations++;
     if (br_leader_epochs_truncate_from_end(&log->epochs, log->leo)) {
         r = persist_epochs(log);
         rc = rc != 0 ? rc : r;
@@ -1544,8 +1746,9 @@ int br_log_delete_segments_before(struct br_log *log, int64_t offset, size_t *de
         log->start_offset = log->segs[0]->base_offset;
     }
     if (br_leader_epochs_truncate_from_start(&log->epochs, log->start_offset)) {
-        int r = persist_epochs(log);
-        rc = rc != 0 ? rc : r;
+        /* a file still holding the entries below the start is trimmed at
+         * the next open: written by the next flush */
+        log->epochs_unsaved = true;
     }
     if (deleted != NULL) {
         *deleted = n;
@@ -1563,7 +1766,7 @@ int br_log_set_start_offset(struct br_log *log, int64_t offset)
     }
     log->start_offset = offset;
     if (br_leader_epochs_truncate_from_start(&log->epochs, offset)) {
-        (void)persist_epochs(log); /* a failure marks the log failed */
+        log->epochs_unsaved = true; /* as retention's */
     }
     return 0;
 }
@@ -1644,7 +1847,7 @@ static int swap_groups(struct br_log *log, struct br_log_swap_group *groups, siz
                 (log->nsegs - i - grp->nold) * sizeof(struct br_segment *));
         log->nsegs -= grp->nold - 1;
         log->size_bytes += cleaned->size - old_bytes;
-        log->dir_dirty = true;
+        log->dir_changes++;
         cleaned->id = ++log->last_seg_id;
         rc = br_segment_rename_files(cleaned, log->dir_fd, log->dir, "");
         (*swapped)++;
@@ -1903,14 +2106,28 @@ int br_log_move_dir(struct br_log *log, const char *target)
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
     memcpy(dir, target, n + 1);
-    if (rename(log->dir, target) != 0) {
-        br_error("%s: rename to %s: %s", log->dir, target, strerror(errno));
+    /* a flush away that has not written the epoch file yet would write it
+     * under the old name: it is written here, under the new one */
+    struct br_log_flush *f =
+        log->flushing != NULL && log->flushing->epochs != NULL ? log->flushing : NULL;
+    if (f != NULL) {
+        (void)pthread_mutex_lock(&f->mu);
+    }
+    int rc = rename(log->dir, target);
+    int err = errno;
+    bool epochs_pending = f != NULL && !f->epochs_written && !f->epochs_cancelled;
+    if (f != NULL) {
+        f->epochs_cancelled = f->epochs_cancelled || (rc == 0 && epochs_pending);
+        (void)pthread_mutex_unlock(&f->mu);
+    }
+    if (rc != 0) {
+        br_error("%s: rename to %s: %s", log->dir, target, strerror(err));
         kp_free(dir);
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
     kp_free(log->dir);
     log->dir = dir;
-    return 0;
+    return epochs_pending ? persist_epochs(log) : 0;
 }
 
 bool br_log_dir_is_deleted(const char *name)

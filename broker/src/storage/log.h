@@ -245,6 +245,30 @@ KP_MUST_CHECK int br_log_flush(struct br_log *log);
 KP_MUST_CHECK int br_log_maybe_flush(struct br_log *log, int64_t now_ms);
 
 /*
+ * The same flush with its fdatasyncs on another thread, in three steps:
+ * br_log_flush_begin (reactor) writes the index entries still in memory
+ * only and takes a descriptor of every file to sync; br_log_flush_run
+ * (any thread; touches nothing but the flush) syncs them and the directory;
+ * br_log_flush_end (reactor) moves the recovery point to the LEO the flush
+ * began at (unless the log was truncated meanwhile), clears what was synced
+ * and not written again, and frees the flush. A log closed meanwhile lets
+ * its flush end on its own (end only frees it). One flush per log at once.
+ */
+struct br_log_flush;
+
+/* Whether the log has waited unflushed for flush_interval_ms, with no
+ * flush under way. */
+bool br_log_flush_due(const struct br_log *log, int64_t now_ms);
+/* *out owned by the caller until br_log_flush_end. 0, KP_E_NOMEM,
+ * KP_E_INVALID_ARG (a flush is under way), KP_ERR_KAFKA_STORAGE_ERROR
+ * (the log is failed, or fails now: logged). */
+KP_MUST_CHECK int br_log_flush_begin(struct br_log *log, int64_t now_ms, struct br_log_flush **out);
+void br_log_flush_run(struct br_log_flush *f);
+/* 0, or KP_ERR_KAFKA_STORAGE_ERROR: a sync failed (logged) and the log is
+ * failed. Frees f. */
+KP_MUST_CHECK int br_log_flush_end(struct br_log_flush *f);
+
+/*
  * For replication: drops every offset >= offset, whole batches (a batch
  * straddling offset goes whole, so afterwards LEO <= offset), whole
  * segments included; the epoch cache loses the entries starting at or after

@@ -461,6 +461,7 @@ static int write_index(struct br_segment *s, const char *dir, bool time, bool sy
         }
         what = "write";
         *unsynced = true;
+        s->writes++;
         if ((time ? sync_time_index(s, fd) : sync_offset_index(s, fd)) != 0) {
             goto out_failed;
         }
@@ -1211,6 +1212,7 @@ int br_segment_recover(struct br_segment *s, const char *dir, int64_t recovery_p
      * cache only: the flush that follows must reach the disk */
     if (res->cut || s->next_offset > recovery_point) {
         s->dirty = true;
+        s->writes++;
     }
     rc = sync_indexes(s, dir);
 
@@ -1245,6 +1247,7 @@ int br_segment_append(struct br_segment *s, const char *dir, const uint8_t *batc
     s->size += (int64_t)len;
     s->next_offset = last_offset + 1;
     s->dirty = true;
+    s->writes++;
     /* in memory only: the index files are brought up to date at the next
      * flush or seal, not at every append (no system call here) */
     rc = index_batch(s, pos, (int64_t)len, last_offset, max_timestamp, index_interval);
@@ -1291,6 +1294,80 @@ int br_segment_flush(struct br_segment *s, const char *dir)
         rc = write_index(s, dir, true, true);
     }
     return rc;
+}
+
+static const char *const sync_suffix[3] = {"log", "index", "timeindex"};
+
+int br_segment_sync_begin(struct br_segment *s, const char *dir, struct br_segment_sync *out)
+{
+    *out = (struct br_segment_sync){
+        .id = s->id, .writes = s->writes, .base_offset = s->base_offset, .tail = s->tail};
+    if (s->dirty) {
+        int rc = br_segment_file(s, dir, &out->files[0]);
+        if (rc != 0) {
+            s->io_failed = true;
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        bool time = t == 1;
+        int rc = write_index(s, dir, time, false);
+        if (rc == 0 && (time ? s->tidx_unsynced : s->oidx_unsynced)) {
+            char path[PATH_MAX];
+            int fd = -1;
+            if (file_path(s, dir, sync_suffix[1 + t], path, sizeof path) == 0) {
+                fd = br_filecache_openat(s->files, AT_FDCWD, path, O_RDONLY, 0);
+            }
+            if (fd < 0) {
+                br_error("%s/%020" PRId64 ".%s%s: open: %s", dir, s->base_offset,
+                         sync_suffix[1 + t], s->tail, strerror(errno));
+                s->io_failed = true;
+                rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            } else {
+                out->files[1 + t] = br_fileref_new(fd);
+                rc = out->files[1 + t] != NULL ? 0 : KP_E_NOMEM;
+            }
+        }
+        if (rc != 0) {
+            br_segment_sync_release(out);
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    /* writing the index entries counted as writes: what follows is new */
+    out->writes = s->writes;
+    return 0;
+}
+
+bool br_segment_sync_run(struct br_segment_sync *ss, const char *dir)
+{
+    for (int f = 0; f < 3; f++) {
+        if (ss->files[f] != NULL && fdatasync(br_fileref_fd(ss->files[f])) != 0) {
+            br_error("%s/%020" PRId64 ".%s%s: fdatasync: %s", dir, ss->base_offset, sync_suffix[f],
+                     ss->tail, strerror(errno));
+            ss->failed = true;
+        }
+    }
+    return !ss->failed;
+}
+
+void br_segment_sync_end(struct br_segment *s, struct br_segment_sync *ss)
+{
+    if (s != NULL && ss->failed) {
+        s->io_failed = true;
+    } else if (s != NULL && s->writes == ss->writes) {
+        s->dirty = s->dirty && ss->files[0] == NULL;
+        s->oidx_unsynced = s->oidx_unsynced && ss->files[1] == NULL;
+        s->tidx_unsynced = s->tidx_unsynced && ss->files[2] == NULL;
+    }
+    br_segment_sync_release(ss);
+}
+
+void br_segment_sync_release(struct br_segment_sync *ss)
+{
+    for (int f = 0; f < 3; f++) {
+        br_fileref_unref(ss->files[f]);
+        ss->files[f] = NULL;
+    }
 }
 
 bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes)
@@ -1428,6 +1505,7 @@ int br_segment_truncate(struct br_segment *s, const char *dir, int64_t offset,
     }
     s->size = cut;
     s->dirty = true;
+    s->writes++;
     size_t k = s->oidx_n;
     while (k > 0 && s->oidx[k - 1].pos >= cut) {
         k--;

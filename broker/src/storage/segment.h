@@ -102,6 +102,8 @@ struct br_segment {
     bool max_timestamp_known; /* false for an unscanned segment without a time index */
     int64_t first_append_ms;  /* broker clock at the first append, -1 unknown */
     bool dirty;               /* the .log written since its last fdatasync */
+    uint64_t writes;          /* bumped at each write of its files (a flush off the
+                               * reactor clears the flags only if none came since) */
     bool io_failed;           /* a write failed and the files may not match memory */
     bool damage_logged;       /* a damaged batch at damage_pos was logged (log.c) */
     int64_t damage_pos;
@@ -240,6 +242,35 @@ KP_MUST_CHECK int br_segment_seal(struct br_segment *s, const char *dir);
 /* Writes the index entries still in memory only, then fdatasync of the
  * three files (when anything was written since the last one). */
 KP_MUST_CHECK int br_segment_flush(struct br_segment *s, const char *dir);
+
+/*
+ * A flush whose fdatasyncs run on another thread, in three steps:
+ * br_segment_sync_begin on the reactor writes the index entries still in
+ * memory only and takes a descriptor of each file written since its last
+ * fdatasync; br_segment_sync_run, on any thread, fdatasyncs them;
+ * br_segment_sync_end, on the reactor, clears the segment's flags, unless
+ * it was written again meanwhile (it stays to be flushed by the next one),
+ * and lets the descriptors go. The segment may be gone by then (removed,
+ * cleaned, its log closed): br_segment_sync_release only lets them go.
+ */
+struct br_segment_sync {
+    uint64_t id;     /* the segment's, to find it again */
+    uint64_t writes; /* its write count when taken */
+    int64_t base_offset;
+    const char *tail;            /* its files' names, for a message */
+    struct br_fileref *files[3]; /* .log, .index, .timeindex; NULL: not to sync */
+    bool failed;                 /* an fdatasync failed (logged by run) */
+};
+
+/* 0, or KP_ERR_KAFKA_STORAGE_ERROR (logged; io_failed set; *out holds
+ * nothing). With nothing to sync, *out has no file. */
+KP_MUST_CHECK int br_segment_sync_begin(struct br_segment *s, const char *dir,
+                                        struct br_segment_sync *out);
+/* fdatasync of each file taken; any thread. Whether all succeeded. */
+bool br_segment_sync_run(struct br_segment_sync *ss, const char *dir);
+/* s the segment ss was taken from (same id) or NULL; releases ss. */
+void br_segment_sync_end(struct br_segment *s, struct br_segment_sync *ss);
+void br_segment_sync_release(struct br_segment_sync *ss);
 
 /* True when either index holds max_index_bytes worth of entries. */
 bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes);
