@@ -35,11 +35,13 @@ static void hw_moved(void *ctx, struct br_partition *p)
 
 static const struct br_partition_ops watch_ops = {hw_moved};
 
-static uint8_t *batch_of(int count, size_t *len)
+/* A batch of count records; of idempotent producer pid (epoch, first
+ * sequence) when pid >= 0. */
+static uint8_t *producer_batch(int count, int64_t pid, int16_t epoch, int32_t seq, size_t *len)
 {
     struct kp_batch_builder b;
-    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_init(&b, KP_CODEC_NONE, 0, 1000, -1, -1, -1, 1 << 20),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(
+        kp_batch_builder_init(&b, KP_CODEC_NONE, 0, 1000, pid, epoch, seq, 1 << 20), 0);
     for (int i = 0; i < count; i++) {
         struct kp_bytes v = {(const uint8_t *)"value", 5};
         CU_ASSERT_EQUAL_FATAL(
@@ -54,6 +56,11 @@ static uint8_t *batch_of(int count, size_t *len)
         abort();
     }
     return out;
+}
+
+static uint8_t *batch_of(int count, size_t *len)
+{
+    return producer_batch(count, -1, -1, -1, len);
 }
 
 static struct br_log *open_log(struct br_filecache *fc)
@@ -86,25 +93,27 @@ static void test_leader_append_moves_hw_and_tells_once(void)
 
     size_t len = 0;
     uint8_t *b = batch_of(3, &len);
-    int64_t base = -1;
-    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &base), 0);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
     kp_free(b);
-    CU_ASSERT_EQUAL(base, 0);
+    CU_ASSERT_EQUAL(app.base, 0);
+    CU_ASSERT_FALSE(app.duplicate);
+    CU_ASSERT_EQUAL(app.seq_error, 0);
     CU_ASSERT_EQUAL(p.hw, 3);
     CU_ASSERT_EQUAL(w.calls, 1);
     CU_ASSERT_EQUAL(w.hw_seen, 3);
 
     b = batch_of(2, &len);
-    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &base), 0);
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
     kp_free(b);
-    CU_ASSERT_EQUAL(base, 3);
+    CU_ASSERT_EQUAL(app.base, 3);
     CU_ASSERT_EQUAL(p.hw, 5);
     CU_ASSERT_EQUAL(w.calls, 2);
     CU_ASSERT_EQUAL(w.hw_seen, 5);
 
     uint8_t junk[16];
     memset(junk, 0, sizeof junk);
-    CU_ASSERT_NOT_EQUAL(br_partition_append_leader(&p, junk, sizeof junk, 5000, &base), 0);
+    CU_ASSERT_NOT_EQUAL(br_partition_append_leader(&p, junk, sizeof junk, 5000, &app), 0);
     CU_ASSERT_EQUAL(p.hw, 5);
     CU_ASSERT_EQUAL(w.calls, 2);
 
@@ -120,8 +129,69 @@ static void test_leader_append_moves_hw_and_tells_once(void)
     CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
+/* Appends one batch of producer 7; what the append did. */
+static struct br_append produce(struct br_partition *p, int count, int16_t epoch, int32_t seq)
+{
+    size_t len = 0;
+    uint8_t *b = producer_batch(count, 7, epoch, seq, &len);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(p, b, len, 5000, &app), 0);
+    kp_free(b);
+    return app;
+}
+
+/* The producer's sequence is checked inside the append: a retry answers
+ * its first offset and appends nothing, a gap or a stale epoch is refused
+ * with Kafka's code and appends nothing, and the windows come back from
+ * the log after a reopen. */
+static void test_leader_append_checks_the_producer_sequence(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
+    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
+    struct br_filecache *fc = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &fc), 0);
+    struct br_partition p;
+    memset(&p, 0, sizeof p);
+    p.log = open_log(fc);
+    struct watcher w = {0};
+    br_partition_become_leader(&p, &watch_ops, &w);
+
+    struct br_append app = produce(&p, 3, 1, 0);
+    CU_ASSERT_TRUE(app.base == 0 && !app.duplicate && app.seq_error == 0);
+    app = produce(&p, 3, 1, 0); /* the retry */
+    CU_ASSERT_TRUE(app.base == 0 && app.duplicate && app.seq_error == 0);
+    CU_ASSERT_EQUAL(p.hw, 3);
+    CU_ASSERT_EQUAL(w.calls, 1);
+    app = produce(&p, 2, 1, 5); /* 3 and 4 missing */
+    CU_ASSERT_EQUAL(app.seq_error, KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    app = produce(&p, 2, 0, 3); /* an older epoch */
+    CU_ASSERT_EQUAL(app.seq_error, KP_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(br_log_end_offset(p.log), 3);
+    CU_ASSERT_EQUAL(w.calls, 1);
+    app = produce(&p, 2, 1, 3);
+    CU_ASSERT_TRUE(app.base == 3 && !app.duplicate && app.seq_error == 0);
+    CU_ASSERT_EQUAL(p.hw, 5);
+
+    CU_ASSERT_EQUAL(br_log_flush(p.log), 0);
+    br_log_close(p.log);
+    br_producers_free(&p.producers);
+    memset(&p, 0, sizeof p);
+    p.log = open_log(fc);
+    br_partition_become_leader(&p, &watch_ops, &w);
+    CU_ASSERT_EQUAL(br_partition_load_producers(&p), 7);
+    app = produce(&p, 2, 1, 3); /* a retry across the restart */
+    CU_ASSERT_TRUE(app.base == 3 && app.duplicate);
+    app = produce(&p, 1, 1, 5);
+    CU_ASSERT_TRUE(app.base == 5 && !app.duplicate && app.seq_error == 0);
+    br_log_close(p.log);
+    br_producers_free(&p.producers);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
 static CU_TestInfo tests[] = {
     {"leader_append_moves_hw_and_tells_once", test_leader_append_moves_hw_and_tells_once},
+    {"leader_append_checks_the_producer_sequence", test_leader_append_checks_the_producer_sequence},
     CU_TEST_INFO_NULL,
 };
 

@@ -66,10 +66,36 @@ struct br_partition {
 void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
                                 void *ops_ctx);
 
-/* Appends a batch as leader, in the leader's epoch (br_log_append), then
- * moves the high watermark and calls ops->hw_moved. *base: the batch's
- * first offset. Returns 0 or br_log_append's error (nothing changed). */
+/* How many producer ids a partition remembers (the least recently used
+ * one is forgotten first). */
+#define BR_PARTITION_MAX_PRODUCERS 10000
+
+/* What an append as leader did. */
+struct br_append {
+    int64_t base;      /* the batch's first offset; a duplicate's: the original's */
+    bool duplicate;    /* a retry of a batch the log has: nothing appended */
+    int16_t seq_error; /* the producer's sequence refused it (Kafka's code): nothing appended */
+};
+
+/*
+ * Appends a batch as leader. A batch of an idempotent producer (ProducerId
+ * and BaseSequence >= 0) is checked against that producer's last five
+ * batches first (producer_state.h), as Kafka's Log.append does before it
+ * assigns offsets: a retry of one of them is not appended again and
+ * answers its first offset (out->duplicate); a sequence, epoch or producer
+ * it refuses sets out->seq_error (OUT_OF_ORDER_SEQUENCE_NUMBER,
+ * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID, DUPLICATE_SEQUENCE_NUMBER)
+ * and appends nothing. Otherwise: br_log_append in the leader's epoch, the
+ * producer's window records the batch, the high watermark moves and
+ * ops->hw_moved is called. Returns 0 (see *out) or br_log_append's error
+ * (nothing changed).
+ */
 KP_MUST_CHECK int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len,
-                                             int64_t now_ms, int64_t *base);
+                                             int64_t now_ms, struct br_append *out);
+
+/* Rebuilds the producers' windows from the batches of the log's last
+ * 100,000 offsets (start-up). Returns the largest producer id seen, -1
+ * when none. */
+int64_t br_partition_load_producers(struct br_partition *p);
 
 #endif

@@ -413,9 +413,10 @@ static int app_flush(struct appender *a)
         struct kp_writer w;
         kp_wr_init(&w, (size_t)INT32_MAX);
         err = kp_batch_builder_finish(&a->bb, &w);
-        int64_t base = -1;
+        struct br_append app;
         if (err == 0) {
-            err = br_partition_append_leader(a->p, w.buf, w.len, a->now, &base);
+            /* no producer id: no sequence to refuse it */
+            err = br_partition_append_leader(a->p, w.buf, w.len, a->now, &app);
             if (err != 0) {
                 br_error("append to %s-%" PRId32 " failed: %s", BR_OFFSETS_TOPIC, a->p->index,
                          err < 0 ? kp_err_str(err) : kp_err_name(err));

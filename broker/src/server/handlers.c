@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_PRODUCERS_PER_PARTITION 10000
-
 /* Arrays of a response live in the request's arena. */
 static void *arena_array(struct br_req *r, size_t n, size_t size)
 {
@@ -329,24 +327,6 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
             return;
         }
     }
-    int32_t last_seq = 0;
-    if (h.ProducerId >= 0) {
-        int64_t dup = -1;
-        int kerr = 0;
-        last_seq = br_seq_add(h.BaseSequence, h.LastOffsetDelta);
-        enum br_seq_verdict v = br_producers_check(&p->producers, h.ProducerId, h.ProducerEpoch,
-                                                   h.BaseSequence, last_seq, &dup, &kerr);
-        if (v == BR_SEQ_DUPLICATE) {
-            /* a retry of a batch we already have: its original offset */
-            out->ErrorCode = KP_ERR_NONE;
-            out->BaseOffset = dup;
-            return;
-        }
-        if (v == BR_SEQ_ERROR) {
-            out->ErrorCode = (int16_t)kerr;
-            return;
-        }
-    }
     int64_t now = br_now_wall_ms();
     if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
         err = kp_batch_set_log_append_time(batch, size, now);
@@ -354,23 +334,28 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
             out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
             return;
         }
-        out->LogAppendTimeMs = now;
     }
-    int64_t base = -1;
-    err = br_partition_append_leader(p, batch, size, now, &base);
+    /* the producer's sequence is checked inside the partition's append */
+    struct br_append app;
+    err = br_partition_append_leader(p, batch, size, now, &app);
     if (err != 0) {
         br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
                  err < 0 ? kp_err_str(err) : kp_err_name(err));
         out->ErrorCode = KP_ERR_KAFKA_STORAGE_ERROR;
         return;
     }
-    if (h.ProducerId >= 0 &&
-        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence, last_seq,
-                            base, now, MAX_PRODUCERS_PER_PARTITION) != 0) {
-        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    if (app.seq_error != KP_ERR_NONE) {
+        out->ErrorCode = app.seq_error;
+        return;
     }
     out->ErrorCode = KP_ERR_NONE;
-    out->BaseOffset = base;
+    out->BaseOffset = app.base;
+    if (app.duplicate) {
+        return; /* a retry of a batch we already have: its original offset */
+    }
+    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
+        out->LogAppendTimeMs = now;
+    }
     out->LogStartOffset = br_log_start_offset(p->log);
 }
 

@@ -205,32 +205,6 @@ static int64_t recovery_point_for(const struct br_broker *b, const char *topic, 
     return e != NULL ? e->offset : 0;
 }
 
-/* Rebuild idempotent-producer state from the batches of the last segment(s). */
-static void rebuild_producers(struct br_broker *b, struct br_partition *p)
-{
-    int64_t leo = br_log_end_offset(p->log);
-    int64_t from = br_log_start_offset(p->log);
-    if (leo - from > 100000) {
-        from = leo - 100000;
-    }
-    struct br_log_iter *it = NULL;
-    if (from >= leo || br_log_iter_open(p->log, from, &it) != 0) {
-        return;
-    }
-    struct kp_batch_header h;
-    while (br_log_iter_next(it, &h) == 0) {
-        if (h.ProducerId >= b->max_producer_id_seen) {
-            b->max_producer_id_seen = h.ProducerId;
-        }
-        if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
-            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
-                                      br_seq_add(h.BaseSequence, h.LastOffsetDelta), h.BaseOffset,
-                                      0, 10000);
-        }
-    }
-    br_log_iter_close(it);
-}
-
 /* Fills partition `index` of t around its open log (taken) in log dir
  * `dir`. Placement counts (b->dir_partitions) are the caller's. */
 static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
@@ -248,7 +222,10 @@ static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t ind
      * is created or opened (br_partition_become_leader), which is what made
      * a start of 10,000 empty partitions take minutes */
     br_partition_become_leader(p, &partition_ops, b);
-    rebuild_producers(b, p);
+    int64_t max_id = br_partition_load_producers(p);
+    if (max_id > b->max_producer_id_seen) {
+        b->max_producer_id_seen = max_id;
+    }
 }
 
 static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
