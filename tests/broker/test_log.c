@@ -1869,6 +1869,13 @@ static void run_on_thread(struct br_log_flush *f)
     CU_ASSERT_EQUAL(pthread_join(t, NULL), 0);
 }
 
+/* Runs f on another thread, then ends it: it must succeed. */
+static void finish_flush(struct br_log_flush *f)
+{
+    run_on_thread(f);
+    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+}
+
 static void test_flush_off_thread_moves_recovery_point(void)
 {
     setup_dir();
@@ -1895,8 +1902,7 @@ static void test_flush_off_thread_moves_recovery_point(void)
     CU_ASSERT_FALSE(br_log_flush_due(log, 1199));
     CU_ASSERT_TRUE(br_log_flush_due(log, 1200));
     CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1200, &f), 0);
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     CU_ASSERT_EQUAL(br_log_recovery_point(log), 6);
     CU_ASSERT_FALSE(br_log_flush_due(log, 100000));
     /* the data is there after a reopen that trusts the recovery point */
@@ -1922,16 +1928,14 @@ static void test_flush_off_thread_truncated_or_closed(void)
     struct br_log_flush *f = NULL;
     CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1000, &f), 0);
     CU_ASSERT_EQUAL(br_log_truncate_to(log, 3), 0);
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     CU_ASSERT_EQUAL(br_log_end_offset(log), 3);
     CU_ASSERT_TRUE(br_log_recovery_point(log) <= 3);
     CU_ASSERT_TRUE(br_log_flush_due(log, 1000));
 
     CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, 1000, &f), 0);
     br_log_close(log);
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     cleanup_dir();
 }
 
@@ -1946,8 +1950,7 @@ static void test_flush_off_thread_writes_epochs(void)
     (void)append_sized(log, 2, TS0, 10, 1, NOW0, NULL);
     struct br_log_flush *f = NULL;
     CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0);
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     char text[256];
     char path[256];
     (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", pdir);
@@ -1961,8 +1964,7 @@ static void test_flush_off_thread_writes_epochs(void)
     CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0); /* carries 1 0, 2 2 */
     (void)append_sized(log, 2, TS0, 10, 3, NOW0, NULL);
     CU_ASSERT_EQUAL(br_log_flush(log), 0); /* writes 1 0, 2 2, 3 4 now */
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     file = read_file(path, &n);
     CU_ASSERT_PTR_NOT_NULL_FATAL(file);
     n = n < sizeof text - 1 ? n : sizeof text - 1;
@@ -2233,8 +2235,7 @@ static void test_move_dir_while_flush_away(void)
     char target[4096];
     CU_ASSERT_EQUAL_FATAL(br_log_delete_dir_name(root, "t", 0, target, sizeof target), 0);
     CU_ASSERT_EQUAL_FATAL(br_log_move_dir(log, target), 0);
-    run_on_thread(f);
-    CU_ASSERT_EQUAL(br_log_flush_end(f), 0);
+    finish_flush(f);
     char path[4200];
     (void)snprintf(path, sizeof path, "%s/leader-epoch-checkpoint", target);
     size_t n = 0;

@@ -72,21 +72,27 @@ static struct br_log *open_log(struct br_filecache *fc)
     return log;
 }
 
+/* A fresh log in a new folder, its budget, and p leading it with w told. */
+static void setup_leader(struct br_filecache **fc, struct br_partition *p, struct watcher *w)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
+    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, fc), 0);
+    memset(p, 0, sizeof *p);
+    p->log = open_log(*fc);
+    br_partition_become_leader(p, &watch_ops, w);
+}
+
 /* Each leader append moves the high watermark to the log end (an ISR of
  * one) and tells the user once, with the new value in place; an append
  * that fails changes nothing and tells no one. After a reopen the leader
  * keeps the log's epoch and the high watermark is the log end again. */
 static void test_leader_append_moves_hw_and_tells_once(void)
 {
-    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
-    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
     struct br_filecache *fc = NULL;
-    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &fc), 0);
     struct br_partition p;
-    memset(&p, 0, sizeof p);
-    p.log = open_log(fc);
     struct watcher w = {0};
-    br_partition_become_leader(&p, &watch_ops, &w);
+    setup_leader(&fc, &p, &w);
     CU_ASSERT_EQUAL(p.leader_epoch, 0);
     CU_ASSERT_EQUAL(p.hw, 0);
     CU_ASSERT_EQUAL(w.calls, 0);
@@ -146,15 +152,10 @@ static struct br_append produce(struct br_partition *p, int count, int16_t epoch
  * the log after a reopen. */
 static void test_leader_append_checks_the_producer_sequence(void)
 {
-    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
-    (void)snprintf(pdir, sizeof pdir, "%s/t-0", root);
     struct br_filecache *fc = NULL;
-    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &fc), 0);
     struct br_partition p;
-    memset(&p, 0, sizeof p);
-    p.log = open_log(fc);
     struct watcher w = {0};
-    br_partition_become_leader(&p, &watch_ops, &w);
+    setup_leader(&fc, &p, &w);
 
     struct br_append app = produce(&p, 3, 1, 0);
     CU_ASSERT_TRUE(app.base == 0 && !app.duplicate && app.seq_error == 0);
