@@ -1914,6 +1914,35 @@ static void test_flush_off_thread_moves_recovery_point(void)
     cleanup_dir();
 }
 
+/* A roll makes a flush due without flush.ms, as Kafka's Log.roll flushes
+ * the segment it closed: the recovery point follows the rolls. */
+static void test_roll_makes_a_flush_due(void)
+{
+    setup_dir();
+    size_t len = 0;
+    uint8_t *probe = make_batch(2, TS0, 30, &len);
+    kp_free(probe);
+    struct br_log_config c = cfg_with((int64_t)(3 * len), 100); /* flush.ms: never */
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    for (int i = 0; i < 3; i++) {
+        (void)append_sized(log, 2, TS0, 30, 0, NOW0, NULL);
+    }
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 1);
+    CU_ASSERT_FALSE(br_log_flush_due(log, INT64_MAX / 2));
+    (void)append_sized(log, 2, TS0, 30, 0, NOW0, NULL); /* rolls */
+    CU_ASSERT_EQUAL(br_log_segment_count(log), 2);
+    CU_ASSERT_TRUE(br_log_flush_due(log, NOW0));
+    struct br_log_flush *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_flush_begin(log, NOW0, &f), 0);
+    finish_flush(f);
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 8);
+    (void)append_sized(log, 2, TS0, 30, 0, NOW0, NULL);
+    CU_ASSERT_FALSE(br_log_flush_due(log, NOW0)); /* no roll since */
+    br_log_close(log);
+    cleanup_dir();
+}
+
 /* A truncation while the flush is away: the recovery point stays below
  * the new end; a log closed while its flush is away lets it end alone. */
 static void test_flush_off_thread_truncated_or_closed(void)
@@ -2429,6 +2458,7 @@ static CU_TestInfo tests[] = {
     {"flush_off_thread_moves_recovery_point", test_flush_off_thread_moves_recovery_point},
     {"flush_off_thread_truncated_or_closed", test_flush_off_thread_truncated_or_closed},
     {"flush_off_thread_writes_epochs", test_flush_off_thread_writes_epochs},
+    {"roll_makes_a_flush_due", test_roll_makes_a_flush_due},
     {"move_dir_while_flush_away", test_move_dir_while_flush_away},
     {"epoch_checkpoint_round_trip", test_epoch_checkpoint_round_trip},
     {"end_offset_for_epoch_semantics", test_end_offset_for_epoch_semantics},

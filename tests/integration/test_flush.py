@@ -12,6 +12,10 @@
   partition's log end; after a SIGKILL and a start every record is there
   and leader-epoch-checkpoint names epoch 0 from offset 0.
   Skipped when strace is missing or ptrace is refused.
+- rolled_segments_flushed: with flush.ms at its default (never), a roll
+  makes the log's flush due (Kafka's Log.roll flushes the segment it
+  closed): the recovery-point checkpoint reaches the newest segment's base
+  offset without a stop.
 
 Runs on Debian's /usr/bin/python3.
 """
@@ -107,5 +111,29 @@ def case_flush_off_reactor(t):
     b.stop()
 
 
+
+def case_rolled_segments_flushed(t):
+    # flush.ms left at its default (never): only the rolls make flushes due
+    b = t.broker(overrides={
+        "log.segment.bytes": "20000",
+        "log.flush.offset.checkpoint.interval.ms": "1000",
+    })
+    kwire.create_topic(b.port, TOPIC, 1)
+    with kwire.connect(b.port) as s:
+        for i in range(40):
+            end = kwire.produce(b.port, TOPIC, 0, [(b"k%d" % i, b"v" * 2000)], sock=s) + 1
+    segs = kwire.segment_files(b.log_dir, TOPIC, 0)
+    check(len(segs) >= 3, "only %d segment(s) after 80 KB of 20 KB segments", len(segs))
+    newest_base = int(os.path.basename(segs[-1])[:20])
+    deadline = time.monotonic() + 60
+    while recovery_points(b).get(0, 0) < newest_base:
+        check(time.monotonic() < deadline, "recovery point %r after 60 s, newest segment at %d",
+              recovery_points(b), newest_base)
+        time.sleep(0.1)
+    print("%d segments, log end %d: recovery point %d" % (len(segs), end,
+                                                         recovery_points(b)[0]))
+    b.stop()
+
+
 if __name__ == "__main__":
-    sys.exit(main([case_flush_off_reactor]))
+    sys.exit(main([case_flush_off_reactor, case_rolled_segments_flushed]))

@@ -72,6 +72,7 @@ struct br_log {
     struct br_log_flush *flushing; /* the flush off the reactor under way, or NULL */
     bool epochs_unsaved;           /* the epoch cache has entries leader-epoch-checkpoint lacks
                                     * (written by the next flush, before the recovery point moves) */
+    bool rolled;                   /* a segment was rolled since the last flush began */
     bool failed;                   /* an I/O failure left the files uncertain */
     struct br_leader_epochs epochs;
 };
@@ -1057,6 +1058,7 @@ static int roll(struct br_log *log)
         return rc;
     }
     log->dir_changes++;
+    log->rolled = true; /* the segment it closed is flushed next, as Kafka's Log.roll asks */
     br_info("%s: rolled new segment %020" PRId64 ".log after %" PRId64 " bytes", log->dir, log->leo,
             old->size);
     return 0;
@@ -1219,6 +1221,7 @@ int br_log_flush(struct br_log *log)
     }
     log->recovery_point = log->leo;
     log->first_unflushed_ms = -1;
+    log->rolled = false;
     return 0;
 }
 
@@ -1231,9 +1234,12 @@ int br_log_maybe_flush(struct br_log *log, int64_t now_ms)
 
 bool br_log_flush_due(const struct br_log *log, int64_t now_ms)
 {
-    return log->flushing == NULL && !log->failed && log->leo > log->recovery_point &&
-           log->first_unflushed_ms >= 0 && log->cfg.flush_interval_ms != INT64_MAX &&
-           now_ms - log->first_unflushed_ms >= log->cfg.flush_interval_ms;
+    if (log->flushing != NULL || log->failed || log->leo <= log->recovery_point) {
+        return false;
+    }
+    return log->rolled ||
+           (log->first_unflushed_ms >= 0 && log->cfg.flush_interval_ms != INT64_MAX &&
+            now_ms - log->first_unflushed_ms >= log->cfg.flush_interval_ms);
 }
 
 static void flush_free(struct br_log_flush *f)
@@ -1312,6 +1318,7 @@ int br_log_flush_begin(struct br_log *log, int64_t now_ms, struct br_log_flush *
         }
     }
     log->flushing = f;
+    log->rolled = false;
     if (f->epochs != NULL) {
         log->epochs_unsaved = false; /* unless the write fails: then the log is failed */
     }

@@ -241,7 +241,7 @@ KP_MUST_CHECK int br_log_offset_for_timestamp(struct br_log *log, int64_t ts, in
  * files were created or removed); recovery point := LEO. */
 KP_MUST_CHECK int br_log_flush(struct br_log *log);
 
-/* Flushes when something has waited unflushed for flush_interval_ms. */
+/* br_log_flush when br_log_flush_due. */
 KP_MUST_CHECK int br_log_maybe_flush(struct br_log *log, int64_t now_ms);
 
 /*
@@ -256,8 +256,10 @@ KP_MUST_CHECK int br_log_maybe_flush(struct br_log *log, int64_t now_ms);
  */
 struct br_log_flush;
 
-/* Whether the log has waited unflushed for flush_interval_ms, with no
- * flush under way. */
+/* Whether the log has something unflushed and either rolled a segment
+ * since the last flush began (Kafka's Log.roll flushes the segment it
+ * closed at once, off its append path) or has waited unflushed for
+ * flush_interval_ms; never while a flush is under way. */
 bool br_log_flush_due(const struct br_log *log, int64_t now_ms);
 /* *out owned by the caller until br_log_flush_end. 0, KP_E_NOMEM,
  * KP_E_INVALID_ARG (a flush is under way), KP_ERR_KAFKA_STORAGE_ERROR
