@@ -40,8 +40,7 @@ struct ckpt_file {
 
 struct ckpt_job {
     struct br_job job; /* first */
-    struct br_broker *b;
-    bool offsets; /* the periodic offset checkpoints */
+    bool offsets;      /* the periodic offset checkpoints */
     size_t nfiles;
     struct ckpt_file files[];
 };
@@ -89,7 +88,6 @@ static void ckpt_submit(struct br_broker *b, struct ckpt_job *j)
         ckpt_job_free(j);
         return;
     }
-    j->b = b;
     j->job.ops = &ckpt_ops;
     j->job.mail.deliver = ckpt_done;
     br_worker_submit(b->flusher->worker, &j->job);
@@ -125,11 +123,11 @@ static struct ckpt_job *offset_checkpoints(struct br_broker *b)
         return NULL;
     }
     j->offsets = true;
+    size_t n = 0; /* room for every partition in each dir's lists */
+    for (size_t i = 0; i < b->ntopics; i++) {
+        n += (size_t)b->topics[i]->npartitions;
+    }
     for (size_t d = 0; d < ndirs; d++) {
-        size_t n = 0;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            n += (size_t)b->topics[i]->npartitions;
-        }
         struct ckpt_file *f = &j->files[3 * d];
         for (int k = 0; k < 3; k++) {
             f[k].e = kp_calloc(n == 0 ? 1 : n, sizeof *f[k].e);
@@ -150,8 +148,8 @@ static struct ckpt_job *offset_checkpoints(struct br_broker *b)
                 if (part->dir_index != d || part->log == NULL) {
                     continue;
                 }
-                int64_t offsets[3] = {br_log_recovery_point(part->log), part->hw,
-                                      br_log_start_offset(part->log)};
+                const int64_t offsets[3] = {br_log_recovery_point(part->log), part->hw,
+                                            br_log_start_offset(part->log)};
                 for (int x = 0; x < 3; x++) {
                     struct br_checkpoint_entry *e = &f[x].e[k];
                     (void)snprintf(e->topic, sizeof e->topic, "%s", t->name);
@@ -224,20 +222,20 @@ static void start_flushes(struct br_broker *b, int64_t wall_ms)
     if (fl->flushing || b->ntopics == 0) {
         return;
     }
-    struct flush_job *j = NULL;
+    struct flush_job *j = kp_calloc(1, sizeof *j);
+    if (j == NULL) {
+        br_error("out of memory flushing logs");
+        return;
+    }
     size_t ti = fl->next_topic < b->ntopics ? fl->next_topic : 0;
     int32_t p = ti == fl->next_topic ? fl->next_partition : 0;
     /* once round every partition at most */
     for (size_t seen = 0; seen <= b->ntopics; seen++) {
         const struct br_topic *t = b->topics[ti];
-        for (; p < t->npartitions && (j == NULL || j->n < FLUSH_BATCH); p++) {
+        for (; p < t->npartitions && j->n < FLUSH_BATCH; p++) {
             struct br_log *log = t->partitions[p].log;
             if (log == NULL || !br_log_flush_due(log, wall_ms)) {
                 continue;
-            }
-            if (j == NULL && (j = kp_calloc(1, sizeof *j)) == NULL) {
-                br_error("out of memory flushing logs");
-                return;
             }
             int rc = br_log_flush_begin(log, wall_ms, &j->f[j->n]);
             if (rc == 0) {
@@ -246,7 +244,7 @@ static void start_flushes(struct br_broker *b, int64_t wall_ms)
                 br_error("flushing %s-%" PRId32 " failed: %s", t->name, p, kp_err_name(rc));
             }
         }
-        if (j != NULL && j->n == FLUSH_BATCH) {
+        if (j->n == FLUSH_BATCH) {
             break;
         }
         ti = ti + 1 < b->ntopics ? ti + 1 : 0;
@@ -254,9 +252,6 @@ static void start_flushes(struct br_broker *b, int64_t wall_ms)
     }
     fl->next_topic = ti;
     fl->next_partition = p;
-    if (j == NULL) {
-        return;
-    }
     if (j->n == 0) {
         kp_free(j);
         return;
