@@ -1,6 +1,6 @@
 /*
  * fuzz_group_records: the records of __consumer_offsets that the group
- * coordinator loads at start-up (group_offsets.c): br_grp_record_decode,
+ * coordinator loads at start-up (group/records.c): br_grp_record_decode,
  * br_grp_members_begin / br_grp_members_next, and br_grp_record_apply on a
  * coordinator of its own (struct br_groups of a broker without a network).
  *
@@ -16,7 +16,7 @@
  *                the codecs), a commit marker batch after each (bit 3) and the
  *                records per batch (bits 4-7, plus one); the batches go into
  *                partition 0 of a one-partition __consumer_offsets with
- *                br_log_append and come back through br_grp_offsets_load
+ *                br_log_append and come back through br_grp_load_partition
  *                (load_partition, load_record). Otherwise each decoded record
  *                is applied with br_grp_record_apply.
  * Damaged batches are fuzz_record_batch's and fuzz_segment_recovery's.
@@ -55,7 +55,8 @@
 #include <samsa-protocol/record_batch.h>
 
 #include "base/logging.h"
-#include "server/group_internal.h"
+#include "group/records.h"
+#include "replica/partition.h"
 #include "storage/log.h"
 
 #define MAX_RECORDS 512
@@ -134,17 +135,76 @@ static struct kp_str cstr_or_empty(const char *s)
 
 /* ------------------------------------------------------------- coordinators */
 
-/* Two coordinators, each with a broker that has no network: group.c then
- * arms and cancels no timers. */
-static struct br_broker broker_a;
-static struct br_broker broker_b;
-
-static struct br_groups *groups_new(struct br_broker *b)
+/* Coordinators of their own, without a network: a still clock, timers
+ * that never fire, no partition to append to (nothing here appends). */
+static int64_t still_clock(void *ctx)
 {
-    struct br_groups *gs = kp_calloc(1, sizeof *gs);
+    (void)ctx;
+    return 1000;
+}
+
+static void no_timer(void *ctx, struct grp_timer *t)
+{
+    (void)ctx;
+    (void)t;
+}
+
+static void no_timer_arm(void *ctx, struct grp_timer *t, int64_t deadline_ms)
+{
+    (void)ctx;
+    (void)t;
+    (void)deadline_ms;
+}
+
+static void no_join_answer(void *ctx, void *waiter, int err, const struct grp_group *g,
+                           const struct grp_member *m)
+{
+    (void)ctx;
+    (void)waiter;
+    (void)err;
+    (void)g;
+    (void)m;
+}
+
+static void no_sync_answer(void *ctx, void *waiter, int err, const uint8_t *assignment, int32_t len)
+{
+    (void)ctx;
+    (void)waiter;
+    (void)err;
+    (void)assignment;
+    (void)len;
+}
+
+static void no_group_gone(void *ctx, struct grp_group *g)
+{
+    (void)ctx;
+    (void)g;
+}
+
+static struct br_partition *no_partition(void *ctx, const char *id, size_t len, size_t *max,
+                                         int *err)
+{
+    (void)ctx;
+    (void)id;
+    (void)len;
+    *max = 0;
+    *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    return NULL;
+}
+
+static const struct br_grp_ops fuzz_group_ops = {
+    still_clock,    still_clock,    no_timer,      no_timer_arm, no_timer,
+    no_join_answer, no_sync_answer, no_group_gone, no_partition,
+};
+
+static struct br_groups *groups_new(void)
+{
+    struct br_grp_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.offsets_retention_minutes = 10080;
+    cfg.retention_check_interval_ms = 600000;
+    struct br_groups *gs = br_groups_new(&fuzz_group_ops, NULL, &cfg, 1);
     fuzz_check(gs != NULL, "out of memory", 0);
-    gs->b = b;
-    b->groups = gs;
     return gs;
 }
 
@@ -210,7 +270,7 @@ static struct m_offset *m_offset_find(struct m_group *g, struct kp_str topic, in
     return NULL;
 }
 
-/* The load rules of group_offsets.c, written out plainly. */
+/* The load rules of group/records.c, written out plainly. */
 static void m_apply(struct model *m, const struct grp_record *r)
 {
     if (r->key_version != GRP_KEY_GROUP_V2) {
@@ -266,7 +326,7 @@ static void m_free(struct model *m)
 
 /* ------------------------------------------------------------- state checks */
 
-/* The order of g->offsets: group_offsets.c's off_cmp. */
+/* The order of g->offsets: group/offsets.c's offset_cmp. */
 static int off_order(const struct grp_offset *a, const struct grp_offset *b)
 {
     int c = strcmp(a->topic, b->topic);
@@ -362,7 +422,7 @@ static void reload(struct br_groups *gs, const struct kp_writer *w, size_t kend)
  * same state. */
 static void check_state_round_trip(struct br_groups *gs)
 {
-    struct br_groups *again = groups_new(&broker_b);
+    struct br_groups *again = groups_new();
     struct kp_writer w;
     kp_wr_init(&w, (size_t)64 << 20);
     for (struct grp_group *g = gs->first; g != NULL; g = g->next) {
@@ -370,7 +430,7 @@ static void check_state_round_trip(struct br_groups *gs)
         kp_wr_reset(&w);
         br_grp_enc_group_key(&w, id);
         size_t kend = w.len;
-        br_grp_enc_group_value(&w, g);
+        br_grp_enc_group_value(&w, g, 1000);
         reload(again, &w, kend);
         for (size_t i = 0; i < g->noffsets; i++) {
             const struct grp_offset *o = &g->offsets[i];
@@ -409,7 +469,7 @@ static void check_state_round_trip(struct br_groups *gs)
                        "a written leader epoch loads different", (int)i);
         }
     }
-    br_groups_stop(&broker_b);
+    br_groups_free(again);
 }
 
 /* ------------------------------------------------------------- one record */
@@ -630,7 +690,7 @@ static void group_value_round_trip(const struct grp_record *r)
     kp_wr_init(&w, (size_t)64 << 20);
     br_grp_enc_group_key(&w, r->group);
     size_t kend = w.len;
-    br_grp_enc_group_value(&w, &t.g);
+    br_grp_enc_group_value(&w, &t.g, 1000);
     fuzz_check(w.err == 0, "the group value encoder failed", w.err);
     struct kp_bytes k2 = {w.buf, (int32_t)kend};
     struct kp_bytes v2 = {w.buf + kend, (int32_t)(w.len - kend)};
@@ -821,7 +881,7 @@ static void append_batch(struct br_log *log, int codec, const struct rec *recs, 
  * Loads the records as the coordinator does at start-up: packed into
  * batches (`per` records each, `codec`; with `control`, a commit marker
  * batch after each) in partition 0 of a one-partition __consumer_offsets,
- * read back by br_grp_offsets_load.
+ * read back by br_grp_load_partition.
  */
 static void load_through_log(struct br_groups *gs, const struct rec *recs, size_t n, uint8_t opts)
 {
@@ -841,24 +901,13 @@ static void load_through_log(struct br_groups *gs, const struct rec *recs, size_
             append_batch(log, codec, recs, 0, 0, true);
         }
     }
-    struct br_topic t;
     struct br_partition p;
-    struct br_topic *topics[1] = {&t};
-    memset(&t, 0, sizeof t);
     memset(&p, 0, sizeof p);
-    (void)snprintf(t.name, sizeof t.name, "%s", BR_OFFSETS_TOPIC);
-    t.internal = true;
-    t.npartitions = 1;
-    t.partitions = &p;
-    p.topic = &t;
     p.log = log;
     p.hw = br_log_end_offset(log);
-    gs->b->topics = topics;
-    gs->b->ntopics = 1;
-    rc = br_grp_offsets_load(gs);
-    fuzz_check(rc == 0, "br_grp_offsets_load failed", rc);
-    gs->b->topics = NULL;
-    gs->b->ntopics = 0;
+    struct grp_load_stats st = {0, 0};
+    rc = br_grp_load_partition(gs, &p, &st);
+    fuzz_check(rc == 0, "br_grp_load_partition failed", rc);
     br_log_close(log);
 }
 
@@ -899,7 +948,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n++;
     }
 
-    struct br_groups *gs = groups_new(&broker_a);
+    struct br_groups *gs = groups_new();
     for (size_t i = 0; i < n; i++) {
         struct grp_record r;
         if (!check_record(recs[i].key, recs[i].value, &r)) {
@@ -916,7 +965,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_state(gs, &m);
     check_state_round_trip(gs);
-    br_groups_stop(&broker_a);
+    br_groups_free(gs);
     m_free(&m);
     kp_free(recs);
     return 0;

@@ -59,7 +59,7 @@
 
 #include "base/logging.h"
 #include "cluster/metadata.h"
-#include "server/group_internal.h"
+#include "group/records.h"
 #include "storage/checkpoint.h"
 #include "storage/log.h"
 #include "storage/segment.h"
@@ -2151,7 +2151,7 @@ static void grp_group_record(struct kp_writer *seq, struct kp_str id, const stru
     br_grp_enc_group_key(&w, id);
     size_t kend = w.len;
     if (g != NULL) {
-        br_grp_enc_group_value(&w, g);
+        br_grp_enc_group_value(&w, g, 1000);
     }
     grp_frame(seq, w.buf, kend, w.buf + kend, w.len - kend, g == NULL);
     kp_wr_free(&w);
@@ -2221,14 +2221,14 @@ static void gen_group_records(struct gen *g)
     kp_wr_reset(&w);
     br_grp_enc_group_key(&w, id);
     kend = w.len;
-    br_grp_enc_group_value(&w, &sg.g);
+    br_grp_enc_group_value(&w, &sg.g, GRP_TS);
     write_grp_single(g, "gen-group-two-members.bin", &w, kend, false);
     write_grp_single(g, "gen-group-tombstone.bin", &w, kend, true);
     grp_seed_group_init(&sg, 13, 0);
     kp_wr_reset(&w);
     br_grp_enc_group_key(&w, id);
     kend = w.len;
-    br_grp_enc_group_value(&w, &sg.g);
+    br_grp_enc_group_value(&w, &sg.g, GRP_TS);
     write_grp_single(g, "gen-group-empty.bin", &w, kend, false);
 
     /* a group's life as the coordinator logs it: a generation, commits,

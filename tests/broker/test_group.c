@@ -1,9 +1,12 @@
-/* Unit tests for the group coordinator's pure parts (broker/src/group.h):
- * Java's String.hashCode over UTF-16 and the partition of
- * __consumer_offsets a group maps to. Expected values come from Java's
- * definition (s[0]*31^(n-1) + ... over UTF-16 code units). Then the records
- * of __consumer_offsets (group_internal.h): Kafka's key and value formats,
- * byte by byte, and how loading applies them to a coordinator. */
+/* Unit tests for the group layer (broker/src/group/): Java's
+ * String.hashCode over UTF-16 and the partition of __consumer_offsets a
+ * group maps to (expected values from Java's definition, s[0]*31^(n-1) +
+ * ... over UTF-16 code units); the records of __consumer_offsets
+ * (group/records.h): Kafka's key and value formats, byte by byte, and how
+ * loading applies them to a coordinator; then the coordinator's state
+ * machine driven by a clock of the test's own: the initial rebalance
+ * delay, the rebalance timeout, session expiry, leaving, pending member
+ * ids. */
 #define _GNU_SOURCE
 
 #include <stdbool.h>
@@ -17,8 +20,8 @@
 
 #include "base/logging.h"
 #include "cunit_run.h"
-#include "server/group.h"
-#include "server/group_internal.h"
+#include "group/group.h"
+#include "group/records.h"
 
 static int32_t hash_of(const char *s)
 {
@@ -377,7 +380,7 @@ static void encode_group(bool instance, struct kp_writer *w)
     g.leader = &m;
     g.members = members;
     g.nmembers = 1;
-    br_grp_enc_group_value(w, &g);
+    br_grp_enc_group_value(w, &g, 5000);
 }
 
 /* Kafka 2.0 writes group value v1 (GroupMetadataManager at 2.0.0): so does
@@ -447,16 +450,421 @@ static void apply(struct br_groups *gs, const uint8_t *key, size_t klen, const u
     CU_ASSERT_EQUAL(br_grp_record_apply(gs, &r), 0);
 }
 
-static void test_record_apply_commits_and_removes_as_loading_does(void)
+/* ---------------------------------------------------------------- a clock of the test's own */
+
+#define MAX_TIMERS 64
+
+static int64_t fake_mono = 1000000;
+static int64_t fake_wall = 1700000000000;
+static struct grp_timer *armed[MAX_TIMERS];
+static int64_t armed_at[MAX_TIMERS];
+static size_t narmed;
+static size_t stores_refused; /* appends asked for (no partition here) */
+
+static int64_t t_mono(void *ctx)
 {
-    /* a coordinator of a broker without a network: no timers */
-    static struct br_broker b;
-    struct br_groups *gs = kp_calloc(1, sizeof *gs);
+    (void)ctx;
+    return fake_mono;
+}
+
+static int64_t t_wall(void *ctx)
+{
+    (void)ctx;
+    return fake_wall;
+}
+
+static void t_timer_init(void *ctx, struct grp_timer *t)
+{
+    (void)ctx;
+    (void)t;
+}
+
+static void t_timer_cancel(void *ctx, struct grp_timer *t)
+{
+    (void)ctx;
+    for (size_t i = 0; i < narmed; i++) {
+        if (armed[i] == t) {
+            armed[i] = armed[narmed - 1];
+            armed_at[i] = armed_at[narmed - 1];
+            narmed--;
+            return;
+        }
+    }
+}
+
+static void t_timer_arm(void *ctx, struct grp_timer *t, int64_t deadline)
+{
+    t_timer_cancel(ctx, t);
+    if (narmed == MAX_TIMERS) {
+        abort();
+    }
+    armed[narmed] = t;
+    armed_at[narmed] = deadline;
+    narmed++;
+}
+
+/* What a waiting join or sync was answered. */
+struct waiter {
+    bool answered;
+    int err;
+    int32_t generation;
+    char member_id[128];
+    char leader[128];
+    size_t nmembers;
+    char assignment[32];
+};
+
+static void t_join_answer(void *ctx, void *w, int err, const struct grp_group *g,
+                          const struct grp_member *m)
+{
+    (void)ctx;
+    struct waiter *x = w;
+    CU_ASSERT_FALSE(x->answered);
+    x->answered = true;
+    x->err = err;
+    if (err == KP_ERR_NONE) {
+        struct grp_join_view v;
+        br_grp_join_fill(g, m, &v);
+        x->generation = v.generation;
+        (void)snprintf(x->member_id, sizeof x->member_id, "%s", v.member_id);
+        (void)snprintf(x->leader, sizeof x->leader, "%s", v.leader);
+        x->nmembers = v.nmembers;
+    }
+}
+
+static void t_sync_answer(void *ctx, void *w, int err, const uint8_t *a, int32_t len)
+{
+    (void)ctx;
+    struct waiter *x = w;
+    CU_ASSERT_FALSE(x->answered);
+    x->answered = true;
+    x->err = err;
+    (void)snprintf(x->assignment, sizeof x->assignment, "%.*s", (int)len, (const char *)a);
+}
+
+static void t_group_gone(void *ctx, struct grp_group *g)
+{
+    (void)ctx;
+    (void)g;
+}
+
+static struct br_partition *t_partition(void *ctx, const char *id, size_t len, size_t *max,
+                                        int *err)
+{
+    (void)ctx;
+    (void)id;
+    (void)len;
+    *max = 0;
+    *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    stores_refused++;
+    return NULL;
+}
+
+static const struct br_grp_ops test_ops = {
+    .now_mono_ms = t_mono,
+    .now_wall_ms = t_wall,
+    .timer_init = t_timer_init,
+    .timer_arm = t_timer_arm,
+    .timer_cancel = t_timer_cancel,
+    .join_answer = t_join_answer,
+    .sync_answer = t_sync_answer,
+    .group_gone = t_group_gone,
+    .offsets_partition = t_partition,
+};
+
+static struct br_groups *coordinator(int32_t initial_delay_ms)
+{
+    narmed = 0;
+    struct br_grp_config cfg = {
+        .initial_rebalance_delay_ms = initial_delay_ms,
+        .min_session_timeout_ms = 6000,
+        .max_session_timeout_ms = 300000,
+        .offset_metadata_max_bytes = 4096,
+        .offsets_retention_minutes = 10080,
+        .retention_check_interval_ms = 600000,
+    };
+    struct br_groups *gs = br_groups_new(&test_ops, NULL, &cfg, 42);
     if (gs == NULL) {
         abort();
     }
-    gs->b = &b;
-    b.groups = gs;
+    return gs;
+}
+
+/* The clock moves by ms; the timers due fire in deadline order. */
+static void advance(struct br_groups *gs, int64_t ms)
+{
+    fake_mono += ms;
+    fake_wall += ms;
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t i = 0; i < narmed; i++) {
+            if (armed_at[i] <= fake_mono && (best == SIZE_MAX || armed_at[i] < armed_at[best])) {
+                best = i;
+            }
+        }
+        if (best == SIZE_MAX) {
+            return;
+        }
+        struct grp_timer *t = armed[best];
+        t_timer_cancel(NULL, t);
+        br_grp_timer_fired(gs, t);
+    }
+}
+
+static const struct grp_join_protocol range_protocol = {{"range", 5}, {(const uint8_t *)"M", 1}};
+static const struct grp_join_protocol range_protocol_v2 = {{"range", 5},
+                                                           {(const uint8_t *)"M2", 2}};
+
+/* A JoinGroup of group "g" (session 10 s, rebalance 30 s) by member_id
+ * ("" for a new one). */
+static struct grp_join_out join_as(struct br_groups *gs, const char *member_id, struct waiter *w,
+                                   const struct grp_join_protocol *proto, bool require_known_id)
+{
+    struct grp_join_req q;
+    memset(&q, 0, sizeof q);
+    q.group_id = kp_str_c("g");
+    q.member_id = kp_str_c(member_id);
+    q.instance_id = KP_STR_NULL;
+    q.client_id = kp_str_c("client");
+    q.client_host = kp_str_c("/127.0.0.1");
+    q.protocol_type = kp_str_c("consumer");
+    q.session_timeout_ms = 10000;
+    q.rebalance_timeout_ms = 30000;
+    q.protocols = proto;
+    q.nprotocols = 1;
+    q.require_known_id = require_known_id;
+    memset(w, 0, sizeof *w);
+    struct grp_join_out out;
+    CU_ASSERT_EQUAL_FATAL(br_grp_join(gs, &q, w, &out), 0);
+    return out;
+}
+
+static struct grp_sync_out sync_as(struct br_groups *gs, const char *member_id, int32_t generation,
+                                   struct waiter *w, const struct grp_assignment *as, size_t n)
+{
+    struct grp_sync_req q;
+    memset(&q, 0, sizeof q);
+    q.group_id = kp_str_c("g");
+    q.member_id = kp_str_c(member_id);
+    q.instance_id = KP_STR_NULL;
+    q.generation = generation;
+    q.assignments = as;
+    q.nassignments = n;
+    memset(w, 0, sizeof *w);
+    struct grp_sync_out out;
+    CU_ASSERT_EQUAL_FATAL(br_grp_sync(gs, &q, w, &out), 0);
+    return out;
+}
+
+static enum grp_state state_of(struct br_groups *gs)
+{
+    struct grp_group *g = br_grp_find(gs, "g", 1);
+    return g != NULL ? g->state : GRP_DEAD;
+}
+
+/* A new group waits group.initial.rebalance.delay.ms for more members,
+ * then the first generation starts; the leader's SyncGroup makes it
+ * Stable and answers itself with its assignment. */
+static void test_initial_delay_then_generation_one(void)
+{
+    struct br_groups *gs = coordinator(3000);
+    struct waiter a;
+    struct grp_join_out o = join_as(gs, "", &a, &range_protocol, false);
+    CU_ASSERT_EQUAL(o.outcome, GRP_WAIT);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    advance(gs, 2999);
+    CU_ASSERT_FALSE(a.answered);
+    struct waiter b;
+    o = join_as(gs, "", &b, &range_protocol, false);
+    CU_ASSERT_EQUAL(o.outcome, GRP_WAIT);
+    /* a member arrived during the delay: it waits one more delay */
+    advance(gs, 1);
+    CU_ASSERT_FALSE(a.answered);
+    advance(gs, 3000);
+    CU_ASSERT_TRUE_FATAL(a.answered && b.answered);
+    CU_ASSERT_EQUAL(a.err, KP_ERR_NONE);
+    CU_ASSERT_EQUAL(a.generation, 1);
+    CU_ASSERT_EQUAL(b.generation, 1);
+    CU_ASSERT_STRING_EQUAL(a.leader, a.member_id);
+    CU_ASSERT_STRING_EQUAL(b.leader, a.member_id);
+    CU_ASSERT_EQUAL(a.nmembers, 2); /* the leader sees every member */
+    CU_ASSERT_EQUAL(b.nmembers, 0);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_COMPLETING_REBALANCE);
+
+    /* the follower's sync waits for the leader's */
+    struct waiter sb;
+    struct grp_sync_out so = sync_as(gs, b.member_id, 1, &sb, NULL, 0);
+    CU_ASSERT_EQUAL(so.outcome, GRP_WAIT);
+    CU_ASSERT_FALSE(sb.answered);
+    struct grp_assignment as[2] = {
+        {kp_str_c(a.member_id), {(const uint8_t *)"AA", 2}},
+        {kp_str_c(b.member_id), {(const uint8_t *)"BB", 2}},
+    };
+    struct waiter sa;
+    size_t refused = stores_refused;
+    so = sync_as(gs, a.member_id, 1, &sa, as, 2);
+    CU_ASSERT_EQUAL(so.outcome, GRP_WAIT);
+    CU_ASSERT_TRUE(sa.answered && sb.answered);
+    CU_ASSERT_STRING_EQUAL(sa.assignment, "AA");
+    CU_ASSERT_STRING_EQUAL(sb.assignment, "BB");
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    CU_ASSERT_EQUAL(stores_refused, refused + 1); /* the group's metadata was to be stored */
+    /* a sync in Stable is answered at once */
+    so = sync_as(gs, b.member_id, 1, &sb, NULL, 0);
+    CU_ASSERT_EQUAL(so.outcome, GRP_ANSWER_NOW);
+    CU_ASSERT_EQUAL(so.assignment_len, 2);
+    br_groups_free(gs);
+}
+
+/* Brings group "g" to Stable in generation 1 with members a and b (no
+ * initial delay). */
+static struct br_groups *stable_pair(struct waiter *a, struct waiter *b)
+{
+    struct br_groups *gs = coordinator(0);
+    (void)join_as(gs, "", a, &range_protocol, false);
+    advance(gs, 0); /* the delay of 0 passes */
+    CU_ASSERT_TRUE_FATAL(a->answered);
+    /* b joins the Stable-to-be group: a rebalance that a rejoins */
+    (void)join_as(gs, "", b, &range_protocol, false);
+    struct waiter a2;
+    char aid[128];
+    (void)snprintf(aid, sizeof aid, "%s", a->member_id);
+    (void)join_as(gs, aid, &a2, &range_protocol, false);
+    CU_ASSERT_TRUE_FATAL(a2.answered && b->answered);
+    CU_ASSERT_EQUAL(b->generation, 2);
+    *a = a2;
+    struct waiter s;
+    (void)sync_as(gs, a->member_id, 2, &s, NULL, 0);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    return gs;
+}
+
+/* A member that stops heartbeating is removed after its session timeout
+ * and the others are asked to rejoin; heartbeats keep a member in. */
+static void test_session_expiry_removes_a_member(void)
+{
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = stable_pair(&a, &b);
+    struct kp_str g = kp_str_c("g");
+    advance(gs, 9000);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, g, kp_str_c(a.member_id), KP_STR_NULL, 2), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, g, kp_str_c(b.member_id), KP_STR_NULL, 2), KP_ERR_NONE);
+    advance(gs, 9000);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, g, kp_str_c(a.member_id), KP_STR_NULL, 2), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    advance(gs, 999); /* b's last heartbeat is 9.999 s old */
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    advance(gs, 1);
+    /* 10 s without a heartbeat from b: gone, and a must rejoin */
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(b.member_id), KP_STR_NULL, 2),
+                    KP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(a.member_id), KP_STR_NULL, 2),
+                    KP_ERR_REBALANCE_IN_PROGRESS);
+    br_groups_free(gs);
+}
+
+/* A member that does not rejoin within the rebalance timeout is left out
+ * of the next generation. */
+static void test_rebalance_timeout_leaves_out_the_missing(void)
+{
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = stable_pair(&a, &b);
+    struct waiter a3;
+    char aid[128];
+    (void)snprintf(aid, sizeof aid, "%s", a.member_id);
+    /* new metadata from a: a rebalance that b, still heartbeating, ignores */
+    struct grp_join_out o = join_as(gs, aid, &a3, &range_protocol_v2, false);
+    CU_ASSERT_EQUAL(o.outcome, GRP_WAIT);
+    for (int i = 0; i < 3; i++) {
+        advance(gs, 9000);
+        CU_ASSERT_FALSE(a3.answered);
+        CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(b.member_id), KP_STR_NULL, 2),
+                        KP_ERR_REBALANCE_IN_PROGRESS);
+    }
+    advance(gs, 3000); /* 30 s: the rebalance timeout */
+    CU_ASSERT_TRUE_FATAL(a3.answered);
+    CU_ASSERT_EQUAL(a3.generation, 3);
+    CU_ASSERT_EQUAL(a3.nmembers, 1);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(b.member_id), KP_STR_NULL, 3),
+                    KP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_COMPLETING_REBALANCE);
+    br_groups_free(gs);
+}
+
+/* LeaveGroup: the member goes at once and the rest rebalance; the last
+ * one leaving empties the group. */
+static void test_leave_rebalances_then_empties(void)
+{
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = stable_pair(&a, &b);
+    struct grp_group *g = br_grp_find(gs, "g", 1);
+    CU_ASSERT_EQUAL(br_grp_leave(gs, g, kp_str_c(b.member_id), KP_STR_NULL), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(br_grp_leave(gs, g, kp_str_c(b.member_id), KP_STR_NULL),
+                    KP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    CU_ASSERT_EQUAL(br_grp_leave(gs, g, kp_str_c(a.member_id), KP_STR_NULL), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_EMPTY);
+    CU_ASSERT_EQUAL(g->nmembers, 0);
+    CU_ASSERT_EQUAL(g->generation, 3);
+    CU_ASSERT_EQUAL(narmed, 1); /* only the offset expiry check is left */
+    br_groups_free(gs);
+}
+
+/* JoinGroup v4+: a new member first gets its id (MEMBER_ID_REQUIRED),
+ * which is good for one session timeout. */
+static void test_member_id_required_and_its_deadline(void)
+{
+    struct br_groups *gs = coordinator(0);
+    struct waiter a;
+    struct grp_join_out o = join_as(gs, "", &a, &range_protocol, true);
+    CU_ASSERT_EQUAL_FATAL(o.outcome, GRP_ANSWER_ERROR);
+    CU_ASSERT_EQUAL(o.err, KP_ERR_MEMBER_ID_REQUIRED);
+    CU_ASSERT_TRUE(o.member_id.len > (int32_t)strlen("client-"));
+    char id[128];
+    (void)snprintf(id, sizeof id, "%.*s", (int)o.member_id.len, o.member_id.ptr);
+    CU_ASSERT_EQUAL(strncmp(id, "client-", 7), 0);
+    o = join_as(gs, id, &a, &range_protocol, true);
+    CU_ASSERT_EQUAL(o.outcome, GRP_WAIT);
+    advance(gs, 0);
+    CU_ASSERT_TRUE(a.answered && a.err == KP_ERR_NONE);
+    CU_ASSERT_STRING_EQUAL(a.member_id, id);
+
+    struct waiter b;
+    o = join_as(gs, "", &b, &range_protocol, true);
+    CU_ASSERT_EQUAL_FATAL(o.err, KP_ERR_MEMBER_ID_REQUIRED);
+    (void)snprintf(id, sizeof id, "%.*s", (int)o.member_id.len, o.member_id.ptr);
+    advance(gs, 10001);
+    o = join_as(gs, id, &b, &range_protocol, true);
+    CU_ASSERT_EQUAL(o.outcome, GRP_ANSWER_ERROR);
+    CU_ASSERT_EQUAL(o.err, KP_ERR_UNKNOWN_MEMBER_ID);
+    br_groups_free(gs);
+}
+
+/* A waiter taken back (its connection died) is never answered; freeing
+ * the coordinator answers the ones left with NOT_COORDINATOR. */
+static void test_waiters_gone_and_answered_at_stop(void)
+{
+    struct br_groups *gs = coordinator(3000);
+    struct waiter a;
+    struct waiter b;
+    struct grp_join_out oa = join_as(gs, "", &a, &range_protocol, false);
+    struct grp_join_out ob = join_as(gs, "", &b, &range_protocol, false);
+    CU_ASSERT_EQUAL_FATAL(oa.outcome, GRP_WAIT);
+    CU_ASSERT_EQUAL_FATAL(ob.outcome, GRP_WAIT);
+    br_grp_waiter_gone(gs, oa.member, &a);
+    br_groups_free(gs);
+    CU_ASSERT_FALSE(a.answered);
+    CU_ASSERT_TRUE(b.answered);
+    CU_ASSERT_EQUAL(b.err, KP_ERR_NOT_COORDINATOR);
+}
+
+static void test_record_apply_commits_and_removes_as_loading_does(void)
+{
+    struct br_groups *gs = coordinator(0);
     static const uint8_t v3[] = {0x00, 0x03, 0,    0,   0, 0, 0, 0, 0, 42, 0,    0,   0,
                                  5,    0x00, 0x01, 'm', 0, 0, 0, 0, 0, 0,  0x03, 0xe8};
     static const uint8_t group_v2[] = {
@@ -490,8 +898,7 @@ static void test_record_apply_commits_and_removes_as_loading_does(void)
     apply(gs, group_key_v2, sizeof group_key_v2, NULL, 0);
     CU_ASSERT_PTR_NULL(br_grp_find(gs, "g1", 2));
     CU_ASSERT_EQUAL(gs->ngroups, 0);
-    br_groups_stop(&b);
-    CU_ASSERT_PTR_NULL(b.groups);
+    br_groups_free(gs);
 }
 
 static CU_TestInfo tests[] = {
@@ -517,6 +924,12 @@ static CU_TestInfo tests[] = {
      test_group_values_are_written_as_kafka_2_0_writes_them},
     {"record_apply_commits_and_removes_as_loading_does",
      test_record_apply_commits_and_removes_as_loading_does},
+    {"initial_delay_then_generation_one", test_initial_delay_then_generation_one},
+    {"session_expiry_removes_a_member", test_session_expiry_removes_a_member},
+    {"rebalance_timeout_leaves_out_the_missing", test_rebalance_timeout_leaves_out_the_missing},
+    {"leave_rebalances_then_empties", test_leave_rebalances_then_empties},
+    {"member_id_required_and_its_deadline", test_member_id_required_and_its_deadline},
+    {"waiters_gone_and_answered_at_stop", test_waiters_gone_and_answered_at_stop},
     CU_TEST_INFO_NULL,
 };
 

@@ -1,22 +1,17 @@
 /*
- * samsa-broker: the group coordinator (Kafka's classic group protocol).
- *
- * Membership lives in memory: groups, their members, generations, the chosen
- * protocol and the leader's assignments (group.c). Committed offsets are
- * records in the internal compacted topic __consumer_offsets, Kafka's key and
- * value formats, appended with br_log_append to the partition
- * abs(java_hashcode(group)) % partitions and read back when the broker
- * starts (group_offsets.c). The coordinator of a group is the leader of that
- * partition: this broker, standalone.
+ * samsa-broker: the group coordinator on the wire (Kafka's classic group
+ * protocol). The coordinator itself, its state machine and committed
+ * offsets, is the group layer (group/group.h); here are its handlers
+ * (group_handlers.c, group_offsets.c), its ops (the broker's clocks,
+ * reactor timers, the purgatory) and its way to __consumer_offsets: the
+ * partition abs(java_hashcode(group)) % partitions, led here standalone.
  *
  * JoinGroup and SyncGroup park their response slot (struct br_park, kind
  * BR_PARK_GROUP) until the group moves on; the connection keeps its
  * responses in request order because a parked slot holds back the ones
  * behind it. A connection that dies cancels its parked requests
  * (br_groups_cancel_parked) but its members stay until their session
- * timeout, as in Kafka. Deadlines (sessions, rebalances, the initial
- * rebalance delay, offset expiry) are reactor timers sharing one ops table
- * (their grp_timer's kind tells them apart).
+ * timeout, as in Kafka.
  *
  * @locality reactor thread: no locks anywhere.
  */
@@ -29,12 +24,11 @@
 
 #include <samsa-protocol/err.h>
 
+#include "group/group.h"
+
 struct br_broker;
 struct br_req;
-struct br_timer;
-
-/* The internal topic that holds committed offsets and group records. */
-#define BR_OFFSETS_TOPIC "__consumer_offsets"
+struct br_partition;
 
 /*
  * Creates the coordinator (b->groups) and loads every committed offset and
@@ -77,15 +71,14 @@ int br_h_describe_groups(struct br_req *r);
 int br_h_list_groups(struct br_req *r);
 int br_h_delete_groups(struct br_req *r);
 
-/*
- * Java's String.hashCode of a UTF-8 group id (over its UTF-16 code units;
- * each byte of an ill-formed sequence counts as one U+FFFD, where Java's
- * decoder may put one U+FFFD for a whole truncated sequence), and
- * Kafka's partition of __consumer_offsets for it:
- * Utils.abs(hashCode) % partitions (Utils.abs(INT32_MIN) = 0).
- */
-int32_t br_group_java_hash(const char *s, size_t len);
-int32_t br_group_partition_for(const char *group_id, size_t len, int32_t partitions);
+/* ---- shared by group_handlers.c and group_offsets.c */
+
+/* The coordinator's ops->offsets_partition (group/group.h); ctx is the
+ * broker. */
+struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_t len,
+                                                size_t *max_batch, int *err);
+/* Reads every partition of __consumer_offsets into b->groups. */
+KP_MUST_CHECK int br_group_offsets_load(struct br_broker *b);
 
 /* ---- for the admin API */
 
@@ -106,21 +99,5 @@ struct br_group_lag {
 KP_MUST_CHECK int br_group_lag(struct br_broker *b, const char *group_id, size_t len,
                                struct br_group_lag **out, size_t *n);
 void br_group_lag_free(struct br_group_lag *lags, size_t n);
-
-/* One group as DescribeGroups would summarize it. */
-struct br_group_info {
-    char *group_id;      /* owned by the array (br_group_infos_free) */
-    char *protocol_type; /* "" when none */
-    char *protocol;      /* the chosen assignor; "" outside Stable/CompletingRebalance */
-    const char *state;   /* "Empty", "PreparingRebalance", ... (static) */
-    int32_t generation;
-    size_t members;
-    size_t committed_partitions;
-};
-
-/* Every group the coordinator holds, in creation order. Returns 0 or
- * KP_E_NOMEM; caller owns *out (br_group_infos_free). */
-KP_MUST_CHECK int br_groups_list(struct br_broker *b, struct br_group_info **out, size_t *n);
-void br_group_infos_free(struct br_group_info *infos, size_t n);
 
 #endif

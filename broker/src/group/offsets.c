@@ -1,0 +1,660 @@
+/*
+ * samsa-broker: committed offsets (see group.h): the cache of each group,
+ * the records the coordinator appends to __consumer_offsets (every commit
+ * request becomes one batch, more when it passes the topic's
+ * max.message.bytes, appended through the partition's leader append; the
+ * cache changes only once the batch is in the log), offset expiry, and
+ * loading a partition of the topic at start-up (records that do not decode
+ * are skipped and counted).
+ * @locality reactor thread
+ */
+#define _GNU_SOURCE
+
+#include "group/group.h"
+
+#include "base/fileref.h"
+#include "base/logging.h"
+#include "group/records.h"
+#include "replica/partition.h"
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/record_batch.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LOAD_READ_BYTES (1 << 20)
+#define LOAD_MAX_BATCH_BYTES ((size_t)256 << 20)
+#define LOAD_MAX_DECOMPRESSED ((size_t)256 << 20)
+
+/* ---------------------------------------------------------------- the cache */
+
+static int offset_cmp(const struct grp_offset *o, const char *topic, size_t tlen, int32_t partition)
+{
+    size_t ol = strlen(o->topic);
+    size_t m = ol < tlen ? ol : tlen;
+    int c = m > 0 ? memcmp(o->topic, topic, m) : 0;
+    if (c != 0) {
+        return c;
+    }
+    if (ol != tlen) {
+        return ol < tlen ? -1 : 1;
+    }
+    return o->partition < partition ? -1 : (o->partition > partition ? 1 : 0);
+}
+
+static size_t offset_lower_bound(const struct grp_group *g, const char *topic, size_t tlen,
+                                 int32_t partition)
+{
+    size_t lo = 0;
+    size_t hi = g->noffsets;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (offset_cmp(&g->offsets[mid], topic, tlen, partition) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+const struct grp_offset *br_grp_offset_find(const struct grp_group *g, struct kp_str topic,
+                                            int32_t partition)
+{
+    if (topic.len < 0) {
+        return NULL;
+    }
+    size_t i = offset_lower_bound(g, topic.ptr, (size_t)topic.len, partition);
+    if (i < g->noffsets &&
+        offset_cmp(&g->offsets[i], topic.ptr, (size_t)topic.len, partition) == 0) {
+        return &g->offsets[i];
+    }
+    return NULL;
+}
+
+static void offset_clear(struct grp_offset *o)
+{
+    kp_free(o->topic);
+    kp_free(o->metadata);
+}
+
+void br_grp_offset_remove(struct grp_group *g, struct kp_str topic, int32_t partition)
+{
+    if (topic.len < 0) {
+        return;
+    }
+    size_t i = offset_lower_bound(g, topic.ptr, (size_t)topic.len, partition);
+    if (i < g->noffsets &&
+        offset_cmp(&g->offsets[i], topic.ptr, (size_t)topic.len, partition) == 0) {
+        offset_clear(&g->offsets[i]);
+        memmove(&g->offsets[i], &g->offsets[i + 1], (g->noffsets - i - 1) * sizeof *g->offsets);
+        g->noffsets--;
+    }
+}
+
+int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str metadata,
+                      const struct grp_offset *v)
+{
+    size_t tlen = topic.len > 0 ? (size_t)topic.len : 0;
+    size_t mlen = metadata.len > 0 ? (size_t)metadata.len : 0;
+    char *md = kp_malloc(mlen + 1);
+    if (md == NULL) {
+        return KP_E_NOMEM;
+    }
+    if (mlen > 0) {
+        memcpy(md, metadata.ptr, mlen);
+    }
+    md[mlen] = '\0';
+    size_t i = offset_lower_bound(g, topic.ptr, tlen, v->partition);
+    if (i < g->noffsets && offset_cmp(&g->offsets[i], topic.ptr, tlen, v->partition) == 0) {
+        struct grp_offset *o = &g->offsets[i];
+        kp_free(o->metadata);
+        o->metadata = md;
+        o->offset = v->offset;
+        o->leader_epoch = v->leader_epoch;
+        o->commit_ts = v->commit_ts;
+        o->expire_ts = v->expire_ts;
+        return 0;
+    }
+    if (g->noffsets >= GRP_MAX_OFFSETS) {
+        kp_free(md);
+        return KP_E_TOO_LARGE;
+    }
+    if (g->noffsets == g->offsets_cap) {
+        size_t cap = g->offsets_cap == 0 ? 8 : g->offsets_cap * 2;
+        struct grp_offset *no = kp_realloc(g->offsets, cap * sizeof *no);
+        if (no == NULL) {
+            kp_free(md);
+            return KP_E_NOMEM;
+        }
+        g->offsets = no;
+        g->offsets_cap = cap;
+    }
+    char *tp = kp_malloc(tlen + 1);
+    if (tp == NULL) {
+        kp_free(md);
+        return KP_E_NOMEM;
+    }
+    if (tlen > 0) {
+        memcpy(tp, topic.ptr, tlen);
+    }
+    tp[tlen] = '\0';
+    memmove(&g->offsets[i + 1], &g->offsets[i], (g->noffsets - i) * sizeof *g->offsets);
+    g->offsets[i] = *v;
+    g->offsets[i].topic = tp;
+    g->offsets[i].metadata = md;
+    g->noffsets++;
+    return 0;
+}
+
+void br_grp_offsets_free(struct grp_group *g)
+{
+    for (size_t i = 0; i < g->noffsets; i++) {
+        offset_clear(&g->offsets[i]);
+    }
+    kp_free(g->offsets);
+    g->offsets = NULL;
+    g->noffsets = 0;
+    g->offsets_cap = 0;
+}
+
+static struct kp_str gid(const struct grp_group *g)
+{
+    struct kp_str s = {g->id, (int32_t)g->id_len};
+    return s;
+}
+
+/* ---------------------------------------------------------------- appending */
+
+/* Records for one group's partition, cut into batches of at most the
+ * topic's max.message.bytes. `done` counts the records already in the log:
+ * after a failure, exactly the first `done` records were written. */
+struct appender {
+    struct br_groups *gs;
+    struct br_partition *p;
+    struct kp_batch_builder bb;
+    bool open;
+    size_t max;
+    int64_t now;
+    size_t added; /* records in the open batch */
+    size_t done;
+};
+
+static int app_init(struct appender *a, struct br_groups *gs, const struct grp_group *g)
+{
+    memset(a, 0, sizeof *a);
+    a->gs = gs;
+    a->now = gs->ops->now_wall_ms(gs->ctx);
+    int err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    size_t max = 0;
+    a->p = gs->ops->offsets_partition(gs->ctx, g->id, g->id_len, &max, &err);
+    if (a->p == NULL) {
+        return err != 0 ? err : KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    if (a->p->log == NULL) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    a->max = max > KP_BATCH_HEADER_SIZE ? max : (size_t)1 << 20;
+    return 0;
+}
+
+static int app_flush(struct appender *a)
+{
+    if (!a->open) {
+        return 0;
+    }
+    int err = 0;
+    if (a->added > 0) {
+        struct kp_writer w;
+        kp_wr_init(&w, (size_t)INT32_MAX);
+        err = kp_batch_builder_finish(&a->bb, &w);
+        struct br_append app;
+        if (err == 0) {
+            /* no producer id: no sequence to refuse it */
+            err = br_partition_append_leader(a->p, w.buf, w.len, a->now, &app);
+            if (err != 0) {
+                br_error("append to %s-%" PRId32 " failed: %s", BR_OFFSETS_TOPIC, a->p->index,
+                         err < 0 ? kp_err_str(err) : kp_err_name(err));
+            }
+        }
+        kp_wr_free(&w);
+        if (err == 0) {
+            a->done += a->added;
+            a->added = 0;
+        }
+    }
+    kp_batch_builder_free(&a->bb);
+    a->open = false;
+    return err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE : 0;
+}
+
+static int app_add(struct appender *a, struct kp_bytes key, struct kp_bytes value)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!a->open) {
+            int err = kp_batch_builder_init(&a->bb, KP_CODEC_NONE, 0, a->now, -1, -1, -1, a->max);
+            if (err != 0) {
+                kp_batch_builder_free(&a->bb);
+                return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+            }
+            a->open = true;
+            a->added = 0;
+        }
+        int err = kp_batch_builder_add(&a->bb, KP_OFFSET_DELTA_AUTO, a->now, key, value, NULL, 0);
+        if (err == 0) {
+            a->added++;
+            return 0;
+        }
+        if (err != KP_E_TOO_LARGE || a->added == 0) {
+            /* a record that fits no batch at all */
+            return err == KP_E_TOO_LARGE ? KP_ERR_INVALID_COMMIT_OFFSET_SIZE
+                                         : KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        }
+        err = app_flush(a);
+        if (err != 0) {
+            return err;
+        }
+    }
+    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+}
+
+static void app_free(struct appender *a)
+{
+    if (a->open) {
+        kp_batch_builder_free(&a->bb);
+        a->open = false;
+    }
+}
+
+static struct kp_bytes wr_bytes(const struct kp_writer *w, size_t from, size_t to)
+{
+    struct kp_bytes b = {w->buf + from, (int32_t)(to - from)};
+    return b;
+}
+
+void br_grp_store_group(struct br_groups *gs, struct grp_group *g)
+{
+    struct appender a;
+    int err = app_init(&a, gs, g);
+    if (err == 0) {
+        struct kp_writer w;
+        kp_wr_init(&w, (size_t)INT32_MAX / 2);
+        br_grp_enc_group_key(&w, gid(g));
+        size_t kend = w.len;
+        br_grp_enc_group_value(&w, g, a.now);
+        if (w.err != 0) {
+            err = w.err;
+        } else {
+            err = app_add(&a, wr_bytes(&w, 0, kend), wr_bytes(&w, kend, w.len));
+            if (err == 0) {
+                err = app_flush(&a);
+            }
+        }
+        kp_wr_free(&w);
+    }
+    app_free(&a);
+    if (err != 0) {
+        br_warn("group %s: storing the group metadata failed: %s", g->id, kp_err_name(err));
+    }
+}
+
+int br_grp_store_tombstones(struct br_groups *gs, struct grp_group *g)
+{
+    struct appender a;
+    int err = app_init(&a, gs, g);
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)INT32_MAX / 2);
+    for (size_t i = 0; i < g->noffsets && err == 0; i++) {
+        kp_wr_reset(&w);
+        const struct grp_offset *o = &g->offsets[i];
+        br_grp_enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
+        err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
+                         : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
+    }
+    if (err == 0) {
+        kp_wr_reset(&w);
+        br_grp_enc_group_key(&w, gid(g));
+        err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
+                         : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
+    }
+    if (err == 0) {
+        err = app_flush(&a);
+    }
+    kp_wr_free(&w);
+    app_free(&a);
+    return err;
+}
+
+/* ---------------------------------------------------------------- commits */
+
+static bool commit_metadata_fits(const struct br_groups *gs, const struct grp_commit *c)
+{
+    return c->metadata.len <= gs->cfg.offset_metadata_max_bytes;
+}
+
+int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
+                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n)
+{
+    int top = 0;
+    struct grp_group *g = NULL;
+    if (group_id.len < 0) {
+        top = KP_ERR_INVALID_GROUP_ID;
+    } else {
+        g = br_grp_find(gs, group_id.ptr, (size_t)group_id.len);
+        if (g == NULL && generation < 0) {
+            /* a group the coordinator does not know only stores offsets */
+            g = br_grp_get_or_create(gs, group_id.ptr, (size_t)group_id.len);
+            if (g == NULL) {
+                top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+            }
+        } else if (g == NULL) {
+            top = KP_ERR_ILLEGAL_GENERATION;
+        }
+    }
+    if (top == 0) {
+        top = br_grp_commit_check(gs, g, member_id, generation);
+    }
+    struct appender a;
+    memset(&a, 0, sizeof a);
+    if (top == 0) {
+        top = app_init(&a, gs, g);
+    }
+    int64_t now = gs->ops->now_wall_ms(gs->ctx);
+    struct grp_offset *vals = kp_calloc(n == 0 ? 1 : n, sizeof *vals);
+    size_t *added = kp_calloc(n == 0 ? 1 : n, sizeof *added);
+    if (top == 0 && (vals == NULL || added == NULL)) {
+        top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)INT32_MAX / 2);
+    /* added[0..nadded) went into the appender, in this order */
+    size_t nadded = 0;
+    int fail = 0; /* the error for every record not written */
+    for (size_t k = 0; k < n; k++) {
+        struct grp_commit *c = &items[k];
+        if (top != 0) {
+            c->err = top;
+            continue;
+        }
+        if (c->err != 0) {
+            continue;
+        }
+        if (!commit_metadata_fits(gs, c)) {
+            c->err = KP_ERR_OFFSET_METADATA_TOO_LARGE;
+            continue;
+        }
+        if (fail != 0) {
+            c->err = fail;
+            continue;
+        }
+        struct grp_offset *v = &vals[k];
+        v->partition = c->partition;
+        v->offset = c->offset;
+        v->leader_epoch = c->leader_epoch;
+        v->commit_ts = c->commit_ts != -1 ? c->commit_ts : now;
+        v->expire_ts = retention_ms != -1 ? now + retention_ms : -1;
+        struct kp_str md = c->metadata.len >= 0 ? c->metadata : kp_str_c("");
+        kp_wr_reset(&w);
+        br_grp_enc_offset_key(&w, gid(g), c->topic, c->partition);
+        size_t kend = w.len;
+        br_grp_enc_offset_value(&w, v, md);
+        int e = w.err != 0 ? KP_ERR_INVALID_COMMIT_OFFSET_SIZE
+                           : app_add(&a, wr_bytes(&w, 0, kend), wr_bytes(&w, kend, w.len));
+        if (e == KP_ERR_INVALID_COMMIT_OFFSET_SIZE) {
+            c->err = e;
+            continue;
+        }
+        if (e != 0) {
+            fail = e;
+            c->err = e;
+            continue;
+        }
+        added[nadded++] = k;
+    }
+    kp_wr_free(&w);
+    if (top == 0 && fail == 0) {
+        fail = app_flush(&a);
+    }
+    app_free(&a);
+    /* the cache follows the log: only what was written counts */
+    for (size_t k = 0; k < nadded; k++) {
+        struct grp_commit *c = &items[added[k]];
+        if (k >= a.done) {
+            c->err = fail != 0 ? fail : KP_ERR_COORDINATOR_NOT_AVAILABLE;
+            continue;
+        }
+        struct kp_str md = c->metadata.len >= 0 ? c->metadata : kp_str_c("");
+        if (br_grp_offset_set(g, c->topic, md, &vals[added[k]]) != 0) {
+            br_warn("group %s: out of memory caching a committed offset", g->id);
+            c->err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        } else {
+            c->err = 0;
+        }
+    }
+    kp_free(vals);
+    kp_free(added);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- expiry */
+
+/* Writes tombstones for the Empty group's expired offsets and drops those
+ * that made it into the log. Returns how many went. */
+static size_t expire_group(struct br_groups *gs, struct grp_group *g, int64_t now,
+                           int64_t retention)
+{
+    bool known_empty_since = g->protocol_type != NULL && g->state_ts >= 0;
+    size_t *idx = kp_calloc(g->noffsets, sizeof *idx);
+    if (idx == NULL) {
+        return 0;
+    }
+    size_t nexp = 0;
+    for (size_t i = 0; i < g->noffsets; i++) {
+        const struct grp_offset *o = &g->offsets[i];
+        int64_t base = known_empty_since ? g->state_ts : o->commit_ts;
+        if (o->expire_ts >= 0 ? now >= o->expire_ts : now - base >= retention) {
+            idx[nexp++] = i;
+        }
+    }
+    if (nexp == 0) {
+        kp_free(idx);
+        return 0;
+    }
+    struct appender a;
+    int err = app_init(&a, gs, g);
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)INT32_MAX / 2);
+    for (size_t k = 0; k < nexp && err == 0; k++) {
+        const struct grp_offset *o = &g->offsets[idx[k]];
+        kp_wr_reset(&w);
+        br_grp_enc_offset_key(&w, gid(g), kp_str_c(o->topic), o->partition);
+        err = w.err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE
+                         : app_add(&a, wr_bytes(&w, 0, w.len), KP_BYTES_NULL);
+    }
+    kp_wr_free(&w);
+    if (err == 0) {
+        err = app_flush(&a);
+    }
+    app_free(&a);
+    if (err != 0) {
+        br_warn("group %s: writing tombstones for expired offsets failed: %s", g->id,
+                kp_err_name(err));
+    }
+    /* the first a.done of them are in the log: those go, in order */
+    size_t gone = a.done < nexp ? a.done : nexp;
+    size_t keep = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < g->noffsets; i++) {
+        if (k < gone && idx[k] == i) {
+            offset_clear(&g->offsets[i]);
+            k++;
+            continue;
+        }
+        g->offsets[keep++] = g->offsets[i];
+    }
+    g->noffsets = keep;
+    kp_free(idx);
+    if (gone > 0) {
+        br_info("group %s: %zu committed offset(s) expired", g->id, gone);
+    }
+    return gone;
+}
+
+/* Kafka 2.1+ (KIP-211): offsets expire only while the group is Empty:
+ * at their expire timestamp when the commit set one, else
+ * offsets.retention.minutes after the group became empty (after the commit
+ * for a group that never had members). An Empty group without offsets or
+ * members goes, with a tombstone for its metadata. */
+void br_grp_offsets_expire(struct br_groups *gs)
+{
+    int64_t now = gs->ops->now_wall_ms(gs->ctx);
+    int64_t retention = (int64_t)gs->cfg.offsets_retention_minutes * 60000;
+    int64_t now_mono = gs->ops->now_mono_ms(gs->ctx);
+    size_t expired_total = 0;
+    struct grp_group *next = NULL;
+    for (struct grp_group *g = gs->first; g != NULL; g = next) {
+        next = g->next;
+        if (g->state != GRP_EMPTY) {
+            continue;
+        }
+        if (g->noffsets > 0) {
+            expired_total += expire_group(gs, g, now, retention);
+        }
+        /* pending member ids keep a group alive for their short life */
+        bool pending = false;
+        for (size_t i = 0; i < g->npending; i++) {
+            pending = pending || g->pending[i].deadline_ms > now_mono;
+        }
+        if (g->noffsets == 0 && g->nmembers == 0 && !pending) {
+            if (g->protocol_type != NULL || g->generation > 0) {
+                if (br_grp_store_tombstones(gs, g) != 0) {
+                    br_warn("group %s: writing its tombstone failed", g->id);
+                    continue;
+                }
+            }
+            br_debug("group %s: empty, without offsets: removed", g->id);
+            br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
+        }
+    }
+    if (expired_total > 0) {
+        br_info("%zu committed offset(s) expired", expired_total);
+    }
+}
+
+/* ---------------------------------------------------------------- loading */
+
+/* Applies one record of the topic; malformed ones are skipped. */
+static int load_record(struct br_groups *gs, const struct kp_record *rec, struct grp_load_stats *st)
+{
+    st->records++;
+    struct grp_record r;
+    if (br_grp_record_decode(rec->Key, rec->Value, &r) != 0) {
+        st->skipped++;
+        return 0;
+    }
+    return br_grp_record_apply(gs, &r);
+}
+
+static int read_fully(int fd, uint8_t *buf, size_t len, int64_t pos)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, (off_t)(pos + (int64_t)got));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+int br_grp_load_partition(struct br_groups *gs, struct br_partition *p, struct grp_load_stats *st)
+{
+    int64_t offset = br_log_start_offset(p->log);
+    int64_t end = br_log_end_offset(p->log);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (offset < end && rc == 0) {
+        struct br_log_slice sl;
+        int err = br_log_read(p->log, offset, end, LOAD_READ_BYTES, true, &sl);
+        if (err != 0) {
+            br_error("%s-%" PRId32 ": reading offset %" PRId64 " failed: %s", BR_OFFSETS_TOPIC,
+                     p->index, offset, err < 0 ? kp_err_str(err) : kp_err_name(err));
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            break;
+        }
+        if (sl.len <= 0 || sl.next_offset <= offset) {
+            br_log_slice_release(&sl);
+            break;
+        }
+        size_t len = (size_t)sl.len;
+        if (len > LOAD_MAX_BATCH_BYTES) {
+            br_warn("%s-%" PRId32 ": a batch of %zu bytes at offset %" PRId64 " skipped",
+                    BR_OFFSETS_TOPIC, p->index, len, offset);
+            offset = sl.next_offset;
+            br_log_slice_release(&sl);
+            continue;
+        }
+        if (len > cap) {
+            uint8_t *nb = kp_realloc(buf, len);
+            if (nb == NULL) {
+                br_log_slice_release(&sl);
+                rc = KP_E_NOMEM;
+                break;
+            }
+            buf = nb;
+            cap = len;
+        }
+        if (read_fully(br_fileref_fd(sl.file), buf, len, sl.file_pos) != 0) {
+            br_error("%s-%" PRId32 ": reading %zu bytes at position %" PRId64 " failed: %s",
+                     BR_OFFSETS_TOPIC, p->index, len, sl.file_pos, strerror(errno));
+            br_log_slice_release(&sl);
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+            break;
+        }
+        size_t pos = 0;
+        while (pos < len && rc == 0) {
+            struct kp_batch_header h;
+            size_t size = 0;
+            int e = kp_batch_parse_lenient(buf + pos, len - pos, &h, &size);
+            if (e != 0) {
+                /* the log validated these bytes when it opened: note and go on */
+                br_warn("%s-%" PRId32 ": a damaged batch at file position %" PRId64
+                        " (%s): the rest of this read is skipped",
+                        BR_OFFSETS_TOPIC, p->index, sl.file_pos + (int64_t)pos, kp_err_str(e));
+                break;
+            }
+            if (!kp_batch_is_control(&h)) {
+                struct kp_batch_iter it;
+                e = kp_batch_iter_init(&it, buf + pos, size, LOAD_MAX_DECOMPRESSED);
+                struct kp_record rec;
+                while (e == 0 && rc == 0) {
+                    e = kp_batch_iter_next(&it, &rec);
+                    if (e == 0) {
+                        rc = load_record(gs, &rec, st);
+                    }
+                }
+                if (e != 0 && e != KP_ITER_END) {
+                    br_warn("%s-%" PRId32 ": records of the batch at offset %" PRId64
+                            " do not decode (%s, %s:%d): the rest of it is skipped",
+                            BR_OFFSETS_TOPIC, p->index, h.BaseOffset, kp_err_str(e),
+                            it.err_file != NULL ? it.err_file : "?", it.err_line);
+                }
+                kp_batch_iter_free(&it);
+            }
+            pos += size;
+        }
+        offset = sl.next_offset;
+        br_log_slice_release(&sl);
+    }
+    kp_free(buf);
+    return rc;
+}
