@@ -1229,7 +1229,10 @@ int br_grp_sync(struct br_groups *gs, const struct grp_sync_req *q, void *waiter
         break;
     }
     if (m == g->leader && store_assignments(g, q) != 0) {
-        /* nothing was stored: this leader's sync fails alone */
+        /* nothing was stored: this leader's sync fails alone (an earlier
+         * one of it waiting is answered first, as a newer sync does) */
+        answer_sync_waiter(gs, m, KP_ERR_REBALANCE_IN_PROGRESS, NULL, 0);
+        m->awaiting_sync = false;
         return sync_error(out, KP_ERR_UNKNOWN_SERVER_ERROR);
     }
     answer_sync_waiter(gs, m, KP_ERR_REBALANCE_IN_PROGRESS, NULL, 0);
