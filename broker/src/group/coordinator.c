@@ -30,8 +30,7 @@ static char *dup_mem(const void *p, size_t n)
     return s;
 }
 
-/* A NUL-terminated copy of a wire string; a null one becomes "". */
-static char *dup_kstr(struct kp_str s)
+char *br_grp_dup_kstr(struct kp_str s)
 {
     return dup_mem(s.ptr, s.len > 0 ? (size_t)s.len : 0);
 }
@@ -354,7 +353,7 @@ static int member_set_protocols(struct grp_member *m, const struct grp_join_req 
     for (size_t i = 0; i < n; i++) {
         const struct grp_join_protocol *p = &q->protocols[i];
         size_t mlen = p->metadata.len > 0 ? (size_t)p->metadata.len : 0;
-        ps[i].name = dup_kstr(p->name);
+        ps[i].name = br_grp_dup_kstr(p->name);
         ps[i].metadata = kp_malloc(mlen == 0 ? 1 : mlen);
         ps[i].metadata_len = (int32_t)mlen;
         if (ps[i].name == NULL || ps[i].metadata == NULL) {
@@ -924,12 +923,12 @@ static int add_member_and_rebalance(struct br_groups *gs, const struct grp_join_
     m->group = g;
     m->id = id;
     timer_init(gs, &m->session, GRP_TIMER_SESSION, m);
-    m->client_id = dup_kstr(q->client_id);
-    m->client_host = dup_kstr(q->client_host);
-    m->instance_id = q->instance_id.len >= 0 ? dup_kstr(q->instance_id) : NULL;
+    m->client_id = br_grp_dup_kstr(q->client_id);
+    m->client_host = br_grp_dup_kstr(q->client_host);
+    m->instance_id = q->instance_id.len >= 0 ? br_grp_dup_kstr(q->instance_id) : NULL;
     m->session_timeout_ms = q->session_timeout_ms;
     m->rebalance_timeout_ms = q->rebalance_timeout_ms;
-    char *ptype = g->nmembers == 0 ? dup_kstr(q->protocol_type) : NULL;
+    char *ptype = g->nmembers == 0 ? br_grp_dup_kstr(q->protocol_type) : NULL;
     if (m->client_id == NULL || m->client_host == NULL ||
         (q->instance_id.len >= 0 && m->instance_id == NULL) ||
         (g->nmembers == 0 && ptype == NULL) || member_set_protocols(m, q) != 0) {
@@ -1122,7 +1121,7 @@ int br_grp_join(struct br_groups *gs, const struct grp_join_req *q, void *waiter
         } else if (g->nmembers >= GRP_MAX_MEMBERS) {
             return join_error(out, KP_ERR_GROUP_MAX_SIZE_REACHED, q->member_id);
         } else {
-            char *id = dup_kstr(q->member_id);
+            char *id = br_grp_dup_kstr(q->member_id);
             if (id == NULL) {
                 return KP_E_NOMEM;
             }

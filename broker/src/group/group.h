@@ -229,6 +229,9 @@ struct grp_group *br_grp_get_or_create(struct br_groups *gs, const char *id, siz
  * answered with `err`). */
 void br_grp_remove(struct br_groups *gs, struct grp_group *g, int err);
 struct grp_member *br_grp_member_find(const struct grp_group *g, struct kp_str id);
+/* A NUL-terminated copy of a wire string (a null one becomes ""), owned
+ * by the caller (kp_free); NULL when out of memory. */
+char *br_grp_dup_kstr(struct kp_str s);
 /* The member's metadata for protocol `name`; NULL when it has none. */
 const struct grp_protocol *br_grp_member_protocol(const struct grp_member *m, const char *name);
 

@@ -100,15 +100,10 @@ int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str me
                       const struct grp_offset *v)
 {
     size_t tlen = topic.len > 0 ? (size_t)topic.len : 0;
-    size_t mlen = metadata.len > 0 ? (size_t)metadata.len : 0;
-    char *md = kp_malloc(mlen + 1);
+    char *md = br_grp_dup_kstr(metadata);
     if (md == NULL) {
         return KP_E_NOMEM;
     }
-    if (mlen > 0) {
-        memcpy(md, metadata.ptr, mlen);
-    }
-    md[mlen] = '\0';
     size_t i = offset_lower_bound(g, topic.ptr, tlen, v->partition);
     if (i < g->noffsets && offset_cmp(&g->offsets[i], topic.ptr, tlen, v->partition) == 0) {
         struct grp_offset *o = &g->offsets[i];
@@ -134,15 +129,11 @@ int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str me
         g->offsets = no;
         g->offsets_cap = cap;
     }
-    char *tp = kp_malloc(tlen + 1);
+    char *tp = br_grp_dup_kstr(topic);
     if (tp == NULL) {
         kp_free(md);
         return KP_E_NOMEM;
     }
-    if (tlen > 0) {
-        memcpy(tp, topic.ptr, tlen);
-    }
-    tp[tlen] = '\0';
     memmove(&g->offsets[i + 1], &g->offsets[i], (g->noffsets - i) * sizeof *g->offsets);
     g->offsets[i] = *v;
     g->offsets[i].topic = tp;

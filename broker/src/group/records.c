@@ -142,21 +142,6 @@ void br_grp_enc_group_value(struct kp_writer *w, const struct grp_group *g, int6
 
 /* ---------------------------------------------------------------- decoding */
 
-static int copy_str(struct kp_str s, char **out)
-{
-    size_t n = s.len > 0 ? (size_t)s.len : 0;
-    char *c = kp_malloc(n + 1);
-    if (c == NULL) {
-        return KP_E_NOMEM;
-    }
-    if (n > 0) {
-        memcpy(c, s.ptr, n);
-    }
-    c[n] = '\0';
-    *out = c;
-    return 0;
-}
-
 /* Records the reader's error and its detection site in out. */
 static int decode_fail(const struct kp_reader *r, int err, struct grp_record *out)
 {
@@ -314,7 +299,7 @@ int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
         return KP_E_NOMEM;
     }
     char *pt = NULL;
-    if (rec->protocol_type.len > 0 && copy_str(rec->protocol_type, &pt) != 0) {
+    if (rec->protocol_type.len > 0 && (pt = br_grp_dup_kstr(rec->protocol_type)) == NULL) {
         return KP_E_NOMEM;
     }
     kp_free(g->protocol_type);

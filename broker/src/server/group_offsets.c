@@ -322,12 +322,11 @@ int br_group_lag(struct br_broker *b, const char *group_id, size_t len, struct b
     for (size_t i = 0; i < g->noffsets; i++) {
         const struct grp_offset *o = &g->offsets[i];
         struct br_group_lag *l = &lags[i];
-        l->topic = kp_malloc(strlen(o->topic) + 1);
+        l->topic = br_grp_dup_kstr(kp_str_c(o->topic));
         if (l->topic == NULL) {
             br_group_lag_free(lags, i);
             return KP_E_NOMEM;
         }
-        memcpy(l->topic, o->topic, strlen(o->topic) + 1);
         l->partition = o->partition;
         l->committed = o->offset;
         l->high_watermark = -1;
