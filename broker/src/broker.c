@@ -5,11 +5,8 @@
 #include "broker.h"
 
 #include "base/logging.h"
-#include "log_cleaner.h"
+#include "base/mailbox.h"
 #include "log_dirs.h"
-#include "log_flusher.h"
-#include "log_retention.h"
-#include "reactor/mailbox.h"
 #include "server/group.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
@@ -28,9 +25,7 @@
 void br_broker_housekeeping(struct br_broker *b)
 {
     int64_t mono = br_now_mono_ms();
-    br_flusher_tick(b, br_now_wall_ms(), mono);
-    br_retention_tick(b, mono);
-    br_cleaner_tick(b, mono);
+    br_logm_tick(b->logs, br_now_wall_ms(), mono);
     br_timer_arm(b->net, &b->housekeeping, mono + 1000);
 }
 
@@ -45,58 +40,6 @@ static const struct br_timer_ops housekeeping_timer = {"housekeeping", housekeep
 void br_broker_wake(struct br_broker *b)
 {
     br_mailbox_deliver_all(b->mailbox, b);
-}
-
-static int lock_dir(struct br_broker *b, size_t i)
-{
-    char path[4096];
-    (void)snprintf(path, sizeof path, "%s/.lock", b->cfg.log_dirs[i]);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        br_error("cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        br_error("log dir %s is in use by another broker (%s is locked)", b->cfg.log_dirs[i], path);
-        close(fd);
-        return -1;
-    }
-    b->dir_locks[i] = fd;
-    return 0;
-}
-
-/* A log dir that does not exist yet, or holds no meta.properties and no
- * partition (no subdirectory; a file system's lost+found aside): a first
- * start, not a stop that needs recovery. */
-static bool log_dir_is_new(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        return errno == ENOENT;
-    }
-    bool fresh = true;
-    while (fresh) {
-        const struct dirent *de = readdir(d);
-        if (de == NULL) {
-            break;
-        }
-        const char *name = de->d_name;
-        if (strcmp(name, "meta.properties") == 0) {
-            fresh = false;
-            continue;
-        }
-        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(name, "lost+found") == 0) {
-            continue;
-        }
-        struct stat st;
-        bool is_dir = de->d_type == DT_DIR;
-        if (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            is_dir = S_ISDIR(st.st_mode);
-        }
-        fresh = !is_dir;
-    }
-    (void)closedir(d);
-    return fresh;
 }
 
 /* What the reactor calls (net.h): the broker is its only user. */
@@ -125,11 +68,43 @@ static void mailbox_ready(void *ctx, struct br_watch *w)
 
 static const struct br_watch_ops mailbox_watch_ops = {"mailbox", mailbox_ready};
 
+static int mailbox_watch_add(struct br_broker *b)
+{
+    b->mailbox_watch.fd = br_mailbox_fd(b->mailbox);
+    return br_net_watch_add(b->net, &b->mailbox_watch, &mailbox_watch_ops);
+}
+
+/* What the log manager asks (storage/log_manager.h): the high watermark of
+ * the partition a log belongs to. */
+static int64_t log_high_watermark(void *ctx, const void *owner)
+{
+    (void)ctx;
+    return ((const struct br_partition *)owner)->hw;
+}
+
+static const struct br_logm_ops log_manager_ops = {log_high_watermark};
+
+/* The log dirs: made, locked, their recovery points read. */
+static int open_log_manager(struct br_broker *b)
+{
+    const char *dirs[BR_CONFIG_MAX_LOG_DIRS];
+    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
+        dirs[i] = b->cfg.log_dirs[i];
+    }
+    struct br_logm_config lc = {
+        .dirs = dirs,
+        .ndirs = b->cfg.n_log_dirs,
+        .checkpoint_interval_ms = b->cfg.log_flush_offset_checkpoint_interval_ms,
+        .retention_check_interval_ms = b->cfg.log_retention_check_interval_ms,
+        .cleaner_enable = b->cfg.log_cleaner_enable,
+        .cleaner_threads = b->cfg.log_cleaner_threads,
+        .cleaner_backoff_ms = b->cfg.log_cleaner_backoff_ms,
+    };
+    return br_logm_open(&lc, &log_manager_ops, b, &b->logs);
+}
+
 int br_broker_start(struct br_broker *b)
 {
-    for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
-        b->dir_locks[i] = -1;
-    }
     if (b->cfg.n_log_dirs == 0 || b->cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
         br_error("log.dirs must name 1 to %d directories", BR_CONFIG_MAX_LOG_DIRS);
         return -1;
@@ -158,54 +133,12 @@ int br_broker_start(struct br_broker *b)
             return -1;
         }
     }
-    bool first_start[BR_CONFIG_MAX_LOG_DIRS];
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        first_start[i] = log_dir_is_new(b->cfg.log_dirs[i]);
-        if (br_mkdirs(b->cfg.log_dirs[i]) != 0) {
-            br_error("cannot create log dir %s: %s", b->cfg.log_dirs[i], strerror(errno));
-            return -1;
-        }
-        if (lock_dir(b, i) != 0) {
-            return -1;
-        }
+    if (open_log_manager(b) != 0) {
+        return -1;
     }
     bool identity_existed = false;
     if (br_log_dirs_load_identity(b, &identity_existed) != 0) {
         return -1;
-    }
-    /* recovery points, and whether the last stop was clean */
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        char path[4096];
-        (void)snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", b->cfg.log_dirs[i]);
-        bool clean = access(path, F_OK) == 0;
-        (void)unlink(path);
-        if (first_start[i]) {
-            br_info("log dir %s: first start", b->cfg.log_dirs[i]);
-        } else {
-            br_info("log dir %s: last stop was %s", b->cfg.log_dirs[i],
-                    clean ? "clean" : "unclean: recovering");
-        }
-        (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[i], BR_RECOVERY_CHECKPOINT);
-        struct br_checkpoint_entry *e = NULL;
-        size_t n = 0;
-        if (access(path, F_OK) == 0) {
-            if (br_broker_read_dir_checkpoint(b, i, BR_RECOVERY_CHECKPOINT,
-                                              "every segment will be recovered", &e, &n)) {
-                struct br_checkpoint_entry *all =
-                    kp_realloc(b->recovery, (b->nrecovery + n + 1) * sizeof *all);
-                if (all != NULL) {
-                    if (n > 0) {
-                        memcpy(all + b->nrecovery, e, n * sizeof *e);
-                    }
-                    b->recovery = all;
-                    b->nrecovery += n;
-                }
-            }
-            br_checkpoint_free(e);
-        }
-    }
-    if (b->nrecovery > 1) {
-        qsort(b->recovery, b->nrecovery, sizeof *b->recovery, br_checkpoint_entry_cmp);
     }
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
@@ -240,20 +173,10 @@ int br_broker_start(struct br_broker *b)
         }
     }
     br_topic_metas_free(topics, ntopics);
-    br_retention_load_start_offsets(b);
+    br_logm_loaded(b->logs);
     br_info("loaded %zu topic(s)", b->ntopics);
-    size_t npartitions = 0;
-    size_t nsegments = 0;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        const struct br_topic *t = b->topics[i];
-        for (int32_t p = 0; p < t->npartitions; p++) {
-            npartitions++;
-            nsegments +=
-                t->partitions[p].log != NULL ? br_log_segment_count(t->partitions[p].log) : 0;
-        }
-    }
-    br_fdlimit_report(&b->fdlimit, npartitions, nsegments, b->cfg.max_connections,
-                      br_config_is_set(&b->cfg, BR_CFG_MAX_CONNECTIONS));
+    br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->logs), br_logm_segment_count(b->logs),
+                      b->cfg.max_connections, br_config_is_set(&b->cfg, BR_CFG_MAX_CONNECTIONS));
     if (br_producer_ids_load(b) != 0) {
         return -1;
     }
@@ -265,21 +188,17 @@ int br_broker_start(struct br_broker *b)
                    adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
                                                                              : "127.0.0.1");
     b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
-    if (br_mailbox_create(&b->mailbox) != 0 ||
-        br_net_watch_add(b->net, br_mailbox_watch(b->mailbox), &mailbox_watch_ops) != 0 ||
-        br_cleaner_start(b) != 0) {
-        br_error("cannot start the log cleaner");
+    if (br_mailbox_create(&b->mailbox) != 0 || mailbox_watch_add(b) != 0) {
+        br_error("cannot make the reactor's mailbox");
         return -1;
     }
-    if (br_flusher_start(b) != 0) {
-        br_error("cannot start the log flusher thread");
+    if (br_logm_start(b->logs, b->mailbox, b, b->in_process) != 0) {
         return -1;
     }
     if (br_topic_admin_start(b) != 0) {
         br_error("cannot start the I/O worker");
         return -1;
     }
-    b->last_retention_ms = br_now_mono_ms();
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
     int gerr = br_groups_start(b);
@@ -310,23 +229,16 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_groups_stop(b);
-    /* the flushes and checkpoint writes under way end; from here on, the
-     * writes are made at once */
-    br_flusher_stop(b);
-    br_cleaner_stop(b);
+    /* the flushes and checkpoint writes under way end, the cleaning stops;
+     * from here on, the writes are made at once */
+    br_logm_stop(b->logs);
     br_mailbox_free(b->mailbox);
     b->mailbox = NULL;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        struct br_topic *t = b->topics[i];
-        for (int32_t p = 0; p < t->npartitions; p++) {
-            if (t->partitions[p].log != NULL && br_log_flush(t->partitions[p].log) != 0) {
-                br_error("flushing %s-%" PRId32 " failed", t->name, p);
-                flushed = false;
-            }
+    if (b->logs != NULL) {
+        flushed = br_logm_flush_all(b->logs);
+        if (started) {
+            br_logm_write_checkpoints(b->logs);
         }
-    }
-    if (started) {
-        br_flusher_write_offset_checkpoints(b);
     }
     for (size_t i = 0; i < b->ntopics; i++) {
         br_broker_topic_free(b, b->topics[i]);
@@ -342,24 +254,8 @@ void br_broker_stop(struct br_broker *b)
     }
     br_net_free(b->net);
     b->net = NULL;
-    if (flushed && started) {
-        for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-            char path[4096];
-            (void)snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", b->cfg.log_dirs[i]);
-            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            if (fd >= 0) {
-                close(fd);
-            }
-        }
-    }
-    b->net = NULL;
-    for (size_t i = 0; i < BR_CONFIG_MAX_LOG_DIRS; i++) {
-        if (b->dir_locks[i] >= 0) {
-            close(b->dir_locks[i]);
-            b->dir_locks[i] = -1;
-        }
-    }
-    kp_free(b->recovery);
-    b->recovery = NULL;
+    /* every log closed: the dirs are marked clean and unlocked */
+    br_logm_close(b->logs, flushed && started);
+    b->logs = NULL;
     b->logs_loaded = false;
 }

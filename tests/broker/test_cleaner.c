@@ -27,8 +27,8 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/record_batch.h>
 
+#include "base/mailbox.h"
 #include "cunit_run.h"
-#include "reactor/mailbox.h"
 #include "storage/cleaner.h"
 #include "storage/log.h"
 #include "storage/retention.h"
@@ -849,7 +849,7 @@ static void test_mailbox_hands_over_every_message_in_order(void)
     CU_ASSERT_EQUAL(pthread_join(th, NULL), 0);
     /* the eventfd is readable */
     uint64_t v = 0;
-    CU_ASSERT_EQUAL(read(br_mailbox_watch(p.mb)->fd, &v, sizeof v), (ssize_t)sizeof v);
+    CU_ASSERT_EQUAL(read(br_mailbox_fd(p.mb), &v, sizeof v), (ssize_t)sizeof v);
     CU_ASSERT(v >= 1);
     int n = 0;
     for (struct br_mail *m = br_mailbox_take_all(p.mb); m != NULL; m = m->next) {
@@ -943,7 +943,7 @@ static int racing_round(struct br_mailbox *mb, int ep, int *takes)
         if (n == 0) {
             continue; /* the deadline decides */
         }
-        CU_ASSERT_PTR_EQUAL(got.data.ptr, br_mailbox_watch(mb));
+        CU_ASSERT_PTR_EQUAL(got.data.ptr, (void *)mb);
         (*takes)++;
         struct br_mail *m = br_mailbox_take_all(mb);
         while (m != NULL) {
@@ -975,8 +975,8 @@ static void test_mailbox_concurrent_posts_arrive_once_in_order_without_lost_wake
     CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
     int ep = epoll_create1(EPOLL_CLOEXEC);
     CU_ASSERT_FATAL(ep >= 0);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = br_mailbox_watch(mb)};
-    CU_ASSERT_EQUAL_FATAL(epoll_ctl(ep, EPOLL_CTL_ADD, br_mailbox_watch(mb)->fd, &ev), 0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = mb};
+    CU_ASSERT_EQUAL_FATAL(epoll_ctl(ep, EPOLL_CTL_ADD, br_mailbox_fd(mb), &ev), 0);
     /* each round ends with a last post whose wake-up nothing later can
      * stand in for: several rounds give a lost wake-up several chances */
     int takes = 0;

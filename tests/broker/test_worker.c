@@ -15,8 +15,8 @@
 #include "base/logging.h"
 #include "cluster/metadata_async.h"
 #include "cunit_run.h"
-#include "reactor/mailbox.h"
-#include "reactor/worker.h"
+#include "base/mailbox.h"
+#include "base/worker.h"
 #include "tmpdir.h"
 
 #define NJOBS 200
@@ -81,7 +81,7 @@ static size_t take(struct br_mailbox *mb, struct br_mail **got, size_t want)
     struct timespec start;
     (void)clock_gettime(CLOCK_MONOTONIC, &start);
     while (n < want) {
-        struct pollfd pfd = {br_mailbox_watch(mb)->fd, POLLIN, 0};
+        struct pollfd pfd = {br_mailbox_fd(mb), POLLIN, 0};
         (void)poll(&pfd, 1, 100);
         for (struct br_mail *m = br_mailbox_take_all(mb); m != NULL;) {
             struct br_mail *next = m->next;

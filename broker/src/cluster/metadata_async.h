@@ -31,7 +31,7 @@
 #include <samsa-protocol/err.h>
 
 #include "cluster/metadata.h"
-#include "reactor/worker.h"
+#include "base/worker.h"
 
 enum br_meta_op {
     BR_META_OP_CREATE_TOPIC = 1,  /* br_meta_create_topic(topic) */

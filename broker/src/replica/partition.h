@@ -23,6 +23,7 @@
 #include "reactor/purgatory.h"
 #include "replica/producer_state.h"
 #include "storage/log.h"
+#include "storage/log_manager.h"
 
 struct br_partition;
 /* what the layers above keep on a partition (server/state.h) */
@@ -37,8 +38,8 @@ struct br_partition_ops {
 struct br_partition {
     struct br_topic *topic;
     int32_t index;
-    size_t dir_index; /* which of log.dirs holds it */
     struct br_log *log;
+    struct br_managed_log *managed; /* the log manager's record of the log */
     int32_t leader_epoch;
     int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one); read it, never set it */
     struct br_producers producers;
@@ -51,12 +52,6 @@ struct br_partition {
     int64_t hw_bytes;
     /* what delayed operations on this partition wait on (server/fetch.c) */
     struct br_delay_key delayed;
-    /* the log cleaner's state (log_cleaner.c) */
-    struct {
-        int64_t first_dirty_offset; /* the part not yet cleaned begins here */
-        uint64_t job;               /* the job in flight, 0 when none */
-        bool failed;                /* a job failed: not cleaned until the next start */
-    } clean;
 };
 
 /* Makes p the leader of its log (already opened, p->log set): the leader

@@ -343,7 +343,7 @@ int br_h_delete_records(struct br_req *r)
     }
     if (moved) {
         /* the next housekeeping tick writes log-start-offset-checkpoint */
-        b->checkpoints_due = true;
+        br_logm_checkpoints_soon(b->logs);
     }
     return br_respond(r, &resp);
 }
@@ -404,7 +404,8 @@ int br_h_describe_log_dirs(struct br_req *r)
             rt->Partitions.count = 0;
             for (int32_t p = 0; p < t->npartitions; p++) {
                 const struct br_partition *part = &t->partitions[p];
-                if (part->dir_index != d || part->log == NULL || !partition_wanted(q, t->name, p)) {
+                if (part->log == NULL || part->managed == NULL ||
+                    br_managed_log_dir(part->managed) != d || !partition_wanted(q, t->name, p)) {
                     continue;
                 }
                 struct kp_DescribeLogDirsResponse_DescribeLogDirsPartition *rp =

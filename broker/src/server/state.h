@@ -31,10 +31,10 @@
 #include "replica/producer_state.h"
 #include "storage/checkpoint.h"
 #include "storage/log.h"
+#include "storage/log_manager.h"
 
 struct br_parked;
 struct br_groups;
-struct br_cleaner;
 struct br_mailbox;
 struct br_topic_admin;
 
@@ -47,7 +47,6 @@ struct br_kv {
 #define BR_MAX_APIS 64
 #define BR_MAX_PARTITIONS 100000
 #define BR_MAX_TOPIC_CONFIGS 64
-#define BR_MAX_CHECKPOINT_ENTRIES 1000000
 
 struct br_topic {
     char name[BR_TOPIC_NAME_MAX + 1];
@@ -73,35 +72,25 @@ struct br_broker {
     int64_t max_producer_id_seen;  /* the largest id found in the logs at start-up */
     int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
     struct br_timer housekeeping;
-    bool checkpoints_due;          /* the next housekeeping tick writes the offset checkpoints */
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
-    struct br_cleaner *cleaner;    /* the log cleaner (cleaner.h) */
-    struct br_flusher *flusher;    /* log flushes and checkpoint writes (log_flusher.h) */
+    struct br_watch mailbox_watch; /* its eventfd in the reactor's epoll */
+    struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
     struct br_topic_admin *admin;  /* topics being created or deleted (topic_admin.h) */
-    int64_t last_retention_ms;     /* monotonic: the last retention check (retention.h) */
     bool stopping;
     bool logs_loaded; /* br_broker_start got past loading every topic's logs */
     /* set before br_broker_start: bind no listener; requests come through
      * in-process connections (br_conn_local_new; the stateful fuzz harness) */
     bool in_process;
-    /* per log dir: partitions placed there; lock file descriptors */
-    size_t dir_partitions[BR_CONFIG_MAX_LOG_DIRS];
-    int dir_locks[BR_CONFIG_MAX_LOG_DIRS];
     /* the open file limit and the budget of open segment files, which
      * every partition's log shares (fileref.h) */
     struct br_fdlimit fdlimit;
     struct br_filecache *files;
-    /* recovery points read at start-up */
-    struct br_checkpoint_entry *recovery;
-    size_t nrecovery;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
 };
-
-#define BR_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame
  * (payload after the size, valid only during the call, writable in place);
@@ -119,10 +108,6 @@ KP_MUST_CHECK int br_broker_topic_load(struct br_broker *b, const struct br_topi
 void br_broker_topic_free(struct br_broker *b, struct br_topic *t);
 /* Producer ids: reads producer-id-block (br_broker_next_producer_id). 0 or -1. */
 KP_MUST_CHECK int br_producer_ids_load(struct br_broker *b);
-/* mkdir -p. 0 or -1 (errno). */
-KP_MUST_CHECK int br_mkdirs(const char *path);
-/* Orders checkpoint entries by topic, then partition (qsort, bsearch). */
-int br_checkpoint_entry_cmp(const void *a, const void *b);
 
 /* A producer id never handed out before by this log dir (InitProducerId):
  * ids are reserved on disk in blocks (producer-id-block), so neither a
@@ -132,15 +117,6 @@ KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
 
 struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
 
-/* Reads the checkpoint file `name` of log dir d into *e, *n (free with
- * br_checkpoint_free). False when it cannot be read: the reason is logged as
- * a warning with `without`, what the broker does without it. */
-bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
-                                   const char *without, struct br_checkpoint_entry **e, size_t *n);
-/* The partition a checkpoint entry of log dir d names, when it exists and
- * lives in that dir; else NULL. */
-struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
-                                                    const struct br_checkpoint_entry *e, size_t d);
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and
  * br_topic_admin_creating says so meanwhile). err/errlen explain a failure;
@@ -151,12 +127,12 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
 /* Installs a topic whose metadata is stored and whose logs a worker made:
  * logs[0..m->partitions) are taken whatever the result (closed on failure),
  * dirs[i] is the log dir of partition i (already counted in
- * dir_partitions). Returns 0 or -1 (out of memory). */
+ * placed there by br_logm_place). Returns 0 or -1 (out of memory). */
 int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, struct br_log **logs,
                           const size_t *dirs);
 /* Adds partitions [t->npartitions, partitions) to a topic whose metadata
  * store holds them already and whose logs a worker made: logs[i] and
- * dirs[i] (already counted in dir_partitions) for each new i, taken
+ * dirs[i] (placed there by br_logm_place) for each new i, taken
  * whatever the result (closed on failure). Parked fetches on the topic are
  * answered first. Returns 0 or -1 (out of memory, the topic unchanged). */
 KP_MUST_CHECK int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,

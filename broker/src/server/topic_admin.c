@@ -4,8 +4,8 @@
 #include "server/topic_admin.h"
 
 #include "base/logging.h"
+#include "base/worker.h"
 #include "cluster/metadata_async.h"
-#include "reactor/worker.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -47,8 +47,8 @@ struct topic_op {
                                   ADD: name, new count, rf, the new partitions' replicas */
     int32_t first;             /* ADD: the partitions it adds start here (CREATE: 0) */
     struct br_log_config lc;   /* CREATE, ADD: the new logs' settings */
-    size_t *dirs;              /* CREATE, ADD: each new partition's log dir, counted in
-                                  dir_partitions ([first, meta.partitions)) */
+    size_t *dirs;              /* CREATE, ADD: each new partition's log dir, placed there
+                                  by br_logm_place ([first, meta.partitions)) */
     int16_t code;              /* the outcome, a wire error code */
     char msg[256];             /* why, when code != 0 */
     int64_t started_ms;        /* monotonic */
@@ -425,9 +425,7 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
     }
     if (op->kind != OP_DELETE && op->code != KP_ERR_NONE && op->dirs != NULL) {
         for (int32_t p = op->first; p < op->meta.partitions; p++) {
-            if (b->dir_partitions[op->dirs[p]] > 0) {
-                b->dir_partitions[op->dirs[p]]--;
-            }
+            br_logm_release(b->logs, op->dirs[p]);
         }
     }
     uint64_t id = op->id;
@@ -595,8 +593,9 @@ static void undo_moves(struct br_broker *b, struct topic_op *op)
     for (int32_t p = 0; t != NULL && p < t->npartitions; p++) {
         struct br_partition *part = &t->partitions[p];
         char path[PATH_MAX];
-        if (part->log == NULL ||
-            partition_path(b->cfg.log_dirs[part->dir_index], t->name, p, path, sizeof path) != 0 ||
+        if (part->log == NULL || part->managed == NULL ||
+            partition_path(br_logm_dir(b->logs, br_managed_log_dir(part->managed)), t->name, p,
+                           path, sizeof path) != 0 ||
             strcmp(br_log_dir(part->log), path) == 0) {
             continue;
         }
@@ -788,14 +787,7 @@ static int place_and_store(struct br_broker *b, struct topic_op *op, int32_t fir
                            enum br_meta_op what)
 {
     for (int32_t p = first; p < end; p++) {
-        size_t best = 0;
-        for (size_t d = 1; d < b->cfg.n_log_dirs; d++) {
-            if (b->dir_partitions[d] < b->dir_partitions[best]) {
-                best = d;
-            }
-        }
-        op->dirs[p] = best;
-        b->dir_partitions[best]++;
+        op->dirs[p] = br_logm_place(b->logs);
     }
     op->next = b->admin->ops;
     b->admin->ops = op;
@@ -922,11 +914,11 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
     for (; moved < t->npartitions; moved++) {
         struct br_partition *part = &t->partitions[moved];
         char target[PATH_MAX];
-        if (part->log == NULL) {
+        if (part->log == NULL || part->managed == NULL) {
             continue;
         }
-        if (br_log_delete_dir_name(b->cfg.log_dirs[part->dir_index], t->name, moved, target,
-                                   sizeof target) != 0 ||
+        if (br_log_delete_dir_name(br_logm_dir(b->logs, br_managed_log_dir(part->managed)), t->name,
+                                   moved, target, sizeof target) != 0 ||
             br_log_move_dir(part->log, target) != 0) {
             break;
         }

@@ -72,7 +72,7 @@
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/messages.h>
 
-#include "reactor/mailbox.h"
+#include "base/mailbox.h"
 #include "server/state.h"
 
 struct br_req;

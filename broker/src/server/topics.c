@@ -18,36 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------- checkpoints */
-
-bool br_broker_read_dir_checkpoint(const struct br_broker *b, size_t d, const char *name,
-                                   const char *without, struct br_checkpoint_entry **e, size_t *n)
-{
-    char path[4096];
-    (void)snprintf(path, sizeof path, "%s/%s", b->cfg.log_dirs[d], name);
-    struct br_checkpoint_error cerr;
-    *e = NULL;
-    *n = 0;
-    if (br_checkpoint_read(path, BR_MAX_CHECKPOINT_ENTRIES, e, n, &cerr) != 0) {
-        char msg[512];
-        br_checkpoint_error_format(path, &cerr, msg, sizeof msg);
-        br_warn("ignoring %s (%s)", msg, without);
-        return false;
-    }
-    return true;
-}
-
-struct br_partition *br_broker_checkpoint_partition(struct br_broker *b,
-                                                    const struct br_checkpoint_entry *e, size_t d)
-{
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(e->topic));
-    if (t == NULL || e->partition < 0 || e->partition >= t->npartitions) {
-        return NULL;
-    }
-    struct br_partition *p = &t->partitions[e->partition];
-    return p->dir_index == d ? p : NULL;
-}
-
 /* ---------------------------------------------------------------- topics */
 
 /* The high watermark of a partition moved: the fetches parked on it may
@@ -98,51 +68,6 @@ struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name)
     return NULL;
 }
 
-/* mkdir -p */
-int br_mkdirs(const char *path)
-{
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s", path);
-    if (n <= 0 || (size_t)n >= sizeof tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = tmp + 1; *p != '\0'; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-                return -1;
-            }
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-        return -1;
-    }
-    return 0;
-}
-
-/* The log dir that already holds this partition, else the one with the
- * fewest partitions (Kafka's placement rule). */
-static const char *pick_log_dir(struct br_broker *b, const char *topic, int32_t p, char *path,
-                                size_t pathlen)
-{
-    const char *best = NULL;
-    size_t best_count = SIZE_MAX;
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        const char *dir = b->cfg.log_dirs[i];
-        int n = snprintf(path, pathlen, "%s/%s-%" PRId32, dir, topic, p);
-        if (n > 0 && (size_t)n < pathlen && access(path, F_OK) == 0) {
-            return dir;
-        }
-        if (b->dir_partitions[i] < best_count) {
-            best_count = b->dir_partitions[i];
-            best = dir;
-        }
-    }
-    return best;
-}
-
 void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
 {
     if (t == NULL) {
@@ -153,6 +78,8 @@ void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
         /* parked fetches on this partition are answered now */
         br_purgatory_complete_key(&b->purgatory, &p->delayed);
         br_producers_free(&p->producers);
+        br_logm_remove(b->logs, p->managed);
+        p->managed = NULL;
         if (p->log != NULL) {
             br_log_close(p->log);
         }
@@ -177,44 +104,25 @@ void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config 
     lc->retention_ms = tc->retention_ms;
     /* any negative retention.bytes means no limit (Kafka's rule) */
     lc->retention_bytes = tc->retention_bytes < 0 ? -1 : tc->retention_bytes;
+    lc->cleanup_delete = (tc->cleanup_policy & BR_CLEANUP_DELETE) != 0;
+    lc->cleanup_compact = (tc->cleanup_policy & BR_CLEANUP_COMPACT) != 0;
+    lc->delete_retention_ms = tc->delete_retention_ms;
+    lc->min_compaction_lag_ms = tc->min_compaction_lag_ms;
+    lc->min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
 }
 
-int br_checkpoint_entry_cmp(const void *a, const void *b)
-{
-    const struct br_checkpoint_entry *x = a;
-    const struct br_checkpoint_entry *y = b;
-    int c = strcmp(x->topic, y->topic);
-    if (c != 0) {
-        return c;
-    }
-    return x->partition < y->partition ? -1 : (x->partition > y->partition ? 1 : 0);
-}
-
-/* The recovery points are sorted once after loading (br_broker_start), so
- * that opening many partitions does not scan the whole list for each. */
-static int64_t recovery_point_for(const struct br_broker *b, const char *topic, int32_t p)
-{
-    struct br_checkpoint_entry key;
-    memset(&key, 0, sizeof key);
-    (void)snprintf(key.topic, sizeof key.topic, "%s", topic);
-    key.partition = p;
-    const struct br_checkpoint_entry *e =
-        b->nrecovery == 0
-            ? NULL
-            : bsearch(&key, b->recovery, b->nrecovery, sizeof key, br_checkpoint_entry_cmp);
-    return e != NULL ? e->offset : 0;
-}
-
-/* Fills partition `index` of t around its open log (taken) in log dir
- * `dir`. Placement counts (b->dir_partitions) are the caller's. */
-static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
-                            struct br_log *log, size_t dir)
+/* Fills partition `index` of t around its open log (taken: closed with the
+ * topic) in log dir `dir` (placed there by the log manager), and hands the
+ * log to the log manager. 0, or -1 when the log manager could not take it
+ * (out of memory, logged: the partition serves, but its log is not flushed,
+ * checkpointed or retained until the next start). */
+static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
+                           struct br_log *log, size_t dir)
 {
     struct br_partition *p = &t->partitions[index];
     p->topic = t;
     p->index = index;
     p->log = log;
-    p->dir_index = dir;
     /* a log made on the I/O worker holds its files outside any budget */
     br_log_set_files(log, b->files);
     /* standalone: this broker leads every partition; its epoch stays put
@@ -226,36 +134,35 @@ static void partition_setup(struct br_broker *b, struct br_topic *t, int32_t ind
     if (max_id > b->max_producer_id_seen) {
         b->max_producer_id_seen = max_id;
     }
+    if (br_logm_add(b->logs, log, t->name, index, dir, p, &p->managed) != 0) {
+        br_error("out of memory adding the log of %s-%" PRId32, t->name, index);
+        br_logm_release(b->logs, dir);
+        return -1;
+    }
+    return 0;
 }
 
 static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
 {
+    size_t dir = br_logm_find_dir(b->logs, t->name, index);
     char path[4096];
-    const char *dir = pick_log_dir(b, t->name, index, path, sizeof path);
-    if (dir == NULL) {
-        return -1;
-    }
-    int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, dir, t->name, index);
+    int n =
+        snprintf(path, sizeof path, "%s/%s-%" PRId32, br_logm_dir(b->logs, dir), t->name, index);
     if (n < 0 || (size_t)n >= sizeof path) {
+        br_logm_release(b->logs, dir);
         return -1;
     }
     struct br_log_config lc;
     br_topic_log_config(&t->config, &lc);
     struct br_log *log = NULL;
-    int err = br_log_open(path, &lc, recovery_point_for(b, t->name, index), b->files, &log);
+    int err =
+        br_log_open(path, &lc, br_logm_recovery_point(b->logs, t->name, index), b->files, &log);
     if (err != 0) {
         br_error("cannot open log %s: %s", path, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        br_logm_release(b->logs, dir);
         return -1;
     }
-    size_t dir_index = 0;
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        if (b->cfg.log_dirs[i] == dir) {
-            b->dir_partitions[i]++;
-            dir_index = i;
-        }
-    }
-    partition_setup(b, t, index, log, dir_index);
-    return 0;
+    return partition_setup(b, t, index, log, dir);
 }
 
 static int topic_insert(struct br_broker *b, struct br_topic *t)
@@ -313,7 +220,7 @@ int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m)
     }
     for (int32_t i = 0; i < t->npartitions; i++) {
         if (open_partition(b, t, i) != 0) {
-            t->npartitions = i;
+            t->npartitions = i + 1; /* the log of i too, when it was opened */
             br_broker_topic_free(b, t);
             return -1;
         }
@@ -337,7 +244,7 @@ int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, st
         return -1;
     }
     for (int32_t i = 0; i < t->npartitions; i++) {
-        partition_setup(b, t, i, logs[i], dirs[i]);
+        (void)partition_setup(b, t, i, logs[i], dirs[i]); /* a failure is logged */
         logs[i] = NULL;
     }
     if (topic_insert(b, t) != 0) {
@@ -372,8 +279,11 @@ int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partit
     kp_free(t->partitions);
     t->partitions = parts;
     t->npartitions = partitions;
+    for (int32_t i = 0; i < old; i++) {
+        br_logm_set_owner(parts[i].managed, &parts[i]); /* moved */
+    }
     for (int32_t i = old; i < partitions; i++) {
-        partition_setup(b, t, i, logs[i], dirs[i]);
+        (void)partition_setup(b, t, i, logs[i], dirs[i]); /* a failure is logged */
         logs[i] = NULL;
     }
     return 0;
@@ -545,12 +455,6 @@ int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
     if (i < b->ntopics && b->topics[i] == t) {
         memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof(struct br_topic *));
         b->ntopics--;
-    }
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        size_t d = t->partitions[p].dir_index;
-        if (d < b->cfg.n_log_dirs && b->dir_partitions[d] > 0) {
-            b->dir_partitions[d]--;
-        }
     }
     /* parked fetches are answered; the logs are closed (their
      * directories go next, by path, away from the reactor) */

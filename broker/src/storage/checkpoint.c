@@ -693,3 +693,14 @@ int br_epoch_checkpoint_write(const char *path, const struct br_epoch_entry *e, 
     kp_wr_free(&w);
     return rc;
 }
+
+int br_checkpoint_entry_cmp(const void *a, const void *b)
+{
+    const struct br_checkpoint_entry *x = a;
+    const struct br_checkpoint_entry *y = b;
+    int c = strcmp(x->topic, y->topic);
+    if (c != 0) {
+        return c;
+    }
+    return x->partition < y->partition ? -1 : (x->partition > y->partition ? 1 : 0);
+}

@@ -115,6 +115,9 @@ KP_MUST_CHECK int br_epoch_checkpoint_encode(const struct br_epoch_entry *e, siz
 KP_MUST_CHECK int br_epoch_checkpoint_write(const char *path, const struct br_epoch_entry *e,
                                             size_t n);
 
+/* Orders checkpoint entries by topic, then partition (qsort, bsearch). */
+int br_checkpoint_entry_cmp(const void *a, const void *b);
+
 /* Frees an array returned by a reader. */
 void br_checkpoint_free(void *entries);
 

@@ -53,7 +53,8 @@
  * dirty part with more keys is cleaned in several passes, a segment
  * boundary at a time.
  *
- * The schedule (which log, when, on which thread) is log_cleaner.h's.
+ * The schedule (which log, when, on which thread) is the log manager's
+ * (log_manager.h).
  *
  * @locality br_clean_job_run: any one thread at a time; the rest of
  * br_clean_job_*: the thread that owns the log.

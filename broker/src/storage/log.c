@@ -121,6 +121,11 @@ void br_log_config_defaults(struct br_log_config *c)
     c->flush_interval_ms = INT64_MAX;
     c->retention_ms = BR_LOG_DEFAULT_RETENTION_MS;
     c->retention_bytes = -1;
+    c->cleanup_delete = true;
+    c->cleanup_compact = false;
+    c->delete_retention_ms = INT64_C(86400000);
+    c->min_compaction_lag_ms = 0;
+    c->min_cleanable_dirty_ratio = 0.5;
 }
 
 int br_log_config_check(const struct br_log_config *c, const char **field)

@@ -70,6 +70,12 @@ struct br_log_config {
     int64_t flush_interval_ms;       /* flush.ms, >= 0; INT64_MAX = never */
     int64_t retention_ms;            /* retention.ms, -1 = forever (used by retention) */
     int64_t retention_bytes;         /* retention.bytes, -1 = forever */
+    /* what the log manager does with the log (log_manager.h) */
+    bool cleanup_delete;              /* cleanup.policy has delete: retention by time and size */
+    bool cleanup_compact;             /* cleanup.policy has compact: the cleaner compacts it */
+    int64_t delete_retention_ms;      /* delete.retention.ms: how long tombstones stay */
+    int64_t min_compaction_lag_ms;    /* min.compaction.lag.ms */
+    double min_cleanable_dirty_ratio; /* min.cleanable.dirty.ratio */
 };
 
 #define BR_LOG_DEFAULT_SEGMENT_BYTES INT64_C(1073741824)
@@ -79,7 +85,8 @@ struct br_log_config {
 #define BR_LOG_DEFAULT_RETENTION_MS INT64_C(604800000)
 
 /* The defaults: 1 GiB segments, 7 days, 4096, 10 MiB, no forced flush,
- * retention 7 days by time and unlimited by size (Kafka's). */
+ * retention 7 days by time and unlimited by size, cleanup.policy delete,
+ * tombstones kept a day, no compaction lag, dirty ratio 0.5 (Kafka's). */
 void br_log_config_defaults(struct br_log_config *c);
 
 /* 0 when every field is in range, else KP_E_INVALID_ARG with *field naming

@@ -1,7 +1,7 @@
 /*
  * samsa-broker: retention, Kafka's Log.deleteOldSegments.
  *
- * Every log.retention.check.interval.ms (log_retention.h schedules it) each
+ * Every log.retention.check.interval.ms (the log manager schedules it) each
  * partition whose topic's cleanup.policy includes "delete" loses its oldest
  * segments while
  *   - retention.ms >= 0 and the segment's largest timestamp (its .log's

@@ -3,8 +3,8 @@
  *
  * A mutex-protected FIFO of messages and an eventfd. A helper thread posts a
  * message (br_mailbox_post): it is appended under the mutex and the eventfd
- * is bumped. The eventfd is registered in the reactor's epoll as a watch of
- * kind BR_WATCH_USER (br_mailbox_watch); when it fires, the reactor takes
+ * is bumped. Its owner registers the eventfd (br_mailbox_fd) in the
+ * reactor's epoll as a watch of its own; when it fires, the reactor takes
  * every message at once (br_mailbox_take_all) and handles them on its own
  * thread, where it may touch logs and partitions. The threads never touch
  * reactor state: what they need travels inside the message.
@@ -25,8 +25,6 @@
 
 #include <samsa-protocol/err.h>
 
-#include "reactor/net.h"
-
 /* A message. deliver, set by whoever asked for the work the message reports
  * on, is what the reactor's user calls with it (br_mail_deliver): the
  * mailbox knows nothing of what travels in it. */
@@ -42,8 +40,9 @@ struct br_mailbox;
  * *out owned by the caller (br_mailbox_free). */
 KP_MUST_CHECK int br_mailbox_create(struct br_mailbox **out);
 
-/* The watch to register with the reactor (br_net_watch_add). */
-struct br_watch *br_mailbox_watch(struct br_mailbox *mb);
+/* The eventfd to watch for reading (the reactor's br_net_watch_add): it
+ * is readable while messages wait. */
+int br_mailbox_fd(const struct br_mailbox *mb);
 
 /* Appends m and wakes the reactor. Any thread; never fails. */
 void br_mailbox_post(struct br_mailbox *mb, struct br_mail *m);

@@ -36,7 +36,7 @@
 
 #include <samsa-protocol/err.h>
 
-#include "reactor/mailbox.h"
+#include "base/mailbox.h"
 
 struct br_job;
 

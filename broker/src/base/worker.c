@@ -1,7 +1,7 @@
 /* samsa-broker: the I/O worker (see worker.h). */
 #define _GNU_SOURCE
 
-#include "reactor/worker.h"
+#include "base/worker.h"
 
 #include "base/logging.h"
 

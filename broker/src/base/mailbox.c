@@ -1,7 +1,7 @@
 /* samsa-broker: the reactor's mailbox (see mailbox.h). */
 #define _GNU_SOURCE
 
-#include "reactor/mailbox.h"
+#include "base/mailbox.h"
 
 #include "base/logging.h"
 
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 struct br_mailbox {
-    struct br_watch watch; /* first: epoll hands it back */
+    int fd; /* the eventfd */
     pthread_mutex_t mu;
     struct br_mail *head; /* guarded by mu */
     struct br_mail *tail; /* guarded by mu */
@@ -28,8 +28,8 @@ int br_mailbox_create(struct br_mailbox **out)
     if (mb == NULL) {
         return KP_E_NOMEM;
     }
-    mb->watch.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (mb->watch.fd < 0) {
+    mb->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (mb->fd < 0) {
         br_error("eventfd: %s", strerror(errno));
         goto out_free;
     }
@@ -41,15 +41,15 @@ int br_mailbox_create(struct br_mailbox **out)
     return 0;
 
 out_close:
-    (void)close(mb->watch.fd);
+    (void)close(mb->fd);
 out_free:
     kp_free(mb);
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-struct br_watch *br_mailbox_watch(struct br_mailbox *mb)
+int br_mailbox_fd(const struct br_mailbox *mb)
 {
-    return &mb->watch;
+    return mb->fd;
 }
 
 void br_mailbox_post(struct br_mailbox *mb, struct br_mail *m)
@@ -68,7 +68,7 @@ void br_mailbox_post(struct br_mailbox *mb, struct br_mail *m)
      * never read the wake-up and miss the message */
     uint64_t one = 1;
     for (;;) {
-        ssize_t w = write(mb->watch.fd, &one, sizeof one);
+        ssize_t w = write(mb->fd, &one, sizeof one);
         if (w >= 0 || errno != EINTR) {
             /* EAGAIN: the counter is at its maximum, so a wake-up is pending */
             break;
@@ -80,7 +80,7 @@ struct br_mail *br_mailbox_take_all(struct br_mailbox *mb)
 {
     uint64_t n = 0;
     for (;;) {
-        ssize_t r = read(mb->watch.fd, &n, sizeof n);
+        ssize_t r = read(mb->fd, &n, sizeof n);
         if (r >= 0 || errno != EINTR) {
             break; /* EAGAIN: nothing was signalled; the list decides */
         }
@@ -98,8 +98,8 @@ void br_mailbox_free(struct br_mailbox *mb)
     if (mb == NULL) {
         return;
     }
-    if (mb->watch.fd >= 0) {
-        (void)close(mb->watch.fd);
+    if (mb->fd >= 0) {
+        (void)close(mb->fd);
     }
     (void)pthread_mutex_destroy(&mb->mu);
     kp_free(mb);
