@@ -395,7 +395,7 @@ int br_logm_add(struct br_log_manager *lm, struct br_log *log, const char *topic
     }
     if (lm->nlogs == lm->logs_cap) {
         size_t cap = lm->logs_cap == 0 ? 64 : lm->logs_cap * 2;
-        struct br_managed_log **nl = kp_realloc(lm->logs, cap * sizeof *nl);
+        struct br_managed_log **nl = kp_realloc(lm->logs, cap * sizeof(struct br_managed_log *));
         if (nl == NULL) {
             return KP_E_NOMEM;
         }
@@ -411,7 +411,7 @@ int br_logm_add(struct br_log_manager *lm, struct br_log *log, const char *topic
     ml->dir = dir;
     ml->log = log;
     ml->owner = owner;
-    memmove(&lm->logs[i + 1], &lm->logs[i], (lm->nlogs - i) * sizeof *lm->logs);
+    memmove(&lm->logs[i + 1], &lm->logs[i], (lm->nlogs - i) * sizeof(struct br_managed_log *));
     lm->logs[i] = ml;
     lm->nlogs++;
     *out = ml;
@@ -425,7 +425,8 @@ void br_logm_remove(struct br_log_manager *lm, struct br_managed_log *ml)
     }
     size_t i = lower_bound(lm, ml->topic, ml->partition);
     if (i < lm->nlogs && lm->logs[i] == ml) {
-        memmove(&lm->logs[i], &lm->logs[i + 1], (lm->nlogs - i - 1) * sizeof *lm->logs);
+        memmove(&lm->logs[i], &lm->logs[i + 1],
+                (lm->nlogs - i - 1) * sizeof(struct br_managed_log *));
         lm->nlogs--;
     }
     br_logm_release(lm, ml->dir);
