@@ -62,6 +62,36 @@ def create_partitions_v1(name, count, corr=91):
             + struct.pack(">ii", count, -1) + struct.pack(">i", 10000) + b"\x00")
 
 
+def _s16(x):
+    return struct.pack(">h", len(x)) + x.encode()
+
+
+def _ints(xs):
+    return struct.pack(">i", len(xs)) + b"".join(struct.pack(">i", x) for x in xs)
+
+
+def interbroker_frames(corr=120):
+    """What a Kafka 2.0 controller and a broker shutting down send (header v1,
+    Kafka 2.0's layouts): LeaderAndIsr v1 making this broker t0-0's leader,
+    UpdateMetadata v4, StopReplica v0 deleting t0-0, ControlledShutdown v1.
+    The broker does not advertise these APIs: it closes the connection."""
+    def head(key, version, c):
+        return struct.pack(">hhi", key, version, c) + _s16("controller")
+    state = (_s16("t0") + struct.pack(">iiii", 0, 1, 0, 1) + _ints([0]) + struct.pack(">i", 0)
+             + _ints([0]))
+    leader_and_isr = (head(4, 1, corr) + struct.pack(">ii", 1, 1) + struct.pack(">i", 1) + state
+                      + b"\x01" + struct.pack(">i", 1) + struct.pack(">i", 0) + _s16("h")
+                      + struct.pack(">i", 9092))
+    update_metadata = (head(6, 4, corr + 1) + struct.pack(">ii", 1, 1) + struct.pack(">i", 1)
+                       + state + _ints([]) + struct.pack(">i", 1) + struct.pack(">i", 0)
+                       + struct.pack(">i", 1) + struct.pack(">i", 9092) + _s16("h")
+                       + _s16("PLAINTEXT") + struct.pack(">h", 0) + struct.pack(">h", -1))
+    stop_replica = (head(5, 0, corr + 2) + struct.pack(">ii", 1, 1) + b"\x01"
+                    + struct.pack(">i", 1) + _s16("t0") + struct.pack(">i", 0))
+    controlled_shutdown = head(7, 1, corr + 3) + struct.pack(">i", 0)
+    return [leader_and_isr, update_metadata, stop_replica, controlled_shutdown]
+
+
 SEEDS = {
     "produce-fetch-restart": create(0, 2) + produce(0, 0, 4, codec=1) + produce(0, 1, 16)
     + fetch(0, 0) + [OFFSETS, 0, 0, 2, 0, 0] + [HOUSE, 0] + fetch(0, 1, which=2) + fetch(0, 0, 4, 1),
@@ -79,6 +109,8 @@ SEEDS = {
     + produce(0, 2, 1) + fetch(0, 2) + [HOUSE, 0] + fetch(0, 0),
     "acks0-fetch": create(0, 1) + produce(0, 0, 2, acks=0) + produce(0, 0, 2, version=3)
     + fetch(0, 0, 4, 3, 0) + fetch(0, 0, 8, 1),
+    "interbroker-unserved": create(0, 1) + produce(0, 0, 3)
+    + sum((raw(f) + fetch(0, 0, 8) for f in interbroker_frames()), []) + [HOUSE, 0] + fetch(0, 0),
 }
 
 

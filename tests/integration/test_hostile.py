@@ -126,6 +126,46 @@ def case_unknown_api_key(t):
                          what="api key %d" % key)
 
 
+def interbroker_requests(corr):
+    """What a Kafka 2.0 controller (and a broker shutting down) sends, in
+    Kafka 2.0's layouts: LeaderAndIsr v1, StopReplica v0, UpdateMetadata v4,
+    ControlledShutdown v1; each names this broker (id 0) and topic t-0."""
+    state = (string("t") + i32(0) + i32(1) + i32(0) + i32(1) + array([i32(0)]) + i32(0)
+             + array([i32(0)]))
+    return [
+        ("LeaderAndIsr v1", kwire.request(4, 1, corr, i32(1) + i32(1) + array([state + i8(1)])
+                                          + array([i32(0) + string("h") + i32(9092)]))),
+        ("StopReplica v0", kwire.request(5, 0, corr, i32(1) + i32(1) + i8(1)
+                                         + array([string("t") + i32(0)]))),
+        ("UpdateMetadata v4", kwire.request(6, 4, corr, i32(1) + i32(1)
+                                            + array([state + array([])])
+                                            + array([i32(0) + array([i32(9092) + string("h")
+                                                                     + string("PLAINTEXT")
+                                                                     + i16(0)])
+                                                     + i16(-1)]))),
+        ("ControlledShutdown v1", kwire.request(7, 1, corr, i32(0))),
+    ]
+
+
+def case_interbroker_apis_not_served(t):
+    """The protocol crate decodes LeaderAndIsr, StopReplica, UpdateMetadata
+    and ControlledShutdown, but the broker does not handle them: it does not
+    advertise them, and closes a connection that sends one, as for an API it
+    does not know, without touching the partition named."""
+    sc = Scene(t)
+    with kwire.connect(sc.b.port) as s:
+        _, _, apis = kwire.parse_api_versions_v0(kwire.roundtrip(s, kwire.api_versions_v0(1)))
+        s.sendall(kwire.create_topics_v0(2, "t", 1))
+        eq(kwire.parse_create_topics_v0(kwire.recv_frame(s)), (2, {"t": 0}), "CreateTopics t")
+    for key in (4, 5, 6, 7):
+        check(key not in apis, "ApiVersions advertises inter-broker API %d: %r", key, apis.get(key))
+    for what, frame in interbroker_requests(64):
+        sc.expect_closed(frame + FOLLOWER, corr=64, what=what)
+    corr, _, _, topics = kwire.parse_metadata_v1(
+        kwire.roundtrip(sc.bystander, kwire.metadata_v1(200, ["t"])))
+    eq((corr, topics), (200, {"t": (0, {0: (0, 0)})}), "Metadata of t after the requests")
+
+
 def case_unknown_version(t):
     sc = Scene(t)
     for key in (kwire.METADATA, kwire.PRODUCE, kwire.FETCH, kwire.LIST_OFFSETS):
@@ -375,7 +415,8 @@ def case_random_frames(t):
 
 
 CASES = [case_frame_size_huge, case_frame_size_over_limit, case_frame_size_negative,
-         case_frame_size_zero_and_tiny, case_unknown_api_key, case_unknown_version,
+         case_frame_size_zero_and_tiny, case_unknown_api_key, case_interbroker_apis_not_served,
+         case_unknown_version,
          case_truncated_bodies, case_huge_array_counts, case_bad_crc_produce,
          case_half_frame_held_open, case_500_idle_connections, case_max_connections,
          case_null_client_id, case_random_frames]

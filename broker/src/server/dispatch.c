@@ -21,7 +21,10 @@ struct dispatch_entry {
 };
 
 /* What the broker answers, by ApiKey. Versions within the protocol crate's
- * table; min 0 everywhere (librdkafka derives features from old versions). */
+ * table; min 0 everywhere (librdkafka derives features from old versions).
+ * ApiVersions lists these entries, not the crate's table (kp_apis), which
+ * also holds APIs the broker does not serve: LeaderAndIsr, StopReplica,
+ * UpdateMetadata and ControlledShutdown get an entry with their handler. */
 static const struct dispatch_entry dispatch[] = {
     [KP_API_PRODUCE] = {0, 7, br_h_produce},
     [KP_API_FETCH] = {0, 11, br_h_fetch},

@@ -40,8 +40,9 @@ struct kp_response_header {
 KP_MUST_CHECK int kp_frame_size(const uint8_t *p, size_t avail, int32_t max, int32_t *size);
 
 /* Header versions for an API and version Samsa knows (ControlledShutdown v0's
- * header v0 is never used: Samsa does not speak that API). For an unknown API
- * the request header is read as v1, which every non-flexible API uses. */
+ * header v0, without ClientId, is never used: Samsa speaks ControlledShutdown
+ * v1 only). For an unknown API or version the request header is read as v1,
+ * which every non-flexible API uses. */
 int16_t kp_request_header_version(int16_t api_key, int16_t api_version);
 int16_t kp_response_header_version(int16_t api_key, int16_t api_version);
 
