@@ -4,14 +4,27 @@ the tests that need one, on 127.0.0.1 on a free port, stopped by PID.
     zk = ZooKeeper(workdir)          # nothing runs yet
     zk.start()                       # returns once it answers `ruok` with `imok`
     zk.connect                       # "127.0.0.1:PORT"
+    zk.pid                           # the JVM's process id
     zk.stop()                        # SIGTERM, then SIGKILL after a deadline
+
+    with ZooKeeper(workdir) as zk:   # the same, stopped however the block ends
+        ...
+
+    missing_parts()                  # [] when ZooKeeper can run here, else
+                                     # what is missing (the tests then skip)
 
 Its data and its log (zookeeper.log, the JVM's console) stay in
 <workdir>/zookeeper/. Loopback only, no admin web server (it would bind
-0.0.0.0:8080), the four-letter words ruok, srvr, stat and mntr allowed.
+0.0.0.0:8080), the four-letter words ruok, srvr, stat and mntr allowed. The
+JVM is started directly on the package's jars (the `exec` of
+/usr/share/zookeeper/bin/zkServer.sh start-foreground, without its
+environment scripts), so the process started is the one stopped.
+A port another process took between the choice and the bind is noticed
+(the JVM exits, or never answers) and another port is tried.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,9 +41,23 @@ log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
 log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %m%n
 """
 
+LOG_TAIL_LINES = 30
+
 
 class ZooKeeperError(AssertionError):
     pass
+
+
+class ZooKeeperNotInstalled(ZooKeeperError):
+    """What ZooKeeper needs is not on this machine (a test skips)."""
+
+
+def missing_parts():
+    """What running ZooKeeper needs and this machine lacks: [] when nothing."""
+    missing = [j for j in JARS if not os.path.exists(j)]
+    if shutil.which("java") is None:
+        missing.append("java")
+    return missing
 
 
 def four_letter(port, word, timeout=2.0):
@@ -57,11 +84,37 @@ class ZooKeeper:
     def connect(self):
         return "127.0.0.1:%d" % self.port
 
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
     def start(self, timeout=60.0):
-        missing = [j for j in JARS if not os.path.exists(j)]
+        """Starts it and returns once it answers ruok with imok (a generous
+        deadline: a loaded machine starts a JVM slowly)."""
+        missing = missing_parts()
         if missing:
-            raise ZooKeeperError("ZooKeeper is not installed (missing %s): run ci/install-deps"
-                                 % ", ".join(missing))
+            raise ZooKeeperNotInstalled("ZooKeeper is not installed (missing %s): run "
+                                        "ci/install-deps" % ", ".join(missing))
+        last = None
+        for attempt in range(3):
+            try:
+                return self._start_once(timeout)
+            except ZooKeeperError as e:
+                last = e
+                in_use = "Address already in use" in self.log_tail()
+                self.stop()
+                if not in_use or attempt == 2:
+                    raise
+        raise last
+
+    def _start_once(self, timeout):
         self.port = free_port()
         with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
             f.write("tickTime=2000\ninitLimit=10\nsyncLimit=5\n"
@@ -90,11 +143,12 @@ class ZooKeeper:
             except OSError as e:
                 last = e
             time.sleep(0.1)
-        self.stop()
         raise ZooKeeperError("ZooKeeper did not answer ruok within %.0f s (last: %s); see %s"
                              % (timeout, last, self.log_path))
 
     def stop(self, timeout=15.0):
+        """SIGTERM to its PID, SIGKILL if it is still there after timeout. A
+        no-op when it does not run."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
@@ -105,3 +159,11 @@ class ZooKeeper:
                 self.proc.send_signal(signal.SIGKILL)
                 self.proc.wait()
         self.proc = None
+
+    def log_tail(self, lines=LOG_TAIL_LINES):
+        try:
+            with open(self.log_path, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
