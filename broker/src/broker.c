@@ -6,6 +6,7 @@
 
 #include "base/logging.h"
 #include "base/mailbox.h"
+#include "cluster_member.h"
 #include "log_dirs.h"
 #include "server/group.h"
 #include "server/request.h"
@@ -103,6 +104,8 @@ static int open_log_manager(struct br_broker *b)
     return br_logm_open(&lc, &log_manager_ops, b, &b->logs);
 }
 
+static int load_topics(struct br_broker *b, bool identity_existed);
+
 int br_broker_start(struct br_broker *b)
 {
     if (b->cfg.n_log_dirs == 0 || b->cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
@@ -110,6 +113,9 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0; /* until meta.properties says */
+    /* a member of a cluster: topics and leadership come from the controller */
+    b->cluster = b->cfg.zookeeper_connect != NULL;
+    br_mc_init(&b->mc);
     br_supported_apis_init(b);
     br_fdlimit_init(b->cfg.log_open_files_max, &b->fdlimit);
     if (br_filecache_new(b->fdlimit.files_max, &b->files) != 0) {
@@ -140,6 +146,56 @@ int br_broker_start(struct br_broker *b)
     if (br_log_dirs_load_identity(b, &identity_existed) != 0) {
         return -1;
     }
+    if (!b->cluster && load_topics(b, identity_existed) != 0) {
+        return -1;
+    }
+    br_logm_loaded(b->logs);
+    br_info("loaded %zu topic(s)", b->ntopics);
+    br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->logs), br_logm_segment_count(b->logs),
+                      b->cfg.max_connections, br_config_is_set(&b->cfg, BR_CFG_MAX_CONNECTIONS));
+    if (br_producer_ids_load(b) != 0) {
+        return -1;
+    }
+    b->logs_loaded = true;
+    /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
+     * not an address a client can use: fall back to 127.0.0.1 there) */
+    const struct br_listener *adv = &b->cfg.advertised_listeners[0];
+    (void)snprintf(b->advertised_host, sizeof b->advertised_host, "%s",
+                   adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
+                                                                             : "127.0.0.1");
+    b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
+    if (br_mailbox_create(&b->mailbox) != 0 || mailbox_watch_add(b) != 0) {
+        br_error("cannot make the reactor's mailbox");
+        return -1;
+    }
+    if (br_logm_start(b->logs, b->mailbox, b, b->in_process) != 0) {
+        return -1;
+    }
+    /* standalone: topics are created and deleted here, off the reactor */
+    if (!b->cluster && br_topic_admin_start(b) != 0) {
+        br_error("cannot start the I/O worker");
+        return -1;
+    }
+    br_timer_init(&b->housekeeping, &housekeeping_timer, b);
+    br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
+    int gerr = br_groups_start(b);
+    if (gerr != 0) {
+        br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
+        return -1;
+    }
+    if (b->cluster) {
+        return br_member_start(b);
+    }
+    br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
+            b->cluster_id, b->advertised_host, b->advertised_port);
+    return 0;
+}
+
+/* Standalone: the topics of the metadata file, their logs opened with
+ * recovery, after the log dirs were checked against them. 0 or -1
+ * (logged). */
+static int load_topics(struct br_broker *b, bool identity_existed)
+{
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
     char err[512];
@@ -173,41 +229,6 @@ int br_broker_start(struct br_broker *b)
         }
     }
     br_topic_metas_free(topics, ntopics);
-    br_logm_loaded(b->logs);
-    br_info("loaded %zu topic(s)", b->ntopics);
-    br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->logs), br_logm_segment_count(b->logs),
-                      b->cfg.max_connections, br_config_is_set(&b->cfg, BR_CFG_MAX_CONNECTIONS));
-    if (br_producer_ids_load(b) != 0) {
-        return -1;
-    }
-    b->logs_loaded = true;
-    /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
-     * not an address a client can use: fall back to 127.0.0.1 there) */
-    const struct br_listener *adv = &b->cfg.advertised_listeners[0];
-    (void)snprintf(b->advertised_host, sizeof b->advertised_host, "%s",
-                   adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
-                                                                             : "127.0.0.1");
-    b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
-    if (br_mailbox_create(&b->mailbox) != 0 || mailbox_watch_add(b) != 0) {
-        br_error("cannot make the reactor's mailbox");
-        return -1;
-    }
-    if (br_logm_start(b->logs, b->mailbox, b, b->in_process) != 0) {
-        return -1;
-    }
-    if (br_topic_admin_start(b) != 0) {
-        br_error("cannot start the I/O worker");
-        return -1;
-    }
-    br_timer_init(&b->housekeeping, &housekeeping_timer, b);
-    br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
-    int gerr = br_groups_start(b);
-    if (gerr != 0) {
-        br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
-        return -1;
-    }
-    br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
-            b->cluster_id, b->advertised_host, b->advertised_port);
     return 0;
 }
 
@@ -229,6 +250,8 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_groups_stop(b);
+    /* the controller stops and the registration goes with the session */
+    br_member_stop(b);
     /* the flushes and checkpoint writes under way end, the cleaning stops;
      * from here on, the writes are made at once */
     br_logm_stop(b->logs);
@@ -258,4 +281,5 @@ void br_broker_stop(struct br_broker *b)
     br_logm_close(b->logs, flushed && started);
     b->logs = NULL;
     b->logs_loaded = false;
+    br_mc_free(&b->mc);
 }

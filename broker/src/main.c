@@ -3,9 +3,10 @@
  *
  *   samsa-broker CONFIG [--override key=value]...
  *
- * CONFIG is a Kafka-style server.properties. The broker runs standalone,
- * keeping its metadata in a file under its first log dir; zookeeper.connect
- * is refused until ZooKeeper coordination exists. SIGTERM, SIGINT or SIGHUP
+ * CONFIG is a Kafka-style server.properties. Without zookeeper.connect the
+ * broker runs standalone, keeping its metadata in a file under its first
+ * log dir; with it, the broker is a member of the cluster that ZooKeeper
+ * coordinates. SIGTERM, SIGINT or SIGHUP
  * (unless ignored at start): stop accepting, finish in-flight requests,
  * flush, write checkpoints, exit 0.
  */
@@ -32,7 +33,8 @@ static void usage(FILE *to)
                 "\n"
                 "CONFIG is a Kafka-style server.properties file (broker.id, listeners,\n"
                 "log.dirs, num.partitions, ...). --override sets a key after the file.\n"
-                "The broker runs standalone (zookeeper.connect is not supported yet).\n");
+                "Without zookeeper.connect the broker runs standalone; with it, it joins\n"
+                "the cluster that ZooKeeper coordinates (broker.id must be set).\n");
 }
 
 int main(int argc, char **argv)

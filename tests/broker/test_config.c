@@ -801,18 +801,19 @@ static void test_zookeeper_connect(void)
     expect_rejected("zookeeper.connect=/chroot\n", "zookeeper.connect", "connect string");
 }
 
-/* Parsed and kept for the ZooKeeper back end, but a broker must not start
- * with it as if it were standalone (br_config_check_available). */
-static void test_zookeeper_connect_refused_until_available(void)
+/* A broker of a cluster needs its broker.id (Kafka would generate one from
+ * /brokers/seqid; Samsa refuses instead, br_config_check_available). */
+static void test_cluster_needs_a_broker_id(void)
 {
     struct br_config c;
     char err[ERRLEN];
-    expect_ok("zookeeper.connect=zk1:2181,zk2:2181/samsa\n", &c);
+    expect_ok("zookeeper.connect=zk1:2181,zk2:2181/samsa\nbroker.id=-1\n", &c);
     CU_ASSERT_EQUAL(br_config_check_available(&c, err, sizeof err), KP_ERR_INVALID_CONFIG);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "zookeeper.connect"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "zk1:2181,zk2:2181/samsa"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "ZooKeeper coordination is not available yet"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "standalone"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "broker.id must be set"));
+    br_config_free(&c);
+    expect_ok("zookeeper.connect=zk1:2181,zk2:2181/samsa\nbroker.id=3\n", &c);
+    CU_ASSERT_EQUAL(br_config_check_available(&c, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(c.zookeeper_connect, "zk1:2181,zk2:2181/samsa");
     br_config_free(&c);
     /* unset, or empty (how a Kafka configuration runs standalone): fine */
     expect_ok("broker.id=0\n", &c);
@@ -1061,8 +1062,7 @@ static CU_TestInfo tests[] = {
     {"retention precedence ms > minutes > hours", test_retention_precedence_ms_minutes_hours},
     {"roll, flush and ZooKeeper timeouts", test_roll_flush_and_zookeeper_timeouts},
     {"zookeeper.connect", test_zookeeper_connect},
-    {"zookeeper.connect refused until ZooKeeper is available",
-     test_zookeeper_connect_refused_until_available},
+    {"a broker of a cluster needs its broker.id", test_cluster_needs_a_broker_id},
     {"broker.id rules", test_broker_id_rules},
     {"cross-key checks", test_cross_key_checks},
     {"connections.max.idle.ms", test_connections_max_idle_ms},

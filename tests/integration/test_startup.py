@@ -12,7 +12,7 @@ is told to stop.
 - A listener port in use stops start-up with "listeners: HOST:PORT:
   Address already in use" and a non-zero status before any file is made:
   an empty log dir stays empty, a missing one is not created.
-- zookeeper.connect set is refused (exit 2, a message saying what to do),
+- zookeeper.connect set without a broker.id is refused (exit 2, a message saying what to do),
   nothing created.
 
 Usage: test_startup.py SAMSA_BROKER [-k NAME]
@@ -160,14 +160,14 @@ def case_port_in_use_creates_nothing(t):
     b.stop()
 
 
-def case_zookeeper_connect_refused(t):
-    b = t.broker(start=False, config={"zookeeper.connect": "127.0.0.1:2181/samsa"})
+def case_cluster_without_broker_id_refused(t):
+    b = t.broker(start=False, config={"zookeeper.connect": "127.0.0.1:2181/samsa",
+                                      "broker.id": "-1"})
     os.rmdir(b.log_dir)
     rc = b.run_to_exit()
     log = b.log_text()
-    eq(rc, 2, "exit status with zookeeper.connect set")
-    for part in ("zookeeper.connect", "ZooKeeper coordination is not available yet",
-                 "remove the key"):
+    eq(rc, 2, "exit status with zookeeper.connect set and no broker.id")
+    for part in ("broker.id must be set", "broker of a cluster"):
         check(part in log, "no %r in the message:\n%s", part, log)
     check(not os.path.exists(b.log_dir), "the log dir was created")
     # an empty value is a standalone broker (how a Kafka config runs here)
@@ -179,4 +179,4 @@ def case_zookeeper_connect_refused(t):
 if __name__ == "__main__":
     sys.exit(main([case_sighup_stops_cleanly, case_sighup_ignored_under_nohup,
                    case_sigpipe_does_not_kill, case_first_start_says_so,
-                   case_port_in_use_creates_nothing, case_zookeeper_connect_refused]))
+                   case_port_in_use_creates_nothing, case_cluster_without_broker_id_refused]))

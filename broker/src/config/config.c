@@ -1890,13 +1890,10 @@ out_free:
 
 int br_config_check_available(const struct br_config *c, char *err, size_t errlen)
 {
-    if (c->zookeeper_connect != NULL) {
-        char q[QUOTE_MAX];
+    if (c->zookeeper_connect != NULL && c->broker_id < 0) {
         set_msg(err, errlen,
-                "zookeeper.connect is set (%s), but ZooKeeper coordination is not available "
-                "yet in Samsa: remove the key (or give --override zookeeper.connect=) to run "
-                "a standalone broker",
-                Q(c->zookeeper_connect, q));
+                "broker.id must be set (0 or more) on a broker of a cluster: ids generated "
+                "from ZooKeeper (broker.id.generation.enable) are not supported");
         return KP_ERR_INVALID_CONFIG;
     }
     return 0;

@@ -49,10 +49,10 @@
  *   zookeeper.connect    unset or empty: standalone, metadata in
  *                        <first log dir>/samsa-metadata. So
  *                        `--override zookeeper.connect=` runs a Kafka
- *                        configuration standalone. Parsed and checked here;
- *                        a broker refuses to start with it set
- *                        (br_config_check_available) until ZooKeeper
- *                        coordination exists.
+ *                        configuration standalone. Set: the broker is a
+ *                        member of the cluster whose ZooKeeper it names
+ *                        (host:port,...[/chroot]), and broker.id must be
+ *                        set (br_config_check_available).
  *   admin.listeners      Samsa's own: where the admin HTTP/WebSocket API
  *                        listens, a comma list of http://host:port; default
  *                        http://127.0.0.1:8081; empty turns the API off.
@@ -376,9 +376,9 @@ KP_MUST_CHECK int br_config_parse_buffer(const char *buf, size_t len, const char
                                          struct br_config *out, char *err, size_t errlen);
 
 /*
- * Refuses keys whose feature Samsa does not have yet, which a broker must
- * not start with as if they were not there: zookeeper.connect set (not
- * empty), until the ZooKeeper back end exists. Returns 0, or
+ * Refuses combinations Samsa does not run, which a broker must not start
+ * with as if they meant something else: zookeeper.connect set with no
+ * broker.id (Kafka would generate one from /brokers/seqid). Returns 0, or
  * KP_ERR_INVALID_CONFIG with err saying what to do.
  */
 KP_MUST_CHECK int br_config_check_available(const struct br_config *c, char *err, size_t errlen);

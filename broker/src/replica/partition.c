@@ -25,11 +25,23 @@ void br_partition_become_leader(struct br_partition *p, const struct br_partitio
 {
     p->ops = ops;
     p->ops_ctx = ops_ctx;
+    p->role = BR_ROLE_LEADER;
     p->leader_epoch = br_log_latest_epoch(p->log);
     if (p->leader_epoch < 0) {
         p->leader_epoch = 0;
     }
     p->hw = br_log_end_offset(p->log);
+}
+
+void br_partition_become_follower(struct br_partition *p, int32_t leader_epoch)
+{
+    p->role = BR_ROLE_FOLLOWER;
+    p->leader_epoch = leader_epoch;
+}
+
+void br_partition_set_leader_epoch(struct br_partition *p, int32_t leader_epoch)
+{
+    p->leader_epoch = leader_epoch;
 }
 
 int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len, int64_t now_ms,

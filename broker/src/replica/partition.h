@@ -35,9 +35,17 @@ struct br_partition_ops {
     void (*hw_moved)(void *ctx, struct br_partition *p);
 };
 
+/* What this broker's replica of the partition is. */
+enum br_replica_role {
+    BR_ROLE_NONE = 0, /* not hosted here (a partition of a cluster's topic) */
+    BR_ROLE_LEADER,
+    BR_ROLE_FOLLOWER,
+};
+
 struct br_partition {
     struct br_topic *topic;
     int32_t index;
+    enum br_replica_role role;
     struct br_log *log;
     struct br_managed_log *managed; /* the log manager's record of the log */
     int32_t leader_epoch;
@@ -60,6 +68,15 @@ struct br_partition {
  * assigns it), the high watermark the log end. */
 void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
                                 void *ops_ctx);
+
+/* Makes p a follower of its log (already opened, p->log set) in
+ * leader_epoch: it takes no appends as leader. Replication (fetching from
+ * the leader) is the layer above's. */
+void br_partition_become_follower(struct br_partition *p, int32_t leader_epoch);
+
+/* Sets the leader epoch the controller gave the leader (cluster mode; a
+ * standalone leader keeps its log's). */
+void br_partition_set_leader_epoch(struct br_partition *p, int32_t leader_epoch);
 
 /* How many producer ids a partition remembers (the least recently used
  * one is forgotten first). */

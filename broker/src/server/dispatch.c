@@ -30,6 +30,10 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_FETCH] = {0, 11, br_h_fetch},
     [KP_API_LIST_OFFSETS] = {0, 3, br_h_list_offsets},
     [KP_API_METADATA] = {0, 6, br_h_metadata},
+    /* the controller's: served in cluster mode only (cluster_api) */
+    [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr},
+    [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica},
+    [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata},
     [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
     [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
     [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
@@ -54,9 +58,18 @@ static const struct dispatch_entry dispatch[] = {
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
 
-static const struct dispatch_entry *dispatch_find(int16_t key)
+/* An API of the controller: a standalone broker neither advertises nor
+ * serves it. */
+static bool cluster_api(size_t key)
 {
-    if (key < 0 || (size_t)key >= NDISPATCH || dispatch[key].handler == NULL) {
+    return key == KP_API_LEADER_AND_ISR || key == KP_API_STOP_REPLICA ||
+           key == KP_API_UPDATE_METADATA;
+}
+
+static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
+{
+    if (key < 0 || (size_t)key >= NDISPATCH || dispatch[key].handler == NULL ||
+        (!b->cluster && cluster_api((size_t)key))) {
         return NULL;
     }
     return &dispatch[key];
@@ -66,7 +79,7 @@ void br_supported_apis_init(struct br_broker *b)
 {
     b->napis = 0;
     for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
-        if (dispatch[k].handler != NULL) {
+        if (dispatch[k].handler != NULL && (b->cluster || !cluster_api(k))) {
             struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
                                                           dispatch[k].max_version};
             b->apis[b->napis++] = e;
@@ -148,7 +161,7 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
     int err = kp_request_decode(payload, len, &decoded, &req);
     struct br_req r = {b,        c,         NULL,    &req.header, req.header.RequestApiVersion,
                        req.body, &response, payload, len};
-    const struct dispatch_entry *d = dispatch_find(req.header.RequestApiKey);
+    const struct dispatch_entry *d = dispatch_find(b, req.header.RequestApiKey);
 
     if (err == 0 && d != NULL && produce_acks_zero(&req)) {
         /* acks=0: the client expects no response at all */

@@ -97,13 +97,10 @@ static void slices_release_one(struct part_slices *ps)
     ps->n = 0;
 }
 
-static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int32_t index)
+static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int32_t index,
+                                   int16_t *err)
 {
-    struct br_topic *t = br_broker_find_topic(b, topic);
-    if (t == NULL || index < 0 || index >= t->npartitions) {
-        return NULL;
-    }
-    return &t->partitions[index];
+    return br_broker_leader_partition(b, topic, index, err);
 }
 
 /* The partition's ErrorCode for a failed br_log_read. A damaged batch is
@@ -291,9 +288,8 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
             rp->PreferredReadReplica = -1;
             rp->Records.ptr = (const uint8_t *)"";
             rp->Records.len = 0;
-            struct br_partition *p = lookup(b, qt->Topic, qp->Partition);
+            struct br_partition *p = lookup(b, qt->Topic, qp->Partition, &rp->ErrorCode);
             if (p == NULL) {
-                rp->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
                 fr->any_error = true;
                 continue;
             }
@@ -601,7 +597,8 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
         const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
         for (int32_t j = 0; j < qt->Partitions.count; j++) {
             const struct kp_FetchRequest_FetchPartition *qp = &qt->Partitions.items[j];
-            struct br_partition *p = lookup(b, qt->Topic, qp->Partition);
+            int16_t ignored = 0;
+            struct br_partition *p = lookup(b, qt->Topic, qp->Partition, &ignored);
             if (p == NULL) {
                 continue;
             }

@@ -34,6 +34,11 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
     if (offsets_topic(b) != NULL) {
         return 0;
     }
+    if (b->cluster) {
+        /* the coordinators of a cluster come with the replicated offsets
+         * topic, not yet there */
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
     if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
         return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
     }

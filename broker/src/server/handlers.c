@@ -65,6 +65,9 @@ int br_h_metadata(struct br_req *r)
 {
     const struct kp_MetadataRequest *q = r->body;
     struct br_broker *b = r->b;
+    if (b->cluster) {
+        return br_metadata_from_cache(r);
+    }
     struct kp_MetadataResponse resp;
     kp_MetadataResponse_init(&resp);
 
@@ -147,15 +150,6 @@ int br_h_metadata(struct br_req *r)
 }
 
 /* ---------------------------------------------------------------- Produce */
-
-static struct br_partition *find_partition(struct br_broker *b, struct kp_str topic, int32_t index)
-{
-    struct br_topic *t = br_broker_find_topic(b, topic);
-    if (t == NULL || index < 0 || index >= t->npartitions) {
-        return NULL;
-    }
-    return &t->partitions[index];
-}
 
 /* The ErrorCode of a message set that did not up-convert: Kafka 2.0 answers
  * CORRUPT_MESSAGE for a bad CRC or structure (its InvalidRecordException
@@ -252,9 +246,8 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     out->BaseOffset = -1;
     out->LogAppendTimeMs = -1;
     out->LogStartOffset = -1;
-    struct br_partition *p = find_partition(b, td->Name, pd->Index);
+    struct br_partition *p = br_broker_leader_partition(b, td->Name, pd->Index, &out->ErrorCode);
     if (p == NULL) {
-        out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
         return;
     }
     out->LogStartOffset = br_log_start_offset(p->log);
@@ -449,9 +442,9 @@ int br_h_list_offsets(struct br_req *r)
             rp->PartitionIndex = qp->PartitionIndex;
             rp->Timestamp = -1;
             rp->Offset = -1;
-            struct br_partition *p = find_partition(r->b, qt->Name, qp->PartitionIndex);
+            struct br_partition *p =
+                br_broker_leader_partition(r->b, qt->Name, qp->PartitionIndex, &rp->ErrorCode);
             if (p == NULL) {
-                rp->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
             int64_t offset = -1;
@@ -495,6 +488,9 @@ int br_h_list_offsets(struct br_req *r)
 
 int br_h_create_topics(struct br_req *r)
 {
+    if (r->b->cluster) {
+        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+    }
     const struct kp_CreateTopicsRequest *q = r->body;
     struct br_broker *b = r->b;
     struct kp_CreateTopicsResponse resp;
@@ -595,6 +591,9 @@ int br_h_create_topics(struct br_req *r)
 
 int br_h_delete_topics(struct br_req *r)
 {
+    if (r->b->cluster) {
+        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+    }
     const struct kp_DeleteTopicsRequest *q = r->body;
     struct kp_DeleteTopicsResponse resp;
     kp_DeleteTopicsResponse_init(&resp);

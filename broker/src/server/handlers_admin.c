@@ -207,6 +207,9 @@ static void fill_result(struct br_req *r, int rc, const char *msg, struct br_con
 
 int br_h_alter_configs(struct br_req *r)
 {
+    if (r->b->cluster) {
+        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+    }
     const struct kp_AlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -238,6 +241,9 @@ int br_h_alter_configs(struct br_req *r)
 
 int br_h_incremental_alter_configs(struct br_req *r)
 {
+    if (r->b->cluster) {
+        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+    }
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -590,6 +596,9 @@ static int named_cmp(const void *pa, const void *pb)
 
 int br_h_create_partitions(struct br_req *r)
 {
+    if (r->b->cluster) {
+        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+    }
     const struct kp_CreatePartitionsRequest *q = r->body;
     int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;
     struct kp_CreatePartitionsResponse resp;

@@ -59,6 +59,17 @@ uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view);
  * dispatcher then answers through br_respond_failed. */
 int br_h_api_versions(struct br_req *r);
 int br_h_metadata(struct br_req *r);
+/* cluster mode (cluster_handlers.c): the controller's requests, and
+ * Metadata answered from the metadata cache */
+int br_h_leader_and_isr(struct br_req *r);
+int br_h_stop_replica(struct br_req *r);
+int br_h_update_metadata(struct br_req *r);
+int br_metadata_from_cache(struct br_req *r);
+/* What the topic administration APIs answer in cluster mode until they
+ * write ZooKeeper: topics are created in ZooKeeper with Kafka's tools. */
+#define BR_CLUSTER_ADMIN_NOT_YET                                                                   \
+    "not available on a broker of a cluster yet: create topics in ZooKeeper "                      \
+    "(/brokers/topics/<topic>), as kafka-topics.sh --zookeeper does"
 int br_h_produce(struct br_req *r);
 int br_h_fetch(struct br_req *r);
 int br_h_list_offsets(struct br_req *r);

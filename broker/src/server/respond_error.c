@@ -276,6 +276,33 @@ static int heartbeat_error(struct answer *x)
     return send_answer(x, &resp);
 }
 
+/* The controller's requests: the error alone, no partition (Kafka's
+ * LeaderAndIsr/StopReplica/UpdateMetadataRequest.getErrorResponse list the
+ * partitions each with the code; the controller reads the top-level one). */
+static int leader_and_isr_error(struct answer *x)
+{
+    struct kp_LeaderAndIsrResponse resp;
+    kp_LeaderAndIsrResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    return send_answer(x, &resp);
+}
+
+static int stop_replica_error(struct answer *x)
+{
+    struct kp_StopReplicaResponse resp;
+    kp_StopReplicaResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    return send_answer(x, &resp);
+}
+
+static int update_metadata_error(struct answer *x)
+{
+    struct kp_UpdateMetadataResponse resp;
+    kp_UpdateMetadataResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    return send_answer(x, &resp);
+}
+
 static int leave_group_error(struct answer *x)
 {
     struct kp_LeaveGroupResponse resp;
@@ -533,6 +560,15 @@ int br_respond_error(struct br_req *r, int code, const char *message)
         break;
     case KP_API_METADATA:
         err = metadata_error(&x);
+        break;
+    case KP_API_LEADER_AND_ISR:
+        err = leader_and_isr_error(&x);
+        break;
+    case KP_API_STOP_REPLICA:
+        err = stop_replica_error(&x);
+        break;
+    case KP_API_UPDATE_METADATA:
+        err = update_metadata_error(&x);
         break;
     case KP_API_OFFSET_COMMIT:
         err = offset_commit_error(&x);

@@ -23,6 +23,7 @@
 #include "base/fdlimit.h"
 #include "base/fileref.h"
 #include "cluster/metadata.h"
+#include "cluster/metadata_cache.h"
 #include "config/config.h"
 #include "config/topic_config.h"
 #include "reactor/net.h"
@@ -37,6 +38,9 @@ struct br_parked;
 struct br_groups;
 struct br_mailbox;
 struct br_topic_admin;
+struct br_zk;
+struct br_controller;
+struct br_cluster_member;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -87,6 +91,14 @@ struct br_broker {
      * every partition's log shares (fileref.h) */
     struct br_fdlimit fdlimit;
     struct br_filecache *files;
+    /* cluster mode (zookeeper.connect set): the controller's view of the
+     * cluster, the ZooKeeper session, this broker's controller and its
+     * membership (registration) */
+    bool cluster;
+    struct br_metadata_cache mc;
+    struct br_zk *zk;
+    struct br_controller *controller;
+    struct br_cluster_member *member;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
@@ -116,6 +128,19 @@ KP_MUST_CHECK int br_producer_ids_load(struct br_broker *b);
 KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
 
 struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
+
+/* The partition this broker leads, or NULL with *err: UNKNOWN_TOPIC_OR_PARTITION
+ * (no such partition) or NOT_LEADER_OR_FOLLOWER (it exists in the cluster,
+ * led elsewhere or not here). */
+struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_str topic,
+                                                int32_t index, int16_t *err);
+
+/* Cluster mode: the local replica of topic-partition, its topic made (with
+ * at least npartitions slots, those not hosted without a log) and its log
+ * opened or created when it has none. Returns 0 or a Kafka error code
+ * (KAFKA_STORAGE_ERROR, logged). */
+KP_MUST_CHECK int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
+                                           int32_t npartitions, struct br_partition **out);
 
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and

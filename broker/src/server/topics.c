@@ -461,3 +461,96 @@ int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
     br_broker_topic_free(b, t);
     return 0;
 }
+
+/* ---------------------------------------------------------------- cluster mode */
+
+struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_str topic,
+                                                int32_t index, int16_t *err)
+{
+    struct br_topic *t = br_broker_find_topic(b, topic);
+    if (t != NULL && index >= 0 && index < t->npartitions &&
+        t->partitions[index].role == BR_ROLE_LEADER && t->partitions[index].log != NULL) {
+        *err = 0;
+        return &t->partitions[index];
+    }
+    bool known = t != NULL && index >= 0 && index < t->npartitions;
+    if (b->cluster && topic.len > 0) {
+        known = br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, index) != NULL;
+    }
+    *err = known ? KP_ERR_NOT_LEADER_OR_FOLLOWER : KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    return NULL;
+}
+
+/* The topic of a cluster named so, with at least n partition slots (those
+ * not hosted here without a log); NULL when out of memory. */
+static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, int32_t n)
+{
+    struct br_topic *t = br_broker_find_topic(b, name);
+    if (t == NULL) {
+        struct br_topic_meta m;
+        memset(&m, 0, sizeof m);
+        (void)snprintf(m.name, sizeof m.name, "%.*s", (int)name.len, name.ptr);
+        m.partitions = n;
+        m.replication_factor = 1;
+        t = topic_new(b, &m);
+        if (t == NULL || topic_insert(b, t) != 0) {
+            kp_free(t != NULL ? t->partitions : NULL);
+            kp_free(t);
+            return NULL;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            t->partitions[i].topic = t;
+            t->partitions[i].index = i;
+        }
+        return t;
+    }
+    if (n <= t->npartitions) {
+        return t;
+    }
+    struct br_partition *parts = kp_calloc((size_t)n, sizeof *parts);
+    if (parts == NULL) {
+        return NULL;
+    }
+    /* parked fetches hold pointers into the array that moves */
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        br_purgatory_complete_key(&b->purgatory, &t->partitions[i].delayed);
+    }
+    memcpy(parts, t->partitions, (size_t)t->npartitions * sizeof *parts);
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        br_logm_set_owner(parts[i].managed, &parts[i]);
+    }
+    for (int32_t i = t->npartitions; i < n; i++) {
+        parts[i].topic = t;
+        parts[i].index = i;
+    }
+    kp_free(t->partitions);
+    t->partitions = parts;
+    t->npartitions = n;
+    return t;
+}
+
+int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
+                             int32_t npartitions, struct br_partition **out)
+{
+    *out = NULL;
+    if (index < 0 || index >= BR_MAX_PARTITIONS || topic.len <= 0 ||
+        !br_topic_name_valid(topic.ptr, (size_t)topic.len)) {
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct br_topic *t = cluster_topic(b, topic, npartitions > index + 1 ? npartitions : index + 1);
+    if (t == NULL) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    struct br_partition *p = &t->partitions[index];
+    if (p->log == NULL) {
+        /* the log is opened here, on the reactor: a partition comes to a
+         * broker once (LeaderAndIsr), and its directory is made with it */
+        if (open_partition(b, t, index) != 0) {
+            return KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+        br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64, t->name, index,
+                br_log_end_offset(p->log));
+    }
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * samsa-broker: the controller, Kafka 2.0's KafkaController: one broker of
+ * the cluster, elected through the ephemeral /controller znode, decides who
+ * leads each partition and tells the brokers.
+ *
+ * Every broker starts one. It runs on a thread of its own with a ZooKeeper
+ * session of its own, as Kafka's controller runs on its own event thread:
+ * ZooKeeper's watches only queue events, and the thread handles them one at
+ * a time with ZooKeeper's synchronous calls, so its decisions read as the
+ * sequences Kafka's controller takes (kafka-replication.md §2). It never
+ * touches the broker's state: it talks to the brokers, its own included,
+ * over the Kafka protocol, one sender thread per live broker with one
+ * request in flight, each request retried until it is answered or the
+ * broker is gone (Kafka's ControllerChannelManager).
+ *
+ * What the active controller does (§2):
+ * - failover: /controller_epoch read and incremented with a conditional
+ *   set; watches on /brokers/ids, /brokers/topics and
+ *   /isr_change_notification; every broker, topic, assignment and
+ *   partition state read; UpdateMetadata to every live broker before any
+ *   LeaderAndIsr; LeaderAndIsr to the live replicas of each partition
+ *   that has a state; partitions without a state or without a live leader
+ *   made online;
+ * - a new partition (a topic's assignment with no state znode): the first
+ *   live assigned replica leads, the live assigned replicas are the ISR,
+ *   leader epoch 0; the state znode created; LeaderAndIsr (is_new) to the
+ *   ISR;
+ * - a broker gone (its registration's session ended): the partitions it
+ *   led get the first live ISR member in assignment order as leader, epoch
+ *   + 1; it leaves the ISR of those it followed (never emptying an ISR: the
+ *   last member stays, leader -1 when it led: LEADER_NOT_AVAILABLE);
+ *   unclean.leader.election.enable (per topic from /config/topics, else the
+ *   broker's) allows the first live assigned replica when no ISR member
+ *   lives; every write of a state znode is conditional on its version;
+ * - a broker back: UpdateMetadata to all, LeaderAndIsr for its replicas,
+ *   leaderless partitions it can lead made online;
+ * - an ISR change notification (a leader changed an ISR): the states
+ *   re-read, UpdateMetadata to all, the notifications deleted.
+ * A controller that finds /controller taken by another, or its epoch
+ * moved, stops acting (resigns); one whose session expired opens another
+ * and stands for election again.
+ *
+ * @locality br_controller_start and br_controller_stop: one thread (the
+ * broker's main thread); the rest runs on the controller's threads.
+ */
+#ifndef SAMSA_BROKER_CLUSTER_CONTROLLER_H
+#define SAMSA_BROKER_CLUSTER_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+
+#define BR_CONTROLLER_CONNECT_MAX 4096
+
+struct br_controller_config {
+    int32_t broker_id;
+    char zk_connect[BR_CONTROLLER_CONNECT_MAX + 1]; /* zookeeper.connect, chroot included */
+    int32_t session_timeout_ms;                     /* zookeeper.session.timeout.ms */
+    int32_t socket_timeout_ms;                      /* controller.socket.timeout.ms */
+    bool unclean_leader_election;                   /* the broker's default */
+};
+
+struct br_controller;
+
+/* Starts the controller's thread; it connects, stands for election and
+ * acts when elected. Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR (no
+ * thread). *out owned by the caller (br_controller_stop). */
+KP_MUST_CHECK int br_controller_start(const struct br_controller_config *cfg,
+                                      struct br_controller **out);
+
+/* Whether this broker is the active controller now, and its epoch (any
+ * thread; for logs and tests). */
+bool br_controller_active(struct br_controller *c, int32_t *epoch);
+
+/* Stops the senders and the thread, closes the session (its /controller
+ * znode goes with it: another broker is elected) and frees. NULL is a
+ * no-op. */
+void br_controller_stop(struct br_controller *c);
+
+#endif

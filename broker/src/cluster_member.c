@@ -1,0 +1,357 @@
+/* samsa-broker: this broker as a member of a cluster (see
+ * cluster_member.h). */
+#define _GNU_SOURCE
+
+#include "cluster_member.h"
+
+#include "base/clock.h"
+#include "base/logging.h"
+#include "cluster/controller.h"
+#include "cluster/zk.h"
+#include "cluster/zk_call.h"
+#include "cluster/zk_json.h"
+
+#include <samsa-protocol/alloc.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Kafka 2.0's ZkData.PersistentZkPaths (and the parents they need), made
+ * by every broker at start, in an order where each parent comes first. */
+static const char *const persistent_paths[] = {
+    "/consumers",
+    "/brokers",
+    "/brokers/ids",
+    "/brokers/topics",
+    "/brokers/seqid",
+    "/config",
+    "/config/changes",
+    "/config/topics",
+    "/config/clients",
+    "/config/users",
+    "/config/brokers",
+    "/admin",
+    "/admin/delete_topics",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+    "/cluster",
+};
+#define NPATHS (sizeof persistent_paths / sizeof persistent_paths[0])
+
+/* controller.socket.timeout.ms, Kafka's default */
+#define CONTROLLER_SOCKET_TIMEOUT_MS 30000
+/* how long a registration left by a previous session is waited out */
+#define REGISTER_RETRY_MS 1000
+
+struct br_cluster_member {
+    struct br_broker *b;
+    struct br_zk_call path_call;
+    struct br_zk_call cluster_get_call;
+    struct br_zk_call cluster_create_call;
+    struct br_zk_call register_call;
+    struct br_zk_call check_call;
+    size_t paths_done;
+    bool registered;
+    struct br_timer retry;
+};
+
+#define MEMBER_OF(call, field)                                                                     \
+    ((struct br_cluster_member *)(void *)((char *)(call)-offsetof(struct br_cluster_member, field)))
+
+static void register_broker(struct br_cluster_member *m);
+static void get_cluster_id(struct br_cluster_member *m);
+
+static void request_failed(const char *what, int rc)
+{
+    br_error("ZooKeeper: %s: %s", what, kp_err_name(rc));
+}
+
+/* ---------------------------------------------------------------- the paths */
+
+static void make_paths(struct br_cluster_member *m)
+{
+    m->paths_done = 0;
+    for (size_t i = 0; i < NPATHS; i++) {
+        int rc = br_zk_create(m->b->zk, persistent_paths[i], NULL, 0, BR_ZK_PERSISTENT,
+                              br_zk_call_tag(&m->path_call));
+        if (rc != 0) {
+            request_failed("creating the persistent paths", rc);
+            return;
+        }
+    }
+}
+
+static void path_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cluster_member *m = MEMBER_OF(call, path_call);
+    if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NODEEXISTS) {
+        br_warn("ZooKeeper: creating %s: %s", r->path, br_zk_rc_name(r->rc));
+    }
+    /* answers come in the order of the requests: the last one ends it */
+    if (++m->paths_done == NPATHS) {
+        get_cluster_id(m);
+    }
+}
+
+/* ---------------------------------------------------------------- /cluster/id */
+
+static void get_cluster_id(struct br_cluster_member *m)
+{
+    int rc = br_zk_get(m->b->zk, "/cluster/id", false, br_zk_call_tag(&m->cluster_get_call));
+    if (rc != 0) {
+        request_failed("reading /cluster/id", rc);
+    }
+}
+
+static void cluster_get_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cluster_member *m = MEMBER_OF(call, cluster_get_call);
+    struct br_broker *b = m->b;
+    if (r->rc == BR_ZK_NONODE) {
+        /* the first broker of the cluster: its id becomes the cluster's */
+        char *json = NULL;
+        size_t len = 0;
+        if (br_zk_cluster_id_encode(b->cluster_id, &json, &len) != 0) {
+            br_error("cannot encode the cluster id");
+            return;
+        }
+        int rc = br_zk_create(b->zk, "/cluster/id", json, len, BR_ZK_PERSISTENT,
+                              br_zk_call_tag(&m->cluster_create_call));
+        kp_free(json);
+        if (rc != 0) {
+            request_failed("creating /cluster/id", rc);
+        }
+        return;
+    }
+    if (r->rc != BR_ZK_OK) {
+        br_warn("ZooKeeper: reading /cluster/id: %s", br_zk_rc_name(r->rc));
+        return; /* the session's next CONNECTED tries again */
+    }
+    char id[BR_ZK_CLUSTER_ID_MAX + 1];
+    char err[256];
+    if (r->data == NULL ||
+        br_zk_cluster_id_decode(r->data, r->data_len, "/cluster/id", id, err, sizeof err) != 0) {
+        br_error("ZooKeeper: /cluster/id is unreadable (%s): the broker does not register",
+                 r->data == NULL ? "no data" : err);
+        return;
+    }
+    size_t idlen = strlen(id);
+    if (idlen >= sizeof b->cluster_id) {
+        br_error("ZooKeeper: /cluster/id holds an id of %zu bytes, more than Samsa keeps (%zu): "
+                 "the broker does not register",
+                 idlen, sizeof b->cluster_id - 1);
+        return;
+    }
+    if (strcmp(id, b->cluster_id) != 0) {
+        br_info("cluster id %s (from ZooKeeper; meta.properties says %s)", id, b->cluster_id);
+        memcpy(b->cluster_id, id, idlen + 1);
+    }
+    register_broker(m);
+}
+
+static void cluster_create_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cluster_member *m = MEMBER_OF(call, cluster_create_call);
+    if (r->rc == BR_ZK_OK) {
+        br_info("cluster id %s written to ZooKeeper", m->b->cluster_id);
+        register_broker(m);
+    } else if (r->rc == BR_ZK_NODEEXISTS) {
+        get_cluster_id(m); /* another broker was first */
+    } else {
+        br_warn("ZooKeeper: creating /cluster/id: %s", br_zk_rc_name(r->rc));
+    }
+}
+
+/* ---------------------------------------------------------------- /brokers/ids/<id> */
+
+static void register_broker(struct br_cluster_member *m)
+{
+    struct br_broker *b = m->b;
+    struct br_zk_endpoint ep;
+    memset(&ep, 0, sizeof ep);
+    (void)snprintf(ep.listener, sizeof ep.listener, "PLAINTEXT");
+    (void)snprintf(ep.host, sizeof ep.host, "%s", b->advertised_host);
+    ep.port = b->advertised_port;
+    ep.security_protocol = BR_ZK_PLAINTEXT;
+    struct br_zk_broker reg;
+    memset(&reg, 0, sizeof reg);
+    reg.version = 4;
+    reg.endpoints = &ep;
+    reg.n_endpoints = 1;
+    reg.jmx_port = -1;
+    reg.timestamp_ms = br_now_wall_ms();
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_broker_encode(&reg, &json, &len) != 0) {
+        br_error("cannot encode this broker's registration");
+        return;
+    }
+    char path[64];
+    (void)snprintf(path, sizeof path, "/brokers/ids/%" PRId32, b->node_id);
+    int rc =
+        br_zk_create(b->zk, path, json, len, BR_ZK_EPHEMERAL, br_zk_call_tag(&m->register_call));
+    kp_free(json);
+    if (rc != 0) {
+        request_failed("registering", rc);
+    }
+}
+
+static void registered(struct br_cluster_member *m)
+{
+    m->registered = true;
+    br_info("registered in ZooKeeper as broker %" PRId32 " of cluster %s (%s:%d)", m->b->node_id,
+            m->b->cluster_id, m->b->advertised_host, m->b->advertised_port);
+}
+
+static void register_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cluster_member *m = MEMBER_OF(call, register_call);
+    if (r->rc == BR_ZK_OK) {
+        registered(m);
+        return;
+    }
+    if (r->rc == BR_ZK_NODEEXISTS) {
+        /* ours (a create that was answered late), or a previous run's */
+        int rc = br_zk_get(m->b->zk, r->path, false, br_zk_call_tag(&m->check_call));
+        if (rc != 0) {
+            request_failed("reading this broker's registration", rc);
+        }
+        return;
+    }
+    br_warn("ZooKeeper: registering: %s", br_zk_rc_name(r->rc));
+}
+
+static void check_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cluster_member *m = MEMBER_OF(call, check_call);
+    int64_t session = 0;
+    uint8_t passwd[16];
+    if (r->rc == BR_ZK_OK && r->has_stat && br_zk_session(m->b->zk, &session, passwd) == 0 &&
+        r->stat.ephemeral_owner == session) {
+        registered(m);
+        return;
+    }
+    if (r->rc == BR_ZK_OK || r->rc == BR_ZK_NONODE) {
+        br_warn("broker id %" PRId32 " is registered by another ZooKeeper session (this "
+                "broker's previous run, until ZooKeeper ends it, or another broker with the "
+                "same broker.id): trying again in %d ms",
+                m->b->node_id, REGISTER_RETRY_MS);
+        br_timer_arm(m->b->net, &m->retry, br_now_mono_ms() + REGISTER_RETRY_MS);
+        return;
+    }
+    br_warn("ZooKeeper: reading this broker's registration: %s", br_zk_rc_name(r->rc));
+}
+
+static void retry_fire(void *ctx, struct br_timer *t)
+{
+    (void)t;
+    struct br_cluster_member *m = ctx;
+    if (!m->registered && br_zk_state(m->b->zk) == BR_ZK_STATE_CONNECTED) {
+        register_broker(m);
+    }
+}
+
+static const struct br_timer_ops retry_timer = {"zookeeper registration", retry_fire};
+
+/* ---------------------------------------------------------------- the session */
+
+static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
+{
+    struct br_cluster_member *m = ctx;
+    switch (ev) {
+    case BR_ZK_EVENT_CONNECTED:
+        br_info("ZooKeeper session connected");
+        if (!m->registered) {
+            make_paths(m);
+        }
+        break;
+    case BR_ZK_EVENT_DISCONNECTED:
+        br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
+                "zookeeper.session.timeout.ms)");
+        break;
+    case BR_ZK_EVENT_EXPIRED:
+        br_warn("ZooKeeper session expired: this broker's registration is gone; opening a new "
+                "session to register again");
+        m->registered = false;
+        br_timer_cancel(m->b->net, &m->retry);
+        if (br_zk_reopen(zk) != 0) {
+            br_error("cannot open a new ZooKeeper session");
+        }
+        break;
+    }
+}
+
+static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const char *path)
+{
+    (void)ctx;
+    (void)zk;
+    (void)kind;
+    (void)path; /* the broker's session sets no watch yet */
+}
+
+static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)
+{
+    (void)ctx;
+    (void)zk;
+    br_zk_call_done(tag, r);
+}
+
+static const struct br_zk_ops member_zk_ops = {on_session, on_watch, on_done};
+
+int br_member_start(struct br_broker *b)
+{
+    struct br_cluster_member *m = kp_calloc(1, sizeof *m);
+    if (m == NULL) {
+        br_error("out of memory");
+        return -1;
+    }
+    m->b = b;
+    m->path_call.done = path_done;
+    m->cluster_get_call.done = cluster_get_done;
+    m->cluster_create_call.done = cluster_create_done;
+    m->register_call.done = register_done;
+    m->check_call.done = check_done;
+    br_timer_init(&m->retry, &retry_timer, m);
+    b->member = m;
+    struct br_zk_config zc = {b->cfg.zookeeper_connect, b->cfg.zookeeper_session_timeout_ms};
+    char err[256];
+    if (br_zk_open(&zc, b->mailbox, &member_zk_ops, m, &b->zk, err, sizeof err) != 0) {
+        br_error("zookeeper.connect: %s", err);
+        return -1;
+    }
+    struct br_controller_config cc;
+    memset(&cc, 0, sizeof cc);
+    cc.broker_id = b->node_id;
+    /* the controller's own session takes the chroot as ZooKeeper's client
+     * does; the broker's session made it first */
+    (void)snprintf(cc.zk_connect, sizeof cc.zk_connect, "%s", b->cfg.zookeeper_connect);
+    cc.session_timeout_ms = b->cfg.zookeeper_session_timeout_ms;
+    cc.socket_timeout_ms = CONTROLLER_SOCKET_TIMEOUT_MS;
+    cc.unclean_leader_election = b->cfg.unclean_leader_election_enable;
+    if (br_controller_start(&cc, &b->controller) != 0) {
+        br_error("cannot start the controller");
+        return -1;
+    }
+    br_info("joining the cluster through ZooKeeper at %s", b->cfg.zookeeper_connect);
+    return 0;
+}
+
+bool br_member_registered(const struct br_broker *b)
+{
+    return b->member != NULL && b->member->registered;
+}
+
+void br_member_stop(struct br_broker *b)
+{
+    br_controller_stop(b->controller);
+    b->controller = NULL;
+    if (b->member != NULL && b->net != NULL) {
+        br_timer_cancel(b->net, &b->member->retry);
+    }
+    br_zk_close(b->zk);
+    b->zk = NULL;
+    kp_free(b->member);
+    b->member = NULL;
+}

@@ -1,0 +1,272 @@
+/* samsa-broker: the controller's requests to a broker of a cluster
+ * (LeaderAndIsr, UpdateMetadata, StopReplica) and Metadata answered from
+ * the metadata cache (see request.h). */
+#define _GNU_SOURCE
+
+#include "base/logging.h"
+#include "server/request.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void *arena_array(struct br_req *r, size_t n, size_t size)
+{
+    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
+}
+
+/* The listener this broker's clients and the controller's UpdateMetadata
+ * name (Samsa has one). */
+#define LISTENER "PLAINTEXT"
+
+/* ---------------------------------------------------------------- UpdateMetadata */
+
+int br_h_update_metadata(struct br_req *r)
+{
+    const struct kp_UpdateMetadataRequest *q = r->body;
+    struct kp_UpdateMetadataResponse resp;
+    kp_UpdateMetadataResponse_init(&resp);
+    int rc = br_mc_update(&r->b->mc, q, r->version, LISTENER);
+    if (rc == KP_E_NOMEM) {
+        return rc;
+    }
+    resp.ErrorCode = (int16_t)rc;
+    if (rc == 0) {
+        br_debug("metadata from controller %" PRId32 " (epoch %" PRId32 "): %zu live broker(s), "
+                 "%" PRId32 " partition state(s)",
+                 q->ControllerId, q->ControllerEpoch, r->b->mc.nbrokers,
+                 q->UngroupedPartitionStates.count);
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- LeaderAndIsr */
+
+static bool contains(const int32_t *a, int32_t n, int32_t x)
+{
+    for (int32_t i = 0; i < n; i++) {
+        if (a[i] == x) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One partition's state (Kafka's ReplicaManager.becomeLeaderOrFollower):
+ * its error code. */
+static int16_t become(struct br_req *r,
+                      const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s)
+{
+    struct br_broker *b = r->b;
+    if (!contains(s->Replicas.items, s->Replicas.count, b->node_id)) {
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct br_topic *t = br_broker_find_topic(b, s->TopicName);
+    if (t != NULL && s->PartitionIndex >= 0 && s->PartitionIndex < t->npartitions) {
+        const struct br_partition *have = &t->partitions[s->PartitionIndex];
+        /* the request's epoch must be newer than the one the replica has */
+        if (have->role != BR_ROLE_NONE && s->LeaderEpoch <= have->leader_epoch) {
+            return KP_ERR_STALE_CONTROLLER_EPOCH;
+        }
+    }
+    const struct br_mc_topic *mt =
+        br_mc_topic(&b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
+    struct br_partition *p = NULL;
+    int rc = br_broker_host_partition(b, s->TopicName, s->PartitionIndex,
+                                      mt != NULL ? mt->npartitions : 0, &p);
+    if (rc != 0) {
+        return (int16_t)rc;
+    }
+    if (s->Leader == b->node_id) {
+        bool was = p->role == BR_ROLE_LEADER;
+        p->role = BR_ROLE_LEADER;
+        br_partition_set_leader_epoch(p, s->LeaderEpoch);
+        br_info("%s-%" PRId32 ": leader in epoch %" PRId32 "%s", p->topic->name, p->index,
+                s->LeaderEpoch, was ? "" : " (was not)");
+    } else {
+        /* parked fetches on it are answered: they find it led elsewhere */
+        br_purgatory_complete_key(&b->purgatory, &p->delayed);
+        br_partition_become_follower(p, s->LeaderEpoch);
+        br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32, p->topic->name,
+                p->index, s->Leader, s->LeaderEpoch);
+    }
+    return 0;
+}
+
+int br_h_leader_and_isr(struct br_req *r)
+{
+    const struct kp_LeaderAndIsrRequest *q = r->body;
+    struct kp_LeaderAndIsrResponse resp;
+    kp_LeaderAndIsrResponse_init(&resp);
+    int rc = br_mc_check_epoch(&r->b->mc, q->ControllerId, q->ControllerEpoch);
+    if (rc != 0) {
+        resp.ErrorCode = (int16_t)rc;
+        return br_respond(r, &resp);
+    }
+    int32_t n = q->UngroupedPartitionStates.count;
+    resp.PartitionErrors.items = arena_array(r, (size_t)n, sizeof *resp.PartitionErrors.items);
+    if (resp.PartitionErrors.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.PartitionErrors.count = n;
+    for (int32_t i = 0; i < n; i++) {
+        const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s =
+            &q->UngroupedPartitionStates.items[i];
+        struct kp_LeaderAndIsrResponse_LeaderAndIsrPartitionError *e =
+            &resp.PartitionErrors.items[i];
+        e->TopicName = s->TopicName;
+        e->PartitionIndex = s->PartitionIndex;
+        e->ErrorCode = become(r, s);
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- StopReplica */
+
+int br_h_stop_replica(struct br_req *r)
+{
+    const struct kp_StopReplicaRequest *q = r->body;
+    struct kp_StopReplicaResponse resp;
+    kp_StopReplicaResponse_init(&resp);
+    int rc = br_mc_check_epoch(&r->b->mc, q->ControllerId, q->ControllerEpoch);
+    if (rc != 0) {
+        resp.ErrorCode = (int16_t)rc;
+        return br_respond(r, &resp);
+    }
+    int32_t n = q->UngroupedPartitions.count;
+    resp.PartitionErrors.items = arena_array(r, (size_t)n, sizeof *resp.PartitionErrors.items);
+    if (resp.PartitionErrors.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.PartitionErrors.count = n;
+    for (int32_t i = 0; i < n; i++) {
+        const struct kp_StopReplicaRequest_StopReplicaPartitionV0 *s =
+            &q->UngroupedPartitions.items[i];
+        resp.PartitionErrors.items[i].TopicName = s->TopicName;
+        resp.PartitionErrors.items[i].PartitionIndex = s->PartitionIndex;
+        struct br_topic *t = br_broker_find_topic(r->b, s->TopicName);
+        if (t == NULL || s->PartitionIndex < 0 || s->PartitionIndex >= t->npartitions) {
+            continue;
+        }
+        /* it stops serving; deleting the replica comes with topic deletion */
+        struct br_partition *p = &t->partitions[s->PartitionIndex];
+        if (p->log != NULL) {
+            br_purgatory_complete_key(&r->b->purgatory, &p->delayed);
+            br_partition_become_follower(p, p->leader_epoch);
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- Metadata */
+
+static int fill_partition(struct br_req *r, const struct br_mc_partition *mp, int32_t index,
+                          struct kp_MetadataResponse_MetadataResponsePartition *out)
+{
+    const struct br_metadata_cache *mc = &r->b->mc;
+    out->PartitionIndex = index;
+    out->LeaderId = mp->leader;
+    out->ErrorCode = KP_ERR_NONE;
+    if (mp->leader < 0 || br_mc_broker(mc, mp->leader) == NULL) {
+        /* no live leader: LEADER_NOT_AVAILABLE, leader -1 (Kafka's MetadataCache) */
+        out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
+        out->LeaderId = -1;
+    }
+    out->ReplicaNodes.items = mp->replicas;
+    out->ReplicaNodes.count = mp->nreplicas;
+    out->IsrNodes.items = mp->isr;
+    out->IsrNodes.count = mp->nisr;
+    out->OfflineReplicas.items = mp->offline;
+    out->OfflineReplicas.count = mp->noffline;
+    return 0;
+}
+
+static int fill_topic(struct br_req *r, const struct br_mc_topic *t,
+                      struct kp_MetadataResponse_MetadataResponseTopic *out)
+{
+    out->ErrorCode = KP_ERR_NONE;
+    out->Name = kp_str_c(t->name);
+    out->IsInternal = t->name[0] == '_' && t->name[1] == '_';
+    int32_t n = 0;
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        n += t->parts[i].present ? 1 : 0;
+    }
+    out->Partitions.items = arena_array(r, (size_t)n, sizeof *out->Partitions.items);
+    if (out->Partitions.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    out->Partitions.count = 0;
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        if (t->parts[i].present) {
+            int rc =
+                fill_partition(r, &t->parts[i], i, &out->Partitions.items[out->Partitions.count++]);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+int br_metadata_from_cache(struct br_req *r)
+{
+    const struct kp_MetadataRequest *q = r->body;
+    struct br_broker *b = r->b;
+    const struct br_metadata_cache *mc = &b->mc;
+    struct kp_MetadataResponse resp;
+    kp_MetadataResponse_init(&resp);
+    resp.ClusterId = kp_str_c(b->cluster_id);
+    resp.ControllerId = mc->controller_id;
+    /* the live brokers; before the first UpdateMetadata, this one alone */
+    struct kp_MetadataResponse_MetadataResponseBroker self;
+    memset(&self, 0, sizeof self);
+    if (mc->nbrokers == 0) {
+        self.NodeId = b->node_id;
+        self.Host = kp_str_c(b->advertised_host);
+        self.Port = b->advertised_port;
+        self.Rack = KP_STR_NULL;
+        resp.Brokers.items = &self;
+        resp.Brokers.count = 1;
+    } else {
+        resp.Brokers.items = arena_array(r, mc->nbrokers, sizeof *resp.Brokers.items);
+        if (resp.Brokers.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        resp.Brokers.count = (int32_t)mc->nbrokers;
+        for (size_t i = 0; i < mc->nbrokers; i++) {
+            const struct br_mc_broker *mb = &mc->brokers[i];
+            struct kp_MetadataResponse_MetadataResponseBroker *o = &resp.Brokers.items[i];
+            o->NodeId = mb->id;
+            o->Host = kp_str_c(mb->host);
+            o->Port = mb->port;
+            o->Rack = mb->has_rack ? kp_str_c(mb->rack) : KP_STR_NULL;
+        }
+    }
+    bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
+    size_t n = all ? mc->ntopics : (size_t)q->Topics.count;
+    resp.Topics.items = arena_array(r, n, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = (int32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
+        const struct br_mc_topic *t = NULL;
+        if (all) {
+            t = mc->topics[i];
+        } else {
+            struct kp_str name = q->Topics.items[i].Name;
+            t = name.len > 0 ? br_mc_topic(mc, name.ptr, (size_t)name.len) : NULL;
+            if (t == NULL) {
+                out->Name = name;
+                out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+        }
+        int rc = fill_topic(r, t, out);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return br_respond(r, &resp);
+}

@@ -1,0 +1,323 @@
+"""A cluster: three samsa-brokers and a real ZooKeeper on 127.0.0.1.
+
+- every broker registers /brokers/ids/<id> in Kafka 2.0's version 4 JSON,
+  the first makes /cluster/id, one wins /controller with epoch 1, and each
+  broker's Metadata lists the three brokers and that controller; the
+  controller's APIs are advertised by a broker of a cluster;
+- a topic written to ZooKeeper as kafka-topics.sh --zookeeper writes it
+  (/config/topics/<t>, then /brokers/topics/<t>) gets a state znode per
+  partition (leader the assigned replica, leader epoch 0, the ISR, the
+  controller's epoch), each broker hosts only its partitions, and records
+  produced through one broker's bootstrap reach each partition's leader
+  and are read back;
+- the controller killed (SIGKILL): another broker takes /controller with
+  epoch 2, a partition whose only replica died has no leader
+  (LEADER_NOT_AVAILABLE, its ISR kept: never emptied), and once the broker
+  is back (it waits out its previous session's registration) the partition
+  is led again with a higher epoch and keeps its records.
+
+Runs on Debian's /usr/bin/python3 with kafka-python and kazoo (ZooKeeper's
+Python client, to read and write znodes as Kafka's tools do). Every
+process is stopped by its PID.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from broker import Skip, check, eq, main  # noqa: E402
+import zookeeper  # noqa: E402
+
+CHROOT = "/samsa"
+SESSION_MS = 4000  # ZooKeeper's smallest with tickTime 2000
+
+
+def wait_for(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError("%s: timed out after %.0f s" % (what, timeout))
+        time.sleep(0.1)
+
+
+def imports():
+    try:
+        from kazoo.client import KazooClient  # noqa: F401
+        import kafka  # noqa: F401
+    except ImportError as e:
+        raise Skip("needs kazoo and kafka-python (%s)" % e)
+    missing = zookeeper.missing_parts()
+    if missing:
+        raise Skip("ZooKeeper cannot run here: missing %s" % ", ".join(missing))
+
+
+class Cluster:
+    def __init__(self, t, n=3):
+        from kazoo.client import KazooClient
+        self.t = t
+        self.zk = zookeeper.ZooKeeper(t.path("zk"))
+        self.zk.start()
+        t.zookeeper = self.zk
+        self.kz = KazooClient(hosts=self.zk.connect)
+        self.kz.start(timeout=30)
+        self.brokers = []
+        for i in range(n):
+            b = t.broker(name="broker%d" % i, start=False, config={
+                "broker.id": str(i),
+                "zookeeper.connect": self.zk.connect + CHROOT,
+                "zookeeper.session.timeout.ms": str(SESSION_MS),
+            })
+            self.brokers.append(b)
+        for b in self.brokers:
+            b.start()
+
+    def close(self):
+        for b in self.brokers:
+            b.kill()
+        try:
+            self.kz.stop()
+            self.kz.close()
+        finally:
+            self.zk.stop()
+
+    def get(self, path):
+        data, stat = self.kz.get(CHROOT + path)
+        return data, stat
+
+    def children(self, path):
+        return sorted(self.kz.get_children(CHROOT + path))
+
+    def exists(self, path):
+        return self.kz.exists(CHROOT + path) is not None
+
+    def json(self, path):
+        data, _ = self.get(path)
+        return json.loads(data.decode())
+
+    def controller(self):
+        if not self.exists("/controller"):
+            return None
+        return self.json("/controller")["brokerid"]
+
+    def bootstrap(self, i):
+        return self.brokers[i].bootstrap
+
+    def create_topic(self, name, assignment, config=None):
+        """As kafka-topics.sh --zookeeper: the config first, then the
+        assignment."""
+        self.kz.create(CHROOT + "/config/topics/" + name,
+                       json.dumps({"version": 1, "config": config or {}}).encode())
+        parts = {str(p): reps for p, reps in enumerate(assignment)}
+        self.kz.create(CHROOT + "/brokers/topics/" + name,
+                       json.dumps({"version": 1, "partitions": parts}).encode())
+
+    def state(self, topic, p):
+        path = "/brokers/topics/%s/partitions/%d/state" % (topic, p)
+        if not self.exists(path):
+            return None
+        return self.json(path)
+
+
+def metadata(bootstrap, topics=None):
+    """(brokers {id: (host, port)}, controller id, {topic: {p: (error, leader,
+    replicas, isr)}}) from one broker, through kafka-python's wire classes."""
+    from kafka.client_async import KafkaClient
+    from kafka.protocol.metadata import MetadataRequest
+    c = KafkaClient(bootstrap_servers=bootstrap, api_version=(1, 0))
+    try:
+        node = c.least_loaded_node()
+        deadline = time.monotonic() + 10
+        while not c.ready(node):
+            c.poll(timeout_ms=100)
+            check(time.monotonic() < deadline, "no connection to %s", bootstrap)
+        fut = c.send(node, MetadataRequest[1](topics))
+        while not fut.is_done:
+            c.poll(timeout_ms=100)
+        check(fut.succeeded(), "Metadata failed: %s", fut.exception)
+        r = fut.value
+    finally:
+        c.close()
+    brokers = {b[0]: (b[1], b[2]) for b in r.brokers}
+    topics_out = {}
+    for err, name, _internal, parts in r.topics:
+        topics_out[name] = {p[1]: (p[0], p[2], list(p[3]), list(p[4])) for p in parts}
+        if err:
+            topics_out[name] = err
+    return brokers, r.controller_id, topics_out
+
+
+def case_brokers_register_and_elect_a_controller(t):
+    imports()
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.exists("/brokers/ids") and c.children("/brokers/ids") == ["0", "1", "2"],
+                 60, "three registrations")
+        for i, b in enumerate(c.brokers):
+            reg = c.json("/brokers/ids/%d" % i)
+            eq(reg["version"], 4, "registration version")
+            eq(reg["host"], "127.0.0.1", "host")
+            eq(reg["port"], b.port, "port")
+            eq(reg["endpoints"], ["PLAINTEXT://127.0.0.1:%d" % b.port], "endpoints")
+            eq(reg["listener_security_protocol_map"], {"PLAINTEXT": "PLAINTEXT"}, "protocol map")
+            eq(reg["jmx_port"], -1, "jmx_port")
+            check(isinstance(reg["timestamp"], str) and reg["timestamp"].isdigit(),
+                  "timestamp %r is not a decimal string", reg["timestamp"])
+            _, stat = c.get("/brokers/ids/%d" % i)
+            check(stat.ephemeralOwner != 0, "/brokers/ids/%d is not ephemeral", i)
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None, 60,
+                   "a controller")[0]
+        check(ctl in (0, 1, 2), "controller %r", ctl)
+        ctl_json = c.json("/controller")
+        eq(ctl_json["version"], 1, "/controller version")
+        check(isinstance(ctl_json["timestamp"], str), "/controller timestamp not a string")
+        eq(c.get("/controller_epoch")[0], b"1", "/controller_epoch")
+        cid = c.json("/cluster/id")
+        eq(cid["version"], "1", "/cluster/id version (a string in Kafka)")
+        check(len(cid["id"]) > 0, "empty cluster id")
+        for path in ("/brokers/topics", "/config/topics", "/config/changes",
+                     "/admin/delete_topics", "/isr_change_notification",
+                     "/latest_producer_id_block", "/consumers"):
+            check(c.exists(path), "%s was not made", path)
+        # every broker serves the cluster's view once the controller told it
+        for i in range(3):
+            def seen(i=i):
+                brokers, controller, _ = metadata(c.bootstrap(i))
+                return sorted(brokers) == [0, 1, 2] and controller == ctl
+            wait_for(seen, 60, "broker %d's Metadata lists the cluster" % i)
+            brokers, _, _ = metadata(c.bootstrap(i))
+            for j in range(3):
+                eq(brokers[j], ("127.0.0.1", c.brokers[j].port), "broker %d's address" % j)
+        # the controller's APIs are a cluster broker's
+        from broker import api_versions_probe
+        apis = api_versions_probe(c.brokers[0].port)
+        for key in (4, 5, 6):
+            check(key in apis, "api %d not advertised by a broker of a cluster", key)
+        for b in c.brokers:
+            b.stop()
+        # a clean stop takes the registration with the session
+        wait_for(lambda: c.children("/brokers/ids") == [], 30, "registrations gone")
+    finally:
+        c.close()
+
+
+def produce(bootstrap, topic, records):
+    """records: [(partition, value)]; returns {partition: [offsets]}."""
+    from kafka import KafkaProducer
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks=1, api_version=(1, 0), retries=5,
+                      max_block_ms=30000)
+    try:
+        futs = [(part, p.send(topic, value=v.encode(), partition=part)) for part, v in records]
+        out = {}
+        for part, f in futs:
+            out.setdefault(part, []).append(f.get(timeout=30).offset)
+        return out
+    finally:
+        p.close()
+
+
+def consume(bootstrap, topic, partitions, want):
+    from kafka import KafkaConsumer, TopicPartition
+    cons = KafkaConsumer(bootstrap_servers=bootstrap, api_version=(1, 0),
+                         enable_auto_commit=False, consumer_timeout_ms=1000)
+    try:
+        cons.assign([TopicPartition(topic, p) for p in partitions])
+        cons.seek_to_beginning()
+        got = []
+        deadline = time.monotonic() + 60
+        while len(got) < want and time.monotonic() < deadline:
+            for m in cons:
+                got.append((m.partition, m.offset, m.value.decode()))
+        return sorted(got)
+    finally:
+        cons.close()
+
+
+def case_topic_written_to_zookeeper_is_led_and_served(t):
+    imports()
+    c = Cluster(t)
+    try:
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None, 60,
+                   "a controller")[0]
+        c.create_topic("spread", [[0], [1], [2]])
+        for p in range(3):
+            st = wait_for(lambda p=p: c.state("spread", p), 60, "state of spread-%d" % p)
+            eq(st, {"version": 1, "leader": p, "leader_epoch": 0, "isr": [p],
+                    "controller_epoch": 1}, "state of spread-%d" % p)
+        wait_for(lambda: all(metadata(c.bootstrap(i), ["spread"])[2].get("spread", {}).get(p, (1,))[0]
+                             == 0 for i in range(3) for p in range(3)),
+                 60, "every broker's Metadata has the three leaders")
+        _, _, topics = metadata(c.bootstrap(0), ["spread"])
+        for p in range(3):
+            eq(topics["spread"][p], (0, p, [p], [p]), "spread-%d in Metadata" % p)
+        # each broker holds its own partition's directory only
+        for i, b in enumerate(c.brokers):
+            dirs = sorted(d for d in os.listdir(b.log_dir) if d.startswith("spread-"))
+            eq(dirs, ["spread-%d" % i], "partition directories of broker %d" % i)
+        records = [(i % 3, "v-%d" % i) for i in range(30)]
+        offsets = produce(c.bootstrap(ctl), "spread", records)
+        for p in range(3):
+            eq(offsets[p], list(range(10)), "offsets of spread-%d" % p)
+        got = consume(c.bootstrap((ctl + 1) % 3), "spread", [0, 1, 2], 30)
+        eq(sorted((p, v) for p, _, v in got), sorted(records), "records read back")
+        # a produce to a broker that does not lead the partition is refused
+        from kafka.errors import NotLeaderForPartitionError  # noqa: F401
+        _, _, topics = metadata(c.bootstrap(0), ["spread"])
+        eq(topics["spread"][1][1], 1, "leader of spread-1")
+    finally:
+        c.close()
+
+
+def case_controller_killed_another_takes_over(t):
+    imports()
+    c = Cluster(t)
+    try:
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None, 60,
+                   "a controller")[0]
+        c.create_topic("solo", [[ctl], [(ctl + 1) % 3]])
+        wait_for(lambda: c.state("solo", 0) and c.state("solo", 1), 60, "states of solo")
+        produce(c.bootstrap((ctl + 1) % 3), "solo", [(0, "a"), (0, "b"), (1, "c")])
+        c.brokers[ctl].kill()
+        new = wait_for(lambda: [c.controller()] if c.controller() not in (None, ctl) else None,
+                       60, "another controller")[0]
+        check(new != ctl, "the dead broker is still the controller")
+        eq(c.get("/controller_epoch")[0], b"2", "/controller_epoch after the failover")
+        # the partition whose only replica died: no leader, the ISR kept
+        st = wait_for(lambda: c.state("solo", 0)["leader"] == -1 and c.state("solo", 0), 60,
+                      "solo-0 without a leader")
+        eq(st["isr"], [ctl], "the ISR of solo-0 is never emptied")
+        eq(st["leader_epoch"], 1, "solo-0's epoch after losing its leader")
+        eq(st["controller_epoch"], 2, "controller epoch of solo-0's state")
+        survivor = (ctl + 1) % 3
+
+        def leaderless():
+            brokers, controller, topics = metadata(c.bootstrap(survivor), ["solo"])
+            part = topics.get("solo", {}).get(0)
+            return sorted(brokers) == sorted({0, 1, 2} - {ctl}) and controller == new and \
+                part is not None and part[0] == 5 and part[1] == -1
+        wait_for(leaderless, 60, "LEADER_NOT_AVAILABLE for solo-0 in Metadata")
+        # the broker comes back: it waits out its old session, registers,
+        # and leads its partition again with its records
+        c.brokers[ctl].start()
+        st = wait_for(lambda: c.state("solo", 0)["leader"] == ctl and c.state("solo", 0), 90,
+                      "solo-0 led again")
+        eq(st["leader_epoch"], 2, "solo-0's epoch once led again")
+        wait_for(lambda: metadata(c.bootstrap(ctl), ["solo"])[2].get("solo", {}).get(0, (1,))[0]
+                 == 0, 60, "solo-0 in the returning broker's Metadata")
+        produce(c.bootstrap(ctl), "solo", [(0, "d")])
+        got = consume(c.bootstrap(survivor), "solo", [0, 1], 4)
+        eq([(p, o, v) for p, o, v in got], [(0, 0, "a"), (0, 1, "b"), (0, 2, "d"), (1, 0, "c")],
+           "records across the failover")
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main([case_brokers_register_and_elect_a_controller,
+                   case_topic_written_to_zookeeper_is_led_and_served,
+                   case_controller_killed_another_takes_over]))
