@@ -9,6 +9,7 @@
 #include "cluster_member.h"
 #include "log_dirs.h"
 #include "server/group.h"
+#include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -27,6 +28,7 @@ void br_broker_housekeeping(struct br_broker *b)
 {
     int64_t mono = br_now_mono_ms();
     br_logm_tick(b->logs, br_now_wall_ms(), mono);
+    br_replication_tick(b, mono);
     br_timer_arm(b->net, &b->housekeeping, mono + 1000);
 }
 
@@ -184,6 +186,10 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     if (b->cluster) {
+        if (br_replication_start(b) != 0) {
+            br_error("out of memory");
+            return -1;
+        }
         return br_member_start(b);
     }
     br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
@@ -250,8 +256,10 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_groups_stop(b);
-    /* the controller stops and the registration goes with the session */
+    /* the controller stops and the registration goes with the session;
+     * then the fetchers */
     br_member_stop(b);
+    br_replication_stop(b);
     /* the flushes and checkpoint writes under way end, the cleaning stops;
      * from here on, the writes are made at once */
     br_logm_stop(b->logs);

@@ -33,7 +33,7 @@ static void hw_moved(void *ctx, struct br_partition *p)
     w->hw_seen = p->hw;
 }
 
-static const struct br_partition_ops watch_ops = {hw_moved};
+static const struct br_partition_ops watch_ops = {hw_moved, NULL};
 
 /* A batch of count records; of idempotent producer pid (epoch, first
  * sequence) when pid >= 0. */

@@ -23,6 +23,7 @@ process is stopped by its PID.
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -58,7 +59,7 @@ def imports():
 
 
 class Cluster:
-    def __init__(self, t, n=3):
+    def __init__(self, t, n=3, config=None):
         from kazoo.client import KazooClient
         self.t = t
         self.zk = zookeeper.ZooKeeper(t.path("zk"))
@@ -72,6 +73,7 @@ class Cluster:
                 "broker.id": str(i),
                 "zookeeper.connect": self.zk.connect + CHROOT,
                 "zookeeper.session.timeout.ms": str(SESSION_MS),
+                **(config or {}),
             })
             self.brokers.append(b)
         for b in self.brokers:
@@ -206,11 +208,11 @@ def case_brokers_register_and_elect_a_controller(t):
         c.close()
 
 
-def produce(bootstrap, topic, records):
+def produce(bootstrap, topic, records, acks=1):
     """records: [(partition, value)]; returns {partition: [offsets]}."""
     from kafka import KafkaProducer
-    p = KafkaProducer(bootstrap_servers=bootstrap, acks=1, api_version=(1, 0), retries=5,
-                      max_block_ms=30000)
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks=acks, api_version=(1, 0), retries=5,
+                      max_block_ms=30000, request_timeout_ms=30000)
     try:
         futs = [(part, p.send(topic, value=v.encode(), partition=part)) for part, v in records]
         out = {}
@@ -317,7 +319,73 @@ def case_controller_killed_another_takes_over(t):
         c.close()
 
 
+def segment_bytes(b, topic, p):
+    path = os.path.join(b.log_dir, "%s-%d" % (topic, p), "%020d.log" % 0)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def case_replicated_topic_survives_its_leader(t):
+    """RF 3, min.insync.replicas 2: followers copy the leader's batches
+    byte for byte, acks=all is answered once the ISR has them, a follower
+    paused leaves the ISR and rejoins once it caught up, and the leader
+    killed hands over to an ISR member with every acknowledged record."""
+    imports()
+    c = Cluster(t, config={"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("rep", [[0, 1, 2], [1, 2, 0]])
+        for p in range(2):
+            st = wait_for(lambda p=p: c.state("rep", p), 60, "state of rep-%d" % p)
+            eq(sorted(st["isr"]), [0, 1, 2], "ISR of rep-%d" % p)
+        wait_for(lambda: all(metadata(c.bootstrap(i), ["rep"])[2].get("rep", {}).get(p, (1,))[0]
+                             == 0 for i in range(3) for p in range(2)),
+                 60, "every broker's Metadata has rep's leaders")
+        acked = [(i % 2, "r-%d" % i) for i in range(200)]
+        offsets = produce(c.bootstrap(2), "rep", acked, acks="all")
+        for p in range(2):
+            eq(offsets[p], list(range(100)), "offsets of rep-%d" % p)
+        # the followers' logs are the leader's, byte for byte
+        for p, leader in ((0, 0), (1, 1)):
+            want = segment_bytes(c.brokers[leader], "rep", p)
+            check(want is not None and len(want) > 0, "rep-%d has no data on its leader", p)
+            for i in range(3):
+                wait_for(lambda i=i, p=p, want=want: segment_bytes(c.brokers[i], "rep", p) == want,
+                         60, "broker %d's copy of rep-%d" % (i, p))
+        # a follower paused leaves the ISR; resumed, it rejoins
+        os.kill(c.brokers[2].pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: 2 not in c.state("rep", 0)["isr"], 60, "broker 2 out of rep-0's ISR")
+            more = [(0, "while-paused-%d" % i) for i in range(10)]
+            produce(c.bootstrap(0), "rep", more, acks="all")
+            acked += more
+        finally:
+            os.kill(c.brokers[2].pid, signal.SIGCONT)
+        wait_for(lambda: 2 in c.state("rep", 0)["isr"], 60, "broker 2 back in rep-0's ISR")
+        # the ISR change reaches every broker's Metadata through the controller
+        wait_for(lambda: sorted(metadata(c.bootstrap(1), ["rep"])[2]["rep"][0][3]) == [0, 1, 2],
+                 60, "rep-0's ISR back to three in Metadata")
+        # the leader of rep-0 killed: the next ISR member in assignment order leads
+        c.brokers[0].kill()
+        st = wait_for(lambda: c.state("rep", 0)["leader"] == 1 and c.state("rep", 0), 60,
+                      "broker 1 leading rep-0")
+        check(0 not in st["isr"], "the dead broker is still in the ISR: %r" % st)
+        check(st["leader_epoch"] >= 1, "epoch not bumped: %r" % st)
+        got = consume(c.bootstrap(1), "rep", [0, 1], len(acked))
+        eq(sorted((p, v) for p, _, v in got), sorted(acked), "acknowledged records after the kill")
+        after = [(0, "after-%d" % i) for i in range(10)]
+        produce(c.bootstrap(1), "rep", after, acks="all")
+        got = consume(c.bootstrap(2), "rep", [0], 120)
+        eq([v for _, _, v in got][-10:], [v for _, v in after], "records after the failover")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
-                   case_controller_killed_another_takes_over]))
+                   case_controller_killed_another_takes_over,
+                   case_replicated_topic_survives_its_leader]))

@@ -1554,9 +1554,28 @@ static int failover(struct br_controller *c)
     return 0;
 }
 
+/* The paths the controller reads and watches, made when missing (every
+ * broker makes them at start; the controller may come first). 0 or -1
+ * (the chroot itself is not there yet: the broker's session makes it). */
+static int make_paths(struct br_controller *c)
+{
+    static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
+                                        "/isr_change_notification"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        int rc = zcreate(c, paths[i], NULL, 0, 0);
+        if (rc != ZOK && rc != ZNODEEXISTS) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Stands for election (Kafka's elect()): 0, or -1 to try again later. */
 static int elect(struct br_controller *c)
 {
+    if (make_paths(c) != 0) {
+        return -1;
+    }
     char *data = NULL;
     int len = 0;
     struct Stat st;

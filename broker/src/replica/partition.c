@@ -3,21 +3,65 @@
 
 #include "base/logging.h"
 
+#include <samsa-protocol/alloc.h>
+
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
+#include <string.h>
 
-/* An ISR of one: the high watermark follows the log end at once. */
-static void hw_update(struct br_partition *p)
+static void hw_set(struct br_partition *p, int64_t hw)
 {
-    int64_t leo = br_log_end_offset(p->log);
-    p->hw_bytes = p->leo_bytes;
-    if (leo != p->hw) {
-        p->hw = leo;
+    if (hw > p->hw) {
+        p->hw = hw;
+        /* what parked consumers count: the bytes below the new mark are
+         * not known one by one; taking them all wakes a parked fetch at
+         * worst early, and it returns what it finds */
+        p->hw_bytes = p->leo_bytes;
         if (p->ops != NULL) {
             p->ops->hw_moved(p->ops_ctx, p);
         }
     }
+}
+
+bool br_partition_in_isr(const struct br_partition *p, int32_t broker)
+{
+    for (int32_t i = 0; i < p->nisr; i++) {
+        if (p->isr[i] == broker) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void br_partition_advance_hw(struct br_partition *p, int64_t now_ms)
+{
+    int64_t hw = br_log_end_offset(p->log);
+    for (int32_t i = 0; i < p->nremotes; i++) {
+        const struct br_remote_replica *r = &p->remotes[i];
+        bool counts =
+            br_partition_in_isr(p, r->broker) || now_ms - r->last_caught_up_ms <= p->lag_max_ms;
+        if (!counts) {
+            continue;
+        }
+        if (r->leo < 0) {
+            return; /* an ISR member the new leader has not heard from yet */
+        }
+        if (r->leo < hw) {
+            hw = r->leo;
+        }
+    }
+    hw_set(p, hw);
+}
+
+/* Standalone, or an ISR of one: the high watermark follows the log end. */
+static void hw_update(struct br_partition *p, int64_t now_ms)
+{
+    if (p->nremotes == 0) {
+        hw_set(p, br_log_end_offset(p->log));
+        return;
+    }
+    br_partition_advance_hw(p, now_ms);
 }
 
 void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
@@ -39,9 +83,158 @@ void br_partition_become_follower(struct br_partition *p, int32_t leader_epoch)
     p->leader_epoch = leader_epoch;
 }
 
-void br_partition_set_leader_epoch(struct br_partition *p, int32_t leader_epoch)
+static int copy_ids(int32_t **dst, int32_t *n, const int32_t *src, int32_t count)
 {
-    p->leader_epoch = leader_epoch;
+    int32_t *c = kp_calloc(count > 0 ? (size_t)count : 1, sizeof *c);
+    if (c == NULL) {
+        return KP_E_NOMEM;
+    }
+    if (count > 0) {
+        memcpy(c, src, (size_t)count * sizeof *c);
+    }
+    kp_free(*dst);
+    *dst = c;
+    *n = count;
+    return 0;
+}
+
+int br_partition_take_leadership(struct br_partition *p, int32_t me, const struct br_leadership *s,
+                                 int64_t now_ms, int64_t lag_max_ms)
+{
+    int32_t nremotes = 0;
+    struct br_remote_replica *remotes =
+        kp_calloc(s->nassigned > 0 ? (size_t)s->nassigned : 1, sizeof *remotes);
+    if (remotes == NULL) {
+        return KP_E_NOMEM;
+    }
+    if (copy_ids(&p->assigned, &p->nassigned, s->assigned, s->nassigned) != 0 ||
+        copy_ids(&p->isr, &p->nisr, s->isr, s->nisr) != 0) {
+        kp_free(remotes);
+        return KP_E_NOMEM;
+    }
+    bool was_leader = p->role == BR_ROLE_LEADER && p->leader_id == me;
+    p->leader_epoch = s->leader_epoch;
+    p->controller_epoch = s->controller_epoch;
+    p->zk_version = s->zk_version;
+    p->leader_id = s->leader;
+    p->lag_max_ms = lag_max_ms;
+    p->isr_writing = false;
+    if (s->leader != me) {
+        kp_free(remotes);
+        kp_free(p->remotes);
+        p->remotes = NULL;
+        p->nremotes = 0;
+        p->role = BR_ROLE_FOLLOWER;
+        return 0;
+    }
+    int64_t leo = br_log_end_offset(p->log);
+    for (int32_t i = 0; i < s->nassigned; i++) {
+        if (s->assigned[i] == me) {
+            continue;
+        }
+        struct br_remote_replica *r = &remotes[nremotes++];
+        r->broker = s->assigned[i];
+        /* Kafka's makeLeader: every follower's LEO unknown; those in the
+         * ISR caught up as of now, the others never */
+        r->leo = -1;
+        r->last_caught_up_ms = br_partition_in_isr(p, r->broker) ? now_ms : 0;
+        r->last_fetch_leader_leo = leo;
+        r->last_fetch_ms = now_ms;
+    }
+    kp_free(p->remotes);
+    p->remotes = remotes;
+    p->nremotes = nremotes;
+    p->role = BR_ROLE_LEADER;
+    if (!was_leader) {
+        p->epoch_start_offset = leo;
+    }
+    hw_update(p, now_ms);
+    return 0;
+}
+
+bool br_partition_follower_fetched(struct br_partition *p, int32_t broker, int64_t fetch_offset,
+                                   int64_t now_ms)
+{
+    for (int32_t i = 0; i < p->nremotes; i++) {
+        struct br_remote_replica *r = &p->remotes[i];
+        if (r->broker != broker) {
+            continue;
+        }
+        int64_t leo = br_log_end_offset(p->log);
+        /* the latest time its fetch offset was at the leader's LEO: this
+         * fetch's, or the previous fetch's when it reached the LEO then */
+        if (fetch_offset >= leo) {
+            r->last_caught_up_ms = now_ms > r->last_caught_up_ms ? now_ms : r->last_caught_up_ms;
+        } else if (fetch_offset >= r->last_fetch_leader_leo &&
+                   r->last_fetch_ms > r->last_caught_up_ms) {
+            r->last_caught_up_ms = r->last_fetch_ms;
+        }
+        r->leo = fetch_offset;
+        r->last_fetch_leader_leo = leo;
+        r->last_fetch_ms = now_ms;
+        br_partition_advance_hw(p, now_ms);
+        return true;
+    }
+    return false;
+}
+
+int32_t br_partition_isr_candidate(const struct br_partition *p)
+{
+    for (int32_t i = 0; i < p->nremotes; i++) {
+        const struct br_remote_replica *r = &p->remotes[i];
+        if (!br_partition_in_isr(p, r->broker) && r->leo >= p->hw &&
+            r->leo >= p->epoch_start_offset) {
+            return r->broker;
+        }
+    }
+    return -1;
+}
+
+int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < p->nremotes; i++) {
+        const struct br_remote_replica *r = &p->remotes[i];
+        if (br_partition_in_isr(p, r->broker) && now_ms - r->last_caught_up_ms > p->lag_max_ms) {
+            out[n++] = r->broker;
+        }
+    }
+    return n;
+}
+
+int br_partition_set_isr(struct br_partition *p, const int32_t *isr, int32_t n, int32_t zk_version,
+                         int64_t now_ms)
+{
+    if (copy_ids(&p->isr, &p->nisr, isr, n) != 0) {
+        return KP_E_NOMEM;
+    }
+    p->zk_version = zk_version;
+    if (p->role == BR_ROLE_LEADER) {
+        hw_update(p, now_ms); /* a smaller ISR may let it move */
+    }
+    return 0;
+}
+
+void br_partition_follower_hw(struct br_partition *p, int64_t leader_hw)
+{
+    int64_t leo = br_log_end_offset(p->log);
+    int64_t hw = leader_hw < leo ? leader_hw : leo;
+    /* a follower's mark follows its leader's, even down after a truncation */
+    if (hw != p->hw) {
+        p->hw = hw;
+        p->hw_bytes = p->leo_bytes;
+    }
+}
+
+void br_partition_free_replication(struct br_partition *p)
+{
+    kp_free(p->assigned);
+    kp_free(p->isr);
+    kp_free(p->remotes);
+    p->assigned = NULL;
+    p->isr = NULL;
+    p->remotes = NULL;
+    p->nassigned = p->nisr = p->nremotes = 0;
 }
 
 int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len, int64_t now_ms,
@@ -79,7 +272,10 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
         br_warn("out of memory recording producer %" PRId64, h.ProducerId);
     }
     p->leo_bytes += (int64_t)len;
-    hw_update(p);
+    if (p->ops != NULL && p->ops->appended != NULL) {
+        p->ops->appended(p->ops_ctx, p);
+    }
+    hw_update(p, now_ms);
     return 0;
 }
 

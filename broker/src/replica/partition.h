@@ -33,6 +33,18 @@ struct br_topic;
  * server: answers the fetches parked on it). */
 struct br_partition_ops {
     void (*hw_moved)(void *ctx, struct br_partition *p);
+    /* records were appended (as leader or follower): followers' fetches
+     * parked on the partition count them. NULL: nothing to do. */
+    void (*appended)(void *ctx, struct br_partition *p);
+};
+
+/* What the leader knows of a follower (Kafka's Replica on the leader). */
+struct br_remote_replica {
+    int32_t broker;
+    int64_t leo;               /* its last fetch offset; -1 until it fetched */
+    int64_t last_caught_up_ms; /* the latest time its fetch offset reached the leader's LEO */
+    int64_t last_fetch_leader_leo;
+    int64_t last_fetch_ms;
 };
 
 /* What this broker's replica of the partition is. */
@@ -58,6 +70,22 @@ struct br_partition {
      * brought it from these (server/fetch.c) */
     int64_t leo_bytes;
     int64_t hw_bytes;
+    /* replication (cluster mode; standalone: one replica, this broker, in
+     * sync): the assigned replicas in assignment order, the ISR, what the
+     * leader knows of each follower, the state znode's version and the
+     * controller epoch of the last leadership decision (LeaderAndIsr) */
+    int32_t *assigned; /* owned */
+    int32_t nassigned;
+    int32_t *isr; /* owned */
+    int32_t nisr;
+    struct br_remote_replica *remotes; /* owned, one per assigned replica but this one */
+    int32_t nremotes;
+    int32_t leader_id;
+    int32_t zk_version;
+    int32_t controller_epoch;
+    bool isr_writing;           /* an ISR change is being written to ZooKeeper */
+    int64_t lag_max_ms;         /* replica.lag.time.max.ms */
+    int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
     /* what delayed operations on this partition wait on (server/fetch.c) */
     struct br_delay_key delayed;
 };
@@ -74,9 +102,62 @@ void br_partition_become_leader(struct br_partition *p, const struct br_partitio
  * the leader) is the layer above's. */
 void br_partition_become_follower(struct br_partition *p, int32_t leader_epoch);
 
-/* Sets the leader epoch the controller gave the leader (cluster mode; a
- * standalone leader keeps its log's). */
-void br_partition_set_leader_epoch(struct br_partition *p, int32_t leader_epoch);
+/* A LeaderAndIsr's state of the partition (cluster mode). */
+struct br_leadership {
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t controller_epoch;
+    int32_t zk_version;
+    const int32_t *isr;
+    int32_t nisr;
+    const int32_t *assigned;
+    int32_t nassigned;
+};
+
+/*
+ * Takes a controller's decision (Kafka's Partition.makeLeader and
+ * makeFollower): the assignment, the ISR, the epochs. As leader
+ * (me == s->leader): every follower's LEO unknown, those in the ISR
+ * caught up as of now_ms, the others not; the high watermark may move
+ * (an ISR of one). As follower: the high watermark stays (min of its own
+ * and the leader's, from fetches). Returns 0 or KP_E_NOMEM (unchanged).
+ */
+KP_MUST_CHECK int br_partition_take_leadership(struct br_partition *p, int32_t me,
+                                               const struct br_leadership *s, int64_t now_ms,
+                                               int64_t lag_max_ms);
+
+/* A follower fetched at fetch_offset (Kafka's Replica.updateLogReadResult):
+ * its LEO and last caught-up time; then the high watermark may move.
+ * Unknown brokers are ignored (false). */
+bool br_partition_follower_fetched(struct br_partition *p, int32_t broker, int64_t fetch_offset,
+                                   int64_t now_ms);
+
+/* A follower out of the ISR that reached the high watermark (Kafka 2.0's
+ * maybeExpandIsr, with 2.0.1's condition that it reached the leader's
+ * start of its epoch): its id, or -1. */
+int32_t br_partition_isr_candidate(const struct br_partition *p);
+
+/* ISR members but the leader not caught up within lag_max_ms (Kafka's
+ * getOutOfSyncReplicas): written to out (room for nisr), their count. */
+int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out);
+
+/* The ISR is now isr[0..n) with the state znode at zk_version (written by
+ * this leader): the high watermark may move. 0 or KP_E_NOMEM. */
+KP_MUST_CHECK int br_partition_set_isr(struct br_partition *p, const int32_t *isr, int32_t n,
+                                       int32_t zk_version, int64_t now_ms);
+
+/* Kafka's maybeIncrementLeaderHW: the least LEO of the leader, the ISR and
+ * the followers caught up within lag_max_ms; the high watermark only grows.
+ * Calls ops->hw_moved when it moved. */
+void br_partition_advance_hw(struct br_partition *p, int64_t now_ms);
+
+/* A follower's high watermark from its leader: min(its LEO, leader_hw). */
+void br_partition_follower_hw(struct br_partition *p, int64_t leader_hw);
+
+bool br_partition_in_isr(const struct br_partition *p, int32_t broker);
+
+/* Frees what replication holds (the topic frees the partition). */
+void br_partition_free_replication(struct br_partition *p);
 
 /* How many producer ids a partition remembers (the least recently used
  * one is forgotten first). */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/replication.h"
 #include "server/request.h"
 
 #include <inttypes.h>
@@ -77,20 +78,17 @@ static int16_t become(struct br_req *r,
     if (rc != 0) {
         return (int16_t)rc;
     }
-    if (s->Leader == b->node_id) {
-        bool was = p->role == BR_ROLE_LEADER;
-        p->role = BR_ROLE_LEADER;
-        br_partition_set_leader_epoch(p, s->LeaderEpoch);
-        br_info("%s-%" PRId32 ": leader in epoch %" PRId32 "%s", p->topic->name, p->index,
-                s->LeaderEpoch, was ? "" : " (was not)");
-    } else {
-        /* parked fetches on it are answered: they find it led elsewhere */
-        br_purgatory_complete_key(&b->purgatory, &p->delayed);
-        br_partition_become_follower(p, s->LeaderEpoch);
-        br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32, p->topic->name,
-                p->index, s->Leader, s->LeaderEpoch);
-    }
-    return 0;
+    struct br_leadership l = {
+        .leader = s->Leader,
+        .leader_epoch = s->LeaderEpoch,
+        .controller_epoch = s->ControllerEpoch,
+        .zk_version = s->ZkVersion,
+        .isr = s->Isr.items,
+        .nisr = s->Isr.count,
+        .assigned = s->Replicas.items,
+        .nassigned = s->Replicas.count,
+    };
+    return br_replication_become(b, p, &l);
 }
 
 int br_h_leader_and_isr(struct br_req *r)
@@ -151,6 +149,7 @@ int br_h_stop_replica(struct br_req *r)
         /* it stops serving; deleting the replica comes with topic deletion */
         struct br_partition *p = &t->partitions[s->PartitionIndex];
         if (p->log != NULL) {
+            br_replication_forget(r->b, p);
             br_purgatory_complete_key(&r->b->purgatory, &p->delayed);
             br_partition_become_follower(p, p->leader_epoch);
         }

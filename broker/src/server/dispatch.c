@@ -2,6 +2,7 @@
  * request.h). */
 #define _GNU_SOURCE
 
+#include "server/replication.h"
 #include "server/request.h"
 
 #include "base/logging.h"
@@ -226,6 +227,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
         break;
     case BR_PARK_ADMIN:
         br_topic_admin_cancel_parked(b, parked);
+        break;
+    case BR_PARK_PRODUCE:
+        br_replication_cancel_produce(b, parked);
         break;
     }
 }

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/replication.h"
 #include "server/request.h"
 
 #include <samsa-protocol/legacy.h>
@@ -292,6 +293,10 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
             if (p == NULL) {
                 fr->any_error = true;
                 continue;
+            }
+            if (q->ReplicaId >= 0) {
+                /* the leader learns how far the follower is */
+                br_replication_follower_fetch(b, p, q->ReplicaId, qp->FetchOffset);
             }
             int64_t start = br_log_start_offset(p->log);
             /* a follower may read to the log end, a consumer to the HW */

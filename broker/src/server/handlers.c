@@ -3,6 +3,7 @@
 
 #include "base/logging.h"
 #include "server/group.h"
+#include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -251,6 +252,13 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         return;
     }
     out->LogStartOffset = br_log_start_offset(p->log);
+    const struct kp_ProduceRequest *q = r->body;
+    if (b->cluster && q->Acks == -1 && p->nisr < p->topic->config.min_insync_replicas) {
+        /* acks=all with too few replicas in sync: nothing is written
+         * (Kafka's Partition.appendRecordsToLeader) */
+        out->ErrorCode = KP_ERR_NOT_ENOUGH_REPLICAS;
+        return;
+    }
     if (p->topic->internal) {
         /* only the broker writes to internal topics (Kafka: InvalidTopicException) */
         out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
@@ -372,6 +380,21 @@ int br_h_produce(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Responses.count = q->TopicData.count;
+    /* acks=all on a cluster: the partitions appended wait for their
+     * replicas (replication.h) */
+    bool wait_replicas = r->b->cluster && q->Acks == -1;
+    size_t nwaits = 0;
+    struct br_produce_wait *waits = NULL;
+    if (wait_replicas) {
+        size_t total = 0;
+        for (int32_t i = 0; i < q->TopicData.count; i++) {
+            total += (size_t)q->TopicData.items[i].PartitionData.count;
+        }
+        waits = arena_array(r, total, sizeof *waits);
+        if (waits == NULL) {
+            return KP_E_NOMEM;
+        }
+    }
     for (int32_t i = 0; i < q->TopicData.count; i++) {
         const struct kp_ProduceRequest_TopicProduceData *td = &q->TopicData.items[i];
         struct kp_ProduceResponse_TopicProduceResponse *tr = &resp.Responses.items[i];
@@ -398,6 +421,15 @@ int br_h_produce(struct br_req *r)
             produce_partition(r, td, &td->PartitionData.items[j], out, &owned);
             kp_free(owned);
             any_error = any_error || out->ErrorCode != KP_ERR_NONE;
+            if (wait_replicas && out->ErrorCode == KP_ERR_NONE) {
+                int16_t ignored = 0;
+                struct br_partition *p =
+                    br_broker_leader_partition(r->b, td->Name, out->Index, &ignored);
+                if (p != NULL) {
+                    /* the log end now is the end of what this request appended */
+                    waits[nwaits++] = (struct br_produce_wait){p, br_log_end_offset(p->log), i, j};
+                }
+            }
         }
     }
     if (q->Acks == 0) {
@@ -409,6 +441,12 @@ int br_h_produce(struct br_req *r)
             br_conn_close_after_flush(r->conn);
         }
         return 0; /* no response: the client expects none */
+    }
+    if (nwaits > 0) {
+        int rc = br_replication_park_produce(r, &resp, waits, nwaits, q->TimeoutMs);
+        if (rc <= 0) {
+            return rc; /* parked (answered later), or out of memory */
+        }
     }
     return br_respond(r, &resp);
 }

@@ -91,8 +91,9 @@ void br_supported_apis_init(struct br_broker *b);
  * cancel whatever it parked (br_broker_cancel_parked switches on kind). */
 enum br_park_kind {
     BR_PARK_FETCH = 1,
-    BR_PARK_GROUP, /* JoinGroup / SyncGroup waiting for the group (group_handlers.c) */
-    BR_PARK_ADMIN, /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
+    BR_PARK_GROUP,   /* JoinGroup / SyncGroup waiting for the group (group_handlers.c) */
+    BR_PARK_ADMIN,   /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
+    BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
 };
 
 struct br_park {

@@ -41,6 +41,7 @@ struct br_topic_admin;
 struct br_zk;
 struct br_controller;
 struct br_cluster_member;
+struct br_replication;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -99,6 +100,7 @@ struct br_broker {
     struct br_zk *zk;
     struct br_controller *controller;
     struct br_cluster_member *member;
+    struct br_replication *replication; /* server/replication.h */
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;

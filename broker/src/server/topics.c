@@ -27,7 +27,13 @@ static void partition_hw_moved(void *ctx, struct br_partition *p)
     br_fetch_wake(ctx, p);
 }
 
-static const struct br_partition_ops partition_ops = {partition_hw_moved};
+/* Records were appended: followers parked on the partition count them. */
+static void partition_appended(void *ctx, struct br_partition *p)
+{
+    br_fetch_wake(ctx, p);
+}
+
+static const struct br_partition_ops partition_ops = {partition_hw_moved, partition_appended};
 
 static int topic_cmp(const struct br_topic *t, struct kp_str name)
 {
@@ -78,6 +84,7 @@ void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
         /* parked fetches on this partition are answered now */
         br_purgatory_complete_key(&b->purgatory, &p->delayed);
         br_producers_free(&p->producers);
+        br_partition_free_replication(p);
         br_logm_remove(b->logs, p->managed);
         p->managed = NULL;
         if (p->log != NULL) {
@@ -548,8 +555,14 @@ int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t i
         if (open_partition(b, t, index) != 0) {
             return KP_ERR_KAFKA_STORAGE_ERROR;
         }
-        br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64, t->name, index,
-                br_log_end_offset(p->log));
+        /* a replica's high watermark starts at its checkpointed one
+         * (Kafka's Partition.getOrCreateReplica), not at its log end */
+        int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, index);
+        int64_t leo = br_log_end_offset(p->log);
+        p->hw = hw < leo ? hw : leo;
+        p->hw_bytes = p->leo_bytes;
+        br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64 ", high watermark %" PRId64,
+                t->name, index, leo, p->hw);
     }
     *out = p;
     return 0;

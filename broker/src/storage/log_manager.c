@@ -50,9 +50,12 @@ struct br_log_manager {
     void *ctx;
     int locks[BR_LOGM_MAX_DIRS];
     size_t placed[BR_LOGM_MAX_DIRS]; /* partitions per dir, reservations included */
-    /* recovery points read at open, sorted (br_checkpoint_entry_cmp) */
+    /* recovery points and high watermarks read at open, sorted
+     * (br_checkpoint_entry_cmp) */
     struct br_checkpoint_entry *recovery;
     size_t nrecovery;
+    struct br_checkpoint_entry *hws;
+    size_t nhws;
     /* the logs, sorted by topic, then partition */
     struct br_managed_log **logs;
     size_t nlogs;
@@ -180,31 +183,30 @@ static bool read_dir_checkpoint(const struct br_log_manager *lm, size_t d, const
     return true;
 }
 
-/* Reads the recovery points of dir d and adds them to lm->recovery. */
-static int read_recovery_points(struct br_log_manager *lm, size_t d)
+/* Reads checkpoint file `name` of dir d and adds its entries to *all. */
+static int read_offsets(struct br_log_manager *lm, size_t d, const char *name, const char *without,
+                        struct br_checkpoint_entry **all, size_t *nall)
 {
     char path[PATH_MAX];
-    (void)snprintf(path, sizeof path, "%s/%s", lm->dirs[d], BR_RECOVERY_CHECKPOINT);
+    (void)snprintf(path, sizeof path, "%s/%s", lm->dirs[d], name);
     if (access(path, F_OK) != 0) {
         return 0;
     }
     struct br_checkpoint_entry *e = NULL;
     size_t n = 0;
-    if (!read_dir_checkpoint(lm, d, BR_RECOVERY_CHECKPOINT, "every segment will be recovered", &e,
-                             &n)) {
+    if (!read_dir_checkpoint(lm, d, name, without, &e, &n)) {
         return 0;
     }
     int rc = 0;
     if (n > 0) {
-        struct br_checkpoint_entry *all =
-            kp_realloc(lm->recovery, (lm->nrecovery + n) * sizeof *all);
-        if (all == NULL) {
+        struct br_checkpoint_entry *grown = kp_realloc(*all, (*nall + n) * sizeof *grown);
+        if (grown == NULL) {
             br_error("out of memory reading %s", path);
             rc = -1;
         } else {
-            memcpy(all + lm->nrecovery, e, n * sizeof *e);
-            lm->recovery = all;
-            lm->nrecovery += n;
+            memcpy(grown + *nall, e, n * sizeof *e);
+            *all = grown;
+            *nall += n;
         }
     }
     br_checkpoint_free(e);
@@ -265,12 +267,18 @@ int br_logm_open(const struct br_logm_config *cfg, const struct br_logm_ops *ops
             br_info("log dir %s: last stop was %s", lm->dirs[i],
                     clean ? "clean" : "unclean: recovering");
         }
-        if (read_recovery_points(lm, i) != 0) {
+        if (read_offsets(lm, i, BR_RECOVERY_CHECKPOINT, "every segment will be recovered",
+                         &lm->recovery, &lm->nrecovery) != 0 ||
+            read_offsets(lm, i, BR_REPLICATION_CHECKPOINT, "high watermarks start at the log start",
+                         &lm->hws, &lm->nhws) != 0) {
             goto out_close;
         }
     }
     if (lm->nrecovery > 1) {
         qsort(lm->recovery, lm->nrecovery, sizeof *lm->recovery, br_checkpoint_entry_cmp);
+    }
+    if (lm->nhws > 1) {
+        qsort(lm->hws, lm->nhws, sizeof *lm->hws, br_checkpoint_entry_cmp);
     }
     int64_t now = br_now_mono_ms();
     lm->last_checkpoint_ms = now;
@@ -293,10 +301,10 @@ const char *br_logm_dir(const struct br_log_manager *lm, size_t d)
     return d < lm->cfg.ndirs ? lm->dirs[d] : NULL;
 }
 
-int64_t br_logm_recovery_point(const struct br_log_manager *lm, const char *topic,
-                               int32_t partition)
+static int64_t lookup_offset(const struct br_checkpoint_entry *all, size_t n, const char *topic,
+                             int32_t partition)
 {
-    if (lm->nrecovery == 0) {
+    if (n == 0) {
         return 0;
     }
     struct br_checkpoint_entry key;
@@ -304,8 +312,20 @@ int64_t br_logm_recovery_point(const struct br_log_manager *lm, const char *topi
     (void)snprintf(key.topic, sizeof key.topic, "%s", topic);
     key.partition = partition;
     const struct br_checkpoint_entry *e =
-        bsearch(&key, lm->recovery, lm->nrecovery, sizeof key, br_checkpoint_entry_cmp);
+        bsearch(&key, all, n, sizeof key, br_checkpoint_entry_cmp);
     return e != NULL ? e->offset : 0;
+}
+
+int64_t br_logm_recovery_point(const struct br_log_manager *lm, const char *topic,
+                               int32_t partition)
+{
+    return lookup_offset(lm->recovery, lm->nrecovery, topic, partition);
+}
+
+int64_t br_logm_checkpointed_hw(const struct br_log_manager *lm, const char *topic,
+                                int32_t partition)
+{
+    return lookup_offset(lm->hws, lm->nhws, topic, partition);
 }
 
 /* ---------------------------------------------------------------- placement */
@@ -1147,5 +1167,6 @@ void br_logm_close(struct br_log_manager *lm, bool clean)
     }
     kp_free(lm->dirs);
     kp_free(lm->recovery);
+    kp_free(lm->hws);
     kp_free(lm);
 }

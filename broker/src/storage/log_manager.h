@@ -103,6 +103,12 @@ const char *br_logm_dir(const struct br_log_manager *lm, size_t d);
 int64_t br_logm_recovery_point(const struct br_log_manager *lm, const char *topic,
                                int32_t partition);
 
+/* The high watermark topic-partition had at the last checkpoint before
+ * this start (replication-offset-checkpoint; 0 when none): where a
+ * replica's starts (Kafka: min of it and the log end). */
+int64_t br_logm_checkpointed_hw(const struct br_log_manager *lm, const char *topic,
+                                int32_t partition);
+
 /* Placement. br_logm_place reserves a place in the dir with the fewest
  * partitions (counting reservations) and returns it; br_logm_find_dir
  * reserves one in the dir that already holds topic-partition on disk, else

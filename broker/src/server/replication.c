@@ -1,0 +1,886 @@
+/* samsa-broker: replication on a broker of a cluster (see replication.h). */
+#define _GNU_SOURCE
+
+#include "server/replication.h"
+
+#include "base/clock.h"
+#include "base/logging.h"
+#include "cluster/zk.h"
+#include "cluster/zk_call.h"
+#include "cluster/zk_json.h"
+
+#include <samsa-protocol/alloc.h>
+#include <samsa-protocol/record_batch.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The largest Fetch response a follower takes (its MaxBytes and the
+ * frame's overhead). */
+#define FETCH_FRAME_SLACK ((int32_t)1 << 20)
+
+struct fetch_part {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+};
+
+struct fetcher {
+    struct fetcher *next;
+    struct br_broker *b;
+    int32_t leader;
+    char host[BR_MC_HOST_MAX + 1];
+    int32_t port;
+    struct br_conn *conn;
+    bool inflight;
+    int32_t correlation;
+    struct fetch_part *parts;
+    size_t nparts, cap;
+    struct br_timer backoff;
+};
+
+struct isr_write {
+    struct br_zk_call call; /* first */
+    struct isr_write *next;
+    struct br_replication *rep;
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+    int32_t leader_epoch;
+    int32_t *isr;
+    int32_t nisr;
+};
+
+struct br_replication {
+    struct br_broker *b;
+    struct fetcher *fetchers;
+    struct isr_write *writes;              /* in flight */
+    struct br_zk_topic_partition *changed; /* ISR changes to announce */
+    size_t nchanged, changed_cap;
+    struct br_zk_call notify_call;
+    int64_t last_shrink_ms;
+};
+
+/* ---------------------------------------------------------------- fetchers */
+
+static struct br_partition *local_partition(struct br_broker *b, const char *topic, int32_t index)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(topic));
+    if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
+        return NULL;
+    }
+    return &t->partitions[index];
+}
+
+static void fetcher_send(struct fetcher *f);
+static const struct br_conn_ops fetcher_conn_ops;
+
+static void fetcher_close(struct fetcher *f)
+{
+    if (f->conn != NULL) {
+        br_conn_close(f->conn);
+        f->conn = NULL;
+    }
+    f->inflight = false;
+}
+
+static void fetcher_free(struct fetcher *f)
+{
+    fetcher_close(f);
+    if (f->b->net != NULL) {
+        br_timer_cancel(f->b->net, &f->backoff);
+    }
+    kp_free(f->parts);
+    kp_free(f);
+}
+
+/* Connects when there is something to fetch and no connection. */
+static void fetcher_kick(struct fetcher *f)
+{
+    if (f->nparts == 0 || br_timer_armed(&f->backoff)) {
+        return;
+    }
+    if (f->conn == NULL) {
+        const struct br_broker *b = f->b;
+        int32_t max = b->cfg.replica_fetch_response_max_bytes + FETCH_FRAME_SLACK;
+        if (br_conn_connect(f->b->net, f->host, f->port, max, &fetcher_conn_ops, f, &f->conn) !=
+            0) {
+            f->conn = NULL;
+            br_warn("replica fetcher: cannot connect to broker %" PRId32 " at %s:%" PRId32,
+                    f->leader, f->host, f->port);
+            br_timer_arm(f->b->net, &f->backoff,
+                         br_now_mono_ms() + f->b->cfg.replica_fetch_backoff_ms);
+        }
+        return;
+    }
+    if (!br_conn_connecting(f->conn)) {
+        fetcher_send(f);
+    }
+}
+
+static void backoff_fire(void *ctx, struct br_timer *t)
+{
+    (void)t;
+    fetcher_kick(ctx);
+}
+
+static const struct br_timer_ops backoff_timer = {"replica fetch backoff", backoff_fire};
+
+static void fetcher_backoff(struct fetcher *f)
+{
+    if (!br_timer_armed(&f->backoff)) {
+        br_timer_arm(f->b->net, &f->backoff, br_now_mono_ms() + f->b->cfg.replica_fetch_backoff_ms);
+    }
+}
+
+/* The Fetch v8 a follower sends (Kafka's ReplicaFetcherThread): every
+ * partition it follows from this leader, from its log end. */
+static void fetcher_send(struct fetcher *f)
+{
+    struct br_broker *b = f->b;
+    if (f->inflight || f->conn == NULL || f->nparts == 0) {
+        return;
+    }
+    struct kp_FetchRequest_FetchTopic *topics = kp_calloc(f->nparts, sizeof *topics);
+    struct kp_FetchRequest_FetchPartition *parts = kp_calloc(f->nparts, sizeof *parts);
+    if (topics == NULL || parts == NULL) {
+        kp_free(topics);
+        kp_free(parts);
+        fetcher_backoff(f);
+        return;
+    }
+    int32_t ntopics = 0;
+    size_t np = 0;
+    /* parts are kept sorted by topic: one FetchTopic per run of a name */
+    for (size_t i = 0; i < f->nparts; i++) {
+        const struct br_partition *p = local_partition(b, f->parts[i].topic, f->parts[i].partition);
+        if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
+            continue;
+        }
+        if (ntopics == 0 || !kp_str_eq_c(topics[ntopics - 1].Topic, f->parts[i].topic)) {
+            topics[ntopics].Topic = kp_str_c(f->parts[i].topic);
+            topics[ntopics].Partitions.items = &parts[np];
+            topics[ntopics].Partitions.count = 0;
+            ntopics++;
+        }
+        struct kp_FetchRequest_FetchPartition *fp = &parts[np++];
+        fp->Partition = f->parts[i].partition;
+        fp->CurrentLeaderEpoch = -1;
+        fp->FetchOffset = br_log_end_offset(p->log);
+        fp->LogStartOffset = br_log_start_offset(p->log);
+        fp->PartitionMaxBytes = b->cfg.replica_fetch_max_bytes;
+        topics[ntopics - 1].Partitions.count++;
+    }
+    if (ntopics == 0) {
+        kp_free(topics);
+        kp_free(parts);
+        return;
+    }
+    struct kp_FetchRequest q;
+    memset(&q, 0, sizeof q);
+    q.ReplicaId = b->node_id;
+    q.MaxWaitMs = b->cfg.replica_fetch_wait_max_ms;
+    q.MinBytes = b->cfg.replica_fetch_min_bytes;
+    q.MaxBytes = b->cfg.replica_fetch_response_max_bytes;
+    q.IsolationLevel = 0;
+    q.SessionId = 0;
+    q.SessionEpoch = -1; /* no fetch session: every request names every partition */
+    q.Topics.items = topics;
+    q.Topics.count = ntopics;
+    char client_id[48];
+    (void)snprintf(client_id, sizeof client_id, "samsa-replica-fetcher-%" PRId32, b->node_id);
+    struct kp_request_header h = {KP_API_FETCH, 8, ++f->correlation, kp_str_c(client_id)};
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)64 * 1024 * 1024);
+    int rc = kp_request_encode(&w, &h, &q);
+    kp_free(topics);
+    kp_free(parts);
+    if (rc != 0) {
+        kp_wr_free(&w);
+        br_error("replica fetcher: cannot encode a Fetch: %s", kp_err_str(rc));
+        fetcher_backoff(f);
+        return;
+    }
+    size_t len = 0;
+    uint8_t *frame = kp_wr_steal(&w, &len);
+    if (br_conn_send(f->conn, frame, len) != 0) {
+        fetcher_close(f);
+        fetcher_backoff(f);
+        return;
+    }
+    f->inflight = true;
+}
+
+/* The leader's answer for one partition. */
+static void take_partition(struct fetcher *f, struct kp_str topic,
+                           const struct kp_FetchResponse_PartitionData *d)
+{
+    struct br_broker *b = f->b;
+    char name[BR_TOPIC_NAME_MAX + 1];
+    if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
+        return;
+    }
+    memcpy(name, topic.ptr, (size_t)topic.len);
+    name[topic.len] = '\0';
+    struct br_partition *p = local_partition(b, name, d->PartitionIndex);
+    if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
+        return;
+    }
+    if (d->ErrorCode == KP_ERR_OFFSET_OUT_OF_RANGE) {
+        int64_t leo = br_log_end_offset(p->log);
+        int rc = 0;
+        if (leo < d->LogStartOffset) {
+            /* wholly behind the leader's log start: start over there */
+            br_warn("%s-%" PRId32 ": log end %" PRId64 " is below the leader's log start %" PRId64
+                    ": starting the log there",
+                    name, p->index, leo, d->LogStartOffset);
+            rc = br_log_truncate_fully_and_start_at(p->log, d->LogStartOffset);
+        } else if (d->HighWatermark >= 0 && d->HighWatermark < leo) {
+            br_warn("%s-%" PRId32 ": log end %" PRId64 " is past the leader's: truncating to "
+                    "its high watermark %" PRId64,
+                    name, p->index, leo, d->HighWatermark);
+            rc = br_log_truncate_to(p->log, d->HighWatermark);
+        }
+        if (rc != 0) {
+            br_error("%s-%" PRId32 ": truncation failed: %s", name, p->index, kp_err_name(rc));
+        }
+        fetcher_backoff(f);
+        return;
+    }
+    if (d->ErrorCode != 0) {
+        br_debug("%s-%" PRId32 ": fetch from broker %" PRId32 ": %s", name, p->index, f->leader,
+                 kp_err_name(d->ErrorCode));
+        fetcher_backoff(f);
+        return;
+    }
+    const uint8_t *at = d->Records.ptr;
+    size_t left = d->Records.len > 0 ? (size_t)d->Records.len : 0;
+    int64_t now = br_now_wall_ms();
+    bool appended = false;
+    while (left > 0) {
+        struct kp_batch_header h;
+        size_t size = 0;
+        if (kp_batch_peek(at, left, &h, &size) != 0 || size > left) {
+            break; /* the last batch cut by the size limit, or bytes we cannot take */
+        }
+        int64_t leo = br_log_end_offset(p->log);
+        if (h.BaseOffset + h.LastOffsetDelta >= leo) {
+            int rc = br_log_append_replica(p->log, at, size, now);
+            if (rc != 0) {
+                br_error("%s-%" PRId32 ": appending the leader's batch at %" PRId64 " failed: %s",
+                         name, p->index, h.BaseOffset, kp_err_name(rc));
+                fetcher_backoff(f);
+                break;
+            }
+            p->leo_bytes += (int64_t)size;
+            appended = true;
+        }
+        at += size;
+        left -= size;
+    }
+    if (d->LogStartOffset > br_log_start_offset(p->log) &&
+        d->LogStartOffset <= br_log_end_offset(p->log)) {
+        if (br_log_set_start_offset(p->log, d->LogStartOffset) != 0 ||
+            br_log_delete_segments_before(p->log, d->LogStartOffset, NULL) != 0) {
+            br_warn("%s-%" PRId32 ": cannot follow the leader's log start %" PRId64, name, p->index,
+                    d->LogStartOffset);
+        }
+    }
+    br_partition_follower_hw(p, d->HighWatermark);
+    (void)appended;
+}
+
+static void fetcher_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    (void)c;
+    struct fetcher *f = ctx;
+    f->inflight = false;
+    struct kp_arena arena;
+    kp_arena_init(&arena, len * 16 + 65536);
+    struct kp_response_header h;
+    void *body = NULL;
+    int rc = kp_response_decode(payload, len, KP_API_FETCH, 8, &arena, &h, &body);
+    if (rc != 0 || h.CorrelationId != f->correlation) {
+        br_warn("replica fetcher: broker %" PRId32 " answered with bytes that do not decode: %s",
+                f->leader, rc != 0 ? kp_err_str(rc) : "another correlation id");
+        kp_arena_free(&arena);
+        fetcher_close(f);
+        fetcher_backoff(f);
+        return;
+    }
+    const struct kp_FetchResponse *resp = body;
+    if (resp->ErrorCode != 0) {
+        br_warn("replica fetcher: broker %" PRId32 " refused the Fetch: %s", f->leader,
+                kp_err_name(resp->ErrorCode));
+        fetcher_backoff(f);
+    }
+    for (int32_t i = 0; i < resp->Responses.count; i++) {
+        const struct kp_FetchResponse_FetchableTopicResponse *t = &resp->Responses.items[i];
+        for (int32_t j = 0; j < t->Partitions.count; j++) {
+            take_partition(f, t->Topic, &t->Partitions.items[j]);
+        }
+    }
+    kp_arena_free(&arena);
+    fetcher_kick(f);
+}
+
+static void fetcher_connected(void *ctx, struct br_conn *c)
+{
+    (void)c;
+    fetcher_send(ctx);
+}
+
+static void fetcher_closed(void *ctx, struct br_conn *c, int err)
+{
+    (void)c;
+    struct fetcher *f = ctx;
+    f->conn = NULL;
+    f->inflight = false;
+    br_debug("replica fetcher: connection to broker %" PRId32 " closed (%s)", f->leader,
+             err != 0 ? strerror(err) : "by the peer");
+    fetcher_backoff(f);
+}
+
+static const struct br_conn_ops fetcher_conn_ops = {fetcher_connected, fetcher_frame,
+                                                    fetcher_closed};
+
+static int cmp_part(const struct fetch_part *a, const char *topic, int32_t partition)
+{
+    int c = strcmp(a->topic, topic);
+    return c != 0 ? c : (a->partition < partition ? -1 : (a->partition > partition ? 1 : 0));
+}
+
+/* Takes p out of every fetcher (one that empties is freed). */
+static void unfollow(struct br_replication *rep, const struct br_partition *p)
+{
+    for (struct fetcher **fp = &rep->fetchers; *fp != NULL;) {
+        struct fetcher *f = *fp;
+        for (size_t i = 0; i < f->nparts; i++) {
+            if (cmp_part(&f->parts[i], p->topic->name, p->index) == 0) {
+                memmove(&f->parts[i], &f->parts[i + 1], (f->nparts - i - 1) * sizeof *f->parts);
+                f->nparts--;
+                break;
+            }
+        }
+        if (f->nparts == 0) {
+            *fp = f->next;
+            fetcher_free(f);
+        } else {
+            fp = &f->next;
+        }
+    }
+}
+
+/* Adds p to the fetcher of its leader (made when missing). */
+static int follow(struct br_replication *rep, const struct br_partition *p)
+{
+    struct br_broker *b = rep->b;
+    const struct br_mc_broker *leader = br_mc_broker(&b->mc, p->leader_id);
+    if (leader == NULL) {
+        br_warn("%s-%" PRId32 ": its leader %" PRId32 " is not a live broker here yet: it is "
+                "fetched for once the controller says where",
+                p->topic->name, p->index, p->leader_id);
+        return 0;
+    }
+    struct fetcher *f = rep->fetchers;
+    while (f != NULL &&
+           (f->leader != leader->id || f->port != leader->port || strcmp(f->host, leader->host))) {
+        f = f->next;
+    }
+    if (f == NULL) {
+        f = kp_calloc(1, sizeof *f);
+        if (f == NULL) {
+            return KP_E_NOMEM;
+        }
+        f->b = b;
+        f->leader = leader->id;
+        (void)snprintf(f->host, sizeof f->host, "%s", leader->host);
+        f->port = leader->port;
+        br_timer_init(&f->backoff, &backoff_timer, f);
+        f->next = rep->fetchers;
+        rep->fetchers = f;
+    }
+    size_t at = 0;
+    while (at < f->nparts && cmp_part(&f->parts[at], p->topic->name, p->index) < 0) {
+        at++;
+    }
+    if (at < f->nparts && cmp_part(&f->parts[at], p->topic->name, p->index) == 0) {
+        fetcher_kick(f);
+        return 0;
+    }
+    if (f->nparts == f->cap) {
+        size_t cap = f->cap == 0 ? 8 : f->cap * 2;
+        struct fetch_part *np = kp_realloc(f->parts, cap * sizeof *np);
+        if (np == NULL) {
+            return KP_E_NOMEM;
+        }
+        f->parts = np;
+        f->cap = cap;
+    }
+    memmove(&f->parts[at + 1], &f->parts[at], (f->nparts - at) * sizeof *f->parts);
+    (void)snprintf(f->parts[at].topic, sizeof f->parts[at].topic, "%s", p->topic->name);
+    f->parts[at].partition = p->index;
+    f->nparts++;
+    fetcher_kick(f);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the ISR in ZooKeeper */
+
+static void note_isr_change(struct br_replication *rep, const struct br_partition *p)
+{
+    for (size_t i = 0; i < rep->nchanged; i++) {
+        if (rep->changed[i].partition == p->index &&
+            strcmp(rep->changed[i].topic, p->topic->name) == 0) {
+            return;
+        }
+    }
+    if (rep->nchanged == rep->changed_cap) {
+        size_t cap = rep->changed_cap == 0 ? 16 : rep->changed_cap * 2;
+        struct br_zk_topic_partition *nc = kp_realloc(rep->changed, cap * sizeof *nc);
+        if (nc == NULL) {
+            return; /* the controller learns of it with the next change */
+        }
+        rep->changed = nc;
+        rep->changed_cap = cap;
+    }
+    (void)snprintf(rep->changed[rep->nchanged].topic, sizeof rep->changed[0].topic, "%s",
+                   p->topic->name);
+    rep->changed[rep->nchanged].partition = p->index;
+    rep->nchanged++;
+}
+
+static void isr_write_free(struct isr_write *w)
+{
+    struct br_replication *rep = w->rep;
+    for (struct isr_write **pp = &rep->writes; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    kp_free(w->isr);
+    kp_free(w);
+}
+
+static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct isr_write *w = (struct isr_write *)(void *)call;
+    struct br_broker *b = w->rep->b;
+    struct br_partition *p = local_partition(b, w->topic, w->partition);
+    if (p == NULL || p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
+        isr_write_free(w); /* a new leadership decides now */
+        return;
+    }
+    p->isr_writing = false;
+    if (r->rc == BR_ZK_OK && r->has_stat) {
+        int32_t old = p->nisr;
+        if (br_partition_set_isr(p, w->isr, w->nisr, r->stat.version, br_now_mono_ms()) == 0) {
+            br_info("%s-%" PRId32 ": ISR now %" PRId32 " replica(s) (was %" PRId32 ")", w->topic,
+                    w->partition, w->nisr, old);
+            note_isr_change(w->rep, p);
+        }
+    } else if (r->rc == BR_ZK_BADVERSION) {
+        /* Kafka 2.0's Partition.updateIsr: the controller changed the state
+         * meanwhile; the change is dropped until a LeaderAndIsr brings the
+         * new version */
+        br_info("%s-%" PRId32 ": the state znode's version moved: ISR change skipped", w->topic,
+                w->partition);
+    } else {
+        br_warn("%s-%" PRId32 ": writing the ISR failed: %s", w->topic, w->partition,
+                br_zk_rc_name(r->rc));
+    }
+    isr_write_free(w);
+}
+
+/* Writes p's ISR as isr[0..n) (Kafka's ReplicationUtils.updateLeaderAndIsr:
+ * the leader's epoch and the controller's, conditional on the version). */
+static void write_isr(struct br_replication *rep, struct br_partition *p, const int32_t *isr,
+                      int32_t n)
+{
+    struct br_broker *b = rep->b;
+    if (p->isr_writing || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
+        return;
+    }
+    struct isr_write *w = kp_calloc(1, sizeof *w);
+    int32_t *copy = kp_calloc(n > 0 ? (size_t)n : 1, sizeof *copy);
+    if (w == NULL || copy == NULL) {
+        kp_free(w);
+        kp_free(copy);
+        return;
+    }
+    memcpy(copy, isr, (size_t)n * sizeof *copy);
+    struct br_zk_partition_state s = {b->node_id, p->leader_epoch, p->controller_epoch, copy,
+                                      (size_t)n};
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_partition_state_encode(&s, &json, &len) != 0) {
+        kp_free(w);
+        kp_free(copy);
+        return;
+    }
+    w->call.done = isr_written;
+    w->rep = rep;
+    (void)snprintf(w->topic, sizeof w->topic, "%s", p->topic->name);
+    w->partition = p->index;
+    w->leader_epoch = p->leader_epoch;
+    w->isr = copy;
+    w->nisr = n;
+    char path[BR_TOPIC_NAME_MAX + 64];
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
+                   p->topic->name, p->index);
+    int rc = br_zk_set(b->zk, path, json, len, p->zk_version, br_zk_call_tag(&w->call));
+    kp_free(json);
+    if (rc != 0) {
+        kp_free(copy);
+        kp_free(w);
+        return;
+    }
+    w->next = rep->writes;
+    rep->writes = w;
+    p->isr_writing = true;
+}
+
+static void notified(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    (void)call;
+    if (r->rc != BR_ZK_OK) {
+        br_warn("announcing ISR changes failed: %s", br_zk_rc_name(r->rc));
+    }
+}
+
+/* One /isr_change_notification/isr_change_<seq> with every change since
+ * the last (Kafka's ReplicaManager.maybePropagateIsrChanges). */
+static void announce(struct br_replication *rep)
+{
+    struct br_broker *b = rep->b;
+    if (rep->nchanged == 0 || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
+        return;
+    }
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_isr_change_encode(rep->changed, rep->nchanged, &json, &len) != 0) {
+        return;
+    }
+    int rc = br_zk_create(b->zk, "/isr_change_notification/isr_change_", json, len,
+                          BR_ZK_PERSISTENT_SEQUENTIAL, br_zk_call_tag(&rep->notify_call));
+    kp_free(json);
+    if (rc == 0) {
+        rep->nchanged = 0;
+    }
+}
+
+/* ---------------------------------------------------------------- the API */
+
+int br_replication_start(struct br_broker *b)
+{
+    struct br_replication *rep = kp_calloc(1, sizeof *rep);
+    if (rep == NULL) {
+        return KP_E_NOMEM;
+    }
+    rep->b = b;
+    rep->notify_call.done = notified;
+    rep->last_shrink_ms = br_now_mono_ms();
+    b->replication = rep;
+    return 0;
+}
+
+void br_replication_stop(struct br_broker *b)
+{
+    struct br_replication *rep = b->replication;
+    if (rep == NULL) {
+        return;
+    }
+    while (rep->fetchers != NULL) {
+        struct fetcher *f = rep->fetchers;
+        rep->fetchers = f->next;
+        fetcher_free(f);
+    }
+    while (rep->writes != NULL) {
+        isr_write_free(rep->writes);
+    }
+    kp_free(rep->changed);
+    kp_free(rep);
+    b->replication = NULL;
+}
+
+int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
+                              const struct br_leadership *s)
+{
+    struct br_replication *rep = b->replication;
+    if (rep == NULL) {
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    }
+    bool was_leader = p->role == BR_ROLE_LEADER;
+    int rc = br_partition_take_leadership(p, b->node_id, s, br_now_mono_ms(),
+                                          b->cfg.replica_lag_time_max_ms);
+    if (rc != 0) {
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    }
+    if (p->role == BR_ROLE_LEADER) {
+        unfollow(rep, p);
+        br_info("%s-%" PRId32 ": leader in epoch %" PRId32 ", %" PRId32 " in sync, high "
+                "watermark %" PRId64 ", log end %" PRId64 "%s",
+                p->topic->name, p->index, p->leader_epoch, p->nisr, p->hw,
+                br_log_end_offset(p->log), was_leader ? "" : " (was not)");
+        return 0;
+    }
+    /* a follower: what waited on it as a leader is answered (produces
+     * waiting for acks learn it is led elsewhere) */
+    br_purgatory_complete_key(&b->purgatory, &p->delayed);
+    unfollow(rep, p);
+    br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32 ", log end %" PRId64,
+            p->topic->name, p->index, p->leader_id, p->leader_epoch, br_log_end_offset(p->log));
+    if (p->leader_id >= 0 && follow(rep, p) != 0) {
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    }
+    return 0;
+}
+
+void br_replication_forget(struct br_broker *b, struct br_partition *p)
+{
+    if (b->replication != NULL) {
+        unfollow(b->replication, p);
+    }
+}
+
+void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, int32_t replica,
+                                   int64_t fetch_offset)
+{
+    struct br_replication *rep = b->replication;
+    if (rep == NULL || p->role != BR_ROLE_LEADER ||
+        !br_partition_follower_fetched(p, replica, fetch_offset, br_now_mono_ms())) {
+        return;
+    }
+    int32_t joins = br_partition_isr_candidate(p);
+    if (joins < 0 || p->isr_writing) {
+        return;
+    }
+    int32_t isr[BR_META_MAX_REPLICATION_FACTOR];
+    int32_t n = 0;
+    for (int32_t i = 0; i < p->nisr && n < BR_META_MAX_REPLICATION_FACTOR - 1; i++) {
+        isr[n++] = p->isr[i];
+    }
+    isr[n++] = joins;
+    br_info("%s-%" PRId32 ": broker %" PRId32 " caught up with the high watermark %" PRId64
+            ": joining the ISR",
+            p->topic->name, p->index, joins, p->hw);
+    write_isr(rep, p, isr, n);
+}
+
+void br_replication_tick(struct br_broker *b, int64_t now_ms)
+{
+    struct br_replication *rep = b->replication;
+    if (rep == NULL) {
+        return;
+    }
+    /* Kafka checks every replica.lag.time.max.ms / 2 */
+    if (now_ms - rep->last_shrink_ms >= b->cfg.replica_lag_time_max_ms / 2) {
+        rep->last_shrink_ms = now_ms;
+        for (size_t i = 0; i < b->ntopics; i++) {
+            struct br_topic *t = b->topics[i];
+            for (int32_t k = 0; k < t->npartitions; k++) {
+                struct br_partition *p = &t->partitions[k];
+                if (p->role != BR_ROLE_LEADER || p->log == NULL || p->nremotes == 0 ||
+                    p->isr_writing) {
+                    continue;
+                }
+                int32_t out[BR_META_MAX_REPLICATION_FACTOR];
+                int32_t nout = br_partition_out_of_sync(p, now_ms, out);
+                if (nout == 0) {
+                    continue;
+                }
+                int32_t isr[BR_META_MAX_REPLICATION_FACTOR];
+                int32_t n = 0;
+                for (int32_t j = 0; j < p->nisr; j++) {
+                    bool gone = false;
+                    for (int32_t x = 0; x < nout; x++) {
+                        gone = gone || out[x] == p->isr[j];
+                    }
+                    if (!gone) {
+                        isr[n++] = p->isr[j];
+                    }
+                }
+                br_info("%s-%" PRId32 ": %" PRId32 " follower(s) not caught up for %" PRId64
+                        " ms leave the ISR",
+                        t->name, k, nout, b->cfg.replica_lag_time_max_ms);
+                write_isr(rep, p, isr, n);
+            }
+        }
+    }
+    announce(rep);
+}
+
+/* ---------------------------------------------------------------- acks=all */
+
+struct produce_wait {
+    struct br_partition *p;
+    int64_t required;
+    int32_t leader_epoch;
+    struct kp_ProduceResponse_PartitionProduceResponse *out;
+};
+
+struct parked_produce {
+    struct br_park park; /* first: kind BR_PARK_PRODUCE */
+    struct br_delayed delayed;
+    struct br_broker *b;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t version;
+    int32_t correlation_id;
+    struct kp_arena arena; /* the response's copy */
+    struct kp_ProduceResponse resp;
+    struct produce_wait *waits;
+    struct br_delay_link *links;
+    size_t nwaits;
+};
+
+static void produce_free(struct parked_produce *pp)
+{
+    kp_arena_free(&pp->arena);
+    kp_free(pp->waits);
+    kp_free(pp->links);
+    kp_free(pp);
+}
+
+static bool wait_done(const struct produce_wait *w)
+{
+    const struct br_partition *p = w->p;
+    return p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch || p->hw >= w->required;
+}
+
+static bool produce_ready(void *ctx, struct br_delayed *d)
+{
+    (void)ctx;
+    struct parked_produce *pp = d->owner;
+    for (size_t i = 0; i < pp->nwaits; i++) {
+        if (!wait_done(&pp->waits[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void produce_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)ctx;
+    (void)expired;
+    struct parked_produce *pp = d->owner;
+    for (size_t i = 0; i < pp->nwaits; i++) {
+        const struct produce_wait *w = &pp->waits[i];
+        const struct br_partition *p = w->p;
+        if (p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
+            w->out->ErrorCode = KP_ERR_NOT_LEADER_OR_FOLLOWER;
+        } else if (p->hw >= w->required) {
+            /* in the log and replicated: said so even when the ISR shrank
+             * below min.insync.replicas meanwhile (Kafka's
+             * checkEnoughReplicasReachOffset) */
+            w->out->ErrorCode = p->nisr < p->topic->config.min_insync_replicas
+                                    ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                                    : KP_ERR_NONE;
+        } else {
+            w->out->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
+        }
+    }
+    struct kp_writer wr;
+    kp_wr_init(&wr, (size_t)pp->b->cfg.response_max_bytes);
+    int err = kp_response_encode(&wr, KP_API_PRODUCE, pp->version, pp->correlation_id, &pp->resp);
+    size_t len = 0;
+    uint8_t *buf = err == 0 ? kp_wr_steal(&wr, &len) : NULL;
+    if (buf == NULL || br_slot_add_mem(pp->slot, buf, len) != 0) {
+        kp_wr_free(&wr);
+        br_error("answering an acks=all Produce to %s failed: closing the connection",
+                 br_conn_peer(pp->conn));
+        br_conn_close_after_flush(pp->conn);
+    }
+    br_slot_ready(pp->conn, pp->slot);
+    produce_free(pp);
+}
+
+static const struct br_delayed_ops produce_ops = {
+    .name = "acks=all Produce",
+    .ready = produce_ready,
+    .complete = produce_complete,
+};
+
+int br_replication_park_produce(struct br_req *r, const struct kp_ProduceResponse *resp,
+                                const struct br_produce_wait *waits, size_t n, int32_t timeout_ms)
+{
+    struct br_broker *b = r->b;
+    size_t pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        pending += waits[i].p->hw < waits[i].required ? 1 : 0;
+    }
+    if (pending == 0 || r->slot == NULL || timeout_ms <= 0 || br_broker_stopping(b)) {
+        return 1;
+    }
+    struct parked_produce *pp = kp_calloc(1, sizeof *pp);
+    if (pp == NULL) {
+        return KP_E_NOMEM;
+    }
+    kp_arena_init(&pp->arena, br_request_arena_max(r->len) + 65536);
+    pp->waits = kp_calloc(pending, sizeof *pp->waits);
+    pp->links = kp_calloc(pending, sizeof *pp->links);
+    struct kp_ProduceResponse_TopicProduceResponse *topics =
+        kp_arena_alloc(&pp->arena, (size_t)(resp->Responses.count > 0 ? resp->Responses.count : 1) *
+                                       sizeof *topics);
+    if (pp->waits == NULL || pp->links == NULL || topics == NULL) {
+        produce_free(pp);
+        return KP_E_NOMEM;
+    }
+    /* the answer copied out of the request's arena and frame */
+    pp->resp = *resp;
+    pp->resp.Responses.items = topics;
+    for (int32_t i = 0; i < resp->Responses.count; i++) {
+        const struct kp_ProduceResponse_TopicProduceResponse *src = &resp->Responses.items[i];
+        struct kp_ProduceResponse_TopicProduceResponse *dst = &topics[i];
+        *dst = *src;
+        char *name =
+            kp_arena_alloc(&pp->arena, (size_t)(src->Name.len > 0 ? src->Name.len : 0) + 1);
+        size_t np = (size_t)(src->PartitionResponses.count > 0 ? src->PartitionResponses.count : 1);
+        dst->PartitionResponses.items =
+            kp_arena_alloc(&pp->arena, np * sizeof *dst->PartitionResponses.items);
+        if (name == NULL || dst->PartitionResponses.items == NULL) {
+            produce_free(pp);
+            return KP_E_NOMEM;
+        }
+        if (src->Name.len > 0) {
+            memcpy(name, src->Name.ptr, (size_t)src->Name.len);
+        }
+        name[src->Name.len > 0 ? src->Name.len : 0] = '\0';
+        dst->Name.ptr = name;
+        if (src->PartitionResponses.count > 0) {
+            memcpy(dst->PartitionResponses.items, src->PartitionResponses.items,
+                   (size_t)src->PartitionResponses.count * sizeof *dst->PartitionResponses.items);
+        }
+    }
+    pp->park.kind = BR_PARK_PRODUCE;
+    pp->b = b;
+    pp->conn = r->conn;
+    pp->slot = r->slot;
+    pp->version = r->version;
+    pp->correlation_id = r->hdr->CorrelationId;
+    br_delayed_init(&pp->delayed, &produce_ops, pp, pp->links, pending);
+    for (size_t i = 0; i < n; i++) {
+        if (waits[i].p->hw >= waits[i].required) {
+            continue;
+        }
+        struct produce_wait *w = &pp->waits[pp->nwaits];
+        w->p = waits[i].p;
+        w->required = waits[i].required;
+        w->leader_epoch = waits[i].p->leader_epoch;
+        w->out = &topics[waits[i].topic].PartitionResponses.items[waits[i].part];
+        br_delayed_watch(&pp->delayed, pp->nwaits, &w->p->delayed);
+        pp->nwaits++;
+    }
+    pp->delayed.nlinks = pp->nwaits;
+    br_slot_set_parked(r->slot, &pp->park);
+    br_purgatory_park(&b->purgatory, &pp->delayed, br_now_mono_ms() + timeout_ms);
+    return 0;
+}
+
+void br_replication_cancel_produce(struct br_broker *b, void *parked)
+{
+    struct parked_produce *pp = parked;
+    br_purgatory_cancel(&b->purgatory, &pp->delayed);
+    produce_free(pp);
+}

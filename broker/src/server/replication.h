@@ -1,0 +1,79 @@
+/*
+ * samsa-broker: replication on a broker of a cluster (Kafka's
+ * ReplicaManager, its fetcher threads and DelayedProduce):
+ *
+ * - leadership from LeaderAndIsr (br_replication_become): a leader tracks
+ *   its followers, a follower is fetched for;
+ * - follower fetchers: one outbound connection per leader broker on the
+ *   reactor, Fetch v8 with this broker's id as ReplicaId from each
+ *   partition's log end, the leader's batches appended verbatim (offsets
+ *   and leader epochs kept, so replica logs are byte-identical), the high
+ *   watermark taken as min(own log end, the leader's), the leader's log
+ *   start followed; a failed connection is retried after
+ *   replica.fetch.backoff.ms;
+ * - on the leader, each follower fetch records the follower's log end and
+ *   last caught-up time (br_replication_follower_fetch), a follower that
+ *   reached the high watermark joins the ISR, and one not caught up for
+ *   replica.lag.time.max.ms leaves it (br_replication_tick); ISR changes are
+ *   written to the partition's state znode conditionally on its version
+ *   (a version that moved drops the change, as Kafka 2.0 does) and
+ *   announced to the controller through /isr_change_notification;
+ * - acks=all (br_replication_park_produce): a Produce whose records are
+ *   above the high watermark waits until the high watermark passes them
+ *   (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+ *   min.insync.replicas), the partition is led elsewhere
+ *   (NOT_LEADER_OR_FOLLOWER) or its timeout passes (REQUEST_TIMED_OUT).
+ *
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_SERVER_REPLICATION_H
+#define SAMSA_BROKER_SERVER_REPLICATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+
+#include "server/request.h"
+
+struct br_replication;
+
+KP_MUST_CHECK int br_replication_start(struct br_broker *b);
+/* Closes the fetchers and frees what is in flight (after the ZooKeeper
+ * session closed: no answer comes any more). NULL-safe. */
+void br_replication_stop(struct br_broker *b);
+
+/* A LeaderAndIsr for p (hosted here): leader or follower in its epoch.
+ * Returns 0 or a Kafka error code. */
+int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
+                              const struct br_leadership *s);
+
+/* p no longer replicates here (StopReplica): its fetching stops. */
+void br_replication_forget(struct br_broker *b, struct br_partition *p);
+
+/* The leader's side of a follower's Fetch of p at fetch_offset. */
+void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, int32_t replica,
+                                   int64_t fetch_offset);
+
+/* Housekeeping: followers out of sync leave the ISR; ISR changes are
+ * announced. */
+void br_replication_tick(struct br_broker *b, int64_t now_ms);
+
+/* acks=all: parks the request's answer resp (its arrays in r's arena)
+ * until the high watermark of every partition in waits passes its
+ * required offset. Returns 0 when parked (answered later), 1 when nothing
+ * needs to wait (answer now), or KP_E_NOMEM. */
+struct br_produce_wait {
+    struct br_partition *p;
+    int64_t required; /* the offset after the records appended */
+    int32_t topic;    /* indexes into resp */
+    int32_t part;
+};
+KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
+                                              const struct kp_ProduceResponse *resp,
+                                              const struct br_produce_wait *waits, size_t n,
+                                              int32_t timeout_ms);
+/* A parked produce whose connection died. */
+void br_replication_cancel_produce(struct br_broker *b, void *parked);
+
+#endif
