@@ -260,6 +260,7 @@ void br_broker_stop(struct br_broker *b)
      * then the fetchers */
     br_member_stop(b);
     br_replication_stop(b);
+    br_cluster_admin_free(b);
     /* the flushes and checkpoint writes under way end, the cleaning stops;
      * from here on, the writes are made at once */
     br_logm_stop(b->logs);

@@ -384,8 +384,67 @@ def case_replicated_topic_survives_its_leader(t):
         c.close()
 
 
+def case_topics_created_through_the_kafka_api(t):
+    """CreateTopics to any broker writes ZooKeeper as Kafka does (config,
+    then an assignment spread over the live brokers); the controller makes
+    the partitions; configs reach the replicas; a topic produced to
+    without being created is made with the broker's defaults."""
+    imports()
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
+    c = Cluster(t, config={"num.partitions": "2", "default.replication.factor": "2"})
+    try:
+        wait_for(lambda: all(sorted(metadata(c.bootstrap(i))[0]) == [0, 1, 2] for i in range(3)),
+                 60, "every broker knows the three")
+        admin = KafkaAdminClient(bootstrap_servers=c.bootstrap(1), api_version=(1, 0))
+        try:
+            admin.create_topics([NewTopic("made", 6, 3, topic_configs={
+                "min.insync.replicas": "2", "retention.ms": "3600000"})])
+            try:
+                admin.create_topics([NewTopic("huge", 1, 4)])
+                raise AssertionError("replication factor 4 on three brokers was accepted")
+            except InvalidReplicationFactorError:
+                pass
+            seen = []
+
+            def all_led():
+                parts = metadata(c.bootstrap(0), ["made"])[2].get("made")
+                seen[:] = [parts]
+                return isinstance(parts, dict) and len(parts) == 6 and \
+                    all(v[0] == 0 for v in parts.values())
+            try:
+                wait_for(all_led, 60, "made's six partitions led")
+            except AssertionError as e:
+                raise AssertionError("%s; last seen %r" % (e, seen))
+            try:
+                admin.create_topics([NewTopic("made", 6, 3)])
+                raise AssertionError("a second creation of made was accepted")
+            except TopicAlreadyExistsError:
+                pass
+        finally:
+            admin.close()
+        eq(c.json("/config/topics/made"), {"version": 1, "config": {
+            "min.insync.replicas": "2", "retention.ms": "3600000"}}, "made's config in ZooKeeper")
+        parts = c.json("/brokers/topics/made")["partitions"]
+        eq(sorted(parts), [str(p) for p in range(6)], "made's partitions in ZooKeeper")
+        leaders = {}
+        for p, reps in parts.items():
+            eq(sorted(reps), [0, 1, 2], "replicas of made-%s" % p)
+            leaders[reps[0]] = leaders.get(reps[0], 0) + 1
+        eq(sorted(leaders.values()), [2, 2, 2], "preferred leaders spread over the brokers")
+        produce(c.bootstrap(2), "made", [(p, "m-%d" % p) for p in range(6)], acks="all")
+        # produced to without being created: made with the defaults
+        produce(c.bootstrap(0), "auto", [(0, "a0"), (1, "a1")])
+        eq(len(c.json("/brokers/topics/auto")["partitions"]), 2, "auto's partitions")
+        got = consume(c.bootstrap(1), "auto", [0, 1], 2)
+        eq(sorted(v for _, _, v in got), ["a0", "a1"], "auto's records")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
                    case_controller_killed_another_takes_over,
-                   case_replicated_topic_survives_its_leader]))
+                   case_replicated_topic_survives_its_leader,
+                   case_topics_created_through_the_kafka_api]))

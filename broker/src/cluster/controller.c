@@ -1413,6 +1413,7 @@ static int read_topics(struct br_controller *c)
     size_t added = 0;
     for (int32_t i = 0; i < kids.count && res == 0; i++) {
         struct ctl_topic key;
+        memset(&key, 0, sizeof key);
         (void)snprintf(key.name, sizeof key.name, "%s", kids.data[i]);
         struct ctl_topic *have =
             c->ntopics == 0 ? NULL : bsearch(&key, c->topics, c->ntopics, sizeof key, cmp_topic);

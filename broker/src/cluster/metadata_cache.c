@@ -213,7 +213,8 @@ static struct br_mc_topic *topic_get(struct br_metadata_cache *mc, struct kp_str
         return mc->topics[i];
     }
     struct br_mc_topic *t = kp_calloc(1, sizeof *t);
-    struct br_mc_topic **nt = kp_realloc(mc->topics, (mc->ntopics + 1) * sizeof *nt);
+    struct br_mc_topic **nt =
+        kp_realloc(mc->topics, (mc->ntopics + 1) * sizeof(struct br_mc_topic *));
     if (t == NULL || nt == NULL) {
         kp_free(t);
         if (nt != NULL) {
@@ -223,7 +224,7 @@ static struct br_mc_topic *topic_get(struct br_metadata_cache *mc, struct kp_str
     }
     mc->topics = nt;
     copy_str(t->name, sizeof t->name, name);
-    memmove(&mc->topics[i + 1], &mc->topics[i], (mc->ntopics - i) * sizeof *mc->topics);
+    memmove(&mc->topics[i + 1], &mc->topics[i], (mc->ntopics - i) * sizeof(struct br_mc_topic *));
     mc->topics[i] = t;
     mc->ntopics++;
     return t;
@@ -238,7 +239,8 @@ static void topic_remove_if_empty(struct br_metadata_cache *mc, struct br_mc_top
     }
     for (size_t i = 0; i < mc->ntopics; i++) {
         if (mc->topics[i] == t) {
-            memmove(&mc->topics[i], &mc->topics[i + 1], (mc->ntopics - i - 1) * sizeof *mc->topics);
+            memmove(&mc->topics[i], &mc->topics[i + 1],
+                    (mc->ntopics - i - 1) * sizeof(struct br_mc_topic *));
             mc->ntopics--;
             break;
         }

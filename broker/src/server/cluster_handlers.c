@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "group/group.h"
 #include "server/replication.h"
 #include "server/request.h"
 
@@ -259,6 +260,24 @@ int br_metadata_from_cache(struct br_req *r)
             if (t == NULL) {
                 out->Name = name;
                 out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                bool may_create = b->cfg.auto_create_topics_enable &&
+                                  (r->version < 4 || q->AllowAutoTopicCreation) &&
+                                  !kp_str_eq_c(name, BR_OFFSETS_TOPIC);
+                if (may_create) {
+                    /* written to ZooKeeper; LEADER_NOT_AVAILABLE until the
+                     * controller made it, as Kafka answers an auto-creation */
+                    char err[256];
+                    int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
+                                                   (int16_t)b->cfg.default_replication_factor, NULL,
+                                                   0, false, err, sizeof err);
+                    if (e == 0 || e == KP_ERR_TOPIC_ALREADY_EXISTS) {
+                        out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
+                    } else {
+                        br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr,
+                                err);
+                        out->ErrorCode = (int16_t)kp_err_to_wire(e);
+                    }
+                }
                 continue;
             }
         }

@@ -526,9 +526,6 @@ int br_h_list_offsets(struct br_req *r)
 
 int br_h_create_topics(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
-    }
     const struct kp_CreateTopicsRequest *q = r->body;
     struct br_broker *b = r->b;
     struct kp_CreateTopicsResponse resp;
@@ -620,6 +617,11 @@ int br_h_create_topics(struct br_req *r)
                 out->ErrorMessage.len = (int32_t)ml;
             }
         }
+    }
+    if (b->cluster) {
+        /* written to ZooKeeper: the controller makes the partitions, and
+         * Metadata shows them once it told the brokers */
+        return br_respond(r, &resp);
     }
     /* the topics being made are waited for (timeout_ms), off the reactor */
     return br_topic_admin_answer_create(r, &resp, q->TimeoutMs, q->ValidateOnly);

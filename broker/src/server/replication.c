@@ -382,8 +382,8 @@ static int follow(struct br_replication *rep, const struct br_partition *p)
         return 0;
     }
     struct fetcher *f = rep->fetchers;
-    while (f != NULL &&
-           (f->leader != leader->id || f->port != leader->port || strcmp(f->host, leader->host))) {
+    while (f != NULL && (f->leader != leader->id || f->port != leader->port ||
+                         strcmp(f->host, leader->host) != 0)) {
         f = f->next;
     }
     if (f == NULL) {

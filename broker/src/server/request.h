@@ -65,11 +65,21 @@ int br_h_leader_and_isr(struct br_req *r);
 int br_h_stop_replica(struct br_req *r);
 int br_h_update_metadata(struct br_req *r);
 int br_metadata_from_cache(struct br_req *r);
-/* What the topic administration APIs answer in cluster mode until they
- * write ZooKeeper: topics are created in ZooKeeper with Kafka's tools. */
+/* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
+ * Kafka's AdminZkClient writes it (its config, then its assignment over
+ * the live brokers, Kafka's rack-unaware placement): 0 when the writes are
+ * under way, or a Kafka error code with err; a hosted topic's configs read
+ * from /config/topics/<t> and applied to its logs; the requests still away
+ * at stop freed. */
+KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
+                                          char *err, size_t errlen);
+void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
+void br_cluster_admin_free(struct br_broker *b);
+/* What DeleteTopics, CreatePartitions and the config changes answer on a
+ * broker of a cluster until they write ZooKeeper. */
 #define BR_CLUSTER_ADMIN_NOT_YET                                                                   \
-    "not available on a broker of a cluster yet: create topics in ZooKeeper "                      \
-    "(/brokers/topics/<topic>), as kafka-topics.sh --zookeeper does"
+    "not available on a broker of a cluster yet: topics are created (CreateTopics) but not "       \
+    "deleted, grown or reconfigured through the API"
 int br_h_produce(struct br_req *r);
 int br_h_fetch(struct br_req *r);
 int br_h_list_offsets(struct br_req *r);

@@ -42,6 +42,7 @@ struct br_zk;
 struct br_controller;
 struct br_cluster_member;
 struct br_replication;
+struct br_topic_zk_op;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -101,6 +102,8 @@ struct br_broker {
     struct br_controller *controller;
     struct br_cluster_member *member;
     struct br_replication *replication; /* server/replication.h */
+    struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
+    uint64_t rng;            /* replica placement's random start (cluster_admin.c) */
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;

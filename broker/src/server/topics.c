@@ -306,13 +306,15 @@ static int check_collisions(const struct br_broker *b, const char *name, char *e
     }
     size_t n = 0;
     size_t used = 0;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        if (!br_topic_names_collide(b->topics[i]->name, name)) {
+    size_t count = b->cluster ? b->mc.ntopics : b->ntopics;
+    for (size_t i = 0; i < count; i++) {
+        const char *other = b->cluster ? b->mc.topics[i]->name : b->topics[i]->name;
+        if (!br_topic_names_collide(other, name)) {
             continue;
         }
         int w = n == 0 ? snprintf(err, errlen, "Topic '%s' collides with existing topics: %s", name,
-                                  b->topics[i]->name)
-                       : snprintf(err + used, errlen - used, ", %s", b->topics[i]->name);
+                                  other)
+                       : snprintf(err + used, errlen - used, ", %s", other);
         if (w > 0) {
             used += (size_t)w;
         }
@@ -341,7 +343,8 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
                        cname);
         return KP_ERR_INVALID_TOPIC_EXCEPTION;
     }
-    if (br_broker_find_topic(b, name) != NULL) {
+    if (br_broker_find_topic(b, name) != NULL ||
+        (b->cluster && br_mc_topic(&b->mc, cname, (size_t)name.len) != NULL)) {
         (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
         return KP_ERR_TOPIC_ALREADY_EXISTS;
     }
@@ -358,7 +361,7 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
         return KP_ERR_INVALID_PARTITIONS;
     }
-    if (replication_factor < 1 || replication_factor > 1) {
+    if (!b->cluster && (replication_factor < 1 || replication_factor > 1)) {
         (void)snprintf(err, errlen,
                        "replication factor %d is invalid: this cluster has 1 live broker",
                        replication_factor);
@@ -416,6 +419,16 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
     }
     m.configs = kvs;
     m.n_configs = nkept;
+    if (b->cluster) {
+        /* the replicas placed over the live brokers; validate_only checks
+         * that they are enough */
+        if (replication_factor < 1 || (size_t)replication_factor > b->mc.nbrokers) {
+            (void)snprintf(err, errlen, "Replication factor: %d larger than available brokers: %zu.",
+                           replication_factor, b->mc.nbrokers);
+            return KP_ERR_INVALID_REPLICATION_FACTOR;
+        }
+        return validate_only ? 0 : br_cluster_create_topic(b, &m, err, errlen);
+    }
     if (validate_only) {
         return 0;
     }
@@ -509,6 +522,7 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
             t->partitions[i].topic = t;
             t->partitions[i].index = i;
         }
+        br_cluster_read_topic_configs(b, t->name);
         return t;
     }
     if (n <= t->npartitions) {

@@ -1,0 +1,252 @@
+/* samsa-broker: topics of a cluster in ZooKeeper: a new topic written as
+ * Kafka's AdminZkClient writes it, and a hosted topic's configs read from
+ * /config/topics/<t> (see request.h). */
+#define _GNU_SOURCE
+
+#include "base/logging.h"
+#include "cluster/assignment.h"
+#include "cluster/zk.h"
+#include "cluster/zk_call.h"
+#include "cluster/zk_json.h"
+#include "server/request.h"
+
+#include <samsa-protocol/alloc.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A ZooKeeper request of this module, freed when answered; those still
+ * away when the session closes are freed with the broker
+ * (br_cluster_admin_free). */
+struct br_topic_zk_op {
+    struct br_zk_call call; /* first */
+    struct br_topic_zk_op *next;
+    struct br_broker *b;
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    char *assignment; /* CREATE: the assignment's JSON, written once the config is */
+    size_t assignment_len;
+};
+
+static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
+                                     void (*done)(struct br_zk_call *, const struct br_zk_result *))
+{
+    struct br_topic_zk_op *op = kp_calloc(1, sizeof *op);
+    if (op == NULL) {
+        return NULL;
+    }
+    op->call.done = done;
+    op->b = b;
+    (void)snprintf(op->topic, sizeof op->topic, "%s", topic);
+    op->next = b->zk_ops;
+    b->zk_ops = op;
+    return op;
+}
+
+static void op_free(struct br_topic_zk_op *op)
+{
+    for (struct br_topic_zk_op **pp = &op->b->zk_ops; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == op) {
+            *pp = op->next;
+            break;
+        }
+    }
+    kp_free(op->assignment);
+    kp_free(op);
+}
+
+void br_cluster_admin_free(struct br_broker *b)
+{
+    while (b->zk_ops != NULL) {
+        op_free(b->zk_ops);
+    }
+}
+
+/* ---------------------------------------------------------------- creating a topic */
+
+static void assignment_written(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
+    if (r->rc == BR_ZK_OK) {
+        br_info("topic %s written to ZooKeeper: the controller makes its partitions", op->topic);
+    } else if (r->rc == BR_ZK_NODEEXISTS) {
+        br_debug("topic %s: created already", op->topic); /* a repeated auto-creation */
+    } else {
+        br_warn("creating topic %s: writing /brokers/topics/%s: %s", op->topic, op->topic,
+                br_zk_rc_name(r->rc));
+    }
+    op_free(op);
+}
+
+static void config_written(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
+    struct br_broker *b = op->b;
+    /* the config may be there already (a topic deleted and made again) */
+    if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NODEEXISTS) {
+        br_warn("creating topic %s: writing /config/topics/%s: %s", op->topic, op->topic,
+                br_zk_rc_name(r->rc));
+        op_free(op);
+        return;
+    }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s", op->topic);
+    op->call.done = assignment_written;
+    if (b->zk == NULL || br_zk_create(b->zk, path, op->assignment, op->assignment_len,
+                                      BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) != 0) {
+        br_warn("creating topic %s: cannot write its assignment", op->topic);
+        op_free(op);
+    }
+}
+
+/* A random value for Kafka's random start index and shift. */
+static uint32_t pick(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return (uint32_t)(x >> 32);
+}
+
+int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, char *err,
+                            size_t errlen)
+{
+    const struct br_metadata_cache *mc = &b->mc;
+    size_t n = mc->nbrokers;
+    if (m->replication_factor < 1 || (size_t)m->replication_factor > n) {
+        (void)snprintf(err, errlen, "Replication factor: %d larger than available brokers: %zu.",
+                       m->replication_factor, n);
+        return KP_ERR_INVALID_REPLICATION_FACTOR;
+    }
+    if (b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
+        (void)snprintf(err, errlen, "this broker is not connected to ZooKeeper");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    int32_t ids[BR_META_MAX_REPLICATION_FACTOR];
+    int32_t *brokers = n <= BR_META_MAX_REPLICATION_FACTOR ? ids : kp_calloc(n, sizeof *brokers);
+    size_t total = (size_t)m->partitions * (size_t)m->replication_factor;
+    int32_t *replicas = kp_calloc(total, sizeof *replicas);
+    int32_t *first = kp_calloc((size_t)m->partitions + 1, sizeof *first);
+    int rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    char *cfg_json = NULL;
+    size_t cfg_len = 0;
+    char *asg_json = NULL;
+    size_t asg_len = 0;
+    if (brokers == NULL || replicas == NULL || first == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        brokers[i] = mc->brokers[i].id; /* ascending */
+    }
+    if (b->rng == 0) {
+        b->rng = (uint64_t)br_now_wall_ms() * 2654435761u + (uint64_t)b->node_id + 1;
+    }
+    uint32_t start = pick(&b->rng);
+    uint32_t shift = pick(&b->rng);
+    if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
+                           replicas) != 0) {
+        (void)snprintf(err, errlen, "cannot assign the replicas");
+        goto out;
+    }
+    for (int32_t p = 0; p <= m->partitions; p++) {
+        first[p] = p * m->replication_factor;
+    }
+    struct br_zk_topic_assignment a = {m->partitions, first, replicas};
+    if (br_zk_topic_config_encode(m->configs, m->n_configs, &cfg_json, &cfg_len) != 0 ||
+        br_zk_topic_assignment_encode(&a, &asg_json, &asg_len) != 0) {
+        (void)snprintf(err, errlen, "cannot encode the topic for ZooKeeper");
+        goto out;
+    }
+    struct br_topic_zk_op *op = op_new(b, m->name, config_written);
+    if (op == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    op->assignment = asg_json;
+    op->assignment_len = asg_len;
+    asg_json = NULL;
+    /* as Kafka's AdminZkClient: the config first, then the assignment the
+     * controller watches for */
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", m->name);
+    if (br_zk_create(b->zk, path, cfg_json, cfg_len, BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) !=
+        0) {
+        op_free(op);
+        (void)snprintf(err, errlen, "cannot write to ZooKeeper");
+        goto out;
+    }
+    br_info("creating topic %s: %" PRId32 " partition(s), replication factor %d", m->name,
+            m->partitions, m->replication_factor);
+    rc = 0;
+out:
+    kp_free(cfg_json);
+    kp_free(asg_json);
+    kp_free(first);
+    kp_free(replicas);
+    if (brokers != ids) {
+        kp_free(brokers);
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------- a hosted topic's configs */
+
+static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
+    struct br_broker *b = op->b;
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->topic));
+    if (t == NULL || r->rc != BR_ZK_OK || r->data == NULL) {
+        if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
+            br_warn("topic %s: reading its configs: %s (the broker's defaults apply)", op->topic,
+                    br_zk_rc_name(r->rc));
+        }
+        op_free(op);
+        return;
+    }
+    struct br_meta_config *cfgs = NULL;
+    size_t n = 0;
+    char err[256];
+    if (br_zk_topic_config_decode(r->data, r->data_len, r->path, &cfgs, &n, err, sizeof err) != 0) {
+        br_warn("topic %s: %s (the broker's defaults apply)", op->topic, err);
+        op_free(op);
+        return;
+    }
+    struct br_topic_config tc;
+    br_topic_config_from_broker(&b->cfg, &tc);
+    for (size_t i = 0; i < n; i++) {
+        if (br_topic_config_set(&tc, cfgs[i].key, cfgs[i].value, err, sizeof err) != 0) {
+            br_warn("topic %s: config %s ignored: %s", op->topic, cfgs[i].key, err);
+        }
+    }
+    br_zk_configs_free(cfgs, n);
+    t->config = tc;
+    struct br_log_config lc;
+    br_topic_log_config(&tc, &lc);
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        if (t->partitions[p].log != NULL && br_log_set_config(t->partitions[p].log, &lc) != 0) {
+            br_warn("%s-%" PRId32 ": its configs could not be applied", op->topic, p);
+        }
+    }
+    br_info("topic %s: %zu config(s) from ZooKeeper", op->topic, n);
+    op_free(op);
+}
+
+void br_cluster_read_topic_configs(struct br_broker *b, const char *topic)
+{
+    if (b->zk == NULL) {
+        return;
+    }
+    struct br_topic_zk_op *op = op_new(b, topic, configs_read);
+    if (op == NULL) {
+        return;
+    }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", topic);
+    if (br_zk_get(b->zk, path, false, br_zk_call_tag(&op->call)) != 0) {
+        op_free(op);
+    }
+}

@@ -1,0 +1,65 @@
+/* Unit tests for the replica assignment of new topics
+ * (broker/src/cluster/assignment.h). Links the cluster layer. */
+#include <stdint.h>
+#include <string.h>
+
+#include "cluster/assignment.h"
+#include "cunit_run.h"
+
+/* Kafka 2.0's AdminUtilsTest.testReplicaAssignment: brokers 0-4, 10
+ * partitions, replication factor 3, start index 0, shift 0. */
+static void test_matches_kafkas_rack_unaware_assignment(void)
+{
+    const int32_t brokers[] = {0, 1, 2, 3, 4};
+    static const int32_t want[10][3] = {
+        {0, 1, 2}, {1, 2, 3}, {2, 3, 4}, {3, 4, 0}, {4, 0, 1},
+        {0, 2, 3}, {1, 3, 4}, {2, 4, 0}, {3, 0, 1}, {4, 1, 2},
+    };
+    int32_t got[30];
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas(brokers, 5, 10, 3, 0, 0, got), 0);
+    CU_ASSERT_EQUAL(memcmp(got, want, sizeof want), 0);
+}
+
+static void test_every_partition_has_distinct_replicas_and_leaders_spread(void)
+{
+    const int32_t brokers[] = {3, 7, 9};
+    for (uint32_t start = 0; start < 3; start++) {
+        for (uint32_t shift = 0; shift < 3; shift++) {
+            int32_t got[12 * 3];
+            CU_ASSERT_EQUAL_FATAL(br_assign_replicas(brokers, 3, 12, 3, start, shift, got), 0);
+            int leaders[10] = {0};
+            for (int p = 0; p < 12; p++) {
+                const int32_t *r = &got[(size_t)p * 3];
+                CU_ASSERT(r[0] != r[1] && r[0] != r[2] && r[1] != r[2]);
+                leaders[r[0]]++;
+            }
+            CU_ASSERT_EQUAL(leaders[3], 4);
+            CU_ASSERT_EQUAL(leaders[7], 4);
+            CU_ASSERT_EQUAL(leaders[9], 4);
+        }
+    }
+}
+
+static void test_refuses_more_replicas_than_brokers(void)
+{
+    const int32_t brokers[] = {0, 1};
+    int32_t got[6];
+    CU_ASSERT_EQUAL(br_assign_replicas(brokers, 2, 2, 3, 0, 0, got), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_assign_replicas(brokers, 2, 0, 1, 0, 0, got), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_assign_replicas(brokers, 0, 1, 1, 0, 0, got), KP_E_INVALID_ARG);
+    /* one broker, one replica each */
+    CU_ASSERT_EQUAL(br_assign_replicas(brokers, 1, 3, 1, 5, 5, got), 0);
+    CU_ASSERT(got[0] == 0 && got[1] == 0 && got[2] == 0);
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"matches_kafkas_rack_unaware_assignment", test_matches_kafkas_rack_unaware_assignment},
+        {"every_partition_has_distinct_replicas_and_leaders_spread",
+         test_every_partition_has_distinct_replicas_and_leaders_spread},
+        {"refuses_more_replicas_than_brokers", test_refuses_more_replicas_than_brokers},
+        CU_TEST_INFO_NULL,
+    };
+    return st_run_suite("broker-assignment", tests);
+}
