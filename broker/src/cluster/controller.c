@@ -1410,7 +1410,6 @@ static int read_topics(struct br_controller *c)
         c->topics[i].seen = false;
     }
     int res = 0;
-    size_t added = 0;
     for (int32_t i = 0; i < kids.count && res == 0; i++) {
         struct ctl_topic key;
         memset(&key, 0, sizeof key);
@@ -1445,7 +1444,6 @@ static int read_topics(struct br_controller *c)
         c->topics[c->ntopics] = t;
         c->topics[c->ntopics].seen = true;
         c->ntopics++;
-        added++;
     }
     deallocate_String_vector(&kids);
     /* topics gone from ZooKeeper leave the model */
@@ -1458,8 +1456,9 @@ static int read_topics(struct br_controller *c)
         }
     }
     c->ntopics = k;
-    qsort(c->topics, c->ntopics, sizeof *c->topics, cmp_topic);
-    (void)added;
+    if (c->ntopics > 1) {
+        qsort(c->topics, c->ntopics, sizeof *c->topics, cmp_topic);
+    }
     return res;
 }
 

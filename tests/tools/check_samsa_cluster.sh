@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tests/tools/samsa-cluster as a reader of the README runs it: three brokers
+# and ZooKeeper started on free ports, `kcat -L` listing the three brokers
+# and a replicated topic's replicas and ISR, records produced and read back
+# with kcat, then everything stopped by its PID and nothing left running.
+# Usage: check_samsa_cluster.sh SAMSA_CLUSTER SAMSA_BROKER WORKDIR
+set -uo pipefail
+script=$1
+broker=$2
+work=$3
+command -v kcat >/dev/null || { echo "kcat is not installed: skipped"; exit 77; }
+[ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null ||
+    { echo "ZooKeeper cannot run here: skipped"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work"
+free_port() {
+    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+zk=$(free_port)
+base=$(free_port)
+fail() {
+    echo "FAIL: $*"
+    tail -n 20 "$work"/cluster/*.log
+    "$script" stop --dir "$work/cluster" >/dev/null 2>&1
+    exit 1
+}
+trap '"$script" stop --dir "$work/cluster" >/dev/null 2>&1' EXIT
+"$script" start --dir "$work/cluster" --broker "$broker" --zk-port "$zk" --base-port "$base" ||
+    fail "start"
+bs=127.0.0.1:$base
+# the brokers register and learn of each other through the controller
+ok=0
+for _ in $(seq 1 300); do
+    if [ "$(kcat -L -b "$bs" 2>/dev/null | grep -c '^  broker [0-9]* at 127.0.0.1:')" = 3 ]; then
+        ok=1
+        break
+    fi
+    sleep 0.2
+done
+[ $ok = 1 ] || fail "kcat -L does not list three brokers: $(kcat -L -b "$bs" 2>&1)"
+# a topic made on first use, replicated on the three (default.replication.factor 3)
+for _ in $(seq 1 100); do
+    seq 1 30 | kcat -P -b "$bs" -t replicated -p 0 2>/dev/null && break
+    sleep 0.2
+done
+meta=$(kcat -L -b "$bs" -t replicated 2>&1)
+echo "$meta" | grep -q 'partition 0, leader [0-2], replicas: [0-2],[0-2],[0-2], isrs: [0-2],[0-2],[0-2]' ||
+    fail "replicas and ISR of replicated-0 not listed: $meta"
+got=$(kcat -C -b "$bs" -t replicated -p 0 -o beginning -e -q 2>/dev/null | tr '\n' ' ')
+[ "$got" = "$(seq 1 30 | tr '\n' ' ')" ] || fail "read back: $got"
+pids=$(cat "$work"/cluster/*.pid)
+"$script" status --dir "$work/cluster" | grep -c running | grep -qx 4 || fail "status"
+"$script" stop --dir "$work/cluster" || fail "stop"
+for pid in $pids; do
+    kill -0 "$pid" 2>/dev/null && fail "PID $pid still runs after stop"
+done
+trap - EXIT
+echo "ok: three brokers and ZooKeeper started, listed by kcat -L, stopped"
+rm -rf "$work"
+exit 0
