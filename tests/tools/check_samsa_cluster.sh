@@ -48,11 +48,35 @@ echo "$meta" | grep -q 'partition 0, leader [0-2], replicas: [0-2],[0-2],[0-2], 
     fail "replicas and ISR of replicated-0 not listed: $meta"
 got=$(kcat -C -b "$bs" -t replicated -p 0 -o beginning -e -q 2>/dev/null | tr '\n' ' ')
 [ "$got" = "$(seq 1 30 | tr '\n' ' ')" ] || fail "read back: $got"
+# a broker killed and started again rejoins (its old registration waited out)
+kill -9 "$(cat "$work/cluster/broker-1.pid")"
+ok=0
+for _ in $(seq 1 300); do
+    # gone once ZooKeeper ended its session: out of the brokers and the ISR
+    if kcat -L -b "$bs" -t replicated 2>/dev/null | grep -q 'partition 0, .*isrs: [02],[02]$'; then
+        ok=1
+        break
+    fi
+    sleep 0.2
+done
+[ $ok = 1 ] || fail "broker 1 did not leave the ISR: $(kcat -L -b "$bs" -t replicated 2>&1)"
+"$script" start-broker 1 --dir "$work/cluster" --broker "$broker" || fail "start-broker 1"
+ok=0
+for _ in $(seq 1 300); do
+    if kcat -L -b "$bs" -t replicated 2>/dev/null | grep -q 'partition 0, .*isrs: [0-2],[0-2],[0-2]$'; then
+        ok=1
+        break
+    fi
+    sleep 0.2
+done
+[ $ok = 1 ] || fail "broker 1 did not rejoin the ISR: $(kcat -L -b "$bs" -t replicated 2>&1)"
 pids=$(cat "$work"/cluster/*.pid)
 "$script" status --dir "$work/cluster" | grep -c running | grep -qx 4 || fail "status"
 "$script" stop --dir "$work/cluster" || fail "stop"
 for pid in $pids; do
-    kill -0 "$pid" 2>/dev/null && fail "PID $pid still runs after stop"
+    if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
+        fail "PID $pid still runs after stop"
+    fi
 done
 trap - EXIT
 echo "ok: three brokers and ZooKeeper started, listed by kcat -L, stopped"
