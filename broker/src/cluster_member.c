@@ -315,6 +315,11 @@ int br_member_start(struct br_broker *b)
     m->check_call.done = check_done;
     br_timer_init(&m->retry, &retry_timer, m);
     b->member = m;
+    /* ZooKeeper's C client logs to stderr on its own threads, formatting
+     * endpoints in a static buffer that two sessions (the broker's, the
+     * controller's) would share: its logging is off, before either
+     * session's threads start; the sessions' events are logged here */
+    br_zk_library_logging_off();
     struct br_zk_config zc = {b->cfg.zookeeper_connect, b->cfg.zookeeper_session_timeout_ms};
     char err[256];
     if (br_zk_open(&zc, b->mailbox, &member_zk_ops, m, &b->zk, err, sizeof err) != 0) {

@@ -258,7 +258,6 @@ static int open_session(struct br_controller *c)
     c->connected = false;
     c->expired = false;
     (void)pthread_mutex_unlock(&c->mu);
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     c->zh = zookeeper_init(c->cfg.zk_connect, watcher, c->cfg.session_timeout_ms, NULL, c, 0);
     if (c->zh == NULL) {
         br_error("controller: cannot start a ZooKeeper session to %s: %s", c->cfg.zk_connect,

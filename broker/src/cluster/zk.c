@@ -162,6 +162,11 @@ static void unref(struct br_zk *zk)
 
 /* ------------------------------------------------------------ names */
 
+void br_zk_library_logging_off(void)
+{
+    zoo_set_debug_level((ZooLogLevel)0); /* 0: off (the client's own rule) */
+}
+
 const char *br_zk_rc_name(int rc)
 {
     static const char *const names[] = {

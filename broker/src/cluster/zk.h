@@ -157,6 +157,13 @@ enum br_zk_rc {
     BR_ZK_ERROR,                   /* anything else ZooKeeper answered (see zrc) */
 };
 
+/* Turns ZooKeeper's C client's own logging off, process-wide. Call it
+ * before any session starts: the library formats endpoints for its log
+ * lines in a static buffer that sessions on different threads would share,
+ * and its level is a global it reads unlocked. zk.c logs what the owner
+ * needs (session established, lost, expired). */
+void br_zk_library_logging_off(void);
+
 /* "NONODE", "BADVERSION", ...; never NULL. */
 const char *br_zk_rc_name(int rc);
 
