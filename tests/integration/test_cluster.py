@@ -216,10 +216,10 @@ def case_brokers_register_and_elect_a_controller(t):
         c.close()
 
 
-def produce(bootstrap, topic, records, acks=1):
+def produce(bootstrap, topic, records, acks=1, retries=5):
     """records: [(partition, value)]; returns {partition: [offsets]}."""
     from kafka import KafkaProducer
-    p = KafkaProducer(bootstrap_servers=bootstrap, acks=acks, api_version=(1, 0), retries=5,
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks=acks, api_version=(1, 0), retries=retries,
                       max_block_ms=30000, request_timeout_ms=30000)
     try:
         futs = [(part, p.send(topic, value=v.encode(), partition=part)) for part, v in records]
@@ -339,8 +339,9 @@ def segment_bytes(b, topic, p):
 def case_replicated_topic_survives_its_leader(t):
     """RF 3, min.insync.replicas 2: followers copy the leader's batches
     byte for byte, acks=all is answered once the ISR has them, a follower
-    paused leaves the ISR and rejoins once it caught up, and the leader
-    killed hands over to an ISR member with every acknowledged record."""
+    paused leaves the ISR and rejoins once it caught up, two paused make
+    acks=all fail with NOT_ENOUGH_REPLICAS, and the leader killed hands
+    over to an ISR member with every acknowledged record."""
     imports()
     c = Cluster(t, config={"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000"})
     try:
@@ -373,6 +374,23 @@ def case_replicated_topic_survives_its_leader(t):
         finally:
             os.kill(c.brokers[2].pid, signal.SIGCONT)
         wait_for(lambda: 2 in c.state("rep", 0)["isr"], 60, "broker 2 back in rep-0's ISR")
+        # both followers paused: the ISR is the leader alone, below
+        # min.insync.replicas, and acks=all is refused with nothing written
+        from kafka.errors import NotEnoughReplicasError
+        for i in (1, 2):
+            os.kill(c.brokers[i].pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: c.state("rep", 0)["isr"] == [0], 60, "rep-0's ISR down to its leader")
+            try:
+                produce(c.bootstrap(0), "rep", [(0, "refused")], acks="all", retries=0)
+                raise AssertionError("acks=all accepted with one replica in sync")
+            except NotEnoughReplicasError:
+                pass
+        finally:
+            for i in (1, 2):
+                os.kill(c.brokers[i].pid, signal.SIGCONT)
+        wait_for(lambda: sorted(c.state("rep", 0)["isr"]) == [0, 1, 2], 60,
+                 "both followers back in rep-0's ISR")
         # the ISR change reaches every broker's Metadata through the controller
         wait_for(lambda: sorted(metadata(c.bootstrap(1), ["rep"])[2]["rep"][0][3]) == [0, 1, 2],
                  60, "rep-0's ISR back to three in Metadata")
