@@ -118,7 +118,7 @@ class Cluster:
     def bootstrap(self, i):
         return self.brokers[i].bootstrap
 
-    def create_topic(self, name, assignment, config=None):
+    def create_topic(self, name, assignment, config=None):  # noqa: D401
         """As kafka-topics.sh --zookeeper: the config first, then the
         assignment."""
         self.kz.create(CHROOT + "/config/topics/" + name,
@@ -468,9 +468,52 @@ def case_topics_created_through_the_kafka_api(t):
         c.close()
 
 
+def case_follower_truncates_what_its_new_leader_never_had(t):
+    """KIP-101/279: records only the old leader had (its follower paused,
+    out of the ISR) are cut from it once it comes back as a follower of a
+    leader elected without them (unclean.leader.election.enable), at the
+    point where its epoch ends on the new leader: the replicas end up byte
+    for byte the same, not diverging at the same offsets."""
+    imports()
+    c = Cluster(t, config={"replica.lag.time.max.ms": "2000"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("div", [[0, 1]], config={"unclean.leader.election.enable": "true"})
+        wait_for(lambda: c.state("div", 0) and sorted(c.state("div", 0)["isr"]) == [0, 1], 60,
+                 "div-0 in sync on both")
+        produce(c.bootstrap(0), "div", [(0, "a0"), (0, "a1")], acks="all")
+        wait_for(lambda: segment_bytes(c.brokers[1], "div", 0) ==
+                 segment_bytes(c.brokers[0], "div", 0), 60, "broker 1's copy of a0, a1")
+        os.kill(c.brokers[1].pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: c.state("div", 0)["isr"] == [0], 60, "broker 1 out of the ISR")
+            produce(c.bootstrap(0), "div", [(0, "x%d" % i) for i in range(5)], acks=1)
+            c.brokers[0].kill()
+        finally:
+            os.kill(c.brokers[1].pid, signal.SIGCONT)
+        st = wait_for(lambda: c.state("div", 0)["leader"] == 1 and c.state("div", 0), 60,
+                      "broker 1 elected (unclean)")
+        eq(st["isr"], [1], "the ISR after an unclean election")
+        wait_for(lambda: metadata(c.bootstrap(1), ["div"])[2].get("div", {}).get(0, (1,))[0] == 0,
+                 60, "div-0 led by broker 1 in Metadata")
+        produce(c.bootstrap(1), "div", [(0, "y%d" % i) for i in range(3)], acks=1)
+        c.brokers[0].start()
+        wait_for(lambda: segment_bytes(c.brokers[0], "div", 0) ==
+                 segment_bytes(c.brokers[1], "div", 0), 60,
+                 "broker 0's log the same as its new leader's")
+        check("truncated from 7 to 2" in c.brokers[0].log_text(),
+              "broker 0 did not truncate at the end of epoch 0: %s",
+              [ln for ln in c.brokers[0].log_text().splitlines() if "div-0" in ln][-5:])
+        got = consume(c.bootstrap(1), "div", [0], 5)
+        eq([v for _, _, v in got], ["a0", "a1", "y0", "y1", "y2"], "div-0's records")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
                    case_controller_killed_another_takes_over,
                    case_replicated_topic_survives_its_leader,
-                   case_topics_created_through_the_kafka_api]))
+                   case_topics_created_through_the_kafka_api,
+                   case_follower_truncates_what_its_new_leader_never_had]))

@@ -125,8 +125,13 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
         p->remotes = NULL;
         p->nremotes = 0;
         p->role = BR_ROLE_FOLLOWER;
+        /* KIP-101/279: before it fetches, a follower asks its leader where
+         * its latest epoch ends and truncates there (each new epoch: Kafka
+         * 2.0.1's KAFKA-7164) */
+        p->truncating = true;
         return 0;
     }
+    p->truncating = false;
     int64_t leo = br_log_end_offset(p->log);
     for (int32_t i = 0; i < s->nassigned; i++) {
         if (s->assigned[i] == me) {

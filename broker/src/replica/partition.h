@@ -84,6 +84,7 @@ struct br_partition {
     int32_t zk_version;
     int32_t controller_epoch;
     bool isr_writing;           /* an ISR change is being written to ZooKeeper */
+    bool truncating;            /* a follower yet to agree with its leader where its log ends */
     int64_t lag_max_ms;         /* replica.lag.time.max.ms */
     int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
     /* what delayed operations on this partition wait on (server/fetch.c) */

@@ -288,3 +288,54 @@ int br_metadata_from_cache(struct br_req *r)
     }
     return br_respond(r, &resp);
 }
+
+/* ---------------------------------------------------------------- OffsetForLeaderEpoch */
+
+/* A follower asks where an epoch of this leader's log ends (KIP-101, v1
+ * with the epoch that end belongs to, KIP-279; Kafka's
+ * ReplicaManager.lastOffsetForLeaderEpoch). */
+int br_h_offset_for_leader_epoch(struct br_req *r)
+{
+    const struct kp_OffsetForLeaderEpochRequest *q = r->body;
+    struct kp_OffsetForLeaderEpochResponse resp;
+    kp_OffsetForLeaderEpochResponse_init(&resp);
+    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = q->Topics.count;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        const struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *qt = &q->Topics.items[i];
+        struct kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *rt =
+            &resp.Topics.items[i];
+        rt->Topic = qt->Topic;
+        rt->Partitions.items =
+            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = qt->Partitions.count;
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            const struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *qp =
+                &qt->Partitions.items[j];
+            struct kp_OffsetForLeaderEpochResponse_EpochEndOffset *rp = &rt->Partitions.items[j];
+            rp->Partition = qp->Partition;
+            rp->LeaderEpoch = -1;
+            rp->EndOffset = -1;
+            const struct br_partition *p =
+                br_broker_leader_partition(r->b, qt->Topic, qp->Partition, &rp->ErrorCode);
+            if (p == NULL) {
+                continue;
+            }
+            int32_t epoch = -1;
+            int64_t end = -1;
+            if (br_log_end_offset_for_epoch(p->log, qp->LeaderEpoch, &epoch, &end) != 0) {
+                epoch = -1;
+                end = -1;
+            }
+            rp->LeaderEpoch = epoch;
+            rp->EndOffset = end;
+        }
+    }
+    return br_respond(r, &resp);
+}

@@ -35,6 +35,7 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr},
     [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica},
     [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata},
+    [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch},
     [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
     [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
     [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
@@ -64,7 +65,7 @@ static const struct dispatch_entry dispatch[] = {
 static bool cluster_api(size_t key)
 {
     return key == KP_API_LEADER_AND_ISR || key == KP_API_STOP_REPLICA ||
-           key == KP_API_UPDATE_METADATA;
+           key == KP_API_UPDATE_METADATA || key == KP_API_OFFSET_FOR_LEADER_EPOCH;
 }
 
 static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)

@@ -33,6 +33,7 @@ struct fetcher {
     int32_t port;
     struct br_conn *conn;
     bool inflight;
+    int16_t inflight_api; /* Fetch, or OffsetForLeaderEpoch for truncating partitions */
     int32_t correlation;
     struct fetch_part *parts;
     size_t nparts, cap;
@@ -132,12 +133,92 @@ static void fetcher_backoff(struct fetcher *f)
     }
 }
 
+/* Encodes and sends a request of the fetcher; false when it could not. */
+static bool fetcher_request(struct fetcher *f, int16_t api, int16_t version, const void *body)
+{
+    struct br_broker *b = f->b;
+    char client_id[48];
+    (void)snprintf(client_id, sizeof client_id, "samsa-replica-fetcher-%" PRId32, b->node_id);
+    struct kp_request_header h = {api, version, ++f->correlation, kp_str_c(client_id)};
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)64 * 1024 * 1024);
+    int rc = kp_request_encode(&w, &h, body);
+    if (rc != 0) {
+        kp_wr_free(&w);
+        br_error("replica fetcher: cannot encode a request (api %d): %s", api, kp_err_str(rc));
+        return false;
+    }
+    size_t len = 0;
+    uint8_t *frame = kp_wr_steal(&w, &len);
+    if (br_conn_send(f->conn, frame, len) != 0) {
+        fetcher_close(f);
+        return false;
+    }
+    f->inflight = true;
+    f->inflight_api = api;
+    return true;
+}
+
+/* OffsetForLeaderEpoch v1 for the partitions that have yet to truncate
+ * (Kafka's AbstractFetcherThread.maybeTruncate): each asks where its own
+ * latest epoch ends on the leader. True when one was sent. */
+static bool send_epoch_queries(struct fetcher *f)
+{
+    struct br_broker *b = f->b;
+    struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *topics =
+        kp_calloc(f->nparts, sizeof *topics);
+    struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *parts =
+        kp_calloc(f->nparts, sizeof *parts);
+    if (topics == NULL || parts == NULL) {
+        kp_free(topics);
+        kp_free(parts);
+        return false;
+    }
+    int32_t ntopics = 0;
+    size_t np = 0;
+    for (size_t i = 0; i < f->nparts; i++) {
+        const struct br_partition *p = local_partition(b, f->parts[i].topic, f->parts[i].partition);
+        if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
+            !p->truncating) {
+            continue;
+        }
+        if (ntopics == 0 || !kp_str_eq_c(topics[ntopics - 1].Topic, f->parts[i].topic)) {
+            topics[ntopics].Topic = kp_str_c(f->parts[i].topic);
+            topics[ntopics].Partitions.items = &parts[np];
+            ntopics++;
+        }
+        struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *qp = &parts[np++];
+        qp->Partition = f->parts[i].partition;
+        qp->CurrentLeaderEpoch = -1;
+        qp->LeaderEpoch = br_log_latest_epoch(p->log);
+        topics[ntopics - 1].Partitions.count++;
+    }
+    bool sent = false;
+    if (ntopics > 0) {
+        struct kp_OffsetForLeaderEpochRequest q;
+        memset(&q, 0, sizeof q);
+        q.ReplicaId = b->node_id;
+        q.Topics.items = topics;
+        q.Topics.count = ntopics;
+        sent = fetcher_request(f, KP_API_OFFSET_FOR_LEADER_EPOCH, 1, &q);
+        if (!sent) {
+            fetcher_backoff(f);
+        }
+    }
+    kp_free(topics);
+    kp_free(parts);
+    return sent || ntopics > 0;
+}
+
 /* The Fetch v8 a follower sends (Kafka's ReplicaFetcherThread): every
  * partition it follows from this leader, from its log end. */
 static void fetcher_send(struct fetcher *f)
 {
     struct br_broker *b = f->b;
     if (f->inflight || f->conn == NULL || f->nparts == 0) {
+        return;
+    }
+    if (send_epoch_queries(f)) {
         return;
     }
     struct kp_FetchRequest_FetchTopic *topics = kp_calloc(f->nparts, sizeof *topics);
@@ -153,7 +234,8 @@ static void fetcher_send(struct fetcher *f)
     /* parts are kept sorted by topic: one FetchTopic per run of a name */
     for (size_t i = 0; i < f->nparts; i++) {
         const struct br_partition *p = local_partition(b, f->parts[i].topic, f->parts[i].partition);
-        if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
+        if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
+            p->truncating) {
             continue;
         }
         if (ntopics == 0 || !kp_str_eq_c(topics[ntopics - 1].Topic, f->parts[i].topic)) {
@@ -186,28 +268,82 @@ static void fetcher_send(struct fetcher *f)
     q.SessionEpoch = -1; /* no fetch session: every request names every partition */
     q.Topics.items = topics;
     q.Topics.count = ntopics;
-    char client_id[48];
-    (void)snprintf(client_id, sizeof client_id, "samsa-replica-fetcher-%" PRId32, b->node_id);
-    struct kp_request_header h = {KP_API_FETCH, 8, ++f->correlation, kp_str_c(client_id)};
-    struct kp_writer w;
-    kp_wr_init(&w, (size_t)64 * 1024 * 1024);
-    int rc = kp_request_encode(&w, &h, &q);
+    if (!fetcher_request(f, KP_API_FETCH, 8, &q)) {
+        fetcher_backoff(f);
+    }
     kp_free(topics);
     kp_free(parts);
-    if (rc != 0) {
-        kp_wr_free(&w);
-        br_error("replica fetcher: cannot encode a Fetch: %s", kp_err_str(rc));
+}
+
+/* Where a follower truncates once its leader answered (Kafka 2.0's
+ * AbstractFetcherThread.getOffsetTruncationState, KIP-101 + KIP-279). */
+static void truncate_follower(struct fetcher *f, struct kp_str topic,
+                              const struct kp_OffsetForLeaderEpochResponse_EpochEndOffset *e)
+{
+    struct br_broker *b = f->b;
+    char name[BR_TOPIC_NAME_MAX + 1];
+    if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
+        return;
+    }
+    memcpy(name, topic.ptr, (size_t)topic.len);
+    name[topic.len] = '\0';
+    struct br_partition *p = local_partition(b, name, e->Partition);
+    if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader || !p->truncating) {
+        return;
+    }
+    if (e->ErrorCode != 0) {
+        br_debug("%s-%" PRId32 ": OffsetForLeaderEpoch from broker %" PRId32 ": %s", name, p->index,
+                 f->leader, kp_err_name(e->ErrorCode));
         fetcher_backoff(f);
         return;
     }
-    size_t len = 0;
-    uint8_t *frame = kp_wr_steal(&w, &len);
-    if (br_conn_send(f->conn, frame, len) != 0) {
-        fetcher_close(f);
-        fetcher_backoff(f);
-        return;
+    int64_t leo = br_log_end_offset(p->log);
+    int64_t to = leo;
+    bool done = true;
+    if (e->EndOffset < 0) {
+        /* the leader knows no such epoch: the high watermark, Kafka's
+         * fallback */
+        to = p->hw < leo ? p->hw : leo;
+    } else if (e->LeaderEpoch < 0) {
+        to = e->EndOffset < leo ? e->EndOffset : leo; /* a v0 answer: KIP-101 */
+    } else {
+        int32_t mine = -1;
+        int64_t my_end = -1;
+        if (br_log_end_offset_for_epoch(p->log, e->LeaderEpoch, &mine, &my_end) != 0) {
+            my_end = -1;
+        }
+        if (my_end < 0) {
+            to = e->EndOffset < leo ? e->EndOffset : leo;
+        } else if (mine != e->LeaderEpoch) {
+            /* our largest epoch at or below the leader's is another one:
+             * cut to where ours ends and ask again */
+            to = my_end < leo ? my_end : leo;
+            done = false;
+        } else {
+            to = e->EndOffset < my_end ? e->EndOffset : my_end;
+            to = to < leo ? to : leo;
+        }
     }
-    f->inflight = true;
+    if (to < leo) {
+        if (to < p->hw) {
+            br_warn("%s-%" PRId32 ": truncating to %" PRId64 ", below the high watermark %" PRId64,
+                    name, p->index, to, p->hw);
+        }
+        int rc = br_log_truncate_to(p->log, to);
+        if (rc != 0) {
+            br_error("%s-%" PRId32 ": truncation to %" PRId64 " failed: %s", name, p->index, to,
+                     kp_err_name(rc));
+            fetcher_backoff(f);
+            return;
+        }
+        br_info("%s-%" PRId32 ": truncated from %" PRId64 " to %" PRId64
+                " where the leader's epoch %" PRId32 " ends",
+                name, p->index, leo, to, e->LeaderEpoch);
+        if (p->hw > to) {
+            p->hw = to;
+        }
+    }
+    p->truncating = !done;
 }
 
 /* The leader's answer for one partition. */
@@ -298,13 +434,27 @@ static void fetcher_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t
     kp_arena_init(&arena, len * 16 + 65536);
     struct kp_response_header h;
     void *body = NULL;
-    int rc = kp_response_decode(payload, len, KP_API_FETCH, 8, &arena, &h, &body);
+    int16_t api = f->inflight_api;
+    int rc = kp_response_decode(payload, len, api, api == KP_API_FETCH ? 8 : 1, &arena, &h, &body);
     if (rc != 0 || h.CorrelationId != f->correlation) {
         br_warn("replica fetcher: broker %" PRId32 " answered with bytes that do not decode: %s",
                 f->leader, rc != 0 ? kp_err_str(rc) : "another correlation id");
         kp_arena_free(&arena);
         fetcher_close(f);
         fetcher_backoff(f);
+        return;
+    }
+    if (api == KP_API_OFFSET_FOR_LEADER_EPOCH) {
+        const struct kp_OffsetForLeaderEpochResponse *er = body;
+        for (int32_t i = 0; i < er->Topics.count; i++) {
+            const struct kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *t =
+                &er->Topics.items[i];
+            for (int32_t j = 0; j < t->Partitions.count; j++) {
+                truncate_follower(f, t->Topic, &t->Partitions.items[j]);
+            }
+        }
+        kp_arena_free(&arena);
+        fetcher_kick(f);
         return;
     }
     const struct kp_FetchResponse *resp = body;

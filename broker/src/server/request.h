@@ -64,6 +64,7 @@ int br_h_metadata(struct br_req *r);
 int br_h_leader_and_isr(struct br_req *r);
 int br_h_stop_replica(struct br_req *r);
 int br_h_update_metadata(struct br_req *r);
+int br_h_offset_for_leader_epoch(struct br_req *r);
 int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
  * Kafka's AdminZkClient writes it (its config, then its assignment over

@@ -295,6 +295,36 @@ static int stop_replica_error(struct answer *x)
     return send_answer(x, &resp);
 }
 
+static int offset_for_leader_epoch_error(struct answer *x)
+{
+    const struct kp_OffsetForLeaderEpochRequest *q = x->r->body;
+    struct kp_OffsetForLeaderEpochResponse resp;
+    kp_OffsetForLeaderEpochResponse_init(&resp);
+    resp.Topics.items = items(x, q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = count_of(q->Topics.count);
+    for (int32_t i = 0; i < resp.Topics.count; i++) {
+        const struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *qt = &q->Topics.items[i];
+        struct kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *rt =
+            &resp.Topics.items[i];
+        rt->Topic = qt->Topic;
+        rt->Partitions.items = items(x, qt->Partitions.count, sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = count_of(qt->Partitions.count);
+        for (int32_t j = 0; j < rt->Partitions.count; j++) {
+            rt->Partitions.items[j].ErrorCode = x->code;
+            rt->Partitions.items[j].Partition = qt->Partitions.items[j].Partition;
+            rt->Partitions.items[j].LeaderEpoch = -1;
+            rt->Partitions.items[j].EndOffset = -1;
+        }
+    }
+    return send_answer(x, &resp);
+}
+
 static int update_metadata_error(struct answer *x)
 {
     struct kp_UpdateMetadataResponse resp;
@@ -569,6 +599,9 @@ int br_respond_error(struct br_req *r, int code, const char *message)
         break;
     case KP_API_UPDATE_METADATA:
         err = update_metadata_error(&x);
+        break;
+    case KP_API_OFFSET_FOR_LEADER_EPOCH:
+        err = offset_for_leader_epoch_error(&x);
         break;
     case KP_API_OFFSET_COMMIT:
         err = offset_commit_error(&x);
