@@ -146,7 +146,8 @@ def metadata(bootstrap, topics=None):
         while not c.ready(node):
             c.poll(timeout_ms=100)
             check(time.monotonic() < deadline, "no connection to %s", bootstrap)
-        fut = c.send(node, MetadataRequest[1](topics))
+        # v4 with auto-creation off: looking must not create what it looks for
+        fut = c.send(node, MetadataRequest[4](topics, False))
         while not fut.is_done:
             c.poll(timeout_ms=100)
         check(fut.succeeded(), "Metadata failed: %s", fut.exception)
@@ -160,6 +161,22 @@ def metadata(bootstrap, topics=None):
         if err:
             topics_out[name] = err
     return brokers, r.controller_id, topics_out
+
+
+def partitions_of(bootstrap, topic):
+    """{partition: (error, leader, replicas, isr)} of topic in a broker's
+    Metadata; {} while it does not know the topic."""
+    got = metadata(bootstrap, [topic])[2].get(topic)
+    return got if isinstance(got, dict) else {}
+
+
+def led_everywhere(c, topic, n, brokers=(0, 1, 2)):
+    """Every broker's Metadata has the n partitions of topic with a leader."""
+    for i in brokers:
+        parts = partitions_of(c.bootstrap(i), topic)
+        if len(parts) != n or any(v[0] != 0 for v in parts.values()):
+            return False
+    return True
 
 
 def case_brokers_register_and_elect_a_controller(t):
@@ -259,9 +276,8 @@ def case_topic_written_to_zookeeper_is_led_and_served(t):
             st = wait_for(lambda p=p: c.state("spread", p), 60, "state of spread-%d" % p)
             eq(st, {"version": 1, "leader": p, "leader_epoch": 0, "isr": [p],
                     "controller_epoch": 1}, "state of spread-%d" % p)
-        wait_for(lambda: all(metadata(c.bootstrap(i), ["spread"])[2].get("spread", {}).get(p, (1,))[0]
-                             == 0 for i in range(3) for p in range(3)),
-                 60, "every broker's Metadata has the three leaders")
+        wait_for(lambda: led_everywhere(c, "spread", 3), 60,
+                 "every broker's Metadata has the three leaders")
         _, _, topics = metadata(c.bootstrap(0), ["spread"])
         for p in range(3):
             eq(topics["spread"][p], (0, p, [p], [p]), "spread-%d in Metadata" % p)
@@ -317,8 +333,8 @@ def case_controller_killed_another_takes_over(t):
         st = wait_for(lambda: c.state("solo", 0)["leader"] == ctl and c.state("solo", 0), 90,
                       "solo-0 led again")
         eq(st["leader_epoch"], 2, "solo-0's epoch once led again")
-        wait_for(lambda: metadata(c.bootstrap(ctl), ["solo"])[2].get("solo", {}).get(0, (1,))[0]
-                 == 0, 60, "solo-0 in the returning broker's Metadata")
+        wait_for(lambda: partitions_of(c.bootstrap(ctl), "solo").get(0, (1,))[0] == 0, 60,
+                 "solo-0 in the returning broker's Metadata")
         produce(c.bootstrap(ctl), "solo", [(0, "d")])
         got = consume(c.bootstrap(survivor), "solo", [0, 1], 4)
         eq([(p, o, v) for p, o, v in got], [(0, 0, "a"), (0, 1, "b"), (0, 2, "d"), (1, 0, "c")],
@@ -350,9 +366,7 @@ def case_replicated_topic_survives_its_leader(t):
         for p in range(2):
             st = wait_for(lambda p=p: c.state("rep", p), 60, "state of rep-%d" % p)
             eq(sorted(st["isr"]), [0, 1, 2], "ISR of rep-%d" % p)
-        wait_for(lambda: all(metadata(c.bootstrap(i), ["rep"])[2].get("rep", {}).get(p, (1,))[0]
-                             == 0 for i in range(3) for p in range(2)),
-                 60, "every broker's Metadata has rep's leaders")
+        wait_for(lambda: led_everywhere(c, "rep", 2), 60, "every broker's Metadata has rep's leaders")
         acked = [(i % 2, "r-%d" % i) for i in range(200)]
         offsets = produce(c.bootstrap(2), "rep", acked, acks="all")
         for p in range(2):
@@ -392,8 +406,8 @@ def case_replicated_topic_survives_its_leader(t):
         wait_for(lambda: sorted(c.state("rep", 0)["isr"]) == [0, 1, 2], 60,
                  "both followers back in rep-0's ISR")
         # the ISR change reaches every broker's Metadata through the controller
-        wait_for(lambda: sorted(metadata(c.bootstrap(1), ["rep"])[2]["rep"][0][3]) == [0, 1, 2],
-                 60, "rep-0's ISR back to three in Metadata")
+        wait_for(lambda: sorted(partitions_of(c.bootstrap(1), "rep").get(0, (0, 0, [], []))[3])
+                 == [0, 1, 2], 60, "rep-0's ISR back to three in Metadata")
         # the leader of rep-0 killed: the next ISR member in assignment order leads
         c.brokers[0].kill()
         st = wait_for(lambda: c.state("rep", 0)["leader"] == 1 and c.state("rep", 0), 60,
@@ -431,17 +445,8 @@ def case_topics_created_through_the_kafka_api(t):
                 raise AssertionError("replication factor 4 on three brokers was accepted")
             except InvalidReplicationFactorError:
                 pass
-            seen = []
-
-            def all_led():
-                parts = metadata(c.bootstrap(0), ["made"])[2].get("made")
-                seen[:] = [parts]
-                return isinstance(parts, dict) and len(parts) == 6 and \
-                    all(v[0] == 0 for v in parts.values())
-            try:
-                wait_for(all_led, 60, "made's six partitions led")
-            except AssertionError as e:
-                raise AssertionError("%s; last seen %r" % (e, seen))
+            wait_for(lambda: led_everywhere(c, "made", 6, brokers=(0,)), 60,
+                     "made's six partitions led")
             try:
                 admin.create_topics([NewTopic("made", 6, 3)])
                 raise AssertionError("a second creation of made was accepted")
@@ -494,8 +499,8 @@ def case_follower_truncates_what_its_new_leader_never_had(t):
         st = wait_for(lambda: c.state("div", 0)["leader"] == 1 and c.state("div", 0), 60,
                       "broker 1 elected (unclean)")
         eq(st["isr"], [1], "the ISR after an unclean election")
-        wait_for(lambda: metadata(c.bootstrap(1), ["div"])[2].get("div", {}).get(0, (1,))[0] == 0,
-                 60, "div-0 led by broker 1 in Metadata")
+        wait_for(lambda: partitions_of(c.bootstrap(1), "div").get(0, (1,))[0] == 0, 60,
+                 "div-0 led by broker 1 in Metadata")
         produce(c.bootstrap(1), "div", [(0, "y%d" % i) for i in range(3)], acks=1)
         c.brokers[0].start()
         wait_for(lambda: segment_bytes(c.brokers[0], "div", 0) ==
@@ -510,10 +515,81 @@ def case_follower_truncates_what_its_new_leader_never_had(t):
         c.close()
 
 
+def zkcli_get(c, path):
+    """What ZooKeeper's own CLI prints for a znode's data (Kafka's tools'
+    view of the cluster)."""
+    import subprocess
+    out = subprocess.run(["/usr/share/zookeeper/bin/zkCli.sh", "-server", c.zk.connect,
+                          "get", CHROOT + path],
+                         capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, "zkCli.sh get %s: exit %d: %s", path, out.returncode,
+          out.stderr[-500:])
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    raise AssertionError("zkCli.sh get %s printed no JSON: %s" % (path, out.stdout[-500:]))
+
+
+def case_librdkafka_clients_and_zookeepers_cli_see_the_cluster(t):
+    """confluent-kafka (librdkafka) produces with idempotence and acks=all
+    through one broker and consumes through another, following each
+    partition's leader; ZooKeeper's own CLI reads the znodes as Kafka's
+    tools would."""
+    imports()
+    try:
+        import confluent_kafka
+    except ImportError as e:
+        raise Skip("needs confluent-kafka (%s)" % e)
+    c = Cluster(t, config={"min.insync.replicas": "2"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("lib", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, "lib", 3), 60, "lib's leaders known everywhere")
+        errors = []
+        delivered = []
+
+        def report(err, msg):
+            (errors if err is not None else delivered).append(
+                err if err is not None else (msg.partition(), msg.offset()))
+        prod = confluent_kafka.Producer({"bootstrap.servers": c.bootstrap(0), "acks": "all",
+                                         "enable.idempotence": True, "linger.ms": 5})
+        for i in range(300):
+            prod.produce("lib", key=b"k%d" % i, value=b"v%d" % i, on_delivery=report)
+            prod.poll(0)
+        eq(prod.flush(60), 0, "messages left unflushed")
+        eq(errors, [], "delivery errors")
+        eq(len(delivered), 300, "delivery reports")
+        cons = confluent_kafka.Consumer({"bootstrap.servers": c.bootstrap(2),
+                                         "group.id": "unused", "enable.auto.commit": False})
+        try:
+            cons.assign([confluent_kafka.TopicPartition("lib", p, confluent_kafka.OFFSET_BEGINNING)
+                         for p in range(3)])
+            got = set()
+            deadline = time.monotonic() + 60
+            while len(got) < 300 and time.monotonic() < deadline:
+                m = cons.poll(1.0)
+                if m is not None and m.error() is None:
+                    got.add(m.value())
+        finally:
+            cons.close()
+        eq(got, {b"v%d" % i for i in range(300)}, "records read back")
+        state = zkcli_get(c, "/brokers/topics/lib/partitions/1/state")
+        eq({k: state[k] for k in ("version", "leader", "leader_epoch")},
+           {"version": 1, "leader": 1, "leader_epoch": 0}, "state seen by zkCli")
+        eq(sorted(state["isr"]), [0, 1, 2], "ISR seen by zkCli")
+        eq(zkcli_get(c, "/brokers/ids/2")["endpoints"],
+           ["PLAINTEXT://127.0.0.1:%d" % c.brokers[2].port], "registration seen by zkCli")
+        eq(zkcli_get(c, "/brokers/topics/lib")["partitions"]["2"], [2, 0, 1],
+           "assignment seen by zkCli")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
                    case_controller_killed_another_takes_over,
                    case_replicated_topic_survives_its_leader,
                    case_topics_created_through_the_kafka_api,
-                   case_follower_truncates_what_its_new_leader_never_had]))
+                   case_follower_truncates_what_its_new_leader_never_had,
+                   case_librdkafka_clients_and_zookeepers_cli_see_the_cluster]))
