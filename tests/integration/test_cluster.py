@@ -452,6 +452,15 @@ def case_topics_created_through_the_kafka_api(t):
                 raise AssertionError("a second creation of made was accepted")
             except TopicAlreadyExistsError:
                 pass
+            # in ZooKeeper but in no broker's metadata (its only replica, broker
+            # 7, does not exist: the controller makes no partition): the
+            # broker's write finds it there and says so
+            c.create_topic("ghost", [[7]])
+            try:
+                admin.create_topics([NewTopic("ghost", 1, 1)])
+                raise AssertionError("creating a topic ZooKeeper holds was accepted")
+            except TopicAlreadyExistsError:
+                pass
         finally:
             admin.close()
         eq(c.json("/config/topics/made"), {"version": 1, "config": {

@@ -23,6 +23,8 @@ struct br_topic_zk_op {
     struct br_zk_call call; /* first */
     struct br_topic_zk_op *next;
     struct br_broker *b;
+    struct br_cluster_create *waiter; /* CREATE from a CreateTopics: told the outcome */
+    int32_t waiter_index;
     char topic[BR_TOPIC_NAME_MAX + 1];
     char *assignment; /* CREATE: the assignment's JSON, written once the config is */
     size_t assignment_len;
@@ -43,6 +45,159 @@ static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
     return op;
 }
 
+/* A CreateTopics waiting for its topics' writes. */
+struct br_cluster_create {
+    struct br_park park; /* first: kind BR_PARK_CLUSTER_CREATE */
+    struct br_cluster_create *next;
+    struct br_broker *b;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t version;
+    int32_t correlation_id;
+    bool parked;
+    int32_t outstanding;   /* writes not answered yet */
+    struct kp_arena arena; /* the answer's copy */
+    struct kp_CreateTopicsResponse resp;
+    int16_t *codes; /* per topic: the writes' outcome, applied to resp when parked */
+    int32_t ncodes;
+};
+
+static void create_free(struct br_cluster_create *w)
+{
+    for (struct br_cluster_create **pp = &w->b->creates; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    /* writes still away no longer report to it */
+    for (struct br_topic_zk_op *op = w->b->zk_ops; op != NULL; op = op->next) {
+        if (op->waiter == w) {
+            op->waiter = NULL;
+        }
+    }
+    kp_arena_free(&w->arena);
+    kp_free(w->codes);
+    kp_free(w);
+}
+
+static void create_answer(struct br_cluster_create *w)
+{
+    for (int32_t i = 0; i < w->resp.Topics.count && i < w->ncodes; i++) {
+        if (w->codes[i] != KP_ERR_NONE) {
+            w->resp.Topics.items[i].ErrorCode = w->codes[i];
+        }
+    }
+    struct kp_writer wr;
+    kp_wr_init(&wr, (size_t)w->b->cfg.response_max_bytes);
+    size_t len = 0;
+    uint8_t *buf = NULL;
+    if (kp_response_encode(&wr, KP_API_CREATE_TOPICS, w->version, w->correlation_id, &w->resp) ==
+        0) {
+        buf = kp_wr_steal(&wr, &len);
+    }
+    kp_wr_free(&wr);
+    if (buf == NULL || br_slot_add_mem(w->slot, buf, len) != 0) {
+        br_error("answering a CreateTopics to %s failed: closing the connection",
+                 br_conn_peer(w->conn));
+        br_conn_close_after_flush(w->conn);
+    }
+    br_slot_ready(w->conn, w->slot);
+    create_free(w);
+}
+
+/* A started write of topic `index` of w was answered with code. */
+static void create_report(struct br_cluster_create *w, int32_t index, int16_t code)
+{
+    if (index >= 0 && index < w->ncodes && code != KP_ERR_NONE) {
+        w->codes[index] = code;
+    }
+    if (--w->outstanding == 0 && w->parked) {
+        create_answer(w);
+    }
+}
+
+struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
+{
+    struct br_cluster_create *w = kp_calloc(1, sizeof *w);
+    if (w == NULL) {
+        return NULL;
+    }
+    w->park.kind = BR_PARK_CLUSTER_CREATE;
+    w->b = b;
+    kp_arena_init(&w->arena, (size_t)b->cfg.response_max_bytes);
+    w->next = b->creates;
+    b->creates = w;
+    return w;
+}
+
+int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
+                           const struct kp_CreateTopicsResponse *resp)
+{
+    if (w->outstanding == 0 || r->slot == NULL) {
+        create_free(w);
+        return 1;
+    }
+    int32_t n = resp->Topics.count > 0 ? resp->Topics.count : 0;
+    struct kp_CreateTopicsResponse_CreatableTopicResult *topics =
+        kp_arena_alloc(&w->arena, (size_t)(n > 0 ? n : 1) * sizeof *topics);
+    w->codes = kp_calloc((size_t)(n > 0 ? n : 1), sizeof *w->codes);
+    if (topics == NULL || w->codes == NULL) {
+        create_free(w);
+        return KP_E_NOMEM;
+    }
+    /* the answer copied out of the request's arena and frame */
+    w->resp = *resp;
+    w->resp.Topics.items = topics;
+    w->ncodes = n;
+    for (int32_t i = 0; i < n; i++) {
+        topics[i] = resp->Topics.items[i];
+        struct kp_str *strs[2] = {&topics[i].Name, &topics[i].ErrorMessage};
+        for (int k = 0; k < 2; k++) {
+            if (strs[k]->ptr == NULL || strs[k]->len <= 0) {
+                continue;
+            }
+            char *copy = kp_arena_alloc(&w->arena, (size_t)strs[k]->len);
+            if (copy == NULL) {
+                create_free(w);
+                return KP_E_NOMEM;
+            }
+            memcpy(copy, strs[k]->ptr, (size_t)strs[k]->len);
+            strs[k]->ptr = copy;
+        }
+    }
+    w->conn = r->conn;
+    w->slot = r->slot;
+    w->version = r->version;
+    w->correlation_id = r->hdr->CorrelationId;
+    w->parked = true;
+    br_slot_set_parked(r->slot, &w->park);
+    return 0;
+}
+
+void br_cluster_cancel_create(struct br_broker *b, void *parked)
+{
+    (void)b;
+    create_free(parked);
+}
+
+void br_cluster_complete_creates(struct br_broker *b)
+{
+    for (struct br_cluster_create *w = b->creates; w != NULL;) {
+        struct br_cluster_create *next = w->next;
+        if (w->parked) {
+            /* the writes not answered by now: their outcome is unknown */
+            for (struct br_topic_zk_op *op = b->zk_ops; op != NULL; op = op->next) {
+                if (op->waiter == w && op->waiter_index >= 0 && op->waiter_index < w->ncodes) {
+                    w->codes[op->waiter_index] = KP_ERR_REQUEST_TIMED_OUT;
+                }
+            }
+            create_answer(w);
+        }
+        w = next;
+    }
+}
+
 static void op_free(struct br_topic_zk_op *op)
 {
     for (struct br_topic_zk_op **pp = &op->b->zk_ops; *pp != NULL; pp = &(*pp)->next) {
@@ -57,6 +212,9 @@ static void op_free(struct br_topic_zk_op *op)
 
 void br_cluster_admin_free(struct br_broker *b)
 {
+    while (b->creates != NULL) {
+        create_free(b->creates); /* answered at the drain; the connections are gone */
+    }
     while (b->zk_ops != NULL) {
         op_free(b->zk_ops);
     }
@@ -64,9 +222,22 @@ void br_cluster_admin_free(struct br_broker *b)
 
 /* ---------------------------------------------------------------- creating a topic */
 
+/* A creation's writes ended with code: its CreateTopics, if any, is told. */
+static void create_done(struct br_topic_zk_op *op, int16_t code)
+{
+    struct br_cluster_create *w = op->waiter;
+    op->waiter = NULL;
+    if (w != NULL) {
+        create_report(w, op->waiter_index, code);
+    }
+}
+
 static void assignment_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
+    create_done(op, r->rc == BR_ZK_OK           ? KP_ERR_NONE
+                    : r->rc == BR_ZK_NODEEXISTS ? KP_ERR_TOPIC_ALREADY_EXISTS
+                                                : KP_ERR_UNKNOWN_SERVER_ERROR);
     if (r->rc == BR_ZK_OK) {
         br_info("topic %s written to ZooKeeper: the controller makes its partitions", op->topic);
     } else if (r->rc == BR_ZK_NODEEXISTS) {
@@ -86,6 +257,7 @@ static void config_written(struct br_zk_call *call, const struct br_zk_result *r
     if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NODEEXISTS) {
         br_warn("creating topic %s: writing /config/topics/%s: %s", op->topic, op->topic,
                 br_zk_rc_name(r->rc));
+        create_done(op, KP_ERR_UNKNOWN_SERVER_ERROR);
         op_free(op);
         return;
     }
@@ -95,6 +267,7 @@ static void config_written(struct br_zk_call *call, const struct br_zk_result *r
     if (b->zk == NULL || br_zk_create(b->zk, path, op->assignment, op->assignment_len,
                                       BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) != 0) {
         br_warn("creating topic %s: cannot write its assignment", op->topic);
+        create_done(op, KP_ERR_UNKNOWN_SERVER_ERROR);
         op_free(op);
     }
 }
@@ -177,6 +350,11 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, 
         op_free(op);
         (void)snprintf(err, errlen, "cannot write to ZooKeeper");
         goto out;
+    }
+    if (b->create_waiter != NULL) {
+        op->waiter = b->create_waiter;
+        op->waiter_index = b->create_waiter_index;
+        op->waiter->outstanding++;
     }
     br_info("creating topic %s: %" PRId32 " partition(s), replication factor %d", m->name,
             m->partitions, m->replication_factor);

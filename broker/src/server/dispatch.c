@@ -229,6 +229,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_ADMIN:
         br_topic_admin_cancel_parked(b, parked);
         break;
+    case BR_PARK_CLUSTER_CREATE:
+        br_cluster_cancel_create(b, parked);
+        break;
     case BR_PARK_PRODUCE:
         br_replication_cancel_produce(b, parked);
         break;
@@ -242,6 +245,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
     br_groups_complete_all_parked(b);
     br_purgatory_complete_all(&b->purgatory);
     br_topic_admin_complete_all_parked(b);
+    br_cluster_complete_creates(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)

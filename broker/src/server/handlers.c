@@ -535,6 +535,14 @@ int br_h_create_topics(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Topics.count = q->Topics.count;
+    /* on a cluster: the answer waits for the topics' ZooKeeper writes */
+    struct br_cluster_create *waiter = NULL;
+    if (b->cluster && !q->ValidateOnly) {
+        waiter = br_cluster_create_begin(b);
+        if (waiter == NULL) {
+            return KP_E_NOMEM;
+        }
+    }
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_CreateTopicsRequest_CreatableTopic *ct = &q->Topics.items[i];
         struct kp_CreateTopicsResponse_CreatableTopicResult *out = &resp.Topics.items[i];
@@ -605,8 +613,11 @@ int br_h_create_topics(struct br_req *r)
                 nkv++;
             }
         }
+        b->create_waiter = waiter;
+        b->create_waiter_index = i;
         e = br_broker_create_topic(b, ct->Name, partitions, rf, kv, nkv, q->ValidateOnly, err,
                                    sizeof err);
+        b->create_waiter = NULL;
         out->ErrorCode = (int16_t)kp_err_to_wire(e);
         if (e != 0 && err[0] != '\0') {
             size_t ml = strlen(err);
@@ -619,9 +630,11 @@ int br_h_create_topics(struct br_req *r)
         }
     }
     if (b->cluster) {
-        /* written to ZooKeeper: the controller makes the partitions, and
-         * Metadata shows them once it told the brokers */
-        return br_respond(r, &resp);
+        /* answered once ZooKeeper took the writes (or refused them: a topic
+         * made meanwhile through another broker); the controller makes the
+         * partitions, and Metadata shows them once it told the brokers */
+        int rc = waiter != NULL ? br_cluster_park_create(waiter, r, &resp) : 1;
+        return rc <= 0 ? rc : br_respond(r, &resp);
     }
     /* the topics being made are waited for (timeout_ms), off the reactor */
     return br_topic_admin_answer_create(r, &resp, q->TimeoutMs, q->ValidateOnly);

@@ -76,6 +76,19 @@ KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_t
                                           char *err, size_t errlen);
 void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
 void br_cluster_admin_free(struct br_broker *b);
+/* CreateTopics on a cluster: begin makes the waiter the topics' writes
+ * report to (b->create_waiter while each is started; NULL when out of
+ * memory); park then has the answer resp (its arrays in r's arena) wait
+ * until every write started is answered (TOPIC_ALREADY_EXISTS when another
+ * creation won). Returns 0 when parked, 1 when nothing waits (answer now:
+ * the waiter is freed), or KP_E_NOMEM (freed too). */
+struct br_cluster_create *br_cluster_create_begin(struct br_broker *b);
+KP_MUST_CHECK int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
+                                         const struct kp_CreateTopicsResponse *resp);
+void br_cluster_cancel_create(struct br_broker *b, void *parked);
+/* Stop: every CreateTopics still waiting is answered (REQUEST_TIMED_OUT
+ * for the topics whose writes were not answered). */
+void br_cluster_complete_creates(struct br_broker *b);
 /* What DeleteTopics, CreatePartitions and the config changes answer on a
  * broker of a cluster until they write ZooKeeper. */
 #define BR_CLUSTER_ADMIN_NOT_YET                                                                   \
@@ -105,6 +118,7 @@ enum br_park_kind {
     BR_PARK_GROUP,   /* JoinGroup / SyncGroup waiting for the group (group_handlers.c) */
     BR_PARK_ADMIN,   /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
     BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
+    BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
 };
 
 struct br_park {

@@ -43,6 +43,7 @@ struct br_controller;
 struct br_cluster_member;
 struct br_replication;
 struct br_topic_zk_op;
+struct br_cluster_create;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -103,7 +104,12 @@ struct br_broker {
     struct br_cluster_member *member;
     struct br_replication *replication; /* server/replication.h */
     struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
-    uint64_t rng;            /* replica placement's random start (cluster_admin.c) */
+    uint64_t rng;                  /* replica placement's random start (cluster_admin.c) */
+    struct br_cluster_create *creates; /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
+    /* during br_broker_create_topic of a CreateTopics on a cluster: the
+     * request that waits for the topic's writes, and the topic's index */
+    struct br_cluster_create *create_waiter;
+    int32_t create_waiter_index;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
