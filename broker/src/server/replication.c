@@ -298,7 +298,7 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
         return;
     }
     int64_t leo = br_log_end_offset(p->log);
-    int64_t to = leo;
+    int64_t to;
     bool done = true;
     if (e->EndOffset < 0) {
         /* the leader knows no such epoch: the high watermark, Kafka's
