@@ -962,7 +962,7 @@ static int read_broker(struct br_controller *c, int32_t id, struct ctl_broker *b
     }
     struct br_zk_broker reg;
     memset(&reg, 0, sizeof reg);
-    char err[256];
+    char err[256] = "the znode holds no data";
     int drc = data == NULL ? KP_E_CORRUPT
                            : br_zk_broker_decode(data, (size_t)len, path, &reg, err, sizeof err);
     kp_free(data);
@@ -1058,7 +1058,7 @@ static int read_state(struct br_controller *c, const char *topic, int32_t p,
     }
     struct br_zk_partition_state s;
     memset(&s, 0, sizeof s);
-    char err[256];
+    char err[256] = "the znode holds no data";
     int drc = data == NULL
                   ? KP_E_CORRUPT
                   : br_zk_partition_state_decode(data, (size_t)len, path, &s, err, sizeof err);
@@ -1092,7 +1092,7 @@ static bool read_unclean(struct br_controller *c, const char *topic)
     }
     struct br_meta_config *cfgs = NULL;
     size_t n = 0;
-    char err[256];
+    char err[256] = "the znode holds no data";
     if (br_zk_topic_config_decode(data, (size_t)len, path, &cfgs, &n, err, sizeof err) == 0) {
         for (size_t i = 0; i < n; i++) {
             if (strcmp(cfgs[i].key, "unclean.leader.election.enable") == 0) {
@@ -1124,7 +1124,7 @@ static int read_topic(struct br_controller *c, const char *name, struct ctl_topi
     }
     struct br_zk_topic_assignment a;
     memset(&a, 0, sizeof a);
-    char err[256];
+    char err[256] = "the znode holds no data";
     int drc = data == NULL
                   ? KP_E_CORRUPT
                   : br_zk_topic_assignment_decode(data, (size_t)len, path, &a, err, sizeof err);
