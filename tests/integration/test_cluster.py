@@ -64,20 +64,25 @@ class Cluster:
         self.t = t
         self.zk = zookeeper.ZooKeeper(t.path("zk"))
         self.zk.start()
-        t.zookeeper = self.zk
-        self.kz = KazooClient(hosts=self.zk.connect)
-        self.kz.start(timeout=30)
+        self.kz = None
         self.brokers = []
-        for i in range(n):
-            b = t.broker(name="broker%d" % i, start=False, config={
-                "broker.id": str(i),
-                "zookeeper.connect": self.zk.connect + CHROOT,
-                "zookeeper.session.timeout.ms": str(SESSION_MS),
-                **(config or {}),
-            })
-            self.brokers.append(b)
-        for b in self.brokers:
-            b.start()
+        try:
+            self.kz = KazooClient(hosts=self.zk.connect)
+            self.kz.start(timeout=30)
+            for i in range(n):
+                b = t.broker(name="broker%d" % i, start=False, config={
+                    "broker.id": str(i),
+                    "zookeeper.connect": self.zk.connect + CHROOT,
+                    "zookeeper.session.timeout.ms": str(SESSION_MS),
+                    **(config or {}),
+                })
+                self.brokers.append(b)
+            for b in self.brokers:
+                b.start()
+        except BaseException:
+            # a start that failed leaves nothing running: ZooKeeper too
+            self.close()
+            raise
 
     def close(self):
         """Stops the brokers still running cleanly (SIGTERM, exit status 0:
@@ -90,11 +95,12 @@ class Cluster:
         finally:
             for b in self.brokers:
                 b.kill()
-        try:
-            self.kz.stop()
-            self.kz.close()
-        finally:
-            self.zk.stop()
+            try:
+                if self.kz is not None:
+                    self.kz.stop()
+                    self.kz.close()
+            finally:
+                self.zk.stop()
 
     def get(self, path):
         data, stat = self.kz.get(CHROOT + path)

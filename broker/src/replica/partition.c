@@ -277,7 +277,9 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
         br_warn("out of memory recording producer %" PRId64, h.ProducerId);
     }
     p->leo_bytes += (int64_t)len;
-    if (p->ops != NULL && p->ops->appended != NULL) {
+    if (p->nremotes > 0 && p->ops != NULL && p->ops->appended != NULL) {
+        /* followers parked on it count the bytes (without followers the
+         * high watermark's move below wakes whoever waits) */
         p->ops->appended(p->ops_ctx, p);
     }
     hw_update(p, now_ms);

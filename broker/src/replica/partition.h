@@ -33,8 +33,8 @@ struct br_topic;
  * server: answers the fetches parked on it). */
 struct br_partition_ops {
     void (*hw_moved)(void *ctx, struct br_partition *p);
-    /* records were appended (as leader or follower): followers' fetches
-     * parked on the partition count them. NULL: nothing to do. */
+    /* records were appended as leader on a partition with followers: their
+     * fetches parked on it count them. NULL: nothing to do. */
     void (*appended)(void *ctx, struct br_partition *p);
 };
 
