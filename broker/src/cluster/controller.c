@@ -1461,9 +1461,49 @@ static int read_topics(struct br_controller *c)
     return res;
 }
 
-/* Deletes the ISR change notifications (their partitions re-read by the
- * caller). */
-static int clear_isr_notifications(struct br_controller *c, bool watch)
+/* Re-reads the state of every partition a notification names (a leader
+ * changed their ISR). 0, or -1 on a ZooKeeper failure. */
+static int reread_notified(struct br_controller *c, const char *path)
+{
+    char *data = NULL;
+    int len = 0;
+    struct Stat st;
+    int rc = zget(c, path, false, &data, &len, &st);
+    if (rc == ZNONODE) {
+        return 0;
+    }
+    if (rc != ZOK) {
+        return -1;
+    }
+    struct br_zk_topic_partition *tps = NULL;
+    size_t n = 0;
+    char err[256] = "the znode holds no data";
+    if (data == NULL ||
+        br_zk_isr_change_decode(data, (size_t)len, path, &tps, &n, err, sizeof err) != 0) {
+        br_warn("controller: ignoring %s: %s", path, err);
+        kp_free(data);
+        return 0;
+    }
+    kp_free(data);
+    int res = 0;
+    for (size_t i = 0; i < n && res == 0; i++) {
+        struct ctl_topic key;
+        memset(&key, 0, sizeof key);
+        (void)snprintf(key.name, sizeof key.name, "%s", tps[i].topic);
+        struct ctl_topic *t =
+            c->ntopics == 0 ? NULL : bsearch(&key, c->topics, c->ntopics, sizeof key, cmp_topic);
+        if (t != NULL && tps[i].partition < t->npartitions) {
+            res = read_state(c, t->name, tps[i].partition, &t->parts[tps[i].partition]);
+        }
+    }
+    kp_free(tps);
+    return res;
+}
+
+/* Deletes the ISR change notifications; reread: first re-reads the states
+ * of the partitions they name (Kafka's IsrChangeNotification event; at
+ * failover every state is read anyway). */
+static int clear_isr_notifications(struct br_controller *c, bool watch, bool reread)
 {
     struct String_vector kids;
     memset(&kids, 0, sizeof kids);
@@ -1473,7 +1513,8 @@ static int clear_isr_notifications(struct br_controller *c, bool watch)
     for (int32_t i = 0; i < kids.count; i++) {
         char path[512];
         (void)snprintf(path, sizeof path, "/isr_change_notification/%s", kids.data[i]);
-        int rc = zoo_delete(c->zh, path, -1);
+        int rc =
+            reread && reread_notified(c, path) != 0 ? ZSYSTEMERROR : zoo_delete(c->zh, path, -1);
         if (rc != ZOK && rc != ZNONODE) {
             deallocate_String_vector(&kids);
             return -1;
@@ -1531,8 +1572,9 @@ static int failover(struct br_controller *c)
     atomic_store(&c->active_flag, true);
     br_info("controller: broker %" PRId32 " is the controller, epoch %" PRId32, c->cfg.broker_id,
             c->epoch);
-    if (clear_isr_notifications(c, true) != 0 || read_brokers(c, &c->brokers, &c->nbrokers) != 0 ||
-        start_senders(c) != 0 || read_topics(c) != 0) {
+    if (clear_isr_notifications(c, true, false) != 0 ||
+        read_brokers(c, &c->brokers, &c->nbrokers) != 0 || start_senders(c) != 0 ||
+        read_topics(c) != 0) {
         return -1;
     }
     /* UpdateMetadata before any LeaderAndIsr: brokers need the live brokers
@@ -1707,15 +1749,8 @@ static int on_topics(struct br_controller *c)
 /* A leader changed an ISR: the states re-read and pushed to all. */
 static int on_isr_change(struct br_controller *c)
 {
-    if (clear_isr_notifications(c, true) != 0) {
+    if (clear_isr_notifications(c, true, true) != 0) {
         return -1;
-    }
-    for (size_t i = 0; i < c->ntopics; i++) {
-        for (int32_t p = 0; p < c->topics[i].npartitions; p++) {
-            if (read_state(c, c->topics[i].name, p, &c->topics[i].parts[p]) != 0) {
-                return -1;
-            }
-        }
     }
     send_update_metadata(c);
     return 0;
