@@ -136,6 +136,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.offsets_retention_minutes, 10080);
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 600000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 4096);
+    CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 5000);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 3000);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 300000);
@@ -251,6 +252,7 @@ static const char every_key[] =
     "offsets.retention.minutes=1440\n"
     "offsets.retention.check.interval.ms=300000\n"
     "offset.metadata.max.bytes=1024\n"
+    "offsets.commit.timeout.ms=7000\n"
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
     "group.max.session.timeout.ms=1800000\n"
@@ -341,6 +343,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.offsets_retention_minutes, 1440);
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 300000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 1024);
+    CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 7000);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 1800000);

@@ -241,6 +241,7 @@ enum br_config_key {
     BR_CFG_OFFSETS_RETENTION_MINUTES,
     BR_CFG_OFFSETS_RETENTION_CHECK_INTERVAL_MS,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
+    BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
     BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,
     BR_CFG_GROUP_MAX_SESSION_TIMEOUT_MS,
@@ -342,6 +343,7 @@ struct br_config {
     int32_t offsets_retention_minutes;
     int64_t offsets_retention_check_interval_ms;
     int32_t offset_metadata_max_bytes;
+    int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;
     int32_t group_min_session_timeout_ms;
     int32_t group_max_session_timeout_ms;

@@ -825,6 +825,21 @@ void br_grp_remove(struct br_groups *gs, struct grp_group *g, int err)
     group_free(gs, g, err);
 }
 
+size_t br_grp_unload_partition(struct br_groups *gs, int32_t partitions, int32_t index)
+{
+    size_t n = 0;
+    struct grp_group *g = gs->first;
+    while (g != NULL) {
+        struct grp_group *next = g->next;
+        if (br_group_partition_for(g->id, g->id_len, partitions) == index) {
+            br_grp_remove(gs, g, KP_ERR_NOT_COORDINATOR);
+            n++;
+        }
+        g = next;
+    }
+    return n;
+}
+
 struct br_groups *br_groups_new(const struct br_grp_ops *ops, void *ctx,
                                 const struct br_grp_config *cfg, uint64_t seed)
 {

@@ -229,6 +229,11 @@ struct grp_group *br_grp_get_or_create(struct br_groups *gs, const char *id, siz
  * answered with `err`). */
 void br_grp_remove(struct br_groups *gs, struct grp_group *g, int err);
 struct grp_member *br_grp_member_find(const struct grp_group *g, struct kp_str id);
+/* The groups whose records go to partition `index` of __consumer_offsets
+ * (of `partitions`) leave the coordinator, their waiters answered
+ * NOT_COORDINATOR (Kafka's handleGroupEmigration): another broker leads
+ * the partition now. Returns how many. */
+size_t br_grp_unload_partition(struct br_groups *gs, int32_t partitions, int32_t index);
 /* A NUL-terminated copy of a wire string (a null one becomes ""), owned
  * by the caller (kp_free); NULL when out of memory. */
 char *br_grp_dup_kstr(struct kp_str s);

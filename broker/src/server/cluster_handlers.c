@@ -5,6 +5,7 @@
 
 #include "base/logging.h"
 #include "group/group.h"
+#include "server/group.h"
 #include "server/replication.h"
 #include "server/request.h"
 
@@ -79,6 +80,7 @@ static int16_t become(struct br_req *r,
     if (rc != 0) {
         return (int16_t)rc;
     }
+    bool was_leader = p->role == BR_ROLE_LEADER;
     struct br_leadership l = {
         .leader = s->Leader,
         .leader_epoch = s->LeaderEpoch,
@@ -89,7 +91,11 @@ static int16_t become(struct br_req *r,
         .assigned = s->Replicas.items,
         .nassigned = s->Replicas.count,
     };
-    return br_replication_become(b, p, &l);
+    int16_t err = br_replication_become(b, p, &l);
+    if (err == KP_ERR_NONE) {
+        br_groups_leadership_changed(b, p, was_leader);
+    }
+    return err;
 }
 
 int br_h_leader_and_isr(struct br_req *r)
@@ -150,9 +156,11 @@ int br_h_stop_replica(struct br_req *r)
         /* it stops serving; deleting the replica comes with topic deletion */
         struct br_partition *p = &t->partitions[s->PartitionIndex];
         if (p->log != NULL) {
+            bool was_leader = p->role == BR_ROLE_LEADER;
             br_replication_forget(r->b, p);
             br_purgatory_complete_key(&r->b->purgatory, &p->delayed);
             br_partition_become_follower(p, p->leader_epoch);
+            br_groups_leadership_changed(r->b, p, was_leader);
         }
     }
     return br_respond(r, &resp);

@@ -127,6 +127,25 @@ int br_respond_max(struct br_req *r, const void *resp, size_t max)
     return 0;
 }
 
+void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+                      int16_t api_key, int16_t version, int32_t correlation_id, const void *resp)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)b->cfg.response_max_bytes);
+    int err = kp_response_encode(&w, api_key, version, correlation_id, resp);
+    size_t len = 0;
+    uint8_t *buf = err == 0 ? kp_wr_steal(&w, &len) : NULL;
+    kp_wr_free(&w);
+    if (buf == NULL || br_slot_add_mem(slot, buf, len) != 0) {
+        const struct kp_api *api = kp_api_find(api_key);
+        br_error("answering a %s to %s failed (%s): closing the connection",
+                 api != NULL ? api->name : "request", br_conn_peer(conn),
+                 err != 0 ? kp_err_str(err) : "out of memory");
+        br_conn_close_after_flush(conn);
+    }
+    br_slot_ready(conn, slot);
+}
+
 /* An ApiVersions request of a version we do not speak: a v0 body with
  * UNSUPPORTED_VERSION listing key 18 only, so that the client can retry
  * with a version we have (Kafka's ApiVersionsRequest.getErrorResponse). */
@@ -234,6 +253,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
         break;
     case BR_PARK_PRODUCE:
         br_replication_cancel_produce(b, parked);
+        break;
+    case BR_PARK_HW:
+        br_replication_cancel_hw(b, parked);
         break;
     }
 }

@@ -26,6 +26,8 @@
 
 #include "group/group.h"
 
+#include <samsa-protocol/buf.h>
+
 struct br_broker;
 struct br_req;
 struct br_partition;
@@ -49,6 +51,25 @@ void br_groups_stop(struct br_broker *b);
  * ordinary topic (Metadata's auto-creation). Returns 0 when it exists, or
  * COORDINATOR_NOT_AVAILABLE (being made, or it cannot be). */
 KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
+
+/* A cluster (Kafka's GroupCoordinator.validateGroupStatus): 0 when this
+ * broker coordinates group_id (it leads the group's partition of
+ * __consumer_offsets), NOT_COORDINATOR when another broker does,
+ * COORDINATOR_NOT_AVAILABLE while the topic is missing. Standalone: 0. */
+int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id);
+
+/* FindCoordinator's answer for a group: the broker leading its partition
+ * (a cluster: from the metadata cache; standalone: this one). Returns 0
+ * or COORDINATOR_NOT_AVAILABLE (the topic is being made, or the partition
+ * has no live leader). host stays valid until the next metadata change. */
+int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *node,
+                               const char **host, int32_t *port);
+
+/* LeaderAndIsr or StopReplica changed this broker's role for p: when p
+ * is a partition of __consumer_offsets, the groups of a partition it
+ * leads now are loaded from its records, those of one it no longer leads
+ * are handed over (their waiters answered NOT_COORDINATOR). */
+void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, bool was_leader);
 
 /* A connection died with a parked JoinGroup or SyncGroup (BR_PARK_GROUP):
  * its slot is forgotten, its member stays. */

@@ -461,16 +461,19 @@ int br_h_find_coordinator(struct br_req *r)
     }
     /* the coordinator is the leader of the group's partition of
      * __consumer_offsets, created on first use as Kafka does */
-    int err = br_groups_ensure_offsets_topic(b);
+    int32_t node = -1;
+    const char *host = "";
+    int32_t port = -1;
+    int err = br_groups_find_coordinator(b, q->Key, &node, &host, &port);
     if (err != 0) {
         resp.ErrorCode = (int16_t)kp_err_to_wire(err);
-        resp.ErrorMessage = kp_str_c("the offsets topic is not available");
+        resp.ErrorMessage = kp_str_c("the group's coordinator is not available yet");
         return br_respond(r, &resp);
     }
     resp.ErrorCode = KP_ERR_NONE;
-    resp.NodeId = b->node_id;
-    resp.Host = kp_str_c(b->advertised_host);
-    resp.Port = b->advertised_port;
+    resp.NodeId = node;
+    resp.Host = kp_str_c(host);
+    resp.Port = port;
     return br_respond(r, &resp);
 }
 
@@ -523,6 +526,12 @@ int br_h_join_group(struct br_req *r)
         jq.protocols = ps;
     }
     jq.nprotocols = np; /* more than GRP_MAX_PROTOCOLS: refused before they are read */
+    int coord = br_groups_check_coordinator(r->b, q->GroupId);
+    if (coord != 0) {
+        struct kp_JoinGroupResponse resp;
+        join_error_fill(&resp, coord, q->MemberId);
+        return br_respond(r, &resp);
+    }
     struct grp_park *pk = park_new(r, true);
     if (pk == NULL) {
         return KP_E_NOMEM;
@@ -568,6 +577,12 @@ int br_h_sync_group(struct br_req *r)
     }
     sq.assignments = as;
     sq.nassignments = na;
+    int coord = br_groups_check_coordinator(r->b, q->GroupId);
+    if (coord != 0) {
+        struct kp_SyncGroupResponse resp;
+        sync_fill(&resp, coord, NULL, 0);
+        return br_respond(r, &resp);
+    }
     struct grp_park *pk = park_new(r, false);
     if (pk == NULL) {
         return KP_E_NOMEM;
@@ -598,8 +613,11 @@ int br_h_heartbeat(struct br_req *r)
     const struct kp_HeartbeatRequest *q = r->body;
     struct kp_HeartbeatResponse resp;
     kp_HeartbeatResponse_init(&resp);
-    int err = br_grp_heartbeat(r->b->groups, q->GroupId, q->MemberId,
+    int err = br_groups_check_coordinator(r->b, q->GroupId);
+    if (err == 0) {
+        err = br_grp_heartbeat(r->b->groups, q->GroupId, q->MemberId,
                                r->version >= 3 ? q->GroupInstanceId : KP_STR_NULL, q->GenerationId);
+    }
     resp.ErrorCode = (int16_t)kp_err_to_wire(err);
     return br_respond(r, &resp);
 }
@@ -618,6 +636,8 @@ int br_h_leave_group(struct br_req *r)
     struct grp_group *g = q->GroupId.len > 0 ? br_grp_find_kstr(gs, q->GroupId) : NULL;
     if (q->GroupId.len <= 0) {
         top = KP_ERR_INVALID_GROUP_ID;
+    } else if ((top = br_groups_check_coordinator(r->b, q->GroupId)) != 0) {
+        /* another broker coordinates the group */
     } else if (g != NULL && g->state == GRP_DEAD) {
         top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
@@ -680,7 +700,11 @@ static int describe_groups(struct br_req *r, struct kp_arena *a)
             out->GroupState = kp_str_c("");
             continue;
         }
-        out->ErrorCode = KP_ERR_NONE;
+        out->ErrorCode = (int16_t)kp_err_to_wire(br_groups_check_coordinator(r->b, id));
+        if (out->ErrorCode != KP_ERR_NONE) {
+            out->GroupState = kp_str_c("");
+            continue;
+        }
         if (g == NULL) {
             /* Kafka describes a group it does not know as Dead */
             out->GroupState = kp_str_c("Dead");
@@ -761,7 +785,8 @@ int br_h_delete_groups(struct br_req *r)
         struct kp_str id = q->GroupsNames.items[i];
         struct kp_DeleteGroupsResponse_DeletableGroupResult *out = &resp.Results.items[i];
         out->GroupId = id.len >= 0 ? id : kp_str_c("");
-        out->ErrorCode = (int16_t)kp_err_to_wire(br_grp_delete(r->b->groups, id));
+        int err = br_groups_check_coordinator(r->b, id);
+        out->ErrorCode = (int16_t)kp_err_to_wire(err != 0 ? err : br_grp_delete(r->b->groups, id));
     }
     return br_respond(r, &resp);
 }

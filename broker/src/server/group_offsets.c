@@ -10,8 +10,11 @@
 
 #include "server/group.h"
 
+#include "base/clock.h"
 #include "base/logging.h"
+#include "cluster/metadata_cache.h"
 #include "group/group.h"
+#include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -29,32 +32,85 @@ static struct br_topic *offsets_topic(struct br_broker *b)
     return br_broker_find_topic(b, kp_str_c(BR_OFFSETS_TOPIC));
 }
 
-int br_groups_ensure_offsets_topic(struct br_broker *b)
+/* The cluster's view of the topic (the controller's UpdateMetadata). */
+static const struct br_mc_topic *offsets_mc_topic(const struct br_broker *b)
 {
-    if (offsets_topic(b) != NULL) {
+    return br_mc_topic(&b->mc, BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1);
+}
+
+/* The topic's settings, whoever creates it. */
+static const struct {
+    const char *key;
+    const char *value;
+} offsets_settings[] = {
+    {"cleanup.policy", "compact"},
+    {"segment.bytes", OFFSETS_SEGMENT_BYTES},
+    {"compression.type", "producer"},
+};
+#define N_OFFSETS_SETTINGS (sizeof offsets_settings / sizeof offsets_settings[0])
+
+static void offsets_kvs(struct br_kv *kvs)
+{
+    for (size_t i = 0; i < N_OFFSETS_SETTINGS; i++) {
+        kvs[i].key = kp_str_c(offsets_settings[i].key);
+        kvs[i].value = kp_str_c(offsets_settings[i].value);
+    }
+}
+
+/* How long a broker of a cluster waits before it asks ZooKeeper for the
+ * topic again (the first ask is answered by the controller's
+ * UpdateMetadata, normally well within this). */
+#define OFFSETS_CREATE_RETRY_MS 5000
+
+/*
+ * A cluster's __consumer_offsets is made as Kafka 2.0's
+ * KafkaApis.createInternalTopic makes it: offsets.topic.num.partitions
+ * partitions with offsets.topic.replication.factor replicas, and not at
+ * all while fewer brokers are alive than that factor (its error says so;
+ * FindCoordinator answers COORDINATOR_NOT_AVAILABLE meanwhile).
+ */
+static int cluster_ensure_offsets_topic(struct br_broker *b)
+{
+    if (offsets_mc_topic(b) != NULL) {
         return 0;
     }
-    if (b->cluster) {
-        /* the coordinators of a cluster come with the replicated offsets
-         * topic, not yet there */
+    int64_t now = br_now_mono_ms();
+    if (b->offsets_create_ms != 0 && now - b->offsets_create_ms < OFFSETS_CREATE_RETRY_MS) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* asked for already */
+    }
+    b->offsets_create_ms = now;
+    int16_t rf = b->cfg.offsets_topic_replication_factor;
+    if (b->mc.nbrokers < (size_t)rf) {
+        br_warn("%s is not created: %zu live broker(s) do not meet its replication factor %d "
+                "(offsets.topic.replication.factor); the group coordinators are not available "
+                "until they do",
+                BR_OFFSETS_TOPIC, b->mc.nbrokers, rf);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    struct br_kv kvs[N_OFFSETS_SETTINGS];
+    offsets_kvs(kvs);
+    char err[256];
+    int e = br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
+                                   rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
+    if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
+        br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
+    }
+    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+}
+
+int br_groups_ensure_offsets_topic(struct br_broker *b)
+{
+    if (b->cluster) {
+        return cluster_ensure_offsets_topic(b);
+    }
+    if (offsets_topic(b) != NULL) {
+        return 0;
     }
     if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
         return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
     }
-    static const struct {
-        const char *key;
-        const char *value;
-    } settings[] = {
-        {"cleanup.policy", "compact"},
-        {"segment.bytes", OFFSETS_SEGMENT_BYTES},
-        {"compression.type", "producer"},
-    };
-    struct br_kv kvs[sizeof settings / sizeof settings[0]];
-    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-        kvs[i].key = kp_str_c(settings[i].key);
-        kvs[i].value = kp_str_c(settings[i].value);
-    }
+    struct br_kv kvs[N_OFFSETS_SETTINGS];
+    offsets_kvs(kvs);
     /* the replication factor is capped by the live brokers: one here */
     const int16_t live_brokers = 1;
     int16_t rf = b->cfg.offsets_topic_replication_factor < live_brokers
@@ -63,7 +119,7 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
     char err[256];
     int e =
         br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, kvs, sizeof kvs / sizeof kvs[0], false, err, sizeof err);
+                               rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
@@ -76,20 +132,141 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
     return KP_ERR_COORDINATOR_NOT_AVAILABLE;
 }
 
-struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_t len,
-                                                size_t *max_batch, int *err)
+/* The number of partitions a group's partition is chosen among: the
+ * cluster's (the controller's word), or the local topic's standalone. */
+static int32_t offsets_partitions(const struct br_broker *b, const struct br_topic *t)
 {
-    struct br_broker *b = ctx;
-    *err = br_groups_ensure_offsets_topic(b);
+    if (b->cluster) {
+        const struct br_mc_topic *mt = offsets_mc_topic(b);
+        return mt != NULL ? mt->npartitions : 0;
+    }
+    return t != NULL ? t->npartitions : 0;
+}
+
+/* A cluster: the partition of group id's records when this broker leads
+ * it, or NULL with *err: COORDINATOR_NOT_AVAILABLE while the topic is
+ * missing, NOT_COORDINATOR when another broker leads it (Kafka's
+ * GroupCoordinator.validateGroupStatus). */
+static struct br_partition *cluster_group_partition(struct br_broker *b, const char *id,
+                                                    size_t len, int *err)
+{
+    *err = cluster_ensure_offsets_topic(b);
     if (*err != 0) {
         return NULL;
     }
     struct br_topic *t = offsets_topic(b);
-    if (t == NULL || t->npartitions <= 0) {
-        *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    int32_t n = offsets_partitions(b, t);
+    int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
+    struct br_partition *p =
+        t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
+    if (p == NULL || p->role != BR_ROLE_LEADER || p->log == NULL) {
+        *err = n > 0 ? KP_ERR_NOT_COORDINATOR : KP_ERR_COORDINATOR_NOT_AVAILABLE;
         return NULL;
     }
-    struct br_partition *p = &t->partitions[br_group_partition_for(id, len, t->npartitions)];
+    return p;
+}
+
+int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id)
+{
+    if (!b->cluster || group_id.len < 0) {
+        return 0;
+    }
+    int err = 0;
+    return cluster_group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
+}
+
+int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *node,
+                               const char **host, int32_t *port)
+{
+    if (!b->cluster) {
+        int err = br_groups_ensure_offsets_topic(b);
+        if (err == 0) {
+            *node = b->node_id;
+            *host = b->advertised_host;
+            *port = b->advertised_port;
+        }
+        return err;
+    }
+    int err = cluster_ensure_offsets_topic(b);
+    if (err != 0) {
+        return err;
+    }
+    const struct br_mc_topic *mt = offsets_mc_topic(b);
+    int32_t index = br_group_partition_for(key.ptr != NULL ? key.ptr : "",
+                                           key.len > 0 ? (size_t)key.len : 0, mt->npartitions);
+    const struct br_mc_partition *mp = &mt->parts[index];
+    const struct br_mc_broker *mb =
+        mp->present && mp->leader >= 0 ? br_mc_broker(&b->mc, mp->leader) : NULL;
+    if (mb == NULL) {
+        /* the partition has no live leader (Kafka's
+         * handleFindCoordinatorRequest: COORDINATOR_NOT_AVAILABLE) */
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    *node = mb->id;
+    *host = mb->host;
+    *port = mb->port;
+    return 0;
+}
+
+void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, bool was_leader)
+{
+    bool leads = p->role == BR_ROLE_LEADER;
+    if (b->groups == NULL || leads == was_leader || p->topic != offsets_topic(b)) {
+        return;
+    }
+    int32_t n = offsets_partitions(b, p->topic);
+    if (n <= 0) {
+        n = p->topic->npartitions;
+    }
+    /* Kafka's handleGroupEmigration; on immigration too, so nothing stale
+     * of an earlier term stays */
+    size_t gone = br_grp_unload_partition(b->groups, n, p->index);
+    if (!leads) {
+        br_info("%s-%" PRId32 " is led elsewhere now: %zu group(s) handed over", BR_OFFSETS_TOPIC,
+                p->index, gone);
+        return;
+    }
+    /* Kafka's handleGroupImmigration: the partition's records read into
+     * the coordinator before it answers for its groups */
+    int64_t t0 = br_now_mono_ms();
+    size_t before = b->groups->ngroups;
+    struct grp_load_stats st = {0, 0};
+    int err = br_grp_load_partition(b->groups, p, &st);
+    if (err != 0) {
+        br_error("%s-%" PRId32 ": loading the groups failed (%s): its groups are not served",
+                 BR_OFFSETS_TOPIC, p->index, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        (void)br_grp_unload_partition(b->groups, n, p->index);
+        return;
+    }
+    br_info("coordinator of %s-%" PRId32 " (epoch %" PRId32 "): %zu group(s) loaded from %zu "
+            "record(s) in %" PRId64 " ms",
+            BR_OFFSETS_TOPIC, p->index, p->leader_epoch, b->groups->ngroups - before, st.records,
+            br_now_mono_ms() - t0);
+}
+
+struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_t len,
+                                                size_t *max_batch, int *err)
+{
+    struct br_broker *b = ctx;
+    struct br_partition *p = NULL;
+    if (b->cluster) {
+        p = cluster_group_partition(b, id, len, err);
+        if (p == NULL) {
+            return NULL;
+        }
+    } else {
+        *err = br_groups_ensure_offsets_topic(b);
+        if (*err != 0) {
+            return NULL;
+        }
+        struct br_topic *st = offsets_topic(b);
+        if (st == NULL || st->npartitions <= 0) {
+            *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+            return NULL;
+        }
+        p = &st->partitions[br_group_partition_for(id, len, st->npartitions)];
+    }
+    struct br_topic *t = p->topic;
     int32_t mmb = t->config.max_message_bytes;
     *max_batch = mmb > 0 ? (size_t)mmb : 0;
     return p;
@@ -98,7 +275,9 @@ struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_
 int br_group_offsets_load(struct br_broker *b)
 {
     struct br_topic *t = offsets_topic(b);
-    if (t == NULL) {
+    if (t == NULL || b->cluster) {
+        /* a cluster's coordinators load a partition when they come to lead
+         * it (br_groups_leadership_changed) */
         return 0;
     }
     struct grp_load_stats st = {0, 0};
@@ -127,8 +306,123 @@ static void *arena_array(struct kp_arena *a, size_t n, size_t size)
 
 static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t partition)
 {
+    if (b->cluster) {
+        /* any partition of the cluster, hosted here or not (Kafka checks
+         * its metadata cache) */
+        const struct br_mc_partition *mp =
+            topic.len > 0 ? br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, partition) : NULL;
+        return mp != NULL && mp->present;
+    }
     struct br_topic *t = br_broker_find_topic(b, topic);
     return t != NULL && partition >= 0 && partition < t->npartitions;
+}
+
+/* A cluster's OffsetCommit, answered once its records reach the ISR
+ * (Kafka's offsets.commit.required.acks = -1, offsets.commit.timeout.ms):
+ * the answer copied out of the request. */
+struct commit_wait {
+    struct br_hw_wait wait; /* first */
+    struct br_broker *b;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t version;
+    int32_t correlation_id;
+    struct kp_arena arena;
+    struct kp_OffsetCommitResponse resp;
+};
+
+static void commit_wait_free(struct br_hw_wait *w)
+{
+    struct commit_wait *cw = (struct commit_wait *)(void *)w;
+    kp_arena_free(&cw->arena);
+    kp_free(cw);
+}
+
+/* Kafka's GroupMetadataManager.storeOffsets maps the append's outcome:
+ * not replicated in time (or by too few) is COORDINATOR_NOT_AVAILABLE, led
+ * elsewhere now is NOT_COORDINATOR; the client retries either. */
+static void commit_wait_done(struct br_hw_wait *w, int16_t err)
+{
+    struct commit_wait *cw = (struct commit_wait *)(void *)w;
+    int16_t code = KP_ERR_NONE;
+    if (err == KP_ERR_NOT_LEADER_OR_FOLLOWER) {
+        code = KP_ERR_NOT_COORDINATOR;
+    } else if (err != KP_ERR_NONE) {
+        code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    if (code != KP_ERR_NONE) {
+        br_warn("an offset commit of %s was not replicated (%s): answered %s",
+                br_conn_peer(cw->conn), kp_err_name(err), kp_err_name(code));
+        for (int32_t i = 0; i < cw->resp.Topics.count; i++) {
+            struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *t = &cw->resp.Topics.items[i];
+            for (int32_t j = 0; j < t->Partitions.count; j++) {
+                if (t->Partitions.items[j].ErrorCode == KP_ERR_NONE) {
+                    t->Partitions.items[j].ErrorCode = code;
+                }
+            }
+        }
+    }
+    br_answer_parked(cw->b, cw->conn, cw->slot, KP_API_OFFSET_COMMIT, cw->version,
+                     cw->correlation_id, &cw->resp);
+    commit_wait_free(w);
+}
+
+/* Parks r's answer resp until p's high watermark reaches required. 1: not
+ * parked (answer now), 0: parked, KP_E_NOMEM. */
+static int commit_park(struct br_req *r, const struct kp_OffsetCommitResponse *resp,
+                       struct br_partition *p, int64_t required)
+{
+    if (p->hw >= required) {
+        return 1;
+    }
+    struct commit_wait *cw = kp_calloc(1, sizeof *cw);
+    if (cw == NULL) {
+        return KP_E_NOMEM;
+    }
+    kp_arena_init(&cw->arena, br_request_arena_max(r->len) + 65536);
+    cw->resp = *resp;
+    int32_t nt = resp->Topics.count > 0 ? resp->Topics.count : 0;
+    cw->resp.Topics.items = arena_array(&cw->arena, (size_t)nt, sizeof *cw->resp.Topics.items);
+    bool ok = cw->resp.Topics.items != NULL;
+    for (int32_t i = 0; ok && i < nt; i++) {
+        const struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *src = &resp->Topics.items[i];
+        struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *dst = &cw->resp.Topics.items[i];
+        *dst = *src;
+        size_t nl = src->Name.len > 0 ? (size_t)src->Name.len : 0;
+        char *name = kp_arena_alloc(&cw->arena, nl + 1);
+        int32_t np = src->Partitions.count > 0 ? src->Partitions.count : 0;
+        dst->Partitions.items = arena_array(&cw->arena, (size_t)np, sizeof *dst->Partitions.items);
+        ok = name != NULL && dst->Partitions.items != NULL;
+        if (ok) {
+            if (nl > 0) {
+                memcpy(name, src->Name.ptr, nl);
+            }
+            name[nl] = '\0';
+            dst->Name.ptr = name;
+            if (np > 0) {
+                memcpy(dst->Partitions.items, src->Partitions.items,
+                       (size_t)np * sizeof *dst->Partitions.items);
+            }
+        }
+    }
+    if (!ok) {
+        kp_arena_free(&cw->arena);
+        kp_free(cw);
+        return KP_E_NOMEM;
+    }
+    cw->b = r->b;
+    cw->conn = r->conn;
+    cw->slot = r->slot;
+    cw->version = r->version;
+    cw->correlation_id = r->hdr->CorrelationId;
+    cw->wait.done = commit_wait_done;
+    cw->wait.cancelled = commit_wait_free;
+    if (!br_replication_park_hw(r, &cw->wait, p, required, r->b->cfg.offsets_commit_timeout_ms)) {
+        kp_arena_free(&cw->arena);
+        kp_free(cw);
+        return 1;
+    }
+    return 0;
 }
 
 static int offset_commit(struct br_req *r, struct grp_commit *items)
@@ -160,8 +454,24 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
         }
     }
     int64_t retention = r->version >= 2 && r->version <= 4 ? q->RetentionTimeMs : -1;
-    (void)br_grp_commit(r->b->groups, q->GroupId, r->version >= 1 ? q->MemberId : kp_str_c(""),
-                        r->version >= 1 ? q->GenerationId : -1, retention, items, n);
+    /* a cluster: this broker must lead the group's partition, and the
+     * commit waits for its records to reach the ISR */
+    int coord = br_groups_check_coordinator(r->b, q->GroupId);
+    struct br_partition *gp = NULL;
+    int64_t before = 0;
+    if (coord != 0) {
+        for (size_t i = 0; i < n; i++) {
+            items[i].err = coord;
+        }
+    } else {
+        if (r->b->cluster && q->GroupId.len >= 0) {
+            int gerr = 0;
+            gp = cluster_group_partition(r->b, q->GroupId.ptr, (size_t)q->GroupId.len, &gerr);
+            before = gp != NULL ? br_log_end_offset(gp->log) : 0;
+        }
+        (void)br_grp_commit(r->b->groups, q->GroupId, r->version >= 1 ? q->MemberId : kp_str_c(""),
+                            r->version >= 1 ? q->GenerationId : -1, retention, items, n);
+    }
     n = 0;
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_OffsetCommitRequest_OffsetCommitRequestTopic *qt = &q->Topics.items[i];
@@ -176,6 +486,12 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
         for (int32_t j = 0; j < qt->Partitions.count; j++) {
             rt->Partitions.items[j].PartitionIndex = qt->Partitions.items[j].PartitionIndex;
             rt->Partitions.items[j].ErrorCode = (int16_t)kp_err_to_wire(items[n++].err);
+        }
+    }
+    if (gp != NULL && gp->role == BR_ROLE_LEADER && br_log_end_offset(gp->log) > before) {
+        int parked = commit_park(r, &resp, gp, br_log_end_offset(gp->log));
+        if (parked <= 0) {
+            return parked;
         }
     }
     return br_respond(r, &resp);
@@ -250,7 +566,8 @@ int br_h_offset_fetch(struct br_req *r)
     struct kp_OffsetFetchResponse resp;
     kp_OffsetFetchResponse_init(&resp);
     resp.ErrorCode = KP_ERR_NONE;
-    int top = q->GroupId.len < 0 ? KP_ERR_INVALID_GROUP_ID : KP_ERR_NONE;
+    int top = q->GroupId.len < 0 ? KP_ERR_INVALID_GROUP_ID
+                                 : br_groups_check_coordinator(r->b, q->GroupId);
     struct grp_group *g =
         q->GroupId.len >= 0 ? br_grp_find(gs, q->GroupId.ptr, (size_t)q->GroupId.len) : NULL;
     if (r->version >= 2 && top != 0) {

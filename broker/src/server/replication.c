@@ -892,10 +892,33 @@ static void produce_free(struct parked_produce *pp)
     kp_free(pp);
 }
 
+/* An append as leader in leader_epoch up to `required` is settled: led
+ * elsewhere now, or replicated. */
+static bool append_settled(const struct br_partition *p, int64_t required, int32_t leader_epoch)
+{
+    return p->role != BR_ROLE_LEADER || p->leader_epoch != leader_epoch || p->hw >= required;
+}
+
+/* What an append waiting for the ISR answers once settled or expired. */
+static int16_t append_outcome(const struct br_partition *p, int64_t required, int32_t leader_epoch)
+{
+    if (p->role != BR_ROLE_LEADER || p->leader_epoch != leader_epoch) {
+        return KP_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (p->hw >= required) {
+        /* in the log and replicated: said so even when the ISR shrank
+         * below min.insync.replicas meanwhile (Kafka's
+         * checkEnoughReplicasReachOffset) */
+        return p->nisr < p->topic->config.min_insync_replicas
+                   ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                   : KP_ERR_NONE;
+    }
+    return KP_ERR_REQUEST_TIMED_OUT;
+}
+
 static bool wait_done(const struct produce_wait *w)
 {
-    const struct br_partition *p = w->p;
-    return p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch || p->hw >= w->required;
+    return append_settled(w->p, w->required, w->leader_epoch);
 }
 
 static bool produce_ready(void *ctx, struct br_delayed *d)
@@ -917,32 +940,10 @@ static void produce_complete(void *ctx, struct br_delayed *d, bool expired)
     struct parked_produce *pp = d->owner;
     for (size_t i = 0; i < pp->nwaits; i++) {
         const struct produce_wait *w = &pp->waits[i];
-        const struct br_partition *p = w->p;
-        if (p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
-            w->out->ErrorCode = KP_ERR_NOT_LEADER_OR_FOLLOWER;
-        } else if (p->hw >= w->required) {
-            /* in the log and replicated: said so even when the ISR shrank
-             * below min.insync.replicas meanwhile (Kafka's
-             * checkEnoughReplicasReachOffset) */
-            w->out->ErrorCode = p->nisr < p->topic->config.min_insync_replicas
-                                    ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                                    : KP_ERR_NONE;
-        } else {
-            w->out->ErrorCode = KP_ERR_REQUEST_TIMED_OUT;
-        }
+        w->out->ErrorCode = append_outcome(w->p, w->required, w->leader_epoch);
     }
-    struct kp_writer wr;
-    kp_wr_init(&wr, (size_t)pp->b->cfg.response_max_bytes);
-    int err = kp_response_encode(&wr, KP_API_PRODUCE, pp->version, pp->correlation_id, &pp->resp);
-    size_t len = 0;
-    uint8_t *buf = err == 0 ? kp_wr_steal(&wr, &len) : NULL;
-    if (buf == NULL || br_slot_add_mem(pp->slot, buf, len) != 0) {
-        kp_wr_free(&wr);
-        br_error("answering an acks=all Produce to %s failed: closing the connection",
-                 br_conn_peer(pp->conn));
-        br_conn_close_after_flush(pp->conn);
-    }
-    br_slot_ready(pp->conn, pp->slot);
+    br_answer_parked(pp->b, pp->conn, pp->slot, KP_API_PRODUCE, pp->version, pp->correlation_id,
+                     &pp->resp);
     produce_free(pp);
 }
 
@@ -1033,4 +1034,52 @@ void br_replication_cancel_produce(struct br_broker *b, void *parked)
     struct parked_produce *pp = parked;
     br_purgatory_cancel(&b->purgatory, &pp->delayed);
     produce_free(pp);
+}
+
+/* ---------------------------------------------------------------- an append of this broker's own */
+
+static bool hw_ready(void *ctx, struct br_delayed *d)
+{
+    (void)ctx;
+    const struct br_hw_wait *w = d->owner;
+    return append_settled(w->p, w->required, w->leader_epoch);
+}
+
+static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)ctx;
+    (void)expired;
+    struct br_hw_wait *w = d->owner;
+    w->done(w, append_outcome(w->p, w->required, w->leader_epoch));
+}
+
+static const struct br_delayed_ops hw_ops = {
+    .name = "append waiting for the ISR",
+    .ready = hw_ready,
+    .complete = hw_complete,
+};
+
+bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
+                            int64_t required, int32_t timeout_ms)
+{
+    if (p->role != BR_ROLE_LEADER || p->hw >= required || r->slot == NULL || timeout_ms <= 0 ||
+        br_broker_stopping(r->b)) {
+        return false;
+    }
+    w->park.kind = BR_PARK_HW;
+    w->p = p;
+    w->required = required;
+    w->leader_epoch = p->leader_epoch;
+    br_delayed_init(&w->delayed, &hw_ops, w, &w->link, 1);
+    br_delayed_watch(&w->delayed, 0, &p->delayed);
+    br_slot_set_parked(r->slot, &w->park);
+    br_purgatory_park(&r->b->purgatory, &w->delayed, br_now_mono_ms() + timeout_ms);
+    return true;
+}
+
+void br_replication_cancel_hw(struct br_broker *b, void *parked)
+{
+    struct br_hw_wait *w = parked;
+    br_purgatory_cancel(&b->purgatory, &w->delayed);
+    w->cancelled(w);
 }

@@ -76,4 +76,28 @@ KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
 /* A parked produce whose connection died. */
 void br_replication_cancel_produce(struct br_broker *b, void *parked);
 
+/* A request waiting for an append this broker made as leader (the group
+ * coordinator's commit, Kafka's offsets.commit.required.acks = -1) to
+ * reach the ISR: its owner embeds this, fills done and cancelled, and
+ * parks it with br_replication_park_hw. done answers and frees it with 0,
+ * NOT_LEADER_OR_FOLLOWER (led elsewhere now), NOT_ENOUGH_REPLICAS_AFTER_APPEND
+ * (replicated by fewer than min.insync.replicas) or REQUEST_TIMED_OUT;
+ * cancelled frees it when its connection died. */
+struct br_hw_wait {
+    struct br_park park; /* first: kind BR_PARK_HW */
+    struct br_delayed delayed;
+    struct br_delay_link link;
+    struct br_partition *p;
+    int64_t required;
+    int32_t leader_epoch;
+    void (*done)(struct br_hw_wait *w, int16_t err);
+    void (*cancelled)(struct br_hw_wait *w);
+};
+/* Parks w until p's high watermark reaches required (or timeout_ms pass).
+ * false: nothing to wait for (already there, not the leader, no answer
+ * wanted, or the broker stops): the caller answers now. */
+bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
+                            int64_t required, int32_t timeout_ms);
+void br_replication_cancel_hw(struct br_broker *b, void *parked);
+
 #endif

@@ -108,6 +108,12 @@ int br_h_delete_records(struct br_req *r);
 int br_h_describe_log_dirs(struct br_req *r);
 int br_h_create_partitions(struct br_req *r);
 
+/* A parked request's answer resp (of api and version) encoded into its
+ * slot, which becomes ready; when that fails the connection closes after
+ * what it has sent. */
+void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+                      int16_t api_key, int16_t version, int32_t correlation_id, const void *resp);
+
 /* Fill b->apis from the dispatch table (the ApiVersions answer). */
 void br_supported_apis_init(struct br_broker *b);
 
@@ -119,6 +125,7 @@ enum br_park_kind {
     BR_PARK_ADMIN,   /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
     BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
     BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
+    BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
 };
 
 struct br_park {

@@ -110,6 +110,9 @@ struct br_broker {
      * request that waits for the topic's writes, and the topic's index */
     struct br_cluster_create *create_waiter;
     int32_t create_waiter_index;
+    /* the last time this broker asked for __consumer_offsets to be made
+     * in the cluster (group_offsets.c): asked again only after a while */
+    int64_t offsets_create_ms;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;

@@ -1,0 +1,255 @@
+"""Consumer groups on a cluster: three samsa-brokers and a real ZooKeeper.
+
+- __consumer_offsets is made through ZooKeeper on a group's first
+  FindCoordinator, with offsets.topic.replication.factor replicas and its
+  own settings (compacted); every broker names the same coordinator for a
+  group: the leader of partition abs(hashCode(group)) % partitions; a
+  broker that is not it answers NOT_COORDINATOR;
+- a librdkafka consumer group reads a replicated topic and commits; the
+  commits are replicated (acks=all) to the partition's followers;
+- the coordinator killed (SIGKILL): the partition's new leader loads the
+  group from its copy, every committed offset is still there, and the group
+  goes on from where it committed.
+
+Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
+confluent-kafka. Every process is stopped by its PID.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from broker import Skip, check, eq, main  # noqa: E402
+from test_cluster import Cluster, imports, led_everywhere, partitions_of, wait_for  # noqa: E402
+
+OFFSETS = "__consumer_offsets"
+OFFSETS_PARTITIONS = 6
+
+
+def java_hash(s):
+    """Java's String.hashCode of an ASCII string."""
+    h = 0
+    for ch in s:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def group_partition(group):
+    h = java_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+
+
+def confluent():
+    try:
+        import confluent_kafka
+    except ImportError as e:
+        raise Skip("needs confluent-kafka (%s)" % e)
+    return confluent_kafka
+
+
+def send(bootstrap, request):
+    """One request to one broker through kafka-python's wire classes; its
+    response."""
+    from kafka.client_async import KafkaClient
+    c = KafkaClient(bootstrap_servers=bootstrap, api_version=(1, 0))
+    try:
+        node = c.least_loaded_node()
+        deadline = time.monotonic() + 10
+        while not c.ready(node):
+            c.poll(timeout_ms=100)
+            check(time.monotonic() < deadline, "no connection to %s", bootstrap)
+        fut = c.send(node, request)
+        while not fut.is_done:
+            c.poll(timeout_ms=100)
+        check(fut.succeeded(), "%s failed: %s", type(request).__name__, fut.exception)
+        return fut.value
+    finally:
+        c.close()
+
+
+def find_coordinator(bootstrap, group):
+    """(error, node id) of FindCoordinator v0 for group (kafka-python's v1
+    response lacks the throttle time)."""
+    from kafka.protocol.commit import GroupCoordinatorRequest
+    r = send(bootstrap, GroupCoordinatorRequest[0](group))
+    return r.error_code, r.coordinator_id
+
+
+def coordinator_everywhere(c, group, brokers):
+    """[the coordinator] every broker in brokers names for group, once they
+    agree and it is the offsets partition's leader; else None."""
+    named = set()
+    for i in brokers:
+        err, node = find_coordinator(c.bootstrap(i), group)
+        if err != 0:
+            return None
+        named.add(node)
+    if len(named) != 1:
+        return None
+    node = named.pop()
+    st = c.state(OFFSETS, group_partition(group))
+    return [node] if st is not None and st["leader"] == node else None
+
+
+def consume_group(ck, bootstrap, group, topic, want, extra=None):
+    """A librdkafka member of group subscribed to topic: reads until it has
+    `want` distinct values, commits synchronously, and returns them."""
+    cons = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                        "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                        "session.timeout.ms": 10000, **(extra or {})})
+    got = set()
+    try:
+        cons.subscribe([topic])
+        deadline = time.monotonic() + 90
+        while len(got) < want and time.monotonic() < deadline:
+            m = cons.poll(1.0)
+            if m is not None and m.error() is None:
+                got.add(m.value())
+        check(len(got) >= want, "group %s read %d of %d records", group, len(got), want)
+        # a commit may meet a coordinator still loading or moving: retried
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                cons.commit(asynchronous=False)
+                break
+            except ck.KafkaException as e:
+                check(time.monotonic() < deadline, "commit of group %s failed: %s", group, e)
+                time.sleep(0.5)
+    finally:
+        cons.close()
+    return got
+
+
+def committed(ck, bootstrap, group, topic, partitions):
+    """{partition: committed offset} of group, asked of its coordinator by
+    a librdkafka consumer (OffsetFetch)."""
+    cons = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                        "enable.auto.commit": False})
+    try:
+        tps = cons.committed([ck.TopicPartition(topic, p) for p in partitions], timeout=30)
+        return {tp.partition: tp.offset for tp in tps if tp.error is None}
+    finally:
+        cons.close()
+
+
+def produce_all(ck, bootstrap, topic, n, prefix):
+    errors = []
+    prod = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                        "enable.idempotence": True, "linger.ms": 5})
+    for i in range(n):
+        prod.produce(topic, key=b"%s-%d" % (prefix.encode(), i),
+                     value=b"%s-%d" % (prefix.encode(), i),
+                     on_delivery=lambda err, _m: errors.append(err) if err else None)
+        prod.poll(0)
+    eq(prod.flush(60), 0, "messages left unflushed")
+    eq(errors, [], "delivery errors")
+
+
+def start_cluster(t):
+    imports()
+    ck = confluent()
+    c = Cluster(t, config={"min.insync.replicas": "2",
+                           "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+                           "group.initial.rebalance.delay.ms": "0"})
+    return ck, c
+
+
+def case_groups_are_coordinated_by_the_offsets_leaders(t):
+    ck, c = start_cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("grp", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, "grp", 3), 60, "grp's leaders known everywhere")
+        check(not c.exists("/brokers/topics/" + OFFSETS), "%s made before a group asked", OFFSETS)
+        # the first FindCoordinator makes the topic, through ZooKeeper
+        err, _ = find_coordinator(c.bootstrap(1), "g-one")
+        eq(err, 15, "FindCoordinator before the offsets topic exists (COORDINATOR_NOT_AVAILABLE)")
+        asg = wait_for(lambda: c.exists("/brokers/topics/" + OFFSETS) and
+                       c.json("/brokers/topics/" + OFFSETS), 60, "the offsets topic in ZooKeeper")
+        eq(len(asg["partitions"]), OFFSETS_PARTITIONS, "partitions of " + OFFSETS)
+        for p, reps in asg["partitions"].items():
+            eq(sorted(reps), [0, 1, 2], "replicas of %s-%s (offsets.topic.replication.factor 3)"
+               % (OFFSETS, p))
+        eq(c.json("/config/topics/" + OFFSETS)["config"].get("cleanup.policy"), "compact",
+           "the offsets topic's cleanup.policy")
+        wait_for(lambda: led_everywhere(c, OFFSETS, OFFSETS_PARTITIONS), 60,
+                 "the offsets topic led everywhere")
+        # every broker names the same coordinator: the partition's leader
+        groups = ["g-one", "g-two", "g-three", "g-four"]
+        coords = {}
+        for g in groups:
+            coords[g] = wait_for(lambda g=g: coordinator_everywhere(c, g, (0, 1, 2)), 60,
+                                 "one coordinator for " + g)[0]
+        check(len(set(coords.values())) > 1 or len(set(group_partition(g) for g in groups)) == 1,
+              "every group on one broker: %r", coords)
+        # a broker that is not the coordinator refuses the group
+        from kafka.protocol.group import JoinGroupRequest
+        other = next(i for i in range(3) if i != coords["g-one"])
+        r = send(c.bootstrap(other), JoinGroupRequest[1]("g-one", 10000, 10000, "", "consumer",
+                                                        [("range", b"")]))
+        eq(r.error_code, 16, "JoinGroup to a broker that is not the coordinator (NOT_COORDINATOR)")
+        # a librdkafka group reads everything and commits, through any broker
+        produce_all(ck, c.bootstrap(0), "grp", 300, "a")
+        got = consume_group(ck, c.bootstrap(other), "g-one", "grp", 300)
+        eq(len(got), 300, "records the group read")
+        offs = committed(ck, c.bootstrap(2), "g-one", "grp", range(3))
+        eq(sum(offs.values()), 300, "committed offsets %r" % offs)
+        # the commit's records are on every replica of the group's partition
+        gp = group_partition("g-one")
+
+        def offsets_log_everywhere():
+            ends = []
+            for b in c.brokers:
+                d = os.path.join(b.log_dir, "%s-%d" % (OFFSETS, gp))
+                ends.append(sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)
+                                if f.endswith(".log")) if os.path.isdir(d) else 0)
+            return ends[0] > 0 and len(set(ends)) == 1
+        wait_for(offsets_log_everywhere, 60, "the group's records on the three replicas")
+    finally:
+        c.close()
+
+
+def case_committed_offsets_survive_the_coordinators_loss(t):
+    ck, c = start_cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("keep", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, "keep", 3), 60, "keep's leaders known everywhere")
+        produce_all(ck, c.bootstrap(0), "keep", 200, "before")
+        group = "survivor"
+        got = consume_group(ck, c.bootstrap(0), group, "keep", 200)
+        eq(len(got), 200, "records read before the loss")
+        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                         "the group's coordinator")[0]
+        before = committed(ck, c.bootstrap(coord), group, "keep", range(3))
+        eq(sum(before.values()), 200, "committed before the loss: %r" % before)
+        # the coordinator dies without a word: the ISR's next member leads
+        # the group's partition and loads the group from its copy
+        c.brokers[coord].kill()
+        alive = tuple(i for i in range(3) if i != coord)
+        gp = group_partition(group)
+        wait_for(lambda: (c.state(OFFSETS, gp) or {}).get("leader", coord) not in (coord, -1),
+                 60, "a new leader for %s-%d" % (OFFSETS, gp))
+        moved = wait_for(lambda: coordinator_everywhere(c, group, alive), 60,
+                         "the group's new coordinator")[0]
+        check(moved != coord, "the coordinator did not move")
+        after = wait_for(lambda: committed(ck, c.bootstrap(alive[0]), group, "keep", range(3)) or
+                         None, 60, "committed offsets from the new coordinator")
+        eq(after, before, "committed offsets after the coordinator's loss")
+        # the partitions the dead broker led have new leaders; the group
+        # goes on from its commits: it reads only what came after
+        wait_for(lambda: all(v[0] == 0 for v in partitions_of(c.bootstrap(alive[0]),
+                                                               "keep").values()),
+                 60, "keep led by the live brokers")
+        produce_all(ck, c.bootstrap(alive[0]), "keep", 50, "after")
+        got = consume_group(ck, c.bootstrap(alive[1]), group, "keep", 50)
+        eq(got, {b"after-%d" % i for i in range(50)}, "records the group read after the loss")
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main([case_groups_are_coordinated_by_the_offsets_leaders,
+                   case_committed_offsets_survive_the_coordinators_loss]))
