@@ -5,7 +5,8 @@
  *   samsa-loadgen produce -b HOST:PORT -t TOPIC [options]
  *   samsa-loadgen consume -b HOST:PORT -t TOPIC [options]
  *   samsa-loadgen e2e     -b HOST:PORT -t TOPIC [options]
- *   samsa-loadgen create  -b HOST:PORT -t TOPIC --partitions N
+ *   samsa-loadgen create  -b HOST:PORT -t TOPIC --partitions N [--replication-factor R]
+ *                         [--topic-config KEY=VALUE]...
  *
  * Each run prints exactly one line of JSON on stdout (the results); progress and
  * errors go to stderr. Exit status: 0 when every message went through, 1 when the
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #define MAX_SETS 32
+#define MAX_TOPIC_CONFIGS 16
 #define MAX_ASSIGN 100000
 #define MAX_COUNT INT64_C(1000000000)
 #define MAX_SIZE INT64_C(100000000)
@@ -72,6 +74,7 @@ struct opts {
     int64_t partition;      /* produce to this partition; -1: the partitioner decides */
     int64_t chunk;          /* >0: null-key messages go to partitions in turn, chunk each */
     int64_t partitions;     /* create: partition count; consume: 0..N-1 unless --assign */
+    int64_t replication;    /* create: replication factor */
     const char *assign;     /* consume: partition list such as 0-31 or 0,3,5 */
     const char *offset;     /* consume: beginning or end */
     double rate;            /* messages per second; 0: as fast as possible */
@@ -81,6 +84,8 @@ struct opts {
     double timeout_s;       /* the whole run */
     const char *sets[MAX_SETS]; /* extra librdkafka properties, key=value */
     size_t nsets;
+    const char *topic_configs[MAX_TOPIC_CONFIGS]; /* create: the topic's configs, key=value */
+    size_t ntopic_configs;
 };
 
 struct result {
@@ -105,7 +110,8 @@ static void usage(FILE *to)
             "  produce   produce --count messages of --size bytes\n"
             "  consume   consume --count messages from --assign/--partitions (assign, no group)\n"
             "  e2e       produce at --rate while a consumer in this process reads them back\n"
-            "  create    create TOPIC with --partitions partitions (replication factor 1)\n"
+            "  create    create TOPIC with --partitions partitions, wait for their leaders\n"
+            "            (and, replicated, for every replica in the ISR)\n"
             "options:\n"
             "  -b, --bootstrap LIST      bootstrap.servers\n"
             "  -t, --topic NAME          topic\n"
@@ -120,6 +126,8 @@ static void usage(FILE *to)
             "      --partition P         produce to partition P only\n"
             "      --chunk C             null keys: C messages to each partition in turn\n"
             "      --partitions N        create: partition count; consume: partitions 0..N-1\n"
+            "      --replication-factor R  create: replicas per partition (default 1)\n"
+            "      --topic-config KEY=VALUE  create: a config of the topic (repeatable)\n"
             "      --assign LIST         consume: partitions such as 0-31 or 0,3,5\n"
             "      --offset beginning|end  consume: where to start (default beginning)\n"
             "      --rate R              messages per second (default 0: unlimited)\n"
@@ -176,6 +184,24 @@ static int conf_set_i64(rd_kafka_conf_t *conf, const char *key, int64_t value)
     return conf_set(conf, key, buf);
 }
 
+/*
+ * Splits "KEY=VALUE" into key (copied, NUL-terminated, at most cap - 1 bytes) and
+ * *value (pointing into kv). 0 on success, -1 without a '=' or with an empty or
+ * too long key.
+ */
+static int split_kv(const char *kv, char *key, size_t cap, const char **value)
+{
+    const char *eq = strchr(kv, '=');
+    size_t klen = eq != NULL ? (size_t)(eq - kv) : 0;
+    if (eq == NULL || klen == 0 || klen >= cap) {
+        return -1;
+    }
+    memcpy(key, kv, klen);
+    key[klen] = '\0';
+    *value = eq + 1;
+    return 0;
+}
+
 /* The properties every handle starts with: bootstrap, client id, then the --set ones. */
 static rd_kafka_conf_t *base_conf(const struct opts *o)
 {
@@ -186,17 +212,14 @@ static rd_kafka_conf_t *base_conf(const struct opts *o)
         return NULL;
     }
     for (size_t i = 0; i < o->nsets; i++) {
-        const char *eq = strchr(o->sets[i], '=');
         char key[256];
-        size_t klen = eq != NULL ? (size_t)(eq - o->sets[i]) : 0;
-        if (eq == NULL || klen == 0 || klen >= sizeof(key)) {
+        const char *value = NULL;
+        if (split_kv(o->sets[i], key, sizeof(key), &value) != 0) {
             fprintf(stderr, "samsa-loadgen: --set wants KEY=VALUE, not '%s'\n", o->sets[i]);
             rd_kafka_conf_destroy(conf);
             return NULL;
         }
-        memcpy(key, o->sets[i], klen);
-        key[klen] = '\0';
-        if (conf_set(conf, key, eq + 1) != 0) {
+        if (conf_set(conf, key, value) != 0) {
             rd_kafka_conf_destroy(conf);
             return NULL;
         }
@@ -218,9 +241,10 @@ static rd_kafka_t *new_handle(rd_kafka_type_t type, rd_kafka_conf_t *conf)
 
 /*
  * Waits until the topic's metadata lists at least one partition, each with a
- * leader. Returns the partition count, or -1 when the deadline passes first.
+ * leader and, when isr > 0, with at least isr replicas in its ISR. Returns the
+ * partition count, or -1 when the deadline passes first.
  */
-static int32_t wait_for_topic(rd_kafka_t *rk, const char *topic, int64_t deadline_ns)
+static int32_t wait_for_topic(rd_kafka_t *rk, const char *topic, int32_t isr, int64_t deadline_ns)
 {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
     if (rkt == NULL) {
@@ -235,15 +259,21 @@ static int32_t wait_for_topic(rd_kafka_t *rk, const char *topic, int64_t deadlin
             if (md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
                 md->topics[0].partition_cnt > 0) {
                 bool leaders = true;
+                bool in_sync = true;
                 for (int i = 0; i < md->topics[0].partition_cnt; i++) {
                     if (md->topics[0].partitions[i].leader < 0) {
                         leaders = false;
                     }
+                    if (md->topics[0].partitions[i].isr_cnt < isr) {
+                        in_sync = false;
+                    }
                 }
-                if (leaders) {
-                    found = md->topics[0].partition_cnt;
-                } else {
+                if (!leaders) {
                     why = "a partition without a leader";
+                } else if (!in_sync) {
+                    why = "a partition with fewer replicas in its ISR than its replication factor";
+                } else {
+                    found = md->topics[0].partition_cnt;
                 }
             } else if (md->topic_cnt == 1) {
                 why = rd_kafka_err2str(md->topics[0].err);
@@ -531,7 +561,7 @@ static int run_produce(const struct opts *o, struct result *r)
                 rd_kafka_err2str(rd_kafka_last_error()));
         goto out;
     }
-    int32_t nparts = wait_for_topic(rk, o->topic, deadline);
+    int32_t nparts = wait_for_topic(rk, o->topic, 0, deadline);
     if (nparts < 0) {
         goto out;
     }
@@ -653,7 +683,7 @@ static int run_consume(const struct opts *o, struct result *r)
     if (rk == NULL) {
         goto out;
     }
-    int32_t nparts = wait_for_topic(rk, o->topic, deadline);
+    int32_t nparts = wait_for_topic(rk, o->topic, 0, deadline);
     if (nparts < 0) {
         goto out;
     }
@@ -734,10 +764,24 @@ static int run_create(const struct opts *o, struct result *r)
         return -1;
     }
     q = rd_kafka_queue_new(rk);
-    nt = rd_kafka_NewTopic_new(o->topic, (int)o->partitions, 1, errstr, sizeof(errstr));
+    nt = rd_kafka_NewTopic_new(o->topic, (int)o->partitions, (int)o->replication, errstr,
+                               sizeof(errstr));
     if (nt == NULL) {
         fprintf(stderr, "samsa-loadgen: create %s: %s\n", o->topic, errstr);
         goto out;
+    }
+    for (size_t i = 0; i < o->ntopic_configs; i++) {
+        char key[256];
+        const char *value = NULL;
+        if (split_kv(o->topic_configs[i], key, sizeof(key), &value) != 0) {
+            fprintf(stderr, "samsa-loadgen: --topic-config wants KEY=VALUE, not '%s'\n",
+                    o->topic_configs[i]);
+            goto out;
+        }
+        if (rd_kafka_NewTopic_set_config(nt, key, value) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            fprintf(stderr, "samsa-loadgen: create %s: config %s refused\n", o->topic, key);
+            goto out;
+        }
     }
     rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
     ev = rd_kafka_queue_poll(q, (int)(o->timeout_s * 1000));
@@ -763,7 +807,8 @@ static int run_create(const struct opts *o, struct result *r)
             goto out;
         }
     }
-    int32_t nparts = wait_for_topic(rk, o->topic, deadline);
+    /* replicated: every replica in the ISR, so that acks=all runs start at full strength */
+    int32_t nparts = wait_for_topic(rk, o->topic, (int32_t)o->replication, deadline);
     if (nparts < 0) {
         goto out;
     }
@@ -829,6 +874,9 @@ static void print_result(const struct opts *o, struct result *r)
     if (o->mode == MODE_CREATE || o->mode == MODE_CONSUME) {
         printf(",\"partitions\":%" PRId64, o->partitions);
     }
+    if (o->mode == MODE_CREATE) {
+        printf(",\"replication_factor\":%" PRId64, o->replication);
+    }
     printf("}\n");
     fflush(stdout);
 }
@@ -845,6 +893,8 @@ enum {
     OPT_PARTITION,
     OPT_CHUNK,
     OPT_PARTITIONS,
+    OPT_REPLICATION,
+    OPT_TOPIC_CONFIG,
     OPT_ASSIGN,
     OPT_OFFSET,
     OPT_RATE,
@@ -871,6 +921,8 @@ static const struct option long_opts[] = {
     {"partition", required_argument, NULL, OPT_PARTITION},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"partitions", required_argument, NULL, OPT_PARTITIONS},
+    {"replication-factor", required_argument, NULL, OPT_REPLICATION},
+    {"topic-config", required_argument, NULL, OPT_TOPIC_CONFIG},
     {"assign", required_argument, NULL, OPT_ASSIGN},
     {"offset", required_argument, NULL, OPT_OFFSET},
     {"rate", required_argument, NULL, OPT_RATE},
@@ -957,6 +1009,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_PARTITIONS:
             bad = perf_parse_i64(optarg, 1, MAX_ASSIGN, &o->partitions);
+            break;
+        case OPT_REPLICATION:
+            bad = perf_parse_i64(optarg, 1, INT16_MAX, &o->replication);
+            break;
+        case OPT_TOPIC_CONFIG:
+            if (o->ntopic_configs >= MAX_TOPIC_CONFIGS || strchr(optarg, '=') == NULL) {
+                bad = -1;
+            } else {
+                o->topic_configs[o->ntopic_configs++] = optarg;
+            }
             break;
         case OPT_ASSIGN:
             o->assign = optarg;
@@ -1052,6 +1114,7 @@ int main(int argc, char **argv)
         .partition = -1,
         .chunk = 0,
         .partitions = 0,
+        .replication = 1,
         .offset = "beginning",
         .rate = 0.0,
         .queue_messages = 500000,
