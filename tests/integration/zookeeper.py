@@ -114,8 +114,15 @@ class ZooKeeper:
                     raise
         raise last
 
-    def _start_once(self, timeout):
-        self.port = free_port()
+    def restart(self, timeout=60.0):
+        """Stops it (SIGTERM, by PID) and starts it again on the same port
+        with the same data, as an operator restarts a server: the clients'
+        connect string stays valid and their sessions may survive."""
+        self.stop()
+        return self._start_once(timeout, port=self.port)
+
+    def _start_once(self, timeout, port=None):
+        self.port = port if port is not None else free_port()
         with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
             f.write("tickTime=2000\ninitLimit=10\nsyncLimit=5\n"
                     "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"

@@ -69,6 +69,9 @@ void br_partition_become_leader(struct br_partition *p, const struct br_partitio
 {
     p->ops = ops;
     p->ops_ctx = ops_ctx;
+    if (p->role != BR_ROLE_LEADER) {
+        p->leader_term++;
+    }
     p->role = BR_ROLE_LEADER;
     p->leader_epoch = br_log_latest_epoch(p->log);
     if (p->leader_epoch < 0) {
@@ -152,6 +155,7 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
     p->role = BR_ROLE_LEADER;
     if (!was_leader) {
         p->epoch_start_offset = leo;
+        p->leader_term++;
     }
     hw_update(p, now_ms);
     return 0;
@@ -284,6 +288,31 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
     }
     hw_update(p, now_ms);
     return 0;
+}
+
+int br_partition_append_follower(struct br_partition *p, const uint8_t *batch, size_t len,
+                                 int64_t now_ms)
+{
+    int err = br_log_append_replica(p->log, batch, len, now_ms);
+    if (err != 0) {
+        return err;
+    }
+    struct kp_batch_header h;
+    size_t size = 0;
+    if (kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0 && h.BaseSequence >= 0 &&
+        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
+                            br_seq_add(h.BaseSequence, h.LastOffsetDelta), h.BaseOffset, now_ms,
+                            BR_PARTITION_MAX_PRODUCERS) != 0) {
+        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    }
+    p->leo_bytes += (int64_t)len;
+    return 0;
+}
+
+void br_partition_reload_producers(struct br_partition *p)
+{
+    br_producers_free(&p->producers);
+    (void)br_partition_load_producers(p);
 }
 
 int64_t br_partition_load_producers(struct br_partition *p)

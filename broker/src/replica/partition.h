@@ -61,6 +61,11 @@ struct br_partition {
     struct br_log *log;
     struct br_managed_log *managed; /* the log manager's record of the log */
     int32_t leader_epoch;
+    /* counts this replica's terms as leader: moves when it becomes leader
+     * after not leading, not when the controller bumps the epoch of a
+     * leader that stays (an ISR change): an append waiting for the ISR is
+     * still in this leader's log as long as the term holds */
+    uint32_t leader_term;
     int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one); read it, never set it */
     struct br_producers producers;
     const struct br_partition_ops *ops;
@@ -187,9 +192,25 @@ struct br_append {
 KP_MUST_CHECK int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len,
                                              int64_t now_ms, struct br_append *out);
 
+/*
+ * The one way a follower appends (a batch of its leader's, kept verbatim:
+ * offsets and leader epoch as the leader wrote them): br_log_append_replica,
+ * then the producer's window records the batch, as Kafka's
+ * Log.appendAsFollower updates the producer state, so that a follower
+ * that becomes leader knows each idempotent producer's last sequences
+ * (without them its first batch after the failover would be out of order).
+ * Returns 0 or br_log_append_replica's error (nothing changed).
+ */
+KP_MUST_CHECK int br_partition_append_follower(struct br_partition *p, const uint8_t *batch,
+                                               size_t len, int64_t now_ms);
+
 /* Rebuilds the producers' windows from the batches of the log's last
  * 100,000 offsets (start-up). Returns the largest producer id seen, -1
  * when none. */
 int64_t br_partition_load_producers(struct br_partition *p);
+
+/* After a truncation: the producers' windows forget what was cut, rebuilt
+ * from the log as it is now (Kafka's loadProducerState after truncateTo). */
+void br_partition_reload_producers(struct br_partition *p);
 
 #endif

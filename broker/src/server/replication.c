@@ -336,6 +336,7 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
             fetcher_backoff(f);
             return;
         }
+        br_partition_reload_producers(p);
         br_info("%s-%" PRId32 ": truncated from %" PRId64 " to %" PRId64
                 " where the leader's epoch %" PRId32 " ends",
                 name, p->index, leo, to, e->LeaderEpoch);
@@ -379,6 +380,7 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
         if (rc != 0) {
             br_error("%s-%" PRId32 ": truncation failed: %s", name, p->index, kp_err_name(rc));
         }
+        br_partition_reload_producers(p);
         fetcher_backoff(f);
         return;
     }
@@ -400,14 +402,13 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
         }
         int64_t leo = br_log_end_offset(p->log);
         if (h.BaseOffset + h.LastOffsetDelta >= leo) {
-            int rc = br_log_append_replica(p->log, at, size, now);
+            int rc = br_partition_append_follower(p, at, size, now);
             if (rc != 0) {
                 br_error("%s-%" PRId32 ": appending the leader's batch at %" PRId64 " failed: %s",
                          name, p->index, h.BaseOffset, kp_err_name(rc));
                 fetcher_backoff(f);
                 break;
             }
-            p->leo_bytes += (int64_t)size;
             appended = true;
         }
         at += size;
@@ -865,7 +866,7 @@ void br_replication_tick(struct br_broker *b, int64_t now_ms)
 struct produce_wait {
     struct br_partition *p;
     int64_t required;
-    int32_t leader_epoch;
+    uint32_t term;
     struct kp_ProduceResponse_PartitionProduceResponse *out;
 };
 
@@ -892,17 +893,19 @@ static void produce_free(struct parked_produce *pp)
     kp_free(pp);
 }
 
-/* An append as leader in leader_epoch up to `required` is settled: led
- * elsewhere now, or replicated. */
-static bool append_settled(const struct br_partition *p, int64_t required, int32_t leader_epoch)
+/* An append as leader in its term `term` up to `required` is settled: led
+ * elsewhere since, or replicated. A new epoch of the same leader (the
+ * controller took a dead follower out of the ISR) keeps the records where
+ * they are: the answer waits on, as Kafka's DelayedProduce does. */
+static bool append_settled(const struct br_partition *p, int64_t required, uint32_t term)
 {
-    return p->role != BR_ROLE_LEADER || p->leader_epoch != leader_epoch || p->hw >= required;
+    return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
 }
 
 /* What an append waiting for the ISR answers once settled or expired. */
-static int16_t append_outcome(const struct br_partition *p, int64_t required, int32_t leader_epoch)
+static int16_t append_outcome(const struct br_partition *p, int64_t required, uint32_t term)
 {
-    if (p->role != BR_ROLE_LEADER || p->leader_epoch != leader_epoch) {
+    if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
         return KP_ERR_NOT_LEADER_OR_FOLLOWER;
     }
     if (p->hw >= required) {
@@ -918,7 +921,7 @@ static int16_t append_outcome(const struct br_partition *p, int64_t required, in
 
 static bool wait_done(const struct produce_wait *w)
 {
-    return append_settled(w->p, w->required, w->leader_epoch);
+    return append_settled(w->p, w->required, w->term);
 }
 
 static bool produce_ready(void *ctx, struct br_delayed *d)
@@ -940,7 +943,7 @@ static void produce_complete(void *ctx, struct br_delayed *d, bool expired)
     struct parked_produce *pp = d->owner;
     for (size_t i = 0; i < pp->nwaits; i++) {
         const struct produce_wait *w = &pp->waits[i];
-        w->out->ErrorCode = append_outcome(w->p, w->required, w->leader_epoch);
+        w->out->ErrorCode = append_outcome(w->p, w->required, w->term);
     }
     br_answer_parked(pp->b, pp->conn, pp->slot, KP_API_PRODUCE, pp->version, pp->correlation_id,
                      &pp->resp);
@@ -1018,7 +1021,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
         struct produce_wait *w = &pp->waits[pp->nwaits];
         w->p = waits[i].p;
         w->required = waits[i].required;
-        w->leader_epoch = waits[i].p->leader_epoch;
+        w->term = waits[i].p->leader_term;
         w->out = &topics[waits[i].topic].PartitionResponses.items[waits[i].part];
         br_delayed_watch(&pp->delayed, pp->nwaits, &w->p->delayed);
         pp->nwaits++;
@@ -1042,7 +1045,7 @@ static bool hw_ready(void *ctx, struct br_delayed *d)
 {
     (void)ctx;
     const struct br_hw_wait *w = d->owner;
-    return append_settled(w->p, w->required, w->leader_epoch);
+    return append_settled(w->p, w->required, w->term);
 }
 
 static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
@@ -1050,7 +1053,7 @@ static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
     (void)ctx;
     (void)expired;
     struct br_hw_wait *w = d->owner;
-    w->done(w, append_outcome(w->p, w->required, w->leader_epoch));
+    w->done(w, append_outcome(w->p, w->required, w->term));
 }
 
 static const struct br_delayed_ops hw_ops = {
@@ -1069,7 +1072,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
     w->park.kind = BR_PARK_HW;
     w->p = p;
     w->required = required;
-    w->leader_epoch = p->leader_epoch;
+    w->term = p->leader_term;
     br_delayed_init(&w->delayed, &hw_ops, w, &w->link, 1);
     br_delayed_watch(&w->delayed, 0, &p->delayed);
     br_slot_set_parked(r->slot, &w->park);

@@ -89,7 +89,7 @@ struct br_hw_wait {
     struct br_delay_link link;
     struct br_partition *p;
     int64_t required;
-    int32_t leader_epoch;
+    uint32_t term; /* p->leader_term when parked */
     void (*done)(struct br_hw_wait *w, int16_t err);
     void (*cancelled)(struct br_hw_wait *w);
 };
