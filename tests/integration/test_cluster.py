@@ -79,6 +79,10 @@ class Cluster:
                 self.brokers.append(b)
             for b in self.brokers:
                 b.start()
+            # a broker answers before its registration is in ZooKeeper: a
+            # topic made before all are there would start with a smaller ISR
+            wait_for(lambda: self.exists("/brokers/ids") and
+                     len(self.children("/brokers/ids")) == n, 60, "%d brokers registered" % n)
         except BaseException:
             # a start that failed leaves nothing running: ZooKeeper too
             self.close()
