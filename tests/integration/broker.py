@@ -59,12 +59,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def api_versions_probe(port, timeout=2.0):
+def api_versions_probe(port, timeout=2.0, host="127.0.0.1"):
     """Sends the 10-byte ApiVersions v0 request (api_key 18, version 0,
     correlation id 0x5a5a, empty client id) and reads the response. Returns
     {api_key: (min, max)}; raises OSError or BrokerError."""
     req = struct.pack(">ihhih", 10, 18, 0, 0x5A5A, 0)
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(req)
         size = struct.unpack(">i", _recv(s, 4))[0]
         if size < 10 or size > 1 << 20:
@@ -100,11 +100,14 @@ class Broker:
     """One broker: its folder (config, stderr logs, data) outlives its
     processes, so it can be stopped and started again on the same data."""
 
-    def __init__(self, exe, workdir, name="broker", config=None, overrides=None, nofile=None):
+    def __init__(self, exe, workdir, name="broker", config=None, overrides=None, nofile=None,
+                 host="127.0.0.1", netns=None):
         """config: extra server.properties keys (dict); overrides: keys passed
         as --override key=value (dict); nofile: the open file limit the broker
         starts with (soft and hard, as `ulimit -n N` or `prlimit --nofile=N:N`
-        would set it), None to inherit the test's."""
+        would set it), None to inherit the test's; host: the address it
+        listens on; netns: a network namespace to run it in (`ip netns exec`,
+        which execs the broker: its PID is the broker's)."""
         self.exe = os.path.abspath(exe)
         self.name = name
         self.dir = os.path.join(workdir, name)
@@ -113,6 +116,8 @@ class Broker:
         self.extra_config = dict(config or {})
         self.overrides = dict(overrides or {})
         self.nofile = nofile
+        self.host = host
+        self.netns = netns
         self.port = None
         self.proc = None
         self.runs = 0
@@ -123,7 +128,7 @@ class Broker:
 
     @property
     def bootstrap(self):
-        return "127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.host, self.port)
 
     @property
     def pid(self):
@@ -132,7 +137,7 @@ class Broker:
     def _write_config(self):
         props = {
             "broker.id": "0",
-            "listeners": "PLAINTEXT://127.0.0.1:%d" % self.port,
+            "listeners": "PLAINTEXT://%s:%d" % (self.host, self.port),
             "log.dirs": self.log_dir,
             "num.partitions": "1",
             "auto.create.topics.enable": "true",
@@ -152,6 +157,8 @@ class Broker:
         self.stderr_path = os.path.join(self.dir, "run-%d.log" % self.runs)
         self.stderr_paths.append(self.stderr_path)
         argv = [self.exe, self.config_path]
+        if self.netns is not None:
+            argv = ["ip", "netns", "exec", self.netns] + argv
         for k, v in self.overrides.items():
             argv += ["--override", "%s=%s" % (k, v)]
         def child():
@@ -203,7 +210,7 @@ class Broker:
             if rc is not None:
                 raise BrokerError("%s exited with status %d during start-up" % (self.name, rc))
             try:
-                return api_versions_probe(self.port)
+                return api_versions_probe(self.port, host=self.host)
             except (OSError, BrokerError) as e:
                 last = e
             time.sleep(0.05)

@@ -59,10 +59,13 @@ def imports():
 
 
 class Cluster:
-    def __init__(self, t, n=3, config=None):
+    def __init__(self, t, n=3, config=None, zk=None, make_broker=None):
+        """zk: a ZooKeeper not started yet (default: one on 127.0.0.1);
+        make_broker(i, config): broker i, not started (default: t.broker on
+        127.0.0.1)."""
         from kazoo.client import KazooClient
         self.t = t
-        self.zk = zookeeper.ZooKeeper(t.path("zk"))
+        self.zk = zk if zk is not None else zookeeper.ZooKeeper(t.path("zk"))
         self.zk.start()
         self.kz = None
         self.brokers = []
@@ -70,12 +73,16 @@ class Cluster:
             self.kz = KazooClient(hosts=self.zk.connect)
             self.kz.start(timeout=30)
             for i in range(n):
-                b = t.broker(name="broker%d" % i, start=False, config={
+                cfg = {
                     "broker.id": str(i),
                     "zookeeper.connect": self.zk.connect + CHROOT,
                     "zookeeper.session.timeout.ms": str(SESSION_MS),
                     **(config or {}),
-                })
+                }
+                if make_broker is not None:
+                    b = make_broker(i, cfg)
+                else:
+                    b = t.broker(name="broker%d" % i, start=False, config=cfg)
                 self.brokers.append(b)
             for b in self.brokers:
                 b.start()

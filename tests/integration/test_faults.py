@@ -55,12 +55,12 @@ class Producer(threading.Thread):
     second, values "<key>:<seq>" with seq counting per key, until stopped.
     Remembers what was acknowledged and when."""
 
-    def __init__(self, ck, bootstrap):
+    def __init__(self, ck, bootstrap, extra=None):
         super().__init__(daemon=True)
         self.p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all",
                               "enable.idempotence": True, "linger.ms": 2,
                               "message.timeout.ms": 180000,
-                              "topic.metadata.refresh.interval.ms": 1000})
+                              "topic.metadata.refresh.interval.ms": 1000, **(extra or {})})
         self.stop_flag = threading.Event()
         self.lock = threading.Lock()
         self.acked = []  # (partition, offset, value)

@@ -60,8 +60,8 @@ def missing_parts():
     return missing
 
 
-def four_letter(port, word, timeout=2.0):
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+def four_letter(port, word, timeout=2.0, host="127.0.0.1"):
+    with socket.create_connection((host, port), timeout=timeout) as s:
         s.sendall(word.encode())
         data = b""
         while True:
@@ -72,17 +72,23 @@ def four_letter(port, word, timeout=2.0):
 
 
 class ZooKeeper:
-    def __init__(self, workdir, name="zookeeper"):
+    def __init__(self, workdir, name="zookeeper", host="127.0.0.1", netns=None, port=None):
+        """host: the address it listens on; netns: a network namespace to
+        run it in (`ip netns exec`, which execs the JVM: the PID is
+        ZooKeeper's); port: a fixed client port (else a free one)."""
         self.dir = os.path.join(workdir, name)
         self.data_dir = os.path.join(self.dir, "data")
         self.log_path = os.path.join(self.dir, "zookeeper.log")
+        self.host = host
+        self.netns = netns
+        self.fixed_port = port
         self.port = None
         self.proc = None
         os.makedirs(self.data_dir, exist_ok=True)
 
     @property
     def connect(self):
-        return "127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.host, self.port)
 
     @property
     def pid(self):
@@ -122,12 +128,15 @@ class ZooKeeper:
         return self._start_once(timeout, port=self.port)
 
     def _start_once(self, timeout, port=None):
+        if port is None:
+            port = self.fixed_port
         self.port = port if port is not None else free_port()
         with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
             f.write("tickTime=2000\ninitLimit=10\nsyncLimit=5\n"
-                    "dataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"
+                    "dataDir=%s\nclientPort=%d\nclientPortAddress=%s\n"
                     "admin.enableServer=false\n"
-                    "4lw.commands.whitelist=ruok,srvr,stat,mntr\n" % (self.data_dir, self.port))
+                    "4lw.commands.whitelist=ruok,srvr,stat,mntr\n"
+                    % (self.data_dir, self.port, self.host))
         with open(os.path.join(self.dir, "log4j.properties"), "w") as f:
             f.write(LOG4J)
         argv = ["java", "-Xmx256m", "-Dlog4j.configuration=file:" +
@@ -135,6 +144,8 @@ class ZooKeeper:
                 "-cp", ":".join([self.dir] + JARS),
                 "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                 os.path.join(self.dir, "zoo.cfg")]
+        if self.netns is not None:
+            argv = ["ip", "netns", "exec", self.netns] + argv
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, cwd=self.dir)
@@ -145,7 +156,7 @@ class ZooKeeper:
                 raise ZooKeeperError("ZooKeeper exited with status %d during start-up; see %s"
                                      % (self.proc.returncode, self.log_path))
             try:
-                if four_letter(self.port, "ruok") == "imok":
+                if four_letter(self.port, "ruok", host=self.host) == "imok":
                     return self
             except OSError as e:
                 last = e
