@@ -190,6 +190,10 @@ int br_broker_start(struct br_broker *b)
             br_error("out of memory");
             return -1;
         }
+        if (br_cluster_admin_start(b) != 0) {
+            br_error("cannot start the I/O worker");
+            return -1;
+        }
         return br_member_start(b);
     }
     br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
@@ -255,6 +259,7 @@ void br_broker_stop(struct br_broker *b)
     /* first: a creation in flight ends with its topic complete (or not
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
+    br_cluster_admin_stop(b);
     br_groups_stop(b);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */

@@ -10,6 +10,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
 
@@ -266,6 +267,9 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         if (!m->registered) {
             make_paths(m);
         }
+        /* after the paths (answers come in order): the config changes
+         * made while this session was away */
+        br_cluster_config_changes(m->b);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
@@ -285,10 +289,10 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
 
 static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const char *path)
 {
-    (void)ctx;
+    struct br_cluster_member *m = ctx;
     (void)zk;
-    (void)kind;
-    (void)path; /* the broker's session sets no watch yet */
+    /* the admin requests' watches: deletions done, config changes */
+    br_cluster_watch(m->b, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)
@@ -335,6 +339,7 @@ int br_member_start(struct br_broker *b)
     cc.session_timeout_ms = b->cfg.zookeeper_session_timeout_ms;
     cc.socket_timeout_ms = CONTROLLER_SOCKET_TIMEOUT_MS;
     cc.unclean_leader_election = b->cfg.unclean_leader_election_enable;
+    cc.delete_topic_enable = b->cfg.delete_topic_enable;
     if (br_controller_start(&cc, &b->controller) != 0) {
         br_error("cannot start the controller");
         return -1;

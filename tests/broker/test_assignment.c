@@ -52,6 +52,27 @@ static void test_refuses_more_replicas_than_brokers(void)
     CU_ASSERT(got[0] == 0 && got[1] == 0 && got[2] == 0);
 }
 
+/* Partitions added to a topic (Kafka 2.0's AdminZkClient.addPartitions):
+ * brokers 0-4, partition 0's first replica 2 gives start and shift 2, the
+ * numbering goes on from the existing 3 partitions; worked out by hand
+ * from AdminUtils.assignReplicasToBrokersRackUnaware. */
+static void test_added_partitions_continue_kafkas_numbering(void)
+{
+    const int32_t brokers[] = {0, 1, 2, 3, 4};
+    static const int32_t want[4][2] = {{0, 3}, {1, 4}, {2, 1}, {3, 2}};
+    int32_t got[8];
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_from(brokers, 5, 3, 4, 2, 2, 2, got), 0);
+    CU_ASSERT_EQUAL(memcmp(got, want, sizeof want), 0);
+    /* placing 0-2 and then 3-9 is placing 0-9 at once */
+    int32_t whole[10 * 3];
+    int32_t parts[10 * 3];
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas(brokers, 5, 10, 3, 4, 1, whole), 0);
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_from(brokers, 5, 0, 3, 3, 4, 1, parts), 0);
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_from(brokers, 5, 3, 7, 3, 4, 1, &parts[9]), 0);
+    CU_ASSERT_EQUAL(memcmp(whole, parts, sizeof whole), 0);
+    CU_ASSERT_EQUAL(br_assign_replicas_from(brokers, 5, -1, 1, 1, 0, 0, got), KP_E_INVALID_ARG);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -59,6 +80,8 @@ int main(void)
         {"every_partition_has_distinct_replicas_and_leaders_spread",
          test_every_partition_has_distinct_replicas_and_leaders_spread},
         {"refuses_more_replicas_than_brokers", test_refuses_more_replicas_than_brokers},
+        {"added_partitions_continue_kafkas_numbering",
+         test_added_partitions_continue_kafkas_numbering},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("broker-assignment", tests);

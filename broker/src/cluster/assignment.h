@@ -25,4 +25,17 @@
 KP_MUST_CHECK int br_assign_replicas(const int32_t *brokers, size_t n, int32_t partitions,
                                      int32_t rf, uint32_t start, uint32_t shift, int32_t *out);
 
+/*
+ * The same placement continued from partition first_partition (Kafka's
+ * startPartitionId), for partitions added to a topic: AdminZkClient.addPartitions
+ * passes as both start and shift (its fixedStartIndex) the index in brokers
+ * of the first broker whose id is at least the first replica of the
+ * topic's partition 0. out: partitions x rf ids for partitions
+ * first_partition .. first_partition + partitions - 1. Returns as
+ * br_assign_replicas (also KP_E_INVALID_ARG for a negative first_partition).
+ */
+KP_MUST_CHECK int br_assign_replicas_from(const int32_t *brokers, size_t n, int32_t first_partition,
+                                          int32_t partitions, int32_t rf, uint32_t start,
+                                          uint32_t shift, int32_t *out);
+
 #endif

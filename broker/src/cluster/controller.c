@@ -51,11 +51,18 @@ enum ev_kind {
     EV_ISR_CHANGE, /* /isr_change_notification children changed */
     EV_EXPIRED,    /* the session expired */
     EV_RETRY,      /* a handler failed: rebuild from ZooKeeper */
+    EV_DELETE_TOPICS,     /* /admin/delete_topics children changed */
+    EV_STOP_REPLICA_DONE, /* a broker answered a StopReplica of a deletion */
 };
 
 struct event {
     struct event *next;
     enum ev_kind kind;
+    /* EV_STOP_REPLICA_DONE: which broker, which deletion, and whether
+     * every partition was deleted */
+    int32_t broker;
+    uint64_t gen;
+    bool ok;
 };
 
 /* ---------------------------------------------------------------- the model */
@@ -91,6 +98,24 @@ struct ctl_topic {
     bool seen;                   /* scratch: still in ZooKeeper */
 };
 
+/* A topic being deleted (Kafka's TopicDeletionManager), by name: its
+ * replicas' brokers and where each stands. */
+enum deletion_state {
+    DEL_NONE = 0,   /* StopReplica not sent yet */
+    DEL_STARTED,    /* sent, not answered */
+    DEL_DONE,       /* the broker deleted its replicas */
+    DEL_INELIGIBLE, /* the broker is down, went, or failed: sent again when it is live */
+};
+
+struct deletion {
+    char name[BR_TOPIC_NAME_MAX + 1];
+    uint64_t gen;     /* tags its StopReplica requests */
+    int32_t *brokers; /* owned: every broker holding a replica */
+    uint8_t *state;   /* owned: enum deletion_state per broker */
+    size_t n;
+    bool announced; /* UpdateMetadata with leader -2 went out */
+};
+
 /* LeaderAndIsr to send, per broker: (topic, partition, is_new) */
 struct lai_entry {
     size_t topic;
@@ -112,9 +137,11 @@ struct send_req {
     int16_t api_version;
     uint8_t *frame; /* owned: size, header, body */
     size_t len;
+    uint64_t gen; /* a deletion's StopReplica: its answer is posted back (0: none) */
 };
 
 struct sender {
+    struct br_controller *ctl;
     int32_t broker;
     char host[BR_ZK_HOST_MAX + 1];
     int32_t port;
@@ -151,9 +178,12 @@ struct br_controller {
     size_t ntopics;
     struct lai_batch *lai; /* pending LeaderAndIsr, per broker */
     size_t nlai;
+    struct deletion *deletions; /* topics being deleted */
+    size_t ndeletions;
+    uint64_t next_gen;
 };
 
-static void post(struct br_controller *c, enum ev_kind kind)
+static void post_event(struct br_controller *c, const struct event *what)
 {
     struct event *e = kp_calloc(1, sizeof *e);
     (void)pthread_mutex_lock(&c->mu);
@@ -163,7 +193,8 @@ static void post(struct br_controller *c, enum ev_kind kind)
         br_error("controller: out of memory queueing an event");
         return;
     }
-    e->kind = kind;
+    *e = *what;
+    e->next = NULL;
     if (c->tail != NULL) {
         c->tail->next = e;
     } else {
@@ -172,6 +203,14 @@ static void post(struct br_controller *c, enum ev_kind kind)
     c->tail = e;
     (void)pthread_cond_broadcast(&c->cv);
     (void)pthread_mutex_unlock(&c->mu);
+}
+
+static void post(struct br_controller *c, enum ev_kind kind)
+{
+    struct event e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    post_event(c, &e);
 }
 
 /* ZooKeeper's watcher, on the client library's thread: only queues. */
@@ -207,6 +246,8 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         post(c, EV_TOPICS);
     } else if (strcmp(path, "/isr_change_notification") == 0) {
         post(c, EV_ISR_CHANGE);
+    } else if (strcmp(path, "/admin/delete_topics") == 0) {
+        post(c, EV_DELETE_TOPICS);
     }
 }
 
@@ -450,9 +491,12 @@ static int read_all(struct sender *s, uint8_t *p, size_t len)
     return 0;
 }
 
-static void log_answer(const struct sender *s, const struct send_req *r, const uint8_t *payload,
+/* Logs what the broker answered; false when it refused the request or
+ * any of its partitions. */
+static bool log_answer(const struct sender *s, const struct send_req *r, const uint8_t *payload,
                        size_t len)
 {
+    bool ok = true;
     struct kp_arena arena;
     kp_arena_init(&arena, (size_t)MAX_RESPONSE);
     struct kp_response_header h;
@@ -461,6 +505,24 @@ static void log_answer(const struct sender *s, const struct send_req *r, const u
     if (rc != 0) {
         br_warn("controller: broker %" PRId32 " answered api %d with bytes that do not decode: %s",
                 s->broker, r->api_key, kp_err_str(rc));
+        ok = false;
+    } else if (r->api_key == KP_API_STOP_REPLICA) {
+        const struct kp_StopReplicaResponse *res = body;
+        ok = res->ErrorCode == 0;
+        if (!ok) {
+            br_warn("controller: broker %" PRId32 " refused StopReplica: %s", s->broker,
+                    kp_err_name(res->ErrorCode));
+        }
+        for (int32_t i = 0; i < res->PartitionErrors.count; i++) {
+            const struct kp_StopReplicaResponse_StopReplicaPartitionError *e =
+                &res->PartitionErrors.items[i];
+            if (e->ErrorCode != 0) {
+                ok = false;
+                br_warn("controller: broker %" PRId32 ": StopReplica for %.*s-%" PRId32 ": %s",
+                        s->broker, (int)e->TopicName.len, e->TopicName.ptr, e->PartitionIndex,
+                        kp_err_name(e->ErrorCode));
+            }
+        }
     } else if (r->api_key == KP_API_LEADER_AND_ISR) {
         const struct kp_LeaderAndIsrResponse *res = body;
         if (res->ErrorCode != 0) {
@@ -484,10 +546,12 @@ static void log_answer(const struct sender *s, const struct send_req *r, const u
         }
     }
     kp_arena_free(&arena);
+    return ok;
 }
 
-/* One exchange: 0 when answered, -1 when the connection failed. */
-static int exchange(struct sender *s, struct send_req *r)
+/* One exchange: 0 when answered, -1 when the connection failed. *ok:
+ * whether the answer said every part was done. */
+static int exchange(struct sender *s, struct send_req *r, bool *ok)
 {
     if (s->fd < 0 && sender_connect(s) != 0) {
         return -1;
@@ -520,7 +584,7 @@ static int exchange(struct sender *s, struct send_req *r)
         sender_close(s);
         return -1;
     }
-    log_answer(s, r, payload, (size_t)size);
+    *ok = log_answer(s, r, payload, (size_t)size);
     kp_free(payload);
     return 0;
 }
@@ -541,12 +605,24 @@ static void *sender_main(void *arg)
         (void)pthread_mutex_unlock(&s->mu);
         /* Kafka's RequestSendThread: the same request until it is answered
          * or the broker leaves the channel */
-        while (exchange(s, r) != 0) {
+        bool ok = false;
+        bool answered = false;
+        while (!(answered = exchange(s, r, &ok) == 0)) {
             if (sender_stopping(s)) {
                 break;
             }
             struct timespec ts = {0, SEND_BACKOFF_MS * 1000000L};
             (void)nanosleep(&ts, NULL);
+        }
+        if (answered && r->gen != 0) {
+            /* a deletion's StopReplica: the controller's thread hears of it */
+            struct event e;
+            memset(&e, 0, sizeof e);
+            e.kind = EV_STOP_REPLICA_DONE;
+            e.broker = s->broker;
+            e.gen = r->gen;
+            e.ok = ok;
+            post_event(s->ctl, &e);
         }
         (void)pthread_mutex_lock(&s->mu);
         if (s->head == r) {
@@ -563,12 +639,14 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-static struct sender *sender_start(const struct ctl_broker *b, int32_t timeout_ms)
+static struct sender *sender_start(struct br_controller *c, const struct ctl_broker *b,
+                                   int32_t timeout_ms)
 {
     struct sender *s = kp_calloc(1, sizeof *s);
     if (s == NULL) {
         return NULL;
     }
+    s->ctl = c;
     s->broker = b->id;
     (void)snprintf(s->host, sizeof s->host, "%s", b->host[0] != '\0' ? b->host : "127.0.0.1");
     s->port = b->port;
@@ -613,9 +691,10 @@ static void sender_stop(struct sender *s)
     kp_free(s);
 }
 
-/* Encodes body as a request frame and queues it to the sender. */
-static void send_request(struct br_controller *c, struct sender *s, int16_t api_key,
-                         int16_t api_version, const void *body)
+/* Encodes body as a request frame and queues it to the sender; gen: a
+ * deletion's tag, its answer posted back (0: none). */
+static void send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
+                                int16_t api_version, const void *body, uint64_t gen)
 {
     if (s == NULL) {
         return;
@@ -635,6 +714,7 @@ static void send_request(struct br_controller *c, struct sender *s, int16_t api_
     }
     r->api_key = api_key;
     r->api_version = api_version;
+    r->gen = gen;
     r->frame = kp_wr_steal(&w, &r->len);
     (void)pthread_mutex_lock(&s->mu);
     if (s->tail != NULL) {
@@ -645,6 +725,12 @@ static void send_request(struct br_controller *c, struct sender *s, int16_t api_
     s->tail = r;
     (void)pthread_cond_broadcast(&s->cv);
     (void)pthread_mutex_unlock(&s->mu);
+}
+
+static void send_request(struct br_controller *c, struct sender *s, int16_t api_key,
+                         int16_t api_version, const void *body)
+{
+    send_request_tagged(c, s, api_key, api_version, body, 0);
 }
 
 /* ---------------------------------------------------------------- the model's helpers */
@@ -710,12 +796,38 @@ static void clear_model(struct br_controller *c)
     kp_free(c->lai);
     c->lai = NULL;
     c->nlai = 0;
+    for (size_t i = 0; i < c->ndeletions; i++) {
+        kp_free(c->deletions[i].brokers);
+        kp_free(c->deletions[i].state);
+    }
+    kp_free(c->deletions);
+    c->deletions = NULL;
+    c->ndeletions = 0;
+}
+
+/* The deletion of the topic named so, or NULL. */
+static struct deletion *find_deletion(struct br_controller *c, const char *name)
+{
+    for (size_t i = 0; i < c->ndeletions; i++) {
+        if (strcmp(c->deletions[i].name, name) == 0) {
+            return &c->deletions[i];
+        }
+    }
+    return NULL;
+}
+
+static bool is_deleting(struct br_controller *c, const char *name)
+{
+    return find_deletion(c, name) != NULL;
 }
 
 /* Queues a LeaderAndIsr of (topic, partition) for broker. */
 static int lai_add(struct br_controller *c, int32_t broker, size_t topic, int32_t partition,
                    bool is_new)
 {
+    if (is_deleting(c, c->topics[topic].name)) {
+        return 0; /* a topic being deleted gets no LeaderAndIsr */
+    }
     struct lai_batch *b = NULL;
     for (size_t i = 0; i < c->nlai; i++) {
         if (c->lai[i].broker == broker) {
@@ -870,7 +982,9 @@ static void send_update_metadata(struct br_controller *c)
             ps[k].TopicName = kp_str_c(t->name);
             ps[k].PartitionIndex = p;
             ps[k].ControllerEpoch = part->controller_epoch;
-            ps[k].Leader = part->leader;
+            /* a topic being deleted: LeaderDuringDelete, the brokers drop
+             * it from their metadata (Kafka's ControllerChannelManager) */
+            ps[k].Leader = is_deleting(c, t->name) ? -2 : part->leader;
             ps[k].LeaderEpoch = part->leader_epoch;
             ps[k].Isr.items = part->isr;
             ps[k].Isr.count = part->nisr;
@@ -1363,6 +1477,9 @@ static int reconcile_partition(struct br_controller *c, size_t ti, int32_t p)
 static int reconcile_all(struct br_controller *c)
 {
     for (size_t i = 0; i < c->ntopics; i++) {
+        if (is_deleting(c, c->topics[i].name)) {
+            continue; /* no leaders are elected for a topic being deleted */
+        }
         for (int32_t p = 0; p < c->topics[i].npartitions; p++) {
             if (reconcile_partition(c, i, p) != 0) {
                 return -1;
@@ -1370,6 +1487,293 @@ static int reconcile_all(struct br_controller *c)
         }
     }
     return 0;
+}
+
+
+/* ---------------------------------------------------------------- topic deletion */
+
+static struct ctl_topic *find_topic(struct br_controller *c, const char *name)
+{
+    for (size_t i = 0; i < c->ntopics; i++) {
+        if (strcmp(c->topics[i].name, name) == 0) {
+            return &c->topics[i];
+        }
+    }
+    return NULL;
+}
+
+/* Deletes path; 0 when it is gone (NONODE counts), -1 otherwise. */
+static int zdelete(struct br_controller *c, const char *path)
+{
+    int rc = zoo_delete(c->zh, path, -1);
+    if (rc != ZOK && rc != ZNONODE) {
+        br_error("controller: deleting %s failed: %s", path, zerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* /brokers/topics/<t> with its partitions' states, /config/topics/<t>,
+ * then the marker: Kafka's TopicDeletionManager.completeDeleteTopic order
+ * (deleteTopicZNode, deleteTopicConfigs, deleteTopicDeletions). 0 or -1. */
+static int delete_topic_znodes(struct br_controller *c, const char *name)
+{
+    char path[BR_TOPIC_NAME_MAX + 96];
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions", name);
+    struct String_vector kids;
+    memset(&kids, 0, sizeof kids);
+    int rc = zoo_get_children(c->zh, path, 0, &kids);
+    if (rc != ZOK && rc != ZNONODE) {
+        return -1;
+    }
+    int res = 0;
+    for (int32_t i = 0; i < kids.count && res == 0; i++) {
+        if (parse_id(kids.data[i]) < 0) {
+            continue; /* not a partition: left, and the deletion below fails on it */
+        }
+        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%s/state", name,
+                       kids.data[i]);
+        res = zdelete(c, path);
+        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%s", name, kids.data[i]);
+        res = res == 0 ? zdelete(c, path) : res;
+    }
+    deallocate_String_vector(&kids);
+    if (res != 0) {
+        return -1;
+    }
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions", name);
+    if (zdelete(c, path) != 0) {
+        return -1;
+    }
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s", name);
+    if (zdelete(c, path) != 0) {
+        return -1;
+    }
+    (void)snprintf(path, sizeof path, "/config/topics/%s", name);
+    if (zdelete(c, path) != 0) {
+        return -1;
+    }
+    (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", name);
+    return zdelete(c, path);
+}
+
+static void deletion_drop(struct br_controller *c, struct deletion *d)
+{
+    kp_free(d->brokers);
+    kp_free(d->state);
+    size_t i = (size_t)(d - c->deletions);
+    memmove(&c->deletions[i], &c->deletions[i + 1], (c->ndeletions - i - 1) * sizeof *d);
+    c->ndeletions--;
+}
+
+/* The brokers holding a replica of t, into d (once). 0 or -1. */
+static int deletion_brokers(struct deletion *d, const struct ctl_topic *t)
+{
+    size_t cap = 0;
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        cap += (size_t)t->parts[p].nreplicas;
+    }
+    d->brokers = kp_calloc(cap > 0 ? cap : 1, sizeof *d->brokers);
+    d->state = kp_calloc(cap > 0 ? cap : 1, sizeof *d->state);
+    if (d->brokers == NULL || d->state == NULL) {
+        kp_free(d->brokers);
+        kp_free(d->state);
+        d->brokers = NULL;
+        d->state = NULL;
+        return -1;
+    }
+    d->n = 0;
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        for (int32_t r = 0; r < t->parts[p].nreplicas; r++) {
+            if (!contains(d->brokers, (int32_t)d->n, t->parts[p].replicas[r])) {
+                d->brokers[d->n++] = t->parts[p].replicas[r];
+            }
+        }
+    }
+    return 0;
+}
+
+/* StopReplica with delete_partitions, for every partition of t that broker
+ * holds, tagged with the deletion's generation (Kafka sends one request
+ * per partition; one per broker does the same work). */
+static void send_stop_replica_delete(struct br_controller *c, const struct ctl_broker *broker,
+                                     const struct ctl_topic *t, uint64_t gen)
+{
+    struct kp_StopReplicaRequest_StopReplicaPartitionV0 *ps =
+        kp_calloc(t->npartitions > 0 ? (size_t)t->npartitions : 1, sizeof *ps);
+    if (ps == NULL) {
+        br_error("controller: out of memory building StopReplica");
+        return;
+    }
+    int32_t n = 0;
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        if (contains(t->parts[p].replicas, t->parts[p].nreplicas, broker->id)) {
+            ps[n].TopicName = kp_str_c(t->name);
+            ps[n].PartitionIndex = p;
+            n++;
+        }
+    }
+    struct kp_StopReplicaRequest req;
+    memset(&req, 0, sizeof req);
+    req.ControllerId = c->cfg.broker_id;
+    req.ControllerEpoch = c->epoch;
+    req.DeletePartitions = true;
+    req.UngroupedPartitions.items = ps;
+    req.UngroupedPartitions.count = n;
+    send_request_tagged(c, broker->sender, KP_API_STOP_REPLICA, 0, &req, gen);
+    kp_free(ps);
+}
+
+/* Kafka's TopicDeletionManager.resumeDeletions: each topic being deleted
+ * moves on as far as its brokers allow; those whose every replica is
+ * deleted are completed. 0 or -1 (a ZooKeeper failure). */
+static int resume_deletions(struct br_controller *c)
+{
+    bool announce = false;
+    for (size_t i = 0; i < c->ndeletions; i++) {
+        announce = announce || !c->deletions[i].announced;
+        c->deletions[i].announced = true;
+    }
+    if (announce) {
+        /* the brokers stop serving the topics (leader -2) */
+        send_update_metadata(c);
+    }
+    for (size_t i = 0; i < c->ndeletions;) {
+        struct deletion *d = &c->deletions[i];
+        struct ctl_topic *t = find_topic(c, d->name);
+        if (t == NULL) {
+            /* gone from ZooKeeper already: only the marker is left */
+            char path[BR_TOPIC_NAME_MAX + 32];
+            (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", d->name);
+            if (zdelete(c, path) != 0) {
+                return -1;
+            }
+            deletion_drop(c, d);
+            continue;
+        }
+        if (d->brokers == NULL && deletion_brokers(d, t) != 0) {
+            return -1;
+        }
+        bool all_done = true;
+        for (size_t k = 0; k < d->n; k++) {
+            if (d->state[k] == DEL_DONE) {
+                continue;
+            }
+            all_done = false;
+            if (d->state[k] == DEL_STARTED) {
+                continue;
+            }
+            const struct ctl_broker *broker = find_broker(c, d->brokers[k]);
+            if (broker == NULL || broker->sender == NULL) {
+                if (d->state[k] != DEL_INELIGIBLE) {
+                    br_info("controller: deletion of topic %s waits for broker %" PRId32
+                            " (down), which holds a replica",
+                            d->name, d->brokers[k]);
+                }
+                d->state[k] = DEL_INELIGIBLE;
+                continue;
+            }
+            d->state[k] = DEL_STARTED;
+            send_stop_replica_delete(c, broker, t, d->gen);
+        }
+        if (!all_done) {
+            i++;
+            continue;
+        }
+        if (delete_topic_znodes(c, d->name) != 0) {
+            return -1;
+        }
+        br_info("controller: deletion of topic %s completed", d->name);
+        size_t ti = (size_t)(t - c->topics);
+        topic_clear(t);
+        memmove(&c->topics[ti], &c->topics[ti + 1], (c->ntopics - ti - 1) * sizeof *t);
+        c->ntopics--;
+        deletion_drop(c, d);
+    }
+    return 0;
+}
+
+/* /admin/delete_topics read (and watched): Kafka's TopicDeletion event. */
+static int on_delete_topics(struct br_controller *c)
+{
+    struct String_vector kids;
+    memset(&kids, 0, sizeof kids);
+    if (zoo_get_children(c->zh, "/admin/delete_topics", 1, &kids) != ZOK) {
+        return -1;
+    }
+    int res = 0;
+    for (int32_t i = 0; i < kids.count && res == 0; i++) {
+        const char *name = kids.data[i];
+        if (find_deletion(c, name) != NULL) {
+            continue;
+        }
+        char path[BR_TOPIC_NAME_MAX + 32];
+        (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", name);
+        if (strlen(name) > BR_TOPIC_NAME_MAX || find_topic(c, name) == NULL) {
+            br_info("controller: %s names no topic: deleted", path);
+            res = zdelete(c, path);
+            continue;
+        }
+        if (!c->cfg.delete_topic_enable) {
+            br_warn("controller: topic %s is not deleted: delete.topic.enable is false (its "
+                    "marker is removed, as Kafka does)",
+                    name);
+            res = zdelete(c, path);
+            continue;
+        }
+        struct deletion *nd = kp_realloc(c->deletions, (c->ndeletions + 1) * sizeof *nd);
+        if (nd == NULL) {
+            res = -1;
+            break;
+        }
+        c->deletions = nd;
+        struct deletion *d = &c->deletions[c->ndeletions++];
+        memset(d, 0, sizeof *d);
+        (void)snprintf(d->name, sizeof d->name, "%s", name);
+        d->gen = ++c->next_gen;
+        br_info("controller: deleting topic %s", name);
+    }
+    deallocate_String_vector(&kids);
+    if (res != 0) {
+        return -1;
+    }
+    return resume_deletions(c);
+}
+
+/* A broker answered a deletion's StopReplica. */
+static int on_stop_replica_done(struct br_controller *c, const struct event *e)
+{
+    for (size_t i = 0; i < c->ndeletions; i++) {
+        struct deletion *d = &c->deletions[i];
+        if (d->gen != e->gen) {
+            continue;
+        }
+        for (size_t k = 0; k < d->n; k++) {
+            if (d->brokers[k] == e->broker && d->state[k] == DEL_STARTED) {
+                d->state[k] = e->ok ? DEL_DONE : DEL_INELIGIBLE;
+                if (!e->ok) {
+                    br_warn("controller: broker %" PRId32 " did not delete its replicas of %s: "
+                            "asked again when it comes back",
+                            e->broker, d->name);
+                }
+            }
+        }
+    }
+    return resume_deletions(c);
+}
+
+/* A broker's sender stopped (the broker went or moved): its unanswered
+ * deletions wait until it is live again. */
+static void deletions_lost_broker(struct br_controller *c, int32_t broker)
+{
+    for (size_t i = 0; i < c->ndeletions; i++) {
+        struct deletion *d = &c->deletions[i];
+        for (size_t k = 0; k < d->n; k++) {
+            if (d->brokers[k] == broker && d->state[k] == DEL_STARTED) {
+                d->state[k] = DEL_INELIGIBLE;
+            }
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- events */
@@ -1389,7 +1793,7 @@ static int start_senders(struct br_controller *c)
 {
     for (size_t i = 0; i < c->nbrokers; i++) {
         if (c->brokers[i].sender == NULL) {
-            c->brokers[i].sender = sender_start(&c->brokers[i], c->cfg.socket_timeout_ms);
+            c->brokers[i].sender = sender_start(c, &c->brokers[i], c->cfg.socket_timeout_ms);
             if (c->brokers[i].sender == NULL) {
                 return -1;
             }
@@ -1577,6 +1981,29 @@ static int failover(struct br_controller *c)
         read_topics(c) != 0) {
         return -1;
     }
+    /* the topics being deleted, so that none of them is led again (their
+     * deletion resumes below) */
+    struct String_vector marked;
+    memset(&marked, 0, sizeof marked);
+    if (zoo_get_children(c->zh, "/admin/delete_topics", 0, &marked) != ZOK) {
+        return -1;
+    }
+    for (int32_t i = 0; i < marked.count; i++) {
+        if (c->cfg.delete_topic_enable && find_topic(c, marked.data[i]) != NULL &&
+            strlen(marked.data[i]) <= BR_TOPIC_NAME_MAX) {
+            struct deletion *nd = kp_realloc(c->deletions, (c->ndeletions + 1) * sizeof *nd);
+            if (nd == NULL) {
+                deallocate_String_vector(&marked);
+                return -1;
+            }
+            c->deletions = nd;
+            struct deletion *d = &c->deletions[c->ndeletions++];
+            memset(d, 0, sizeof *d);
+            (void)snprintf(d->name, sizeof d->name, "%s", marked.data[i]);
+            d->gen = ++c->next_gen;
+        }
+    }
+    deallocate_String_vector(&marked);
     /* UpdateMetadata before any LeaderAndIsr: brokers need the live brokers
      * to act on it */
     send_update_metadata(c);
@@ -1592,7 +2019,8 @@ static int failover(struct br_controller *c)
     }
     send_leader_and_isr(c);
     send_update_metadata(c);
-    return 0;
+    /* Kafka's TopicDeletionManager: watched, and resumed */
+    return on_delete_topics(c);
 }
 
 /* The paths the controller reads and watches, made when missing (every
@@ -1601,7 +2029,8 @@ static int failover(struct br_controller *c)
 static int make_paths(struct br_controller *c)
 {
     static const char *const paths[] = {"/brokers", "/brokers/ids", "/brokers/topics",
-                                        "/isr_change_notification"};
+                                        "/isr_change_notification", "/admin",
+                                        "/admin/delete_topics"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         int rc = zcreate(c, paths[i], NULL, 0, 0);
         if (rc != ZOK && rc != ZNODEEXISTS) {
@@ -1688,6 +2117,7 @@ static int on_brokers(struct br_controller *c)
         if (c->brokers[i].sender != NULL) {
             br_info("controller: broker %" PRId32 " is gone", c->brokers[i].id);
             sender_stop(c->brokers[i].sender);
+            deletions_lost_broker(c, c->brokers[i].id);
             changed = true;
         }
     }
@@ -1733,7 +2163,8 @@ static int on_brokers(struct br_controller *c)
     }
     send_leader_and_isr(c);
     send_update_metadata(c);
-    return 0;
+    /* deletions waiting for a broker that came back go on */
+    return resume_deletions(c);
 }
 
 static int on_topics(struct br_controller *c)
@@ -1756,8 +2187,9 @@ static int on_isr_change(struct br_controller *c)
     return 0;
 }
 
-static void handle(struct br_controller *c, enum ev_kind kind)
+static void handle(struct br_controller *c, const struct event *e)
 {
+    enum ev_kind kind = e->kind;
     int rc = 0;
     switch (kind) {
     case EV_ELECT:
@@ -1773,6 +2205,12 @@ static void handle(struct br_controller *c, enum ev_kind kind)
         break;
     case EV_ISR_CHANGE:
         rc = c->active ? on_isr_change(c) : 0;
+        break;
+    case EV_DELETE_TOPICS:
+        rc = c->active ? on_delete_topics(c) : 0;
+        break;
+    case EV_STOP_REPLICA_DONE:
+        rc = c->active ? on_stop_replica_done(c, e) : 0;
         break;
     case EV_EXPIRED:
         resign(c, "its ZooKeeper session expired");
@@ -1812,15 +2250,15 @@ static void *controller_main(void *arg)
             c->tail = NULL;
         }
         (void)pthread_mutex_unlock(&c->mu);
-        enum ev_kind kind = e->kind;
+        struct event ev = *e;
         kp_free(e);
-        if (kind != EV_EXPIRED && !wait_connected(c)) {
+        if (ev.kind != EV_EXPIRED && !wait_connected(c)) {
             if (stopping(c)) {
                 break;
             }
             continue; /* expired: its own event follows */
         }
-        handle(c, kind);
+        handle(c, &ev);
     }
     resign(c, "the broker stops");
     return NULL;

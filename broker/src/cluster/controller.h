@@ -35,7 +35,21 @@
  * - a broker back: UpdateMetadata to all, LeaderAndIsr for its replicas,
  *   leaderless partitions it can lead made online;
  * - an ISR change notification (a leader changed an ISR): the states
- *   re-read, UpdateMetadata to all, the notifications deleted.
+ *   re-read, UpdateMetadata to all, the notifications deleted;
+ * - a topic marked for deletion (/admin/delete_topics/<t>, Kafka's
+ *   TopicDeletionManager): UpdateMetadata with leader -2
+ *   (LeaderDuringDelete) for its partitions to every live broker, which
+ *   forget them; StopReplica with delete_partitions to each broker holding
+ *   a replica, its answer awaited; a replica on a broker that is down waits
+ *   for the broker to come back (ineligible, in Kafka's words), as does one
+ *   whose broker answered with an error or went away before it answered;
+ *   once every replica's broker deleted it, /brokers/topics/<t> (its
+ *   partitions' states with it), /config/topics/<t> and the marker are
+ *   deleted, in that order. No LeaderAndIsr goes out for a topic being
+ *   deleted. With delete.topic.enable false the marker is deleted and the
+ *   topic kept, as Kafka 2.0 does; a marker naming no topic is deleted;
+ * - partitions added to a topic (its assignment's data watch) are made as
+ *   a new topic's are.
  * A controller that finds /controller taken by another, or its epoch
  * moved, stops acting (resigns); one whose session expired opens another
  * and stands for election again.
@@ -59,6 +73,7 @@ struct br_controller_config {
     int32_t session_timeout_ms;                     /* zookeeper.session.timeout.ms */
     int32_t socket_timeout_ms;                      /* controller.socket.timeout.ms */
     bool unclean_leader_election;                   /* the broker's default */
+    bool delete_topic_enable;                       /* delete.topic.enable */
 };
 
 struct br_controller;

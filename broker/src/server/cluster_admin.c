@@ -8,6 +8,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/cluster_wait.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -218,6 +219,7 @@ void br_cluster_admin_free(struct br_broker *b)
     while (b->zk_ops != NULL) {
         op_free(b->zk_ops);
     }
+    br_cluster_wait_free_all(b);
 }
 
 /* ---------------------------------------------------------------- creating a topic */

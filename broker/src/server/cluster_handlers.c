@@ -6,12 +6,15 @@
 #include "base/logging.h"
 #include "group/group.h"
 #include "server/group.h"
+#include "server/cluster_wait.h"
 #include "server/replication.h"
 #include "server/request.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void *arena_array(struct br_req *r, size_t n, size_t size)
 {
@@ -35,6 +38,8 @@ int br_h_update_metadata(struct br_req *r)
     }
     resp.ErrorCode = (int16_t)rc;
     if (rc == 0) {
+        /* requests waiting for the controller's work check again */
+        br_cluster_metadata_changed(r->b);
         br_debug("metadata from controller %" PRId32 " (epoch %" PRId32 "): %zu live broker(s), "
                  "%" PRId32 " partition state(s)",
                  q->ControllerId, q->ControllerEpoch, r->b->mc.nbrokers,
@@ -128,6 +133,89 @@ int br_h_leader_and_isr(struct br_req *r)
 
 /* ---------------------------------------------------------------- StopReplica */
 
+/* The directories a StopReplica with delete_partitions renamed, for the
+ * worker to remove. */
+struct removals {
+    char **paths;
+    size_t n, cap;
+};
+
+static void removals_add(struct removals *rm, char *path)
+{
+    if (path == NULL) {
+        return;
+    }
+    if (rm->n == rm->cap) {
+        size_t cap = rm->cap == 0 ? 8 : rm->cap * 2;
+        char **np = kp_realloc(rm->paths, cap * sizeof *np);
+        if (np == NULL) {
+            br_error("out of memory: %s stays on disk", path);
+            kp_free(path);
+            return;
+        }
+        rm->paths = np;
+        rm->cap = cap;
+    }
+    rm->paths[rm->n++] = path;
+}
+
+/* A replica of a deleted topic that was never opened since this broker
+ * started (it was down while the topic was deleted: Kafka's
+ * ReplicaManager.stopReplica deletes such a log too): its directory in any
+ * log dir renamed to its delete name. */
+static int16_t delete_on_disk(struct br_broker *b, const char *topic, int32_t index,
+                              struct removals *rm)
+{
+    int16_t code = KP_ERR_NONE;
+    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+        char path[4096];
+        char target[4096];
+        int n = snprintf(path, sizeof path, "%s/%s-%" PRId32, b->cfg.log_dirs[d], topic, index);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof path || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            continue;
+        }
+        if (br_log_delete_dir_name(b->cfg.log_dirs[d], topic, index, target, sizeof target) != 0 ||
+            rename(path, target) != 0) {
+            br_error("cannot rename %s to delete it: %s", path, strerror(errno));
+            code = KP_ERR_KAFKA_STORAGE_ERROR;
+            continue;
+        }
+        char *copy = kp_malloc(strlen(target) + 1);
+        if (copy != NULL) {
+            memcpy(copy, target, strlen(target) + 1);
+        }
+        removals_add(rm, copy);
+    }
+    return code;
+}
+
+/* One partition of a StopReplica with delete_partitions (Kafka's
+ * ReplicaManager.stopReplica): the replica goes, its log with it. */
+static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t index,
+                               struct removals *rm)
+{
+    struct br_broker *b = r->b;
+    if (name.len <= 0 || (size_t)name.len > BR_TOPIC_NAME_MAX ||
+        !br_topic_name_valid(name.ptr, (size_t)name.len) || index < 0) {
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    memcpy(topic, name.ptr, (size_t)name.len);
+    topic[name.len] = '\0';
+    struct br_topic *t = br_broker_find_topic(b, name);
+    if (t != NULL && index < t->npartitions && t->partitions[index].log != NULL) {
+        char *dir = NULL;
+        int rc = br_broker_partition_delete(b, t, index, &dir);
+        br_info("%s-%" PRId32 ": replica deleted (StopReplica), its directory to be removed",
+                topic, index);
+        removals_add(rm, dir);
+        br_broker_topic_forget_if_empty(b, t);
+        return (int16_t)rc;
+    }
+    return delete_on_disk(b, topic, index, rm);
+}
+
 int br_h_stop_replica(struct br_req *r)
 {
     const struct kp_StopReplicaRequest *q = r->body;
@@ -144,16 +232,23 @@ int br_h_stop_replica(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.PartitionErrors.count = n;
+    struct removals rm = {NULL, 0, 0};
     for (int32_t i = 0; i < n; i++) {
         const struct kp_StopReplicaRequest_StopReplicaPartitionV0 *s =
             &q->UngroupedPartitions.items[i];
         resp.PartitionErrors.items[i].TopicName = s->TopicName;
         resp.PartitionErrors.items[i].PartitionIndex = s->PartitionIndex;
+        resp.PartitionErrors.items[i].ErrorCode = KP_ERR_NONE;
+        if (q->DeletePartitions) {
+            resp.PartitionErrors.items[i].ErrorCode =
+                stop_and_delete(r, s->TopicName, s->PartitionIndex, &rm);
+            continue;
+        }
         struct br_topic *t = br_broker_find_topic(r->b, s->TopicName);
         if (t == NULL || s->PartitionIndex < 0 || s->PartitionIndex >= t->npartitions) {
             continue;
         }
-        /* it stops serving; deleting the replica comes with topic deletion */
+        /* it stops serving (delete_partitions false: the log stays) */
         struct br_partition *p = &t->partitions[s->PartitionIndex];
         if (p->log != NULL) {
             bool was_leader = p->role == BR_ROLE_LEADER;
@@ -163,6 +258,8 @@ int br_h_stop_replica(struct br_req *r)
             br_groups_leadership_changed(r->b, p, was_leader);
         }
     }
+    /* the files go off the reactor; the answer does not wait for them */
+    br_cluster_remove_dirs(r->b, rm.paths, rm.n);
     return br_respond(r, &resp);
 }
 

@@ -251,6 +251,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_CLUSTER_CREATE:
         br_cluster_cancel_create(b, parked);
         break;
+    case BR_PARK_CLUSTER_WAIT:
+        br_cluster_cancel_wait(b, parked);
+        break;
     case BR_PARK_PRODUCE:
         br_replication_cancel_produce(b, parked);
         break;
@@ -268,6 +271,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
     br_purgatory_complete_all(&b->purgatory);
     br_topic_admin_complete_all_parked(b);
     br_cluster_complete_creates(b);
+    br_cluster_complete_waits(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)

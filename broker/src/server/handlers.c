@@ -645,7 +645,7 @@ int br_h_create_topics(struct br_req *r)
 int br_h_delete_topics(struct br_req *r)
 {
     if (r->b->cluster) {
-        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+        return br_cluster_delete_topics(r);
     }
     const struct kp_DeleteTopicsRequest *q = r->body;
     struct kp_DeleteTopicsResponse resp;
@@ -688,6 +688,10 @@ int br_h_init_producer_id(struct br_req *r)
         br_warn("%s asked for transactional id \"%.*s\": transactions are not supported",
                 br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
         return br_respond(r, &resp);
+    }
+    if (r->b->cluster) {
+        /* ids unique across the cluster: blocks claimed in ZooKeeper */
+        return br_cluster_init_producer_id(r);
     }
     int64_t id = -1;
     int err = br_broker_next_producer_id(r->b, &id);

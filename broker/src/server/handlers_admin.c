@@ -59,12 +59,6 @@ static struct kp_str arena_str(struct br_req *r, const char *s)
 
 /* ---------------------------------------------------------------- configs */
 
-/* One change, whichever API it came from. */
-struct change {
-    struct kp_str name;
-    int8_t op;
-    struct kp_str value; /* len -1: null */
-};
 
 /* An APPEND or SUBTRACT on a list key. */
 static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, const char *value,
@@ -95,31 +89,11 @@ static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, con
     return br_topic_config_set(tc, key, br_cleanup_policy_str(now, text, sizeof text), msg, msglen);
 }
 
-/* One resource of AlterConfigs (incremental false) or
- * IncrementalAlterConfigs. Returns the error code (msg says why), and in
- * *op the store started for it (0: none, the answer is known). */
-static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
-                          const struct change *ch, size_t n, bool incremental, bool validate_only,
-                          uint64_t *op, char *msg, size_t msglen)
+int br_config_apply_changes(const struct br_broker *b, struct br_topic_config *out,
+                            const struct br_config_change *ch, size_t n, bool incremental, char *msg,
+                            size_t msglen)
 {
     msg[0] = '\0';
-    *op = 0;
-    if (type == RESOURCE_BROKER) {
-        (void)snprintf(msg, msglen,
-                       "broker configs are static in this broker: set them in "
-                       "server.properties (dynamic broker configs are not supported)");
-        return KP_ERR_INVALID_REQUEST;
-    }
-    if (type != RESOURCE_TOPIC) {
-        (void)snprintf(msg, msglen, "unsupported resource type %d", (int)type);
-        return KP_ERR_INVALID_REQUEST;
-    }
-    struct br_topic *t = br_broker_find_topic(b, name);
-    if (t == NULL) {
-        (void)snprintf(msg, msglen, "topic \"%.*s\" does not exist",
-                       name.len > 0 ? (int)name.len : 0, name.ptr != NULL ? name.ptr : "");
-        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-    }
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < i; j++) {
             if (ch[i].name.len == ch[j].name.len &&
@@ -130,15 +104,9 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
             }
         }
     }
-    struct br_topic_config tc;
-    if (incremental) {
-        const struct br_topic_config *pending = br_topic_admin_configs_pending(b, t->name);
-        tc = pending != NULL ? *pending : t->config;
-    } else {
-        br_topic_config_from_broker(&b->cfg, &tc);
-    }
+    struct br_topic_config tc = *out;
     for (size_t i = 0; i < n; i++) {
-        const struct change *c = &ch[i];
+        const struct br_config_change *c = &ch[i];
         char key[KEY_MAX + 1];
         char value[BR_TOPIC_CONFIG_VALUE_MAX + 1];
         if (c->name.len <= 0 || (size_t)c->name.len > KEY_MAX) {
@@ -189,6 +157,46 @@ static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
         (void)snprintf(msg, msglen, "%s is out of range", field != NULL ? field : "a setting");
         return KP_ERR_INVALID_CONFIG;
     }
+    *out = tc;
+    return 0;
+}
+
+/* One resource of AlterConfigs (incremental false) or
+ * IncrementalAlterConfigs. Returns the error code (msg says why), and in
+ * *op the store started for it (0: none, the answer is known). */
+static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
+                          const struct br_config_change *ch, size_t n, bool incremental, bool validate_only,
+                          uint64_t *op, char *msg, size_t msglen)
+{
+    msg[0] = '\0';
+    *op = 0;
+    if (type == RESOURCE_BROKER) {
+        (void)snprintf(msg, msglen,
+                       "broker configs are static in this broker: set them in "
+                       "server.properties (dynamic broker configs are not supported)");
+        return KP_ERR_INVALID_REQUEST;
+    }
+    if (type != RESOURCE_TOPIC) {
+        (void)snprintf(msg, msglen, "unsupported resource type %d", (int)type);
+        return KP_ERR_INVALID_REQUEST;
+    }
+    struct br_topic *t = br_broker_find_topic(b, name);
+    if (t == NULL) {
+        (void)snprintf(msg, msglen, "topic \"%.*s\" does not exist",
+                       name.len > 0 ? (int)name.len : 0, name.ptr != NULL ? name.ptr : "");
+        return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct br_topic_config tc;
+    if (incremental) {
+        const struct br_topic_config *pending = br_topic_admin_configs_pending(b, t->name);
+        tc = pending != NULL ? *pending : t->config;
+    } else {
+        br_topic_config_from_broker(&b->cfg, &tc);
+    }
+    int arc = br_config_apply_changes(b, &tc, ch, n, incremental, msg, msglen);
+    if (arc != 0) {
+        return arc;
+    }
     if (validate_only) {
         return 0;
     }
@@ -208,7 +216,7 @@ static void fill_result(struct br_req *r, int rc, const char *msg, struct br_con
 int br_h_alter_configs(struct br_req *r)
 {
     if (r->b->cluster) {
-        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+        return br_cluster_alter_configs(r, false);
     }
     const struct kp_AlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
@@ -222,7 +230,7 @@ int br_h_alter_configs(struct br_req *r)
         out->type = res->ResourceType;
         out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
-        struct change *ch = arena_array(r, n, sizeof *ch);
+        struct br_config_change *ch = arena_array(r, n, sizeof *ch);
         if (ch == NULL) {
             return KP_E_NOMEM;
         }
@@ -242,7 +250,7 @@ int br_h_alter_configs(struct br_req *r)
 int br_h_incremental_alter_configs(struct br_req *r)
 {
     if (r->b->cluster) {
-        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+        return br_cluster_alter_configs(r, true);
     }
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
@@ -257,7 +265,7 @@ int br_h_incremental_alter_configs(struct br_req *r)
         out->type = res->ResourceType;
         out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
-        struct change *ch = arena_array(r, n, sizeof *ch);
+        struct br_config_change *ch = arena_array(r, n, sizeof *ch);
         if (ch == NULL) {
             return KP_E_NOMEM;
         }
@@ -597,7 +605,7 @@ static int named_cmp(const void *pa, const void *pb)
 int br_h_create_partitions(struct br_req *r)
 {
     if (r->b->cluster) {
-        return br_respond_error(r, KP_ERR_INVALID_REQUEST, BR_CLUSTER_ADMIN_NOT_YET);
+        return br_cluster_create_partitions(r);
     }
     const struct kp_CreatePartitionsRequest *q = r->body;
     int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;

@@ -5,6 +5,7 @@
 #ifndef SAMSA_BROKER_REQUEST_H
 #define SAMSA_BROKER_REQUEST_H
 
+#include "cluster/zk.h"
 #include "server/state.h"
 
 struct br_req {
@@ -89,11 +90,60 @@ void br_cluster_cancel_create(struct br_broker *b, void *parked);
 /* Stop: every CreateTopics still waiting is answered (REQUEST_TIMED_OUT
  * for the topics whose writes were not answered). */
 void br_cluster_complete_creates(struct br_broker *b);
-/* What DeleteTopics, CreatePartitions and the config changes answer on a
- * broker of a cluster until they write ZooKeeper. */
-#define BR_CLUSTER_ADMIN_NOT_YET                                                                   \
-    "not available on a broker of a cluster yet: topics are created (CreateTopics) but not "       \
-    "deleted, grown or reconfigured through the API"
+/* The admin requests that wait for ZooKeeper and the controller on a
+ * broker of a cluster (cluster_topics.c, cluster_configs.c,
+ * cluster_producer_ids.c; Kafka 2.0's KafkaApis, AdminManager and
+ * AdminZkClient):
+ * - DeleteTopics: answered NOT_CONTROLLER by a broker that is not the
+ *   controller; otherwise /admin/delete_topics/<t> is made for each topic
+ *   the metadata cache knows and the request waits, up to its timeout,
+ *   until the controller deleted the topic (the marker gone, the topic out
+ *   of the cache);
+ * - CreatePartitions: NOT_CONTROLLER likewise; the new partitions placed
+ *   (Kafka's rack-unaware assignment continuing the existing one, or the
+ *   request's) and written to /brokers/topics/<t> conditionally on the
+ *   version read; the request waits until the cache shows every partition
+ *   led;
+ * - AlterConfigs, IncrementalAlterConfigs (any broker): a topic's configs
+ *   validated as standalone, written to /config/topics/<t> conditionally
+ *   on the version read, then a /config/changes/config_change_ znode
+ *   tells every broker (br_cluster_config_changes);
+ * - InitProducerId: ids from blocks of 1000 claimed by a conditional write
+ *   of /latest_producer_id_block.
+ * Each returns what br_respond returns, having answered or parked r. */
+KP_MUST_CHECK int br_cluster_delete_topics(struct br_req *r);
+KP_MUST_CHECK int br_cluster_create_partitions(struct br_req *r);
+KP_MUST_CHECK int br_cluster_alter_configs(struct br_req *r, bool incremental);
+KP_MUST_CHECK int br_cluster_init_producer_id(struct br_req *r);
+/* StopReplica with delete_partitions: the directories renamed here were
+ * removed off the reactor (paths[0..n) taken, whatever happens). */
+void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n);
+/* Every broker of a cluster: the session (re)connected, so the config
+ * change notifications are listed again (and watched), those not seen yet
+ * applied to the topics hosted here. */
+void br_cluster_config_changes(struct br_broker *b);
+/* A watch of the broker's session fired. */
+void br_cluster_watch(struct br_broker *b, enum br_zk_watch kind, const char *path);
+/* Start (the I/O worker for directory removals), stop (parked requests
+ * answered REQUEST_TIMED_OUT for what is not done, the worker's jobs run
+ * to their end); br_cluster_admin_free frees the rest. */
+KP_MUST_CHECK int br_cluster_admin_start(struct br_broker *b);
+void br_cluster_admin_stop(struct br_broker *b);
+void br_cluster_cancel_wait(struct br_broker *b, void *parked);
+void br_cluster_complete_waits(struct br_broker *b);
+
+/* A config change of AlterConfigs (op SET) or IncrementalAlterConfigs. */
+struct br_config_change {
+    struct kp_str name;
+    int8_t op;           /* SET 0, DELETE 1, APPEND 2, SUBTRACT 3 */
+    struct kp_str value; /* len -1: null */
+};
+/* Applies changes ch[0..n) to tc (all or nothing: tc is left as it was on
+ * failure) and validates the result as a whole, as standalone mode does
+ * (handlers_admin.c). Returns 0 or a Kafka error code with msg. */
+KP_MUST_CHECK int br_config_apply_changes(const struct br_broker *b, struct br_topic_config *tc,
+                                          const struct br_config_change *ch, size_t n,
+                                          bool incremental, char *msg, size_t msglen);
 int br_h_produce(struct br_req *r);
 int br_h_fetch(struct br_req *r);
 int br_h_list_offsets(struct br_req *r);
@@ -126,6 +176,7 @@ enum br_park_kind {
     BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
     BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
     BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
+    BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
 };
 
 struct br_park {

@@ -44,6 +44,9 @@ struct br_cluster_member;
 struct br_replication;
 struct br_topic_zk_op;
 struct br_cluster_create;
+struct br_cwait;
+struct br_cop;
+struct br_worker;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -113,6 +116,22 @@ struct br_broker {
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
+    /* the other admin requests of a cluster (cluster_wait.h): those
+     * parked, their ZooKeeper requests in flight, the worker that removes
+     * deleted partitions' directories */
+    struct br_cwait *cwaits;
+    struct br_cop *cluster_ops;
+    struct br_worker *cluster_worker;
+    /* producer ids of a cluster: the block claimed in
+     * /latest_producer_id_block, [pid_next, pid_end) left of it
+     * (cluster_producer_ids.c) */
+    int64_t pid_next;
+    int64_t pid_end;
+    bool pid_claiming;
+    /* config changes: the sequence number of the newest
+     * /config/changes/config_change_ seen (-1: none listed yet) */
+    int64_t config_change_seen;
+    bool config_changes_listed;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
@@ -181,6 +200,20 @@ KP_MUST_CHECK int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, 
  * receive copies of its partition directories (the caller's: kp_free), to
  * be deleted by path. Returns 0, or KP_E_NOMEM with nothing changed. */
 KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs);
+/* Cluster mode, StopReplica with delete_partitions: partition index of t
+ * is no longer hosted here: what waits on it answered, its replication and
+ * producers forgotten, its log taken from the log manager, its directory
+ * renamed to its delete name (br_log_delete_dir_name) and the log closed;
+ * the slot stays, without a log. *dir receives the directory's path (the
+ * caller's, kp_free; NULL when it had no log, or out of memory) to be
+ * removed off the reactor. Returns 0, or KAFKA_STORAGE_ERROR when the
+ * rename failed (the log is closed all the same: *dir names it where it
+ * is). */
+KP_MUST_CHECK int br_broker_partition_delete(struct br_broker *b, struct br_topic *t,
+                                             int32_t index, char **dir);
+/* Takes t out of the table and frees it when none of its partitions has a
+ * log here any more. */
+void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t);
 /* A partition log's settings from its topic's config. */
 void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
 

@@ -5,6 +5,7 @@
 #include "server/state.h"
 
 #include "base/logging.h"
+#include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -483,6 +484,65 @@ int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
 }
 
 /* ---------------------------------------------------------------- cluster mode */
+
+int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t index, char **dir)
+{
+    *dir = NULL;
+    struct br_partition *p = &t->partitions[index];
+    if (p->log == NULL) {
+        return 0;
+    }
+    /* nothing waits on it or fetches for it any more */
+    br_replication_forget(b, p);
+    br_purgatory_complete_key(&b->purgatory, &p->delayed);
+    /* renamed to its delete name first (Kafka's LogManager.asyncDelete):
+     * the partition's own name is free at once for a topic made again
+     * under it, and what is left of this one is never read as a replica */
+    int rc = 0;
+    char parent[4096];
+    char target[4096];
+    const char *path = br_log_dir(p->log);
+    const char *slash = strrchr(path, '/');
+    size_t plen = slash != NULL ? (size_t)(slash - path) : 0;
+    if (slash == NULL || plen >= sizeof parent) {
+        rc = KP_ERR_KAFKA_STORAGE_ERROR;
+    } else {
+        memcpy(parent, path, plen);
+        parent[plen] = '\0';
+        if (br_log_delete_dir_name(parent, t->name, index, target, sizeof target) != 0 ||
+            br_log_move_dir(p->log, target) != 0) {
+            rc = KP_ERR_KAFKA_STORAGE_ERROR;
+        }
+    }
+    size_t n = strlen(br_log_dir(p->log));
+    *dir = kp_malloc(n + 1);
+    if (*dir != NULL) {
+        memcpy(*dir, br_log_dir(p->log), n + 1);
+    }
+    br_producers_free(&p->producers);
+    br_partition_free_replication(p);
+    br_logm_remove(b->logs, p->managed);
+    br_log_close(p->log);
+    memset(p, 0, sizeof *p);
+    p->topic = t;
+    p->index = index;
+    return rc;
+}
+
+void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t)
+{
+    for (int32_t i = 0; i < t->npartitions; i++) {
+        if (t->partitions[i].log != NULL) {
+            return;
+        }
+    }
+    size_t i = topic_lower_bound(b, kp_str_c(t->name));
+    if (i < b->ntopics && b->topics[i] == t) {
+        memmove(&b->topics[i], &b->topics[i + 1], (b->ntopics - i - 1) * sizeof(struct br_topic *));
+        b->ntopics--;
+    }
+    br_broker_topic_free(b, t);
+}
 
 struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_str topic,
                                                 int32_t index, int16_t *err)

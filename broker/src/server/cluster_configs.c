@@ -1,0 +1,435 @@
+/* samsa-broker: topic configs of a cluster: AlterConfigs and
+ * IncrementalAlterConfigs written to ZooKeeper as Kafka 2.0's
+ * AdminZkClient.changeTopicConfig writes them, and every broker's
+ * listener of /config/changes (Kafka's DynamicConfigManager) applying a
+ * change to the topics it hosts (see request.h, cluster_wait.h). */
+#define _GNU_SOURCE
+
+#include "base/logging.h"
+#include "cluster/zk_json.h"
+#include "server/cluster_wait.h"
+#include "server/topic_admin.h"
+
+#include <samsa-protocol/alloc.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+#define CHANGES_PATH "/config/changes"
+#define CHANGE_PREFIX "config_change_"
+/* A conditional write that lost to another writer is tried again this many
+ * times on what ZooKeeper then holds. */
+#define MAX_ATTEMPTS 5
+
+/* ---------------------------------------------------------------- AlterConfigs */
+
+static void configs_read(struct br_zk_call *call, const struct br_zk_result *r);
+
+static int read_configs(struct br_cop *op)
+{
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    op->call.done = configs_read;
+    if (!br_cluster_zk_ready(op->b)) {
+        return -1;
+    }
+    return br_zk_get(op->b->zk, path, false, br_zk_call_tag(&op->call));
+}
+
+static void fail(struct br_cop *op, int code, const char *msg)
+{
+    if (code == KP_ERR_UNKNOWN_SERVER_ERROR) {
+        br_warn("topic %s: changing its configs: %s", op->topic, msg);
+    }
+    br_cop_report(op, code, msg);
+    br_cop_free(op);
+}
+
+static void change_announced(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    if (r->rc != BR_ZK_OK) {
+        char msg[512];
+        (void)snprintf(msg, sizeof msg,
+                       "the configs were written, but the change notification was not: %s (the "
+                       "brokers apply them when they next read the topic's configs)",
+                       br_zk_rc_name(r->rc));
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return;
+    }
+    br_info("topic %s: configs written to ZooKeeper (%zu change(s)%s), announced as %s", op->topic,
+            op->nchanges, op->incremental ? ", incremental" : "",
+            r->created_path != NULL ? r->created_path : "a change");
+    br_cop_report(op, 0, NULL);
+    br_cop_free(op);
+}
+
+static void configs_written(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_broker *b = op->b;
+    if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
+        ++op->attempts < MAX_ATTEMPTS) {
+        /* another writer came first: the changes again, on what it wrote */
+        if (read_configs(op) == 0) {
+            return;
+        }
+    }
+    if (r->rc != BR_ZK_OK) {
+        char msg[512];
+        (void)snprintf(msg, sizeof msg, "writing /config/topics/%s: %s", op->topic,
+                       br_zk_rc_name(r->rc));
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return;
+    }
+    /* every broker hears of it (AdminZkClient.changeEntityConfig) */
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_config_change_encode("topics", op->topic, &json, &len) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot encode the change notification");
+        return;
+    }
+    kp_free(op->data);
+    op->data = json;
+    op->data_len = len;
+    op->call.done = change_announced;
+    if (!br_cluster_zk_ready(b) ||
+        br_zk_create(b->zk, CHANGES_PATH "/" CHANGE_PREFIX, json, len, BR_ZK_PERSISTENT_SEQUENTIAL,
+                     br_zk_call_tag(&op->call)) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write the change notification");
+    }
+}
+
+/* The topic's configs as ZooKeeper holds them: the changes applied and
+ * validated as standalone mode does, the result written back conditionally
+ * on the version read (created when there was none). */
+static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_broker *b = op->b;
+    char msg[512] = "";
+    if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
+        (void)snprintf(msg, sizeof msg, "reading /config/topics/%s: %s", op->topic,
+                       br_zk_rc_name(r->rc));
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return;
+    }
+    bool exists = r->rc == BR_ZK_OK;
+    struct br_topic_config tc;
+    br_topic_config_from_broker(&b->cfg, &tc);
+    if (exists && op->incremental && r->data != NULL) {
+        /* an incremental change edits the configs the topic has */
+        struct br_meta_config *cfgs = NULL;
+        size_t n = 0;
+        if (br_zk_topic_config_decode(r->data, r->data_len, r->path, &cfgs, &n, msg, sizeof msg) !=
+            0) {
+            fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            char why[256];
+            if (br_topic_config_set(&tc, cfgs[i].key, cfgs[i].value, why, sizeof why) != 0) {
+                br_warn("topic %s: config %s in ZooKeeper ignored: %s", op->topic, cfgs[i].key,
+                        why);
+            }
+        }
+        br_zk_configs_free(cfgs, n);
+    }
+    int rc = br_config_apply_changes(b, &tc, op->changes, op->nchanges, op->incremental, msg,
+                                     sizeof msg);
+    if (rc != 0) {
+        fail(op, rc, msg);
+        return;
+    }
+    if (op->validate_only) {
+        br_cop_report(op, 0, NULL);
+        br_cop_free(op);
+        return;
+    }
+    /* what ZooKeeper keeps: the keys set on the topic, as text (Kafka's
+     * {"version":1,"config":{...}}) */
+    char keys[BR_TCFG__COUNT][BR_META_MAX_CONFIG_KEY + 1];
+    char values[BR_TCFG__COUNT][BR_TOPIC_CONFIG_TEXT_MAX];
+    struct br_meta_config kvs[BR_TCFG__COUNT];
+    size_t n = 0;
+    for (int k = 0; k < BR_TCFG__COUNT; k++) {
+        if (!br_topic_config_is_set(&tc, (enum br_topic_config_key)k)) {
+            continue;
+        }
+        struct br_topic_config_entry e;
+        br_topic_config_entry(&tc, &b->cfg, (enum br_topic_config_key)k, &e);
+        (void)snprintf(keys[n], sizeof keys[n], "%s", e.name);
+        (void)snprintf(values[n], sizeof values[n], "%s", e.value);
+        kvs[n].key = keys[n];
+        kvs[n].value = values[n];
+        n++;
+    }
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_topic_config_encode(kvs, n, &json, &len) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot encode the configs");
+        return;
+    }
+    kp_free(op->data);
+    op->data = json;
+    op->data_len = len;
+    op->call.done = configs_written;
+    int zrc = !br_cluster_zk_ready(b) ? KP_E_INVALID_ARG
+              : exists ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
+                                   br_zk_call_tag(&op->call))
+                       : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
+                                      br_zk_call_tag(&op->call));
+    if (zrc != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write to ZooKeeper");
+    }
+}
+
+/* Copies a resource's changes into op (they outlive the request). */
+static int take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        bytes += (ch[i].name.len > 0 ? (size_t)ch[i].name.len : 0) + 1;
+        bytes += (ch[i].value.len > 0 ? (size_t)ch[i].value.len : 0) + 1;
+    }
+    op->changes = kp_calloc(n > 0 ? n : 1, sizeof *op->changes);
+    op->strings = kp_malloc(bytes > 0 ? bytes : 1);
+    if (op->changes == NULL || op->strings == NULL) {
+        return KP_E_NOMEM;
+    }
+    char *at = op->strings;
+    for (size_t i = 0; i < n; i++) {
+        struct kp_str src[2] = {ch[i].name, ch[i].value};
+        struct kp_str *dst[2] = {&op->changes[i].name, &op->changes[i].value};
+        for (int k = 0; k < 2; k++) {
+            if (src[k].len < 0 || src[k].ptr == NULL) {
+                *dst[k] = src[k].len < 0 ? KP_STR_NULL : (struct kp_str){at, 0};
+                continue;
+            }
+            memcpy(at, src[k].ptr, (size_t)src[k].len);
+            *dst[k] = (struct kp_str){at, src[k].len};
+            at += src[k].len;
+            *at++ = '\0';
+        }
+        op->changes[i].op = ch[i].op;
+    }
+    op->nchanges = n;
+    return 0;
+}
+
+/* One resource: its work started, or its entry done. */
+static void alter_one(struct br_broker *b, struct br_cwait *w, size_t i, int8_t type,
+                      struct kp_str name, const struct br_config_change *ch, size_t n,
+                      bool incremental, bool validate_only)
+{
+    char msg[512];
+    if (type == RESOURCE_BROKER) {
+        br_cwait_done(w, i, KP_ERR_INVALID_REQUEST,
+                      "broker configs are static in this broker: set them in server.properties "
+                      "(dynamic broker configs are not supported)");
+        return;
+    }
+    if (type != RESOURCE_TOPIC) {
+        (void)snprintf(msg, sizeof msg, "unsupported resource type %d", (int)type);
+        br_cwait_done(w, i, KP_ERR_INVALID_REQUEST, msg);
+        return;
+    }
+    char topic[BR_TOPIC_NAME_MAX + 1] = "";
+    if (name.len > 0 && (size_t)name.len <= BR_TOPIC_NAME_MAX &&
+        br_topic_name_valid(name.ptr, (size_t)name.len)) {
+        memcpy(topic, name.ptr, (size_t)name.len);
+        topic[name.len] = '\0';
+    }
+    if (topic[0] == '\0' || (br_mc_topic(&b->mc, topic, strlen(topic)) == NULL &&
+                             br_broker_find_topic(b, kp_str_c(topic)) == NULL)) {
+        (void)snprintf(msg, sizeof msg, "topic \"%.*s\" does not exist",
+                       name.len > 0 ? (int)(name.len > 249 ? 249 : name.len) : 0,
+                       name.ptr != NULL ? name.ptr : "");
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
+        return;
+    }
+    if (!br_cluster_zk_ready(b)) {
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
+        return;
+    }
+    struct br_cop *op = br_cop_new(b, w, i, topic, configs_read);
+    if (op == NULL || take_changes(op, ch, n) != 0) {
+        if (op != NULL) {
+            br_cop_free(op);
+        }
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+        return;
+    }
+    op->incremental = incremental;
+    op->validate_only = validate_only;
+    if (read_configs(op) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
+    }
+}
+
+int br_cluster_alter_configs(struct br_req *r, bool incremental)
+{
+    struct br_broker *b = r->b;
+    size_t nres = 0;
+    bool validate_only = false;
+    const struct kp_AlterConfigsRequest *qa = r->body;
+    const struct kp_IncrementalAlterConfigsRequest *qi = r->body;
+    if (incremental) {
+        nres = qi->Resources.count > 0 ? (size_t)qi->Resources.count : 0;
+        validate_only = qi->ValidateOnly;
+    } else {
+        nres = qa->Resources.count > 0 ? (size_t)qa->Resources.count : 0;
+        validate_only = qa->ValidateOnly;
+    }
+    struct br_cwait *w = br_cwait_new(r, nres);
+    if (w == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < nres; i++) {
+        int8_t type;
+        struct kp_str name;
+        size_t n;
+        struct br_config_change *ch;
+        if (incremental) {
+            const struct kp_IncrementalAlterConfigsRequest_AlterConfigsResource *res =
+                &qi->Resources.items[i];
+            type = res->ResourceType;
+            name = res->ResourceName;
+            n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
+            ch = kp_arena_alloc(r->arena, (n > 0 ? n : 1) * sizeof *ch);
+            for (size_t k = 0; ch != NULL && k < n; k++) {
+                ch[k].name = res->Configs.items[k].Name;
+                ch[k].op = res->Configs.items[k].ConfigOperation;
+                ch[k].value = res->Configs.items[k].Value;
+            }
+        } else {
+            const struct kp_AlterConfigsRequest_AlterConfigsResource *res = &qa->Resources.items[i];
+            type = res->ResourceType;
+            name = res->ResourceName;
+            n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
+            ch = kp_arena_alloc(r->arena, (n > 0 ? n : 1) * sizeof *ch);
+            for (size_t k = 0; ch != NULL && k < n; k++) {
+                ch[k].name = res->Configs.items[k].Name;
+                ch[k].op = 0; /* SET: AlterConfigs replaces the whole set */
+                ch[k].value = res->Configs.items[k].Value;
+            }
+        }
+        if (br_cwait_name(w, i, name, type) != 0 || ch == NULL) {
+            br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+            continue;
+        }
+        alter_one(b, w, i, type, name, ch, n, incremental, validate_only);
+    }
+    /* these requests carry no timeout: as standalone, the answer waits at
+     * most BR_ALTER_CONFIGS_WAIT_MS */
+    return br_cwait_park(w, r, BR_ALTER_CONFIGS_WAIT_MS);
+}
+
+/* ---------------------------------------------------------------- /config/changes */
+
+static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_broker *b = op->b;
+    struct br_zk_config_change ch;
+    char err[256];
+    if (r->rc == BR_ZK_OK && r->data != NULL &&
+        br_zk_config_change_decode(r->data, r->data_len, r->path, &ch, err, sizeof err) == 0) {
+        if (strcmp(ch.entity_type, "topics") == 0) {
+            if (br_broker_find_topic(b, kp_str_c(ch.entity_name)) != NULL) {
+                /* the topic's configs read again and applied to its logs */
+                br_cluster_read_topic_configs(b, ch.entity_name);
+            }
+        } else {
+            br_debug("config change of %s/%s ignored: Samsa applies topic configs only",
+                     ch.entity_type, ch.entity_name);
+        }
+    } else if (r->rc == BR_ZK_OK) {
+        /* Kafka ignores notifications it cannot read, too */
+        br_warn("ignoring config change %s: %s", r->path,
+                r->data == NULL ? "no data" : err);
+    } else if (r->rc != BR_ZK_NONODE) {
+        br_warn("reading config change %s: %s", r->path, br_zk_rc_name(r->rc));
+    }
+    br_cop_free(op);
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The notifications (watched again): those newer than the last seen read,
+ * oldest first. The first listing after start only notes where they are:
+ * a topic reads its configs when it comes to this broker. */
+static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_broker *b = op->b;
+    br_cop_free(op);
+    if (r->rc != BR_ZK_OK) {
+        br_warn("listing %s: %s", CHANGES_PATH, br_zk_rc_name(r->rc));
+        return;
+    }
+    int64_t *seqs = kp_calloc(r->n_children > 0 ? r->n_children : 1, sizeof *seqs);
+    if (seqs == NULL) {
+        br_error("out of memory reading the config changes");
+        return;
+    }
+    size_t n = 0;
+    int64_t newest = b->config_change_seen;
+    for (size_t i = 0; i < r->n_children; i++) {
+        int64_t seq = 0;
+        if (br_zk_sequence_number(r->children[i], CHANGE_PREFIX, &seq) != 0) {
+            continue;
+        }
+        if (seq > newest) {
+            newest = seq;
+        }
+        if (b->config_changes_listed && seq > b->config_change_seen) {
+            seqs[n++] = seq;
+        }
+    }
+    qsort(seqs, n, sizeof *seqs, cmp_seq);
+    for (size_t i = 0; i < n; i++) {
+        char path[64];
+        (void)snprintf(path, sizeof path, CHANGES_PATH "/" CHANGE_PREFIX "%010" PRId64, seqs[i]);
+        struct br_cop *one = br_cop_new(b, NULL, 0, NULL, change_read);
+        if (one == NULL || !br_cluster_zk_ready(b) ||
+            br_zk_get(b->zk, path, false, br_zk_call_tag(&one->call)) != 0) {
+            if (one != NULL) {
+                br_cop_free(one);
+            }
+            br_warn("config change %s not read", path);
+        }
+    }
+    kp_free(seqs);
+    b->config_change_seen = newest;
+    b->config_changes_listed = true;
+}
+
+void br_cluster_config_changes(struct br_broker *b)
+{
+    struct br_cop *op = br_cop_new(b, NULL, 0, NULL, changes_listed);
+    if (op == NULL) {
+        br_error("out of memory: config changes are not followed");
+        return;
+    }
+    if (!br_cluster_zk_ready(b) ||
+        br_zk_get_children(b->zk, CHANGES_PATH, true, br_zk_call_tag(&op->call)) != 0) {
+        br_cop_free(op);
+    }
+}
+
+void br_cluster_configs_watch(struct br_broker *b, enum br_zk_watch kind, const char *path)
+{
+    if (kind == BR_ZK_WATCH_CHILD && strcmp(path, CHANGES_PATH) == 0) {
+        br_cluster_config_changes(b);
+    }
+}
