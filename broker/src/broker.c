@@ -7,6 +7,7 @@
 #include "base/logging.h"
 #include "base/mailbox.h"
 #include "cluster_member.h"
+#include "controlled_shutdown.h"
 #include "log_dirs.h"
 #include "server/group.h"
 #include "server/replication.h"
@@ -61,7 +62,13 @@ static void net_drain(void *ctx)
     br_broker_complete_all_parked(ctx);
 }
 
-static const struct br_net_ops broker_net_ops = {net_frame, net_cancel_parked, net_drain};
+static bool net_stop_requested(void *ctx)
+{
+    return br_controlled_shutdown_begin(ctx);
+}
+
+static const struct br_net_ops broker_net_ops = {net_frame, net_cancel_parked, net_drain,
+                                                 net_stop_requested};
 
 static void mailbox_ready(void *ctx, struct br_watch *w)
 {
@@ -263,6 +270,7 @@ void br_broker_stop(struct br_broker *b)
     br_groups_stop(b);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */
+    br_controlled_shutdown_free(b);
     br_member_stop(b);
     br_replication_stop(b);
     br_cluster_admin_free(b);

@@ -41,8 +41,6 @@ static const char *const persistent_paths[] = {
 };
 #define NPATHS (sizeof persistent_paths / sizeof persistent_paths[0])
 
-/* controller.socket.timeout.ms, Kafka's default */
-#define CONTROLLER_SOCKET_TIMEOUT_MS 30000
 /* how long a registration left by a previous session is waited out */
 #define REGISTER_RETRY_MS 1000
 
@@ -247,8 +245,8 @@ static void check_done(struct br_zk_call *call, const struct br_zk_result *r)
 
 static void retry_fire(void *ctx, struct br_timer *t)
 {
-    (void)t;
-    struct br_cluster_member *m = ctx;
+    (void)ctx; /* the broker: the timer's owner is the member */
+    struct br_cluster_member *m = t->owner;
     if (!m->registered && br_zk_state(m->b->zk) == BR_ZK_STATE_CONNECTED) {
         register_broker(m);
     }
@@ -337,7 +335,7 @@ int br_member_start(struct br_broker *b)
      * does; the broker's session made it first */
     (void)snprintf(cc.zk_connect, sizeof cc.zk_connect, "%s", b->cfg.zookeeper_connect);
     cc.session_timeout_ms = b->cfg.zookeeper_session_timeout_ms;
-    cc.socket_timeout_ms = CONTROLLER_SOCKET_TIMEOUT_MS;
+    cc.socket_timeout_ms = m->b->cfg.controller_socket_timeout_ms;
     cc.unclean_leader_election = b->cfg.unclean_leader_election_enable;
     cc.delete_topic_enable = b->cfg.delete_topic_enable;
     if (br_controller_start(&cc, &b->controller) != 0) {

@@ -91,6 +91,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_TRUE(c.controlled_shutdown_enable);
     CU_ASSERT_EQUAL(c.controlled_shutdown_max_retries, 3);
     CU_ASSERT_EQUAL(c.controlled_shutdown_retry_backoff_ms, 5000);
+    CU_ASSERT_EQUAL(c.controller_socket_timeout_ms, 30000);
     CU_ASSERT_EQUAL_FATAL(c.n_log_dirs, 1);
     CU_ASSERT_STRING_EQUAL(c.log_dirs[0], "/tmp/kafka-logs");
     CU_ASSERT_EQUAL(c.log_segment_bytes, 1073741824);
@@ -203,6 +204,7 @@ static const char every_key[] =
     "controlled.shutdown.enable=false\n"
     "controlled.shutdown.max.retries=5\n"
     "controlled.shutdown.retry.backoff.ms=2500\n"
+    "controller.socket.timeout.ms=12000\n"
     "log.dir=/ignored/because/log.dirs/wins\n"
     "log.dirs=/data/a,/data/b\n"
     "log.segment.bytes=536870912\n"
@@ -297,6 +299,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_FALSE(c.controlled_shutdown_enable);
     CU_ASSERT_EQUAL(c.controlled_shutdown_max_retries, 5);
     CU_ASSERT_EQUAL(c.controlled_shutdown_retry_backoff_ms, 2500);
+    CU_ASSERT_EQUAL(c.controller_socket_timeout_ms, 12000);
     CU_ASSERT_EQUAL_FATAL(c.n_log_dirs, 2);
     CU_ASSERT_STRING_EQUAL(c.log_dirs[0], "/data/a");
     CU_ASSERT_STRING_EQUAL(c.log_dirs[1], "/data/b");

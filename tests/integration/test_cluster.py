@@ -77,6 +77,9 @@ class Cluster:
                     "broker.id": str(i),
                     "zookeeper.connect": self.zk.connect + CHROOT,
                     "zookeeper.session.timeout.ms": str(SESSION_MS),
+                    # the last broker standing cannot hand its leaderships
+                    # over: its three attempts should not take 15 s
+                    "controlled.shutdown.retry.backoff.ms": "300",
                     **(config or {}),
                 }
                 if make_broker is not None:

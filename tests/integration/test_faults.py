@@ -285,6 +285,9 @@ def case_leader_bounced_cleanly_twice(t):
         for _ in range(2):
             old = leader_of(c)
             c.brokers[old].stop()
+            # a controlled shutdown: the leaderships moved before it stopped
+            check("every partition this broker led is led elsewhere" in c.brokers[old].log_text(),
+                  "broker %d stopped without handing its leaderships over", old)
             wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
             progress(prod)
             restart(c, old)

@@ -153,10 +153,11 @@ def run_partition(t, ck, c, net):
     faults.TOPIC = TOPIC  # the shared producer and checker of the fault suite
     faults.PARTITIONS = 1
     # a leader cut off answers nothing, not even a reset: the client gives
-    # up on a request after request.timeout.ms (librdkafka's default 30 s,
-    # which would be most of the unavailability measured here)
+    # up on its connection after socket.timeout.ms and on a request after
+    # request.timeout.ms (librdkafka's defaults, 60 s and 30 s, would be
+    # most of the unavailability measured here)
     outside = faults.Producer(ck, ",".join(c.bootstrap(i) for i in range(3)),
-                              {"request.timeout.ms": 5000})
+                              {"request.timeout.ms": 5000, "socket.timeout.ms": 6000})
     t0 = time.monotonic()
     outside.start()
     inside = None
@@ -170,10 +171,12 @@ def run_partition(t, ck, c, net):
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         faults.progress(outside, 100)
         net.cut("b%d" % old)
+        t_cut = time.monotonic()
         # the controller gives the partition to an in-sync follower once the
         # isolated leader's ZooKeeper session expired
         wait_for(lambda: (c.state(TOPIC, 0) or {}).get("leader", old) not in (old, -1), DEADLINE,
                  "a new leader while broker %d is cut off" % old)
+        t_elected = time.monotonic()
         faults.progress(outside, 200)
         net.heal("b%d" % old)
         wait_for(lambda: sorted((c.state(TOPIC, 0) or {}).get("isr", [])) == [0, 1, 2],
@@ -191,6 +194,10 @@ def run_partition(t, ck, c, net):
             except subprocess.TimeoutExpired:
                 inside.kill()
                 out, _ = inside.communicate()
+    with outside.lock:
+        resumed = next((x for x in outside.ack_times if x > t_elected), None)
+    print("    cut to new leader in ZooKeeper: %.2f s; cut to the first acknowledgement after "
+          "it: %.2f s" % (t_elected - t_cut, (resumed or t_elected) - t_cut), flush=True)
     inside_acked = [tuple(json.loads(line)) for line in out.splitlines() if line.startswith("[")]
     outside.acked.extend(inside_acked)
     print("    the producer inside the leader's namespace: %d acknowledged" % len(inside_acked),

@@ -63,7 +63,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include <samsa-protocol/err.h>
+
+#include "cluster/metadata.h"
 
 #define BR_CONTROLLER_CONNECT_MAX 4096
 
@@ -87,6 +91,37 @@ KP_MUST_CHECK int br_controller_start(const struct br_controller_config *cfg,
 /* Whether this broker is the active controller now, and its epoch (any
  * thread; for logs and tests). */
 bool br_controller_active(struct br_controller *c, int32_t *epoch);
+
+/* A partition a controlled shutdown leaves with the broker (it still
+ * leads it: no other in-sync replica could take it over). */
+struct br_shutdown_remaining {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+};
+
+/* The controller's answer to a ControlledShutdown: err (NONE,
+ * NOT_CONTROLLER, BROKER_NOT_AVAILABLE) and the partitions the broker
+ * still leads. Called once, on the controller's thread, or on the thread
+ * that stops the controller when the request was still queued (then
+ * NOT_CONTROLLER); remaining is valid during the call only. */
+typedef void (*br_controlled_shutdown_done)(void *ctx, int16_t err,
+                                            const struct br_shutdown_remaining *remaining,
+                                            size_t n);
+
+/*
+ * Kafka 2.0's KafkaController.doControlledShutdown, queued to the
+ * controller's thread: broker_id is shutting down (it is no longer chosen
+ * as a leader); of each partition with more than one replica on it, one it
+ * leads gets the first live, in-sync replica of its assignment that is not
+ * shutting down as leader with an ISR without the shutting brokers (Kafka's
+ * ControlledShutdownLeaderElectionStrategy), one it follows loses it from
+ * its ISR (never emptied) and it gets StopReplica for it (delete_partitions
+ * false). LeaderAndIsr goes to the replicas, then UpdateMetadata to all;
+ * done reports what the broker still leads. Returns 0, or KP_E_NOMEM (done
+ * is not called).
+ */
+KP_MUST_CHECK int br_controller_controlled_shutdown(struct br_controller *c, int32_t broker_id,
+                                                    br_controlled_shutdown_done done, void *ctx);
 
 /* Stops the senders and the thread, closes the session (its /controller
  * znode goes with it: another broker is elected) and frees. NULL is a

@@ -116,6 +116,9 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     [BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS] = {"controlled.shutdown.retry.backoff.ms", K_LONG,
                                                      FIELD(controlled_shutdown_retry_backoff_ms),
                                                      "5000", AT_LEAST64(0)},
+    [BR_CFG_CONTROLLER_SOCKET_TIMEOUT_MS] = {"controller.socket.timeout.ms", K_INT,
+                                             FIELD(controller_socket_timeout_ms), "30000",
+                                             AT_LEAST32(1)},
 
     [BR_CFG_LOG_DIR] = {"log.dir", K_SPECIAL, 0, "/tmp/kafka-logs", NO_RANGE},
     [BR_CFG_LOG_DIRS] = {"log.dirs", K_SPECIAL, 0, NULL, NO_RANGE},
@@ -260,7 +263,6 @@ static const char *const ignored_keys[] = {
     "auto.leader.rebalance.enable",
     "background.threads",
     "broker.rack",
-    "controller.socket.timeout.ms",
     "delete.records.purgatory.purge.interval.requests",
     "fetch.purgatory.purge.interval.requests",
     "inter.broker.protocol.version",

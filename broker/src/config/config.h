@@ -189,6 +189,7 @@ enum br_config_key {
     BR_CFG_CONTROLLED_SHUTDOWN_ENABLE,
     BR_CFG_CONTROLLED_SHUTDOWN_MAX_RETRIES,
     BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS,
+    BR_CFG_CONTROLLER_SOCKET_TIMEOUT_MS,
     /* log */
     BR_CFG_LOG_DIR,
     BR_CFG_LOG_DIRS,
@@ -292,6 +293,7 @@ struct br_config {
     bool controlled_shutdown_enable;              /* controlled.shutdown.enable */
     int32_t controlled_shutdown_max_retries;      /* controlled.shutdown.max.retries */
     int64_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms */
+    int32_t controller_socket_timeout_ms;         /* controller.socket.timeout.ms */
 
     /* log */
     char **log_dirs;                                 /* effective: log.dirs, else log.dir */

@@ -135,6 +135,7 @@ struct br_net {
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
+    bool stop_signalled; /* a stop signal came and the user stops the loop itself */
     struct br_timer *timers; /* the earliest deadline: the heap's root */
     struct br_task *tasks;   /* posted, in order (br_task_post) */
     struct br_task *tasks_tail;
@@ -1747,11 +1748,18 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
     case BR_WATCH_SIGNAL: {
         struct signalfd_siginfo si;
         while (read(w->fd, &si, sizeof si) == (ssize_t)sizeof si) {
-            br_info("signal %u (%s) received: stopping", si.ssi_signo,
-                    si.ssi_signo == SIGHUP   ? "SIGHUP"
-                    : si.ssi_signo == SIGINT ? "SIGINT"
-                                             : "SIGTERM");
-            n->stopping = true;
+            const char *name = si.ssi_signo == SIGHUP   ? "SIGHUP"
+                               : si.ssi_signo == SIGINT ? "SIGINT"
+                                                        : "SIGTERM";
+            if (n->stop_signalled || n->ops->stop_requested == NULL) {
+                br_info("signal %u (%s) received: stopping", si.ssi_signo, name);
+                n->stopping = true;
+            } else {
+                br_info("signal %u (%s) received: stopping (another one stops at once)",
+                        si.ssi_signo, name);
+                n->stop_signalled = true;
+                n->stopping = n->ops->stop_requested(n->ctx);
+            }
         }
         break;
     }
@@ -1759,6 +1767,11 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         w->ops->ready(n->ctx, w);
         break;
     }
+}
+
+void br_net_stop(struct br_net *n)
+{
+    n->stopping = true;
 }
 
 int br_net_run(struct br_net *n)

@@ -61,6 +61,11 @@ struct br_net_ops {
     void (*cancel_parked)(void *ctx, void *parked);
     /* br_net_drain began: answer every parked request now. */
     void (*drain)(void *ctx);
+    /* A stop signal arrived: true stops the loop now; false means the user
+     * stops it later (br_net_stop), after work of its own (a broker of a
+     * cluster hands its leaderships over first). A second signal stops at
+     * once. NULL: stop now. */
+    bool (*stop_requested)(void *ctx);
 };
 
 /* What the reactor watches for the others is told apart by this kind; a
@@ -92,7 +97,8 @@ struct br_timer;
 struct br_timer_ops {
     const char *name; /* for logs */
     /* The deadline passed; the timer is disarmed before the call and may be
-     * armed again from it. */
+     * armed again from it. ctx is the net's user's (br_net_create's ctx),
+     * not the timer's: its owner is t->owner (br_timer_init's). */
     void (*fire)(void *ctx, struct br_timer *t);
 };
 
@@ -128,6 +134,8 @@ int br_net_bound_port(const struct br_net *n, size_t listener);
 /* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
  * start) arrives. Returns 0. */
 int br_net_run(struct br_net *n);
+/* br_net_run returns after the current turn. */
+void br_net_stop(struct br_net *n);
 /* Stop accepting, finish what is in flight (bounded wait), close everything. */
 void br_net_drain(struct br_net *n, int64_t max_wait_ms);
 void br_net_free(struct br_net *n);

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "base/mailbox.h"
+#include "cluster/controller.h"
 #include "group/group.h"
 #include "server/group.h"
 #include "server/cluster_wait.h"
@@ -261,6 +263,159 @@ int br_h_stop_replica(struct br_req *r)
     /* the files go off the reactor; the answer does not wait for them */
     br_cluster_remove_dirs(r->b, rm.paths, rm.n);
     return br_respond(r, &resp);
+}
+
+/* ---------------------------------------------------------------- ControlledShutdown */
+
+/* A ControlledShutdown parked on its slot until the controller's thread
+ * answers (by id: the answer may come after the connection died). */
+struct br_cs_wait {
+    struct br_park park; /* first: kind BR_PARK_CONTROLLED_SHUTDOWN */
+    struct br_cs_wait *next;
+    uint64_t id;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t version;
+    int32_t correlation_id;
+};
+
+/* What travels from the controller's thread back to the reactor. */
+struct cs_answer {
+    struct br_mail mail; /* first */
+    struct br_broker *b;
+    uint64_t id;
+    int32_t broker;
+    int16_t err;
+    size_t n;
+    struct br_shutdown_remaining *remaining; /* owned */
+};
+
+static void cs_unlink(struct br_broker *b, struct br_cs_wait *w)
+{
+    for (struct br_cs_wait **pp = &b->cs_waits; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            return;
+        }
+    }
+}
+
+static void cs_answer_wait(struct br_broker *b, struct br_cs_wait *w, int16_t err,
+                           const struct br_shutdown_remaining *remaining, size_t n)
+{
+    struct kp_ControlledShutdownResponse resp;
+    kp_ControlledShutdownResponse_init(&resp);
+    resp.ErrorCode = err;
+    struct kp_ControlledShutdownResponse_RemainingPartition *items =
+        kp_calloc(n > 0 ? n : 1, sizeof *items);
+    if (items == NULL) {
+        resp.ErrorCode = KP_ERR_UNKNOWN_SERVER_ERROR;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        items[i].TopicName = kp_str_c(remaining[i].topic);
+        items[i].PartitionIndex = remaining[i].partition;
+    }
+    resp.RemainingPartitions.items = items;
+    resp.RemainingPartitions.count = (int32_t)n;
+    br_answer_parked(b, w->conn, w->slot, KP_API_CONTROLLED_SHUTDOWN, w->version,
+                     w->correlation_id, &resp);
+    kp_free(items);
+}
+
+/* On the reactor: the controller answered. */
+static void cs_deliver(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
+    struct cs_answer *a = (struct cs_answer *)(void *)m;
+    for (struct br_cs_wait *w = b->cs_waits; w != NULL; w = w->next) {
+        if (w->id == a->id) {
+            cs_unlink(b, w);
+            cs_answer_wait(b, w, a->err, a->remaining, a->n);
+            kp_free(w);
+            break;
+        }
+    }
+    kp_free(a->remaining);
+    kp_free(a);
+}
+
+/* On the controller's thread (or the one stopping it). */
+static void cs_done(void *ctx, int16_t err, const struct br_shutdown_remaining *remaining, size_t n)
+{
+    struct cs_answer *a = ctx;
+    a->err = err;
+    a->n = 0;
+    if (n > 0) {
+        a->remaining = kp_calloc(n, sizeof *a->remaining);
+        if (a->remaining == NULL) {
+            a->err = KP_ERR_UNKNOWN_SERVER_ERROR;
+        } else {
+            memcpy(a->remaining, remaining, n * sizeof *remaining);
+            a->n = n;
+        }
+    }
+    br_info("ControlledShutdown of broker %" PRId32 ": %s, %zu partition(s) still led by it",
+            a->broker, kp_err_name(err), n);
+    a->mail.deliver = cs_deliver;
+    br_mailbox_post(a->b->mailbox, &a->mail);
+}
+
+int br_h_controlled_shutdown(struct br_req *r)
+{
+    const struct kp_ControlledShutdownRequest *q = r->body;
+    struct br_broker *b = r->b;
+    struct kp_ControlledShutdownResponse resp;
+    kp_ControlledShutdownResponse_init(&resp);
+    resp.RemainingPartitions.items = NULL;
+    resp.RemainingPartitions.count = 0;
+    if (b->controller == NULL || !br_controller_active(b->controller, NULL) ||
+        br_broker_stopping(b) || r->slot == NULL) {
+        resp.ErrorCode = KP_ERR_NOT_CONTROLLER;
+        return br_respond(r, &resp);
+    }
+    struct br_cs_wait *w = kp_calloc(1, sizeof *w);
+    struct cs_answer *a = kp_calloc(1, sizeof *a);
+    if (w == NULL || a == NULL) {
+        kp_free(w);
+        kp_free(a);
+        return KP_E_NOMEM;
+    }
+    w->park.kind = BR_PARK_CONTROLLED_SHUTDOWN;
+    w->id = ++b->cs_next_id;
+    w->conn = r->conn;
+    w->slot = r->slot;
+    w->version = r->version;
+    w->correlation_id = r->hdr->CorrelationId;
+    a->b = b;
+    a->id = w->id;
+    a->broker = q->BrokerId;
+    if (br_controller_controlled_shutdown(b->controller, q->BrokerId, cs_done, a) != 0) {
+        kp_free(w);
+        kp_free(a);
+        return KP_E_NOMEM;
+    }
+    w->next = b->cs_waits;
+    b->cs_waits = w;
+    br_slot_set_parked(r->slot, &w->park);
+    return 0;
+}
+
+void br_cancel_controlled_shutdown(struct br_broker *b, void *parked)
+{
+    struct br_cs_wait *w = parked;
+    cs_unlink(b, w);
+    kp_free(w); /* the controller's answer finds no one waiting */
+}
+
+void br_complete_controlled_shutdowns(struct br_broker *b)
+{
+    while (b->cs_waits != NULL) {
+        struct br_cs_wait *w = b->cs_waits;
+        b->cs_waits = w->next;
+        cs_answer_wait(b, w, KP_ERR_NOT_CONTROLLER, NULL, 0);
+        kp_free(w);
+    }
 }
 
 /* ---------------------------------------------------------------- Metadata */

@@ -34,6 +34,7 @@ static const struct dispatch_entry dispatch[] = {
     /* the controller's: served in cluster mode only (cluster_api) */
     [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr},
     [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica},
+    [KP_API_CONTROLLED_SHUTDOWN] = {1, 1, br_h_controlled_shutdown},
     [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata},
     [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch},
     [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
@@ -65,7 +66,8 @@ static const struct dispatch_entry dispatch[] = {
 static bool cluster_api(size_t key)
 {
     return key == KP_API_LEADER_AND_ISR || key == KP_API_STOP_REPLICA ||
-           key == KP_API_UPDATE_METADATA || key == KP_API_OFFSET_FOR_LEADER_EPOCH;
+           key == KP_API_UPDATE_METADATA || key == KP_API_OFFSET_FOR_LEADER_EPOCH ||
+           key == KP_API_CONTROLLED_SHUTDOWN;
 }
 
 static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
@@ -260,6 +262,9 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_HW:
         br_replication_cancel_hw(b, parked);
         break;
+    case BR_PARK_CONTROLLED_SHUTDOWN:
+        br_cancel_controlled_shutdown(b, parked);
+        break;
     }
 }
 
@@ -272,6 +277,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
     br_topic_admin_complete_all_parked(b);
     br_cluster_complete_creates(b);
     br_cluster_complete_waits(b);
+    br_complete_controlled_shutdowns(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)

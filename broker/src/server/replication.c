@@ -120,8 +120,8 @@ static void fetcher_kick(struct fetcher *f)
 
 static void backoff_fire(void *ctx, struct br_timer *t)
 {
-    (void)t;
-    fetcher_kick(ctx);
+    (void)ctx; /* the broker: the timer's owner is the fetcher */
+    fetcher_kick(t->owner);
 }
 
 static const struct br_timer_ops backoff_timer = {"replica fetch backoff", backoff_fire};

@@ -66,6 +66,12 @@ int br_h_leader_and_isr(struct br_req *r);
 int br_h_stop_replica(struct br_req *r);
 int br_h_update_metadata(struct br_req *r);
 int br_h_offset_for_leader_epoch(struct br_req *r);
+/* ControlledShutdown, on the active controller: parked until the
+ * controller's thread moved the broker's leaderships (BR_PARK_CONTROLLED_SHUTDOWN). */
+int br_h_controlled_shutdown(struct br_req *r);
+void br_cancel_controlled_shutdown(struct br_broker *b, void *parked);
+/* Stop: every parked ControlledShutdown answered NOT_CONTROLLER. */
+void br_complete_controlled_shutdowns(struct br_broker *b);
 int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
  * Kafka's AdminZkClient writes it (its config, then its assignment over
@@ -176,6 +182,7 @@ enum br_park_kind {
     BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
     BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
     BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
+    BR_PARK_CONTROLLED_SHUTDOWN, /* ControlledShutdown waiting for the controller (cluster_handlers.c) */
     BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
 };
 

@@ -40,6 +40,7 @@ struct br_mailbox;
 struct br_topic_admin;
 struct br_zk;
 struct br_controller;
+struct br_shutdown;
 struct br_cluster_member;
 struct br_replication;
 struct br_topic_zk_op;
@@ -105,6 +106,7 @@ struct br_broker {
     struct br_zk *zk;
     struct br_controller *controller;
     struct br_cluster_member *member;
+    struct br_shutdown *shutdown; /* the handover at stop (controlled_shutdown.h) */
     struct br_replication *replication; /* server/replication.h */
     struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
     uint64_t rng;                  /* replica placement's random start (cluster_admin.c) */
@@ -113,6 +115,10 @@ struct br_broker {
      * request that waits for the topic's writes, and the topic's index */
     struct br_cluster_create *create_waiter;
     int32_t create_waiter_index;
+    /* ControlledShutdown requests waiting for this broker's controller
+     * (cluster_handlers.c), and the next one's id */
+    struct br_cs_wait *cs_waits;
+    uint64_t cs_next_id;
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
