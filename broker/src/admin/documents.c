@@ -244,7 +244,6 @@ static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s, const struc
         put_int(jb, "under_replicated_led", (gint64)h.under_replicated_led_here);
         put_int(jb, "isr_shrinks", s->isr_shrinks);
         put_int(jb, "isr_expands", s->isr_expands);
-        put_int(jb, "connections", s->connections);
         put_configs(jb, s->configs, s->nconfigs);
         json_builder_set_member_name(jb, "log_dirs");
         json_builder_begin_array(jb);

@@ -170,8 +170,6 @@ char *br_admin_metrics(const struct br_snapshot *s)
           "Partitions without a leader, as this broker knows them", (gint64)h.offline);
     plain(out, "samsa_cluster_underminisrpartitions", "gauge",
           "Partitions with fewer in-sync replicas than min.insync.replicas", (gint64)h.under_min_isr);
-    plain(out, "kafka_server_socketserver_connections", "gauge", "Open Kafka connections",
-          s->connections);
 
     head(out, "kafka_network_requestmetrics_requests_total", "counter",
          "Requests handled, by API (RequestsPerSec)");

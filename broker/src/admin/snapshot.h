@@ -138,7 +138,6 @@ struct br_snapshot {
     struct br_snap_api *apis;
     int64_t isr_shrinks;
     int64_t isr_expands;
-    int64_t connections;
     /* arena */
     struct br_snap_chunk *chunks;
     bool failed; /* an allocation failed: the snapshot is not to be published */
