@@ -300,7 +300,7 @@ static void fill_topic(struct br_snapshot *s, struct br_broker *b, const char *n
         np = np > t->npartitions ? np : t->npartitions;
         fill_configs(s, t, &b->cfg, out);
     } else {
-        out->internal = strcmp(name, "__consumer_offsets") == 0;
+        out->internal = name != NULL && strcmp(name, "__consumer_offsets") == 0;
     }
     out->parts = br_snap_alloc(s, (size_t)np * sizeof *out->parts + 1);
     if (out->parts == NULL) {
