@@ -5,6 +5,7 @@
 #include "broker.h"
 
 #include "base/logging.h"
+#include "admin_feed.h"
 #include "base/mailbox.h"
 #include "cluster_member.h"
 #include "controlled_shutdown.h"
@@ -192,6 +193,10 @@ int br_broker_start(struct br_broker *b)
         br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
         return -1;
     }
+    /* before the registration, which names the admin API's URL */
+    if (br_admin_feed_start(b) != 0) {
+        return -1;
+    }
     if (b->cluster) {
         if (br_replication_start(b) != 0) {
             br_error("out of memory");
@@ -263,6 +268,8 @@ void br_broker_stop(struct br_broker *b)
      * loaded: a start that failed before leaves the log dirs as they were */
     bool started = b->logs_loaded;
     bool flushed = true;
+    /* the admin thread first: nothing is published after this */
+    br_admin_feed_stop(b);
     /* first: a creation in flight ends with its topic complete (or not
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
@@ -272,6 +279,7 @@ void br_broker_stop(struct br_broker *b)
      * then the fetchers */
     br_controlled_shutdown_free(b);
     br_member_stop(b);
+    br_admin_feed_free(b); /* after the session: no answer comes any more */
     br_replication_stop(b);
     br_cluster_admin_free(b);
     /* the flushes and checkpoint writes under way end, the cleaning stops;

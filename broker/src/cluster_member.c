@@ -4,6 +4,8 @@
 
 #include "cluster_member.h"
 
+#include "admin_feed.h"
+
 #include "base/clock.h"
 #include "base/logging.h"
 #include "cluster/controller.h"
@@ -181,6 +183,10 @@ static void register_broker(struct br_cluster_member *m)
     reg.n_endpoints = 1;
     reg.jmx_port = -1;
     reg.timestamp_ms = br_now_wall_ms();
+    const char *admin_url = br_admin_feed_url(b);
+    if (admin_url != NULL) {
+        (void)snprintf(reg.admin_endpoint, sizeof reg.admin_endpoint, "%s", admin_url);
+    }
     char *json = NULL;
     size_t len = 0;
     if (br_zk_broker_encode(&reg, &json, &len) != 0) {

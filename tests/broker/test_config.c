@@ -75,7 +75,9 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.n_admin_listeners, 1);
     CU_ASSERT_STRING_EQUAL(c.admin_listeners[0].name, "HTTP");
     CU_ASSERT_STRING_EQUAL(c.admin_listeners[0].host, "127.0.0.1");
-    CU_ASSERT_EQUAL(c.admin_listeners[0].port, 8081);
+    CU_ASSERT_EQUAL(c.admin_listeners[0].port, 9095);
+    CU_ASSERT_EQUAL(c.admin_max_connections, 32);
+    CU_ASSERT_EQUAL(c.admin_stream_max_clients, 8);
     CU_ASSERT_EQUAL(c.log_level, BR_LOG_INFO);
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 104857600);
     CU_ASSERT_EQUAL(c.max_connections, INT32_MAX);
@@ -188,6 +190,9 @@ static const char every_key[] =
     "listener.security.protocol.map=CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT\n"
     "inter.broker.listener.name=replication\n"
     "admin.listeners=http://0.0.0.0:8088\n"
+    "admin.auth.token=s3cret\n"
+    "admin.max.connections=10\n"
+    "admin.stream.max.clients=2\n"
     "log.level=debug\n"
     "socket.request.max.bytes=1048576\n"
     "max.connections=500\n"
@@ -698,6 +703,9 @@ static void test_admin_listeners(void)
 {
     struct br_config c;
     expect_ok("admin.listeners=\n", &c);
+    CU_ASSERT_EQUAL(c.n_admin_listeners, 0);
+    br_config_free(&c);
+    expect_ok("admin.listeners=0\n", &c);
     CU_ASSERT_EQUAL(c.n_admin_listeners, 0);
     br_config_free(&c);
     expect_ok("admin.listeners=HTTP://:8081,http://[::1]:8082\n", &c);

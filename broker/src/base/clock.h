@@ -9,6 +9,8 @@
 
 /* Monotonic milliseconds (deadlines, intervals). */
 int64_t br_now_mono_ms(void);
+/* Monotonic microseconds (request timing). */
+int64_t br_now_mono_us(void);
 /* Wall-clock milliseconds since the epoch (timestamps). */
 int64_t br_now_wall_ms(void);
 

@@ -872,6 +872,13 @@ int br_zk_broker_decode(const char *buf, size_t len, const char *name, struct br
     }
     if (rc == 0) {
         out->timestamp_ms = lenient_long(root, "timestamp");
+        const json_t *admin = json_object_get(root, "admin_endpoint");
+        const char *url = json_is_string(admin) ? json_string_value(admin) : NULL;
+        size_t url_n = json_is_string(admin) ? json_string_length(admin) : 0;
+        if (url != NULL && url_n <= BR_ZK_ADMIN_ENDPOINT_MAX && !has_control_byte(url, url_n)) {
+            memcpy(out->admin_endpoint, url, url_n);
+            out->admin_endpoint[url_n] = '\0';
+        }
     }
     json_decref(root);
     if (rc != 0) {
@@ -964,6 +971,11 @@ int br_zk_broker_encode(const struct br_zk_broker *b, char **out, size_t *out_le
     }
     put(&e, root, "jmx_port", enc_int(&e, b->jmx_port));
     put(&e, root, "timestamp", enc_long_str(&e, b->timestamp_ms));
+    size_t admin_n = strnlen(b->admin_endpoint, sizeof b->admin_endpoint);
+    if (admin_n > 0 && admin_n < sizeof b->admin_endpoint &&
+        !has_control_byte(b->admin_endpoint, admin_n)) {
+        put(&e, root, "admin_endpoint", enc_strn(&e, b->admin_endpoint, admin_n));
+    }
     return finish(&e, root, out, out_len);
 }
 

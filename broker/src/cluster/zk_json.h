@@ -70,6 +70,7 @@
 #define BR_ZK_JSON_MAX_BYTES ((size_t)4 * 1024 * 1024)
 
 /* Ceilings of what one document may hold (Kafka has none). */
+#define BR_ZK_ADMIN_ENDPOINT_MAX 255
 #define BR_ZK_MAX_ENDPOINTS 64               /* endpoints of one broker */
 #define BR_ZK_LISTENER_MAX 255               /* bytes of a listener name */
 #define BR_ZK_HOST_MAX 255                   /* bytes of a host (a DNS name is at most 253) */
@@ -126,6 +127,10 @@ struct br_zk_broker {
     char rack[BR_ZK_RACK_MAX + 1];
     int32_t jmx_port;     /* -1: JMX off */
     int64_t timestamp_ms; /* when registered; -1 when absent or unreadable (Kafka ignores it) */
+    /* Samsa's own field "admin_endpoint": the broker's admin API URL
+     * ("http://127.0.0.1:9095"); "" when absent, unreadable or too long.
+     * Kafka ignores fields it does not know. */
+    char admin_endpoint[BR_ZK_ADMIN_ENDPOINT_MAX + 1];
 };
 
 void br_zk_broker_clear(struct br_zk_broker *b);

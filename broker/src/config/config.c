@@ -68,7 +68,12 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                            NO_RANGE},
     [BR_CFG_SECURITY_INTER_BROKER_PROTOCOL] = {"security.inter.broker.protocol", K_SPECIAL, 0,
                                                "PLAINTEXT", NO_RANGE},
-    [BR_CFG_ADMIN_LISTENERS] = {"admin.listeners", K_SPECIAL, 0, "http://127.0.0.1:8081", NO_RANGE},
+    [BR_CFG_ADMIN_LISTENERS] = {"admin.listeners", K_SPECIAL, 0, "http://127.0.0.1:9095", NO_RANGE},
+    [BR_CFG_ADMIN_AUTH_TOKEN] = {"admin.auth.token", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_ADMIN_MAX_CONNECTIONS] = {"admin.max.connections", K_INT,
+                                      FIELD(admin_max_connections), "32", 1, 4096},
+    [BR_CFG_ADMIN_STREAM_MAX_CLIENTS] = {"admin.stream.max.clients", K_INT,
+                                         FIELD(admin_stream_max_clients), "8", 0, 1024},
     [BR_CFG_LOG_LEVEL] = {"log.level", K_LOGLEVEL, FIELD(log_level), "info", NO_RANGE},
     [BR_CFG_SOCKET_REQUEST_MAX_BYTES] = {"socket.request.max.bytes", K_INT,
                                          FIELD(socket_request_max_bytes), "104857600",
@@ -676,8 +681,11 @@ void br_config_entry(const struct br_config *c, enum br_config_key k, struct br_
     }
     out->name = keys[k].name;
     out->read_only = true; /* no dynamic broker configs */
-    out->sensitive = false;
-    if (c->raw[k] != NULL) {
+    out->sensitive = k == BR_CFG_ADMIN_AUTH_TOKEN;
+    if (out->sensitive) {
+        out->value = NULL;
+        out->source = c->raw[k] != NULL ? BR_CONFIG_SOURCE_STATIC_BROKER : BR_CONFIG_SOURCE_DEFAULT;
+    } else if (c->raw[k] != NULL) {
         out->value = c->raw[k];
         out->source = BR_CONFIG_SOURCE_STATIC_BROKER;
     } else {
@@ -1579,8 +1587,11 @@ static int resolve_listeners(struct load *ld)
                          c->inter_broker_listener_name);
     }
 
-    rc = parse_listener_list(ld, BR_CFG_ADMIN_LISTENERS, text_of(ld, BR_CFG_ADMIN_LISTENERS), false,
-                             c->admin_listeners, &c->n_admin_listeners);
+    /* "0" turns the admin API off, as the empty list does */
+    const char *admin = text_of(ld, BR_CFG_ADMIN_LISTENERS);
+    rc = strcmp(admin, "0") == 0 ? 0
+                                 : parse_listener_list(ld, BR_CFG_ADMIN_LISTENERS, admin, false,
+                                                       c->admin_listeners, &c->n_admin_listeners);
     if (rc != 0) {
         return rc;
     }

@@ -55,7 +55,14 @@
  *                        set (br_config_check_available).
  *   admin.listeners      Samsa's own: where the admin HTTP/WebSocket API
  *                        listens, a comma list of http://host:port; default
- *                        http://127.0.0.1:8081; empty turns the API off.
+ *                        http://127.0.0.1:9095 (the Kafka port + 3); empty
+ *                        or 0 turns the API off; port 0 picks a free port.
+ *   admin.auth.token     Samsa's own: the bearer token every admin request
+ *                        must carry; required when an admin listener is not
+ *                        a loopback address. Sensitive: never shown.
+ *   admin.max.connections, admin.stream.max.clients  Samsa's own: the most
+ *                        HTTP connections (default 32) and WebSocket stream
+ *                        clients (default 8) the admin API serves at once.
  *   log.level            Samsa's own: debug, info (default), warn, error.
  *   log.open.files.max   Samsa's own: how many segment files the logs keep
  *                        open at once (fileref.h), 1..2^31-1; unset: half
@@ -173,6 +180,9 @@ enum br_config_key {
     BR_CFG_INTER_BROKER_LISTENER_NAME,
     BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
     BR_CFG_ADMIN_LISTENERS,
+    BR_CFG_ADMIN_AUTH_TOKEN,
+    BR_CFG_ADMIN_MAX_CONNECTIONS,
+    BR_CFG_ADMIN_STREAM_MAX_CLIENTS,
     BR_CFG_LOG_LEVEL,
     BR_CFG_SOCKET_REQUEST_MAX_BYTES,
     BR_CFG_MAX_CONNECTIONS,
@@ -277,6 +287,8 @@ struct br_config {
     char inter_broker_listener_name[BR_LISTENER_NAME_MAX + 1];        /* effective */
     struct br_listener admin_listeners[BR_CONFIG_MAX_LISTENERS];      /* admin.listeners */
     size_t n_admin_listeners;                                         /* 0 = admin API off */
+    int32_t admin_max_connections;      /* admin.max.connections */
+    int32_t admin_stream_max_clients;   /* admin.stream.max.clients */
     int log_level;                                /* log.level: an enum br_level */
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */

@@ -2,6 +2,7 @@
  * request.h). */
 #define _GNU_SOURCE
 
+#include "base/clock.h"
 #include "server/replication.h"
 #include "server/request.h"
 
@@ -172,6 +173,19 @@ static bool produce_acks_zero(const struct kp_request *req)
     return p->Acks == 0;
 }
 
+/* For the admin API: one more request of key handled in us. */
+static void count_request(struct br_broker *b, int16_t key, int64_t us)
+{
+    if (key >= 0 && key < BR_MAX_APIS) {
+        struct br_api_stats *st = &b->api_stats[key];
+        st->requests++;
+        st->total_us += us;
+        if (us > st->max_us) {
+            st->max_us = us;
+        }
+    }
+}
+
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
 {
     /* what the request's bytes decode into is bounded by their size; what
@@ -226,10 +240,12 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
         br_conn_close_after_flush(c);
         goto out;
     }
+    int64_t t0 = br_now_mono_us();
     err = d->handler(&r);
     if (err != 0) {
         br_respond_failed(&r, err);
     }
+    count_request(b, req.header.RequestApiKey, br_now_mono_us() - t0);
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);

@@ -374,6 +374,7 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                 rp->Records.len = (int32_t)got;
                 budget -= got;
                 fr->total_bytes += got;
+                p->topic->bytes_out += got;
             }
         }
     }

@@ -354,6 +354,8 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (app.duplicate) {
         return; /* a retry of a batch we already have: its original offset */
     }
+    p->topic->messages_in += h.RecordCount;
+    p->topic->bytes_in += (int64_t)size;
     if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
         out->LogAppendTimeMs = now;
     }

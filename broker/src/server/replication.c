@@ -626,6 +626,11 @@ static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
     if (r->rc == BR_ZK_OK && r->has_stat) {
         int32_t old = p->nisr;
         if (br_partition_set_isr(p, w->isr, w->nisr, r->stat.version, br_now_mono_ms()) == 0) {
+            if (w->nisr < old) {
+                b->isr_shrinks++;
+            } else if (w->nisr > old) {
+                b->isr_expands++;
+            }
             br_info("%s-%" PRId32 ": ISR now %" PRId32 " replica(s) (was %" PRId32 ")", w->topic,
                     w->partition, w->nisr, old);
             note_isr_change(w->rep, p);

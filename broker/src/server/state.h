@@ -48,6 +48,7 @@ struct br_cluster_create;
 struct br_cwait;
 struct br_cop;
 struct br_worker;
+struct br_admin_feed;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -66,6 +67,20 @@ struct br_topic {
     int16_t replication_factor;
     struct br_partition *partitions;
     struct br_topic_config config;
+    /* counted for the admin API's metrics: records and bytes appended as
+     * leader, record bytes read by Fetch */
+    int64_t messages_in;
+    int64_t bytes_in;
+    int64_t bytes_out;
+};
+
+/* Requests of one API key handled, for the admin API: their count and
+ * the time from decoding to the handler's return (a parked request's wait
+ * is not counted). */
+struct br_api_stats {
+    int64_t requests;
+    int64_t total_us;
+    int64_t max_us;
 };
 
 struct br_broker {
@@ -141,6 +156,11 @@ struct br_broker {
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
+    /* the admin API (admin_feed.h): what it publishes, and what it counts */
+    struct br_admin_feed *admin_feed;
+    struct br_api_stats api_stats[BR_MAX_APIS];
+    int64_t isr_shrinks;
+    int64_t isr_expands;
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame

@@ -1,0 +1,63 @@
+/*
+ * samsa-broker: the admin API, a libsoup 3 HTTP and WebSocket server on a
+ * thread of its own with its own GMainContext. It serves JSON documents,
+ * a WebSocket stream of changes and Prometheus metrics from the latest
+ * snapshot the reactor published (snapshot.h), and never touches reactor
+ * state: the reactor hands it snapshots through br_admin_publish, a
+ * pointer swapped under a mutex and an eventfd that wakes the thread.
+ *
+ * Read-only: changes go through the Kafka protocol. Bounded: connections,
+ * WebSocket clients, request line and headers; a request with a body is
+ * refused. A listener that is not a loopback address needs a bearer token.
+ *
+ * @locality br_admin_start, br_admin_publish, br_admin_url, br_admin_stop:
+ * the reactor thread (one caller). Everything else runs on the admin thread.
+ */
+#ifndef SAMSA_BROKER_ADMIN_ADMIN_H
+#define SAMSA_BROKER_ADMIN_ADMIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <samsa-protocol/err.h>
+
+#include "admin/snapshot.h"
+
+struct br_admin;
+
+struct br_admin_listener {
+    const char *host; /* "" = every interface */
+    uint16_t port;    /* 0 = a free port */
+};
+
+struct br_admin_config {
+    const struct br_admin_listener *listeners;
+    size_t nlisteners;
+    const char *token;          /* NULL: no token (only loopback listeners) */
+    int32_t max_connections;    /* >= 1 */
+    int32_t max_stream_clients; /* >= 0 */
+    int32_t node_id;
+};
+
+/*
+ * Starts the thread and binds every listener before returning. Returns 0
+ * with *out (the caller's: br_admin_stop), or -1 with the reason in err
+ * (a non-loopback listener without a token, a port in use, ...).
+ */
+KP_MUST_CHECK int br_admin_start(const struct br_admin_config *cfg, struct br_admin **out,
+                                 char *err, size_t errlen);
+
+/* The first listener's URL, "http://127.0.0.1:9095", its port the bound
+ * one. Valid until br_admin_stop. */
+const char *br_admin_url(const struct br_admin *a);
+
+/* Hands snap (transfer full) to the admin thread; a snapshot it has not
+ * taken yet is replaced (and unreferenced). Never blocks on the admin
+ * thread beyond a pointer swap. */
+void br_admin_publish(struct br_admin *a, struct br_snapshot *snap);
+
+/* Closes the listeners and the streams, joins the thread, frees a. NULL
+ * is a no-op. */
+void br_admin_stop(struct br_admin *a);
+
+#endif

@@ -1,0 +1,237 @@
+/* samsa-broker: /metrics, the Prometheus text exposition of a snapshot
+ * (see documents.h). Names are those the Prometheus JMX exporter's Kafka
+ * rules give Kafka's MBeans (kafka.server<type=ReplicaManager,
+ * name=UnderReplicatedPartitions> is
+ * kafka_server_replicamanager_underreplicatedpartitions), so a Kafka
+ * dashboard reads them; what Kafka has no MBean for is samsa_*, and group
+ * lag is named as kafka_exporter names it (kafka_consumergroup_lag). */
+#include "admin/documents.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* A label value with \, " and newline escaped. */
+static void label(GString *out, const char *name, const char *value)
+{
+    g_string_append(out, name);
+    g_string_append(out, "=\"");
+    for (const char *p = value != NULL ? value : ""; *p != '\0'; p++) {
+        if (*p == '\\' || *p == '"') {
+            g_string_append_c(out, '\\');
+            g_string_append_c(out, *p);
+        } else if (*p == '\n') {
+            g_string_append(out, "\\n");
+        } else {
+            g_string_append_c(out, *p);
+        }
+    }
+    g_string_append_c(out, '"');
+}
+
+static void head(GString *out, const char *name, const char *type, const char *help)
+{
+    g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void plain(GString *out, const char *name, const char *type, const char *help, gint64 v)
+{
+    head(out, name, type, help);
+    g_string_append_printf(out, "%s %" G_GINT64_FORMAT "\n", name, v);
+}
+
+static void topic_counter(GString *out, const struct br_snapshot *s, const char *name,
+                          const char *help, size_t field)
+{
+    head(out, name, "counter", help);
+    for (size_t i = 0; i < s->ntopics; i++) {
+        const struct br_snap_topic *t = &s->topics[i];
+        gint64 v = 0;
+        memcpy(&v, (const char *)t + field, sizeof v);
+        g_string_append(out, name);
+        g_string_append_c(out, '{');
+        label(out, "topic", t->name);
+        g_string_append_printf(out, "} %" G_GINT64_FORMAT "\n", v);
+    }
+}
+
+/* One sample per partition this broker hosts (or leads, led_only). */
+typedef gint64 (*partition_value)(const struct br_snap_partition *p);
+
+static gint64 p_leo(const struct br_snap_partition *p)
+{
+    return p->log_end_offset;
+}
+
+static gint64 p_lso(const struct br_snap_partition *p)
+{
+    return p->log_start_offset;
+}
+
+static gint64 p_hw(const struct br_snap_partition *p)
+{
+    return p->high_watermark;
+}
+
+static gint64 p_size(const struct br_snap_partition *p)
+{
+    return p->size_bytes;
+}
+
+static gint64 p_under(const struct br_snap_partition *p)
+{
+    return p->nisr < p->nreplicas ? 1 : 0;
+}
+
+static gint64 p_isr(const struct br_snap_partition *p)
+{
+    return p->nisr;
+}
+
+static void per_partition(GString *out, const struct br_snapshot *s, const char *name,
+                          const char *help, partition_value f, gboolean led_only)
+{
+    head(out, name, "gauge", help);
+    for (size_t i = 0; i < s->ntopics; i++) {
+        const struct br_snap_topic *t = &s->topics[i];
+        for (int32_t k = 0; k < t->npartitions; k++) {
+            const struct br_snap_partition *p = &t->parts[k];
+            if (!p->hosted || (led_only && !p->led_here)) {
+                continue;
+            }
+            g_string_append(out, name);
+            g_string_append_c(out, '{');
+            label(out, "topic", t->name);
+            g_string_append_printf(out, ",partition=\"%" PRId32 "\"} %" G_GINT64_FORMAT "\n",
+                                   p->partition, f(p));
+        }
+    }
+}
+
+static void per_replica(GString *out, const struct br_snapshot *s, const char *name,
+                        const char *help, gboolean lag)
+{
+    head(out, name, "gauge", help);
+    for (size_t i = 0; i < s->ntopics; i++) {
+        const struct br_snap_topic *t = &s->topics[i];
+        for (int32_t k = 0; k < t->npartitions; k++) {
+            const struct br_snap_partition *p = &t->parts[k];
+            for (int32_t r = 0; p->led_here && r < p->nreplicas; r++) {
+                const struct br_snap_replica *rep = &p->replicas[r];
+                gint64 v = lag ? rep->lag : rep->log_end_offset;
+                if (v < 0) {
+                    continue;
+                }
+                g_string_append(out, name);
+                g_string_append_c(out, '{');
+                label(out, "topic", t->name);
+                g_string_append_printf(out,
+                                       ",partition=\"%" PRId32 "\",replica=\"%" PRId32
+                                       "\"} %" G_GINT64_FORMAT "\n",
+                                       p->partition, rep->broker, v);
+            }
+        }
+    }
+}
+
+char *br_admin_metrics(const struct br_snapshot *s)
+{
+    GString *out = g_string_sized_new(4096);
+    struct br_snap_health h;
+    br_snap_health(s, &h);
+    topic_counter(out, s, "kafka_server_brokertopicmetrics_messagesin_total",
+                  "Records appended as leader (MessagesInPerSec)",
+                  offsetof(struct br_snap_topic, messages_in));
+    topic_counter(out, s, "kafka_server_brokertopicmetrics_bytesin_total",
+                  "Bytes appended as leader (BytesInPerSec)",
+                  offsetof(struct br_snap_topic, bytes_in));
+    topic_counter(out, s, "kafka_server_brokertopicmetrics_bytesout_total",
+                  "Record bytes sent by Fetch (BytesOutPerSec)",
+                  offsetof(struct br_snap_topic, bytes_out));
+    plain(out, "kafka_server_replicamanager_underreplicatedpartitions", "gauge",
+          "Partitions led here with fewer in-sync replicas than replicas",
+          (gint64)h.under_replicated_led_here);
+    plain(out, "kafka_server_replicamanager_leadercount", "gauge", "Partitions led here",
+          (gint64)h.led_here);
+    gint64 hosted = 0;
+    for (size_t i = 0; i < s->ntopics; i++) {
+        for (int32_t k = 0; k < s->topics[i].npartitions; k++) {
+            hosted += s->topics[i].parts[k].hosted ? 1 : 0;
+        }
+    }
+    plain(out, "kafka_server_replicamanager_partitioncount", "gauge", "Partitions hosted here",
+          hosted);
+    plain(out, "kafka_server_replicamanager_isrshrinks_total", "counter",
+          "ISR shrinks of partitions led here (IsrShrinksPerSec)", s->isr_shrinks);
+    plain(out, "kafka_server_replicamanager_isrexpands_total", "counter",
+          "ISR expansions of partitions led here (IsrExpandsPerSec)", s->isr_expands);
+    plain(out, "kafka_controller_kafkacontroller_activecontrollercount", "gauge",
+          "1 on the active controller", s->controller_id == s->node_id ? 1 : 0);
+    plain(out, "kafka_controller_kafkacontroller_offlinepartitionscount", "gauge",
+          "Partitions without a leader, as this broker knows them", (gint64)h.offline);
+    plain(out, "samsa_cluster_underminisrpartitions", "gauge",
+          "Partitions with fewer in-sync replicas than min.insync.replicas", (gint64)h.under_min_isr);
+
+    head(out, "kafka_network_requestmetrics_requests_total", "counter",
+         "Requests handled, by API (RequestsPerSec)");
+    for (size_t i = 0; i < s->napis; i++) {
+        g_string_append(out, "kafka_network_requestmetrics_requests_total{");
+        label(out, "request", s->apis[i].name);
+        g_string_append_printf(out, "} %" G_GINT64_FORMAT "\n", s->apis[i].requests);
+    }
+    head(out, "kafka_network_requestmetrics_totaltimems", "summary",
+         "Time from a request's arrival to its response, by API (TotalTimeMs)");
+    for (size_t i = 0; i < s->napis; i++) {
+        g_string_append(out, "kafka_network_requestmetrics_totaltimems_sum{");
+        label(out, "request", s->apis[i].name);
+        g_string_append_printf(out, "} %.3f\n", (double)s->apis[i].total_us / 1000.0);
+        g_string_append(out, "kafka_network_requestmetrics_totaltimems_count{");
+        label(out, "request", s->apis[i].name);
+        g_string_append_printf(out, "} %" G_GINT64_FORMAT "\n", s->apis[i].requests);
+    }
+
+    per_partition(out, s, "kafka_log_log_logendoffset", "Log end offset of the replica here",
+                  p_leo, FALSE);
+    per_partition(out, s, "kafka_log_log_logstartoffset", "Log start offset of the replica here",
+                  p_lso, FALSE);
+    per_partition(out, s, "kafka_log_log_size", "Bytes of the replica's segments", p_size, FALSE);
+    per_partition(out, s, "samsa_partition_highwatermark", "High watermark", p_hw, FALSE);
+    per_partition(out, s, "kafka_cluster_partition_underreplicated",
+                  "1 when a partition led here has fewer in-sync replicas than replicas", p_under,
+                  TRUE);
+    per_partition(out, s, "kafka_cluster_partition_insyncreplicascount",
+                  "In-sync replicas of a partition led here", p_isr, TRUE);
+    per_replica(out, s, "samsa_replica_logendoffset",
+                "Each replica's log end offset as its leader knows it", FALSE);
+    per_replica(out, s, "samsa_replica_lag",
+                "Each replica's lag behind its leader's log end offset", TRUE);
+
+    head(out, "kafka_consumergroup_lag", "gauge",
+         "Committed offset's distance from the high watermark, groups coordinated here");
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const struct br_snap_group *g = &s->groups[i];
+        for (size_t k = 0; k < g->nlags; k++) {
+            if (g->lags[k].lag < 0) {
+                continue;
+            }
+            g_string_append(out, "kafka_consumergroup_lag{");
+            label(out, "consumergroup", g->group_id);
+            g_string_append_c(out, ',');
+            label(out, "topic", g->lags[k].topic);
+            g_string_append_printf(out, ",partition=\"%" PRId32 "\"} %" G_GINT64_FORMAT "\n",
+                                   g->lags[k].partition, g->lags[k].lag);
+        }
+    }
+    head(out, "kafka_consumergroup_current_offset", "gauge", "Committed offset");
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const struct br_snap_group *g = &s->groups[i];
+        for (size_t k = 0; k < g->nlags; k++) {
+            g_string_append(out, "kafka_consumergroup_current_offset{");
+            label(out, "consumergroup", g->group_id);
+            g_string_append_c(out, ',');
+            label(out, "topic", g->lags[k].topic);
+            g_string_append_printf(out, ",partition=\"%" PRId32 "\"} %" G_GINT64_FORMAT "\n",
+                                   g->lags[k].partition, g->lags[k].committed);
+        }
+    }
+    return g_string_free(out, FALSE);
+}

@@ -1,0 +1,552 @@
+/* samsa-broker: the admin API's thread: libsoup's server on its own
+ * GMainContext, the snapshot handed over by the reactor, the WebSocket
+ * stream (see admin.h). */
+#define _GNU_SOURCE
+
+#include "admin/admin.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include <libsoup/soup.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <samsa-protocol/alloc.h>
+
+#include "admin/documents.h"
+#include "base/logging.h"
+
+#define MAX_URL 300
+#define MAX_PATH_BYTES 1024
+#define STREAM_PATH "/v1/stream"
+#define STREAM_KEEPALIVE_S 15
+
+struct br_admin {
+    /* set by br_admin_start, read-only afterwards */
+    struct br_admin_config cfg;
+    struct br_admin_listener *listeners; /* owned copies */
+    char *token;
+    char url[MAX_URL];
+    int wake_fd;
+    pthread_t thread;
+    /* the reactor's hand-over: the latest snapshot not yet taken */
+    pthread_mutex_t lock;
+    pthread_cond_t ready_cond;
+    struct br_snapshot *pending; /* under lock */
+    bool ready;                  /* under lock: the thread bound or failed */
+    int start_rc;                /* under lock */
+    char start_err[256];         /* under lock */
+    atomic_bool quit;
+    /* the admin thread's own */
+    GMainContext *ctx;
+    GMainLoop *loop;
+    SoupServer *server;
+    GSocketService *service;
+    struct br_snapshot *current;
+    GPtrArray *streams; /* SoupWebsocketConnection *, referenced */
+    guint64 seq;        /* the stream's last sequence number */
+    char stream_id[40];
+    int connections;
+};
+
+const char *br_admin_url(const struct br_admin *a)
+{
+    return a->url;
+}
+
+void br_admin_publish(struct br_admin *a, struct br_snapshot *snap)
+{
+    pthread_mutex_lock(&a->lock);
+    struct br_snapshot *old = a->pending;
+    a->pending = snap;
+    pthread_mutex_unlock(&a->lock);
+    br_snap_unref(old); /* a snapshot the admin thread never took */
+    uint64_t one = 1;
+    /* a full counter (never in practice) still leaves the fd readable */
+    (void)!write(a->wake_fd, &one, sizeof one);
+}
+
+/* ------------------------------------------------------------ responses */
+
+static void respond(SoupServerMessage *msg, guint status, const char *type, char *body)
+{
+    soup_server_message_set_status(msg, status, NULL);
+    SoupMessageHeaders *h = soup_server_message_get_response_headers(msg);
+    soup_message_headers_replace(h, "Cache-Control", "no-store");
+    soup_server_message_set_response(msg, type, SOUP_MEMORY_TAKE, body, strlen(body));
+}
+
+static void respond_error(SoupServerMessage *msg, guint status, const char *code,
+                          const char *message)
+{
+    respond(msg, status, "application/json", br_admin_error_json(status, code, message));
+}
+
+/* Constant-time comparison of the bearer token. */
+static gboolean token_ok(const struct br_admin *a, SoupServerMessage *msg)
+{
+    if (a->token == NULL) {
+        return TRUE;
+    }
+    const char *auth =
+        soup_message_headers_get_one(soup_server_message_get_request_headers(msg), "Authorization");
+    if (auth == NULL || g_ascii_strncasecmp(auth, "Bearer ", 7) != 0) {
+        return FALSE;
+    }
+    const char *given = auth + 7;
+    size_t n = strlen(given);
+    size_t m = strlen(a->token);
+    unsigned diff = n == m ? 0U : 1U;
+    for (size_t i = 0; i < m; i++) {
+        diff |= (unsigned)(unsigned char)a->token[i] ^ (unsigned)(unsigned char)given[i < n ? i : 0];
+    }
+    return diff == 0;
+}
+
+/* Every request first: the token, the method, no body, a bounded path,
+ * the stream's room. A refusal answers here (libsoup then skips the
+ * handlers and reads no body). */
+static void early_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
+                          GHashTable *query, gpointer ud)
+{
+    (void)server;
+    (void)query;
+    struct br_admin *a = ud;
+    const char *method = soup_server_message_get_method(msg);
+    SoupMessageHeaders *req = soup_server_message_get_request_headers(msg);
+    if (!token_ok(a, msg)) {
+        soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+                                     "WWW-Authenticate", "Bearer realm=\"samsa-admin\"");
+        respond_error(msg, SOUP_STATUS_UNAUTHORIZED, "UNAUTHORIZED",
+                      "this admin API needs Authorization: Bearer <admin.auth.token>");
+        return;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
+                                     "GET, HEAD");
+        respond_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED",
+                      "the admin API is read-only: changes go through the Kafka protocol");
+        return;
+    }
+    if (soup_message_headers_get_encoding(req) != SOUP_ENCODING_NONE &&
+        soup_message_headers_get_encoding(req) != SOUP_ENCODING_EOF &&
+        !(soup_message_headers_get_encoding(req) == SOUP_ENCODING_CONTENT_LENGTH &&
+          soup_message_headers_get_content_length(req) == 0)) {
+        respond_error(msg, SOUP_STATUS_REQUEST_ENTITY_TOO_LARGE, "BODY_NOT_ALLOWED",
+                      "requests to the admin API carry no body");
+        return;
+    }
+    if (strlen(path) > MAX_PATH_BYTES) {
+        respond_error(msg, SOUP_STATUS_REQUEST_URI_TOO_LONG, "URI_TOO_LONG", "the path is too long");
+        return;
+    }
+    if (strcmp(path, STREAM_PATH) == 0 &&
+        (a->streams->len >= (guint)a->cfg.max_stream_clients)) {
+        respond_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "TOO_MANY_STREAMS",
+                      "the stream serves admin.stream.max.clients clients at once");
+        return;
+    }
+}
+
+static void document_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
+                             GHashTable *query, gpointer ud)
+{
+    (void)server;
+    (void)query;
+    struct br_admin *a = ud;
+    if (strcmp(path, "/metrics") == 0) {
+        if (a->current == NULL) {
+            respond_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "NOT_READY",
+                          "the broker has published no state yet");
+            return;
+        }
+        respond(msg, SOUP_STATUS_OK, "text/plain; version=0.0.4; charset=utf-8",
+                br_admin_metrics(a->current));
+        return;
+    }
+    if (strcmp(path, STREAM_PATH) == 0) {
+        respond_error(msg, SOUP_STATUS_BAD_REQUEST, "WEBSOCKET_EXPECTED",
+                      "/v1/stream is a WebSocket: send an Upgrade request");
+        return;
+    }
+    guint status = 200;
+    char *body = br_admin_document(a->current, path, &status);
+    respond(msg, status, "application/json", body);
+}
+
+/* ------------------------------------------------------------ the stream */
+
+static void stream_closed(SoupWebsocketConnection *ws, gpointer ud)
+{
+    struct br_admin *a = ud;
+    if (g_ptr_array_remove(a->streams, ws)) {
+        g_object_unref(ws);
+    }
+}
+
+static void stream_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpointer ud)
+{
+    (void)type;
+    (void)data;
+    (void)ud;
+    /* read-only: a client has nothing to say */
+    soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION,
+                                    "the stream takes no messages");
+}
+
+static void stream_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
+                           SoupWebsocketConnection *ws, gpointer ud)
+{
+    (void)server;
+    (void)msg;
+    (void)path;
+    struct br_admin *a = ud;
+    /* libsoup 3.2 answers the handshake whatever the early handler said:
+     * a client over the bound is closed at once, before any message */
+    if (a->streams->len >= (guint)a->cfg.max_stream_clients) {
+        soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_SERVER_ERROR,
+                                        "too many stream clients");
+        return;
+    }
+    soup_websocket_connection_set_max_incoming_payload_size(ws, 4096);
+    soup_websocket_connection_set_keepalive_interval(ws, STREAM_KEEPALIVE_S);
+    g_ptr_array_add(a->streams, g_object_ref(ws));
+    g_signal_connect(ws, "closed", G_CALLBACK(stream_closed), a);
+    g_signal_connect(ws, "message", G_CALLBACK(stream_message), a);
+    char *hello = br_admin_stream_hello(a->current, a->seq, a->stream_id);
+    soup_websocket_connection_send_text(ws, hello);
+    g_free(hello);
+}
+
+static void broadcast(struct br_admin *a, GPtrArray *events)
+{
+    for (guint i = 0; i < a->streams->len; i++) {
+        SoupWebsocketConnection *ws = g_ptr_array_index(a->streams, i);
+        if (soup_websocket_connection_get_state(ws) != SOUP_WEBSOCKET_STATE_OPEN) {
+            continue;
+        }
+        for (guint k = 0; k < events->len; k++) {
+            soup_websocket_connection_send_text(ws, g_ptr_array_index(events, k));
+        }
+    }
+}
+
+/* The reactor published: take the snapshot, tell the streams what changed. */
+static gboolean wake(gint fd, GIOCondition cond, gpointer ud)
+{
+    (void)cond;
+    struct br_admin *a = ud;
+    uint64_t v = 0;
+    (void)!read(fd, &v, sizeof v);
+    if (atomic_load(&a->quit)) {
+        g_main_loop_quit(a->loop);
+        return G_SOURCE_CONTINUE;
+    }
+    pthread_mutex_lock(&a->lock);
+    struct br_snapshot *snap = a->pending;
+    a->pending = NULL;
+    pthread_mutex_unlock(&a->lock);
+    if (snap == NULL) {
+        return G_SOURCE_CONTINUE;
+    }
+    GPtrArray *events = g_ptr_array_new_with_free_func(g_free);
+    br_admin_stream_events(a->current, snap, &a->seq, events);
+    broadcast(a, events);
+    g_ptr_array_unref(events);
+    br_snap_unref(a->current);
+    a->current = snap;
+    return G_SOURCE_CONTINUE;
+}
+
+/* ------------------------------------------------------------ connections */
+
+static void connection_gone(gpointer ud, GObject *where_the_object_was)
+{
+    (void)where_the_object_was;
+    struct br_admin *a = ud;
+    a->connections--;
+}
+
+static const char busy_body[] =
+    "{\"error\":{\"status\":503,\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":\"the admin "
+    "API serves admin.max.connections connections at once\"}}\n";
+
+/* A new connection: counted (its last reference gone uncounts it) and
+ * handed to libsoup, or refused over admin.max.connections. */
+static gboolean incoming(GSocketService *service, GSocketConnection *conn, GObject *source,
+                         gpointer ud)
+{
+    (void)service;
+    (void)source;
+    struct br_admin *a = ud;
+    if (a->connections >= a->cfg.max_connections) {
+        GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(conn));
+        char head[160];
+        int n = snprintf(head, sizeof head,
+                         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                         "Connection: close\r\nContent-Length: %zu\r\n\r\n",
+                         sizeof busy_body - 1);
+        /* a fresh socket's buffer takes these few bytes without blocking */
+        if (n > 0 && (size_t)n < sizeof head) {
+            (void)g_output_stream_write_all(out, head, (size_t)n, NULL, NULL, NULL);
+            (void)g_output_stream_write_all(out, busy_body, sizeof busy_body - 1, NULL, NULL, NULL);
+        }
+        (void)g_io_stream_close(G_IO_STREAM(conn), NULL, NULL);
+        return TRUE;
+    }
+    GSocketAddress *local = g_socket_connection_get_local_address(conn, NULL);
+    GSocketAddress *remote = g_socket_connection_get_remote_address(conn, NULL);
+    GError *err = NULL;
+    a->connections++;
+    g_object_weak_ref(G_OBJECT(conn), connection_gone, a);
+    if (!soup_server_accept_iostream(a->server, G_IO_STREAM(conn), local, remote, &err)) {
+        br_warn("admin API: %s", err->message);
+        g_error_free(err);
+    }
+    g_clear_object(&local);
+    g_clear_object(&remote);
+    return TRUE;
+}
+
+/* ------------------------------------------------------------ start and stop */
+
+static gboolean loopback_host(const char *host)
+{
+    if (strcmp(host, "localhost") == 0) {
+        return TRUE;
+    }
+    GInetAddress *ia = g_inet_address_new_from_string(host);
+    gboolean lo = ia != NULL && g_inet_address_get_is_loopback(ia);
+    g_clear_object(&ia);
+    return lo;
+}
+
+static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, size_t index,
+                         char *err, size_t errlen)
+{
+    GError *gerr = NULL;
+    GSocketListener *sl = G_SOCKET_LISTENER(a->service);
+    guint16 port = 0;
+    const char *host = l->host;
+    char shown[MAX_URL - 40];
+    if (host[0] == '\0') {
+        if (l->port == 0) {
+            port = g_socket_listener_add_any_inet_port(sl, NULL, &gerr);
+        } else if (g_socket_listener_add_inet_port(sl, l->port, NULL, &gerr)) {
+            port = l->port;
+        }
+        (void)snprintf(shown, sizeof shown, "%s", g_get_host_name());
+    } else {
+        const char *lookup = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+        GInetAddress *ia = g_inet_address_new_from_string(lookup);
+        if (ia == NULL) {
+            GList *addrs = g_resolver_lookup_by_name(g_resolver_get_default(), lookup, NULL, &gerr);
+            if (addrs != NULL) {
+                ia = g_object_ref(addrs->data);
+                g_resolver_free_addresses(addrs);
+            }
+        }
+        if (ia != NULL) {
+            GSocketAddress *sa = g_inet_socket_address_new(ia, l->port);
+            GSocketAddress *bound = NULL;
+            if (g_socket_listener_add_address(sl, sa, G_SOCKET_TYPE_STREAM,
+                                              G_SOCKET_PROTOCOL_TCP, NULL, &bound, &gerr)) {
+                port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
+            }
+            g_clear_object(&bound);
+            g_clear_object(&sa);
+            g_clear_object(&ia);
+        }
+        (void)snprintf(shown, sizeof shown, strchr(host, ':') != NULL ? "[%s]" : "%s", host);
+    }
+    if (port == 0) {
+        (void)snprintf(err, errlen, "admin.listeners http://%s:%u: %s", l->host, (unsigned)l->port,
+                       gerr != NULL ? gerr->message : "cannot listen");
+        g_clear_error(&gerr);
+        return -1;
+    }
+    if (index == 0) {
+        (void)snprintf(a->url, sizeof a->url, "http://%s:%u", shown, (unsigned)port);
+    }
+    return 0;
+}
+
+static int setup(struct br_admin *a, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < a->cfg.nlisteners; i++) {
+        if (a->token == NULL && !loopback_host(a->listeners[i].host)) {
+            (void)snprintf(err, errlen,
+                           "admin.listeners http://%s:%u is not a loopback address: set "
+                           "admin.auth.token (clients send it as Authorization: Bearer ...)",
+                           a->listeners[i].host, (unsigned)a->listeners[i].port);
+            return -1;
+        }
+    }
+    a->server = soup_server_new("server-header", "samsa-admin", NULL);
+    soup_server_add_early_handler(a->server, NULL, early_handler, a, NULL);
+    soup_server_add_handler(a->server, NULL, document_handler, a, NULL);
+    soup_server_add_websocket_handler(a->server, STREAM_PATH, NULL, NULL, stream_handler, a, NULL);
+    a->service = g_socket_service_new();
+    for (size_t i = 0; i < a->cfg.nlisteners; i++) {
+        if (bind_listener(a, &a->listeners[i], i, err, errlen) != 0) {
+            return -1;
+        }
+    }
+    g_signal_connect(a->service, "incoming", G_CALLBACK(incoming), a);
+    GSource *src = g_unix_fd_source_new(a->wake_fd, G_IO_IN);
+    g_source_set_callback(src, G_SOURCE_FUNC(wake), a, NULL);
+    g_source_attach(src, a->ctx);
+    g_source_unref(src);
+    g_socket_service_start(a->service);
+    return 0;
+}
+
+static void teardown(struct br_admin *a)
+{
+    if (a->service != NULL) {
+        g_socket_service_stop(a->service);
+        g_socket_listener_close(G_SOCKET_LISTENER(a->service));
+    }
+    for (guint i = 0; a->streams != NULL && i < a->streams->len; i++) {
+        SoupWebsocketConnection *ws = g_ptr_array_index(a->streams, i);
+        g_signal_handlers_disconnect_by_data(ws, a);
+        if (soup_websocket_connection_get_state(ws) == SOUP_WEBSOCKET_STATE_OPEN) {
+            soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY,
+                                            "the broker stops");
+        }
+        g_object_unref(ws);
+    }
+    if (a->streams != NULL) {
+        g_ptr_array_set_size(a->streams, 0);
+    }
+    if (a->server != NULL) {
+        soup_server_disconnect(a->server);
+    }
+    /* let the closes go out and the connections' last references go */
+    while (g_main_context_iteration(a->ctx, FALSE)) {
+    }
+    g_clear_object(&a->server);
+    g_clear_object(&a->service);
+    while (g_main_context_iteration(a->ctx, FALSE)) {
+    }
+    br_snap_unref(a->current);
+    a->current = NULL;
+}
+
+static void *thread_main(void *arg)
+{
+    struct br_admin *a = arg;
+    g_main_context_push_thread_default(a->ctx);
+    char err[256] = "";
+    int rc = setup(a, err, sizeof err);
+    pthread_mutex_lock(&a->lock);
+    a->start_rc = rc;
+    (void)snprintf(a->start_err, sizeof a->start_err, "%s", err);
+    a->ready = true;
+    pthread_cond_signal(&a->ready_cond);
+    pthread_mutex_unlock(&a->lock);
+    if (rc == 0) {
+        g_main_loop_run(a->loop);
+    }
+    teardown(a);
+    g_main_context_pop_thread_default(a->ctx);
+    return NULL;
+}
+
+static void admin_free(struct br_admin *a)
+{
+    if (a->streams != NULL) {
+        g_ptr_array_unref(a->streams);
+    }
+    if (a->loop != NULL) {
+        g_main_loop_unref(a->loop);
+    }
+    if (a->ctx != NULL) {
+        g_main_context_unref(a->ctx);
+    }
+    br_snap_unref(a->pending);
+    if (a->wake_fd >= 0) {
+        (void)close(a->wake_fd);
+    }
+    for (size_t i = 0; a->listeners != NULL && i < a->cfg.nlisteners; i++) {
+        g_free((char *)(uintptr_t)a->listeners[i].host);
+    }
+    g_free(a->listeners);
+    g_free(a->token);
+    pthread_cond_destroy(&a->ready_cond);
+    pthread_mutex_destroy(&a->lock);
+    kp_free(a);
+}
+
+int br_admin_start(const struct br_admin_config *cfg, struct br_admin **out, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    struct br_admin *a = kp_calloc(1, sizeof *a);
+    if (a == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    a->cfg = *cfg;
+    a->wake_fd = -1;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->ready_cond, NULL);
+    atomic_init(&a->quit, false);
+    a->listeners = g_new0(struct br_admin_listener, cfg->nlisteners > 0 ? cfg->nlisteners : 1);
+    for (size_t i = 0; i < cfg->nlisteners; i++) {
+        a->listeners[i].host = g_strdup(cfg->listeners[i].host);
+        a->listeners[i].port = cfg->listeners[i].port;
+    }
+    a->cfg.listeners = a->listeners;
+    a->token = cfg->token != NULL && cfg->token[0] != '\0' ? g_strdup(cfg->token) : NULL;
+    a->cfg.token = a->token;
+    a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (a->wake_fd < 0) {
+        (void)snprintf(err, errlen, "eventfd: %s", strerror(errno));
+        admin_free(a);
+        return -1;
+    }
+    a->ctx = g_main_context_new();
+    a->loop = g_main_loop_new(a->ctx, FALSE);
+    a->streams = g_ptr_array_new();
+    /* the stream's identity: a client that sees another one after a
+     * reconnection knows the sequence started again */
+    (void)snprintf(a->stream_id, sizeof a->stream_id, "%d-%" G_GINT64_FORMAT, (int)cfg->node_id,
+                   g_get_real_time());
+    if (pthread_create(&a->thread, NULL, thread_main, a) != 0) {
+        (void)snprintf(err, errlen, "cannot start the admin thread");
+        admin_free(a);
+        return -1;
+    }
+    pthread_mutex_lock(&a->lock);
+    while (!a->ready) {
+        pthread_cond_wait(&a->ready_cond, &a->lock);
+    }
+    int rc = a->start_rc;
+    (void)snprintf(err, errlen, "%s", a->start_err);
+    pthread_mutex_unlock(&a->lock);
+    if (rc != 0) {
+        (void)pthread_join(a->thread, NULL);
+        admin_free(a);
+        return -1;
+    }
+    *out = a;
+    return 0;
+}
+
+void br_admin_stop(struct br_admin *a)
+{
+    if (a == NULL) {
+        return;
+    }
+    atomic_store(&a->quit, true);
+    uint64_t one = 1;
+    (void)!write(a->wake_fd, &one, sizeof one);
+    (void)pthread_join(a->thread, NULL);
+    admin_free(a);
+}

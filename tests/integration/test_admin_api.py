@@ -1,0 +1,445 @@
+"""The admin API (broker/README.md, "The admin API").
+
+On a cluster of three samsa-brokers and a real ZooKeeper:
+- every broker registers its admin URL in /brokers/ids/<id>
+  ("admin_endpoint") and every broker's /v1/cluster names all three with
+  those URLs and the controller ZooKeeper names;
+- each partition's leader shows it in full (HW and log start as
+  ListOffsets answers them, leader, ISR and replicas in assignment order as
+  Metadata has them, every replica's LEO), the other brokers show it from
+  their metadata cache with the leader's admin URL;
+- the group's coordinator shows the committed offsets OffsetFetch answers
+  and their lag against the HW;
+- a follower stopped with SIGSTOP: its leader shows it in_sync false with a
+  frozen LEO while the HW moves on, and the stream announces the ISR shrink
+  (and the expansion after SIGCONT), with growing sequence numbers;
+- /metrics parses with prometheus_client's text parser and the records
+  appended as leader add up to those produced.
+
+On one standalone broker: the token, the connection and stream bounds,
+malformed and writing requests answered with a JSON error, and a
+non-loopback listener without a token refused at start.
+
+Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
+prometheus_client. Every process is stopped by its PID.
+"""
+
+import base64
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from broker import Skip, check, eq, free_port, main  # noqa: E402
+from test_cluster import Cluster, imports, led_everywhere, wait_for  # noqa: E402
+
+TOPIC = "watched"
+ASSIGNMENT = [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+
+
+def get(url, token=None, method="GET", data=None, headers=None):
+    """(status, parsed JSON or text) of one request; errors are answers too."""
+    req = urllib.request.Request(url, method=method, data=data)
+    if token is not None:
+        req.add_header("Authorization", "Bearer " + token)
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body, status, ctype = r.read(), r.status, r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        body, status, ctype = e.read(), e.code, e.headers.get("Content-Type", "")
+    if ctype.startswith("application/json"):
+        return status, json.loads(body)
+    return status, body.decode()
+
+
+def doc(url):
+    status, body = get(url)
+    eq(status, 200, "GET " + url)
+    return body
+
+
+class Stream:
+    """A minimal WebSocket client for /v1/stream: text frames only (the
+    server's frames are not masked)."""
+
+    def __init__(self, base, token=None):
+        host, port = base.replace("http://", "").rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        auth = "Authorization: Bearer %s\r\n" % token if token else ""
+        self.sock.sendall(("GET /v1/stream HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                           "Sec-WebSocket-Version: 13\r\n%s\r\n" % (host, key, auth)).encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise AssertionError("stream closed during the handshake")
+            self.buf += chunk
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        self.status = int(head.split(b" ")[1])
+
+    def _need(self, n, deadline):
+        while len(self.buf) < n:
+            self.sock.settimeout(max(0.1, deadline - time.monotonic()))
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise EOFError("stream closed")
+            self.buf += chunk
+
+    def message(self, timeout=30.0):
+        """The next text message as JSON (pings and pongs skipped)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._need(2, deadline)
+            op = self.buf[0] & 0x0F
+            n = self.buf[1] & 0x7F
+            at = 2
+            if n == 126:
+                self._need(4, deadline)
+                n = struct.unpack(">H", self.buf[2:4])[0]
+                at = 4
+            elif n == 127:
+                self._need(10, deadline)
+                n = struct.unpack(">Q", self.buf[2:10])[0]
+                at = 10
+            self._need(at + n, deadline)
+            payload, self.buf = self.buf[at:at + n], self.buf[at + n:]
+            if op == 1:
+                return json.loads(payload)
+            if op == 8:
+                raise EOFError("stream closed by the server")
+
+    def wait(self, pred, timeout, what):
+        """Messages until one satisfies pred; returns (it, arrival time, all seen)."""
+        deadline = time.monotonic() + timeout
+        seen = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("%s: not in the stream after %.0f s (%d messages)"
+                                     % (what, timeout, len(seen)))
+            try:
+                m = self.message(left)
+            except socket.timeout:
+                continue
+            seen.append(m)
+            if pred(m):
+                return m, time.time(), seen
+
+    def close(self):
+        self.sock.close()
+
+
+def admin_urls(c):
+    def registered():
+        urls = {}
+        for i in range(3):
+            if not c.exists("/brokers/ids/%d" % i):
+                return None
+            reg = c.json("/brokers/ids/%d" % i)
+            if not reg.get("admin_endpoint"):
+                return None
+            urls[i] = reg["admin_endpoint"]
+        return urls
+    return wait_for(registered, 30, "admin endpoints registered")
+
+
+def partition_doc(url, topic, p):
+    """Partition p of topic as the broker at url shows it, once its
+    snapshot has the topic (published up to 100 ms after a change)."""
+    def found():
+        st, d = get(url + "/v1/topics/%s/partitions" % topic)
+        if st != 200:
+            return None
+        return next((part for part in d["partitions"] if part["partition"] == p), None)
+    return wait_for(found, 30, "partition %s-%d at %s" % (topic, p, url))
+
+
+def case_cluster_documents_match_the_kafka_protocol(t):
+    imports()
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0",
+                           "replica.lag.time.max.ms": "2000"})
+    try:
+        urls = admin_urls(c)
+        c.create_topic(TOPIC, ASSIGNMENT)
+        led_everywhere(c, TOPIC, 3)
+        prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks="all", retries=5)
+        for i in range(90):
+            prod.send(TOPIC, value=b"v%d" % i, partition=i % 3)
+        prod.flush()
+        prod.close()
+
+        # the cluster document, on every broker
+        controller = c.controller()
+        for i in range(3):
+            def complete(i=i):
+                d = doc(urls[i] + "/v1/cluster")
+                got = {b["id"]: b["admin_url"] for b in d["brokers"]}
+                return d if got == urls else None
+            d = wait_for(complete, 30, "broker %d names every admin URL" % i)
+            eq(d["controller"], controller, "controller seen by broker %d" % i)
+            eq(d["broker"], i, "the broker's own id")
+            eq([b["alive"] for b in d["brokers"]], [True] * 3, "alive")
+
+        # partitions against Metadata and ListOffsets
+        cons = KafkaConsumer(bootstrap_servers=c.bootstrap(1), group_id="watchers",
+                             enable_auto_commit=False, auto_offset_reset="earliest")
+        tps = [TopicPartition(TOPIC, p) for p in range(3)]
+        ends = cons.end_offsets(tps)
+        starts = cons.beginning_offsets(tps)
+        cons._client.poll(future=cons._client.cluster.request_update())
+        md = cons._client.cluster
+        for p in range(3):
+            leader = md.leader_for_partition(tps[p])
+            eq(leader, ASSIGNMENT[p][0], "Metadata leader of %d" % p)
+
+            def caught_up(p=p, leader=leader):
+                d = partition_doc(urls[leader], TOPIC, p)
+                leos = [r["log_end_offset"] for r in d["replicas"]]
+                return d if d["high_watermark"] == ends[tps[p]] and leos == [ends[tps[p]]] * 3 \
+                    else None
+            d = wait_for(caught_up, 30, "partition %d caught up on its leader" % p)
+            eq(d["led_here"], True, "led_here")
+            eq(d["leader"], leader, "leader of %d" % p)
+            eq(d["log_start_offset"], starts[tps[p]], "log start of %d" % p)
+            eq([r["broker"] for r in d["replicas"]], ASSIGNMENT[p], "replicas in assignment order")
+            eq(sorted(d["isr"]), [0, 1, 2], "ISR")
+            eq(d["osr"], [], "OSR")
+            eq([r["in_sync"] for r in d["replicas"]], [True] * 3, "in sync")
+            eq([r["lag"] for r in d["replicas"]], [0, 0, 0], "lag")
+            check(all(r["time_since_caught_up_ms"] is not None for r in d["replicas"]),
+                  "time since caught up known")
+            for other in set(range(3)) - {leader}:
+                o = partition_doc(urls[other], TOPIC, p)
+                eq((o["source"], o["leader"], o["leader_admin_url"]),
+                   ("metadata", leader, urls[leader]), "broker %d's view of %d" % (other, p))
+
+        # committed offsets against OffsetFetch, on the group's coordinator
+        cons.assign(tps)
+        got = 0
+        deadline = time.monotonic() + 30
+        while got < 50 and time.monotonic() < deadline:
+            got += sum(len(v) for v in cons.poll(timeout_ms=500, max_records=50 - got).values())
+        cons.commit()
+        committed = {p: cons.committed(tps[p]) for p in range(3)}
+
+        def group_doc():
+            for i in range(3):
+                st, g = get(urls[i] + "/v1/groups/watchers")
+                if st == 200 and len(g["offsets"]) == 3:
+                    return g
+            return None
+        g = wait_for(group_doc, 30, "the group on its coordinator")
+        for o in g["offsets"]:
+            eq(o["committed_offset"], committed[o["partition"]], "committed %d" % o["partition"])
+            eq(o["lag"], ends[tps[o["partition"]]] - committed[o["partition"]],
+               "lag of %d" % o["partition"])
+        cons.close()
+
+        # /metrics: appended as leader on the three brokers = produced
+        try:
+            from prometheus_client.parser import text_string_to_metric_families
+        except ImportError as e:
+            raise Skip("needs prometheus_client (%s)" % e)
+        total = 0
+        for i in range(3):
+            st, text = get(urls[i] + "/metrics")
+            eq(st, 200, "/metrics of %d" % i)
+            fams = {f.name: f for f in text_string_to_metric_families(text)}
+            for s in fams["kafka_server_brokertopicmetrics_messagesin"].samples:
+                if s.labels.get("topic") == TOPIC and s.name.endswith("_total"):
+                    total += int(s.value)
+            check("kafka_server_replicamanager_underreplicatedpartitions" in fams,
+                  "UnderReplicatedPartitions exported")
+            leaders = [s.value for s in fams["kafka_server_replicamanager_leadercount"].samples]
+            check(leaders and leaders[0] >= 1, "broker %d leads a partition" % i)
+        eq(total, 90, "records appended as leader, over the brokers")
+    finally:
+        c.close()
+
+
+def case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream(t):
+    imports()
+    from kafka import KafkaProducer
+    c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0",
+                           "replica.lag.time.max.ms": "2000"})
+    stream = None
+    try:
+        urls = admin_urls(c)
+        c.create_topic(TOPIC, ASSIGNMENT)
+        led_everywhere(c, TOPIC, 3)
+        prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks=1, retries=5)
+        for i in range(10):
+            prod.send(TOPIC, value=b"a%d" % i, partition=0)
+        prod.flush()
+        wait_for(lambda: all(r["in_sync"] and r["lag"] == 0 for r in
+                             partition_doc(urls[0], TOPIC, 0)["replicas"]), 30, "all in sync")
+        stream = Stream(urls[0])
+        eq(stream.status, 101, "WebSocket upgrade")
+        hello = stream.message()
+        eq((hello["type"], hello["broker"]), ("hello", 0), "hello")
+        last_seq = hello["seq"]
+
+        os.kill(c.brokers[2].pid, signal.SIGSTOP)
+        stopped_at = time.time()
+        try:
+            # produce while it is stopped, until the leader drops it
+            def dropped():
+                prod.send(TOPIC, value=b"b", partition=0)
+                prod.flush()
+                d = partition_doc(urls[0], TOPIC, 0)
+                r2 = [r for r in d["replicas"] if r["broker"] == 2][0]
+                return d if not r2["in_sync"] else None
+            d = wait_for(dropped, 60, "replica 2 out of sync")
+            eq(d["osr"], [2], "OSR")
+            frozen = [r for r in d["replicas"] if r["broker"] == 2][0]["log_end_offset"]
+            hw = d["high_watermark"]
+            for i in range(20):
+                prod.send(TOPIC, value=b"c%d" % i, partition=0)
+            prod.flush()
+
+            def moved_on():
+                d2 = partition_doc(urls[0], TOPIC, 0)
+                return d2 if d2["high_watermark"] >= hw + 20 else None
+            d2 = wait_for(moved_on, 30, "HW moves on without replica 2")
+            r2 = [r for r in d2["replicas"] if r["broker"] == 2][0]
+            eq(r2["log_end_offset"], frozen, "replica 2's LEO frozen")
+            eq(r2["in_sync"], False, "replica 2 not in sync")
+            check(r2["lag"] >= 20, "replica 2's lag grows (%s)" % r2["lag"])
+            check(r2["time_since_caught_up_ms"] >= 2000, "not caught up for 2 s")
+
+            def shrink(m):
+                return (m.get("type") == "isr_shrink" and m["topic"] == TOPIC
+                        and m["partition"] == 0 and m["removed"] == [2])
+            ev, arrived, seen = stream.wait(shrink, 60, "ISR shrink")
+            seqs = [m["seq"] for m in seen]
+            eq(seqs, list(range(last_seq + 1, last_seq + 1 + len(seqs))), "sequence numbers")
+            last_seq = seqs[-1]
+            state = c.state(TOPIC, 0)
+            _, zstat = c.get("/brokers/topics/%s/partitions/0/state" % TOPIC)
+            print("ISR shrink: znode written %.0f ms after SIGSTOP, announced %.0f ms after "
+                   "the znode write" % (zstat.mtime - stopped_at * 1000,
+                                        arrived * 1000 - zstat.mtime), flush=True)
+            eq(2 in state["isr"], False, "the state znode agrees")
+        finally:
+            os.kill(c.brokers[2].pid, signal.SIGCONT)
+
+        def expand(m):
+            return (m.get("type") == "isr_expand" and m["topic"] == TOPIC
+                    and m["partition"] == 0 and m["added"] == [2])
+        prod.send(TOPIC, value=b"d", partition=0)
+        prod.flush()
+        ev, arrived, seen = stream.wait(expand, 60, "ISR expansion")
+        seqs = [m["seq"] for m in seen]
+        eq(seqs, list(range(last_seq + 1, last_seq + 1 + len(seqs))), "sequence numbers")
+        prod.close()
+    finally:
+        if stream is not None:
+            stream.close()
+        c.close()
+
+
+def standalone(t, name, **config):
+    base = {"admin.listeners": "http://127.0.0.1:0"}
+    base.update(config)
+    b = t.broker(name=name, config=base)
+    url = wait_for(lambda: next((w for w in b.log_text().split()
+                                 if w.startswith("http://127.0.0.1:")), None), 10, "admin URL")
+    return b, url
+
+
+def case_token_bounds_and_errors_on_a_standalone_broker(t):
+    b, url = standalone(t, "secure", **{"admin.auth.token": "s3cret",
+                                        "admin.max.connections": "4",
+                                        "admin.stream.max.clients": "1"})
+    try:
+        st, body = get(url + "/v1/cluster")
+        eq((st, body["error"]["code"]), (401, "UNAUTHORIZED"), "no token")
+        st, body = get(url + "/v1/cluster", token="wrong")
+        eq(st, 401, "a wrong token")
+        st, body = get(url + "/v1/cluster", token="s3cret")
+        eq((st, body["mode"]), (200, "standalone"), "the token")
+        st, body = get(url + "/v1/brokers/0", token="s3cret")
+        eq(st, 200, "the broker document")
+        configs = body["configs"]
+        check("admin.auth.token" in configs and configs["admin.auth.token"] is None,
+              "the token is never shown")
+        for path, want in [("/v1/topics/nope", 404), ("/v1/brokers/x", 400),
+                           ("/v1/brokers/7", 404), ("/v2/cluster", 404),
+                           ("/v1/" + "a" * 3000, 414)]:
+            st, body = get(url + path, token="s3cret")
+            eq(st, want, "GET " + path[:40])
+            check(isinstance(body, dict) and "error" in body, "a JSON error for " + path[:40])
+        st, body = get(url + "/v1/cluster", token="s3cret", method="POST", data=b"{}")
+        eq(st, 405, "POST refused")
+        check("error" in body, "a JSON error for POST")
+        st, body = get(url + "/v1/cluster", token="s3cret", method="DELETE")
+        eq(st, 405, "DELETE refused")
+
+        # one stream client at most
+        s1 = Stream(url, token="s3cret")
+        eq(s1.status, 101, "first stream client")
+        eq(s1.message()["type"], "hello", "hello")
+        s2 = Stream(url, token="s3cret")
+        if s2.status == 101:
+            # libsoup 3.2 completes the handshake: the refusal is a close
+            # frame before any message
+            try:
+                m = s2.message(10)
+                raise AssertionError("second stream client served: %r" % m)
+            except EOFError:
+                pass
+        else:
+            eq(s2.status, 503, "second stream client refused")
+        s2.close()
+        s1.close()
+
+        # four connections at most (the stream's may take a moment to go)
+        def busy_refused():
+            socks = [socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])))
+                     for _ in range(4)]
+            try:
+                time.sleep(0.2)  # let the server accept them before the fifth
+                st, body = get(url + "/v1/cluster", token="s3cret")
+                return (st, body["error"]["code"]) if st == 503 else None
+            finally:
+                for s in socks:
+                    s.close()
+        eq(wait_for(busy_refused, 10, "the fifth connection refused"),
+           (503, "TOO_MANY_CONNECTIONS"), "connection bound")
+        # and served again once they are gone
+        eq(wait_for(lambda: get(url + "/v1/cluster", token="s3cret")[0] == 200, 10,
+                    "served again"), True, "after the bound")
+        check(b.alive(), "the broker is still up")
+    finally:
+        b.stop()
+
+    # a listener that is not loopback needs a token: start-up refuses it
+    bad = t.broker(name="open", start=False, config={"admin.listeners": "http://0.0.0.0:0"})
+    bad.port = free_port()
+    proc = bad._spawn()
+    try:
+        rc = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(rc != 0, "start refused (exit %s)" % rc)
+    check("admin.auth.token" in bad.log_text(), "the log says why")
+
+
+if __name__ == "__main__":
+    sys.exit(main([case_cluster_documents_match_the_kafka_protocol,
+                   case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream,
+                   case_token_bounds_and_errors_on_a_standalone_broker]))
