@@ -190,7 +190,94 @@ static void test_leader_append_checks_the_producer_sequence(void)
     CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
+/* A follower's appends record the producer's batches (Kafka's
+ * appendAsFollower): once it leads, the producer's next sequence is
+ * taken, a retry of a batch it copied is a duplicate with the leader's
+ * offset, and a gap is refused; a truncation forgets what it cut. */
+static void test_follower_appends_record_the_producers(void)
+{
+    struct br_filecache *fc = NULL;
+    struct br_partition p;
+    struct watcher w = {0};
+    setup_leader(&fc, &p, &w);
+    br_partition_become_follower(&p, 0);
+    size_t len = 0;
+    uint8_t *b = producer_batch(3, 7, 1, 0, &len); /* offsets 0-2, sequences 0-2 */
+    CU_ASSERT_EQUAL(br_partition_append_follower(&p, b, len, 5000), 0);
+    kp_free(b);
+    CU_ASSERT_EQUAL(br_log_end_offset(p.log), 3);
+
+    int32_t replicas[] = {1, 2};
+    struct br_leadership lead = {1, 1, 1, 0, replicas, 2, replicas, 2};
+    CU_ASSERT_EQUAL(br_partition_take_leadership(&p, 1, &lead, 0, 10000), 0);
+    CU_ASSERT_EQUAL(p.role, BR_ROLE_LEADER);
+    struct br_append app = produce(&p, 3, 1, 0); /* a retry of what the old leader had */
+    CU_ASSERT_TRUE(app.duplicate && app.base == 0);
+    app = produce(&p, 2, 1, 4); /* 3 missing */
+    CU_ASSERT_EQUAL(app.seq_error, KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    app = produce(&p, 2, 1, 3);
+    CU_ASSERT_TRUE(app.seq_error == 0 && !app.duplicate && app.base == 3);
+
+    /* cut back to 3: the batch at 3-4 is forgotten with its records */
+    CU_ASSERT_EQUAL(br_log_truncate_to(p.log, 3), 0);
+    br_partition_reload_producers(&p);
+    app = produce(&p, 2, 1, 3);
+    CU_ASSERT_TRUE(app.seq_error == 0 && !app.duplicate && app.base == 3);
+
+    br_partition_free_replication(&p);
+    br_log_close(p.log);
+    br_producers_free(&p.producers);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
+/* A replica that becomes leader records its epoch at its log end before
+ * it appends anything (Kafka 2.0.1's KAFKA-7415): asked where that epoch
+ * ends, it answers with itself and its log end, not "unknown". */
+static void test_new_leader_records_its_epoch_at_once(void)
+{
+    struct br_filecache *fc = NULL;
+    struct br_partition p;
+    struct watcher w = {0};
+    setup_leader(&fc, &p, &w);
+    size_t len = 0;
+    uint8_t *b = batch_of(3, &len);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
+    kp_free(b);
+    br_partition_become_follower(&p, 0);
+
+    int32_t replicas[] = {1, 2};
+    struct br_leadership lead = {1, 4, 1, 0, replicas, 2, replicas, 2};
+    CU_ASSERT_EQUAL(br_partition_take_leadership(&p, 1, &lead, 0, 10000), 0);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(p.log), 4);
+    int32_t epoch = -1;
+    int64_t end = -1;
+    CU_ASSERT_EQUAL(br_log_end_offset_for_epoch(p.log, 4, &epoch, &end), 0);
+    CU_ASSERT_EQUAL(epoch, 4);
+    CU_ASSERT_EQUAL(end, 3);
+    /* the epoch before ends where the new one starts */
+    CU_ASSERT_EQUAL(br_log_end_offset_for_epoch(p.log, 0, &epoch, &end), 0);
+    CU_ASSERT_EQUAL(epoch, 0);
+    CU_ASSERT_EQUAL(end, 3);
+    /* a reopen drops an epoch that starts at the log end (Kafka's loading
+     * truncates the cache there too): the controller gives a restarted
+     * replica a newer one anyway */
+    CU_ASSERT_EQUAL(br_log_flush(p.log), 0);
+    br_partition_free_replication(&p);
+    br_log_close(p.log);
+    br_producers_free(&p.producers);
+    memset(&p, 0, sizeof p);
+    p.log = open_log(fc);
+    CU_ASSERT_EQUAL(br_log_latest_epoch(p.log), 0);
+    br_log_close(p.log);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
 static CU_TestInfo tests[] = {
+    {"follower_appends_record_the_producers", test_follower_appends_record_the_producers},
+    {"new_leader_records_its_epoch_at_once", test_new_leader_records_its_epoch_at_once},
     {"leader_append_moves_hw_and_tells_once", test_leader_append_moves_hw_and_tells_once},
     {"leader_append_checks_the_producer_sequence", test_leader_append_checks_the_producer_sequence},
     CU_TEST_INFO_NULL,

@@ -157,6 +157,14 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
         p->epoch_start_offset = leo;
         p->leader_term++;
     }
+    /* the new epoch starts at the log end now, not at the first append
+     * (Kafka 2.0.1's KAFKA-7415): a follower asking where its latest epoch
+     * ends is answered right even before anything is appended in it */
+    if (br_log_latest_epoch(p->log) < s->leader_epoch &&
+        br_log_epoch_assign_deferred(p->log, s->leader_epoch, leo) != 0) {
+        br_warn("%s (partition %" PRId32 "): leader epoch %" PRId32 " not recorded at %" PRId64,
+                br_log_dir(p->log), p->index, s->leader_epoch, leo);
+    }
     hw_update(p, now_ms);
     return 0;
 }

@@ -1906,6 +1906,18 @@ int br_log_epoch_assign(struct br_log *log, int32_t epoch, int64_t start_offset)
     return rc == 1 ? persist_epochs(log) : 0;
 }
 
+int br_log_epoch_assign_deferred(struct br_log *log, int32_t epoch, int64_t start_offset)
+{
+    int rc = br_leader_epochs_assign(&log->epochs, epoch, start_offset);
+    if (rc < 0) {
+        return rc;
+    }
+    if (rc == 1) {
+        log->epochs_unsaved = true; /* the next flush writes the file */
+    }
+    return 0;
+}
+
 int32_t br_log_latest_epoch(const struct br_log *log)
 {
     return br_leader_epochs_latest(&log->epochs);

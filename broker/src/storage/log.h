@@ -323,6 +323,12 @@ KP_MUST_CHECK int br_log_set_start_offset(struct br_log *log, int64_t offset);
  * KP_E_NOMEM, KP_ERR_KAFKA_STORAGE_ERROR.
  */
 KP_MUST_CHECK int br_log_epoch_assign(struct br_log *log, int32_t epoch, int64_t start_offset);
+/* The same in the cache at once, the file written by the next flush (as an
+ * append's new epoch is): for a replica that becomes leader, whose epoch
+ * starts at its log end before it appends anything (Kafka 2.0.1's
+ * KAFKA-7415), without a file write on the caller's thread. */
+KP_MUST_CHECK int br_log_epoch_assign_deferred(struct br_log *log, int32_t epoch,
+                                               int64_t start_offset);
 
 /* The latest epoch, -1 when none. */
 int32_t br_log_latest_epoch(const struct br_log *log);
