@@ -344,6 +344,9 @@ int br_member_start(struct br_broker *b)
     cc.socket_timeout_ms = m->b->cfg.controller_socket_timeout_ms;
     cc.unclean_leader_election = b->cfg.unclean_leader_election_enable;
     cc.delete_topic_enable = b->cfg.delete_topic_enable;
+    cc.auto_leader_rebalance = b->cfg.auto_leader_rebalance_enable;
+    cc.leader_imbalance_percentage = b->cfg.leader_imbalance_per_broker_percentage;
+    cc.leader_imbalance_check_ms = b->cfg.leader_imbalance_check_interval_seconds * 1000;
     if (br_controller_start(&cc, &b->controller) != 0) {
         br_error("cannot start the controller");
         return -1;

@@ -94,6 +94,9 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.controlled_shutdown_max_retries, 3);
     CU_ASSERT_EQUAL(c.controlled_shutdown_retry_backoff_ms, 5000);
     CU_ASSERT_EQUAL(c.controller_socket_timeout_ms, 30000);
+    CU_ASSERT_TRUE(c.auto_leader_rebalance_enable);
+    CU_ASSERT_EQUAL(c.leader_imbalance_per_broker_percentage, 10);
+    CU_ASSERT_EQUAL(c.leader_imbalance_check_interval_seconds, 300);
     CU_ASSERT_EQUAL_FATAL(c.n_log_dirs, 1);
     CU_ASSERT_STRING_EQUAL(c.log_dirs[0], "/tmp/kafka-logs");
     CU_ASSERT_EQUAL(c.log_segment_bytes, 1073741824);
@@ -210,6 +213,9 @@ static const char every_key[] =
     "controlled.shutdown.max.retries=5\n"
     "controlled.shutdown.retry.backoff.ms=2500\n"
     "controller.socket.timeout.ms=12000\n"
+    "auto.leader.rebalance.enable=false\n"
+    "leader.imbalance.per.broker.percentage=25\n"
+    "leader.imbalance.check.interval.seconds=60\n"
     "log.dir=/ignored/because/log.dirs/wins\n"
     "log.dirs=/data/a,/data/b\n"
     "log.segment.bytes=536870912\n"
@@ -305,6 +311,9 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.controlled_shutdown_max_retries, 5);
     CU_ASSERT_EQUAL(c.controlled_shutdown_retry_backoff_ms, 2500);
     CU_ASSERT_EQUAL(c.controller_socket_timeout_ms, 12000);
+    CU_ASSERT_FALSE(c.auto_leader_rebalance_enable);
+    CU_ASSERT_EQUAL(c.leader_imbalance_per_broker_percentage, 25);
+    CU_ASSERT_EQUAL(c.leader_imbalance_check_interval_seconds, 60);
     CU_ASSERT_EQUAL_FATAL(c.n_log_dirs, 2);
     CU_ASSERT_STRING_EQUAL(c.log_dirs[0], "/data/a");
     CU_ASSERT_STRING_EQUAL(c.log_dirs[1], "/data/b");

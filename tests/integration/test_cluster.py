@@ -614,6 +614,32 @@ def case_librdkafka_clients_and_zookeepers_cli_see_the_cluster(t):
         c.close()
 
 
+def case_preferred_leaders_come_back_after_a_restart(t):
+    """auto.leader.rebalance.enable: a broker killed loses its leaderships
+    to the other in-sync replicas; once it is back in sync, the controller's
+    periodic check (leader.imbalance.check.interval.seconds) gives it back
+    the partitions it is the preferred (first assigned) replica of."""
+    imports()
+    c = Cluster(t, config={"leader.imbalance.check.interval.seconds": "1"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("pref", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: all((c.state("pref", p) or {}).get("leader") == p for p in range(3)),
+                 60, "each partition led by its preferred replica")
+        c.brokers[0].kill()
+        wait_for(lambda: c.state("pref", 0)["leader"] == 1, 60, "broker 1 leading pref-0")
+        c.brokers[0].start()
+        wait_for(lambda: 0 in c.state("pref", 0)["isr"], 60, "broker 0 back in pref-0's ISR")
+        st = wait_for(lambda: c.state("pref", 0)["leader"] == 0 and c.state("pref", 0), 60,
+                      "broker 0 leading pref-0 again")
+        check(st["leader_epoch"] >= 2, "the epoch did not move: %r" % st)
+        wait_for(lambda: led_everywhere(c, "pref", 3) and
+                 partitions_of(c.bootstrap(2), "pref")[0][1] == 0, 60,
+                 "every broker's Metadata naming broker 0 for pref-0")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
@@ -621,4 +647,5 @@ if __name__ == "__main__":
                    case_replicated_topic_survives_its_leader,
                    case_topics_created_through_the_kafka_api,
                    case_follower_truncates_what_its_new_leader_never_had,
-                   case_librdkafka_clients_and_zookeepers_cli_see_the_cluster]))
+                   case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
+                   case_preferred_leaders_come_back_after_a_restart]))

@@ -2478,21 +2478,123 @@ static void handle(struct br_controller *c, const struct event *e)
     }
 }
 
+/* ---------------------------------------------------------------- preferred leaders */
+
+/* Kafka's checkAndTriggerAutoLeaderRebalance: 0 or -1 (ZooKeeper failed). */
+static int rebalance_leaders(struct br_controller *c)
+{
+    int moved = 0;
+    for (size_t bi = 0; bi < c->nbrokers; bi++) {
+        int32_t id = c->brokers[bi].id;
+        if (is_shutting(c, id)) {
+            continue;
+        }
+        int64_t preferred = 0;
+        int64_t elsewhere = 0;
+        for (size_t ti = 0; ti < c->ntopics; ti++) {
+            const struct ctl_topic *t = &c->topics[ti];
+            for (int32_t p = 0; p < t->npartitions; p++) {
+                const struct ctl_partition *part = &t->parts[p];
+                if (part->has_state && part->nreplicas > 0 && part->replicas[0] == id) {
+                    preferred++;
+                    elsewhere += part->leader != id ? 1 : 0;
+                }
+            }
+        }
+        if (preferred == 0 ||
+            elsewhere * 100 <= (int64_t)c->cfg.leader_imbalance_percentage * preferred) {
+            continue;
+        }
+        br_info("controller: broker %" PRId32 " leads %" PRId64 " of the %" PRId64
+                " partitions it is the preferred leader of: moving them back",
+                id, preferred - elsewhere, preferred);
+        for (size_t ti = 0; ti < c->ntopics; ti++) {
+            struct ctl_topic *t = &c->topics[ti];
+            if (find_deletion(c, t->name) != NULL) {
+                continue;
+            }
+            for (int32_t p = 0; p < t->npartitions; p++) {
+                struct ctl_partition *part = &t->parts[p];
+                if (!part->has_state || part->nreplicas == 0 || part->replicas[0] != id ||
+                    part->leader == id || !contains(part->isr, part->nisr, id)) {
+                    continue;
+                }
+                int32_t old = part->leader;
+                int w = write_state(c, t, p, part, id, part->isr, part->nisr);
+                if (w < 0) {
+                    return -1;
+                }
+                if (w == 0) {
+                    br_info("controller: %s-%" PRId32 ": leader %" PRId32
+                            " (its preferred replica, was %" PRId32 "), epoch %" PRId32,
+                            t->name, p, id, old, part->leader_epoch);
+                    if (lai_to_live_replicas(c, ti, p, false) != 0) {
+                        return -1;
+                    }
+                    moved++;
+                }
+            }
+        }
+    }
+    if (moved > 0) {
+        send_leader_and_isr(c);
+        send_update_metadata(c);
+    }
+    return 0;
+}
+
+/* A monotonic-clock deadline as the condition variable's (realtime) one. */
+static struct timespec realtime_at(int64_t mono_ms)
+{
+    int64_t wait = mono_ms - br_now_mono_ms();
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    if (wait > 0) {
+        ts.tv_sec += (time_t)(wait / 1000);
+        ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+    }
+    return ts;
+}
+
 static void *controller_main(void *arg)
 {
     struct br_controller *c = arg;
     if (wait_connected(c)) {
         post(c, EV_ELECT);
     }
+    int64_t next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
     for (;;) {
         (void)pthread_mutex_lock(&c->mu);
-        while (!c->stop && c->head == NULL) {
-            (void)pthread_cond_wait(&c->cv, &c->mu);
+        bool due = false;
+        while (!c->stop && c->head == NULL && !due) {
+            if (!c->cfg.auto_leader_rebalance) {
+                (void)pthread_cond_wait(&c->cv, &c->mu);
+                continue;
+            }
+            struct timespec ts = realtime_at(next_rebalance);
+            (void)pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+            due = br_now_mono_ms() >= next_rebalance;
         }
         if (c->stop) {
             (void)pthread_mutex_unlock(&c->mu);
             break;
         }
+        if (c->head == NULL) {
+            /* the check is due and no event waits */
+            (void)pthread_mutex_unlock(&c->mu);
+            next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
+            if (c->active && wait_connected(c) && rebalance_leaders(c) != 0 && !stopping(c)) {
+                resign(c, "a ZooKeeper operation failed");
+                nap(c, RETRY_MS);
+                post(c, EV_RETRY);
+            }
+            continue;
+        }
+
         struct event *e = c->head;
         c->head = e->next;
         if (c->head == NULL) {

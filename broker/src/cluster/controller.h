@@ -49,7 +49,13 @@
  *   deleted. With delete.topic.enable false the marker is deleted and the
  *   topic kept, as Kafka 2.0 does; a marker naming no topic is deleted;
  * - partitions added to a topic (its assignment's data watch) are made as
- *   a new topic's are.
+ *   a new topic's are;
+ * - every leader.imbalance.check.interval.seconds with
+ *   auto.leader.rebalance.enable (Kafka's
+ *   checkAndTriggerAutoLeaderRebalance): a broker of which more than
+ *   leader.imbalance.per.broker.percentage of the partitions it is the
+ *   preferred (first assigned) replica of are led by others gets back
+ *   those where it is live and in sync (the ISR kept, the epoch bumped).
  * A controller that finds /controller taken by another, or its epoch
  * moved, stops acting (resigns); one whose session expired opens another
  * and stands for election again.
@@ -78,6 +84,9 @@ struct br_controller_config {
     int32_t socket_timeout_ms;                      /* controller.socket.timeout.ms */
     bool unclean_leader_election;                   /* the broker's default */
     bool delete_topic_enable;                       /* delete.topic.enable */
+    bool auto_leader_rebalance;                     /* auto.leader.rebalance.enable */
+    int32_t leader_imbalance_percentage;            /* leader.imbalance.per.broker.percentage */
+    int64_t leader_imbalance_check_ms;              /* leader.imbalance.check.interval.seconds */
 };
 
 struct br_controller;

@@ -124,6 +124,16 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     [BR_CFG_CONTROLLER_SOCKET_TIMEOUT_MS] = {"controller.socket.timeout.ms", K_INT,
                                              FIELD(controller_socket_timeout_ms), "30000",
                                              AT_LEAST32(1)},
+    [BR_CFG_AUTO_LEADER_REBALANCE_ENABLE] = {"auto.leader.rebalance.enable", K_BOOL,
+                                             FIELD(auto_leader_rebalance_enable), "true",
+                                             NO_RANGE},
+    [BR_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE] = {"leader.imbalance.per.broker.percentage",
+                                                       K_INT,
+                                                       FIELD(leader_imbalance_per_broker_percentage),
+                                                       "10", 0, 100},
+    [BR_CFG_LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS] = {
+        "leader.imbalance.check.interval.seconds", K_LONG,
+        FIELD(leader_imbalance_check_interval_seconds), "300", AT_LEAST64(1)},
 
     [BR_CFG_LOG_DIR] = {"log.dir", K_SPECIAL, 0, "/tmp/kafka-logs", NO_RANGE},
     [BR_CFG_LOG_DIRS] = {"log.dirs", K_SPECIAL, 0, NULL, NO_RANGE},
@@ -260,19 +270,16 @@ static const struct key_def keys[BR_CFG__COUNT] = {
  * accepts without using: threads and queues it does not have (one reactor),
  * socket buffer sizes, the transaction log (no transactions), the cleaner's
  * memory tuning, quotas, metrics reporters, the inter-broker protocol version,
- * leader rebalancing, purgatory tuning, ZooKeeper ACLs.
+ * purgatory tuning, ZooKeeper ACLs.
  */
 static const char *const ignored_keys[] = {
     "alter.log.dirs.replication.quota.window.num",
     "alter.log.dirs.replication.quota.window.size.seconds",
-    "auto.leader.rebalance.enable",
     "background.threads",
     "broker.rack",
     "delete.records.purgatory.purge.interval.requests",
     "fetch.purgatory.purge.interval.requests",
     "inter.broker.protocol.version",
-    "leader.imbalance.check.interval.seconds",
-    "leader.imbalance.per.broker.percentage",
     "log.cleaner.dedupe.buffer.size",
     "log.cleaner.io.buffer.load.factor",
     "log.cleaner.io.buffer.size",

@@ -200,6 +200,9 @@ enum br_config_key {
     BR_CFG_CONTROLLED_SHUTDOWN_MAX_RETRIES,
     BR_CFG_CONTROLLED_SHUTDOWN_RETRY_BACKOFF_MS,
     BR_CFG_CONTROLLER_SOCKET_TIMEOUT_MS,
+    BR_CFG_AUTO_LEADER_REBALANCE_ENABLE,
+    BR_CFG_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+    BR_CFG_LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
     /* log */
     BR_CFG_LOG_DIR,
     BR_CFG_LOG_DIRS,
@@ -306,6 +309,9 @@ struct br_config {
     int32_t controlled_shutdown_max_retries;      /* controlled.shutdown.max.retries */
     int64_t controlled_shutdown_retry_backoff_ms; /* controlled.shutdown.retry.backoff.ms */
     int32_t controller_socket_timeout_ms;         /* controller.socket.timeout.ms */
+    bool auto_leader_rebalance_enable;            /* auto.leader.rebalance.enable */
+    int32_t leader_imbalance_per_broker_percentage; /* leader.imbalance.per.broker.percentage */
+    int64_t leader_imbalance_check_interval_seconds; /* leader.imbalance.check.interval.seconds */
 
     /* log */
     char **log_dirs;                                 /* effective: log.dirs, else log.dir */
