@@ -33,7 +33,9 @@ from broker import Skip, check, eq, main  # noqa: E402
 import zookeeper  # noqa: E402
 
 CHROOT = "/samsa"
-SESSION_MS = 4000  # ZooKeeper's smallest with tickTime 2000
+# ZooKeeper's smallest with tickTime 2000; SAMSA_TEST_SESSION_MS=6000 runs the
+# cluster tests at Kafka's default zookeeper.session.timeout.ms
+SESSION_MS = int(os.environ.get("SAMSA_TEST_SESSION_MS", "4000"))
 
 
 def wait_for(pred, timeout, what):

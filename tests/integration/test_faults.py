@@ -75,7 +75,7 @@ class Producer(threading.Thread):
                 self.failed.append((msg.value().decode(), str(err)))
             else:
                 self.acked.append((msg.partition(), msg.offset(), msg.value().decode()))
-                self.ack_times.append(now)
+                self.ack_times.append((msg.partition(), now))
 
     def count(self):
         with self.lock:
@@ -112,10 +112,17 @@ class Producer(threading.Thread):
         check(not self.is_alive(), "the producer did not finish")
 
     def longest_gap(self):
+        """The unavailability: the longest time a partition went without an
+        acknowledgement (the producer offers every partition messages all
+        the time)."""
         with self.lock:
             t = list(self.ack_times)
-        gaps = [b - a for a, b in zip(t, t[1:])]
-        return max(gaps) if gaps else 0.0
+        longest = 0.0
+        for p in {p for p, _ in t}:
+            times = [x for q, x in t if q == p]
+            gaps = [b - a for a, b in zip(times, times[1:])]
+            longest = max([longest] + gaps)
+        return longest
 
 
 def read_back(ck, bootstrap, want):

@@ -195,7 +195,7 @@ def run_partition(t, ck, c, net):
                 inside.kill()
                 out, _ = inside.communicate()
     with outside.lock:
-        resumed = next((x for x in outside.ack_times if x > t_elected), None)
+        resumed = next((x for _, x in outside.ack_times if x > t_elected), None)
     print("    cut to new leader in ZooKeeper: %.2f s; cut to the first acknowledgement after "
           "it: %.2f s" % (t_elected - t_cut, (resumed or t_elected) - t_cut), flush=True)
     inside_acked = [tuple(json.loads(line)) for line in out.splitlines() if line.startswith("[")]
