@@ -156,11 +156,10 @@ class Cluster:
         return self.json(path)
 
 
-def metadata(bootstrap, topics=None):
-    """(brokers {id: (host, port)}, controller id, {topic: {p: (error, leader,
-    replicas, isr)}}) from one broker, through kafka-python's wire classes."""
+def send(bootstrap, request):
+    """One request to one broker through kafka-python's wire classes; its
+    response."""
     from kafka.client_async import KafkaClient
-    from kafka.protocol.metadata import MetadataRequest
     c = KafkaClient(bootstrap_servers=bootstrap, api_version=(1, 0))
     try:
         node = c.least_loaded_node()
@@ -168,14 +167,21 @@ def metadata(bootstrap, topics=None):
         while not c.ready(node):
             c.poll(timeout_ms=100)
             check(time.monotonic() < deadline, "no connection to %s", bootstrap)
-        # v4 with auto-creation off: looking must not create what it looks for
-        fut = c.send(node, MetadataRequest[4](topics, False))
+        fut = c.send(node, request)
         while not fut.is_done:
             c.poll(timeout_ms=100)
-        check(fut.succeeded(), "Metadata failed: %s", fut.exception)
-        r = fut.value
+        check(fut.succeeded(), "%s failed: %s", type(request).__name__, fut.exception)
+        return fut.value
     finally:
         c.close()
+
+
+def metadata(bootstrap, topics=None):
+    """(brokers {id: (host, port)}, controller id, {topic: {p: (error, leader,
+    replicas, isr)}}) from one broker, through kafka-python's wire classes."""
+    from kafka.protocol.metadata import MetadataRequest
+    # v4 with auto-creation off: looking must not create what it looks for
+    r = send(bootstrap, MetadataRequest[4](topics, False))
     brokers = {b[0]: (b[1], b[2]) for b in r.brokers}
     topics_out = {}
     for err, name, _internal, parts in r.topics:

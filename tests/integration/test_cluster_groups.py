@@ -22,7 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from broker import Skip, check, eq, main  # noqa: E402
-from test_cluster import Cluster, imports, led_everywhere, partitions_of, wait_for  # noqa: E402
+from test_cluster import Cluster, imports, led_everywhere, partitions_of, send, wait_for  # noqa: E402
 
 OFFSETS = "__consumer_offsets"
 OFFSETS_PARTITIONS = 6
@@ -47,26 +47,6 @@ def confluent():
     except ImportError as e:
         raise Skip("needs confluent-kafka (%s)" % e)
     return confluent_kafka
-
-
-def send(bootstrap, request):
-    """One request to one broker through kafka-python's wire classes; its
-    response."""
-    from kafka.client_async import KafkaClient
-    c = KafkaClient(bootstrap_servers=bootstrap, api_version=(1, 0))
-    try:
-        node = c.least_loaded_node()
-        deadline = time.monotonic() + 10
-        while not c.ready(node):
-            c.poll(timeout_ms=100)
-            check(time.monotonic() < deadline, "no connection to %s", bootstrap)
-        fut = c.send(node, request)
-        while not fut.is_done:
-            c.poll(timeout_ms=100)
-        check(fut.succeeded(), "%s failed: %s", type(request).__name__, fut.exception)
-        return fut.value
-    finally:
-        c.close()
 
 
 def find_coordinator(bootstrap, group):

@@ -263,17 +263,22 @@ def restart(c, i):
     c.brokers[i].start()
 
 
+def stop_and_restart_leader(c, prod, times, stop):
+    """times in a row: the leader of partition 0 stopped by stop(broker),
+    another leads, it starts again and rejoins every ISR."""
+    for _ in range(times):
+        old = leader_of(c)
+        stop(c.brokers[old])
+        wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
+        progress(prod)
+        restart(c, old)
+        wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
+        progress(prod)
+
+
 def case_leader_killed_and_restarted_three_times(t):
-    def fault(c, prod):
-        for _ in range(3):
-            old = leader_of(c)
-            c.brokers[old].kill()
-            wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
-            progress(prod)
-            restart(c, old)
-            wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
-            progress(prod)
-    fault_case(t, "leader killed and restarted 3x", fault)
+    fault_case(t, "leader killed and restarted 3x",
+               lambda c, prod: stop_and_restart_leader(c, prod, 3, lambda b: b.kill()))
 
 
 def case_controller_killed_and_restarted(t):
@@ -288,19 +293,13 @@ def case_controller_killed_and_restarted(t):
 
 
 def case_leader_bounced_cleanly_twice(t):
-    def fault(c, prod):
-        for _ in range(2):
-            old = leader_of(c)
-            c.brokers[old].stop()
-            # a controlled shutdown: the leaderships moved before it stopped
-            check("every partition this broker led is led elsewhere" in c.brokers[old].log_text(),
-                  "broker %d stopped without handing its leaderships over", old)
-            wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
-            progress(prod)
-            restart(c, old)
-            wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
-            progress(prod)
-    fault_case(t, "leader bounced (SIGTERM) 2x", fault)
+    def bounce(b):
+        b.stop()
+        # a controlled shutdown: the leaderships moved before it stopped
+        check("every partition this broker led is led elsewhere" in b.log_text(),
+              "%s stopped without handing its leaderships over", b.name)
+    fault_case(t, "leader bounced (SIGTERM) 2x",
+               lambda c, prod: stop_and_restart_leader(c, prod, 2, bounce))
 
 
 def case_follower_paused_and_resumed(t):
