@@ -32,7 +32,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import broker as brokermod  # noqa: E402
-from broker import Skip, check, eq, main  # noqa: E402
+from broker import Skip, check, main  # noqa: E402
 import zookeeper  # noqa: E402
 from test_cluster import Cluster, imports, led_everywhere, wait_for  # noqa: E402
 import test_faults as faults  # noqa: E402
