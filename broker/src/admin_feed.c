@@ -423,6 +423,22 @@ static void fill_groups(struct br_snapshot *s, struct br_broker *b)
             g->state = br_snap_strdup(s, infos[i].state);
             g->generation = infos[i].generation;
             g->members = infos[i].members;
+            g->member_list = infos[i].member_list != NULL
+                                 ? br_snap_alloc(s, g->members * sizeof *g->member_list + 1)
+                                 : NULL;
+            for (size_t m = 0; g->member_list != NULL && m < g->members; m++) {
+                const struct br_group_member_info *in = &infos[i].member_list[m];
+                struct br_snap_member *out = &g->member_list[m];
+                out->member_id = br_snap_strdup(s, in->member_id);
+                out->client_id = br_snap_strdup(s, in->client_id);
+                out->client_host = br_snap_strdup(s, in->client_host);
+                out->assigned = br_snap_alloc(s, in->nassigned * sizeof *out->assigned + 1);
+                out->nassigned = out->assigned != NULL ? in->nassigned : 0;
+                for (size_t k = 0; k < out->nassigned; k++) {
+                    out->assigned[k] = (struct br_snap_tp){br_snap_strdup(s, in->assigned[k].topic),
+                                                           in->assigned[k].partition};
+                }
+            }
             struct br_group_lag *lags = NULL;
             size_t nl = 0;
             if (i >= MAX_GROUPS_WITH_LAG ||

@@ -247,6 +247,32 @@ def case_cluster_documents_match_the_kafka_protocol(t):
                "lag of %d" % o["partition"])
         cons.close()
 
+        # a member of a group as DescribeGroups shows it: client id, host, assignment
+        from kafka import KafkaConsumer
+        member = KafkaConsumer(TOPIC, bootstrap_servers=c.bootstrap(0), group_id="doc-members",
+                               client_id="doc-member", api_version=(1, 0),
+                               enable_auto_commit=False)
+        try:
+            deadline = time.monotonic() + 60
+            while not member.assignment() and time.monotonic() < deadline:
+                member.poll(timeout_ms=200)
+            eq(len(member.assignment()), 3, "partitions assigned to the member")
+
+            def members_doc():
+                for i in range(3):
+                    st, g = get(urls[i] + "/v1/groups/doc-members")
+                    if st == 200 and g["state"] == "Stable" and len(g["member_list"]) == 1:
+                        return g
+                return None
+            g = wait_for(members_doc, 30, "the member on its group's coordinator")
+            m = g["member_list"][0]
+            eq(m["client_id"], "doc-member", "member's client id")
+            eq(m["client_host"], "/127.0.0.1", "member's host")
+            eq(sorted((a["topic"], a["partition"]) for a in m["assignment"]),
+               [(TOPIC, p) for p in range(3)], "member's assignment")
+        finally:
+            member.close()
+
         # /metrics: appended as leader on the three brokers = produced
         try:
             from prometheus_client.parser import text_string_to_metric_families

@@ -375,6 +375,26 @@ static void doc_group(JsonBuilder *jb, const struct br_snapshot *s, const struct
     json_builder_begin_object(jb);
     put_int(jb, "broker", s->node_id);
     put_group_summary(jb, g);
+    json_builder_set_member_name(jb, "member_list");
+    json_builder_begin_array(jb);
+    for (size_t i = 0; g->member_list != NULL && i < g->members; i++) {
+        const struct br_snap_member *m = &g->member_list[i];
+        json_builder_begin_object(jb);
+        put_str(jb, "member_id", m->member_id);
+        put_str(jb, "client_id", m->client_id);
+        put_str(jb, "client_host", m->client_host);
+        json_builder_set_member_name(jb, "assignment");
+        json_builder_begin_array(jb);
+        for (size_t k = 0; k < m->nassigned; k++) {
+            json_builder_begin_object(jb);
+            put_str(jb, "topic", m->assigned[k].topic);
+            put_int(jb, "partition", m->assigned[k].partition);
+            json_builder_end_object(jb);
+        }
+        json_builder_end_array(jb);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
     json_builder_set_member_name(jb, "offsets");
     json_builder_begin_array(jb);
     for (size_t i = 0; i < g->nlags; i++) {

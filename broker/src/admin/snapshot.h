@@ -88,6 +88,19 @@ struct br_snap_lag {
     int64_t lag;            /* -1: not known */
 };
 
+struct br_snap_tp {
+    const char *topic;
+    int32_t partition;
+};
+
+struct br_snap_member {
+    const char *member_id;
+    const char *client_id;
+    const char *client_host;
+    size_t nassigned;
+    struct br_snap_tp *assigned;
+};
+
 struct br_snap_group {
     const char *group_id;
     const char *protocol_type;
@@ -95,6 +108,7 @@ struct br_snap_group {
     const char *state;
     int32_t generation;
     size_t members;
+    struct br_snap_member *member_list; /* `members` of them; NULL when out of memory */
     size_t nlags;
     struct br_snap_lag *lags;
 };

@@ -1360,6 +1360,20 @@ int br_grp_commit_check(struct br_groups *gs, struct grp_group *g, struct kp_str
     return 0;
 }
 
+static void member_infos_free(struct br_group_member_info *ms, size_t n)
+{
+    for (size_t i = 0; ms != NULL && i < n; i++) {
+        kp_free(ms[i].member_id);
+        kp_free(ms[i].client_id);
+        kp_free(ms[i].client_host);
+        for (size_t k = 0; k < ms[i].nassigned; k++) {
+            kp_free(ms[i].assigned[k].topic);
+        }
+        kp_free(ms[i].assigned);
+    }
+    kp_free(ms);
+}
+
 void br_group_infos_free(struct br_group_info *infos, size_t n)
 {
     if (infos == NULL) {
@@ -1369,8 +1383,99 @@ void br_group_infos_free(struct br_group_info *infos, size_t n)
         kp_free(infos[i].group_id);
         kp_free(infos[i].protocol_type);
         kp_free(infos[i].protocol);
+        member_infos_free(infos[i].member_list, infos[i].members);
     }
     kp_free(infos);
+}
+
+/* The partitions of a ConsumerProtocol Assignment (versions 0-3 begin
+ * alike: int16 version, [topic string, [int32 partition]]; what follows,
+ * user data and more, is not read). 0, or -1 when it does not decode
+ * (*out NULL). Counts are bounded by the bytes left. */
+static int decode_assignment(const uint8_t *buf, int32_t len, struct br_group_tp **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (buf == NULL || len < 6) {
+        return -1;
+    }
+    struct kp_reader r;
+    kp_rd_init(&r, buf, (size_t)len);
+    int16_t version = kp_rd_i16(&r);
+    int32_t ntopics = kp_rd_i32(&r);
+    if (r.err != 0 || version < 0 || ntopics < 0 || (size_t)ntopics > kp_rd_remaining(&r) / 6) {
+        return -1;
+    }
+    size_t cap = 0;
+    struct br_group_tp *tps = NULL;
+    for (int32_t t = 0; t < ntopics; t++) {
+        struct kp_str topic = kp_rd_string(&r);
+        int32_t np = kp_rd_i32(&r);
+        if (r.err != 0 || topic.len < 0 || np < 0 || (size_t)np > kp_rd_remaining(&r) / 4) {
+            goto fail;
+        }
+        for (int32_t k = 0; k < np; k++) {
+            int32_t partition = kp_rd_i32(&r);
+            if (*n == cap) {
+                cap = cap == 0 ? 8 : cap * 2;
+                struct br_group_tp *grown = kp_realloc(tps, cap * sizeof *grown);
+                if (grown == NULL) {
+                    goto fail;
+                }
+                tps = grown;
+            }
+            tps[*n].topic = dup_mem(topic.ptr, (size_t)topic.len);
+            tps[*n].partition = partition;
+            if (tps[*n].topic == NULL) {
+                goto fail;
+            }
+            (*n)++;
+        }
+    }
+    if (r.err != 0) {
+        goto fail;
+    }
+    *out = tps;
+    return 0;
+fail:
+    for (size_t k = 0; k < *n; k++) {
+        kp_free(tps[k].topic);
+    }
+    kp_free(tps);
+    *n = 0;
+    return -1;
+}
+
+/* The members of g as the admin API shows them. 0 or KP_E_NOMEM. */
+static int member_infos(const struct grp_group *g, struct br_group_member_info **out)
+{
+    *out = NULL;
+    if (g->nmembers == 0) {
+        return 0;
+    }
+    struct br_group_member_info *ms = kp_calloc(g->nmembers, sizeof *ms);
+    if (ms == NULL) {
+        return KP_E_NOMEM;
+    }
+    bool consumer = g->protocol_type != NULL && strcmp(g->protocol_type, "consumer") == 0;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        const struct grp_member *m = g->members[i];
+        const char *cid = m->client_id != NULL ? m->client_id : "";
+        const char *host = m->client_host != NULL ? m->client_host : "";
+        ms[i].member_id = dup_mem(m->id, strlen(m->id));
+        ms[i].client_id = dup_mem(cid, strlen(cid));
+        ms[i].client_host = dup_mem(host, strlen(host));
+        if (ms[i].member_id == NULL || ms[i].client_id == NULL || ms[i].client_host == NULL) {
+            member_infos_free(ms, g->nmembers);
+            return KP_E_NOMEM;
+        }
+        if (consumer && m->assignment != NULL) {
+            (void)decode_assignment(m->assignment, m->assignment_len, &ms[i].assigned,
+                                    &ms[i].nassigned);
+        }
+    }
+    *out = ms;
+    return 0;
 }
 
 int br_groups_list(const struct br_groups *gs, struct br_group_info **out, size_t *n)
@@ -1397,7 +1502,8 @@ int br_groups_list(const struct br_groups *gs, struct br_group_info **out, size_
         in->generation = g->generation;
         in->members = g->nmembers;
         in->committed_partitions = g->noffsets;
-        if (in->group_id == NULL || in->protocol_type == NULL || in->protocol == NULL) {
+        if (in->group_id == NULL || in->protocol_type == NULL || in->protocol == NULL ||
+            member_infos(g, &in->member_list) != 0) {
             br_group_infos_free(infos, k);
             return KP_E_NOMEM;
         }

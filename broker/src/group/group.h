@@ -419,6 +419,23 @@ int32_t br_group_partition_for(const char *group_id, size_t len, int32_t partiti
 /* ---- for the admin API */
 
 /* One group as DescribeGroups would summarize it. */
+/* One partition of a member's assignment. */
+struct br_group_tp {
+    char *topic; /* owned by the array (br_group_infos_free) */
+    int32_t partition;
+};
+
+/* One member as DescribeGroups would show it, its assignment decoded
+ * (Kafka's ConsumerProtocol Assignment, versions 0-3, for protocol type
+ * "consumer"; none otherwise, or when it does not decode). */
+struct br_group_member_info {
+    char *member_id; /* these owned by the array (br_group_infos_free) */
+    char *client_id;
+    char *client_host;
+    struct br_group_tp *assigned;
+    size_t nassigned;
+};
+
 struct br_group_info {
     char *group_id;      /* owned by the array (br_group_infos_free) */
     char *protocol_type; /* "" when none */
@@ -427,6 +444,7 @@ struct br_group_info {
     int32_t generation;
     size_t members;
     size_t committed_partitions;
+    struct br_group_member_info *member_list; /* members of them, in join order */
 };
 
 /* Every group the coordinator holds, in creation order. Returns 0 or
