@@ -26,7 +26,8 @@
  *     detection site; one that does has a known key and value version, the
  *     fields of its versions only, and every string and bytes slice inside
  *     its key or value (the members slice is the value's tail); members
- *     decode one by one with their slices inside it;
+ *     decode one by one with their slices inside it, and each member's
+ *     assignment decodes as the admin API decodes it, or fails cleanly;
  *   - re-encoding with the broker's encoders (br_grp_enc_*) decodes to the
  *     same values: the key (byte for byte for key v1 and v2), an offset value
  *     (byte for byte when it is the version the broker writes), and a group
@@ -55,6 +56,7 @@
 #include <samsa-protocol/record_batch.h>
 
 #include "base/logging.h"
+#include "group/group.h"
 #include "group/records.h"
 #include "replica/partition.h"
 #include "storage/log.h"
@@ -472,6 +474,26 @@ static void check_state_round_trip(struct br_groups *gs)
     br_groups_free(again);
 }
 
+/* A member's assignment as the admin API decodes it (a consumer's
+ * ConsumerProtocol Assignment): it decodes or fails cleanly, each
+ * partition taking at least 4 of its bytes, each topic named within it. */
+static void assignment_check(struct kp_bytes a)
+{
+    struct br_group_tp *tps = NULL;
+    size_t n = 0;
+    int rc = br_grp_assignment_decode(a.ptr, a.len, &tps, &n);
+    if (rc != 0) {
+        fuzz_check(tps == NULL && n == 0, "a failed assignment decode left partitions", (int)n);
+        return;
+    }
+    fuzz_check(a.len >= 6 && n <= (size_t)a.len / 4, "more partitions than the bytes hold", (int)n);
+    for (size_t i = 0; i < n; i++) {
+        fuzz_check(tps[i].topic != NULL && strlen(tps[i].topic) <= (size_t)a.len,
+                   "an assignment's topic longer than its bytes", (int)i);
+    }
+    br_group_tps_free(tps, n);
+}
+
 /* ------------------------------------------------------------- one record */
 
 static void check_members(const struct grp_record *r)
@@ -513,6 +535,7 @@ static void check_members(const struct grp_record *r)
                    "an instance id before value v3", seen);
         fuzz_check(r->value_version >= 1 || m.rebalance_timeout_ms == m.session_timeout_ms,
                    "a v0 member's rebalance timeout is not its session timeout", seen);
+        assignment_check(m.assignment);
     }
 }
 

@@ -1360,16 +1360,21 @@ int br_grp_commit_check(struct br_groups *gs, struct grp_group *g, struct kp_str
     return 0;
 }
 
+void br_group_tps_free(struct br_group_tp *tps, size_t n)
+{
+    for (size_t k = 0; tps != NULL && k < n; k++) {
+        kp_free(tps[k].topic);
+    }
+    kp_free(tps);
+}
+
 static void member_infos_free(struct br_group_member_info *ms, size_t n)
 {
     for (size_t i = 0; ms != NULL && i < n; i++) {
         kp_free(ms[i].member_id);
         kp_free(ms[i].client_id);
         kp_free(ms[i].client_host);
-        for (size_t k = 0; k < ms[i].nassigned; k++) {
-            kp_free(ms[i].assigned[k].topic);
-        }
-        kp_free(ms[i].assigned);
+        br_group_tps_free(ms[i].assigned, ms[i].nassigned);
     }
     kp_free(ms);
 }
@@ -1388,11 +1393,8 @@ void br_group_infos_free(struct br_group_info *infos, size_t n)
     kp_free(infos);
 }
 
-/* The partitions of a ConsumerProtocol Assignment (versions 0-3 begin
- * alike: int16 version, [topic string, [int32 partition]]; what follows,
- * user data and more, is not read). 0, or -1 when it does not decode
- * (*out NULL). Counts are bounded by the bytes left. */
-static int decode_assignment(const uint8_t *buf, int32_t len, struct br_group_tp **out, size_t *n)
+int br_grp_assignment_decode(const uint8_t *buf, int32_t len, struct br_group_tp **out,
+                             size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -1438,10 +1440,7 @@ static int decode_assignment(const uint8_t *buf, int32_t len, struct br_group_tp
     *out = tps;
     return 0;
 fail:
-    for (size_t k = 0; k < *n; k++) {
-        kp_free(tps[k].topic);
-    }
-    kp_free(tps);
+    br_group_tps_free(tps, *n);
     *n = 0;
     return -1;
 }
@@ -1470,8 +1469,8 @@ static int member_infos(const struct grp_group *g, struct br_group_member_info *
             return KP_E_NOMEM;
         }
         if (consumer && m->assignment != NULL) {
-            (void)decode_assignment(m->assignment, m->assignment_len, &ms[i].assigned,
-                                    &ms[i].nassigned);
+            (void)br_grp_assignment_decode(m->assignment, m->assignment_len, &ms[i].assigned,
+                                           &ms[i].nassigned);
         }
     }
     *out = ms;

@@ -425,6 +425,16 @@ struct br_group_tp {
     int32_t partition;
 };
 
+/* The partitions of a consumer group member's assignment, Kafka's
+ * ConsumerProtocol Assignment (versions 0-3 begin alike: int16 version,
+ * [topic string, [int32 partition]]; user data and what later versions add
+ * is not read), from bytes a client sent (SyncGroup): 0 with *out (owned:
+ * br_group_tps_free; NULL when empty), or -1 when they do not decode
+ * (*out NULL, *n 0). Counts are bounded by the bytes left. */
+int br_grp_assignment_decode(const uint8_t *buf, int32_t len, struct br_group_tp **out,
+                             size_t *n);
+void br_group_tps_free(struct br_group_tp *tps, size_t n);
+
 /* One member as DescribeGroups would show it, its assignment decoded
  * (Kafka's ConsumerProtocol Assignment, versions 0-3, for protocol type
  * "consumer"; none otherwise, or when it does not decode). */
