@@ -935,6 +935,7 @@ guint sm_cluster_flush(SmCluster *self)
     if (self->brokers_moved) {
         self->brokers_moved = FALSE;
         g_autoptr(GPtrArray) sorted = g_ptr_array_copy(self->brokers_all, NULL, NULL);
+        g_ptr_array_set_free_func(sorted, NULL); /* the copy borrows */
         g_ptr_array_sort(sorted, cmp_broker);
         resync(self->brokers, sorted);
     }
