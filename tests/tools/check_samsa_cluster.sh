@@ -18,6 +18,7 @@ free_port() {
 }
 zk=$(free_port)
 base=$(free_port)
+admin=$(free_port)
 fail() {
     echo "FAIL: $*"
     tail -n 20 "$work"/cluster/*.log
@@ -25,9 +26,15 @@ fail() {
     exit 1
 }
 trap '"$script" stop --dir "$work/cluster" >/dev/null 2>&1' EXIT
-"$script" start --dir "$work/cluster" --broker "$broker" --zk-port "$zk" --base-port "$base" ||
+"$script" start --dir "$work/cluster" --broker "$broker" --zk-port "$zk" --base-port "$base" \
+    --admin-port "$admin" ||
     fail "start"
 bs=127.0.0.1:$base
+# the admin API of each broker, where samsa-monitor starts from
+for i in 0 1 2; do
+    /usr/bin/python3 -c "import sys,urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10)" \
+            "http://127.0.0.1:$((admin + i))/v1/cluster" || fail "admin API of broker $i"
+done
 # the brokers register and learn of each other through the controller
 ok=0
 for _ in $(seq 1 300); do
