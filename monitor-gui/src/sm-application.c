@@ -33,7 +33,7 @@ static gboolean style_to_scheme(GValue *value, GVariant *variant, gpointer ud)
     } else if (g_strcmp0(s, "dark") == 0) {
         scheme = ADW_COLOR_SCHEME_FORCE_DARK;
     }
-    g_value_set_enum(value, scheme);
+    g_value_set_enum(value, (gint)scheme);
     return TRUE;
 }
 

@@ -4,9 +4,9 @@
 #include <libsoup/soup.h>
 #include <string.h>
 
-#define BACKOFF_FIRST_MS 500
-#define BACKOFF_MAX_MS 10000
-#define SILENCE_MAX_US (30 * G_USEC_PER_SEC)
+#define BACKOFF_FIRST_MS 500u
+#define BACKOFF_MAX_MS 10000u
+#define SILENCE_MAX_US ((gint64)30 * G_USEC_PER_SEC)
 #define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
 #define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
 
@@ -123,38 +123,46 @@ typedef struct {
 
 static void get_group_docs(Link *l, JsonObject *groups);
 
-static void got(GObject *source, GAsyncResult *res, gpointer ud)
+/* the body of a GET, into the model */
+static void take_body(Get *g, GBytes *body)
 {
-    Get *g = ud;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GBytes) body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
-    if (body == NULL) {
-        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-            g_debug("GET %s%s: %s", g->link->url, g->path, err->message);
-        }
-        goto out;
-    }
     if (soup_message_get_status(g->msg) != SOUP_STATUS_OK) {
         g_debug("GET %s%s: %u", g->link->url, g->path, soup_message_get_status(g->msg));
-        goto out;
+        return;
     }
     gsize len = 0;
     const char *data = g_bytes_get_data(body, &len);
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    if (data == NULL || len > G_MAXSSIZE || !json_parser_load_from_data(parser, data, (gssize)len, &err)) {
+    if (data == NULL || len > G_MAXSSIZE ||
+        !json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
         g_debug("GET %s%s: not JSON", g->link->url, g->path);
-        goto out;
+        return;
     }
     JsonNode *root = json_parser_get_root(parser);
     if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-        goto out;
+        return;
     }
     JsonObject *doc = json_node_get_object(root);
     sm_cluster_apply_object(g->link->client->cluster, doc);
     if (strcmp(g->path, "/v1/groups") == 0) {
         get_group_docs(g->link, doc);
     }
-out:
+}
+
+static void got(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Get *g = ud;
+    GError *err = NULL;
+    GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
+    if (body != NULL) {
+        take_body(g, body);
+        g_bytes_unref(body);
+    } else {
+        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            g_debug("GET %s%s: %s", g->link->url, g->path, err->message);
+        }
+        g_error_free(err);
+    }
     g_object_unref(g->msg);
     g_free(g->path);
     g_free(g);

@@ -852,8 +852,8 @@ static void recount(SmCluster *self)
     s->brokers = self->brokers_all->len;
     s->brokers_alive = 0;
     guint nb = self->brokers_all->len;
-    g_autofree guint *led = g_new0(guint, nb + 1);
-    g_autofree guint *hosted = g_new0(guint, nb + 1);
+    guint *led = g_new0(guint, nb + 1);
+    guint *hosted = g_new0(guint, nb + 1);
     for (guint i = 0; i < nb; i++) {
         s->brokers_alive += ((SmBroker *)g_ptr_array_index(self->brokers_all, i))->alive ? 1 : 0;
     }
@@ -922,6 +922,8 @@ static void recount(SmCluster *self)
             }
         }
     }
+    g_free(led);
+    g_free(hosted);
 }
 
 guint sm_cluster_flush(SmCluster *self)

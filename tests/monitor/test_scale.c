@@ -76,7 +76,7 @@ static char *progress(int from, gint64 at, int seq)
                 g_string_append_printf(s,
                                        "%s{\"broker\":%d,\"log_end_offset\":%" G_GINT64_FORMAT
                                        ",\"lag\":%d,\"in_sync\":true}",
-                                       r ? "," : "", (l + r) % 3, at - r * 5, r * 5);
+                                       r ? "," : "", (l + r) % 3, at - (gint64)r * 5, r * 5);
             }
             g_string_append(s, "]}");
         }
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
            rss_kib() - rss0);
     /* generous: a batch should stay well inside a second on a loaded CI
      * machine; the figures above are what to read */
-    if (worst_main > 2 * G_USEC_PER_SEC) {
+    if (worst_main > (gint64)2 * G_USEC_PER_SEC) {
         printf("FAIL: a batch held the main loop for more than 2 s\n");
         failures++;
     }
