@@ -4,7 +4,9 @@
  * brokers' rows), with a deadline. Answers on stdout, one line each:
  * "ok <ms>" (how long the condition took to hold) or "fail <why>".
  *
- *   ready TOPIC N SECS        N partitions shown from their leaders, all in sync
+ *   ready TOPIC N SECS [STABLE]
+ *                             N partitions shown from their leaders, all in sync
+ *                             (for STABLE seconds on end)
  *   osr TOPIC P B SECS        replica B of P out of sync in the bar, its LEO behind the
  *                             HW and frozen while the HW moves on (10 or more)
  *   isr TOPIC P B SECS        replica B of P back in sync in the bar
@@ -35,6 +37,7 @@ typedef struct {
     gint64 frozen_leo;
     gint64 hw_then;
     gint64 seen_us;
+    gint64 stable_us;
 } Want;
 
 static const SmReplica *replica_of(SmPartition *p, gint32 b)
@@ -53,9 +56,8 @@ static const char *bar_label(Want *w)
     return bar != NULL ? sm_replica_bar_get_description(bar) : "";
 }
 
-static gboolean ready(gpointer ud)
+static gboolean all_in_sync(Want *w)
 {
-    Want *w = ud;
     SmTopic *t = sm_cluster_find_topic(w->cluster, w->topic);
     if (t == NULL || t->parts->len < w->n) {
         return FALSE;
@@ -67,6 +69,21 @@ static gboolean ready(gpointer ud)
         }
     }
     return TRUE;
+}
+
+/* every replica in sync, continuously for w->stable_us */
+static gboolean ready(gpointer ud)
+{
+    Want *w = ud;
+    if (!all_in_sync(w)) {
+        w->seen_us = 0;
+        return FALSE;
+    }
+    gint64 now = g_get_monotonic_time();
+    if (w->seen_us == 0) {
+        w->seen_us = now;
+    }
+    return now - w->seen_us >= w->stable_us;
 }
 
 static gboolean osr(gpointer ud)
@@ -123,11 +140,32 @@ static gboolean gone(gpointer ud)
     return strstr(texts->str, "GONE") != NULL;
 }
 
+/* what the model shows of the brokers and the topic's leaders, for a failure */
+static char *shown(Want *w)
+{
+    GString *s = g_string_new("brokers");
+    GListModel *brokers = sm_cluster_get_brokers(w->cluster);
+    for (guint i = 0; i < g_list_model_get_n_items(brokers); i++) {
+        g_autoptr(SmBroker) b = g_list_model_get_item(brokers, i);
+        g_string_append_printf(s, " %d:%s", (int)b->id, b->alive ? "alive" : "gone");
+    }
+    SmTopic *t = sm_cluster_find_topic(w->cluster, w->topic);
+    for (guint i = 0; t != NULL && i < t->parts->len; i++) {
+        SmPartition *p = g_ptr_array_index(t->parts, i);
+        g_autofree char *isr_s = sm_partition_format_isr(p);
+        g_string_append_printf(s, "; p%u leader %d epoch %d isr [%s]%s", i, (int)p->leader,
+                               (int)p->leader_epoch, isr_s, p->full_view ? " (leader's view)" : "");
+    }
+    g_string_append_printf(s, "; bar: %s", bar_label(w));
+    return g_string_free(s, FALSE);
+}
+
 static void answer_wait(gboolean (*cond)(gpointer), Want *w, double secs, const char *what)
 {
     gint64 ms = smt_wait(cond, w, secs);
     if (ms < 0) {
-        printf("fail %s not shown within %.0f s; bar: %s\n", what, secs, bar_label(w));
+        g_autofree char *state = shown(w);
+        printf("fail %s not shown within %.0f s; %s\n", what, secs, state);
     } else if (cond == osr) {
         /* when it was first shown out of sync, not when the HW had moved on */
         gint64 shown = ms - (g_get_monotonic_time() - w->seen_us) / 1000;
@@ -177,10 +215,11 @@ static void next_line(Driver *d);
 
 static void handle(Driver *d, char **f, guint n)
 {
-    Want w = {d->win, d->cluster, NULL, 0, -1, 0, -1, -1, 0};
-    if (n == 4 && strcmp(f[0], "ready") == 0) {
+    Want w = {d->win, d->cluster, NULL, 0, -1, 0, -1, -1, 0, 0};
+    if ((n == 4 || n == 5) && strcmp(f[0], "ready") == 0) {
         w.topic = f[1];
         w.n = (guint)g_ascii_strtoull(f[2], NULL, 10);
+        w.stable_us = n == 5 ? (gint64)(g_ascii_strtod(f[4], NULL) * G_USEC_PER_SEC) : 0;
         sm_window_show_topic(d->win, w.topic);
         answer_wait(ready, &w, g_ascii_strtod(f[3], NULL), "the topic");
     } else if (n == 5 && (strcmp(f[0], "osr") == 0 || strcmp(f[0], "isr") == 0)) {
