@@ -44,7 +44,7 @@ static void remember(SmApplication *self, const char *url)
     if (!g_strv_contains((const char *const *)known, url)) {
         g_autoptr(GStrvBuilder) b = g_strv_builder_new();
         g_strv_builder_add(b, url);
-        for (guint i = 0; known[i] != NULL && i < 9; i++) {
+        for (guint i = 0; i < 9 && known[i] != NULL; i++) {
             g_strv_builder_add(b, known[i]);
         }
         g_auto(GStrv) next = g_strv_builder_end(b);
