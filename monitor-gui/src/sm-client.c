@@ -1,0 +1,618 @@
+/* sm-client.c: samsa-monitor's links to the admin APIs (see sm-client.h). */
+#include "sm-client.h"
+
+#include <libsoup/soup.h>
+#include <string.h>
+
+#define BACKOFF_FIRST_MS 500u
+#define BACKOFF_MAX_MS 10000u
+#define SILENCE_MAX_US ((gint64)30 * G_USEC_PER_SEC)
+#define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
+#define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
+
+typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING } LinkState;
+
+typedef struct {
+    SmClient *client; /* borrowed: the client owns the link */
+    char *url;        /* the admin API's base, no trailing slash */
+    gint32 broker;    /* -1 until its hello */
+    LinkState state;
+    guint attempt;
+    guint retry_source;
+    gint64 retry_at_us;
+    SoupWebsocketConnection *ws;
+    GCancellable *cancel;
+    char *stream_id;
+    gint64 last_seq;
+    gint64 heard_at_us;
+    GHashTable *fetched_at; /* topic -> gint64 *: last /v1/topics/{t}/partitions asked */
+} Link;
+
+struct _SmClient {
+    GObject parent_instance;
+    SmCluster *cluster;
+    SoupSession *session;
+    GPtrArray *links; /* Link *, owned */
+    guint refresh_seconds;
+    guint refresh_source;
+    guint watchdog_source;
+    char *status;
+    gulong admin_url_id, wants_id;
+};
+
+enum { SIG_STATUS, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_REFRESH_SECONDS, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+G_DEFINE_FINAL_TYPE(SmClient, sm_client, G_TYPE_OBJECT)
+
+static void link_connect(Link *l);
+static void link_lost(Link *l, const char *why);
+
+/* ------------------------------------------------------------ status */
+
+static void update_status(SmClient *self)
+{
+    guint open = 0;
+    const Link *waiting = NULL;
+    for (guint i = 0; i < self->links->len; i++) {
+        const Link *l = g_ptr_array_index(self->links, i);
+        open += l->state == LINK_OPEN ? 1 : 0;
+        if (l->state == LINK_WAITING && waiting == NULL) {
+            waiting = l;
+        }
+        SmBroker *b = l->broker >= 0 ? sm_cluster_find_broker(self->cluster, l->broker) : NULL;
+        if (b != NULL) {
+            g_autofree char *text = NULL;
+            if (l->state == LINK_OPEN) {
+                text = g_strdup("streaming");
+            } else if (l->state == LINK_CONNECTING) {
+                text = g_strdup("connecting");
+            } else {
+                gint64 left = (l->retry_at_us - g_get_monotonic_time()) / 1000;
+                text = g_strdup_printf("retrying in %.1f s", (double)MAX(left, 0) / 1000.0);
+            }
+            if (g_strcmp0(b->link, text) != 0) {
+                g_free(b->link);
+                b->link = g_steal_pointer(&text);
+                sm_item_emit_changed(b);
+            }
+        }
+    }
+    g_autofree char *s = NULL;
+    if (self->links->len == 0) {
+        s = g_strdup("not connected");
+    } else if (waiting != NULL) {
+        gint64 left = (waiting->retry_at_us - g_get_monotonic_time()) / 1000;
+        s = g_strdup_printf("%u of %u brokers connected; reconnecting to %s in %.1f s (attempt %u)",
+                            open, self->links->len, waiting->url,
+                            (double)MAX(left, 0) / 1000.0, waiting->attempt);
+    } else {
+        s = g_strdup_printf("%u of %u brokers connected", open, self->links->len);
+    }
+    if (g_strcmp0(s, self->status) != 0) {
+        g_free(self->status);
+        self->status = g_steal_pointer(&s);
+        g_signal_emit(self, signals[SIG_STATUS], 0);
+    }
+}
+
+const char *sm_client_get_status(SmClient *self)
+{
+    return self->status;
+}
+
+guint sm_client_count_connected(SmClient *self)
+{
+    guint open = 0;
+    for (guint i = 0; i < self->links->len; i++) {
+        open += ((Link *)g_ptr_array_index(self->links, i))->state == LINK_OPEN ? 1 : 0;
+    }
+    return open;
+}
+
+/* ------------------------------------------------------------ documents */
+
+typedef struct {
+    Link *link;
+    SoupMessage *msg;
+    char *path;
+} Get;
+
+static void get_group_docs(Link *l, JsonObject *groups);
+
+/* the body of a GET, into the model */
+static void take_body(Get *g, GBytes *body)
+{
+    if (soup_message_get_status(g->msg) != SOUP_STATUS_OK) {
+        g_debug("GET %s%s: %u", g->link->url, g->path, soup_message_get_status(g->msg));
+        return;
+    }
+    gsize len = 0;
+    const char *data = g_bytes_get_data(body, &len);
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    if (data == NULL || len > G_MAXSSIZE ||
+        !json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
+        g_debug("GET %s%s: not JSON", g->link->url, g->path);
+        return;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        return;
+    }
+    JsonObject *doc = json_node_get_object(root);
+    sm_cluster_apply_object(g->link->client->cluster, doc);
+    if (strcmp(g->path, "/v1/groups") == 0) {
+        get_group_docs(g->link, doc);
+    }
+}
+
+static void got(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Get *g = ud;
+    GError *err = NULL;
+    GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
+    if (body != NULL) {
+        take_body(g, body);
+        g_bytes_unref(body);
+    } else {
+        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            g_debug("GET %s%s: %s", g->link->url, g->path, err->message);
+        }
+        g_error_free(err);
+    }
+    g_object_unref(g->msg);
+    g_free(g->path);
+    g_free(g);
+}
+
+/* GET the document at path (already escaped) from l, into the model */
+static void get_doc(Link *l, const char *path)
+{
+    g_autofree char *uri = g_strconcat(l->url, path, NULL);
+    SoupMessage *msg = soup_message_new("GET", uri);
+    if (msg == NULL) {
+        return;
+    }
+    Get *g = g_new0(Get, 1);
+    g->link = l;
+    g->msg = msg;
+    g->path = g_strdup(path);
+    soup_session_send_and_read_async(l->client->session, msg, G_PRIORITY_DEFAULT, l->cancel, got, g);
+}
+
+static void get_topic(Link *l, const char *topic)
+{
+    gint64 now = g_get_monotonic_time();
+    gint64 *at = g_hash_table_lookup(l->fetched_at, topic);
+    if (at != NULL && now - *at < REFETCH_MIN_US) {
+        return;
+    }
+    if (at == NULL) {
+        at = g_new(gint64, 1);
+        g_hash_table_insert(l->fetched_at, g_strdup(topic), at);
+    }
+    *at = now;
+    g_autofree char *esc = g_uri_escape_string(topic, NULL, FALSE);
+    g_autofree char *path = g_strdup_printf("/v1/topics/%s/partitions", esc);
+    get_doc(l, path);
+}
+
+static void get_group_docs(Link *l, JsonObject *groups)
+{
+    JsonNode *n = json_object_get_member(groups, "groups");
+    if (n == NULL || !JSON_NODE_HOLDS_ARRAY(n)) {
+        return;
+    }
+    JsonArray *a = json_node_get_array(n);
+    for (guint i = 0; i < json_array_get_length(a) && i < 1000; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (!JSON_NODE_HOLDS_OBJECT(e)) {
+            continue;
+        }
+        const char *id = json_object_get_string_member_with_default(json_node_get_object(e),
+                                                                    "group_id", NULL);
+        if (id != NULL) {
+            g_autofree char *esc = g_uri_escape_string(id, NULL, FALSE);
+            g_autofree char *path = g_strconcat("/v1/groups/", esc, NULL);
+            get_doc(l, path);
+        }
+    }
+}
+
+/* the topics document names the topics: each one's partitions follow */
+static void got_topics(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Get *g = ud;
+    g_autoptr(GError) err = NULL;
+    g_autoptr(GBytes) body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
+    if (body != NULL && soup_message_get_status(g->msg) == SOUP_STATUS_OK) {
+        gsize len = 0;
+        const char *data = g_bytes_get_data(body, &len);
+        g_autoptr(JsonParser) parser = json_parser_new_immutable();
+        if (data != NULL && len <= G_MAXSSIZE &&
+            json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
+            JsonNode *root = json_parser_get_root(parser);
+            if (root != NULL && JSON_NODE_HOLDS_OBJECT(root)) {
+                JsonObject *doc = json_node_get_object(root);
+                sm_cluster_apply_object(g->link->client->cluster, doc);
+                JsonNode *tn = json_object_get_member(doc, "topics");
+                JsonArray *a = tn != NULL && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
+                for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
+                    JsonNode *e = json_array_get_element(a, i);
+                    if (JSON_NODE_HOLDS_OBJECT(e)) {
+                        const char *name = json_object_get_string_member_with_default(
+                            json_node_get_object(e), "name", NULL);
+                        if (name != NULL) {
+                            get_topic(g->link, name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    g_object_unref(g->msg);
+    g_free(g->path);
+    g_free(g);
+}
+
+static void read_documents(Link *l)
+{
+    g_hash_table_remove_all(l->fetched_at);
+    get_doc(l, "/v1/cluster");
+    g_autofree char *uri = g_strconcat(l->url, "/v1/topics", NULL);
+    SoupMessage *msg = soup_message_new("GET", uri);
+    if (msg != NULL) {
+        Get *g = g_new0(Get, 1);
+        g->link = l;
+        g->msg = msg;
+        g->path = g_strdup("/v1/topics");
+        soup_session_send_and_read_async(l->client->session, msg, G_PRIORITY_DEFAULT, l->cancel,
+                                         got_topics, g);
+    }
+    get_doc(l, "/v1/groups");
+}
+
+/* ------------------------------------------------------------ the stream */
+
+static void on_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpointer ud)
+{
+    (void)ws;
+    Link *l = ud;
+    l->heard_at_us = g_get_monotonic_time();
+    if (type != SOUP_WEBSOCKET_DATA_TEXT) {
+        return;
+    }
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    if (text == NULL || len > G_MAXSSIZE ||
+        !json_parser_load_from_data(parser, text, (gssize)len, NULL)) {
+        return;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        return;
+    }
+    JsonObject *m = json_node_get_object(root);
+    const char *kind = json_object_get_string_member_with_default(m, "type", "");
+    gint64 seq = json_object_get_int_member_with_default(m, "seq", -1);
+    if (strcmp(kind, "hello") == 0) {
+        const char *stream = json_object_get_string_member_with_default(m, "stream", "");
+        /* another stream (the broker restarted) or missed messages: what
+         * the model holds of this broker may be stale, read it again */
+        gboolean fresh = l->stream_id == NULL || strcmp(stream, l->stream_id) != 0 ||
+                         seq != l->last_seq;
+        g_free(l->stream_id);
+        l->stream_id = g_strdup(stream);
+        l->last_seq = seq;
+        l->broker = (gint32)json_object_get_int_member_with_default(m, "broker", -1);
+        l->attempt = 0;
+        l->state = LINK_OPEN;
+        if (fresh) {
+            read_documents(l);
+        } else {
+            get_doc(l, "/v1/cluster");
+        }
+        update_status(l->client);
+        return;
+    }
+    if (l->last_seq >= 0 && seq != l->last_seq + 1) {
+        read_documents(l); /* a gap */
+    }
+    l->last_seq = seq;
+    sm_cluster_apply_object(l->client->cluster, m);
+}
+
+static void on_pong(SoupWebsocketConnection *ws, GBytes *data, gpointer ud)
+{
+    (void)ws;
+    (void)data;
+    ((Link *)ud)->heard_at_us = g_get_monotonic_time();
+}
+
+static void on_closed(SoupWebsocketConnection *ws, gpointer ud)
+{
+    (void)ws;
+    link_lost(ud, "stream closed");
+}
+
+static void drop_ws(Link *l)
+{
+    if (l->ws != NULL) {
+        g_signal_handlers_disconnect_by_data(l->ws, l);
+        if (soup_websocket_connection_get_state(l->ws) == SOUP_WEBSOCKET_STATE_OPEN) {
+            soup_websocket_connection_close(l->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+        }
+        g_clear_object(&l->ws);
+    }
+}
+
+static gboolean retry(gpointer ud)
+{
+    Link *l = ud;
+    l->retry_source = 0;
+    link_connect(l);
+    return G_SOURCE_REMOVE;
+}
+
+static void link_lost(Link *l, const char *why)
+{
+    drop_ws(l);
+    if (l->cancel != NULL) {
+        g_cancellable_cancel(l->cancel);
+        g_clear_object(&l->cancel);
+    }
+    guint ms = BACKOFF_FIRST_MS << MIN(l->attempt, 5u);
+    ms = MIN(ms, BACKOFF_MAX_MS);
+    /* up to a quarter more, so that links to a restarted cluster spread out */
+    ms += (guint)g_random_int_range(0, (gint32)(ms / 4 + 1));
+    l->attempt++;
+    l->state = LINK_WAITING;
+    l->retry_at_us = g_get_monotonic_time() + (gint64)ms * 1000;
+    g_debug("%s: %s; retrying in %u ms", l->url, why, ms);
+    if (l->retry_source != 0) {
+        g_source_remove(l->retry_source);
+    }
+    l->retry_source = g_timeout_add(ms, retry, l);
+    update_status(l->client);
+}
+
+static void ws_ready(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Link *l = ud;
+    g_autoptr(GError) err = NULL;
+    SoupWebsocketConnection *ws =
+        soup_session_websocket_connect_finish(SOUP_SESSION(source), res, &err);
+    if (ws == NULL) {
+        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            link_lost(l, err->message);
+        }
+        return;
+    }
+    l->ws = ws;
+    l->heard_at_us = g_get_monotonic_time();
+    soup_websocket_connection_set_max_incoming_payload_size(ws, MAX_PAYLOAD);
+    soup_websocket_connection_set_keepalive_interval(ws, 10);
+    g_signal_connect(ws, "message", G_CALLBACK(on_message), l);
+    g_signal_connect(ws, "pong", G_CALLBACK(on_pong), l);
+    g_signal_connect(ws, "closed", G_CALLBACK(on_closed), l);
+    /* the state becomes LINK_OPEN with the hello */
+}
+
+static void link_connect(Link *l)
+{
+    drop_ws(l);
+    g_clear_object(&l->cancel);
+    l->cancel = g_cancellable_new();
+    l->state = LINK_CONNECTING;
+    g_autofree char *uri = g_strconcat(l->url, "/v1/stream", NULL);
+    SoupMessage *msg = soup_message_new("GET", uri);
+    if (msg == NULL) {
+        link_lost(l, "not a URL");
+        return;
+    }
+    soup_session_websocket_connect_async(l->client->session, msg, NULL, NULL, G_PRIORITY_DEFAULT,
+                                         l->cancel, ws_ready, l);
+    g_object_unref(msg);
+    update_status(l->client);
+}
+
+static void link_free(gpointer p)
+{
+    Link *l = p;
+    if (l->retry_source != 0) {
+        g_source_remove(l->retry_source);
+    }
+    drop_ws(l);
+    if (l->cancel != NULL) {
+        g_cancellable_cancel(l->cancel);
+        g_object_unref(l->cancel);
+    }
+    g_hash_table_unref(l->fetched_at);
+    g_free(l->url);
+    g_free(l->stream_id);
+    g_free(l);
+}
+
+static Link *find_link(SmClient *self, const char *url)
+{
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        if (strcmp(l->url, url) == 0) {
+            return l;
+        }
+    }
+    return NULL;
+}
+
+static Link *ensure_link(SmClient *self, const char *url, gint32 broker)
+{
+    g_autofree char *base = g_strdup(url);
+    gsize n = strlen(base);
+    while (n > 0 && base[n - 1] == '/') {
+        base[--n] = '\0';
+    }
+    Link *l = find_link(self, base);
+    if (l == NULL) {
+        l = g_new0(Link, 1);
+        l->client = self;
+        l->url = g_steal_pointer(&base);
+        l->broker = broker;
+        l->last_seq = -1;
+        l->fetched_at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        g_ptr_array_add(self->links, l);
+        link_connect(l);
+    } else if (broker >= 0) {
+        l->broker = broker;
+    }
+    return l;
+}
+
+/* ------------------------------------------------------------ the model's wishes */
+
+static void on_admin_url(SmCluster *cluster, gint id, const char *url, gpointer ud)
+{
+    (void)cluster;
+    ensure_link(SM_CLIENT(ud), url, id);
+}
+
+static void on_wants_partitions(SmCluster *cluster, gint id, const char *topic, gpointer ud)
+{
+    SmClient *self = SM_CLIENT(ud);
+    SmBroker *b = sm_cluster_find_broker(cluster, id);
+    if (b == NULL || b->admin_url == NULL) {
+        return;
+    }
+    Link *l = find_link(self, b->admin_url);
+    if (l != NULL && l->state == LINK_OPEN) {
+        get_topic(l, topic);
+    }
+}
+
+static gboolean refresh_groups(gpointer ud)
+{
+    SmClient *self = SM_CLIENT(ud);
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        if (l->state == LINK_OPEN) {
+            get_doc(l, "/v1/groups");
+        }
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+/* a link that hears nothing (a broker stopped, a cable cut) is retried; the
+ * status shows the retries counting down */
+static gboolean watchdog(gpointer ud)
+{
+    SmClient *self = SM_CLIENT(ud);
+    gint64 now = g_get_monotonic_time();
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        if (l->state == LINK_OPEN && now - l->heard_at_us > SILENCE_MAX_US) {
+            link_lost(l, "silent for 30 s");
+        }
+    }
+    update_status(self);
+    return G_SOURCE_CONTINUE;
+}
+
+void sm_client_set_refresh_seconds(SmClient *self, guint seconds)
+{
+    self->refresh_seconds = MAX(seconds, 1);
+    if (self->refresh_source != 0) {
+        g_source_remove(self->refresh_source);
+    }
+    self->refresh_source = g_timeout_add_seconds(self->refresh_seconds, refresh_groups, self);
+}
+
+void sm_client_connect(SmClient *self, const char *admin_url)
+{
+    g_return_if_fail(SM_IS_CLIENT(self));
+    ensure_link(self, admin_url, -1);
+}
+
+void sm_client_disconnect(SmClient *self)
+{
+    g_ptr_array_set_size(self->links, 0);
+    update_status(self);
+}
+
+SmClient *sm_client_new(SmCluster *cluster)
+{
+    SmClient *self = g_object_new(SM_TYPE_CLIENT, NULL);
+    self->cluster = g_object_ref(cluster);
+    self->admin_url_id = g_signal_connect(cluster, "admin-url", G_CALLBACK(on_admin_url), self);
+    self->wants_id =
+        g_signal_connect(cluster, "wants-partitions", G_CALLBACK(on_wants_partitions), self);
+    return self;
+}
+
+static void sm_client_dispose(GObject *object)
+{
+    SmClient *self = SM_CLIENT(object);
+    if (self->links != NULL) {
+        g_ptr_array_set_size(self->links, 0);
+    }
+    g_clear_handle_id(&self->refresh_source, g_source_remove);
+    g_clear_handle_id(&self->watchdog_source, g_source_remove);
+    if (self->cluster != NULL) {
+        g_clear_signal_handler(&self->admin_url_id, self->cluster);
+        g_clear_signal_handler(&self->wants_id, self->cluster);
+        g_clear_object(&self->cluster);
+    }
+    g_clear_object(&self->session);
+    G_OBJECT_CLASS(sm_client_parent_class)->dispose(object);
+}
+
+static void sm_client_finalize(GObject *object)
+{
+    SmClient *self = SM_CLIENT(object);
+    g_clear_pointer(&self->links, g_ptr_array_unref);
+    g_free(self->status);
+    G_OBJECT_CLASS(sm_client_parent_class)->finalize(object);
+}
+
+static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_REFRESH_SECONDS) {
+        sm_client_set_refresh_seconds(SM_CLIENT(object), g_value_get_uint(value));
+    } else {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_REFRESH_SECONDS) {
+        g_value_set_uint(value, SM_CLIENT(object)->refresh_seconds);
+    } else {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void sm_client_class_init(SmClientClass *klass)
+{
+    G_OBJECT_CLASS(klass)->set_property = set_property;
+    G_OBJECT_CLASS(klass)->get_property = get_property;
+    props[PROP_REFRESH_SECONDS] =
+        g_param_spec_uint("refresh-seconds", NULL, NULL, 1, 3600, 5,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(G_OBJECT_CLASS(klass), N_PROPS, props);
+    G_OBJECT_CLASS(klass)->dispose = sm_client_dispose;
+    G_OBJECT_CLASS(klass)->finalize = sm_client_finalize;
+    signals[SIG_STATUS] = g_signal_new("status-changed", SM_TYPE_CLIENT, G_SIGNAL_RUN_LAST, 0,
+                                       NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void sm_client_init(SmClient *self)
+{
+    self->session = soup_session_new_with_options("timeout", 30, "idle-timeout", 60, NULL);
+    self->links = g_ptr_array_new_with_free_func(link_free);
+    self->status = g_strdup("not connected");
+    self->watchdog_source = g_timeout_add(500, watchdog, self);
+    sm_client_set_refresh_seconds(self, 5);
+}

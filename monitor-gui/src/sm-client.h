@@ -1,0 +1,38 @@
+/* sm-client.h: samsa-monitor's links to a cluster's admin APIs.
+ *
+ * From one broker's admin URL it finds every broker's (the model's
+ * "admin-url"), and per broker follows /v1/stream and reads the documents
+ * when the stream starts, restarts or skipped a sequence number. Groups have
+ * no stream: their documents are read again every refresh interval. A link
+ * that fails or falls silent (no message nor pong for 30 s) is retried with
+ * exponential backoff (0.5 s doubling to 10 s), shown on its broker's row
+ * and in the status. Everything is asynchronous on the thread-default main
+ * context: nothing here blocks.
+ *
+ * @locality GTK main thread */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sm-cluster.h"
+
+G_BEGIN_DECLS
+
+#define SM_TYPE_CLIENT (sm_client_get_type())
+G_DECLARE_FINAL_TYPE(SmClient, sm_client, SM, CLIENT, GObject)
+
+/* (transfer full); cluster is referenced */
+SmClient *sm_client_new(SmCluster *cluster);
+/* starts from one broker's admin URL ("http://127.0.0.1:9095") */
+void sm_client_connect(SmClient *self, const char *admin_url);
+/* stops every link */
+void sm_client_disconnect(SmClient *self);
+void sm_client_set_refresh_seconds(SmClient *self, guint seconds);
+/* (transfer none) "3 of 3 brokers connected", "reconnecting to ... in 2 s" */
+const char *sm_client_get_status(SmClient *self);
+/* links whose stream is open */
+guint sm_client_count_connected(SmClient *self);
+
+/* Signals: "status-changed" () */
+
+G_END_DECLS

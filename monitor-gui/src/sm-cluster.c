@@ -1,0 +1,1078 @@
+/* sm-cluster.c: one cluster's model, assembled from its brokers' admin API
+ * documents and streams (see sm-cluster.h). */
+#include "sm-cluster.h"
+
+#include <string.h>
+
+#define MAX_EVENTS 1000
+#define MAX_PARTITIONS_PER_TOPIC 100000 /* a bound on a partition number we believe */
+#define MAX_REPLICAS 64
+#define DEDUP_WINDOW_MS 30000
+
+struct _SmCluster {
+    GObject parent_instance;
+    GListStore *brokers;   /* SmBroker, by id */
+    GListStore *topics;    /* SmTopic, by name */
+    GListStore *groups;    /* SmGroup, by id */
+    GListStore *events;    /* SmEvent, newest first */
+    GHashTable *broker_by_id;  /* GINT_TO_POINTER(id) -> SmBroker (borrowed from brokers_all) */
+    GPtrArray *brokers_all;    /* SmBroker *, owned */
+    GHashTable *topic_by_name; /* name -> SmTopic, owned */
+    GHashTable *group_by_id;   /* id -> SmGroup, owned */
+    GHashTable *dirty;         /* row -> row, referenced */
+    GPtrArray *new_events;     /* SmEvent * waiting for the flush */
+    GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
+    gboolean brokers_moved, topics_moved, groups_moved;
+    gboolean is_dirty;
+    SmClusterSummary summary;
+};
+
+enum { SIG_DIRTY, SIG_FLUSHED, SIG_EVENT, SIG_ADMIN_URL, SIG_WANTS_PARTITIONS, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE(SmCluster, sm_cluster, G_TYPE_OBJECT)
+
+/* ------------------------------------------------------------ JSON, read defensively */
+
+static gint64 get_int(JsonObject *o, const char *key, gint64 dflt)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n)) {
+        return dflt;
+    }
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64) {
+        return json_node_get_int(n);
+    }
+    if (t == G_TYPE_DOUBLE) {
+        return (gint64)json_node_get_double(n);
+    }
+    return dflt;
+}
+
+static gint32 get_id(JsonObject *o, const char *key, gint32 dflt)
+{
+    gint64 v = get_int(o, key, dflt);
+    return v < G_MININT32 || v > G_MAXINT32 ? dflt : (gint32)v;
+}
+
+static gboolean get_bool(JsonObject *o, const char *key, gboolean dflt)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_BOOLEAN) {
+        return dflt;
+    }
+    return json_node_get_boolean(n);
+}
+
+/* (transfer none) NULL unless a string */
+static const char *get_str(JsonObject *o, const char *key)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING) {
+        return NULL;
+    }
+    return json_node_get_string(n);
+}
+
+/* (transfer none) NULL unless an array */
+static JsonArray *get_array(JsonObject *o, const char *key)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    return n != NULL && JSON_NODE_HOLDS_ARRAY(n) ? json_node_get_array(n) : NULL;
+}
+
+static JsonObject *array_object(JsonArray *a, guint i)
+{
+    JsonNode *n = json_array_get_element(a, i);
+    return n != NULL && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+}
+
+static void read_ids(JsonArray *a, GArray *out)
+{
+    g_array_set_size(out, 0);
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (e != NULL && JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_INT64) {
+            gint64 v = json_node_get_int(e);
+            if (v >= 0 && v <= G_MAXINT32) {
+                gint32 id = (gint32)v;
+                g_array_append_val(out, id);
+            }
+        }
+    }
+}
+
+static gboolean same_ids(const GArray *a, const GArray *b)
+{
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->data, b->data, a->len * sizeof(gint32)) == 0);
+}
+
+static gboolean set_str(char **field, const char *value)
+{
+    if (g_strcmp0(*field, value) == 0) {
+        return FALSE;
+    }
+    g_free(*field);
+    *field = g_strdup(value);
+    return TRUE;
+}
+
+/* ------------------------------------------------------------ rows */
+
+static void mark(SmCluster *self, gpointer row)
+{
+    if (row != NULL && !g_hash_table_contains(self->dirty, row)) {
+        g_hash_table_add(self->dirty, g_object_ref(row));
+    }
+    if (!self->is_dirty) {
+        self->is_dirty = TRUE;
+        g_signal_emit(self, signals[SIG_DIRTY], 0);
+    }
+}
+
+static SmBroker *ensure_broker(SmCluster *self, gint32 id)
+{
+    SmBroker *b = g_hash_table_lookup(self->broker_by_id, GINT_TO_POINTER(id));
+    if (b == NULL) {
+        b = g_object_new(SM_TYPE_BROKER, NULL);
+        b->id = id;
+        g_ptr_array_add(self->brokers_all, b);
+        g_hash_table_insert(self->broker_by_id, GINT_TO_POINTER(id), b);
+        self->brokers_moved = TRUE;
+        mark(self, NULL);
+    }
+    return b;
+}
+
+static void broker_admin_url(SmCluster *self, SmBroker *b, const char *url)
+{
+    if (url != NULL && set_str(&b->admin_url, url)) {
+        mark(self, b);
+        g_signal_emit(self, signals[SIG_ADMIN_URL], 0, (gint)b->id, url);
+    }
+}
+
+static SmTopic *ensure_topic(SmCluster *self, const char *name)
+{
+    SmTopic *t = g_hash_table_lookup(self->topic_by_name, name);
+    if (t == NULL) {
+        t = g_object_new(SM_TYPE_TOPIC, NULL);
+        t->name = g_strdup(name);
+        g_hash_table_insert(self->topic_by_name, t->name, t);
+        self->topics_moved = TRUE;
+        mark(self, NULL);
+    }
+    return t;
+}
+
+static SmPartition *ensure_partition(SmCluster *self, SmTopic *t, gint32 p)
+{
+    if (p < 0 || p >= MAX_PARTITIONS_PER_TOPIC) {
+        return NULL;
+    }
+    while (t->parts->len <= (guint)p) {
+        SmPartition *np = g_object_new(SM_TYPE_PARTITION, NULL);
+        np->topic = g_strdup(t->name);
+        np->partition = (gint32)t->parts->len;
+        g_ptr_array_add(t->parts, np);
+        mark(self, t); /* the flush splices the new rows in */
+    }
+    return g_ptr_array_index(t->parts, p);
+}
+
+SmBroker *sm_cluster_find_broker(SmCluster *self, gint32 id)
+{
+    return g_hash_table_lookup(self->broker_by_id, GINT_TO_POINTER(id));
+}
+
+SmTopic *sm_cluster_find_topic(SmCluster *self, const char *name)
+{
+    return name != NULL ? g_hash_table_lookup(self->topic_by_name, name) : NULL;
+}
+
+SmPartition *sm_cluster_find_partition(SmCluster *self, const char *topic, gint32 partition)
+{
+    SmTopic *t = sm_cluster_find_topic(self, topic);
+    if (t == NULL || partition < 0 || (guint)partition >= t->parts->len) {
+        return NULL;
+    }
+    return g_ptr_array_index(t->parts, partition);
+}
+
+/* ------------------------------------------------------------ events */
+
+static void add_event(SmCluster *self, SmEventKind kind, JsonObject *ev, const char *key,
+                      char *text /* taken */)
+{
+    gint64 t = get_int(ev, "time_ms", 0);
+    gpointer was = NULL;
+    if (key != NULL && g_hash_table_lookup_extended(self->seen_events, key, NULL, &was)) {
+        gint64 then = *(gint64 *)was;
+        if (t - then < DEDUP_WINDOW_MS && then - t < DEDUP_WINDOW_MS) {
+            g_free(text); /* another broker's report of the same change */
+            return;
+        }
+    }
+    if (key != NULL) {
+        gint64 *at = g_new(gint64, 1);
+        *at = t;
+        g_hash_table_replace(self->seen_events, g_strdup(key), at);
+    }
+    SmEvent *e = g_object_new(SM_TYPE_EVENT, NULL);
+    e->kind = kind;
+    e->time_ms = t;
+    e->reported_by = get_id(ev, "broker", -1);
+    e->topic = g_strdup(get_str(ev, "topic"));
+    e->partition = get_id(ev, "partition", -1);
+    e->text = text;
+    g_ptr_array_add(self->new_events, e);
+    mark(self, NULL);
+}
+
+static char *ids_text(const GArray *ids)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < ids->len; i++) {
+        g_string_append_printf(s, i > 0 ? ", %d" : "%d", (int)g_array_index(ids, gint32, i));
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* ------------------------------------------------------------ partitions */
+
+static void read_replica(JsonObject *o, SmReplica *r)
+{
+    r->broker = get_id(o, "broker", -1);
+    r->log_end_offset = get_int(o, "log_end_offset", SM_OFFSET_UNKNOWN);
+    r->lag = get_int(o, "lag", SM_OFFSET_UNKNOWN);
+    r->since_caught_up_ms = get_int(o, "time_since_caught_up_ms", SM_OFFSET_UNKNOWN);
+    r->in_sync = get_bool(o, "in_sync", FALSE);
+    r->offline = get_bool(o, "offline", FALSE);
+}
+
+/* the replicas of a document, keeping what the old view knew of an
+ * offset the new one does not */
+static void take_replicas(SmPartition *p, JsonArray *a, gboolean full)
+{
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
+    GArray *next = g_array_sized_new(FALSE, TRUE, sizeof(SmReplica), n);
+    for (guint i = 0; i < n; i++) {
+        SmReplica r;
+        read_replica(array_object(a, i), &r);
+        if (r.broker < 0) {
+            continue;
+        }
+        if (!full) {
+            for (guint k = 0; k < p->replicas->len; k++) {
+                const SmReplica *old = &g_array_index(p->replicas, SmReplica, k);
+                if (old->broker == r.broker && r.log_end_offset == SM_OFFSET_UNKNOWN) {
+                    r.log_end_offset = old->log_end_offset;
+                    r.lag = old->lag;
+                }
+            }
+        }
+        g_array_append_val(next, r);
+    }
+    g_array_unref(p->replicas);
+    p->replicas = next;
+}
+
+static void sync_in_sync_flags(SmPartition *p)
+{
+    for (guint i = 0; i < p->replicas->len; i++) {
+        SmReplica *r = &g_array_index(p->replicas, SmReplica, i);
+        r->in_sync = sm_partition_in_isr(p, r->broker);
+    }
+}
+
+/* A partition as a document shows it (source "leader" or "metadata"),
+ * from broker `from`. */
+static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 taken_ms)
+{
+    const char *topic = get_str(d, "topic");
+    gint32 pn = get_id(d, "partition", -1);
+    gint32 epoch = get_id(d, "leader_epoch", -1);
+    if (topic == NULL || pn < 0) {
+        return;
+    }
+    SmTopic *t = ensure_topic(self, topic);
+    SmPartition *p = ensure_partition(self, t, pn);
+    if (p == NULL || epoch < p->leader_epoch) {
+        return; /* an older epoch than the one shown */
+    }
+    gboolean led = get_bool(d, "led_here", FALSE);
+    gboolean newer = epoch > p->leader_epoch;
+    if (!newer && !led && p->full_view) {
+        return; /* the leader's view of this epoch is the better one */
+    }
+    p->leader = get_id(d, "leader", -1);
+    p->leader_epoch = epoch;
+    read_ids(get_array(d, "isr"), p->isr);
+    take_replicas(p, get_array(d, "replicas"), led);
+    p->under_min_isr = get_bool(d, "under_min_isr", FALSE);
+    gint64 hw = get_int(d, "high_watermark", SM_OFFSET_UNKNOWN);
+    if (led || hw != SM_OFFSET_UNKNOWN) {
+        p->high_watermark = hw;
+        p->log_start_offset = get_int(d, "log_start_offset", SM_OFFSET_UNKNOWN);
+        p->log_end_offset = get_int(d, "log_end_offset", SM_OFFSET_UNKNOWN);
+        p->size_bytes = get_int(d, "size_bytes", SM_OFFSET_UNKNOWN);
+    }
+    p->full_view = led;
+    p->view_of = from;
+    p->updated_ms = taken_ms;
+    if (!led && p->leader >= 0) {
+        /* the leader's own view is elsewhere: ask for it when its stream
+         * has not given it yet */
+        g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)p->leader, topic);
+    }
+    mark(self, p);
+}
+
+static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
+{
+    JsonArray *a = get_array(doc, "partitions");
+    gint32 from = get_id(doc, "broker", -1);
+    JsonObject *snap = NULL;
+    JsonNode *sn = json_object_get_member(doc, "snapshot");
+    if (sn != NULL && JSON_NODE_HOLDS_OBJECT(sn)) {
+        snap = json_node_get_object(sn);
+    }
+    gint64 taken = get_int(snap, "taken_ms", 0);
+    const char *name = get_str(doc, "name");
+    if (name != NULL) {
+        SmTopic *t = ensure_topic(self, name);
+        gint32 min_isr = get_id(doc, "min_insync_replicas", -1);
+        gboolean internal = get_bool(doc, "internal", FALSE);
+        if (t->min_insync_replicas != min_isr || t->internal != internal) {
+            t->min_insync_replicas = min_isr;
+            t->internal = internal;
+            mark(self, t);
+        }
+    }
+    guint n = a != NULL ? json_array_get_length(a) : 0;
+    for (guint i = 0; i < n; i++) {
+        apply_partition(self, array_object(a, i), from, taken);
+    }
+}
+
+/* one entry of a "progress" message from broker `from` */
+static void apply_progress(SmCluster *self, JsonObject *e, gint32 from, gint64 time_ms)
+{
+    const char *topic = get_str(e, "topic");
+    gint32 pn = get_id(e, "partition", -1);
+    SmPartition *p = sm_cluster_find_partition(self, topic, pn);
+    if (p == NULL) {
+        if (topic != NULL) {
+            g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, topic);
+        }
+        return;
+    }
+    gboolean led = get_bool(e, "led_here", FALSE);
+    if (!led) {
+        /* a follower's own LEO; only while no leader's view is shown */
+        if (p->full_view) {
+            return;
+        }
+        JsonArray *a = get_array(e, "replicas");
+        guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
+        for (guint i = 0; i < n; i++) {
+            SmReplica r;
+            read_replica(array_object(a, i), &r);
+            for (guint k = 0; k < p->replicas->len && r.log_end_offset >= 0; k++) {
+                SmReplica *have = &g_array_index(p->replicas, SmReplica, k);
+                if (have->broker == r.broker) {
+                    have->log_end_offset = r.log_end_offset;
+                }
+            }
+        }
+        gint64 hw = get_int(e, "high_watermark", SM_OFFSET_UNKNOWN);
+        if (hw != SM_OFFSET_UNKNOWN) {
+            p->high_watermark = hw;
+        }
+        mark(self, p);
+        return;
+    }
+    if (get_id(e, "leader", -1) != from || p->leader != from) {
+        /* from a leader whose epoch this model has not seen: its document has it */
+        g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, topic);
+        return;
+    }
+    p->high_watermark = get_int(e, "high_watermark", SM_OFFSET_UNKNOWN);
+    p->log_start_offset = get_int(e, "log_start_offset", SM_OFFSET_UNKNOWN);
+    p->log_end_offset = get_int(e, "log_end_offset", SM_OFFSET_UNKNOWN);
+    JsonArray *a = get_array(e, "replicas");
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
+    for (guint i = 0; i < n; i++) {
+        SmReplica r;
+        read_replica(array_object(a, i), &r);
+        for (guint k = 0; k < p->replicas->len; k++) {
+            SmReplica *have = &g_array_index(p->replicas, SmReplica, k);
+            if (have->broker == r.broker) {
+                have->log_end_offset = r.log_end_offset;
+                have->lag = r.lag;
+                have->since_caught_up_ms = r.since_caught_up_ms;
+                have->in_sync = r.in_sync;
+            }
+        }
+    }
+    /* the leader's in_sync flags are its ISR: keep the ISR's order when
+     * the membership is the same */
+    GArray *isr = g_array_new(FALSE, FALSE, sizeof(gint32));
+    for (guint k = 0; k < p->replicas->len; k++) {
+        const SmReplica *r = &g_array_index(p->replicas, SmReplica, k);
+        if (r->in_sync) {
+            g_array_append_val(isr, r->broker);
+        }
+    }
+    gboolean same = isr->len == p->isr->len;
+    for (guint k = 0; same && k < isr->len; k++) {
+        same = sm_partition_in_isr(p, g_array_index(isr, gint32, k));
+    }
+    if (!same) {
+        g_array_unref(p->isr);
+        p->isr = isr;
+    } else {
+        g_array_unref(isr);
+    }
+    p->full_view = TRUE;
+    p->view_of = from;
+    p->updated_ms = time_ms;
+    mark(self, p);
+}
+
+static void apply_leader_change(SmCluster *self, JsonObject *ev, gint32 from)
+{
+    const char *topic = get_str(ev, "topic");
+    gint32 pn = get_id(ev, "partition", -1);
+    gint32 epoch = get_id(ev, "leader_epoch", -1);
+    gint32 leader = get_id(ev, "leader", -1);
+    if (topic == NULL || pn < 0) {
+        return;
+    }
+    SmPartition *p = ensure_partition(self, ensure_topic(self, topic), pn);
+    if (p == NULL) {
+        return;
+    }
+    if (epoch > p->leader_epoch) {
+        p->leader = leader;
+        p->leader_epoch = epoch;
+        p->full_view = FALSE;
+        p->view_of = from;
+        mark(self, p);
+        if (leader >= 0) {
+            g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)leader, topic);
+        }
+    }
+    char key[300];
+    (void)g_snprintf(key, sizeof key, "leader/%s/%d/%d", topic, (int)pn, (int)epoch);
+    gint32 was = get_id(ev, "previous_leader", -1);
+    char *text = leader >= 0
+                     ? g_strdup_printf("%s-%d: leader %d (was %d), epoch %d", topic, (int)pn,
+                                       (int)leader, (int)was, (int)epoch)
+                     : g_strdup_printf("%s-%d: no leader (was %d), epoch %d", topic, (int)pn,
+                                       (int)was, (int)epoch);
+    add_event(self, SM_EVENT_LEADER_CHANGE, ev, key, text);
+}
+
+static void apply_isr_event(SmCluster *self, JsonObject *ev, gint32 from, SmEventKind kind)
+{
+    const char *topic = get_str(ev, "topic");
+    gint32 pn = get_id(ev, "partition", -1);
+    gint32 epoch = get_id(ev, "leader_epoch", -1);
+    if (topic == NULL || pn < 0) {
+        return;
+    }
+    SmPartition *p = ensure_partition(self, ensure_topic(self, topic), pn);
+    if (p == NULL) {
+        return;
+    }
+    g_autoptr(GArray) isr = g_array_new(FALSE, FALSE, sizeof(gint32));
+    read_ids(get_array(ev, "isr"), isr);
+    gint32 leader = get_id(ev, "leader", -1);
+    /* the leader writes the ISR, so its report is the first and the
+     * authority; another broker's is taken while no leader's view is shown */
+    gboolean take = epoch > p->leader_epoch ||
+                    (epoch == p->leader_epoch && (from == p->leader || !p->full_view));
+    if (take && !same_ids(isr, p->isr)) {
+        if (epoch > p->leader_epoch) {
+            p->full_view = FALSE;
+            p->leader = leader;
+            p->leader_epoch = epoch;
+        }
+        g_array_set_size(p->isr, 0);
+        g_array_append_vals(p->isr, isr->data, isr->len);
+        sync_in_sync_flags(p);
+        mark(self, p);
+    }
+    g_autoptr(GArray) removed = g_array_new(FALSE, FALSE, sizeof(gint32));
+    g_autoptr(GArray) added = g_array_new(FALSE, FALSE, sizeof(gint32));
+    read_ids(get_array(ev, "removed"), removed);
+    read_ids(get_array(ev, "added"), added);
+    g_autofree char *isr_s = ids_text(isr);
+    g_autofree char *removed_s = ids_text(removed);
+    g_autofree char *added_s = ids_text(added);
+    char key[300];
+    (void)g_snprintf(key, sizeof key, "isr/%s/%d/%d/%s", topic, (int)pn, (int)epoch, isr_s);
+    char *text;
+    if (kind == SM_EVENT_ISR_SHRINK) {
+        text = g_strdup_printf("%s-%d: ISR shrank to [%s], replica %s out of sync", topic,
+                               (int)pn, isr_s, removed_s);
+    } else if (kind == SM_EVENT_ISR_EXPAND) {
+        text = g_strdup_printf("%s-%d: ISR expanded to [%s], replica %s back in sync", topic,
+                               (int)pn, isr_s, added_s);
+    } else {
+        text = g_strdup_printf("%s-%d: ISR now [%s]", topic, (int)pn, isr_s);
+    }
+    add_event(self, kind, ev, key, text);
+}
+
+/* ------------------------------------------------------------ brokers and topics */
+
+static void apply_broker_fields(SmCluster *self, SmBroker *b, JsonObject *o)
+{
+    gboolean moved = FALSE;
+    moved |= set_str(&b->host, get_str(o, "host"));
+    gint32 port = get_id(o, "port", b->port);
+    moved |= port != b->port;
+    b->port = port;
+    moved |= set_str(&b->rack, get_str(o, "rack"));
+    if (moved) {
+        mark(self, b);
+    }
+    broker_admin_url(self, b, get_str(o, "admin_url"));
+}
+
+static void set_alive(SmCluster *self, SmBroker *b, gboolean alive)
+{
+    if (b->alive != alive) {
+        b->alive = alive;
+        mark(self, b);
+    }
+}
+
+static void set_controller(SmCluster *self, gint32 controller)
+{
+    self->summary.controller = controller;
+    for (guint i = 0; i < self->brokers_all->len; i++) {
+        SmBroker *b = g_ptr_array_index(self->brokers_all, i);
+        if (b->controller != (b->id == controller)) {
+            b->controller = b->id == controller;
+            mark(self, b);
+        }
+    }
+    mark(self, NULL);
+}
+
+static void apply_cluster_doc(SmCluster *self, JsonObject *doc)
+{
+    const char *id = get_str(doc, "cluster_id");
+    if (id != NULL && set_str(&self->summary.cluster_id, id)) {
+        mark(self, NULL);
+    }
+    JsonArray *a = get_array(doc, "brokers");
+    guint n = a != NULL ? MIN(json_array_get_length(a), 10000) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        gint32 bid = get_id(o, "id", -1);
+        if (bid < 0) {
+            continue;
+        }
+        SmBroker *b = ensure_broker(self, bid);
+        apply_broker_fields(self, b, o);
+        set_alive(self, b, get_bool(o, "alive", FALSE));
+    }
+    set_controller(self, get_id(doc, "controller", -1));
+}
+
+static void apply_topics_doc(SmCluster *self, JsonObject *doc)
+{
+    JsonArray *a = get_array(doc, "topics");
+    guint n = a != NULL ? json_array_get_length(a) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *name = get_str(o, "name");
+        if (name == NULL) {
+            continue;
+        }
+        SmTopic *t = ensure_topic(self, name);
+        gboolean internal = get_bool(o, "internal", FALSE);
+        if (t->internal != internal) {
+            t->internal = internal;
+            mark(self, t);
+        }
+    }
+}
+
+static SmGroup *ensure_group(SmCluster *self, const char *id)
+{
+    SmGroup *g = g_hash_table_lookup(self->group_by_id, id);
+    if (g == NULL) {
+        g = g_object_new(SM_TYPE_GROUP, NULL);
+        g->group_id = g_strdup(id);
+        g_hash_table_insert(self->group_by_id, g->group_id, g);
+        self->groups_moved = TRUE;
+        mark(self, NULL);
+    }
+    return g;
+}
+
+static void apply_group_summary(SmCluster *self, SmGroup *g, JsonObject *o, gint32 from)
+{
+    set_str(&g->state, get_str(o, "state"));
+    set_str(&g->protocol, get_str(o, "protocol"));
+    g->generation = get_id(o, "generation", -1);
+    g->members = get_id(o, "members", 0);
+    g->coordinator = from;
+    g->lag = get_int(o, "lag", 0);
+    mark(self, g);
+}
+
+static void apply_groups_doc(SmCluster *self, JsonObject *doc)
+{
+    JsonArray *a = get_array(doc, "groups");
+    gint32 from = get_id(doc, "broker", -1);
+    guint n = a != NULL ? json_array_get_length(a) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *id = get_str(o, "group_id");
+        if (id != NULL) {
+            apply_group_summary(self, ensure_group(self, id), o, from);
+        }
+    }
+}
+
+static void apply_group_doc(SmCluster *self, JsonObject *doc)
+{
+    const char *id = get_str(doc, "group_id");
+    if (id == NULL) {
+        return;
+    }
+    SmGroup *g = ensure_group(self, id);
+    apply_group_summary(self, g, doc, get_id(doc, "broker", -1));
+    g_array_set_size(g->offsets, 0);
+    JsonArray *a = get_array(doc, "offsets");
+    guint n = a != NULL ? MIN(json_array_get_length(a), 100000) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        SmGroupOffset off = {
+            .topic = g_strdup(get_str(o, "topic")),
+            .partition = get_id(o, "partition", -1),
+            .committed_offset = get_int(o, "committed_offset", SM_OFFSET_UNKNOWN),
+            .high_watermark = get_int(o, "high_watermark", SM_OFFSET_UNKNOWN),
+            .lag = get_int(o, "lag", SM_OFFSET_UNKNOWN),
+        };
+        g_array_append_val(g->offsets, off);
+    }
+    g->lag_history[g->lag_head] = (double)g->lag;
+    g->lag_head = (g->lag_head + 1) % G_N_ELEMENTS(g->lag_history);
+    g->lag_n = MIN(g->lag_n + 1, (guint)G_N_ELEMENTS(g->lag_history));
+}
+
+static void remove_topic(SmCluster *self, const char *name)
+{
+    if (g_hash_table_remove(self->topic_by_name, name)) {
+        self->topics_moved = TRUE;
+        mark(self, NULL);
+    }
+}
+
+/* ------------------------------------------------------------ the stream */
+
+static void apply_event(SmCluster *self, JsonObject *ev)
+{
+    const char *type = get_str(ev, "type");
+    gint32 from = get_id(ev, "broker", -1);
+    gint64 time_ms = get_int(ev, "time_ms", 0);
+    if (type == NULL) {
+        return;
+    }
+    if (strcmp(type, "progress") == 0) {
+        JsonArray *a = get_array(ev, "partitions");
+        guint n = a != NULL ? json_array_get_length(a) : 0;
+        for (guint i = 0; i < n; i++) {
+            apply_progress(self, array_object(a, i), from, time_ms);
+        }
+    } else if (strcmp(type, "leader_change") == 0) {
+        apply_leader_change(self, ev, from);
+    } else if (strcmp(type, "isr_shrink") == 0) {
+        apply_isr_event(self, ev, from, SM_EVENT_ISR_SHRINK);
+    } else if (strcmp(type, "isr_expand") == 0) {
+        apply_isr_event(self, ev, from, SM_EVENT_ISR_EXPAND);
+    } else if (strcmp(type, "isr_change") == 0) {
+        apply_isr_event(self, ev, from, SM_EVENT_ISR_CHANGE);
+    } else if (strcmp(type, "broker_up") == 0 || strcmp(type, "broker_down") == 0) {
+        gint32 id = get_id(ev, "id", -1);
+        if (id < 0) {
+            return;
+        }
+        gboolean up = type[7] == 'u';
+        SmBroker *b = ensure_broker(self, id);
+        if (up) {
+            apply_broker_fields(self, b, ev);
+        }
+        set_alive(self, b, up);
+        char key[64];
+        (void)g_snprintf(key, sizeof key, "broker/%d/%s", (int)id, up ? "up" : "down");
+        /* a broker back clears the memory of it going, and the reverse */
+        char other[64];
+        (void)g_snprintf(other, sizeof other, "broker/%d/%s", (int)id, up ? "down" : "up");
+        g_hash_table_remove(self->seen_events, other);
+        add_event(self, up ? SM_EVENT_BROKER_UP : SM_EVENT_BROKER_DOWN, ev, key,
+                  g_strdup_printf(up ? "broker %d is up" : "broker %d is gone", (int)id));
+    } else if (strcmp(type, "controller_change") == 0) {
+        gint32 c = get_id(ev, "controller", -1);
+        gint32 was = get_id(ev, "previous", -1);
+        set_controller(self, c);
+        if (was >= 0) {
+            char key[64];
+            (void)g_snprintf(key, sizeof key, "controller/%d/%d", (int)was, (int)c);
+            add_event(self, SM_EVENT_CONTROLLER_CHANGE, ev, key,
+                      g_strdup_printf("controller %d (was %d)", (int)c, (int)was));
+        }
+    } else if (strcmp(type, "topic_created") == 0) {
+        const char *topic = get_str(ev, "topic");
+        if (topic != NULL) {
+            ensure_topic(self, topic);
+            g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, topic);
+            char key[300];
+            (void)g_snprintf(key, sizeof key, "topic/%s/created", topic);
+            add_event(self, SM_EVENT_TOPIC_CREATED, ev, key,
+                      g_strdup_printf("topic %s created", topic));
+        }
+    } else if (strcmp(type, "topic_deleted") == 0) {
+        const char *topic = get_str(ev, "topic");
+        if (topic != NULL) {
+            remove_topic(self, topic);
+            char key[300];
+            (void)g_snprintf(key, sizeof key, "topic/%s/deleted", topic);
+            add_event(self, SM_EVENT_TOPIC_DELETED, ev, key,
+                      g_strdup_printf("topic %s deleted", topic));
+        }
+    }
+    /* "hello" and types this version does not know: nothing to show */
+}
+
+void sm_cluster_apply_object(SmCluster *self, JsonObject *obj)
+{
+    g_return_if_fail(SM_IS_CLUSTER(self));
+    if (obj == NULL) {
+        return;
+    }
+    if (json_object_has_member(obj, "type") && json_object_has_member(obj, "seq")) {
+        apply_event(self, obj);
+    } else if (json_object_has_member(obj, "cluster_id")) {
+        apply_cluster_doc(self, obj);
+    } else if (json_object_has_member(obj, "group_id")) {
+        apply_group_doc(self, obj);
+    } else if (get_array(obj, "groups") != NULL) {
+        apply_groups_doc(self, obj);
+    } else if (get_array(obj, "topics") != NULL) {
+        apply_topics_doc(self, obj);
+    } else if (get_array(obj, "partitions") != NULL) {
+        apply_partitions_doc(self, obj);
+    }
+}
+
+gboolean sm_cluster_apply_text(SmCluster *self, const char *text, gssize len, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    if (!json_parser_load_from_data(parser, text, len, error)) {
+        return FALSE;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error_literal(error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                            "not a JSON object");
+        return FALSE;
+    }
+    sm_cluster_apply_object(self, json_node_get_object(root));
+    return TRUE;
+}
+
+/* ------------------------------------------------------------ flush */
+
+static gint cmp_broker(gconstpointer a, gconstpointer b)
+{
+    const SmBroker *x = *(SmBroker *const *)a;
+    const SmBroker *y = *(SmBroker *const *)b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static gint cmp_name(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* replaces store's items with those of values (a hash table's) sorted */
+static void resync(GListStore *store, GPtrArray *items)
+{
+    guint old = g_list_model_get_n_items(G_LIST_MODEL(store));
+    g_list_store_splice(store, 0, old, items->pdata, items->len);
+}
+
+/* the values of a table keyed by strings, in the keys' order */
+static GPtrArray *values_by_key(GHashTable *table)
+{
+    g_autoptr(GPtrArray) keys = g_ptr_array_sized_new(g_hash_table_size(table));
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, table);
+    while (g_hash_table_iter_next(&it, &k, NULL)) {
+        g_ptr_array_add(keys, k);
+    }
+    g_ptr_array_sort(keys, cmp_name);
+    GPtrArray *items = g_ptr_array_sized_new(keys->len);
+    for (guint i = 0; i < keys->len; i++) {
+        g_ptr_array_add(items, g_hash_table_lookup(table, keys->pdata[i]));
+    }
+    return items;
+}
+
+static void sync_topics(SmCluster *self)
+{
+    g_autoptr(GPtrArray) items = values_by_key(self->topic_by_name);
+    resync(self->topics, items);
+}
+
+static void sync_groups(SmCluster *self)
+{
+    g_autoptr(GPtrArray) items = values_by_key(self->group_by_id);
+    resync(self->groups, items);
+}
+
+/* what each topic and broker shows is counted again from the partitions */
+static void recount(SmCluster *self)
+{
+    SmClusterSummary *s = &self->summary;
+    s->partitions = s->under_replicated = s->under_min_isr = s->offline = 0;
+    s->topics = g_hash_table_size(self->topic_by_name);
+    s->brokers = self->brokers_all->len;
+    s->brokers_alive = 0;
+    guint nb = self->brokers_all->len;
+    guint *led = g_new0(guint, nb + 1);
+    guint *hosted = g_new0(guint, nb + 1);
+    for (guint i = 0; i < nb; i++) {
+        s->brokers_alive += ((SmBroker *)g_ptr_array_index(self->brokers_all, i))->alive ? 1 : 0;
+    }
+    gint64 now = g_get_monotonic_time();
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, self->topic_by_name);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+        SmTopic *t = v;
+        guint rf = 0, under = 0, under_min = 0, offline = 0;
+        gint64 size = 0, hw_sum = 0;
+        for (guint k = 0; k < t->parts->len; k++) {
+            SmPartition *p = g_ptr_array_index(t->parts, k);
+            rf = MAX(rf, p->replicas->len);
+            under += sm_partition_under_replicated(p);
+            under_min += p->under_min_isr ? 1 : 0;
+            offline += p->leader < 0 ? 1 : 0;
+            size += MAX(p->size_bytes, 0);
+            hw_sum += MAX(p->high_watermark, 0);
+            for (guint r = 0; r < p->replicas->len; r++) {
+                gint32 b = g_array_index(p->replicas, SmReplica, r).broker;
+                for (guint j = 0; j < nb; j++) {
+                    if (((SmBroker *)g_ptr_array_index(self->brokers_all, j))->id == b) {
+                        hosted[j]++;
+                        led[j] += b == p->leader ? 1 : 0;
+                        break;
+                    }
+                }
+            }
+        }
+        s->partitions += t->parts->len;
+        s->under_replicated += under;
+        s->under_min_isr += under_min;
+        s->offline += offline;
+        double rate = t->messages_per_s;
+        if (t->rate_at_us == 0) {
+            t->rate_at_us = now;
+            t->rate_hw_sum = hw_sum;
+        } else if (now - t->rate_at_us >= G_USEC_PER_SEC) {
+            rate = (double)(hw_sum - t->rate_hw_sum) * G_USEC_PER_SEC / (double)(now - t->rate_at_us);
+            t->rate_at_us = now;
+            t->rate_hw_sum = hw_sum;
+        }
+        if (rf != t->replication_factor || under != t->under_replicated ||
+            under_min != t->under_min_isr || offline != t->offline || size != t->size_bytes ||
+            hw_sum != t->hw_sum || rate != t->messages_per_s) {
+            t->replication_factor = rf;
+            t->under_replicated = under;
+            t->under_min_isr = under_min;
+            t->offline = offline;
+            t->size_bytes = size;
+            t->hw_sum = hw_sum;
+            t->messages_per_s = rate;
+            if (!g_hash_table_contains(self->dirty, t)) {
+                g_hash_table_add(self->dirty, g_object_ref(t));
+            }
+        }
+    }
+    for (guint j = 0; j < nb; j++) {
+        SmBroker *b = g_ptr_array_index(self->brokers_all, j);
+        if (b->partitions_led != led[j] || b->replicas != hosted[j]) {
+            b->partitions_led = led[j];
+            b->replicas = hosted[j];
+            if (!g_hash_table_contains(self->dirty, b)) {
+                g_hash_table_add(self->dirty, g_object_ref(b));
+            }
+        }
+    }
+    g_free(led);
+    g_free(hosted);
+}
+
+guint sm_cluster_flush(SmCluster *self)
+{
+    g_return_val_if_fail(SM_IS_CLUSTER(self), 0);
+    if (!self->is_dirty) {
+        return 0;
+    }
+    self->is_dirty = FALSE;
+    recount(self);
+    if (self->brokers_moved) {
+        self->brokers_moved = FALSE;
+        g_autoptr(GPtrArray) sorted = g_ptr_array_copy(self->brokers_all, NULL, NULL);
+        g_ptr_array_set_free_func(sorted, NULL); /* the copy borrows */
+        g_ptr_array_sort(sorted, cmp_broker);
+        resync(self->brokers, sorted);
+    }
+    if (self->topics_moved) {
+        self->topics_moved = FALSE;
+        sync_topics(self);
+    }
+    if (self->groups_moved) {
+        self->groups_moved = FALSE;
+        sync_groups(self);
+    }
+    /* the dirty set is swapped out first: a handler may change rows again */
+    GHashTable *dirty = self->dirty;
+    self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
+    guint n = 0;
+    GHashTableIter it;
+    gpointer row;
+    g_hash_table_iter_init(&it, dirty);
+    while (g_hash_table_iter_next(&it, &row, NULL)) {
+        if (SM_IS_TOPIC(row)) {
+            SmTopic *t = row;
+            guint have = g_list_model_get_n_items(G_LIST_MODEL(t->partitions));
+            if (have != t->parts->len) {
+                g_list_store_splice(t->partitions, have, 0, t->parts->pdata + have,
+                                    t->parts->len - have);
+            }
+        }
+        sm_item_emit_changed(row);
+        n++;
+    }
+    g_hash_table_unref(dirty);
+    if (self->new_events->len > 0) {
+        g_autoptr(GPtrArray) fresh = self->new_events;
+        self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
+        /* newest first */
+        g_autoptr(GPtrArray) rev = g_ptr_array_sized_new(fresh->len);
+        for (guint i = fresh->len; i > 0; i--) {
+            g_ptr_array_add(rev, fresh->pdata[i - 1]);
+        }
+        g_list_store_splice(self->events, 0, 0, rev->pdata, rev->len);
+        guint total = g_list_model_get_n_items(G_LIST_MODEL(self->events));
+        if (total > MAX_EVENTS) {
+            g_list_store_splice(self->events, MAX_EVENTS, total - MAX_EVENTS, NULL, 0);
+        }
+        for (guint i = 0; i < fresh->len; i++) {
+            g_signal_emit(self, signals[SIG_EVENT], 0, fresh->pdata[i]);
+        }
+    }
+    g_signal_emit(self, signals[SIG_FLUSHED], 0);
+    return n;
+}
+
+gboolean sm_cluster_is_dirty(SmCluster *self)
+{
+    return self->is_dirty;
+}
+
+/* ------------------------------------------------------------ object */
+
+SmCluster *sm_cluster_new(void)
+{
+    return g_object_new(SM_TYPE_CLUSTER, NULL);
+}
+
+GListModel *sm_cluster_get_brokers(SmCluster *self)
+{
+    return G_LIST_MODEL(self->brokers);
+}
+
+GListModel *sm_cluster_get_topics(SmCluster *self)
+{
+    return G_LIST_MODEL(self->topics);
+}
+
+GListModel *sm_cluster_get_groups(SmCluster *self)
+{
+    return G_LIST_MODEL(self->groups);
+}
+
+GListModel *sm_cluster_get_events(SmCluster *self)
+{
+    return G_LIST_MODEL(self->events);
+}
+
+const SmClusterSummary *sm_cluster_get_summary(SmCluster *self)
+{
+    return &self->summary;
+}
+
+static void sm_cluster_dispose(GObject *object)
+{
+    SmCluster *self = SM_CLUSTER(object);
+    g_clear_object(&self->brokers);
+    g_clear_object(&self->topics);
+    g_clear_object(&self->groups);
+    g_clear_object(&self->events);
+    g_clear_pointer(&self->dirty, g_hash_table_unref);
+    g_clear_pointer(&self->broker_by_id, g_hash_table_unref);
+    g_clear_pointer(&self->brokers_all, g_ptr_array_unref);
+    g_clear_pointer(&self->topic_by_name, g_hash_table_unref);
+    g_clear_pointer(&self->group_by_id, g_hash_table_unref);
+    g_clear_pointer(&self->new_events, g_ptr_array_unref);
+    g_clear_pointer(&self->seen_events, g_hash_table_unref);
+    g_clear_pointer(&self->summary.cluster_id, g_free);
+    G_OBJECT_CLASS(sm_cluster_parent_class)->dispose(object);
+}
+
+static void sm_cluster_class_init(SmClusterClass *klass)
+{
+    G_OBJECT_CLASS(klass)->dispose = sm_cluster_dispose;
+    signals[SIG_DIRTY] = g_signal_new("dirty", SM_TYPE_CLUSTER, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                      NULL, G_TYPE_NONE, 0);
+    signals[SIG_FLUSHED] = g_signal_new("flushed", SM_TYPE_CLUSTER, G_SIGNAL_RUN_LAST, 0, NULL,
+                                        NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIG_EVENT] = g_signal_new("event", SM_TYPE_CLUSTER, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                      NULL, G_TYPE_NONE, 1, SM_TYPE_EVENT);
+    signals[SIG_ADMIN_URL] = g_signal_new("admin-url", SM_TYPE_CLUSTER, G_SIGNAL_RUN_LAST, 0, NULL,
+                                          NULL, NULL, G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_STRING);
+    signals[SIG_WANTS_PARTITIONS] =
+        g_signal_new("wants-partitions", SM_TYPE_CLUSTER, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                     G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_STRING);
+}
+
+static void sm_cluster_init(SmCluster *self)
+{
+    self->brokers = g_list_store_new(SM_TYPE_BROKER);
+    self->topics = g_list_store_new(SM_TYPE_TOPIC);
+    self->groups = g_list_store_new(SM_TYPE_GROUP);
+    self->events = g_list_store_new(SM_TYPE_EVENT);
+    self->broker_by_id = g_hash_table_new(NULL, NULL);
+    self->brokers_all = g_ptr_array_new_with_free_func(g_object_unref);
+    self->topic_by_name = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
+    self->group_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
+    self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
+    self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
+    self->seen_events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    self->summary.controller = -1;
+}

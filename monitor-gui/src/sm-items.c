@@ -1,0 +1,315 @@
+/* sm-items.c: the rows of samsa-monitor's lists (see sm-items.h). */
+#include "sm-items.h"
+
+#include <string.h>
+
+static guint broker_changed, partition_changed, topic_changed, group_changed;
+
+static guint new_changed_signal(GType type)
+{
+    return g_signal_new("changed", type, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+void sm_item_emit_changed(gpointer item)
+{
+    guint id = 0;
+    if (SM_IS_BROKER(item)) {
+        id = broker_changed;
+    } else if (SM_IS_PARTITION(item)) {
+        id = partition_changed;
+    } else if (SM_IS_TOPIC(item)) {
+        id = topic_changed;
+    } else if (SM_IS_GROUP(item)) {
+        id = group_changed;
+    } else {
+        return;
+    }
+    g_signal_emit(item, id, 0);
+}
+
+/* ------------------------------------------------------------ broker */
+
+G_DEFINE_FINAL_TYPE(SmBroker, sm_broker, G_TYPE_OBJECT)
+
+static void sm_broker_finalize(GObject *object)
+{
+    SmBroker *self = SM_BROKER(object);
+    g_free(self->host);
+    g_free(self->admin_url);
+    g_free(self->rack);
+    g_free(self->link);
+    G_OBJECT_CLASS(sm_broker_parent_class)->finalize(object);
+}
+
+static void sm_broker_class_init(SmBrokerClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_broker_finalize;
+    broker_changed = new_changed_signal(SM_TYPE_BROKER);
+}
+
+static void sm_broker_init(SmBroker *self)
+{
+    self->id = -1;
+}
+
+/* ------------------------------------------------------------ partition */
+
+G_DEFINE_FINAL_TYPE(SmPartition, sm_partition, G_TYPE_OBJECT)
+
+static void sm_partition_finalize(GObject *object)
+{
+    SmPartition *self = SM_PARTITION(object);
+    g_free(self->topic);
+    g_array_unref(self->replicas);
+    g_array_unref(self->isr);
+    G_OBJECT_CLASS(sm_partition_parent_class)->finalize(object);
+}
+
+static void sm_partition_class_init(SmPartitionClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_partition_finalize;
+    partition_changed = new_changed_signal(SM_TYPE_PARTITION);
+}
+
+static void sm_partition_init(SmPartition *self)
+{
+    self->leader = -1;
+    self->leader_epoch = -1;
+    self->high_watermark = SM_OFFSET_UNKNOWN;
+    self->log_start_offset = SM_OFFSET_UNKNOWN;
+    self->log_end_offset = SM_OFFSET_UNKNOWN;
+    self->size_bytes = SM_OFFSET_UNKNOWN;
+    self->view_of = -1;
+    self->replicas = g_array_new(FALSE, TRUE, sizeof(SmReplica));
+    self->isr = g_array_new(FALSE, TRUE, sizeof(gint32));
+}
+
+gboolean sm_partition_in_isr(const SmPartition *self, gint32 broker)
+{
+    for (guint i = 0; i < self->isr->len; i++) {
+        if (g_array_index(self->isr, gint32, i) == broker) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+guint sm_partition_under_replicated(const SmPartition *self)
+{
+    return self->isr->len < self->replicas->len ? 1 : 0;
+}
+
+char *sm_format_count(gint64 n)
+{
+    char digits[32];
+    (void)g_snprintf(digits, sizeof digits, "%" G_GINT64_FORMAT, n < 0 ? -n : n);
+    size_t len = strlen(digits);
+    GString *s = g_string_sized_new(len + len / 3 + 2);
+    if (n < 0) {
+        g_string_append_c(s, '-');
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) {
+            g_string_append_c(s, ',');
+        }
+        g_string_append_c(s, digits[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static char *join_ids(const gint32 *ids, guint n)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n; i++) {
+        g_string_append_printf(s, i > 0 ? ", %d" : "%d", (int)ids[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_replicas(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        g_string_append_printf(s, i > 0 ? ", %d" : "%d",
+                               (int)g_array_index(self->replicas, SmReplica, i).broker);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_isr(const SmPartition *self)
+{
+    return join_ids((const gint32 *)(const void *)self->isr->data, self->isr->len);
+}
+
+char *sm_partition_format_osr(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    gboolean first = TRUE;
+    for (guint i = 0; i < self->replicas->len; i++) {
+        gint32 b = g_array_index(self->replicas, SmReplica, i).broker;
+        if (!sm_partition_in_isr(self, b)) {
+            g_string_append_printf(s, first ? "%d" : ", %d", (int)b);
+            first = FALSE;
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_describe_replica(const SmPartition *self, guint i)
+{
+    g_return_val_if_fail(i < self->replicas->len, NULL);
+    const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+    gboolean in_isr = sm_partition_in_isr(self, r->broker);
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "replica %d: ", (int)r->broker);
+    if (r->broker == self->leader) {
+        g_string_append(s, "leader, ");
+    }
+    if (r->offline) {
+        g_string_append(s, "offline, ");
+    }
+    g_string_append(s, in_isr ? "in sync" : "out of sync");
+    if (r->log_end_offset == SM_OFFSET_UNKNOWN || self->high_watermark == SM_OFFSET_UNKNOWN) {
+        g_string_append(s, ", log end offset unknown");
+    } else {
+        gint64 d = self->high_watermark - r->log_end_offset;
+        g_autofree char *n = sm_format_count(d < 0 ? -d : d);
+        if (d > 0) {
+            g_string_append_printf(s, ", %s behind the high watermark", n);
+        } else if (d < 0) {
+            g_string_append_printf(s, ", %s ahead of the high watermark", n);
+        } else {
+            g_string_append(s, ", at the high watermark");
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_describe(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        g_autofree char *one = sm_partition_describe_replica(self, i);
+        if (i > 0) {
+            g_string_append(s, "; ");
+        }
+        g_string_append(s, one);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* ------------------------------------------------------------ topic */
+
+G_DEFINE_FINAL_TYPE(SmTopic, sm_topic, G_TYPE_OBJECT)
+
+static void sm_topic_finalize(GObject *object)
+{
+    SmTopic *self = SM_TOPIC(object);
+    g_free(self->name);
+    g_ptr_array_unref(self->parts);
+    g_clear_object(&self->partitions);
+    G_OBJECT_CLASS(sm_topic_parent_class)->finalize(object);
+}
+
+static void sm_topic_class_init(SmTopicClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_topic_finalize;
+    topic_changed = new_changed_signal(SM_TYPE_TOPIC);
+}
+
+static void sm_topic_init(SmTopic *self)
+{
+    self->min_insync_replicas = -1;
+    self->parts = g_ptr_array_new_with_free_func(g_object_unref);
+    self->partitions = g_list_store_new(SM_TYPE_PARTITION);
+}
+
+GListModel *sm_topic_get_partitions(SmTopic *self)
+{
+    return G_LIST_MODEL(self->partitions);
+}
+
+/* ------------------------------------------------------------ group */
+
+G_DEFINE_FINAL_TYPE(SmGroup, sm_group, G_TYPE_OBJECT)
+
+static void clear_offset(gpointer p)
+{
+    g_free(((SmGroupOffset *)p)->topic);
+}
+
+static void sm_group_finalize(GObject *object)
+{
+    SmGroup *self = SM_GROUP(object);
+    g_free(self->group_id);
+    g_free(self->state);
+    g_free(self->protocol);
+    g_array_unref(self->offsets);
+    G_OBJECT_CLASS(sm_group_parent_class)->finalize(object);
+}
+
+static void sm_group_class_init(SmGroupClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_group_finalize;
+    group_changed = new_changed_signal(SM_TYPE_GROUP);
+}
+
+static void sm_group_init(SmGroup *self)
+{
+    self->coordinator = -1;
+    self->offsets = g_array_new(FALSE, TRUE, sizeof(SmGroupOffset));
+    g_array_set_clear_func(self->offsets, clear_offset);
+}
+
+/* ------------------------------------------------------------ event */
+
+G_DEFINE_FINAL_TYPE(SmEvent, sm_event, G_TYPE_OBJECT)
+
+static void sm_event_finalize(GObject *object)
+{
+    SmEvent *self = SM_EVENT(object);
+    g_free(self->topic);
+    g_free(self->text);
+    G_OBJECT_CLASS(sm_event_parent_class)->finalize(object);
+}
+
+static void sm_event_class_init(SmEventClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_event_finalize;
+}
+
+static void sm_event_init(SmEvent *self)
+{
+    self->partition = -1;
+}
+
+const char *sm_event_kind_name(SmEventKind kind)
+{
+    switch (kind) {
+    case SM_EVENT_ISR_SHRINK:
+        return "ISR shrink";
+    case SM_EVENT_ISR_EXPAND:
+        return "ISR expand";
+    case SM_EVENT_ISR_CHANGE:
+        return "ISR change";
+    case SM_EVENT_LEADER_CHANGE:
+        return "leader change";
+    case SM_EVENT_BROKER_DOWN:
+        return "broker gone";
+    case SM_EVENT_BROKER_UP:
+        return "broker up";
+    case SM_EVENT_CONTROLLER_CHANGE:
+        return "controller change";
+    case SM_EVENT_TOPIC_CREATED:
+        return "topic created";
+    case SM_EVENT_TOPIC_DELETED:
+        return "topic deleted";
+    }
+    return "event";
+}
+
+gboolean sm_event_is_alert(const SmEvent *self)
+{
+    return self->kind == SM_EVENT_ISR_SHRINK || self->kind == SM_EVENT_BROKER_DOWN ||
+           self->kind == SM_EVENT_LEADER_CHANGE;
+}

@@ -1,0 +1,705 @@
+/* sm-window.c: samsa-monitor's main window (see sm-window.h). */
+#include "sm-window.h"
+
+#include <string.h>
+
+#include "sm-replica-bar.h"
+
+struct _SmWindow {
+    AdwApplicationWindow parent_instance;
+    SmCluster *cluster;
+    SmClient *client;
+    /* template children */
+    AdwViewStack *stack;
+    AdwToastOverlay *toasts;
+    GtkLabel *status_label;
+    GtkLabel *summary_label;
+    GtkLabel *health_label;
+    GtkColumnView *brokers_view;
+    GtkColumnView *topics_view;
+    GtkColumnView *partitions_view;
+    GtkColumnView *groups_view;
+    GtkColumnView *events_view;
+    GtkSearchEntry *topic_search;
+    GtkDropDown *topic_choice;
+    /* */
+    GtkSortListModel *partitions_sorted;
+    GtkCustomFilter *topic_filter;
+    char *topic; /* the partitions page's */
+    guint flush_tick;
+    guint flush_idle;
+    guint alerts;
+    char *last_alert;
+    SmFlushStats stats;
+    gulong ids[5];
+};
+
+G_DEFINE_FINAL_TYPE(SmWindow, sm_window, ADW_TYPE_APPLICATION_WINDOW)
+
+/* ------------------------------------------------------------ columns */
+
+typedef char *(*CellText)(gpointer item);
+
+/* a pointer into a const table handed to GLib's gpointer user data, which
+ * only ever gives it back */
+static gpointer unconst(const void *p)
+{
+    return (gpointer)(guintptr)p;
+}
+
+typedef struct {
+    const char *title;
+    CellText text;      /* NULL: the replica bar */
+    GCompareDataFunc cmp; /* NULL: not sortable */
+    gboolean numeric;
+    gboolean expand;
+} Column;
+
+static char *offset_text(gint64 v)
+{
+    return v < 0 ? g_strdup("—") : sm_format_count(v);
+}
+
+static char *bytes_text(gint64 v)
+{
+    return v < 0 ? g_strdup("—") : g_format_size((guint64)v);
+}
+
+/* brokers */
+static char *b_id(gpointer i) { return g_strdup_printf("%d", (int)SM_BROKER(i)->id); }
+static char *b_host(gpointer i)
+{
+    SmBroker *b = SM_BROKER(i);
+    return b->host != NULL ? g_strdup_printf("%s:%d", b->host, (int)b->port) : g_strdup("—");
+}
+static char *b_rack(gpointer i) { return g_strdup(SM_BROKER(i)->rack ? SM_BROKER(i)->rack : "—"); }
+static char *b_alive(gpointer i) { return g_strdup(SM_BROKER(i)->alive ? "alive" : "GONE"); }
+static char *b_controller(gpointer i) { return g_strdup(SM_BROKER(i)->controller ? "controller" : ""); }
+static char *b_led(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->partitions_led); }
+static char *b_replicas(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->replicas); }
+static char *b_admin(gpointer i) { return g_strdup(SM_BROKER(i)->admin_url ? SM_BROKER(i)->admin_url : "—"); }
+static char *b_link(gpointer i) { return g_strdup(SM_BROKER(i)->link ? SM_BROKER(i)->link : "—"); }
+
+static const Column broker_columns[] = {
+    {"Broker", b_id, NULL, TRUE, FALSE},
+    {"Host", b_host, NULL, FALSE, FALSE},
+    {"Rack", b_rack, NULL, FALSE, FALSE},
+    {"State", b_alive, NULL, FALSE, FALSE},
+    {"Role", b_controller, NULL, FALSE, FALSE},
+    {"Partitions led", b_led, NULL, TRUE, FALSE},
+    {"Replicas", b_replicas, NULL, TRUE, FALSE},
+    {"Admin API", b_admin, NULL, FALSE, TRUE},
+    {"Monitor's link", b_link, NULL, FALSE, FALSE},
+};
+
+/* topics */
+static char *t_name(gpointer i) { return g_strdup(SM_TOPIC(i)->name); }
+static char *t_parts(gpointer i) { return g_strdup_printf("%u", SM_TOPIC(i)->parts->len); }
+static char *t_rf(gpointer i) { return g_strdup_printf("%u", SM_TOPIC(i)->replication_factor); }
+static char *t_urp(gpointer i) { return g_strdup_printf("%u", SM_TOPIC(i)->under_replicated); }
+static char *t_offline(gpointer i) { return g_strdup_printf("%u", SM_TOPIC(i)->offline); }
+static char *t_size(gpointer i) { return bytes_text(SM_TOPIC(i)->size_bytes); }
+static char *t_rate(gpointer i) { return g_strdup_printf("%.1f/s", SM_TOPIC(i)->messages_per_s); }
+static char *t_min_isr(gpointer i)
+{
+    gint32 m = SM_TOPIC(i)->min_insync_replicas;
+    return m < 0 ? g_strdup("—") : g_strdup_printf("%d", (int)m);
+}
+
+static int t_cmp_name(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    return g_strcmp0(((const SmTopic *)a)->name, ((const SmTopic *)b)->name);
+}
+static int t_cmp_urp(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    guint x = ((const SmTopic *)a)->under_replicated, y = ((const SmTopic *)b)->under_replicated;
+    return (x > y) - (x < y);
+}
+static int t_cmp_parts(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    guint x = ((const SmTopic *)a)->parts->len, y = ((const SmTopic *)b)->parts->len;
+    return (x > y) - (x < y);
+}
+static int t_cmp_rate(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    double x = ((const SmTopic *)a)->messages_per_s, y = ((const SmTopic *)b)->messages_per_s;
+    return (x > y) - (x < y);
+}
+static int t_cmp_size(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    gint64 x = ((const SmTopic *)a)->size_bytes, y = ((const SmTopic *)b)->size_bytes;
+    return (x > y) - (x < y);
+}
+
+static const Column topic_columns[] = {
+    {"Topic", t_name, t_cmp_name, FALSE, TRUE},
+    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE},
+    {"RF", t_rf, NULL, TRUE, FALSE},
+    {"min ISR", t_min_isr, NULL, TRUE, FALSE},
+    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE},
+    {"Offline", t_offline, NULL, TRUE, FALSE},
+    {"Size", t_size, t_cmp_size, TRUE, FALSE},
+    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE},
+};
+
+/* partitions */
+static char *p_num(gpointer i) { return g_strdup_printf("%d", (int)SM_PARTITION(i)->partition); }
+static char *p_leader(gpointer i)
+{
+    gint32 l = SM_PARTITION(i)->leader;
+    return l < 0 ? g_strdup("none") : g_strdup_printf("%d", (int)l);
+}
+static char *p_epoch(gpointer i) { return g_strdup_printf("%d", (int)SM_PARTITION(i)->leader_epoch); }
+static char *p_ar(gpointer i) { return sm_partition_format_replicas(SM_PARTITION(i)); }
+static char *p_isr(gpointer i) { return sm_partition_format_isr(SM_PARTITION(i)); }
+static char *p_osr(gpointer i) { return sm_partition_format_osr(SM_PARTITION(i)); }
+static char *p_start(gpointer i) { return offset_text(SM_PARTITION(i)->log_start_offset); }
+static char *p_hw(gpointer i) { return offset_text(SM_PARTITION(i)->high_watermark); }
+
+static int p_cmp_num(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    gint32 x = ((const SmPartition *)a)->partition, y = ((const SmPartition *)b)->partition;
+    return (x > y) - (x < y);
+}
+static int p_cmp_osr(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    guint x = ((const SmPartition *)a)->replicas->len - ((const SmPartition *)a)->isr->len;
+    guint y = ((const SmPartition *)b)->replicas->len - ((const SmPartition *)b)->isr->len;
+    return (x > y) - (x < y);
+}
+static int p_cmp_leader(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    gint32 x = ((const SmPartition *)a)->leader, y = ((const SmPartition *)b)->leader;
+    return (x > y) - (x < y);
+}
+
+static const Column partition_columns[] = {
+    {"Partition", p_num, p_cmp_num, TRUE, FALSE},
+    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE},
+    {"Epoch", p_epoch, NULL, TRUE, FALSE},
+    {"AR", p_ar, NULL, FALSE, FALSE},
+    {"ISR", p_isr, NULL, FALSE, FALSE},
+    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE},
+    {"Log start", p_start, NULL, TRUE, FALSE},
+    {"HW", p_hw, NULL, TRUE, FALSE},
+    {"Replicas: log start to LEO, HW line", NULL, NULL, FALSE, TRUE},
+};
+
+/* groups */
+static char *g_id(gpointer i) { return g_strdup(SM_GROUP(i)->group_id); }
+static char *g_state(gpointer i) { return g_strdup(SM_GROUP(i)->state ? SM_GROUP(i)->state : "—"); }
+static char *g_members(gpointer i) { return g_strdup_printf("%d", (int)SM_GROUP(i)->members); }
+static char *g_coord(gpointer i) { return g_strdup_printf("%d", (int)SM_GROUP(i)->coordinator); }
+static char *g_lag(gpointer i) { return sm_format_count(SM_GROUP(i)->lag); }
+static char *g_parts(gpointer i)
+{
+    SmGroup *g = SM_GROUP(i);
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < g->offsets->len && k < 8; k++) {
+        const SmGroupOffset *o = &g_array_index(g->offsets, SmGroupOffset, k);
+        g_autofree char *lag = offset_text(o->lag);
+        g_string_append_printf(s, "%s%s-%d: %s", k ? ", " : "", o->topic ? o->topic : "?",
+                               (int)o->partition, lag);
+    }
+    if (g->offsets->len > 8) {
+        g_string_append_printf(s, ", … (%u)", g->offsets->len);
+    }
+    return g_string_free(s, FALSE);
+}
+static char *g_trend(gpointer i)
+{
+    /* the lag's last documents as a sparkline */
+    static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    SmGroup *g = SM_GROUP(i);
+    const guint ring = (guint)G_N_ELEMENTS(g->lag_history);
+    guint n = MIN(g->lag_n, 20u);
+    double max = 1;
+    for (guint k = 0; k < n; k++) {
+        guint at = (g->lag_head + ring - n + k) % ring;
+        max = MAX(max, g->lag_history[at]);
+    }
+    GString *s = g_string_new(NULL);
+    for (guint k = 0; k < n; k++) {
+        guint at = (g->lag_head + ring - n + k) % ring;
+        guint level = (guint)(g->lag_history[at] / max * 7.0);
+        g_string_append(s, bars[MIN(level, 7u)]);
+    }
+    return g_string_free(s, FALSE);
+}
+static int g_cmp_lag(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    gint64 x = ((const SmGroup *)a)->lag, y = ((const SmGroup *)b)->lag;
+    return (x > y) - (x < y);
+}
+
+static const Column group_columns[] = {
+    {"Group", g_id, NULL, FALSE, FALSE},
+    {"State", g_state, NULL, FALSE, FALSE},
+    {"Members", g_members, NULL, TRUE, FALSE},
+    {"Coordinator", g_coord, NULL, TRUE, FALSE},
+    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE},
+    {"Lag trend", g_trend, NULL, FALSE, FALSE},
+    {"Lag per partition", g_parts, NULL, FALSE, TRUE},
+};
+
+/* events */
+static char *e_time(gpointer i)
+{
+    gint64 ms = SM_EVENT(i)->time_ms;
+    g_autoptr(GDateTime) t = g_date_time_new_from_unix_local(ms / 1000);
+    return t != NULL ? g_date_time_format(t, "%H:%M:%S") : g_strdup("—");
+}
+static char *e_kind(gpointer i) { return g_strdup(sm_event_kind_name(SM_EVENT(i)->kind)); }
+static char *e_text(gpointer i) { return g_strdup(SM_EVENT(i)->text); }
+static char *e_by(gpointer i) { return g_strdup_printf("%d", (int)SM_EVENT(i)->reported_by); }
+
+static const Column event_columns[] = {
+    {"Time", e_time, NULL, TRUE, FALSE},
+    {"Event", e_kind, NULL, FALSE, FALSE},
+    {"What", e_text, NULL, FALSE, TRUE},
+    {"First reported by", e_by, NULL, TRUE, FALSE},
+};
+
+/* a text cell follows its row's "changed" while bound */
+static void cell_refresh(gpointer item, GtkListItem *li)
+{
+    const Column *col = g_object_get_data(G_OBJECT(li), "sm-column");
+    g_autofree char *text = col->text(item);
+    gtk_inscription_set_text(GTK_INSCRIPTION(gtk_list_item_get_child(li)), text);
+}
+
+static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
+{
+    (void)f;
+    const Column *col = ud;
+    g_object_set_data(G_OBJECT(li), "sm-column", unconst(col));
+    if (col->text == NULL) {
+        gtk_list_item_set_child(li, sm_replica_bar_new());
+        return;
+    }
+    GtkWidget *w = gtk_inscription_new(NULL);
+    gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
+    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : 8);
+    if (col->numeric) {
+        gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);
+        gtk_widget_add_css_class(w, "numeric");
+    }
+    gtk_list_item_set_child(li, w);
+}
+
+static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
+{
+    (void)f;
+    const Column *col = ud;
+    gpointer item = gtk_list_item_get_item(li);
+    if (col->text == NULL) {
+        sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), item);
+        return;
+    }
+    cell_refresh(item, li);
+    if (!SM_IS_EVENT(item)) {
+        gulong id = g_signal_connect(item, "changed", G_CALLBACK(cell_refresh), li);
+        g_object_set_data(G_OBJECT(li), "sm-handler", GSIZE_TO_POINTER((gsize)id));
+    }
+}
+
+static void cell_unbind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
+{
+    (void)f;
+    const Column *col = ud;
+    gpointer item = gtk_list_item_get_item(li);
+    if (col->text == NULL) {
+        sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), NULL);
+        return;
+    }
+    gulong id = (gulong)GPOINTER_TO_SIZE(g_object_get_data(G_OBJECT(li), "sm-handler"));
+    if (id != 0 && item != NULL) {
+        g_signal_handler_disconnect(item, id);
+    }
+    g_object_set_data(G_OBJECT(li), "sm-handler", NULL);
+}
+
+/* the columns of view; returns its sort model (view owns it) */
+static GtkSortListModel *add_columns(GtkColumnView *view, const Column *cols, size_t n,
+                                     GListModel *model)
+{
+    for (size_t i = 0; i < n; i++) {
+        GtkListItemFactory *f = gtk_signal_list_item_factory_new();
+        g_signal_connect(f, "setup", G_CALLBACK(cell_setup), unconst(&cols[i]));
+        g_signal_connect(f, "bind", G_CALLBACK(cell_bind), unconst(&cols[i]));
+        g_signal_connect(f, "unbind", G_CALLBACK(cell_unbind), unconst(&cols[i]));
+        GtkColumnViewColumn *c = gtk_column_view_column_new(cols[i].title, f);
+        gtk_column_view_column_set_expand(c, cols[i].expand);
+        gtk_column_view_column_set_resizable(c, TRUE);
+        if (cols[i].cmp != NULL) {
+            GtkCustomSorter *s = gtk_custom_sorter_new(cols[i].cmp, NULL, NULL);
+            gtk_column_view_column_set_sorter(c, GTK_SORTER(s));
+            g_object_unref(s);
+        }
+        gtk_column_view_append_column(view, c);
+        g_object_unref(c);
+    }
+    GtkSorter *sorter = gtk_column_view_get_sorter(view);
+    GtkSortListModel *sorted =
+        gtk_sort_list_model_new(model != NULL ? g_object_ref(model) : NULL,
+                                sorter != NULL ? g_object_ref(sorter) : NULL);
+    gtk_column_view_set_model(view, GTK_SELECTION_MODEL(gtk_single_selection_new(
+                                        G_LIST_MODEL(g_object_ref(sorted)))));
+    g_object_unref(sorted); /* the selection holds it */
+    return sorted;
+}
+
+/* ------------------------------------------------------------ flushing */
+
+static void do_flush(SmWindow *self)
+{
+    gint64 t0 = g_get_monotonic_time();
+    guint n = sm_cluster_flush(self->cluster);
+    gint64 dt = g_get_monotonic_time() - t0;
+    self->stats.flushes++;
+    self->stats.rows += n;
+    self->stats.total_us += dt;
+    self->stats.max_us = MAX(self->stats.max_us, dt);
+}
+
+static gboolean flush_on_tick(GtkWidget *w, GdkFrameClock *clock, gpointer ud)
+{
+    (void)w;
+    (void)clock;
+    SmWindow *self = SM_WINDOW(ud);
+    self->flush_tick = 0;
+    g_clear_handle_id(&self->flush_idle, g_source_remove);
+    do_flush(self);
+    return G_SOURCE_REMOVE;
+}
+
+static gboolean flush_on_idle(gpointer ud)
+{
+    SmWindow *self = SM_WINDOW(ud);
+    self->flush_idle = 0;
+    if (self->flush_tick != 0) {
+        gtk_widget_remove_tick_callback(GTK_WIDGET(self), self->flush_tick);
+        self->flush_tick = 0;
+    }
+    do_flush(self);
+    return G_SOURCE_REMOVE;
+}
+
+/* one flush a frame; an idle as well, for a window not drawn (minimised,
+ * or not shown yet) whose frame clock does not tick, at a priority below
+ * drawing so that a drawn window flushes on its frame first */
+static void on_dirty(SmCluster *cluster, gpointer ud)
+{
+    (void)cluster;
+    SmWindow *self = SM_WINDOW(ud);
+    if (self->flush_tick == 0 && gtk_widget_get_mapped(GTK_WIDGET(self))) {
+        self->flush_tick = gtk_widget_add_tick_callback(GTK_WIDGET(self), flush_on_tick, self, NULL);
+    }
+    if (self->flush_idle == 0) {
+        self->flush_idle = g_timeout_add_full(G_PRIORITY_LOW, 50, flush_on_idle, self, NULL);
+    }
+}
+
+static void update_summary(SmWindow *self)
+{
+    const SmClusterSummary *s = sm_cluster_get_summary(self->cluster);
+    g_autofree char *head = NULL;
+    if (s->controller >= 0) {
+        head = g_strdup_printf("Cluster %s: %u of %u brokers alive, controller %d",
+                               s->cluster_id ? s->cluster_id : "?", s->brokers_alive, s->brokers,
+                               (int)s->controller);
+    } else {
+        head = g_strdup_printf("Cluster %s: %u of %u brokers alive, no controller",
+                               s->cluster_id ? s->cluster_id : "?", s->brokers_alive, s->brokers);
+    }
+    gtk_label_set_text(self->summary_label, head);
+    g_autofree char *health = g_strdup_printf(
+        "%u topics, %u partitions: %u under-replicated, %u under min ISR, %u offline",
+        s->topics, s->partitions, s->under_replicated, s->under_min_isr, s->offline);
+    gtk_label_set_text(self->health_label, health);
+    if (s->offline > 0 || s->under_min_isr > 0) {
+        gtk_widget_add_css_class(GTK_WIDGET(self->health_label), "error");
+        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "warning");
+    } else if (s->under_replicated > 0) {
+        gtk_widget_add_css_class(GTK_WIDGET(self->health_label), "warning");
+        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "error");
+    } else {
+        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "warning");
+        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "error");
+    }
+}
+
+static guint topic_position(SmWindow *self, const char *name)
+{
+    GListModel *topics = sm_cluster_get_topics(self->cluster);
+    guint n = g_list_model_get_n_items(topics);
+    for (guint i = 0; i < n && name != NULL; i++) {
+        g_autoptr(SmTopic) t = g_list_model_get_item(topics, i);
+        if (g_strcmp0(t->name, name) == 0) {
+            return i;
+        }
+    }
+    return GTK_INVALID_LIST_POSITION;
+}
+
+static void on_flushed(SmCluster *cluster, gpointer ud)
+{
+    (void)cluster;
+    SmWindow *self = SM_WINDOW(ud);
+    update_summary(self);
+    /* the partitions page's topic: set again when the topics list was
+     * rebuilt, or the first time there is one */
+    SmTopic *t = sm_cluster_find_topic(self->cluster, self->topic);
+    GListModel *shown = gtk_sort_list_model_get_model(self->partitions_sorted);
+    if (t != NULL && shown != sm_topic_get_partitions(t)) {
+        gtk_sort_list_model_set_model(self->partitions_sorted, sm_topic_get_partitions(t));
+    }
+    if (self->topic == NULL && g_list_model_get_n_items(sm_cluster_get_topics(self->cluster)) > 0) {
+        g_autoptr(SmTopic) first = g_list_model_get_item(sm_cluster_get_topics(self->cluster), 0);
+        sm_window_show_topic(self, first->name);
+    }
+    guint pos = topic_position(self, self->topic);
+    if (pos != GTK_INVALID_LIST_POSITION && gtk_drop_down_get_selected(self->topic_choice) != pos) {
+        gtk_drop_down_set_selected(self->topic_choice, pos);
+    }
+    if (self->alerts > 0) {
+        g_autofree char *text = self->alerts == 1
+                                    ? g_strdup(self->last_alert)
+                                    : g_strdup_printf("%s (and %u more: see Events)",
+                                                      self->last_alert, self->alerts - 1);
+        AdwToast *toast = adw_toast_new(text);
+        adw_toast_set_timeout(toast, 4);
+        adw_toast_overlay_add_toast(self->toasts, toast);
+        self->alerts = 0;
+    }
+}
+
+static void on_event(SmCluster *cluster, SmEvent *e, gpointer ud)
+{
+    (void)cluster;
+    SmWindow *self = SM_WINDOW(ud);
+    if (sm_event_is_alert(e)) {
+        self->alerts++;
+        g_free(self->last_alert);
+        self->last_alert = g_strdup(e->text);
+    }
+}
+
+static void on_status(SmClient *client, gpointer ud)
+{
+    gtk_label_set_text(SM_WINDOW(ud)->status_label, sm_client_get_status(client));
+}
+
+/* ------------------------------------------------------------ navigation */
+
+void sm_window_show_page(SmWindow *self, const char *name)
+{
+    adw_view_stack_set_visible_child_name(self->stack, name);
+}
+
+void sm_window_show_topic(SmWindow *self, const char *topic)
+{
+    g_return_if_fail(SM_IS_WINDOW(self));
+    g_free(self->topic);
+    self->topic = g_strdup(topic);
+    SmTopic *t = sm_cluster_find_topic(self->cluster, topic);
+    gtk_sort_list_model_set_model(self->partitions_sorted,
+                                  t != NULL ? sm_topic_get_partitions(t) : NULL);
+    guint pos = topic_position(self, topic);
+    if (pos != GTK_INVALID_LIST_POSITION) {
+        gtk_drop_down_set_selected(self->topic_choice, pos);
+    }
+}
+
+static void on_topic_activated(GtkColumnView *view, guint position, gpointer ud)
+{
+    SmWindow *self = SM_WINDOW(ud);
+    GListModel *m = G_LIST_MODEL(gtk_column_view_get_model(view));
+    g_autoptr(SmTopic) t = g_list_model_get_item(m, position);
+    if (t != NULL) {
+        sm_window_show_topic(self, t->name);
+        sm_window_show_page(self, "partitions");
+    }
+}
+
+static void on_topic_chosen(GtkDropDown *dd, GParamSpec *pspec, gpointer ud)
+{
+    (void)pspec;
+    SmWindow *self = SM_WINDOW(ud);
+    SmTopic *t = gtk_drop_down_get_selected_item(dd);
+    if (t != NULL && g_strcmp0(t->name, self->topic) != 0) {
+        sm_window_show_topic(self, t->name);
+    }
+}
+
+static void topic_choice_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
+{
+    (void)f;
+    (void)ud;
+    gtk_list_item_set_child(li, gtk_label_new(NULL));
+}
+
+static void topic_choice_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
+{
+    (void)f;
+    (void)ud;
+    SmTopic *t = gtk_list_item_get_item(li);
+    gtk_label_set_text(GTK_LABEL(gtk_list_item_get_child(li)), t->name);
+}
+
+static gboolean topic_matches(gpointer item, gpointer ud)
+{
+    SmWindow *self = SM_WINDOW(ud);
+    const char *q = gtk_editable_get_text(GTK_EDITABLE(self->topic_search));
+    if (q == NULL || q[0] == '\0') {
+        return TRUE;
+    }
+    g_autofree char *name = g_utf8_casefold(SM_TOPIC(item)->name, -1);
+    g_autofree char *needle = g_utf8_casefold(q, -1);
+    return strstr(name, needle) != NULL;
+}
+
+static void on_search(GtkSearchEntry *entry, gpointer ud)
+{
+    (void)entry;
+    gtk_filter_changed(GTK_FILTER(SM_WINDOW(ud)->topic_filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+/* ------------------------------------------------------------ object */
+
+SmCluster *sm_window_get_cluster(SmWindow *self)
+{
+    return self->cluster;
+}
+
+const SmFlushStats *sm_window_get_flush_stats(SmWindow *self)
+{
+    return &self->stats;
+}
+
+GtkWidget *sm_window_get_partitions_view(SmWindow *self)
+{
+    return GTK_WIDGET(self->partitions_view);
+}
+
+const char *sm_window_get_health_text(SmWindow *self)
+{
+    return gtk_label_get_text(self->health_label);
+}
+
+SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client)
+{
+    SmWindow *self = g_object_new(SM_TYPE_WINDOW, "application", app, NULL);
+    self->cluster = g_object_ref(cluster);
+    self->ids[0] = g_signal_connect(cluster, "dirty", G_CALLBACK(on_dirty), self);
+    self->ids[1] = g_signal_connect(cluster, "flushed", G_CALLBACK(on_flushed), self);
+    self->ids[2] = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
+    add_columns(self->brokers_view, broker_columns, G_N_ELEMENTS(broker_columns),
+                sm_cluster_get_brokers(cluster));
+    self->topic_filter = gtk_custom_filter_new(topic_matches, self, NULL);
+    GtkFilterListModel *filtered = gtk_filter_list_model_new(
+        G_LIST_MODEL(g_object_ref(sm_cluster_get_topics(cluster))),
+        GTK_FILTER(g_object_ref(self->topic_filter)));
+    add_columns(self->topics_view, topic_columns, G_N_ELEMENTS(topic_columns),
+                G_LIST_MODEL(filtered));
+    g_object_unref(filtered);
+    self->partitions_sorted = g_object_ref(add_columns(
+        self->partitions_view, partition_columns, G_N_ELEMENTS(partition_columns), NULL));
+    add_columns(self->groups_view, group_columns, G_N_ELEMENTS(group_columns),
+                sm_cluster_get_groups(cluster));
+    add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns),
+                sm_cluster_get_events(cluster));
+    /* partitions in partition order until a column is clicked */
+    GListModel *cols = gtk_column_view_get_columns(self->partitions_view);
+    g_autoptr(GtkColumnViewColumn) first = g_list_model_get_item(cols, 0);
+    gtk_column_view_sort_by_column(self->partitions_view, first, GTK_SORT_ASCENDING);
+
+    GtkListItemFactory *f = gtk_signal_list_item_factory_new();
+    g_signal_connect(f, "setup", G_CALLBACK(topic_choice_setup), NULL);
+    g_signal_connect(f, "bind", G_CALLBACK(topic_choice_bind), NULL);
+    gtk_drop_down_set_factory(self->topic_choice, f);
+    g_object_unref(f);
+    gtk_drop_down_set_model(self->topic_choice, sm_cluster_get_topics(cluster));
+    g_signal_connect(self->topic_choice, "notify::selected-item", G_CALLBACK(on_topic_chosen),
+                     self);
+    g_signal_connect(self->topics_view, "activate", G_CALLBACK(on_topic_activated), self);
+    g_signal_connect(self->topic_search, "search-changed", G_CALLBACK(on_search), self);
+    if (client != NULL) {
+        self->client = g_object_ref(client);
+        self->ids[3] = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
+        gtk_label_set_text(self->status_label, sm_client_get_status(client));
+    } else {
+        gtk_label_set_text(self->status_label, "not connected");
+    }
+    update_summary(self);
+    if (sm_cluster_is_dirty(cluster)) {
+        on_dirty(cluster, self);
+    } else {
+        on_flushed(cluster, self);
+    }
+    return self;
+}
+
+static void sm_window_dispose(GObject *object)
+{
+    SmWindow *self = SM_WINDOW(object);
+    g_clear_handle_id(&self->flush_idle, g_source_remove);
+    if (self->cluster != NULL) {
+        for (int i = 0; i < 3; i++) {
+            g_clear_signal_handler(&self->ids[i], self->cluster);
+        }
+        g_clear_object(&self->cluster);
+    }
+    if (self->client != NULL) {
+        g_clear_signal_handler(&self->ids[3], self->client);
+        g_clear_object(&self->client);
+    }
+    g_clear_object(&self->partitions_sorted);
+    g_clear_object(&self->topic_filter);
+    gtk_widget_dispose_template(GTK_WIDGET(self), SM_TYPE_WINDOW);
+    G_OBJECT_CLASS(sm_window_parent_class)->dispose(object);
+}
+
+static void sm_window_finalize(GObject *object)
+{
+    SmWindow *self = SM_WINDOW(object);
+    g_free(self->topic);
+    g_free(self->last_alert);
+    G_OBJECT_CLASS(sm_window_parent_class)->finalize(object);
+}
+
+static void sm_window_class_init(SmWindowClass *klass)
+{
+    GObjectClass *oc = G_OBJECT_CLASS(klass);
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    oc->dispose = sm_window_dispose;
+    oc->finalize = sm_window_finalize;
+    g_type_ensure(SM_TYPE_REPLICA_BAR);
+    gtk_widget_class_set_template_from_resource(wc, "/org/samsa/Monitor/sm-window.ui");
+    gtk_widget_class_bind_template_child(wc, SmWindow, stack);
+    gtk_widget_class_bind_template_child(wc, SmWindow, toasts);
+    gtk_widget_class_bind_template_child(wc, SmWindow, status_label);
+    gtk_widget_class_bind_template_child(wc, SmWindow, summary_label);
+    gtk_widget_class_bind_template_child(wc, SmWindow, health_label);
+    gtk_widget_class_bind_template_child(wc, SmWindow, brokers_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, topics_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, partitions_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, groups_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);
+    gtk_widget_class_bind_template_child(wc, SmWindow, topic_choice);
+}
+
+static void sm_window_init(SmWindow *self)
+{
+    gtk_widget_init_template(GTK_WIDGET(self));
+}

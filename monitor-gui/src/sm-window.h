@@ -1,0 +1,43 @@
+/* sm-window.h: samsa-monitor's main window: the cluster, topics,
+ * partitions (with the replica bars), groups and events of one SmCluster.
+ *
+ * The window flushes the model once a frame (once an idle while it is not
+ * drawn) and shows the timeline's alerts as toasts.
+ *
+ * @locality GTK main thread */
+#pragma once
+
+#include <adwaita.h>
+
+#include "sm-client.h"
+#include "sm-cluster.h"
+
+G_BEGIN_DECLS
+
+#define SM_TYPE_WINDOW (sm_window_get_type())
+G_DECLARE_FINAL_TYPE(SmWindow, sm_window, SM, WINDOW, AdwApplicationWindow)
+
+typedef struct {
+    guint flushes;
+    guint rows;         /* rows changed, over every flush */
+    gint64 total_us;    /* time in sm_cluster_flush (the rows' handlers included) */
+    gint64 max_us;
+} SmFlushStats;
+
+/* (transfer full) app may be NULL (tests); client may be NULL (a model fed
+ * by other means) */
+SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client);
+/* the partitions page of topic */
+void sm_window_show_topic(SmWindow *self, const char *topic);
+/* "cluster", "topics", "partitions", "groups" or "events" */
+void sm_window_show_page(SmWindow *self, const char *name);
+/* (transfer none) */
+SmCluster *sm_window_get_cluster(SmWindow *self);
+/* (transfer none) */
+const SmFlushStats *sm_window_get_flush_stats(SmWindow *self);
+/* (transfer none) the partitions column view, for tests */
+GtkWidget *sm_window_get_partitions_view(SmWindow *self);
+/* the summary of the cluster page as shown (transfer none) */
+const char *sm_window_get_health_text(SmWindow *self);
+
+G_END_DECLS

@@ -1,0 +1,297 @@
+/* samsa-monitor's window and links, driven line by line from stdin for the
+ * end-to-end test (test_monitor_e2e.py): every condition is read off the
+ * model and off the widgets (the replica bars' accessible labels, the
+ * brokers' rows), with a deadline. Answers on stdout, one line each:
+ * "ok <ms>" (how long the condition took to hold) or "fail <why>".
+ *
+ *   ready TOPIC N SECS [STABLE]
+ *                             N partitions shown from their leaders, all in sync
+ *                             (for STABLE seconds on end)
+ *   osr TOPIC P B SECS        replica B of P out of sync in the bar, its LEO behind the
+ *                             HW and frozen while the HW moves on (10 or more)
+ *   isr TOPIC P B SECS        replica B of P back in sync in the bar
+ *   gone B TOPIC SECS         broker B shown gone, no partition of TOPIC led by B
+ *   shot PREFIX               PREFIX-light.png, PREFIX-dark.png (and .node files)
+ *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
+ *   quit
+ *
+ * Usage: test_monitor_driver ADMIN-URL (under xvfb-run and dbus-run-session) */
+#include <adwaita.h>
+#include <gio/gunixinputstream.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sm-client.h"
+#include "sm-cluster.h"
+#include "sm-test-ui.h"
+#include "sm-window.h"
+
+typedef struct {
+    SmWindow *win;
+    SmCluster *cluster;
+    const char *topic;
+    gint32 partition;
+    gint32 broker;
+    guint n;
+    /* osr: the frozen LEO and the HW when first seen out of sync */
+    gint64 frozen_leo;
+    gint64 hw_then;
+    gint64 seen_us;
+    gint64 stable_us;
+} Want;
+
+static const SmReplica *replica_of(SmPartition *p, gint32 b)
+{
+    for (guint i = 0; p != NULL && i < p->replicas->len; i++) {
+        if (g_array_index(p->replicas, SmReplica, i).broker == b) {
+            return &g_array_index(p->replicas, SmReplica, i);
+        }
+    }
+    return NULL;
+}
+
+static const char *bar_label(Want *w)
+{
+    SmReplicaBar *bar = smt_find_bar(GTK_WIDGET(w->win), w->topic, w->partition);
+    return bar != NULL ? sm_replica_bar_get_description(bar) : "";
+}
+
+static gboolean all_in_sync(Want *w)
+{
+    SmTopic *t = sm_cluster_find_topic(w->cluster, w->topic);
+    if (t == NULL || t->parts->len < w->n) {
+        return FALSE;
+    }
+    for (guint i = 0; i < w->n; i++) {
+        SmPartition *p = g_ptr_array_index(t->parts, i);
+        if (!p->full_view || p->isr->len != p->replicas->len || p->high_watermark < 0) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* every replica in sync, continuously for w->stable_us */
+static gboolean ready(gpointer ud)
+{
+    Want *w = ud;
+    if (!all_in_sync(w)) {
+        w->seen_us = 0;
+        return FALSE;
+    }
+    gint64 now = g_get_monotonic_time();
+    if (w->seen_us == 0) {
+        w->seen_us = now;
+    }
+    return now - w->seen_us >= w->stable_us;
+}
+
+static gboolean osr(gpointer ud)
+{
+    Want *w = ud;
+    SmPartition *p = sm_cluster_find_partition(w->cluster, w->topic, w->partition);
+    const SmReplica *r = replica_of(p, w->broker);
+    char want[64];
+    (void)g_snprintf(want, sizeof want, "replica %d: out of sync, ", (int)w->broker);
+    const char *label = bar_label(w);
+    gboolean shown = r != NULL && p->full_view && !sm_partition_in_isr(p, w->broker) &&
+                     r->log_end_offset >= 0 && r->log_end_offset < p->high_watermark &&
+                     strstr(label, want) != NULL && strstr(label, "behind the high watermark");
+    if (!shown) {
+        w->frozen_leo = -1;
+        return FALSE;
+    }
+    if (w->frozen_leo < 0 || r->log_end_offset != w->frozen_leo) {
+        w->frozen_leo = r->log_end_offset;
+        w->hw_then = p->high_watermark;
+        w->seen_us = g_get_monotonic_time();
+        return FALSE;
+    }
+    return p->high_watermark >= w->hw_then + 10;
+}
+
+static gboolean isr(gpointer ud)
+{
+    Want *w = ud;
+    SmPartition *p = sm_cluster_find_partition(w->cluster, w->topic, w->partition);
+    char want[64];
+    (void)g_snprintf(want, sizeof want, "replica %d: in sync", (int)w->broker);
+    return p != NULL && sm_partition_in_isr(p, w->broker) && strstr(bar_label(w), want) != NULL;
+}
+
+static gboolean gone(gpointer ud)
+{
+    Want *w = ud;
+    SmBroker *b = sm_cluster_find_broker(w->cluster, w->broker);
+    SmTopic *t = sm_cluster_find_topic(w->cluster, w->topic);
+    if (b == NULL || b->alive || t == NULL) {
+        return FALSE;
+    }
+    for (guint i = 0; i < t->parts->len; i++) {
+        SmPartition *p = g_ptr_array_index(t->parts, i);
+        if (p->leader == w->broker || p->leader < 0) {
+            return FALSE;
+        }
+    }
+    /* and the brokers' page says so */
+    g_autoptr(GString) texts = g_string_new(NULL);
+    sm_window_show_page(w->win, "cluster");
+    smt_collect_texts(GTK_WIDGET(w->win), texts);
+    return strstr(texts->str, "GONE") != NULL;
+}
+
+/* what the model shows of the brokers and the topic's leaders, for a failure */
+static char *shown(Want *w)
+{
+    GString *s = g_string_new("brokers");
+    GListModel *brokers = sm_cluster_get_brokers(w->cluster);
+    for (guint i = 0; i < g_list_model_get_n_items(brokers); i++) {
+        g_autoptr(SmBroker) b = g_list_model_get_item(brokers, i);
+        g_string_append_printf(s, " %d:%s", (int)b->id, b->alive ? "alive" : "gone");
+    }
+    SmTopic *t = sm_cluster_find_topic(w->cluster, w->topic);
+    for (guint i = 0; t != NULL && i < t->parts->len; i++) {
+        SmPartition *p = g_ptr_array_index(t->parts, i);
+        g_autofree char *isr_s = sm_partition_format_isr(p);
+        g_string_append_printf(s, "; p%u leader %d epoch %d isr [%s]%s", i, (int)p->leader,
+                               (int)p->leader_epoch, isr_s, p->full_view ? " (leader's view)" : "");
+    }
+    g_string_append_printf(s, "; bar: %s", bar_label(w));
+    return g_string_free(s, FALSE);
+}
+
+static void answer_wait(gboolean (*cond)(gpointer), Want *w, double secs, const char *what)
+{
+    gint64 ms = smt_wait(cond, w, secs);
+    if (ms < 0) {
+        g_autofree char *state = shown(w);
+        printf("fail %s not shown within %.0f s; %s\n", what, secs, state);
+    } else if (cond == osr) {
+        /* when it was first shown out of sync, not when the HW had moved on */
+        gint64 shown = ms - (g_get_monotonic_time() - w->seen_us) / 1000;
+        printf("ok %" G_GINT64_FORMAT " %s\n", MAX(shown, 0), bar_label(w));
+    } else {
+        printf("ok %" G_GINT64_FORMAT "\n", ms);
+    }
+    fflush(stdout);
+}
+
+static void shot(SmWindow *win, const char *prefix)
+{
+    AdwStyleManager *style = adw_style_manager_get_default();
+    const AdwColorScheme schemes[] = {ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK};
+    const char *const names[] = {"light", "dark"};
+    sm_window_show_page(win, "partitions");
+    gboolean ok = TRUE;
+    for (int i = 0; i < 2; i++) {
+        adw_style_manager_set_color_scheme(style, schemes[i]);
+        gtk_widget_queue_draw(GTK_WIDGET(win));
+        gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+        g_autofree char *png = g_strdup_printf("%s-%s.png", prefix, names[i]);
+        g_autofree char *node = g_strdup_printf("%s-%s.node", prefix, names[i]);
+        ok = ok && smt_render(GTK_WIDGET(win), png, node);
+    }
+    adw_style_manager_set_color_scheme(style, ADW_COLOR_SCHEME_DEFAULT);
+    printf(ok ? "ok 0\n" : "fail render\n");
+    fflush(stdout);
+}
+
+typedef struct {
+    SmWindow *win;
+    SmCluster *cluster;
+    GDataInputStream *in;
+    gboolean quit;
+} Driver;
+
+static GDataInputStream *in_stream(void)
+{
+    GInputStream *raw = g_unix_input_stream_new(0, FALSE);
+    GDataInputStream *in = g_data_input_stream_new(raw);
+    g_object_unref(raw);
+    return in;
+}
+
+static void next_line(Driver *d);
+
+static void handle(Driver *d, char **f, guint n)
+{
+    Want w = {d->win, d->cluster, NULL, 0, -1, 0, -1, -1, 0, 0};
+    if ((n == 4 || n == 5) && strcmp(f[0], "ready") == 0) {
+        w.topic = f[1];
+        w.n = (guint)g_ascii_strtoull(f[2], NULL, 10);
+        w.stable_us = n == 5 ? (gint64)(g_ascii_strtod(f[4], NULL) * G_USEC_PER_SEC) : 0;
+        sm_window_show_topic(d->win, w.topic);
+        answer_wait(ready, &w, g_ascii_strtod(f[3], NULL), "the topic");
+    } else if (n == 5 && (strcmp(f[0], "osr") == 0 || strcmp(f[0], "isr") == 0)) {
+        w.topic = f[1];
+        w.partition = (gint32)g_ascii_strtoll(f[2], NULL, 10);
+        w.broker = (gint32)g_ascii_strtoll(f[3], NULL, 10);
+        sm_window_show_topic(d->win, w.topic);
+        sm_window_show_page(d->win, "partitions");
+        answer_wait(f[0][0] == 'o' ? osr : isr, &w, g_ascii_strtod(f[4], NULL), f[0]);
+    } else if (n == 4 && strcmp(f[0], "gone") == 0) {
+        w.broker = (gint32)g_ascii_strtoll(f[1], NULL, 10);
+        w.topic = f[2];
+        answer_wait(gone, &w, g_ascii_strtod(f[3], NULL), "the broker gone");
+    } else if (n == 2 && strcmp(f[0], "shot") == 0) {
+        shot(d->win, f[1]);
+    } else if (n == 1 && strcmp(f[0], "stats") == 0) {
+        const SmFlushStats *s = sm_window_get_flush_stats(d->win);
+        printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,
+               s->total_us, s->max_us);
+        fflush(stdout);
+    } else if (n == 1 && strcmp(f[0], "quit") == 0) {
+        d->quit = TRUE;
+    } else {
+        printf("fail unknown command\n");
+        fflush(stdout);
+    }
+}
+
+static void got_line(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Driver *d = ud;
+    g_autoptr(GError) err = NULL;
+    g_autofree char *line =
+        g_data_input_stream_read_line_finish(G_DATA_INPUT_STREAM(source), res, NULL, &err);
+    if (line == NULL) {
+        d->quit = TRUE; /* stdin closed: the test is over */
+        return;
+    }
+    g_auto(GStrv) f = g_strsplit(g_strstrip(line), " ", -1);
+    handle(d, f, g_strv_length(f));
+    if (!d->quit) {
+        next_line(d);
+    }
+}
+
+static void next_line(Driver *d)
+{
+    g_data_input_stream_read_line_async(d->in, G_PRIORITY_DEFAULT, NULL, got_line, d);
+}
+
+int main(int argc, char **argv)
+{
+    gtk_init();
+    adw_init();
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_monitor_driver ADMIN-URL\n");
+        return 2;
+    }
+    SmCluster *cluster = sm_cluster_new();
+    SmClient *client = sm_client_new(cluster);
+    SmWindow *win = sm_window_new(NULL, cluster, client);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 420);
+    gtk_window_present(GTK_WINDOW(win));
+    sm_client_connect(client, argv[1]);
+    Driver d = {win, cluster, in_stream(), FALSE};
+    next_line(&d);
+    while (!d.quit) {
+        g_main_context_iteration(NULL, TRUE);
+    }
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(d.in);
+    g_object_unref(client);
+    g_object_unref(cluster);
+    return 0;
+}

@@ -1,0 +1,168 @@
+"""samsa-monitor against a live cluster: three samsa-brokers and a real
+ZooKeeper (tests/integration/test_cluster.py's Cluster), the monitor's own
+window and links (test_monitor_driver, under xvfb-run and dbus-run-session)
+started from one broker's admin URL, which finds the other two.
+
+- a topic of three partitions, each led by another broker, is shown from
+  its leaders, every replica in sync;
+- a follower paused with SIGSTOP while records are produced: the partition
+  view shows it out of sync, its bar hatched and described as "replica 2:
+  out of sync, N behind the high watermark", its LEO frozen while the HW
+  moves on (the delay from SIGSTOP is printed; the broker's own
+  replica.lag.time.max.ms is 2 s of it); screenshots light and dark;
+- SIGCONT: back in sync;
+- the broker killed: shown gone, and the partition it led led by another.
+
+Every wait has a deadline; every process is stopped by its PID.
+Usage: test_monitor_e2e.py SAMSA_BROKER (SAMSA_MONITOR_DRIVER: the driver;
+SAMSA_MONITOR_SHOTS: where the screenshots go)
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "integration"))
+
+from broker import Skip, check, main  # noqa: E402
+from test_admin_api import ASSIGNMENT, admin_urls  # noqa: E402
+from test_cluster import Cluster, imports, led_everywhere  # noqa: E402
+
+TOPIC = "watched"
+
+
+class Driver:
+    def __init__(self, url, log):
+        exe = os.environ.get("SAMSA_MONITOR_DRIVER")
+        if not exe or not os.access(exe, os.X_OK):
+            raise Skip("SAMSA_MONITOR_DRIVER is not set to the driver")
+        self.log = open(log, "w")
+        self.proc = subprocess.Popen(
+            ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24 -noreset",
+             "dbus-run-session", "--", exe, url],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            start_new_session=True)
+
+    def ask(self, line):
+        """One command; its answer line (the driver keeps its own deadline)."""
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        while True:
+            # the session bus's services may print on the same stdout
+            got = self.proc.stdout.readline()
+            if not got or got.startswith(("ok", "fail")):
+                break
+        got = got.strip()
+        print("  monitor: %s -> %s" % (line, got), flush=True)
+        check(got.startswith("ok"), "monitor: %s: %s" % (line, got or "no answer"))
+        return got.split(" ", 2)
+
+    def close(self):
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+            self.proc.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.log.close()
+
+
+class Producer(threading.Thread):
+    """Records to partition 0 all along (acks=1: the leader answers while a
+    follower is paused)."""
+
+    def __init__(self, bootstrap):
+        super().__init__(daemon=True)
+        from kafka import KafkaProducer
+        self.prod = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5)
+        self.stop = threading.Event()
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            self.prod.send(TOPIC, value=b"r%d" % i, partition=0)
+            i += 1
+            if i % 20 == 0:
+                self.prod.flush()
+                time.sleep(0.05)
+
+    def close(self):
+        self.stop.set()
+        self.join(10)
+        try:
+            self.prod.close(timeout=5)
+        except Exception:  # noqa: BLE001 - its broker may be the one killed
+            pass
+
+
+def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
+    imports()
+    shots = os.environ.get("SAMSA_MONITOR_SHOTS") or t.path("shots")
+    os.makedirs(shots, exist_ok=True)
+    c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0",
+                           "replica.lag.time.max.ms": "2000"})
+    drv = prod = None
+    try:
+        urls = admin_urls(c)
+        c.create_topic(TOPIC, ASSIGNMENT)
+        led_everywhere(c, TOPIC, 3)
+        prod = Producer(c.bootstrap(0))
+        prod.start()
+        # one URL: the others come from its /v1/cluster
+        drv = Driver(urls[1], t.path("monitor.log"))
+        drv.ask("ready %s 3 60" % TOPIC)
+
+        os.kill(c.brokers[2].pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            got = drv.ask("osr %s 0 2 60" % TOPIC)
+            shown = time.monotonic() - stopped
+            print("  replica 2 shown out of sync %.1f s after SIGSTOP "
+                  "(replica.lag.time.max.ms 2000), label: %s" % (shown, got[2]), flush=True)
+            drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
+        finally:
+            os.kill(c.brokers[2].pid, signal.SIGCONT)
+        resumed = time.monotonic()
+        drv.ask("isr %s 0 2 60" % TOPIC)
+        print("  replica 2 shown back in sync %.1f s after SIGCONT"
+              % (time.monotonic() - resumed), flush=True)
+
+        # every partition in sync again before the kill, and for longer than
+        # replica.lag.time.max.ms: broker 2 led partition 2 and, resumed, may
+        # shrink its ISR to itself (its followers' fetches went unanswered
+        # while it was stopped); killed then, partition 2 would rightly be
+        # shown offline
+        drv.ask("ready %s 3 60 3" % TOPIC)
+        c.brokers[2].kill()
+        killed = time.monotonic()
+        try:
+            drv.ask("gone 2 %s 60" % TOPIC)
+        except AssertionError:
+            # what ZooKeeper says, beside what the monitor showed
+            print("  ZooKeeper: controller %s, brokers %s, states %s"
+                  % (c.controller(), c.children("/brokers/ids"),
+                     [c.state(TOPIC, p) for p in range(3)]), flush=True)
+            raise
+        print("  broker 2 shown gone and its partition led elsewhere %.1f s after SIGKILL "
+              "(ZooKeeper's session timeout is 4 s)" % (time.monotonic() - killed), flush=True)
+        stats = drv.ask("stats")
+        print("  flushes, rows, us: %s" % " ".join(stats[1:]), flush=True)
+        for look in ("light", "dark"):
+            check(os.path.getsize(os.path.join(shots, "partitions-osr-%s.png" % look)) > 1000,
+                  "screenshot " + look)
+        print("  screenshots: %s/partitions-osr-{light,dark}.png" % shots, flush=True)
+    finally:
+        if prod is not None:
+            prod.close()
+        if drv is not None:
+            drv.close()
+        c.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker]))
