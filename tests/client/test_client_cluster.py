@@ -357,7 +357,11 @@ def case_tool_administers_the_cluster(t):
         ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None,
                        DEADLINE, "a controller")[0]
         bs = everyone(c)
-        info = json.loads(samsa("cluster", "info", "-b", bs, "--json").stdout)
+        # a broker lists the others once the controller's UpdateMetadata came
+        info = wait_for(lambda: [i for i in [json.loads(samsa("cluster", "info", "-b", bs,
+                                                              "--json").stdout)]
+                                 if len(i["brokers"]) == 3 and i["controller"] == ctl],
+                        DEADLINE, "cluster info listing three brokers")[0]
         print("    cluster info: %s" % info, flush=True)
         eq(sorted(b["id"] for b in info["brokers"]), [0, 1, 2], "brokers")
         eq({b["id"]: b["port"] for b in info["brokers"]},
