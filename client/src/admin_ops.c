@@ -131,6 +131,21 @@ static struct sc_conn *up_node(struct sc_client *c, int32_t id)
     return sc_conn_is_up(conn) ? conn : NULL;
 }
 
+/* The node discovery named (the controller, a leader, a coordinator)
+ * could not be reached since: true after sending op back to discovery
+ * (*wake: when to serve it again). A node killed is not waited for until
+ * the deadline; the one that took over is asked for. */
+static bool node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_t now,
+                        int64_t *wake)
+{
+    if (!sc_conn_failed(c, sc_conn_get(c, id))) {
+        return false;
+    }
+    op->stage = 0;
+    *wake = sc_op_retry(c, op, SAMSA_ERR_TRANSPORT, now);
+    return true;
+}
+
 /* Kafka errors that mean "ask another node" (or the same one later). */
 static bool moved(int err)
 {
@@ -620,6 +635,10 @@ static int64_t serve_create_partitions(struct sc_client *c, struct sc_op *op, in
     if (op->stage == 0) {
         return discover_md(c, op, now);
     }
+    int64_t wake;
+    if (c->controller_id >= 0 && node_failed(c, op, c->controller_id, now, &wake)) {
+        return wake;
+    }
     struct sc_conn *conn = c->controller_id >= 0 ? up_node(c, c->controller_id) : NULL;
     if (conn == NULL) {
         conn = sc_conn_any_up(c);
@@ -717,6 +736,10 @@ static int64_t serve_delete_records(struct sc_client *c, struct sc_op *op, int64
         p->offset = -1;
         a->next++;
         return now;
+    }
+    int64_t wake;
+    if (node_failed(c, op, a->leaders[a->next], now, &wake)) {
+        return wake;
     }
     struct sc_conn *conn = up_node(c, a->leaders[a->next]);
     if (conn == NULL) {
@@ -1043,6 +1066,10 @@ static int64_t serve_group_op(struct sc_client *c, struct sc_op *op, int64_t now
     struct sc_admin_arg *a = op->arg;
     if (op->stage == 0) {
         return discover_coord(c, op, now);
+    }
+    int64_t wake;
+    if (node_failed(c, op, a->node, now, &wake)) {
+        return wake;
     }
     struct sc_conn *conn = up_node(c, a->node);
     if (conn == NULL) {

@@ -416,7 +416,14 @@ struct sc_conn *sc_group_coordinator(struct sc_client *c)
     }
     if (g->coord_id >= 0) {
         struct sc_conn *conn = sc_conn_get_coordinator(c, g->coord_id);
-        if (conn != NULL) {
+        if (sc_conn_failed(c, conn)) {
+            /* Its connection was lost or refused with nothing in flight
+             * to fail (between heartbeats): the coordinator died or its
+             * partition moved. Ask who leads the group now (the Java
+             * client's markCoordinatorUnknown on a disconnect). */
+            lose_coordinator(c);
+            conn = NULL;
+        } else if (conn != NULL) {
             return sc_conn_is_up(conn) ? conn : NULL;
         }
         g->coord_id = -1;

@@ -600,6 +600,11 @@ int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int
 SC_MUST_CHECK int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api,
                                int16_t version, const void *body, sc_resp_fn *fn, void *ctx);
 bool sc_conn_is_up(const struct sc_conn *conn);
+/* conn is down after an attempt that failed since its last success: the
+ * node Metadata named died or moved, so a caller holding that node (the
+ * controller, a leader, a coordinator) should ask Metadata again rather
+ * than wait for it. False for NULL and for a connection still being made. */
+bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn);
 
 /* Metadata (io.c). Asks for a refresh soon. */
 void sc_metadata_want(struct sc_client *c);

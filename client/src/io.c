@@ -208,6 +208,13 @@ bool sc_conn_is_up(const struct sc_conn *conn)
     return conn != NULL && conn->state == SC_CONN_UP;
 }
 
+bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn)
+{
+    /* conn_close doubles backoff_ms; a success puts it back to the base */
+    return conn != NULL && conn->state == SC_CONN_DOWN &&
+           conn->backoff_ms > c->v->reconnect_backoff_ms;
+}
+
 static void fail_requests(struct sc_client *c, struct sc_conn *conn, int err)
 {
     struct sc_req *r = conn->reqs;

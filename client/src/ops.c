@@ -475,6 +475,12 @@ static int64_t serve_topic(struct sc_client *c, struct sc_op *op, int64_t now)
         return INT64_MAX;
     }
     struct sc_conn *conn = c->controller_id >= 0 ? sc_conn_get(c, c->controller_id) : NULL;
+    if (sc_conn_failed(c, conn)) {
+        /* The controller Metadata named cannot be reached (killed, or it
+         * moved): ask Metadata again for the one elected since. */
+        op->stage = 0;
+        return sc_op_retry(c, op, SAMSA_ERR_TRANSPORT, now);
+    }
     if (conn == NULL) {
         conn = sc_conn_any_up(c);
     }

@@ -11,6 +11,8 @@
  *   msg T P OFFSET VALUE        a consumed record
  *   error NAME REASON           the error callback
  *   commit-error NAME           a synchronous commit that failed
+ *   committed T P OFFSET        a synchronous commit that succeeded (OFFSET:
+ *                               the next record to read)
  *   closed                      after samsa_consumer_close returned
  * --commit: sync or async commits each record's offset + 1 after printing
  * it; auto leaves enable.auto.commit on (the default); none turns it off.
@@ -164,6 +166,10 @@ int main(int argc, char **argv)
             e = samsa_consumer_commit(c, &next, 1, async, 10000);
             if (e != SAMSA_OK) {
                 printf("commit-error %s\n", samsa_err_name(e));
+                fflush(stdout);
+            } else if (sync) {
+                printf("committed %s %d %lld\n", next.topic, next.partition,
+                       (long long)next.offset);
                 fflush(stdout);
             }
         }

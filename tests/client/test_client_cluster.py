@@ -1,0 +1,446 @@
+"""libsamsa and the samsa tool against a cluster: three samsa-brokers and a
+real ZooKeeper (tests/integration/test_cluster.py's Cluster), a topic of
+three partitions with replication factor 3 and min.insync.replicas=2.
+
+- a leader killed and a leader bounced: cluster_producer.c (libsamsa's
+  defaults: idempotent, acks=all) produces throughout while the leader of
+  partition 0 is killed (SIGKILL) and restarted, then stopped cleanly
+  (SIGTERM: a controlled shutdown) and restarted. Every record a delivery
+  report said delivered is in the log exactly once at the offset the report
+  gave, per key in the order produced, nothing in the log twice; the
+  producer acknowledged records after each fault and delivered everything
+  at its close. A libsamsa group member (group_member.c) reads the topic
+  meanwhile: its fetches follow the moved leaders and it reads every
+  delivered record;
+- the group's coordinator killed, then bounced: the member finds the new
+  coordinator (its log names it), its committed offsets are there (a
+  member that rejoins starts where it last committed), and it reads every
+  delivered record; `samsa group describe` shows the last commits;
+- the samsa tool: `cluster info` lists the three brokers and the
+  controller, `topic create --replication-factor 3`, `topic describe`
+  (replicas, ISR), `topic alter` (configs and partitions, checked in
+  ZooKeeper), `topic delete` through a broker that is not the controller,
+  and right after the controller was killed.
+
+    test_client_cluster.py SAMSA_BROKER SAMSA_TOOL CLUSTER_PRODUCER GROUP_MEMBER [-k CASE]
+
+Each producing case prints its figures (delivered, lost, duplicated).
+Every process is stopped by its PID; waits are conditions with deadlines.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from broker import check, eq, main  # noqa: E402
+from test_cluster import Cluster, imports, led_everywhere, partitions_of, wait_for  # noqa: E402
+from test_cluster_groups import OFFSETS, OFFSETS_PARTITIONS, group_partition  # noqa: E402
+from test_faults import (PARTITIONS, TOPIC, confluent, in_sync, leader_of,  # noqa: E402
+                         partition_bytes, read_back)
+
+TOOL = PRODUCER = MEMBER = None
+DEADLINE = 90
+CONFIG = {
+    "min.insync.replicas": "2",
+    "replica.lag.time.max.ms": "3000",
+    "offsets.topic.replication.factor": "3",
+    "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+}
+MEMBER_ARGS = ["--commit", "sync", "-X", "heartbeat.interval.ms=300",
+               "-X", "session.timeout.ms=10000", "-X", "fetch.wait.max.ms=100",
+               "-X", "debug=all"]
+
+
+class Proc:
+    """A test program; its stdout lines collected as they come, stderr to
+    NAME.err in the case's folder."""
+
+    def __init__(self, t, name, argv):
+        self.name = name
+        self.err_path = t.path(name + ".err")
+        self.err = open(self.err_path, "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self.err)
+        self.out = []
+        self.lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.out.append(line.decode(errors="replace").rstrip("\n"))
+
+    def lines(self, kind=None):
+        with self.lock:
+            out = list(self.out)
+        return [l for l in out if kind is None or l.split(" ", 1)[0] == kind]
+
+    def log(self):
+        with open(self.err_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, timeout=240):
+        """SIGTERM by PID, then its exit status once its output is read."""
+        if self.alive():
+            os.kill(self.proc.pid, signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        finally:
+            self.reader.join(10)
+            self.err.close()
+        return rc
+
+    def kill(self):
+        if self.alive():
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(30)
+        self.err.close()
+
+
+def acked(prod):
+    """[(partition, offset, value)] of the producer's delivered reports."""
+    out = []
+    for l in prod.lines("ack"):
+        _, p, o, v = l.split(" ", 3)
+        out.append((int(p), int(o), v))
+    return out
+
+
+def msgs(member):
+    """[(partition, offset, value)] the member read."""
+    out = []
+    for l in member.lines("msg"):
+        _, _t, p, o, v = l.split(" ", 4)
+        out.append((int(p), int(o), v))
+    return out
+
+
+def progress(prod, more=150):
+    base = len(prod.lines("ack"))
+    wait_for(lambda: len(prod.lines("ack")) >= base + more or not prod.alive(), DEADLINE,
+             "%d more deliveries (have %d)" % (more, base))
+    check(prod.alive(), "the producer exited: %s", prod.lines()[-5:])
+
+
+def start(t):
+    imports()
+    ck = confluent()
+    c = Cluster(t, config={**CONFIG,
+                           "log.level": os.environ.get("SAMSA_TEST_LOG_LEVEL", "info")})
+    try:
+        wait_for(lambda: c.controller() is not None, DEADLINE, "a controller")
+        c.create_topic(TOPIC, [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, TOPIC, PARTITIONS), DEADLINE, "the topic's leaders")
+        wait_for(lambda: in_sync(c), DEADLINE, "every replica in sync")
+    except BaseException:
+        c.close()
+        raise
+    return ck, c
+
+
+def everyone(c):
+    return ",".join(c.bootstrap(i) for i in range(len(c.brokers)))
+
+
+def check_producer(name, ck, c, prod, t0):
+    """The producer stopped; the idempotent producer's invariants, its
+    figures printed. Returns the delivered values."""
+    rc = prod.stop()
+    got = acked(prod)
+    failed = prod.lines("fail")
+    closed = prod.lines("closed")
+    eq(failed[:10], [], "reports saying not delivered (%d in all)" % len(failed))
+    eq(len(closed), 1, "the producer's close line (%s)" % prod.lines()[-3:])
+    offered, undelivered = (int(x) for x in closed[0].split()[1:])
+    eq((rc, undelivered), (0, 0), "exit status and records undelivered at close")
+    eq(len(got), offered, "delivery reports saying delivered, of %d offered" % offered)
+    live = [i for i, b in enumerate(c.brokers) if b.alive()]
+    wait_for(lambda: in_sync(c, len(live)), DEADLINE, "every partition's ISR full again")
+    logs = read_back(ck, c.bootstrap(live[0]), len(got))
+    read = [v for p in range(PARTITIONS) for _, v in logs[p]]
+    seen = {}
+    for v in read:
+        seen[v] = seen.get(v, 0) + 1
+    values = [v for _, _, v in got]
+    lost = [v for v in values if v not in seen]
+    duplicated = sorted(v for v, n in seen.items() if n > 1)
+    print("    %s: %d delivered, %d lost, %d duplicated, %d in the log, %.0f s in all"
+          % (name, len(got), len(lost), len(duplicated), len(read), time.monotonic() - t0),
+          flush=True)
+    eq(lost[:10], [], "delivered records lost (%d in all)" % len(lost))
+    eq(duplicated[:10], [], "records in the log twice (%d in all)" % len(duplicated))
+    eq(len(set(values)), len(values), "values delivered twice")
+    # every report's offset holds what it reported
+    where = {(p, off): v for p in range(PARTITIONS) for off, v in logs[p]}
+    wrong = [(p, o, v) for p, o, v in got if where.get((p, o)) != v]
+    eq(wrong[:10], [], "reported offsets holding other records")
+    # per key, in the order produced, one partition per key
+    last, part_of = {}, {}
+    for p in range(PARTITIONS):
+        for _, v in logs[p]:
+            k, s = v.split(":")
+            check(part_of.setdefault(k, p) == p, "key %s in partitions %d and %d", k,
+                  part_of[k], p)
+            check(int(s) > last.get(k, -1), "partition %d: %s read after %s:%d", p, v, k,
+                  last.get(k, -1))
+            last[k] = int(s)
+    for p in range(PARTITIONS):
+        wait_for(lambda p=p: len({partition_bytes(c.brokers[i], p) for i in live}) == 1,
+                 DEADLINE, "the replicas of %s-%d identical" % (TOPIC, p))
+    return values
+
+
+def check_member(member, values):
+    """The member read every delivered record; a member that (re)joined
+    started each partition where its commits say: not before its last
+    successful commit, not after its last attempted one. Returns (records
+    read, read twice)."""
+    wait_for(lambda: set(values) <= {v for _, _, v in msgs(member)} or not member.alive(),
+             DEADLINE, "the member reading every delivered record")
+    got = {v for _, _, v in msgs(member)}
+    missing = sorted(set(values) - got)
+    eq(missing[:10], [], "delivered records the member never read (%d in all)" % len(missing))
+    eq(member.stop(), 0, "the member's exit status")
+    committed_ok = {}   # partition: offset of the last successful commit
+    attempted = {}      # partition: offset after the last record read
+    joined = False
+    first_after_join = set()
+    for l in member.lines():
+        kind = l.split(" ", 1)[0]
+        if kind == "assigned":
+            joined = True
+            first_after_join = {int(x.rsplit(":", 1)[1]) for x in l.split()[1:]}
+        elif kind == "committed":
+            _, _t, p, o = l.split()
+            committed_ok[int(p)] = int(o)
+        elif kind == "msg":
+            _, _t, p, o, _v = l.split(" ", 4)
+            p, o = int(p), int(o)
+            if joined and p in first_after_join:
+                first_after_join.discard(p)
+                check(committed_ok.get(p, 0) <= o <= attempted.get(p, 0),
+                      "partition %d resumed at %d: last commit %d, last read up to %d", p, o,
+                      committed_ok.get(p, 0), attempted.get(p, 0))
+            else:
+                check(o == attempted.get(p, o), "partition %d: read %d after %d", p, o,
+                      attempted.get(p, 0))
+            attempted[p] = o + 1
+    reads = msgs(member)
+    return len(reads), len(reads) - len({v for _, _, v in reads})
+
+
+def producer(t, c, name="producer"):
+    return Proc(t, name, [PRODUCER, everyone(c), TOPIC])
+
+
+def member(t, c, group, name="member"):
+    return Proc(t, name, [MEMBER, everyone(c), group, TOPIC, "-X", "client.id=" + name]
+                + MEMBER_ARGS)
+
+
+def case_idempotent_producer_through_a_killed_and_a_bounced_leader(t):
+    ck, c = start(t)
+    prod = m = None
+    try:
+        t0 = time.monotonic()
+        prod = producer(t, c)
+        m = member(t, c, "cc-fetch")
+        progress(prod, 300)
+        # SIGKILL, then SIGTERM (a controlled shutdown) of partition 0's leader
+        for how in ("kill", "bounce"):
+            old = leader_of(c)
+            if how == "kill":
+                c.brokers[old].kill()
+            else:
+                c.brokers[old].stop()
+                check("every partition this broker led is led elsewhere" in
+                      c.brokers[old].log_text(),
+                      "broker %d stopped without handing its leaderships over", old)
+            wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
+            progress(prod)
+            c.brokers[old].start()
+            wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
+            progress(prod)
+        # the member's fetches followed: it reads what is produced now
+        values = check_producer("leader killed, then bounced", ck, c, prod, t0)
+        n, twice = check_member(m, values)
+        print("    member: %d records read, %d of them again after a rejoin" % (n, twice),
+              flush=True)
+    finally:
+        for p in (prod, m):
+            if p is not None:
+                p.kill()
+        c.close()
+
+
+def coordinator_of(c, group):
+    """The group's coordinator: the leader of its partition of the offsets
+    topic, as ZooKeeper has it (-1: none now)."""
+    st = c.state(OFFSETS, group_partition(group))
+    return st["leader"] if st is not None else -1
+
+
+def case_group_member_follows_its_coordinator(t):
+    ck, c = start(t)
+    group = "cc-coord"
+    prod = m = None
+    try:
+        t0 = time.monotonic()
+        prod = producer(t, c)
+        m = member(t, c, group)
+        wait_for(lambda: len(m.lines("committed")) >= 100, DEADLINE, "the member committing")
+        for how in ("kill", "bounce"):
+            old = coordinator_of(c, group)
+            check(old >= 0, "the group's partition has no leader")
+            base = len(m.lines("committed"))
+            log_at = len(m.log())
+            if how == "kill":
+                c.brokers[old].kill()
+            else:
+                c.brokers[old].stop()
+            new = wait_for(lambda: [n for n in [coordinator_of(c, group)] if n not in (-1, old)],
+                           DEADLINE, "a new coordinator after %d" % old)[0]
+            # the member found it and commits there
+            wait_for(lambda: "group %s: coordinator is node %d" % (group, new) in m.log()[log_at:],
+                     DEADLINE, "the member finding coordinator %d" % new)
+            wait_for(lambda: len(m.lines("committed")) >= base + 100, DEADLINE,
+                     "the member committing through coordinator %d" % new)
+            seen = sorted({w for w in ("NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE",
+                                       "coordinator %d lost" % old) if w in m.log()[log_at:]})
+            print("    coordinator %d %s: %d took over, the member saw %s"
+                  % (old, "killed" if how == "kill" else "bounced", new, seen), flush=True)
+            c.brokers[old].start()
+            wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
+        values = check_producer("coordinator killed, then bounced", ck, c, prod, t0)
+        n, twice = check_member(m, values)
+        print("    member: %d records read, %d of them again after a rejoin" % (n, twice),
+              flush=True)
+        # its last commits (at close) are what the coordinator has
+        last = {}
+        for l in m.lines("committed"):
+            _, _t, p, o = l.split()
+            last[int(p)] = int(o)
+        d = json.loads(samsa("group", "describe", "-b", everyone(c), group, "--json").stdout)
+        got = {r["partition"]: r["current_offset"] for r in d["partitions"]
+               if r["topic"] == TOPIC}
+        eq(got, last, "the group's committed offsets")
+    finally:
+        for p in (prod, m):
+            if p is not None:
+                p.kill()
+        c.close()
+
+
+def samsa(*args, expect=0, timeout=90):
+    p = subprocess.run([TOOL] + list(args), capture_output=True, timeout=timeout)
+    if expect is not None and p.returncode != expect:
+        raise AssertionError("samsa %s: exit %d (wanted %d)\nstdout: %s\nstderr: %s"
+                             % (" ".join(args), p.returncode, expect, p.stdout[-2000:],
+                                p.stderr[-2000:]))
+    return p
+
+
+def case_tool_administers_the_cluster(t):
+    imports()
+    c = Cluster(t, config=CONFIG)
+    try:
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None,
+                       DEADLINE, "a controller")[0]
+        bs = everyone(c)
+        # a broker lists the others once the controller's UpdateMetadata came
+        info = wait_for(lambda: [i for i in [json.loads(samsa("cluster", "info", "-b", bs,
+                                                              "--json").stdout)]
+                                 if len(i["brokers"]) == 3 and i["controller"] == ctl],
+                        DEADLINE, "cluster info listing three brokers")[0]
+        print("    cluster info: %s" % info, flush=True)
+        eq(sorted(b["id"] for b in info["brokers"]), [0, 1, 2], "brokers")
+        eq({b["id"]: b["port"] for b in info["brokers"]},
+           {i: c.brokers[i].port for i in range(3)}, "ports")
+        eq(info["controller"], ctl, "controller")
+        text = samsa("cluster", "info", "-b", bs).stdout.decode()
+        check("CONTROLLER: %d" % ctl in text and
+              all("127.0.0.1:%d" % b.port in text for b in c.brokers) and
+              "127.0.0.1:%d (controller)" % c.brokers[ctl].port in text,
+              "cluster info: %s", text)
+        # through the broker that is not the controller, each admin call
+        other = c.bootstrap((ctl + 1) % 3)
+        samsa("topic", "create", "-b", other, "tt", "--partitions", "3",
+              "--replication-factor", "3")
+        asg = wait_for(lambda: c.exists("/brokers/topics/tt") and c.json("/brokers/topics/tt"),
+                       DEADLINE, "tt in ZooKeeper")
+        eq(sorted(len(r) for r in asg["partitions"].values()), [3, 3, 3], "tt's replicas")
+
+        def described():
+            # CreateTopics went to the controller: the other broker learns of
+            # the topic from its UpdateMetadata, a moment later
+            p = samsa("topic", "describe", "-b", other, "tt", "--json", expect=None)
+            if p.returncode != 0:
+                check(b"does not host this topic-partition" in p.stderr, "%s", p.stderr)
+                return None
+            d = json.loads(p.stdout)[0]
+            return d if all(len(p["isr"]) == 3 for p in d["partition_info"]) else None
+        d = wait_for(described, DEADLINE, "tt described with full ISRs")
+        print("    describe: %s" % d, flush=True)
+        eq((d["partitions"], d["replication_factor"], len(d["partition_info"])), (3, 3, 3),
+           "tt's partitions and replication factor")
+        for p in d["partition_info"]:
+            eq(sorted(p["replicas"]), [0, 1, 2], "replicas of tt-%d" % p["partition"])
+            eq(p["replicas"], asg["partitions"][str(p["partition"])],
+               "replicas of tt-%d as ZooKeeper has them" % p["partition"])
+            check(p["leader"] in p["isr"], "tt-%d: leader %d not in ISR", p["partition"],
+                  p["leader"])
+        table = samsa("topic", "describe", "-b", other, "tt").stdout.decode()
+        check("Replicas" in table and "Isr" in table, "describe's table: %s", table)
+        samsa("topic", "alter", "-b", other, "tt", "--config", "retention.ms=123456789")
+        wait_for(lambda: c.json("/config/topics/tt")["config"].get("retention.ms") ==
+                 "123456789", DEADLINE, "retention.ms in ZooKeeper")
+        samsa("topic", "alter", "-b", other, "tt", "--delete-config", "retention.ms")
+        wait_for(lambda: "retention.ms" not in c.json("/config/topics/tt")["config"],
+                 DEADLINE, "retention.ms gone from ZooKeeper")
+        samsa("topic", "alter", "-b", other, "tt", "--partitions", "5")
+        eq(len(c.json("/brokers/topics/tt")["partitions"]), 5, "tt's partitions in ZooKeeper")
+        wait_for(lambda: len(partitions_of(c.bootstrap(ctl), "tt")) == 5, DEADLINE,
+                 "five partitions in the controller's Metadata")
+        p = samsa("topic", "alter", "-b", other, "tt", "--partitions", "4", expect=1)
+        check(b"INVALID_PARTITIONS" in p.stderr or b"partitions" in p.stderr.lower(),
+              "fewer partitions: %s", p.stderr)
+        samsa("topic", "delete", "-b", other, "tt")
+        check(not c.exists("/brokers/topics/tt"), "tt still in ZooKeeper after the delete")
+        # the controller killed: the tool's first Metadata may still name it
+        survivors = [i for i in range(3) if i != ctl]
+        c.create_topic("gone", [survivors])
+        wait_for(lambda: led_everywhere(c, "gone", 1, survivors), DEADLINE, "gone's leader")
+        c.brokers[ctl].kill()
+        p = samsa("topic", "delete", "-b", ",".join(c.bootstrap(i) for i in survivors), "gone",
+                  "--timeout", "60000", "-X", "debug=all", timeout=120, expect=None)
+        with open(t.path("delete.err"), "wb") as f:
+            f.write(p.stderr)
+        eq(p.returncode, 0, "samsa topic delete right after the controller's loss (delete.err)")
+        check(not c.exists("/brokers/topics/gone"), "gone still in ZooKeeper after the delete")
+        new = c.controller()
+        check(new in survivors, "controller after the kill: %r", new)
+        info = json.loads(samsa("cluster", "info", "-b", c.bootstrap(survivors[0]),
+                                "--json").stdout)
+        eq((sorted(b["id"] for b in info["brokers"]), info["controller"]), (survivors, new),
+           "cluster info after the kill")
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    MEMBER = os.path.abspath(sys.argv.pop(4))
+    PRODUCER = os.path.abspath(sys.argv.pop(3))
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_idempotent_producer_through_a_killed_and_a_bounced_leader,
+                   case_group_member_follows_its_coordinator,
+                   case_tool_administers_the_cluster]))
