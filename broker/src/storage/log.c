@@ -1145,6 +1145,7 @@ static int write_batch(struct br_log *log, const uint8_t *batch, size_t len, int
     log->wb_appended += (int64_t)len;
     if (log->wb_window > 0 && log->wb_appended >= log->wb_next && log->wb == NULL &&
         log->wb_ops != NULL) {
+        log->wb_next = INT64_MAX; /* once: br_log_wb_begin sets the next */
         log->wb_ops->due(log->wb_ctx);
     }
     if (log->leo - log->recovery_point >= log->cfg.flush_interval_messages) {

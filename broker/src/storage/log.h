@@ -291,7 +291,7 @@ KP_MUST_CHECK int br_log_flush_end(struct br_log_flush *f);
  *
  * The log counts the bytes appended; once a step more came since the last
  * job began, it calls ops->due(ctx) at the end of the append (on the
- * append's thread) unless a job is away. The caller then begins a job (now
+ * append's thread) unless a job is away; once, until the next begin. The caller then begins a job (now
  * or later): br_log_wb_begin (the log's thread) records the ranges, takes
  * a reference on each file and moves the segments' marks
  * (br_segment.wb_started, wb_dropped); br_log_wb_run (any thread; touches
