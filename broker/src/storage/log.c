@@ -2298,6 +2298,8 @@ void br_log_set_writebehind(struct br_log *log, int64_t window, const struct br_
 {
     if (window <= 0) {
         log->wb_window = 0;
+        log->wb_ops = NULL;
+        log->wb_ctx = NULL;
         return;
     }
     if (log->wb_window <= 0) {

@@ -308,9 +308,10 @@ struct br_log_wb;
 struct br_log_wb_ops {
     void (*due)(void *ctx);
 };
-/* window <= 0: off. Turning it on counts what the log holds now as done
- * (only what is appended from here is written behind); changing the
- * window keeps the marks. ops and ctx are the log's until changed. */
+/* window <= 0: off (ops and ctx forgotten). Turning it on counts what
+ * the log holds now as done (only what is appended from here is written
+ * behind); changing the window keeps the marks. ops and ctx are the log's
+ * until changed. */
 void br_log_set_writebehind(struct br_log *log, int64_t window, const struct br_log_wb_ops *ops,
                             void *ctx);
 int64_t br_log_wb_window(const struct br_log *log);
