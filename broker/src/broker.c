@@ -110,6 +110,9 @@ static int open_log_manager(struct br_broker *b)
         .cleaner_enable = b->cfg.log_cleaner_enable,
         .cleaner_threads = b->cfg.log_cleaner_threads,
         .cleaner_backoff_ms = b->cfg.log_cleaner_backoff_ms,
+        .writebehind_enable = b->cfg.log_writebehind_enable,
+        .writebehind_window_bytes = b->cfg.log_writebehind_window_bytes,
+        .writebehind_budget_bytes = b->cfg.log_writebehind_budget_bytes,
     };
     return br_logm_open(&lc, &log_manager_ops, b, &b->logs);
 }

@@ -126,6 +126,9 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_TRUE(c.log_message_downconversion_enable);
     CU_ASSERT_FALSE(c.log_preallocate);
     CU_ASSERT_EQUAL(c.log_open_files_max, 0); /* unset: derived from the limit at start-up */
+    CU_ASSERT_TRUE(c.log_writebehind_enable);
+    CU_ASSERT_EQUAL(c.log_writebehind_window_bytes, 67108864);
+    CU_ASSERT_EQUAL(c.log_writebehind_budget_bytes, 1073741824);
     CU_ASSERT_FALSE(c.unclean_leader_election_enable);
     CU_ASSERT_EQUAL(c.min_insync_replicas, 1);
     CU_ASSERT_EQUAL(c.replica_lag_time_max_ms, 10000);
@@ -249,6 +252,9 @@ static const char every_key[] =
     "log.message.downconversion.enable=false\n"
     "log.preallocate=true\n"
     "log.open.files.max=5000\n"
+    "log.writebehind.enable=false\n"
+    "log.writebehind.window.bytes=16777216\n"
+    "log.writebehind.budget.bytes=268435456\n"
     "unclean.leader.election.enable=true\n"
     "min.insync.replicas=2\n"
     "replica.lag.time.max.ms=30000\n"
@@ -344,6 +350,9 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_FALSE(c.log_message_downconversion_enable);
     CU_ASSERT_TRUE(c.log_preallocate);
     CU_ASSERT_EQUAL(c.log_open_files_max, 5000);
+    CU_ASSERT_FALSE(c.log_writebehind_enable);
+    CU_ASSERT_EQUAL(c.log_writebehind_window_bytes, 16777216);
+    CU_ASSERT_EQUAL(c.log_writebehind_budget_bytes, 268435456);
     CU_ASSERT_TRUE(c.unclean_leader_election_enable);
     CU_ASSERT_EQUAL(c.min_insync_replicas, 2);
     CU_ASSERT_EQUAL(c.replica_lag_time_max_ms, 30000);
@@ -623,6 +632,8 @@ static void test_out_of_range_is_rejected(void)
                     "not a number");
     expect_rejected("log.open.files.max=0\n", "log.open.files.max", "between 1 and 2147483647");
     expect_rejected("log.open.files.max=-1\n", "log.open.files.max", "between 1 and 2147483647");
+    expect_rejected("log.writebehind.window.bytes=1048575\n", "log.writebehind.window.bytes",
+                    "between 1048576 and");
     expect_rejected("log.open.files.max=2147483648\n", "log.open.files.max", "out of range");
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -2383,6 +2384,225 @@ static void test_delete_dir_name_always_fits(void)
     CU_ASSERT(!br_log_dir_is_deleted("-delete"));
 }
 
+/* ------------------------------------------------------------- write-behind */
+
+#define WB_WINDOW (INT64_C(256) << 10)
+
+static int wb_due_calls;
+
+static void wb_count_due(void *ctx)
+{
+    (void)ctx;
+    wb_due_calls++;
+}
+
+static const struct br_log_wb_ops wb_test_ops = {wb_count_due};
+
+/* Appends batches of about 16 KiB until the log grew by at least n bytes. */
+static void append_bytes(struct br_log *log, int64_t n)
+{
+    int64_t start = br_log_size_bytes(log);
+    while (br_log_size_bytes(log) - start < n) {
+        (void)append_sized(log, 1, TS0, 16 << 10, 0, NOW0, NULL);
+    }
+}
+
+/* Pages of file[off, off + len) in the page cache. */
+static size_t resident_pages(const char *path, int64_t off, int64_t len)
+{
+    size_t pages = (size_t)((off + len + 4095) / 4096);
+    size_t n = SIZE_MAX; /* fails the caller's check */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CU_ASSERT(fd >= 0);
+    if (fd < 0) {
+        return n;
+    }
+    void *m = mmap(NULL, (size_t)(off + len), PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *vec = kp_calloc(pages, 1);
+    CU_ASSERT(m != MAP_FAILED && vec != NULL);
+    if (m != MAP_FAILED && vec != NULL) {
+        CU_ASSERT_EQUAL(mincore(m, (size_t)(off + len), vec), 0);
+        n = 0;
+        for (size_t i = (size_t)(off / 4096); i < pages; i++) {
+            n += vec[i] & 1;
+        }
+    }
+    kp_free(vec);
+    if (m != MAP_FAILED) {
+        (void)munmap(m, (size_t)(off + len));
+    }
+    close(fd);
+    return n;
+}
+
+static void wb_finish(struct br_log_wb *w)
+{
+    br_log_wb_run(w);
+    CU_ASSERT_EQUAL(br_log_wb_end(w), 0);
+}
+
+/* As the end moves, writeback starts a window behind it and pages are
+ * dropped two windows behind, each byte once, in steps of half a window,
+ * on page boundaries; what was dropped is read back from disk intact. */
+static void test_writebehind_ranges_follow_the_end(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 30, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    wb_due_calls = 0;
+    br_log_set_writebehind(log, WB_WINDOW, &wb_test_ops, NULL);
+    int64_t step = br_log_wb_step(WB_WINDOW);
+    CU_ASSERT_EQUAL(step, WB_WINDOW / 2);
+    append_bytes(log, step - (32 << 10));
+    CU_ASSERT_EQUAL(wb_due_calls, 0);
+    append_bytes(log, 64 << 10);
+    CU_ASSERT_EQUAL(wb_due_calls, 1);
+    /* due, but nothing is a window behind yet */
+    struct br_log_wb *w = NULL;
+    CU_ASSERT_EQUAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NULL(w);
+
+    int64_t started = 0;
+    int64_t dropped = 0;
+    for (int round = 0; round < 12; round++) {
+        append_bytes(log, step);
+        int64_t size = br_log_size_bytes(log);
+        CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+        if (w == NULL) {
+            CU_ASSERT_TRUE(size - WB_WINDOW - started < step + 4096);
+            continue;
+        }
+        struct br_log_wb *again = NULL;
+        CU_ASSERT_EQUAL(br_log_wb_begin(log, &again), KP_E_INVALID_ARG);
+        for (size_t i = 0; i < br_log_wb_count(w); i++) {
+            const struct br_log_wb_range *r = br_log_wb_get(w, i);
+            CU_ASSERT_EQUAL(r->off % 4096, 0);
+            CU_ASSERT_EQUAL((r->off + r->len) % 4096, 0);
+            CU_ASSERT_TRUE(r->len >= step);
+            if (r->drop) {
+                CU_ASSERT_EQUAL(r->off, dropped);
+                CU_ASSERT_TRUE(r->off + r->len <= size - 2 * WB_WINDOW);
+                CU_ASSERT_TRUE(r->off + r->len > size - 2 * WB_WINDOW - 4096);
+                dropped = r->off + r->len;
+                if (started < dropped) {
+                    started = dropped;
+                }
+            } else {
+                CU_ASSERT_EQUAL(r->off, started);
+                CU_ASSERT_TRUE(r->off + r->len <= size - WB_WINDOW);
+                CU_ASSERT_TRUE(r->off + r->len > size - WB_WINDOW - 4096);
+                started = r->off + r->len;
+            }
+        }
+        wb_finish(w);
+    }
+    CU_ASSERT_TRUE(started > dropped);
+    CU_ASSERT_TRUE(dropped >= 4 * step);
+    char path[256];
+    seg_path(0, "log", path, sizeof path);
+    /* the dropped pages left the cache (a few may be back: readahead) */
+    CU_ASSERT_TRUE(resident_pages(path, 0, dropped) < (size_t)(dropped / 4096 / 2));
+    CU_ASSERT_EQUAL(br_log_recovery_point(log), 0); /* durability is the flush's */
+    (void)check_readable(log, 0);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Segments wholly behind go whole; one rolled, deleted or truncated while
+ * a job is away is harmless, and marks follow a truncation. */
+static void test_writebehind_survives_roll_delete_truncate_and_close(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(200 << 10, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    br_log_set_writebehind(log, WB_WINDOW, &wb_test_ops, NULL);
+    append_bytes(log, 1 << 20);
+    CU_ASSERT_TRUE(br_log_segment_count(log) >= 5);
+    struct br_log_wb *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    /* the oldest segments are more than two windows behind: dropped whole */
+    struct br_log_segment_info first;
+    CU_ASSERT_EQUAL(br_log_segment_info(log, 0, &first), 0);
+    bool whole = false;
+    for (size_t i = 0; i < br_log_wb_count(w); i++) {
+        const struct br_log_wb_range *r = br_log_wb_get(w, i);
+        if (r->seg_id == first.id && r->drop) {
+            whole = r->off == 0 && r->len == first.size_bytes;
+        }
+    }
+    CU_ASSERT_TRUE(whole);
+    /* retention deletes them while the job is away: it holds their files */
+    int64_t leo = br_log_end_offset(log);
+    struct br_log_segment_info third;
+    CU_ASSERT_EQUAL(br_log_segment_info(log, 2, &third), 0);
+    size_t deleted = 0;
+    CU_ASSERT_EQUAL(br_log_delete_segments_before(log, third.base_offset, &deleted), 0);
+    CU_ASSERT_EQUAL(deleted, 2);
+    wb_finish(w);
+    /* a truncation into the active segment while a job is away */
+    append_bytes(log, 300 << 10);
+    CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    CU_ASSERT_EQUAL(br_log_truncate_to(log, leo - 5), 0);
+    wb_finish(w);
+    append_bytes(log, 600 << 10);
+    CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+    if (w != NULL) {
+        for (size_t i = 0; i < br_log_wb_count(w); i++) {
+            const struct br_log_wb_range *r = br_log_wb_get(w, i);
+            CU_ASSERT_TRUE(r->off >= 0 && r->len > 0);
+        }
+        wb_finish(w);
+    }
+    (void)check_readable(log, br_log_start_offset(log));
+    /* a log closed while its job is away: the job ends on its own */
+    append_bytes(log, 600 << 10);
+    CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    br_log_close(log);
+    wb_finish(w);
+    cleanup_dir();
+}
+
+/* Off: no due calls and no jobs; turning it on leaves what the log holds
+ * alone (only what comes after is written behind). */
+static void test_writebehind_off_and_turned_on_late(void)
+{
+    setup_dir();
+    struct br_log_config c = cfg_with(1 << 30, 4096);
+    struct br_log *log = open_log(&c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    wb_due_calls = 0;
+    append_bytes(log, 4 * WB_WINDOW);
+    CU_ASSERT_EQUAL(wb_due_calls, 0);
+    struct br_log_wb *w = NULL;
+    CU_ASSERT_EQUAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NULL(w);
+    br_log_set_writebehind(log, WB_WINDOW, &wb_test_ops, NULL);
+    CU_ASSERT_EQUAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NULL(w);
+    int64_t before = br_log_size_bytes(log);
+    append_bytes(log, 2 * WB_WINDOW);
+    CU_ASSERT_TRUE(wb_due_calls >= 1);
+    CU_ASSERT_EQUAL_FATAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    for (size_t i = 0; i < br_log_wb_count(w); i++) {
+        CU_ASSERT_TRUE(br_log_wb_get(w, i)->off >= before - 4096);
+    }
+    wb_finish(w);
+    br_log_set_writebehind(log, 0, NULL, NULL);
+    wb_due_calls = 0;
+    append_bytes(log, 4 * WB_WINDOW);
+    CU_ASSERT_EQUAL(wb_due_calls, 0);
+    CU_ASSERT_EQUAL(br_log_wb_begin(log, &w), 0);
+    CU_ASSERT_PTR_NULL(w);
+    br_log_close(log);
+    cleanup_dir();
+}
+
 static CU_TestInfo tests[] = {
     {"config_defaults_are_kafkas", test_config_defaults_are_kafkas},
     {"config_rejects_out_of_range_values", test_config_rejects_out_of_range_values},
@@ -2470,6 +2690,10 @@ static CU_TestInfo tests[] = {
     {"delete_dir_name_always_fits", test_delete_dir_name_always_fits},
     {"dir_delete_of_a_long_topic", test_dir_delete_of_a_long_topic},
     {"move_dir_failure_changes_nothing", test_move_dir_failure_changes_nothing},
+    {"writebehind_ranges_follow_the_end", test_writebehind_ranges_follow_the_end},
+    {"writebehind_survives_roll_delete_truncate_and_close",
+     test_writebehind_survives_roll_delete_truncate_and_close},
+    {"writebehind_off_and_turned_on_late", test_writebehind_off_and_turned_on_late},
     CU_TEST_INFO_NULL,
 };
 

@@ -205,6 +205,15 @@ static const struct key_def keys[BR_CFG__COUNT] = {
     /* Samsa's own: the budget of open segment files; unset = half the
      * descriptor limit, which only start-up knows */
     [BR_CFG_LOG_OPEN_FILES_MAX] = {"log.open.files.max", K_NUMBER, 0, NULL, AT_LEAST32(1)},
+    /* Samsa's own: write-behind (storage/log_manager.h) */
+    [BR_CFG_LOG_WRITEBEHIND_ENABLE] = {"log.writebehind.enable", K_BOOL,
+                                       FIELD(log_writebehind_enable), "true", NO_RANGE},
+    [BR_CFG_LOG_WRITEBEHIND_WINDOW_BYTES] = {"log.writebehind.window.bytes", K_LONG,
+                                             FIELD(log_writebehind_window_bytes), "67108864",
+                                             AT_LEAST64(1048576)},
+    [BR_CFG_LOG_WRITEBEHIND_BUDGET_BYTES] = {"log.writebehind.budget.bytes", K_LONG,
+                                             FIELD(log_writebehind_budget_bytes), "1073741824",
+                                             AT_LEAST64(4194304)},
 
     [BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE] = {"unclean.leader.election.enable", K_BOOL,
                                                FIELD(unclean_leader_election_enable), "false",

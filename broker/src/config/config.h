@@ -237,6 +237,9 @@ enum br_config_key {
     BR_CFG_LOG_MESSAGE_DOWNCONVERSION_ENABLE,
     BR_CFG_LOG_PREALLOCATE,
     BR_CFG_LOG_OPEN_FILES_MAX,
+    BR_CFG_LOG_WRITEBEHIND_ENABLE,
+    BR_CFG_LOG_WRITEBEHIND_WINDOW_BYTES,
+    BR_CFG_LOG_WRITEBEHIND_BUDGET_BYTES,
     /* replication */
     BR_CFG_UNCLEAN_LEADER_ELECTION_ENABLE,
     BR_CFG_MIN_INSYNC_REPLICAS,
@@ -343,6 +346,9 @@ struct br_config {
     bool log_message_downconversion_enable;
     bool log_preallocate;
     int32_t log_open_files_max; /* log.open.files.max; 0 = unset: derived at start-up */
+    bool log_writebehind_enable;            /* log.writebehind.enable (Samsa's own) */
+    int64_t log_writebehind_window_bytes;   /* log.writebehind.window.bytes (Samsa's own) */
+    int64_t log_writebehind_budget_bytes;   /* log.writebehind.budget.bytes (Samsa's own) */
 
     /* replication */
     bool unclean_leader_election_enable;

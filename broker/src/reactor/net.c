@@ -39,6 +39,12 @@
 #define MAX_IOV 64
 /* Stop reading a connection while this many responses wait to be sent. */
 #define MAX_QUEUED_SLOTS 1024u
+/* Bytes read from one connection per readiness event: a peer that sends
+ * faster than the broker appends would otherwise keep the reactor in its
+ * read loop, and the mailbox (flushes, write-behind), timers and the other
+ * connections would wait until it paused. epoll is level-triggered: the
+ * rest is read at the next turn. */
+#define READ_BUDGET ((size_t)4 << 20)
 /* Connections accepted per listener event: the rest wait for the next turn,
  * so a flood of connections cannot starve the ones already open. */
 #define ACCEPT_BATCH 256
@@ -1508,6 +1514,7 @@ static void conn_process_scratch(struct br_conn *c, size_t len)
 static void conn_readable(struct br_conn *c)
 {
     struct br_net *n = c->net;
+    size_t budget = READ_BUDGET;
     for (;;) {
         if (c->dead || c->closing || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
             return;
@@ -1533,6 +1540,10 @@ static void conn_readable(struct br_conn *c)
                 c->in_len += (size_t)r;
                 conn_process(c);
             }
+            if ((size_t)r >= budget) {
+                return; /* the next turn goes on */
+            }
+            budget -= (size_t)r;
             continue;
         }
         if (r == 0) {

@@ -75,6 +75,13 @@ struct br_log {
     bool rolled;                   /* a segment was rolled since the last flush began */
     bool failed;                   /* an I/O failure left the files uncertain */
     struct br_leader_epochs epochs;
+    /* write-behind (log.h) */
+    int64_t wb_window;               /* 0: off */
+    int64_t wb_appended;             /* bytes appended since the open */
+    int64_t wb_next;                 /* wb_appended at which a job is due */
+    const struct br_log_wb_ops *wb_ops;
+    void *wb_ctx;
+    struct br_log_wb *wb; /* the job away, or NULL */
 };
 
 struct br_log_flush {
@@ -336,6 +343,7 @@ static int persist_epochs(struct br_log *log)
 /* ------------------------------------------------------------- open */
 
 static void free_log(struct br_log *log);
+static void wb_forget(struct br_log *log);
 
 struct listing {
     int64_t *logs;
@@ -1008,6 +1016,7 @@ static void free_log(struct br_log *log)
     if (log->flushing != NULL) {
         log->flushing->log = NULL; /* it ends on its own */
     }
+    wb_forget(log);
     for (size_t i = 0; i < log->nsegs; i++) {
         br_segment_free(log->segs[i]);
     }
@@ -1132,6 +1141,12 @@ static int write_batch(struct br_log *log, const uint8_t *batch, size_t len, int
             br_error("%s: leader epoch %d at offset %" PRId64 " not recorded: %s", log->dir,
                      (int)epoch, base, kp_err_name(r));
         }
+    }
+    log->wb_appended += (int64_t)len;
+    if (log->wb_window > 0 && log->wb_appended >= log->wb_next && log->wb == NULL &&
+        log->wb_ops != NULL) {
+        log->wb_next = INT64_MAX; /* once: br_log_wb_begin sets the next */
+        log->wb_ops->due(log->wb_ctx);
     }
     if (log->leo - log->recovery_point >= log->cfg.flush_interval_messages) {
         return br_log_flush(log);
@@ -1687,6 +1702,8 @@ int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t offset)
     return rc != 0 ? rc : r;
 }
 
+static void wb_clamp(struct br_log *log);
+
 int br_log_truncate_to(struct br_log *log, int64_t offset)
 {
     if (offset < 0) {
@@ -1723,6 +1740,7 @@ int br_log_truncate_to(struct br_log *log, int64_t offset)
         log->recovery_point = log->leo;
     }
     log->truncations++;
+    wb_clamp(log);
     if (br_leader_epochs_truncate_from_end(&log->epochs, log->leo)) {
         r = persist_epochs(log);
         rc = rc != 0 ? rc : r;
@@ -2229,4 +2247,249 @@ int br_log_dir_parse_name(const char *name, char *topic, size_t topic_cap, int32
     topic[tlen] = '\0';
     *partition = (int32_t)v;
     return 0;
+}
+
+/* ------------------------------------------------------------- write-behind */
+
+#define WB_PAGE INT64_C(4096)
+#define WB_MIN_STEP (INT64_C(64) << 10)
+
+struct br_log_wb {
+    struct br_log *log; /* NULL once the log is closed */
+    char *dir;          /* owned copy: messages from the thread that runs it */
+    bool failed;        /* an I/O error: the log fails at the end */
+    bool unsupported;   /* the file system refuses the calls: write-behind stops */
+    size_t n;
+    struct br_log_wb_range r[];
+};
+
+int64_t br_log_wb_step(int64_t window)
+{
+    int64_t step = window / 2;
+    return step < WB_MIN_STEP ? WB_MIN_STEP : step;
+}
+
+int64_t br_log_wb_window(const struct br_log *log)
+{
+    return log->wb_window;
+}
+
+int64_t br_log_wb_appended(const struct br_log *log)
+{
+    return log->wb_appended;
+}
+
+/* A truncation may leave marks past a segment's end: they follow it. */
+static void wb_clamp(struct br_log *log)
+{
+    for (size_t i = 0; i < log->nsegs; i++) {
+        struct br_segment *s = log->segs[i];
+        if (s->wb_started > s->size) {
+            s->wb_started = s->size;
+        }
+        if (s->wb_dropped > s->size) {
+            s->wb_dropped = s->size;
+        }
+    }
+}
+
+void br_log_set_writebehind(struct br_log *log, int64_t window, const struct br_log_wb_ops *ops,
+                            void *ctx)
+{
+    if (window <= 0) {
+        log->wb_window = 0;
+        log->wb_ops = NULL;
+        log->wb_ctx = NULL;
+        return;
+    }
+    if (log->wb_window <= 0) {
+        for (size_t i = 0; i < log->nsegs; i++) {
+            log->segs[i]->wb_started = log->segs[i]->size;
+            log->segs[i]->wb_dropped = log->segs[i]->size;
+        }
+        log->wb_next = log->wb_appended + br_log_wb_step(window);
+    }
+    log->wb_window = window;
+    log->wb_ops = ops;
+    log->wb_ctx = ctx;
+}
+
+/* Where in a segment of `size` bytes, followed by `after` bytes of later
+ * segments, the bytes `dist` or more behind the end stop: a page boundary,
+ * or the segment's end once it is wholly behind. */
+static int64_t wb_target(int64_t size, int64_t after, int64_t dist)
+{
+    int64_t t = size + after - dist;
+    if (t <= 0) {
+        return 0;
+    }
+    if (t >= size) {
+        return size;
+    }
+    return t - t % WB_PAGE;
+}
+
+/* Whether [from, to) of a segment is worth a call: a step, or the rest of
+ * a segment that is wholly behind. */
+static bool wb_worth(int64_t from, int64_t to, int64_t size, int64_t step)
+{
+    return to > from && (to - from >= step || to == size);
+}
+
+static void wb_add(struct br_log *log, struct br_log_wb *w, struct br_segment *s, int64_t from,
+                   int64_t to, bool drop)
+{
+    struct br_fileref *f = NULL;
+    if (br_segment_file(s, log->dir, &f) != 0 || f == NULL) {
+        return; /* a segment that cannot be reopened: its reads will say so */
+    }
+    w->r[w->n++] = (struct br_log_wb_range){
+        .file = f, .seg_id = s->id, .off = from, .len = to - from, .drop = drop};
+    if (drop) {
+        s->wb_dropped = to;
+        if (s->wb_started < to) {
+            s->wb_started = to;
+        }
+    } else {
+        s->wb_started = to;
+    }
+}
+
+int br_log_wb_begin(struct br_log *log, struct br_log_wb **out)
+{
+    *out = NULL;
+    if (log->wb != NULL) {
+        return KP_E_INVALID_ARG;
+    }
+    if (log->wb_window <= 0 || log->failed || log->nsegs == 0) {
+        return 0;
+    }
+    int64_t window = log->wb_window;
+    int64_t step = br_log_wb_step(window);
+    log->wb_next = log->wb_appended + step;
+    wb_clamp(log);
+    /* older segments are done once one is: each is finished (wholly
+     * dropped) before a later one's bytes are 2W behind */
+    size_t first = log->nsegs;
+    while (first > 0) {
+        const struct br_segment *s = log->segs[first - 1];
+        if (first < log->nsegs && s->wb_dropped >= s->size) {
+            break;
+        }
+        first--;
+    }
+    size_t cap = 2 * (log->nsegs - first);
+    struct br_log_wb *w = kp_calloc(1, sizeof *w + cap * sizeof w->r[0]);
+    size_t dlen = strlen(log->dir);
+    char *dir = kp_malloc(dlen + 1);
+    if (w == NULL || dir == NULL) {
+        kp_free(w);
+        kp_free(dir);
+        return KP_E_NOMEM;
+    }
+    memcpy(dir, log->dir, dlen + 1);
+    w->dir = dir;
+    int64_t after = 0;
+    for (size_t i = log->nsegs; i-- > first;) {
+        struct br_segment *s = log->segs[i];
+        int64_t pd = wb_target(s->size, after, 2 * window);
+        if (wb_worth(s->wb_dropped, pd, s->size, step)) {
+            wb_add(log, w, s, s->wb_dropped, pd, true);
+        }
+        int64_t pw = wb_target(s->size, after, window);
+        if (wb_worth(s->wb_started, pw, s->size, step)) {
+            wb_add(log, w, s, s->wb_started, pw, false);
+        }
+        after += s->size;
+    }
+    if (w->n == 0) {
+        kp_free(w->dir);
+        kp_free(w);
+        return 0;
+    }
+    w->log = log;
+    log->wb = w;
+    *out = w;
+    return 0;
+}
+
+/* One range's calls; a failure is recorded in w. */
+static void wb_call(struct br_log_wb *w, const struct br_log_wb_range *r)
+{
+    int fd = br_fileref_fd(r->file);
+    unsigned flags = r->drop ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                   SYNC_FILE_RANGE_WAIT_AFTER
+                             : SYNC_FILE_RANGE_WRITE;
+    int rc;
+    do {
+        rc = sync_file_range(fd, (off_t)r->off, (off_t)r->len, flags);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        int e = errno;
+        if (e == EIO || e == ENOSPC || e == EDQUOT) {
+            br_error("%s: writeback of segment bytes [%" PRId64 ", %" PRId64 "): %s", w->dir,
+                     r->off, r->off + r->len, strerror(e));
+            w->failed = true;
+        } else if (!w->unsupported) {
+            br_warn("%s: sync_file_range: %s; write-behind stops for this log", w->dir,
+                    strerror(e));
+            w->unsupported = true;
+        }
+        return;
+    }
+    if (r->drop) {
+        /* clean pages only: anything written meanwhile stays */
+        (void)posix_fadvise(fd, (off_t)r->off, (off_t)r->len, POSIX_FADV_DONTNEED);
+    }
+}
+
+void br_log_wb_run(struct br_log_wb *w)
+{
+    /* the writebacks that do not wait first, then those that do */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < w->n && !w->failed && !w->unsupported; i++) {
+            if (w->r[i].drop == (pass == 1)) {
+                wb_call(w, &w->r[i]);
+            }
+        }
+    }
+}
+
+int br_log_wb_end(struct br_log_wb *w)
+{
+    int rc = w->failed ? KP_ERR_KAFKA_STORAGE_ERROR : 0;
+    struct br_log *log = w->log;
+    if (log != NULL) {
+        log->wb = NULL;
+        if (w->failed) {
+            log->failed = true;
+        }
+        if (w->unsupported) {
+            log->wb_window = 0;
+        }
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        br_fileref_unref(w->r[i].file);
+    }
+    kp_free(w->dir);
+    kp_free(w);
+    return rc;
+}
+
+size_t br_log_wb_count(const struct br_log_wb *w)
+{
+    return w->n;
+}
+
+const struct br_log_wb_range *br_log_wb_get(const struct br_log_wb *w, size_t i)
+{
+    return i < w->n ? &w->r[i] : NULL;
+}
+
+static void wb_forget(struct br_log *log)
+{
+    if (log->wb != NULL) {
+        log->wb->log = NULL; /* it ends on its own */
+        log->wb = NULL;
+    }
 }

@@ -278,6 +278,66 @@ void br_log_flush_run(struct br_log_flush *f);
 KP_MUST_CHECK int br_log_flush_end(struct br_log_flush *f);
 
 /*
+ * Write-behind (log_manager.h says why): the log's page cache is kept warm
+ * and bounded. With a window W > 0, writeback of the .log bytes that lie W
+ * or more behind the end of the log (counted in bytes, across segments) is
+ * started (sync_file_range SYNC_FILE_RANGE_WRITE), and the pages of the
+ * bytes 2W or more behind are written back and waited for
+ * (SYNC_FILE_RANGE_WAIT_BEFORE|WRITE|WAIT_AFTER), then dropped
+ * (POSIX_FADV_DONTNEED, which drops clean pages only). Ranges go in steps
+ * of W/2 (br_log_wb_step), whole segments once they are wholly behind.
+ * Nothing here moves the recovery point or promises durability: that stays
+ * the flush's (br_log_flush*), which is not changed.
+ *
+ * The log counts the bytes appended; once a step more came since the last
+ * job began, it calls ops->due(ctx) at the end of the append (on the
+ * append's thread) unless a job is away; once, until the next begin. The caller then begins a job (now
+ * or later): br_log_wb_begin (the log's thread) records the ranges, takes
+ * a reference on each file and moves the segments' marks
+ * (br_segment.wb_started, wb_dropped); br_log_wb_run (any thread; touches
+ * nothing but the job) makes the calls; br_log_wb_end (the log's thread)
+ * drops the references and frees it. A segment deleted, rolled, truncated
+ * or swapped by the cleaner meanwhile is harmless: the job holds its
+ * file, and the calls on bytes no longer there do nothing; a truncation
+ * lowers the marks. A sync_file_range that reports an I/O error fails the
+ * log (the error may be gone for the next fdatasync of the same
+ * descriptor), as a failed flush does. A log closed meanwhile lets the
+ * job end on its own. One job per log at once.
+ */
+struct br_log_wb;
+struct br_log_wb_ops {
+    void (*due)(void *ctx);
+};
+/* window <= 0: off (ops and ctx forgotten). Turning it on counts what
+ * the log holds now as done (only what is appended from here is written
+ * behind); changing the window keeps the marks. ops and ctx are the log's
+ * until changed. */
+void br_log_set_writebehind(struct br_log *log, int64_t window, const struct br_log_wb_ops *ops,
+                            void *ctx);
+int64_t br_log_wb_window(const struct br_log *log);
+/* The step for window w: w / 2, at least 64 KiB. */
+int64_t br_log_wb_step(int64_t window);
+/* Bytes ever appended to the log (this open): activity, for the budget. */
+int64_t br_log_wb_appended(const struct br_log *log);
+/* *out NULL when there is nothing to do (or the window is off, the log
+ * failed). 0, KP_E_NOMEM, KP_E_INVALID_ARG (a job is away). */
+KP_MUST_CHECK int br_log_wb_begin(struct br_log *log, struct br_log_wb **out);
+void br_log_wb_run(struct br_log_wb *w);
+/* 0, or KP_ERR_KAFKA_STORAGE_ERROR: writeback failed (logged) and the log
+ * is failed. Frees w. */
+KP_MUST_CHECK int br_log_wb_end(struct br_log_wb *w);
+/* What a job holds (for tests): its ranges in the order begin made them. */
+struct br_log_wb_range {
+    struct br_fileref *file; /* owned reference */
+    uint64_t seg_id;
+    int64_t off;
+    int64_t len;
+    bool drop; /* written back, waited for and dropped; else writeback started */
+};
+size_t br_log_wb_count(const struct br_log_wb *w);
+const struct br_log_wb_range *br_log_wb_get(const struct br_log_wb *w, size_t i);
+
+/*
  * For replication: drops every offset >= offset, whole batches (a batch
  * straddling offset goes whole, so afterwards LEO <= offset), whole
  * segments included; the epoch cache loses the entries starting at or after

@@ -39,6 +39,11 @@ struct br_managed_log {
     int64_t first_dirty_offset; /* the part not yet cleaned begins here */
     uint64_t clean_job;         /* the job in flight, 0 when none */
     bool clean_failed;          /* a job failed: not cleaned until the next start */
+    /* write-behind */
+    struct br_log_manager *lm;
+    struct br_managed_log *wb_next; /* in lm's list of logs due */
+    bool wb_queued;
+    int64_t wb_seen; /* br_log_wb_appended at the last tick */
 };
 
 struct clean_task;
@@ -84,6 +89,11 @@ struct br_log_manager {
     size_t inflight;
     int64_t next_look_ms;
     uint64_t next_id;
+    /* write-behind: the logs due, oldest first; one job away at a time */
+    struct br_managed_log *wb_head;
+    struct br_managed_log *wb_tail;
+    bool wb_busy;
+    int64_t wb_window; /* the window every log has now; 0: off */
 };
 
 /* ---------------------------------------------------------------- log dirs */
@@ -213,6 +223,8 @@ static int read_offsets(struct br_log_manager *lm, size_t d, const char *name, c
     return rc;
 }
 
+static int64_t writebehind_window(const struct br_log_manager *lm, size_t active);
+
 int br_logm_open(const struct br_logm_config *cfg, const struct br_logm_ops *ops, void *ctx,
                  struct br_log_manager **out)
 {
@@ -280,6 +292,7 @@ int br_logm_open(const struct br_logm_config *cfg, const struct br_logm_ops *ops
     if (lm->nhws > 1) {
         qsort(lm->hws, lm->nhws, sizeof *lm->hws, br_checkpoint_entry_cmp);
     }
+    lm->wb_window = writebehind_window(lm, 1);
     int64_t now = br_now_mono_ms();
     lm->last_checkpoint_ms = now;
     lm->last_retention_ms = now;
@@ -404,6 +417,8 @@ static struct br_managed_log *find(const struct br_log_manager *lm, const char *
     return NULL;
 }
 
+static const struct br_log_wb_ops wb_log_ops;
+
 int br_logm_add(struct br_log_manager *lm, struct br_log *log, const char *topic, int32_t partition,
                 size_t dir, const void *owner, struct br_managed_log **out)
 {
@@ -431,6 +446,11 @@ int br_logm_add(struct br_log_manager *lm, struct br_log *log, const char *topic
     ml->dir = dir;
     ml->log = log;
     ml->owner = owner;
+    ml->lm = lm;
+    if (lm->wb_window > 0) {
+        br_log_set_writebehind(log, lm->wb_window, &wb_log_ops, ml);
+        ml->wb_seen = br_log_wb_appended(log);
+    }
     memmove(&lm->logs[i + 1], &lm->logs[i], (lm->nlogs - i) * sizeof(struct br_managed_log *));
     lm->logs[i] = ml;
     lm->nlogs++;
@@ -449,6 +469,21 @@ void br_logm_remove(struct br_log_manager *lm, struct br_managed_log *ml)
                 (lm->nlogs - i - 1) * sizeof(struct br_managed_log *));
         lm->nlogs--;
     }
+    if (ml->wb_queued) {
+        struct br_managed_log **pp = &lm->wb_head;
+        struct br_managed_log *prev = NULL;
+        while (*pp != NULL && *pp != ml) {
+            prev = *pp;
+            pp = &(*pp)->wb_next;
+        }
+        if (*pp == ml) {
+            *pp = ml->wb_next;
+            if (lm->wb_tail == ml) {
+                lm->wb_tail = prev;
+            }
+        }
+    }
+    br_log_set_writebehind(ml->log, 0, NULL, NULL); /* the log may outlive ml */
     br_logm_release(lm, ml->dir);
     kp_free(ml);
 }
@@ -795,6 +830,149 @@ bool br_logm_flush_all(struct br_log_manager *lm)
     return ok;
 }
 
+/* ---------------------------------------------------------------- write-behind */
+
+#define WB_MIN_WINDOW (INT64_C(1) << 20)
+
+/* The window each log gets when `active` logs are appended to: the
+ * configured one, lowered so that they keep within the budget together
+ * (each keeps about 2.5 windows cached), never below 1 MiB. 0: off. */
+static int64_t writebehind_window(const struct br_log_manager *lm, size_t active)
+{
+    if (!lm->cfg.writebehind_enable || lm->cfg.writebehind_window_bytes <= 0) {
+        return 0;
+    }
+    int64_t w = lm->cfg.writebehind_window_bytes;
+    if (lm->cfg.writebehind_budget_bytes > 0) {
+        int64_t share = lm->cfg.writebehind_budget_bytes * 2 / 5 / (int64_t)(active > 0 ? active : 1);
+        if (share < w) {
+            w = share;
+        }
+    }
+    return w < WB_MIN_WINDOW ? WB_MIN_WINDOW : w;
+}
+
+struct wb_job {
+    struct br_job job; /* first */
+    struct br_log_manager *lm;
+    size_t n;
+    struct br_log_wb *w[FLUSH_BATCH];
+};
+
+static void wb_run(struct br_job *job)
+{
+    struct wb_job *j = (struct wb_job *)job;
+    for (size_t i = 0; i < j->n; i++) {
+        br_log_wb_run(j->w[i]);
+    }
+}
+
+static const struct br_job_ops wb_ops = {"write-behind", wb_run};
+
+static void start_writebehind(struct br_log_manager *lm);
+
+static void wb_done(void *ctx, struct br_mail *m)
+{
+    (void)ctx;
+    struct wb_job *j = (struct wb_job *)m;
+    struct br_log_manager *lm = j->lm;
+    for (size_t i = 0; i < j->n; i++) {
+        /* a failure was logged with its file; the log is failed now */
+        int rc = br_log_wb_end(j->w[i]);
+        (void)rc;
+    }
+    kp_free(j);
+    lm->wb_busy = false;
+    start_writebehind(lm);
+}
+
+/* Begins the write-behind of up to FLUSH_BATCH logs due and sends it to
+ * the flusher thread; nothing while a job is away, before the thread
+ * runs or once it stopped (the logs stay due). */
+static void start_writebehind(struct br_log_manager *lm)
+{
+    if (lm->wb_busy || lm->wb_head == NULL || lm->flusher == NULL || lm->stopped) {
+        return;
+    }
+    struct wb_job *j = kp_calloc(1, sizeof *j);
+    if (j == NULL) {
+        return; /* the logs stay due: the next tick tries again */
+    }
+    while (lm->wb_head != NULL && j->n < FLUSH_BATCH) {
+        struct br_managed_log *ml = lm->wb_head;
+        lm->wb_head = ml->wb_next;
+        if (lm->wb_head == NULL) {
+            lm->wb_tail = NULL;
+        }
+        ml->wb_next = NULL;
+        ml->wb_queued = false;
+        struct br_log_wb *w = NULL;
+        if (br_log_wb_begin(ml->log, &w) == 0 && w != NULL) {
+            j->w[j->n++] = w;
+        }
+    }
+    if (j->n == 0) {
+        kp_free(j);
+        return;
+    }
+    lm->wb_busy = true;
+    j->lm = lm;
+    j->job.ops = &wb_ops;
+    j->job.mail.deliver = wb_done;
+    br_worker_submit(lm->flusher, &j->job);
+}
+
+/* A log's appends passed a step (br_log_wb_ops.due): it is due. */
+static void wb_log_due(void *ctx)
+{
+    struct br_managed_log *ml = ctx;
+    struct br_log_manager *lm = ml->lm;
+    if (!ml->wb_queued) {
+        ml->wb_queued = true;
+        ml->wb_next = NULL;
+        if (lm->wb_tail != NULL) {
+            lm->wb_tail->wb_next = ml;
+        } else {
+            lm->wb_head = ml;
+        }
+        lm->wb_tail = ml;
+    }
+    start_writebehind(lm);
+}
+
+static const struct br_log_wb_ops wb_log_ops = {wb_log_due};
+
+/* Once a second: the window follows the logs appended to since the last
+ * tick, and the logs left due are sent. */
+static void writebehind_tick(struct br_log_manager *lm)
+{
+    if (lm->wb_window <= 0) {
+        return;
+    }
+    size_t active = 0;
+    for (size_t i = 0; i < lm->nlogs; i++) {
+        struct br_managed_log *ml = lm->logs[i];
+        int64_t a = br_log_wb_appended(ml->log);
+        if (a != ml->wb_seen) {
+            active++;
+            ml->wb_seen = a;
+        }
+    }
+    int64_t w = writebehind_window(lm, active);
+    if (w != lm->wb_window) {
+        lm->wb_window = w;
+        for (size_t i = 0; i < lm->nlogs; i++) {
+            br_log_set_writebehind(lm->logs[i]->log, w, &wb_log_ops, lm->logs[i]);
+        }
+    }
+    start_writebehind(lm);
+}
+
+int64_t br_logm_writebehind_window(const struct br_log_manager *lm)
+{
+    return lm->wb_window;
+}
+
 /* ---------------------------------------------------------------- retention */
 
 static void retention_tick(struct br_log_manager *lm, int64_t now_mono_ms)
@@ -1116,6 +1294,7 @@ void br_logm_tick(struct br_log_manager *lm, int64_t wall_ms, int64_t mono_ms)
         }
     }
     retention_tick(lm, mono_ms);
+    writebehind_tick(lm);
     if (lm->nthreads > 0 && mono_ms >= lm->next_look_ms) {
         lm->next_look_ms = mono_ms + lm->cfg.cleaner_backoff_ms;
         schedule(lm);

@@ -22,6 +22,23 @@
  *   threads. Each log's policy is its own config (br_log_config:
  *   cleanup.policy, retention, the cleaner's settings).
  *
+ * Write-behind (log.h's br_log_wb_*): appends copy into the page cache,
+ * and a page cache that grows into memory the machine never touched makes
+ * each copy slow (first touch of a page is costly, most of all on a
+ * virtual machine), while pages reused once written back and dropped are
+ * warm. So each log's bytes a window W behind its end have their
+ * writeback started, and those 2W behind are written back and dropped;
+ * each log thus keeps about 2.5W cached. W is
+ * log.writebehind.window.bytes, lowered (to 1 MiB at least) so that the
+ * logs appended to in the last second keep within
+ * log.writebehind.budget.bytes together. The calls run on the flusher
+ * thread, in jobs of up to 16 logs, one job away at a time. Consumers and
+ * followers at the end of a log read from the cache; a reader more than
+ * about 2W behind reads from disk (sendfile then waits for the disk on
+ * the reactor thread, as any read of bytes the kernel evicted does).
+ * Durability is the flush policy's alone: write-behind never moves a
+ * recovery point, and drops only pages already written back.
+ *
  * The threads touch nothing but their job and the files it names; what they
  * did comes back through the mailbox and ends on the reactor thread. The
  * log manager knows of its user only what the ops say: the high watermark
@@ -72,6 +89,10 @@ struct br_logm_config {
     bool cleaner_enable;                 /* log.cleaner.enable */
     int32_t cleaner_threads;             /* log.cleaner.threads */
     int64_t cleaner_backoff_ms;          /* log.cleaner.backoff.ms */
+    /* write-behind (below); off when !writebehind_enable or window 0 */
+    bool writebehind_enable;          /* log.writebehind.enable */
+    int64_t writebehind_window_bytes; /* log.writebehind.window.bytes */
+    int64_t writebehind_budget_bytes; /* log.writebehind.budget.bytes */
 };
 
 /* What the manager asks its user. */
@@ -167,6 +188,9 @@ KP_MUST_CHECK int br_logm_start(struct br_log_manager *lm, struct br_mailbox *mb
  * passed, and the cleaner once its backoff passed. wall_ms: the clock
  * appends are stamped with; mono_ms: monotonic. */
 void br_logm_tick(struct br_log_manager *lm, int64_t wall_ms, int64_t mono_ms);
+
+/* The write-behind window the logs have now (0: off). */
+int64_t br_logm_writebehind_window(const struct br_log_manager *lm);
 
 /* Asks the next tick for the offset checkpoints (a log start moved). */
 void br_logm_checkpoints_soon(struct br_log_manager *lm);

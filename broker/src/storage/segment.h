@@ -107,6 +107,11 @@ struct br_segment {
     bool io_failed;           /* a write failed and the files may not match memory */
     bool damage_logged;       /* a damaged batch at damage_pos was logged (log.c) */
     int64_t damage_pos;
+    /* write-behind (log.c, br_log_wb_begin): writeback of the .log was
+     * started below wb_started, its pages written back and dropped below
+     * wb_dropped; both at most size */
+    int64_t wb_started;
+    int64_t wb_dropped;
 };
 
 /* "<base>.<suffix>" with the base offset in 20 zero-padded digits. */
