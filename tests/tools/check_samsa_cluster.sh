@@ -13,12 +13,43 @@ command -v kcat >/dev/null || { echo "kcat is not installed: skipped"; exit 77; 
     { echo "ZooKeeper cannot run here: skipped"; exit 77; }
 rm -rf "$work"
 mkdir -p "$work"
-free_port() {
-    /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# The first of N consecutive ports free now, below Linux's ephemeral range
+# (32768 and up: a port the kernel hands out is someone's outgoing
+# connection's next moment, and base + 1 of one could be taken already),
+# none of them in $taken (the ones already chosen)
+taken=""
+free_ports() {
+    local p
+    p=$(/usr/bin/python3 - "$1" "$taken" <<'PY'
+import random, socket, sys
+n, taken = int(sys.argv[1]), {int(x) for x in sys.argv[2].split()}
+for _ in range(1000):
+    base = random.randrange(20000, 32000 - n)
+    if any(base + i in taken for i in range(n)):
+        continue
+    socks = []
+    try:
+        for i in range(n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", base + i))
+        print(base)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+PY
+)
+    [ -n "$p" ] || { echo "FAIL: no free ports" >&2; exit 1; }
+    echo "$p"
 }
-zk=$(free_port)
-base=$(free_port)
-admin=$(free_port)
+zk=$(free_ports 1)
+taken="$zk"
+base=$(free_ports 3)
+taken="$taken $base $((base + 1)) $((base + 2))"
+admin=$(free_ports 3)
 fail() {
     echo "FAIL: $*"
     tail -n 20 "$work"/cluster/*.log
