@@ -2510,7 +2510,7 @@ static int rebalance_leaders(struct br_controller *c)
                 id, preferred - elsewhere, preferred);
         for (size_t ti = 0; ti < c->ntopics; ti++) {
             struct ctl_topic *t = &c->topics[ti];
-            if (find_deletion(c, t->name) != NULL) {
+            if (is_deleting(c, t->name)) {
                 continue;
             }
             for (int32_t p = 0; p < t->npartitions; p++) {
