@@ -24,6 +24,7 @@ skipped otherwise. Every process is stopped by its PID.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,8 @@ class Network:
         self.tag = tag
 
     def up(self, names):
+        if shutil.which("ip") is None:
+            raise Skip("needs iproute2's ip (ci/install-deps installs it)")
         r = ip("link", "add", self.bridge, "type", "bridge", check_rc=False)
         if r.returncode != 0:
             raise Skip("cannot make a bridge (needs root): %s" % r.stderr.strip())
