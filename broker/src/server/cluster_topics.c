@@ -425,28 +425,6 @@ out:
     }
 }
 
-/* A topic name of the request and where it was. */
-struct named {
-    struct kp_str name;
-    size_t index;
-};
-
-static int named_cmp(const void *pa, const void *pb)
-{
-    const struct named *a = pa;
-    const struct named *b = pb;
-    int32_t al = a->name.len > 0 ? a->name.len : 0;
-    int32_t bl = b->name.len > 0 ? b->name.len : 0;
-    int32_t m = al < bl ? al : bl;
-    int c = m > 0 ? memcmp(a->name.ptr, b->name.ptr, (size_t)m) : 0;
-    if (c != 0) {
-        return c;
-    }
-    if (al != bl) {
-        return al < bl ? -1 : 1;
-    }
-    return a->index < b->index ? -1 : a->index > b->index;
-}
 
 /* One topic of a CreatePartitions: its work started, or its entry done. */
 static void create_partitions_one(struct br_broker *b, struct br_cwait *w, size_t i,
@@ -532,35 +510,18 @@ int br_cluster_create_partitions(struct br_req *r)
     size_t n = q->Topics.count > 0 ? (size_t)q->Topics.count : 0;
     /* one result per topic named: a name given twice is refused once
      * (Kafka answers a map keyed by topic), found by sorting */
-    struct named *byname = kp_calloc(n > 0 ? n : 1, sizeof *byname);
-    uint8_t *state = kp_calloc(n > 0 ? n : 1, 1); /* 0 single, 1 dup first, 2 dup later */
+    uint8_t *state = kp_calloc(n > 0 ? n : 1, 1);
     size_t *slot = kp_calloc(n > 0 ? n : 1, sizeof *slot);
-    if (byname == NULL || state == NULL || slot == NULL) {
-        kp_free(byname);
+    if (state == NULL || slot == NULL || br_create_partitions_repeats(q, state) != 0) {
         kp_free(state);
         kp_free(slot);
         return KP_E_NOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        byname[i].name = q->Topics.items[i].Name;
-        byname[i].index = i;
-    }
-    if (n > 1) {
-        qsort(byname, n, sizeof *byname, named_cmp);
-    }
-    for (size_t i = 1; i < n; i++) {
-        if (kp_str_eq(byname[i].name, byname[i - 1].name)) {
-            size_t prev = byname[i - 1].index;
-            state[prev] = state[prev] == 0 ? 1 : state[prev];
-            state[byname[i].index] = 2;
-        }
     }
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
         slot[i] = count;
         count += state[i] == 2 ? 0 : 1;
     }
-    kp_free(byname);
     struct br_cwait *w = br_cwait_new(r, count);
     if (w == NULL) {
         kp_free(state);

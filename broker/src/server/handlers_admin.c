@@ -21,6 +21,8 @@
 #include "server/request.h"
 #include "server/topic_admin.h"
 
+#include <samsa-protocol/alloc.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -581,7 +583,7 @@ static int create_partitions_one(struct br_req *r,
 /* A topic name of the request and where it was. */
 struct named {
     struct kp_str name;
-    int32_t index;
+    size_t index;
 };
 
 /* By name, then by position: the first of equal names sorts first. */
@@ -602,6 +604,32 @@ static int named_cmp(const void *pa, const void *pb)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
+int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uint8_t *state)
+{
+    size_t n = q->Topics.count > 0 ? (size_t)q->Topics.count : 0;
+    struct named *byname = kp_calloc(n > 0 ? n : 1, sizeof *byname);
+    if (byname == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        byname[i].name = q->Topics.items[i].Name;
+        byname[i].index = i;
+        state[i] = 0;
+    }
+    if (n > 1) {
+        qsort(byname, n, sizeof *byname, named_cmp);
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (kp_str_eq(byname[i].name, byname[i - 1].name)) {
+            size_t prev = byname[i - 1].index;
+            state[prev] = state[prev] == 0 ? 1 : state[prev];
+            state[byname[i].index] = 2;
+        }
+    }
+    kp_free(byname);
+    return 0;
+}
+
 int br_h_create_partitions(struct br_req *r)
 {
     if (r->b->cluster) {
@@ -618,26 +646,9 @@ int br_h_create_partitions(struct br_req *r)
     /* one result per topic named: a name given twice is refused once
      * (Kafka answers a map keyed by topic). Found by sorting, so that a
      * request of many topics costs n log n, not n squared. */
-    struct named *byname = arena_array(r, (size_t)n, sizeof *byname);
-    uint8_t *state =
-        arena_array(r, (size_t)n, sizeof *state); /* 0 single, 1 dup first, 2 dup later */
-    if (byname == NULL || state == NULL) {
+    uint8_t *state = arena_array(r, (size_t)n, sizeof *state);
+    if (state == NULL || br_create_partitions_repeats(q, state) != 0) {
         return KP_E_NOMEM;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        byname[i].name = q->Topics.items[i].Name;
-        byname[i].index = i;
-        state[i] = 0;
-    }
-    if (n > 1) {
-        qsort(byname, (size_t)n, sizeof *byname, named_cmp);
-    }
-    for (int32_t i = 1; i < n; i++) {
-        if (kp_str_eq(byname[i].name, byname[i - 1].name)) {
-            state[byname[i - 1].index] =
-                state[byname[i - 1].index] == 0 ? 1 : state[byname[i - 1].index];
-            state[byname[i].index] = 2;
-        }
     }
     int32_t count = 0;
     for (int32_t i = 0; i < n; i++) {

@@ -163,6 +163,11 @@ int br_h_incremental_alter_configs(struct br_req *r);
 int br_h_delete_records(struct br_req *r);
 int br_h_describe_log_dirs(struct br_req *r);
 int br_h_create_partitions(struct br_req *r);
+/* A CreatePartitions names a topic at most once in its answer (Kafka
+ * answers a map keyed by topic): per topic of q, state 0 when named once,
+ * 1 for the first of a name given again, 2 for the later ones (state has
+ * q's topic count). 0 or KP_E_NOMEM. Standalone and cluster paths alike. */
+int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uint8_t *state);
 
 /* A parked request's answer resp (of api and version) encoded into its
  * slot, which becomes ready; when that fails the connection closes after
