@@ -113,7 +113,7 @@ static void test_jobs_run_in_submission_order_and_come_back_with_their_kind(void
     struct br_mailbox *mb = NULL;
     struct br_worker *w = NULL;
     CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
-    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, &w), 0);
+    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, "test", &w), 0);
     for (int i = 0; i < NJOBS; i++) {
         br_worker_submit(w, &job_new(i)->job);
     }
@@ -142,7 +142,7 @@ static void test_stop_runs_every_queued_job_first(void)
     struct br_mailbox *mb = NULL;
     struct br_worker *w = NULL;
     CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
-    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, &w), 0);
+    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, "test", &w), 0);
     struct test_job *slow = job_new(0);
     slow->slow_ms = 100; /* the others queue behind it */
     br_worker_submit(w, &slow->job);
@@ -172,7 +172,7 @@ static void test_inline_worker_runs_the_job_at_submit_and_posts_it(void)
     struct br_mailbox *mb = NULL;
     struct br_worker *w = NULL;
     CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
-    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, true, &w), 0);
+    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, true, "test", &w), 0);
     br_worker_submit(w, &job_new(7)->job);
     CU_ASSERT_EQUAL(atomic_load(&nrun), 1);
     CU_ASSERT_EQUAL(run_order[0], 7);
@@ -222,7 +222,7 @@ static void test_meta_requests_come_back_in_order_with_the_store_outcome(void)
     struct br_worker *w = NULL;
     struct br_meta_async *ma = NULL;
     CU_ASSERT_EQUAL_FATAL(br_mailbox_create(&mb), 0);
-    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, &w), 0);
+    CU_ASSERT_EQUAL_FATAL(br_worker_start(mb, false, "test", &w), 0);
     CU_ASSERT_EQUAL_FATAL(br_meta_async_open(&store, w, &ma), 0);
 
     br_meta_async_submit(ma, request(BR_META_OP_CREATE_TOPIC, "a", 4, 11));

@@ -552,6 +552,51 @@ def case_follower_truncates_what_its_new_leader_never_had(t):
         c.close()
 
 
+def fetch_at(bootstrap, topic, partition, offset):
+    """A consumer's Fetch v4 of one partition at offset (100 ms wait):
+    (error code, high watermark, bytes of records)."""
+    from kafka.protocol.fetch import FetchRequest
+    r = send(bootstrap, FetchRequest[4](-1, 100, 1, 1 << 20, 0,
+                                        [(topic, [(partition, offset, 1 << 20)])]))
+    _part, err, hw, _lso, _aborted, records = r.topics[0][1][0]
+    return err, hw, len(records or b"")
+
+
+def case_consumer_between_the_hw_and_the_log_end_waits(t):
+    """A consumer's offset between the high watermark and the log end (it
+    read to the old leader's HW; the new leader's HW has not caught up yet)
+    is not out of range: Kafka 2.0's Log.read refuses only offsets outside
+    [log start, log end]. The fetch gets nothing until the HW passes the
+    offset; one past the log end is OFFSET_OUT_OF_RANGE."""
+    imports()
+    c = Cluster(t, config={"replica.lag.time.max.ms": "60000"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("hw", [[0, 1]])
+        wait_for(lambda: c.state("hw", 0) and sorted(c.state("hw", 0)["isr"]) == [0, 1], 60,
+                 "hw-0 in sync on both")
+        wait_for(lambda: partitions_of(c.bootstrap(0), "hw").get(0, (1,))[0] == 0, 60,
+                 "hw-0 led by broker 0 in Metadata")
+        produce(c.bootstrap(0), "hw", [(0, "a0")], acks="all")
+        os.kill(c.brokers[1].pid, signal.SIGSTOP)
+        try:
+            # broker 1 stays in the ISR (60 s lag allowed): the HW stays at 1
+            produce(c.bootstrap(0), "hw", [(0, "b%d" % i) for i in range(3)], acks=1)
+            eq(fetch_at(c.bootstrap(0), "hw", 0, 0)[:2], (0, 1), "error and HW at offset 0")
+            for offset in (2, 4):
+                eq(fetch_at(c.bootstrap(0), "hw", 0, offset), (0, 1, 0),
+                   "error, HW and bytes of a fetch at %d (HW 1, log end 4)" % offset)
+            eq(fetch_at(c.bootstrap(0), "hw", 0, 5)[0], 1,
+               "a fetch past the log end: OFFSET_OUT_OF_RANGE (1)")
+        finally:
+            os.kill(c.brokers[1].pid, signal.SIGCONT)
+        got = wait_for(lambda: (lambda r: r if r[1] == 4 and r[2] > 0 else None)(
+            fetch_at(c.bootstrap(0), "hw", 0, 2)), 60, "the HW at 4 and records from 2")
+        eq(got[0], 0, "error of the fetch at 2 once the HW passed it")
+    finally:
+        c.close()
+
+
 def zkcli_get(c, path):
     """What ZooKeeper's own CLI prints for a znode's data (Kafka's tools'
     view of the cluster)."""
@@ -655,5 +700,6 @@ if __name__ == "__main__":
                    case_replicated_topic_survives_its_leader,
                    case_topics_created_through_the_kafka_api,
                    case_follower_truncates_what_its_new_leader_never_had,
+                   case_consumer_between_the_hw_and_the_log_end_waits,
                    case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
                    case_preferred_leaders_come_back_after_a_restart]))

@@ -20,6 +20,7 @@
 
 #include "admin/documents.h"
 #include "base/logging.h"
+#include "base/worker.h"
 
 #define MAX_URL 300
 #define MAX_PATH_BYTES 1024
@@ -441,6 +442,7 @@ static void teardown(struct br_admin *a)
 static void *thread_main(void *arg)
 {
     struct br_admin *a = arg;
+    br_thread_name("admin");
     g_main_context_push_thread_default(a->ctx);
     char err[256] = "";
     int rc = setup(a, err, sizeof err);

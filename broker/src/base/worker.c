@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 struct br_worker {
@@ -21,6 +22,7 @@ struct br_worker {
     pthread_t thread;
     bool threaded; /* the thread runs (reactor only) */
     bool sync_ready;
+    char name[16];
     /* submitted, not yet posted back: the reactor adds, the thread takes */
     atomic_size_t queued;
 };
@@ -32,9 +34,17 @@ static void run_and_post(struct br_worker *w, struct br_job *job)
     br_mailbox_post(w->mailbox, &job->mail);
 }
 
+void br_thread_name(const char *name)
+{
+    char comm[16];
+    (void)snprintf(comm, sizeof comm, "samsa-%s", name);
+    (void)pthread_setname_np(pthread_self(), comm);
+}
+
 static void *worker_main(void *arg)
 {
     struct br_worker *w = arg;
+    br_thread_name(w->name);
     for (;;) {
         (void)pthread_mutex_lock(&w->mu);
         while (!w->stop && w->head == NULL) {
@@ -55,7 +65,8 @@ static void *worker_main(void *arg)
     }
 }
 
-int br_worker_start(struct br_mailbox *mb, bool inline_jobs, struct br_worker **out)
+int br_worker_start(struct br_mailbox *mb, bool inline_jobs, const char *name,
+                    struct br_worker **out)
 {
     *out = NULL;
     struct br_worker *w = kp_calloc(1, sizeof *w);
@@ -63,6 +74,7 @@ int br_worker_start(struct br_mailbox *mb, bool inline_jobs, struct br_worker **
         return KP_E_NOMEM;
     }
     w->mailbox = mb;
+    (void)snprintf(w->name, sizeof w->name, "%s", name);
     atomic_init(&w->queued, 0);
     if (!inline_jobs) {
         if (pthread_mutex_init(&w->mu, NULL) != 0) {

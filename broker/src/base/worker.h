@@ -58,9 +58,16 @@ struct br_job {
 struct br_worker;
 
 /* A worker posting to mb (which must outlive it), with its thread started
- * unless inline_jobs. Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR
- * (no thread, mutex or condition variable). *out owned by the caller. */
-KP_MUST_CHECK int br_worker_start(struct br_mailbox *mb, bool inline_jobs, struct br_worker **out);
+ * unless inline_jobs; the thread is called name (br_thread_name). Returns
+ * 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR (no thread, mutex or
+ * condition variable). *out owned by the caller. */
+KP_MUST_CHECK int br_worker_start(struct br_mailbox *mb, bool inline_jobs, const char *name,
+                                  struct br_worker **out);
+
+/* Names the calling thread for top -H, ps -L and /proc/PID/task/TID/comm:
+ * "samsa-" and name, cut to the kernel's 15 bytes. Operators and the
+ * benchmarks read a thread's CPU time by that name. */
+void br_thread_name(const char *name);
 
 /* Queues the job (job->ops and job->mail.kind set); it comes back through
  * the mailbox once run. Never fails. */

@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "base/logging.h"
+#include "base/worker.h"
 #include "cluster/metadata.h"
 #include "cluster/zk_json.h"
 
@@ -600,6 +601,7 @@ static int exchange(struct sender *s, struct send_req *r, bool *ok)
 static void *sender_main(void *arg)
 {
     struct sender *s = arg;
+    br_thread_name("ctrl-sender");
     for (;;) {
         (void)pthread_mutex_lock(&s->mu);
         while (!s->stop && s->head == NULL) {
@@ -2563,6 +2565,7 @@ static struct timespec realtime_at(int64_t mono_ms)
 static void *controller_main(void *arg)
 {
     struct br_controller *c = arg;
+    br_thread_name("ctrl");
     if (wait_connected(c)) {
         post(c, EV_ELECT);
     }

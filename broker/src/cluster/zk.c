@@ -33,6 +33,7 @@
 #include <samsa-protocol/alloc.h>
 
 #include "base/logging.h"
+#include "base/worker.h"
 
 /* The context of one session's handle, read by the client's threads. */
 struct zk_sess {
@@ -476,6 +477,7 @@ static void *helper_main(void *arg)
 {
     struct zk_helper *h = arg;
     struct br_zk *zk = h->zk;
+    br_thread_name("zk");
     if (h->old_zh != NULL) {
         /* answers what was under way with ZCLOSING; tells a live session's
          * server, waiting for it up to about 4.5 s */

@@ -410,7 +410,7 @@ bool br_cluster_zk_ready(const struct br_broker *b)
 int br_cluster_admin_start(struct br_broker *b)
 {
     b->config_change_seen = -1;
-    return br_worker_start(b->mailbox, b->in_process, &b->cluster_worker);
+    return br_worker_start(b->mailbox, b->in_process, "cluster", &b->cluster_worker);
 }
 
 void br_cluster_admin_stop(struct br_broker *b)

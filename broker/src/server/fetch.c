@@ -299,12 +299,17 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                 br_replication_follower_fetch(b, p, q->ReplicaId, qp->FetchOffset);
             }
             int64_t start = br_log_start_offset(p->log);
+            int64_t end = br_log_end_offset(p->log);
             /* a follower may read to the log end, a consumer to the HW */
-            int64_t limit = q->ReplicaId >= 0 ? br_log_end_offset(p->log) : p->hw;
+            int64_t limit = q->ReplicaId >= 0 ? end : p->hw;
             rp->HighWatermark = p->hw;
             rp->LastStableOffset = p->hw;
             rp->LogStartOffset = start;
-            if (qp->FetchOffset < start || qp->FetchOffset > limit) {
+            /* out of range is outside [log start, log end], as Kafka 2.0's
+             * Log.read has it: a consumer at an offset between the HW and
+             * the log end (it read to the old leader's HW, the new leader's
+             * HW is not there yet) gets nothing until the HW passes it */
+            if (qp->FetchOffset < start || qp->FetchOffset > end) {
                 rp->ErrorCode = KP_ERR_OFFSET_OUT_OF_RANGE;
                 fr->any_error = true;
                 continue;

@@ -1481,7 +1481,7 @@ int br_topic_admin_start(struct br_broker *b)
         return KP_E_NOMEM;
     }
     /* in process (the fuzz harness): no thread, reproducible runs */
-    int rc = br_worker_start(b->mailbox, b->in_process, &a->worker);
+    int rc = br_worker_start(b->mailbox, b->in_process, "topics", &a->worker);
     if (rc == 0) {
         rc = br_meta_async_open(&b->meta, a->worker, &a->meta);
     }

@@ -1012,6 +1012,7 @@ static void cleaned_delivered(void *ctx, struct br_mail *m);
 static void *cleaner_main(void *arg)
 {
     struct br_log_manager *lm = arg;
+    br_thread_name("cleaner");
     for (;;) {
         (void)pthread_mutex_lock(&lm->mu);
         while (!lm->stop && lm->queue == NULL) {
@@ -1261,7 +1262,7 @@ int br_logm_start(struct br_log_manager *lm, struct br_mailbox *mb, void *mail_c
 {
     lm->mailbox = mb;
     lm->mail_ctx = mail_ctx;
-    int rc = br_worker_start(mb, inline_jobs, &lm->flusher);
+    int rc = br_worker_start(mb, inline_jobs, "flusher", &lm->flusher);
     if (rc != 0) {
         br_error("cannot start the log flusher thread");
         return rc;
