@@ -53,6 +53,8 @@ struct br_admin_feed {
     size_t nurls;
     struct url_read *reads;
     uint64_t brokers_seen; /* fingerprint of the live brokers last read */
+    int64_t builds;        /* snapshots built, and the time it took */
+    int64_t build_us;
 };
 
 /* ------------------------------------------------------------ the fingerprint */
@@ -511,6 +513,12 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
     }
     s->isr_shrinks = b->isr_shrinks;
     s->isr_expands = b->isr_expands;
+    struct br_net_counts nc;
+    br_net_counts(b->net, &nc);
+    s->connections = (int64_t)nc.open;
+    s->connections_accepted = (int64_t)nc.accepted;
+    s->connections_refused = (int64_t)nc.refused;
+    s->connections_idle_closed = (int64_t)nc.idle_closed;
 }
 
 static struct br_snapshot *build(struct br_admin_feed *f)
@@ -643,9 +651,13 @@ static void tick(void *ctx, struct br_timer *t)
     int64_t took_us = br_now_mono_us() - t0;
     /* the next build waits 50 times this one's time: at most ~2% */
     f->next_build_ms = now + took_us * 50 / 1000;
+    f->builds++;
+    f->build_us += took_us;
     if (s == NULL) {
         return;
     }
+    s->snapshots_built = f->builds;
+    s->snapshot_build_us = f->build_us;
     f->fingerprint = fp;
     f->last_publish_ms = now;
     br_admin_publish(f->admin, s);
@@ -679,6 +691,7 @@ int br_admin_feed_start(struct br_broker *b)
         .token = c->raw[BR_CFG_ADMIN_AUTH_TOKEN],
         .max_connections = c->admin_max_connections,
         .max_stream_clients = c->admin_stream_max_clients,
+        .idle_ms = c->admin_connections_max_idle_ms,
         .node_id = b->node_id,
     };
     char err[512];

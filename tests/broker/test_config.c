@@ -78,6 +78,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.admin_listeners[0].port, 9095);
     CU_ASSERT_EQUAL(c.admin_max_connections, 32);
     CU_ASSERT_EQUAL(c.admin_stream_max_clients, 8);
+    CU_ASSERT_EQUAL(c.admin_connections_max_idle_ms, 60000);
     CU_ASSERT_EQUAL(c.log_level, BR_LOG_INFO);
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 104857600);
     CU_ASSERT_EQUAL(c.max_connections, INT32_MAX);
@@ -199,6 +200,7 @@ static const char every_key[] =
     "admin.auth.token=s3cret\n"
     "admin.max.connections=10\n"
     "admin.stream.max.clients=2\n"
+    "admin.connections.max.idle.ms=30000\n"
     "log.level=debug\n"
     "socket.request.max.bytes=1048576\n"
     "max.connections=500\n"
@@ -303,6 +305,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.log_level, BR_LOG_DEBUG);
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 1048576);
     CU_ASSERT_EQUAL(c.max_connections, 500);
+    CU_ASSERT_EQUAL(c.admin_connections_max_idle_ms, 30000);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 120000);
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 2097152);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);

@@ -18,7 +18,9 @@ On a cluster of three samsa-brokers and a real ZooKeeper:
 
 On one standalone broker: the token, the connection and stream bounds,
 malformed and writing requests answered with a JSON error, and a
-non-loopback listener without a token refused at start.
+non-loopback listener without a token refused at start; on another, idle
+admin connections closed (not the stream) and the connection counts and
+the API's cost in the broker document and /metrics.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 prometheus_client. Every process is stopped by its PID.
@@ -247,6 +249,39 @@ def case_cluster_documents_match_the_kafka_protocol(t):
                "lag of %d" % o["partition"])
         cons.close()
 
+        # a group's partitions its coordinator hosts no replica of: their
+        # leaders' HWs, read from their admin APIs
+        c.create_topic("solo", [[0], [1], [2]])
+        led_everywhere(c, "solo", 3)
+        prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks="all", retries=5)
+        for i in range(30):
+            prod.send("solo", value=b"s%d" % i, partition=i % 3)
+        prod.flush()
+        prod.close()
+        solo = KafkaConsumer(bootstrap_servers=c.bootstrap(0), group_id="solo-readers",
+                             enable_auto_commit=False, api_version=(1, 0))
+        stps = [TopicPartition("solo", p) for p in range(3)]
+        solo_ends = solo.end_offsets(stps)
+        eq(sorted(solo_ends.values()), [10, 10, 10], "solo's end offsets")
+        from kafka.structs import OffsetAndMetadata
+        solo.commit({stps[p]: OffsetAndMetadata(p + 2, "") for p in range(3)})
+        solo.close()
+
+        def solo_doc():
+            for i in range(3):
+                st, g = get(urls[i] + "/v1/groups/solo-readers")
+                if st == 200 and len(g["offsets"]) == 3 and \
+                        all(o["lag"] is not None for o in g["offsets"]):
+                    return i, g
+            return None
+        coord, g = wait_for(solo_doc, 30, "solo-readers' lag on its coordinator")
+        print("    solo-readers on broker %d: %s" % (coord, g["offsets"]), flush=True)
+        for o in g["offsets"]:
+            p = o["partition"]
+            eq((o["committed_offset"], o["high_watermark"], o["lag"], o["high_watermark_from"]),
+               (p + 2, 10, 8 - p, p), "solo-%d on the coordinator %d" % (p, coord))
+        eq(g["lag"], 8 + 7 + 6, "solo-readers' total lag")
+
         # a member of a group as DescribeGroups shows it: client id, host, assignment
         from kafka import KafkaConsumer
         member = KafkaConsumer(TOPIC, bootstrap_servers=c.bootstrap(0), group_id="doc-members",
@@ -465,7 +500,94 @@ def case_token_bounds_and_errors_on_a_standalone_broker(t):
     check("admin.auth.token" in bad.log_text(), "the log says why")
 
 
+def samples(url, name):
+    """{frozenset(labels): value} of one metric family in url's /metrics,
+    parsed with prometheus_client's text parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+    st, text = get(url + "/metrics")
+    eq(st, 200, "/metrics")
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            if smp.name == name:
+                out[frozenset(smp.labels.items())] = smp.value
+    return out
+
+
+def case_idle_connections_closed_and_connections_counted(t):
+    """admin.connections.max.idle.ms: a connection that sends nothing, and
+    one that never finishes its request, are closed once idle that long;
+    a stream client is not. The broker document and /metrics count the
+    Kafka listeners' connections, the admin API's own, and what the API
+    costs (snapshots built, the admin thread's CPU)."""
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError as e:
+        raise Skip("needs prometheus_client (%s)" % e)
+    b, url = standalone(t, "idle", **{"admin.connections.max.idle.ms": "1000"})
+    port = int(url.rsplit(":", 1)[1])
+    socks = []
+    try:
+        stream = Stream(url)
+        eq(stream.message()["type"], "hello", "the stream's hello")
+        quiet = socket.create_connection(("127.0.0.1", port))
+        half = socket.create_connection(("127.0.0.1", port))
+        half.sendall(b"GET /v1/clu")
+        for name, sk in (("a connection sending nothing", quiet),
+                         ("a request never finished", half)):
+            sk.settimeout(30)
+            t0 = time.monotonic()
+            eq(sk.recv(100), b"", name + ": closed by the broker")
+            print("    %s: closed after %.1f s" % (name, time.monotonic() - t0), flush=True)
+            sk.close()
+        # the stream outlived them: a topic made now is announced on it
+        from kafka.admin import KafkaAdminClient, NewTopic
+        adm = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % b.port, api_version=(1, 0))
+        try:
+            adm.create_topics([NewTopic("idle-made", 1, 1)])
+        finally:
+            adm.close()
+        stream.wait(lambda m: m.get("type") == "topic_created" and m.get("topic") == "idle-made",
+                    30, "topic_created on the stream after the idle closes")
+
+        # three Kafka connections open now
+        socks = [socket.create_connection(("127.0.0.1", b.port)) for _ in range(3)]
+
+        def counted():
+            st, d = get(url + "/v1/brokers/0")
+            eq(st, 200, "the broker document")
+            c = d["connections"]
+            return d if c["open"] >= 3 and c["admin"]["idle_closed"] >= 2 else None
+        d = wait_for(counted, 30, "three Kafka connections and two idle closes counted")
+        print("    connections: %s, cost: %s" % (d["connections"], d["admin_cost"]), flush=True)
+        c = d["connections"]
+        check(c["accepted"] >= c["open"] >= 3, "accepted %d, open %d", c["accepted"], c["open"])
+        eq(c["admin"]["stream_clients"], 1, "stream clients")
+        check(c["admin"]["open"] >= 2, "admin connections open: the stream and this request")
+        check(d["admin_cost"]["snapshots_built"] >= 1, "snapshots built")
+        check(d["admin_cost"]["admin_thread_cpu_ms"] > 0, "the admin thread's CPU")
+        for k in socks:
+            k.close()
+        socks = []
+        wait_for(lambda: list(samples(url, "kafka_server_socket_server_metrics_connection_count")
+                              .values()) == [0.0], 30, "no Kafka connection open in /metrics")
+        eq(list(samples(url, "samsa_admin_stream_clients").values()), [1.0],
+           "samsa_admin_stream_clients")
+        check(list(samples(url, "samsa_admin_connections_idle_closed_total").values())[0] >= 2,
+              "samsa_admin_connections_idle_closed_total")
+        check(list(samples(url, "kafka_server_socket_server_metrics_connection_creation_total")
+                   .values())[0] >= 3, "connection_creation_total")
+        check(list(samples(url, "samsa_admin_thread_cpu_seconds_total").values())[0] > 0,
+              "samsa_admin_thread_cpu_seconds_total")
+        stream.close()
+    finally:
+        for k in socks:
+            k.close()
+        b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_cluster_documents_match_the_kafka_protocol,
                    case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream,
+                   case_idle_connections_closed_and_connections_counted,
                    case_token_bounds_and_errors_on_a_standalone_broker]))

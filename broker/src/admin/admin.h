@@ -36,6 +36,8 @@ struct br_admin_config {
     const char *token;          /* NULL: no token (only loopback listeners) */
     int32_t max_connections;    /* >= 1 */
     int32_t max_stream_clients; /* >= 0 */
+    int64_t idle_ms;            /* a connection with no request under way this
+                                   long is closed (not streams); 0: never */
     int32_t node_id;
 };
 

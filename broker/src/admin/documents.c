@@ -223,7 +223,37 @@ static void doc_cluster(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
-static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s, const struct br_snap_broker *b)
+static void put_connections(JsonBuilder *jb, const struct br_snapshot *s,
+                            const struct br_admin_live *live)
+{
+    json_builder_set_member_name(jb, "connections");
+    json_builder_begin_object(jb);
+    put_int(jb, "open", s->connections);
+    put_int(jb, "accepted", s->connections_accepted);
+    put_int(jb, "refused", s->connections_refused);
+    put_int(jb, "idle_closed", s->connections_idle_closed);
+    json_builder_set_member_name(jb, "admin");
+    json_builder_begin_object(jb);
+    put_int(jb, "open", live->connections);
+    put_int(jb, "stream_clients", live->stream_clients);
+    put_int(jb, "refused", live->refused);
+    put_int(jb, "idle_closed", live->idle_closed);
+    json_builder_end_object(jb);
+    json_builder_end_object(jb);
+    /* what serving this API costs: the reactor's snapshots, the admin
+     * thread's CPU */
+    json_builder_set_member_name(jb, "admin_cost");
+    json_builder_begin_object(jb);
+    put_int(jb, "snapshots_built", s->snapshots_built);
+    json_builder_set_member_name(jb, "snapshot_build_ms");
+    json_builder_add_double_value(jb, (double)s->snapshot_build_us / 1000.0);
+    json_builder_set_member_name(jb, "admin_thread_cpu_ms");
+    json_builder_add_double_value(jb, (double)live->cpu_us / 1000.0);
+    json_builder_end_object(jb);
+}
+
+static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s,
+                       const struct br_admin_live *live, const struct br_snap_broker *b)
 {
     gboolean self = b->id == s->node_id;
     json_builder_begin_object(jb);
@@ -244,6 +274,23 @@ static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s, const struc
         put_int(jb, "under_replicated_led", (gint64)h.under_replicated_led_here);
         put_int(jb, "isr_shrinks", s->isr_shrinks);
         put_int(jb, "isr_expands", s->isr_expands);
+        /* since the start, as leader, over every topic: a client's
+         * rates are the differences of two readings */
+        gint64 msgs = 0;
+        gint64 in = 0;
+        gint64 out = 0;
+        for (size_t i = 0; i < s->ntopics; i++) {
+            msgs += s->topics[i].messages_in;
+            in += s->topics[i].bytes_in;
+            out += s->topics[i].bytes_out;
+        }
+        json_builder_set_member_name(jb, "totals");
+        json_builder_begin_object(jb);
+        put_int(jb, "messages_in", msgs);
+        put_int(jb, "bytes_in", in);
+        put_int(jb, "bytes_out", out);
+        json_builder_end_object(jb);
+        put_connections(jb, s, live);
         put_configs(jb, s->configs, s->nconfigs);
         json_builder_set_member_name(jb, "log_dirs");
         json_builder_begin_array(jb);
@@ -339,7 +386,20 @@ static void doc_led_partitions(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
-static void put_group_summary(JsonBuilder *jb, const struct br_snap_group *g)
+void br_admin_lag(const struct br_snapshot *s, const struct br_admin_live *live,
+                  const struct br_snap_lag *l, gint64 *hw, gint64 *lag, gint32 *from)
+{
+    *hw = l->high_watermark;
+    *lag = l->lag;
+    *from = l->high_watermark >= 0 ? s->node_id : -1;
+    if (l->high_watermark < 0 && live != NULL &&
+        br_admin_peers_hw(live->peers, l->topic, l->partition, hw, from)) {
+        *lag = *hw > l->committed ? *hw - l->committed : 0;
+    }
+}
+
+static void put_group_summary(JsonBuilder *jb, const struct br_snapshot *s,
+                              const struct br_admin_live *live, const struct br_snap_group *g)
 {
     put_str(jb, "group_id", g->group_id);
     put_str(jb, "state", g->state);
@@ -349,12 +409,17 @@ static void put_group_summary(JsonBuilder *jb, const struct br_snap_group *g)
     put_int(jb, "members", (gint64)g->members);
     gint64 total = 0;
     for (size_t i = 0; i < g->nlags; i++) {
-        total += g->lags[i].lag > 0 ? g->lags[i].lag : 0;
+        gint64 hw = 0;
+        gint64 lag = 0;
+        gint32 from = -1;
+        br_admin_lag(s, live, &g->lags[i], &hw, &lag, &from);
+        total += lag > 0 ? lag : 0;
     }
     put_int(jb, "lag", total);
 }
 
-static void doc_groups(JsonBuilder *jb, const struct br_snapshot *s)
+static void doc_groups(JsonBuilder *jb, const struct br_snapshot *s,
+                       const struct br_admin_live *live)
 {
     json_builder_begin_object(jb);
     put_int(jb, "broker", s->node_id);
@@ -362,7 +427,7 @@ static void doc_groups(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_begin_array(jb);
     for (size_t i = 0; i < s->ngroups; i++) {
         json_builder_begin_object(jb);
-        put_group_summary(jb, &s->groups[i]);
+        put_group_summary(jb, s, live, &s->groups[i]);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -370,11 +435,12 @@ static void doc_groups(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
-static void doc_group(JsonBuilder *jb, const struct br_snapshot *s, const struct br_snap_group *g)
+static void doc_group(JsonBuilder *jb, const struct br_snapshot *s,
+                      const struct br_admin_live *live, const struct br_snap_group *g)
 {
     json_builder_begin_object(jb);
     put_int(jb, "broker", s->node_id);
-    put_group_summary(jb, g);
+    put_group_summary(jb, s, live, g);
     json_builder_set_member_name(jb, "member_list");
     json_builder_begin_array(jb);
     for (size_t i = 0; g->member_list != NULL && i < g->members; i++) {
@@ -399,12 +465,17 @@ static void doc_group(JsonBuilder *jb, const struct br_snapshot *s, const struct
     json_builder_begin_array(jb);
     for (size_t i = 0; i < g->nlags; i++) {
         const struct br_snap_lag *l = &g->lags[i];
+        gint64 hw = 0;
+        gint64 lag = 0;
+        gint32 from = -1;
+        br_admin_lag(s, live, l, &hw, &lag, &from);
         json_builder_begin_object(jb);
         put_str(jb, "topic", l->topic);
         put_int(jb, "partition", l->partition);
         put_int(jb, "committed_offset", l->committed);
-        put_known(jb, "high_watermark", l->high_watermark);
-        put_known(jb, "lag", l->lag);
+        put_known(jb, "high_watermark", hw);
+        put_known(jb, "lag", lag);
+        put_known(jb, "high_watermark_from", from);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -432,7 +503,8 @@ static gboolean parse_id(const char *text, int32_t *out)
     return TRUE;
 }
 
-char *br_admin_document(const struct br_snapshot *s, const char *path, guint *status)
+char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live *live,
+                        const char *path, guint *status)
 {
     *status = 200;
     if (s == NULL) {
@@ -462,7 +534,7 @@ char *br_admin_document(const struct br_snapshot *s, const char *path, guint *st
             doc_led_partitions(jb, s);
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "groups") == 0) {
-            doc_groups(jb, s);
+            doc_groups(jb, s, live);
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "brokers") == 0) {
             json_builder_begin_object(jb);
@@ -485,7 +557,7 @@ char *br_admin_document(const struct br_snapshot *s, const char *path, guint *st
                 why = "no such broker";
             }
             if (b != NULL) {
-                doc_broker(jb, s, b);
+                doc_broker(jb, s, live, b);
                 ok = TRUE;
             }
         } else if ((n == 4 || n == 5) && strcmp(what, "topics") == 0) {
@@ -504,7 +576,7 @@ char *br_admin_document(const struct br_snapshot *s, const char *path, guint *st
             const struct br_snap_group *g = find_group(s, seg[3]);
             why = "no such group (this broker is not its coordinator, or it does not exist)";
             if (g != NULL) {
-                doc_group(jb, s, g);
+                doc_group(jb, s, live, g);
                 ok = TRUE;
             }
         }

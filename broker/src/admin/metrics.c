@@ -133,7 +133,7 @@ static void per_replica(GString *out, const struct br_snapshot *s, const char *n
     }
 }
 
-char *br_admin_metrics(const struct br_snapshot *s)
+char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *live)
 {
     GString *out = g_string_sized_new(4096);
     struct br_snap_health h;
@@ -170,6 +170,34 @@ char *br_admin_metrics(const struct br_snapshot *s)
           "Partitions without a leader, as this broker knows them", (gint64)h.offline);
     plain(out, "samsa_cluster_underminisrpartitions", "gauge",
           "Partitions with fewer in-sync replicas than min.insync.replicas", (gint64)h.under_min_isr);
+    /* connections, named as the JMX exporter names Kafka's
+     * socket-server-metrics (connection-count, connection-creation-total) */
+    plain(out, "kafka_server_socket_server_metrics_connection_count", "gauge",
+          "Client connections open on the Kafka listeners", s->connections);
+    plain(out, "kafka_server_socket_server_metrics_connection_creation_total", "counter",
+          "Client connections accepted on the Kafka listeners", s->connections_accepted);
+    plain(out, "samsa_server_connections_refused_total", "counter",
+          "Client connections refused (max.connections, stopping)", s->connections_refused);
+    plain(out, "samsa_server_connections_idle_closed_total", "counter",
+          "Client connections closed idle (connections.max.idle.ms)", s->connections_idle_closed);
+    plain(out, "samsa_admin_connections", "gauge", "Admin API connections open, streams included",
+          live->connections);
+    plain(out, "samsa_admin_stream_clients", "gauge", "Admin API WebSocket stream clients",
+          live->stream_clients);
+    plain(out, "samsa_admin_connections_refused_total", "counter",
+          "Admin API connections refused (admin.max.connections)", live->refused);
+    plain(out, "samsa_admin_connections_idle_closed_total", "counter",
+          "Admin API connections closed idle (admin.connections.max.idle.ms)", live->idle_closed);
+    plain(out, "samsa_admin_snapshots_total", "counter",
+          "Snapshots of the broker's state the reactor built for the admin API", s->snapshots_built);
+    head(out, "samsa_admin_snapshot_build_seconds_total", "counter",
+         "Reactor time spent building the admin API's snapshots");
+    g_string_append_printf(out, "samsa_admin_snapshot_build_seconds_total %.6f\n",
+                           (double)s->snapshot_build_us / 1e6);
+    head(out, "samsa_admin_thread_cpu_seconds_total", "counter",
+         "CPU time of the admin API's thread (HTTP, WebSocket, rendering)");
+    g_string_append_printf(out, "samsa_admin_thread_cpu_seconds_total %.6f\n",
+                           (double)live->cpu_us / 1e6);
 
     head(out, "kafka_network_requestmetrics_requests_total", "counter",
          "Requests handled, by API (RequestsPerSec)");
@@ -210,7 +238,11 @@ char *br_admin_metrics(const struct br_snapshot *s)
     for (size_t i = 0; i < s->ngroups; i++) {
         const struct br_snap_group *g = &s->groups[i];
         for (size_t k = 0; k < g->nlags; k++) {
-            if (g->lags[k].lag < 0) {
+            gint64 hw = 0;
+            gint64 lag = 0;
+            gint32 from = -1;
+            br_admin_lag(s, live, &g->lags[k], &hw, &lag, &from);
+            if (lag < 0) {
                 continue;
             }
             g_string_append(out, "kafka_consumergroup_lag{");
@@ -218,7 +250,7 @@ char *br_admin_metrics(const struct br_snapshot *s)
             g_string_append_c(out, ',');
             label(out, "topic", g->lags[k].topic);
             g_string_append_printf(out, ",partition=\"%" PRId32 "\"} %" G_GINT64_FORMAT "\n",
-                                   g->lags[k].partition, g->lags[k].lag);
+                                   g->lags[k].partition, lag);
         }
     }
     head(out, "kafka_consumergroup_current_offset", "gauge", "Committed offset");

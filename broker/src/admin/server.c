@@ -14,11 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <samsa-protocol/alloc.h>
 
 #include "admin/documents.h"
+#include "admin/peers.h"
 #include "base/logging.h"
 #include "base/worker.h"
 
@@ -53,7 +55,46 @@ struct br_admin {
     guint64 seq;        /* the stream's last sequence number */
     char stream_id[40];
     int connections;
+    GHashTable *conns; /* the peer's "address:port" -> struct admin_conn * (owned) */
+    GSource *idle_check;
+    struct br_admin_peers *peers; /* HWs of partitions led elsewhere */
+    GPtrArray *waiting;           /* SoupServerMessage *, paused for peers, referenced */
+    gint64 refused;
+    gint64 idle_closed;
 };
+
+/* An accepted connection, until its last reference goes. */
+struct admin_conn {
+    struct br_admin *a;
+    char *peer;             /* the key: the remote "address:port" */
+    GSocket *sock;          /* the connection's own */
+    gint64 idle_since_us;   /* monotonic; 0 while a request is under way */
+    gboolean stream;        /* upgraded to the WebSocket stream: never idle */
+    gboolean closing;       /* shut down for being idle */
+};
+
+/* A connection's key. libsoup 3.2 knows no GSocket of a connection handed
+ * over with soup_server_accept_iostream (soup_server_message_get_socket is
+ * NULL), but it has the peer's address. */
+static char *peer_key(GSocketAddress *addr)
+{
+    if (!G_IS_INET_SOCKET_ADDRESS(addr)) {
+        return NULL;
+    }
+    GInetSocketAddress *isa = G_INET_SOCKET_ADDRESS(addr);
+    char *ip = g_inet_address_to_string(g_inet_socket_address_get_address(isa));
+    char *key = g_strdup_printf("%s:%u", ip, (unsigned)g_inet_socket_address_get_port(isa));
+    g_free(ip);
+    return key;
+}
+
+static struct admin_conn *conn_of(struct br_admin *a, SoupServerMessage *msg)
+{
+    char *key = peer_key(soup_server_message_get_remote_address(msg));
+    struct admin_conn *ac = key != NULL ? g_hash_table_lookup(a->conns, key) : NULL;
+    g_free(key);
+    return ac;
+}
 
 const char *br_admin_url(const struct br_admin *a)
 {
@@ -154,12 +195,59 @@ static void early_handler(SoupServer *server, SoupServerMessage *msg, const char
     }
 }
 
+static void live_now(const struct br_admin *a, struct br_admin_live *out)
+{
+    struct timespec ts = {0, 0};
+    (void)clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    *out = (struct br_admin_live){a->connections,
+                                  (gint64)a->streams->len,
+                                  a->idle_closed,
+                                  a->refused,
+                                  (gint64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+                                  a->peers};
+}
+
+/* What shows group lag: /metrics, /v1/groups and /v1/groups/{group}. */
+static gboolean shows_lag(const char *path)
+{
+    return strcmp(path, "/metrics") == 0 || strcmp(path, "/v1/groups") == 0 ||
+           strncmp(path, "/v1/groups/", 11) == 0;
+}
+
+static void serve(struct br_admin *a, SoupServerMessage *msg, const char *path);
+
+/* The reads of the other brokers' HWs are over: answer who waited. */
+static void peers_refreshed(gpointer ud)
+{
+    struct br_admin *a = ud;
+    for (guint i = 0; i < a->waiting->len; i++) {
+        SoupServerMessage *msg = g_ptr_array_index(a->waiting, i);
+        serve(a, msg, g_uri_get_path(soup_server_message_get_uri(msg)));
+        soup_server_message_unpause(msg);
+    }
+    g_ptr_array_set_size(a->waiting, 0);
+}
+
 static void document_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
                              GHashTable *query, gpointer ud)
 {
     (void)server;
     (void)query;
     struct br_admin *a = ud;
+    /* a group's lag over partitions led elsewhere: their leaders' HWs
+     * first (at most BR_ADMIN_PEERS_TIMEOUT_S) */
+    if (a->current != NULL && shows_lag(path) && br_admin_peers_refresh(a->peers, a->current)) {
+        g_ptr_array_add(a->waiting, g_object_ref(msg));
+        soup_server_message_pause(msg);
+        return;
+    }
+    serve(a, msg, path);
+}
+
+static void serve(struct br_admin *a, SoupServerMessage *msg, const char *path)
+{
+    struct br_admin_live live;
+    live_now(a, &live);
     if (strcmp(path, "/metrics") == 0) {
         if (a->current == NULL) {
             respond_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE, "NOT_READY",
@@ -167,7 +255,7 @@ static void document_handler(SoupServer *server, SoupServerMessage *msg, const c
             return;
         }
         respond(msg, SOUP_STATUS_OK, "text/plain; version=0.0.4; charset=utf-8",
-                br_admin_metrics(a->current));
+                br_admin_metrics(a->current, &live));
         return;
     }
     if (strcmp(path, STREAM_PATH) == 0) {
@@ -176,7 +264,7 @@ static void document_handler(SoupServer *server, SoupServerMessage *msg, const c
         return;
     }
     guint status = 200;
-    char *body = br_admin_document(a->current, path, &status);
+    char *body = br_admin_document(a->current, &live, path, &status);
     respond(msg, status, "application/json", body);
 }
 
@@ -204,7 +292,6 @@ static void stream_handler(SoupServer *server, SoupServerMessage *msg, const cha
                            SoupWebsocketConnection *ws, gpointer ud)
 {
     (void)server;
-    (void)msg;
     (void)path;
     struct br_admin *a = ud;
     /* libsoup 3.2 answers the handshake whatever the early handler said:
@@ -213,6 +300,10 @@ static void stream_handler(SoupServer *server, SoupServerMessage *msg, const cha
         soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_SERVER_ERROR,
                                         "too many stream clients");
         return;
+    }
+    struct admin_conn *ac = conn_of(a, msg);
+    if (ac != NULL) {
+        ac->stream = TRUE;
     }
     soup_websocket_connection_set_max_incoming_payload_size(ws, 4096);
     soup_websocket_connection_set_keepalive_interval(ws, STREAM_KEEPALIVE_S);
@@ -266,11 +357,68 @@ static gboolean wake(gint fd, GIOCondition cond, gpointer ud)
 
 /* ------------------------------------------------------------ connections */
 
+static void admin_conn_free(gpointer p)
+{
+    struct admin_conn *ac = p;
+    g_free(ac->peer);
+    g_free(ac);
+}
+
 static void connection_gone(gpointer ud, GObject *where_the_object_was)
 {
     (void)where_the_object_was;
-    struct br_admin *a = ud;
+    struct admin_conn *ac = ud;
+    struct br_admin *a = ac->a;
     a->connections--;
+    if (ac->peer == NULL || g_hash_table_lookup(a->conns, ac->peer) != ac) {
+        admin_conn_free(ac); /* not in the table (no address, or replaced) */
+        return;
+    }
+    g_hash_table_remove(a->conns, ac->peer); /* frees ac */
+}
+
+/* A request read: under way until its response is finished or aborted. */
+static void request_read(SoupServer *server, SoupServerMessage *msg, gpointer ud)
+{
+    (void)server;
+    struct br_admin *a = ud;
+    struct admin_conn *ac = conn_of(a, msg);
+    if (ac != NULL) {
+        ac->idle_since_us = 0;
+    }
+}
+
+static void request_done(SoupServer *server, SoupServerMessage *msg, gpointer ud)
+{
+    (void)server;
+    struct br_admin *a = ud;
+    struct admin_conn *ac = conn_of(a, msg);
+    if (ac != NULL) {
+        ac->idle_since_us = g_get_monotonic_time();
+    }
+}
+
+/* Connections with no request under way for admin.connections.max.idle.ms
+ * (a keep-alive client gone quiet, or one that never finished sending its
+ * request) are shut down: libsoup reads the end and lets them go. */
+static gboolean idle_check(gpointer ud)
+{
+    struct br_admin *a = ud;
+    gint64 now = g_get_monotonic_time();
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, a->conns);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        struct admin_conn *ac = value;
+        if (ac->stream || ac->closing || ac->idle_since_us == 0 ||
+            now - ac->idle_since_us < a->cfg.idle_ms * 1000) {
+            continue;
+        }
+        ac->closing = TRUE;
+        a->idle_closed++;
+        (void)g_socket_shutdown(ac->sock, TRUE, TRUE, NULL);
+    }
+    return G_SOURCE_CONTINUE;
 }
 
 static const char busy_body[] =
@@ -298,13 +446,25 @@ static gboolean incoming(GSocketService *service, GSocketConnection *conn, GObje
             (void)g_output_stream_write_all(out, busy_body, sizeof busy_body - 1, NULL, NULL, NULL);
         }
         (void)g_io_stream_close(G_IO_STREAM(conn), NULL, NULL);
+        a->refused++;
         return TRUE;
     }
     GSocketAddress *local = g_socket_connection_get_local_address(conn, NULL);
     GSocketAddress *remote = g_socket_connection_get_remote_address(conn, NULL);
     GError *err = NULL;
+    struct admin_conn *ac = g_new0(struct admin_conn, 1);
+    ac->a = a;
+    ac->sock = g_socket_connection_get_socket(conn);
+    ac->peer = peer_key(remote);
+    ac->idle_since_us = g_get_monotonic_time();
+    if (ac->peer != NULL) {
+        /* a peer's port is unique among open connections: an entry there
+         * is one whose connection's last reference has not gone yet */
+        (void)g_hash_table_steal(a->conns, ac->peer);
+        g_hash_table_insert(a->conns, ac->peer, ac);
+    }
     a->connections++;
-    g_object_weak_ref(G_OBJECT(conn), connection_gone, a);
+    g_object_weak_ref(G_OBJECT(conn), connection_gone, ac);
     if (!soup_server_accept_iostream(a->server, G_IO_STREAM(conn), local, remote, &err)) {
         br_warn("admin API: %s", err->message);
         g_error_free(err);
@@ -392,6 +552,15 @@ static int setup(struct br_admin *a, char *err, size_t errlen)
     soup_server_add_early_handler(a->server, NULL, early_handler, a, NULL);
     soup_server_add_handler(a->server, NULL, document_handler, a, NULL);
     soup_server_add_websocket_handler(a->server, STREAM_PATH, NULL, NULL, stream_handler, a, NULL);
+    a->peers = br_admin_peers_new(a->token, peers_refreshed, a);
+    g_signal_connect(a->server, "request-read", G_CALLBACK(request_read), a);
+    g_signal_connect(a->server, "request-finished", G_CALLBACK(request_done), a);
+    g_signal_connect(a->server, "request-aborted", G_CALLBACK(request_done), a);
+    if (a->cfg.idle_ms > 0) {
+        a->idle_check = g_timeout_source_new((guint)CLAMP(a->cfg.idle_ms / 4, 100, 5000));
+        g_source_set_callback(a->idle_check, idle_check, a, NULL);
+        g_source_attach(a->idle_check, a->ctx);
+    }
     a->service = g_socket_service_new();
     for (size_t i = 0; i < a->cfg.nlisteners; i++) {
         if (bind_listener(a, &a->listeners[i], i, err, errlen) != 0) {
@@ -409,6 +578,20 @@ static int setup(struct br_admin *a, char *err, size_t errlen)
 
 static void teardown(struct br_admin *a)
 {
+    br_admin_peers_free(a->peers); /* its reads are cancelled */
+    a->peers = NULL;
+    if (a->waiting != NULL) {
+        /* the server's disconnect below ends them */
+        for (guint i = 0; i < a->waiting->len; i++) {
+            soup_server_message_unpause(g_ptr_array_index(a->waiting, i));
+        }
+        g_ptr_array_set_size(a->waiting, 0);
+    }
+    if (a->idle_check != NULL) {
+        g_source_destroy(a->idle_check);
+        g_source_unref(a->idle_check);
+        a->idle_check = NULL;
+    }
     if (a->service != NULL) {
         g_socket_service_stop(a->service);
         g_socket_listener_close(G_SOCKET_LISTENER(a->service));
@@ -465,6 +648,12 @@ static void admin_free(struct br_admin *a)
     if (a->streams != NULL) {
         g_ptr_array_unref(a->streams);
     }
+    if (a->conns != NULL) {
+        g_hash_table_unref(a->conns);
+    }
+    if (a->waiting != NULL) {
+        g_ptr_array_unref(a->waiting);
+    }
     if (a->loop != NULL) {
         g_main_loop_unref(a->loop);
     }
@@ -516,6 +705,8 @@ int br_admin_start(const struct br_admin_config *cfg, struct br_admin **out, cha
     a->ctx = g_main_context_new();
     a->loop = g_main_loop_new(a->ctx, FALSE);
     a->streams = g_ptr_array_new();
+    a->waiting = g_ptr_array_new_with_free_func(g_object_unref);
+    a->conns = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, admin_conn_free);
     /* the stream's identity: a client that sees another one after a
      * reconnection knows the sequence started again */
     (void)snprintf(a->stream_id, sizeof a->stream_id, "%d-%" G_GINT64_FORMAT, (int)cfg->node_id,

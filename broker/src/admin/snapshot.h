@@ -152,6 +152,16 @@ struct br_snapshot {
     struct br_snap_api *apis;
     int64_t isr_shrinks;
     int64_t isr_expands;
+    /* the Kafka listeners' client connections: open, and since the start
+     * accepted, refused, closed for being idle */
+    int64_t connections;
+    int64_t connections_accepted;
+    int64_t connections_refused;
+    int64_t connections_idle_closed;
+    /* what the admin API costs the reactor: snapshots built since the
+     * start (this one included) and the time spent building them */
+    int64_t snapshots_built;
+    int64_t snapshot_build_us;
     /* arena */
     struct br_snap_chunk *chunks;
     bool failed; /* an allocation failed: the snapshot is not to be published */

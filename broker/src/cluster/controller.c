@@ -601,7 +601,7 @@ static int exchange(struct sender *s, struct send_req *r, bool *ok)
 static void *sender_main(void *arg)
 {
     struct sender *s = arg;
-    br_thread_name("ctrl-sender");
+    br_thread_name("ctrl-send");
     for (;;) {
         (void)pthread_mutex_lock(&s->mu);
         while (!s->stop && s->head == NULL) {

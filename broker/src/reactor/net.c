@@ -137,6 +137,9 @@ struct br_net {
     size_t nlisteners;
     struct br_conn *conns;
     size_t nconns;    /* accepted ones (max.connections) */
+    uint64_t accepted;    /* since the start: connections accepted */
+    uint64_t turned_away; /* ... refused (max.connections, stopping) */
+    uint64_t idle_closed; /* ... closed idle (connections.max.idle.ms) */
     size_t noutbound; /* br_conn_connect's */
     int max_connections;
     int32_t max_request_bytes;
@@ -442,6 +445,11 @@ int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch
     w->ops = ops;
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
     return epoll_ctl(n->epfd, EPOLL_CTL_ADD, w->fd, &ev);
+}
+
+void br_net_counts(const struct br_net *n, struct br_net_counts *out)
+{
+    *out = (struct br_net_counts){n->nconns, n->accepted, n->turned_away, n->idle_closed};
 }
 
 int br_net_bound_port(const struct br_net *n, size_t listener)
@@ -1061,6 +1069,7 @@ static void conn_accept(struct br_net *n, struct listener *l)
         if (n->stopping || (n->max_connections > 0 && n->nconns >= (size_t)n->max_connections)) {
             br_warn("refusing a connection: %s",
                     n->stopping ? "stopping" : "max.connections reached");
+            n->turned_away++;
             close(fd);
             continue;
         }
@@ -1096,6 +1105,7 @@ static void conn_accept(struct br_net *n, struct listener *l)
         }
         conn_link(n, c);
         n->nconns++;
+        n->accepted++;
         c->last_active_ms = n->now_ms;
         lru_append(c);
         br_debug("connection from %s", c->peer);
@@ -1594,6 +1604,7 @@ static void idle_tick(struct br_net *n)
         br_debug("closing %s: idle for %" PRId64 " ms (connections.max.idle.ms %" PRId64 ")%s",
                  c->peer, n->now_ms - c->last_active_ms, n->idle_ms,
                  c->slots != NULL ? " with responses unsent" : "");
+        n->idle_closed++;
         conn_kill(c);
     }
 }

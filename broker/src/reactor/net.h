@@ -131,6 +131,17 @@ int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops,
 int br_net_listen(struct br_net *n, const char *host, int port);
 /* The port a listener bound (for port 0 in tests), or -1. */
 int br_net_bound_port(const struct br_net *n, size_t listener);
+
+/* The accepted (client) connections: open now, and since the start
+ * accepted, refused (max.connections, stopping) and closed for being idle
+ * (connections.max.idle.ms). Outbound connections are not counted. */
+struct br_net_counts {
+    size_t open;
+    uint64_t accepted;
+    uint64_t refused;
+    uint64_t idle_closed;
+};
+void br_net_counts(const struct br_net *n, struct br_net_counts *out);
 /* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
  * start) arrives. Returns 0. */
 int br_net_run(struct br_net *n);

@@ -108,7 +108,7 @@ struct br_group_lag {
     char *topic; /* owned by the array (br_group_lag_free) */
     int32_t partition;
     int64_t committed;      /* the committed offset: the next one to consume */
-    int64_t high_watermark; /* -1: the partition does not exist (any more) */
+    int64_t high_watermark; /* -1: no replica of the partition here (or it is gone) */
     int64_t lag;            /* max(HW - committed, 0); -1 when unknown */
 };
 

@@ -654,7 +654,11 @@ int br_group_lag(struct br_broker *b, const char *group_id, size_t len, struct b
         l->high_watermark = -1;
         l->lag = -1;
         struct br_topic *t = br_broker_find_topic(b, kp_str_c(o->topic));
-        if (t != NULL && o->partition >= 0 && o->partition < t->npartitions) {
+        /* only a replica here knows the HW: on a cluster a topic's other
+         * partitions are known to this broker but not hosted */
+        if (t != NULL && o->partition >= 0 && o->partition < t->npartitions &&
+            t->partitions[o->partition].role != BR_ROLE_NONE &&
+            t->partitions[o->partition].log != NULL) {
             l->high_watermark = t->partitions[o->partition].hw;
             if (o->offset >= 0) {
                 l->lag = l->high_watermark > o->offset ? l->high_watermark - o->offset : 0;
