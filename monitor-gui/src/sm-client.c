@@ -2,7 +2,10 @@
 #include "sm-client.h"
 
 #include <libsoup/soup.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
+
+#include "sm-parse.h"
 
 #define BACKOFF_FIRST_MS 500u
 #define BACKOFF_MAX_MS 10000u
@@ -26,6 +29,7 @@ typedef struct {
     gint64 last_seq;
     gint64 heard_at_us;
     GHashTable *fetched_at; /* topic -> gint64 *: last /v1/topics/{t}/partitions asked */
+    SmParser *parser; /* the link's JSON, parsed on a worker, applied in order */
 } Link;
 
 struct _SmClient {
@@ -38,6 +42,7 @@ struct _SmClient {
     guint watchdog_source;
     char *status;
     gulong admin_url_id, wants_id;
+    SmClientStats stats;
 };
 
 enum { SIG_STATUS, N_SIGNALS };
@@ -104,6 +109,11 @@ const char *sm_client_get_status(SmClient *self)
     return self->status;
 }
 
+const SmClientStats *sm_client_get_stats(SmClient *self)
+{
+    return &self->stats;
+}
+
 guint sm_client_count_connected(SmClient *self)
 {
     guint open = 0;
@@ -123,39 +133,19 @@ typedef struct {
 
 static void get_group_docs(Link *l, JsonObject *groups);
 
-/* the body of a GET, into the model */
-static void take_body(Get *g, GBytes *body)
-{
-    if (soup_message_get_status(g->msg) != SOUP_STATUS_OK) {
-        g_debug("GET %s%s: %u", g->link->url, g->path, soup_message_get_status(g->msg));
-        return;
-    }
-    gsize len = 0;
-    const char *data = g_bytes_get_data(body, &len);
-    g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    if (data == NULL || len > G_MAXSSIZE ||
-        !json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
-        g_debug("GET %s%s: not JSON", g->link->url, g->path);
-        return;
-    }
-    JsonNode *root = json_parser_get_root(parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-        return;
-    }
-    JsonObject *doc = json_node_get_object(root);
-    sm_cluster_apply_object(g->link->client->cluster, doc);
-    if (strcmp(g->path, "/v1/groups") == 0) {
-        get_group_docs(g->link, doc);
-    }
-}
-
+/* the body of a GET, to the link's parser: on_parsed applies it */
 static void got(GObject *source, GAsyncResult *res, gpointer ud)
 {
     Get *g = ud;
     GError *err = NULL;
     GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
     if (body != NULL) {
-        take_body(g, body);
+        guint status = soup_message_get_status(g->msg);
+        if (status == SOUP_STATUS_OK) {
+            sm_parser_push(g->link->parser, SM_PARSE_DOCUMENT, g->path, body);
+        } else {
+            g_debug("GET %s%s: %u", g->link->url, g->path, status);
+        }
         g_bytes_unref(body);
     } else {
         if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
@@ -223,55 +213,27 @@ static void get_group_docs(Link *l, JsonObject *groups)
 }
 
 /* the topics document names the topics: each one's partitions follow */
-static void got_topics(GObject *source, GAsyncResult *res, gpointer ud)
+static void get_topics_partitions(Link *l, JsonObject *doc)
 {
-    Get *g = ud;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GBytes) body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
-    if (body != NULL && soup_message_get_status(g->msg) == SOUP_STATUS_OK) {
-        gsize len = 0;
-        const char *data = g_bytes_get_data(body, &len);
-        g_autoptr(JsonParser) parser = json_parser_new_immutable();
-        if (data != NULL && len <= G_MAXSSIZE &&
-            json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
-            JsonNode *root = json_parser_get_root(parser);
-            if (root != NULL && JSON_NODE_HOLDS_OBJECT(root)) {
-                JsonObject *doc = json_node_get_object(root);
-                sm_cluster_apply_object(g->link->client->cluster, doc);
-                JsonNode *tn = json_object_get_member(doc, "topics");
-                JsonArray *a = tn != NULL && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
-                for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-                    JsonNode *e = json_array_get_element(a, i);
-                    if (JSON_NODE_HOLDS_OBJECT(e)) {
-                        const char *name = json_object_get_string_member_with_default(
-                            json_node_get_object(e), "name", NULL);
-                        if (name != NULL) {
-                            get_topic(g->link, name);
-                        }
-                    }
-                }
+    JsonNode *tn = json_object_get_member(doc, "topics");
+    JsonArray *a = tn != NULL && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
+    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (JSON_NODE_HOLDS_OBJECT(e)) {
+            const char *name =
+                json_object_get_string_member_with_default(json_node_get_object(e), "name", NULL);
+            if (name != NULL) {
+                get_topic(l, name);
             }
         }
     }
-    g_object_unref(g->msg);
-    g_free(g->path);
-    g_free(g);
 }
 
 static void read_documents(Link *l)
 {
     g_hash_table_remove_all(l->fetched_at);
     get_doc(l, "/v1/cluster");
-    g_autofree char *uri = g_strconcat(l->url, "/v1/topics", NULL);
-    SoupMessage *msg = soup_message_new("GET", uri);
-    if (msg != NULL) {
-        Get *g = g_new0(Get, 1);
-        g->link = l;
-        g->msg = msg;
-        g->path = g_strdup("/v1/topics");
-        soup_session_send_and_read_async(l->client->session, msg, G_PRIORITY_DEFAULT, l->cancel,
-                                         got_topics, g);
-    }
+    get_doc(l, "/v1/topics");
     get_doc(l, "/v1/groups");
 }
 
@@ -282,24 +244,20 @@ static void on_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpo
     (void)ws;
     Link *l = ud;
     l->heard_at_us = g_get_monotonic_time();
-    if (type != SOUP_WEBSOCKET_DATA_TEXT) {
-        return;
+    if (type == SOUP_WEBSOCKET_DATA_TEXT) {
+        sm_parser_push(l->parser, SM_PARSE_STREAM, NULL, data);
     }
-    gsize len = 0;
-    const char *text = g_bytes_get_data(data, &len);
-    g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    if (text == NULL || len > G_MAXSSIZE ||
-        !json_parser_load_from_data(parser, text, (gssize)len, NULL)) {
-        return;
+}
+
+/* a stream message, parsed, in the stream's order */
+static void take_stream_message(Link *l, SmParsed *r)
+{
+    JsonObject *m = r->root != NULL ? json_node_get_object(r->root) : NULL;
+    if (m == NULL && r->progress == NULL) {
+        return; /* not a JSON object */
     }
-    JsonNode *root = json_parser_get_root(parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-        return;
-    }
-    JsonObject *m = json_node_get_object(root);
-    const char *kind = json_object_get_string_member_with_default(m, "type", "");
-    gint64 seq = json_object_get_int_member_with_default(m, "seq", -1);
-    if (strcmp(kind, "hello") == 0) {
+    gint64 seq = r->seq;
+    if (strcmp(r->type, "hello") == 0) {
         const char *stream = json_object_get_string_member_with_default(m, "stream", "");
         /* another stream (the broker restarted) or missed messages: what
          * the model holds of this broker may be stale, read it again */
@@ -323,7 +281,36 @@ static void on_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpo
         read_documents(l); /* a gap */
     }
     l->last_seq = seq;
-    sm_cluster_apply_object(l->client->cluster, m);
+    if (r->progress != NULL) {
+        sm_cluster_apply_progress(l->client->cluster, r->progress);
+    } else {
+        sm_cluster_apply_object(l->client->cluster, m);
+    }
+}
+
+static void on_parsed(SmParsed *r, gpointer ud)
+{
+    Link *l = ud;
+    SmClient *self = l->client;
+    gint64 t0 = g_get_monotonic_time();
+    if (r->kind == SM_PARSE_STREAM) {
+        take_stream_message(l, r);
+    } else if (r->root != NULL) {
+        JsonObject *doc = json_node_get_object(r->root);
+        sm_cluster_apply_object(self->cluster, doc);
+        if (g_strcmp0(r->path, "/v1/topics") == 0) {
+            get_topics_partitions(l, doc);
+        } else if (g_strcmp0(r->path, "/v1/groups") == 0) {
+            get_group_docs(l, doc);
+        }
+    } else {
+        g_debug("GET %s%s: not a JSON object", l->url, r->path);
+    }
+    gint64 dt = g_get_monotonic_time() - t0;
+    self->stats.messages++;
+    self->stats.parse_us += r->parse_us;
+    self->stats.apply_us += dt;
+    self->stats.apply_max_us = MAX(self->stats.apply_max_us, dt);
 }
 
 static void on_pong(SoupWebsocketConnection *ws, GBytes *data, gpointer ud)
@@ -361,6 +348,10 @@ static gboolean retry(gpointer ud)
 static void link_lost(Link *l, const char *why)
 {
     drop_ws(l);
+    /* what the lost stream had sent and was not applied yet is dropped:
+     * its hello on the next connection reads the documents again */
+    sm_parser_free(l->parser);
+    l->parser = sm_parser_new(on_parsed, l);
     if (l->cancel != NULL) {
         g_cancellable_cancel(l->cancel);
         g_clear_object(&l->cancel);
@@ -431,6 +422,7 @@ static void link_free(gpointer p)
         g_cancellable_cancel(l->cancel);
         g_object_unref(l->cancel);
     }
+    sm_parser_free(l->parser);
     g_hash_table_unref(l->fetched_at);
     g_free(l->url);
     g_free(l->stream_id);
@@ -463,6 +455,7 @@ static Link *ensure_link(SmClient *self, const char *url, gint32 broker)
         l->broker = broker;
         l->last_seq = -1;
         l->fetched_at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        l->parser = sm_parser_new(on_parsed, l);
         g_ptr_array_add(self->links, l);
         link_connect(l);
     } else if (broker >= 0) {
