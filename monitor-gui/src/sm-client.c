@@ -13,7 +13,8 @@
 #define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
 #define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
 
-typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING } LinkState;
+/* LINK_REFUSED: the admin API answered 401; not retried until a token is given */
+typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING, LINK_REFUSED } LinkState;
 
 typedef struct {
     SmClient *client; /* borrowed: the client owns the link */
@@ -24,6 +25,7 @@ typedef struct {
     guint retry_source;
     gint64 retry_at_us;
     SoupWebsocketConnection *ws;
+    SoupMessage *ws_msg; /* the upgrade request, for its status on failure */
     GCancellable *cancel;
     char *stream_id;
     gint64 last_seq;
@@ -41,11 +43,13 @@ struct _SmClient {
     guint refresh_source;
     guint watchdog_source;
     char *status;
+    char *token; /* admin.auth.token, in memory only; NULL: none */
+    gboolean refused_told; /* "unauthorized" emitted since the last token */
     gulong admin_url_id, wants_id;
     SmClientStats stats;
 };
 
-enum { SIG_STATUS, N_SIGNALS };
+enum { SIG_STATUS, SIG_UNAUTHORIZED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_REFRESH_SECONDS, N_PROPS };
@@ -62,9 +66,13 @@ static void update_status(SmClient *self)
 {
     guint open = 0;
     const Link *waiting = NULL;
+    const Link *refused = NULL;
     for (guint i = 0; i < self->links->len; i++) {
         const Link *l = g_ptr_array_index(self->links, i);
         open += l->state == LINK_OPEN ? 1 : 0;
+        if (l->state == LINK_REFUSED && refused == NULL) {
+            refused = l;
+        }
         if (l->state == LINK_WAITING && waiting == NULL) {
             waiting = l;
         }
@@ -75,6 +83,8 @@ static void update_status(SmClient *self)
                 text = g_strdup("streaming");
             } else if (l->state == LINK_CONNECTING) {
                 text = g_strdup("connecting");
+            } else if (l->state == LINK_REFUSED) {
+                text = g_strdup("refused: needs the admin token");
             } else {
                 gint64 left = (l->retry_at_us - g_get_monotonic_time()) / 1000;
                 text = g_strdup_printf("retrying in %.1f s", (double)MAX(left, 0) / 1000.0);
@@ -89,6 +99,14 @@ static void update_status(SmClient *self)
     g_autofree char *s = NULL;
     if (self->links->len == 0) {
         s = g_strdup("not connected");
+    } else if (refused != NULL) {
+        s = g_strdup_printf("%u of %u brokers connected; %s refused the monitor (401 "
+                            "Unauthorized): %s",
+                            open, self->links->len, refused->url,
+                            self->token != NULL
+                                ? "the admin token given is not the broker's admin.auth.token"
+                                : "its admin API needs a token (admin.auth.token): give it "
+                                  "with --token-file or SAMSA_ADMIN_TOKEN, or in Connect");
     } else if (waiting != NULL) {
         gint64 left = (waiting->retry_at_us - g_get_monotonic_time()) / 1000;
         s = g_strdup_printf("%u of %u brokers connected; reconnecting to %s in %.1f s (attempt %u)",
@@ -131,6 +149,37 @@ typedef struct {
     char *path;
 } Get;
 
+/* every request carries the token when there is one */
+static void authorize(SmClient *self, SoupMessage *msg)
+{
+    if (self->token != NULL) {
+        g_autofree char *value = g_strconcat("Bearer ", self->token, NULL);
+        soup_message_headers_replace(soup_message_get_request_headers(msg), "Authorization",
+                                     value);
+        memset(value, 0, strlen(value));
+    }
+}
+
+static void drop_ws(Link *l);
+
+/* a 401: retrying would only be refused again; the token has to change */
+static void link_refused(Link *l)
+{
+    SmClient *self = l->client;
+    drop_ws(l);
+    if (l->cancel != NULL) {
+        g_cancellable_cancel(l->cancel);
+        g_clear_object(&l->cancel);
+    }
+    g_clear_handle_id(&l->retry_source, g_source_remove);
+    l->state = LINK_REFUSED;
+    update_status(self);
+    if (!self->refused_told) {
+        self->refused_told = TRUE;
+        g_signal_emit(self, signals[SIG_UNAUTHORIZED], 0, l->url);
+    }
+}
+
 static void get_group_docs(Link *l, JsonObject *groups);
 
 /* the body of a GET, to the link's parser: on_parsed applies it */
@@ -143,6 +192,8 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
         guint status = soup_message_get_status(g->msg);
         if (status == SOUP_STATUS_OK) {
             sm_parser_push(g->link->parser, SM_PARSE_DOCUMENT, g->path, body);
+        } else if (status == SOUP_STATUS_UNAUTHORIZED) {
+            link_refused(g->link);
         } else {
             g_debug("GET %s%s: %u", g->link->url, g->path, status);
         }
@@ -161,11 +212,15 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
 /* GET the document at path (already escaped) from l, into the model */
 static void get_doc(Link *l, const char *path)
 {
+    if (l->state == LINK_REFUSED) {
+        return;
+    }
     g_autofree char *uri = g_strconcat(l->url, path, NULL);
     SoupMessage *msg = soup_message_new("GET", uri);
     if (msg == NULL) {
         return;
     }
+    authorize(l->client, msg);
     Get *g = g_new0(Get, 1);
     g->link = l;
     g->msg = msg;
@@ -378,7 +433,12 @@ static void ws_ready(GObject *source, GAsyncResult *res, gpointer ud)
     SoupWebsocketConnection *ws =
         soup_session_websocket_connect_finish(SOUP_SESSION(source), res, &err);
     if (ws == NULL) {
-        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        if (g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            return;
+        }
+        if (l->ws_msg != NULL && soup_message_get_status(l->ws_msg) == SOUP_STATUS_UNAUTHORIZED) {
+            link_refused(l);
+        } else {
             link_lost(l, err->message);
         }
         return;
@@ -405,9 +465,12 @@ static void link_connect(Link *l)
         link_lost(l, "not a URL");
         return;
     }
+    /* the broker checks the token on the upgrade request too */
+    authorize(l->client, msg);
+    g_clear_object(&l->ws_msg);
+    l->ws_msg = msg; /* taken */
     soup_session_websocket_connect_async(l->client->session, msg, NULL, NULL, G_PRIORITY_DEFAULT,
                                          l->cancel, ws_ready, l);
-    g_object_unref(msg);
     update_status(l->client);
 }
 
@@ -423,6 +486,7 @@ static void link_free(gpointer p)
         g_object_unref(l->cancel);
     }
     sm_parser_free(l->parser);
+    g_clear_object(&l->ws_msg);
     g_hash_table_unref(l->fetched_at);
     g_free(l->url);
     g_free(l->stream_id);
@@ -522,6 +586,62 @@ void sm_client_set_refresh_seconds(SmClient *self, guint seconds)
     self->refresh_source = g_timeout_add_seconds(self->refresh_seconds, refresh_groups, self);
 }
 
+static void forget_token(SmClient *self)
+{
+    if (self->token != NULL) {
+        memset(self->token, 0, strlen(self->token));
+        g_clear_pointer(&self->token, g_free);
+    }
+}
+
+void sm_client_set_token(SmClient *self, const char *token)
+{
+    g_return_if_fail(SM_IS_CLIENT(self));
+    forget_token(self);
+    self->token = token != NULL && token[0] != '\0' ? g_strdup(token) : NULL;
+    self->refused_told = FALSE;
+    /* every link again with it: those refused, and those open without it */
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        l->attempt = 0;
+        g_clear_handle_id(&l->retry_source, g_source_remove);
+        link_connect(l);
+    }
+    update_status(self);
+}
+
+char *sm_client_read_token_file(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(path, &text, &len, error)) {
+        return NULL;
+    }
+    if (len > 4096 || memchr(text, '\0', len) != NULL) {
+        memset(text, 0, len);
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: not a token", path);
+        return NULL;
+    }
+    char *token = g_strdup(g_strstrip(text));
+    memset(text, 0, len);
+    if (token[0] == '\0') {
+        g_free(token);
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty", path);
+        return NULL;
+    }
+    return token;
+}
+
+gboolean sm_client_is_refused(SmClient *self)
+{
+    for (guint i = 0; i < self->links->len; i++) {
+        if (((Link *)g_ptr_array_index(self->links, i))->state == LINK_REFUSED) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 void sm_client_connect(SmClient *self, const char *admin_url)
 {
     g_return_if_fail(SM_IS_CLIENT(self));
@@ -566,6 +686,7 @@ static void sm_client_finalize(GObject *object)
     SmClient *self = SM_CLIENT(object);
     g_clear_pointer(&self->links, g_ptr_array_unref);
     g_free(self->status);
+    forget_token(self);
     G_OBJECT_CLASS(sm_client_parent_class)->finalize(object);
 }
 
@@ -599,6 +720,9 @@ static void sm_client_class_init(SmClientClass *klass)
     G_OBJECT_CLASS(klass)->finalize = sm_client_finalize;
     signals[SIG_STATUS] = g_signal_new("status-changed", SM_TYPE_CLIENT, G_SIGNAL_RUN_LAST, 0,
                                        NULL, NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIG_UNAUTHORIZED] =
+        g_signal_new("unauthorized", SM_TYPE_CLIENT, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                     G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void sm_client_init(SmClient *self)

@@ -34,6 +34,17 @@ const char *sm_client_get_status(SmClient *self);
 /* links whose stream is open */
 guint sm_client_count_connected(SmClient *self);
 
+/* admin.auth.token (broker/README.md): sent as "Authorization: Bearer
+ * TOKEN" on every request and the stream's upgrade; kept in memory only,
+ * never written anywhere. Setting it reconnects every link. NULL or "":
+ * none. */
+void sm_client_set_token(SmClient *self, const char *token);
+/* (transfer full) the token in the file at path, surrounding white space
+ * stripped; NULL with error set when unreadable or empty */
+char *sm_client_read_token_file(const char *path, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+/* TRUE while a broker refuses the monitor (401) */
+gboolean sm_client_is_refused(SmClient *self);
+
 /* what the links' JSON cost: parsed on workers, applied on this thread */
 typedef struct {
     guint messages;       /* documents and stream messages applied */
@@ -45,6 +56,8 @@ typedef struct {
 /* (transfer none) */
 const SmClientStats *sm_client_get_stats(SmClient *self);
 
-/* Signals: "status-changed" () */
+/* Signals: "status-changed" ()
+ *          "unauthorized" (const char *url)  a broker answered 401; once
+ *                                            until the token is set again */
 
 G_END_DECLS
