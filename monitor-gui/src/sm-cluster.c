@@ -8,6 +8,7 @@
 #define MAX_PARTITIONS_PER_TOPIC 100000 /* a bound on a partition number we believe */
 #define MAX_REPLICAS 64
 #define DEDUP_WINDOW_MS 30000
+#define MAX_MEMBERS 10000 /* a group's members we show */
 
 struct _SmCluster {
     GObject parent_instance;
@@ -734,6 +735,42 @@ static void apply_group_doc(SmCluster *self, JsonObject *doc)
             .lag = get_int(o, "lag", SM_OFFSET_UNKNOWN),
         };
         g_array_append_val(g->offsets, off);
+    }
+    /* the members (the broker's member_list); a document without one keeps
+     * what was shown */
+    JsonArray *ml = get_array(doc, "member_list");
+    if (ml != NULL) {
+        guint nm = MIN(json_array_get_length(ml), MAX_MEMBERS);
+        g_autoptr(GPtrArray) members = g_ptr_array_new_with_free_func(g_object_unref);
+        for (guint i = 0; i < nm; i++) {
+            JsonObject *o = array_object(ml, i);
+            SmMember *m = g_object_new(SM_TYPE_MEMBER, NULL);
+            m->member_id = g_strdup(get_str(o, "member_id"));
+            m->client_id = g_strdup(get_str(o, "client_id"));
+            m->host = g_strdup(get_str(o, "client_host"));
+            GString *s = g_string_new(NULL);
+            JsonArray *as = get_array(o, "assignment");
+            guint na = as != NULL ? json_array_get_length(as) : 0;
+            for (guint k = 0; k < na; k++) {
+                JsonObject *tp = array_object(as, k);
+                const char *topic = get_str(tp, "topic");
+                gint32 pn = get_id(tp, "partition", -1);
+                if (topic == NULL || pn < 0) {
+                    continue;
+                }
+                m->assigned++;
+                if (m->assigned <= 64) {
+                    g_string_append_printf(s, "%s%s-%d", s->len > 0 ? ", " : "", topic, (int)pn);
+                }
+            }
+            if (m->assigned > 64) {
+                g_string_append_printf(s, ", … (%u)", m->assigned);
+            }
+            m->assignment = g_string_free(s, FALSE);
+            g_ptr_array_add(members, m);
+        }
+        guint had = g_list_model_get_n_items(G_LIST_MODEL(g->member_list));
+        g_list_store_splice(g->member_list, 0, had, members->pdata, members->len);
     }
     g->lag_history[g->lag_head] = (double)g->lag;
     g->lag_head = (g->lag_head + 1) % G_N_ELEMENTS(g->lag_history);

@@ -707,6 +707,46 @@ static void test_progress_digested_on_a_worker_applies_as_the_json_does(void)
     unwatch(b, &seen_b);
 }
 
+static void test_group_document_gives_its_members(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply(c, "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"members\":2,"
+             "\"member_list\":["
+             "{\"member_id\":\"billing-1-5f0c\",\"client_id\":\"billing-1\","
+             "\"client_host\":\"/127.0.0.1\",\"assignment\":[{\"topic\":\"orders\","
+             "\"partition\":0},{\"topic\":\"orders\",\"partition\":2}]},"
+             "{\"member_id\":\"billing-2-77aa\",\"client_id\":\"billing-2\","
+             "\"client_host\":\"/10.0.0.7\",\"assignment\":[]},"
+             "{\"member_id\":7,\"assignment\":[{\"topic\":null,\"partition\":1},{}]}],"
+             "\"offsets\":[]}");
+    sm_cluster_flush(c);
+    GListModel *groups = sm_cluster_get_groups(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(groups), 1);
+    g_autoptr(SmGroup) g = g_list_model_get_item(groups, 0);
+    GListModel *members = G_LIST_MODEL(g->member_list);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(members), 3);
+    g_autoptr(SmMember) m0 = g_list_model_get_item(members, 0);
+    CU_ASSERT_STRING_EQUAL(m0->member_id, "billing-1-5f0c");
+    CU_ASSERT_STRING_EQUAL(m0->client_id, "billing-1");
+    CU_ASSERT_STRING_EQUAL(m0->host, "/127.0.0.1");
+    CU_ASSERT_STRING_EQUAL(m0->assignment, "orders-0, orders-2");
+    CU_ASSERT_EQUAL(m0->assigned, 2);
+    g_autoptr(SmMember) m1 = g_list_model_get_item(members, 1);
+    CU_ASSERT_EQUAL(m1->assigned, 0);
+    /* hostile: mistyped fields read as unknown */
+    g_autoptr(SmMember) m2 = g_list_model_get_item(members, 2);
+    CU_ASSERT_PTR_NULL(m2->member_id);
+    CU_ASSERT_EQUAL(m2->assigned, 0);
+    /* the next document replaces them: one member left */
+    apply(c, "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"members\":1,"
+             "\"member_list\":[{\"member_id\":\"billing-2-77aa\",\"client_id\":\"billing-2\","
+             "\"client_host\":\"/10.0.0.7\",\"assignment\":[{\"topic\":\"orders\","
+             "\"partition\":1}]}],\"offsets\":[]}");
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(members), 1);
+    unwatch(c, &seen);
+}
+
 static CU_TestInfo tests[] = {
     {"cluster_document_gives_brokers_by_id", test_cluster_document_gives_brokers_by_id},
     {"leader_view_gives_replica_rows_and_descriptions",
@@ -723,6 +763,7 @@ static CU_TestInfo tests[] = {
     {"offline_partition_counted", test_offline_partition_counted},
     {"new_partitions_arrive_in_one_items_changed", test_new_partitions_arrive_in_one_items_changed},
     {"hostile_json_is_refused_or_read_as_unknown", test_hostile_json_is_refused_or_read_as_unknown},
+    {"group_document_gives_its_members", test_group_document_gives_its_members},
     {"parser_hands_back_in_push_order_on_the_owner_thread",
      test_parser_hands_back_in_push_order_on_the_owner_thread},
     {"parser_freed_with_work_pending_calls_back_no_more",
