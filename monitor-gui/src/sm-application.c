@@ -1,6 +1,8 @@
 /* sm-application.c: samsa-monitor's application (see sm-application.h). */
 #include "sm-application.h"
 
+#include <string.h>
+
 #include "sm-client.h"
 #include "sm-cluster.h"
 #include "sm-window.h"
@@ -20,6 +22,10 @@ static const GOptionEntry options[] = {
     {"topic", 't', 0, G_OPTION_ARG_STRING, NULL, "Show the partitions of TOPIC", "TOPIC"},
     {"page", 'p', 0, G_OPTION_ARG_STRING, NULL,
      "Open on PAGE (cluster, topics, partitions, groups, events)", "PAGE"},
+    {"token-file", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+     "Read the admin API's token (admin.auth.token) from PATH; or set SAMSA_ADMIN_TOKEN. "
+     "Never give it on the command line: other users can read it there.",
+     "PATH"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -52,11 +58,20 @@ static void remember(SmApplication *self, const char *url)
     }
 }
 
+static void ask_for_token(SmApplication *self, const char *url);
+
+static void on_unauthorized(SmClient *client, const char *url, gpointer ud)
+{
+    (void)client;
+    ask_for_token(SM_APPLICATION(ud), url);
+}
+
 static void ensure_window(SmApplication *self)
 {
     if (self->window == NULL) {
         self->cluster = sm_cluster_new();
         self->client = sm_client_new(self->cluster);
+        g_signal_connect(self->client, "unauthorized", G_CALLBACK(on_unauthorized), self);
         g_settings_bind(self->settings, "refresh-seconds", self->client, "refresh-seconds",
                         G_SETTINGS_BIND_GET);
         self->window = sm_window_new(GTK_APPLICATION(self), self->cluster, self->client);
@@ -109,6 +124,43 @@ static void ask_for_cluster(SmApplication *self)
     gtk_window_present(GTK_WINDOW(d));
 }
 
+static void token_response(AdwMessageDialog *dialog, const char *response, gpointer ud)
+{
+    SmApplication *self = SM_APPLICATION(ud);
+    GtkEditable *entry = GTK_EDITABLE(adw_message_dialog_get_extra_child(dialog));
+    if (g_strcmp0(response, "connect") == 0 && self->client != NULL) {
+        /* in memory only: the client keeps it, nothing stores it */
+        sm_client_set_token(self->client, gtk_editable_get_text(entry));
+    }
+    gtk_editable_set_text(entry, "");
+}
+
+/* a broker answered 401: its admin API has admin.auth.token set */
+static void ask_for_token(SmApplication *self, const char *url)
+{
+    if (self->window == NULL) {
+        return;
+    }
+    g_autofree char *body = g_strdup_printf(
+        "%s refused the monitor (401 Unauthorized): its admin API needs the token set as "
+        "admin.auth.token in the brokers' configuration. It is kept in memory only.",
+        url);
+    GtkWidget *d = adw_message_dialog_new(GTK_WINDOW(self->window), "Admin Token Needed", body);
+    GtkWidget *entry = gtk_password_entry_new();
+    gtk_password_entry_set_show_peek_icon(GTK_PASSWORD_ENTRY(entry), TRUE);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(entry), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                   "Admin token", -1);
+    g_object_set(entry, "activates-default", TRUE, NULL);
+    adw_message_dialog_set_extra_child(ADW_MESSAGE_DIALOG(d), entry);
+    adw_message_dialog_add_responses(ADW_MESSAGE_DIALOG(d), "cancel", "Cancel", "connect",
+                                     "Connect", NULL);
+    adw_message_dialog_set_default_response(ADW_MESSAGE_DIALOG(d), "connect");
+    adw_message_dialog_set_response_appearance(ADW_MESSAGE_DIALOG(d), "connect",
+                                               ADW_RESPONSE_SUGGESTED);
+    g_signal_connect(d, "response", G_CALLBACK(token_response), self);
+    gtk_window_present(GTK_WINDOW(d));
+}
+
 static int command_line(GApplication *app, GApplicationCommandLine *cmd)
 {
     SmApplication *self = SM_APPLICATION(app);
@@ -117,6 +169,21 @@ static int command_line(GApplication *app, GApplicationCommandLine *cmd)
     const char *page = NULL;
     (void)g_variant_dict_lookup(opts, "topic", "&s", &topic);
     (void)g_variant_dict_lookup(opts, "page", "&s", &page);
+    const char *token_file = NULL;
+    (void)g_variant_dict_lookup(opts, "token-file", "^&ay", &token_file);
+    g_autofree char *token = NULL;
+    if (token_file != NULL) {
+        g_autoptr(GError) err = NULL;
+        token = sm_client_read_token_file(token_file, &err);
+        if (token == NULL) {
+            g_application_command_line_printerr(cmd, "samsa-monitor: --token-file: %s\n",
+                                                err->message);
+            return 2;
+        }
+    } else {
+        const char *env = g_application_command_line_getenv(cmd, "SAMSA_ADMIN_TOKEN");
+        token = env != NULL && env[0] != '\0' ? g_strstrip(g_strdup(env)) : NULL;
+    }
     int argc = 0;
     g_auto(GStrv) argv = g_application_command_line_get_arguments(cmd, &argc);
     if (argc > 2) {
@@ -131,9 +198,20 @@ static int command_line(GApplication *app, GApplicationCommandLine *cmd)
                 cmd, "samsa-monitor: %s: not an admin URL (http://host:port)\n", url);
             return 2;
         }
+        ensure_window(self);
+        if (token != NULL) {
+            sm_client_set_token(self->client, token);
+        }
         open_cluster(self, url);
     } else {
+        ensure_window(self);
+        if (token != NULL) {
+            sm_client_set_token(self->client, token);
+        }
         ask_for_cluster(self);
+    }
+    if (token != NULL) {
+        memset(token, 0, strlen(token));
     }
     if (topic != NULL) {
         sm_window_show_topic(self->window, topic);

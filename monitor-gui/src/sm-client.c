@@ -2,7 +2,10 @@
 #include "sm-client.h"
 
 #include <libsoup/soup.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
+
+#include "sm-parse.h"
 
 #define BACKOFF_FIRST_MS 500u
 #define BACKOFF_MAX_MS 10000u
@@ -10,7 +13,8 @@
 #define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
 #define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
 
-typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING } LinkState;
+/* LINK_REFUSED: the admin API answered 401; not retried until a token is given */
+typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING, LINK_REFUSED } LinkState;
 
 typedef struct {
     SmClient *client; /* borrowed: the client owns the link */
@@ -21,11 +25,13 @@ typedef struct {
     guint retry_source;
     gint64 retry_at_us;
     SoupWebsocketConnection *ws;
+    SoupMessage *ws_msg; /* the upgrade request, for its status on failure */
     GCancellable *cancel;
     char *stream_id;
     gint64 last_seq;
     gint64 heard_at_us;
     GHashTable *fetched_at; /* topic -> gint64 *: last /v1/topics/{t}/partitions asked */
+    SmParser *parser; /* the link's JSON, parsed on a worker, applied in order */
 } Link;
 
 struct _SmClient {
@@ -37,10 +43,13 @@ struct _SmClient {
     guint refresh_source;
     guint watchdog_source;
     char *status;
+    char *token; /* admin.auth.token, in memory only; NULL: none */
+    gboolean refused_told; /* "unauthorized" emitted since the last token */
     gulong admin_url_id, wants_id;
+    SmClientStats stats;
 };
 
-enum { SIG_STATUS, N_SIGNALS };
+enum { SIG_STATUS, SIG_UNAUTHORIZED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_REFRESH_SECONDS, N_PROPS };
@@ -57,9 +66,13 @@ static void update_status(SmClient *self)
 {
     guint open = 0;
     const Link *waiting = NULL;
+    const Link *refused = NULL;
     for (guint i = 0; i < self->links->len; i++) {
         const Link *l = g_ptr_array_index(self->links, i);
         open += l->state == LINK_OPEN ? 1 : 0;
+        if (l->state == LINK_REFUSED && refused == NULL) {
+            refused = l;
+        }
         if (l->state == LINK_WAITING && waiting == NULL) {
             waiting = l;
         }
@@ -70,6 +83,8 @@ static void update_status(SmClient *self)
                 text = g_strdup("streaming");
             } else if (l->state == LINK_CONNECTING) {
                 text = g_strdup("connecting");
+            } else if (l->state == LINK_REFUSED) {
+                text = g_strdup("refused: needs the admin token");
             } else {
                 gint64 left = (l->retry_at_us - g_get_monotonic_time()) / 1000;
                 text = g_strdup_printf("retrying in %.1f s", (double)MAX(left, 0) / 1000.0);
@@ -84,6 +99,14 @@ static void update_status(SmClient *self)
     g_autofree char *s = NULL;
     if (self->links->len == 0) {
         s = g_strdup("not connected");
+    } else if (refused != NULL) {
+        s = g_strdup_printf("%u of %u brokers connected; %s refused the monitor (401 "
+                            "Unauthorized): %s",
+                            open, self->links->len, refused->url,
+                            self->token != NULL
+                                ? "the admin token given is not the broker's admin.auth.token"
+                                : "its admin API needs a token (admin.auth.token): give it "
+                                  "with --token-file or SAMSA_ADMIN_TOKEN, or in Connect");
     } else if (waiting != NULL) {
         gint64 left = (waiting->retry_at_us - g_get_monotonic_time()) / 1000;
         s = g_strdup_printf("%u of %u brokers connected; reconnecting to %s in %.1f s (attempt %u)",
@@ -104,6 +127,11 @@ const char *sm_client_get_status(SmClient *self)
     return self->status;
 }
 
+const SmClientStats *sm_client_get_stats(SmClient *self)
+{
+    return &self->stats;
+}
+
 guint sm_client_count_connected(SmClient *self)
 {
     guint open = 0;
@@ -121,41 +149,54 @@ typedef struct {
     char *path;
 } Get;
 
-static void get_group_docs(Link *l, JsonObject *groups);
-
-/* the body of a GET, into the model */
-static void take_body(Get *g, GBytes *body)
+/* every request carries the token when there is one */
+static void authorize(SmClient *self, SoupMessage *msg)
 {
-    if (soup_message_get_status(g->msg) != SOUP_STATUS_OK) {
-        g_debug("GET %s%s: %u", g->link->url, g->path, soup_message_get_status(g->msg));
-        return;
-    }
-    gsize len = 0;
-    const char *data = g_bytes_get_data(body, &len);
-    g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    if (data == NULL || len > G_MAXSSIZE ||
-        !json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
-        g_debug("GET %s%s: not JSON", g->link->url, g->path);
-        return;
-    }
-    JsonNode *root = json_parser_get_root(parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-        return;
-    }
-    JsonObject *doc = json_node_get_object(root);
-    sm_cluster_apply_object(g->link->client->cluster, doc);
-    if (strcmp(g->path, "/v1/groups") == 0) {
-        get_group_docs(g->link, doc);
+    if (self->token != NULL) {
+        g_autofree char *value = g_strconcat("Bearer ", self->token, NULL);
+        soup_message_headers_replace(soup_message_get_request_headers(msg), "Authorization",
+                                     value);
+        memset(value, 0, strlen(value));
     }
 }
 
+static void drop_ws(Link *l);
+
+/* a 401: retrying would only be refused again; the token has to change */
+static void link_refused(Link *l)
+{
+    SmClient *self = l->client;
+    drop_ws(l);
+    if (l->cancel != NULL) {
+        g_cancellable_cancel(l->cancel);
+        g_clear_object(&l->cancel);
+    }
+    g_clear_handle_id(&l->retry_source, g_source_remove);
+    l->state = LINK_REFUSED;
+    update_status(self);
+    if (!self->refused_told) {
+        self->refused_told = TRUE;
+        g_signal_emit(self, signals[SIG_UNAUTHORIZED], 0, l->url);
+    }
+}
+
+static void get_group_docs(Link *l, JsonObject *groups);
+
+/* the body of a GET, to the link's parser: on_parsed applies it */
 static void got(GObject *source, GAsyncResult *res, gpointer ud)
 {
     Get *g = ud;
     GError *err = NULL;
     GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
     if (body != NULL) {
-        take_body(g, body);
+        guint status = soup_message_get_status(g->msg);
+        if (status == SOUP_STATUS_OK) {
+            sm_parser_push(g->link->parser, SM_PARSE_DOCUMENT, g->path, body);
+        } else if (status == SOUP_STATUS_UNAUTHORIZED) {
+            link_refused(g->link);
+        } else {
+            g_debug("GET %s%s: %u", g->link->url, g->path, status);
+        }
         g_bytes_unref(body);
     } else {
         if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
@@ -171,11 +212,15 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
 /* GET the document at path (already escaped) from l, into the model */
 static void get_doc(Link *l, const char *path)
 {
+    if (l->state == LINK_REFUSED) {
+        return;
+    }
     g_autofree char *uri = g_strconcat(l->url, path, NULL);
     SoupMessage *msg = soup_message_new("GET", uri);
     if (msg == NULL) {
         return;
     }
+    authorize(l->client, msg);
     Get *g = g_new0(Get, 1);
     g->link = l;
     g->msg = msg;
@@ -223,55 +268,27 @@ static void get_group_docs(Link *l, JsonObject *groups)
 }
 
 /* the topics document names the topics: each one's partitions follow */
-static void got_topics(GObject *source, GAsyncResult *res, gpointer ud)
+static void get_topics_partitions(Link *l, JsonObject *doc)
 {
-    Get *g = ud;
-    g_autoptr(GError) err = NULL;
-    g_autoptr(GBytes) body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
-    if (body != NULL && soup_message_get_status(g->msg) == SOUP_STATUS_OK) {
-        gsize len = 0;
-        const char *data = g_bytes_get_data(body, &len);
-        g_autoptr(JsonParser) parser = json_parser_new_immutable();
-        if (data != NULL && len <= G_MAXSSIZE &&
-            json_parser_load_from_data(parser, data, (gssize)len, NULL)) {
-            JsonNode *root = json_parser_get_root(parser);
-            if (root != NULL && JSON_NODE_HOLDS_OBJECT(root)) {
-                JsonObject *doc = json_node_get_object(root);
-                sm_cluster_apply_object(g->link->client->cluster, doc);
-                JsonNode *tn = json_object_get_member(doc, "topics");
-                JsonArray *a = tn != NULL && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
-                for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
-                    JsonNode *e = json_array_get_element(a, i);
-                    if (JSON_NODE_HOLDS_OBJECT(e)) {
-                        const char *name = json_object_get_string_member_with_default(
-                            json_node_get_object(e), "name", NULL);
-                        if (name != NULL) {
-                            get_topic(g->link, name);
-                        }
-                    }
-                }
+    JsonNode *tn = json_object_get_member(doc, "topics");
+    JsonArray *a = tn != NULL && JSON_NODE_HOLDS_ARRAY(tn) ? json_node_get_array(tn) : NULL;
+    for (guint i = 0; a != NULL && i < json_array_get_length(a); i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (JSON_NODE_HOLDS_OBJECT(e)) {
+            const char *name =
+                json_object_get_string_member_with_default(json_node_get_object(e), "name", NULL);
+            if (name != NULL) {
+                get_topic(l, name);
             }
         }
     }
-    g_object_unref(g->msg);
-    g_free(g->path);
-    g_free(g);
 }
 
 static void read_documents(Link *l)
 {
     g_hash_table_remove_all(l->fetched_at);
     get_doc(l, "/v1/cluster");
-    g_autofree char *uri = g_strconcat(l->url, "/v1/topics", NULL);
-    SoupMessage *msg = soup_message_new("GET", uri);
-    if (msg != NULL) {
-        Get *g = g_new0(Get, 1);
-        g->link = l;
-        g->msg = msg;
-        g->path = g_strdup("/v1/topics");
-        soup_session_send_and_read_async(l->client->session, msg, G_PRIORITY_DEFAULT, l->cancel,
-                                         got_topics, g);
-    }
+    get_doc(l, "/v1/topics");
     get_doc(l, "/v1/groups");
 }
 
@@ -282,24 +299,20 @@ static void on_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpo
     (void)ws;
     Link *l = ud;
     l->heard_at_us = g_get_monotonic_time();
-    if (type != SOUP_WEBSOCKET_DATA_TEXT) {
-        return;
+    if (type == SOUP_WEBSOCKET_DATA_TEXT) {
+        sm_parser_push(l->parser, SM_PARSE_STREAM, NULL, data);
     }
-    gsize len = 0;
-    const char *text = g_bytes_get_data(data, &len);
-    g_autoptr(JsonParser) parser = json_parser_new_immutable();
-    if (text == NULL || len > G_MAXSSIZE ||
-        !json_parser_load_from_data(parser, text, (gssize)len, NULL)) {
-        return;
+}
+
+/* a stream message, parsed, in the stream's order */
+static void take_stream_message(Link *l, SmParsed *r)
+{
+    JsonObject *m = r->root != NULL ? json_node_get_object(r->root) : NULL;
+    if (m == NULL && r->progress == NULL) {
+        return; /* not a JSON object */
     }
-    JsonNode *root = json_parser_get_root(parser);
-    if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-        return;
-    }
-    JsonObject *m = json_node_get_object(root);
-    const char *kind = json_object_get_string_member_with_default(m, "type", "");
-    gint64 seq = json_object_get_int_member_with_default(m, "seq", -1);
-    if (strcmp(kind, "hello") == 0) {
+    gint64 seq = r->seq;
+    if (strcmp(r->type, "hello") == 0) {
         const char *stream = json_object_get_string_member_with_default(m, "stream", "");
         /* another stream (the broker restarted) or missed messages: what
          * the model holds of this broker may be stale, read it again */
@@ -323,7 +336,36 @@ static void on_message(SoupWebsocketConnection *ws, gint type, GBytes *data, gpo
         read_documents(l); /* a gap */
     }
     l->last_seq = seq;
-    sm_cluster_apply_object(l->client->cluster, m);
+    if (r->progress != NULL) {
+        sm_cluster_apply_progress(l->client->cluster, r->progress);
+    } else {
+        sm_cluster_apply_object(l->client->cluster, m);
+    }
+}
+
+static void on_parsed(SmParsed *r, gpointer ud)
+{
+    Link *l = ud;
+    SmClient *self = l->client;
+    gint64 t0 = g_get_monotonic_time();
+    if (r->kind == SM_PARSE_STREAM) {
+        take_stream_message(l, r);
+    } else if (r->root != NULL) {
+        JsonObject *doc = json_node_get_object(r->root);
+        sm_cluster_apply_object(self->cluster, doc);
+        if (g_strcmp0(r->path, "/v1/topics") == 0) {
+            get_topics_partitions(l, doc);
+        } else if (g_strcmp0(r->path, "/v1/groups") == 0) {
+            get_group_docs(l, doc);
+        }
+    } else {
+        g_debug("GET %s%s: not a JSON object", l->url, r->path);
+    }
+    gint64 dt = g_get_monotonic_time() - t0;
+    self->stats.messages++;
+    self->stats.parse_us += r->parse_us;
+    self->stats.apply_us += dt;
+    self->stats.apply_max_us = MAX(self->stats.apply_max_us, dt);
 }
 
 static void on_pong(SoupWebsocketConnection *ws, GBytes *data, gpointer ud)
@@ -361,6 +403,10 @@ static gboolean retry(gpointer ud)
 static void link_lost(Link *l, const char *why)
 {
     drop_ws(l);
+    /* what the lost stream had sent and was not applied yet is dropped:
+     * its hello on the next connection reads the documents again */
+    sm_parser_free(l->parser);
+    l->parser = sm_parser_new(on_parsed, l);
     if (l->cancel != NULL) {
         g_cancellable_cancel(l->cancel);
         g_clear_object(&l->cancel);
@@ -387,7 +433,12 @@ static void ws_ready(GObject *source, GAsyncResult *res, gpointer ud)
     SoupWebsocketConnection *ws =
         soup_session_websocket_connect_finish(SOUP_SESSION(source), res, &err);
     if (ws == NULL) {
-        if (!g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        if (g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            return;
+        }
+        if (l->ws_msg != NULL && soup_message_get_status(l->ws_msg) == SOUP_STATUS_UNAUTHORIZED) {
+            link_refused(l);
+        } else {
             link_lost(l, err->message);
         }
         return;
@@ -414,9 +465,12 @@ static void link_connect(Link *l)
         link_lost(l, "not a URL");
         return;
     }
+    /* the broker checks the token on the upgrade request too */
+    authorize(l->client, msg);
+    g_clear_object(&l->ws_msg);
+    l->ws_msg = msg; /* taken */
     soup_session_websocket_connect_async(l->client->session, msg, NULL, NULL, G_PRIORITY_DEFAULT,
                                          l->cancel, ws_ready, l);
-    g_object_unref(msg);
     update_status(l->client);
 }
 
@@ -431,6 +485,8 @@ static void link_free(gpointer p)
         g_cancellable_cancel(l->cancel);
         g_object_unref(l->cancel);
     }
+    sm_parser_free(l->parser);
+    g_clear_object(&l->ws_msg);
     g_hash_table_unref(l->fetched_at);
     g_free(l->url);
     g_free(l->stream_id);
@@ -463,6 +519,7 @@ static Link *ensure_link(SmClient *self, const char *url, gint32 broker)
         l->broker = broker;
         l->last_seq = -1;
         l->fetched_at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        l->parser = sm_parser_new(on_parsed, l);
         g_ptr_array_add(self->links, l);
         link_connect(l);
     } else if (broker >= 0) {
@@ -529,6 +586,62 @@ void sm_client_set_refresh_seconds(SmClient *self, guint seconds)
     self->refresh_source = g_timeout_add_seconds(self->refresh_seconds, refresh_groups, self);
 }
 
+static void forget_token(SmClient *self)
+{
+    if (self->token != NULL) {
+        memset(self->token, 0, strlen(self->token));
+        g_clear_pointer(&self->token, g_free);
+    }
+}
+
+void sm_client_set_token(SmClient *self, const char *token)
+{
+    g_return_if_fail(SM_IS_CLIENT(self));
+    forget_token(self);
+    self->token = token != NULL && token[0] != '\0' ? g_strdup(token) : NULL;
+    self->refused_told = FALSE;
+    /* every link again with it: those refused, and those open without it */
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        l->attempt = 0;
+        g_clear_handle_id(&l->retry_source, g_source_remove);
+        link_connect(l);
+    }
+    update_status(self);
+}
+
+char *sm_client_read_token_file(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(path, &text, &len, error)) {
+        return NULL;
+    }
+    if (len > 4096 || memchr(text, '\0', len) != NULL) {
+        memset(text, 0, len);
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: not a token", path);
+        return NULL;
+    }
+    char *token = g_strdup(g_strstrip(text));
+    memset(text, 0, len);
+    if (token[0] == '\0') {
+        g_free(token);
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: empty", path);
+        return NULL;
+    }
+    return token;
+}
+
+gboolean sm_client_is_refused(SmClient *self)
+{
+    for (guint i = 0; i < self->links->len; i++) {
+        if (((Link *)g_ptr_array_index(self->links, i))->state == LINK_REFUSED) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 void sm_client_connect(SmClient *self, const char *admin_url)
 {
     g_return_if_fail(SM_IS_CLIENT(self));
@@ -573,6 +686,7 @@ static void sm_client_finalize(GObject *object)
     SmClient *self = SM_CLIENT(object);
     g_clear_pointer(&self->links, g_ptr_array_unref);
     g_free(self->status);
+    forget_token(self);
     G_OBJECT_CLASS(sm_client_parent_class)->finalize(object);
 }
 
@@ -606,6 +720,9 @@ static void sm_client_class_init(SmClientClass *klass)
     G_OBJECT_CLASS(klass)->finalize = sm_client_finalize;
     signals[SIG_STATUS] = g_signal_new("status-changed", SM_TYPE_CLIENT, G_SIGNAL_RUN_LAST, 0,
                                        NULL, NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIG_UNAUTHORIZED] =
+        g_signal_new("unauthorized", SM_TYPE_CLIENT, G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                     G_TYPE_NONE, 1, G_TYPE_STRING);
 }
 
 static void sm_client_init(SmClient *self)

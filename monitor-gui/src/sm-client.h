@@ -7,7 +7,8 @@
  * that fails or falls silent (no message nor pong for 30 s) is retried with
  * exponential backoff (0.5 s doubling to 10 s), shown on its broker's row
  * and in the status. Everything is asynchronous on the thread-default main
- * context: nothing here blocks.
+ * context: nothing here blocks. JSON is parsed per link on a worker thread
+ * (sm-parse.h), in order, and only applied here.
  *
  * @locality GTK main thread */
 #pragma once
@@ -33,6 +34,30 @@ const char *sm_client_get_status(SmClient *self);
 /* links whose stream is open */
 guint sm_client_count_connected(SmClient *self);
 
-/* Signals: "status-changed" () */
+/* admin.auth.token (broker/README.md): sent as "Authorization: Bearer
+ * TOKEN" on every request and the stream's upgrade; kept in memory only,
+ * never written anywhere. Setting it reconnects every link. NULL or "":
+ * none. */
+void sm_client_set_token(SmClient *self, const char *token);
+/* (transfer full) the token in the file at path, surrounding white space
+ * stripped; NULL with error set when unreadable or empty */
+char *sm_client_read_token_file(const char *path, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+/* TRUE while a broker refuses the monitor (401) */
+gboolean sm_client_is_refused(SmClient *self);
+
+/* what the links' JSON cost: parsed on workers, applied on this thread */
+typedef struct {
+    guint messages;       /* documents and stream messages applied */
+    gint64 parse_us;      /* the workers' time, summed */
+    gint64 apply_us;      /* this thread's time applying them, summed */
+    gint64 apply_max_us;  /* the longest single apply */
+} SmClientStats;
+
+/* (transfer none) */
+const SmClientStats *sm_client_get_stats(SmClient *self);
+
+/* Signals: "status-changed" ()
+ *          "unauthorized" (const char *url)  a broker answered 401; once
+ *                                            until the token is set again */
 
 G_END_DECLS

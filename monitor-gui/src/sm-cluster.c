@@ -8,6 +8,7 @@
 #define MAX_PARTITIONS_PER_TOPIC 100000 /* a bound on a partition number we believe */
 #define MAX_REPLICAS 64
 #define DEDUP_WINDOW_MS 30000
+#define MAX_MEMBERS 10000 /* a group's members we show */
 
 struct _SmCluster {
     GObject parent_instance;
@@ -358,89 +359,158 @@ static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
     }
 }
 
-/* one entry of a "progress" message from broker `from` */
-static void apply_progress(SmCluster *self, JsonObject *e, gint32 from, gint64 time_ms)
+/* ------------------------------------------------------------ progress, digested */
+
+/* The digest reads the JSON exactly as the model did before it was split
+ * off: a pure function of the object, so that it runs on a parsing thread. */
+SmProgress *sm_progress_new_from_object(JsonObject *ev)
 {
-    const char *topic = get_str(e, "topic");
-    gint32 pn = get_id(e, "partition", -1);
-    SmPartition *p = sm_cluster_find_partition(self, topic, pn);
+    SmProgress *pr = g_new0(SmProgress, 1);
+    pr->broker = get_id(ev, "broker", -1);
+    pr->time_ms = get_int(ev, "time_ms", 0);
+    pr->seq = get_int(ev, "seq", -1);
+    JsonArray *a = get_array(ev, "partitions");
+    guint n = a != NULL ? json_array_get_length(a) : 0;
+    pr->entries = g_array_sized_new(FALSE, TRUE, sizeof(SmProgressEntry), n);
+    pr->replicas = g_array_sized_new(FALSE, TRUE, sizeof(SmReplica), n * 3);
+    pr->strings = g_string_chunk_new(256);
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *topic = get_str(o, "topic");
+        SmProgressEntry e = {
+            .topic = topic != NULL ? g_string_chunk_insert_const(pr->strings, topic) : NULL,
+            .partition = get_id(o, "partition", -1),
+            .leader = get_id(o, "leader", -1),
+            .led_here = get_bool(o, "led_here", FALSE),
+            .high_watermark = get_int(o, "high_watermark", SM_OFFSET_UNKNOWN),
+            .log_start_offset = get_int(o, "log_start_offset", SM_OFFSET_UNKNOWN),
+            .log_end_offset = get_int(o, "log_end_offset", SM_OFFSET_UNKNOWN),
+            .first_replica = pr->replicas->len,
+            .n_replicas = 0,
+        };
+        JsonArray *ra = get_array(o, "replicas");
+        guint nr = ra != NULL ? MIN(json_array_get_length(ra), MAX_REPLICAS) : 0;
+        for (guint k = 0; k < nr; k++) {
+            SmReplica r;
+            read_replica(array_object(ra, k), &r);
+            g_array_append_val(pr->replicas, r);
+        }
+        e.n_replicas = nr;
+        g_array_append_val(pr->entries, e);
+    }
+    return pr;
+}
+
+void sm_progress_free(SmProgress *pr)
+{
+    if (pr == NULL) {
+        return;
+    }
+    g_array_unref(pr->entries);
+    g_array_unref(pr->replicas);
+    g_string_chunk_free(pr->strings);
+    g_free(pr);
+}
+
+/* one entry of a "progress" message from broker `from`; t is its topic
+ * (NULL: not known here) */
+static void apply_progress(SmCluster *self, const SmProgress *pr, const SmProgressEntry *e,
+                           SmTopic *t)
+{
+    gint32 from = pr->broker;
+    SmPartition *p = NULL;
+    if (t != NULL && e->partition >= 0 && (guint)e->partition < t->parts->len) {
+        p = g_ptr_array_index(t->parts, e->partition);
+    }
     if (p == NULL) {
-        if (topic != NULL) {
-            g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, topic);
+        if (e->topic != NULL) {
+            g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, e->topic);
         }
         return;
     }
-    gboolean led = get_bool(e, "led_here", FALSE);
-    if (!led) {
+    const SmReplica *reps = e->n_replicas > 0
+                                ? &g_array_index(pr->replicas, SmReplica, e->first_replica)
+                                : NULL;
+    if (!e->led_here) {
         /* a follower's own LEO; only while no leader's view is shown */
         if (p->full_view) {
             return;
         }
-        JsonArray *a = get_array(e, "replicas");
-        guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
-        for (guint i = 0; i < n; i++) {
-            SmReplica r;
-            read_replica(array_object(a, i), &r);
-            for (guint k = 0; k < p->replicas->len && r.log_end_offset >= 0; k++) {
+        for (guint i = 0; i < e->n_replicas; i++) {
+            const SmReplica *r = &reps[i];
+            for (guint k = 0; k < p->replicas->len && r->log_end_offset >= 0; k++) {
                 SmReplica *have = &g_array_index(p->replicas, SmReplica, k);
-                if (have->broker == r.broker) {
-                    have->log_end_offset = r.log_end_offset;
+                if (have->broker == r->broker) {
+                    have->log_end_offset = r->log_end_offset;
                 }
             }
         }
-        gint64 hw = get_int(e, "high_watermark", SM_OFFSET_UNKNOWN);
-        if (hw != SM_OFFSET_UNKNOWN) {
-            p->high_watermark = hw;
+        if (e->high_watermark != SM_OFFSET_UNKNOWN) {
+            p->high_watermark = e->high_watermark;
         }
         mark(self, p);
         return;
     }
-    if (get_id(e, "leader", -1) != from || p->leader != from) {
+    if (e->leader != from || p->leader != from) {
         /* from a leader whose epoch this model has not seen: its document has it */
-        g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, topic);
+        g_signal_emit(self, signals[SIG_WANTS_PARTITIONS], 0, (gint)from, e->topic);
         return;
     }
-    p->high_watermark = get_int(e, "high_watermark", SM_OFFSET_UNKNOWN);
-    p->log_start_offset = get_int(e, "log_start_offset", SM_OFFSET_UNKNOWN);
-    p->log_end_offset = get_int(e, "log_end_offset", SM_OFFSET_UNKNOWN);
-    JsonArray *a = get_array(e, "replicas");
-    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_REPLICAS) : 0;
-    for (guint i = 0; i < n; i++) {
-        SmReplica r;
-        read_replica(array_object(a, i), &r);
+    p->high_watermark = e->high_watermark;
+    p->log_start_offset = e->log_start_offset;
+    p->log_end_offset = e->log_end_offset;
+    for (guint i = 0; i < e->n_replicas; i++) {
+        const SmReplica *r = &reps[i];
         for (guint k = 0; k < p->replicas->len; k++) {
             SmReplica *have = &g_array_index(p->replicas, SmReplica, k);
-            if (have->broker == r.broker) {
-                have->log_end_offset = r.log_end_offset;
-                have->lag = r.lag;
-                have->since_caught_up_ms = r.since_caught_up_ms;
-                have->in_sync = r.in_sync;
+            if (have->broker == r->broker) {
+                have->log_end_offset = r->log_end_offset;
+                have->lag = r->lag;
+                have->since_caught_up_ms = r->since_caught_up_ms;
+                have->in_sync = r->in_sync;
             }
         }
     }
     /* the leader's in_sync flags are its ISR: keep the ISR's order when
      * the membership is the same */
-    GArray *isr = g_array_new(FALSE, FALSE, sizeof(gint32));
+    gboolean same = TRUE;
+    guint in_sync = 0;
     for (guint k = 0; k < p->replicas->len; k++) {
         const SmReplica *r = &g_array_index(p->replicas, SmReplica, k);
         if (r->in_sync) {
-            g_array_append_val(isr, r->broker);
+            in_sync++;
+            same = same && sm_partition_in_isr(p, r->broker);
         }
     }
-    gboolean same = isr->len == p->isr->len;
-    for (guint k = 0; same && k < isr->len; k++) {
-        same = sm_partition_in_isr(p, g_array_index(isr, gint32, k));
-    }
-    if (!same) {
-        g_array_unref(p->isr);
-        p->isr = isr;
-    } else {
-        g_array_unref(isr);
+    if (!same || in_sync != p->isr->len) {
+        g_array_set_size(p->isr, 0);
+        for (guint k = 0; k < p->replicas->len; k++) {
+            const SmReplica *r = &g_array_index(p->replicas, SmReplica, k);
+            if (r->in_sync) {
+                g_array_append_val(p->isr, r->broker);
+            }
+        }
     }
     p->full_view = TRUE;
     p->view_of = from;
-    p->updated_ms = time_ms;
+    p->updated_ms = pr->time_ms;
     mark(self, p);
+}
+
+void sm_cluster_apply_progress(SmCluster *self, const SmProgress *pr)
+{
+    g_return_if_fail(SM_IS_CLUSTER(self));
+    /* a message lists a topic's partitions together: one lookup a run */
+    const char *last = NULL;
+    SmTopic *t = NULL;
+    for (guint i = 0; i < pr->entries->len; i++) {
+        const SmProgressEntry *e = &g_array_index(pr->entries, SmProgressEntry, i);
+        if (e->topic != last) {
+            last = e->topic;
+            t = sm_cluster_find_topic(self, e->topic);
+        }
+        apply_progress(self, pr, e, t);
+    }
 }
 
 static void apply_leader_change(SmCluster *self, JsonObject *ev, gint32 from)
@@ -666,6 +736,42 @@ static void apply_group_doc(SmCluster *self, JsonObject *doc)
         };
         g_array_append_val(g->offsets, off);
     }
+    /* the members (the broker's member_list); a document without one keeps
+     * what was shown */
+    JsonArray *ml = get_array(doc, "member_list");
+    if (ml != NULL) {
+        guint nm = MIN(json_array_get_length(ml), MAX_MEMBERS);
+        g_autoptr(GPtrArray) members = g_ptr_array_new_with_free_func(g_object_unref);
+        for (guint i = 0; i < nm; i++) {
+            JsonObject *o = array_object(ml, i);
+            SmMember *m = g_object_new(SM_TYPE_MEMBER, NULL);
+            m->member_id = g_strdup(get_str(o, "member_id"));
+            m->client_id = g_strdup(get_str(o, "client_id"));
+            m->host = g_strdup(get_str(o, "client_host"));
+            GString *s = g_string_new(NULL);
+            JsonArray *as = get_array(o, "assignment");
+            guint na = as != NULL ? json_array_get_length(as) : 0;
+            for (guint k = 0; k < na; k++) {
+                JsonObject *tp = array_object(as, k);
+                const char *topic = get_str(tp, "topic");
+                gint32 pn = get_id(tp, "partition", -1);
+                if (topic == NULL || pn < 0) {
+                    continue;
+                }
+                m->assigned++;
+                if (m->assigned <= 64) {
+                    g_string_append_printf(s, "%s%s-%d", s->len > 0 ? ", " : "", topic, (int)pn);
+                }
+            }
+            if (m->assigned > 64) {
+                g_string_append_printf(s, ", … (%u)", m->assigned);
+            }
+            m->assignment = g_string_free(s, FALSE);
+            g_ptr_array_add(members, m);
+        }
+        guint had = g_list_model_get_n_items(G_LIST_MODEL(g->member_list));
+        g_list_store_splice(g->member_list, 0, had, members->pdata, members->len);
+    }
     g->lag_history[g->lag_head] = (double)g->lag;
     g->lag_head = (g->lag_head + 1) % G_N_ELEMENTS(g->lag_history);
     g->lag_n = MIN(g->lag_n + 1, (guint)G_N_ELEMENTS(g->lag_history));
@@ -685,16 +791,13 @@ static void apply_event(SmCluster *self, JsonObject *ev)
 {
     const char *type = get_str(ev, "type");
     gint32 from = get_id(ev, "broker", -1);
-    gint64 time_ms = get_int(ev, "time_ms", 0);
     if (type == NULL) {
         return;
     }
     if (strcmp(type, "progress") == 0) {
-        JsonArray *a = get_array(ev, "partitions");
-        guint n = a != NULL ? json_array_get_length(a) : 0;
-        for (guint i = 0; i < n; i++) {
-            apply_progress(self, array_object(a, i), from, time_ms);
-        }
+        SmProgress *pr = sm_progress_new_from_object(ev);
+        sm_cluster_apply_progress(self, pr);
+        sm_progress_free(pr);
     } else if (strcmp(type, "leader_change") == 0) {
         apply_leader_change(self, ev, from);
     } else if (strcmp(type, "isr_shrink") == 0) {

@@ -231,6 +231,28 @@ GListModel *sm_topic_get_partitions(SmTopic *self)
 
 /* ------------------------------------------------------------ group */
 
+G_DEFINE_FINAL_TYPE(SmMember, sm_member, G_TYPE_OBJECT)
+
+static void sm_member_finalize(GObject *object)
+{
+    SmMember *self = SM_MEMBER(object);
+    g_free(self->member_id);
+    g_free(self->client_id);
+    g_free(self->host);
+    g_free(self->assignment);
+    G_OBJECT_CLASS(sm_member_parent_class)->finalize(object);
+}
+
+static void sm_member_class_init(SmMemberClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_member_finalize;
+}
+
+static void sm_member_init(SmMember *self)
+{
+    (void)self;
+}
+
 G_DEFINE_FINAL_TYPE(SmGroup, sm_group, G_TYPE_OBJECT)
 
 static void clear_offset(gpointer p)
@@ -245,6 +267,7 @@ static void sm_group_finalize(GObject *object)
     g_free(self->state);
     g_free(self->protocol);
     g_array_unref(self->offsets);
+    g_object_unref(self->member_list);
     G_OBJECT_CLASS(sm_group_parent_class)->finalize(object);
 }
 
@@ -259,6 +282,7 @@ static void sm_group_init(SmGroup *self)
     self->coordinator = -1;
     self->offsets = g_array_new(FALSE, TRUE, sizeof(SmGroupOffset));
     g_array_set_clear_func(self->offsets, clear_offset);
+    self->member_list = g_list_store_new(SM_TYPE_MEMBER);
 }
 
 /* ------------------------------------------------------------ event */

@@ -124,6 +124,19 @@ typedef struct {
     gint64 lag;
 } SmGroupOffset;
 
+/* one member of a group, as /v1/groups/{g}'s member_list shows it */
+#define SM_TYPE_MEMBER (sm_member_get_type())
+G_DECLARE_FINAL_TYPE(SmMember, sm_member, SM, MEMBER, GObject)
+
+struct _SmMember {
+    GObject parent_instance;
+    char *member_id;
+    char *client_id;
+    char *host;       /* the broker's client_host, "/127.0.0.1" */
+    char *assignment; /* "orders-0, orders-1" (at most 64 named, then "… (N)") */
+    guint assigned;   /* partitions assigned */
+};
+
 #define SM_TYPE_GROUP (sm_group_get_type())
 G_DECLARE_FINAL_TYPE(SmGroup, sm_group, SM, GROUP, GObject)
 
@@ -137,6 +150,7 @@ struct _SmGroup {
     gint32 coordinator;
     gint64 lag;
     GArray *offsets;   /* SmGroupOffset */
+    GListStore *member_list; /* SmMember, the group document's order */
     double lag_history[60]; /* a ring of the total lag, one per document */
     guint lag_n;
     guint lag_head;

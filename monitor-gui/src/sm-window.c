@@ -19,11 +19,14 @@ struct _SmWindow {
     GtkColumnView *topics_view;
     GtkColumnView *partitions_view;
     GtkColumnView *groups_view;
+    GtkColumnView *members_view;
+    GtkLabel *members_label;
     GtkColumnView *events_view;
     GtkSearchEntry *topic_search;
     GtkDropDown *topic_choice;
     /* */
     GtkSortListModel *partitions_sorted;
+    GtkSortListModel *members_sorted;
     GtkCustomFilter *topic_filter;
     char *topic; /* the partitions page's */
     guint flush_tick;
@@ -251,6 +254,28 @@ static const Column group_columns[] = {
     {"Lag per partition", g_parts, NULL, FALSE, TRUE},
 };
 
+/* members of the chosen group */
+static char *m_id(gpointer i) { return g_strdup(SM_MEMBER(i)->member_id ? SM_MEMBER(i)->member_id : "—"); }
+static char *m_client(gpointer i) { return g_strdup(SM_MEMBER(i)->client_id ? SM_MEMBER(i)->client_id : "—"); }
+static char *m_host(gpointer i) { return g_strdup(SM_MEMBER(i)->host ? SM_MEMBER(i)->host : "—"); }
+static char *m_assigned(gpointer i)
+{
+    SmMember *m = SM_MEMBER(i);
+    return m->assigned > 0 ? g_strdup(m->assignment) : g_strdup("none");
+}
+static int m_cmp_client(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    return g_strcmp0(((const SmMember *)a)->client_id, ((const SmMember *)b)->client_id);
+}
+
+static const Column member_columns[] = {
+    {"Member", m_id, NULL, FALSE, FALSE},
+    {"Client", m_client, m_cmp_client, FALSE, FALSE},
+    {"Host", m_host, NULL, FALSE, FALSE},
+    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE},
+};
+
 /* events */
 static char *e_time(gpointer i)
 {
@@ -306,7 +331,7 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
         return;
     }
     cell_refresh(item, li);
-    if (!SM_IS_EVENT(item)) {
+    if (!SM_IS_EVENT(item) && !SM_IS_MEMBER(item)) {
         gulong id = g_signal_connect(item, "changed", G_CALLBACK(cell_refresh), li);
         g_object_set_data(G_OBJECT(li), "sm-handler", GSIZE_TO_POINTER((gsize)id));
     }
@@ -574,6 +599,42 @@ static void on_search(GtkSearchEntry *entry, gpointer ud)
     gtk_filter_changed(GTK_FILTER(SM_WINDOW(ud)->topic_filter), GTK_FILTER_CHANGE_DIFFERENT);
 }
 
+/* the members page follows the chosen group */
+static void show_members(SmWindow *self, SmGroup *g)
+{
+    gtk_sort_list_model_set_model(self->members_sorted,
+                                  g != NULL ? G_LIST_MODEL(g->member_list) : NULL);
+    g_autofree char *text =
+        g != NULL ? g_strdup_printf("Members of %s", g->group_id) : g_strdup("Members: choose a group");
+    gtk_label_set_text(self->members_label, text);
+}
+
+static void on_group_chosen(GtkSingleSelection *sel, GParamSpec *pspec, gpointer ud)
+{
+    (void)pspec;
+    gpointer item = gtk_single_selection_get_selected_item(sel);
+    show_members(SM_WINDOW(ud), item != NULL ? SM_GROUP(item) : NULL);
+}
+
+void sm_window_show_group(SmWindow *self, const char *group)
+{
+    GtkSingleSelection *sel = GTK_SINGLE_SELECTION(gtk_column_view_get_model(self->groups_view));
+    GListModel *m = G_LIST_MODEL(sel);
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        g_autoptr(SmGroup) g = g_list_model_get_item(m, i);
+        if (g_strcmp0(g->group_id, group) == 0) {
+            gtk_single_selection_set_selected(sel, i);
+            show_members(self, g);
+            return;
+        }
+    }
+}
+
+GtkWidget *sm_window_get_members_view(SmWindow *self)
+{
+    return GTK_WIDGET(self->members_view);
+}
+
 /* ------------------------------------------------------------ object */
 
 SmCluster *sm_window_get_cluster(SmWindow *self)
@@ -616,6 +677,10 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
         self->partitions_view, partition_columns, G_N_ELEMENTS(partition_columns), NULL));
     add_columns(self->groups_view, group_columns, G_N_ELEMENTS(group_columns),
                 sm_cluster_get_groups(cluster));
+    self->members_sorted = g_object_ref(
+        add_columns(self->members_view, member_columns, G_N_ELEMENTS(member_columns), NULL));
+    g_signal_connect(gtk_column_view_get_model(self->groups_view), "notify::selected-item",
+                     G_CALLBACK(on_group_chosen), self);
     add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns),
                 sm_cluster_get_events(cluster));
     /* partitions in partition order until a column is clicked */
@@ -664,6 +729,7 @@ static void sm_window_dispose(GObject *object)
         g_clear_object(&self->client);
     }
     g_clear_object(&self->partitions_sorted);
+    g_clear_object(&self->members_sorted);
     g_clear_object(&self->topic_filter);
     gtk_widget_dispose_template(GTK_WIDGET(self), SM_TYPE_WINDOW);
     G_OBJECT_CLASS(sm_window_parent_class)->dispose(object);
@@ -694,6 +760,8 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, topics_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, partitions_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, groups_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, members_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, members_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_choice);

@@ -31,8 +31,12 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
 void sm_window_show_topic(SmWindow *self, const char *topic);
 /* "cluster", "topics", "partitions", "groups" or "events" */
 void sm_window_show_page(SmWindow *self, const char *name);
+/* the groups page with group chosen: its members shown below */
+void sm_window_show_group(SmWindow *self, const char *group);
 /* (transfer none) */
 SmCluster *sm_window_get_cluster(SmWindow *self);
+/* (transfer none) the chosen group's members, for tests */
+GtkWidget *sm_window_get_members_view(SmWindow *self);
 /* (transfer none) */
 const SmFlushStats *sm_window_get_flush_stats(SmWindow *self);
 /* (transfer none) the partitions column view, for tests */

@@ -12,10 +12,13 @@
  *   isr TOPIC P B SECS        replica B of P back in sync in the bar
  *   gone B TOPIC SECS         broker B shown gone, no partition of TOPIC led by B
  *   shot PREFIX               PREFIX-light.png, PREFIX-dark.png (and .node files)
+ *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
  *
- * Usage: test_monitor_driver ADMIN-URL (under xvfb-run and dbus-run-session) */
+ * Usage: test_monitor_driver ADMIN-URL (under xvfb-run and dbus-run-session;
+ * SAMSA_ADMIN_TOKEN, when set, is the admin API's token, as samsa-monitor
+ * takes it) */
 #include <adwaita.h>
 #include <gio/gunixinputstream.h>
 #include <stdio.h>
@@ -199,9 +202,21 @@ static void shot(SmWindow *win, const char *prefix)
 typedef struct {
     SmWindow *win;
     SmCluster *cluster;
+    SmClient *client;
     GDataInputStream *in;
     gboolean quit;
 } Driver;
+
+typedef struct {
+    SmClient *client;
+    const char *text;
+} StatusWant;
+
+static gboolean status_has(gpointer ud)
+{
+    StatusWant *s = ud;
+    return strstr(sm_client_get_status(s->client), s->text) != NULL;
+}
 
 static GDataInputStream *in_stream(void)
 {
@@ -235,6 +250,16 @@ static void handle(Driver *d, char **f, guint n)
         answer_wait(gone, &w, g_ascii_strtod(f[3], NULL), "the broker gone");
     } else if (n == 2 && strcmp(f[0], "shot") == 0) {
         shot(d->win, f[1]);
+    } else if (n >= 3 && strcmp(f[0], "status") == 0) {
+        g_autofree char *text = g_strjoinv(" ", f + 2);
+        StatusWant s = {d->client, text};
+        gint64 ms = smt_wait(status_has, &s, g_ascii_strtod(f[1], NULL));
+        if (ms < 0) {
+            printf("fail status not '%s' but '%s'\n", text, sm_client_get_status(d->client));
+        } else {
+            printf("ok %" G_GINT64_FORMAT " %s\n", ms, sm_client_get_status(d->client));
+        }
+        fflush(stdout);
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {
         const SmFlushStats *s = sm_window_get_flush_stats(d->win);
         printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,
@@ -283,8 +308,12 @@ int main(int argc, char **argv)
     SmWindow *win = sm_window_new(NULL, cluster, client);
     gtk_window_set_default_size(GTK_WINDOW(win), 1100, 420);
     gtk_window_present(GTK_WINDOW(win));
+    const char *token = g_getenv("SAMSA_ADMIN_TOKEN");
+    if (token != NULL && token[0] != '\0') {
+        sm_client_set_token(client, token);
+    }
     sm_client_connect(client, argv[1]);
-    Driver d = {win, cluster, in_stream(), FALSE};
+    Driver d = {win, cluster, client, in_stream(), FALSE};
     next_line(&d);
     while (!d.quit) {
         g_main_context_iteration(NULL, TRUE);

@@ -4,6 +4,7 @@
 
 #include "cunit_run.h"
 #include "sm-cluster.h"
+#include "sm-parse.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -559,6 +560,193 @@ static void test_hostile_json_is_refused_or_read_as_unknown(void)
     unwatch(c, &seen);
 }
 
+
+/* ------------------------------------------------------------ the parser */
+
+typedef struct {
+    GPtrArray *order;   /* "kind:path-or-type:seq", in the order handed back */
+    GThread *owner;
+    gboolean wrong_thread;
+    SmCluster *cluster; /* progress applied to it when set */
+} Parsed;
+
+static void on_parsed(SmParsed *r, gpointer ud)
+{
+    Parsed *p = ud;
+    p->wrong_thread = p->wrong_thread || g_thread_self() != p->owner;
+    g_ptr_array_add(p->order, g_strdup_printf("%s:%s:%" G_GINT64_FORMAT "%s%s",
+                                              r->kind == SM_PARSE_STREAM ? "stream" : "doc",
+                                              r->path != NULL ? r->path : r->type, r->seq,
+                                              r->progress != NULL ? ":digested" : "",
+                                              r->root == NULL && r->progress == NULL ? ":none"
+                                                                                      : ""));
+    if (p->cluster != NULL && r->progress != NULL) {
+        sm_cluster_apply_progress(p->cluster, r->progress);
+    } else if (p->cluster != NULL && r->root != NULL) {
+        sm_cluster_apply_object(p->cluster, json_node_get_object(r->root));
+    }
+}
+
+static void push_text(SmParser *parser, SmParseKind kind, const char *path, const char *text)
+{
+    g_autoptr(GBytes) b = g_bytes_new(text, strlen(text));
+    sm_parser_push(parser, kind, path, b);
+}
+
+/* runs the default main context until the parser has handed back all */
+static gboolean drain(SmParser *parser)
+{
+    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    while (sm_parser_pending(parser) > 0 && g_get_monotonic_time() < deadline) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    return sm_parser_pending(parser) == 0;
+}
+
+static void test_parser_hands_back_in_push_order_on_the_owner_thread(void)
+{
+    Parsed got = {g_ptr_array_new_with_free_func(g_free), g_thread_self(), FALSE, NULL};
+    SmParser *parser = sm_parser_new(on_parsed, &got);
+    /* a large message first: a later small one must not overtake it */
+    g_autofree char *big = NULL;
+    {
+        long long leos[3] = {500, 500, 500};
+        int ins[3] = {1, 1, 1};
+        GString *s = g_string_new("{\"seq\":1,\"type\":\"progress\",\"broker\":0,\"time_ms\":5,"
+                                  "\"partitions\":[");
+        for (int i = 0; i < 20000; i++) {
+            g_string_append_printf(s, "%s{\"topic\":\"t%d\",\"partition\":0,\"leader\":0,"
+                                      "\"led_here\":true,\"high_watermark\":%lld,"
+                                      "\"replicas\":[{\"broker\":0,\"log_end_offset\":%lld,"
+                                      "\"in_sync\":%s}]}",
+                                   i ? "," : "", i % 50, leos[0], leos[1], ins[2] ? "true" : "false");
+        }
+        g_string_append(s, "]}");
+        big = g_string_free(s, FALSE);
+    }
+    push_text(parser, SM_PARSE_STREAM, NULL, big);
+    push_text(parser, SM_PARSE_STREAM, NULL, "{\"seq\":2,\"type\":\"leader_change\",\"broker\":0}");
+    push_text(parser, SM_PARSE_DOCUMENT, "/v1/cluster", CLUSTER_DOC);
+    push_text(parser, SM_PARSE_STREAM, NULL, "not JSON at all");
+    push_text(parser, SM_PARSE_STREAM, NULL, "[1,2]");
+    push_text(parser, SM_PARSE_STREAM, NULL, "{\"seq\":3,\"type\":\"hello\",\"broker\":0}");
+    CU_ASSERT_EQUAL(sm_parser_pending(parser), 6);
+    CU_ASSERT_TRUE_FATAL(drain(parser));
+    CU_ASSERT_FALSE(got.wrong_thread);
+    const char *want[] = {"stream:progress:1:digested", "stream:leader_change:2",
+                          "doc:/v1/cluster:-1", "stream::-1:none", "stream::-1:none",
+                          "stream:hello:3"};
+    CU_ASSERT_EQUAL_FATAL(got.order->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        if (strcmp(got.order->pdata[i], want[i]) != 0) {
+            printf("\n  result %u: %s, want %s\n", i, (char *)got.order->pdata[i], want[i]);
+        }
+        CU_ASSERT_STRING_EQUAL(got.order->pdata[i], want[i]);
+    }
+    sm_parser_free(parser);
+    g_ptr_array_unref(got.order);
+}
+
+static void test_parser_freed_with_work_pending_calls_back_no_more(void)
+{
+    Parsed got = {g_ptr_array_new_with_free_func(g_free), g_thread_self(), FALSE, NULL};
+    SmParser *parser = sm_parser_new(on_parsed, &got);
+    for (int i = 0; i < 50; i++) {
+        g_autofree char *doc = topic_doc(0, i);
+        push_text(parser, SM_PARSE_DOCUMENT, "/v1/topics/watched/partitions", doc);
+    }
+    sm_parser_free(parser);
+    /* whatever the worker finishes now has nowhere to go */
+    for (int i = 0; i < 50; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        g_usleep(1000);
+    }
+    CU_ASSERT_EQUAL(got.order->len, 0);
+    g_ptr_array_unref(got.order);
+}
+
+/* the digest applied on the model's thread gives what the JSON did */
+static void test_progress_digested_on_a_worker_applies_as_the_json_does(void)
+{
+    Seen seen_a, seen_b;
+    SmCluster *a = watched(&seen_a);
+    SmCluster *b = watched(&seen_b);
+    Parsed got = {g_ptr_array_new_with_free_func(g_free), g_thread_self(), FALSE, b};
+    SmParser *parser = sm_parser_new(on_parsed, &got);
+    for (int k = 0; k < 3; k++) {
+        g_autofree char *doc = topic_doc(k, 0);
+        apply(a, doc);
+        push_text(parser, SM_PARSE_DOCUMENT, "/v1/topics/watched/partitions", doc);
+    }
+    long long leos[3] = {180, 170, 150};
+    int ins[3] = {1, 1, 0};
+    g_autofree char *m = progress(0, 0, 170, leos, ins);
+    apply(a, m);
+    push_text(parser, SM_PARSE_STREAM, NULL, m);
+    CU_ASSERT_TRUE_FATAL(drain(parser));
+    sm_cluster_flush(a);
+    sm_cluster_flush(b);
+    SmPartition *pa = sm_cluster_find_partition(a, "watched", 0);
+    SmPartition *pb = sm_cluster_find_partition(b, "watched", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pa);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pb);
+    if (pa == NULL || pb == NULL) {
+        return;
+    }
+    g_autofree char *da = sm_partition_describe(pa);
+    g_autofree char *db = sm_partition_describe(pb);
+    CU_ASSERT_STRING_EQUAL(da, db);
+    CU_ASSERT_EQUAL(pb->high_watermark, 170);
+    CU_ASSERT_EQUAL(replica(pb, 2)->log_end_offset, 150);
+    CU_ASSERT_FALSE(sm_partition_in_isr(pb, 2));
+    CU_ASSERT_EQUAL(pa->isr->len, pb->isr->len);
+    sm_parser_free(parser);
+    g_ptr_array_unref(got.order);
+    unwatch(a, &seen_a);
+    unwatch(b, &seen_b);
+}
+
+static void test_group_document_gives_its_members(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply(c, "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"members\":2,"
+             "\"member_list\":["
+             "{\"member_id\":\"billing-1-5f0c\",\"client_id\":\"billing-1\","
+             "\"client_host\":\"/127.0.0.1\",\"assignment\":[{\"topic\":\"orders\","
+             "\"partition\":0},{\"topic\":\"orders\",\"partition\":2}]},"
+             "{\"member_id\":\"billing-2-77aa\",\"client_id\":\"billing-2\","
+             "\"client_host\":\"/10.0.0.7\",\"assignment\":[]},"
+             "{\"member_id\":7,\"assignment\":[{\"topic\":null,\"partition\":1},{}]}],"
+             "\"offsets\":[]}");
+    sm_cluster_flush(c);
+    GListModel *groups = sm_cluster_get_groups(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(groups), 1);
+    g_autoptr(SmGroup) g = g_list_model_get_item(groups, 0);
+    GListModel *members = G_LIST_MODEL(g->member_list);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(members), 3);
+    g_autoptr(SmMember) m0 = g_list_model_get_item(members, 0);
+    CU_ASSERT_STRING_EQUAL(m0->member_id, "billing-1-5f0c");
+    CU_ASSERT_STRING_EQUAL(m0->client_id, "billing-1");
+    CU_ASSERT_STRING_EQUAL(m0->host, "/127.0.0.1");
+    CU_ASSERT_STRING_EQUAL(m0->assignment, "orders-0, orders-2");
+    CU_ASSERT_EQUAL(m0->assigned, 2);
+    g_autoptr(SmMember) m1 = g_list_model_get_item(members, 1);
+    CU_ASSERT_EQUAL(m1->assigned, 0);
+    /* hostile: mistyped fields read as unknown */
+    g_autoptr(SmMember) m2 = g_list_model_get_item(members, 2);
+    CU_ASSERT_PTR_NULL(m2->member_id);
+    CU_ASSERT_EQUAL(m2->assigned, 0);
+    /* the next document replaces them: one member left */
+    apply(c, "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"members\":1,"
+             "\"member_list\":[{\"member_id\":\"billing-2-77aa\",\"client_id\":\"billing-2\","
+             "\"client_host\":\"/10.0.0.7\",\"assignment\":[{\"topic\":\"orders\","
+             "\"partition\":1}]}],\"offsets\":[]}");
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(members), 1);
+    unwatch(c, &seen);
+}
+
 static CU_TestInfo tests[] = {
     {"cluster_document_gives_brokers_by_id", test_cluster_document_gives_brokers_by_id},
     {"leader_view_gives_replica_rows_and_descriptions",
@@ -575,6 +763,13 @@ static CU_TestInfo tests[] = {
     {"offline_partition_counted", test_offline_partition_counted},
     {"new_partitions_arrive_in_one_items_changed", test_new_partitions_arrive_in_one_items_changed},
     {"hostile_json_is_refused_or_read_as_unknown", test_hostile_json_is_refused_or_read_as_unknown},
+    {"group_document_gives_its_members", test_group_document_gives_its_members},
+    {"parser_hands_back_in_push_order_on_the_owner_thread",
+     test_parser_hands_back_in_push_order_on_the_owner_thread},
+    {"parser_freed_with_work_pending_calls_back_no_more",
+     test_parser_freed_with_work_pending_calls_back_no_more},
+    {"progress_digested_on_a_worker_applies_as_the_json_does",
+     test_progress_digested_on_a_worker_applies_as_the_json_does},
     CU_TEST_INFO_NULL,
 };
 

@@ -191,11 +191,47 @@ static void test_every_page_shows_its_rows(void)
     g_object_unref(c);
 }
 
+static void test_groups_page_shows_the_chosen_groups_members(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"protocol\":\"range\","
+        "\"generation\":3,\"members\":2,\"lag\":4,\"member_list\":["
+        "{\"member_id\":\"billing-1-5f0c\",\"client_id\":\"billing-1\","
+        "\"client_host\":\"/127.0.0.1\",\"assignment\":[{\"topic\":\"orders\",\"partition\":0},"
+        "{\"topic\":\"orders\",\"partition\":1}]},"
+        "{\"member_id\":\"billing-2-77aa\",\"client_id\":\"billing-2\","
+        "\"client_host\":\"/10.0.0.7\",\"assignment\":[{\"topic\":\"orders\",\"partition\":2}]}],"
+        "\"offsets\":[]}",
+        -1, &err));
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "groups");
+    sm_window_show_group(win, "billing");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(sm_window_get_members_view(win), texts);
+    const char *want[] = {"billing-1-5f0c\nbilling-1\n/127.0.0.1\norders-0, orders-1\n",
+                          "billing-2-77aa\nbilling-2\n/10.0.0.7\norders-2\n"};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        if (strstr(texts->str, want[i]) == NULL) {
+            printf("\n  members lack '%s' in:\n%s", want[i], texts->str);
+        }
+        CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, want[i]));
+    }
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
     {"partitions_page_renders_light_and_dark", test_partitions_page_renders_light_and_dark},
     {"every_page_shows_its_rows", test_every_page_shows_its_rows},
+    {"groups_page_shows_the_chosen_groups_members",
+     test_groups_page_shows_the_chosen_groups_members},
     CU_TEST_INFO_NULL,
 };
 
