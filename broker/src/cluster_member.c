@@ -12,6 +12,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/replication.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -56,6 +57,11 @@ struct br_cluster_member {
     size_t paths_done;
     bool registered;
     struct br_timer retry;
+    /* the session lost: its leaderships are fenced once it cannot be alive
+     * any more (br_replication_fence) */
+    struct br_timer fence;
+    bool fenced;  /* br_replication_fence fenced some for this loss */
+    bool expired; /* ... and the session did expire (a new one does not unfence) */
 };
 
 #define MEMBER_OF(call, field)                                                                     \
@@ -260,6 +266,35 @@ static void retry_fire(void *ctx, struct br_timer *t)
 
 static const struct br_timer_ops retry_timer = {"zookeeper registration", retry_fire};
 
+#define FENCE_CHECK_MS 1000
+
+static void fence(struct br_cluster_member *m, bool expired, const char *why)
+{
+    int64_t now = br_now_mono_ms();
+    size_t n = br_replication_fence(m->b, expired, now);
+    if (n > 0) {
+        m->fenced = true;
+        br_warn("%s: %zu partition(s) led here fenced (NOT_LEADER_OR_FOLLOWER, no leader in "
+                "Metadata) until the controller says who leads them",
+                why, n);
+    }
+    if (expired) {
+        br_timer_cancel(m->b->net, &m->fence);
+    } else {
+        /* while ZooKeeper stays unreachable: followers may fall silent later */
+        br_timer_arm(m->b->net, &m->fence, now + FENCE_CHECK_MS);
+    }
+}
+
+static void fence_fire(void *ctx, struct br_timer *t)
+{
+    (void)ctx;
+    fence(t->owner, false,
+          "ZooKeeper and every follower unreachable for zookeeper.session.timeout.ms");
+}
+
+static const struct br_timer_ops fence_timer = {"zookeeper session fence", fence_fire};
+
 /* ---------------------------------------------------------------- the session */
 
 static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
@@ -268,6 +303,14 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
     switch (ev) {
     case BR_ZK_EVENT_CONNECTED:
         br_info("ZooKeeper session connected");
+        br_timer_cancel(m->b->net, &m->fence);
+        if (m->fenced && !m->expired) {
+            /* the same session: nothing was given away */
+            size_t n = br_replication_unfence(m->b);
+            br_info("ZooKeeper session alive again: %zu fenced partition(s) led here again", n);
+        }
+        m->fenced = false;
+        m->expired = false;
         if (!m->registered) {
             make_paths(m);
         }
@@ -278,12 +321,18 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
                 "zookeeper.session.timeout.ms)");
+        if (!br_timer_armed(&m->fence)) {
+            br_timer_arm(m->b->net, &m->fence,
+                         br_now_mono_ms() + m->b->cfg.zookeeper_session_timeout_ms);
+        }
         break;
     case BR_ZK_EVENT_EXPIRED:
         br_warn("ZooKeeper session expired: this broker's registration is gone; opening a new "
                 "session to register again");
         m->registered = false;
         br_timer_cancel(m->b->net, &m->retry);
+        fence(m, true, "ZooKeeper session expired");
+        m->expired = true;
         if (br_zk_reopen(zk) != 0) {
             br_error("cannot open a new ZooKeeper session");
         }
@@ -322,6 +371,7 @@ int br_member_start(struct br_broker *b)
     m->register_call.done = register_done;
     m->check_call.done = check_done;
     br_timer_init(&m->retry, &retry_timer, m);
+    br_timer_init(&m->fence, &fence_timer, m);
     b->member = m;
     /* ZooKeeper's C client logs to stderr on its own threads, formatting
      * endpoints in a static buffer that two sessions (the broker's, the
@@ -366,6 +416,7 @@ void br_member_stop(struct br_broker *b)
     b->controller = NULL;
     if (b->member != NULL && b->net != NULL) {
         br_timer_cancel(b->net, &b->member->retry);
+        br_timer_cancel(b->net, &b->member->fence);
     }
     br_zk_close(b->zk);
     b->zk = NULL;

@@ -12,7 +12,9 @@ The leader's link is cut: it can no longer reach ZooKeeper or its
 followers. Its ZooKeeper session expires, the controller makes an in-sync
 follower the leader, and the outside producer goes on through it. The
 isolated leader acknowledges nothing (its followers fetch nothing, so its
-high watermark stays and acks=all cannot be answered). The link comes
+high watermark stays and acks=all cannot be answered), and once ZooKeeper
+and its followers have been silent for the session's timeout it fences
+itself (no longer acts as the leader: its log says so). The link comes
 back: the old leader's session is gone, it registers again, becomes a
 follower and truncates what only it had.
 
@@ -181,6 +183,11 @@ def run_partition(t, ck, c, net):
                  "a new leader while broker %d is cut off" % old)
         t_elected = time.monotonic()
         faults.progress(outside, 200)
+        # cut off from ZooKeeper and from its followers for the session's
+        # timeout, the old leader stops acting as one (a client that reaches
+        # it is told NOT_LEADER_OR_FOLLOWER and given no leader in Metadata)
+        wait_for(lambda: "partition(s) led here fenced" in c.brokers[old].log_text(), DEADLINE,
+                 "broker %d fencing its leaderships while cut off" % old)
         net.heal("b%d" % old)
         wait_for(lambda: sorted((c.state(TOPIC, 0) or {}).get("isr", [])) == [0, 1, 2],
                  DEADLINE, "broker %d back in the ISR after the link returned" % old)

@@ -90,6 +90,9 @@ struct br_partition {
     int32_t controller_epoch;
     bool isr_writing;           /* an ISR change is being written to ZooKeeper */
     bool truncating;            /* a follower yet to agree with its leader where its log ends */
+    /* led here, but this broker's ZooKeeper session is gone: it acts as
+     * no leader (br_replication_fence) until LeaderAndIsr says what it is */
+    bool fenced;
     int64_t lag_max_ms;         /* replica.lag.time.max.ms */
     int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
     /* what delayed operations on this partition wait on (server/fetch.c) */

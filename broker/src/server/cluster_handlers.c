@@ -420,15 +420,22 @@ void br_complete_controlled_shutdowns(struct br_broker *b)
 
 /* ---------------------------------------------------------------- Metadata */
 
-static int fill_partition(struct br_req *r, const struct br_mc_partition *mp, int32_t index,
-                          struct kp_MetadataResponse_MetadataResponsePartition *out)
+static int fill_partition(struct br_req *r, const char *topic, const struct br_mc_partition *mp,
+                          int32_t index, struct kp_MetadataResponse_MetadataResponsePartition *out)
 {
     const struct br_metadata_cache *mc = &r->b->mc;
     out->PartitionIndex = index;
     out->LeaderId = mp->leader;
     out->ErrorCode = KP_ERR_NONE;
-    if (mp->leader < 0 || br_mc_broker(mc, mp->leader) == NULL) {
-        /* no live leader: LEADER_NOT_AVAILABLE, leader -1 (Kafka's MetadataCache) */
+    const struct br_topic *t = NULL;
+    if (mp->leader == r->b->node_id) {
+        t = br_broker_find_topic(r->b, kp_str_c(topic));
+    }
+    bool fenced = t != NULL && index < t->npartitions && t->partitions[index].fenced;
+    if (mp->leader < 0 || br_mc_broker(mc, mp->leader) == NULL || fenced) {
+        /* no live leader: LEADER_NOT_AVAILABLE, leader -1 (Kafka's
+         * MetadataCache); nor when the leader is this broker and its
+         * session is gone (br_replication_fence): the others know better */
         out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
         out->LeaderId = -1;
     }
@@ -459,7 +466,8 @@ static int fill_topic(struct br_req *r, const struct br_mc_topic *t,
     for (int32_t i = 0; i < t->npartitions; i++) {
         if (t->parts[i].present) {
             int rc =
-                fill_partition(r, &t->parts[i], i, &out->Partitions.items[out->Partitions.count++]);
+                fill_partition(r, t->name, &t->parts[i], i,
+                               &out->Partitions.items[out->Partitions.count++]);
             if (rc != 0) {
                 return rc;
             }

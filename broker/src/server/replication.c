@@ -772,6 +772,7 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
     if (rc != 0) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
+    p->fenced = false; /* the controller said what it is */
     if (p->role == BR_ROLE_LEADER) {
         unfollow(rep, p);
         br_info("%s-%" PRId32 ": leader in epoch %" PRId32 ", %" PRId32 " in sync, high "
@@ -790,6 +791,55 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
     return 0;
+}
+
+/* Every follower of p silent since before cutoff (at least one follower). */
+static bool followers_silent(const struct br_partition *p, int64_t cutoff)
+{
+    for (int32_t k = 0; k < p->nremotes; k++) {
+        if (p->remotes[k].last_fetch_ms >= cutoff) {
+            return false;
+        }
+    }
+    return p->nremotes > 0;
+}
+
+size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms)
+{
+    int64_t cutoff = now_ms - b->cfg.zookeeper_session_timeout_ms;
+    size_t n = 0;
+    for (size_t t = 0; t < b->ntopics; t++) {
+        struct br_topic *tp = b->topics[t];
+        for (int32_t i = 0; i < tp->npartitions; i++) {
+            struct br_partition *p = &tp->partitions[i];
+            if (p->role != BR_ROLE_LEADER || p->log == NULL || p->fenced ||
+                (!expired && !followers_silent(p, cutoff))) {
+                continue;
+            }
+            p->fenced = true;
+            /* this term is over: appends waiting for the ISR learn it */
+            p->leader_term++;
+            br_purgatory_complete_key(&b->purgatory, &p->delayed);
+            n++;
+        }
+    }
+    return n;
+}
+
+size_t br_replication_unfence(struct br_broker *b)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < b->ntopics; t++) {
+        struct br_topic *tp = b->topics[t];
+        for (int32_t i = 0; i < tp->npartitions; i++) {
+            struct br_partition *p = &tp->partitions[i];
+            if (p->fenced) {
+                p->fenced = false;
+                n++;
+            }
+        }
+    }
+    return n;
 }
 
 void br_replication_forget(struct br_broker *b, struct br_partition *p)

@@ -48,6 +48,29 @@ void br_replication_stop(struct br_broker *b);
 int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
                               const struct br_leadership *s);
 
+/* This broker's ZooKeeper session is gone: the controller gives its
+ * leaderships to others. With expired, every partition it leads is fenced;
+ * without (ZooKeeper unreachable for zookeeper.session.timeout.ms: either
+ * this broker is cut off, and ZooKeeper has expired its session, or
+ * ZooKeeper itself is down, and no session expires), only those whose
+ * followers have all stopped fetching for as long (cut off from them too):
+ * while ZooKeeper is down and the followers fetch, leaders lead on, as in
+ * Kafka; a partition without followers waits for the expiry. A fenced
+ * partition: Produce, Fetch, ListOffsets and
+ * OffsetsForLeaderEpoch answer NOT_LEADER_OR_FOLLOWER, Metadata names no
+ * leader for it, and appends waiting for the ISR are answered
+ * NOT_LEADER_OR_FOLLOWER (the producer retries on the new leader), until
+ * LeaderAndIsr says what the partition is. Kafka 2.0 lets such a leader
+ * serve on until the controller reaches it: a client that asks it for
+ * metadata then goes back to it, and an idempotent producer whose later
+ * sequence numbers went to the new leader gets OUT_OF_ORDER_SEQUENCE_NUMBER
+ * from it (fatal in librdkafka). Returns how many were fenced. */
+size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms);
+
+/* The session never expired (it came back within its timeout): the fenced
+ * partitions lead again. Returns how many. */
+size_t br_replication_unfence(struct br_broker *b);
+
 /* p no longer replicates here (StopReplica): its fetching stops. */
 void br_replication_forget(struct br_broker *b, struct br_partition *p);
 

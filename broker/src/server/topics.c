@@ -549,7 +549,8 @@ struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_s
 {
     struct br_topic *t = br_broker_find_topic(b, topic);
     if (t != NULL && index >= 0 && index < t->npartitions &&
-        t->partitions[index].role == BR_ROLE_LEADER && t->partitions[index].log != NULL) {
+        t->partitions[index].role == BR_ROLE_LEADER && t->partitions[index].log != NULL &&
+        !t->partitions[index].fenced) {
         *err = 0;
         return &t->partitions[index];
     }
