@@ -957,6 +957,40 @@ static void test_admin_ops_leave_an_unreachable_controller_and_coordinator(void)
     drv_stop(&d);
 }
 
+static void test_list_groups_answers_without_a_dead_broker(void)
+{
+    struct drv d;
+    drv_start(&d, 'a');
+    d.m.brokers = 3;
+    d.m.controller = 0;
+    drv_kill(&d, 1); /* Metadata names it; its connections are refused */
+    struct sc_admin_arg *g = kp_calloc(1, sizeof(*g));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    g->name = sc_strdup("");
+    struct sc_op *op = drv_op(&d, SC_OP_LIST_GROUPS, g);
+    int64_t start = fake_now;
+    while (fake_now - start < 5000 && !op->done) {
+        drv_run(&d, 10);
+    }
+    /* Done as soon as node 1 was refused and nodes 0 and 2 answered, not at
+     * the 30 s deadline. */
+    CU_ASSERT(fake_now - start < 1000);
+    CU_ASSERT_TRUE_FATAL(op->done);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_LIST_GROUPS], 1);
+    CU_ASSERT_EQUAL(d.answered[2][KP_API_LIST_GROUPS], 1);
+    samsa_group_list *l = g->groups;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->count, 2); /* fg and offsets-only, named by both */
+    CU_ASSERT_EQUAL_FATAL(l->error_count, 1);
+    CU_ASSERT_EQUAL(l->errors[0].node_id, 1);
+    CU_ASSERT_EQUAL(l->errors[0].port, 9093);
+    CU_ASSERT_EQUAL(l->errors[0].err, SAMSA_ERR_TRANSPORT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->errors[0].reason, "node 1 (" MB_HOST ":9093)"));
+    drv_op_release(&d, op);
+    drv_stop(&d);
+}
+
 static int total(const struct drv *d, int16_t api)
 {
     int n = 0;
@@ -1078,6 +1112,8 @@ int main(void)
         {"error_names_and_sentences", test_error_names_and_sentences},
         {"admin_ops_leave_an_unreachable_controller_and_coordinator",
          test_admin_ops_leave_an_unreachable_controller_and_coordinator},
+        {"list_groups_answers_without_a_dead_broker",
+         test_list_groups_answers_without_a_dead_broker},
         {"member_finds_a_new_coordinator_when_its_coordinator_dies",
          test_member_finds_a_new_coordinator_when_its_coordinator_dies},
         {"member_moves_on_not_coordinator_and_keeps_its_commits",
