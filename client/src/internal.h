@@ -194,12 +194,6 @@ struct sc_msg {
     uint8_t data[];       /* key, value, headers: (u32 nlen, name, i32 vlen, value)* */
 };
 
-/* Record blocks up to SC_MSG_CLASSES * SC_MSG_CLASS bytes are allocated in
- * sizes rounded up to SC_MSG_CLASS and recycled (sc_client.msg_cache). */
-#define SC_MSG_CLASS 16
-#define SC_MSG_CLASSES 64
-#define SC_MSG_CACHE_BYTES ((size_t)64 * 1024 * 1024)
-
 struct sc_msgq {
     struct sc_msg *head, *tail;
     int32_t count;
@@ -534,14 +528,6 @@ struct sc_client {
      * request's batches one after another. */
     struct kp_writer enc_records;
     struct kp_writer enc_batches;
-    /* Record blocks whose report was served, kept for samsa_produce to
-     * fill again (freeing and allocating one per record made the heap
-     * shrink and grow, every page faulted in anew): one list per size
-     * class of SC_MSG_CLASS bytes, at most SC_MSG_CACHE_BYTES or
-     * queue.buffering.max.kbytes in all; let go of when no record is
-     * outstanding. */
-    struct sc_msg *msg_cache[SC_MSG_CLASSES];
-    size_t msg_cache_bytes;
 
     /* consumer */
     struct sc_cpart **cparts;

@@ -43,130 +43,6 @@ static void msg_free(struct sc_msg *m)
     kp_free(m);
 }
 
-/* The size class of a record block of `size` bytes, or -1: not recycled. */
-static int msg_class(size_t size)
-{
-    size_t k = (size + SC_MSG_CLASS - 1) / SC_MSG_CLASS;
-    return k > 0 && k <= SC_MSG_CLASSES ? (int)k - 1 : -1;
-}
-
-/* A block for a record of `size` bytes: a recycled one of its class, else
- * a new one (lock held). */
-static struct sc_msg *msg_alloc(struct sc_client *c, size_t size)
-{
-    int k = msg_class(size);
-    if (k < 0) {
-        return kp_malloc(size);
-    }
-    struct sc_msg *m = c->msg_cache[k];
-    if (m != NULL) {
-        c->msg_cache[k] = m->next;
-        c->msg_cache_bytes -= (size_t)(k + 1) * SC_MSG_CLASS;
-        return m;
-    }
-    return kp_malloc((size_t)(k + 1) * SC_MSG_CLASS);
-}
-
-/* Reported records' blocks gathered by class without the lock, as
- * serve_reports walks them (touching each once), then given to the cache
- * whole (spare_keep). */
-struct msg_spare {
-    struct sc_msg *head[SC_MSG_CLASSES];
-    struct sc_msg *tail[SC_MSG_CLASSES];
-    size_t bytes[SC_MSG_CLASSES];
-};
-
-static void spare_add(struct msg_spare *s, struct sc_msg *m)
-{
-    int k = msg_class(m->size);
-    if (k < 0) {
-        msg_free(m);
-        return;
-    }
-    m->next = s->head[k];
-    if (s->head[k] == NULL) {
-        s->tail[k] = m;
-    }
-    s->head[k] = m;
-    s->bytes[k] += (size_t)(k + 1) * SC_MSG_CLASS;
-}
-
-static void free_list(struct sc_msg *m)
-{
-    while (m != NULL) {
-        struct sc_msg *next = m->next;
-        msg_free(m);
-        m = next;
-    }
-}
-
-/* Keeps the spare blocks for msg_alloc, a class's whole list while the
- * cache has room for it; frees the others (lock held). With `drop` (no
- * record outstanding: the producer went idle), frees all of them and the
- * cache too. */
-static void spare_keep(struct sc_client *c, struct msg_spare *s, bool drop)
-{
-    size_t limit = SC_MSG_CACHE_BYTES < (size_t)c->v->queue_max_bytes
-                       ? SC_MSG_CACHE_BYTES
-                       : (size_t)c->v->queue_max_bytes;
-    for (int k = 0; k < SC_MSG_CLASSES; k++) {
-        if (drop) {
-            free_list(c->msg_cache[k]);
-            c->msg_cache[k] = NULL;
-        }
-        if (s->head[k] == NULL) {
-            continue;
-        }
-        if (drop || c->msg_cache_bytes + s->bytes[k] > limit) {
-            free_list(s->head[k]);
-            continue;
-        }
-        s->tail[k]->next = c->msg_cache[k];
-        c->msg_cache[k] = s->head[k];
-        c->msg_cache_bytes += s->bytes[k];
-    }
-    if (drop) {
-        c->msg_cache_bytes = 0;
-    }
-}
-
-/* Copies key, value and headers of rec (hdr_bytes of them packed) into m. */
-static void msg_fill(struct sc_msg *m, const struct samsa_record *rec, size_t size,
-                     size_t hdr_bytes)
-{
-    memset(m, 0, sizeof(*m));
-    m->size = size;
-    m->opaque = rec->opaque;
-    m->partition = rec->partition;
-    m->key_len = rec->key != NULL ? (int32_t)rec->key_len : -1;
-    m->value_len = rec->value != NULL ? (int32_t)rec->value_len : -1;
-    m->header_count = (uint32_t)rec->header_count;
-    m->headers_len = (uint32_t)hdr_bytes;
-    m->offset = -1;
-    uint8_t *w = m->data;
-    if (rec->key_len > 0) {
-        memcpy(w, rec->key, rec->key_len);
-        w += rec->key_len;
-    }
-    if (rec->value_len > 0) {
-        memcpy(w, rec->value, rec->value_len);
-        w += rec->value_len;
-    }
-    for (size_t i = 0; i < rec->header_count; i++) {
-        uint32_t nl = (uint32_t)strlen(rec->headers[i].name);
-        int32_t vl = rec->headers[i].value != NULL ? (int32_t)rec->headers[i].value_len : -1;
-        memcpy(w, &nl, 4);
-        memcpy(w + 4, rec->headers[i].name, nl);
-        w += 4 + nl;
-        memcpy(w, &vl, 4);
-        w += 4;
-        if (vl > 0) {
-            memcpy(w, rec->headers[i].value, (size_t)vl);
-            w += vl;
-        }
-    }
-}
-
 static struct sc_ptopic *ptopic_find(struct sc_client *c, const char *name, bool create)
 {
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
@@ -253,17 +129,40 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
         return SAMSA_ERR_MSG_TOO_LARGE;
     }
     size_t size = sizeof(struct sc_msg) + payload;
-    /* A small record is copied into a recycled block with the lock held
-     * (a copy of a few hundred bytes); a larger one into a block of its
-     * own before the lock is taken. */
-    bool small = msg_class(size) >= 0;
-    struct sc_msg *m = NULL;
-    if (!small) {
-        m = kp_malloc(size);
-        if (m == NULL) {
-            return SAMSA_ERR_NOMEM;
+    struct sc_msg *m = kp_malloc(size);
+    if (m == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    memset(m, 0, sizeof(*m));
+    m->size = size;
+    m->opaque = rec->opaque;
+    m->partition = rec->partition;
+    m->key_len = rec->key != NULL ? (int32_t)rec->key_len : -1;
+    m->value_len = rec->value != NULL ? (int32_t)rec->value_len : -1;
+    m->header_count = (uint32_t)rec->header_count;
+    m->headers_len = (uint32_t)hdr_bytes;
+    m->offset = -1;
+    uint8_t *w = m->data;
+    if (rec->key_len > 0) {
+        memcpy(w, rec->key, rec->key_len);
+        w += rec->key_len;
+    }
+    if (rec->value_len > 0) {
+        memcpy(w, rec->value, rec->value_len);
+        w += rec->value_len;
+    }
+    for (size_t i = 0; i < rec->header_count; i++) {
+        uint32_t nl = (uint32_t)strlen(rec->headers[i].name);
+        int32_t vl = rec->headers[i].value != NULL ? (int32_t)rec->headers[i].value_len : -1;
+        memcpy(w, &nl, 4);
+        memcpy(w + 4, rec->headers[i].name, nl);
+        w += 4 + nl;
+        memcpy(w, &vl, 4);
+        w += 4;
+        if (vl > 0) {
+            memcpy(w, rec->headers[i].value, (size_t)vl);
+            w += vl;
         }
-        msg_fill(m, rec, size, hdr_bytes);
     }
 
     int err = SAMSA_OK;
@@ -281,14 +180,6 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
         c->outq_bytes + size > (size_t)c->v->queue_max_bytes) {
         err = SAMSA_ERR_QUEUE_FULL;
         goto out_unlock;
-    }
-    if (small) {
-        m = msg_alloc(c, size);
-        if (m == NULL) {
-            err = SAMSA_ERR_NOMEM;
-            goto out_unlock;
-        }
-        msg_fill(m, rec, size, hdr_bytes);
     }
     struct sc_ptopic *t = ptopic_find(c, rec->topic, true);
     if (t == NULL) {
@@ -319,13 +210,6 @@ int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
     }
     m = NULL;
 out_unlock:
-    if (m != NULL && small) {
-        struct msg_spare back;
-        memset(&back, 0, sizeof(back));
-        spare_add(&back, m);
-        spare_keep(c, &back, false);
-        m = NULL;
-    }
     pthread_mutex_unlock(&c->lock);
     msg_free(m);
     if (wake) {
@@ -344,8 +228,6 @@ static int serve_reports(struct sc_client *c)
         memset(&c->dr, 0, sizeof(c->dr));
         pthread_mutex_unlock(&c->lock);
         size_t n = 0, bytes = 0, failed = 0;
-        struct msg_spare done; /* the blocks reported: recycled below */
-        memset(&done, 0, sizeof(done));
         struct sc_msg *m;
         int32_t left = 0; /* records of the current run after this one */
         int run_err = SAMSA_OK;
@@ -382,14 +264,12 @@ static int serve_reports(struct sc_client *c)
             n++;
             bytes += m->size;
             failed += run_err != SAMSA_OK ? 1 : 0;
-            spare_add(&done, m);
+            msg_free(m);
         }
         pthread_mutex_lock(&c->lock);
         c->outq_msgs -= n;
         c->outq_bytes -= bytes;
         c->dr_failed += failed;
-        /* nothing outstanding: the producer went idle, the blocks go */
-        spare_keep(c, &done, c->outq_msgs == 0);
     }
     ran += sc_serve_errors(c);
     return ran;
@@ -567,9 +447,6 @@ void sc_producer_free_state(struct sc_client *c)
     }
     kp_wr_free(&c->enc_records);
     kp_wr_free(&c->enc_batches);
-    struct msg_spare none;
-    memset(&none, 0, sizeof(none));
-    spare_keep(c, &none, true);
 }
 
 /* ------------------------------------------------------------- metadata */
