@@ -80,6 +80,11 @@ void samsa_group_list_free(samsa_group_list *l)
         kp_free((void *)(uintptr_t)l->groups[i].protocol_type);
     }
     kp_free((void *)(uintptr_t)l->groups);
+    for (size_t i = 0; i < l->error_count; i++) {
+        kp_free((void *)(uintptr_t)l->errors[i].host);
+        kp_free((void *)(uintptr_t)l->errors[i].reason);
+    }
+    kp_free((void *)(uintptr_t)l->errors);
     kp_free(l);
 }
 
@@ -799,28 +804,59 @@ static int add_group(struct sc_admin_arg *a, struct kp_str id, struct kp_str typ
     return g->group_id != NULL && g->protocol_type != NULL ? SAMSA_OK : SAMSA_ERR_NOMEM;
 }
 
+/* The broker being asked (a->nodes[a->next]) failed: noted in the list's
+ * errors, and the next broker is asked. */
+static int broker_failed(struct sc_client *c, struct sc_admin_arg *a, int err, const char *what)
+{
+    samsa_group_list *l = a->groups;
+    int32_t id = a->nodes[a->next];
+    a->next++;
+    struct samsa_broker_error *ne =
+        kp_realloc((void *)(uintptr_t)l->errors, (l->error_count + 1) * sizeof(*ne));
+    if (ne == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    l->errors = ne;
+    const struct sc_broker_md *b = sc_broker_find(c, id);
+    struct samsa_broker_error *e = &ne[l->error_count++];
+    char reason[512];
+    sc_errf(reason, sizeof(reason), "node %d (%s:%d): %s", id, b != NULL ? b->host : "?",
+            b != NULL ? b->port : -1, what);
+    e->node_id = id;
+    e->host = sc_strdup(b != NULL ? b->host : "");
+    e->port = b != NULL ? b->port : -1;
+    e->err = err;
+    e->reason = sc_strdup(reason);
+    sc_log(c, "ListGroups: %s", reason);
+    return e->host != NULL && e->reason != NULL ? SAMSA_OK : SAMSA_ERR_NOMEM;
+}
+
 static void on_list_groups(struct sc_client *c, struct sc_conn *conn, int err, void *body,
                            void *ctx)
 {
     (void)conn;
     struct sc_op *op = ctx;
     struct sc_admin_arg *a = op->arg;
+    op->sent = false;
     if (err != 0) {
-        op->sent = false;
-        (void)sc_op_retry(c, op, err, sc_now_ms()); /* the same broker again */
+        /* Lost on the way: asked again, unless the connection cannot be
+         * made again (serve_list_groups then moves on). */
+        (void)sc_op_retry(c, op, err, sc_now_ms());
         return;
     }
     const struct kp_ListGroupsResponse *r = body;
     int e = sc_err_from_wire(r->ErrorCode);
     if (e == KP_ERR_COORDINATOR_LOAD_IN_PROGRESS || e == KP_ERR_COORDINATOR_NOT_AVAILABLE) {
-        op->sent = false;
         (void)sc_op_retry(c, op, e, sc_now_ms());
         return;
     }
     if (e != SAMSA_OK) {
-        sc_errf(op->errstr, sizeof(op->errstr), "ListGroups on node %d: %s",
-                a->nodes[a->next], samsa_err_str(e));
-        sc_op_finish(c, op, e);
+        char what[256];
+        sc_errf(what, sizeof(what), "ListGroups: %s", samsa_err_str(e));
+        int fe = broker_failed(c, a, e, what);
+        if (fe != SAMSA_OK) {
+            sc_op_finish(c, op, fe);
+        }
         return;
     }
     for (int32_t i = 0; i < r->Groups.count; i++) {
@@ -831,10 +867,6 @@ static void on_list_groups(struct sc_client *c, struct sc_conn *conn, int err, v
         }
     }
     a->next++;
-    op->sent = false;
-    if (a->next >= (size_t)a->node_count) {
-        sc_op_finish(c, op, SAMSA_OK);
-    }
 }
 
 static int64_t serve_list_groups(struct sc_client *c, struct sc_op *op, int64_t now)
@@ -850,9 +882,23 @@ static int64_t serve_list_groups(struct sc_client *c, struct sc_op *op, int64_t 
             return INT64_MAX;
         }
     }
-    if (a->next >= (size_t)a->node_count) {
-        sc_op_finish(c, op, SAMSA_OK);
-        return INT64_MAX;
+    for (;;) {
+        if (a->next >= (size_t)a->node_count) {
+            sc_op_finish(c, op, SAMSA_OK);
+            return INT64_MAX;
+        }
+        if (!sc_conn_failed(c, sc_conn_get(c, a->nodes[a->next]))) {
+            break;
+        }
+        /* Refused, or lost and not made again: a broker Metadata names is
+         * down. Its groups are missing; the others are not waited on for
+         * it until the deadline. */
+        int fe = broker_failed(c, a, SAMSA_ERR_TRANSPORT,
+                               "cannot connect (connection refused or lost)");
+        if (fe != SAMSA_OK) {
+            sc_op_finish(c, op, fe);
+            return INT64_MAX;
+        }
     }
     struct sc_conn *conn = up_node(c, a->nodes[a->next]);
     if (conn == NULL) {

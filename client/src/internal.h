@@ -521,6 +521,13 @@ struct sc_client {
     bool fatal;
     char fatal_reason[256];
     struct sc_batch_rules rules;
+    /* The I/O thread's encoding buffers (used without the lock, as the
+     * batches they encode), kept from one Produce request to the next so
+     * that encoding allocates nothing once they have grown: a batch's
+     * uncompressed records (lent to its kp_batch_builder), and the
+     * request's batches one after another. */
+    struct kp_writer enc_records;
+    struct kp_writer enc_batches;
 
     /* consumer */
     struct sc_cpart **cparts;

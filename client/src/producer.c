@@ -445,6 +445,8 @@ void sc_producer_free_state(struct sc_client *c)
     while ((m = sc_msgq_pop(&c->dr)) != NULL) {
         msg_free(m);
     }
+    kp_wr_free(&c->enc_records);
+    kp_wr_free(&c->enc_batches);
 }
 
 /* ------------------------------------------------------------- metadata */
@@ -665,7 +667,10 @@ static void on_produce(struct sc_client *c, struct sc_conn *conn, int err, void 
     kp_free(ctx);
 }
 
-/* Encodes b as one RecordBatch v2 onto out. */
+/* Buffers above this are not kept for the next request. */
+#define ENC_KEEP_MAX ((size_t)8 * 1024 * 1024)
+
+/* Encodes b as one RecordBatch v2 onto out (left as it was on failure). */
 static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp_writer *out)
 {
     struct kp_batch_builder bb;
@@ -678,6 +683,13 @@ static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp
         kp_batch_builder_free(&bb);
         return err;
     }
+    /* The builder writes its records into the client's kept buffer (same
+     * ceiling as its own) rather than growing a new one for every batch. */
+    size_t max = bb.records.max;
+    kp_wr_free(&bb.records);
+    bb.records = c->enc_records;
+    kp_wr_reset(&bb.records);
+    bb.records.max = max;
     struct kp_record_header hdrs[64];
     for (const struct sc_msg *m = b->msgs.head; m != NULL && err == 0; m = m->next) {
         struct kp_bytes key = m->key_len >= 0 ? (struct kp_bytes){msg_key(m), m->key_len}
@@ -713,7 +725,13 @@ static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp
     if (err == 0) {
         err = kp_batch_builder_finish(&bb, out);
     }
+    c->enc_records = bb.records; /* taken back, to be kept or freed */
+    kp_wr_init(&bb.records, 0);
     kp_batch_builder_free(&bb);
+    if (c->enc_records.cap > ENC_KEEP_MAX) {
+        kp_wr_free(&c->enc_records);
+    }
+    kp_wr_reset(&c->enc_records);
     return err;
 }
 
@@ -823,7 +841,8 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
         return;
     }
     struct produce_item items[MAX_REQUEST_PARTS];
-    struct kp_writer bufs[MAX_REQUEST_PARTS];
+    size_t at[MAX_REQUEST_PARTS]; /* where each batch starts in c->enc_batches */
+    size_t len[MAX_REQUEST_PARTS];
     int n = 0;
     size_t total = 0;
     bool flushing = c->flushing > 0;
@@ -860,9 +879,21 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     if (!c->detached) {
         pthread_mutex_unlock(&c->lock);
     }
+    /* All of the request's batches go into one kept buffer, one after
+     * another: no allocation per batch once it has grown. */
+    struct kp_writer *enc = &c->enc_batches;
+    if (enc->max == 0) {
+        kp_wr_init(enc, (size_t)INT32_MAX);
+    }
+    kp_wr_reset(enc);
     for (int i = 0; i < n; i++) {
-        kp_wr_init(&bufs[i], (size_t)INT32_MAX);
-        encode_err[i] = encode_batch(c, items[i].batch, &bufs[i]);
+        at[i] = enc->len;
+        encode_err[i] = encode_batch(c, items[i].batch, enc);
+        if (encode_err[i] == 0 && enc->len - at[i] > (size_t)INT32_MAX) {
+            enc->len = at[i];
+            encode_err[i] = KP_E_TOO_LARGE;
+        }
+        len[i] = enc->len - at[i];
     }
     if (!c->detached) {
         pthread_mutex_lock(&c->lock);
@@ -870,7 +901,6 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     int kept = 0; /* the encoded ones move to the front: items[0..kept) */
     for (int i = 0; i < n; i++) {
         if (encode_err[i] != 0) {
-            kp_wr_free(&bufs[i]);
             sc_log(c, "%s [%d]: cannot encode a batch: %s", items[i].topic->name,
                    items[i].partition, kp_err_name(encode_err[i]));
             batch_result(c, &items[i],
@@ -881,7 +911,8 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
         items[i].batch->sent = true;
         if (kept < i) {
             items[kept] = items[i];
-            bufs[kept] = bufs[i];
+            at[kept] = at[i];
+            len[kept] = len[i];
         }
         kept++;
     }
@@ -901,7 +932,7 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
             nt++;
         }
         pds[i].Index = items[i].partition;
-        pds[i].Records = (struct kp_bytes){bufs[i].buf, (int32_t)bufs[i].len};
+        pds[i].Records = (struct kp_bytes){enc->buf + at[i], (int32_t)len[i]};
         tds[nt - 1].PartitionData.count++;
     }
     struct kp_ProduceRequest req;
@@ -929,9 +960,10 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     } else {
         err = sc_conn_send(c, conn, KP_API_PRODUCE, ver, &req, NULL, NULL);
     }
-    for (int i = 0; i < n; i++) {
-        kp_wr_free(&bufs[i]);
+    if (enc->cap > ENC_KEEP_MAX) {
+        kp_wr_free(enc);
     }
+    kp_wr_reset(enc);
     for (int i = 0; i < n; i++) {
         if (err != SAMSA_OK) {
             batch_result(c, &items[i], SAMSA_ERR_TRANSPORT, -1);

@@ -1332,8 +1332,14 @@ static int group_list(samsa_admin *a, const struct opts *o)
     if (o->json) {
         printf("]\n");
     }
+    /* Brokers that did not answer: the list lacks their groups. */
+    for (size_t i = 0; i < l->error_count; i++) {
+        fprintf(stderr, "samsa group list: %s: its groups are not listed\n",
+                l->errors[i].reason);
+    }
+    int rc = l->error_count > 0 ? EXIT_FAIL : 0;
     samsa_group_list_free(l);
-    return 0;
+    return rc;
 }
 
 static int group_reset(samsa_admin *a, const struct opts *o, const char *group)

@@ -349,6 +349,7 @@ static bool listed(samsa_admin *a, const char *group)
     char err[512];
     samsa_group_list *l = NULL;
     CHECK(samsa_admin_list_groups(a, 10000, &l, err, sizeof(err)) == SAMSA_OK, "list: %s", err);
+    CHECK(l->error_count == 0, "list: a broker failed: %s", l->errors[0].reason);
     bool found = false;
     for (size_t i = 0; i < l->count; i++) {
         found = found || strcmp(l->groups[i].group_id, group) == 0;

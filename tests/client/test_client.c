@@ -2,13 +2,18 @@
  * Unit tests of libsamsa's pure parts: murmur2 and the partitioners (the
  * reference's Java test vectors), configuration parsing and its errors,
  * the per-partition batching and sequence state on a fake clock, the
- * range and roundrobin assignors, and the consumer protocol's bytes.
+ * range and roundrobin assignors, and the consumer protocol's bytes; and
+ * the real client code, detached (no I/O thread, no sockets), against the
+ * model broker of model_broker.h on a fake clock: nodes that die between
+ * requests, refuse connections or stop coordinating.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cunit_run.h"
 #include "internal.h"
+
+#include "model_broker.h"
 
 /* ------------------------------------------------------------ murmur2 */
 
@@ -719,6 +724,355 @@ static void test_error_names_and_sentences(void)
     CU_ASSERT_STRING_EQUAL(samsa_version(), SAMSA_VERSION_STR);
 }
 
+
+/* --------------------------------------- model broker on a fake clock */
+
+static int64_t fake_now = 1000000;
+
+/* The client's clock (a weak definition in io.c): the detached client's
+ * timers, backoffs and deadlines read the time the test sets. */
+int64_t sc_now_ms(void)
+{
+    return fake_now;
+}
+
+/* A detached client and the model cluster it talks to. */
+struct drv {
+    struct mb m;
+    struct sc_client *c;
+    int answered[MB_MAX_NODES][SC_API_KEYS]; /* requests answered, by node and API */
+    int refused[MB_MAX_NODES];               /* connections to a node id refused */
+    unsigned not_coordinator;                /* bit n: node n answers the group's
+                                              * requests NOT_COORDINATOR */
+    int messages;                            /* consumed */
+    int assigned;                            /* partitions the rebalance callback gave */
+};
+
+static void drv_rebalance(bool assigned, const struct samsa_partition *parts, size_t count,
+                          void *opaque)
+{
+    struct drv *d = opaque;
+    d->assigned = assigned ? (int)count : 0;
+    (void)parts;
+}
+
+static bool group_api(int16_t api)
+{
+    return api == KP_API_OFFSET_COMMIT || api == KP_API_OFFSET_FETCH ||
+           api == KP_API_JOIN_GROUP || api == KP_API_HEARTBEAT || api == KP_API_LEAVE_GROUP ||
+           api == KP_API_SYNC_GROUP || api == KP_API_DESCRIBE_GROUPS;
+}
+
+/* A client of `kind` on a two-node model (node 1 the controller and the
+ * coordinator), bootstrapped from both. */
+static void drv_start(struct drv *d, char kind)
+{
+    memset(d, 0, sizeof(*d));
+    mb_init(&d->m, 2, 2);
+    d->m.controller = 1;
+    d->m.coordinator = 1;
+    samsa_conf *conf = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(conf);
+    static const char *const kv[][2] = {
+        {"bootstrap.servers", MB_HOST ":9092," MB_HOST ":9093"},
+        {"reconnect.backoff.ms", "100"},
+        {"reconnect.backoff.max.ms", "1000"},
+        {"retry.backoff.ms", "100"},
+        {"heartbeat.interval.ms", "1000"},
+        {"session.timeout.ms", "10000"},
+        {"enable.auto.commit", "false"},
+        {"auto.offset.reset", "earliest"},
+    };
+    char err[256];
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+        CU_ASSERT_EQUAL_FATAL(samsa_conf_set(conf, kv[i][0], kv[i][1], err, sizeof(err)),
+                              SAMSA_OK);
+    }
+    if (kind == 'c') {
+        CU_ASSERT_EQUAL_FATAL(samsa_conf_set(conf, "group.id", "fg", err, sizeof(err)),
+                              SAMSA_OK);
+        samsa_conf_set_rebalance_cb(conf, drv_rebalance, d);
+    }
+    CU_ASSERT_EQUAL_FATAL(sc_client_new_detached(kind, conf, &d->c, err, sizeof(err)), SAMSA_OK);
+    samsa_conf_destroy(conf);
+}
+
+static void drv_stop(struct drv *d)
+{
+    sc_client_destroy(d->c);
+    mb_free(&d->m);
+}
+
+/* Node n goes down: its connections drop, new ones are refused. */
+static void drv_kill(struct drv *d, int32_t n)
+{
+    pthread_mutex_lock(&d->c->lock);
+    d->m.dead |= 1u << n;
+    for (struct sc_conn *conn = d->c->conns; conn != NULL; conn = conn->next) {
+        if (mb_node_of(conn) == n && conn->state != SC_CONN_DOWN) {
+            sc_conn_fail(d->c, conn, "connection reset by peer");
+        }
+    }
+    mb_take_all_requests(&d->m, d->c);
+    pthread_mutex_unlock(&d->c->lock);
+}
+
+/* One turn of the client at the fake time, then every request it wrote
+ * answered by the model: a dead node's connection is refused. */
+static void drv_turn(struct drv *d)
+{
+    pthread_mutex_lock(&d->c->lock);
+    (void)sc_client_run_once(d->c, fake_now);
+    mb_take_all_requests(&d->m, d->c);
+    for (int round = 0; round < 64; round++) {
+        bool any = false;
+        for (int i = 0; i < d->m.nconns; i++) {
+            struct mb_conn *hc = &d->m.conns[i];
+            if (hc->n == 0 || hc->conn->state == SC_CONN_DOWN) {
+                continue;
+            }
+            any = true;
+            int32_t node = mb_node_of(hc->conn);
+            if (mb_is_dead(&d->m, node)) {
+                if (hc->conn->node_id >= 0) {
+                    d->refused[node]++; /* a node Metadata named, not a bootstrap address */
+                }
+                sc_conn_fail(d->c, hc->conn, "connection refused");
+                mb_take_all_requests(&d->m, d->c);
+                continue;
+            }
+            const struct mb_pending *p = hc->q[0];
+            int16_t err = (d->not_coordinator & (1u << node)) != 0 && group_api(p->api)
+                              ? KP_ERR_NOT_COORDINATOR
+                              : 0;
+            struct kp_writer w;
+            kp_wr_init(&w, (size_t)1 << 28);
+            mb_encode_answer(&d->m, &w, p, err, 0);
+            d->answered[node][p->api]++;
+            sc_conn_feed(d->c, hc->conn, w.buf, w.len);
+            kp_wr_free(&w);
+            mb_take_all_requests(&d->m, d->c);
+        }
+        if (!any) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&d->c->lock);
+}
+
+/* Turns every 10 ms of fake time for ms; a consumer polls in each. */
+static void drv_run(struct drv *d, int64_t ms)
+{
+    struct samsa_consumer cons = {d->c};
+    for (int64_t end = fake_now + ms; fake_now < end; fake_now += 10) {
+        drv_turn(d);
+        if (d->c->kind != 'c') {
+            continue;
+        }
+        for (;;) {
+            samsa_message *msg = samsa_consumer_poll(&cons, 0);
+            if (msg == NULL) {
+                break;
+            }
+            d->messages++;
+            samsa_message_free(msg);
+        }
+    }
+}
+
+/* Queues an op no user thread waits for (the test reads it after). */
+static struct sc_op *drv_op(struct drv *d, int kind, void *arg)
+{
+    struct sc_op *op = sc_op_new(kind, arg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    op->deadline = fake_now + 30000;
+    pthread_mutex_lock(&d->c->lock);
+    if (d->c->ops_tail != NULL) {
+        d->c->ops_tail->next = op;
+    } else {
+        d->c->ops = op;
+    }
+    d->c->ops_tail = op;
+    pthread_mutex_unlock(&d->c->lock);
+    return op;
+}
+
+/* The test is done with op: freed if finished, else left to the client
+ * (which frees an abandoned op when it ends, or at destroy). */
+static void drv_op_release(struct drv *d, struct sc_op *op)
+{
+    pthread_mutex_lock(&d->c->lock);
+    bool done = op->done;
+    op->abandoned = true;
+    pthread_mutex_unlock(&d->c->lock);
+    if (done) {
+        sc_op_free(op);
+    }
+}
+
+/* Runs until the refused node n was tried, then another node takes its
+ * roles, as an election would. */
+static void drv_run_until_refused(struct drv *d, int32_t n, int32_t successor)
+{
+    for (int i = 0; i < 500 && d->refused[n] == 0; i++) {
+        drv_run(d, 10);
+    }
+    CU_ASSERT(d->refused[n] > 0);
+    d->m.controller = successor;
+    d->m.coordinator = successor;
+}
+
+static void test_admin_ops_leave_an_unreachable_controller_and_coordinator(void)
+{
+    struct drv d;
+    drv_start(&d, 'a');
+    drv_kill(&d, 1); /* Metadata still names it controller and coordinator */
+    struct sc_topic_arg *t = kp_calloc(1, sizeof(*t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    t->name = sc_strdup("new-topic");
+    t->partitions = 1;
+    t->replication_factor = 1;
+    struct sc_op *create = drv_op(&d, SC_OP_CREATE_TOPIC, t);
+    struct sc_admin_arg *g = kp_calloc(1, sizeof(*g));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    g->name = sc_strdup("fg");
+    struct sc_op *describe = drv_op(&d, SC_OP_DESCRIBE_GROUP, g);
+    drv_run_until_refused(&d, 1, 0);
+    /* The refusal sends them back to Metadata: the new controller and
+     * coordinator answer within a few backoffs, long before the 30 s
+     * deadline (a client waiting for node 1 would still be waiting). */
+    int64_t start = fake_now;
+    while (fake_now - start < 5000 && !(create->done && describe->done)) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT(fake_now - start < 1000);
+    CU_ASSERT_TRUE(create->done);
+    CU_ASSERT_EQUAL(create->err, SAMSA_OK);
+    CU_ASSERT_TRUE(describe->done);
+    CU_ASSERT_EQUAL(describe->err, SAMSA_OK);
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_CREATE_TOPICS], 1);
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_DESCRIBE_GROUPS], 1);
+    drv_op_release(&d, create);
+    drv_op_release(&d, describe);
+    drv_stop(&d);
+}
+
+static void test_list_groups_answers_without_a_dead_broker(void)
+{
+    struct drv d;
+    drv_start(&d, 'a');
+    d.m.brokers = 3;
+    d.m.controller = 0;
+    drv_kill(&d, 1); /* Metadata names it; its connections are refused */
+    struct sc_admin_arg *g = kp_calloc(1, sizeof(*g));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    g->name = sc_strdup("");
+    struct sc_op *op = drv_op(&d, SC_OP_LIST_GROUPS, g);
+    int64_t start = fake_now;
+    while (fake_now - start < 5000 && !op->done) {
+        drv_run(&d, 10);
+    }
+    /* Done as soon as node 1 was refused and nodes 0 and 2 answered, not at
+     * the 30 s deadline. */
+    CU_ASSERT(fake_now - start < 1000);
+    CU_ASSERT_TRUE_FATAL(op->done);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_LIST_GROUPS], 1);
+    CU_ASSERT_EQUAL(d.answered[2][KP_API_LIST_GROUPS], 1);
+    samsa_group_list *l = g->groups;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->count, 2); /* fg and offsets-only, named by both */
+    CU_ASSERT_EQUAL_FATAL(l->error_count, 1);
+    CU_ASSERT_EQUAL(l->errors[0].node_id, 1);
+    CU_ASSERT_EQUAL(l->errors[0].port, 9093);
+    CU_ASSERT_EQUAL(l->errors[0].err, SAMSA_ERR_TRANSPORT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->errors[0].reason, "node 1 (" MB_HOST ":9093)"));
+    drv_op_release(&d, op);
+    drv_stop(&d);
+}
+
+static int total(const struct drv *d, int16_t api)
+{
+    int n = 0;
+    for (int i = 0; i < MB_MAX_NODES; i++) {
+        n += d->answered[i][api];
+    }
+    return n;
+}
+
+/* A member of group fg subscribed to t0 and t1 on node 1's coordinator,
+ * with its partitions assigned and read to the end. */
+static void drv_member(struct drv *d, struct samsa_consumer *cons)
+{
+    drv_start(d, 'c');
+    cons->c = d->c;
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(cons, topics, 2), SAMSA_OK);
+    drv_run(d, 3000);
+    CU_ASSERT(d->assigned > 0);
+    CU_ASSERT(d->answered[1][KP_API_SYNC_GROUP] >= 1);
+    CU_ASSERT(d->answered[1][KP_API_HEARTBEAT] >= 1);
+    CU_ASSERT(d->messages > 0);
+}
+
+static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
+{
+    struct drv d;
+    struct samsa_consumer cons;
+    drv_member(&d, &cons);
+    int find = total(&d, KP_API_FIND_COORDINATOR);
+    int joins = total(&d, KP_API_JOIN_GROUP);
+    /* Between two heartbeats node 1 dies and node 0 takes the group over. */
+    drv_kill(&d, 1);
+    d.m.coordinator = 0;
+    drv_run(&d, 4000); /* less than session.timeout.ms */
+    CU_ASSERT(total(&d, KP_API_FIND_COORDINATOR) > find);
+    CU_ASSERT(d.answered[0][KP_API_HEARTBEAT] >= 2);
+    CU_ASSERT_EQUAL(total(&d, KP_API_JOIN_GROUP), joins); /* still a member */
+    CU_ASSERT(d.refused[1] <= 4);
+    drv_stop(&d);
+}
+
+static void test_member_moves_on_not_coordinator_and_keeps_its_commits(void)
+{
+    struct drv d;
+    struct samsa_consumer cons;
+    drv_member(&d, &cons);
+    int joins = total(&d, KP_API_JOIN_GROUP);
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_OFFSET_COMMIT], 1);
+    for (int t = 0; t < MB_NT; t++) {
+        for (int p = 0; p < d.m.parts[t]; p++) {
+            d.m.end[t][p] += 5; /* more to read and commit */
+        }
+    }
+    int read = d.messages;
+    drv_run(&d, 500);
+    CU_ASSERT(d.messages > read);
+    /* Node 1, alive, stops coordinating fg (node 0 does now) just as the
+     * member commits: the commit is refused NOT_COORDINATOR. */
+    d.m.coordinator = 0;
+    d.not_coordinator = 1u << 1;
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_OFFSET_COMMIT], 2);
+    CU_ASSERT(d.answered[0][KP_API_OFFSET_COMMIT] >= 1);
+    CU_ASSERT(d.answered[0][KP_API_HEARTBEAT] >= 1);
+    CU_ASSERT_EQUAL(total(&d, KP_API_JOIN_GROUP), joins);
+    /* Every assigned partition's commit is its log end: nothing read was lost. */
+    struct samsa_partition *as = NULL;
+    size_t an = 0;
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assignment(&cons, &as, &an), SAMSA_OK);
+    CU_ASSERT(an > 0);
+    for (size_t i = 0; i < an; i++) {
+        int t = as[i].topic[1] - '0';
+        CU_ASSERT_EQUAL(d.m.committed[t][as[i].partition], d.m.end[t][as[i].partition]);
+    }
+    samsa_partitions_free(as, an);
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -756,6 +1110,14 @@ int main(void)
          test_subscription_encode_round_trips_and_is_byte_exact},
         {"assignment_round_trip_and_empty", test_assignment_round_trip_and_empty},
         {"error_names_and_sentences", test_error_names_and_sentences},
+        {"admin_ops_leave_an_unreachable_controller_and_coordinator",
+         test_admin_ops_leave_an_unreachable_controller_and_coordinator},
+        {"list_groups_answers_without_a_dead_broker",
+         test_list_groups_answers_without_a_dead_broker},
+        {"member_finds_a_new_coordinator_when_its_coordinator_dies",
+         test_member_finds_a_new_coordinator_when_its_coordinator_dies},
+        {"member_moves_on_not_coordinator_and_keeps_its_commits",
+         test_member_moves_on_not_coordinator_and_keeps_its_commits},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

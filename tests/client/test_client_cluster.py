@@ -20,7 +20,8 @@ three partitions with replication factor 3 and min.insync.replicas=2.
   controller, `topic create --replication-factor 3`, `topic describe`
   (replicas, ISR), `topic alter` (configs and partitions, checked in
   ZooKeeper), `topic delete` through a broker that is not the controller,
-  and right after the controller was killed.
+  and right after the controller was killed; `group list` then returns
+  at once with the live brokers' groups and names the dead one.
 
     test_client_cluster.py SAMSA_BROKER SAMSA_TOOL CLUSTER_PRODUCER GROUP_MEMBER [-k CASE]
 
@@ -421,6 +422,21 @@ def case_tool_administers_the_cluster(t):
         c.create_topic("gone", [survivors])
         wait_for(lambda: led_everywhere(c, "gone", 1, survivors), DEADLINE, "gone's leader")
         c.brokers[ctl].kill()
+        # group list at once: Metadata may still name the dead broker, whose
+        # connection is refused; the list comes back promptly (not at the
+        # 60 s timeout) with the live brokers' groups and says which failed
+        start = time.monotonic()
+        p = samsa("group", "list", "-b", ",".join(c.bootstrap(i) for i in survivors),
+                  "--timeout", "60000", timeout=120, expect=None)
+        took = time.monotonic() - start
+        print("    group list after the kill: exit %d in %.1f s, stderr %r"
+              % (p.returncode, took, p.stderr.decode()[-300:]), flush=True)
+        check(took < 20, "group list took %.1f s with a dead broker", took)
+        if p.returncode == 1:
+            check(("node %d (127.0.0.1:%d)" % (ctl, c.brokers[ctl].port)).encode() in p.stderr,
+                  "group list does not name the dead broker: %s", p.stderr)
+        else:
+            eq(p.returncode, 0, "group list's exit (Metadata no longer naming the dead broker)")
         p = samsa("topic", "delete", "-b", ",".join(c.bootstrap(i) for i in survivors), "gone",
                   "--timeout", "60000", "-X", "debug=all", timeout=120, expect=None)
         with open(t.path("delete.err"), "wb") as f:

@@ -552,13 +552,32 @@ struct samsa_group_listing {
     const char *protocol_type; /* "consumer" for consumer groups; "" for offsets only */
 };
 
+/* A broker that did not answer ListGroups: its groups are missing from the
+ * list (librdkafka's ListConsumerGroups result carries these as `errors`). */
+struct samsa_broker_error {
+    int32_t node_id;
+    const char *host;
+    int port;
+    int err;            /* SAMSA_ERR_TRANSPORT (connection refused or lost), or the
+                         * broker's Kafka error */
+    const char *reason; /* "node 2 (10.0.0.3:9092): connection refused: ..." */
+};
+
 /* Caller owns: samsa_group_list_free. */
 typedef struct samsa_group_list {
     size_t count;
     const struct samsa_group_listing *groups;
+    size_t error_count; /* 0: every broker answered, the list is complete */
+    const struct samsa_broker_error *errors;
 } samsa_group_list;
 
-/* Every group of the cluster (ListGroups asked of every broker). */
+/* Every group of the cluster (ListGroups asked of every broker Metadata
+ * names, in turn). A broker that cannot be reached (its connection refused
+ * or lost) or answers with an error does not hold the call up until the
+ * timeout: SAMSA_OK once every broker answered or failed, with the groups
+ * of those that answered and one (*out)->errors entry per broker that did
+ * not. Errors of the call itself (no Metadata within timeout_ms) are
+ * returned as usual. */
 SAMSA_MUST_CHECK int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out,
                                              char *errstr, size_t errstr_size);
 void samsa_group_list_free(samsa_group_list *list);
