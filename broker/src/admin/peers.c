@@ -176,7 +176,7 @@ gboolean br_admin_peers_refresh(struct br_admin_peers *p, const struct br_snapsh
     for (guint i = 0; i < leaders->len; i++) {
         const struct br_snap_broker *b = br_snap_broker(snap, g_array_index(leaders, gint32, i));
         char *url = g_strconcat(b->admin_url, "/v1/partitions", NULL);
-        SoupMessage *msg = soup_message_new(SOUP_METHOD_GET, url);
+        SoupMessage *msg = soup_message_new("GET", url);
         g_free(url);
         if (msg == NULL) {
             continue; /* not a URL libsoup takes */
