@@ -117,6 +117,78 @@ char *sm_format_count(gint64 n)
     return g_string_free(s, FALSE);
 }
 
+/* ------------------------------------------------------------ series */
+
+void sm_series_push(SmSeries *s, gint64 from_ms, gint64 to_ms, double value, gboolean known)
+{
+    SmPoint *p = &s->points[s->head];
+    p->from_ms = from_ms;
+    p->to_ms = to_ms;
+    p->value = known ? value : 0;
+    p->known = known;
+    s->head = (s->head + 1) % SM_SERIES_MAX;
+    s->n = MIN(s->n + 1, (guint)SM_SERIES_MAX);
+}
+
+const SmPoint *sm_series_get(const SmSeries *s, guint i)
+{
+    if (i >= s->n) {
+        return NULL;
+    }
+    return &s->points[(s->head + SM_SERIES_MAX - s->n + i) % SM_SERIES_MAX];
+}
+
+const SmPoint *sm_series_last(const SmSeries *s)
+{
+    return s->n > 0 ? sm_series_get(s, s->n - 1) : NULL;
+}
+
+void sm_series_replace_last(SmSeries *s, gint64 from_ms, gint64 to_ms, double value)
+{
+    if (s->n == 0) {
+        sm_series_push(s, from_ms, to_ms, value, TRUE);
+        return;
+    }
+    SmPoint *p = &s->points[(s->head + SM_SERIES_MAX - 1) % SM_SERIES_MAX];
+    p->from_ms = MIN(p->from_ms, from_ms);
+    p->to_ms = MAX(p->to_ms, to_ms);
+    p->value = value;
+    p->known = TRUE;
+}
+
+double sm_series_peak(const SmSeries *s)
+{
+    double peak = 0;
+    for (guint i = 0; i < s->n; i++) {
+        const SmPoint *p = sm_series_get(s, i);
+        if (p->known) {
+            peak = MAX(peak, p->value);
+        }
+    }
+    return peak;
+}
+
+gint64 sm_series_span_ms(const SmSeries *s)
+{
+    if (s->n == 0) {
+        return 0;
+    }
+    return MAX(sm_series_last(s)->to_ms - sm_series_get(s, 0)->from_ms, 0);
+}
+
+char *sm_format_span(gint64 ms)
+{
+    gint64 sec = (ms + 500) / 1000;
+    if (sec < 90) {
+        return g_strdup_printf("%d s", (int)MAX(sec, 1));
+    }
+    gint64 min = (sec + 30) / 60;
+    if (min < 90) {
+        return g_strdup_printf("%d minutes", (int)min);
+    }
+    return g_strdup_printf("%d hours", (int)((min + 30) / 60));
+}
+
 static char *join_ids(const gint32 *ids, guint n)
 {
     GString *s = g_string_new(NULL);

@@ -221,18 +221,15 @@ static char *g_trend(gpointer i)
 {
     /* the lag's last documents as a sparkline */
     static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    SmGroup *g = SM_GROUP(i);
-    const guint ring = (guint)G_N_ELEMENTS(g->lag_history);
-    guint n = MIN(g->lag_n, 20u);
+    const SmSeries *lag = &SM_GROUP(i)->lag_history;
+    guint n = MIN(lag->n, 20u);
     double max = 1;
-    for (guint k = 0; k < n; k++) {
-        guint at = (g->lag_head + ring - n + k) % ring;
-        max = MAX(max, g->lag_history[at]);
+    for (guint k = lag->n - n; k < lag->n; k++) {
+        max = MAX(max, sm_series_get(lag, k)->value);
     }
     GString *s = g_string_new(NULL);
-    for (guint k = 0; k < n; k++) {
-        guint at = (g->lag_head + ring - n + k) % ring;
-        guint level = (guint)(g->lag_history[at] / max * 7.0);
+    for (guint k = lag->n - n; k < lag->n; k++) {
+        guint level = (guint)(sm_series_get(lag, k)->value / max * 7.0);
         g_string_append(s, bars[MIN(level, 7u)]);
     }
     return g_string_free(s, FALSE);
