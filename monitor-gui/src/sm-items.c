@@ -189,6 +189,54 @@ char *sm_format_span(gint64 ms)
     return g_strdup_printf("%d hours", (int)((min + 30) / 60));
 }
 
+char *sm_format_value(double value, SmUnit unit)
+{
+    double v = MAX(value, 0);
+    if (unit == SM_UNIT_BYTES_PER_S) {
+        g_autofree char *size = g_format_size((guint64)(v + 0.5));
+        return g_strconcat(size, "/s", NULL);
+    }
+    if (unit == SM_UNIT_PER_S && v < 10) {
+        return g_strdup_printf("%.1f/s", v);
+    }
+    g_autofree char *count = sm_format_count((gint64)(MIN(v, 1e18) + 0.5));
+    return unit == SM_UNIT_PER_S ? g_strconcat(count, "/s", NULL) : g_steal_pointer(&count);
+}
+
+static const SmPoint *last_known(const SmSeries *s)
+{
+    for (guint i = s->n; i > 0; i--) {
+        const SmPoint *p = sm_series_get(s, i - 1);
+        if (p->known) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+char *sm_series_format_last(const SmSeries *s, SmUnit unit)
+{
+    const SmPoint *p = sm_series_last(s);
+    return p != NULL && p->known ? sm_format_value(p->value, unit) : g_strdup("—");
+}
+
+char *sm_series_describe(const SmSeries *s, const char *title, SmUnit unit)
+{
+    const SmPoint *p = last_known(s);
+    if (p == NULL) {
+        return g_strdup_printf("%s: no readings yet", title);
+    }
+    g_autofree char *span = sm_format_span(sm_series_span_ms(s));
+    g_autofree char *peak = sm_format_value(sm_series_peak(s), unit);
+    if (!sm_series_last(s)->known) {
+        return g_strdup_printf("%s: no rate for the last reading (a counter went down), "
+                               "peak %s over the last %s",
+                               title, peak, span);
+    }
+    g_autofree char *now = sm_format_value(p->value, unit);
+    return g_strdup_printf("%s: %s over the last %s, peak %s", title, now, span, peak);
+}
+
 static char *join_ids(const gint32 *ids, guint n)
 {
     GString *s = g_string_new(NULL);

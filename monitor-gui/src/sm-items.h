@@ -52,6 +52,22 @@ gint64 sm_series_span_ms(const SmSeries *s);
 /* "45 s", "2 minutes", "3 hours": a span for people (caller frees) */
 char *sm_format_span(gint64 ms);
 
+typedef enum {
+    SM_UNIT_PER_S,       /* "1,204/s" */
+    SM_UNIT_BYTES_PER_S, /* "1.2 MB/s" */
+    SM_UNIT_COUNT,       /* "1,204" */
+} SmUnit;
+
+/* a value for people, "1.2 MB/s" (caller frees) */
+char *sm_format_value(double value, SmUnit unit);
+/* the newest value, "—" when none or a gap (caller frees) */
+char *sm_series_format_last(const SmSeries *s, SmUnit unit);
+/* a chart's accessible label: "bytes in: 1.2 MB/s over the last 2
+ * minutes, peak 3.4 MB/s", "bytes in: no readings yet", or when the
+ * newest point is a gap "bytes in: no rate for the last reading (a counter
+ * went down), peak 3.4 MB/s over the last 2 minutes" (caller frees) */
+char *sm_series_describe(const SmSeries *s, const char *title, SmUnit unit);
+
 /* messages in, bytes in and bytes out a second, per broker and for the
  * cluster (broker/README.md: /v1/brokers/{id}'s totals) */
 typedef struct {
