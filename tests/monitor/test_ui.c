@@ -244,7 +244,7 @@ static void feed_totals(SmCluster *c)
                 "{\"id\":%d,\"host\":\"127.0.0.1\",\"port\":%d,\"self\":true,\"started_ms\":5,"
                 "\"totals\":{\"messages_in\":%lld,\"bytes_in\":%lld,\"bytes_out\":%lld},"
                 "\"snapshot\":{\"taken_ms\":%lld}}",
-                b, 9092 + b * 100, msgs[b], in[b], out[b], 1700000000000LL + round * 1000 + b);
+                b, 9092 + b * 100, msgs[b], in[b], out[b], 1700000000000LL + round * 1000LL + b);
             g_autoptr(GError) err = NULL;
             CU_ASSERT_TRUE(sm_cluster_apply_text(c, doc, -1, &err));
         }
