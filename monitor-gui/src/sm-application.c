@@ -74,6 +74,8 @@ static void ensure_window(SmApplication *self)
         g_signal_connect(self->client, "unauthorized", G_CALLBACK(on_unauthorized), self);
         g_settings_bind(self->settings, "refresh-seconds", self->client, "refresh-seconds",
                         G_SETTINGS_BIND_GET);
+        g_settings_bind(self->settings, "chart-seconds", self->client, "chart-seconds",
+                        G_SETTINGS_BIND_GET);
         self->window = sm_window_new(GTK_APPLICATION(self), self->cluster, self->client);
         g_object_add_weak_pointer(G_OBJECT(self->window), (gpointer *)&self->window);
         g_settings_bind(self->settings, "window-width", self->window, "default-width",

@@ -32,6 +32,7 @@ typedef struct {
     gint64 heard_at_us;
     GHashTable *fetched_at; /* topic -> gint64 *: last /v1/topics/{t}/partitions asked */
     SmParser *parser; /* the link's JSON, parsed on a worker, applied in order */
+    gboolean totals_asked; /* a /v1/brokers/{id} under way: the next waits */
 } Link;
 
 struct _SmClient {
@@ -41,6 +42,8 @@ struct _SmClient {
     GPtrArray *links; /* Link *, owned */
     guint refresh_seconds;
     guint refresh_source;
+    guint chart_seconds;
+    guint chart_source;
     guint watchdog_source;
     char *status;
     char *token; /* admin.auth.token, in memory only; NULL: none */
@@ -52,7 +55,7 @@ struct _SmClient {
 enum { SIG_STATUS, SIG_UNAUTHORIZED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-enum { PROP_0, PROP_REFRESH_SECONDS, N_PROPS };
+enum { PROP_0, PROP_REFRESH_SECONDS, PROP_CHART_SECONDS, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE(SmClient, sm_client, G_TYPE_OBJECT)
@@ -147,6 +150,7 @@ typedef struct {
     Link *link;
     SoupMessage *msg;
     char *path;
+    gboolean totals; /* the broker's own /v1/brokers/{id} */
 } Get;
 
 /* every request carries the token when there is one */
@@ -172,6 +176,7 @@ static void link_refused(Link *l)
         g_clear_object(&l->cancel);
     }
     g_clear_handle_id(&l->retry_source, g_source_remove);
+    l->totals_asked = FALSE;
     l->state = LINK_REFUSED;
     update_status(self);
     if (!self->refused_told) {
@@ -188,6 +193,11 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
     Get *g = ud;
     GError *err = NULL;
     GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
+    /* cancelled: the link may be gone (freed, or its requests dropped with
+     * its flags reset), so it is not touched */
+    if (g->totals && !g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+        g->link->totals_asked = FALSE;
+    }
     if (body != NULL) {
         guint status = soup_message_get_status(g->msg);
         if (status == SOUP_STATUS_OK) {
@@ -209,23 +219,43 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
     g_free(g);
 }
 
-/* GET the document at path (already escaped) from l, into the model */
-static void get_doc(Link *l, const char *path)
+/* GET the document at path (already escaped) from l, into the model;
+ * FALSE when it could not be asked */
+static gboolean get_doc_full(Link *l, const char *path, gboolean totals)
 {
     if (l->state == LINK_REFUSED) {
-        return;
+        return FALSE;
     }
     g_autofree char *uri = g_strconcat(l->url, path, NULL);
     SoupMessage *msg = soup_message_new("GET", uri);
     if (msg == NULL) {
-        return;
+        return FALSE;
     }
     authorize(l->client, msg);
     Get *g = g_new0(Get, 1);
     g->link = l;
     g->msg = msg;
     g->path = g_strdup(path);
+    g->totals = totals;
     soup_session_send_and_read_async(l->client->session, msg, G_PRIORITY_DEFAULT, l->cancel, got, g);
+    return TRUE;
+}
+
+static void get_doc(Link *l, const char *path)
+{
+    (void)get_doc_full(l, path, FALSE);
+}
+
+/* the broker's own document, for its totals (the charts): one at a time
+ * per link, so that a slow broker is not asked again before it answered */
+static void get_totals(Link *l)
+{
+    if (l->broker < 0 || l->totals_asked) {
+        return;
+    }
+    char path[48];
+    (void)g_snprintf(path, sizeof path, "/v1/brokers/%d", (int)l->broker);
+    l->totals_asked = get_doc_full(l, path, TRUE);
 }
 
 static void get_topic(Link *l, const char *topic)
@@ -329,6 +359,7 @@ static void take_stream_message(Link *l, SmParsed *r)
         } else {
             get_doc(l, "/v1/cluster");
         }
+        get_totals(l); /* the first reading: a rate needs two */
         update_status(l->client);
         return;
     }
@@ -411,6 +442,7 @@ static void link_lost(Link *l, const char *why)
         g_cancellable_cancel(l->cancel);
         g_clear_object(&l->cancel);
     }
+    l->totals_asked = FALSE;
     guint ms = BACKOFF_FIRST_MS << MIN(l->attempt, 5u);
     ms = MIN(ms, BACKOFF_MAX_MS);
     /* up to a quarter more, so that links to a restarted cluster spread out */
@@ -457,6 +489,7 @@ static void link_connect(Link *l)
 {
     drop_ws(l);
     g_clear_object(&l->cancel);
+    l->totals_asked = FALSE; /* one asked before still answers, harmlessly */
     l->cancel = g_cancellable_new();
     l->state = LINK_CONNECTING;
     g_autofree char *uri = g_strconcat(l->url, "/v1/stream", NULL);
@@ -577,6 +610,28 @@ static gboolean watchdog(gpointer ud)
     return G_SOURCE_CONTINUE;
 }
 
+static gboolean read_totals(gpointer ud)
+{
+    SmClient *self = SM_CLIENT(ud);
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = g_ptr_array_index(self->links, i);
+        if (l->state == LINK_OPEN) {
+            get_totals(l);
+        }
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+void sm_client_set_chart_seconds(SmClient *self, guint seconds)
+{
+    self->chart_seconds = CLAMP(seconds, 1, 60);
+    g_clear_handle_id(&self->chart_source, g_source_remove);
+    /* not g_timeout_add_seconds: its one-second grouping would read the
+     * brokers at uneven intervals, and a chart of 1 s rates would show it */
+    self->chart_source = g_timeout_add(self->chart_seconds * 1000, read_totals, self);
+    g_source_set_name_by_id(self->chart_source, "samsa-monitor totals");
+}
+
 void sm_client_set_refresh_seconds(SmClient *self, guint seconds)
 {
     self->refresh_seconds = MAX(seconds, 1);
@@ -671,6 +726,7 @@ static void sm_client_dispose(GObject *object)
         g_ptr_array_set_size(self->links, 0);
     }
     g_clear_handle_id(&self->refresh_source, g_source_remove);
+    g_clear_handle_id(&self->chart_source, g_source_remove);
     g_clear_handle_id(&self->watchdog_source, g_source_remove);
     if (self->cluster != NULL) {
         g_clear_signal_handler(&self->admin_url_id, self->cluster);
@@ -694,6 +750,8 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
 {
     if (id == PROP_REFRESH_SECONDS) {
         sm_client_set_refresh_seconds(SM_CLIENT(object), g_value_get_uint(value));
+    } else if (id == PROP_CHART_SECONDS) {
+        sm_client_set_chart_seconds(SM_CLIENT(object), g_value_get_uint(value));
     } else {
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
@@ -703,6 +761,8 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
 {
     if (id == PROP_REFRESH_SECONDS) {
         g_value_set_uint(value, SM_CLIENT(object)->refresh_seconds);
+    } else if (id == PROP_CHART_SECONDS) {
+        g_value_set_uint(value, SM_CLIENT(object)->chart_seconds);
     } else {
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
@@ -714,6 +774,9 @@ static void sm_client_class_init(SmClientClass *klass)
     G_OBJECT_CLASS(klass)->get_property = get_property;
     props[PROP_REFRESH_SECONDS] =
         g_param_spec_uint("refresh-seconds", NULL, NULL, 1, 3600, 5,
+                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+    props[PROP_CHART_SECONDS] =
+        g_param_spec_uint("chart-seconds", NULL, NULL, 1, 60, 1,
                           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(G_OBJECT_CLASS(klass), N_PROPS, props);
     G_OBJECT_CLASS(klass)->dispose = sm_client_dispose;
@@ -732,4 +795,5 @@ static void sm_client_init(SmClient *self)
     self->status = g_strdup("not connected");
     self->watchdog_source = g_timeout_add(500, watchdog, self);
     sm_client_set_refresh_seconds(self, 5);
+    sm_client_set_chart_seconds(self, 1);
 }

@@ -3,7 +3,9 @@
  * From one broker's admin URL it finds every broker's (the model's
  * "admin-url"), and per broker follows /v1/stream and reads the documents
  * when the stream starts, restarts or skipped a sequence number. Groups have
- * no stream: their documents are read again every refresh interval. A link
+ * no stream: their documents are read again every refresh interval. Each
+ * broker's own /v1/brokers/{id} (its totals, for the throughput charts) is
+ * read every chart interval, one request at a time per broker. A link
  * that fails or falls silent (no message nor pong for 30 s) is retried with
  * exponential backoff (0.5 s doubling to 10 s), shown on its broker's row
  * and in the status. Everything is asynchronous on the thread-default main
@@ -29,6 +31,8 @@ void sm_client_connect(SmClient *self, const char *admin_url);
 /* stops every link */
 void sm_client_disconnect(SmClient *self);
 void sm_client_set_refresh_seconds(SmClient *self, guint seconds);
+/* how often each broker's totals are read (1 to 60 s; default 1) */
+void sm_client_set_chart_seconds(SmClient *self, guint seconds);
 /* (transfer none) "3 of 3 brokers connected", "reconnecting to ... in 2 s" */
 const char *sm_client_get_status(SmClient *self);
 /* links whose stream is open */

@@ -9,6 +9,9 @@
 #define MAX_REPLICAS 64
 #define DEDUP_WINDOW_MS 30000
 #define MAX_MEMBERS 10000 /* a group's members we show */
+/* two readings further apart than this give no rate: an average over a
+ * link lost for minutes would draw a flat line where nothing was seen */
+#define MAX_RATE_INTERVAL_MS 60000
 
 struct _SmCluster {
     GObject parent_instance;
@@ -26,6 +29,7 @@ struct _SmCluster {
     gboolean brokers_moved, topics_moved, groups_moved;
     gboolean is_dirty;
     SmClusterSummary summary;
+    SmRates rates; /* the sum of the brokers' */
 };
 
 enum { SIG_DIRTY, SIG_FLUSHED, SIG_EVENT, SIG_ADMIN_URL, SIG_WANTS_PARTITIONS, N_SIGNALS };
@@ -74,6 +78,13 @@ static const char *get_str(JsonObject *o, const char *key)
         return NULL;
     }
     return json_node_get_string(n);
+}
+
+/* (transfer none) NULL unless an object */
+static JsonObject *get_object(JsonObject *o, const char *key)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    return n != NULL && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
 }
 
 /* (transfer none) NULL unless an array */
@@ -772,9 +783,130 @@ static void apply_group_doc(SmCluster *self, JsonObject *doc)
         guint had = g_list_model_get_n_items(G_LIST_MODEL(g->member_list));
         g_list_store_splice(g->member_list, 0, had, members->pdata, members->len);
     }
-    g->lag_history[g->lag_head] = (double)g->lag;
-    g->lag_head = (g->lag_head + 1) % G_N_ELEMENTS(g->lag_history);
-    g->lag_n = MIN(g->lag_n + 1, (guint)G_N_ELEMENTS(g->lag_history));
+    /* the lag's history, on the coordinator's clock */
+    gint64 taken = get_int(get_object(doc, "snapshot"), "taken_ms", 0);
+    if (taken <= 0) {
+        taken = g_get_real_time() / 1000;
+    }
+    const SmPoint *last = sm_series_last(&g->lag_history);
+    if (last != NULL && taken <= last->to_ms) {
+        /* the same snapshot read again, or a coordinator's clock behind
+         * the last one's: the newest value stands for the newest time */
+        sm_series_replace_last(&g->lag_history, last->from_ms, last->to_ms, (double)g->lag);
+    } else {
+        sm_series_push(&g->lag_history, last != NULL ? last->to_ms : taken, taken,
+                       (double)g->lag, TRUE);
+    }
+}
+
+/* ------------------------------------------------------------ throughput */
+
+/* the cluster's point of this round of readings: each broker's newest
+ * known rate, if it was read within one and a half of its intervals of
+ * `to`: a reading a little late still counts, a broker gone (or whose link
+ * is lost, or whose counters were reset) drops out of the sum */
+static double cluster_sum(SmCluster *self, gint64 to, SmSeries *(*which)(SmRates *))
+{
+    double sum = 0;
+    for (guint i = 0; i < self->brokers_all->len; i++) {
+        SmBroker *b = g_ptr_array_index(self->brokers_all, i);
+        const SmPoint *p = sm_series_last(which(&b->rates));
+        if (p == NULL || !p->known) {
+            continue;
+        }
+        gint64 fresh = MAX(p->to_ms - p->from_ms, (gint64)1000) * 3 / 2;
+        if (to - p->to_ms < fresh && p->to_ms - to < fresh) {
+            sum += p->value;
+        }
+    }
+    return sum;
+}
+
+static SmSeries *messages_in(SmRates *r)
+{
+    return &r->messages_in;
+}
+
+static SmSeries *bytes_in(SmRates *r)
+{
+    return &r->bytes_in;
+}
+
+static SmSeries *bytes_out(SmRates *r)
+{
+    return &r->bytes_out;
+}
+
+/* the brokers are read together (sm-client.c): a reading within half an
+ * interval of the cluster's newest point belongs to its round and
+ * updates it; a later one starts the next point */
+static void cluster_rates(SmCluster *self, gint64 from, gint64 to)
+{
+    SmSeries *(*const series[])(SmRates *) = {messages_in, bytes_in, bytes_out};
+    const SmPoint *last = sm_series_last(&self->rates.messages_in);
+    gboolean same_round = last != NULL && to - last->to_ms < (to - from) / 2 &&
+                          last->to_ms - to < (to - from) / 2;
+    for (guint i = 0; i < G_N_ELEMENTS(series); i++) {
+        double sum = cluster_sum(self, to, series[i]);
+        if (same_round) {
+            /* the round's interval stays the first reading's */
+            sm_series_replace_last(series[i](&self->rates), last->from_ms, to, sum);
+        } else {
+            sm_series_push(series[i](&self->rates), from, to, sum, TRUE);
+        }
+    }
+}
+
+/* GET /v1/brokers/{id} from the broker itself ("self": true): its totals
+ * since it started; a rate is the difference of two readings over the time
+ * between their snapshots */
+static void apply_broker_doc(SmCluster *self, JsonObject *doc)
+{
+    gint32 id = get_id(doc, "id", -1);
+    JsonObject *totals = get_object(doc, "totals");
+    if (id < 0) {
+        return;
+    }
+    SmBroker *b = ensure_broker(self, id);
+    apply_broker_fields(self, b, doc);
+    if (!get_bool(doc, "self", FALSE) || totals == NULL) {
+        return; /* another broker's document: no totals in it */
+    }
+    SmTotals now = {
+        .taken_ms = get_int(get_object(doc, "snapshot"), "taken_ms", 0),
+        .started_ms = get_int(doc, "started_ms", 0),
+        .messages_in = get_int(totals, "messages_in", -1),
+        .bytes_in = get_int(totals, "bytes_in", -1),
+        .bytes_out = get_int(totals, "bytes_out", -1),
+    };
+    if (now.taken_ms <= 0 || now.messages_in < 0 || now.bytes_in < 0 || now.bytes_out < 0) {
+        return; /* not a reading we can use */
+    }
+    SmTotals was = b->totals;
+    if (was.taken_ms > 0 && now.taken_ms <= was.taken_ms) {
+        return; /* the same snapshot read twice, or an older one */
+    }
+    b->totals = now;
+    if (was.taken_ms == 0) {
+        mark(self, b);
+        return; /* the first reading: a rate needs two */
+    }
+    gint64 dt = now.taken_ms - was.taken_ms;
+    /* a counter lower than before is a restart or a deleted topic's share
+     * gone; a new start time is a restart even when the counters grew
+     * past their old values in between */
+    gboolean reset = now.messages_in < was.messages_in || now.bytes_in < was.bytes_in ||
+                     now.bytes_out < was.bytes_out || now.started_ms != was.started_ms ||
+                     dt > MAX_RATE_INTERVAL_MS;
+    double sec = (double)dt / 1000.0;
+    sm_series_push(&b->rates.messages_in, was.taken_ms, now.taken_ms,
+                   (double)(now.messages_in - was.messages_in) / sec, !reset);
+    sm_series_push(&b->rates.bytes_in, was.taken_ms, now.taken_ms,
+                   (double)(now.bytes_in - was.bytes_in) / sec, !reset);
+    sm_series_push(&b->rates.bytes_out, was.taken_ms, now.taken_ms,
+                   (double)(now.bytes_out - was.bytes_out) / sec, !reset);
+    cluster_rates(self, was.taken_ms, now.taken_ms);
+    mark(self, b);
 }
 
 static void remove_topic(SmCluster *self, const char *name)
@@ -868,6 +1000,8 @@ void sm_cluster_apply_object(SmCluster *self, JsonObject *obj)
         apply_event(self, obj);
     } else if (json_object_has_member(obj, "cluster_id")) {
         apply_cluster_doc(self, obj);
+    } else if (json_object_has_member(obj, "self") && json_object_has_member(obj, "id")) {
+        apply_broker_doc(self, obj);
     } else if (json_object_has_member(obj, "group_id")) {
         apply_group_doc(self, obj);
     } else if (get_array(obj, "groups") != NULL) {
@@ -1128,6 +1262,11 @@ GListModel *sm_cluster_get_events(SmCluster *self)
 const SmClusterSummary *sm_cluster_get_summary(SmCluster *self)
 {
     return &self->summary;
+}
+
+const SmRates *sm_cluster_get_rates(SmCluster *self)
+{
+    return &self->rates;
 }
 
 static void sm_cluster_dispose(GObject *object)

@@ -2,7 +2,8 @@
  * broker's admin API (broker/README.md, "The admin API").
  *
  * Documents (/v1/cluster, /v1/topics, /v1/topics/{t}/partitions,
- * /v1/partitions, /v1/groups, /v1/groups/{g}) and stream messages go in as
+ * /v1/partitions, /v1/groups, /v1/groups/{g}, a broker's own
+ * /v1/brokers/{id} for its totals) and stream messages go in as
  * JSON; GListModels of brokers, topics (each with its partitions), groups and
  * timeline events come out. Per partition the model keeps the view with the
  * highest leader epoch, and at one epoch the leader's own view (every
@@ -57,6 +58,10 @@ SmPartition *sm_cluster_find_partition(SmCluster *self, const char *topic, gint3
 
 /* (transfer none) as of the last flush */
 const SmClusterSummary *sm_cluster_get_summary(SmCluster *self);
+/* (transfer none) the cluster's messages and bytes a second: per round of
+ * the brokers' /v1/brokers/{id} readings, the sum of every broker's rate
+ * read within one and a half of its intervals (each SmBroker has its own) */
+const SmRates *sm_cluster_get_rates(SmCluster *self);
 
 /* One document or stream message; what it is comes from its keys. Returns
  * FALSE with error set when the text is not a JSON object. Untrusted input:

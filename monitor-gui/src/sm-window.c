@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sm-chart.h"
 #include "sm-replica-bar.h"
 
 struct _SmWindow {
@@ -24,7 +25,11 @@ struct _SmWindow {
     GtkColumnView *events_view;
     GtkSearchEntry *topic_search;
     GtkDropDown *topic_choice;
+    GtkBox *charts_box;
+    GtkBox *lag_box;
     /* */
+    SmChart *charts[3]; /* the cluster's messages in, bytes in, bytes out */
+    SmChart *lag_chart; /* the chosen group's lag */
     GtkSortListModel *partitions_sorted;
     GtkSortListModel *members_sorted;
     GtkCustomFilter *topic_filter;
@@ -50,12 +55,20 @@ static gpointer unconst(const void *p)
     return (gpointer)(guintptr)p;
 }
 
+typedef enum {
+    CELL_TEXT,
+    CELL_REPLICA_BAR, /* a partition's replicas */
+    CELL_SPARKLINE,   /* a broker's messages in a second */
+    CELL_RATE,        /* text as wide as "1,000.0 kB/s" */
+} CellWidget;
+
 typedef struct {
     const char *title;
-    CellText text;      /* NULL: the replica bar */
+    CellText text;      /* NULL unless CELL_TEXT */
     GCompareDataFunc cmp; /* NULL: not sortable */
     gboolean numeric;
     gboolean expand;
+    CellWidget cell;
 } Column;
 
 static char *offset_text(gint64 v)
@@ -80,19 +93,30 @@ static char *b_alive(gpointer i) { return g_strdup(SM_BROKER(i)->alive ? "alive"
 static char *b_controller(gpointer i) { return g_strdup(SM_BROKER(i)->controller ? "controller" : ""); }
 static char *b_led(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->partitions_led); }
 static char *b_replicas(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->replicas); }
+static char *b_bytes_in(gpointer i)
+{
+    return sm_series_format_last(&SM_BROKER(i)->rates.bytes_in, SM_UNIT_BYTES_PER_S);
+}
+static char *b_bytes_out(gpointer i)
+{
+    return sm_series_format_last(&SM_BROKER(i)->rates.bytes_out, SM_UNIT_BYTES_PER_S);
+}
 static char *b_admin(gpointer i) { return g_strdup(SM_BROKER(i)->admin_url ? SM_BROKER(i)->admin_url : "—"); }
 static char *b_link(gpointer i) { return g_strdup(SM_BROKER(i)->link ? SM_BROKER(i)->link : "—"); }
 
 static const Column broker_columns[] = {
-    {"Broker", b_id, NULL, TRUE, FALSE},
-    {"Host", b_host, NULL, FALSE, FALSE},
-    {"Rack", b_rack, NULL, FALSE, FALSE},
-    {"State", b_alive, NULL, FALSE, FALSE},
-    {"Role", b_controller, NULL, FALSE, FALSE},
-    {"Partitions led", b_led, NULL, TRUE, FALSE},
-    {"Replicas", b_replicas, NULL, TRUE, FALSE},
-    {"Admin API", b_admin, NULL, FALSE, TRUE},
-    {"Monitor's link", b_link, NULL, FALSE, FALSE},
+    {"Broker", b_id, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Host", b_host, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Rack", b_rack, NULL, FALSE, FALSE, CELL_TEXT},
+    {"State", b_alive, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Role", b_controller, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Partitions led", b_led, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Replicas", b_replicas, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Messages in", NULL, NULL, FALSE, FALSE, CELL_SPARKLINE},
+    {"Bytes in", b_bytes_in, NULL, TRUE, FALSE, CELL_RATE},
+    {"Bytes out", b_bytes_out, NULL, TRUE, FALSE, CELL_RATE},
+    {"Admin API", b_admin, NULL, FALSE, TRUE, CELL_TEXT},
+    {"Monitor's link", b_link, NULL, FALSE, FALSE, CELL_TEXT},
 };
 
 /* topics */
@@ -140,14 +164,14 @@ static int t_cmp_size(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column topic_columns[] = {
-    {"Topic", t_name, t_cmp_name, FALSE, TRUE},
-    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE},
-    {"RF", t_rf, NULL, TRUE, FALSE},
-    {"min ISR", t_min_isr, NULL, TRUE, FALSE},
-    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE},
-    {"Offline", t_offline, NULL, TRUE, FALSE},
-    {"Size", t_size, t_cmp_size, TRUE, FALSE},
-    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE},
+    {"Topic", t_name, t_cmp_name, FALSE, TRUE, CELL_TEXT},
+    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE, CELL_TEXT},
+    {"RF", t_rf, NULL, TRUE, FALSE, CELL_TEXT},
+    {"min ISR", t_min_isr, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE, CELL_TEXT},
+    {"Offline", t_offline, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Size", t_size, t_cmp_size, TRUE, FALSE, CELL_TEXT},
+    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE, CELL_TEXT},
 };
 
 /* partitions */
@@ -185,15 +209,15 @@ static int p_cmp_leader(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column partition_columns[] = {
-    {"Partition", p_num, p_cmp_num, TRUE, FALSE},
-    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE},
-    {"Epoch", p_epoch, NULL, TRUE, FALSE},
-    {"AR", p_ar, NULL, FALSE, FALSE},
-    {"ISR", p_isr, NULL, FALSE, FALSE},
-    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE},
-    {"Log start", p_start, NULL, TRUE, FALSE},
-    {"HW", p_hw, NULL, TRUE, FALSE},
-    {"Replicas: log start to LEO, HW line", NULL, NULL, FALSE, TRUE},
+    {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT},
+    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT},
+    {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT},
+    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT},
+    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT},
+    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT},
+    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT},
+    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Replicas: log start to LEO, HW line", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR},
 };
 
 /* groups */
@@ -221,18 +245,15 @@ static char *g_trend(gpointer i)
 {
     /* the lag's last documents as a sparkline */
     static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    SmGroup *g = SM_GROUP(i);
-    const guint ring = (guint)G_N_ELEMENTS(g->lag_history);
-    guint n = MIN(g->lag_n, 20u);
+    const SmSeries *lag = &SM_GROUP(i)->lag_history;
+    guint n = MIN(lag->n, 20u);
     double max = 1;
-    for (guint k = 0; k < n; k++) {
-        guint at = (g->lag_head + ring - n + k) % ring;
-        max = MAX(max, g->lag_history[at]);
+    for (guint k = lag->n - n; k < lag->n; k++) {
+        max = MAX(max, sm_series_get(lag, k)->value);
     }
     GString *s = g_string_new(NULL);
-    for (guint k = 0; k < n; k++) {
-        guint at = (g->lag_head + ring - n + k) % ring;
-        guint level = (guint)(g->lag_history[at] / max * 7.0);
+    for (guint k = lag->n - n; k < lag->n; k++) {
+        guint level = (guint)(sm_series_get(lag, k)->value / max * 7.0);
         g_string_append(s, bars[MIN(level, 7u)]);
     }
     return g_string_free(s, FALSE);
@@ -245,13 +266,13 @@ static int g_cmp_lag(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column group_columns[] = {
-    {"Group", g_id, NULL, FALSE, FALSE},
-    {"State", g_state, NULL, FALSE, FALSE},
-    {"Members", g_members, NULL, TRUE, FALSE},
-    {"Coordinator", g_coord, NULL, TRUE, FALSE},
-    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE},
-    {"Lag trend", g_trend, NULL, FALSE, FALSE},
-    {"Lag per partition", g_parts, NULL, FALSE, TRUE},
+    {"Group", g_id, NULL, FALSE, FALSE, CELL_TEXT},
+    {"State", g_state, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Members", g_members, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Coordinator", g_coord, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE, CELL_TEXT},
+    {"Lag trend", g_trend, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT},
 };
 
 /* members of the chosen group */
@@ -270,10 +291,10 @@ static int m_cmp_client(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column member_columns[] = {
-    {"Member", m_id, NULL, FALSE, FALSE},
-    {"Client", m_client, m_cmp_client, FALSE, FALSE},
-    {"Host", m_host, NULL, FALSE, FALSE},
-    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE},
+    {"Member", m_id, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Client", m_client, m_cmp_client, FALSE, FALSE, CELL_TEXT},
+    {"Host", m_host, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE, CELL_TEXT},
 };
 
 /* events */
@@ -288,10 +309,10 @@ static char *e_text(gpointer i) { return g_strdup(SM_EVENT(i)->text); }
 static char *e_by(gpointer i) { return g_strdup_printf("%d", (int)SM_EVENT(i)->reported_by); }
 
 static const Column event_columns[] = {
-    {"Time", e_time, NULL, TRUE, FALSE},
-    {"Event", e_kind, NULL, FALSE, FALSE},
-    {"What", e_text, NULL, FALSE, TRUE},
-    {"First reported by", e_by, NULL, TRUE, FALSE},
+    {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT},
+    {"What", e_text, NULL, FALSE, TRUE, CELL_TEXT},
+    {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT},
 };
 
 /* a text cell follows its row's "changed" while bound */
@@ -307,13 +328,18 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
     (void)f;
     const Column *col = ud;
     g_object_set_data(G_OBJECT(li), "sm-column", unconst(col));
-    if (col->text == NULL) {
+    if (col->cell == CELL_REPLICA_BAR) {
         gtk_list_item_set_child(li, sm_replica_bar_new());
+        return;
+    }
+    if (col->cell == CELL_SPARKLINE) {
+        gtk_list_item_set_child(li, sm_chart_new(SM_CHART_MESSAGES_IN, TRUE));
         return;
     }
     GtkWidget *w = gtk_inscription_new(NULL);
     gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
-    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : 8);
+    guint chars = col->cell == CELL_RATE ? 12 : 8;
+    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : chars);
     if (col->numeric) {
         gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);
         gtk_widget_add_css_class(w, "numeric");
@@ -326,8 +352,13 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
     (void)f;
     const Column *col = ud;
     gpointer item = gtk_list_item_get_item(li);
-    if (col->text == NULL) {
+    if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), item);
+        return;
+    }
+    if (col->cell == CELL_SPARKLINE) {
+        sm_chart_set_series(SM_CHART(gtk_list_item_get_child(li)), item, "changed",
+                            &SM_BROKER(item)->rates.messages_in);
         return;
     }
     cell_refresh(item, li);
@@ -342,8 +373,12 @@ static void cell_unbind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer u
     (void)f;
     const Column *col = ud;
     gpointer item = gtk_list_item_get_item(li);
-    if (col->text == NULL) {
+    if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), NULL);
+        return;
+    }
+    if (col->cell == CELL_SPARKLINE) {
+        sm_chart_set_series(SM_CHART(gtk_list_item_get_child(li)), NULL, NULL, NULL);
         return;
     }
     gulong id = (gulong)GPOINTER_TO_SIZE(g_object_get_data(G_OBJECT(li), "sm-handler"));
@@ -607,6 +642,11 @@ static void show_members(SmWindow *self, SmGroup *g)
     g_autofree char *text =
         g != NULL ? g_strdup_printf("Members of %s", g->group_id) : g_strdup("Members: choose a group");
     gtk_label_set_text(self->members_label, text);
+    g_autofree char *title = g != NULL ? g_strdup_printf("lag of %s", g->group_id)
+                                       : g_strdup("lag of the chosen group");
+    sm_chart_set_title(self->lag_chart, title);
+    sm_chart_set_series(self->lag_chart, g != NULL ? G_OBJECT(g) : NULL, "changed",
+                        g != NULL ? &g->lag_history : NULL);
 }
 
 static void on_group_chosen(GtkSingleSelection *sel, GParamSpec *pspec, gpointer ud)
@@ -628,6 +668,14 @@ void sm_window_show_group(SmWindow *self, const char *group)
             return;
         }
     }
+}
+
+GtkWidget *sm_window_get_chart(SmWindow *self, SmChartKind kind)
+{
+    if (kind == SM_CHART_LAG) {
+        return GTK_WIDGET(self->lag_chart);
+    }
+    return (guint)kind < G_N_ELEMENTS(self->charts) ? GTK_WIDGET(self->charts[kind]) : NULL;
 }
 
 GtkWidget *sm_window_get_members_view(SmWindow *self)
@@ -666,6 +714,15 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
     self->ids[2] = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
     add_columns(self->brokers_view, broker_columns, G_N_ELEMENTS(broker_columns),
                 sm_cluster_get_brokers(cluster));
+    /* the cluster's throughput, drawn again at each flush */
+    const SmRates *rates = sm_cluster_get_rates(cluster);
+    const SmSeries *series[] = {&rates->messages_in, &rates->bytes_in, &rates->bytes_out};
+    for (guint i = 0; i < G_N_ELEMENTS(self->charts); i++) {
+        self->charts[i] = SM_CHART(sm_chart_new((SmChartKind)i, FALSE));
+        gtk_widget_set_hexpand(GTK_WIDGET(self->charts[i]), TRUE);
+        sm_chart_set_series(self->charts[i], G_OBJECT(cluster), "flushed", series[i]);
+        gtk_box_append(self->charts_box, GTK_WIDGET(self->charts[i]));
+    }
     self->topic_filter = gtk_custom_filter_new(topic_matches, self, NULL);
     GtkFilterListModel *filtered = gtk_filter_list_model_new(
         G_LIST_MODEL(g_object_ref(sm_cluster_get_topics(cluster))),
@@ -765,9 +822,15 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_choice);
+    gtk_widget_class_bind_template_child(wc, SmWindow, charts_box);
+    gtk_widget_class_bind_template_child(wc, SmWindow, lag_box);
 }
 
 static void sm_window_init(SmWindow *self)
 {
     gtk_widget_init_template(GTK_WIDGET(self));
+    self->lag_chart = SM_CHART(sm_chart_new(SM_CHART_LAG, FALSE));
+    gtk_widget_set_hexpand(GTK_WIDGET(self->lag_chart), TRUE);
+    sm_chart_set_title(self->lag_chart, "lag of the chosen group");
+    gtk_box_append(self->lag_box, GTK_WIDGET(self->lag_chart));
 }

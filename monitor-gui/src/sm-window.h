@@ -9,6 +9,7 @@
 
 #include <adwaita.h>
 
+#include "sm-chart.h"
 #include "sm-client.h"
 #include "sm-cluster.h"
 
@@ -35,6 +36,9 @@ void sm_window_show_page(SmWindow *self, const char *name);
 void sm_window_show_group(SmWindow *self, const char *group);
 /* (transfer none) */
 SmCluster *sm_window_get_cluster(SmWindow *self);
+/* (transfer none) the cluster page's chart of kind, or the groups page's
+ * lag chart (SM_CHART_LAG) */
+GtkWidget *sm_window_get_chart(SmWindow *self, SmChartKind kind);
 /* (transfer none) the chosen group's members, for tests */
 GtkWidget *sm_window_get_members_view(SmWindow *self);
 /* (transfer none) */

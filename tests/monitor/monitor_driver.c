@@ -11,7 +11,10 @@
  *                             HW and frozen while the HW moves on (10 or more)
  *   isr TOPIC P B SECS        replica B of P back in sync in the bar
  *   gone B TOPIC SECS         broker B shown gone, no partition of TOPIC led by B
- *   shot PREFIX               PREFIX-light.png, PREFIX-dark.png (and .node files)
+ *   shot PREFIX [PAGE]        PREFIX-light.png, PREFIX-dark.png (and .node files) of
+ *                             PAGE (default: partitions)
+ *   rate SECS                 the cluster page's messages-in chart shows a rate above
+ *                             zero ("ok <ms> <its accessible label>")
  *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
@@ -179,12 +182,24 @@ static void answer_wait(gboolean (*cond)(gpointer), Want *w, double secs, const 
     fflush(stdout);
 }
 
-static void shot(SmWindow *win, const char *prefix)
+/* the messages-in chart's label names a rate above zero */
+static gboolean rate_shown(gpointer ud)
+{
+    Want *w = ud;
+    const SmPoint *p = sm_series_last(&sm_cluster_get_rates(w->cluster)->messages_in);
+    const char *label =
+        sm_chart_get_description(SM_CHART(sm_window_get_chart(w->win, SM_CHART_MESSAGES_IN)));
+    return p != NULL && p->known && p->value > 0 && g_str_has_prefix(label, "messages in: ") &&
+           !g_str_has_prefix(label, "messages in: 0.0/s") &&
+           !g_str_has_prefix(label, "messages in: no ");
+}
+
+static void shot(SmWindow *win, const char *prefix, const char *page)
 {
     AdwStyleManager *style = adw_style_manager_get_default();
     const AdwColorScheme schemes[] = {ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK};
     const char *const names[] = {"light", "dark"};
-    sm_window_show_page(win, "partitions");
+    sm_window_show_page(win, page);
     gboolean ok = TRUE;
     for (int i = 0; i < 2; i++) {
         adw_style_manager_set_color_scheme(style, schemes[i]);
@@ -248,8 +263,19 @@ static void handle(Driver *d, char **f, guint n)
         w.broker = (gint32)g_ascii_strtoll(f[1], NULL, 10);
         w.topic = f[2];
         answer_wait(gone, &w, g_ascii_strtod(f[3], NULL), "the broker gone");
-    } else if (n == 2 && strcmp(f[0], "shot") == 0) {
-        shot(d->win, f[1]);
+    } else if ((n == 2 || n == 3) && strcmp(f[0], "shot") == 0) {
+        shot(d->win, f[1], n == 3 ? f[2] : "partitions");
+    } else if (n == 2 && strcmp(f[0], "rate") == 0) {
+        sm_window_show_page(d->win, "cluster");
+        gint64 ms = smt_wait(rate_shown, &w, g_ascii_strtod(f[1], NULL));
+        const char *label = sm_chart_get_description(
+            SM_CHART(sm_window_get_chart(d->win, SM_CHART_MESSAGES_IN)));
+        if (ms < 0) {
+            printf("fail no rate shown within %s s; the chart says '%s'\n", f[1], label);
+        } else {
+            printf("ok %" G_GINT64_FORMAT " %s\n", ms, label);
+        }
+        fflush(stdout);
     } else if (n >= 3 && strcmp(f[0], "status") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 2);
         StatusWant s = {d->client, text};

@@ -4,7 +4,19 @@
 
 #include <gtk/gtk.h>
 
+#include "sm-chart.h"
 #include "sm-replica-bar.h"
+
+/* every mapped SmChart under w, in tree order */
+static inline void smt_collect_charts(GtkWidget *w, GPtrArray *out)
+{
+    if (SM_IS_CHART(w) && gtk_widget_get_mapped(w)) {
+        g_ptr_array_add(out, w);
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        smt_collect_charts(c, out);
+    }
+}
 
 /* every SmReplicaBar under w that shows a partition, in tree order */
 static inline void smt_collect_bars(GtkWidget *w, GPtrArray *out)

@@ -596,7 +596,7 @@ static void push_text(SmParser *parser, SmParseKind kind, const char *path, cons
 /* runs the default main context until the parser has handed back all */
 static gboolean drain(SmParser *parser)
 {
-    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    gint64 deadline = g_get_monotonic_time() + (gint64)10 * G_USEC_PER_SEC;
     while (sm_parser_pending(parser) > 0 && g_get_monotonic_time() < deadline) {
         g_main_context_iteration(NULL, FALSE);
         g_usleep(1000);
@@ -747,6 +747,236 @@ static void test_group_document_gives_its_members(void)
     unwatch(c, &seen);
 }
 
+
+/* ------------------------------------------------------------ throughput */
+
+/* GET /v1/brokers/{id} from the broker itself: its totals at taken_ms */
+static char *broker_doc(int id, long long taken_ms, long long started_ms, long long msgs,
+                        long long bytes_in, long long bytes_out)
+{
+    return g_strdup_printf(
+        "{\"id\":%d,\"host\":\"127.0.0.1\",\"port\":%d,\"admin_url\":\"http://127.0.0.1:%d\","
+        "\"rack\":null,\"alive\":true,\"controller\":false,\"self\":true,"
+        "\"started_ms\":%lld,\"partitions_led\":1,"
+        "\"totals\":{\"messages_in\":%lld,\"bytes_in\":%lld,\"bytes_out\":%lld},"
+        "\"connections\":{\"open\":3},\"requests\":[],"
+        "\"snapshot\":{\"version\":7,\"taken_ms\":%lld,\"age_ms\":1}}",
+        id, 9092 + id, 9095 + id, started_ms, msgs, bytes_in, bytes_out, taken_ms);
+}
+
+static void apply_reading(SmCluster *c, int id, long long taken_ms, long long started_ms,
+                          long long msgs, long long bytes_in, long long bytes_out)
+{
+    g_autofree char *doc = broker_doc(id, taken_ms, started_ms, msgs, bytes_in, bytes_out);
+    apply(c, doc);
+}
+
+static gboolean near(double a, double b)
+{
+    return a - b < 1e-6 && b - a < 1e-6;
+}
+
+static void test_two_readings_of_a_brokers_totals_give_its_rates(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_reading(c, 1, 10000, 500, 10, 1000, 500);
+    sm_cluster_flush(c);
+    SmBroker *b = sm_cluster_find_broker(c, 1);
+    CU_ASSERT_PTR_NOT_NULL(b);
+    if (b == NULL) {
+        unwatch(c, &seen);
+        return;
+    }
+    CU_ASSERT_STRING_EQUAL(b->admin_url, "http://127.0.0.1:9096");
+    CU_ASSERT_EQUAL(b->totals.messages_in, 10);
+    CU_ASSERT_EQUAL(b->rates.messages_in.n, 0); /* one reading: no rate yet */
+    g_signal_connect(b, "changed", G_CALLBACK(on_changed), &seen);
+    /* two seconds later on the broker's clock: 200 messages, 20,000 bytes
+     * in, 4,000 out */
+    apply_reading(c, 1, 12000, 500, 210, 21000, 4500);
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(seen.changed, 1);
+    CU_ASSERT_EQUAL_FATAL(b->rates.messages_in.n, 1);
+    const SmPoint *p = sm_series_last(&b->rates.messages_in);
+    CU_ASSERT_TRUE(p->known);
+    CU_ASSERT_TRUE(near(p->value, 100));
+    CU_ASSERT_EQUAL(p->from_ms, 10000);
+    CU_ASSERT_EQUAL(p->to_ms, 12000);
+    CU_ASSERT_TRUE(near(sm_series_last(&b->rates.bytes_in)->value, 10000));
+    CU_ASSERT_TRUE(near(sm_series_last(&b->rates.bytes_out)->value, 2000));
+    /* the same snapshot read again (or an older one) gives nothing */
+    apply_reading(c, 1, 12000, 500, 210, 21000, 4500);
+    apply_reading(c, 1, 11000, 500, 100, 9000, 2000);
+    CU_ASSERT_EQUAL(b->rates.messages_in.n, 1);
+    CU_ASSERT_EQUAL(b->totals.taken_ms, 12000);
+    /* the cluster's: this broker alone */
+    const SmRates *r = sm_cluster_get_rates(c);
+    CU_ASSERT_EQUAL_FATAL(r->bytes_in.n, 1);
+    CU_ASSERT_TRUE(near(sm_series_last(&r->bytes_in)->value, 10000));
+    /* the series is bounded: the oldest points go */
+    for (int i = 1; i <= 200; i++) {
+        apply_reading(c, 1, 12000 + i * 1000LL, 500, 210 + i * 7LL, 21000, 4500);
+    }
+    CU_ASSERT_EQUAL(b->rates.messages_in.n, SM_SERIES_MAX);
+    CU_ASSERT_EQUAL(sm_series_get(&b->rates.messages_in, 0)->to_ms,
+                    12000 + (200 - SM_SERIES_MAX + 1) * 1000LL);
+    CU_ASSERT_TRUE(near(sm_series_peak(&b->rates.messages_in), 7));
+    CU_ASSERT_EQUAL(sm_series_span_ms(&b->rates.messages_in), (gint64)SM_SERIES_MAX * 1000);
+    g_autofree char *span = sm_format_span(sm_series_span_ms(&b->rates.messages_in));
+    CU_ASSERT_STRING_EQUAL(span, "2 minutes");
+    unwatch(c, &seen);
+}
+
+static void test_a_counter_going_down_is_a_reset(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_reading(c, 0, 1000, 1, 100, 10000, 0);
+    apply_reading(c, 0, 2000, 1, 200, 20000, 0);
+    /* a topic deleted: its share leaves the totals */
+    apply_reading(c, 0, 3000, 1, 50, 5000, 0);
+    apply_reading(c, 0, 4000, 1, 150, 15000, 0);
+    /* a restart whose counters grew past the old ones before the reading */
+    apply_reading(c, 0, 5000, 4500, 400, 40000, 0);
+    apply_reading(c, 0, 6000, 4500, 450, 45000, 0);
+    SmBroker *b = sm_cluster_find_broker(c, 0);
+    CU_ASSERT_PTR_NOT_NULL(b);
+    if (b == NULL) {
+        unwatch(c, &seen);
+        return;
+    }
+    const SmSeries *m = &b->rates.messages_in;
+    CU_ASSERT_EQUAL_FATAL(m->n, 5);
+    const struct {
+        gboolean known;
+        double value;
+    } want[] = {{TRUE, 100}, {FALSE, 0}, {TRUE, 100}, {FALSE, 0}, {TRUE, 50}};
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        const SmPoint *p = sm_series_get(m, i);
+        CU_ASSERT_EQUAL(p->known, want[i].known);
+        CU_ASSERT_TRUE(near(p->value, want[i].value));
+        CU_ASSERT_EQUAL(p->to_ms, (gint64)(i + 2) * 1000);
+    }
+    /* a gap is no rate, not a rate of zero: the peak is of known points */
+    CU_ASSERT_TRUE(near(sm_series_peak(m), 100));
+    /* two readings a long time apart (a link lost for minutes): no rate */
+    apply_reading(c, 0, 6000 + 120000, 4500, 900, 90000, 0);
+    CU_ASSERT_FALSE(sm_series_last(m)->known);
+    unwatch(c, &seen);
+}
+
+static void test_cluster_rates_sum_the_brokers_per_round(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    /* three brokers read together each second, their answers a few ms
+     * apart: one cluster point a round, the sum of the three */
+    for (int round = 0; round < 4; round++) {
+        for (int id = 0; id < 3; id++) {
+            long long t = 10000 + 1000LL * round + id * 7LL;
+            apply_reading(c, id, t, 1, (long long)(id + 1) * 100 * round,
+                          (long long)(id + 1) * 1000 * round, 10LL * round);
+        }
+    }
+    const SmRates *r = sm_cluster_get_rates(c);
+    CU_ASSERT_EQUAL_FATAL(r->messages_in.n, 3);
+    for (guint i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(near(sm_series_get(&r->messages_in, i)->value, 600));
+        CU_ASSERT_TRUE(near(sm_series_get(&r->bytes_in, i)->value, 6000));
+        CU_ASSERT_TRUE(near(sm_series_get(&r->bytes_out, i)->value, 30));
+    }
+    unwatch(c, &seen);
+}
+
+static void test_broker_gone_then_back_leaves_the_sum_and_returns(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    /* broker 0: 100 messages a second all along; broker 1: 50 */
+    for (int s = 0; s < 3; s++) {
+        apply_reading(c, 0, 1000LL * (s + 1), 1, 100LL * s, 0, 0);
+        apply_reading(c, 1, 1000LL * (s + 1) + 3, 1, 50LL * s, 0, 0);
+    }
+    const SmSeries *sum = &sm_cluster_get_rates(c)->messages_in;
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 150));
+    /* broker 1 stops answering: its last rate counts while it could be a
+     * reading a little late, then it leaves the sum */
+    apply(c, "{\"seq\":9,\"type\":\"broker_down\",\"broker\":0,\"time_ms\":4000,\"id\":1}");
+    apply_reading(c, 0, 4000, 1, 300, 0, 0);
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 150));
+    apply_reading(c, 0, 5000, 1, 400, 0, 0);
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 100));
+    /* back, restarted: counters from zero, a new start time; its first
+     * interval is a reset, the next a rate again */
+    apply_reading(c, 0, 6000, 1, 500, 0, 0);
+    apply_reading(c, 1, 6003, 5700, 20, 0, 0);
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 100));
+    CU_ASSERT_FALSE(sm_series_last(&sm_cluster_find_broker(c, 1)->rates.messages_in)->known);
+    apply_reading(c, 0, 7000, 1, 600, 0, 0);
+    apply_reading(c, 1, 7003, 5700, 80, 0, 0);
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 160));
+    /* one point a round, every round */
+    CU_ASSERT_EQUAL(sum->n, 6);
+    unwatch(c, &seen);
+}
+
+static void test_hostile_broker_documents_give_no_rate(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    const char *docs[] = {
+        /* another broker's document: no totals */
+        "{\"id\":2,\"self\":false,\"host\":\"h\",\"snapshot\":{\"taken_ms\":1000}}",
+        "{\"id\":2,\"self\":true,\"totals\":{\"messages_in\":\"10\",\"bytes_in\":1,"
+        "\"bytes_out\":1},\"snapshot\":{\"taken_ms\":2000}}",
+        "{\"id\":2,\"self\":true,\"totals\":{\"messages_in\":-5,\"bytes_in\":1,"
+        "\"bytes_out\":1},\"snapshot\":{\"taken_ms\":3000}}",
+        "{\"id\":2,\"self\":true,\"totals\":[1,2,3],\"snapshot\":{\"taken_ms\":4000}}",
+        "{\"id\":2,\"self\":true,\"totals\":{\"messages_in\":1,\"bytes_in\":1,"
+        "\"bytes_out\":1},\"snapshot\":null}",
+        "{\"id\":-1,\"self\":true,\"totals\":{\"messages_in\":1,\"bytes_in\":1,"
+        "\"bytes_out\":1},\"snapshot\":{\"taken_ms\":6000}}",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(docs); i++) {
+        apply(c, docs[i]);
+    }
+    SmBroker *b = sm_cluster_find_broker(c, 2);
+    CU_ASSERT_PTR_NOT_NULL(b);
+    if (b == NULL) {
+        unwatch(c, &seen);
+        return;
+    }
+    CU_ASSERT_EQUAL(b->totals.taken_ms, 0);
+    CU_ASSERT_EQUAL(b->rates.messages_in.n, 0);
+    CU_ASSERT_PTR_NULL(sm_cluster_find_broker(c, -1));
+    unwatch(c, &seen);
+}
+
+static void test_group_lag_history_follows_the_coordinators_clock(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    const long long lags[] = {40, 30, 30, 90};
+    const long long at[] = {1000, 6000, 6000, 11000}; /* the third: the same snapshot */
+    for (guint i = 0; i < G_N_ELEMENTS(lags); i++) {
+        g_autofree char *doc = g_strdup_printf(
+            "{\"broker\":1,\"group_id\":\"billing\",\"lag\":%lld,\"offsets\":[],"
+            "\"snapshot\":{\"taken_ms\":%lld}}",
+            lags[i], at[i]);
+        apply(c, doc);
+    }
+    sm_cluster_flush(c);
+    g_autoptr(SmGroup) g = g_list_model_get_item(sm_cluster_get_groups(c), 0);
+    const SmSeries *h = &g->lag_history;
+    CU_ASSERT_EQUAL_FATAL(h->n, 3);
+    CU_ASSERT_TRUE(near(sm_series_get(h, 1)->value, 30));
+    CU_ASSERT_TRUE(near(sm_series_last(h)->value, 90));
+    CU_ASSERT_EQUAL(sm_series_span_ms(h), 10000);
+    CU_ASSERT_TRUE(near(sm_series_peak(h), 90));
+    unwatch(c, &seen);
+}
+
 static CU_TestInfo tests[] = {
     {"cluster_document_gives_brokers_by_id", test_cluster_document_gives_brokers_by_id},
     {"leader_view_gives_replica_rows_and_descriptions",
@@ -770,6 +1000,15 @@ static CU_TestInfo tests[] = {
      test_parser_freed_with_work_pending_calls_back_no_more},
     {"progress_digested_on_a_worker_applies_as_the_json_does",
      test_progress_digested_on_a_worker_applies_as_the_json_does},
+    {"two_readings_of_a_brokers_totals_give_its_rates",
+     test_two_readings_of_a_brokers_totals_give_its_rates},
+    {"a_counter_going_down_is_a_reset", test_a_counter_going_down_is_a_reset},
+    {"cluster_rates_sum_the_brokers_per_round", test_cluster_rates_sum_the_brokers_per_round},
+    {"broker_gone_then_back_leaves_the_sum_and_returns",
+     test_broker_gone_then_back_leaves_the_sum_and_returns},
+    {"hostile_broker_documents_give_no_rate", test_hostile_broker_documents_give_no_rate},
+    {"group_lag_history_follows_the_coordinators_clock",
+     test_group_lag_history_follows_the_coordinators_clock},
     CU_TEST_INFO_NULL,
 };
 

@@ -5,6 +5,9 @@ started from one broker's admin URL, which finds the other two.
 
 - a topic of three partitions, each led by another broker, is shown from
   its leaders, every replica in sync;
+- while a producer runs, the cluster page's messages-in chart (from every
+  broker's /v1/brokers/{id} totals) says a rate above zero in its
+  accessible label; screenshots of the cluster page light and dark;
 - a follower paused with SIGSTOP while records are produced: the partition
   view shows it out of sync, its bar hatched and described as "replica 2:
   out of sync, N behind the high watermark", its LEO frozen while the HW
@@ -123,6 +126,11 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         # one URL: the others come from its /v1/cluster
         drv = Driver(urls[1], t.path("monitor.log"))
         drv.ask("ready %s 3 60" % TOPIC)
+        got = drv.ask("rate 30")
+        print("  cluster throughput shown after %s ms: %s" % (got[1], got[2]), flush=True)
+        # a few more readings, so that the screenshot has some columns
+        time.sleep(5)
+        drv.ask("shot %s cluster" % os.path.join(shots, "cluster-rates"))
 
         os.kill(c.brokers[2].pid, signal.SIGSTOP)
         stopped = time.monotonic()
@@ -160,9 +168,11 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         stats = drv.ask("stats")
         print("  flushes, rows, us: %s" % " ".join(stats[1:]), flush=True)
         for look in ("light", "dark"):
-            check(os.path.getsize(os.path.join(shots, "partitions-osr-%s.png" % look)) > 1000,
-                  "screenshot " + look)
-        print("  screenshots: %s/partitions-osr-{light,dark}.png" % shots, flush=True)
+            for name in ("partitions-osr", "cluster-rates"):
+                check(os.path.getsize(os.path.join(shots, "%s-%s.png" % (name, look))) > 1000,
+                      "screenshot %s %s" % (name, look))
+        print("  screenshots: %s/{partitions-osr,cluster-rates}-{light,dark}.png" % shots,
+              flush=True)
     finally:
         if prod is not None:
             prod.close()

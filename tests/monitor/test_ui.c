@@ -225,6 +225,163 @@ static void test_groups_page_shows_the_chosen_groups_members(void)
     g_object_unref(c);
 }
 
+
+/* three brokers' own documents, read together each second: broker b takes
+ * (b + 1) x 100 messages and 400,000 bytes a second and sends 1,000,000;
+ * in the last second half as much */
+static void feed_totals(SmCluster *c)
+{
+    long long msgs[3] = {0}, in[3] = {0}, out[3] = {0};
+    for (int round = 0; round <= 6; round++) {
+        for (int b = 0; b < 3; b++) {
+            long long k = round == 6 ? 1 : 2;
+            if (round > 0) {
+                msgs[b] += k * (b + 1) * 50;
+                in[b] += k * (b + 1) * 200000;
+                out[b] += k * 500000;
+            }
+            g_autofree char *doc = g_strdup_printf(
+                "{\"id\":%d,\"host\":\"127.0.0.1\",\"port\":%d,\"self\":true,\"started_ms\":5,"
+                "\"totals\":{\"messages_in\":%lld,\"bytes_in\":%lld,\"bytes_out\":%lld},"
+                "\"snapshot\":{\"taken_ms\":%lld}}",
+                b, 9092 + b * 100, msgs[b], in[b], out[b], 1700000000000LL + round * 1000LL + b);
+            g_autoptr(GError) err = NULL;
+            CU_ASSERT_TRUE(sm_cluster_apply_text(c, doc, -1, &err));
+        }
+    }
+    sm_cluster_flush(c);
+}
+
+static void test_cluster_page_charts_the_brokers_throughput(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    sm_window_show_page(win, "cluster");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    /* before any reading */
+    SmChart *msgs = SM_CHART(sm_window_get_chart(win, SM_CHART_MESSAGES_IN));
+    CU_ASSERT_STRING_EQUAL(sm_chart_get_description(msgs), "messages in: no readings yet");
+    feed_totals(c);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    const struct {
+        SmChartKind kind;
+        const char *label;
+    } want[] = {
+        {SM_CHART_MESSAGES_IN, "messages in: 300/s over the last 6 s, peak 600/s"},
+        {SM_CHART_BYTES_IN, "bytes in: 1.2\u00a0MB/s over the last 6 s, peak 2.4\u00a0MB/s"},
+        {SM_CHART_BYTES_OUT, "bytes out: 1.5\u00a0MB/s over the last 6 s, peak 3.0\u00a0MB/s"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        GtkWidget *chart = sm_window_get_chart(win, want[i].kind);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(chart);
+        CU_ASSERT_TRUE(gtk_widget_get_mapped(chart));
+        CU_ASSERT_TRUE(gtk_widget_get_height(chart) >= 60);
+        const char *got = sm_chart_get_description(SM_CHART(chart));
+        if (strcmp(got, want[i].label) != 0) {
+            printf("\n  chart says '%s', not '%s'\n", got, want[i].label);
+        }
+        CU_ASSERT_STRING_EQUAL(got, want[i].label);
+        gtk_test_accessible_assert_role(chart, GTK_ACCESSIBLE_ROLE_IMG);
+        gtk_test_accessible_assert_property(chart, GTK_ACCESSIBLE_PROPERTY_LABEL, want[i].label);
+    }
+    /* a sparkline per broker row: broker 1's 200 messages a second, then 100 */
+    g_autoptr(GPtrArray) charts = g_ptr_array_new();
+    smt_collect_charts(GTK_WIDGET(win), charts);
+    CU_ASSERT_EQUAL(charts->len, 3 + 3);
+    gboolean broker1 = FALSE;
+    for (guint i = 0; i < charts->len; i++) {
+        const char *d = sm_chart_get_description(charts->pdata[i]);
+        broker1 = broker1 || strcmp(d, "messages in: 100/s over the last 6 s, peak 200/s") == 0;
+    }
+    CU_ASSERT_TRUE(broker1);
+    /* and the rows' texts: broker 2's bytes in and out a second now */
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(win), texts);
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "600.0\u00a0kB/s\n500.0\u00a0kB/s\n"));
+    /* a counter going down (broker 0 restarted): its sparkline keeps its
+     * peak, the cluster's sum goes on without it */
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"id\":0,\"host\":\"127.0.0.1\",\"port\":9092,\"self\":true,"
+        "\"started_ms\":1700000006500,\"totals\":{\"messages_in\":3,"
+        "\"bytes_in\":300,\"bytes_out\":0},\"snapshot\":{\"taken_ms\":1700000007000}}",
+        -1, &err));
+    sm_cluster_flush(c);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sm_chart_get_description(msgs), "messages in: 250/s"));
+    gboolean reset = FALSE;
+    for (guint i = 0; i < charts->len; i++) {
+        reset = reset || strcmp(sm_chart_get_description(charts->pdata[i]),
+                                "messages in: no rate for the last reading (a counter went "
+                                "down), peak 100/s over the last 7 s") == 0;
+    }
+    CU_ASSERT_TRUE(reset);
+    g_string_truncate(texts, 0);
+    smt_collect_texts(GTK_WIDGET(win), texts);
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "127.0.0.1:9092\n—\nalive\n\n1\n3\n—\n—\n"));
+    for (size_t i = 0; i < 2; i++) {
+        adw_style_manager_set_color_scheme(adw_style_manager_get_default(),
+                                           i == 0 ? ADW_COLOR_SCHEME_FORCE_LIGHT
+                                                  : ADW_COLOR_SCHEME_FORCE_DARK);
+        gtk_widget_queue_draw(GTK_WIDGET(win));
+        gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+        const char *look = i == 0 ? "light" : "dark";
+        g_autofree char *png = g_strdup_printf("%s/cluster-%s.png", out_dir, look);
+        g_autofree char *nodes = g_strdup_printf("%s/cluster-%s.node", out_dir, look);
+        CU_ASSERT_TRUE_FATAL(smt_render(GTK_WIDGET(win), png, nodes));
+        g_autofree char *text = NULL;
+        CU_ASSERT_TRUE_FATAL(g_file_get_contents(nodes, &text, NULL, NULL));
+        /* the columns in the style's blue and green */
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, i == 0 ? "rgb(28,113,216)" : "rgb(98,160,234)"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(text, i == 0 ? "rgb(38,162,105)" : "rgb(143,240,164)"));
+        printf("\n  %s: %s\n", look, png);
+    }
+    adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_DEFAULT);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+static void test_groups_page_charts_the_chosen_groups_lag(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    GtkWidget *chart = sm_window_get_chart(win, SM_CHART_LAG);
+    CU_ASSERT_STRING_EQUAL(sm_chart_get_description(SM_CHART(chart)),
+                           "lag of the chosen group: no readings yet");
+    const long long lags[] = {1200, 3400, 2500};
+    for (guint i = 0; i < G_N_ELEMENTS(lags); i++) {
+        g_autofree char *doc = g_strdup_printf(
+            "{\"broker\":1,\"group_id\":\"billing\",\"state\":\"Stable\",\"members\":1,"
+            "\"lag\":%lld,\"offsets\":[],\"snapshot\":{\"taken_ms\":%lld}}",
+            lags[i], 1700000000000LL + 5000LL * i);
+        g_autoptr(GError) err = NULL;
+        CU_ASSERT_TRUE(sm_cluster_apply_text(c, doc, -1, &err));
+    }
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "groups");
+    sm_window_show_group(win, "billing");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    CU_ASSERT_TRUE(gtk_widget_get_mapped(chart));
+    const char *want = "lag of billing: 2,500 over the last 10 s, peak 3,400";
+    CU_ASSERT_STRING_EQUAL(sm_chart_get_description(SM_CHART(chart)), want);
+    gtk_test_accessible_assert_role(chart, GTK_ACCESSIBLE_ROLE_IMG);
+    gtk_test_accessible_assert_property(chart, GTK_ACCESSIBLE_PROPERTY_LABEL, want);
+    /* wider than the row's sparkline */
+    CU_ASSERT_TRUE(gtk_widget_get_width(chart) >= 600);
+    /* the next document moves it */
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"group_id\":\"billing\",\"lag\":0,\"offsets\":[],"
+        "\"snapshot\":{\"taken_ms\":1700000015000}}",
+        -1, &err));
+    sm_cluster_flush(c);
+    CU_ASSERT_STRING_EQUAL(sm_chart_get_description(SM_CHART(chart)),
+                           "lag of billing: 0 over the last 15 s, peak 3,400");
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
@@ -232,6 +389,9 @@ static CU_TestInfo tests[] = {
     {"every_page_shows_its_rows", test_every_page_shows_its_rows},
     {"groups_page_shows_the_chosen_groups_members",
      test_groups_page_shows_the_chosen_groups_members},
+    {"cluster_page_charts_the_brokers_throughput",
+     test_cluster_page_charts_the_brokers_throughput},
+    {"groups_page_charts_the_chosen_groups_lag", test_groups_page_charts_the_chosen_groups_lag},
     CU_TEST_INFO_NULL,
 };
 
