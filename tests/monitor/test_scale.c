@@ -262,7 +262,7 @@ int main(int argc, char **argv)
         parsers[from] = sm_parser_new(on_parsed, &applied);
     }
     Parsers ps = {parsers, 3};
-    sum_flush = sum_frame = 0;
+    sum_flush = 0;
     gint64 sum_wall = 0;
     turns_reset();
     for (int i = 0; i < BATCHES; i++) {
