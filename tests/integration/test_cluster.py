@@ -455,8 +455,9 @@ def case_replicated_topic_survives_its_leader(t):
 def case_topics_created_through_the_kafka_api(t):
     """CreateTopics to any broker writes ZooKeeper as Kafka does (config,
     then an assignment spread over the live brokers); the controller makes
-    the partitions; configs reach the replicas; a topic produced to
-    without being created is made with the broker's defaults."""
+    the partitions, and the answer waits until they have leaders; configs
+    reach the replicas; a topic produced to without being created is made
+    with the broker's defaults."""
     imports()
     from kafka.admin import KafkaAdminClient, NewTopic
     from kafka.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
@@ -468,6 +469,14 @@ def case_topics_created_through_the_kafka_api(t):
         try:
             admin.create_topics([NewTopic("made", 6, 3, topic_configs={
                 "min.insync.replicas": "2", "retention.ms": "3600000"})])
+            # answered once the controller (which kafka-python asks) has a
+            # leader for every partition in its metadata, as Kafka's
+            # DelayedCreatePartitions: a producer can start at once
+            ctl = c.controller()
+            led = {p: v[1] for p, v in partitions_of(c.bootstrap(ctl), "made").items()
+                   if v[0] == 0}
+            eq((sorted(led), all(x >= 0 for x in led.values())), (list(range(6)), True),
+               "made's partitions led in the controller's Metadata as CreateTopics returns")
             try:
                 admin.create_topics([NewTopic("huge", 1, 4)])
                 raise AssertionError("replication factor 4 on three brokers was accepted")

@@ -3,6 +3,7 @@
  * /config/topics/<t> (see request.h). */
 #define _GNU_SOURCE
 
+#include "base/clock.h"
 #include "base/logging.h"
 #include "cluster/assignment.h"
 #include "cluster/zk.h"
@@ -26,6 +27,7 @@ struct br_topic_zk_op {
     struct br_broker *b;
     struct br_cluster_create *waiter; /* CREATE from a CreateTopics: told the outcome */
     int32_t waiter_index;
+    int32_t partitions; /* CREATE: how many */
     char topic[BR_TOPIC_NAME_MAX + 1];
     char *assignment; /* CREATE: the assignment's JSON, written once the config is */
     size_t assignment_len;
@@ -60,11 +62,20 @@ struct br_cluster_create {
     struct kp_arena arena; /* the answer's copy */
     struct kp_CreateTopicsResponse resp;
     int16_t *codes; /* per topic: the writes' outcome, applied to resp when parked */
+    int32_t *nparts; /* per topic: the partitions created (0: none) */
     int32_t ncodes;
+    /* the writes done, waiting (timeout_ms) for every created topic's
+     * partitions to have a leader in this broker's metadata cache, as Kafka
+     * 2.0's DelayedCreatePartitions does: a client that produces right after
+     * CreateTopics then finds its leaders */
+    int32_t timeout_ms;
+    bool leaders_wait;
+    struct br_timer timer;
 };
 
 static void create_free(struct br_cluster_create *w)
 {
+    br_timer_cancel(w->b->net, &w->timer);
     for (struct br_cluster_create **pp = &w->b->creates; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
@@ -79,6 +90,7 @@ static void create_free(struct br_cluster_create *w)
     }
     kp_arena_free(&w->arena);
     kp_free(w->codes);
+    kp_free(w->nparts);
     kp_free(w);
 }
 
@@ -107,14 +119,88 @@ static void create_answer(struct br_cluster_create *w)
     create_free(w);
 }
 
-/* A started write of topic `index` of w was answered with code. */
-static void create_report(struct br_cluster_create *w, int32_t index, int16_t code)
+/* Topic i of w created here and every partition of it led, as the metadata
+ * cache has it (true for a topic whose creation failed: nothing to wait for). */
+static bool topic_led(const struct br_cluster_create *w, int32_t i)
+{
+    const struct kp_CreateTopicsResponse_CreatableTopicResult *t = &w->resp.Topics.items[i];
+    if (w->codes[i] != KP_ERR_NONE || t->ErrorCode != KP_ERR_NONE || t->Name.len <= 0) {
+        return true;
+    }
+    const struct br_mc_topic *mt = br_mc_topic(&w->b->mc, t->Name.ptr, (size_t)t->Name.len);
+    if (mt == NULL || mt->npartitions < w->nparts[i] || mt->npartitions == 0) {
+        return false;
+    }
+    for (int32_t k = 0; k < mt->npartitions; k++) {
+        if (!mt->parts[k].present || mt->parts[k].leader < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool all_led(const struct br_cluster_create *w)
+{
+    for (int32_t i = 0; i < w->resp.Topics.count && i < w->ncodes; i++) {
+        if (!topic_led(w, i)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* timeout_ms passed: the topics still without leaders are REQUEST_TIMED_OUT
+ * (Kafka's DelayedCreatePartitions); they are made all the same. */
+static void leaders_timeout(void *ctx, struct br_timer *t)
+{
+    (void)ctx;
+    struct br_cluster_create *w = t->owner;
+    for (int32_t i = 0; i < w->resp.Topics.count && i < w->ncodes; i++) {
+        if (!topic_led(w, i)) {
+            w->codes[i] = KP_ERR_REQUEST_TIMED_OUT;
+        }
+    }
+    create_answer(w);
+}
+
+static const struct br_timer_ops leaders_timer = {"CreateTopics waiting for leaders",
+                                                  leaders_timeout};
+
+/* The writes are done: answer now, or once the partitions have leaders. */
+static void create_writes_done(struct br_cluster_create *w)
+{
+    if (w->timeout_ms <= 0 || all_led(w)) {
+        create_answer(w);
+        return;
+    }
+    w->leaders_wait = true;
+    br_timer_arm(w->b->net, &w->timer, br_now_mono_ms() + w->timeout_ms);
+}
+
+void br_cluster_creates_check(struct br_broker *b)
+{
+    for (struct br_cluster_create *w = b->creates; w != NULL;) {
+        struct br_cluster_create *next = w->next;
+        if (w->leaders_wait && all_led(w)) {
+            create_answer(w);
+        }
+        w = next;
+    }
+}
+
+/* A started write of topic `index` of w (partitions of it) was answered
+ * with code. */
+static void create_report(struct br_cluster_create *w, int32_t index, int16_t code,
+                          int32_t partitions)
 {
     if (index >= 0 && index < w->ncodes && code != KP_ERR_NONE) {
         w->codes[index] = code;
     }
+    if (index >= 0 && index < w->ncodes && code == KP_ERR_NONE) {
+        w->nparts[index] = partitions;
+    }
     if (--w->outstanding == 0 && w->parked) {
-        create_answer(w);
+        create_writes_done(w);
     }
 }
 
@@ -126,6 +212,7 @@ struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
     }
     w->park.kind = BR_PARK_CLUSTER_CREATE;
     w->b = b;
+    br_timer_init(&w->timer, &leaders_timer, w);
     kp_arena_init(&w->arena, (size_t)b->cfg.response_max_bytes);
     w->next = b->creates;
     b->creates = w;
@@ -133,8 +220,9 @@ struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
 }
 
 int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
-                           const struct kp_CreateTopicsResponse *resp)
+                           const struct kp_CreateTopicsResponse *resp, int32_t timeout_ms)
 {
+    w->timeout_ms = timeout_ms;
     if (w->outstanding == 0 || r->slot == NULL) {
         create_free(w);
         return 1;
@@ -143,7 +231,8 @@ int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
     struct kp_CreateTopicsResponse_CreatableTopicResult *topics =
         kp_arena_alloc(&w->arena, (size_t)(n > 0 ? n : 1) * sizeof *topics);
     w->codes = kp_calloc((size_t)(n > 0 ? n : 1), sizeof *w->codes);
-    if (topics == NULL || w->codes == NULL) {
+    w->nparts = kp_calloc((size_t)(n > 0 ? n : 1), sizeof *w->nparts);
+    if (topics == NULL || w->codes == NULL || w->nparts == NULL) {
         create_free(w);
         return KP_E_NOMEM;
     }
@@ -187,6 +276,7 @@ void br_cluster_complete_creates(struct br_broker *b)
     for (struct br_cluster_create *w = b->creates; w != NULL;) {
         struct br_cluster_create *next = w->next;
         if (w->parked) {
+            br_timer_cancel(b->net, &w->timer);
             /* the writes not answered by now: their outcome is unknown */
             for (struct br_topic_zk_op *op = b->zk_ops; op != NULL; op = op->next) {
                 if (op->waiter == w && op->waiter_index >= 0 && op->waiter_index < w->ncodes) {
@@ -230,7 +320,7 @@ static void create_done(struct br_topic_zk_op *op, int16_t code)
     struct br_cluster_create *w = op->waiter;
     op->waiter = NULL;
     if (w != NULL) {
-        create_report(w, op->waiter_index, code);
+        create_report(w, op->waiter_index, code, op->partitions);
     }
 }
 
@@ -356,6 +446,7 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, 
     if (b->create_waiter != NULL) {
         op->waiter = b->create_waiter;
         op->waiter_index = b->create_waiter_index;
+        op->partitions = m->partitions;
         op->waiter->outstanding++;
     }
     br_info("creating topic %s: %" PRId32 " partition(s), replication factor %d", m->name,

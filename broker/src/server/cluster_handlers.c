@@ -42,6 +42,7 @@ int br_h_update_metadata(struct br_req *r)
     if (rc == 0) {
         /* requests waiting for the controller's work check again */
         br_cluster_metadata_changed(r->b);
+        br_cluster_creates_check(r->b);
         br_debug("metadata from controller %" PRId32 " (epoch %" PRId32 "): %zu live broker(s), "
                  "%" PRId32 " partition state(s)",
                  q->ControllerId, q->ControllerEpoch, r->b->mc.nbrokers,

@@ -633,9 +633,9 @@ int br_h_create_topics(struct br_req *r)
     }
     if (b->cluster) {
         /* answered once ZooKeeper took the writes (or refused them: a topic
-         * made meanwhile through another broker); the controller makes the
-         * partitions, and Metadata shows them once it told the brokers */
-        int rc = waiter != NULL ? br_cluster_park_create(waiter, r, &resp) : 1;
+         * made meanwhile through another broker) and, with a timeout, once
+         * the controller's UpdateMetadata named a leader for every partition */
+        int rc = waiter != NULL ? br_cluster_park_create(waiter, r, &resp, q->TimeoutMs) : 1;
         return rc <= 0 ? rc : br_respond(r, &resp);
     }
     /* the topics being made are waited for (timeout_ms), off the reactor */

@@ -91,7 +91,15 @@ void br_cluster_admin_free(struct br_broker *b);
  * the waiter is freed), or KP_E_NOMEM (freed too). */
 struct br_cluster_create *br_cluster_create_begin(struct br_broker *b);
 KP_MUST_CHECK int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
-                                         const struct kp_CreateTopicsResponse *resp);
+                                         const struct kp_CreateTopicsResponse *resp,
+                                         int32_t timeout_ms);
+/* Once the writes are done, a CreateTopics with a timeout_ms above 0 waits
+ * (at most that long) until every partition of the topics it created has a
+ * leader in this broker's metadata cache, as Kafka 2.0's
+ * DelayedCreatePartitions does (REQUEST_TIMED_OUT for a topic still without
+ * leaders then: it is made all the same). An UpdateMetadata applied calls
+ * br_cluster_creates_check. */
+void br_cluster_creates_check(struct br_broker *b);
 void br_cluster_cancel_create(struct br_broker *b, void *parked);
 /* Stop: every CreateTopics still waiting is answered (REQUEST_TIMED_OUT
  * for the topics whose writes were not answered). */
