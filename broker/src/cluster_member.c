@@ -62,6 +62,17 @@ struct br_cluster_member {
     struct br_timer fence;
     bool fenced;  /* br_replication_fence fenced some for this loss */
     bool expired; /* ... and the session did expire (a new one does not unfence) */
+    struct state_read *reads; /* fenced partitions' states being read */
+};
+
+/* A fenced partition's state znode, read once this broker registered again
+ * (owned by the member's list until answered). */
+struct state_read {
+    struct br_zk_call call; /* first: the tag */
+    struct br_cluster_member *m;
+    struct state_read *next;
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
 };
 
 #define MEMBER_OF(call, field)                                                                     \
@@ -209,11 +220,82 @@ static void register_broker(struct br_cluster_member *m)
     }
 }
 
+static void state_read_free(struct state_read *sr)
+{
+    for (struct state_read **pp = &sr->m->reads; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == sr) {
+            *pp = sr->next;
+            break;
+        }
+    }
+    kp_free(sr);
+}
+
+/* ZooKeeper still naming this broker the leader at the epoch it was fenced
+ * in means the controller never moved the partition (it did not see the
+ * session go: the broker came back before it read /brokers/ids), and sends
+ * no LeaderAndIsr for it: it leads again. Otherwise the LeaderAndIsr that
+ * moved it arrives and unfences it. */
+static void state_read_done(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct state_read *sr = (struct state_read *)(void *)call;
+    struct br_broker *b = sr->m->b;
+    struct br_zk_partition_state st;
+    char err[256];
+    if (r->rc == BR_ZK_OK && r->data != NULL &&
+        br_zk_partition_state_decode(r->data, r->data_len, r->path, &st, err, sizeof err) == 0) {
+        struct br_topic *t = br_broker_find_topic(b, kp_str_c(sr->topic));
+        struct br_partition *p = t != NULL && sr->partition < t->npartitions
+                                     ? &t->partitions[sr->partition]
+                                     : NULL;
+        if (p != NULL && p->fenced && p->role == BR_ROLE_LEADER && st.leader == b->node_id &&
+            st.leader_epoch == p->leader_epoch) {
+            p->fenced = false;
+            br_info("%s-%" PRId32 ": ZooKeeper still names this broker its leader in epoch %" PRId32
+                    ": leading again",
+                    sr->topic, sr->partition, p->leader_epoch);
+        }
+        br_zk_partition_state_clear(&st);
+    }
+    state_read_free(sr);
+}
+
+static void read_fenced_states(struct br_cluster_member *m)
+{
+    struct br_broker *b = m->b;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        struct br_topic *t = b->topics[i];
+        for (int32_t k = 0; k < t->npartitions; k++) {
+            if (!t->partitions[k].fenced) {
+                continue;
+            }
+            struct state_read *sr = kp_calloc(1, sizeof *sr);
+            if (sr == NULL) {
+                return; /* the LeaderAndIsr of a move still unfences */
+            }
+            sr->call.done = state_read_done;
+            sr->m = m;
+            sr->partition = k;
+            (void)snprintf(sr->topic, sizeof sr->topic, "%s", t->name);
+            char path[BR_TOPIC_NAME_MAX + 64];
+            (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
+                           t->name, k);
+            if (br_zk_get(b->zk, path, false, br_zk_call_tag(&sr->call)) != 0) {
+                kp_free(sr);
+                return;
+            }
+            sr->next = m->reads;
+            m->reads = sr;
+        }
+    }
+}
+
 static void registered(struct br_cluster_member *m)
 {
     m->registered = true;
     br_info("registered in ZooKeeper as broker %" PRId32 " of cluster %s (%s:%d)", m->b->node_id,
             m->b->cluster_id, m->b->advertised_host, m->b->advertised_port);
+    read_fenced_states(m);
 }
 
 static void register_done(struct br_zk_call *call, const struct br_zk_result *r)
@@ -420,6 +502,9 @@ void br_member_stop(struct br_broker *b)
     }
     br_zk_close(b->zk);
     b->zk = NULL;
+    while (b->member != NULL && b->member->reads != NULL) {
+        state_read_free(b->member->reads);
+    }
     kp_free(b->member);
     b->member = NULL;
 }

@@ -538,14 +538,25 @@ static bool log_answer(const struct sender *s, const struct send_req *r, const u
             br_warn("controller: broker %" PRId32 " refused LeaderAndIsr: %s", s->broker,
                     kp_err_name(res->ErrorCode));
         }
+        int32_t current = 0;
         for (int32_t i = 0; i < res->PartitionErrors.count; i++) {
             const struct kp_LeaderAndIsrResponse_LeaderAndIsrPartitionError *e =
                 &res->PartitionErrors.items[i];
-            if (e->ErrorCode != 0) {
+            if (e->ErrorCode == KP_ERR_STALE_CONTROLLER_EPOCH) {
+                /* the broker has this leader epoch already (Kafka 2.0's
+                 * ReplicaManager answers so when the epoch is not newer):
+                 * what a new controller's resend of every state meets */
+                current++;
+            } else if (e->ErrorCode != 0) {
                 br_warn("controller: broker %" PRId32 ": LeaderAndIsr for %.*s-%" PRId32 ": %s",
                         s->broker, (int)e->TopicName.len, e->TopicName.ptr, e->PartitionIndex,
                         kp_err_name(e->ErrorCode));
             }
+        }
+        if (current > 0) {
+            br_debug("controller: broker %" PRId32 " had the leader epochs of %" PRId32
+                     " partition(s) of that LeaderAndIsr already",
+                     s->broker, current);
         }
     } else if (r->api_key == KP_API_UPDATE_METADATA) {
         const struct kp_UpdateMetadataResponse *res = body;

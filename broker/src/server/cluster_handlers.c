@@ -75,8 +75,11 @@ static int16_t become(struct br_req *r,
     struct br_topic *t = br_broker_find_topic(b, s->TopicName);
     if (t != NULL && s->PartitionIndex >= 0 && s->PartitionIndex < t->npartitions) {
         const struct br_partition *have = &t->partitions[s->PartitionIndex];
-        /* the request's epoch must be newer than the one the replica has */
-        if (have->role != BR_ROLE_NONE && s->LeaderEpoch <= have->leader_epoch) {
+        /* the request's epoch must be newer than the one the replica has;
+         * but a leadership fenced when the session went (br_replication_fence)
+         * takes the controller's word at the same epoch: it still leads */
+        if (have->role != BR_ROLE_NONE && s->LeaderEpoch <= have->leader_epoch &&
+            !(have->fenced && s->LeaderEpoch == have->leader_epoch)) {
             return KP_ERR_STALE_CONTROLLER_EPOCH;
         }
     }
