@@ -606,6 +606,47 @@ def case_consumer_between_the_hw_and_the_log_end_waits(t):
         c.close()
 
 
+def case_leader_paused_past_its_session_leads_again(t):
+    """A leader stopped (SIGSTOP: a long pause) for longer than its
+    ZooKeeper session: on waking it learns the session expired and fences
+    what it led (its log says so), registers again, and leads its partition
+    again once the controller (or the partition's state znode) says so: the
+    partition takes records again and keeps the old ones."""
+    imports()
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        lone = 1 if c.controller() != 1 else 2
+        c.create_topic("paused", [[lone]])
+        wait_for(lambda: led_everywhere(c, "paused", 1), 60, "paused-0 led")
+        produce(c.bootstrap(lone), "paused", [(0, "before")], acks="all")
+        os.kill(c.brokers[lone].pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: not c.exists("/brokers/ids/%d" % lone), 60,
+                     "broker %d's session expired while it is stopped" % lone)
+        finally:
+            os.kill(c.brokers[lone].pid, signal.SIGCONT)
+        wait_for(lambda: "partition(s) led here fenced" in c.brokers[lone].log_text(), 60,
+                 "broker %d fencing what it led on waking" % lone)
+        wait_for(lambda: c.exists("/brokers/ids/%d" % lone), 60,
+                 "broker %d registered again" % lone)
+
+        def produced():
+            try:
+                return produce(c.bootstrap(lone), "paused", [(0, "after")], acks="all", retries=0)
+            except Exception:  # noqa: BLE001 - retried until the deadline
+                return None
+        wait_for(produced, 60, "paused-0 taking records again")
+        for ln in c.brokers[lone].log_text().splitlines():
+            if "fenced" in ln or "leading again" in ln or "paused-0: leader" in ln:
+                print("    broker %d: %s" % (lone, ln.split("] ", 1)[-1]), flush=True)
+        got = consume(c.bootstrap(lone), "paused", [0], 2)
+        eq([v for _, _, v in got][:1], ["before"], "paused-0's first record")
+        check(any(v == "after" for _, _, v in got), "paused-0 has the record after: %s", got)
+    finally:
+        c.close()
+
+
 def zkcli_get(c, path):
     """What ZooKeeper's own CLI prints for a znode's data (Kafka's tools'
     view of the cluster)."""
@@ -710,5 +751,6 @@ if __name__ == "__main__":
                    case_topics_created_through_the_kafka_api,
                    case_follower_truncates_what_its_new_leader_never_had,
                    case_consumer_between_the_hw_and_the_log_end_waits,
+                   case_leader_paused_past_its_session_leads_again,
                    case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
                    case_preferred_leaders_come_back_after_a_restart]))
