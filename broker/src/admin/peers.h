@@ -22,8 +22,8 @@
 
 #include "admin/snapshot.h"
 
-#define BR_ADMIN_PEERS_REFRESH_US (2 * G_USEC_PER_SEC)
-#define BR_ADMIN_PEERS_MAX_AGE_US (30 * G_USEC_PER_SEC)
+#define BR_ADMIN_PEERS_REFRESH_US ((gint64)2 * G_USEC_PER_SEC)
+#define BR_ADMIN_PEERS_MAX_AGE_US ((gint64)30 * G_USEC_PER_SEC)
 #define BR_ADMIN_PEERS_TIMEOUT_S 3
 
 struct br_admin_peers;
