@@ -245,8 +245,8 @@ static void put_connections(JsonBuilder *jb, const struct br_snapshot *s,
     json_builder_set_member_name(jb, "admin_cost");
     json_builder_begin_object(jb);
     put_int(jb, "snapshots_built", s->snapshots_built);
-    json_builder_set_member_name(jb, "snapshot_build_ms");
-    json_builder_add_double_value(jb, (double)s->snapshot_build_us / 1000.0);
+    json_builder_set_member_name(jb, "reactor_ms");
+    json_builder_add_double_value(jb, (double)s->reactor_us / 1000.0);
     json_builder_set_member_name(jb, "admin_thread_cpu_ms");
     json_builder_add_double_value(jb, (double)live->cpu_us / 1000.0);
     json_builder_end_object(jb);

@@ -190,10 +190,10 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
           "Admin API connections closed idle (admin.connections.max.idle.ms)", live->idle_closed);
     plain(out, "samsa_admin_snapshots_total", "counter",
           "Snapshots of the broker's state the reactor built for the admin API", s->snapshots_built);
-    head(out, "samsa_admin_snapshot_build_seconds_total", "counter",
-         "Reactor time spent building the admin API's snapshots");
-    g_string_append_printf(out, "samsa_admin_snapshot_build_seconds_total %.6f\n",
-                           (double)s->snapshot_build_us / 1e6);
+    head(out, "samsa_admin_reactor_seconds_total", "counter",
+         "Reactor time spent for the admin API (the fingerprint every 100 ms, the snapshots)");
+    g_string_append_printf(out, "samsa_admin_reactor_seconds_total %.6f\n",
+                           (double)s->reactor_us / 1e6);
     head(out, "samsa_admin_thread_cpu_seconds_total", "counter",
          "CPU time of the admin API's thread (HTTP, WebSocket, rendering)");
     g_string_append_printf(out, "samsa_admin_thread_cpu_seconds_total %.6f\n",

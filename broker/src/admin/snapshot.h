@@ -159,9 +159,10 @@ struct br_snapshot {
     int64_t connections_refused;
     int64_t connections_idle_closed;
     /* what the admin API costs the reactor: snapshots built since the
-     * start (this one included) and the time spent building them */
+     * start (this one included), and the time its ticks took (the
+     * fingerprint every 100 ms, the builds) */
     int64_t snapshots_built;
-    int64_t snapshot_build_us;
+    int64_t reactor_us;
     /* arena */
     struct br_snap_chunk *chunks;
     bool failed; /* an allocation failed: the snapshot is not to be published */
