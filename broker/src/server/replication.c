@@ -793,15 +793,22 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
     return 0;
 }
 
-/* Every follower of p silent since before cutoff (at least one follower). */
+/* Every in-sync follower of p silent since before cutoff (at least one):
+ * a follower out of the ISR may just be down, and a leader alone in its
+ * ISR waits for the session's expiry, as one without followers does. */
 static bool followers_silent(const struct br_partition *p, int64_t cutoff)
 {
+    int32_t in_sync = 0;
     for (int32_t k = 0; k < p->nremotes; k++) {
+        if (!br_partition_in_isr(p, p->remotes[k].broker)) {
+            continue;
+        }
+        in_sync++;
         if (p->remotes[k].last_fetch_ms >= cutoff) {
             return false;
         }
     }
-    return p->nremotes > 0;
+    return in_sync > 0;
 }
 
 size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms)

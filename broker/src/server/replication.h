@@ -53,9 +53,10 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
  * without (ZooKeeper unreachable for zookeeper.session.timeout.ms: either
  * this broker is cut off, and ZooKeeper has expired its session, or
  * ZooKeeper itself is down, and no session expires), only those whose
- * followers have all stopped fetching for as long (cut off from them too):
- * while ZooKeeper is down and the followers fetch, leaders lead on, as in
- * Kafka; a partition without followers waits for the expiry. A fenced
+ * in-sync followers have all stopped fetching for as long (cut off from
+ * them too): while ZooKeeper is down and the followers fetch, leaders lead
+ * on, as in Kafka; a partition without in-sync followers waits for the
+ * expiry. A fenced
  * partition: Produce, Fetch, ListOffsets and
  * OffsetsForLeaderEpoch answer NOT_LEADER_OR_FOLLOWER, Metadata names no
  * leader for it, and appends waiting for the ISR are answered
