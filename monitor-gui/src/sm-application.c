@@ -106,6 +106,21 @@ static void connect_response(AdwMessageDialog *dialog, const char *response, gpo
     }
 }
 
+/* A message dialog asking for one entry: Cancel or Connect (the default),
+ * its response to on_response. */
+static void present_entry_dialog(GtkWidget *d, GtkWidget *entry, GCallback on_response,
+                                 SmApplication *self)
+{
+    adw_message_dialog_set_extra_child(ADW_MESSAGE_DIALOG(d), entry);
+    adw_message_dialog_add_responses(ADW_MESSAGE_DIALOG(d), "cancel", "Cancel", "connect",
+                                     "Connect", NULL);
+    adw_message_dialog_set_default_response(ADW_MESSAGE_DIALOG(d), "connect");
+    adw_message_dialog_set_response_appearance(ADW_MESSAGE_DIALOG(d), "connect",
+                                               ADW_RESPONSE_SUGGESTED);
+    g_signal_connect(d, "response", on_response, self);
+    gtk_window_present(GTK_WINDOW(d));
+}
+
 static void ask_for_cluster(SmApplication *self)
 {
     ensure_window(self);
@@ -116,14 +131,7 @@ static void ask_for_cluster(SmApplication *self)
     g_autofree char *last = g_settings_get_string(self->settings, "last-cluster");
     gtk_editable_set_text(GTK_EDITABLE(entry), last[0] ? last : "http://127.0.0.1:9095");
     gtk_entry_set_activates_default(GTK_ENTRY(entry), TRUE);
-    adw_message_dialog_set_extra_child(ADW_MESSAGE_DIALOG(d), entry);
-    adw_message_dialog_add_responses(ADW_MESSAGE_DIALOG(d), "cancel", "Cancel", "connect",
-                                     "Connect", NULL);
-    adw_message_dialog_set_default_response(ADW_MESSAGE_DIALOG(d), "connect");
-    adw_message_dialog_set_response_appearance(ADW_MESSAGE_DIALOG(d), "connect",
-                                               ADW_RESPONSE_SUGGESTED);
-    g_signal_connect(d, "response", G_CALLBACK(connect_response), self);
-    gtk_window_present(GTK_WINDOW(d));
+    present_entry_dialog(d, entry, G_CALLBACK(connect_response), self);
 }
 
 static void token_response(AdwMessageDialog *dialog, const char *response, gpointer ud)
@@ -153,14 +161,7 @@ static void ask_for_token(SmApplication *self, const char *url)
     gtk_accessible_update_property(GTK_ACCESSIBLE(entry), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                    "Admin token", -1);
     g_object_set(entry, "activates-default", TRUE, NULL);
-    adw_message_dialog_set_extra_child(ADW_MESSAGE_DIALOG(d), entry);
-    adw_message_dialog_add_responses(ADW_MESSAGE_DIALOG(d), "cancel", "Cancel", "connect",
-                                     "Connect", NULL);
-    adw_message_dialog_set_default_response(ADW_MESSAGE_DIALOG(d), "connect");
-    adw_message_dialog_set_response_appearance(ADW_MESSAGE_DIALOG(d), "connect",
-                                               ADW_RESPONSE_SUGGESTED);
-    g_signal_connect(d, "response", G_CALLBACK(token_response), self);
-    gtk_window_present(GTK_WINDOW(d));
+    present_entry_dialog(d, entry, G_CALLBACK(token_response), self);
 }
 
 static int command_line(GApplication *app, GApplicationCommandLine *cmd)
