@@ -57,6 +57,9 @@ static void parsed_free(gpointer p)
     g_free(r);
 }
 
+/* Shared parts not freed yet, every parser's together (atomic) */
+static gint shared_alive;
+
 static Shared *shared_ref(Shared *s)
 {
     g_atomic_int_inc(&s->ref);
@@ -69,6 +72,7 @@ static void shared_unref(Shared *s)
         g_async_queue_unref(s->results);
         g_main_context_unref(s->context);
         g_free(s);
+        g_atomic_int_add(&shared_alive, -1);
     }
 }
 
@@ -287,6 +291,7 @@ SmParser *sm_parser_new(SmParsedFunc func, gpointer user_data)
     p->user_data = user_data;
     p->shared = g_new0(Shared, 1);
     p->shared->ref = 1;
+    g_atomic_int_inc(&shared_alive);
     p->shared->results = g_async_queue_new_full(parsed_free);
     p->shared->context = g_main_context_ref_thread_default();
     /* never fails for a shared (non-exclusive) pool */
@@ -308,6 +313,11 @@ void sm_parser_push(SmParser *self, SmParseKind kind, const char *path, GBytes *
     j->text = g_bytes_ref(text);
     g_atomic_int_inc(&self->shared->pending);
     (void)g_thread_pool_push(self->pool, j, NULL); /* a shared pool: cannot fail */
+}
+
+guint sm_parser_alive(void)
+{
+    return (guint)g_atomic_int_get(&shared_alive);
 }
 
 guint sm_parser_pending(SmParser *self)

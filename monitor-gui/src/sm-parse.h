@@ -53,5 +53,8 @@ guint sm_parser_pending(SmParser *self);
 /* stops: results not handed back yet are dropped, func is not called
  * again; a text being parsed is finished and thrown away. NULL is a no-op. */
 void sm_parser_free(SmParser *self);
+/* parsers, freed or not, whose worker still holds their texts (any
+ * thread): a freed parser's worker lets go once its text is parsed */
+guint sm_parser_alive(void);
 
 G_END_DECLS
