@@ -521,13 +521,11 @@ struct sc_client {
     bool fatal;
     char fatal_reason[256];
     struct sc_batch_rules rules;
-    /* The I/O thread's encoding buffers (used without the lock, as the
-     * batches they encode), kept from one Produce request to the next so
-     * that encoding allocates nothing once they have grown: a batch's
-     * uncompressed records (lent to its kp_batch_builder), and the
-     * request's batches one after another. */
+    /* The I/O thread's buffer (used without the lock, as the batches it
+     * encodes) for a compressed batch's records before they are
+     * compressed, lent to its kp_batch_builder and kept from one batch to
+     * the next. Uncompressed batches are built in the connection's buffer. */
     struct kp_writer enc_records;
-    struct kp_writer enc_batches;
 
     /* consumer */
     struct sc_cpart **cparts;
@@ -606,6 +604,17 @@ int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int
  * then not called). */
 SC_MUST_CHECK int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api,
                                int16_t version, const void *body, sc_resp_fn *fn, void *ctx);
+/* A request written by its sender straight into the connection's buffer
+ * (the producer's, whose batches are built in place): sc_conn_out gives
+ * the buffer to write one frame at its end, correlation id c->next_corr
+ * (NULL when the connection is not up); sc_conn_send_written then queues
+ * the frame that starts at `start` as sc_conn_send would (on failure the
+ * caller drops it: out->len = start). */
+struct kp_writer *sc_conn_out(struct sc_conn *conn);
+SC_MUST_CHECK int sc_conn_send_written(struct sc_client *c, struct sc_conn *conn, int16_t api,
+                                       int16_t version, size_t start, sc_resp_fn *fn, void *ctx);
+/* Bytes queued on conn and not written to its socket yet. */
+size_t sc_conn_unsent(const struct sc_conn *conn);
 bool sc_conn_is_up(const struct sc_conn *conn);
 /* conn is down after an attempt that failed since its last success: the
  * node Metadata named died or moved, so a caller holding that node (the

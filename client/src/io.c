@@ -360,6 +360,9 @@ int16_t sc_conn_version(const struct sc_conn *conn, int16_t api, int16_t lo, int
     return v;
 }
 
+static int track_request(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                         size_t before, sc_resp_fn *fn, void *ctx);
+
 static int queue_request(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
                          const void *body, sc_resp_fn *fn, void *ctx)
 {
@@ -377,6 +380,15 @@ static int queue_request(struct sc_client *c, struct sc_conn *conn, int16_t api,
         conn->out.err = 0;
         return err == KP_E_NOMEM ? SAMSA_ERR_NOMEM : SAMSA_ERR_INVALID_ARG;
     }
+    return track_request(c, conn, api, version, before, fn, ctx);
+}
+
+/* The request framed at conn->out from `before`, with correlation id
+ * c->next_corr, is queued: its response goes to fn. */
+static int track_request(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                         size_t before, sc_resp_fn *fn, void *ctx)
+{
+    int32_t corr = c->next_corr;
     c->next_corr = c->next_corr == INT32_MAX ? 1 : c->next_corr + 1;
     if (fn == NULL) {
         return SAMSA_OK;
@@ -386,7 +398,7 @@ static int queue_request(struct sc_client *c, struct sc_conn *conn, int16_t api,
         conn->out.len = before;
         return SAMSA_ERR_NOMEM;
     }
-    r->corr = h.CorrelationId;
+    r->corr = corr;
     r->api_key = api;
     r->api_version = version;
     int timeout = c->v->request_timeout_ms;
@@ -416,6 +428,36 @@ int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t
         return SAMSA_ERR_TRANSPORT;
     }
     return queue_request(c, conn, api, version, body, fn, ctx);
+}
+
+struct kp_writer *sc_conn_out(struct sc_conn *conn)
+{
+    if (conn->state != SC_CONN_UP) {
+        return NULL;
+    }
+    /* What was written to the socket moves out: the buffer holds only what
+     * is still to go, so that it stops growing once it fits a request. */
+    if (conn->out_off > 0) {
+        size_t left = conn->out.len - conn->out_off;
+        memmove(conn->out.buf, conn->out.buf + conn->out_off, left);
+        conn->out.len = left;
+        conn->out_off = 0;
+    }
+    return &conn->out;
+}
+
+int sc_conn_send_written(struct sc_client *c, struct sc_conn *conn, int16_t api,
+                         int16_t version, size_t start, sc_resp_fn *fn, void *ctx)
+{
+    if (conn->state != SC_CONN_UP || start > conn->out.len) {
+        return SAMSA_ERR_TRANSPORT;
+    }
+    return track_request(c, conn, api, version, start, fn, ctx);
+}
+
+size_t sc_conn_unsent(const struct sc_conn *conn)
+{
+    return conn->out.len - conn->out_off;
 }
 
 static void on_api_versions(struct sc_client *c, struct sc_conn *conn, int err, void *body,

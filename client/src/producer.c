@@ -446,7 +446,6 @@ void sc_producer_free_state(struct sc_client *c)
         msg_free(m);
     }
     kp_wr_free(&c->enc_records);
-    kp_wr_free(&c->enc_batches);
 }
 
 /* ------------------------------------------------------------- metadata */
@@ -670,9 +669,11 @@ static void on_produce(struct sc_client *c, struct sc_conn *conn, int err, void 
 /* Buffers above this are not kept for the next request. */
 #define ENC_KEEP_MAX ((size_t)8 * 1024 * 1024)
 
-/* Encodes b as one RecordBatch v2 onto out (left as it was on failure). */
+/* Encodes b as one RecordBatch v2 onto out, built in place (out is left
+ * as it was on failure). */
 static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp_writer *out)
 {
+    size_t before = out->len;
     struct kp_batch_builder bb;
     const struct sc_msg *first = b->msgs.head;
     size_t cap = 61 + b->msgs.bytes * 2 + (size_t)b->msgs.count * 64 + 4096;
@@ -690,6 +691,7 @@ static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp
     bb.records = c->enc_records;
     kp_wr_reset(&bb.records);
     bb.records.max = max;
+    err = kp_batch_builder_write_into(&bb, out);
     struct kp_record_header hdrs[64];
     for (const struct sc_msg *m = b->msgs.head; m != NULL && err == 0; m = m->next) {
         struct kp_bytes key = m->key_len >= 0 ? (struct kp_bytes){msg_key(m), m->key_len}
@@ -724,6 +726,10 @@ static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp
     }
     if (err == 0) {
         err = kp_batch_builder_finish(&bb, out);
+    }
+    if (err != 0) {
+        out->len = before;
+        out->err = 0;
     }
     c->enc_records = bb.records; /* taken back, to be kept or freed */
     kp_wr_init(&bb.records, 0);
@@ -832,17 +838,106 @@ static void expire(struct sc_client *c, int64_t now)
     }
 }
 
+/* Produce requests wait while this much of what was queued on a connection
+ * is still to be written to its socket: the records wait in their queues
+ * (and batch better) rather than in a second copy. */
+#define OUT_BACKLOG_MAX ((size_t)4 * 1024 * 1024)
+
+/* Writes the ProduceRequest of items[0..n) as one frame at the end of out
+ * (v3-v7, none of them flexible: the fields of the protocol's schema, in
+ * its order), each batch built in its place. A batch that cannot be built
+ * is left out (encode_err[i] says why), and a topic left with none; kept[i]
+ * says which made it. Returns the number of batches in the frame; with 0
+ * out is as it was. */
+static int write_produce(struct sc_client *c, struct kp_writer *out, int16_t ver,
+                         const struct produce_item *items, int n, int *encode_err, bool *kept)
+{
+    for (int i = 0; i < n; i++) {
+        kept[i] = false;
+        encode_err[i] = KP_E_TOO_LARGE; /* not reached: the frame is full */
+    }
+    size_t start = out->len;
+    struct kp_request_header h = {
+        .RequestApiKey = KP_API_PRODUCE,
+        .RequestApiVersion = ver,
+        .CorrelationId = c->next_corr,
+        .ClientId = kp_str_c(c->v->client_id),
+    };
+    kp_wr_i32(out, 0); /* the frame's size, set at the end */
+    kp_request_header_encode(out, kp_request_header_version(KP_API_PRODUCE, ver), &h);
+    kp_wr_string(out, KP_STR_NULL); /* TransactionalId */
+    kp_wr_i16(out, (int16_t)c->v->acks);
+    kp_wr_i32(out, c->v->request_timeout_ms);
+    size_t topics_at = out->len;
+    kp_wr_i32(out, 0);
+    int32_t topics = 0;
+    int in_frame = 0;
+    for (int i = 0; i < n && out->err == 0;) {
+        const struct sc_ptopic *t = items[i].topic;
+        size_t topic_start = out->len;
+        kp_wr_string(out, kp_str_c(t->name));
+        size_t parts_at = out->len;
+        kp_wr_i32(out, 0);
+        int32_t parts = 0;
+        for (; i < n && items[i].topic == t && out->err == 0; i++) {
+            size_t part_start = out->len;
+            kp_wr_i32(out, items[i].partition);
+            size_t len_at = out->len;
+            kp_wr_i32(out, 0); /* Records' length */
+            kept[i] = false;
+            encode_err[i] = out->err != 0 ? out->err : encode_batch(c, items[i].batch, out);
+            if (encode_err[i] == 0 && out->len - len_at - 4 > (size_t)INT32_MAX) {
+                encode_err[i] = KP_E_TOO_LARGE;
+            }
+            if (encode_err[i] != 0) {
+                if (out->err == 0 || encode_err[i] == out->err) {
+                    out->len = part_start;
+                    out->err = 0;
+                }
+                continue;
+            }
+            kp_wr_patch_i32(out, len_at, (int32_t)(out->len - len_at - 4));
+            kept[i] = true;
+            parts++;
+        }
+        if (parts == 0) {
+            out->len = topic_start;
+            continue;
+        }
+        kp_wr_patch_i32(out, parts_at, parts);
+        topics++;
+        in_frame += parts;
+    }
+    size_t frame = out->len - start - 4;
+    if (out->err != 0 || in_frame == 0 || frame > (size_t)INT32_MAX) {
+        for (int i = 0; i < n; i++) {
+            if (kept[i]) {
+                kept[i] = false;
+                encode_err[i] = out->err == KP_E_NOMEM ? KP_E_NOMEM : KP_E_TOO_LARGE;
+            }
+        }
+        out->len = start;
+        out->err = 0;
+        return 0;
+    }
+    kp_wr_patch_i32(out, topics_at, topics);
+    kp_wr_patch_i32(out, start, (int32_t)frame);
+    return in_frame;
+}
+
 /* Sends one ProduceRequest to conn with the ready batches of the
  * partitions it leads. */
 static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, int64_t *next)
 {
     int16_t ver = sc_conn_version(conn, KP_API_PRODUCE, 3, 7);
-    if (ver < 0) {
+    if (ver < 0 || sc_conn_unsent(conn) >= OUT_BACKLOG_MAX) {
+        return; /* a backlog: the socket's progress wakes the I/O thread */
+    }
+    struct kp_writer *out = sc_conn_out(conn);
+    if (out == NULL) {
         return;
     }
     struct produce_item items[MAX_REQUEST_PARTS];
-    size_t at[MAX_REQUEST_PARTS]; /* where each batch starts in c->enc_batches */
-    size_t len[MAX_REQUEST_PARTS];
     int n = 0;
     size_t total = 0;
     bool flushing = c->flushing > 0;
@@ -872,35 +967,23 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     /*
      * Encoding (and compressing) is the costly part: it runs without the lock
      * so that samsa_produce is not held up meanwhile. What it reads stays put:
-     * a cut batch and its records belong to the I/O thread alone, and the
-     * configuration and producer id change only on this thread.
+     * a cut batch and its records belong to the I/O thread alone, as do the
+     * connection's buffer, and the configuration and producer id change only
+     * on this thread. The batches are built in the request, in its buffer.
      */
     int encode_err[MAX_REQUEST_PARTS];
+    bool kept[MAX_REQUEST_PARTS];
     if (!c->detached) {
         pthread_mutex_unlock(&c->lock);
     }
-    /* All of the request's batches go into one kept buffer, one after
-     * another: no allocation per batch once it has grown. */
-    struct kp_writer *enc = &c->enc_batches;
-    if (enc->max == 0) {
-        kp_wr_init(enc, (size_t)INT32_MAX);
-    }
-    kp_wr_reset(enc);
-    for (int i = 0; i < n; i++) {
-        at[i] = enc->len;
-        encode_err[i] = encode_batch(c, items[i].batch, enc);
-        if (encode_err[i] == 0 && enc->len - at[i] > (size_t)INT32_MAX) {
-            enc->len = at[i];
-            encode_err[i] = KP_E_TOO_LARGE;
-        }
-        len[i] = enc->len - at[i];
-    }
+    size_t start = out->len;
+    int in_frame = write_produce(c, out, ver, items, n, encode_err, kept);
     if (!c->detached) {
         pthread_mutex_lock(&c->lock);
     }
-    int kept = 0; /* the encoded ones move to the front: items[0..kept) */
+    int m = 0; /* the encoded ones move to the front: items[0..m) */
     for (int i = 0; i < n; i++) {
-        if (encode_err[i] != 0) {
+        if (!kept[i]) {
             sc_log(c, "%s [%d]: cannot encode a batch: %s", items[i].topic->name,
                    items[i].partition, kp_err_name(encode_err[i]));
             batch_result(c, &items[i],
@@ -909,48 +992,21 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
         }
         items[i].batch->attempts++;
         items[i].batch->sent = true;
-        if (kept < i) {
-            items[kept] = items[i];
-            at[kept] = at[i];
-            len[kept] = len[i];
-        }
-        kept++;
+        items[m++] = items[i];
     }
-    if (kept == 0) {
+    if (in_frame == 0) {
         return;
     }
-    n = kept;
-    /* One TopicProduceData per topic: items of one topic are adjacent. */
-    struct kp_ProduceRequest_TopicProduceData tds[MAX_REQUEST_PARTS];
-    struct kp_ProduceRequest_PartitionProduceData pds[MAX_REQUEST_PARTS];
-    int nt = 0;
-    for (int i = 0; i < n; i++) {
-        if (i == 0 || items[i].topic != items[i - 1].topic) {
-            tds[nt].Name = kp_str_c(items[i].topic->name);
-            tds[nt].PartitionData.items = &pds[i];
-            tds[nt].PartitionData.count = 0;
-            nt++;
-        }
-        pds[i].Index = items[i].partition;
-        pds[i].Records = (struct kp_bytes){enc->buf + at[i], (int32_t)len[i]};
-        tds[nt - 1].PartitionData.count++;
-    }
-    struct kp_ProduceRequest req;
-    kp_ProduceRequest_init(&req);
-    req.TransactionalId = KP_STR_NULL;
-    req.Acks = (int16_t)c->v->acks;
-    req.TimeoutMs = c->v->request_timeout_ms;
-    req.TopicData.items = tds;
-    req.TopicData.count = nt;
-    struct produce_ctx *ctx = NULL;
+    n = m;
+    int16_t acks = (int16_t)c->v->acks;
     int err = SAMSA_ERR_NOMEM;
-    if (req.Acks != 0) {
-        ctx = kp_malloc(sizeof(*ctx) + (size_t)n * sizeof(ctx->items[0]));
+    if (acks != 0) {
+        struct produce_ctx *ctx = kp_malloc(sizeof(*ctx) + (size_t)n * sizeof(ctx->items[0]));
         if (ctx != NULL) {
-            ctx->acks = req.Acks;
+            ctx->acks = acks;
             ctx->count = n;
             memcpy(ctx->items, items, (size_t)n * sizeof(items[0]));
-            err = sc_conn_send(c, conn, KP_API_PRODUCE, ver, &req, on_produce, ctx);
+            err = sc_conn_send_written(c, conn, KP_API_PRODUCE, ver, start, on_produce, ctx);
             if (err == SAMSA_OK) {
                 conn->produce_inflight++;
             } else {
@@ -958,16 +1014,15 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
             }
         }
     } else {
-        err = sc_conn_send(c, conn, KP_API_PRODUCE, ver, &req, NULL, NULL);
+        err = sc_conn_send_written(c, conn, KP_API_PRODUCE, ver, start, NULL, NULL);
     }
-    if (enc->cap > ENC_KEEP_MAX) {
-        kp_wr_free(enc);
+    if (err != SAMSA_OK) {
+        out->len = start; /* the frame goes nowhere */
     }
-    kp_wr_reset(enc);
     for (int i = 0; i < n; i++) {
         if (err != SAMSA_OK) {
             batch_result(c, &items[i], SAMSA_ERR_TRANSPORT, -1);
-        } else if (req.Acks == 0) {
+        } else if (acks == 0) {
             /* acks=0: written to the socket is all anyone will know. */
             batch_done(c, &items[i].topic->parts[items[i].partition], items[i].batch, SAMSA_OK,
                        -1);

@@ -175,6 +175,15 @@ static inline void mb_take_requests(struct mb *m, struct sc_client *c, struct sc
         kp_arena_init(&p->arena, MB_ARENA_MAX);
         int err = kp_request_decode(p->payload, (size_t)size, &p->arena, &p->req);
         MB_CHECK(err == 0, "the client sent a request a broker cannot decode", err);
+        /* every frame is the protocol's encoding of what it says, byte for
+         * byte (the producer writes its requests by hand, batches in place) */
+        struct kp_writer again;
+        kp_wr_init(&again, (size_t)1 << 30);
+        err = kp_request_encode(&again, &p->req.header, p->req.body);
+        MB_CHECK(err == 0 && again.len == 4 + (size_t)size &&
+                     memcmp(again.buf, conn->out.buf + off, again.len) == 0,
+                 "the client's frame differs from the protocol's encoding of it", err);
+        kp_wr_free(&again);
         p->corr = p->req.header.CorrelationId;
         p->api = p->req.header.RequestApiKey;
         p->version = p->req.header.RequestApiVersion;

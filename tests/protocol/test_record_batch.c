@@ -138,10 +138,13 @@ static const struct sample samples[] = {
     {NULL, NULL, 0},         {"", "", 2},           {"k", "with headers", 2},
 };
 
-static void build_samples(struct kp_writer *out, int codec)
+static void build_samples_at(struct kp_writer *out, int codec, bool in_place)
 {
     struct kp_batch_builder b;
     CU_ASSERT_EQUAL_FATAL(kp_batch_builder_init(&b, codec, 0, TS0, 42, 3, 17, MiB), 0);
+    if (in_place) {
+        CU_ASSERT_EQUAL_FATAL(kp_batch_builder_write_into(&b, out), 0);
+    }
     for (size_t i = 0; i < COUNT(samples); i++) {
         CU_ASSERT_EQUAL_FATAL(kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS0 + (int64_t)i * 10,
                                                    bytes_c(samples[i].key),
@@ -151,6 +154,11 @@ static void build_samples(struct kp_writer *out, int codec)
     }
     CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, out), 0);
     kp_batch_builder_free(&b);
+}
+
+static void build_samples(struct kp_writer *out, int codec)
+{
+    build_samples_at(out, codec, false);
 }
 
 static void test_batch_round_trips_each_codec(void)
@@ -1043,15 +1051,112 @@ static void test_builder_finish_respects_writer_ceiling(void)
     kp_batch_builder_free(&b);
 }
 
-/* Builds, parses and walks a batch of the codec *ctx (an int); returns the
- * first error. */
+/* Built straight into a writer, a batch is byte for byte the one finish
+ * appends, whatever the writer held before and for every codec. */
+static void test_builder_written_into_a_writer_gives_the_same_bytes(void)
+{
+    static const int codecs[] = {KP_CODEC_NONE, KP_CODEC_GZIP, KP_CODEC_SNAPPY, KP_CODEC_LZ4,
+                                 KP_CODEC_ZSTD};
+    for (size_t c = 0; c < COUNT(codecs); c++) {
+        struct kp_writer copied, direct;
+        kp_wr_init(&copied, SIZE_MAX);
+        kp_wr_init(&direct, SIZE_MAX);
+        kp_wr_raw(&copied, "prefix", 6);
+        kp_wr_raw(&direct, "prefix", 6);
+        for (int k = 0; k < 2; k++) { /* two batches, one after the other */
+            build_samples_at(&copied, codecs[c], false);
+            build_samples_at(&direct, codecs[c], true);
+        }
+        CU_ASSERT_EQUAL(direct.len, copied.len);
+        CU_ASSERT_TRUE(direct.len == copied.len && memcmp(direct.buf, copied.buf, direct.len) == 0);
+        struct kp_batch_header h;
+        size_t size = 0;
+        CU_ASSERT_EQUAL(kp_batch_parse(direct.buf + 6, direct.len - 6, &h, &size), 0);
+        CU_ASSERT_EQUAL(kp_batch_codec(&h), codecs[c]);
+        CU_ASSERT_EQUAL(h.RecordCount, (int32_t)COUNT(samples));
+        kp_wr_free(&copied);
+        kp_wr_free(&direct);
+    }
+}
+
+/* In place, a record that does not fit (the writer's ceiling or the
+ * batch's) leaves the writer as it was and usable; finish seals what fit. */
+static void test_builder_in_place_stops_at_either_ceiling(void)
+{
+    uint8_t buf[160];
+    struct kp_writer out;
+    kp_wr_init_fixed(&out, buf, sizeof buf);
+    kp_wr_raw(&out, "ab", 2);
+    struct kp_batch_builder b;
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_init(&b, KP_CODEC_NONE, 0, TS0, -1, -1, -1, MiB), 0);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_write_into(&b, &out), 0);
+    CU_ASSERT_EQUAL(out.len, 2 + KP_BATCH_HEADER_SIZE);
+    CU_ASSERT_EQUAL(kp_batch_builder_write_into(&b, &out), KP_E_INVALID_ARG);
+    int added = 0;
+    size_t len_before = 0;
+    int rc = 0;
+    while (rc == 0) {
+        len_before = out.len;
+        rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS0, bytes_c("key"),
+                                  bytes_c("twenty bytes of it.."), NULL, 0);
+        added += rc == 0;
+    }
+    CU_ASSERT_EQUAL(rc, KP_E_TOO_LARGE);
+    CU_ASSERT_TRUE(added >= 2);
+    CU_ASSERT_EQUAL(out.len, len_before);
+    CU_ASSERT_EQUAL(out.err, 0);
+    CU_ASSERT_EQUAL(kp_batch_builder_size(&b), out.len - 2);
+    struct kp_writer other;
+    kp_wr_init(&other, SIZE_MAX);
+    CU_ASSERT_EQUAL(kp_batch_builder_finish(&b, &other), KP_E_INVALID_ARG);
+    kp_wr_free(&other);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &out), 0);
+    kp_batch_builder_free(&b);
+    struct kp_batch_header h;
+    size_t size = 0;
+    CU_ASSERT_EQUAL_FATAL(kp_batch_parse(buf + 2, out.len - 2, &h, &size), 0);
+    CU_ASSERT_EQUAL(h.RecordCount, added);
+    int32_t n = 0;
+    CU_ASSERT_EQUAL(drain(buf + 2, size, MiB, &n), KP_ITER_END);
+    CU_ASSERT_EQUAL(n, added);
+
+    /* the batch's own ceiling, with a writer that has room to spare */
+    struct kp_writer big;
+    kp_wr_init(&big, SIZE_MAX);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_init(&b, KP_CODEC_NONE, 0, TS0, -1, -1, -1, 100), 0);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_write_into(&b, &big), 0);
+    CU_ASSERT_EQUAL(kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS0, bytes_c("key"),
+                                         bytes_c("twenty bytes of it.."), NULL, 0),
+                    0);
+    CU_ASSERT_EQUAL(kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS0, bytes_c("key"),
+                                         bytes_c("twenty bytes of it.."), NULL, 0),
+                    KP_E_TOO_LARGE);
+    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &big), 0);
+    CU_ASSERT_TRUE(big.len <= 100);
+    CU_ASSERT_EQUAL(kp_batch_parse(big.buf, big.len, &h, &size), 0);
+    CU_ASSERT_EQUAL(h.RecordCount, 1);
+    kp_batch_builder_free(&b);
+    kp_wr_free(&big);
+}
+
+struct walk_ctx {
+    int codec;
+    bool in_place;
+};
+
+/* Builds, parses and walks a batch as *ctx (a struct walk_ctx) says;
+ * returns the first error. */
 static int build_and_walk(void *ctx)
 {
-    int codec = *(const int *)ctx;
+    const struct walk_ctx *wc = ctx;
+    int codec = wc->codec;
     struct kp_batch_builder b;
     struct kp_writer out;
     kp_wr_init(&out, SIZE_MAX);
     int rc = kp_batch_builder_init(&b, codec, 0, TS0, -1, -1, -1, MiB);
+    if (rc == 0 && wc->in_place) {
+        rc = kp_batch_builder_write_into(&b, &out);
+    }
     for (int i = 0; rc == 0 && i < 50; i++) {
         rc = kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS0 + i, bytes_c("key"),
                                   bytes_c("a value long enough to grow the buffer, twice over"),
@@ -1084,14 +1189,19 @@ static void test_batch_survives_every_allocation_failure(void)
     static const char *const names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
     unsigned long runs = 0;
     for (size_t c = 0; c < COUNT(codecs); c++) {
-        int codec = codecs[c];
-        runs += st_torture_each_allocation(build_and_walk, &codec, names[c]);
+        for (int in_place = 0; in_place < 2; in_place++) {
+            struct walk_ctx wc = {codecs[c], in_place != 0};
+            runs += st_torture_each_allocation(build_and_walk, &wc, names[c]);
+        }
     }
     printf("\n  %lu runs with an allocation failed\n", runs);
 }
 
 static CU_TestInfo tests[] = {
     {"test_batch_round_trips_each_codec", test_batch_round_trips_each_codec},
+    {"test_builder_written_into_a_writer_gives_the_same_bytes",
+     test_builder_written_into_a_writer_gives_the_same_bytes},
+    {"test_builder_in_place_stops_at_either_ceiling", test_builder_in_place_stops_at_either_ceiling},
     {"test_batch_builder_matches_hand_written_bytes",
      test_batch_builder_matches_hand_written_bytes},
     {"test_batch_parses_hand_written_bytes", test_batch_parses_hand_written_bytes},

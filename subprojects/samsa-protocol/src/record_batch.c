@@ -447,6 +447,46 @@ int kp_batch_builder_init(struct kp_batch_builder *b, int codec, int64_t base_of
     return 0;
 }
 
+/* The writer the records go to, and where they start in it. */
+static bool in_place(const struct kp_batch_builder *b)
+{
+    return b->out != NULL && b->codec == KP_CODEC_NONE;
+}
+
+static struct kp_writer *records_writer(struct kp_batch_builder *b)
+{
+    return in_place(b) ? b->out : &b->records;
+}
+
+static size_t records_len(const struct kp_batch_builder *b)
+{
+    return in_place(b) ? b->out->len - b->out_start - KP_BATCH_HEADER_SIZE : b->records.len;
+}
+
+int kp_batch_builder_write_into(struct kp_batch_builder *b, struct kp_writer *out)
+{
+    if (b->max_bytes == 0 || b->out != NULL || b->RecordCount > 0 || b->records.len > 0 ||
+        out == NULL) {
+        return KP_E_INVALID_ARG;
+    }
+    if (out->err != 0) {
+        return out->err;
+    }
+    if (out->max < out->len || out->max - out->len < KP_BATCH_HEADER_SIZE) {
+        return KP_E_TOO_LARGE;
+    }
+    size_t start = out->len;
+    if (kp_wr_reserve(out, KP_BATCH_HEADER_SIZE) == NULL) {
+        int err = out->err;
+        out->err = 0;
+        out->len = start;
+        return err;
+    }
+    b->out = out;
+    b->out_start = start;
+    return 0;
+}
+
 void kp_batch_builder_set_timestamp_type(struct kp_batch_builder *b, enum kp_timestamp_type type)
 {
     if (type == KP_TS_LOG_APPEND_TIME) {
@@ -487,6 +527,39 @@ static uint64_t varint_bytes_size(int32_t len)
 static bool bytes_ok(struct kp_bytes v)
 {
     return v.len >= -1 && (v.len <= 0 || v.ptr != NULL);
+}
+
+static uint64_t zigzag64(int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    return (u << 1) ^ (0u - (u >> 63));
+}
+
+static uint8_t *put_uvarlong(uint8_t *d, uint64_t v)
+{
+    while (v >= 0x80) {
+        *d++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *d++ = (uint8_t)v;
+    return d;
+}
+
+static uint8_t *put_varint(uint8_t *d, int32_t v)
+{
+    return put_uvarlong(d, zigzag64(v));
+}
+
+static uint8_t *put_varint_bytes(uint8_t *d, struct kp_bytes v)
+{
+    if (v.len < 0) {
+        return put_varint(d, -1);
+    }
+    d = put_varint(d, v.len);
+    if (v.len > 0) {
+        memcpy(d, v.ptr, (size_t)v.len);
+    }
+    return d + v.len;
 }
 
 int kp_batch_builder_add(struct kp_batch_builder *b, int32_t offset_delta, int64_t timestamp,
@@ -541,27 +614,37 @@ int kp_batch_builder_add(struct kp_batch_builder *b, int32_t offset_delta, int64
         return KP_E_TOO_LARGE;
     }
     uint64_t total = kp_varint_size((int32_t)body) + body;
-    if (total > b->records.max - b->records.len) {
+    struct kp_writer *w = records_writer(b);
+    size_t room = b->max_bytes - KP_BATCH_HEADER_SIZE - records_len(b);
+    if (w->max - w->len < room) {
+        room = w->max - w->len;
+    }
+    if (total > room) {
         return KP_E_TOO_LARGE;
     }
 
-    struct kp_writer *w = &b->records;
+    /* one reservation, then the fields written straight into it */
     size_t before = w->len;
-    kp_wr_varint(w, (int32_t)body);
-    kp_wr_i8(w, 0); /* record Attributes: unused by Kafka */
-    kp_wr_varlong(w, ts_delta);
-    kp_wr_varint(w, delta);
-    kp_wr_varint_bytes(w, key);
-    kp_wr_varint_bytes(w, value);
-    kp_wr_varint(w, (int32_t)header_count);
+    uint8_t *d = kp_wr_reserve(w, (size_t)total);
+    if (d == NULL) {
+        int err = w->err;
+        if (w == b->out) {
+            w->err = 0; /* out stays usable: only this record is lost */
+        }
+        w->len = before;
+        return err;
+    }
+    d = put_varint(d, (int32_t)body);
+    *d++ = 0; /* record Attributes: unused by Kafka */
+    d = put_uvarlong(d, zigzag64(ts_delta));
+    d = put_varint(d, delta);
+    d = put_varint_bytes(d, key);
+    d = put_varint_bytes(d, value);
+    d = put_varint(d, (int32_t)header_count);
     for (size_t i = 0; i < header_count; i++) {
         struct kp_bytes hkey = {(const uint8_t *)headers[i].Key.ptr, headers[i].Key.len};
-        kp_wr_varint_bytes(w, hkey);
-        kp_wr_varint_bytes(w, headers[i].Value);
-    }
-    if (w->err != 0) {
-        w->len = before < w->len ? before : w->len;
-        return w->err;
+        d = put_varint_bytes(d, hkey);
+        d = put_varint_bytes(d, headers[i].Value);
     }
     b->RecordCount++;
     b->LastOffsetDelta = delta;
@@ -573,7 +656,26 @@ int kp_batch_builder_add(struct kp_batch_builder *b, int32_t offset_delta, int64
 
 size_t kp_batch_builder_size(const struct kp_batch_builder *b)
 {
-    return KP_BATCH_HEADER_SIZE + b->records.len;
+    return KP_BATCH_HEADER_SIZE + records_len(b);
+}
+
+/* The 61 bytes of the header at batch. */
+static void put_header(uint8_t *batch, const struct kp_batch_builder *b, int codec,
+                       int32_t last_delta, int64_t max_ts)
+{
+    kp_store_be64(batch, (uint64_t)b->BaseOffset);
+    kp_store_be32(batch + OFF_BATCH_LENGTH, 0); /* set with the CRC */
+    kp_store_be32(batch + KP_BATCH_LOG_OVERHEAD, (uint32_t)b->PartitionLeaderEpoch);
+    batch[OFF_MAGIC] = (uint8_t)KP_BATCH_MAGIC;
+    kp_store_be32(batch + OFF_CRC, 0);
+    kp_store_be16(batch + OFF_ATTRIBUTES, (uint16_t)(b->Attributes | codec));
+    kp_store_be32(batch + OFF_ATTRIBUTES + 2, (uint32_t)last_delta);
+    kp_store_be64(batch + OFF_ATTRIBUTES + 6, (uint64_t)b->BaseTimestamp);
+    kp_store_be64(batch + OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
+    kp_store_be64(batch + OFF_PRODUCER_ID, (uint64_t)b->ProducerId);
+    kp_store_be16(batch + OFF_PRODUCER_ID + 8, (uint16_t)b->ProducerEpoch);
+    kp_store_be32(batch + OFF_PRODUCER_ID + 10, (uint32_t)b->BaseSequence);
+    kp_store_be32(batch + OFF_PRODUCER_ID + 14, (uint32_t)b->RecordCount);
 }
 
 int kp_batch_builder_finish(struct kp_batch_builder *b, struct kp_writer *out)
@@ -584,8 +686,8 @@ int kp_batch_builder_finish(struct kp_batch_builder *b, struct kp_writer *out)
     if (out->err != 0) {
         return out->err;
     }
-    if (b->max_bytes == 0) {
-        return KP_E_INVALID_ARG; /* init failed */
+    if (b->max_bytes == 0 || (b->out != NULL && b->out != out)) {
+        return KP_E_INVALID_ARG; /* init failed, or not the writer it was built in */
     }
     int32_t last_delta = b->LastOffsetDelta;
     if (b->last_offset_override >= 0) {
@@ -600,34 +702,23 @@ int kp_batch_builder_finish(struct kp_batch_builder *b, struct kp_writer *out)
     /* an empty batch carries no records block, so no codec (as Kafka) */
     int codec = b->RecordCount > 0 ? b->codec : KP_CODEC_NONE;
     int64_t max_ts = b->RecordCount > 0 ? b->MaxTimestamp : b->BaseTimestamp;
-    size_t need = KP_BATCH_HEADER_SIZE + (codec == KP_CODEC_NONE ? b->records.len : 0);
-    if (out->max < out->len || out->max - out->len < need) {
-        return KP_E_TOO_LARGE; /* checked first: the writer stays usable */
+    size_t before = out->len; /* restored on failure */
+    size_t start = b->out != NULL ? b->out_start : out->len;
+    if (b->out == NULL) {
+        size_t need = KP_BATCH_HEADER_SIZE + (codec == KP_CODEC_NONE ? b->records.len : 0);
+        if (out->max < out->len || out->max - out->len < need) {
+            return KP_E_TOO_LARGE; /* checked first: the writer stays usable */
+        }
+        (void)kp_wr_reserve(out, KP_BATCH_HEADER_SIZE);
     }
-
-    size_t start = out->len;
-    kp_wr_i64(out, b->BaseOffset);
-    kp_wr_i32(out, 0); /* BatchLength, patched below */
-    kp_wr_i32(out, b->PartitionLeaderEpoch);
-    kp_wr_i8(out, KP_BATCH_MAGIC);
-    kp_wr_u32(out, 0); /* CRC, patched below */
-    kp_wr_i16(out, (int16_t)(b->Attributes | codec));
-    kp_wr_i32(out, last_delta);
-    kp_wr_i64(out, b->BaseTimestamp);
-    kp_wr_i64(out, max_ts);
-    kp_wr_i64(out, b->ProducerId);
-    kp_wr_i16(out, b->ProducerEpoch);
-    kp_wr_i32(out, b->BaseSequence);
-    kp_wr_i32(out, b->RecordCount);
     int rc = out->err;
-    if (rc != 0) {
-        goto out_drop_batch;
-    }
-    if (codec == KP_CODEC_NONE) {
-        kp_wr_raw(out, b->records.buf, b->records.len);
-        rc = out->err;
-    } else {
-        rc = kp_compress(codec, b->records.buf, b->records.len, out);
+    if (rc == 0 && !in_place(b)) {
+        if (codec == KP_CODEC_NONE) {
+            kp_wr_raw(out, b->records.buf, b->records.len);
+            rc = out->err;
+        } else {
+            rc = kp_compress(codec, b->records.buf, b->records.len, out);
+        }
     }
     if (rc != 0) {
         goto out_drop_batch;
@@ -638,13 +729,16 @@ int kp_batch_builder_finish(struct kp_batch_builder *b, struct kp_writer *out)
         goto out_drop_batch;
     }
     uint8_t *batch = out->buf + start;
+    put_header(batch, b, codec, last_delta, max_ts);
     kp_store_be32(batch + OFF_BATCH_LENGTH, (uint32_t)(size - KP_BATCH_LOG_OVERHEAD));
     kp_store_be32(batch + OFF_CRC,
                   kp_crc32c(0, batch + KP_BATCH_CRC_START, size - KP_BATCH_CRC_START));
+    b->out = NULL; /* done: the builder writes there no more */
     return 0;
 
 out_drop_batch:
-    out->len = start;
+    out->len = before;
+    out->err = 0;
     return rc;
 }
 

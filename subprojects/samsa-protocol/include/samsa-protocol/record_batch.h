@@ -269,6 +269,8 @@ KP_MUST_CHECK int kp_record_header_next(struct kp_header_iter *hi, struct kp_rec
 
 struct kp_batch_builder {
     struct kp_writer records; /* owned: the uncompressed records block */
+    struct kp_writer *out;    /* kp_batch_builder_write_into's, or NULL */
+    size_t out_start;         /* where the batch starts in out */
     int codec;
     int16_t Attributes; /* without the codec bits */
     int32_t PartitionLeaderEpoch;
@@ -295,6 +297,20 @@ KP_MUST_CHECK int kp_batch_builder_init(struct kp_batch_builder *b, int codec, i
                                         int64_t base_timestamp, int64_t producer_id,
                                         int16_t producer_epoch, int32_t base_sequence,
                                         size_t max_bytes);
+
+/*
+ * Builds the batch straight into out, after what it holds (call before the
+ * first add): the 61-byte header is reserved there now; an uncompressed
+ * batch's records are written onto out as they are added and finish fills
+ * the header in place, so each record is copied once. A compressed batch
+ * keeps its records in the builder until finish compresses them onto out.
+ * Until finish succeeds nothing else may write to out, and finish must be
+ * given this out. A failed add leaves out as it was before that add; to
+ * give the batch up, set out->len back to what it was before this call.
+ * Returns 0, KP_E_INVALID_ARG (after an add, or a second call),
+ * KP_E_TOO_LARGE (out's ceiling) or KP_E_NOMEM.
+ */
+KP_MUST_CHECK int kp_batch_builder_write_into(struct kp_batch_builder *b, struct kp_writer *out);
 
 void kp_batch_builder_set_timestamp_type(struct kp_batch_builder *b, enum kp_timestamp_type type);
 /* Sets or clears the transactional and control attribute bits. */
@@ -328,7 +344,8 @@ KP_MUST_CHECK int kp_batch_builder_add(struct kp_batch_builder *b, int32_t offse
 size_t kp_batch_builder_size(const struct kp_batch_builder *b);
 
 /*
- * Appends the complete batch to `out`: compresses the records when the
+ * Appends the complete batch to `out` (or completes it there, after
+ * kp_batch_builder_write_into): compresses the records when the
  * codec is not none, and sets LastOffsetDelta, MaxTimestamp (BaseTimestamp
  * when there are no records), RecordCount, BatchLength and the CRC.
  * A batch without records needs kp_batch_builder_set_last_offset_delta.
