@@ -127,12 +127,29 @@ struct sc_batch *sc_ppart_next_batch(struct sc_ppart *pp, const struct sc_batch_
         /* All of it fits (the usual case): taken whole, no walk over the records. */
         sc_msgq_concat(&b->msgs, &pp->queue);
     } else {
-        /* At least one record, then as many as fit the size and count bounds. */
-        do {
-            struct sc_msg *m = sc_msgq_pop(&pp->queue);
-            sc_msgq_push(&b->msgs, m);
-        } while (pp->queue.head != NULL && b->msgs.count < rules->batch_num_messages &&
-                 b->msgs.bytes + pp->queue.head->size <= rules->batch_size);
+        /* At least one record, then as many as fit the size and count bounds:
+         * the walk only reads the records, and the run found is cut off the
+         * queue in one step. */
+        struct sc_msg *last = pp->queue.head;
+        int32_t count = 1;
+        size_t bytes = last->size;
+        while (last->next != NULL && count < rules->batch_num_messages &&
+               bytes + last->next->size <= rules->batch_size) {
+            last = last->next;
+            count++;
+            bytes += last->size;
+        }
+        b->msgs.head = pp->queue.head;
+        b->msgs.tail = last;
+        b->msgs.count = count;
+        b->msgs.bytes = bytes;
+        pp->queue.head = last->next;
+        if (pp->queue.head == NULL) {
+            pp->queue.tail = NULL;
+        }
+        pp->queue.count -= count;
+        pp->queue.bytes -= bytes;
+        last->next = NULL;
     }
     if (rules->idempotent) {
         b->base_seq = pp->next_seq;
