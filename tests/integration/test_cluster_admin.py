@@ -17,6 +17,9 @@ samsa-brokers and a real ZooKeeper on 127.0.0.1 (test_cluster.py's harness).
   /config/changes/config_change_ znode in Kafka's JSON, every broker's
   DescribeConfigs shows the change and its logs apply it (segment.bytes
   rolls segments on every replica); an invalid value changes nothing;
+- DescribeConfigs of a topic a broker hosts no replica of: answered from
+  ZooKeeper, the same as its host answers, alone or beside hosted and
+  unknown topics in one request, and a change shows at once;
 - InitProducerId: ids from blocks of /latest_producer_id_block, different
   on every broker, and idempotent producers bootstrapped on different
   brokers write different producer ids.
@@ -336,8 +339,55 @@ def case_alter_configs_reach_every_broker(t):
         eq(res[(kadmin.TOPIC, "absent")][0], kadmin.UNKNOWN_TOPIC_OR_PARTITION, "an unknown topic")
         check(not c.exists("/config/topics/absent"), "configs written for an unknown topic")
         eq(len(partitions_of(c.bootstrap(0), "conf")), 1, "broker 0 still serves")
+
+        # a topic on one broker: the two others answer DescribeConfigs from
+        # ZooKeeper, as every Kafka broker does (AdminClient asks any broker)
+        create(c, "lone", 1, 1, config={"retention.ms": "7200000"})
+        host = partitions_of(c.bootstrap(0), "lone")[0][2][0]
+        others = [i for i in range(3) if i != host]
+        want = {"retention.ms": ("7200000", DYNAMIC_TOPIC_CONFIG), "cleanup.policy": ("delete", 5)}
+        full = kadmin.describe_configs(c.brokers[host].port, "lone")
+        check(len(full) > 10, "the host's configs of lone: %r", full)
+        for i in others:
+            eq(kadmin.describe_configs(c.brokers[i].port, "lone", list(want)), want,
+               "broker %d's DescribeConfigs of lone, hosted by %d" % (i, host))
+            eq(kadmin.describe_configs(c.brokers[i].port, "lone"), full,
+               "broker %d's every config of lone" % i)
+            # several resources in one request, one of them hosted here
+            got = describe_raw(c.brokers[i].port, [("lone", ["retention.ms"]),
+                                                   ("conf", ["segment.bytes"]),
+                                                   ("absent", None)])
+            eq(got, [(0, "lone", {"retention.ms": "7200000"}),
+                     (0, "conf", {"segment.bytes": "2000"}),
+                     (kadmin.UNKNOWN_TOPIC_OR_PARTITION, "absent", {})],
+               "broker %d's DescribeConfigs of three topics" % i)
+        # a change shows at once on a broker that does not host the topic
+        res = kadmin.incremental_alter_configs(c.brokers[host].port, [
+            (kadmin.TOPIC, "lone", [("retention.ms", 0, "60000")])])
+        eq(res, {(kadmin.TOPIC, "lone"): (0, None)}, "IncrementalAlterConfigs of lone")
+        for i in others:
+            eq(kadmin.describe_configs(c.brokers[i].port, "lone", ["retention.ms"]),
+               {"retention.ms": ("60000", DYNAMIC_TOPIC_CONFIG)},
+               "broker %d's DescribeConfigs of lone after the change" % i)
     finally:
         c.close()
+
+
+def describe_raw(port, resources):
+    """DescribeConfigs v0 of [(topic, keys or None)] -> [(error, topic,
+    {key: value})] in the answer's order."""
+    body = array([i8(kadmin.TOPIC) + string(t)
+                  + array(None if keys is None else [string(k) for k in keys])
+                  for t, keys in resources])
+    r = kadmin.call(port, kadmin.DESCRIBE_CONFIGS, 0, body)
+    r.i32()  # throttle
+
+    def entry(r):
+        name, value = r.string(), r.string()
+        r.i8(), r.i8(), r.i8()  # read only, default, sensitive
+        return name, value
+    return [(err, name, dict(entries)) for err, _msg, _type, name, entries
+            in r.array(lambda r: (r.i16(), r.string(), r.i8(), r.string(), r.array(entry)))]
 
 
 def init_producer_id(port):

@@ -465,6 +465,35 @@ out:
 
 /* ---------------------------------------------------------------- a hosted topic's configs */
 
+int br_cluster_topic_config_decode(struct br_broker *b, const char *topic,
+                                   const struct br_zk_result *r, struct br_topic_config *tc,
+                                   size_t *overrides)
+{
+    br_topic_config_from_broker(&b->cfg, tc);
+    *overrides = 0;
+    if (r->rc == BR_ZK_NONODE || (r->rc == BR_ZK_OK && r->data == NULL)) {
+        return 0; /* no znode: the broker's defaults */
+    }
+    if (r->rc != BR_ZK_OK) {
+        return -1;
+    }
+    struct br_meta_config *cfgs = NULL;
+    size_t n = 0;
+    char err[256];
+    if (br_zk_topic_config_decode(r->data, r->data_len, r->path, &cfgs, &n, err, sizeof err) != 0) {
+        br_warn("topic %s: %s (the broker's defaults apply)", topic, err);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (br_topic_config_set(tc, cfgs[i].key, cfgs[i].value, err, sizeof err) != 0) {
+            br_warn("topic %s: config %s ignored: %s", topic, cfgs[i].key, err);
+        }
+    }
+    br_zk_configs_free(cfgs, n);
+    *overrides = n;
+    return 0;
+}
+
 static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
@@ -478,22 +507,12 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
         op_free(op);
         return;
     }
-    struct br_meta_config *cfgs = NULL;
+    struct br_topic_config tc;
     size_t n = 0;
-    char err[256];
-    if (br_zk_topic_config_decode(r->data, r->data_len, r->path, &cfgs, &n, err, sizeof err) != 0) {
-        br_warn("topic %s: %s (the broker's defaults apply)", op->topic, err);
+    if (br_cluster_topic_config_decode(b, op->topic, r, &tc, &n) != 0) {
         op_free(op);
         return;
     }
-    struct br_topic_config tc;
-    br_topic_config_from_broker(&b->cfg, &tc);
-    for (size_t i = 0; i < n; i++) {
-        if (br_topic_config_set(&tc, cfgs[i].key, cfgs[i].value, err, sizeof err) != 0) {
-            br_warn("topic %s: config %s ignored: %s", op->topic, cfgs[i].key, err);
-        }
-    }
-    br_zk_configs_free(cfgs, n);
     t->config = tc;
     struct br_log_config lc;
     br_topic_log_config(&tc, &lc);

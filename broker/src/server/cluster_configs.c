@@ -329,6 +329,52 @@ int br_cluster_alter_configs(struct br_req *r, bool incremental)
     return br_cwait_park(w, r, BR_ALTER_CONFIGS_WAIT_MS);
 }
 
+/* ---------------------------------------------------------------- DescribeConfigs */
+
+static void described_read(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_topic_config tc;
+    size_t n = 0;
+    if (br_cluster_topic_config_decode(op->b, op->topic, r, &tc, &n) != 0) {
+        char msg[512];
+        (void)snprintf(msg, sizeof msg, "reading /config/topics/%s: %s", op->topic,
+                       r->rc != BR_ZK_OK ? br_zk_rc_name(r->rc) : "a document it cannot read");
+        br_cop_report(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        br_cop_free(op);
+        return;
+    }
+    struct br_cwait *w = op->w;
+    if (w != NULL) {
+        struct br_topic_config *copy = kp_malloc(sizeof *copy);
+        if (copy == NULL) {
+            br_cop_report(op, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+            br_cop_free(op);
+            return;
+        }
+        *copy = tc;
+        kp_free(w->e[op->index].topic_config);
+        w->e[op->index].topic_config = copy;
+    }
+    br_cop_report(op, KP_ERR_NONE, NULL);
+    br_cop_free(op);
+}
+
+void br_cluster_describe_topic(struct br_broker *b, struct br_cwait *w, size_t i)
+{
+    struct br_cop *op = br_cop_new(b, w, i, w->e[i].name, described_read);
+    if (op == NULL) {
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+        return;
+    }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    if (!br_cluster_zk_ready(b) || br_zk_get(b->zk, path, false, br_zk_call_tag(&op->call)) != 0) {
+        br_cop_report(op, KP_ERR_UNKNOWN_SERVER_ERROR, "ZooKeeper is not reachable");
+        br_cop_free(op);
+    }
+}
+
 /* ---------------------------------------------------------------- /config/changes */
 
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)

@@ -59,6 +59,33 @@ int br_cwait_name(struct br_cwait *w, size_t i, struct kp_str name, int8_t type)
     return w->e[i].name != NULL ? 0 : KP_E_NOMEM;
 }
 
+int br_cwait_keys(struct br_cwait *w, size_t i, const struct kp_str *keys, int32_t count)
+{
+    w->e[i].nkeys = count < 0 ? -1 : count;
+    if (count <= 0) {
+        return 0;
+    }
+    size_t bytes = (size_t)count * sizeof(struct kp_str);
+    for (int32_t k = 0; k < count; k++) {
+        bytes += keys[k].len > 0 ? (size_t)keys[k].len : 0;
+    }
+    struct kp_str *copy = kp_malloc(bytes);
+    if (copy == NULL) {
+        return KP_E_NOMEM;
+    }
+    char *text = (char *)(copy + count);
+    for (int32_t k = 0; k < count; k++) {
+        size_t len = keys[k].len > 0 ? (size_t)keys[k].len : 0;
+        if (len > 0) {
+            memcpy(text, keys[k].ptr, len);
+        }
+        copy[k] = (struct kp_str){text, (int32_t)len};
+        text += len;
+    }
+    w->e[i].keys = copy;
+    return 0;
+}
+
 static void cwait_free(struct br_cwait *w)
 {
     struct br_broker *b = w->b;
@@ -80,6 +107,8 @@ static void cwait_free(struct br_cwait *w)
     for (size_t i = 0; i < w->n; i++) {
         kp_free(w->e[i].name);
         kp_free(w->e[i].message);
+        kp_free(w->e[i].keys);
+        kp_free(w->e[i].topic_config);
     }
     kp_free(w->e);
     kp_free(w);
@@ -100,11 +129,34 @@ static void cwait_answer(struct br_cwait *w)
         struct kp_AlterConfigsResponse ac;
         struct kp_IncrementalAlterConfigsResponse iac;
         struct kp_InitProducerIdResponse pid;
+        struct kp_DescribeConfigsResponse dc;
     } resp;
     memset(&resp, 0, sizeof resp);
     void *items = NULL;
     int rc = KP_E_NOMEM;
+    struct kp_arena arena; /* DescribeConfigs: the configs' entries */
+    kp_arena_init(&arena, (size_t)w->b->cfg.response_max_bytes);
     switch (w->api_key) {
+    case KP_API_DESCRIBE_CONFIGS: {
+        struct kp_DescribeConfigsResponse_DescribeConfigsResult *it = kp_calloc(n + 1, sizeof *it);
+        items = it;
+        rc = it != NULL ? 0 : KP_E_NOMEM;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const struct br_cwait_entry *e = &w->e[i];
+            if (e->code != 0) {
+                it[i].ErrorCode = e->code;
+                it[i].ErrorMessage = str_of(e->message);
+                it[i].ResourceType = e->type;
+                it[i].ResourceName = str_of(e->name);
+                continue;
+            }
+            rc = br_describe_config_resource(w->b, &arena, e->type, str_of(e->name), e->keys,
+                                             e->nkeys, w->synonyms, e->topic_config, &it[i]);
+        }
+        resp.dc.Results.items = it;
+        resp.dc.Results.count = (int32_t)n;
+        break;
+    }
     case KP_API_DELETE_TOPICS: {
         struct kp_DeleteTopicsResponse_DeletableTopicResult *it = kp_calloc(n + 1, sizeof *it);
         items = it;
@@ -190,6 +242,7 @@ static void cwait_answer(struct br_cwait *w)
         kp_wr_free(&wr);
     }
     kp_free(items);
+    kp_arena_free(&arena);
     if (buf == NULL || br_slot_add_mem(w->slot, buf, len) != 0) {
         br_error("answering a request (api %d) to %s failed: closing the connection",
                  (int)w->api_key, br_conn_peer(w->conn));

@@ -45,6 +45,12 @@ struct br_cwait_entry {
     enum br_cwait_until until;
     bool marker_gone; /* BR_CWAIT_TOPIC_GONE: /admin/delete_topics/<t> was deleted */
     int32_t count;    /* BR_CWAIT_PARTITIONS_LED */
+    /* DescribeConfigs: the keys asked for (nkeys < 0: all; owned, one
+     * block) and the configs ZooKeeper gave a topic hosted elsewhere
+     * (owned; NULL: answered from this broker's state) */
+    struct kp_str *keys;
+    int32_t nkeys;
+    struct br_topic_config *topic_config;
 };
 
 struct br_cwait {
@@ -61,6 +67,7 @@ struct br_cwait {
     struct br_cwait_entry *e; /* owned */
     size_t n;
     int64_t producer_id; /* InitProducerId */
+    bool synonyms;       /* DescribeConfigs: IncludeSynonyms */
 };
 
 /* One ZooKeeper request of these modules (cluster_wait.c keeps the list,
@@ -100,6 +107,12 @@ struct br_cop {
 struct br_cwait *br_cwait_new(struct br_req *r, size_t n);
 /* Entry i: its name (copied) and type. 0 or KP_E_NOMEM. */
 KP_MUST_CHECK int br_cwait_name(struct br_cwait *w, size_t i, struct kp_str name, int8_t type);
+/* Entry i's keys (DescribeConfigs), copied; count < 0: all. 0 or KP_E_NOMEM. */
+KP_MUST_CHECK int br_cwait_keys(struct br_cwait *w, size_t i, const struct kp_str *keys,
+                                int32_t count);
+/* DescribeConfigs: entry i, a topic this broker hosts no replica of, gets
+ * its configs from ZooKeeper (cluster_configs.c). */
+void br_cluster_describe_topic(struct br_broker *b, struct br_cwait *w, size_t i);
 /* Entry i is done with code (message may be NULL or ""): answered when it
  * was the last and the request is parked. */
 void br_cwait_done(struct br_cwait *w, size_t i, int code, const char *message);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/cluster_wait.h"
 #include "server/group.h"
 #include "server/replication.h"
 #include "server/request.h"
@@ -708,27 +709,26 @@ int br_h_init_producer_id(struct br_req *r)
 #define RESOURCE_TOPIC 2
 #define RESOURCE_BROKER 4
 
-static bool key_wanted(const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
-                       const char *name)
+static bool key_wanted(const struct kp_str *keys, int32_t nkeys, const char *name)
 {
-    if (res->ConfigurationKeys.count < 0) {
+    if (nkeys < 0) {
         return true; /* null: every key */
     }
-    for (int32_t i = 0; i < res->ConfigurationKeys.count; i++) {
-        if (kp_str_eq_c(res->ConfigurationKeys.items[i], name)) {
+    for (int32_t i = 0; i < nkeys; i++) {
+        if (kp_str_eq_c(keys[i], name)) {
             return true;
         }
     }
     return false;
 }
 
-static struct kp_str arena_str(struct br_req *r, const char *s)
+static struct kp_str arena_copy(struct kp_arena *a, const char *s)
 {
     if (s == NULL) {
         return KP_STR_NULL;
     }
     size_t n = strlen(s);
-    char *c = kp_arena_alloc(r->arena, n + 1);
+    char *c = kp_arena_alloc(a, n + 1);
     if (c == NULL) {
         return KP_STR_NULL;
     }
@@ -737,117 +737,162 @@ static struct kp_str arena_str(struct br_req *r, const char *s)
     return out;
 }
 
-static int describe_one(struct br_req *r,
-                        const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res,
-                        bool synonyms, struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+/* One config of a DescribeConfigs result: its fields and, asked for, its
+ * one synonym (name NULL: the config's own). KP_E_NOMEM or 0. */
+static int describe_entry(struct kp_arena *a,
+                          struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c,
+                          const char *name, const char *value, bool read_only, int8_t source,
+                          bool sensitive, bool synonyms, const char *synonym)
 {
-    struct br_broker *b = r->b;
-    out->ResourceType = res->ResourceType;
-    out->ResourceName = res->ResourceName;
+    c->Name = kp_str_c(name);
+    c->Value = arena_copy(a, value);
+    c->ReadOnly = read_only;
+    c->IsDefault = source == BR_CONFIG_SOURCE_DEFAULT;
+    c->ConfigSource = source;
+    c->IsSensitive = sensitive;
+    c->Synonyms.count = 0;
+    if (!synonyms) {
+        return 0;
+    }
+    struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn = kp_arena_alloc(a, sizeof *syn);
+    if (syn == NULL) {
+        return KP_E_NOMEM;
+    }
+    syn->Name = synonym != NULL ? kp_str_c(synonym) : c->Name;
+    syn->Value = c->Value;
+    syn->Source = source;
+    c->Synonyms.items = syn;
+    c->Synonyms.count = 1;
+    return 0;
+}
+
+int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
+                                struct kp_str name, const struct kp_str *keys, int32_t nkeys,
+                                bool synonyms, const struct br_topic_config *topic_config,
+                                struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+{
+    out->ResourceType = type;
+    out->ResourceName = name;
     out->ErrorMessage = KP_STR_NULL;
-    size_t cap =
-        res->ResourceType == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT : (size_t)BR_CFG__COUNT;
-    out->Configs.items = arena_array(r, cap, sizeof *out->Configs.items);
+    size_t cap = type == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT : (size_t)BR_CFG__COUNT;
+    out->Configs.items = kp_arena_alloc(a, cap * sizeof *out->Configs.items);
     if (out->Configs.items == NULL) {
         return KP_E_NOMEM;
     }
     out->Configs.count = 0;
-    if (res->ResourceType == RESOURCE_TOPIC) {
-        struct br_topic *t = br_broker_find_topic(b, res->ResourceName);
-        if (t == NULL) {
+    if (type == RESOURCE_TOPIC) {
+        const struct br_topic_config *tc = topic_config;
+        if (tc == NULL) {
+            const struct br_topic *t = br_broker_find_topic(b, name);
+            tc = t != NULL ? &t->config : NULL;
+        }
+        if (tc == NULL) {
             out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
             return 0;
         }
         for (int k = 0; k < BR_TCFG__COUNT; k++) {
             struct br_topic_config_entry e;
-            br_topic_config_entry(&t->config, &b->cfg, (enum br_topic_config_key)k, &e);
-            if (!key_wanted(res, e.name)) {
+            br_topic_config_entry(tc, &b->cfg, (enum br_topic_config_key)k, &e);
+            if (!key_wanted(keys, nkeys, e.name)) {
                 continue;
             }
-            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
-                &out->Configs.items[out->Configs.count++];
-            c->Name = kp_str_c(e.name);
-            c->Value = arena_str(r, e.value);
-            c->ReadOnly = e.read_only;
-            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
-            c->ConfigSource = e.source;
-            c->IsSensitive = e.sensitive;
-            c->Synonyms.count = 0;
-            if (synonyms) {
-                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
-                    arena_array(r, 1, sizeof *syn);
-                if (syn == NULL) {
-                    return KP_E_NOMEM;
-                }
-                syn->Name = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
-                                ? c->Name
-                                : kp_str_c(e.broker_synonyms[0]);
-                syn->Value = c->Value;
-                syn->Source = e.source;
-                c->Synonyms.items = syn;
-                c->Synonyms.count = 1;
+            const char *synonym = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC ||
+                                          e.broker_synonyms == NULL
+                                      ? NULL
+                                      : e.broker_synonyms[0];
+            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
+                               e.read_only, e.source, e.sensitive, synonyms, synonym) != 0) {
+                return KP_E_NOMEM;
             }
         }
         out->ErrorCode = KP_ERR_NONE;
         return 0;
     }
-    if (res->ResourceType == RESOURCE_BROKER) {
+    if (type == RESOURCE_BROKER) {
         char self[16];
         (void)snprintf(self, sizeof self, "%" PRId32, b->node_id);
-        if (res->ResourceName.len > 0 && !kp_str_eq_c(res->ResourceName, self)) {
+        if (name.len > 0 && !kp_str_eq_c(name, self)) {
             out->ErrorCode = KP_ERR_INVALID_REQUEST;
-            out->ErrorMessage = arena_str(r, "unexpected broker id: this is broker");
+            out->ErrorMessage = arena_copy(a, "unexpected broker id: this is broker");
             return 0;
         }
         for (int k = 0; k < BR_CFG__COUNT; k++) {
             struct br_config_entry e;
             br_config_entry(&b->cfg, (enum br_config_key)k, &e);
-            if (e.name == NULL || !key_wanted(res, e.name)) {
+            if (e.name == NULL || !key_wanted(keys, nkeys, e.name)) {
                 continue;
             }
-            struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c =
-                &out->Configs.items[out->Configs.count++];
-            c->Name = kp_str_c(e.name);
-            c->Value = arena_str(r, e.value);
-            c->ReadOnly = e.read_only;
-            c->IsDefault = e.source == BR_CONFIG_SOURCE_DEFAULT;
-            c->ConfigSource = e.source;
-            c->IsSensitive = e.sensitive;
-            c->Synonyms.count = 0;
-            if (synonyms) {
-                struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
-                    arena_array(r, 1, sizeof *syn);
-                if (syn == NULL) {
-                    return KP_E_NOMEM;
-                }
-                syn->Name = c->Name;
-                syn->Value = c->Value;
-                syn->Source = e.source;
-                c->Synonyms.items = syn;
-                c->Synonyms.count = 1;
+            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
+                               e.read_only, e.source, e.sensitive, synonyms, NULL) != 0) {
+                return KP_E_NOMEM;
             }
         }
         out->ErrorCode = KP_ERR_NONE;
         return 0;
     }
     out->ErrorCode = KP_ERR_INVALID_REQUEST;
-    out->ErrorMessage = arena_str(r, "unsupported resource type");
+    out->ErrorMessage = arena_copy(a, "unsupported resource type");
     return 0;
+}
+
+/* A topic of the cluster this broker hosts no replica of: its configs are
+ * read from ZooKeeper, as a Kafka 2.0 broker's AdminManager reads every
+ * topic's. */
+static bool elsewhere(struct br_broker *b,
+                      const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res)
+{
+    return b->cluster && res->ResourceType == RESOURCE_TOPIC && res->ResourceName.len > 0 &&
+           br_broker_find_topic(b, res->ResourceName) == NULL &&
+           br_mc_topic(&b->mc, res->ResourceName.ptr, (size_t)res->ResourceName.len) != NULL;
 }
 
 int br_h_describe_configs(struct br_req *r)
 {
     const struct kp_DescribeConfigsRequest *q = r->body;
+    struct br_broker *b = r->b;
+    bool synonyms = r->version >= 1 && q->IncludeSynonyms;
+    size_t n = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
+    bool wait = false;
+    for (size_t i = 0; i < n && !wait; i++) {
+        wait = elsewhere(b, &q->Resources.items[i]);
+    }
+    if (wait) {
+        /* answered once ZooKeeper has given the configs of the topics
+         * hosted elsewhere (cluster_wait.c builds the response) */
+        struct br_cwait *w = br_cwait_new(r, n);
+        if (w == NULL) {
+            return KP_E_NOMEM;
+        }
+        w->synonyms = synonyms;
+        for (size_t i = 0; i < n; i++) {
+            const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res =
+                &q->Resources.items[i];
+            if (br_cwait_name(w, i, res->ResourceName, res->ResourceType) != 0 ||
+                br_cwait_keys(w, i, res->ConfigurationKeys.items, res->ConfigurationKeys.count) !=
+                    0) {
+                br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+            } else if (elsewhere(b, res)) {
+                br_cluster_describe_topic(b, w, i);
+            } else {
+                br_cwait_done(w, i, KP_ERR_NONE, NULL); /* from this broker's state */
+            }
+        }
+        return br_cwait_park(w, r, BR_ALTER_CONFIGS_WAIT_MS);
+    }
     struct kp_DescribeConfigsResponse resp;
     kp_DescribeConfigsResponse_init(&resp);
-    resp.Results.items = arena_array(r, (size_t)q->Resources.count, sizeof *resp.Results.items);
+    resp.Results.items = arena_array(r, n, sizeof *resp.Results.items);
     if (resp.Results.items == NULL) {
         return KP_E_NOMEM;
     }
-    resp.Results.count = q->Resources.count;
-    for (int32_t i = 0; i < q->Resources.count; i++) {
-        int err = describe_one(r, &q->Resources.items[i], r->version >= 1 && q->IncludeSynonyms,
-                               &resp.Results.items[i]);
+    resp.Results.count = (int32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res =
+            &q->Resources.items[i];
+        int err = br_describe_config_resource(b, r->arena, res->ResourceType, res->ResourceName,
+                                              res->ConfigurationKeys.items,
+                                              res->ConfigurationKeys.count, synonyms, NULL,
+                                              &resp.Results.items[i]);
         if (err != 0) {
             return err;
         }

@@ -82,6 +82,13 @@ int br_metadata_from_cache(struct br_req *r);
 KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
                                           char *err, size_t errlen);
 void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
+/* A topic's configs from what ZooKeeper gave for /config/topics/<topic>:
+ * the broker's defaults with the znode's overrides (their count in
+ * *overrides; none when there is no znode). -1 on a failed read or a
+ * document that cannot be read (logged), with the defaults in tc. */
+int br_cluster_topic_config_decode(struct br_broker *b, const char *topic,
+                                   const struct br_zk_result *r, struct br_topic_config *tc,
+                                   size_t *overrides);
 void br_cluster_admin_free(struct br_broker *b);
 /* CreateTopics on a cluster: begin makes the waiter the topics' writes
  * report to (b->create_waiter while each is started; NULL when out of
@@ -164,6 +171,14 @@ int br_h_list_offsets(struct br_req *r);
 int br_h_create_topics(struct br_req *r);
 int br_h_delete_topics(struct br_req *r);
 int br_h_describe_configs(struct br_req *r);
+/* One resource of a DescribeConfigs answer, built in arena a: a topic's
+ * configs from topic_config, or (NULL) from the topic this broker hosts;
+ * the broker's own; keys[0..nkeys) the keys asked for (nkeys < 0: all).
+ * 0 or KP_E_NOMEM (handlers.c; cluster_wait.c answers with it too). */
+int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
+                                struct kp_str name, const struct kp_str *keys, int32_t nkeys,
+                                bool synonyms, const struct br_topic_config *topic_config,
+                                struct kp_DescribeConfigsResponse_DescribeConfigsResult *out);
 int br_h_init_producer_id(struct br_req *r);
 /* Storage administration (handlers_admin.c). */
 int br_h_alter_configs(struct br_req *r);
