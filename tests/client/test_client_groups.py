@@ -120,6 +120,14 @@ def wait_for(pred, timeout, what, members=()):
         if time.monotonic() > deadline:
             raise AssertionError("%s: timed out" % what)
         for m in members:
+            reader = getattr(m, "reader", None)
+            if reader is not None and not m.alive():
+                # it may have printed what pred waits for and exited (--count)
+                # between pred() and now: ask again once its output is all read
+                reader.join(10)
+                got = pred()
+                if got:
+                    return got
             m.check_alive()
         time.sleep(0.05)
 
