@@ -1567,6 +1567,9 @@ static int64_t send_assign_md(struct sc_client *c, struct sc_group *g, int64_t n
 static void apply_incremental(struct sc_client *c, struct sc_group *g,
                               const struct samsa_partition *parts, int k, int64_t now)
 {
+    if (g->closing) {
+        return; /* close already gave everything up: nothing to change now */
+    }
     struct samsa_partition *added = kp_calloc((size_t)(k > 0 ? k : 1), sizeof(*added));
     if (added == NULL || remember_owned(g, parts, k) != SAMSA_OK) {
         kp_free(added);
