@@ -346,6 +346,66 @@ def case_cooperative_member_keeps_its_partitions_while_a_second_joins(t):
                 m.kill()
 
 
+def case_cooperative_three_members_join_and_leave_without_revoking_what_stays(t):
+    """cooperative-sticky with three libsamsa members: a third joins (2/2/2),
+    then the first leaves (3/3). A member is only ever told "revoked" of
+    partitions that end with the member that joined; when one leaves, the
+    others get its partitions added and nothing revoked. Every record
+    produced throughout is read."""
+    b = t.broker(config=CONFIG)
+    topic, group = "coop-three", "g-coop-three"
+    kwire.create_topic(b.port, topic, 6)
+    ms = []
+    values = []
+    try:
+        def batch(tag, n=300):
+            vals = ["%s-%d" % (tag, i) for i in range(n)]
+            produce(b, topic, vals, 6)
+            values.extend(vals)
+        ms.append(Member(t, b, group, topic, "a", COOP))
+        ms.append(Member(t, b, group, topic, "b", COOP))
+        wait_for(lambda: sorted(len(m.incremental()) for m in ms) == [3, 3], 60,
+                 "a and b hold three each", ms)
+        batch("one")
+        two = {m.name: m.incremental() for m in ms}
+        # (a may have held all six and given three to b before: only what
+        # comes after this point is about c)
+        seen = {m.name: len(m.events("revoked")) for m in ms}
+        ms.append(Member(t, b, group, topic, "c", COOP))
+        batch("two")
+        wait_for(lambda: sorted(len(m.incremental()) for m in ms) == [2, 2, 2], 60,
+                 "two each over three", ms)
+        batch("three")
+        three = {m.name: m.incremental() for m in ms}
+        eq(sorted(p for s in three.values() for _, p in s), list(range(6)), "six covered")
+        for m in ms[:2]:
+            check(three[m.name] <= two[m.name], "%s got new partitions: %r -> %r", m.name,
+                  two[m.name], three[m.name])
+            revoked = set().union(set(), *m.events("revoked")[seen[m.name]:])
+            eq(revoked, two[m.name] - three[m.name], "%s's revoked partitions" % m.name)
+            eq(revoked - three["c"], set(), "%s revoked what c did not get" % m.name)
+        # a leaves: b and c take its two over, nothing revoked from them
+        eq(ms[0].stop(), 0, "a's exit status")
+        rest = ms[1:]
+        before = {m.name: len(m.events("revoked")) for m in rest}
+        wait_for(lambda: sorted(len(m.incremental()) for m in rest) == [3, 3], 60,
+                 "b and c hold three each after a left", rest)
+        batch("four")
+        for m in rest:
+            eq(len(m.events("revoked")), before[m.name], "%s's revoked events after a left"
+               % m.name)
+            check(three[m.name] <= m.incremental(), "%s lost some of %r", m.name,
+                  three[m.name])
+        wait_for(lambda: set(values) <= {x[3] for m in ms for x in m.msgs()}, 60,
+                 "every record read", rest)
+        for m in rest:
+            eq(m.stop(), 0, "%s's exit status" % m.name)
+    finally:
+        for m in ms:
+            if m.alive():
+                m.kill()
+
+
 def coop_with_kcat(t, b, admin, topic, group, libsamsa_first):
     """A libsamsa member and kcat -G, both cooperative-sticky, in one group
     (either leading): both get partitions, together all six, and every
@@ -761,6 +821,7 @@ if __name__ == "__main__":
                    case_mixed_group_roundrobin_with_kcat_leading,
                    case_sticky_group_with_kafka_python_balanced_and_sticky_either_leading,
                    case_cooperative_member_keeps_its_partitions_while_a_second_joins,
+                   case_cooperative_three_members_join_and_leave_without_revoking_what_stays,
                    case_cooperative_group_with_kcat_either_leading,
                    case_committed_offsets_survive_restarts_with_sync_async_and_auto_commit,
                    case_auto_commit_commits_while_running,
