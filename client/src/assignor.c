@@ -3,7 +3,9 @@
  * ConsumerProtocolAssignment, reference §A4.2), the range and roundrobin
  * assignors as Java's RangeAssignor and RoundRobinAssignor compute them, and
  * the eager sticky assignor (Kafka 2.0's "sticky": balanced, then keeping
- * as much of each member's previous assignment as balance allows).
+ * as much of each member's previous assignment as balance allows), and
+ * cooperative-sticky (the same assignment, then nothing handed to a new
+ * owner in the generation its current owner gives it up: KIP-429).
  * Pure functions.
  */
 #include <stdlib.h>
@@ -62,6 +64,135 @@ void sc_subscription_encode_ud(struct kp_writer *w, char *const *topics, int top
     kp_wr_bytes(w, (struct kp_bytes){ud != NULL ? ud : (const uint8_t *)"", (int32_t)ud_len});
     /* OwnedPartitions grouped by topic, in the order given (callers sort). */
     write_topic_partitions(w, owned, owned_count);
+}
+
+void sc_subscription_encode_v3(struct kp_writer *w, char *const *topics, int topic_count,
+                               const struct sc_tp *owned, int owned_count, int32_t generation)
+{
+    kp_wr_i16(w, 3);
+    kp_wr_array_len(w, false, topic_count);
+    for (int i = 0; i < topic_count; i++) {
+        kp_wr_string(w, cstr(topics[i]));
+    }
+    /* UserData as Java's CooperativeStickyAssignor writes it: the generation */
+    uint8_t ud[4] = {(uint8_t)((uint32_t)generation >> 24), (uint8_t)((uint32_t)generation >> 16),
+                     (uint8_t)((uint32_t)generation >> 8), (uint8_t)generation};
+    kp_wr_bytes(w, (struct kp_bytes){ud, (int32_t)sizeof(ud)});
+    write_topic_partitions(w, owned, owned_count);
+    kp_wr_i32(w, generation);
+    kp_wr_string(w, KP_STR_NULL); /* RackId */
+}
+
+/* OwnedPartitions as written on the wire: [topic STRING, partitions [INT32]]. */
+static int read_topic_partitions(struct kp_reader *r, struct sc_tp **out, int *count_out)
+{
+    *out = NULL;
+    *count_out = 0;
+    int32_t nt = kp_rd_array_len(r, false, false, MAX_TOPICS, 6);
+    if (r->err != 0) {
+        return SAMSA_ERR_BAD_RESPONSE;
+    }
+    /* Allocation follows the bytes present: each partition takes 4. */
+    size_t cap = kp_rd_remaining(r) / 4 + 1;
+    struct sc_tp *tps = kp_calloc(cap, sizeof(*tps));
+    if (tps == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    int n = 0;
+    int err = SAMSA_ERR_BAD_RESPONSE;
+    for (int32_t t = 0; t < nt; t++) {
+        struct kp_str name = kp_rd_string(r);
+        int32_t np = kp_rd_array_len(r, false, false, MAX_PARTS, 4);
+        if (r->err != 0 || name.len < 0) {
+            goto out_bad;
+        }
+        for (int32_t i = 0; i < np; i++) {
+            int32_t part = kp_rd_i32(r);
+            if (r->err != 0 || (size_t)n >= cap) {
+                goto out_bad;
+            }
+            tps[n].topic = sc_strndup(name.ptr, (size_t)name.len);
+            if (tps[n].topic == NULL) {
+                err = SAMSA_ERR_NOMEM;
+                goto out_bad;
+            }
+            tps[n].partition = part;
+            n++;
+        }
+    }
+    *out = tps;
+    *count_out = n;
+    return SAMSA_OK;
+out_bad:
+    sc_tps_free(tps, n);
+    return err;
+}
+
+int sc_subscription_ownership(const uint8_t *p, size_t len, struct sc_tp **tps, int *count,
+                              int32_t *generation)
+{
+    *tps = NULL;
+    *count = 0;
+    *generation = -1;
+    struct kp_reader r;
+    kp_rd_init(&r, p, len);
+    int16_t version = kp_rd_i16(&r);
+    int32_t n = kp_rd_array_len(&r, false, false, MAX_TOPICS, 2);
+    for (int32_t i = 0; i < n && r.err == 0; i++) {
+        (void)kp_rd_string(&r);
+    }
+    struct kp_bytes ud = kp_rd_bytes(&r);
+    if (r.err != 0 || version < 0) {
+        return SAMSA_ERR_BAD_RESPONSE;
+    }
+    struct sc_tp *owned = NULL;
+    int owned_count = 0;
+    int32_t gen = -1;
+    if (version >= 1) {
+        int err = read_topic_partitions(&r, &owned, &owned_count);
+        if (err != SAMSA_OK) {
+            return err;
+        }
+        if (version >= 2) {
+            gen = kp_rd_i32(&r);
+            if (r.err != 0) {
+                sc_tps_free(owned, owned_count);
+                return SAMSA_ERR_BAD_RESPONSE;
+            }
+        }
+    }
+    /* The fields win; the UserData fills in what they do not say. */
+    if ((owned_count == 0 || gen < 0) && ud.len > 0) {
+        if (ud.len == 4) {
+            /* Java's CooperativeStickyAssignor: the generation alone */
+            struct kp_reader u;
+            kp_rd_init(&u, ud.ptr, (size_t)ud.len);
+            int32_t ugen = kp_rd_i32(&u);
+            gen = gen < 0 ? ugen : gen;
+        } else {
+            struct sc_tp *prev = NULL;
+            int prev_count = 0;
+            int32_t ugen = -1;
+            int err = sc_sticky_user_data_decode(ud.ptr, (size_t)ud.len, &prev, &prev_count, &ugen);
+            if (err == SAMSA_ERR_NOMEM) {
+                sc_tps_free(owned, owned_count);
+                return err;
+            }
+            if (err == SAMSA_OK && owned_count == 0) {
+                sc_tps_free(owned, owned_count);
+                owned = prev;
+                owned_count = prev_count;
+                prev = NULL;
+                prev_count = 0;
+            }
+            sc_tps_free(prev, prev_count);
+            gen = gen < 0 ? ugen : gen;
+        }
+    }
+    *tps = owned;
+    *count = owned_count;
+    *generation = gen < 0 ? -1 : gen;
+    return SAMSA_OK;
 }
 
 int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud)
@@ -269,9 +400,10 @@ out_bad:
 
 const char *sc_assignor_name(int assignor)
 {
-    return assignor == SC_ASSIGNOR_ROUNDROBIN ? "roundrobin"
-           : assignor == SC_ASSIGNOR_STICKY   ? "sticky"
-                                              : "range";
+    return assignor == SC_ASSIGNOR_ROUNDROBIN               ? "roundrobin"
+           : assignor == SC_ASSIGNOR_STICKY                 ? "sticky"
+           : assignor == SC_ASSIGNOR_COOPERATIVE_STICKY     ? "cooperative-sticky"
+                                                            : "range";
 }
 
 void sc_member_clear(struct sc_member *m)
@@ -498,6 +630,49 @@ out:
     return err;
 }
 
+/* Whether another member than members[self] owns tp now. */
+static bool owned_by_other(const struct sc_member *members, int n, int self, const struct sc_tp *tp)
+{
+    for (int i = 0; i < n; i++) {
+        for (int o = 0; i != self && o < members[i].owned_count; o++) {
+            if (members[i].owned[o].partition == tp->partition &&
+                strcmp(members[i].owned[o].topic, tp->topic) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/*
+ * cooperative-sticky's adjustment (KIP-429): a partition assigned to a
+ * member that another member owns now is left out of this generation. Its
+ * owner sees it missing, gives it up (revokes only what moved) and joins
+ * again at once; the next generation, where nobody owns it, hands it over.
+ * Any claim counts, also one the sticky step overruled (an older
+ * generation's): no partition is ever consumed by two members at once.
+ */
+static void cooperative_adjust(struct sc_member *members, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int a = 0; a < members[i].assigned_count; a++) {
+            struct sc_tp tp = members[i].assigned[a];
+            bool mine = false;
+            for (int o = 0; o < members[i].owned_count && !mine; o++) {
+                mine = members[i].owned[o].partition == tp.partition &&
+                       strcmp(members[i].owned[o].topic, tp.topic) == 0;
+            }
+            if (!mine && owned_by_other(members, n, i, &tp)) {
+                kp_free(tp.topic);
+                continue;
+            }
+            members[i].assigned[k++] = tp;
+        }
+        members[i].assigned_count = k;
+    }
+}
+
 int sc_assign(int assignor, struct sc_member *members, int n, const struct sc_topic_count *counts,
               int count_n)
 {
@@ -518,6 +693,11 @@ int sc_assign(int assignor, struct sc_member *members, int n, const struct sc_to
     }
     if (assignor == SC_ASSIGNOR_STICKY) {
         err = sticky_assign(members, n, sorted, count_n, caps);
+    } else if (assignor == SC_ASSIGNOR_COOPERATIVE_STICKY) {
+        err = sticky_assign(members, n, sorted, count_n, caps);
+        if (err == SAMSA_OK) {
+            cooperative_adjust(members, n);
+        }
     } else if (assignor == SC_ASSIGNOR_RANGE) {
         /* Per topic: the subscribed members in member-id order take
          * P / C partitions each, the first P % C one more. */

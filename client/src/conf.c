@@ -244,6 +244,9 @@ static int parse_assignors(const char *value, int *out, int *count, char *errstr
             {"org.apache.kafka.clients.consumer.RoundRobinAssignor", SC_ASSIGNOR_ROUNDROBIN},
             {"sticky", SC_ASSIGNOR_STICKY},
             {"org.apache.kafka.clients.consumer.StickyAssignor", SC_ASSIGNOR_STICKY},
+            {"cooperative-sticky", SC_ASSIGNOR_COOPERATIVE_STICKY},
+            {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+             SC_ASSIGNOR_COOPERATIVE_STICKY},
         };
         int a = -1;
         for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && a < 0; k++) {
@@ -251,17 +254,23 @@ static int parse_assignors(const char *value, int *out, int *count, char *errstr
                 a = names[k].assignor;
             }
         }
-        if (a < 0 && len == 18 && memcmp(p, "cooperative-sticky", 18) == 0) {
-            sc_errf(errstr, errstr_size,
-                    "partition.assignment.strategy: cooperative-sticky (incremental rebalancing) "
-                    "is not implemented (use sticky, range, roundrobin)");
-            return SAMSA_ERR_INVALID_CONFIG;
-        }
         if (a < 0) {
             sc_errf(errstr, errstr_size,
                     "partition.assignment.strategy: unknown assignor \"%.*s\" (accepted: range, "
-                    "roundrobin, sticky)",
+                    "roundrobin, sticky, cooperative-sticky)",
                     (int)len, p);
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        if (n > 0 && sc_assignor_cooperative(out[0]) != sc_assignor_cooperative(a)) {
+            /* A group runs one rebalance protocol: an eager member would
+             * drop what a cooperative one keeps (librdkafka refuses it too). */
+            sc_errf(errstr, errstr_size,
+                    "partition.assignment.strategy: all assignors must have the same protocol "
+                    "type: \"%s\" is %s, \"%.*s\" is %s (online migration between eager and "
+                    "cooperative assignors is not supported)",
+                    sc_assignor_name(out[0]),
+                    sc_assignor_cooperative(out[0]) ? "cooperative" : "eager", (int)len, p,
+                    sc_assignor_cooperative(a) ? "cooperative" : "eager");
             return SAMSA_ERR_INVALID_CONFIG;
         }
         for (int i = 0; i < n; i++) {

@@ -230,6 +230,59 @@ int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *part
     return err;
 }
 
+int sc_consumer_add_parts(struct sc_client *c, const struct samsa_partition *parts, size_t count)
+{
+    if (count == 0) {
+        return SAMSA_OK;
+    }
+    size_t total = (size_t)c->cpart_count + count;
+    struct sc_cpart **np = kp_realloc(c->cparts, total * sizeof(*np)); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
+    if (np == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    c->cparts = np;
+    for (size_t i = 0; i < count; i++) {
+        struct sc_cpart *p = kp_calloc(1, sizeof(*p));
+        if (p == NULL || (p->topic = sc_strdup(parts[i].topic)) == NULL) {
+            cpart_free(p);
+            return SAMSA_ERR_NOMEM; /* those added so far stay: they are valid */
+        }
+        p->partition = parts[i].partition;
+        p->leader = -1;
+        p->hwm = -1;
+        p->lso = -1;
+        p->log_start = -1;
+        p->app_offset = -1;
+        p->committed = -1;
+        cpart_set_offset(p, parts[i].offset);
+        c->cparts[c->cpart_count++] = p;
+    }
+    c->md_wanted = true;
+    return SAMSA_OK;
+}
+
+void sc_consumer_revoking(struct sc_client *c, struct sc_cpart *p)
+{
+    p->revoking = true;
+    p->epoch++; /* answers in flight are for the old epoch */
+    (void)sc_cq_drop(c, p);
+}
+
+void sc_consumer_remove_revoking(struct sc_client *c)
+{
+    int k = 0;
+    for (int i = 0; i < c->cpart_count; i++) {
+        struct sc_cpart *p = c->cparts[i];
+        if (p->revoking) {
+            (void)sc_cq_drop(c, p);
+            cpart_free(p);
+        } else {
+            c->cparts[k++] = p;
+        }
+    }
+    c->cpart_count = k;
+}
+
 void sc_consumer_stop_fetching(struct sc_client *c)
 {
     for (int i = 0; i < c->cpart_count; i++) {
@@ -339,7 +392,7 @@ static void list_offsets_to(struct sc_client *c, struct sc_conn *conn, int64_t n
     for (int i = 0; i < c->cpart_count && n < MAX_FETCH_PARTS; i++) {
         struct sc_cpart *p = c->cparts[i];
         if (p->state != SC_CP_NEED_OFFSET || p->leader != conn->node_id || p->retry_at > now ||
-            p->reset == SAMSA_OFFSET_STORED) {
+            p->reset == SAMSA_OFFSET_STORED || p->revoking) {
             continue;
         }
         bool seen = false;
@@ -355,7 +408,7 @@ static void list_offsets_to(struct sc_client *c, struct sc_conn *conn, int64_t n
         for (int j = i; j < c->cpart_count && n < MAX_FETCH_PARTS; j++) {
             struct sc_cpart *q = c->cparts[j];
             if (q->state != SC_CP_NEED_OFFSET || q->leader != conn->node_id || q->retry_at > now ||
-                q->reset == SAMSA_OFFSET_STORED || strcmp(q->topic, p->topic) != 0) {
+                q->reset == SAMSA_OFFSET_STORED || q->revoking || strcmp(q->topic, p->topic) != 0) {
                 continue;
             }
             memset(&ps[n], 0, sizeof(ps[n]));
@@ -552,7 +605,7 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
     for (int i = 0; i < c->cpart_count && n < max_parts; i++) {
         struct sc_cpart *p = c->cparts[i];
         if (p->state != SC_CP_ACTIVE || p->leader != conn->node_id || p->fetching ||
-            p->paused || p->retry_at > now) {
+            p->paused || p->revoking || p->retry_at > now) {
             continue;
         }
         bool seen = false;
@@ -568,7 +621,7 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
         for (int j = i; j < c->cpart_count && n < max_parts; j++) {
             struct sc_cpart *q = c->cparts[j];
             if (q->state != SC_CP_ACTIVE || q->leader != conn->node_id || q->fetching ||
-                q->paused || q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
+                q->paused || q->revoking || q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
                 continue;
             }
             memset(&ps[n], 0, sizeof(ps[n]));
@@ -629,6 +682,9 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
     bool full = c->cq_bytes >= (size_t)c->v->queued_max_bytes;
     for (int i = 0; i < c->cpart_count; i++) {
         struct sc_cpart *p = c->cparts[i];
+        if (p->revoking) {
+            continue; /* being given up: the group removes it */
+        }
         if (p->retry_at > now) {
             next = sc_min64(next, p->retry_at);
             continue;

@@ -18,6 +18,16 @@ int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
 SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
                                 int64_t *low, int64_t *high, int timeout_ms);
 
+/* Adds parts[0..count) to the assignment (lock held; copied); the others
+ * keep their positions, fetches and queued messages (cooperative). */
+SC_MUST_CHECK int sc_consumer_add_parts(struct sc_client *c, const struct samsa_partition *parts,
+                                        size_t count);
+/* Marks p as being given up (cooperative): no more fetches, what was
+ * fetched and not returned is dropped; it stays assigned (and committable)
+ * until sc_consumer_remove_revoking. */
+void sc_consumer_revoking(struct sc_client *c, struct sc_cpart *p);
+/* Removes the partitions marked by sc_consumer_revoking. */
+void sc_consumer_remove_revoking(struct sc_client *c);
 /* Drops what was fetched and what is being fetched (positions stay, the
  * application's offsets stay): a rebalance is taking the partitions. */
 void sc_consumer_stop_fetching(struct sc_client *c);

@@ -25,6 +25,21 @@
  *   SAMSA_ERR_MAX_POLL_EXCEEDED for the error callback; the next poll joins
  *   again (as the Java client does).
  *
+ * cooperative-sticky (KIP-429, incremental) changes three things:
+ *   - a rejoin keeps the assignment: REVOKING only commits (enable.auto.commit)
+ *     and, when partitions are being given up, waits for the user's poll to
+ *     have run their "revoked" event; then they alone are removed. Fetching
+ *     of the others goes on through JOINING and SYNCING (commits only while
+ *     the generation lasts: STABLE and REVOKING);
+ *   - the Subscription is v3 with OwnedPartitions (what the member fetches
+ *     now) and GenerationId; the leader reads what each member owns from it;
+ *   - SyncGroup's assignment is applied as a difference: revoked = owned -
+ *     assigned are marked (fetching them stops at once) and get a "revoked"
+ *     event, added = assigned - owned start (committed offsets) with an
+ *     "assigned" event, the rest go on untouched. Revoked partitions make
+ *     the member join again at once, so that their new owners get them in
+ *     the next generation. A lost membership drops everything, as eager.
+ *
  * A simple consumer (assign, no subscribe) commits with generation -1 and an
  * empty member id, which the coordinator accepts for an Empty group.
  *
@@ -184,6 +199,13 @@ void sc_group_free(struct sc_client *c)
     c->group = NULL;
 }
 
+/* Whether the group runs incremental rebalances (the configuration refuses
+ * a list mixing eager and cooperative assignors). */
+static bool cooperative(const struct sc_client *c)
+{
+    return c->v->assignor_count > 0 && sc_assignor_cooperative(c->v->assignors[0]);
+}
+
 static void set_state(struct sc_client *c, struct sc_group *g, int state)
 {
     if (g->state != state) {
@@ -195,7 +217,9 @@ static void set_state(struct sc_client *c, struct sc_group *g, int state)
 
 bool sc_group_blocks_fetch(struct sc_client *c)
 {
-    return c->subscribed && c->group != NULL && c->group->state != G_STABLE;
+    /* cooperative: what the member owns is fetched through rebalances (the
+     * partitions being given up are marked and skipped one by one) */
+    return c->subscribed && c->group != NULL && c->group->state != G_STABLE && !cooperative(c);
 }
 
 int sc_group_topics(struct sc_client *c, const char **names, int max)
@@ -208,34 +232,45 @@ int sc_group_topics(struct sc_client *c, const char **names, int max)
     return n;
 }
 
-/* The assignment as samsa_partition (topics borrowed from the cparts). */
-static struct samsa_partition *assignment_view(struct sc_client *c)
+/* The assignment as samsa_partition (topics borrowed from the cparts):
+ * those marked revoking when `revoking`, else the others. */
+static struct samsa_partition *assignment_view(struct sc_client *c, bool revoking, int *count)
 {
     struct samsa_partition *v =
         kp_calloc((size_t)(c->cpart_count > 0 ? c->cpart_count : 1), sizeof(*v));
+    int n = 0;
     for (int i = 0; v != NULL && i < c->cpart_count; i++) {
-        v[i].topic = c->cparts[i]->topic;
-        v[i].partition = c->cparts[i]->partition;
-        v[i].offset = c->cparts[i]->app_offset >= 0 ? c->cparts[i]->app_offset
+        if (c->cparts[i]->revoking != revoking) {
+            continue;
+        }
+        v[n].topic = c->cparts[i]->topic;
+        v[n].partition = c->cparts[i]->partition;
+        v[n].offset = c->cparts[i]->app_offset >= 0 ? c->cparts[i]->app_offset
                                                       : c->cparts[i]->position;
+        n++;
     }
+    *count = n;
     return v;
 }
 
-/* Queues the "revoked" event for the current assignment; with `ack` the
- * group waits for the user's poll to have run it. */
-static bool post_revoked(struct sc_client *c, struct sc_group *g, bool ack)
+/* Queues the "revoked" event of the assignment (cooperative: the partitions
+ * marked revoking when `revoking`, else the others; eager marks none); with
+ * `ack` the group waits for the user's poll to have run it. */
+static bool post_revoked_of(struct sc_client *c, struct sc_group *g, bool revoking, bool ack)
 {
-    if (c->cpart_count == 0) {
-        return false;
-    }
-    struct samsa_partition *v = assignment_view(c);
-    bool posted = v != NULL && sc_post_rebalance(c, false, v, (size_t)c->cpart_count, ack);
+    int n = 0;
+    struct samsa_partition *v = assignment_view(c, revoking, &n);
+    bool posted = v != NULL && n > 0 && sc_post_rebalance(c, false, v, (size_t)n, ack);
     kp_free(v);
     if (posted && ack) {
         g->acks_posted++;
     }
     return posted;
+}
+
+static bool post_revoked(struct sc_client *c, struct sc_group *g, bool ack)
+{
+    return post_revoked_of(c, g, false, ack);
 }
 
 /* Drops the assignment at once (the partitions are lost to this member). */
@@ -299,6 +334,17 @@ static void rejoin(struct sc_client *c, struct sc_group *g, const char *why)
     }
     sc_log(c, "group %s: rejoining: %s", c->v->group_id, why);
     g->join_at = sc_now_ms();
+    if (cooperative(c)) {
+        /* The assignment stays and is fetched on; the positions are
+         * committed first (Java's onJoinPrepare) and the partitions marked
+         * revoking wait for their "revoked" event to have been served. */
+        set_state(c, g, G_REVOKING);
+        g->revoke_commit_inflight = false;
+        g->revoke_commit_todo = c->v->enable_auto_commit && c->cpart_count > 0;
+        g->revoke_wait_ack = c->conf->rebalance_cb != NULL && post_revoked_of(c, g, true, true);
+        g->revoke_deadline = sc_now_ms() + c->v->max_poll_interval_ms;
+        return;
+    }
     if (c->cpart_count == 0) {
         set_state(c, g, G_UNJOINED);
         return;
@@ -588,7 +634,7 @@ static void fetch_stored(struct sc_client *c, struct sc_conn *coord)
     for (int i = 0; i < c->cpart_count; i++) {
         const struct sc_cpart *p = c->cparts[i];
         n += p->state == SC_CP_NEED_OFFSET && p->reset == SAMSA_OFFSET_STORED &&
-                     p->retry_at <= sc_now_ms()
+                     p->retry_at <= sc_now_ms() && !p->revoking
                  ? 1
                  : 0;
     }
@@ -608,7 +654,7 @@ static void fetch_stored(struct sc_client *c, struct sc_conn *coord)
     for (int i = 0; i < c->cpart_count && k < n; i++) {
         const struct sc_cpart *p = c->cparts[i];
         if (p->state == SC_CP_NEED_OFFSET && p->reset == SAMSA_OFFSET_STORED &&
-            p->retry_at <= sc_now_ms()) {
+            p->retry_at <= sc_now_ms() && !p->revoking) {
             ctx->items[k].topic = sc_strdup(p->topic);
             if (ctx->items[k].topic == NULL) {
                 break;
@@ -1152,10 +1198,20 @@ static int take_members(struct sc_client *c, struct sc_group *g,
                           c->v->group_id, dst->member_id);
             continue;
         }
+        dst->owned_generation = -1;
+        if (sc_assignor_cooperative(g->assignor)) {
+            /* what the member owns now: OwnedPartitions, else its UserData
+             * (none when neither decodes: it is then treated as new) */
+            err = sc_subscription_ownership(m->Metadata.ptr, (size_t)m->Metadata.len, &dst->owned,
+                                            &dst->owned_count, &dst->owned_generation);
+            if (err == SAMSA_ERR_NOMEM) {
+                return err;
+            }
+            continue;
+        }
         /* the sticky assignor's UserData: what the member had (none when absent or
          * not decodable: it is then treated as a new member) */
         struct kp_bytes ud;
-        dst->owned_generation = -1;
         if (sc_subscription_user_data(m->Metadata.ptr, (size_t)m->Metadata.len, &ud) ==
                 SAMSA_OK &&
             ud.len > 0) {
@@ -1200,6 +1256,16 @@ static int remember_owned(struct sc_group *g, const struct samsa_partition *part
     return SAMSA_OK;
 }
 
+/* cooperative: an error between JoinGroup and SyncGroup that ends the
+ * membership loses what the member kept fetching (eager had dropped it). */
+static void coop_lost(struct sc_client *c, struct sc_group *g, const char *why)
+{
+    if (cooperative(c) && c->cpart_count > 0) {
+        sc_log(c, "group %s: membership lost (%s): partitions dropped", c->v->group_id, why);
+        drop_assignment(c, g, true);
+    }
+}
+
 static void on_join(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
 {
     (void)conn;
@@ -1227,6 +1293,7 @@ static void on_join(struct sc_client *c, struct sc_conn *conn, int err, void *bo
         return;
     case KP_ERR_UNKNOWN_MEMBER_ID:
         set_member_id(g, KP_STR_NULL);
+        coop_lost(c, g, "JoinGroup: UNKNOWN_MEMBER_ID");
         return;
     case KP_ERR_REBALANCE_IN_PROGRESS:
         return;
@@ -1277,6 +1344,31 @@ static void on_join(struct sc_client *c, struct sc_conn *conn, int err, void *bo
     }
 }
 
+/* cooperative-sticky's Subscription (v3) into w: what the member fetches
+ * now, sorted by topic then partition, and the generation that gave it (-1
+ * with nothing owned). A failure is w's error. */
+static void coop_subscription(struct sc_client *c, const struct sc_group *g, struct kp_writer *w)
+{
+    int n = c->cpart_count;
+    struct sc_tp *tps = kp_calloc((size_t)(n > 0 ? n : 1), sizeof(*tps));
+    if (tps == NULL) {
+        kp_wr_fail(w, SAMSA_ERR_NOMEM);
+        return;
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!c->cparts[i]->revoking) {
+            tps[k].topic = c->cparts[i]->topic; /* borrowed */
+            tps[k].partition = c->cparts[i]->partition;
+            k++;
+        }
+    }
+    qsort(tps, (size_t)k, sizeof(*tps), cmp_tp);
+    sc_subscription_encode_v3(w, g->topics, g->topic_count, tps, k,
+                              k > 0 ? g->owned_generation : -1);
+    kp_free(tps);
+}
+
 static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn *coord,
                          int64_t now)
 {
@@ -1289,7 +1381,11 @@ static int64_t send_join(struct sc_client *c, struct sc_group *g, struct sc_conn
     }
     struct kp_writer w;
     kp_wr_init(&w, (size_t)16 * 1024 * 1024);
-    sc_subscription_encode(&w, g->topics, g->topic_count, NULL, 0);
+    if (cooperative(c)) {
+        coop_subscription(c, g, &w); /* the only assignor: cooperative-sticky */
+    } else {
+        sc_subscription_encode(&w, g->topics, g->topic_count, NULL, 0);
+    }
     /* sticky's Subscription carries the last assignment in its UserData */
     struct kp_writer ud;
     struct kp_writer sw;
@@ -1460,6 +1556,67 @@ static int64_t send_assign_md(struct sc_client *c, struct sc_group *g, int64_t n
 
 /* SyncGroup ---------------------------------------------------------- */
 
+/*
+ * cooperative: SyncGroup's assignment parts[0..k) applied as a difference.
+ * Revoked (owned, not assigned) are marked: fetching them stops, their
+ * "revoked" event goes first and the member joins again at once (REVOKING
+ * commits, waits for the event, then removes them). Added (assigned, not
+ * owned) start from their committed offsets, with an "assigned" event of
+ * them alone. The others go on as they were.
+ */
+static void apply_incremental(struct sc_client *c, struct sc_group *g,
+                              const struct samsa_partition *parts, int k, int64_t now)
+{
+    if (g->closing) {
+        return; /* close already gave everything up: nothing to change now */
+    }
+    struct samsa_partition *added = kp_calloc((size_t)(k > 0 ? k : 1), sizeof(*added));
+    if (added == NULL || remember_owned(g, parts, k) != SAMSA_OK) {
+        kp_free(added);
+        g->join_at = now + c->v->retry_backoff_ms;
+        return; /* UNJOINED: joins again, keeping what it has */
+    }
+    int na = 0;
+    for (int i = 0; i < k; i++) {
+        if (sc_cpart_find(c, parts[i].topic, parts[i].partition) == NULL) {
+            added[na++] = parts[i];
+        }
+    }
+    int nr = 0;
+    for (int i = 0; i < c->cpart_count; i++) {
+        struct sc_cpart *p = c->cparts[i];
+        bool kept = false;
+        for (int j = 0; j < k && !kept; j++) {
+            kept = parts[j].partition == p->partition && strcmp(parts[j].topic, p->topic) == 0;
+        }
+        if (!kept && !p->revoking) {
+            sc_consumer_revoking(c, p);
+            nr++;
+        }
+    }
+    if (sc_consumer_add_parts(c, added, (size_t)na) != SAMSA_OK) {
+        /* What could not be added is not fetched: the next generation
+         * (joined at once) gives it again. */
+        g->rejoin_pending = true;
+    }
+    g->last_hb_ok = now;
+    g->next_hb = now + c->v->heartbeat_interval_ms;
+    g->hb_inflight = false;
+    set_state(c, g, G_STABLE);
+    sc_log(c, "group %s: generation %d: %d partition(s) assigned, %d added, %d revoked",
+           c->v->group_id, g->generation, k, na, nr);
+    if (nr > 0) {
+        g->rejoin_pending = false;
+        rejoin(c, g, "partitions given up: their new owners get them in the next generation");
+    }
+    (void)sc_post_rebalance(c, true, added, (size_t)na, false);
+    kp_free(added);
+    if (g->state == G_STABLE && g->rejoin_pending) {
+        g->rejoin_pending = false;
+        rejoin(c, g, "wanted while joining");
+    }
+}
+
 static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
 {
     (void)conn;
@@ -1481,9 +1638,14 @@ static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *bo
     int e = sc_err_from_wire(r->ErrorCode);
     if (e == KP_ERR_UNKNOWN_MEMBER_ID) {
         set_member_id(g, KP_STR_NULL);
+        coop_lost(c, g, "SyncGroup: UNKNOWN_MEMBER_ID");
         return;
     }
-    if (e == KP_ERR_REBALANCE_IN_PROGRESS || e == KP_ERR_ILLEGAL_GENERATION) {
+    if (e == KP_ERR_ILLEGAL_GENERATION) {
+        coop_lost(c, g, "SyncGroup: ILLEGAL_GENERATION");
+        return;
+    }
+    if (e == KP_ERR_REBALANCE_IN_PROGRESS) {
         return;
     }
     if (e != SAMSA_OK) {
@@ -1526,6 +1688,12 @@ static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *bo
             parts[k].offset = SAMSA_OFFSET_STORED;
             k++;
         }
+    }
+    if (parts != NULL && cooperative(c)) {
+        apply_incremental(c, g, parts, k, now);
+        kp_free(parts);
+        sc_tps_free(tps, n);
+        return;
     }
     int aerr = parts != NULL ? sc_consumer_set_assignment(c, parts, (size_t)k) : SAMSA_ERR_NOMEM;
     if (aerr == SAMSA_OK) {
@@ -1830,7 +1998,11 @@ static int64_t membership_serve(struct sc_client *c, struct sc_group *g, int64_t
         if (g->revoke_commit_inflight || !acked) {
             return sc_min64(next, g->revoke_deadline);
         }
-        drop_assignment(c, g, false);
+        if (cooperative(c)) {
+            sc_consumer_remove_revoking(c); /* the rest stays, fetched on */
+        } else {
+            drop_assignment(c, g, false);
+        }
         g->join_at = now;
         set_state(c, g, G_UNJOINED);
         return now;
@@ -1856,7 +2028,8 @@ int64_t sc_group_serve(struct sc_client *c, int64_t now)
     bool need_stored = false;
     for (int i = 0; i < c->cpart_count; i++) {
         need_stored = need_stored || (c->cparts[i]->state == SC_CP_NEED_OFFSET &&
-                                      c->cparts[i]->reset == SAMSA_OFFSET_STORED);
+                                      c->cparts[i]->reset == SAMSA_OFFSET_STORED &&
+                                      !c->cparts[i]->revoking);
     }
     if (need_stored && !sc_group_blocks_fetch(c)) {
         struct sc_conn *coord = sc_group_coordinator(c);
@@ -1909,7 +2082,7 @@ void sc_group_close(struct sc_client *c)
     if (c->subscribed && g != NULL) {
         g->closing = true;
         member = g->member_id != NULL;
-        if (g->state == G_STABLE && c->cpart_count > 0) {
+        if ((g->state == G_STABLE || cooperative(c)) && c->cpart_count > 0) {
             /* The partitions are given up: the rebalance callback sees them
              * go, inside close, and may still commit their positions. */
             sc_consumer_stop_fetching(c);

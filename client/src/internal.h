@@ -76,8 +76,15 @@ enum sc_assignor {
     SC_ASSIGNOR_RANGE = 0,
     SC_ASSIGNOR_ROUNDROBIN = 1,
     SC_ASSIGNOR_STICKY = 2, /* Kafka 2.0's StickyAssignor ("sticky"), eager */
-    SC_ASSIGNOR_COUNT = 3,
+    SC_ASSIGNOR_COOPERATIVE_STICKY = 3, /* KIP-429's "cooperative-sticky", incremental */
+    SC_ASSIGNOR_COUNT = 4,
 };
+
+/* Whether an assignor's group runs incremental (cooperative) rebalances. */
+static inline bool sc_assignor_cooperative(int assignor)
+{
+    return assignor == SC_ASSIGNOR_COOPERATIVE_STICKY;
+}
 
 #define SC_MAX_ASSIGNORS 4
 
@@ -286,7 +293,8 @@ struct sc_member {
     int topic_count;
     struct sc_tp *assigned; /* output of an assignor */
     int assigned_count;
-    struct sc_tp *owned;    /* sticky: what its UserData says it had */
+    struct sc_tp *owned;    /* sticky: what its UserData says it had; cooperative-sticky:
+                             * what it owns now (OwnedPartitions, else UserData) */
     int owned_count;
     int32_t owned_generation; /* of that assignment; -1 when not said */
 };
@@ -312,6 +320,24 @@ void sc_subscription_encode_ud(struct kp_writer *w, char *const *topics, int top
 SC_MUST_CHECK int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud);
 
 /*
+ * cooperative-sticky's Subscription, v3 as librdkafka writes it: Topics,
+ * UserData (Java's CooperativeStickyAssignor layout: INT32 generation),
+ * OwnedPartitions (owned[], grouped by topic in the order given: callers
+ * sort by topic then partition), GenerationId, RackId null.
+ */
+void sc_subscription_encode_v3(struct kp_writer *w, char *const *topics, int topic_count,
+                               const struct sc_tp *owned, int owned_count, int32_t generation);
+/*
+ * What a member owns, as a cooperative leader reads it from the member's
+ * Subscription: OwnedPartitions (v1+) and GenerationId (v2+) when present,
+ * else the UserData, in either layout (Java's cooperative INT32 generation,
+ * or the eager sticky layout with its partitions). *tps are kp_malloc'd;
+ * *generation is -1 when nothing says it.
+ */
+SC_MUST_CHECK int sc_subscription_ownership(const uint8_t *p, size_t len, struct sc_tp **tps,
+                                            int *count, int32_t *generation);
+
+/*
  * The sticky assignor's UserData: Kafka 2.0's layout (previous_assignment:
  * [topic STRING, partitions [INT32]], tps grouped by topic in the order
  * given) followed by the generation INT32 of Kafka 2.3's second layout
@@ -329,7 +355,10 @@ SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_t
 
 /* Runs assignor on members[0..n) (sorted inside by member id, as Java
  * does), filling each member's `assigned`. counts[] gives every subscribed
- * topic's partition count (a topic missing from it gets nothing). */
+ * topic's partition count (a topic missing from it gets nothing).
+ * cooperative-sticky leaves out of a member's `assigned` every partition
+ * another member owns now: that one gives it up first, and a later
+ * generation hands it over. */
 SC_MUST_CHECK int sc_assign(int assignor, struct sc_member *members, int n,
                             const struct sc_topic_count *counts, int count_n);
 
@@ -424,6 +453,7 @@ struct sc_cpart {
     int epoch;         /* bumps on seek: stale fetched messages are dropped */
     bool fetching;
     bool paused;       /* samsa_consumer_pause: not fetched until resumed */
+    bool revoking;     /* cooperative rebalance: being given up, not fetched */
     int queued;        /* messages of it waiting in the consumer queue */
     int64_t app_offset;/* offset after the last message handed out; -1: none */
     int64_t committed; /* last committed by us, -1 */

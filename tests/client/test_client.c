@@ -7,6 +7,7 @@
  * model broker of model_broker.h on a fake clock: nodes that die between
  * requests, refuse connections or stop coordinating.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,8 +147,28 @@ static void test_conf_accepts_aliases_and_reports_bad_values(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown assignor"));
     CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "cooperative-sticky", err,
                                    sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.assignor_count, 1);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_COOPERATIVE_STICKY);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy",
+                                   "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+                                   err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_COOPERATIVE_STICKY);
+    /* eager and cooperative in one list: refused either way round, as
+     * librdkafka does; the value before stays */
+    err[0] = '\0';
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "range,cooperative-sticky",
+                                   err, sizeof(err)),
                     SAMSA_ERR_INVALID_CONFIG);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "incremental"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "must have the same protocol type"));
+    err[0] = '\0';
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "cooperative-sticky,sticky",
+                                   err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "must have the same protocol type"));
+    CU_ASSERT_EQUAL(c->v.assignor_count, 1);
+    CU_ASSERT_EQUAL(c->v.assignors[0], SC_ASSIGNOR_COOPERATIVE_STICKY);
     CU_ASSERT_EQUAL(samsa_conf_set(c, "partition.assignment.strategy", "sticky,range", err,
                                    sizeof(err)),
                     SAMSA_OK);
@@ -649,6 +670,138 @@ static void test_sticky_user_data_is_kafkas_layout(void)
     kp_wr_free(&w);
 }
 
+/* cooperative-sticky: whether tp is in m's owned list */
+static bool owned_has(const struct sc_member *m, const char *t, int32_t p)
+{
+    for (int i = 0; i < m->owned_count; i++) {
+        if (strcmp(m->owned[i].topic, t) == 0 && m->owned[i].partition == p) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* No member is given a partition that it does not own and another member
+ * owns now; returns how many owned partitions are given to nobody (those
+ * being revoked). */
+static int revoked_and_unassigned(struct sc_member *ms, int n, const struct sc_topic_count *counts,
+                                  int count_n)
+{
+    int revoked = 0;
+    for (int t = 0; t < count_n; t++) {
+        for (int32_t p = 0; p < counts[t].partitions; p++) {
+            int holders = 0;
+            int owners = 0;
+            for (int i = 0; i < n; i++) {
+                holders += has(&ms[i], counts[t].topic, p) ? 1 : 0;
+                owners += owned_has(&ms[i], counts[t].topic, p) ? 1 : 0;
+            }
+            CU_ASSERT_TRUE(holders <= 1);
+            for (int i = 0; i < n; i++) {
+                /* given to i: i owned it, or nobody did */
+                if (has(&ms[i], counts[t].topic, p)) {
+                    CU_ASSERT_TRUE(owned_has(&ms[i], counts[t].topic, p) || owners == 0);
+                }
+            }
+            if (owners > 0 && holders == 0) {
+                revoked++;
+            }
+        }
+    }
+    return revoked;
+}
+
+static void test_cooperative_sticky_hands_over_in_the_next_generation(void)
+{
+    const struct sc_topic_count counts[] = {{"t1", 3}, {"t0", 4}};
+    struct sc_member ms[3];
+    member(&ms[0], "b", "t0", "t1");
+    member(&ms[1], "a", "t0", "t1");
+    /* generation 1: two members, nothing owned: 7 partitions, 4 + 3 */
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_COOPERATIVE_STICKY, ms, 2, counts, 2), 0);
+    CU_ASSERT_TRUE(spread_and_once(ms, 2, counts, 2) <= 1);
+    CU_ASSERT_EQUAL(ms[0].assigned_count + ms[1].assigned_count, 7);
+    /* generation 2: "c" joins. Balance wants 3/2/2, so two partitions move
+     * to c; they are taken from a and b but given to nobody yet. */
+    carry_over(&ms[0], 1);
+    carry_over(&ms[1], 1);
+    member(&ms[2], "c", "t0", "t1");
+    ms[2].owned_generation = -1;
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_COOPERATIVE_STICKY, ms, 3, counts, 2), 0);
+    CU_ASSERT_STRING_EQUAL(ms[2].member_id, "c");
+    CU_ASSERT_EQUAL(revoked_and_unassigned(ms, 3, counts, 2), 2);
+    CU_ASSERT_EQUAL(ms[2].assigned_count, 0);
+    CU_ASSERT_EQUAL(ms[0].assigned_count + ms[1].assigned_count, 5);
+    for (int i = 0; i < 2; i++) {
+        /* what a and b are given is what they had, less what moves */
+        CU_ASSERT_EQUAL(kept_of(&ms[i]), ms[i].assigned_count);
+    }
+    /* the two given up, as the members will report them revoked */
+    struct sc_tp moving[2] = {{NULL, -1}, {NULL, -1}};
+    int nm = 0;
+    for (int i = 0; i < 2; i++) {
+        for (int o = 0; o < ms[i].owned_count; o++) {
+            if (!has(&ms[i], ms[i].owned[o].topic, ms[i].owned[o].partition) && nm < 2) {
+                moving[nm++] = ms[i].owned[o];
+            }
+        }
+    }
+    CU_ASSERT_EQUAL_FATAL(nm, 2);
+    char mt0[8];
+    char mt1[8];
+    snprintf(mt0, sizeof(mt0), "%s", moving[0].topic != NULL ? moving[0].topic : "");
+    snprintf(mt1, sizeof(mt1), "%s", moving[1].topic != NULL ? moving[1].topic : "");
+    int32_t mp0 = moving[0].partition;
+    int32_t mp1 = moving[1].partition;
+    /* generation 3: a and b own what generation 2 left them, c nothing:
+     * c gets exactly the two, nobody else changes, 3/2/2 */
+    for (int i = 0; i < 3; i++) {
+        carry_over(&ms[i], 2);
+    }
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_COOPERATIVE_STICKY, ms, 3, counts, 2), 0);
+    CU_ASSERT_EQUAL(revoked_and_unassigned(ms, 3, counts, 2), 0);
+    CU_ASSERT_TRUE(spread_and_once(ms, 3, counts, 2) <= 1);
+    CU_ASSERT_EQUAL(ms[2].assigned_count, 2);
+    CU_ASSERT_TRUE(has(&ms[2], mt0, mp0));
+    CU_ASSERT_TRUE(has(&ms[2], mt1, mp1));
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(kept_of(&ms[i]), ms[i].owned_count);
+        CU_ASSERT_EQUAL(ms[i].assigned_count, ms[i].owned_count);
+    }
+    for (int i = 0; i < 3; i++) {
+        sc_member_clear(&ms[i]);
+    }
+}
+
+static void test_cooperative_sticky_never_gives_a_partition_two_owners(void)
+{
+    /* b claims t0 0-3 (generation 4); a claims t0 0 from generation 3 (a
+     * stale claim) and subscribes to t0 only; c is new. Whatever moves
+     * goes to nobody in this generation. */
+    const struct sc_topic_count counts[] = {{"t0", 6}};
+    struct sc_member ms[3];
+    member(&ms[0], "a", "t0", NULL);
+    member(&ms[1], "b", "t0", NULL);
+    member(&ms[2], "c", "t0", NULL);
+    owns(&ms[1], "t0", 0, 4, 4);
+    owns(&ms[0], "t0", 0, 1, 3);
+    ms[2].owned_generation = -1;
+    CU_ASSERT_EQUAL(sc_assign(SC_ASSIGNOR_COOPERATIVE_STICKY, ms, 3, counts, 1), 0);
+    (void)revoked_and_unassigned(ms, 3, counts, 1);
+    /* t0 4 and 5, owned by nobody, are given at once */
+    int given = 0;
+    for (int i = 0; i < 3; i++) {
+        given += has(&ms[i], "t0", 4) ? 1 : 0;
+        given += has(&ms[i], "t0", 5) ? 1 : 0;
+    }
+    CU_ASSERT_EQUAL(given, 2);
+    /* t0 0, claimed twice, stays with nobody else than a claimant */
+    CU_ASSERT_FALSE(has(&ms[2], "t0", 0));
+    for (int i = 0; i < 3; i++) {
+        sc_member_clear(&ms[i]);
+    }
+}
+
 /* ------------------------------------------------ consumer protocol bytes */
 
 static void test_subscription_v0_to_v3_decode(void)
@@ -692,6 +845,91 @@ static void test_subscription_encode_round_trips_and_is_byte_exact(void)
     CU_ASSERT_EQUAL_FATAL(w.len, sizeof(want));
     CU_ASSERT_EQUAL(memcmp(w.buf, want, sizeof(want)), 0);
     kp_wr_free(&w);
+}
+
+static void test_cooperative_subscription_v3_is_byte_exact_and_round_trips(void)
+{
+    char ta[] = "a", tbc[] = "bc";
+    char *topics[] = {ta, tbc};
+    struct sc_tp owned[] = {{ta, 1}, {ta, 2}, {tbc, 0}};
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    sc_subscription_encode_v3(&w, topics, 2, owned, 3, 7);
+    static const uint8_t want[] = {
+        0, 3,                                   /* Version 3 */
+        0, 0, 0, 2, 0, 1, 'a', 0, 2, 'b', 'c',  /* Topics ["a", "bc"] */
+        0, 0, 0, 4, 0, 0, 0, 7,                 /* UserData: INT32 generation (Java's) */
+        0, 0, 0, 2,                             /* OwnedPartitions: 2 topics */
+        0, 1, 'a', 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, /* "a" [1, 2] */
+        0, 2, 'b', 'c', 0, 0, 0, 1, 0, 0, 0, 0, /* "bc" [0] */
+        0, 0, 0, 7,                             /* GenerationId */
+        0xff, 0xff,                             /* RackId null */
+    };
+    CU_ASSERT_EQUAL_FATAL(w.len, sizeof(want));
+    CU_ASSERT_EQUAL(memcmp(w.buf, want, sizeof(want)), 0);
+    /* read back: topics, then what the member owns and its generation */
+    char **got_topics = NULL;
+    int nt = 0;
+    CU_ASSERT_EQUAL_FATAL(sc_subscription_decode(w.buf, w.len, &got_topics, &nt), SAMSA_OK);
+    CU_ASSERT_EQUAL(nt, 2);
+    CU_ASSERT_STRING_EQUAL(got_topics[1], "bc");
+    for (int i = 0; i < nt; i++) {
+        kp_free(got_topics[i]);
+    }
+    kp_free(got_topics);
+    struct sc_tp *tps = NULL;
+    int n = 0;
+    int32_t gen = 0;
+    CU_ASSERT_EQUAL_FATAL(sc_subscription_ownership(w.buf, w.len, &tps, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(tps[0].topic, "a");
+    CU_ASSERT_EQUAL(tps[1].partition, 2);
+    CU_ASSERT_STRING_EQUAL(tps[2].topic, "bc");
+    CU_ASSERT_EQUAL(tps[2].partition, 0);
+    CU_ASSERT_EQUAL(gen, 7);
+    sc_tps_free(tps, n);
+    /* cut inside GenerationId: refused */
+    CU_ASSERT_NOT_EQUAL(sc_subscription_ownership(w.buf, w.len - 4, &tps, &n, &gen), SAMSA_OK);
+    kp_wr_free(&w);
+}
+
+static void test_cooperative_leader_reads_ownership_from_user_data_too(void)
+{
+    struct sc_tp *tps = NULL;
+    int n = 0;
+    int32_t gen = 0;
+    /* v0, UserData of Java's CooperativeStickyAssignor: generation 9 only */
+    static const uint8_t java_coop[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 4, 0, 0, 0, 9};
+    CU_ASSERT_EQUAL(sc_subscription_ownership(java_coop, sizeof(java_coop), &tps, &n, &gen),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(gen, 9);
+    sc_tps_free(tps, n);
+    /* v0, UserData of the eager sticky layout: t [3], generation 5 */
+    static const uint8_t eager[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 19,
+                                    0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 5};
+    CU_ASSERT_EQUAL(sc_subscription_ownership(eager, sizeof(eager), &tps, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(tps[0].topic, "t");
+    CU_ASSERT_EQUAL(tps[0].partition, 3);
+    CU_ASSERT_EQUAL(gen, 5);
+    sc_tps_free(tps, n);
+    /* v1: OwnedPartitions t [1] win over the UserData's t [3]; no
+     * GenerationId field, so the UserData's generation 5 */
+    static const uint8_t v1[] = {0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 19,
+                                 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 5,
+                                 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 1};
+    CU_ASSERT_EQUAL(sc_subscription_ownership(v1, sizeof(v1), &tps, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(tps[0].partition, 1);
+    CU_ASSERT_EQUAL(gen, 5);
+    sc_tps_free(tps, n);
+    /* v0 without UserData: a new member */
+    static const uint8_t none[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0xff, 0xff, 0xff, 0xff};
+    CU_ASSERT_EQUAL(sc_subscription_ownership(none, sizeof(none), &tps, &n, &gen), SAMSA_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(gen, -1);
+    sc_tps_free(tps, n);
 }
 
 static void test_assignment_round_trip_and_empty(void)
@@ -746,6 +984,7 @@ struct drv {
                                               * requests NOT_COORDINATOR */
     int messages;                            /* consumed */
     int assigned;                            /* partitions the rebalance callback gave */
+    int revoked;                             /* partitions it took, over all its calls */
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
 };
@@ -765,6 +1004,7 @@ static void drv_rebalance(bool assigned, const struct samsa_partition *parts, si
 {
     struct drv *d = opaque;
     d->assigned = assigned ? (int)count : 0;
+    d->revoked += assigned ? 0 : (int)count;
     (void)parts;
 }
 
@@ -1078,6 +1318,58 @@ static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
     drv_stop(&d);
 }
 
+static void test_cooperative_member_keeps_its_partitions_through_a_rejoin(void)
+{
+    struct drv d;
+    struct samsa_consumer cons;
+    drv_start_with(&d, 'c', "partition.assignment.strategy", "cooperative-sticky");
+    cons.c = d.c;
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.revoked, 0);
+    int joins = total(&d, KP_API_JOIN_GROUP);
+    int syncs = total(&d, KP_API_SYNC_GROUP);
+    /* what it holds now: the same objects must still be there afterwards,
+     * fetched on from where they were (an eager member drops them) */
+    struct sc_cpart *held[8];
+    int64_t pos[8];
+    int nh = 0;
+    pthread_mutex_lock(&d.c->lock);
+    for (int i = 0; i < d.c->cpart_count && nh < 8; i++) {
+        held[nh] = d.c->cparts[i];
+        pos[nh] = d.c->cparts[i]->position;
+        nh++;
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_FATAL(nh > 0);
+    int messages = d.messages;
+    CU_ASSERT(messages > 0);
+    /* t0 grows a partition: the member rejoins */
+    d.m.parts[0] = 3;
+    pthread_mutex_lock(&d.c->lock);
+    d.c->md_wanted = true;
+    pthread_mutex_unlock(&d.c->lock);
+    drv_run(&d, 3000);
+    CU_ASSERT(total(&d, KP_API_JOIN_GROUP) > joins);
+    CU_ASSERT(total(&d, KP_API_SYNC_GROUP) > syncs);
+    CU_ASSERT_EQUAL(d.revoked, 0); /* nothing moved away: no revoked event */
+    pthread_mutex_lock(&d.c->lock);
+    for (int k = 0; k < nh; k++) {
+        bool still = false;
+        for (int i = 0; i < d.c->cpart_count; i++) {
+            still = still || d.c->cparts[i] == held[k];
+        }
+        CU_ASSERT_TRUE(still);
+        if (still) {
+            CU_ASSERT_FALSE(held[k]->revoking);
+            CU_ASSERT(held[k]->position >= pos[k]);
+        }
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    drv_stop(&d);
+}
+
 static void test_member_moves_on_not_coordinator_and_keeps_its_commits(void)
 {
     struct drv d;
@@ -1256,7 +1548,15 @@ int main(void)
         {"sticky_respects_subscriptions_and_resolves_claims",
          test_sticky_respects_subscriptions_and_resolves_claims},
         {"sticky_user_data_is_kafkas_layout", test_sticky_user_data_is_kafkas_layout},
+        {"cooperative_sticky_hands_over_in_the_next_generation",
+         test_cooperative_sticky_hands_over_in_the_next_generation},
+        {"cooperative_sticky_never_gives_a_partition_two_owners",
+         test_cooperative_sticky_never_gives_a_partition_two_owners},
         {"subscription_v0_to_v3_decode", test_subscription_v0_to_v3_decode},
+        {"cooperative_subscription_v3_is_byte_exact_and_round_trips",
+         test_cooperative_subscription_v3_is_byte_exact_and_round_trips},
+        {"cooperative_leader_reads_ownership_from_user_data_too",
+         test_cooperative_leader_reads_ownership_from_user_data_too},
         {"subscription_encode_round_trips_and_is_byte_exact",
          test_subscription_encode_round_trips_and_is_byte_exact},
         {"assignment_round_trip_and_empty", test_assignment_round_trip_and_empty},
@@ -1267,6 +1567,8 @@ int main(void)
          test_list_groups_answers_without_a_dead_broker},
         {"member_finds_a_new_coordinator_when_its_coordinator_dies",
          test_member_finds_a_new_coordinator_when_its_coordinator_dies},
+        {"cooperative_member_keeps_its_partitions_through_a_rejoin",
+         test_cooperative_member_keeps_its_partitions_through_a_rejoin},
         {"member_moves_on_not_coordinator_and_keeps_its_commits",
          test_member_moves_on_not_coordinator_and_keeps_its_commits},
         {"produce_requests_are_the_protocols_encoding",

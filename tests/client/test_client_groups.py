@@ -1,7 +1,8 @@
 """libsamsa consumer-group members against the real samsa-broker, alone, with
 each other, and in one group with kcat -G (librdkafka) and kafka-python
 members (range, roundrobin; sticky with kafka-python, librdkafka having no
-eager sticky); commits (sync, async, auto) across restarts.
+eager sticky; cooperative-sticky alone, together and with kcat -G);
+commits (sync, async, auto) across restarts.
 
     test_client_groups.py SAMSA_BROKER GROUP_MEMBER [-k CASE]
 
@@ -77,6 +78,22 @@ class Member:
                 cur = set()
         return cur
 
+    def incremental(self):
+        """The partitions held under cooperative-sticky, whose events are
+        the changes only: "assigned" adds, "revoked" removes."""
+        cur = set()
+        for l in self.lines():
+            kind = l.split(" ", 1)[0]
+            if kind in ("assigned", "revoked"):
+                tps = {(x.rsplit(":", 1)[0], int(x.rsplit(":", 1)[1])) for x in l.split()[1:]}
+                cur = cur | tps if kind == "assigned" else cur - tps
+        return cur
+
+    def events(self, kind):
+        """[set of (topic, partition)] of each "assigned" or "revoked" line."""
+        return [{(x.rsplit(":", 1)[0], int(x.rsplit(":", 1)[1])) for x in l.split()[1:]}
+                for l in self.lines(kind)]
+
     def alive(self):
         return self.proc.poll() is None
 
@@ -120,6 +137,14 @@ def wait_for(pred, timeout, what, members=()):
         if time.monotonic() > deadline:
             raise AssertionError("%s: timed out" % what)
         for m in members:
+            reader = getattr(m, "reader", None)
+            if reader is not None and not m.alive():
+                # it may have printed what pred waits for and exited (--count)
+                # between pred() and now: ask again once its output is all read
+                reader.join(10)
+                got = pred()
+                if got:
+                    return got
             m.check_alive()
         time.sleep(0.05)
 
@@ -240,6 +265,205 @@ def case_two_members_share_partitions_and_read_each_record_once_across_a_leave(t
         for m in (a, c):
             if m is not None and m.alive():
                 m.kill()
+
+
+COOP = ["-X", "partition.assignment.strategy=cooperative-sticky"]
+
+
+def case_cooperative_member_keeps_its_partitions_while_a_second_joins(t):
+    """cooperative-sticky: a holds six partitions and reads on while b joins;
+    a gives up only the three that move (one "revoked" event of those), b
+    gets them in the next generation, 3/3; every record is read, and none of
+    a kept partition twice."""
+    b = t.broker(config=CONFIG)
+    topic, group = "coop-two", "g-coop-two"
+    kwire.create_topic(b.port, topic, 6)
+    a = Member(t, b, group, topic, "a", COOP)
+    c = None
+    producer = None
+    try:
+        wait_for(lambda: len(a.incremental()) == 6, 30, "a alone holds all six", [a])
+        eq(a.lines("revoked"), [], "a's revocations before c joins")
+        first = ["r-%d" % i for i in range(600)]
+        produce(b, topic, first, 6)
+        wait_for(lambda: len(a.msgs()) >= 600, 30, "a reads the first 600", [a])
+        # records keep coming while c joins and the partitions move
+        more = ["s-%d" % i for i in range(3000)]
+
+        def trickle():
+            for i in range(0, len(more), 300):
+                produce(b, topic, more[i:i + 300], 6)
+                time.sleep(0.1)
+        producer = threading.Thread(target=trickle)
+        producer.start()
+        c = Member(t, b, group, topic, "c", COOP)
+        wait_for(lambda: len(a.incremental()) == 3 and len(c.incremental()) == 3, 60,
+                 "a and c hold three each", [a, c])
+        producer.join(120)
+        check(not producer.is_alive(), "the producer did not finish")
+        mine_a, mine_c = a.incremental(), c.incremental()
+        eq(sorted(p for _, p in mine_a | mine_c), list(range(6)), "a and c cover the six")
+        # a was told of exactly the three that moved, once; never of a kept one
+        eq(a.events("revoked"), [mine_c], "a's revoked events (c ends with %r)" % sorted(mine_c))
+        eq([x for x in a.events("assigned") if x], [{(topic, p) for p in range(6)}],
+           "a's non-empty assigned events")
+        eq([x for x in c.events("revoked")], [], "c's revoked events")
+        everything = first + more
+        wait_for(lambda: set(everything) <= {m[3] for m in a.msgs() + c.msgs()}, 60,
+                 "every record read", [a, c])
+        time.sleep(0.3)  # a duplicate would show up now
+        moved = {p for _, p in mine_c}
+        reads = {}
+        for who, m in (("a", a), ("c", c)):
+            for _, p, o, v in m.msgs():
+                reads.setdefault((p, o), []).append((who, v))
+        twice = {k: v for k, v in reads.items() if len(v) > 1}
+        kept_twice = sorted(k for k in twice if k[0] not in moved)
+        eq(kept_twice, [], "records of a kept partition read twice")
+        # a moved partition: c starts where a's commit before giving it up
+        # left it, so what both read is only what a read after that commit
+        for p in moved:
+            a_offs = sorted(o for _, q, o, _ in a.msgs() if q == p)
+            c_offs = sorted(o for _, q, o, _ in c.msgs() if q == p)
+            if c_offs and a_offs:
+                check(c_offs[0] <= a_offs[-1] + 1, "partition %d: a read to %d, c began at %d "
+                      "(a gap)", p, a_offs[-1], c_offs[0])
+                check(all(o >= c_offs[0] for o in a_offs if (p, o) in twice),
+                      "partition %d: read twice before c's start", p)
+        for _, p, o, _ in c.msgs():
+            check(p in moved, "c read partition %d, not its own", p)
+        eq(sorted(set(v for v in [m[3] for m in a.msgs() + c.msgs()])), sorted(everything),
+           "the records read")
+        print("  cooperative handover: %d record(s) of moved partitions read twice"
+              % len(twice))
+        eq(c.stop(), 0, "c's exit status")
+        eq(a.stop(), 0, "a's exit status")
+    finally:
+        if producer is not None:
+            producer.join(120)
+        for m in (a, c):
+            if m is not None and m.alive():
+                m.kill()
+
+
+def case_cooperative_three_members_join_and_leave_without_revoking_what_stays(t):
+    """cooperative-sticky with three libsamsa members: a third joins (2/2/2),
+    then the first leaves (3/3). A member is only ever told "revoked" of
+    partitions that end with the member that joined; when one leaves, the
+    others get its partitions added and nothing revoked. Every record
+    produced throughout is read."""
+    b = t.broker(config=CONFIG)
+    topic, group = "coop-three", "g-coop-three"
+    kwire.create_topic(b.port, topic, 6)
+    ms = []
+    values = []
+    try:
+        def batch(tag, n=300):
+            vals = ["%s-%d" % (tag, i) for i in range(n)]
+            produce(b, topic, vals, 6)
+            values.extend(vals)
+        ms.append(Member(t, b, group, topic, "a", COOP))
+        ms.append(Member(t, b, group, topic, "b", COOP))
+        wait_for(lambda: sorted(len(m.incremental()) for m in ms) == [3, 3], 60,
+                 "a and b hold three each", ms)
+        batch("one")
+        two = {m.name: m.incremental() for m in ms}
+        # (a may have held all six and given three to b before: only what
+        # comes after this point is about c)
+        seen = {m.name: len(m.events("revoked")) for m in ms}
+        ms.append(Member(t, b, group, topic, "c", COOP))
+        batch("two")
+        wait_for(lambda: sorted(len(m.incremental()) for m in ms) == [2, 2, 2], 60,
+                 "two each over three", ms)
+        batch("three")
+        three = {m.name: m.incremental() for m in ms}
+        eq(sorted(p for s in three.values() for _, p in s), list(range(6)), "six covered")
+        for m in ms[:2]:
+            check(three[m.name] <= two[m.name], "%s got new partitions: %r -> %r", m.name,
+                  two[m.name], three[m.name])
+            revoked = set().union(set(), *m.events("revoked")[seen[m.name]:])
+            eq(revoked, two[m.name] - three[m.name], "%s's revoked partitions" % m.name)
+            eq(revoked - three["c"], set(), "%s revoked what c did not get" % m.name)
+        # a leaves: b and c take its two over, nothing revoked from them
+        eq(ms[0].stop(), 0, "a's exit status")
+        rest = ms[1:]
+        before = {m.name: len(m.events("revoked")) for m in rest}
+        wait_for(lambda: sorted(len(m.incremental()) for m in rest) == [3, 3], 60,
+                 "b and c hold three each after a left", rest)
+        batch("four")
+        for m in rest:
+            eq(len(m.events("revoked")), before[m.name], "%s's revoked events after a left"
+               % m.name)
+            check(three[m.name] <= m.incremental(), "%s lost some of %r", m.name,
+                  three[m.name])
+        wait_for(lambda: set(values) <= {x[3] for m in ms for x in m.msgs()}, 60,
+                 "every record read", rest)
+        for m in rest:
+            eq(m.stop(), 0, "%s's exit status" % m.name)
+    finally:
+        for m in ms:
+            if m.alive():
+                m.kill()
+
+
+def coop_with_kcat(t, b, admin, topic, group, libsamsa_first):
+    """A libsamsa member and kcat -G, both cooperative-sticky, in one group
+    (either leading): both get partitions, together all six, and every
+    record produced then is read once, by the member that owns its
+    partition."""
+    kwire.create_topic(b.port, topic, 6)
+    kwire.wait_coordinator(b.port, group)
+    members = []
+    try:
+        def add(name):
+            if name == "samsa-m":
+                members.append(Member(t, b, group, topic, name, COOP))
+            else:
+                members.append(KcatMember(t, b, group, topic, name, "cooperative-sticky"))
+        names = ["samsa-m", "kcat-m"] if libsamsa_first else ["kcat-m", "samsa-m"]
+        add(names[0])
+        wait_stable(admin, group, names[:1], 6, procs=members)
+        add(names[1])
+        proto, ms = wait_stable(admin, group, names, 6, procs=members)
+        eq(proto, "cooperative-sticky", "the protocol the group chose")
+        eq(sorted(len(ps) for _, ps in ms.values()), [3, 3], "six partitions over two")
+        samsa_m = [m for m in members if isinstance(m, Member)][0]
+        wait_for(lambda: {p for _, p in samsa_m.incremental()} == set(ms["samsa-m"][1]), 30,
+                 "libsamsa's rebalance events add up to its described partitions", members)
+        if libsamsa_first:
+            # it kept three of its six: never told that one of those went
+            kept = {(topic, p) for p in ms["samsa-m"][1]}
+            for r in samsa_m.events("revoked"):
+                eq(r & kept, set(), "partitions libsamsa keeps but was told were revoked")
+        values = ["k-%d" % i for i in range(600)]
+        produce(b, topic, values, 6)
+
+        def seen():
+            got = []
+            for m in members:
+                got.extend((m.name, int(x[1]), x[3]) for x in m.msgs())
+            return got if len(got) >= 600 else None
+        got = wait_for(seen, 60, "600 records read by the two members", members)
+        time.sleep(0.3)  # a duplicate would show up now
+        got = seen()
+        eq(sorted(v for _, _, v in got), sorted(values), "each record read once")
+        owner = {p: cid for cid, (_, ps) in ms.items() for p in ps}
+        bad = [(who, p) for who, p, _ in got if owner[p] != who]
+        eq(bad, [], "records read by a member that does not own their partition")
+    finally:
+        for m in members:
+            m.stop() if not isinstance(m, Member) or m.alive() else None
+
+
+def case_cooperative_group_with_kcat_either_leading(t):
+    from kafka import KafkaAdminClient
+    b = t.broker(config=CONFIG)
+    admin = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=15000)
+    try:
+        coop_with_kcat(t, b, admin, "coop-samsa-leads", "g-coop-1", True)
+        coop_with_kcat(t, b, admin, "coop-kcat-leads", "g-coop-2", False)
+    finally:
+        admin.close()
 
 
 class KcatMember:
@@ -596,6 +820,9 @@ if __name__ == "__main__":
                    case_mixed_group_range_with_libsamsa_leading_kcat_and_kafka_python,
                    case_mixed_group_roundrobin_with_kcat_leading,
                    case_sticky_group_with_kafka_python_balanced_and_sticky_either_leading,
+                   case_cooperative_member_keeps_its_partitions_while_a_second_joins,
+                   case_cooperative_three_members_join_and_leave_without_revoking_what_stays,
+                   case_cooperative_group_with_kcat_either_leading,
                    case_committed_offsets_survive_restarts_with_sync_async_and_auto_commit,
                    case_auto_commit_commits_while_running,
                    case_member_rejoins_after_the_broker_restarts,

@@ -269,6 +269,20 @@ struct samsa_partition {
  *     session.timeout.ms, the coordinator forgot the member, no poll within
  *     max.poll.interval.ms) the callback comes after the fact and nothing
  *     can be committed for them any more.
+ * With partition.assignment.strategy=cooperative-sticky (incremental
+ * rebalancing) the lists are the changes only, and partitions the member
+ * keeps are fetched on through every rebalance without an event:
+ *   assigned = true: the partitions added by this generation (possibly
+ *     none); the others are still assigned.
+ *   assigned = false: only the partitions moving to another member. Their
+ *     fetching has stopped; they stay assigned (and committable, as above)
+ *     while the callback runs, then the member joins again at once so that
+ *     their new owner gets them. A lost membership revokes everything, as
+ *     above.
+ * The library applies both changes itself: unlike librdkafka's
+ * rd_kafka_incremental_assign/_unassign, there is nothing to call back, and
+ * nothing a callback could get wrong by calling samsa_consumer_assign (which
+ * is refused while subscribed).
  */
 typedef void samsa_rebalance_cb(bool assigned, const struct samsa_partition *parts, size_t count,
                                 void *cb_opaque);
