@@ -360,42 +360,11 @@ int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **out, int *
     struct kp_reader r;
     kp_rd_init(&r, p, len);
     int16_t version = kp_rd_i16(&r);
-    int32_t nt = kp_rd_array_len(&r, false, false, MAX_TOPICS, 6);
     if (r.err != 0 || version < 0) {
         return SAMSA_ERR_BAD_RESPONSE;
     }
-    /* Allocation follows the bytes present: each partition takes 4. */
-    size_t cap = kp_rd_remaining(&r) / 4 + 1;
-    struct sc_tp *tps = kp_calloc(cap, sizeof(*tps));
-    if (tps == NULL) {
-        return SAMSA_ERR_NOMEM;
-    }
-    int n = 0;
-    for (int32_t t = 0; t < nt; t++) {
-        struct kp_str name = kp_rd_string(&r);
-        int32_t np = kp_rd_array_len(&r, false, false, MAX_PARTS, 4);
-        if (r.err != 0 || name.len < 0) {
-            goto out_bad;
-        }
-        for (int32_t i = 0; i < np; i++) {
-            int32_t part = kp_rd_i32(&r);
-            if (r.err != 0 || (size_t)n >= cap) {
-                goto out_bad;
-            }
-            tps[n].topic = sc_strndup(name.ptr, (size_t)name.len);
-            if (tps[n].topic == NULL) {
-                goto out_bad;
-            }
-            tps[n].partition = part;
-            n++;
-        }
-    }
-    *out = tps;
-    *count_out = n;
-    return SAMSA_OK;
-out_bad:
-    sc_tps_free(tps, n);
-    return SAMSA_ERR_BAD_RESPONSE;
+    /* AssignedPartitions; UserData after it is not read */
+    return read_topic_partitions(&r, out, count_out);
 }
 
 const char *sc_assignor_name(int assignor)
