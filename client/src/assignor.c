@@ -128,6 +128,19 @@ out_bad:
     return err;
 }
 
+/* A Subscription's fields up to its UserData (v0's whole): r is left after
+ * them. SAMSA_ERR_BAD_RESPONSE when they do not decode. */
+static int read_to_user_data(struct kp_reader *r, int16_t *version, struct kp_bytes *ud)
+{
+    *version = kp_rd_i16(r);
+    int32_t n = kp_rd_array_len(r, false, false, MAX_TOPICS, 2);
+    for (int32_t i = 0; i < n && r->err == 0; i++) {
+        (void)kp_rd_string(r);
+    }
+    *ud = kp_rd_bytes(r);
+    return r->err != 0 || *version < 0 ? SAMSA_ERR_BAD_RESPONSE : SAMSA_OK;
+}
+
 int sc_subscription_ownership(const uint8_t *p, size_t len, struct sc_tp **tps, int *count,
                               int32_t *generation)
 {
@@ -136,13 +149,9 @@ int sc_subscription_ownership(const uint8_t *p, size_t len, struct sc_tp **tps, 
     *generation = -1;
     struct kp_reader r;
     kp_rd_init(&r, p, len);
-    int16_t version = kp_rd_i16(&r);
-    int32_t n = kp_rd_array_len(&r, false, false, MAX_TOPICS, 2);
-    for (int32_t i = 0; i < n && r.err == 0; i++) {
-        (void)kp_rd_string(&r);
-    }
-    struct kp_bytes ud = kp_rd_bytes(&r);
-    if (r.err != 0 || version < 0) {
+    int16_t version = 0;
+    struct kp_bytes ud;
+    if (read_to_user_data(&r, &version, &ud) != SAMSA_OK) {
         return SAMSA_ERR_BAD_RESPONSE;
     }
     struct sc_tp *owned = NULL;
@@ -199,13 +208,9 @@ int sc_subscription_user_data(const uint8_t *p, size_t len, struct kp_bytes *ud)
 {
     struct kp_reader r;
     kp_rd_init(&r, p, len);
-    int16_t version = kp_rd_i16(&r);
-    int32_t n = kp_rd_array_len(&r, false, false, MAX_TOPICS, 2);
-    for (int32_t i = 0; i < n && r.err == 0; i++) {
-        (void)kp_rd_string(&r);
-    }
-    struct kp_bytes b = kp_rd_bytes(&r);
-    if (r.err != 0 || version < 0) {
+    int16_t version = 0;
+    struct kp_bytes b;
+    if (read_to_user_data(&r, &version, &b) != SAMSA_OK) {
         return SAMSA_ERR_BAD_RESPONSE;
     }
     *ud = b.len > 0 ? b : (struct kp_bytes){(const uint8_t *)"", 0};
@@ -222,51 +227,13 @@ void sc_sticky_user_data_encode(struct kp_writer *w, const struct sc_tp *tps, in
 int sc_sticky_user_data_decode(const uint8_t *p, size_t len, struct sc_tp **out, int *count_out,
                                int32_t *generation)
 {
-    *out = NULL;
-    *count_out = 0;
     *generation = -1;
     struct kp_reader r;
     kp_rd_init(&r, p, len);
-    int32_t nt = kp_rd_array_len(&r, false, false, MAX_TOPICS, 6);
-    if (r.err != 0) {
-        return SAMSA_ERR_BAD_RESPONSE;
-    }
-    /* Allocation follows the bytes present: each partition takes 4. */
-    size_t cap = kp_rd_remaining(&r) / 4 + 1;
-    struct sc_tp *tps = kp_calloc(cap, sizeof(*tps));
-    if (tps == NULL) {
-        return SAMSA_ERR_NOMEM;
-    }
-    int n = 0;
-    int err = SAMSA_ERR_BAD_RESPONSE;
-    for (int32_t t = 0; t < nt; t++) {
-        struct kp_str name = kp_rd_string(&r);
-        int32_t np = kp_rd_array_len(&r, false, false, MAX_PARTS, 4);
-        if (r.err != 0 || name.len < 0) {
-            goto out_bad;
-        }
-        for (int32_t i = 0; i < np; i++) {
-            int32_t part = kp_rd_i32(&r);
-            if (r.err != 0 || (size_t)n >= cap) {
-                goto out_bad;
-            }
-            tps[n].topic = sc_strndup(name.ptr, (size_t)name.len);
-            if (tps[n].topic == NULL) {
-                err = SAMSA_ERR_NOMEM;
-                goto out_bad;
-            }
-            tps[n].partition = part;
-            n++;
-        }
-    }
-    if (kp_rd_remaining(&r) >= 4) {
+    int err = read_topic_partitions(&r, out, count_out);
+    if (err == SAMSA_OK && kp_rd_remaining(&r) >= 4) {
         *generation = kp_rd_i32(&r); /* the second layout */
     }
-    *out = tps;
-    *count_out = n;
-    return SAMSA_OK;
-out_bad:
-    sc_tps_free(tps, n);
     return err;
 }
 
