@@ -146,10 +146,8 @@ def admin_urls(c):
     def registered():
         urls = {}
         for i in range(3):
-            if not c.exists("/brokers/ids/%d" % i):
-                return None
-            reg = c.json("/brokers/ids/%d" % i)
-            if not reg.get("admin_endpoint"):
+            reg = c.json_or_none("/brokers/ids/%d" % i)
+            if reg is None or not reg.get("admin_endpoint"):
                 return None
             urls[i] = reg["admin_endpoint"]
         return urls
@@ -175,7 +173,7 @@ def case_cluster_documents_match_the_kafka_protocol(t):
     try:
         urls = admin_urls(c)
         c.create_topic(TOPIC, ASSIGNMENT)
-        led_everywhere(c, TOPIC, 3)
+        wait_for(lambda: led_everywhere(c, TOPIC, 3), 60, "%s led everywhere" % TOPIC)
         prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks="all", retries=5)
         for i in range(90):
             prod.send(TOPIC, value=b"v%d" % i, partition=i % 3)
@@ -252,7 +250,7 @@ def case_cluster_documents_match_the_kafka_protocol(t):
         # a group's partitions its coordinator hosts no replica of: their
         # leaders' HWs, read from their admin APIs
         c.create_topic("solo", [[0], [1], [2]])
-        led_everywhere(c, "solo", 3)
+        wait_for(lambda: led_everywhere(c, "solo", 3), 60, "solo led everywhere")
         prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks="all", retries=5)
         for i in range(30):
             prod.send("solo", value=b"s%d" % i, partition=i % 3)
@@ -281,6 +279,25 @@ def case_cluster_documents_match_the_kafka_protocol(t):
             eq((o["committed_offset"], o["high_watermark"], o["lag"], o["high_watermark_from"]),
                (p + 2, 10, 8 - p, p), "solo-%d on the coordinator %d" % (p, coord))
         eq(g["lag"], 8 + 7 + 6, "solo-readers' total lag")
+
+        # a topic's configs on the brokers that host no replica of it: the
+        # configs its leader has (asked of its admin API), named as such
+        c.create_topic("single", [[0]], config={"retention.ms": "7654321",
+                                                "min.insync.replicas": "1"})
+        wait_for(lambda: led_everywhere(c, "single", 1), 60, "single led everywhere")
+        st, own = get(urls[0] + "/v1/topics/single")
+        eq((st, own["configs"]["retention.ms"], own["configs_from"]), (200, "7654321", 0),
+           "single's configs on its host")
+        # another broker's read is answered from this broker's own state
+        # (so reads never chain): broker 2 has not asked broker 0 yet
+        st, d = get(urls[2] + "/v1/topics/single", headers={"X-Samsa-Admin-Peer": "1"})
+        eq((st, d["configs"], d["configs_from"], d["min_insync_replicas"]), (200, {}, -1, None),
+           "a peer's read of single on broker 2")
+        for i in (1, 2):
+            st, d = get(urls[i] + "/v1/topics/single")
+            eq(st, 200, "single on broker %d" % i)
+            eq((d["configs"], d["configs_from"], d["min_insync_replicas"]),
+               (own["configs"], 0, 1), "single's configs on broker %d" % i)
 
         # a member of a group as DescribeGroups shows it: client id, host, assignment
         from kafka import KafkaConsumer
@@ -339,7 +356,7 @@ def case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream(t):
     try:
         urls = admin_urls(c)
         c.create_topic(TOPIC, ASSIGNMENT)
-        led_everywhere(c, TOPIC, 3)
+        wait_for(lambda: led_everywhere(c, TOPIC, 3), 60, "%s led everywhere" % TOPIC)
         prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks=1, retries=5)
         for i in range(10):
             prod.send(TOPIC, value=b"a%d" % i, partition=0)

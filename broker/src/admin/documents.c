@@ -353,16 +353,38 @@ static void doc_topics(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
-static void doc_topic(JsonBuilder *jb, const struct br_snapshot *s, const struct br_snap_topic *t,
+static void doc_topic(JsonBuilder *jb, const struct br_snapshot *s,
+                      const struct br_admin_live *live, const struct br_snap_topic *t,
                       gboolean with_configs)
 {
     json_builder_begin_object(jb);
     put_int(jb, "broker", s->node_id);
     put_str(jb, "name", t->name);
     put_bool(jb, "internal", t->internal);
-    put_known(jb, "min_insync_replicas", t->min_isr);
-    if (with_configs) {
+    gint32 from = s->node_id;
+    JsonObject *elsewhere = NULL;
+    gint64 min_isr = t->min_isr;
+    if (t->nconfigs == 0 && live != NULL) {
+        /* hosted elsewhere: the configs a hosting broker gave (peers.h) */
+        elsewhere = br_admin_peers_configs(live->peers, t->name, &from);
+        const char *v = elsewhere != NULL
+                            ? json_object_get_string_member_with_default(
+                                  elsewhere, "min.insync.replicas", NULL)
+                            : NULL;
+        if (min_isr < 0 && v != NULL) {
+            min_isr = g_ascii_strtoll(v, NULL, 10);
+        }
+    }
+    put_known(jb, "min_insync_replicas", min_isr);
+    if (with_configs && elsewhere != NULL) {
+        json_builder_set_member_name(jb, "configs");
+        JsonNode *n = json_node_new(JSON_NODE_OBJECT);
+        json_node_set_object(n, elsewhere);
+        json_builder_add_value(jb, n);
+        put_int(jb, "configs_from", from);
+    } else if (with_configs) {
         put_configs(jb, t->configs, t->nconfigs);
+        put_int(jb, "configs_from", t->nconfigs > 0 ? s->node_id : -1);
     }
     json_builder_set_member_name(jb, "partitions");
     json_builder_begin_array(jb);
@@ -564,10 +586,10 @@ char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live 
             const struct br_snap_topic *t = br_snap_topic(s, seg[3]);
             why = "no such topic";
             if (t != NULL && n == 4) {
-                doc_topic(jb, s, t, TRUE);
+                doc_topic(jb, s, live, t, TRUE);
                 ok = TRUE;
             } else if (t != NULL && strcmp(seg[4], "partitions") == 0) {
-                doc_topic(jb, s, t, FALSE);
+                doc_topic(jb, s, live, t, FALSE);
                 ok = TRUE;
             } else if (t != NULL) {
                 why = "no such document";

@@ -214,6 +214,21 @@ static gboolean shows_lag(const char *path)
            strncmp(path, "/v1/groups/", 11) == 0;
 }
 
+/* The topic of /v1/topics/{topic} (a trailing slash allowed), or NULL. */
+static char *topic_of(const char *path)
+{
+    static const char prefix[] = "/v1/topics/";
+    if (strncmp(path, prefix, sizeof prefix - 1) != 0) {
+        return NULL;
+    }
+    const char *t = path + sizeof prefix - 1;
+    size_t n = strcspn(t, "/");
+    if (n == 0 || (t[n] == '/' && t[n + 1] != '\0')) {
+        return NULL;
+    }
+    return g_strndup(t, n);
+}
+
 static void serve(struct br_admin *a, SoupServerMessage *msg, const char *path);
 
 /* The reads of the other brokers' HWs are over: answer who waited. */
@@ -234,9 +249,20 @@ static void document_handler(SoupServer *server, SoupServerMessage *msg, const c
     (void)server;
     (void)query;
     struct br_admin *a = ud;
-    /* a group's lag over partitions led elsewhere: their leaders' HWs
-     * first (at most BR_ADMIN_PEERS_TIMEOUT_S) */
-    if (a->current != NULL && shows_lag(path) && br_admin_peers_refresh(a->peers, a->current)) {
+    /* what another broker knows first (at most BR_ADMIN_PEERS_TIMEOUT_S):
+     * the HWs of partitions led elsewhere for a group's lag, the configs
+     * of a topic hosted elsewhere; never for another broker's own read */
+    gboolean from_peer = soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
+                                                      BR_ADMIN_PEER_HEADER) != NULL;
+    char *topic = from_peer ? NULL : topic_of(path);
+    gboolean wait = FALSE;
+    if (a->current != NULL && !from_peer && shows_lag(path)) {
+        wait = br_admin_peers_refresh(a->peers, a->current);
+    } else if (a->current != NULL && topic != NULL) {
+        wait = br_admin_peers_refresh_topic(a->peers, a->current, topic);
+    }
+    g_free(topic);
+    if (wait) {
         g_ptr_array_add(a->waiting, g_object_ref(msg));
         soup_server_message_pause(msg);
         return;
