@@ -132,10 +132,18 @@ class Cluster:
         data, _ = self.get(path)
         return json.loads(data.decode())
 
-    def controller(self):
-        if not self.exists("/controller"):
+    def json_or_none(self, path):
+        """The znode's JSON, or None when it is not there (asked in one
+        read: an ephemeral znode can go between an exists and a get)."""
+        from kazoo.exceptions import NoNodeError
+        try:
+            return self.json(path)
+        except NoNodeError:
             return None
-        return self.json("/controller")["brokerid"]
+
+    def controller(self):
+        reg = self.json_or_none("/controller")
+        return None if reg is None else reg["brokerid"]
 
     def bootstrap(self, i):
         return self.brokers[i].bootstrap
@@ -150,10 +158,7 @@ class Cluster:
                        json.dumps({"version": 1, "partitions": parts}).encode())
 
     def state(self, topic, p):
-        path = "/brokers/topics/%s/partitions/%d/state" % (topic, p)
-        if not self.exists(path):
-            return None
-        return self.json(path)
+        return self.json_or_none("/brokers/topics/%s/partitions/%d/state" % (topic, p))
 
 
 def send(bootstrap, request):

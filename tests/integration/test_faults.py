@@ -67,6 +67,7 @@ class Producer(threading.Thread):
         self.ack_times = []
         self.failed = []
         self.sent = 0
+        self.t0 = time.monotonic()
 
     def report(self, err, msg):
         now = time.monotonic()
@@ -77,9 +78,22 @@ class Producer(threading.Thread):
                 self.acked.append((msg.partition(), msg.offset(), msg.value().decode()))
                 self.ack_times.append((msg.partition(), now))
 
+    def event(self, what):
+        """A step of the fault, printed with the time since the producer
+        started (to read beside the unavailability)."""
+        print("      %5.1f s: %s" % (time.monotonic() - self.t0, what), flush=True)
+
     def count(self):
         with self.lock:
             return len(self.acked)
+
+    def counts(self):
+        """{partition: acknowledgements}"""
+        with self.lock:
+            out = {}
+            for p, _, _ in self.acked:
+                out[p] = out.get(p, 0) + 1
+            return out
 
     def run(self):
         seq = [0] * KEYS
@@ -114,14 +128,16 @@ class Producer(threading.Thread):
     def longest_gap(self):
         """The unavailability: the longest time a partition went without an
         acknowledgement (the producer offers every partition messages all
-        the time)."""
+        the time), as (seconds, partition, when it began on the monotonic
+        clock)."""
         with self.lock:
             t = list(self.ack_times)
-        longest = 0.0
+        longest = (0.0, -1, 0.0)
         for p in {p for p, _ in t}:
             times = [x for q, x in t if q == p]
-            gaps = [b - a for a, b in zip(times, times[1:])]
-            longest = max([longest] + gaps)
+            for a, b in zip(times, times[1:]):
+                if b - a > longest[0]:
+                    longest = (b - a, p, a)
         return longest
 
 
@@ -179,11 +195,17 @@ def leader_of(c, p=0):
     return st["leader"] if st is not None else -1
 
 
-def progress(prod, more=40):
-    """Waits until the producer acknowledged `more` messages beyond now."""
-    base = prod.count()
-    wait_for(lambda: prod.count() >= base + more, DEADLINE,
-             "%d more acknowledgements (have %d)" % (more, base))
+def progress(prod, more=40, partitions=None):
+    """Waits until the producer had `more` messages acknowledged beyond
+    now on every partition (or on those named): a fault comes only once the
+    last one's partitions are served again, so each fault's unavailability
+    is its own (with a count over all partitions, a partition's new leader
+    could be stopped before the producer found it, and one gap spanned
+    them)."""
+    want = list(range(PARTITIONS)) if partitions is None else list(partitions)
+    base = prod.counts()
+    wait_for(lambda: all(prod.counts().get(p, 0) >= base.get(p, 0) + more for p in want),
+             DEADLINE, "%d more acknowledgements on partitions %s (have %s)" % (more, want, base))
 
 
 def check_outcome(name, ck, c, prod, t0):
@@ -204,10 +226,11 @@ def check_outcome(name, ck, c, prod, t0):
     acked_values = [v for _, _, v in acked]
     lost = [v for v in acked_values if v not in seen]
     duplicated = sorted(v for v, n in seen.items() if n > 1)
-    gap = prod.longest_gap()
+    gap, gap_p, gap_at = prod.longest_gap()
     print("    %s: %d acknowledged, %d lost, %d duplicated, %d in the log, unavailability "
-          "%.2f s, %.0f s in all" % (name, len(acked), len(lost), len(duplicated), len(read),
-                                     gap, time.monotonic() - t0), flush=True)
+          "%.2f s (partition %d, from %.1f s), %.0f s in all"
+          % (name, len(acked), len(lost), len(duplicated), len(read), gap, gap_p, gap_at - t0,
+             time.monotonic() - t0), flush=True)
     eq(lost[:10], [], "acknowledged messages lost (%d in all)" % len(lost))
     eq(duplicated[:10], [], "messages in the log twice (%d in all)" % len(duplicated))
     # per key, the acknowledged ones in production order
@@ -245,8 +268,8 @@ def fault_case(t, name, fault):
         wait_for(lambda: in_sync(c), DEADLINE, "every replica in sync")
         bootstrap = ",".join(c.bootstrap(i) for i in range(3))
         prod = Producer(ck, bootstrap)
-        t0 = time.monotonic()
         prod.start()
+        t0 = prod.t0
         try:
             progress(prod, 200)
             fault(c, prod)
@@ -269,10 +292,14 @@ def stop_and_restart_leader(c, prod, times, stop):
     for _ in range(times):
         old = leader_of(c)
         stop(c.brokers[old])
+        prod.event("broker %d stopped" % old)
         wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
+        prod.event("partition 0 led by %d" % leader_of(c))
         progress(prod)
         restart(c, old)
+        prod.event("broker %d started" % old)
         wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
+        prod.event("every ISR full")
         progress(prod)
 
 
@@ -312,7 +339,10 @@ def case_follower_paused_and_resumed(t):
                                  or c.state(TOPIC, p)["leader"] == follower
                                  for p in range(PARTITIONS)),
                      DEADLINE, "broker %d out of the ISRs it follows in" % follower)
-            progress(prod)
+            # the partitions it leads wait for it (a paused leader keeps its
+            # connections: the producer's requests to it wait too)
+            progress(prod, partitions=[p for p in range(PARTITIONS)
+                                       if c.state(TOPIC, p)["leader"] != follower])
         finally:
             os.kill(c.brokers[follower].pid, signal.SIGCONT)
         wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % follower)
