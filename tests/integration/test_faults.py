@@ -291,11 +291,19 @@ def stop_and_restart_leader(c, prod, times, stop):
     another leads, it starts again and rejoins every ISR."""
     for _ in range(times):
         old = leader_of(c)
+        others = [b for i, b in enumerate(c.brokers) if i != old]
+        marks = [len(b.log_text()) for b in others]
         stop(c.brokers[old])
         prod.event("broker %d stopped" % old)
         wait_for(lambda: leader_of(c) not in (old, -1), DEADLINE, "a new leader after %d" % old)
         prod.event("partition 0 led by %d" % leader_of(c))
         progress(prod)
+        # a broker that is going or gone is never taken back into an ISR
+        # (acks=all would wait for it until replica.lag.time.max.ms)
+        for b, mark in zip(others, marks):
+            joined = "broker %d caught up with the high watermark" % old
+            check(joined not in b.log_text()[mark:], "%s took broker %d back into an ISR "
+                  "while it was stopped", b.name, old)
         restart(c, old)
         prod.event("broker %d started" % old)
         wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)

@@ -235,9 +235,16 @@ static int downconvert(struct br_broker *b, struct part_slices *ps, int16_t vers
     return 0;
 }
 
-/* Build the response for q; slices hold file references until sent. */
+/* Build the response for q; slices hold file references until sent.
+ * arrived: q has just come (not a parked request completing): only then
+ * does a follower's fetch offset tell its leader where it is. A parked
+ * fetch's offset is as old as the fetch, and recorded again at its
+ * completion it could put a follower the controller just took out of the
+ * ISR (say, one shutting down) back in (Kafka 2.0 records a follower's
+ * position when its fetch is read, ReplicaManager.fetchMessages, not when
+ * a DelayedFetch completes). */
 static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16_t version,
-                     struct kp_arena *arena, struct fetch_run *fr)
+                     bool arrived, struct kp_arena *arena, struct fetch_run *fr)
 {
     memset(fr, 0, sizeof *fr);
     kp_FetchResponse_init(&fr->resp);
@@ -294,7 +301,7 @@ static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16
                 fr->any_error = true;
                 continue;
             }
-            if (q->ReplicaId >= 0) {
+            if (q->ReplicaId >= 0 && arrived) {
                 /* the leader learns how far the follower is */
                 br_replication_follower_fetch(b, p, q->ReplicaId, qp->FetchOffset);
             }
@@ -541,7 +548,7 @@ static void parked_complete(void *ctx, struct br_delayed *d, bool expired)
     struct kp_arena arena;
     kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
     struct fetch_run fr;
-    int err = fetch_run(b, pk->q, pk->version, &arena, &fr);
+    int err = fetch_run(b, pk->q, pk->version, false, &arena, &fr);
     /* the response points into the parked request's frame: send first,
      * free after (the slot no longer names the parked request once ready) */
     if (err == 0) {
@@ -660,7 +667,7 @@ int br_h_fetch(struct br_req *r)
 {
     const struct kp_FetchRequest *q = r->body;
     struct fetch_run fr;
-    int err = fetch_run(r->b, q, r->version, r->arena, &fr);
+    int err = fetch_run(r->b, q, r->version, true, r->arena, &fr);
     if (err != 0) {
         slices_release(&fr);
         return err;

@@ -59,6 +59,7 @@ struct br_replication {
     size_t nchanged, changed_cap;
     struct br_zk_call notify_call;
     int64_t last_shrink_ms;
+    bool stopped; /* br_replication_stop_fetching: no fetcher starts again */
 };
 
 /* ---------------------------------------------------------------- fetchers */
@@ -785,9 +786,11 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
      * waiting for acks learn it is led elsewhere) */
     br_purgatory_complete_key(&b->purgatory, &p->delayed);
     unfollow(rep, p);
-    br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32 ", log end %" PRId64,
-            p->topic->name, p->index, p->leader_id, p->leader_epoch, br_log_end_offset(p->log));
-    if (p->leader_id >= 0 && follow(rep, p) != 0) {
+    br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32 ", log end %" PRId64
+            "%s",
+            p->topic->name, p->index, p->leader_id, p->leader_epoch, br_log_end_offset(p->log),
+            rep->stopped ? " (not fetching: this broker is shutting down)" : "");
+    if (p->leader_id >= 0 && !rep->stopped && follow(rep, p) != 0) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
     return 0;
@@ -845,6 +848,23 @@ size_t br_replication_unfence(struct br_broker *b)
                 n++;
             }
         }
+    }
+    return n;
+}
+
+size_t br_replication_stop_fetching(struct br_broker *b)
+{
+    struct br_replication *rep = b->replication;
+    if (rep == NULL) {
+        return 0;
+    }
+    rep->stopped = true;
+    size_t n = 0;
+    while (rep->fetchers != NULL) {
+        struct fetcher *f = rep->fetchers;
+        rep->fetchers = f->next;
+        n += f->nparts;
+        fetcher_free(f);
     }
     return n;
 }

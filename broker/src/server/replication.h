@@ -72,6 +72,17 @@ size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms);
  * partitions lead again. Returns how many. */
 size_t br_replication_unfence(struct br_broker *b);
 
+/* This broker is shutting down (a controlled shutdown began): every
+ * fetcher stops, and br_replication_become no longer starts one. A
+ * replica that goes on fetching while the controller takes it out of the
+ * ISRs, or that the controller makes a follower of a partition it led,
+ * is caught up and joins the ISR again, and then acks=all waits for a
+ * broker that is gone until replica.lag.time.max.ms takes it out. (Kafka
+ * 2.0 stops the follower with StopReplica "first", racing the ISR change:
+ * KafkaController.doControlledShutdown.) Returns how many partitions were
+ * being fetched. */
+size_t br_replication_stop_fetching(struct br_broker *b);
+
 /* p no longer replicates here (StopReplica): its fetching stops. */
 void br_replication_forget(struct br_broker *b, struct br_partition *p);
 
