@@ -20,7 +20,8 @@ On one standalone broker: the token, the connection and stream bounds,
 malformed and writing requests answered with a JSON error, and a
 non-loopback listener without a token refused at start; on another, idle
 admin connections closed (not the stream) and the connection counts and
-the API's cost in the broker document and /metrics.
+the API's cost in the broker document and /metrics; on a third, the
+broker document's rates over the last minute.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 prometheus_client. Every process is stopped by its PID.
@@ -603,8 +604,44 @@ def case_idle_connections_closed_and_connections_counted(t):
         b.stop()
 
 
+def case_rates_over_the_last_minute(t):
+    """The broker document's rates: requests per API and messages and bytes
+    in and out a second, over the last minute (since the start for a broker
+    younger than that): rate x window is what was counted in the window."""
+    from kafka import KafkaProducer
+    b, url = standalone(t, "rates")
+    try:
+        # the first sample, before anything is produced
+        wait_for(lambda: get(url + "/v1/brokers/0")[0] == 200, 30, "the first snapshot")
+        prod = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % b.port, acks=1, linger_ms=0)
+        for i in range(40):
+            prod.send("rated", value=b"r%02d" % i, partition=0).get(timeout=30)
+        prod.close()
+
+        def counted():
+            d = get(url + "/v1/brokers/0")[1]
+            return d if d["totals"]["messages_in"] == 40 else None
+        d = wait_for(counted, 30, "40 messages in the broker document")
+        r = d["rates"]
+        produce = next(a for a in d["requests"] if a["api"] == "Produce")
+        print("    rates: %s; Produce: %s" % (r, produce), flush=True)
+        window = r["window_ms"] / 1000.0
+        check(0 < window <= 61, "the window: %.1f s", window)
+        check(abs(r["messages_in_per_s"] * window - 40) < 0.01,
+              "messages in over the window: %.2f a second x %.1f s", r["messages_in_per_s"],
+              window)
+        check(abs(r["bytes_in_per_s"] * window - d["totals"]["bytes_in"]) < 0.5,
+              "bytes in over the window")
+        eq(produce["requests"], 40, "Produce requests")
+        check(abs(produce["per_s"] * window - 40) < 0.01,
+              "Produce requests over the window: %.2f a second", produce["per_s"])
+    finally:
+        b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_cluster_documents_match_the_kafka_protocol,
                    case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream,
                    case_idle_connections_closed_and_connections_counted,
+                   case_rates_over_the_last_minute,
                    case_token_bounds_and_errors_on_a_standalone_broker]))

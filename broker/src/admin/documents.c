@@ -27,6 +27,12 @@ static void put_int(JsonBuilder *jb, const char *key, gint64 v)
 }
 
 /* v < 0: JSON null (not known here) */
+static void put_double(JsonBuilder *jb, const char *key, double v)
+{
+    json_builder_set_member_name(jb, key);
+    json_builder_add_double_value(jb, v);
+}
+
 static void put_known(JsonBuilder *jb, const char *key, gint64 v)
 {
     json_builder_set_member_name(jb, key);
@@ -290,6 +296,18 @@ static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s,
         put_int(jb, "bytes_in", in);
         put_int(jb, "bytes_out", out);
         json_builder_end_object(jb);
+        const struct br_admin_rates *rates = live != NULL ? live->rates : NULL;
+        double rate_msgs = 0.0;
+        double rate_in = 0.0;
+        double rate_out = 0.0;
+        br_admin_rates_totals(rates, &rate_msgs, &rate_in, &rate_out);
+        json_builder_set_member_name(jb, "rates");
+        json_builder_begin_object(jb);
+        put_int(jb, "window_ms", br_admin_rates_window_ms(rates));
+        put_double(jb, "messages_in_per_s", rate_msgs);
+        put_double(jb, "bytes_in_per_s", rate_in);
+        put_double(jb, "bytes_out_per_s", rate_out);
+        json_builder_end_object(jb);
         put_connections(jb, s, live);
         put_configs(jb, s->configs, s->nconfigs);
         json_builder_set_member_name(jb, "log_dirs");
@@ -310,6 +328,7 @@ static void doc_broker(JsonBuilder *jb, const struct br_snapshot *s,
             put_int(jb, "api_key", a->key);
             put_str(jb, "api", a->name);
             put_int(jb, "requests", a->requests);
+            put_double(jb, "per_s", br_admin_rates_api(rates, a->key));
             json_builder_set_member_name(jb, "mean_ms");
             json_builder_add_double_value(
                 jb, a->requests > 0 ? (double)a->total_us / 1000.0 / (double)a->requests : 0.0);

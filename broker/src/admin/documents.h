@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "admin/peers.h"
+#include "admin/rates.h"
 #include "admin/snapshot.h"
 
 /* What the admin thread knows of itself when it renders: its own
@@ -23,6 +24,7 @@ struct br_admin_live {
     gint64 refused;        /* connections refused (admin.max.connections) */
     gint64 cpu_us;         /* the admin thread's CPU time */
     const struct br_admin_peers *peers; /* HWs of partitions led elsewhere, or NULL */
+    const struct br_admin_rates *rates; /* the last minute's rates, or NULL */
 };
 
 /* A committed offset's HW and lag (HW - committed, at least 0): the

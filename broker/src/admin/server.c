@@ -21,6 +21,7 @@
 
 #include "admin/documents.h"
 #include "admin/peers.h"
+#include "admin/rates.h"
 #include "base/logging.h"
 #include "base/worker.h"
 
@@ -58,6 +59,7 @@ struct br_admin {
     GHashTable *conns; /* the peer's "address:port" -> struct admin_conn * (owned) */
     GSource *idle_check;
     struct br_admin_peers *peers; /* HWs of partitions led elsewhere */
+    struct br_admin_rates *rates; /* the last minute's counts, sampled */
     GPtrArray *waiting;           /* SoupServerMessage *, paused for peers, referenced */
     gint64 refused;
     gint64 idle_closed;
@@ -204,7 +206,8 @@ static void live_now(const struct br_admin *a, struct br_admin_live *out)
                                   a->idle_closed,
                                   a->refused,
                                   (gint64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
-                                  a->peers};
+                                  a->peers,
+                                  a->rates};
 }
 
 /* What shows group lag: /metrics, /v1/groups and /v1/groups/{group}. */
@@ -378,6 +381,7 @@ static gboolean wake(gint fd, GIOCondition cond, gpointer ud)
     g_ptr_array_unref(events);
     br_snap_unref(a->current);
     a->current = snap;
+    br_admin_rates_add(a->rates, snap);
     return G_SOURCE_CONTINUE;
 }
 
@@ -579,6 +583,7 @@ static int setup(struct br_admin *a, char *err, size_t errlen)
     soup_server_add_handler(a->server, NULL, document_handler, a, NULL);
     soup_server_add_websocket_handler(a->server, STREAM_PATH, NULL, NULL, stream_handler, a, NULL);
     a->peers = br_admin_peers_new(a->token, peers_refreshed, a);
+    a->rates = br_admin_rates_new();
     g_signal_connect(a->server, "request-read", G_CALLBACK(request_read), a);
     g_signal_connect(a->server, "request-finished", G_CALLBACK(request_done), a);
     g_signal_connect(a->server, "request-aborted", G_CALLBACK(request_done), a);
@@ -606,6 +611,8 @@ static void teardown(struct br_admin *a)
 {
     br_admin_peers_free(a->peers); /* its reads are cancelled */
     a->peers = NULL;
+    br_admin_rates_free(a->rates);
+    a->rates = NULL;
     if (a->waiting != NULL) {
         /* the server's disconnect below ends them */
         for (guint i = 0; i < a->waiting->len; i++) {
