@@ -28,6 +28,7 @@ struct _SmCluster {
     GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
     gboolean brokers_moved, topics_moved, groups_moved;
     gboolean is_dirty;
+    gboolean flushing; /* within sm_cluster_flush */
     SmClusterSummary summary;
     SmRates rates; /* the sum of the brokers' */
 };
@@ -1170,6 +1171,7 @@ guint sm_cluster_flush(SmCluster *self)
         return 0;
     }
     self->is_dirty = FALSE;
+    self->flushing = TRUE;
     recount(self);
     if (self->brokers_moved) {
         self->brokers_moved = FALSE;
@@ -1223,6 +1225,7 @@ guint sm_cluster_flush(SmCluster *self)
             g_signal_emit(self, signals[SIG_EVENT], 0, fresh->pdata[i]);
         }
     }
+    self->flushing = FALSE;
     g_signal_emit(self, signals[SIG_FLUSHED], 0);
     return n;
 }
@@ -1230,6 +1233,11 @@ guint sm_cluster_flush(SmCluster *self)
 gboolean sm_cluster_is_dirty(SmCluster *self)
 {
     return self->is_dirty;
+}
+
+gboolean sm_cluster_is_flushing(SmCluster *self)
+{
+    return self->flushing;
 }
 
 /* ------------------------------------------------------------ object */

@@ -107,6 +107,9 @@ void sm_cluster_apply_progress(SmCluster *self, const SmProgress *pr);
 guint sm_cluster_flush(SmCluster *self);
 /* TRUE when changes wait for a flush */
 gboolean sm_cluster_is_dirty(SmCluster *self);
+/* TRUE while sm_cluster_flush changes the models (before "flushed"): a
+ * view's selection that moves then moved with its model, not by a user. */
+gboolean sm_cluster_is_flushing(SmCluster *self);
 
 /* Signals:
  *   "dirty"            ()                       the first change after a flush

@@ -595,6 +595,9 @@ static void on_topic_chosen(GtkDropDown *dd, GParamSpec *pspec, gpointer ud)
 {
     (void)pspec;
     SmWindow *self = SM_WINDOW(ud);
+    if (sm_cluster_is_flushing(self->cluster)) {
+        return; /* the topics list changed under it: on_flushed selects the topic again */
+    }
     SmTopic *t = gtk_drop_down_get_selected_item(dd);
     if (t != NULL && g_strcmp0(t->name, self->topic) != 0) {
         sm_window_show_topic(self, t->name);

@@ -382,6 +382,58 @@ static void test_groups_page_charts_the_chosen_groups_lag(void)
     g_object_unref(c);
 }
 
+/* One partition of a topic, led by broker 0 with every replica in sync. */
+static char *one_topic(const char *name, int partitions)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "{\"broker\":0,\"name\":\"%s\",\"partitions\":[", name);
+    for (int p = 0; p < partitions; p++) {
+        g_string_append_printf(
+            s,
+            "%s{\"topic\":\"%s\",\"partition\":%d,\"leader\":0,\"leader_epoch\":0,"
+            "\"high_watermark\":10,\"log_start_offset\":0,\"log_end_offset\":10,"
+            "\"led_here\":true,\"isr\":[0],\"replicas\":["
+            "{\"broker\":0,\"log_end_offset\":10,\"in_sync\":true}]}",
+            p > 0 ? "," : "", name, p);
+    }
+    g_string_append(s, "]}");
+    return g_string_free(s, FALSE);
+}
+
+/* `samsa-monitor --topic zeta`: the topic is asked for before the cluster
+ * has any; when topics come, alphabetically before it too, zeta's
+ * partitions are the ones shown (the drop-down's own reselection as its
+ * list fills is not taken for a choice) */
+static void test_topic_asked_for_before_it_is_known_is_shown(void)
+{
+    SmCluster *c = sm_cluster_new();
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, CLUSTER, -1, &err));
+    SmWindow *win = sm_window_new(NULL, c, NULL);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 420);
+    sm_window_show_topic(win, "zeta");
+    sm_window_show_page(win, "partitions");
+    gtk_window_present(GTK_WINDOW(win));
+    sm_cluster_flush(c);
+    g_autofree char *alpha = one_topic("alpha", 1);
+    g_autofree char *zeta = one_topic("zeta", 2);
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, alpha, -1, &err));
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, zeta, -1, &err));
+    sm_cluster_flush(c);
+    Rows r = {win, 2};
+    CU_ASSERT_TRUE(smt_wait(rows_shown, &r, 10) >= 0);
+    CU_ASSERT_PTR_NOT_NULL(smt_find_bar(GTK_WIDGET(win), "zeta", 1));
+    CU_ASSERT_PTR_NULL(smt_find_bar(GTK_WIDGET(win), "alpha", 0));
+    /* and a topic made later does not take its place either */
+    g_autofree char *beta = one_topic("beta", 1);
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, beta, -1, &err));
+    sm_cluster_flush(c);
+    CU_ASSERT_PTR_NOT_NULL(smt_find_bar(GTK_WIDGET(win), "zeta", 0));
+    CU_ASSERT_PTR_NULL(smt_find_bar(GTK_WIDGET(win), "beta", 0));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
@@ -392,6 +444,8 @@ static CU_TestInfo tests[] = {
     {"cluster_page_charts_the_brokers_throughput",
      test_cluster_page_charts_the_brokers_throughput},
     {"groups_page_charts_the_chosen_groups_lag", test_groups_page_charts_the_chosen_groups_lag},
+    {"topic_asked_for_before_it_is_known_is_shown",
+     test_topic_asked_for_before_it_is_known_is_shown},
     CU_TEST_INFO_NULL,
 };
 
