@@ -694,6 +694,7 @@ int br_admin_feed_start(struct br_broker *b)
         .max_connections = c->admin_max_connections,
         .max_stream_clients = c->admin_stream_max_clients,
         .idle_ms = c->admin_connections_max_idle_ms,
+        .stall_ms = c->admin_stream_max_stall_ms,
         .node_id = b->node_id,
     };
     char err[512];

@@ -79,6 +79,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.admin_max_connections, 32);
     CU_ASSERT_EQUAL(c.admin_stream_max_clients, 8);
     CU_ASSERT_EQUAL(c.admin_connections_max_idle_ms, 60000);
+    CU_ASSERT_EQUAL(c.admin_stream_max_stall_ms, 30000);
     CU_ASSERT_EQUAL(c.log_level, BR_LOG_INFO);
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 104857600);
     CU_ASSERT_EQUAL(c.max_connections, INT32_MAX);
@@ -201,6 +202,7 @@ static const char every_key[] =
     "admin.max.connections=10\n"
     "admin.stream.max.clients=2\n"
     "admin.connections.max.idle.ms=30000\n"
+    "admin.stream.max.stall.ms=5000\n"
     "log.level=debug\n"
     "socket.request.max.bytes=1048576\n"
     "max.connections=500\n"
@@ -306,6 +308,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.socket_request_max_bytes, 1048576);
     CU_ASSERT_EQUAL(c.max_connections, 500);
     CU_ASSERT_EQUAL(c.admin_connections_max_idle_ms, 30000);
+    CU_ASSERT_EQUAL(c.admin_stream_max_stall_ms, 5000);
     CU_ASSERT_EQUAL(c.connections_max_idle_ms, 120000);
     CU_ASSERT_EQUAL(c.queued_max_request_bytes, 2097152);
     CU_ASSERT_EQUAL(c.message_max_bytes, 2097152);
@@ -629,6 +632,7 @@ static void test_out_of_range_is_rejected(void)
     expect_rejected("default.replication.factor=32768\n", "default.replication.factor",
                     "between 1 and 32767");
     expect_rejected("log.index.size.max.bytes=3\n", "log.index.size.max.bytes", "out of range");
+    expect_rejected("admin.stream.max.stall.ms=999\n", "admin.stream.max.stall.ms", "out of range");
     expect_rejected("log.cleaner.min.cleanable.ratio=1.5\n", "log.cleaner.min.cleanable.ratio",
                     "between 0 and 1");
     expect_rejected("log.cleaner.min.cleanable.ratio=nan\n", "log.cleaner.min.cleanable.ratio",

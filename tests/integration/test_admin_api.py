@@ -21,7 +21,8 @@ malformed and writing requests answered with a JSON error, and a
 non-loopback listener without a token refused at start; on another, idle
 admin connections closed (not the stream) and the connection counts and
 the API's cost in the broker document and /metrics; on a third, the
-broker document's rates over the last minute.
+broker document's rates over the last minute; on a fourth, a stream client
+that reads nothing cut off.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 prometheus_client. Every process is stopped by its PID.
@@ -286,19 +287,28 @@ def case_cluster_documents_match_the_kafka_protocol(t):
         c.create_topic("single", [[0]], config={"retention.ms": "7654321",
                                                 "min.insync.replicas": "1"})
         wait_for(lambda: led_everywhere(c, "single", 1), 60, "single led everywhere")
-        st, own = get(urls[0] + "/v1/topics/single")
-        eq((st, own["configs"]["retention.ms"], own["configs_from"]), (200, "7654321", 0),
-           "single's configs on its host")
+        def topic_doc(i, headers=None, configs_like=None):
+            """single's document on broker i once its snapshot has the topic
+            (404 until then) and, if asked, once its configs are those."""
+            st, d = get(urls[i] + "/v1/topics/single", headers=headers)
+            if st != 200 or (configs_like is not None and not configs_like(d["configs"])):
+                return None
+            return d
+        # broker 0 reads the configs from ZooKeeper once the topic is there
+        own = wait_for(lambda: topic_doc(0, configs_like=lambda c: c.get("retention.ms") ==
+                                         "7654321"), 30, "single's configs on broker 0")
+        eq(own["configs_from"], 0, "single's configs on its host")
         # another broker's read is answered from this broker's own state
         # (so reads never chain): broker 2 has not asked broker 0 yet
-        st, d = get(urls[2] + "/v1/topics/single", headers={"X-Samsa-Admin-Peer": "1"})
-        eq((st, d["configs"], d["configs_from"], d["min_insync_replicas"]), (200, {}, -1, None),
+        d = wait_for(lambda: topic_doc(2, headers={"X-Samsa-Admin-Peer": "1"}), 30,
+                     "single in broker 2's documents")
+        eq((d["configs"], d["configs_from"], d["min_insync_replicas"]), ({}, -1, None),
            "a peer's read of single on broker 2")
         for i in (1, 2):
-            st, d = get(urls[i] + "/v1/topics/single")
-            eq(st, 200, "single on broker %d" % i)
-            eq((d["configs"], d["configs_from"], d["min_insync_replicas"]),
-               (own["configs"], 0, 1), "single's configs on broker %d" % i)
+            d = wait_for(lambda i=i: topic_doc(i, configs_like=lambda c: c == own["configs"]),
+                         30, "broker 0's configs of single on broker %d" % i)
+            eq((d["configs_from"], d["min_insync_replicas"]), (0, 1),
+               "single's configs on broker %d" % i)
 
         # a member of a group as DescribeGroups shows it: client id, host, assignment
         from kafka import KafkaConsumer
@@ -438,7 +448,7 @@ def standalone(t, name, **config):
     return b, url
 
 
-def case_token_bounds_and_errors_on_a_standalone_broker(t):
+def case_standalone_token_bounds_and_errors(t):
     b, url = standalone(t, "secure", **{"admin.auth.token": "s3cret",
                                         "admin.max.connections": "4",
                                         "admin.stream.max.clients": "1"})
@@ -532,7 +542,7 @@ def samples(url, name):
     return out
 
 
-def case_idle_connections_closed_and_connections_counted(t):
+def case_standalone_idle_connections_closed_and_connections_counted(t):
     """admin.connections.max.idle.ms: a connection that sends nothing, and
     one that never finishes its request, are closed once idle that long;
     a stream client is not. The broker document and /metrics count the
@@ -604,7 +614,7 @@ def case_idle_connections_closed_and_connections_counted(t):
         b.stop()
 
 
-def case_rates_over_the_last_minute(t):
+def case_standalone_rates_over_the_last_minute(t):
     """The broker document's rates: requests per API and messages and bytes
     in and out a second, over the last minute (since the start for a broker
     younger than that): rate x window is what was counted in the window."""
@@ -639,9 +649,74 @@ def case_rates_over_the_last_minute(t):
         b.stop()
 
 
+def case_standalone_stream_client_that_does_not_read_is_cut_off(t):
+    """admin.stream.max.stall.ms: a stream client that reads nothing while
+    events flow (the kernel's send queue holding 64 KiB or more at every
+    check) is cut off after that long, counted in the broker document and
+    /metrics; the stream serves new clients as before."""
+    from kafka import KafkaProducer
+    b, url = standalone(t, "stall", **{"admin.stream.max.stall.ms": "2000"})
+    host, port = url.replace("http://", "").rsplit(":", 1)
+    stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    prod = None
+    try:
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect((host, int(port)))
+        key = base64.b64encode(os.urandom(16)).decode()
+        stuck.sendall(("GET /v1/stream HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+                       "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n" % (host, key)).encode())
+        stuck.settimeout(30)
+        eq(stuck.recv(12), b"HTTP/1.1 101", "the stuck client's upgrade")
+        # from here on it reads nothing; events flow: 32 partitions written
+        from kafka.admin import KafkaAdminClient, NewTopic
+        adm = KafkaAdminClient(bootstrap_servers="127.0.0.1:%d" % b.port, api_version=(1, 0))
+        try:
+            adm.create_topics([NewTopic("stalling", 32, 1)])
+        finally:
+            adm.close()
+        prod = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % b.port, acks=1)
+
+        def stalled():
+            for i in range(64):
+                prod.send("stalling", value=b"x" * 100, partition=i % 32)
+            prod.flush()
+            d = get(url + "/v1/brokers/0")[1]
+            return d if d["connections"]["admin"]["streams_stalled"] == 1 else None
+        d = wait_for(stalled, 60, "the stuck stream client cut off")
+        print("    admin connections: %s" % d["connections"]["admin"], flush=True)
+        wait_for(lambda: get(url + "/v1/brokers/0")[1]["connections"]["admin"]
+                 ["stream_clients"] == 0, 30, "no stream client left")
+        eq(list(samples(url, "samsa_admin_streams_stalled_total").values()), [1.0],
+           "samsa_admin_streams_stalled_total")
+        check("cut off (admin.stream.max.stall.ms)" in b.log_text(), "the cut is logged")
+        # what was queued for it is gone: reading it to the end, the end comes
+        stuck.settimeout(30)
+        got = 0
+        try:
+            while True:
+                chunk = stuck.recv(1 << 20)
+                if not chunk:
+                    break
+                got += len(chunk)
+        except ConnectionResetError:
+            pass
+        print("    the stuck client read %d bytes before the end" % got, flush=True)
+        # and the stream goes on for others
+        s = Stream(url)
+        eq(s.message()["type"], "hello", "a new stream client's hello")
+        s.close()
+    finally:
+        if prod is not None:
+            prod.close()
+        stuck.close()
+        b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_cluster_documents_match_the_kafka_protocol,
                    case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream,
-                   case_idle_connections_closed_and_connections_counted,
-                   case_rates_over_the_last_minute,
-                   case_token_bounds_and_errors_on_a_standalone_broker]))
+                   case_standalone_idle_connections_closed_and_connections_counted,
+                   case_standalone_rates_over_the_last_minute,
+                   case_standalone_stream_client_that_does_not_read_is_cut_off,
+                   case_standalone_token_bounds_and_errors]))

@@ -38,6 +38,7 @@ struct br_admin_config {
     int32_t max_stream_clients; /* >= 0 */
     int64_t idle_ms;            /* a connection with no request under way this
                                    long is closed (not streams); 0: never */
+    int64_t stall_ms;           /* a stream client stalled this long is cut off */
     int32_t node_id;
 };
 

@@ -244,6 +244,7 @@ static void put_connections(JsonBuilder *jb, const struct br_snapshot *s,
     put_int(jb, "stream_clients", live->stream_clients);
     put_int(jb, "refused", live->refused);
     put_int(jb, "idle_closed", live->idle_closed);
+    put_int(jb, "streams_stalled", live->streams_stalled);
     json_builder_end_object(jb);
     json_builder_end_object(jb);
     /* what serving this API costs: the reactor's snapshots, the admin

@@ -22,6 +22,7 @@ struct br_admin_live {
     gint64 stream_clients; /* WebSocket stream clients */
     gint64 idle_closed;    /* connections closed for being idle, since the start */
     gint64 refused;        /* connections refused (admin.max.connections) */
+    gint64 streams_stalled; /* stream clients cut off (admin.stream.max.stall.ms) */
     gint64 cpu_us;         /* the admin thread's CPU time */
     const struct br_admin_peers *peers; /* HWs of partitions led elsewhere, or NULL */
     const struct br_admin_rates *rates; /* the last minute's rates, or NULL */

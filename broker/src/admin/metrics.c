@@ -188,6 +188,9 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
           "Admin API connections refused (admin.max.connections)", live->refused);
     plain(out, "samsa_admin_connections_idle_closed_total", "counter",
           "Admin API connections closed idle (admin.connections.max.idle.ms)", live->idle_closed);
+    plain(out, "samsa_admin_streams_stalled_total", "counter",
+          "Stream clients cut off for not reading (admin.stream.max.stall.ms)",
+          live->streams_stalled);
     plain(out, "samsa_admin_snapshots_total", "counter",
           "Snapshots of the broker's state the reactor built for the admin API", s->snapshots_built);
     head(out, "samsa_admin_reactor_seconds_total", "counter",

@@ -13,7 +13,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <inttypes.h>
+#include <linux/sockios.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +32,11 @@
 #define MAX_PATH_BYTES 1024
 #define STREAM_PATH "/v1/stream"
 #define STREAM_KEEPALIVE_S 15
+/* a stream client that leaves this much in the kernel's send queue at
+ * every check for admin.stream.max.stall.ms is not reading */
+#define STREAM_STALL_BYTES (64 * 1024)
+#define STREAM_STALL_CHECK_MS 1000
+#define STREAM_STATE_KEY "samsa-stream"
 
 struct br_admin {
     /* set by br_admin_start, read-only afterwards */
@@ -63,6 +71,14 @@ struct br_admin {
     GPtrArray *waiting;           /* SoupServerMessage *, paused for peers, referenced */
     gint64 refused;
     gint64 idle_closed;
+    GSource *stall_check;
+    gint64 streams_stalled;
+};
+
+/* A stream client's, on its SoupWebsocketConnection (g_free'd with it). */
+struct stream_state {
+    gint64 stalled_since_us; /* monotonic; 0: not stalled at the last check */
+    char peer[];             /* its connection's key in conns */
 };
 
 /* An accepted connection, until its last reference goes. */
@@ -205,6 +221,7 @@ static void live_now(const struct br_admin *a, struct br_admin_live *out)
                                   (gint64)a->streams->len,
                                   a->idle_closed,
                                   a->refused,
+                                  a->streams_stalled,
                                   (gint64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
                                   a->peers,
                                   a->rates};
@@ -333,6 +350,10 @@ static void stream_handler(SoupServer *server, SoupServerMessage *msg, const cha
     struct admin_conn *ac = conn_of(a, msg);
     if (ac != NULL) {
         ac->stream = TRUE;
+        size_t len = ac->peer != NULL ? strlen(ac->peer) : 0;
+        struct stream_state *st = g_malloc0(sizeof *st + len + 1);
+        memcpy(st->peer, ac->peer != NULL ? ac->peer : "", len);
+        g_object_set_data_full(G_OBJECT(ws), STREAM_STATE_KEY, st, g_free);
     }
     soup_websocket_connection_set_max_incoming_payload_size(ws, 4096);
     soup_websocket_connection_set_keepalive_interval(ws, STREAM_KEEPALIVE_S);
@@ -447,6 +468,54 @@ static gboolean idle_check(gpointer ud)
         ac->closing = TRUE;
         a->idle_closed++;
         (void)g_socket_shutdown(ac->sock, TRUE, TRUE, NULL);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+/* Bytes the kernel still holds to send on sock (sent and not acknowledged
+ * included); -1 when not known. */
+static gint64 unsent_bytes(GSocket *sock)
+{
+    int n = 0;
+    if (sock == NULL || ioctl(g_socket_get_fd(sock), SIOCOUTQ, &n) != 0) {
+        return -1;
+    }
+    return n;
+}
+
+/* Stream clients that do not read: libsoup 3.2 queues what it cannot
+ * write without a bound it exposes, so a client whose kernel send queue
+ * held at least STREAM_STALL_BYTES at every check for
+ * admin.stream.max.stall.ms is cut off (its queue goes with it). A client
+ * that reconnects learns from the sequence numbers that it missed events
+ * and reads the documents again. */
+static gboolean stall_check(gpointer ud)
+{
+    struct br_admin *a = ud;
+    gint64 now = g_get_monotonic_time();
+    for (guint i = 0; i < a->streams->len; i++) {
+        GObject *ws = g_ptr_array_index(a->streams, i);
+        struct stream_state *st = g_object_get_data(ws, STREAM_STATE_KEY);
+        struct admin_conn *ac = st != NULL ? g_hash_table_lookup(a->conns, st->peer) : NULL;
+        if (ac == NULL || ac->closing) {
+            continue;
+        }
+        if (unsent_bytes(ac->sock) < STREAM_STALL_BYTES) {
+            st->stalled_since_us = 0;
+            continue;
+        }
+        if (st->stalled_since_us == 0) {
+            st->stalled_since_us = now;
+            continue;
+        }
+        if (now - st->stalled_since_us >= a->cfg.stall_ms * 1000) {
+            ac->closing = TRUE;
+            a->streams_stalled++;
+            br_warn("admin API: stream client %s left %d KiB or more unread for %" PRId64
+                    " ms: cut off (admin.stream.max.stall.ms)",
+                    st->peer, STREAM_STALL_BYTES / 1024, (now - st->stalled_since_us) / 1000);
+            (void)g_socket_shutdown(ac->sock, TRUE, TRUE, NULL);
+        }
     }
     return G_SOURCE_CONTINUE;
 }
@@ -592,6 +661,9 @@ static int setup(struct br_admin *a, char *err, size_t errlen)
         g_source_set_callback(a->idle_check, idle_check, a, NULL);
         g_source_attach(a->idle_check, a->ctx);
     }
+    a->stall_check = g_timeout_source_new(STREAM_STALL_CHECK_MS);
+    g_source_set_callback(a->stall_check, stall_check, a, NULL);
+    g_source_attach(a->stall_check, a->ctx);
     a->service = g_socket_service_new();
     for (size_t i = 0; i < a->cfg.nlisteners; i++) {
         if (bind_listener(a, &a->listeners[i], i, err, errlen) != 0) {
@@ -624,6 +696,11 @@ static void teardown(struct br_admin *a)
         g_source_destroy(a->idle_check);
         g_source_unref(a->idle_check);
         a->idle_check = NULL;
+    }
+    if (a->stall_check != NULL) {
+        g_source_destroy(a->stall_check);
+        g_source_unref(a->stall_check);
+        a->stall_check = NULL;
     }
     if (a->service != NULL) {
         g_socket_service_stop(a->service);

@@ -66,6 +66,9 @@
  *   admin.connections.max.idle.ms  Samsa's own: an admin HTTP connection
  *                        with no request under way for this long is closed
  *                        (default 60000; 0: never); stream clients are not.
+ *   admin.stream.max.stall.ms  Samsa's own: a stream client that has left
+ *                        at least 64 KiB unread at every check for this long
+ *                        is cut off (default 30000, at least 1000).
  *   log.level            Samsa's own: debug, info (default), warn, error.
  *   log.open.files.max   Samsa's own: how many segment files the logs keep
  *                        open at once (fileref.h), 1..2^31-1; unset: half
@@ -187,6 +190,7 @@ enum br_config_key {
     BR_CFG_ADMIN_MAX_CONNECTIONS,
     BR_CFG_ADMIN_STREAM_MAX_CLIENTS,
     BR_CFG_ADMIN_CONNECTIONS_MAX_IDLE_MS,
+    BR_CFG_ADMIN_STREAM_MAX_STALL_MS,
     BR_CFG_LOG_LEVEL,
     BR_CFG_SOCKET_REQUEST_MAX_BYTES,
     BR_CFG_MAX_CONNECTIONS,
@@ -300,6 +304,7 @@ struct br_config {
     int32_t admin_max_connections;      /* admin.max.connections */
     int32_t admin_stream_max_clients;   /* admin.stream.max.clients */
     int64_t admin_connections_max_idle_ms; /* admin.connections.max.idle.ms, 0: never */
+    int64_t admin_stream_max_stall_ms;     /* admin.stream.max.stall.ms */
     int log_level;                                /* log.level: an enum br_level */
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */
