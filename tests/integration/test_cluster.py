@@ -748,6 +748,56 @@ def case_preferred_leaders_come_back_after_a_restart(t):
         c.close()
 
 
+def case_follower_fetches_from_the_leader_the_request_names(t):
+    """A LeaderAndIsr names each leader's endpoint (live_leaders); a follower
+    fetches from there even when its metadata cache has no such broker
+    (Kafka 2.0's ReplicaManager.makeFollowers takes the leader from the
+    request). Here the leader is a socket of the test's, broker id 7, that
+    no UpdateMetadata ever named: broker 1, made a follower of ghost-0 by a
+    LeaderAndIsr sent in the controller's name, connects to it and asks it
+    for the partition."""
+    import socket
+    import struct
+    import kwire
+    imports()
+    c = Cluster(t)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        controller = c.controller()
+        epoch = int(c.get("/controller_epoch")[0].decode())
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+        state = (kwire.string("ghost") + kwire.i32(0) + kwire.i32(epoch) + kwire.i32(7) +
+                 kwire.i32(1) + kwire.array([7, 1], kwire.i32) + kwire.i32(0) +
+                 kwire.array([7, 1], kwire.i32) + kwire.i8(1))
+        body = (kwire.i32(controller) + kwire.i32(epoch) + kwire.array([state]) +
+                kwire.array([kwire.i32(7) + kwire.string("127.0.0.1") + kwire.i32(port)]))
+        host, bport = c.bootstrap(1).rsplit(":", 1)
+        with socket.create_connection((host, int(bport)), timeout=30) as s:
+            s.sendall(kwire.request(4, 1, 77, body, client_id="controller-%d" % controller))
+            n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
+            resp = s.recv(n, socket.MSG_WAITALL)
+        # correlation id, error code, [topic, partition, error code]
+        corr, err, count = struct.unpack(">ihi", resp[:10])
+        eq((corr, err, count), (77, 0, 1), "the LeaderAndIsr's answer")
+        eq(struct.unpack(">h", resp[-2:])[0], 0, "ghost-0's error code")
+        listener.settimeout(30)
+        conn, _ = listener.accept()
+        with conn:
+            conn.settimeout(30)
+            n = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
+            req = conn.recv(n, socket.MSG_WAITALL)
+        api_key = struct.unpack(">h", req[:2])[0]
+        # OffsetsForLeaderEpoch (23) first, to truncate, or a Fetch (1)
+        check(api_key in (1, 23), "broker 1 asked the named leader with API %d", api_key)
+        check(b"ghost" in req, "the request names ghost")
+    finally:
+        listener.close()
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
@@ -758,4 +808,5 @@ if __name__ == "__main__":
                    case_consumer_between_the_hw_and_the_log_end_waits,
                    case_leader_paused_past_its_session_leads_again,
                    case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
-                   case_preferred_leaders_come_back_after_a_restart]))
+                   case_preferred_leaders_come_back_after_a_restart,
+                   case_follower_fetches_from_the_leader_the_request_names]))

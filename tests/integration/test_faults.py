@@ -341,18 +341,22 @@ def case_follower_paused_and_resumed(t):
     def fault(c, prod):
         st = c.state(TOPIC, 0)
         follower = next(r for r in st["isr"] if r != st["leader"])
+        # the partitions it leads wait for it: a paused leader keeps its
+        # connections, and the producer's requests to it wait for their
+        # timeout even once another broker leads (past the session)
+        others = [p for p in range(PARTITIONS) if c.state(TOPIC, p)["leader"] != follower]
         os.kill(c.brokers[follower].pid, signal.SIGSTOP)
+        prod.event("broker %d paused" % follower)
         try:
             wait_for(lambda: all(follower not in c.state(TOPIC, p)["isr"]
                                  or c.state(TOPIC, p)["leader"] == follower
                                  for p in range(PARTITIONS)),
                      DEADLINE, "broker %d out of the ISRs it follows in" % follower)
-            # the partitions it leads wait for it (a paused leader keeps its
-            # connections: the producer's requests to it wait too)
-            progress(prod, partitions=[p for p in range(PARTITIONS)
-                                       if c.state(TOPIC, p)["leader"] != follower])
+            prod.event("broker %d out of the ISRs it follows in" % follower)
+            progress(prod, partitions=others)
         finally:
             os.kill(c.brokers[follower].pid, signal.SIGCONT)
+            prod.event("broker %d resumed" % follower)
         wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % follower)
     fault_case(t, "follower paused and resumed", fault)
 

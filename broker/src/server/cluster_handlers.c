@@ -102,7 +102,18 @@ static int16_t become(struct br_req *r,
         .assigned = s->Replicas.items,
         .nassigned = s->Replicas.count,
     };
-    int16_t err = br_replication_become(b, p, &l);
+    /* a follower fetches from where the request says its leader is */
+    const struct kp_LeaderAndIsrRequest *q = r->body;
+    struct br_leader_endpoint at = {NULL, 0, 0};
+    for (int32_t i = 0; i < q->LiveLeaders.count; i++) {
+        const struct kp_LeaderAndIsrRequest_LeaderAndIsrLiveLeader *ll = &q->LiveLeaders.items[i];
+        if (ll->BrokerId == s->Leader && ll->HostName.len > 0) {
+            at = (struct br_leader_endpoint){ll->HostName.ptr, (size_t)ll->HostName.len,
+                                             ll->Port};
+            break;
+        }
+    }
+    int16_t err = br_replication_become(b, p, &l, &at);
     if (err == KP_ERR_NONE) {
         br_groups_leadership_changed(b, p, was_leader);
     }

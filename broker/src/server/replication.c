@@ -522,20 +522,32 @@ static void unfollow(struct br_replication *rep, const struct br_partition *p)
     }
 }
 
-/* Adds p to the fetcher of its leader (made when missing). */
-static int follow(struct br_replication *rep, const struct br_partition *p)
+/* Adds p to the fetcher of its leader (made when missing), at `where`
+ * when given, else where the metadata cache has the leader. */
+static int follow(struct br_replication *rep, const struct br_partition *p,
+                  const struct br_leader_endpoint *where)
 {
     struct br_broker *b = rep->b;
-    const struct br_mc_broker *leader = br_mc_broker(&b->mc, p->leader_id);
-    if (leader == NULL) {
-        br_warn("%s-%" PRId32 ": its leader %" PRId32 " is not a live broker here yet: it is "
-                "fetched for once the controller says where",
-                p->topic->name, p->index, p->leader_id);
-        return 0;
+    char host[BR_MC_HOST_MAX + 1];
+    int32_t port = 0;
+    if (where != NULL && where->host != NULL && where->host_len > 0 &&
+        where->host_len < sizeof host) {
+        (void)snprintf(host, sizeof host, "%.*s", (int)where->host_len, where->host);
+        port = where->port;
+    } else {
+        const struct br_mc_broker *leader = br_mc_broker(&b->mc, p->leader_id);
+        if (leader == NULL) {
+            br_warn("%s-%" PRId32 ": its leader %" PRId32 " is not a live broker here yet: it "
+                    "is fetched for once the controller says where",
+                    p->topic->name, p->index, p->leader_id);
+            return 0;
+        }
+        (void)snprintf(host, sizeof host, "%s", leader->host);
+        port = leader->port;
     }
     struct fetcher *f = rep->fetchers;
-    while (f != NULL && (f->leader != leader->id || f->port != leader->port ||
-                         strcmp(f->host, leader->host) != 0)) {
+    while (f != NULL &&
+           (f->leader != p->leader_id || f->port != port || strcmp(f->host, host) != 0)) {
         f = f->next;
     }
     if (f == NULL) {
@@ -544,9 +556,9 @@ static int follow(struct br_replication *rep, const struct br_partition *p)
             return KP_E_NOMEM;
         }
         f->b = b;
-        f->leader = leader->id;
-        (void)snprintf(f->host, sizeof f->host, "%s", leader->host);
-        f->port = leader->port;
+        f->leader = p->leader_id;
+        (void)snprintf(f->host, sizeof f->host, "%s", host);
+        f->port = port;
         br_timer_init(&f->backoff, &backoff_timer, f);
         f->next = rep->fetchers;
         rep->fetchers = f;
@@ -761,7 +773,8 @@ void br_replication_stop(struct br_broker *b)
 }
 
 int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
-                              const struct br_leadership *s)
+                              const struct br_leadership *s,
+                              const struct br_leader_endpoint *at)
 {
     struct br_replication *rep = b->replication;
     if (rep == NULL) {
@@ -790,7 +803,7 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
             "%s",
             p->topic->name, p->index, p->leader_id, p->leader_epoch, br_log_end_offset(p->log),
             rep->stopped ? " (not fetching: this broker is shutting down)" : "");
-    if (p->leader_id >= 0 && !rep->stopped && follow(rep, p) != 0) {
+    if (p->leader_id >= 0 && !rep->stopped && follow(rep, p, at) != 0) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
     return 0;

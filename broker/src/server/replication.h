@@ -43,10 +43,22 @@ KP_MUST_CHECK int br_replication_start(struct br_broker *b);
  * session closed: no answer comes any more). NULL-safe. */
 void br_replication_stop(struct br_broker *b);
 
-/* A LeaderAndIsr for p (hosted here): leader or follower in its epoch.
- * Returns 0 or a Kafka error code. */
+/* Where a follower fetches from: the leader's endpoint as the LeaderAndIsr
+ * named it among its live leaders (host not NUL-terminated), or none. */
+struct br_leader_endpoint {
+    const char *host; /* NULL: the request named none */
+    size_t host_len;
+    int32_t port;
+};
+
+/* A LeaderAndIsr for p (hosted here): leader or follower in its epoch. A
+ * follower fetches from at: the request's live leader (Kafka 2.0's
+ * ReplicaManager.makeFollowers takes the leader from it), else where this
+ * broker's metadata cache says the leader is. Returns 0 or a Kafka error
+ * code. */
 int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
-                              const struct br_leadership *s);
+                              const struct br_leadership *s,
+                              const struct br_leader_endpoint *at);
 
 /* This broker's ZooKeeper session is gone: the controller gives its
  * leaderships to others. With expired, every partition it leads is fenced;
