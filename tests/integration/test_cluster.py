@@ -24,6 +24,7 @@ process is stopped by its PID.
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -748,6 +749,28 @@ def case_preferred_leaders_come_back_after_a_restart(t):
         c.close()
 
 
+def leader_and_isr_v1(controller, epoch, states, live_leaders):
+    """A LeaderAndIsr v1 body as the controller writes it: states are
+    (topic, partition, leader, leader_epoch, isr, replicas), live_leaders
+    (id, host, port)."""
+    import kwire
+    out = []
+    for topic, partition, leader, leader_epoch, isr, replicas in states:
+        out.append(kwire.string(topic) + kwire.i32(partition) + kwire.i32(epoch) +
+                   kwire.i32(leader) + kwire.i32(leader_epoch) + kwire.array(isr, kwire.i32) +
+                   kwire.i32(0) + kwire.array(replicas, kwire.i32) + kwire.i8(1))
+    return (kwire.i32(controller) + kwire.i32(epoch) + kwire.array(out) +
+            kwire.array([kwire.i32(i) + kwire.string(h) + kwire.i32(p)
+                         for i, h, p in live_leaders]))
+
+
+def read_frame(sock):
+    """One response frame's bytes after its size."""
+    import struct
+    n = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    return sock.recv(n, socket.MSG_WAITALL)
+
+
 def case_follower_fetches_from_the_leader_the_request_names(t):
     """A LeaderAndIsr names each leader's endpoint (live_leaders); a follower
     fetches from there even when its metadata cache has no such broker
@@ -756,7 +779,6 @@ def case_follower_fetches_from_the_leader_the_request_names(t):
     no UpdateMetadata ever named: broker 1, made a follower of ghost-0 by a
     LeaderAndIsr sent in the controller's name, connects to it and asks it
     for the partition."""
-    import socket
     import struct
     import kwire
     imports()
@@ -769,16 +791,12 @@ def case_follower_fetches_from_the_leader_the_request_names(t):
         listener.bind(("127.0.0.1", 0))
         listener.listen(4)
         port = listener.getsockname()[1]
-        state = (kwire.string("ghost") + kwire.i32(0) + kwire.i32(epoch) + kwire.i32(7) +
-                 kwire.i32(1) + kwire.array([7, 1], kwire.i32) + kwire.i32(0) +
-                 kwire.array([7, 1], kwire.i32) + kwire.i8(1))
-        body = (kwire.i32(controller) + kwire.i32(epoch) + kwire.array([state]) +
-                kwire.array([kwire.i32(7) + kwire.string("127.0.0.1") + kwire.i32(port)]))
+        body = leader_and_isr_v1(controller, epoch, [("ghost", 0, 7, 1, [7, 1], [7, 1])],
+                                 [(7, "127.0.0.1", port)])
         host, bport = c.bootstrap(1).rsplit(":", 1)
         with socket.create_connection((host, int(bport)), timeout=30) as s:
             s.sendall(kwire.request(4, 1, 77, body, client_id="controller-%d" % controller))
-            n = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-            resp = s.recv(n, socket.MSG_WAITALL)
+            resp = read_frame(s)
         # correlation id, error code, [topic, partition, error code]
         corr, err, count = struct.unpack(">ihi", resp[:10])
         eq((corr, err, count), (77, 0, 1), "the LeaderAndIsr's answer")
@@ -787,8 +805,7 @@ def case_follower_fetches_from_the_leader_the_request_names(t):
         conn, _ = listener.accept()
         with conn:
             conn.settimeout(30)
-            n = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
-            req = conn.recv(n, socket.MSG_WAITALL)
+            req = read_frame(conn)
         api_key = struct.unpack(">h", req[:2])[0]
         # OffsetsForLeaderEpoch (23) first, to truncate, or a Fetch (1)
         check(api_key in (1, 23), "broker 1 asked the named leader with API %d", api_key)
@@ -797,6 +814,65 @@ def case_follower_fetches_from_the_leader_the_request_names(t):
         listener.close()
         c.close()
 
+
+def case_replica_logs_are_opened_while_the_broker_serves(t):
+    """A LeaderAndIsr naming many new replicas (a topic of 1,000 partitions
+    is one LeaderAndIsr per broker): their logs are made on a worker while
+    the reactor serves everyone else; the request is answered once they
+    are, every replica hosted. An ApiVersions sent just after the
+    LeaderAndIsr, on another connection, is answered first (with the logs
+    made on the reactor it waited for all of them: 8.5 s here for 1,000)."""
+    import struct
+    import kwire
+    imports()
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        controller = c.controller()
+        epoch = int(c.get("/controller_epoch")[0].decode())
+        host, bport = c.bootstrap(1).rsplit(":", 1)
+        n = 400
+        body = leader_and_isr_v1(controller, epoch,
+                                 [("many", p, 1, 0, [1], [1]) for p in range(n)],
+                                 [(1, host, int(bport))])
+        lai = socket.create_connection((host, int(bport)), timeout=120)
+        other = socket.create_connection((host, int(bport)), timeout=120)
+        try:
+            lai.sendall(kwire.request(4, 1, 5, body, client_id="controller-%d" % controller))
+            other.sendall(kwire.api_versions_v0(6))
+            import selectors
+            sel = selectors.DefaultSelector()
+            sel.register(lai, selectors.EVENT_READ, "LeaderAndIsr")
+            sel.register(other, selectors.EVENT_READ, "ApiVersions")
+            first = sel.select(timeout=120)
+            check(first, "no answer in 120 s")
+            names = sorted(k.data for k, _ in first)
+            eq(names, ["ApiVersions"], "the answer that came first")
+            eq(struct.unpack(">i", read_frame(other)[:4])[0], 6, "ApiVersions' correlation id")
+            resp = read_frame(lai)
+            corr, err, count = struct.unpack(">ihi", resp[:10])
+            eq((corr, err, count), (5, 0, n), "the LeaderAndIsr's answer")
+            at, codes = 10, []
+            for _ in range(count):
+                tlen = struct.unpack(">h", resp[at:at + 2])[0]
+                at += 2 + tlen + 4
+                codes.append(struct.unpack(">h", resp[at:at + 2])[0])
+                at += 2
+            eq(sorted(set(codes)), [0], "every partition's error code")
+        finally:
+            lai.close()
+            other.close()
+        d = c.brokers[1].log_dir
+        made = [p for p in range(n) if os.path.isdir(os.path.join(d, "many-%d" % p))]
+        eq(len(made), n, "replica directories made")
+        text = c.brokers[1].log_text()
+        check("%d replica log(s) opened off the reactor" % n in text,
+              "the logs were opened on the worker")
+        # each replica took its state: broker 1 leads it in epoch 0
+        led = [p for p in range(n) if "many-%d: leader in epoch 0," % p in text]
+        eq(len(led), n, "partitions broker 1 leads")
+    finally:
+        c.close()
 
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
@@ -809,4 +885,5 @@ if __name__ == "__main__":
                    case_leader_paused_past_its_session_leads_again,
                    case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
                    case_preferred_leaders_come_back_after_a_restart,
-                   case_follower_fetches_from_the_leader_the_request_names]))
+                   case_follower_fetches_from_the_leader_the_request_names,
+                   case_replica_logs_are_opened_while_the_broker_serves]))

@@ -34,7 +34,7 @@
 #define STREAM_KEEPALIVE_S 15
 /* a stream client that leaves this much in the kernel's send queue at
  * every check for admin.stream.max.stall.ms is not reading */
-#define STREAM_STALL_BYTES (64 * 1024)
+#define STREAM_STALL_BYTES ((gint64)64 * 1024)
 #define STREAM_STALL_CHECK_MS 1000
 #define STREAM_STATE_KEY "samsa-stream"
 
@@ -511,7 +511,7 @@ static gboolean stall_check(gpointer ud)
         if (now - st->stalled_since_us >= a->cfg.stall_ms * 1000) {
             ac->closing = TRUE;
             a->streams_stalled++;
-            br_warn("admin API: stream client %s left %d KiB or more unread for %" PRId64
+            br_warn("admin API: stream client %s left %" PRId64 " KiB or more unread for %" PRId64
                     " ms: cut off (admin.stream.max.stall.ms)",
                     st->peer, STREAM_STALL_BYTES / 1024, (now - st->stalled_since_us) / 1000);
             (void)g_socket_shutdown(ac->sock, TRUE, TRUE, NULL);

@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "base/clock.h"
 #include "base/mailbox.h"
+#include "base/worker.h"
 #include "cluster/controller.h"
 #include "group/group.h"
 #include "server/group.h"
@@ -14,6 +16,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,25 +66,33 @@ static bool contains(const int32_t *a, int32_t n, int32_t x)
     return false;
 }
 
-/* One partition's state (Kafka's ReplicaManager.becomeLeaderOrFollower):
- * its error code. */
-static int16_t become(struct br_req *r,
-                      const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s)
+/* The request's epoch for a replica that has one must be newer than its
+ * own; but a leadership fenced when the session went (br_replication_fence)
+ * takes the controller's word at the same epoch: it still leads. */
+static bool stale(struct br_broker *b,
+                  const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s)
 {
-    struct br_broker *b = r->b;
+    const struct br_topic *t = br_broker_find_topic(b, s->TopicName);
+    if (t == NULL || s->PartitionIndex < 0 || s->PartitionIndex >= t->npartitions) {
+        return false;
+    }
+    const struct br_partition *have = &t->partitions[s->PartitionIndex];
+    return have->role != BR_ROLE_NONE && s->LeaderEpoch <= have->leader_epoch &&
+           !(have->fenced && s->LeaderEpoch == have->leader_epoch);
+}
+
+/* One partition's state (Kafka's ReplicaManager.becomeLeaderOrFollower):
+ * its error code. was_stale: stale() as it was when the request came
+ * (a log installed since then leads at epoch 0 until this takes it). */
+static int16_t become(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+                      const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s,
+                      bool was_stale)
+{
     if (!contains(s->Replicas.items, s->Replicas.count, b->node_id)) {
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    struct br_topic *t = br_broker_find_topic(b, s->TopicName);
-    if (t != NULL && s->PartitionIndex >= 0 && s->PartitionIndex < t->npartitions) {
-        const struct br_partition *have = &t->partitions[s->PartitionIndex];
-        /* the request's epoch must be newer than the one the replica has;
-         * but a leadership fenced when the session went (br_replication_fence)
-         * takes the controller's word at the same epoch: it still leads */
-        if (have->role != BR_ROLE_NONE && s->LeaderEpoch <= have->leader_epoch &&
-            !(have->fenced && s->LeaderEpoch == have->leader_epoch)) {
-            return KP_ERR_STALE_CONTROLLER_EPOCH;
-        }
+    if (was_stale) {
+        return KP_ERR_STALE_CONTROLLER_EPOCH;
     }
     const struct br_mc_topic *mt =
         br_mc_topic(&b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
@@ -103,7 +114,6 @@ static int16_t become(struct br_req *r,
         .nassigned = s->Replicas.count,
     };
     /* a follower fetches from where the request says its leader is */
-    const struct kp_LeaderAndIsrRequest *q = r->body;
     struct br_leader_endpoint at = {NULL, 0, 0};
     for (int32_t i = 0; i < q->LiveLeaders.count; i++) {
         const struct kp_LeaderAndIsrRequest_LeaderAndIsrLiveLeader *ll = &q->LiveLeaders.items[i];
@@ -120,6 +130,249 @@ static int16_t become(struct br_req *r,
     return err;
 }
 
+/* Every partition's state applied, the answer in resp (its array from
+ * arena). was_stale[i]: stale() of state i when the request came, or NULL
+ * to ask now. */
+static int apply_leader_and_isr(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+                                const bool *was_stale, struct kp_arena *arena,
+                                struct kp_LeaderAndIsrResponse *resp)
+{
+    kp_LeaderAndIsrResponse_init(resp);
+    int32_t n = q->UngroupedPartitionStates.count;
+    resp->PartitionErrors.items =
+        kp_arena_alloc(arena, (size_t)(n > 0 ? n : 1) * sizeof *resp->PartitionErrors.items);
+    if (resp->PartitionErrors.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp->PartitionErrors.count = n;
+    for (int32_t i = 0; i < n; i++) {
+        const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s =
+            &q->UngroupedPartitionStates.items[i];
+        struct kp_LeaderAndIsrResponse_LeaderAndIsrPartitionError *e =
+            &resp->PartitionErrors.items[i];
+        e->TopicName = s->TopicName;
+        e->PartitionIndex = s->PartitionIndex;
+        e->ErrorCode = become(b, q, s, was_stale != NULL ? was_stale[i] : stale(b, s));
+    }
+    return 0;
+}
+
+/* A LeaderAndIsr that names replicas whose logs are to be opened (made,
+ * or recovered after an unclean stop: file work that for a topic of 1,000
+ * partitions held the reactor 8.5 s) waits on its slot while the cluster
+ * worker opens them, then is applied as if it had just come
+ * (BR_PARK_LEADER_AND_ISR). The controller sends a broker one request at a
+ * time, so nothing it sends overtakes it. */
+struct br_lai_wait {
+    struct br_park park; /* first: kind BR_PARK_LEADER_AND_ISR */
+    struct br_lai_wait *next;
+    uint64_t id;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    uint8_t *payload; /* the request's frame, copied, and its decoding */
+    size_t len;
+    struct kp_arena arena;
+    struct kp_request req;
+    bool *was_stale; /* per partition state, when it came */
+};
+
+/* The worker's job: the logs opened. */
+struct lai_job {
+    struct br_job job; /* first: comes back through the mailbox */
+    uint64_t id;
+    size_t n;
+    struct br_log_opening *opens;
+    int64_t started_ms;
+};
+
+static void lai_wait_free(struct br_lai_wait *w)
+{
+    kp_free(w->was_stale);
+    kp_arena_free(&w->arena);
+    kp_free(w->payload);
+    kp_free(w);
+}
+
+static void lai_unlink(struct br_broker *b, struct br_lai_wait *w)
+{
+    for (struct br_lai_wait **pp = &b->lai_waits; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            return;
+        }
+    }
+}
+
+static void lai_answer(struct br_broker *b, struct br_lai_wait *w, int16_t top_error)
+{
+    const struct kp_LeaderAndIsrRequest *q = w->req.body;
+    struct kp_LeaderAndIsrResponse resp;
+    kp_LeaderAndIsrResponse_init(&resp);
+    struct kp_arena arena;
+    kp_arena_init(&arena, br_request_arena_max(w->len) + 65536);
+    int rc = 0;
+    if (top_error != KP_ERR_NONE) {
+        resp.ErrorCode = top_error;
+    } else {
+        rc = apply_leader_and_isr(b, q, w->was_stale, &arena, &resp);
+    }
+    if (rc != 0) {
+        kp_LeaderAndIsrResponse_init(&resp);
+        resp.ErrorCode = KP_ERR_UNKNOWN_SERVER_ERROR;
+    }
+    br_answer_parked(b, w->conn, w->slot, KP_API_LEADER_AND_ISR, w->req.header.RequestApiVersion,
+                     w->req.header.CorrelationId, &resp);
+    kp_arena_free(&arena);
+}
+
+static void lai_job_run(struct br_job *job)
+{
+    struct lai_job *j = (struct lai_job *)(void *)job;
+    for (size_t i = 0; i < j->n; i++) {
+        br_broker_host_open(&j->opens[i]);
+    }
+}
+
+static const struct br_job_ops lai_job_ops = {"LeaderAndIsr logs", lai_job_run};
+
+/* On the reactor: the logs are open; they are installed, and the request
+ * waiting for them applied and answered (when its connection is still
+ * there: else the controller sends it again). */
+static void lai_delivered(void *ctx, struct br_mail *m)
+{
+    struct br_broker *b = ctx;
+    struct lai_job *j = (struct lai_job *)(void *)m;
+    size_t failed = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        /* a failure is logged, and answered by the partition's become */
+        failed += br_broker_host_install(b, &j->opens[i]) != 0 ? 1 : 0;
+    }
+    br_info("LeaderAndIsr: %zu replica log(s) opened off the reactor in %" PRId64
+            " ms (%zu failed)",
+            j->n, br_now_mono_ms() - j->started_ms, failed);
+    for (struct br_lai_wait *w = b->lai_waits; w != NULL; w = w->next) {
+        if (w->id == j->id) {
+            lai_unlink(b, w);
+            lai_answer(b, w, br_broker_stopping(b) ? KP_ERR_BROKER_NOT_AVAILABLE : KP_ERR_NONE);
+            lai_wait_free(w);
+            break;
+        }
+    }
+    kp_free(j->opens);
+    kp_free(j);
+}
+
+/* The logs q's replicas need opened, prepared in *out (kp_free): how many. */
+static size_t logs_to_open(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+                           struct br_log_opening **out)
+{
+    *out = NULL;
+    int32_t n = q->UngroupedPartitionStates.count;
+    struct br_log_opening *opens = NULL;
+    size_t nopen = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s =
+            &q->UngroupedPartitionStates.items[i];
+        if (!contains(s->Replicas.items, s->Replicas.count, b->node_id) || stale(b, s)) {
+            continue;
+        }
+        bool twice = false;
+        for (size_t k = 0; k < nopen && !twice; k++) {
+            twice = opens[k].index == s->PartitionIndex &&
+                    kp_str_eq_c(s->TopicName, opens[k].topic);
+        }
+        if (twice) {
+            continue;
+        }
+        if (opens == NULL) {
+            opens = kp_calloc((size_t)n, sizeof *opens);
+            if (opens == NULL) {
+                return 0; /* opened on the reactor, as before */
+            }
+        }
+        const struct br_mc_topic *mt = br_mc_topic(
+            &b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
+        /* not 0: its log is there, or it cannot be hosted (become answers) */
+        if (br_broker_host_prepare(b, s->TopicName, s->PartitionIndex,
+                                   mt != NULL ? mt->npartitions : 0, &opens[nopen]) == 0) {
+            nopen++;
+        }
+    }
+    if (nopen == 0) {
+        kp_free(opens);
+        return 0;
+    }
+    *out = opens;
+    return nopen;
+}
+
+/* Parks r until the worker opened its replicas' logs: 0 when parked, 1
+ * when none is to be opened (apply it now), or KP_E_NOMEM. */
+static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest *q)
+{
+    struct br_broker *b = r->b;
+    if (r->slot == NULL || b->cluster_worker == NULL || br_broker_stopping(b)) {
+        return 1;
+    }
+    /* staleness first: a log installed leads at epoch 0 until its state
+     * is applied */
+    int32_t nstates = q->UngroupedPartitionStates.count;
+    bool *was_stale = kp_calloc((size_t)(nstates > 0 ? nstates : 1), sizeof *was_stale);
+    if (was_stale == NULL) {
+        return 1; /* opened on the reactor, as before */
+    }
+    for (int32_t i = 0; i < nstates; i++) {
+        was_stale[i] = stale(b, &q->UngroupedPartitionStates.items[i]);
+    }
+    struct br_log_opening *opens = NULL;
+    size_t n = logs_to_open(b, q, &opens);
+    if (n == 0) {
+        kp_free(was_stale);
+        return 1;
+    }
+    struct br_lai_wait *w = kp_calloc(1, sizeof *w);
+    struct lai_job *j = kp_calloc(1, sizeof *j);
+    uint8_t *payload = kp_malloc(r->len > 0 ? r->len : 1);
+    int err = w == NULL || j == NULL || payload == NULL ? KP_E_NOMEM : 0;
+    if (err == 0) {
+        memcpy(payload, r->payload, r->len);
+        w->payload = payload;
+        w->len = r->len;
+        kp_arena_init(&w->arena, br_request_arena_max(r->len));
+        err = kp_request_decode(w->payload, w->len, &w->arena, &w->req);
+    }
+    if (err != 0) {
+        for (size_t i = 0; i < n; i++) {
+            br_logm_release(b->logs, opens[i].dir);
+        }
+        kp_free(opens);
+        if (w != NULL) {
+            lai_wait_free(w); /* frees payload */
+        } else {
+            kp_free(payload);
+        }
+        kp_free(was_stale);
+        kp_free(j);
+        return err;
+    }
+    w->was_stale = was_stale;
+    w->park.kind = BR_PARK_LEADER_AND_ISR;
+    w->id = ++b->lai_next_id;
+    w->conn = r->conn;
+    w->slot = r->slot;
+    w->next = b->lai_waits;
+    b->lai_waits = w;
+    j->job.ops = &lai_job_ops;
+    j->job.mail.deliver = lai_delivered;
+    j->id = w->id;
+    j->n = n;
+    j->opens = opens;
+    j->started_ms = br_now_mono_ms();
+    br_slot_set_parked(r->slot, &w->park);
+    br_worker_submit(b->cluster_worker, &j->job);
+    return 0;
+}
+
 int br_h_leader_and_isr(struct br_req *r)
 {
     const struct kp_LeaderAndIsrRequest *q = r->body;
@@ -130,22 +383,32 @@ int br_h_leader_and_isr(struct br_req *r)
         resp.ErrorCode = (int16_t)rc;
         return br_respond(r, &resp);
     }
-    int32_t n = q->UngroupedPartitionStates.count;
-    resp.PartitionErrors.items = arena_array(r, (size_t)n, sizeof *resp.PartitionErrors.items);
-    if (resp.PartitionErrors.items == NULL) {
-        return KP_E_NOMEM;
+    rc = open_logs_first(r, q);
+    if (rc <= 0) {
+        return rc;
     }
-    resp.PartitionErrors.count = n;
-    for (int32_t i = 0; i < n; i++) {
-        const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s =
-            &q->UngroupedPartitionStates.items[i];
-        struct kp_LeaderAndIsrResponse_LeaderAndIsrPartitionError *e =
-            &resp.PartitionErrors.items[i];
-        e->TopicName = s->TopicName;
-        e->PartitionIndex = s->PartitionIndex;
-        e->ErrorCode = become(r, s);
+    rc = apply_leader_and_isr(r->b, q, NULL, r->arena, &resp);
+    if (rc != 0) {
+        return rc;
     }
     return br_respond(r, &resp);
+}
+
+void br_cancel_leader_and_isr(struct br_broker *b, void *parked)
+{
+    struct br_lai_wait *w = parked;
+    lai_unlink(b, w);
+    lai_wait_free(w); /* the job's logs are installed all the same */
+}
+
+void br_complete_leader_and_isrs(struct br_broker *b)
+{
+    while (b->lai_waits != NULL) {
+        struct br_lai_wait *w = b->lai_waits;
+        b->lai_waits = w->next;
+        lai_answer(b, w, KP_ERR_BROKER_NOT_AVAILABLE);
+        lai_wait_free(w);
+    }
 }
 
 /* ---------------------------------------------------------------- StopReplica */

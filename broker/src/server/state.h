@@ -134,6 +134,10 @@ struct br_broker {
      * (cluster_handlers.c), and the next one's id */
     struct br_cs_wait *cs_waits;
     uint64_t cs_next_id;
+    /* LeaderAndIsr requests waiting for their replicas' logs, and the next
+     * one's id (cluster_handlers.c) */
+    struct br_lai_wait *lai_waits;
+    uint64_t lai_next_id;
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
@@ -197,9 +201,37 @@ struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_s
 /* Cluster mode: the local replica of topic-partition, its topic made (with
  * at least npartitions slots, those not hosted without a log) and its log
  * opened or created when it has none. Returns 0 or a Kafka error code
- * (KAFKA_STORAGE_ERROR, logged). */
+ * (KAFKA_STORAGE_ERROR, logged). Opening a log is file work (a directory
+ * made, files created, a log recovered after an unclean stop): a caller
+ * on the reactor with logs to open opens them on a worker instead, in the
+ * three steps below. */
 KP_MUST_CHECK int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
                                            int32_t npartitions, struct br_partition **out);
+
+/* What opening a partition's log needs, taken on the reactor. */
+struct br_log_opening {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t index;
+    size_t dir; /* its log dir, counted there (br_logm_find_dir) until installed or released */
+    char path[4096];
+    int64_t recovery_point;
+    struct br_log_config lc;
+    struct br_log *log; /* the worker's result */
+    int rc;             /* the worker's br_log_open result */
+};
+
+/* Step 1, on the reactor: the topic made (as br_broker_host_partition) and
+ * what the worker needs in *o. Returns 1 when the replica has its log
+ * already (nothing to open), 0 when *o is to be opened, or a Kafka error
+ * code. */
+KP_MUST_CHECK int br_broker_host_prepare(struct br_broker *b, struct kp_str topic, int32_t index,
+                                         int32_t npartitions, struct br_log_opening *o);
+/* Step 2, on any thread: the log opened or created (o->log, o->rc). */
+void br_broker_host_open(struct br_log_opening *o);
+/* Step 3, on the reactor: the log installed as the replica's (or closed,
+ * with its dir given back, when it failed to open or the replica got one
+ * meanwhile). Returns 0 or KAFKA_STORAGE_ERROR. */
+KP_MUST_CHECK int br_broker_host_install(struct br_broker *b, struct br_log_opening *o);
 
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and

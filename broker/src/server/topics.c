@@ -611,10 +611,9 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
     return t;
 }
 
-int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
-                             int32_t npartitions, struct br_partition **out)
+int br_broker_host_prepare(struct br_broker *b, struct kp_str topic, int32_t index,
+                           int32_t npartitions, struct br_log_opening *o)
 {
-    *out = NULL;
     if (index < 0 || index >= BR_MAX_PARTITIONS || topic.len <= 0 ||
         !br_topic_name_valid(topic.ptr, (size_t)topic.len)) {
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -623,22 +622,79 @@ int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t i
     if (t == NULL) {
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
-    struct br_partition *p = &t->partitions[index];
-    if (p->log == NULL) {
-        /* the log is opened here, on the reactor: a partition comes to a
-         * broker once (LeaderAndIsr), and its directory is made with it */
-        if (open_partition(b, t, index) != 0) {
-            return KP_ERR_KAFKA_STORAGE_ERROR;
-        }
-        /* a replica's high watermark starts at its checkpointed one
-         * (Kafka's Partition.getOrCreateReplica), not at its log end */
-        int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, index);
-        int64_t leo = br_log_end_offset(p->log);
-        p->hw = hw < leo ? hw : leo;
-        p->hw_bytes = p->leo_bytes;
-        br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64 ", high watermark %" PRId64,
-                t->name, index, leo, p->hw);
+    if (t->partitions[index].log != NULL) {
+        return 1;
     }
-    *out = p;
+    memset(o, 0, sizeof *o);
+    (void)snprintf(o->topic, sizeof o->topic, "%s", t->name);
+    o->index = index;
+    o->dir = br_logm_find_dir(b->logs, t->name, index);
+    int n = snprintf(o->path, sizeof o->path, "%s/%s-%" PRId32, br_logm_dir(b->logs, o->dir),
+                     t->name, index);
+    if (n < 0 || (size_t)n >= sizeof o->path) {
+        br_logm_release(b->logs, o->dir);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    o->recovery_point = br_logm_recovery_point(b->logs, t->name, index);
+    br_topic_log_config(&t->config, &o->lc);
+    return 0;
+}
+
+void br_broker_host_open(struct br_log_opening *o)
+{
+    /* no file budget off the reactor: the install hands the log to it */
+    o->rc = br_log_open(o->path, &o->lc, o->recovery_point, NULL, &o->log);
+}
+
+int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
+{
+    struct br_topic *t = br_broker_find_topic(b, kp_str_c(o->topic));
+    struct br_partition *p =
+        t != NULL && o->index < t->npartitions ? &t->partitions[o->index] : NULL;
+    if (o->rc != 0 || p == NULL || p->log != NULL) {
+        if (o->rc != 0) {
+            br_error("cannot open log %s: %s", o->path,
+                     o->rc < 0 ? kp_err_str(o->rc) : kp_err_name(o->rc));
+        }
+        br_log_close(o->log);
+        o->log = NULL;
+        br_logm_release(b->logs, o->dir);
+        return o->rc != 0 || p == NULL ? KP_ERR_KAFKA_STORAGE_ERROR : 0;
+    }
+    struct br_log *log = o->log;
+    o->log = NULL;
+    if (partition_setup(b, t, o->index, log, o->dir) != 0) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    /* a replica's high watermark starts at its checkpointed one
+     * (Kafka's Partition.getOrCreateReplica), not at its log end */
+    int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, o->index);
+    int64_t leo = br_log_end_offset(p->log);
+    p->hw = hw < leo ? hw : leo;
+    p->hw_bytes = p->leo_bytes;
+    br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64 ", high watermark %" PRId64,
+            t->name, o->index, leo, p->hw);
+    return 0;
+}
+
+int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
+                             int32_t npartitions, struct br_partition **out)
+{
+    *out = NULL;
+    struct br_log_opening *o = kp_malloc(sizeof *o);
+    if (o == NULL) {
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    int rc = br_broker_host_prepare(b, topic, index, npartitions, o);
+    if (rc == 0) {
+        br_broker_host_open(o);
+        rc = br_broker_host_install(b, o);
+    }
+    kp_free(o);
+    if (rc != 0 && rc != 1) {
+        return rc;
+    }
+    struct br_topic *t = br_broker_find_topic(b, topic);
+    *out = &t->partitions[index];
     return 0;
 }
