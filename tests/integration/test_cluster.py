@@ -819,9 +819,12 @@ def case_replica_logs_are_opened_while_the_broker_serves(t):
     """A LeaderAndIsr naming many new replicas (a topic of 1,000 partitions
     is one LeaderAndIsr per broker): their logs are made on a worker while
     the reactor serves everyone else; the request is answered once they
-    are, every replica hosted. An ApiVersions sent just after the
-    LeaderAndIsr, on another connection, is answered first (with the logs
-    made on the reactor it waited for all of them: 8.5 s here for 1,000)."""
+    are, every replica hosted and in its state. An ApiVersions sent just
+    after the LeaderAndIsr, on another connection, is answered first (with
+    the logs made on the reactor it waited for all of them: 8.5 s here for
+    1,000); a StopReplica of the controller's sent meanwhile waits its turn
+    and is answered after the LeaderAndIsr, as the controller sent them."""
+    import selectors
     import struct
     import kwire
     imports()
@@ -835,21 +838,27 @@ def case_replica_logs_are_opened_while_the_broker_serves(t):
         body = leader_and_isr_v1(controller, epoch,
                                  [("many", p, 1, 0, [1], [1]) for p in range(n)],
                                  [(1, host, int(bport))])
-        lai = socket.create_connection((host, int(bport)), timeout=120)
-        other = socket.create_connection((host, int(bport)), timeout=120)
+        stop = (kwire.i32(controller) + kwire.i32(epoch) + kwire.i8(0) +
+                kwire.array([kwire.string("many") + kwire.i32(0)]))
+        conns = {name: socket.create_connection((host, int(bport)), timeout=120)
+                 for name in ("LeaderAndIsr", "StopReplica", "ApiVersions")}
         try:
-            lai.sendall(kwire.request(4, 1, 5, body, client_id="controller-%d" % controller))
-            other.sendall(kwire.api_versions_v0(6))
-            import selectors
+            client = "controller-%d" % controller
+            conns["LeaderAndIsr"].sendall(kwire.request(4, 1, 5, body, client_id=client))
+            conns["StopReplica"].sendall(kwire.request(5, 0, 7, stop, client_id=client))
+            conns["ApiVersions"].sendall(kwire.api_versions_v0(6))
             sel = selectors.DefaultSelector()
-            sel.register(lai, selectors.EVENT_READ, "LeaderAndIsr")
-            sel.register(other, selectors.EVENT_READ, "ApiVersions")
-            first = sel.select(timeout=120)
-            check(first, "no answer in 120 s")
-            names = sorted(k.data for k, _ in first)
-            eq(names, ["ApiVersions"], "the answer that came first")
-            eq(struct.unpack(">i", read_frame(other)[:4])[0], 6, "ApiVersions' correlation id")
-            resp = read_frame(lai)
+            for name, s in conns.items():
+                sel.register(s, selectors.EVENT_READ, name)
+            order, answers = [], {}
+            deadline = time.monotonic() + 120
+            while len(order) < 3 and time.monotonic() < deadline:
+                for key, _ in sel.select(timeout=1):
+                    order.append(key.data)
+                    answers[key.data] = read_frame(key.fileobj)
+                    sel.unregister(key.fileobj)
+            eq(order, ["ApiVersions", "LeaderAndIsr", "StopReplica"], "the order of the answers")
+            resp = answers["LeaderAndIsr"]
             corr, err, count = struct.unpack(">ihi", resp[:10])
             eq((corr, err, count), (5, 0, n), "the LeaderAndIsr's answer")
             at, codes = 10, []
@@ -859,9 +868,10 @@ def case_replica_logs_are_opened_while_the_broker_serves(t):
                 codes.append(struct.unpack(">h", resp[at:at + 2])[0])
                 at += 2
             eq(sorted(set(codes)), [0], "every partition's error code")
+            eq(struct.unpack(">ih", answers["StopReplica"][:6]), (7, 0), "the StopReplica's answer")
         finally:
-            lai.close()
-            other.close()
+            for s in conns.values():
+                s.close()
         d = c.brokers[1].log_dir
         made = [p for p in range(n) if os.path.isdir(os.path.join(d, "many-%d" % p))]
         eq(len(made), n, "replica directories made")

@@ -32,8 +32,13 @@ static void *arena_array(struct br_req *r, size_t n, size_t size)
 
 /* ---------------------------------------------------------------- UpdateMetadata */
 
+static bool ctl_wait_turn(struct br_req *r, int (*handler)(struct br_req *r));
+
 int br_h_update_metadata(struct br_req *r)
 {
+    if (ctl_wait_turn(r, br_h_update_metadata)) {
+        return 0;
+    }
     const struct kp_UpdateMetadataRequest *q = r->body;
     struct kp_UpdateMetadataResponse resp;
     kp_UpdateMetadataResponse_init(&resp);
@@ -157,35 +162,41 @@ static int apply_leader_and_isr(struct br_broker *b, const struct kp_LeaderAndIs
     return 0;
 }
 
-/* A LeaderAndIsr that names replicas whose logs are to be opened (made,
- * or recovered after an unclean stop: file work that for a topic of 1,000
- * partitions held the reactor 8.5 s) waits on its slot while the cluster
- * worker opens them, then is applied as if it had just come
- * (BR_PARK_LEADER_AND_ISR). The controller sends a broker one request at a
- * time, so nothing it sends overtakes it. */
-struct br_lai_wait {
-    struct br_park park; /* first: kind BR_PARK_LEADER_AND_ISR */
-    struct br_lai_wait *next;
-    uint64_t id;
-    struct br_conn *conn;
+/* The controller's requests to this broker (LeaderAndIsr, StopReplica,
+ * UpdateMetadata) are applied in the order they come. A LeaderAndIsr that
+ * names replicas whose logs are to be opened (made, or recovered after an
+ * unclean stop: file work that for a topic of 1,000 partitions held the
+ * reactor 8.5 s) waits on its slot while the cluster worker opens them,
+ * then is applied and answered as if it had just come; the controller's
+ * requests that come meanwhile (it sends one at a time, but sends again
+ * after a timeout or a new connection) wait behind it in a queue
+ * (BR_PARK_CONTROLLER_QUEUE), so that none acts on a replica whose log is
+ * being opened. The reactor serves everyone else. */
+struct br_ctl_wait {
+    struct br_park park; /* first: kind BR_PARK_CONTROLLER_QUEUE */
+    struct br_ctl_wait *next;
+    struct br_conn *conn; /* NULL once the connection died */
     struct br_slot *slot;
     uint8_t *payload; /* the request's frame, copied, and its decoding */
     size_t len;
     struct kp_arena arena;
     struct kp_request req;
-    bool *was_stale; /* per partition state, when it came */
+    int (*handler)(struct br_req *r);
+    /* a LeaderAndIsr whose logs are being opened: stale() of each
+     * partition state when it came (an installed log leads at epoch 0
+     * until its state is applied); NULL for one that waits its turn */
+    bool *was_stale;
 };
 
 /* The worker's job: the logs opened. */
 struct lai_job {
     struct br_job job; /* first: comes back through the mailbox */
-    uint64_t id;
     size_t n;
     struct br_log_opening *opens;
     int64_t started_ms;
 };
 
-static void lai_wait_free(struct br_lai_wait *w)
+static void ctl_wait_free(struct br_ctl_wait *w)
 {
     kp_free(w->was_stale);
     kp_arena_free(&w->arena);
@@ -193,9 +204,53 @@ static void lai_wait_free(struct br_lai_wait *w)
     kp_free(w);
 }
 
-static void lai_unlink(struct br_broker *b, struct br_lai_wait *w)
+/* A copy of r to apply later (its frame copied and decoded again); NULL
+ * when out of memory. */
+static struct br_ctl_wait *ctl_wait_new(struct br_req *r, int (*handler)(struct br_req *r))
 {
-    for (struct br_lai_wait **pp = &b->lai_waits; *pp != NULL; pp = &(*pp)->next) {
+    struct br_ctl_wait *w = kp_calloc(1, sizeof *w);
+    uint8_t *payload = kp_malloc(r->len > 0 ? r->len : 1);
+    if (w == NULL || payload == NULL) {
+        kp_free(w);
+        kp_free(payload);
+        return NULL;
+    }
+    memcpy(payload, r->payload, r->len);
+    w->payload = payload;
+    w->len = r->len;
+    kp_arena_init(&w->arena, br_request_arena_max(r->len));
+    if (kp_request_decode(w->payload, w->len, &w->arena, &w->req) != 0) {
+        ctl_wait_free(w);
+        return NULL;
+    }
+    w->park.kind = BR_PARK_CONTROLLER_QUEUE;
+    w->conn = r->conn;
+    w->slot = r->slot;
+    w->handler = handler;
+    return w;
+}
+
+/* The request w holds, as its handler takes it (arena: the answer's). */
+static struct br_req ctl_wait_req(struct br_broker *b, struct br_ctl_wait *w,
+                                  struct kp_arena *arena)
+{
+    return (struct br_req){b,           w->conn,    w->slot,     &w->req.header,
+                           w->req.header.RequestApiVersion, w->req.body, arena, w->payload,
+                           w->len};
+}
+
+static void ctl_push_back(struct br_broker *b, struct br_ctl_wait *w)
+{
+    struct br_ctl_wait **pp = &b->ctl_waits;
+    while (*pp != NULL) {
+        pp = &(*pp)->next;
+    }
+    *pp = w;
+}
+
+static void ctl_unlink(struct br_broker *b, struct br_ctl_wait *w)
+{
+    for (struct br_ctl_wait **pp = &b->ctl_waits; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             return;
@@ -203,26 +258,46 @@ static void lai_unlink(struct br_broker *b, struct br_lai_wait *w)
     }
 }
 
-static void lai_answer(struct br_broker *b, struct br_lai_wait *w, int16_t top_error)
+/* A controller's request that comes while others wait waits behind them:
+ * true when r was queued (or answered: out of memory). */
+static bool ctl_wait_turn(struct br_req *r, int (*handler)(struct br_req *r))
 {
-    const struct kp_LeaderAndIsrRequest *q = w->req.body;
-    struct kp_LeaderAndIsrResponse resp;
-    kp_LeaderAndIsrResponse_init(&resp);
-    struct kp_arena arena;
-    kp_arena_init(&arena, br_request_arena_max(w->len) + 65536);
-    int rc = 0;
-    if (top_error != KP_ERR_NONE) {
-        resp.ErrorCode = top_error;
-    } else {
-        rc = apply_leader_and_isr(b, q, w->was_stale, &arena, &resp);
+    struct br_broker *b = r->b;
+    if (b->ctl_waits == NULL || b->ctl_resuming || r->slot == NULL) {
+        return false;
     }
-    if (rc != 0) {
-        kp_LeaderAndIsrResponse_init(&resp);
-        resp.ErrorCode = KP_ERR_UNKNOWN_SERVER_ERROR;
+    struct br_ctl_wait *w = ctl_wait_new(r, handler);
+    if (w == NULL) {
+        br_respond_failed(r, KP_E_NOMEM);
+        return true;
     }
-    br_answer_parked(b, w->conn, w->slot, KP_API_LEADER_AND_ISR, w->req.header.RequestApiVersion,
-                     w->req.header.CorrelationId, &resp);
-    kp_arena_free(&arena);
+    ctl_push_back(b, w);
+    br_slot_set_parked(r->slot, &w->park);
+    return true;
+}
+
+/* Applies the queued requests in order until one opens logs again (it
+ * stays at the head) or none is left. */
+static void ctl_resume(struct br_broker *b)
+{
+    while (b->ctl_waits != NULL && b->ctl_waits->was_stale == NULL) {
+        struct br_ctl_wait *w = b->ctl_waits;
+        b->ctl_waits = w->next;
+        if (w->conn != NULL) {
+            br_slot_set_parked(w->slot, NULL);
+            struct kp_arena arena;
+            kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
+            struct br_req r = ctl_wait_req(b, w, &arena);
+            b->ctl_resuming = true;
+            int err = w->handler(&r);
+            b->ctl_resuming = false;
+            if (err != 0) {
+                br_respond_failed(&r, err);
+            }
+            kp_arena_free(&arena);
+        }
+        ctl_wait_free(w);
+    }
 }
 
 static void lai_job_run(struct br_job *job)
@@ -235,9 +310,9 @@ static void lai_job_run(struct br_job *job)
 
 static const struct br_job_ops lai_job_ops = {"LeaderAndIsr logs", lai_job_run};
 
-/* On the reactor: the logs are open; they are installed, and the request
- * waiting for them applied and answered (when its connection is still
- * there: else the controller sends it again). */
+/* On the reactor: the logs are open; they are installed, the LeaderAndIsr
+ * at the queue's head applied and answered (when its connection is still
+ * there: else the controller sends it again), then what waited behind it. */
 static void lai_delivered(void *ctx, struct br_mail *m)
 {
     struct br_broker *b = ctx;
@@ -250,16 +325,33 @@ static void lai_delivered(void *ctx, struct br_mail *m)
     br_info("LeaderAndIsr: %zu replica log(s) opened off the reactor in %" PRId64
             " ms (%zu failed)",
             j->n, br_now_mono_ms() - j->started_ms, failed);
-    for (struct br_lai_wait *w = b->lai_waits; w != NULL; w = w->next) {
-        if (w->id == j->id) {
-            lai_unlink(b, w);
-            lai_answer(b, w, br_broker_stopping(b) ? KP_ERR_BROKER_NOT_AVAILABLE : KP_ERR_NONE);
-            lai_wait_free(w);
-            break;
-        }
-    }
     kp_free(j->opens);
     kp_free(j);
+    struct br_ctl_wait *w = b->ctl_waits; /* the LeaderAndIsr the job was for */
+    if (w == NULL || w->was_stale == NULL) {
+        return; /* cannot happen: the head waits for the one job under way */
+    }
+    b->ctl_waits = w->next;
+    if (w->conn != NULL) {
+        br_slot_set_parked(w->slot, NULL);
+        struct kp_arena arena;
+        kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
+        struct br_req r = ctl_wait_req(b, w, &arena);
+        struct kp_LeaderAndIsrResponse resp;
+        int err = br_broker_stopping(b) ? 0
+                  : apply_leader_and_isr(b, w->req.body, w->was_stale, &arena, &resp);
+        if (br_broker_stopping(b)) {
+            kp_LeaderAndIsrResponse_init(&resp);
+            resp.ErrorCode = KP_ERR_BROKER_NOT_AVAILABLE;
+        }
+        err = err == 0 ? br_respond(&r, &resp) : err;
+        if (err != 0) {
+            br_respond_failed(&r, err);
+        }
+        kp_arena_free(&arena);
+    }
+    ctl_wait_free(w);
+    ctl_resume(b);
 }
 
 /* The logs q's replicas need opened, prepared in *out (kp_free): how many. */
@@ -306,15 +398,16 @@ static size_t logs_to_open(struct br_broker *b, const struct kp_LeaderAndIsrRequ
     return nopen;
 }
 
-/* Parks r until the worker opened its replicas' logs: 0 when parked, 1
- * when none is to be opened (apply it now), or KP_E_NOMEM. */
+/* Parks r at the queue's head until the worker opened its replicas' logs:
+ * 0 when parked, 1 when none is to be opened (apply it now), or
+ * KP_E_NOMEM. */
 static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest *q)
 {
     struct br_broker *b = r->b;
     if (r->slot == NULL || b->cluster_worker == NULL || br_broker_stopping(b)) {
         return 1;
     }
-    /* staleness first: a log installed leads at epoch 0 until its state
+    /* staleness first: an installed log leads at epoch 0 until its state
      * is applied */
     int32_t nstates = q->UngroupedPartitionStates.count;
     bool *was_stale = kp_calloc((size_t)(nstates > 0 ? nstates : 1), sizeof *was_stale);
@@ -330,41 +423,26 @@ static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest
         kp_free(was_stale);
         return 1;
     }
-    struct br_lai_wait *w = kp_calloc(1, sizeof *w);
+    struct br_ctl_wait *w = ctl_wait_new(r, br_h_leader_and_isr);
     struct lai_job *j = kp_calloc(1, sizeof *j);
-    uint8_t *payload = kp_malloc(r->len > 0 ? r->len : 1);
-    int err = w == NULL || j == NULL || payload == NULL ? KP_E_NOMEM : 0;
-    if (err == 0) {
-        memcpy(payload, r->payload, r->len);
-        w->payload = payload;
-        w->len = r->len;
-        kp_arena_init(&w->arena, br_request_arena_max(r->len));
-        err = kp_request_decode(w->payload, w->len, &w->arena, &w->req);
-    }
-    if (err != 0) {
+    if (w == NULL || j == NULL) {
         for (size_t i = 0; i < n; i++) {
             br_logm_release(b->logs, opens[i].dir);
         }
         kp_free(opens);
-        if (w != NULL) {
-            lai_wait_free(w); /* frees payload */
-        } else {
-            kp_free(payload);
-        }
         kp_free(was_stale);
+        if (w != NULL) {
+            ctl_wait_free(w);
+        }
         kp_free(j);
-        return err;
+        return KP_E_NOMEM;
     }
     w->was_stale = was_stale;
-    w->park.kind = BR_PARK_LEADER_AND_ISR;
-    w->id = ++b->lai_next_id;
-    w->conn = r->conn;
-    w->slot = r->slot;
-    w->next = b->lai_waits;
-    b->lai_waits = w;
+    /* at the head: the requests queued behind it came after it */
+    w->next = b->ctl_waits;
+    b->ctl_waits = w;
     j->job.ops = &lai_job_ops;
     j->job.mail.deliver = lai_delivered;
-    j->id = w->id;
     j->n = n;
     j->opens = opens;
     j->started_ms = br_now_mono_ms();
@@ -375,6 +453,9 @@ static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest
 
 int br_h_leader_and_isr(struct br_req *r)
 {
+    if (ctl_wait_turn(r, br_h_leader_and_isr)) {
+        return 0;
+    }
     const struct kp_LeaderAndIsrRequest *q = r->body;
     struct kp_LeaderAndIsrResponse resp;
     kp_LeaderAndIsrResponse_init(&resp);
@@ -394,20 +475,42 @@ int br_h_leader_and_isr(struct br_req *r)
     return br_respond(r, &resp);
 }
 
-void br_cancel_leader_and_isr(struct br_broker *b, void *parked)
+void br_cancel_controller_request(struct br_broker *b, void *parked)
 {
-    struct br_lai_wait *w = parked;
-    lai_unlink(b, w);
-    lai_wait_free(w); /* the job's logs are installed all the same */
+    struct br_ctl_wait *w = parked;
+    if (w->was_stale != NULL) {
+        /* its job is under way: it stays at the head, answered by no one */
+        w->conn = NULL;
+        w->slot = NULL;
+        return;
+    }
+    ctl_unlink(b, w);
+    ctl_wait_free(w);
 }
 
-void br_complete_leader_and_isrs(struct br_broker *b)
+void br_complete_controller_requests(struct br_broker *b)
 {
-    while (b->lai_waits != NULL) {
-        struct br_lai_wait *w = b->lai_waits;
-        b->lai_waits = w->next;
-        lai_answer(b, w, KP_ERR_BROKER_NOT_AVAILABLE);
-        lai_wait_free(w);
+    for (struct br_ctl_wait *w = b->ctl_waits; w != NULL; w = w->next) {
+        if (w->conn == NULL) {
+            continue;
+        }
+        struct kp_arena arena;
+        kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
+        struct br_req r = ctl_wait_req(b, w, &arena);
+        br_slot_set_parked(w->slot, NULL);
+        br_respond_failed(&r, KP_ERR_BROKER_NOT_AVAILABLE);
+        kp_arena_free(&arena);
+        w->conn = NULL; /* answered: the queue goes with the job's answer or the stop */
+        w->slot = NULL;
+    }
+}
+
+void br_controller_requests_free(struct br_broker *b)
+{
+    while (b->ctl_waits != NULL) {
+        struct br_ctl_wait *w = b->ctl_waits;
+        b->ctl_waits = w->next;
+        ctl_wait_free(w);
     }
 }
 
@@ -498,6 +601,9 @@ static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t ind
 
 int br_h_stop_replica(struct br_req *r)
 {
+    if (ctl_wait_turn(r, br_h_stop_replica)) {
+        return 0;
+    }
     const struct kp_StopReplicaRequest *q = r->body;
     struct kp_StopReplicaResponse resp;
     kp_StopReplicaResponse_init(&resp);

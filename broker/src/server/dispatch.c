@@ -281,8 +281,8 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_CONTROLLED_SHUTDOWN:
         br_cancel_controlled_shutdown(b, parked);
         break;
-    case BR_PARK_LEADER_AND_ISR:
-        br_cancel_leader_and_isr(b, parked);
+    case BR_PARK_CONTROLLER_QUEUE:
+        br_cancel_controller_request(b, parked);
         break;
     }
 }
@@ -297,7 +297,7 @@ void br_broker_complete_all_parked(struct br_broker *b)
     br_cluster_complete_creates(b);
     br_cluster_complete_waits(b);
     br_complete_controlled_shutdowns(b);
-    br_complete_leader_and_isrs(b);
+    br_complete_controller_requests(b);
 }
 
 bool br_broker_stopping(const struct br_broker *b)

@@ -72,12 +72,14 @@ int br_h_controlled_shutdown(struct br_req *r);
 void br_cancel_controlled_shutdown(struct br_broker *b, void *parked);
 /* Stop: every parked ControlledShutdown answered NOT_CONTROLLER. */
 void br_complete_controlled_shutdowns(struct br_broker *b);
-/* LeaderAndIsr naming replicas whose logs are to be opened: parked while
- * the cluster worker opens them (BR_PARK_LEADER_AND_ISR); a dying connection
- * drops the wait (the logs are installed all the same), a stop answers
- * BROKER_NOT_AVAILABLE. */
-void br_cancel_leader_and_isr(struct br_broker *b, void *parked);
-void br_complete_leader_and_isrs(struct br_broker *b);
+/* The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata)
+ * queued while a LeaderAndIsr's replica logs are opened on the cluster
+ * worker (BR_PARK_CONTROLLER_QUEUE): a dying connection drops its request
+ * (the controller sends it again), a stop answers BROKER_NOT_AVAILABLE,
+ * and what is left at the end is freed. */
+void br_cancel_controller_request(struct br_broker *b, void *parked);
+void br_complete_controller_requests(struct br_broker *b);
+void br_controller_requests_free(struct br_broker *b);
 int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
  * Kafka's AdminZkClient writes it (its config, then its assignment over
@@ -218,7 +220,8 @@ enum br_park_kind {
     BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
     BR_PARK_CONTROLLED_SHUTDOWN, /* ControlledShutdown waiting for the controller (cluster_handlers.c) */
     BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
-    BR_PARK_LEADER_AND_ISR, /* LeaderAndIsr waiting for its replicas' logs (cluster_handlers.c) */
+    BR_PARK_CONTROLLER_QUEUE, /* the controller's requests in order, while a LeaderAndIsr's logs
+                                 are opened (cluster_handlers.c) */
 };
 
 struct br_park {

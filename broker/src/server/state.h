@@ -134,10 +134,11 @@ struct br_broker {
      * (cluster_handlers.c), and the next one's id */
     struct br_cs_wait *cs_waits;
     uint64_t cs_next_id;
-    /* LeaderAndIsr requests waiting for their replicas' logs, and the next
-     * one's id (cluster_handlers.c) */
-    struct br_lai_wait *lai_waits;
-    uint64_t lai_next_id;
+    /* the controller's requests waiting in order while a LeaderAndIsr's
+     * replica logs are opened, and whether one of them is being applied
+     * (cluster_handlers.c) */
+    struct br_ctl_wait *ctl_waits;
+    bool ctl_resuming;
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
