@@ -276,28 +276,57 @@ static bool ctl_wait_turn(struct br_req *r, int (*handler)(struct br_req *r))
     return true;
 }
 
+/* Takes the queue's head off and, unless its connection died, runs
+ * apply on the request it holds (an error it returns is answered). */
+static void ctl_run_head(struct br_broker *b,
+                         int (*apply)(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r))
+{
+    struct br_ctl_wait *w = b->ctl_waits;
+    b->ctl_waits = w->next;
+    if (w->conn != NULL) {
+        br_slot_set_parked(w->slot, NULL);
+        struct kp_arena arena;
+        kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
+        struct br_req r = ctl_wait_req(b, w, &arena);
+        int err = apply(b, w, &r);
+        if (err != 0) {
+            br_respond_failed(&r, err);
+        }
+        kp_arena_free(&arena);
+    }
+    ctl_wait_free(w);
+}
+
+/* A request that waited its turn: its handler, as if it had just come. */
+static int run_handler(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r)
+{
+    b->ctl_resuming = true;
+    int err = w->handler(r);
+    b->ctl_resuming = false;
+    return err;
+}
+
 /* Applies the queued requests in order until one opens logs again (it
  * stays at the head) or none is left. */
 static void ctl_resume(struct br_broker *b)
 {
     while (b->ctl_waits != NULL && b->ctl_waits->was_stale == NULL) {
-        struct br_ctl_wait *w = b->ctl_waits;
-        b->ctl_waits = w->next;
-        if (w->conn != NULL) {
-            br_slot_set_parked(w->slot, NULL);
-            struct kp_arena arena;
-            kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
-            struct br_req r = ctl_wait_req(b, w, &arena);
-            b->ctl_resuming = true;
-            int err = w->handler(&r);
-            b->ctl_resuming = false;
-            if (err != 0) {
-                br_respond_failed(&r, err);
-            }
-            kp_arena_free(&arena);
-        }
-        ctl_wait_free(w);
+        ctl_run_head(b, run_handler);
     }
+}
+
+/* The LeaderAndIsr whose logs are now open: applied (states judged stale
+ * as they were when it came) and answered. */
+static int apply_opened(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r)
+{
+    struct kp_LeaderAndIsrResponse resp;
+    if (br_broker_stopping(b)) {
+        kp_LeaderAndIsrResponse_init(&resp);
+        resp.ErrorCode = KP_ERR_BROKER_NOT_AVAILABLE;
+        return br_respond(r, &resp);
+    }
+    int err = apply_leader_and_isr(b, w->req.body, w->was_stale, r->arena, &resp);
+    return err != 0 ? err : br_respond(r, &resp);
 }
 
 static void lai_job_run(struct br_job *job)
@@ -327,30 +356,11 @@ static void lai_delivered(void *ctx, struct br_mail *m)
             j->n, br_now_mono_ms() - j->started_ms, failed);
     kp_free(j->opens);
     kp_free(j);
-    struct br_ctl_wait *w = b->ctl_waits; /* the LeaderAndIsr the job was for */
+    const struct br_ctl_wait *w = b->ctl_waits; /* the LeaderAndIsr the job was for */
     if (w == NULL || w->was_stale == NULL) {
         return; /* cannot happen: the head waits for the one job under way */
     }
-    b->ctl_waits = w->next;
-    if (w->conn != NULL) {
-        br_slot_set_parked(w->slot, NULL);
-        struct kp_arena arena;
-        kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
-        struct br_req r = ctl_wait_req(b, w, &arena);
-        struct kp_LeaderAndIsrResponse resp;
-        int err = br_broker_stopping(b) ? 0
-                  : apply_leader_and_isr(b, w->req.body, w->was_stale, &arena, &resp);
-        if (br_broker_stopping(b)) {
-            kp_LeaderAndIsrResponse_init(&resp);
-            resp.ErrorCode = KP_ERR_BROKER_NOT_AVAILABLE;
-        }
-        err = err == 0 ? br_respond(&r, &resp) : err;
-        if (err != 0) {
-            br_respond_failed(&r, err);
-        }
-        kp_arena_free(&arena);
-    }
-    ctl_wait_free(w);
+    ctl_run_head(b, apply_opened);
     ctl_resume(b);
 }
 
