@@ -230,6 +230,43 @@ def case_committed_offsets_survive_the_coordinators_loss(t):
         c.close()
 
 
+def case_committed_offsets_survive_a_restart_of_every_broker(t):
+    """Every broker stopped and started again: each is given the leadership
+    of its __consumer_offsets partitions in its first LeaderAndIsr (no
+    broker was left to lead them meanwhile), and loads their groups then,
+    as a broker that becomes their leader later does: the group's committed
+    offsets are there after the restart."""
+    ck, c = start_cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("again", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, "again", 3), 60, "again's leaders known everywhere")
+        produce_all(ck, c.bootstrap(0), "again", 90, "before")
+        group = "restarted"
+        got = consume_group(ck, c.bootstrap(0), group, "again", 90)
+        eq(len(got), 90, "records read before the restart")
+        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                         "the group's coordinator")[0]
+        before = committed(ck, c.bootstrap(coord), group, "again", range(3))
+        eq(sum(before.values()), 90, "committed before the restart: %r" % before)
+        for b in c.brokers:
+            b.kill()
+        for b in c.brokers:
+            b.start()
+        gp = group_partition(group)
+        wait_for(lambda: (c.state(OFFSETS, gp) or {}).get("leader", -1) >= 0 and
+                 len((c.state(OFFSETS, gp) or {}).get("isr", [])) == 3, 90,
+                 "%s-%d led again with its ISR whole" % (OFFSETS, gp))
+        wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                 "the group's coordinator after the restart")
+        after = wait_for(lambda: committed(ck, c.bootstrap(0), group, "again", range(3)) or None,
+                         60, "committed offsets after the restart")
+        eq(after, before, "committed offsets after every broker restarted")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_groups_are_coordinated_by_the_offsets_leaders,
-                   case_committed_offsets_survive_the_coordinators_loss]))
+                   case_committed_offsets_survive_the_coordinators_loss,
+                   case_committed_offsets_survive_a_restart_of_every_broker]))

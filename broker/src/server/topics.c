@@ -666,6 +666,12 @@ int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
     if (partition_setup(b, t, o->index, log, o->dir) != 0) {
         return KP_ERR_KAFKA_STORAGE_ERROR;
     }
+    /* what it is comes from the controller: partition_setup's leadership
+     * is the standalone broker's. Taken for one, a replica that leads in
+     * its first LeaderAndIsr was not becoming the leader, and a partition
+     * of __consumer_offsets did not load its groups (every broker
+     * restarted: the committed offsets were not there) */
+    p->role = BR_ROLE_NONE;
     /* a replica's high watermark starts at its checkpointed one
      * (Kafka's Partition.getOrCreateReplica), not at its log end */
     int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, o->index);
