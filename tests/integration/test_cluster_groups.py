@@ -191,20 +191,27 @@ def case_groups_are_coordinated_by_the_offsets_leaders(t):
         c.close()
 
 
+def group_with_commits(ck, c, topic, group, n):
+    """A topic of 3 partitions replicated on the 3 brokers, n records in it
+    read and committed by group: (its coordinator, {partition: committed})."""
+    wait_for(lambda: c.controller() is not None, 60, "a controller")
+    c.create_topic(topic, [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+    wait_for(lambda: led_everywhere(c, topic, 3), 60, "%s's leaders known everywhere" % topic)
+    produce_all(ck, c.bootstrap(0), topic, n, "before")
+    got = consume_group(ck, c.bootstrap(0), group, topic, n)
+    eq(len(got), n, "records read by %s" % group)
+    coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                     "the group's coordinator")[0]
+    before = committed(ck, c.bootstrap(coord), group, topic, range(3))
+    eq(sum(before.values()), n, "committed by %s: %r" % (group, before))
+    return coord, before
+
+
 def case_committed_offsets_survive_the_coordinators_loss(t):
     ck, c = start_cluster(t)
     try:
-        wait_for(lambda: c.controller() is not None, 60, "a controller")
-        c.create_topic("keep", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
-        wait_for(lambda: led_everywhere(c, "keep", 3), 60, "keep's leaders known everywhere")
-        produce_all(ck, c.bootstrap(0), "keep", 200, "before")
         group = "survivor"
-        got = consume_group(ck, c.bootstrap(0), group, "keep", 200)
-        eq(len(got), 200, "records read before the loss")
-        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
-                         "the group's coordinator")[0]
-        before = committed(ck, c.bootstrap(coord), group, "keep", range(3))
-        eq(sum(before.values()), 200, "committed before the loss: %r" % before)
+        coord, before = group_with_commits(ck, c, "keep", group, 200)
         # the coordinator dies without a word: the ISR's next member leads
         # the group's partition and loads the group from its copy
         c.brokers[coord].kill()
@@ -238,17 +245,8 @@ def case_committed_offsets_survive_a_restart_of_every_broker(t):
     offsets are there after the restart."""
     ck, c = start_cluster(t)
     try:
-        wait_for(lambda: c.controller() is not None, 60, "a controller")
-        c.create_topic("again", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
-        wait_for(lambda: led_everywhere(c, "again", 3), 60, "again's leaders known everywhere")
-        produce_all(ck, c.bootstrap(0), "again", 90, "before")
         group = "restarted"
-        got = consume_group(ck, c.bootstrap(0), group, "again", 90)
-        eq(len(got), 90, "records read before the restart")
-        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
-                         "the group's coordinator")[0]
-        before = committed(ck, c.bootstrap(coord), group, "again", range(3))
-        eq(sum(before.values()), 90, "committed before the restart: %r" % before)
+        _, before = group_with_commits(ck, c, "again", group, 90)
         for b in c.brokers:
             b.kill()
         for b in c.brokers:
