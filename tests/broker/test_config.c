@@ -154,6 +154,7 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_PTR_NULL(c.zookeeper_connect);
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 6000);
+    CU_ASSERT_EQUAL(c.config_change_expiration_ms, 900000);
     for (int k = 0; k < BR_CFG__COUNT; k++) {
         CU_ASSERT_FALSE(br_config_is_set(&c, (enum br_config_key)k));
     }
@@ -281,7 +282,8 @@ static const char every_key[] =
     "group.max.session.timeout.ms=1800000\n"
     "zookeeper.connect=zk1:2181,zk2:2181/samsa\n"
     "zookeeper.session.timeout.ms=18000\n"
-    "zookeeper.connection.timeout.ms=9000\n";
+    "zookeeper.connection.timeout.ms=9000\n"
+    "config.change.expiration.ms=60000\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -382,6 +384,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_STRING_EQUAL(c.zookeeper_connect, "zk1:2181,zk2:2181/samsa");
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 18000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 9000);
+    CU_ASSERT_EQUAL(c.config_change_expiration_ms, 60000);
     /* all but security.inter.broker.protocol, which excludes
      * inter.broker.listener.name */
     for (int k = 0; k < BR_CFG__COUNT; k++) {

@@ -17,6 +17,8 @@ samsa-brokers and a real ZooKeeper on 127.0.0.1 (test_cluster.py's harness).
   /config/changes/config_change_ znode in Kafka's JSON, every broker's
   DescribeConfigs shows the change and its logs apply it (segment.bytes
   rolls segments on every replica); an invalid value changes nothing;
+  notifications older than config.change.expiration.ms (3 s here, Kafka's
+  15 min) are deleted once the next change is read;
 - DescribeConfigs of a topic a broker hosts no replica of: answered from
   ZooKeeper, the same as its host answers, alone or beside hosted and
   unknown topics in one request, and a change shows at once;
@@ -439,9 +441,50 @@ def case_producer_ids_are_unique_across_the_cluster(t):
         c.close()
 
 
+def case_old_config_changes_are_purged(t):
+    """config.change.expiration.ms at 3 s where Kafka's is 15 min: the
+    notifications older than that go when the next change is read."""
+    confluent()
+    expiry_ms = 3000
+    c = Cluster(t, config={"config.change.expiration.ms": str(expiry_ms)})
+    try:
+        controller_of(c)
+        everyone_knows_everyone(c)
+        create(c, "aged", 1, 3)
+
+        def alter(value):
+            before = set(c.children("/config/changes"))
+            res = kadmin.alter_configs(c.brokers[0].port,
+                                       [(kadmin.TOPIC, "aged", {"retention.ms": value})])
+            eq(res[(kadmin.TOPIC, "aged")][0], 0, "AlterConfigs retention.ms=%s" % value)
+            new = sorted(set(c.children("/config/changes")) - before)
+            eq(len(new), 1, "notifications of retention.ms=%s: %r" % (value, new))
+            return new[0]
+
+        first = alter("3600000")
+        # old enough by ZooKeeper's clock, which stamps the znode
+        ctime_ms = c.get("/config/changes/" + first)[1].ctime
+        wait_for(lambda: time.time() * 1000 - ctime_ms > expiry_ms + 500, 30,
+                 "the first notification to age past %d ms" % expiry_ms)
+        check(c.exists("/config/changes/" + first), "%s purged before any change came", first)
+        second = alter("7200000")
+        wait_for(lambda: not c.exists("/config/changes/" + first), 30,
+                 "%s purged once %s was read" % (first, second))
+        check(c.exists("/config/changes/" + second), "the new notification %s purged", second)
+        # the new one still reached every broker
+        for i in range(3):
+            wait_for(lambda i=i: kadmin.describe_configs(c.brokers[i].port, "aged",
+                                                         ["retention.ms"]).get("retention.ms")
+                     == ("7200000", DYNAMIC_TOPIC_CONFIG), 30,
+                     "broker %d's retention.ms of aged" % i)
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_delete_topic_everywhere_and_make_it_again,
                    case_deletion_waits_for_a_broker_that_is_down,
                    case_create_partitions_three_to_six,
                    case_alter_configs_reach_every_broker,
+                   case_old_config_changes_are_purged,
                    case_producer_ids_are_unique_across_the_cluster]))

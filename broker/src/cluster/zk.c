@@ -329,6 +329,7 @@ static void copy_stat(struct zk_req *r, const struct Stat *st)
     r->has_stat = true;
     r->stat.czxid = st->czxid;
     r->stat.mzxid = st->mzxid;
+    r->stat.ctime_ms = st->ctime;
     r->stat.ephemeral_owner = st->ephemeralOwner;
     r->stat.version = st->version;
     r->stat.cversion = st->cversion;

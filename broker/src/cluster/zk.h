@@ -188,6 +188,7 @@ enum br_zk_mode {
 struct br_zk_stat {
     int64_t czxid;
     int64_t mzxid;
+    int64_t ctime_ms;        /* creation, ZooKeeper's wall clock (ms since the epoch) */
     int64_t ephemeral_owner; /* the owning session's id; 0: persistent */
     int32_t version;         /* of the data */
     int32_t cversion;        /* of the children */

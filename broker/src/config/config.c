@@ -278,6 +278,11 @@ static const struct key_def keys[BR_CFG__COUNT] = {
                                              AT_LEAST32(1)},
     [BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS] = {"zookeeper.connection.timeout.ms", K_NUMBER, 0,
                                                 NULL, AT_LEAST32(1)},
+    /* Samsa's: Kafka 2.0 fixes it at 15 minutes
+     * (ZkNodeChangeNotificationListener.changeExpirationMs) */
+    [BR_CFG_CONFIG_CHANGE_EXPIRATION_MS] = {"config.change.expiration.ms", K_LONG,
+                                            FIELD(config_change_expiration_ms), "900000",
+                                            AT_LEAST64(1)},
 };
 
 /*

@@ -274,6 +274,7 @@ enum br_config_key {
     BR_CFG_ZOOKEEPER_CONNECT,
     BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
     BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS,
+    BR_CFG_CONFIG_CHANGE_EXPIRATION_MS,
     BR_CFG__COUNT
 };
 
@@ -388,6 +389,7 @@ struct br_config {
     char *zookeeper_connect; /* NULL = standalone */
     int32_t zookeeper_session_timeout_ms;
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
+    int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */
 
     /* What the operator wrote, for DescribeConfigs: the trimmed value of
      * every key set in the file or an override, NULL for the others. */

@@ -5,6 +5,7 @@
  * change to the topics it hosts (see request.h, cluster_wait.h). */
 #define _GNU_SOURCE
 
+#include "base/clock.h"
 #include "base/logging.h"
 #include "cluster/zk_json.h"
 #include "server/cluster_wait.h"
@@ -404,6 +405,40 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     br_cop_free(op);
 }
 
+static void change_purged(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    if (r->rc == BR_ZK_OK) {
+        br_debug("purged the config change %s", r->path);
+    } else if (r->rc != BR_ZK_NONODE) { /* NONODE: another broker purged it first */
+        br_warn("purging the config change %s: %s", r->path, br_zk_rc_name(r->rc));
+    }
+    br_cop_free(op);
+}
+
+/* A notification's age from its stat: one older than
+ * config.change.expiration.ms is deleted, as every Kafka broker's
+ * ZkNodeChangeNotificationListener.purgeObsoleteNotifications deletes those
+ * older than 15 minutes. The listing of /config/changes must stay small:
+ * ZooKeeper refuses an answer larger than jute.maxbuffer (1 MiB). */
+static void change_aged(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_cop *op = (struct br_cop *)(void *)call;
+    struct br_broker *b = op->b;
+    if (r->rc == BR_ZK_OK && r->has_stat &&
+        br_now_wall_ms() - r->stat.ctime_ms > b->cfg.config_change_expiration_ms) {
+        struct br_cop *del = br_cop_new(b, NULL, 0, NULL, change_purged);
+        if (del != NULL &&
+            (!br_cluster_zk_ready(b) ||
+             br_zk_delete(b->zk, r->path, -1, br_zk_call_tag(&del->call)) != 0)) {
+            br_cop_free(del);
+        }
+    } else if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
+        br_debug("the age of the config change %s: %s", r->path, br_zk_rc_name(r->rc));
+    }
+    br_cop_free(op);
+}
+
 static int cmp_seq(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a;
@@ -440,6 +475,18 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         }
         if (b->config_changes_listed && seq > b->config_change_seen) {
             seqs[n++] = seq;
+        } else {
+            /* read already (or before this start): old enough to go? */
+            char path[96];
+            if (strlen(r->children[i]) > sizeof path - sizeof CHANGES_PATH - 1) {
+                continue;
+            }
+            (void)snprintf(path, sizeof path, CHANGES_PATH "/%s", r->children[i]);
+            struct br_cop *age = br_cop_new(b, NULL, 0, NULL, change_aged);
+            if (age != NULL && (!br_cluster_zk_ready(b) ||
+                                br_zk_exists(b->zk, path, false, br_zk_call_tag(&age->call)) != 0)) {
+                br_cop_free(age);
+            }
         }
     }
     qsort(seqs, n, sizeof *seqs, cmp_seq);
