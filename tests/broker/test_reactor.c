@@ -104,7 +104,7 @@ static void user_drain(void *ctx)
     u->ndrains++;
 }
 
-static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL};
+static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL, NULL};
 
 static struct br_net *net_new(struct user *u)
 {

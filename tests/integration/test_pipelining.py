@@ -16,6 +16,12 @@ a long-poll Fetch is parked.
   partition, then ApiVersions, on one connection: another connection is
   served meanwhile; the Fetch answers (empty records, not null) only after
   waiting, and the ApiVersions response comes after it.
+- metadata_behind_a_long_poll_tells_what_came_before_it: Fetch (MaxWaitMs
+  3000) on an empty partition, then Metadata of a topic that does not exist
+  yet, a Produce and a ListOffsets, on one connection; the topic is made
+  from another connection while the Fetch waits: the Metadata, handled only
+  once the Fetch is answered (as Kafka reads a connection's next request
+  only then), names it, and the ListOffsets sees the Produce.
 - long_poll_woken_by_produce: the same with MaxWaitMs 10000; a Produce from
   another connection wakes the Fetch well before its timeout, with the
   produced records; the ApiVersions follows.
@@ -163,6 +169,39 @@ def case_long_poll_blocks_pipeline(t):
         eq(kwire.correlation_id(kwire.recv_frame(a)), 11, "second response")
 
 
+def case_metadata_behind_a_long_poll_tells_what_came_before_it(t):
+    """A request other than Produce and Fetch waits for the answers before
+    it on its connection, as a Kafka broker reads a connection's next
+    request only once it answered the one before: a Metadata behind a
+    parked Fetch names a topic created while the Fetch waited; a Produce
+    behind that Metadata is appended only after it (ListOffsets after both
+    sees it)."""
+    b = t.broker(config={"auto.create.topics.enable": "false"})
+    topic, late = "pl-md", "pl-md-late"
+    kwire.create_topic(b.port, topic, 1)
+    with kwire.connect(b.port) as a:
+        a.sendall(kwire.fetch_v4(30, topic, 0, 0, max_wait_ms=3000, min_bytes=1)
+                  + kwire.metadata_v1(31, [late])
+                  + kwire.produce_v3(32, topic, 0, kwire.record_batch(recs(2, b"md")))
+                  + kwire.list_offsets_v1(33, topic, 0, -1))
+        time.sleep(0.3)
+        check(not readable(a), "the Fetch answered before MaxWaitMs with no data")
+        kwire.create_topic(b.port, late, 2)  # from another connection, while the Fetch waits
+        f = kwire.recv_frame(a, 15.0)
+        eq(kwire.correlation_id(f), 30, "first response")
+        err, hw, records = kwire.parse_fetch_v4(f)[1][(topic, 0)]
+        eq((err, records), (0, b""), "the Fetch: error, records (it waited for MaxWaitMs)")
+        corr, _, _, topics = kwire.parse_metadata_v1(kwire.recv_frame(a))
+        eq(corr, 31, "second response")
+        eq(topics.get(late), (0, {0: (0, 0), 1: (0, 0)}),
+           "the Metadata of the topic created while the Fetch before it waited")
+        corr, parts = kwire.parse_produce_v3(kwire.recv_frame(a))
+        eq((corr, parts[(topic, 0)]), (32, (0, 0)), "third response: the Produce's")
+        corr, offs = kwire.parse_list_offsets_v1(kwire.recv_frame(a))
+        eq((corr, offs[(topic, 0)][0], offs[(topic, 0)][2]), (33, 0, 2),
+           "the ListOffsets (latest) after the Produce: correlation, error, offset")
+
+
 def case_long_poll_woken_by_produce(t):
     b = t.broker()
     topic = "pl-wake"
@@ -292,6 +331,7 @@ def case_join_parked_connection_closes(t):
 
 
 CASES = [case_mixed_pipeline, case_many_in_one_write, case_long_poll_blocks_pipeline,
+         case_metadata_behind_a_long_poll_tells_what_came_before_it,
          case_long_poll_woken_by_produce, case_long_poll_min_bytes,
          case_long_poll_counts_appends, case_join_parked_connection_closes]
 

@@ -74,7 +74,8 @@ struct br_slot {
     struct chunk *head;
     struct chunk *tail;
     bool ready;
-    void *parked; /* the user's parked request, if any */
+    bool deferred; /* br_slot_defer: handled once those before it are ready */
+    void *parked;  /* the user's parked request, if any */
 };
 
 struct br_conn {
@@ -106,6 +107,9 @@ struct br_conn {
     bool want_out;   /* EPOLLOUT registered */
     bool reading;    /* EPOLLIN registered */
     bool processing; /* inside conn_process: no re-entry */
+    unsigned ndeferred; /* slots deferred (br_slot_defer) */
+    bool scanning;      /* inside run_deferred: no re-entry ... */
+    bool rescan;        /* ... but another look once it is done */
     bool local;      /* in process, no socket (br_conn_local_new) */
     /* outbound (br_conn_connect): its frames go to its own ops, it is not
      * counted against max.connections nor closed for idleness, and what it
@@ -561,6 +565,66 @@ void br_slot_set_parked(struct br_slot *s, void *parked)
     s->parked = parked;
 }
 
+bool br_slot_behind(const struct br_conn *c, const struct br_slot *s, bool *behind_deferred)
+{
+    bool waits = false;
+    bool deferred = false;
+    for (const struct br_slot *x = c->slots; x != NULL && x != s; x = x->next) {
+        waits = waits || !x->ready;
+        deferred = deferred || x->deferred;
+    }
+    if (behind_deferred != NULL) {
+        *behind_deferred = deferred;
+    }
+    return waits;
+}
+
+void br_slot_defer(struct br_conn *c, struct br_slot *s, void *parked)
+{
+    s->parked = parked;
+    if (!s->deferred) {
+        s->deferred = true;
+        c->ndeferred++;
+    }
+}
+
+void br_slot_undefer(struct br_conn *c, struct br_slot *s)
+{
+    if (s->deferred) {
+        s->deferred = false;
+        s->parked = NULL;
+        c->ndeferred--;
+    }
+}
+
+/* Hands back the first deferred slot once every slot before it is ready,
+ * and looks again (a handled one may be ready at once). */
+static void run_deferred(struct br_conn *c)
+{
+    if (c->scanning) {
+        c->rescan = true;
+        return;
+    }
+    c->scanning = true;
+    do {
+        c->rescan = false;
+        for (struct br_slot *s = c->slots; s != NULL && !c->dead; s = s->next) {
+            if (s->ready) {
+                continue;
+            }
+            if (!s->deferred) {
+                break; /* a response still to come holds back those after it */
+            }
+            void *parked = s->parked;
+            br_slot_undefer(c, s);
+            c->net->ops->deferred_due(c->net->ctx, parked);
+            c->rescan = true;
+            break;
+        }
+    } while (c->rescan && !c->dead && c->ndeferred > 0);
+    c->scanning = false;
+}
+
 static void conn_update_events(struct br_conn *c);
 static void conn_flush(struct br_conn *c);
 static void conn_process(struct br_conn *c);
@@ -573,6 +637,9 @@ void br_slot_ready(struct br_conn *c, struct br_slot *s)
     s->parked = NULL;
     if (c->slots == s) {
         conn_flush(c);
+    }
+    if (c->ndeferred > 0 && !c->dead) {
+        run_deferred(c);
     }
 }
 
