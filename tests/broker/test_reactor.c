@@ -39,6 +39,15 @@ struct user {
     void *cancelled;
     size_t ndrains;
     size_t nready;
+    /* deferred frames (br_slot_defer): those starting with 'd' that come
+     * behind a slot not ready */
+    struct br_conn *deferred_conn[4];
+    struct br_slot *deferred_slot[4];
+    uint8_t deferred_text[4][16];
+    size_t deferred_len[4];
+    int deferred_token[4];
+    size_t ndeferred;
+    size_t ndue;
 };
 
 static void timer_fire(void *ctx, struct br_timer *t)
@@ -61,6 +70,20 @@ static void timer_fire(void *ctx, struct br_timer *t)
 
 static const struct br_timer_ops test_timer = {"test", timer_fire};
 
+/* The answer to a frame: the payload back, after a 4-byte size. */
+static void echo(struct br_conn *c, struct br_slot *s, const uint8_t *payload, size_t len)
+{
+    uint8_t *out = kp_malloc(len + 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    if (out == NULL) {
+        abort();
+    }
+    kp_store_be32(out, (uint32_t)len);
+    memcpy(out + 4, payload, len);
+    CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
+    br_slot_ready(c, s);
+}
+
 static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
 {
     struct user *u = ctx;
@@ -79,16 +102,27 @@ static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t le
         u->park_on = NULL;
         return;
     }
-    /* the answer: the payload back, after a 4-byte size */
-    uint8_t *out = kp_malloc(len + 4);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-    if (out == NULL) {
-        abort();
+    if (len > 0 && len <= sizeof u->deferred_text[0] && payload[0] == 'd' &&
+        u->ndeferred < 4 && br_slot_behind(c, s, NULL)) {
+        size_t i = u->ndeferred++;
+        u->deferred_conn[i] = c;
+        u->deferred_slot[i] = s;
+        memcpy(u->deferred_text[i], payload, len);
+        u->deferred_len[i] = len;
+        br_slot_defer(c, s, &u->deferred_token[i]);
+        return;
     }
-    kp_store_be32(out, (uint32_t)len);
-    memcpy(out + 4, payload, len);
-    CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
-    br_slot_ready(c, s);
+    echo(c, s, payload, len);
+}
+
+static void user_deferred_due(void *ctx, void *parked)
+{
+    struct user *u = ctx;
+    size_t i = (size_t)((int *)parked - u->deferred_token);
+    CU_ASSERT_FATAL(i < u->ndeferred);
+    CU_ASSERT_EQUAL(i, u->ndue); /* in request order */
+    u->ndue++;
+    echo(u->deferred_conn[i], u->deferred_slot[i], u->deferred_text[i], u->deferred_len[i]);
 }
 
 static void user_cancel(void *ctx, void *parked)
@@ -104,7 +138,8 @@ static void user_drain(void *ctx)
     u->ndrains++;
 }
 
-static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL, NULL};
+static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL,
+                                           user_deferred_due};
 
 static struct br_net *net_new(struct user *u)
 {
@@ -309,6 +344,66 @@ static void test_parked_slot_holds_back_later_answers(void)
     CU_ASSERT_EQUAL(memcmp(out + 11, "three", 5), 0);
     br_conn_local_free(c);
     CU_ASSERT_EQUAL(u->ncancelled, 0);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* A deferred slot is handed back once every slot before it is ready, in
+ * request order, and answered in its place; one whose connection goes
+ * away first is cancelled instead. */
+static void test_deferred_slot_waits_for_those_before_it(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_conn *c = br_conn_local_new(n, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    feed_frame(c, "dnow"); /* nothing before it: answered at once */
+    CU_ASSERT_EQUAL(u->ndeferred, 0);
+    size_t len = 0;
+    (void)br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL(len, 8);
+    br_conn_local_consume(c, len);
+
+    static int token;
+    u->park_on = c;
+    u->parked_token = &token;
+    feed_frame(c, "two");   /* parked */
+    feed_frame(c, "dsix");  /* deferred */
+    feed_frame(c, "dnine"); /* deferred */
+    feed_frame(c, "ten");   /* answered, held back behind the others */
+    CU_ASSERT_EQUAL(u->ndeferred, 2);
+    CU_ASSERT_EQUAL(u->ndue, 0);
+    (void)br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL(len, 0);
+    uint8_t *ans = kp_malloc(7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ans);
+    if (ans == NULL) {
+        abort();
+    }
+    kp_store_be32(ans, 3);
+    static const uint8_t two[3] = {'T', 'W', 'O'};
+    memcpy(ans + 4, two, sizeof two);
+    br_slot_set_parked(u->parked_slot, NULL);
+    CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
+    br_slot_ready(c, u->parked_slot);
+    CU_ASSERT_EQUAL(u->ndue, 2);
+    const uint8_t *out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL_FATAL(len, 7 + 8 + 9 + 7);
+    CU_ASSERT_EQUAL(memcmp(out + 4, "TWO", 3), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 11, "dsix", 4), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 19, "dnine", 5), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 28, "ten", 3), 0);
+    br_conn_local_consume(c, len);
+
+    /* deferred behind a parked one, then the connection goes */
+    u->park_on = c;
+    feed_frame(c, "parked");
+    feed_frame(c, "dlate");
+    CU_ASSERT_EQUAL(u->ndeferred, 3);
+    br_conn_local_free(c);
+    CU_ASSERT_EQUAL(u->ncancelled, 2);
+    CU_ASSERT_PTR_EQUAL(u->cancelled, &u->deferred_token[2]);
+    CU_ASSERT_EQUAL(u->ndue, 2);
     br_net_free(n);
     kp_free(u);
 }
@@ -560,6 +655,7 @@ static CU_TestInfo tests[] = {
     {"parked_slot_holds_back_later_answers", test_parked_slot_holds_back_later_answers},
     {"closing_connection_cancels_its_parked_request",
      test_closing_connection_cancels_its_parked_request},
+    {"deferred_slot_waits_for_those_before_it", test_deferred_slot_waits_for_those_before_it},
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},
