@@ -68,13 +68,8 @@ static bool net_stop_requested(void *ctx)
     return br_controlled_shutdown_begin(ctx);
 }
 
-static void net_deferred_due(void *ctx, void *parked)
-{
-    br_broker_run_deferred(ctx, parked);
-}
-
 static const struct br_net_ops broker_net_ops = {net_frame, net_cancel_parked, net_drain,
-                                                 net_stop_requested, net_deferred_due};
+                                                 net_stop_requested};
 
 static void mailbox_ready(void *ctx, struct br_watch *w)
 {

@@ -95,7 +95,7 @@ static void no_drain(void *ctx)
     (void)ctx;
 }
 
-static const struct br_net_ops world_ops = {no_frame, no_cancel, no_drain, NULL, NULL};
+static const struct br_net_ops world_ops = {no_frame, no_cancel, no_drain, NULL};
 
 static void world_init(struct world *w)
 {

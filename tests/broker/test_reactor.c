@@ -39,15 +39,7 @@ struct user {
     void *cancelled;
     size_t ndrains;
     size_t nready;
-    /* deferred frames (br_slot_defer): those starting with 'd' that come
-     * behind a slot not ready */
-    struct br_conn *deferred_conn[4];
-    struct br_slot *deferred_slot[4];
-    uint8_t deferred_text[4][16];
-    size_t deferred_len[4];
-    int deferred_token[4];
-    size_t ndeferred;
-    size_t ndue;
+    size_t nheld; /* frames starting with 'h' held back (br_conn_hold) */
 };
 
 static void timer_fire(void *ctx, struct br_timer *t)
@@ -70,26 +62,17 @@ static void timer_fire(void *ctx, struct br_timer *t)
 
 static const struct br_timer_ops test_timer = {"test", timer_fire};
 
-/* The answer to a frame: the payload back, after a 4-byte size. */
-static void echo(struct br_conn *c, struct br_slot *s, const uint8_t *payload, size_t len)
-{
-    uint8_t *out = kp_malloc(len + 4);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-    if (out == NULL) {
-        abort();
-    }
-    kp_store_be32(out, (uint32_t)len);
-    memcpy(out + 4, payload, len);
-    CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
-    br_slot_ready(c, s);
-}
-
 static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
 {
     struct user *u = ctx;
     u->nframes++;
     u->last_len = len < sizeof u->last_frame ? len : sizeof u->last_frame;
     memcpy(u->last_frame, payload, u->last_len);
+    if (len > 0 && payload[0] == 'h' && br_conn_answers_pending(c)) {
+        u->nheld++;
+        br_conn_hold(c); /* it comes again once the answers before it are ready */
+        return;
+    }
     struct br_slot *s = br_conn_slot_new(c);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     if (s == NULL) {
@@ -102,27 +85,16 @@ static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t le
         u->park_on = NULL;
         return;
     }
-    if (len > 0 && len <= sizeof u->deferred_text[0] && payload[0] == 'd' &&
-        u->ndeferred < 4 && br_slot_behind(c, s, NULL)) {
-        size_t i = u->ndeferred++;
-        u->deferred_conn[i] = c;
-        u->deferred_slot[i] = s;
-        memcpy(u->deferred_text[i], payload, len);
-        u->deferred_len[i] = len;
-        br_slot_defer(c, s, &u->deferred_token[i]);
-        return;
+    /* the answer: the payload back, after a 4-byte size */
+    uint8_t *out = kp_malloc(len + 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    if (out == NULL) {
+        abort();
     }
-    echo(c, s, payload, len);
-}
-
-static void user_deferred_due(void *ctx, void *parked)
-{
-    struct user *u = ctx;
-    size_t i = (size_t)((int *)parked - u->deferred_token);
-    CU_ASSERT_FATAL(i < u->ndeferred);
-    CU_ASSERT_EQUAL(i, u->ndue); /* in request order */
-    u->ndue++;
-    echo(u->deferred_conn[i], u->deferred_slot[i], u->deferred_text[i], u->deferred_len[i]);
+    kp_store_be32(out, (uint32_t)len);
+    memcpy(out + 4, payload, len);
+    CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
+    br_slot_ready(c, s);
 }
 
 static void user_cancel(void *ctx, void *parked)
@@ -138,8 +110,7 @@ static void user_drain(void *ctx)
     u->ndrains++;
 }
 
-static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL,
-                                           user_deferred_due};
+static const struct br_net_ops user_ops = {user_frame, user_cancel, user_drain, NULL};
 
 static struct br_net *net_new(struct user *u)
 {
@@ -348,17 +319,17 @@ static void test_parked_slot_holds_back_later_answers(void)
     kp_free(u);
 }
 
-/* A deferred slot is handed back once every slot before it is ready, in
- * request order, and answered in its place; one whose connection goes
- * away first is cancelled instead. */
-static void test_deferred_slot_waits_for_those_before_it(void)
+/* A frame held back (br_conn_hold) comes again once every answer before it
+ * is ready; the frames after it wait with it; one held on a connection that
+ * goes away is dropped with it. */
+static void test_held_frame_comes_again_when_those_before_are_answered(void)
 {
     struct user *u = user_new();
     struct br_net *n = net_new(u);
     struct br_conn *c = br_conn_local_new(n, "test");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    feed_frame(c, "dnow"); /* nothing before it: answered at once */
-    CU_ASSERT_EQUAL(u->ndeferred, 0);
+    feed_frame(c, "hnow"); /* nothing before it: answered at once */
+    CU_ASSERT_EQUAL(u->nheld, 0);
     size_t len = 0;
     (void)br_conn_local_output(c, &len);
     CU_ASSERT_EQUAL(len, 8);
@@ -367,12 +338,11 @@ static void test_deferred_slot_waits_for_those_before_it(void)
     static int token;
     u->park_on = c;
     u->parked_token = &token;
-    feed_frame(c, "two");   /* parked */
-    feed_frame(c, "dsix");  /* deferred */
-    feed_frame(c, "dnine"); /* deferred */
-    feed_frame(c, "ten");   /* answered, held back behind the others */
-    CU_ASSERT_EQUAL(u->ndeferred, 2);
-    CU_ASSERT_EQUAL(u->ndue, 0);
+    feed_frame(c, "two");  /* parked */
+    feed_frame(c, "hsix"); /* held */
+    feed_frame(c, "ten");  /* not handled: behind the held one */
+    CU_ASSERT_EQUAL(u->nframes, 3);
+    CU_ASSERT_EQUAL(u->nheld, 1);
     (void)br_conn_local_output(c, &len);
     CU_ASSERT_EQUAL(len, 0);
     uint8_t *ans = kp_malloc(7);
@@ -386,24 +356,23 @@ static void test_deferred_slot_waits_for_those_before_it(void)
     br_slot_set_parked(u->parked_slot, NULL);
     CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
     br_slot_ready(c, u->parked_slot);
-    CU_ASSERT_EQUAL(u->ndue, 2);
+    CU_ASSERT_EQUAL(u->nframes, 5); /* "hsix" again, then "ten" */
+    CU_ASSERT_EQUAL(u->nheld, 1);
     const uint8_t *out = br_conn_local_output(c, &len);
-    CU_ASSERT_EQUAL_FATAL(len, 7 + 8 + 9 + 7);
+    CU_ASSERT_EQUAL_FATAL(len, 7 + 8 + 7);
     CU_ASSERT_EQUAL(memcmp(out + 4, "TWO", 3), 0);
-    CU_ASSERT_EQUAL(memcmp(out + 11, "dsix", 4), 0);
-    CU_ASSERT_EQUAL(memcmp(out + 19, "dnine", 5), 0);
-    CU_ASSERT_EQUAL(memcmp(out + 28, "ten", 3), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 11, "hsix", 4), 0);
+    CU_ASSERT_EQUAL(memcmp(out + 19, "ten", 3), 0);
     br_conn_local_consume(c, len);
 
-    /* deferred behind a parked one, then the connection goes */
+    /* held behind a parked one, then the connection goes */
     u->park_on = c;
     feed_frame(c, "parked");
-    feed_frame(c, "dlate");
-    CU_ASSERT_EQUAL(u->ndeferred, 3);
+    feed_frame(c, "hlate");
+    CU_ASSERT_EQUAL(u->nheld, 2);
     br_conn_local_free(c);
-    CU_ASSERT_EQUAL(u->ncancelled, 2);
-    CU_ASSERT_PTR_EQUAL(u->cancelled, &u->deferred_token[2]);
-    CU_ASSERT_EQUAL(u->ndue, 2);
+    CU_ASSERT_EQUAL(u->ncancelled, 1);
+    CU_ASSERT_PTR_EQUAL(u->cancelled, &token);
     br_net_free(n);
     kp_free(u);
 }
@@ -655,7 +624,8 @@ static CU_TestInfo tests[] = {
     {"parked_slot_holds_back_later_answers", test_parked_slot_holds_back_later_answers},
     {"closing_connection_cancels_its_parked_request",
      test_closing_connection_cancels_its_parked_request},
-    {"deferred_slot_waits_for_those_before_it", test_deferred_slot_waits_for_those_before_it},
+    {"held_frame_comes_again_when_those_before_are_answered",
+     test_held_frame_comes_again_when_those_before_are_answered},
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},

@@ -66,7 +66,7 @@ static void net_drain(void *ctx)
     (void)ctx;
 }
 
-static const struct br_net_ops net_ops = {net_frame, net_cancel, net_drain, NULL, NULL};
+static const struct br_net_ops net_ops = {net_frame, net_cancel, net_drain, NULL};
 
 /* The mailbox's eventfd is ready: deliver, as the broker does. */
 static void mailbox_ready(void *ctx, struct br_watch *w)

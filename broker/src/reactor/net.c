@@ -74,8 +74,7 @@ struct br_slot {
     struct chunk *head;
     struct chunk *tail;
     bool ready;
-    bool deferred; /* br_slot_defer: handled once those before it are ready */
-    void *parked;  /* the user's parked request, if any */
+    void *parked; /* the user's parked request, if any */
 };
 
 struct br_conn {
@@ -107,9 +106,7 @@ struct br_conn {
     bool want_out;   /* EPOLLOUT registered */
     bool reading;    /* EPOLLIN registered */
     bool processing; /* inside conn_process: no re-entry */
-    unsigned ndeferred; /* slots deferred (br_slot_defer) */
-    bool scanning;      /* inside run_deferred: no re-entry ... */
-    bool rescan;        /* ... but another look once it is done */
+    bool held;       /* br_conn_hold: not read until every slot is ready */
     bool local;      /* in process, no socket (br_conn_local_new) */
     /* outbound (br_conn_connect): its frames go to its own ops, it is not
      * counted against max.connections nor closed for idleness, and what it
@@ -565,64 +562,19 @@ void br_slot_set_parked(struct br_slot *s, void *parked)
     s->parked = parked;
 }
 
-bool br_slot_behind(const struct br_conn *c, const struct br_slot *s, bool *behind_deferred)
+bool br_conn_answers_pending(const struct br_conn *c)
 {
-    bool waits = false;
-    bool deferred = false;
-    for (const struct br_slot *x = c->slots; x != NULL && x != s; x = x->next) {
-        waits = waits || !x->ready;
-        deferred = deferred || x->deferred;
-    }
-    if (behind_deferred != NULL) {
-        *behind_deferred = deferred;
-    }
-    return waits;
-}
-
-void br_slot_defer(struct br_conn *c, struct br_slot *s, void *parked)
-{
-    s->parked = parked;
-    if (!s->deferred) {
-        s->deferred = true;
-        c->ndeferred++;
-    }
-}
-
-void br_slot_undefer(struct br_conn *c, struct br_slot *s)
-{
-    if (s->deferred) {
-        s->deferred = false;
-        s->parked = NULL;
-        c->ndeferred--;
-    }
-}
-
-/* Hands back the first deferred slot once every slot before it is ready,
- * and looks again (a handled one may be ready at once). */
-static void run_deferred(struct br_conn *c)
-{
-    if (c->scanning) {
-        c->rescan = true;
-        return;
-    }
-    c->scanning = true;
-    do {
-        c->rescan = false;
-        for (struct br_slot *s = c->slots; s != NULL && !c->dead; s = s->next) {
-            if (s->ready) {
-                continue;
-            }
-            if (!s->deferred) {
-                break; /* a response still to come holds back those after it */
-            }
-            void *parked = s->parked;
-            br_slot_undefer(c, s);
-            c->net->ops->deferred_due(c->net->ctx, parked);
-            c->rescan = true;
-            break;
+    for (const struct br_slot *s = c->slots; s != NULL; s = s->next) {
+        if (!s->ready) {
+            return true;
         }
-    } while (c->rescan && !c->dead && c->ndeferred > 0);
-    c->scanning = false;
+    }
+    return false;
+}
+
+void br_conn_hold(struct br_conn *c)
+{
+    c->held = true;
 }
 
 static void conn_update_events(struct br_conn *c);
@@ -638,8 +590,15 @@ void br_slot_ready(struct br_conn *c, struct br_slot *s)
     if (c->slots == s) {
         conn_flush(c);
     }
-    if (c->ndeferred > 0 && !c->dead) {
-        run_deferred(c);
+    if (c->held && !c->dead && !br_conn_answers_pending(c)) {
+        /* the frame held back comes again, and reading resumes */
+        c->held = false;
+        if (!c->processing && !c->closing && !c->held && c->in_len >= 4 &&
+        c->nslots < MAX_QUEUED_SLOTS) {
+            conn_process(c);
+        } else {
+            conn_update_events(c);
+        }
     }
 }
 
@@ -772,7 +731,8 @@ static void conn_update_events(struct br_conn *c)
         return;
     }
     bool want_in =
-        !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted && !c->connecting;
+        !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted &&
+        !c->connecting && !c->held;
     bool want_out = c->connecting || (c->slots != NULL && c->slots->ready);
     if (want_in == c->reading && want_out == c->want_out) {
         return;
@@ -1488,7 +1448,8 @@ static void queue_update(struct br_net *n)
         return;
     }
     struct br_conn *f = n->finisher;
-    if (f != NULL && (f->dead || f->closing || f->in_len == 0 || f->nslots >= MAX_QUEUED_SLOTS)) {
+    if (f != NULL && (f->dead || f->closing || f->held || f->in_len == 0 ||
+                      f->nslots >= MAX_QUEUED_SLOTS)) {
         n->finisher = NULL;
     }
     if (!over_queued_max(n)) {
@@ -1507,7 +1468,7 @@ static void queue_update(struct br_net *n)
         return;
     }
     for (struct br_conn *m = n->muted_head; m != NULL; m = m->mute_next) {
-        if (m->in_len > 0 && !m->closing && m->nslots < MAX_QUEUED_SLOTS) {
+        if (m->in_len > 0 && !m->closing && !m->held && m->nslots < MAX_QUEUED_SLOTS) {
             n->finisher = m;
             conn_unmute(m);
             return;
@@ -1521,7 +1482,7 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
 {
     size_t pos = 0;
     int32_t max = c->outbound ? c->max_frame : c->net->max_request_bytes;
-    while (!c->dead && !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) &&
+    while (!c->dead && !c->closing && !c->held && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) &&
            len - pos >= 4) {
         int32_t size = 0;
         int err = kp_frame_size(buf + pos, len - pos, max, &size);
@@ -1541,6 +1502,9 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
             c->conn_ops->frame(c->conn_ctx, c, buf + pos + 4, (size_t)size);
         } else {
             c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);
+            if (c->held) {
+                break; /* not taken: it comes again (br_conn_hold) */
+            }
         }
         pos += 4 + (size_t)size;
     }
@@ -1593,7 +1557,7 @@ static void conn_readable(struct br_conn *c)
     struct br_net *n = c->net;
     size_t budget = READ_BUDGET;
     for (;;) {
-        if (c->dead || c->closing || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
+        if (c->dead || c->closing || c->held || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
             return;
         }
         if (!may_read(c)) {

@@ -66,10 +66,6 @@ struct br_net_ops {
      * cluster hands its leaderships over first). A second signal stops at
      * once. NULL: stop now. */
     bool (*stop_requested)(void *ctx);
-    /* Every slot before a deferred one (br_slot_defer) is ready: `parked`
-     * is handed back to be handled now (its slot no longer deferred).
-     * NULL: nothing is ever deferred. */
-    void (*deferred_due)(void *ctx, void *parked);
 };
 
 /* What the reactor watches for the others is told apart by this kind; a
@@ -208,18 +204,14 @@ bool br_slot_is_empty(const struct br_slot *s);
 void br_slot_ready(struct br_conn *c, struct br_slot *s);
 /* Owner data for a parked request; cancelled (NULL'd) if the connection dies. */
 void br_slot_set_parked(struct br_slot *s, void *parked);
-/* Whether a slot before s is not ready yet; *behind_deferred (may be NULL)
- * tells whether one of them is deferred. */
-bool br_slot_behind(const struct br_conn *c, const struct br_slot *s, bool *behind_deferred);
-/* The request of s is handled once every slot before it is ready:
- * ops->deferred_due gets `parked` then (cancel_parked if the connection
- * dies first). What is answered as the client's requests come in order,
- * as a Kafka broker, which reads a connection's next request only once
- * it has answered the one before. */
-void br_slot_defer(struct br_conn *c, struct br_slot *s, void *parked);
-/* Takes s out of the deferred ones without handing it back (the user
- * handles it now: the broker stops). */
-void br_slot_undefer(struct br_conn *c, struct br_slot *s);
+/* Whether a response of c is still to be written (a slot not ready). */
+bool br_conn_answers_pending(const struct br_conn *c);
+/* From ops->frame: the frame is not taken now. c is neither read nor
+ * handled further until every response before it is ready; then the same
+ * frame comes again. As a Kafka broker reads a connection's next request
+ * only once it answered the one before (its SocketServer mutes the
+ * channel in between). */
+void br_conn_hold(struct br_conn *c);
 /* Close the connection once the slots already queued are sent (protocol
  * errors). No further requests are read from it. */
 void br_conn_close_after_flush(struct br_conn *c);

@@ -11,7 +11,6 @@
 #include "server/topic_admin.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 /* ---------------------------------------------------------------- dispatch */
 
@@ -187,126 +186,28 @@ static void count_request(struct br_broker *b, int16_t key, int64_t us)
     }
 }
 
-/* ---------------------------------------------------------------- in order */
-
 /*
- * A Kafka broker reads a connection's next request only once it has
- * answered the one before (Kafka 2.0's SocketServer mutes the channel from
- * a request's arrival until its response is sent). Samsa handles the
- * requests a client pipelines as they come, answers in order, and lets a
- * Produce or Fetch go ahead while one before it waits (an acks=all Produce
- * for its replicas, a long-poll Fetch): their records are appended and read
- * in request order all the same. Any other request waits for every answer
- * before it on its connection to be ready, so that what it answers tells of
- * what those did: a Metadata sent after an acks=all Produce (librdkafka's,
- * on the same connection) would otherwise name the leaders of before a
- * failover once it reached the client, after a fresher one from another
- * broker, and librdkafka would move the partition back to the dead leader.
- * A Produce or Fetch behind such a waiting request waits too, so that
- * requests are handled in order.
+ * Requests pipelined on one connection. A Kafka broker reads a connection's
+ * next request only once it has answered the one before (Kafka 2.0's
+ * SocketServer mutes the channel from a request's arrival until its
+ * response is sent). Samsa handles a Produce or Fetch as soon as it comes,
+ * even while one before it waits (an acks=all Produce for its replicas, a
+ * long-poll Fetch): records are appended and read in request order all the
+ * same, and an acks=all producer keeps its requests working at once. Any
+ * other request is held, with everything after it on its connection, until
+ * every answer before it is ready, so that it answers what those did: a
+ * Metadata that librdkafka sent behind an acks=all Produce named, once it
+ * reached the client after fresher metadata from another broker, the
+ * leaders of before a failover, and the idempotent producer moved the
+ * partition back to the dead leader and stalled. The controller's requests
+ * and the followers' come one at a time and are never held.
  */
-struct br_behind {
-    struct br_park park; /* first: BR_PARK_BEHIND */
-    struct br_broker *b;
-    struct br_conn *conn;
-    struct br_slot *slot;
-    struct br_behind *prev;
-    struct br_behind *next;
-    size_t len;
-    uint8_t payload[]; /* the request frame, copied */
-};
-
-static bool data_path_api(int16_t key)
+static bool answered_in_turn(int16_t key)
 {
-    return key == KP_API_PRODUCE || key == KP_API_FETCH;
+    return key != KP_API_PRODUCE && key != KP_API_FETCH && !cluster_api((size_t)key);
 }
-
-static void behind_unlink(struct br_broker *b, struct br_behind *bh)
-{
-    if (bh->prev != NULL) {
-        bh->prev->next = bh->next;
-    } else {
-        b->behind = bh->next;
-    }
-    if (bh->next != NULL) {
-        bh->next->prev = bh->prev;
-    } else {
-        b->behind_tail = bh->prev;
-    }
-    bh->prev = bh->next = NULL;
-}
-
-/* Defers the request of r's slot when it must wait; false: handle it now
- * (also when its copy cannot be made: the answer may then be early, never
- * lost). */
-static bool defer_behind(struct br_req *r, const uint8_t *payload, size_t len)
-{
-    bool behind_deferred = false;
-    if (r->slot == NULL || !br_slot_behind(r->conn, r->slot, &behind_deferred) ||
-        (data_path_api(r->hdr->RequestApiKey) && !behind_deferred)) {
-        return false;
-    }
-    struct br_behind *bh = kp_malloc(sizeof *bh + len);
-    if (bh == NULL) {
-        return false;
-    }
-    bh->park.kind = BR_PARK_BEHIND;
-    bh->b = r->b;
-    bh->conn = r->conn;
-    bh->slot = r->slot;
-    bh->len = len;
-    memcpy(bh->payload, payload, len);
-    bh->next = NULL;
-    bh->prev = r->b->behind_tail;
-    if (r->b->behind_tail != NULL) {
-        r->b->behind_tail->next = bh;
-    } else {
-        r->b->behind = bh;
-    }
-    r->b->behind_tail = bh;
-    br_slot_defer(r->conn, r->slot, &bh->park);
-    return true;
-}
-
-static void handle(struct br_broker *b, struct br_conn *c, struct br_slot *slot, uint8_t *payload,
-                   size_t len);
-
-void br_broker_run_deferred(struct br_broker *b, void *parked)
-{
-    struct br_behind *bh = parked;
-    behind_unlink(b, bh);
-    handle(b, bh->conn, bh->slot, bh->payload, bh->len);
-    kp_free(bh);
-}
-
-static void cancel_behind(struct br_broker *b, struct br_behind *bh)
-{
-    behind_unlink(b, bh);
-    kp_free(bh);
-}
-
-/* The broker stops: every deferred request is handled now, in order (the
- * answers go out in order whatever happens). */
-static void run_all_behind(struct br_broker *b)
-{
-    while (b->behind != NULL) {
-        struct br_behind *bh = b->behind;
-        br_slot_undefer(bh->conn, bh->slot);
-        br_broker_run_deferred(b, bh);
-    }
-}
-
-/* ---------------------------------------------------------------- a request */
 
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
-{
-    handle(b, c, NULL, payload, len);
-}
-
-/* slot: the request's, when it was deferred (it passed every check below
- * but the last then); NULL for a request that has just come. */
-static void handle(struct br_broker *b, struct br_conn *c, struct br_slot *slot, uint8_t *payload,
-                   size_t len)
 {
     /* what the request's bytes decode into is bounded by their size; what
      * the response holds, by response.max.bytes */
@@ -354,18 +255,15 @@ static void handle(struct br_broker *b, struct br_conn *c, struct br_slot *slot,
         br_conn_close_after_flush(c);
         goto out;
     }
-    if (slot != NULL) {
-        r.slot = slot;
-    } else {
-        r.slot = br_conn_slot_new(c);
-        if (r.slot == NULL) {
-            br_error("out of memory: closing %s", br_conn_peer(c));
-            br_conn_close_after_flush(c);
-            goto out;
-        }
-        if (!cluster_api((size_t)req.header.RequestApiKey) && defer_behind(&r, payload, len)) {
-            goto out;
-        }
+    if (answered_in_turn(req.header.RequestApiKey) && br_conn_answers_pending(c)) {
+        br_conn_hold(c); /* the same frame comes again once they are ready */
+        goto out;
+    }
+    r.slot = br_conn_slot_new(c);
+    if (r.slot == NULL) {
+        br_error("out of memory: closing %s", br_conn_peer(c));
+        br_conn_close_after_flush(c);
+        goto out;
     }
     int64_t t0 = br_now_mono_us();
     err = d->handler(&r);
@@ -411,18 +309,13 @@ void br_broker_cancel_parked(struct br_broker *b, void *parked)
     case BR_PARK_CONTROLLER_QUEUE:
         br_cancel_controller_request(b, parked);
         break;
-    case BR_PARK_BEHIND:
-        cancel_behind(b, parked);
-        break;
     }
 }
 
 void br_broker_complete_all_parked(struct br_broker *b)
 {
-    /* the deferred requests are handled first, so that what they park is
-     * answered below; the groups answer their parks first; the purgatory
-     * hands out every answer and expires the fetches */
-    run_all_behind(b);
+    /* the groups answer their parks first; the purgatory hands out every
+     * answer and expires the fetches */
     br_groups_complete_all_parked(b);
     br_purgatory_complete_all(&b->purgatory);
     br_topic_admin_complete_all_parked(b);

@@ -222,8 +222,6 @@ enum br_park_kind {
     BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
     BR_PARK_CONTROLLER_QUEUE, /* the controller's requests in order, while a LeaderAndIsr's logs
                                  are opened (cluster_handlers.c) */
-    BR_PARK_BEHIND, /* a request not handled until those before it on its connection
-                       are answered (dispatch.c) */
 };
 
 struct br_park {

@@ -158,10 +158,6 @@ struct br_broker {
      * /config/changes/config_change_ seen (-1: none listed yet) */
     int64_t config_change_seen;
     bool config_changes_listed;
-    /* requests waiting for those before them on their connections
-     * (BR_PARK_BEHIND, dispatch.c), oldest first */
-    struct br_behind *behind;
-    struct br_behind *behind_tail;
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
@@ -177,8 +173,6 @@ struct br_broker {
  * a parked request whose connection died; answering every parked request
  * now. */
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
-/* A request deferred behind those before it (BR_PARK_BEHIND) is due. */
-void br_broker_run_deferred(struct br_broker *b, void *parked);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
 void br_broker_complete_all_parked(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
