@@ -2459,6 +2459,7 @@ int br_log_wb_end(struct br_log_wb *w)
 {
     int rc = w->failed ? KP_ERR_KAFKA_STORAGE_ERROR : 0;
     struct br_log *log = w->log;
+    bool due = false;
     if (log != NULL) {
         log->wb = NULL;
         if (w->failed) {
@@ -2467,12 +2468,23 @@ int br_log_wb_end(struct br_log_wb *w)
         if (w->unsupported) {
             log->wb_window = 0;
         }
+        /* appends that passed the next step while this job was away said
+         * nothing (a job at a time): the log is due now, or it would wait
+         * for an append that may not come */
+        due = log->wb_window > 0 && !log->failed && log->wb_appended >= log->wb_next &&
+              log->wb_ops != NULL;
+        if (due) {
+            log->wb_next = INT64_MAX;
+        }
     }
     for (size_t i = 0; i < w->n; i++) {
         br_fileref_unref(w->r[i].file);
     }
     kp_free(w->dir);
     kp_free(w);
+    if (due) {
+        log->wb_ops->due(log->wb_ctx);
+    }
     return rc;
 }
 

@@ -324,7 +324,8 @@ int64_t br_log_wb_appended(const struct br_log *log);
 KP_MUST_CHECK int br_log_wb_begin(struct br_log *log, struct br_log_wb **out);
 void br_log_wb_run(struct br_log_wb *w);
 /* 0, or KP_ERR_KAFKA_STORAGE_ERROR: writeback failed (logged) and the log
- * is failed. Frees w. */
+ * is failed. Frees w. A log whose appends passed the next step while w was
+ * away is due again (ops->due, from this call). */
 KP_MUST_CHECK int br_log_wb_end(struct br_log_wb *w);
 /* What a job holds (for tests): its ranges in the order begin made them. */
 struct br_log_wb_range {
