@@ -272,6 +272,32 @@ static void feed_frame(struct br_conn *c, const char *text)
     CU_ASSERT_EQUAL(br_conn_local_feed(c, buf + 3, len + 1), 0);
 }
 
+/* The parked slot answered "TWO" (after its size) and made ready. */
+static void answer_parked(struct user *u, struct br_conn *c)
+{
+    uint8_t *ans = kp_malloc(7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ans);
+    if (ans == NULL) {
+        abort(); /* for the analysers: the assertion above does not return */
+    }
+    kp_store_be32(ans, 3);
+    static const uint8_t two[3] = {'T', 'W', 'O'};
+    memcpy(ans + 4, two, sizeof two);
+    br_slot_set_parked(u->parked_slot, NULL);
+    CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
+    br_slot_ready(c, u->parked_slot);
+}
+
+/* The connection freed with one request parked: cancelled once, token in hand. */
+static void free_cancelling(struct user *u, struct br_net *n, struct br_conn *c, const int *token)
+{
+    br_conn_local_free(c);
+    CU_ASSERT_EQUAL(u->ncancelled, 1);
+    CU_ASSERT_PTR_EQUAL(u->cancelled, token);
+    br_net_free(n);
+    kp_free(u);
+}
+
 /* Frames reach the user whole; answers go out in request order, a parked
  * slot holding back the ones behind it until it is ready. */
 static void test_parked_slot_holds_back_later_answers(void)
@@ -298,17 +324,7 @@ static void test_parked_slot_holds_back_later_answers(void)
     CU_ASSERT_EQUAL(u->nframes, 3);
     (void)br_conn_local_output(c, &len);
     CU_ASSERT_EQUAL(len, 0); /* "three" waits behind the parked slot */
-    uint8_t *ans = kp_malloc(7);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ans);
-    if (ans == NULL) {
-        abort(); /* for the analysers: the assertion above does not return */
-    }
-    kp_store_be32(ans, 3);
-    static const uint8_t two[3] = {'T', 'W', 'O'};
-    memcpy(ans + 4, two, sizeof two);
-    br_slot_set_parked(u->parked_slot, NULL);
-    CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
-    br_slot_ready(c, u->parked_slot);
+    answer_parked(u, c);
     out = br_conn_local_output(c, &len);
     CU_ASSERT_EQUAL(len, 7 + 9);
     CU_ASSERT_EQUAL(memcmp(out + 4, "TWO", 3), 0);
@@ -345,17 +361,7 @@ static void test_held_frame_comes_again_when_those_before_are_answered(void)
     CU_ASSERT_EQUAL(u->nheld, 1);
     (void)br_conn_local_output(c, &len);
     CU_ASSERT_EQUAL(len, 0);
-    uint8_t *ans = kp_malloc(7);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ans);
-    if (ans == NULL) {
-        abort();
-    }
-    kp_store_be32(ans, 3);
-    static const uint8_t two[3] = {'T', 'W', 'O'};
-    memcpy(ans + 4, two, sizeof two);
-    br_slot_set_parked(u->parked_slot, NULL);
-    CU_ASSERT_EQUAL(br_slot_add_mem(u->parked_slot, ans, 7), 0);
-    br_slot_ready(c, u->parked_slot);
+    answer_parked(u, c);
     CU_ASSERT_EQUAL(u->nframes, 5); /* "hsix" again, then "ten" */
     CU_ASSERT_EQUAL(u->nheld, 1);
     const uint8_t *out = br_conn_local_output(c, &len);
@@ -370,11 +376,7 @@ static void test_held_frame_comes_again_when_those_before_are_answered(void)
     feed_frame(c, "parked");
     feed_frame(c, "hlate");
     CU_ASSERT_EQUAL(u->nheld, 2);
-    br_conn_local_free(c);
-    CU_ASSERT_EQUAL(u->ncancelled, 1);
-    CU_ASSERT_PTR_EQUAL(u->cancelled, &token);
-    br_net_free(n);
-    kp_free(u);
+    free_cancelling(u, n, c, &token);
 }
 
 /* A connection that goes away with a parked request cancels it through the
@@ -390,11 +392,7 @@ static void test_closing_connection_cancels_its_parked_request(void)
     u->parked_token = &token;
     feed_frame(c, "parked");
     CU_ASSERT_EQUAL(u->nframes, 1);
-    br_conn_local_free(c);
-    CU_ASSERT_EQUAL(u->ncancelled, 1);
-    CU_ASSERT_PTR_EQUAL(u->cancelled, &token);
-    br_net_free(n);
-    kp_free(u);
+    free_cancelling(u, n, c, &token);
 }
 
 /* A frame claiming more than socket.request.max.bytes closes only that
