@@ -593,8 +593,7 @@ void br_slot_ready(struct br_conn *c, struct br_slot *s)
     if (c->held && !c->dead && !br_conn_answers_pending(c)) {
         /* the frame held back comes again, and reading resumes */
         c->held = false;
-        if (!c->processing && !c->closing && !c->held && c->in_len >= 4 &&
-        c->nslots < MAX_QUEUED_SLOTS) {
+        if (!c->processing && !c->closing && c->in_len >= 4 && c->nslots < MAX_QUEUED_SLOTS) {
             conn_process(c);
         } else {
             conn_update_events(c);
@@ -887,7 +886,8 @@ static void conn_flush(struct br_conn *c)
         return;
     }
     /* frames left unread while too many responses were queued */
-    if (!c->processing && !c->closing && c->in_len >= 4 && c->nslots < MAX_QUEUED_SLOTS) {
+    if (!c->processing && !c->closing && !c->held && c->in_len >= 4 &&
+        c->nslots < MAX_QUEUED_SLOTS) {
         conn_process(c);
         return;
     }
