@@ -24,7 +24,8 @@
  * Every request that gets a response takes a slot in
  * the connection's FIFO when it arrives; slots are sent strictly in order,
  * so a parked request (long-poll Fetch) holds back later responses on its
- * connection without stopping their handling. A response is a chain of
+ * connection without stopping their handling, unless the user holds the
+ * connection (br_conn_hold) until they are ready. A response is a chain of
  * memory chunks (sent with writev) and file regions (sent with sendfile).
  * @locality reactor thread
  */
