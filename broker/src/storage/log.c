@@ -1111,6 +1111,17 @@ static int check_batch(const uint8_t *batch, size_t len, struct kp_batch_header 
     return 0;
 }
 
+/* The log's appends passed its next write-behind step and no job is away:
+ * its owner hears it is due, once (br_log_wb_begin sets the next step). */
+static void wb_tell_due(struct br_log *log)
+{
+    if (log->wb_window > 0 && log->wb_appended >= log->wb_next && log->wb == NULL &&
+        log->wb_ops != NULL) {
+        log->wb_next = INT64_MAX;
+        log->wb_ops->due(log->wb_ctx);
+    }
+}
+
 static int write_batch(struct br_log *log, const uint8_t *batch, size_t len, int64_t base,
                        int64_t last, int64_t max_timestamp, int32_t epoch, int64_t now_ms)
 {
@@ -1143,11 +1154,7 @@ static int write_batch(struct br_log *log, const uint8_t *batch, size_t len, int
         }
     }
     log->wb_appended += (int64_t)len;
-    if (log->wb_window > 0 && log->wb_appended >= log->wb_next && log->wb == NULL &&
-        log->wb_ops != NULL) {
-        log->wb_next = INT64_MAX; /* once: br_log_wb_begin sets the next */
-        log->wb_ops->due(log->wb_ctx);
-    }
+    wb_tell_due(log);
     if (log->leo - log->recovery_point >= log->cfg.flush_interval_messages) {
         return br_log_flush(log);
     }
@@ -2459,7 +2466,6 @@ int br_log_wb_end(struct br_log_wb *w)
 {
     int rc = w->failed ? KP_ERR_KAFKA_STORAGE_ERROR : 0;
     struct br_log *log = w->log;
-    bool due = false;
     if (log != NULL) {
         log->wb = NULL;
         if (w->failed) {
@@ -2471,20 +2477,13 @@ int br_log_wb_end(struct br_log_wb *w)
         /* appends that passed the next step while this job was away said
          * nothing (a job at a time): the log is due now, or it would wait
          * for an append that may not come */
-        due = log->wb_window > 0 && !log->failed && log->wb_appended >= log->wb_next &&
-              log->wb_ops != NULL;
-        if (due) {
-            log->wb_next = INT64_MAX;
-        }
+        wb_tell_due(log);
     }
     for (size_t i = 0; i < w->n; i++) {
         br_fileref_unref(w->r[i].file);
     }
     kp_free(w->dir);
     kp_free(w);
-    if (due) {
-        log->wb_ops->due(log->wb_ctx);
-    }
     return rc;
 }
 
