@@ -248,7 +248,8 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
         struct br_partition *p = t != NULL && sr->partition < t->npartitions
                                      ? &t->partitions[sr->partition]
                                      : NULL;
-        if (p != NULL && p->fenced && p->role == BR_ROLE_LEADER && st.leader == b->node_id &&
+        if (p != NULL && p->fenced && !p->superseded && p->role == BR_ROLE_LEADER &&
+            st.leader == b->node_id &&
             st.leader_epoch == p->leader_epoch) {
             p->fenced = false;
             br_info("%s-%" PRId32 ": ZooKeeper still names this broker its leader in epoch %" PRId32
@@ -393,6 +394,7 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         }
         m->fenced = false;
         m->expired = false;
+        br_replication_zk_connected(m->b);
         if (!m->registered) {
             make_paths(m);
         }

@@ -275,7 +275,61 @@ static void test_new_leader_records_its_epoch_at_once(void)
     CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
 }
 
+/* Who joins the ISR is the replica whose fetch is handled, never another
+ * one whose stale offset equals the high watermark; and while an ISR change
+ * that adds a replica is being written (ZooKeeper may have taken it already,
+ * its reply lost), the high watermark counts that replica: nothing is
+ * acknowledged without it until the change is settled. */
+static void test_isr_joining_replica_counts_until_settled(void)
+{
+    struct br_filecache *fc = NULL;
+    struct br_partition p;
+    struct watcher w = {0};
+    setup_leader(&fc, &p, &w);
+    size_t len = 0;
+    uint8_t *b = batch_of(3, &len);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
+    kp_free(b);
+
+    int32_t replicas[] = {1, 2, 3};
+    int32_t isr[] = {1, 2};
+    struct br_leadership lead = {1, 1, 1, 0, isr, 2, replicas, 3};
+    const int64_t t0 = 100000;
+    const int64_t lag = 10000;
+    CU_ASSERT_EQUAL(br_partition_take_leadership(&p, 1, &lead, t0, lag), 0);
+    /* both followers reach the log end: 3 is a candidate, 2 is in sync */
+    CU_ASSERT_TRUE(br_partition_follower_fetched(&p, 3, 3, t0));
+    CU_ASSERT_TRUE(br_partition_follower_fetched(&p, 2, 3, t0));
+    CU_ASSERT_EQUAL(p.hw, 3);
+    CU_ASSERT_TRUE(br_partition_isr_candidate(&p, 3));
+    CU_ASSERT_FALSE(br_partition_isr_candidate(&p, 2));
+    CU_ASSERT_FALSE(br_partition_isr_candidate(&p, 7));
+
+    /* 3 falls silent past the lag while its join is being written */
+    br_partition_isr_change_begin(&p, 3);
+    const int64_t t1 = t0 + 2 * lag;
+    b = batch_of(2, &len);
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, t1, &app), 0);
+    kp_free(b);
+    CU_ASSERT_TRUE(br_partition_follower_fetched(&p, 2, 5, t1));
+    CU_ASSERT_EQUAL(p.hw, 3); /* held for the joining replica */
+    /* the change dropped: the ISR alone counts again */
+    br_partition_isr_change_end(&p, t1);
+    CU_ASSERT_FALSE(p.isr_writing);
+    CU_ASSERT_EQUAL(p.hw, 5);
+    /* a stale follower at the high watermark is no candidate once it moved */
+    CU_ASSERT_FALSE(br_partition_isr_candidate(&p, 3));
+
+    br_partition_free_replication(&p);
+    br_log_close(p.log);
+    br_producers_free(&p.producers);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
 static CU_TestInfo tests[] = {
+    {"isr_joining_replica_counts_until_settled", test_isr_joining_replica_counts_until_settled},
     {"follower_appends_record_the_producers", test_follower_appends_record_the_producers},
     {"new_leader_records_its_epoch_at_once", test_new_leader_records_its_epoch_at_once},
     {"leader_append_moves_hw_and_tells_once", test_leader_append_moves_hw_and_tells_once},

@@ -39,8 +39,9 @@ void br_partition_advance_hw(struct br_partition *p, int64_t now_ms)
     int64_t hw = br_log_end_offset(p->log);
     for (int32_t i = 0; i < p->nremotes; i++) {
         const struct br_remote_replica *r = &p->remotes[i];
-        bool counts =
-            br_partition_in_isr(p, r->broker) || now_ms - r->last_caught_up_ms <= p->lag_max_ms;
+        bool counts = br_partition_in_isr(p, r->broker) ||
+                      (p->isr_writing && r->broker == p->isr_joining) ||
+                      now_ms - r->last_caught_up_ms <= p->lag_max_ms;
         if (!counts) {
             continue;
         }
@@ -122,6 +123,8 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
     p->leader_id = s->leader;
     p->lag_max_ms = lag_max_ms;
     p->isr_writing = false;
+    p->isr_joining = -1;
+    p->superseded = false;
     if (s->leader != me) {
         kp_free(remotes);
         kp_free(p->remotes);
@@ -195,16 +198,39 @@ bool br_partition_follower_fetched(struct br_partition *p, int32_t broker, int64
     return false;
 }
 
-int32_t br_partition_isr_candidate(const struct br_partition *p)
+bool br_partition_isr_candidate(const struct br_partition *p, int32_t broker)
 {
     for (int32_t i = 0; i < p->nremotes; i++) {
         const struct br_remote_replica *r = &p->remotes[i];
-        if (!br_partition_in_isr(p, r->broker) && r->leo >= p->hw &&
-            r->leo >= p->epoch_start_offset) {
-            return r->broker;
+        if (r->broker == broker) {
+            return !br_partition_in_isr(p, broker) && r->leo >= p->hw &&
+                   r->leo >= p->epoch_start_offset;
         }
     }
-    return -1;
+    return false;
+}
+
+void br_partition_isr_change_begin(struct br_partition *p, int32_t joining)
+{
+    p->isr_writing = true;
+    p->isr_joining = joining;
+}
+
+void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms)
+{
+    p->isr_writing = false;
+    p->isr_joining = -1;
+    if (p->role == BR_ROLE_LEADER && p->log != NULL) {
+        hw_update(p, now_ms); /* without the joining replica it may move */
+    }
+}
+
+void br_partition_supersede(struct br_partition *p)
+{
+    p->fenced = true;
+    p->superseded = true;
+    /* this term is over: appends waiting for the ISR learn it */
+    p->leader_term++;
 }
 
 int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out)

@@ -88,7 +88,19 @@ struct br_partition {
     int32_t leader_id;
     int32_t zk_version;
     int32_t controller_epoch;
-    bool isr_writing;           /* an ISR change is being written to ZooKeeper */
+    /* an ISR change is being written to ZooKeeper (its outcome may be
+     * unknown: a reply lost with the connection); none other starts until
+     * it is settled (br_partition_isr_change_end) */
+    bool isr_writing;
+    /* the follower that change adds, or -1: the high watermark counts it
+     * while the change is in flight, so that nothing is acknowledged
+     * without a replica ZooKeeper may already name in sync (the maximal
+     * ISR of Kafka's KIP-497) */
+    int32_t isr_joining;
+    /* fenced because ZooKeeper names a newer leadership than this one (an
+     * ISR write found it): only the controller's LeaderAndIsr lifts it,
+     * not the session coming back */
+    bool superseded;
     bool truncating;            /* a follower yet to agree with its leader where its log ends */
     /* led here, but this broker's ZooKeeper session is gone: it acts as
      * no leader (br_replication_fence) until LeaderAndIsr says what it is */
@@ -141,10 +153,27 @@ KP_MUST_CHECK int br_partition_take_leadership(struct br_partition *p, int32_t m
 bool br_partition_follower_fetched(struct br_partition *p, int32_t broker, int64_t fetch_offset,
                                    int64_t now_ms);
 
-/* A follower out of the ISR that reached the high watermark (Kafka 2.0's
- * maybeExpandIsr, with 2.0.1's condition that it reached the leader's
- * start of its epoch): its id, or -1. */
-int32_t br_partition_isr_candidate(const struct br_partition *p);
+/* Whether follower `broker`, whose Fetch is being handled, joins the ISR
+ * (Kafka 2.0's maybeExpandIsr, with 2.0.1's condition that it reached the
+ * leader's start of its epoch): assigned, out of the ISR, its fetch offset
+ * at the high watermark or beyond. Only the replica that fetched is
+ * considered: a paused follower whose stale offset equals the high
+ * watermark is not taken back by another follower's fetch. */
+bool br_partition_isr_candidate(const struct br_partition *p, int32_t broker);
+
+/* An ISR change starts being written to ZooKeeper: `joining` is the
+ * follower it adds (-1: none), counted by the high watermark until the
+ * change is settled. */
+void br_partition_isr_change_begin(struct br_partition *p, int32_t joining);
+
+/* The change is settled (taken, dropped or superseded): the high
+ * watermark counts the ISR alone again and may move. */
+void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms);
+
+/* ZooKeeper names a newer leadership than this leader's: it acts as no
+ * leader (fenced, its waiting appends answered by the term's end) until
+ * the controller's LeaderAndIsr says what it is. */
+void br_partition_supersede(struct br_partition *p);
 
 /* ISR members but the leader not caught up within lag_max_ms (Kafka's
  * getOutOfSyncReplicas): written to out (room for nisr), their count. */

@@ -40,6 +40,9 @@ struct fetcher {
     struct br_timer backoff;
 };
 
+/* An ISR change being written: the state znode's data as this leader
+ * writes it, and the version it is conditional on. At most one a
+ * partition (p->isr_writing). */
 struct isr_write {
     struct br_zk_call call; /* first */
     struct isr_write *next;
@@ -47,8 +50,11 @@ struct isr_write {
     char topic[BR_TOPIC_NAME_MAX + 1];
     int32_t partition;
     int32_t leader_epoch;
+    int32_t controller_epoch;
+    int32_t zk_version;
     int32_t *isr;
     int32_t nisr;
+    bool retry; /* its outcome unknown: to be sent again once connected */
 };
 
 struct br_replication {
@@ -626,39 +632,184 @@ static void isr_write_free(struct isr_write *w)
     kp_free(w);
 }
 
+/* The partition w writes for, while it leads in the epoch w was made in;
+ * NULL: a new leadership decides now (w is of no use any more). */
+static struct br_partition *isr_write_partition(const struct isr_write *w)
+{
+    struct br_partition *p = local_partition(w->rep->b, w->topic, w->partition);
+    if (p == NULL || p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
+        return NULL;
+    }
+    return p;
+}
+
+/* w is settled: the partition may start another change. */
+static void isr_write_end(struct isr_write *w, struct br_partition *p)
+{
+    if (p != NULL) {
+        br_partition_isr_change_end(p, br_now_mono_ms());
+    }
+    isr_write_free(w);
+}
+
+/* ZooKeeper took w (directly, or found holding exactly what it wrote after
+ * a reply was lost): the ISR is w's at `version`. */
+static void isr_taken(struct isr_write *w, struct br_partition *p, const int32_t *isr,
+                      int32_t n, int32_t version, const char *how)
+{
+    struct br_broker *b = w->rep->b;
+    int32_t old = p->nisr;
+    if (br_partition_set_isr(p, isr, n, version, br_now_mono_ms()) == 0) {
+        if (n < old) {
+            b->isr_shrinks++;
+        } else if (n > old) {
+            b->isr_expands++;
+        }
+        br_info("%s-%" PRId32 ": ISR now %" PRId32 " replica(s) (was %" PRId32 ")%s", w->topic,
+                w->partition, n, old, how);
+        note_isr_change(w->rep, p);
+    }
+    isr_write_end(w, p);
+}
+
+static bool same_ids(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    if (na != nb) {
+        return false;
+    }
+    for (size_t i = 0; i < na; i++) {
+        bool found = false;
+        for (size_t j = 0; j < nb && !found; j++) {
+            found = a[i] == b[j];
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int isr_write_send(struct isr_write *w);
+
+/* The outcome of w is unknown (the connection or the session went before
+ * the reply came, and ZooKeeper may have applied it): w is sent again once
+ * the session is connected (Kafka's retryRequestUntilConnected), and
+ * meanwhile the partition starts no other change and its high watermark
+ * counts the joining replica. */
+static void isr_write_unknown(struct isr_write *w, const char *what, int rc)
+{
+    w->retry = true;
+    br_warn("%s-%" PRId32 ": %s the ISR: %s, outcome unknown: sent again once ZooKeeper is "
+            "connected",
+            w->topic, w->partition, what, br_zk_rc_name(rc));
+}
+
+static bool outcome_unknown(int rc)
+{
+    return rc == BR_ZK_CONNECTIONLOSS || rc == BR_ZK_SESSIONEXPIRED || rc == BR_ZK_CLOSING ||
+           rc == BR_ZK_NOMEM || rc == BR_ZK_ERROR;
+}
+
+/* The state znode read back after BADVERSION (Kafka's
+ * ReplicationUtils.checkLeaderAndIsrZkData): what w wrote means w was
+ * applied (its reply lost); the same leadership with another ISR is taken
+ * as ZooKeeper has it; a newer leadership fences this leader until the
+ * controller's LeaderAndIsr. */
+static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct isr_write *w = (struct isr_write *)(void *)call;
+    struct br_broker *b = w->rep->b;
+    struct br_partition *p = isr_write_partition(w);
+    if (p == NULL) {
+        isr_write_free(w);
+        return;
+    }
+    if (outcome_unknown(r->rc)) {
+        isr_write_unknown(w, "reading back", r->rc);
+        return;
+    }
+    struct br_zk_partition_state st = {0};
+    char err[256];
+    if (r->rc != BR_ZK_OK || r->data == NULL || !r->has_stat ||
+        br_zk_partition_state_decode(r->data, r->data_len, r->path, &st, err, sizeof err) != 0) {
+        br_warn("%s-%" PRId32 ": the state znode cannot be read back (%s): ISR change dropped "
+                "until the controller's next LeaderAndIsr",
+                w->topic, w->partition, r->rc == BR_ZK_OK ? err : br_zk_rc_name(r->rc));
+        isr_write_end(w, p);
+        return;
+    }
+    if (st.leader == b->node_id && st.leader_epoch == w->leader_epoch &&
+        st.controller_epoch == w->controller_epoch &&
+        same_ids(st.isr, st.n_isr, w->isr, (size_t)w->nisr)) {
+        isr_taken(w, p, w->isr, w->nisr, r->stat.version,
+                  " (ZooKeeper had applied the write whose reply was lost)");
+    } else if (st.leader == b->node_id && st.leader_epoch == w->leader_epoch) {
+        br_warn("%s-%" PRId32 ": ZooKeeper holds another ISR of this leadership: taken as it is",
+                w->topic, w->partition);
+        isr_taken(w, p, st.isr, (int32_t)st.n_isr, r->stat.version, " (as ZooKeeper has it)");
+    } else {
+        br_warn("%s-%" PRId32 ": ZooKeeper names leader %" PRId32 " in epoch %" PRId32
+                " (this broker leads epoch %" PRId32 "): no longer leading until the "
+                "controller's LeaderAndIsr",
+                w->topic, w->partition, st.leader, st.leader_epoch, w->leader_epoch);
+        br_partition_supersede(p);
+        br_purgatory_complete_key(&b->purgatory, &p->delayed);
+        isr_write_end(w, p);
+    }
+    br_zk_partition_state_clear(&st);
+}
+
 static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct isr_write *w = (struct isr_write *)(void *)call;
     struct br_broker *b = w->rep->b;
-    struct br_partition *p = local_partition(b, w->topic, w->partition);
-    if (p == NULL || p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
+    struct br_partition *p = isr_write_partition(w);
+    if (p == NULL) {
         isr_write_free(w); /* a new leadership decides now */
         return;
     }
-    p->isr_writing = false;
     if (r->rc == BR_ZK_OK && r->has_stat) {
-        int32_t old = p->nisr;
-        if (br_partition_set_isr(p, w->isr, w->nisr, r->stat.version, br_now_mono_ms()) == 0) {
-            if (w->nisr < old) {
-                b->isr_shrinks++;
-            } else if (w->nisr > old) {
-                b->isr_expands++;
-            }
-            br_info("%s-%" PRId32 ": ISR now %" PRId32 " replica(s) (was %" PRId32 ")", w->topic,
-                    w->partition, w->nisr, old);
-            note_isr_change(w->rep, p);
-        }
+        isr_taken(w, p, w->isr, w->nisr, r->stat.version, "");
     } else if (r->rc == BR_ZK_BADVERSION) {
-        /* Kafka 2.0's Partition.updateIsr: the controller changed the state
-         * meanwhile; the change is dropped until a LeaderAndIsr brings the
-         * new version */
-        br_info("%s-%" PRId32 ": the state znode's version moved: ISR change skipped", w->topic,
-                w->partition);
+        /* the version moved: by this very write, if an earlier attempt's
+         * reply was lost, or by the controller; the znode says which */
+        w->call.done = isr_read_back;
+        char path[BR_TOPIC_NAME_MAX + 64];
+        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
+                       w->topic, w->partition);
+        if (br_zk_get(b->zk, path, false, br_zk_call_tag(&w->call)) != 0) {
+            isr_write_unknown(w, "reading back", BR_ZK_NOMEM);
+        }
+    } else if (outcome_unknown(r->rc)) {
+        isr_write_unknown(w, "writing", r->rc);
     } else {
         br_warn("%s-%" PRId32 ": writing the ISR failed: %s", w->topic, w->partition,
                 br_zk_rc_name(r->rc));
+        isr_write_end(w, p);
     }
-    isr_write_free(w);
+}
+
+/* Sends w's conditional setData (again, after an unknown outcome: with the
+ * version it first named, so that an applied first attempt makes it
+ * BADVERSION and the read-back tells). 0, or -1: not sent. */
+static int isr_write_send(struct isr_write *w)
+{
+    struct br_broker *b = w->rep->b;
+    struct br_zk_partition_state s = {b->node_id, w->leader_epoch, w->controller_epoch, w->isr,
+                                      (size_t)w->nisr};
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_partition_state_encode(&s, &json, &len) != 0) {
+        return -1;
+    }
+    char path[BR_TOPIC_NAME_MAX + 64];
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
+                   w->topic, w->partition);
+    w->call.done = isr_written;
+    w->retry = false;
+    int rc = br_zk_set(b->zk, path, json, len, w->zk_version, br_zk_call_tag(&w->call));
+    kp_free(json);
+    return rc == 0 ? 0 : -1;
 }
 
 /* Writes p's ISR as isr[0..n) (Kafka's ReplicationUtils.updateLeaderAndIsr:
@@ -678,35 +829,64 @@ static void write_isr(struct br_replication *rep, struct br_partition *p, const 
         return;
     }
     memcpy(copy, isr, (size_t)n * sizeof *copy);
-    struct br_zk_partition_state s = {b->node_id, p->leader_epoch, p->controller_epoch, copy,
-                                      (size_t)n};
-    char *json = NULL;
-    size_t len = 0;
-    if (br_zk_partition_state_encode(&s, &json, &len) != 0) {
-        kp_free(w);
-        kp_free(copy);
-        return;
-    }
-    w->call.done = isr_written;
     w->rep = rep;
     (void)snprintf(w->topic, sizeof w->topic, "%s", p->topic->name);
     w->partition = p->index;
     w->leader_epoch = p->leader_epoch;
+    w->controller_epoch = p->controller_epoch;
+    w->zk_version = p->zk_version;
     w->isr = copy;
     w->nisr = n;
-    char path[BR_TOPIC_NAME_MAX + 64];
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
-                   p->topic->name, p->index);
-    int rc = br_zk_set(b->zk, path, json, len, p->zk_version, br_zk_call_tag(&w->call));
-    kp_free(json);
-    if (rc != 0) {
+    if (isr_write_send(w) != 0) {
         kp_free(copy);
         kp_free(w);
         return;
     }
     w->next = rep->writes;
     rep->writes = w;
-    p->isr_writing = true;
+    int32_t joining = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (!br_partition_in_isr(p, isr[i])) {
+            joining = isr[i];
+        }
+    }
+    br_partition_isr_change_begin(p, joining);
+}
+
+/* The writes whose outcome is unknown, sent again now that the session is
+ * connected; those of a leadership gone are dropped. */
+static void retry_isr_writes(struct br_replication *rep)
+{
+    struct br_broker *b = rep->b;
+    if (b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
+        return;
+    }
+    struct isr_write *next = NULL;
+    for (struct isr_write *w = rep->writes; w != NULL; w = next) {
+        next = w->next;
+        if (!w->retry) {
+            continue;
+        }
+        struct br_partition *p = isr_write_partition(w);
+        if (p == NULL) {
+            isr_write_free(w);
+        } else if (isr_write_send(w) != 0) {
+            w->retry = true; /* the next tick tries again */
+        }
+    }
+}
+
+/* A leadership decided by the controller: what this leader was writing of
+ * an older one is of no use any more. */
+static void drop_isr_writes(struct br_replication *rep, const struct br_partition *p)
+{
+    struct isr_write *next = NULL;
+    for (struct isr_write *w = rep->writes; w != NULL; w = next) {
+        next = w->next;
+        if (w->partition == p->index && strcmp(w->topic, p->topic->name) == 0) {
+            isr_write_free(w);
+        }
+    }
 }
 
 static void notified(struct br_zk_call *call, const struct br_zk_result *r)
@@ -787,6 +967,7 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
     p->fenced = false; /* the controller said what it is */
+    drop_isr_writes(rep, p);
     if (p->role == BR_ROLE_LEADER) {
         unfollow(rep, p);
         br_info("%s-%" PRId32 ": leader in epoch %" PRId32 ", %" PRId32 " in sync, high "
@@ -856,13 +1037,20 @@ size_t br_replication_unfence(struct br_broker *b)
         struct br_topic *tp = b->topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
-            if (p->fenced) {
+            if (p->fenced && !p->superseded) {
                 p->fenced = false;
                 n++;
             }
         }
     }
     return n;
+}
+
+void br_replication_zk_connected(struct br_broker *b)
+{
+    if (b->replication != NULL) {
+        retry_isr_writes(b->replication);
+    }
 }
 
 size_t br_replication_stop_fetching(struct br_broker *b)
@@ -897,10 +1085,10 @@ void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, 
         !br_partition_follower_fetched(p, replica, fetch_offset, br_now_mono_ms())) {
         return;
     }
-    int32_t joins = br_partition_isr_candidate(p);
-    if (joins < 0 || p->isr_writing) {
+    if (p->isr_writing || !br_partition_isr_candidate(p, replica)) {
         return;
     }
+    int32_t joins = replica;
     int32_t isr[BR_META_MAX_REPLICATION_FACTOR];
     int32_t n = 0;
     for (int32_t i = 0; i < p->nisr && n < BR_META_MAX_REPLICATION_FACTOR - 1; i++) {
@@ -953,6 +1141,7 @@ void br_replication_tick(struct br_broker *b, int64_t now_ms)
             }
         }
     }
+    retry_isr_writes(rep);
     announce(rep);
 }
 

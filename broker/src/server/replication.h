@@ -84,6 +84,10 @@ size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms);
  * partitions lead again. Returns how many. */
 size_t br_replication_unfence(struct br_broker *b);
 
+/* The session is connected again: ISR writes whose outcome was unknown
+ * (their reply lost with the connection) are sent again now. */
+void br_replication_zk_connected(struct br_broker *b);
+
 /* This broker is shutting down (a controlled shutdown began): every
  * fetcher stops, and br_replication_become no longer starts one. A
  * replica that goes on fetching while the controller takes it out of the
