@@ -187,22 +187,23 @@ struct br_net {
      * their whole frames are handled from there (Redis 7.4's reusable query
      * buffer); only what is left of a frame is copied to the connection's
      * own buffer. in_bytes is the capacity of all those buffers, big_bytes
-     * that of the ones starting a big frame (over SMALL_FRAME).
-     * queued.max.request.bytes (> 0) keeps a reserve, an eighth of it,
-     * that big frames may not fill: from queued_big_max up, a connection
-     * learns the size of its next frame (from its buffer or with MSG_PEEK,
-     * so that nothing is taken) before it reads. A big frame then waits on
-     * the muted list of its class (without EPOLLIN); a small one is read,
-     * up to its end only, while in_bytes is under the limit or the
-     * buffers of small frames under the reserve, and waits otherwise. So a
-     * new client's small request is served however many big frames stall
-     * half-sent. In each class one connection holding the start of a frame
-     * may read on to complete it, the finisher, so that buffers that can
-     * only empty by being completed do not wait on each other (a big frame
-     * larger than the room left is read once the others are done). Memory
-     * stays below about the limit plus two frames of
-     * socket.request.max.bytes (the big finisher's frame and the last
-     * doubling of a buffer let in under the gate). */
+     * that of the ones starting a big frame (over SMALL_FRAME). An eighth
+     * of queued.max.request.bytes (> 0) is a reserve that big frames may
+     * not fill: from queued_big_max up, a connection learns the size of its
+     * next frame (from its buffer, or with MSG_PEEK so that nothing is
+     * taken) before it reads. A big frame then waits on its class's muted
+     * list (without EPOLLIN); a small one is read, up to its end only,
+     * while in_bytes is under the limit or the small frames' buffers under
+     * the reserve, and waits otherwise. So a new client's small request is
+     * served however many big frames stall half-sent. In each class one
+     * connection holding the start of a frame, its finisher, may read on
+     * to complete it, so that buffers that can only empty by being
+     * completed do not wait on each other: a big frame larger than the
+     * room left is read once those before it are done. Memory stays below
+     * about the limit plus two frames of socket.request.max.bytes (the big
+     * finisher's frame, and the last doubling of a buffer let in under the
+     * gate) plus 4 bytes a connection (a frame's size read alone, which may
+     * announce a big frame). */
     uint8_t *scratch; /* READ_CHUNK bytes */
     int64_t queued_max;
     int64_t queued_big_max; /* queued_max less its reserve */
@@ -1553,7 +1554,9 @@ static enum gate read_gate(struct br_conn *c, size_t *want)
     if (have < 4) {
         return GATE_HEADER;
     }
-    *want = (size_t)size + 4 - c->in_len; /* c holds less than its frame */
+    size_t total = (size_t)size + 4;
+    /* c holds less than its frame (a whole one is handled before a read) */
+    *want = total > c->in_len ? total - c->in_len : SIZE_MAX;
     return GATE_READ;
 }
 

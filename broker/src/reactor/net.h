@@ -12,8 +12,11 @@
  * the claimed size: a connection with nothing pending reads into one shared
  * buffer and its whole frames are handled there; only the start of a frame
  * is kept in a buffer of its own, which doubles as bytes come, up to the
- * frame. While those buffers hold queued.max.request.bytes or more, no
- * connection is read except one that finishes the frame it holds.
+ * frame. Frames over 64 KiB are big: their buffers may fill
+ * queued.max.request.bytes less a reserve of an eighth of it, small frames
+ * all of it, or the reserve whatever big frames hold; past that a
+ * connection waits unread, except, in each class, one that finishes the
+ * frame it holds. So small requests are served while big frames stall.
  *
  * Connections idle (no byte read or written) for connections.max.idle.ms
  * are closed, queued responses and all. When descriptors run out, a spare
