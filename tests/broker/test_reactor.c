@@ -2,12 +2,16 @@
  * and in-process connections, with a user of its own instead of the broker. */
 #define _GNU_SOURCE
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <samsa-protocol/alloc.h>
@@ -496,9 +500,12 @@ static uint8_t *frame_of(const uint8_t *p, size_t len)
     return f;
 }
 
-static struct br_net *listening_net(struct user *u, int32_t max_request, int *port)
+static struct br_net *listening_net(struct user *u, int32_t max_request, int64_t queued_max,
+                                    int *port)
 {
-    struct br_net_limits lim = {.max_connections = 16, .max_request_bytes = max_request};
+    struct br_net_limits lim = {.max_connections = 16,
+                                .max_request_bytes = max_request,
+                                .queued_max_bytes = queued_max};
     struct br_net *n = NULL;
     CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &user_ops, u, &n), 0);
     if (n == NULL) {
@@ -519,7 +526,7 @@ static void test_outbound_connection_exchanges_frames(void)
 {
     struct user *u = user_new();
     int port = 0;
-    struct br_net *n = listening_net(u, 16 << 20, &port);
+    struct br_net *n = listening_net(u, 16 << 20, 0, &port);
     struct client cl = {0};
     struct br_conn *c = NULL;
     CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", port, 16 << 20, &client_ops, &cl, &c), 0);
@@ -562,7 +569,7 @@ static void test_outbound_failures_are_reported(void)
 {
     struct user *u = user_new();
     int port = 0;
-    struct br_net *n = listening_net(u, 1 << 20, &port);
+    struct br_net *n = listening_net(u, 1 << 20, 0, &port);
     struct br_conn *c = NULL;
     struct client cl = {0};
     CU_ASSERT_EQUAL(br_conn_connect(n, "localhost", port, 1024, &client_ops, &cl, &c),
@@ -573,7 +580,7 @@ static void test_outbound_failures_are_reported(void)
     struct br_net *other = NULL;
     struct user *u2 = user_new();
     int dead_port = 0;
-    other = listening_net(u2, 1024, &dead_port);
+    other = listening_net(u2, 1024, 0, &dead_port);
     br_net_free(other);
     kp_free(u2);
     CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", dead_port, 1024, &client_ops, &cl, &c),
@@ -615,6 +622,120 @@ static void test_outbound_failures_are_reported(void)
     kp_free(u);
 }
 
+/* ---------------------------------------------------------------- queued.max.request.bytes */
+
+/* A raw client socket: the frame it sends and how far it got. */
+struct sender {
+    int fd;
+    uint8_t *frame;
+    size_t len;
+    size_t sent;
+    size_t target; /* what it sends before it stalls */
+};
+
+static int client_socket(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    int sndbuf = 16 * 1024; /* so that a peer not read soon cannot send */
+    CU_ASSERT_EQUAL(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CU_ASSERT_EQUAL_FATAL(connect(fd, (const struct sockaddr *)&sa, sizeof sa), 0);
+    CU_ASSERT_EQUAL(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    return fd;
+}
+
+/* Sends what each socket takes up to its target, turning the reactor in
+ * between, until every one reached it or none moved for 300 ms (the
+ * reactor stopped reading them and their socket buffers are full).
+ * Returns how many are short of their target. */
+static size_t push_until_stalled(struct br_net *n, struct sender *s, size_t cnt)
+{
+    int64_t quiet_since = br_now_mono_ms();
+    int64_t deadline = quiet_since + 20000;
+    for (;;) {
+        size_t short_of = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            if (s[i].sent >= s[i].target) {
+                continue;
+            }
+            ssize_t w = send(s[i].fd, s[i].frame + s[i].sent, s[i].target - s[i].sent,
+                             MSG_NOSIGNAL);
+            if (w > 0) {
+                s[i].sent += (size_t)w;
+                quiet_since = br_now_mono_ms();
+            }
+            short_of += s[i].sent < s[i].target;
+        }
+        br_net_poll(n);
+        int64_t now = br_now_mono_ms();
+        if (short_of == 0 || now - quiet_since >= 300 || now >= deadline) {
+            return short_of;
+        }
+    }
+}
+
+static bool poll_until_count(struct br_net *n, const size_t *count, size_t want)
+{
+    int64_t deadline = br_now_mono_ms() + 10000;
+    while (*count < want && br_now_mono_ms() < deadline) {
+        br_net_poll(n);
+    }
+    return *count >= want;
+}
+
+#define BIG_SENDERS 4
+
+/* queued.max.request.bytes at 1 MiB: four connections each send 800 KiB
+ * of a 900 KiB frame and stall, and the reactor stops reading some of
+ * them; a new connection's small frame is still handled. Once the big
+ * frames' ends come, every one of them is handled, one after the other
+ * as room frees. */
+static void test_big_frames_leave_room_for_a_small_one(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 1 << 20, 1 << 20, &port);
+    struct sender s[BIG_SENDERS];
+    for (size_t i = 0; i < BIG_SENDERS; i++) {
+        s[i].len = (size_t)900 * 1024;
+        s[i].frame = kp_malloc(s[i].len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s[i].frame);
+        if (s[i].frame == NULL) {
+            abort();
+        }
+        memset(s[i].frame, 'a' + (int)i, s[i].len);
+        kp_store_be32(s[i].frame, (uint32_t)(s[i].len - 4));
+        s[i].sent = 0;
+        s[i].target = (size_t)800 * 1024;
+        s[i].fd = client_socket(port);
+    }
+    size_t blocked = push_until_stalled(n, s, BIG_SENDERS);
+    CU_ASSERT(blocked > 0); /* the reactor stopped reading some */
+    CU_ASSERT_EQUAL(u->nframes, 0);
+
+    int small = client_socket(port);
+    uint8_t req[4 + 5] = {0, 0, 0, 5, 's', 'm', 'a', 'l', 'l'};
+    CU_ASSERT_EQUAL(send(small, req, sizeof req, MSG_NOSIGNAL), (ssize_t)sizeof req);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1));
+    CU_ASSERT_EQUAL(u->last_len, 5);
+    CU_ASSERT_EQUAL(memcmp(u->last_frame, "small", 5), 0);
+
+    for (size_t i = 0; i < BIG_SENDERS; i++) {
+        s[i].target = s[i].len;
+    }
+    CU_ASSERT_EQUAL(push_until_stalled(n, s, BIG_SENDERS), 0);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1 + BIG_SENDERS));
+    for (size_t i = 0; i < BIG_SENDERS; i++) {
+        close(s[i].fd);
+        kp_free(s[i].frame);
+    }
+    close(small);
+    br_net_free(n);
+    kp_free(u);
+}
+
 static CU_TestInfo tests[] = {
     {"timers_fire_in_deadline_order", test_timers_fire_in_deadline_order},
     {"timer_rearmed_from_its_callback", test_timer_rearmed_from_its_callback},
@@ -627,6 +748,7 @@ static CU_TestInfo tests[] = {
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},
+    {"big_frames_leave_room_for_a_small_one", test_big_frames_leave_room_for_a_small_one},
     CU_TEST_INFO_NULL,
 };
 

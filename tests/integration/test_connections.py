@@ -343,6 +343,7 @@ def case_big_frames_leave_room_for_small_requests(t):
                             "queued.max.request.bytes": str(cap),
                             "message.max.bytes": str(cap)})
     kwire.create_topic(b.port, "big", 1)
+    rss0 = proc_status_kib(b.pid, "VmRSS")
     values = [bytes([0x61 + i]) * 1800000 for i in range(BIG_SENDERS)]
     reqs = [kwire.produce_v3(300 + i, "big", 0, kwire.record_batch([(b"b%d" % i, values[i])]))
             for i in range(BIG_SENDERS)]
@@ -377,8 +378,11 @@ def case_big_frames_leave_room_for_small_requests(t):
             time.sleep(0.01)
     kadmin.wait_log(b, "over queued.max.request.bytes", timeout=10.0)
     blocked = sum(1 for i in range(BIG_SENDERS) if sent[i] < target[i])
+    rss1 = proc_status_kib(b.pid, "VmRSS")
     print("  %d connections pushed %.1f MB of %d frames of %d bytes; %d could not push all "
-          "they meant to" % (BIG_SENDERS, sum(sent) / 1e6, BIG_SENDERS, len(reqs[0]), blocked))
+          "they meant to; the broker's VmRSS grew by %.1f MiB"
+          % (BIG_SENDERS, sum(sent) / 1e6, BIG_SENDERS, len(reqs[0]), blocked,
+             (rss1 - rss0) / 1024.0))
 
     # a new client while they wait
     t0 = time.monotonic()
