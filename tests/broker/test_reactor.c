@@ -685,7 +685,51 @@ static bool poll_until_count(struct br_net *n, const size_t *count, size_t want)
     return *count >= want;
 }
 
+/* A connection that will send a frame of len bytes (its size included)
+ * filled with fill, target bytes of it at first. */
+static void sender_open(struct sender *s, int port, size_t len, size_t target, char fill)
+{
+    s->len = len;
+    s->frame = kp_malloc(len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->frame);
+    if (s->frame == NULL) {
+        abort();
+    }
+    memset(s->frame, fill, len);
+    kp_store_be32(s->frame, (uint32_t)(len - 4));
+    s->sent = 0;
+    s->target = target;
+    s->fd = client_socket(port);
+}
+
+/* The rest of every frame goes (the reactor turning meanwhile). */
+static void senders_finish(struct br_net *n, struct sender *s, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++) {
+        s[i].target = s[i].len;
+    }
+    CU_ASSERT_EQUAL(push_until_stalled(n, s, cnt), 0);
+}
+
+static void senders_close(struct sender *s, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++) {
+        close(s[i].fd);
+        kp_free(s[i].frame);
+    }
+}
+
+/* A 5-byte frame, "small", on a connection of its own. */
+static int send_small(int port)
+{
+    int fd = client_socket(port);
+    static const uint8_t req[4 + 5] = {0, 0, 0, 5, 's', 'm', 'a', 'l', 'l'};
+    CU_ASSERT_EQUAL(send(fd, req, sizeof req, MSG_NOSIGNAL), (ssize_t)sizeof req);
+    return fd;
+}
+
 #define BIG_SENDERS 4
+#define SMALL_SENDERS 3
 
 /* queued.max.request.bytes at 1 MiB: four connections each send 800 KiB
  * of a 900 KiB frame and stall, and the reactor stops reading some of
@@ -699,38 +743,61 @@ static void test_big_frames_leave_room_for_a_small_one(void)
     struct br_net *n = listening_net(u, 1 << 20, 1 << 20, &port);
     struct sender s[BIG_SENDERS];
     for (size_t i = 0; i < BIG_SENDERS; i++) {
-        s[i].len = (size_t)900 * 1024;
-        s[i].frame = kp_malloc(s[i].len);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(s[i].frame);
-        if (s[i].frame == NULL) {
-            abort();
-        }
-        memset(s[i].frame, 'a' + (int)i, s[i].len);
-        kp_store_be32(s[i].frame, (uint32_t)(s[i].len - 4));
-        s[i].sent = 0;
-        s[i].target = (size_t)800 * 1024;
-        s[i].fd = client_socket(port);
+        sender_open(&s[i], port, (size_t)900 * 1024, (size_t)800 * 1024, (char)('a' + i));
     }
-    size_t blocked = push_until_stalled(n, s, BIG_SENDERS);
-    CU_ASSERT(blocked > 0); /* the reactor stopped reading some */
+    (void)push_until_stalled(n, s, BIG_SENDERS);
     CU_ASSERT_EQUAL(u->nframes, 0);
+    /* big frames filled the limit less its reserve, and the one finishing
+     * its frame went on: at most the limit and two frames (net.c) */
+    struct br_net_counts nc;
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_big_bytes >= (size_t)896 * 1024);
+    CU_ASSERT(nc.input_bytes <= ((size_t)1 << 20) + 2 * s[0].len);
 
-    int small = client_socket(port);
-    uint8_t req[4 + 5] = {0, 0, 0, 5, 's', 'm', 'a', 'l', 'l'};
-    CU_ASSERT_EQUAL(send(small, req, sizeof req, MSG_NOSIGNAL), (ssize_t)sizeof req);
+    int small = send_small(port);
     CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1));
     CU_ASSERT_EQUAL(u->last_len, 5);
     CU_ASSERT_EQUAL(memcmp(u->last_frame, "small", 5), 0);
 
-    for (size_t i = 0; i < BIG_SENDERS; i++) {
-        s[i].target = s[i].len;
-    }
-    CU_ASSERT_EQUAL(push_until_stalled(n, s, BIG_SENDERS), 0);
+    senders_finish(n, s, BIG_SENDERS);
     CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1 + BIG_SENDERS));
+    senders_close(s, BIG_SENDERS);
+    close(small);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* Past the limit, small frames stalled in their middle fill the reserve
+ * (128 KiB of 1 MiB) and then small frames wait too, but not for ever:
+ * once the stalled ones' ends come, each finishes in turn and the small
+ * frame that waited behind them is handled; then the big ones are. */
+static void test_small_frames_stalled_in_the_reserve_still_finish(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 1 << 20, 1 << 20, &port);
+    struct sender big[BIG_SENDERS];
     for (size_t i = 0; i < BIG_SENDERS; i++) {
-        close(s[i].fd);
-        kp_free(s[i].frame);
+        sender_open(&big[i], port, (size_t)1 << 20, (size_t)1000 * 1024, (char)('a' + i));
     }
+    (void)push_until_stalled(n, big, BIG_SENDERS);
+    struct br_net_counts nc;
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_bytes >= (size_t)1 << 20); /* small frames only in the reserve */
+    struct sender mid[SMALL_SENDERS];
+    for (size_t i = 0; i < SMALL_SENDERS; i++) {
+        sender_open(&mid[i], port, (size_t)60 * 1024, (size_t)50 * 1024, (char)('m' + i));
+    }
+    (void)push_until_stalled(n, mid, SMALL_SENDERS);
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_bytes - nc.input_big_bytes <= (size_t)(128 + 64) * 1024);
+    int small = send_small(port);
+    senders_finish(n, mid, SMALL_SENDERS);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, SMALL_SENDERS + 1));
+    senders_finish(n, big, BIG_SENDERS);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, SMALL_SENDERS + 1 + BIG_SENDERS));
+    senders_close(big, BIG_SENDERS);
+    senders_close(mid, SMALL_SENDERS);
     close(small);
     br_net_free(n);
     kp_free(u);
@@ -749,6 +816,8 @@ static CU_TestInfo tests[] = {
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},
     {"big_frames_leave_room_for_a_small_one", test_big_frames_leave_room_for_a_small_one},
+    {"small_frames_stalled_in_the_reserve_still_finish",
+     test_small_frames_stalled_in_the_reserve_still_finish},
     CU_TEST_INFO_NULL,
 };
 

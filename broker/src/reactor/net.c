@@ -487,7 +487,8 @@ int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch
 
 void br_net_counts(const struct br_net *n, struct br_net_counts *out)
 {
-    *out = (struct br_net_counts){n->nconns, n->accepted, n->turned_away, n->idle_closed};
+    *out = (struct br_net_counts){n->nconns,      n->accepted,  n->turned_away,
+                                  n->idle_closed, n->in_bytes, n->big_bytes};
 }
 
 int br_net_bound_port(const struct br_net *n, size_t listener)

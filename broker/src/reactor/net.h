@@ -138,12 +138,16 @@ int br_net_bound_port(const struct br_net *n, size_t listener);
 
 /* The accepted (client) connections: open now, and since the start
  * accepted, refused (max.connections, stopping) and closed for being idle
- * (connections.max.idle.ms). Outbound connections are not counted. */
+ * (connections.max.idle.ms). Outbound connections are not counted. And
+ * what the input buffers of all connections hold now (what
+ * queued.max.request.bytes bounds), of it those of big frames. */
 struct br_net_counts {
     size_t open;
     uint64_t accepted;
     uint64_t refused;
     uint64_t idle_closed;
+    size_t input_bytes;
+    size_t input_big_bytes;
 };
 void br_net_counts(const struct br_net *n, struct br_net_counts *out);
 /* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
