@@ -2,12 +2,16 @@
  * and in-process connections, with a user of its own instead of the broker. */
 #define _GNU_SOURCE
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <samsa-protocol/alloc.h>
@@ -496,9 +500,12 @@ static uint8_t *frame_of(const uint8_t *p, size_t len)
     return f;
 }
 
-static struct br_net *listening_net(struct user *u, int32_t max_request, int *port)
+static struct br_net *listening_net(struct user *u, int32_t max_request, int64_t queued_max,
+                                    int *port)
 {
-    struct br_net_limits lim = {.max_connections = 16, .max_request_bytes = max_request};
+    struct br_net_limits lim = {.max_connections = 16,
+                                .max_request_bytes = max_request,
+                                .queued_max_bytes = queued_max};
     struct br_net *n = NULL;
     CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &user_ops, u, &n), 0);
     if (n == NULL) {
@@ -519,7 +526,7 @@ static void test_outbound_connection_exchanges_frames(void)
 {
     struct user *u = user_new();
     int port = 0;
-    struct br_net *n = listening_net(u, 16 << 20, &port);
+    struct br_net *n = listening_net(u, 16 << 20, 0, &port);
     struct client cl = {0};
     struct br_conn *c = NULL;
     CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", port, 16 << 20, &client_ops, &cl, &c), 0);
@@ -562,7 +569,7 @@ static void test_outbound_failures_are_reported(void)
 {
     struct user *u = user_new();
     int port = 0;
-    struct br_net *n = listening_net(u, 1 << 20, &port);
+    struct br_net *n = listening_net(u, 1 << 20, 0, &port);
     struct br_conn *c = NULL;
     struct client cl = {0};
     CU_ASSERT_EQUAL(br_conn_connect(n, "localhost", port, 1024, &client_ops, &cl, &c),
@@ -573,7 +580,7 @@ static void test_outbound_failures_are_reported(void)
     struct br_net *other = NULL;
     struct user *u2 = user_new();
     int dead_port = 0;
-    other = listening_net(u2, 1024, &dead_port);
+    other = listening_net(u2, 1024, 0, &dead_port);
     br_net_free(other);
     kp_free(u2);
     CU_ASSERT_EQUAL_FATAL(br_conn_connect(n, "127.0.0.1", dead_port, 1024, &client_ops, &cl, &c),
@@ -615,6 +622,187 @@ static void test_outbound_failures_are_reported(void)
     kp_free(u);
 }
 
+/* ---------------------------------------------------------------- queued.max.request.bytes */
+
+/* A raw client socket: the frame it sends and how far it got. */
+struct sender {
+    int fd;
+    uint8_t *frame;
+    size_t len;
+    size_t sent;
+    size_t target; /* what it sends before it stalls */
+};
+
+static int client_socket(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    int sndbuf = 16 * 1024; /* so that a peer not read soon cannot send */
+    CU_ASSERT_EQUAL(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf), 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CU_ASSERT_EQUAL_FATAL(connect(fd, (const struct sockaddr *)&sa, sizeof sa), 0);
+    CU_ASSERT_EQUAL(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    return fd;
+}
+
+/* Sends what each socket takes up to its target, turning the reactor in
+ * between, until every one reached it or none moved for 300 ms (the
+ * reactor stopped reading them and their socket buffers are full).
+ * Returns how many are short of their target. */
+static size_t push_until_stalled(struct br_net *n, struct sender *s, size_t cnt)
+{
+    int64_t quiet_since = br_now_mono_ms();
+    int64_t deadline = quiet_since + 20000;
+    for (;;) {
+        size_t short_of = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            if (s[i].sent >= s[i].target) {
+                continue;
+            }
+            ssize_t w = send(s[i].fd, s[i].frame + s[i].sent, s[i].target - s[i].sent,
+                             MSG_NOSIGNAL);
+            if (w > 0) {
+                s[i].sent += (size_t)w;
+                quiet_since = br_now_mono_ms();
+            }
+            short_of += s[i].sent < s[i].target;
+        }
+        br_net_poll(n);
+        int64_t now = br_now_mono_ms();
+        if (short_of == 0 || now - quiet_since >= 300 || now >= deadline) {
+            return short_of;
+        }
+    }
+}
+
+static bool poll_until_count(struct br_net *n, const size_t *count, size_t want)
+{
+    int64_t deadline = br_now_mono_ms() + 10000;
+    while (*count < want && br_now_mono_ms() < deadline) {
+        br_net_poll(n);
+    }
+    return *count >= want;
+}
+
+/* A connection that will send a frame of len bytes (its size included)
+ * filled with fill, target bytes of it at first. */
+static void sender_open(struct sender *s, int port, size_t len, size_t target, char fill)
+{
+    s->len = len;
+    s->frame = kp_malloc(len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->frame);
+    if (s->frame == NULL) {
+        abort();
+    }
+    memset(s->frame, fill, len);
+    kp_store_be32(s->frame, (uint32_t)(len - 4));
+    s->sent = 0;
+    s->target = target;
+    s->fd = client_socket(port);
+}
+
+/* The rest of every frame goes (the reactor turning meanwhile). */
+static void senders_finish(struct br_net *n, struct sender *s, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++) {
+        s[i].target = s[i].len;
+    }
+    CU_ASSERT_EQUAL(push_until_stalled(n, s, cnt), 0);
+}
+
+static void senders_close(struct sender *s, size_t cnt)
+{
+    for (size_t i = 0; i < cnt; i++) {
+        close(s[i].fd);
+        kp_free(s[i].frame);
+    }
+}
+
+/* A 5-byte frame, "small", on a connection of its own. */
+static int send_small(int port)
+{
+    int fd = client_socket(port);
+    static const uint8_t req[4 + 5] = {0, 0, 0, 5, 's', 'm', 'a', 'l', 'l'};
+    CU_ASSERT_EQUAL(send(fd, req, sizeof req, MSG_NOSIGNAL), (ssize_t)sizeof req);
+    return fd;
+}
+
+#define BIG_SENDERS 4
+#define SMALL_SENDERS 3
+
+/* queued.max.request.bytes at 1 MiB: four connections each send 800 KiB
+ * of a 900 KiB frame and stall, and the reactor stops reading some of
+ * them; a new connection's small frame is still handled. Once the big
+ * frames' ends come, every one of them is handled, one after the other
+ * as room frees. */
+static void test_big_frames_leave_room_for_a_small_one(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 1 << 20, 1 << 20, &port);
+    struct sender s[BIG_SENDERS];
+    for (size_t i = 0; i < BIG_SENDERS; i++) {
+        sender_open(&s[i], port, (size_t)900 * 1024, (size_t)800 * 1024, (char)('a' + i));
+    }
+    (void)push_until_stalled(n, s, BIG_SENDERS);
+    CU_ASSERT_EQUAL(u->nframes, 0);
+    /* big frames filled the limit less its reserve, and the one finishing
+     * its frame went on: at most the limit and two frames (net.c) */
+    struct br_net_counts nc;
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_big_bytes >= (size_t)896 * 1024);
+    CU_ASSERT(nc.input_bytes <= ((size_t)1 << 20) + 2 * s[0].len);
+
+    int small = send_small(port);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1));
+    CU_ASSERT_EQUAL(u->last_len, 5);
+    CU_ASSERT_EQUAL(memcmp(u->last_frame, "small", 5), 0);
+
+    senders_finish(n, s, BIG_SENDERS);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, 1 + BIG_SENDERS));
+    senders_close(s, BIG_SENDERS);
+    close(small);
+    br_net_free(n);
+    kp_free(u);
+}
+
+/* Past the limit, small frames stalled in their middle fill the reserve
+ * (128 KiB of 1 MiB) and then small frames wait too, but not for ever:
+ * once the stalled ones' ends come, each finishes in turn and the small
+ * frame that waited behind them is handled; then the big ones are. */
+static void test_small_frames_stalled_in_the_reserve_still_finish(void)
+{
+    struct user *u = user_new();
+    int port = 0;
+    struct br_net *n = listening_net(u, 1 << 20, 1 << 20, &port);
+    struct sender big[BIG_SENDERS];
+    for (size_t i = 0; i < BIG_SENDERS; i++) {
+        sender_open(&big[i], port, (size_t)1 << 20, (size_t)1000 * 1024, (char)('a' + i));
+    }
+    (void)push_until_stalled(n, big, BIG_SENDERS);
+    struct br_net_counts nc;
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_bytes >= (size_t)1 << 20); /* small frames only in the reserve */
+    struct sender mid[SMALL_SENDERS];
+    for (size_t i = 0; i < SMALL_SENDERS; i++) {
+        sender_open(&mid[i], port, (size_t)60 * 1024, (size_t)50 * 1024, (char)('m' + i));
+    }
+    (void)push_until_stalled(n, mid, SMALL_SENDERS);
+    br_net_counts(n, &nc);
+    CU_ASSERT(nc.input_bytes - nc.input_big_bytes <= (size_t)(128 + 64) * 1024);
+    int small = send_small(port);
+    senders_finish(n, mid, SMALL_SENDERS);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, SMALL_SENDERS + 1));
+    senders_finish(n, big, BIG_SENDERS);
+    CU_ASSERT_TRUE(poll_until_count(n, &u->nframes, SMALL_SENDERS + 1 + BIG_SENDERS));
+    senders_close(big, BIG_SENDERS);
+    senders_close(mid, SMALL_SENDERS);
+    close(small);
+    br_net_free(n);
+    kp_free(u);
+}
+
 static CU_TestInfo tests[] = {
     {"timers_fire_in_deadline_order", test_timers_fire_in_deadline_order},
     {"timer_rearmed_from_its_callback", test_timer_rearmed_from_its_callback},
@@ -627,6 +815,9 @@ static CU_TestInfo tests[] = {
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},
+    {"big_frames_leave_room_for_a_small_one", test_big_frames_leave_room_for_a_small_one},
+    {"small_frames_stalled_in_the_reserve_still_finish",
+     test_small_frames_stalled_in_the_reserve_still_finish},
     CU_TEST_INFO_NULL,
 };
 

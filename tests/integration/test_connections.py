@@ -328,9 +328,113 @@ def case_small_queued_max_request_bytes(t):
     b.stop()
 
 
+BIG_SENDERS = 10
+
+
+def case_big_frames_leave_room_for_small_requests(t):
+    """Ten connections each send all but the last KiB of a 1.8 MB Produce
+    frame and stall, past what queued.max.request.bytes lets the broker
+    read: a new client's ApiVersions, Metadata and small Produce are
+    answered while they wait. Then half of them finish their frames, which
+    are all answered (one at a time as room frees: none waits for ever),
+    the other half disconnect, and the broker goes on serving."""
+    cap = 2 << 20
+    b = t.broker(overrides={"socket.request.max.bytes": str(cap),
+                            "queued.max.request.bytes": str(cap),
+                            "message.max.bytes": str(cap)})
+    kwire.create_topic(b.port, "big", 1)
+    rss0 = proc_status_kib(b.pid, "VmRSS")
+    values = [bytes([0x61 + i]) * 1800000 for i in range(BIG_SENDERS)]
+    reqs = [kwire.produce_v3(300 + i, "big", 0, kwire.record_batch([(b"b%d" % i, values[i])]))
+            for i in range(BIG_SENDERS)]
+    senders = []
+    for _ in range(BIG_SENDERS):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
+        s.connect(("127.0.0.1", b.port))
+        s.setblocking(False)
+        senders.append(s)
+    # Push every frame but its last KiB, round robin, until each is pushed
+    # or none of them moved for a second (the broker stopped reading them
+    # and their socket buffers are full).
+    sent = [0] * BIG_SENDERS
+    target = [len(r) - 1024 for r in reqs]
+    last_progress = time.monotonic()
+    while any(sent[i] < target[i] for i in range(BIG_SENDERS)):
+        if time.monotonic() - last_progress > 1.0:
+            break
+        moved = False
+        for i, s in enumerate(senders):
+            if sent[i] >= target[i]:
+                continue
+            try:
+                sent[i] += s.send(reqs[i][sent[i]:min(target[i], sent[i] + 65536)])
+                moved = True
+            except BlockingIOError:
+                pass
+        if moved:
+            last_progress = time.monotonic()
+        else:
+            time.sleep(0.01)
+    kadmin.wait_log(b, "over queued.max.request.bytes", timeout=10.0)
+    blocked = sum(1 for i in range(BIG_SENDERS) if sent[i] < target[i])
+    rss1 = proc_status_kib(b.pid, "VmRSS")
+    print("  %d connections pushed %.1f MB of %d frames of %d bytes; %d could not push all "
+          "they meant to; the broker's VmRSS grew by %.1f MiB"
+          % (BIG_SENDERS, sum(sent) / 1e6, BIG_SENDERS, len(reqs[0]), blocked,
+             (rss1 - rss0) / 1024.0))
+
+    # a new client while they wait
+    t0 = time.monotonic()
+    with kwire.connect(b.port) as s:
+        served(b, s, 1)
+        corr, parts = kwire.parse_produce_v3(kwire.roundtrip(
+            s, kwire.produce_v3(3, "big", 0, kwire.record_batch([(b"small", b"v")]))))
+        eq((corr, parts[("big", 0)][0]), (3, 0), "small Produce (correlation id, error)")
+    print("  a new client was served in %.3f s while the big frames waited"
+          % (time.monotonic() - t0))
+
+    # half finish their frames, the other half go away
+    finishing = list(range(0, BIG_SENDERS, 2))
+    results = {}
+
+    def finish(i):
+        try:
+            s = senders[i]
+            s.setblocking(True)
+            s.settimeout(60.0)
+            s.sendall(reqs[i][sent[i]:])
+            corr, parts = kwire.parse_produce_v3(kwire.recv_frame(s, 60.0))
+            results[i] = (corr, parts[("big", 0)][0])
+        except Exception as e:  # reported below
+            results[i] = e
+
+    threads = [threading.Thread(target=finish, args=(i,)) for i in finishing]
+    for th in threads:
+        th.start()
+    for i in range(BIG_SENDERS):
+        if i not in finishing:
+            senders[i].close()
+    for th in threads:
+        th.join(90.0)
+    check(not any(th.is_alive() for th in threads), "a big frame is still unanswered after 90 s")
+    eq([results[i] for i in finishing], [(300 + i, 0) for i in finishing],
+       "big Produce responses (correlation id, error)")
+    for i in finishing:
+        senders[i].close()
+    with kwire.connect(b.port) as s:
+        served(b, s, 11)
+    recs, hw = kwire.read_partition(b.port, "big", 0)
+    eq(hw, 1 + len(finishing), "big-0 high watermark")
+    eq(sorted((r[2], r[3]) for r in recs),
+       sorted([(b"small", b"v")] + [(b"b%d" % i, values[i]) for i in finishing]),
+       "big-0 records")
+    b.stop()
+
+
 CASES = [case_out_of_file_descriptors, case_idle_connections_are_closed,
          case_idle_connection_that_never_reads_is_closed, case_stalled_claims_reserve_nothing,
-         case_small_queued_max_request_bytes]
+         case_small_queued_max_request_bytes, case_big_frames_leave_room_for_small_requests]
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

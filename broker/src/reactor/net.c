@@ -32,6 +32,12 @@
 /* The shared read buffer, and the size a connection's buffer may reach for
  * frames smaller than it (so pipelined requests are read together). */
 #define READ_CHUNK 65536u
+/* Frames of at most this many bytes, their size included, are small: one
+ * read into the shared buffer takes them whole. The others are big. */
+#define SMALL_FRAME READ_CHUNK
+/* The part of queued.max.request.bytes that buffers of big frames may not
+ * fill (1/QUEUED_RESERVE_DIV of it): it stays for small requests. */
+#define QUEUED_RESERVE_DIV 8
 /* The first size of a connection's own input buffer; it doubles from there
  * as bytes arrive, up to the frame being read. */
 #define MIN_IN_CAP 4096u
@@ -77,6 +83,14 @@ struct br_slot {
     void *parked; /* the user's parked request, if any */
 };
 
+/* Over queued.max.request.bytes less its reserve, a connection waits, or
+ * finishes its frame, as one of these (struct br_net). */
+enum in_class {
+    IN_SMALL = 0, /* a small frame, or one whose size has not come yet */
+    IN_BIG,
+    IN_CLASSES,
+};
+
 struct br_conn {
     struct br_watch watch; /* first: epoll hands it back */
     struct br_net *net;
@@ -88,16 +102,19 @@ struct br_conn {
     struct br_conn *lru_next;
     int64_t last_active_ms; /* monotonic: the last byte read or written */
     bool in_lru;
-    /* the list of connections not read while over queued.max.request.bytes */
+    /* the net's list of connections of its class not read while over
+     * queued.max.request.bytes (less its reserve, for big frames) */
     struct br_conn *mute_prev;
     struct br_conn *mute_next;
     bool muted;
+    enum in_class mute_class; /* while muted */
     /* Input not handled yet: the start of a frame, or whole frames left
      * while too many responses wait. NULL when there is none: a connection
      * with nothing buffered reads into the net's scratch buffer. */
     uint8_t *in;
     size_t in_len;
     size_t in_cap;
+    size_t in_big; /* counted in the net's big_bytes: in_cap while in starts a big frame */
     struct br_slot *slots;
     struct br_slot *slots_tail;
     unsigned nslots;
@@ -127,6 +144,14 @@ struct br_conn {
 struct listener {
     struct br_watch watch;
     int port;
+};
+
+/* The connections of one class over the limit: the one that may finish the
+ * frame it holds, and those that wait. */
+struct in_queue {
+    struct br_conn *finisher;
+    struct br_conn *muted_head;
+    struct br_conn *muted_tail;
 };
 
 struct br_net {
@@ -161,19 +186,30 @@ struct br_net {
     /* Input. Reads of connections with nothing buffered go to scratch and
      * their whole frames are handled from there (Redis 7.4's reusable query
      * buffer); only what is left of a frame is copied to the connection's
-     * own buffer. in_bytes is the capacity of all those buffers. Over
-     * queued.max.request.bytes (> 0) connections are not read (they go on
-     * the muted list, without EPOLLIN) except one, the finisher: a
-     * connection holding the start of a frame that may read on to complete
-     * it, so that buffers that can only empty by being completed do not
-     * wait on each other. Memory stays below about the limit plus two
-     * frames of socket.request.max.bytes. */
+     * own buffer. in_bytes is the capacity of all those buffers, big_bytes
+     * that of the ones starting a big frame (over SMALL_FRAME). An eighth
+     * of queued.max.request.bytes (> 0) is a reserve that big frames may
+     * not fill: from queued_big_max up, a connection learns the size of its
+     * next frame (from its buffer, or with MSG_PEEK so that nothing is
+     * taken) before it reads. A big frame then waits on its class's muted
+     * list (without EPOLLIN); a small one is read, up to its end only,
+     * while in_bytes is under the limit or the small frames' buffers under
+     * the reserve, and waits otherwise. So a new client's small request is
+     * served however many big frames stall half-sent. In each class one
+     * connection holding the start of a frame, its finisher, may read on
+     * to complete it, so that buffers that can only empty by being
+     * completed do not wait on each other: a big frame larger than the
+     * room left is read once those before it are done. Memory stays below
+     * about the limit plus two frames of socket.request.max.bytes (the big
+     * finisher's frame, and the last doubling of a buffer let in under the
+     * gate) plus 4 bytes a connection (a frame's size read alone, which may
+     * announce a big frame). */
     uint8_t *scratch; /* READ_CHUNK bytes */
     int64_t queued_max;
+    int64_t queued_big_max; /* queued_max less its reserve */
     size_t in_bytes;
-    struct br_conn *finisher;
-    struct br_conn *muted_head;
-    struct br_conn *muted_tail;
+    size_t big_bytes;
+    struct in_queue queue[IN_CLASSES];
     bool queued_max_logged; /* the first time over the limit is said at INFO */
     /* Out of descriptors (nginx's and Redis's answer): a descriptor held
      * open on /dev/null is closed to accept the pending connection and
@@ -309,6 +345,7 @@ int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops,
     n->ctx = ctx;
     n->idle_ms = lim->idle_ms;
     n->queued_max = lim->queued_max_bytes;
+    n->queued_big_max = n->queued_max - n->queued_max / QUEUED_RESERVE_DIV;
     n->scratch = kp_malloc(READ_CHUNK);
     if (n->scratch == NULL) {
         kp_free(n);
@@ -450,7 +487,8 @@ int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch
 
 void br_net_counts(const struct br_net *n, struct br_net_counts *out)
 {
-    *out = (struct br_net_counts){n->nconns, n->accepted, n->turned_away, n->idle_closed};
+    *out = (struct br_net_counts){n->nconns,      n->accepted,  n->turned_away,
+                                  n->idle_closed, n->in_bytes, n->big_bytes};
 }
 
 int br_net_bound_port(const struct br_net *n, size_t listener)
@@ -672,8 +710,10 @@ static void conn_kill(struct br_conn *c)
     }
     lru_unlink(c);
     mute_unlink(c);
-    if (c->net->finisher == c) {
-        c->net->finisher = NULL; /* bury() picks the next */
+    for (size_t k = 0; k < IN_CLASSES; k++) {
+        if (c->net->queue[k].finisher == c) {
+            c->net->queue[k].finisher = NULL; /* bury() picks the next */
+        }
     }
     if (c->watch.fd >= 0) {
         (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
@@ -1268,6 +1308,22 @@ bool br_conn_connecting(const struct br_conn *c)
 
 /* ---------------------------------------------------------------- input */
 
+/* Whether a frame of this size (as read from the wire) is big. A negative
+ * one is not: it is refused as soon as its 4 bytes are in. */
+static bool frame_is_big(int32_t size)
+{
+    return size > (int32_t)(SMALL_FRAME - 4);
+}
+
+/* c's buffer counts among the big frames' while it starts with one; after
+ * any change of c->in, in_len or in_cap. */
+static void in_account(struct br_conn *c)
+{
+    size_t big = c->in_len >= 4 && frame_is_big((int32_t)kp_load_be32(c->in)) ? c->in_cap : 0;
+    c->net->big_bytes = c->net->big_bytes - c->in_big + big;
+    c->in_big = big;
+}
+
 /* Sets c's input buffer to cap bytes (in_len <= cap, 0 < cap), keeping its
  * content, and the net's count with it (in_free releases it). 0, or -1 when
  * memory runs out (c is unchanged). */
@@ -1286,6 +1342,7 @@ KP_MUST_CHECK static int in_resize(struct br_conn *c, size_t cap)
     c->net->in_bytes = c->net->in_bytes - c->in_cap + cap;
     c->in = nb;
     c->in_cap = cap;
+    in_account(c);
     return 0;
 }
 
@@ -1296,6 +1353,7 @@ static void in_free(struct br_conn *c)
     c->in = NULL;
     c->in_len = 0;
     c->in_cap = 0;
+    in_account(c);
 }
 
 /* The most a buffer holding p[0..len) needs: the frame at its start once its
@@ -1338,6 +1396,7 @@ KP_MUST_CHECK static int in_stash(struct br_conn *c, const uint8_t *p, size_t le
     }
     memcpy(c->in + c->in_len, p, len);
     c->in_len += len;
+    in_account(c);
     return 0;
 }
 
@@ -1357,61 +1416,81 @@ static void in_trim(struct br_conn *c)
     }
 }
 
-static bool over_queued_max(const struct br_net *n)
+/* Buffers of big frames may grow: under queued.max.request.bytes less its
+ * reserve (or no limit). Under it every connection reads as it comes. */
+static bool big_open(const struct br_net *n)
 {
-    return n->queued_max > 0 && (uint64_t)n->in_bytes >= (uint64_t)n->queued_max;
+    return n->queued_max <= 0 || (uint64_t)n->in_bytes < (uint64_t)n->queued_big_max;
+}
+
+/* Buffers of small frames may grow: under the limit, or under the reserve. */
+static bool small_open(const struct br_net *n)
+{
+    return (uint64_t)n->in_bytes < (uint64_t)n->queued_max ||
+           (uint64_t)(n->in_bytes - n->big_bytes) < (uint64_t)(n->queued_max - n->queued_big_max);
+}
+
+/* c holds the start of a frame and may go on reading it. */
+static bool may_finish(const struct br_conn *c)
+{
+    return !c->dead && !c->closing && !c->held && c->in_len > 0 && c->nslots < MAX_QUEUED_SLOTS;
 }
 
 static void mute_unlink(struct br_conn *c)
 {
-    struct br_net *n = c->net;
     if (!c->muted) {
         return;
     }
+    struct in_queue *q = &c->net->queue[c->mute_class];
     if (c->mute_prev != NULL) {
         c->mute_prev->mute_next = c->mute_next;
     } else {
-        n->muted_head = c->mute_next;
+        q->muted_head = c->mute_next;
     }
     if (c->mute_next != NULL) {
         c->mute_next->mute_prev = c->mute_prev;
     } else {
-        n->muted_tail = c->mute_prev;
+        q->muted_tail = c->mute_prev;
     }
     c->mute_prev = NULL;
     c->mute_next = NULL;
     c->muted = false;
 }
 
-/* Not read until the input buffers are under queued.max.request.bytes
- * again (or it is chosen to finish its frame). */
-static void conn_mute(struct br_conn *c)
+/* Not read until its class may read again (or it is chosen to finish its
+ * frame). */
+static void conn_mute(struct br_conn *c, enum in_class cls)
 {
     struct br_net *n = c->net;
     if (c->muted) {
         return;
     }
-    if (n->muted_head == NULL) {
+    if (n->queue[IN_SMALL].muted_head == NULL && n->queue[IN_BIG].muted_head == NULL) {
+        const char *what = cls == IN_BIG ? "less its reserve: frames over 64 KiB wait"
+                                         : "and its reserve: reading paused";
         if (!n->queued_max_logged) {
-            br_info("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
-                    "): reading paused until requests complete (said once; later at debug)",
-                    n->in_bytes, n->queued_max);
+            br_info("input buffers hold %zu bytes (%zu of frames over 64 KiB), over "
+                    "queued.max.request.bytes (%" PRId64 ") %s until requests complete (said "
+                    "once; later at debug)",
+                    n->in_bytes, n->big_bytes, n->queued_max, what);
             n->queued_max_logged = true;
         } else {
-            br_debug("input buffers hold %zu bytes, over queued.max.request.bytes (%" PRId64
-                     "): reading paused",
-                     n->in_bytes, n->queued_max);
+            br_debug("input buffers hold %zu bytes (%zu of frames over 64 KiB), over "
+                     "queued.max.request.bytes (%" PRId64 ") %s",
+                     n->in_bytes, n->big_bytes, n->queued_max, what);
         }
     }
+    struct in_queue *q = &n->queue[cls];
     c->muted = true;
-    c->mute_prev = n->muted_tail;
+    c->mute_class = cls;
+    c->mute_prev = q->muted_tail;
     c->mute_next = NULL;
-    if (n->muted_tail != NULL) {
-        n->muted_tail->mute_next = c;
+    if (q->muted_tail != NULL) {
+        q->muted_tail->mute_next = c;
     } else {
-        n->muted_head = c;
+        q->muted_head = c;
     }
-    n->muted_tail = c;
+    q->muted_tail = c;
     conn_update_events(c);
 }
 
@@ -1424,54 +1503,106 @@ static void conn_unmute(struct br_conn *c)
     conn_update_events(c); /* may kill it */
 }
 
-/* May c read now? Over the limit only the finisher may; the first
- * connection holding the start of a frame to ask becomes it. */
-static bool may_read(struct br_conn *c)
+static void queue_update(struct br_net *n);
+
+enum gate {
+    GATE_SHUT = 0, /* muted, or nothing to read */
+    GATE_READ,     /* read, at most *want bytes */
+    GATE_HEADER,   /* read the rest of the frame's size only */
+};
+
+/* Over queued.max.request.bytes less its reserve: may c read, and how far?
+ * The size of its next frame comes from its buffer or, not taken, from its
+ * socket. A big frame is read only by its class's finisher, the first
+ * connection holding the start of one to ask; a small one while small
+ * frames may grow (or by theirs), and only to its end, so that no start of
+ * a big frame behind it is taken on the reserve. */
+static enum gate read_gate(struct br_conn *c, size_t *want)
 {
     struct br_net *n = c->net;
-    if (!over_queued_max(n) || n->finisher == c) {
-        return true;
+    uint8_t hdr[4];
+    size_t have = c->in_len < 4 ? c->in_len : 4;
+    if (have > 0) {
+        memcpy(hdr, c->in, have);
     }
-    if (n->finisher == NULL && c->in_len > 0) {
-        n->finisher = c;
-        return true;
+    if (have < 4) {
+        ssize_t r = recv(c->watch.fd, hdr + have, 4 - have, MSG_PEEK);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return GATE_SHUT;
+        }
+        have += r > 0 ? (size_t)r : 0; /* an error or the end: the read finds it */
     }
-    return false;
+    int32_t max = c->outbound ? c->max_frame : n->max_request_bytes;
+    int32_t size = have == 4 ? (int32_t)kp_load_be32(hdr) : 0;
+    if (c->in_len < 4 && have == 4 && (size < 0 || size > max)) {
+        return GATE_HEADER; /* refused as soon as it is read */
+    }
+    enum in_class cls = have == 4 && frame_is_big(size) ? IN_BIG : IN_SMALL;
+    struct in_queue *q = &n->queue[cls];
+    if (cls == IN_BIG && n->queue[IN_SMALL].finisher == c) {
+        n->queue[IN_SMALL].finisher = NULL; /* its size came: a big frame */
+        conn_mute(c, cls);
+        queue_update(n);
+        return GATE_SHUT;
+    }
+    if ((cls == IN_BIG || !small_open(n)) && q->finisher != c) {
+        if (q->finisher != NULL || !may_finish(c)) {
+            conn_mute(c, cls);
+            return GATE_SHUT;
+        }
+        q->finisher = c;
+    }
+    if (have < 4) {
+        return GATE_HEADER;
+    }
+    size_t total = (size_t)size + 4;
+    /* c holds less than its frame (a whole one is handled before a read) */
+    *want = total > c->in_len ? total - c->in_len : SIZE_MAX;
+    return GATE_READ;
 }
 
-/* After input was handled or freed: under the limit everyone reads again;
- * over it, one connection holding the start of a frame must be able to
+/* After input was handled or freed: under the limit less its reserve
+ * everyone reads again; over it, small frames while they may grow, and in
+ * each class one connection holding the start of a frame must be able to
  * finish it (the others may all be waiting for that). */
 static void queue_update(struct br_net *n)
 {
     if (n->queued_max <= 0) {
         return;
     }
-    struct br_conn *f = n->finisher;
-    if (f != NULL && (f->dead || f->closing || f->held || f->in_len == 0 ||
-                      f->nslots >= MAX_QUEUED_SLOTS)) {
-        n->finisher = NULL;
-    }
-    if (!over_queued_max(n)) {
-        n->finisher = NULL;
-        if (n->muted_head != NULL) {
-            br_debug("input buffers hold %zu bytes, under queued.max.request.bytes: reading "
-                     "resumed",
-                     n->in_bytes);
+    for (size_t k = 0; k < IN_CLASSES; k++) {
+        struct br_conn *f = n->queue[k].finisher;
+        if (f != NULL && !may_finish(f)) {
+            n->queue[k].finisher = NULL;
         }
-        while (n->muted_head != NULL) {
-            conn_unmute(n->muted_head);
+    }
+    bool open[IN_CLASSES] = {[IN_SMALL] = small_open(n), [IN_BIG] = big_open(n)};
+    for (size_t k = 0; k < IN_CLASSES; k++) {
+        struct in_queue *q = &n->queue[k];
+        if (!open[k]) {
+            continue;
         }
-        return;
+        q->finisher = NULL;
+        if (q->muted_head != NULL) {
+            br_debug("input buffers hold %zu bytes (%zu of frames over 64 KiB): reading %s "
+                     "frames again",
+                     n->in_bytes, n->big_bytes, k == IN_BIG ? "big" : "small");
+        }
+        while (q->muted_head != NULL) {
+            conn_unmute(q->muted_head);
+        }
     }
-    if (n->finisher != NULL) {
-        return;
-    }
-    for (struct br_conn *m = n->muted_head; m != NULL; m = m->mute_next) {
-        if (m->in_len > 0 && !m->closing && !m->held && m->nslots < MAX_QUEUED_SLOTS) {
-            n->finisher = m;
-            conn_unmute(m);
-            return;
+    for (size_t k = 0; k < IN_CLASSES; k++) {
+        struct in_queue *q = &n->queue[k];
+        if (q->finisher != NULL || q->muted_head == NULL) {
+            continue;
+        }
+        for (struct br_conn *m = q->muted_head; m != NULL; m = m->mute_next) {
+            if (may_finish(m)) {
+                q->finisher = m;
+                conn_unmute(m);
+                break;
+            }
         }
     }
 }
@@ -1524,8 +1655,11 @@ static void conn_process(struct br_conn *c)
     if (pos > 0) {
         memmove(c->in, c->in + pos, c->in_len - pos);
         c->in_len -= pos;
-        if (n->finisher == c) {
-            n->finisher = NULL; /* its frame is done: another may go */
+        in_account(c);
+        for (size_t k = 0; k < IN_CLASSES; k++) {
+            if (n->queue[k].finisher == c) {
+                n->queue[k].finisher = NULL; /* its frame is done: another may go */
+            }
         }
     }
     in_trim(c);
@@ -1560,25 +1694,38 @@ static void conn_readable(struct br_conn *c)
         if (c->dead || c->closing || c->held || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
             return;
         }
-        if (!may_read(c)) {
-            conn_mute(c);
-            return;
+        enum gate g = GATE_READ;
+        size_t want = SIZE_MAX;
+        if (!big_open(n)) {
+            g = read_gate(c, &want);
+            if (g == GATE_SHUT) {
+                return;
+            }
         }
-        bool scratch = c->in_len == 0;
-        if (!scratch && c->in_cap == c->in_len && in_grow(c) != 0) {
+        bool scratch = c->in_len == 0 && g == GATE_READ;
+        int err = 0;
+        if (g == GATE_HEADER) {
+            /* a buffer of the size alone: if it announces a big frame, the
+             * 4 bytes are all it took from the reserve */
+            err = c->in_cap != 4 ? in_resize(c, 4) : 0;
+        } else if (!scratch && c->in_cap == c->in_len) {
+            err = in_grow(c);
+        }
+        if (err != 0) {
             br_error("out of memory reading from %s", c->peer);
             conn_kill(c);
             return;
         }
         uint8_t *dst = scratch ? n->scratch : c->in + c->in_len;
         size_t room = scratch ? READ_CHUNK : c->in_cap - c->in_len;
-        ssize_t r = read(c->watch.fd, dst, room);
+        ssize_t r = read(c->watch.fd, dst, room < want ? room : want);
         if (r > 0) {
             conn_touch(c);
             if (scratch) {
                 conn_process_scratch(c, (size_t)r);
             } else {
                 c->in_len += (size_t)r;
+                in_account(c);
                 conn_process(c);
             }
             if ((size_t)r >= budget) {
@@ -1943,6 +2090,7 @@ int br_conn_local_feed(struct br_conn *c, const uint8_t *p, size_t len)
     }
     memcpy(c->in + c->in_len, p, len);
     c->in_len += len;
+    in_account(c);
     if (!c->processing) {
         conn_process(c);
     }

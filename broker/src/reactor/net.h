@@ -12,8 +12,11 @@
  * the claimed size: a connection with nothing pending reads into one shared
  * buffer and its whole frames are handled there; only the start of a frame
  * is kept in a buffer of its own, which doubles as bytes come, up to the
- * frame. While those buffers hold queued.max.request.bytes or more, no
- * connection is read except one that finishes the frame it holds.
+ * frame. Frames over 64 KiB are big: their buffers may fill
+ * queued.max.request.bytes less a reserve of an eighth of it, small frames
+ * all of it, or the reserve whatever big frames hold; past that a
+ * connection waits unread, except, in each class, one that finishes the
+ * frame it holds. So small requests are served while big frames stall.
  *
  * Connections idle (no byte read or written) for connections.max.idle.ms
  * are closed, queued responses and all. When descriptors run out, a spare
@@ -135,12 +138,16 @@ int br_net_bound_port(const struct br_net *n, size_t listener);
 
 /* The accepted (client) connections: open now, and since the start
  * accepted, refused (max.connections, stopping) and closed for being idle
- * (connections.max.idle.ms). Outbound connections are not counted. */
+ * (connections.max.idle.ms). Outbound connections are not counted. And
+ * what the input buffers of all connections hold now (what
+ * queued.max.request.bytes bounds), of it those of big frames. */
 struct br_net_counts {
     size_t open;
     uint64_t accepted;
     uint64_t refused;
     uint64_t idle_closed;
+    size_t input_bytes;
+    size_t input_big_bytes;
 };
 void br_net_counts(const struct br_net *n, struct br_net_counts *out);
 /* Run until a stop signal (SIGTERM, SIGINT; SIGHUP unless it was ignored at
