@@ -305,9 +305,9 @@ static void test_members_refuse_a_count_beyond_the_bytes(void)
 /* A record encoded by the coordinator decodes to what it wrote. */
 static void test_encoded_offset_values_decode_to_the_commit(void)
 {
-    struct grp_offset with_epoch = {NULL, 3, 42, 5, NULL, 1000, -1};
-    struct grp_offset with_expiry = {NULL, 3, 42, -1, NULL, 1000, 2000};
-    struct grp_offset plain = {NULL, 3, 42, -1, NULL, 1000, -1};
+    struct grp_offset with_epoch = {NULL, 3, 42, 5, NULL, 1000, -1, -1};
+    struct grp_offset with_expiry = {NULL, 3, 42, -1, NULL, 1000, 2000, -1};
+    struct grp_offset plain = {NULL, 3, 42, -1, NULL, 1000, -1, -1};
     const struct grp_offset *cases[] = {&with_epoch, &with_expiry, &plain};
     for (size_t i = 0; i < 3; i++) {
         uint8_t buf[128];
