@@ -329,10 +329,10 @@ def case_a_commit_not_replicated_is_never_visible(t):
         err, took = commit_offset(boot, group, "pend", 0, 20)
         print("    the commit with the followers paused: error %d after %.2f s" % (err, took),
               flush=True)
-        eq(err, 7, "a commit not replicated in offsets.commit.timeout.ms (REQUEST_TIMED_OUT)")
-        check(took >= COMMIT_TIMEOUT_MS / 1000.0 * 0.9, "the commit failed after %.2f s", took)
         eq(fetch_offset(boot, group, "pend", 0), (0, 10),
            "OffsetFetch after the commit that failed (the one before it)")
+        eq(err, 7, "a commit not replicated in offsets.commit.timeout.ms (REQUEST_TIMED_OUT)")
+        check(took >= COMMIT_TIMEOUT_MS / 1000.0 * 0.9, "the commit failed after %.2f s", took)
         st = c.state(OFFSETS, gp)
         eq(sorted(st["isr"]), [0, 1, 2], "%s-%d's ISR while the followers are paused"
            % (OFFSETS, gp))

@@ -23,7 +23,7 @@
  *
  * Ownership: struct br_groups owns its groups (a hash table plus a list in
  * creation order); a group owns its members, pending member ids and
- * committed offsets; a member owns its strings, protocols and assignment.
+ * committed and pending offsets; a member owns its strings, protocols and assignment.
  * A join or sync that must wait leaves its `waiter` (the user's object) on
  * the member; the coordinator answers it through the ops once, after
  * unlinking it, or the user takes it back (br_grp_waiter_gone).
