@@ -922,33 +922,39 @@ static void test_record_apply_commits_and_removes_as_loading_does(void)
 
 static char log_root[64];
 
-/* A partition leading a fresh log that commits go to. */
-static struct br_partition *commit_log(struct br_filecache **fc)
+/* A coordinator whose commits go to a partition leading a fresh log. */
+struct commit_fixture {
+    struct br_filecache *fc;
+    struct br_partition *p;
+    struct br_groups *gs;
+};
+
+static void commit_setup(struct commit_fixture *f)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(log_root, sizeof log_root, "group"));
     char dir[128];
     (void)snprintf(dir, sizeof dir, "%s/__consumer_offsets-0", log_root);
-    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, fc), 0);
-    struct br_partition *p = kp_calloc(1, sizeof *p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    if (p == NULL) {
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &f->fc), 0);
+    f->p = kp_calloc(1, sizeof *f->p);
+    if (f->p == NULL) {
         abort();
     }
     struct br_log_config c;
     br_log_config_defaults(&c);
-    CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, *fc, &p->log), 0);
-    br_partition_become_leader(p, NULL, NULL);
-    commit_partition = p;
-    return p;
+    CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, f->fc, &f->p->log), 0);
+    br_partition_become_leader(f->p, NULL, NULL);
+    commit_partition = f->p;
+    f->gs = coordinator(0);
 }
 
-static void commit_log_free(struct br_partition *p, struct br_filecache *fc)
+static void commit_teardown(struct commit_fixture *f)
 {
+    br_groups_free(f->gs);
     commit_partition = NULL;
-    br_log_close(p->log);
-    br_producers_free(&p->producers);
-    kp_free(p);
-    br_filecache_free(fc);
+    br_log_close(f->p->log);
+    br_producers_free(&f->p->producers);
+    kp_free(f->p);
+    br_filecache_free(f->fc);
     CU_ASSERT_EQUAL(st_tmpdir_remove(log_root), 0);
 }
 
@@ -982,13 +988,13 @@ static int64_t fetched(struct br_groups *gs, int32_t partition)
  * failPendingOffsetWrite). */
 static void test_a_commit_is_visible_once_replicated_and_dropped_when_not(void)
 {
-    struct br_filecache *fc = NULL;
-    struct br_partition *p = commit_log(&fc);
-    struct br_groups *gs = coordinator(0);
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
     uint64_t a = 0;
     CU_ASSERT_EQUAL(commit_one(gs, 0, 10, &a), 0);
     CU_ASSERT_NOT_EQUAL(a, 0);
-    CU_ASSERT_EQUAL(br_log_end_offset(p->log), 1);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 1);
     CU_ASSERT_EQUAL(fetched(gs, 0), -1);
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, a, true), 1);
     CU_ASSERT_EQUAL(fetched(gs, 0), 10);
@@ -996,7 +1002,7 @@ static void test_a_commit_is_visible_once_replicated_and_dropped_when_not(void)
     uint64_t b = 0;
     CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &b), 0);
     CU_ASSERT_NOT_EQUAL(b, a);
-    CU_ASSERT_EQUAL(br_log_end_offset(p->log), 2);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 2);
     CU_ASSERT_EQUAL(fetched(gs, 0), 10);
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, false), 0);
     CU_ASSERT_EQUAL(fetched(gs, 0), 10);
@@ -1006,8 +1012,7 @@ static void test_a_commit_is_visible_once_replicated_and_dropped_when_not(void)
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, true), 0);
     CU_ASSERT_EQUAL(fetched(gs, 0), 10);
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "nope", 4, a, true), 0);
-    br_groups_free(gs);
-    commit_log_free(p, fc);
+    commit_teardown(&f);
 }
 
 /* Two commits of one partition whose waits end in the other order: the
@@ -1015,9 +1020,9 @@ static void test_a_commit_is_visible_once_replicated_and_dropped_when_not(void)
  * compares the offsets of the records in the log). */
 static void test_commits_settled_out_of_order_keep_the_later_record(void)
 {
-    struct br_filecache *fc = NULL;
-    struct br_partition *p = commit_log(&fc);
-    struct br_groups *gs = coordinator(0);
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
     uint64_t first = 0;
     uint64_t second = 0;
     CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &first), 0);
@@ -1031,32 +1036,37 @@ static void test_commits_settled_out_of_order_keep_the_later_record(void)
     CU_ASSERT_EQUAL(fetched(gs, 1), -1);
     struct grp_group *g = br_grp_find(gs, "g", 1);
     CU_ASSERT_TRUE(g != NULL && g->npcommits == 1);
-    br_groups_free(gs);
-    commit_log_free(p, fc);
+    commit_teardown(&f);
 }
 
-/* An offset whose partition has a commit in flight does not expire, and
- * a group holding only pending commits is not removed (Kafka's
- * removeExpiredOffsets and hasOffsets). */
-static void test_pending_commits_keep_their_offsets_and_group(void)
+/* A group holding only a pending commit is not removed, and an offset
+ * whose partition has a commit in flight does not expire (Kafka's
+ * hasOffsets and removeExpiredOffsets). */
+static void test_pending_commits_keep_their_group_and_offsets(void)
 {
-    struct br_filecache *fc = NULL;
-    struct br_partition *p = commit_log(&fc);
-    struct br_groups *gs = coordinator(0);
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
+    const int64_t past_retention = (int64_t)8 * 24 * 3600 * 1000; /* 7 days by default */
     uint64_t a = 0;
     uint64_t b = 0;
+    uint64_t c = 0;
+    CU_ASSERT_EQUAL(commit_one(gs, 1, 7, &c), 0);
+    advance(gs, past_retention);
+    br_grp_offsets_expire(gs);
+    CU_ASSERT_PTR_NOT_NULL(br_grp_find(gs, "g", 1));
+
     CU_ASSERT_EQUAL(commit_one(gs, 0, 10, &a), 0);
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, a, true), 1);
     CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &b), 0);
-    CU_ASSERT_EQUAL(commit_one(gs, 1, 7, &(uint64_t){0}), 0);
-    advance(gs, (int64_t)8 * 24 * 3600 * 1000); /* past offsets.retention.minutes */
+    advance(gs, past_retention);
     br_grp_offsets_expire(gs);
     CU_ASSERT_EQUAL(fetched(gs, 0), 10);
     CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, true), 1);
     CU_ASSERT_EQUAL(fetched(gs, 0), 20);
-    CU_ASSERT_PTR_NOT_NULL(br_grp_find(gs, "g", 1));
-    br_groups_free(gs);
-    commit_log_free(p, fc);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, c, true), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 1), 7);
+    commit_teardown(&f);
 }
 
 /* The acks=all check refuses the commit before anything is appended:
@@ -1064,9 +1074,9 @@ static void test_pending_commits_keep_their_offsets_and_group(void)
  * partition whose metadata is too large says so. */
 static void test_a_commit_below_min_insync_is_refused_unwritten(void)
 {
-    struct br_filecache *fc = NULL;
-    struct br_partition *p = commit_log(&fc);
-    struct br_groups *gs = coordinator(0);
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
     acks_all_err = KP_ERR_NOT_ENOUGH_REPLICAS;
     char big[5000];
     memset(big, 'm', sizeof big);
@@ -1087,9 +1097,8 @@ static void test_a_commit_below_min_insync_is_refused_unwritten(void)
     CU_ASSERT_EQUAL(seq, 0);
     CU_ASSERT_EQUAL(c[0].err, KP_ERR_COORDINATOR_NOT_AVAILABLE);
     CU_ASSERT_EQUAL(c[1].err, KP_ERR_OFFSET_METADATA_TOO_LARGE);
-    CU_ASSERT_EQUAL(br_log_end_offset(p->log), 0);
-    br_groups_free(gs);
-    commit_log_free(p, fc);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 0);
+    commit_teardown(&f);
 }
 
 /* The errors an OffsetCommit answers for an append that failed or was not
@@ -1146,8 +1155,8 @@ static CU_TestInfo tests[] = {
      test_a_commit_is_visible_once_replicated_and_dropped_when_not},
     {"commits_settled_out_of_order_keep_the_later_record",
      test_commits_settled_out_of_order_keep_the_later_record},
-    {"pending_commits_keep_their_offsets_and_group",
-     test_pending_commits_keep_their_offsets_and_group},
+    {"pending_commits_keep_their_group_and_offsets",
+     test_pending_commits_keep_their_group_and_offsets},
     {"a_commit_below_min_insync_is_refused_unwritten",
      test_a_commit_below_min_insync_is_refused_unwritten},
     {"commit_errors_are_kafkas_store_offsets_mapping",
