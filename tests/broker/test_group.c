@@ -463,7 +463,7 @@ static int64_t fake_wall = 1700000000000;
 static struct grp_timer *armed[MAX_TIMERS];
 static int64_t armed_at[MAX_TIMERS];
 static size_t narmed;
-static size_t stores_refused; /* appends asked for without a partition */
+static size_t stores_refused;                 /* appends asked for without a partition */
 static struct br_partition *commit_partition; /* NULL: none (appends refused) */
 static int acks_all_err;                      /* what ops->acks_all_check answers */
 

@@ -480,8 +480,7 @@ static void commit_wait_cancelled(struct br_hw_wait *w)
  * (resp says the outcome: answer now), 0: parked, KP_E_NOMEM (settled as
  * failed). */
 static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
-                       struct br_partition *p, int64_t required, struct kp_str group,
-                       uint64_t seq)
+                       struct br_partition *p, int64_t required, struct kp_str group, uint64_t seq)
 {
     uint32_t term = p->leader_term;
     if (commit_settled(p, required, term)) {
