@@ -196,7 +196,7 @@ static struct br_partition *no_partition(void *ctx, const char *id, size_t len, 
 
 static const struct br_grp_ops fuzz_group_ops = {
     still_clock,    still_clock,    no_timer,      no_timer_arm, no_timer,
-    no_join_answer, no_sync_answer, no_group_gone, no_partition,
+    no_join_answer, no_sync_answer, no_group_gone, no_partition, NULL,
 };
 
 static struct br_groups *groups_new(void)

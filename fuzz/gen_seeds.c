@@ -2203,14 +2203,14 @@ static void gen_group_records(struct gen *g)
     struct kp_writer w;
     kp_wr_init(&w, MAX_SEED);
 
-    struct grp_offset o = {NULL, 3, 1200, 5, NULL, GRP_TS, -1};
+    struct grp_offset o = {NULL, 3, 1200, 5, NULL, GRP_TS, -1, -1};
     br_grp_enc_offset_key(&w, id, kp_str_c("payments"), 3);
     size_t kend = w.len;
     br_grp_enc_offset_value(&w, &o, kp_str_c("{\"at\":\"worker-0\"}"));
     write_grp_single(g, "gen-offset-commit-v3.bin", &w, kend, false);
     write_grp_single(g, "gen-offset-tombstone.bin", &w, kend, true);
     kp_wr_reset(&w);
-    struct grp_offset ox = {NULL, 0, 0, -1, NULL, GRP_TS, GRP_TS + 86400000};
+    struct grp_offset ox = {NULL, 0, 0, -1, NULL, GRP_TS, GRP_TS + 86400000, -1};
     br_grp_enc_offset_key(&w, kp_str_c(""), kp_str_c("t"), 0);
     kend = w.len;
     br_grp_enc_offset_value(&w, &ox, kp_str_c(""));
@@ -2239,12 +2239,12 @@ static void gen_group_records(struct gen *g)
     grp_seed_group_init(&sg, 1, 2);
     grp_group_record(&seq, id, &sg.g);
     for (int32_t p = 0; p < 4; p++) {
-        struct grp_offset c = {NULL, p, 100 + p, 5, NULL, GRP_TS + 5000, -1};
+        struct grp_offset c = {NULL, p, 100 + p, 5, NULL, GRP_TS + 5000, -1, -1};
         grp_offset_record(&seq, id, "payments", p, &c);
     }
     grp_seed_group_init(&sg, 2, 1);
     grp_group_record(&seq, id, &sg.g);
-    struct grp_offset c2 = {NULL, 1, 250, 6, NULL, GRP_TS + 9000, -1};
+    struct grp_offset c2 = {NULL, 1, 250, 6, NULL, GRP_TS + 9000, -1, -1};
     grp_offset_record(&seq, id, "payments", 1, &c2);
     grp_seed_group_init(&sg, 3, 0);
     grp_group_record(&seq, id, &sg.g);
@@ -2252,7 +2252,7 @@ static void gen_group_records(struct gen *g)
         grp_offset_record(&seq, id, "payments", p, NULL);
     }
     grp_group_record(&seq, id, NULL);
-    struct grp_offset c3 = {NULL, 0, 7, -1, NULL, GRP_TS + 10000, GRP_TS + 20000};
+    struct grp_offset c3 = {NULL, 0, 7, -1, NULL, GRP_TS + 10000, GRP_TS + 20000, -1};
     grp_offset_record(&seq, kp_str_c("console-consumer-31337"), "audit_log", 0, &c3);
     write_grp_sequence(g, "gen-group-lifecycle.bin", &seq, -1);
     /* as the coordinator appends them: one batch per request */

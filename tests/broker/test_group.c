@@ -6,7 +6,7 @@
  * loading applies them to a coordinator; then the coordinator's state
  * machine driven by a clock of the test's own: the initial rebalance
  * delay, the rebalance timeout, session expiry, leaving, pending member
- * ids. */
+ * ids; commits appended to a real log, pending until settled. */
 #define _GNU_SOURCE
 
 #include <stdbool.h>
@@ -18,10 +18,14 @@
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/err.h>
 
+#include "base/fileref.h"
 #include "base/logging.h"
 #include "cunit_run.h"
 #include "group/group.h"
 #include "group/records.h"
+#include "replica/partition.h"
+#include "storage/log.h"
+#include "tmpdir.h"
 
 static int32_t hash_of(const char *s)
 {
@@ -305,9 +309,9 @@ static void test_members_refuse_a_count_beyond_the_bytes(void)
 /* A record encoded by the coordinator decodes to what it wrote. */
 static void test_encoded_offset_values_decode_to_the_commit(void)
 {
-    struct grp_offset with_epoch = {NULL, 3, 42, 5, NULL, 1000, -1};
-    struct grp_offset with_expiry = {NULL, 3, 42, -1, NULL, 1000, 2000};
-    struct grp_offset plain = {NULL, 3, 42, -1, NULL, 1000, -1};
+    struct grp_offset with_epoch = {NULL, 3, 42, 5, NULL, 1000, -1, -1};
+    struct grp_offset with_expiry = {NULL, 3, 42, -1, NULL, 1000, 2000, -1};
+    struct grp_offset plain = {NULL, 3, 42, -1, NULL, 1000, -1, -1};
     const struct grp_offset *cases[] = {&with_epoch, &with_expiry, &plain};
     for (size_t i = 0; i < 3; i++) {
         uint8_t buf[128];
@@ -459,7 +463,9 @@ static int64_t fake_wall = 1700000000000;
 static struct grp_timer *armed[MAX_TIMERS];
 static int64_t armed_at[MAX_TIMERS];
 static size_t narmed;
-static size_t stores_refused; /* appends asked for (no partition here) */
+static size_t stores_refused;                 /* appends asked for without a partition */
+static struct br_partition *commit_partition; /* NULL: none (appends refused) */
+static int acks_all_err;                      /* what ops->acks_all_check answers */
 
 static int64_t t_mono(void *ctx)
 {
@@ -555,9 +561,19 @@ static struct br_partition *t_partition(void *ctx, const char *id, size_t len, s
     (void)id;
     (void)len;
     *max = 0;
+    if (commit_partition != NULL) {
+        return commit_partition;
+    }
     *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     stores_refused++;
     return NULL;
+}
+
+static int t_acks_all_check(void *ctx, const struct br_partition *p)
+{
+    (void)ctx;
+    (void)p;
+    return acks_all_err;
 }
 
 static const struct br_grp_ops test_ops = {
@@ -570,6 +586,7 @@ static const struct br_grp_ops test_ops = {
     .sync_answer = t_sync_answer,
     .group_gone = t_group_gone,
     .offsets_partition = t_partition,
+    .acks_all_check = t_acks_all_check,
 };
 
 static struct br_groups *coordinator(int32_t initial_delay_ms)
@@ -901,6 +918,210 @@ static void test_record_apply_commits_and_removes_as_loading_does(void)
     br_groups_free(gs);
 }
 
+/* ---------------------------------------------------------------- pending commits */
+
+static char log_root[64];
+
+/* A coordinator whose commits go to a partition leading a fresh log. */
+struct commit_fixture {
+    struct br_filecache *fc;
+    struct br_partition *p;
+    struct br_groups *gs;
+};
+
+static void commit_setup(struct commit_fixture *f)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(log_root, sizeof log_root, "group"));
+    char dir[128];
+    (void)snprintf(dir, sizeof dir, "%s/__consumer_offsets-0", log_root);
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &f->fc), 0);
+    f->p = kp_calloc(1, sizeof *f->p);
+    if (f->p == NULL) {
+        abort();
+    }
+    struct br_log_config c;
+    br_log_config_defaults(&c);
+    CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, f->fc, &f->p->log), 0);
+    br_partition_become_leader(f->p, NULL, NULL);
+    commit_partition = f->p;
+    f->gs = coordinator(0);
+}
+
+static void commit_teardown(struct commit_fixture *f)
+{
+    br_groups_free(f->gs);
+    commit_partition = NULL;
+    br_log_close(f->p->log);
+    br_producers_free(&f->p->producers);
+    kp_free(f->p);
+    br_filecache_free(f->fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(log_root), 0);
+}
+
+/* An OffsetCommit of (topic "t", partition) at offset by group "g" (only
+ * storing offsets): its error, and *seq. */
+static int commit_one(struct br_groups *gs, int32_t partition, int64_t offset, uint64_t *seq)
+{
+    struct grp_commit c;
+    memset(&c, 0, sizeof c);
+    c.topic = kp_str_c("t");
+    c.partition = partition;
+    c.offset = offset;
+    c.leader_epoch = -1;
+    c.metadata = kp_str_c("");
+    c.commit_ts = -1;
+    CU_ASSERT_EQUAL(br_grp_commit(gs, kp_str_c("g"), kp_str_c(""), -1, -1, &c, 1, seq), 0);
+    return c.err;
+}
+
+/* The offset OffsetFetch gives for (t, partition) of g; -1: none. */
+static int64_t fetched(struct br_groups *gs, int32_t partition)
+{
+    struct grp_group *g = br_grp_find(gs, "g", 1);
+    const struct grp_offset *o = g != NULL ? br_grp_offset_find(g, kp_str_c("t"), partition) : NULL;
+    return o != NULL ? o->offset : -1;
+}
+
+/* A commit's record is in the log at once but visible only once settled
+ * as replicated; one whose wait failed is dropped, and the offset before
+ * it stays (Kafka 2.0's prepareOffsetCommit, onOffsetCommitAppend,
+ * failPendingOffsetWrite). */
+static void test_a_commit_is_visible_once_replicated_and_dropped_when_not(void)
+{
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
+    uint64_t a = 0;
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 10, &a), 0);
+    CU_ASSERT_NOT_EQUAL(a, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 0), -1);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, a, true), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 10);
+
+    uint64_t b = 0;
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &b), 0);
+    CU_ASSERT_NOT_EQUAL(b, a);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 2);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 10);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, false), 0);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 10);
+    struct grp_group *g = br_grp_find(gs, "g", 1);
+    CU_ASSERT_TRUE(g != NULL && g->npcommits == 0);
+    /* settled twice, or after its group went: nothing */
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, true), 0);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 10);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "nope", 4, a, true), 0);
+    commit_teardown(&f);
+}
+
+/* Two commits of one partition whose waits end in the other order: the
+ * later record's offset stays committed (Kafka's onOffsetCommitAppend
+ * compares the offsets of the records in the log). */
+static void test_commits_settled_out_of_order_keep_the_later_record(void)
+{
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
+    uint64_t first = 0;
+    uint64_t second = 0;
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &first), 0);
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 30, &second), 0);
+    CU_ASSERT_EQUAL(commit_one(gs, 1, 5, &(uint64_t){0}), 0);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, second, true), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 30);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, first, true), 0);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 30);
+    /* the other partition's commit is still pending */
+    CU_ASSERT_EQUAL(fetched(gs, 1), -1);
+    struct grp_group *g = br_grp_find(gs, "g", 1);
+    CU_ASSERT_TRUE(g != NULL && g->npcommits == 1);
+    commit_teardown(&f);
+}
+
+/* A group holding only a pending commit is not removed, and an offset
+ * whose partition has a commit in flight does not expire (Kafka's
+ * hasOffsets and removeExpiredOffsets). */
+static void test_pending_commits_keep_their_group_and_offsets(void)
+{
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
+    const int64_t past_retention = (int64_t)8 * 24 * 3600 * 1000; /* 7 days by default */
+    uint64_t a = 0;
+    uint64_t b = 0;
+    uint64_t c = 0;
+    CU_ASSERT_EQUAL(commit_one(gs, 1, 7, &c), 0);
+    advance(gs, past_retention);
+    br_grp_offsets_expire(gs);
+    CU_ASSERT_PTR_NOT_NULL(br_grp_find(gs, "g", 1));
+
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 10, &a), 0);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, a, true), 1);
+    CU_ASSERT_EQUAL(commit_one(gs, 0, 20, &b), 0);
+    advance(gs, past_retention);
+    br_grp_offsets_expire(gs);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 10);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, b, true), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 0), 20);
+    CU_ASSERT_EQUAL(br_grp_commit_settle(gs, "g", 1, c, true), 1);
+    CU_ASSERT_EQUAL(fetched(gs, 1), 7);
+    commit_teardown(&f);
+}
+
+/* The acks=all check refuses the commit before anything is appended:
+ * COORDINATOR_NOT_AVAILABLE (Kafka maps NOT_ENOUGH_REPLICAS so), while a
+ * partition whose metadata is too large says so. */
+static void test_a_commit_below_min_insync_is_refused_unwritten(void)
+{
+    struct commit_fixture f;
+    commit_setup(&f);
+    struct br_groups *gs = f.gs;
+    acks_all_err = KP_ERR_NOT_ENOUGH_REPLICAS;
+    char big[5000];
+    memset(big, 'm', sizeof big);
+    struct grp_commit c[2];
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < 2; i++) {
+        c[i].topic = kp_str_c("t");
+        c[i].partition = i;
+        c[i].offset = 1;
+        c[i].leader_epoch = -1;
+        c[i].commit_ts = -1;
+    }
+    c[0].metadata = kp_str_c("");
+    c[1].metadata = (struct kp_str){big, (int32_t)sizeof big};
+    uint64_t seq = 1;
+    CU_ASSERT_EQUAL(br_grp_commit(gs, kp_str_c("g"), kp_str_c(""), -1, -1, c, 2, &seq), 0);
+    acks_all_err = 0;
+    CU_ASSERT_EQUAL(seq, 0);
+    CU_ASSERT_EQUAL(c[0].err, KP_ERR_COORDINATOR_NOT_AVAILABLE);
+    CU_ASSERT_EQUAL(c[1].err, KP_ERR_OFFSET_METADATA_TOO_LARGE);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 0);
+    commit_teardown(&f);
+}
+
+/* The errors an OffsetCommit answers for an append that failed or was not
+ * replicated (Kafka 2.0's GroupMetadataManager.storeOffsets). */
+static void test_commit_errors_are_kafkas_store_offsets_mapping(void)
+{
+    static const int map[][2] = {
+        {KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_ENOUGH_REPLICAS, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_LEADER_OR_FOLLOWER, KP_ERR_NOT_COORDINATOR},
+        {KP_ERR_KAFKA_STORAGE_ERROR, KP_ERR_NOT_COORDINATOR},
+        {KP_ERR_MESSAGE_TOO_LARGE, KP_ERR_INVALID_COMMIT_OFFSET_SIZE},
+        {KP_ERR_RECORD_LIST_TOO_LARGE, KP_ERR_INVALID_COMMIT_OFFSET_SIZE},
+        {KP_ERR_INVALID_FETCH_SIZE, KP_ERR_INVALID_COMMIT_OFFSET_SIZE},
+        {KP_ERR_REQUEST_TIMED_OUT, KP_ERR_REQUEST_TIMED_OUT},
+        {KP_ERR_CORRUPT_MESSAGE, KP_ERR_CORRUPT_MESSAGE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        CU_ASSERT_EQUAL(br_grp_commit_error(map[i][0]), map[i][1]);
+    }
+}
+
 static CU_TestInfo tests[] = {
     {"java_hash_of_ascii_strings", test_java_hash_of_ascii_strings},
     {"java_hash_of_two_and_three_byte_utf8", test_java_hash_of_two_and_three_byte_utf8},
@@ -930,6 +1151,16 @@ static CU_TestInfo tests[] = {
     {"leave_rebalances_then_empties", test_leave_rebalances_then_empties},
     {"member_id_required_and_its_deadline", test_member_id_required_and_its_deadline},
     {"waiters_gone_and_answered_at_stop", test_waiters_gone_and_answered_at_stop},
+    {"a_commit_is_visible_once_replicated_and_dropped_when_not",
+     test_a_commit_is_visible_once_replicated_and_dropped_when_not},
+    {"commits_settled_out_of_order_keep_the_later_record",
+     test_commits_settled_out_of_order_keep_the_later_record},
+    {"pending_commits_keep_their_group_and_offsets",
+     test_pending_commits_keep_their_group_and_offsets},
+    {"a_commit_below_min_insync_is_refused_unwritten",
+     test_a_commit_below_min_insync_is_refused_unwritten},
+    {"commit_errors_are_kafkas_store_offsets_mapping",
+     test_commit_errors_are_kafkas_store_offsets_mapping},
     CU_TEST_INFO_NULL,
 };
 

@@ -9,13 +9,18 @@
   commits are replicated (acks=all) to the partition's followers;
 - the coordinator killed (SIGKILL): the partition's new leader loads the
   group from its copy, every committed offset is still there, and the group
-  goes on from where it committed.
+  goes on from where it committed;
+- a commit whose records do not reach the ISR in offsets.commit.timeout.ms
+  (the group partition's followers paused) fails with REQUEST_TIMED_OUT, as
+  Kafka 2.0 answers, and OffsetFetch goes on returning the commit before
+  it: a commit is visible only once replicated.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 confluent-kafka. Every process is stopped by its PID.
 """
 
 import os
+import signal
 import sys
 import time
 
@@ -127,12 +132,12 @@ def produce_all(ck, bootstrap, topic, n, prefix):
     eq(errors, [], "delivery errors")
 
 
-def start_cluster(t):
+def start_cluster(t, extra=None):
     imports()
     ck = confluent()
     c = Cluster(t, config={"min.insync.replicas": "2",
                            "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
-                           "group.initial.rebalance.delay.ms": "0"})
+                           "group.initial.rebalance.delay.ms": "0", **(extra or {})})
     return ck, c
 
 
@@ -264,7 +269,88 @@ def case_committed_offsets_survive_a_restart_of_every_broker(t):
         c.close()
 
 
+def commit_offset(bootstrap, group, topic, partition, offset):
+    """The error of an OffsetCommit v2 of one offset by a group that only
+    stores offsets (generation -1), and how long its answer took (s)."""
+    from kafka.protocol.commit import OffsetCommitRequest
+    t0 = time.monotonic()
+    r = send(bootstrap, OffsetCommitRequest[2](group, -1, "", -1,
+                                               [(topic, [(partition, offset, "")])]))
+    return r.topics[0][1][0][1], time.monotonic() - t0
+
+
+def fetch_offset(bootstrap, group, topic, partition):
+    """(error, committed offset) of OffsetFetch v1 for one partition."""
+    from kafka.protocol.commit import OffsetFetchRequest
+    r = send(bootstrap, OffsetFetchRequest[1](group, [(topic, [partition])]))
+    _p, offset, _md, err = r.topics[0][1][0]
+    return err, offset
+
+
+COMMIT_TIMEOUT_MS = 2000
+
+
+def case_a_commit_not_replicated_is_never_visible(t):
+    """The followers of the group's partition paused (SIGSTOP), still in
+    the ISR (replica.lag.time.max.ms far above offsets.commit.timeout.ms):
+    the commit's records stay above the high watermark, the commit fails
+    with REQUEST_TIMED_OUT after offsets.commit.timeout.ms (Kafka 2.0's
+    GroupMetadataManager.storeOffsets passes the timeout on), and
+    OffsetFetch returns the offset committed before it, not the failed one
+    (Kafka keeps such a commit pending: GroupMetadata.pendingOffsetCommits).
+    The followers resumed, commits are served again."""
+    _, c = start_cluster(t, {"offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS),
+                             "replica.lag.time.max.ms": "60000"})
+    paused = []
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("pend", [[0, 1, 2]])
+        wait_for(lambda: led_everywhere(c, "pend", 1), 60, "pend-0 led everywhere")
+        group = "pending-commits"
+        find_coordinator(c.bootstrap(0), group)  # makes the offsets topic
+        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                         "the group's coordinator")[0]
+        gp = group_partition(group)
+        # the commit waits for every follower in the ISR
+        isr = wait_for(lambda: (lambda p: p[3] if p[0] == 0 and len(p[3]) == 3 else None)(
+                           partitions_of(c.bootstrap(coord), OFFSETS).get(gp, (-1,))),
+                       60, "%s-%d's ISR whole in the coordinator's metadata" % (OFFSETS, gp))
+        followers = [i for i in isr if i != coord]
+        eq(len(followers), 2, "followers of %s-%d" % (OFFSETS, gp))
+        boot = c.bootstrap(coord)
+        err, _ = wait_for(lambda: (lambda e: e if e[0] == 0 else None)(
+                              commit_offset(boot, group, "pend", 0, 10)),
+                          60, "the first commit")
+        eq(fetch_offset(boot, group, "pend", 0), (0, 10), "OffsetFetch after the first commit")
+
+        for i in followers:
+            os.kill(c.brokers[i].pid, signal.SIGSTOP)
+            paused.append(i)
+        err, took = commit_offset(boot, group, "pend", 0, 20)
+        print("    the commit with the followers paused: error %d after %.2f s" % (err, took),
+              flush=True)
+        eq(fetch_offset(boot, group, "pend", 0), (0, 10),
+           "OffsetFetch after the commit that failed (the one before it)")
+        eq(err, 7, "a commit not replicated in offsets.commit.timeout.ms (REQUEST_TIMED_OUT)")
+        check(took >= COMMIT_TIMEOUT_MS / 1000.0 * 0.9, "the commit failed after %.2f s", took)
+        st = c.state(OFFSETS, gp)
+        eq(sorted(st["isr"]), [0, 1, 2], "%s-%d's ISR while the followers are paused"
+           % (OFFSETS, gp))
+
+        for i in followers:
+            os.kill(c.brokers[i].pid, signal.SIGCONT)
+        paused.clear()
+        wait_for(lambda: commit_offset(boot, group, "pend", 0, 30)[0] == 0, 60,
+                 "a commit served once the followers are back")
+        eq(fetch_offset(boot, group, "pend", 0), (0, 30), "OffsetFetch once the followers are back")
+    finally:
+        for i in paused:
+            os.kill(c.brokers[i].pid, signal.SIGCONT)
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_groups_are_coordinated_by_the_offsets_leaders,
                    case_committed_offsets_survive_the_coordinators_loss,
-                   case_committed_offsets_survive_a_restart_of_every_broker]))
+                   case_committed_offsets_survive_a_restart_of_every_broker,
+                   case_a_commit_not_replicated_is_never_visible]))

@@ -23,7 +23,7 @@
  *
  * Ownership: struct br_groups owns its groups (a hash table plus a list in
  * creation order); a group owns its members, pending member ids and
- * committed offsets; a member owns its strings, protocols and assignment.
+ * committed and pending offsets; a member owns its strings, protocols and assignment.
  * A join or sync that must wait leaves its `waiter` (the user's object) on
  * the member; the coordinator answers it through the ops once, after
  * unlinking it, or the user takes it back (br_grp_waiter_gone).
@@ -123,6 +123,19 @@ struct grp_offset {
     char *metadata;       /* never NULL ("" for none, as Kafka stores it) */
     int64_t commit_ts;    /* wall ms */
     int64_t expire_ts;    /* wall ms; -1: by offsets.retention.minutes */
+    /* the offset of its record in __consumer_offsets, which orders commits
+     * of one partition that complete out of order (Kafka's
+     * CommitRecordMetadataAndOffset.appendedBatchOffset); -1 when loaded,
+     * older than any record this coordinator appends after the load */
+    int64_t log_offset;
+};
+
+/* A commit whose record is in the log but not known to be replicated
+ * (Kafka 2.0's GroupMetadata.pendingOffsetCommits): not visible to
+ * OffsetFetch; br_grp_commit_settle makes it committed or drops it. */
+struct grp_pending_commit {
+    uint64_t seq; /* the commit request's (br_grp_commit) */
+    struct grp_offset v;
 };
 
 struct grp_group {
@@ -147,9 +160,12 @@ struct grp_group {
     bool initial_delay;    /* the join timer is Kafka's InitialDelayedJoin */
     bool new_member_added; /* a member joined during the initial delay */
     int32_t initial_remaining_ms;
-    struct grp_offset *offsets; /* sorted by (topic, partition) */
+    struct grp_offset *offsets; /* committed, sorted by (topic, partition) */
     size_t noffsets;
     size_t offsets_cap;
+    struct grp_pending_commit *pcommits; /* appended, not replicated yet: in append order */
+    size_t npcommits;
+    size_t pcommits_cap;
     /* what the user's waiting joins and syncs wait on (its purgatory) */
     struct br_delay_key waiters;
 };
@@ -188,6 +204,11 @@ struct br_grp_ops {
      * with *err (COORDINATOR_NOT_AVAILABLE...) when there is none. */
     struct br_partition *(*offsets_partition)(void *ctx, const char *id, size_t len,
                                               size_t *max_batch, int *err);
+    /* Before a commit's append, which waits for the ISR: 0, or the error
+     * the append gets (NOT_ENOUGH_REPLICAS while the ISR is smaller than
+     * min.insync.replicas, as Kafka's Partition.appendRecordsToLeader with
+     * requiredAcks -1). NULL: nothing is checked. */
+    int (*acks_all_check)(void *ctx, const struct br_partition *p);
 };
 
 struct br_groups {
@@ -200,7 +221,8 @@ struct br_groups {
     struct grp_group *first;
     struct grp_group *last;
     struct grp_timer expiry;
-    uint64_t rng; /* splitmix64 state for member ids */
+    uint64_t rng;        /* splitmix64 state for member ids */
+    uint64_t commit_seq; /* the last commit request's seq (br_grp_commit) */
 };
 
 /* ---- the coordinator */
@@ -369,12 +391,44 @@ struct grp_commit {
  * Kafka's handleCommitOffsets for items[0..n) of one request: the group
  * checks (member, generation; a group unknown with generation -1 only
  * stores offsets), the metadata size, then one batch (more when it passes
- * max.message.bytes) appended to the group's partition; the cache follows
- * what the log took. retention_ms: the request's retention (-1: none).
- * Every item's err is set. Returns 0.
+ * max.message.bytes) appended to the group's partition. The offsets whose
+ * records the log took are pending under *seq (Kafka's
+ * prepareOffsetCommit): OffsetFetch does not see them until
+ * br_grp_commit_settle(*seq) says the records were replicated. *seq is 0
+ * when nothing is pending. retention_ms: the request's retention (-1:
+ * none). Every item's err is set (0 for a pending one). Returns 0.
  */
 int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
-                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n);
+                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
+                  uint64_t *seq);
+
+/*
+ * The records of commit seq of group group_id were replicated (ok) or
+ * will not be (the wait for the ISR failed: timeout, too few replicas,
+ * leadership lost): its pending offsets become committed, each unless the
+ * partition's committed offset came from a later record (a later commit
+ * that completed first), or are dropped (Kafka's onOffsetCommitAppend and
+ * failPendingOffsetWrite). A group or commit that went meanwhile
+ * (unloaded, deleted) is a no-op; so is gs NULL. Returns how many offsets
+ * became committed.
+ */
+size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
+                            bool ok);
+
+/* Whether (topic, partition) of g has a pending commit (such an offset
+ * does not expire, as in Kafka's removeExpiredOffsets). */
+bool br_grp_commit_pending(const struct grp_group *g, const char *topic, int32_t partition);
+
+/*
+ * The Kafka error an OffsetCommit answers when its append or its wait
+ * for the ISR ended in append_err (Kafka 2.0's
+ * GroupMetadataManager.storeOffsets): NOT_ENOUGH_REPLICAS(_AFTER_APPEND)
+ * and UNKNOWN_TOPIC_OR_PARTITION are COORDINATOR_NOT_AVAILABLE,
+ * NOT_LEADER_FOR_PARTITION and KAFKA_STORAGE_ERROR are NOT_COORDINATOR,
+ * MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE are
+ * INVALID_COMMIT_OFFSET_SIZE, anything else (REQUEST_TIMED_OUT) itself.
+ */
+int br_grp_commit_error(int append_err);
 
 /* The committed offset of (topic, partition); NULL when none. */
 const struct grp_offset *br_grp_offset_find(const struct grp_group *g, struct kp_str topic,
@@ -384,7 +438,10 @@ const struct grp_offset *br_grp_offset_find(const struct grp_group *g, struct kp
 KP_MUST_CHECK int br_grp_offset_set(struct grp_group *g, struct kp_str topic,
                                     struct kp_str metadata, const struct grp_offset *v);
 void br_grp_offset_remove(struct grp_group *g, struct kp_str topic, int32_t partition);
+/* Frees the committed and the pending offsets. */
 void br_grp_offsets_free(struct grp_group *g);
+/* g holds committed or pending offsets (Kafka's GroupMetadata.hasOffsets). */
+bool br_grp_has_offsets(const struct grp_group *g);
 
 /* Appends the group's current metadata (Kafka's group metadata value)
  * after a generation completes or the group empties. Failures are logged. */

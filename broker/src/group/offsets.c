@@ -2,10 +2,11 @@
  * samsa-broker: committed offsets (see group.h): the cache of each group,
  * the records the coordinator appends to __consumer_offsets (every commit
  * request becomes one batch, more when it passes the topic's
- * max.message.bytes, appended through the partition's leader append; the
- * cache changes only once the batch is in the log), offset expiry, and
- * loading a partition of the topic at start-up (records that do not decode
- * are skipped and counted).
+ * max.message.bytes, appended through the partition's leader append; what
+ * the log took is pending until the records are replicated, and only then
+ * committed, as in Kafka 2.0's GroupMetadata), offset expiry, and loading
+ * a partition of the topic at start-up (records that do not decode are
+ * skipped and counted).
  * @locality reactor thread
  */
 #define _GNU_SOURCE
@@ -113,6 +114,7 @@ int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str me
         o->leader_epoch = v->leader_epoch;
         o->commit_ts = v->commit_ts;
         o->expire_ts = v->expire_ts;
+        o->log_offset = v->log_offset;
         return 0;
     }
     if (g->noffsets >= GRP_MAX_OFFSETS) {
@@ -151,6 +153,127 @@ void br_grp_offsets_free(struct grp_group *g)
     g->offsets = NULL;
     g->noffsets = 0;
     g->offsets_cap = 0;
+    for (size_t i = 0; i < g->npcommits; i++) {
+        offset_clear(&g->pcommits[i].v);
+    }
+    kp_free(g->pcommits);
+    g->pcommits = NULL;
+    g->npcommits = 0;
+    g->pcommits_cap = 0;
+}
+
+bool br_grp_has_offsets(const struct grp_group *g)
+{
+    return g->noffsets > 0 || g->npcommits > 0;
+}
+
+/* ---------------------------------------------------------------- pending commits */
+
+bool br_grp_commit_pending(const struct grp_group *g, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < g->npcommits; i++) {
+        const struct grp_offset *v = &g->pcommits[i].v;
+        if (v->partition == partition && strcmp(v->topic, topic) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Room for n more pending offsets in g, so that a commit whose records
+ * the log took can always be staged. 0 or COORDINATOR_NOT_AVAILABLE. */
+static int pending_reserve(struct grp_group *g, size_t n)
+{
+    if (n > GRP_MAX_OFFSETS - g->npcommits) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    size_t want = g->npcommits + n;
+    if (want <= g->pcommits_cap) {
+        return 0;
+    }
+    size_t cap = g->pcommits_cap == 0 ? 8 : g->pcommits_cap;
+    while (cap < want) {
+        cap *= 2;
+    }
+    struct grp_pending_commit *np = kp_realloc(g->pcommits, cap * sizeof *np);
+    if (np == NULL) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    g->pcommits = np;
+    g->pcommits_cap = cap;
+    return 0;
+}
+
+/* Stages v (topic and metadata copied) under seq; room was reserved.
+ * Returns 0 or KP_E_NOMEM. */
+static int pending_add(struct grp_group *g, uint64_t seq, struct kp_str topic,
+                       struct kp_str metadata, const struct grp_offset *v)
+{
+    char *tp = br_grp_dup_kstr(topic);
+    char *md = br_grp_dup_kstr(metadata);
+    if (tp == NULL || md == NULL || g->npcommits >= g->pcommits_cap) {
+        kp_free(tp);
+        kp_free(md);
+        return KP_E_NOMEM;
+    }
+    struct grp_pending_commit *pc = &g->pcommits[g->npcommits++];
+    pc->seq = seq;
+    pc->v = *v;
+    pc->v.topic = tp;
+    pc->v.metadata = md;
+    return 0;
+}
+
+size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
+                            bool ok)
+{
+    struct grp_group *g = gs != NULL && seq != 0 ? br_grp_find(gs, group_id, len) : NULL;
+    if (g == NULL) {
+        return 0;
+    }
+    size_t committed = 0;
+    size_t keep = 0;
+    for (size_t i = 0; i < g->npcommits; i++) {
+        struct grp_pending_commit *pc = &g->pcommits[i];
+        if (pc->seq != seq) {
+            g->pcommits[keep++] = *pc;
+            continue;
+        }
+        struct kp_str topic = kp_str_c(pc->v.topic);
+        const struct grp_offset *cur = br_grp_offset_find(g, topic, pc->v.partition);
+        /* Kafka's onOffsetCommitAppend: a commit whose record is older
+         * than the committed one's completed after it and is not kept */
+        if (ok && (cur == NULL || cur->log_offset < pc->v.log_offset)) {
+            if (br_grp_offset_set(g, topic, kp_str_c(pc->v.metadata), &pc->v) != 0) {
+                br_warn("group %s: out of memory committing an offset of %s-%" PRId32, g->id,
+                        pc->v.topic, pc->v.partition);
+            } else {
+                committed++;
+            }
+        }
+        offset_clear(&pc->v);
+    }
+    g->npcommits = keep;
+    return committed;
+}
+
+int br_grp_commit_error(int append_err)
+{
+    switch (append_err) {
+    case KP_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KP_ERR_NOT_ENOUGH_REPLICAS:
+    case KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    case KP_ERR_NOT_LEADER_OR_FOLLOWER:
+    case KP_ERR_KAFKA_STORAGE_ERROR:
+        return KP_ERR_NOT_COORDINATOR;
+    case KP_ERR_MESSAGE_TOO_LARGE:
+    case KP_ERR_RECORD_LIST_TOO_LARGE:
+    case KP_ERR_INVALID_FETCH_SIZE:
+        return KP_ERR_INVALID_COMMIT_OFFSET_SIZE;
+    default:
+        return append_err;
+    }
 }
 
 static struct kp_str gid(const struct grp_group *g)
@@ -163,7 +286,9 @@ static struct kp_str gid(const struct grp_group *g)
 
 /* Records for one group's partition, cut into batches of at most the
  * topic's max.message.bytes. `done` counts the records already in the log:
- * after a failure, exactly the first `done` records were written. */
+ * after a failure, exactly the first `done` records were written. With
+ * `offsets` (room for every record added), offsets[i] is where the log put
+ * record i. */
 struct appender {
     struct br_groups *gs;
     struct br_partition *p;
@@ -173,6 +298,7 @@ struct appender {
     int64_t now;
     size_t added; /* records in the open batch */
     size_t done;
+    int64_t *offsets; /* NULL: not wanted */
 };
 
 static int app_init(struct appender *a, struct br_groups *gs, const struct grp_group *g)
@@ -214,12 +340,18 @@ static int app_flush(struct appender *a)
         }
         kp_wr_free(&w);
         if (err == 0) {
+            for (size_t i = 0; a->offsets != NULL && i < a->added; i++) {
+                a->offsets[a->done + i] = app.base + (int64_t)i;
+            }
             a->done += a->added;
             a->added = 0;
         }
     }
     kp_batch_builder_free(&a->bb);
     a->open = false;
+    if (err > 0) {
+        return br_grp_commit_error(err);
+    }
     return err != 0 ? KP_ERR_COORDINATOR_NOT_AVAILABLE : 0;
 }
 
@@ -328,8 +460,10 @@ static bool commit_metadata_fits(const struct br_groups *gs, const struct grp_co
 }
 
 int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
-                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n)
+                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
+                  uint64_t *seq)
 {
+    *seq = 0;
     int top = 0;
     struct grp_group *g = NULL;
     if (group_id.len < 0) {
@@ -354,17 +488,27 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
     if (top == 0) {
         top = app_init(&a, gs, g);
     }
+    if (top == 0) {
+        /* every record the log takes can be staged */
+        top = pending_reserve(g, n);
+    }
     int64_t now = gs->ops->now_wall_ms(gs->ctx);
     struct grp_offset *vals = kp_calloc(n == 0 ? 1 : n, sizeof *vals);
     size_t *added = kp_calloc(n == 0 ? 1 : n, sizeof *added);
-    if (top == 0 && (vals == NULL || added == NULL)) {
+    int64_t *at = kp_calloc(n == 0 ? 1 : n, sizeof *at);
+    if (top == 0 && (vals == NULL || added == NULL || at == NULL)) {
         top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
+    a.offsets = at;
     struct kp_writer w;
     kp_wr_init(&w, (size_t)INT32_MAX / 2);
     /* added[0..nadded) went into the appender, in this order */
     size_t nadded = 0;
     int fail = 0; /* the error for every record not written */
+    if (top == 0 && gs->ops->acks_all_check != NULL) {
+        fail = gs->ops->acks_all_check(gs->ctx, a.p);
+        fail = fail != 0 ? br_grp_commit_error(fail) : 0;
+    }
     for (size_t k = 0; k < n; k++) {
         struct grp_commit *c = &items[k];
         if (top != 0) {
@@ -411,7 +555,9 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
         fail = app_flush(&a);
     }
     app_free(&a);
-    /* the cache follows the log: only what was written counts */
+    /* what the log took is pending until it is replicated (Kafka's
+     * prepareOffsetCommit); the rest failed */
+    uint64_t s = a.done > 0 ? ++gs->commit_seq : 0;
     for (size_t k = 0; k < nadded; k++) {
         struct grp_commit *c = &items[added[k]];
         if (k >= a.done) {
@@ -419,15 +565,19 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
             continue;
         }
         struct kp_str md = c->metadata.len >= 0 ? c->metadata : kp_str_c("");
-        if (br_grp_offset_set(g, c->topic, md, &vals[added[k]]) != 0) {
-            br_warn("group %s: out of memory caching a committed offset", g->id);
+        struct grp_offset *v = &vals[added[k]];
+        v->log_offset = at[k];
+        if (pending_add(g, s, c->topic, md, v) != 0) {
+            br_warn("group %s: out of memory staging a committed offset", g->id);
             c->err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
         } else {
             c->err = 0;
         }
     }
+    *seq = s;
     kp_free(vals);
     kp_free(added);
+    kp_free(at);
     return 0;
 }
 
@@ -447,6 +597,11 @@ static size_t expire_group(struct br_groups *gs, struct grp_group *g, int64_t no
     for (size_t i = 0; i < g->noffsets; i++) {
         const struct grp_offset *o = &g->offsets[i];
         int64_t base = known_empty_since ? g->state_ts : o->commit_ts;
+        /* one with a commit in flight stays (Kafka's removeExpiredOffsets):
+         * its tombstone would come after that commit's record */
+        if (br_grp_commit_pending(g, o->topic, o->partition)) {
+            continue;
+        }
         if (o->expire_ts >= 0 ? now >= o->expire_ts : now - base >= retention) {
             idx[nexp++] = i;
         }
@@ -520,7 +675,7 @@ void br_grp_offsets_expire(struct br_groups *gs)
         for (size_t i = 0; i < g->npending; i++) {
             pending = pending || g->pending[i].deadline_ms > now_mono;
         }
-        if (g->noffsets == 0 && g->nmembers == 0 && !pending) {
+        if (!br_grp_has_offsets(g) && g->nmembers == 0 && !pending) {
             if (g->protocol_type != NULL || g->generation > 0) {
                 if (br_grp_store_tombstones(gs, g) != 0) {
                     br_warn("group %s: writing its tombstone failed", g->id);

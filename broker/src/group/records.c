@@ -280,6 +280,7 @@ int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
         v.leader_epoch = rec->leader_epoch;
         v.commit_ts = rec->commit_ts;
         v.expire_ts = rec->expire_ts;
+        v.log_offset = -1; /* older than any record appended after the load */
         struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
         if (g == NULL) {
             return KP_E_NOMEM;

@@ -98,6 +98,10 @@ int br_h_delete_groups(struct br_req *r);
  * broker. */
 struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_t len,
                                                 size_t *max_batch, int *err);
+/* The coordinator's ops->acks_all_check: a cluster's commit is refused
+ * (NOT_ENOUGH_REPLICAS) while the partition's ISR is smaller than its
+ * min.insync.replicas; a standalone broker's log is its ISR. */
+int br_group_acks_all_check(void *ctx, const struct br_partition *p);
 /* Reads every partition of __consumer_offsets into b->groups. */
 KP_MUST_CHECK int br_group_offsets_load(struct br_broker *b);
 

@@ -374,6 +374,7 @@ static const struct br_grp_ops group_ops = {
     .sync_answer = ops_sync_answer,
     .group_gone = ops_group_gone,
     .offsets_partition = br_group_offsets_partition,
+    .acks_all_check = br_group_acks_all_check,
 };
 
 /* ---------------------------------------------------------------- lifecycle */

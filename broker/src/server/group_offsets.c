@@ -272,6 +272,15 @@ struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_
     return p;
 }
 
+int br_group_acks_all_check(void *ctx, const struct br_partition *p)
+{
+    const struct br_broker *b = ctx;
+    if (b->cluster && p->nisr < p->topic->config.min_insync_replicas) {
+        return KP_ERR_NOT_ENOUGH_REPLICAS;
+    }
+    return 0;
+}
+
 int br_group_offsets_load(struct br_broker *b)
 {
     struct br_topic *t = offsets_topic(b);
@@ -317,9 +326,95 @@ static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t p
     return t != NULL && partition >= 0 && partition < t->npartitions;
 }
 
-/* A cluster's OffsetCommit, answered once its records reach the ISR
- * (Kafka's offsets.commit.required.acks = -1, offsets.commit.timeout.ms):
- * the answer copied out of the request. */
+/*
+ * A cluster's commit is pending until its records reach the ISR (Kafka's
+ * offsets.commit.required.acks = -1, offsets.commit.timeout.ms): then its
+ * offsets become committed and the client hears NONE; when the wait fails
+ * they are dropped and the client hears the error (br_grp_commit_error).
+ * Where the wait stands is replication.c's append_outcome, which an
+ * orphaned commit (below) needs without a parked answer: led here in the
+ * same term, the high watermark past the records, and at least
+ * min.insync.replicas in the ISR.
+ */
+static int16_t commit_outcome(const struct br_partition *p, int64_t required, uint32_t term)
+{
+    if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
+        return KP_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (p->hw < required) {
+        return KP_ERR_REQUEST_TIMED_OUT;
+    }
+    return p->nisr < p->topic->config.min_insync_replicas ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                                                          : KP_ERR_NONE;
+}
+
+static bool commit_settled(const struct br_partition *p, int64_t required, uint32_t term)
+{
+    return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
+}
+
+/* Settles commit seq of group by the wait's outcome err and, with resp,
+ * puts the error Kafka answers into every partition that was pending. */
+static void commit_settle(struct br_broker *b, struct kp_str group, uint64_t seq, int16_t err,
+                          struct kp_OffsetCommitResponse *resp)
+{
+    (void)br_grp_commit_settle(b->groups, group.ptr, group.len > 0 ? (size_t)group.len : 0, seq,
+                               err == KP_ERR_NONE);
+    if (err == KP_ERR_NONE || resp == NULL) {
+        return;
+    }
+    int16_t code = (int16_t)br_grp_commit_error(err);
+    br_warn("an offset commit of group %.*s was not replicated (%s): dropped, answered %s",
+            (int)group.len, group.ptr, kp_err_name(err), kp_err_name(code));
+    for (int32_t i = 0; i < resp->Topics.count; i++) {
+        struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *t = &resp->Topics.items[i];
+        for (int32_t j = 0; j < t->Partitions.count; j++) {
+            if (t->Partitions.items[j].ErrorCode == KP_ERR_NONE) {
+                t->Partitions.items[j].ErrorCode = code;
+            }
+        }
+    }
+}
+
+/* A commit whose connection closed while it waited: its offsets are
+ * settled when the wait would have ended, as Kafka's DelayedProduce
+ * completes (and calls storeOffsets' callback) without its connection. */
+struct commit_orphan {
+    struct br_delayed delayed;
+    struct br_delay_link link;
+    struct br_broker *b;
+    struct br_partition *p;
+    int64_t required;
+    uint32_t term;
+    uint64_t seq;
+    int32_t group_len;
+    char group[]; /* group_len bytes */
+};
+
+static bool orphan_ready(void *ctx, struct br_delayed *d)
+{
+    (void)ctx;
+    const struct commit_orphan *o = d->owner;
+    return commit_settled(o->p, o->required, o->term);
+}
+
+static void orphan_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)ctx;
+    (void)expired;
+    struct commit_orphan *o = d->owner;
+    struct kp_str group = {o->group, o->group_len};
+    commit_settle(o->b, group, o->seq, commit_outcome(o->p, o->required, o->term), NULL);
+    kp_free(o);
+}
+
+static const struct br_delayed_ops orphan_ops = {
+    .name = "offset commit without its client, waiting for the ISR",
+    .ready = orphan_ready,
+    .complete = orphan_complete,
+};
+
+/* The answer of a cluster's OffsetCommit, copied out of the request. */
 struct commit_wait {
     struct br_hw_wait wait; /* first */
     struct br_broker *b;
@@ -327,63 +422,83 @@ struct commit_wait {
     struct br_slot *slot;
     int16_t version;
     int32_t correlation_id;
+    struct kp_str group; /* in arena */
+    uint64_t seq;
+    int64_t deadline_ms;
     struct kp_arena arena;
     struct kp_OffsetCommitResponse resp;
 };
 
-static void commit_wait_free(struct br_hw_wait *w)
+static void commit_wait_free(struct commit_wait *cw)
 {
-    struct commit_wait *cw = (struct commit_wait *)(void *)w;
     kp_arena_free(&cw->arena);
     kp_free(cw);
 }
 
-/* Kafka's GroupMetadataManager.storeOffsets maps the append's outcome:
- * not replicated in time (or by too few) is COORDINATOR_NOT_AVAILABLE, led
- * elsewhere now is NOT_COORDINATOR; the client retries either. */
 static void commit_wait_done(struct br_hw_wait *w, int16_t err)
 {
     struct commit_wait *cw = (struct commit_wait *)(void *)w;
-    int16_t code = KP_ERR_NONE;
-    if (err == KP_ERR_NOT_LEADER_OR_FOLLOWER) {
-        code = KP_ERR_NOT_COORDINATOR;
-    } else if (err != KP_ERR_NONE) {
-        code = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
-    if (code != KP_ERR_NONE) {
-        br_warn("an offset commit of %s was not replicated (%s): answered %s",
-                br_conn_peer(cw->conn), kp_err_name(err), kp_err_name(code));
-        for (int32_t i = 0; i < cw->resp.Topics.count; i++) {
-            struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *t = &cw->resp.Topics.items[i];
-            for (int32_t j = 0; j < t->Partitions.count; j++) {
-                if (t->Partitions.items[j].ErrorCode == KP_ERR_NONE) {
-                    t->Partitions.items[j].ErrorCode = code;
-                }
-            }
-        }
-    }
+    commit_settle(cw->b, cw->group, cw->seq, err, &cw->resp);
     br_answer_parked(cw->b, cw->conn, cw->slot, KP_API_OFFSET_COMMIT, cw->version,
                      cw->correlation_id, &cw->resp);
-    commit_wait_free(w);
+    commit_wait_free(cw);
 }
 
-/* Parks r's answer resp until p's high watermark reaches required. 1: not
- * parked (answer now), 0: parked, KP_E_NOMEM. */
-static int commit_park(struct br_req *r, const struct kp_OffsetCommitResponse *resp,
-                       struct br_partition *p, int64_t required)
+static void commit_wait_cancelled(struct br_hw_wait *w)
 {
-    if (p->hw >= required) {
+    struct commit_wait *cw = (struct commit_wait *)(void *)w;
+    struct br_partition *p = w->p;
+    int16_t err = KP_ERR_REQUEST_TIMED_OUT;
+    if (commit_settled(p, w->required, w->term)) {
+        err = commit_outcome(p, w->required, w->term);
+    } else {
+        size_t glen = (size_t)cw->group.len;
+        struct commit_orphan *o = kp_calloc(1, sizeof *o + glen);
+        if (o != NULL) {
+            o->b = cw->b;
+            o->p = p;
+            o->required = w->required;
+            o->term = w->term;
+            o->seq = cw->seq;
+            o->group_len = cw->group.len;
+            memcpy(o->group, cw->group.ptr, glen);
+            br_delayed_init(&o->delayed, &orphan_ops, o, &o->link, 1);
+            br_delayed_watch(&o->delayed, 0, &p->delayed);
+            br_purgatory_park(&cw->b->purgatory, &o->delayed, cw->deadline_ms);
+            commit_wait_free(cw);
+            return;
+        }
+        br_warn("out of memory keeping an offset commit of group %s whose client went: dropped",
+                cw->group.ptr);
+    }
+    commit_settle(cw->b, cw->group, cw->seq, err, NULL);
+    commit_wait_free(cw);
+}
+
+/* Parks r's answer resp until p's high watermark reaches required, or
+ * settles commit seq now when nothing is left to wait for. 1: not parked
+ * (resp says the outcome: answer now), 0: parked, KP_E_NOMEM (settled as
+ * failed). */
+static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
+                       struct br_partition *p, int64_t required, struct kp_str group, uint64_t seq)
+{
+    uint32_t term = p->leader_term;
+    if (commit_settled(p, required, term)) {
+        commit_settle(r->b, group, seq, commit_outcome(p, required, term), resp);
         return 1;
     }
     struct commit_wait *cw = kp_calloc(1, sizeof *cw);
     if (cw == NULL) {
+        commit_settle(r->b, group, seq, KP_ERR_REQUEST_TIMED_OUT, NULL);
         return KP_E_NOMEM;
     }
     kp_arena_init(&cw->arena, br_request_arena_max(r->len) + 65536);
     cw->resp = *resp;
     int32_t nt = resp->Topics.count > 0 ? resp->Topics.count : 0;
     cw->resp.Topics.items = arena_array(&cw->arena, (size_t)nt, sizeof *cw->resp.Topics.items);
-    bool ok = cw->resp.Topics.items != NULL;
+    size_t glen = group.len > 0 ? (size_t)group.len : 0;
+    char *gid = kp_arena_alloc(&cw->arena, glen + 1);
+    bool ok = cw->resp.Topics.items != NULL && gid != NULL;
     for (int32_t i = 0; ok && i < nt; i++) {
         const struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *src = &resp->Topics.items[i];
         struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *dst = &cw->resp.Topics.items[i];
@@ -406,20 +521,31 @@ static int commit_park(struct br_req *r, const struct kp_OffsetCommitResponse *r
         }
     }
     if (!ok) {
-        kp_arena_free(&cw->arena);
-        kp_free(cw);
+        commit_wait_free(cw);
+        commit_settle(r->b, group, seq, KP_ERR_REQUEST_TIMED_OUT, NULL);
         return KP_E_NOMEM;
     }
+    if (glen > 0) {
+        memcpy(gid, group.ptr, glen);
+    }
+    gid[glen] = '\0';
+    cw->group.ptr = gid;
+    cw->group.len = (int32_t)glen;
+    cw->seq = seq;
     cw->b = r->b;
     cw->conn = r->conn;
     cw->slot = r->slot;
     cw->version = r->version;
     cw->correlation_id = r->hdr->CorrelationId;
     cw->wait.done = commit_wait_done;
-    cw->wait.cancelled = commit_wait_free;
-    if (!br_replication_park_hw(r, &cw->wait, p, required, r->b->cfg.offsets_commit_timeout_ms)) {
-        kp_arena_free(&cw->arena);
-        kp_free(cw);
+    cw->wait.cancelled = commit_wait_cancelled;
+    int32_t timeout = r->b->cfg.offsets_commit_timeout_ms;
+    cw->deadline_ms = br_now_mono_ms() + timeout;
+    if (!br_replication_park_hw(r, &cw->wait, p, required, timeout)) {
+        /* no answer wanted, or the broker stops (its partitions go to
+         * other leaders): the wait fails */
+        commit_wait_free(cw);
+        commit_settle(r->b, group, seq, KP_ERR_NOT_LEADER_OR_FOLLOWER, resp);
         return 1;
     }
     return 0;
@@ -458,7 +584,7 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
      * commit waits for its records to reach the ISR */
     int coord = br_groups_check_coordinator(r->b, q->GroupId);
     struct br_partition *gp = NULL;
-    int64_t before = 0;
+    uint64_t seq = 0;
     if (coord != 0) {
         for (size_t i = 0; i < n; i++) {
             items[i].err = coord;
@@ -467,20 +593,21 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
         if (r->b->cluster && q->GroupId.len >= 0) {
             int gerr = 0;
             gp = cluster_group_partition(r->b, q->GroupId.ptr, (size_t)q->GroupId.len, &gerr);
-            before = gp != NULL ? br_log_end_offset(gp->log) : 0;
         }
         (void)br_grp_commit(r->b->groups, q->GroupId, r->version >= 1 ? q->MemberId : kp_str_c(""),
-                            r->version >= 1 ? q->GenerationId : -1, retention, items, n);
+                            r->version >= 1 ? q->GenerationId : -1, retention, items, n, &seq);
     }
+    int err = 0;
     n = 0;
-    for (int32_t i = 0; i < q->Topics.count; i++) {
+    for (int32_t i = 0; i < q->Topics.count && err == 0; i++) {
         const struct kp_OffsetCommitRequest_OffsetCommitRequestTopic *qt = &q->Topics.items[i];
         struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *rt = &resp.Topics.items[i];
         rt->Name = qt->Name;
         rt->Partitions.items =
             arena_array(r->arena, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
-            return KP_E_NOMEM;
+            err = KP_E_NOMEM;
+            break;
         }
         rt->Partitions.count = qt->Partitions.count;
         for (int32_t j = 0; j < qt->Partitions.count; j++) {
@@ -488,13 +615,25 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
             rt->Partitions.items[j].ErrorCode = (int16_t)kp_err_to_wire(items[n++].err);
         }
     }
-    if (gp != NULL && gp->role == BR_ROLE_LEADER && br_log_end_offset(gp->log) > before) {
-        int parked = commit_park(r, &resp, gp, br_log_end_offset(gp->log));
-        if (parked <= 0) {
-            return parked;
-        }
+    if (seq == 0) {
+        return err != 0 ? err : br_respond(r, &resp);
     }
-    return br_respond(r, &resp);
+    if (err != 0) {
+        /* no answer goes: the commit is dropped */
+        commit_settle(r->b, q->GroupId, seq, KP_ERR_REQUEST_TIMED_OUT, NULL);
+        return err;
+    }
+    if (!r->b->cluster) {
+        /* a standalone broker: its log is the whole ISR */
+        commit_settle(r->b, q->GroupId, seq, KP_ERR_NONE, NULL);
+        return br_respond(r, &resp);
+    }
+    if (gp == NULL) {
+        commit_settle(r->b, q->GroupId, seq, KP_ERR_NOT_LEADER_OR_FOLLOWER, &resp);
+        return br_respond(r, &resp);
+    }
+    int parked = commit_park(r, &resp, gp, br_log_end_offset(gp->log), q->GroupId, seq);
+    return parked <= 0 ? parked : br_respond(r, &resp);
 }
 
 int br_h_offset_commit(struct br_req *r)
