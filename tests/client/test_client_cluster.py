@@ -15,7 +15,8 @@ three partitions with replication factor 3 and min.insync.replicas=2.
 - the group's coordinator killed, then bounced: the member finds the new
   coordinator (its log names it), its committed offsets are there (a
   member that rejoins starts where it last committed), and it reads every
-  delivered record; `samsa group describe` shows the last commits;
+  delivered record; `samsa group describe` run right after the kill answers
+  within its timeout, and at the end shows the last commits;
 - the samsa tool: `cluster info` lists the three brokers and the
   controller, `topic create --replication-factor 3`, `topic describe`
   (replicas, ISR), `topic alter` (configs and partitions, checked in
@@ -320,6 +321,9 @@ def case_group_member_follows_its_coordinator(t):
             log_at = len(m.log())
             if how == "kill":
                 c.brokers[old].kill()
+                # the tool's FindCoordinator still names the dead one: it
+                # answers from the next coordinator within its timeout
+                describe_in_time(c, group, 20000)
             else:
                 c.brokers[old].stop()
             new = wait_for(lambda: [n for n in [coordinator_of(c, group)] if n not in (-1, old)],
