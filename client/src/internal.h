@@ -663,9 +663,10 @@ bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn);
  * connection failed since its last success, or Metadata does not list it)
  * asks Metadata again, and again while it stays so (metadata_serve spaces
  * the refreshes): the controller elects another within its ZooKeeper
- * session, and nothing else would tell us. As Java's NetworkClient asks for
- * a metadata update at every disconnect and librdkafka's fast leader query
- * (rdkafka_metadata.c) refreshes while a partition's leader is unavailable.
+ * session, and nothing else would tell us. So does Kafka 2.0's Java client
+ * (NetworkClient.handleDisconnections: a metadata update at every
+ * disconnect, a refused connection included), and librdkafka's fast leader
+ * query (rdkafka_metadata.c) refreshes while a leader is unavailable.
  */
 struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id);
 
