@@ -136,21 +136,6 @@ static struct sc_conn *up_node(struct sc_client *c, int32_t id)
     return sc_conn_is_up(conn) ? conn : NULL;
 }
 
-/* The node discovery named (the controller, a leader, a coordinator)
- * could not be reached since: true after sending op back to discovery
- * (*wake: when to serve it again). A node killed is not waited for until
- * the deadline; the one that took over is asked for. */
-static bool node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_t now,
-                        int64_t *wake)
-{
-    if (!sc_conn_failed(c, sc_conn_get(c, id))) {
-        return false;
-    }
-    op->stage = 0;
-    *wake = sc_op_retry(c, op, SAMSA_ERR_TRANSPORT, now);
-    return true;
-}
-
 /* Kafka errors that mean "ask another node" (or the same one later). */
 static bool moved(int err)
 {
@@ -641,7 +626,7 @@ static int64_t serve_create_partitions(struct sc_client *c, struct sc_op *op, in
         return discover_md(c, op, now);
     }
     int64_t wake;
-    if (c->controller_id >= 0 && node_failed(c, op, c->controller_id, now, &wake)) {
+    if (c->controller_id >= 0 && sc_op_node_failed(c, op, c->controller_id, now, &wake)) {
         return wake;
     }
     struct sc_conn *conn = c->controller_id >= 0 ? up_node(c, c->controller_id) : NULL;
@@ -743,7 +728,7 @@ static int64_t serve_delete_records(struct sc_client *c, struct sc_op *op, int64
         return now;
     }
     int64_t wake;
-    if (node_failed(c, op, a->leaders[a->next], now, &wake)) {
+    if (sc_op_node_failed(c, op, a->leaders[a->next], now, &wake)) {
         return wake;
     }
     struct sc_conn *conn = up_node(c, a->leaders[a->next]);
@@ -1114,7 +1099,7 @@ static int64_t serve_group_op(struct sc_client *c, struct sc_op *op, int64_t now
         return discover_coord(c, op, now);
     }
     int64_t wake;
-    if (node_failed(c, op, a->node, now, &wake)) {
+    if (sc_op_node_failed(c, op, a->node, now, &wake)) {
         return wake;
     }
     struct sc_conn *conn = up_node(c, a->node);

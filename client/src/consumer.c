@@ -696,17 +696,9 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
             (p->state != SC_CP_ACTIVE || full || p->fetching || p->paused)) {
             continue;
         }
-        if (p->leader < 0) {
-            c->md_wanted = true;
-            continue;
-        }
-        struct sc_conn *conn = sc_conn_get(c, p->leader);
+        struct sc_conn *conn = sc_conn_leader(c, p->leader);
         if (conn == NULL) {
-            c->md_wanted = true;
-            continue;
-        }
-        if (!sc_conn_is_up(conn)) {
-            continue;
+            continue; /* none elected, or unreachable: Metadata is asked again */
         }
         if (p->state == SC_CP_NEED_OFFSET) {
             list_offsets_to(c, conn, now);

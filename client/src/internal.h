@@ -529,6 +529,8 @@ struct sc_client {
     int64_t md_next_ms;    /* next periodic refresh */
     bool md_inflight;
     int64_t md_last_ms;
+    int md_gap_ms;         /* between wanted refreshes: retry.backoff.ms, doubled
+                            * while they follow one another (metadata_serve) */
     int all_down_reported;
 
     /* ops (user -> I/O) */
@@ -655,6 +657,19 @@ bool sc_conn_is_up(const struct sc_conn *conn);
  * than wait for it. False for NULL and for a connection still being made. */
 bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn);
 
+/*
+ * The connection to node_id, a partition's leader that Metadata named, when
+ * it is up; NULL while it is not. A leader that cannot be reached (its
+ * connection failed since its last success, or Metadata does not list it)
+ * asks Metadata again, and again while it stays so (metadata_serve spaces
+ * the refreshes): the controller elects another within its ZooKeeper
+ * session, and nothing else would tell us. So does Kafka 2.0's Java client
+ * (NetworkClient.handleDisconnections: a metadata update at every
+ * disconnect, a refused connection included), and librdkafka's fast leader
+ * query (rdkafka_metadata.c) refreshes while a leader is unavailable.
+ */
+struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id);
+
 /* Metadata (io.c). Asks for a refresh soon. */
 void sc_metadata_want(struct sc_client *c);
 const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id);
@@ -712,6 +727,12 @@ void sc_op_free(struct sc_op *op);
 /* A retriable failure: try again after retry.backoff.ms, or finish with err
  * once the deadline has passed. Returns when the op wants to run. */
 int64_t sc_op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now);
+/* The node discovery named (the controller, a leader, a coordinator) could
+ * not be reached since: true after sending op back to discovery (stage 0;
+ * *wake: when to serve it again). A node killed is not waited for until the
+ * deadline; the one that took over is asked for. */
+bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_t now,
+                       int64_t *wake);
 /* Metadata request of names[0..n) (NULL: all topics) without creating any. */
 SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
                                    int n, sc_resp_fn *fn, void *ctx);

@@ -776,6 +776,15 @@ void sc_metadata_want(struct sc_client *c)
     c->md_wanted = true;
 }
 
+struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id)
+{
+    struct sc_conn *conn = node_id >= 0 ? sc_conn_get(c, node_id) : NULL;
+    if (conn == NULL || sc_conn_failed(c, conn)) {
+        sc_metadata_want(c);
+    }
+    return sc_conn_is_up(conn) ? conn : NULL;
+}
+
 static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
 {
     (void)conn;
@@ -826,7 +835,19 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
             }
         }
     }
-    c->md_last_ms = sc_now_ms();
+    /* A broker Metadata lists is registered, alive as far as the cluster
+     * knows: a connection to it that failed (the broker restarted) is tried
+     * again now rather than after its reconnect backoff (up to
+     * reconnect.backoff.max.ms), so a leader back from a restart is used
+     * within a refresh of its election. */
+    int64_t now = sc_now_ms();
+    for (struct sc_conn *cn = c->conns; cn != NULL; cn = cn->next) {
+        if (cn->state == SC_CONN_DOWN && cn->wanted && cn->next_attempt_ms > now &&
+            cn->node_id >= 0 && sc_broker_find(c, cn->node_id) != NULL) {
+            cn->next_attempt_ms = now;
+        }
+    }
+    c->md_last_ms = now;
     c->md_next_ms = c->md_last_ms + c->v->metadata_max_age_ms;
     if (c->kind == 'p') {
         sc_producer_metadata(c, md);
@@ -834,6 +855,16 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
         sc_consumer_metadata(c, md);
     }
 }
+
+/*
+ * Refreshes are never closer than retry.backoff.ms (at least 100 ms). Those
+ * wanted one right after another (a leader still unreachable, or none
+ * elected yet) double the gap up to MD_GAP_MAX_MS: through a long outage the
+ * client asks twice a second, and a new leader is still seen within half a
+ * second of its election (Java keeps retry.backoff.ms; librdkafka's fast
+ * leader query doubles its interval up to the regular refresh interval).
+ */
+#define MD_GAP_MAX_MS 500
 
 /* Returns when it wants to run next. */
 static int64_t metadata_serve(struct sc_client *c, int64_t now)
@@ -844,8 +875,8 @@ static int64_t metadata_serve(struct sc_client *c, int64_t now)
     if (!c->md_wanted && now < c->md_next_ms) {
         return c->md_next_ms;
     }
-    /* Not more often than every retry.backoff.ms (at least 100 ms). */
-    int gap = c->v->retry_backoff_ms > 100 ? c->v->retry_backoff_ms : 100;
+    int base = c->v->retry_backoff_ms > 100 ? c->v->retry_backoff_ms : 100;
+    int gap = c->md_gap_ms > base ? c->md_gap_ms : base;
     if (now - c->md_last_ms < gap && c->md_last_ms != 0) {
         return c->md_last_ms + gap;
     }
@@ -874,6 +905,9 @@ static int64_t metadata_serve(struct sc_client *c, int64_t now)
     req.Topics.count = count; /* v1+: 0 = no topics (brokers only) */
     req.AllowAutoTopicCreation = c->kind == 'p' || c->v->allow_auto_create_topics;
     if (sc_conn_send(c, conn, KP_API_METADATA, ver, &req, on_metadata, NULL) == 0) {
+        bool following = c->md_last_ms != 0 && now - c->md_last_ms < 2 * (int64_t)gap;
+        int max = base > MD_GAP_MAX_MS ? base : MD_GAP_MAX_MS;
+        c->md_gap_ms = !following ? base : (gap * 2 > max ? max : gap * 2);
         c->md_inflight = true;
         c->md_wanted = false;
         c->md_last_ms = now;

@@ -300,6 +300,17 @@ int64_t sc_op_retry(struct sc_client *c, struct sc_op *op, int err, int64_t now)
     return op->retry_at;
 }
 
+bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_t now,
+                       int64_t *wake)
+{
+    if (!sc_conn_failed(c, sc_conn_get(c, id))) {
+        return false;
+    }
+    op->stage = 0;
+    *wake = sc_op_retry(c, op, SAMSA_ERR_TRANSPORT, now);
+    return true;
+}
+
 static void on_md_op(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *ctx)
 {
     (void)conn;
@@ -474,13 +485,11 @@ static int64_t serve_topic(struct sc_client *c, struct sc_op *op, int64_t now)
         op->sent = err == SAMSA_OK;
         return INT64_MAX;
     }
-    struct sc_conn *conn = c->controller_id >= 0 ? sc_conn_get(c, c->controller_id) : NULL;
-    if (sc_conn_failed(c, conn)) {
-        /* The controller Metadata named cannot be reached (killed, or it
-         * moved): ask Metadata again for the one elected since. */
-        op->stage = 0;
-        return sc_op_retry(c, op, SAMSA_ERR_TRANSPORT, now);
+    int64_t wake;
+    if (c->controller_id >= 0 && sc_op_node_failed(c, op, c->controller_id, now, &wake)) {
+        return wake;
     }
+    struct sc_conn *conn = c->controller_id >= 0 ? sc_conn_get(c, c->controller_id) : NULL;
     if (conn == NULL) {
         conn = sc_conn_any_up(c);
     }
@@ -645,6 +654,10 @@ static int64_t serve_list_offsets(struct sc_client *c, struct sc_op *op, int64_t
         int err = sc_send_metadata(c, conn, names, 1, on_lo_md, op);
         op->sent = err == SAMSA_OK;
         return INT64_MAX;
+    }
+    int64_t wake;
+    if (sc_op_node_failed(c, op, a->leader, now, &wake)) {
+        return wake;
     }
     struct sc_conn *conn = sc_conn_get(c, a->leader);
     if (conn == NULL) {

@@ -1055,12 +1055,9 @@ int64_t sc_producer_serve(struct sc_client *c, int64_t now)
             if (!sc_ppart_ready(pp, &c->rules, now, flushing, &next)) {
                 continue;
             }
-            struct sc_conn *conn = sc_conn_get(c, pp->leader);
-            if (conn == NULL) {
-                c->md_wanted = true;
-                continue;
-            }
-            if (!sc_conn_is_up(conn) || conn->produce_inflight >= c->v->max_in_flight) {
+            /* an unreachable leader asks Metadata again */
+            struct sc_conn *conn = sc_conn_leader(c, pp->leader);
+            if (conn == NULL || conn->produce_inflight >= c->v->max_in_flight) {
                 continue;
             }
             produce_to(c, conn, now, &next);

@@ -7,7 +7,8 @@
  *
  * What it models: `brokers` nodes (0, 1, ...) at MB_HOST:9092+id, topics t0
  * and t1 (parts[] partitions, partition p led by p % brokers, or by the
- * next live node when that one is dead), one group whose coordinator is
+ * next live node when that one is dead and `unnoticed` does not keep it),
+ * one group whose coordinator is
  * `coordinator` (JoinGroup answers with the member itself and one that
  * never syncs), committed offsets and logs shared by all nodes (logs grow
  * with what is produced), ListGroups naming two groups on every node.
@@ -83,6 +84,8 @@ struct mb {
     int32_t controller;   /* Metadata's ControllerId */
     int32_t coordinator;  /* what FindCoordinator names */
     unsigned dead;        /* bit n: node n is down (leads nothing) */
+    unsigned unnoticed;   /* bit n: node n is down, but Metadata still names it
+                           * leader (the controller has not noticed yet) */
     int32_t parts[MB_NT];
     int64_t end[MB_NT][MB_MAXP];
     int64_t committed[MB_NT][MB_MAXP];
@@ -123,12 +126,13 @@ static inline bool mb_is_dead(const struct mb *m, int32_t node)
     return node < 0 || node >= m->brokers || (m->dead & (1u << node)) != 0;
 }
 
-/* The leader of partition p: p % brokers, else the next live node. */
+/* The leader of partition p: p % brokers, else the next live node (a dead
+ * one the controller has not noticed still counts). */
 static inline int32_t mb_leader(const struct mb *m, int32_t p)
 {
     for (int i = 0; i < m->brokers; i++) {
         int32_t n = (p + i) % m->brokers;
-        if (!mb_is_dead(m, n)) {
+        if (!mb_is_dead(m, n) || (m->unnoticed & (1u << n)) != 0) {
             return n;
         }
     }

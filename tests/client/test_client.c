@@ -1483,6 +1483,72 @@ static size_t unsent_produce_bytes(const struct drv *d)
     return most;
 }
 
+/*
+ * Node 1, which leads t0-1, dies; Metadata names it leader for another ms
+ * (until the controller notices), then node 0. Returns how many Metadata
+ * requests the client made while the dead leader was named: an unreachable
+ * leader must make it ask again and again (backing off), not once at the
+ * disconnect. Then the election.
+ */
+static int leader_dies_unnoticed_for(struct drv *d, int64_t ms)
+{
+    int md = total(d, KP_API_METADATA);
+    d->m.unnoticed |= 1u << 1;
+    drv_kill(d, 1);
+    drv_run(d, ms);
+    CU_ASSERT(d->refused[1] > 0);
+    d->m.unnoticed = 0; /* node 0 leads t0-1 now */
+    return total(d, KP_API_METADATA) - md;
+}
+
+static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5); /* the model's t0-0 and t0-1 */
+    int asked = leader_dies_unnoticed_for(&d, 3000);
+    /* 100, 200, 400, then 500 ms apart: about 8 in 3 s, not 30 */
+    CU_ASSERT(asked >= 5);
+    CU_ASSERT(asked <= 10);
+    d.m.end[0][1] += 5;
+    int64_t elected = fake_now;
+    while (fake_now - elected < 5000 && d.messages < 4 + 5 + 5) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.messages, 4 + 5 + 5);
+    CU_ASSERT(fake_now - elected <= 1000); /* read from node 0 within a refresh */
+    CU_ASSERT(d.answered[0][KP_API_FETCH] > 0);
+    drv_stop(&d);
+}
+
+static void test_producer_asks_metadata_until_its_dead_leader_is_replaced(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'p', "compression.type", "none");
+    produce_n(&d, 30, 10);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL_FATAL(d.delivered, 30);
+    d.delivered = 0;
+    produce_n(&d, 30, 10); /* some for t0-1 */
+    int asked = leader_dies_unnoticed_for(&d, 3000);
+    CU_ASSERT(asked >= 5);
+    CU_ASSERT(asked <= 10);
+    CU_ASSERT(d.delivered < 30); /* t0-1's records wait for its leader */
+    int64_t elected = fake_now;
+    while (fake_now - elected < 5000 && d.delivered < 30) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 30);
+    CU_ASSERT_EQUAL(d.failed, 0);
+    CU_ASSERT(fake_now - elected <= 1000);
+    drv_stop(&d);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1575,6 +1641,10 @@ int main(void)
          test_produce_requests_are_the_protocols_encoding},
         {"produce_waits_for_a_connection_that_does_not_drain",
          test_produce_waits_for_a_connection_that_does_not_drain},
+        {"consumer_asks_metadata_until_its_dead_leader_is_replaced",
+         test_consumer_asks_metadata_until_its_dead_leader_is_replaced},
+        {"producer_asks_metadata_until_its_dead_leader_is_replaced",
+         test_producer_asks_metadata_until_its_dead_leader_is_replaced},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

@@ -15,7 +15,8 @@ three partitions with replication factor 3 and min.insync.replicas=2.
 - the group's coordinator killed, then bounced: the member finds the new
   coordinator (its log names it), its committed offsets are there (a
   member that rejoins starts where it last committed), and it reads every
-  delivered record; `samsa group describe` shows the last commits;
+  delivered record; `samsa group describe` run right after the kill answers
+  within its timeout, and at the end shows the last commits;
 - the samsa tool: `cluster info` lists the three brokers and the
   controller, `topic create --replication-factor 3`, `topic describe`
   (replicas, ISR), `topic alter` (configs and partitions, checked in
@@ -69,6 +70,7 @@ class Proc:
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=self.err)
         self.out = []
+        self.times = []  # time.monotonic() at which each line of out came
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -77,11 +79,23 @@ class Proc:
         for line in self.proc.stdout:
             with self.lock:
                 self.out.append(line.decode(errors="replace").rstrip("\n"))
+                self.times.append(time.monotonic())
 
     def lines(self, kind=None):
         with self.lock:
             out = list(self.out)
         return [l for l in out if kind is None or l.split(" ", 1)[0] == kind]
+
+    def first(self, kind, pred):
+        """The time the first line of `kind` whose fields (after the kind)
+        satisfy pred came, or None."""
+        with self.lock:
+            out = list(zip(self.out, self.times))
+        for l, at in out:
+            f = l.split(" ")
+            if f[0] == kind and pred(f[1:]):
+                return at
+        return None
 
     def log(self):
         with open(self.err_path, "rb") as f:
@@ -240,6 +254,22 @@ def check_member(member, values):
     return len(reads), len(reads) - len({v for _, _, v in reads})
 
 
+def check_both(name, ck, c, prod, m, t0):
+    """check_producer, then check_member on what it delivered, the member's
+    figures printed. Returns the delivered values."""
+    values = check_producer(name, ck, c, prod, t0)
+    n, twice = check_member(m, values)
+    print("    member: %d records read, %d of them again after a rejoin" % (n, twice),
+          flush=True)
+    return values
+
+
+def kill_all(*procs):
+    for p in procs:
+        if p is not None:
+            p.kill()
+
+
 def producer(t, c, name="producer"):
     return Proc(t, name, [PRODUCER, everyone(c), TOPIC])
 
@@ -273,14 +303,9 @@ def case_idempotent_producer_through_a_killed_and_a_bounced_leader(t):
             wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
             progress(prod)
         # the member's fetches followed: it reads what is produced now
-        values = check_producer("leader killed, then bounced", ck, c, prod, t0)
-        n, twice = check_member(m, values)
-        print("    member: %d records read, %d of them again after a rejoin" % (n, twice),
-              flush=True)
+        check_both("leader killed, then bounced", ck, c, prod, m, t0)
     finally:
-        for p in (prod, m):
-            if p is not None:
-                p.kill()
+        kill_all(prod, m)
         c.close()
 
 
@@ -307,6 +332,9 @@ def case_group_member_follows_its_coordinator(t):
             log_at = len(m.log())
             if how == "kill":
                 c.brokers[old].kill()
+                # the tool's FindCoordinator still names the dead one: it
+                # answers from the next coordinator within its timeout
+                describe_in_time(c, group, 20000)
             else:
                 c.brokers[old].stop()
             new = wait_for(lambda: [n for n in [coordinator_of(c, group)] if n not in (-1, old)],
@@ -322,10 +350,7 @@ def case_group_member_follows_its_coordinator(t):
                   % (old, "killed" if how == "kill" else "bounced", new, seen), flush=True)
             c.brokers[old].start()
             wait_for(lambda: in_sync(c), DEADLINE, "broker %d back in every ISR" % old)
-        values = check_producer("coordinator killed, then bounced", ck, c, prod, t0)
-        n, twice = check_member(m, values)
-        print("    member: %d records read, %d of them again after a rejoin" % (n, twice),
-              flush=True)
+        values = check_both("coordinator killed, then bounced", ck, c, prod, m, t0)
         # its last commits (at close) are what the coordinator has
         last = {}
         for l in m.lines("committed"):
@@ -336,9 +361,138 @@ def case_group_member_follows_its_coordinator(t):
                if r["topic"] == TOPIC}
         eq(got, last, "the group's committed offsets")
     finally:
-        for p in (prod, m):
-            if p is not None:
-                p.kill()
+        kill_all(prod, m)
+        c.close()
+
+
+# seconds: the member and the producer resume a partition within this of its
+# new leader in Metadata (libsamsa's own bound is a refresh: at most 500 ms)
+RESUME_S = 20
+
+
+def write_marker(ck, bootstrap, partition):
+    """One record written to partition by librdkafka (acks=all); its offset.
+    Whatever reads or acknowledges an offset at or after it went through the
+    partition's new leader."""
+    p = ck.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    got = []
+    p.produce(TOPIC, value=b"marker:0", partition=partition,
+              on_delivery=lambda err, msg: got.append((err, msg.offset())))
+    p.flush(DEADLINE)
+    check(len(got) == 1 and got[0][0] is None, "the marker record: %s", got)
+    return got[0][1]
+
+
+def describe_in_time(c, group, timeout_ms):
+    """`samsa group describe --json` with --timeout timeout_ms: it exits
+    within the timeout (and a second of slack) and says where every
+    partition's log ends. Returns the seconds it took."""
+    start = time.monotonic()
+    p = samsa("group", "describe", "-b", everyone(c), group, "--json", "--timeout",
+              str(timeout_ms), "-X", "debug=all", expect=None, timeout=timeout_ms / 1000 + 60)
+    took = time.monotonic() - start
+    err = p.stderr.decode(errors="replace")
+    rows = []
+    if p.returncode == 0:
+        rows = [(r["partition"], r["log_end_offset"]) for r in json.loads(p.stdout)["partitions"]
+                if r["topic"] == TOPIC]
+    print("    group describe: exit %d in %.1f s (--timeout %d ms), log ends %s"
+          % (p.returncode, took, timeout_ms, rows), flush=True)
+    check(took <= timeout_ms / 1000 + 1, "group describe took %.1f s with --timeout %d ms (%s)",
+          took, timeout_ms, err[-1500:])
+    eq(p.returncode, 0, "group describe's exit status (%s)" % err[-1500:])
+    eq(sorted(p for p, _ in rows), list(range(PARTITIONS)), "the partitions described")
+    eq([p for p, end in rows if end is None], [], "partitions without a log end")
+    return took
+
+
+def case_member_producer_and_describe_resume_after_a_leader_dies(t):
+    """The leader of one partition, neither the controller nor the group's
+    coordinator, is killed (SIGKILL) and stays dead: nothing else changes
+    leaders, so only a client that asks Metadata again while that leader
+    cannot be reached learns of the new one. Once every live broker's
+    Metadata names the new leader, librdkafka writes a marker record there
+    (acks=all); the member must read it (or a later record) and the
+    producer have a later record acknowledged within RESUME_S; `samsa group describe` started right after the kill answers
+    within its timeout with every partition's log end; every delivered
+    record is in the log once and read by the member."""
+    ck, c = start(t)
+    group = "cc-resume"
+    prod = m = None
+    try:
+        t0 = time.monotonic()
+        prod = producer(t, c)
+        m = member(t, c, group)
+        progress(prod, 300)
+        wait_for(lambda: {p for p, _, _ in msgs(m)} == set(range(PARTITIONS)), DEADLINE,
+                 "the member reading every partition")
+        coord = wait_for(lambda: [n for n in [coordinator_of(c, group)] if n >= 0], DEADLINE,
+                         "the group's coordinator")[0]
+        ctl = c.controller()
+        victim = [i for i in range(len(c.brokers)) if i not in (coord, ctl)][0]
+        led = [p for p in range(PARTITIONS) if leader_of(c, p) == victim]
+        check(len(led) == 1, "broker %d leads partitions %s", victim, led)
+        part = led[0]
+        c.brokers[victim].kill()
+        killed = time.monotonic()
+        # at once, beside the rest: the tool's Metadata still names the dead
+        # leader (its verdict comes after the member's and the producer's)
+        described = []
+
+        def describe():
+            try:
+                describe_in_time(c, group, 15000)
+                described.append(None)
+            except AssertionError as e:
+                described.append(e)
+        describer = threading.Thread(target=describe, daemon=True)
+        describer.start()
+        new = wait_for(lambda: [n for n in [leader_of(c, part)] if n not in (-1, victim)],
+                       DEADLINE, "a new leader of partition %d" % part)[0]
+        live = [i for i in range(len(c.brokers)) if i != victim]
+
+        def shown():
+            return all(partitions_of(c.bootstrap(i), TOPIC).get(part, (0, -1))[1] == new
+                       for i in live)
+        wait_for(shown, DEADLINE, "the live brokers' Metadata naming leader %d" % new)
+        at = time.monotonic()
+        marker = write_marker(ck, c.bootstrap(new), part)
+        # acks=all: once the marker is acknowledged the high watermark covers
+        # it and a fetch returns it; what the new leader took to get there
+        # (its followers' first fetches) is the broker's, not the clients'
+        written = time.monotonic()
+        print("    partition %d: leader %d killed (controller %d, coordinator %d), leader %d in "
+              "Metadata %.1f s later, the marker at offset %d acknowledged %.2f s after that"
+              % (part, victim, ctl, coord, new, at - killed, marker, written - at), flush=True)
+
+        figures = {}
+        for who, proc, kind, pi, oi in (("member", m, "msg", 1, 2),
+                                        ("producer", prod, "ack", 0, 1)):
+            def resumed(proc=proc, kind=kind, pi=pi, oi=oi):
+                return proc.first(kind, lambda f: int(f[pi]) == part and int(f[oi]) >= marker)
+            try:
+                wait_for(resumed, RESUME_S - (time.monotonic() - written),
+                         "the %s resuming partition %d" % (who, part))
+            except AssertionError:
+                pass
+            got = resumed()
+            figures[who] = None if got is None else max(0.0, got - written)
+        print("    resumed after the new leader showed in Metadata and the marker was "
+              "acknowledged: %s"
+              % ", ".join("%s %s" % (w, "not within %d s" % RESUME_S if f is None
+                                     else "%.2f s" % f) for w, f in figures.items()),
+              flush=True)
+        describer.join(DEADLINE)
+        check(described, "group describe still running")
+        if described[0] is not None:
+            raise described[0]
+        for who, f in figures.items():
+            check(f is not None and f <= RESUME_S, "the %s did not resume partition %d within "
+                  "%d s of its new leader in Metadata", who, part, RESUME_S)
+        progress(prod)
+        check_both("a leader killed for good", ck, c, prod, m, t0)
+    finally:
+        kill_all(prod, m)
         c.close()
 
 
@@ -458,5 +612,6 @@ if __name__ == "__main__":
     PRODUCER = os.path.abspath(sys.argv.pop(3))
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_idempotent_producer_through_a_killed_and_a_bounced_leader,
+                   case_member_producer_and_describe_resume_after_a_leader_dies,
                    case_group_member_follows_its_coordinator,
                    case_tool_administers_the_cluster]))

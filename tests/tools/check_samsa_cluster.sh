@@ -3,6 +3,9 @@
 # and ZooKeeper started on free ports, `kcat -L` listing the three brokers
 # and a replicated topic's replicas and ISR, records produced and read back
 # with kcat, then everything stopped by its PID and nothing left running.
+# First, two starts that must fail: ZooKeeper's port, then broker 0's, held
+# by another program (a cluster left running, say): start exits 1 with the
+# child's error and stops what it started.
 # Usage: check_samsa_cluster.sh SAMSA_CLUSTER SAMSA_BROKER WORKDIR
 set -uo pipefail
 script=$1
@@ -50,13 +53,76 @@ taken="$zk"
 base=$(free_ports 3)
 taken="$taken $base $((base + 1)) $((base + 2))"
 admin=$(free_ports 3)
+taken="$taken $admin $((admin + 1)) $((admin + 2))"
+holder=
+# Everything this check started, stopped by PID: the port holder, and each
+# cluster folder's processes (samsa-cluster stop goes by their PID files).
+cleanup() {
+    [ -n "$holder" ] && kill "$holder" 2>/dev/null && wait "$holder" 2>/dev/null
+    for d in "$work"/*/; do
+        [ -d "$d" ] && "$script" stop --dir "$d" >/dev/null 2>&1
+    done
+}
 fail() {
     echo "FAIL: $*"
-    tail -n 20 "$work"/cluster/*.log
-    "$script" stop --dir "$work/cluster" >/dev/null 2>&1
+    tail -n 20 "$work"/*/*.log
+    cleanup
     exit 1
 }
-trap '"$script" stop --dir "$work/cluster" >/dev/null 2>&1' EXIT
+trap cleanup EXIT
+
+# start_must_fail NAME PORT WHAT [start options]: with 127.0.0.1:PORT held by
+# another program's listener, `start` exits 1 naming WHAT, the process that
+# could not listen, with the error at the end of its log, and leaves nothing
+# running: no PID it printed, none in a PID file, is alive.
+start_must_fail() {
+    local name=$1 port=$2 what=$3 out rc pid f
+    shift 3
+    /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(16)
+time.sleep(300)' "$port" >/dev/null 2>&1 &
+    holder=$!
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        sleep 0.1
+    done
+    out=$("$script" start --dir "$work/$name" --broker "$broker" "$@" 2>&1)
+    rc=$?
+    kill "$holder" 2>/dev/null
+    wait "$holder" 2>/dev/null
+    holder=
+    echo "$out" | sed 's/^/    /'
+    [ "$rc" = 1 ] || fail "$name: start exited $rc with 127.0.0.1:$port taken"
+    echo "$out" | grep -q "samsa-cluster: $what (PID [0-9]*) exited at start-up" ||
+        fail "$name: start does not say that $what exited"
+    echo "$out" | grep -qi "address already in use" ||
+        fail "$name: start does not show $what's error"
+    for pid in $(echo "$out" | grep -o 'PID [0-9]*' | cut -d' ' -f2); do
+        if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
+            fail "$name: PID $pid still runs after the failed start"
+        fi
+    done
+    for f in "$work/$name"/*.pid; do
+        [ -e "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && fail "$name: $f's process still runs"
+    done
+    echo "ok: $name: start failed (exit 1) naming $what, nothing left running"
+}
+# ZooKeeper's port taken: nothing else is started. Then broker 0's port:
+# ZooKeeper and the other brokers are stopped again. Each on ports of its own
+# (ZooKeeper's, the brokers', their admin APIs').
+for name in zk-port-taken broker-port-taken; do
+    bad=$(free_ports 7)
+    taken="$taken $(seq "$bad" $((bad + 6)) | tr '\n' ' ')"
+    if [ "$name" = zk-port-taken ]; then
+        held=$bad what=ZooKeeper
+    else
+        held=$((bad + 1)) what="broker 0"
+    fi
+    start_must_fail "$name" "$held" "$what" --zk-port "$bad" --base-port $((bad + 1)) \
+        --admin-port $((bad + 4))
+done
 "$script" start --dir "$work/cluster" --broker "$broker" --zk-port "$zk" --base-port "$base" \
     --admin-port "$admin" ||
     fail "start"
