@@ -155,6 +155,14 @@ int64_t br_log_end_offset(const struct br_log *log); /* LEO */
 int64_t br_log_recovery_point(const struct br_log *log);
 int64_t br_log_size_bytes(const struct br_log *log); /* all segments' .log bytes */
 size_t br_log_segment_count(const struct br_log *log);
+/* The active (last) segment's base offset: a move of it after an append
+ * is a roll. */
+int64_t br_log_active_base_offset(const struct br_log *log);
+/* Producer snapshots below this offset may go (Kafka's
+ * minSnapshotsOffsetToRetain): the snapshots of the last two segments and
+ * of the segments from the recovery point's on are kept, none below the
+ * log start. */
+int64_t br_log_snapshot_keep_from(const struct br_log *log);
 
 /* For retention: one segment, i in [0, br_log_segment_count). */
 struct br_log_segment_info {
