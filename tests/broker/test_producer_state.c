@@ -99,7 +99,7 @@ static void test_snapshot_round_trip(void)
 {
     struct br_psnap_entry in[50];
     for (int i = 0; i < 50; i++) {
-        in[i] = (struct br_psnap_entry){i * 7919, (int16_t)(i % 3), i * 11, 1000 + i, i % 5,
+        in[i] = (struct br_psnap_entry){(int64_t)i * 7919, (int16_t)(i % 3), i * 11, 1000 + i, i % 5,
                                         1700000000000 + i, -1, -1};
     }
     struct kp_writer w;
@@ -228,6 +228,11 @@ static void test_producer_below_the_log_start_is_unknown(void)
     CU_ASSERT_EQUAL(check(&ps, 25, batch_at(7, 0, 10, 5, 30), &dup, &err), BR_SEQ_ERROR);
     CU_ASSERT_EQUAL(err, KP_ERR_UNKNOWN_PRODUCER_ID);
     CU_ASSERT_EQUAL(check(&ps, 25, batch_at(7, 0, 0, 5, 30), &dup, &err), BR_SEQ_APPEND);
+    /* epoch -1 of a producer never seen: no last sequence (Kafka's
+     * NO_PRODUCER_EPOCH entry) */
+    CU_ASSERT_EQUAL(check(&ps, 0, batch_at(9, -1, 3, 1, 30), &dup, &err), BR_SEQ_ERROR);
+    CU_ASSERT_EQUAL(err, KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    CU_ASSERT_EQUAL(check(&ps, 0, batch_at(9, -1, 0, 1, 30), &dup, &err), BR_SEQ_APPEND);
 
     /* neither goes into a snapshot, nor comes back from one */
     struct br_psnap_entry *e = NULL;
@@ -247,6 +252,20 @@ static void test_producer_below_the_log_start_is_unknown(void)
     CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 0, 5, 5, 30), &dup, &err), BR_SEQ_DUPLICATE);
     CU_ASSERT_EQUAL(dup, 20);
     CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 0, 10, 1, 30), &dup, &err), BR_SEQ_APPEND);
+    kp_free(e);
+    br_producers_free(&back);
+
+    /* every retained batch is an entry, a producer's oldest first: the
+     * five come back, and Kafka's reader (the last entry of an id wins)
+     * gets the last one */
+    CU_ASSERT_EQUAL(br_producers_to_snapshot(&ps, 0, &e, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_TRUE(e[0].last_offset == 14 && e[1].last_offset == 24);
+    CU_ASSERT_EQUAL(br_producers_load_snapshot(&back, e, n, 0, 100), 0);
+    CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 0, 0, 5, 30), &dup, &err), BR_SEQ_DUPLICATE);
+    CU_ASSERT_EQUAL(dup, 10);
+    CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 0, 5, 5, 30), &dup, &err), BR_SEQ_DUPLICATE);
+    CU_ASSERT_EQUAL(dup, 20);
     kp_free(e);
     br_producers_free(&back);
     br_producers_free(&ps);

@@ -77,6 +77,15 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
         }
         return BR_SEQ_APPEND;
     }
+    if (p == NULL) {
+        /* epoch -1 (Kafka's NO_PRODUCER_EPOCH) of a producer never seen:
+         * no last sequence, so 0 only */
+        if (a->first_seq != 0) {
+            *kafka_err = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+            return BR_SEQ_ERROR;
+        }
+        return BR_SEQ_APPEND;
+    }
     int32_t last = p->batches[p->nbatches - 1].last_seq;
     bool in_seq = (int64_t)a->first_seq == (int64_t)last + 1 ||
                   (a->first_seq == 0 && last == INT32_MAX);
@@ -165,7 +174,7 @@ int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
     if (ps->n == 0) {
         return 0;
     }
-    struct br_psnap_entry *e = kp_calloc(ps->n, sizeof *e);
+    struct br_psnap_entry *e = kp_calloc(ps->n * BR_PRODUCER_BATCHES, sizeof *e);
     if (e == NULL) {
         return KP_E_NOMEM;
     }
@@ -175,17 +184,24 @@ int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
         if (!retained(p, log_start)) {
             continue;
         }
-        const struct br_producer_batch *b = &p->batches[p->nbatches - 1];
-        e[k++] = (struct br_psnap_entry){
-            .producer_id = p->producer_id,
-            .epoch = p->epoch,
-            .last_seq = b->last_seq,
-            .last_offset = b->last_offset,
-            .offset_delta = b->offset_delta,
-            .timestamp = b->timestamp,
-            .coordinator_epoch = p->coordinator_epoch,
-            .txn_first_offset = p->txn_first_offset,
-        };
+        /* every retained batch, oldest first: the last entry of a producer
+         * is the one Kafka's reader keeps */
+        for (unsigned j = 0; j < p->nbatches; j++) {
+            const struct br_producer_batch *b = &p->batches[j];
+            if (b->last_offset < log_start) {
+                continue;
+            }
+            e[k++] = (struct br_psnap_entry){
+                .producer_id = p->producer_id,
+                .epoch = p->epoch,
+                .last_seq = b->last_seq,
+                .last_offset = b->last_offset,
+                .offset_delta = b->offset_delta,
+                .timestamp = b->timestamp,
+                .coordinator_epoch = p->coordinator_epoch,
+                .txn_first_offset = p->txn_first_offset,
+            };
+        }
     }
     if (k == 0) {
         kp_free(e);

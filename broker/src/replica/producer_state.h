@@ -32,9 +32,12 @@
  * A follower's batches and those replayed from the log are recorded
  * without these checks (Kafka's ValidationType.None).
  *
- * Snapshots (storage/producer_snapshot.h) hold each producer's last batch
- * only, as Kafka's do: after a restart a retry of that batch is found as a
- * duplicate; a retry of an older one of the five is out of order.
+ * Snapshots (storage/producer_snapshot.h) hold one entry per retained
+ * batch, a producer's oldest first. Kafka 2.0 writes only each producer's
+ * last batch, and its reader keeps the last entry of a producer id: a
+ * file of ours read by Kafka gives the state Kafka would have written,
+ * one of Kafka's read here gives one batch per producer, and ours keep
+ * the five across a restart (a retry of any of them is a duplicate).
  * @locality reactor thread
  */
 #ifndef SAMSA_BROKER_PRODUCER_STATE_H
@@ -107,15 +110,16 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
 KP_MUST_CHECK int br_producers_record(struct br_producers *ps, const struct br_producer_append *a,
                                       int64_t now_ms, size_t max_producers);
 
-/* The snapshot's entries of the producers with a batch at or above
- * log_start (Kafka's writeSnapshot: each one's last batch), into *out
- * (kp_free; NULL when *n == 0). 0 or KP_E_NOMEM. */
+/* The snapshot's entries: each retained batch at or above log_start, a
+ * producer's oldest first (Kafka's writeSnapshot writes the last one),
+ * into *out (kp_free; NULL when *n == 0). 0 or KP_E_NOMEM. */
 KP_MUST_CHECK int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
                                            struct br_psnap_entry **out, size_t *n);
 
-/* Loads a snapshot's entries into an empty state: those whose last batch
- * lies below log_start are left out (Kafka's isProducerRetained). Each
- * entry is one batch. 0 or KP_E_NOMEM. */
+/* Loads a snapshot's entries into an empty state, each one batch added to
+ * its producer's window in file order (a new epoch starts it over); those
+ * below log_start are left out (Kafka's isProducerRetained). 0 or
+ * KP_E_NOMEM. */
 KP_MUST_CHECK int br_producers_load_snapshot(struct br_producers *ps,
                                              const struct br_psnap_entry *e, size_t n,
                                              int64_t log_start, size_t max_producers);

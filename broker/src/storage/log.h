@@ -8,6 +8,10 @@
  *         00000000000000004096.log ...    the next segment, named by its
  *                                         base offset
  *         leader-epoch-checkpoint         (epoch, start offset) pairs
+ *         00000000000000004096.snapshot   producers' state as of that offset
+ *                                         (producer_snapshot.h; written by the
+ *                                         partition, those below the log start
+ *                                         deleted by retention here)
  *
  * Batches are RecordBatch v2 as the producer sent them; the log rewrites only
  * BaseOffset and PartitionLeaderEpoch, which lie outside the CRC. The last
@@ -367,7 +371,8 @@ KP_MUST_CHECK int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t
  * segment too (offset >= LEO and it is not empty), a new empty segment is
  * rolled at the LEO first, so the log always keeps one. The log start
  * offset moves to the first remaining segment's base offset when that is
- * larger, the epoch cache follows it. *deleted (may be NULL): how many.
+ * larger, the epoch cache follows it, and producer snapshots below it
+ * are deleted (Kafka's truncateHead). *deleted (may be NULL): how many.
  * The caller chooses offset (time or size limits, at most the HW, or
  * br_log_start_offset after DeleteRecords).
  * Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR (what was deleted stays deleted).
