@@ -294,6 +294,13 @@ void br_broker_stop(struct br_broker *b)
         flushed = br_logm_flush_all(b->logs);
         if (started) {
             br_logm_write_checkpoints(b->logs);
+            /* Kafka's Log.close: each partition's producer state at its
+             * log end, so that the next start reads no log to rebuild it */
+            for (size_t i = 0; i < b->ntopics; i++) {
+                for (int32_t k = 0; k < b->topics[i]->npartitions; k++) {
+                    br_partition_snapshot_producers(&b->topics[i]->partitions[k]);
+                }
+            }
         }
     }
     for (size_t i = 0; i < b->ntopics; i++) {

@@ -280,6 +280,63 @@ void br_partition_free_replication(struct br_partition *p)
     p->nassigned = p->nisr = p->nremotes = 0;
 }
 
+/* What the producer state is told of a batch at first_offset. */
+static struct br_producer_append producer_append(const struct kp_batch_header *h,
+                                                 int64_t first_offset)
+{
+    return (struct br_producer_append){
+        .producer_id = h->ProducerId,
+        .epoch = h->ProducerEpoch,
+        .first_seq = h->BaseSequence,
+        .last_seq = br_seq_add(h->BaseSequence, h->LastOffsetDelta),
+        .first_offset = first_offset,
+        .offset_delta = h->LastOffsetDelta,
+        .timestamp = h->MaxTimestamp,
+    };
+}
+
+/*
+ * Kafka's ProducerStateManager.takeSnapshot: the producers' state as of
+ * offset (every batch below it, none at or above it) to
+ * <offset>.snapshot, unless a snapshot at or past it was taken; written
+ * off this thread by the log manager.
+ */
+static void take_snapshot(struct br_partition *p, int64_t offset)
+{
+    if (offset <= p->producers.snap_offset) {
+        return;
+    }
+    struct br_psnap_entry *e = NULL;
+    size_t n = 0;
+    if (br_producers_to_snapshot(&p->producers, br_log_start_offset(p->log), &e, &n) != 0) {
+        br_warn("%s: out of memory taking a producer snapshot", br_log_dir(p->log));
+        return;
+    }
+    p->producers.snap_offset = offset;
+    br_logm_snapshot(p->managed, br_log_dir(p->log), offset, e, n,
+                     br_log_snapshot_keep_from(p->log));
+}
+
+/* After an append that began in the segment at seg_before: a roll takes a
+ * snapshot at the new segment's base offset, with the state before the
+ * batch that rolled it (Kafka's Log.roll), so that a segment's recovery
+ * starts from the snapshot at its base. */
+static void snapshot_if_rolled(struct br_partition *p, int64_t seg_before)
+{
+    int64_t seg = br_log_active_base_offset(p->log);
+    if (seg != seg_before) {
+        take_snapshot(p, seg);
+    }
+}
+
+static void record_producer(struct br_partition *p, const struct br_producer_append *a,
+                            int64_t now_ms)
+{
+    if (br_producers_record(&p->producers, a, now_ms, BR_PARTITION_MAX_PRODUCERS) != 0) {
+        br_warn("out of memory recording producer %" PRId64, a->producer_id);
+    }
+}
+
 int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len, int64_t now_ms,
                                struct br_append *out)
 {
@@ -288,13 +345,13 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
     size_t size = 0;
     bool sequenced =
         kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0 && h.BaseSequence >= 0;
-    int32_t last_seq = 0;
+    struct br_producer_append pa = {0};
     if (sequenced) {
         int64_t dup = -1;
         int kerr = 0;
-        last_seq = br_seq_add(h.BaseSequence, h.LastOffsetDelta);
-        enum br_seq_verdict v = br_producers_check(&p->producers, h.ProducerId, h.ProducerEpoch,
-                                                   h.BaseSequence, last_seq, &dup, &kerr);
+        pa = producer_append(&h, -1);
+        enum br_seq_verdict v = br_producers_check(&p->producers, br_log_start_offset(p->log),
+                                                   &pa, &dup, &kerr);
         if (v == BR_SEQ_DUPLICATE) {
             out->base = dup;
             out->duplicate = true;
@@ -305,14 +362,15 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
             return 0;
         }
     }
+    int64_t seg_before = br_log_active_base_offset(p->log);
     int err = br_log_append(p->log, batch, len, p->leader_epoch, now_ms, &out->base);
     if (err != 0) {
         return err;
     }
-    if (sequenced &&
-        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence, last_seq,
-                            out->base, now_ms, BR_PARTITION_MAX_PRODUCERS) != 0) {
-        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    snapshot_if_rolled(p, seg_before);
+    if (sequenced) {
+        pa.first_offset = out->base;
+        record_producer(p, &pa, now_ms);
     }
     p->leo_bytes += (int64_t)len;
     if (p->nremotes > 0 && p->ops != NULL && p->ops->appended != NULL) {
@@ -327,17 +385,17 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
 int br_partition_append_follower(struct br_partition *p, const uint8_t *batch, size_t len,
                                  int64_t now_ms)
 {
+    int64_t seg_before = br_log_active_base_offset(p->log);
     int err = br_log_append_replica(p->log, batch, len, now_ms);
     if (err != 0) {
         return err;
     }
+    snapshot_if_rolled(p, seg_before);
     struct kp_batch_header h;
     size_t size = 0;
-    if (kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0 && h.BaseSequence >= 0 &&
-        br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
-                            br_seq_add(h.BaseSequence, h.LastOffsetDelta), h.BaseOffset, now_ms,
-                            BR_PARTITION_MAX_PRODUCERS) != 0) {
-        br_warn("out of memory recording producer %" PRId64, h.ProducerId);
+    if (kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0 && h.BaseSequence >= 0) {
+        struct br_producer_append pa = producer_append(&h, h.BaseOffset);
+        record_producer(p, &pa, now_ms);
     }
     p->leo_bytes += (int64_t)len;
     return 0;
@@ -345,18 +403,49 @@ int br_partition_append_follower(struct br_partition *p, const uint8_t *batch, s
 
 void br_partition_reload_producers(struct br_partition *p)
 {
-    br_producers_free(&p->producers);
     (void)br_partition_load_producers(p);
+}
+
+void br_partition_snapshot_producers(struct br_partition *p)
+{
+    if (p->log != NULL) {
+        take_snapshot(p, br_log_end_offset(p->log));
+    }
 }
 
 int64_t br_partition_load_producers(struct br_partition *p)
 {
+    br_producers_free(&p->producers);
+    const char *dir = br_log_dir(p->log);
     int64_t leo = br_log_end_offset(p->log);
-    int64_t from = br_log_start_offset(p->log);
-    if (leo - from > 100000) {
-        from = leo - 100000;
-    }
+    int64_t start = br_log_start_offset(p->log);
+    /* Kafka's truncateAndReload: snapshots past the log end describe
+     * batches the log no longer has (a truncation), and those below its
+     * start producers it no longer has; those still being written past the
+     * end are not, then those written are deleted */
+    br_logm_snapshots_cancel_above(p->managed, leo);
+    (void)br_psnap_delete_outside(dir, start, leo);
     int64_t max_id = -1;
+    int64_t snap = -1;
+    struct br_psnap_entry *e = NULL;
+    size_t n = 0;
+    if (br_psnap_load_latest(dir, start, leo, &snap, &e, &n) != 0 ||
+        br_producers_load_snapshot(&p->producers, e, n, start, BR_PARTITION_MAX_PRODUCERS) != 0) {
+        br_warn("%s: out of memory loading a producer snapshot: the state comes from the log",
+                dir);
+        br_producers_free(&p->producers);
+        snap = -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        max_id = e[i].producer_id > max_id ? e[i].producer_id : max_id;
+    }
+    kp_free(e);
+    /* the log after the snapshot, or the whole log without one (Kafka's
+     * rebuildProducerState), recorded as a follower's batches are */
+    int64_t from = snap > start ? snap : start;
+    if (snap >= 0) {
+        p->producers.snap_offset = snap;
+    }
     struct br_log_iter *it = NULL;
     if (from >= leo || br_log_iter_open(p->log, from, &it) != 0) {
         return max_id;
@@ -366,10 +455,12 @@ int64_t br_partition_load_producers(struct br_partition *p)
         if (h.ProducerId > max_id) {
             max_id = h.ProducerId;
         }
-        if (h.ProducerId >= 0 && h.BaseSequence >= 0) {
-            (void)br_producers_record(&p->producers, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
-                                      br_seq_add(h.BaseSequence, h.LastOffsetDelta), h.BaseOffset,
-                                      0, BR_PARTITION_MAX_PRODUCERS);
+        if (h.ProducerId >= 0 && h.BaseSequence >= 0 && h.BaseOffset + h.LastOffsetDelta >= from) {
+            struct br_producer_append pa = producer_append(&h, h.BaseOffset);
+            if (br_producers_record(&p->producers, &pa, h.MaxTimestamp,
+                                    BR_PARTITION_MAX_PRODUCERS) != 0) {
+                br_warn("%s: out of memory loading producer %" PRId64, dir, h.ProducerId);
+            }
         }
     }
     br_log_iter_close(it);

@@ -215,8 +215,9 @@ struct br_append {
  * assigns offsets: a retry of one of them is not appended again and
  * answers its first offset (out->duplicate); a sequence, epoch or producer
  * it refuses sets out->seq_error (OUT_OF_ORDER_SEQUENCE_NUMBER,
- * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID, DUPLICATE_SEQUENCE_NUMBER)
- * and appends nothing. Otherwise: br_log_append in the leader's epoch, the
+ * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID) and appends nothing.
+ * Otherwise: br_log_append in the leader's epoch (a segment it rolls takes
+ * a producer snapshot at its base first, Kafka's Log.roll), the
  * producer's window records the batch, the high watermark moves and
  * ops->hw_moved is called. Returns 0 (see *out) or br_log_append's error
  * (nothing changed).
@@ -226,8 +227,9 @@ KP_MUST_CHECK int br_partition_append_leader(struct br_partition *p, uint8_t *ba
 
 /*
  * The one way a follower appends (a batch of its leader's, kept verbatim:
- * offsets and leader epoch as the leader wrote them): br_log_append_replica,
- * then the producer's window records the batch, as Kafka's
+ * offsets and leader epoch as the leader wrote them): br_log_append_replica
+ * (a roll takes a snapshot, as the leader's does), then the producer's
+ * window records the batch, as Kafka's
  * Log.appendAsFollower updates the producer state, so that a follower
  * that becomes leader knows each idempotent producer's last sequences
  * (without them its first batch after the failover would be out of order).
@@ -236,13 +238,22 @@ KP_MUST_CHECK int br_partition_append_leader(struct br_partition *p, uint8_t *ba
 KP_MUST_CHECK int br_partition_append_follower(struct br_partition *p, const uint8_t *batch,
                                                size_t len, int64_t now_ms);
 
-/* Rebuilds the producers' windows from the batches of the log's last
- * 100,000 offsets (start-up). Returns the largest producer id seen, -1
- * when none. */
+/*
+ * Rebuilds the producers' state (start-up; Kafka 2.0's
+ * Log.loadProducerState): from the latest snapshot at or below the log end
+ * (storage/producer_snapshot.h; a corrupt one is deleted with a warning and
+ * the next older one tried), then every batch after it; with no snapshot,
+ * from the whole log. Snapshots past the log end or below its start are
+ * deleted first. Returns the largest producer id seen, -1 when none.
+ */
 int64_t br_partition_load_producers(struct br_partition *p);
 
-/* After a truncation: the producers' windows forget what was cut, rebuilt
- * from the log as it is now (Kafka's loadProducerState after truncateTo). */
+/* After a truncation: the state rebuilt as br_partition_load_producers
+ * does, from the log as it is now (Kafka's truncateTo: loadProducerState). */
 void br_partition_reload_producers(struct br_partition *p);
+
+/* A clean shutdown: a snapshot at the log end, unless one is there already
+ * (Kafka's Log.close), written now when the log manager is stopped. */
+void br_partition_snapshot_producers(struct br_partition *p);
 
 #endif

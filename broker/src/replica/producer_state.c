@@ -6,16 +6,21 @@
 
 #include <string.h>
 
+/* Kafka's RecordBatch.NO_PRODUCER_EPOCH and NO_SEQUENCE */
+#define NO_EPOCH (-1)
+
 int32_t br_seq_add(int32_t seq, int32_t delta)
 {
     int64_t v = (int64_t)seq + delta;
     if (v > INT32_MAX) {
         v -= (int64_t)INT32_MAX + 1;
+    } else if (v < 0 && seq >= 0) {
+        v += (int64_t)INT32_MAX + 1; /* a first sequence before the wrap */
     }
     return (int32_t)v;
 }
 
-static const struct br_producer *find(const struct br_producers *ps, int64_t id)
+static struct br_producer *find(const struct br_producers *ps, int64_t id)
 {
     for (size_t i = 0; i < ps->n; i++) {
         if (ps->items[i].producer_id == id) {
@@ -25,77 +30,112 @@ static const struct br_producer *find(const struct br_producers *ps, int64_t id)
     return NULL;
 }
 
-enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t producer_id,
-                                       int16_t epoch, int32_t first_seq, int32_t last_seq,
-                                       int64_t *dup_offset, int *kafka_err)
+static int64_t batch_first_offset(const struct br_producer_batch *b)
 {
-    const struct br_producer *p = find(ps, producer_id);
-    if (p == NULL || p->nbatches == 0) {
-        return BR_SEQ_APPEND;
+    return b->last_offset - b->offset_delta;
+}
+
+/* Kafka's isProducerRetained: a producer whose last batch lies below the
+ * log start is gone with it. */
+static bool retained(const struct br_producer *p, int64_t log_start)
+{
+    return p->nbatches > 0 && p->batches[p->nbatches - 1].last_offset >= log_start;
+}
+
+enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t log_start,
+                                       const struct br_producer_append *a, int64_t *dup_offset,
+                                       int *kafka_err)
+{
+    const struct br_producer *p = find(ps, a->producer_id);
+    if (p != NULL && !retained(p, log_start)) {
+        p = NULL;
     }
-    if (epoch < p->epoch) {
-        *kafka_err = KP_ERR_INVALID_PRODUCER_EPOCH;
-        return BR_SEQ_ERROR;
-    }
-    if (epoch == p->epoch) {
+    int16_t stored = p != NULL ? p->epoch : NO_EPOCH;
+    /* findDuplicateBatch: only the stored epoch's batches, those the log
+     * still holds (removeBatchesOlderThan) */
+    if (p != NULL && a->epoch == stored) {
         for (unsigned i = 0; i < p->nbatches; i++) {
-            if (p->batches[i].first_seq == first_seq && p->batches[i].last_seq == last_seq) {
-                *dup_offset = p->batches[i].base_offset;
+            const struct br_producer_batch *b = &p->batches[i];
+            if (b->first_seq == a->first_seq && b->last_seq == a->last_seq &&
+                b->last_offset >= log_start) {
+                *dup_offset = batch_first_offset(b);
                 return BR_SEQ_DUPLICATE;
             }
         }
-        int32_t expect = br_seq_add(p->batches[p->nbatches - 1].last_seq, 1);
-        if (first_seq != expect) {
+    }
+    /* checkProducerEpoch */
+    if (a->epoch < stored) {
+        *kafka_err = KP_ERR_INVALID_PRODUCER_EPOCH;
+        return BR_SEQ_ERROR;
+    }
+    /* checkSequence */
+    if (a->epoch != stored) {
+        if (a->first_seq != 0) {
+            *kafka_err = stored == NO_EPOCH ? KP_ERR_UNKNOWN_PRODUCER_ID
+                                            : KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+            return BR_SEQ_ERROR;
+        }
+        return BR_SEQ_APPEND;
+    }
+    if (p == NULL) {
+        /* epoch -1 (Kafka's NO_PRODUCER_EPOCH) of a producer never seen:
+         * no last sequence, so 0 only */
+        if (a->first_seq != 0) {
             *kafka_err = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
             return BR_SEQ_ERROR;
         }
         return BR_SEQ_APPEND;
     }
-    /* a bumped epoch starts over at sequence 0 */
-    if (first_seq != 0) {
+    int32_t last = p->batches[p->nbatches - 1].last_seq;
+    bool in_seq = (int64_t)a->first_seq == (int64_t)last + 1 ||
+                  (a->first_seq == 0 && last == INT32_MAX);
+    if (!in_seq) {
         *kafka_err = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
         return BR_SEQ_ERROR;
     }
     return BR_SEQ_APPEND;
 }
 
-int br_producers_record(struct br_producers *ps, int64_t producer_id, int16_t epoch,
-                        int32_t first_seq, int32_t last_seq, int64_t base_offset, int64_t now_ms,
-                        size_t max_producers)
+/* p's slot for producer_id: the existing one, a new one, or the least
+ * recently used one's once max_producers are kept. NULL: out of memory. */
+static struct br_producer *slot(struct br_producers *ps, int64_t producer_id,
+                                size_t max_producers)
 {
-    struct br_producer *p = NULL;
-    for (size_t i = 0; i < ps->n; i++) {
-        if (ps->items[i].producer_id == producer_id) {
-            p = &ps->items[i];
-            break;
-        }
+    struct br_producer *p = find(ps, producer_id);
+    if (p != NULL) {
+        return p;
     }
-    if (p == NULL) {
-        if (ps->n >= max_producers && ps->n > 0) {
-            /* evict the least recently used producer */
-            size_t lru = 0;
-            for (size_t i = 1; i < ps->n; i++) {
-                if (ps->items[i].last_used_ms < ps->items[lru].last_used_ms) {
-                    lru = i;
-                }
+    if (ps->n >= max_producers && ps->n > 0) {
+        size_t lru = 0;
+        for (size_t i = 1; i < ps->n; i++) {
+            if (ps->items[i].last_used_ms < ps->items[lru].last_used_ms) {
+                lru = i;
             }
-            p = &ps->items[lru];
-        } else {
-            if (ps->n == ps->cap) {
-                size_t cap = ps->cap == 0 ? 4 : ps->cap * 2;
-                struct br_producer *items = kp_realloc(ps->items, cap * sizeof *items);
-                if (items == NULL) {
-                    return -1;
-                }
-                ps->items = items;
-                ps->cap = cap;
-            }
-            p = &ps->items[ps->n++];
         }
-        memset(p, 0, sizeof *p);
-        p->producer_id = producer_id;
-        p->epoch = epoch;
+        p = &ps->items[lru];
+    } else {
+        if (ps->n == ps->cap) {
+            size_t cap = ps->cap == 0 ? 4 : ps->cap * 2;
+            struct br_producer *items = kp_realloc(ps->items, cap * sizeof *items);
+            if (items == NULL) {
+                return NULL;
+            }
+            ps->items = items;
+            ps->cap = cap;
+        }
+        p = &ps->items[ps->n++];
     }
+    memset(p, 0, sizeof *p);
+    p->producer_id = producer_id;
+    p->epoch = NO_EPOCH;
+    p->coordinator_epoch = -1;
+    p->txn_first_offset = -1;
+    return p;
+}
+
+static void add_batch(struct br_producer *p, int16_t epoch, const struct br_producer_batch *b)
+{
+    /* ProducerStateEntry.maybeUpdateEpoch: a new epoch starts over */
     if (epoch != p->epoch) {
         p->epoch = epoch;
         p->nbatches = 0;
@@ -104,9 +144,100 @@ int br_producers_record(struct br_producers *ps, int64_t producer_id, int16_t ep
         memmove(&p->batches[0], &p->batches[1], (BR_PRODUCER_BATCHES - 1) * sizeof p->batches[0]);
         p->nbatches--;
     }
-    struct br_producer_batch nb = {first_seq, last_seq, base_offset};
-    p->batches[p->nbatches++] = nb;
+    p->batches[p->nbatches++] = *b;
+}
+
+int br_producers_record(struct br_producers *ps, const struct br_producer_append *a, int64_t now_ms,
+                        size_t max_producers)
+{
+    struct br_producer *p = slot(ps, a->producer_id, max_producers);
+    if (p == NULL) {
+        return KP_E_NOMEM;
+    }
+    struct br_producer_batch b = {
+        .first_seq = a->first_seq,
+        .last_seq = a->last_seq,
+        .last_offset = a->first_offset + a->offset_delta,
+        .offset_delta = a->offset_delta,
+        .timestamp = a->timestamp,
+    };
+    add_batch(p, a->epoch, &b);
     p->last_used_ms = now_ms;
+    return 0;
+}
+
+int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
+                             struct br_psnap_entry **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (ps->n == 0) {
+        return 0;
+    }
+    struct br_psnap_entry *e = kp_calloc(ps->n * BR_PRODUCER_BATCHES, sizeof *e);
+    if (e == NULL) {
+        return KP_E_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ps->n; i++) {
+        const struct br_producer *p = &ps->items[i];
+        if (!retained(p, log_start)) {
+            continue;
+        }
+        /* every retained batch, oldest first: the last entry of a producer
+         * is the one Kafka's reader keeps */
+        for (unsigned j = 0; j < p->nbatches; j++) {
+            const struct br_producer_batch *b = &p->batches[j];
+            if (b->last_offset < log_start) {
+                continue;
+            }
+            e[k++] = (struct br_psnap_entry){
+                .producer_id = p->producer_id,
+                .epoch = p->epoch,
+                .last_seq = b->last_seq,
+                .last_offset = b->last_offset,
+                .offset_delta = b->offset_delta,
+                .timestamp = b->timestamp,
+                .coordinator_epoch = p->coordinator_epoch,
+                .txn_first_offset = p->txn_first_offset,
+            };
+        }
+    }
+    if (k == 0) {
+        kp_free(e);
+        return 0;
+    }
+    *out = e;
+    *n = k;
+    return 0;
+}
+
+int br_producers_load_snapshot(struct br_producers *ps, const struct br_psnap_entry *e, size_t n,
+                               int64_t log_start, size_t max_producers)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* an entry without a batch (Kafka writes last_sequence -1 for an
+         * epoch bumped by a marker) or below the log start is not kept */
+        if (e[i].producer_id < 0 || e[i].last_seq < 0 || e[i].last_offset < log_start ||
+            e[i].offset_delta < 0) {
+            continue;
+        }
+        struct br_producer *p = slot(ps, e[i].producer_id, max_producers);
+        if (p == NULL) {
+            return KP_E_NOMEM;
+        }
+        struct br_producer_batch b = {
+            .first_seq = br_seq_add(e[i].last_seq, -e[i].offset_delta),
+            .last_seq = e[i].last_seq,
+            .last_offset = e[i].last_offset,
+            .offset_delta = e[i].offset_delta,
+            .timestamp = e[i].timestamp,
+        };
+        add_batch(p, e[i].epoch, &b);
+        p->coordinator_epoch = e[i].coordinator_epoch;
+        p->txn_first_offset = e[i].txn_first_offset;
+        p->last_used_ms = e[i].timestamp;
+    }
     return 0;
 }
 
@@ -116,4 +247,5 @@ void br_producers_free(struct br_producers *ps)
     ps->items = NULL;
     ps->n = 0;
     ps->cap = 0;
+    ps->snap_offset = 0;
 }

@@ -348,6 +348,10 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     }
     if (app.seq_error != KP_ERR_NONE) {
         out->ErrorCode = app.seq_error;
+        /* a client told UNKNOWN_PRODUCER_ID starts its sequences over only
+         * when the log start passed its last acknowledged offset (Kafka
+         * 2.0's TransactionManager.canRetry; ReplicaManager answers it) */
+        out->LogStartOffset = br_log_start_offset(p->log);
         return;
     }
     out->ErrorCode = KP_ERR_NONE;

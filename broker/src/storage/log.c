@@ -6,6 +6,7 @@
 #include "base/logging.h"
 #include "storage/checkpoint.h"
 #include "storage/leader_epoch.h"
+#include "storage/producer_snapshot.h"
 #include "storage/segment.h"
 
 #include <samsa-protocol/alloc.h>
@@ -227,6 +228,31 @@ int br_log_segment_info(const struct br_log *log, size_t i, struct br_log_segmen
     /* a stat by name when the budget has the file closed: retention looks
      * at every segment and must not churn the open files */
     return br_segment_mtime_ms(s, log->dir, &info->last_modified_ms);
+}
+
+int64_t br_log_active_base_offset(const struct br_log *log)
+{
+    return active(log)->base_offset;
+}
+
+/* The base offset of the last segment starting below offset, or offset
+ * when none does (Kafka's lowerSegment(offset).baseOffset). */
+static int64_t lower_base(const struct br_log *log, int64_t offset)
+{
+    for (size_t i = log->nsegs; i-- > 0;) {
+        if (log->segs[i]->base_offset < offset) {
+            return log->segs[i]->base_offset;
+        }
+    }
+    return offset;
+}
+
+int64_t br_log_snapshot_keep_from(const struct br_log *log)
+{
+    int64_t two_segments = lower_base(log, active(log)->base_offset);
+    int64_t recovery = lower_base(log, log->recovery_point);
+    int64_t keep = two_segments < recovery ? two_segments : recovery;
+    return keep > log->start_offset ? keep : log->start_offset;
 }
 
 /* The segment whose base offset is the largest <= offset (0 when none). */
@@ -1781,6 +1807,10 @@ int br_log_delete_segments_before(struct br_log *log, int64_t offset, size_t *de
     }
     if (log->segs[0]->base_offset > log->start_offset) {
         log->start_offset = log->segs[0]->base_offset;
+    }
+    if (n > 0) {
+        /* Kafka's truncateHead: producer snapshots below the new start go */
+        (void)br_psnap_delete_outside(log->dir, log->start_offset, INT64_MAX);
     }
     if (br_leader_epochs_truncate_from_start(&log->epochs, log->start_offset)) {
         /* a file still holding the entries below the start is trimmed at

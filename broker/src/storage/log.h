@@ -8,6 +8,10 @@
  *         00000000000000004096.log ...    the next segment, named by its
  *                                         base offset
  *         leader-epoch-checkpoint         (epoch, start offset) pairs
+ *         00000000000000004096.snapshot   producers' state as of that offset
+ *                                         (producer_snapshot.h; written by the
+ *                                         partition, those below the log start
+ *                                         deleted by retention here)
  *
  * Batches are RecordBatch v2 as the producer sent them; the log rewrites only
  * BaseOffset and PartitionLeaderEpoch, which lie outside the CRC. The last
@@ -155,6 +159,14 @@ int64_t br_log_end_offset(const struct br_log *log); /* LEO */
 int64_t br_log_recovery_point(const struct br_log *log);
 int64_t br_log_size_bytes(const struct br_log *log); /* all segments' .log bytes */
 size_t br_log_segment_count(const struct br_log *log);
+/* The active (last) segment's base offset: a move of it after an append
+ * is a roll. */
+int64_t br_log_active_base_offset(const struct br_log *log);
+/* Producer snapshots below this offset may go (Kafka's
+ * minSnapshotsOffsetToRetain): the snapshots of the last two segments and
+ * of the segments from the recovery point's on are kept, none below the
+ * log start. */
+int64_t br_log_snapshot_keep_from(const struct br_log *log);
 
 /* For retention: one segment, i in [0, br_log_segment_count). */
 struct br_log_segment_info {
@@ -359,7 +371,8 @@ KP_MUST_CHECK int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t
  * segment too (offset >= LEO and it is not empty), a new empty segment is
  * rolled at the LEO first, so the log always keeps one. The log start
  * offset moves to the first remaining segment's base offset when that is
- * larger, the epoch cache follows it. *deleted (may be NULL): how many.
+ * larger, the epoch cache follows it, and producer snapshots below it
+ * are deleted (Kafka's truncateHead). *deleted (may be NULL): how many.
  * The caller chooses offset (time or size limits, at most the HW, or
  * br_log_start_offset after DeleteRecords).
  * Returns 0 or KP_ERR_KAFKA_STORAGE_ERROR (what was deleted stays deleted).

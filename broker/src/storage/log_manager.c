@@ -7,6 +7,7 @@
 #include "base/logging.h"
 #include "base/worker.h"
 #include "storage/cleaner.h"
+#include "storage/producer_snapshot.h"
 #include "storage/retention.h"
 
 #include <samsa-protocol/alloc.h>
@@ -44,6 +45,8 @@ struct br_managed_log {
     struct br_managed_log *wb_next; /* in lm's list of logs due */
     bool wb_queued;
     int64_t wb_seen; /* br_log_wb_appended at the last tick */
+    /* producer snapshots being written, newest first */
+    struct snap_job *snaps;
 };
 
 struct clean_task;
@@ -94,6 +97,10 @@ struct br_log_manager {
     struct br_managed_log *wb_tail;
     bool wb_busy;
     int64_t wb_window; /* the window every log has now; 0: off */
+    /* a snapshot job's rename and a truncation's cancel of it, one at a
+     * time (br_logm_snapshots_cancel_above) */
+    pthread_mutex_t snap_mu;
+    bool snap_mu_ready;
 };
 
 /* ---------------------------------------------------------------- log dirs */
@@ -245,6 +252,11 @@ int br_logm_open(const struct br_logm_config *cfg, const struct br_logm_ops *ops
     lm->ops = ops;
     lm->ctx = ctx;
     atomic_init(&lm->abort, false);
+    if (pthread_mutex_init(&lm->snap_mu, NULL) != 0) {
+        br_error("cannot make a mutex");
+        goto out_close;
+    }
+    lm->snap_mu_ready = true;
     lm->dirs = kp_calloc(cfg->ndirs, sizeof *lm->dirs);
     if (lm->dirs == NULL) {
         br_error("out of memory");
@@ -484,6 +496,9 @@ void br_logm_remove(struct br_log_manager *lm, struct br_managed_log *ml)
         }
     }
     br_log_set_writebehind(ml->log, 0, NULL, NULL); /* the log may outlive ml */
+    /* snapshots still being written are not (the topic goes, or the log
+     * is closed): their jobs end on their own */
+    br_logm_snapshots_cancel_above(ml, -1);
     br_logm_release(lm, ml->dir);
     kp_free(ml);
 }
@@ -973,6 +988,115 @@ int64_t br_logm_writebehind_window(const struct br_log_manager *lm)
     return lm->wb_window;
 }
 
+/* ---------------------------------------------------------------- producer snapshots */
+
+struct snap_job {
+    struct br_job job; /* first */
+    struct br_log_manager *lm;
+    struct br_managed_log *ml; /* NULL once the log left the manager */
+    struct snap_job *next;     /* in ml->snaps */
+    char dir[PATH_MAX];
+    int64_t offset;
+    int64_t keep_from;
+    struct br_psnap_entry *e; /* owned */
+    size_t n;
+    bool cancelled; /* under lm->snap_mu */
+};
+
+/* The flusher thread: the file is written and synced under a temporary
+ * name, and takes its own name only while no truncation has cancelled it
+ * (under the mutex, so a truncation that cancels it after the rename
+ * finds the file there to delete). */
+static void snap_run(struct br_job *job)
+{
+    struct snap_job *j = (struct snap_job *)job;
+    if (br_psnap_write_tmp(j->dir, j->offset, j->e, j->n) != 0) {
+        br_warn("%s: producer snapshot at %" PRId64 " not written", j->dir, j->offset);
+        return;
+    }
+    (void)pthread_mutex_lock(&j->lm->snap_mu);
+    bool keep = !j->cancelled;
+    int rc = br_psnap_commit_tmp(j->dir, j->offset, keep);
+    (void)pthread_mutex_unlock(&j->lm->snap_mu);
+    if (rc == 0 && keep) {
+        (void)br_psnap_delete_outside(j->dir, j->keep_from, INT64_MAX);
+    }
+}
+
+static const struct br_job_ops snap_ops = {"producer snapshot", snap_run};
+
+static void snap_done(void *ctx, struct br_mail *m)
+{
+    (void)ctx;
+    struct snap_job *j = (struct snap_job *)m;
+    if (j->ml != NULL) {
+        struct snap_job **pp = &j->ml->snaps;
+        while (*pp != NULL && *pp != j) {
+            pp = &(*pp)->next;
+        }
+        if (*pp == j) {
+            *pp = j->next;
+        }
+    }
+    kp_free(j->e);
+    kp_free(j);
+}
+
+void br_logm_snapshot(struct br_managed_log *ml, const char *dir, int64_t offset,
+                      struct br_psnap_entry *e, size_t n, int64_t keep_from)
+{
+    struct br_log_manager *lm = ml != NULL ? ml->lm : NULL;
+    if (lm == NULL || lm->flusher == NULL || lm->stopped) {
+        if (br_psnap_write(dir, offset, e, n) == 0) {
+            (void)br_psnap_delete_outside(dir, keep_from, INT64_MAX);
+        } else {
+            br_warn("%s: producer snapshot at %" PRId64 " not written", dir, offset);
+        }
+        kp_free(e);
+        return;
+    }
+    struct snap_job *j = kp_calloc(1, sizeof *j);
+    if (j == NULL || snprintf(j->dir, sizeof j->dir, "%s", dir) >= (int)sizeof j->dir) {
+        br_warn("%s: producer snapshot at %" PRId64 " not written", dir, offset);
+        kp_free(j);
+        kp_free(e);
+        return;
+    }
+    j->lm = lm;
+    j->ml = ml;
+    j->offset = offset;
+    j->keep_from = keep_from;
+    j->e = e;
+    j->n = n;
+    j->next = ml->snaps;
+    ml->snaps = j;
+    j->job.ops = &snap_ops;
+    j->job.mail.deliver = snap_done;
+    br_worker_submit(lm->flusher, &j->job);
+}
+
+void br_logm_snapshots_cancel_above(struct br_managed_log *ml, int64_t offset)
+{
+    if (ml == NULL || ml->snaps == NULL) {
+        return;
+    }
+    struct br_log_manager *lm = ml->lm;
+    (void)pthread_mutex_lock(&lm->snap_mu);
+    for (struct snap_job *j = ml->snaps; j != NULL; j = j->next) {
+        if (j->offset > offset) {
+            j->cancelled = true;
+        }
+    }
+    (void)pthread_mutex_unlock(&lm->snap_mu);
+    if (offset < 0) {
+        /* the log leaves the manager: the jobs forget it */
+        for (struct snap_job *j = ml->snaps; j != NULL; j = j->next) {
+            j->ml = NULL;
+        }
+        ml->snaps = NULL;
+    }
+}
+
 /* ---------------------------------------------------------------- retention */
 
 static void retention_tick(struct br_log_manager *lm, int64_t now_mono_ms)
@@ -1348,5 +1472,8 @@ void br_logm_close(struct br_log_manager *lm, bool clean)
     kp_free(lm->dirs);
     kp_free(lm->recovery);
     kp_free(lm->hws);
+    if (lm->snap_mu_ready) {
+        (void)pthread_mutex_destroy(&lm->snap_mu);
+    }
     kp_free(lm);
 }

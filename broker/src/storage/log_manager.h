@@ -72,6 +72,7 @@
 #include "base/mailbox.h"
 #include "storage/checkpoint.h"
 #include "storage/log.h"
+#include "storage/producer_snapshot.h"
 
 #define BR_LOGM_MAX_DIRS 64
 #define BR_LOGM_MAX_CHECKPOINT_ENTRIES 1000000
@@ -162,6 +163,22 @@ void br_logm_set_owner(struct br_managed_log *ml, const void *owner);
 
 /* The log dir holding it (an index of the config's dirs). */
 size_t br_managed_log_dir(const struct br_managed_log *ml);
+
+/*
+ * A producer-state snapshot of the log in dir (ml's; NULL: a log outside
+ * the manager) at `offset`, e[0..n) taken (kp_free): written atomically on
+ * the flusher thread (here and now when there is none, or it stopped),
+ * then the dir's snapshots below keep_from deleted (Kafka's Log.roll
+ * takeSnapshot, deleteSnapshotsAfterRecoveryPointCheckpoint). A failure
+ * is logged: the state is rebuilt from an older snapshot and the log.
+ */
+void br_logm_snapshot(struct br_managed_log *ml, const char *dir, int64_t offset,
+                      struct br_psnap_entry *e, size_t n, int64_t keep_from);
+
+/* ml's log was truncated to `offset`: snapshots above it still being
+ * written are not (those already written are the caller's to delete, after
+ * this call). -1: every one. NULL is a no-op. */
+void br_logm_snapshots_cancel_above(struct br_managed_log *ml, int64_t offset);
 
 /* Start-up, once every log found is added: moves each log's start to its
  * log-start-offset-checkpoint entry (deleting the segments wholly below it)
