@@ -60,8 +60,8 @@ struct br_cluster_member {
     /* the session lost: its leaderships are fenced once it cannot be alive
      * any more (br_replication_fence) */
     struct br_timer fence;
-    bool fenced;  /* br_replication_fence fenced some for this loss */
-    bool expired; /* ... and the session did expire (a new one does not unfence) */
+    bool fenced;              /* br_replication_fence fenced some for this loss */
+    bool expired;             /* ... and the session did expire (a new one does not unfence) */
     struct state_read *reads; /* fenced partitions' states being read */
 };
 
@@ -245,12 +245,10 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_partition_state_decode(r->data, r->data_len, r->path, &st, err, sizeof err) == 0) {
         struct br_topic *t = br_broker_find_topic(b, kp_str_c(sr->topic));
-        struct br_partition *p = t != NULL && sr->partition < t->npartitions
-                                     ? &t->partitions[sr->partition]
-                                     : NULL;
+        struct br_partition *p =
+            t != NULL && sr->partition < t->npartitions ? &t->partitions[sr->partition] : NULL;
         if (p != NULL && p->fenced && !p->superseded && p->role == BR_ROLE_LEADER &&
-            st.leader == b->node_id &&
-            st.leader_epoch == p->leader_epoch) {
+            st.leader == b->node_id && st.leader_epoch == p->leader_epoch) {
             p->fenced = false;
             br_info("%s-%" PRId32 ": ZooKeeper still names this broker its leader in epoch %" PRId32
                     ": leading again",

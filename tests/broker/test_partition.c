@@ -83,6 +83,16 @@ static void setup_leader(struct br_filecache **fc, struct br_partition *p, struc
     br_partition_become_leader(p, &watch_ops, w);
 }
 
+/* Frees what the partition and the test made, and the folder. */
+static void teardown(struct br_filecache *fc, struct br_partition *p)
+{
+    br_partition_free_replication(p);
+    br_log_close(p->log);
+    br_producers_free(&p->producers);
+    br_filecache_free(fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+}
+
 /* Each leader append moves the high watermark to the log end (an ISR of
  * one) and tells the user once, with the new value in place; an append
  * that fails changes nothing and tells no one. After a reopen the leader
@@ -224,11 +234,19 @@ static void test_follower_appends_record_the_producers(void)
     app = produce(&p, 2, 1, 3);
     CU_ASSERT_TRUE(app.seq_error == 0 && !app.duplicate && app.base == 3);
 
-    br_partition_free_replication(&p);
-    br_log_close(p.log);
-    br_producers_free(&p.producers);
-    br_filecache_free(fc);
-    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+    teardown(fc, &p);
+}
+
+/* setup_leader, and three records appended as leader. */
+static void leader_with_three_records(struct br_filecache **fc, struct br_partition *p,
+                                      struct watcher *w)
+{
+    setup_leader(fc, p, w);
+    size_t len = 0;
+    uint8_t *b = batch_of(3, &len);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(p, b, len, 5000, &app), 0);
+    kp_free(b);
 }
 
 /* A replica that becomes leader records its epoch at its log end before
@@ -239,12 +257,7 @@ static void test_new_leader_records_its_epoch_at_once(void)
     struct br_filecache *fc = NULL;
     struct br_partition p;
     struct watcher w = {0};
-    setup_leader(&fc, &p, &w);
-    size_t len = 0;
-    uint8_t *b = batch_of(3, &len);
-    struct br_append app;
-    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
-    kp_free(b);
+    leader_with_three_records(&fc, &p, &w);
     br_partition_become_follower(&p, 0);
 
     int32_t replicas[] = {1, 2};
@@ -285,12 +298,7 @@ static void test_isr_joining_replica_counts_until_settled(void)
     struct br_filecache *fc = NULL;
     struct br_partition p;
     struct watcher w = {0};
-    setup_leader(&fc, &p, &w);
-    size_t len = 0;
-    uint8_t *b = batch_of(3, &len);
-    struct br_append app;
-    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
-    kp_free(b);
+    leader_with_three_records(&fc, &p, &w);
 
     int32_t replicas[] = {1, 2, 3};
     int32_t isr[] = {1, 2};
@@ -309,7 +317,9 @@ static void test_isr_joining_replica_counts_until_settled(void)
     /* 3 falls silent past the lag while its join is being written */
     br_partition_isr_change_begin(&p, 3);
     const int64_t t1 = t0 + 2 * lag;
-    b = batch_of(2, &len);
+    size_t len = 0;
+    uint8_t *b = batch_of(2, &len);
+    struct br_append app;
     CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, t1, &app), 0);
     kp_free(b);
     CU_ASSERT_TRUE(br_partition_follower_fetched(&p, 2, 5, t1));
@@ -321,11 +331,7 @@ static void test_isr_joining_replica_counts_until_settled(void)
     /* a stale follower at the high watermark is no candidate once it moved */
     CU_ASSERT_FALSE(br_partition_isr_candidate(&p, 3));
 
-    br_partition_free_replication(&p);
-    br_log_close(p.log);
-    br_producers_free(&p.producers);
-    br_filecache_free(fc);
-    CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
+    teardown(fc, &p);
 }
 
 static CU_TestInfo tests[] = {

@@ -350,8 +350,8 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
         int64_t dup = -1;
         int kerr = 0;
         pa = producer_append(&h, -1);
-        enum br_seq_verdict v = br_producers_check(&p->producers, br_log_start_offset(p->log),
-                                                   &pa, &dup, &kerr);
+        enum br_seq_verdict v =
+            br_producers_check(&p->producers, br_log_start_offset(p->log), &pa, &dup, &kerr);
         if (v == BR_SEQ_DUPLICATE) {
             out->base = dup;
             out->duplicate = true;
@@ -431,8 +431,7 @@ int64_t br_partition_load_producers(struct br_partition *p)
     size_t n = 0;
     if (br_psnap_load_latest(dir, start, leo, &snap, &e, &n) != 0 ||
         br_producers_load_snapshot(&p->producers, e, n, start, BR_PARTITION_MAX_PRODUCERS) != 0) {
-        br_warn("%s: out of memory loading a producer snapshot: the state comes from the log",
-                dir);
+        br_warn("%s: out of memory loading a producer snapshot: the state comes from the log", dir);
         br_producers_free(&p->producers);
         snap = -1;
     }

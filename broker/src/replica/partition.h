@@ -101,7 +101,7 @@ struct br_partition {
      * ISR write found it): only the controller's LeaderAndIsr lifts it,
      * not the session coming back */
     bool superseded;
-    bool truncating;            /* a follower yet to agree with its leader where its log ends */
+    bool truncating; /* a follower yet to agree with its leader where its log ends */
     /* led here, but this broker's ZooKeeper session is gone: it acts as
      * no leader (br_replication_fence) until LeaderAndIsr says what it is */
     bool fenced;

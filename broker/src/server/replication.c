@@ -654,8 +654,8 @@ static void isr_write_end(struct isr_write *w, struct br_partition *p)
 
 /* ZooKeeper took w (directly, or found holding exactly what it wrote after
  * a reply was lost): the ISR is w's at `version`. */
-static void isr_taken(struct isr_write *w, struct br_partition *p, const int32_t *isr,
-                      int32_t n, int32_t version, const char *how)
+static void isr_taken(struct isr_write *w, struct br_partition *p, const int32_t *isr, int32_t n,
+                      int32_t version, const char *how)
 {
     struct br_broker *b = w->rep->b;
     int32_t old = p->nisr;
@@ -803,8 +803,8 @@ static int isr_write_send(struct isr_write *w)
         return -1;
     }
     char path[BR_TOPIC_NAME_MAX + 64];
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
-                   w->topic, w->partition);
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state", w->topic,
+                   w->partition);
     w->call.done = isr_written;
     w->retry = false;
     int rc = br_zk_set(b->zk, path, json, len, w->zk_version, br_zk_call_tag(&w->call));
@@ -953,8 +953,7 @@ void br_replication_stop(struct br_broker *b)
 }
 
 int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
-                              const struct br_leadership *s,
-                              const struct br_leader_endpoint *at)
+                              const struct br_leadership *s, const struct br_leader_endpoint *at)
 {
     struct br_replication *rep = b->replication;
     if (rep == NULL) {
@@ -1323,7 +1322,8 @@ void br_replication_cancel_produce(struct br_broker *b, void *parked)
     produce_free(pp);
 }
 
-/* ---------------------------------------------------------------- an append of this broker's own */
+/* ---------------------------------------------------------------- an append of this broker's own
+ */
 
 static bool hw_ready(void *ctx, struct br_delayed *d)
 {

@@ -57,8 +57,7 @@ struct br_leader_endpoint {
  * broker's metadata cache says the leader is. Returns 0 or a Kafka error
  * code. */
 int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
-                              const struct br_leadership *s,
-                              const struct br_leader_endpoint *at);
+                              const struct br_leadership *s, const struct br_leader_endpoint *at);
 
 /* This broker's ZooKeeper session is gone: the controller gives its
  * leaderships to others. With expired, every partition it leads is fenced;
