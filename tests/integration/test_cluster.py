@@ -346,6 +346,8 @@ def case_controller_killed_another_takes_over(t):
         new = wait_for(lambda: [c.controller()] if c.controller() not in (None, ctl) else None,
                        60, "another controller")[0]
         check(new != ctl, "the dead broker is still the controller")
+        # /controller is made before /controller_epoch is moved: wait for it
+        wait_for(lambda: c.get("/controller_epoch")[0] != b"1", 60, "/controller_epoch moved")
         eq(c.get("/controller_epoch")[0], b"2", "/controller_epoch after the failover")
         # the partition whose only replica died: no leader, the ISR kept
         st = wait_for(lambda: c.state("solo", 0)["leader"] == -1 and c.state("solo", 0), 60,
