@@ -31,7 +31,17 @@ struct br_topic_zk_op {
     char topic[BR_TOPIC_NAME_MAX + 1];
     char *assignment; /* CREATE: the assignment's JSON, written once the config is */
     size_t assignment_len;
+    char *config; /* CREATE: the config's JSON, kept to be sent again */
+    size_t config_len;
+    int attempts;      /* CREATE: writes sent again after a lost answer */
+    bool sent_unknown; /* CREATE: an assignment write's outcome was not known */
 };
+
+/* Creates whose answer was lost (CONNECTIONLOSS: ZooKeeper may have
+ * applied them) are sent again this many times, as Kafka 2.0's
+ * KafkaZkClient.retryRequestUntilConnected sends them again once connected;
+ * a request sent while the session reconnects waits in the client. */
+#define MAX_RESENDS 10
 
 static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
                                      void (*done)(struct br_zk_call *, const struct br_zk_result *))
@@ -297,6 +307,7 @@ static void op_free(struct br_topic_zk_op *op)
             break;
         }
     }
+    kp_free(op->config);
     kp_free(op->assignment);
     kp_free(op);
 }
@@ -324,15 +335,75 @@ static void create_done(struct br_topic_zk_op *op, int16_t code)
     }
 }
 
+static void assignment_written(struct br_zk_call *call, const struct br_zk_result *r);
+
+/* The assignment's create, sent (again); false when it could not be. */
+static bool send_assignment(struct br_topic_zk_op *op)
+{
+    struct br_broker *b = op->b;
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/brokers/topics/%s", op->topic);
+    op->call.done = assignment_written;
+    return b->zk != NULL && br_zk_create(b->zk, path, op->assignment, op->assignment_len,
+                                         BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) == 0;
+}
+
+/* A lost answer means nothing: sent again while the session lives. */
+static bool resend_lost(struct br_topic_zk_op *op, const struct br_zk_result *r)
+{
+    return r->rc == BR_ZK_CONNECTIONLOSS && op->b->zk != NULL &&
+           br_zk_state(op->b->zk) != BR_ZK_STATE_EXPIRED && ++op->attempts <= MAX_RESENDS;
+}
+
+static void assignment_created(struct br_topic_zk_op *op)
+{
+    create_done(op, KP_ERR_NONE);
+    br_info("topic %s written to ZooKeeper: the controller makes its partitions", op->topic);
+    op_free(op);
+}
+
+/* After a lost answer and NODEEXISTS: the assignment ZooKeeper holds is
+ * this request's own (the same JSON, random start and shift included) when
+ * the lost create was applied; the topic was created by it. */
+static void assignment_read_back(struct br_zk_call *call, const struct br_zk_result *r)
+{
+    struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
+    if (r->rc == BR_ZK_OK && !r->data_null && r->data_len == op->assignment_len &&
+        memcmp(r->data, op->assignment, op->assignment_len) == 0) {
+        br_info("topic %s: the create whose answer was lost was applied", op->topic);
+        assignment_created(op);
+        return;
+    }
+    create_done(op, r->rc == BR_ZK_OK ? KP_ERR_TOPIC_ALREADY_EXISTS : KP_ERR_UNKNOWN_SERVER_ERROR);
+    op_free(op);
+}
+
 static void assignment_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
-    create_done(op, r->rc == BR_ZK_OK           ? KP_ERR_NONE
-                    : r->rc == BR_ZK_NODEEXISTS ? KP_ERR_TOPIC_ALREADY_EXISTS
-                                                : KP_ERR_UNKNOWN_SERVER_ERROR);
     if (r->rc == BR_ZK_OK) {
-        br_info("topic %s written to ZooKeeper: the controller makes its partitions", op->topic);
-    } else if (r->rc == BR_ZK_NODEEXISTS) {
+        assignment_created(op);
+        return;
+    }
+    if (resend_lost(op, r)) {
+        br_warn("creating topic %s: the answer of /brokers/topics/%s was lost: sent again",
+                op->topic, op->topic);
+        op->sent_unknown = true;
+        if (send_assignment(op)) {
+            return;
+        }
+    }
+    if (r->rc == BR_ZK_NODEEXISTS && op->sent_unknown) {
+        char path[BR_TOPIC_NAME_MAX + 32];
+        (void)snprintf(path, sizeof path, "/brokers/topics/%s", op->topic);
+        op->call.done = assignment_read_back;
+        if (br_zk_get(op->b->zk, path, false, br_zk_call_tag(&op->call)) == 0) {
+            return;
+        }
+    }
+    create_done(op, r->rc == BR_ZK_NODEEXISTS ? KP_ERR_TOPIC_ALREADY_EXISTS
+                                              : KP_ERR_UNKNOWN_SERVER_ERROR);
+    if (r->rc == BR_ZK_NODEEXISTS) {
         br_debug("topic %s: created already", op->topic); /* a repeated auto-creation */
     } else {
         br_warn("creating topic %s: writing /brokers/topics/%s: %s", op->topic, op->topic,
@@ -341,11 +412,31 @@ static void assignment_written(struct br_zk_call *call, const struct br_zk_resul
     op_free(op);
 }
 
+static void config_written(struct br_zk_call *call, const struct br_zk_result *r);
+
+/* The config's create, sent (again); false when it could not be. */
+static bool send_config(struct br_topic_zk_op *op)
+{
+    struct br_broker *b = op->b;
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    op->call.done = config_written;
+    return b->zk != NULL && br_zk_create(b->zk, path, op->config, op->config_len, BR_ZK_PERSISTENT,
+                                         br_zk_call_tag(&op->call)) == 0;
+}
+
 static void config_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
-    struct br_broker *b = op->b;
-    /* the config may be there already (a topic deleted and made again) */
+    if (resend_lost(op, r)) {
+        br_warn("creating topic %s: the answer of /config/topics/%s was lost: sent again",
+                op->topic, op->topic);
+        if (send_config(op)) {
+            return;
+        }
+    }
+    /* the config may be there already (a topic deleted and made again, or
+     * the create whose answer was lost) */
     if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NODEEXISTS) {
         br_warn("creating topic %s: writing /config/topics/%s: %s", op->topic, op->topic,
                 br_zk_rc_name(r->rc));
@@ -353,11 +444,7 @@ static void config_written(struct br_zk_call *call, const struct br_zk_result *r
         op_free(op);
         return;
     }
-    char path[BR_TOPIC_NAME_MAX + 32];
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s", op->topic);
-    op->call.done = assignment_written;
-    if (b->zk == NULL || br_zk_create(b->zk, path, op->assignment, op->assignment_len,
-                                      BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) != 0) {
+    if (!send_assignment(op)) {
         br_warn("creating topic %s: cannot write its assignment", op->topic);
         create_done(op, KP_ERR_UNKNOWN_SERVER_ERROR);
         op_free(op);
@@ -433,12 +520,12 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, 
     op->assignment = asg_json;
     op->assignment_len = asg_len;
     asg_json = NULL;
+    op->config = cfg_json;
+    op->config_len = cfg_len;
+    cfg_json = NULL;
     /* as Kafka's AdminZkClient: the config first, then the assignment the
      * controller watches for */
-    char path[BR_TOPIC_NAME_MAX + 32];
-    (void)snprintf(path, sizeof path, "/config/topics/%s", m->name);
-    if (br_zk_create(b->zk, path, cfg_json, cfg_len, BR_ZK_PERSISTENT, br_zk_call_tag(&op->call)) !=
-        0) {
+    if (!send_config(op)) {
         op_free(op);
         (void)snprintf(err, errlen, "cannot write to ZooKeeper");
         goto out;

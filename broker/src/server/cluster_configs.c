@@ -35,7 +35,7 @@ static int read_configs(struct br_cop *op)
     char path[BR_TOPIC_NAME_MAX + 32];
     (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
     op->call.done = configs_read;
-    if (!br_cluster_zk_ready(op->b)) {
+    if (!br_cluster_zk_alive(op->b)) {
         return -1;
     }
     return br_zk_get(op->b->zk, path, false, br_zk_call_tag(&op->call));
@@ -53,6 +53,12 @@ static void fail(struct br_cop *op, int code, const char *msg)
 static void change_announced(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
+    if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS &&
+        br_cluster_zk_alive(op->b) &&
+        br_zk_create(op->b->zk, CHANGES_PATH "/" CHANGE_PREFIX, op->data, op->data_len,
+                     BR_ZK_PERSISTENT_SEQUENTIAL, br_zk_call_tag(&op->call)) == 0) {
+        return; /* the notification sent again */
+    }
     if (r->rc != BR_ZK_OK) {
         char msg[512];
         (void)snprintf(msg, sizeof msg,
@@ -69,10 +75,44 @@ static void change_announced(struct br_zk_call *call, const struct br_zk_result 
     br_cop_free(op);
 }
 
+/* Every broker hears of the change (AdminZkClient.changeEntityConfig): a
+ * sequential create, sent again when its answer is lost (Kafka 2.0 does
+ * too: a second notification only makes the brokers read the configs
+ * again). */
+static void announce(struct br_cop *op)
+{
+    struct br_broker *b = op->b;
+    char *json = NULL;
+    size_t len = 0;
+    if (br_zk_config_change_encode("topics", op->topic, &json, &len) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot encode the change notification");
+        return;
+    }
+    kp_free(op->data);
+    op->data = json;
+    op->data_len = len;
+    op->written_unknown = false;
+    op->call.done = change_announced;
+    if (!br_cluster_zk_alive(b) ||
+        br_zk_create(b->zk, CHANGES_PATH "/" CHANGE_PREFIX, json, len, BR_ZK_PERSISTENT_SEQUENTIAL,
+                     br_zk_call_tag(&op->call)) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write the change notification");
+    }
+}
+
 static void configs_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS) {
+        /* the answer lost: ZooKeeper may have applied the write. Read
+         * back once the session reconnects: what was written is taken
+         * (ReplicationUtils-style check of Kafka 2.0's conditional
+         * updates), anything else is changed again */
+        op->written_unknown = true;
+        if (read_configs(op) == 0) {
+            return;
+        }
+    }
     if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
         ++op->attempts < MAX_ATTEMPTS) {
         /* another writer came first: the changes again, on what it wrote */
@@ -87,22 +127,7 @@ static void configs_written(struct br_zk_call *call, const struct br_zk_result *
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
         return;
     }
-    /* every broker hears of it (AdminZkClient.changeEntityConfig) */
-    char *json = NULL;
-    size_t len = 0;
-    if (br_zk_config_change_encode("topics", op->topic, &json, &len) != 0) {
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot encode the change notification");
-        return;
-    }
-    kp_free(op->data);
-    op->data = json;
-    op->data_len = len;
-    op->call.done = change_announced;
-    if (!br_cluster_zk_ready(b) ||
-        br_zk_create(b->zk, CHANGES_PATH "/" CHANGE_PREFIX, json, len, BR_ZK_PERSISTENT_SEQUENTIAL,
-                     br_zk_call_tag(&op->call)) != 0) {
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write the change notification");
-    }
+    announce(op);
 }
 
 /* The topic's configs as ZooKeeper holds them: the changes applied and
@@ -113,6 +138,9 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_cop *op = (struct br_cop *)(void *)call;
     struct br_broker *b = op->b;
     char msg[512] = "";
+    if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS && read_configs(op) == 0) {
+        return;
+    }
     if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
         (void)snprintf(msg, sizeof msg, "reading /config/topics/%s: %s", op->topic,
                        br_zk_rc_name(r->rc));
@@ -120,6 +148,13 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
         return;
     }
     bool exists = r->rc == BR_ZK_OK;
+    if (op->written_unknown && exists && !r->data_null && r->data_len == op->data_len &&
+        memcmp(r->data, op->data, op->data_len) == 0) {
+        br_info("topic %s: the configs whose write's answer was lost were written", op->topic);
+        announce(op);
+        return;
+    }
+    op->written_unknown = false;
     struct br_topic_config tc;
     br_topic_config_from_broker(&b->cfg, &tc);
     if (exists && op->incremental && r->data != NULL) {

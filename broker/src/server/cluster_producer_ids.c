@@ -59,10 +59,22 @@ static void block_read(struct br_zk_call *call, const struct br_zk_result *r);
 static int read_block(struct br_cop *op)
 {
     op->call.done = block_read;
-    if (!br_cluster_zk_ready(op->b)) {
+    if (!br_cluster_zk_alive(op->b)) {
         return -1;
     }
     return br_zk_get(op->b->zk, BLOCK_PATH, false, br_zk_call_tag(&op->call));
+}
+
+static void won(struct br_cop *op)
+{
+    struct br_broker *b = op->b;
+    b->pid_next = op->block_start;
+    b->pid_end = op->block_end + 1;
+    b->pid_claiming = false;
+    br_info("producer ids %" PRId64 "-%" PRId64 " claimed in %s", op->block_start, op->block_end,
+            BLOCK_PATH);
+    br_cop_free(op);
+    hand_out(b, 0);
 }
 
 static void block_written(struct br_zk_call *call, const struct br_zk_result *r)
@@ -70,14 +82,19 @@ static void block_written(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_cop *op = (struct br_cop *)(void *)call;
     struct br_broker *b = op->b;
     if (r->rc == BR_ZK_OK) {
-        b->pid_next = op->block_start;
-        b->pid_end = op->block_end + 1;
-        b->pid_claiming = false;
-        br_info("producer ids %" PRId64 "-%" PRId64 " claimed in %s", op->block_start,
-                op->block_end, BLOCK_PATH);
-        br_cop_free(op);
-        hand_out(b, 0);
+        won(op);
         return;
+    }
+    if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS) {
+        /* the answer lost: ZooKeeper may have applied the claim. Read back
+         * once reconnected: the block is this broker's only when the znode
+         * holds exactly what was written (Kafka 2.0's ProducerIdManager
+         * checks its conditional update with checkProducerIdBlockZkData);
+         * otherwise the next block is claimed, never this one again */
+        op->written_unknown = true;
+        if (read_block(op) == 0) {
+            return;
+        }
     }
     if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS) && ++op->attempts < MAX_ATTEMPTS) {
         /* another broker claimed the block first: the next one */
@@ -98,6 +115,16 @@ static void block_read(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_broker *b = op->b;
     char err[256] = "";
     int64_t start = 0;
+    if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS && read_block(op) == 0) {
+        return;
+    }
+    if (op->written_unknown && r->rc == BR_ZK_OK && !r->data_null && r->data_len == op->data_len &&
+        memcmp(r->data, op->data, op->data_len) == 0) {
+        br_info("producer ids: the claim whose answer was lost was applied");
+        won(op);
+        return;
+    }
+    op->written_unknown = false;
     if (r->rc == BR_ZK_OK && !r->data_null && r->data_len > 0) {
         struct br_zk_producer_id_block last;
         if (br_zk_producer_id_block_decode(r->data, r->data_len, r->path, &last, err, sizeof err) !=

@@ -458,6 +458,15 @@ bool br_cluster_zk_ready(const struct br_broker *b)
     return b->zk != NULL && br_zk_state(b->zk) == BR_ZK_STATE_CONNECTED;
 }
 
+bool br_cluster_zk_alive(const struct br_broker *b)
+{
+    if (b->zk == NULL) {
+        return false;
+    }
+    enum br_zk_state st = br_zk_state(b->zk);
+    return st == BR_ZK_STATE_CONNECTED || st == BR_ZK_STATE_DISCONNECTED;
+}
+
 /* ---------------------------------------------------------------- lifecycle */
 
 int br_cluster_admin_start(struct br_broker *b)

@@ -100,6 +100,9 @@ struct br_cop {
     int32_t version; /* the znode's version read */
     char *data;      /* what is being written */
     size_t data_len;
+    /* the write of data lost its answer (CONNECTIONLOSS): ZooKeeper may
+     * have applied it; the next read compares */
+    bool written_unknown;
 };
 
 /* A waiter for request r (its api, version and correlation id) with n
@@ -138,6 +141,9 @@ void br_cop_report(struct br_cop *op, int code, const char *message);
 void br_cop_until(struct br_cop *op, enum br_cwait_until until, int32_t count);
 /* The ZooKeeper session is there to be used. */
 bool br_cluster_zk_ready(const struct br_broker *b);
+/* The session lives, connected or reconnecting: a request made now is sent
+ * once connected (what a request whose answer was lost is sent again on). */
+bool br_cluster_zk_alive(const struct br_broker *b);
 
 /* At stop, after the session closed: every waiter, operation and the
  * worker freed. */
