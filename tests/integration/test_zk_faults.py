@@ -35,6 +35,7 @@ only from blocks ZooKeeper records as the broker's, none handed out twice).
 Every process is stopped by its PID; waits are conditions with deadlines.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -149,18 +150,34 @@ def nothing_acknowledged_lost(c, topic, leader, f1, f2, acked):
                                                                     c.state(topic, 0)))
 
 
-def case_isr_expansion_whose_reply_is_lost(t):
+@contextlib.contextmanager
+def one_partition(t, topic, config=SAFETY_CONFIG):
+    """A ProxiedCluster with topic's one partition led by L (not the
+    controller), all in sync: yields (c, leader, f1, f2, live bootstraps);
+    every broker still alive resumed and the cluster closed at the end."""
     imports()
-    c = ProxiedCluster(t, config=SAFETY_CONFIG)
+    c = ProxiedCluster(t, config=config)
     try:
         leader, f1, f2 = roles(c)
-        topic = "expansion"
-        everyone = start_topic(c, topic, leader, f1, f2)
-        pause(c, f2)
-        wait_for(lambda: f2 not in c.state(topic, 0)["isr"], DEADLINE,
-                 "broker %d out of the ISR" % f2)
+        yield c, leader, f1, f2, start_topic(c, topic, leader, f1, f2)
+    finally:
+        for i in range(3):
+            if c.brokers[i].alive():
+                resume(c, i)
+        c.close()
+
+
+def pause_out_of_the_isr(c, topic, i):
+    pause(c, i)
+    wait_for(lambda: i not in c.state(topic, 0)["isr"], DEADLINE, "broker %d out of the ISR" % i)
+
+
+def case_isr_expansion_whose_reply_is_lost(t):
+    topic = "expansion"
+    with one_partition(t, topic) as (c, leader, f1, f2, live):
+        pause_out_of_the_isr(c, topic, f2)
         acked = ["first"] + ["before-%d" % i for i in range(10)]
-        produce(everyone, topic, [(0, v) for v in acked[1:]], acks="all")
+        produce(live, topic, [(0, v) for v in acked[1:]], acks="all")
         rule = c.proxies[leader].lose_reply(op="setData", path=state_path(topic, 0),
                                             match=lambda req: f2 in isr_of(req))
         resume(c, f2)
@@ -168,116 +185,70 @@ def case_isr_expansion_whose_reply_is_lost(t):
         pause(c, f2)
         eq(sorted(c.state(topic, 0)["isr"]), [0, 1, 2], "ZooKeeper's ISR after the lost reply")
         later = ["after-%d" % i for i in range(20)]
-        produce(everyone, topic, [(0, v) for v in later], acks="all")
-        acked += later
-        nothing_acknowledged_lost(c, topic, leader, f1, f2, acked)
-    finally:
-        for i in range(3):
-            if c.brokers[i].alive():
-                resume(c, i)
-        c.close()
+        produce(live, topic, [(0, v) for v in later], acks="all")
+        nothing_acknowledged_lost(c, topic, leader, f1, f2, acked + later)
 
 
 def case_isr_expansion_whose_reply_is_late(t):
-    imports()
-    c = ProxiedCluster(t, config=SAFETY_CONFIG)
-    try:
-        leader, f1, f2 = roles(c)
-        topic = "late"
-        everyone = start_topic(c, topic, leader, f1, f2)
-        pause(c, f2)
-        wait_for(lambda: f2 not in c.state(topic, 0)["isr"], DEADLINE,
-                 "broker %d out of the ISR" % f2)
-        acked = ["first"]
+    topic = "late"
+    with one_partition(t, topic) as (c, leader, f1, f2, live):
+        pause_out_of_the_isr(c, topic, f2)
         # the reply held twice the lag: records produced meanwhile must
         # wait for F2 (in ZooKeeper's ISR) or for its removal
         rule = c.proxies[leader].delay_replies(2 * LAG_MS / 1000.0, op="setData",
                                                path=state_path(topic, 0),
                                                match=lambda req: f2 in isr_of(req))
         resume(c, f2)
-        wait_for(lambda: rule.request is not None or rule.taken, DEADLINE,
-                 "broker %d writing the ISR expansion" % leader)
+        wait_for(lambda: rule.taken, DEADLINE, "broker %d writing the ISR expansion" % leader)
         pause(c, f2)
         later = ["during-%d" % i for i in range(20)]
-        produce(everyone, topic, [(0, v) for v in later], acks="all")
+        produce(live, topic, [(0, v) for v in later], acks="all")
         print("acknowledged %s the held reply reached broker %d" %
               ("after" if rule.fired.is_set() else "before", leader))
-        acked += later
-        nothing_acknowledged_lost(c, topic, leader, f1, f2, acked)
-    finally:
-        for i in range(3):
-            if c.brokers[i].alive():
-                resume(c, i)
-        c.close()
+        nothing_acknowledged_lost(c, topic, leader, f1, f2, ["first"] + later)
 
 
 def case_isr_shrink_whose_reply_is_lost(t):
-    imports()
-    c = ProxiedCluster(t, config=SAFETY_CONFIG)
-    try:
-        leader, f1, f2 = roles(c)
-        topic = "shrink"
-        everyone = start_topic(c, topic, leader, f1, f2)
+    topic = "shrink"
+    with one_partition(t, topic) as (c, leader, f1, f2, live):
         rule = c.proxies[leader].lose_reply(op="setData", path=state_path(topic, 0),
                                             match=lambda req: f2 not in isr_of(req))
         pause(c, f2)
-        try:
-            check(rule.fired.wait(DEADLINE), "broker %d never wrote the ISR shrink", leader)
-            eq(sorted(c.state(topic, 0)["isr"]), sorted([leader, f1]),
-               "ZooKeeper's ISR after the lost reply")
-            # acks=all with F2 paused: the leader must know F2 left
-            t0 = time.monotonic()
-            produce(everyone, topic, [(0, "after-%d" % i) for i in range(10)], acks="all",
-                    retries=0)
-            print("acks=all answered %.1f s after the lost reply" % (time.monotonic() - t0))
-        finally:
-            resume(c, f2)
+        check(rule.fired.wait(DEADLINE), "broker %d never wrote the ISR shrink", leader)
+        eq(sorted(c.state(topic, 0)["isr"]), sorted([leader, f1]),
+           "ZooKeeper's ISR after the lost reply")
+        # acks=all with F2 paused: the leader must know F2 left
+        t0 = time.monotonic()
+        produce(live, topic, [(0, "after-%d" % i) for i in range(10)], acks="all", retries=0)
+        print("acks=all answered %.1f s after the lost reply" % (time.monotonic() - t0))
+        resume(c, f2)
         wait_for(lambda: f2 in c.state(topic, 0)["isr"], DEADLINE,
                  "broker %d back in the ISR" % f2)
-    finally:
-        for i in range(3):
-            if c.brokers[i].alive():
-                resume(c, i)
-        c.close()
 
 
 def case_a_paused_follower_stays_out_of_the_isr(t):
-    imports()
-    c = ProxiedCluster(t, config={"replica.lag.time.max.ms": str(LAG_MS)})
-    try:
-        leader, f1, f2 = roles(c)
-        topic = "flap"
-        start_topic(c, topic, leader, f1, f2)
-        pause(c, f2)
-        try:
-            wait_for(lambda: f2 not in c.state(topic, 0)["isr"], DEADLINE,
-                     "broker %d out of the ISR" % f2)
-            _, stat = c.get(state_path(topic, 0))
-            version = stat.version
-            # F1 goes on fetching all along: three lag periods with F2
-            # paused and nothing produced must leave the ISR as it is
-            seen_back = 0
-            samples = 0
-            end = time.monotonic() + 3 * LAG_MS / 1000.0
-            while time.monotonic() < end:
-                samples += 1
-                if f2 in c.state(topic, 0)["isr"]:
-                    seen_back += 1
-                time.sleep(0.1)
-            _, stat = c.get(state_path(topic, 0))
-            eq(seen_back, 0, "samples of %d with paused broker %d in the ISR" % (samples, f2))
-            eq(stat.version, version, "the state znode's version (it changed %d times)" %
-               (stat.version - version))
-        finally:
-            resume(c, f2)
+    topic = "flap"
+    with one_partition(t, topic, {"replica.lag.time.max.ms": str(LAG_MS)}) as (c, _, _, f2, _):
+        pause_out_of_the_isr(c, topic, f2)
+        _, stat = c.get(state_path(topic, 0))
+        version = stat.version
+        # F1 goes on fetching all along: three lag periods with F2 paused
+        # and nothing produced must leave the ISR as it is
+        seen_back = 0
+        samples = 0
+        end = time.monotonic() + 3 * LAG_MS / 1000.0
+        while time.monotonic() < end:
+            samples += 1
+            if f2 in c.state(topic, 0)["isr"]:
+                seen_back += 1
+            time.sleep(0.1)
+        _, stat = c.get(state_path(topic, 0))
+        eq(seen_back, 0, "samples of %d with paused broker %d in the ISR" % (samples, f2))
+        eq(stat.version, version, "the state znode's version (it changed %d times)" %
+           (stat.version - version))
+        resume(c, f2)
         wait_for(lambda: f2 in c.state(topic, 0)["isr"], DEADLINE,
                  "broker %d back in the ISR" % f2)
-    finally:
-        for i in range(3):
-            if c.brokers[i].alive():
-                resume(c, i)
-        c.close()
-
 
 
 # ---------------------------------------------------------------- the other conditional writes
@@ -447,30 +418,26 @@ def one_controller_acting(c, old, epoch):
     print("controller %d, epoch %d (was %d, epoch %d)" % (now, new_epoch, old, epoch))
 
 
-def case_controller_election_whose_reply_is_lost(t):
+def controller_failover_losing(t, op, path):
+    """The controller killed, and the reply of the next `op` of `path` by
+    any broker lost: one controller acts in the end, with a higher epoch."""
     imports()
     c = ProxiedCluster(t)
     try:
-        old, epoch, rules = failover_with(
-            c, lambda p: p.lose_reply(op="create", match=path_is("/controller")))
+        old, epoch, rules = failover_with(c, lambda p: p.lose_reply(op=op, match=path_is(path)))
         wait_for(lambda: any(r.fired.is_set() for r in rules), DEADLINE,
-                 "a reply of a /controller create lost")
+                 "a reply of a %s %s lost" % (path, op))
         one_controller_acting(c, old, epoch)
     finally:
         c.close()
+
+
+def case_controller_election_whose_reply_is_lost(t):
+    controller_failover_losing(t, "create", "/controller")
 
 
 def case_controller_epoch_whose_reply_is_lost(t):
-    imports()
-    c = ProxiedCluster(t)
-    try:
-        old, epoch, rules = failover_with(
-            c, lambda p: p.lose_reply(op="setData", match=path_is("/controller_epoch")))
-        wait_for(lambda: any(r.fired.is_set() for r in rules), DEADLINE,
-                 "a reply of a /controller_epoch setData lost")
-        one_controller_acting(c, old, epoch)
-    finally:
-        c.close()
+    controller_failover_losing(t, "setData", "/controller_epoch")
 
 
 def case_registration_whose_reply_is_lost(t):
