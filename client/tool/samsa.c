@@ -10,10 +10,20 @@
  *   samsa cluster info -b B
  *
  * Exit codes: 0 success; 1 the operation failed (broker said no, timeout,
- * records not delivered, no such group); 2 usage error.
+ * records not delivered, no such group), or part of the answer could not be
+ * read: what was read is printed and stderr names what is missing; 2 usage
+ * error.
+ *
+ * --timeout is one deadline for the whole command, not one per library call:
+ * a command that makes several calls gives each what is left of it
+ * (left_ms), so it ends within --timeout whatever its calls wait for (give or
+ * take the second a library call may wait past its own deadline for the I/O
+ * thread to finish it). produce and perf produce, whose input lasts as long
+ * as it does, use it for the last delivery reports only.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +54,7 @@ struct opts {
     const char *props[64];
     size_t prop_count;
     int timeout_ms;
+    int64_t deadline_ms;         /* mono_ms() at which --timeout runs out */
     const char *positional[8];
     int npos;
     bool help;
@@ -72,6 +83,22 @@ enum {
 };
 
 static volatile sig_atomic_t stop;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What is left of the command's --timeout, for the next library call: 0 once
+ * it has run out (the call then fails at once with SAMSA_ERR_TIMED_OUT),
+ * never negative (which the library takes as "no limit"). */
+static int left_ms(const struct opts *o)
+{
+    int64_t left = o->deadline_ms - mono_ms();
+    return left > 0 ? (int)left : 0;
+}
 
 static void on_signal(int sig)
 {
@@ -252,7 +279,21 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->positional[o->npos++] = a;
         }
     }
+    o->deadline_ms = mono_ms() + o->timeout_ms;
     return 0;
+}
+
+/* Why a library call failed, for stderr: the call's own sentence (errstr,
+ * or samsa_err_str when it has none), except that SAMSA_ERR_TIMED_OUT is the
+ * command's --timeout running out, whatever was left of it for that call. */
+static const char *failure(const struct opts *o, int e, const char *errstr, char *buf,
+                           size_t size)
+{
+    if (e == SAMSA_ERR_TIMED_OUT) {
+        snprintf(buf, size, "no answer within --timeout %d ms", o->timeout_ms);
+        return buf;
+    }
+    return errstr != NULL ? errstr : samsa_err_str(e);
 }
 
 /* A configuration with -b and every -X applied; NULL after printing why. */
@@ -320,8 +361,10 @@ static const char topic_help[] =
     "       samsa topic delete -b BROKERS NAME\n"
     "alter raises the partition count to N (CreatePartitions), sets configs and puts\n"
     "--delete-config ones back to their defaults (the others stay as they are).\n"
-    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
-    "Exit status: 0 done, 1 the broker refused or timed out, 2 usage error.\n";
+    "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
+    "whole command's, however many requests it makes.\n"
+    "Exit status: 0 done, 1 the broker refused or timed out, or a topic's configs could\n"
+    "not be read (stderr names it), 2 usage error.\n";
 
 static void print_ids(const int32_t *ids, size_t n)
 {
@@ -338,14 +381,23 @@ static void json_ids(const int32_t *ids, size_t n)
 }
 
 /* The topic's configs that are not defaults, as kafka-topics.sh shows them:
- * k=v,k=v (or "k":"v",... in JSON). Nothing when they cannot be read. */
-static void print_topic_configs(samsa_admin *a, const struct opts *o, const char *topic, bool json)
+ * k=v,k=v (or "k":"v",... in JSON). Nothing when the broker does not offer
+ * DescribeConfigs; when they cannot be read otherwise, nothing either, and
+ * stderr says so: 0, or EXIT_FAIL then. */
+static int print_topic_configs(samsa_admin *a, const struct opts *o, const char *topic, bool json)
 {
     samsa_configs *cf = NULL;
     char err[512];
-    if (samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, topic, o->timeout_ms, &cf, err,
-                                     sizeof(err)) != SAMSA_OK) {
-        return;
+    int rc = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, topic, left_ms(o), &cf, err,
+                                          sizeof(err));
+    if (rc == SAMSA_ERR_UNSUPPORTED) {
+        return 0;
+    }
+    if (rc != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa topic describe: %s: configs not read: %s\n", topic,
+                failure(o, rc, err, why, sizeof(why)));
+        return EXIT_FAIL;
     }
     int n = 0;
     for (size_t i = 0; i < cf->count; i++) {
@@ -365,13 +417,14 @@ static void print_topic_configs(samsa_admin *a, const struct opts *o, const char
         n++;
     }
     samsa_configs_free(cf);
+    return 0;
 }
 
 static int topic_describe(samsa_admin *a, const struct opts *o, const char *const *names,
                           size_t count, bool list_only)
 {
     samsa_metadata *md = NULL;
-    int err = samsa_admin_metadata(a, names, count, o->timeout_ms, &md);
+    int err = samsa_admin_metadata(a, names, count, left_ms(o), &md);
     if (err != SAMSA_OK) {
         fprintf(stderr, "samsa topic: metadata: %s\n", samsa_err_str(err));
         return EXIT_FAIL;
@@ -399,7 +452,9 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
                    rf, t->internal ? "true" : "false");
             if (!list_only) {
                 printf(",\"configs\":{");
-                print_topic_configs(a, o, t->name, true);
+                if (print_topic_configs(a, o, t->name, true) != 0) {
+                    rc = EXIT_FAIL;
+                }
                 printf("}");
                 printf(",\"partition_info\":[");
                 for (size_t j = 0; j < t->partition_count; j++) {
@@ -418,7 +473,9 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
         }
         printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
                t->partition_count, rf);
-        print_topic_configs(a, o, t->name, false);
+        if (print_topic_configs(a, o, t->name, false) != 0) {
+            rc = EXIT_FAIL;
+        }
         printf("\n");
         for (size_t j = 0; j < t->partition_count; j++) {
             const struct samsa_partition_info *p = &t->partitions[j];
@@ -447,7 +504,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     const char *name = o->positional[0];
     char err[512];
     if (o->partitions > 0) {
-        int e = samsa_admin_create_partitions(a, name, o->partitions, o->timeout_ms, err,
+        int e = samsa_admin_create_partitions(a, name, o->partitions, left_ms(o), err,
                                               sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic alter %s: --partitions %d: %s\n", name, o->partitions,
@@ -477,7 +534,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
         ops[o->config_count + i].name = o->delete_configs[i];
         ops[o->config_count + i].value = NULL;
     }
-    int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, o->timeout_ms, err,
+    int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa topic alter %s: %s\n", name, err);
@@ -545,7 +602,7 @@ static int cmd_topic(int argc, char **argv)
             .config = o.configs,
             .config_count = o.config_count,
         };
-        int e = samsa_admin_create_topic(a, &t, o.timeout_ms, err, sizeof(err));
+        int e = samsa_admin_create_topic(a, &t, left_ms(&o), err, sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic create %s: %s\n", t.name, err);
             rc = EXIT_FAIL;
@@ -555,7 +612,7 @@ static int cmd_topic(int argc, char **argv)
     } else if (alter) {
         rc = topic_alter(a, &o);
     } else if (del) {
-        int e = samsa_admin_delete_topic(a, o.positional[0], o.timeout_ms, err, sizeof(err));
+        int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic delete %s: %s\n", o.positional[0], err);
             rc = EXIT_FAIL;
@@ -606,7 +663,7 @@ static int cmd_cluster(int argc, char **argv)
     }
     static const char *const none[1] = {NULL};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, none, 0, o.timeout_ms, &md);
+    int e = samsa_admin_metadata(a, none, 0, left_ms(&o), &md);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa cluster info: %s\n", samsa_err_str(e));
         samsa_admin_close(a);
@@ -647,7 +704,8 @@ static const char produce_help[] =
     "Sends each line of standard input as one record. With -K, the text before the\n"
     "first DELIM is the key. -H adds a header to every record (repeat it for more).\n"
     "Without -p the partitioner places records (keys as the Java client does). Waits\n"
-    "for every delivery report; prints a summary on stderr.\n"
+    "for every delivery report, up to --timeout MS (default 30000) after the input\n"
+    "ends; prints a summary on stderr.\n"
     "Exit status: 0 all delivered, 1 some were not, 2 usage error.\n";
 
 /* -H name=value into hs[0..n): names copied into names[], values borrowed. */
@@ -759,6 +817,8 @@ static int cmd_produce(int argc, char **argv)
         (void)samsa_producer_poll(p, 0);
     }
     free(line);
+    /* Standard input may take any time: --timeout bounds the wait for the
+     * delivery reports after it ended, not the whole command. */
     int fe = samsa_producer_flush(p, o.timeout_ms);
     if (fe != SAMSA_OK) {
         fprintf(stderr, "samsa produce: %zu records not delivered within %d ms\n",
@@ -786,6 +846,8 @@ static const char consume_help[] =
     "group shares the partitions among its members, each starts at the group's\n"
     "committed offset (--from beginning|end say where when there is none) and\n"
     "offsets are committed as records are printed and at exit.\n"
+    "--timeout MS (default 30000) bounds finding the partitions and --from @MS, not\n"
+    "the reading.\n"
     "Exit status: 0 done, 1 an error stopped it, 2 usage error.\n";
 
 static void print_headers(FILE *f, const samsa_message *m)
@@ -1027,7 +1089,7 @@ static int cmd_consume(int argc, char **argv)
     }
     const char *names[1] = {o.topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, o.timeout_ms, &md);
+    int e = samsa_admin_metadata(a, names, 1, left_ms(&o), &md);
     samsa_admin_close(a);
     if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
         fprintf(stderr, "samsa consume: topic %s: %s\n", o.topic,
@@ -1067,7 +1129,7 @@ static int cmd_consume(int argc, char **argv)
     }
     e = samsa_consumer_assign(c, parts, n);
     for (size_t i = 0; e == SAMSA_OK && by_time && i < n; i++) {
-        e = samsa_consumer_seek_timestamp(c, o.topic, parts[i].partition, start, o.timeout_ms);
+        e = samsa_consumer_seek_timestamp(c, o.topic, parts[i].partition, start, left_ms(&o));
     }
     free(parts);
     if (e != SAMSA_OK) {
@@ -1093,16 +1155,77 @@ static const char group_help[] =
     "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
     "--execute is given (the group must have no members then); --to-datetime takes\n"
     "milliseconds since the epoch.\n"
-    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
-    "Exit status: 0 done, 1 refused, no such group or timed out, 2 usage error.\n";
+    "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
+    "whole command's, however many requests it makes.\n"
+    "Exit status: 0 done, 1 refused, no such group or timed out, or some log end not\n"
+    "read in time (describe prints the rest, - for it, and names it on stderr),\n"
+    "2 usage error.\n";
 
 struct group_row {
     const char *topic;
     int32_t partition;
     int64_t current; /* -1: none committed */
     int64_t end;     /* -1: unknown */
+    int end_err;     /* why end is unknown: the ListOffsets call's error */
     const struct samsa_group_member *owner;
 };
+
+/* The log ends of a group's partitions, asked for all at once: the calls run
+ * on this thread and up to LOG_END_THREADS more (every admin call may be made
+ * from any thread; the I/O thread serves them side by side), so a leader that
+ * does not answer holds up its own partitions, not the others', and every
+ * call ends by the command's deadline. */
+#define LOG_END_THREADS 16
+
+struct log_ends {
+    samsa_admin *a;
+    const struct opts *o;
+    struct group_row *rows;
+    size_t n;
+    pthread_mutex_t lock;
+    size_t next; /* the next row to ask for; under lock */
+};
+
+static void *log_end_worker(void *arg)
+{
+    struct log_ends *le = arg;
+    for (;;) {
+        pthread_mutex_lock(&le->lock);
+        size_t i = le->next;
+        if (i < le->n) {
+            le->next++;
+        }
+        pthread_mutex_unlock(&le->lock);
+        if (i >= le->n) {
+            return NULL;
+        }
+        struct group_row *r = &le->rows[i];
+        int64_t end = -1;
+        r->end_err = samsa_admin_list_offset(le->a, r->topic, r->partition, SAMSA_OFFSET_END,
+                                             &end, left_ms(le->o));
+        if (r->end_err == SAMSA_OK) {
+            r->end = end;
+        }
+    }
+}
+
+static void fetch_log_ends(samsa_admin *a, const struct opts *o, struct group_row *rows, size_t n)
+{
+    struct log_ends le = {.a = a, .o = o, .rows = rows, .n = n, .next = 0};
+    pthread_mutex_init(&le.lock, NULL);
+    pthread_t threads[LOG_END_THREADS];
+    size_t want = n < LOG_END_THREADS ? n : LOG_END_THREADS;
+    size_t started = 0;
+    while (started < want && pthread_create(&threads[started], NULL, log_end_worker, &le) == 0) {
+        started++;
+    }
+    /* This thread asks too: it does every call when no thread could start. */
+    (void)log_end_worker(&le);
+    for (size_t i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    pthread_mutex_destroy(&le.lock);
+}
 
 static int cmp_row(const void *a, const void *b)
 {
@@ -1143,21 +1266,25 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
 {
     char err[512];
     samsa_group_description *d = NULL;
-    int e = samsa_admin_describe_group(a, group, o->timeout_ms, &d, err, sizeof(err));
+    int e = samsa_admin_describe_group(a, group, left_ms(o), &d, err, sizeof(err));
     static const samsa_group_description unknown = {"", "-", "", "", -1, 0, NULL};
     if (e == SAMSA_ERR_UNSUPPORTED && !o->state) {
         /* A broker without DescribeGroups still has the group's offsets. */
         fprintf(stderr, "samsa group describe %s: %s: members not shown\n", group, err);
     } else if (e != SAMSA_OK) {
-        fprintf(stderr, "samsa group describe %s: %s\n", group, err);
+        char why[128];
+        fprintf(stderr, "samsa group describe %s: %s\n", group,
+                failure(o, e, err, why, sizeof(why)));
         return EXIT_FAIL;
     }
     const samsa_group_description *dv = d != NULL ? d : &unknown;
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
-    e = samsa_admin_list_group_offsets(a, group, o->timeout_ms, &offs, &noffs, err, sizeof(err));
+    e = samsa_admin_list_group_offsets(a, group, left_ms(o), &offs, &noffs, err, sizeof(err));
     if (e != SAMSA_OK) {
-        fprintf(stderr, "samsa group describe %s: offsets: %s\n", group, err);
+        char why[128];
+        fprintf(stderr, "samsa group describe %s: offsets: %s\n", group,
+                failure(o, e, err, why, sizeof(why)));
         samsa_group_description_free(d);
         return EXIT_FAIL;
     }
@@ -1167,6 +1294,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         samsa_partitions_free(offs, noffs);
         return EXIT_FAIL;
     }
+    int rc = 0;
     if (o->state) {
         if (o->json) {
             printf("{\"group\":");
@@ -1184,7 +1312,8 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
             snprintf(coord, sizeof(coord), "- (%d)", dv->coordinator_id);
             static const char *const none[1] = {NULL};
             samsa_metadata *md = NULL;
-            if (samsa_admin_metadata(a, none, 0, o->timeout_ms, &md) == SAMSA_OK) {
+            e = samsa_admin_metadata(a, none, 0, left_ms(o), &md);
+            if (e == SAMSA_OK) {
                 for (size_t i = 0; i < md->broker_count; i++) {
                     if (md->brokers[i].id == dv->coordinator_id) {
                         snprintf(coord, sizeof(coord), "%s:%d (%d)", md->brokers[i].host,
@@ -1192,13 +1321,18 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
                     }
                 }
                 samsa_metadata_free(md);
+            } else {
+                char why[128];
+                fprintf(stderr, "samsa group describe %s: the coordinator's address not read: "
+                        "%s\n", group, failure(o, e, NULL, why, sizeof(why)));
+                rc = EXIT_FAIL;
             }
             printf("%-20s %-25s %-20s %-20s %zu\n", group, coord,
                    dv->protocol[0] != '\0' ? dv->protocol : "-", dv->state, dv->member_count);
         }
         samsa_group_description_free(d);
         samsa_partitions_free(offs, noffs);
-        return 0;
+        return rc;
     }
     size_t cap = noffs;
     for (size_t i = 0; i < dv->member_count; i++) {
@@ -1209,7 +1343,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
     for (size_t i = 0; rows != NULL && i < dv->member_count; i++) {
         for (size_t k = 0; k < dv->members[i].assignment_count; k++) {
             const struct samsa_partition *p = &dv->members[i].assignment[k];
-            rows[n++] = (struct group_row){p->topic, p->partition, -1, -1, &dv->members[i]};
+            rows[n++] = (struct group_row){p->topic, p->partition, -1, -1, 0, &dv->members[i]};
         }
     }
     for (size_t i = 0; rows != NULL && i < noffs; i++) {
@@ -1219,25 +1353,30 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
             r++;
         }
         if (r == n) {
-            rows[n++] = (struct group_row){offs[i].topic, offs[i].partition, -1, -1, NULL};
+            rows[n++] = (struct group_row){offs[i].topic, offs[i].partition, -1, -1, 0, NULL};
         }
         rows[r].current = offs[i].offset;
     }
-    int rc = 0;
     if (rows == NULL) {
         fprintf(stderr, "samsa group describe: out of memory\n");
         rc = EXIT_FAIL;
         n = 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        int64_t end = -1;
-        if (samsa_admin_list_offset(a, rows[i].topic, rows[i].partition, SAMSA_OFFSET_END, &end,
-                                    o->timeout_ms) == SAMSA_OK) {
-            rows[i].end = end;
-        }
-    }
     if (n > 0) {
+        fetch_log_ends(a, o, rows, n);
         qsort(rows, n, sizeof(*rows), cmp_row);
+    }
+    /* What could not be read is printed as "-" (null in JSON), named here,
+     * and fails the command, as kafka-consumer-groups.sh reports an error
+     * after what it could print. */
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].end_err != SAMSA_OK) {
+            char why[128];
+            fprintf(stderr, "samsa group describe %s: %s [%d]: log end not read: %s\n", group,
+                    rows[i].topic, rows[i].partition,
+                    failure(o, rows[i].end_err, NULL, why, sizeof(why)));
+            rc = EXIT_FAIL;
+        }
     }
     if (o->json) {
         printf("{\"group\":");
@@ -1310,7 +1449,7 @@ static int group_list(samsa_admin *a, const struct opts *o)
 {
     char err[512];
     samsa_group_list *l = NULL;
-    int e = samsa_admin_list_groups(a, o->timeout_ms, &l, err, sizeof(err));
+    int e = samsa_admin_list_groups(a, left_ms(o), &l, err, sizeof(err));
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa group list: %s\n", err);
         return EXIT_FAIL;
@@ -1347,7 +1486,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     char err[512];
     const char *names[1] = {o->topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, o->timeout_ms, &md);
+    int e = samsa_admin_metadata(a, names, 1, left_ms(o), &md);
     if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
         fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", o->topic,
                 samsa_err_str(e != SAMSA_OK ? e
@@ -1375,7 +1514,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
     if (o->reset_mode == RESET_SHIFT) {
-        e = samsa_admin_list_group_offsets(a, group, o->timeout_ms, &offs, &noffs, err,
+        e = samsa_admin_list_group_offsets(a, group, left_ms(o), &offs, &noffs, err,
                                            sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
@@ -1387,7 +1526,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     for (size_t i = 0; i < n && rc == 0; i++) {
         int64_t low = -1;
         int64_t high = -1;
-        e = samsa_admin_watermarks(a, o->topic, parts[i].partition, &low, &high, o->timeout_ms);
+        e = samsa_admin_watermarks(a, o->topic, parts[i].partition, &low, &high, left_ms(o));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", o->topic,
                     parts[i].partition, samsa_err_str(e));
@@ -1407,7 +1546,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
             break;
         case RESET_DATETIME:
             e = samsa_admin_list_offset(a, o->topic, parts[i].partition, o->reset_value, &want,
-                                        o->timeout_ms);
+                                        left_ms(o));
             if (e != SAMSA_OK) {
                 fprintf(stderr, "samsa group reset-offsets: %s\n", samsa_err_str(e));
                 rc = EXIT_FAIL;
@@ -1433,7 +1572,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     }
     samsa_partitions_free(offs, noffs);
     if (rc == 0 && o->execute) {
-        e = samsa_admin_alter_group_offsets(a, group, parts, n, o->timeout_ms, err, sizeof(err));
+        e = samsa_admin_alter_group_offsets(a, group, parts, n, left_ms(o), err, sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
             rc = EXIT_FAIL;
@@ -1514,7 +1653,7 @@ static int cmd_group(int argc, char **argv)
     } else if (reset) {
         rc = group_reset(a, &o, o.positional[0]);
     } else {
-        int e = samsa_admin_delete_group(a, o.positional[0], o.timeout_ms, err, sizeof(err));
+        int e = samsa_admin_delete_group(a, o.positional[0], left_ms(&o), err, sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group delete %s: %s\n", o.positional[0], err);
             rc = EXIT_FAIL;
@@ -1538,14 +1677,9 @@ static const char perf_help[] =
     "(or to the end with -e) from the beginning and measures end-to-end latency (now\n"
     "minus the record's timestamp). A progress line goes to stderr every --interval MS\n"
     "(default 1000); at the end: records/s, MB/s and latency percentiles (ms).\n"
+    "--timeout MS (default 30000): produce waits that long for the last delivery\n"
+    "reports once all are sent; consume fails when nothing came within it of the start.\n"
     "Exit status: 0 done, 1 records failed or it timed out, 2 usage error.\n";
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t mono_us(void)
 {
@@ -1705,6 +1839,7 @@ static int perf_produce(const struct opts *o, samsa_conf *conf, long long count)
             progress(&st, o, "produced", sent);
         }
     }
+    /* As produce: the wait for the last reports once all are sent. */
     int64_t deadline = mono_ms() + o->timeout_ms;
     while (samsa_producer_outq_len(p) > 0 && mono_ms() < deadline && !stop) {
         (void)samsa_producer_poll(p, 100);
@@ -1731,7 +1866,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
         samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
         const char *names[1] = {o->topic};
         samsa_metadata *md = NULL;
-        int e = a != NULL ? samsa_admin_metadata(a, names, 1, o->timeout_ms, &md) : SAMSA_ERR_STATE;
+        int e = a != NULL ? samsa_admin_metadata(a, names, 1, left_ms(o), &md) : SAMSA_ERR_STATE;
         samsa_admin_close(a);
         if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
             fprintf(stderr, "samsa perf consume: topic %s: %s\n", o->topic,
@@ -1779,7 +1914,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     st.tty = isatty(2) != 0;
     st.started_ms = mono_ms();
     st.next_progress = st.started_ms + o->interval_ms;
-    int64_t deadline = st.started_ms + o->timeout_ms;
+    int64_t deadline = o->deadline_ms;
     int rc = 0;
     while (!stop && (count < 0 || st.done < (size_t)count)) {
         samsa_message *m = samsa_consumer_poll(c, 100);

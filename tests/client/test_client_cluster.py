@@ -22,7 +22,11 @@ three partitions with replication factor 3 and min.insync.replicas=2.
   (replicas, ISR), `topic alter` (configs and partitions, checked in
   ZooKeeper), `topic delete` through a broker that is not the controller,
   and right after the controller was killed; `group list` then returns
-  at once with the live brokers' groups and names the dead one.
+  at once with the live brokers' groups and names the dead one;
+- `samsa group describe --timeout 3000` while the leader of three of the
+  group's partitions is stopped (SIGSTOP): one deadline for the command, so
+  it ends within three times its timeout (the figure printed), prints the
+  other log ends, names those three partitions on stderr and exits 1.
 
     test_client_cluster.py SAMSA_BROKER SAMSA_TOOL CLUSTER_PRODUCER GROUP_MEMBER [-k CASE]
 
@@ -505,6 +509,66 @@ def samsa(*args, expect=0, timeout=90):
     return p
 
 
+def case_group_describe_keeps_its_timeout_with_a_stopped_leader(t):
+    """`samsa group describe --timeout 3000` while the leader of three of the
+    group's nine partitions is stopped (SIGSTOP: its connections hang, they
+    are not refused) and is neither the controller nor the coordinator. The
+    whole command keeps to its --timeout (asserted under three times it, the
+    figure printed), prints the log ends it could read, names on stderr each
+    partition whose log end it could not, with the reason, and exits 1."""
+    imports()
+    c = Cluster(t, config=CONFIG)
+    group = "cc-stalled"
+    topic = "stalled"
+    stopped = None
+    try:
+        wait_for(lambda: c.controller() is not None, DEADLINE, "a controller")
+        # each broker leads three partitions: p % 3
+        c.create_topic(topic, [[p % 3] for p in range(9)])
+        wait_for(lambda: led_everywhere(c, topic, 9), DEADLINE, "the topic's leaders")
+        bs = everyone(c)
+        samsa("group", "reset-offsets", "-b", bs, group, "-t", topic, "--to-earliest",
+              "--execute")
+        coord = wait_for(lambda: [n for n in [coordinator_of(c, group)] if n >= 0], DEADLINE,
+                         "the group's coordinator")[0]
+        ctl = c.controller()
+        victim = [i for i in range(3) if i not in (coord, ctl)][0]
+        lost = [p for p in range(9) if p % 3 == victim]
+        # the stopped broker last in -b: bootstrap goes to a live one first
+        live_first = ",".join(c.bootstrap(i) for i in [*[i for i in range(3) if i != victim],
+                                                       victim])
+        timeout_ms = 3000
+        os.kill(c.brokers[victim].pid, signal.SIGSTOP)
+        stopped = victim
+        start = time.monotonic()
+        p = samsa("group", "describe", "-b", live_first, group, "--timeout", str(timeout_ms),
+                  expect=None, timeout=120)
+        took = time.monotonic() - start
+        err = p.stderr.decode(errors="replace")
+        out = p.stdout.decode(errors="replace")
+        print("    group describe, broker %d (leading %s) stopped, controller %d, coordinator "
+              "%d: exit %d in %.2f s with --timeout %d ms; stderr %r"
+              % (victim, lost, ctl, coord, p.returncode, took, timeout_ms, err[-600:]),
+              flush=True)
+        check(took < 3 * timeout_ms / 1000, "group describe took %.2f s with --timeout %d ms",
+              took, timeout_ms)
+        eq(p.returncode, 1, "group describe's exit status with log ends missing (stdout %s)"
+           % out[-1500:])
+        for part in lost:
+            check("%s [%d]" % (topic, part) in err,
+                  "stderr does not name partition %d, whose leader is stopped: %s", part, err)
+        # the live leaders' log ends are printed, the stopped one's are "-"
+        rows = {int(f[2]): f[4] for f in (line.split() for line in out.splitlines()[1:])
+                if len(f) >= 5 and f[1] == topic}
+        eq(sorted(rows), list(range(9)), "the partitions described (stdout %s)" % out)
+        eq(sorted(p for p, end in rows.items() if end == "-"), lost,
+           "partitions printed without a log end")
+    finally:
+        if stopped is not None:
+            os.kill(c.brokers[stopped].pid, signal.SIGCONT)
+        c.close()
+
+
 def case_tool_administers_the_cluster(t):
     imports()
     c = Cluster(t, config=CONFIG)
@@ -614,4 +678,5 @@ if __name__ == "__main__":
     sys.exit(main([case_idempotent_producer_through_a_killed_and_a_bounced_leader,
                    case_member_producer_and_describe_resume_after_a_leader_dies,
                    case_group_member_follows_its_coordinator,
+                   case_group_describe_keeps_its_timeout_with_a_stopped_leader,
                    case_tool_administers_the_cluster]))
