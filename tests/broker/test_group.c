@@ -6,7 +6,8 @@
  * loading applies them to a coordinator; then the coordinator's state
  * machine driven by a clock of the test's own: the initial rebalance
  * delay, the rebalance timeout, session expiry, leaving, pending member
- * ids; commits appended to a real log, pending until settled. */
+ * ids; commits appended to a real log, pending until settled; the
+ * group record of a generation, whose syncs wait until it is settled. */
 #define _GNU_SOURCE
 
 #include <stdbool.h>
@@ -463,7 +464,6 @@ static int64_t fake_wall = 1700000000000;
 static struct grp_timer *armed[MAX_TIMERS];
 static int64_t armed_at[MAX_TIMERS];
 static size_t narmed;
-static size_t stores_refused;                 /* appends asked for without a partition */
 static struct br_partition *commit_partition; /* NULL: none (appends refused) */
 static int acks_all_err;                      /* what ops->acks_all_check answers */
 
@@ -565,7 +565,6 @@ static struct br_partition *t_partition(void *ctx, const char *id, size_t len, s
         return commit_partition;
     }
     *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    stores_refused++;
     return NULL;
 }
 
@@ -679,12 +678,58 @@ static enum grp_state state_of(struct br_groups *gs)
     return g != NULL ? g->state : GRP_DEAD;
 }
 
+static char log_root[64];
+
+/* A coordinator whose records (commits, a generation's group record) go to
+ * a partition leading a fresh log. */
+struct commit_fixture {
+    struct br_filecache *fc;
+    struct br_partition *p;
+    struct br_groups *gs;
+};
+
+static void log_setup(struct commit_fixture *f, int32_t initial_delay_ms)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(log_root, sizeof log_root, "group"));
+    char dir[128];
+    (void)snprintf(dir, sizeof dir, "%s/__consumer_offsets-0", log_root);
+    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &f->fc), 0);
+    f->p = kp_calloc(1, sizeof *f->p);
+    if (f->p == NULL) {
+        abort();
+    }
+    struct br_log_config c;
+    br_log_config_defaults(&c);
+    CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, f->fc, &f->p->log), 0);
+    br_partition_become_leader(f->p, NULL, NULL);
+    commit_partition = f->p;
+    f->gs = coordinator(initial_delay_ms);
+}
+
+static void commit_setup(struct commit_fixture *f)
+{
+    log_setup(f, 0);
+}
+
+static void commit_teardown(struct commit_fixture *f)
+{
+    br_groups_free(f->gs);
+    commit_partition = NULL;
+    br_log_close(f->p->log);
+    br_producers_free(&f->p->producers);
+    kp_free(f->p);
+    br_filecache_free(f->fc);
+    CU_ASSERT_EQUAL(st_tmpdir_remove(log_root), 0);
+}
+
 /* A new group waits group.initial.rebalance.delay.ms for more members,
  * then the first generation starts; the leader's SyncGroup makes it
  * Stable and answers itself with its assignment. */
 static void test_initial_delay_then_generation_one(void)
 {
-    struct br_groups *gs = coordinator(3000);
+    struct commit_fixture f;
+    log_setup(&f, 3000);
+    struct br_groups *gs = f.gs;
     struct waiter a;
     struct grp_join_out o = join_as(gs, "", &a, &range_protocol, false);
     CU_ASSERT_EQUAL(o.outcome, GRP_WAIT);
@@ -718,26 +763,30 @@ static void test_initial_delay_then_generation_one(void)
         {kp_str_c(b.member_id), {(const uint8_t *)"BB", 2}},
     };
     struct waiter sa;
-    size_t refused = stores_refused;
     so = sync_as(gs, a.member_id, 1, &sa, as, 2);
     CU_ASSERT_EQUAL(so.outcome, GRP_WAIT);
+    CU_ASSERT_NOT_EQUAL(so.store_seq, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 1); /* the group's record */
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
     CU_ASSERT_TRUE(sa.answered && sb.answered);
     CU_ASSERT_STRING_EQUAL(sa.assignment, "AA");
     CU_ASSERT_STRING_EQUAL(sb.assignment, "BB");
     CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
-    CU_ASSERT_EQUAL(stores_refused, refused + 1); /* the group's metadata was to be stored */
     /* a sync in Stable is answered at once */
     so = sync_as(gs, b.member_id, 1, &sb, NULL, 0);
     CU_ASSERT_EQUAL(so.outcome, GRP_ANSWER_NOW);
     CU_ASSERT_EQUAL(so.assignment_len, 2);
-    br_groups_free(gs);
+    commit_teardown(&f);
 }
 
-/* Brings group "g" to Stable in generation 1 with members a and b (no
- * initial delay). */
-static struct br_groups *stable_pair(struct waiter *a, struct waiter *b)
+/* Brings group "g" of f (set up here, no initial delay) to
+ * CompletingRebalance in generation 2 with members a (the leader) and b,
+ * their joins answered. */
+static struct br_groups *completing_pair(struct commit_fixture *f, struct waiter *a,
+                                         struct waiter *b)
 {
-    struct br_groups *gs = coordinator(0);
+    log_setup(f, 0);
+    struct br_groups *gs = f->gs;
     (void)join_as(gs, "", a, &range_protocol, false);
     advance(gs, 0); /* the delay of 0 passes */
     CU_ASSERT_TRUE_FATAL(a->answered);
@@ -750,8 +799,18 @@ static struct br_groups *stable_pair(struct waiter *a, struct waiter *b)
     CU_ASSERT_TRUE_FATAL(a2.answered && b->answered);
     CU_ASSERT_EQUAL(b->generation, 2);
     *a = a2;
+    CU_ASSERT_STRING_EQUAL(a->leader, a->member_id);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_COMPLETING_REBALANCE);
+    return gs;
+}
+
+/* The same pair Stable: the leader's sync, its group record replicated. */
+static struct br_groups *stable_pair(struct commit_fixture *f, struct waiter *a, struct waiter *b)
+{
+    struct br_groups *gs = completing_pair(f, a, b);
     struct waiter s;
-    (void)sync_as(gs, a->member_id, 2, &s, NULL, 0);
+    struct grp_sync_out so = sync_as(gs, a->member_id, 2, &s, NULL, 0);
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
     CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
     return gs;
 }
@@ -762,7 +821,8 @@ static void test_session_expiry_removes_a_member(void)
 {
     struct waiter a;
     struct waiter b;
-    struct br_groups *gs = stable_pair(&a, &b);
+    struct commit_fixture f;
+    struct br_groups *gs = stable_pair(&f, &a, &b);
     struct kp_str g = kp_str_c("g");
     advance(gs, 9000);
     CU_ASSERT_EQUAL(br_grp_heartbeat(gs, g, kp_str_c(a.member_id), KP_STR_NULL, 2), KP_ERR_NONE);
@@ -779,7 +839,7 @@ static void test_session_expiry_removes_a_member(void)
     CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
     CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(a.member_id), KP_STR_NULL, 2),
                     KP_ERR_REBALANCE_IN_PROGRESS);
-    br_groups_free(gs);
+    commit_teardown(&f);
 }
 
 /* A member that does not rejoin within the rebalance timeout is left out
@@ -788,7 +848,8 @@ static void test_rebalance_timeout_leaves_out_the_missing(void)
 {
     struct waiter a;
     struct waiter b;
-    struct br_groups *gs = stable_pair(&a, &b);
+    struct commit_fixture f;
+    struct br_groups *gs = stable_pair(&f, &a, &b);
     struct waiter a3;
     char aid[128];
     (void)snprintf(aid, sizeof aid, "%s", a.member_id);
@@ -808,7 +869,7 @@ static void test_rebalance_timeout_leaves_out_the_missing(void)
     CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(b.member_id), KP_STR_NULL, 3),
                     KP_ERR_UNKNOWN_MEMBER_ID);
     CU_ASSERT_EQUAL(state_of(gs), GRP_COMPLETING_REBALANCE);
-    br_groups_free(gs);
+    commit_teardown(&f);
 }
 
 /* LeaveGroup: the member goes at once and the rest rebalance; the last
@@ -817,7 +878,8 @@ static void test_leave_rebalances_then_empties(void)
 {
     struct waiter a;
     struct waiter b;
-    struct br_groups *gs = stable_pair(&a, &b);
+    struct commit_fixture f;
+    struct br_groups *gs = stable_pair(&f, &a, &b);
     struct grp_group *g = br_grp_find(gs, "g", 1);
     CU_ASSERT_EQUAL(br_grp_leave(gs, g, kp_str_c(b.member_id), KP_STR_NULL), KP_ERR_NONE);
     CU_ASSERT_EQUAL(br_grp_leave(gs, g, kp_str_c(b.member_id), KP_STR_NULL),
@@ -828,7 +890,7 @@ static void test_leave_rebalances_then_empties(void)
     CU_ASSERT_EQUAL(g->nmembers, 0);
     CU_ASSERT_EQUAL(g->generation, 3);
     CU_ASSERT_EQUAL(narmed, 1); /* only the offset expiry check is left */
-    br_groups_free(gs);
+    commit_teardown(&f);
 }
 
 /* JoinGroup v4+: a new member first gets its id (MEMBER_ID_REQUIRED),
@@ -919,44 +981,6 @@ static void test_record_apply_commits_and_removes_as_loading_does(void)
 }
 
 /* ---------------------------------------------------------------- pending commits */
-
-static char log_root[64];
-
-/* A coordinator whose commits go to a partition leading a fresh log. */
-struct commit_fixture {
-    struct br_filecache *fc;
-    struct br_partition *p;
-    struct br_groups *gs;
-};
-
-static void commit_setup(struct commit_fixture *f)
-{
-    CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(log_root, sizeof log_root, "group"));
-    char dir[128];
-    (void)snprintf(dir, sizeof dir, "%s/__consumer_offsets-0", log_root);
-    CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, &f->fc), 0);
-    f->p = kp_calloc(1, sizeof *f->p);
-    if (f->p == NULL) {
-        abort();
-    }
-    struct br_log_config c;
-    br_log_config_defaults(&c);
-    CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, f->fc, &f->p->log), 0);
-    br_partition_become_leader(f->p, NULL, NULL);
-    commit_partition = f->p;
-    f->gs = coordinator(0);
-}
-
-static void commit_teardown(struct commit_fixture *f)
-{
-    br_groups_free(f->gs);
-    commit_partition = NULL;
-    br_log_close(f->p->log);
-    br_producers_free(&f->p->producers);
-    kp_free(f->p);
-    br_filecache_free(f->fc);
-    CU_ASSERT_EQUAL(st_tmpdir_remove(log_root), 0);
-}
 
 /* An OffsetCommit of (topic "t", partition) at offset by group "g" (only
  * storing offsets): its error, and *seq. */
@@ -1122,6 +1146,194 @@ static void test_commit_errors_are_kafkas_store_offsets_mapping(void)
     }
 }
 
+/* ---------------------------------------------------------------- the group record */
+
+/* The leader's and the follower's syncs of generation 2 of completing_pair
+ * (the leader's assignment "AA", "BB"); the leader's outcome. */
+static struct grp_sync_out sync_pair(struct br_groups *gs, const struct waiter *a,
+                                     const struct waiter *b, struct waiter *sa, struct waiter *sb)
+{
+    struct grp_sync_out so = sync_as(gs, b->member_id, 2, sb, NULL, 0);
+    CU_ASSERT_EQUAL(so.outcome, GRP_WAIT);
+    CU_ASSERT_EQUAL(so.store_seq, 0);
+    struct grp_assignment as[2] = {
+        {kp_str_c(a->member_id), {(const uint8_t *)"AA", 2}},
+        {kp_str_c(b->member_id), {(const uint8_t *)"BB", 2}},
+    };
+    so = sync_as(gs, a->member_id, 2, sa, as, 2);
+    CU_ASSERT_EQUAL(so.outcome, GRP_WAIT);
+    return so;
+}
+
+/* The leader's sync appends the group's record and the group stays in
+ * CompletingRebalance: no sync is answered, heartbeats go on, commits are
+ * refused, until the record is settled as replicated; then every sync gets
+ * its assignment and the group is Stable (Kafka 2.0's doSyncGroup and its
+ * storeGroup callback). */
+static void test_syncs_wait_until_the_group_record_is_replicated(void)
+{
+    struct commit_fixture f;
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = completing_pair(&f, &a, &b);
+    struct waiter sa;
+    struct waiter sb;
+    struct grp_sync_out so = sync_pair(gs, &a, &b, &sa, &sb);
+    CU_ASSERT_NOT_EQUAL_FATAL(so.store_seq, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 1);
+    CU_ASSERT_FALSE(sa.answered);
+    CU_ASSERT_FALSE(sb.answered);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_COMPLETING_REBALANCE);
+    struct kp_str g = kp_str_c("g");
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, g, kp_str_c(b.member_id), KP_STR_NULL, 2), KP_ERR_NONE);
+    struct grp_group *grp = br_grp_find(gs, "g", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(grp);
+    CU_ASSERT_EQUAL(br_grp_commit_check(gs, grp, kp_str_c(b.member_id), 2),
+                    KP_ERR_REBALANCE_IN_PROGRESS);
+    /* the members' sessions do not run out while they wait */
+    advance(gs, 20000);
+    CU_ASSERT_EQUAL(grp->nmembers, 2);
+    /* another seq (an older record) settles nothing */
+    CU_ASSERT_FALSE(br_grp_store_settle(gs, "g", 1, so.store_seq + 1, KP_ERR_NONE));
+    CU_ASSERT_FALSE(sa.answered);
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
+    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_NONE);
+    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_NONE);
+    CU_ASSERT_STRING_EQUAL(sa.assignment, "AA");
+    CU_ASSERT_STRING_EQUAL(sb.assignment, "BB");
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    CU_ASSERT_EQUAL(br_grp_commit_check(gs, grp, kp_str_c(b.member_id), 2), 0);
+    /* settled twice: nothing */
+    CU_ASSERT_FALSE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
+    commit_teardown(&f);
+}
+
+/* A group record not replicated in time: every waiting sync gets
+ * REBALANCE_IN_PROGRESS (storeGroup's mapping of REQUEST_TIMED_OUT), the
+ * assignments are forgotten and the group prepares a rebalance, which the
+ * members' rejoins complete (resetAndPropagateAssignmentError,
+ * maybePrepareRebalance); the next generation's record replicated, its
+ * syncs get their assignments. One whose partition went to another leader
+ * answers NOT_COORDINATOR. */
+static void test_a_group_record_not_replicated_fails_the_syncs_and_rebalances(void)
+{
+    struct commit_fixture f;
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = completing_pair(&f, &a, &b);
+    struct waiter sa;
+    struct waiter sb;
+    struct grp_sync_out so = sync_pair(gs, &a, &b, &sa, &sb);
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_REQUEST_TIMED_OUT));
+    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_STRING_EQUAL(sa.assignment, "");
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    struct grp_group *grp = br_grp_find(gs, "g", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(grp);
+    CU_ASSERT_EQUAL(grp->members[0]->assignment_len, 0);
+    CU_ASSERT_EQUAL(grp->members[1]->assignment_len, 0);
+    CU_ASSERT_EQUAL(br_grp_heartbeat(gs, kp_str_c("g"), kp_str_c(b.member_id), KP_STR_NULL, 2),
+                    KP_ERR_REBALANCE_IN_PROGRESS);
+
+    /* both rejoin: generation 3 */
+    char aid[128];
+    char bid[128];
+    (void)snprintf(aid, sizeof aid, "%s", a.member_id);
+    (void)snprintf(bid, sizeof bid, "%s", b.member_id);
+    (void)join_as(gs, aid, &a, &range_protocol, false);
+    (void)join_as(gs, bid, &b, &range_protocol, false);
+    CU_ASSERT_TRUE_FATAL(a.answered && b.answered);
+    CU_ASSERT_EQUAL(a.generation, 3);
+    struct waiter sb3;
+    CU_ASSERT_EQUAL(sync_as(gs, b.member_id, 3, &sb3, NULL, 0).outcome, GRP_WAIT);
+    struct grp_assignment as[1] = {{kp_str_c(b.member_id), {(const uint8_t *)"B3", 2}}};
+    struct waiter sa3;
+    so = sync_as(gs, a.member_id, 3, &sa3, as, 1);
+    CU_ASSERT_FALSE(sb3.answered);
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
+    CU_ASSERT_TRUE(sa3.answered && sa3.err == KP_ERR_NONE);
+    CU_ASSERT_STRING_EQUAL(sa3.assignment, ""); /* none for the leader: an empty one */
+    CU_ASSERT_TRUE(sb3.answered && sb3.err == KP_ERR_NONE);
+    CU_ASSERT_STRING_EQUAL(sb3.assignment, "B3");
+    CU_ASSERT_EQUAL(state_of(gs), GRP_STABLE);
+    commit_teardown(&f);
+
+    /* led elsewhere while the record waited */
+    gs = completing_pair(&f, &a, &b);
+    so = sync_pair(gs, &a, &b, &sa, &sb);
+    CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NOT_LEADER_OR_FOLLOWER));
+    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    commit_teardown(&f);
+}
+
+/* The ISR below min.insync.replicas when the leader syncs: nothing is
+ * appended and the syncs are answered COORDINATOR_NOT_AVAILABLE inside
+ * the call (storeGroup's NOT_ENOUGH_REPLICAS), the group rebalances. */
+static void test_a_group_record_refused_below_min_insync_fails_the_syncs_at_once(void)
+{
+    struct commit_fixture f;
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = completing_pair(&f, &a, &b);
+    struct waiter sa;
+    struct waiter sb;
+    acks_all_err = KP_ERR_NOT_ENOUGH_REPLICAS;
+    struct grp_sync_out so = sync_pair(gs, &a, &b, &sa, &sb);
+    acks_all_err = 0;
+    CU_ASSERT_EQUAL(so.store_seq, 0);
+    CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 0);
+    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_COORDINATOR_NOT_AVAILABLE);
+    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_COORDINATOR_NOT_AVAILABLE);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    commit_teardown(&f);
+}
+
+/* A member that leaves while the record waits rebalances the group (the
+ * syncs get REBALANCE_IN_PROGRESS); the record's settlement then changes
+ * nothing (Kafka's callback checks the state and the generation). */
+static void test_a_group_record_settled_after_a_rebalance_changes_nothing(void)
+{
+    struct commit_fixture f;
+    struct waiter a;
+    struct waiter b;
+    struct br_groups *gs = completing_pair(&f, &a, &b);
+    struct waiter sa;
+    struct waiter sb;
+    struct grp_sync_out so = sync_pair(gs, &a, &b, &sa, &sb);
+    struct grp_group *grp = br_grp_find(gs, "g", 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(grp);
+    CU_ASSERT_EQUAL(br_grp_leave(gs, grp, kp_str_c(b.member_id), KP_STR_NULL), KP_ERR_NONE);
+    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    CU_ASSERT_FALSE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NONE));
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    commit_teardown(&f);
+}
+
+/* The errors the syncs get for a group record whose append failed or was
+ * not replicated (Kafka 2.0's GroupMetadataManager.storeGroup). */
+static void test_store_errors_are_kafkas_store_group_mapping(void)
+{
+    static const int map[][2] = {
+        {KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_ENOUGH_REPLICAS, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND, KP_ERR_COORDINATOR_NOT_AVAILABLE},
+        {KP_ERR_NOT_LEADER_OR_FOLLOWER, KP_ERR_NOT_COORDINATOR},
+        {KP_ERR_KAFKA_STORAGE_ERROR, KP_ERR_NOT_COORDINATOR},
+        {KP_ERR_REQUEST_TIMED_OUT, KP_ERR_REBALANCE_IN_PROGRESS},
+        {KP_ERR_MESSAGE_TOO_LARGE, KP_ERR_UNKNOWN_SERVER_ERROR},
+        {KP_ERR_RECORD_LIST_TOO_LARGE, KP_ERR_UNKNOWN_SERVER_ERROR},
+        {KP_ERR_INVALID_FETCH_SIZE, KP_ERR_UNKNOWN_SERVER_ERROR},
+        {KP_ERR_CORRUPT_MESSAGE, KP_ERR_CORRUPT_MESSAGE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        CU_ASSERT_EQUAL(br_grp_store_error(map[i][0]), map[i][1]);
+    }
+}
+
 static CU_TestInfo tests[] = {
     {"java_hash_of_ascii_strings", test_java_hash_of_ascii_strings},
     {"java_hash_of_two_and_three_byte_utf8", test_java_hash_of_two_and_three_byte_utf8},
@@ -1161,6 +1373,16 @@ static CU_TestInfo tests[] = {
      test_a_commit_below_min_insync_is_refused_unwritten},
     {"commit_errors_are_kafkas_store_offsets_mapping",
      test_commit_errors_are_kafkas_store_offsets_mapping},
+    {"syncs_wait_until_the_group_record_is_replicated",
+     test_syncs_wait_until_the_group_record_is_replicated},
+    {"a_group_record_not_replicated_fails_the_syncs_and_rebalances",
+     test_a_group_record_not_replicated_fails_the_syncs_and_rebalances},
+    {"a_group_record_refused_below_min_insync_fails_the_syncs_at_once",
+     test_a_group_record_refused_below_min_insync_fails_the_syncs_at_once},
+    {"a_group_record_settled_after_a_rebalance_changes_nothing",
+     test_a_group_record_settled_after_a_rebalance_changes_nothing},
+    {"store_errors_are_kafkas_store_group_mapping",
+     test_store_errors_are_kafkas_store_group_mapping},
     CU_TEST_INFO_NULL,
 };
 

@@ -87,6 +87,9 @@ static void set_state(struct br_groups *gs, struct grp_group *g, enum grp_state 
              br_grp_state_name(s), g->generation);
     g->state = s;
     g->state_ts = gs->ops->now_wall_ms(gs->ctx);
+    /* a group record still waiting for the ISR no longer decides anything
+     * (Kafka's callback checks the state and the generation) */
+    g->store_seq = 0;
 }
 
 /* ---------------------------------------------------------------- Java's hash */
@@ -748,6 +751,34 @@ static void set_and_propagate_assignment(struct br_groups *gs, struct grp_group 
     }
 }
 
+/* The leader's group record was replicated (err 0) or not (err: what the
+ * syncs get): Kafka 2.0's storeGroup callback in doSyncGroup. */
+static void store_done(struct br_groups *gs, struct grp_group *g, int err)
+{
+    g->store_seq = 0;
+    if (err == KP_ERR_NONE) {
+        set_and_propagate_assignment(gs, g);
+        set_state(gs, g, GRP_STABLE);
+        return;
+    }
+    br_warn("group %s: the record of generation %" PRId32 " was not stored (%s): the syncs "
+            "answered so, and the group rebalances",
+            g->id, g->generation, kp_err_name(err));
+    reset_and_propagate_assignment_error(gs, g, err);
+    maybe_prepare_rebalance(gs, g, "the group's record was not stored");
+}
+
+bool br_grp_store_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
+                         int append_err)
+{
+    struct grp_group *g = gs != NULL && seq != 0 ? br_grp_find(gs, group_id, len) : NULL;
+    if (g == NULL || g->state != GRP_COMPLETING_REBALANCE || g->store_seq != seq) {
+        return false;
+    }
+    store_done(gs, g, append_err == KP_ERR_NONE ? KP_ERR_NONE : br_grp_store_error(append_err));
+    return true;
+}
+
 static void join_timer_fired(struct br_groups *gs, struct grp_group *g)
 {
     if (g->state != GRP_PREPARING_REBALANCE) {
@@ -1256,9 +1287,18 @@ int br_grp_sync(struct br_groups *gs, const struct grp_sync_req *q, void *waiter
     out->group = g;
     out->member = m;
     if (m == g->leader) {
-        br_grp_store_group(gs, g);
-        set_and_propagate_assignment(gs, g);
-        set_state(gs, g, GRP_STABLE);
+        /* the group stays in CompletingRebalance until its record is
+         * replicated; a sync of the leader while an earlier record waits
+         * appends again, and only the latest record (the assignments the
+         * members hold now) settles the generation */
+        uint64_t seq = 0;
+        int err = br_grp_store_generation(gs, g, &seq);
+        if (err != 0) {
+            store_done(gs, g, err);
+        } else {
+            g->store_seq = seq;
+            out->store_seq = seq;
+        }
     }
     return 0;
 }

@@ -9,10 +9,13 @@
  * the rebalance timeout; a new group waits
  * group.initial.rebalance.delay.ms first) -> CompletingRebalance (the
  * leader got every member's metadata; followers' syncs wait for the
- * leader's) -> Stable. Heartbeats answer REBALANCE_IN_PROGRESS only in
- * PreparingRebalance. Static membership (group.instance.id) is kept to
- * this much: a join with a known instance id and no member id replaces the
- * old member.
+ * leader's, whose sync appends the group's record, and every sync then
+ * waits for that record to be replicated: br_grp_store_settle) -> Stable.
+ * Heartbeats answer REBALANCE_IN_PROGRESS only in PreparingRebalance, as
+ * Kafka does since 2.7 (KAFKA-10134: clients heartbeat while they wait for
+ * their assignment; Kafka 2.0 answers it in CompletingRebalance too).
+ * Static membership (group.instance.id) is kept to this much: a join with
+ * a known instance id and no member id replaces the old member.
  *
  * What the coordinator needs from its user comes through a const ops table
  * (struct br_grp_ops): the clocks, timers, answering a join or sync that
@@ -166,6 +169,11 @@ struct grp_group {
     struct grp_pending_commit *pcommits; /* appended, not replicated yet: in append order */
     size_t npcommits;
     size_t pcommits_cap;
+    /* CompletingRebalance: the leader's sync appended the generation's
+     * record under this seq, which waits for the ISR (Kafka 2.0's
+     * storeGroup callback; br_grp_store_settle); 0: none. Any state change
+     * clears it. */
+    uint64_t store_seq;
     /* what the user's waiting joins and syncs wait on (its purgatory) */
     struct br_delay_key waiters;
 };
@@ -222,7 +230,8 @@ struct br_groups {
     struct grp_group *last;
     struct grp_timer expiry;
     uint64_t rng;        /* splitmix64 state for member ids */
-    uint64_t commit_seq; /* the last commit request's seq (br_grp_commit) */
+    uint64_t commit_seq; /* the last seq given to a commit (br_grp_commit) or a
+                            generation's group record (store_seq) */
 };
 
 /* ---- the coordinator */
@@ -344,10 +353,21 @@ struct grp_sync_out {
     int32_t assignment_len;
     struct grp_group *group;   /* GRP_WAIT */
     struct grp_member *member; /* GRP_WAIT */
+    /* GRP_WAIT of the leader: the seq of the group record its sync
+     * appended, which the user settles with br_grp_store_settle once the
+     * append is replicated or failed; 0: nothing to settle. */
+    uint64_t store_seq;
 };
 
-/* Kafka's handleSyncGroup; waiter as in br_grp_join (the leader's sync
- * completes the generation inside the call). Returns 0 or KP_E_NOMEM. */
+/*
+ * Kafka 2.0's handleSyncGroup; waiter as in br_grp_join. The leader's sync
+ * in CompletingRebalance stores the assignments on the members and appends
+ * the group's record (acks=all: refused while the ISR is below
+ * min.insync.replicas), out->store_seq; the group stays in
+ * CompletingRebalance and every sync waits until br_grp_store_settle. An
+ * append that fails at once settles inside the call: the syncs (this one
+ * too) get the error and the group rebalances. Returns 0 or KP_E_NOMEM.
+ */
 KP_MUST_CHECK int br_grp_sync(struct br_groups *gs, const struct grp_sync_req *q, void *waiter,
                               struct grp_sync_out *out);
 
@@ -356,6 +376,33 @@ KP_MUST_CHECK int br_grp_sync(struct br_groups *gs, const struct grp_sync_req *q
  * went keeps the member joined, as in Kafka, whose join callback answers
  * into a closed socket. */
 void br_grp_waiter_gone(struct br_groups *gs, struct grp_member *m, void *waiter);
+
+/*
+ * The group record of g's generation appended under seq (out->store_seq of
+ * the leader's sync) was replicated (append_err 0) or will not be (the
+ * append's error: REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+ * NOT_LEADER_OR_FOLLOWER...), Kafka 2.0's storeGroup callback in
+ * doSyncGroup: replicated, every waiting sync gets its member's assignment
+ * and the group becomes Stable; failed, every waiting sync gets
+ * br_grp_store_error(append_err), the assignments are forgotten
+ * (resetAndPropagateAssignmentError) and the group prepares a rebalance.
+ * A group that went, left CompletingRebalance or appended a later record
+ * meanwhile is left alone (returns false).
+ */
+bool br_grp_store_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
+                         int append_err);
+
+/*
+ * The error the syncs of a generation get when its group record's append
+ * or its wait for the ISR ended in append_err (Kafka 2.0's
+ * GroupMetadataManager.storeGroup): UNKNOWN_TOPIC_OR_PARTITION and
+ * NOT_ENOUGH_REPLICAS(_AFTER_APPEND) are COORDINATOR_NOT_AVAILABLE,
+ * NOT_LEADER_FOR_PARTITION and KAFKA_STORAGE_ERROR are NOT_COORDINATOR,
+ * REQUEST_TIMED_OUT is REBALANCE_IN_PROGRESS, MESSAGE_TOO_LARGE,
+ * RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE are UNKNOWN_SERVER_ERROR,
+ * anything else itself.
+ */
+int br_grp_store_error(int append_err);
 
 /* Kafka's handleHeartbeat: the error to answer (KP_ERR_NONE). */
 int br_grp_heartbeat(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
@@ -444,8 +491,13 @@ void br_grp_offsets_free(struct grp_group *g);
 bool br_grp_has_offsets(const struct grp_group *g);
 
 /* Appends the group's current metadata (Kafka's group metadata value)
- * after a generation completes or the group empties. Failures are logged. */
+ * when the group empties, waiting for nothing. Failures are logged. */
 void br_grp_store_group(struct br_groups *gs, struct grp_group *g);
+/* Appends the record of g's completed generation for the leader's sync
+ * (Kafka's storeGroup with acks=all): 0 with *seq, the seq to settle by
+ * (br_grp_store_settle), or the error the syncs get (br_grp_store_error's
+ * mapping; nothing appended). */
+KP_MUST_CHECK int br_grp_store_generation(struct br_groups *gs, struct grp_group *g, uint64_t *seq);
 /* Appends tombstones for every offset and the group key. Returns 0 or a
  * Kafka error. */
 int br_grp_store_tombstones(struct br_groups *gs, struct grp_group *g);

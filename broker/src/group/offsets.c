@@ -276,6 +276,27 @@ int br_grp_commit_error(int append_err)
     }
 }
 
+int br_grp_store_error(int append_err)
+{
+    switch (append_err) {
+    case KP_ERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KP_ERR_NOT_ENOUGH_REPLICAS:
+    case KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    case KP_ERR_NOT_LEADER_OR_FOLLOWER:
+    case KP_ERR_KAFKA_STORAGE_ERROR:
+        return KP_ERR_NOT_COORDINATOR;
+    case KP_ERR_REQUEST_TIMED_OUT:
+        return KP_ERR_REBALANCE_IN_PROGRESS;
+    case KP_ERR_MESSAGE_TOO_LARGE:
+    case KP_ERR_RECORD_LIST_TOO_LARGE:
+    case KP_ERR_INVALID_FETCH_SIZE:
+        return KP_ERR_UNKNOWN_SERVER_ERROR;
+    default:
+        return append_err;
+    }
+}
+
 static struct kp_str gid(const struct grp_group *g)
 {
     struct kp_str s = {g->id, (int32_t)g->id_len};
@@ -399,30 +420,65 @@ static struct kp_bytes wr_bytes(const struct kp_writer *w, size_t from, size_t t
     return b;
 }
 
+/* Appends g's metadata record through a (initialized): 0, a Kafka error
+ * (the commit mapping of app_flush) or a negative one. */
+static int append_group_record(struct appender *a, const struct grp_group *g)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)INT32_MAX / 2);
+    br_grp_enc_group_key(&w, gid(g));
+    size_t kend = w.len;
+    br_grp_enc_group_value(&w, g, a->now);
+    int err = w.err;
+    if (err == 0) {
+        err = app_add(a, wr_bytes(&w, 0, kend), wr_bytes(&w, kend, w.len));
+    }
+    if (err == 0) {
+        err = app_flush(a);
+    }
+    kp_wr_free(&w);
+    return err;
+}
+
 void br_grp_store_group(struct br_groups *gs, struct grp_group *g)
 {
     struct appender a;
     int err = app_init(&a, gs, g);
     if (err == 0) {
-        struct kp_writer w;
-        kp_wr_init(&w, (size_t)INT32_MAX / 2);
-        br_grp_enc_group_key(&w, gid(g));
-        size_t kend = w.len;
-        br_grp_enc_group_value(&w, g, a.now);
-        if (w.err != 0) {
-            err = w.err;
-        } else {
-            err = app_add(&a, wr_bytes(&w, 0, kend), wr_bytes(&w, kend, w.len));
-            if (err == 0) {
-                err = app_flush(&a);
-            }
-        }
-        kp_wr_free(&w);
+        err = append_group_record(&a, g);
     }
     app_free(&a);
     if (err != 0) {
-        br_warn("group %s: storing the group metadata failed: %s", g->id, kp_err_name(err));
+        br_warn("group %s: storing the group metadata failed: %s", g->id,
+                err < 0 ? kp_err_str(err) : kp_err_name(err));
     }
+}
+
+int br_grp_store_generation(struct br_groups *gs, struct grp_group *g, uint64_t *seq)
+{
+    *seq = 0;
+    struct appender a;
+    int err = app_init(&a, gs, g);
+    if (err == 0 && gs->ops->acks_all_check != NULL) {
+        err = gs->ops->acks_all_check(gs->ctx, a.p);
+        err = err != 0 ? br_grp_store_error(err) : 0;
+    }
+    if (err == 0) {
+        err = append_group_record(&a, g);
+        if (err == KP_ERR_INVALID_COMMIT_OFFSET_SIZE || err < 0) {
+            /* a record too large for the partition (storeGroup's
+             * MESSAGE_TOO_LARGE), or no memory to build it */
+            err = KP_ERR_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    app_free(&a);
+    if (err != 0) {
+        br_warn("group %s: storing generation %" PRId32 " failed: %s", g->id, g->generation,
+                kp_err_name(err));
+        return err;
+    }
+    *seq = ++gs->commit_seq;
+    return 0;
 }
 
 int br_grp_store_tombstones(struct br_groups *gs, struct grp_group *g)

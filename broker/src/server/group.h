@@ -102,6 +102,13 @@ struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_
  * (NOT_ENOUGH_REPLICAS) while the partition's ISR is smaller than its
  * min.insync.replicas; a standalone broker's log is its ISR. */
 int br_group_acks_all_check(void *ctx, const struct br_partition *p);
+/* The leader's SyncGroup appended its group's record under seq
+ * (grp_sync_out.store_seq): settles it once the record reaches the ISR of
+ * the group's partition, or when that wait fails (offsets.commit.timeout.ms,
+ * the ISR below min.insync.replicas, led elsewhere), through the purgatory
+ * with no request parked for it (the syncs wait in the coordinator); a
+ * standalone broker settles it at once. */
+void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t seq);
 /* Reads every partition of __consumer_offsets into b->groups. */
 KP_MUST_CHECK int br_group_offsets_load(struct br_broker *b);
 

@@ -592,6 +592,10 @@ int br_h_sync_group(struct br_req *r)
     int err = br_grp_sync(r->b->groups, &sq, pk, &out);
     if (err == 0 && out.outcome == GRP_WAIT) {
         park_wait(r, pk, out.group, out.member);
+        if (out.store_seq != 0) {
+            /* the leader's: every sync waits for the group's record */
+            br_group_store_wait(r->b, q->GroupId, out.store_seq);
+        }
         return 0;
     }
     park_free(pk);

@@ -376,10 +376,26 @@ static void commit_settle(struct br_broker *b, struct kp_str group, uint64_t seq
     }
 }
 
-/* A commit whose connection closed while it waited: its offsets are
- * settled when the wait would have ended, as Kafka's DelayedProduce
- * completes (and calls storeOffsets' callback) without its connection. */
-struct commit_orphan {
+/* Settles what the coordinator appended under seq for group by the wait's
+ * outcome err: the generation's group record (br_grp_store_settle), or a
+ * commit (commit_settle) whose client hears nothing of it. */
+static void append_settle(struct br_broker *b, struct kp_str group, uint64_t seq, bool group_record,
+                          int16_t err)
+{
+    if (!group_record) {
+        commit_settle(b, group, seq, err, NULL);
+        return;
+    }
+    (void)br_grp_store_settle(b->groups, group.ptr, group.len > 0 ? (size_t)group.len : 0, seq,
+                              err);
+}
+
+/* An append of the coordinator waiting for the ISR with no request parked
+ * for it: a commit whose connection closed while it waited, or the group
+ * record of a generation, whose syncs wait in the coordinator. It is
+ * settled when the wait ends, as Kafka's DelayedProduce completes (and
+ * calls storeOffsets' or storeGroup's callback) without a connection. */
+struct append_wait {
     struct br_delayed delayed;
     struct br_delay_link link;
     struct br_broker *b;
@@ -387,32 +403,61 @@ struct commit_orphan {
     int64_t required;
     uint32_t term;
     uint64_t seq;
+    bool group_record;
     int32_t group_len;
     char group[]; /* group_len bytes */
 };
 
-static bool orphan_ready(void *ctx, struct br_delayed *d)
+static bool append_wait_ready(void *ctx, struct br_delayed *d)
 {
     (void)ctx;
-    const struct commit_orphan *o = d->owner;
+    const struct append_wait *o = d->owner;
     return commit_settled(o->p, o->required, o->term);
 }
 
-static void orphan_complete(void *ctx, struct br_delayed *d, bool expired)
+static void append_wait_complete(void *ctx, struct br_delayed *d, bool expired)
 {
     (void)ctx;
     (void)expired;
-    struct commit_orphan *o = d->owner;
+    struct append_wait *o = d->owner;
     struct kp_str group = {o->group, o->group_len};
-    commit_settle(o->b, group, o->seq, commit_outcome(o->p, o->required, o->term), NULL);
+    append_settle(o->b, group, o->seq, o->group_record, commit_outcome(o->p, o->required, o->term));
     kp_free(o);
 }
 
-static const struct br_delayed_ops orphan_ops = {
-    .name = "offset commit without its client, waiting for the ISR",
-    .ready = orphan_ready,
-    .complete = orphan_complete,
+static const struct br_delayed_ops append_wait_ops = {
+    .name = "group coordinator append without a request, waiting for the ISR",
+    .ready = append_wait_ready,
+    .complete = append_wait_complete,
 };
+
+/* Parks a wait for p's high watermark to reach required (p led in term)
+ * until deadline_ms, settling seq of group then. 0, or KP_E_NOMEM
+ * (nothing parked). */
+static int append_wait_park(struct br_broker *b, struct br_partition *p, int64_t required,
+                            uint32_t term, struct kp_str group, uint64_t seq, bool group_record,
+                            int64_t deadline_ms)
+{
+    size_t glen = group.len > 0 ? (size_t)group.len : 0;
+    struct append_wait *o = kp_calloc(1, sizeof *o + glen);
+    if (o == NULL) {
+        return KP_E_NOMEM;
+    }
+    o->b = b;
+    o->p = p;
+    o->required = required;
+    o->term = term;
+    o->seq = seq;
+    o->group_record = group_record;
+    o->group_len = (int32_t)glen;
+    if (glen > 0) {
+        memcpy(o->group, group.ptr, glen);
+    }
+    br_delayed_init(&o->delayed, &append_wait_ops, o, &o->link, 1);
+    br_delayed_watch(&o->delayed, 0, &p->delayed);
+    br_purgatory_park(&b->purgatory, &o->delayed, deadline_ms);
+    return 0;
+}
 
 /* The answer of a cluster's OffsetCommit, copied out of the request. */
 struct commit_wait {
@@ -452,19 +497,8 @@ static void commit_wait_cancelled(struct br_hw_wait *w)
     if (commit_settled(p, w->required, w->term)) {
         err = commit_outcome(p, w->required, w->term);
     } else {
-        size_t glen = (size_t)cw->group.len;
-        struct commit_orphan *o = kp_calloc(1, sizeof *o + glen);
-        if (o != NULL) {
-            o->b = cw->b;
-            o->p = p;
-            o->required = w->required;
-            o->term = w->term;
-            o->seq = cw->seq;
-            o->group_len = cw->group.len;
-            memcpy(o->group, cw->group.ptr, glen);
-            br_delayed_init(&o->delayed, &orphan_ops, o, &o->link, 1);
-            br_delayed_watch(&o->delayed, 0, &p->delayed);
-            br_purgatory_park(&cw->b->purgatory, &o->delayed, cw->deadline_ms);
+        if (append_wait_park(cw->b, p, w->required, w->term, cw->group, cw->seq, false,
+                             cw->deadline_ms) == 0) {
             commit_wait_free(cw);
             return;
         }
@@ -648,6 +682,41 @@ int br_h_offset_commit(struct br_req *r)
     int err = items != NULL ? offset_commit(r, items) : KP_E_NOMEM;
     kp_free(items);
     return err;
+}
+
+/* ---------------------------------------------------------------- the group record */
+
+void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t seq)
+{
+    size_t glen = group_id.len > 0 ? (size_t)group_id.len : 0;
+    if (!b->cluster) {
+        /* a standalone broker: its log is the whole ISR */
+        (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, KP_ERR_NONE);
+        return;
+    }
+    int gerr = 0;
+    struct br_partition *p = cluster_group_partition(b, group_id.ptr, glen, &gerr);
+    if (p == NULL) {
+        (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq,
+                                  KP_ERR_NOT_LEADER_OR_FOLLOWER);
+        return;
+    }
+    /* Kafka's appendForGroup: offsets.commit.required.acks (-1) and
+     * offsets.commit.timeout.ms, as a commit */
+    int64_t required = br_log_end_offset(p->log);
+    uint32_t term = p->leader_term;
+    int32_t timeout = b->cfg.offsets_commit_timeout_ms;
+    if (commit_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
+        int16_t err = commit_outcome(p, required, term);
+        (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, err);
+        return;
+    }
+    if (append_wait_park(b, p, required, term, group_id, seq, true, br_now_mono_ms() + timeout) !=
+        0) {
+        br_warn("out of memory waiting for the record of group %.*s to be replicated", (int)glen,
+                group_id.ptr);
+        (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, KP_ERR_REQUEST_TIMED_OUT);
+    }
 }
 
 /* ---------------------------------------------------------------- OffsetFetch */
