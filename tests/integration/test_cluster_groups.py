@@ -13,7 +13,12 @@
 - a commit whose records do not reach the ISR in offsets.commit.timeout.ms
   (the group partition's followers paused) fails with REQUEST_TIMED_OUT, as
   Kafka 2.0 answers, and OffsetFetch goes on returning the commit before
-  it: a commit is visible only once replicated.
+  it: a commit is visible only once replicated;
+- a generation completes only once its group record is replicated: with
+  the same followers paused, the leader's SyncGroup gets no assignment but
+  REBALANCE_IN_PROGRESS after offsets.commit.timeout.ms (Kafka 2.0's
+  storeGroup callback) and the group rebalances; the followers resumed,
+  the member's next round gets its assignment.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 confluent-kafka. Every process is stopped by its PID.
@@ -349,8 +354,106 @@ def case_a_commit_not_replicated_is_never_visible(t):
         c.close()
 
 
+def join_group(bootstrap, group, member_id=""):
+    """(error, generation, member id, leader id, took s) of a JoinGroup v1
+    of a consumer with one protocol (session 10 s, rebalance 30 s)."""
+    from kafka.protocol.group import JoinGroupRequest
+    t0 = time.monotonic()
+    r = send(bootstrap, JoinGroupRequest[1](group, 10000, 30000, member_id, "consumer",
+                                            [("range", b"meta")]))
+    return r.error_code, r.generation_id, r.member_id, r.leader_id, time.monotonic() - t0
+
+
+def sync_group(bootstrap, group, generation, member_id, assignment):
+    """(error, assignment, took s) of the SyncGroup v0 of the group's only
+    member, its leader, giving itself assignment."""
+    from kafka.protocol.group import SyncGroupRequest
+    t0 = time.monotonic()
+    r = send(bootstrap, SyncGroupRequest[0](group, generation, member_id,
+                                            [(member_id, assignment)]))
+    return r.error_code, r.member_assignment, time.monotonic() - t0
+
+
+def heartbeat(bootstrap, group, generation, member_id):
+    from kafka.protocol.group import HeartbeatRequest
+    return send(bootstrap, HeartbeatRequest[0](group, generation, member_id)).error_code
+
+
+def case_a_generation_completes_once_its_record_is_replicated(t):
+    """The followers of the group's partition paused (SIGSTOP), still in
+    the ISR: a JoinGroup and SyncGroup round of a one-member group whose
+    group record cannot reach the ISR. The SyncGroup must not get its
+    assignment: the group stays in CompletingRebalance until the record is
+    replicated, and after offsets.commit.timeout.ms the sync is answered
+    REBALANCE_IN_PROGRESS (Kafka 2.0's storeGroup maps the append's
+    REQUEST_TIMED_OUT so) and the group prepares a rebalance (the member's
+    heartbeat says so). The followers resumed, the member's next round
+    completes with its assignment."""
+    _, c = start_cluster(t, {"offsets.commit.timeout.ms": str(COMMIT_TIMEOUT_MS),
+                             "replica.lag.time.max.ms": "60000"})
+    paused = []
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        group = "pending-sync"
+        find_coordinator(c.bootstrap(0), group)  # makes the offsets topic
+        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                         "the group's coordinator")[0]
+        gp = group_partition(group)
+        isr = wait_for(lambda: (lambda p: p[3] if p[0] == 0 and len(p[3]) == 3 else None)(
+                           partitions_of(c.bootstrap(coord), OFFSETS).get(gp, (-1,))),
+                       60, "%s-%d's ISR whole in the coordinator's metadata" % (OFFSETS, gp))
+        followers = [i for i in isr if i != coord]
+        eq(len(followers), 2, "followers of %s-%d" % (OFFSETS, gp))
+        boot = c.bootstrap(coord)
+
+        for i in followers:
+            os.kill(c.brokers[i].pid, signal.SIGSTOP)
+            paused.append(i)
+        err, gen, member, leader, _ = join_group(boot, group)
+        eq(err, 0, "JoinGroup with the followers paused")
+        eq(leader, member, "the only member leads")
+        err, assignment, took = sync_group(boot, group, gen, member, b"mine")
+        print("    the SyncGroup with the followers paused: error %d, assignment %r after %.2f s"
+              % (err, assignment, took), flush=True)
+        check(err != 0 or took >= COMMIT_TIMEOUT_MS / 1000.0 * 0.9,
+              "the SyncGroup got its assignment after %.2f s, before its group record was "
+              "replicated", took)
+        eq(err, 27, "a SyncGroup whose record was not replicated in offsets.commit.timeout.ms "
+                    "(REBALANCE_IN_PROGRESS)")
+        eq(assignment, b"", "the assignment of a SyncGroup that failed")
+        check(took >= COMMIT_TIMEOUT_MS / 1000.0 * 0.9, "the SyncGroup failed after %.2f s", took)
+        eq(heartbeat(boot, group, gen, member), 27,
+           "a heartbeat after the failed SyncGroup (the group prepares a rebalance)")
+        st = c.state(OFFSETS, gp)
+        eq(sorted(st["isr"]), [0, 1, 2], "%s-%d's ISR while the followers are paused"
+           % (OFFSETS, gp))
+
+        for i in followers:
+            os.kill(c.brokers[i].pid, signal.SIGCONT)
+        paused.clear()
+
+        def one_round():
+            # the followers catch up first: a round may fail as the first did
+            err, gen2, member2, _, _ = join_group(boot, group, member)
+            eq((err, member2), (0, member), "the member's JoinGroup once the followers are back")
+            check(gen2 > gen, "the next generation %d after %d", gen2, gen)
+            err, assignment, took = sync_group(boot, group, gen2, member, b"mine")
+            print("    a SyncGroup once the followers are back: error %d after %.2f s"
+                  % (err, took), flush=True)
+            return (gen2, assignment) if err == 0 else None
+
+        gen2, assignment = wait_for(one_round, 60, "a round once the followers are back")
+        eq(assignment, b"mine", "the assignment once the followers are back")
+        eq(heartbeat(boot, group, gen2, member), 0, "a heartbeat of the Stable group")
+    finally:
+        for i in paused:
+            os.kill(c.brokers[i].pid, signal.SIGCONT)
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_groups_are_coordinated_by_the_offsets_leaders,
                    case_committed_offsets_survive_the_coordinators_loss,
                    case_committed_offsets_survive_a_restart_of_every_broker,
-                   case_a_commit_not_replicated_is_never_visible]))
+                   case_a_commit_not_replicated_is_never_visible,
+                   case_a_generation_completes_once_its_record_is_replicated]))
