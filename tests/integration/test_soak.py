@@ -680,6 +680,10 @@ def judge(clients, logs, wall_start, nemesis, seed):
         if lost:
             print("%s: %d acknowledged values lost, first (partition, offset, value): %r"
                   % (cl.label, len(lost), lost[:20]))
+            placed = [(p, off, v, where.get((p, off))) for p, off, v in lost if off >= 0]
+            if placed:
+                print("  of those, acknowledged at an offset: (partition, offset, value, what "
+                      "the log holds there) %r" % placed[:20])
             if not cl.judged:
                 print("  kafkajs 2.2.4: send() resolves without sending again the partitions "
                       "of a request a leader's death cut off (kafkajs issue 1303); counted "
