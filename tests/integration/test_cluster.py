@@ -886,6 +886,49 @@ def case_replica_logs_are_opened_while_the_broker_serves(t):
     finally:
         c.close()
 
+
+def case_restarted_broker_neither_creates_nor_denies_a_topic_it_was_not_told_of(t):
+    """A broker started again (kill -9) serves before the controller's first
+    UpdateMetadata reaches it: it waits out its previous session's
+    registration first. Metadata with auto-creation allowed, asked of it
+    meanwhile for an existing RF 3 topic, must not answer with its failed
+    auto-creation (INVALID_REPLICATION_FACTOR, "larger than available
+    brokers: 0"), which librdkafka takes as the topic's permanent error and
+    fails the messages queued for it: a retriable LEADER_NOT_AVAILABLE, then
+    the topic."""
+    imports()
+    from kafka.protocol.metadata import MetadataRequest
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("known", [[0, 1, 2]])
+        wait_for(lambda: led_everywhere(c, "known", 1), 60, "known-0 led")
+        assignment = c.get("/brokers/topics/known")[0]
+        victim = next(i for i in range(3) if i != c.controller())
+        c.brokers[victim].kill()
+        c.brokers[victim].start()
+        seen = []
+        deadline = time.monotonic() + 60
+        while True:
+            r = send(c.bootstrap(victim), MetadataRequest[4](["known"], True))
+            err = [tp[0] for tp in r.topics if tp[1] == "known"][0]
+            seen.append(err)
+            if err == 0:
+                break
+            check(time.monotonic() < deadline, "broker %d never served known: %r", victim,
+                  sorted(set(seen)))
+            time.sleep(0.05)
+        print("broker %d's answers while it came back: %r" % (victim, sorted(set(seen))))
+        check(38 not in seen, "broker %d answered INVALID_REPLICATION_FACTOR for an existing "
+              "topic (answers %r)", victim, sorted(set(seen)))
+        check(5 in seen, "never asked before broker %d's first UpdateMetadata: the case "
+              "proves nothing (answers %r)", victim, sorted(set(seen)))
+        eq(sorted(set(seen)), [0, 5], "Metadata errors for known")
+        eq(c.get("/brokers/topics/known")[0], assignment, "known's assignment")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_brokers_register_and_elect_a_controller,
                    case_topic_written_to_zookeeper_is_led_and_served,
@@ -898,4 +941,5 @@ if __name__ == "__main__":
                    case_librdkafka_clients_and_zookeepers_cli_see_the_cluster,
                    case_preferred_leaders_come_back_after_a_restart,
                    case_follower_fetches_from_the_leader_the_request_names,
-                   case_replica_logs_are_opened_while_the_broker_serves]))
+                   case_replica_logs_are_opened_while_the_broker_serves,
+                   case_restarted_broker_neither_creates_nor_denies_a_topic_it_was_not_told_of]))

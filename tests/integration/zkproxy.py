@@ -4,7 +4,7 @@ ZooKeeper's wire protocol (jute frames: the session handshake, then request
 headers {xid, type} and reply headers {xid, zxid, err}) to lose, delay or
 cut what real clusters lose, delay and cut.
 
-    proxy = ZkProxy(zk_port)             # listens on 127.0.0.1, a free port
+    proxy = ZkProxy(zk_port)             # listens on 127.0.0.1 (host=), a free port
     proxy.connect                        # "127.0.0.1:PORT": a zookeeper.connect
     rule = proxy.lose_reply(op="setData", path=".../state",
                             match=lambda req: b'"isr":[0,1,2]' in req.data)
@@ -223,11 +223,14 @@ class _Conn:
 
 
 class ZkProxy:
-    def __init__(self, upstream_port, upstream_host="127.0.0.1"):
+    def __init__(self, upstream_port, upstream_host="127.0.0.1", host="127.0.0.1"):
+        """host: the address it listens on (a bridge's, for brokers in
+        network namespaces of their own)."""
         self.upstream = (upstream_host, upstream_port)
+        self.host = host
         self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.bind((host, 0))
         self.lsock.listen(64)
         self.port = self.lsock.getsockname()[1]
         self.lock = threading.Lock()
@@ -242,7 +245,7 @@ class ZkProxy:
 
     @property
     def connect(self):
-        return "127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.host, self.port)
 
     def _accept(self):
         while not self.stopped:

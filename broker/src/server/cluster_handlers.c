@@ -922,6 +922,16 @@ int br_metadata_from_cache(struct br_req *r)
             if (t == NULL) {
                 out->Name = name;
                 out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                if (mc->controller_id < 0) {
+                    /* no UpdateMetadata yet (a broker just started): it
+                     * cannot tell a missing topic from one it was not told
+                     * about, nor count the live brokers, so it neither
+                     * creates nor denies; the client asks again (Kafka 2.0
+                     * answers an existing topic's creation
+                     * LEADER_NOT_AVAILABLE, KafkaApis.createTopic) */
+                    out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
+                    continue;
+                }
                 bool may_create = b->cfg.auto_create_topics_enable &&
                                   (r->version < 4 || q->AllowAutoTopicCreation) &&
                                   !kp_str_eq_c(name, BR_OFFSETS_TOPIC);
