@@ -12,6 +12,7 @@
 
 #include "base/fileref.h"
 #include "base/logging.h"
+#include "batches.h"
 #include "cunit_run.h"
 #include "replica/partition.h"
 #include "storage/log.h"
@@ -35,32 +36,9 @@ static void hw_moved(void *ctx, struct br_partition *p)
 
 static const struct br_partition_ops watch_ops = {hw_moved, NULL};
 
-/* A batch of count records; of idempotent producer pid (epoch, first
- * sequence) when pid >= 0. */
-static uint8_t *producer_batch(int count, int64_t pid, int16_t epoch, int32_t seq, size_t *len)
-{
-    struct kp_batch_builder b;
-    CU_ASSERT_EQUAL_FATAL(
-        kp_batch_builder_init(&b, KP_CODEC_NONE, 0, 1000, pid, epoch, seq, 1 << 20), 0);
-    for (int i = 0; i < count; i++) {
-        struct kp_bytes v = {(const uint8_t *)"value", 5};
-        CU_ASSERT_EQUAL_FATAL(
-            kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, 1000 + i, KP_BYTES_NULL, v, NULL, 0), 0);
-    }
-    struct kp_writer w;
-    kp_wr_init(&w, 1 << 20);
-    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &w), 0);
-    kp_batch_builder_free(&b);
-    uint8_t *out = kp_wr_steal(&w, len);
-    if (out == NULL) {
-        abort();
-    }
-    return out;
-}
-
 static uint8_t *batch_of(int count, size_t *len)
 {
-    return producer_batch(count, -1, -1, -1, len);
+    return st_producer_batch(count, -1, -1, -1, len);
 }
 
 static struct br_log *open_log(struct br_filecache *fc)
@@ -149,7 +127,7 @@ static void test_leader_append_moves_hw_and_tells_once(void)
 static struct br_append produce(struct br_partition *p, int count, int16_t epoch, int32_t seq)
 {
     size_t len = 0;
-    uint8_t *b = producer_batch(count, 7, epoch, seq, &len);
+    uint8_t *b = st_producer_batch(count, 7, epoch, seq, &len);
     struct br_append app;
     CU_ASSERT_EQUAL(br_partition_append_leader(p, b, len, 5000, &app), 0);
     kp_free(b);
@@ -212,7 +190,7 @@ static void test_follower_appends_record_the_producers(void)
     setup_leader(&fc, &p, &w);
     br_partition_become_follower(&p, 0);
     size_t len = 0;
-    uint8_t *b = producer_batch(3, 7, 1, 0, &len); /* offsets 0-2, sequences 0-2 */
+    uint8_t *b = st_producer_batch(3, 7, 1, 0, &len); /* offsets 0-2, sequences 0-2 */
     CU_ASSERT_EQUAL(br_partition_append_follower(&p, b, len, 5000), 0);
     kp_free(b);
     CU_ASSERT_EQUAL(br_log_end_offset(p.log), 3);

@@ -18,6 +18,7 @@
 
 #include "base/fileref.h"
 #include "base/logging.h"
+#include "batches.h"
 #include "cunit_run.h"
 #include "replica/partition.h"
 #include "replica/producer_state.h"
@@ -273,31 +274,10 @@ static void test_producer_below_the_log_start_is_unknown(void)
 
 /* ---------------------------------------------------------------- on a log */
 
-static uint8_t *producer_batch(int count, int64_t pid, int16_t epoch, int32_t seq, size_t *len)
-{
-    struct kp_batch_builder b;
-    CU_ASSERT_EQUAL_FATAL(
-        kp_batch_builder_init(&b, KP_CODEC_NONE, 0, 1000, pid, epoch, seq, 1 << 20), 0);
-    for (int i = 0; i < count; i++) {
-        struct kp_bytes v = {(const uint8_t *)"value", 5};
-        CU_ASSERT_EQUAL_FATAL(
-            kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, 1000 + i, KP_BYTES_NULL, v, NULL, 0), 0);
-    }
-    struct kp_writer w;
-    kp_wr_init(&w, 1 << 20);
-    CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &w), 0);
-    kp_batch_builder_free(&b);
-    uint8_t *out = kp_wr_steal(&w, len);
-    if (out == NULL) {
-        abort();
-    }
-    return out;
-}
-
 static struct br_append produce(struct br_partition *p, int64_t pid, int count, int32_t seq)
 {
     size_t len = 0;
-    uint8_t *b = producer_batch(count, pid, pid >= 0 ? 0 : -1, seq, &len);
+    uint8_t *b = st_producer_batch(count, pid, pid >= 0 ? 0 : -1, seq, &len);
     struct br_append app;
     CU_ASSERT_EQUAL(br_partition_append_leader(p, b, len, 5000, &app), 0);
     kp_free(b);
@@ -421,12 +401,12 @@ static void test_state_loads_from_a_kafka_snapshot_and_the_log_after_it(void)
     CU_ASSERT_EQUAL(p.producers.snap_offset, 101);
 
     size_t len = 0;
-    uint8_t *b = producer_batch(10, 1000, 2, 0, &len);
+    uint8_t *b = st_producer_batch(10, 1000, 2, 0, &len);
     struct br_append app;
     CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
     kp_free(b);
     CU_ASSERT_TRUE(app.duplicate && app.base == 32);
-    b = producer_batch(1, 1000, 2, 10, &len);
+    b = st_producer_batch(1, 1000, 2, 10, &len);
     CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, 5000, &app), 0);
     kp_free(b);
     CU_ASSERT_TRUE(!app.duplicate && app.seq_error == 0 && app.base == 125);

@@ -257,7 +257,9 @@ size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t l
     return committed;
 }
 
-int br_grp_commit_error(int append_err)
+/* What Kafka 2.0's storeOffsets and storeGroup both answer for an append's
+ * outcome; 0: theirs differ (or the outcome passes on as it is). */
+static int store_error_common(int append_err)
 {
     switch (append_err) {
     case KP_ERR_UNKNOWN_TOPIC_OR_PARTITION:
@@ -267,34 +269,36 @@ int br_grp_commit_error(int append_err)
     case KP_ERR_NOT_LEADER_OR_FOLLOWER:
     case KP_ERR_KAFKA_STORAGE_ERROR:
         return KP_ERR_NOT_COORDINATOR;
-    case KP_ERR_MESSAGE_TOO_LARGE:
-    case KP_ERR_RECORD_LIST_TOO_LARGE:
-    case KP_ERR_INVALID_FETCH_SIZE:
-        return KP_ERR_INVALID_COMMIT_OFFSET_SIZE;
     default:
-        return append_err;
+        return 0;
     }
+}
+
+static bool too_large(int append_err)
+{
+    return append_err == KP_ERR_MESSAGE_TOO_LARGE || append_err == KP_ERR_RECORD_LIST_TOO_LARGE ||
+           append_err == KP_ERR_INVALID_FETCH_SIZE;
+}
+
+int br_grp_commit_error(int append_err)
+{
+    int common = store_error_common(append_err);
+    if (common != 0) {
+        return common;
+    }
+    return too_large(append_err) ? KP_ERR_INVALID_COMMIT_OFFSET_SIZE : append_err;
 }
 
 int br_grp_store_error(int append_err)
 {
-    switch (append_err) {
-    case KP_ERR_UNKNOWN_TOPIC_OR_PARTITION:
-    case KP_ERR_NOT_ENOUGH_REPLICAS:
-    case KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    case KP_ERR_NOT_LEADER_OR_FOLLOWER:
-    case KP_ERR_KAFKA_STORAGE_ERROR:
-        return KP_ERR_NOT_COORDINATOR;
-    case KP_ERR_REQUEST_TIMED_OUT:
-        return KP_ERR_REBALANCE_IN_PROGRESS;
-    case KP_ERR_MESSAGE_TOO_LARGE:
-    case KP_ERR_RECORD_LIST_TOO_LARGE:
-    case KP_ERR_INVALID_FETCH_SIZE:
-        return KP_ERR_UNKNOWN_SERVER_ERROR;
-    default:
-        return append_err;
+    int common = store_error_common(append_err);
+    if (common != 0) {
+        return common;
     }
+    if (append_err == KP_ERR_REQUEST_TIMED_OUT) {
+        return KP_ERR_REBALANCE_IN_PROGRESS;
+    }
+    return too_large(append_err) ? KP_ERR_UNKNOWN_SERVER_ERROR : append_err;
 }
 
 static struct kp_str gid(const struct grp_group *g)
