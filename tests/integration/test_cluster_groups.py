@@ -295,6 +295,23 @@ def fetch_offset(bootstrap, group, topic, partition):
 COMMIT_TIMEOUT_MS = 2000
 
 
+def coordinator_and_followers(c, group):
+    """The group's coordinator (made with the offsets topic), the two
+    followers of its __consumer_offsets partition and that partition, once its
+    ISR is whole in the coordinator's metadata: what a commit or a group
+    record waits for."""
+    find_coordinator(c.bootstrap(0), group)  # makes the offsets topic
+    coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
+                     "the group's coordinator")[0]
+    gp = group_partition(group)
+    isr = wait_for(lambda: (lambda p: p[3] if p[0] == 0 and len(p[3]) == 3 else None)(
+                       partitions_of(c.bootstrap(coord), OFFSETS).get(gp, (-1,))),
+                   60, "%s-%d's ISR whole in the coordinator's metadata" % (OFFSETS, gp))
+    followers = [i for i in isr if i != coord]
+    eq(len(followers), 2, "followers of %s-%d" % (OFFSETS, gp))
+    return coord, followers, gp
+
+
 def case_a_commit_not_replicated_is_never_visible(t):
     """The followers of the group's partition paused (SIGSTOP), still in
     the ISR (replica.lag.time.max.ms far above offsets.commit.timeout.ms):
@@ -312,16 +329,7 @@ def case_a_commit_not_replicated_is_never_visible(t):
         c.create_topic("pend", [[0, 1, 2]])
         wait_for(lambda: led_everywhere(c, "pend", 1), 60, "pend-0 led everywhere")
         group = "pending-commits"
-        find_coordinator(c.bootstrap(0), group)  # makes the offsets topic
-        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
-                         "the group's coordinator")[0]
-        gp = group_partition(group)
-        # the commit waits for every follower in the ISR
-        isr = wait_for(lambda: (lambda p: p[3] if p[0] == 0 and len(p[3]) == 3 else None)(
-                           partitions_of(c.bootstrap(coord), OFFSETS).get(gp, (-1,))),
-                       60, "%s-%d's ISR whole in the coordinator's metadata" % (OFFSETS, gp))
-        followers = [i for i in isr if i != coord]
-        eq(len(followers), 2, "followers of %s-%d" % (OFFSETS, gp))
+        coord, followers, gp = coordinator_and_followers(c, group)
         boot = c.bootstrap(coord)
         err, _ = wait_for(lambda: (lambda e: e if e[0] == 0 else None)(
                               commit_offset(boot, group, "pend", 0, 10)),
@@ -395,15 +403,7 @@ def case_a_generation_completes_once_its_record_is_replicated(t):
     try:
         wait_for(lambda: c.controller() is not None, 60, "a controller")
         group = "pending-sync"
-        find_coordinator(c.bootstrap(0), group)  # makes the offsets topic
-        coord = wait_for(lambda: coordinator_everywhere(c, group, (0, 1, 2)), 60,
-                         "the group's coordinator")[0]
-        gp = group_partition(group)
-        isr = wait_for(lambda: (lambda p: p[3] if p[0] == 0 and len(p[3]) == 3 else None)(
-                           partitions_of(c.bootstrap(coord), OFFSETS).get(gp, (-1,))),
-                       60, "%s-%d's ISR whole in the coordinator's metadata" % (OFFSETS, gp))
-        followers = [i for i in isr if i != coord]
-        eq(len(followers), 2, "followers of %s-%d" % (OFFSETS, gp))
+        coord, followers, gp = coordinator_and_followers(c, group)
         boot = c.bootstrap(coord)
 
         for i in followers:
