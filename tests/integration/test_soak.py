@@ -31,7 +31,13 @@ kafkajs 2.2.4's send() can resolve without sending again the partitions of
 a request that a leader's death cut off (kafkajs issue 1303): those records
 never got an answer from any broker, so no broker can keep them. kafkajs's
 losses are counted and printed apart and do not fail the soak; its
-duplicates do.
+duplicates do. librdkafka's idempotent producer fails for good (a fatal
+OUT_OF_ORDER_SEQUENCE_NUMBER, "sequence desynchronization") when a request
+timed out at a leader that was cut off, its outcome unknown, and the next
+batch reaches the new leader with a gap: the new leader is right to refuse
+it (Kafka 2.0's ProducerStateManager does), and without KIP-360's epoch
+bump (Kafka 2.5) the client cannot go on. The librdkafka client then
+starts a new producer, as an application would, and the soak counts it.
 
     test_soak.py SAMSA_BROKER [--minutes N] [--seed S]
 
@@ -74,12 +80,14 @@ CK_PRODUCER = textwrap.dedent('''
     import json, os, sys, time, confluent_kafka
     bootstrap, topic, parts, rate, stop_file = sys.argv[1:6]
     parts, rate = int(parts), float(rate)
-    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                  "enable.idempotence": True, "linger.ms": 5,
-                                  "message.timeout.ms": 300000,
-                                  "request.timeout.ms": 10000, "socket.timeout.ms": 12000,
-                                  "topic.metadata.refresh.interval.ms": 2000,
-                                  "error_cb": lambda e: e.fatal() and out(["X", str(e)])})
+    fatal = []
+    def make():
+        return confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all",
+                                         "enable.idempotence": True, "linger.ms": 5,
+                                         "message.timeout.ms": 300000,
+                                         "request.timeout.ms": 10000, "socket.timeout.ms": 12000,
+                                         "topic.metadata.refresh.interval.ms": 2000,
+                                         "error_cb": lambda e: e.fatal() and fatal.append(str(e))})
     def out(line):
         sys.stdout.write(json.dumps(line) + "\\n")
         sys.stdout.flush()
@@ -88,9 +96,18 @@ CK_PRODUCER = textwrap.dedent('''
             out(["A", msg.partition(), msg.offset(), msg.value().decode(), time.time()])
         else:
             out(["F", msg.value().decode(), str(err), time.time()])
+    p = make()
     n = 0
     next_at = time.monotonic()
     while not os.path.exists(stop_file):
+        if fatal:
+            # a fatal idempotence error: what was not acknowledged is
+            # reported failed, and a new producer (a new producer id) goes
+            # on, as an application would start one
+            out(["R", fatal[0], time.time()])
+            p.flush(30)
+            fatal.clear()
+            p = make()
         try:
             p.produce(topic, partition=n % parts, value=b"ck-%d" % n, on_delivery=report)
             n += 1
@@ -100,8 +117,7 @@ CK_PRODUCER = textwrap.dedent('''
             out(["F", "ck-%d" % n, str(e), time.time()])
             n += 1
             if e.args[0].fatal():
-                out(["X", str(e)])
-                sys.exit(3)
+                fatal.append(str(e))
         next_at += 1.0 / rate
         p.poll(max(0.0, next_at - time.monotonic()))
         if next_at < time.monotonic() - 1:
@@ -172,6 +188,7 @@ class Client:
         self.sent = None
         self.left = None
         self.fatal = []
+        self.restarts = []  # fatal idempotence errors after which a new producer went on
         # its reports and its stderr kept in the working folder
         self.out_path = os.path.join(workdir, name + ".out")
         self.err_path = os.path.join(workdir, name + ".err")
@@ -206,6 +223,8 @@ class Client:
                 self.sent, self.left = rec[1], rec[2]
             elif rec[0] == "X":
                 self.fatal.append(rec[1])
+            elif rec[0] == "R":
+                self.restarts.append(rec[1])
 
     def errors(self):
         """The last lines of its stderr, and its fatal errors."""
@@ -674,6 +693,13 @@ def judge(clients, logs, wall_start, nemesis, seed):
                                 if kind.endswith("reply lost") else ""))
     print(flush=True)
     for cl, n_acked, n_failed, lost, dup, wrong, gap, gap_p, gap_at in rows:
+        if cl.restarts:
+            # librdkafka without KIP-360 (a Kafka 2.0 broker has no epoch
+            # bump): a request whose outcome stayed unknown (timed out at a
+            # leader cut off) leaves a sequence gap at the next leader, and
+            # the producer fails for good, as against Kafka 2.0
+            print("%s: %d new producer(s) after a fatal idempotence error: %r"
+                  % (cl.label, len(cl.restarts), cl.restarts[:3]))
         if n_failed:
             with cl.lock:
                 print("%s: first failures: %r" % (cl.label, cl.failed[:5]))
