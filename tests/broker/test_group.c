@@ -1208,6 +1208,15 @@ static void test_syncs_wait_until_the_group_record_is_replicated(void)
     commit_teardown(&f);
 }
 
+/* Both syncs answered err, and the group preparing a rebalance. */
+static void syncs_failed_rebalancing(struct br_groups *gs, const struct waiter *sa,
+                                     const struct waiter *sb, int err)
+{
+    CU_ASSERT_TRUE(sa->answered && sa->err == err);
+    CU_ASSERT_TRUE(sb->answered && sb->err == err);
+    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+}
+
 /* A group record not replicated in time: every waiting sync gets
  * REBALANCE_IN_PROGRESS (storeGroup's mapping of REQUEST_TIMED_OUT), the
  * assignments are forgotten and the group prepares a rebalance, which the
@@ -1263,9 +1272,7 @@ static void test_a_group_record_not_replicated_fails_the_syncs_and_rebalances(vo
     gs = completing_pair(&f, &a, &b);
     so = sync_pair(gs, &a, &b, &sa, &sb);
     CU_ASSERT_TRUE(br_grp_store_settle(gs, "g", 1, so.store_seq, KP_ERR_NOT_LEADER_OR_FOLLOWER));
-    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    syncs_failed_rebalancing(gs, &sa, &sb, KP_ERR_NOT_COORDINATOR);
     commit_teardown(&f);
 }
 
@@ -1285,9 +1292,7 @@ static void test_a_group_record_refused_below_min_insync_fails_the_syncs_at_once
     acks_all_err = 0;
     CU_ASSERT_EQUAL(so.store_seq, 0);
     CU_ASSERT_EQUAL(br_log_end_offset(f.p->log), 0);
-    CU_ASSERT_TRUE(sa.answered && sa.err == KP_ERR_COORDINATOR_NOT_AVAILABLE);
-    CU_ASSERT_TRUE(sb.answered && sb.err == KP_ERR_COORDINATOR_NOT_AVAILABLE);
-    CU_ASSERT_EQUAL(state_of(gs), GRP_PREPARING_REBALANCE);
+    syncs_failed_rebalancing(gs, &sa, &sb, KP_ERR_COORDINATOR_NOT_AVAILABLE);
     commit_teardown(&f);
 }
 
