@@ -226,6 +226,27 @@ def case_isr_shrink_whose_reply_is_lost(t):
                  "broker %d back in the ISR" % f2)
 
 
+def case_isr_write_answered_after_the_controllers_decision(t):
+    """The controller decides the partition (a follower's controlled
+    shutdown: a LeaderAndIsr with a newer epoch) while the leader's ISR
+    write is still with ZooKeeper: the write's late answer is of no use and
+    must not touch the new leadership; the leader keeps serving."""
+    topic = "decided"
+    with one_partition(t, topic) as (c, leader, f1, f2, live):
+        pause_out_of_the_isr(c, topic, f2)
+        rule = c.proxies[leader].delay_replies(2.0, op="setData", path=state_path(topic, 0),
+                                               match=lambda req: f2 in isr_of(req))
+        resume(c, f2)
+        wait_for(lambda: rule.taken, DEADLINE, "broker %d writing the ISR expansion" % leader)
+        c.brokers[f2].stop()  # controlled shutdown: the controller takes it out
+        check(rule.fired.wait(DEADLINE), "the held reply never reached broker %d", leader)
+        produce(live, topic, [(0, "after-%d" % i) for i in range(10)], acks="all")
+        check(c.brokers[leader].alive(), "broker %d died after the late answer", leader)
+        st = c.state(topic, 0)
+        eq((st["leader"], sorted(st["isr"])), (leader, sorted([leader, f1])),
+           "the state after the controlled shutdown")
+
+
 def case_a_paused_follower_stays_out_of_the_isr(t):
     topic = "flap"
     with one_partition(t, topic, {"replica.lag.time.max.ms": str(LAG_MS)}) as (c, _, _, f2, _):
@@ -547,6 +568,7 @@ def case_producer_id_block_whose_reply_is_lost(t):
 
 if __name__ == "__main__":
     sys.exit(main([case_isr_expansion_whose_reply_is_lost,
+                   case_isr_write_answered_after_the_controllers_decision,
                    case_isr_expansion_whose_reply_is_late,
                    case_isr_shrink_whose_reply_is_lost,
                    case_a_paused_follower_stays_out_of_the_isr,

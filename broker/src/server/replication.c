@@ -55,6 +55,9 @@ struct isr_write {
     int32_t *isr;
     int32_t nisr;
     bool retry; /* its outcome unknown: to be sent again once connected */
+    /* a LeaderAndIsr decided the partition while w's request was with
+     * ZooKeeper: its answer is of no use, and w is freed when it comes */
+    bool dropped;
 };
 
 struct br_replication {
@@ -637,7 +640,8 @@ static void isr_write_free(struct isr_write *w)
 static struct br_partition *isr_write_partition(const struct isr_write *w)
 {
     struct br_partition *p = local_partition(w->rep->b, w->topic, w->partition);
-    if (p == NULL || p->role != BR_ROLE_LEADER || p->leader_epoch != w->leader_epoch) {
+    if (w->dropped || p == NULL || p->role != BR_ROLE_LEADER ||
+        p->leader_epoch != w->leader_epoch) {
         return NULL;
     }
     return p;
@@ -877,14 +881,21 @@ static void retry_isr_writes(struct br_replication *rep)
 }
 
 /* A leadership decided by the controller: what this leader was writing of
- * an older one is of no use any more. */
+ * an older one is of no use any more. A write waiting to be sent again
+ * goes now; one whose request is with ZooKeeper is marked, and goes when
+ * its answer comes (the request's tag is w). */
 static void drop_isr_writes(struct br_replication *rep, const struct br_partition *p)
 {
     struct isr_write *next = NULL;
     for (struct isr_write *w = rep->writes; w != NULL; w = next) {
         next = w->next;
-        if (w->partition == p->index && strcmp(w->topic, p->topic->name) == 0) {
+        if (w->partition != p->index || strcmp(w->topic, p->topic->name) != 0) {
+            continue;
+        }
+        if (w->retry) {
             isr_write_free(w);
+        } else {
+            w->dropped = true;
         }
     }
 }
