@@ -213,7 +213,7 @@ struct br_grp_ops {
     struct br_partition *(*offsets_partition)(void *ctx, const char *id, size_t len,
                                               size_t *max_batch, int *err);
     /* Before a commit's append, which waits for the ISR: 0, or the error
-     * the append gets (NOT_ENOUGH_REPLICAS while the ISR is smaller than
+     * the append would answer (NOT_ENOUGH_REPLICAS while the ISR is smaller than
      * min.insync.replicas, as Kafka's Partition.appendRecordsToLeader with
      * requiredAcks -1). NULL: nothing is checked. */
     int (*acks_all_check)(void *ctx, const struct br_partition *p);
@@ -540,8 +540,7 @@ struct br_group_tp {
  * is not read), from bytes a client sent (SyncGroup): 0 with *out (owned:
  * br_group_tps_free; NULL when empty), or -1 when they do not decode
  * (*out NULL, *n 0). Counts are bounded by the bytes left. */
-int br_grp_assignment_decode(const uint8_t *buf, int32_t len, struct br_group_tp **out,
-                             size_t *n);
+int br_grp_assignment_decode(const uint8_t *buf, int32_t len, struct br_group_tp **out, size_t *n);
 void br_group_tps_free(struct br_group_tp *tps, size_t n);
 
 /* One member as DescribeGroups would show it, its assignment decoded

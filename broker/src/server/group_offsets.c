@@ -90,8 +90,9 @@ static int cluster_ensure_offsets_topic(struct br_broker *b)
     struct br_kv kvs[N_OFFSETS_SETTINGS];
     offsets_kvs(kvs);
     char err[256];
-    int e = br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                                   rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
+    int e =
+        br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
+                               rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
     }
@@ -147,8 +148,8 @@ static int32_t offsets_partitions(const struct br_broker *b, const struct br_top
  * it, or NULL with *err: COORDINATOR_NOT_AVAILABLE while the topic is
  * missing, NOT_COORDINATOR when another broker leads it (Kafka's
  * GroupCoordinator.validateGroupStatus). */
-static struct br_partition *cluster_group_partition(struct br_broker *b, const char *id,
-                                                    size_t len, int *err)
+static struct br_partition *cluster_group_partition(struct br_broker *b, const char *id, size_t len,
+                                                    int *err)
 {
     *err = cluster_ensure_offsets_topic(b);
     if (*err != 0) {
@@ -331,27 +332,9 @@ static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t p
  * offsets.commit.required.acks = -1, offsets.commit.timeout.ms): then its
  * offsets become committed and the client hears NONE; when the wait fails
  * they are dropped and the client hears the error (br_grp_commit_error).
- * Where the wait stands is replication.c's append_outcome, which an
- * orphaned commit (below) needs without a parked answer: led here in the
- * same term, the high watermark past the records, and at least
- * min.insync.replicas in the ISR.
+ * Where the wait stands is replication's (br_replication_append_outcome),
+ * which an orphaned commit (below) asks without a parked answer.
  */
-static int16_t commit_outcome(const struct br_partition *p, int64_t required, uint32_t term)
-{
-    if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
-        return KP_ERR_NOT_LEADER_OR_FOLLOWER;
-    }
-    if (p->hw < required) {
-        return KP_ERR_REQUEST_TIMED_OUT;
-    }
-    return p->nisr < p->topic->config.min_insync_replicas ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                                                          : KP_ERR_NONE;
-}
-
-static bool commit_settled(const struct br_partition *p, int64_t required, uint32_t term)
-{
-    return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
-}
 
 /* Settles commit seq of group by the wait's outcome err and, with resp,
  * puts the error Kafka answers into every partition that was pending. */
@@ -412,7 +395,7 @@ static bool append_wait_ready(void *ctx, struct br_delayed *d)
 {
     (void)ctx;
     const struct append_wait *o = d->owner;
-    return commit_settled(o->p, o->required, o->term);
+    return br_replication_append_settled(o->p, o->required, o->term);
 }
 
 static void append_wait_complete(void *ctx, struct br_delayed *d, bool expired)
@@ -421,7 +404,8 @@ static void append_wait_complete(void *ctx, struct br_delayed *d, bool expired)
     (void)expired;
     struct append_wait *o = d->owner;
     struct kp_str group = {o->group, o->group_len};
-    append_settle(o->b, group, o->seq, o->group_record, commit_outcome(o->p, o->required, o->term));
+    append_settle(o->b, group, o->seq, o->group_record,
+                  br_replication_append_outcome(o->p, o->required, o->term));
     kp_free(o);
 }
 
@@ -494,8 +478,8 @@ static void commit_wait_cancelled(struct br_hw_wait *w)
     struct commit_wait *cw = (struct commit_wait *)(void *)w;
     struct br_partition *p = w->p;
     int16_t err = KP_ERR_REQUEST_TIMED_OUT;
-    if (commit_settled(p, w->required, w->term)) {
-        err = commit_outcome(p, w->required, w->term);
+    if (br_replication_append_settled(p, w->required, w->term)) {
+        err = br_replication_append_outcome(p, w->required, w->term);
     } else {
         if (append_wait_park(cw->b, p, w->required, w->term, cw->group, cw->seq, false,
                              cw->deadline_ms) == 0) {
@@ -517,8 +501,8 @@ static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
                        struct br_partition *p, int64_t required, struct kp_str group, uint64_t seq)
 {
     uint32_t term = p->leader_term;
-    if (commit_settled(p, required, term)) {
-        commit_settle(r->b, group, seq, commit_outcome(p, required, term), resp);
+    if (br_replication_append_settled(p, required, term)) {
+        commit_settle(r->b, group, seq, br_replication_append_outcome(p, required, term), resp);
         return 1;
     }
     struct commit_wait *cw = kp_calloc(1, sizeof *cw);
@@ -534,7 +518,8 @@ static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
     char *gid = kp_arena_alloc(&cw->arena, glen + 1);
     bool ok = cw->resp.Topics.items != NULL && gid != NULL;
     for (int32_t i = 0; ok && i < nt; i++) {
-        const struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *src = &resp->Topics.items[i];
+        const struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *src =
+            &resp->Topics.items[i];
         struct kp_OffsetCommitResponse_OffsetCommitResponseTopic *dst = &cw->resp.Topics.items[i];
         *dst = *src;
         size_t nl = src->Name.len > 0 ? (size_t)src->Name.len : 0;
@@ -706,8 +691,8 @@ void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t s
     int64_t required = br_log_end_offset(p->log);
     uint32_t term = p->leader_term;
     int32_t timeout = b->cfg.offsets_commit_timeout_ms;
-    if (commit_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
-        int16_t err = commit_outcome(p, required, term);
+    if (br_replication_append_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
+        int16_t err = br_replication_append_outcome(p, required, term);
         (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, err);
         return;
     }

@@ -635,6 +635,13 @@ static void isr_write_free(struct isr_write *w)
     kp_free(w);
 }
 
+/* The state znode w writes. */
+static void isr_write_path(const struct isr_write *w, char *path, size_t len)
+{
+    (void)snprintf(path, len, "/brokers/topics/%s/partitions/%" PRId32 "/state", w->topic,
+                   w->partition);
+}
+
 /* The partition w writes for, while it leads in the epoch w was made in;
  * NULL: a new leadership decides now (w is of no use any more). */
 static struct br_partition *isr_write_partition(const struct isr_write *w)
@@ -779,8 +786,7 @@ static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
          * reply was lost, or by the controller; the znode says which */
         w->call.done = isr_read_back;
         char path[BR_TOPIC_NAME_MAX + 64];
-        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
-                       w->topic, w->partition);
+        isr_write_path(w, path, sizeof path);
         if (br_zk_get(b->zk, path, false, br_zk_call_tag(&w->call)) != 0) {
             isr_write_unknown(w, "reading back", BR_ZK_NOMEM);
         }
@@ -807,8 +813,7 @@ static int isr_write_send(struct isr_write *w)
         return -1;
     }
     char path[BR_TOPIC_NAME_MAX + 64];
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state", w->topic,
-                   w->partition);
+    isr_write_path(w, path, sizeof path);
     w->call.done = isr_written;
     w->retry = false;
     int rc = br_zk_set(b->zk, path, json, len, w->zk_version, br_zk_call_tag(&w->call));
@@ -1191,13 +1196,13 @@ static void produce_free(struct parked_produce *pp)
  * elsewhere since, or replicated. A new epoch of the same leader (the
  * controller took a dead follower out of the ISR) keeps the records where
  * they are: the answer waits on, as Kafka's DelayedProduce does. */
-static bool append_settled(const struct br_partition *p, int64_t required, uint32_t term)
+bool br_replication_append_settled(const struct br_partition *p, int64_t required, uint32_t term)
 {
     return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
 }
 
 /* What an append waiting for the ISR answers once settled or expired. */
-static int16_t append_outcome(const struct br_partition *p, int64_t required, uint32_t term)
+int16_t br_replication_append_outcome(const struct br_partition *p, int64_t required, uint32_t term)
 {
     if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
         return KP_ERR_NOT_LEADER_OR_FOLLOWER;
@@ -1215,7 +1220,7 @@ static int16_t append_outcome(const struct br_partition *p, int64_t required, ui
 
 static bool wait_done(const struct produce_wait *w)
 {
-    return append_settled(w->p, w->required, w->term);
+    return br_replication_append_settled(w->p, w->required, w->term);
 }
 
 static bool produce_ready(void *ctx, struct br_delayed *d)
@@ -1237,7 +1242,7 @@ static void produce_complete(void *ctx, struct br_delayed *d, bool expired)
     struct parked_produce *pp = d->owner;
     for (size_t i = 0; i < pp->nwaits; i++) {
         const struct produce_wait *w = &pp->waits[i];
-        w->out->ErrorCode = append_outcome(w->p, w->required, w->term);
+        w->out->ErrorCode = br_replication_append_outcome(w->p, w->required, w->term);
     }
     br_answer_parked(pp->b, pp->conn, pp->slot, KP_API_PRODUCE, pp->version, pp->correlation_id,
                      &pp->resp);
@@ -1340,7 +1345,7 @@ static bool hw_ready(void *ctx, struct br_delayed *d)
 {
     (void)ctx;
     const struct br_hw_wait *w = d->owner;
-    return append_settled(w->p, w->required, w->term);
+    return br_replication_append_settled(w->p, w->required, w->term);
 }
 
 static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
@@ -1348,7 +1353,7 @@ static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
     (void)ctx;
     (void)expired;
     struct br_hw_wait *w = d->owner;
-    w->done(w, append_outcome(w->p, w->required, w->term));
+    w->done(w, br_replication_append_outcome(w->p, w->required, w->term));
 }
 
 static const struct br_delayed_ops hw_ops = {

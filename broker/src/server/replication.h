@@ -126,6 +126,16 @@ KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
 /* A parked produce whose connection died. */
 void br_replication_cancel_produce(struct br_broker *b, void *parked);
 
+/* An append as leader in term `term` (p->leader_term then) up to offset
+ * `required` is settled: led elsewhere since, or replicated. */
+bool br_replication_append_settled(const struct br_partition *p, int64_t required, uint32_t term);
+
+/* What such an append answers once settled or expired: NONE,
+ * NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND (replicated by
+ * fewer than min.insync.replicas) or REQUEST_TIMED_OUT. */
+int16_t br_replication_append_outcome(const struct br_partition *p, int64_t required,
+                                      uint32_t term);
+
 /* A request waiting for an append this broker made as leader (the group
  * coordinator's commit, Kafka's offsets.commit.required.acks = -1) to
  * reach the ISR: its owner embeds this, fills done and cancelled, and
