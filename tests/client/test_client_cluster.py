@@ -328,7 +328,12 @@ def case_group_member_follows_its_coordinator(t):
         t0 = time.monotonic()
         prod = producer(t, c)
         m = member(t, c, group)
-        wait_for(lambda: len(m.lines("committed")) >= 100, DEADLINE, "the member committing")
+        # every partition committed at least once: the describe below lists the
+        # group's committed offsets, and a partition the member has not reached
+        # yet (it hands out one partition's fetched records before the next) has none
+        wait_for(lambda: len(m.lines("committed")) >= 100
+                 and {int(l.split()[2]) for l in m.lines("committed")} == set(range(PARTITIONS)),
+                 DEADLINE, "the member committing on every partition")
         for how in ("kill", "bounce"):
             old = coordinator_of(c, group)
             check(old >= 0, "the group's partition has no leader")
