@@ -71,7 +71,7 @@ struct br_cluster_create {
     int32_t outstanding;   /* writes not answered yet */
     struct kp_arena arena; /* the answer's copy */
     struct kp_CreateTopicsResponse resp;
-    int16_t *codes; /* per topic: the writes' outcome, applied to resp when parked */
+    int16_t *codes;  /* per topic: the writes' outcome, applied to resp when parked */
     int32_t *nparts; /* per topic: the partitions created (0: none) */
     int32_t ncodes;
     /* the writes done, waiting (timeout_ms) for every created topic's
@@ -462,8 +462,8 @@ static uint32_t pick(uint64_t *state)
     return (uint32_t)(x >> 32);
 }
 
-int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, char *err,
-                            size_t errlen)
+int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
+                            const int32_t *manual, char *err, size_t errlen)
 {
     const struct br_metadata_cache *mc = &b->mc;
     size_t n = mc->nbrokers;
@@ -498,8 +498,10 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, 
     }
     uint32_t start = pick(&b->rng);
     uint32_t shift = pick(&b->rng);
-    if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
-                           replicas) != 0) {
+    if (manual != NULL) {
+        memcpy(replicas, manual, total * sizeof *replicas);
+    } else if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
+                                  replicas) != 0) {
         (void)snprintf(err, errlen, "cannot assign the replicas");
         goto out;
     }

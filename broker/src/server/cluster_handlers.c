@@ -941,7 +941,7 @@ int br_metadata_from_cache(struct br_req *r)
                     char err[256];
                     int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
                                                    (int16_t)b->cfg.default_replication_factor, NULL,
-                                                   0, false, err, sizeof err);
+                                                   NULL, 0, false, err, sizeof err);
                     if (e == 0 || e == KP_ERR_TOPIC_ALREADY_EXISTS) {
                         out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
                     } else {

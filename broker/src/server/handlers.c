@@ -122,8 +122,8 @@ int br_h_metadata(struct br_req *r)
         } else if (t == NULL && may_create && name.len > 0 && !br_topic_admin_reserved(b, name)) {
             char err[256];
             int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
-                                           (int16_t)b->cfg.default_replication_factor, NULL, 0,
-                                           false, err, sizeof err);
+                                           (int16_t)b->cfg.default_replication_factor, NULL, NULL,
+                                           0, false, err, sizeof err);
             if (e != 0) {
                 br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr, err);
                 out->ErrorCode = (int16_t)kp_err_to_wire(e);
@@ -531,6 +531,76 @@ int br_h_list_offsets(struct br_req *r)
 
 /* ---------------------------------------------------------------- CreateTopics */
 
+/* A topic's manual assignment (kafka-topics.sh --replica-assignment, an
+ * AdminClient's NewTopic with replicasAssignments), checked as Kafka 2.0's
+ * AdminZkClient.validateCreateOrUpdateTopic checks it: the partitions 0..n-1
+ * in order, lists of one length, no broker twice in a list. Kafka 2.0 takes
+ * unknown broker ids here (its AdminManager.createTopics says so); Samsa
+ * refuses them, as Kafka's own CreatePartitions and the CreateTopics of
+ * Kafka 2.4 on do ("Unknown broker(s) in replica assignment"): a partition
+ * placed on brokers that do not exist has no leader to elect. On success
+ * *out holds partitions x *rf ids partition-major, in r's arena. Returns 0,
+ * KP_ERR_INVALID_REPLICA_ASSIGNMENT with err, or KP_E_NOMEM. */
+static int manual_assignment(struct br_req *r,
+                             const struct kp_CreateTopicsRequest_CreatableTopic *ct, int32_t **out,
+                             int16_t *rf, char *err, size_t errlen)
+{
+    const struct br_broker *b = r->b;
+    int32_t n = ct->Assignments.count;
+    if (n > BR_MAX_PARTITIONS) {
+        (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    /* each id known and none twice: no list longer than the brokers */
+    int32_t width = ct->Assignments.items[0].BrokerIds.count;
+    size_t live = br_broker_live_count(b);
+    if (width < 1 || (size_t)width > live) {
+        (void)snprintf(err, errlen,
+                       "partition 0: %" PRId32 " replica(s), where 1 to the %zu broker(s) of the "
+                       "cluster can be",
+                       width, live);
+        return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    int32_t *ids = arena_array(r, (size_t)n * (size_t)width, sizeof *ids);
+    if (ids == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t a = 0; a < n; a++) {
+        const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
+            &ct->Assignments.items[a];
+        if (as->PartitionIndex != a) {
+            (void)snprintf(err, errlen, "partition %" PRId32 " where %" PRId32 " was expected",
+                           as->PartitionIndex, a);
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        if (as->BrokerIds.count != width) {
+            (void)snprintf(err, errlen, "All partitions should have the same number of replicas");
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        for (int32_t k = 0; k < width; k++) {
+            int32_t id = as->BrokerIds.items[k];
+            if (!br_broker_known(b, id)) {
+                (void)snprintf(err, errlen, "Unknown broker(s) in replica assignment: %" PRId32 ".",
+                               id);
+                return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+            for (int32_t j = 0; j < k; j++) {
+                if (as->BrokerIds.items[j] == id) {
+                    (void)snprintf(err, errlen,
+                                   "Duplicate replica assignment found: partition %" PRId32
+                                   " names broker %" PRId32 " twice",
+                                   a, id);
+                    return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                }
+            }
+            ids[(size_t)a * (size_t)width + (size_t)k] = id;
+        }
+    }
+    *out = ids;
+    *rf = (int16_t)width;
+    return 0;
+}
+
 int br_h_create_topics(struct br_req *r)
 {
     const struct kp_CreateTopicsRequest *q = r->body;
@@ -559,34 +629,12 @@ int br_h_create_topics(struct br_req *r)
         int e;
         int32_t partitions = ct->NumPartitions;
         int16_t rf = ct->ReplicationFactor;
+        const int32_t *replicas = NULL;
         if (ct->Assignments.count > 0) {
-            /* a manual assignment: every replica must be this broker */
-            e = KP_ERR_NONE;
-            partitions = ct->Assignments.count;
-            rf = -1;
-            for (int32_t a = 0; a < ct->Assignments.count && e == 0; a++) {
-                const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
-                    &ct->Assignments.items[a];
-                if (as->PartitionIndex != a || as->BrokerIds.count < 1) {
-                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                    (void)snprintf(err, sizeof err, "partition %" PRId32 ": bad assignment",
-                                   as->PartitionIndex);
-                    break;
-                }
-                if (rf >= 0 && as->BrokerIds.count != rf) {
-                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                    (void)snprintf(err, sizeof err, "replica lists differ in length");
-                    break;
-                }
-                rf = (int16_t)as->BrokerIds.count;
-                for (int32_t k = 0; k < as->BrokerIds.count; k++) {
-                    if (as->BrokerIds.items[k] != b->node_id) {
-                        e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                        (void)snprintf(err, sizeof err, "unknown broker %" PRId32,
-                                       as->BrokerIds.items[k]);
-                        break;
-                    }
-                }
+            int32_t *manual = NULL;
+            e = manual_assignment(r, ct, &manual, &rf, err, sizeof err);
+            if (e == KP_E_NOMEM) {
+                return e;
             }
             if (e != 0) {
                 out->ErrorCode = (int16_t)e;
@@ -600,6 +648,8 @@ int br_h_create_topics(struct br_req *r)
                 }
                 continue;
             }
+            partitions = ct->Assignments.count;
+            replicas = manual;
         }
         if (partitions == -1) {
             partitions = b->cfg.num_partitions;
@@ -622,8 +672,8 @@ int br_h_create_topics(struct br_req *r)
         }
         b->create_waiter = waiter;
         b->create_waiter_index = i;
-        e = br_broker_create_topic(b, ct->Name, partitions, rf, kv, nkv, q->ValidateOnly, err,
-                                   sizeof err);
+        e = br_broker_create_topic(b, ct->Name, partitions, rf, replicas, kv, nkv, q->ValidateOnly,
+                                   err, sizeof err);
         b->create_waiter = NULL;
         out->ErrorCode = (int16_t)kp_err_to_wire(e);
         if (e != 0 && err[0] != '\0') {
@@ -800,10 +850,10 @@ int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t 
             if (!key_wanted(keys, nkeys, e.name)) {
                 continue;
             }
-            const char *synonym = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC ||
-                                          e.broker_synonyms == NULL
-                                      ? NULL
-                                      : e.broker_synonyms[0];
+            const char *synonym =
+                e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
+                    ? NULL
+                    : e.broker_synonyms[0];
             if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
                                e.read_only, e.source, e.sensitive, synonyms, synonym) != 0) {
                 return KP_E_NOMEM;
@@ -893,10 +943,9 @@ int br_h_describe_configs(struct br_req *r)
     for (size_t i = 0; i < n; i++) {
         const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res =
             &q->Resources.items[i];
-        int err = br_describe_config_resource(b, r->arena, res->ResourceType, res->ResourceName,
-                                              res->ConfigurationKeys.items,
-                                              res->ConfigurationKeys.count, synonyms, NULL,
-                                              &resp.Results.items[i]);
+        int err = br_describe_config_resource(
+            b, r->arena, res->ResourceType, res->ResourceName, res->ConfigurationKeys.items,
+            res->ConfigurationKeys.count, synonyms, NULL, &resp.Results.items[i]);
         if (err != 0) {
             return err;
         }

@@ -82,13 +82,14 @@ void br_complete_controller_requests(struct br_broker *b);
 void br_controller_requests_free(struct br_broker *b);
 int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
- * Kafka's AdminZkClient writes it (its config, then its assignment over
+ * Kafka's AdminZkClient writes it (its config, then its assignment: manual,
+ * m->partitions x m->replication_factor ids partition-major, or, NULL, over
  * the live brokers, Kafka's rack-unaware placement): 0 when the writes are
  * under way, or a Kafka error code with err; a hosted topic's configs read
  * from /config/topics/<t> and applied to its logs; the requests still away
  * at stop freed. */
 KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
-                                          char *err, size_t errlen);
+                                          const int32_t *manual, char *err, size_t errlen);
 void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
 /* A topic's configs from what ZooKeeper gave for /config/topics/<topic>:
  * the broker's defaults with the znode's overrides (their count in
@@ -217,11 +218,13 @@ enum br_park_kind {
     BR_PARK_ADMIN,   /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
     BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
     BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
-    BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
-    BR_PARK_CONTROLLED_SHUTDOWN, /* ControlledShutdown waiting for the controller (cluster_handlers.c) */
-    BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
-    BR_PARK_CONTROLLER_QUEUE, /* the controller's requests in order, while a LeaderAndIsr's logs
-                                 are opened (cluster_handlers.c) */
+    BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c)
+                 */
+    BR_PARK_CONTROLLED_SHUTDOWN, /* ControlledShutdown waiting for the controller
+                                    (cluster_handlers.c) */
+    BR_PARK_CLUSTER_WAIT,        /* the other admin requests of a cluster (cluster_wait.h) */
+    BR_PARK_CONTROLLER_QUEUE,    /* the controller's requests in order, while a LeaderAndIsr's logs
+                                    are opened (cluster_handlers.c) */
 };
 
 struct br_park {

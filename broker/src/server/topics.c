@@ -327,9 +327,20 @@ static int check_collisions(const struct br_broker *b, const char *name, char *e
     return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
 }
 
+bool br_broker_known(const struct br_broker *b, int32_t id)
+{
+    return b->cluster ? br_mc_broker(&b->mc, id) != NULL : id == b->node_id;
+}
+
+size_t br_broker_live_count(const struct br_broker *b)
+{
+    return b->cluster ? b->mc.nbrokers : 1;
+}
+
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const struct br_kv *configs, size_t nconfigs,
-                           bool validate_only, char *err, size_t errlen)
+                           int16_t replication_factor, const int32_t *replicas,
+                           const struct br_kv *configs, size_t nconfigs, bool validate_only,
+                           char *err, size_t errlen)
 {
     char cname[BR_TOPIC_NAME_MAX + 1];
     err[0] = '\0';
@@ -424,11 +435,12 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         /* the replicas placed over the live brokers; validate_only checks
          * that they are enough */
         if (replication_factor < 1 || (size_t)replication_factor > b->mc.nbrokers) {
-            (void)snprintf(err, errlen, "Replication factor: %d larger than available brokers: %zu.",
+            (void)snprintf(err, errlen,
+                           "Replication factor: %d larger than available brokers: %zu.",
                            replication_factor, b->mc.nbrokers);
             return KP_ERR_INVALID_REPLICATION_FACTOR;
         }
-        return validate_only ? 0 : br_cluster_create_topic(b, &m, err, errlen);
+        return validate_only ? 0 : br_cluster_create_topic(b, &m, replicas, err, errlen);
     }
     if (validate_only) {
         return 0;
