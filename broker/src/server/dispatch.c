@@ -1,14 +1,12 @@
-/* samsa-broker: the dispatch of requests to handlers, parked requests (see
+/* samsa-broker: a request frame decoded and handed to its API's handler (see
  * request.h). */
 #define _GNU_SOURCE
 
 #include "base/clock.h"
-#include "server/replication.h"
 #include "server/request.h"
 
 #include "base/logging.h"
 #include "server/group.h"
-#include "server/topic_admin.h"
 
 #include <inttypes.h>
 
@@ -90,63 +88,6 @@ void br_supported_apis_init(struct br_broker *b)
             b->apis[b->napis++] = e;
         }
     }
-}
-
-uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
-{
-    return r->payload + (view - r->payload);
-}
-
-size_t br_request_arena_max(size_t len)
-{
-    return len * 16 + 65536;
-}
-
-int br_respond(struct br_req *r, const void *resp)
-{
-    return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
-}
-
-int br_respond_max(struct br_req *r, const void *resp, size_t max)
-{
-    if (r->slot == NULL) {
-        return 0;
-    }
-    struct kp_writer w;
-    kp_wr_init(&w, max);
-    int err =
-        kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId, resp);
-    if (err != 0) {
-        /* the caller answers the failure (br_respond_failed), logged there */
-        kp_wr_free(&w);
-        return err;
-    }
-    size_t len = 0;
-    uint8_t *buf = kp_wr_steal(&w, &len);
-    if (br_slot_add_mem(r->slot, buf, len) != 0) {
-        return KP_E_NOMEM;
-    }
-    br_slot_ready(r->conn, r->slot);
-    return 0;
-}
-
-void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
-                      int16_t api_key, int16_t version, int32_t correlation_id, const void *resp)
-{
-    struct kp_writer w;
-    kp_wr_init(&w, (size_t)b->cfg.response_max_bytes);
-    int err = kp_response_encode(&w, api_key, version, correlation_id, resp);
-    size_t len = 0;
-    uint8_t *buf = err == 0 ? kp_wr_steal(&w, &len) : NULL;
-    kp_wr_free(&w);
-    if (buf == NULL || br_slot_add_mem(slot, buf, len) != 0) {
-        const struct kp_api *api = kp_api_find(api_key);
-        br_error("answering a %s to %s failed (%s): closing the connection",
-                 api != NULL ? api->name : "request", br_conn_peer(conn),
-                 err != 0 ? kp_err_str(err) : "out of memory");
-        br_conn_close_after_flush(conn);
-    }
-    br_slot_ready(conn, slot);
 }
 
 /* An ApiVersions request of a version we do not speak: a v0 body with
@@ -274,58 +215,4 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);
-}
-
-/* ---------------------------------------------------------------- lifecycle */
-
-void br_broker_cancel_parked(struct br_broker *b, void *parked)
-{
-    struct br_park *pk = parked;
-    switch (pk->kind) {
-    case BR_PARK_FETCH:
-        br_parked_cancel(b, (struct br_parked *)(void *)pk);
-        break;
-    case BR_PARK_GROUP:
-        br_groups_cancel_parked(b, parked);
-        break;
-    case BR_PARK_ADMIN:
-        br_topic_admin_cancel_parked(b, parked);
-        break;
-    case BR_PARK_CLUSTER_CREATE:
-        br_cluster_cancel_create(b, parked);
-        break;
-    case BR_PARK_CLUSTER_WAIT:
-        br_cluster_cancel_wait(b, parked);
-        break;
-    case BR_PARK_PRODUCE:
-        br_replication_cancel_produce(b, parked);
-        break;
-    case BR_PARK_HW:
-        br_replication_cancel_hw(b, parked);
-        break;
-    case BR_PARK_CONTROLLED_SHUTDOWN:
-        br_cancel_controlled_shutdown(b, parked);
-        break;
-    case BR_PARK_CONTROLLER_QUEUE:
-        br_cancel_controller_request(b, parked);
-        break;
-    }
-}
-
-void br_broker_complete_all_parked(struct br_broker *b)
-{
-    /* the groups answer their parks first; the purgatory hands out every
-     * answer and expires the fetches */
-    br_groups_complete_all_parked(b);
-    br_purgatory_complete_all(&b->purgatory);
-    br_topic_admin_complete_all_parked(b);
-    br_cluster_complete_creates(b);
-    br_cluster_complete_waits(b);
-    br_complete_controlled_shutdowns(b);
-    br_complete_controller_requests(b);
-}
-
-bool br_broker_stopping(const struct br_broker *b)
-{
-    return b->stopping;
 }

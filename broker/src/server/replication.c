@@ -16,6 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 
+static void hw_park_cancel(struct br_broker *b, void *parked);
+/* An answer waiting for the high watermark parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops hw_park_ops = {"an answer waiting for the high watermark", hw_park_cancel};
+
+static void produce_park_cancel(struct br_broker *b, void *parked);
+/* An acks=all Produce parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops produce_park_ops = {"an acks=all Produce", produce_park_cancel};
+
 /* The largest Fetch response a follower takes (its MaxBytes and the
  * frame's overhead). */
 #define FETCH_FRAME_SLACK ((int32_t)1 << 20)
@@ -1170,7 +1178,7 @@ struct produce_wait {
 };
 
 struct parked_produce {
-    struct br_park park; /* first: kind BR_PARK_PRODUCE */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_delayed delayed;
     struct br_broker *b;
     struct br_conn *conn;
@@ -1306,7 +1314,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
                    (size_t)src->PartitionResponses.count * sizeof *dst->PartitionResponses.items);
         }
     }
-    pp->park.kind = BR_PARK_PRODUCE;
+    pp->park.ops = &produce_park_ops;
     pp->b = b;
     pp->conn = r->conn;
     pp->slot = r->slot;
@@ -1331,7 +1339,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
     return 0;
 }
 
-void br_replication_cancel_produce(struct br_broker *b, void *parked)
+static void produce_park_cancel(struct br_broker *b, void *parked)
 {
     struct parked_produce *pp = parked;
     br_purgatory_cancel(&b->purgatory, &pp->delayed);
@@ -1369,7 +1377,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
         br_broker_stopping(r->b)) {
         return false;
     }
-    w->park.kind = BR_PARK_HW;
+    w->park.ops = &hw_park_ops;
     w->p = p;
     w->required = required;
     w->term = p->leader_term;
@@ -1380,7 +1388,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
     return true;
 }
 
-void br_replication_cancel_hw(struct br_broker *b, void *parked)
+static void hw_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_hw_wait *w = parked;
     br_purgatory_cancel(&b->purgatory, &w->delayed);

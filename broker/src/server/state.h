@@ -169,12 +169,11 @@ struct br_broker {
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame
- * (payload after the size, valid only during the call, writable in place);
- * a parked request whose connection died; answering every parked request
- * now. */
+ * (payload after the size, valid only during the call, writable in place,
+ * dispatch.c); a parked request whose connection died (request.c). Whether
+ * the broker stops: parked requests are answered at once then. */
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
-void br_broker_complete_all_parked(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
 
 /* Start-up (broker.c): the topic of stored metadata m, its partitions'
