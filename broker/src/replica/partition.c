@@ -18,8 +18,8 @@ static void hw_set(struct br_partition *p, int64_t hw)
          * not known one by one; taking them all wakes a parked fetch at
          * worst early, and it returns what it finds */
         p->hw_bytes = p->leo_bytes;
-        if (p->ops != NULL) {
-            p->ops->hw_moved(p->ops_ctx, p);
+        if (p->waiters != NULL) {
+            br_purgatory_wake(p->waiters, &p->delayed);
         }
     }
 }
@@ -65,11 +65,9 @@ static void hw_update(struct br_partition *p, int64_t now_ms)
     br_partition_advance_hw(p, now_ms);
 }
 
-void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
-                                void *ops_ctx)
+void br_partition_become_leader(struct br_partition *p, struct br_purgatory *waiters)
 {
-    p->ops = ops;
-    p->ops_ctx = ops_ctx;
+    p->waiters = waiters;
     if (p->role != BR_ROLE_LEADER) {
         p->leader_term++;
     }
@@ -373,10 +371,10 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
         record_producer(p, &pa, now_ms);
     }
     p->leo_bytes += (int64_t)len;
-    if (p->nremotes > 0 && p->ops != NULL && p->ops->appended != NULL) {
+    if (p->nremotes > 0 && p->waiters != NULL) {
         /* followers parked on it count the bytes (without followers the
          * high watermark's move below wakes whoever waits) */
-        p->ops->appended(p->ops_ctx, p);
+        br_purgatory_wake(p->waiters, &p->delayed);
     }
     hw_update(p, now_ms);
     return 0;

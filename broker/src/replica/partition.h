@@ -29,15 +29,6 @@ struct br_partition;
 /* what the layers above keep on a partition (server/state.h) */
 struct br_topic;
 
-/* What the partition's user does when its high watermark moves (the
- * server: answers the fetches parked on it). */
-struct br_partition_ops {
-    void (*hw_moved)(void *ctx, struct br_partition *p);
-    /* records were appended as leader on a partition with followers: their
-     * fetches parked on it count them. NULL: nothing to do. */
-    void (*appended)(void *ctx, struct br_partition *p);
-};
-
 /* What the leader knows of a follower (Kafka's Replica on the leader). */
 struct br_remote_replica {
     int32_t broker;
@@ -68,8 +59,11 @@ struct br_partition {
     uint32_t leader_term;
     int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one); read it, never set it */
     struct br_producers producers;
-    const struct br_partition_ops *ops;
-    void *ops_ctx;
+    /* where the requests parked on the partition (key `delayed`) wait: the
+     * partition wakes them when its high watermark moves, and, with
+     * followers, when records are appended as leader (their fetches count
+     * them). NULL: nobody waits. */
+    struct br_purgatory *waiters;
     /* bytes appended as leader since the partition opened, and those of
      * them below the high watermark: a parked Fetch counts what appends
      * brought it from these (server/fetch.c) */
@@ -107,7 +101,7 @@ struct br_partition {
     bool fenced;
     int64_t lag_max_ms;         /* replica.lag.time.max.ms */
     int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
-    /* what delayed operations on this partition wait on (server/fetch.c) */
+    /* what delayed operations on this partition wait on (in `waiters`) */
     struct br_delay_key delayed;
 };
 
@@ -115,8 +109,7 @@ struct br_partition {
  * epoch is the log's latest (0 when it has none: epoch 0 reaches
  * leader-epoch-checkpoint with the first append, as Kafka's Log.append
  * assigns it), the high watermark the log end. */
-void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
-                                void *ops_ctx);
+void br_partition_become_leader(struct br_partition *p, struct br_purgatory *waiters);
 
 /* Makes p a follower of its log (already opened, p->log set) in
  * leader_epoch: it takes no appends as leader. Replication (fetching from

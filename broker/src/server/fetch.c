@@ -654,11 +654,6 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
     return 0;
 }
 
-void br_fetch_wake(struct br_broker *b, struct br_partition *p)
-{
-    br_purgatory_wake(&b->purgatory, &p->delayed);
-}
-
 static void fetch_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_parked *pk = parked;

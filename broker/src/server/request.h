@@ -220,7 +220,4 @@ struct br_park {
     const struct br_park_ops *ops;
 };
 
-/* Parked fetches (fetch.c). */
-void br_fetch_wake(struct br_broker *b, struct br_partition *p);
-
 #endif

@@ -21,21 +21,6 @@
 
 /* ---------------------------------------------------------------- topics */
 
-/* The high watermark of a partition moved: the fetches parked on it may
- * be answered. */
-static void partition_hw_moved(void *ctx, struct br_partition *p)
-{
-    br_fetch_wake(ctx, p);
-}
-
-/* Records were appended: followers parked on the partition count them. */
-static void partition_appended(void *ctx, struct br_partition *p)
-{
-    br_fetch_wake(ctx, p);
-}
-
-static const struct br_partition_ops partition_ops = {partition_hw_moved, partition_appended};
-
 static int topic_cmp(const struct br_topic *t, struct kp_str name)
 {
     size_t tl = strlen(t->name);
@@ -137,7 +122,7 @@ static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t inde
      * across restarts. An empty partition writes no epoch checkpoint when it
      * is created or opened (br_partition_become_leader), which is what made
      * a start of 10,000 empty partitions take minutes */
-    br_partition_become_leader(p, &partition_ops, b);
+    br_partition_become_leader(p, &b->purgatory);
     int64_t max_id = br_partition_load_producers(p);
     if (max_id > b->max_producer_id_seen) {
         b->max_producer_id_seen = max_id;
