@@ -123,6 +123,7 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
     p->isr_writing = false;
     p->isr_joining = -1;
     p->superseded = false;
+    p->fenced = false; /* the controller said what it is */
     if (s->leader != me) {
         kp_free(remotes);
         kp_free(p->remotes);
@@ -223,12 +224,109 @@ void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms)
     }
 }
 
+/* This term is over: what waits on the partition is answered now
+ * (appends waiting for the ISR learn it). */
+static void end_term(struct br_partition *p)
+{
+    p->leader_term++;
+    if (p->waiters != NULL) {
+        br_purgatory_complete_key(p->waiters, &p->delayed);
+    }
+}
+
 void br_partition_supersede(struct br_partition *p)
 {
     p->fenced = true;
     p->superseded = true;
-    /* this term is over: appends waiting for the ISR learn it */
-    p->leader_term++;
+    end_term(p);
+}
+
+void br_partition_fence(struct br_partition *p)
+{
+    p->fenced = true;
+    end_term(p);
+}
+
+bool br_partition_unfence(struct br_partition *p)
+{
+    if (!p->fenced || p->superseded) {
+        return false;
+    }
+    p->fenced = false;
+    return true;
+}
+
+void br_partition_init(struct br_partition *p, struct br_topic *t, int32_t index,
+                       struct br_purgatory *waiters)
+{
+    memset(p, 0, sizeof *p);
+    p->topic = t;
+    p->index = index;
+    p->waiters = waiters;
+}
+
+void br_partition_attach_log(struct br_partition *p, struct br_topic *t, int32_t index,
+                             struct br_log *log)
+{
+    p->topic = t;
+    p->index = index;
+    p->log = log;
+}
+
+void br_partition_host_replica(struct br_partition *p, int64_t checkpointed_hw)
+{
+    p->role = BR_ROLE_NONE;
+    int64_t leo = br_log_end_offset(p->log);
+    p->hw = checkpointed_hw < leo ? checkpointed_hw : leo;
+    p->hw_bytes = p->leo_bytes;
+}
+
+void br_partition_close(struct br_partition *p, struct br_log_manager *logs)
+{
+    if (p->waiters != NULL) {
+        /* parked fetches on this partition are answered now */
+        br_purgatory_complete_key(p->waiters, &p->delayed);
+    }
+    br_producers_free(&p->producers);
+    br_partition_free_replication(p);
+    br_logm_remove(logs, p->managed);
+    p->managed = NULL;
+    br_log_close(p->log);
+    p->log = NULL;
+}
+
+int br_partition_truncate_to(struct br_partition *p, int64_t to)
+{
+    int rc = br_log_truncate_to(p->log, to);
+    br_partition_reload_producers(p);
+    if (rc == 0 && p->hw > to) {
+        p->hw = to;
+    }
+    return rc;
+}
+
+int br_partition_restart_at(struct br_partition *p, int64_t start)
+{
+    int rc = br_log_truncate_fully_and_start_at(p->log, start);
+    br_partition_reload_producers(p);
+    if (rc == 0 && p->hw > start) {
+        p->hw = start;
+    }
+    return rc;
+}
+
+int br_partition_follow_log_start(struct br_partition *p, int64_t start)
+{
+    if (start <= br_log_start_offset(p->log) || start > br_log_end_offset(p->log)) {
+        return 0;
+    }
+    int rc = br_log_set_start_offset(p->log, start);
+    return rc != 0 ? rc : br_log_delete_segments_before(p->log, start, NULL);
+}
+
+void br_partition_epoch_agreed(struct br_partition *p, bool agreed)
+{
+    p->truncating = !agreed;
 }
 
 int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out)

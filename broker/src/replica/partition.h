@@ -168,6 +168,48 @@ void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms);
  * the controller's LeaderAndIsr says what it is. */
 void br_partition_supersede(struct br_partition *p);
 
+/* This broker's ZooKeeper session is gone (or every in-sync follower is
+ * silent past it): p acts as no leader, its term is over and what waits on
+ * it is answered now, until LeaderAndIsr says what it is or ZooKeeper still
+ * names it (br_partition_unfence). */
+void br_partition_fence(struct br_partition *p);
+/* The fence lifted (the session came back, or ZooKeeper still names this
+ * leadership); never a superseded one's. True when p was fenced and is no
+ * longer. */
+bool br_partition_unfence(struct br_partition *p);
+
+/* p zeroed, the partition `index` of t, whose waiters wait in `waiters`
+ * (its log comes with br_partition_attach_log). */
+void br_partition_init(struct br_partition *p, struct br_topic *t, int32_t index,
+                       struct br_purgatory *waiters);
+/* p, the partition `index` of t, takes its opened log (br_partition_close
+ * closes it); the rest of p stays as it is. */
+void br_partition_attach_log(struct br_partition *p, struct br_topic *t, int32_t index,
+                             struct br_log *log);
+/* A replica of a cluster's partition hosted here: what it is comes from
+ * the controller (no role yet), and its high watermark starts at the
+ * checkpointed one (Kafka's Partition.getOrCreateReplica), at most its log
+ * end. */
+void br_partition_host_replica(struct br_partition *p, int64_t checkpointed_hw);
+/* What waits on p answered now, its producers and replication state
+ * freed, its log taken from the log manager and closed. p keeps its topic
+ * and index. */
+void br_partition_close(struct br_partition *p, struct br_log_manager *logs);
+
+/* A follower's log cut back to `to` (where its leader's epoch ends, or the
+ * leader's high watermark): the producers' state rebuilt from the log, the
+ * high watermark at most `to`. 0 or br_log_truncate_to's error. */
+KP_MUST_CHECK int br_partition_truncate_to(struct br_partition *p, int64_t to);
+/* A follower wholly behind its leader's log start: the log emptied and
+ * started at `start`. 0 or br_log_truncate_fully_and_start_at's error. */
+KP_MUST_CHECK int br_partition_restart_at(struct br_partition *p, int64_t start);
+/* The leader's log start moved to `start`: the follower's follows (its
+ * segments below it deleted), when it is within the follower's log. */
+KP_MUST_CHECK int br_partition_follow_log_start(struct br_partition *p, int64_t start);
+/* A follower and its leader agreed where its log ends (agreed), or it is
+ * to ask again (an epoch of its own ended elsewhere). */
+void br_partition_epoch_agreed(struct br_partition *p, bool agreed);
+
 /* ISR members but the leader not caught up within lag_max_ms (Kafka's
  * getOutOfSyncReplicas): written to out (room for nisr), their count. */
 int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out);

@@ -66,16 +66,7 @@ void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
         return;
     }
     for (int32_t i = 0; i < t->npartitions && t->partitions != NULL; i++) {
-        struct br_partition *p = &t->partitions[i];
-        /* parked fetches on this partition are answered now */
-        br_purgatory_complete_key(&b->purgatory, &p->delayed);
-        br_producers_free(&p->producers);
-        br_partition_free_replication(p);
-        br_logm_remove(b->logs, p->managed);
-        p->managed = NULL;
-        if (p->log != NULL) {
-            br_log_close(p->log);
-        }
+        br_partition_close(&t->partitions[i], b->logs);
     }
     kp_free(t->partitions);
     kp_free(t);
@@ -113,9 +104,7 @@ static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t inde
                            struct br_log *log, size_t dir)
 {
     struct br_partition *p = &t->partitions[index];
-    p->topic = t;
-    p->index = index;
-    p->log = log;
+    br_partition_attach_log(p, t, index, log);
     /* a log made on the I/O worker holds its files outside any budget */
     br_log_set_files(log, b->files);
     /* standalone: this broker leads every partition; its epoch stays put
@@ -516,13 +505,8 @@ int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t 
     if (*dir != NULL) {
         memcpy(*dir, br_log_dir(p->log), n + 1);
     }
-    br_producers_free(&p->producers);
-    br_partition_free_replication(p);
-    br_logm_remove(b->logs, p->managed);
-    br_log_close(p->log);
-    memset(p, 0, sizeof *p);
-    p->topic = t;
-    p->index = index;
+    br_partition_close(p, b->logs);
+    br_partition_init(p, t, index, &b->purgatory);
     return rc;
 }
 
@@ -577,8 +561,7 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
             return NULL;
         }
         for (int32_t i = 0; i < n; i++) {
-            t->partitions[i].topic = t;
-            t->partitions[i].index = i;
+            br_partition_init(&t->partitions[i], t, i, &b->purgatory);
         }
         br_cluster_read_topic_configs(b, t->name);
         return t;
@@ -668,13 +651,8 @@ int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
      * its first LeaderAndIsr was not becoming the leader, and a partition
      * of __consumer_offsets did not load its groups (every broker
      * restarted: the committed offsets were not there) */
-    p->role = BR_ROLE_NONE;
-    /* a replica's high watermark starts at its checkpointed one
-     * (Kafka's Partition.getOrCreateReplica), not at its log end */
-    int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, o->index);
+    br_partition_host_replica(p, br_logm_checkpointed_hw(b->logs, t->name, o->index));
     int64_t leo = br_log_end_offset(p->log);
-    p->hw = hw < leo ? hw : leo;
-    p->hw_bytes = p->leo_bytes;
     br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64 ", high watermark %" PRId64,
             t->name, o->index, leo, p->hw);
     return 0;
