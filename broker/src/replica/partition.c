@@ -234,6 +234,16 @@ static void end_term(struct br_partition *p)
     }
 }
 
+int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int32_t min_insync)
+{
+    /* a standalone broker's partition has no replication state: its ISR
+     * is itself */
+    if (acks == -1 && p->nassigned > 0 && p->nisr < min_insync) {
+        return KP_ERR_NOT_ENOUGH_REPLICAS;
+    }
+    return KP_ERR_NONE;
+}
+
 void br_partition_supersede(struct br_partition *p)
 {
     p->fenced = true;

@@ -163,6 +163,12 @@ void br_partition_isr_change_begin(struct br_partition *p, int32_t joining);
  * watermark counts the ISR alone again and may move. */
 void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms);
 
+/* Whether a leader takes an append with this acks: acks=all (-1) with fewer
+ * replicas in sync than min_insync (the topic's min.insync.replicas) is
+ * refused, NOT_ENOUGH_REPLICAS, and nothing is written (Kafka's
+ * Partition.appendRecordsToLeader). KP_ERR_NONE otherwise. */
+int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int32_t min_insync);
+
 /* ZooKeeper names a newer leadership than this leader's: it acts as no
  * leader (fenced, its waiting appends answered by the term's end) until
  * the controller's LeaderAndIsr says what it is. */

@@ -7,8 +7,8 @@
 #include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
+#include "storage/log_validator.h"
 
-#include <samsa-protocol/legacy.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
@@ -153,88 +153,6 @@ int br_h_metadata(struct br_req *r)
 
 /* ---------------------------------------------------------------- Produce */
 
-/* The ErrorCode of a message set that did not up-convert: Kafka 2.0 answers
- * CORRUPT_MESSAGE for a bad CRC or structure (its InvalidRecordException
- * is a CorruptRecordException), MESSAGE_TOO_LARGE above the ceilings. */
-static int16_t legacy_error(int err)
-{
-    switch (err) {
-    case KP_E_TOO_LARGE:
-        return KP_ERR_MESSAGE_TOO_LARGE;
-    case KP_E_NOMEM:
-        return KP_ERR_UNKNOWN_SERVER_ERROR;
-    default:
-        return KP_ERR_CORRUPT_MESSAGE;
-    }
-}
-
-/*
- * Produce v0-v2 may carry MessageSet v0/v1: Kafka 2.0 (message.format.version
- * 2.0) converts it to one RecordBatch v2 (LogValidator's
- * convertAndAssignOffsetsNonCompressed and
- * validateMessagesAndAssignOffsetsCompressed), so does Samsa. The whole set,
- * wrappers decompressed, may take at most socket.request.max.bytes: what one
- * request could have carried uncompressed. On 0, *batch and *size are the new
- * batch in *owned (the caller frees it) and *h its header.
- */
-static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records, uint8_t **owned,
-                                 uint8_t **batch, size_t *size, struct kp_batch_header *h)
-{
-    size_t max = (size_t)r->b->cfg.socket_request_max_bytes;
-    struct kp_writer w;
-    kp_wr_init(&w, max + KP_BATCH_HEADER_SIZE);
-    struct kp_legacy_info info;
-    int err = kp_legacy_upconvert(records->ptr, (size_t)records->len, max,
-                                  max + KP_BATCH_HEADER_SIZE, &w, &info);
-    if (err != 0) {
-        kp_wr_free(&w);
-        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version, info.magic,
-                 br_conn_peer(r->conn), kp_err_str(err));
-        return legacy_error(err);
-    }
-    *owned = kp_wr_steal(&w, size);
-    *batch = *owned;
-    err = kp_batch_parse(*batch, *size, h, size);
-    if (err != 0) {
-        return KP_ERR_UNKNOWN_SERVER_ERROR; /* ours: the builder's batch */
-    }
-    return KP_ERR_NONE;
-}
-
-/*
- * Kafka's LogValidator sets a CreateTime batch's MaxTimestamp from its
- * records when the producer wrote another value (sarama writes -1), so that
- * the time index and ListOffsets by timestamp hold whoever produced, and
- * recomputes the CRC. An uncompressed batch is always checked (its records'
- * timestamps are read in place); a compressed one only when its
- * MaxTimestamp is below its BaseTimestamp, which no correct batch of a
- * client has (their first record is at BaseTimestamp): Kafka decompresses
- * every batch, which multiplied the broker's CPU for gzip producers by ten
- * (broker/README.md). Returns a Kafka error code for records that do not
- * decode.
- */
-static int16_t fix_max_timestamp(struct br_req *r, uint8_t *batch, size_t size,
-                                 struct kp_batch_header *h)
-{
-    if (kp_batch_codec(h) != KP_CODEC_NONE && h->MaxTimestamp >= h->BaseTimestamp) {
-        return KP_ERR_NONE;
-    }
-    int64_t max_ts = 0;
-    int err = kp_batch_records_max_timestamp(batch, size,
-                                             (size_t)r->b->cfg.socket_request_max_bytes, &max_ts);
-    if (err != 0) {
-        br_debug("produce from %s refused: records: %s", br_conn_peer(r->conn), kp_err_str(err));
-        return err == KP_E_TOO_LARGE ? KP_ERR_MESSAGE_TOO_LARGE : KP_ERR_INVALID_RECORD;
-    }
-    if (max_ts != h->MaxTimestamp) {
-        if (kp_batch_set_max_timestamp(batch, size, max_ts) != 0) {
-            return KP_ERR_CORRUPT_MESSAGE;
-        }
-        h->MaxTimestamp = max_ts;
-    }
-    return KP_ERR_NONE;
-}
-
 /* Validate and append one partition's records; fills the response entry.
  * *owned: a batch this made (an up-converted message set), freed by the
  * caller. */
@@ -254,10 +172,8 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     }
     out->LogStartOffset = br_log_start_offset(p->log);
     const struct kp_ProduceRequest *q = r->body;
-    if (b->cluster && q->Acks == -1 && p->nisr < p->topic->config.min_insync_replicas) {
-        /* acks=all with too few replicas in sync: nothing is written
-         * (Kafka's Partition.appendRecordsToLeader) */
-        out->ErrorCode = KP_ERR_NOT_ENOUGH_REPLICAS;
+    out->ErrorCode = br_partition_check_acks(p, q->Acks, p->topic->config.min_insync_replicas);
+    if (out->ErrorCode != KP_ERR_NONE) {
         return;
     }
     if (p->topic->internal) {
@@ -265,81 +181,26 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
         return;
     }
-    if (pd->Records.len <= 0) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
     const struct br_topic_config *tc = &p->topic->config;
-    if (pd->Records.len > tc->max_message_bytes) {
-        out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE;
-        return;
-    }
-    struct kp_batch_header h;
-    size_t size = 0;
-    uint8_t *batch = NULL;
-    bool converted = false;
-    /* v0-v2 may carry a message set (its magic byte sits where a batch
-     * keeps its own); Kafka 2.0 does not check which format a version
-     * carries below v3 (ProduceRequest.validateRecords) */
-    if (r->version < 3 && (pd->Records.len <= 16 || pd->Records.ptr[16] != KP_BATCH_MAGIC)) {
-        int16_t code = produce_upconvert(r, &pd->Records, owned, &batch, &size, &h);
-        if (code != KP_ERR_NONE) {
-            out->ErrorCode = code;
-            return;
-        }
-        if (size > (size_t)tc->max_message_bytes) {
-            out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE; /* Log.append checks the result */
-            return;
-        }
-        converted = true;
-    } else {
-        int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
-        if (err != 0 || size != (size_t)pd->Records.len) {
-            /* exactly one RecordBatch of magic 2 per partition */
-            out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
-            br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
-                     td->Name.ptr, pd->Index, br_conn_peer(r->conn),
-                     err != 0 ? kp_err_str(err) : "more than one batch");
-            return;
-        }
-        batch = br_req_mutable(r, pd->Records.ptr);
-    }
-    if (kp_batch_codec(&h) > KP_CODEC_ZSTD) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    if (kp_batch_codec(&h) == KP_CODEC_ZSTD && r->version < 7) {
-        out->ErrorCode = KP_ERR_UNSUPPORTED_COMPRESSION_TYPE;
-        return;
-    }
-    if (kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
-        /* transactions are not offered (no transactional InitProducerId) */
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    if (h.ProducerId >= 0 && h.BaseSequence < 0) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    int err = 0;
-    if (!converted && tc->message_timestamp_type != BR_TIMESTAMP_LOG_APPEND_TIME) {
-        int16_t code = fix_max_timestamp(r, batch, size, &h);
-        if (code != KP_ERR_NONE) {
-            out->ErrorCode = code;
-            return;
-        }
-    }
+    bool log_append_time = tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME;
     int64_t now = br_now_wall_ms();
-    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
-        err = kp_batch_set_log_append_time(batch, size, now);
-        if (err != 0) {
-            out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
-            return;
-        }
+    struct br_validation v = {r->version,
+                              tc->max_message_bytes,
+                              (size_t)b->cfg.socket_request_max_bytes,
+                              log_append_time,
+                              now,
+                              br_conn_peer(r->conn)};
+    struct br_validated batch;
+    size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;
+    out->ErrorCode = br_log_validate(len > 0 ? br_req_mutable(r, pd->Records.ptr) : NULL, len, &v,
+                                     &batch);
+    *owned = batch.owned;
+    if (out->ErrorCode != KP_ERR_NONE) {
+        return;
     }
     /* the producer's sequence is checked inside the partition's append */
     struct br_append app;
-    err = br_partition_append_leader(p, batch, size, now, &app);
+    int err = br_partition_append_leader(p, batch.batch, batch.size, now, &app);
     if (err != 0) {
         br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
                  err < 0 ? kp_err_str(err) : kp_err_name(err));
@@ -359,9 +220,9 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (app.duplicate) {
         return; /* a retry of a batch we already have: its original offset */
     }
-    p->topic->messages_in += h.RecordCount;
-    p->topic->bytes_in += (int64_t)size;
-    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
+    p->topic->messages_in += batch.h.RecordCount;
+    p->topic->bytes_in += (int64_t)batch.size;
+    if (log_append_time) {
         out->LogAppendTimeMs = now;
     }
     out->LogStartOffset = br_log_start_offset(p->log);
