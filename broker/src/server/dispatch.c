@@ -14,10 +14,21 @@
 
 typedef int (*handler_fn)(struct br_req *r);
 
+/* An API's facts besides its versions and handler. */
+enum {
+    /* the controller's or a follower's: a standalone broker neither
+     * advertises nor serves it */
+    API_CLUSTER_ONLY = 1 << 0,
+    /* handled as soon as it comes, even while answers before it on its
+     * connection wait (see answered_in_turn) */
+    API_AT_ONCE = 1 << 1,
+};
+
 struct dispatch_entry {
     int16_t min_version;
     int16_t max_version;
     handler_fn handler;
+    unsigned flags;
 };
 
 /* What the broker answers, by ApiKey. Versions within the protocol crate's
@@ -26,16 +37,18 @@ struct dispatch_entry {
  * also holds APIs the broker does not serve: LeaderAndIsr, StopReplica,
  * UpdateMetadata and ControlledShutdown get an entry with their handler. */
 static const struct dispatch_entry dispatch[] = {
-    [KP_API_PRODUCE] = {0, 7, br_h_produce},
-    [KP_API_FETCH] = {0, 11, br_h_fetch},
+    [KP_API_PRODUCE] = {0, 7, br_h_produce, API_AT_ONCE},
+    [KP_API_FETCH] = {0, 11, br_h_fetch, API_AT_ONCE},
     [KP_API_LIST_OFFSETS] = {0, 3, br_h_list_offsets},
     [KP_API_METADATA] = {0, 6, br_h_metadata},
-    /* the controller's: served in cluster mode only (cluster_api) */
-    [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr},
-    [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica},
-    [KP_API_CONTROLLED_SHUTDOWN] = {1, 1, br_h_controlled_shutdown},
-    [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata},
-    [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch},
+    /* the controller's and the followers': they come one at a time */
+    [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_CONTROLLED_SHUTDOWN] = {1, 1, br_h_controlled_shutdown,
+                                    API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch,
+                                        API_CLUSTER_ONLY | API_AT_ONCE},
     [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
     [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
     [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
@@ -60,19 +73,15 @@ static const struct dispatch_entry dispatch[] = {
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
 
-/* An API of the controller: a standalone broker neither advertises nor
- * serves it. */
-static bool cluster_api(size_t key)
+static bool served(const struct br_broker *b, size_t key)
 {
-    return key == KP_API_LEADER_AND_ISR || key == KP_API_STOP_REPLICA ||
-           key == KP_API_UPDATE_METADATA || key == KP_API_OFFSET_FOR_LEADER_EPOCH ||
-           key == KP_API_CONTROLLED_SHUTDOWN;
+    return dispatch[key].handler != NULL &&
+           (b->cluster || (dispatch[key].flags & API_CLUSTER_ONLY) == 0);
 }
 
 static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
 {
-    if (key < 0 || (size_t)key >= NDISPATCH || dispatch[key].handler == NULL ||
-        (!b->cluster && cluster_api((size_t)key))) {
+    if (key < 0 || (size_t)key >= NDISPATCH || !served(b, (size_t)key)) {
         return NULL;
     }
     return &dispatch[key];
@@ -82,7 +91,7 @@ void br_supported_apis_init(struct br_broker *b)
 {
     b->napis = 0;
     for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
-        if (dispatch[k].handler != NULL && (b->cluster || !cluster_api(k))) {
+        if (served(b, k)) {
             struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
                                                           dispatch[k].max_version};
             b->apis[b->napis++] = e;
@@ -143,9 +152,9 @@ static void count_request(struct br_broker *b, int16_t key, int64_t us)
  * partition back to the dead leader and stalled. The controller's requests
  * and the followers' come one at a time and are never held.
  */
-static bool answered_in_turn(int16_t key)
+static bool answered_in_turn(const struct dispatch_entry *d)
 {
-    return key != KP_API_PRODUCE && key != KP_API_FETCH && !cluster_api((size_t)key);
+    return (d->flags & API_AT_ONCE) == 0;
 }
 
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
@@ -196,7 +205,7 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
         br_conn_close_after_flush(c);
         goto out;
     }
-    if (answered_in_turn(req.header.RequestApiKey) && br_conn_answers_pending(c)) {
+    if (answered_in_turn(d) && br_conn_answers_pending(c)) {
         br_conn_hold(c); /* the same frame comes again once they are ready */
         goto out;
     }
