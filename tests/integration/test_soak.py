@@ -111,7 +111,10 @@ CK_PRODUCER = textwrap.dedent('''
             # reported failed, and a new producer (a new producer id) goes
             # on, as an application would start one
             out(["R", fatal[0], time.time()])
-            p.flush(30)
+            try:
+                p.flush(30)
+            except confluent_kafka.KafkaException:
+                pass  # the fatal error again: the old producer is done
             fatal.clear()
             p = make()
         try:
@@ -125,7 +128,12 @@ CK_PRODUCER = textwrap.dedent('''
             if e.args[0].fatal():
                 fatal.append(str(e))
         next_at += 1.0 / rate
-        p.poll(max(0.0, next_at - time.monotonic()))
+        try:
+            p.poll(max(0.0, next_at - time.monotonic()))
+        except confluent_kafka.KafkaException as e:  # poll raises the fatal error too
+            if not e.args[0].fatal():
+                raise
+            fatal.append(str(e))
         if next_at < time.monotonic() - 1:
             next_at = time.monotonic()
     left = p.flush(300)
