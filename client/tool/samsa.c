@@ -22,7 +22,10 @@
  * as it does, use it for the last delivery reports only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <samsa/samsa.h>
@@ -296,23 +300,200 @@ static const char *failure(const struct opts *o, int e, const char *errstr, char
     return errstr != NULL ? errstr : samsa_err_str(e);
 }
 
-/* A configuration with -b and every -X applied; NULL after printing why. */
-static samsa_conf *make_conf(const char *cmd, const struct opts *o)
+/* The bootstrap list the client will use: -b, unless -X sets it. */
+static const char *bootstrap_list(const struct opts *o)
 {
-    if (o->brokers == NULL) {
+    const char *list = o->brokers;
+    for (size_t i = 0; i < o->prop_count; i++) {
+        if (strncmp(o->props[i], "bootstrap.servers=", 18) == 0) {
+            list = o->props[i] + 18;
+        } else if (strncmp(o->props[i], "metadata.broker.list=", 21) == 0) {
+            list = o->props[i] + 21;
+        }
+    }
+    return list;
+}
+
+#define PROBE_MAX 16 /* addresses tried: the library's bootstrap limit */
+
+struct probe {
+    char name[300]; /* host:port as given */
+    char why[300];  /* why it failed; "" while it may still connect */
+    int fds[4];     /* connects in flight, one per resolved address; -1 when done */
+};
+
+/* Starts a non-blocking connect to each of host's first 4 addresses. */
+static void probe_start(struct probe *pr, const char *host, const char *port)
+{
+    for (int k = 0; k < 4; k++) {
+        pr->fds[k] = -1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0 || res == NULL) {
+        snprintf(pr->why, sizeof(pr->why), "cannot resolve \"%s\": %s", host,
+                 gai != 0 ? gai_strerror(gai) : "no address");
+        return;
+    }
+    int k = 0;
+    int last_errno = 0;
+    for (struct addrinfo *ai = res; ai != NULL && k < 4; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+            last_errno = errno;
+            close(fd);
+            continue;
+        }
+        pr->fds[k++] = fd;
+    }
+    freeaddrinfo(res);
+    if (k == 0) {
+        snprintf(pr->why, sizeof(pr->why), "%s",
+                 last_errno == ECONNREFUSED ? "connection refused" : strerror(last_errno));
+    }
+}
+
+/*
+ * Whether any bootstrap broker accepts a TCP connection, asked of all at
+ * once before the command starts: the library retries unreachable brokers
+ * until its call's deadline (as librdkafka does), which leaves an operator
+ * with a typo or a stopped cluster 30 s of silence and "timed out". kcat
+ * says "Connection refused" at once; so does this, naming each address, as
+ * soon as every one has failed (refused or not resolved), or at --timeout
+ * when some never answered. 0 when one connected, else EXIT_FAIL (or
+ * EXIT_USAGE for a list with no address) after printing why.
+ */
+static int probe_bootstrap(const char *cmd, const struct opts *o)
+{
+    const char *list = bootstrap_list(o);
+    struct probe pr[PROBE_MAX];
+    size_t n = 0;
+    for (const char *p = list; *p != '\0' && n < PROBE_MAX;) {
+        size_t skip = strspn(p, ", ");
+        p += skip;
+        size_t len = strcspn(p, ", ");
+        if (len == 0) {
+            break;
+        }
+        const char *h = p;
+        size_t hl = len;
+        p += len;
+        if (hl > 12 && strncmp(h, "PLAINTEXT://", 12) == 0) {
+            h += 12;
+            hl -= 12;
+        }
+        char host[256];
+        const char *port = "9092";
+        char portbuf[8];
+        const char *colon = memrchr(h, ':', hl);
+        size_t hostlen = colon != NULL ? (size_t)(colon - h) : hl;
+        if (colon != NULL) {
+            snprintf(portbuf, sizeof(portbuf), "%.*s", (int)(hl - hostlen - 1), colon + 1);
+            port = portbuf;
+        }
+        if (hostlen >= 2 && h[0] == '[' && h[hostlen - 1] == ']') { /* [::1]:9092 */
+            h++;
+            hostlen -= 2;
+        }
+        snprintf(host, sizeof(host), "%.*s", (int)hostlen, h);
+        snprintf(pr[n].name, sizeof(pr[n].name), "%.*s", (int)hl, p - hl);
+        pr[n].why[0] = '\0';
+        probe_start(&pr[n], host, port);
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "samsa %s: no broker address in \"%s\"\n", cmd, list);
+        return EXIT_USAGE;
+    }
+    bool connected = false;
+    for (;;) {
+        struct pollfd pfd[PROBE_MAX * 4];
+        size_t owner[PROBE_MAX * 4];
+        int slot[PROBE_MAX * 4];
+        nfds_t nfd = 0;
+        for (size_t i = 0; i < n; i++) {
+            for (int k = 0; k < 4; k++) {
+                if (pr[i].fds[k] >= 0) {
+                    pfd[nfd] = (struct pollfd){.fd = pr[i].fds[k], .events = POLLOUT};
+                    owner[nfd] = i;
+                    slot[nfd++] = k;
+                }
+            }
+        }
+        int left = left_ms(o);
+        if (nfd == 0 || connected || left == 0) {
+            break;
+        }
+        if (poll(pfd, nfd, left) <= 0) {
+            continue; /* EINTR or the deadline: looked at again above */
+        }
+        for (nfds_t j = 0; j < nfd; j++) {
+            if (pfd[j].revents == 0) {
+                continue;
+            }
+            struct probe *q = &pr[owner[j]];
+            int soerr = 0;
+            socklen_t sl = sizeof(soerr);
+            if (getsockopt(pfd[j].fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) {
+                soerr = errno;
+            }
+            close(pfd[j].fd);
+            q->fds[slot[j]] = -1;
+            if (soerr == 0) {
+                connected = true;
+            } else {
+                snprintf(q->why, sizeof(q->why), "%s",
+                         soerr == ECONNREFUSED ? "connection refused" : strerror(soerr));
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++) {
+            if (pr[i].fds[k] >= 0) {
+                close(pr[i].fds[k]);
+                if (pr[i].why[0] == '\0') {
+                    snprintf(pr[i].why, sizeof(pr[i].why),
+                             "no answer to connect within --timeout %d ms", o->timeout_ms);
+                }
+            }
+        }
+    }
+    if (connected) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "samsa %s: %s: %s\n", cmd, pr[i].name, pr[i].why);
+    }
+    fprintf(stderr, "samsa %s: no broker of %s reachable\n", cmd, list);
+    return EXIT_FAIL;
+}
+
+/* A configuration with -b and every -X applied, once a bootstrap broker
+ * answered (probe_bootstrap); 0, or EXIT_USAGE / EXIT_FAIL after printing
+ * why. */
+static int make_conf(const char *cmd, const struct opts *o, samsa_conf **out)
+{
+    *out = NULL;
+    if (bootstrap_list(o) == NULL) {
         fprintf(stderr, "samsa %s: -b BROKERS is required (or set SAMSA_BROKERS)\n", cmd);
-        return NULL;
+        return EXIT_USAGE;
     }
     samsa_conf *conf = samsa_conf_new();
     if (conf == NULL) {
         fprintf(stderr, "samsa %s: out of memory\n", cmd);
-        return NULL;
+        return EXIT_FAIL;
     }
     char err[512];
-    if (samsa_conf_set(conf, "bootstrap.servers", o->brokers, err, sizeof(err)) != SAMSA_OK) {
+    if (o->brokers != NULL &&
+        samsa_conf_set(conf, "bootstrap.servers", o->brokers, err, sizeof(err)) != SAMSA_OK) {
         fprintf(stderr, "samsa %s: %s\n", cmd, err);
         samsa_conf_destroy(conf);
-        return NULL;
+        return EXIT_USAGE;
     }
     for (size_t i = 0; i < o->prop_count; i++) {
         char key[256];
@@ -326,10 +507,16 @@ static samsa_conf *make_conf(const char *cmd, const struct opts *o)
         if (samsa_conf_set(conf, key, eq + 1, err, sizeof(err)) != SAMSA_OK) {
             fprintf(stderr, "samsa %s: -X %s: %s\n", cmd, o->props[i], err);
             samsa_conf_destroy(conf);
-            return NULL;
+            return EXIT_USAGE;
         }
     }
-    return conf;
+    int rc = probe_bootstrap(cmd, o);
+    if (rc != 0) {
+        samsa_conf_destroy(conf);
+        return rc;
+    }
+    *out = conf;
+    return 0;
 }
 
 static void json_str(FILE *f, const char *s, size_t n)
@@ -347,6 +534,40 @@ static void json_str(FILE *f, const char *s, size_t n)
         }
     }
     fputc('"', f);
+}
+
+/* Why a topic could not be used, for stderr: a topic the cluster does not
+ * know reads as kafka-topics.sh says it ("Topic 'x' does not exist"), not
+ * as the error code's sentence about a topic-partition. */
+static void topic_failed(const char *cmd, const char *topic, int e)
+{
+    if (e == 3 || e == SAMSA_ERR_UNKNOWN_TOPIC) {
+        fprintf(stderr, "samsa %s: Topic '%s' does not exist.\n", cmd, topic);
+    } else {
+        fprintf(stderr, "samsa %s: topic %s: %s\n", cmd, topic, samsa_err_str(e));
+    }
+}
+
+/* The one topic's metadata into *out (the caller's), or EXIT_FAIL after
+ * saying why (topic_failed). */
+static int one_topic(samsa_admin *a, const char *cmd, const struct opts *o, const char *topic,
+                     samsa_metadata **out)
+{
+    const char *names[1] = {topic};
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, names, 1, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa %s: metadata: %s\n", cmd, failure(o, e, NULL, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    if (md->topic_count != 1 || md->topics[0].err != 0) {
+        topic_failed(cmd, topic, md->topic_count == 1 ? md->topics[0].err : SAMSA_ERR_UNKNOWN_TOPIC);
+        samsa_metadata_free(md);
+        return EXIT_FAIL;
+    }
+    *out = md;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ topic */
@@ -426,7 +647,8 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
     samsa_metadata *md = NULL;
     int err = samsa_admin_metadata(a, names, count, left_ms(o), &md);
     if (err != SAMSA_OK) {
-        fprintf(stderr, "samsa topic: metadata: %s\n", samsa_err_str(err));
+        char why[128];
+        fprintf(stderr, "samsa topic: metadata: %s\n", failure(o, err, NULL, why, sizeof(why)));
         return EXIT_FAIL;
     }
     int rc = 0;
@@ -436,7 +658,7 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
     for (size_t i = 0; i < md->topic_count; i++) {
         const struct samsa_topic_info *t = &md->topics[i];
         if (t->err != 0) {
-            fprintf(stderr, "samsa topic: %s: %s\n", t->name, samsa_err_str(t->err));
+            topic_failed("topic", t->name, t->err);
             rc = EXIT_FAIL;
             continue;
         }
@@ -583,9 +805,10 @@ static int cmd_topic(int argc, char **argv)
     if (o.topic != NULL && o.npos < 8) {
         o.positional[o.npos++] = o.topic;
     }
-    samsa_conf *conf = make_conf("topic", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("topic", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     char err[512];
     samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
@@ -650,9 +873,10 @@ static int cmd_cluster(int argc, char **argv)
         fputs(cluster_help, stdout);
         return 0;
     }
-    samsa_conf *conf = make_conf("cluster", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("cluster", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     char err[512];
     samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
@@ -761,9 +985,10 @@ static int cmd_produce(int argc, char **argv)
     if (o.topic == NULL) {
         return usage_error("produce", "%s", "-t TOPIC is required");
     }
-    samsa_conf *conf = make_conf("produce", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("produce", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     struct produce_state st = {0, 0, 0};
     samsa_conf_set_delivery_cb(conf, on_delivery, &st);
@@ -1073,9 +1298,10 @@ static int cmd_consume(int argc, char **argv)
                            "--group takes --from beginning or end (where to start without a "
                            "committed offset), and no -p");
     }
-    samsa_conf *conf = make_conf("consume", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("consume", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     if (o.group != NULL) {
         return consume_group(conf, &o, start);
@@ -1087,18 +1313,12 @@ static int cmd_consume(int argc, char **argv)
         samsa_conf_destroy(conf);
         return EXIT_USAGE;
     }
-    const char *names[1] = {o.topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, left_ms(&o), &md);
+    rc = one_topic(a, "consume", &o, o.topic, &md);
     samsa_admin_close(a);
-    if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-        fprintf(stderr, "samsa consume: topic %s: %s\n", o.topic,
-                samsa_err_str(e != SAMSA_OK ? e
-                                            : (md->topic_count == 1 ? md->topics[0].err
-                                                                    : SAMSA_ERR_UNKNOWN_TOPIC)));
-        samsa_metadata_free(md);
+    if (rc != 0) {
         samsa_conf_destroy(conf);
-        return EXIT_FAIL;
+        return rc;
     }
     size_t nparts = md->topics[0].partition_count;
     struct samsa_partition *parts = calloc(nparts > 0 ? nparts : 1, sizeof(*parts));
@@ -1127,7 +1347,7 @@ static int cmd_consume(int argc, char **argv)
         free(parts);
         return EXIT_USAGE;
     }
-    e = samsa_consumer_assign(c, parts, n);
+    int e = samsa_consumer_assign(c, parts, n);
     for (size_t i = 0; e == SAMSA_OK && by_time && i < n; i++) {
         e = samsa_consumer_seek_timestamp(c, o.topic, parts[i].partition, start, left_ms(&o));
     }
@@ -1484,17 +1704,11 @@ static int group_list(samsa_admin *a, const struct opts *o)
 static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
 {
     char err[512];
-    const char *names[1] = {o->topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, left_ms(o), &md);
-    if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", o->topic,
-                samsa_err_str(e != SAMSA_OK ? e
-                                            : (md->topic_count == 1 ? md->topics[0].err
-                                                                    : SAMSA_ERR_UNKNOWN_TOPIC)));
-        samsa_metadata_free(md);
+    if (one_topic(a, "group reset-offsets", o, o->topic, &md) != 0) {
         return EXIT_FAIL;
     }
+    int e;
     size_t np = md->topics[0].partition_count;
     struct samsa_partition *parts = calloc(np > 0 ? np : 1, sizeof(*parts));
     size_t n = 0;
@@ -1635,9 +1849,10 @@ static int cmd_group(int argc, char **argv)
         return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
                                           "--to-latest, --to-offset, --to-datetime, --shift-by");
     }
-    samsa_conf *conf = make_conf("group", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("group", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     char err[512];
     samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
@@ -1864,16 +2079,15 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     size_t n = 0;
     if (o->group == NULL) {
         samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-        const char *names[1] = {o->topic};
         samsa_metadata *md = NULL;
-        int e = a != NULL ? samsa_admin_metadata(a, names, 1, left_ms(o), &md) : SAMSA_ERR_STATE;
+        if (a == NULL) {
+            fprintf(stderr, "samsa perf consume: %s\n", err);
+        }
+        int rc = a != NULL ? one_topic(a, "perf consume", o, o->topic, &md) : EXIT_FAIL;
         samsa_admin_close(a);
-        if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-            fprintf(stderr, "samsa perf consume: topic %s: %s\n", o->topic,
-                    a == NULL ? err : samsa_err_str(e != SAMSA_OK ? e : SAMSA_ERR_UNKNOWN_TOPIC));
-            samsa_metadata_free(md);
+        if (rc != 0) {
             samsa_conf_destroy(conf);
-            return EXIT_FAIL;
+            return rc;
         }
         parts = calloc(md->topics[0].partition_count + 1, sizeof(*parts));
         for (size_t i = 0; parts != NULL && i < md->topics[0].partition_count; i++) {
@@ -1980,9 +2194,10 @@ static int cmd_perf(int argc, char **argv)
     if (count > 100000000) {
         return usage_error("perf", "%s", "--count above 100000000");
     }
-    samsa_conf *conf = make_conf("perf", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("perf", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     return produce ? perf_produce(&o, conf, count) : perf_consume(&o, conf, count);
 }

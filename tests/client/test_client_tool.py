@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from broker import check, eq, main  # noqa: E402
+from broker import check, eq, free_port, main  # noqa: E402
 
 TOOL = None
 CONFIG = {
@@ -257,6 +257,36 @@ def case_help_and_exit_codes(t):
     samsa("group", "describe", "-b", "127.0.0.1:1", "g", "--timeout", "1000", expect=1)
 
 
+def case_unreachable_or_unresolvable_bootstrap_fails_at_once(t):
+    # No broker needed: a port nothing listens on and a name that does not resolve.
+    port = free_port()
+    for cmd in (["topic", "list"], ["topic", "describe", "x"], ["cluster", "info"],
+                ["group", "describe", "g"], ["consume", "-t", "x"], ["produce", "-t", "x"]):
+        began = time.monotonic()
+        p = samsa(*cmd, "-b", "127.0.0.1:%d,no-such-host.invalid:9092" % port, stdin=b"v\n",
+                  expect=1)
+        took = time.monotonic() - began
+        check(took < 10, "%s took %.1f s", cmd, took)
+        err = p.stderr.decode()
+        check("127.0.0.1:%d: connection refused" % port in err, "%s: %s", cmd, err)
+        check('cannot resolve "no-such-host.invalid"' in err, "%s: %s", cmd, err)
+        check("timed out" not in err, "%s: %s", cmd, err)
+    # One good address among bad ones is enough.
+    bs = t.broker(config=CONFIG).bootstrap
+    out = samsa("cluster", "info", "-b", "127.0.0.1:%d,%s" % (port, bs)).stdout.decode()
+    check("CONTROLLER" in out, "%s", out)
+
+
+def case_missing_topic_reads_does_not_exist(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    for cmd in (["topic", "describe", "nosuch"], ["consume", "-t", "nosuch", "-e"],
+                ["perf", "consume", "-t", "nosuch", "-e"],
+                ["group", "reset-offsets", "g", "-t", "nosuch", "--to-earliest"]):
+        p = samsa(*cmd, "-b", bs, expect=1)
+        check(b"Topic 'nosuch' does not exist" in p.stderr, "%s: %s", cmd, p.stderr)
+        check(b"does not host" not in p.stderr, "%s: %s", cmd, p.stderr)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -264,4 +294,6 @@ if __name__ == "__main__":
                    case_topic_alter_configs_and_partitions,
                    case_headers_on_produce_reach_kcat_and_consume,
                    case_perf_produce_and_consume_report_progress_throughput_latency,
-                   case_help_and_exit_codes]))
+                   case_help_and_exit_codes,
+                   case_unreachable_or_unresolvable_bootstrap_fails_at_once,
+                   case_missing_topic_reads_does_not_exist]))
