@@ -72,6 +72,8 @@ struct opts {
     long long reset_value;
     bool execute;
     bool state;
+    bool members;    /* group describe --members */
+    bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
     long long interval_ms;
@@ -165,6 +167,13 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->execute = false;
         } else if (strcmp(a, "--state") == 0) {
             o->state = true;
+        } else if (strcmp(a, "--members") == 0) {
+            o->members = true;
+        } else if (strcmp(a, "--offsets") == 0) {
+            o->members = false; /* the default view */
+            o->state = false;
+        } else if (strcmp(a, "--all-groups") == 0) {
+            o->all_groups = true;
         } else if (strcmp(a, "--to-earliest") == 0 || strcmp(a, "--to-latest") == 0) {
             if (o->reset_mode != RESET_NONE) {
                 return usage_error(cmd, "%s", "one --to-... or --shift-by only");
@@ -534,6 +543,89 @@ static void json_str(FILE *f, const char *s, size_t n)
         }
     }
     fputc('"', f);
+}
+
+/* A text table whose columns are as wide as their widest cell, the header
+ * included (kafka-consumer-groups.sh sizes its columns so): rows are added
+ * whole, cells copied; a NULL cell prints as "-". Out of memory sticks:
+ * later rows are dropped and table_print says so. */
+struct table {
+    size_t cols;
+    size_t rows;
+    size_t cap;
+    char **cells; /* rows * cols, row-major */
+    bool oom;
+};
+
+static void table_row(struct table *t, const char *const *cells)
+{
+    if (t->oom) {
+        return;
+    }
+    if (t->rows == t->cap) {
+        size_t cap = t->cap > 0 ? t->cap * 2 : 16;
+        char **grown = realloc(t->cells, cap * t->cols * sizeof(*grown));
+        if (grown == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->cells = grown;
+        t->cap = cap;
+    }
+    for (size_t c = 0; c < t->cols; c++) {
+        char *copy = strdup(cells[c] != NULL ? cells[c] : "-");
+        t->cells[t->rows * t->cols + c] = copy;
+        if (copy == NULL) {
+            t->oom = true;
+        }
+    }
+    t->rows++;
+}
+
+static void table_print(struct table *t)
+{
+    size_t width[16] = {0};
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->cols && c < 16; c++) {
+            const char *cell = t->cells[r * t->cols + c];
+            size_t len = cell != NULL ? strlen(cell) : 0;
+            width[c] = len > width[c] ? len : width[c];
+        }
+    }
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->cols; c++) {
+            const char *cell = t->cells[r * t->cols + c];
+            if (c + 1 == t->cols) {
+                printf("%s\n", cell != NULL ? cell : "");
+            } else {
+                printf("%-*s ", (int)width[c < 16 ? c : 15], cell != NULL ? cell : "");
+            }
+        }
+    }
+    if (t->oom) {
+        fprintf(stderr, "samsa: out of memory: rows left out\n");
+    }
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; i < t->rows * t->cols; i++) {
+        free(t->cells[i]);
+    }
+    free(t->cells);
+    t->cells = NULL;
+    t->rows = 0;
+    t->cap = 0;
+}
+
+/* v in buf, or "-" when negative (none, unknown). */
+static const char *cell_ll(char *buf, size_t size, long long v)
+{
+    if (v < 0) {
+        return "-";
+    }
+    snprintf(buf, size, "%lld", v);
+    return buf;
 }
 
 /* Why a topic could not be used, for stderr: a topic the cluster does not
@@ -1364,14 +1456,17 @@ static int cmd_consume(int argc, char **argv)
 
 static const char group_help[] =
     "usage: samsa group list -b BROKERS [--json]\n"
-    "       samsa group describe -b BROKERS GROUP [--state] [--json]\n"
+    "       samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
+    "                  [--offsets | --members | --state] [--json]\n"
     "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
     "                   --shift-by N) [--execute] [--json]\n"
     "       samsa group delete -b BROKERS GROUP\n"
     "describe prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID\n"
     "HOST CLIENT-ID for every partition the group owns or has committed (- when none);\n"
-    "--state prints GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS instead.\n"
+    "--state prints GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS instead,\n"
+    "--members GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS (--offsets: the default).\n"
+    "Columns are as wide as their contents; a blank line between groups.\n"
     "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
     "--execute is given (the group must have no members then); --to-datetime takes\n"
     "milliseconds since the epoch.\n"
@@ -1455,15 +1550,6 @@ static int cmp_row(const void *a, const void *b)
     return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
 }
 
-static void print_cell_ll(long long v, int width)
-{
-    if (v < 0) {
-        printf("%-*s ", width, "-");
-    } else {
-        printf("%-*lld ", width, v);
-    }
-}
-
 static void json_opt_str(const char *v)
 {
     if (v == NULL) {
@@ -1482,7 +1568,10 @@ static void json_opt_ll(long long v)
     }
 }
 
-static int group_describe(samsa_admin *a, const struct opts *o, const char *group)
+/* One group's description. When there is something to print and *shown
+ * (an earlier group was printed), the separator between groups goes first;
+ * *shown is set once this one prints. */
+static int group_describe(samsa_admin *a, const struct opts *o, const char *group, bool *shown)
 {
     char err[512];
     samsa_group_description *d = NULL;
@@ -1515,6 +1604,10 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         return EXIT_FAIL;
     }
     int rc = 0;
+    if (*shown) {
+        fputs(o->json ? "," : "\n", stdout);
+    }
+    *shown = true;
     if (o->state) {
         if (o->json) {
             printf("{\"group\":");
@@ -1525,8 +1618,6 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
             json_opt_str(dv->state);
             printf(",\"members\":%zu}\n", dv->member_count);
         } else {
-            printf("%-20s %-25s %-20s %-20s %s\n", "GROUP", "COORDINATOR (ID)",
-                   "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
             /* host:port (id), as kafka-consumer-groups.sh prints it */
             char coord[300];
             snprintf(coord, sizeof(coord), "- (%d)", dv->coordinator_id);
@@ -1547,8 +1638,16 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
                         "%s\n", group, failure(o, e, NULL, why, sizeof(why)));
                 rc = EXIT_FAIL;
             }
-            printf("%-20s %-25s %-20s %-20s %zu\n", group, coord,
-                   dv->protocol[0] != '\0' ? dv->protocol : "-", dv->state, dv->member_count);
+            char count[24];
+            snprintf(count, sizeof(count), "%zu", dv->member_count);
+            struct table t = {.cols = 5};
+            table_row(&t, (const char *const[]){"GROUP", "COORDINATOR (ID)",
+                                                 "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"});
+            table_row(&t, (const char *const[]){group, coord,
+                                                 dv->protocol[0] != '\0' ? dv->protocol : "-",
+                                                 dv->state, count});
+            table_print(&t);
+            table_free(&t);
         }
         samsa_group_description_free(d);
         samsa_partitions_free(offs, noffs);
@@ -1582,7 +1681,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         rc = EXIT_FAIL;
         n = 0;
     }
-    if (n > 0) {
+    if (n > 0 && !o->members) {
         fetch_log_ends(a, o, rows, n);
         qsort(rows, n, sizeof(*rows), cmp_row);
     }
@@ -1646,18 +1745,41 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         if (dv->member_count == 0) {
             fprintf(stderr, "Consumer group '%s' has no active members.\n", group);
         }
-        printf("%-20s %-20s %-9s %-14s %-14s %-6s %-40s %-16s %s\n", "GROUP", "TOPIC", "PARTITION",
-               "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
-        for (size_t i = 0; i < n; i++) {
-            const struct group_row *r = &rows[i];
-            printf("%-20s %-20s %-9d ", group, r->topic, r->partition);
-            print_cell_ll(r->current, 14);
-            print_cell_ll(r->end, 14);
-            print_cell_ll(r->current >= 0 && r->end >= 0 ? r->end - r->current : -1, 6);
-            printf("%-40s %-16s %s\n", r->owner != NULL ? r->owner->member_id : "-",
-                   r->owner != NULL ? r->owner->client_host : "-",
-                   r->owner != NULL ? r->owner->client_id : "-");
+        struct table t = {.cols = 9};
+        if (o->members) {
+            t.cols = 5;
+            table_row(&t, (const char *const[]){"GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID",
+                                                 "#PARTITIONS"});
+            for (size_t i = 0; i < dv->member_count; i++) {
+                const struct samsa_group_member *m = &dv->members[i];
+                char count[24];
+                snprintf(count, sizeof(count), "%zu", m->assignment_count);
+                table_row(&t, (const char *const[]){group, m->member_id, m->client_host,
+                                                     m->client_id, count});
+            }
+        } else {
+            table_row(&t, (const char *const[]){"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
+                                                 "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                                                 "CLIENT-ID"});
         }
+        for (size_t i = 0; !o->members && i < n; i++) {
+            const struct group_row *r = &rows[i];
+            char part[24];
+            char cur[24];
+            char end[24];
+            char lag[24];
+            snprintf(part, sizeof(part), "%d", r->partition);
+            table_row(&t, (const char *const[]){
+                              group, r->topic, part, cell_ll(cur, sizeof(cur), r->current),
+                              cell_ll(end, sizeof(end), r->end),
+                              cell_ll(lag, sizeof(lag),
+                                      r->current >= 0 && r->end >= 0 ? r->end - r->current : -1),
+                              r->owner != NULL ? r->owner->member_id : NULL,
+                              r->owner != NULL ? r->owner->client_host : NULL,
+                              r->owner != NULL ? r->owner->client_id : NULL});
+        }
+        table_print(&t);
+        table_free(&t);
     }
     free(rows);
     samsa_group_description_free(d);
@@ -1697,6 +1819,59 @@ static int group_list(samsa_admin *a, const struct opts *o)
                 l->errors[i].reason);
     }
     int rc = l->error_count > 0 ? EXIT_FAIL : 0;
+    samsa_group_list_free(l);
+    return rc;
+}
+
+/* describe of each GROUP named, or of every group with --all-groups (as
+ * kafka-consumer-groups.sh --describe --all-groups): a blank line between
+ * groups, a JSON array of them when there can be more than one. Fails when
+ * any of them failed, after describing the others. */
+static int group_describe_all(samsa_admin *a, const struct opts *o)
+{
+    samsa_group_list *l = NULL;
+    const char *const *names = o->positional;
+    size_t n = (size_t)o->npos;
+    const char **listed = NULL;
+    int rc = 0;
+    if (o->all_groups) {
+        char err[512];
+        int e = samsa_admin_list_groups(a, left_ms(o), &l, err, sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group describe: listing the groups: %s\n", err);
+            return EXIT_FAIL;
+        }
+        for (size_t i = 0; i < l->error_count; i++) {
+            fprintf(stderr, "samsa group describe: %s: its groups are not described\n",
+                    l->errors[i].reason);
+            rc = EXIT_FAIL;
+        }
+        listed = calloc(l->count + 1, sizeof(*listed));
+        if (listed == NULL) {
+            samsa_group_list_free(l);
+            return EXIT_FAIL;
+        }
+        for (size_t i = 0; i < l->count; i++) {
+            listed[i] = l->groups[i].group_id;
+        }
+        names = listed;
+        n = l->count;
+    }
+    bool array = o->json && (o->all_groups || n > 1);
+    if (array) {
+        printf("[");
+    }
+    bool shown = false;
+    for (size_t i = 0; i < n; i++) {
+        fflush(stdout); /* what was printed, before this group's errors */
+        if (group_describe(a, o, names[i], &shown) != 0) {
+            rc = EXIT_FAIL;
+        }
+    }
+    if (array) {
+        printf("]\n");
+    }
+    free(listed);
     samsa_group_list_free(l);
     return rc;
 }
@@ -1842,7 +2017,13 @@ static int cmd_group(int argc, char **argv)
     if (!list && !describe && !reset && !del) {
         return usage_error("group", "unknown command \"%s\"", verb);
     }
-    if (!list && o.npos != 1) {
+    if (describe && (o.all_groups ? o.npos != 0 : o.npos < 1)) {
+        return usage_error("group", "%s", "describe wants GROUP... or --all-groups");
+    }
+    if (describe && o.members && o.state) {
+        return usage_error("group", "%s", "one of --members, --offsets, --state");
+    }
+    if (!list && !describe && o.npos != 1) {
         return usage_error("group", "%s wants one GROUP", verb);
     }
     if (reset && (o.topic == NULL || o.reset_mode == RESET_NONE)) {
@@ -1864,7 +2045,7 @@ static int cmd_group(int argc, char **argv)
     if (list) {
         rc = group_list(a, &o);
     } else if (describe) {
-        rc = group_describe(a, &o, o.positional[0]);
+        rc = group_describe_all(a, &o);
     } else if (reset) {
         rc = group_reset(a, &o, o.positional[0]);
     } else {

@@ -6,6 +6,7 @@ headers samsa wrote, and kafka-python's admin client checking offsets).
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -287,6 +288,72 @@ def case_missing_topic_reads_does_not_exist(t):
         check(b"does not host" not in p.stderr, "%s: %s", cmd, p.stderr)
 
 
+def aligned(lines, what):
+    """Every row's cells start where the header's columns start."""
+    starts = [m.start() for m in re.finditer(r"\S+", lines[0])]
+    for line in lines[1:]:
+        eq([m.start() for m in re.finditer(r"\S+", line)], starts,
+           "%s: columns of %r under %r" % (what, line, lines[0]))
+
+
+def case_group_describe_several_all_groups_members_and_sized_columns(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "dt", "--partitions", "2")
+    for p in range(2):
+        produce_to(bs, "dt", p, ["d%d-%d" % (p, i) for i in range(5)])
+    for g in ("ga", "gb"):
+        samsa("consume", "-b", bs, "-t", "dt", "--group", g, "--from", "beginning",
+              "--count", "4", *FAST)
+    long_id = "an-operator-console-with-a-long-client-id"
+    member = subprocess.Popen([TOOL, "consume", "-b", bs, "-t", "dt", "--group", "gc",
+                               "--from", "beginning", "-X", "client.id=" + long_id] + FAST,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def stable():
+            p = samsa("group", "describe", "-b", bs, "gc", "--json", expect=None)
+            d = json.loads(p.stdout) if p.returncode == 0 else None
+            return d if d and d["state"] == "Stable" and len(d["members"]) == 1 else None
+        wait_for(stable, 30, "gc Stable with its member")
+        # Two groups at once: two tables, a blank line between, each aligned.
+        blocks = samsa("group", "describe", "-b", bs, "ga", "gb").stdout.decode().split("\n\n")
+        eq(len(blocks), 2, "tables for ga gb")
+        for g, block in zip(("ga", "gb"), blocks):
+            lines = block.strip("\n").splitlines()
+            eq({l.split()[0] for l in lines[1:]}, {g}, "rows of %s" % g)
+            eq(sum(int(l.split()[3]) for l in lines[1:]), 4, "%s's committed offsets" % g)
+            aligned(lines, g)
+        # A member id longer than 40 characters keeps its columns aligned.
+        lines = samsa("group", "describe", "-b", bs, "gc").stdout.decode().splitlines()
+        check(len(lines[1].split()[6]) > 40, "%s", lines)
+        aligned(lines, "gc")
+        eq([l.split()[8] for l in lines[1:]], [long_id] * 2, "CLIENT-ID")
+        lines = samsa("group", "describe", "-b", bs, "gc", "--members").stdout.decode().splitlines()
+        eq(lines[0].split(), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"],
+           "--members columns")
+        eq(len(lines), 2, "one member")
+        row = lines[1].split()
+        eq((row[0], row[3], row[4]), ("gc", long_id, "2"), "--members row")
+        check(row[1].startswith(long_id + "-"), "%s", row)
+        aligned(lines, "--members")
+        # Every group, in text and JSON.
+        out = samsa("group", "describe", "-b", bs, "--all-groups", "--state").stdout.decode()
+        states = {l.split()[0]: l for l in out.splitlines() if l and not l.startswith("GROUP")}
+        eq(sorted(states), ["ga", "gb", "gc"], "--all-groups --state")
+        d = json.loads(samsa("group", "describe", "-b", bs, "--all-groups", "--json").stdout)
+        eq(sorted(x["group"] for x in d), ["ga", "gb", "gc"], "--all-groups --json")
+        d = json.loads(samsa("group", "describe", "-b", bs, "ga", "nosuch", "gb", "--json",
+                             expect=1).stdout)
+        eq([x["group"] for x in d], ["ga", "gb"], "the groups that exist, in JSON")
+        p = samsa("group", "describe", "-b", bs, "ga", "nosuch", expect=1)
+        check(b"'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+        check(p.stdout.startswith(b"GROUP"), "%s", p.stdout)
+        samsa("group", "describe", "-b", bs, expect=2)
+        samsa("group", "describe", "-b", bs, "ga", "--all-groups", expect=2)
+    finally:
+        member.send_signal(signal.SIGTERM)
+        member.wait(timeout=30)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -296,4 +363,5 @@ if __name__ == "__main__":
                    case_perf_produce_and_consume_report_progress_throughput_latency,
                    case_help_and_exit_codes,
                    case_unreachable_or_unresolvable_bootstrap_fails_at_once,
-                   case_missing_topic_reads_does_not_exist]))
+                   case_missing_topic_reads_does_not_exist,
+                   case_group_describe_several_all_groups_members_and_sized_columns]))
