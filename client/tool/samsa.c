@@ -2070,9 +2070,11 @@ static const char perf_help[] =
     "                          [--interval MS] [--json] [-X key=value]...\n"
     "produce sends N records (default 100000) of BYTES (default 100) and measures each\n"
     "one's delivery latency (produce call to delivery report); consume reads N records\n"
-    "(or to the end with -e) from the beginning and measures end-to-end latency (now\n"
-    "minus the record's timestamp). A progress line goes to stderr every --interval MS\n"
-    "(default 1000); at the end: records/s, MB/s and latency percentiles (ms).\n"
+    "(or to the end with -e) from the beginning, counts records and MB, and measures\n"
+    "end-to-end latency (now minus the record's timestamp) of the records produced\n"
+    "after it started only (a backlog's would be its age). A progress line goes to\n"
+    "stderr every --interval MS (default 1000); at the end: records, MB, records/s,\n"
+    "MB/s and latency percentiles (ms).\n"
     "--timeout MS (default 30000): produce waits that long for the last delivery\n"
     "reports once all are sent; consume fails when nothing came within it of the start.\n"
     "Exit status: 0 done, 1 records failed or it timed out, 2 usage error.\n";
@@ -2115,6 +2117,9 @@ struct perf_state {
     int64_t *lat;       /* microseconds (produce) or milliseconds (consume), per record */
     int64_t *sent_us;   /* produce: when each record was handed to samsa_produce */
     size_t done;
+    size_t nlat;        /* lat[0..nlat): produce: every delivered record; consume: those
+                         * produced after the start (the others' "latency" would be
+                         * their age in the backlog) */
     size_t failed;
     int first_err;
     uint64_t bytes;
@@ -2131,8 +2136,12 @@ static void progress(struct perf_state *st, const struct opts *o, const char *ve
     }
     st->next_progress = now + o->interval_ms;
     double secs = (double)(now - st->started_ms) / 1000.0;
-    fprintf(stderr, "%s%s: %zu records%s%zu done, %.0f records/s, %.2f MB/s%s",
-            st->tty ? "\r" : "", verb, sent, sent > 0 ? ", " : " ", st->done,
+    char sent_part[48] = "";
+    if (strcmp(verb, "produced") == 0) { /* sent and delivered differ; read is done */
+        snprintf(sent_part, sizeof(sent_part), "%zu sent, ", sent);
+    }
+    fprintf(stderr, "%s%s: %s%zu records, %.2f MB, %.0f records/s, %.2f MB/s%s",
+            st->tty ? "\r" : "", verb, sent_part, st->done, (double)st->bytes / 1e6,
             secs > 0 ? (double)st->done / secs : 0.0,
             secs > 0 ? (double)st->bytes / 1e6 / secs : 0.0, st->tty ? "   " : "\n");
 }
@@ -2147,21 +2156,39 @@ static void report(struct perf_state *st, const struct opts *o, const char *verb
     if (st->tty) {
         fputc('\n', stderr);
     }
-    qsort(st->lat, st->done, sizeof(*st->lat), cmp_i64);
-    double p50 = (double)percentile(st->lat, st->done, 50) / scale;
-    double p95 = (double)percentile(st->lat, st->done, 95) / scale;
-    double p99 = (double)percentile(st->lat, st->done, 99) / scale;
-    double max = st->done > 0 ? (double)st->lat[st->done - 1] / scale : 0.0;
+    qsort(st->lat, st->nlat, sizeof(*st->lat), cmp_i64);
+    double p50 = (double)percentile(st->lat, st->nlat, 50) / scale;
+    double p95 = (double)percentile(st->lat, st->nlat, 95) / scale;
+    double p99 = (double)percentile(st->lat, st->nlat, 99) / scale;
+    double max = st->nlat > 0 ? (double)st->lat[st->nlat - 1] / scale : 0.0;
+    bool consume = strcmp(verb, "consumed") == 0;
     if (o->json) {
         printf("{\"%s\":%zu,\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.3f,"
-               "\"records_per_sec\":%.1f,\"mb_per_sec\":%.3f,\"latency_ms\":{\"p50\":%.3f,"
-               "\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n",
+               "\"records_per_sec\":%.1f,\"mb_per_sec\":%.3f,\"latency_records\":%zu,"
+               "\"latency_ms\":",
                verb, st->done, st->failed, (unsigned long long)st->bytes, secs,
-               (double)st->done / secs, (double)st->bytes / 1e6 / secs, p50, p95, p99, max);
+               (double)st->done / secs, (double)st->bytes / 1e6 / secs, st->nlat);
+        if (st->nlat > 0) {
+            printf("{\"p50\":%.3f,\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n", p50, p95, p99,
+                   max);
+        } else {
+            printf("null}\n");
+        }
+        return;
+    }
+    printf("%zu records %s", st->done, verb);
+    if (!consume) {
+        printf(" (%zu failed)", st->failed);
+    }
+    printf(", %.2f MB in %.2f s: %.0f records/s, %.2f MB/s\n", (double)st->bytes / 1e6, secs,
+           (double)st->done / secs, (double)st->bytes / 1e6 / secs);
+    if (consume && st->nlat == 0) {
+        printf("%s latency: none measured (no record was produced after the start)\n", unit);
+    } else if (consume) {
+        printf("%s latency (ms) of the %zu records produced after the start: p50 %.3f, "
+               "p95 %.3f, p99 %.3f, max %.3f\n",
+               unit, st->nlat, p50, p95, p99, max);
     } else {
-        printf("%zu records %s (%zu failed), %.2f MB in %.2f s: %.0f records/s, %.2f MB/s\n",
-               st->done, verb, st->failed, (double)st->bytes / 1e6, secs, (double)st->done / secs,
-               (double)st->bytes / 1e6 / secs);
         printf("%s latency (ms): p50 %.3f, p95 %.3f, p99 %.3f, max %.3f\n", unit, p50, p95, p99,
                max);
     }
@@ -2179,6 +2206,7 @@ static void on_perf_delivery(const struct samsa_delivery *d, void *opaque)
         return;
     }
     st->lat[st->done++] = mono_us() - st->sent_us[i];
+    st->nlat = st->done;
     st->bytes += d->value_len;
 }
 
@@ -2309,6 +2337,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     st.tty = isatty(2) != 0;
     st.started_ms = mono_ms();
     st.next_progress = st.started_ms + o->interval_ms;
+    int64_t started_wall = wall_ms();
     int64_t deadline = o->deadline_ms;
     int rc = 0;
     while (!stop && (count < 0 || st.done < (size_t)count)) {
@@ -2325,18 +2354,24 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
             }
             continue;
         }
-        if (st.done == cap) {
-            int64_t *nl = realloc(st.lat, cap * 2 * sizeof(*nl));
-            if (nl == NULL) {
-                samsa_message_free(m);
-                break;
-            }
-            st.lat = nl;
-            cap *= 2;
-        }
-        int64_t lat = wall_ms() - m->timestamp;
-        st.lat[st.done++] = lat > 0 ? lat : 0;
+        st.done++;
         st.bytes += m->value_len + m->key_len;
+        /* Now minus the record's timestamp is its end-to-end latency only
+         * for a record produced after the start; an older one's would be
+         * its age in the backlog. */
+        if (m->timestamp >= started_wall) {
+            if (st.nlat == cap) {
+                int64_t *nl = realloc(st.lat, cap * 2 * sizeof(*nl));
+                if (nl == NULL) {
+                    samsa_message_free(m);
+                    break;
+                }
+                st.lat = nl;
+                cap *= 2;
+            }
+            int64_t lat = wall_ms() - m->timestamp;
+            st.lat[st.nlat++] = lat > 0 ? lat : 0;
+        }
         samsa_message_free(m);
     }
     report(&st, o, "consumed", "end-to-end", 1.0);

@@ -240,9 +240,29 @@ def case_perf_produce_and_consume_report_progress_throughput_latency(t):
     r = json.loads(samsa("perf", "consume", "-b", bs, "-t", "perf", "-e", "--json",
                          "--interval", "20").stdout)
     eq((r["consumed"], r["bytes"]), (201000, 20100000), "perf consume -e --json")
-    p = samsa("perf", "consume", "-b", bs, "-t", "perf", "--count", "5000")
-    check(p.stdout.decode().startswith("5000 records consumed"), "%s", p.stdout)
-    check(b"end-to-end latency (ms): p50" in p.stdout, "%s", p.stdout)
+    # A backlog: records and MB read, and no latency (its records' age is not one).
+    eq((r["latency_records"], r["latency_ms"]), (0, None), "no latency over a backlog")
+    p = samsa("perf", "consume", "-b", bs, "-t", "perf", "--count", "5000", "--interval", "10")
+    out = p.stdout.decode()
+    check(out.startswith("5000 records consumed, 0.50 MB in "), "%s", out)
+    check("latency: none measured (no record was produced after the start)" in out, "%s", out)
+    # Records produced while it runs: their latency, and only theirs.
+    cons = subprocess.Popen([TOOL, "perf", "consume", "-b", bs, "-t", "perf", "--count", "202000",
+                             "--interval", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # its first progress line comes once it started measuring (the pipe
+        # reaches EOF if it died first): records produced from then on are new
+        first = cons.stderr.readline()
+        check(re.match(rb"consumed: \d+ records, \d+\.\d\d MB, \d+ records/s, \d+\.\d\d MB/s$",
+                       first), "progress line %s", first)
+        samsa("perf", "produce", "-b", bs, "-t", "perf", "--count", "1000")
+        out, err = cons.communicate(timeout=60)
+    finally:
+        if cons.poll() is None:
+            cons.kill()
+            cons.wait()
+    eq(cons.returncode, 0, "perf consume's exit status (%s)" % err[-300:])
+    check(b"latency (ms) of the 1000 records produced after the start: p50" in out, "%s", out)
 
 
 def case_help_and_exit_codes(t):
