@@ -73,6 +73,9 @@ struct opts {
     bool execute;
     bool state;
     bool members;    /* group describe --members */
+    bool under_replicated; /* topic describe: only partitions with ISR < replicas, */
+    bool unavailable;      /* no live leader, */
+    bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
     bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
@@ -174,6 +177,12 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->state = false;
         } else if (strcmp(a, "--all-groups") == 0) {
             o->all_groups = true;
+        } else if (strcmp(a, "--under-replicated-partitions") == 0) {
+            o->under_replicated = true;
+        } else if (strcmp(a, "--unavailable-partitions") == 0) {
+            o->unavailable = true;
+        } else if (strcmp(a, "--under-min-isr-partitions") == 0) {
+            o->under_min_isr = true;
         } else if (strcmp(a, "--to-earliest") == 0 || strcmp(a, "--to-latest") == 0) {
             if (o->reset_mode != RESET_NONE) {
                 return usage_error(cmd, "%s", "one --to-... or --shift-by only");
@@ -668,10 +677,16 @@ static const char topic_help[] =
     "usage: samsa topic create -b BROKERS NAME [--partitions N] [--replication-factor R]\n"
     "                          [--config key=value]...\n"
     "       samsa topic list -b BROKERS [--json]\n"
-    "       samsa topic describe -b BROKERS NAME... [--json]\n"
+    "       samsa topic describe -b BROKERS [NAME...] [--json] [--under-replicated-partitions]\n"
+    "                            [--unavailable-partitions] [--under-min-isr-partitions]\n"
     "       samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
     "                         [--delete-config key]...\n"
     "       samsa topic delete -b BROKERS NAME\n"
+    "describe without NAME describes every topic. --under-replicated-partitions lists\n"
+    "only the partitions whose ISR is smaller than their replicas,\n"
+    "--unavailable-partitions those without a live leader, --under-min-isr-partitions\n"
+    "those whose ISR is below the topic's min.insync.replicas (acks=all is refused);\n"
+    "given together, a partition matching any is listed. Nothing listed: all is well.\n"
     "alter raises the partition count to N (CreatePartitions), sets configs and puts\n"
     "--delete-config ones back to their defaults (the others stay as they are).\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
@@ -733,6 +748,54 @@ static int print_topic_configs(samsa_admin *a, const struct opts *o, const char 
     return 0;
 }
 
+/* The topic's min.insync.replicas as the broker applies it (its own, else
+ * the broker's): 0, or EXIT_FAIL after saying why it could not be read. */
+static int topic_min_isr(samsa_admin *a, const struct opts *o, const char *topic,
+                         long long *min_isr)
+{
+    samsa_configs *cf = NULL;
+    char err[512];
+    int e = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, topic, left_ms(o), &cf, err,
+                                         sizeof(err));
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa topic describe: %s: min.insync.replicas not read: %s\n", topic,
+                failure(o, e, err, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    *min_isr = 1; /* Kafka's default */
+    for (size_t i = 0; i < cf->count; i++) {
+        long long v;
+        if (strcmp(cf->entries[i].name, "min.insync.replicas") == 0 &&
+            parse_ll(cf->entries[i].value, &v)) {
+            *min_isr = v;
+        }
+    }
+    samsa_configs_free(cf);
+    return 0;
+}
+
+/* Whether a partition is one the describe filters ask for (all without
+ * one), as Kafka 2.0's TopicCommand.describeTopic picks them: under-
+ * replicated when its ISR is smaller than its replicas, unavailable when it
+ * has no leader or its leader is not a live broker; under min ISR (Kafka
+ * 2.3's --under-min-isr-partitions) when its ISR is smaller than the
+ * topic's min.insync.replicas. */
+static bool partition_wanted(const struct opts *o, const samsa_metadata *md,
+                             const struct samsa_partition_info *p, long long min_isr)
+{
+    if (!o->under_replicated && !o->unavailable && !o->under_min_isr) {
+        return true;
+    }
+    bool live = false;
+    for (size_t i = 0; p->leader >= 0 && i < md->broker_count; i++) {
+        live = live || md->brokers[i].id == p->leader;
+    }
+    return (o->under_replicated && p->isr_count < p->replica_count) ||
+           (o->unavailable && !live) ||
+           (o->under_min_isr && (long long)p->isr_count < min_isr);
+}
+
 static int topic_describe(samsa_admin *a, const struct opts *o, const char *const *names,
                           size_t count, bool list_only)
 {
@@ -744,6 +807,7 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
         return EXIT_FAIL;
     }
     int rc = 0;
+    size_t shown = 0; /* topics printed, for JSON's commas */
     if (o->json) {
         printf("[");
     }
@@ -758,9 +822,22 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf("%s\n", t->name);
             continue;
         }
+        bool filtered = !list_only && (o->under_replicated || o->unavailable || o->under_min_isr);
+        long long min_isr = 0;
+        if (filtered && o->under_min_isr && topic_min_isr(a, o, t->name, &min_isr) != 0) {
+            rc = EXIT_FAIL;
+            continue;
+        }
+        size_t wanted = 0;
+        for (size_t j = 0; j < t->partition_count; j++) {
+            wanted += partition_wanted(o, md, &t->partitions[j], min_isr) ? 1 : 0;
+        }
+        if (filtered && wanted == 0) {
+            continue;
+        }
         size_t rf = t->partition_count > 0 ? t->partitions[0].replica_count : 0;
         if (o->json) {
-            printf("%s{\"name\":", i == 0 ? "" : ",");
+            printf("%s{\"name\":", shown++ == 0 ? "" : ",");
             json_str(stdout, t->name, strlen(t->name));
             printf(",\"partitions\":%zu,\"replication_factor\":%zu,\"internal\":%s", t->partition_count,
                    rf, t->internal ? "true" : "false");
@@ -771,9 +848,12 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
                 }
                 printf("}");
                 printf(",\"partition_info\":[");
-                for (size_t j = 0; j < t->partition_count; j++) {
+                for (size_t j = 0, k = 0; j < t->partition_count; j++) {
                     const struct samsa_partition_info *p = &t->partitions[j];
-                    printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", j == 0 ? "" : ",",
+                    if (!partition_wanted(o, md, p, min_isr)) {
+                        continue;
+                    }
+                    printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", k++ == 0 ? "" : ",",
                            p->id, p->leader);
                     json_ids(p->replicas, p->replica_count);
                     printf(",\"isr\":");
@@ -785,14 +865,20 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf("}");
             continue;
         }
-        printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
-               t->partition_count, rf);
-        if (print_topic_configs(a, o, t->name, false) != 0) {
-            rc = EXIT_FAIL;
+        /* A filter prints the partitions' lines only, as kafka-topics.sh. */
+        if (!filtered) {
+            printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
+                   t->partition_count, rf);
+            if (print_topic_configs(a, o, t->name, false) != 0) {
+                rc = EXIT_FAIL;
+            }
+            printf("\n");
         }
-        printf("\n");
         for (size_t j = 0; j < t->partition_count; j++) {
             const struct samsa_partition_info *p = &t->partitions[j];
+            if (!partition_wanted(o, md, p, min_isr)) {
+                continue;
+            }
             printf("\tTopic: %s\tPartition: %d\tLeader: ", t->name, p->id);
             if (p->leader >= 0) {
                 printf("%d", p->leader);
@@ -945,7 +1031,79 @@ static int cmd_topic(int argc, char **argv)
 
 static const char cluster_help[] =
     "usage: samsa cluster info -b BROKERS [--json]\n"
-    "Prints the cluster id, the controller and every broker.\n";
+    "       samsa cluster metadata -b BROKERS [-t TOPIC] [--json]\n"
+    "info prints the cluster id, the controller and every broker; metadata also every\n"
+    "topic's partitions (or TOPIC's) with their leader, replicas and ISR, as kcat -L\n"
+    "prints them (a partition's error, when it has one, at the end of its line).\n"
+    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
+    "Exit status: 0 done, 1 refused or timed out, or a topic not read (stderr names\n"
+    "it), 2 usage error.\n";
+
+/* kcat -L's listing (kcat.c's metadata_print): brokers, then each topic's
+ * partitions with leader, replicas and ISR. */
+static int print_cluster_metadata(const struct opts *o, const samsa_metadata *md)
+{
+    int rc = 0;
+    if (o->json) {
+        printf("{\"controller\":%d,\"brokers\":[", md->controller_id);
+        for (size_t i = 0; i < md->broker_count; i++) {
+            printf("%s{\"id\":%d,\"host\":", i == 0 ? "" : ",", md->brokers[i].id);
+            json_str(stdout, md->brokers[i].host, strlen(md->brokers[i].host));
+            printf(",\"port\":%d}", md->brokers[i].port);
+        }
+        printf("],\"topics\":[");
+    } else {
+        printf("Metadata for %s:\n %zu brokers:\n", o->topic != NULL ? o->topic : "all topics",
+               md->broker_count);
+        for (size_t i = 0; i < md->broker_count; i++) {
+            printf("  broker %d at %s:%d%s\n", md->brokers[i].id, md->brokers[i].host,
+                   md->brokers[i].port,
+                   md->brokers[i].id == md->controller_id ? " (controller)" : "");
+        }
+        printf(" %zu topics:\n", md->topic_count);
+    }
+    for (size_t i = 0; i < md->topic_count; i++) {
+        const struct samsa_topic_info *t = &md->topics[i];
+        if (t->err != 0) {
+            topic_failed("cluster metadata", t->name, t->err);
+            rc = EXIT_FAIL;
+        }
+        if (o->json) {
+            printf("%s{\"name\":", i == 0 ? "" : ",");
+            json_str(stdout, t->name, strlen(t->name));
+            printf(",\"error\":\"%s\",\"partitions\":[", t->err != 0 ? samsa_err_name(t->err) : "");
+        } else if (t->err == 0) {
+            printf("  topic \"%s\" with %zu partitions:\n", t->name, t->partition_count);
+        }
+        for (size_t j = 0; j < t->partition_count; j++) {
+            const struct samsa_partition_info *p = &t->partitions[j];
+            if (o->json) {
+                printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", j == 0 ? "" : ",",
+                       p->id, p->leader);
+                json_ids(p->replicas, p->replica_count);
+                printf(",\"isr\":");
+                json_ids(p->isrs, p->isr_count);
+                printf(",\"error\":\"%s\"}", p->err != 0 ? samsa_err_name(p->err) : "");
+                continue;
+            }
+            printf("    partition %d, leader %d, replicas: ", p->id, p->leader);
+            print_ids(p->replicas, p->replica_count);
+            printf(", isrs: ");
+            print_ids(p->isrs, p->isr_count);
+            if (p->err != 0) {
+                printf(", Broker: %s", samsa_err_str(p->err));
+            }
+            printf("\n");
+        }
+        if (o->json) {
+            printf("]}");
+        }
+    }
+    if (o->json) {
+        printf("]}\n");
+    }
+    return rc;
+}
 
 static int cmd_cluster(int argc, char **argv)
 {
@@ -953,7 +1111,8 @@ static int cmd_cluster(int argc, char **argv)
         fputs(cluster_help, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
-    if (strcmp(argv[0], "info") != 0) {
+    bool metadata = strcmp(argv[0], "metadata") == 0;
+    if (strcmp(argv[0], "info") != 0 && !metadata) {
         return usage_error("cluster", "unknown command \"%s\"", argv[0]);
     }
     struct opts o;
@@ -978,14 +1137,20 @@ static int cmd_cluster(int argc, char **argv)
         return EXIT_USAGE;
     }
     static const char *const none[1] = {NULL};
+    const char *one[1] = {o.topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, none, 0, left_ms(&o), &md);
+    /* info: no topics; metadata: every topic (NULL), or -t's */
+    int e = samsa_admin_metadata(a, !metadata ? none : o.topic != NULL ? one : NULL,
+                                 metadata && o.topic != NULL ? 1 : 0, left_ms(&o), &md);
     if (e != SAMSA_OK) {
-        fprintf(stderr, "samsa cluster info: %s\n", samsa_err_str(e));
+        char why[128];
+        fprintf(stderr, "samsa cluster %s: %s\n", argv[0], failure(&o, e, NULL, why, sizeof(why)));
         samsa_admin_close(a);
         return EXIT_FAIL;
     }
-    if (o.json) {
+    if (metadata) {
+        rc = print_cluster_metadata(&o, md);
+    } else if (o.json) {
         printf("{\"cluster_id\":");
         if (md->cluster_id != NULL) {
             json_str(stdout, md->cluster_id, strlen(md->cluster_id));
@@ -1009,7 +1174,7 @@ static int cmd_cluster(int argc, char **argv)
     }
     samsa_metadata_free(md);
     samsa_admin_close(a);
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- produce */
@@ -2428,7 +2593,7 @@ static const char main_help[] =
     "  consume                                    print records of a topic (or as a group)\n"
     "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
     "  perf produce|consume                       throughput and latency\n"
-    "  cluster info                               brokers and controller\n"
+    "  cluster info|metadata                      brokers, controller, partitions\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value and --help.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 

@@ -374,6 +374,43 @@ def case_group_describe_several_all_groups_members_and_sized_columns(t):
         member.wait(timeout=30)
 
 
+def case_topic_describe_filters_and_cluster_metadata(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "mi", "--partitions", "2", "--config",
+          "min.insync.replicas=2")
+    samsa("topic", "create", "-b", bs, "fine", "--partitions", "1")
+    out = samsa("topic", "describe", "-b", bs, "--under-min-isr-partitions").stdout.decode()
+    lines = out.splitlines()
+    eq([l.split("\t")[1:3] for l in lines], [["Topic: mi", "Partition: 0"],
+                                             ["Topic: mi", "Partition: 1"]],
+       "--under-min-isr-partitions: %s" % out)
+    d = json.loads(samsa("topic", "describe", "-b", bs, "fine", "mi", "--json",
+                         "--under-min-isr-partitions").stdout)
+    eq([(x["name"], [p["partition"] for p in x["partition_info"]]) for x in d], [("mi", [0, 1])],
+       "--under-min-isr-partitions --json")
+    # One broker, every partition led and in sync: nothing to list.
+    for flag in ("--under-replicated-partitions", "--unavailable-partitions"):
+        eq(samsa("topic", "describe", "-b", bs, flag).stdout, b"", flag)
+    eq(samsa("topic", "describe", "-b", bs, "fine", "--under-min-isr-partitions").stdout, b"",
+       "a healthy topic")
+    out = samsa("topic", "describe", "-b", bs).stdout.decode()
+    check("Topic: mi\tPartitionCount: 2" in out and "Topic: fine\tPartitionCount: 1" in out,
+          "describe without a name: %s", out)
+    # Every partition's leader, replicas and ISR, as kcat -L lists them.
+    out = samsa("cluster", "metadata", "-b", bs).stdout.decode()
+    for line in (" 1 brokers:", "  broker 0 at %s (controller)" % bs,
+                 '  topic "mi" with 2 partitions:', "    partition 1, leader 0, replicas: 0, isrs: 0",
+                 '  topic "fine" with 1 partitions:'):
+        check(line + "\n" in out, "cluster metadata lacks %r: %s", line, out)
+    d = json.loads(samsa("cluster", "metadata", "-b", bs, "-t", "mi", "--json").stdout)
+    eq([(x["name"], x["partitions"]) for x in d["topics"]],
+       [("mi", [{"partition": 0, "leader": 0, "replicas": [0], "isr": [0], "error": ""},
+                {"partition": 1, "leader": 0, "replicas": [0], "isr": [0], "error": ""}])],
+       "cluster metadata -t mi --json")
+    p = samsa("cluster", "metadata", "-b", bs, "-t", "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -384,4 +421,5 @@ if __name__ == "__main__":
                    case_help_and_exit_codes,
                    case_unreachable_or_unresolvable_bootstrap_fails_at_once,
                    case_missing_topic_reads_does_not_exist,
-                   case_group_describe_several_all_groups_members_and_sized_columns]))
+                   case_group_describe_several_all_groups_members_and_sized_columns,
+                   case_topic_describe_filters_and_cluster_metadata]))
