@@ -76,6 +76,8 @@ struct opts {
     bool under_replicated; /* topic describe: only partitions with ISR < replicas, */
     bool unavailable;      /* no live leader, */
     bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
+    long long time_ms;     /* topic offsets --time MS; -1 when not given */
+    long long until_ms;    /* consume --until MS; -1 when not given */
     bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
@@ -153,6 +155,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
     o->timeout_ms = 30000;
     o->size = 100;
     o->interval_ms = 1000;
+    o->time_ms = -1;
+    o->until_ms = -1;
     o->brokers = getenv("SAMSA_BROKERS");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -273,6 +277,18 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             }
             o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
             o->reset_value = n;
+            i++;
+        } else if (strcmp(a, "--until") == 0) {
+            if (!parse_ll(v[0] == '@' ? v + 1 : v, &n) || n < 0) {
+                return usage_error(cmd, "bad --until \"%s\" (@MS since the epoch)", v);
+            }
+            o->until_ms = n;
+            i++;
+        } else if (strcmp(a, "--time") == 0) {
+            if (!parse_ll(v, &n) || n < 0) {
+                return usage_error(cmd, "bad --time \"%s\" (milliseconds since the epoch)", v);
+            }
+            o->time_ms = n;
             i++;
         } else if (strcmp(a, "--size") == 0) {
             if (!parse_ll(v, &n) || n < 0 || n > 100000000) {
@@ -554,6 +570,24 @@ static void json_str(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
+static void json_opt_str(const char *v)
+{
+    if (v == NULL) {
+        printf("null");
+    } else {
+        json_str(stdout, v, strlen(v));
+    }
+}
+
+static void json_opt_ll(long long v)
+{
+    if (v < 0) {
+        printf("null");
+    } else {
+        printf("%lld", v);
+    }
+}
+
 /* A text table whose columns are as wide as their widest cell, the header
  * included (kafka-consumer-groups.sh sizes its columns so): rows are added
  * whole, cells copied; a NULL cell prints as "-". Out of memory sticks:
@@ -682,11 +716,15 @@ static const char topic_help[] =
     "       samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
     "                         [--delete-config key]...\n"
     "       samsa topic delete -b BROKERS NAME\n"
+    "       samsa topic offsets -b BROKERS NAME... [-p PARTITION] [--time MS] [--json]\n"
     "describe without NAME describes every topic. --under-replicated-partitions lists\n"
     "only the partitions whose ISR is smaller than their replicas,\n"
     "--unavailable-partitions those without a live leader, --under-min-isr-partitions\n"
     "those whose ISR is below the topic's min.insync.replicas (acks=all is refused);\n"
     "given together, a partition matching any is listed. Nothing listed: all is well.\n"
+    "offsets prints each partition's EARLIEST and LATEST offsets (log start, high\n"
+    "watermark), or with --time MS (since the epoch) the first OFFSET whose timestamp\n"
+    "is at or after it (- when none), as kcat -Q and GetOffsetShell --time.\n"
     "alter raises the partition count to N (CreatePartitions), sets configs and puts\n"
     "--delete-config ones back to their defaults (the others stay as they are).\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
@@ -899,6 +937,104 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
     return rc;
 }
 
+/* Each partition's earliest and latest offsets (its log start and high
+ * watermark), or with --time MS the first offset whose timestamp is at or
+ * after MS, as kcat -Q and Kafka's GetOffsetShell --time answer: a table,
+ * or JSON. A partition whose offsets cannot be read prints "-" and is named
+ * on stderr; 0, or EXIT_FAIL then. */
+static int topic_offsets(samsa_admin *a, const struct opts *o)
+{
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, o->positional, (size_t)o->npos, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa topic offsets: metadata: %s\n",
+                failure(o, e, NULL, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    int rc = 0;
+    bool by_time = o->time_ms >= 0;
+    struct table t = {.cols = 4};
+    if (by_time) {
+        table_row(&t, (const char *const[]){"TOPIC", "PARTITION", "TIME", "OFFSET"});
+    } else {
+        table_row(&t, (const char *const[]){"TOPIC", "PARTITION", "EARLIEST", "LATEST"});
+    }
+    size_t shown = 0;
+    if (o->json) {
+        printf("[");
+    }
+    for (size_t i = 0; i < md->topic_count; i++) {
+        const struct samsa_topic_info *ti = &md->topics[i];
+        if (ti->err != 0) {
+            topic_failed("topic offsets", ti->name, ti->err);
+            rc = EXIT_FAIL;
+            continue;
+        }
+        bool found = o->partition < 0;
+        for (size_t j = 0; j < ti->partition_count; j++) {
+            int32_t id = ti->partitions[j].id;
+            if (o->partition >= 0 && id != o->partition) {
+                continue;
+            }
+            found = true;
+            int64_t low = -1;
+            int64_t high = -1;
+            if (by_time) {
+                e = samsa_admin_list_offset(a, ti->name, id, o->time_ms, &high, left_ms(o));
+            } else {
+                e = samsa_admin_watermarks(a, ti->name, id, &low, &high, left_ms(o));
+            }
+            if (e != SAMSA_OK) {
+                char why[128];
+                fprintf(stderr, "samsa topic offsets: %s [%d]: %s\n", ti->name, id,
+                        failure(o, e, NULL, why, sizeof(why)));
+                rc = EXIT_FAIL;
+                low = high = -1;
+            }
+            if (o->json) {
+                printf("%s{\"topic\":", shown++ == 0 ? "" : ",");
+                json_str(stdout, ti->name, strlen(ti->name));
+                printf(",\"partition\":%d,", id);
+                if (by_time) {
+                    printf("\"time\":%lld,\"offset\":", o->time_ms);
+                    json_opt_ll(high);
+                } else {
+                    printf("\"earliest\":");
+                    json_opt_ll(low);
+                    printf(",\"latest\":");
+                    json_opt_ll(high);
+                }
+                printf("}");
+                continue;
+            }
+            char part[24];
+            char c2[24];
+            char c3[24];
+            snprintf(part, sizeof(part), "%d", id);
+            if (by_time) {
+                snprintf(c2, sizeof(c2), "%lld", o->time_ms);
+            }
+            table_row(&t, (const char *const[]){ti->name, part,
+                                                 by_time ? c2 : cell_ll(c2, sizeof(c2), low),
+                                                 cell_ll(c3, sizeof(c3), high)});
+        }
+        if (!found) {
+            fprintf(stderr, "samsa topic offsets: topic %s has no partition %d\n", ti->name,
+                    o->partition);
+            rc = EXIT_FAIL;
+        }
+    }
+    if (o->json) {
+        printf("]\n");
+    } else {
+        table_print(&t);
+    }
+    table_free(&t);
+    samsa_metadata_free(md);
+    return rc;
+}
+
 static int topic_alter(samsa_admin *a, const struct opts *o)
 {
     const char *name = o->positional[0];
@@ -965,11 +1101,15 @@ static int cmd_topic(int argc, char **argv)
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
     bool alter = strcmp(verb, "alter") == 0;
-    if (!create && !del && !list && !describe && !alter) {
+    bool offsets = strcmp(verb, "offsets") == 0;
+    if (!create && !del && !list && !describe && !alter && !offsets) {
         return usage_error("topic", "unknown command \"%s\"", verb);
     }
     if ((create || del || alter) && o.npos != 1) {
         return usage_error("topic", "%s wants one topic NAME", verb);
+    }
+    if (offsets && o.npos + (o.topic != NULL ? 1 : 0) < 1) {
+        return usage_error("topic", "%s", "offsets wants a topic NAME");
     }
     if (alter && o.partitions < 0 && o.config_count == 0 && o.delete_config_count == 0) {
         return usage_error("topic", "%s", "alter wants --partitions, --config or --delete-config");
@@ -1012,6 +1152,8 @@ static int cmd_topic(int argc, char **argv)
         }
     } else if (alter) {
         rc = topic_alter(a, &o);
+    } else if (offsets) {
+        rc = topic_offsets(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
         if (e != SAMSA_OK) {
@@ -1315,11 +1457,15 @@ static int cmd_produce(int argc, char **argv)
 /* ---------------------------------------------------------------- consume */
 
 static const char consume_help[] =
-    "usage: samsa consume -b BROKERS -t TOPIC [-p PARTITION] [--from beginning|end|OFFSET|@MS]\n"
+    "usage: samsa consume -b BROKERS -t TOPIC [-p PARTITION]\n"
+    "                     [--from beginning|end|OFFSET|-N|@MS] [--until @MS]\n"
     "                     [--group GROUP] [--count N] [-e] [-f FORMAT] [-K DELIM] [--json]\n"
     "                     [-X key=value]...\n"
-    "Reads every partition of TOPIC (or only -p) from --from (default end), printing each\n"
-    "record's value and a newline. -e exits once every partition is at its end;\n"
+    "Reads every partition of TOPIC (or only -p) from --from (default end; -N: the last\n"
+    "N records of each partition, as kcat -o -N; @MS: the first record at or after that\n"
+    "time), printing each record's value and a newline. --until @MS stops each\n"
+    "partition before its first record at or after MS, and exits once every partition\n"
+    "got there (as kcat -o e@MS). -e exits once every partition is at its end;\n"
     "--count N after N records. -K DELIM prints key DELIM value. -f FORMAT as kcat:\n"
     "%s value, %k key, %t topic, %p partition, %o offset, %T timestamp, %S value length,\n"
     "%K key length, %h headers (name=value,...), \\n, \\t, %%. --json prints one JSON\n"
@@ -1444,16 +1590,60 @@ static void print_message(const struct opts *o, const samsa_message *m)
     }
 }
 
-/* Polls until --count, the end (-e) or a signal; closes c. */
-static int consume_loop(samsa_consumer *c, const struct opts *o)
+/* consume --until: which partitions reached a record at or after it. */
+struct until {
+    size_t n;
+    size_t finished;
+    int32_t *ids;
+    bool *done;
+};
+
+/* Whether m is past --until: then its partition is finished (moved to its
+ * end, so that -e sees it there) and m is not printed. */
+static bool past_until(samsa_consumer *c, const struct opts *o, struct until *u,
+                       const samsa_message *m)
+{
+    if (u == NULL) {
+        return false;
+    }
+    size_t i = 0;
+    while (i < u->n && u->ids[i] != m->partition) {
+        i++;
+    }
+    if (i == u->n) {
+        return false;
+    }
+    if (u->done[i]) {
+        return true;
+    }
+    if (m->timestamp < o->until_ms) {
+        return false;
+    }
+    u->done[i] = true;
+    u->finished++;
+    if (samsa_consumer_seek(c, m->topic, m->partition, SAMSA_OFFSET_END, o->timeout_ms) !=
+        SAMSA_OK) {
+        fprintf(stderr, "samsa consume: %s [%d]: could not move past --until\n", m->topic,
+                m->partition);
+    }
+    return true;
+}
+
+/* Polls until --count, the end (-e), every partition past --until (u) or a
+ * signal; closes c. */
+static int consume_loop(samsa_consumer *c, const struct opts *o, struct until *u)
 {
     long long got = 0;
-    while (!stop && (o->count < 0 || got < o->count)) {
+    while (!stop && (o->count < 0 || got < o->count) && (u == NULL || u->finished < u->n)) {
         samsa_message *m = samsa_consumer_poll(c, 100);
         if (m == NULL) {
             if (o->exit_at_end && samsa_consumer_at_end(c)) {
                 break;
             }
+            continue;
+        }
+        if (past_until(c, o, u, m)) {
+            samsa_message_free(m);
             continue;
         }
         got++;
@@ -1512,7 +1702,7 @@ static int consume_group(samsa_conf *conf, const struct opts *o, int64_t start)
         samsa_consumer_close(c);
         return EXIT_FAIL;
     }
-    return consume_loop(c, o);
+    return consume_loop(c, o, NULL);
 }
 
 static int cmd_consume(int argc, char **argv)
@@ -1531,6 +1721,7 @@ static int cmd_consume(int argc, char **argv)
     }
     int64_t start = SAMSA_OFFSET_END;
     bool by_time = false;
+    long long relative = 0;
     if (o.from != NULL) {
         long long n;
         if (strcmp(o.from, "beginning") == 0) {
@@ -1544,16 +1735,18 @@ static int cmd_consume(int argc, char **argv)
             by_time = true;
         } else if (parse_ll(o.from, &n) && n >= 0) {
             start = n;
+        } else if (parse_ll(o.from, &n) && n < 0 && n > INT64_MIN) {
+            relative = -n; /* -N: the last N of each partition, as kcat -o -N */
         } else {
-            return usage_error("consume", "bad --from \"%s\" (beginning, end, OFFSET or @MS)",
-                               o.from);
+            return usage_error("consume",
+                               "bad --from \"%s\" (beginning, end, OFFSET, -N or @MS)", o.from);
         }
     }
-    if (o.group != NULL && (o.partition >= 0 || by_time ||
+    if (o.group != NULL && (o.partition >= 0 || by_time || relative > 0 || o.until_ms >= 0 ||
                             (start != SAMSA_OFFSET_BEGINNING && start != SAMSA_OFFSET_END))) {
         return usage_error("consume", "%s",
                            "--group takes --from beginning or end (where to start without a "
-                           "committed offset), and no -p");
+                           "committed offset), and no -p or --until");
     }
     samsa_conf *conf = NULL;
     rc = make_conf("consume", &o, &conf);
@@ -1572,15 +1765,16 @@ static int cmd_consume(int argc, char **argv)
     }
     samsa_metadata *md = NULL;
     rc = one_topic(a, "consume", &o, o.topic, &md);
-    samsa_admin_close(a);
     if (rc != 0) {
+        samsa_admin_close(a);
         samsa_conf_destroy(conf);
         return rc;
     }
     size_t nparts = md->topics[0].partition_count;
     struct samsa_partition *parts = calloc(nparts > 0 ? nparts : 1, sizeof(*parts));
     size_t n = 0;
-    for (size_t i = 0; parts != NULL && i < nparts; i++) {
+    int e = SAMSA_OK;
+    for (size_t i = 0; parts != NULL && i < nparts && rc == 0; i++) {
         int32_t id = md->topics[0].partitions[i].id;
         if (o.partition >= 0 && id != o.partition) {
             continue;
@@ -1588,11 +1782,27 @@ static int cmd_consume(int argc, char **argv)
         parts[n].topic = o.topic;
         parts[n].partition = id;
         parts[n].offset = by_time ? SAMSA_OFFSET_END : start;
+        if (relative > 0) {
+            int64_t low = 0;
+            int64_t high = 0;
+            e = samsa_admin_watermarks(a, o.topic, id, &low, &high, left_ms(&o));
+            if (e != SAMSA_OK) {
+                char why[128];
+                fprintf(stderr, "samsa consume: %s [%d]: offsets not read: %s\n", o.topic, id,
+                        failure(&o, e, NULL, why, sizeof(why)));
+                rc = EXIT_FAIL;
+            }
+            parts[n].offset = high - relative > low ? high - relative : low;
+        }
         n++;
     }
+    samsa_admin_close(a);
     samsa_metadata_free(md);
-    if (parts == NULL || n == 0) {
-        fprintf(stderr, "samsa consume: topic %s has no partition %d\n", o.topic, o.partition);
+    if (parts == NULL || n == 0 || rc != 0) {
+        if (rc == 0) {
+            fprintf(stderr, "samsa consume: topic %s has no partition %d\n", o.topic,
+                    o.partition);
+        }
         free(parts);
         samsa_conf_destroy(conf);
         return EXIT_FAIL;
@@ -1604,17 +1814,33 @@ static int cmd_consume(int argc, char **argv)
         free(parts);
         return EXIT_USAGE;
     }
-    int e = samsa_consumer_assign(c, parts, n);
+    e = samsa_consumer_assign(c, parts, n);
     for (size_t i = 0; e == SAMSA_OK && by_time && i < n; i++) {
         e = samsa_consumer_seek_timestamp(c, o.topic, parts[i].partition, start, left_ms(&o));
+    }
+    struct until u = {.n = n};
+    if (o.until_ms >= 0) {
+        u.ids = calloc(n, sizeof(*u.ids));
+        u.done = calloc(n, sizeof(*u.done));
+        if (u.ids == NULL || u.done == NULL) {
+            e = SAMSA_ERR_NOMEM;
+        }
+        for (size_t i = 0; u.ids != NULL && i < n; i++) {
+            u.ids[i] = parts[i].partition;
+        }
     }
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: %s\n", samsa_err_str(e));
         samsa_consumer_close(c);
+        free(u.ids);
+        free(u.done);
         return EXIT_FAIL;
     }
-    return consume_loop(c, &o);
+    rc = consume_loop(c, &o, o.until_ms >= 0 ? &u : NULL);
+    free(u.ids);
+    free(u.done);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ group */
@@ -1713,24 +1939,6 @@ static int cmp_row(const void *a, const void *b)
     const struct group_row *y = b;
     int c = strcmp(x->topic, y->topic);
     return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
-}
-
-static void json_opt_str(const char *v)
-{
-    if (v == NULL) {
-        printf("null");
-    } else {
-        json_str(stdout, v, strlen(v));
-    }
-}
-
-static void json_opt_ll(long long v)
-{
-    if (v < 0) {
-        printf("null");
-    } else {
-        printf("%lld", v);
-    }
 }
 
 /* One group's description. When there is something to print and *shown

@@ -411,6 +411,49 @@ def case_topic_describe_filters_and_cluster_metadata(t):
     check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
 
 
+def case_offsets_relative_start_and_until(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "ot", "--partitions", "2")
+    for p in range(2):
+        produce_to(bs, "ot", p, ["a%d-%d" % (p, i) for i in range(5)])
+    # a time after every record of the first batch, before any of the second
+    mid = int(time.time() * 1000) + 1
+    wait_for(lambda: time.time() * 1000 > mid + 1, 5, "the clock past the mark")
+    for p in range(2):
+        produce_to(bs, "ot", p, ["b%d-%d" % (p, i) for i in range(3)])
+    lines = samsa("topic", "offsets", "-b", bs, "ot").stdout.decode().splitlines()
+    eq([l.split() for l in lines], [["TOPIC", "PARTITION", "EARLIEST", "LATEST"],
+                                    ["ot", "0", "0", "8"], ["ot", "1", "0", "8"]], "offsets")
+    aligned(lines, "offsets")
+    d = json.loads(samsa("topic", "offsets", "-b", bs, "ot", "-p", "1", "--time", str(mid),
+                         "--json").stdout)
+    eq(d, [{"topic": "ot", "partition": 1, "time": mid, "offset": 5}], "offsets --time --json")
+    rows = [l.split() for l in samsa("topic", "offsets", "-b", bs, "ot", "--time",
+                                     str(mid + 3600000)).stdout.decode().splitlines()]
+    eq(rows[1:], [["ot", "0", str(mid + 3600000), "-"], ["ot", "1", str(mid + 3600000), "-"]],
+       "no record after --time")
+    p = samsa("topic", "offsets", "-b", bs, "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    # The last N of each partition, as kcat -o -N.
+    out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-2", "-e").stdout.decode().split()
+    eq(sorted(out), ["b0-1", "b0-2", "b1-1", "b1-2"], "-o -2")
+    out = samsa("consume", "-b", bs, "-t", "ot", "-p", "0", "--from", "-100", "-e")
+    eq(out.stdout.decode().split(), ["a0-%d" % i for i in range(5)] + ["b0-%d" % i for i in range(3)],
+       "--from -100 on 8 records")
+    # Up to a time: each partition stops before its first record at or after it.
+    began = time.monotonic()
+    out = samsa("consume", "-b", bs, "-t", "ot", "--from", "beginning", "--until",
+                "@%d" % mid).stdout.decode().split()
+    check(time.monotonic() - began < 20, "--until without -e did not end")
+    eq(sorted(out), sorted("a%d-%d" % (p, i) for p in range(2) for i in range(5)), "--until")
+    out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-4", "--until", "@%d" % (mid + 3600000),
+                "-e").stdout.decode().split()
+    eq(sorted(out), sorted(["a0-4", "a1-4"] + ["b%d-%d" % (p, i) for p in range(2)
+                                                for i in range(3)]), "-o -4 --until later -e")
+    samsa("consume", "-b", bs, "-t", "ot", "--group", "g", "--until", "@1", expect=2)
+    samsa("consume", "-b", bs, "-t", "ot", "--from", "-x", expect=2)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -422,4 +465,5 @@ if __name__ == "__main__":
                    case_unreachable_or_unresolvable_bootstrap_fails_at_once,
                    case_missing_topic_reads_does_not_exist,
                    case_group_describe_several_all_groups_members_and_sized_columns,
-                   case_topic_describe_filters_and_cluster_metadata]))
+                   case_topic_describe_filters_and_cluster_metadata,
+                   case_offsets_relative_start_and_until]))
