@@ -78,6 +78,8 @@ struct opts {
     bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
     long long time_ms;     /* topic offsets --time MS; -1 when not given */
     long long until_ms;    /* consume --until MS; -1 when not given */
+    const char *broker_id; /* configs describe --broker ID */
+    bool all;              /* configs describe --all */
     bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
@@ -179,6 +181,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--offsets") == 0) {
             o->members = false; /* the default view */
             o->state = false;
+        } else if (strcmp(a, "--all") == 0) {
+            o->all = true;
         } else if (strcmp(a, "--all-groups") == 0) {
             o->all_groups = true;
         } else if (strcmp(a, "--under-replicated-partitions") == 0) {
@@ -277,6 +281,12 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             }
             o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
             o->reset_value = n;
+            i++;
+        } else if (strcmp(a, "--broker") == 0) {
+            if (!parse_ll(v, &n) || n < 0 || n > INT32_MAX) {
+                return usage_error(cmd, "bad --broker \"%s\" (a broker id)", v);
+            }
+            o->broker_id = v;
             i++;
         } else if (strcmp(a, "--until") == 0) {
             if (!parse_ll(v[0] == '@' ? v + 1 : v, &n) || n < 0) {
@@ -2434,6 +2444,149 @@ static int cmd_group(int argc, char **argv)
     return rc;
 }
 
+/* ---------------------------------------------------------------- configs */
+
+static const char configs_help[] =
+    "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
+    "Prints a broker's or a topic's configs that are set (not defaults), or with --all\n"
+    "every one, as NAME VALUE SOURCE (kafka-configs.sh --describe; the source as Kafka's\n"
+    "DescribeConfigs names it: DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG,\n"
+    "DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG). A sensitive\n"
+    "value prints as (sensitive), an empty one as \"\", none as -. Topics' configs are changed with samsa topic alter.\n"
+    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
+    "Exit status: 0 done, 1 refused, no such broker or topic, or timed out, 2 usage error.\n";
+
+static const char *config_source(int source)
+{
+    static const char *const names[] = {"UNKNOWN", "DYNAMIC_TOPIC_CONFIG",
+                                        "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                                        "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG"};
+    return source >= 0 && source <= 5 ? names[source] : "UNKNOWN";
+}
+
+/* Whether the cluster's metadata lists broker `id` (a DescribeConfigs for a
+ * broker that is not there has nowhere to go until --timeout); false after
+ * saying why. */
+static bool broker_listed(samsa_admin *a, const struct opts *o, const char *id)
+{
+    static const char *const none[1] = {NULL};
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, none, 0, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa configs describe: metadata: %s\n",
+                failure(o, e, NULL, why, sizeof(why)));
+        return false;
+    }
+    char ids[256] = "";
+    size_t used = 0;
+    bool found = false;
+    for (size_t i = 0; i < md->broker_count; i++) {
+        char one[16];
+        snprintf(one, sizeof(one), "%d", md->brokers[i].id);
+        found = found || strcmp(one, id) == 0;
+        int w = snprintf(ids + used, sizeof(ids) - used, "%s%s", i == 0 ? "" : ", ", one);
+        used = w > 0 && (size_t)w < sizeof(ids) - used ? used + (size_t)w : used;
+    }
+    samsa_metadata_free(md);
+    if (!found) {
+        fprintf(stderr, "samsa configs describe: broker %s is not in the cluster (brokers: %s)\n",
+                id, ids);
+    }
+    return found;
+}
+
+static int cmd_configs(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs(configs_help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    struct opts o;
+    int rc = parse("configs", argc - 1, argv + 1, &o);
+    if (rc != 0) {
+        return rc;
+    }
+    if (o.help) {
+        fputs(configs_help, stdout);
+        return 0;
+    }
+    if (strcmp(argv[0], "describe") != 0) {
+        return usage_error("configs", "unknown command \"%s\"", argv[0]);
+    }
+    if ((o.broker_id == NULL) == (o.topic == NULL) || o.npos != 0) {
+        return usage_error("configs", "%s", "describe wants one of --broker ID or -t TOPIC");
+    }
+    samsa_conf *conf = NULL;
+    rc = make_conf("configs", &o, &conf);
+    if (rc != 0) {
+        return rc;
+    }
+    char err[512];
+    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (a == NULL) {
+        fprintf(stderr, "samsa configs: %s\n", err);
+        return EXIT_USAGE;
+    }
+    bool broker = o.broker_id != NULL;
+    const char *name = broker ? o.broker_id : o.topic;
+    if (broker && !broker_listed(a, &o, name)) {
+        samsa_admin_close(a);
+        return EXIT_FAIL;
+    }
+    samsa_configs *cf = NULL;
+    int e = samsa_admin_describe_configs(a, broker ? SAMSA_RESOURCE_BROKER : SAMSA_RESOURCE_TOPIC,
+                                         name, left_ms(&o), &cf, err, sizeof(err));
+    samsa_admin_close(a);
+    if (e == 3 && !broker) {
+        topic_failed("configs describe", name, e);
+        return EXIT_FAIL;
+    }
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa configs describe: %s %s: %s\n", broker ? "broker" : "topic", name,
+                failure(&o, e, err, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    struct table t = {.cols = 3};
+    table_row(&t, (const char *const[]){"NAME", "VALUE", "SOURCE"});
+    size_t shown = 0;
+    if (o.json) {
+        printf("[");
+    }
+    for (size_t i = 0; i < cf->count; i++) {
+        const struct samsa_config_entry *c = &cf->entries[i];
+        bool is_default = c->source >= 0 ? c->source == 5 : c->is_default;
+        if (is_default && !o.all) {
+            continue;
+        }
+        const char *value = c->sensitive ? "(sensitive)" : c->value;
+        if (o.json) {
+            printf("%s{\"name\":", shown++ == 0 ? "" : ",");
+            json_str(stdout, c->name, strlen(c->name));
+            printf(",\"value\":");
+            json_opt_str(c->sensitive ? NULL : c->value);
+            printf(",\"source\":\"%s\",\"read_only\":%s,\"sensitive\":%s}",
+                   config_source(c->source), c->read_only ? "true" : "false",
+                   c->sensitive ? "true" : "false");
+        } else {
+            /* an empty value would read as a missing column */
+            table_row(&t, (const char *const[]){
+                              c->name, value == NULL ? "-" : value[0] == '\0' ? "\"\"" : value,
+                              config_source(c->source)});
+        }
+    }
+    if (o.json) {
+        printf("]\n");
+    } else {
+        table_print(&t);
+    }
+    table_free(&t);
+    samsa_configs_free(cf);
+    return 0;
+}
+
 /* ------------------------------------------------------------------- perf */
 
 static const char perf_help[] =
@@ -2802,6 +2955,7 @@ static const char main_help[] =
     "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
     "  perf produce|consume                       throughput and latency\n"
     "  cluster info|metadata                      brokers, controller, partitions\n"
+    "  configs describe                           a broker's or a topic's configs\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value and --help.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
@@ -2840,6 +2994,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "perf") == 0) {
         return cmd_perf(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "configs") == 0) {
+        return cmd_configs(argc - 2, argv + 2);
     }
     fprintf(stderr, "samsa: unknown command \"%s\"\n%s", cmd, main_help);
     return EXIT_USAGE;

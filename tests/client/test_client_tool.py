@@ -454,6 +454,36 @@ def case_offsets_relative_start_and_until(t):
     samsa("consume", "-b", bs, "-t", "ot", "--from", "-x", expect=2)
 
 
+def case_configs_describe_of_brokers_and_topics(t):
+    b = t.broker(config=CONFIG)
+    bs = b.bootstrap
+    lines = samsa("configs", "describe", "-b", bs, "--broker", "0").stdout.decode().splitlines()
+    eq(lines[0].split(), ["NAME", "VALUE", "SOURCE"], "columns")
+    aligned(lines, "configs describe --broker 0")
+    rows = {l.split()[0]: l.split()[1:] for l in lines[1:]}
+    eq(rows["listeners"], ["PLAINTEXT://" + bs, "STATIC_BROKER_CONFIG"], "listeners")
+    eq(rows["group.initial.rebalance.delay.ms"], ["0", "STATIC_BROKER_CONFIG"], "a set config")
+    check("reserved.broker.max.id" not in rows, "a default listed without --all: %s", lines)
+    d = json.loads(samsa("configs", "describe", "-b", bs, "--broker", "0", "--all",
+                         "--json").stdout)
+    byname = {c["name"]: c for c in d}
+    eq((byname["reserved.broker.max.id"]["value"], byname["reserved.broker.max.id"]["source"]),
+       ("1000", "DEFAULT_CONFIG"), "--all --json")
+    samsa("topic", "create", "-b", bs, "ct", "--config", "retention.ms=60000")
+    lines = samsa("configs", "describe", "-b", bs, "-t", "ct").stdout.decode().splitlines()
+    eq([l.split() for l in lines[1:]], [["retention.ms", "60000", "DYNAMIC_TOPIC_CONFIG"]],
+       "a topic's own configs")
+    began = time.monotonic()
+    p = samsa("configs", "describe", "-b", bs, "--broker", "7", expect=1)
+    check(b"broker 7 is not in the cluster (brokers: 0)" in p.stderr, "%s", p.stderr)
+    check(time.monotonic() - began < 10, "an unknown broker took %.1f s", time.monotonic() - began)
+    p = samsa("configs", "describe", "-b", bs, "-t", "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    samsa("configs", "describe", "-b", bs, expect=2)
+    samsa("configs", "describe", "-b", bs, "--broker", "0", "-t", "ct", expect=2)
+    samsa("configs", "alter", "-b", bs, "--broker", "0", expect=2)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -466,4 +496,5 @@ if __name__ == "__main__":
                    case_missing_topic_reads_does_not_exist,
                    case_group_describe_several_all_groups_members_and_sized_columns,
                    case_topic_describe_filters_and_cluster_metadata,
-                   case_offsets_relative_start_and_until]))
+                   case_offsets_relative_start_and_until,
+                   case_configs_describe_of_brokers_and_topics]))
