@@ -41,6 +41,18 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 
+/* A client property from a config file: key and value point into the file's
+ * text, kept in opts.file_text. */
+struct file_prop {
+    const char *key;
+    const char *value;
+    const char *file;
+    int line;
+};
+
+#define FILE_TEXT_MAX 32768
+#define FILE_PROPS_MAX 256
+
 struct opts {
     const char *brokers;
     const char *topic;
@@ -80,6 +92,12 @@ struct opts {
     long long until_ms;    /* consume --until MS; -1 when not given */
     const char *broker_id; /* configs describe --broker ID */
     bool all;              /* configs describe --all */
+    const char *command_config; /* --command-config FILE */
+    char default_config[512];   /* $XDG_CONFIG_HOME/samsa/config, when it exists */
+    struct file_prop file_props[FILE_PROPS_MAX]; /* both files', in order */
+    size_t file_prop_count;
+    char file_text[FILE_TEXT_MAX];
+    size_t file_text_len;
     bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
@@ -144,6 +162,96 @@ __attribute__((format(printf, 2, 3))) static int usage_error(const char *cmd,
     va_end(ap);
     fprintf(stderr, " (try: samsa %s --help)\n", cmd);
     return EXIT_USAGE;
+}
+
+/*
+ * One properties file (Java's format, as kafka's --command-config reads it:
+ * key=value, key: value or key value, a line starting with # or ! a
+ * comment; no line continuations) appended to o->file_props. 0, or
+ * EXIT_USAGE after saying what is wrong and where.
+ */
+static int load_properties(const char *cmd, struct opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "samsa %s: %s: %s\n", cmd, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    /* the file's name first: its properties point at it */
+    size_t plen = strlen(path) + 1;
+    if (FILE_TEXT_MAX - o->file_text_len < plen) {
+        fclose(f);
+        fprintf(stderr, "samsa %s: %s: config files above %d bytes\n", cmd, path, FILE_TEXT_MAX);
+        return EXIT_USAGE;
+    }
+    char *name = o->file_text + o->file_text_len;
+    memcpy(name, path, plen);
+    o->file_text_len += plen;
+    size_t start = o->file_text_len;
+    size_t n = fread(o->file_text + start, 1, FILE_TEXT_MAX - start - 1, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    if (more) {
+        fprintf(stderr, "samsa %s: %s: config files above %d bytes\n", cmd, path, FILE_TEXT_MAX);
+        return EXIT_USAGE;
+    }
+    o->file_text[start + n] = '\0';
+    o->file_text_len = start + n + 1;
+    int line = 0;
+    for (char *p = o->file_text + start; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        line++;
+        char *l = p;
+        p = nl != NULL ? nl + 1 : NULL;
+        l += strspn(l, " \t\r\f");
+        size_t end = strlen(l);
+        while (end > 0 && strchr(" \t\r\f", l[end - 1]) != NULL) {
+            l[--end] = '\0';
+        }
+        if (l[0] == '\0' || l[0] == '#' || l[0] == '!') {
+            continue;
+        }
+        size_t kl = strcspn(l, "=: \t\f");
+        char *v = l + kl;
+        v += strspn(v, " \t\f");
+        if (*v == '=' || *v == ':') {
+            v++;
+            v += strspn(v, " \t\f");
+        }
+        l[kl] = '\0';
+        if (kl == 0 || o->file_prop_count == FILE_PROPS_MAX) {
+            fprintf(stderr, "samsa %s: %s:%d: %s\n", cmd, path, line,
+                    kl == 0 ? "a property without a name" : "too many properties");
+            return EXIT_USAGE;
+        }
+        o->file_props[o->file_prop_count++] = (struct file_prop){l, v, name, line};
+    }
+    return 0;
+}
+
+/* The config file ($XDG_CONFIG_HOME/samsa/config, else ~/.config/samsa/config,
+ * when it exists), then --command-config FILE: client properties applied
+ * before -b and -X, which override them. 0 or EXIT_USAGE. */
+static int load_config_files(const char *cmd, struct opts *o)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    o->default_config[0] = '\0';
+    if (xdg != NULL && xdg[0] == '/') {
+        snprintf(o->default_config, sizeof(o->default_config), "%s/samsa/config", xdg);
+    } else if (home != NULL && home[0] != '\0') {
+        snprintf(o->default_config, sizeof(o->default_config), "%s/.config/samsa/config", home);
+    }
+    if (o->default_config[0] != '\0' && access(o->default_config, F_OK) == 0) {
+        int rc = load_properties(cmd, o, o->default_config);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return o->command_config != NULL ? load_properties(cmd, o, o->command_config) : 0;
 }
 
 /* Parses the flags every command shares; returns 0 or EXIT_USAGE. */
@@ -282,6 +390,9 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
             o->reset_value = n;
             i++;
+        } else if (strcmp(a, "--command-config") == 0) {
+            o->command_config = v;
+            i++;
         } else if (strcmp(a, "--broker") == 0) {
             if (!parse_ll(v, &n) || n < 0 || n > INT32_MAX) {
                 return usage_error(cmd, "bad --broker \"%s\" (a broker id)", v);
@@ -328,7 +439,7 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
         }
     }
     o->deadline_ms = mono_ms() + o->timeout_ms;
-    return 0;
+    return o->help ? 0 : load_config_files(cmd, o);
 }
 
 /* Why a library call failed, for stderr: the call's own sentence (errstr,
@@ -344,10 +455,17 @@ static const char *failure(const struct opts *o, int e, const char *errstr, char
     return errstr != NULL ? errstr : samsa_err_str(e);
 }
 
-/* The bootstrap list the client will use: -b, unless -X sets it. */
+/* The bootstrap list the client will use: -X's, else -b (or
+ * $SAMSA_BROKERS), else the config files'. */
 static const char *bootstrap_list(const struct opts *o)
 {
     const char *list = o->brokers;
+    for (size_t i = 0; o->brokers == NULL && i < o->file_prop_count; i++) {
+        if (strcmp(o->file_props[i].key, "bootstrap.servers") == 0 ||
+            strcmp(o->file_props[i].key, "metadata.broker.list") == 0) {
+            list = o->file_props[i].value; /* the last one, as they are applied in order */
+        }
+    }
     for (size_t i = 0; i < o->prop_count; i++) {
         if (strncmp(o->props[i], "bootstrap.servers=", 18) == 0) {
             list = o->props[i] + 18;
@@ -533,6 +651,14 @@ static int make_conf(const char *cmd, const struct opts *o, samsa_conf **out)
         return EXIT_FAIL;
     }
     char err[512];
+    for (size_t i = 0; i < o->file_prop_count; i++) {
+        const struct file_prop *fp = &o->file_props[i];
+        if (samsa_conf_set(conf, fp->key, fp->value, err, sizeof(err)) != SAMSA_OK) {
+            fprintf(stderr, "samsa %s: %s:%d: %s\n", cmd, fp->file, fp->line, err);
+            samsa_conf_destroy(conf);
+            return EXIT_USAGE;
+        }
+    }
     if (o->brokers != NULL &&
         samsa_conf_set(conf, "bootstrap.servers", o->brokers, err, sizeof(err)) != SAMSA_OK) {
         fprintf(stderr, "samsa %s: %s\n", cmd, err);
@@ -2956,7 +3082,12 @@ static const char main_help[] =
     "  perf produce|consume                       throughput and latency\n"
     "  cluster info|metadata                      brokers, controller, partitions\n"
     "  configs describe                           a broker's or a topic's configs\n"
-    "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value and --help.\n"
+    "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
+    "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
+    "Client properties (key=value lines, as kafka's --command-config files) are read\n"
+    "from $XDG_CONFIG_HOME/samsa/config (~/.config/samsa/config) when it exists, then\n"
+    "from --command-config FILE; -b and -X override them. bootstrap.servers there\n"
+    "stands for -b.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
 int main(int argc, char **argv)

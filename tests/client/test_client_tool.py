@@ -484,6 +484,42 @@ def case_configs_describe_of_brokers_and_topics(t):
     samsa("configs", "alter", "-b", bs, "--broker", "0", expect=2)
 
 
+def case_config_file_and_command_config(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "cf")
+    home = os.path.join(t.dir, "xdg")
+    os.makedirs(os.path.join(home, "samsa"))
+    with open(os.path.join(home, "samsa", "config"), "w") as f:
+        f.write("# the operator's cluster\n\nbootstrap.servers = %s\n! a comment\n"
+                "socket.timeout.ms: 20000\nclient.id samsa-ops\n" % bs)
+    env = dict(os.environ, XDG_CONFIG_HOME=home)
+    env.pop("SAMSA_BROKERS", None)
+
+    def run(*args, expect=0):
+        p = subprocess.run([TOOL] + list(args), capture_output=True, timeout=60, env=env)
+        eq(p.returncode, expect, "samsa %s: %s" % (" ".join(args), p.stderr[-500:]))
+        return p
+    # No -b: the file's bootstrap.servers.
+    check("cf" in run("topic", "list").stdout.decode().split(), "topic list from the file")
+    # --command-config comes after the file; -b after both.
+    port = free_port()
+    other = os.path.join(t.dir, "other.properties")
+    with open(other, "w") as f:
+        f.write("bootstrap.servers=127.0.0.1:%d\n" % port)
+    p = run("topic", "list", "--command-config", other, expect=1)
+    check(("127.0.0.1:%d: connection refused" % port).encode() in p.stderr, "%s", p.stderr)
+    check("cf" in run("topic", "list", "--command-config", other, "-b", bs).stdout.decode().split(),
+          "-b over --command-config")
+    # A bad property is named with its file and line.
+    bad = os.path.join(t.dir, "bad.properties")
+    with open(bad, "w") as f:
+        f.write("bootstrap.servers=%s\n\nacks=7\n" % bs)
+    p = run("topic", "list", "--command-config", bad, expect=2)
+    check(("%s:3: " % bad).encode() in p.stderr and b"acks" in p.stderr, "%s", p.stderr)
+    p = run("topic", "list", "--command-config", os.path.join(t.dir, "none"), expect=2)
+    check(b"No such file" in p.stderr, "%s", p.stderr)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -497,4 +533,5 @@ if __name__ == "__main__":
                    case_group_describe_several_all_groups_members_and_sized_columns,
                    case_topic_describe_filters_and_cluster_metadata,
                    case_offsets_relative_start_and_until,
-                   case_configs_describe_of_brokers_and_topics]))
+                   case_configs_describe_of_brokers_and_topics,
+                   case_config_file_and_command_config]))
