@@ -115,6 +115,8 @@ enum {
 
 static volatile sig_atomic_t stop;
 
+static int print_help(const char *cmd, const char *verb, const char *all);
+
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -400,7 +402,7 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->broker_id = v;
             i++;
         } else if (strcmp(a, "--until") == 0) {
-            if (!parse_ll(v[0] == '@' ? v + 1 : v, &n) || n < 0) {
+            if (v == NULL || !parse_ll(v[0] == '@' ? v + 1 : v, &n) || n < 0) {
                 return usage_error(cmd, "bad --until \"%s\" (@MS since the epoch)", v);
             }
             o->until_ms = n;
@@ -534,6 +536,7 @@ static int probe_bootstrap(const char *cmd, const struct opts *o)
 {
     const char *list = bootstrap_list(o);
     struct probe pr[PROBE_MAX];
+    memset(pr, 0, sizeof(pr));
     size_t n = 0;
     for (const char *p = list; *p != '\0' && n < PROBE_MAX;) {
         size_t skip = strspn(p, ", ");
@@ -1229,8 +1232,7 @@ static int cmd_topic(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(topic_help, stdout);
-        return 0;
+        return print_help("topic", verb, topic_help);
     }
     bool create = strcmp(verb, "create") == 0;
     bool del = strcmp(verb, "delete") == 0;
@@ -1399,8 +1401,7 @@ static int cmd_cluster(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(cluster_help, stdout);
-        return 0;
+        return print_help("cluster", argv[0], cluster_help);
     }
     samsa_conf *conf = NULL;
     rc = make_conf("cluster", &o, &conf);
@@ -2516,8 +2517,7 @@ static int cmd_group(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(group_help, stdout);
-        return 0;
+        return print_help("group", verb, group_help);
     }
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
@@ -2634,8 +2634,7 @@ static int cmd_configs(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(configs_help, stdout);
-        return 0;
+        return print_help("configs", argv[0], configs_help);
     }
     if (strcmp(argv[0], "describe") != 0) {
         return usage_error("configs", "unknown command \"%s\"", argv[0]);
@@ -3045,8 +3044,7 @@ static int cmd_perf(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(perf_help, stdout);
-        return 0;
+        return print_help("perf", verb, perf_help);
     }
     bool produce = strcmp(verb, "produce") == 0;
     if (!produce && strcmp(verb, "consume") != 0) {
@@ -3068,6 +3066,97 @@ static int cmd_perf(int argc, char **argv)
         return rc;
     }
     return produce ? perf_produce(&o, conf, count) : perf_consume(&o, conf, count);
+}
+
+/* -------------------------------------------------------- verbs' --help */
+
+/* Each verb's own usage, for `samsa COMMAND VERB --help`; the command's
+ * help (every verb) for `samsa COMMAND --help`. */
+static const struct {
+    const char *cmd;
+    const char *verb;
+    const char *text;
+} verb_helps[] = {
+    {"topic", "create",
+     "usage: samsa topic create -b BROKERS NAME [--partitions N] [--replication-factor R]\n"
+     "                          [--config key=value]...\n"
+     "Creates topic NAME (CreateTopics on the controller); without --partitions or\n"
+     "--replication-factor, the broker's num.partitions and default.replication.factor.\n"},
+    {"topic", "list", "usage: samsa topic list -b BROKERS [--json]\nPrints every topic's name.\n"},
+    {"topic", "describe",
+     "usage: samsa topic describe -b BROKERS [NAME...] [--json] [--under-replicated-partitions]\n"
+     "                            [--unavailable-partitions] [--under-min-isr-partitions]\n"
+     "Prints each topic (every topic without NAME) as kafka-topics.sh --describe: its\n"
+     "partition count, replication factor and own configs, then each partition's leader,\n"
+     "replicas and ISR. --under-replicated-partitions lists only the partitions whose ISR\n"
+     "is smaller than their replicas, --unavailable-partitions those without a live\n"
+     "leader, --under-min-isr-partitions those whose ISR is below the topic's\n"
+     "min.insync.replicas (acks=all is refused); together, a partition matching any.\n"
+     "Nothing listed: all is well.\n"},
+    {"topic", "alter",
+     "usage: samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
+     "                         [--delete-config key]...\n"
+     "Raises the partition count to N (CreatePartitions), sets configs and puts\n"
+     "--delete-config ones back to their defaults (the others stay as they are).\n"},
+    {"topic", "delete", "usage: samsa topic delete -b BROKERS NAME\nDeletes topic NAME.\n"},
+    {"topic", "offsets",
+     "usage: samsa topic offsets -b BROKERS NAME... [-p PARTITION] [--time MS] [--json]\n"
+     "Prints each partition's EARLIEST and LATEST offsets (log start, high watermark), or\n"
+     "with --time MS (since the epoch) the first OFFSET whose timestamp is at or after\n"
+     "it (- when none), as kcat -Q and GetOffsetShell --time.\n"},
+    {"group", "list", "usage: samsa group list -b BROKERS [--json]\nPrints every group's id.\n"},
+    {"group", "describe",
+     "usage: samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
+     "                            [--offsets | --members | --state] [--json]\n"
+     "Prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST\n"
+     "CLIENT-ID for every partition the group owns or has committed (- when none);\n"
+     "--members GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS; --state GROUP\n"
+     "COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS. Columns are as wide as their\n"
+     "contents; a blank line between groups (a JSON array with several).\n"},
+    {"group", "reset-offsets",
+     "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
+     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
+     "                   --shift-by N) [--execute] [--json]\n"
+     "Prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless --execute is\n"
+     "given (the group must have no members then); offsets are clamped to the log.\n"},
+    {"group", "delete", "usage: samsa group delete -b BROKERS GROUP\nDeletes an empty group.\n"},
+    {"perf", "produce",
+     "usage: samsa perf produce -b BROKERS -t TOPIC [--count N] [--size BYTES] [-p PARTITION]\n"
+     "                          [--interval MS] [--json] [-X key=value]...\n"
+     "Sends N records (default 100000) of BYTES (default 100); prints records/s, MB/s and\n"
+     "the delivery latency's percentiles (produce call to delivery report), a progress\n"
+     "line on stderr every --interval MS (default 1000).\n"},
+    {"perf", "consume",
+     "usage: samsa perf consume -b BROKERS -t TOPIC [--count N] [-e] [--group GROUP]\n"
+     "                          [--interval MS] [--json] [-X key=value]...\n"
+     "Reads N records (default 100000; or to the end with -e) from the beginning; prints\n"
+     "records, MB, records/s, MB/s, and the end-to-end latency (now minus the record's\n"
+     "timestamp) of the records produced after it started only.\n"},
+    {"cluster", "info",
+     "usage: samsa cluster info -b BROKERS [--json]\n"
+     "Prints the cluster id, the controller and every broker.\n"},
+    {"cluster", "metadata",
+     "usage: samsa cluster metadata -b BROKERS [-t TOPIC] [--json]\n"
+     "Prints the brokers and every topic's partitions (or TOPIC's) with their leader,\n"
+     "replicas and ISR, as kcat -L.\n"},
+    {"configs", "describe",
+     "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
+     "Prints the configs that are set (every one with --all) as NAME VALUE SOURCE.\n"},
+};
+
+/* Prints VERB's own help when there is one, else the command's; 0. */
+static int print_help(const char *cmd, const char *verb, const char *all)
+{
+    for (size_t i = 0; verb != NULL && i < sizeof(verb_helps) / sizeof(verb_helps[0]); i++) {
+        if (strcmp(verb_helps[i].cmd, cmd) == 0 && strcmp(verb_helps[i].verb, verb) == 0) {
+            fputs(verb_helps[i].text, stdout);
+            printf("Common: -X key=value, --command-config FILE, --timeout MS (default 30000).\n"
+                   "All of `samsa %s`: samsa %s --help.\n", cmd, cmd);
+            return 0;
+        }
+    }
+    fputs(all, stdout);
+    return 0;
 }
 
 /* ------------------------------------------------------------------- main */

@@ -271,6 +271,18 @@ def case_help_and_exit_codes(t):
                 ["consume", "--help"], ["produce", "--help"]):
         p = samsa(*cmd)
         check(p.stdout.startswith(b"usage: samsa"), "%s: %s", cmd, p.stdout[:100])
+    # Each verb's --help is its own: its usage line, no other verb's.
+    for cmd, verbs in (("topic", ("create", "list", "describe", "alter", "delete", "offsets")),
+                       ("group", ("list", "describe", "reset-offsets", "delete")),
+                       ("perf", ("produce", "consume")), ("cluster", ("info", "metadata")),
+                       ("configs", ("describe",))):
+        for verb in verbs:
+            out = samsa(cmd, verb, "--help").stdout.decode()
+            check(out.startswith("usage: samsa %s %s " % (cmd, verb)), "%s %s: %s", cmd, verb, out)
+            others = [v for v in verbs if v != verb and "samsa %s %s " % (cmd, v) in out]
+            eq(others, [], "other verbs in `samsa %s %s --help`" % (cmd, verb))
+        out = samsa(cmd, "--help").stdout.decode()
+        check(all("samsa %s %s" % (cmd, v) in out for v in verbs), "samsa %s --help: %s", cmd, out)
     samsa("group", expect=2)
     samsa("perf", expect=2)
     samsa("perf", "produce", "-b", "127.0.0.1:1", expect=2)  # no -t
