@@ -692,6 +692,25 @@ static int make_conf(const char *cmd, const struct opts *o, samsa_conf **out)
     return 0;
 }
 
+/* An admin handle on make_conf's configuration; 0, or EXIT_USAGE /
+ * EXIT_FAIL after printing why. */
+static int make_admin(const char *cmd, const struct opts *o, samsa_admin **out)
+{
+    samsa_conf *conf = NULL;
+    int rc = make_conf(cmd, o, &conf);
+    if (rc != 0) {
+        return rc;
+    }
+    char err[512];
+    *out = samsa_admin_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (*out == NULL) {
+        fprintf(stderr, "samsa %s: %s\n", cmd, err);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 static void json_str(FILE *f, const char *s, size_t n)
 {
     fputc('"', f);
@@ -1261,18 +1280,12 @@ static int cmd_topic(int argc, char **argv)
     if (o.topic != NULL && o.npos < 8) {
         o.positional[o.npos++] = o.topic;
     }
-    samsa_conf *conf = NULL;
-    rc = make_conf("topic", &o, &conf);
+    samsa_admin *a = NULL;
+    rc = make_admin("topic", &o, &a);
     if (rc != 0) {
         return rc;
     }
     char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa topic: %s\n", err);
-        return EXIT_USAGE;
-    }
     if (create) {
         struct samsa_new_topic t = {
             .name = o.positional[0],
@@ -1403,17 +1416,10 @@ static int cmd_cluster(int argc, char **argv)
     if (o.help) {
         return print_help("cluster", argv[0], cluster_help);
     }
-    samsa_conf *conf = NULL;
-    rc = make_conf("cluster", &o, &conf);
+    samsa_admin *a = NULL;
+    rc = make_admin("cluster", &o, &a);
     if (rc != 0) {
         return rc;
-    }
-    char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa cluster: %s\n", err);
-        return EXIT_USAGE;
     }
     static const char *const none[1] = {NULL};
     const char *one[1] = {o.topic};
@@ -2539,18 +2545,12 @@ static int cmd_group(int argc, char **argv)
         return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
                                           "--to-latest, --to-offset, --to-datetime, --shift-by");
     }
-    samsa_conf *conf = NULL;
-    rc = make_conf("group", &o, &conf);
+    samsa_admin *a = NULL;
+    rc = make_admin("group", &o, &a);
     if (rc != 0) {
         return rc;
     }
     char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa group: %s\n", err);
-        return EXIT_USAGE;
-    }
     if (list) {
         rc = group_list(a, &o);
     } else if (describe) {
@@ -2642,18 +2642,12 @@ static int cmd_configs(int argc, char **argv)
     if ((o.broker_id == NULL) == (o.topic == NULL) || o.npos != 0) {
         return usage_error("configs", "%s", "describe wants one of --broker ID or -t TOPIC");
     }
-    samsa_conf *conf = NULL;
-    rc = make_conf("configs", &o, &conf);
+    samsa_admin *a = NULL;
+    rc = make_admin("configs", &o, &a);
     if (rc != 0) {
         return rc;
     }
     char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa configs: %s\n", err);
-        return EXIT_USAGE;
-    }
     bool broker = o.broker_id != NULL;
     const char *name = broker ? o.broker_id : o.topic;
     if (broker && !broker_listed(a, &o, name)) {
