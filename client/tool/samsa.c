@@ -2201,6 +2201,23 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         fetch_log_ends(a, o, rows, n);
         qsort(rows, n, sizeof(*rows), cmp_row);
     }
+    /* The committed offsets of a topic that was deleted: Kafka 2.0's
+     * coordinator drops them with the topic (GroupCoordinator.
+     * handleDeletedPartitions), so they are left out here too, and said so
+     * once per topic, not counted as a failure. */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool gone = rows[i].owner == NULL && (rows[i].end_err == SAMSA_ERR_UNKNOWN_TOPIC ||
+                                              rows[i].end_err == 3);
+        if (gone && (i == 0 || strcmp(rows[i - 1].topic, rows[i].topic) != 0)) {
+            fprintf(stderr, "samsa group describe %s: Topic '%s' does not exist: its committed "
+                    "offsets are not shown.\n", group, rows[i].topic);
+        }
+        if (!gone) {
+            rows[kept++] = rows[i];
+        }
+    }
+    n = kept;
     /* What could not be read is printed as "-" (null in JSON), named here,
      * and fails the command, as kafka-consumer-groups.sh reports an error
      * after what it could print. */

@@ -532,6 +532,20 @@ def case_config_file_and_command_config(t):
     check(b"No such file" in p.stderr, "%s", p.stderr)
 
 
+def case_group_describe_leaves_out_a_deleted_topics_offsets(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    for topic in ("gone", "kept"):
+        samsa("topic", "create", "-b", bs, topic)
+        produce_to(bs, topic, 0, ["v%d" % i for i in range(4)])
+    samsa("consume", "-b", bs, "-t", "gone,kept", "--group", "gd", "--from", "beginning",
+          "--count", "8", *FAST)
+    samsa("topic", "delete", "-b", bs, "gone")
+    p = samsa("group", "describe", "-b", bs, "gd")
+    eq([(r["TOPIC"], r["LAG"]) for r in table(p.stdout)], [("kept", "0")], "rows")
+    check(b"Topic 'gone' does not exist: its committed offsets are not shown" in p.stderr,
+          "%s", p.stderr)
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_group_list_describe_reset_and_delete,
@@ -546,4 +560,5 @@ if __name__ == "__main__":
                    case_topic_describe_filters_and_cluster_metadata,
                    case_offsets_relative_start_and_until,
                    case_configs_describe_of_brokers_and_topics,
-                   case_config_file_and_command_config]))
+                   case_config_file_and_command_config,
+                   case_group_describe_leaves_out_a_deleted_topics_offsets]))
