@@ -830,8 +830,10 @@ static const char *cell_ll(char *buf, size_t size, long long v)
 }
 
 /* Why a topic could not be used, for stderr: a topic the cluster does not
- * know reads as kafka-topics.sh says it ("Topic 'x' does not exist"), not
- * as the error code's sentence about a topic-partition. */
+ * know reads as kafka-topics.sh says it ("Topic 'x' does not exist as
+ * expected", TopicCommand.ensureTopicExists since Kafka 2.4; 2.0's names its
+ * ZooKeeper path), not as the error code's sentence about a
+ * topic-partition. */
 static void topic_failed(const char *cmd, const char *topic, int e)
 {
     if (e == 3 || e == SAMSA_ERR_UNKNOWN_TOPIC) {
