@@ -1202,6 +1202,10 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     if (o->partitions > 0) {
         int e = samsa_admin_create_partitions(a, name, o->partitions, left_ms(o), err,
                                               sizeof(err));
+        if (e == 3) {
+            topic_failed("topic alter", name, e);
+            return EXIT_FAIL;
+        }
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic alter %s: --partitions %d: %s\n", name, o->partitions,
                     err);
@@ -1232,6 +1236,10 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     }
     int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
+    if (e == 3) {
+        topic_failed("topic alter", name, e);
+        return EXIT_FAIL;
+    }
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa topic alter %s: %s\n", name, err);
         return EXIT_FAIL;
@@ -1309,7 +1317,10 @@ static int cmd_topic(int argc, char **argv)
         rc = topic_offsets(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
-        if (e != SAMSA_OK) {
+        if (e == 3) {
+            topic_failed("topic delete", o.positional[0], e);
+            rc = EXIT_FAIL;
+        } else if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic delete %s: %s\n", o.positional[0], err);
             rc = EXIT_FAIL;
         } else {

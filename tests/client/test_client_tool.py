@@ -314,7 +314,10 @@ def case_missing_topic_reads_does_not_exist(t):
     bs = t.broker(config=CONFIG).bootstrap
     for cmd in (["topic", "describe", "nosuch"], ["consume", "-t", "nosuch", "-e"],
                 ["perf", "consume", "-t", "nosuch", "-e"],
-                ["group", "reset-offsets", "g", "-t", "nosuch", "--to-earliest"]):
+                ["group", "reset-offsets", "g", "-t", "nosuch", "--to-earliest"],
+                ["topic", "delete", "nosuch"], ["topic", "alter", "nosuch", "--partitions", "3"],
+                ["topic", "alter", "nosuch", "--config", "retention.ms=1"],
+                ["topic", "offsets", "nosuch"], ["configs", "describe", "-t", "nosuch"]):
         p = samsa(*cmd, "-b", bs, expect=1)
         check(b"Topic 'nosuch' does not exist" in p.stderr, "%s: %s", cmd, p.stderr)
         check(b"does not host" not in p.stderr, "%s: %s", cmd, p.stderr)
