@@ -566,6 +566,39 @@ static int describe_log_dirs_error(struct answer *x)
     return send_answer(x, &resp);
 }
 
+/* Kafka's error response of each API the broker serves, by ApiKey. */
+typedef int (*error_fn)(struct answer *x);
+static const error_fn error_responses[] = {
+    [KP_API_PRODUCE] = produce_error,
+    [KP_API_FETCH] = fetch_error,
+    [KP_API_LIST_OFFSETS] = list_offsets_error,
+    [KP_API_METADATA] = metadata_error,
+    [KP_API_LEADER_AND_ISR] = leader_and_isr_error,
+    [KP_API_STOP_REPLICA] = stop_replica_error,
+    [KP_API_UPDATE_METADATA] = update_metadata_error,
+    [KP_API_OFFSET_FOR_LEADER_EPOCH] = offset_for_leader_epoch_error,
+    [KP_API_OFFSET_COMMIT] = offset_commit_error,
+    [KP_API_OFFSET_FETCH] = offset_fetch_error,
+    [KP_API_FIND_COORDINATOR] = find_coordinator_error,
+    [KP_API_JOIN_GROUP] = join_group_error,
+    [KP_API_HEARTBEAT] = heartbeat_error,
+    [KP_API_LEAVE_GROUP] = leave_group_error,
+    [KP_API_SYNC_GROUP] = sync_group_error,
+    [KP_API_DESCRIBE_GROUPS] = describe_groups_error,
+    [KP_API_LIST_GROUPS] = list_groups_error,
+    [KP_API_API_VERSIONS] = api_versions_error,
+    [KP_API_CREATE_TOPICS] = create_topics_error,
+    [KP_API_DELETE_TOPICS] = delete_topics_error,
+    [KP_API_INIT_PRODUCER_ID] = init_producer_id_error,
+    [KP_API_DESCRIBE_CONFIGS] = describe_configs_error,
+    [KP_API_DELETE_GROUPS] = delete_groups_error,
+    [KP_API_DELETE_RECORDS] = delete_records_error,
+    [KP_API_ALTER_CONFIGS] = alter_configs_error,
+    [KP_API_DESCRIBE_LOG_DIRS] = describe_log_dirs_error,
+    [KP_API_INCREMENTAL_ALTER_CONFIGS] = incremental_alter_configs_error,
+    [KP_API_CREATE_PARTITIONS] = create_partitions_error,
+};
+
 int br_respond_error(struct br_req *r, int code, const char *message)
 {
     if (r->slot == NULL || r->body == NULL) {
@@ -577,95 +610,11 @@ int br_respond_error(struct br_req *r, int code, const char *message)
     kp_arena_init(&a, 4 * br_request_arena_max(r->len));
     struct answer x = {r, &a, (int16_t)kp_err_to_wire(code),
                        message != NULL ? kp_str_c(message) : KP_STR_NULL};
-    int err;
-    switch (r->hdr->RequestApiKey) {
-    case KP_API_PRODUCE:
-        err = produce_error(&x);
-        break;
-    case KP_API_FETCH:
-        err = fetch_error(&x);
-        break;
-    case KP_API_LIST_OFFSETS:
-        err = list_offsets_error(&x);
-        break;
-    case KP_API_METADATA:
-        err = metadata_error(&x);
-        break;
-    case KP_API_LEADER_AND_ISR:
-        err = leader_and_isr_error(&x);
-        break;
-    case KP_API_STOP_REPLICA:
-        err = stop_replica_error(&x);
-        break;
-    case KP_API_UPDATE_METADATA:
-        err = update_metadata_error(&x);
-        break;
-    case KP_API_OFFSET_FOR_LEADER_EPOCH:
-        err = offset_for_leader_epoch_error(&x);
-        break;
-    case KP_API_OFFSET_COMMIT:
-        err = offset_commit_error(&x);
-        break;
-    case KP_API_OFFSET_FETCH:
-        err = offset_fetch_error(&x);
-        break;
-    case KP_API_FIND_COORDINATOR:
-        err = find_coordinator_error(&x);
-        break;
-    case KP_API_JOIN_GROUP:
-        err = join_group_error(&x);
-        break;
-    case KP_API_HEARTBEAT:
-        err = heartbeat_error(&x);
-        break;
-    case KP_API_LEAVE_GROUP:
-        err = leave_group_error(&x);
-        break;
-    case KP_API_SYNC_GROUP:
-        err = sync_group_error(&x);
-        break;
-    case KP_API_DESCRIBE_GROUPS:
-        err = describe_groups_error(&x);
-        break;
-    case KP_API_LIST_GROUPS:
-        err = list_groups_error(&x);
-        break;
-    case KP_API_API_VERSIONS:
-        err = api_versions_error(&x);
-        break;
-    case KP_API_CREATE_TOPICS:
-        err = create_topics_error(&x);
-        break;
-    case KP_API_DELETE_TOPICS:
-        err = delete_topics_error(&x);
-        break;
-    case KP_API_INIT_PRODUCER_ID:
-        err = init_producer_id_error(&x);
-        break;
-    case KP_API_DESCRIBE_CONFIGS:
-        err = describe_configs_error(&x);
-        break;
-    case KP_API_DELETE_GROUPS:
-        err = delete_groups_error(&x);
-        break;
-    case KP_API_DELETE_RECORDS:
-        err = delete_records_error(&x);
-        break;
-    case KP_API_ALTER_CONFIGS:
-        err = alter_configs_error(&x);
-        break;
-    case KP_API_DESCRIBE_LOG_DIRS:
-        err = describe_log_dirs_error(&x);
-        break;
-    case KP_API_INCREMENTAL_ALTER_CONFIGS:
-        err = incremental_alter_configs_error(&x);
-        break;
-    case KP_API_CREATE_PARTITIONS:
-        err = create_partitions_error(&x);
-        break;
-    default:
-        err = KP_E_UNSUPPORTED;
-        break;
+    int err = KP_E_UNSUPPORTED;
+    int16_t key = r->hdr->RequestApiKey;
+    if (key >= 0 && (size_t)key < sizeof error_responses / sizeof error_responses[0] &&
+        error_responses[key] != NULL) {
+        err = error_responses[key](&x);
     }
     kp_arena_free(&a);
     return err;
