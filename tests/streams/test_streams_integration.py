@@ -1,0 +1,182 @@
+"""libsamsa-streams against the real samsa-broker: the word count example
+(client/streams/examples/wordcount.c) reads lines the samsa tool produced,
+its output is read back with kcat as Java longs (kcat -s value='>q') and
+compared to word counts computed here; then it is stopped, more lines come,
+and it is started again: its store comes back from the changelog and the
+counts go on from where they were.
+
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT [-k CASE]
+"""
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from broker import check, eq, main  # noqa: E402
+
+TOOL = None
+WORDCOUNT = None
+TIMEOUT = 60
+CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+    "num.partitions": "1",
+}
+VOCABULARY = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+              "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
+              "upsilon", "phi", "chi", "psi", "omega", "Alpha", "BETA"]
+
+
+def samsa(*args, stdin=None):
+    p = subprocess.run([TOOL] + list(args), input=stdin, capture_output=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise AssertionError("samsa %s: exit %d\nstdout: %s\nstderr: %s"
+                             % (" ".join(args), p.returncode, p.stdout[-2000:],
+                                p.stderr[-2000:]))
+    return p
+
+
+def lines_of(seed, n):
+    """n lines of Zipf-like words, punctuation and case mixed in."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words = [VOCABULARY[min(int(rnd.paretovariate(1.2)) - 1, len(VOCABULARY) - 1)]
+                 for _ in range(rnd.randint(0, 9))]
+        out.append(rnd.choice([" ", ", ", "  ", "; "]).join(words) + rnd.choice(["", ".", "!"]))
+    return out
+
+
+def oracle(lines):
+    """Kafka's WordCountDemo: toLowerCase, split on \\W+, count."""
+    counts = {}
+    for line in lines:
+        for w in re.split(r"\W+", line.lower()):
+            if w:
+                counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def produce(bs, topic, lines):
+    p = samsa("produce", "-b", bs, "-t", topic, stdin=("\n".join(lines) + "\n").encode())
+    check(("%d delivered, 0 failed" % len(lines)).encode() in p.stderr, "produce: %s", p.stderr)
+
+
+def read_output(bs, topic):
+    """Every record of topic, per key the counts in offset order."""
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-s", "value=>q", "-f", "%k %s\\n"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    seq = {}
+    for line in p.stdout.splitlines():
+        k, v = line.rsplit(" ", 1)
+        seq.setdefault(k, []).append(int(v))
+    return seq
+
+
+class App:
+    """The word count example as a process of its own, stopped by its PID."""
+
+    def __init__(self, t, bs, n):
+        self.log = t.path("wordcount-%d.log" % n)
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen([WORDCOUNT, bs, "lines", "counts", "wc", "200"],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=TIMEOUT)
+        self.err.close()
+        text = open(self.log).read()
+        eq(rc, 0, "wordcount's exit status (log: %s)" % text[-2000:])
+        return text
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=TIMEOUT)
+        self.err.close()
+
+
+def wait_for_counts(bs, want, app):
+    deadline = time.monotonic() + TIMEOUT
+    last = None
+    while time.monotonic() < deadline:
+        check(app.proc.poll() is None, "wordcount exited: %s", open(app.log).read()[-2000:])
+        seq = read_output(bs, "counts")
+        last = {k: v[-1] for k, v in seq.items()}
+        if last == want:
+            return seq
+        time.sleep(0.2)
+    raise AssertionError("counts not reached in %d s: want %r, last %r" % (TIMEOUT, want, last))
+
+
+def check_each_count_once(seq, want):
+    """A clean run and a clean restart write per word 1, 2, ..., its count:
+    nothing counted twice, nothing skipped."""
+    for k, values in seq.items():
+        eq(values, list(range(1, want[k] + 1)), "the counts written for %r" % k)
+
+
+def topic_config(bs, topic):
+    p = samsa("topic", "describe", "-b", bs, topic, "--json")
+    return json.loads(p.stdout)
+
+
+def case_word_count_then_restart_restores_from_the_changelog(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
+    first = lines_of(1, 3000)
+    produce(bs, "lines", first)
+    app = App(t, bs, 1)
+    try:
+        want = oracle(first)
+        seq = wait_for_counts(bs, want, app)
+        check_each_count_once(seq, want)
+        log = app.stop()
+    finally:
+        app.kill()
+    # each line once, then each word once more through the repartition topic
+    words_first = sum(want.values())
+    check("processed %d restored 0" % (len(first) + words_first) in log, "first run: %s",
+          log[-2000:])
+    # the internal topics as Kafka Streams names them: the changelog
+    # compacted, both with the input's partition count
+    changelog = topic_config(bs, "wc-counts-changelog")[0]
+    eq(changelog["configs"].get("cleanup.policy"), "compact", "the changelog's cleanup.policy")
+    eq(changelog["partitions"], 3, "the changelog's partitions")
+    eq(topic_config(bs, "wc-counts-repartition")[0]["partitions"], 3,
+       "the repartition topic's partitions")
+
+    second = lines_of(2, 2000)
+    produce(bs, "lines", second)
+    app = App(t, bs, 2)
+    try:
+        want = oracle(first + second)
+        seq = wait_for_counts(bs, want, app)
+        check_each_count_once(seq, want)
+        log = app.stop()
+    finally:
+        app.kill()
+    m = re.search(r"processed (\d+) restored (\d+)", log)
+    check(m is not None, "second run: %s", log[-2000:])
+    processed, restored = int(m.group(1)), int(m.group(2))
+    # from the committed offsets on: the second batch only, nothing again
+    eq(processed, len(second) + sum(oracle(second).values()), "records the second run processed")
+    # the store came back from the changelog (one record per update of the
+    # first run, the topic not compacted yet)
+    eq(restored, words_first, "changelog records restored")
+    print("  %d + %d lines, %d words, %d changelog records restored"
+          % (len(first), len(second), len(want), restored))
+
+if __name__ == "__main__":
+    WORDCOUNT = os.path.abspath(sys.argv.pop(3))
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_word_count_then_restart_restores_from_the_changelog]))
