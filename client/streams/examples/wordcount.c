@@ -1,13 +1,15 @@
 /*
  * Word count, as Kafka's WordCountDemo (streams/examples, Kafka 2.0): the
- * lines of INPUT split into lower-case words, grouped by word through the
+ * lines of INPUT (a topic, or several separated by commas, which must have
+ * the same partition count) split into lower-case words, grouped by word through the
  * repartition topic APP-counts-repartition, counted in the store "counts"
  * (changelog APP-counts-changelog), each new count written to OUTPUT with
  * the word as key and the count as a Java long (8 bytes, big-endian):
  *
- *     samsa-streams-wordcount BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS]]
+ *     samsa-streams-wordcount BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
  *     kcat -C -b BROKERS -t OUTPUT -s value='>q' -f '%k %s\n'
  *
+ * KEY=VALUE pairs are libsamsa configuration (session.timeout.ms=6000, ...).
  * Runs until SIGINT or SIGTERM, then commits and leaves the group; prints
  * what it processed and restored on stderr.
  */
@@ -59,15 +61,24 @@ static int split_words(const struct samsa_st_record *rec, samsa_st_emitter *out,
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        (void)fprintf(stderr, "usage: %s BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS]]\n", argv[0]);
+        (void)fprintf(stderr, "usage: %s BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]\n", argv[0]);
         return 2;
     }
     const char *app_id = argc > 4 ? argv[4] : "wordcount";
     long commit_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 1000;
 
+    char *inputs = strdup(argv[2]);
+    const char *topics[16];
+    size_t topic_count = 0;
+    for (char *p = inputs; p != NULL && topic_count < 16;) {
+        topics[topic_count++] = p;
+        p = strchr(p, ',');
+        if (p != NULL) {
+            *p++ = '\0';
+        }
+    }
     samsa_st_topology *t = samsa_st_topology_new();
-    const char *input = argv[2];
-    samsa_st_stream *lines = samsa_st_stream_from(t, &input, 1);
+    samsa_st_stream *lines = samsa_st_stream_from(t, topics, topic_count);
     samsa_st_stream *words = samsa_st_flat_map(lines, split_words, NULL);
     samsa_st_table *counts = samsa_st_count(samsa_st_group_by_key(words, "counts"), "counts");
     const char *msg = "out of memory";
@@ -77,6 +88,7 @@ int main(int argc, char **argv)
         }
         (void)fprintf(stderr, "topology: %s\n", msg);
         samsa_st_topology_destroy(t);
+        free(inputs);
         return 1;
     }
 
@@ -87,11 +99,24 @@ int main(int argc, char **argv)
         (void)fprintf(stderr, "config: %s\n", errstr);
         return 1;
     }
+    for (int i = 6; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (eq == NULL) {
+            (void)fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]);
+            return 2;
+        }
+        *eq = '\0';
+        if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
+            (void)fprintf(stderr, "config: %s\n", errstr);
+            return 2;
+        }
+    }
     samsa_st_app *app = samsa_st_app_new(t, app_id, conf, commit_ms, errstr, sizeof errstr);
     samsa_conf_destroy(conf);
     if (app == NULL) {
         (void)fprintf(stderr, "wordcount: %s\n", errstr);
         samsa_st_topology_destroy(t);
+        free(inputs);
         return 1;
     }
     struct sigaction sa;
@@ -106,5 +131,6 @@ int main(int argc, char **argv)
                   (unsigned long long)samsa_st_app_restored(app), samsa_err_str(err));
     samsa_st_app_destroy(app);
     samsa_st_topology_destroy(t);
+    free(inputs);
     return err == SAMSA_OK ? 0 : 1;
 }

@@ -68,15 +68,33 @@ struct samsa_st_emitter {
     samsa_st_context *ctx;
     const struct samsa_st_record *in;
     enum op_kind kind;
-    /* aggregations: where the new aggregate goes */
+    /* aggregations: the new aggregate, copied (the application's buffer
+     * may be gone once its callback returned, and the old aggregate it may
+     * point into is freed by the store's put) */
     struct samsa_st_bytes *result;
+    uint8_t small[64];
+    uint8_t *heap;
     bool emitted;
 };
 
 int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_st_bytes value)
 {
     if (e->result != NULL) {
-        *e->result = value;
+        if (e->emitted) {
+            return SAMSA_ERR_INVALID_ARG; /* one aggregate per call */
+        }
+        uint8_t *copy = e->small;
+        if (value.len > sizeof e->small) {
+            copy = e->heap = malloc(value.len);
+            if (copy == NULL) {
+                return SAMSA_ERR_NOMEM;
+            }
+        }
+        if (value.len > 0) {
+            memcpy(copy, value.data, value.len);
+        }
+        e->result->data = value.data != NULL ? copy : NULL;
+        e->result->len = value.len;
         e->emitted = true;
         return SAMSA_OK;
     }
@@ -94,67 +112,58 @@ static uint64_t *dropped_counter(samsa_st_context *ctx)
     return &ctx->task->dropped_late;
 }
 
-static int aggregate_one(samsa_st_context *ctx, const struct op *op, samsa_st_store *s,
+/* The new aggregate of rec given the old one (data NULL: none) in *out:
+ * count's in out's own buffer, the others copied by samsa_st_emit into e,
+ * which the caller frees (emitter_done) once the aggregate is stored. */
+static int aggregate_one(const struct op *op, samsa_st_emitter *e,
                          const struct samsa_st_record *rec, struct samsa_st_bytes old,
                          struct samsa_st_bytes *out)
 {
-    samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = OP_AGGREGATE, .result = out};
+    e->result = out;
     switch (op->agg) {
     case AGG_COUNT: {
         int64_t n = 0;
         if (old.data != NULL && !samsa_st_long_decode(old, &n)) {
             return SAMSA_ERR_INVALID_ARG;
         }
-        /* the count lives in the store; out points at a buffer of the store's
-         * caller (see aggregate_process) */
-        samsa_st_long_encode(n + 1, (uint8_t *)(uintptr_t)out->data);
-        out->len = 8;
-        return SAMSA_OK;
+        uint8_t b[8];
+        samsa_st_long_encode(n + 1, b);
+        struct samsa_st_bytes v = {b, 8};
+        return samsa_st_emit(e, v, v);
     }
-    case AGG_REDUCE:
+    case AGG_REDUCE: {
         if (old.data == NULL) {
-            *out = rec->value;
-            return SAMSA_OK;
+            return samsa_st_emit(e, rec->key, rec->value);
         }
-        {
-            int err = op->reducer(old, rec->value, &e, op->opaque);
-            if (err == SAMSA_OK && !e.emitted) {
-                err = SAMSA_ERR_INVALID_ARG;
-            }
-            return err;
-        }
+        int err = op->reducer(old, rec->value, e, op->opaque);
+        return err == SAMSA_OK && !e->emitted ? SAMSA_ERR_INVALID_ARG : err;
+    }
     case AGG_AGGREGATE: {
-        int err = op->aggregator(rec, old, &e, op->opaque);
-        if (err == SAMSA_OK && !e.emitted) {
-            err = SAMSA_ERR_INVALID_ARG;
-        }
-        return err;
+        int err = op->aggregator(rec, old, e, op->opaque);
+        return err == SAMSA_OK && !e->emitted ? SAMSA_ERR_INVALID_ARG : err;
     }
     }
-    (void)s;
     return SAMSA_ERR_INVALID_ARG;
 }
 
-/* The new aggregate may point into the store (the old value) or into the
- * application's memory: copy it before the put frees the old one. */
+static void emitter_done(samsa_st_emitter *e)
+{
+    free(e->heap);
+    e->heap = NULL;
+    e->emitted = false;
+}
+
+/* Stores the new aggregate and forwards it (windowed: under the windowed
+ * key). */
 static int store_and_forward(samsa_st_context *ctx, const struct op *op, samsa_st_store *s,
                              const struct samsa_st_record *rec, int64_t window_start,
                              struct samsa_st_bytes value)
 {
-    uint8_t small[64];
-    uint8_t *copy = value.len <= sizeof small ? small : malloc(value.len);
-    if (copy == NULL) {
-        return SAMSA_ERR_NOMEM;
-    }
-    if (value.len > 0) {
-        memcpy(copy, value.data, value.len);
-    }
-    struct samsa_st_bytes v = {copy, value.len};
     int err;
-    struct samsa_st_record out = {rec->key, v, rec->timestamp};
+    struct samsa_st_record out = {rec->key, value, rec->timestamp};
     uint8_t *wkey = NULL;
     if (op->windowed) {
-        err = samsa_st_window_put(s, rec->key, window_start, v);
+        err = samsa_st_window_put(s, rec->key, window_start, value);
         wkey = malloc(rec->key.len + 8);
         if (err == SAMSA_OK && wkey == NULL) {
             err = SAMSA_ERR_NOMEM;
@@ -168,15 +177,12 @@ static int store_and_forward(samsa_st_context *ctx, const struct op *op, samsa_s
             out.key.len = rec->key.len + 8;
         }
     } else {
-        err = samsa_st_kv_put(s, rec->key, v);
+        err = samsa_st_kv_put(s, rec->key, value);
     }
     if (err == SAMSA_OK) {
         err = samsa_st_forward(ctx, &out);
     }
     free(wkey);
-    if (copy != small) {
-        free(copy);
-    }
     return err;
 }
 
@@ -192,16 +198,17 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
     if (s == NULL) {
         return SAMSA_ERR_STATE;
     }
-    uint8_t count_buf[8];
+    samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = OP_AGGREGATE};
     if (!op->windowed) {
         struct samsa_st_bytes old;
+        struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_kv_get(s, rec->key, &old);
-        struct samsa_st_bytes agg = {count_buf, 0};
-        int err = aggregate_one(ctx, op, s, rec, old, &agg);
-        if (err != SAMSA_OK) {
-            return err;
+        int err = aggregate_one(op, &e, rec, old, &agg);
+        if (err == SAMSA_OK) {
+            err = store_and_forward(ctx, op, s, rec, 0, agg);
         }
-        return store_and_forward(ctx, op, s, rec, 0, agg);
+        emitter_done(&e);
+        return err;
     }
     /* TimeWindows.windowsFor (Kafka 2.0): every window [start, start + size)
      * with start a multiple of advance and start <= ts < start + size */
@@ -224,12 +231,13 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
             continue;
         }
         struct samsa_st_bytes old;
+        struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_window_get(s, rec->key, start, &old);
-        struct samsa_st_bytes agg = {count_buf, 0};
-        int err = aggregate_one(ctx, op, s, rec, old, &agg);
+        int err = aggregate_one(op, &e, rec, old, &agg);
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, start, agg);
         }
+        emitter_done(&e);
         if (err != SAMSA_OK) {
             return err;
         }

@@ -231,7 +231,10 @@ typedef int samsa_st_mapper(const struct samsa_st_record *rec, samsa_st_emitter 
                             void *opaque);
 typedef void samsa_st_action(const struct samsa_st_record *rec, void *opaque);
 /* reduce: emit (value) agg op value; aggregate: emit the new aggregate from
- * agg (data NULL: absent, after init) and the record. */
+ * agg (data NULL: none yet) and the record. Exactly one samsa_st_emit per
+ * call; its value is copied at once, so it may point into the callback's
+ * own stack. Records with a null key or value are skipped, as Kafka's
+ * KStreamAggregate skips them. */
 typedef int samsa_st_reducer(struct samsa_st_bytes agg, struct samsa_st_bytes value,
                              samsa_st_emitter *out, void *opaque);
 typedef int samsa_st_aggregator(const struct samsa_st_record *rec, struct samsa_st_bytes agg,
