@@ -208,7 +208,10 @@ static void test_word_count_equals_the_oracle(void)
                !(strlen(words[wi]) == r.key.len && memcmp(words[wi], r.key.data, r.key.len) == 0)) {
             wi++;
         }
-        CU_ASSERT_FATAL(wi < WORD_COUNT);
+        if (wi == WORD_COUNT) {
+            CU_FAIL("a word that was not in the input");
+            break;
+        }
         CU_ASSERT_EQUAL(long_of(r.value), seen[wi] + 1);
         seen[wi] = long_of(r.value);
         outputs++;

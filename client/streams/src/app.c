@@ -43,8 +43,7 @@ struct samsa_st_app {
     samsa_admin *admin;
     int64_t commit_interval_ms;
     int64_t last_commit_ms;
-    struct st_task **tasks;
-    size_t task_count;
+    struct st_tasks tasks;
     struct tracked *tracked;
     size_t tracked_count;
     uint64_t processed;
@@ -199,16 +198,9 @@ static int restore_store(samsa_st_app *app, samsa_st_store *s, int32_t partition
 
 static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
 {
-    for (size_t i = 0; i < app->task_count; i++) {
-        if (app->tasks[i]->sub == sub && app->tasks[i]->partition == partition) {
-            return SAMSA_OK;
-        }
+    if (st_tasks_find(&app->tasks, sub, partition) != NULL) {
+        return SAMSA_OK;
     }
-    struct st_task **tasks = realloc(app->tasks, (app->task_count + 1) * sizeof *tasks);
-    if (tasks == NULL) {
-        return SAMSA_ERR_NOMEM;
-    }
-    app->tasks = tasks;
     struct st_output out = {app_send, app};
     struct st_task *task = st_task_new(app->t, app->application_id, sub, partition, out);
     if (task == NULL) {
@@ -227,21 +219,7 @@ static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
         st_task_destroy(task);
         return err;
     }
-    app->tasks[app->task_count++] = task;
-    return SAMSA_OK;
-}
-
-static void close_task(samsa_st_app *app, size_t sub, int32_t partition)
-{
-    for (size_t i = 0; i < app->task_count; i++) {
-        struct st_task *task = app->tasks[i];
-        if (task->sub == sub && task->partition == partition) {
-            app->dropped_late_closed += task->dropped_late;
-            st_task_destroy(task);
-            app->tasks[i] = app->tasks[--app->task_count];
-            return;
-        }
-    }
+    return st_tasks_add(&app->tasks, task);
 }
 
 static void on_rebalance(bool assigned, const struct samsa_partition *parts, size_t count,
@@ -284,7 +262,8 @@ static void on_rebalance(bool assigned, const struct samsa_partition *parts, siz
                 tr->dirty = false;
             }
         } else {
-            close_task(app, (size_t)sub, parts[i].partition);
+            app->dropped_late_closed += st_tasks_close(&app->tasks, (size_t)sub,
+                                                       parts[i].partition);
             if (tr != NULL) {
                 free(tr->topic);
                 *tr = app->tracked[--app->tracked_count];
@@ -403,7 +382,7 @@ static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
          * for the store's retention plus one day
          * (windowstore.changelog.additional.retention.ms) */
         (void)snprintf(retention, sizeof retention, "retention.ms=%lld",
-                       (long long)(d->retention_ms + 86400000));
+                       (long long)d->retention_ms + 86400000LL);
         const char *kv_config[] = {"cleanup.policy=compact"};
         const char *window_config[] = {"cleanup.policy=compact,delete", retention};
         err = d->window ? create_internal(app, d->changelog, parts[t->nodes[d->node]->sub],
@@ -502,12 +481,8 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
             break;
         }
         long sub = st_topology_sub_of(app->t, m->topic);
-        struct st_task *task = NULL;
-        for (size_t i = 0; sub >= 0 && i < app->task_count; i++) {
-            if (app->tasks[i]->sub == (size_t)sub && app->tasks[i]->partition == m->partition) {
-                task = app->tasks[i];
-            }
-        }
+        struct st_task *task =
+            sub >= 0 ? st_tasks_find(&app->tasks, (size_t)sub, m->partition) : NULL;
         struct tracked *tr = tracked_find(app, m->topic, m->partition);
         if (task != NULL && tr != NULL) {
             struct samsa_st_record rec = {{m->key, m->key_len}, {m->value, m->value_len},
@@ -525,8 +500,8 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
     }
     (void)samsa_producer_poll(app->producer, 0);
     int64_t now = wall_ms();
-    for (size_t i = 0; app->err == SAMSA_OK && i < app->task_count; i++) {
-        app->err = st_task_wall_clock(app->tasks[i], now);
+    for (size_t i = 0; app->err == SAMSA_OK && i < app->tasks.count; i++) {
+        app->err = st_task_wall_clock(app->tasks.v[i], now);
     }
     if (app->err != SAMSA_OK) {
         return app->err;
@@ -561,8 +536,8 @@ uint64_t samsa_st_app_processed(const samsa_st_app *app)
 uint64_t samsa_st_app_dropped_late(const samsa_st_app *app)
 {
     uint64_t n = app->dropped_late_closed;
-    for (size_t i = 0; i < app->task_count; i++) {
-        n += app->tasks[i]->dropped_late;
+    for (size_t i = 0; i < app->tasks.count; i++) {
+        n += app->tasks.v[i]->dropped_late;
     }
     return n;
 }
@@ -591,10 +566,7 @@ void samsa_st_app_destroy(samsa_st_app *app)
         (void)samsa_producer_close(app->producer, FLUSH_TIMEOUT_MS);
     }
     samsa_admin_close(app->admin);
-    for (size_t i = 0; i < app->task_count; i++) {
-        st_task_destroy(app->tasks[i]);
-    }
-    free(app->tasks);
+    st_tasks_clear(&app->tasks);
     for (size_t i = 0; i < app->tracked_count; i++) {
         free(app->tracked[i].topic);
     }

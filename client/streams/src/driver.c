@@ -23,8 +23,7 @@ struct samsa_st_driver {
     samsa_st_topology *t;
     char *application_id;
     int64_t wall;
-    struct st_task **tasks;
-    size_t task_count;
+    struct st_tasks tasks;
     struct kept *out_head, *out_tail;         /* outputs, oldest first */
     struct kept *pending_head, *pending_tail; /* repartition records to feed */
     struct kept *last_read;
@@ -40,6 +39,22 @@ static void kept_free(struct kept *k)
     }
 }
 
+/* A copy of b into *buf, *view pointing at it (b null: both stay NULL). */
+static bool copy_view(struct samsa_st_bytes b, uint8_t **buf, struct samsa_st_bytes *view)
+{
+    if (b.data == NULL) {
+        return true;
+    }
+    *buf = malloc(b.len + 1);
+    if (*buf == NULL) {
+        return false;
+    }
+    memcpy(*buf, b.data, b.len);
+    view->data = *buf;
+    view->len = b.len;
+    return true;
+}
+
 static struct kept *kept_new(const char *topic, int32_t partition, struct samsa_st_bytes key,
                              struct samsa_st_bytes value, int64_t ts)
 {
@@ -50,24 +65,8 @@ static struct kept *kept_new(const char *topic, int32_t partition, struct samsa_
     k->topic = st_strdup(topic);
     k->partition = partition;
     k->rec.timestamp = ts;
-    if (key.data != NULL) {
-        k->key = malloc(key.len + 1);
-        if (k->key != NULL) {
-            memcpy(k->key, key.data, key.len);
-            k->rec.key.data = k->key;
-            k->rec.key.len = key.len;
-        }
-    }
-    if (value.data != NULL) {
-        k->value = malloc(value.len + 1);
-        if (k->value != NULL) {
-            memcpy(k->value, value.data, value.len);
-            k->rec.value.data = k->value;
-            k->rec.value.len = value.len;
-        }
-    }
-    if (k->topic == NULL || (key.data != NULL && k->key == NULL) ||
-        (value.data != NULL && k->value == NULL)) {
+    if (k->topic == NULL || !copy_view(key, &k->key, &k->rec.key) ||
+        !copy_view(value, &k->value, &k->rec.value)) {
         kept_free(k);
         return NULL;
     }
@@ -132,10 +131,7 @@ void samsa_st_driver_destroy(samsa_st_driver *d)
     if (d == NULL) {
         return;
     }
-    for (size_t i = 0; i < d->task_count; i++) {
-        st_task_destroy(d->tasks[i]);
-    }
-    free(d->tasks);
+    st_tasks_clear(&d->tasks);
     for (struct kept *k = d->out_head; k != NULL;) {
         struct kept *next = k->next;
         kept_free(k);
@@ -153,25 +149,16 @@ void samsa_st_driver_destroy(samsa_st_driver *d)
 
 static struct st_task *task_for(samsa_st_driver *d, size_t sub, int32_t partition, int *err)
 {
-    for (size_t i = 0; i < d->task_count; i++) {
-        if (d->tasks[i]->sub == sub && d->tasks[i]->partition == partition) {
-            return d->tasks[i];
-        }
+    struct st_task *task = st_tasks_find(&d->tasks, sub, partition);
+    if (task != NULL) {
+        return task;
     }
-    struct st_task **tasks = realloc(d->tasks, (d->task_count + 1) * sizeof *tasks);
-    if (tasks == NULL) {
-        *err = SAMSA_ERR_NOMEM;
-        return NULL;
-    }
-    d->tasks = tasks;
     struct st_output out = {driver_send, d};
-    struct st_task *task = st_task_new(d->t, d->application_id, sub, partition, out);
-    if (task == NULL) {
-        *err = SAMSA_ERR_NOMEM;
-        return NULL;
+    task = st_task_new(d->t, d->application_id, sub, partition, out);
+    *err = task != NULL ? st_tasks_add(&d->tasks, task) : SAMSA_ERR_NOMEM;
+    if (*err == SAMSA_OK) {
+        *err = st_task_init(task, d->wall);
     }
-    d->tasks[d->task_count++] = task;
-    *err = st_task_init(task, d->wall);
     return *err == SAMSA_OK ? task : NULL;
 }
 
@@ -227,8 +214,8 @@ int samsa_st_driver_advance_wall(samsa_st_driver *d, int64_t ms)
         return SAMSA_ERR_INVALID_ARG;
     }
     d->wall += ms;
-    for (size_t i = 0; i < d->task_count; i++) {
-        int err = st_task_wall_clock(d->tasks[i], d->wall);
+    for (size_t i = 0; i < d->tasks.count; i++) {
+        int err = st_task_wall_clock(d->tasks.v[i], d->wall);
         if (err != SAMSA_OK) {
             return err;
         }
@@ -266,9 +253,9 @@ samsa_st_store *samsa_st_driver_store(samsa_st_driver *d, const char *name)
         if (strcmp(d->t->stores[s].name, name) != 0) {
             continue;
         }
-        for (size_t i = 0; i < d->task_count; i++) {
-            if (d->tasks[i]->partition == 0 && d->tasks[i]->stores[s] != NULL) {
-                return d->tasks[i]->stores[s];
+        for (size_t i = 0; i < d->tasks.count; i++) {
+            if (d->tasks.v[i]->partition == 0 && d->tasks.v[i]->stores[s] != NULL) {
+                return d->tasks.v[i]->stores[s];
             }
         }
     }
@@ -278,8 +265,8 @@ samsa_st_store *samsa_st_driver_store(samsa_st_driver *d, const char *name)
 uint64_t samsa_st_driver_dropped_late(const samsa_st_driver *d)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < d->task_count; i++) {
-        n += d->tasks[i]->dropped_late;
+    for (size_t i = 0; i < d->tasks.count; i++) {
+        n += d->tasks.v[i]->dropped_late;
     }
     return n;
 }

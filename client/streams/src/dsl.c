@@ -349,79 +349,59 @@ samsa_st_stream *samsa_st_stream_from(samsa_st_topology *t, const char *const *t
     return wrap_stream(t, samsa_st_add_source(t, name, topics, count), false);
 }
 
-static samsa_st_stream *unary(samsa_st_stream *s, enum op_kind kind, const char *name,
+/* A processor node below s running a copy of tmpl (its kind, callbacks and
+ * opaque); the copy is returned in *opp when opp is not NULL. */
+static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const char *name,
                               struct op **opp)
 {
     if (s == NULL || s->t->err != SAMSA_OK) {
         return NULL;
     }
-    struct op *op = new_op(s->t, kind);
+    struct op *op = new_op(s->t, tmpl->kind);
     if (op == NULL) {
         return NULL;
     }
-    *opp = op;
-    bool changed = s->key_changed || kind == OP_MAP || kind == OP_FLAT_MAP;
+    *op = *tmpl;
+    if (opp != NULL) {
+        *opp = op;
+    }
+    bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP;
     return wrap_stream(s->t, add_op_node(s->t, name, op, &s->node, 1), changed);
 }
 
 samsa_st_stream *samsa_st_filter(samsa_st_stream *s, samsa_st_predicate *pred, void *opaque)
 {
-    struct op *op = NULL;
-    samsa_st_stream *r = unary(s, OP_FILTER, "FILTER", &op);
-    if (r != NULL) {
-        op->pred = pred;
-        op->opaque = opaque;
-    }
-    return r;
+    return unary(s, &(struct op){.kind = OP_FILTER, .pred = pred, .opaque = opaque}, "FILTER",
+                 NULL);
 }
 
 samsa_st_stream *samsa_st_filter_not(samsa_st_stream *s, samsa_st_predicate *pred, void *opaque)
 {
-    struct op *op = NULL;
-    samsa_st_stream *r = unary(s, OP_FILTER_NOT, "FILTER", &op);
-    if (r != NULL) {
-        op->pred = pred;
-        op->opaque = opaque;
-    }
-    return r;
-}
-
-static samsa_st_stream *mapping(samsa_st_stream *s, enum op_kind kind, const char *name,
-                                samsa_st_mapper *fn, void *opaque)
-{
-    struct op *op = NULL;
-    samsa_st_stream *r = unary(s, kind, name, &op);
-    if (r != NULL) {
-        op->mapper = fn;
-        op->opaque = opaque;
-    }
-    return r;
+    return unary(s, &(struct op){.kind = OP_FILTER_NOT, .pred = pred, .opaque = opaque},
+                 "FILTER", NULL);
 }
 
 samsa_st_stream *samsa_st_map(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque)
 {
-    return mapping(s, OP_MAP, "MAP", fn, opaque);
+    return unary(s, &(struct op){.kind = OP_MAP, .mapper = fn, .opaque = opaque}, "MAP", NULL);
 }
 
 samsa_st_stream *samsa_st_map_values(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque)
 {
-    return mapping(s, OP_MAP_VALUES, "MAPVALUES", fn, opaque);
+    return unary(s, &(struct op){.kind = OP_MAP_VALUES, .mapper = fn, .opaque = opaque},
+                 "MAPVALUES", NULL);
 }
 
 samsa_st_stream *samsa_st_flat_map(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque)
 {
-    return mapping(s, OP_FLAT_MAP, "FLATMAP", fn, opaque);
+    return unary(s, &(struct op){.kind = OP_FLAT_MAP, .mapper = fn, .opaque = opaque},
+                 "FLATMAP", NULL);
 }
 
 samsa_st_stream *samsa_st_peek(samsa_st_stream *s, samsa_st_action *fn, void *opaque)
 {
-    struct op *op = NULL;
-    samsa_st_stream *r = unary(s, OP_PEEK, "PEEK", &op);
-    if (r != NULL) {
-        op->action = fn;
-        op->opaque = opaque;
-    }
-    return r;
+    return unary(s, &(struct op){.kind = OP_PEEK, .action = fn, .opaque = opaque}, "PEEK",
+                 NULL);
 }
 
 int samsa_st_branch(samsa_st_stream *s, samsa_st_predicate *const *preds,
@@ -433,18 +413,14 @@ int samsa_st_branch(samsa_st_stream *s, samsa_st_predicate *const *preds,
     if (count == 0 || preds == NULL || out == NULL) {
         return st_fail(s->t, SAMSA_ERR_INVALID_ARG, "branch needs predicates");
     }
-    struct op *op = NULL;
-    samsa_st_stream *b = unary(s, OP_BRANCH, "BRANCH", &op);
+    struct op tmpl = {
+        .kind = OP_BRANCH, .preds = preds, .pred_opaques = opaques, .pred_count = count};
+    samsa_st_stream *b = unary(s, &tmpl, "BRANCH", NULL);
     if (b == NULL) {
         return s->t->err;
     }
-    op->preds = preds;
-    op->pred_opaques = opaques;
-    op->pred_count = count;
-    b->key_changed = s->key_changed;
     for (size_t i = 0; i < count; i++) {
-        struct op *pass = NULL;
-        out[i] = unary(b, OP_PASS, "BRANCHCHILD", &pass);
+        out[i] = unary(b, &(struct op){.kind = OP_PASS}, "BRANCHCHILD", NULL);
         if (out[i] == NULL) {
             return s->t->err;
         }
@@ -528,8 +504,8 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
     return wg;
 }
 
-static samsa_st_table *aggregation(samsa_st_grouped *g, enum agg_kind kind, const char *store,
-                                   struct op **opp)
+/* An aggregation node running a copy of tmpl over g, with its store. */
+static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, const char *store)
 {
     if (g == NULL || g->t->err != SAMSA_OK) {
         return NULL;
@@ -544,7 +520,8 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, enum agg_kind kind, cons
     if (op == NULL || store_copy == NULL) {
         return NULL;
     }
-    op->agg = kind;
+    *op = *tmpl;
+    op->kind = OP_AGGREGATE;
     op->store = store_copy;
     op->windowed = g->windowed;
     op->windows = g->windows;
@@ -562,39 +539,27 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, enum agg_kind kind, cons
     if (tb != NULL) {
         tb->t = t;
         tb->node = n;
-        *opp = op;
     }
     return tb;
 }
 
 samsa_st_table *samsa_st_count(samsa_st_grouped *g, const char *store)
 {
-    struct op *op = NULL;
-    return aggregation(g, AGG_COUNT, store, &op);
+    return aggregation(g, &(struct op){.agg = AGG_COUNT}, store);
 }
 
 samsa_st_table *samsa_st_reduce(samsa_st_grouped *g, samsa_st_reducer *fn, void *opaque,
                                 const char *store)
 {
-    struct op *op = NULL;
-    samsa_st_table *tb = aggregation(g, AGG_REDUCE, store, &op);
-    if (tb != NULL) {
-        op->reducer = fn;
-        op->opaque = opaque;
-    }
-    return tb;
+    return aggregation(g, &(struct op){.agg = AGG_REDUCE, .reducer = fn, .opaque = opaque},
+                       store);
 }
 
 samsa_st_table *samsa_st_aggregate(samsa_st_grouped *g, samsa_st_aggregator *fn, void *opaque,
                                    const char *store)
 {
-    struct op *op = NULL;
-    samsa_st_table *tb = aggregation(g, AGG_AGGREGATE, store, &op);
-    if (tb != NULL) {
-        op->aggregator = fn;
-        op->opaque = opaque;
-    }
-    return tb;
+    return aggregation(g, &(struct op){.agg = AGG_AGGREGATE, .aggregator = fn, .opaque = opaque},
+                       store);
 }
 
 samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, const char *store)
@@ -608,7 +573,7 @@ samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, con
         return NULL;
     }
     struct op *op = NULL;
-    samsa_st_stream *src = unary(s, OP_TABLE_SOURCE, "KTABLE-SOURCE", &op);
+    samsa_st_stream *src = unary(s, &(struct op){.kind = OP_TABLE_SOURCE}, "KTABLE-SOURCE", &op);
     char *store_copy = st_own(t, st_strdup(store));
     if (src == NULL || store_copy == NULL) {
         return NULL;

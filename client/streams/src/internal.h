@@ -148,6 +148,19 @@ SAMSA_MUST_CHECK int st_task_process(struct st_task *task, const char *topic,
 /* Runs the wall-clock punctuations due at now_ms. */
 SAMSA_MUST_CHECK int st_task_wall_clock(struct st_task *task, int64_t now_ms);
 void st_task_destroy(struct st_task *task);
+/* The tasks of an app or a driver, found by (sub-topology, partition). */
+struct st_tasks {
+    struct st_task **v;
+    size_t count;
+};
+struct st_task *st_tasks_find(const struct st_tasks *ts, size_t sub, int32_t partition);
+/* Keeps task (ownership passes to ts; destroyed here when it cannot be kept). */
+SAMSA_MUST_CHECK int st_tasks_add(struct st_tasks *ts, struct st_task *task);
+/* Destroys the task of (sub, partition), if any; returns its late drops. */
+uint64_t st_tasks_close(struct st_tasks *ts, size_t sub, int32_t partition);
+/* Destroys every task. */
+void st_tasks_clear(struct st_tasks *ts);
+
 /* Sends rec to node's children (child: SIZE_MAX for all). */
 SAMSA_MUST_CHECK int st_task_forward(struct st_task *task, size_t node, size_t child,
                                      const struct samsa_st_record *rec);

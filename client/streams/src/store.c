@@ -43,7 +43,7 @@ void *st_memory_new(void)
         return NULL;
     }
     m->bucket_count = 64;
-    m->buckets = calloc(m->bucket_count, sizeof *m->buckets);
+    m->buckets = calloc(m->bucket_count, sizeof(struct entry *));
     if (m->buckets == NULL) {
         free(m);
         return NULL;
@@ -79,7 +79,7 @@ static bool memory_get(void *impl, struct samsa_st_bytes key, struct samsa_st_by
 static void grow(struct memory *m)
 {
     size_t n = m->bucket_count * 2;
-    struct entry **b = calloc(n, sizeof *b);
+    struct entry **b = calloc(n, sizeof(struct entry *));
     if (b == NULL) {
         return; /* longer chains, still correct */
     }

@@ -25,7 +25,7 @@ struct st_task *st_task_new(const samsa_st_topology *t, const char *application_
     task->stream_time = -1;
     task->ctx.task = task;
     task->states = calloc(t->node_count + 1, sizeof *task->states);
-    task->stores = calloc(t->store_count + 1, sizeof *task->stores);
+    task->stores = calloc(t->store_count + 1, sizeof(samsa_st_store *));
     if (task->states == NULL || task->stores == NULL) {
         goto out_free;
     }
@@ -111,6 +111,52 @@ void st_task_destroy(struct st_task *task)
     free(task->stores);
     free(task->puncs);
     free(task);
+}
+
+struct st_task *st_tasks_find(const struct st_tasks *ts, size_t sub, int32_t partition)
+{
+    for (size_t i = 0; i < ts->count; i++) {
+        if (ts->v[i]->sub == sub && ts->v[i]->partition == partition) {
+            return ts->v[i];
+        }
+    }
+    return NULL;
+}
+
+int st_tasks_add(struct st_tasks *ts, struct st_task *task)
+{
+    struct st_task **v = realloc(ts->v, (ts->count + 1) * sizeof(struct st_task *));
+    if (v == NULL) {
+        st_task_destroy(task);
+        return SAMSA_ERR_NOMEM;
+    }
+    ts->v = v;
+    v[ts->count++] = task;
+    return SAMSA_OK;
+}
+
+uint64_t st_tasks_close(struct st_tasks *ts, size_t sub, int32_t partition)
+{
+    for (size_t i = 0; i < ts->count; i++) {
+        struct st_task *task = ts->v[i];
+        if (task->sub == sub && task->partition == partition) {
+            uint64_t dropped = task->dropped_late;
+            st_task_destroy(task);
+            ts->v[i] = ts->v[--ts->count];
+            return dropped;
+        }
+    }
+    return 0;
+}
+
+void st_tasks_clear(struct st_tasks *ts)
+{
+    for (size_t i = 0; i < ts->count; i++) {
+        st_task_destroy(ts->v[i]);
+    }
+    free(ts->v);
+    ts->v = NULL;
+    ts->count = 0;
 }
 
 static int run_node(struct st_task *task, size_t index, const struct samsa_st_record *rec)

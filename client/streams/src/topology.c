@@ -118,7 +118,7 @@ static struct samsa_st_node *add_node(samsa_st_topology *t, const char *name,
             return NULL;
         }
     }
-    struct samsa_st_node **nodes = realloc(t->nodes, (t->node_count + 1) * sizeof *nodes);
+    struct samsa_st_node **nodes = realloc(t->nodes, (t->node_count + 1) * sizeof(struct samsa_st_node *));
     if (nodes == NULL) {
         (void)st_fail(t, SAMSA_ERR_NOMEM, "out of memory");
         return NULL;
