@@ -8,13 +8,46 @@
  */
 #include <samsa/streams.h>
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cunit_run.h"
 
 /* ------------------------------------------------------------ helpers */
+
+/* Where the cases running on LMDB keep their stores (NULL: in memory). */
+static const char *lmdb_dir;
+
+static samsa_st_driver *new_driver(samsa_st_topology *t, const char *application_id)
+{
+    samsa_st_driver *d = samsa_st_driver_new(t, application_id, 0);
+    if (d != NULL && lmdb_dir != NULL) {
+        CU_ASSERT_EQUAL(samsa_st_driver_set_state_dir(d, lmdb_dir), SAMSA_OK);
+    }
+    return d;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* Runs case_fn with its stores in LMDB files under a fresh folder. */
+static void on_lmdb(void (*case_fn)(void))
+{
+    char dir[] = "/tmp/samsa-streams-lmdb-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    lmdb_dir = dir;
+    case_fn();
+    lmdb_dir = NULL;
+    CU_ASSERT_EQUAL(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -175,7 +208,7 @@ static void test_word_count_equals_the_oracle(void)
     samsa_st_table *c = samsa_st_count(samsa_st_group_by_key(w, "counts"), "counts");
     CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(c), "counts-out"), SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "wc", 0);
+    samsa_st_driver *d = new_driver(t, "wc");
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
 
     int64_t oracle[WORD_COUNT] = {0};
@@ -275,7 +308,7 @@ static void run_windowed(const struct input *in, size_t n, int64_t size, int64_t
         samsa_st_group_by_key(samsa_st_stream_from(t, &topic, 1), NULL), &w);
     CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_count(g, "win")), "out"), SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "win", 0);
+    samsa_st_driver *d = new_driver(t, "win");
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     for (size_t i = 0; i < n; i++) {
         CU_ASSERT_EQUAL_FATAL(samsa_st_driver_pipe(d, topic, samsa_st_str(in[i].key),
@@ -736,6 +769,53 @@ static void test_processor_store_forward_to_and_punctuations(void)
     samsa_st_topology_destroy(t);
 }
 
+static void test_word_count_on_lmdb_equals_the_oracle(void)
+{
+    on_lmdb(test_word_count_equals_the_oracle);
+}
+
+static void test_hopping_counts_grace_5s_on_lmdb_equal_the_oracle(void)
+{
+    on_lmdb(test_hopping_counts_grace_5s_equal_the_oracle);
+}
+
+static void count_one(const char *dir, const char *word, int64_t want)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *in = "in";
+    samsa_st_table *c =
+        samsa_st_count(samsa_st_group_by_key(samsa_st_stream_from(t, &in, 1), NULL), "n");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(c), "out"), SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "keep", 0);
+    CU_ASSERT_EQUAL_FATAL(samsa_st_driver_set_state_dir(d, dir), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_st_driver_pipe(d, in, samsa_st_str(word), samsa_st_str("x"), 1),
+                    SAMSA_OK);
+    /* once a task runs, its stores stay where they are */
+    CU_ASSERT_EQUAL(samsa_st_driver_set_state_dir(d, NULL), SAMSA_ERR_STATE);
+    struct samsa_st_record r;
+    CU_ASSERT_FATAL(samsa_st_driver_read(d, "out", &r));
+    CU_ASSERT_EQUAL(long_of(r.value), want);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* The same state folder a second time: the count goes on from the file (the
+ * driver has no changelog to restore from). */
+static void test_lmdb_store_keeps_its_state_in_its_folder(void)
+{
+    char dir[] = "/tmp/samsa-streams-lmdb-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    count_one(dir, "w", 1);
+    count_one(dir, "w", 2);
+    count_one(dir, "v", 1);
+    count_one(dir, "w", 3);
+    char path[128];
+    (void)snprintf(path, sizeof path, "%s/keep/0_0/data.mdb", dir);
+    CU_ASSERT_EQUAL(access(path, F_OK), 0);
+    CU_ASSERT_EQUAL(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -754,6 +834,10 @@ int main(void)
          test_table_keeps_the_latest_value_and_null_deletes},
         {"processor_store_forward_to_and_punctuations",
          test_processor_store_forward_to_and_punctuations},
+        {"word_count_on_lmdb_equals_the_oracle", test_word_count_on_lmdb_equals_the_oracle},
+        {"hopping_counts_grace_5s_on_lmdb_equal_the_oracle",
+         test_hopping_counts_grace_5s_on_lmdb_equal_the_oracle},
+        {"lmdb_store_keeps_its_state_in_its_folder", test_lmdb_store_keeps_its_state_in_its_folder},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("streams", tests);

@@ -84,12 +84,12 @@ def read_output(bs, topic):
 class App:
     """The word count example as a process of its own, stopped by its PID."""
 
-    def __init__(self, t, bs, n, inputs="lines"):
+    def __init__(self, t, bs, n, inputs="lines", extra=()):
         self.log = t.path("wordcount-%d.log" % n)
         self.err = open(self.log, "w")
         # a short session: a killed member's partitions move within 6 s
         self.proc = subprocess.Popen([WORDCOUNT, bs, inputs, "counts", "wc", "200",
-                                      "session.timeout.ms=6000"],
+                                      "session.timeout.ms=6000"] + list(extra),
                                      stdout=subprocess.DEVNULL, stderr=self.err)
 
     def stop(self):
@@ -132,13 +132,13 @@ def topic_config(bs, topic):
     return json.loads(p.stdout)
 
 
-def case_word_count_then_restart_restores_from_the_changelog(t):
+def case_word_count_then_restart_restores_from_the_changelog(t, extra=()):
     bs = t.broker(config=CONFIG).bootstrap
     samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
     samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
     first = lines_of(1, 3000)
     produce(bs, "lines", first)
-    app = App(t, bs, 1)
+    app = App(t, bs, 1, extra=extra)
     try:
         want = oracle(first)
         seq = wait_for_counts(bs, want, app)
@@ -160,7 +160,7 @@ def case_word_count_then_restart_restores_from_the_changelog(t):
 
     second = lines_of(2, 2000)
     produce(bs, "lines", second)
-    app = App(t, bs, 2)
+    app = App(t, bs, 2, extra=extra)
     try:
         want = oracle(first + second)
         seq = wait_for_counts(bs, want, app)
@@ -178,6 +178,16 @@ def case_word_count_then_restart_restores_from_the_changelog(t):
     eq(restored, words_first, "changelog records restored")
     print("  %d + %d lines, %d words, %d changelog records restored"
           % (len(first), len(second), len(want), restored))
+
+def case_word_count_on_lmdb_then_restart(t):
+    """The same with the store in LMDB files (state.dir): the second run
+    finds the first run's file and replays the changelog over it, which
+    leaves each count as it was."""
+    state = t.path("state")
+    case_word_count_then_restart_restores_from_the_changelog(t, extra=["state.dir=" + state])
+    check(os.path.exists(os.path.join(state, "wc", "1_0", "data.mdb")),
+          "no LMDB file under %s", state)
+
 
 def case_kill_9_then_restart_loses_no_count(t):
     """At-least-once: killed with SIGKILL while lines come, started again
@@ -251,5 +261,6 @@ if __name__ == "__main__":
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_word_count_then_restart_restores_from_the_changelog,
+                   case_word_count_on_lmdb_then_restart,
                    case_kill_9_then_restart_loses_no_count,
                    case_source_topics_with_other_partition_counts_are_refused]))

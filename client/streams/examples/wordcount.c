@@ -9,7 +9,8 @@
  *     samsa-streams-wordcount BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
  *     kcat -C -b BROKERS -t OUTPUT -s value='>q' -f '%k %s\n'
  *
- * KEY=VALUE pairs are libsamsa configuration (session.timeout.ms=6000, ...).
+ * KEY=VALUE pairs are libsamsa configuration (session.timeout.ms=6000, ...),
+ * but state.dir=DIR, which keeps the store in LMDB files under DIR.
  * Runs until SIGINT or SIGTERM, then commits and leaves the group; prints
  * what it processed and restored on stderr.
  */
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
         (void)fprintf(stderr, "config: %s\n", errstr);
         return 1;
     }
+    const char *state_dir = NULL;
     for (int i = 6; i < argc; i++) {
         char *eq = strchr(argv[i], '=');
         if (eq == NULL) {
@@ -106,13 +108,23 @@ int main(int argc, char **argv)
             return 2;
         }
         *eq = '\0';
-        if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
+        if (strcmp(argv[i], "state.dir") == 0) {
+            state_dir = eq + 1;
+        } else if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
             (void)fprintf(stderr, "config: %s\n", errstr);
             return 2;
         }
     }
     samsa_st_app *app = samsa_st_app_new(t, app_id, conf, commit_ms, errstr, sizeof errstr);
     samsa_conf_destroy(conf);
+    if (app != NULL && state_dir != NULL) {
+        int err = samsa_st_app_set_state_dir(app, state_dir);
+        if (err != SAMSA_OK) {
+            (void)snprintf(errstr, sizeof errstr, "state.dir: %s", samsa_err_str(err));
+            samsa_st_app_destroy(app);
+            app = NULL;
+        }
+    }
     if (app == NULL) {
         (void)fprintf(stderr, "wordcount: %s\n", errstr);
         samsa_st_topology_destroy(t);

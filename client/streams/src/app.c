@@ -53,6 +53,7 @@ struct samsa_st_app {
     int err;               /* sticky: the app cannot go on */
     char **subscribed;
     size_t subscribed_count;
+    char *state_dir;       /* NULL: stores in memory */
 };
 
 static int64_t wall_ms(void)
@@ -202,7 +203,8 @@ static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
         return SAMSA_OK;
     }
     struct st_output out = {app_send, app};
-    struct st_task *task = st_task_new(app->t, app->application_id, sub, partition, out);
+    struct st_task *task =
+        st_task_new(app->t, app->application_id, sub, partition, out, app->state_dir);
     if (task == NULL) {
         return SAMSA_ERR_NOMEM;
     }
@@ -528,6 +530,31 @@ int samsa_st_app_run(samsa_st_app *app, volatile const int *stop)
     return samsa_st_app_commit(app);
 }
 
+int st_set_state_dir(char **field, const char *dir)
+{
+#ifdef SAMSA_ST_HAVE_LMDB
+    char *copy = dir != NULL ? st_strdup(dir) : NULL;
+    if (dir != NULL && copy == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    free(*field);
+    *field = copy;
+    return SAMSA_OK;
+#else
+    (void)field;
+    (void)dir;
+    return SAMSA_ERR_NOT_IMPLEMENTED;
+#endif
+}
+
+int samsa_st_app_set_state_dir(samsa_st_app *app, const char *dir)
+{
+    if (app == NULL || app->tasks.count > 0) {
+        return app == NULL ? SAMSA_ERR_INVALID_ARG : SAMSA_ERR_STATE;
+    }
+    return st_set_state_dir(&app->state_dir, dir);
+}
+
 uint64_t samsa_st_app_processed(const samsa_st_app *app)
 {
     return app->processed;
@@ -576,6 +603,7 @@ void samsa_st_app_destroy(samsa_st_app *app)
     }
     free(app->subscribed);
     samsa_conf_destroy(app->base);
+    free(app->state_dir);
     free(app->application_id);
     free(app);
 }

@@ -27,6 +27,7 @@ struct samsa_st_driver {
     struct kept *out_head, *out_tail;         /* outputs, oldest first */
     struct kept *pending_head, *pending_tail; /* repartition records to feed */
     struct kept *last_read;
+    char *state_dir;       /* NULL: stores in memory */
 };
 
 static void kept_free(struct kept *k)
@@ -126,6 +127,14 @@ samsa_st_driver *samsa_st_driver_new(samsa_st_topology *t, const char *applicati
     return d;
 }
 
+int samsa_st_driver_set_state_dir(samsa_st_driver *d, const char *dir)
+{
+    if (d == NULL || d->tasks.count > 0) {
+        return d == NULL ? SAMSA_ERR_INVALID_ARG : SAMSA_ERR_STATE;
+    }
+    return st_set_state_dir(&d->state_dir, dir);
+}
+
 void samsa_st_driver_destroy(samsa_st_driver *d)
 {
     if (d == NULL) {
@@ -143,6 +152,7 @@ void samsa_st_driver_destroy(samsa_st_driver *d)
         k = next;
     }
     kept_free(d->last_read);
+    free(d->state_dir);
     free(d->application_id);
     free(d);
 }
@@ -154,7 +164,7 @@ static struct st_task *task_for(samsa_st_driver *d, size_t sub, int32_t partitio
         return task;
     }
     struct st_output out = {driver_send, d};
-    task = st_task_new(d->t, d->application_id, sub, partition, out);
+    task = st_task_new(d->t, d->application_id, sub, partition, out, d->state_dir);
     *err = task != NULL ? st_tasks_add(&d->tasks, task) : SAMSA_ERR_NOMEM;
     if (*err == SAMSA_OK) {
         *err = st_task_init(task, d->wall);

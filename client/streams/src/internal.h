@@ -84,6 +84,19 @@ struct st_backend {
 extern const struct st_backend st_memory_backend;
 void *st_memory_new(void);
 
+/* LMDB (built when liblmdb is found: SAMSA_ST_HAVE_LMDB). An environment
+ * per task, shared by its stores through a count of references: opened
+ * with one (the opener's), each st_lmdb_new adds one, st_lmdb_env_unref
+ * drops one and closes at zero. */
+struct st_lmdb_env;
+/* Sets *field to a copy of dir (app.c): SAMSA_ERR_NOT_IMPLEMENTED without LMDB. */
+SAMSA_MUST_CHECK int st_set_state_dir(char **field, const char *dir);
+struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
+                                     size_t sub, int32_t partition, size_t stores);
+void st_lmdb_env_unref(struct st_lmdb_env *e);
+extern const struct st_backend st_lmdb_backend;
+void *st_lmdb_new(struct st_lmdb_env *env, const char *name);
+
 struct st_task;
 
 struct samsa_st_store {
@@ -136,10 +149,11 @@ struct st_task {
     struct samsa_st_context ctx;
 };
 
-/* A task of sub-topology sub for partition (stores empty, processors
- * created, not initialised). NULL: no memory. */
+/* A task of sub-topology sub for partition (processors created, not
+ * initialised), its stores in memory (state_dir NULL) or in LMDB under
+ * state_dir. NULL: no memory, or the LMDB environment could not open. */
 struct st_task *st_task_new(const samsa_st_topology *t, const char *application_id, size_t sub,
-                            int32_t partition, struct st_output out);
+                            int32_t partition, struct st_output out, const char *state_dir);
 /* Runs every processor's init (punctuations are scheduled here). */
 SAMSA_MUST_CHECK int st_task_init(struct st_task *task, int64_t wall_ms);
 /* Processes one record read from topic (resolved name). */

@@ -11,8 +11,11 @@
 #include <string.h>
 
 struct st_task *st_task_new(const samsa_st_topology *t, const char *application_id, size_t sub,
-                            int32_t partition, struct st_output out)
+                            int32_t partition, struct st_output out, const char *state_dir)
 {
+#ifdef SAMSA_ST_HAVE_LMDB
+    struct st_lmdb_env *env = NULL;
+#endif
     struct st_task *task = calloc(1, sizeof *task);
     if (task == NULL) {
         return NULL;
@@ -52,17 +55,33 @@ struct st_task *st_task_new(const samsa_st_topology *t, const char *application_
             goto out_free;
         }
         task->stores[i] = s;
-        s->ops = &st_memory_backend;
-        s->impl = st_memory_new();
         s->def = &t->stores[i];
         s->task = task;
         s->swept_at = INT64_MIN / 2;
+        s->ops = &st_memory_backend;
+        if (state_dir == NULL) {
+            s->impl = st_memory_new();
+        } else {
+#ifdef SAMSA_ST_HAVE_LMDB
+            if (env == NULL) {
+                env = st_lmdb_env_open(state_dir, application_id, sub, partition, t->store_count);
+            }
+            s->ops = &st_lmdb_backend;
+            s->impl = env != NULL ? st_lmdb_new(env, s->def->name) : NULL;
+#endif
+        }
         if (s->impl == NULL) {
             goto out_free;
         }
     }
+#ifdef SAMSA_ST_HAVE_LMDB
+    st_lmdb_env_unref(env);
+#endif
     return task;
 out_free:
+#ifdef SAMSA_ST_HAVE_LMDB
+    st_lmdb_env_unref(env);
+#endif
     st_task_destroy(task);
     return NULL;
 }

@@ -115,8 +115,8 @@ bool samsa_st_windowed_key_split(struct samsa_st_bytes b, struct samsa_st_bytes 
  */
 typedef struct samsa_st_store samsa_st_store;
 
-/* The value of key, borrowed until the next write to the store, in *value
- * (data NULL when absent). Returns true when present. */
+/* The value of key in *value (data NULL when absent), borrowed until the
+ * next call on the store. Returns true when present. */
 bool samsa_st_kv_get(samsa_st_store *s, struct samsa_st_bytes key, struct samsa_st_bytes *value);
 /* Sets key to value (copied); a null value deletes. Logged to the changelog. */
 SAMSA_MUST_CHECK int samsa_st_kv_put(samsa_st_store *s, struct samsa_st_bytes key,
@@ -321,6 +321,12 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms);
 /* Steps until *stop becomes true (set it from a signal handler or another
  * thread), then commits. Returns SAMSA_OK or the error that stopped it. */
 SAMSA_MUST_CHECK int samsa_st_app_run(samsa_st_app *app, volatile const int *stop);
+/* Keeps the stores in LMDB files under dir/<application.id>/<sub-topology>_<partition>
+ * (Kafka Streams' state.dir layout) instead of memory; NULL: memory again.
+ * Before the first samsa_st_app_poll (SAMSA_ERR_STATE once tasks run);
+ * SAMSA_ERR_NOT_IMPLEMENTED when the library was built without liblmdb.
+ * The stores are still restored from their changelogs at start. */
+SAMSA_MUST_CHECK int samsa_st_app_set_state_dir(samsa_st_app *app, const char *dir);
 /* Flushes the outputs and commits what was processed now. */
 SAMSA_MUST_CHECK int samsa_st_app_commit(samsa_st_app *app);
 /* Records processed, and late records dropped by windowed aggregations. */
@@ -341,6 +347,8 @@ typedef struct samsa_st_driver samsa_st_driver;
 samsa_st_driver *samsa_st_driver_new(samsa_st_topology *t, const char *application_id,
                                      int64_t wall_ms);
 void samsa_st_driver_destroy(samsa_st_driver *d);
+/* As samsa_st_app_set_state_dir, before the first record is piped. */
+SAMSA_MUST_CHECK int samsa_st_driver_set_state_dir(samsa_st_driver *d, const char *dir);
 /* Feeds one record of topic (partition 0) through the topology. */
 SAMSA_MUST_CHECK int samsa_st_driver_pipe(samsa_st_driver *d, const char *topic,
                                           struct samsa_st_bytes key, struct samsa_st_bytes value,
