@@ -431,6 +431,11 @@ samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
     if (app->application_id == NULL || app->base == NULL || cc == NULL || pc == NULL) {
         goto out_fail;
     }
+    /* restore consumers read changelogs by assignment and commit nothing,
+     * whatever group.id the caller's configuration names */
+    if (set(app->base, "enable.auto.commit", "false", errstr, errstr_size) != SAMSA_OK) {
+        goto out_fail;
+    }
     app->admin = samsa_admin_new(conf, errstr, errstr_size);
     if (app->admin == NULL || prepare_topics(app, errstr, errstr_size) != SAMSA_OK) {
         goto out_fail;

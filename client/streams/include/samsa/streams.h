@@ -28,6 +28,9 @@
  * error): a DSL call on a NULL stream or a failed topology returns NULL, and
  * samsa_st_topology_error() says what failed first.
  *
+ * A topology is run by one app or one driver at a time (starting one names
+ * the topology's internal topics after its application id).
+ *
  * Threads: a topology, an app and a driver belong to one thread at a time;
  * every callback runs on the thread that calls samsa_st_app_poll/_run or a
  * samsa_st_driver_* function.
