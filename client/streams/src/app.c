@@ -1,0 +1,614 @@
+/*
+ * The runtime: one consumer-group member (group.id = application.id, the
+ * range assignor, so that partition i of every topic of a sub-topology goes
+ * to one member, as Kafka 2.0's StreamsPartitionAssignor keeps
+ * co-partitioned topics together), one task per assigned (sub-topology,
+ * partition), one idempotent producer for outputs, repartition and
+ * changelog records.
+ *
+ * At-least-once (Kafka's processing.guarantee=at_least_once): input offsets
+ * are committed only after every output and changelog record of what was
+ * processed is acknowledged (producer flush with no failed report), at each
+ * commit interval, before partitions are given up, and at close
+ * (StreamTask.commit: flush the stores and the producer, then commit
+ * offsets). A store is restored from its changelog when its task starts
+ * (ProcessorStateManager / StoreChangelogReader: read from the beginning to
+ * the end offset taken at the start of restore).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RESTORE_TIMEOUT_MS 60000
+#define FLUSH_TIMEOUT_MS 60000
+#define COMMIT_TIMEOUT_MS 30000
+#define POLL_BATCH 1000
+
+struct tracked {
+    char *topic;
+    int32_t partition;
+    int64_t next;  /* the next offset to read: what a commit writes */
+    bool dirty;    /* processed since the last commit */
+};
+
+struct samsa_st_app {
+    samsa_st_topology *t;
+    char *application_id;
+    samsa_conf *base;      /* the caller's conf: restore consumers are made from it */
+    samsa_consumer *consumer;
+    samsa_producer *producer;
+    samsa_admin *admin;
+    int64_t commit_interval_ms;
+    int64_t last_commit_ms;
+    struct st_tasks tasks;
+    struct tracked *tracked;
+    size_t tracked_count;
+    uint64_t processed;
+    uint64_t dropped_late_closed; /* of tasks already closed */
+    uint64_t restored;
+    uint64_t delivery_failures;
+    int err;               /* sticky: the app cannot go on */
+    char **subscribed;
+    size_t subscribed_count;
+    char *state_dir;       /* NULL: stores in memory */
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_delivery(const struct samsa_delivery *report, void *opaque)
+{
+    samsa_st_app *app = opaque;
+    if (report->err != SAMSA_OK) {
+        app->delivery_failures++;
+        (void)fprintf(stderr, "samsa-streams: a record to %s was not delivered: %s\n",
+                      report->topic, samsa_err_str(report->err));
+    }
+}
+
+static int app_send(void *opaque, const char *topic, int32_t partition,
+                    struct samsa_st_bytes key, struct samsa_st_bytes value, int64_t timestamp)
+{
+    samsa_st_app *app = opaque;
+    struct samsa_record r = {
+        .topic = topic,
+        .partition = partition < 0 ? SAMSA_PARTITION_ANY : partition,
+        .key = key.data,
+        .key_len = key.len,
+        .value = value.data,
+        .value_len = value.len,
+        .timestamp = timestamp > 0 ? timestamp : 0,
+    };
+    for (;;) {
+        int err = samsa_produce(app->producer, &r);
+        if (err != SAMSA_ERR_QUEUE_FULL) {
+            return err;
+        }
+        (void)samsa_producer_poll(app->producer, 100);
+    }
+}
+
+static struct tracked *tracked_find(samsa_st_app *app, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < app->tracked_count; i++) {
+        if (app->tracked[i].partition == partition && strcmp(app->tracked[i].topic, topic) == 0) {
+            return &app->tracked[i];
+        }
+    }
+    return NULL;
+}
+
+int samsa_st_app_commit(samsa_st_app *app)
+{
+    if (app == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    app->last_commit_ms = wall_ms();
+    size_t n = 0;
+    for (size_t i = 0; i < app->tracked_count; i++) {
+        n += app->tracked[i].dirty ? 1 : 0;
+    }
+    if (n == 0) {
+        return SAMSA_OK;
+    }
+    int err = samsa_producer_flush(app->producer, FLUSH_TIMEOUT_MS);
+    if (err != SAMSA_OK) {
+        return err;
+    }
+    if (app->delivery_failures > 0) {
+        /* outputs of processed records are lost: committing their offsets
+         * would lose them for good */
+        app->err = SAMSA_ERR_FATAL;
+        return app->err;
+    }
+    struct samsa_partition *parts = calloc(n, sizeof *parts);
+    if (parts == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < app->tracked_count; i++) {
+        if (app->tracked[i].dirty) {
+            parts[k].topic = app->tracked[i].topic;
+            parts[k].partition = app->tracked[i].partition;
+            parts[k].offset = app->tracked[i].next;
+            k++;
+        }
+    }
+    err = samsa_consumer_commit(app->consumer, parts, n, false, COMMIT_TIMEOUT_MS);
+    free(parts);
+    if (err == SAMSA_OK) {
+        for (size_t i = 0; i < app->tracked_count; i++) {
+            app->tracked[i].dirty = false;
+        }
+    }
+    return err;
+}
+
+/* Replays the store's changelog partition into it, up to the end offset
+ * read when the restore starts. */
+static int restore_store(samsa_st_app *app, samsa_st_store *s, int32_t partition)
+{
+    char errstr[256];
+    samsa_consumer *c = samsa_consumer_new(app->base, errstr, sizeof errstr);
+    if (c == NULL) {
+        (void)fprintf(stderr, "samsa-streams: restore consumer: %s\n", errstr);
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    struct samsa_partition part = {s->def->changelog, partition, SAMSA_OFFSET_BEGINNING};
+    int64_t low = 0;
+    int64_t high = 0;
+    int err = samsa_consumer_assign(c, &part, 1);
+    if (err == SAMSA_OK) {
+        err = samsa_consumer_watermarks(c, s->def->changelog, partition, &low, &high,
+                                        RESTORE_TIMEOUT_MS);
+    }
+    int64_t deadline = wall_ms() + RESTORE_TIMEOUT_MS;
+    int64_t next = low;
+    while (err == SAMSA_OK && next < high) {
+        if (wall_ms() > deadline) {
+            err = SAMSA_ERR_TIMED_OUT;
+            break;
+        }
+        samsa_message *m = samsa_consumer_poll(c, 500);
+        if (m == NULL) {
+            continue;
+        }
+        if (m->offset < high) {
+            struct samsa_st_bytes k = {m->key, m->key_len};
+            struct samsa_st_bytes v = {m->value, m->value_len};
+            err = st_store_restore(s, k, v);
+            app->restored++;
+        }
+        next = m->offset + 1;
+        samsa_message_free(m);
+    }
+    samsa_consumer_close(c);
+    if (err != SAMSA_OK) {
+        (void)fprintf(stderr, "samsa-streams: restoring %s partition %d: %s\n",
+                      s->def->changelog, (int)partition, samsa_err_str(err));
+    }
+    return err;
+}
+
+static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
+{
+    if (st_tasks_find(&app->tasks, sub, partition) != NULL) {
+        return SAMSA_OK;
+    }
+    struct st_output out = {app_send, app};
+    struct st_task *task =
+        st_task_new(app->t, app->application_id, sub, partition, out, app->state_dir);
+    if (task == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    int err = SAMSA_OK;
+    for (size_t i = 0; err == SAMSA_OK && i < app->t->store_count; i++) {
+        if (task->stores[i] != NULL) {
+            err = restore_store(app, task->stores[i], partition);
+        }
+    }
+    if (err == SAMSA_OK) {
+        err = st_task_init(task, wall_ms());
+    }
+    if (err != SAMSA_OK) {
+        st_task_destroy(task);
+        return err;
+    }
+    return st_tasks_add(&app->tasks, task);
+}
+
+static void on_rebalance(bool assigned, const struct samsa_partition *parts, size_t count,
+                         void *opaque)
+{
+    samsa_st_app *app = opaque;
+    if (!assigned) {
+        int err = samsa_st_app_commit(app);
+        if (err != SAMSA_OK) {
+            (void)fprintf(stderr, "samsa-streams: commit before giving partitions up: %s\n",
+                          samsa_err_str(err));
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        long sub = st_topology_sub_of(app->t, parts[i].topic);
+        if (sub < 0) {
+            continue;
+        }
+        struct tracked *tr = tracked_find(app, parts[i].topic, parts[i].partition);
+        if (assigned) {
+            int err = open_task(app, (size_t)sub, parts[i].partition);
+            if (err != SAMSA_OK && app->err == SAMSA_OK) {
+                app->err = err;
+            }
+            if (tr == NULL) {
+                struct tracked *t2 =
+                    realloc(app->tracked, (app->tracked_count + 1) * sizeof *t2);
+                char *topic = st_strdup(parts[i].topic);
+                if (t2 != NULL) {
+                    app->tracked = t2;
+                }
+                if (t2 == NULL || topic == NULL) {
+                    free(topic);
+                    app->err = SAMSA_ERR_NOMEM;
+                    continue;
+                }
+                app->tracked[app->tracked_count++] =
+                    (struct tracked){topic, parts[i].partition, 0, false};
+            } else {
+                tr->dirty = false;
+            }
+        } else {
+            app->dropped_late_closed += st_tasks_close(&app->tasks, (size_t)sub,
+                                                       parts[i].partition);
+            if (tr != NULL) {
+                free(tr->topic);
+                *tr = app->tracked[--app->tracked_count];
+            }
+        }
+    }
+}
+
+/* Creates one internal topic; one that exists already is taken as it is. */
+static int create_internal(samsa_st_app *app, const char *name, int32_t partitions,
+                           const char *const *config, size_t config_count, char *errstr,
+                           size_t errstr_size)
+{
+    struct samsa_new_topic nt = {name, partitions, -1, config, config_count};
+    int err = samsa_admin_create_topic(app->admin, &nt, 30000, errstr, errstr_size);
+    return err == 36 /* TOPIC_ALREADY_EXISTS */ ? SAMSA_OK : err;
+}
+
+static int partition_count(const samsa_metadata *md, const char *topic, int32_t *out)
+{
+    for (size_t i = 0; i < md->topic_count; i++) {
+        if (strcmp(md->topics[i].name, topic) == 0) {
+            if (md->topics[i].err != 0 || md->topics[i].partition_count == 0) {
+                return md->topics[i].err != 0 ? md->topics[i].err : SAMSA_ERR_UNKNOWN_TOPIC;
+            }
+            *out = (int32_t)md->topics[i].partition_count;
+            return SAMSA_OK;
+        }
+    }
+    return SAMSA_ERR_UNKNOWN_TOPIC;
+}
+
+static int add_subscribed(samsa_st_app *app, const char *topic)
+{
+    for (size_t i = 0; i < app->subscribed_count; i++) {
+        if (strcmp(app->subscribed[i], topic) == 0) {
+            return SAMSA_OK;
+        }
+    }
+    char **s = realloc(app->subscribed, (app->subscribed_count + 1) * sizeof *s);
+    if (s == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    app->subscribed = s;
+    s[app->subscribed_count] = st_strdup(topic);
+    if (s[app->subscribed_count] == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    app->subscribed_count++;
+    return SAMSA_OK;
+}
+
+/* Partition counts per sub-topology: its source topics must agree (Kafka
+ * 2.0's CopartitionedTopicsValidator refuses a mismatch); a sub-topology
+ * reading only repartition topics gets the largest count of the others
+ * (InternalTopicManager sizes repartition topics so). Then the internal
+ * topics are created. */
+static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
+{
+    const samsa_st_topology *t = app->t;
+    int32_t *parts = calloc(t->sub_count + 1, sizeof *parts);
+    if (parts == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    int err = SAMSA_OK;
+    int32_t largest = 0;
+    for (size_t i = 0; err == SAMSA_OK && i < t->node_count; i++) {
+        const struct samsa_st_node *n = t->nodes[i];
+        if (n->kind != ST_SOURCE) {
+            continue;
+        }
+        for (size_t k = 0; err == SAMSA_OK && k < n->topic_count; k++) {
+            err = add_subscribed(app, n->resolved[k]);
+            if (err != SAMSA_OK || n->internal) {
+                continue;
+            }
+            samsa_metadata *md = NULL;
+            const char *topic = n->resolved[k];
+            int32_t count = 0;
+            err = samsa_admin_metadata(app->admin, &topic, 1, 30000, &md);
+            if (err == SAMSA_OK) {
+                err = partition_count(md, topic, &count);
+                samsa_metadata_free(md);
+            }
+            if (err != SAMSA_OK) {
+                (void)snprintf(errstr, errstr_size, "source topic %s: %s", topic,
+                               samsa_err_str(err));
+            } else if (parts[n->sub] != 0 && parts[n->sub] != count) {
+                (void)snprintf(errstr, errstr_size,
+                               "topics of one sub-topology must have the same partition count: "
+                               "%s has %d, another has %d",
+                               topic, (int)count, (int)parts[n->sub]);
+                err = SAMSA_ERR_INVALID_CONFIG;
+            } else {
+                parts[n->sub] = count;
+                largest = count > largest ? count : largest;
+            }
+        }
+    }
+    for (size_t s = 0; s < t->sub_count; s++) {
+        if (parts[s] == 0) {
+            parts[s] = largest;
+        }
+    }
+    for (size_t i = 0; err == SAMSA_OK && i < t->node_count; i++) {
+        const struct samsa_st_node *n = t->nodes[i];
+        if (n->kind == ST_SOURCE && n->internal) {
+            err = create_internal(app, n->resolved[0], parts[n->sub], NULL, 0, errstr,
+                                  errstr_size);
+        }
+    }
+    for (size_t i = 0; err == SAMSA_OK && i < t->store_count; i++) {
+        const struct st_store_def *d = &t->stores[i];
+        char retention[64];
+        /* Kafka 2.0's WindowedChangelogTopicConfig: compact,delete, kept
+         * for the store's retention plus one day
+         * (windowstore.changelog.additional.retention.ms) */
+        (void)snprintf(retention, sizeof retention, "retention.ms=%lld",
+                       (long long)d->retention_ms + 86400000LL);
+        const char *kv_config[] = {"cleanup.policy=compact"};
+        const char *window_config[] = {"cleanup.policy=compact,delete", retention};
+        err = d->window ? create_internal(app, d->changelog, parts[t->nodes[d->node]->sub],
+                                          window_config, 2, errstr, errstr_size)
+                        : create_internal(app, d->changelog, parts[t->nodes[d->node]->sub],
+                                          kv_config, 1, errstr, errstr_size);
+    }
+    free(parts);
+    return err;
+}
+
+static int set(samsa_conf *conf, const char *key, const char *value, char *errstr,
+               size_t errstr_size)
+{
+    return samsa_conf_set(conf, key, value, errstr, errstr_size);
+}
+
+samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
+                               const samsa_conf *conf, int64_t commit_interval_ms, char *errstr,
+                               size_t errstr_size)
+{
+    if (errstr != NULL && errstr_size > 0) {
+        errstr[0] = '\0';
+    }
+    if (t == NULL || application_id == NULL || conf == NULL) {
+        return NULL;
+    }
+    if (st_topology_resolve(t, application_id) != SAMSA_OK) {
+        (void)snprintf(errstr, errstr_size, "topology: %s", t->msg);
+        return NULL;
+    }
+    samsa_st_app *app = calloc(1, sizeof *app);
+    samsa_conf *cc = NULL;
+    samsa_conf *pc = NULL;
+    if (app == NULL) {
+        return NULL;
+    }
+    app->t = t;
+    app->commit_interval_ms = commit_interval_ms > 0 ? commit_interval_ms : 30000;
+    app->application_id = st_strdup(application_id);
+    app->base = samsa_conf_dup(conf);
+    cc = samsa_conf_dup(conf);
+    pc = samsa_conf_dup(conf);
+    if (app->application_id == NULL || app->base == NULL || cc == NULL || pc == NULL) {
+        goto out_fail;
+    }
+    /* restore consumers read changelogs by assignment and commit nothing,
+     * whatever group.id the caller's configuration names */
+    if (set(app->base, "enable.auto.commit", "false", errstr, errstr_size) != SAMSA_OK) {
+        goto out_fail;
+    }
+    app->admin = samsa_admin_new(conf, errstr, errstr_size);
+    if (app->admin == NULL || prepare_topics(app, errstr, errstr_size) != SAMSA_OK) {
+        goto out_fail;
+    }
+    /* the runtime commits by itself; every partition from its start
+     * (Kafka Streams' consumer defaults: auto.offset.reset earliest,
+     * enable.auto.commit false) */
+    if (set(cc, "group.id", application_id, errstr, errstr_size) != SAMSA_OK ||
+        set(cc, "enable.auto.commit", "false", errstr, errstr_size) != SAMSA_OK ||
+        set(cc, "auto.offset.reset", "earliest", errstr, errstr_size) != SAMSA_OK ||
+        set(cc, "partition.assignment.strategy", "range", errstr, errstr_size) != SAMSA_OK) {
+        goto out_fail;
+    }
+    samsa_conf_set_rebalance_cb(cc, on_rebalance, app);
+    samsa_conf_set_delivery_cb(pc, on_delivery, app);
+    app->producer = samsa_producer_new(pc, errstr, errstr_size);
+    if (app->producer == NULL) {
+        goto out_fail;
+    }
+    app->consumer = samsa_consumer_new(cc, errstr, errstr_size);
+    if (app->consumer == NULL) {
+        goto out_fail;
+    }
+    int err = samsa_consumer_subscribe(app->consumer, (const char *const *)app->subscribed,
+                                       app->subscribed_count);
+    if (err != SAMSA_OK) {
+        (void)snprintf(errstr, errstr_size, "subscribe: %s", samsa_err_str(err));
+        goto out_fail;
+    }
+    samsa_conf_destroy(cc);
+    samsa_conf_destroy(pc);
+    app->last_commit_ms = wall_ms();
+    return app;
+out_fail:
+    samsa_conf_destroy(cc);
+    samsa_conf_destroy(pc);
+    samsa_st_app_destroy(app);
+    return NULL;
+}
+
+int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
+{
+    if (app == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int done = 0;
+    for (int wait = timeout_ms; app->err == SAMSA_OK && done < POLL_BATCH; wait = 0) {
+        samsa_message *m = samsa_consumer_poll(app->consumer, wait);
+        if (m == NULL) {
+            break;
+        }
+        long sub = st_topology_sub_of(app->t, m->topic);
+        struct st_task *task =
+            sub >= 0 ? st_tasks_find(&app->tasks, (size_t)sub, m->partition) : NULL;
+        struct tracked *tr = tracked_find(app, m->topic, m->partition);
+        if (task != NULL && tr != NULL) {
+            struct samsa_st_record rec = {{m->key, m->key_len}, {m->value, m->value_len},
+                                          m->timestamp};
+            int err = st_task_process(task, m->topic, &rec);
+            if (err != SAMSA_OK) {
+                app->err = err;
+            }
+            tr->next = m->offset + 1;
+            tr->dirty = true;
+            app->processed++;
+            done++;
+        }
+        samsa_message_free(m);
+    }
+    (void)samsa_producer_poll(app->producer, 0);
+    int64_t now = wall_ms();
+    for (size_t i = 0; app->err == SAMSA_OK && i < app->tasks.count; i++) {
+        app->err = st_task_wall_clock(app->tasks.v[i], now);
+    }
+    if (app->err != SAMSA_OK) {
+        return app->err;
+    }
+    if (now - app->last_commit_ms >= app->commit_interval_ms) {
+        int err = samsa_st_app_commit(app);
+        /* a commit the group refused (a rebalance under way) is tried again
+         * at the next interval; what it covered is processed again at worst */
+        if (err != SAMSA_OK && app->err != SAMSA_OK) {
+            return app->err;
+        }
+    }
+    return done;
+}
+
+int samsa_st_app_run(samsa_st_app *app, volatile const int *stop)
+{
+    while (!*stop) {
+        int n = samsa_st_app_poll(app, 100);
+        if (n < 0) {
+            return n;
+        }
+    }
+    return samsa_st_app_commit(app);
+}
+
+int st_set_state_dir(char **field, const char *dir)
+{
+#ifdef SAMSA_ST_HAVE_LMDB
+    char *copy = dir != NULL ? st_strdup(dir) : NULL;
+    if (dir != NULL && copy == NULL) {
+        return SAMSA_ERR_NOMEM;
+    }
+    free(*field);
+    *field = copy;
+    return SAMSA_OK;
+#else
+    (void)field;
+    (void)dir;
+    return SAMSA_ERR_NOT_IMPLEMENTED;
+#endif
+}
+
+int samsa_st_app_set_state_dir(samsa_st_app *app, const char *dir)
+{
+    if (app == NULL || app->tasks.count > 0) {
+        return app == NULL ? SAMSA_ERR_INVALID_ARG : SAMSA_ERR_STATE;
+    }
+    return st_set_state_dir(&app->state_dir, dir);
+}
+
+uint64_t samsa_st_app_processed(const samsa_st_app *app)
+{
+    return app->processed;
+}
+
+uint64_t samsa_st_app_dropped_late(const samsa_st_app *app)
+{
+    uint64_t n = app->dropped_late_closed;
+    for (size_t i = 0; i < app->tasks.count; i++) {
+        n += app->tasks.v[i]->dropped_late;
+    }
+    return n;
+}
+
+uint64_t samsa_st_app_restored(const samsa_st_app *app)
+{
+    return app->restored;
+}
+
+void samsa_st_app_destroy(samsa_st_app *app)
+{
+    if (app == NULL) {
+        return;
+    }
+    if (app->consumer != NULL) {
+        if (app->err == SAMSA_OK) {
+            int err = samsa_st_app_commit(app);
+            if (err != SAMSA_OK) {
+                (void)fprintf(stderr, "samsa-streams: commit at close: %s\n",
+                              samsa_err_str(err));
+            }
+        }
+        samsa_consumer_close(app->consumer); /* revokes: on_rebalance closes the tasks */
+    }
+    if (app->producer != NULL) {
+        (void)samsa_producer_close(app->producer, FLUSH_TIMEOUT_MS);
+    }
+    samsa_admin_close(app->admin);
+    st_tasks_clear(&app->tasks);
+    for (size_t i = 0; i < app->tracked_count; i++) {
+        free(app->tracked[i].topic);
+    }
+    free(app->tracked);
+    for (size_t i = 0; i < app->subscribed_count; i++) {
+        free(app->subscribed[i]);
+    }
+    free(app->subscribed);
+    samsa_conf_destroy(app->base);
+    free(app->state_dir);
+    free(app->application_id);
+    free(app);
+}

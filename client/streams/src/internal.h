@@ -1,0 +1,187 @@
+/*
+ * libsamsa-streams' internals, shared by its files: the topology's nodes
+ * and stores (topology.c, dsl.c), a task running one sub-topology for one
+ * partition (task.c), the store backends (store.c), and the two things that
+ * run tasks: the runtime (app.c) and the test driver (driver.c).
+ */
+#ifndef SAMSA_STREAMS_INTERNAL_H
+#define SAMSA_STREAMS_INTERNAL_H
+
+#include <samsa/streams.h>
+
+#include <stdarg.h>
+
+#define ST_MSG_MAX 256
+
+enum st_node_kind { ST_SOURCE, ST_PROCESSOR, ST_SINK };
+
+struct samsa_st_node {
+    char *name;
+    enum st_node_kind kind;
+    size_t index;          /* in topology->nodes */
+    size_t sub;            /* sub-topology, set by st_topology_resolve */
+    /* source: topics (internal: "<name>-repartition", the app id prefixed
+     * by resolve into resolved[]) */
+    char **topics;
+    char **resolved;
+    size_t topic_count;
+    bool internal;         /* source or sink of a repartition topic */
+    /* sink */
+    char *topic;
+    char *sink_resolved;
+    /* processor */
+    const struct samsa_st_processor *proc;
+    void *opaque;
+    size_t *parents;
+    size_t parent_count;
+    size_t *children;
+    size_t child_count;
+};
+
+struct st_store_def {
+    char *name;
+    bool window;
+    int64_t retention_ms;
+    size_t node;           /* the node it was added with: its sub-topology owns it */
+    char *changelog;       /* "<application.id>-<name>-changelog", set by resolve */
+};
+
+struct samsa_st_topology {
+    struct samsa_st_node **nodes;
+    size_t node_count;
+    struct st_store_def *stores;
+    size_t store_count;
+    size_t sub_count;
+    void **owned;          /* DSL handles and op configs, freed with the topology */
+    size_t owned_count;
+    int err;
+    char msg[ST_MSG_MAX];
+};
+
+/* The first error sticks: records it (printf format) and returns err. */
+int st_fail(samsa_st_topology *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Keeps p (freed with free() when the topology is destroyed); NULL: no memory. */
+void *st_own(samsa_st_topology *t, void *p);
+char *st_strdup(const char *s);
+/* Names internal topics after application_id and numbers the sub-topologies
+ * (a source starts one; nodes joined by a parent share it). */
+SAMSA_MUST_CHECK int st_topology_resolve(samsa_st_topology *t, const char *application_id);
+/* The sub-topology that reads topic (resolved name), or -1. */
+long st_topology_sub_of(const samsa_st_topology *t, const char *topic);
+
+/* ---- stores: a backend vtable, so that another engine (LMDB) drops in */
+
+struct st_backend {
+    bool (*get)(void *impl, struct samsa_st_bytes key, struct samsa_st_bytes *value);
+    int (*put)(void *impl, struct samsa_st_bytes key, struct samsa_st_bytes value);
+    void (*each)(void *impl,
+                 bool (*fn)(struct samsa_st_bytes key, struct samsa_st_bytes value, void *opaque),
+                 void *opaque);
+    size_t (*count)(void *impl);
+    void (*destroy)(void *impl);
+};
+extern const struct st_backend st_memory_backend;
+void *st_memory_new(void);
+
+/* LMDB (built when liblmdb is found: SAMSA_ST_HAVE_LMDB). An environment
+ * per task, shared by its stores through a count of references: opened
+ * with one (the opener's), each st_lmdb_new adds one, st_lmdb_env_unref
+ * drops one and closes at zero. */
+struct st_lmdb_env;
+/* Sets *field to a copy of dir (app.c): SAMSA_ERR_NOT_IMPLEMENTED without LMDB. */
+SAMSA_MUST_CHECK int st_set_state_dir(char **field, const char *dir);
+struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
+                                     size_t sub, int32_t partition, size_t stores);
+void st_lmdb_env_unref(struct st_lmdb_env *e);
+extern const struct st_backend st_lmdb_backend;
+void *st_lmdb_new(struct st_lmdb_env *env, const char *name);
+
+struct st_task;
+
+struct samsa_st_store {
+    const struct st_backend *ops;
+    void *impl;
+    const struct st_store_def *def;
+    struct st_task *task;  /* writes its changelog, gives stream time */
+    int64_t swept_at;      /* window stores: stream time of the last expiry sweep */
+};
+
+/* Restores one changelog record (no changelog write). */
+SAMSA_MUST_CHECK int st_store_restore(samsa_st_store *s, struct samsa_st_bytes key,
+                                      struct samsa_st_bytes value);
+
+/* ---- outputs: where a task's sinks and changelogs write */
+
+struct st_output {
+    /* partition -1: by key, as Java's producer places it */
+    int (*send)(void *opaque, const char *topic, int32_t partition, struct samsa_st_bytes key,
+                struct samsa_st_bytes value, int64_t timestamp);
+    void *opaque;
+};
+
+struct st_punctuation {
+    size_t node;
+    int64_t interval;
+    enum samsa_st_punctuation type;
+    samsa_st_punctuator *cb;
+    int64_t next;          /* INT64_MIN: not started */
+};
+
+struct samsa_st_context {
+    struct st_task *task;
+    size_t node;
+};
+
+struct st_task {
+    const samsa_st_topology *t;
+    const char *application_id;
+    size_t sub;
+    int32_t partition;
+    void **states;         /* per node */
+    samsa_st_store **stores; /* per store def; NULL when not of this sub-topology */
+    struct st_output out;
+    int64_t stream_time;
+    int64_t wall_time;
+    struct st_punctuation *puncs;
+    size_t punc_count;
+    uint64_t dropped_late;
+    struct samsa_st_context ctx;
+};
+
+/* A task of sub-topology sub for partition (processors created, not
+ * initialised), its stores in memory (state_dir NULL) or in LMDB under
+ * state_dir. NULL: no memory, or the LMDB environment could not open. */
+struct st_task *st_task_new(const samsa_st_topology *t, const char *application_id, size_t sub,
+                            int32_t partition, struct st_output out, const char *state_dir);
+/* Runs every processor's init (punctuations are scheduled here). */
+SAMSA_MUST_CHECK int st_task_init(struct st_task *task, int64_t wall_ms);
+/* Processes one record read from topic (resolved name). */
+SAMSA_MUST_CHECK int st_task_process(struct st_task *task, const char *topic,
+                                     const struct samsa_st_record *rec);
+/* Runs the wall-clock punctuations due at now_ms. */
+SAMSA_MUST_CHECK int st_task_wall_clock(struct st_task *task, int64_t now_ms);
+void st_task_destroy(struct st_task *task);
+/* The tasks of an app or a driver, found by (sub-topology, partition). */
+struct st_tasks {
+    struct st_task **v;
+    size_t count;
+};
+struct st_task *st_tasks_find(const struct st_tasks *ts, size_t sub, int32_t partition);
+/* Keeps task (ownership passes to ts; destroyed here when it cannot be kept). */
+SAMSA_MUST_CHECK int st_tasks_add(struct st_tasks *ts, struct st_task *task);
+/* Destroys the task of (sub, partition), if any; returns its late drops. */
+uint64_t st_tasks_close(struct st_tasks *ts, size_t sub, int32_t partition);
+/* Destroys every task. */
+void st_tasks_clear(struct st_tasks *ts);
+
+/* Sends rec to node's children (child: SIZE_MAX for all). */
+SAMSA_MUST_CHECK int st_task_forward(struct st_task *task, size_t node, size_t child,
+                                     const struct samsa_st_record *rec);
+
+/* ---- byte helpers */
+uint32_t st_hash(const void *data, size_t len);
+void st_put_be64(uint8_t out[8], uint64_t v);
+uint64_t st_get_be64(const uint8_t in[8]);
+
+#endif

@@ -1,0 +1,266 @@
+"""libsamsa-streams against the real samsa-broker: the word count example
+(client/streams/examples/wordcount.c) reads lines the samsa tool produced,
+its output is read back with kcat as Java longs (kcat -s value='>q') and
+compared to word counts computed here; then it is stopped, more lines come,
+and it is started again: its store comes back from the changelog and the
+counts go on from where they were.
+
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT [-k CASE]
+"""
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from broker import check, eq, main  # noqa: E402
+
+TOOL = None
+WORDCOUNT = None
+TIMEOUT = 60
+CONFIG = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+    "num.partitions": "1",
+}
+VOCABULARY = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+              "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
+              "upsilon", "phi", "chi", "psi", "omega", "Alpha", "BETA"]
+
+
+def samsa(*args, stdin=None):
+    p = subprocess.run([TOOL] + list(args), input=stdin, capture_output=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        raise AssertionError("samsa %s: exit %d\nstdout: %s\nstderr: %s"
+                             % (" ".join(args), p.returncode, p.stdout[-2000:],
+                                p.stderr[-2000:]))
+    return p
+
+
+def lines_of(seed, n):
+    """n lines of Zipf-like words, punctuation and case mixed in."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words = [VOCABULARY[min(int(rnd.paretovariate(1.2)) - 1, len(VOCABULARY) - 1)]
+                 for _ in range(rnd.randint(0, 9))]
+        out.append(rnd.choice([" ", ", ", "  ", "; "]).join(words) + rnd.choice(["", ".", "!"]))
+    return out
+
+
+def oracle(lines):
+    """Kafka's WordCountDemo: toLowerCase, split on \\W+, count."""
+    counts = {}
+    for line in lines:
+        for w in re.split(r"\W+", line.lower()):
+            if w:
+                counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def produce(bs, topic, lines):
+    p = samsa("produce", "-b", bs, "-t", topic, stdin=("\n".join(lines) + "\n").encode())
+    check(("%d delivered, 0 failed" % len(lines)).encode() in p.stderr, "produce: %s", p.stderr)
+
+
+def read_output(bs, topic):
+    """Every record of topic, per key the counts in offset order."""
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-s", "value=>q", "-f", "%k %s\\n"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    seq = {}
+    for line in p.stdout.splitlines():
+        k, v = line.rsplit(" ", 1)
+        seq.setdefault(k, []).append(int(v))
+    return seq
+
+
+class App:
+    """The word count example as a process of its own, stopped by its PID."""
+
+    def __init__(self, t, bs, n, inputs="lines", extra=()):
+        self.log = t.path("wordcount-%d.log" % n)
+        self.err = open(self.log, "w")
+        # a short session: a killed member's partitions move within 6 s
+        self.proc = subprocess.Popen([WORDCOUNT, bs, inputs, "counts", "wc", "200",
+                                      "session.timeout.ms=6000"] + list(extra),
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=TIMEOUT)
+        self.err.close()
+        text = open(self.log).read()
+        eq(rc, 0, "wordcount's exit status (log: %s)" % text[-2000:])
+        return text
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=TIMEOUT)
+        self.err.close()
+
+
+def wait_for_counts(bs, want, app, reached=lambda last, want: last == want):
+    deadline = time.monotonic() + TIMEOUT
+    last = None
+    while time.monotonic() < deadline:
+        check(app.proc.poll() is None, "wordcount exited: %s", open(app.log).read()[-2000:])
+        seq = read_output(bs, "counts")
+        last = {k: v[-1] for k, v in seq.items()}
+        if reached(last, want):
+            return seq
+        time.sleep(0.2)
+    raise AssertionError("counts not reached in %d s: want %r, last %r" % (TIMEOUT, want, last))
+
+
+def check_each_count_once(seq, want):
+    """A clean run and a clean restart write per word 1, 2, ..., its count:
+    nothing counted twice, nothing skipped."""
+    for k, values in seq.items():
+        eq(values, list(range(1, want[k] + 1)), "the counts written for %r" % k)
+
+
+def topic_config(bs, topic):
+    p = samsa("topic", "describe", "-b", bs, topic, "--json")
+    return json.loads(p.stdout)
+
+
+def case_word_count_then_restart_restores_from_the_changelog(t, extra=()):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
+    first = lines_of(1, 3000)
+    produce(bs, "lines", first)
+    app = App(t, bs, 1, extra=extra)
+    try:
+        want = oracle(first)
+        seq = wait_for_counts(bs, want, app)
+        check_each_count_once(seq, want)
+        log = app.stop()
+    finally:
+        app.kill()
+    # each line once, then each word once more through the repartition topic
+    words_first = sum(want.values())
+    check("processed %d restored 0" % (len(first) + words_first) in log, "first run: %s",
+          log[-2000:])
+    # the internal topics as Kafka Streams names them: the changelog
+    # compacted, both with the input's partition count
+    changelog = topic_config(bs, "wc-counts-changelog")[0]
+    eq(changelog["configs"].get("cleanup.policy"), "compact", "the changelog's cleanup.policy")
+    eq(changelog["partitions"], 3, "the changelog's partitions")
+    eq(topic_config(bs, "wc-counts-repartition")[0]["partitions"], 3,
+       "the repartition topic's partitions")
+
+    second = lines_of(2, 2000)
+    produce(bs, "lines", second)
+    app = App(t, bs, 2, extra=extra)
+    try:
+        want = oracle(first + second)
+        seq = wait_for_counts(bs, want, app)
+        check_each_count_once(seq, want)
+        log = app.stop()
+    finally:
+        app.kill()
+    m = re.search(r"processed (\d+) restored (\d+)", log)
+    check(m is not None, "second run: %s", log[-2000:])
+    processed, restored = int(m.group(1)), int(m.group(2))
+    # from the committed offsets on: the second batch only, nothing again
+    eq(processed, len(second) + sum(oracle(second).values()), "records the second run processed")
+    # the store came back from the changelog (one record per update of the
+    # first run, the topic not compacted yet)
+    eq(restored, words_first, "changelog records restored")
+    print("  %d + %d lines, %d words, %d changelog records restored"
+          % (len(first), len(second), len(want), restored))
+
+def case_word_count_on_lmdb_then_restart(t):
+    """The same with the store in LMDB files (state.dir): the second run
+    finds the first run's file and replays the changelog over it, which
+    leaves each count as it was."""
+    state = t.path("state")
+    case_word_count_then_restart_restores_from_the_changelog(t, extra=["state.dir=" + state])
+    check(os.path.exists(os.path.join(state, "wc", "1_0", "data.mdb")),
+          "no LMDB file under %s", state)
+
+
+def case_kill_9_then_restart_loses_no_count(t):
+    """At-least-once: killed with SIGKILL while lines come, started again
+    once more lines came, the word count restores its store and goes on
+    from its last commit: the records processed since are processed again,
+    so a count may end above the oracle (Kafka Streams' at-least-once does
+    the same) but never below it."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
+    batches = [lines_of(100 + i, 500) for i in range(40)]
+    want = oracle([line for b in batches for line in b])
+    total = sum(want.values())
+    failed = []
+
+    def produce_first_half():
+        try:
+            for b in batches[:20]:
+                produce(bs, "lines", b)
+                time.sleep(0.1)  # pacing only: lines keep coming for a few seconds
+        except Exception as e:  # noqa: BLE001 (reported by the main thread)
+            failed.append(e)
+
+    app = App(t, bs, 1)
+    producer = threading.Thread(target=produce_first_half)
+    producer.start()
+    try:
+        # killed once some updates are out, lines perhaps still coming
+        wait_for_counts(bs, want, app, lambda last, want: sum(last.values()) >= total // 20)
+        app.proc.kill()
+        app.proc.wait(timeout=TIMEOUT)
+    finally:
+        app.kill()
+        producer.join(timeout=TIMEOUT)
+    check(not failed, "producing: %s", failed)
+    written = sum(len(v) for v in read_output(bs, "counts").values())
+    for b in batches[20:]:
+        produce(bs, "lines", b)
+    app = App(t, bs, 2)
+    try:
+        seq = wait_for_counts(bs, want, app, lambda last, want: set(last) == set(want) and all(
+            last[k] >= want[k] for k in want))
+        log = app.stop()
+    finally:
+        app.kill()
+    last = {k: v[-1] for k, v in seq.items()}
+    m = re.search(r"processed (\d+) restored (\d+)", log)
+    check(m is not None, "second run: %s", log[-2000:])
+    check(int(m.group(2)) > 0, "the second run restored nothing: %s", log[-2000:])
+    print("  killed after %d of %d updates were out; the second run restored %s changelog "
+          "records, processed %s records; %d updates counted twice"
+          % (written, total, m.group(2), m.group(1), sum(last[k] - want[k] for k in want)))
+
+
+def case_source_topics_with_other_partition_counts_are_refused(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "more-lines", "--partitions", "2")
+    app = App(t, bs, 1, inputs="lines,more-lines")
+    try:
+        rc = app.proc.wait(timeout=TIMEOUT)
+    finally:
+        app.kill()
+    log = open(app.log).read()
+    eq(rc, 1, "wordcount's exit status (log: %s)" % log)
+    check("must have the same partition count: more-lines has 2, another has 3" in log,
+          "the refusal: %s", log)
+
+
+if __name__ == "__main__":
+    WORDCOUNT = os.path.abspath(sys.argv.pop(3))
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_word_count_then_restart_restores_from_the_changelog,
+                   case_word_count_on_lmdb_then_restart,
+                   case_kill_9_then_restart_loses_no_count,
+                   case_source_topics_with_other_partition_counts_are_refused]))
