@@ -14,6 +14,7 @@
 #include "base/logging.h"
 #include "batches.h"
 #include "cunit_run.h"
+#include "quiet_net.h"
 #include "reactor/net.h"
 #include "reactor/purgatory.h"
 #include "replica/partition.h"
@@ -54,33 +55,12 @@ static void watch_complete(void *ctx, struct br_delayed *d, bool expired)
 
 static const struct br_delayed_ops watch_ops = {"partition watcher", watch_ready, watch_complete};
 
-static void no_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
-{
-    (void)ctx;
-    (void)c;
-    (void)payload;
-    (void)len;
-}
-
-static void no_cancel(void *ctx, void *parked)
-{
-    (void)ctx;
-    (void)parked;
-}
-
-static void no_drain(void *ctx)
-{
-    (void)ctx;
-}
-
-static const struct br_net_ops watch_net_ops = {no_frame, no_cancel, no_drain, NULL};
-
 /* p leads its log with w parked on it (w's reactor made on first use). */
 static void lead_watched(struct br_partition *p, struct watcher *w)
 {
     if (w->net == NULL) {
         struct br_net_limits lim = {.max_connections = 4, .max_request_bytes = 1 << 20};
-        CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &watch_net_ops, w, &w->net), 0);
+        CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &st_quiet_net_ops, w, &w->net), 0);
         if (w->net == NULL) {
             abort(); /* for the analysers: the assertion above does not return */
         }

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/logging.h"
 #include "cunit_run.h"
+#include "quiet_net.h"
 #include "reactor/net.h"
 #include "reactor/purgatory.h"
 
@@ -76,32 +77,11 @@ static void op_complete(void *ctx, struct br_delayed *d, bool expired)
 
 static const struct br_delayed_ops op_ops = {"test op", op_ready, op_complete};
 
-static void no_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
-{
-    (void)ctx;
-    (void)c;
-    (void)payload;
-    (void)len;
-}
-
-static void no_cancel(void *ctx, void *parked)
-{
-    (void)ctx;
-    (void)parked;
-}
-
-static void no_drain(void *ctx)
-{
-    (void)ctx;
-}
-
-static const struct br_net_ops world_ops = {no_frame, no_cancel, no_drain, NULL};
-
 static void world_init(struct world *w)
 {
     memset(w, 0, sizeof *w);
     struct br_net_limits lim = {.max_connections = 4, .max_request_bytes = 1 << 20};
-    CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &world_ops, w, &w->net), 0);
+    CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &st_quiet_net_ops, w, &w->net), 0);
     if (w->net == NULL) {
         abort(); /* for the analysers: the assertion above does not return */
     }
