@@ -10,6 +10,11 @@
 #define BACKOFF_FIRST_MS 500u
 #define BACKOFF_MAX_MS 10000u
 #define SILENCE_MAX_US ((gint64)30 * G_USEC_PER_SEC)
+/* a ping every KEEPALIVE_S: an open link that heard nothing (no message,
+ * no pong) for QUIET_US has missed about three pongs and is shown "not
+ * answering" (a broker paused, a cable cut) long before it is dropped */
+#define KEEPALIVE_S 2u
+#define QUIET_US ((gint64)6 * G_USEC_PER_SEC)
 #define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
 #define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
 
@@ -33,6 +38,8 @@ typedef struct {
     GHashTable *fetched_at; /* topic -> gint64 *: last /v1/topics/{t}/partitions asked */
     SmParser *parser; /* the link's JSON, parsed on a worker, applied in order */
     gboolean totals_asked; /* a /v1/brokers/{id} under way: the next waits */
+    gboolean quiet_told;   /* the model told the broker is not heard */
+    char *error;           /* why the last attempt failed, for people; NULL: none */
 } Link;
 
 struct _SmClient {
@@ -65,32 +72,62 @@ static void link_lost(Link *l, const char *why);
 
 /* ------------------------------------------------------------ status */
 
+/* open and heard from within QUIET_US */
+static gboolean link_answers(const Link *l, gint64 now)
+{
+    return l->state == LINK_OPEN && now - l->heard_at_us <= QUIET_US;
+}
+
+static double quiet_seconds(const Link *l, gint64 now)
+{
+    return (double)((now - l->heard_at_us) / G_USEC_PER_SEC);
+}
+
+/* the link lost or not answering: the broker's rates end now, not when a
+ * reading would have been due (sm_cluster_broker_unheard); once per
+ * silence */
+static void tell_unheard(Link *l)
+{
+    if (!l->quiet_told && l->broker >= 0) {
+        l->quiet_told = TRUE;
+        sm_cluster_broker_unheard(l->client->cluster, l->broker);
+    }
+}
+
 static void update_status(SmClient *self)
 {
     guint open = 0;
+    gint64 now = g_get_monotonic_time();
     const Link *waiting = NULL;
     const Link *refused = NULL;
+    const Link *quiet = NULL;
     for (guint i = 0; i < self->links->len; i++) {
         const Link *l = g_ptr_array_index(self->links, i);
-        open += l->state == LINK_OPEN ? 1 : 0;
+        open += link_answers(l, now) ? 1 : 0;
         if (l->state == LINK_REFUSED && refused == NULL) {
             refused = l;
         }
         if (l->state == LINK_WAITING && waiting == NULL) {
             waiting = l;
         }
+        if (l->state == LINK_OPEN && !link_answers(l, now) && quiet == NULL) {
+            quiet = l;
+        }
         SmBroker *b = l->broker >= 0 ? sm_cluster_find_broker(self->cluster, l->broker) : NULL;
         if (b != NULL) {
             g_autofree char *text = NULL;
-            if (l->state == LINK_OPEN) {
+            if (link_answers(l, now)) {
                 text = g_strdup("streaming");
+            } else if (l->state == LINK_OPEN) {
+                text = g_strdup_printf("not answering for %.0f s", quiet_seconds(l, now));
             } else if (l->state == LINK_CONNECTING) {
                 text = g_strdup("connecting");
             } else if (l->state == LINK_REFUSED) {
                 text = g_strdup("refused: needs the admin token");
             } else {
-                gint64 left = (l->retry_at_us - g_get_monotonic_time()) / 1000;
-                text = g_strdup_printf("retrying in %.1f s", (double)MAX(left, 0) / 1000.0);
+                gint64 left = (l->retry_at_us - now) / 1000;
+                text = g_strdup_printf("%s; retrying in %.1f s", l->error ? l->error : "lost",
+                                       (double)MAX(left, 0) / 1000.0);
             }
             if (g_strcmp0(b->link, text) != 0) {
                 g_free(b->link);
@@ -111,10 +148,15 @@ static void update_status(SmClient *self)
                                 : "its admin API needs a token (admin.auth.token): give it "
                                   "with --token-file or SAMSA_ADMIN_TOKEN, or in Connect");
     } else if (waiting != NULL) {
-        gint64 left = (waiting->retry_at_us - g_get_monotonic_time()) / 1000;
-        s = g_strdup_printf("%u of %u brokers connected; reconnecting to %s in %.1f s (attempt %u)",
+        gint64 left = (waiting->retry_at_us - now) / 1000;
+        s = g_strdup_printf("%u of %u brokers connected; %s: %s; reconnecting in %.1f s "
+                            "(attempt %u)",
                             open, self->links->len, waiting->url,
+                            waiting->error ? waiting->error : "lost",
                             (double)MAX(left, 0) / 1000.0, waiting->attempt);
+    } else if (quiet != NULL) {
+        s = g_strdup_printf("%u of %u brokers connected; %s not answering for %.0f s", open,
+                            self->links->len, quiet->url, quiet_seconds(quiet, now));
     } else {
         s = g_strdup_printf("%u of %u brokers connected", open, self->links->len);
     }
@@ -138,10 +180,16 @@ const SmClientStats *sm_client_get_stats(SmClient *self)
 guint sm_client_count_connected(SmClient *self)
 {
     guint open = 0;
+    gint64 now = g_get_monotonic_time();
     for (guint i = 0; i < self->links->len; i++) {
-        open += ((Link *)g_ptr_array_index(self->links, i))->state == LINK_OPEN ? 1 : 0;
+        open += link_answers(g_ptr_array_index(self->links, i), now) ? 1 : 0;
     }
     return open;
+}
+
+gboolean sm_client_is_degraded(SmClient *self)
+{
+    return self->links->len == 0 || sm_client_count_connected(self) < self->links->len;
 }
 
 /* ------------------------------------------------------------ documents */
@@ -354,6 +402,8 @@ static void take_stream_message(Link *l, SmParsed *r)
         l->broker = (gint32)json_object_get_int_member_with_default(m, "broker", -1);
         l->attempt = 0;
         l->state = LINK_OPEN;
+        l->quiet_told = FALSE;
+        g_clear_pointer(&l->error, g_free);
         if (fresh) {
             read_documents(l);
         } else {
@@ -443,6 +493,9 @@ static void link_lost(Link *l, const char *why)
         g_clear_object(&l->cancel);
     }
     l->totals_asked = FALSE;
+    tell_unheard(l);
+    g_free(l->error);
+    l->error = g_strdup(why);
     guint ms = BACKOFF_FIRST_MS << MIN(l->attempt, 5u);
     ms = MIN(ms, BACKOFF_MAX_MS);
     /* up to a quarter more, so that links to a restarted cluster spread out */
@@ -478,7 +531,7 @@ static void ws_ready(GObject *source, GAsyncResult *res, gpointer ud)
     l->ws = ws;
     l->heard_at_us = g_get_monotonic_time();
     soup_websocket_connection_set_max_incoming_payload_size(ws, MAX_PAYLOAD);
-    soup_websocket_connection_set_keepalive_interval(ws, 10);
+    soup_websocket_connection_set_keepalive_interval(ws, KEEPALIVE_S);
     g_signal_connect(ws, "message", G_CALLBACK(on_message), l);
     g_signal_connect(ws, "pong", G_CALLBACK(on_pong), l);
     g_signal_connect(ws, "closed", G_CALLBACK(on_closed), l);
@@ -523,6 +576,7 @@ static void link_free(gpointer p)
     g_hash_table_unref(l->fetched_at);
     g_free(l->url);
     g_free(l->stream_id);
+    g_free(l->error);
     g_free(l);
 }
 
@@ -604,6 +658,10 @@ static gboolean watchdog(gpointer ud)
         Link *l = g_ptr_array_index(self->links, i);
         if (l->state == LINK_OPEN && now - l->heard_at_us > SILENCE_MAX_US) {
             link_lost(l, "silent for 30 s");
+        } else if (l->state == LINK_OPEN && !link_answers(l, now)) {
+            tell_unheard(l);
+        } else if (link_answers(l, now)) {
+            l->quiet_told = FALSE;
         }
     }
     update_status(self);

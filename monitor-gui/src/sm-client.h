@@ -35,8 +35,13 @@ void sm_client_set_refresh_seconds(SmClient *self, guint seconds);
 void sm_client_set_chart_seconds(SmClient *self, guint seconds);
 /* (transfer none) "3 of 3 brokers connected", "reconnecting to ... in 2 s" */
 const char *sm_client_get_status(SmClient *self);
-/* links whose stream is open */
+/* links whose stream is open and heard from in the last 6 s (a ping
+ * every 2 s: a paused broker answers no pong) */
 guint sm_client_count_connected(SmClient *self);
+/* TRUE when not every link is open and answering, or there is none: the
+ * status line then says what is wrong ("connection refused", "not
+ * answering for 7 s") */
+gboolean sm_client_is_degraded(SmClient *self);
 
 /* admin.auth.token (broker/README.md): sent as "Authorization: Bearer
  * TOKEN" on every request and the stream's upgrade; kept in memory only,

@@ -627,10 +627,37 @@ static void apply_broker_fields(SmCluster *self, SmBroker *b, JsonObject *o)
     broker_admin_url(self, b, get_str(o, "admin_url"));
 }
 
+/* a broker not heard: its rates end now with a gap (its row says "—", its
+ * sparkline stops, the cluster's sum leaves it), and its next reading
+ * starts afresh, a rate needing two again */
+static void end_rates(SmCluster *self, SmBroker *b)
+{
+    SmSeries *series[] = {&b->rates.messages_in, &b->rates.bytes_in, &b->rates.bytes_out};
+    for (guint i = 0; i < G_N_ELEMENTS(series); i++) {
+        const SmPoint *last = sm_series_last(series[i]);
+        if (last != NULL && last->known) {
+            sm_series_push(series[i], last->to_ms, last->to_ms, 0, FALSE);
+        }
+    }
+    b->totals.taken_ms = 0;
+    mark(self, b);
+}
+
+void sm_cluster_broker_unheard(SmCluster *self, gint32 id)
+{
+    SmBroker *b = sm_cluster_find_broker(self, id);
+    if (b != NULL) {
+        end_rates(self, b);
+    }
+}
+
 static void set_alive(SmCluster *self, SmBroker *b, gboolean alive)
 {
     if (b->alive != alive) {
         b->alive = alive;
+        if (!alive) {
+            end_rates(self, b);
+        }
         mark(self, b);
     }
 }

@@ -103,6 +103,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(SmProgress, sm_progress_free)
  * the message it came from */
 void sm_cluster_apply_progress(SmCluster *self, const SmProgress *pr);
 
+/* The monitor no longer hears broker id (its link lost, or silent: a
+ * broker paused or killed): its rates end now with a gap instead of
+ * showing the last reading until the next one; the next reading of its
+ * totals starts afresh. A broker gone (broker_down, alive false) is
+ * treated the same. */
+void sm_cluster_broker_unheard(SmCluster *self, gint32 id);
+
 /* Emits the batched changes; returns the number of rows that changed. */
 guint sm_cluster_flush(SmCluster *self);
 /* TRUE when changes wait for a flush */

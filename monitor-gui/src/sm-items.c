@@ -228,10 +228,14 @@ char *sm_series_describe(const SmSeries *s, const char *title, SmUnit unit)
     }
     g_autofree char *span = sm_format_span(sm_series_span_ms(s));
     g_autofree char *peak = sm_format_value(sm_series_peak(s), unit);
-    if (!sm_series_last(s)->known) {
-        return g_strdup_printf("%s: no rate for the last reading (a counter went down), "
-                               "peak %s over the last %s",
-                               title, peak, span);
+    const SmPoint *last = sm_series_last(s);
+    if (!last->known) {
+        /* a gap of no length: the broker not heard (sm_cluster_broker_unheard) */
+        return g_strdup_printf("%s: no rate for the last reading (%s), peak %s over the last %s",
+                               title,
+                               last->from_ms == last->to_ms ? "the broker is not heard"
+                                                            : "a counter went down",
+                               peak, span);
     }
     g_autofree char *now = sm_format_value(p->value, unit);
     return g_strdup_printf("%s: %s over the last %s, peak %s", title, now, span, peak);

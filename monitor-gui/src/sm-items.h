@@ -65,7 +65,9 @@ char *sm_series_format_last(const SmSeries *s, SmUnit unit);
 /* a chart's accessible label: "bytes in: 1.2 MB/s over the last 2
  * minutes, peak 3.4 MB/s", "bytes in: no readings yet", or when the
  * newest point is a gap "bytes in: no rate for the last reading (a counter
- * went down), peak 3.4 MB/s over the last 2 minutes" (caller frees) */
+ * went down), peak 3.4 MB/s over the last 2 minutes" ("the broker is not
+ * heard" when the gap has no length: sm_cluster_broker_unheard) (caller
+ * frees) */
 char *sm_series_describe(const SmSeries *s, const char *title, SmUnit unit);
 
 /* messages in, bytes in and bytes out a second, per broker and for the

@@ -91,7 +91,20 @@ static char *b_host(gpointer i)
 static char *b_rack(gpointer i) { return g_strdup(SM_BROKER(i)->rack ? SM_BROKER(i)->rack : "—"); }
 static char *b_alive(gpointer i) { return g_strdup(SM_BROKER(i)->alive ? "alive" : "GONE"); }
 static char *b_controller(gpointer i) { return g_strdup(SM_BROKER(i)->controller ? "controller" : ""); }
-static char *b_led(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->partitions_led); }
+/* alive, hosting replicas, leading none: the preferred leaders come back
+ * only at the controller's next imbalance check
+ * (leader.imbalance.check.interval.seconds, 300 s: Kafka 2.0's
+ * KafkaController.checkAndTriggerAutoLeaderRebalance) */
+static gboolean b_leads_nothing(const SmBroker *b)
+{
+    return b->alive && b->replicas > 0 && b->partitions_led == 0;
+}
+static char *b_led(gpointer i)
+{
+    SmBroker *b = SM_BROKER(i);
+    return b_leads_nothing(b) ? g_strdup("0: leads nothing")
+                              : g_strdup_printf("%u", b->partitions_led);
+}
 static char *b_replicas(gpointer i) { return g_strdup_printf("%u", SM_BROKER(i)->replicas); }
 static char *b_bytes_in(gpointer i)
 {
@@ -315,12 +328,47 @@ static const Column event_columns[] = {
     {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT},
 };
 
+/* a cell's health colour, libadwaita's style classes: a broker GONE in
+ * red, alive in green; one leading nothing, or whose link is not
+ * streaming, in amber. NULL: none. */
+static const char *cell_style(const Column *col, gpointer item)
+{
+    if (!SM_IS_BROKER(item)) {
+        return NULL;
+    }
+    const SmBroker *b = SM_BROKER(item);
+    if (col->text == b_alive) {
+        return b->alive ? "success" : "error";
+    }
+    if (col->text == b_led) {
+        return b_leads_nothing(b) ? "warning" : NULL;
+    }
+    if (col->text == b_link) {
+        return b->link == NULL || strcmp(b->link, "streaming") == 0 ? NULL : "warning";
+    }
+    return NULL;
+}
+
+static void set_style_class(GtkWidget *w, const char *cls)
+{
+    static const char *const all[] = {"success", "warning", "error"};
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
+        if (g_strcmp0(all[i], cls) == 0) {
+            gtk_widget_add_css_class(w, all[i]);
+        } else {
+            gtk_widget_remove_css_class(w, all[i]);
+        }
+    }
+}
+
 /* a text cell follows its row's "changed" while bound */
 static void cell_refresh(gpointer item, GtkListItem *li)
 {
     const Column *col = g_object_get_data(G_OBJECT(li), "sm-column");
     g_autofree char *text = col->text(item);
-    gtk_inscription_set_text(GTK_INSCRIPTION(gtk_list_item_get_child(li)), text);
+    GtkWidget *w = gtk_list_item_get_child(li);
+    gtk_inscription_set_text(GTK_INSCRIPTION(w), text);
+    set_style_class(w, cell_style(col, item));
 }
 
 static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
@@ -473,6 +521,20 @@ static void update_summary(SmWindow *self)
 {
     const SmClusterSummary *s = sm_cluster_get_summary(self->cluster);
     g_autofree char *head = NULL;
+    /* no broker answers (a wrong URL, the cluster down): say so, in red,
+     * not "0 of 0 brokers alive" as if the cluster were empty and well */
+    if (self->client != NULL && sm_client_count_connected(self->client) == 0) {
+        head = s->brokers > 0 ? g_strdup_printf("Not connected: no broker answers (last seen: "
+                                                "%u of %u brokers alive)",
+                                                s->brokers_alive, s->brokers)
+                              : g_strdup("Not connected: no broker answers");
+        gtk_label_set_text(self->summary_label, head);
+        gtk_label_set_text(self->health_label, sm_client_get_status(self->client));
+        set_style_class(GTK_WIDGET(self->summary_label), "error");
+        set_style_class(GTK_WIDGET(self->health_label), "error");
+        return;
+    }
+    set_style_class(GTK_WIDGET(self->summary_label), NULL);
     if (s->controller >= 0) {
         head = g_strdup_printf("Cluster %s: %u of %u brokers alive, controller %d",
                                s->cluster_id ? s->cluster_id : "?", s->brokers_alive, s->brokers,
@@ -486,16 +548,10 @@ static void update_summary(SmWindow *self)
         "%u topics, %u partitions: %u under-replicated, %u under min ISR, %u offline",
         s->topics, s->partitions, s->under_replicated, s->under_min_isr, s->offline);
     gtk_label_set_text(self->health_label, health);
-    if (s->offline > 0 || s->under_min_isr > 0) {
-        gtk_widget_add_css_class(GTK_WIDGET(self->health_label), "error");
-        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "warning");
-    } else if (s->under_replicated > 0) {
-        gtk_widget_add_css_class(GTK_WIDGET(self->health_label), "warning");
-        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "error");
-    } else {
-        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "warning");
-        gtk_widget_remove_css_class(GTK_WIDGET(self->health_label), "error");
-    }
+    set_style_class(GTK_WIDGET(self->health_label),
+                    s->offline > 0 || s->under_min_isr > 0 ? "error"
+                    : s->under_replicated > 0              ? "warning"
+                                                           : NULL);
 }
 
 static guint topic_position(SmWindow *self, const char *name)
@@ -554,9 +610,20 @@ static void on_event(SmCluster *cluster, SmEvent *e, gpointer ud)
     }
 }
 
+/* the status line in amber while a link is lost or silent, the summary
+ * following it */
 static void on_status(SmClient *client, gpointer ud)
 {
-    gtk_label_set_text(SM_WINDOW(ud)->status_label, sm_client_get_status(client));
+    SmWindow *self = SM_WINDOW(ud);
+    gtk_label_set_text(self->status_label, sm_client_get_status(client));
+    gboolean bad = sm_client_is_degraded(client);
+    set_style_class(GTK_WIDGET(self->status_label), bad ? "warning" : NULL);
+    if (bad) {
+        gtk_widget_remove_css_class(GTK_WIDGET(self->status_label), "dim-label");
+    } else {
+        gtk_widget_add_css_class(GTK_WIDGET(self->status_label), "dim-label");
+    }
+    update_summary(self);
 }
 
 /* ------------------------------------------------------------ navigation */
@@ -761,7 +828,7 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
     if (client != NULL) {
         self->client = g_object_ref(client);
         self->ids[3] = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
-        gtk_label_set_text(self->status_label, sm_client_get_status(client));
+        on_status(client, self);
     } else {
         gtk_label_set_text(self->status_label, "not connected");
     }
