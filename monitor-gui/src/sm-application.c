@@ -1,6 +1,9 @@
 /* sm-application.c: samsa-monitor's application (see sm-application.h). */
 #include "sm-application.h"
 
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gsettingsbackend.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "sm-client.h"
@@ -253,11 +256,63 @@ static const GActionEntry actions[] = {
     {"quit", on_quit, NULL, NULL, NULL, {0}},
 };
 
+#define SCHEMA_ID "org.samsa.Monitor"
+
+/* the schema the program was built with (gschemas.compiled, in its
+ * resources): GSettings reads schemas from a directory only, so it is
+ * written to a private one, opened (mapped) and removed at once */
+static GSettingsSchema *built_in_schema(void)
+{
+    g_autoptr(GBytes) compiled =
+        g_resources_lookup_data("/org/samsa/Monitor/gschemas.compiled", 0, NULL);
+    g_autofree char *dir = compiled != NULL ? g_dir_make_tmp("samsa-monitor-XXXXXX", NULL) : NULL;
+    if (dir == NULL) {
+        return NULL;
+    }
+    g_autofree char *path = g_build_filename(dir, "gschemas.compiled", NULL);
+    GSettingsSchemaSource *source = NULL;
+    if (g_file_set_contents(path, g_bytes_get_data(compiled, NULL),
+                            (gssize)g_bytes_get_size(compiled), NULL)) {
+        source = g_settings_schema_source_new_from_directory(dir, NULL, FALSE, NULL);
+    }
+    (void)g_remove(path);
+    (void)g_rmdir(dir);
+    if (source == NULL) {
+        return NULL;
+    }
+    GSettingsSchema *schema = g_settings_schema_source_lookup(source, SCHEMA_ID, FALSE);
+    g_settings_schema_source_unref(source);
+    return schema;
+}
+
+/* the settings; when the schema is not installed (run from the build tree
+ * without GSETTINGS_SCHEMA_DIR), the defaults in memory with a warning,
+ * instead of GLib's abort in g_settings_new */
+static GSettings *open_settings(void)
+{
+    GSettingsSchemaSource *installed = g_settings_schema_source_get_default();
+    g_autoptr(GSettingsSchema) schema =
+        installed != NULL ? g_settings_schema_source_lookup(installed, SCHEMA_ID, TRUE) : NULL;
+    if (schema != NULL) {
+        return g_settings_new_full(schema, NULL, NULL);
+    }
+    g_warning("Settings schema '%s' is not installed (meson install, or "
+              "GSETTINGS_SCHEMA_DIR=<build>/monitor-gui/data): using the defaults; "
+              "settings are not kept",
+              SCHEMA_ID);
+    schema = built_in_schema();
+    if (schema == NULL) {
+        g_error("Settings schema '%s': the built-in copy is unreadable", SCHEMA_ID);
+    }
+    g_autoptr(GSettingsBackend) memory = g_memory_settings_backend_new();
+    return g_settings_new_full(schema, memory, NULL);
+}
+
 static void startup(GApplication *app)
 {
     SmApplication *self = SM_APPLICATION(app);
     G_APPLICATION_CLASS(sm_application_parent_class)->startup(app); /* adw_init */
-    self->settings = g_settings_new("org.samsa.Monitor");
+    self->settings = open_settings();
     g_settings_bind_with_mapping(self->settings, "style", adw_style_manager_get_default(),
                                  "color-scheme", G_SETTINGS_BIND_GET, style_to_scheme, NULL, NULL,
                                  NULL);

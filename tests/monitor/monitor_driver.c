@@ -16,6 +16,11 @@
  *   rate SECS                 the cluster page's messages-in chart shows a rate above
  *                             zero ("ok <ms> <its accessible label>")
  *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
+ *   label SECS CLASS TEXT...  a label of the cluster page contains TEXT and has the style
+ *                             class CLASS ("-": any) ("ok <ms> <its text>")
+ *   row B SECS CLASS RE...    broker B's row on the cluster page has a cell matching the
+ *                             regex RE (its text, or its sparkline's label) with the style
+ *                             class CLASS ("-": any) ("ok <ms> <the row's texts>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
  *
@@ -233,6 +238,112 @@ static gboolean status_has(gpointer ud)
     return strstr(sm_client_get_status(s->client), s->text) != NULL;
 }
 
+/* what the window shows: a label's or cell's text and its style class */
+typedef struct {
+    SmWindow *win;
+    gint32 broker; /* row: whose; -1: label */
+    const char *cls;
+    const char *text;
+    char *seen; /* what matched, or what the row shows */
+} Look;
+
+static gboolean styled(GtkWidget *w, const char *cls)
+{
+    return strcmp(cls, "-") == 0 || gtk_widget_has_css_class(w, cls);
+}
+
+/* a mapped label under w containing look's text with its class */
+static GtkWidget *find_label(GtkWidget *w, const Look *look)
+{
+    if (GTK_IS_LABEL(w) && gtk_widget_get_mapped(w) &&
+        strstr(gtk_label_get_text(GTK_LABEL(w)), look->text) != NULL && styled(w, look->cls)) {
+        return w;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_label(c, look);
+        if (found != NULL) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
+static gboolean label_shown(gpointer ud)
+{
+    Look *look = ud;
+    GtkWidget *l = find_label(GTK_WIDGET(look->win), look);
+    if (l != NULL) {
+        g_free(look->seen);
+        look->seen = g_strdup(gtk_label_get_text(GTK_LABEL(l)));
+    }
+    return l != NULL;
+}
+
+/* the row widget (a column view's row: cells of inscriptions and charts)
+ * whose first inscription is the broker's id; NULL when not shown */
+static GtkWidget *broker_row(GtkWidget *w, gint32 broker)
+{
+    if (GTK_IS_INSCRIPTION(w) && gtk_widget_get_mapped(w)) {
+        GtkWidget *row = gtk_widget_get_parent(gtk_widget_get_parent(w));
+        char id[16];
+        (void)g_snprintf(id, sizeof id, "%d", (int)broker);
+        GtkWidget *first = gtk_widget_get_first_child(gtk_widget_get_first_child(row));
+        if (first == w && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), id) == 0 &&
+            gtk_widget_get_ancestor(w, GTK_TYPE_COLUMN_VIEW) != NULL) {
+            return row;
+        }
+        return NULL;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = broker_row(c, broker);
+        if (found != NULL) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
+static gboolean row_shows(gpointer ud)
+{
+    Look *look = ud;
+    GtkWidget *row = broker_row(GTK_WIDGET(look->win), look->broker);
+    if (row == NULL) {
+        return FALSE;
+    }
+    GString *all = g_string_new(NULL);
+    gboolean found = FALSE;
+    for (GtkWidget *cell = gtk_widget_get_first_child(row); cell != NULL;
+         cell = gtk_widget_get_next_sibling(cell)) {
+        GtkWidget *c = gtk_widget_get_first_child(cell);
+        const char *t = NULL;
+        if (GTK_IS_INSCRIPTION(c)) {
+            t = gtk_inscription_get_text(GTK_INSCRIPTION(c));
+        } else if (SM_IS_CHART(c)) {
+            t = sm_chart_get_description(SM_CHART(c));
+        }
+        t = t != NULL ? t : "";
+        g_string_append_printf(all, "%s%s", all->len > 0 ? " | " : "", t);
+        found = found || (g_regex_match_simple(look->text, t, 0, 0) && styled(c, look->cls));
+    }
+    g_free(look->seen);
+    look->seen = g_string_free(all, FALSE);
+    return found;
+}
+
+static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs)
+{
+    sm_window_show_page(look->win, "cluster");
+    gint64 ms = smt_wait(cond, look, secs);
+    if (ms < 0) {
+        printf("fail '%s' (%s) not shown within %.0f s; shown: %s\n", look->text, look->cls,
+               secs, look->seen != NULL ? look->seen : "nothing");
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s\n", ms, look->seen);
+    }
+    fflush(stdout);
+    g_free(look->seen);
+}
+
 static GDataInputStream *in_stream(void)
 {
     GInputStream *raw = g_unix_input_stream_new(0, FALSE);
@@ -286,6 +397,14 @@ static void handle(Driver *d, char **f, guint n)
             printf("ok %" G_GINT64_FORMAT " %s\n", ms, sm_client_get_status(d->client));
         }
         fflush(stdout);
+    } else if (n >= 4 && strcmp(f[0], "label") == 0) {
+        g_autofree char *text = g_strjoinv(" ", f + 3);
+        Look look = {d->win, -1, f[2], text, NULL};
+        answer_look(label_shown, &look, g_ascii_strtod(f[1], NULL));
+    } else if (n >= 5 && strcmp(f[0], "row") == 0) {
+        g_autofree char *text = g_strjoinv(" ", f + 4);
+        Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
+        answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL));
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {
         const SmFlushStats *s = sm_window_get_flush_stats(d->win);
         printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,

@@ -13,8 +13,16 @@ started from one broker's admin URL, which finds the other two.
   out of sync, N behind the high watermark", its LEO frozen while the HW
   moves on (the delay from SIGSTOP is printed; the broker's own
   replica.lag.time.max.ms is 2 s of it); screenshots light and dark;
+- still paused: its row says "not answering" (amber), the status no longer
+  counts it connected, and its rates end (its sparkline says the broker is
+  not heard) instead of a stale reading beside a GONE row;
 - SIGCONT: back in sync;
-- the broker killed: shown gone, and the partition it led led by another;
+- the broker killed: its rates end at once (not when a reading would have
+  been due), shown gone (State in the error colour), and the partition it
+  led led by another;
+- a wrong admin URL (nothing listening): the status says "Connection
+  refused" and the cluster page "Not connected" in the error colour, never
+  "0 of 0 brokers alive" as a healthy empty cluster;
 - a standalone broker with admin.auth.token: without the token the monitor
   says it was refused (401) and why; with it (SAMSA_ADMIN_TOKEN, as
   samsa-monitor takes it) it connects and shows the broker's topic.
@@ -140,6 +148,13 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
             print("  replica 2 shown out of sync %.1f s after SIGSTOP "
                   "(replica.lag.time.max.ms 2000), label: %s" % (shown, got[2]), flush=True)
             drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
+            # not "3 of 3 brokers connected" and "streaming" beside it
+            got = drv.ask("row 2 30 warning not answering for")
+            print("  broker 2's row %.1f s after SIGSTOP: %s"
+                  % (time.monotonic() - stopped, got[2]), flush=True)
+            drv.ask("status 10 2 of 3 brokers connected")
+            drv.ask("row 2 10 - messages in: no rate for the last reading \\(the broker is "
+                    "not heard\\)")
         finally:
             os.kill(c.brokers[2].pid, signal.SIGCONT)
         resumed = time.monotonic()
@@ -153,10 +168,15 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         # while it was stopped); killed then, partition 2 would rightly be
         # shown offline
         drv.ask("ready %s 3 60 3" % TOPIC)
+        drv.ask("row 2 30 - ^messages in: [0-9]")  # its rates again, before the kill
         c.brokers[2].kill()
         killed = time.monotonic()
         try:
+            got = drv.ask("row 2 10 - messages in: no rate for the last reading \\(the broker "
+                          "is not heard\\)")
+            print("  broker 2's rates ended %s ms after SIGKILL" % got[1], flush=True)
             drv.ask("gone 2 %s 60" % TOPIC)
+            drv.ask("row 2 10 error GONE")
         except AssertionError:
             # what ZooKeeper says, beside what the monitor showed
             print("  ZooKeeper: controller %s, brokers %s, states %s"
@@ -179,6 +199,22 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         if drv is not None:
             drv.close()
         c.close()
+
+
+def case_monitor_says_why_a_wrong_admin_url_does_not_answer(t):
+    import socket
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    drv = Driver("http://127.0.0.1:%d" % port, t.path("monitor-wrong-url.log"))
+    try:
+        got = drv.ask("status 30 Connection refused")
+        print("  status: %s" % got[2], flush=True)
+        drv.ask("label 10 error Not connected: no broker answers")
+        drv.ask("label 10 error Connection refused")
+        drv.ask("label 10 warning Connection refused")  # the status line
+    finally:
+        drv.close()
 
 
 def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
@@ -208,4 +244,5 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
 
 if __name__ == "__main__":
     sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker,
+                   case_monitor_says_why_a_wrong_admin_url_does_not_answer,
                    case_monitor_sends_the_admin_token_and_says_when_it_is_missing]))
