@@ -551,6 +551,12 @@ static void apply_leader_change(SmCluster *self, JsonObject *ev, gint32 from)
     char key[300];
     (void)g_snprintf(key, sizeof key, "leader/%s/%d/%d", topic, (int)pn, (int)epoch);
     gint32 was = get_id(ev, "previous_leader", -1);
+    if (leader == was) {
+        /* a new epoch, the same leader (a controller's election that kept
+         * it, an ISR change bumping the epoch): nothing an operator needs
+         * in the timeline */
+        return;
+    }
     char *text = leader >= 0
                      ? g_strdup_printf("%s-%d: leader %d (was %d), epoch %d", topic, (int)pn,
                                        (int)leader, (int)was, (int)epoch)
@@ -977,6 +983,9 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             apply_broker_fields(self, b, ev);
         }
         set_alive(self, b, up);
+        if (!up) {
+            end_rates(self, b); /* whatever the model believed of it before */
+        }
         char key[64];
         (void)g_snprintf(key, sizeof key, "broker/%d/%s", (int)id, up ? "up" : "down");
         /* a broker back clears the memory of it going, and the reverse */

@@ -908,11 +908,12 @@ static void test_broker_gone_then_back_leaves_the_sum_and_returns(void)
     }
     const SmSeries *sum = &sm_cluster_get_rates(c)->messages_in;
     CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 150));
-    /* broker 1 stops answering: its last rate counts while it could be a
-     * reading a little late, then it leaves the sum */
+    /* broker 1 gone: its rates end at once (a gap), so it leaves the sum
+     * with the next round, not a round later */
     apply(c, "{\"seq\":9,\"type\":\"broker_down\",\"broker\":0,\"time_ms\":4000,\"id\":1}");
+    CU_ASSERT_FALSE(sm_series_last(&sm_cluster_find_broker(c, 1)->rates.messages_in)->known);
     apply_reading(c, 0, 4000, 1, 300, 0, 0);
-    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 150));
+    CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 100));
     apply_reading(c, 0, 5000, 1, 400, 0, 0);
     CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 100));
     /* back, restarted: counters from zero, a new start time; its first
@@ -926,6 +927,54 @@ static void test_broker_gone_then_back_leaves_the_sum_and_returns(void)
     CU_ASSERT_TRUE(near(sm_series_last(sum)->value, 160));
     /* one point a round, every round */
     CU_ASSERT_EQUAL(sum->n, 6);
+    unwatch(c, &seen);
+}
+
+/* a broker the monitor no longer hears (its link lost or silent) shows no
+ * rate at once, and says why; its next two readings give one again */
+static void test_a_broker_not_heard_shows_no_rate_at_once(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_reading(c, 2, 1000, 1, 0, 0, 0);
+    apply_reading(c, 2, 2000, 1, 40, 4000, 0);
+    SmBroker *b = sm_cluster_find_broker(c, 2);
+    CU_ASSERT_TRUE(sm_series_last(&b->rates.bytes_in)->known);
+    sm_cluster_broker_unheard(c, 2);
+    CU_ASSERT_TRUE(sm_cluster_flush(c) >= 1);
+    g_autofree char *now = sm_series_format_last(&b->rates.bytes_in, SM_UNIT_BYTES_PER_S);
+    CU_ASSERT_STRING_EQUAL(now, "—");
+    g_autofree char *said = sm_series_describe(&b->rates.messages_in, "messages in", SM_UNIT_PER_S);
+    CU_ASSERT_TRUE(g_str_has_prefix(said, "messages in: no rate for the last reading (the broker "
+                                          "is not heard)"));
+    /* twice: one gap */
+    guint n = b->rates.messages_in.n;
+    sm_cluster_broker_unheard(c, 2);
+    CU_ASSERT_EQUAL(b->rates.messages_in.n, n);
+    /* heard again: the first reading starts afresh, the second is a rate */
+    apply_reading(c, 2, 9000, 1, 100, 0, 0);
+    CU_ASSERT_FALSE(sm_series_last(&b->rates.messages_in)->known);
+    apply_reading(c, 2, 10000, 1, 130, 0, 0);
+    CU_ASSERT_TRUE(near(sm_series_last(&b->rates.messages_in)->value, 30));
+    unwatch(c, &seen);
+}
+
+/* a leader change that keeps the leader (a new epoch only) is no event */
+static void test_a_new_epoch_of_the_same_leader_is_no_event(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply(c, "{\"seq\":9,\"type\":\"leader_change\",\"broker\":2,\"time_ms\":3000,"
+             "\"topic\":\"watched\",\"partition\":0,\"leader\":0,\"leader_epoch\":1,"
+             "\"previous_leader\":0,\"previous_leader_epoch\":0}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(seen.events, 0);
+    CU_ASSERT_EQUAL(sm_cluster_find_partition(c, "watched", 0)->leader_epoch, 1);
+    apply(c, "{\"seq\":10,\"type\":\"leader_change\",\"broker\":2,\"time_ms\":4000,"
+             "\"topic\":\"watched\",\"partition\":0,\"leader\":1,\"leader_epoch\":2,"
+             "\"previous_leader\":0,\"previous_leader_epoch\":1}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(seen.events, 1);
     unwatch(c, &seen);
 }
 
@@ -1014,6 +1063,9 @@ static CU_TestInfo tests[] = {
     {"cluster_rates_sum_the_brokers_per_round", test_cluster_rates_sum_the_brokers_per_round},
     {"broker_gone_then_back_leaves_the_sum_and_returns",
      test_broker_gone_then_back_leaves_the_sum_and_returns},
+    {"a_broker_not_heard_shows_no_rate_at_once", test_a_broker_not_heard_shows_no_rate_at_once},
+    {"a_new_epoch_of_the_same_leader_is_no_event",
+     test_a_new_epoch_of_the_same_leader_is_no_event},
     {"hostile_broker_documents_give_no_rate", test_hostile_broker_documents_give_no_rate},
     {"group_lag_history_follows_the_coordinators_clock",
      test_group_lag_history_follows_the_coordinators_clock},
