@@ -264,6 +264,22 @@ static void read_replica(JsonObject *o, SmReplica *r)
     r->since_caught_up_ms = get_int(o, "time_since_caught_up_ms", SM_OFFSET_UNKNOWN);
     r->in_sync = get_bool(o, "in_sync", FALSE);
     r->offline = get_bool(o, "offline", FALSE);
+    r->last_known = FALSE;
+}
+
+/* r's LEO unknown in the leader's own view while the model knew one: the
+ * replica's broker is gone (the leader forgets a follower whose session
+ * expired, Kafka 2.0's Partition.updateAssignmentAndIsr /
+ * ReplicaManager's offline replicas): its last known LEO and "offline",
+ * not an empty track like an empty partition's */
+static void keep_last_known(SmReplica *r, const SmReplica *old)
+{
+    if (r->log_end_offset == SM_OFFSET_UNKNOWN && old->log_end_offset != SM_OFFSET_UNKNOWN) {
+        r->log_end_offset = old->log_end_offset;
+        r->lag = old->lag;
+        r->offline = TRUE;
+        r->last_known = TRUE;
+    }
 }
 
 /* the replicas of a document, keeping what the old view knew of an
@@ -278,13 +294,18 @@ static void take_replicas(SmPartition *p, JsonArray *a, gboolean full)
         if (r.broker < 0) {
             continue;
         }
-        if (!full) {
-            for (guint k = 0; k < p->replicas->len; k++) {
-                const SmReplica *old = &g_array_index(p->replicas, SmReplica, k);
-                if (old->broker == r.broker && r.log_end_offset == SM_OFFSET_UNKNOWN) {
-                    r.log_end_offset = old->log_end_offset;
-                    r.lag = old->lag;
-                }
+        for (guint k = 0; k < p->replicas->len; k++) {
+            const SmReplica *old = &g_array_index(p->replicas, SmReplica, k);
+            if (old->broker != r.broker) {
+                continue;
+            }
+            if (full) {
+                keep_last_known(&r, old);
+            } else if (r.log_end_offset == SM_OFFSET_UNKNOWN) {
+                r.log_end_offset = old->log_end_offset;
+                r.lag = old->lag;
+                r.offline = old->offline;
+                r.last_known = old->last_known;
             }
         }
         g_array_append_val(next, r);
@@ -476,10 +497,17 @@ static void apply_progress(SmCluster *self, const SmProgress *pr, const SmProgre
         for (guint k = 0; k < p->replicas->len; k++) {
             SmReplica *have = &g_array_index(p->replicas, SmReplica, k);
             if (have->broker == r->broker) {
-                have->log_end_offset = r->log_end_offset;
-                have->lag = r->lag;
-                have->since_caught_up_ms = r->since_caught_up_ms;
-                have->in_sync = r->in_sync;
+                SmReplica next = *have;
+                next.log_end_offset = r->log_end_offset;
+                next.lag = r->lag;
+                next.since_caught_up_ms = r->since_caught_up_ms;
+                next.in_sync = r->in_sync;
+                if (have->last_known) {
+                    next.offline = r->offline; /* heard of again */
+                }
+                next.last_known = FALSE;
+                keep_last_known(&next, have);
+                *have = next;
             }
         }
     }

@@ -298,6 +298,9 @@ char *sm_partition_describe_replica(const SmPartition *self, guint i)
     } else {
         gint64 d = self->high_watermark - r->log_end_offset;
         g_autofree char *n = sm_format_count(d < 0 ? -d : d);
+        if (r->last_known) {
+            g_string_append(s, ", last known");
+        }
         if (d > 0) {
             g_string_append_printf(s, ", %s behind the high watermark", n);
         } else if (d < 0) {

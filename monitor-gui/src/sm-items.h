@@ -119,6 +119,10 @@ typedef struct {
     gint64 since_caught_up_ms;
     gboolean in_sync; /* member of the ISR */
     gboolean offline;
+    /* the leader no longer reports this replica's LEO (a broker whose
+     * session expired: "log_end_offset": null): log_end_offset is the last
+     * one it reported, and the replica is shown offline */
+    gboolean last_known;
 } SmReplica;
 
 /* ------------------------------------------------------------ partition */

@@ -163,6 +163,16 @@ static void snapshot(GtkWidget *widget, GtkSnapshot *s)
         gtk_snapshot_restore(s);
         graphene_rect_t track = GRAPHENE_RECT_INIT(bar_x, y, bar_w, ROW_HEIGHT);
         gtk_snapshot_append_color(s, &pal.track, &track);
+        if (r->offline) {
+            /* at the track's right end, the bar (its last known LEO) left of it */
+            int tw = 0;
+            pango_layout_set_text(layout, "offline", -1);
+            pango_layout_get_pixel_size(layout, &tw, NULL);
+            gtk_snapshot_save(s);
+            gtk_snapshot_translate(s, &GRAPHENE_POINT_INIT(bar_x + bar_w - (float)tw - 4, y - 2));
+            gtk_snapshot_append_layout(s, layout, &pal.fg);
+            gtk_snapshot_restore(s);
+        }
         if (r->log_end_offset < 0) {
             continue; /* unknown: the track alone */
         }

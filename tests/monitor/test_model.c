@@ -312,6 +312,55 @@ static char *progress(int from, int p, long long hw, const long long leos[3], co
     return g_string_free(s, FALSE);
 }
 
+/* "\"log_end_offset\":-1" in text made null, as a leader reports a replica
+ * whose broker's session expired (caller frees) */
+static char *leo_null(const char *text)
+{
+    g_auto(GStrv) parts = g_strsplit(text, "\"log_end_offset\":-1,", -1);
+    return g_strjoinv("\"log_end_offset\":null,", parts);
+}
+
+/* a replica out of sync whose broker is gone: the leader reports its LEO
+ * as null; shown at its last known LEO and offline, not as an empty track */
+static void test_a_gone_replica_keeps_its_last_known_leo_offline(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    int ar[3] = {0, 1, 2}, isr[2] = {0, 1};
+    long long leos[3] = {5000, 4800, 2796};
+    g_autofree char *p = partition_json(0, 0, 0, 3, ar, 3, isr, 2, 4000, leos);
+    g_autofree char *doc = g_strdup_printf("{\"broker\":0,\"partitions\":[%s]}", p);
+    apply(c, doc);
+    /* the leader's document again, replica 2's LEO null */
+    long long gone[3] = {5000, 4800, -1};
+    g_autofree char *p2 = partition_json(0, 0, 0, 3, ar, 3, isr, 2, 4000, gone);
+    g_autofree char *p2n = leo_null(p2);
+    g_autofree char *doc2 = g_strdup_printf("{\"broker\":0,\"partitions\":[%s]}", p2n);
+    apply(c, doc2);
+    SmPartition *p0 = sm_cluster_find_partition(c, "watched", 0);
+    CU_ASSERT_EQUAL(replica(p0, 2)->log_end_offset, 2796);
+    CU_ASSERT_TRUE(replica(p0, 2)->offline);
+    g_autofree char *d2 = sm_partition_describe_replica(p0, 2);
+    CU_ASSERT_STRING_EQUAL(d2, "replica 2: offline, out of sync, last known, 1,204 behind the "
+                               "high watermark");
+    /* and through the leader's progress, the HW moving on */
+    long long moved[3] = {6000, 6000, -1};
+    int ins[3] = {1, 1, 0};
+    g_autofree char *m = progress(0, 0, 6000, moved, ins);
+    g_autofree char *mn = leo_null(m);
+    apply(c, mn);
+    CU_ASSERT_EQUAL(p0->high_watermark, 6000);
+    CU_ASSERT_EQUAL(replica(p0, 2)->log_end_offset, 2796);
+    CU_ASSERT_TRUE(replica(p0, 2)->offline);
+    /* back: its LEO reported again, no longer offline */
+    long long back[3] = {6000, 6000, 5900};
+    g_autofree char *mb = progress(0, 0, 6000, back, ins);
+    apply(c, mb);
+    CU_ASSERT_EQUAL(replica(p0, 2)->log_end_offset, 5900);
+    CU_ASSERT_FALSE(replica(p0, 2)->offline);
+    unwatch(c, &seen);
+}
+
 static void test_progress_from_the_leader_moves_offsets_in_one_change(void)
 {
     Seen seen;
@@ -1063,6 +1112,8 @@ static CU_TestInfo tests[] = {
     {"cluster_rates_sum_the_brokers_per_round", test_cluster_rates_sum_the_brokers_per_round},
     {"broker_gone_then_back_leaves_the_sum_and_returns",
      test_broker_gone_then_back_leaves_the_sum_and_returns},
+    {"a_gone_replica_keeps_its_last_known_leo_offline",
+     test_a_gone_replica_keeps_its_last_known_leo_offline},
     {"a_broker_not_heard_shows_no_rate_at_once", test_a_broker_not_heard_shows_no_rate_at_once},
     {"a_new_epoch_of_the_same_leader_is_no_event",
      test_a_new_epoch_of_the_same_leader_is_no_event},
