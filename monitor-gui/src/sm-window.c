@@ -16,6 +16,9 @@ struct _SmWindow {
     GtkLabel *status_label;
     GtkLabel *summary_label;
     GtkLabel *health_label;
+    GtkExpander *problems_expander;
+    GtkListBox *problems_list;
+    char *problems_shown; /* the rows' texts as last built: not rebuilt unchanged */
     GtkColumnView *brokers_view;
     GtkColumnView *topics_view;
     GtkColumnView *partitions_view;
@@ -554,6 +557,124 @@ static void update_summary(SmWindow *self)
                                                            : NULL);
 }
 
+/* ------------------------------------------------------------ problems */
+
+#define MAX_PROBLEM_ROWS 200
+
+/* what is wrong with p, for people; NULL: nothing */
+static char *partition_problem(const SmPartition *p)
+{
+    if (p->leader < 0) {
+        return g_strdup_printf("%s-%d: offline, no leader", p->topic, (int)p->partition);
+    }
+    g_autofree char *isr = sm_partition_format_isr(p);
+    if (p->under_min_isr) {
+        return g_strdup_printf("%s-%d: under min ISR, ISR [%s]", p->topic, (int)p->partition,
+                               isr);
+    }
+    if (sm_partition_under_replicated(p)) {
+        g_autofree char *osr = sm_partition_format_osr(p);
+        return g_strdup_printf("%s-%d: under-replicated, ISR [%s], out of sync [%s]", p->topic,
+                               (int)p->partition, isr, osr);
+    }
+    return NULL;
+}
+
+static void add_problem_row(SmWindow *self, const char *text, const char *topic,
+                            const char *style)
+{
+    GtkWidget *label = gtk_label_new(text);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_END);
+    gtk_widget_set_margin_start(label, 8);
+    gtk_widget_set_margin_top(label, 2);
+    gtk_widget_set_margin_bottom(label, 2);
+    if (style != NULL) {
+        gtk_widget_add_css_class(label, style);
+    }
+    GtkWidget *row = gtk_list_box_row_new();
+    gtk_list_box_row_set_child(GTK_LIST_BOX_ROW(row), label);
+    gtk_list_box_row_set_activatable(GTK_LIST_BOX_ROW(row), topic != NULL);
+    if (topic != NULL) {
+        g_object_set_data_full(G_OBJECT(row), "sm-topic", g_strdup(topic), g_free);
+        gtk_widget_set_tooltip_text(row, "Show the topic's partitions");
+    }
+    gtk_list_box_append(self->problems_list, row);
+}
+
+/* the under-replicated, under-min-ISR and offline partitions, one click
+ * (the expander) from the counts; the list is built only while shown */
+static void update_problems(SmWindow *self)
+{
+    const SmClusterSummary *s = sm_cluster_get_summary(self->cluster);
+    guint n = s->under_replicated + s->offline + s->under_min_isr;
+    gtk_widget_set_visible(GTK_WIDGET(self->problems_expander), n > 0);
+    g_autofree char *title =
+        g_strdup_printf("Partitions that need attention: %u offline, %u under min ISR, %u "
+                        "under-replicated",
+                        s->offline, s->under_min_isr, s->under_replicated);
+    gtk_expander_set_label(self->problems_expander, title);
+    gboolean shown = n > 0 && gtk_expander_get_expanded(self->problems_expander);
+    GListModel *topics = sm_cluster_get_topics(self->cluster);
+    g_autoptr(GPtrArray) found = g_ptr_array_new_with_free_func(g_object_unref);
+    g_autoptr(GString) key = g_string_new(NULL);
+    guint more = 0;
+    for (guint i = 0; shown && i < g_list_model_get_n_items(topics); i++) {
+        g_autoptr(SmTopic) t = g_list_model_get_item(topics, i);
+        for (guint k = 0; k < t->parts->len; k++) {
+            SmPartition *p = g_ptr_array_index(t->parts, k);
+            g_autofree char *text = partition_problem(p);
+            if (text == NULL) {
+                continue;
+            }
+            if (found->len >= MAX_PROBLEM_ROWS) {
+                more++;
+                continue;
+            }
+            g_ptr_array_add(found, g_object_ref(p));
+            g_string_append_printf(key, "%s\n", text);
+        }
+    }
+    g_string_append_printf(key, "%u", more);
+    if (g_strcmp0(key->str, self->problems_shown) == 0) {
+        return; /* the same rows: left alone, so that a click on one is not lost */
+    }
+    g_free(self->problems_shown);
+    self->problems_shown = g_strdup(key->str);
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->problems_list))) != NULL) {
+        gtk_list_box_remove(self->problems_list, child);
+    }
+    for (guint i = 0; i < found->len; i++) {
+        const SmPartition *p = g_ptr_array_index(found, i);
+        g_autofree char *text = partition_problem(p);
+        add_problem_row(self, text, p->topic,
+                        p->leader < 0 || p->under_min_isr ? "error" : "warning");
+    }
+    if (more > 0) {
+        g_autofree char *text = g_strdup_printf("… and %u more", more);
+        add_problem_row(self, text, NULL, NULL);
+    }
+}
+
+static void on_problems_expanded(GtkExpander *e, GParamSpec *pspec, gpointer ud)
+{
+    (void)e;
+    (void)pspec;
+    update_problems(SM_WINDOW(ud));
+}
+
+static void on_problem_activated(GtkListBox *list, GtkListBoxRow *row, gpointer ud)
+{
+    (void)list;
+    SmWindow *self = SM_WINDOW(ud);
+    const char *topic = g_object_get_data(G_OBJECT(row), "sm-topic");
+    if (topic != NULL) {
+        sm_window_show_topic(self, topic);
+        sm_window_show_page(self, "partitions");
+    }
+}
+
 static guint topic_position(SmWindow *self, const char *name)
 {
     GListModel *topics = sm_cluster_get_topics(self->cluster);
@@ -572,6 +693,7 @@ static void on_flushed(SmCluster *cluster, gpointer ud)
     (void)cluster;
     SmWindow *self = SM_WINDOW(ud);
     update_summary(self);
+    update_problems(self);
     /* the partitions page's topic: set again when the topics list was
      * rebuilt, or the first time there is one */
     SmTopic *t = sm_cluster_find_topic(self->cluster, self->topic);
@@ -770,6 +892,11 @@ GtkWidget *sm_window_get_partitions_view(SmWindow *self)
     return GTK_WIDGET(self->partitions_view);
 }
 
+GtkWidget *sm_window_get_problems(SmWindow *self)
+{
+    return GTK_WIDGET(self->problems_expander);
+}
+
 const char *sm_window_get_health_text(SmWindow *self)
 {
     return gtk_label_get_text(self->health_label);
@@ -825,6 +952,9 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
                      self);
     g_signal_connect(self->topics_view, "activate", G_CALLBACK(on_topic_activated), self);
     g_signal_connect(self->topic_search, "search-changed", G_CALLBACK(on_search), self);
+    g_signal_connect(self->problems_expander, "notify::expanded",
+                     G_CALLBACK(on_problems_expanded), self);
+    g_signal_connect(self->problems_list, "row-activated", G_CALLBACK(on_problem_activated), self);
     if (client != NULL) {
         self->client = g_object_ref(client);
         self->ids[3] = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
@@ -867,6 +997,7 @@ static void sm_window_finalize(GObject *object)
     SmWindow *self = SM_WINDOW(object);
     g_free(self->topic);
     g_free(self->last_alert);
+    g_free(self->problems_shown);
     G_OBJECT_CLASS(sm_window_parent_class)->finalize(object);
 }
 
@@ -883,6 +1014,8 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, status_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, summary_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, health_label);
+    gtk_widget_class_bind_template_child(wc, SmWindow, problems_expander);
+    gtk_widget_class_bind_template_child(wc, SmWindow, problems_list);
     gtk_widget_class_bind_template_child(wc, SmWindow, brokers_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, topics_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, partitions_view);

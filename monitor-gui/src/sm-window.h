@@ -45,6 +45,9 @@ GtkWidget *sm_window_get_members_view(SmWindow *self);
 const SmFlushStats *sm_window_get_flush_stats(SmWindow *self);
 /* (transfer none) the partitions column view, for tests */
 GtkWidget *sm_window_get_partitions_view(SmWindow *self);
+/* (transfer none) the cluster page's list of partitions that need
+ * attention (under-replicated, under min ISR, offline) and its expander */
+GtkWidget *sm_window_get_problems(SmWindow *self);
 /* the summary of the cluster page as shown (transfer none) */
 const char *sm_window_get_health_text(SmWindow *self);
 

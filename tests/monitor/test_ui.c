@@ -434,11 +434,121 @@ static void test_topic_asked_for_before_it_is_known_is_shown(void)
     g_object_unref(c);
 }
 
+/* the mapped GtkInscription or GtkLabel under w whose text is text */
+static GtkWidget *find_text(GtkWidget *w, const char *text)
+{
+    if (gtk_widget_get_mapped(w) &&
+        ((GTK_IS_INSCRIPTION(w) && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), text) == 0) ||
+         (GTK_IS_LABEL(w) && g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), text) == 0))) {
+        return w;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = find_text(c, text);
+        if (found != NULL) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
+typedef struct {
+    SmWindow *win;
+    const char *text;
+    const char *cls;
+} Shown;
+
+static gboolean text_shown(gpointer ud)
+{
+    Shown *s = ud;
+    GtkWidget *w = find_text(GTK_WIDGET(s->win), s->text);
+    return w != NULL && (s->cls == NULL || gtk_widget_has_css_class(w, s->cls));
+}
+
+static void assert_shown(SmWindow *win, const char *text, const char *cls)
+{
+    Shown s = {win, text, cls};
+    gboolean ok = smt_wait(text_shown, &s, 10) >= 0;
+    if (!ok) {
+        g_autoptr(GString) texts = g_string_new(NULL);
+        smt_collect_texts(GTK_WIDGET(win), texts);
+        printf("\n  '%s' (%s) not shown; the cells:\n%s", text, cls ? cls : "any", texts->str);
+    }
+    CU_ASSERT_TRUE(ok);
+}
+
+static gboolean on_partitions_page(gpointer ud)
+{
+    return g_strcmp0(adw_view_stack_get_visible_child_name(ADW_VIEW_STACK(gtk_widget_get_ancestor(
+                         sm_window_get_partitions_view(SM_WINDOW(ud)), ADW_TYPE_VIEW_STACK))),
+                     "partitions") == 0;
+}
+
+/* health at a glance: the State cells coloured (GONE in the error colour),
+ * a broker leading nothing flagged, the unhealthy partitions one click
+ * from the counts and one more from their topic's page; the events newest
+ * first, no "leader 0 (was 0)" */
+static void test_cluster_page_shows_health_at_a_glance(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    sm_window_show_page(win, "cluster");
+    assert_shown(win, "alive", "success");
+    /* broker 2 gone; partition 1 moved from broker 1 to broker 0 (which
+     * leaves broker 1 leading nothing); partition 0 re-elected its leader */
+    const char *msgs[] = {
+        "{\"seq\":2,\"type\":\"broker_down\",\"broker\":0,\"time_ms\":1700000000000,\"id\":2}",
+        "{\"seq\":3,\"type\":\"leader_change\",\"broker\":0,\"time_ms\":1700000001000,"
+        "\"topic\":\"orders\",\"partition\":2,\"leader\":0,\"leader_epoch\":1,"
+        "\"previous_leader\":2}",
+        "{\"seq\":4,\"type\":\"leader_change\",\"broker\":0,\"time_ms\":1700000002000,"
+        "\"topic\":\"orders\",\"partition\":1,\"leader\":0,\"leader_epoch\":3,"
+        "\"previous_leader\":1}",
+        "{\"seq\":5,\"type\":\"leader_change\",\"broker\":0,\"time_ms\":1700000003000,"
+        "\"topic\":\"orders\",\"partition\":0,\"leader\":0,\"leader_epoch\":5,"
+        "\"previous_leader\":0}",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(msgs); i++) {
+        g_autoptr(GError) err = NULL;
+        CU_ASSERT_TRUE(sm_cluster_apply_text(c, msgs[i], -1, &err));
+    }
+    sm_cluster_flush(c);
+    assert_shown(win, "GONE", "error");
+    assert_shown(win, "0: leads nothing", "warning");
+    /* the unhealthy partition, one click away */
+    GtkExpander *problems = GTK_EXPANDER(sm_window_get_problems(win));
+    CU_ASSERT_TRUE(gtk_widget_get_visible(GTK_WIDGET(problems)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gtk_expander_get_label(problems), "1 under-replicated"));
+    gtk_expander_set_expanded(problems, TRUE);
+    const char *row = "orders-0: under-replicated, ISR [0, 1], out of sync [2]";
+    assert_shown(win, row, "warning");
+    GtkWidget *label = find_text(GTK_WIDGET(win), row);
+    GtkWidget *r = label != NULL ? gtk_widget_get_ancestor(label, GTK_TYPE_LIST_BOX_ROW) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    g_signal_emit_by_name(r, "activate");
+    CU_ASSERT_TRUE(smt_wait(on_partitions_page, win, 10) >= 0);
+    /* events: newest first, and no row for partition 0's same leader */
+    GListModel *events = sm_cluster_get_events(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(events), 3);
+    g_autoptr(SmEvent) first = g_list_model_get_item(events, 0);
+    CU_ASSERT_STRING_EQUAL(first->text, "orders-1: leader 0 (was 1), epoch 3");
+    sm_window_show_page(win, "events");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(win), texts);
+    const char *newest = strstr(texts->str, "orders-1: leader 0 (was 1)");
+    const char *older = strstr(texts->str, "orders-2: leader 0 (was 2)");
+    CU_ASSERT_TRUE(newest != NULL && older != NULL && newest < older);
+    CU_ASSERT_PTR_NULL(strstr(texts->str, "(was 0)"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
     {"partitions_page_renders_light_and_dark", test_partitions_page_renders_light_and_dark},
     {"every_page_shows_its_rows", test_every_page_shows_its_rows},
+    {"cluster_page_shows_health_at_a_glance", test_cluster_page_shows_health_at_a_glance},
     {"groups_page_shows_the_chosen_groups_members",
      test_groups_page_shows_the_chosen_groups_members},
     {"cluster_page_charts_the_brokers_throughput",
