@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "config/config.h"
+#include "config/properties.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -358,20 +359,6 @@ static char *dup_string(const char *s)
         memcpy(p, s, n + 1);
     }
     return p;
-}
-
-/* Java's String.trim(): strips bytes <= ' ' at both ends, in place. */
-static char *trim(char *s)
-{
-    while (*s != '\0' && (unsigned char)*s <= ' ') {
-        s++;
-    }
-    size_t n = strlen(s);
-    while (n > 0 && (unsigned char)s[n - 1] <= ' ') {
-        n--;
-    }
-    s[n] = '\0';
-    return s;
 }
 
 static bool is_digit(char c)
@@ -827,285 +814,16 @@ static int assign(struct load *ld, const char *key, const char *value, unsigned 
 
 /* ---------------------------------------------------- java.util.Properties */
 
-struct lexer {
-    const char *buf;
-    size_t len;
-    size_t off;
-    unsigned line; /* natural line number of buf[off] */
-};
-
-static bool is_prop_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\f';
-}
-
-/* Consumes a line terminator (\n, \r or \r\n) at the lexer's position. */
-static void eat_eol(struct lexer *lx)
-{
-    if (lx->off < lx->len && lx->buf[lx->off] == '\r') {
-        lx->off++;
-        if (lx->off < lx->len && lx->buf[lx->off] == '\n') {
-            lx->off++;
-        }
-        lx->line++;
-    } else if (lx->off < lx->len && lx->buf[lx->off] == '\n') {
-        lx->off++;
-        lx->line++;
-    }
-}
-
-/*
- * The next logical line into out[0..BR_CONFIG_MAX_LINE_BYTES] (NUL-terminated):
- * blank and comment lines skipped, leading whitespace dropped, continuation
- * lines joined (their backslash and leading whitespace dropped). Returns 1
- * with *first = its first natural line, 0 at the end, or -1 with msg set.
- */
-static int next_line(struct lexer *lx, char *out, size_t *out_len, unsigned *first, char *msg,
-                     size_t msglen)
-{
-    for (;;) {
-        while (lx->off < lx->len && is_prop_ws(lx->buf[lx->off])) {
-            lx->off++;
-        }
-        if (lx->off >= lx->len) {
-            return 0;
-        }
-        char c = lx->buf[lx->off];
-        if (c == '\n' || c == '\r') {
-            eat_eol(lx);
-            continue;
-        }
-        if (c == '#' || c == '!') {
-            /* comment lines never continue */
-            while (lx->off < lx->len && lx->buf[lx->off] != '\n' && lx->buf[lx->off] != '\r') {
-                if (lx->buf[lx->off] == '\0') {
-                    set_msg(msg, msglen, "%u: NUL byte", lx->line);
-                    return -1;
-                }
-                lx->off++;
-            }
-            eat_eol(lx);
-            continue;
-        }
-        break;
-    }
-    *first = lx->line;
-    size_t n = 0;
-    for (;;) {
-        while (lx->off < lx->len && lx->buf[lx->off] != '\n' && lx->buf[lx->off] != '\r') {
-            char c = lx->buf[lx->off];
-            if (c == '\0') {
-                set_msg(msg, msglen, "%u: NUL byte", lx->line);
-                return -1;
-            }
-            if (n >= BR_CONFIG_MAX_LINE_BYTES) {
-                set_msg(msg, msglen, "%u: line longer than %zu bytes", *first,
-                        BR_CONFIG_MAX_LINE_BYTES);
-                return -1;
-            }
-            out[n++] = c;
-            lx->off++;
-        }
-        size_t backslashes = 0;
-        while (backslashes < n && out[n - 1 - backslashes] == '\\') {
-            backslashes++;
-        }
-        bool at_end = lx->off >= lx->len;
-        eat_eol(lx);
-        if (backslashes % 2 == 0) {
-            break;
-        }
-        n--; /* the continuation backslash */
-        if (at_end) {
-            break;
-        }
-        while (lx->off < lx->len && is_prop_ws(lx->buf[lx->off])) {
-            lx->off++;
-        }
-    }
-    out[n] = '\0';
-    *out_len = n;
-    return 1;
-}
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-/* Four hex digits at s[0..4) -> 0..0xffff, or -1. */
-static long hex4(const char *s, size_t avail)
-{
-    if (avail < 4) {
-        return -1;
-    }
-    long v = 0;
-    for (int i = 0; i < 4; i++) {
-        int h = hex_value(s[i]);
-        if (h < 0) {
-            return -1;
-        }
-        v = v * 16 + h;
-    }
-    return v;
-}
-
-static size_t put_utf8(char *out, unsigned long cp)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xc0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xe0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/*
- * Java's loadConvert, in place on s[0..n): \t \n \r \f, \uXXXX (as UTF-8;
- * a surrogate pair becomes one code point), \x -> x. Writes the NUL.
- * Returns 0, or -1 with msg set (a bad \u escape, a lone surrogate, \u0000).
- */
-static int unescape(char *s, size_t n, char *msg, size_t msglen)
-{
-    size_t i = 0;
-    size_t o = 0;
-    while (i < n) {
-        char c = s[i++];
-        if (c != '\\') {
-            s[o++] = c;
-            continue;
-        }
-        if (i >= n) {
-            break; /* a lone trailing backslash is dropped, as Java does */
-        }
-        c = s[i++];
-        switch (c) {
-        case 't':
-            s[o++] = '\t';
-            break;
-        case 'n':
-            s[o++] = '\n';
-            break;
-        case 'r':
-            s[o++] = '\r';
-            break;
-        case 'f':
-            s[o++] = '\f';
-            break;
-        case 'u': {
-            long u = hex4(s + i, n - i);
-            if (u < 0) {
-                set_msg(msg, msglen, "malformed \\uxxxx escape");
-                return -1;
-            }
-            i += 4;
-            unsigned long cp = (unsigned long)u;
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                long lo = (n - i >= 6 && s[i] == '\\' && s[i + 1] == 'u')
-                              ? hex4(s + i + 2, n - i - 2)
-                              : -1;
-                if (lo < 0xdc00 || lo > 0xdfff) {
-                    set_msg(msg, msglen, "\\u escape with a lone surrogate");
-                    return -1;
-                }
-                i += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)lo - 0xdc00);
-            } else if (cp >= 0xdc00 && cp <= 0xdfff) {
-                set_msg(msg, msglen, "\\u escape with a lone surrogate");
-                return -1;
-            } else if (cp == 0) {
-                set_msg(msg, msglen, "\\u0000 is not allowed");
-                return -1;
-            }
-            /* UTF-8 never outgrows the escape it came from (6 or 12 bytes) */
-            o += put_utf8(s + o, cp);
-            break;
-        }
-        default:
-            s[o++] = c;
-            break;
-        }
-    }
-    s[o] = '\0';
-    return 0;
-}
-
-/* Splits a logical line into key and value the way Properties.load does,
- * unescapes both and trims the value (Kafka trims every value). */
-static int split_line(char *ln, size_t n, char **key, char **value, char *msg, size_t msglen)
-{
-    size_t key_len = 0;
-    size_t value_start = n;
-    bool has_sep = false;
-    bool backslash = false;
-    while (key_len < n) {
-        char c = ln[key_len];
-        if ((c == '=' || c == ':') && !backslash) {
-            value_start = key_len + 1;
-            has_sep = true;
-            break;
-        }
-        if (is_prop_ws(c) && !backslash) {
-            value_start = key_len + 1;
-            break;
-        }
-        backslash = c == '\\' ? !backslash : false;
-        key_len++;
-    }
-    while (value_start < n) {
-        char c = ln[value_start];
-        if (!is_prop_ws(c)) {
-            if (!has_sep && (c == '=' || c == ':')) {
-                has_sep = true;
-            } else {
-                break;
-            }
-        }
-        value_start++;
-    }
-    if (unescape(ln + value_start, n - value_start, msg, msglen) != 0) {
-        return -1;
-    }
-    /* the key ends before the value starts, or at n when there is no value */
-    if (unescape(ln, key_len, msg, msglen) != 0) {
-        return -1;
-    }
-    *key = ln;
-    *value = trim(ln + value_start);
-    return 0;
-}
-
 static int parse_file(struct load *ld, const char *buf, size_t len, char *line_buf)
 {
-    struct lexer lx = {buf, len, 0, 1};
+    struct br_props lx;
+    br_props_init(&lx, buf, len);
     for (;;) {
         char msg[256];
-        size_t n = 0;
-        unsigned first = 0;
-        int r = next_line(&lx, line_buf, &n, &first, msg, sizeof msg);
+        char *key = NULL;
+        char *value = NULL;
+        unsigned line = 0;
+        int r = br_props_next(&lx, line_buf, &key, &value, &line, msg, sizeof msg);
         if (r < 0) {
             set_msg(ld->err, ld->errlen, "%s:%s", ld->name, msg);
             return KP_ERR_INVALID_CONFIG;
@@ -1113,13 +831,7 @@ static int parse_file(struct load *ld, const char *buf, size_t len, char *line_b
         if (r == 0) {
             return 0;
         }
-        char *key = NULL;
-        char *value = NULL;
-        if (split_line(line_buf, n, &key, &value, msg, sizeof msg) != 0) {
-            set_msg(ld->err, ld->errlen, "%s:%u: %s", ld->name, first, msg);
-            return KP_ERR_INVALID_CONFIG;
-        }
-        int rc = assign(ld, key, value, first);
+        int rc = assign(ld, key, value, line);
         if (rc != 0) {
             return rc;
         }
@@ -1141,7 +853,7 @@ static int parse_override(struct load *ld, const char *ov, char *line_buf)
         return KP_ERR_INVALID_CONFIG;
     }
     *eq = '\0';
-    return assign(ld, trim(line_buf), trim(eq + 1), 0);
+    return assign(ld, br_props_trim(line_buf), br_props_trim(eq + 1), 0);
 }
 
 /* ------------------------------------------------------------ generic keys */
