@@ -252,26 +252,18 @@ static gboolean styled(GtkWidget *w, const char *cls)
     return strcmp(cls, "-") == 0 || gtk_widget_has_css_class(w, cls);
 }
 
-/* a mapped label under w containing look's text with its class */
-static GtkWidget *find_label(GtkWidget *w, const Look *look)
+/* a mapped label containing look's text with its class */
+static gboolean is_label(GtkWidget *w, gconstpointer ud)
 {
-    if (GTK_IS_LABEL(w) && gtk_widget_get_mapped(w) &&
-        strstr(gtk_label_get_text(GTK_LABEL(w)), look->text) != NULL && styled(w, look->cls)) {
-        return w;
-    }
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_label(c, look);
-        if (found != NULL) {
-            return found;
-        }
-    }
-    return NULL;
+    const Look *look = ud;
+    return GTK_IS_LABEL(w) && gtk_widget_get_mapped(w) &&
+           strstr(gtk_label_get_text(GTK_LABEL(w)), look->text) != NULL && styled(w, look->cls);
 }
 
 static gboolean label_shown(gpointer ud)
 {
     Look *look = ud;
-    GtkWidget *l = find_label(GTK_WIDGET(look->win), look);
+    GtkWidget *l = smt_find_widget(GTK_WIDGET(look->win), is_label, look);
     if (l != NULL) {
         g_free(look->seen);
         look->seen = g_strdup(gtk_label_get_text(GTK_LABEL(l)));
@@ -279,28 +271,26 @@ static gboolean label_shown(gpointer ud)
     return l != NULL;
 }
 
+/* a column view row's first cell, the broker's id (ud: "2") */
+static gboolean is_id_cell(GtkWidget *w, gconstpointer ud)
+{
+    if (!GTK_IS_INSCRIPTION(w) || !gtk_widget_get_mapped(w)) {
+        return FALSE;
+    }
+    GtkWidget *row = gtk_widget_get_parent(gtk_widget_get_parent(w));
+    GtkWidget *first = gtk_widget_get_first_child(gtk_widget_get_first_child(row));
+    return first == w && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), ud) == 0 &&
+           gtk_widget_get_ancestor(w, GTK_TYPE_COLUMN_VIEW) != NULL;
+}
+
 /* the row widget (a column view's row: cells of inscriptions and charts)
  * whose first inscription is the broker's id; NULL when not shown */
 static GtkWidget *broker_row(GtkWidget *w, gint32 broker)
 {
-    if (GTK_IS_INSCRIPTION(w) && gtk_widget_get_mapped(w)) {
-        GtkWidget *row = gtk_widget_get_parent(gtk_widget_get_parent(w));
-        char id[16];
-        (void)g_snprintf(id, sizeof id, "%d", (int)broker);
-        GtkWidget *first = gtk_widget_get_first_child(gtk_widget_get_first_child(row));
-        if (first == w && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), id) == 0 &&
-            gtk_widget_get_ancestor(w, GTK_TYPE_COLUMN_VIEW) != NULL) {
-            return row;
-        }
-        return NULL;
-    }
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = broker_row(c, broker);
-        if (found != NULL) {
-            return found;
-        }
-    }
-    return NULL;
+    char id[16];
+    (void)g_snprintf(id, sizeof id, "%d", (int)broker);
+    GtkWidget *cell = smt_find_widget(w, is_id_cell, id);
+    return cell != NULL ? gtk_widget_get_parent(gtk_widget_get_parent(cell)) : NULL;
 }
 
 static gboolean row_shows(gpointer ud)

@@ -42,6 +42,23 @@ static inline void smt_collect_texts(GtkWidget *w, GString *out)
     }
 }
 
+/* the first widget under w (w itself included, in tree order) that
+ * match(widget, ud) accepts, or NULL */
+static inline GtkWidget *smt_find_widget(GtkWidget *w, gboolean (*match)(GtkWidget *, gconstpointer),
+                                         gconstpointer ud)
+{
+    if (match(w, ud)) {
+        return w;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *found = smt_find_widget(c, match, ud);
+        if (found != NULL) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
 /* the SmReplicaBar of partition p of topic under w, or NULL */
 static inline SmReplicaBar *smt_find_bar(GtkWidget *w, const char *topic, gint32 p)
 {

@@ -434,21 +434,17 @@ static void test_topic_asked_for_before_it_is_known_is_shown(void)
     g_object_unref(c);
 }
 
-/* the mapped GtkInscription or GtkLabel under w whose text is text */
+/* a mapped GtkInscription or GtkLabel whose text is ud */
+static gboolean has_text(GtkWidget *w, gconstpointer ud)
+{
+    return gtk_widget_get_mapped(w) &&
+           ((GTK_IS_INSCRIPTION(w) && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), ud) == 0) ||
+            (GTK_IS_LABEL(w) && g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), ud) == 0));
+}
+
 static GtkWidget *find_text(GtkWidget *w, const char *text)
 {
-    if (gtk_widget_get_mapped(w) &&
-        ((GTK_IS_INSCRIPTION(w) && g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), text) == 0) ||
-         (GTK_IS_LABEL(w) && g_strcmp0(gtk_label_get_text(GTK_LABEL(w)), text) == 0))) {
-        return w;
-    }
-    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
-        GtkWidget *found = find_text(c, text);
-        if (found != NULL) {
-            return found;
-        }
-    }
-    return NULL;
+    return smt_find_widget(w, has_text, text);
 }
 
 typedef struct {
