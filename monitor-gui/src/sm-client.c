@@ -78,9 +78,9 @@ static gboolean link_answers(const Link *l, gint64 now)
     return l->state == LINK_OPEN && now - l->heard_at_us <= QUIET_US;
 }
 
-static double quiet_seconds(const Link *l, gint64 now)
+static int quiet_seconds(const Link *l, gint64 now)
 {
-    return (double)((now - l->heard_at_us) / G_USEC_PER_SEC);
+    return (int)((now - l->heard_at_us) / G_USEC_PER_SEC);
 }
 
 /* the link lost or not answering: the broker's rates end now, not when a
@@ -119,7 +119,7 @@ static void update_status(SmClient *self)
             if (link_answers(l, now)) {
                 text = g_strdup("streaming");
             } else if (l->state == LINK_OPEN) {
-                text = g_strdup_printf("not answering for %.0f s", quiet_seconds(l, now));
+                text = g_strdup_printf("not answering for %d s", quiet_seconds(l, now));
             } else if (l->state == LINK_CONNECTING) {
                 text = g_strdup("connecting");
             } else if (l->state == LINK_REFUSED) {
@@ -155,7 +155,7 @@ static void update_status(SmClient *self)
                             waiting->error ? waiting->error : "lost",
                             (double)MAX(left, 0) / 1000.0, waiting->attempt);
     } else if (quiet != NULL) {
-        s = g_strdup_printf("%u of %u brokers connected; %s not answering for %.0f s", open,
+        s = g_strdup_printf("%u of %u brokers connected; %s not answering for %d s", open,
                             self->links->len, quiet->url, quiet_seconds(quiet, now));
     } else {
         s = g_strdup_printf("%u of %u brokers connected", open, self->links->len);
