@@ -502,8 +502,11 @@ static void apply_progress(SmCluster *self, const SmProgress *pr, const SmProgre
                 next.lag = r->lag;
                 next.since_caught_up_ms = r->since_caught_up_ms;
                 next.in_sync = r->in_sync;
-                if (have->last_known) {
-                    next.offline = r->offline; /* heard of again */
+                /* progress carries no "offline": a LEO the leader reports is
+                 * a replica it hears from (a document's flag from while the
+                 * broker was gone is not kept); a null one keeps the last */
+                if (r->log_end_offset != SM_OFFSET_UNKNOWN) {
+                    next.offline = FALSE;
                 }
                 next.last_known = FALSE;
                 keep_last_known(&next, have);

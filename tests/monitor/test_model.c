@@ -352,7 +352,13 @@ static void test_a_gone_replica_keeps_its_last_known_leo_offline(void)
     CU_ASSERT_EQUAL(p0->high_watermark, 6000);
     CU_ASSERT_EQUAL(replica(p0, 2)->log_end_offset, 2796);
     CU_ASSERT_TRUE(replica(p0, 2)->offline);
-    /* back: its LEO reported again, no longer offline */
+    /* back: its LEO reported again, no longer offline, even after a
+     * document that said so while it was gone (progress has no "offline") */
+    g_autofree char *said = g_strdup_printf("{\"broker\":0,\"partitions\":[%s]}", p2n);
+    g_auto(GStrv) flags = g_strsplit(said, "\"offline\":false", -1);
+    g_autofree char *said_offline = g_strjoinv("\"offline\":true", flags);
+    apply(c, said_offline);
+    CU_ASSERT_TRUE(replica(p0, 2)->offline);
     long long back[3] = {6000, 6000, 5900};
     g_autofree char *mb = progress(0, 0, 6000, back, ins);
     apply(c, mb);
