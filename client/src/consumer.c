@@ -207,7 +207,7 @@ int sc_consumer_set_assignment(struct sc_client *c, const struct samsa_partition
     return SAMSA_OK;
 }
 
-int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+static int gated_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     if (sc == NULL || (parts == NULL && count > 0)) {
         return SAMSA_ERR_INVALID_ARG;
@@ -228,6 +228,18 @@ int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *part
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     return err;
+}
+
+int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_assign(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 int sc_consumer_add_parts(struct sc_client *c, const struct samsa_partition *parts, size_t count)
@@ -793,7 +805,7 @@ void sc_wait_cond(struct sc_client *c, int64_t deadline)
     pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
 }
 
-samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
+static samsa_message *gated_consumer_poll(samsa_consumer *sc, int timeout_ms)
 {
     if (sc == NULL) {
         return NULL;
@@ -825,7 +837,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
             }
             return &m->pub;
         }
-        if (sc_now_ms() >= deadline) {
+        if (sc_now_ms() >= deadline || c->closing) {
             break;
         }
         sc_wait_cond(c, deadline);
@@ -835,7 +847,19 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
     return NULL;
 }
 
-bool samsa_consumer_at_end(samsa_consumer *sc)
+samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return NULL;
+    }
+    samsa_message *ret = gated_consumer_poll(sc, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static bool gated_consumer_at_end(samsa_consumer *sc)
 {
     if (sc == NULL) {
         return false;
@@ -850,6 +874,18 @@ bool samsa_consumer_at_end(samsa_consumer *sc)
     }
     pthread_mutex_unlock(&c->lock);
     return end;
+}
+
+bool samsa_consumer_at_end(samsa_consumer *sc)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return false;
+    }
+    bool ret = gated_consumer_at_end(sc);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
@@ -888,6 +924,10 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
         if (p->state == SC_CP_ACTIVE || p->state == SC_CP_STOPPED) {
             break;
         }
+        if (c->closing) {
+            err = SAMSA_ERR_DESTROYED;
+            break;
+        }
         if (sc_now_ms() >= deadline) {
             err = SAMSA_ERR_TIMED_OUT;
             break;
@@ -898,19 +938,45 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
     return err;
 }
 
-int samsa_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
+static int gated_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
                         int timeout_ms)
 {
     return seek_common(sc, topic, partition, offset, false, timeout_ms);
 }
 
-int samsa_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
+int samsa_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
+                        int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_seek(sc, topic, partition, offset, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
                                   int64_t timestamp_ms, int timeout_ms)
 {
     if (timestamp_ms < 0) {
         return SAMSA_ERR_INVALID_ARG;
     }
     return seek_common(sc, topic, partition, timestamp_ms, true, timeout_ms);
+}
+
+int samsa_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
+                                  int64_t timestamp_ms, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_seek_timestamp(sc, topic, partition, timestamp_ms, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int64_t *low,
@@ -946,7 +1012,7 @@ int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int
     return err;
 }
 
-int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
+static int gated_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
                               int64_t *low, int64_t *high, int timeout_ms)
 {
     if (sc == NULL) {
@@ -955,14 +1021,40 @@ int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t par
     return sc_watermarks(sc->c, topic, partition, low, high, timeout_ms);
 }
 
-void samsa_consumer_close(samsa_consumer *sc)
+int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
+                              int64_t *low, int64_t *high, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_watermarks(sc, topic, partition, low, high, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+int samsa_consumer_close(samsa_consumer *sc, int timeout_ms)
 {
     if (sc == NULL) {
-        return;
+        return SAMSA_ERR_INVALID_ARG;
     }
-    sc_group_close(sc->c);
+    if (!sc_gate_close(&sc->gate, sc->c)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int err = sc_group_close(sc->c, timeout_ms);
+    sc_gate_shut(&sc->gate);
     sc_client_destroy(sc->c);
-    kp_free(sc);
+    sc->c = NULL;
+    return err;
+}
+
+void samsa_consumer_destroy(samsa_consumer *sc)
+{
+    if (sc != NULL) {
+        (void)samsa_consumer_close(sc, -1);
+        kp_free(sc);
+    }
 }
 
 /* ------------------------------------------------- pause, resume, lag */
@@ -1002,14 +1094,38 @@ static int set_paused(samsa_consumer *sc, const struct samsa_partition *parts, s
     return SAMSA_OK;
 }
 
-int samsa_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+static int gated_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     return set_paused(sc, parts, count, true);
 }
 
-int samsa_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+int samsa_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_pause(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     return set_paused(sc, parts, count, false);
+}
+
+int samsa_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_resume(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 /* The next offset samsa_consumer_poll returns of p, or -1 while unresolved. */
@@ -1029,7 +1145,7 @@ static int64_t position_of(const struct sc_client *c, const struct sc_cpart *p)
     return p->position;
 }
 
-int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
+static int gated_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
 {
     if (sc == NULL || parts == NULL || count == NULL) {
         return SAMSA_ERR_INVALID_ARG;
@@ -1063,7 +1179,19 @@ int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts
     return err;
 }
 
-int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
+int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_assignment(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
                        struct samsa_lag *out)
 {
     if (sc == NULL || topic == NULL || out == NULL) {
@@ -1085,4 +1213,17 @@ int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
                                               : -1;
     pthread_mutex_unlock(&c->lock);
     return SAMSA_OK;
+}
+
+int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
+                       struct samsa_lag *out)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_lag(sc, topic, partition, out);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }

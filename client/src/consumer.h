@@ -44,6 +44,9 @@ void sc_group_polled(struct sc_client *c, bool entering);
 bool sc_group_blocks_fetch(struct sc_client *c);
 void sc_group_free(struct sc_client *c);
 /* Leaves the group, committing first with enable.auto.commit. */
-void sc_group_close(struct sc_client *c);
+/* A member's part of samsa_consumer_close within timeout_ms (< 0: each
+ * step bounded by request.timeout.ms): SAMSA_OK, or the first failure of
+ * its final commit, its waiting for asynchronous commits and LeaveGroup. */
+int sc_group_close(struct sc_client *c, int timeout_ms);
 
 #endif

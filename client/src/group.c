@@ -997,7 +997,7 @@ static void submit(struct sc_client *c, struct sc_op *op, int timeout_ms)
     c->ops_tail = op;
 }
 
-int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
+static int gated_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
                           bool async, int timeout_ms)
 {
     if (sc == NULL || (offsets == NULL && count > 0)) {
@@ -1030,7 +1030,20 @@ int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offs
     return err;
 }
 
-int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
+int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
+                          bool async, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_commit(sc, offsets, count, async, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
                              int timeout_ms)
 {
     if (sc == NULL || parts == NULL || count == 0) {
@@ -1063,6 +1076,19 @@ int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, 
     return err;
 }
 
+int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
+                             int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_committed(sc, parts, count, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
 /* ------------------------------------------------------------ membership */
 
 static int cmp_cstr(const void *a, const void *b)
@@ -1070,7 +1096,7 @@ static int cmp_cstr(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
+static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
 {
     if (sc == NULL || topics == NULL || count == 0 || count > MAX_SUB_TOPICS) {
         return SAMSA_ERR_INVALID_ARG;
@@ -1147,6 +1173,18 @@ out_nomem:
     kp_free(names);
     kp_free(parts);
     return SAMSA_ERR_NOMEM;
+}
+
+int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_subscribe(sc, topics, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 /* JoinGroup ---------------------------------------------------------- */
@@ -2071,11 +2109,24 @@ static bool commit_pending(const struct sc_client *c)
     return false;
 }
 
-void sc_group_close(struct sc_client *c)
+/* What is left of close's deadline for a step bounded by cap_ms; close's
+ * timeout_ms < 0 leaves each step its cap. */
+static int close_step_ms(int64_t deadline, int cap_ms)
+{
+    if (deadline == INT64_MAX) {
+        return cap_ms;
+    }
+    int64_t left = deadline - sc_now_ms();
+    return left <= 0 ? 0 : left < cap_ms ? (int)left : cap_ms;
+}
+
+int sc_group_close(struct sc_client *c, int timeout_ms)
 {
     if (c->v->group_id[0] == '\0') {
-        return;
+        return SAMSA_OK;
     }
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
+    int result = SAMSA_OK;
     pthread_mutex_lock(&c->lock);
     struct sc_group *g = c->group;
     bool member = false;
@@ -2094,28 +2145,32 @@ void sc_group_close(struct sc_client *c)
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     if (op != NULL) {
-        int err = sc_op_run(c, &op, c->v->request_timeout_ms, NULL, 0);
-        (void)err; /* best effort at close, as Java's close() */
+        /* best effort, as Java's close(): the result says how it went */
+        result = sc_op_run(c, &op, close_step_ms(deadline, c->v->request_timeout_ms), NULL, 0);
         sc_op_free(op);
     }
     /* Asynchronous commits still on their way are waited for (bounded), so
      * that what the application committed last is what a restart finds. */
-    int64_t deadline = sc_now_ms() + c->v->request_timeout_ms;
+    int64_t commits_by = sc_now_ms() + close_step_ms(deadline, c->v->request_timeout_ms);
     pthread_mutex_lock(&c->lock);
-    while (commit_pending(c) && sc_now_ms() < deadline) {
-        sc_wait_cond(c, deadline);
+    while (commit_pending(c) && sc_now_ms() < commits_by) {
+        sc_wait_cond(c, commits_by);
+    }
+    if (commit_pending(c) && result == SAMSA_OK) {
+        result = SAMSA_ERR_TIMED_OUT;
     }
     pthread_mutex_unlock(&c->lock);
     /* A static member (group.instance.id) keeps its place: no LeaveGroup. */
     if (member && c->v->group_instance_id[0] == '\0') {
         struct sc_op *leave = sc_op_new(SC_OP_LEAVE_GROUP, NULL);
         if (leave != NULL) {
-            int err = sc_op_run(c, &leave, c->v->request_timeout_ms < 10000
-                                                ? c->v->request_timeout_ms
-                                                : 10000,
-                                NULL, 0);
-            (void)err;
+            int cap = c->v->request_timeout_ms < 10000 ? c->v->request_timeout_ms : 10000;
+            int err = sc_op_run(c, &leave, close_step_ms(deadline, cap), NULL, 0);
+            if (result == SAMSA_OK) {
+                result = err;
+            }
             sc_op_free(leave);
         }
     }
+    return result;
 }

@@ -75,6 +75,59 @@ void sc_wake(struct sc_client *c)
     (void)n; /* EAGAIN: the counter is already non-zero, the thread will wake */
 }
 
+/* ----------------------------------------------------------------- gate */
+
+bool sc_gate_enter(struct sc_gate *g)
+{
+    atomic_fetch_add(&g->calls, 1);
+    if (!atomic_load(&g->closed)) {
+        return true;
+    }
+    /* closer is read only once closer_may_call says it was written */
+    if (atomic_load(&g->closer_may_call) && pthread_equal(g->closer, pthread_self())) {
+        return true;
+    }
+    atomic_fetch_sub(&g->calls, 1);
+    return false;
+}
+
+void sc_gate_leave(struct sc_gate *g)
+{
+    atomic_fetch_sub(&g->calls, 1);
+}
+
+bool sc_gate_close(struct sc_gate *g, struct sc_client *c)
+{
+    bool open = false;
+    if (!atomic_compare_exchange_strong(&g->closed, &open, true)) {
+        return false;
+    }
+    g->closer = pthread_self();
+    /* A call already inside may be waiting (a poll, a flush, an op, a
+     * seek): c->closing makes each wait give up; the broadcast is repeated
+     * for a call that read c->closing just before it was set. */
+    pthread_mutex_lock(&c->lock);
+    c->closing = true;
+    pthread_mutex_unlock(&c->lock);
+    while (atomic_load(&g->calls) > 0) {
+        pthread_mutex_lock(&c->lock);
+        pthread_cond_broadcast(&c->ev_cond);
+        pthread_mutex_unlock(&c->lock);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_lock(&c->lock);
+    c->closing = false;
+    pthread_mutex_unlock(&c->lock);
+    atomic_store(&g->closer_may_call, true);
+    return true;
+}
+
+void sc_gate_shut(struct sc_gate *g)
+{
+    atomic_store(&g->closer_may_call, false);
+}
+
 /* --------------------------------------------------------------- errors */
 
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)

@@ -122,7 +122,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     int64_t now = sc_now_ms();
     op->deadline = timeout_ms < 0 ? INT64_MAX : now + timeout_ms;
     pthread_mutex_lock(&c->lock);
-    if (c->terminate) {
+    if (c->terminate || c->closing) {
         pthread_mutex_unlock(&c->lock);
         return SAMSA_ERR_DESTROYED;
     }
@@ -138,7 +138,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     /* The I/O thread finishes the op at its deadline; wait a little longer
      * so that it can. */
     int64_t give_up = op->deadline == INT64_MAX ? INT64_MAX : op->deadline + 1000;
-    while (!op->done) {
+    while (!op->done && !c->closing) {
         int64_t left = give_up == INT64_MAX ? 1000 : give_up - sc_now_ms();
         if (left <= 0) {
             break;
@@ -160,8 +160,12 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     } else {
         op->abandoned = true;
         *opp = NULL;
-        err = SAMSA_ERR_TIMED_OUT;
-        sc_errf(errstr, errstr_size, "timed out after %d ms", timeout_ms);
+        err = c->closing ? SAMSA_ERR_DESTROYED : SAMSA_ERR_TIMED_OUT;
+        if (c->closing) {
+            sc_errf(errstr, errstr_size, "the handle was closed while the call waited");
+        } else {
+            sc_errf(errstr, errstr_size, "timed out after %d ms", timeout_ms);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     return err;

@@ -622,7 +622,7 @@ static int cmd_topic(int argc, char **argv)
     } else {
         rc = topic_describe(a, &o, o.npos > 0 ? o.positional : NULL, (size_t)o.npos, list);
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return rc;
 }
 
@@ -666,7 +666,7 @@ static int cmd_cluster(int argc, char **argv)
     int e = samsa_admin_metadata(a, none, 0, left_ms(&o), &md);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa cluster info: %s\n", samsa_err_str(e));
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         return EXIT_FAIL;
     }
     if (o.json) {
@@ -692,7 +692,7 @@ static int cmd_cluster(int argc, char **argv)
         }
     }
     samsa_metadata_free(md);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return 0;
 }
 
@@ -825,6 +825,7 @@ static int cmd_produce(int argc, char **argv)
                 samsa_producer_outq_len(p), o.timeout_ms);
     }
     size_t lost = samsa_producer_close(p, 0);
+    samsa_producer_destroy(p);
     fprintf(stderr, "samsa produce: %lld delivered, %lld failed\n", st.delivered,
             st.failed);
     return st.failed > 0 || lost > 0 || fe != SAMSA_OK ? EXIT_FAIL : 0;
@@ -982,7 +983,7 @@ static int consume_loop(samsa_consumer *c, const struct opts *o)
         }
     }
     fflush(stdout);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     return 0;
 }
 
@@ -1027,7 +1028,7 @@ static int consume_group(samsa_conf *conf, const struct opts *o, int64_t start)
     int e = n > 0 ? samsa_consumer_subscribe(c, topics, n) : SAMSA_ERR_INVALID_ARG;
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: subscribe: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     return consume_loop(c, o);
@@ -1090,7 +1091,7 @@ static int cmd_consume(int argc, char **argv)
     const char *names[1] = {o.topic};
     samsa_metadata *md = NULL;
     int e = samsa_admin_metadata(a, names, 1, left_ms(&o), &md);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
         fprintf(stderr, "samsa consume: topic %s: %s\n", o.topic,
                 samsa_err_str(e != SAMSA_OK ? e
@@ -1134,7 +1135,7 @@ static int cmd_consume(int argc, char **argv)
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     return consume_loop(c, &o);
@@ -1661,7 +1662,7 @@ static int cmd_group(int argc, char **argv)
             printf("Deleted consumer group %s.\n", o.positional[0]);
         }
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return rc;
 }
 
@@ -1846,6 +1847,7 @@ static int perf_produce(const struct opts *o, samsa_conf *conf, long long count)
         progress(&st, o, "produced", sent);
     }
     size_t lost = samsa_producer_close(p, 0);
+    samsa_producer_destroy(p);
     report(&st, o, "produced", "delivery", 1000.0);
     if (st.failed > 0) {
         fprintf(stderr, "samsa perf produce: %zu records failed (first: %s)\n", st.failed,
@@ -1867,7 +1869,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
         const char *names[1] = {o->topic};
         samsa_metadata *md = NULL;
         int e = a != NULL ? samsa_admin_metadata(a, names, 1, left_ms(o), &md) : SAMSA_ERR_STATE;
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
             fprintf(stderr, "samsa perf consume: topic %s: %s\n", o->topic,
                     a == NULL ? err : samsa_err_str(e != SAMSA_OK ? e : SAMSA_ERR_UNKNOWN_TOPIC));
@@ -1901,14 +1903,14 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa perf consume: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     size_t cap = count > 0 ? (size_t)count : 1024;
     struct perf_state st = {0};
     st.lat = calloc(cap, sizeof(*st.lat));
     if (st.lat == NULL) {
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     st.tty = isatty(2) != 0;
@@ -1946,7 +1948,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     }
     report(&st, o, "consumed", "end-to-end", 1.0);
     free(st.lat);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     return rc;
 }
 

@@ -1129,11 +1129,11 @@ static void drv_turn(struct drv *d)
 /* Turns every 10 ms of fake time for ms; a consumer polls in each. */
 static void drv_run(struct drv *d, int64_t ms)
 {
-    struct samsa_consumer cons = {d->c};
+    struct samsa_consumer cons = {.c = d->c};
     for (int64_t end = fake_now + ms; fake_now < end; fake_now += 10) {
         drv_turn(d);
         if (d->c->kind == 'p') {
-            struct samsa_producer prod = {d->c};
+            struct samsa_producer prod = {.c = d->c};
             (void)samsa_producer_poll(&prod, 0);
         }
         if (d->c->kind != 'c') {
@@ -1303,7 +1303,7 @@ static void drv_member(struct drv *d, struct samsa_consumer *cons)
 static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_member(&d, &cons);
     int find = total(&d, KP_API_FIND_COORDINATOR);
     int joins = total(&d, KP_API_JOIN_GROUP);
@@ -1321,7 +1321,7 @@ static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
 static void test_cooperative_member_keeps_its_partitions_through_a_rejoin(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_start_with(&d, 'c', "partition.assignment.strategy", "cooperative-sticky");
     cons.c = d.c;
     const char *topics[2] = {"t0", "t1"};
@@ -1373,7 +1373,7 @@ static void test_cooperative_member_keeps_its_partitions_through_a_rejoin(void)
 static void test_member_moves_on_not_coordinator_and_keeps_its_commits(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_member(&d, &cons);
     int joins = total(&d, KP_API_JOIN_GROUP);
     CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
@@ -1425,7 +1425,7 @@ static int64_t logged(const struct drv *d, int64_t start[MB_NT][MB_MAXP])
 
 static void produce_n(struct drv *d, int n, size_t value_len)
 {
-    struct samsa_producer prod = {d->c};
+    struct samsa_producer prod = {.c = d->c};
     char *value = calloc(1, value_len + 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(value);
     if (value == NULL) {
@@ -1505,7 +1505,7 @@ static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
 {
     struct drv d;
     drv_start(&d, 'c');
-    struct samsa_consumer cons = {d.c};
+    struct samsa_consumer cons = {.c = d.c};
     struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
                                        {"t0", 1, SAMSA_OFFSET_BEGINNING}};
     CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
