@@ -746,10 +746,27 @@ void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse 
                 continue;
             }
             int32_t leader = -1;
+            bool found = false;
             for (int32_t pi = 0; pi < t->Partitions.count; pi++) {
                 if (t->Partitions.items[pi].PartitionIndex == p->partition) {
                     leader = t->Partitions.items[pi].LeaderId;
+                    found = true;
                 }
+            }
+            /* As librdkafka's consumer error for an assigned partition the
+             * cluster lacks: told once, fetched once it exists. */
+            if (t->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ||
+                (t->ErrorCode == 0 && !found)) {
+                if (!p->missing_reported) {
+                    p->missing_reported = true;
+                    bool topic = t->ErrorCode != 0;
+                    sc_post_error(c, topic ? SAMSA_ERR_UNKNOWN_TOPIC : SAMSA_ERR_UNKNOWN_PARTITION,
+                                  "assigned partition %s [%d]: %s", p->topic, p->partition,
+                                  topic ? "no such topic in the cluster"
+                                        : "the topic has no such partition");
+                }
+            } else if (found) {
+                p->missing_reported = false;
             }
             if (leader != p->leader) {
                 sc_log(c, "%s [%d]: leader %d -> %d", p->topic, p->partition, p->leader, leader);

@@ -52,6 +52,7 @@
 
 #include "consumer.h"
 
+#define TOPIC_MISSING (-2)
 #define MAX_SUB_TOPICS 10000
 
 enum g_state {
@@ -86,7 +87,8 @@ struct sc_group {
     bool closing;              /* samsa_consumer_close: never join again */
     char **topics;             /* the subscription, sorted, unique */
     int topic_count;
-    int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet */
+    int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet;
+                                * TOPIC_MISSING: not in the cluster (told) */
     char *member_id;           /* NULL: none yet ("" on the wire) */
     int32_t generation;        /* -1 outside a generation */
     int assignor;              /* the protocol the coordinator chose */
@@ -373,10 +375,28 @@ void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md
                 continue;
             }
             int32_t n = mt->Partitions.count > 0 ? mt->Partitions.count : 0;
-            if (g->topic_parts[i] >= 0 && g->topic_parts[i] != n) {
+            int32_t had = g->topic_parts[i] == TOPIC_MISSING ? 0 : g->topic_parts[i];
+            if (mt->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
+                /* librdkafka: "Subscribed topic not available" (a consumer
+                 * error); once per topic until it is seen */
+                if (g->topic_parts[i] != TOPIC_MISSING) {
+                    sc_post_error(c, SAMSA_ERR_UNKNOWN_TOPIC,
+                                  "subscribed topic %s not available: no such topic in the "
+                                  "cluster",
+                                  g->topics[i]);
+                }
+                if (had > 0) {
+                    char why[300];
+                    snprintf(why, sizeof(why), "%s is gone, had %d partitions", g->topics[i],
+                             had);
+                    rejoin(c, g, why);
+                }
+                g->topic_parts[i] = TOPIC_MISSING;
+                continue;
+            }
+            if (had >= 0 && had != n) {
                 char why[300];
-                snprintf(why, sizeof(why), "%s has %d partitions, had %d", g->topics[i], n,
-                         g->topic_parts[i]);
+                snprintf(why, sizeof(why), "%s has %d partitions, had %d", g->topics[i], n, had);
                 g->topic_parts[i] = n;
                 rejoin(c, g, why);
             }
@@ -1105,6 +1125,13 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         if (topics[i] == NULL || topics[i][0] == '\0') {
             return SAMSA_ERR_INVALID_ARG;
         }
+        /* librdkafka's convention: a name starting with ^ is a regular
+         * expression (no topic name can hold ^: Kafka's legal characters
+         * are [a-zA-Z0-9._-], Kafka 2.0's common/internals/Topic.java).
+         * Refused rather than matching nothing. */
+        if (topics[i][0] == '^') {
+            return SAMSA_ERR_NOT_IMPLEMENTED;
+        }
     }
     struct sc_client *c = sc->c;
     if (c->v->group_id[0] == '\0') {
@@ -1526,8 +1553,9 @@ static void on_assign_md(struct sc_client *c, struct sc_conn *conn, int err, voi
     /* The leader's own view of its topics follows this snapshot. */
     for (int i = 0; i < g->topic_count; i++) {
         for (int j = 0; j < n; j++) {
-            if (strcmp(counts[j].topic, g->topics[i]) == 0) {
-                g->topic_parts[i] = counts[j].partitions;
+            if (strcmp(counts[j].topic, g->topics[i]) == 0 &&
+                (counts[j].partitions > 0 || g->topic_parts[i] != TOPIC_MISSING)) {
+                g->topic_parts[i] = counts[j].partitions; /* a missing one stays told */
             }
         }
     }

@@ -459,6 +459,8 @@ struct sc_cpart {
     int64_t app_offset;/* offset after the last message handed out; -1: none */
     int64_t committed; /* last committed by us, -1 */
     int64_t retry_at;
+    bool missing_reported; /* its topic or partition not in the cluster: told
+                            * the error callback (again once it was seen) */
 };
 
 /* A consumed message as queued (the public struct first). */

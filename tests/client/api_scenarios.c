@@ -31,6 +31,10 @@
  *                     on stdin (the test kills the broker meanwhile), then
  *                     samsa_consumer_close(c, 2000) must return
  *                     SAMSA_ERR_TIMED_OUT within 2 s and a margin
+ *   all_brokers_down  a group member reads, prints "ready", waits for a line
+ *                     (the test kills the broker meanwhile), then polls: the
+ *                     error callback must hear ALL_BROKERS_DOWN once within
+ *                     12 s (the outage of issue 33)
  *
  * Prints what it checks; exits 0 when every check held, 1 at the first that
  * did not (with the line), 2 on a usage error.
@@ -781,6 +785,70 @@ static void close_timeout(void)
     printf("close_timeout: ok\n");
 }
 
+/* ------------------------------------------------------ all brokers down */
+
+static atomic_int all_down_seen;
+
+static void on_all_down(int err, const char *reason, void *opaque)
+{
+    (void)opaque;
+    printf("error callback: %s: %s\n", samsa_err_name(err), reason);
+    if (err == SAMSA_ERR_ALL_BROKERS_DOWN) {
+        atomic_fetch_add(&all_down_seen, 1);
+    }
+}
+
+static void all_brokers_down(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "down", 2);
+    samsa_admin_destroy(a);
+    produce("down", 20, 2);
+    char err[512];
+    samsa_conf *conf = conf_with("group.id", "down", "auto.offset.reset", "earliest");
+    /* The broker twice, as a cluster of several is listed: the second
+     * bootstrap address is never connected to while the first answers. */
+    char twice[600];
+    const char *port = strrchr(brokers, ':');
+    CHECK(port != NULL, "bootstrap %s", brokers);
+    snprintf(twice, sizeof(twice), "%s,localhost%s", brokers, port);
+    CHECK(samsa_conf_set(conf, "bootstrap.servers", twice, err, sizeof(err)) == SAMSA_OK, "%s",
+          err);
+    samsa_conf_set_error_cb(conf, on_all_down, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    const char *topics[1] = {"down"};
+    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
+    int got = 0;
+    int64_t deadline = now_ms() + 30000;
+    while (got < 20) {
+        CHECK(now_ms() < deadline, "read %d of 20", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m != NULL) {
+            got++;
+            samsa_message_free(m);
+        }
+    }
+    CHECK(atomic_load(&all_down_seen) == 0, "all brokers down while one was up");
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    CHECK(fgets(line, sizeof(line), stdin) != NULL, "no go-ahead on stdin");
+    int64_t t0 = now_ms();
+    while (atomic_load(&all_down_seen) == 0 && now_ms() - t0 < 12000) {
+        samsa_message *m = samsa_consumer_poll(c, 100);
+        samsa_message_free(m);
+    }
+    int64_t took = now_ms() - t0;
+    printf("ALL_BROKERS_DOWN reported %lld ms after the broker was killed\n", (long long)took);
+    CHECK(atomic_load(&all_down_seen) == 1, "%d ALL_BROKERS_DOWN in 12 s",
+          atomic_load(&all_down_seen));
+    CHECK(samsa_consumer_close(c, 1000) == SAMSA_ERR_TIMED_OUT, "close");
+    samsa_consumer_destroy(c);
+    printf("all_brokers_down: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -796,6 +864,7 @@ int main(int argc, char **argv)
         {"admin_partitions", admin_partitions}, {"admin_records", admin_records},
         {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
         {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
+        {"all_brokers_down", all_brokers_down},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

@@ -987,7 +987,19 @@ struct drv {
     int revoked;                             /* partitions it took, over all its calls */
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
+    int all_down;                            /* SAMSA_ERR_ALL_BROKERS_DOWN errors */
+    int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
+    int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
 };
+
+static void drv_error(int err, const char *reason, void *opaque)
+{
+    struct drv *d = opaque;
+    d->all_down += err == SAMSA_ERR_ALL_BROKERS_DOWN;
+    d->unknown_topic += err == SAMSA_ERR_UNKNOWN_TOPIC;
+    d->unknown_partition += err == SAMSA_ERR_UNKNOWN_PARTITION;
+    (void)reason;
+}
 
 static void drv_delivered(const struct samsa_delivery *r, void *opaque)
 {
@@ -1051,6 +1063,7 @@ static void drv_start_with(struct drv *d, char kind, const char *key, const char
     if (key != NULL) {
         CU_ASSERT_EQUAL_FATAL(samsa_conf_set(conf, key, value, err, sizeof(err)), SAMSA_OK);
     }
+    samsa_conf_set_error_cb(conf, drv_error, d);
     if (kind == 'p') {
         samsa_conf_set_delivery_cb(conf, drv_delivered, d);
     }
@@ -1549,6 +1562,76 @@ static void test_producer_asks_metadata_until_its_dead_leader_is_replaced(void)
     drv_stop(&d);
 }
 
+/* Every broker down: the error callback hears ALL_BROKERS_DOWN once per
+ * outage (as librdkafka's error event), within a few reconnect backoffs,
+ * and again in the next outage after the brokers came back. */
+static void test_consumer_reports_every_broker_down(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5);
+    CU_ASSERT_EQUAL(d.all_down, 0);
+    for (int outage = 1; outage <= 2; outage++) {
+        drv_kill(&d, 0);
+        drv_kill(&d, 1);
+        int64_t down = fake_now;
+        while (fake_now - down < 12000 && d.all_down < outage) {
+            drv_run(&d, 10);
+        }
+        CU_ASSERT_EQUAL(d.all_down, outage);
+        CU_ASSERT(fake_now - down <= 3000);
+        drv_run(&d, 5000); /* once per outage */
+        CU_ASSERT_EQUAL(d.all_down, outage);
+        d.m.dead = 0;
+        d.m.end[0][0] += 1;
+        int before = d.messages;
+        int64_t back = fake_now;
+        while (fake_now - back < 5000 && d.messages == before) {
+            drv_run(&d, 10);
+        }
+        CU_ASSERT_EQUAL(d.messages, before + 1); /* connected again */
+    }
+    drv_stop(&d);
+}
+
+/* A subscription or an assignment the cluster lacks reaches the error
+ * callback once (librdkafka's "Subscribed topic not available" and its
+ * consumer error for an assigned partition), instead of matching nothing
+ * in silence; a regular expression (librdkafka's ^ convention) is refused
+ * at the call. */
+static void test_consumer_reports_what_the_cluster_lacks(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    const char *regex[1] = {"^t.*"};
+    CU_ASSERT_EQUAL(samsa_consumer_subscribe(&cons, regex, 1), SAMSA_ERR_NOT_IMPLEMENTED);
+    const char *topics[2] = {"t0", "nosuch"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.unknown_topic, 1); /* once, though Metadata said it again */
+    CU_ASSERT(d.assigned > 0);           /* t0 is read all the same */
+    CU_ASSERT(d.messages > 0);
+    drv_stop(&d);
+
+    drv_start(&d, 'c');
+    cons.c = d.c;
+    struct samsa_partition parts[3] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 99, SAMSA_OFFSET_BEGINNING},
+                                       {"nosuch", 0, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 3), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.unknown_partition, 1);
+    CU_ASSERT_EQUAL(d.unknown_topic, 1);
+    CU_ASSERT_EQUAL(d.messages, 4); /* the model's t0-0 */
+    drv_stop(&d);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1645,6 +1728,8 @@ int main(void)
          test_consumer_asks_metadata_until_its_dead_leader_is_replaced},
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
+        {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

@@ -59,15 +59,17 @@ def case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles(t)
     run(t, "close_during_produce")
 
 
-def case_consumer_close_keeps_its_timeout_with_the_broker_gone(t):
+def run_killing_the_broker(t, name):
+    """Runs scenario `name`, kills the broker when it prints "ready", then
+    lets it go on (a line on its stdin)."""
     b = t.broker(config=CONFIG)
-    p = subprocess.Popen([SCENARIOS, b.bootstrap, "close_timeout"], stdin=subprocess.PIPE,
+    p = subprocess.Popen([SCENARIOS, b.bootstrap, name], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
         if line.strip() != "ready":
             p.kill()
-            raise AssertionError("close_timeout: %r\n%s" % (line, p.stderr.read()[-3000:]))
+            raise AssertionError("%s: %r\n%s" % (name, line, p.stderr.read()[-3000:]))
         b.kill()  # the coordinator (the only broker) is gone
         out, err = p.communicate("go\n", timeout=60)
     finally:
@@ -76,8 +78,15 @@ def case_consumer_close_keeps_its_timeout_with_the_broker_gone(t):
             p.wait()
     print(out, end="")
     if p.returncode != 0:
-        raise AssertionError("close_timeout: exit %d\n%s" % (p.returncode, err[-3000:]))
+        raise AssertionError("%s: exit %d\n%s" % (name, p.returncode, err[-3000:]))
 
+
+def case_consumer_close_keeps_its_timeout_with_the_broker_gone(t):
+    run_killing_the_broker(t, "close_timeout")
+
+
+def case_every_broker_down_reaches_the_error_callback(t):
+    run_killing_the_broker(t, "all_brokers_down")
 
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
@@ -88,4 +97,5 @@ if __name__ == "__main__":
                    case_list_describe_offsets_and_delete_groups,
                    case_delivery_reports_carry_each_records_offset,
                    case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles,
-                   case_consumer_close_keeps_its_timeout_with_the_broker_gone]))
+                   case_consumer_close_keeps_its_timeout_with_the_broker_gone,
+                   case_every_broker_down_reaches_the_error_callback]))
