@@ -130,6 +130,8 @@ struct sc_conf_values {
     int reconnect_backoff_ms;
     int reconnect_backoff_max_ms;
     char *debug;
+    bool socket_keepalive;     /* SO_KEEPALIVE on every broker socket */
+    int unsupported_rdkafka;   /* 0 error, 1 warn */
 };
 
 #define SC_CONF_MAX_KEYS 64

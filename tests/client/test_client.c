@@ -198,6 +198,122 @@ static void test_conf_accepts_aliases_and_reports_bad_values(void)
     samsa_conf_destroy(d);
 }
 
+/* Every string-settable property of librdkafka 2.x (its
+ * rd_kafka_conf_properties_show: global and topic, callbacks and pointers
+ * left out), as a librdkafka configuration file lists them. */
+static const char *const rdkafka_properties[] = {
+    "builtin.features", "client.id", "metadata.broker.list", "bootstrap.servers",
+    "message.max.bytes", "message.copy.max.bytes", "receive.message.max.bytes",
+    "max.in.flight.requests.per.connection", "max.in.flight", "topic.metadata.refresh.interval.ms",
+    "metadata.max.age.ms", "topic.metadata.refresh.fast.interval.ms",
+    "topic.metadata.refresh.fast.cnt", "topic.metadata.refresh.sparse",
+    "topic.metadata.propagation.max.ms", "topic.blacklist", "debug", "socket.timeout.ms",
+    "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
+    "socket.keepalive.enable", "socket.nagle.disable", "socket.max.fails", "broker.address.ttl",
+    "broker.address.family", "socket.connection.setup.timeout.ms", "connections.max.idle.ms",
+    "reconnect.backoff.jitter.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
+    "statistics.interval.ms", "enabled_events", "log_level", "log.queue", "log.thread.name",
+    "enable.random.seed", "log.connection.close", "internal.termination.signal",
+    "api.version.request", "api.version.request.timeout.ms", "api.version.fallback.ms",
+    "broker.version.fallback", "allow.auto.create.topics", "security.protocol",
+    "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
+    "ssl.key.password", "ssl.key.pem", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
+    "ssl.keystore.location", "ssl.keystore.password", "ssl.providers", "ssl.engine.location",
+    "ssl.engine.id", "enable.ssl.certificate.verification",
+    "ssl.endpoint.identification.algorithm", "sasl.mechanisms", "sasl.mechanism",
+    "sasl.kerberos.service.name", "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin", "sasl.username",
+    "sasl.password", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
+    "plugin.library.paths", "group.id", "group.instance.id", "partition.assignment.strategy",
+    "session.timeout.ms", "heartbeat.interval.ms", "group.protocol.type",
+    "coordinator.query.interval.ms", "max.poll.interval.ms", "enable.auto.commit",
+    "auto.commit.interval.ms", "enable.auto.offset.store", "queued.min.messages",
+    "queued.max.messages.kbytes", "fetch.wait.max.ms", "fetch.message.max.bytes",
+    "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.min.bytes", "fetch.error.backoff.ms",
+    "offset.store.method", "isolation.level", "enable.partition.eof", "check.crcs", "client.rack",
+    "transactional.id", "transaction.timeout.ms", "enable.idempotence", "enable.gapless.guarantee",
+    "queue.buffering.max.messages", "queue.buffering.max.kbytes", "queue.buffering.max.ms",
+    "linger.ms", "message.send.max.retries", "retries", "retry.backoff.ms",
+    "queue.buffering.backpressure.threshold", "compression.codec", "compression.type",
+    "batch.num.messages", "batch.size", "delivery.report.only.error",
+    "sticky.partitioning.linger.ms", "request.required.acks", "acks", "request.timeout.ms",
+    "message.timeout.ms", "delivery.timeout.ms", "queuing.strategy", "produce.offset.report",
+    "partitioner", "compression.level", "auto.commit.enable", "auto.offset.reset",
+    "offset.store.path", "offset.store.sync.interval.ms", "consume.callback.max.messages",
+};
+
+/* A librdkafka configuration ports: each of librdkafka's property names is
+ * either accepted (libsamsa's key or alias, or the one value libsamsa
+ * always runs with) or refused with exactly "known librdkafka property,
+ * not supported by libsamsa"; never "unknown". With
+ * unsupported.librdkafka.properties=warn they are accepted with the
+ * sentence in errstr. */
+static void test_conf_knows_every_librdkafka_property(void)
+{
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char err[512];
+    char buf[64];
+    size_t size = sizeof(buf);
+    int accepted = 0, refused = 0;
+    for (size_t i = 0; i < sizeof(rdkafka_properties) / sizeof(rdkafka_properties[0]); i++) {
+        const char *name = rdkafka_properties[i];
+        size = sizeof(buf);
+        /* its current value (libsamsa's, or the one it always runs with) */
+        if (samsa_conf_get(c, name, buf, &size) == SAMSA_OK) {
+            CU_ASSERT_EQUAL(samsa_conf_set(c, name, buf, err, sizeof(err)), SAMSA_OK);
+            accepted++;
+            continue;
+        }
+        int e = samsa_conf_set(c, name, "1", err, sizeof(err));
+        CU_ASSERT_EQUAL(e, SAMSA_ERR_NOT_IMPLEMENTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, ": known librdkafka property, not supported by libsamsa"));
+        CU_ASSERT_EQUAL(strncmp(err, name, strlen(name)), 0);
+        refused++;
+    }
+    printf("(%d of librdkafka's %d properties accepted, %d refused) ", accepted,
+           accepted + refused, refused);
+    CU_ASSERT(accepted >= 60);
+
+    /* aliases that are librdkafka's names for libsamsa's keys */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "topic.metadata.refresh.interval.ms", "1000", err, sizeof(err)),
+                    SAMSA_OK);
+    size = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "metadata.max.age.ms", buf, &size), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "1000");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "auto.commit.enable", "false", err, sizeof(err)), SAMSA_OK);
+    size = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "enable.auto.commit", buf, &size), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "false");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "socket.keepalive.enable", "true", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_TRUE(c->v.socket_keepalive);
+    /* a value other than the one libsamsa runs with */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "api.version.request", "false", err, sizeof(err)),
+                    SAMSA_ERR_NOT_IMPLEMENTED);
+    CU_ASSERT_STRING_EQUAL(err, "api.version.request=false: known librdkafka property, not "
+                                "supported by libsamsa (it always runs as api.version.request=true)");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)),
+                    SAMSA_ERR_NOT_IMPLEMENTED);
+    CU_ASSERT_STRING_EQUAL(err, "client.rack: known librdkafka property, not supported by libsamsa");
+    /* not librdkafka's either */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "no.such.key", "1", err, sizeof(err)),
+                    SAMSA_ERR_UNKNOWN_CONFIG);
+    /* the switch: a warning, and the configuration goes on */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "unsupported.librdkafka.properties", "warn", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(err, "client.rack: known librdkafka property, not supported by "
+                                "libsamsa; ignored");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "no.such.key", "1", err, sizeof(err)),
+                    SAMSA_ERR_UNKNOWN_CONFIG);
+    samsa_conf_destroy(c);
+}
+
 static void test_conf_idempotence_conflicts(void)
 {
     samsa_conf *c = samsa_conf_new();
@@ -1678,6 +1794,7 @@ int main(void)
          test_conf_defaults_are_librdkafka_and_java_names},
         {"conf_accepts_aliases_and_reports_bad_values",
          test_conf_accepts_aliases_and_reports_bad_values},
+        {"conf_knows_every_librdkafka_property", test_conf_knows_every_librdkafka_property},
         {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
         {"broker_list_parsing", test_broker_list_parsing},
         {"linger_holds_records_until_due", test_linger_holds_records_until_due},
