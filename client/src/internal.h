@@ -56,6 +56,10 @@ char *sc_strndup(const char *s, size_t n);
 
 /* Kafka wire error (from a response) to our code: -1 -> SAMSA_ERR_UNKNOWN. */
 int sc_err_from_wire(int16_t wire);
+/* What the application is given for err (samsa.h's rule): Kafka's
+ * UNKNOWN_TOPIC_OR_PARTITION (3) becomes SAMSA_ERR_UNKNOWN_TOPIC; every
+ * other code is itself. */
+int sc_err_public(int err);
 
 /* ---------------------------------------------------------- configuration */
 

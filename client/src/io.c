@@ -145,7 +145,7 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     if (ev == NULL) {
         return;
     }
-    ev->err = err;
+    ev->err = sc_err_public(err);
     memcpy(ev->reason, reason, len + 1);
     if (c->errs_tail != NULL) {
         c->errs_tail->next = ev;

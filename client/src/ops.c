@@ -152,7 +152,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     }
     int err;
     if (op->done) {
-        err = op->err;
+        err = sc_err_public(op->err);
         if (err != SAMSA_OK) {
             sc_errf(errstr, errstr_size, "%s",
                     op->errstr[0] != '\0' ? op->errstr : samsa_err_str(err));
@@ -586,9 +586,6 @@ static void on_lo_md(struct sc_client *c, struct sc_conn *conn, int err, void *b
                 res = SAMSA_OK;
             }
         }
-    }
-    if (res == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
-        res = SAMSA_ERR_UNKNOWN_TOPIC;
     }
     if (res != SAMSA_OK) {
         sc_op_finish(c, op, res);

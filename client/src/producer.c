@@ -72,7 +72,7 @@ static struct sc_ptopic *ptopic_find(struct sc_client *c, const char *name, bool
 /* The report of m is ready (lock held). */
 static void report(struct sc_client *c, struct sc_msg *m, int err, int64_t offset)
 {
-    m->err = err;
+    m->err = sc_err_public(err);
     m->offset = offset;
     m->run = 1;
     sc_msgq_push(&c->dr, m);
@@ -552,11 +552,9 @@ void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse 
                 (err == KP_ERR_INVALID_TOPIC_EXCEPTION ||
                  err == KP_ERR_TOPIC_AUTHORIZATION_FAILED ||
                  now - t->md_time >= UNKNOWN_TOPIC_GRACE_MS)) {
-                sc_post_error(c, err == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ? SAMSA_ERR_UNKNOWN_TOPIC
-                                                                            : err,
-                              "topic %s: %s", t->name, samsa_err_str(err));
-                report_all(c, &t->unassigned,
-                           err == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ? SAMSA_ERR_UNKNOWN_TOPIC : err);
+                /* Kafka's 3 becomes SAMSA_ERR_UNKNOWN_TOPIC in both (sc_err_public) */
+                sc_post_error(c, err, "topic %s: %s", t->name, samsa_err_str(err));
+                report_all(c, &t->unassigned, err);
             }
             continue;
         }
@@ -640,7 +638,7 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
     struct sc_msg *first = b->msgs.head;
     if (first != NULL) {
         /* one run: the records themselves are next touched by the user's poll */
-        first->err = err;
+        first->err = sc_err_public(err);
         first->offset = err == SAMSA_OK && base_offset >= 0 ? base_offset : -1;
         first->run = b->msgs.count;
         sc_msgq_concat(&c->dr, &b->msgs);
@@ -891,7 +889,7 @@ static void expire(struct sc_client *c, int64_t now)
             }
         }
         if (expired.head != NULL) {
-            report_all(c, &expired, SAMSA_ERR_TIMED_OUT);
+            report_all(c, &expired, SAMSA_ERR_MSG_TIMED_OUT);
         }
     }
 }

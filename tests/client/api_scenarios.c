@@ -285,7 +285,7 @@ static void admin_configs(void)
     CHECK(rc == 40 && strstr(err, "INVALID_CONFIG") != NULL, "a bad value: %d %s", rc, err);
     rc = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "no-such-topic", 10000, &cf, err,
                                       sizeof(err));
-    CHECK(rc == 3 && cf == NULL, "unknown topic: %d %s", rc, err);
+    CHECK(rc == SAMSA_ERR_UNKNOWN_TOPIC && cf == NULL, "unknown topic: %d %s", rc, err);
     CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_BROKER, "0", 10000, &cf, err,
                                        sizeof(err)) == SAMSA_OK,
           "broker 0: %s", err);

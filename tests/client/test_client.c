@@ -1075,6 +1075,11 @@ static void test_error_names_and_sentences(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(samsa_err_str(SAMSA_ERR_QUEUE_FULL), "samsa_producer_poll"));
     CU_ASSERT_STRING_EQUAL(samsa_err_name(3), "UNKNOWN_TOPIC_OR_PARTITION");
     CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_OK), "NO_ERROR");
+    /* samsa.h's rule: Kafka's 3 is never handed out, the library's code is */
+    CU_ASSERT_EQUAL(sc_err_public(3), SAMSA_ERR_UNKNOWN_TOPIC);
+    CU_ASSERT_EQUAL(sc_err_public(6), 6);
+    CU_ASSERT_EQUAL(sc_err_public(SAMSA_ERR_TIMED_OUT), SAMSA_ERR_TIMED_OUT);
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_ERR_MSG_TIMED_OUT), "MSG_TIMED_OUT");
     CU_ASSERT_STRING_EQUAL(samsa_version(), SAMSA_VERSION_STR);
 }
 
@@ -1103,6 +1108,7 @@ struct drv {
     int revoked;                             /* partitions it took, over all its calls */
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
+    int last_err;                            /* producer: the last report's error */
     int all_down;                            /* SAMSA_ERR_ALL_BROKERS_DOWN errors */
     int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
     int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
@@ -1120,6 +1126,7 @@ static void drv_error(int err, const char *reason, void *opaque)
 static void drv_delivered(const struct samsa_delivery *r, void *opaque)
 {
     struct drv *d = opaque;
+    d->last_err = r->err;
     if (r->err == SAMSA_OK && r->offset >= 0) {
         d->delivered++;
     } else {
@@ -1748,6 +1755,22 @@ static void test_consumer_reports_what_the_cluster_lacks(void)
     drv_stop(&d);
 }
 
+/* A record that waited message.timeout.ms is reported MSG_TIMED_OUT, not
+ * the TIMED_OUT of a call's own deadline (samsa.h's rule for errors). */
+static void test_producer_reports_expiry_as_msg_timed_out(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'p', "message.timeout.ms", "1000");
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.failed, 5);
+    CU_ASSERT_EQUAL(d.delivered, 0);
+    CU_ASSERT_EQUAL(d.last_err, SAMSA_ERR_MSG_TIMED_OUT);
+    drv_stop(&d);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1846,6 +1869,7 @@ int main(void)
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
         {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         CU_TEST_INFO_NULL,
     };

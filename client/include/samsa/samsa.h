@@ -38,12 +38,25 @@
  *     own): the one call that must come after every other call on h has
  *     returned, and the last one.
  *
- * Errors. Functions that can fail return an int: SAMSA_OK (0), a negative
- * SAMSA_ERR_* of the library, or a positive Kafka error code exactly as
- * Kafka numbers it (3 = UNKNOWN_TOPIC_OR_PARTITION, ...). samsa_err_str()
- * and samsa_err_name() describe any of them. Functions that take
- * `char *errstr, size_t errstr_size` also write a sentence saying what went
- * wrong (always NUL-terminated when errstr_size > 0; errstr may be NULL).
+ * Errors: one rule for every call's result, delivery report and error
+ * callback. An int that can carry an error is SAMSA_OK (0), a negative
+ * SAMSA_ERR_* for what the library itself decided or saw (an argument, the
+ * configuration, a deadline, a connection, the handle's state, what
+ * Metadata says the cluster lacks), or a positive Kafka error code exactly
+ * as Kafka numbers it for what a broker answered (6 NOT_LEADER_OR_FOLLOWER,
+ * 36 TOPIC_ALREADY_EXISTS, ...), with one exception: a topic or partition
+ * the cluster lacks is always SAMSA_ERR_UNKNOWN_TOPIC (whether Metadata
+ * left it out or a broker answered Kafka's UNKNOWN_TOPIC_OR_PARTITION, 3,
+ * which is never handed out) or SAMSA_ERR_UNKNOWN_PARTITION (the topic is
+ * known, the partition is not). SAMSA_ERR_TIMED_OUT is a call's own
+ * timeout_ms running out; a record not delivered within message.timeout.ms
+ * is SAMSA_ERR_MSG_TIMED_OUT. samsa_err_name() gives the code's name
+ * ("QUEUE_FULL", "NOT_LEADER_OR_FOLLOWER") and samsa_err_str() a sentence:
+ * "Local: ..." for the library's codes, Kafka's own description (its
+ * Errors class) for a broker's. Functions that take `char *errstr, size_t
+ * errstr_size` also write a sentence saying what went wrong, with the
+ * broker's message when it sent one (always NUL-terminated when
+ * errstr_size > 0; errstr may be NULL).
  *
  * Ownership is written on every function: "caller owns" means the caller
  * frees it with the named function; "borrowed" means the pointer stays valid
@@ -96,11 +109,12 @@ enum samsa_err {
     SAMSA_ERR_NOT_IMPLEMENTED = -116,/* a feature libsamsa does not have yet */
     SAMSA_ERR_DESTROYED = -117,      /* the handle is closing or closed */
     SAMSA_ERR_MAX_POLL_EXCEEDED = -118, /* no poll for max.poll.interval.ms: left the group */
+    SAMSA_ERR_MSG_TIMED_OUT = -119,     /* a record not delivered within message.timeout.ms */
 };
 
-/* "Local: Queue full" / "Broker: Unknown topic or partition"-style text. Static. */
+/* "Local: ..." for the library's codes, Kafka's description for a broker's. Static. */
 const char *samsa_err_str(int err);
-/* "QUEUE_FULL" / "UNKNOWN_TOPIC_OR_PARTITION". Static. */
+/* "QUEUE_FULL" / "NOT_LEADER_OR_FOLLOWER". Static. */
 const char *samsa_err_name(int err);
 
 /* ----------------------------------------------------------- configuration */
@@ -578,7 +592,7 @@ typedef struct samsa_configs {
 } samsa_configs;
 
 /* Every configuration of a topic or broker (DescribeConfigs), in the
- * broker's order. Kafka's UNKNOWN_TOPIC_OR_PARTITION (3) for no such topic. */
+ * broker's order. SAMSA_ERR_UNKNOWN_TOPIC for no such topic. */
 SAMSA_MUST_CHECK int samsa_admin_describe_configs(samsa_admin *a, int resource_type,
                                                   const char *name, int timeout_ms,
                                                   samsa_configs **out, char *errstr,
