@@ -62,6 +62,22 @@ int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
     return lowest;
 }
 
+int64_t sc_cpart_next_for_app(const struct sc_client *c, const struct sc_cpart *part)
+{
+    if (part->app_offset >= 0) {
+        return part->app_offset;
+    }
+    /* nothing handed out yet: the first fetched and queued, else where
+     * fetching stands */
+    int64_t lowest = -1;
+    for (const struct sc_cmsg *m = c->cq; m != NULL; m = m->next) {
+        if (m->part == part && m->epoch == part->epoch && (lowest < 0 || m->pub.offset < lowest)) {
+            lowest = m->pub.offset;
+        }
+    }
+    return lowest >= 0 ? lowest : part->position;
+}
+
 static struct sc_cmsg *make_msg(struct sc_cpart *part, const struct kp_record *rec, int ts_type)
 {
     size_t tlen = strlen(part->topic);
@@ -298,9 +314,16 @@ void sc_consumer_remove_revoking(struct sc_client *c)
 void sc_consumer_stop_fetching(struct sc_client *c)
 {
     for (int i = 0; i < c->cpart_count; i++) {
-        c->cparts[i]->epoch++; /* answers in flight are for the old epoch */
+        struct sc_cpart *p = c->cparts[i];
+        /* What was fetched and not handed out is dropped: the position goes
+         * back to the first of it, the next offset the application would
+         * have got (what the "revoked" event reports, samsa.h). */
+        int64_t first = sc_cq_drop(c, p);
+        if (p->state == SC_CP_ACTIVE && first >= 0) {
+            p->position = first;
+        }
+        p->epoch++; /* answers in flight are for the old epoch */
     }
-    sc_cq_drop(c, NULL);
 }
 
 /* ------------------------------------------------------- offset resets */

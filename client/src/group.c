@@ -247,8 +247,7 @@ static struct samsa_partition *assignment_view(struct sc_client *c, bool revokin
         }
         v[n].topic = c->cparts[i]->topic;
         v[n].partition = c->cparts[i]->partition;
-        v[n].offset = c->cparts[i]->app_offset >= 0 ? c->cparts[i]->app_offset
-                                                      : c->cparts[i]->position;
+        v[n].offset = sc_cpart_next_for_app(c, c->cparts[i]);
         n++;
     }
     *count = n;

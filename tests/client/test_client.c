@@ -1106,6 +1106,8 @@ struct drv {
     int messages;                            /* consumed */
     int assigned;                            /* partitions the rebalance callback gave */
     int revoked;                             /* partitions it took, over all its calls */
+    int64_t revoked_at[16];                  /* the offsets of the last "revoked" event */
+    int revoked_n;
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
     int last_err;                            /* producer: the last report's error */
@@ -1140,7 +1142,12 @@ static void drv_rebalance(bool assigned, const struct samsa_partition *parts, si
     struct drv *d = opaque;
     d->assigned = assigned ? (int)count : 0;
     d->revoked += assigned ? 0 : (int)count;
-    (void)parts;
+    if (!assigned) {
+        d->revoked_n = 0;
+        for (size_t i = 0; i < count && i < 16; i++) {
+            d->revoked_at[d->revoked_n++] = parts[i].offset;
+        }
+    }
 }
 
 static bool group_api(int16_t api)
@@ -1771,6 +1778,65 @@ static void test_producer_reports_expiry_as_msg_timed_out(void)
     drv_stop(&d);
 }
 
+/* The offsets of a "revoked" event are what samsa.h says: the next offset
+ * the application would have got, not how far fetching went. Records
+ * fetched and never handed out are reported from their first (before: a
+ * partition the application never read was revoked at its fetch position,
+ * and an application storing that offset would skip what was fetched). */
+static void test_revoked_offsets_are_what_the_application_gets_next(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    samsa_message *first = NULL;
+    for (int i = 0; i < 500 && first == NULL; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        first = samsa_consumer_poll(&cons, 0); /* serves "assigned", then one record */
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    if (first == NULL) {
+        abort(); /* for the analysers */
+    }
+    int64_t read_next = first->offset + 1;
+    samsa_message_free(first);
+    for (int i = 0; i < 100; i++) { /* fetched and queued, not read */
+        drv_turn(&d);
+        fake_now += 10;
+    }
+    pthread_mutex_lock(&d.c->lock);
+    int n = d.c->cpart_count;
+    bool queued = d.c->cq != NULL;
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_FATAL(n > 1);
+    CU_ASSERT_TRUE(queued);
+    d.m.parts[0] = 3; /* t0 grows a partition: the member rejoins, revoking all */
+    pthread_mutex_lock(&d.c->lock);
+    d.c->md_wanted = true;
+    pthread_mutex_unlock(&d.c->lock);
+    for (int i = 0; i < 100 && d.revoked == 0; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        samsa_message *m = samsa_consumer_poll(&cons, 0);
+        CU_ASSERT_PTR_NULL(m); /* fetching stopped before the event */
+        samsa_message_free(m);
+    }
+    CU_ASSERT_EQUAL_FATAL(d.revoked_n, n);
+    for (int i = 0; i < d.revoked_n; i++) {
+        /* the partition read once: after that record; the others: from
+         * their first record (the model's logs start at 0) */
+        CU_ASSERT(d.revoked_at[i] == 0 || d.revoked_at[i] == read_next);
+    }
+    int at_next = 0;
+    for (int i = 0; i < d.revoked_n; i++) {
+        at_next += d.revoked_at[i] == read_next;
+    }
+    CU_ASSERT(at_next >= 1);
+    drv_stop(&d);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1869,6 +1935,8 @@ int main(void)
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
         {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"revoked_offsets_are_what_the_application_gets_next",
+         test_revoked_offsets_are_what_the_application_gets_next},
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         CU_TEST_INFO_NULL,
