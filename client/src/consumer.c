@@ -637,8 +637,15 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
     struct kp_FetchRequest_FetchTopic ts[MAX_FETCH_PARTS];
     struct sc_cpart *parts[MAX_FETCH_PARTS];
     int n = 0, nt = 0;
-    for (int i = 0; i < c->cpart_count && n < max_parts; i++) {
-        struct sc_cpart *p = c->cparts[i];
+    /* Each Fetch starts its list one partition further on, as KIP-74 asks
+     * of consumers (and Java's fetch sessions, librdkafka's round-robin
+     * fetch list do): a leader that fills the response in request order up
+     * to fetch.max.bytes then serves every partition in turn rather than
+     * the first until it is drained. */
+    int count = c->cpart_count;
+    int first = count > 0 ? (int)(conn->fetch_rotate++ % (uint32_t)count) : 0;
+    for (int i = 0; i < count && n < max_parts; i++) {
+        struct sc_cpart *p = c->cparts[(first + i) % count];
         if (p->state != SC_CP_ACTIVE || p->leader != conn->node_id || p->fetching ||
             p->paused || p->revoking || p->retry_at > now) {
             continue;
@@ -653,8 +660,8 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
         ts[nt].Topic = kp_str_c(p->topic);
         ts[nt].Partitions.items = &ps[n];
         ts[nt].Partitions.count = 0;
-        for (int j = i; j < c->cpart_count && n < max_parts; j++) {
-            struct sc_cpart *q = c->cparts[j];
+        for (int j = i; j < count && n < max_parts; j++) {
+            struct sc_cpart *q = c->cparts[(first + j) % count];
             if (q->state != SC_CP_ACTIVE || q->leader != conn->node_id || q->fetching ||
                 q->paused || q->revoking || q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
                 continue;

@@ -421,6 +421,7 @@ struct sc_conn {
     int req_count;
     int produce_inflight;
     bool fetch_inflight;
+    uint32_t fetch_rotate;     /* where the next Fetch's partition list starts */
     bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];

@@ -35,6 +35,10 @@
  *                     (the test kills the broker meanwhile), then polls: the
  *                     error callback must hear ALL_BROKERS_DOWN once within
  *                     12 s (the outage of issue 33)
+ *   fair_fetch        three partitions on one broker, 100 one-record batches
+ *                     each, read with fetch.max.bytes=1 (one batch per
+ *                     response): the first 60 records come from every
+ *                     partition, not all from the first
  *
  * Prints what it checks; exits 0 when every check held, 1 at the first that
  * did not (with the line), 2 on a usage error.
@@ -849,6 +853,57 @@ static void all_brokers_down(void)
     printf("all_brokers_down: ok\n");
 }
 
+/* ----------------------------------------------------------- fair fetch */
+
+static void fair_fetch(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "fair", 3);
+    samsa_admin_destroy(a);
+    /* one record per batch, 100 per partition */
+    char err[512];
+    samsa_conf *pconf = conf_with("linger.ms", "0", "batch.num.messages", "1");
+    samsa_producer *p = samsa_producer_new(pconf, err, sizeof(err));
+    samsa_conf_destroy(pconf);
+    CHECK(p != NULL, "%s", err);
+    for (int i = 0; i < 300; i++) {
+        struct samsa_record r = {.topic = "fair", .partition = i % 3, .value = "v",
+                                 .value_len = 1};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+        CHECK(samsa_producer_flush(p, 10000) == SAMSA_OK, "flush %d", i);
+    }
+    CHECK(samsa_producer_close(p, 10000) == 0, "records not delivered");
+    samsa_producer_destroy(p);
+    /* every partition on the one broker, responses of one batch each */
+    samsa_conf *conf = conf_with("fetch.max.bytes", "1", NULL, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition parts[3] = {{"fair", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"fair", 1, SAMSA_OFFSET_BEGINNING},
+                                       {"fair", 2, SAMSA_OFFSET_BEGINNING}};
+    CHECK(samsa_consumer_assign(c, parts, 3) == SAMSA_OK, "assign");
+    int per[3] = {0, 0, 0};
+    int64_t deadline = now_ms() + 20000;
+    for (int got = 0; got < 60;) {
+        CHECK(now_ms() < deadline, "read %d of 60", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m != NULL) {
+            per[m->partition]++;
+            got++;
+            samsa_message_free(m);
+        }
+    }
+    printf("the first 60 records: %d, %d and %d of partitions 0, 1 and 2\n", per[0], per[1],
+           per[2]);
+    for (int i = 0; i < 3; i++) {
+        CHECK(per[i] >= 10, "partition %d: %d of the first 60 records", i, per[i]);
+    }
+    CHECK(samsa_consumer_close(c, 5000) == SAMSA_OK, "close");
+    samsa_consumer_destroy(c);
+    printf("fair_fetch: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -864,7 +919,7 @@ int main(int argc, char **argv)
         {"admin_partitions", admin_partitions}, {"admin_records", admin_records},
         {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
         {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
-        {"all_brokers_down", all_brokers_down},
+        {"all_brokers_down", all_brokers_down}, {"fair_fetch", fair_fetch},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

@@ -88,6 +88,10 @@ def case_consumer_close_keeps_its_timeout_with_the_broker_gone(t):
 def case_every_broker_down_reaches_the_error_callback(t):
     run_killing_the_broker(t, "all_brokers_down")
 
+
+def case_partitions_of_one_leader_are_read_in_turn(t):
+    run(t, "fair_fetch")
+
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
@@ -98,4 +102,5 @@ if __name__ == "__main__":
                    case_delivery_reports_carry_each_records_offset,
                    case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles,
                    case_consumer_close_keeps_its_timeout_with_the_broker_gone,
-                   case_every_broker_down_reaches_the_error_callback]))
+                   case_every_broker_down_reaches_the_error_callback,
+                   case_partitions_of_one_leader_are_read_in_turn]))
