@@ -752,18 +752,24 @@ static void close_during_produce(void)
 
 /* ---------------------------------------------------------- close timeout */
 
-static void close_timeout(void)
+/* A group member of `topic` (2 partitions, 20 records, group.id the
+ * topic's name, from the earliest) made from conf (taken), which read all
+ * 20, printed "ready" and got the go-ahead on stdin (the test killed the
+ * broker meanwhile). */
+static samsa_consumer *member_read_then_wait(const char *topic, samsa_conf *conf)
 {
     samsa_admin *a = admin();
-    create_topic(a, "ct", 2);
+    create_topic(a, topic, 2);
     samsa_admin_destroy(a);
-    produce("ct", 20, 2);
+    produce(topic, 20, 2);
     char err[512];
-    samsa_conf *conf = conf_with("group.id", "ct", "auto.offset.reset", "earliest");
+    CHECK(samsa_conf_set(conf, "group.id", topic, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    CHECK(samsa_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err)) == SAMSA_OK,
+          "%s", err);
     samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
     samsa_conf_destroy(conf);
     CHECK(c != NULL, "%s", err);
-    const char *topics[1] = {"ct"};
+    const char *topics[1] = {topic};
     CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
     int got = 0;
     int64_t deadline = now_ms() + 30000;
@@ -779,6 +785,12 @@ static void close_timeout(void)
     fflush(stdout);
     char line[16];
     CHECK(fgets(line, sizeof(line), stdin) != NULL, "no go-ahead on stdin");
+    return c;
+}
+
+static void close_timeout(void)
+{
+    samsa_consumer *c = member_read_then_wait("ct", conf_with(NULL, NULL, NULL, NULL));
     int64_t t0 = now_ms();
     int e = samsa_consumer_close(c, 2000);
     int64_t took = now_ms() - t0;
@@ -804,41 +816,16 @@ static void on_all_down(int err, const char *reason, void *opaque)
 
 static void all_brokers_down(void)
 {
-    samsa_admin *a = admin();
-    create_topic(a, "down", 2);
-    samsa_admin_destroy(a);
-    produce("down", 20, 2);
-    char err[512];
-    samsa_conf *conf = conf_with("group.id", "down", "auto.offset.reset", "earliest");
     /* The broker twice, as a cluster of several is listed: the second
      * bootstrap address is never connected to while the first answers. */
     char twice[600];
     const char *port = strrchr(brokers, ':');
     CHECK(port != NULL, "bootstrap %s", brokers);
     snprintf(twice, sizeof(twice), "%s,localhost%s", brokers, port);
-    CHECK(samsa_conf_set(conf, "bootstrap.servers", twice, err, sizeof(err)) == SAMSA_OK, "%s",
-          err);
+    samsa_conf *conf = conf_with("bootstrap.servers", twice, NULL, NULL);
     samsa_conf_set_error_cb(conf, on_all_down, NULL);
-    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    CHECK(c != NULL, "%s", err);
-    const char *topics[1] = {"down"};
-    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
-    int got = 0;
-    int64_t deadline = now_ms() + 30000;
-    while (got < 20) {
-        CHECK(now_ms() < deadline, "read %d of 20", got);
-        samsa_message *m = samsa_consumer_poll(c, 200);
-        if (m != NULL) {
-            got++;
-            samsa_message_free(m);
-        }
-    }
+    samsa_consumer *c = member_read_then_wait("down", conf);
     CHECK(atomic_load(&all_down_seen) == 0, "all brokers down while one was up");
-    printf("ready\n");
-    fflush(stdout);
-    char line[16];
-    CHECK(fgets(line, sizeof(line), stdin) != NULL, "no go-ahead on stdin");
     int64_t t0 = now_ms();
     while (atomic_load(&all_down_seen) == 0 && now_ms() - t0 < 12000) {
         samsa_message *m = samsa_consumer_poll(c, 100);
