@@ -140,6 +140,7 @@ static const struct key_desc keys[] = {
     {"reconnect.backoff.max.ms", NULL, NULL, KT_INT, OFF(reconnect_backoff_max_ms), 0, 3600000,
      0, "10000", NULL},
     {"debug", NULL, NULL, KT_STRING, OFF(debug), 0, 0, 0, "", NULL},
+    {"log_level", NULL, NULL, KT_INT, OFF(log_level), 0, 7, 0, "6", NULL},
     {"socket.keepalive.enable", NULL, NULL, KT_BOOL, OFF(socket_keepalive), 0, 0, 0, "false",
      NULL},
     {"unsupported.librdkafka.properties", NULL, NULL, KT_ENUM, OFF(unsupported_rdkafka), 0, 0, 0,
@@ -209,7 +210,7 @@ static const char *const rdkafka_unsupported[] = {
     "topic.metadata.refresh.sparse", "topic.metadata.propagation.max.ms", "topic.blacklist",
     "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
     "socket.max.fails", "broker.address.ttl", "socket.connection.setup.timeout.ms",
-    "reconnect.backoff.jitter.ms", "statistics.interval.ms", "enabled_events", "log_level",
+    "reconnect.backoff.jitter.ms", "statistics.interval.ms", "enabled_events",
     "log.queue", "log.thread.name", "log.connection.close", "internal.termination.signal",
     "api.version.request.timeout.ms", "api.version.fallback.ms", "broker.version.fallback",
     "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
@@ -544,7 +545,16 @@ static int set_rdkafka_only(samsa_conf *conf, const char *key, const char *value
                 warn ? "; ignored" : "");
     }
     if (warn) {
-        fprintf(stderr, "samsa: warning: %s\n", errstr != NULL ? errstr : key);
+        if (conf->v.log_level >= SAMSA_LOG_WARNING) {
+            char line[300];
+            sc_errf(line, sizeof(line), "%s: known librdkafka property, not supported by "
+                    "libsamsa; ignored", key);
+            if (conf->log_cb != NULL) {
+                conf->log_cb(SAMSA_LOG_WARNING, line, conf->log_opaque);
+            } else {
+                fprintf(stderr, "samsa: warning: %s\n", line);
+            }
+        }
         return SAMSA_OK;
     }
     return SAMSA_ERR_NOT_IMPLEMENTED;
@@ -641,6 +651,14 @@ void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *c
     if (conf != NULL) {
         conf->dr_cb = cb;
         conf->dr_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->log_cb = cb;
+        conf->log_opaque = cb_opaque;
     }
 }
 

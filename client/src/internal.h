@@ -135,6 +135,7 @@ struct sc_conf_values {
     int reconnect_backoff_max_ms;
     char *debug;
     bool socket_keepalive;     /* SO_KEEPALIVE on every broker socket */
+    int log_level;             /* syslog levels: lines above it are dropped */
     int unsupported_rdkafka;   /* 0 error, 1 warn */
 };
 
@@ -150,6 +151,8 @@ struct samsa_conf {
     void *error_opaque;
     samsa_rebalance_cb *rebalance_cb;
     void *rebalance_opaque;
+    samsa_log_cb *log_cb;
+    void *log_opaque;
 };
 
 /* Whether the user set `key` (by its name or an alias). */

@@ -63,7 +63,13 @@ void sc_log(const struct sc_client *c, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    if (n >= 0) {
+    if (n < 0) {
+        return;
+    }
+    if (c->conf->log_cb != NULL) {
+        /* where the line is made (samsa.h: the log callback's thread) */
+        c->conf->log_cb(SAMSA_LOG_DEBUG, line, c->conf->log_opaque);
+    } else {
         fprintf(stderr, "samsa %" PRId64 " [%c] %s\n", sc_now_ms(), c->kind, line);
     }
 }

@@ -1114,7 +1114,14 @@ struct drv {
     int all_down;                            /* SAMSA_ERR_ALL_BROKERS_DOWN errors */
     int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
     int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
+    int logged;                              /* log lines at SAMSA_LOG_DEBUG */
 };
+
+static void drv_log(int level, const char *line, void *opaque)
+{
+    struct drv *d = opaque;
+    d->logged += level == SAMSA_LOG_DEBUG && line[0] != '\0';
+}
 
 static void drv_error(int err, const char *reason, void *opaque)
 {
@@ -1194,6 +1201,7 @@ static void drv_start_with(struct drv *d, char kind, const char *key, const char
         CU_ASSERT_EQUAL_FATAL(samsa_conf_set(conf, key, value, err, sizeof(err)), SAMSA_OK);
     }
     samsa_conf_set_error_cb(conf, drv_error, d);
+    samsa_conf_set_log_cb(conf, drv_log, d);
     if (kind == 'p') {
         samsa_conf_set_delivery_cb(conf, drv_delivered, d);
     }
@@ -1644,16 +1652,23 @@ static int leader_dies_unnoticed_for(struct drv *d, int64_t ms)
     return total(d, KP_API_METADATA) - md;
 }
 
-static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
+/* A consumer assigned t0-0 and t0-1 from the beginning, which read the
+ * model's 4 + 5 records. */
+static void drv_reading_t0(struct drv *d)
 {
-    struct drv d;
-    drv_start(&d, 'c');
-    struct samsa_consumer cons = {.c = d.c};
+    drv_start(d, 'c');
+    struct samsa_consumer cons = {.c = d->c};
     struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
                                        {"t0", 1, SAMSA_OFFSET_BEGINNING}};
     CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
-    drv_run(&d, 1000);
-    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5); /* the model's t0-0 and t0-1 */
+    drv_run(d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d->messages, 4 + 5);
+}
+
+static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
+{
+    struct drv d;
+    drv_reading_t0(&d);
     int asked = leader_dies_unnoticed_for(&d, 3000);
     /* 100, 200, 400, then 500 ms apart: about 8 in 3 s, not 30 */
     CU_ASSERT(asked >= 5);
@@ -1698,13 +1713,7 @@ static void test_producer_asks_metadata_until_its_dead_leader_is_replaced(void)
 static void test_consumer_reports_every_broker_down(void)
 {
     struct drv d;
-    drv_start(&d, 'c');
-    struct samsa_consumer cons = {.c = d.c};
-    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
-                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
-    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
-    drv_run(&d, 1000);
-    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5);
+    drv_reading_t0(&d);
     CU_ASSERT_EQUAL(d.all_down, 0);
     for (int outage = 1; outage <= 2; outage++) {
         drv_kill(&d, 0);
@@ -1837,6 +1846,45 @@ static void test_revoked_offsets_are_what_the_application_gets_next(void)
     drv_stop(&d);
 }
 
+/* The log callback gets the client's debug lines (only with `debug` set),
+ * and a librdkafka property ignored under the warn switch as a warning
+ * that log_level can drop. */
+static void warned(int level, const char *line, void *opaque)
+{
+    int *w = opaque;
+    *w += level == SAMSA_LOG_WARNING && strstr(line, "client.rack") != NULL;
+}
+
+static void test_log_callback_gets_debug_lines_and_warnings(void)
+{
+    struct drv d;
+    drv_reading_t0(&d);
+    CU_ASSERT_EQUAL(d.logged, 0); /* debug not set */
+    drv_stop(&d);
+    drv_start_with(&d, 'c', "debug", "all");
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition part = {"t0", 0, SAMSA_OFFSET_BEGINNING};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, &part, 1), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT(d.logged > 0); /* connections, metadata, leaders */
+    drv_stop(&d);
+
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    int w = 0;
+    char err[256];
+    samsa_conf_set_log_cb(c, warned, &w);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "unsupported.librdkafka.properties", "warn", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(w, 1);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "log_level", "3", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(w, 1); /* below log_level 4: dropped */
+    samsa_conf_destroy(c);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1935,6 +1983,8 @@ int main(void)
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
         {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"log_callback_gets_debug_lines_and_warnings",
+         test_log_callback_gets_debug_lines_and_warnings},
         {"revoked_offsets_are_what_the_application_gets_next",
          test_revoked_offsets_are_what_the_application_gets_next},
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},

@@ -15,7 +15,8 @@
  * Threads. Every call on one handle may be made from any thread, but the
  * poll-like calls (samsa_producer_poll, _flush, _close, samsa_consumer_poll,
  * _close) are where callbacks run: callbacks never run on a library thread,
- * only inside those calls, on the caller's thread. Every callback gets the
+ * only inside those calls, on the caller's thread (the log callback alone
+ * excepted: see samsa_conf_set_log_cb). Every callback gets the
  * cb_opaque set with it (an application that wants its handle there points
  * cb_opaque at a struct and stores the handle in it after _new).
  *
@@ -209,6 +210,25 @@ typedef void samsa_error_cb(int err, const char *reason, void *cb_opaque);
 /* Callbacks run only inside the handle's poll-like calls. cb may be NULL. */
 void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *cb_opaque);
 void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaque);
+
+/* Log levels, as syslog(3) numbers them (librdkafka's log_level too). */
+#define SAMSA_LOG_ERR 3
+#define SAMSA_LOG_WARNING 4
+#define SAMSA_LOG_INFO 6
+#define SAMSA_LOG_DEBUG 7
+
+/*
+ * One log line (`line` borrowed for the call). Without a log callback the
+ * lines go to stderr. What is logged: the client's events when `debug` is
+ * set (SAMSA_LOG_DEBUG), and a librdkafka property ignored under
+ * unsupported.librdkafka.properties=warn (SAMSA_LOG_WARNING, dropped when
+ * log_level is below 4). The one exception to "callbacks run only inside
+ * poll-like calls", as librdkafka's log_cb without log.queue: it runs where
+ * the line is made, on the handle's I/O thread too and with the handle's
+ * lock held, so it must be quick and must not call libsamsa.
+ */
+typedef void samsa_log_cb(int level, const char *line, void *cb_opaque);
+void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
 
 /* ----------------------------------------------------------------- producer */
 
