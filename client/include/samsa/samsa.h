@@ -33,7 +33,8 @@
  *     closed"), NULL, false or 0 for those returning no error code; a
  *     second close returns SAMSA_ERR_DESTROYED (0 for the producer's);
  *   - callbacks run by close may call in on the closing thread (commit,
- *     outq_len...);
+ *     outq_len...); close itself must not be called from a callback (it
+ *     would wait for the call the callback runs in);
  *   - samsa_X_destroy(h) frees h (closing it first if needed: the
  *     producer's with a 0 ms flush, the consumer's with no timeout of its
  *     own): the one call that must come after every other call on h has
