@@ -58,6 +58,19 @@ static void net_cancel_parked(void *ctx, void *parked)
     br_broker_cancel_parked(ctx, parked);
 }
 
+void br_broker_complete_all_parked(struct br_broker *b)
+{
+    /* the groups answer theirs first; the purgatory hands out every answer
+     * and expires the fetches */
+    br_groups_complete_all_parked(b);
+    br_purgatory_complete_all(&b->purgatory);
+    br_topic_admin_complete_all_parked(b);
+    br_cluster_complete_creates(b);
+    br_cluster_complete_waits(b);
+    br_complete_controlled_shutdowns(b);
+    br_complete_controller_requests(b);
+}
+
 static void net_drain(void *ctx)
 {
     br_broker_complete_all_parked(ctx);

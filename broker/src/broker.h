@@ -22,5 +22,7 @@ void br_broker_stop(struct br_broker *b);
 void br_broker_housekeeping(struct br_broker *b);
 /* The mailbox is readable: handle every message. */
 void br_broker_wake(struct br_broker *b);
+/* The broker stops: every parked request answered now (the reactor's drain). */
+void br_broker_complete_all_parked(struct br_broker *b);
 
 #endif

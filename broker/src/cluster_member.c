@@ -247,9 +247,8 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
         struct br_topic *t = br_broker_find_topic(b, kp_str_c(sr->topic));
         struct br_partition *p =
             t != NULL && sr->partition < t->npartitions ? &t->partitions[sr->partition] : NULL;
-        if (p != NULL && p->fenced && !p->superseded && p->role == BR_ROLE_LEADER &&
-            st.leader == b->node_id && st.leader_epoch == p->leader_epoch) {
-            p->fenced = false;
+        if (p != NULL && p->role == BR_ROLE_LEADER && st.leader == b->node_id &&
+            st.leader_epoch == p->leader_epoch && br_partition_unfence(p)) {
             br_info("%s-%" PRId32 ": ZooKeeper still names this broker its leader in epoch %" PRId32
                     ": leading again",
                     sr->topic, sr->partition, p->leader_epoch);

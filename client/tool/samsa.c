@@ -22,7 +22,10 @@
  * as it does, use it for the last delivery reports only.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,12 +33,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <samsa/samsa.h>
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+
+/* A client property from a config file: key and value point into the file's
+ * text, kept in opts.file_text. */
+struct file_prop {
+    const char *key;
+    const char *value;
+    const char *file;
+    int line;
+};
+
+#define FILE_TEXT_MAX 32768
+#define FILE_PROPS_MAX 256
 
 struct opts {
     const char *brokers;
@@ -68,6 +84,21 @@ struct opts {
     long long reset_value;
     bool execute;
     bool state;
+    bool members;    /* group describe --members */
+    bool under_replicated; /* topic describe: only partitions with ISR < replicas, */
+    bool unavailable;      /* no live leader, */
+    bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
+    long long time_ms;     /* topic offsets --time MS; -1 when not given */
+    long long until_ms;    /* consume --until MS; -1 when not given */
+    const char *broker_id; /* configs describe --broker ID */
+    bool all;              /* configs describe --all */
+    const char *command_config; /* --command-config FILE */
+    char default_config[512];   /* $XDG_CONFIG_HOME/samsa/config, when it exists */
+    struct file_prop file_props[FILE_PROPS_MAX]; /* both files', in order */
+    size_t file_prop_count;
+    char file_text[FILE_TEXT_MAX];
+    size_t file_text_len;
+    bool all_groups; /* group describe --all-groups */
     /* perf */
     long long size;
     long long interval_ms;
@@ -83,6 +114,8 @@ enum {
 };
 
 static volatile sig_atomic_t stop;
+
+static int print_help(const char *cmd, const char *verb, const char *all);
 
 static int64_t mono_ms(void)
 {
@@ -133,6 +166,96 @@ __attribute__((format(printf, 2, 3))) static int usage_error(const char *cmd,
     return EXIT_USAGE;
 }
 
+/*
+ * One properties file (Java's format, as kafka's --command-config reads it:
+ * key=value, key: value or key value, a line starting with # or ! a
+ * comment; no line continuations) appended to o->file_props. 0, or
+ * EXIT_USAGE after saying what is wrong and where.
+ */
+static int load_properties(const char *cmd, struct opts *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "samsa %s: %s: %s\n", cmd, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    /* the file's name first: its properties point at it */
+    size_t plen = strlen(path) + 1;
+    if (FILE_TEXT_MAX - o->file_text_len < plen) {
+        fclose(f);
+        fprintf(stderr, "samsa %s: %s: config files above %d bytes\n", cmd, path, FILE_TEXT_MAX);
+        return EXIT_USAGE;
+    }
+    char *name = o->file_text + o->file_text_len;
+    memcpy(name, path, plen);
+    o->file_text_len += plen;
+    size_t start = o->file_text_len;
+    size_t n = fread(o->file_text + start, 1, FILE_TEXT_MAX - start - 1, f);
+    bool more = fgetc(f) != EOF;
+    fclose(f);
+    if (more) {
+        fprintf(stderr, "samsa %s: %s: config files above %d bytes\n", cmd, path, FILE_TEXT_MAX);
+        return EXIT_USAGE;
+    }
+    o->file_text[start + n] = '\0';
+    o->file_text_len = start + n + 1;
+    int line = 0;
+    for (char *p = o->file_text + start; p != NULL && *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        if (nl != NULL) {
+            *nl = '\0';
+        }
+        line++;
+        char *l = p;
+        p = nl != NULL ? nl + 1 : NULL;
+        l += strspn(l, " \t\r\f");
+        size_t end = strlen(l);
+        while (end > 0 && strchr(" \t\r\f", l[end - 1]) != NULL) {
+            l[--end] = '\0';
+        }
+        if (l[0] == '\0' || l[0] == '#' || l[0] == '!') {
+            continue;
+        }
+        size_t kl = strcspn(l, "=: \t\f");
+        char *v = l + kl;
+        v += strspn(v, " \t\f");
+        if (*v == '=' || *v == ':') {
+            v++;
+            v += strspn(v, " \t\f");
+        }
+        l[kl] = '\0';
+        if (kl == 0 || o->file_prop_count == FILE_PROPS_MAX) {
+            fprintf(stderr, "samsa %s: %s:%d: %s\n", cmd, path, line,
+                    kl == 0 ? "a property without a name" : "too many properties");
+            return EXIT_USAGE;
+        }
+        o->file_props[o->file_prop_count++] = (struct file_prop){l, v, name, line};
+    }
+    return 0;
+}
+
+/* The config file ($XDG_CONFIG_HOME/samsa/config, else ~/.config/samsa/config,
+ * when it exists), then --command-config FILE: client properties applied
+ * before -b and -X, which override them. 0 or EXIT_USAGE. */
+static int load_config_files(const char *cmd, struct opts *o)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    o->default_config[0] = '\0';
+    if (xdg != NULL && xdg[0] == '/') {
+        snprintf(o->default_config, sizeof(o->default_config), "%s/samsa/config", xdg);
+    } else if (home != NULL && home[0] != '\0') {
+        snprintf(o->default_config, sizeof(o->default_config), "%s/.config/samsa/config", home);
+    }
+    if (o->default_config[0] != '\0' && access(o->default_config, F_OK) == 0) {
+        int rc = load_properties(cmd, o, o->default_config);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return o->command_config != NULL ? load_properties(cmd, o, o->command_config) : 0;
+}
+
 /* Parses the flags every command shares; returns 0 or EXIT_USAGE. */
 static int parse(const char *cmd, int argc, char **argv, struct opts *o)
 {
@@ -144,6 +267,8 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
     o->timeout_ms = 30000;
     o->size = 100;
     o->interval_ms = 1000;
+    o->time_ms = -1;
+    o->until_ms = -1;
     o->brokers = getenv("SAMSA_BROKERS");
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -161,6 +286,21 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->execute = false;
         } else if (strcmp(a, "--state") == 0) {
             o->state = true;
+        } else if (strcmp(a, "--members") == 0) {
+            o->members = true;
+        } else if (strcmp(a, "--offsets") == 0) {
+            o->members = false; /* the default view */
+            o->state = false;
+        } else if (strcmp(a, "--all") == 0) {
+            o->all = true;
+        } else if (strcmp(a, "--all-groups") == 0) {
+            o->all_groups = true;
+        } else if (strcmp(a, "--under-replicated-partitions") == 0) {
+            o->under_replicated = true;
+        } else if (strcmp(a, "--unavailable-partitions") == 0) {
+            o->unavailable = true;
+        } else if (strcmp(a, "--under-min-isr-partitions") == 0) {
+            o->under_min_isr = true;
         } else if (strcmp(a, "--to-earliest") == 0 || strcmp(a, "--to-latest") == 0) {
             if (o->reset_mode != RESET_NONE) {
                 return usage_error(cmd, "%s", "one --to-... or --shift-by only");
@@ -252,6 +392,27 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
             o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
             o->reset_value = n;
             i++;
+        } else if (strcmp(a, "--command-config") == 0) {
+            o->command_config = v;
+            i++;
+        } else if (strcmp(a, "--broker") == 0) {
+            if (!parse_ll(v, &n) || n < 0 || n > INT32_MAX) {
+                return usage_error(cmd, "bad --broker \"%s\" (a broker id)", v);
+            }
+            o->broker_id = v;
+            i++;
+        } else if (strcmp(a, "--until") == 0) {
+            if (v == NULL || !parse_ll(v[0] == '@' ? v + 1 : v, &n) || n < 0) {
+                return usage_error(cmd, "bad --until \"%s\" (@MS since the epoch)", v);
+            }
+            o->until_ms = n;
+            i++;
+        } else if (strcmp(a, "--time") == 0) {
+            if (!parse_ll(v, &n) || n < 0) {
+                return usage_error(cmd, "bad --time \"%s\" (milliseconds since the epoch)", v);
+            }
+            o->time_ms = n;
+            i++;
         } else if (strcmp(a, "--size") == 0) {
             if (!parse_ll(v, &n) || n < 0 || n > 100000000) {
                 return usage_error(cmd, "bad --size \"%s\" (bytes)", v);
@@ -280,7 +441,7 @@ static int parse(const char *cmd, int argc, char **argv, struct opts *o)
         }
     }
     o->deadline_ms = mono_ms() + o->timeout_ms;
-    return 0;
+    return o->help ? 0 : load_config_files(cmd, o);
 }
 
 /* Why a library call failed, for stderr: the call's own sentence (errstr,
@@ -296,23 +457,216 @@ static const char *failure(const struct opts *o, int e, const char *errstr, char
     return errstr != NULL ? errstr : samsa_err_str(e);
 }
 
-/* A configuration with -b and every -X applied; NULL after printing why. */
-static samsa_conf *make_conf(const char *cmd, const struct opts *o)
+/* The bootstrap list the client will use: -X's, else -b (or
+ * $SAMSA_BROKERS), else the config files'. */
+static const char *bootstrap_list(const struct opts *o)
 {
-    if (o->brokers == NULL) {
+    const char *list = o->brokers;
+    for (size_t i = 0; o->brokers == NULL && i < o->file_prop_count; i++) {
+        if (strcmp(o->file_props[i].key, "bootstrap.servers") == 0 ||
+            strcmp(o->file_props[i].key, "metadata.broker.list") == 0) {
+            list = o->file_props[i].value; /* the last one, as they are applied in order */
+        }
+    }
+    for (size_t i = 0; i < o->prop_count; i++) {
+        if (strncmp(o->props[i], "bootstrap.servers=", 18) == 0) {
+            list = o->props[i] + 18;
+        } else if (strncmp(o->props[i], "metadata.broker.list=", 21) == 0) {
+            list = o->props[i] + 21;
+        }
+    }
+    return list;
+}
+
+#define PROBE_MAX 16 /* addresses tried: the library's bootstrap limit */
+
+struct probe {
+    char name[300]; /* host:port as given */
+    char why[300];  /* why it failed; "" while it may still connect */
+    int fds[4];     /* connects in flight, one per resolved address; -1 when done */
+};
+
+/* Starts a non-blocking connect to each of host's first 4 addresses. */
+static void probe_start(struct probe *pr, const char *host, const char *port)
+{
+    for (int k = 0; k < 4; k++) {
+        pr->fds[k] = -1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0 || res == NULL) {
+        snprintf(pr->why, sizeof(pr->why), "cannot resolve \"%s\": %s", host,
+                 gai != 0 ? gai_strerror(gai) : "no address");
+        return;
+    }
+    int k = 0;
+    int last_errno = 0;
+    for (struct addrinfo *ai = res; ai != NULL && k < 4; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            last_errno = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
+            last_errno = errno;
+            close(fd);
+            continue;
+        }
+        pr->fds[k++] = fd;
+    }
+    freeaddrinfo(res);
+    if (k == 0) {
+        snprintf(pr->why, sizeof(pr->why), "%s",
+                 last_errno == ECONNREFUSED ? "connection refused" : strerror(last_errno));
+    }
+}
+
+/*
+ * Whether any bootstrap broker accepts a TCP connection, asked of all at
+ * once before the command starts: the library retries unreachable brokers
+ * until its call's deadline (as librdkafka does), which leaves an operator
+ * with a typo or a stopped cluster 30 s of silence and "timed out". kcat
+ * says "Connection refused" at once; so does this, naming each address, as
+ * soon as every one has failed (refused or not resolved), or at --timeout
+ * when some never answered. 0 when one connected, else EXIT_FAIL (or
+ * EXIT_USAGE for a list with no address) after printing why.
+ */
+static int probe_bootstrap(const char *cmd, const struct opts *o)
+{
+    const char *list = bootstrap_list(o);
+    struct probe pr[PROBE_MAX];
+    memset(pr, 0, sizeof(pr));
+    size_t n = 0;
+    for (const char *p = list; *p != '\0' && n < PROBE_MAX;) {
+        size_t skip = strspn(p, ", ");
+        p += skip;
+        size_t len = strcspn(p, ", ");
+        if (len == 0) {
+            break;
+        }
+        const char *h = p;
+        size_t hl = len;
+        p += len;
+        if (hl > 12 && strncmp(h, "PLAINTEXT://", 12) == 0) {
+            h += 12;
+            hl -= 12;
+        }
+        char host[256];
+        const char *port = "9092";
+        char portbuf[8];
+        const char *colon = memrchr(h, ':', hl);
+        size_t hostlen = colon != NULL ? (size_t)(colon - h) : hl;
+        if (colon != NULL) {
+            snprintf(portbuf, sizeof(portbuf), "%.*s", (int)(hl - hostlen - 1), colon + 1);
+            port = portbuf;
+        }
+        if (hostlen >= 2 && h[0] == '[' && h[hostlen - 1] == ']') { /* [::1]:9092 */
+            h++;
+            hostlen -= 2;
+        }
+        snprintf(host, sizeof(host), "%.*s", (int)hostlen, h);
+        snprintf(pr[n].name, sizeof(pr[n].name), "%.*s", (int)hl, p - hl);
+        pr[n].why[0] = '\0';
+        probe_start(&pr[n], host, port);
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "samsa %s: no broker address in \"%s\"\n", cmd, list);
+        return EXIT_USAGE;
+    }
+    bool connected = false;
+    for (;;) {
+        struct pollfd pfd[PROBE_MAX * 4];
+        size_t owner[PROBE_MAX * 4];
+        int slot[PROBE_MAX * 4];
+        nfds_t nfd = 0;
+        for (size_t i = 0; i < n; i++) {
+            for (int k = 0; k < 4; k++) {
+                if (pr[i].fds[k] >= 0) {
+                    pfd[nfd] = (struct pollfd){.fd = pr[i].fds[k], .events = POLLOUT};
+                    owner[nfd] = i;
+                    slot[nfd++] = k;
+                }
+            }
+        }
+        int left = left_ms(o);
+        if (nfd == 0 || connected || left == 0) {
+            break;
+        }
+        if (poll(pfd, nfd, left) <= 0) {
+            continue; /* EINTR or the deadline: looked at again above */
+        }
+        for (nfds_t j = 0; j < nfd; j++) {
+            if (pfd[j].revents == 0) {
+                continue;
+            }
+            struct probe *q = &pr[owner[j]];
+            int soerr = 0;
+            socklen_t sl = sizeof(soerr);
+            if (getsockopt(pfd[j].fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) {
+                soerr = errno;
+            }
+            close(pfd[j].fd);
+            q->fds[slot[j]] = -1;
+            if (soerr == 0) {
+                connected = true;
+            } else {
+                snprintf(q->why, sizeof(q->why), "%s",
+                         soerr == ECONNREFUSED ? "connection refused" : strerror(soerr));
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++) {
+            if (pr[i].fds[k] >= 0) {
+                close(pr[i].fds[k]);
+                if (pr[i].why[0] == '\0') {
+                    snprintf(pr[i].why, sizeof(pr[i].why),
+                             "no answer to connect within --timeout %d ms", o->timeout_ms);
+                }
+            }
+        }
+    }
+    if (connected) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(stderr, "samsa %s: %s: %s\n", cmd, pr[i].name, pr[i].why);
+    }
+    fprintf(stderr, "samsa %s: no broker of %s reachable\n", cmd, list);
+    return EXIT_FAIL;
+}
+
+/* A configuration with -b and every -X applied, once a bootstrap broker
+ * answered (probe_bootstrap); 0, or EXIT_USAGE / EXIT_FAIL after printing
+ * why. */
+static int make_conf(const char *cmd, const struct opts *o, samsa_conf **out)
+{
+    *out = NULL;
+    if (bootstrap_list(o) == NULL) {
         fprintf(stderr, "samsa %s: -b BROKERS is required (or set SAMSA_BROKERS)\n", cmd);
-        return NULL;
+        return EXIT_USAGE;
     }
     samsa_conf *conf = samsa_conf_new();
     if (conf == NULL) {
         fprintf(stderr, "samsa %s: out of memory\n", cmd);
-        return NULL;
+        return EXIT_FAIL;
     }
     char err[512];
-    if (samsa_conf_set(conf, "bootstrap.servers", o->brokers, err, sizeof(err)) != SAMSA_OK) {
+    for (size_t i = 0; i < o->file_prop_count; i++) {
+        const struct file_prop *fp = &o->file_props[i];
+        if (samsa_conf_set(conf, fp->key, fp->value, err, sizeof(err)) != SAMSA_OK) {
+            fprintf(stderr, "samsa %s: %s:%d: %s\n", cmd, fp->file, fp->line, err);
+            samsa_conf_destroy(conf);
+            return EXIT_USAGE;
+        }
+    }
+    if (o->brokers != NULL &&
+        samsa_conf_set(conf, "bootstrap.servers", o->brokers, err, sizeof(err)) != SAMSA_OK) {
         fprintf(stderr, "samsa %s: %s\n", cmd, err);
         samsa_conf_destroy(conf);
-        return NULL;
+        return EXIT_USAGE;
     }
     for (size_t i = 0; i < o->prop_count; i++) {
         char key[256];
@@ -326,10 +680,35 @@ static samsa_conf *make_conf(const char *cmd, const struct opts *o)
         if (samsa_conf_set(conf, key, eq + 1, err, sizeof(err)) != SAMSA_OK) {
             fprintf(stderr, "samsa %s: -X %s: %s\n", cmd, o->props[i], err);
             samsa_conf_destroy(conf);
-            return NULL;
+            return EXIT_USAGE;
         }
     }
-    return conf;
+    int rc = probe_bootstrap(cmd, o);
+    if (rc != 0) {
+        samsa_conf_destroy(conf);
+        return rc;
+    }
+    *out = conf;
+    return 0;
+}
+
+/* An admin handle on make_conf's configuration; 0, or EXIT_USAGE /
+ * EXIT_FAIL after printing why. */
+static int make_admin(const char *cmd, const struct opts *o, samsa_admin **out)
+{
+    samsa_conf *conf = NULL;
+    int rc = make_conf(cmd, o, &conf);
+    if (rc != 0) {
+        return rc;
+    }
+    char err[512];
+    *out = samsa_admin_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (*out == NULL) {
+        fprintf(stderr, "samsa %s: %s\n", cmd, err);
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 static void json_str(FILE *f, const char *s, size_t n)
@@ -349,16 +728,163 @@ static void json_str(FILE *f, const char *s, size_t n)
     fputc('"', f);
 }
 
+static void json_opt_str(const char *v)
+{
+    if (v == NULL) {
+        printf("null");
+    } else {
+        json_str(stdout, v, strlen(v));
+    }
+}
+
+static void json_opt_ll(long long v)
+{
+    if (v < 0) {
+        printf("null");
+    } else {
+        printf("%lld", v);
+    }
+}
+
+/* A text table whose columns are as wide as their widest cell, the header
+ * included (kafka-consumer-groups.sh sizes its columns so): rows are added
+ * whole, cells copied; a NULL cell prints as "-". Out of memory sticks:
+ * later rows are dropped and table_print says so. */
+struct table {
+    size_t cols;
+    size_t rows;
+    size_t cap;
+    char **cells; /* rows * cols, row-major */
+    bool oom;
+};
+
+static void table_row(struct table *t, const char *const *cells)
+{
+    if (t->oom) {
+        return;
+    }
+    if (t->rows == t->cap) {
+        size_t cap = t->cap > 0 ? t->cap * 2 : 16;
+        char **grown = realloc(t->cells, cap * t->cols * sizeof(*grown));
+        if (grown == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->cells = grown;
+        t->cap = cap;
+    }
+    for (size_t c = 0; c < t->cols; c++) {
+        char *copy = strdup(cells[c] != NULL ? cells[c] : "-");
+        t->cells[t->rows * t->cols + c] = copy;
+        if (copy == NULL) {
+            t->oom = true;
+        }
+    }
+    t->rows++;
+}
+
+static void table_print(struct table *t)
+{
+    size_t width[16] = {0};
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->cols && c < 16; c++) {
+            const char *cell = t->cells[r * t->cols + c];
+            size_t len = cell != NULL ? strlen(cell) : 0;
+            width[c] = len > width[c] ? len : width[c];
+        }
+    }
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->cols; c++) {
+            const char *cell = t->cells[r * t->cols + c];
+            if (c + 1 == t->cols) {
+                printf("%s\n", cell != NULL ? cell : "");
+            } else {
+                printf("%-*s ", (int)width[c < 16 ? c : 15], cell != NULL ? cell : "");
+            }
+        }
+    }
+    if (t->oom) {
+        fprintf(stderr, "samsa: out of memory: rows left out\n");
+    }
+}
+
+static void table_free(struct table *t)
+{
+    for (size_t i = 0; i < t->rows * t->cols; i++) {
+        free(t->cells[i]);
+    }
+    free(t->cells);
+    t->cells = NULL;
+    t->rows = 0;
+    t->cap = 0;
+}
+
+/* v in buf, or "-" when negative (none, unknown). */
+static const char *cell_ll(char *buf, size_t size, long long v)
+{
+    if (v < 0) {
+        return "-";
+    }
+    snprintf(buf, size, "%lld", v);
+    return buf;
+}
+
+/* Why a topic could not be used, for stderr: a topic the cluster does not
+ * know reads as kafka-topics.sh says it ("Topic 'x' does not exist as
+ * expected", TopicCommand.ensureTopicExists since Kafka 2.4; 2.0's names its
+ * ZooKeeper path), not as the error code's sentence about a
+ * topic-partition. */
+static void topic_failed(const char *cmd, const char *topic, int e)
+{
+    if (e == 3 || e == SAMSA_ERR_UNKNOWN_TOPIC) {
+        fprintf(stderr, "samsa %s: Topic '%s' does not exist.\n", cmd, topic);
+    } else {
+        fprintf(stderr, "samsa %s: topic %s: %s\n", cmd, topic, samsa_err_str(e));
+    }
+}
+
+/* The one topic's metadata into *out (the caller's), or EXIT_FAIL after
+ * saying why (topic_failed). */
+static int one_topic(samsa_admin *a, const char *cmd, const struct opts *o, const char *topic,
+                     samsa_metadata **out)
+{
+    const char *names[1] = {topic};
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, names, 1, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa %s: metadata: %s\n", cmd, failure(o, e, NULL, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    if (md->topic_count != 1 || md->topics[0].err != 0) {
+        topic_failed(cmd, topic, md->topic_count == 1 ? md->topics[0].err : SAMSA_ERR_UNKNOWN_TOPIC);
+        samsa_metadata_free(md);
+        return EXIT_FAIL;
+    }
+    *out = md;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ topic */
 
 static const char topic_help[] =
     "usage: samsa topic create -b BROKERS NAME [--partitions N] [--replication-factor R]\n"
     "                          [--config key=value]...\n"
     "       samsa topic list -b BROKERS [--json]\n"
-    "       samsa topic describe -b BROKERS NAME... [--json]\n"
+    "       samsa topic describe -b BROKERS [NAME...] [--json] [--under-replicated-partitions]\n"
+    "                            [--unavailable-partitions] [--under-min-isr-partitions]\n"
     "       samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
     "                         [--delete-config key]...\n"
     "       samsa topic delete -b BROKERS NAME\n"
+    "       samsa topic offsets -b BROKERS NAME... [-p PARTITION] [--time MS] [--json]\n"
+    "describe without NAME describes every topic. --under-replicated-partitions lists\n"
+    "only the partitions whose ISR is smaller than their replicas,\n"
+    "--unavailable-partitions those without a live leader, --under-min-isr-partitions\n"
+    "those whose ISR is below the topic's min.insync.replicas (acks=all is refused);\n"
+    "given together, a partition matching any is listed. Nothing listed: all is well.\n"
+    "offsets prints each partition's EARLIEST and LATEST offsets (log start, high\n"
+    "watermark), or with --time MS (since the epoch) the first OFFSET whose timestamp\n"
+    "is at or after it (- when none), as kcat -Q and GetOffsetShell --time.\n"
     "alter raises the partition count to N (CreatePartitions), sets configs and puts\n"
     "--delete-config ones back to their defaults (the others stay as they are).\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
@@ -420,23 +946,73 @@ static int print_topic_configs(samsa_admin *a, const struct opts *o, const char 
     return 0;
 }
 
+/* The topic's min.insync.replicas as the broker applies it (its own, else
+ * the broker's): 0, or EXIT_FAIL after saying why it could not be read. */
+static int topic_min_isr(samsa_admin *a, const struct opts *o, const char *topic,
+                         long long *min_isr)
+{
+    samsa_configs *cf = NULL;
+    char err[512];
+    int e = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, topic, left_ms(o), &cf, err,
+                                         sizeof(err));
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa topic describe: %s: min.insync.replicas not read: %s\n", topic,
+                failure(o, e, err, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    *min_isr = 1; /* Kafka's default */
+    for (size_t i = 0; i < cf->count; i++) {
+        long long v;
+        if (strcmp(cf->entries[i].name, "min.insync.replicas") == 0 &&
+            parse_ll(cf->entries[i].value, &v)) {
+            *min_isr = v;
+        }
+    }
+    samsa_configs_free(cf);
+    return 0;
+}
+
+/* Whether a partition is one the describe filters ask for (all without
+ * one), as Kafka 2.0's TopicCommand.describeTopic picks them: under-
+ * replicated when its ISR is smaller than its replicas, unavailable when it
+ * has no leader or its leader is not a live broker; under min ISR (Kafka
+ * 2.3's --under-min-isr-partitions) when its ISR is smaller than the
+ * topic's min.insync.replicas. */
+static bool partition_wanted(const struct opts *o, const samsa_metadata *md,
+                             const struct samsa_partition_info *p, long long min_isr)
+{
+    if (!o->under_replicated && !o->unavailable && !o->under_min_isr) {
+        return true;
+    }
+    bool live = false;
+    for (size_t i = 0; p->leader >= 0 && i < md->broker_count; i++) {
+        live = live || md->brokers[i].id == p->leader;
+    }
+    return (o->under_replicated && p->isr_count < p->replica_count) ||
+           (o->unavailable && !live) ||
+           (o->under_min_isr && (long long)p->isr_count < min_isr);
+}
+
 static int topic_describe(samsa_admin *a, const struct opts *o, const char *const *names,
                           size_t count, bool list_only)
 {
     samsa_metadata *md = NULL;
     int err = samsa_admin_metadata(a, names, count, left_ms(o), &md);
     if (err != SAMSA_OK) {
-        fprintf(stderr, "samsa topic: metadata: %s\n", samsa_err_str(err));
+        char why[128];
+        fprintf(stderr, "samsa topic: metadata: %s\n", failure(o, err, NULL, why, sizeof(why)));
         return EXIT_FAIL;
     }
     int rc = 0;
+    size_t shown = 0; /* topics printed, for JSON's commas */
     if (o->json) {
         printf("[");
     }
     for (size_t i = 0; i < md->topic_count; i++) {
         const struct samsa_topic_info *t = &md->topics[i];
         if (t->err != 0) {
-            fprintf(stderr, "samsa topic: %s: %s\n", t->name, samsa_err_str(t->err));
+            topic_failed("topic", t->name, t->err);
             rc = EXIT_FAIL;
             continue;
         }
@@ -444,9 +1020,22 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf("%s\n", t->name);
             continue;
         }
+        bool filtered = !list_only && (o->under_replicated || o->unavailable || o->under_min_isr);
+        long long min_isr = 0;
+        if (filtered && o->under_min_isr && topic_min_isr(a, o, t->name, &min_isr) != 0) {
+            rc = EXIT_FAIL;
+            continue;
+        }
+        size_t wanted = 0;
+        for (size_t j = 0; j < t->partition_count; j++) {
+            wanted += partition_wanted(o, md, &t->partitions[j], min_isr) ? 1 : 0;
+        }
+        if (filtered && wanted == 0) {
+            continue;
+        }
         size_t rf = t->partition_count > 0 ? t->partitions[0].replica_count : 0;
         if (o->json) {
-            printf("%s{\"name\":", i == 0 ? "" : ",");
+            printf("%s{\"name\":", shown++ == 0 ? "" : ",");
             json_str(stdout, t->name, strlen(t->name));
             printf(",\"partitions\":%zu,\"replication_factor\":%zu,\"internal\":%s", t->partition_count,
                    rf, t->internal ? "true" : "false");
@@ -457,9 +1046,12 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
                 }
                 printf("}");
                 printf(",\"partition_info\":[");
-                for (size_t j = 0; j < t->partition_count; j++) {
+                for (size_t j = 0, k = 0; j < t->partition_count; j++) {
                     const struct samsa_partition_info *p = &t->partitions[j];
-                    printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", j == 0 ? "" : ",",
+                    if (!partition_wanted(o, md, p, min_isr)) {
+                        continue;
+                    }
+                    printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", k++ == 0 ? "" : ",",
                            p->id, p->leader);
                     json_ids(p->replicas, p->replica_count);
                     printf(",\"isr\":");
@@ -471,14 +1063,20 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
             printf("}");
             continue;
         }
-        printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
-               t->partition_count, rf);
-        if (print_topic_configs(a, o, t->name, false) != 0) {
-            rc = EXIT_FAIL;
+        /* A filter prints the partitions' lines only, as kafka-topics.sh. */
+        if (!filtered) {
+            printf("Topic: %s\tPartitionCount: %zu\tReplicationFactor: %zu\tConfigs: ", t->name,
+                   t->partition_count, rf);
+            if (print_topic_configs(a, o, t->name, false) != 0) {
+                rc = EXIT_FAIL;
+            }
+            printf("\n");
         }
-        printf("\n");
         for (size_t j = 0; j < t->partition_count; j++) {
             const struct samsa_partition_info *p = &t->partitions[j];
+            if (!partition_wanted(o, md, p, min_isr)) {
+                continue;
+            }
             printf("\tTopic: %s\tPartition: %d\tLeader: ", t->name, p->id);
             if (p->leader >= 0) {
                 printf("%d", p->leader);
@@ -499,6 +1097,104 @@ static int topic_describe(samsa_admin *a, const struct opts *o, const char *cons
     return rc;
 }
 
+/* Each partition's earliest and latest offsets (its log start and high
+ * watermark), or with --time MS the first offset whose timestamp is at or
+ * after MS, as kcat -Q and Kafka's GetOffsetShell --time answer: a table,
+ * or JSON. A partition whose offsets cannot be read prints "-" and is named
+ * on stderr; 0, or EXIT_FAIL then. */
+static int topic_offsets(samsa_admin *a, const struct opts *o)
+{
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, o->positional, (size_t)o->npos, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa topic offsets: metadata: %s\n",
+                failure(o, e, NULL, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    int rc = 0;
+    bool by_time = o->time_ms >= 0;
+    struct table t = {.cols = 4};
+    if (by_time) {
+        table_row(&t, (const char *const[]){"TOPIC", "PARTITION", "TIME", "OFFSET"});
+    } else {
+        table_row(&t, (const char *const[]){"TOPIC", "PARTITION", "EARLIEST", "LATEST"});
+    }
+    size_t shown = 0;
+    if (o->json) {
+        printf("[");
+    }
+    for (size_t i = 0; i < md->topic_count; i++) {
+        const struct samsa_topic_info *ti = &md->topics[i];
+        if (ti->err != 0) {
+            topic_failed("topic offsets", ti->name, ti->err);
+            rc = EXIT_FAIL;
+            continue;
+        }
+        bool found = o->partition < 0;
+        for (size_t j = 0; j < ti->partition_count; j++) {
+            int32_t id = ti->partitions[j].id;
+            if (o->partition >= 0 && id != o->partition) {
+                continue;
+            }
+            found = true;
+            int64_t low = -1;
+            int64_t high = -1;
+            if (by_time) {
+                e = samsa_admin_list_offset(a, ti->name, id, o->time_ms, &high, left_ms(o));
+            } else {
+                e = samsa_admin_watermarks(a, ti->name, id, &low, &high, left_ms(o));
+            }
+            if (e != SAMSA_OK) {
+                char why[128];
+                fprintf(stderr, "samsa topic offsets: %s [%d]: %s\n", ti->name, id,
+                        failure(o, e, NULL, why, sizeof(why)));
+                rc = EXIT_FAIL;
+                low = high = -1;
+            }
+            if (o->json) {
+                printf("%s{\"topic\":", shown++ == 0 ? "" : ",");
+                json_str(stdout, ti->name, strlen(ti->name));
+                printf(",\"partition\":%d,", id);
+                if (by_time) {
+                    printf("\"time\":%lld,\"offset\":", o->time_ms);
+                    json_opt_ll(high);
+                } else {
+                    printf("\"earliest\":");
+                    json_opt_ll(low);
+                    printf(",\"latest\":");
+                    json_opt_ll(high);
+                }
+                printf("}");
+                continue;
+            }
+            char part[24];
+            char c2[24];
+            char c3[24];
+            snprintf(part, sizeof(part), "%d", id);
+            if (by_time) {
+                snprintf(c2, sizeof(c2), "%lld", o->time_ms);
+            }
+            table_row(&t, (const char *const[]){ti->name, part,
+                                                 by_time ? c2 : cell_ll(c2, sizeof(c2), low),
+                                                 cell_ll(c3, sizeof(c3), high)});
+        }
+        if (!found) {
+            fprintf(stderr, "samsa topic offsets: topic %s has no partition %d\n", ti->name,
+                    o->partition);
+            rc = EXIT_FAIL;
+        }
+    }
+    if (o->json) {
+        printf("]\n");
+    } else {
+        table_print(&t);
+    }
+    table_free(&t);
+    samsa_metadata_free(md);
+    return rc;
+}
+
 static int topic_alter(samsa_admin *a, const struct opts *o)
 {
     const char *name = o->positional[0];
@@ -506,6 +1202,10 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     if (o->partitions > 0) {
         int e = samsa_admin_create_partitions(a, name, o->partitions, left_ms(o), err,
                                               sizeof(err));
+        if (e == 3) {
+            topic_failed("topic alter", name, e);
+            return EXIT_FAIL;
+        }
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic alter %s: --partitions %d: %s\n", name, o->partitions,
                     err);
@@ -536,6 +1236,10 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     }
     int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
+    if (e == 3) {
+        topic_failed("topic alter", name, e);
+        return EXIT_FAIL;
+    }
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa topic alter %s: %s\n", name, err);
         return EXIT_FAIL;
@@ -557,19 +1261,22 @@ static int cmd_topic(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(topic_help, stdout);
-        return 0;
+        return print_help("topic", verb, topic_help);
     }
     bool create = strcmp(verb, "create") == 0;
     bool del = strcmp(verb, "delete") == 0;
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
     bool alter = strcmp(verb, "alter") == 0;
-    if (!create && !del && !list && !describe && !alter) {
+    bool offsets = strcmp(verb, "offsets") == 0;
+    if (!create && !del && !list && !describe && !alter && !offsets) {
         return usage_error("topic", "unknown command \"%s\"", verb);
     }
     if ((create || del || alter) && o.npos != 1) {
         return usage_error("topic", "%s wants one topic NAME", verb);
+    }
+    if (offsets && o.npos + (o.topic != NULL ? 1 : 0) < 1) {
+        return usage_error("topic", "%s", "offsets wants a topic NAME");
     }
     if (alter && o.partitions < 0 && o.config_count == 0 && o.delete_config_count == 0) {
         return usage_error("topic", "%s", "alter wants --partitions, --config or --delete-config");
@@ -583,17 +1290,12 @@ static int cmd_topic(int argc, char **argv)
     if (o.topic != NULL && o.npos < 8) {
         o.positional[o.npos++] = o.topic;
     }
-    samsa_conf *conf = make_conf("topic", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_admin *a = NULL;
+    rc = make_admin("topic", &o, &a);
+    if (rc != 0) {
+        return rc;
     }
     char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa topic: %s\n", err);
-        return EXIT_USAGE;
-    }
     if (create) {
         struct samsa_new_topic t = {
             .name = o.positional[0],
@@ -611,9 +1313,14 @@ static int cmd_topic(int argc, char **argv)
         }
     } else if (alter) {
         rc = topic_alter(a, &o);
+    } else if (offsets) {
+        rc = topic_offsets(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
-        if (e != SAMSA_OK) {
+        if (e == 3) {
+            topic_failed("topic delete", o.positional[0], e);
+            rc = EXIT_FAIL;
+        } else if (e != SAMSA_OK) {
             fprintf(stderr, "samsa topic delete %s: %s\n", o.positional[0], err);
             rc = EXIT_FAIL;
         } else {
@@ -630,7 +1337,79 @@ static int cmd_topic(int argc, char **argv)
 
 static const char cluster_help[] =
     "usage: samsa cluster info -b BROKERS [--json]\n"
-    "Prints the cluster id, the controller and every broker.\n";
+    "       samsa cluster metadata -b BROKERS [-t TOPIC] [--json]\n"
+    "info prints the cluster id, the controller and every broker; metadata also every\n"
+    "topic's partitions (or TOPIC's) with their leader, replicas and ISR, as kcat -L\n"
+    "prints them (a partition's error, when it has one, at the end of its line).\n"
+    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
+    "Exit status: 0 done, 1 refused or timed out, or a topic not read (stderr names\n"
+    "it), 2 usage error.\n";
+
+/* kcat -L's listing (kcat.c's metadata_print): brokers, then each topic's
+ * partitions with leader, replicas and ISR. */
+static int print_cluster_metadata(const struct opts *o, const samsa_metadata *md)
+{
+    int rc = 0;
+    if (o->json) {
+        printf("{\"controller\":%d,\"brokers\":[", md->controller_id);
+        for (size_t i = 0; i < md->broker_count; i++) {
+            printf("%s{\"id\":%d,\"host\":", i == 0 ? "" : ",", md->brokers[i].id);
+            json_str(stdout, md->brokers[i].host, strlen(md->brokers[i].host));
+            printf(",\"port\":%d}", md->brokers[i].port);
+        }
+        printf("],\"topics\":[");
+    } else {
+        printf("Metadata for %s:\n %zu brokers:\n", o->topic != NULL ? o->topic : "all topics",
+               md->broker_count);
+        for (size_t i = 0; i < md->broker_count; i++) {
+            printf("  broker %d at %s:%d%s\n", md->brokers[i].id, md->brokers[i].host,
+                   md->brokers[i].port,
+                   md->brokers[i].id == md->controller_id ? " (controller)" : "");
+        }
+        printf(" %zu topics:\n", md->topic_count);
+    }
+    for (size_t i = 0; i < md->topic_count; i++) {
+        const struct samsa_topic_info *t = &md->topics[i];
+        if (t->err != 0) {
+            topic_failed("cluster metadata", t->name, t->err);
+            rc = EXIT_FAIL;
+        }
+        if (o->json) {
+            printf("%s{\"name\":", i == 0 ? "" : ",");
+            json_str(stdout, t->name, strlen(t->name));
+            printf(",\"error\":\"%s\",\"partitions\":[", t->err != 0 ? samsa_err_name(t->err) : "");
+        } else if (t->err == 0) {
+            printf("  topic \"%s\" with %zu partitions:\n", t->name, t->partition_count);
+        }
+        for (size_t j = 0; j < t->partition_count; j++) {
+            const struct samsa_partition_info *p = &t->partitions[j];
+            if (o->json) {
+                printf("%s{\"partition\":%d,\"leader\":%d,\"replicas\":", j == 0 ? "" : ",",
+                       p->id, p->leader);
+                json_ids(p->replicas, p->replica_count);
+                printf(",\"isr\":");
+                json_ids(p->isrs, p->isr_count);
+                printf(",\"error\":\"%s\"}", p->err != 0 ? samsa_err_name(p->err) : "");
+                continue;
+            }
+            printf("    partition %d, leader %d, replicas: ", p->id, p->leader);
+            print_ids(p->replicas, p->replica_count);
+            printf(", isrs: ");
+            print_ids(p->isrs, p->isr_count);
+            if (p->err != 0) {
+                printf(", Broker: %s", samsa_err_str(p->err));
+            }
+            printf("\n");
+        }
+        if (o->json) {
+            printf("]}");
+        }
+    }
+    if (o->json) {
+        printf("]}\n");
+    }
+    return rc;
+}
 
 static int cmd_cluster(int argc, char **argv)
 {
@@ -638,7 +1417,8 @@ static int cmd_cluster(int argc, char **argv)
         fputs(cluster_help, argc < 1 ? stderr : stdout);
         return argc < 1 ? EXIT_USAGE : 0;
     }
-    if (strcmp(argv[0], "info") != 0) {
+    bool metadata = strcmp(argv[0], "metadata") == 0;
+    if (strcmp(argv[0], "info") != 0 && !metadata) {
         return usage_error("cluster", "unknown command \"%s\"", argv[0]);
     }
     struct opts o;
@@ -647,29 +1427,28 @@ static int cmd_cluster(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(cluster_help, stdout);
-        return 0;
+        return print_help("cluster", argv[0], cluster_help);
     }
-    samsa_conf *conf = make_conf("cluster", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
-    }
-    char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa cluster: %s\n", err);
-        return EXIT_USAGE;
+    samsa_admin *a = NULL;
+    rc = make_admin("cluster", &o, &a);
+    if (rc != 0) {
+        return rc;
     }
     static const char *const none[1] = {NULL};
+    const char *one[1] = {o.topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, none, 0, left_ms(&o), &md);
+    /* info: no topics; metadata: every topic (NULL), or -t's */
+    int e = samsa_admin_metadata(a, !metadata ? none : o.topic != NULL ? one : NULL,
+                                 metadata && o.topic != NULL ? 1 : 0, left_ms(&o), &md);
     if (e != SAMSA_OK) {
-        fprintf(stderr, "samsa cluster info: %s\n", samsa_err_str(e));
+        char why[128];
+        fprintf(stderr, "samsa cluster %s: %s\n", argv[0], failure(&o, e, NULL, why, sizeof(why)));
         samsa_admin_destroy(a);
         return EXIT_FAIL;
     }
-    if (o.json) {
+    if (metadata) {
+        rc = print_cluster_metadata(&o, md);
+    } else if (o.json) {
         printf("{\"cluster_id\":");
         if (md->cluster_id != NULL) {
             json_str(stdout, md->cluster_id, strlen(md->cluster_id));
@@ -693,7 +1472,7 @@ static int cmd_cluster(int argc, char **argv)
     }
     samsa_metadata_free(md);
     samsa_admin_destroy(a);
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- produce */
@@ -761,9 +1540,10 @@ static int cmd_produce(int argc, char **argv)
     if (o.topic == NULL) {
         return usage_error("produce", "%s", "-t TOPIC is required");
     }
-    samsa_conf *conf = make_conf("produce", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("produce", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     struct produce_state st = {0, 0, 0};
     samsa_conf_set_delivery_cb(conf, on_delivery, &st);
@@ -834,11 +1614,15 @@ static int cmd_produce(int argc, char **argv)
 /* ---------------------------------------------------------------- consume */
 
 static const char consume_help[] =
-    "usage: samsa consume -b BROKERS -t TOPIC [-p PARTITION] [--from beginning|end|OFFSET|@MS]\n"
+    "usage: samsa consume -b BROKERS -t TOPIC [-p PARTITION]\n"
+    "                     [--from beginning|end|OFFSET|-N|@MS] [--until @MS]\n"
     "                     [--group GROUP] [--count N] [-e] [-f FORMAT] [-K DELIM] [--json]\n"
     "                     [-X key=value]...\n"
-    "Reads every partition of TOPIC (or only -p) from --from (default end), printing each\n"
-    "record's value and a newline. -e exits once every partition is at its end;\n"
+    "Reads every partition of TOPIC (or only -p) from --from (default end; -N: the last\n"
+    "N records of each partition, as kcat -o -N; @MS: the first record at or after that\n"
+    "time), printing each record's value and a newline. --until @MS stops each\n"
+    "partition before its first record at or after MS, and exits once every partition\n"
+    "got there (as kcat -o e@MS). -e exits once every partition is at its end;\n"
     "--count N after N records. -K DELIM prints key DELIM value. -f FORMAT as kcat:\n"
     "%s value, %k key, %t topic, %p partition, %o offset, %T timestamp, %S value length,\n"
     "%K key length, %h headers (name=value,...), \\n, \\t, %%. --json prints one JSON\n"
@@ -963,16 +1747,60 @@ static void print_message(const struct opts *o, const samsa_message *m)
     }
 }
 
-/* Polls until --count, the end (-e) or a signal; closes c. */
-static int consume_loop(samsa_consumer *c, const struct opts *o)
+/* consume --until: which partitions reached a record at or after it. */
+struct until {
+    size_t n;
+    size_t finished;
+    int32_t *ids;
+    bool *done;
+};
+
+/* Whether m is past --until: then its partition is finished (moved to its
+ * end, so that -e sees it there) and m is not printed. */
+static bool past_until(samsa_consumer *c, const struct opts *o, struct until *u,
+                       const samsa_message *m)
+{
+    if (u == NULL) {
+        return false;
+    }
+    size_t i = 0;
+    while (i < u->n && u->ids[i] != m->partition) {
+        i++;
+    }
+    if (i == u->n) {
+        return false;
+    }
+    if (u->done[i]) {
+        return true;
+    }
+    if (m->timestamp < o->until_ms) {
+        return false;
+    }
+    u->done[i] = true;
+    u->finished++;
+    if (samsa_consumer_seek(c, m->topic, m->partition, SAMSA_OFFSET_END, o->timeout_ms) !=
+        SAMSA_OK) {
+        fprintf(stderr, "samsa consume: %s [%d]: could not move past --until\n", m->topic,
+                m->partition);
+    }
+    return true;
+}
+
+/* Polls until --count, the end (-e), every partition past --until (u) or a
+ * signal; closes c. */
+static int consume_loop(samsa_consumer *c, const struct opts *o, struct until *u)
 {
     long long got = 0;
-    while (!stop && (o->count < 0 || got < o->count)) {
+    while (!stop && (o->count < 0 || got < o->count) && (u == NULL || u->finished < u->n)) {
         samsa_message *m = samsa_consumer_poll(c, 100);
         if (m == NULL) {
             if (o->exit_at_end && samsa_consumer_at_end(c)) {
                 break;
             }
+            continue;
+        }
+        if (past_until(c, o, u, m)) {
+            samsa_message_free(m);
             continue;
         }
         got++;
@@ -1031,7 +1859,7 @@ static int consume_group(samsa_conf *conf, const struct opts *o, int64_t start)
         samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
-    return consume_loop(c, o);
+    return consume_loop(c, o, NULL);
 }
 
 static int cmd_consume(int argc, char **argv)
@@ -1050,6 +1878,7 @@ static int cmd_consume(int argc, char **argv)
     }
     int64_t start = SAMSA_OFFSET_END;
     bool by_time = false;
+    long long relative = 0;
     if (o.from != NULL) {
         long long n;
         if (strcmp(o.from, "beginning") == 0) {
@@ -1063,20 +1892,23 @@ static int cmd_consume(int argc, char **argv)
             by_time = true;
         } else if (parse_ll(o.from, &n) && n >= 0) {
             start = n;
+        } else if (parse_ll(o.from, &n) && n < 0 && n > INT64_MIN) {
+            relative = -n; /* -N: the last N of each partition, as kcat -o -N */
         } else {
-            return usage_error("consume", "bad --from \"%s\" (beginning, end, OFFSET or @MS)",
-                               o.from);
+            return usage_error("consume",
+                               "bad --from \"%s\" (beginning, end, OFFSET, -N or @MS)", o.from);
         }
     }
-    if (o.group != NULL && (o.partition >= 0 || by_time ||
+    if (o.group != NULL && (o.partition >= 0 || by_time || relative > 0 || o.until_ms >= 0 ||
                             (start != SAMSA_OFFSET_BEGINNING && start != SAMSA_OFFSET_END))) {
         return usage_error("consume", "%s",
                            "--group takes --from beginning or end (where to start without a "
-                           "committed offset), and no -p");
+                           "committed offset), and no -p or --until");
     }
-    samsa_conf *conf = make_conf("consume", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("consume", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     if (o.group != NULL) {
         return consume_group(conf, &o, start);
@@ -1088,23 +1920,18 @@ static int cmd_consume(int argc, char **argv)
         samsa_conf_destroy(conf);
         return EXIT_USAGE;
     }
-    const char *names[1] = {o.topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, left_ms(&o), &md);
-    samsa_admin_destroy(a);
-    if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-        fprintf(stderr, "samsa consume: topic %s: %s\n", o.topic,
-                samsa_err_str(e != SAMSA_OK ? e
-                                            : (md->topic_count == 1 ? md->topics[0].err
-                                                                    : SAMSA_ERR_UNKNOWN_TOPIC)));
-        samsa_metadata_free(md);
+    rc = one_topic(a, "consume", &o, o.topic, &md);
+    if (rc != 0) {
+        samsa_admin_destroy(a);
         samsa_conf_destroy(conf);
-        return EXIT_FAIL;
+        return rc;
     }
     size_t nparts = md->topics[0].partition_count;
     struct samsa_partition *parts = calloc(nparts > 0 ? nparts : 1, sizeof(*parts));
     size_t n = 0;
-    for (size_t i = 0; parts != NULL && i < nparts; i++) {
+    int e = SAMSA_OK;
+    for (size_t i = 0; parts != NULL && i < nparts && rc == 0; i++) {
         int32_t id = md->topics[0].partitions[i].id;
         if (o.partition >= 0 && id != o.partition) {
             continue;
@@ -1112,11 +1939,27 @@ static int cmd_consume(int argc, char **argv)
         parts[n].topic = o.topic;
         parts[n].partition = id;
         parts[n].offset = by_time ? SAMSA_OFFSET_END : start;
+        if (relative > 0) {
+            int64_t low = 0;
+            int64_t high = 0;
+            e = samsa_admin_watermarks(a, o.topic, id, &low, &high, left_ms(&o));
+            if (e != SAMSA_OK) {
+                char why[128];
+                fprintf(stderr, "samsa consume: %s [%d]: offsets not read: %s\n", o.topic, id,
+                        failure(&o, e, NULL, why, sizeof(why)));
+                rc = EXIT_FAIL;
+            }
+            parts[n].offset = high - relative > low ? high - relative : low;
+        }
         n++;
     }
+    samsa_admin_destroy(a);
     samsa_metadata_free(md);
-    if (parts == NULL || n == 0) {
-        fprintf(stderr, "samsa consume: topic %s has no partition %d\n", o.topic, o.partition);
+    if (parts == NULL || n == 0 || rc != 0) {
+        if (rc == 0) {
+            fprintf(stderr, "samsa consume: topic %s has no partition %d\n", o.topic,
+                    o.partition);
+        }
         free(parts);
         samsa_conf_destroy(conf);
         return EXIT_FAIL;
@@ -1132,27 +1975,46 @@ static int cmd_consume(int argc, char **argv)
     for (size_t i = 0; e == SAMSA_OK && by_time && i < n; i++) {
         e = samsa_consumer_seek_timestamp(c, o.topic, parts[i].partition, start, left_ms(&o));
     }
+    struct until u = {.n = n};
+    if (o.until_ms >= 0) {
+        u.ids = calloc(n, sizeof(*u.ids));
+        u.done = calloc(n, sizeof(*u.done));
+        if (u.ids == NULL || u.done == NULL) {
+            e = SAMSA_ERR_NOMEM;
+        }
+        for (size_t i = 0; u.ids != NULL && i < n; i++) {
+            u.ids[i] = parts[i].partition;
+        }
+    }
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: %s\n", samsa_err_str(e));
         samsa_consumer_destroy(c);
+        free(u.ids);
+        free(u.done);
         return EXIT_FAIL;
     }
-    return consume_loop(c, &o);
+    rc = consume_loop(c, &o, o.until_ms >= 0 ? &u : NULL);
+    free(u.ids);
+    free(u.done);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ group */
 
 static const char group_help[] =
     "usage: samsa group list -b BROKERS [--json]\n"
-    "       samsa group describe -b BROKERS GROUP [--state] [--json]\n"
+    "       samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
+    "                  [--offsets | --members | --state] [--json]\n"
     "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
     "                   --shift-by N) [--execute] [--json]\n"
     "       samsa group delete -b BROKERS GROUP\n"
     "describe prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID\n"
     "HOST CLIENT-ID for every partition the group owns or has committed (- when none);\n"
-    "--state prints GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS instead.\n"
+    "--state prints GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS instead,\n"
+    "--members GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS (--offsets: the default).\n"
+    "Columns are as wide as their contents; a blank line between groups.\n"
     "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
     "--execute is given (the group must have no members then); --to-datetime takes\n"
     "milliseconds since the epoch.\n"
@@ -1236,34 +2098,10 @@ static int cmp_row(const void *a, const void *b)
     return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
 }
 
-static void print_cell_ll(long long v, int width)
-{
-    if (v < 0) {
-        printf("%-*s ", width, "-");
-    } else {
-        printf("%-*lld ", width, v);
-    }
-}
-
-static void json_opt_str(const char *v)
-{
-    if (v == NULL) {
-        printf("null");
-    } else {
-        json_str(stdout, v, strlen(v));
-    }
-}
-
-static void json_opt_ll(long long v)
-{
-    if (v < 0) {
-        printf("null");
-    } else {
-        printf("%lld", v);
-    }
-}
-
-static int group_describe(samsa_admin *a, const struct opts *o, const char *group)
+/* One group's description. When there is something to print and *shown
+ * (an earlier group was printed), the separator between groups goes first;
+ * *shown is set once this one prints. */
+static int group_describe(samsa_admin *a, const struct opts *o, const char *group, bool *shown)
 {
     char err[512];
     samsa_group_description *d = NULL;
@@ -1296,6 +2134,10 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         return EXIT_FAIL;
     }
     int rc = 0;
+    if (*shown) {
+        fputs(o->json ? "," : "\n", stdout);
+    }
+    *shown = true;
     if (o->state) {
         if (o->json) {
             printf("{\"group\":");
@@ -1306,8 +2148,6 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
             json_opt_str(dv->state);
             printf(",\"members\":%zu}\n", dv->member_count);
         } else {
-            printf("%-20s %-25s %-20s %-20s %s\n", "GROUP", "COORDINATOR (ID)",
-                   "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS");
             /* host:port (id), as kafka-consumer-groups.sh prints it */
             char coord[300];
             snprintf(coord, sizeof(coord), "- (%d)", dv->coordinator_id);
@@ -1328,8 +2168,16 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
                         "%s\n", group, failure(o, e, NULL, why, sizeof(why)));
                 rc = EXIT_FAIL;
             }
-            printf("%-20s %-25s %-20s %-20s %zu\n", group, coord,
-                   dv->protocol[0] != '\0' ? dv->protocol : "-", dv->state, dv->member_count);
+            char count[24];
+            snprintf(count, sizeof(count), "%zu", dv->member_count);
+            struct table t = {.cols = 5};
+            table_row(&t, (const char *const[]){"GROUP", "COORDINATOR (ID)",
+                                                 "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"});
+            table_row(&t, (const char *const[]){group, coord,
+                                                 dv->protocol[0] != '\0' ? dv->protocol : "-",
+                                                 dv->state, count});
+            table_print(&t);
+            table_free(&t);
         }
         samsa_group_description_free(d);
         samsa_partitions_free(offs, noffs);
@@ -1363,10 +2211,27 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         rc = EXIT_FAIL;
         n = 0;
     }
-    if (n > 0) {
+    if (n > 0 && !o->members) {
         fetch_log_ends(a, o, rows, n);
         qsort(rows, n, sizeof(*rows), cmp_row);
     }
+    /* The committed offsets of a topic that was deleted: Kafka 2.0's
+     * coordinator drops them with the topic (GroupCoordinator.
+     * handleDeletedPartitions), so they are left out here too, and said so
+     * once per topic, not counted as a failure. */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool gone = rows[i].owner == NULL && (rows[i].end_err == SAMSA_ERR_UNKNOWN_TOPIC ||
+                                              rows[i].end_err == 3);
+        if (gone && (i == 0 || strcmp(rows[i - 1].topic, rows[i].topic) != 0)) {
+            fprintf(stderr, "samsa group describe %s: Topic '%s' does not exist: its committed "
+                    "offsets are not shown.\n", group, rows[i].topic);
+        }
+        if (!gone) {
+            rows[kept++] = rows[i];
+        }
+    }
+    n = kept;
     /* What could not be read is printed as "-" (null in JSON), named here,
      * and fails the command, as kafka-consumer-groups.sh reports an error
      * after what it could print. */
@@ -1427,18 +2292,41 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
         if (dv->member_count == 0) {
             fprintf(stderr, "Consumer group '%s' has no active members.\n", group);
         }
-        printf("%-20s %-20s %-9s %-14s %-14s %-6s %-40s %-16s %s\n", "GROUP", "TOPIC", "PARTITION",
-               "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID");
-        for (size_t i = 0; i < n; i++) {
-            const struct group_row *r = &rows[i];
-            printf("%-20s %-20s %-9d ", group, r->topic, r->partition);
-            print_cell_ll(r->current, 14);
-            print_cell_ll(r->end, 14);
-            print_cell_ll(r->current >= 0 && r->end >= 0 ? r->end - r->current : -1, 6);
-            printf("%-40s %-16s %s\n", r->owner != NULL ? r->owner->member_id : "-",
-                   r->owner != NULL ? r->owner->client_host : "-",
-                   r->owner != NULL ? r->owner->client_id : "-");
+        struct table t = {.cols = 9};
+        if (o->members) {
+            t.cols = 5;
+            table_row(&t, (const char *const[]){"GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID",
+                                                 "#PARTITIONS"});
+            for (size_t i = 0; i < dv->member_count; i++) {
+                const struct samsa_group_member *m = &dv->members[i];
+                char count[24];
+                snprintf(count, sizeof(count), "%zu", m->assignment_count);
+                table_row(&t, (const char *const[]){group, m->member_id, m->client_host,
+                                                     m->client_id, count});
+            }
+        } else {
+            table_row(&t, (const char *const[]){"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET",
+                                                 "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST",
+                                                 "CLIENT-ID"});
         }
+        for (size_t i = 0; !o->members && i < n; i++) {
+            const struct group_row *r = &rows[i];
+            char part[24];
+            char cur[24];
+            char end[24];
+            char lag[24];
+            snprintf(part, sizeof(part), "%d", r->partition);
+            table_row(&t, (const char *const[]){
+                              group, r->topic, part, cell_ll(cur, sizeof(cur), r->current),
+                              cell_ll(end, sizeof(end), r->end),
+                              cell_ll(lag, sizeof(lag),
+                                      r->current >= 0 && r->end >= 0 ? r->end - r->current : -1),
+                              r->owner != NULL ? r->owner->member_id : NULL,
+                              r->owner != NULL ? r->owner->client_host : NULL,
+                              r->owner != NULL ? r->owner->client_id : NULL});
+        }
+        table_print(&t);
+        table_free(&t);
     }
     free(rows);
     samsa_group_description_free(d);
@@ -1482,20 +2370,67 @@ static int group_list(samsa_admin *a, const struct opts *o)
     return rc;
 }
 
+/* describe of each GROUP named, or of every group with --all-groups (as
+ * kafka-consumer-groups.sh --describe --all-groups): a blank line between
+ * groups, a JSON array of them when there can be more than one. Fails when
+ * any of them failed, after describing the others. */
+static int group_describe_all(samsa_admin *a, const struct opts *o)
+{
+    samsa_group_list *l = NULL;
+    const char *const *names = o->positional;
+    size_t n = (size_t)o->npos;
+    const char **listed = NULL;
+    int rc = 0;
+    if (o->all_groups) {
+        char err[512];
+        int e = samsa_admin_list_groups(a, left_ms(o), &l, err, sizeof(err));
+        if (e != SAMSA_OK) {
+            fprintf(stderr, "samsa group describe: listing the groups: %s\n", err);
+            return EXIT_FAIL;
+        }
+        for (size_t i = 0; i < l->error_count; i++) {
+            fprintf(stderr, "samsa group describe: %s: its groups are not described\n",
+                    l->errors[i].reason);
+            rc = EXIT_FAIL;
+        }
+        listed = calloc(l->count + 1, sizeof(*listed));
+        if (listed == NULL) {
+            samsa_group_list_free(l);
+            return EXIT_FAIL;
+        }
+        for (size_t i = 0; i < l->count; i++) {
+            listed[i] = l->groups[i].group_id;
+        }
+        names = listed;
+        n = l->count;
+    }
+    bool array = o->json && (o->all_groups || n > 1);
+    if (array) {
+        printf("[");
+    }
+    bool shown = false;
+    for (size_t i = 0; i < n; i++) {
+        fflush(stdout); /* what was printed, before this group's errors */
+        if (group_describe(a, o, names[i], &shown) != 0) {
+            rc = EXIT_FAIL;
+        }
+    }
+    if (array) {
+        printf("]\n");
+    }
+    free(listed);
+    samsa_group_list_free(l);
+    return rc;
+}
+
 static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
 {
     char err[512];
-    const char *names[1] = {o->topic};
     samsa_metadata *md = NULL;
-    int e = samsa_admin_metadata(a, names, 1, left_ms(o), &md);
-    if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", o->topic,
-                samsa_err_str(e != SAMSA_OK ? e
-                                            : (md->topic_count == 1 ? md->topics[0].err
-                                                                    : SAMSA_ERR_UNKNOWN_TOPIC)));
-        samsa_metadata_free(md);
+    if (one_topic(a, "group reset-offsets", o, o->topic, &md) != 0) {
         return EXIT_FAIL;
     }
+    int e;
     size_t np = md->topics[0].partition_count;
     struct samsa_partition *parts = calloc(np > 0 ? np : 1, sizeof(*parts));
     size_t n = 0;
@@ -1619,8 +2554,7 @@ static int cmd_group(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(group_help, stdout);
-        return 0;
+        return print_help("group", verb, group_help);
     }
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
@@ -1629,28 +2563,29 @@ static int cmd_group(int argc, char **argv)
     if (!list && !describe && !reset && !del) {
         return usage_error("group", "unknown command \"%s\"", verb);
     }
-    if (!list && o.npos != 1) {
+    if (describe && (o.all_groups ? o.npos != 0 : o.npos < 1)) {
+        return usage_error("group", "%s", "describe wants GROUP... or --all-groups");
+    }
+    if (describe && o.members && o.state) {
+        return usage_error("group", "%s", "one of --members, --offsets, --state");
+    }
+    if (!list && !describe && o.npos != 1) {
         return usage_error("group", "%s wants one GROUP", verb);
     }
     if (reset && (o.topic == NULL || o.reset_mode == RESET_NONE)) {
         return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
                                           "--to-latest, --to-offset, --to-datetime, --shift-by");
     }
-    samsa_conf *conf = make_conf("group", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_admin *a = NULL;
+    rc = make_admin("group", &o, &a);
+    if (rc != 0) {
+        return rc;
     }
     char err[512];
-    samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-    samsa_conf_destroy(conf);
-    if (a == NULL) {
-        fprintf(stderr, "samsa group: %s\n", err);
-        return EXIT_USAGE;
-    }
     if (list) {
         rc = group_list(a, &o);
     } else if (describe) {
-        rc = group_describe(a, &o, o.positional[0]);
+        rc = group_describe_all(a, &o);
     } else if (reset) {
         rc = group_reset(a, &o, o.positional[0]);
     } else {
@@ -1666,6 +2601,142 @@ static int cmd_group(int argc, char **argv)
     return rc;
 }
 
+/* ---------------------------------------------------------------- configs */
+
+static const char configs_help[] =
+    "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
+    "Prints a broker's or a topic's configs that are set (not defaults), or with --all\n"
+    "every one, as NAME VALUE SOURCE (kafka-configs.sh --describe; the source as Kafka's\n"
+    "DescribeConfigs names it: DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG,\n"
+    "DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG). A sensitive\n"
+    "value prints as (sensitive), an empty one as \"\", none as -. Topics' configs are changed with samsa topic alter.\n"
+    "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
+    "Exit status: 0 done, 1 refused, no such broker or topic, or timed out, 2 usage error.\n";
+
+static const char *config_source(int source)
+{
+    static const char *const names[] = {"UNKNOWN", "DYNAMIC_TOPIC_CONFIG",
+                                        "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG",
+                                        "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG"};
+    return source >= 0 && source <= 5 ? names[source] : "UNKNOWN";
+}
+
+/* Whether the cluster's metadata lists broker `id` (a DescribeConfigs for a
+ * broker that is not there has nowhere to go until --timeout); false after
+ * saying why. */
+static bool broker_listed(samsa_admin *a, const struct opts *o, const char *id)
+{
+    static const char *const none[1] = {NULL};
+    samsa_metadata *md = NULL;
+    int e = samsa_admin_metadata(a, none, 0, left_ms(o), &md);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa configs describe: metadata: %s\n",
+                failure(o, e, NULL, why, sizeof(why)));
+        return false;
+    }
+    char ids[256] = "";
+    size_t used = 0;
+    bool found = false;
+    for (size_t i = 0; i < md->broker_count; i++) {
+        char one[16];
+        snprintf(one, sizeof(one), "%d", md->brokers[i].id);
+        found = found || strcmp(one, id) == 0;
+        int w = snprintf(ids + used, sizeof(ids) - used, "%s%s", i == 0 ? "" : ", ", one);
+        used = w > 0 && (size_t)w < sizeof(ids) - used ? used + (size_t)w : used;
+    }
+    samsa_metadata_free(md);
+    if (!found) {
+        fprintf(stderr, "samsa configs describe: broker %s is not in the cluster (brokers: %s)\n",
+                id, ids);
+    }
+    return found;
+}
+
+static int cmd_configs(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs(configs_help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    struct opts o;
+    int rc = parse("configs", argc - 1, argv + 1, &o);
+    if (rc != 0) {
+        return rc;
+    }
+    if (o.help) {
+        return print_help("configs", argv[0], configs_help);
+    }
+    if (strcmp(argv[0], "describe") != 0) {
+        return usage_error("configs", "unknown command \"%s\"", argv[0]);
+    }
+    if ((o.broker_id == NULL) == (o.topic == NULL) || o.npos != 0) {
+        return usage_error("configs", "%s", "describe wants one of --broker ID or -t TOPIC");
+    }
+    samsa_admin *a = NULL;
+    rc = make_admin("configs", &o, &a);
+    if (rc != 0) {
+        return rc;
+    }
+    char err[512];
+    bool broker = o.broker_id != NULL;
+    const char *name = broker ? o.broker_id : o.topic;
+    if (broker && !broker_listed(a, &o, name)) {
+        samsa_admin_destroy(a);
+        return EXIT_FAIL;
+    }
+    samsa_configs *cf = NULL;
+    int e = samsa_admin_describe_configs(a, broker ? SAMSA_RESOURCE_BROKER : SAMSA_RESOURCE_TOPIC,
+                                         name, left_ms(&o), &cf, err, sizeof(err));
+    samsa_admin_destroy(a);
+    if (e == 3 && !broker) {
+        topic_failed("configs describe", name, e);
+        return EXIT_FAIL;
+    }
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa configs describe: %s %s: %s\n", broker ? "broker" : "topic", name,
+                failure(&o, e, err, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    struct table t = {.cols = 3};
+    table_row(&t, (const char *const[]){"NAME", "VALUE", "SOURCE"});
+    size_t shown = 0;
+    if (o.json) {
+        printf("[");
+    }
+    for (size_t i = 0; i < cf->count; i++) {
+        const struct samsa_config_entry *c = &cf->entries[i];
+        bool is_default = c->source >= 0 ? c->source == 5 : c->is_default;
+        if (is_default && !o.all) {
+            continue;
+        }
+        const char *value = c->sensitive ? "(sensitive)" : c->value;
+        if (o.json) {
+            printf("%s{\"name\":", shown++ == 0 ? "" : ",");
+            json_str(stdout, c->name, strlen(c->name));
+            printf(",\"value\":");
+            json_opt_str(c->sensitive ? NULL : c->value);
+            printf(",\"source\":\"%s\",\"read_only\":%s,\"sensitive\":%s}",
+                   config_source(c->source), c->read_only ? "true" : "false",
+                   c->sensitive ? "true" : "false");
+        } else {
+            /* an empty value would read as a missing column */
+            table_row(&t, (const char *const[]){
+                              c->name, value == NULL ? "-" : value[0] == '\0' ? "\"\"" : value,
+                              config_source(c->source)});
+        }
+    }
+    if (o.json) {
+        printf("]\n");
+    } else {
+        table_print(&t);
+    }
+    table_free(&t);
+    samsa_configs_free(cf);
+    return 0;
+}
+
 /* ------------------------------------------------------------------- perf */
 
 static const char perf_help[] =
@@ -1675,9 +2746,11 @@ static const char perf_help[] =
     "                          [--interval MS] [--json] [-X key=value]...\n"
     "produce sends N records (default 100000) of BYTES (default 100) and measures each\n"
     "one's delivery latency (produce call to delivery report); consume reads N records\n"
-    "(or to the end with -e) from the beginning and measures end-to-end latency (now\n"
-    "minus the record's timestamp). A progress line goes to stderr every --interval MS\n"
-    "(default 1000); at the end: records/s, MB/s and latency percentiles (ms).\n"
+    "(or to the end with -e) from the beginning, counts records and MB, and measures\n"
+    "end-to-end latency (now minus the record's timestamp) of the records produced\n"
+    "after it started only (a backlog's would be its age). A progress line goes to\n"
+    "stderr every --interval MS (default 1000); at the end: records, MB, records/s,\n"
+    "MB/s and latency percentiles (ms).\n"
     "--timeout MS (default 30000): produce waits that long for the last delivery\n"
     "reports once all are sent; consume fails when nothing came within it of the start.\n"
     "Exit status: 0 done, 1 records failed or it timed out, 2 usage error.\n";
@@ -1720,6 +2793,9 @@ struct perf_state {
     int64_t *lat;       /* microseconds (produce) or milliseconds (consume), per record */
     int64_t *sent_us;   /* produce: when each record was handed to samsa_produce */
     size_t done;
+    size_t nlat;        /* lat[0..nlat): produce: every delivered record; consume: those
+                         * produced after the start (the others' "latency" would be
+                         * their age in the backlog) */
     size_t failed;
     int first_err;
     uint64_t bytes;
@@ -1736,8 +2812,12 @@ static void progress(struct perf_state *st, const struct opts *o, const char *ve
     }
     st->next_progress = now + o->interval_ms;
     double secs = (double)(now - st->started_ms) / 1000.0;
-    fprintf(stderr, "%s%s: %zu records%s%zu done, %.0f records/s, %.2f MB/s%s",
-            st->tty ? "\r" : "", verb, sent, sent > 0 ? ", " : " ", st->done,
+    char sent_part[48] = "";
+    if (strcmp(verb, "produced") == 0) { /* sent and delivered differ; read is done */
+        snprintf(sent_part, sizeof(sent_part), "%zu sent, ", sent);
+    }
+    fprintf(stderr, "%s%s: %s%zu records, %.2f MB, %.0f records/s, %.2f MB/s%s",
+            st->tty ? "\r" : "", verb, sent_part, st->done, (double)st->bytes / 1e6,
             secs > 0 ? (double)st->done / secs : 0.0,
             secs > 0 ? (double)st->bytes / 1e6 / secs : 0.0, st->tty ? "   " : "\n");
 }
@@ -1752,21 +2832,39 @@ static void report(struct perf_state *st, const struct opts *o, const char *verb
     if (st->tty) {
         fputc('\n', stderr);
     }
-    qsort(st->lat, st->done, sizeof(*st->lat), cmp_i64);
-    double p50 = (double)percentile(st->lat, st->done, 50) / scale;
-    double p95 = (double)percentile(st->lat, st->done, 95) / scale;
-    double p99 = (double)percentile(st->lat, st->done, 99) / scale;
-    double max = st->done > 0 ? (double)st->lat[st->done - 1] / scale : 0.0;
+    qsort(st->lat, st->nlat, sizeof(*st->lat), cmp_i64);
+    double p50 = (double)percentile(st->lat, st->nlat, 50) / scale;
+    double p95 = (double)percentile(st->lat, st->nlat, 95) / scale;
+    double p99 = (double)percentile(st->lat, st->nlat, 99) / scale;
+    double max = st->nlat > 0 ? (double)st->lat[st->nlat - 1] / scale : 0.0;
+    bool consume = strcmp(verb, "consumed") == 0;
     if (o->json) {
         printf("{\"%s\":%zu,\"failed\":%zu,\"bytes\":%llu,\"seconds\":%.3f,"
-               "\"records_per_sec\":%.1f,\"mb_per_sec\":%.3f,\"latency_ms\":{\"p50\":%.3f,"
-               "\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n",
+               "\"records_per_sec\":%.1f,\"mb_per_sec\":%.3f,\"latency_records\":%zu,"
+               "\"latency_ms\":",
                verb, st->done, st->failed, (unsigned long long)st->bytes, secs,
-               (double)st->done / secs, (double)st->bytes / 1e6 / secs, p50, p95, p99, max);
+               (double)st->done / secs, (double)st->bytes / 1e6 / secs, st->nlat);
+        if (st->nlat > 0) {
+            printf("{\"p50\":%.3f,\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f}}\n", p50, p95, p99,
+                   max);
+        } else {
+            printf("null}\n");
+        }
+        return;
+    }
+    printf("%zu records %s", st->done, verb);
+    if (!consume) {
+        printf(" (%zu failed)", st->failed);
+    }
+    printf(", %.2f MB in %.2f s: %.0f records/s, %.2f MB/s\n", (double)st->bytes / 1e6, secs,
+           (double)st->done / secs, (double)st->bytes / 1e6 / secs);
+    if (consume && st->nlat == 0) {
+        printf("%s latency: none measured (no record was produced after the start)\n", unit);
+    } else if (consume) {
+        printf("%s latency (ms) of the %zu records produced after the start: p50 %.3f, "
+               "p95 %.3f, p99 %.3f, max %.3f\n",
+               unit, st->nlat, p50, p95, p99, max);
     } else {
-        printf("%zu records %s (%zu failed), %.2f MB in %.2f s: %.0f records/s, %.2f MB/s\n",
-               st->done, verb, st->failed, (double)st->bytes / 1e6, secs, (double)st->done / secs,
-               (double)st->bytes / 1e6 / secs);
         printf("%s latency (ms): p50 %.3f, p95 %.3f, p99 %.3f, max %.3f\n", unit, p50, p95, p99,
                max);
     }
@@ -1784,6 +2882,7 @@ static void on_perf_delivery(const struct samsa_delivery *d, void *opaque)
         return;
     }
     st->lat[st->done++] = mono_us() - st->sent_us[i];
+    st->nlat = st->done;
     st->bytes += d->value_len;
 }
 
@@ -1866,16 +2965,15 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     size_t n = 0;
     if (o->group == NULL) {
         samsa_admin *a = samsa_admin_new(conf, err, sizeof(err));
-        const char *names[1] = {o->topic};
         samsa_metadata *md = NULL;
-        int e = a != NULL ? samsa_admin_metadata(a, names, 1, left_ms(o), &md) : SAMSA_ERR_STATE;
+        if (a == NULL) {
+            fprintf(stderr, "samsa perf consume: %s\n", err);
+        }
+        int rc = a != NULL ? one_topic(a, "perf consume", o, o->topic, &md) : EXIT_FAIL;
         samsa_admin_destroy(a);
-        if (e != SAMSA_OK || md->topic_count != 1 || md->topics[0].err != 0) {
-            fprintf(stderr, "samsa perf consume: topic %s: %s\n", o->topic,
-                    a == NULL ? err : samsa_err_str(e != SAMSA_OK ? e : SAMSA_ERR_UNKNOWN_TOPIC));
-            samsa_metadata_free(md);
+        if (rc != 0) {
             samsa_conf_destroy(conf);
-            return EXIT_FAIL;
+            return rc;
         }
         parts = calloc(md->topics[0].partition_count + 1, sizeof(*parts));
         for (size_t i = 0; parts != NULL && i < md->topics[0].partition_count; i++) {
@@ -1916,6 +3014,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     st.tty = isatty(2) != 0;
     st.started_ms = mono_ms();
     st.next_progress = st.started_ms + o->interval_ms;
+    int64_t started_wall = wall_ms();
     int64_t deadline = o->deadline_ms;
     int rc = 0;
     while (!stop && (count < 0 || st.done < (size_t)count)) {
@@ -1932,18 +3031,24 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
             }
             continue;
         }
-        if (st.done == cap) {
-            int64_t *nl = realloc(st.lat, cap * 2 * sizeof(*nl));
-            if (nl == NULL) {
-                samsa_message_free(m);
-                break;
-            }
-            st.lat = nl;
-            cap *= 2;
-        }
-        int64_t lat = wall_ms() - m->timestamp;
-        st.lat[st.done++] = lat > 0 ? lat : 0;
+        st.done++;
         st.bytes += m->value_len + m->key_len;
+        /* Now minus the record's timestamp is its end-to-end latency only
+         * for a record produced after the start; an older one's would be
+         * its age in the backlog. */
+        if (m->timestamp >= started_wall) {
+            if (st.nlat == cap) {
+                int64_t *nl = realloc(st.lat, cap * 2 * sizeof(*nl));
+                if (nl == NULL) {
+                    samsa_message_free(m);
+                    break;
+                }
+                st.lat = nl;
+                cap *= 2;
+            }
+            int64_t lat = wall_ms() - m->timestamp;
+            st.lat[st.nlat++] = lat > 0 ? lat : 0;
+        }
         samsa_message_free(m);
     }
     report(&st, o, "consumed", "end-to-end", 1.0);
@@ -1965,8 +3070,7 @@ static int cmd_perf(int argc, char **argv)
         return rc;
     }
     if (o.help) {
-        fputs(perf_help, stdout);
-        return 0;
+        return print_help("perf", verb, perf_help);
     }
     bool produce = strcmp(verb, "produce") == 0;
     if (!produce && strcmp(verb, "consume") != 0) {
@@ -1982,11 +3086,103 @@ static int cmd_perf(int argc, char **argv)
     if (count > 100000000) {
         return usage_error("perf", "%s", "--count above 100000000");
     }
-    samsa_conf *conf = make_conf("perf", &o);
-    if (conf == NULL) {
-        return EXIT_USAGE;
+    samsa_conf *conf = NULL;
+    rc = make_conf("perf", &o, &conf);
+    if (rc != 0) {
+        return rc;
     }
     return produce ? perf_produce(&o, conf, count) : perf_consume(&o, conf, count);
+}
+
+/* -------------------------------------------------------- verbs' --help */
+
+/* Each verb's own usage, for `samsa COMMAND VERB --help`; the command's
+ * help (every verb) for `samsa COMMAND --help`. */
+static const struct {
+    const char *cmd;
+    const char *verb;
+    const char *text;
+} verb_helps[] = {
+    {"topic", "create",
+     "usage: samsa topic create -b BROKERS NAME [--partitions N] [--replication-factor R]\n"
+     "                          [--config key=value]...\n"
+     "Creates topic NAME (CreateTopics on the controller); without --partitions or\n"
+     "--replication-factor, the broker's num.partitions and default.replication.factor.\n"},
+    {"topic", "list", "usage: samsa topic list -b BROKERS [--json]\nPrints every topic's name.\n"},
+    {"topic", "describe",
+     "usage: samsa topic describe -b BROKERS [NAME...] [--json] [--under-replicated-partitions]\n"
+     "                            [--unavailable-partitions] [--under-min-isr-partitions]\n"
+     "Prints each topic (every topic without NAME) as kafka-topics.sh --describe: its\n"
+     "partition count, replication factor and own configs, then each partition's leader,\n"
+     "replicas and ISR. --under-replicated-partitions lists only the partitions whose ISR\n"
+     "is smaller than their replicas, --unavailable-partitions those without a live\n"
+     "leader, --under-min-isr-partitions those whose ISR is below the topic's\n"
+     "min.insync.replicas (acks=all is refused); together, a partition matching any.\n"
+     "Nothing listed: all is well.\n"},
+    {"topic", "alter",
+     "usage: samsa topic alter -b BROKERS NAME [--partitions N] [--config key=value]...\n"
+     "                         [--delete-config key]...\n"
+     "Raises the partition count to N (CreatePartitions), sets configs and puts\n"
+     "--delete-config ones back to their defaults (the others stay as they are).\n"},
+    {"topic", "delete", "usage: samsa topic delete -b BROKERS NAME\nDeletes topic NAME.\n"},
+    {"topic", "offsets",
+     "usage: samsa topic offsets -b BROKERS NAME... [-p PARTITION] [--time MS] [--json]\n"
+     "Prints each partition's EARLIEST and LATEST offsets (log start, high watermark), or\n"
+     "with --time MS (since the epoch) the first OFFSET whose timestamp is at or after\n"
+     "it (- when none), as kcat -Q and GetOffsetShell --time.\n"},
+    {"group", "list", "usage: samsa group list -b BROKERS [--json]\nPrints every group's id.\n"},
+    {"group", "describe",
+     "usage: samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
+     "                            [--offsets | --members | --state] [--json]\n"
+     "Prints GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST\n"
+     "CLIENT-ID for every partition the group owns or has committed (- when none);\n"
+     "--members GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS; --state GROUP\n"
+     "COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS. Columns are as wide as their\n"
+     "contents; a blank line between groups (a JSON array with several).\n"},
+    {"group", "reset-offsets",
+     "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
+     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
+     "                   --shift-by N) [--execute] [--json]\n"
+     "Prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless --execute is\n"
+     "given (the group must have no members then); offsets are clamped to the log.\n"},
+    {"group", "delete", "usage: samsa group delete -b BROKERS GROUP\nDeletes an empty group.\n"},
+    {"perf", "produce",
+     "usage: samsa perf produce -b BROKERS -t TOPIC [--count N] [--size BYTES] [-p PARTITION]\n"
+     "                          [--interval MS] [--json] [-X key=value]...\n"
+     "Sends N records (default 100000) of BYTES (default 100); prints records/s, MB/s and\n"
+     "the delivery latency's percentiles (produce call to delivery report), a progress\n"
+     "line on stderr every --interval MS (default 1000).\n"},
+    {"perf", "consume",
+     "usage: samsa perf consume -b BROKERS -t TOPIC [--count N] [-e] [--group GROUP]\n"
+     "                          [--interval MS] [--json] [-X key=value]...\n"
+     "Reads N records (default 100000; or to the end with -e) from the beginning; prints\n"
+     "records, MB, records/s, MB/s, and the end-to-end latency (now minus the record's\n"
+     "timestamp) of the records produced after it started only.\n"},
+    {"cluster", "info",
+     "usage: samsa cluster info -b BROKERS [--json]\n"
+     "Prints the cluster id, the controller and every broker.\n"},
+    {"cluster", "metadata",
+     "usage: samsa cluster metadata -b BROKERS [-t TOPIC] [--json]\n"
+     "Prints the brokers and every topic's partitions (or TOPIC's) with their leader,\n"
+     "replicas and ISR, as kcat -L.\n"},
+    {"configs", "describe",
+     "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
+     "Prints the configs that are set (every one with --all) as NAME VALUE SOURCE.\n"},
+};
+
+/* Prints VERB's own help when there is one, else the command's; 0. */
+static int print_help(const char *cmd, const char *verb, const char *all)
+{
+    for (size_t i = 0; verb != NULL && i < sizeof(verb_helps) / sizeof(verb_helps[0]); i++) {
+        if (strcmp(verb_helps[i].cmd, cmd) == 0 && strcmp(verb_helps[i].verb, verb) == 0) {
+            fputs(verb_helps[i].text, stdout);
+            printf("Common: -X key=value, --command-config FILE, --timeout MS (default 30000).\n"
+                   "All of `samsa %s`: samsa %s --help.\n", cmd, cmd);
+            return 0;
+        }
+    }
+    fputs(all, stdout);
+    return 0;
 }
 
 /* ------------------------------------------------------------------- main */
@@ -1999,8 +3195,14 @@ static const char main_help[] =
     "  consume                                    print records of a topic (or as a group)\n"
     "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
     "  perf produce|consume                       throughput and latency\n"
-    "  cluster info                               brokers and controller\n"
-    "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value and --help.\n"
+    "  cluster info|metadata                      brokers, controller, partitions\n"
+    "  configs describe                           a broker's or a topic's configs\n"
+    "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
+    "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
+    "Client properties (key=value lines, as kafka's --command-config files) are read\n"
+    "from $XDG_CONFIG_HOME/samsa/config (~/.config/samsa/config) when it exists, then\n"
+    "from --command-config FILE; -b and -X override them. bootstrap.servers there\n"
+    "stands for -b.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
 int main(int argc, char **argv)
@@ -2038,6 +3240,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "perf") == 0) {
         return cmd_perf(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "configs") == 0) {
+        return cmd_configs(argc - 2, argv + 2);
     }
     fprintf(stderr, "samsa: unknown command \"%s\"\n%s", cmd, main_help);
     return EXIT_USAGE;

@@ -701,7 +701,7 @@ static void log_setup(struct commit_fixture *f, int32_t initial_delay_ms)
     struct br_log_config c;
     br_log_config_defaults(&c);
     CU_ASSERT_EQUAL_FATAL(br_log_open(dir, &c, 0, f->fc, &f->p->log), 0);
-    br_partition_become_leader(f->p, NULL, NULL);
+    br_partition_become_leader(f->p, NULL);
     commit_partition = f->p;
     f->gs = coordinator(initial_delay_ms);
 }

@@ -14,6 +14,8 @@
 #include "base/logging.h"
 #include "batches.h"
 #include "cunit_run.h"
+#include "reactor/net.h"
+#include "reactor/purgatory.h"
 #include "replica/partition.h"
 #include "storage/log.h"
 #include "tmpdir.h"
@@ -21,20 +23,95 @@
 static char root[64];
 static char pdir[128];
 
-/* What the partition's user saw. */
+/* Who waits on the partition: a delayed operation parked on its key in a
+ * real purgatory, asked at the end of each reactor turn in which the
+ * partition woke it (as a parked Fetch is). */
 struct watcher {
-    int calls;
-    int64_t hw_seen; /* the high watermark when it was told */
+    struct br_net *net;
+    struct br_purgatory pg;
+    struct br_delayed d;
+    struct br_delay_link link;
+    const struct br_partition *p;
+    int calls;       /* turns in which the partition woke it */
+    int64_t hw_seen; /* the high watermark then */
 };
 
-static void hw_moved(void *ctx, struct br_partition *p)
+static bool watch_ready(void *ctx, struct br_delayed *d)
 {
     struct watcher *w = ctx;
+    (void)d;
     w->calls++;
-    w->hw_seen = p->hw;
+    w->hw_seen = w->p->hw;
+    return false; /* it stays: the next wake is counted too */
 }
 
-static const struct br_partition_ops watch_ops = {hw_moved, NULL};
+static void watch_complete(void *ctx, struct br_delayed *d, bool expired)
+{
+    (void)ctx;
+    (void)d;
+    (void)expired;
+}
+
+static const struct br_delayed_ops watch_ops = {"partition watcher", watch_ready, watch_complete};
+
+static void no_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
+{
+    (void)ctx;
+    (void)c;
+    (void)payload;
+    (void)len;
+}
+
+static void no_cancel(void *ctx, void *parked)
+{
+    (void)ctx;
+    (void)parked;
+}
+
+static void no_drain(void *ctx)
+{
+    (void)ctx;
+}
+
+static const struct br_net_ops watch_net_ops = {no_frame, no_cancel, no_drain, NULL};
+
+/* p leads its log with w parked on it (w's reactor made on first use). */
+static void lead_watched(struct br_partition *p, struct watcher *w)
+{
+    if (w->net == NULL) {
+        struct br_net_limits lim = {.max_connections = 4, .max_request_bytes = 1 << 20};
+        CU_ASSERT_EQUAL_FATAL(br_net_create(&lim, &watch_net_ops, w, &w->net), 0);
+        if (w->net == NULL) {
+            abort(); /* for the analysers: the assertion above does not return */
+        }
+        br_purgatory_init(&w->pg, w->net, w);
+    }
+    br_partition_become_leader(p, &w->pg);
+    w->p = p;
+    br_delayed_init(&w->d, &watch_ops, w, &w->link, 1);
+    br_delayed_watch(&w->d, 0, &p->delayed);
+    br_purgatory_park(&w->pg, &w->d, br_now_mono_ms() + (int64_t)3600 * 1000);
+}
+
+/* One reactor turn: w is asked if the partition woke it. */
+static void turn(struct watcher *w)
+{
+    br_net_poll(w->net);
+}
+
+/* w leaves the partition (before the partition is wiped or freed). */
+static void unwatch(struct watcher *w)
+{
+    br_purgatory_cancel(&w->pg, &w->d);
+}
+
+/* w and its reactor freed. */
+static void watcher_free(struct watcher *w)
+{
+    unwatch(w);
+    br_purgatory_fini(&w->pg);
+    br_net_free(w->net);
+}
 
 static uint8_t *batch_of(int count, size_t *len)
 {
@@ -50,7 +127,8 @@ static struct br_log *open_log(struct br_filecache *fc)
     return log;
 }
 
-/* A fresh log in a new folder, its budget, and p leading it with w told. */
+/* A fresh log in a new folder, its budget, and p leading it (w parked on
+ * it, or nobody waiting: NULL). */
 static void setup_leader(struct br_filecache **fc, struct br_partition *p, struct watcher *w)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(st_tmpdir_make(root, sizeof root, "partition"));
@@ -58,7 +136,11 @@ static void setup_leader(struct br_filecache **fc, struct br_partition *p, struc
     CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, fc), 0);
     memset(p, 0, sizeof *p);
     p->log = open_log(*fc);
-    br_partition_become_leader(p, &watch_ops, w);
+    if (w != NULL) {
+        lead_watched(p, w);
+    } else {
+        br_partition_become_leader(p, NULL);
+    }
 }
 
 /* Frees what the partition and the test made, and the folder. */
@@ -72,8 +154,8 @@ static void teardown(struct br_filecache *fc, struct br_partition *p)
 }
 
 /* Each leader append moves the high watermark to the log end (an ISR of
- * one) and tells the user once, with the new value in place; an append
- * that fails changes nothing and tells no one. After a reopen the leader
+ * one) and wakes whoever waits on the partition once, with the new value in
+ * place; an append that fails changes nothing and wakes no one. After a reopen the leader
  * keeps the log's epoch and the high watermark is the log end again. */
 static void test_leader_append_moves_hw_and_tells_once(void)
 {
@@ -94,6 +176,8 @@ static void test_leader_append_moves_hw_and_tells_once(void)
     CU_ASSERT_FALSE(app.duplicate);
     CU_ASSERT_EQUAL(app.seq_error, 0);
     CU_ASSERT_EQUAL(p.hw, 3);
+    CU_ASSERT_EQUAL(w.calls, 0); /* woken: asked at the end of the turn */
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 1);
     CU_ASSERT_EQUAL(w.hw_seen, 3);
 
@@ -102,6 +186,7 @@ static void test_leader_append_moves_hw_and_tells_once(void)
     kp_free(b);
     CU_ASSERT_EQUAL(app.base, 3);
     CU_ASSERT_EQUAL(p.hw, 5);
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 2);
     CU_ASSERT_EQUAL(w.hw_seen, 5);
 
@@ -109,15 +194,19 @@ static void test_leader_append_moves_hw_and_tells_once(void)
     memset(junk, 0, sizeof junk);
     CU_ASSERT_NOT_EQUAL(br_partition_append_leader(&p, junk, sizeof junk, 5000, &app), 0);
     CU_ASSERT_EQUAL(p.hw, 5);
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 2);
 
+    unwatch(&w);
     br_log_close(p.log);
     memset(&p, 0, sizeof p);
     p.log = open_log(fc);
-    br_partition_become_leader(&p, &watch_ops, &w);
+    lead_watched(&p, &w);
     CU_ASSERT_EQUAL(p.leader_epoch, 0);
     CU_ASSERT_EQUAL(p.hw, 5);
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 2);
+    watcher_free(&w);
     br_log_close(p.log);
     br_filecache_free(fc);
     CU_ASSERT_EQUAL(st_tmpdir_remove(root), 0);
@@ -150,23 +239,26 @@ static void test_leader_append_checks_the_producer_sequence(void)
     app = produce(&p, 3, 1, 0); /* the retry */
     CU_ASSERT_TRUE(app.base == 0 && app.duplicate && app.seq_error == 0);
     CU_ASSERT_EQUAL(p.hw, 3);
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 1);
     app = produce(&p, 2, 1, 5); /* 3 and 4 missing */
     CU_ASSERT_EQUAL(app.seq_error, KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
     app = produce(&p, 2, 0, 3); /* an older epoch */
     CU_ASSERT_EQUAL(app.seq_error, KP_ERR_INVALID_PRODUCER_EPOCH);
     CU_ASSERT_EQUAL(br_log_end_offset(p.log), 3);
+    turn(&w);
     CU_ASSERT_EQUAL(w.calls, 1);
     app = produce(&p, 2, 1, 3);
     CU_ASSERT_TRUE(app.base == 3 && !app.duplicate && app.seq_error == 0);
     CU_ASSERT_EQUAL(p.hw, 5);
 
     CU_ASSERT_EQUAL(br_log_flush(p.log), 0);
+    watcher_free(&w);
     br_log_close(p.log);
     br_producers_free(&p.producers);
     memset(&p, 0, sizeof p);
     p.log = open_log(fc);
-    br_partition_become_leader(&p, &watch_ops, &w);
+    br_partition_become_leader(&p, NULL);
     CU_ASSERT_EQUAL(br_partition_load_producers(&p), 7);
     app = produce(&p, 2, 1, 3); /* a retry across the restart */
     CU_ASSERT_TRUE(app.base == 3 && app.duplicate);
@@ -186,8 +278,7 @@ static void test_follower_appends_record_the_producers(void)
 {
     struct br_filecache *fc = NULL;
     struct br_partition p;
-    struct watcher w = {0};
-    setup_leader(&fc, &p, &w);
+    setup_leader(&fc, &p, NULL);
     br_partition_become_follower(&p, 0);
     size_t len = 0;
     uint8_t *b = st_producer_batch(3, 7, 1, 0, &len); /* offsets 0-2, sequences 0-2 */
@@ -216,10 +307,9 @@ static void test_follower_appends_record_the_producers(void)
 }
 
 /* setup_leader, and three records appended as leader. */
-static void leader_with_three_records(struct br_filecache **fc, struct br_partition *p,
-                                      struct watcher *w)
+static void leader_with_three_records(struct br_filecache **fc, struct br_partition *p)
 {
-    setup_leader(fc, p, w);
+    setup_leader(fc, p, NULL);
     size_t len = 0;
     uint8_t *b = batch_of(3, &len);
     struct br_append app;
@@ -234,8 +324,7 @@ static void test_new_leader_records_its_epoch_at_once(void)
 {
     struct br_filecache *fc = NULL;
     struct br_partition p;
-    struct watcher w = {0};
-    leader_with_three_records(&fc, &p, &w);
+    leader_with_three_records(&fc, &p);
     br_partition_become_follower(&p, 0);
 
     int32_t replicas[] = {1, 2};
@@ -275,8 +364,7 @@ static void test_isr_joining_replica_counts_until_settled(void)
 {
     struct br_filecache *fc = NULL;
     struct br_partition p;
-    struct watcher w = {0};
-    leader_with_three_records(&fc, &p, &w);
+    leader_with_three_records(&fc, &p);
 
     int32_t replicas[] = {1, 2, 3};
     int32_t isr[] = {1, 2};

@@ -301,7 +301,7 @@ static void setup(struct br_filecache **fc, struct br_partition *p, int64_t segm
     CU_ASSERT_EQUAL_FATAL(br_filecache_new(16, fc), 0);
     memset(p, 0, sizeof *p);
     p->log = open_log(*fc, segment_bytes);
-    br_partition_become_leader(p, NULL, NULL);
+    br_partition_become_leader(p, NULL);
 }
 
 /* The partition closed and opened again, its producers loaded. */
@@ -311,7 +311,7 @@ static void reopen(struct br_filecache *fc, struct br_partition *p, int64_t segm
     br_producers_free(&p->producers);
     memset(p, 0, sizeof *p);
     p->log = open_log(fc, segment_bytes);
-    br_partition_become_leader(p, NULL, NULL);
+    br_partition_become_leader(p, NULL);
     (void)br_partition_load_producers(p);
 }
 

@@ -23,6 +23,11 @@ three partitions with replication factor 3 and min.insync.replicas=2.
   ZooKeeper), `topic delete` through a broker that is not the controller,
   and right after the controller was killed; `group list` then returns
   at once with the live brokers' groups and names the dead one;
+- `samsa topic describe --under-replicated-partitions / --unavailable-partitions
+  / --under-min-isr-partitions` list nothing on a healthy cluster, and once a
+  broker is killed exactly the partitions it leaves short of their replicas,
+  without a leader, or below min.insync.replicas; `samsa cluster metadata`
+  shows the leaderless partition and the shrunk ISRs;
 - `samsa group describe --timeout 3000` while the leader of three of the
   group's partitions is stopped (SIGSTOP): one deadline for the command, so
   it ends within three times its timeout (the figure printed), prints the
@@ -35,6 +40,7 @@ Every process is stopped by its PID; waits are conditions with deadlines.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -328,7 +334,12 @@ def case_group_member_follows_its_coordinator(t):
         t0 = time.monotonic()
         prod = producer(t, c)
         m = member(t, c, group)
-        wait_for(lambda: len(m.lines("committed")) >= 100, DEADLINE, "the member committing")
+        # every partition committed at least once: the describe below lists the
+        # group's committed offsets, and a partition the member has not reached
+        # yet (it hands out one partition's fetched records before the next) has none
+        wait_for(lambda: len(m.lines("committed")) >= 100
+                 and {int(l.split()[2]) for l in m.lines("committed")} == set(range(PARTITIONS)),
+                 DEADLINE, "the member committing on every partition")
         for how in ("kill", "bounce"):
             old = coordinator_of(c, group)
             check(old >= 0, "the group's partition has no leader")
@@ -604,7 +615,7 @@ def case_tool_administers_the_cluster(t):
             # the topic from its UpdateMetadata, a moment later
             p = samsa("topic", "describe", "-b", other, "tt", "--json", expect=None)
             if p.returncode != 0:
-                check(b"does not host this topic-partition" in p.stderr, "%s", p.stderr)
+                check(b"Topic 'tt' does not exist" in p.stderr, "%s", p.stderr)
                 return None
             d = json.loads(p.stdout)[0]
             return d if all(len(p["isr"]) == 3 for p in d["partition_info"]) else None
@@ -671,6 +682,53 @@ def case_tool_administers_the_cluster(t):
         c.close()
 
 
+def listed(bs, flag):
+    """{(topic, partition)} that topic describe FLAG lists (its partition lines only)."""
+    out = samsa("topic", "describe", "-b", bs, flag).stdout.decode()
+    got = set()
+    for line in out.splitlines():
+        m = re.match(r"\tTopic: (\S+)\tPartition: (\d+)\tLeader: ", line)
+        check(m, "%s: a line that is not a partition's: %r", flag, line)
+        got.add((m.group(1), int(m.group(2))))
+    return got
+
+
+def case_tool_lists_under_replicated_unavailable_and_under_min_isr(t):
+    imports()
+    c = Cluster(t, config=CONFIG)
+    try:
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None,
+                       DEADLINE, "a controller")[0]
+        victim = (ctl + 1) % 3
+        live = [i for i in range(3) if i != victim]
+        c.create_topic("ur", [[0, 1, 2], [1, 2, 0], [2, 0, 1]], {"min.insync.replicas": "3"})
+        c.create_topic("solo", [[victim]], {"min.insync.replicas": "1"})
+        wait_for(lambda: led_everywhere(c, "ur", 3) and led_everywhere(c, "solo", 1), DEADLINE,
+                 "ur and solo led")
+        bs = ",".join(c.bootstrap(i) for i in live)
+        flags = ("--under-replicated-partitions", "--unavailable-partitions",
+                 "--under-min-isr-partitions")
+        # every ISR full: nothing listed (the ISRs may still be filling)
+        wait_for(lambda: all(listed(bs, f) == set() for f in flags), DEADLINE,
+                 "a healthy cluster listing nothing")
+        c.brokers[victim].kill()
+        ur = {("ur", p) for p in range(3)}
+        wait_for(lambda: listed(bs, "--under-replicated-partitions") == ur, DEADLINE,
+                 "ur's partitions under-replicated")
+        eq(listed(bs, "--unavailable-partitions"), {("solo", 0)}, "--unavailable-partitions")
+        under_min = listed(bs, "--under-min-isr-partitions")
+        check(ur <= under_min <= ur | {("solo", 0)}, "--under-min-isr-partitions: %s", under_min)
+        out = samsa("cluster", "metadata", "-b", bs).stdout.decode()
+        print("    cluster metadata after the kill:\n%s" % out, flush=True)
+        check(" 2 brokers:\n" in out and "    partition 0, leader -1, replicas: %d," % victim
+              in out, "cluster metadata: %s", out)
+        for p in range(3):
+            check(re.search(r"    partition %d, leader \d, replicas: [\d,]+, isrs: \d,\d\n" % p,
+                            out.split('topic "ur"')[1]), "ur-%d: %s", p, out)
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     MEMBER = os.path.abspath(sys.argv.pop(4))
     PRODUCER = os.path.abspath(sys.argv.pop(3))
@@ -679,4 +737,5 @@ if __name__ == "__main__":
                    case_member_producer_and_describe_resume_after_a_leader_dies,
                    case_group_member_follows_its_coordinator,
                    case_group_describe_keeps_its_timeout_with_a_stopped_leader,
-                   case_tool_administers_the_cluster]))
+                   case_tool_administers_the_cluster,
+                   case_tool_lists_under_replicated_unavailable_and_under_min_isr]))

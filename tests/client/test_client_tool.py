@@ -6,13 +6,14 @@ headers samsa wrote, and kafka-python's admin client checking offsets).
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from broker import check, eq, main  # noqa: E402
+from broker import check, eq, free_port, main  # noqa: E402
 
 TOOL = None
 CONFIG = {
@@ -239,9 +240,29 @@ def case_perf_produce_and_consume_report_progress_throughput_latency(t):
     r = json.loads(samsa("perf", "consume", "-b", bs, "-t", "perf", "-e", "--json",
                          "--interval", "20").stdout)
     eq((r["consumed"], r["bytes"]), (201000, 20100000), "perf consume -e --json")
-    p = samsa("perf", "consume", "-b", bs, "-t", "perf", "--count", "5000")
-    check(p.stdout.decode().startswith("5000 records consumed"), "%s", p.stdout)
-    check(b"end-to-end latency (ms): p50" in p.stdout, "%s", p.stdout)
+    # A backlog: records and MB read, and no latency (its records' age is not one).
+    eq((r["latency_records"], r["latency_ms"]), (0, None), "no latency over a backlog")
+    p = samsa("perf", "consume", "-b", bs, "-t", "perf", "--count", "5000", "--interval", "10")
+    out = p.stdout.decode()
+    check(out.startswith("5000 records consumed, 0.50 MB in "), "%s", out)
+    check("latency: none measured (no record was produced after the start)" in out, "%s", out)
+    # Records produced while it runs: their latency, and only theirs.
+    cons = subprocess.Popen([TOOL, "perf", "consume", "-b", bs, "-t", "perf", "--count", "202000",
+                             "--interval", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # its first progress line comes once it started measuring (the pipe
+        # reaches EOF if it died first): records produced from then on are new
+        first = cons.stderr.readline()
+        check(re.match(rb"consumed: \d+ records, \d+\.\d\d MB, \d+ records/s, \d+\.\d\d MB/s$",
+                       first), "progress line %s", first)
+        samsa("perf", "produce", "-b", bs, "-t", "perf", "--count", "1000")
+        out, err = cons.communicate(timeout=60)
+    finally:
+        if cons.poll() is None:
+            cons.kill()
+            cons.wait()
+    eq(cons.returncode, 0, "perf consume's exit status (%s)" % err[-300:])
+    check(b"latency (ms) of the 1000 records produced after the start: p50" in out, "%s", out)
 
 
 def case_help_and_exit_codes(t):
@@ -250,11 +271,282 @@ def case_help_and_exit_codes(t):
                 ["consume", "--help"], ["produce", "--help"]):
         p = samsa(*cmd)
         check(p.stdout.startswith(b"usage: samsa"), "%s: %s", cmd, p.stdout[:100])
+    # Each verb's --help is its own: its usage line, no other verb's.
+    for cmd, verbs in (("topic", ("create", "list", "describe", "alter", "delete", "offsets")),
+                       ("group", ("list", "describe", "reset-offsets", "delete")),
+                       ("perf", ("produce", "consume")), ("cluster", ("info", "metadata")),
+                       ("configs", ("describe",))):
+        for verb in verbs:
+            out = samsa(cmd, verb, "--help").stdout.decode()
+            check(out.startswith("usage: samsa %s %s " % (cmd, verb)), "%s %s: %s", cmd, verb, out)
+            others = [v for v in verbs if v != verb and "samsa %s %s " % (cmd, v) in out]
+            eq(others, [], "other verbs in `samsa %s %s --help`" % (cmd, verb))
+        out = samsa(cmd, "--help").stdout.decode()
+        check(all("samsa %s %s" % (cmd, v) in out for v in verbs), "samsa %s --help: %s", cmd, out)
     samsa("group", expect=2)
     samsa("perf", expect=2)
     samsa("perf", "produce", "-b", "127.0.0.1:1", expect=2)  # no -t
     samsa("consume", "-b", "x:1", "-t", "t", "--group", "g", "-p", "0", expect=2)
     samsa("group", "describe", "-b", "127.0.0.1:1", "g", "--timeout", "1000", expect=1)
+
+
+def case_unreachable_or_unresolvable_bootstrap_fails_at_once(t):
+    # No broker needed: a port nothing listens on and a name that does not resolve.
+    port = free_port()
+    for cmd in (["topic", "list"], ["topic", "describe", "x"], ["cluster", "info"],
+                ["group", "describe", "g"], ["consume", "-t", "x"], ["produce", "-t", "x"]):
+        began = time.monotonic()
+        p = samsa(*cmd, "-b", "127.0.0.1:%d,no-such-host.invalid:9092" % port, stdin=b"v\n",
+                  expect=1)
+        took = time.monotonic() - began
+        check(took < 10, "%s took %.1f s", cmd, took)
+        err = p.stderr.decode()
+        check("127.0.0.1:%d: connection refused" % port in err, "%s: %s", cmd, err)
+        check('cannot resolve "no-such-host.invalid"' in err, "%s: %s", cmd, err)
+        check("timed out" not in err, "%s: %s", cmd, err)
+    # One good address among bad ones is enough.
+    bs = t.broker(config=CONFIG).bootstrap
+    out = samsa("cluster", "info", "-b", "127.0.0.1:%d,%s" % (port, bs)).stdout.decode()
+    check("CONTROLLER" in out, "%s", out)
+
+
+def case_missing_topic_reads_does_not_exist(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    for cmd in (["topic", "describe", "nosuch"], ["consume", "-t", "nosuch", "-e"],
+                ["perf", "consume", "-t", "nosuch", "-e"],
+                ["group", "reset-offsets", "g", "-t", "nosuch", "--to-earliest"],
+                ["topic", "delete", "nosuch"], ["topic", "alter", "nosuch", "--partitions", "3"],
+                ["topic", "alter", "nosuch", "--config", "retention.ms=1"],
+                ["topic", "offsets", "nosuch"], ["configs", "describe", "-t", "nosuch"]):
+        p = samsa(*cmd, "-b", bs, expect=1)
+        check(b"Topic 'nosuch' does not exist" in p.stderr, "%s: %s", cmd, p.stderr)
+        check(b"does not host" not in p.stderr, "%s: %s", cmd, p.stderr)
+
+
+def aligned(lines, what):
+    """Every row's cells start where the header's columns start."""
+    starts = [m.start() for m in re.finditer(r"\S+", lines[0])]
+    for line in lines[1:]:
+        eq([m.start() for m in re.finditer(r"\S+", line)], starts,
+           "%s: columns of %r under %r" % (what, line, lines[0]))
+
+
+def case_group_describe_several_all_groups_members_and_sized_columns(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "dt", "--partitions", "2")
+    for p in range(2):
+        produce_to(bs, "dt", p, ["d%d-%d" % (p, i) for i in range(5)])
+    for g in ("ga", "gb"):
+        samsa("consume", "-b", bs, "-t", "dt", "--group", g, "--from", "beginning",
+              "--count", "4", *FAST)
+    long_id = "an-operator-console-with-a-long-client-id"
+    member = subprocess.Popen([TOOL, "consume", "-b", bs, "-t", "dt", "--group", "gc",
+                               "--from", "beginning", "-X", "client.id=" + long_id] + FAST,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def stable():
+            p = samsa("group", "describe", "-b", bs, "gc", "--json", expect=None)
+            d = json.loads(p.stdout) if p.returncode == 0 else None
+            return d if d and d["state"] == "Stable" and len(d["members"]) == 1 else None
+        wait_for(stable, 30, "gc Stable with its member")
+        # Two groups at once: two tables, a blank line between, each aligned.
+        blocks = samsa("group", "describe", "-b", bs, "ga", "gb").stdout.decode().split("\n\n")
+        eq(len(blocks), 2, "tables for ga gb")
+        for g, block in zip(("ga", "gb"), blocks):
+            lines = block.strip("\n").splitlines()
+            eq({l.split()[0] for l in lines[1:]}, {g}, "rows of %s" % g)
+            eq(sum(int(l.split()[3]) for l in lines[1:]), 4, "%s's committed offsets" % g)
+            aligned(lines, g)
+        # A member id longer than 40 characters keeps its columns aligned.
+        lines = samsa("group", "describe", "-b", bs, "gc").stdout.decode().splitlines()
+        check(len(lines[1].split()[6]) > 40, "%s", lines)
+        aligned(lines, "gc")
+        eq([l.split()[8] for l in lines[1:]], [long_id] * 2, "CLIENT-ID")
+        lines = samsa("group", "describe", "-b", bs, "gc", "--members").stdout.decode().splitlines()
+        eq(lines[0].split(), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"],
+           "--members columns")
+        eq(len(lines), 2, "one member")
+        row = lines[1].split()
+        eq((row[0], row[3], row[4]), ("gc", long_id, "2"), "--members row")
+        check(row[1].startswith(long_id + "-"), "%s", row)
+        aligned(lines, "--members")
+        # Every group, in text and JSON.
+        out = samsa("group", "describe", "-b", bs, "--all-groups", "--state").stdout.decode()
+        states = {l.split()[0]: l for l in out.splitlines() if l and not l.startswith("GROUP")}
+        eq(sorted(states), ["ga", "gb", "gc"], "--all-groups --state")
+        d = json.loads(samsa("group", "describe", "-b", bs, "--all-groups", "--json").stdout)
+        eq(sorted(x["group"] for x in d), ["ga", "gb", "gc"], "--all-groups --json")
+        d = json.loads(samsa("group", "describe", "-b", bs, "ga", "nosuch", "gb", "--json",
+                             expect=1).stdout)
+        eq([x["group"] for x in d], ["ga", "gb"], "the groups that exist, in JSON")
+        p = samsa("group", "describe", "-b", bs, "ga", "nosuch", expect=1)
+        check(b"'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+        check(p.stdout.startswith(b"GROUP"), "%s", p.stdout)
+        samsa("group", "describe", "-b", bs, expect=2)
+        samsa("group", "describe", "-b", bs, "ga", "--all-groups", expect=2)
+    finally:
+        member.send_signal(signal.SIGTERM)
+        member.wait(timeout=30)
+
+
+def case_topic_describe_filters_and_cluster_metadata(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "mi", "--partitions", "2", "--config",
+          "min.insync.replicas=2")
+    samsa("topic", "create", "-b", bs, "fine", "--partitions", "1")
+    out = samsa("topic", "describe", "-b", bs, "--under-min-isr-partitions").stdout.decode()
+    lines = out.splitlines()
+    eq([l.split("\t")[1:3] for l in lines], [["Topic: mi", "Partition: 0"],
+                                             ["Topic: mi", "Partition: 1"]],
+       "--under-min-isr-partitions: %s" % out)
+    d = json.loads(samsa("topic", "describe", "-b", bs, "fine", "mi", "--json",
+                         "--under-min-isr-partitions").stdout)
+    eq([(x["name"], [p["partition"] for p in x["partition_info"]]) for x in d], [("mi", [0, 1])],
+       "--under-min-isr-partitions --json")
+    # One broker, every partition led and in sync: nothing to list.
+    for flag in ("--under-replicated-partitions", "--unavailable-partitions"):
+        eq(samsa("topic", "describe", "-b", bs, flag).stdout, b"", flag)
+    eq(samsa("topic", "describe", "-b", bs, "fine", "--under-min-isr-partitions").stdout, b"",
+       "a healthy topic")
+    out = samsa("topic", "describe", "-b", bs).stdout.decode()
+    check("Topic: mi\tPartitionCount: 2" in out and "Topic: fine\tPartitionCount: 1" in out,
+          "describe without a name: %s", out)
+    # Every partition's leader, replicas and ISR, as kcat -L lists them.
+    out = samsa("cluster", "metadata", "-b", bs).stdout.decode()
+    for line in (" 1 brokers:", "  broker 0 at %s (controller)" % bs,
+                 '  topic "mi" with 2 partitions:', "    partition 1, leader 0, replicas: 0, isrs: 0",
+                 '  topic "fine" with 1 partitions:'):
+        check(line + "\n" in out, "cluster metadata lacks %r: %s", line, out)
+    d = json.loads(samsa("cluster", "metadata", "-b", bs, "-t", "mi", "--json").stdout)
+    eq([(x["name"], x["partitions"]) for x in d["topics"]],
+       [("mi", [{"partition": 0, "leader": 0, "replicas": [0], "isr": [0], "error": ""},
+                {"partition": 1, "leader": 0, "replicas": [0], "isr": [0], "error": ""}])],
+       "cluster metadata -t mi --json")
+    p = samsa("cluster", "metadata", "-b", bs, "-t", "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+
+
+def case_offsets_relative_start_and_until(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "ot", "--partitions", "2")
+    for p in range(2):
+        produce_to(bs, "ot", p, ["a%d-%d" % (p, i) for i in range(5)])
+    # a time after every record of the first batch, before any of the second
+    mid = int(time.time() * 1000) + 1
+    wait_for(lambda: time.time() * 1000 > mid + 1, 5, "the clock past the mark")
+    for p in range(2):
+        produce_to(bs, "ot", p, ["b%d-%d" % (p, i) for i in range(3)])
+    lines = samsa("topic", "offsets", "-b", bs, "ot").stdout.decode().splitlines()
+    eq([l.split() for l in lines], [["TOPIC", "PARTITION", "EARLIEST", "LATEST"],
+                                    ["ot", "0", "0", "8"], ["ot", "1", "0", "8"]], "offsets")
+    aligned(lines, "offsets")
+    d = json.loads(samsa("topic", "offsets", "-b", bs, "ot", "-p", "1", "--time", str(mid),
+                         "--json").stdout)
+    eq(d, [{"topic": "ot", "partition": 1, "time": mid, "offset": 5}], "offsets --time --json")
+    rows = [l.split() for l in samsa("topic", "offsets", "-b", bs, "ot", "--time",
+                                     str(mid + 3600000)).stdout.decode().splitlines()]
+    eq(rows[1:], [["ot", "0", str(mid + 3600000), "-"], ["ot", "1", str(mid + 3600000), "-"]],
+       "no record after --time")
+    p = samsa("topic", "offsets", "-b", bs, "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    # The last N of each partition, as kcat -o -N.
+    out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-2", "-e").stdout.decode().split()
+    eq(sorted(out), ["b0-1", "b0-2", "b1-1", "b1-2"], "-o -2")
+    out = samsa("consume", "-b", bs, "-t", "ot", "-p", "0", "--from", "-100", "-e")
+    eq(out.stdout.decode().split(), ["a0-%d" % i for i in range(5)] + ["b0-%d" % i for i in range(3)],
+       "--from -100 on 8 records")
+    # Up to a time: each partition stops before its first record at or after it.
+    began = time.monotonic()
+    out = samsa("consume", "-b", bs, "-t", "ot", "--from", "beginning", "--until",
+                "@%d" % mid).stdout.decode().split()
+    check(time.monotonic() - began < 20, "--until without -e did not end")
+    eq(sorted(out), sorted("a%d-%d" % (p, i) for p in range(2) for i in range(5)), "--until")
+    out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-4", "--until", "@%d" % (mid + 3600000),
+                "-e").stdout.decode().split()
+    eq(sorted(out), sorted(["a0-4", "a1-4"] + ["b%d-%d" % (p, i) for p in range(2)
+                                                for i in range(3)]), "-o -4 --until later -e")
+    samsa("consume", "-b", bs, "-t", "ot", "--group", "g", "--until", "@1", expect=2)
+    samsa("consume", "-b", bs, "-t", "ot", "--from", "-x", expect=2)
+
+
+def case_configs_describe_of_brokers_and_topics(t):
+    b = t.broker(config=CONFIG)
+    bs = b.bootstrap
+    lines = samsa("configs", "describe", "-b", bs, "--broker", "0").stdout.decode().splitlines()
+    eq(lines[0].split(), ["NAME", "VALUE", "SOURCE"], "columns")
+    aligned(lines, "configs describe --broker 0")
+    rows = {l.split()[0]: l.split()[1:] for l in lines[1:]}
+    eq(rows["listeners"], ["PLAINTEXT://" + bs, "STATIC_BROKER_CONFIG"], "listeners")
+    eq(rows["group.initial.rebalance.delay.ms"], ["0", "STATIC_BROKER_CONFIG"], "a set config")
+    check("reserved.broker.max.id" not in rows, "a default listed without --all: %s", lines)
+    d = json.loads(samsa("configs", "describe", "-b", bs, "--broker", "0", "--all",
+                         "--json").stdout)
+    byname = {c["name"]: c for c in d}
+    eq((byname["reserved.broker.max.id"]["value"], byname["reserved.broker.max.id"]["source"]),
+       ("1000", "DEFAULT_CONFIG"), "--all --json")
+    samsa("topic", "create", "-b", bs, "ct", "--config", "retention.ms=60000")
+    lines = samsa("configs", "describe", "-b", bs, "-t", "ct").stdout.decode().splitlines()
+    eq([l.split() for l in lines[1:]], [["retention.ms", "60000", "DYNAMIC_TOPIC_CONFIG"]],
+       "a topic's own configs")
+    began = time.monotonic()
+    p = samsa("configs", "describe", "-b", bs, "--broker", "7", expect=1)
+    check(b"broker 7 is not in the cluster (brokers: 0)" in p.stderr, "%s", p.stderr)
+    check(time.monotonic() - began < 10, "an unknown broker took %.1f s", time.monotonic() - began)
+    p = samsa("configs", "describe", "-b", bs, "-t", "nosuch", expect=1)
+    check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    samsa("configs", "describe", "-b", bs, expect=2)
+    samsa("configs", "describe", "-b", bs, "--broker", "0", "-t", "ct", expect=2)
+    samsa("configs", "alter", "-b", bs, "--broker", "0", expect=2)
+
+
+def case_config_file_and_command_config(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "cf")
+    home = os.path.join(t.dir, "xdg")
+    os.makedirs(os.path.join(home, "samsa"))
+    with open(os.path.join(home, "samsa", "config"), "w") as f:
+        f.write("# the operator's cluster\n\nbootstrap.servers = %s\n! a comment\n"
+                "socket.timeout.ms: 20000\nclient.id samsa-ops\n" % bs)
+    env = dict(os.environ, XDG_CONFIG_HOME=home)
+    env.pop("SAMSA_BROKERS", None)
+
+    def run(*args, expect=0):
+        p = subprocess.run([TOOL] + list(args), capture_output=True, timeout=60, env=env)
+        eq(p.returncode, expect, "samsa %s: %s" % (" ".join(args), p.stderr[-500:]))
+        return p
+    # No -b: the file's bootstrap.servers.
+    check("cf" in run("topic", "list").stdout.decode().split(), "topic list from the file")
+    # --command-config comes after the file; -b after both.
+    port = free_port()
+    other = os.path.join(t.dir, "other.properties")
+    with open(other, "w") as f:
+        f.write("bootstrap.servers=127.0.0.1:%d\n" % port)
+    p = run("topic", "list", "--command-config", other, expect=1)
+    check(("127.0.0.1:%d: connection refused" % port).encode() in p.stderr, "%s", p.stderr)
+    check("cf" in run("topic", "list", "--command-config", other, "-b", bs).stdout.decode().split(),
+          "-b over --command-config")
+    # A bad property is named with its file and line.
+    bad = os.path.join(t.dir, "bad.properties")
+    with open(bad, "w") as f:
+        f.write("bootstrap.servers=%s\n\nacks=7\n" % bs)
+    p = run("topic", "list", "--command-config", bad, expect=2)
+    check(("%s:3: " % bad).encode() in p.stderr and b"acks" in p.stderr, "%s", p.stderr)
+    p = run("topic", "list", "--command-config", os.path.join(t.dir, "none"), expect=2)
+    check(b"No such file" in p.stderr, "%s", p.stderr)
+
+
+def case_group_describe_leaves_out_a_deleted_topics_offsets(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    for topic in ("gone", "kept"):
+        samsa("topic", "create", "-b", bs, topic)
+        produce_to(bs, topic, 0, ["v%d" % i for i in range(4)])
+    samsa("consume", "-b", bs, "-t", "gone,kept", "--group", "gd", "--from", "beginning",
+          "--count", "8", *FAST)
+    samsa("topic", "delete", "-b", bs, "gone")
+    p = samsa("group", "describe", "-b", bs, "gd")
+    eq([(r["TOPIC"], r["LAG"]) for r in table(p.stdout)], [("kept", "0")], "rows")
+    check(b"Topic 'gone' does not exist: its committed offsets are not shown" in p.stderr,
+          "%s", p.stderr)
 
 
 if __name__ == "__main__":
@@ -264,4 +556,12 @@ if __name__ == "__main__":
                    case_topic_alter_configs_and_partitions,
                    case_headers_on_produce_reach_kcat_and_consume,
                    case_perf_produce_and_consume_report_progress_throughput_latency,
-                   case_help_and_exit_codes]))
+                   case_help_and_exit_codes,
+                   case_unreachable_or_unresolvable_bootstrap_fails_at_once,
+                   case_missing_topic_reads_does_not_exist,
+                   case_group_describe_several_all_groups_members_and_sized_columns,
+                   case_topic_describe_filters_and_cluster_metadata,
+                   case_offsets_relative_start_and_until,
+                   case_configs_describe_of_brokers_and_topics,
+                   case_config_file_and_command_config,
+                   case_group_describe_leaves_out_a_deleted_topics_offsets]))

@@ -16,13 +16,15 @@ On a cluster of three samsa-brokers and a real ZooKeeper:
 - /metrics parses with prometheus_client's text parser and the records
   appended as leader add up to those produced.
 
-On one standalone broker: the token, the connection and stream bounds,
+On one standalone broker: the token, the index of the documents at / and
+/v1, the connection and stream bounds,
 malformed and writing requests answered with a JSON error, and a
 non-loopback listener without a token refused at start; on another, idle
 admin connections closed (not the stream) and the connection counts and
 the API's cost in the broker document and /metrics; on a third, the
 broker document's rates over the last minute; on a fourth, a stream client
-that reads nothing cut off.
+that reads nothing cut off; a second broker started on a first one's admin
+port refused with a message naming admin.listeners.
 
 Runs on Debian's /usr/bin/python3 with kafka-python, kazoo and
 prometheus_client. Every process is stopped by its PID.
@@ -459,6 +461,17 @@ def case_standalone_token_bounds_and_errors(t):
         eq(st, 401, "a wrong token")
         st, body = get(url + "/v1/cluster", token="s3cret")
         eq((st, body["mode"]), (200, "standalone"), "the token")
+        # / and /v1: an index of the documents, each of which answers
+        for path in ("/", "/v1", "/v1/"):
+            st, body = get(url + path, token="s3cret")
+            eq(st, 200, "GET " + path)
+            paths = [d["path"] for d in body["documents"]]
+            check("/v1/cluster" in paths and "/metrics" in paths and "/v1/stream" in paths,
+                  "the index of %s: %s", path, paths)
+        eq(get(url + "/", token=None)[0], 401, "the index needs the token too")
+        for path in paths:
+            if "{" not in path and path != "/v1/stream":
+                eq(get(url + path, token="s3cret")[0], 200, "GET %s from the index" % path)
         st, body = get(url + "/v1/brokers/0", token="s3cret")
         eq(st, 200, "the broker document")
         configs = body["configs"]
@@ -713,10 +726,25 @@ def case_standalone_stream_client_that_does_not_read_is_cut_off(t):
         b.stop()
 
 
+def case_standalone_second_broker_on_the_same_admin_port_names_the_setting(t):
+    b, url = standalone(t, "first")
+    port = int(url.rsplit(":", 1)[1])
+    second = t.broker(name="second", config={"admin.listeners": "http://127.0.0.1:%d" % port},
+                      start=False)
+    rc = second.run_to_exit()
+    check(rc != 0, "the second broker started on the first's admin port")
+    log = second.log_text()
+    check(("admin.listeners http://127.0.0.1:%d" % port) in log and
+          "another broker on this host? set admin.listeners to a port of its own" in log,
+          "the refusal does not say which setting: %s", log[-600:])
+    eq(get(url + "/v1/cluster")[0], 200, "the first broker's API")
+
+
 if __name__ == "__main__":
     sys.exit(main([case_cluster_documents_match_the_kafka_protocol,
                    case_cluster_stopped_follower_leaves_the_isr_in_documents_and_stream,
                    case_standalone_idle_connections_closed_and_connections_counted,
                    case_standalone_rates_over_the_last_minute,
                    case_standalone_stream_client_that_does_not_read_is_cut_off,
-                   case_standalone_token_bounds_and_errors]))
+                   case_standalone_token_bounds_and_errors,
+                   case_standalone_second_broker_on_the_same_admin_port_names_the_setting]))

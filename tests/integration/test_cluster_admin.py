@@ -219,6 +219,48 @@ def kafka_add_partitions(brokers, existing, first_replica, count, rf):
     return out
 
 
+def case_create_topics_with_a_manual_assignment(t):
+    """CreateTopics with replicasAssignments (kafka-topics.sh
+    --replica-assignment, NewTopic(replica_assignment=...)) on four brokers:
+    placed as asked, each partition led by its first replica; the lists
+    Kafka refuses are refused with INVALID_REPLICA_ASSIGNMENT and nothing
+    written."""
+    confluent()
+    from confluent_kafka.admin import NewTopic
+    c = Cluster(t, n=4)
+    try:
+        wait_for(lambda: all(sorted(metadata(c.bootstrap(i))[0]) == [0, 1, 2, 3]
+                             for i in range(4)), 60, "every broker knows the four")
+        a = admin_client(c, 3)
+        want = [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+        err = result(a.create_topics([NewTopic("placed", len(want), replica_assignment=want)]),
+                     "create placed")
+        check(err is None, "creating placed: %s", err)
+        parts = c.json("/brokers/topics/placed")["partitions"]
+        eq({int(p): r for p, r in parts.items()}, dict(enumerate(want)),
+           "placed's replicas in ZooKeeper")
+        wait_for(lambda: all((c.state("placed", p) or {}).get("leader") == want[p][0]
+                             for p in range(3)), 60, "each partition led by its first replica")
+        wait_for(lambda: led_everywhere(c, "placed", 3), 60, "placed led everywhere")
+        # ValidateOnly checks the same and writes nothing
+        err = result(a.create_topics([NewTopic("checked", 1, replica_assignment=[[3, 1]])],
+                                     validate_only=True), "validate checked")
+        check(err is None, "validating checked: %s", err)
+        for name, asg, says in (("unknown", [[0, 7]], "Unknown broker(s) in replica assignment: 7."),
+                                ("twice", [[1, 1]], "Duplicate replica assignment found"),
+                                ("ragged", [[0, 1], [1]],
+                                 "All partitions should have the same number of replicas")):
+            err = result(a.create_topics([NewTopic(name, len(asg), replica_assignment=asg)]),
+                         "create %s" % name)
+            check(err is not None, "%s (%r) was created", name, asg)
+            eq(err.name(), "INVALID_REPLICA_ASSIGNMENT", "the error creating %s" % name)
+            check(says in err.str(), "the reason for %s: %r", name, err.str())
+        for name in ("checked", "unknown", "twice", "ragged"):
+            eq(c.json_or_none("/brokers/topics/" + name), None, "%s in ZooKeeper" % name)
+    finally:
+        c.close()
+
+
 def case_create_partitions_three_to_six(t):
     confluent()
     from confluent_kafka.admin import NewPartitions
@@ -484,6 +526,7 @@ def case_old_config_changes_are_purged(t):
 if __name__ == "__main__":
     sys.exit(main([case_delete_topic_everywhere_and_make_it_again,
                    case_deletion_waits_for_a_broker_that_is_down,
+                   case_create_topics_with_a_manual_assignment,
                    case_create_partitions_three_to_six,
                    case_alter_configs_reach_every_broker,
                    case_old_config_changes_are_purged,

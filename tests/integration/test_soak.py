@@ -25,13 +25,18 @@ Every fault is healed before the end. Then each producer must be
 acknowledged again on every partition (nothing stalled), every partition
 must have a leader and its full ISR, and the checker reads every
 partition from the beginning: no acknowledged value of librdkafka or
-kafka-python missing, no value of an idempotent producer twice, each
-acknowledged offset holding its value, the replicas byte for byte equal.
+kafka-python missing, no value of an idempotent producer twice with one
+producer stamp (a batch sent again with its partition, producer id, epoch
+and sequence must not be written again: the broker's promise; a value the
+client sent again under a new sequence is a new batch to any broker, and is
+counted and printed apart: kafkajs 2.2.4 did so after a leader's death,
+each copy one sequence after the other), each acknowledged offset holding
+its value, the replicas byte for byte equal.
 kafkajs 2.2.4's send() can resolve without sending again the partitions of
 a request that a leader's death cut off (kafkajs issue 1303): those records
 never got an answer from any broker, so no broker can keep them. kafkajs's
-losses are counted and printed apart and do not fail the soak; its
-duplicates do. librdkafka's idempotent producer fails for good (a fatal
+losses are counted and printed apart and do not fail the soak.
+librdkafka's idempotent producer fails for good (a fatal
 OUT_OF_ORDER_SEQUENCE_NUMBER, "sequence desynchronization") when a request
 timed out at a leader that was cut off, its outcome unknown, and the next
 batch reaches the new leader with a gap: the new leader is right to refuse
@@ -64,6 +69,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 
 import broker as brokermod  # noqa: E402
 from broker import Skip, check, eq, main  # noqa: E402
+import kwire  # noqa: E402
 import zookeeper  # noqa: E402
 from test_cluster import CHROOT, SESSION_MS, Cluster, imports, wait_for  # noqa: E402
 from zkproxy import ZkProxy  # noqa: E402
@@ -105,7 +111,10 @@ CK_PRODUCER = textwrap.dedent('''
             # reported failed, and a new producer (a new producer id) goes
             # on, as an application would start one
             out(["R", fatal[0], time.time()])
-            p.flush(30)
+            try:
+                p.flush(30)
+            except confluent_kafka.KafkaException:
+                pass  # the fatal error again: the old producer is done
             fatal.clear()
             p = make()
         try:
@@ -119,7 +128,12 @@ CK_PRODUCER = textwrap.dedent('''
             if e.args[0].fatal():
                 fatal.append(str(e))
         next_at += 1.0 / rate
-        p.poll(max(0.0, next_at - time.monotonic()))
+        try:
+            p.poll(max(0.0, next_at - time.monotonic()))
+        except confluent_kafka.KafkaException as e:  # poll raises the fatal error too
+            if not e.args[0].fatal():
+                raise
+            fatal.append(str(e))
         if next_at < time.monotonic() - 1:
             next_at = time.monotonic()
     left = p.flush(300)
@@ -646,18 +660,41 @@ def case_soak(t):
         logs, hw = read_back(ck, bootstrap)
         log("read back: %s records (high watermarks %s)" % (sum(len(v) for v in logs.values()),
                                                              hw))
-        judge(clients, logs, wall_start, nemesis, seed)
         for p in range(PARTITIONS):
             wait_for(lambda p=p: len({partition_bytes(b, p) for b in c.brokers}) == 1,
                      DEADLINE, "the replicas of %s-%d identical" % (TOPIC, p))
+        judge(clients, logs, wall_start, nemesis, seed,
+              lambda values: producer_stamps(c.brokers[0].log_dir, values))
     finally:
         for cl in clients:
             cl.stop_now()
         soak.close()
 
 
-def judge(clients, logs, wall_start, nemesis, seed):
-    """Prints the figures, then checks them."""
+def producer_stamps(log_dir, values):
+    """{value: [(partition, producer id, epoch, sequence) of each copy in the log]} for
+    the values asked, read from a replica's segments (None for a copy in a
+    compressed batch, whose records are not read here)."""
+    out = {v: [] for v in values}
+    for p in range(PARTITIONS):
+        for b in kwire.disk_batches(log_dir, TOPIC, p):
+            try:
+                recs = b.records()
+            except ValueError:
+                recs = None
+            if recs is None:
+                continue
+            for off, _ts, _key, value in recs:
+                v = value.decode(errors="replace") if value is not None else None
+                if v in out:
+                    seq = b.base_sequence + (off - b.base_offset) if b.base_sequence >= 0 else -1
+                    out[v].append((p, b.producer_id, b.producer_epoch, seq))
+    return out
+
+
+def judge(clients, logs, wall_start, nemesis, seed, stamps_of):
+    """Prints the figures, then checks them. stamps_of(values): the
+    producer stamps of each copy of each value (producer_stamps)."""
     where = {}
     seen = {}
     for p, recs in logs.items():
@@ -719,9 +756,24 @@ def judge(clients, logs, wall_start, nemesis, seed):
                                                                           lost[:10]))
         if dup:
             print("%s: %d values in the log twice, first %r" % (cl.label, len(dup), dup[:10]))
-            if cl.idempotent:
-                problems.append("%s (idempotent) has %d values twice: %r"
-                                % (cl.label, len(dup), dup[:10]))
+        if dup and cl.idempotent:
+            # the broker's promise: a batch sent again with its producer id,
+            # epoch and sequence is not written again. A value the client
+            # sent again under a new sequence (or a new producer) is a new
+            # batch to any broker, Kafka's included: counted apart
+            stamps = stamps_of(dup)
+            twice = sorted(v for v in dup
+                           if len(stamps[v]) < seen[v] or None in stamps[v]
+                           or len(set(stamps[v])) < len(stamps[v]))
+            resent = sorted(set(dup) - set(twice))
+            if resent:
+                print("  %d of them sent again by the client under a new sequence or producer, "
+                      "first (value, [(partition, producer id, epoch, sequence)]): %r"
+                      % (len(resent), [(v, stamps[v]) for v in resent[:5]]))
+            if twice:
+                problems.append("%s (idempotent) has %d values twice with one producer "
+                                "sequence: %r" % (cl.label, len(twice),
+                                                  [(v, stamps.get(v)) for v in twice[:10]]))
         if wrong and cl.judged:
             problems.append("%s: %d acknowledged offsets hold another value: %r"
                             % (cl.label, len(wrong), wrong[:10]))

@@ -18,6 +18,10 @@ really delete, against the real broker.
   name taken by a directory) is answered KAFKA_STORAGE_ERROR and undone:
   the topic keeps its directories and records; once the write works, the
   delete goes through.
+- manual_assignment: CreateTopics with a replica assignment naming this
+  broker makes the topic; one naming another broker, a broker twice, or
+  lists of different lengths is INVALID_REPLICA_ASSIGNMENT (39) with Kafka's
+  message, and nothing is made.
 - leftover_delete_dirs: directories with a delete name (Kafka's
   `<topic>-<p>.<uuid>-delete` and the older `<topic>-<p>-delete`) found at
   start-up are removed and never opened as partitions.
@@ -36,6 +40,7 @@ from kwire import array, i8, i16, i32, string  # noqa: E402
 DELETE_TOPICS = 20
 INVALID_TOPIC_EXCEPTION = 17
 INVALID_CONFIG = 40
+INVALID_REPLICA_ASSIGNMENT = 39
 KAFKA_STORAGE_ERROR = 56
 
 
@@ -177,6 +182,31 @@ def case_delete_failure(t):
     b.stop()
 
 
+def create_assigned(port, name, assignment):
+    """CreateTopics v2 of one topic with a manual assignment (partition p's
+    replicas assignment[p]) -> (err, message)"""
+    asg = array([i32(p) + array([i32(x) for x in ids]) for p, ids in enumerate(assignment)])
+    body = array([string(name) + i32(-1) + i16(-1) + asg + array([])]) + i32(30000) + i8(0)
+    r = kadmin.call(port, kwire.CREATE_TOPICS, 2, body)
+    r.i32()  # throttle
+    return {n: (e, m) for n, e, m in r.array(lambda r: (r.string(), r.i16(), r.string()))}[name]
+
+
+def case_manual_assignment(t):
+    b = t.broker()
+    eq(create_assigned(b.port, "placed", [[0], [0]]), (0, None), "placed on broker 0")
+    eq(kwire.wait_topic(b.port, "placed", 2), 2, "placed's partitions")
+    for name, asg, says in (("elsewhere", [[1]], "Unknown broker(s) in replica assignment: 1."),
+                            ("twice", [[0, 0]], "replica(s), where 1 to the 1 broker(s)"),
+                            ("ragged", [[0], []],
+                             "All partitions should have the same number of replicas")):
+        err, msg = create_assigned(b.port, name, asg)
+        eq(err, INVALID_REPLICA_ASSIGNMENT, "the error creating %s" % name)
+        check(msg is not None and says in msg, "the reason for %s: %r", name, msg)
+        eq(dirs_of(b, name), [], "%s's directories" % name)
+    b.stop()
+
+
 def case_leftover_delete_dirs(t):
     b = t.broker()
     for n in ("left", "older"):
@@ -200,4 +230,4 @@ def case_leftover_delete_dirs(t):
 
 if __name__ == "__main__":
     sys.exit(main([case_collision, case_config_twice, case_delete_long_names,
-                   case_delete_failure, case_leftover_delete_dirs]))
+                   case_delete_failure, case_manual_assignment, case_leftover_delete_dirs]))

@@ -373,7 +373,7 @@ README_END = "<!-- ci/bench results: end -->"
 
 
 def embed(readme, md, rel):
-    """Puts the results between the markers of README's Performance section."""
+    """Puts the results between the markers of docs/benchmarks.md."""
     with open(readme, encoding="utf-8") as f:
         text = f.read()
     start = text.find(README_BEGIN)

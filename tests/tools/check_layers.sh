@@ -2,7 +2,8 @@
 # check_layers.sh SCRIPT SOURCE_ROOT: ci/check-layers passes on the tree and
 # finds what breaks the layer rule in a copy of it: an include that points up,
 # a root header included from a layer, a folder the table does not name, a
-# circle in the table.
+# circle in the table, a struct br_partition written outside
+# replica/partition.c.
 set -uo pipefail
 script=$1
 src=$2
@@ -12,6 +13,7 @@ fail() {
 }
 out=$("$script") || fail "the tree itself has findings: $out"
 grep -q '^layers: 0 findings' <<<"$out" || fail "no summary line: $out"
+grep -q '^partition writes: 0 outside' <<<"$out" || fail "no partition summary line: $out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 copy() {
@@ -37,4 +39,13 @@ expect "a folder outside the table" "broker/src/extra/: a folder"
 copy
 sed -i "s/^  'base': \[\],/  'base': ['server'],/" "$tmp/t/broker/meson.build"
 expect "a circle" "in a circle"
+copy
+printf 'static void x(struct br_partition *q)\n{\n    q->hw = 0;\n}\n' >>"$tmp/t/broker/src/server/fetch.c"
+expect "a partition's field written in server/" "server/fetch.c:.*writes the partition's hw"
+copy
+printf 'static void y(struct br_topic *t)\n{\n    t->partitions[0].leader_epoch += 1;\n}\n' >>"$tmp/t/broker/src/server/topics.c"
+expect "a partitions[] element written" "server/topics.c:.*writes the partition's leader_epoch"
+copy
+printf 'static void z(void *v)\n{\n    struct thing *w = v;\n    w->isr_writing = true;\n}\n' >>"$tmp/t/broker/src/group/offsets.c"
+expect "a field only the partition has" "group/offsets.c:.*writes the partition's isr_writing"
 echo "ok"

@@ -545,10 +545,53 @@ static gboolean parse_id(const char *text, int32_t *out)
     return TRUE;
 }
 
+/* GET / and GET /v1: what the API serves, so that a first look at the
+ * port finds the documents instead of a 404. The same list as
+ * broker/README.md's "Documents". */
+static const struct {
+    const char *path;
+    const char *what;
+} index_entries[] = {
+    {"/v1/cluster", "the cluster as this broker knows it: brokers, controller, counts"},
+    {"/v1/brokers", "the live brokers' ids"},
+    {"/v1/brokers/{id}", "one broker: address, admin URL, configs, connections"},
+    {"/v1/topics", "every topic with its partition count and replication factor"},
+    {"/v1/topics/{topic}", "one topic: its configs and partitions"},
+    {"/v1/topics/{topic}/partitions", "one topic's partitions"},
+    {"/v1/partitions", "the partitions this broker leads, every replica's LEO against the HW"},
+    {"/v1/groups", "the consumer groups this broker coordinates, with their lag"},
+    {"/v1/groups/{group}", "one group: members, assignments, offsets and lag"},
+    {"/v1/stream", "WebSocket: a hello, then every change as it happens"},
+    {"/metrics", "Prometheus metrics (text format 0.0.4)"},
+};
+
+static char *doc_index(void)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    put_str(jb, "api", "samsa admin API v1 (read-only; GET and HEAD)");
+    json_builder_set_member_name(jb, "documents");
+    json_builder_begin_array(jb);
+    for (size_t i = 0; i < G_N_ELEMENTS(index_entries); i++) {
+        json_builder_begin_object(jb);
+        put_str(jb, "path", index_entries[i].path);
+        put_str(jb, "what", index_entries[i].what);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    char *text = to_text(jb);
+    g_object_unref(jb);
+    return text;
+}
+
 char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live *live,
                         const char *path, guint *status)
 {
     *status = 200;
+    if (strcmp(path, "/") == 0 || strcmp(path, "/v1") == 0 || strcmp(path, "/v1/") == 0) {
+        return doc_index(); /* needs no state: served before the first snapshot too */
+    }
     if (s == NULL) {
         *status = 503;
         return br_admin_error_json(503, "NOT_READY", "the broker has published no state yet");

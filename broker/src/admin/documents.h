@@ -37,8 +37,9 @@ void br_admin_lag(const struct br_snapshot *s, const struct br_admin_live *live,
 
 /* What a request for `path` gets: an HTTP status and a JSON body (an
  * error document {"error": {"status", "code", "message"}} when status is
- * not 200). snap may be NULL before the first snapshot; live is shown in
- * this broker's own /v1/brokers/{id}. */
+ * not 200; "/" and "/v1" an index of the documents). snap may be NULL
+ * before the first snapshot; live is shown in this broker's own
+ * /v1/brokers/{id}. */
 char *br_admin_document(const struct br_snapshot *snap, const struct br_admin_live *live,
                         const char *path, guint *status);
 

@@ -52,7 +52,7 @@ struct br_admin {
     struct br_snapshot *pending; /* under lock */
     bool ready;                  /* under lock: the thread bound or failed */
     int start_rc;                /* under lock */
-    char start_err[256];         /* under lock */
+    char start_err[512];         /* under lock */
     atomic_bool quit;
     /* the admin thread's own */
     GMainContext *ctx;
@@ -625,8 +625,15 @@ static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, 
         (void)snprintf(shown, sizeof shown, strchr(host, ':') != NULL ? "[%s]" : "%s", host);
     }
     if (port == 0) {
-        (void)snprintf(err, errlen, "admin.listeners http://%s:%u: %s", l->host, (unsigned)l->port,
-                       gerr != NULL ? gerr->message : "cannot listen");
+        /* The default port is one per host: a second broker there collides
+         * with the first, and must be told which setting to change. */
+        gboolean in_use = gerr != NULL && g_error_matches(gerr, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE);
+        (void)snprintf(err, errlen, "admin.listeners http://%s:%u: %s%s", l->host,
+                       (unsigned)l->port, gerr != NULL ? gerr->message : "cannot listen",
+                       in_use ? " (another broker on this host? set admin.listeners to a "
+                                "port of its own, http://127.0.0.1:0 for any free one, or 0 "
+                                "to turn the API off)"
+                              : "");
         g_clear_error(&gerr);
         return -1;
     }
@@ -737,7 +744,7 @@ static void *thread_main(void *arg)
     struct br_admin *a = arg;
     br_thread_name("admin");
     g_main_context_push_thread_default(a->ctx);
-    char err[256] = "";
+    char err[512] = "";
     int rc = setup(a, err, sizeof err);
     pthread_mutex_lock(&a->lock);
     a->start_rc = rc;

@@ -18,8 +18,8 @@ static void hw_set(struct br_partition *p, int64_t hw)
          * not known one by one; taking them all wakes a parked fetch at
          * worst early, and it returns what it finds */
         p->hw_bytes = p->leo_bytes;
-        if (p->ops != NULL) {
-            p->ops->hw_moved(p->ops_ctx, p);
+        if (p->waiters != NULL) {
+            br_purgatory_wake(p->waiters, &p->delayed);
         }
     }
 }
@@ -65,11 +65,9 @@ static void hw_update(struct br_partition *p, int64_t now_ms)
     br_partition_advance_hw(p, now_ms);
 }
 
-void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
-                                void *ops_ctx)
+void br_partition_become_leader(struct br_partition *p, struct br_purgatory *waiters)
 {
-    p->ops = ops;
-    p->ops_ctx = ops_ctx;
+    p->waiters = waiters;
     if (p->role != BR_ROLE_LEADER) {
         p->leader_term++;
     }
@@ -125,6 +123,7 @@ int br_partition_take_leadership(struct br_partition *p, int32_t me, const struc
     p->isr_writing = false;
     p->isr_joining = -1;
     p->superseded = false;
+    p->fenced = false; /* the controller said what it is */
     if (s->leader != me) {
         kp_free(remotes);
         kp_free(p->remotes);
@@ -225,12 +224,119 @@ void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms)
     }
 }
 
+/* This term is over: what waits on the partition is answered now
+ * (appends waiting for the ISR learn it). */
+static void end_term(struct br_partition *p)
+{
+    p->leader_term++;
+    if (p->waiters != NULL) {
+        br_purgatory_complete_key(p->waiters, &p->delayed);
+    }
+}
+
+int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int32_t min_insync)
+{
+    /* a standalone broker's partition has no replication state: its ISR
+     * is itself */
+    if (acks == -1 && p->nassigned > 0 && p->nisr < min_insync) {
+        return KP_ERR_NOT_ENOUGH_REPLICAS;
+    }
+    return KP_ERR_NONE;
+}
+
 void br_partition_supersede(struct br_partition *p)
 {
     p->fenced = true;
     p->superseded = true;
-    /* this term is over: appends waiting for the ISR learn it */
-    p->leader_term++;
+    end_term(p);
+}
+
+void br_partition_fence(struct br_partition *p)
+{
+    p->fenced = true;
+    end_term(p);
+}
+
+bool br_partition_unfence(struct br_partition *p)
+{
+    if (!p->fenced || p->superseded) {
+        return false;
+    }
+    p->fenced = false;
+    return true;
+}
+
+void br_partition_init(struct br_partition *p, struct br_topic *t, int32_t index,
+                       struct br_purgatory *waiters)
+{
+    memset(p, 0, sizeof *p);
+    p->topic = t;
+    p->index = index;
+    p->waiters = waiters;
+}
+
+void br_partition_attach_log(struct br_partition *p, struct br_topic *t, int32_t index,
+                             struct br_log *log)
+{
+    p->topic = t;
+    p->index = index;
+    p->log = log;
+}
+
+void br_partition_host_replica(struct br_partition *p, int64_t checkpointed_hw)
+{
+    p->role = BR_ROLE_NONE;
+    int64_t leo = br_log_end_offset(p->log);
+    p->hw = checkpointed_hw < leo ? checkpointed_hw : leo;
+    p->hw_bytes = p->leo_bytes;
+}
+
+void br_partition_close(struct br_partition *p, struct br_log_manager *logs)
+{
+    if (p->waiters != NULL) {
+        /* parked fetches on this partition are answered now */
+        br_purgatory_complete_key(p->waiters, &p->delayed);
+    }
+    br_producers_free(&p->producers);
+    br_partition_free_replication(p);
+    br_logm_remove(logs, p->managed);
+    p->managed = NULL;
+    br_log_close(p->log);
+    p->log = NULL;
+}
+
+int br_partition_truncate_to(struct br_partition *p, int64_t to)
+{
+    int rc = br_log_truncate_to(p->log, to);
+    br_partition_reload_producers(p);
+    if (rc == 0 && p->hw > to) {
+        p->hw = to;
+    }
+    return rc;
+}
+
+int br_partition_restart_at(struct br_partition *p, int64_t start)
+{
+    int rc = br_log_truncate_fully_and_start_at(p->log, start);
+    br_partition_reload_producers(p);
+    if (rc == 0 && p->hw > start) {
+        p->hw = start;
+    }
+    return rc;
+}
+
+int br_partition_follow_log_start(struct br_partition *p, int64_t start)
+{
+    if (start <= br_log_start_offset(p->log) || start > br_log_end_offset(p->log)) {
+        return 0;
+    }
+    int rc = br_log_set_start_offset(p->log, start);
+    return rc != 0 ? rc : br_log_delete_segments_before(p->log, start, NULL);
+}
+
+void br_partition_epoch_agreed(struct br_partition *p, bool agreed)
+{
+    p->truncating = !agreed;
 }
 
 int32_t br_partition_out_of_sync(const struct br_partition *p, int64_t now_ms, int32_t *out)
@@ -373,10 +479,10 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
         record_producer(p, &pa, now_ms);
     }
     p->leo_bytes += (int64_t)len;
-    if (p->nremotes > 0 && p->ops != NULL && p->ops->appended != NULL) {
+    if (p->nremotes > 0 && p->waiters != NULL) {
         /* followers parked on it count the bytes (without followers the
          * high watermark's move below wakes whoever waits) */
-        p->ops->appended(p->ops_ctx, p);
+        br_purgatory_wake(p->waiters, &p->delayed);
     }
     hw_update(p, now_ms);
     return 0;

@@ -29,15 +29,6 @@ struct br_partition;
 /* what the layers above keep on a partition (server/state.h) */
 struct br_topic;
 
-/* What the partition's user does when its high watermark moves (the
- * server: answers the fetches parked on it). */
-struct br_partition_ops {
-    void (*hw_moved)(void *ctx, struct br_partition *p);
-    /* records were appended as leader on a partition with followers: their
-     * fetches parked on it count them. NULL: nothing to do. */
-    void (*appended)(void *ctx, struct br_partition *p);
-};
-
 /* What the leader knows of a follower (Kafka's Replica on the leader). */
 struct br_remote_replica {
     int32_t broker;
@@ -68,8 +59,11 @@ struct br_partition {
     uint32_t leader_term;
     int64_t hw; /* high watermark: min LEO over the ISR (here: ISR of one); read it, never set it */
     struct br_producers producers;
-    const struct br_partition_ops *ops;
-    void *ops_ctx;
+    /* where the requests parked on the partition (key `delayed`) wait: the
+     * partition wakes them when its high watermark moves, and, with
+     * followers, when records are appended as leader (their fetches count
+     * them). NULL: nobody waits. */
+    struct br_purgatory *waiters;
     /* bytes appended as leader since the partition opened, and those of
      * them below the high watermark: a parked Fetch counts what appends
      * brought it from these (server/fetch.c) */
@@ -107,7 +101,7 @@ struct br_partition {
     bool fenced;
     int64_t lag_max_ms;         /* replica.lag.time.max.ms */
     int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
-    /* what delayed operations on this partition wait on (server/fetch.c) */
+    /* what delayed operations on this partition wait on (in `waiters`) */
     struct br_delay_key delayed;
 };
 
@@ -115,8 +109,7 @@ struct br_partition {
  * epoch is the log's latest (0 when it has none: epoch 0 reaches
  * leader-epoch-checkpoint with the first append, as Kafka's Log.append
  * assigns it), the high watermark the log end. */
-void br_partition_become_leader(struct br_partition *p, const struct br_partition_ops *ops,
-                                void *ops_ctx);
+void br_partition_become_leader(struct br_partition *p, struct br_purgatory *waiters);
 
 /* Makes p a follower of its log (already opened, p->log set) in
  * leader_epoch: it takes no appends as leader. Replication (fetching from
@@ -170,10 +163,58 @@ void br_partition_isr_change_begin(struct br_partition *p, int32_t joining);
  * watermark counts the ISR alone again and may move. */
 void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms);
 
+/* Whether a leader takes an append with this acks: acks=all (-1) with fewer
+ * replicas in sync than min_insync (the topic's min.insync.replicas) is
+ * refused, NOT_ENOUGH_REPLICAS, and nothing is written (Kafka's
+ * Partition.appendRecordsToLeader). KP_ERR_NONE otherwise. */
+int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int32_t min_insync);
+
 /* ZooKeeper names a newer leadership than this leader's: it acts as no
  * leader (fenced, its waiting appends answered by the term's end) until
  * the controller's LeaderAndIsr says what it is. */
 void br_partition_supersede(struct br_partition *p);
+
+/* This broker's ZooKeeper session is gone (or every in-sync follower is
+ * silent past it): p acts as no leader, its term is over and what waits on
+ * it is answered now, until LeaderAndIsr says what it is or ZooKeeper still
+ * names it (br_partition_unfence). */
+void br_partition_fence(struct br_partition *p);
+/* The fence lifted (the session came back, or ZooKeeper still names this
+ * leadership); never a superseded one's. True when p was fenced and is no
+ * longer. */
+bool br_partition_unfence(struct br_partition *p);
+
+/* p zeroed, the partition `index` of t, whose waiters wait in `waiters`
+ * (its log comes with br_partition_attach_log). */
+void br_partition_init(struct br_partition *p, struct br_topic *t, int32_t index,
+                       struct br_purgatory *waiters);
+/* p, the partition `index` of t, takes its opened log (br_partition_close
+ * closes it); the rest of p stays as it is. */
+void br_partition_attach_log(struct br_partition *p, struct br_topic *t, int32_t index,
+                             struct br_log *log);
+/* A replica of a cluster's partition hosted here: what it is comes from
+ * the controller (no role yet), and its high watermark starts at the
+ * checkpointed one (Kafka's Partition.getOrCreateReplica), at most its log
+ * end. */
+void br_partition_host_replica(struct br_partition *p, int64_t checkpointed_hw);
+/* What waits on p answered now, its producers and replication state
+ * freed, its log taken from the log manager and closed. p keeps its topic
+ * and index. */
+void br_partition_close(struct br_partition *p, struct br_log_manager *logs);
+
+/* A follower's log cut back to `to` (where its leader's epoch ends, or the
+ * leader's high watermark): the producers' state rebuilt from the log, the
+ * high watermark at most `to`. 0 or br_log_truncate_to's error. */
+KP_MUST_CHECK int br_partition_truncate_to(struct br_partition *p, int64_t to);
+/* A follower wholly behind its leader's log start: the log emptied and
+ * started at `start`. 0 or br_log_truncate_fully_and_start_at's error. */
+KP_MUST_CHECK int br_partition_restart_at(struct br_partition *p, int64_t start);
+/* The leader's log start moved to `start`: the follower's follows (its
+ * segments below it deleted), when it is within the follower's log. */
+KP_MUST_CHECK int br_partition_follow_log_start(struct br_partition *p, int64_t start);
+/* A follower and its leader agreed where its log ends (agreed), or it is
+ * to ask again (an epoch of its own ended elsewhere). */
+void br_partition_epoch_agreed(struct br_partition *p, bool agreed);
 
 /* ISR members but the leader not caught up within lag_max_ms (Kafka's
  * getOutOfSyncReplicas): written to out (room for nisr), their count. */

@@ -18,6 +18,10 @@
 #include <stdio.h>
 #include <string.h>
 
+static void create_park_cancel(struct br_broker *b, void *parked);
+/* A CreateTopics waiting for ZooKeeper parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops create_park_ops = {"a CreateTopics waiting for ZooKeeper", create_park_cancel};
+
 /* A ZooKeeper request of this module, freed when answered; those still
  * away when the session closes are freed with the broker
  * (br_cluster_admin_free). */
@@ -60,7 +64,7 @@ static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
 
 /* A CreateTopics waiting for its topics' writes. */
 struct br_cluster_create {
-    struct br_park park; /* first: kind BR_PARK_CLUSTER_CREATE */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_cluster_create *next;
     struct br_broker *b;
     struct br_conn *conn;
@@ -71,7 +75,7 @@ struct br_cluster_create {
     int32_t outstanding;   /* writes not answered yet */
     struct kp_arena arena; /* the answer's copy */
     struct kp_CreateTopicsResponse resp;
-    int16_t *codes; /* per topic: the writes' outcome, applied to resp when parked */
+    int16_t *codes;  /* per topic: the writes' outcome, applied to resp when parked */
     int32_t *nparts; /* per topic: the partitions created (0: none) */
     int32_t ncodes;
     /* the writes done, waiting (timeout_ms) for every created topic's
@@ -220,7 +224,7 @@ struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
     if (w == NULL) {
         return NULL;
     }
-    w->park.kind = BR_PARK_CLUSTER_CREATE;
+    w->park.ops = &create_park_ops;
     w->b = b;
     br_timer_init(&w->timer, &leaders_timer, w);
     kp_arena_init(&w->arena, (size_t)b->cfg.response_max_bytes);
@@ -275,7 +279,7 @@ int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
     return 0;
 }
 
-void br_cluster_cancel_create(struct br_broker *b, void *parked)
+static void create_park_cancel(struct br_broker *b, void *parked)
 {
     (void)b;
     create_free(parked);
@@ -462,8 +466,8 @@ static uint32_t pick(uint64_t *state)
     return (uint32_t)(x >> 32);
 }
 
-int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, char *err,
-                            size_t errlen)
+int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
+                            const int32_t *manual, char *err, size_t errlen)
 {
     const struct br_metadata_cache *mc = &b->mc;
     size_t n = mc->nbrokers;
@@ -498,8 +502,10 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m, 
     }
     uint32_t start = pick(&b->rng);
     uint32_t shift = pick(&b->rng);
-    if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
-                           replicas) != 0) {
+    if (manual != NULL) {
+        memcpy(replicas, manual, total * sizeof *replicas);
+    } else if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
+                                  replicas) != 0) {
         (void)snprintf(err, errlen, "cannot assign the replicas");
         goto out;
     }

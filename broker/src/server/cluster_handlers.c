@@ -21,6 +21,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static void controller_park_cancel(struct br_broker *b, void *parked);
+/* A controller's request parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops controller_park_ops = {"a controller's request", controller_park_cancel};
+
+static void shutdown_park_cancel(struct br_broker *b, void *parked);
+/* A ControlledShutdown parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops shutdown_park_ops = {"a ControlledShutdown", shutdown_park_cancel};
+
 static void *arena_array(struct br_req *r, size_t n, size_t size)
 {
     return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
@@ -170,10 +178,10 @@ static int apply_leader_and_isr(struct br_broker *b, const struct kp_LeaderAndIs
  * then is applied and answered as if it had just come; the controller's
  * requests that come meanwhile (it sends one at a time, but sends again
  * after a timeout or a new connection) wait behind it in a queue
- * (BR_PARK_CONTROLLER_QUEUE), so that none acts on a replica whose log is
+ * (parked), so that none acts on a replica whose log is
  * being opened. The reactor serves everyone else. */
 struct br_ctl_wait {
-    struct br_park park; /* first: kind BR_PARK_CONTROLLER_QUEUE */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_ctl_wait *next;
     struct br_conn *conn; /* NULL once the connection died */
     struct br_slot *slot;
@@ -223,7 +231,7 @@ static struct br_ctl_wait *ctl_wait_new(struct br_req *r, int (*handler)(struct 
         ctl_wait_free(w);
         return NULL;
     }
-    w->park.kind = BR_PARK_CONTROLLER_QUEUE;
+    w->park.ops = &controller_park_ops;
     w->conn = r->conn;
     w->slot = r->slot;
     w->handler = handler;
@@ -485,7 +493,7 @@ int br_h_leader_and_isr(struct br_req *r)
     return br_respond(r, &resp);
 }
 
-void br_cancel_controller_request(struct br_broker *b, void *parked)
+static void controller_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_ctl_wait *w = parked;
     if (w->was_stale != NULL) {
@@ -664,7 +672,7 @@ int br_h_stop_replica(struct br_req *r)
 /* A ControlledShutdown parked on its slot until the controller's thread
  * answers (by id: the answer may come after the connection died). */
 struct br_cs_wait {
-    struct br_park park; /* first: kind BR_PARK_CONTROLLED_SHUTDOWN */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_cs_wait *next;
     uint64_t id;
     struct br_conn *conn;
@@ -775,7 +783,7 @@ int br_h_controlled_shutdown(struct br_req *r)
         kp_free(a);
         return KP_E_NOMEM;
     }
-    w->park.kind = BR_PARK_CONTROLLED_SHUTDOWN;
+    w->park.ops = &shutdown_park_ops;
     w->id = ++b->cs_next_id;
     w->conn = r->conn;
     w->slot = r->slot;
@@ -795,7 +803,7 @@ int br_h_controlled_shutdown(struct br_req *r)
     return 0;
 }
 
-void br_cancel_controlled_shutdown(struct br_broker *b, void *parked)
+static void shutdown_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_cs_wait *w = parked;
     cs_unlink(b, w);
@@ -941,7 +949,7 @@ int br_metadata_from_cache(struct br_req *r)
                     char err[256];
                     int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
                                                    (int16_t)b->cfg.default_replication_factor, NULL,
-                                                   0, false, err, sizeof err);
+                                                   NULL, 0, false, err, sizeof err);
                     if (e == 0 || e == KP_ERR_TOPIC_ALREADY_EXISTS) {
                         out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
                     } else {

@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+static void cwait_park_cancel(struct br_broker *b, void *parked);
+/* An admin request waiting for ZooKeeper parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops cwait_park_ops = {"an admin request waiting for ZooKeeper", cwait_park_cancel};
+
 static void cwait_timeout(void *ctx, struct br_timer *t);
 static const struct br_timer_ops cwait_timer = {"cluster admin request timeout", cwait_timeout};
 
@@ -41,7 +45,7 @@ struct br_cwait *br_cwait_new(struct br_req *r, size_t n)
     for (size_t i = 0; i < n; i++) {
         w->e[i].pending = true;
     }
-    w->park.kind = BR_PARK_CLUSTER_WAIT;
+    w->park.ops = &cwait_park_ops;
     w->b = r->b;
     w->api_key = r->hdr->RequestApiKey;
     w->version = r->version;
@@ -382,7 +386,7 @@ static void cwait_timeout(void *ctx, struct br_timer *t)
     time_out(t->owner);
 }
 
-void br_cluster_cancel_wait(struct br_broker *b, void *parked)
+static void cwait_park_cancel(struct br_broker *b, void *parked)
 {
     (void)b;
     cwait_free(parked);

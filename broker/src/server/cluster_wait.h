@@ -5,7 +5,7 @@
  * what each does).
  *
  * A request of these keeps, in a br_cwait, one entry per topic or resource
- * it names (its name copied, its outcome) and parks (BR_PARK_CLUSTER_WAIT)
+ * it names (its name copied, its outcome) and parks
  * until every entry is done, answered from the entries in the request's
  * order. Its ZooKeeper requests are br_cop's, each carrying what it needs
  * to go on by itself: a request that times out (REQUEST_TIMED_OUT for the
@@ -54,7 +54,7 @@ struct br_cwait_entry {
 };
 
 struct br_cwait {
-    struct br_park park; /* first: kind BR_PARK_CLUSTER_WAIT */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_cwait *next;
     struct br_broker *b;
     struct br_conn *conn;

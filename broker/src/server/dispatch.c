@@ -1,14 +1,12 @@
-/* samsa-broker: the dispatch of requests to handlers, parked requests (see
+/* samsa-broker: a request frame decoded and handed to its API's handler (see
  * request.h). */
 #define _GNU_SOURCE
 
 #include "base/clock.h"
-#include "server/replication.h"
 #include "server/request.h"
 
 #include "base/logging.h"
 #include "server/group.h"
-#include "server/topic_admin.h"
 
 #include <inttypes.h>
 
@@ -16,10 +14,21 @@
 
 typedef int (*handler_fn)(struct br_req *r);
 
+/* An API's facts besides its versions and handler. */
+enum {
+    /* the controller's or a follower's: a standalone broker neither
+     * advertises nor serves it */
+    API_CLUSTER_ONLY = 1 << 0,
+    /* handled as soon as it comes, even while answers before it on its
+     * connection wait (see answered_in_turn) */
+    API_AT_ONCE = 1 << 1,
+};
+
 struct dispatch_entry {
     int16_t min_version;
     int16_t max_version;
     handler_fn handler;
+    unsigned flags;
 };
 
 /* What the broker answers, by ApiKey. Versions within the protocol crate's
@@ -28,16 +37,18 @@ struct dispatch_entry {
  * also holds APIs the broker does not serve: LeaderAndIsr, StopReplica,
  * UpdateMetadata and ControlledShutdown get an entry with their handler. */
 static const struct dispatch_entry dispatch[] = {
-    [KP_API_PRODUCE] = {0, 7, br_h_produce},
-    [KP_API_FETCH] = {0, 11, br_h_fetch},
+    [KP_API_PRODUCE] = {0, 7, br_h_produce, API_AT_ONCE},
+    [KP_API_FETCH] = {0, 11, br_h_fetch, API_AT_ONCE},
     [KP_API_LIST_OFFSETS] = {0, 3, br_h_list_offsets},
     [KP_API_METADATA] = {0, 6, br_h_metadata},
-    /* the controller's: served in cluster mode only (cluster_api) */
-    [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr},
-    [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica},
-    [KP_API_CONTROLLED_SHUTDOWN] = {1, 1, br_h_controlled_shutdown},
-    [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata},
-    [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch},
+    /* the controller's and the followers': they come one at a time */
+    [KP_API_LEADER_AND_ISR] = {0, 1, br_h_leader_and_isr, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_STOP_REPLICA] = {0, 0, br_h_stop_replica, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_CONTROLLED_SHUTDOWN] = {1, 1, br_h_controlled_shutdown,
+                                    API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_UPDATE_METADATA] = {0, 4, br_h_update_metadata, API_CLUSTER_ONLY | API_AT_ONCE},
+    [KP_API_OFFSET_FOR_LEADER_EPOCH] = {0, 1, br_h_offset_for_leader_epoch,
+                                        API_CLUSTER_ONLY | API_AT_ONCE},
     [KP_API_OFFSET_COMMIT] = {0, 7, br_h_offset_commit},
     [KP_API_OFFSET_FETCH] = {0, 5, br_h_offset_fetch},
     [KP_API_FIND_COORDINATOR] = {0, 2, br_h_find_coordinator},
@@ -62,19 +73,15 @@ static const struct dispatch_entry dispatch[] = {
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
 
-/* An API of the controller: a standalone broker neither advertises nor
- * serves it. */
-static bool cluster_api(size_t key)
+static bool served(const struct br_broker *b, size_t key)
 {
-    return key == KP_API_LEADER_AND_ISR || key == KP_API_STOP_REPLICA ||
-           key == KP_API_UPDATE_METADATA || key == KP_API_OFFSET_FOR_LEADER_EPOCH ||
-           key == KP_API_CONTROLLED_SHUTDOWN;
+    return dispatch[key].handler != NULL &&
+           (b->cluster || (dispatch[key].flags & API_CLUSTER_ONLY) == 0);
 }
 
 static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
 {
-    if (key < 0 || (size_t)key >= NDISPATCH || dispatch[key].handler == NULL ||
-        (!b->cluster && cluster_api((size_t)key))) {
+    if (key < 0 || (size_t)key >= NDISPATCH || !served(b, (size_t)key)) {
         return NULL;
     }
     return &dispatch[key];
@@ -84,69 +91,12 @@ void br_supported_apis_init(struct br_broker *b)
 {
     b->napis = 0;
     for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
-        if (dispatch[k].handler != NULL && (b->cluster || !cluster_api(k))) {
+        if (served(b, k)) {
             struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
                                                           dispatch[k].max_version};
             b->apis[b->napis++] = e;
         }
     }
-}
-
-uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
-{
-    return r->payload + (view - r->payload);
-}
-
-size_t br_request_arena_max(size_t len)
-{
-    return len * 16 + 65536;
-}
-
-int br_respond(struct br_req *r, const void *resp)
-{
-    return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
-}
-
-int br_respond_max(struct br_req *r, const void *resp, size_t max)
-{
-    if (r->slot == NULL) {
-        return 0;
-    }
-    struct kp_writer w;
-    kp_wr_init(&w, max);
-    int err =
-        kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId, resp);
-    if (err != 0) {
-        /* the caller answers the failure (br_respond_failed), logged there */
-        kp_wr_free(&w);
-        return err;
-    }
-    size_t len = 0;
-    uint8_t *buf = kp_wr_steal(&w, &len);
-    if (br_slot_add_mem(r->slot, buf, len) != 0) {
-        return KP_E_NOMEM;
-    }
-    br_slot_ready(r->conn, r->slot);
-    return 0;
-}
-
-void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
-                      int16_t api_key, int16_t version, int32_t correlation_id, const void *resp)
-{
-    struct kp_writer w;
-    kp_wr_init(&w, (size_t)b->cfg.response_max_bytes);
-    int err = kp_response_encode(&w, api_key, version, correlation_id, resp);
-    size_t len = 0;
-    uint8_t *buf = err == 0 ? kp_wr_steal(&w, &len) : NULL;
-    kp_wr_free(&w);
-    if (buf == NULL || br_slot_add_mem(slot, buf, len) != 0) {
-        const struct kp_api *api = kp_api_find(api_key);
-        br_error("answering a %s to %s failed (%s): closing the connection",
-                 api != NULL ? api->name : "request", br_conn_peer(conn),
-                 err != 0 ? kp_err_str(err) : "out of memory");
-        br_conn_close_after_flush(conn);
-    }
-    br_slot_ready(conn, slot);
 }
 
 /* An ApiVersions request of a version we do not speak: a v0 body with
@@ -202,9 +152,9 @@ static void count_request(struct br_broker *b, int16_t key, int64_t us)
  * partition back to the dead leader and stalled. The controller's requests
  * and the followers' come one at a time and are never held.
  */
-static bool answered_in_turn(int16_t key)
+static bool answered_in_turn(const struct dispatch_entry *d)
 {
-    return key != KP_API_PRODUCE && key != KP_API_FETCH && !cluster_api((size_t)key);
+    return (d->flags & API_AT_ONCE) == 0;
 }
 
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
@@ -255,7 +205,7 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
         br_conn_close_after_flush(c);
         goto out;
     }
-    if (answered_in_turn(req.header.RequestApiKey) && br_conn_answers_pending(c)) {
+    if (answered_in_turn(d) && br_conn_answers_pending(c)) {
         br_conn_hold(c); /* the same frame comes again once they are ready */
         goto out;
     }
@@ -274,58 +224,4 @@ void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *pay
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);
-}
-
-/* ---------------------------------------------------------------- lifecycle */
-
-void br_broker_cancel_parked(struct br_broker *b, void *parked)
-{
-    struct br_park *pk = parked;
-    switch (pk->kind) {
-    case BR_PARK_FETCH:
-        br_parked_cancel(b, (struct br_parked *)(void *)pk);
-        break;
-    case BR_PARK_GROUP:
-        br_groups_cancel_parked(b, parked);
-        break;
-    case BR_PARK_ADMIN:
-        br_topic_admin_cancel_parked(b, parked);
-        break;
-    case BR_PARK_CLUSTER_CREATE:
-        br_cluster_cancel_create(b, parked);
-        break;
-    case BR_PARK_CLUSTER_WAIT:
-        br_cluster_cancel_wait(b, parked);
-        break;
-    case BR_PARK_PRODUCE:
-        br_replication_cancel_produce(b, parked);
-        break;
-    case BR_PARK_HW:
-        br_replication_cancel_hw(b, parked);
-        break;
-    case BR_PARK_CONTROLLED_SHUTDOWN:
-        br_cancel_controlled_shutdown(b, parked);
-        break;
-    case BR_PARK_CONTROLLER_QUEUE:
-        br_cancel_controller_request(b, parked);
-        break;
-    }
-}
-
-void br_broker_complete_all_parked(struct br_broker *b)
-{
-    /* the groups answer their parks first; the purgatory hands out every
-     * answer and expires the fetches */
-    br_groups_complete_all_parked(b);
-    br_purgatory_complete_all(&b->purgatory);
-    br_topic_admin_complete_all_parked(b);
-    br_cluster_complete_creates(b);
-    br_cluster_complete_waits(b);
-    br_complete_controlled_shutdowns(b);
-    br_complete_controller_requests(b);
-}
-
-bool br_broker_stopping(const struct br_broker *b)
-{
-    return b->stopping;
 }

@@ -23,6 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
+static void fetch_park_cancel(struct br_broker *b, void *parked);
+/* A long-poll Fetch parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops fetch_park_ops = {"a long-poll Fetch", fetch_park_cancel};
+
 #define MAX_SLICES_PER_PARTITION 4
 
 struct part_slices {
@@ -56,7 +60,7 @@ struct fetch_wait {
 };
 
 struct br_parked {
-    struct br_park park; /* first: kind BR_PARK_FETCH */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_delayed delayed;
     struct br_conn *conn;
     struct br_slot *slot;
@@ -608,7 +612,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
     pk->conn = r->conn;
     pk->slot = r->slot;
     pk->follower = q->ReplicaId >= 0;
-    pk->park.kind = BR_PARK_FETCH;
+    pk->park.ops = &fetch_park_ops;
     br_delayed_init(&pk->delayed, &parked_ops, pk, pk->links, cap);
     const struct kp_FetchResponse *resp = &fr->resp;
     for (int32_t i = 0; i < q->Topics.count; i++) {
@@ -650,13 +654,9 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
     return 0;
 }
 
-void br_fetch_wake(struct br_broker *b, struct br_partition *p)
+static void fetch_park_cancel(struct br_broker *b, void *parked)
 {
-    br_purgatory_wake(&b->purgatory, &p->delayed);
-}
-
-void br_parked_cancel(struct br_broker *b, struct br_parked *pk)
-{
+    struct br_parked *pk = parked;
     br_purgatory_cancel(&b->purgatory, &pk->delayed);
     parked_free(pk);
 }

@@ -6,8 +6,8 @@
  * reactor timers, the purgatory) and its way to __consumer_offsets: the
  * partition abs(java_hashcode(group)) % partitions, led here standalone.
  *
- * JoinGroup and SyncGroup park their response slot (struct br_park, kind
- * BR_PARK_GROUP) until the group moves on; the connection keeps its
+ * JoinGroup and SyncGroup park their response slot (struct br_park) until
+ * the group moves on; the connection keeps its
  * responses in request order because a parked slot holds back the ones
  * behind it. A connection that dies cancels its parked requests
  * (br_groups_cancel_parked) but its members stay until their session
@@ -71,9 +71,6 @@ int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *
  * are handed over (their waiters answered NOT_COORDINATOR). */
 void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, bool was_leader);
 
-/* A connection died with a parked JoinGroup or SyncGroup (BR_PARK_GROUP):
- * its slot is forgotten, its member stays. */
-void br_groups_cancel_parked(struct br_broker *b, void *parked);
 
 /* Shutdown: every parked JoinGroup and SyncGroup is answered now with
  * NOT_COORDINATOR, so the clients look for the coordinator again. */

@@ -20,13 +20,17 @@
 #include <stdio.h>
 #include <string.h>
 
+static void group_park_cancel(struct br_broker *b, void *parked);
+/* A JoinGroup or SyncGroup parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops group_park_ops = {"a JoinGroup or SyncGroup", group_park_cancel};
+
 /* A parked JoinGroup or SyncGroup: a delayed operation of the broker's
  * purgatory, waiting on its group's key (forced when the group goes). The
  * coordinator answers it through the ops (its answer is encoded then and
  * the operation woken); the purgatory hands the answer to the slot at the
  * end of the turn. */
 struct grp_park {
-    struct br_park park; /* first: kind BR_PARK_GROUP */
+    struct br_park park; /* first: its ops (request.h) */
     bool is_join;
     struct grp_member *member; /* NULL once answered or before it waits */
     struct br_broker *b;
@@ -119,7 +123,7 @@ static struct grp_park *park_new(struct br_req *r, bool is_join)
     if (pk == NULL) {
         return NULL;
     }
-    pk->park.kind = BR_PARK_GROUP;
+    pk->park.ops = &group_park_ops;
     pk->is_join = is_join;
     pk->b = r->b;
     pk->conn = r->conn;
@@ -427,7 +431,7 @@ void br_groups_stop(struct br_broker *b)
     b->groups = NULL;
 }
 
-void br_groups_cancel_parked(struct br_broker *b, void *parked)
+static void group_park_cancel(struct br_broker *b, void *parked)
 {
     struct grp_park *pk = parked;
     br_purgatory_cancel(&b->purgatory, &pk->delayed);

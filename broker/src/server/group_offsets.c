@@ -92,7 +92,7 @@ static int cluster_ensure_offsets_topic(struct br_broker *b)
     char err[256];
     int e =
         br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
+                               rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
     }
@@ -120,7 +120,7 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
     char err[256];
     int e =
         br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
+                               rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;

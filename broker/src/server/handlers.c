@@ -7,8 +7,8 @@
 #include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
+#include "storage/log_validator.h"
 
-#include <samsa-protocol/legacy.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
@@ -122,8 +122,8 @@ int br_h_metadata(struct br_req *r)
         } else if (t == NULL && may_create && name.len > 0 && !br_topic_admin_reserved(b, name)) {
             char err[256];
             int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
-                                           (int16_t)b->cfg.default_replication_factor, NULL, 0,
-                                           false, err, sizeof err);
+                                           (int16_t)b->cfg.default_replication_factor, NULL, NULL,
+                                           0, false, err, sizeof err);
             if (e != 0) {
                 br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr, err);
                 out->ErrorCode = (int16_t)kp_err_to_wire(e);
@@ -153,88 +153,6 @@ int br_h_metadata(struct br_req *r)
 
 /* ---------------------------------------------------------------- Produce */
 
-/* The ErrorCode of a message set that did not up-convert: Kafka 2.0 answers
- * CORRUPT_MESSAGE for a bad CRC or structure (its InvalidRecordException
- * is a CorruptRecordException), MESSAGE_TOO_LARGE above the ceilings. */
-static int16_t legacy_error(int err)
-{
-    switch (err) {
-    case KP_E_TOO_LARGE:
-        return KP_ERR_MESSAGE_TOO_LARGE;
-    case KP_E_NOMEM:
-        return KP_ERR_UNKNOWN_SERVER_ERROR;
-    default:
-        return KP_ERR_CORRUPT_MESSAGE;
-    }
-}
-
-/*
- * Produce v0-v2 may carry MessageSet v0/v1: Kafka 2.0 (message.format.version
- * 2.0) converts it to one RecordBatch v2 (LogValidator's
- * convertAndAssignOffsetsNonCompressed and
- * validateMessagesAndAssignOffsetsCompressed), so does Samsa. The whole set,
- * wrappers decompressed, may take at most socket.request.max.bytes: what one
- * request could have carried uncompressed. On 0, *batch and *size are the new
- * batch in *owned (the caller frees it) and *h its header.
- */
-static int16_t produce_upconvert(struct br_req *r, const struct kp_bytes *records, uint8_t **owned,
-                                 uint8_t **batch, size_t *size, struct kp_batch_header *h)
-{
-    size_t max = (size_t)r->b->cfg.socket_request_max_bytes;
-    struct kp_writer w;
-    kp_wr_init(&w, max + KP_BATCH_HEADER_SIZE);
-    struct kp_legacy_info info;
-    int err = kp_legacy_upconvert(records->ptr, (size_t)records->len, max,
-                                  max + KP_BATCH_HEADER_SIZE, &w, &info);
-    if (err != 0) {
-        kp_wr_free(&w);
-        br_debug("produce v%d message set (magic %d) from %s refused: %s", r->version, info.magic,
-                 br_conn_peer(r->conn), kp_err_str(err));
-        return legacy_error(err);
-    }
-    *owned = kp_wr_steal(&w, size);
-    *batch = *owned;
-    err = kp_batch_parse(*batch, *size, h, size);
-    if (err != 0) {
-        return KP_ERR_UNKNOWN_SERVER_ERROR; /* ours: the builder's batch */
-    }
-    return KP_ERR_NONE;
-}
-
-/*
- * Kafka's LogValidator sets a CreateTime batch's MaxTimestamp from its
- * records when the producer wrote another value (sarama writes -1), so that
- * the time index and ListOffsets by timestamp hold whoever produced, and
- * recomputes the CRC. An uncompressed batch is always checked (its records'
- * timestamps are read in place); a compressed one only when its
- * MaxTimestamp is below its BaseTimestamp, which no correct batch of a
- * client has (their first record is at BaseTimestamp): Kafka decompresses
- * every batch, which multiplied the broker's CPU for gzip producers by ten
- * (broker/README.md). Returns a Kafka error code for records that do not
- * decode.
- */
-static int16_t fix_max_timestamp(struct br_req *r, uint8_t *batch, size_t size,
-                                 struct kp_batch_header *h)
-{
-    if (kp_batch_codec(h) != KP_CODEC_NONE && h->MaxTimestamp >= h->BaseTimestamp) {
-        return KP_ERR_NONE;
-    }
-    int64_t max_ts = 0;
-    int err = kp_batch_records_max_timestamp(batch, size,
-                                             (size_t)r->b->cfg.socket_request_max_bytes, &max_ts);
-    if (err != 0) {
-        br_debug("produce from %s refused: records: %s", br_conn_peer(r->conn), kp_err_str(err));
-        return err == KP_E_TOO_LARGE ? KP_ERR_MESSAGE_TOO_LARGE : KP_ERR_INVALID_RECORD;
-    }
-    if (max_ts != h->MaxTimestamp) {
-        if (kp_batch_set_max_timestamp(batch, size, max_ts) != 0) {
-            return KP_ERR_CORRUPT_MESSAGE;
-        }
-        h->MaxTimestamp = max_ts;
-    }
-    return KP_ERR_NONE;
-}
-
 /* Validate and append one partition's records; fills the response entry.
  * *owned: a batch this made (an up-converted message set), freed by the
  * caller. */
@@ -254,10 +172,8 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     }
     out->LogStartOffset = br_log_start_offset(p->log);
     const struct kp_ProduceRequest *q = r->body;
-    if (b->cluster && q->Acks == -1 && p->nisr < p->topic->config.min_insync_replicas) {
-        /* acks=all with too few replicas in sync: nothing is written
-         * (Kafka's Partition.appendRecordsToLeader) */
-        out->ErrorCode = KP_ERR_NOT_ENOUGH_REPLICAS;
+    out->ErrorCode = br_partition_check_acks(p, q->Acks, p->topic->config.min_insync_replicas);
+    if (out->ErrorCode != KP_ERR_NONE) {
         return;
     }
     if (p->topic->internal) {
@@ -265,81 +181,26 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
         out->ErrorCode = KP_ERR_INVALID_TOPIC_EXCEPTION;
         return;
     }
-    if (pd->Records.len <= 0) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
     const struct br_topic_config *tc = &p->topic->config;
-    if (pd->Records.len > tc->max_message_bytes) {
-        out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE;
-        return;
-    }
-    struct kp_batch_header h;
-    size_t size = 0;
-    uint8_t *batch = NULL;
-    bool converted = false;
-    /* v0-v2 may carry a message set (its magic byte sits where a batch
-     * keeps its own); Kafka 2.0 does not check which format a version
-     * carries below v3 (ProduceRequest.validateRecords) */
-    if (r->version < 3 && (pd->Records.len <= 16 || pd->Records.ptr[16] != KP_BATCH_MAGIC)) {
-        int16_t code = produce_upconvert(r, &pd->Records, owned, &batch, &size, &h);
-        if (code != KP_ERR_NONE) {
-            out->ErrorCode = code;
-            return;
-        }
-        if (size > (size_t)tc->max_message_bytes) {
-            out->ErrorCode = KP_ERR_MESSAGE_TOO_LARGE; /* Log.append checks the result */
-            return;
-        }
-        converted = true;
-    } else {
-        int err = kp_batch_parse(pd->Records.ptr, (size_t)pd->Records.len, &h, &size);
-        if (err != 0 || size != (size_t)pd->Records.len) {
-            /* exactly one RecordBatch of magic 2 per partition */
-            out->ErrorCode = err == KP_E_CRC ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_INVALID_RECORD;
-            br_debug("produce to %.*s-%" PRId32 " from %s rejected: %s", (int)td->Name.len,
-                     td->Name.ptr, pd->Index, br_conn_peer(r->conn),
-                     err != 0 ? kp_err_str(err) : "more than one batch");
-            return;
-        }
-        batch = br_req_mutable(r, pd->Records.ptr);
-    }
-    if (kp_batch_codec(&h) > KP_CODEC_ZSTD) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    if (kp_batch_codec(&h) == KP_CODEC_ZSTD && r->version < 7) {
-        out->ErrorCode = KP_ERR_UNSUPPORTED_COMPRESSION_TYPE;
-        return;
-    }
-    if (kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
-        /* transactions are not offered (no transactional InitProducerId) */
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    if (h.ProducerId >= 0 && h.BaseSequence < 0) {
-        out->ErrorCode = KP_ERR_INVALID_RECORD;
-        return;
-    }
-    int err = 0;
-    if (!converted && tc->message_timestamp_type != BR_TIMESTAMP_LOG_APPEND_TIME) {
-        int16_t code = fix_max_timestamp(r, batch, size, &h);
-        if (code != KP_ERR_NONE) {
-            out->ErrorCode = code;
-            return;
-        }
-    }
+    bool log_append_time = tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME;
     int64_t now = br_now_wall_ms();
-    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
-        err = kp_batch_set_log_append_time(batch, size, now);
-        if (err != 0) {
-            out->ErrorCode = KP_ERR_CORRUPT_MESSAGE;
-            return;
-        }
+    struct br_validation v = {r->version,
+                              tc->max_message_bytes,
+                              (size_t)b->cfg.socket_request_max_bytes,
+                              log_append_time,
+                              now,
+                              br_conn_peer(r->conn)};
+    struct br_validated batch;
+    size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;
+    out->ErrorCode = br_log_validate(len > 0 ? br_req_mutable(r, pd->Records.ptr) : NULL, len, &v,
+                                     &batch);
+    *owned = batch.owned;
+    if (out->ErrorCode != KP_ERR_NONE) {
+        return;
     }
     /* the producer's sequence is checked inside the partition's append */
     struct br_append app;
-    err = br_partition_append_leader(p, batch, size, now, &app);
+    int err = br_partition_append_leader(p, batch.batch, batch.size, now, &app);
     if (err != 0) {
         br_error("append to %s-%" PRId32 " failed: %s", p->topic->name, p->index,
                  err < 0 ? kp_err_str(err) : kp_err_name(err));
@@ -359,9 +220,9 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (app.duplicate) {
         return; /* a retry of a batch we already have: its original offset */
     }
-    p->topic->messages_in += h.RecordCount;
-    p->topic->bytes_in += (int64_t)size;
-    if (tc->message_timestamp_type == BR_TIMESTAMP_LOG_APPEND_TIME) {
+    p->topic->messages_in += batch.h.RecordCount;
+    p->topic->bytes_in += (int64_t)batch.size;
+    if (log_append_time) {
         out->LogAppendTimeMs = now;
     }
     out->LogStartOffset = br_log_start_offset(p->log);
@@ -531,6 +392,76 @@ int br_h_list_offsets(struct br_req *r)
 
 /* ---------------------------------------------------------------- CreateTopics */
 
+/* A topic's manual assignment (kafka-topics.sh --replica-assignment, an
+ * AdminClient's NewTopic with replicasAssignments), checked as Kafka 2.0's
+ * AdminZkClient.validateCreateOrUpdateTopic checks it: the partitions 0..n-1
+ * in order, lists of one length, no broker twice in a list. Kafka 2.0 takes
+ * unknown broker ids here (its AdminManager.createTopics says so); Samsa
+ * refuses them, as Kafka's own CreatePartitions and the CreateTopics of
+ * Kafka 2.4 on do ("Unknown broker(s) in replica assignment"): a partition
+ * placed on brokers that do not exist has no leader to elect. On success
+ * *out holds partitions x *rf ids partition-major, in r's arena. Returns 0,
+ * KP_ERR_INVALID_REPLICA_ASSIGNMENT with err, or KP_E_NOMEM. */
+static int manual_assignment(struct br_req *r,
+                             const struct kp_CreateTopicsRequest_CreatableTopic *ct, int32_t **out,
+                             int16_t *rf, char *err, size_t errlen)
+{
+    const struct br_broker *b = r->b;
+    int32_t n = ct->Assignments.count;
+    if (n > BR_MAX_PARTITIONS) {
+        (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
+        return KP_ERR_INVALID_PARTITIONS;
+    }
+    /* each id known and none twice: no list longer than the brokers */
+    int32_t width = ct->Assignments.items[0].BrokerIds.count;
+    size_t live = br_broker_live_count(b);
+    if (width < 1 || (size_t)width > live) {
+        (void)snprintf(err, errlen,
+                       "partition 0: %" PRId32 " replica(s), where 1 to the %zu broker(s) of the "
+                       "cluster can be",
+                       width, live);
+        return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    int32_t *ids = arena_array(r, (size_t)n * (size_t)width, sizeof *ids);
+    if (ids == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t a = 0; a < n; a++) {
+        const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
+            &ct->Assignments.items[a];
+        if (as->PartitionIndex != a) {
+            (void)snprintf(err, errlen, "partition %" PRId32 " where %" PRId32 " was expected",
+                           as->PartitionIndex, a);
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        if (as->BrokerIds.count != width) {
+            (void)snprintf(err, errlen, "All partitions should have the same number of replicas");
+            return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        for (int32_t k = 0; k < width; k++) {
+            int32_t id = as->BrokerIds.items[k];
+            if (!br_broker_known(b, id)) {
+                (void)snprintf(err, errlen, "Unknown broker(s) in replica assignment: %" PRId32 ".",
+                               id);
+                return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+            for (int32_t j = 0; j < k; j++) {
+                if (as->BrokerIds.items[j] == id) {
+                    (void)snprintf(err, errlen,
+                                   "Duplicate replica assignment found: partition %" PRId32
+                                   " names broker %" PRId32 " twice",
+                                   a, id);
+                    return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
+                }
+            }
+            ids[(size_t)a * (size_t)width + (size_t)k] = id;
+        }
+    }
+    *out = ids;
+    *rf = (int16_t)width;
+    return 0;
+}
+
 int br_h_create_topics(struct br_req *r)
 {
     const struct kp_CreateTopicsRequest *q = r->body;
@@ -559,34 +490,12 @@ int br_h_create_topics(struct br_req *r)
         int e;
         int32_t partitions = ct->NumPartitions;
         int16_t rf = ct->ReplicationFactor;
+        const int32_t *replicas = NULL;
         if (ct->Assignments.count > 0) {
-            /* a manual assignment: every replica must be this broker */
-            e = KP_ERR_NONE;
-            partitions = ct->Assignments.count;
-            rf = -1;
-            for (int32_t a = 0; a < ct->Assignments.count && e == 0; a++) {
-                const struct kp_CreateTopicsRequest_CreatableReplicaAssignment *as =
-                    &ct->Assignments.items[a];
-                if (as->PartitionIndex != a || as->BrokerIds.count < 1) {
-                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                    (void)snprintf(err, sizeof err, "partition %" PRId32 ": bad assignment",
-                                   as->PartitionIndex);
-                    break;
-                }
-                if (rf >= 0 && as->BrokerIds.count != rf) {
-                    e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                    (void)snprintf(err, sizeof err, "replica lists differ in length");
-                    break;
-                }
-                rf = (int16_t)as->BrokerIds.count;
-                for (int32_t k = 0; k < as->BrokerIds.count; k++) {
-                    if (as->BrokerIds.items[k] != b->node_id) {
-                        e = KP_ERR_INVALID_REPLICA_ASSIGNMENT;
-                        (void)snprintf(err, sizeof err, "unknown broker %" PRId32,
-                                       as->BrokerIds.items[k]);
-                        break;
-                    }
-                }
+            int32_t *manual = NULL;
+            e = manual_assignment(r, ct, &manual, &rf, err, sizeof err);
+            if (e == KP_E_NOMEM) {
+                return e;
             }
             if (e != 0) {
                 out->ErrorCode = (int16_t)e;
@@ -600,6 +509,8 @@ int br_h_create_topics(struct br_req *r)
                 }
                 continue;
             }
+            partitions = ct->Assignments.count;
+            replicas = manual;
         }
         if (partitions == -1) {
             partitions = b->cfg.num_partitions;
@@ -622,8 +533,8 @@ int br_h_create_topics(struct br_req *r)
         }
         b->create_waiter = waiter;
         b->create_waiter_index = i;
-        e = br_broker_create_topic(b, ct->Name, partitions, rf, kv, nkv, q->ValidateOnly, err,
-                                   sizeof err);
+        e = br_broker_create_topic(b, ct->Name, partitions, rf, replicas, kv, nkv, q->ValidateOnly,
+                                   err, sizeof err);
         b->create_waiter = NULL;
         out->ErrorCode = (int16_t)kp_err_to_wire(e);
         if (e != 0 && err[0] != '\0') {
@@ -800,10 +711,10 @@ int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t 
             if (!key_wanted(keys, nkeys, e.name)) {
                 continue;
             }
-            const char *synonym = e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC ||
-                                          e.broker_synonyms == NULL
-                                      ? NULL
-                                      : e.broker_synonyms[0];
+            const char *synonym =
+                e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
+                    ? NULL
+                    : e.broker_synonyms[0];
             if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
                                e.read_only, e.source, e.sensitive, synonyms, synonym) != 0) {
                 return KP_E_NOMEM;
@@ -893,10 +804,9 @@ int br_h_describe_configs(struct br_req *r)
     for (size_t i = 0; i < n; i++) {
         const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res =
             &q->Resources.items[i];
-        int err = br_describe_config_resource(b, r->arena, res->ResourceType, res->ResourceName,
-                                              res->ConfigurationKeys.items,
-                                              res->ConfigurationKeys.count, synonyms, NULL,
-                                              &resp.Results.items[i]);
+        int err = br_describe_config_resource(
+            b, r->arena, res->ResourceType, res->ResourceName, res->ConfigurationKeys.items,
+            res->ConfigurationKeys.count, synonyms, NULL, &resp.Results.items[i]);
         if (err != 0) {
             return err;
         }

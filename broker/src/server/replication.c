@@ -16,6 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 
+static void hw_park_cancel(struct br_broker *b, void *parked);
+/* An answer waiting for the high watermark parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops hw_park_ops = {"an answer waiting for the high watermark", hw_park_cancel};
+
+static void produce_park_cancel(struct br_broker *b, void *parked);
+/* An acks=all Produce parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops produce_park_ops = {"an acks=all Produce", produce_park_cancel};
+
 /* The largest Fetch response a follower takes (its MaxBytes and the
  * frame's overhead). */
 #define FETCH_FRAME_SLACK ((int32_t)1 << 20)
@@ -339,22 +347,18 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
             br_warn("%s-%" PRId32 ": truncating to %" PRId64 ", below the high watermark %" PRId64,
                     name, p->index, to, p->hw);
         }
-        int rc = br_log_truncate_to(p->log, to);
+        int rc = br_partition_truncate_to(p, to);
         if (rc != 0) {
             br_error("%s-%" PRId32 ": truncation to %" PRId64 " failed: %s", name, p->index, to,
                      kp_err_name(rc));
             fetcher_backoff(f);
             return;
         }
-        br_partition_reload_producers(p);
         br_info("%s-%" PRId32 ": truncated from %" PRId64 " to %" PRId64
                 " where the leader's epoch %" PRId32 " ends",
                 name, p->index, leo, to, e->LeaderEpoch);
-        if (p->hw > to) {
-            p->hw = to;
-        }
     }
-    p->truncating = !done;
+    br_partition_epoch_agreed(p, done);
 }
 
 /* The leader's answer for one partition. */
@@ -380,17 +384,16 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
             br_warn("%s-%" PRId32 ": log end %" PRId64 " is below the leader's log start %" PRId64
                     ": starting the log there",
                     name, p->index, leo, d->LogStartOffset);
-            rc = br_log_truncate_fully_and_start_at(p->log, d->LogStartOffset);
+            rc = br_partition_restart_at(p, d->LogStartOffset);
         } else if (d->HighWatermark >= 0 && d->HighWatermark < leo) {
             br_warn("%s-%" PRId32 ": log end %" PRId64 " is past the leader's: truncating to "
                     "its high watermark %" PRId64,
                     name, p->index, leo, d->HighWatermark);
-            rc = br_log_truncate_to(p->log, d->HighWatermark);
+            rc = br_partition_truncate_to(p, d->HighWatermark);
         }
         if (rc != 0) {
             br_error("%s-%" PRId32 ": truncation failed: %s", name, p->index, kp_err_name(rc));
         }
-        br_partition_reload_producers(p);
         fetcher_backoff(f);
         return;
     }
@@ -424,13 +427,9 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
         at += size;
         left -= size;
     }
-    if (d->LogStartOffset > br_log_start_offset(p->log) &&
-        d->LogStartOffset <= br_log_end_offset(p->log)) {
-        if (br_log_set_start_offset(p->log, d->LogStartOffset) != 0 ||
-            br_log_delete_segments_before(p->log, d->LogStartOffset, NULL) != 0) {
-            br_warn("%s-%" PRId32 ": cannot follow the leader's log start %" PRId64, name, p->index,
-                    d->LogStartOffset);
-        }
+    if (br_partition_follow_log_start(p, d->LogStartOffset) != 0) {
+        br_warn("%s-%" PRId32 ": cannot follow the leader's log start %" PRId64, name, p->index,
+                d->LogStartOffset);
     }
     br_partition_follower_hw(p, d->HighWatermark);
     (void)appended;
@@ -764,7 +763,6 @@ static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
                 "controller's LeaderAndIsr",
                 w->topic, w->partition, st.leader, st.leader_epoch, w->leader_epoch);
         br_partition_supersede(p);
-        br_purgatory_complete_key(&b->purgatory, &p->delayed);
         isr_write_end(w, p);
     }
     br_zk_partition_state_clear(&st);
@@ -981,7 +979,6 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
     if (rc != 0) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
-    p->fenced = false; /* the controller said what it is */
     drop_isr_writes(rep, p);
     if (p->role == BR_ROLE_LEADER) {
         unfollow(rep, p);
@@ -1035,10 +1032,7 @@ size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms)
                 (!expired && !followers_silent(p, cutoff))) {
                 continue;
             }
-            p->fenced = true;
-            /* this term is over: appends waiting for the ISR learn it */
-            p->leader_term++;
-            br_purgatory_complete_key(&b->purgatory, &p->delayed);
+            br_partition_fence(p);
             n++;
         }
     }
@@ -1052,8 +1046,7 @@ size_t br_replication_unfence(struct br_broker *b)
         struct br_topic *tp = b->topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
-            if (p->fenced && !p->superseded) {
-                p->fenced = false;
+            if (br_partition_unfence(p)) {
                 n++;
             }
         }
@@ -1170,7 +1163,7 @@ struct produce_wait {
 };
 
 struct parked_produce {
-    struct br_park park; /* first: kind BR_PARK_PRODUCE */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_delayed delayed;
     struct br_broker *b;
     struct br_conn *conn;
@@ -1306,7 +1299,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
                    (size_t)src->PartitionResponses.count * sizeof *dst->PartitionResponses.items);
         }
     }
-    pp->park.kind = BR_PARK_PRODUCE;
+    pp->park.ops = &produce_park_ops;
     pp->b = b;
     pp->conn = r->conn;
     pp->slot = r->slot;
@@ -1331,7 +1324,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
     return 0;
 }
 
-void br_replication_cancel_produce(struct br_broker *b, void *parked)
+static void produce_park_cancel(struct br_broker *b, void *parked)
 {
     struct parked_produce *pp = parked;
     br_purgatory_cancel(&b->purgatory, &pp->delayed);
@@ -1369,7 +1362,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
         br_broker_stopping(r->b)) {
         return false;
     }
-    w->park.kind = BR_PARK_HW;
+    w->park.ops = &hw_park_ops;
     w->p = p;
     w->required = required;
     w->term = p->leader_term;
@@ -1380,7 +1373,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
     return true;
 }
 
-void br_replication_cancel_hw(struct br_broker *b, void *parked)
+static void hw_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_hw_wait *w = parked;
     br_purgatory_cancel(&b->purgatory, &w->delayed);

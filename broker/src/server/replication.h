@@ -123,8 +123,6 @@ KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
                                               const struct kp_ProduceResponse *resp,
                                               const struct br_produce_wait *waits, size_t n,
                                               int32_t timeout_ms);
-/* A parked produce whose connection died. */
-void br_replication_cancel_produce(struct br_broker *b, void *parked);
 
 /* An append as leader in term `term` (p->leader_term then) up to offset
  * `required` is settled: led elsewhere since, or replicated. */
@@ -144,7 +142,7 @@ int16_t br_replication_append_outcome(const struct br_partition *p, int64_t requ
  * (replicated by fewer than min.insync.replicas) or REQUEST_TIMED_OUT;
  * cancelled frees it when its connection died. */
 struct br_hw_wait {
-    struct br_park park; /* first: kind BR_PARK_HW */
+    struct br_park park; /* first: its ops (request.h) */
     struct br_delayed delayed;
     struct br_delay_link link;
     struct br_partition *p;
@@ -158,6 +156,5 @@ struct br_hw_wait {
  * wanted, or the broker stops): the caller answers now. */
 bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
                             int64_t required, int32_t timeout_ms);
-void br_replication_cancel_hw(struct br_broker *b, void *parked);
 
 #endif

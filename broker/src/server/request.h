@@ -67,28 +67,27 @@ int br_h_stop_replica(struct br_req *r);
 int br_h_update_metadata(struct br_req *r);
 int br_h_offset_for_leader_epoch(struct br_req *r);
 /* ControlledShutdown, on the active controller: parked until the
- * controller's thread moved the broker's leaderships (BR_PARK_CONTROLLED_SHUTDOWN). */
+ * controller's thread moved the broker's leaderships. */
 int br_h_controlled_shutdown(struct br_req *r);
-void br_cancel_controlled_shutdown(struct br_broker *b, void *parked);
 /* Stop: every parked ControlledShutdown answered NOT_CONTROLLER. */
 void br_complete_controlled_shutdowns(struct br_broker *b);
 /* The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata)
  * queued while a LeaderAndIsr's replica logs are opened on the cluster
- * worker (BR_PARK_CONTROLLER_QUEUE): a dying connection drops its request
- * (the controller sends it again), a stop answers BROKER_NOT_AVAILABLE,
- * and what is left at the end is freed. */
-void br_cancel_controller_request(struct br_broker *b, void *parked);
+ * worker: a dying connection drops its request (the controller sends it
+ * again), a stop answers BROKER_NOT_AVAILABLE, and what is left at the end
+ * is freed. */
 void br_complete_controller_requests(struct br_broker *b);
 void br_controller_requests_free(struct br_broker *b);
 int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
- * Kafka's AdminZkClient writes it (its config, then its assignment over
+ * Kafka's AdminZkClient writes it (its config, then its assignment: manual,
+ * m->partitions x m->replication_factor ids partition-major, or, NULL, over
  * the live brokers, Kafka's rack-unaware placement): 0 when the writes are
  * under way, or a Kafka error code with err; a hosted topic's configs read
  * from /config/topics/<t> and applied to its logs; the requests still away
  * at stop freed. */
 KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
-                                          char *err, size_t errlen);
+                                          const int32_t *manual, char *err, size_t errlen);
 void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
 /* A topic's configs from what ZooKeeper gave for /config/topics/<topic>:
  * the broker's defaults with the znode's overrides (their count in
@@ -115,7 +114,6 @@ KP_MUST_CHECK int br_cluster_park_create(struct br_cluster_create *w, struct br_
  * leaders then: it is made all the same). An UpdateMetadata applied calls
  * br_cluster_creates_check. */
 void br_cluster_creates_check(struct br_broker *b);
-void br_cluster_cancel_create(struct br_broker *b, void *parked);
 /* Stop: every CreateTopics still waiting is answered (REQUEST_TIMED_OUT
  * for the topics whose writes were not answered). */
 void br_cluster_complete_creates(struct br_broker *b);
@@ -158,7 +156,6 @@ void br_cluster_watch(struct br_broker *b, enum br_zk_watch kind, const char *pa
  * to their end); br_cluster_admin_free frees the rest. */
 KP_MUST_CHECK int br_cluster_admin_start(struct br_broker *b);
 void br_cluster_admin_stop(struct br_broker *b);
-void br_cluster_cancel_wait(struct br_broker *b, void *parked);
 void br_cluster_complete_waits(struct br_broker *b);
 
 /* A config change of AlterConfigs (op SET) or IncrementalAlterConfigs. */
@@ -209,27 +206,18 @@ void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot 
 /* Fill b->apis from the dispatch table (the ApiVersions answer). */
 void br_supported_apis_init(struct br_broker *b);
 
-/* Every parked request starts with this, so that a dying connection can
- * cancel whatever it parked (br_broker_cancel_parked switches on kind). */
-enum br_park_kind {
-    BR_PARK_FETCH = 1,
-    BR_PARK_GROUP,   /* JoinGroup / SyncGroup waiting for the group (group_handlers.c) */
-    BR_PARK_ADMIN,   /* CreateTopics / DeleteTopics waiting for their topics (topic_admin.c) */
-    BR_PARK_PRODUCE, /* an acks=all Produce waiting for its replicas (replication.c) */
-    BR_PARK_CLUSTER_CREATE, /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
-    BR_PARK_HW, /* an answer waiting for an append of this broker to reach the ISR (replication.c) */
-    BR_PARK_CONTROLLED_SHUTDOWN, /* ControlledShutdown waiting for the controller (cluster_handlers.c) */
-    BR_PARK_CLUSTER_WAIT,   /* the other admin requests of a cluster (cluster_wait.h) */
-    BR_PARK_CONTROLLER_QUEUE, /* the controller's requests in order, while a LeaderAndIsr's logs
-                                 are opened (cluster_handlers.c) */
+/* Every parked request starts with this: the ops of its kind, so that a
+ * dying connection cancels whatever it parked (br_broker_cancel_parked)
+ * without knowing the kinds. */
+struct br_park_ops {
+    const char *what; /* "an acks=all Produce": for logs */
+    /* the connection of the parked request is gone: forget its slot and
+     * free what only it held; work it started goes on */
+    void (*cancel)(struct br_broker *b, void *parked);
 };
 
 struct br_park {
-    enum br_park_kind kind;
+    const struct br_park_ops *ops;
 };
-
-/* Parked fetches (fetch.c). */
-void br_fetch_wake(struct br_broker *b, struct br_partition *p);
-void br_parked_cancel(struct br_broker *b, struct br_parked *pk);
 
 #endif

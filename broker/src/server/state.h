@@ -121,7 +121,7 @@ struct br_broker {
     struct br_zk *zk;
     struct br_controller *controller;
     struct br_cluster_member *member;
-    struct br_shutdown *shutdown; /* the handover at stop (controlled_shutdown.h) */
+    struct br_shutdown *shutdown;       /* the handover at stop (controlled_shutdown.h) */
     struct br_replication *replication; /* server/replication.h */
     struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
     uint64_t rng;                  /* replica placement's random start (cluster_admin.c) */
@@ -169,12 +169,11 @@ struct br_broker {
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame
- * (payload after the size, valid only during the call, writable in place);
- * a parked request whose connection died; answering every parked request
- * now. */
+ * (payload after the size, valid only during the call, writable in place,
+ * dispatch.c); a parked request whose connection died (request.c). Whether
+ * the broker stops: parked requests are answered at once then. */
 void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
 void br_broker_cancel_parked(struct br_broker *b, void *parked);
-void br_broker_complete_all_parked(struct br_broker *b);
 bool br_broker_stopping(const struct br_broker *b);
 
 /* Start-up (broker.c): the topic of stored metadata m, its partitions'
@@ -236,11 +235,20 @@ KP_MUST_CHECK int br_broker_host_install(struct br_broker *b, struct br_log_open
 
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and
- * br_topic_admin_creating says so meanwhile). err/errlen explain a failure;
- * returns a Kafka error code, 0 when started (or, validate_only, valid). */
+ * br_topic_admin_creating says so meanwhile). replicas: NULL to have the
+ * broker place them, or a manual assignment, partitions x
+ * replication_factor known broker ids partition-major (the CreateTopics
+ * handler checks it as Kafka does). err/errlen explain a failure; returns a Kafka
+ * error code, 0 when started (or, validate_only, valid). */
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const struct br_kv *configs, size_t nconfigs,
-                           bool validate_only, char *err, size_t errlen);
+                           int16_t replication_factor, const int32_t *replicas,
+                           const struct br_kv *configs, size_t nconfigs, bool validate_only,
+                           char *err, size_t errlen);
+/* A manual assignment's broker id is known: a registered broker of the
+ * cluster (this one alone when standalone). */
+bool br_broker_known(const struct br_broker *b, int32_t id);
+/* How many brokers br_broker_known knows. */
+size_t br_broker_live_count(const struct br_broker *b);
 /* Installs a topic whose metadata is stored and whose logs a worker made:
  * logs[0..m->partitions) are taken whatever the result (closed on failure),
  * dirs[i] is the log dir of partition i (already counted in
@@ -268,8 +276,8 @@ KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t
  * removed off the reactor. Returns 0, or KAFKA_STORAGE_ERROR when the
  * rename failed (the log is closed all the same: *dir names it where it
  * is). */
-KP_MUST_CHECK int br_broker_partition_delete(struct br_broker *b, struct br_topic *t,
-                                             int32_t index, char **dir);
+KP_MUST_CHECK int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t index,
+                                             char **dir);
 /* Takes t out of the table and frees it when none of its partitions has a
  * log here any more. */
 void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t);

@@ -19,6 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static void admin_park_cancel(struct br_broker *b, void *parked);
+/* A topic administration request parked: what its connection's end does to it (request.h) */
+static const struct br_park_ops admin_park_ops = {"a topic administration request", admin_park_cancel};
+
 /* ---------------------------------------------------------------- state */
 
 enum op_kind {
@@ -79,7 +83,7 @@ struct admin_result {
 /* A parked CreateTopics or DeleteTopics: its own copy of what the answer
  * needs (the request's frame is gone once the handler returns). */
 struct admin_park {
-    struct br_park park; /* first: kind BR_PARK_ADMIN */
+    struct br_park park; /* first: its ops (request.h) */
     struct admin_park *prev;
     struct admin_park *next;
     bool listed; /* on the admin's list (its slot names it) */
@@ -1252,7 +1256,7 @@ static struct admin_park *park_new(struct br_req *r, size_t n)
         return NULL;
     }
     pk->n = n;
-    pk->park.kind = BR_PARK_ADMIN;
+    pk->park.ops = &admin_park_ops;
     pk->conn = r->conn;
     pk->slot = r->slot;
     pk->api = r->hdr->RequestApiKey;
@@ -1453,7 +1457,7 @@ int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res
     return 0;
 }
 
-void br_topic_admin_cancel_parked(struct br_broker *b, void *parked)
+static void admin_park_cancel(struct br_broker *b, void *parked)
 {
     struct admin_park *pk = parked;
     br_debug("%s: its connection closed while its request (API %d) waited: the work goes on",

@@ -138,7 +138,7 @@ int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartition
  * then br_topic_admin_set_configs sends the new set to the store, one store
  * request per topic (each resource is changed all or nothing on its own, as
  * in Kafka, and a failed write fails only its own resource), and the
- * request parks (BR_PARK_ADMIN) until every one is written: only then does
+ * request parks until every one is written: only then does
  * the topic take its new configs, in memory and in its logs, and the
  * answer go out, in the request's order. No timeout comes with these
  * requests: the answer waits at most BR_ALTER_CONFIGS_WAIT_MS, then says
@@ -180,9 +180,7 @@ struct br_config_result {
  * KP_E_NOMEM. */
 int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res, size_t n);
 
-/* Dispatch from the broker: a BR_PARK_ADMIN request whose connection died,
- * and every parked request answered now (the broker stops). */
-void br_topic_admin_cancel_parked(struct br_broker *b, void *parked);
+/* The broker stops: every parked request answered now. */
 void br_topic_admin_complete_all_parked(struct br_broker *b);
 
 #endif

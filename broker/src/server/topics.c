@@ -21,21 +21,6 @@
 
 /* ---------------------------------------------------------------- topics */
 
-/* The high watermark of a partition moved: the fetches parked on it may
- * be answered. */
-static void partition_hw_moved(void *ctx, struct br_partition *p)
-{
-    br_fetch_wake(ctx, p);
-}
-
-/* Records were appended: followers parked on the partition count them. */
-static void partition_appended(void *ctx, struct br_partition *p)
-{
-    br_fetch_wake(ctx, p);
-}
-
-static const struct br_partition_ops partition_ops = {partition_hw_moved, partition_appended};
-
 static int topic_cmp(const struct br_topic *t, struct kp_str name)
 {
     size_t tl = strlen(t->name);
@@ -81,16 +66,7 @@ void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
         return;
     }
     for (int32_t i = 0; i < t->npartitions && t->partitions != NULL; i++) {
-        struct br_partition *p = &t->partitions[i];
-        /* parked fetches on this partition are answered now */
-        br_purgatory_complete_key(&b->purgatory, &p->delayed);
-        br_producers_free(&p->producers);
-        br_partition_free_replication(p);
-        br_logm_remove(b->logs, p->managed);
-        p->managed = NULL;
-        if (p->log != NULL) {
-            br_log_close(p->log);
-        }
+        br_partition_close(&t->partitions[i], b->logs);
     }
     kp_free(t->partitions);
     kp_free(t);
@@ -128,16 +104,14 @@ static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t inde
                            struct br_log *log, size_t dir)
 {
     struct br_partition *p = &t->partitions[index];
-    p->topic = t;
-    p->index = index;
-    p->log = log;
+    br_partition_attach_log(p, t, index, log);
     /* a log made on the I/O worker holds its files outside any budget */
     br_log_set_files(log, b->files);
     /* standalone: this broker leads every partition; its epoch stays put
      * across restarts. An empty partition writes no epoch checkpoint when it
      * is created or opened (br_partition_become_leader), which is what made
      * a start of 10,000 empty partitions take minutes */
-    br_partition_become_leader(p, &partition_ops, b);
+    br_partition_become_leader(p, &b->purgatory);
     int64_t max_id = br_partition_load_producers(p);
     if (max_id > b->max_producer_id_seen) {
         b->max_producer_id_seen = max_id;
@@ -327,9 +301,20 @@ static int check_collisions(const struct br_broker *b, const char *name, char *e
     return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
 }
 
+bool br_broker_known(const struct br_broker *b, int32_t id)
+{
+    return b->cluster ? br_mc_broker(&b->mc, id) != NULL : id == b->node_id;
+}
+
+size_t br_broker_live_count(const struct br_broker *b)
+{
+    return b->cluster ? b->mc.nbrokers : 1;
+}
+
 int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const struct br_kv *configs, size_t nconfigs,
-                           bool validate_only, char *err, size_t errlen)
+                           int16_t replication_factor, const int32_t *replicas,
+                           const struct br_kv *configs, size_t nconfigs, bool validate_only,
+                           char *err, size_t errlen)
 {
     char cname[BR_TOPIC_NAME_MAX + 1];
     err[0] = '\0';
@@ -424,11 +409,12 @@ int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t part
         /* the replicas placed over the live brokers; validate_only checks
          * that they are enough */
         if (replication_factor < 1 || (size_t)replication_factor > b->mc.nbrokers) {
-            (void)snprintf(err, errlen, "Replication factor: %d larger than available brokers: %zu.",
+            (void)snprintf(err, errlen,
+                           "Replication factor: %d larger than available brokers: %zu.",
                            replication_factor, b->mc.nbrokers);
             return KP_ERR_INVALID_REPLICATION_FACTOR;
         }
-        return validate_only ? 0 : br_cluster_create_topic(b, &m, err, errlen);
+        return validate_only ? 0 : br_cluster_create_topic(b, &m, replicas, err, errlen);
     }
     if (validate_only) {
         return 0;
@@ -519,13 +505,8 @@ int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t 
     if (*dir != NULL) {
         memcpy(*dir, br_log_dir(p->log), n + 1);
     }
-    br_producers_free(&p->producers);
-    br_partition_free_replication(p);
-    br_logm_remove(b->logs, p->managed);
-    br_log_close(p->log);
-    memset(p, 0, sizeof *p);
-    p->topic = t;
-    p->index = index;
+    br_partition_close(p, b->logs);
+    br_partition_init(p, t, index, &b->purgatory);
     return rc;
 }
 
@@ -580,8 +561,7 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
             return NULL;
         }
         for (int32_t i = 0; i < n; i++) {
-            t->partitions[i].topic = t;
-            t->partitions[i].index = i;
+            br_partition_init(&t->partitions[i], t, i, &b->purgatory);
         }
         br_cluster_read_topic_configs(b, t->name);
         return t;
@@ -671,13 +651,8 @@ int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
      * its first LeaderAndIsr was not becoming the leader, and a partition
      * of __consumer_offsets did not load its groups (every broker
      * restarted: the committed offsets were not there) */
-    p->role = BR_ROLE_NONE;
-    /* a replica's high watermark starts at its checkpointed one
-     * (Kafka's Partition.getOrCreateReplica), not at its log end */
-    int64_t hw = br_logm_checkpointed_hw(b->logs, t->name, o->index);
+    br_partition_host_replica(p, br_logm_checkpointed_hw(b->logs, t->name, o->index));
     int64_t leo = br_log_end_offset(p->log);
-    p->hw = hw < leo ? hw : leo;
-    p->hw_bytes = p->leo_bytes;
     br_info("%s-%" PRId32 ": hosted here, log end offset %" PRId64 ", high watermark %" PRId64,
             t->name, o->index, leo, p->hw);
     return 0;
