@@ -224,7 +224,7 @@ samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r)
             if (t[i].name == NULL) {
                 goto out_nomem;
             }
-            t[i].err = sc_err_from_wire(s->ErrorCode);
+            t[i].err = sc_err_public(sc_err_from_wire(s->ErrorCode));
             t[i].internal = s->IsInternal;
             if (s->Partitions.count <= 0) {
                 continue;
@@ -239,7 +239,7 @@ samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r)
                     &s->Partitions.items[j];
                 t[i].partition_count++;
                 p[j].id = sp->PartitionIndex;
-                p[j].err = sc_err_from_wire(sp->ErrorCode);
+                p[j].err = sc_err_public(sc_err_from_wire(sp->ErrorCode));
                 p[j].leader = sp->LeaderId;
                 if (sp->ReplicaNodes.count > 0) {
                     int32_t *rep = kp_calloc((size_t)sp->ReplicaNodes.count, sizeof(*rep));

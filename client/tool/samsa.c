@@ -1202,7 +1202,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     if (o->partitions > 0) {
         int e = samsa_admin_create_partitions(a, name, o->partitions, left_ms(o), err,
                                               sizeof(err));
-        if (e == 3) {
+        if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
             topic_failed("topic alter", name, e);
             return EXIT_FAIL;
         }
@@ -1236,7 +1236,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     }
     int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
-    if (e == 3) {
+    if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
         topic_failed("topic alter", name, e);
         return EXIT_FAIL;
     }
@@ -1317,7 +1317,7 @@ static int cmd_topic(int argc, char **argv)
         rc = topic_offsets(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
-        if (e == 3) {
+        if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
             topic_failed("topic delete", o.positional[0], e);
             rc = EXIT_FAIL;
         } else if (e != SAMSA_OK) {
@@ -2689,7 +2689,7 @@ static int cmd_configs(int argc, char **argv)
     int e = samsa_admin_describe_configs(a, broker ? SAMSA_RESOURCE_BROKER : SAMSA_RESOURCE_TOPIC,
                                          name, left_ms(&o), &cf, err, sizeof(err));
     samsa_admin_destroy(a);
-    if (e == 3 && !broker) {
+    if (e == SAMSA_ERR_UNKNOWN_TOPIC && !broker) {
         topic_failed("configs describe", name, e);
         return EXIT_FAIL;
     }
