@@ -405,13 +405,13 @@ samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr, size_t 
 
 /* Everything still queued becomes a PURGED report (lock held, thread
  * stopped). */
-static void purge(struct sc_client *c)
+static void purge(struct sc_client *c, bool sent_too)
 {
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
         report_all(c, &t->unassigned, SAMSA_ERR_PURGED);
         for (int32_t i = 0; i < t->partition_count; i++) {
             struct sc_ppart *pp = &t->parts[i];
-            while (pp->retry != NULL) {
+            while (sent_too && pp->retry != NULL) {
                 struct sc_batch *b = pp->retry;
                 pp->retry = b->next;
                 report_all(c, &b->msgs, SAMSA_ERR_PURGED);
@@ -454,7 +454,7 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
             r = next;
         }
     }
-    purge(c);
+    purge(c, true);
     (void)serve_reports(c);
     size_t undelivered = (size_t)(c->dr_failed - failed_before);
     pthread_mutex_unlock(&c->lock);
@@ -462,6 +462,33 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
     sc_client_destroy(c);
     p->c = NULL;
     return undelivered;
+}
+
+/* Records never sent have no sequence number yet (batches are numbered
+ * when encoded), so dropping them leaves no hole for idempotence; batches
+ * waiting for a retry were sent and are left to run their course. */
+static int gated_producer_purge(samsa_producer *p)
+{
+    if (p == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_client *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    purge(c, false);
+    pthread_mutex_unlock(&c->lock);
+    return SAMSA_OK;
+}
+
+int samsa_producer_purge(samsa_producer *p)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_producer_purge(p);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
 }
 
 void samsa_producer_destroy(samsa_producer *p)

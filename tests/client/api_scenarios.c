@@ -743,6 +743,7 @@ static void close_during_produce(void)
     CHECK(samsa_producer_flush(r.p, 1000) == SAMSA_ERR_DESTROYED, "flush after close");
     CHECK(samsa_producer_poll(r.p, 1000) == 0, "poll after close");
     CHECK(samsa_producer_outq_len(r.p) == 0, "outq_len after close");
+    CHECK(samsa_producer_purge(r.p) == SAMSA_ERR_DESTROYED, "purge after close");
     CHECK(samsa_producer_close(r.p, 1000) == 0, "second close");
     samsa_producer_destroy(r.p);
     CHECK(atomic_load(&r.reports) == reports, "reports after close");

@@ -1885,6 +1885,32 @@ static void test_log_callback_gets_debug_lines_and_warnings(void)
     samsa_conf_destroy(c);
 }
 
+/* samsa_producer_purge: the records queued and never sent are reported
+ * PURGED at the next poll and leave the queue; the producer goes on. */
+static void test_producer_purge_reports_what_was_never_sent(void)
+{
+    struct drv d;
+    drv_start(&d, 'p');
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10);
+    drv_run(&d, 500); /* no broker: nothing sent */
+    struct samsa_producer prod = {.c = d.c};
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 5);
+    CU_ASSERT_EQUAL(samsa_producer_purge(&prod), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_producer_poll(&prod, 0), 5);
+    CU_ASSERT_EQUAL(d.failed, 5);
+    CU_ASSERT_EQUAL(d.last_err, SAMSA_ERR_PURGED);
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 0);
+    d.m.dead = 0; /* and it produces on */
+    produce_n(&d, 3, 10);
+    for (int i = 0; i < 500 && d.delivered < 3; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 3);
+    drv_stop(&d);
+}
+
 /* A connection whose socket does not take what is queued on it gets no
  * more Produce requests past a few megabytes: the records wait in their
  * queues, and all go once it drains. */
@@ -1983,6 +2009,8 @@ int main(void)
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
         {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"producer_purge_reports_what_was_never_sent",
+         test_producer_purge_reports_what_was_never_sent},
         {"log_callback_gets_debug_lines_and_warnings",
          test_log_callback_gets_debug_lines_and_warnings},
         {"revoked_offsets_are_what_the_application_gets_next",

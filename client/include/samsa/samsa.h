@@ -270,6 +270,13 @@ SAMSA_MUST_CHECK int samsa_producer_flush(samsa_producer *p, int timeout_ms);
 /* Records produced whose delivery report has not been served yet. */
 size_t samsa_producer_outq_len(samsa_producer *p);
 
+/* librdkafka's rd_kafka_purge(RD_KAFKA_PURGE_F_QUEUE): every record queued
+ * and not sent yet is dropped, its delivery report (SAMSA_ERR_PURGED)
+ * served by the next poll-like call. Records on their way to a broker, or
+ * sent and waiting to be retried, are not touched (their outcome is the
+ * broker's). SAMSA_OK, or SAMSA_ERR_DESTROYED on a closed producer. */
+int samsa_producer_purge(samsa_producer *p);
+
 /*
  * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED
  * (their reports are served before it returns), stops the I/O thread and
