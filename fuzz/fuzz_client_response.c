@@ -396,8 +396,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int e = sc_client_new_detached(kind, conf, &h.c, errstr, sizeof(errstr));
     samsa_conf_destroy(conf);
     fuzz_check(e == SAMSA_OK, "the detached client did not start", e);
-    struct samsa_consumer cons = {h.c};
-    struct samsa_producer prod = {h.c};
+    struct samsa_consumer cons = {.c = h.c};
+    struct samsa_producer prod = {.c = h.c};
     if (h.scenario == 0) {
         const char *topics[2] = {"t0", "t1"};
         e = samsa_consumer_subscribe(&cons, topics, 2);

@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
         if (samsa_produce(p, &r) != SAMSA_OK) return 1;
     }
     if (p == NULL || samsa_producer_close(p, 10000) != 0) return 1;  /* flushes; 0 = all delivered */
+    samsa_producer_destroy(p);
     samsa_consumer *c = samsa_consumer_new(conf, err, sizeof err);
     struct samsa_partition part = {argv[2], 0, SAMSA_OFFSET_BEGINNING};
     if (c == NULL || samsa_consumer_assign(c, &part, 1) != SAMSA_OK) return 1;
@@ -21,5 +22,6 @@ int main(int argc, char **argv) {
         printf("%lld: %.*s\n", (long long)m->offset, (int)m->value_len, (const char *)m->value);
         samsa_message_free(m); got++;
     }
-    samsa_consumer_close(c); samsa_conf_destroy(conf); return 0;
+    int closed = samsa_consumer_close(c, 5000); /* SAMSA_OK: closed in time */
+    samsa_consumer_destroy(c); samsa_conf_destroy(conf); return closed == SAMSA_OK ? 0 : 1;
 }

@@ -23,8 +23,17 @@ samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr
 
 void samsa_admin_close(samsa_admin *a)
 {
-    if (a != NULL) {
+    if (a != NULL && sc_gate_close(&a->gate, a->c)) {
+        sc_gate_shut(&a->gate);
         sc_client_destroy(a->c);
+        a->c = NULL;
+    }
+}
+
+void samsa_admin_destroy(samsa_admin *a)
+{
+    if (a != NULL) {
+        samsa_admin_close(a);
         kp_free(a);
     }
 }
@@ -58,7 +67,7 @@ static int run_topic_op(samsa_admin *a, int kind, struct sc_topic_arg *t, int ti
     return err;
 }
 
-int samsa_admin_create_topic(samsa_admin *a, const struct samsa_new_topic *nt, int timeout_ms,
+static int gated_admin_create_topic(samsa_admin *a, const struct samsa_new_topic *nt, int timeout_ms,
                              char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -109,7 +118,21 @@ out_nomem: {
 }
 }
 
-int samsa_admin_delete_topic(samsa_admin *a, const char *name, int timeout_ms, char *errstr,
+int samsa_admin_create_topic(samsa_admin *a, const struct samsa_new_topic *nt, int timeout_ms,
+                             char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_create_topic: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_create_topic(a, nt, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_delete_topic(samsa_admin *a, const char *name, int timeout_ms, char *errstr,
                              size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -123,7 +146,21 @@ int samsa_admin_delete_topic(samsa_admin *a, const char *name, int timeout_ms, c
     return run_topic_op(a, SC_OP_DELETE_TOPIC, t, timeout_ms, errstr, errstr_size);
 }
 
-int samsa_admin_metadata(samsa_admin *a, const char *const *topics, size_t count, int timeout_ms,
+int samsa_admin_delete_topic(samsa_admin *a, const char *name, int timeout_ms, char *errstr,
+                             size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_delete_topic: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_delete_topic(a, name, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_metadata(samsa_admin *a, const char *const *topics, size_t count, int timeout_ms,
                          samsa_metadata **out)
 {
     if (a == NULL || out == NULL || (topics == NULL && count > 0) || count > 100000) {
@@ -165,7 +202,20 @@ int samsa_admin_metadata(samsa_admin *a, const char *const *topics, size_t count
     return err;
 }
 
-int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition, int64_t *low,
+int samsa_admin_metadata(samsa_admin *a, const char *const *topics, size_t count, int timeout_ms,
+                         samsa_metadata **out)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_metadata(a, topics, count, timeout_ms, out);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition, int64_t *low,
                            int64_t *high, int timeout_ms)
 {
     if (a == NULL) {
@@ -174,7 +224,20 @@ int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition,
     return sc_watermarks(a->c, topic, partition, low, high, timeout_ms);
 }
 
-int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
+int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition, int64_t *low,
+                           int64_t *high, int timeout_ms)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_watermarks(a, topic, partition, low, high, timeout_ms);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
                             int64_t timestamp, int64_t *offset, int timeout_ms)
 {
     if (a == NULL || topic == NULL || partition < 0 || offset == NULL ||
@@ -201,6 +264,19 @@ int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition
         sc_op_free(op);
     }
     return err;
+}
+
+int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
+                            int64_t timestamp, int64_t *offset, int timeout_ms)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_list_offset(a, topic, partition, timestamp, offset, timeout_ms);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
 }
 
 /* ------------------------------------------------------- the other ops */
@@ -257,7 +333,7 @@ static struct samsa_partition *parts_dup(const struct samsa_partition *parts, si
     return p;
 }
 
-int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
+static int gated_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
                                   char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -272,7 +348,21 @@ int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t tot
     return run_admin(a, SC_OP_CREATE_PARTITIONS, x, timeout_ms, errstr, errstr_size, NULL);
 }
 
-int samsa_admin_delete_records(samsa_admin *a, struct samsa_partition *parts, size_t count,
+int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
+                                  char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_create_partitions: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_create_partitions(a, topic, total, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_delete_records(samsa_admin *a, struct samsa_partition *parts, size_t count,
                                int timeout_ms, char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -312,6 +402,20 @@ int samsa_admin_delete_records(samsa_admin *a, struct samsa_partition *parts, si
     return err;
 }
 
+int samsa_admin_delete_records(samsa_admin *a, struct samsa_partition *parts, size_t count,
+                               int timeout_ms, char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_delete_records: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_delete_records(a, parts, count, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
 static int copy_cfg_ops(struct sc_admin_arg *x, const struct samsa_config_op *ops, size_t count)
 {
     x->cfg_names = kp_calloc(count > 0 ? count : 1, sizeof(char *));
@@ -336,7 +440,7 @@ static bool resource_ok(int type, const char *name)
            name[0] != '\0';
 }
 
-int samsa_admin_describe_configs(samsa_admin *a, int resource_type, const char *name,
+static int gated_admin_describe_configs(samsa_admin *a, int resource_type, const char *name,
                                  int timeout_ms, samsa_configs **out, char *errstr,
                                  size_t errstr_size)
 {
@@ -363,7 +467,22 @@ int samsa_admin_describe_configs(samsa_admin *a, int resource_type, const char *
     return err;
 }
 
-int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
+int samsa_admin_describe_configs(samsa_admin *a, int resource_type, const char *name,
+                                 int timeout_ms, samsa_configs **out, char *errstr,
+                                 size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_describe_configs: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_describe_configs(a, resource_type, name, timeout_ms, out, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
                               const struct samsa_config_op *ops, size_t count, int timeout_ms,
                               char *errstr, size_t errstr_size)
 {
@@ -391,7 +510,22 @@ int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *nam
     return run_admin(a, SC_OP_ALTER_CONFIGS, x, timeout_ms, errstr, errstr_size, NULL);
 }
 
-int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out, char *errstr,
+int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
+                              const struct samsa_config_op *ops, size_t count, int timeout_ms,
+                              char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_alter_configs: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_alter_configs(a, resource_type, name, ops, count, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out, char *errstr,
                             size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -412,7 +546,21 @@ int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **o
     return err;
 }
 
-int samsa_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms,
+int samsa_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_list **out, char *errstr,
+                            size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_list_groups: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_list_groups(a, timeout_ms, out, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms,
                                samsa_group_description **out, char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -434,7 +582,21 @@ int samsa_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms
     return err;
 }
 
-int samsa_admin_list_group_offsets(samsa_admin *a, const char *group, int timeout_ms,
+int samsa_admin_describe_group(samsa_admin *a, const char *group, int timeout_ms,
+                               samsa_group_description **out, char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_describe_group: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_describe_group(a, group, timeout_ms, out, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_list_group_offsets(samsa_admin *a, const char *group, int timeout_ms,
                                    struct samsa_partition **parts, size_t *count, char *errstr,
                                    size_t errstr_size)
 {
@@ -460,7 +622,22 @@ int samsa_admin_list_group_offsets(samsa_admin *a, const char *group, int timeou
     return err;
 }
 
-int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
+int samsa_admin_list_group_offsets(samsa_admin *a, const char *group, int timeout_ms,
+                                   struct samsa_partition **parts, size_t *count, char *errstr,
+                                   size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_list_group_offsets: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_list_group_offsets(a, group, timeout_ms, parts, count, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_alter_group_offsets(samsa_admin *a, const char *group,
                                     const struct samsa_partition *parts, size_t count,
                                     int timeout_ms, char *errstr, size_t errstr_size)
 {
@@ -487,7 +664,22 @@ int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
     return run_admin(a, SC_OP_ALTER_GROUP_OFFSETS, x, timeout_ms, errstr, errstr_size, NULL);
 }
 
-int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, char *errstr,
+int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
+                                    const struct samsa_partition *parts, size_t count,
+                                    int timeout_ms, char *errstr, size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_alter_group_offsets: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_alter_group_offsets(a, group, parts, count, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
+}
+
+static int gated_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, char *errstr,
                              size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -496,4 +688,18 @@ int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, 
     }
     return run_admin(a, SC_OP_DELETE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size,
                      NULL);
+}
+
+int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, char *errstr,
+                             size_t errstr_size)
+{
+    if (a != NULL && !sc_gate_enter(&a->gate)) {
+        sc_errf(errstr, errstr_size, "samsa_admin_delete_group: the handle is closed");
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_admin_delete_group(a, group, timeout_ms, errstr, errstr_size);
+    if (a != NULL) {
+        sc_gate_leave(&a->gate);
+    }
+    return ret;
 }

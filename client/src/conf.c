@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -58,6 +59,9 @@ static const struct enum_name reset_names[] = {
     {"largest", SC_RESET_LATEST},    {"end", SC_RESET_LATEST},
     {"error", SC_RESET_ERROR},       {NULL, 0},
 };
+static const struct enum_name unsupported_names[] = {
+    {"error", 0}, {"warn", 1}, {NULL, 0},
+};
 static const struct enum_name isolation_names[] = {
     {"read_uncommitted", 0}, {"read_committed", 1}, {NULL, 0},
 };
@@ -91,8 +95,8 @@ static const struct key_desc keys[] = {
      NULL},
     {"socket.timeout.ms", NULL, NULL, KT_INT, OFF(socket_timeout_ms), 10, 300000, 0, "60000",
      NULL},
-    {"metadata.max.age.ms", NULL, NULL, KT_INT, OFF(metadata_max_age_ms), 1, 86400000, 0,
-     "300000", NULL},
+    {"metadata.max.age.ms", "topic.metadata.refresh.interval.ms", NULL, KT_INT,
+     OFF(metadata_max_age_ms), 1, 86400000, 0, "300000", NULL},
     {"queue.buffering.max.messages", NULL, NULL, KT_INT, OFF(queue_max_messages), 1, 2147483647,
      0, "100000", NULL},
     {"queue.buffering.max.kbytes", NULL, NULL, KT_BYTES64, OFF(queue_max_bytes), 1, 2147483647,
@@ -107,7 +111,7 @@ static const struct key_desc keys[] = {
     {"group.instance.id", NULL, NULL, KT_STRING, OFF(group_instance_id), 0, 0, 0, "", NULL},
     {"auto.offset.reset", NULL, NULL, KT_ENUM, OFF(auto_offset_reset), 0, 0, 0, "latest",
      reset_names},
-    {"enable.auto.commit", NULL, NULL, KT_BOOL, OFF(enable_auto_commit), 0, 0, 0, "true", NULL},
+    {"enable.auto.commit", "auto.commit.enable", NULL, KT_BOOL, OFF(enable_auto_commit), 0, 0, 0, "true", NULL},
     {"auto.commit.interval.ms", NULL, NULL, KT_INT, OFF(auto_commit_interval_ms), 0, 86400000, 0,
      "5000", NULL},
     {"session.timeout.ms", NULL, NULL, KT_INT, OFF(session_timeout_ms), 1, 3600000, 0, "45000",
@@ -136,6 +140,11 @@ static const struct key_desc keys[] = {
     {"reconnect.backoff.max.ms", NULL, NULL, KT_INT, OFF(reconnect_backoff_max_ms), 0, 3600000,
      0, "10000", NULL},
     {"debug", NULL, NULL, KT_STRING, OFF(debug), 0, 0, 0, "", NULL},
+    {"log_level", NULL, NULL, KT_INT, OFF(log_level), 0, 7, 0, "6", NULL},
+    {"socket.keepalive.enable", NULL, NULL, KT_BOOL, OFF(socket_keepalive), 0, 0, 0, "false",
+     NULL},
+    {"unsupported.librdkafka.properties", NULL, NULL, KT_ENUM, OFF(unsupported_rdkafka), 0, 0, 0,
+     "error", unsupported_names},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -169,6 +178,59 @@ char *sc_strdup(const char *s)
 {
     return sc_strndup(s, strlen(s));
 }
+
+/*
+ * librdkafka's properties (its CONFIGURATION.md, 2.x) that are not keys of
+ * the table above. Where libsamsa always does what one value says, that
+ * value is accepted (and nothing else); the others are known, not
+ * supported: samsa_conf_set refuses them with "known librdkafka property,
+ * not supported by libsamsa" (SAMSA_ERR_NOT_IMPLEMENTED), or accepts them
+ * with that warning when unsupported.librdkafka.properties=warn.
+ */
+static const struct {
+    const char *name;
+    const char *value; /* what libsamsa always does */
+} rdkafka_fixed[] = {
+    {"api.version.request", "true"},      /* ApiVersions first on every connection */
+    {"socket.nagle.disable", "true"},     /* TCP_NODELAY on every socket */
+    {"broker.address.family", "any"},     /* getaddrinfo with AF_UNSPEC */
+    {"connections.max.idle.ms", "0"},     /* idle connections are kept */
+    {"security.protocol", "plaintext"},   /* TLS and SASL: not yet */
+    {"group.protocol.type", "consumer"},
+    {"offset.store.method", "broker"},    /* offsets are committed to the group */
+    {"queuing.strategy", "fifo"},
+    {"produce.offset.report", "true"},    /* every delivery report has its offset */
+    {"enable.random.seed", "true"},
+    {"enable.partition.eof", "false"},    /* samsa_consumer_at_end instead */
+};
+
+static const char *const rdkafka_unsupported[] = {
+    "builtin.features", "message.copy.max.bytes", "receive.message.max.bytes",
+    "topic.metadata.refresh.fast.interval.ms", "topic.metadata.refresh.fast.cnt",
+    "topic.metadata.refresh.sparse", "topic.metadata.propagation.max.ms", "topic.blacklist",
+    "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
+    "socket.max.fails", "broker.address.ttl", "socket.connection.setup.timeout.ms",
+    "reconnect.backoff.jitter.ms", "statistics.interval.ms", "enabled_events",
+    "log.queue", "log.thread.name", "log.connection.close", "internal.termination.signal",
+    "api.version.request.timeout.ms", "api.version.fallback.ms", "broker.version.fallback",
+    "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
+    "ssl.key.password", "ssl.key.pem", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
+    "ssl.keystore.location", "ssl.keystore.password", "ssl.providers", "ssl.engine.location",
+    "ssl.engine.id", "enable.ssl.certificate.verification",
+    "ssl.endpoint.identification.algorithm", "sasl.mechanisms", "sasl.mechanism",
+    "sasl.kerberos.service.name", "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin", "sasl.username",
+    "sasl.password", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
+    "plugin.library.paths", "coordinator.query.interval.ms", "enable.auto.offset.store",
+    "queued.min.messages", "fetch.error.backoff.ms", "check.crcs", "client.rack",
+    "transactional.id", "transaction.timeout.ms", "enable.gapless.guarantee",
+    "queue.buffering.backpressure.threshold", "delivery.report.only.error",
+    "sticky.partitioning.linger.ms", "compression.level", "offset.store.path",
+    "offset.store.sync.interval.ms", "consume.callback.max.messages",
+};
 
 static int find_key(const char *name)
 {
@@ -428,6 +490,76 @@ samsa_conf *samsa_conf_dup(const samsa_conf *conf)
     return d;
 }
 
+static bool same_value(const char *fixed, const char *value)
+{
+    if (strcmp(fixed, "true") == 0 && strcmp(value, "1") == 0) {
+        return true;
+    }
+    if (strcmp(fixed, "false") == 0 && strcmp(value, "0") == 0) {
+        return true;
+    }
+    return strcasecmp(fixed, value) == 0;
+}
+
+/* The fixed value libsamsa runs with for a librdkafka property, or NULL. */
+static const char *rdkafka_fixed_value(const char *key)
+{
+    for (size_t i = 0; i < sizeof(rdkafka_fixed) / sizeof(rdkafka_fixed[0]); i++) {
+        if (strcmp(rdkafka_fixed[i].name, key) == 0) {
+            return rdkafka_fixed[i].value;
+        }
+    }
+    return NULL;
+}
+
+/* samsa_conf_set for a key that is not libsamsa's own: one of librdkafka's
+ * (accepted at the value libsamsa always runs with, else refused or, with
+ * unsupported.librdkafka.properties=warn, accepted with the warning), or
+ * unknown to both. */
+static int set_rdkafka_only(samsa_conf *conf, const char *key, const char *value, char *errstr,
+                            size_t errstr_size)
+{
+    const char *fixed = rdkafka_fixed_value(key);
+    bool known = fixed != NULL;
+    for (size_t i = 0; !known && i < sizeof(rdkafka_unsupported) / sizeof(rdkafka_unsupported[0]);
+         i++) {
+        known = strcmp(rdkafka_unsupported[i], key) == 0;
+    }
+    if (!known) {
+        sc_errf(errstr, errstr_size,
+                "unknown configuration key \"%s\" (client/README.md lists them)", key);
+        return SAMSA_ERR_UNKNOWN_CONFIG;
+    }
+    if (fixed != NULL && same_value(fixed, value)) {
+        return SAMSA_OK;
+    }
+    bool warn = conf->v.unsupported_rdkafka == 1;
+    if (fixed != NULL) {
+        sc_errf(errstr, errstr_size,
+                "%s=%s: known librdkafka property, not supported by libsamsa (it always runs "
+                "as %s=%s)%s",
+                key, value, key, fixed, warn ? "; ignored" : "");
+    } else {
+        sc_errf(errstr, errstr_size,
+                "%s: known librdkafka property, not supported by libsamsa%s", key,
+                warn ? "; ignored" : "");
+    }
+    if (warn) {
+        if (conf->v.log_level >= SAMSA_LOG_WARNING) {
+            char line[300];
+            sc_errf(line, sizeof(line), "%s: known librdkafka property, not supported by "
+                    "libsamsa; ignored", key);
+            if (conf->log_cb != NULL) {
+                conf->log_cb(SAMSA_LOG_WARNING, line, conf->log_opaque);
+            } else {
+                fprintf(stderr, "samsa: warning: %s\n", line);
+            }
+        }
+        return SAMSA_OK;
+    }
+    return SAMSA_ERR_NOT_IMPLEMENTED;
+}
+
 int samsa_conf_set(samsa_conf *conf, const char *key, const char *value, char *errstr,
                    size_t errstr_size)
 {
@@ -438,9 +570,7 @@ int samsa_conf_set(samsa_conf *conf, const char *key, const char *value, char *e
     }
     int i = find_key(key);
     if (i < 0) {
-        sc_errf(errstr, errstr_size, "unknown configuration key \"%s\" (client/README.md lists them)",
-                key);
-        return SAMSA_ERR_UNKNOWN_CONFIG;
+        return set_rdkafka_only(conf, key, value, errstr, errstr_size);
     }
     /* Parse into a scratch copy of the one field so a bad value changes
      * nothing. */
@@ -495,10 +625,11 @@ int samsa_conf_get(const samsa_conf *conf, const char *key, char *buf, size_t *s
         return SAMSA_ERR_INVALID_ARG;
     }
     int i = find_key(key);
-    if (i < 0) {
+    const char *fixed = i < 0 ? rdkafka_fixed_value(key) : NULL;
+    if (i < 0 && fixed == NULL) {
         return SAMSA_ERR_UNKNOWN_CONFIG;
     }
-    const char *s = conf->str[i] != NULL ? conf->str[i] : "";
+    const char *s = fixed != NULL ? fixed : conf->str[i] != NULL ? conf->str[i] : "";
     size_t need = strlen(s) + 1;
     if (buf != NULL && *size > 0) {
         size_t n = need <= *size ? need - 1 : *size - 1;
@@ -520,6 +651,14 @@ void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *c
     if (conf != NULL) {
         conf->dr_cb = cb;
         conf->dr_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->log_cb = cb;
+        conf->log_opaque = cb_opaque;
     }
 }
 

@@ -62,6 +62,22 @@ int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part)
     return lowest;
 }
 
+int64_t sc_cpart_next_for_app(const struct sc_client *c, const struct sc_cpart *part)
+{
+    if (part->app_offset >= 0) {
+        return part->app_offset;
+    }
+    /* nothing handed out yet: the first fetched and queued, else where
+     * fetching stands */
+    int64_t lowest = -1;
+    for (const struct sc_cmsg *m = c->cq; m != NULL; m = m->next) {
+        if (m->part == part && m->epoch == part->epoch && (lowest < 0 || m->pub.offset < lowest)) {
+            lowest = m->pub.offset;
+        }
+    }
+    return lowest >= 0 ? lowest : part->position;
+}
+
 static struct sc_cmsg *make_msg(struct sc_cpart *part, const struct kp_record *rec, int ts_type)
 {
     size_t tlen = strlen(part->topic);
@@ -207,7 +223,7 @@ int sc_consumer_set_assignment(struct sc_client *c, const struct samsa_partition
     return SAMSA_OK;
 }
 
-int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+static int gated_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     if (sc == NULL || (parts == NULL && count > 0)) {
         return SAMSA_ERR_INVALID_ARG;
@@ -228,6 +244,18 @@ int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *part
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     return err;
+}
+
+int samsa_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_assign(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 int sc_consumer_add_parts(struct sc_client *c, const struct samsa_partition *parts, size_t count)
@@ -286,9 +314,16 @@ void sc_consumer_remove_revoking(struct sc_client *c)
 void sc_consumer_stop_fetching(struct sc_client *c)
 {
     for (int i = 0; i < c->cpart_count; i++) {
-        c->cparts[i]->epoch++; /* answers in flight are for the old epoch */
+        struct sc_cpart *p = c->cparts[i];
+        /* What was fetched and not handed out is dropped: the position goes
+         * back to the first of it, the next offset the application would
+         * have got (what the "revoked" event reports, samsa.h). */
+        int64_t first = sc_cq_drop(c, p);
+        if (p->state == SC_CP_ACTIVE && first >= 0) {
+            p->position = first;
+        }
+        p->epoch++; /* answers in flight are for the old epoch */
     }
-    sc_cq_drop(c, NULL);
 }
 
 /* ------------------------------------------------------- offset resets */
@@ -602,8 +637,15 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
     struct kp_FetchRequest_FetchTopic ts[MAX_FETCH_PARTS];
     struct sc_cpart *parts[MAX_FETCH_PARTS];
     int n = 0, nt = 0;
-    for (int i = 0; i < c->cpart_count && n < max_parts; i++) {
-        struct sc_cpart *p = c->cparts[i];
+    /* Each Fetch starts its list one partition further on, as KIP-74 asks
+     * of consumers (and Java's fetch sessions, librdkafka's round-robin
+     * fetch list do): a leader that fills the response in request order up
+     * to fetch.max.bytes then serves every partition in turn rather than
+     * the first until it is drained. */
+    int count = c->cpart_count;
+    int first = count > 0 ? (int)(conn->fetch_rotate++ % (uint32_t)count) : 0;
+    for (int i = 0; i < count && n < max_parts; i++) {
+        struct sc_cpart *p = c->cparts[(first + i) % count];
         if (p->state != SC_CP_ACTIVE || p->leader != conn->node_id || p->fetching ||
             p->paused || p->revoking || p->retry_at > now) {
             continue;
@@ -618,8 +660,8 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
         ts[nt].Topic = kp_str_c(p->topic);
         ts[nt].Partitions.items = &ps[n];
         ts[nt].Partitions.count = 0;
-        for (int j = i; j < c->cpart_count && n < max_parts; j++) {
-            struct sc_cpart *q = c->cparts[j];
+        for (int j = i; j < count && n < max_parts; j++) {
+            struct sc_cpart *q = c->cparts[(first + j) % count];
             if (q->state != SC_CP_ACTIVE || q->leader != conn->node_id || q->fetching ||
                 q->paused || q->revoking || q->retry_at > now || strcmp(q->topic, p->topic) != 0) {
                 continue;
@@ -734,10 +776,27 @@ void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse 
                 continue;
             }
             int32_t leader = -1;
+            bool found = false;
             for (int32_t pi = 0; pi < t->Partitions.count; pi++) {
                 if (t->Partitions.items[pi].PartitionIndex == p->partition) {
                     leader = t->Partitions.items[pi].LeaderId;
+                    found = true;
                 }
+            }
+            /* As librdkafka's consumer error for an assigned partition the
+             * cluster lacks: told once, fetched once it exists. */
+            if (t->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ||
+                (t->ErrorCode == 0 && !found)) {
+                if (!p->missing_reported) {
+                    p->missing_reported = true;
+                    bool topic = t->ErrorCode != 0;
+                    sc_post_error(c, topic ? SAMSA_ERR_UNKNOWN_TOPIC : SAMSA_ERR_UNKNOWN_PARTITION,
+                                  "assigned partition %s [%d]: %s", p->topic, p->partition,
+                                  topic ? "no such topic in the cluster"
+                                        : "the topic has no such partition");
+                }
+            } else if (found) {
+                p->missing_reported = false;
             }
             if (leader != p->leader) {
                 sc_log(c, "%s [%d]: leader %d -> %d", p->topic, p->partition, p->leader, leader);
@@ -793,7 +852,7 @@ void sc_wait_cond(struct sc_client *c, int64_t deadline)
     pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
 }
 
-samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
+static samsa_message *gated_consumer_poll(samsa_consumer *sc, int timeout_ms)
 {
     if (sc == NULL) {
         return NULL;
@@ -825,7 +884,7 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
             }
             return &m->pub;
         }
-        if (sc_now_ms() >= deadline) {
+        if (sc_now_ms() >= deadline || c->closing) {
             break;
         }
         sc_wait_cond(c, deadline);
@@ -835,7 +894,19 @@ samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
     return NULL;
 }
 
-bool samsa_consumer_at_end(samsa_consumer *sc)
+samsa_message *samsa_consumer_poll(samsa_consumer *sc, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return NULL;
+    }
+    samsa_message *ret = gated_consumer_poll(sc, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static bool gated_consumer_at_end(samsa_consumer *sc)
 {
     if (sc == NULL) {
         return false;
@@ -850,6 +921,18 @@ bool samsa_consumer_at_end(samsa_consumer *sc)
     }
     pthread_mutex_unlock(&c->lock);
     return end;
+}
+
+bool samsa_consumer_at_end(samsa_consumer *sc)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return false;
+    }
+    bool ret = gated_consumer_at_end(sc);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
@@ -888,6 +971,10 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
         if (p->state == SC_CP_ACTIVE || p->state == SC_CP_STOPPED) {
             break;
         }
+        if (c->closing) {
+            err = SAMSA_ERR_DESTROYED;
+            break;
+        }
         if (sc_now_ms() >= deadline) {
             err = SAMSA_ERR_TIMED_OUT;
             break;
@@ -898,19 +985,45 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
     return err;
 }
 
-int samsa_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
+static int gated_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
                         int timeout_ms)
 {
     return seek_common(sc, topic, partition, offset, false, timeout_ms);
 }
 
-int samsa_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
+int samsa_consumer_seek(samsa_consumer *sc, const char *topic, int32_t partition, int64_t offset,
+                        int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_seek(sc, topic, partition, offset, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
                                   int64_t timestamp_ms, int timeout_ms)
 {
     if (timestamp_ms < 0) {
         return SAMSA_ERR_INVALID_ARG;
     }
     return seek_common(sc, topic, partition, timestamp_ms, true, timeout_ms);
+}
+
+int samsa_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t partition,
+                                  int64_t timestamp_ms, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_seek_timestamp(sc, topic, partition, timestamp_ms, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int64_t *low,
@@ -946,7 +1059,7 @@ int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int
     return err;
 }
 
-int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
+static int gated_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
                               int64_t *low, int64_t *high, int timeout_ms)
 {
     if (sc == NULL) {
@@ -955,14 +1068,40 @@ int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t par
     return sc_watermarks(sc->c, topic, partition, low, high, timeout_ms);
 }
 
-void samsa_consumer_close(samsa_consumer *sc)
+int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
+                              int64_t *low, int64_t *high, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_watermarks(sc, topic, partition, low, high, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+int samsa_consumer_close(samsa_consumer *sc, int timeout_ms)
 {
     if (sc == NULL) {
-        return;
+        return SAMSA_ERR_INVALID_ARG;
     }
-    sc_group_close(sc->c);
+    if (!sc_gate_close(&sc->gate, sc->c)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int err = sc_group_close(sc->c, timeout_ms);
+    sc_gate_shut(&sc->gate);
     sc_client_destroy(sc->c);
-    kp_free(sc);
+    sc->c = NULL;
+    return err;
+}
+
+void samsa_consumer_destroy(samsa_consumer *sc)
+{
+    if (sc != NULL) {
+        (void)samsa_consumer_close(sc, -1);
+        kp_free(sc);
+    }
 }
 
 /* ------------------------------------------------- pause, resume, lag */
@@ -1002,14 +1141,38 @@ static int set_paused(samsa_consumer *sc, const struct samsa_partition *parts, s
     return SAMSA_OK;
 }
 
-int samsa_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+static int gated_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     return set_paused(sc, parts, count, true);
 }
 
-int samsa_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+int samsa_consumer_pause(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_pause(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
     return set_paused(sc, parts, count, false);
+}
+
+int samsa_consumer_resume(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_resume(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 /* The next offset samsa_consumer_poll returns of p, or -1 while unresolved. */
@@ -1029,7 +1192,7 @@ static int64_t position_of(const struct sc_client *c, const struct sc_cpart *p)
     return p->position;
 }
 
-int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
+static int gated_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
 {
     if (sc == NULL || parts == NULL || count == NULL) {
         return SAMSA_ERR_INVALID_ARG;
@@ -1063,7 +1226,19 @@ int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts
     return err;
 }
 
-int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
+int samsa_consumer_assignment(samsa_consumer *sc, struct samsa_partition **parts, size_t *count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_assignment(sc, parts, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
                        struct samsa_lag *out)
 {
     if (sc == NULL || topic == NULL || out == NULL) {
@@ -1085,4 +1260,17 @@ int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
                                               : -1;
     pthread_mutex_unlock(&c->lock);
     return SAMSA_OK;
+}
+
+int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
+                       struct samsa_lag *out)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_lag(sc, topic, partition, out);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }

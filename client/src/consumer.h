@@ -34,6 +34,10 @@ void sc_consumer_stop_fetching(struct sc_client *c);
 /* Waits on ev_cond until deadline (INT64_MAX: a second at most), lock held. */
 void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
+/* The offset the application gets next from part: after the last one
+ * handed out, else the first queued, else the fetch position (lock held). */
+int64_t sc_cpart_next_for_app(const struct sc_client *c, const struct sc_cpart *part);
+
 /* group.c, all with the lock held except sc_group_close. */
 int64_t sc_group_serve(struct sc_client *c, int64_t now);
 int sc_group_topics(struct sc_client *c, const char **names, int max);
@@ -44,6 +48,9 @@ void sc_group_polled(struct sc_client *c, bool entering);
 bool sc_group_blocks_fetch(struct sc_client *c);
 void sc_group_free(struct sc_client *c);
 /* Leaves the group, committing first with enable.auto.commit. */
-void sc_group_close(struct sc_client *c);
+/* A member's part of samsa_consumer_close within timeout_ms (< 0: each
+ * step bounded by request.timeout.ms): SAMSA_OK, or the first failure of
+ * its final commit, its waiting for asynchronous commits and LeaveGroup. */
+int sc_group_close(struct sc_client *c, int timeout_ms);
 
 #endif

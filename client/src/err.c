@@ -19,6 +19,8 @@ static const struct {
      "Local: producer queue full (serve delivery reports with samsa_producer_poll, then retry)"},
     {SAMSA_ERR_MSG_TOO_LARGE, "MSG_TOO_LARGE", "Local: record larger than message.max.bytes"},
     {SAMSA_ERR_TIMED_OUT, "TIMED_OUT", "Local: timed out"},
+    {SAMSA_ERR_MSG_TIMED_OUT, "MSG_TIMED_OUT",
+     "Local: record not delivered within message.timeout.ms"},
     {SAMSA_ERR_TRANSPORT, "TRANSPORT", "Local: broker connection failed"},
     {SAMSA_ERR_ALL_BROKERS_DOWN, "ALL_BROKERS_DOWN", "Local: no broker reachable"},
     {SAMSA_ERR_UNKNOWN_TOPIC, "UNKNOWN_TOPIC", "Local: unknown topic"},
@@ -30,10 +32,15 @@ static const struct {
     {SAMSA_ERR_UNSUPPORTED, "UNSUPPORTED", "Local: the broker lacks a needed API version"},
     {SAMSA_ERR_FATAL, "FATAL", "Local: fatal producer error"},
     {SAMSA_ERR_NOT_IMPLEMENTED, "NOT_IMPLEMENTED", "Local: not implemented in libsamsa yet"},
-    {SAMSA_ERR_DESTROYED, "DESTROYED", "Local: handle is closing"},
+    {SAMSA_ERR_DESTROYED, "DESTROYED", "Local: handle is closing or closed"},
     {SAMSA_ERR_MAX_POLL_EXCEEDED, "MAX_POLL_EXCEEDED",
      "Local: no poll within max.poll.interval.ms: the consumer left its group"},
 };
+
+int sc_err_public(int err)
+{
+    return err == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ? SAMSA_ERR_UNKNOWN_TOPIC : err;
+}
 
 const char *samsa_err_name(int err)
 {

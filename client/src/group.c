@@ -52,6 +52,7 @@
 
 #include "consumer.h"
 
+#define TOPIC_MISSING (-2)
 #define MAX_SUB_TOPICS 10000
 
 enum g_state {
@@ -86,7 +87,8 @@ struct sc_group {
     bool closing;              /* samsa_consumer_close: never join again */
     char **topics;             /* the subscription, sorted, unique */
     int topic_count;
-    int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet */
+    int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet;
+                                * TOPIC_MISSING: not in the cluster (told) */
     char *member_id;           /* NULL: none yet ("" on the wire) */
     int32_t generation;        /* -1 outside a generation */
     int assignor;              /* the protocol the coordinator chose */
@@ -245,8 +247,7 @@ static struct samsa_partition *assignment_view(struct sc_client *c, bool revokin
         }
         v[n].topic = c->cparts[i]->topic;
         v[n].partition = c->cparts[i]->partition;
-        v[n].offset = c->cparts[i]->app_offset >= 0 ? c->cparts[i]->app_offset
-                                                      : c->cparts[i]->position;
+        v[n].offset = sc_cpart_next_for_app(c, c->cparts[i]);
         n++;
     }
     *count = n;
@@ -373,10 +374,28 @@ void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md
                 continue;
             }
             int32_t n = mt->Partitions.count > 0 ? mt->Partitions.count : 0;
-            if (g->topic_parts[i] >= 0 && g->topic_parts[i] != n) {
+            int32_t had = g->topic_parts[i] == TOPIC_MISSING ? 0 : g->topic_parts[i];
+            if (mt->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
+                /* librdkafka: "Subscribed topic not available" (a consumer
+                 * error); once per topic until it is seen */
+                if (g->topic_parts[i] != TOPIC_MISSING) {
+                    sc_post_error(c, SAMSA_ERR_UNKNOWN_TOPIC,
+                                  "subscribed topic %s not available: no such topic in the "
+                                  "cluster",
+                                  g->topics[i]);
+                }
+                if (had > 0) {
+                    char why[300];
+                    snprintf(why, sizeof(why), "%s is gone, had %d partitions", g->topics[i],
+                             had);
+                    rejoin(c, g, why);
+                }
+                g->topic_parts[i] = TOPIC_MISSING;
+                continue;
+            }
+            if (had >= 0 && had != n) {
                 char why[300];
-                snprintf(why, sizeof(why), "%s has %d partitions, had %d", g->topics[i], n,
-                         g->topic_parts[i]);
+                snprintf(why, sizeof(why), "%s has %d partitions, had %d", g->topics[i], n, had);
                 g->topic_parts[i] = n;
                 rejoin(c, g, why);
             }
@@ -997,7 +1016,7 @@ static void submit(struct sc_client *c, struct sc_op *op, int timeout_ms)
     c->ops_tail = op;
 }
 
-int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
+static int gated_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
                           bool async, int timeout_ms)
 {
     if (sc == NULL || (offsets == NULL && count > 0)) {
@@ -1030,7 +1049,20 @@ int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offs
     return err;
 }
 
-int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
+int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,
+                          bool async, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_commit(sc, offsets, count, async, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
                              int timeout_ms)
 {
     if (sc == NULL || parts == NULL || count == 0) {
@@ -1063,6 +1095,19 @@ int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, 
     return err;
 }
 
+int samsa_consumer_committed(samsa_consumer *sc, struct samsa_partition *parts, size_t count,
+                             int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_committed(sc, parts, count, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
 /* ------------------------------------------------------------ membership */
 
 static int cmp_cstr(const void *a, const void *b)
@@ -1070,7 +1115,7 @@ static int cmp_cstr(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
+static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
 {
     if (sc == NULL || topics == NULL || count == 0 || count > MAX_SUB_TOPICS) {
         return SAMSA_ERR_INVALID_ARG;
@@ -1078,6 +1123,13 @@ int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size
     for (size_t i = 0; i < count; i++) {
         if (topics[i] == NULL || topics[i][0] == '\0') {
             return SAMSA_ERR_INVALID_ARG;
+        }
+        /* librdkafka's convention: a name starting with ^ is a regular
+         * expression (no topic name can hold ^: Kafka's legal characters
+         * are [a-zA-Z0-9._-], Kafka 2.0's common/internals/Topic.java).
+         * Refused rather than matching nothing. */
+        if (topics[i][0] == '^') {
+            return SAMSA_ERR_NOT_IMPLEMENTED;
         }
     }
     struct sc_client *c = sc->c;
@@ -1147,6 +1199,18 @@ out_nomem:
     kp_free(names);
     kp_free(parts);
     return SAMSA_ERR_NOMEM;
+}
+
+int samsa_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_subscribe(sc, topics, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
 }
 
 /* JoinGroup ---------------------------------------------------------- */
@@ -1488,8 +1552,9 @@ static void on_assign_md(struct sc_client *c, struct sc_conn *conn, int err, voi
     /* The leader's own view of its topics follows this snapshot. */
     for (int i = 0; i < g->topic_count; i++) {
         for (int j = 0; j < n; j++) {
-            if (strcmp(counts[j].topic, g->topics[i]) == 0) {
-                g->topic_parts[i] = counts[j].partitions;
+            if (strcmp(counts[j].topic, g->topics[i]) == 0 &&
+                (counts[j].partitions > 0 || g->topic_parts[i] != TOPIC_MISSING)) {
+                g->topic_parts[i] = counts[j].partitions; /* a missing one stays told */
             }
         }
     }
@@ -2071,11 +2136,24 @@ static bool commit_pending(const struct sc_client *c)
     return false;
 }
 
-void sc_group_close(struct sc_client *c)
+/* What is left of close's deadline for a step bounded by cap_ms; close's
+ * timeout_ms < 0 leaves each step its cap. */
+static int close_step_ms(int64_t deadline, int cap_ms)
+{
+    if (deadline == INT64_MAX) {
+        return cap_ms;
+    }
+    int64_t left = deadline - sc_now_ms();
+    return left <= 0 ? 0 : left < cap_ms ? (int)left : cap_ms;
+}
+
+int sc_group_close(struct sc_client *c, int timeout_ms)
 {
     if (c->v->group_id[0] == '\0') {
-        return;
+        return SAMSA_OK;
     }
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
+    int result = SAMSA_OK;
     pthread_mutex_lock(&c->lock);
     struct sc_group *g = c->group;
     bool member = false;
@@ -2094,28 +2172,32 @@ void sc_group_close(struct sc_client *c)
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     if (op != NULL) {
-        int err = sc_op_run(c, &op, c->v->request_timeout_ms, NULL, 0);
-        (void)err; /* best effort at close, as Java's close() */
+        /* best effort, as Java's close(): the result says how it went */
+        result = sc_op_run(c, &op, close_step_ms(deadline, c->v->request_timeout_ms), NULL, 0);
         sc_op_free(op);
     }
     /* Asynchronous commits still on their way are waited for (bounded), so
      * that what the application committed last is what a restart finds. */
-    int64_t deadline = sc_now_ms() + c->v->request_timeout_ms;
+    int64_t commits_by = sc_now_ms() + close_step_ms(deadline, c->v->request_timeout_ms);
     pthread_mutex_lock(&c->lock);
-    while (commit_pending(c) && sc_now_ms() < deadline) {
-        sc_wait_cond(c, deadline);
+    while (commit_pending(c) && sc_now_ms() < commits_by) {
+        sc_wait_cond(c, commits_by);
+    }
+    if (commit_pending(c) && result == SAMSA_OK) {
+        result = SAMSA_ERR_TIMED_OUT;
     }
     pthread_mutex_unlock(&c->lock);
     /* A static member (group.instance.id) keeps its place: no LeaveGroup. */
     if (member && c->v->group_instance_id[0] == '\0') {
         struct sc_op *leave = sc_op_new(SC_OP_LEAVE_GROUP, NULL);
         if (leave != NULL) {
-            int err = sc_op_run(c, &leave, c->v->request_timeout_ms < 10000
-                                                ? c->v->request_timeout_ms
-                                                : 10000,
-                                NULL, 0);
-            (void)err;
+            int cap = c->v->request_timeout_ms < 10000 ? c->v->request_timeout_ms : 10000;
+            int err = sc_op_run(c, &leave, close_step_ms(deadline, cap), NULL, 0);
+            if (result == SAMSA_OK) {
+                result = err;
+            }
             sc_op_free(leave);
         }
     }
+    return result;
 }

@@ -24,6 +24,7 @@
 #define SAMSA_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,10 @@ char *sc_strndup(const char *s, size_t n);
 
 /* Kafka wire error (from a response) to our code: -1 -> SAMSA_ERR_UNKNOWN. */
 int sc_err_from_wire(int16_t wire);
+/* What the application is given for err (samsa.h's rule): Kafka's
+ * UNKNOWN_TOPIC_OR_PARTITION (3) becomes SAMSA_ERR_UNKNOWN_TOPIC; every
+ * other code is itself. */
+int sc_err_public(int err);
 
 /* ---------------------------------------------------------- configuration */
 
@@ -129,6 +134,9 @@ struct sc_conf_values {
     int reconnect_backoff_ms;
     int reconnect_backoff_max_ms;
     char *debug;
+    bool socket_keepalive;     /* SO_KEEPALIVE on every broker socket */
+    int log_level;             /* syslog levels: lines above it are dropped */
+    int unsupported_rdkafka;   /* 0 error, 1 warn */
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -143,6 +151,8 @@ struct samsa_conf {
     void *error_opaque;
     samsa_rebalance_cb *rebalance_cb;
     void *rebalance_opaque;
+    samsa_log_cb *log_cb;
+    void *log_opaque;
 };
 
 /* Whether the user set `key` (by its name or an alias). */
@@ -414,6 +424,7 @@ struct sc_conn {
     int req_count;
     int produce_inflight;
     bool fetch_inflight;
+    uint32_t fetch_rotate;     /* where the next Fetch's partition list starts */
     bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];
@@ -458,6 +469,8 @@ struct sc_cpart {
     int64_t app_offset;/* offset after the last message handed out; -1: none */
     int64_t committed; /* last committed by us, -1 */
     int64_t retry_at;
+    bool missing_reported; /* its topic or partition not in the cluster: told
+                            * the error callback (again once it was seen) */
 };
 
 /* A consumed message as queued (the public struct first). */
@@ -516,6 +529,8 @@ struct sc_client {
     pthread_mutex_t lock;
     pthread_cond_t ev_cond;   /* events queued, ops done */
     bool terminate;
+    bool closing;             /* the handle's _close is waiting for the calls
+                               * of other threads to leave: waits give up */
 
     /* I/O state (lock held) */
     struct sc_conn *conns;
@@ -573,16 +588,57 @@ struct sc_client {
     bool polled_at_end;
 };
 
-/* The public handles: a client core each. */
+/*
+ * What a public handle's calls pass through, so that a call racing the
+ * handle's _close, or made after it, is refused (SAMSA_ERR_DESTROYED)
+ * instead of touching a freed client:
+ *   - every call but _close and _destroy enters (sc_gate_enter) before it
+ *     reads `c` and leaves (sc_gate_leave) when it no longer uses it;
+ *   - _close marks the gate closed (new calls are refused), sets
+ *     c->closing so that calls waiting inside give up, waits until none is
+ *     inside, then tears the client down. While it does, the closing
+ *     thread alone may call in (a callback run by _close may commit or read
+ *     the outq), then the gate shuts for every thread;
+ *   - the handle's memory stays until _destroy, the one call that must not
+ *     race any other.
+ * calls and closed are seq_cst atomics: a caller increments calls then
+ * reads closed, _close sets closed then reads calls, so one of the two
+ * sees the other.
+ */
+struct sc_gate {
+    _Atomic int calls;          /* calls inside the library now */
+    _Atomic bool closed;        /* _close began */
+    _Atomic bool closer_may_call; /* the closing thread's callbacks may call */
+    pthread_t closer;           /* written once, by the winner of `closed`,
+                                 * before closer_may_call is set */
+};
+
+/* The public handles: a client core each, behind its gate. */
 struct samsa_producer {
     struct sc_client *c;
+    struct sc_gate gate;
+    size_t undelivered; /* what _close counted (a second _close returns 0) */
 };
 struct samsa_consumer {
     struct sc_client *c;
+    struct sc_gate gate;
 };
 struct samsa_admin {
     struct sc_client *c;
+    struct sc_gate gate;
 };
+
+/* Whether a call may go on: false (and nothing to leave) once the handle
+ * is closing or closed, except on the closing thread inside _close. */
+SC_MUST_CHECK bool sc_gate_enter(struct sc_gate *g);
+void sc_gate_leave(struct sc_gate *g);
+/* Begins _close: true for the one call that closes (it then owns the
+ * teardown); false when the handle was closed already. On true, calls of
+ * other threads have left and new ones are refused; c's waits are woken
+ * for that, then c->closing is cleared again for the teardown. */
+SC_MUST_CHECK bool sc_gate_close(struct sc_gate *g, struct sc_client *c);
+/* Ends _close's teardown: from now on every call is refused. */
+void sc_gate_shut(struct sc_gate *g);
 
 /* Creates the client core (copies conf), starts the I/O thread. */
 SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out,

@@ -63,7 +63,13 @@ void sc_log(const struct sc_client *c, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
-    if (n >= 0) {
+    if (n < 0) {
+        return;
+    }
+    if (c->conf->log_cb != NULL) {
+        /* where the line is made (samsa.h: the log callback's thread) */
+        c->conf->log_cb(SAMSA_LOG_DEBUG, line, c->conf->log_opaque);
+    } else {
         fprintf(stderr, "samsa %" PRId64 " [%c] %s\n", sc_now_ms(), c->kind, line);
     }
 }
@@ -73,6 +79,59 @@ void sc_wake(struct sc_client *c)
     uint64_t one = 1;
     ssize_t n = write(c->wake_fd, &one, sizeof(one));
     (void)n; /* EAGAIN: the counter is already non-zero, the thread will wake */
+}
+
+/* ----------------------------------------------------------------- gate */
+
+bool sc_gate_enter(struct sc_gate *g)
+{
+    atomic_fetch_add(&g->calls, 1);
+    if (!atomic_load(&g->closed)) {
+        return true;
+    }
+    /* closer is read only once closer_may_call says it was written */
+    if (atomic_load(&g->closer_may_call) && pthread_equal(g->closer, pthread_self())) {
+        return true;
+    }
+    atomic_fetch_sub(&g->calls, 1);
+    return false;
+}
+
+void sc_gate_leave(struct sc_gate *g)
+{
+    atomic_fetch_sub(&g->calls, 1);
+}
+
+bool sc_gate_close(struct sc_gate *g, struct sc_client *c)
+{
+    bool open = false;
+    if (!atomic_compare_exchange_strong(&g->closed, &open, true)) {
+        return false;
+    }
+    g->closer = pthread_self();
+    /* A call already inside may be waiting (a poll, a flush, an op, a
+     * seek): c->closing makes each wait give up; the broadcast is repeated
+     * for a call that read c->closing just before it was set. */
+    pthread_mutex_lock(&c->lock);
+    c->closing = true;
+    pthread_mutex_unlock(&c->lock);
+    while (atomic_load(&g->calls) > 0) {
+        pthread_mutex_lock(&c->lock);
+        pthread_cond_broadcast(&c->ev_cond);
+        pthread_mutex_unlock(&c->lock);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    pthread_mutex_lock(&c->lock);
+    c->closing = false;
+    pthread_mutex_unlock(&c->lock);
+    atomic_store(&g->closer_may_call, true);
+    return true;
+}
+
+void sc_gate_shut(struct sc_gate *g)
+{
+    atomic_store(&g->closer_may_call, false);
 }
 
 /* --------------------------------------------------------------- errors */
@@ -92,7 +151,7 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     if (ev == NULL) {
         return;
     }
-    ev->err = err;
+    ev->err = sc_err_public(err);
     memcpy(ev->reason, reason, len + 1);
     if (c->errs_tail != NULL) {
         c->errs_tail->next = ev;
@@ -523,6 +582,9 @@ static void conn_start(struct sc_client *c, struct sc_conn *conn, int64_t now)
     }
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (c->v->socket_keepalive) {
+        (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    }
     int rc = connect(fd, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     if (rc != 0 && errno != EINPROGRESS) {

@@ -122,7 +122,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     int64_t now = sc_now_ms();
     op->deadline = timeout_ms < 0 ? INT64_MAX : now + timeout_ms;
     pthread_mutex_lock(&c->lock);
-    if (c->terminate) {
+    if (c->terminate || c->closing) {
         pthread_mutex_unlock(&c->lock);
         return SAMSA_ERR_DESTROYED;
     }
@@ -138,7 +138,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     /* The I/O thread finishes the op at its deadline; wait a little longer
      * so that it can. */
     int64_t give_up = op->deadline == INT64_MAX ? INT64_MAX : op->deadline + 1000;
-    while (!op->done) {
+    while (!op->done && !c->closing) {
         int64_t left = give_up == INT64_MAX ? 1000 : give_up - sc_now_ms();
         if (left <= 0) {
             break;
@@ -152,7 +152,7 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     }
     int err;
     if (op->done) {
-        err = op->err;
+        err = sc_err_public(op->err);
         if (err != SAMSA_OK) {
             sc_errf(errstr, errstr_size, "%s",
                     op->errstr[0] != '\0' ? op->errstr : samsa_err_str(err));
@@ -160,8 +160,12 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     } else {
         op->abandoned = true;
         *opp = NULL;
-        err = SAMSA_ERR_TIMED_OUT;
-        sc_errf(errstr, errstr_size, "timed out after %d ms", timeout_ms);
+        err = c->closing ? SAMSA_ERR_DESTROYED : SAMSA_ERR_TIMED_OUT;
+        if (c->closing) {
+            sc_errf(errstr, errstr_size, "the handle was closed while the call waited");
+        } else {
+            sc_errf(errstr, errstr_size, "timed out after %d ms", timeout_ms);
+        }
     }
     pthread_mutex_unlock(&c->lock);
     return err;
@@ -220,7 +224,7 @@ samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r)
             if (t[i].name == NULL) {
                 goto out_nomem;
             }
-            t[i].err = sc_err_from_wire(s->ErrorCode);
+            t[i].err = sc_err_public(sc_err_from_wire(s->ErrorCode));
             t[i].internal = s->IsInternal;
             if (s->Partitions.count <= 0) {
                 continue;
@@ -235,7 +239,7 @@ samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r)
                     &s->Partitions.items[j];
                 t[i].partition_count++;
                 p[j].id = sp->PartitionIndex;
-                p[j].err = sc_err_from_wire(sp->ErrorCode);
+                p[j].err = sc_err_public(sc_err_from_wire(sp->ErrorCode));
                 p[j].leader = sp->LeaderId;
                 if (sp->ReplicaNodes.count > 0) {
                     int32_t *rep = kp_calloc((size_t)sp->ReplicaNodes.count, sizeof(*rep));
@@ -582,9 +586,6 @@ static void on_lo_md(struct sc_client *c, struct sc_conn *conn, int err, void *b
                 res = SAMSA_OK;
             }
         }
-    }
-    if (res == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
-        res = SAMSA_ERR_UNKNOWN_TOPIC;
     }
     if (res != SAMSA_OK) {
         sc_op_finish(c, op, res);

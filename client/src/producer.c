@@ -72,7 +72,7 @@ static struct sc_ptopic *ptopic_find(struct sc_client *c, const char *name, bool
 /* The report of m is ready (lock held). */
 static void report(struct sc_client *c, struct sc_msg *m, int err, int64_t offset)
 {
-    m->err = err;
+    m->err = sc_err_public(err);
     m->offset = offset;
     m->run = 1;
     sc_msgq_push(&c->dr, m);
@@ -105,7 +105,7 @@ static void place(struct sc_client *c, struct sc_ptopic *t, struct sc_msg *m)
     sc_msgq_push(&t->parts[m->partition].queue, m);
 }
 
-int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
+static int gated_produce(samsa_producer *p, const struct samsa_record *rec)
 {
     if (p == NULL || rec == NULL || rec->topic == NULL || rec->topic[0] == '\0' ||
         (rec->key == NULL && rec->key_len > 0) || (rec->value == NULL && rec->value_len > 0) ||
@@ -218,6 +218,18 @@ out_unlock:
     return err;
 }
 
+int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_produce(p, rec);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
+}
+
 /* -------------------------------------------------------- delivery reports */
 
 static int serve_reports(struct sc_client *c)
@@ -289,7 +301,7 @@ static void wait_events(struct sc_client *c, int64_t deadline)
     pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
 }
 
-int samsa_producer_poll(samsa_producer *p, int timeout_ms)
+static int gated_producer_poll(samsa_producer *p, int timeout_ms)
 {
     if (p == NULL) {
         return 0;
@@ -298,7 +310,8 @@ int samsa_producer_poll(samsa_producer *p, int timeout_ms)
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
     pthread_mutex_lock(&c->lock);
     int ran = serve_reports(c);
-    while (ran == 0 && c->dr.head == NULL && c->errs == NULL && sc_now_ms() < deadline) {
+    while (ran == 0 && c->dr.head == NULL && c->errs == NULL && !c->closing &&
+           sc_now_ms() < deadline) {
         wait_events(c, deadline);
         ran += serve_reports(c);
     }
@@ -306,7 +319,19 @@ int samsa_producer_poll(samsa_producer *p, int timeout_ms)
     return ran;
 }
 
-int samsa_producer_flush(samsa_producer *p, int timeout_ms)
+int samsa_producer_poll(samsa_producer *p, int timeout_ms)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return 0; /* no callback ran */
+    }
+    int ret = gated_producer_poll(p, timeout_ms);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
+}
+
+static int gated_producer_flush(samsa_producer *p, int timeout_ms)
 {
     if (p == NULL) {
         return SAMSA_ERR_INVALID_ARG;
@@ -319,17 +344,29 @@ int samsa_producer_flush(samsa_producer *p, int timeout_ms)
     sc_wake(c);
     pthread_mutex_lock(&c->lock);
     (void)serve_reports(c);
-    while (c->outq_msgs > 0 && sc_now_ms() < deadline) {
+    while (c->outq_msgs > 0 && !c->closing && sc_now_ms() < deadline) {
         wait_events(c, deadline);
         (void)serve_reports(c);
     }
     c->flushing--;
-    int err = c->outq_msgs == 0 ? SAMSA_OK : SAMSA_ERR_TIMED_OUT;
+    int err = c->outq_msgs == 0 ? SAMSA_OK : c->closing ? SAMSA_ERR_DESTROYED : SAMSA_ERR_TIMED_OUT;
     pthread_mutex_unlock(&c->lock);
     return err;
 }
 
-size_t samsa_producer_outq_len(samsa_producer *p)
+int samsa_producer_flush(samsa_producer *p, int timeout_ms)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_producer_flush(p, timeout_ms);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
+}
+
+static size_t gated_producer_outq_len(samsa_producer *p)
 {
     if (p == NULL) {
         return 0;
@@ -338,6 +375,18 @@ size_t samsa_producer_outq_len(samsa_producer *p)
     size_t n = p->c->outq_msgs;
     pthread_mutex_unlock(&p->c->lock);
     return n;
+}
+
+size_t samsa_producer_outq_len(samsa_producer *p)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return 0;
+    }
+    size_t ret = gated_producer_outq_len(p);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
 }
 
 samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr, size_t errstr_size)
@@ -356,13 +405,13 @@ samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr, size_t 
 
 /* Everything still queued becomes a PURGED report (lock held, thread
  * stopped). */
-static void purge(struct sc_client *c)
+static void purge(struct sc_client *c, bool sent_too)
 {
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
         report_all(c, &t->unassigned, SAMSA_ERR_PURGED);
         for (int32_t i = 0; i < t->partition_count; i++) {
             struct sc_ppart *pp = &t->parts[i];
-            while (pp->retry != NULL) {
+            while (sent_too && pp->retry != NULL) {
                 struct sc_batch *b = pp->retry;
                 pp->retry = b->next;
                 report_all(c, &b->msgs, SAMSA_ERR_PURGED);
@@ -375,7 +424,7 @@ static void purge(struct sc_client *c)
 
 size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
 {
-    if (p == NULL) {
+    if (p == NULL || !sc_gate_close(&p->gate, p->c)) {
         return 0;
     }
     struct sc_client *c = p->c;
@@ -405,13 +454,49 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms)
             r = next;
         }
     }
-    purge(c);
+    purge(c, true);
     (void)serve_reports(c);
     size_t undelivered = (size_t)(c->dr_failed - failed_before);
     pthread_mutex_unlock(&c->lock);
+    sc_gate_shut(&p->gate);
     sc_client_destroy(c);
-    kp_free(p);
+    p->c = NULL;
     return undelivered;
+}
+
+/* Records never sent have no sequence number yet (batches are numbered
+ * when encoded), so dropping them leaves no hole for idempotence; batches
+ * waiting for a retry were sent and are left to run their course. */
+static int gated_producer_purge(samsa_producer *p)
+{
+    if (p == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct sc_client *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    purge(c, false);
+    pthread_mutex_unlock(&c->lock);
+    return SAMSA_OK;
+}
+
+int samsa_producer_purge(samsa_producer *p)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_producer_purge(p);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
+}
+
+void samsa_producer_destroy(samsa_producer *p)
+{
+    if (p != NULL) {
+        (void)samsa_producer_close(p, 0);
+        kp_free(p);
+    }
 }
 
 void sc_producer_free_state(struct sc_client *c)
@@ -494,11 +579,9 @@ void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse 
                 (err == KP_ERR_INVALID_TOPIC_EXCEPTION ||
                  err == KP_ERR_TOPIC_AUTHORIZATION_FAILED ||
                  now - t->md_time >= UNKNOWN_TOPIC_GRACE_MS)) {
-                sc_post_error(c, err == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ? SAMSA_ERR_UNKNOWN_TOPIC
-                                                                            : err,
-                              "topic %s: %s", t->name, samsa_err_str(err));
-                report_all(c, &t->unassigned,
-                           err == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ? SAMSA_ERR_UNKNOWN_TOPIC : err);
+                /* Kafka's 3 becomes SAMSA_ERR_UNKNOWN_TOPIC in both (sc_err_public) */
+                sc_post_error(c, err, "topic %s: %s", t->name, samsa_err_str(err));
+                report_all(c, &t->unassigned, err);
             }
             continue;
         }
@@ -582,7 +665,7 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
     struct sc_msg *first = b->msgs.head;
     if (first != NULL) {
         /* one run: the records themselves are next touched by the user's poll */
-        first->err = err;
+        first->err = sc_err_public(err);
         first->offset = err == SAMSA_OK && base_offset >= 0 ? base_offset : -1;
         first->run = b->msgs.count;
         sc_msgq_concat(&c->dr, &b->msgs);
@@ -833,7 +916,7 @@ static void expire(struct sc_client *c, int64_t now)
             }
         }
         if (expired.head != NULL) {
-            report_all(c, &expired, SAMSA_ERR_TIMED_OUT);
+            report_all(c, &expired, SAMSA_ERR_MSG_TIMED_OUT);
         }
     }
 }

@@ -1202,7 +1202,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     if (o->partitions > 0) {
         int e = samsa_admin_create_partitions(a, name, o->partitions, left_ms(o), err,
                                               sizeof(err));
-        if (e == 3) {
+        if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
             topic_failed("topic alter", name, e);
             return EXIT_FAIL;
         }
@@ -1236,7 +1236,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     }
     int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
-    if (e == 3) {
+    if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
         topic_failed("topic alter", name, e);
         return EXIT_FAIL;
     }
@@ -1317,7 +1317,7 @@ static int cmd_topic(int argc, char **argv)
         rc = topic_offsets(a, &o);
     } else if (del) {
         int e = samsa_admin_delete_topic(a, o.positional[0], left_ms(&o), err, sizeof(err));
-        if (e == 3) {
+        if (e == SAMSA_ERR_UNKNOWN_TOPIC) {
             topic_failed("topic delete", o.positional[0], e);
             rc = EXIT_FAIL;
         } else if (e != SAMSA_OK) {
@@ -1329,7 +1329,7 @@ static int cmd_topic(int argc, char **argv)
     } else {
         rc = topic_describe(a, &o, o.npos > 0 ? o.positional : NULL, (size_t)o.npos, list);
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return rc;
 }
 
@@ -1443,7 +1443,7 @@ static int cmd_cluster(int argc, char **argv)
     if (e != SAMSA_OK) {
         char why[128];
         fprintf(stderr, "samsa cluster %s: %s\n", argv[0], failure(&o, e, NULL, why, sizeof(why)));
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         return EXIT_FAIL;
     }
     if (metadata) {
@@ -1471,7 +1471,7 @@ static int cmd_cluster(int argc, char **argv)
         }
     }
     samsa_metadata_free(md);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return rc;
 }
 
@@ -1605,6 +1605,7 @@ static int cmd_produce(int argc, char **argv)
                 samsa_producer_outq_len(p), o.timeout_ms);
     }
     size_t lost = samsa_producer_close(p, 0);
+    samsa_producer_destroy(p);
     fprintf(stderr, "samsa produce: %lld delivered, %lld failed\n", st.delivered,
             st.failed);
     return st.failed > 0 || lost > 0 || fe != SAMSA_OK ? EXIT_FAIL : 0;
@@ -1810,7 +1811,7 @@ static int consume_loop(samsa_consumer *c, const struct opts *o, struct until *u
         }
     }
     fflush(stdout);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     return 0;
 }
 
@@ -1855,7 +1856,7 @@ static int consume_group(samsa_conf *conf, const struct opts *o, int64_t start)
     int e = n > 0 ? samsa_consumer_subscribe(c, topics, n) : SAMSA_ERR_INVALID_ARG;
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: subscribe: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     return consume_loop(c, o, NULL);
@@ -1922,7 +1923,7 @@ static int cmd_consume(int argc, char **argv)
     samsa_metadata *md = NULL;
     rc = one_topic(a, "consume", &o, o.topic, &md);
     if (rc != 0) {
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         samsa_conf_destroy(conf);
         return rc;
     }
@@ -1952,7 +1953,7 @@ static int cmd_consume(int argc, char **argv)
         }
         n++;
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     samsa_metadata_free(md);
     if (parts == NULL || n == 0 || rc != 0) {
         if (rc == 0) {
@@ -1988,7 +1989,7 @@ static int cmd_consume(int argc, char **argv)
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa consume: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         free(u.ids);
         free(u.done);
         return EXIT_FAIL;
@@ -2596,7 +2597,7 @@ static int cmd_group(int argc, char **argv)
             printf("Deleted consumer group %s.\n", o.positional[0]);
         }
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return rc;
 }
 
@@ -2681,14 +2682,14 @@ static int cmd_configs(int argc, char **argv)
     bool broker = o.broker_id != NULL;
     const char *name = broker ? o.broker_id : o.topic;
     if (broker && !broker_listed(a, &o, name)) {
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         return EXIT_FAIL;
     }
     samsa_configs *cf = NULL;
     int e = samsa_admin_describe_configs(a, broker ? SAMSA_RESOURCE_BROKER : SAMSA_RESOURCE_TOPIC,
                                          name, left_ms(&o), &cf, err, sizeof(err));
-    samsa_admin_close(a);
-    if (e == 3 && !broker) {
+    samsa_admin_destroy(a);
+    if (e == SAMSA_ERR_UNKNOWN_TOPIC && !broker) {
         topic_failed("configs describe", name, e);
         return EXIT_FAIL;
     }
@@ -2945,6 +2946,7 @@ static int perf_produce(const struct opts *o, samsa_conf *conf, long long count)
         progress(&st, o, "produced", sent);
     }
     size_t lost = samsa_producer_close(p, 0);
+    samsa_producer_destroy(p);
     report(&st, o, "produced", "delivery", 1000.0);
     if (st.failed > 0) {
         fprintf(stderr, "samsa perf produce: %zu records failed (first: %s)\n", st.failed,
@@ -2968,7 +2970,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
             fprintf(stderr, "samsa perf consume: %s\n", err);
         }
         int rc = a != NULL ? one_topic(a, "perf consume", o, o->topic, &md) : EXIT_FAIL;
-        samsa_admin_close(a);
+        samsa_admin_destroy(a);
         if (rc != 0) {
             samsa_conf_destroy(conf);
             return rc;
@@ -2999,14 +3001,14 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     free(parts);
     if (e != SAMSA_OK) {
         fprintf(stderr, "samsa perf consume: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     size_t cap = count > 0 ? (size_t)count : 1024;
     struct perf_state st = {0};
     st.lat = calloc(cap, sizeof(*st.lat));
     if (st.lat == NULL) {
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return EXIT_FAIL;
     }
     st.tty = isatty(2) != 0;
@@ -3051,7 +3053,7 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
     }
     report(&st, o, "consumed", "end-to-end", 1.0);
     free(st.lat);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     return rc;
 }
 

@@ -21,11 +21,31 @@
  *                     are where a consumer finds the values; a batch the
  *                     broker refuses reports each of its records failed
  *                     and samsa_producer_close counts them
+ *   close_during_produce  two threads produce and a third polls with no
+ *                     timeout while the producer is closed: each record
+ *                     accepted gets one report (delivered or PURGED), the
+ *                     threads get SAMSA_ERR_DESTROYED and stop, the poll
+ *                     returns; then every call on the closed producer is
+ *                     refused, as on a closed consumer and admin handle
+ *   close_timeout     a group member reads, prints "ready", waits for a line
+ *                     on stdin (the test kills the broker meanwhile), then
+ *                     samsa_consumer_close(c, 2000) must return
+ *                     SAMSA_ERR_TIMED_OUT within 2 s and a margin
+ *   all_brokers_down  a group member reads, prints "ready", waits for a line
+ *                     (the test kills the broker meanwhile), then polls: the
+ *                     error callback must hear ALL_BROKERS_DOWN once within
+ *                     12 s (the outage of issue 33)
+ *   fair_fetch        three partitions on one broker, 100 one-record batches
+ *                     each, read with fetch.max.bytes=1 (one batch per
+ *                     response): the first 60 records come from every
+ *                     partition, not all from the first
  *
  * Prints what it checks; exits 0 when every check held, 1 at the first that
  * did not (with the line), 2 on a usage error.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +131,7 @@ static void produce(const char *topic, int n, int32_t partitions)
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
     }
     CHECK(samsa_producer_close(p, 15000) == 0, "records not delivered");
+    samsa_producer_destroy(p);
 }
 
 static int32_t topic_partitions(samsa_admin *a, const char *topic)
@@ -131,7 +152,7 @@ static void pause_resume_lag(void)
 {
     samsa_admin *a = admin();
     create_topic(a, "pr", 2);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     produce("pr", 200, 2); /* 100 on each partition */
     samsa_conf *conf = conf_with("fetch.wait.max.ms", "50", "max.partition.fetch.bytes", "1024");
     char err[512];
@@ -207,7 +228,7 @@ static void pause_resume_lag(void)
     }
     CHECK(samsa_consumer_lag(c, "pr", 0, &lag) == SAMSA_OK && lag.lag == 0 && lag.position == 100,
           "p0 lag at the end %lld", (long long)lag.lag);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     printf("pause_resume_lag: ok (%d records before the pause)\n", got);
 }
 
@@ -268,7 +289,7 @@ static void admin_configs(void)
     CHECK(rc == 40 && strstr(err, "INVALID_CONFIG") != NULL, "a bad value: %d %s", rc, err);
     rc = samsa_admin_describe_configs(a, SAMSA_RESOURCE_TOPIC, "no-such-topic", 10000, &cf, err,
                                       sizeof(err));
-    CHECK(rc == 3 && cf == NULL, "unknown topic: %d %s", rc, err);
+    CHECK(rc == SAMSA_ERR_UNKNOWN_TOPIC && cf == NULL, "unknown topic: %d %s", rc, err);
     CHECK(samsa_admin_describe_configs(a, SAMSA_RESOURCE_BROKER, "0", 10000, &cf, err,
                                        sizeof(err)) == SAMSA_OK,
           "broker 0: %s", err);
@@ -278,7 +299,7 @@ static void admin_configs(void)
     CHECK(samsa_admin_describe_configs(a, 7, "x", 1000, &cf, err, sizeof(err)) ==
               SAMSA_ERR_INVALID_ARG,
           "a bad resource type");
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     printf("admin_configs: ok\n");
 }
 
@@ -298,7 +319,7 @@ static void admin_partitions(void)
     CHECK(samsa_admin_create_partitions(a, "grow", 0, 10000, err, sizeof(err)) ==
               SAMSA_ERR_INVALID_ARG,
           "zero partitions");
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     printf("admin_partitions: ok\n");
 }
 
@@ -338,7 +359,7 @@ static void admin_records(void)
     CHECK(samsa_admin_watermarks(a, "del", 1, &low, &high, 10000) == SAMSA_OK && low == 20 &&
               high == 20,
           "p1: %lld..%lld", (long long)low, (long long)high);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     printf("admin_records: ok\n");
 }
 
@@ -431,7 +452,7 @@ static void admin_groups(void)
     printf("alter offsets with a member: %s\n", err);
     rc = samsa_admin_delete_group(a, "adm-g", 10000, err, sizeof(err));
     CHECK(rc == 68, "delete with a member: %d %s", rc, err);
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     rc = samsa_admin_delete_group(a, "adm-g", 10000, err, sizeof(err));
     CHECK(rc == SAMSA_OK, "delete: %d %s", rc, err);
     CHECK(!listed(a, "adm-g"), "adm-g still listed");
@@ -442,7 +463,7 @@ static void admin_groups(void)
               n == 0,
           "offsets of a deleted group: %zu", n);
     samsa_partitions_free(offs, n);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     printf("admin_groups: ok\n");
 }
 
@@ -495,7 +516,7 @@ static void delivery_offsets(void)
     struct samsa_new_topic t = {"dr-small", 1, 1, small, 1};
     char err[512];
     CHECK(samsa_admin_create_topic(a, &t, 15000, err, sizeof(err)) == SAMSA_OK, "%s", err);
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
 
     /* batches of at most 50 records: whole queues and queues cut short */
     samsa_conf *conf = conf_with("linger.ms", "20", "batch.num.messages", "50");
@@ -514,6 +535,7 @@ static void delivery_offsets(void)
         }
     }
     CHECK(samsa_producer_close(p, 15000) == 0, "records not delivered");
+    samsa_producer_destroy(p);
     CHECK(seen.bad == 0 && seen.failed == 0, "%d bad reports, %d failed", seen.bad, seen.failed);
     int64_t next[DR_PARTS] = {0};
     for (int i = 0; i < DR_RECORDS; i++) {
@@ -553,7 +575,7 @@ static void delivery_offsets(void)
         samsa_message_free(m);
         got++;
     }
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
 
     /* one batch of 10 x 500 B, over the topic's max.message.bytes: refused whole */
     memset(&seen, 0, sizeof(seen));
@@ -571,6 +593,7 @@ static void delivery_offsets(void)
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce big %d", i);
     }
     size_t undelivered = samsa_producer_close(p, 15000);
+    samsa_producer_destroy(p);
     printf("refused batch: %zu undelivered, %d failed reports (error %d)\n", undelivered,
            seen.failed, seen.failed_err);
     CHECK(seen.bad == 0, "%d bad reports", seen.bad);
@@ -582,6 +605,291 @@ static void delivery_offsets(void)
     CHECK(seen.failed == 10 && seen.failed_err == 10 && undelivered == 10,
           "failed %d (error %d), undelivered %zu", seen.failed, seen.failed_err, undelivered);
     printf("delivery_offsets: ok\n");
+}
+
+/* ------------------------------------------------- close during produce */
+
+struct race {
+    samsa_producer *p;
+    atomic_long accepted;  /* samsa_produce said SAMSA_OK */
+    atomic_long reports;   /* delivery reports, any outcome */
+    atomic_long purged;
+    atomic_long refused;   /* producer threads that saw SAMSA_ERR_DESTROYED */
+    atomic_bool stop_polling;
+};
+
+static void on_race_dr(const struct samsa_delivery *d, void *opaque)
+{
+    struct race *r = opaque;
+    atomic_fetch_add(&r->reports, 1);
+    if (d->err == SAMSA_ERR_PURGED) {
+        atomic_fetch_add(&r->purged, 1);
+    }
+}
+
+static void *race_produce(void *arg)
+{
+    struct race *r = arg;
+    char v[100];
+    memset(v, 'x', sizeof(v));
+    for (long i = 0;; i++) {
+        struct samsa_record rec = {.topic = "race", .partition = SAMSA_PARTITION_ANY,
+                                   .key = &i, .key_len = sizeof(i), .value = v,
+                                   .value_len = sizeof(v)};
+        int e = samsa_produce(r->p, &rec);
+        if (e == SAMSA_OK) {
+            atomic_fetch_add(&r->accepted, 1);
+        } else if (e == SAMSA_ERR_QUEUE_FULL) {
+            (void)samsa_producer_poll(r->p, 10);
+        } else {
+            CHECK(e == SAMSA_ERR_DESTROYED, "produce racing close: %s", samsa_err_name(e));
+            atomic_fetch_add(&r->refused, 1);
+            return NULL;
+        }
+    }
+}
+
+static void *race_poll(void *arg)
+{
+    struct race *r = arg;
+    while (!atomic_load(&r->stop_polling)) {
+        (void)samsa_producer_poll(r->p, -1); /* returns once the producer closes */
+    }
+    return NULL;
+}
+
+static void closed_consumer_and_admin_refuse(void)
+{
+    char err[512];
+    samsa_conf *conf = conf_with("group.id", "closed", NULL, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition part = {"race", 0, SAMSA_OFFSET_BEGINNING};
+    CHECK(samsa_consumer_assign(c, &part, 1) == SAMSA_OK, "assign");
+    CHECK(samsa_consumer_close(c, 5000) == SAMSA_OK, "close");
+    const char *topics[1] = {"race"};
+    int64_t lo = 0, hi = 0;
+    struct samsa_partition *parts = NULL;
+    size_t count = 0;
+    struct samsa_lag lag;
+    CHECK(samsa_consumer_poll(c, 1000) == NULL, "poll on a closed consumer");
+    CHECK(samsa_consumer_assign(c, &part, 1) == SAMSA_ERR_DESTROYED, "assign");
+    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_ERR_DESTROYED, "subscribe");
+    CHECK(samsa_consumer_seek(c, "race", 0, 0, 1000) == SAMSA_ERR_DESTROYED, "seek");
+    CHECK(samsa_consumer_commit(c, NULL, 0, false, 1000) == SAMSA_ERR_DESTROYED, "commit");
+    CHECK(samsa_consumer_committed(c, &part, 1, 1000) == SAMSA_ERR_DESTROYED, "committed");
+    CHECK(samsa_consumer_watermarks(c, "race", 0, &lo, &hi, 1000) == SAMSA_ERR_DESTROYED, "wm");
+    CHECK(samsa_consumer_pause(c, &part, 1) == SAMSA_ERR_DESTROYED, "pause");
+    CHECK(samsa_consumer_assignment(c, &parts, &count) == SAMSA_ERR_DESTROYED, "assignment");
+    CHECK(samsa_consumer_lag(c, "race", 0, &lag) == SAMSA_ERR_DESTROYED, "lag");
+    CHECK(!samsa_consumer_at_end(c), "at_end");
+    CHECK(samsa_consumer_close(c, 1000) == SAMSA_ERR_DESTROYED, "second close");
+    samsa_consumer_destroy(c);
+
+    samsa_admin *a = admin();
+    samsa_admin_close(a);
+    samsa_metadata *md = NULL;
+    err[0] = '\0';
+    CHECK(samsa_admin_metadata(a, NULL, 0, 1000, &md) == SAMSA_ERR_DESTROYED, "metadata");
+    CHECK(samsa_admin_delete_topic(a, "race", 1000, err, sizeof(err)) == SAMSA_ERR_DESTROYED,
+          "delete_topic");
+    CHECK(strstr(err, "the handle is closed") != NULL, "errstr \"%s\"", err);
+    samsa_admin_close(a);
+    samsa_admin_destroy(a);
+}
+
+static void close_during_produce(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "race", 3);
+    samsa_admin_destroy(a);
+    static struct race r;
+    char err[512];
+    samsa_conf *conf = conf_with("linger.ms", "2", "queue.buffering.max.messages", "50000");
+    samsa_conf_set_delivery_cb(conf, on_race_dr, &r);
+    r.p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(r.p != NULL, "%s", err);
+    pthread_t producers[2], poller;
+    for (int i = 0; i < 2; i++) {
+        CHECK(pthread_create(&producers[i], NULL, race_produce, &r) == 0, "thread");
+    }
+    CHECK(pthread_create(&poller, NULL, race_poll, &r) == 0, "thread");
+    int64_t deadline = now_ms() + 20000;
+    while (atomic_load(&r.reports) < 60000) { /* well under way, reports flowing */
+        CHECK(now_ms() < deadline, "only %ld reports", atomic_load(&r.reports));
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    int64_t t0 = now_ms();
+    size_t undelivered = samsa_producer_close(r.p, 0); /* 0: what is queued is purged */
+    int64_t took = now_ms() - t0;
+    for (int i = 0; i < 2; i++) {
+        CHECK(pthread_join(producers[i], NULL) == 0, "join");
+    }
+    atomic_store(&r.stop_polling, true);
+    CHECK(pthread_join(poller, NULL) == 0, "join");
+    long accepted = atomic_load(&r.accepted), reports = atomic_load(&r.reports);
+    printf("close during produce: %ld accepted, %ld reports (%ld purged, close counted %zu), "
+           "close took %lld ms\n", accepted, reports, atomic_load(&r.purged), undelivered,
+           (long long)took);
+    CHECK(atomic_load(&r.refused) == 2, "%ld producer threads refused", atomic_load(&r.refused));
+    CHECK(reports == accepted, "%ld reports for %ld records accepted", reports, accepted);
+    CHECK(took < 10000, "close took %lld ms", (long long)took);
+
+    struct samsa_record rec = {.topic = "race", .partition = 0, .value = "v", .value_len = 1};
+    CHECK(samsa_produce(r.p, &rec) == SAMSA_ERR_DESTROYED, "produce after close");
+    CHECK(samsa_producer_flush(r.p, 1000) == SAMSA_ERR_DESTROYED, "flush after close");
+    CHECK(samsa_producer_poll(r.p, 1000) == 0, "poll after close");
+    CHECK(samsa_producer_outq_len(r.p) == 0, "outq_len after close");
+    CHECK(samsa_producer_purge(r.p) == SAMSA_ERR_DESTROYED, "purge after close");
+    CHECK(samsa_producer_close(r.p, 1000) == 0, "second close");
+    samsa_producer_destroy(r.p);
+    CHECK(atomic_load(&r.reports) == reports, "reports after close");
+    closed_consumer_and_admin_refuse();
+    printf("close_during_produce: ok\n");
+}
+
+/* ---------------------------------------------------------- close timeout */
+
+/* A group member of `topic` (2 partitions, 20 records, group.id the
+ * topic's name, from the earliest) made from conf (taken), which read all
+ * 20, printed "ready" and got the go-ahead on stdin (the test killed the
+ * broker meanwhile). */
+static samsa_consumer *member_read_then_wait(const char *topic, samsa_conf *conf)
+{
+    samsa_admin *a = admin();
+    create_topic(a, topic, 2);
+    samsa_admin_destroy(a);
+    produce(topic, 20, 2);
+    char err[512];
+    CHECK(samsa_conf_set(conf, "group.id", topic, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    CHECK(samsa_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    const char *topics[1] = {topic};
+    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
+    int got = 0;
+    int64_t deadline = now_ms() + 30000;
+    while (got < 20) {
+        CHECK(now_ms() < deadline, "read %d of 20", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m != NULL) {
+            got++;
+            samsa_message_free(m);
+        }
+    }
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    CHECK(fgets(line, sizeof(line), stdin) != NULL, "no go-ahead on stdin");
+    return c;
+}
+
+static void close_timeout(void)
+{
+    samsa_consumer *c = member_read_then_wait("ct", conf_with(NULL, NULL, NULL, NULL));
+    int64_t t0 = now_ms();
+    int e = samsa_consumer_close(c, 2000);
+    int64_t took = now_ms() - t0;
+    printf("close with the broker gone: %s after %lld ms\n", samsa_err_name(e), (long long)took);
+    CHECK(e == SAMSA_ERR_TIMED_OUT, "close returned %s", samsa_err_name(e));
+    CHECK(took <= 3500, "close took %lld ms for a 2000 ms timeout", (long long)took);
+    samsa_consumer_destroy(c);
+    printf("close_timeout: ok\n");
+}
+
+/* ------------------------------------------------------ all brokers down */
+
+static atomic_int all_down_seen;
+
+static void on_all_down(int err, const char *reason, void *opaque)
+{
+    (void)opaque;
+    printf("error callback: %s: %s\n", samsa_err_name(err), reason);
+    if (err == SAMSA_ERR_ALL_BROKERS_DOWN) {
+        atomic_fetch_add(&all_down_seen, 1);
+    }
+}
+
+static void all_brokers_down(void)
+{
+    /* The broker twice, as a cluster of several is listed: the second
+     * bootstrap address is never connected to while the first answers. */
+    char twice[600];
+    const char *port = strrchr(brokers, ':');
+    CHECK(port != NULL, "bootstrap %s", brokers);
+    snprintf(twice, sizeof(twice), "%s,localhost%s", brokers, port);
+    samsa_conf *conf = conf_with("bootstrap.servers", twice, NULL, NULL);
+    samsa_conf_set_error_cb(conf, on_all_down, NULL);
+    samsa_consumer *c = member_read_then_wait("down", conf);
+    CHECK(atomic_load(&all_down_seen) == 0, "all brokers down while one was up");
+    int64_t t0 = now_ms();
+    while (atomic_load(&all_down_seen) == 0 && now_ms() - t0 < 12000) {
+        samsa_message *m = samsa_consumer_poll(c, 100);
+        samsa_message_free(m);
+    }
+    int64_t took = now_ms() - t0;
+    printf("ALL_BROKERS_DOWN reported %lld ms after the broker was killed\n", (long long)took);
+    CHECK(atomic_load(&all_down_seen) == 1, "%d ALL_BROKERS_DOWN in 12 s",
+          atomic_load(&all_down_seen));
+    CHECK(samsa_consumer_close(c, 1000) == SAMSA_ERR_TIMED_OUT, "close");
+    samsa_consumer_destroy(c);
+    printf("all_brokers_down: ok\n");
+}
+
+/* ----------------------------------------------------------- fair fetch */
+
+static void fair_fetch(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "fair", 3);
+    samsa_admin_destroy(a);
+    /* one record per batch, 100 per partition */
+    char err[512];
+    samsa_conf *pconf = conf_with("linger.ms", "0", "batch.num.messages", "1");
+    samsa_producer *p = samsa_producer_new(pconf, err, sizeof(err));
+    samsa_conf_destroy(pconf);
+    CHECK(p != NULL, "%s", err);
+    for (int i = 0; i < 300; i++) {
+        struct samsa_record r = {.topic = "fair", .partition = i % 3, .value = "v",
+                                 .value_len = 1};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+        CHECK(samsa_producer_flush(p, 10000) == SAMSA_OK, "flush %d", i);
+    }
+    CHECK(samsa_producer_close(p, 10000) == 0, "records not delivered");
+    samsa_producer_destroy(p);
+    /* every partition on the one broker, responses of one batch each */
+    samsa_conf *conf = conf_with("fetch.max.bytes", "1", NULL, NULL);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition parts[3] = {{"fair", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"fair", 1, SAMSA_OFFSET_BEGINNING},
+                                       {"fair", 2, SAMSA_OFFSET_BEGINNING}};
+    CHECK(samsa_consumer_assign(c, parts, 3) == SAMSA_OK, "assign");
+    int per[3] = {0, 0, 0};
+    int64_t deadline = now_ms() + 20000;
+    for (int got = 0; got < 60;) {
+        CHECK(now_ms() < deadline, "read %d of 60", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m != NULL) {
+            per[m->partition]++;
+            got++;
+            samsa_message_free(m);
+        }
+    }
+    printf("the first 60 records: %d, %d and %d of partitions 0, 1 and 2\n", per[0], per[1],
+           per[2]);
+    for (int i = 0; i < 3; i++) {
+        CHECK(per[i] >= 10, "partition %d: %d of the first 60 records", i, per[i]);
+    }
+    CHECK(samsa_consumer_close(c, 5000) == SAMSA_OK, "close");
+    samsa_consumer_destroy(c);
+    printf("fair_fetch: ok\n");
 }
 
 int main(int argc, char **argv)
@@ -598,6 +906,8 @@ int main(int argc, char **argv)
         {"pause_resume_lag", pause_resume_lag}, {"admin_configs", admin_configs},
         {"admin_partitions", admin_partitions}, {"admin_records", admin_records},
         {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
+        {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
+        {"all_brokers_down", all_brokers_down}, {"fair_fetch", fair_fetch},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     }
     long long *seq = calloc((size_t)keys, sizeof(*seq));
     if (seq == NULL) {
-        samsa_producer_close(p, 0);
+        samsa_producer_destroy(p);
         return 2;
     }
     long long offered = 0;
@@ -168,6 +168,7 @@ int main(int argc, char **argv)
         samsa_producer_poll(p, 2);
     }
     size_t undelivered = samsa_producer_close(p, (int)close_ms);
+    samsa_producer_destroy(p);
     free(seq);
     printf("closed %lld %zu\n", offered, undelivered);
     fflush(stdout);

@@ -143,7 +143,7 @@ int main(int argc, char **argv)
     int e = samsa_consumer_subscribe(c, topics, nt);
     if (e != SAMSA_OK) {
         fprintf(stderr, "subscribe: %s\n", samsa_err_str(e));
-        samsa_consumer_close(c);
+        samsa_consumer_destroy(c);
         return 2;
     }
     long long got = 0;
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         }
         samsa_message_free(m);
     }
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     printf("closed\n");
     fflush(stdout);
     return 0;

@@ -198,6 +198,122 @@ static void test_conf_accepts_aliases_and_reports_bad_values(void)
     samsa_conf_destroy(d);
 }
 
+/* Every string-settable property of librdkafka 2.x (its
+ * rd_kafka_conf_properties_show: global and topic, callbacks and pointers
+ * left out), as a librdkafka configuration file lists them. */
+static const char *const rdkafka_properties[] = {
+    "builtin.features", "client.id", "metadata.broker.list", "bootstrap.servers",
+    "message.max.bytes", "message.copy.max.bytes", "receive.message.max.bytes",
+    "max.in.flight.requests.per.connection", "max.in.flight", "topic.metadata.refresh.interval.ms",
+    "metadata.max.age.ms", "topic.metadata.refresh.fast.interval.ms",
+    "topic.metadata.refresh.fast.cnt", "topic.metadata.refresh.sparse",
+    "topic.metadata.propagation.max.ms", "topic.blacklist", "debug", "socket.timeout.ms",
+    "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
+    "socket.keepalive.enable", "socket.nagle.disable", "socket.max.fails", "broker.address.ttl",
+    "broker.address.family", "socket.connection.setup.timeout.ms", "connections.max.idle.ms",
+    "reconnect.backoff.jitter.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
+    "statistics.interval.ms", "enabled_events", "log_level", "log.queue", "log.thread.name",
+    "enable.random.seed", "log.connection.close", "internal.termination.signal",
+    "api.version.request", "api.version.request.timeout.ms", "api.version.fallback.ms",
+    "broker.version.fallback", "allow.auto.create.topics", "security.protocol",
+    "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
+    "ssl.key.password", "ssl.key.pem", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
+    "ssl.keystore.location", "ssl.keystore.password", "ssl.providers", "ssl.engine.location",
+    "ssl.engine.id", "enable.ssl.certificate.verification",
+    "ssl.endpoint.identification.algorithm", "sasl.mechanisms", "sasl.mechanism",
+    "sasl.kerberos.service.name", "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd",
+    "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin", "sasl.username",
+    "sasl.password", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
+    "plugin.library.paths", "group.id", "group.instance.id", "partition.assignment.strategy",
+    "session.timeout.ms", "heartbeat.interval.ms", "group.protocol.type",
+    "coordinator.query.interval.ms", "max.poll.interval.ms", "enable.auto.commit",
+    "auto.commit.interval.ms", "enable.auto.offset.store", "queued.min.messages",
+    "queued.max.messages.kbytes", "fetch.wait.max.ms", "fetch.message.max.bytes",
+    "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.min.bytes", "fetch.error.backoff.ms",
+    "offset.store.method", "isolation.level", "enable.partition.eof", "check.crcs", "client.rack",
+    "transactional.id", "transaction.timeout.ms", "enable.idempotence", "enable.gapless.guarantee",
+    "queue.buffering.max.messages", "queue.buffering.max.kbytes", "queue.buffering.max.ms",
+    "linger.ms", "message.send.max.retries", "retries", "retry.backoff.ms",
+    "queue.buffering.backpressure.threshold", "compression.codec", "compression.type",
+    "batch.num.messages", "batch.size", "delivery.report.only.error",
+    "sticky.partitioning.linger.ms", "request.required.acks", "acks", "request.timeout.ms",
+    "message.timeout.ms", "delivery.timeout.ms", "queuing.strategy", "produce.offset.report",
+    "partitioner", "compression.level", "auto.commit.enable", "auto.offset.reset",
+    "offset.store.path", "offset.store.sync.interval.ms", "consume.callback.max.messages",
+};
+
+/* A librdkafka configuration ports: each of librdkafka's property names is
+ * either accepted (libsamsa's key or alias, or the one value libsamsa
+ * always runs with) or refused with exactly "known librdkafka property,
+ * not supported by libsamsa"; never "unknown". With
+ * unsupported.librdkafka.properties=warn they are accepted with the
+ * sentence in errstr. */
+static void test_conf_knows_every_librdkafka_property(void)
+{
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char err[512];
+    char buf[64];
+    size_t size = sizeof(buf);
+    int accepted = 0, refused = 0;
+    for (size_t i = 0; i < sizeof(rdkafka_properties) / sizeof(rdkafka_properties[0]); i++) {
+        const char *name = rdkafka_properties[i];
+        size = sizeof(buf);
+        /* its current value (libsamsa's, or the one it always runs with) */
+        if (samsa_conf_get(c, name, buf, &size) == SAMSA_OK) {
+            CU_ASSERT_EQUAL(samsa_conf_set(c, name, buf, err, sizeof(err)), SAMSA_OK);
+            accepted++;
+            continue;
+        }
+        int e = samsa_conf_set(c, name, "1", err, sizeof(err));
+        CU_ASSERT_EQUAL(e, SAMSA_ERR_NOT_IMPLEMENTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, ": known librdkafka property, not supported by libsamsa"));
+        CU_ASSERT_EQUAL(strncmp(err, name, strlen(name)), 0);
+        refused++;
+    }
+    printf("(%d of librdkafka's %d properties accepted, %d refused) ", accepted,
+           accepted + refused, refused);
+    CU_ASSERT(accepted >= 60);
+
+    /* aliases that are librdkafka's names for libsamsa's keys */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "topic.metadata.refresh.interval.ms", "1000", err, sizeof(err)),
+                    SAMSA_OK);
+    size = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "metadata.max.age.ms", buf, &size), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "1000");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "auto.commit.enable", "false", err, sizeof(err)), SAMSA_OK);
+    size = sizeof(buf);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "enable.auto.commit", buf, &size), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "false");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "socket.keepalive.enable", "true", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_TRUE(c->v.socket_keepalive);
+    /* a value other than the one libsamsa runs with */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "api.version.request", "false", err, sizeof(err)),
+                    SAMSA_ERR_NOT_IMPLEMENTED);
+    CU_ASSERT_STRING_EQUAL(err, "api.version.request=false: known librdkafka property, not "
+                                "supported by libsamsa (it always runs as api.version.request=true)");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)),
+                    SAMSA_ERR_NOT_IMPLEMENTED);
+    CU_ASSERT_STRING_EQUAL(err, "client.rack: known librdkafka property, not supported by libsamsa");
+    /* not librdkafka's either */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "no.such.key", "1", err, sizeof(err)),
+                    SAMSA_ERR_UNKNOWN_CONFIG);
+    /* the switch: a warning, and the configuration goes on */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "unsupported.librdkafka.properties", "warn", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(err, "client.rack: known librdkafka property, not supported by "
+                                "libsamsa; ignored");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "no.such.key", "1", err, sizeof(err)),
+                    SAMSA_ERR_UNKNOWN_CONFIG);
+    samsa_conf_destroy(c);
+}
+
 static void test_conf_idempotence_conflicts(void)
 {
     samsa_conf *c = samsa_conf_new();
@@ -959,6 +1075,11 @@ static void test_error_names_and_sentences(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(samsa_err_str(SAMSA_ERR_QUEUE_FULL), "samsa_producer_poll"));
     CU_ASSERT_STRING_EQUAL(samsa_err_name(3), "UNKNOWN_TOPIC_OR_PARTITION");
     CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_OK), "NO_ERROR");
+    /* samsa.h's rule: Kafka's 3 is never handed out, the library's code is */
+    CU_ASSERT_EQUAL(sc_err_public(3), SAMSA_ERR_UNKNOWN_TOPIC);
+    CU_ASSERT_EQUAL(sc_err_public(6), 6);
+    CU_ASSERT_EQUAL(sc_err_public(SAMSA_ERR_TIMED_OUT), SAMSA_ERR_TIMED_OUT);
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_ERR_MSG_TIMED_OUT), "MSG_TIMED_OUT");
     CU_ASSERT_STRING_EQUAL(samsa_version(), SAMSA_VERSION_STR);
 }
 
@@ -985,13 +1106,36 @@ struct drv {
     int messages;                            /* consumed */
     int assigned;                            /* partitions the rebalance callback gave */
     int revoked;                             /* partitions it took, over all its calls */
+    int64_t revoked_at[16];                  /* the offsets of the last "revoked" event */
+    int revoked_n;
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
+    int last_err;                            /* producer: the last report's error */
+    int all_down;                            /* SAMSA_ERR_ALL_BROKERS_DOWN errors */
+    int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
+    int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
+    int logged;                              /* log lines at SAMSA_LOG_DEBUG */
 };
+
+static void drv_log(int level, const char *line, void *opaque)
+{
+    struct drv *d = opaque;
+    d->logged += level == SAMSA_LOG_DEBUG && line[0] != '\0';
+}
+
+static void drv_error(int err, const char *reason, void *opaque)
+{
+    struct drv *d = opaque;
+    d->all_down += err == SAMSA_ERR_ALL_BROKERS_DOWN;
+    d->unknown_topic += err == SAMSA_ERR_UNKNOWN_TOPIC;
+    d->unknown_partition += err == SAMSA_ERR_UNKNOWN_PARTITION;
+    (void)reason;
+}
 
 static void drv_delivered(const struct samsa_delivery *r, void *opaque)
 {
     struct drv *d = opaque;
+    d->last_err = r->err;
     if (r->err == SAMSA_OK && r->offset >= 0) {
         d->delivered++;
     } else {
@@ -1005,7 +1149,12 @@ static void drv_rebalance(bool assigned, const struct samsa_partition *parts, si
     struct drv *d = opaque;
     d->assigned = assigned ? (int)count : 0;
     d->revoked += assigned ? 0 : (int)count;
-    (void)parts;
+    if (!assigned) {
+        d->revoked_n = 0;
+        for (size_t i = 0; i < count && i < 16; i++) {
+            d->revoked_at[d->revoked_n++] = parts[i].offset;
+        }
+    }
 }
 
 static bool group_api(int16_t api)
@@ -1051,6 +1200,8 @@ static void drv_start_with(struct drv *d, char kind, const char *key, const char
     if (key != NULL) {
         CU_ASSERT_EQUAL_FATAL(samsa_conf_set(conf, key, value, err, sizeof(err)), SAMSA_OK);
     }
+    samsa_conf_set_error_cb(conf, drv_error, d);
+    samsa_conf_set_log_cb(conf, drv_log, d);
     if (kind == 'p') {
         samsa_conf_set_delivery_cb(conf, drv_delivered, d);
     }
@@ -1129,11 +1280,11 @@ static void drv_turn(struct drv *d)
 /* Turns every 10 ms of fake time for ms; a consumer polls in each. */
 static void drv_run(struct drv *d, int64_t ms)
 {
-    struct samsa_consumer cons = {d->c};
+    struct samsa_consumer cons = {.c = d->c};
     for (int64_t end = fake_now + ms; fake_now < end; fake_now += 10) {
         drv_turn(d);
         if (d->c->kind == 'p') {
-            struct samsa_producer prod = {d->c};
+            struct samsa_producer prod = {.c = d->c};
             (void)samsa_producer_poll(&prod, 0);
         }
         if (d->c->kind != 'c') {
@@ -1303,7 +1454,7 @@ static void drv_member(struct drv *d, struct samsa_consumer *cons)
 static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_member(&d, &cons);
     int find = total(&d, KP_API_FIND_COORDINATOR);
     int joins = total(&d, KP_API_JOIN_GROUP);
@@ -1321,7 +1472,7 @@ static void test_member_finds_a_new_coordinator_when_its_coordinator_dies(void)
 static void test_cooperative_member_keeps_its_partitions_through_a_rejoin(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_start_with(&d, 'c', "partition.assignment.strategy", "cooperative-sticky");
     cons.c = d.c;
     const char *topics[2] = {"t0", "t1"};
@@ -1373,7 +1524,7 @@ static void test_cooperative_member_keeps_its_partitions_through_a_rejoin(void)
 static void test_member_moves_on_not_coordinator_and_keeps_its_commits(void)
 {
     struct drv d;
-    struct samsa_consumer cons;
+    struct samsa_consumer cons = {0};
     drv_member(&d, &cons);
     int joins = total(&d, KP_API_JOIN_GROUP);
     CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
@@ -1425,7 +1576,7 @@ static int64_t logged(const struct drv *d, int64_t start[MB_NT][MB_MAXP])
 
 static void produce_n(struct drv *d, int n, size_t value_len)
 {
-    struct samsa_producer prod = {d->c};
+    struct samsa_producer prod = {.c = d->c};
     char *value = calloc(1, value_len + 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(value);
     if (value == NULL) {
@@ -1501,16 +1652,23 @@ static int leader_dies_unnoticed_for(struct drv *d, int64_t ms)
     return total(d, KP_API_METADATA) - md;
 }
 
-static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
+/* A consumer assigned t0-0 and t0-1 from the beginning, which read the
+ * model's 4 + 5 records. */
+static void drv_reading_t0(struct drv *d)
 {
-    struct drv d;
-    drv_start(&d, 'c');
-    struct samsa_consumer cons = {d.c};
+    drv_start(d, 'c');
+    struct samsa_consumer cons = {.c = d->c};
     struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
                                        {"t0", 1, SAMSA_OFFSET_BEGINNING}};
     CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
-    drv_run(&d, 1000);
-    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5); /* the model's t0-0 and t0-1 */
+    drv_run(d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d->messages, 4 + 5);
+}
+
+static void test_consumer_asks_metadata_until_its_dead_leader_is_replaced(void)
+{
+    struct drv d;
+    drv_reading_t0(&d);
     int asked = leader_dies_unnoticed_for(&d, 3000);
     /* 100, 200, 400, then 500 ms apart: about 8 in 3 s, not 30 */
     CU_ASSERT(asked >= 5);
@@ -1546,6 +1704,210 @@ static void test_producer_asks_metadata_until_its_dead_leader_is_replaced(void)
     CU_ASSERT_EQUAL(d.delivered, 30);
     CU_ASSERT_EQUAL(d.failed, 0);
     CU_ASSERT(fake_now - elected <= 1000);
+    drv_stop(&d);
+}
+
+/* Every broker down: the error callback hears ALL_BROKERS_DOWN once per
+ * outage (as librdkafka's error event), within a few reconnect backoffs,
+ * and again in the next outage after the brokers came back. */
+static void test_consumer_reports_every_broker_down(void)
+{
+    struct drv d;
+    drv_reading_t0(&d);
+    CU_ASSERT_EQUAL(d.all_down, 0);
+    for (int outage = 1; outage <= 2; outage++) {
+        drv_kill(&d, 0);
+        drv_kill(&d, 1);
+        int64_t down = fake_now;
+        while (fake_now - down < 12000 && d.all_down < outage) {
+            drv_run(&d, 10);
+        }
+        CU_ASSERT_EQUAL(d.all_down, outage);
+        CU_ASSERT(fake_now - down <= 3000);
+        drv_run(&d, 5000); /* once per outage */
+        CU_ASSERT_EQUAL(d.all_down, outage);
+        d.m.dead = 0;
+        d.m.end[0][0] += 1;
+        int before = d.messages;
+        int64_t back = fake_now;
+        while (fake_now - back < 5000 && d.messages == before) {
+            drv_run(&d, 10);
+        }
+        CU_ASSERT_EQUAL(d.messages, before + 1); /* connected again */
+    }
+    drv_stop(&d);
+}
+
+/* A subscription or an assignment the cluster lacks reaches the error
+ * callback once (librdkafka's "Subscribed topic not available" and its
+ * consumer error for an assigned partition), instead of matching nothing
+ * in silence; a regular expression (librdkafka's ^ convention) is refused
+ * at the call. */
+static void test_consumer_reports_what_the_cluster_lacks(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    const char *regex[1] = {"^t.*"};
+    CU_ASSERT_EQUAL(samsa_consumer_subscribe(&cons, regex, 1), SAMSA_ERR_NOT_IMPLEMENTED);
+    const char *topics[2] = {"t0", "nosuch"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.unknown_topic, 1); /* once, though Metadata said it again */
+    CU_ASSERT(d.assigned > 0);           /* t0 is read all the same */
+    CU_ASSERT(d.messages > 0);
+    drv_stop(&d);
+
+    drv_start(&d, 'c');
+    cons.c = d.c;
+    struct samsa_partition parts[3] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 99, SAMSA_OFFSET_BEGINNING},
+                                       {"nosuch", 0, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 3), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.unknown_partition, 1);
+    CU_ASSERT_EQUAL(d.unknown_topic, 1);
+    CU_ASSERT_EQUAL(d.messages, 4); /* the model's t0-0 */
+    drv_stop(&d);
+}
+
+/* A record that waited message.timeout.ms is reported MSG_TIMED_OUT, not
+ * the TIMED_OUT of a call's own deadline (samsa.h's rule for errors). */
+static void test_producer_reports_expiry_as_msg_timed_out(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'p', "message.timeout.ms", "1000");
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10);
+    drv_run(&d, 3000);
+    CU_ASSERT_EQUAL(d.failed, 5);
+    CU_ASSERT_EQUAL(d.delivered, 0);
+    CU_ASSERT_EQUAL(d.last_err, SAMSA_ERR_MSG_TIMED_OUT);
+    drv_stop(&d);
+}
+
+/* The offsets of a "revoked" event are what samsa.h says: the next offset
+ * the application would have got, not how far fetching went. Records
+ * fetched and never handed out are reported from their first (before: a
+ * partition the application never read was revoked at its fetch position,
+ * and an application storing that offset would skip what was fetched). */
+static void test_revoked_offsets_are_what_the_application_gets_next(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    samsa_message *first = NULL;
+    for (int i = 0; i < 500 && first == NULL; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        first = samsa_consumer_poll(&cons, 0); /* serves "assigned", then one record */
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    if (first == NULL) {
+        abort(); /* for the analysers */
+    }
+    int64_t read_next = first->offset + 1;
+    samsa_message_free(first);
+    for (int i = 0; i < 100; i++) { /* fetched and queued, not read */
+        drv_turn(&d);
+        fake_now += 10;
+    }
+    pthread_mutex_lock(&d.c->lock);
+    int n = d.c->cpart_count;
+    bool queued = d.c->cq != NULL;
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_FATAL(n > 1);
+    CU_ASSERT_TRUE(queued);
+    d.m.parts[0] = 3; /* t0 grows a partition: the member rejoins, revoking all */
+    pthread_mutex_lock(&d.c->lock);
+    d.c->md_wanted = true;
+    pthread_mutex_unlock(&d.c->lock);
+    for (int i = 0; i < 100 && d.revoked == 0; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        samsa_message *m = samsa_consumer_poll(&cons, 0);
+        CU_ASSERT_PTR_NULL(m); /* fetching stopped before the event */
+        samsa_message_free(m);
+    }
+    CU_ASSERT_EQUAL_FATAL(d.revoked_n, n);
+    for (int i = 0; i < d.revoked_n; i++) {
+        /* the partition read once: after that record; the others: from
+         * their first record (the model's logs start at 0) */
+        CU_ASSERT(d.revoked_at[i] == 0 || d.revoked_at[i] == read_next);
+    }
+    int at_next = 0;
+    for (int i = 0; i < d.revoked_n; i++) {
+        at_next += d.revoked_at[i] == read_next;
+    }
+    CU_ASSERT(at_next >= 1);
+    drv_stop(&d);
+}
+
+/* The log callback gets the client's debug lines (only with `debug` set),
+ * and a librdkafka property ignored under the warn switch as a warning
+ * that log_level can drop. */
+static void warned(int level, const char *line, void *opaque)
+{
+    int *w = opaque;
+    *w += level == SAMSA_LOG_WARNING && strstr(line, "client.rack") != NULL;
+}
+
+static void test_log_callback_gets_debug_lines_and_warnings(void)
+{
+    struct drv d;
+    drv_reading_t0(&d);
+    CU_ASSERT_EQUAL(d.logged, 0); /* debug not set */
+    drv_stop(&d);
+    drv_start_with(&d, 'c', "debug", "all");
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition part = {"t0", 0, SAMSA_OFFSET_BEGINNING};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, &part, 1), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT(d.logged > 0); /* connections, metadata, leaders */
+    drv_stop(&d);
+
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    int w = 0;
+    char err[256];
+    samsa_conf_set_log_cb(c, warned, &w);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "unsupported.librdkafka.properties", "warn", err,
+                                   sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(w, 1);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "log_level", "3", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "client.rack", "r1", err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_EQUAL(w, 1); /* below log_level 4: dropped */
+    samsa_conf_destroy(c);
+}
+
+/* samsa_producer_purge: the records queued and never sent are reported
+ * PURGED at the next poll and leave the queue; the producer goes on. */
+static void test_producer_purge_reports_what_was_never_sent(void)
+{
+    struct drv d;
+    drv_start(&d, 'p');
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10);
+    drv_run(&d, 500); /* no broker: nothing sent */
+    struct samsa_producer prod = {.c = d.c};
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 5);
+    CU_ASSERT_EQUAL(samsa_producer_purge(&prod), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_producer_poll(&prod, 0), 5);
+    CU_ASSERT_EQUAL(d.failed, 5);
+    CU_ASSERT_EQUAL(d.last_err, SAMSA_ERR_PURGED);
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 0);
+    d.m.dead = 0; /* and it produces on */
+    produce_n(&d, 3, 10);
+    for (int i = 0; i < 500 && d.delivered < 3; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 3);
     drv_stop(&d);
 }
 
@@ -1595,6 +1957,7 @@ int main(void)
          test_conf_defaults_are_librdkafka_and_java_names},
         {"conf_accepts_aliases_and_reports_bad_values",
          test_conf_accepts_aliases_and_reports_bad_values},
+        {"conf_knows_every_librdkafka_property", test_conf_knows_every_librdkafka_property},
         {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
         {"broker_list_parsing", test_broker_list_parsing},
         {"linger_holds_records_until_due", test_linger_holds_records_until_due},
@@ -1645,6 +2008,15 @@ int main(void)
          test_consumer_asks_metadata_until_its_dead_leader_is_replaced},
         {"producer_asks_metadata_until_its_dead_leader_is_replaced",
          test_producer_asks_metadata_until_its_dead_leader_is_replaced},
+        {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
+        {"producer_purge_reports_what_was_never_sent",
+         test_producer_purge_reports_what_was_never_sent},
+        {"log_callback_gets_debug_lines_and_warnings",
+         test_log_callback_gets_debug_lines_and_warnings},
+        {"revoked_offsets_are_what_the_application_gets_next",
+         test_revoked_offsets_are_what_the_application_gets_next},
+        {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
+        {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

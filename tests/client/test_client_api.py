@@ -1,5 +1,7 @@
 """libsamsa's consumer flow control (pause, resume, lag) and admin calls
-(configs, partitions, records, groups) and its delivery reports against the real samsa-broker: each
+(configs, partitions, records, groups), its delivery reports, and its handles' lifetimes
+(a producer closed while threads produce, calls on closed handles, a consumer's close
+timeout with the broker gone) against the real samsa-broker: each
 case runs one scenario of tests/client/api_scenarios.c, which checks what the
 library returns and exits non-zero at the first surprise.
 
@@ -53,6 +55,43 @@ def case_delivery_reports_carry_each_records_offset(t):
     run(t, "delivery_offsets")
 
 
+def case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles(t):
+    run(t, "close_during_produce")
+
+
+def run_killing_the_broker(t, name):
+    """Runs scenario `name`, kills the broker when it prints "ready", then
+    lets it go on (a line on its stdin)."""
+    b = t.broker(config=CONFIG)
+    p = subprocess.Popen([SCENARIOS, b.bootstrap, name], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        if line.strip() != "ready":
+            p.kill()
+            raise AssertionError("%s: %r\n%s" % (name, line, p.stderr.read()[-3000:]))
+        b.kill()  # the coordinator (the only broker) is gone
+        out, err = p.communicate("go\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    print(out, end="")
+    if p.returncode != 0:
+        raise AssertionError("%s: exit %d\n%s" % (name, p.returncode, err[-3000:]))
+
+
+def case_consumer_close_keeps_its_timeout_with_the_broker_gone(t):
+    run_killing_the_broker(t, "close_timeout")
+
+
+def case_every_broker_down_reaches_the_error_callback(t):
+    run_killing_the_broker(t, "all_brokers_down")
+
+
+def case_partitions_of_one_leader_are_read_in_turn(t):
+    run(t, "fair_fetch")
+
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
@@ -60,4 +99,8 @@ if __name__ == "__main__":
                    case_create_partitions_more_then_fewer_refused,
                    case_delete_records_and_list_offsets,
                    case_list_describe_offsets_and_delete_groups,
-                   case_delivery_reports_carry_each_records_offset]))
+                   case_delivery_reports_carry_each_records_offset,
+                   case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles,
+                   case_consumer_close_keeps_its_timeout_with_the_broker_gone,
+                   case_every_broker_down_reaches_the_error_callback,
+                   case_partitions_of_one_leader_are_read_in_turn]))

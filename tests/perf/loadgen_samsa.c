@@ -212,7 +212,7 @@ static int32_t wait_for_topic(const struct opts *o, int64_t deadline_ns)
     if (found < 0) {
         fprintf(stderr, "samsa-loadgen-libsamsa: topic %s not usable\n", o->topic);
     }
-    samsa_admin_close(a);
+    samsa_admin_destroy(a);
     return found;
 }
 
@@ -346,6 +346,7 @@ static int run_produce(const struct opts *o, struct result *r)
 out:
     if (p != NULL) {
         (void)samsa_producer_close(p, 5000);
+        samsa_producer_destroy(p);
     }
     free(pool);
     return rc;
@@ -411,7 +412,7 @@ static int run_consume(const struct opts *o, struct result *r)
     rc = r->complete ? 0 : -1;
 
 out:
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c);
     samsa_conf_destroy(conf);
     free(parts);
     return rc;

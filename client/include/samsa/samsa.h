@@ -15,14 +15,50 @@
  * Threads. Every call on one handle may be made from any thread, but the
  * poll-like calls (samsa_producer_poll, _flush, _close, samsa_consumer_poll,
  * _close) are where callbacks run: callbacks never run on a library thread,
- * only inside those calls, on the caller's thread.
+ * only inside those calls, on the caller's thread (the log callback alone
+ * excepted: see samsa_conf_set_log_cb). Every callback gets the
+ * cb_opaque set with it (an application that wants its handle there points
+ * cb_opaque at a struct and stores the handle in it after _new).
  *
- * Errors. Functions that can fail return an int: SAMSA_OK (0), a negative
- * SAMSA_ERR_* of the library, or a positive Kafka error code exactly as
- * Kafka numbers it (3 = UNKNOWN_TOPIC_OR_PARTITION, ...). samsa_err_str()
- * and samsa_err_name() describe any of them. Functions that take
- * `char *errstr, size_t errstr_size` also write a sentence saying what went
- * wrong (always NUL-terminated when errstr_size > 0; errstr may be NULL).
+ * Lifetimes, as librdkafka's rd_kafka_consumer_close + rd_kafka_destroy.
+ * samsa_X_close(h) stops handle h (flushes or leaves the group as said
+ * there, stops its I/O thread, frees what it held) but not h itself:
+ *   - close may be called while other threads are inside calls on h: a
+ *     samsa_produce racing close either queued its record before close
+ *     began (the record is flushed or reported PURGED) or returns
+ *     SAMSA_ERR_DESTROYED; a call waiting inside (a poll, a flush, an admin
+ *     call, a seek) returns at once, with nothing or SAMSA_ERR_DESTROYED;
+ *   - every call on a closed handle is refused without touching what close
+ *     freed: SAMSA_ERR_DESTROYED (functions with errstr say "the handle is
+ *     closed"), NULL, false or 0 for those returning no error code; a
+ *     second close returns SAMSA_ERR_DESTROYED (0 for the producer's);
+ *   - callbacks run by close may call in on the closing thread (commit,
+ *     outq_len...); close itself must not be called from a callback (it
+ *     would wait for the call the callback runs in);
+ *   - samsa_X_destroy(h) frees h (closing it first if needed: the
+ *     producer's with a 0 ms flush, the consumer's with no timeout of its
+ *     own): the one call that must come after every other call on h has
+ *     returned, and the last one.
+ *
+ * Errors: one rule for every call's result, delivery report and error
+ * callback. An int that can carry an error is SAMSA_OK (0), a negative
+ * SAMSA_ERR_* for what the library itself decided or saw (an argument, the
+ * configuration, a deadline, a connection, the handle's state, what
+ * Metadata says the cluster lacks), or a positive Kafka error code exactly
+ * as Kafka numbers it for what a broker answered (6 NOT_LEADER_OR_FOLLOWER,
+ * 36 TOPIC_ALREADY_EXISTS, ...), with one exception: a topic or partition
+ * the cluster lacks is always SAMSA_ERR_UNKNOWN_TOPIC (whether Metadata
+ * left it out or a broker answered Kafka's UNKNOWN_TOPIC_OR_PARTITION, 3,
+ * which is never handed out) or SAMSA_ERR_UNKNOWN_PARTITION (the topic is
+ * known, the partition is not). SAMSA_ERR_TIMED_OUT is a call's own
+ * timeout_ms running out; a record not delivered within message.timeout.ms
+ * is SAMSA_ERR_MSG_TIMED_OUT. samsa_err_name() gives the code's name
+ * ("QUEUE_FULL", "NOT_LEADER_OR_FOLLOWER") and samsa_err_str() a sentence:
+ * "Local: ..." for the library's codes, Kafka's own description (its
+ * Errors class) for a broker's. Functions that take `char *errstr, size_t
+ * errstr_size` also write a sentence saying what went wrong, with the
+ * broker's message when it sent one (always NUL-terminated when
+ * errstr_size > 0; errstr may be NULL).
  *
  * Ownership is written on every function: "caller owns" means the caller
  * frees it with the named function; "borrowed" means the pointer stays valid
@@ -73,13 +109,14 @@ enum samsa_err {
     SAMSA_ERR_UNSUPPORTED = -114,    /* the broker lacks a needed API version */
     SAMSA_ERR_FATAL = -115,          /* the producer cannot go on (idempotence broken) */
     SAMSA_ERR_NOT_IMPLEMENTED = -116,/* a feature libsamsa does not have yet */
-    SAMSA_ERR_DESTROYED = -117,      /* the handle is closing */
+    SAMSA_ERR_DESTROYED = -117,      /* the handle is closing or closed */
     SAMSA_ERR_MAX_POLL_EXCEEDED = -118, /* no poll for max.poll.interval.ms: left the group */
+    SAMSA_ERR_MSG_TIMED_OUT = -119,     /* a record not delivered within message.timeout.ms */
 };
 
-/* "Local: Queue full" / "Broker: Unknown topic or partition"-style text. Static. */
+/* "Local: ..." for the library's codes, Kafka's description for a broker's. Static. */
 const char *samsa_err_str(int err);
-/* "QUEUE_FULL" / "UNKNOWN_TOPIC_OR_PARTITION". Static. */
+/* "QUEUE_FULL" / "NOT_LEADER_OR_FOLLOWER". Static. */
 const char *samsa_err_name(int err);
 
 /* ----------------------------------------------------------- configuration */
@@ -175,13 +212,32 @@ typedef void samsa_error_cb(int err, const char *reason, void *cb_opaque);
 void samsa_conf_set_delivery_cb(samsa_conf *conf, samsa_delivery_cb *cb, void *cb_opaque);
 void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaque);
 
+/* Log levels, as syslog(3) numbers them (librdkafka's log_level too). */
+#define SAMSA_LOG_ERR 3
+#define SAMSA_LOG_WARNING 4
+#define SAMSA_LOG_INFO 6
+#define SAMSA_LOG_DEBUG 7
+
+/*
+ * One log line (`line` borrowed for the call). Without a log callback the
+ * lines go to stderr. What is logged: the client's events when `debug` is
+ * set (SAMSA_LOG_DEBUG), and a librdkafka property ignored under
+ * unsupported.librdkafka.properties=warn (SAMSA_LOG_WARNING, dropped when
+ * log_level is below 4). The one exception to "callbacks run only inside
+ * poll-like calls", as librdkafka's log_cb without log.queue: it runs where
+ * the line is made, on the handle's I/O thread too and with the handle's
+ * lock held, so it must be quick and must not call libsamsa.
+ */
+typedef void samsa_log_cb(int level, const char *line, void *cb_opaque);
+void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
+
 /* ----------------------------------------------------------------- producer */
 
 typedef struct samsa_producer samsa_producer;
 
 /*
  * A producer with a copy of conf (conf stays the caller's). Caller owns the
- * result: samsa_producer_close. NULL with errstr on a bad configuration
+ * result: samsa_producer_destroy. NULL with errstr on a bad configuration
  * (e.g. no bootstrap.servers, enable.idempotence=true with acks=1).
  * Connecting happens in the background: the call does not wait for brokers.
  */
@@ -214,14 +270,26 @@ SAMSA_MUST_CHECK int samsa_producer_flush(samsa_producer *p, int timeout_ms);
 /* Records produced whose delivery report has not been served yet. */
 size_t samsa_producer_outq_len(samsa_producer *p);
 
+/* librdkafka's rd_kafka_purge(RD_KAFKA_PURGE_F_QUEUE): every record queued
+ * and not sent yet is dropped, its delivery report (SAMSA_ERR_PURGED)
+ * served by the next poll-like call. Records on their way to a broker, or
+ * sent and waiting to be retried, are not touched (their outcome is the
+ * broker's). SAMSA_OK, or SAMSA_ERR_DESTROYED on a closed producer. */
+int samsa_producer_purge(samsa_producer *p);
+
 /*
  * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED
  * (their reports are served before it returns), stops the I/O thread and
- * frees p. Returns how many of the reports served inside the call said a
- * record was not delivered (0: all were), purged or failed while flushing.
- * p NULL: returns 0.
+ * frees what p held; p itself stays for samsa_producer_destroy (see
+ * "Lifetimes" above). Returns how many of the reports served inside the
+ * call said a record was not delivered (0: all were), purged or failed
+ * while flushing. p NULL or already closed: returns 0.
  */
 size_t samsa_producer_close(samsa_producer *p, int timeout_ms);
+
+/* Frees p (samsa_producer_close(p, 0) first if it was not closed: what is
+ * queued is reported PURGED). The last call on p. NULL is a no-op. */
+void samsa_producer_destroy(samsa_producer *p);
 
 /* ----------------------------------------------------------------- consumer */
 
@@ -288,7 +356,7 @@ typedef void samsa_rebalance_cb(bool assigned, const struct samsa_partition *par
                                 void *cb_opaque);
 void samsa_conf_set_rebalance_cb(samsa_conf *conf, samsa_rebalance_cb *cb, void *cb_opaque);
 
-/* A consumer with a copy of conf. Caller owns: samsa_consumer_close. */
+/* A consumer with a copy of conf. Caller owns: samsa_consumer_destroy. */
 SAMSA_MUST_CHECK samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char *errstr,
                                                     size_t errstr_size);
 
@@ -403,12 +471,25 @@ struct samsa_lag {
 SAMSA_MUST_CHECK int samsa_consumer_lag(samsa_consumer *c, const char *topic, int32_t partition,
                                         struct samsa_lag *out);
 
-/* A subscribed member gives its partitions up (the rebalance callback runs
+/*
+ * A subscribed member gives its partitions up (the rebalance callback runs
  * inside), commits them when enable.auto.commit, waits for asynchronous
- * commits on their way (request.timeout.ms at most), sends LeaveGroup (not a
- * static member: group.instance.id), then stops the I/O thread and frees c.
- * NULL is a no-op. */
-void samsa_consumer_close(samsa_consumer *c);
+ * commits on their way, sends LeaveGroup (not a static member:
+ * group.instance.id), then stops the I/O thread and frees what c held; c
+ * itself stays for samsa_consumer_destroy (see "Lifetimes" above). All of
+ * it within timeout_ms (-1: each step bounded by request.timeout.ms, the
+ * LeaveGroup by 10 s): a coordinator that is gone costs the timeout, not
+ * more. Returns SAMSA_OK when the final commit and the LeaveGroup were
+ * answered (or there was nothing to send), SAMSA_ERR_TIMED_OUT when one was
+ * not within the time, else the first error of them; the consumer is closed
+ * in every case. SAMSA_ERR_INVALID_ARG for c NULL, SAMSA_ERR_DESTROYED when
+ * it was closed already.
+ */
+int samsa_consumer_close(samsa_consumer *c, int timeout_ms);
+
+/* Frees c (samsa_consumer_close(c, -1) first if it was not closed). The
+ * last call on c. NULL is a no-op. */
+void samsa_consumer_destroy(samsa_consumer *c);
 
 /* -------------------------------------------------------------------- admin */
 
@@ -416,7 +497,11 @@ typedef struct samsa_admin samsa_admin;
 
 SAMSA_MUST_CHECK samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr,
                                               size_t errstr_size);
+/* Stops a's I/O thread and frees what a held; a stays for
+ * samsa_admin_destroy (see "Lifetimes" above). NULL is a no-op. */
 void samsa_admin_close(samsa_admin *a);
+/* Frees a (closing it first if needed). The last call on a. */
+void samsa_admin_destroy(samsa_admin *a);
 
 /* A topic to create; config[] holds "key=value" strings (may be NULL). */
 struct samsa_new_topic {
@@ -535,7 +620,7 @@ typedef struct samsa_configs {
 } samsa_configs;
 
 /* Every configuration of a topic or broker (DescribeConfigs), in the
- * broker's order. Kafka's UNKNOWN_TOPIC_OR_PARTITION (3) for no such topic. */
+ * broker's order. SAMSA_ERR_UNKNOWN_TOPIC for no such topic. */
 SAMSA_MUST_CHECK int samsa_admin_describe_configs(samsa_admin *a, int resource_type,
                                                   const char *name, int timeout_ms,
                                                   samsa_configs **out, char *errstr,

@@ -189,7 +189,7 @@ static int restore_store(samsa_st_app *app, samsa_st_store *s, int32_t partition
         next = m->offset + 1;
         samsa_message_free(m);
     }
-    samsa_consumer_close(c);
+    samsa_consumer_destroy(c); /* closed first: it commits nothing (auto commit off) */
     if (err != SAMSA_OK) {
         (void)fprintf(stderr, "samsa-streams: restoring %s partition %d: %s\n",
                       s->def->changelog, (int)partition, samsa_err_str(err));
@@ -592,12 +592,14 @@ void samsa_st_app_destroy(samsa_st_app *app)
                               samsa_err_str(err));
             }
         }
-        samsa_consumer_close(app->consumer); /* revokes: on_rebalance closes the tasks */
+        /* closed first, which revokes: on_rebalance closes the tasks */
+        samsa_consumer_destroy(app->consumer);
     }
     if (app->producer != NULL) {
         (void)samsa_producer_close(app->producer, FLUSH_TIMEOUT_MS);
+        samsa_producer_destroy(app->producer);
     }
-    samsa_admin_close(app->admin);
+    samsa_admin_destroy(app->admin);
     st_tasks_clear(&app->tasks);
     for (size_t i = 0; i < app->tracked_count; i++) {
         free(app->tracked[i].topic);
