@@ -1,7 +1,7 @@
 /* samsa-broker: the controller (see controller.h). */
 #define _GNU_SOURCE
 
-#include "cluster/controller.h"
+#include "cluster/controller_internal.h"
 
 #include "base/clock.h"
 #include "base/logging.h"
@@ -42,98 +42,6 @@
 /* The wait before standing for election again after a failed attempt. */
 #define RETRY_MS 1000
 
-/* ---------------------------------------------------------------- events */
-
-enum ev_kind {
-    EV_ELECT = 1,  /* stand for election (start-up, /controller deleted) */
-    EV_CONTROLLER, /* /controller changed */
-    EV_BROKERS,    /* /brokers/ids children changed */
-    EV_TOPICS,     /* /brokers/topics children, or a topic's assignment, changed */
-    EV_ISR_CHANGE, /* /isr_change_notification children changed */
-    EV_EXPIRED,    /* the session expired */
-    EV_RETRY,      /* a handler failed: rebuild from ZooKeeper */
-    EV_DELETE_TOPICS,     /* /admin/delete_topics children changed */
-    EV_STOP_REPLICA_DONE, /* a broker answered a StopReplica of a deletion */
-    EV_CONTROLLED_SHUTDOWN, /* a broker asked to shut down (ControlledShutdown) */
-};
-
-struct event {
-    struct event *next;
-    enum ev_kind kind;
-    /* EV_STOP_REPLICA_DONE: which broker, which deletion, and whether
-     * every partition was deleted */
-    int32_t broker;
-    uint64_t gen;
-    bool ok;
-    /* EV_CONTROLLED_SHUTDOWN (broker: who): whom to answer */
-    br_controlled_shutdown_done cs_done;
-    void *cs_ctx;
-};
-
-/* ---------------------------------------------------------------- the model */
-
-struct ctl_broker {
-    int32_t id;
-    char host[BR_ZK_HOST_MAX + 1];
-    int32_t port;
-    char listener[BR_ZK_LISTENER_MAX + 1];
-    int16_t security_protocol;
-    bool has_rack;
-    char rack[BR_ZK_RACK_MAX + 1];
-    struct sender *sender; /* while the controller is active */
-};
-
-struct ctl_partition {
-    int32_t *replicas; /* owned: the assignment, the first the preferred leader */
-    int32_t nreplicas;
-    bool has_state; /* a state znode exists */
-    int32_t leader;
-    int32_t leader_epoch;
-    int32_t controller_epoch;
-    int32_t zk_version;
-    int32_t *isr; /* owned */
-    int32_t nisr;
-};
-
-struct ctl_topic {
-    char name[BR_TOPIC_NAME_MAX + 1];
-    int32_t npartitions;
-    struct ctl_partition *parts; /* owned */
-    bool unclean;                /* unclean.leader.election.enable, topic over broker */
-    bool seen;                   /* scratch: still in ZooKeeper */
-};
-
-/* A topic being deleted (Kafka's TopicDeletionManager), by name: its
- * replicas' brokers and where each stands. */
-enum deletion_state {
-    DEL_NONE = 0,   /* StopReplica not sent yet */
-    DEL_STARTED,    /* sent, not answered */
-    DEL_DONE,       /* the broker deleted its replicas */
-    DEL_INELIGIBLE, /* the broker is down, went, or failed: sent again when it is live */
-};
-
-struct deletion {
-    char name[BR_TOPIC_NAME_MAX + 1];
-    uint64_t gen;     /* tags its StopReplica requests */
-    int32_t *brokers; /* owned: every broker holding a replica */
-    uint8_t *state;   /* owned: enum deletion_state per broker */
-    size_t n;
-    bool announced; /* UpdateMetadata with leader -2 went out */
-};
-
-/* LeaderAndIsr to send, per broker: (topic, partition, is_new) */
-struct lai_entry {
-    size_t topic;
-    int32_t partition;
-    bool is_new;
-};
-
-struct lai_batch {
-    int32_t broker;
-    struct lai_entry *e;
-    size_t n, cap;
-};
-
 /* ---------------------------------------------------------------- senders */
 
 struct send_req {
@@ -160,37 +68,6 @@ struct sender {
     int32_t correlation;
 };
 
-struct br_controller {
-    struct br_controller_config cfg;
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct event *head, *tail; /* guarded by mu */
-    bool stop;                 /* guarded by mu */
-    bool connected;            /* guarded by mu: the session is connected */
-    bool expired;              /* guarded by mu */
-    atomic_bool active_flag;
-    atomic_int epoch_flag;
-    /* the controller thread's own */
-    zhandle_t *zh;
-    bool active;
-    int32_t epoch;
-    int32_t epoch_zk_version;
-    struct ctl_broker *brokers; /* sorted by id */
-    size_t nbrokers;
-    struct ctl_topic *topics; /* sorted by name */
-    size_t ntopics;
-    struct lai_batch *lai; /* pending LeaderAndIsr, per broker */
-    size_t nlai;
-    struct deletion *deletions; /* topics being deleted */
-    size_t ndeletions;
-    /* brokers shutting down (ControlledShutdown): not chosen as leaders
-     * while another in-sync replica can lead; forgotten when they go */
-    int32_t *shutting;
-    size_t nshutting;
-    uint64_t next_gen;
-};
 
 static void post_event(struct br_controller *c, const struct event *what)
 {
@@ -714,7 +591,7 @@ static void sender_stop(struct sender *s)
 
 /* Encodes body as a request frame and queues it to the sender; gen: a
  * deletion's tag, its answer posted back (0: none). */
-static void send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
+void ctl_send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
                                 int16_t api_version, const void *body, uint64_t gen)
 {
     if (s == NULL) {
@@ -751,12 +628,12 @@ static void send_request_tagged(struct br_controller *c, struct sender *s, int16
 static void send_request(struct br_controller *c, struct sender *s, int16_t api_key,
                          int16_t api_version, const void *body)
 {
-    send_request_tagged(c, s, api_key, api_version, body, 0);
+    ctl_send_request_tagged(c, s, api_key, api_version, body, 0);
 }
 
 /* ---------------------------------------------------------------- the model's helpers */
 
-static struct ctl_broker *find_broker(struct br_controller *c, int32_t id)
+struct ctl_broker *ctl_find_broker(struct br_controller *c, int32_t id)
 {
     for (size_t i = 0; i < c->nbrokers; i++) {
         if (c->brokers[i].id == id) {
@@ -768,7 +645,7 @@ static struct ctl_broker *find_broker(struct br_controller *c, int32_t id)
 
 static bool is_live(struct br_controller *c, int32_t id)
 {
-    return find_broker(c, id) != NULL;
+    return ctl_find_broker(c, id) != NULL;
 }
 
 static bool is_shutting(const struct br_controller *c, int32_t id)
@@ -791,7 +668,7 @@ static void forget_shutting(struct br_controller *c, int32_t id)
     }
 }
 
-static bool contains(const int32_t *a, int32_t n, int32_t x)
+bool ctl_contains(const int32_t *a, int32_t n, int32_t x)
 {
     for (int32_t i = 0; i < n; i++) {
         if (a[i] == x) {
@@ -808,7 +685,7 @@ static void partition_clear(struct ctl_partition *p)
     memset(p, 0, sizeof *p);
 }
 
-static void topic_clear(struct ctl_topic *t)
+void ctl_topic_clear(struct ctl_topic *t)
 {
     for (int32_t i = 0; i < t->npartitions && t->parts != NULL; i++) {
         partition_clear(&t->parts[i]);
@@ -826,7 +703,7 @@ static void clear_model(struct br_controller *c)
     c->brokers = NULL;
     c->nbrokers = 0;
     for (size_t i = 0; i < c->ntopics; i++) {
-        topic_clear(&c->topics[i]);
+        ctl_topic_clear(&c->topics[i]);
     }
     kp_free(c->topics);
     c->topics = NULL;
@@ -850,7 +727,7 @@ static void clear_model(struct br_controller *c)
 }
 
 /* The deletion of the topic named so, or NULL. */
-static struct deletion *find_deletion(struct br_controller *c, const char *name)
+struct deletion *ctl_find_deletion(struct br_controller *c, const char *name)
 {
     for (size_t i = 0; i < c->ndeletions; i++) {
         if (strcmp(c->deletions[i].name, name) == 0) {
@@ -862,7 +739,7 @@ static struct deletion *find_deletion(struct br_controller *c, const char *name)
 
 static bool is_deleting(struct br_controller *c, const char *name)
 {
-    return find_deletion(c, name) != NULL;
+    return ctl_find_deletion(c, name) != NULL;
 }
 
 /* Queues a LeaderAndIsr of (topic, partition) for broker. */
@@ -926,7 +803,7 @@ static void send_leader_and_isr(struct br_controller *c)
 {
     for (size_t i = 0; i < c->nlai; i++) {
         struct lai_batch *b = &c->lai[i];
-        struct ctl_broker *broker = find_broker(c, b->broker);
+        struct ctl_broker *broker = ctl_find_broker(c, b->broker);
         if (broker == NULL || b->n == 0) {
             continue;
         }
@@ -959,7 +836,7 @@ static void send_leader_and_isr(struct br_controller *c)
             ps[k].Replicas.items = part->replicas;
             ps[k].Replicas.count = part->nreplicas;
             ps[k].IsNew = b->e[k].is_new;
-            const struct ctl_broker *leader = find_broker(c, part->leader);
+            const struct ctl_broker *leader = ctl_find_broker(c, part->leader);
             bool listed = false;
             for (int32_t x = 0; x < nll; x++) {
                 listed = listed || ll[x].BrokerId == part->leader;
@@ -984,7 +861,7 @@ static void send_leader_and_isr(struct br_controller *c)
 
 /* UpdateMetadata v4 with every partition that has a state, to every live
  * broker. */
-static void send_update_metadata(struct br_controller *c)
+void ctl_send_update_metadata(struct br_controller *c)
 {
     size_t nparts = 0;
     for (size_t i = 0; i < c->ntopics; i++) {
@@ -1087,7 +964,7 @@ static int cmp_topic(const void *a, const void *b)
 }
 
 /* Parses a broker id znode name ("3"); -1 when it is not one. */
-static int32_t parse_id(const char *s)
+int32_t ctl_parse_id(const char *s)
 {
     if (s[0] == '\0' || strlen(s) > 10) {
         return -1;
@@ -1168,7 +1045,7 @@ static int read_brokers(struct br_controller *c, struct ctl_broker **out, size_t
     size_t k = 0;
     int res = 0;
     for (int32_t i = 0; i < kids.count; i++) {
-        int32_t id = parse_id(kids.data[i]);
+        int32_t id = ctl_parse_id(kids.data[i]);
         if (id < 0) {
             continue;
         }
@@ -1316,7 +1193,7 @@ static int read_topic(struct br_controller *c, const char *name, struct ctl_topi
     if (res == 0) {
         t->unclean = read_unclean(c, name);
     } else {
-        topic_clear(t);
+        ctl_topic_clear(t);
     }
     return res;
 }
@@ -1465,12 +1342,12 @@ static int reconcile_partition(struct br_controller *c, size_t ti, int32_t p)
         const int32_t *isr = live_isr;
         int32_t nisr = nlive;
         bool unclean = false;
-        if (!is_live(c, leader) || !contains(part->isr, part->nisr, leader)) {
+        if (!is_live(c, leader) || !ctl_contains(part->isr, part->nisr, leader)) {
             leader = -1;
             /* a broker shutting down leads only when no other can */
             for (int pass = 0; pass < 2 && leader < 0; pass++) {
                 for (int32_t i = 0; i < part->nreplicas && leader < 0; i++) {
-                    if (contains(live_isr, nlive, part->replicas[i]) &&
+                    if (ctl_contains(live_isr, nlive, part->replicas[i]) &&
                         (pass == 1 || !is_shutting(c, part->replicas[i]))) {
                         leader = part->replicas[i];
                     }
@@ -1495,7 +1372,7 @@ static int reconcile_partition(struct br_controller *c, size_t ti, int32_t p)
         }
         bool same_isr = nisr == part->nisr;
         for (int32_t i = 0; i < nisr && same_isr; i++) {
-            same_isr = contains(part->isr, part->nisr, isr[i]);
+            same_isr = ctl_contains(part->isr, part->nisr, isr[i]);
         }
         if (leader == part->leader && same_isr) {
             return 0;
@@ -1537,292 +1414,6 @@ static int reconcile_all(struct br_controller *c)
     return 0;
 }
 
-
-/* ---------------------------------------------------------------- topic deletion */
-
-static struct ctl_topic *find_topic(struct br_controller *c, const char *name)
-{
-    for (size_t i = 0; i < c->ntopics; i++) {
-        if (strcmp(c->topics[i].name, name) == 0) {
-            return &c->topics[i];
-        }
-    }
-    return NULL;
-}
-
-/* Deletes path; 0 when it is gone (NONODE counts), -1 otherwise. */
-static int zdelete(struct br_controller *c, const char *path)
-{
-    int rc = zoo_delete(c->zh, path, -1);
-    if (rc != ZOK && rc != ZNONODE) {
-        br_error("controller: deleting %s failed: %s", path, zerror(rc));
-        return -1;
-    }
-    return 0;
-}
-
-/* /brokers/topics/<t> with its partitions' states, /config/topics/<t>,
- * then the marker: Kafka's TopicDeletionManager.completeDeleteTopic order
- * (deleteTopicZNode, deleteTopicConfigs, deleteTopicDeletions). 0 or -1. */
-static int delete_topic_znodes(struct br_controller *c, const char *name)
-{
-    char path[BR_TOPIC_NAME_MAX + 96];
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions", name);
-    struct String_vector kids;
-    memset(&kids, 0, sizeof kids);
-    int rc = zoo_get_children(c->zh, path, 0, &kids);
-    if (rc != ZOK && rc != ZNONODE) {
-        return -1;
-    }
-    int res = 0;
-    for (int32_t i = 0; i < kids.count && res == 0; i++) {
-        if (parse_id(kids.data[i]) < 0) {
-            continue; /* not a partition: left, and the deletion below fails on it */
-        }
-        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%s/state", name,
-                       kids.data[i]);
-        res = zdelete(c, path);
-        (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%s", name, kids.data[i]);
-        res = res == 0 ? zdelete(c, path) : res;
-    }
-    deallocate_String_vector(&kids);
-    if (res != 0) {
-        return -1;
-    }
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions", name);
-    if (zdelete(c, path) != 0) {
-        return -1;
-    }
-    (void)snprintf(path, sizeof path, "/brokers/topics/%s", name);
-    if (zdelete(c, path) != 0) {
-        return -1;
-    }
-    (void)snprintf(path, sizeof path, "/config/topics/%s", name);
-    if (zdelete(c, path) != 0) {
-        return -1;
-    }
-    (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", name);
-    return zdelete(c, path);
-}
-
-static void deletion_drop(struct br_controller *c, struct deletion *d)
-{
-    kp_free(d->brokers);
-    kp_free(d->state);
-    size_t i = (size_t)(d - c->deletions);
-    memmove(&c->deletions[i], &c->deletions[i + 1], (c->ndeletions - i - 1) * sizeof *d);
-    c->ndeletions--;
-}
-
-/* The brokers holding a replica of t, into d (once). 0 or -1. */
-static int deletion_brokers(struct deletion *d, const struct ctl_topic *t)
-{
-    size_t cap = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        cap += (size_t)t->parts[p].nreplicas;
-    }
-    d->brokers = kp_calloc(cap > 0 ? cap : 1, sizeof *d->brokers);
-    d->state = kp_calloc(cap > 0 ? cap : 1, sizeof *d->state);
-    if (d->brokers == NULL || d->state == NULL) {
-        kp_free(d->brokers);
-        kp_free(d->state);
-        d->brokers = NULL;
-        d->state = NULL;
-        return -1;
-    }
-    d->n = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        for (int32_t r = 0; r < t->parts[p].nreplicas; r++) {
-            if (!contains(d->brokers, (int32_t)d->n, t->parts[p].replicas[r])) {
-                d->brokers[d->n++] = t->parts[p].replicas[r];
-            }
-        }
-    }
-    return 0;
-}
-
-/* StopReplica with delete_partitions, for every partition of t that broker
- * holds, tagged with the deletion's generation (Kafka sends one request
- * per partition; one per broker does the same work). */
-static void send_stop_replica_delete(struct br_controller *c, const struct ctl_broker *broker,
-                                     const struct ctl_topic *t, uint64_t gen)
-{
-    struct kp_StopReplicaRequest_StopReplicaPartitionV0 *ps =
-        kp_calloc(t->npartitions > 0 ? (size_t)t->npartitions : 1, sizeof *ps);
-    if (ps == NULL) {
-        br_error("controller: out of memory building StopReplica");
-        return;
-    }
-    int32_t n = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        if (contains(t->parts[p].replicas, t->parts[p].nreplicas, broker->id)) {
-            ps[n].TopicName = kp_str_c(t->name);
-            ps[n].PartitionIndex = p;
-            n++;
-        }
-    }
-    struct kp_StopReplicaRequest req;
-    memset(&req, 0, sizeof req);
-    req.ControllerId = c->cfg.broker_id;
-    req.ControllerEpoch = c->epoch;
-    req.DeletePartitions = true;
-    req.UngroupedPartitions.items = ps;
-    req.UngroupedPartitions.count = n;
-    send_request_tagged(c, broker->sender, KP_API_STOP_REPLICA, 0, &req, gen);
-    kp_free(ps);
-}
-
-/* Kafka's TopicDeletionManager.resumeDeletions: each topic being deleted
- * moves on as far as its brokers allow; those whose every replica is
- * deleted are completed. 0 or -1 (a ZooKeeper failure). */
-static int resume_deletions(struct br_controller *c)
-{
-    bool announce = false;
-    for (size_t i = 0; i < c->ndeletions; i++) {
-        announce = announce || !c->deletions[i].announced;
-        c->deletions[i].announced = true;
-    }
-    if (announce) {
-        /* the brokers stop serving the topics (leader -2) */
-        send_update_metadata(c);
-    }
-    for (size_t i = 0; i < c->ndeletions;) {
-        struct deletion *d = &c->deletions[i];
-        struct ctl_topic *t = find_topic(c, d->name);
-        if (t == NULL) {
-            /* gone from ZooKeeper already: only the marker is left */
-            char path[BR_TOPIC_NAME_MAX + 32];
-            (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", d->name);
-            if (zdelete(c, path) != 0) {
-                return -1;
-            }
-            deletion_drop(c, d);
-            continue;
-        }
-        if (d->brokers == NULL && deletion_brokers(d, t) != 0) {
-            return -1;
-        }
-        bool all_done = true;
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->state[k] == DEL_DONE) {
-                continue;
-            }
-            all_done = false;
-            if (d->state[k] == DEL_STARTED) {
-                continue;
-            }
-            const struct ctl_broker *broker = find_broker(c, d->brokers[k]);
-            if (broker == NULL || broker->sender == NULL) {
-                if (d->state[k] != DEL_INELIGIBLE) {
-                    br_info("controller: deletion of topic %s waits for broker %" PRId32
-                            " (down), which holds a replica",
-                            d->name, d->brokers[k]);
-                }
-                d->state[k] = DEL_INELIGIBLE;
-                continue;
-            }
-            d->state[k] = DEL_STARTED;
-            send_stop_replica_delete(c, broker, t, d->gen);
-        }
-        if (!all_done) {
-            i++;
-            continue;
-        }
-        if (delete_topic_znodes(c, d->name) != 0) {
-            return -1;
-        }
-        br_info("controller: deletion of topic %s completed", d->name);
-        size_t ti = (size_t)(t - c->topics);
-        topic_clear(t);
-        memmove(&c->topics[ti], &c->topics[ti + 1], (c->ntopics - ti - 1) * sizeof *t);
-        c->ntopics--;
-        deletion_drop(c, d);
-    }
-    return 0;
-}
-
-/* /admin/delete_topics read (and watched): Kafka's TopicDeletion event. */
-static int on_delete_topics(struct br_controller *c)
-{
-    struct String_vector kids;
-    memset(&kids, 0, sizeof kids);
-    if (zoo_get_children(c->zh, "/admin/delete_topics", 1, &kids) != ZOK) {
-        return -1;
-    }
-    int res = 0;
-    for (int32_t i = 0; i < kids.count && res == 0; i++) {
-        const char *name = kids.data[i];
-        if (find_deletion(c, name) != NULL) {
-            continue;
-        }
-        char path[BR_TOPIC_NAME_MAX + 32];
-        (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", name);
-        if (strlen(name) > BR_TOPIC_NAME_MAX || find_topic(c, name) == NULL) {
-            br_info("controller: %s names no topic: deleted", path);
-            res = zdelete(c, path);
-            continue;
-        }
-        if (!c->cfg.delete_topic_enable) {
-            br_warn("controller: topic %s is not deleted: delete.topic.enable is false (its "
-                    "marker is removed, as Kafka does)",
-                    name);
-            res = zdelete(c, path);
-            continue;
-        }
-        struct deletion *nd = kp_realloc(c->deletions, (c->ndeletions + 1) * sizeof *nd);
-        if (nd == NULL) {
-            res = -1;
-            break;
-        }
-        c->deletions = nd;
-        struct deletion *d = &c->deletions[c->ndeletions++];
-        memset(d, 0, sizeof *d);
-        (void)snprintf(d->name, sizeof d->name, "%s", name);
-        d->gen = ++c->next_gen;
-        br_info("controller: deleting topic %s", name);
-    }
-    deallocate_String_vector(&kids);
-    if (res != 0) {
-        return -1;
-    }
-    return resume_deletions(c);
-}
-
-/* A broker answered a deletion's StopReplica. */
-static int on_stop_replica_done(struct br_controller *c, const struct event *e)
-{
-    for (size_t i = 0; i < c->ndeletions; i++) {
-        struct deletion *d = &c->deletions[i];
-        if (d->gen != e->gen) {
-            continue;
-        }
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->brokers[k] == e->broker && d->state[k] == DEL_STARTED) {
-                d->state[k] = e->ok ? DEL_DONE : DEL_INELIGIBLE;
-                if (!e->ok) {
-                    br_warn("controller: broker %" PRId32 " did not delete its replicas of %s: "
-                            "asked again when it comes back",
-                            e->broker, d->name);
-                }
-            }
-        }
-    }
-    return resume_deletions(c);
-}
-
-/* A broker's sender stopped (the broker went or moved): its unanswered
- * deletions wait until it is live again. */
-static void deletions_lost_broker(struct br_controller *c, int32_t broker)
-{
-    for (size_t i = 0; i < c->ndeletions; i++) {
-        struct deletion *d = &c->deletions[i];
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->brokers[k] == broker && d->state[k] == DEL_STARTED) {
-                d->state[k] = DEL_INELIGIBLE;
-            }
-        }
-    }
-}
 
 /* ---------------------------------------------------------------- events */
 
@@ -1880,14 +1471,14 @@ static int read_topics(struct br_controller *c)
             continue;
         }
         if (have != NULL) {
-            topic_clear(have);
+            ctl_topic_clear(have);
             *have = t;
             have->seen = true;
             continue;
         }
         struct ctl_topic *nt = kp_realloc(c->topics, (c->ntopics + 1) * sizeof *nt);
         if (nt == NULL) {
-            topic_clear(&t);
+            ctl_topic_clear(&t);
             res = -1;
             break;
         }
@@ -1903,7 +1494,7 @@ static int read_topics(struct br_controller *c)
         if (c->topics[i].seen || res != 0) {
             c->topics[k++] = c->topics[i];
         } else {
-            topic_clear(&c->topics[i]);
+            ctl_topic_clear(&c->topics[i]);
         }
     }
     c->ntopics = k;
@@ -2037,7 +1628,7 @@ static int failover(struct br_controller *c)
         return -1;
     }
     for (int32_t i = 0; i < marked.count; i++) {
-        if (c->cfg.delete_topic_enable && find_topic(c, marked.data[i]) != NULL &&
+        if (c->cfg.delete_topic_enable && ctl_find_topic(c, marked.data[i]) != NULL &&
             strlen(marked.data[i]) <= BR_TOPIC_NAME_MAX) {
             struct deletion *nd = kp_realloc(c->deletions, (c->ndeletions + 1) * sizeof *nd);
             if (nd == NULL) {
@@ -2054,7 +1645,7 @@ static int failover(struct br_controller *c)
     deallocate_String_vector(&marked);
     /* UpdateMetadata before any LeaderAndIsr: brokers need the live brokers
      * to act on it */
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     for (size_t i = 0; i < c->ntopics; i++) {
         for (int32_t p = 0; p < c->topics[i].npartitions; p++) {
             if (c->topics[i].parts[p].has_state && lai_to_live_replicas(c, i, p, false) != 0) {
@@ -2066,9 +1657,9 @@ static int failover(struct br_controller *c)
         return -1;
     }
     send_leader_and_isr(c);
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     /* Kafka's TopicDeletionManager: watched, and resumed */
-    return on_delete_topics(c);
+    return ctl_on_delete_topics(c);
 }
 
 /* The paths the controller reads and watches, made when missing (every
@@ -2151,7 +1742,7 @@ static int on_brokers(struct br_controller *c)
     /* senders move to the new list; those of brokers gone stop */
     bool changed = n != c->nbrokers;
     for (size_t i = 0; i < n; i++) {
-        struct ctl_broker *old = find_broker(c, now[i].id);
+        struct ctl_broker *old = ctl_find_broker(c, now[i].id);
         if (old != NULL && old->port == now[i].port && strcmp(old->host, now[i].host) == 0) {
             now[i].sender = old->sender;
             old->sender = NULL;
@@ -2165,7 +1756,7 @@ static int on_brokers(struct br_controller *c)
         if (c->brokers[i].sender != NULL) {
             br_info("controller: broker %" PRId32 " is gone", c->brokers[i].id);
             sender_stop(c->brokers[i].sender);
-            deletions_lost_broker(c, c->brokers[i].id);
+            ctl_deletions_lost_broker(c, c->brokers[i].id);
             forget_shutting(c, c->brokers[i].id);
             changed = true;
         }
@@ -2184,7 +1775,7 @@ static int on_brokers(struct br_controller *c)
     }
     /* Kafka's onBrokerStartup: metadata to all, then LeaderAndIsr for the
      * replicas on brokers that came */
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     for (size_t i = 0; i < c->ntopics; i++) {
         for (int32_t p = 0; p < c->topics[i].npartitions; p++) {
             const struct ctl_partition *part = &c->topics[i].parts[p];
@@ -2211,9 +1802,9 @@ static int on_brokers(struct br_controller *c)
         return -1;
     }
     send_leader_and_isr(c);
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     /* deletions waiting for a broker that came back go on */
-    return resume_deletions(c);
+    return ctl_resume_deletions(c);
 }
 
 static int on_topics(struct br_controller *c)
@@ -2222,7 +1813,7 @@ static int on_topics(struct br_controller *c)
         return -1;
     }
     send_leader_and_isr(c);
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     return 0;
 }
 
@@ -2232,7 +1823,7 @@ static int on_isr_change(struct br_controller *c)
     if (clear_isr_notifications(c, true, true) != 0) {
         return -1;
     }
-    send_update_metadata(c);
+    ctl_send_update_metadata(c);
     return 0;
 }
 
@@ -2336,7 +1927,7 @@ static int shut_partition(struct br_controller *c, size_t ti, int32_t p, int32_t
     }
     int32_t leader = -1;
     for (int32_t i = 0; i < part->nreplicas && leader < 0; i++) {
-        if (contains(isr, nisr, part->replicas[i]) && is_live(c, part->replicas[i])) {
+        if (ctl_contains(isr, nisr, part->replicas[i]) && is_live(c, part->replicas[i])) {
             leader = part->replicas[i];
         }
     }
@@ -2359,7 +1950,7 @@ static int controlled_shutdown(struct br_controller *c, int32_t id, int16_t *err
                                struct br_shutdown_remaining **remaining, size_t *nremaining)
 {
     *err = KP_ERR_NONE;
-    struct ctl_broker *broker = find_broker(c, id);
+    struct ctl_broker *broker = ctl_find_broker(c, id);
     if (broker == NULL) {
         *err = KP_ERR_BROKER_NOT_AVAILABLE;
         return 0;
@@ -2376,7 +1967,7 @@ static int controlled_shutdown(struct br_controller *c, int32_t id, int16_t *err
         for (int32_t p = 0; p < t->npartitions && rc == 0; p++) {
             const struct ctl_partition *part = &t->parts[p];
             if (!part->has_state || part->nreplicas <= 1 ||
-                !contains(part->replicas, part->nreplicas, id)) {
+                !ctl_contains(part->replicas, part->nreplicas, id)) {
                 continue;
             }
             int r = shut_partition(c, ti, p, id, &stops);
@@ -2388,7 +1979,7 @@ static int controlled_shutdown(struct br_controller *c, int32_t id, int16_t *err
     if (rc == 0) {
         send_leader_and_isr(c);
         send_stop_replica_keep(c, broker, &stops);
-        send_update_metadata(c);
+        ctl_send_update_metadata(c);
         *remaining = kp_calloc(left.n > 0 ? left.n : 1, sizeof **remaining);
         if (*remaining == NULL) {
             *err = KP_ERR_UNKNOWN_SERVER_ERROR;
@@ -2466,10 +2057,10 @@ static void handle(struct br_controller *c, const struct event *e)
         rc = c->active ? on_isr_change(c) : 0;
         break;
     case EV_DELETE_TOPICS:
-        rc = c->active ? on_delete_topics(c) : 0;
+        rc = c->active ? ctl_on_delete_topics(c) : 0;
         break;
     case EV_STOP_REPLICA_DONE:
-        rc = c->active ? on_stop_replica_done(c, e) : 0;
+        rc = c->active ? ctl_on_stop_replica_done(c, e) : 0;
         break;
     case EV_CONTROLLED_SHUTDOWN:
         rc = on_controlled_shutdown(c, e);
@@ -2529,7 +2120,7 @@ static int rebalance_leaders(struct br_controller *c)
             for (int32_t p = 0; p < t->npartitions; p++) {
                 struct ctl_partition *part = &t->parts[p];
                 if (!part->has_state || part->nreplicas == 0 || part->replicas[0] != id ||
-                    part->leader == id || !contains(part->isr, part->nisr, id)) {
+                    part->leader == id || !ctl_contains(part->isr, part->nisr, id)) {
                     continue;
                 }
                 int32_t old = part->leader;
@@ -2551,7 +2142,7 @@ static int rebalance_leaders(struct br_controller *c)
     }
     if (moved > 0) {
         send_leader_and_isr(c);
-        send_update_metadata(c);
+        ctl_send_update_metadata(c);
     }
     return 0;
 }

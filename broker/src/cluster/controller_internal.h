@@ -1,0 +1,165 @@
+/*
+ * samsa-broker: the controller's model and the functions its files share
+ * (controller.c: the thread, the senders, ZooKeeper, leadership, the
+ * events; controller_delete.c: topic deletion). Not for the controller's
+ * users: they include controller.h.
+ * @locality the controller's thread, unless a field says otherwise
+ */
+#ifndef SAMSA_BROKER_CLUSTER_CONTROLLER_INTERNAL_H
+#define SAMSA_BROKER_CLUSTER_CONTROLLER_INTERNAL_H
+
+#include "cluster/controller.h"
+#include "cluster/zk_json.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- events */
+
+enum ev_kind {
+    EV_ELECT = 1,           /* stand for election (start-up, /controller deleted) */
+    EV_CONTROLLER,          /* /controller changed */
+    EV_BROKERS,             /* /brokers/ids children changed */
+    EV_TOPICS,              /* /brokers/topics children, or a topic's assignment, changed */
+    EV_ISR_CHANGE,          /* /isr_change_notification children changed */
+    EV_EXPIRED,             /* the session expired */
+    EV_RETRY,               /* a handler failed: rebuild from ZooKeeper */
+    EV_DELETE_TOPICS,       /* /admin/delete_topics children changed */
+    EV_STOP_REPLICA_DONE,   /* a broker answered a StopReplica of a deletion */
+    EV_CONTROLLED_SHUTDOWN, /* a broker asked to shut down (ControlledShutdown) */
+};
+
+struct event {
+    struct event *next;
+    enum ev_kind kind;
+    /* EV_STOP_REPLICA_DONE: which broker, which deletion, and whether
+     * every partition was deleted */
+    int32_t broker;
+    uint64_t gen;
+    bool ok;
+    /* EV_CONTROLLED_SHUTDOWN (broker: who): whom to answer */
+    br_controlled_shutdown_done cs_done;
+    void *cs_ctx;
+};
+
+/* ---------------------------------------------------------------- the model */
+
+struct ctl_broker {
+    int32_t id;
+    char host[BR_ZK_HOST_MAX + 1];
+    int32_t port;
+    char listener[BR_ZK_LISTENER_MAX + 1];
+    int16_t security_protocol;
+    bool has_rack;
+    char rack[BR_ZK_RACK_MAX + 1];
+    struct sender *sender; /* while the controller is active */
+};
+
+struct ctl_partition {
+    int32_t *replicas; /* owned: the assignment, the first the preferred leader */
+    int32_t nreplicas;
+    bool has_state; /* a state znode exists */
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t controller_epoch;
+    int32_t zk_version;
+    int32_t *isr; /* owned */
+    int32_t nisr;
+};
+
+struct ctl_topic {
+    char name[BR_TOPIC_NAME_MAX + 1];
+    int32_t npartitions;
+    struct ctl_partition *parts; /* owned */
+    bool unclean;                /* unclean.leader.election.enable, topic over broker */
+    bool seen;                   /* scratch: still in ZooKeeper */
+};
+
+/* A topic being deleted (Kafka's TopicDeletionManager), by name: its
+ * replicas' brokers and where each stands. */
+enum deletion_state {
+    DEL_NONE = 0,   /* StopReplica not sent yet */
+    DEL_STARTED,    /* sent, not answered */
+    DEL_DONE,       /* the broker deleted its replicas */
+    DEL_INELIGIBLE, /* the broker is down, went, or failed: sent again when it is live */
+};
+
+struct deletion {
+    char name[BR_TOPIC_NAME_MAX + 1];
+    uint64_t gen;     /* tags its StopReplica requests */
+    int32_t *brokers; /* owned: every broker holding a replica */
+    uint8_t *state;   /* owned: enum deletion_state per broker */
+    size_t n;
+    bool announced; /* UpdateMetadata with leader -2 went out */
+};
+
+/* LeaderAndIsr to send, per broker: (topic, partition, is_new) */
+struct lai_entry {
+    size_t topic;
+    int32_t partition;
+    bool is_new;
+};
+
+struct lai_batch {
+    int32_t broker;
+    struct lai_entry *e;
+    size_t n, cap;
+};
+
+struct sender;
+
+struct br_controller {
+    struct br_controller_config cfg;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct event *head, *tail; /* guarded by mu */
+    bool stop;                 /* guarded by mu */
+    bool connected;            /* guarded by mu: the session is connected */
+    bool expired;              /* guarded by mu */
+    atomic_bool active_flag;
+    atomic_int epoch_flag;
+    /* the controller thread's own */
+    zhandle_t *zh;
+    bool active;
+    int32_t epoch;
+    int32_t epoch_zk_version;
+    struct ctl_broker *brokers; /* sorted by id */
+    size_t nbrokers;
+    struct ctl_topic *topics; /* sorted by name */
+    size_t ntopics;
+    struct lai_batch *lai; /* pending LeaderAndIsr, per broker */
+    size_t nlai;
+    struct deletion *deletions; /* topics being deleted */
+    size_t ndeletions;
+    /* brokers shutting down (ControlledShutdown): not chosen as leaders
+     * while another in-sync replica can lead; forgotten when they go */
+    int32_t *shutting;
+    size_t nshutting;
+    uint64_t next_gen;
+};
+
+/* controller.c */
+bool ctl_contains(const int32_t *a, int32_t n, int32_t x);
+struct ctl_broker *ctl_find_broker(struct br_controller *c, int32_t id);
+struct deletion *ctl_find_deletion(struct br_controller *c, const char *name);
+int32_t ctl_parse_id(const char *s);
+void ctl_send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
+                             int16_t api_version, const void *body, uint64_t gen);
+void ctl_send_update_metadata(struct br_controller *c);
+void ctl_topic_clear(struct ctl_topic *t);
+
+/* controller_delete.c: topic deletion (Kafka's TopicDeletionManager) */
+struct ctl_topic *ctl_find_topic(struct br_controller *c, const char *name);
+int ctl_resume_deletions(struct br_controller *c);
+int ctl_on_delete_topics(struct br_controller *c);
+int ctl_on_stop_replica_done(struct br_controller *c, const struct event *e);
+void ctl_deletions_lost_broker(struct br_controller *c, int32_t broker);
+
+#endif
