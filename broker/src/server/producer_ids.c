@@ -4,6 +4,7 @@
 #include "server/state.h"
 
 #include "base/logging.h"
+#include "server/admin_manager.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -66,4 +67,16 @@ int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
     }
     *id = b->next_producer_id++;
     return 0;
+}
+
+int br_standalone_init_producer_id(struct br_req *r)
+{
+    struct kp_InitProducerIdResponse resp;
+    kp_InitProducerIdResponse_init(&resp);
+    int64_t id = -1;
+    int err = br_broker_next_producer_id(r->b, &id);
+    resp.ErrorCode = (int16_t)kp_err_to_wire(err);
+    resp.ProducerId = err == 0 ? id : -1;
+    resp.ProducerEpoch = err == 0 ? 0 : -1;
+    return br_respond(r, &resp);
 }
