@@ -105,6 +105,50 @@ static int cmp_row(const void *a, const void *b)
     return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
 }
 
+/* A request to the group's coordinator gets at most this much of the
+ * command's --timeout. A coordinator that stopped answering (its process
+ * paused, its host cut off) keeps the group until its ZooKeeper session
+ * expires and the controller moves the group's partition of
+ * __consumer_offsets to another replica (Kafka 2.0's
+ * KafkaController.onBrokerFailure; zookeeper.session.timeout.ms, 6 s by
+ * default); a request that waited on it for the whole --timeout would fail
+ * then, however soon the group had moved. Each new request finds the
+ * coordinator again (FindCoordinator), as kafka-consumer-groups.sh's
+ * AdminClient does after its request.timeout.ms. */
+#define COORDINATOR_ATTEMPT_MS 5000
+
+/* DescribeGroups (offsets false: into *d) or OffsetFetch (offsets true:
+ * into *offs, *noffs) of group from its coordinator, asked again, with a
+ * line on stderr each time, while the coordinator does not answer within
+ * COORDINATOR_ATTEMPT_MS or has moved, until --timeout; the last call's
+ * result. */
+static int ask_coordinator(samsa_admin *a, const struct opts *o, const char *verb,
+                           const char *group, bool offsets, samsa_group_description **d,
+                           struct samsa_partition **offs, size_t *noffs, char *err, size_t size)
+{
+    for (;;) {
+        int left = left_ms(o);
+        int attempt = left < COORDINATOR_ATTEMPT_MS ? left : COORDINATOR_ATTEMPT_MS;
+        int e = offsets ? samsa_admin_list_group_offsets(a, group, attempt, offs, noffs, err, size)
+                        : samsa_admin_describe_group(a, group, attempt, d, err, size);
+        /* Kafka's COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+         * NOT_COORDINATOR: the library asks again until the call's
+         * deadline, so they come back only once that has passed. */
+        bool moved = e == 14 || e == 15 || e == 16;
+        if ((e != SAMSA_ERR_TIMED_OUT && !moved) || left_ms(o) == 0) {
+            return e;
+        }
+        if (moved) {
+            fprintf(stderr, "samsa group %s %s: the group's coordinator moved (%s); asking "
+                    "again\n", verb, group, samsa_err_name(e));
+        } else {
+            fprintf(stderr, "samsa group %s %s: the group's coordinator did not answer within "
+                    "%d ms; asking again (another broker takes the group over once this one's "
+                    "ZooKeeper session expires)\n", verb, group, attempt);
+        }
+    }
+}
+
 /* One group's description. When there is something to print and *shown
  * (an earlier group was printed), the separator between groups goes first;
  * *shown is set once this one prints. */
@@ -112,7 +156,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
 {
     char err[512];
     samsa_group_description *d = NULL;
-    int e = samsa_admin_describe_group(a, group, left_ms(o), &d, err, sizeof(err));
+    int e = ask_coordinator(a, o, "describe", group, false, &d, NULL, NULL, err, sizeof(err));
     static const samsa_group_description unknown = {"", "-", "", "", -1, 0, NULL};
     if (e == SAMSA_ERR_UNSUPPORTED && !o->state) {
         /* A broker without DescribeGroups still has the group's offsets. */
@@ -126,7 +170,7 @@ static int group_describe(samsa_admin *a, const struct opts *o, const char *grou
     const samsa_group_description *dv = d != NULL ? d : &unknown;
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
-    e = samsa_admin_list_group_offsets(a, group, left_ms(o), &offs, &noffs, err, sizeof(err));
+    e = ask_coordinator(a, o, "describe", group, true, NULL, &offs, &noffs, err, sizeof(err));
     if (e != SAMSA_OK) {
         char why[128];
         fprintf(stderr, "samsa group describe %s: offsets: %s\n", group,
@@ -457,8 +501,8 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
     if (o->reset_mode == RESET_SHIFT) {
-        e = samsa_admin_list_group_offsets(a, group, left_ms(o), &offs, &noffs, err,
-                                           sizeof(err));
+        e = ask_coordinator(a, o, "reset-offsets", group, true, NULL, &offs, &noffs, err,
+                            sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
             free(parts);
