@@ -13,7 +13,7 @@ static const char group_help[] =
     "usage: samsa group list -b BROKERS [--json]\n"
     "       samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
     "                  [--offsets | --members | --state] [--json]\n"
-    "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
+    "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC[:P,P...] [-p PARTITION]\n"
     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
     "                   --shift-by N) [--execute] [--json]\n"
     "       samsa group delete -b BROKERS GROUP\n"
@@ -23,8 +23,9 @@ static const char group_help[] =
     "--members GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS (--offsets: the default).\n"
     "Columns are as wide as their contents; a blank line between groups.\n"
     "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
-    "--execute is given (the group must have no members then); --to-datetime takes\n"
-    "milliseconds since the epoch.\n"
+    "--execute is given; it refuses a group with members, dry run or not (as\n"
+    "kafka-consumer-groups.sh); TOPIC:P,P... resets those partitions only;\n"
+    "--to-datetime takes milliseconds since the epoch. GROUP may be given as --group G.\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
     "whole command's, however many requests it makes.\n"
     "Exit status: 0 done, 1 refused, no such group or timed out, or some log end not\n"
@@ -474,11 +475,85 @@ static int group_describe_all(samsa_admin *a, const struct opts *o)
     return rc;
 }
 
-static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
+/* reset-offsets' -t TOPIC, or TOPIC:P,P,... for some of its partitions, as
+ * kafka-consumer-groups.sh's --topic (Kafka 2.0's ConsumerGroupCommand.
+ * parseTopicPartitionsToReset); -p P names one too. */
+struct reset_scope {
+    char topic[256];
+    int32_t ids[256]; /* the partitions named; none: every one */
+    size_t n;
+};
+
+/* o's -t and -p as a scope; false when they do not make one. */
+static bool parse_scope(const struct opts *o, struct reset_scope *s)
+{
+    const char *colon = strchr(o->topic, ':');
+    size_t tl = colon != NULL ? (size_t)(colon - o->topic) : strlen(o->topic);
+    s->n = 0;
+    if (tl == 0 || tl >= sizeof(s->topic) || (colon != NULL && o->partition >= 0)) {
+        return false;
+    }
+    memcpy(s->topic, o->topic, tl);
+    s->topic[tl] = '\0';
+    if (o->partition >= 0) {
+        s->ids[s->n++] = o->partition;
+    }
+    for (const char *p = colon; p != NULL;) {
+        p++;
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char one[16];
+        long long id;
+        if (len == 0 || len >= sizeof(one) || s->n == sizeof(s->ids) / sizeof(s->ids[0])) {
+            return false;
+        }
+        memcpy(one, p, len);
+        one[len] = '\0';
+        if (!parse_ll(one, &id) || id < 0 || id > INT32_MAX) {
+            return false;
+        }
+        s->ids[s->n++] = (int32_t)id;
+        p = comma;
+    }
+    return true;
+}
+
+/* Whether the group may have its offsets reset: it has no members (Empty,
+ * or Dead: never seen), as Kafka 2.0's ConsumerGroupCommand.resetOffsets
+ * checks before a dry run too; false after saying why not. */
+static bool group_inactive(samsa_admin *a, const struct opts *o, const char *group)
 {
     char err[512];
+    samsa_group_description *d = NULL;
+    int e = ask_coordinator(a, o, "reset-offsets", group, false, &d, NULL, NULL, err,
+                            sizeof(err));
+    if (e == SAMSA_ERR_UNSUPPORTED) {
+        return true; /* the broker refuses a commit under members itself */
+    }
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa group reset-offsets %s: %s\n", group,
+                failure(o, e, err, why, sizeof(why)));
+        return false;
+    }
+    bool inactive = strcmp(d->state, "Empty") == 0 || strcmp(d->state, "Dead") == 0;
+    if (!inactive) {
+        fprintf(stderr, "samsa group reset-offsets: Assignments can only be reset if the group "
+                "'%s' is inactive, but the current state is %s.\n", group, d->state);
+    }
+    samsa_group_description_free(d);
+    return inactive;
+}
+
+static int group_reset(samsa_admin *a, const struct opts *o, const char *group,
+                       const struct reset_scope *s)
+{
+    char err[512];
+    if (!group_inactive(a, o, group)) {
+        return EXIT_FAIL;
+    }
     samsa_metadata *md = NULL;
-    if (one_topic(a, "group reset-offsets", o, o->topic, &md) != 0) {
+    if (one_topic(a, "group reset-offsets", o, s->topic, &md) != 0) {
         return EXIT_FAIL;
     }
     int e;
@@ -487,14 +562,30 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     size_t n = 0;
     for (size_t i = 0; parts != NULL && i < np; i++) {
         int32_t id = md->topics[0].partitions[i].id;
-        if (o->partition < 0 || id == o->partition) {
-            parts[n++] = (struct samsa_partition){o->topic, id, -1};
+        bool wanted = s->n == 0;
+        for (size_t k = 0; k < s->n; k++) {
+            wanted = wanted || s->ids[k] == id;
+        }
+        if (wanted) {
+            parts[n++] = (struct samsa_partition){s->topic, id, -1};
         }
     }
     samsa_metadata_free(md);
+    for (size_t k = 0; parts != NULL && k < s->n; k++) {
+        bool found = false;
+        for (size_t i = 0; i < n; i++) {
+            found = found || parts[i].partition == s->ids[k];
+        }
+        if (!found) {
+            fprintf(stderr, "samsa group reset-offsets: topic %s has no partition %d\n",
+                    s->topic, s->ids[k]);
+            free(parts);
+            return EXIT_FAIL;
+        }
+    }
     if (parts == NULL || n == 0) {
-        fprintf(stderr, "samsa group reset-offsets: topic %s has no partition %d\n", o->topic,
-                o->partition);
+        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", s->topic,
+                parts == NULL ? "out of memory" : "no partitions");
         free(parts);
         return EXIT_FAIL;
     }
@@ -513,9 +604,9 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
     for (size_t i = 0; i < n && rc == 0; i++) {
         int64_t low = -1;
         int64_t high = -1;
-        e = samsa_admin_watermarks(a, o->topic, parts[i].partition, &low, &high, left_ms(o));
+        e = samsa_admin_watermarks(a, s->topic, parts[i].partition, &low, &high, left_ms(o));
         if (e != SAMSA_OK) {
-            fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", o->topic,
+            fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", s->topic,
                     parts[i].partition, samsa_err_str(e));
             rc = EXIT_FAIL;
             break;
@@ -532,7 +623,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
             want = o->reset_value;
             break;
         case RESET_DATETIME:
-            e = samsa_admin_list_offset(a, o->topic, parts[i].partition, o->reset_value, &want,
+            e = samsa_admin_list_offset(a, s->topic, parts[i].partition, o->reset_value, &want,
                                         left_ms(o));
             if (e != SAMSA_OK) {
                 fprintf(stderr, "samsa group reset-offsets: %s\n", samsa_err_str(e));
@@ -546,7 +637,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
             int64_t cur = low;
             for (size_t k = 0; k < noffs; k++) {
                 if (offs[k].partition == parts[i].partition &&
-                    strcmp(offs[k].topic, o->topic) == 0) {
+                    strcmp(offs[k].topic, s->topic) == 0) {
                     cur = offs[k].offset;
                 }
             }
@@ -572,7 +663,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
                 printf("%s{\"group\":", i == 0 ? "" : ",");
                 json_opt_str(group);
                 printf(",\"topic\":");
-                json_opt_str(o->topic);
+                json_opt_str(s->topic);
                 printf(",\"partition\":%d,\"new_offset\":%lld}", parts[i].partition,
                        (long long)parts[i].offset);
             }
@@ -580,7 +671,7 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group)
         } else {
             printf("%-20s %-20s %-9s %s\n", "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
             for (size_t i = 0; i < n; i++) {
-                printf("%-20s %-20s %-9d %lld\n", group, o->topic, parts[i].partition,
+                printf("%-20s %-20s %-9d %lld\n", group, s->topic, parts[i].partition,
                        (long long)parts[i].offset);
             }
         }
@@ -620,12 +711,21 @@ int cmd_group(int argc, char **argv)
     if (describe && o.members && o.state) {
         return usage_error("group", "%s", "one of --members, --offsets, --state");
     }
+    /* --group G, as kafka-consumer-groups.sh spells it, names a GROUP too */
+    if (o.group != NULL && o.npos < 8) {
+        o.positional[o.npos++] = o.group;
+    }
     if (!list && !describe && o.npos != 1) {
         return usage_error("group", "%s wants one GROUP", verb);
     }
     if (reset && (o.topic == NULL || o.reset_mode == RESET_NONE)) {
         return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
                                           "--to-latest, --to-offset, --to-datetime, --shift-by");
+    }
+    struct reset_scope scope = {.n = 0};
+    if (reset && !parse_scope(&o, &scope)) {
+        return usage_error("group", "bad -t \"%s\" (TOPIC or TOPIC:PARTITION,..., not both with "
+                           "-p)", o.topic);
     }
     samsa_admin *a = NULL;
     rc = make_admin("group", &o, &a);
@@ -638,7 +738,7 @@ int cmd_group(int argc, char **argv)
     } else if (describe) {
         rc = group_describe_all(a, &o);
     } else if (reset) {
-        rc = group_reset(a, &o, o.positional[0]);
+        rc = group_reset(a, &o, o.positional[0], &scope);
     } else {
         int e = samsa_admin_delete_group(a, o.positional[0], left_ms(&o), err, sizeof(err));
         if (e != SAMSA_OK) {

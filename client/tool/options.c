@@ -396,11 +396,12 @@ static const struct {
      "COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS. Columns are as wide as their\n"
      "contents; a blank line between groups (a JSON array with several).\n"},
     {"group", "reset-offsets",
-     "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC [-p PARTITION]\n"
+     "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC[:P,P...] [-p PARTITION]\n"
      "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
      "                   --shift-by N) [--execute] [--json]\n"
      "Prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless --execute is\n"
-     "given (the group must have no members then); offsets are clamped to the log.\n"},
+     "given; offsets are clamped to the log. A group with members is refused, dry run\n"
+     "or not. TOPIC:P,P... resets those partitions only; GROUP may be --group G.\n"},
     {"group", "delete", "usage: samsa group delete -b BROKERS GROUP\nDeletes an empty group.\n"},
     {"perf", "produce",
      "usage: samsa perf produce -b BROKERS -t TOPIC [--count N] [--size BYTES] [-p PARTITION]\n"
