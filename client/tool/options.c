@@ -60,6 +60,85 @@ bool parse_ll(const char *s, long long *out)
     return true;
 }
 
+/* The next `width` characters of *p as a decimal number, *p moved past them;
+ * false when one is not a digit. */
+static bool digits(const char **p, int width, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < width; i++) {
+        char ch = (*p)[i];
+        if (ch < '0' || ch > '9') {
+            return false;
+        }
+        v = v * 10 + (ch - '0');
+    }
+    *p += width;
+    *out = v;
+    return true;
+}
+
+/*
+ * A date and time as kafka-consumer-groups.sh's --to-datetime takes it
+ * (YYYY-MM-DDTHH:mm:SS.sss, then Z, +HH:mm, +HHmm or +HH, UTC when no zone
+ * is given: Kafka 2.0's ConsumerGroupCommand.convertTimestamp), the
+ * milliseconds optional here, as milliseconds since the epoch.
+ */
+static bool parse_datetime(const char *s, long long *ms)
+{
+    int year;
+    int mon;
+    int day;
+    int hour;
+    int min;
+    int sec;
+    int milli = 0;
+    const char *p = s;
+    if (s == NULL) {
+        return false;
+    }
+    if (!digits(&p, 4, &year) || *p++ != '-' || !digits(&p, 2, &mon) || *p++ != '-' ||
+        !digits(&p, 2, &day) || *p++ != 'T' || !digits(&p, 2, &hour) || *p++ != ':' ||
+        !digits(&p, 2, &min) || *p++ != ':' || !digits(&p, 2, &sec)) {
+        return false;
+    }
+    if (*p == '.') {
+        p++;
+        if (!digits(&p, 3, &milli)) {
+            return false;
+        }
+    }
+    int offset_min = 0; /* the zone's offset east of UTC */
+    if (*p == 'Z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1;
+        int zh;
+        int zm = 0;
+        if (!digits(&p, 2, &zh)) {
+            return false;
+        }
+        if (*p == ':') {
+            p++;
+        }
+        if (*p != '\0' && !digits(&p, 2, &zm)) {
+            return false;
+        }
+        offset_min = sign * (zh * 60 + zm);
+    }
+    if (*p != '\0' || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
+        sec > 60) {
+        return false;
+    }
+    struct tm tm = {.tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day,
+                    .tm_hour = hour, .tm_min = min, .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t == (time_t)-1 || t < 0) {
+        return false;
+    }
+    *ms = ((long long)t - (long long)offset_min * 60) * 1000 + milli;
+    return true;
+}
+
 __attribute__((format(printf, 2, 3))) int usage_error(const char *cmd,
                                                             const char *fmt, ...)
 {
@@ -292,10 +371,14 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             if (o->reset_mode != RESET_NONE) {
                 return usage_error(cmd, "%s", "one --to-... or --shift-by only");
             }
-            if (!parse_ll(v, &n) || (!shift && n < 0)) {
-                return usage_error(cmd, "bad %s \"%s\"", a, v);
+            bool datetime = strcmp(a, "--to-datetime") == 0;
+            if (!(parse_ll(v, &n) || (datetime && parse_datetime(v, &n))) || (!shift && n < 0)) {
+                return usage_error(cmd, "bad %s \"%s\"%s", a, v,
+                                   datetime ? " (YYYY-MM-DDTHH:mm:SS.sss[Z|+HH:mm], or "
+                                              "milliseconds since the epoch)"
+                                            : "");
             }
-            o->reset_mode = shift ? RESET_SHIFT : a[5] == 'o' ? RESET_OFFSET : RESET_DATETIME;
+            o->reset_mode = shift ? RESET_SHIFT : datetime ? RESET_DATETIME : RESET_OFFSET;
             o->reset_value = n;
             i++;
         } else if (strcmp(a, "--command-config") == 0) {
@@ -397,10 +480,12 @@ static const struct {
      "contents; a blank line between groups (a JSON array with several).\n"},
     {"group", "reset-offsets",
      "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC[:P,P...] [-p PARTITION]\n"
-     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime MS |\n"
+     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime T |\n"
      "                   --shift-by N) [--execute] [--json]\n"
      "Prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless --execute is\n"
-     "given; offsets are clamped to the log. A group with members is refused, dry run\n"
+     "given; offsets are clamped to the log. --to-datetime T: YYYY-MM-DDTHH:mm:SS.sss\n"
+     "(UTC, or with Z, +HH:mm) as kafka-consumer-groups.sh, or milliseconds since the\n"
+     "epoch: the first offset at or after it. A group with members is refused, dry run\n"
      "or not. TOPIC:P,P... resets those partitions only; GROUP may be --group G.\n"},
     {"group", "delete", "usage: samsa group delete -b BROKERS GROUP\nDeletes an empty group.\n"},
     {"perf", "produce",

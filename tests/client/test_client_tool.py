@@ -466,6 +466,23 @@ def case_offsets_relative_start_and_until(t):
        "no record after --time")
     p = samsa("topic", "offsets", "-b", bs, "nosuch", expect=1)
     check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    # group reset-offsets --to-datetime as kafka-consumer-groups.sh takes it
+    # (YYYY-MM-DDTHH:mm:SS.sss, UTC without a zone), or in milliseconds
+    def iso(ms, east_min=None):
+        zone = "" if east_min is None else "%s%02d:%02d" % ("-" if east_min < 0 else "+",
+                                                           abs(east_min) // 60, abs(east_min) % 60)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000 + (east_min or 0) * 60)) \
+            + ".%03d" % (ms % 1000) + zone
+    for when in (str(mid), iso(mid), iso(mid, 0).replace("+00:00", "Z"), iso(mid, 120),
+                 iso(mid, -330)):
+        rows = table(samsa("group", "reset-offsets", "-b", bs, "gdt", "-t", "ot",
+                           "--to-datetime", when).stdout)
+        eq([(r["PARTITION"], r["NEW-OFFSET"]) for r in rows], [("0", "5"), ("1", "5")],
+           "--to-datetime %s" % when)
+    for bad in ("2024-13-01T00:00:00.000", "2024-01-01 00:00:00", "2024-01-01T00:00:00.000+2"):
+        p = samsa("group", "reset-offsets", "-b", bs, "gdt", "-t", "ot", "--to-datetime", bad,
+                  expect=2)
+        check(b"bad --to-datetime" in p.stderr, "%s: %s", bad, p.stderr)
     # The last N of each partition, as kcat -o -N.
     out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-2", "-e").stdout.decode().split()
     eq(sorted(out), ["b0-1", "b0-2", "b1-1", "b1-2"], "-o -2")
