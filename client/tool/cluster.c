@@ -86,22 +86,13 @@ static int print_cluster_metadata(const struct opts *o, const samsa_metadata *md
 
 int cmd_cluster(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(cluster_help, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : 0;
-    }
-    bool metadata = strcmp(argv[0], "metadata") == 0;
-    if (strcmp(argv[0], "info") != 0 && !metadata) {
-        return usage_error("cluster", "unknown command \"%s\"", argv[0]);
-    }
+    static const char *const verbs[] = {"info", "metadata", NULL};
     struct opts o;
-    int rc = parse_opts("cluster", argc - 1, argv + 1, &o);
-    if (rc != 0) {
+    int rc = start_verb("cluster", cluster_help, verbs, argc, argv, &o);
+    if (rc >= 0) {
         return rc;
     }
-    if (o.help) {
-        return print_help("cluster", argv[0], cluster_help);
-    }
+    bool metadata = strcmp(argv[0], "metadata") == 0;
     samsa_admin *a = NULL;
     rc = make_admin("cluster", &o, &a);
     if (rc != 0) {
@@ -154,7 +145,8 @@ static const char configs_help[] =
     "every one, as NAME VALUE SOURCE (kafka-configs.sh --describe; the source as Kafka's\n"
     "DescribeConfigs names it: DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG,\n"
     "DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG). A sensitive\n"
-    "value prints as (sensitive), an empty one as \"\", none as -. Topics' configs are changed with samsa topic alter.\n"
+    "value prints as (sensitive), an empty one as \"\", none as -. Topics' configs are\n"
+    "changed with samsa topic alter.\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
     "Exit status: 0 done, 1 refused, no such broker or topic, or timed out, 2 usage error.\n";
 
@@ -200,20 +192,11 @@ static bool broker_listed(samsa_admin *a, const struct opts *o, const char *id)
 
 int cmd_configs(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(configs_help, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : 0;
-    }
+    static const char *const verbs[] = {"describe", NULL};
     struct opts o;
-    int rc = parse_opts("configs", argc - 1, argv + 1, &o);
-    if (rc != 0) {
+    int rc = start_verb("configs", configs_help, verbs, argc, argv, &o);
+    if (rc >= 0) {
         return rc;
-    }
-    if (o.help) {
-        return print_help("configs", argv[0], configs_help);
-    }
-    if (strcmp(argv[0], "describe") != 0) {
-        return usage_error("configs", "unknown command \"%s\"", argv[0]);
     }
     if ((o.broker_id == NULL) == (o.topic == NULL) || o.npos != 0) {
         return usage_error("configs", "%s", "describe wants one of --broker ID or -t TOPIC");

@@ -686,26 +686,16 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group,
 
 int cmd_group(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(group_help, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : 0;
-    }
-    const char *verb = argv[0];
+    static const char *const verbs[] = {"list", "describe", "reset-offsets", "delete", NULL};
     struct opts o;
-    int rc = parse_opts("group", argc - 1, argv + 1, &o);
-    if (rc != 0) {
+    int rc = start_verb("group", group_help, verbs, argc, argv, &o);
+    if (rc >= 0) {
         return rc;
     }
-    if (o.help) {
-        return print_help("group", verb, group_help);
-    }
+    const char *verb = argv[0];
     bool list = strcmp(verb, "list") == 0;
     bool describe = strcmp(verb, "describe") == 0;
     bool reset = strcmp(verb, "reset-offsets") == 0;
-    bool del = strcmp(verb, "delete") == 0;
-    if (!list && !describe && !reset && !del) {
-        return usage_error("group", "unknown command \"%s\"", verb);
-    }
     if (describe && (o.all_groups ? o.npos != 0 : o.npos < 1)) {
         return usage_error("group", "%s", "describe wants GROUP... or --all-groups");
     }

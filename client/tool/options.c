@@ -526,3 +526,31 @@ int print_help(const char *cmd, const char *verb, const char *all)
     fputs(all, stdout);
     return 0;
 }
+
+/*
+ * The start of `samsa CMD VERB [flags]`, verbs[] its VERBs (NULL-ended):
+ * without VERB, or with --help in its place, CMD's help (on stderr, and
+ * EXIT_USAGE, without VERB); an unknown VERB is a usage error; else VERB's
+ * flags are parsed into *o, and with --help VERB's help printed. -1 when
+ * the command goes on with *o, else the exit status.
+ */
+int start_verb(const char *cmd, const char *help, const char *const *verbs, int argc,
+               char **argv, struct opts *o)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs(help, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : 0;
+    }
+    size_t i = 0;
+    while (verbs[i] != NULL && strcmp(verbs[i], argv[0]) != 0) {
+        i++;
+    }
+    if (verbs[i] == NULL) {
+        return usage_error(cmd, "unknown command \"%s\"", argv[0]);
+    }
+    int rc = parse_opts(cmd, argc - 1, argv + 1, o);
+    if (rc != 0) {
+        return rc;
+    }
+    return o->help ? print_help(cmd, argv[0], help) : -1;
+}

@@ -329,23 +329,14 @@ static int perf_consume(const struct opts *o, samsa_conf *conf, long long count)
 
 int cmd_perf(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(perf_help, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : 0;
-    }
-    const char *verb = argv[0];
+    static const char *const verbs[] = {"produce", "consume", NULL};
     struct opts o;
-    int rc = parse_opts("perf", argc - 1, argv + 1, &o);
-    if (rc != 0) {
+    int rc = start_verb("perf", perf_help, verbs, argc, argv, &o);
+    if (rc >= 0) {
         return rc;
     }
-    if (o.help) {
-        return print_help("perf", verb, perf_help);
-    }
+    const char *verb = argv[0];
     bool produce = strcmp(verb, "produce") == 0;
-    if (!produce && strcmp(verb, "consume") != 0) {
-        return usage_error("perf", "unknown command \"%s\"", verb);
-    }
     if (o.topic == NULL) {
         return usage_error("perf", "%s", "-t TOPIC is required");
     }

@@ -127,6 +127,8 @@ bool parse_ll(const char *s, long long *out);
 __attribute__((format(printf, 2, 3))) int usage_error(const char *cmd, const char *fmt, ...);
 int parse_opts(const char *cmd, int argc, char **argv, struct opts *o);
 int print_help(const char *cmd, const char *verb, const char *all);
+int start_verb(const char *cmd, const char *help, const char *const *verbs, int argc,
+               char **argv, struct opts *o);
 
 /* ----------------------------------------------------------------- output.c */
 

@@ -375,28 +375,19 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
 
 int cmd_topic(int argc, char **argv)
 {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(topic_help, argc < 1 ? stderr : stdout);
-        return argc < 1 ? EXIT_USAGE : 0;
-    }
-    const char *verb = argv[0];
+    static const char *const verbs[] = {"create", "list",   "describe",
+                                        "alter",  "delete", "offsets", NULL};
     struct opts o;
-    int rc = parse_opts("topic", argc - 1, argv + 1, &o);
-    if (rc != 0) {
+    int rc = start_verb("topic", topic_help, verbs, argc, argv, &o);
+    if (rc >= 0) {
         return rc;
     }
-    if (o.help) {
-        return print_help("topic", verb, topic_help);
-    }
+    const char *verb = argv[0];
     bool create = strcmp(verb, "create") == 0;
     bool del = strcmp(verb, "delete") == 0;
     bool list = strcmp(verb, "list") == 0;
-    bool describe = strcmp(verb, "describe") == 0;
     bool alter = strcmp(verb, "alter") == 0;
     bool offsets = strcmp(verb, "offsets") == 0;
-    if (!create && !del && !list && !describe && !alter && !offsets) {
-        return usage_error("topic", "unknown command \"%s\"", verb);
-    }
     if ((create || del || alter) && o.npos != 1) {
         return usage_error("topic", "%s wants one topic NAME", verb);
     }
