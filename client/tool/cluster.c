@@ -18,6 +18,16 @@ static const char cluster_help[] =
     "Exit status: 0 done, 1 refused or timed out, or a topic not read (stderr names\n"
     "it), 2 usage error.\n";
 
+/* The brokers as a JSON array's items: {"id":,"host":,"port":},... */
+static void json_brokers(const samsa_metadata *md)
+{
+    for (size_t i = 0; i < md->broker_count; i++) {
+        printf("%s{\"id\":%d,\"host\":", i == 0 ? "" : ",", md->brokers[i].id);
+        json_str(stdout, md->brokers[i].host, strlen(md->brokers[i].host));
+        printf(",\"port\":%d}", md->brokers[i].port);
+    }
+}
+
 /* kcat -L's listing (kcat.c's metadata_print): brokers, then each topic's
  * partitions with leader, replicas and ISR. */
 static int print_cluster_metadata(const struct opts *o, const samsa_metadata *md)
@@ -25,11 +35,7 @@ static int print_cluster_metadata(const struct opts *o, const samsa_metadata *md
     int rc = 0;
     if (o->json) {
         printf("{\"controller\":%d,\"brokers\":[", md->controller_id);
-        for (size_t i = 0; i < md->broker_count; i++) {
-            printf("%s{\"id\":%d,\"host\":", i == 0 ? "" : ",", md->brokers[i].id);
-            json_str(stdout, md->brokers[i].host, strlen(md->brokers[i].host));
-            printf(",\"port\":%d}", md->brokers[i].port);
-        }
+        json_brokers(md);
         printf("],\"topics\":[");
     } else {
         printf("Metadata for %s:\n %zu brokers:\n", o->topic != NULL ? o->topic : "all topics",
@@ -120,11 +126,7 @@ int cmd_cluster(int argc, char **argv)
             printf("null");
         }
         printf(",\"controller\":%d,\"brokers\":[", md->controller_id);
-        for (size_t i = 0; i < md->broker_count; i++) {
-            printf("%s{\"id\":%d,\"host\":", i == 0 ? "" : ",", md->brokers[i].id);
-            json_str(stdout, md->brokers[i].host, strlen(md->brokers[i].host));
-            printf(",\"port\":%d}", md->brokers[i].port);
-        }
+        json_brokers(md);
         printf("]}\n");
     } else {
         printf("CLUSTER-ID: %s\nCONTROLLER: %d\n\nID    HOST:PORT\n",

@@ -35,6 +35,17 @@ static const char main_help[] =
     "stands for -b.\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
+/* Each command and the function that runs it with the arguments after its
+ * name. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"topic", cmd_topic}, {"produce", cmd_produce}, {"consume", cmd_consume},
+    {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
+    {"configs", cmd_configs},
+};
+
 int main(int argc, char **argv)
 {
     catch_signals();
@@ -51,26 +62,10 @@ int main(int argc, char **argv)
         printf("samsa %s\n", samsa_version());
         return 0;
     }
-    if (strcmp(cmd, "topic") == 0) {
-        return cmd_topic(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "produce") == 0) {
-        return cmd_produce(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "consume") == 0) {
-        return cmd_consume(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "cluster") == 0) {
-        return cmd_cluster(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "group") == 0) {
-        return cmd_group(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "perf") == 0) {
-        return cmd_perf(argc - 2, argv + 2);
-    }
-    if (strcmp(cmd, "configs") == 0) {
-        return cmd_configs(argc - 2, argv + 2);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(cmd, commands[i].name) == 0) {
+            return commands[i].run(argc - 2, argv + 2);
+        }
     }
     fprintf(stderr, "samsa: unknown command \"%s\"\n%s", cmd, main_help);
     return EXIT_USAGE;
