@@ -14,7 +14,8 @@
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
  *   options.c  the flags every command shares, the config files, the
- *              command's deadline, each verb's --help, SIGINT/SIGTERM
+ *              command's deadline, start_verb and each verb's --help,
+ *              SIGINT/SIGTERM
  *
  * Exit codes: 0 success; 1 the operation failed (broker said no, timeout,
  * records not delivered, no such group), or part of the answer could not be
