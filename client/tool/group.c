@@ -13,7 +13,8 @@ static const char group_help[] =
     "usage: samsa group list -b BROKERS [--json]\n"
     "       samsa group describe -b BROKERS (GROUP... | --all-groups)\n"
     "                  [--offsets | --members | --state] [--json]\n"
-    "       samsa group reset-offsets -b BROKERS GROUP -t TOPIC[:P,P...] [-p PARTITION]\n"
+    "       samsa group reset-offsets -b BROKERS GROUP (-t TOPIC[:P,P...] [-p PARTITION] |\n"
+    "                  --all-topics)\n"
     "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime T |\n"
     "                   --shift-by N) [--execute] [--json]\n"
     "       samsa group delete -b BROKERS GROUP\n"
@@ -24,7 +25,8 @@ static const char group_help[] =
     "Columns are as wide as their contents; a blank line between groups.\n"
     "reset-offsets prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless\n"
     "--execute is given; it refuses a group with members, dry run or not (as\n"
-    "kafka-consumer-groups.sh); TOPIC:P,P... resets those partitions only;\n"
+    "kafka-consumer-groups.sh); TOPIC:P,P... resets those partitions only,\n"
+    "--all-topics every partition the group has committed;\n"
     "--to-datetime takes YYYY-MM-DDTHH:mm:SS.sss (UTC, or with Z, +HH:mm) or milliseconds\n"
     "since the epoch. GROUP may be given as --group G.\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000): the\n"
@@ -546,6 +548,113 @@ static bool group_inactive(samsa_admin *a, const struct opts *o, const char *gro
     return inactive;
 }
 
+/* The partitions of s's topic that s names (every one without), each
+ * {topic, partition, -1}, into *parts (the caller frees it) and *n: 0, or
+ * EXIT_FAIL after saying why. */
+static int scope_partitions(samsa_admin *a, const struct opts *o, const struct reset_scope *s,
+                            struct samsa_partition **parts, size_t *n)
+{
+    samsa_metadata *md = NULL;
+    *parts = NULL;
+    *n = 0;
+    if (one_topic(a, "group reset-offsets", o, s->topic, &md) != 0) {
+        return EXIT_FAIL;
+    }
+    size_t np = md->topics[0].partition_count;
+    struct samsa_partition *ps = calloc(np > 0 ? np : 1, sizeof(*ps));
+    size_t k = 0;
+    for (size_t i = 0; ps != NULL && i < np; i++) {
+        int32_t id = md->topics[0].partitions[i].id;
+        bool wanted = s->n == 0;
+        for (size_t j = 0; j < s->n; j++) {
+            wanted = wanted || s->ids[j] == id;
+        }
+        if (wanted) {
+            ps[k++] = (struct samsa_partition){s->topic, id, -1};
+        }
+    }
+    samsa_metadata_free(md);
+    for (size_t j = 0; ps != NULL && j < s->n; j++) {
+        bool found = false;
+        for (size_t i = 0; i < k; i++) {
+            found = found || ps[i].partition == s->ids[j];
+        }
+        if (!found) {
+            fprintf(stderr, "samsa group reset-offsets: topic %s has no partition %d\n",
+                    s->topic, s->ids[j]);
+            free(ps);
+            return EXIT_FAIL;
+        }
+    }
+    if (ps == NULL || k == 0) {
+        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", s->topic,
+                ps == NULL ? "out of memory" : "no partitions");
+        free(ps);
+        return EXIT_FAIL;
+    }
+    *parts = ps;
+    *n = k;
+    return 0;
+}
+
+/* The offset part p of the group is reset to, from its log's watermarks
+ * and the group's committed offsets[0..noffs), into p->offset: 0, or
+ * EXIT_FAIL after saying why. */
+static int new_offset(samsa_admin *a, const struct opts *o, struct samsa_partition *p,
+                      const struct samsa_partition *offs, size_t noffs)
+{
+    int64_t low = -1;
+    int64_t high = -1;
+    int e = samsa_admin_watermarks(a, p->topic, p->partition, &low, &high, left_ms(o));
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", p->topic, p->partition,
+                failure(o, e, NULL, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    int64_t want = 0;
+    switch (o->reset_mode) {
+    case RESET_EARLIEST:
+        want = low;
+        break;
+    case RESET_LATEST:
+        want = high;
+        break;
+    case RESET_OFFSET:
+        want = o->reset_value;
+        break;
+    case RESET_DATETIME:
+        e = samsa_admin_list_offset(a, p->topic, p->partition, o->reset_value, &want,
+                                    left_ms(o));
+        if (e != SAMSA_OK) {
+            char why[128];
+            fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", p->topic, p->partition,
+                    failure(o, e, NULL, why, sizeof(why)));
+            return EXIT_FAIL;
+        }
+        if (want < 0) {
+            want = high; /* nothing at or after that time */
+        }
+        break;
+    default: { /* shift from the committed offset (or the log start) */
+        int64_t cur = low;
+        for (size_t k = 0; k < noffs; k++) {
+            if (offs[k].partition == p->partition && strcmp(offs[k].topic, p->topic) == 0) {
+                cur = offs[k].offset;
+            }
+        }
+        want = cur + o->reset_value;
+        break;
+    }
+    }
+    /* Kept inside the log, as kafka-consumer-groups does. */
+    p->offset = want < low ? low : (want > high ? high : want);
+    return 0;
+}
+
+/* reset-offsets of s's partitions, or with --all-topics of every partition
+ * the group has committed (Kafka 2.0's ConsumerGroupCommand.
+ * getPartitionsToReset): the plan printed, committed with --execute. */
 static int group_reset(samsa_admin *a, const struct opts *o, const char *group,
                        const struct reset_scope *s)
 {
@@ -553,134 +662,79 @@ static int group_reset(samsa_admin *a, const struct opts *o, const char *group,
     if (!group_inactive(a, o, group)) {
         return EXIT_FAIL;
     }
-    samsa_metadata *md = NULL;
-    if (one_topic(a, "group reset-offsets", o, s->topic, &md) != 0) {
-        return EXIT_FAIL;
-    }
-    int e;
-    size_t np = md->topics[0].partition_count;
-    struct samsa_partition *parts = calloc(np > 0 ? np : 1, sizeof(*parts));
-    size_t n = 0;
-    for (size_t i = 0; parts != NULL && i < np; i++) {
-        int32_t id = md->topics[0].partitions[i].id;
-        bool wanted = s->n == 0;
-        for (size_t k = 0; k < s->n; k++) {
-            wanted = wanted || s->ids[k] == id;
-        }
-        if (wanted) {
-            parts[n++] = (struct samsa_partition){s->topic, id, -1};
-        }
-    }
-    samsa_metadata_free(md);
-    for (size_t k = 0; parts != NULL && k < s->n; k++) {
-        bool found = false;
-        for (size_t i = 0; i < n; i++) {
-            found = found || parts[i].partition == s->ids[k];
-        }
-        if (!found) {
-            fprintf(stderr, "samsa group reset-offsets: topic %s has no partition %d\n",
-                    s->topic, s->ids[k]);
-            free(parts);
-            return EXIT_FAIL;
-        }
-    }
-    if (parts == NULL || n == 0) {
-        fprintf(stderr, "samsa group reset-offsets: topic %s: %s\n", s->topic,
-                parts == NULL ? "out of memory" : "no partitions");
-        free(parts);
-        return EXIT_FAIL;
-    }
     struct samsa_partition *offs = NULL;
     size_t noffs = 0;
-    if (o->reset_mode == RESET_SHIFT) {
-        e = ask_coordinator(a, o, "reset-offsets", group, true, NULL, &offs, &noffs, err,
-                            sizeof(err));
+    if (o->reset_mode == RESET_SHIFT || o->all_topics) {
+        int e = ask_coordinator(a, o, "reset-offsets", group, true, NULL, &offs, &noffs, err,
+                                sizeof(err));
         if (e != SAMSA_OK) {
-            fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
-            free(parts);
+            char why[128];
+            fprintf(stderr, "samsa group reset-offsets %s: %s\n", group,
+                    failure(o, e, err, why, sizeof(why)));
             return EXIT_FAIL;
         }
     }
+    struct samsa_partition *parts = NULL;
+    size_t n = 0;
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        int64_t low = -1;
-        int64_t high = -1;
-        e = samsa_admin_watermarks(a, s->topic, parts[i].partition, &low, &high, left_ms(o));
-        if (e != SAMSA_OK) {
-            fprintf(stderr, "samsa group reset-offsets: %s [%d]: %s\n", s->topic,
-                    parts[i].partition, samsa_err_str(e));
-            rc = EXIT_FAIL;
-            break;
+    if (!o->all_topics) {
+        rc = scope_partitions(a, o, s, &parts, &n);
+    } else if (noffs == 0) {
+        fprintf(stderr, "samsa group reset-offsets: group %s has no committed offsets: "
+                "--all-topics has nothing to reset\n", group);
+        rc = EXIT_FAIL;
+    } else {
+        /* the topics point into offs, freed last */
+        parts = calloc(noffs, sizeof(*parts));
+        for (size_t i = 0; parts != NULL && i < noffs; i++) {
+            parts[n++] = (struct samsa_partition){offs[i].topic, offs[i].partition, -1};
         }
-        int64_t want = 0;
-        switch (o->reset_mode) {
-        case RESET_EARLIEST:
-            want = low;
-            break;
-        case RESET_LATEST:
-            want = high;
-            break;
-        case RESET_OFFSET:
-            want = o->reset_value;
-            break;
-        case RESET_DATETIME:
-            e = samsa_admin_list_offset(a, s->topic, parts[i].partition, o->reset_value, &want,
-                                        left_ms(o));
-            if (e != SAMSA_OK) {
-                fprintf(stderr, "samsa group reset-offsets: %s\n", samsa_err_str(e));
-                rc = EXIT_FAIL;
-            }
-            if (want < 0) {
-                want = high; /* nothing at or after that time */
-            }
-            break;
-        default: { /* shift from the committed offset (or the log start) */
-            int64_t cur = low;
-            for (size_t k = 0; k < noffs; k++) {
-                if (offs[k].partition == parts[i].partition &&
-                    strcmp(offs[k].topic, s->topic) == 0) {
-                    cur = offs[k].offset;
-                }
-            }
-            want = cur + o->reset_value;
-            break;
-        }
-        }
-        /* Kept inside the log, as kafka-consumer-groups does. */
-        parts[i].offset = want < low ? low : (want > high ? high : want);
+        rc = parts != NULL ? 0 : EXIT_FAIL;
     }
-    samsa_partitions_free(offs, noffs);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = new_offset(a, o, &parts[i], offs, noffs);
+    }
     if (rc == 0 && o->execute) {
-        e = samsa_admin_alter_group_offsets(a, group, parts, n, left_ms(o), err, sizeof(err));
+        int e = samsa_admin_alter_group_offsets(a, group, parts, n, left_ms(o), err, sizeof(err));
         if (e != SAMSA_OK) {
             fprintf(stderr, "samsa group reset-offsets %s: %s\n", group, err);
             rc = EXIT_FAIL;
         }
     }
     if (rc == 0) {
+        struct table t = {.cols = 4};
+        table_row(&t, (const char *const[]){"GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"});
         if (o->json) {
             printf("[");
-            for (size_t i = 0; i < n; i++) {
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (o->json) {
                 printf("%s{\"group\":", i == 0 ? "" : ",");
                 json_opt_str(group);
                 printf(",\"topic\":");
-                json_opt_str(s->topic);
+                json_opt_str(parts[i].topic);
                 printf(",\"partition\":%d,\"new_offset\":%lld}", parts[i].partition,
                        (long long)parts[i].offset);
+                continue;
             }
+            char part[24];
+            char off[24];
+            snprintf(part, sizeof(part), "%d", parts[i].partition);
+            snprintf(off, sizeof(off), "%lld", (long long)parts[i].offset);
+            table_row(&t, (const char *const[]){group, parts[i].topic, part, off});
+        }
+        if (o->json) {
             printf("]\n");
         } else {
-            printf("%-20s %-20s %-9s %s\n", "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
-            for (size_t i = 0; i < n; i++) {
-                printf("%-20s %-20s %-9d %lld\n", group, s->topic, parts[i].partition,
-                       (long long)parts[i].offset);
-            }
+            table_print(&t);
         }
+        table_free(&t);
         if (!o->execute) {
             fprintf(stderr, "(dry run: nothing changed; add --execute to commit these)\n");
         }
     }
     free(parts);
+    samsa_partitions_free(offs, noffs);
     return rc;
 }
 
@@ -709,12 +763,13 @@ int cmd_group(int argc, char **argv)
     if (!list && !describe && o.npos != 1) {
         return usage_error("group", "%s wants one GROUP", verb);
     }
-    if (reset && (o.topic == NULL || o.reset_mode == RESET_NONE)) {
-        return usage_error("group", "%s", "reset-offsets wants -t TOPIC and one of --to-earliest, "
-                                          "--to-latest, --to-offset, --to-datetime, --shift-by");
+    if (reset && ((o.topic == NULL) == !o.all_topics || o.reset_mode == RESET_NONE)) {
+        return usage_error("group", "%s", "reset-offsets wants -t TOPIC or --all-topics, and one "
+                                          "of --to-earliest, --to-latest, --to-offset, "
+                                          "--to-datetime, --shift-by");
     }
     struct reset_scope scope = {.n = 0};
-    if (reset && !parse_scope(&o, &scope)) {
+    if (reset && o.topic != NULL && !parse_scope(&o, &scope)) {
         return usage_error("group", "bad -t \"%s\" (TOPIC or TOPIC:PARTITION,..., not both with "
                            "-p)", o.topic);
     }

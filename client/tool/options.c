@@ -280,6 +280,8 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             o->all = true;
         } else if (strcmp(a, "--all-groups") == 0) {
             o->all_groups = true;
+        } else if (strcmp(a, "--all-topics") == 0) {
+            o->all_topics = true;
         } else if (strcmp(a, "--under-replicated-partitions") == 0) {
             o->under_replicated = true;
         } else if (strcmp(a, "--unavailable-partitions") == 0) {
@@ -479,14 +481,16 @@ static const struct {
      "COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS. Columns are as wide as their\n"
      "contents; a blank line between groups (a JSON array with several).\n"},
     {"group", "reset-offsets",
-     "usage: samsa group reset-offsets -b BROKERS GROUP -t TOPIC[:P,P...] [-p PARTITION]\n"
+     "usage: samsa group reset-offsets -b BROKERS GROUP (-t TOPIC[:P,P...] [-p PARTITION] |\n"
+     "                  --all-topics)\n"
      "                  (--to-earliest | --to-latest | --to-offset N | --to-datetime T |\n"
      "                   --shift-by N) [--execute] [--json]\n"
      "Prints GROUP TOPIC PARTITION NEW-OFFSET and changes nothing unless --execute is\n"
      "given; offsets are clamped to the log. --to-datetime T: YYYY-MM-DDTHH:mm:SS.sss\n"
      "(UTC, or with Z, +HH:mm) as kafka-consumer-groups.sh, or milliseconds since the\n"
      "epoch: the first offset at or after it. A group with members is refused, dry run\n"
-     "or not. TOPIC:P,P... resets those partitions only; GROUP may be --group G.\n"},
+     "or not. TOPIC:P,P... resets those partitions only, --all-topics every partition\n"
+     "the group has committed; GROUP may be --group G.\n"},
     {"group", "delete", "usage: samsa group delete -b BROKERS GROUP\nDeletes an empty group.\n"},
     {"perf", "produce",
      "usage: samsa perf produce -b BROKERS -t TOPIC [--count N] [--size BYTES] [-p PARTITION]\n"

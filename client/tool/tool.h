@@ -101,6 +101,7 @@ struct opts {
     char file_text[FILE_TEXT_MAX];
     size_t file_text_len;
     bool all_groups; /* group describe --all-groups */
+    bool all_topics; /* group reset-offsets --all-topics */
     /* perf */
     long long size;
     long long interval_ms;

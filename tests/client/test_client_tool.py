@@ -147,6 +147,17 @@ def case_group_list_describe_reset_and_delete(t):
     rows = table(samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "--to-offset",
                        "99").stdout)
     eq([r["NEW-OFFSET"] for r in rows], ["10", "10", "10"], "an offset past the end is clamped")
+    # --all-topics: every partition the group has committed (a dry run)
+    rows = table(samsa("group", "reset-offsets", "-b", bs, "g1", "--all-topics",
+                       "--to-earliest").stdout)
+    eq([(r["TOPIC"], r["PARTITION"], r["NEW-OFFSET"]) for r in rows],
+       [("gt", "0", "0"), ("gt", "1", "0"), ("gt", "2", "0")], "--all-topics")
+    p = samsa("group", "reset-offsets", "-b", bs, "nobody", "--all-topics", "--to-earliest",
+              expect=1)
+    eq(p.stderr, b"samsa group reset-offsets: group nobody has no committed offsets: "
+       b"--all-topics has nothing to reset\n", "--all-topics of a group without offsets")
+    samsa("group", "reset-offsets", "-b", bs, "g1", "--all-topics", "-t", "gt", "--to-earliest",
+          expect=2)
     committed = {int(r["PARTITION"]): int(r["CURRENT-OFFSET"])
                  for r in table(samsa("group", "describe", "-b", bs, "g1").stdout)}
     eq(committed, {0: 4, 1: 1, 2: 4}, "after --to-offset 4 and -p 1 --shift-by -3")
