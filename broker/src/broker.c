@@ -305,6 +305,7 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_cluster_admin_stop(b);
+    br_controller_requests_free(b); /* answered at the drain (br_complete_controller_requests) */
     br_groups_stop(b);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */

@@ -62,6 +62,6 @@ printf 'static int (*const table[])(int) = {br_circle_a};\nint br_circle_b(int x
 printf 'int br_circle_a(int x)\n{\n    return br_circle_b(x);\n}\n' >"$tmp/t/client/src/circle_a.c"
 expect "a function named in a table closes a circle" "client/src/: 2 files use each other in a circle"
 copy
-rm "$tmp/t/broker/src/server/"*.c
-expect "a known circle gone" "the known circle broker/src/server/.* is gone"
+rm "$tmp/t/broker/src/group/"*.c
+expect "a known circle gone" "the known circle broker/src/group/.* is gone"
 echo "ok"

@@ -148,8 +148,6 @@ void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n);
  * change notifications are listed again (and watched), those not seen yet
  * applied to the topics hosted here. */
 void br_cluster_config_changes(struct br_broker *b);
-/* A watch of the broker's session fired. */
-void br_cluster_watch(struct br_broker *b, enum br_zk_watch kind, const char *path);
 /* Start (the I/O worker for directory removals), stop (parked requests
  * answered REQUEST_TIMED_OUT for what is not done, the worker's jobs run
  * to their end); br_cluster_admin_free frees the rest. */
