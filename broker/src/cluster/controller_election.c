@@ -7,8 +7,6 @@
 
 #include "cluster/controller_internal.h"
 
-#include "cluster/controller_internal.h"
-
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/worker.h"
@@ -209,7 +207,6 @@ int ctl_reconcile_all(struct br_controller *c)
     }
     return 0;
 }
-
 
 /* ---------------------------------------------------------------- preferred leaders */
 

@@ -6,8 +6,6 @@
 
 #include "cluster/controller_internal.h"
 
-#include "cluster/controller_internal.h"
-
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/worker.h"

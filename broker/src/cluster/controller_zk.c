@@ -6,10 +6,9 @@
 
 #include "cluster/controller_internal.h"
 
-#include "cluster/controller_internal.h"
-
 #include "base/clock.h"
 #include "base/logging.h"
+#include "base/number.h"
 #include "base/worker.h"
 #include "cluster/metadata.h"
 #include "cluster/zk_json.h"
@@ -113,17 +112,12 @@ int ctl_cmp_topic(const void *a, const void *b)
 /* Parses a broker id znode name ("3"); -1 when it is not one. */
 int32_t ctl_parse_id(const char *s)
 {
-    if (s[0] == '\0' || strlen(s) > 10) {
+    size_t n = strlen(s);
+    uint64_t v = 0;
+    if (n > 10 || !br_num_parse_u64(s, n, INT32_MAX, &v)) {
         return -1;
     }
-    int64_t v = 0;
-    for (const char *p = s; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9') {
-            return -1;
-        }
-        v = v * 10 + (*p - '0');
-    }
-    return v > INT32_MAX ? -1 : (int32_t)v;
+    return (int32_t)v;
 }
 
 /* One registration into b; 0, 1 when it is gone or unreadable (skipped),

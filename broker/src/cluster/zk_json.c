@@ -139,7 +139,7 @@ static int read_endpoint(const struct dec *d, const char *s, size_t n, const jso
     size_t port_n = rlen - colon - 1;
     int64_t port = 0;
     bool digits = port_n > 0 && port_s[0] != '+';
-    if (!digits || !zkj_java_parse_long(port_s, port_n, INT32_MIN, INT32_MAX, &port)) {
+    if (!digits || !br_num_parse_i64(port_s, port_n, INT32_MIN, INT32_MAX, &port)) {
         return fail(d, KP_E_CORRUPT, "endpoints[%zu] %s: the port is not a 32-bit number", index,
                     zkj_q(s, n, qb));
     }
@@ -516,7 +516,7 @@ int br_zk_controller_epoch_decode(const char *buf, size_t len, const char *name,
     }
     /* ControllerEpochZNode.decode: new String(bytes, UTF_8).toInt */
     int64_t v = 0;
-    if (buf == NULL || !zkj_java_parse_long(buf, len, INT32_MIN, INT32_MAX, &v)) {
+    if (buf == NULL || !br_num_parse_i64(buf, len, INT32_MIN, INT32_MAX, &v)) {
         return fail(&d, KP_E_CORRUPT, "%s is not a 32-bit decimal number",
                     buf != NULL ? zkj_q(buf, len, qb) : "no data");
     }
@@ -595,11 +595,11 @@ int br_zk_producer_id_block_decode(const char *buf, size_t len, const char *name
     if (rc == 0) {
         rc = get_string(&d, root, "block_end", true, &end, &end_n);
     }
-    if (rc == 0 && !zkj_java_parse_long(start, start_n, 0, INT64_MAX, &out->block_start)) {
+    if (rc == 0 && !br_num_parse_i64(start, start_n, 0, INT64_MAX, &out->block_start)) {
         rc = fail(&d, KP_E_CORRUPT, "\"block_start\" %s is not a decimal number >= 0",
                   zkj_q(start, start_n, qb));
     }
-    if (rc == 0 && !zkj_java_parse_long(end, end_n, 0, INT64_MAX, &out->block_end)) {
+    if (rc == 0 && !br_num_parse_i64(end, end_n, 0, INT64_MAX, &out->block_end)) {
         rc = fail(&d, KP_E_CORRUPT, "\"block_end\" %s is not a decimal number >= 0",
                   zkj_q(end, end_n, qb));
     }
@@ -643,13 +643,10 @@ int br_zk_sequence_number(const char *name, const char *prefix, int64_t *seq)
     if (n != pn + 10 || memcmp(name, prefix, pn) != 0) {
         return KP_E_CORRUPT;
     }
-    int64_t v = 0;
-    for (size_t i = pn; i < n; i++) {
-        if (name[i] < '0' || name[i] > '9') {
-            return KP_E_CORRUPT;
-        }
-        v = v * 10 + (name[i] - '0');
+    uint64_t v = 0;
+    if (!br_num_parse_u64(name + pn, 10, INT64_MAX, &v)) {
+        return KP_E_CORRUPT;
     }
-    *seq = v;
+    *seq = (int64_t)v;
     return 0;
 }

@@ -12,6 +12,8 @@
 
 #include "cluster/zk_json.h"
 
+#include "base/number.h"
+
 #include <jansson.h>
 
 #include <stdbool.h>
@@ -78,7 +80,6 @@ int zkj_get_string_at(const struct dec *d, const json_t *obj, const char *key, b
                       const char **s, size_t *n, const char *file, int site);
 bool zkj_has_control_byte(const char *s, size_t n);
 bool zkj_has_repeat(const int32_t *v, size_t n, int32_t *dup);
-bool zkj_java_parse_long(const char *s, size_t n, int64_t min, int64_t max, int64_t *out);
 int64_t zkj_lenient_long(const json_t *obj, const char *key);
 int zkj_parse(const struct dec *d, const char *buf, size_t len, json_t **out);
 void zkj_push(struct enc *e, json_t *arr, json_t *v);

@@ -74,7 +74,7 @@ int br_zk_topic_assignment_decode(const char *buf, size_t len, const char *name,
         const json_t *v = json_object_iter_value(it);
         int64_t p = 0;
         size_t kn = strlen(key);
-        if (!zkj_java_parse_long(key, kn, INT32_MIN, INT32_MAX, &p)) {
+        if (!br_num_parse_i64(key, kn, INT32_MIN, INT32_MAX, &p)) {
             rc = fail(&d, KP_E_CORRUPT, "partition id %s is not a 32-bit decimal number",
                       zkj_q(key, kn, qb));
             goto out;

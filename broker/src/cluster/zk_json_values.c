@@ -88,48 +88,6 @@ const char *zkj_type_name(const json_t *v)
 
 /* ------------------------------------------------------------ reading values */
 
-/*
- * s[0..n) as Java's Long.parseLong reads it (Kafka's toInt/toLong on a
- * string): an optional '+' or '-', then one or more ASCII digits, nothing
- * else. True when it reads and lies in [min, max].
- */
-bool zkj_java_parse_long(const char *s, size_t n, int64_t min, int64_t max, int64_t *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (n > 0 && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        i = 1;
-    }
-    if (i == n) {
-        return false;
-    }
-    /* accumulated as a negative number, which reaches INT64_MIN */
-    int64_t v = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        int64_t digit = s[i] - '0';
-        /* C division truncates toward zero: this is ceil((MIN + digit) / 10) */
-        if (v < (INT64_MIN + digit) / 10) {
-            return false;
-        }
-        v = v * 10 - digit;
-    }
-    if (!neg) {
-        if (v == INT64_MIN) {
-            return false;
-        }
-        v = -v;
-    }
-    if (v < min || v > max) {
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 /* Kafka's to[Int]: a JSON integer within 32 bits (DecodeJson.DecodeInt,
  * Jackson's isInt), here also at least min. */
 int zkj_as_int32_at(const struct dec *d, const json_t *v, const char *what, int32_t min,
@@ -193,7 +151,7 @@ int64_t zkj_lenient_long(const json_t *obj, const char *key)
     const json_t *v = json_object_get(obj, key);
     int64_t x = -1;
     if (v != NULL && json_is_string(v) &&
-        zkj_java_parse_long(json_string_value(v), json_string_length(v), 0, INT64_MAX, &x)) {
+        br_num_parse_i64(json_string_value(v), json_string_length(v), 0, INT64_MAX, &x)) {
         return x;
     }
     return -1;

@@ -23,6 +23,7 @@
 #include <samsa-protocol/alloc.h>
 
 #include "base/logging.h"
+#include "base/number.h"
 
 /* ------------------------------------------------------------ listeners */
 
@@ -123,13 +124,8 @@ static int parse_endpoint(const char *item, size_t n, struct br_listener *out, c
     memcpy(out->host, host, host_len);
     out->host[host_len] = '\0';
     size_t port_len = (size_t)(item + n - port);
-    unsigned long p = 0;
-    bool port_ok = port_len >= 1 && port_len <= 5;
-    for (size_t i = 0; port_ok && i < port_len; i++) {
-        port_ok = cfg_is_digit(port[i]);
-        p = p * 10 + (unsigned long)(port[i] - '0');
-    }
-    if (!port_ok || p > 65535) {
+    uint64_t p = 0;
+    if (port_len > 5 || !br_num_parse_u64(port, port_len, 65535, &p)) {
         cfg_set_msg(msg, msglen, "%s: the port must be a number from 0 to 65535",
                 cfg_quoted(item, n, q, sizeof q));
         return -1;

@@ -23,6 +23,7 @@
 #include <samsa-protocol/alloc.h>
 
 #include "base/logging.h"
+#include "base/number.h"
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -109,19 +110,12 @@ int br_config_parse_long(const char *s, int64_t min, int64_t max, int64_t *out, 
             return -1;
         }
     }
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || v < min || v > max) {
+    /* the form is checked above: what the parser refuses is out of range */
+    if (!br_num_parse_i64(s, strlen(s), min, max, out)) {
         cfg_set_msg(msg, msglen, "%s is out of range: it must be between %lld and %lld", Q(s, q),
                 (long long)min, (long long)max);
         return -1;
     }
-    if (end == NULL || *end != '\0') {
-        cfg_set_msg(msg, msglen, "%s is not an integer", Q(s, q));
-        return -1;
-    }
-    *out = (int64_t)v;
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "storage/log.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 #include "storage/checkpoint.h"
 #include "storage/leader_epoch.h"
 #include "storage/producer_snapshot.h"
@@ -205,14 +206,8 @@ int br_log_dir_parse_name(const char *name, char *topic, size_t topic_cap, int32
     if (plen == 0 || plen > 10 || (p[0] == '0' && plen > 1)) {
         return KP_E_INVALID_ARG;
     }
-    int64_t v = 0;
-    for (size_t i = 0; i < plen; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return KP_E_INVALID_ARG;
-        }
-        v = v * 10 + (p[i] - '0');
-    }
-    if (v > INT32_MAX) {
+    uint64_t v = 0;
+    if (!br_num_parse_u64(p, plen, INT32_MAX, &v)) {
         return KP_E_INVALID_ARG;
     }
     memcpy(topic, name, tlen);

@@ -8,6 +8,7 @@
 #include "storage/segment.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
@@ -43,22 +44,12 @@ void br_segment_file_name_as(int64_t base_offset, const char *suffix, const char
 
 bool br_segment_parse_file_name(const char *name, int64_t *base_offset, const char **suffix)
 {
-    int64_t v = 0;
-    for (int i = 0; i < 20; i++) {
-        char c = name[i];
-        if (c < '0' || c > '9') {
-            return false;
-        }
-        int d = c - '0';
-        if (v > (INT64_MAX - d) / 10) {
-            return false;
-        }
-        v = v * 10 + d;
-    }
-    if (name[20] != '.') {
+    /* 20 digits and a dot; strnlen first, so a shorter name is not over-read */
+    uint64_t v = 0;
+    if (strnlen(name, 21) < 21 || name[20] != '.' || !br_num_parse_u64(name, 20, INT64_MAX, &v)) {
         return false;
     }
-    *base_offset = v;
+    *base_offset = (int64_t)v;
     *suffix = name + 21;
     return true;
 }
