@@ -1,7 +1,8 @@
 /*
  * samsa-broker: the controller's partition leadership (Kafka's
- * PartitionStateMachine and its leader elections): a new partition's first
- * leader, an offline partition's election, and the preferred leaders.
+ * PartitionStateMachine): a new partition's first leader, an offline
+ * partition's election, and the preferred leaders; the elections
+ * themselves are the pure functions of leader_election.c.
  */
 #define _GNU_SOURCE
 
@@ -137,22 +138,11 @@ static int reconcile_partition(struct br_controller *c, size_t ti, int32_t p)
         int32_t nisr = nlive;
         bool unclean = false;
         if (!ctl_is_live(c, leader) || !ctl_contains(part->isr, part->nisr, leader)) {
-            leader = -1;
-            /* a broker shutting down leads only when no other can */
-            for (int pass = 0; pass < 2 && leader < 0; pass++) {
-                for (int32_t i = 0; i < part->nreplicas && leader < 0; i++) {
-                    if (ctl_contains(live_isr, nlive, part->replicas[i]) &&
-                        (pass == 1 || !ctl_is_shutting(c, part->replicas[i]))) {
-                        leader = part->replicas[i];
-                    }
-                }
-            }
-            for (int32_t i = 0; i < part->nreplicas && leader < 0 && t->unclean; i++) {
-                if (ctl_is_live(c, part->replicas[i])) {
-                    leader = part->replicas[i];
-                    unclean = true;
-                }
-            }
+            int32_t live[BR_META_MAX_REPLICATION_FACTOR];
+            int32_t shutting[BR_META_MAX_REPLICATION_FACTOR];
+            struct br_election e;
+            ctl_election_facts(c, part, live, shutting, &e);
+            leader = br_elect_offline(&e, t->unclean, &unclean);
         }
         int32_t one[1];
         if (unclean) {
@@ -246,7 +236,14 @@ int ctl_rebalance_leaders(struct br_controller *c)
             for (int32_t p = 0; p < t->npartitions; p++) {
                 struct ctl_partition *part = &t->parts[p];
                 if (!part->has_state || part->nreplicas == 0 || part->replicas[0] != id ||
-                    part->leader == id || !ctl_contains(part->isr, part->nisr, id)) {
+                    part->leader == id) {
+                    continue;
+                }
+                int32_t live[BR_META_MAX_REPLICATION_FACTOR];
+                int32_t shutting[BR_META_MAX_REPLICATION_FACTOR];
+                struct br_election e;
+                ctl_election_facts(c, part, live, shutting, &e);
+                if (br_elect_preferred(&e) != id) {
                     continue;
                 }
                 int32_t old = part->leader;

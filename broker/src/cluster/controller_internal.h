@@ -14,6 +14,8 @@
 #define SAMSA_BROKER_CLUSTER_CONTROLLER_INTERNAL_H
 
 #include "cluster/controller.h"
+#include "cluster/leader_election.h"
+#include "cluster/metadata.h"
 #include "cluster/zk_json.h"
 
 #include <zookeeper/zookeeper.h>
@@ -154,6 +156,11 @@ struct br_controller {
 bool ctl_contains(const int32_t *a, int32_t n, int32_t x);
 struct ctl_broker *ctl_find_broker(struct br_controller *c, int32_t id);
 struct deletion *ctl_find_deletion(struct br_controller *c, const char *name);
+/* The facts of an election on part (leader_election.h): live and shutting
+ * get the assigned replicas that are live and shutting down (room for
+ * BR_META_MAX_REPLICATION_FACTOR each); part's arrays are borrowed. */
+void ctl_election_facts(struct br_controller *c, const struct ctl_partition *part, int32_t *live,
+                        int32_t *shutting, struct br_election *out);
 void ctl_forget_shutting(struct br_controller *c, int32_t id);
 bool ctl_is_deleting(struct br_controller *c, const char *name);
 bool ctl_is_live(struct br_controller *c, int32_t id);

@@ -92,6 +92,30 @@ bool ctl_is_shutting(const struct br_controller *c, int32_t id)
     return false;
 }
 
+void ctl_election_facts(struct br_controller *c, const struct ctl_partition *part, int32_t *live,
+                        int32_t *shutting, struct br_election *out)
+{
+    size_t nlive = 0;
+    size_t nshutting = 0;
+    for (int32_t i = 0; i < part->nreplicas && i < BR_META_MAX_REPLICATION_FACTOR; i++) {
+        int32_t id = part->replicas[i];
+        if (ctl_is_live(c, id)) {
+            live[nlive++] = id;
+        }
+        if (ctl_is_shutting(c, id)) {
+            shutting[nshutting++] = id;
+        }
+    }
+    out->assignment = part->replicas;
+    out->nassignment = part->nreplicas > 0 ? (size_t)part->nreplicas : 0;
+    out->isr = part->isr;
+    out->nisr = part->nisr > 0 ? (size_t)part->nisr : 0;
+    out->live = live;
+    out->nlive = nlive;
+    out->shutting = shutting;
+    out->nshutting = nshutting;
+}
+
 void ctl_forget_shutting(struct br_controller *c, int32_t id)
 {
     for (size_t i = 0; i < c->nshutting; i++) {

@@ -133,13 +133,12 @@ static int shut_partition(struct br_controller *c, size_t ti, int32_t p, int32_t
             isr[nisr++] = part->isr[i];
         }
     }
-    int32_t leader = -1;
-    for (int32_t i = 0; i < part->nreplicas && leader < 0; i++) {
-        if (ctl_contains(isr, nisr, part->replicas[i]) && ctl_is_live(c, part->replicas[i])) {
-            leader = part->replicas[i];
-        }
-    }
-    if (leader < 0) {
+    int32_t live[BR_META_MAX_REPLICATION_FACTOR];
+    int32_t shutting[BR_META_MAX_REPLICATION_FACTOR];
+    struct br_election e;
+    ctl_election_facts(c, part, live, shutting, &e);
+    int32_t leader = br_elect_controlled_shutdown(&e);
+    if (leader == BR_NO_LEADER) {
         return 1; /* no other in-sync replica: it leads on until it stops */
     }
     int w = ctl_write_state(c, t, p, part, leader, isr, nisr);
