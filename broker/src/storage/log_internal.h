@@ -27,11 +27,11 @@
 #define EPOCH_FILE_MAX_ENTRIES ((size_t)1 << 20)
 /*
  * Read window for walking batch headers (br_cursor). Each walk declares its
- * window on its own stack, as segment.c's walks do, rather than the log
+ * window on its own stack, as the segment's walks do, rather than the log
  * carrying one: 8 KiB in every struct br_log was 8 MiB of resident memory
  * per 1,000 partitions for a buffer that lives only while one function
  * walks one segment. A stack window is private to the call, so it is
- * correct on any thread (the reactor thread runs every walk in this file;
+ * correct on any thread (the reactor thread runs every walk of the log_*.c files;
  * the cleaner threads walk segments with windows of their own, cleaner.c)
  * and no walk can overwrite another's window, whatever it calls while its
  * cursor is live. An iterator (br_log_iter) outlives the call that opens
