@@ -11,30 +11,16 @@
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/worker.h"
-#include "cluster/metadata.h"
-#include "cluster/zk_json.h"
 
-#include <samsa-protocol/alloc.h>
-#include <samsa-protocol/buf.h>
-#include <samsa-protocol/err.h>
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
-
-#include <zookeeper/zookeeper.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The largest response a broker sends the controller. */

@@ -8,15 +8,9 @@
 
 #include "cluster/zk_json_internal.h"
 
-#include <jansson.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <samsa-protocol/alloc.h>
-
-#include "base/names.h"
 
 /* ------------------------------------------------------------ /brokers/ids/<id> */
 

@@ -4,17 +4,9 @@
 
 #include "cluster/zk_json_internal.h"
 
-#include "cluster/zk_json.h"
-
-#include <jansson.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <samsa-protocol/alloc.h>
-
-#include "base/names.h"
 
 /* ------------------------------------------------------------ messages */
 

@@ -6,24 +6,9 @@
 
 #include "config/config_internal.h"
 
-#include "config/config.h"
-#include "config/properties.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <samsa-protocol/alloc.h>
-
-#include "base/logging.h"
 
 /* ------------------------------------------------------------ key table */
 

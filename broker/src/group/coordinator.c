@@ -5,17 +5,13 @@
  * group_table.c, members and the state machine in members.c.
  * @locality reactor thread
  */
-#include "group/group.h"
 
 #include "group/coordinator_internal.h"
 
 #include "base/logging.h"
-#include "group/records.h"
 
 #include <samsa-protocol/alloc.h>
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- lifecycle */

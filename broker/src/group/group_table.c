@@ -6,15 +6,11 @@
  */
 #include "group/coordinator_internal.h"
 
-#include "group/group.h"
-
 #include "base/logging.h"
-#include "group/records.h"
 
 #include <samsa-protocol/alloc.h>
 
 #include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- helpers */

@@ -7,30 +7,18 @@
 
 #include "reactor/net_internal.h"
 
-#include "base/fileref.h"
 #include "base/logging.h"
 
-#include <samsa-protocol/alloc.h>
 #include <samsa-protocol/header.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
-#include <sys/sendfile.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <time.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- setup */
 

@@ -8,25 +8,13 @@
 #include "storage/log_internal.h"
 
 #include "base/logging.h"
-#include "storage/checkpoint.h"
-#include "storage/leader_epoch.h"
-#include "storage/producer_snapshot.h"
-#include "storage/segment.h"
 
 #include <samsa-protocol/alloc.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- config */

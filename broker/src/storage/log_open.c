@@ -4,13 +4,7 @@
 
 #include "storage/log_internal.h"
 
-#include "storage/log.h"
-
 #include "base/logging.h"
-#include "storage/checkpoint.h"
-#include "storage/leader_epoch.h"
-#include "storage/producer_snapshot.h"
-#include "storage/segment.h"
 
 #include <samsa-protocol/alloc.h>
 
@@ -18,18 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- open */
-
 
 struct listing {
     int64_t *logs;

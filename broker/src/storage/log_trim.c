@@ -4,28 +4,12 @@
 
 #include "storage/log_internal.h"
 
-#include "storage/log.h"
-
 #include "base/logging.h"
-#include "storage/checkpoint.h"
-#include "storage/leader_epoch.h"
 #include "storage/producer_snapshot.h"
-#include "storage/segment.h"
 
-#include <samsa-protocol/alloc.h>
-
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- truncation */
@@ -87,7 +71,6 @@ int br_log_truncate_fully_and_start_at(struct br_log *log, int64_t offset)
     br_info("%s: truncated fully, log starts at %" PRId64, log->dir, offset);
     return rc != 0 ? rc : r;
 }
-
 
 int br_log_truncate_to(struct br_log *log, int64_t offset)
 {

@@ -10,7 +10,6 @@
 #include "base/logging.h"
 
 #include <samsa-protocol/alloc.h>
-#include <samsa-protocol/buf.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -593,7 +592,6 @@ bool br_segment_index_full(const struct br_segment *s, int32_t max_index_bytes)
 }
 
 /* ------------------------------------------------------------- truncation */
-
 
 /* Replays the batches after the last offset-index entry (trusted headers),
  * restoring bytes_since_index, the timestamps and next_offset. */

@@ -4,20 +4,15 @@
 
 #include "storage/segment_internal.h"
 
-#include "storage/segment.h"
-
 #include "base/logging.h"
 
 #include <samsa-protocol/alloc.h>
-#include <samsa-protocol/buf.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Index entries written per pwrite when an index is rewritten. */

@@ -5,13 +5,8 @@
 
 #include "storage/segment_internal.h"
 
-#include "storage/segment.h"
-
 #include "base/logging.h"
 #include "base/number.h"
-
-#include <samsa-protocol/alloc.h>
-#include <samsa-protocol/buf.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 /* ------------------------------------------------------------- names */
 

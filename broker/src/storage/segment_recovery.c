@@ -4,21 +4,14 @@
 
 #include "storage/segment_internal.h"
 
-#include "storage/segment.h"
-
 #include "base/logging.h"
 
 #include <samsa-protocol/alloc.h>
-#include <samsa-protocol/buf.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The recovery scan reads the segment through a window of this size, grown
  * to hold a larger batch when one comes. */
