@@ -62,6 +62,10 @@ printf 'static int (*const table[])(int) = {br_circle_a};\nint br_circle_b(int x
 printf 'int br_circle_a(int x)\n{\n    return br_circle_b(x);\n}\n' >"$tmp/t/client/src/circle_a.c"
 expect "a function named in a table closes a circle" "client/src/: 2 files use each other in a circle"
 copy
+printf 'struct br_circle_b;\nint br_circle_a(struct br_circle_b *x)\n{\n    return x != 0;\n}\n' >"$tmp/t/broker/src/storage/circle_a.c"
+printf 'int br_circle_b(int x)\n{\n    return br_circle_a(0) + x;\n}\n' >"$tmp/t/broker/src/storage/circle_b.c"
+out=$(SAMSA_SOURCE_ROOT="$tmp/t" "$script") || fail "a struct tag named as a function counted as a use: $out"
+copy
 rm "$tmp/t/broker/src/group/"*.c
 expect "a known circle gone" "the known circle broker/src/group/.* is gone"
 echo "ok"

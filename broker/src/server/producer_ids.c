@@ -4,12 +4,12 @@
 #include "server/state.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 #include "server/admin_manager.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------- producer ids */
 
@@ -31,12 +31,10 @@ int br_producer_ids_load(struct br_broker *b)
     FILE *f = fopen(path, "r");
     if (f != NULL) {
         char line[64];
-        char *end = NULL;
-        long long v = -1;
+        int64_t v = -1;
         if (fgets(line, sizeof line, f) != NULL) {
-            errno = 0;
-            v = strtoll(line, &end, 10);
-            if (errno != 0 || end == line || (*end != '\n' && *end != '\0') || v < 0) {
+            size_t len = strcspn(line, "\n");
+            if (!br_num_parse_i64(line, len, 0, INT64_MAX, &v)) {
                 v = -1;
             }
         }
@@ -44,7 +42,7 @@ int br_producer_ids_load(struct br_broker *b)
         if (v < 0) {
             br_warn("%s is not a producer id: ignored (ids start from the clock)", path);
         } else if (v >= next) {
-            next = (int64_t)v;
+            next = v;
         }
     }
     b->next_producer_id = next;
