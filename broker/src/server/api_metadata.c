@@ -97,7 +97,8 @@ static void fill_missing(struct br_req *r, struct kp_str name,
         out->IsInternal = true;
         return;
     }
-    bool may_create = b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
+    bool may_create =
+        b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
     if (!may_create) {
         if (br_topic_admin_creating(b, name)) {
             out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE; /* a CreateTopics makes it now */
