@@ -66,6 +66,11 @@ printf 'struct br_circle_b;\nint br_circle_a(struct br_circle_b *x)\n{\n    retu
 printf 'int br_circle_b(int x)\n{\n    return br_circle_a(0) + x;\n}\n' >"$tmp/t/broker/src/storage/circle_b.c"
 out=$(SAMSA_SOURCE_ROOT="$tmp/t" "$script") || fail "a struct tag named as a function counted as a use: $out"
 copy
-rm "$tmp/t/broker/src/group/"*.c
-expect "a known circle gone" "the known circle broker/src/group/.* is gone"
+printf 'int br_circle_a(int x)\n{\n    return x > 0 ? br_circle_b(x - 1) : 0;\n}\n' >"$tmp/t/broker/src/storage/circle_a.c"
+printf 'int br_circle_b(int x)\n{\n    return br_circle_a(x);\n}\n' >"$tmp/t/broker/src/storage/circle_b.c"
+export SAMSA_KNOWN_CIRCLES='{"broker/src/storage": [["circle_a.c", "circle_b.c"]]}'
+out=$(SAMSA_SOURCE_ROOT="$tmp/t" "$script") || fail "a known circle refused: $out"
+rm "$tmp/t/broker/src/storage/circle_b.c"
+expect "a known circle gone" "the known circle broker/src/storage/{circle_a.c, circle_b.c} is gone"
+unset SAMSA_KNOWN_CIRCLES
 echo "ok"

@@ -755,3 +755,74 @@ int br_groups_list(const struct br_groups *gs, struct br_group_info **out, size_
     *n = k;
     return 0;
 }
+
+/* ---------------------------------------------------------------- commits */
+
+int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
+                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
+                  uint64_t *seq)
+{
+    int top = 0;
+    struct grp_group *g = NULL;
+    if (group_id.len < 0) {
+        top = KP_ERR_INVALID_GROUP_ID;
+    } else {
+        g = br_grp_find(gs, group_id.ptr, (size_t)group_id.len);
+        if (g == NULL && generation < 0) {
+            /* a group the coordinator does not know only stores offsets */
+            g = br_grp_get_or_create(gs, group_id.ptr, (size_t)group_id.len);
+            if (g == NULL) {
+                top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+            }
+        } else if (g == NULL) {
+            top = KP_ERR_ILLEGAL_GENERATION;
+        }
+    }
+    if (top == 0) {
+        top = br_grp_commit_check(gs, g, member_id, generation);
+    }
+    return br_grp_offsets_store(gs, g, top, retention_ms, items, n, seq);
+}
+
+/* ---------------------------------------------------------------- expiry */
+
+/* Kafka 2.1+ (KIP-211): offsets expire only while the group is Empty:
+ * at their expire timestamp when the commit set one, else
+ * offsets.retention.minutes after the group became empty (after the commit
+ * for a group that never had members). An Empty group without offsets or
+ * members goes, with a tombstone for its metadata. */
+void br_grp_offsets_expire(struct br_groups *gs)
+{
+    int64_t now = gs->ops->now_wall_ms(gs->ctx);
+    int64_t retention = (int64_t)gs->cfg.offsets_retention_minutes * 60000;
+    int64_t now_mono = gs->ops->now_mono_ms(gs->ctx);
+    size_t expired_total = 0;
+    struct grp_group *next = NULL;
+    for (struct grp_group *g = gs->first; g != NULL; g = next) {
+        next = g->next;
+        if (g->state != GRP_EMPTY) {
+            continue;
+        }
+        if (g->noffsets > 0) {
+            expired_total += br_grp_expire_offsets_of(gs, g, now, retention);
+        }
+        /* pending member ids keep a group alive for their short life */
+        bool pending = false;
+        for (size_t i = 0; i < g->npending; i++) {
+            pending = pending || g->pending[i].deadline_ms > now_mono;
+        }
+        if (!br_grp_has_offsets(g) && g->nmembers == 0 && !pending) {
+            if (g->protocol_type != NULL || g->generation > 0) {
+                if (br_grp_store_tombstones(gs, g) != 0) {
+                    br_warn("group %s: writing its tombstone failed", g->id);
+                    continue;
+                }
+            }
+            br_debug("group %s: empty, without offsets: removed", g->id);
+            br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
+        }
+    }
+    if (expired_total > 0) {
+        br_info("%zu committed offset(s) expired", expired_total);
+    }
+}
