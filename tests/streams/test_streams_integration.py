@@ -5,7 +5,10 @@ compared to word counts computed here; then it is stopped, more lines come,
 and it is started again: its store comes back from the changelog and the
 counts go on from where they were.
 
-    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT [-k CASE]
+The enrichment example (client/streams/examples/enrich.c) joins orders
+with a customers table: its output is compared to the join computed here.
+
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH [-k CASE]
 """
 import json
 import os
@@ -22,6 +25,7 @@ from broker import check, eq, main  # noqa: E402
 
 TOOL = None
 WORDCOUNT = None
+ENRICH = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -63,8 +67,11 @@ def oracle(lines):
     return counts
 
 
-def produce(bs, topic, lines):
-    p = samsa("produce", "-b", bs, "-t", topic, stdin=("\n".join(lines) + "\n").encode())
+def produce(bs, topic, lines, key=False):
+    """Each line a record; key: the text before its first ':' is the key."""
+    args = ["-K", ":"] if key else []
+    p = samsa("produce", "-b", bs, "-t", topic, *args,
+              stdin=("\n".join(lines) + "\n").encode())
     check(("%d delivered, 0 failed" % len(lines)).encode() in p.stderr, "produce: %s", p.stderr)
 
 
@@ -257,10 +264,92 @@ def case_source_topics_with_other_partition_counts_are_refused(t):
           "the refusal: %s", log)
 
 
+def read_text(bs, topic):
+    """Every record of topic as (key, value) text, in offset order per
+    partition; none while the topic is not there yet (the app creates its
+    internal topics)."""
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%k\t%s\n"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0 and ("Leader not available" in p.stderr
+                              or "Unknown topic" in p.stderr):
+        return []
+    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    return [tuple(line.split("\t", 1)) for line in p.stdout.splitlines()]
+
+
+class Enrich(App):
+    """The enrichment example: orders joined with the customers table."""
+
+    def __init__(self, t, bs, n, app_id="shop"):  # pylint: disable=super-init-not-called
+        self.log = t.path("enrich-%d.log" % n)
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen([ENRICH, bs, "orders", "customers", "enriched", app_id,
+                                      "200", "session.timeout.ms=6000"],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+
+def wait_for(what, fn, app):
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        check(app.proc.poll() is None, "the app exited: %s", open(app.log).read()[-2000:])
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("%s not reached in %d s" % (what, TIMEOUT))
+
+
+def case_enrichment_join_equals_the_oracle(t):
+    """Orders (key: customer id) left-joined with the customers table: each
+    order is written with the name the table had when the order was
+    processed, "unknown" for a customer the table lacks. The table is read
+    in before the orders come (its changelog holds every customer), then a
+    customer is renamed and another deleted: later orders carry the change,
+    the earlier outputs stay."""
+    bs = t.broker(config=CONFIG).bootstrap
+    for topic in ("orders", "customers", "enriched"):
+        samsa("topic", "create", "-b", bs, topic, "--partitions", "3")
+    rnd = random.Random(5)
+    names = {"c%d" % i: "name-%d" % i for i in range(40)}
+    produce(bs, "customers", ["%s:%s" % kv for kv in names.items()], key=True)
+    app = Enrich(t, bs, 1)
+    try:
+        # the table is in the store once its changelog holds every customer
+        wait_for("the customers table read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names), app)
+        orders = [("c%d" % rnd.randrange(50), "order-%d" % i) for i in range(400)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in orders], key=True)
+        want = [(k, "%s,%s" % (v, names.get(k, "unknown"))) for k, v in orders]
+        got = wait_for("400 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), sorted(want), "the enriched orders")
+        # a renamed customer: the later orders carry the new name
+        names["c1"] = "renamed"
+        produce(bs, "customers", ["c1:renamed"], key=True)
+        wait_for("the rename read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names) + 1, app)
+        more = [("c1", "late-%d" % i) for i in range(20)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in more], key=True)
+        want += [(k, "%s,renamed" % v) for k, v in more]
+        got = wait_for("420 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), sorted(want), "the enriched orders after the rename")
+        app.stop()
+    finally:
+        app.kill()
+    print("  %d orders enriched, %d of them for unknown customers"
+          % (len(want), sum(1 for _, v in want if v.endswith(",unknown"))))
+
+
 if __name__ == "__main__":
+    ENRICH = os.path.abspath(sys.argv.pop(4))
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_word_count_then_restart_restores_from_the_changelog,
                    case_word_count_on_lmdb_then_restart,
                    case_kill_9_then_restart_loses_no_count,
-                   case_source_topics_with_other_partition_counts_are_refused]))
+                   case_source_topics_with_other_partition_counts_are_refused,
+                   case_enrichment_join_equals_the_oracle]))

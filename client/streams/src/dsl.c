@@ -6,76 +6,11 @@
  * KStreamBranch.java, KStreamAggregate.java, KStreamReduce.java,
  * KStreamWindowAggregate.java with 2.1's grace period, KTableSource.java).
  */
-#include "internal.h"
+#include "dsl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct samsa_st_stream {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-    bool key_changed; /* map / flat_map ran: grouping must repartition */
-};
-
-struct samsa_st_grouped {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-    bool windowed;
-    struct samsa_st_windows windows;
-};
-
-struct samsa_st_table {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-};
-
-enum op_kind {
-    OP_FILTER,
-    OP_FILTER_NOT,
-    OP_MAP,
-    OP_MAP_VALUES,
-    OP_FLAT_MAP,
-    OP_PEEK,
-    OP_BRANCH,
-    OP_PASS,
-    OP_AGGREGATE,
-    OP_TABLE_SOURCE,
-};
-
-enum agg_kind { AGG_COUNT, AGG_REDUCE, AGG_AGGREGATE };
-
-struct op {
-    enum op_kind kind;
-    void *opaque;
-    samsa_st_predicate *pred;
-    samsa_st_mapper *mapper;
-    samsa_st_action *action;
-    /* branch */
-    samsa_st_predicate *const *preds;
-    void *const *pred_opaques;
-    size_t pred_count;
-    /* aggregations and tables */
-    enum agg_kind agg;
-    samsa_st_reducer *reducer;
-    samsa_st_aggregator *aggregator;
-    const char *store;
-    bool windowed;
-    struct samsa_st_windows windows;
-};
-
-struct samsa_st_emitter {
-    samsa_st_context *ctx;
-    const struct samsa_st_record *in;
-    enum op_kind kind;
-    /* aggregations: the new aggregate, copied (the application's buffer
-     * may be gone once its callback returned, and the old aggregate it may
-     * point into is freed by the store's put) */
-    struct samsa_st_bytes *result;
-    uint8_t small[64];
-    uint8_t *heap;
-    bool emitted;
-};
 
 int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_st_bytes value)
 {
@@ -114,7 +49,7 @@ static uint64_t *dropped_counter(samsa_st_context *ctx)
 
 /* The new aggregate of rec given the old one (data NULL: none) in *out:
  * count's in out's own buffer, the others copied by samsa_st_emit into e,
- * which the caller frees (emitter_done) once the aggregate is stored. */
+ * which the caller frees (st_emitter_done) once the aggregate is stored. */
 static int aggregate_one(const struct op *op, samsa_st_emitter *e,
                          const struct samsa_st_record *rec, struct samsa_st_bytes old,
                          struct samsa_st_bytes *out)
@@ -146,7 +81,7 @@ static int aggregate_one(const struct op *op, samsa_st_emitter *e,
     return SAMSA_ERR_INVALID_ARG;
 }
 
-static void emitter_done(samsa_st_emitter *e)
+void st_emitter_done(samsa_st_emitter *e)
 {
     free(e->heap);
     e->heap = NULL;
@@ -207,7 +142,7 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, 0, agg);
         }
-        emitter_done(&e);
+        st_emitter_done(&e);
         return err;
     }
     /* TimeWindows.windowsFor (Kafka 2.0): every window [start, start + size)
@@ -237,7 +172,7 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, start, agg);
         }
-        emitter_done(&e);
+        st_emitter_done(&e);
         if (err != SAMSA_OK) {
             return err;
         }
@@ -292,11 +227,16 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
         int err = samsa_st_kv_put(s, rec->key, rec->value);
         return err == SAMSA_OK ? samsa_st_forward(ctx, rec) : err;
     }
+    case OP_JOIN_TABLE:
+    case OP_JOIN_WINDOW:
+    case OP_JOIN_STREAM:
+    case OP_JOIN_TABLES:
+        return st_join_process(ctx, op, rec);
     }
     return SAMSA_ERR_INVALID_ARG;
 }
 
-static const struct samsa_st_processor op_processor = {NULL, NULL, op_process, NULL};
+const struct samsa_st_processor st_op_processor = {NULL, NULL, op_process, NULL};
 
 /* A unique node name: "KSTREAM-<KIND>-<index>", as Kafka numbers its nodes. */
 static void node_name(samsa_st_topology *t, const char *kind, char *buf, size_t size)
@@ -304,7 +244,7 @@ static void node_name(samsa_st_topology *t, const char *kind, char *buf, size_t 
     (void)snprintf(buf, size, "KSTREAM-%s-%010zu", kind, t->node_count);
 }
 
-static struct op *new_op(samsa_st_topology *t, enum op_kind kind)
+struct op *st_dsl_op(samsa_st_topology *t, enum op_kind kind)
 {
     struct op *op = st_own(t, calloc(1, sizeof(struct op)));
     if (op != NULL) {
@@ -313,18 +253,18 @@ static struct op *new_op(samsa_st_topology *t, enum op_kind kind)
     return op;
 }
 
-static samsa_st_node *add_op_node(samsa_st_topology *t, const char *kind, struct op *op,
-                                  samsa_st_node *const *parents, size_t count)
+samsa_st_node *st_dsl_node(samsa_st_topology *t, const char *kind, struct op *op,
+                           samsa_st_node *const *parents, size_t count)
 {
     char name[64];
     if (op == NULL) {
         return NULL;
     }
     node_name(t, kind, name, sizeof name);
-    return samsa_st_add_processor(t, name, &op_processor, op, parents, count);
+    return samsa_st_add_processor(t, name, &st_op_processor, op, parents, count);
 }
 
-static samsa_st_stream *wrap_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed)
+samsa_st_stream *st_dsl_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed)
 {
     if (node == NULL) {
         return NULL;
@@ -338,6 +278,25 @@ static samsa_st_stream *wrap_stream(samsa_st_topology *t, samsa_st_node *node, b
     return s;
 }
 
+samsa_st_table *st_dsl_table(samsa_st_topology *t, samsa_st_node *node, const char *store)
+{
+    if (node == NULL) {
+        return NULL;
+    }
+    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
+    if (tb != NULL) {
+        tb->t = t;
+        tb->node = node;
+        tb->store = store;
+    }
+    return tb;
+}
+
+char *st_dsl_strdup(samsa_st_topology *t, const char *s)
+{
+    return st_own(t, st_strdup(s));
+}
+
 samsa_st_stream *samsa_st_stream_from(samsa_st_topology *t, const char *const *topics,
                                       size_t count)
 {
@@ -346,7 +305,7 @@ samsa_st_stream *samsa_st_stream_from(samsa_st_topology *t, const char *const *t
         return NULL;
     }
     node_name(t, "SOURCE", name, sizeof name);
-    return wrap_stream(t, samsa_st_add_source(t, name, topics, count), false);
+    return st_dsl_stream(t, samsa_st_add_source(t, name, topics, count), false);
 }
 
 /* A processor node below s running a copy of tmpl (its kind, callbacks and
@@ -357,7 +316,7 @@ static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const c
     if (s == NULL || s->t->err != SAMSA_OK) {
         return NULL;
     }
-    struct op *op = new_op(s->t, tmpl->kind);
+    struct op *op = st_dsl_op(s->t, tmpl->kind);
     if (op == NULL) {
         return NULL;
     }
@@ -366,7 +325,7 @@ static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const c
         *opp = op;
     }
     bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP;
-    return wrap_stream(s->t, add_op_node(s->t, name, op, &s->node, 1), changed);
+    return st_dsl_stream(s->t, st_dsl_node(s->t, name, op, &s->node, 1), changed);
 }
 
 samsa_st_stream *samsa_st_filter(samsa_st_stream *s, samsa_st_predicate *pred, void *opaque)
@@ -434,7 +393,7 @@ samsa_st_stream *samsa_st_merge(samsa_st_stream *a, samsa_st_stream *b)
         return NULL;
     }
     samsa_st_node *parents[2] = {a->node, b->node};
-    return wrap_stream(a->t, add_op_node(a->t, "MERGE", new_op(a->t, OP_PASS), parents, 2),
+    return st_dsl_stream(a->t, st_dsl_node(a->t, "MERGE", st_dsl_op(a->t, OP_PASS), parents, 2),
                        a->key_changed || b->key_changed);
 }
 
@@ -498,7 +457,7 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
     samsa_st_grouped *wg = st_own(g->t, calloc(1, sizeof *wg));
     if (wg != NULL) {
         *wg = *g;
-        wg->windowed = true;
+        wg->window_kind = ST_TIME_WINDOWS;
         wg->windows = *w;
     }
     return wg;
@@ -515,7 +474,7 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
         (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "an aggregation needs a store name");
         return NULL;
     }
-    struct op *op = new_op(t, OP_AGGREGATE);
+    struct op *op = st_dsl_op(t, OP_AGGREGATE);
     char *store_copy = st_own(t, st_strdup(store));
     if (op == NULL || store_copy == NULL) {
         return NULL;
@@ -523,22 +482,23 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
     *op = *tmpl;
     op->kind = OP_AGGREGATE;
     op->store = store_copy;
-    op->windowed = g->windowed;
+    op->windowed = g->window_kind == ST_TIME_WINDOWS;
     op->windows = g->windows;
-    samsa_st_node *n = add_op_node(t, "AGGREGATE", op, &g->node, 1);
+    samsa_st_node *n = st_dsl_node(t, "AGGREGATE", op, &g->node, 1);
     if (n == NULL) {
         return NULL;
     }
-    int err = g->windowed ? samsa_st_add_window_store(t, store,
+    int err = op->windowed ? samsa_st_add_window_store(t, store,
                                                       g->windows.size_ms + g->windows.grace_ms, n)
                           : samsa_st_add_kv_store(t, store, n);
     if (err != SAMSA_OK) {
         return NULL;
     }
-    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
-    if (tb != NULL) {
-        tb->t = t;
-        tb->node = n;
+    samsa_st_table *tb = st_dsl_table(t, n, store_copy);
+    if (tb != NULL && op->windowed) {
+        tb->window_kind = ST_TIME_WINDOWS;
+        tb->size_ms = g->windows.size_ms;
+        tb->close_after_ms = g->windows.grace_ms;
     }
     return tb;
 }
@@ -582,12 +542,7 @@ samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, con
     if (samsa_st_add_kv_store(t, store, src->node) != SAMSA_OK) {
         return NULL;
     }
-    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
-    if (tb != NULL) {
-        tb->t = t;
-        tb->node = src->node;
-    }
-    return tb;
+    return st_dsl_table(t, src->node, store_copy);
 }
 
 samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb)
@@ -595,5 +550,5 @@ samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb)
     if (tb == NULL || tb->t->err != SAMSA_OK) {
         return NULL;
     }
-    return wrap_stream(tb->t, tb->node, false);
+    return st_dsl_stream(tb->t, tb->node, false);
 }

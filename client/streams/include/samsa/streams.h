@@ -298,6 +298,66 @@ samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, con
 /* The table's changes as a stream. */
 samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb);
 
+/* ---------------------------------------------------------------- joins */
+
+/* Kafka's join kinds: inner (both sides present), left (every left record
+ * or row, the right one when there is one), outer (either side). */
+enum samsa_st_join_kind {
+    SAMSA_ST_JOIN_INNER = 0,
+    SAMSA_ST_JOIN_LEFT = 1,
+    SAMSA_ST_JOIN_OUTER = 2,
+};
+
+/* Kafka's ValueJoiner: emit the joined value (samsa_st_emit, exactly once;
+ * the key argument is ignored) from the left and right values; a missing
+ * side of a left or outer join is a null view (data NULL). The value is
+ * copied at once. */
+typedef int samsa_st_joiner(struct samsa_st_bytes left, struct samsa_st_bytes right,
+                            samsa_st_emitter *out, void *opaque);
+
+/* Stream-table join (KStreamKTableJoin, Kafka 2.0): each stream record with
+ * a key and a value looks its key up in tb's store as it is when the record
+ * is processed; inner emits only when the table has the key, left always
+ * (right null when absent). Table updates emit nothing. kind OUTER is
+ * refused. tb must be materialized (table_from or an aggregation) and both
+ * inputs co-partitioned: same partition count (checked when the app
+ * starts) and the same key placement. */
+samsa_st_stream *samsa_st_join_table(samsa_st_stream *s, samsa_st_table *tb,
+                                     enum samsa_st_join_kind kind, samsa_st_joiner *fn,
+                                     void *opaque);
+
+/* Kafka's JoinWindows: a left record at time t joins right records of the
+ * same key with timestamps in [t - before_ms, t + after_ms] (both bounds
+ * inclusive); records are kept for before + after + grace of stream time. */
+struct samsa_st_join_windows {
+    int64_t before_ms;
+    int64_t after_ms;
+    int64_t grace_ms;
+};
+
+/* Windowed stream-stream join (Kafka 2.0's KStreamKStreamJoin): both sides
+ * are kept in stores "<name>-join-this" and "<name>-join-other" (each with
+ * its changelog); each record joins every record of the other side in its
+ * window, once per pair, when the later of the two arrives. left and outer
+ * also emit a left (outer: left or right) record with null as the other
+ * side when it arrives and finds no partner, as 2.0 does (a partner arriving
+ * later then emits the pair too). Records with a null key or value are
+ * skipped. */
+samsa_st_stream *samsa_st_join_stream(samsa_st_stream *left, samsa_st_stream *right,
+                                      enum samsa_st_join_kind kind,
+                                      const struct samsa_st_join_windows *w,
+                                      samsa_st_joiner *fn, void *opaque, const char *name);
+
+/* Table-table join (KTableKTableInnerJoin, ...LeftJoin, ...OuterJoin, Kafka
+ * 2.0): an update on either side looks the key up in the other side's store
+ * and emits the joined value, or a tombstone (null value) when the row left
+ * the join; inner emits nothing while the other side lacks the key, left
+ * nothing for a right update whose key the left lacks. Both tables must be
+ * materialized; the result is not (it cannot be joined again). */
+samsa_st_table *samsa_st_join_tables(samsa_st_table *left, samsa_st_table *right,
+                                     enum samsa_st_join_kind kind, samsa_st_joiner *fn,
+                                     void *opaque);
+
 /* -------------------------------------------------------------- runtime */
 
 typedef struct samsa_st_app samsa_st_app;

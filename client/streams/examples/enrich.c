@@ -1,0 +1,117 @@
+/*
+ * Enrichment, a stream-table left join (Kafka 2.0's KStream.leftJoin with a
+ * KTable, the pattern of streams/examples' PageViewRegionExample): each
+ * order of ORDERS (key: the customer id, value: the order) is written to
+ * OUTPUT with the customer's name, read from the table CUSTOMERS (key: the
+ * customer id, value: the name; a record with a null value deletes), as
+ * "ORDER,NAME", or "ORDER,unknown" for a customer the table lacks:
+ *
+ *     samsa-streams-enrich BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
+ *
+ * The table is kept in the store "customers" (changelog
+ * APP-customers-changelog). ORDERS and CUSTOMERS must be co-partitioned:
+ * the same partition count (checked at start) and keys placed by the same
+ * partitioner. An order is joined with the table as it is when the order is
+ * processed. KEY=VALUE pairs are libsamsa configuration. Runs until SIGINT
+ * or SIGTERM, then commits and leaves the group.
+ */
+#include <samsa/streams.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static int with_name(struct samsa_st_bytes order, struct samsa_st_bytes name,
+                     samsa_st_emitter *out, void *opaque)
+{
+    (void)opaque;
+    static const char unknown[] = "unknown";
+    if (name.data == NULL) {
+        name.data = unknown;
+        name.len = sizeof unknown - 1;
+    }
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "%.*s,%.*s", (int)order.len, (const char *)order.data,
+                     (int)name.len, (const char *)name.data);
+    struct samsa_st_bytes v = {buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1};
+    return samsa_st_emit(out, v, v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        (void)fprintf(stderr,
+                      "usage: %s BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS "
+                      "[KEY=VALUE...]]]\n",
+                      argv[0]);
+        return 2;
+    }
+    const char *app_id = argc > 5 ? argv[5] : "enrich";
+    long commit_ms = argc > 6 ? strtol(argv[6], NULL, 10) : 1000;
+
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *orders_topic = argv[2];
+    samsa_st_stream *orders = samsa_st_stream_from(t, &orders_topic, 1);
+    samsa_st_table *customers = samsa_st_table_from(t, argv[3], "customers");
+    samsa_st_stream *enriched =
+        samsa_st_join_table(orders, customers, SAMSA_ST_JOIN_LEFT, with_name, NULL);
+    const char *msg = "out of memory";
+    if (t == NULL || samsa_st_to(enriched, argv[4]) != SAMSA_OK) {
+        if (t != NULL) {
+            (void)samsa_st_topology_error(t, &msg);
+        }
+        (void)fprintf(stderr, "topology: %s\n", msg);
+        samsa_st_topology_destroy(t);
+        return 1;
+    }
+
+    char errstr[512];
+    samsa_conf *conf = samsa_conf_new();
+    if (conf == NULL ||
+        samsa_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) != SAMSA_OK) {
+        (void)fprintf(stderr, "config: %s\n", conf == NULL ? "out of memory" : errstr);
+        samsa_conf_destroy(conf);
+        samsa_st_topology_destroy(t);
+        return 1;
+    }
+    for (int i = 7; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (eq == NULL) {
+            (void)fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]);
+            return 2;
+        }
+        *eq = '\0';
+        if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
+            (void)fprintf(stderr, "config: %s\n", errstr);
+            return 2;
+        }
+    }
+    samsa_st_app *app = samsa_st_app_new(t, app_id, conf, commit_ms, errstr, sizeof errstr);
+    samsa_conf_destroy(conf);
+    if (app == NULL) {
+        (void)fprintf(stderr, "enrich: %s\n", errstr);
+        samsa_st_topology_destroy(t);
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    (void)sigaction(SIGINT, &sa, NULL);
+    (void)sigaction(SIGTERM, &sa, NULL);
+    (void)fprintf(stderr, "enrich: running\n");
+    int err = samsa_st_app_run(app, &stop_flag);
+    (void)fprintf(stderr, "enrich: processed %llu (%s)\n",
+                  (unsigned long long)samsa_st_app_processed(app), samsa_err_str(err));
+    samsa_st_app_destroy(app);
+    samsa_st_topology_destroy(t);
+    return err == SAMSA_OK ? 0 : 1;
+}

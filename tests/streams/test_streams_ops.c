@@ -1,0 +1,506 @@
+/*
+ * Unit tests of libsamsa-streams' joins through its test driver (no
+ * broker), each against an oracle computed here from the same input by the
+ * rules of Kafka 2.0 (KStreamKTableJoin, KStreamKStreamJoin,
+ * KTableKTable*Join), written out again in a plain form of their own:
+ * stream-table inner and left, windowed stream-stream inner, left and
+ * outer, table-table inner, left and outer.
+ */
+#include <samsa/streams.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_run.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* splitmix64: a fixed seed gives the same input on every run */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static samsa_st_topology *checked(samsa_st_topology *t)
+{
+    const char *msg = NULL;
+    int err = samsa_st_topology_error(t, &msg);
+    if (err != SAMSA_OK) {
+        (void)fprintf(stderr, "topology: %s\n", msg);
+    }
+    CU_ASSERT_EQUAL_FATAL(err, SAMSA_OK);
+    return t;
+}
+
+static const struct samsa_st_bytes none = {NULL, 0};
+
+static void pipe_in(samsa_st_driver *d, const char *topic, const char *key, const char *value,
+                    int64_t ts)
+{
+    CU_ASSERT_EQUAL_FATAL(
+        samsa_st_driver_pipe(d, topic, samsa_st_str(key), samsa_st_str(value), ts), SAMSA_OK);
+}
+
+/* "LEFT|RIGHT", a missing side written "null". */
+static int pair(struct samsa_st_bytes l, struct samsa_st_bytes r, samsa_st_emitter *out,
+                void *opaque)
+{
+    (void)opaque;
+    char buf[128];
+    int n = snprintf(buf, sizeof buf, "%.*s|%.*s", l.data != NULL ? (int)l.len : 4,
+                     l.data != NULL ? (const char *)l.data : "null",
+                     r.data != NULL ? (int)r.len : 4, r.data != NULL ? (const char *)r.data : "null");
+    struct samsa_st_bytes v = {buf, (size_t)n};
+    return samsa_st_emit(out, v, v);
+}
+
+/* Records read back as "KEY=VALUE" (a null value: "KEY=<null>"). */
+#define MAX_OUT 8192
+struct outputs {
+    char text[MAX_OUT][64];
+    size_t n;
+};
+
+static void add_text(struct outputs *o, const char *key, size_t key_len, const char *value,
+                     size_t value_len)
+{
+    CU_ASSERT_FATAL(o->n < MAX_OUT);
+    if (value == NULL) {
+        (void)snprintf(o->text[o->n++], sizeof o->text[0], "%.*s=<null>", (int)key_len, key);
+    } else {
+        (void)snprintf(o->text[o->n++], sizeof o->text[0], "%.*s=%.*s", (int)key_len, key,
+                       (int)value_len, value);
+    }
+}
+
+static void read_all(samsa_st_driver *d, const char *topic, struct outputs *o)
+{
+    struct samsa_st_record r;
+    o->n = 0;
+    while (samsa_st_driver_read(d, topic, &r)) {
+        add_text(o, r.key.data, r.key.len, r.value.data, r.value.len);
+    }
+}
+
+static bool outputs_equal(const struct outputs *got, const struct outputs *want,
+                          const char *what)
+{
+    size_t n = got->n < want->n ? got->n : want->n;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(got->text[i], want->text[i]) != 0) {
+            (void)fprintf(stderr, "%s: record %zu is %s, the oracle's %s\n", what, i,
+                          got->text[i], want->text[i]);
+            return false;
+        }
+    }
+    if (got->n != want->n) {
+        (void)fprintf(stderr, "%s: %zu records, the oracle %zu\n", what, got->n, want->n);
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------- stream-table join */
+
+#define CUSTOMERS 12
+
+static void test_stream_table_inner_and_left_equal_the_oracle(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *orders_topic = "orders";
+    samsa_st_stream *orders = samsa_st_stream_from(t, &orders_topic, 1);
+    samsa_st_table *customers = samsa_st_table_from(t, "customers", "customers");
+    CU_ASSERT_EQUAL(
+        samsa_st_to(samsa_st_join_table(orders, customers, SAMSA_ST_JOIN_INNER, pair, NULL),
+                    "inner"),
+        SAMSA_OK);
+    CU_ASSERT_EQUAL(
+        samsa_st_to(samsa_st_join_table(orders, customers, SAMSA_ST_JOIN_LEFT, pair, NULL),
+                    "left"),
+        SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "st", 0);
+
+    /* the oracle: the table as it stands when each order comes */
+    char names[CUSTOMERS][16] = {{0}};
+    bool known[CUSTOMERS] = {false};
+    struct outputs *want_inner = calloc(1, sizeof *want_inner);
+    struct outputs *want_left = calloc(1, sizeof *want_left);
+    struct outputs *got = calloc(1, sizeof *got);
+    CU_ASSERT_FATAL(want_inner != NULL && want_left != NULL && got != NULL);
+    uint64_t seed = 31;
+    for (int i = 0; i < 600; i++) {
+        uint64_t r = rng_next(&seed);
+        int c = (int)(r % CUSTOMERS);
+        char key[16];
+        char value[32];
+        (void)snprintf(key, sizeof key, "c%d", c);
+        if (r / CUSTOMERS % 10 < 3 && c < CUSTOMERS - 2) { /* c10 and c11 never known */
+            if (r / 1000 % 6 == 0) {
+                CU_ASSERT_EQUAL_FATAL(
+                    samsa_st_driver_pipe(d, "customers", samsa_st_str(key), none, i), SAMSA_OK);
+                known[c] = false;
+            } else {
+                (void)snprintf(names[c], sizeof names[c], "name%d", i);
+                pipe_in(d, "customers", key, names[c], i);
+                known[c] = true;
+            }
+            continue;
+        }
+        (void)snprintf(value, sizeof value, "o%d", i);
+        pipe_in(d, "orders", key, value, i);
+        char joined[64];
+        (void)snprintf(joined, sizeof joined, "%s|%s", value, known[c] ? names[c] : "null");
+        if (known[c]) {
+            add_text(want_inner, key, strlen(key), joined, strlen(joined));
+        }
+        add_text(want_left, key, strlen(key), joined, strlen(joined));
+    }
+    /* a null key or value joins nothing */
+    CU_ASSERT_EQUAL(samsa_st_driver_pipe(d, "orders", none, samsa_st_str("x"), 700), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_st_driver_pipe(d, "orders", samsa_st_str("c1"), none, 701), SAMSA_OK);
+    read_all(d, "inner", got);
+    CU_ASSERT(outputs_equal(got, want_inner, "inner"));
+    CU_ASSERT(want_inner->n > 100 && want_inner->n < want_left->n);
+    read_all(d, "left", got);
+    CU_ASSERT(outputs_equal(got, want_left, "left"));
+    free(want_inner);
+    free(want_left);
+    free(got);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* -------------------------------------------------- stream-stream join */
+
+struct kept_rec {
+    bool left;
+    int key;
+    int64_t ts;
+    char value[16];
+};
+
+/* Kafka 2.0's KStreamKStreamJoin over the whole input, written plainly: a
+ * record joins every kept record of the other side and key within its
+ * window, in arrival order; unmatched, a left record of a left or outer
+ * join and a right record of an outer join pair with null; a record is kept
+ * while its time is within before + after + grace of stream time. */
+static void oracle_stream_join(const struct kept_rec *in, size_t n, enum samsa_st_join_kind kind,
+                               const struct samsa_st_join_windows *w, struct outputs *out)
+{
+    int64_t stream_time = -1;
+    bool *kept = calloc(n, sizeof *kept);
+    CU_ASSERT_FATAL(kept != NULL);
+    for (size_t i = 0; i < n; i++) {
+        const struct kept_rec *r = &in[i];
+        stream_time = r->ts > stream_time ? r->ts : stream_time;
+        int64_t cutoff = stream_time - (w->before_ms + w->after_ms + w->grace_ms);
+        /* the other side's times this record reaches */
+        int64_t lo = r->left ? r->ts - w->before_ms : r->ts - w->after_ms;
+        int64_t hi = r->left ? r->ts + w->after_ms : r->ts + w->before_ms;
+        lo = lo > 0 ? lo : 0;
+        hi = hi > 0 ? hi : 0;
+        char key[16];
+        char joined[64];
+        (void)snprintf(key, sizeof key, "k%d", r->key);
+        bool matched = false;
+        for (size_t k = 0; k < i; k++) {
+            const struct kept_rec *o = &in[k];
+            if (!kept[k] || o->left == r->left || o->key != r->key || o->ts < lo || o->ts > hi ||
+                o->ts < cutoff) {
+                continue;
+            }
+            matched = true;
+            (void)snprintf(joined, sizeof joined, "%s|%s", r->left ? r->value : o->value,
+                           r->left ? o->value : r->value);
+            add_text(out, key, strlen(key), joined, strlen(joined));
+        }
+        bool unmatched_out = r->left ? kind != SAMSA_ST_JOIN_INNER : kind == SAMSA_ST_JOIN_OUTER;
+        if (!matched && unmatched_out) {
+            (void)snprintf(joined, sizeof joined, "%s|%s", r->left ? r->value : "null",
+                           r->left ? "null" : r->value);
+            add_text(out, key, strlen(key), joined, strlen(joined));
+        }
+        kept[i] = r->ts >= cutoff;
+    }
+    free(kept);
+}
+
+static void check_stream_join(enum samsa_st_join_kind kind, const char *what)
+{
+    const struct samsa_st_join_windows w = {.before_ms = 3000, .after_ms = 2000, .grace_ms = 1000};
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *lt = "impressions";
+    const char *rt = "clicks";
+    samsa_st_stream *l = samsa_st_stream_from(t, &lt, 1);
+    samsa_st_stream *r = samsa_st_stream_from(t, &rt, 1);
+    CU_ASSERT_EQUAL(
+        samsa_st_to(samsa_st_join_stream(l, r, kind, &w, pair, NULL, "ic"), "joined"),
+        SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "ss", 0);
+    struct kept_rec *in = calloc(400, sizeof *in);
+    struct outputs *want = calloc(1, sizeof *want);
+    struct outputs *got = calloc(1, sizeof *got);
+    CU_ASSERT_FATAL(in != NULL && want != NULL && got != NULL);
+    uint64_t seed = 7 + (uint64_t)kind;
+    for (size_t i = 0; i < 400; i++) {
+        uint64_t x = rng_next(&seed);
+        in[i].left = x % 2 == 0;
+        in[i].key = (int)(x / 2 % 4);
+        /* time goes on by 400 ms a record, out of order by up to 4 s back
+         * and 1 s ahead, and now and then 9 s late (past retention) */
+        int64_t jitter = (int64_t)(x / 8 % 5001) - 4000;
+        if (x / 100000 % 25 == 0) {
+            jitter = -9000;
+        }
+        int64_t ts = (int64_t)i * 400 + jitter;
+        in[i].ts = ts > 0 ? ts : 0;
+        (void)snprintf(in[i].value, sizeof in[i].value, "%c%zu", in[i].left ? 'i' : 'c', i);
+        char key[16];
+        (void)snprintf(key, sizeof key, "k%d", in[i].key);
+        pipe_in(d, in[i].left ? lt : rt, key, in[i].value, in[i].ts);
+    }
+    oracle_stream_join(in, 400, kind, &w, want);
+    read_all(d, "joined", got);
+    CU_ASSERT(outputs_equal(got, want, what));
+    CU_ASSERT(want->n > 100);
+    /* both sides kept, each with a changelog */
+    struct samsa_st_record rec;
+    CU_ASSERT(samsa_st_driver_read(d, "ss-ic-join-this-changelog", &rec));
+    CU_ASSERT(samsa_st_driver_read(d, "ss-ic-join-other-changelog", &rec));
+    free(in);
+    free(want);
+    free(got);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+static void test_stream_stream_inner_join_equals_the_oracle(void)
+{
+    check_stream_join(SAMSA_ST_JOIN_INNER, "inner");
+}
+
+static void test_stream_stream_left_join_equals_the_oracle(void)
+{
+    check_stream_join(SAMSA_ST_JOIN_LEFT, "left");
+}
+
+static void test_stream_stream_outer_join_equals_the_oracle(void)
+{
+    check_stream_join(SAMSA_ST_JOIN_OUTER, "outer");
+}
+
+/* Kafka 2.0's left join by hand: a left record with no partner yet pairs
+ * with null at once, then with its partner when that comes; a partner
+ * outside [t - before, t + after] is no partner. */
+static void test_stream_stream_left_join_worked_by_hand(void)
+{
+    const struct samsa_st_join_windows w = {.before_ms = 1000, .after_ms = 500, .grace_ms = 0};
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *lt = "l";
+    const char *rt = "r";
+    samsa_st_stream *l = samsa_st_stream_from(t, &lt, 1);
+    samsa_st_stream *r = samsa_st_stream_from(t, &rt, 1);
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_join_stream(l, r, SAMSA_ST_JOIN_LEFT, &w, pair, NULL,
+                                                     "lr"),
+                                "out"),
+                    SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "hand", 0);
+    pipe_in(d, "l", "a", "A1", 10000);  /* no partner: A1|null */
+    pipe_in(d, "r", "a", "B1", 10400);  /* A1 at 10000 in [10400 - 500, 10400 + 1000]: A1|B1 */
+    pipe_in(d, "r", "a", "B2", 10600);  /* 10000 < 10600 - 500: nothing (a right record) */
+    pipe_in(d, "l", "a", "A2", 11000);  /* B1, B2 in [10000, 11500] */
+    pipe_in(d, "l", "b", "A3", 11000);  /* another key: A3|null */
+    struct outputs *got = calloc(1, sizeof *got);
+    struct outputs *want = calloc(1, sizeof *want);
+    CU_ASSERT_FATAL(got != NULL && want != NULL);
+    const char *expect[] = {"a=A1|null", "a=A1|B1", "a=A2|B1", "a=A2|B2", "b=A3|null"};
+    for (size_t i = 0; i < 5; i++) {
+        (void)snprintf(want->text[want->n++], sizeof want->text[0], "%s", expect[i]);
+    }
+    read_all(d, "out", got);
+    CU_ASSERT(outputs_equal(got, want, "by hand"));
+    free(got);
+    free(want);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* ----------------------------------------------------- table-table join */
+
+#define TKEYS 8
+
+struct side {
+    char v[TKEYS][16];
+    bool has[TKEYS];
+};
+
+static void check_table_join(enum samsa_st_join_kind kind, const char *what)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    samsa_st_table *a = samsa_st_table_from(t, "ta", "ta");
+    samsa_st_table *b = samsa_st_table_from(t, "tb", "tb");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_join_tables(a, b, kind, pair, NULL)),
+                                "joined"),
+                    SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "tt", 0);
+    struct side sa = {0};
+    struct side sb = {0};
+    uint64_t seed = 99 + (uint64_t)kind;
+    for (int i = 0; i < 500; i++) {
+        uint64_t x = rng_next(&seed);
+        bool left = x % 2 == 0;
+        int k = (int)(x / 2 % TKEYS);
+        struct side *s = left ? &sa : &sb;
+        char key[16];
+        (void)snprintf(key, sizeof key, "k%d", k);
+        if (x / 16 % 5 == 0) {
+            CU_ASSERT_EQUAL_FATAL(
+                samsa_st_driver_pipe(d, left ? "ta" : "tb", samsa_st_str(key), none, i),
+                SAMSA_OK);
+            s->has[k] = false;
+        } else {
+            (void)snprintf(s->v[k], sizeof s->v[k], "%c%d", left ? 'a' : 'b', i);
+            pipe_in(d, left ? "ta" : "tb", key, s->v[k], i);
+            s->has[k] = true;
+        }
+    }
+    /* the joined table, read from its changes, against the join of the two
+     * final tables */
+    char result[TKEYS][64] = {{0}};
+    bool present[TKEYS] = {false};
+    struct samsa_st_record r;
+    size_t changes = 0;
+    while (samsa_st_driver_read(d, "joined", &r)) {
+        CU_ASSERT_FATAL(r.key.len == 2);
+        int k = ((const char *)r.key.data)[1] - '0';
+        CU_ASSERT_FATAL(k >= 0 && k < TKEYS);
+        present[k] = r.value.data != NULL;
+        if (present[k]) {
+            (void)snprintf(result[k], sizeof result[k], "%.*s", (int)r.value.len,
+                           (const char *)r.value.data);
+        }
+        changes++;
+    }
+    CU_ASSERT(changes > 100);
+    for (int k = 0; k < TKEYS; k++) {
+        bool want = kind == SAMSA_ST_JOIN_INNER ? sa.has[k] && sb.has[k]
+                    : kind == SAMSA_ST_JOIN_LEFT ? sa.has[k]
+                                                 : sa.has[k] || sb.has[k];
+        char text[64] = "";
+        if (want) {
+            (void)snprintf(text, sizeof text, "%s|%s", sa.has[k] ? sa.v[k] : "null",
+                           sb.has[k] ? sb.v[k] : "null");
+        }
+        CU_ASSERT_EQUAL(present[k], want);
+        if (present[k] != want || (want && strcmp(result[k], text) != 0)) {
+            (void)fprintf(stderr, "%s: k%d is %s, the oracle's %s\n", what, k,
+                          present[k] ? result[k] : "absent", want ? text : "absent");
+            CU_FAIL("joined table differs");
+        }
+    }
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+static void test_table_table_inner_join_equals_the_oracle(void)
+{
+    check_table_join(SAMSA_ST_JOIN_INNER, "inner");
+}
+
+static void test_table_table_left_join_equals_the_oracle(void)
+{
+    check_table_join(SAMSA_ST_JOIN_LEFT, "left");
+}
+
+static void test_table_table_outer_join_equals_the_oracle(void)
+{
+    check_table_join(SAMSA_ST_JOIN_OUTER, "outer");
+}
+
+/* KTableKTableLeftJoin and KTableKTableRightJoin by hand: each update and
+ * what it emits. */
+static void test_table_table_left_join_worked_by_hand(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    samsa_st_table *a = samsa_st_table_from(t, "ta", "ta");
+    samsa_st_table *b = samsa_st_table_from(t, "tb", "tb");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_join_tables(
+                                    a, b, SAMSA_ST_JOIN_LEFT, pair, NULL)),
+                                "joined"),
+                    SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "hand", 0);
+    pipe_in(d, "ta", "1", "a", 1);                                     /* 1=a|null */
+    pipe_in(d, "tb", "1", "b", 2);                                     /* 1=a|b */
+    pipe_in(d, "tb", "2", "c", 3);                                     /* no left 2: nothing */
+    CU_ASSERT_EQUAL(samsa_st_driver_pipe(d, "tb", samsa_st_str("1"), none, 4), SAMSA_OK); /* 1=a|null */
+    CU_ASSERT_EQUAL(samsa_st_driver_pipe(d, "ta", samsa_st_str("1"), none, 5), SAMSA_OK); /* 1 gone */
+    pipe_in(d, "ta", "2", "d", 6);                                     /* 2=d|c */
+    struct outputs *got = calloc(1, sizeof *got);
+    struct outputs *want = calloc(1, sizeof *want);
+    CU_ASSERT_FATAL(got != NULL && want != NULL);
+    const char *expect[] = {"1=a|null", "1=a|b", "1=a|null", "1=<null>", "2=d|c"};
+    for (size_t i = 0; i < 5; i++) {
+        (void)snprintf(want->text[want->n++], sizeof want->text[0], "%s", expect[i]);
+    }
+    read_all(d, "joined", got);
+    CU_ASSERT(outputs_equal(got, want, "by hand"));
+    free(got);
+    free(want);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* A join needs a materialized table and both sides in one topology. */
+static void test_joins_refuse_what_they_cannot_join(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *in = "in";
+    samsa_st_stream *s = samsa_st_stream_from(t, &in, 1);
+    samsa_st_table *tb = samsa_st_table_from(t, "tbl", "tbl");
+    CU_ASSERT_PTR_NULL(samsa_st_join_table(s, tb, SAMSA_ST_JOIN_OUTER, pair, NULL));
+    const char *msg = NULL;
+    CU_ASSERT_EQUAL(samsa_st_topology_error(t, &msg), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_STRING_EQUAL(msg, "a stream-table join is inner or left");
+    samsa_st_topology_destroy(t);
+
+    t = samsa_st_topology_new();
+    s = samsa_st_stream_from(t, &in, 1);
+    samsa_st_table *joined = samsa_st_join_tables(samsa_st_table_from(t, "x", "x"),
+                                                  samsa_st_table_from(t, "y", "y"),
+                                                  SAMSA_ST_JOIN_INNER, pair, NULL);
+    CU_ASSERT_PTR_NOT_NULL(joined);
+    CU_ASSERT_PTR_NULL(samsa_st_join_table(s, joined, SAMSA_ST_JOIN_LEFT, pair, NULL));
+    CU_ASSERT_EQUAL(samsa_st_topology_error(t, &msg), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "needs a table kept in a key-value store"));
+    samsa_st_topology_destroy(t);
+}
+
+int main(void)
+{
+    static CU_TestInfo tests[] = {
+        {"stream_table_inner_and_left_equal_the_oracle",
+         test_stream_table_inner_and_left_equal_the_oracle},
+        {"stream_stream_inner_join_equals_the_oracle",
+         test_stream_stream_inner_join_equals_the_oracle},
+        {"stream_stream_left_join_equals_the_oracle", test_stream_stream_left_join_equals_the_oracle},
+        {"stream_stream_outer_join_equals_the_oracle",
+         test_stream_stream_outer_join_equals_the_oracle},
+        {"stream_stream_left_join_worked_by_hand", test_stream_stream_left_join_worked_by_hand},
+        {"table_table_inner_join_equals_the_oracle", test_table_table_inner_join_equals_the_oracle},
+        {"table_table_left_join_equals_the_oracle", test_table_table_left_join_equals_the_oracle},
+        {"table_table_outer_join_equals_the_oracle", test_table_table_outer_join_equals_the_oracle},
+        {"table_table_left_join_worked_by_hand", test_table_table_left_join_worked_by_hand},
+        {"joins_refuse_what_they_cannot_join", test_joins_refuse_what_they_cannot_join},
+        CU_TEST_INFO_NULL,
+    };
+    return st_run_suite("streams-ops", tests);
+}
