@@ -23,6 +23,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from broker import check, eq, main  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "client"))
+from test_client_mock import murmur2  # noqa: E402  (Java's Utils.murmur2)
+
 TOOL = None
 WORDCOUNT = None
 ENRICH = None
@@ -260,7 +263,7 @@ def case_source_topics_with_other_partition_counts_are_refused(t):
         app.kill()
     log = open(app.log).read()
     eq(rc, 1, "wordcount's exit status (log: %s)" % log)
-    check("must have the same partition count: more-lines has 2, another has 3" in log,
+    check("must have the same partition count: more-lines has 2, lines has 3" in log,
           "the refusal: %s", log)
 
 
@@ -281,10 +284,11 @@ def read_text(bs, topic):
 class Enrich(App):
     """The enrichment example: orders joined with the customers table."""
 
-    def __init__(self, t, bs, n, app_id="shop"):  # pylint: disable=super-init-not-called
+    def __init__(self, t, bs, n, app_id="shop", rekey=False):  # pylint: disable=super-init-not-called
         self.log = t.path("enrich-%d.log" % n)
         self.err = open(self.log, "w")
-        self.proc = subprocess.Popen([ENRICH, bs, "orders", "customers", "enriched", app_id,
+        self.proc = subprocess.Popen([ENRICH] + (["--rekey"] if rekey else []) +
+                                     [bs, "orders", "customers", "enriched", app_id,
                                       "200", "session.timeout.ms=6000"],
                                      stdout=subprocess.DEVNULL, stderr=self.err)
 
@@ -344,6 +348,65 @@ def case_enrichment_join_equals_the_oracle(t):
           % (len(want), sum(1 for _, v in want if v.endswith(",unknown"))))
 
 
+def case_rekeyed_orders_go_through_a_repartition_topic(t):
+    """Orders keyed by order id, their customer first in the value, from a
+    topic of 4 partitions: select_key and the repartition topic
+    shop-orders-by-customer-repartition bring each to the task of its
+    customer. The topic has the customers table's 3 partitions (read with
+    it, it takes its count) and each record sits in the partition Java's
+    producer picks for its key (murmur2); the output equals the oracle."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "orders", "--partitions", "4")
+    samsa("topic", "create", "-b", bs, "customers", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "enriched", "--partitions", "3")
+    rnd = random.Random(8)
+    names = {"c%d" % i: "name-%d" % i for i in range(30)}
+    produce(bs, "customers", ["%s:%s" % kv for kv in names.items()], key=True)
+    app = Enrich(t, bs, 1, rekey=True)
+    try:
+        wait_for("the customers table read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names), app)
+        orders = [("o%d" % i, "c%d item-%d" % (rnd.randrange(36), i)) for i in range(300)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in orders], key=True)
+        want = sorted((v.split(" ")[0], "%s,%s" % (v, names.get(v.split(" ")[0], "unknown")))
+                      for _, v in orders)
+        got = wait_for("300 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), want, "the enriched orders")
+        app.stop()
+    finally:
+        app.kill()
+    topic = "shop-orders-by-customer-repartition"
+    eq(topic_config(bs, topic)[0]["partitions"], 3, "the repartition topic's partitions")
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%p\t%k\n"], capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, "kcat: %s", p.stderr)
+    placed = [line.split("\t") for line in p.stdout.splitlines()]
+    eq(len(placed), len(orders), "records in the repartition topic")
+    for part, key in placed:
+        eq(int(part), (murmur2(key.encode()) & 0x7fffffff) % 3, "the partition of %r" % key)
+    print("  %d orders through %s, each in murmur2(key) %% 3" % (len(placed), topic))
+
+
+def case_join_inputs_with_other_partition_counts_are_refused(t):
+    """A stream-table join reads both topics in one task per partition: a
+    table of 2 partitions for orders of 3 is refused at start, naming both."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "orders", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "customers", "--partitions", "2")
+    app = Enrich(t, bs, 1)
+    try:
+        rc = app.proc.wait(timeout=TIMEOUT)
+    finally:
+        app.kill()
+    log = open(app.log).read()
+    eq(rc, 1, "enrich's exit status (log: %s)" % log)
+    check("co-partitioned topics (read by one sub-topology: a join, or one source of several "
+          "topics) must have the same partition count: customers has 2, orders has 3" in log,
+          "the refusal: %s", log)
+
+
 if __name__ == "__main__":
     ENRICH = os.path.abspath(sys.argv.pop(4))
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
@@ -352,4 +415,6 @@ if __name__ == "__main__":
                    case_word_count_on_lmdb_then_restart,
                    case_kill_9_then_restart_loses_no_count,
                    case_source_topics_with_other_partition_counts_are_refused,
-                   case_enrichment_join_equals_the_oracle]))
+                   case_enrichment_join_equals_the_oracle,
+                   case_rekeyed_orders_go_through_a_repartition_topic,
+                   case_join_inputs_with_other_partition_counts_are_refused]))

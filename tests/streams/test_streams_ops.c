@@ -4,7 +4,8 @@
  * rules of Kafka 2.0 (KStreamKTableJoin, KStreamKStreamJoin,
  * KTableKTable*Join), written out again in a plain form of their own:
  * stream-table inner and left, windowed stream-stream inner, left and
- * outer, table-table inner, left and outer.
+ * outer, table-table inner, left and outer; select_key and group_by
+ * through a repartition topic.
  */
 #include <samsa/streams.h>
 
@@ -484,6 +485,110 @@ static void test_joins_refuse_what_they_cannot_join(void)
     samsa_st_topology_destroy(t);
 }
 
+/* ------------------------------------------- select_key, group_by, repartition */
+
+/* The page of a "user page" value. */
+static int page_of(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
+{
+    (void)opaque;
+    const char *v = rec->value.data;
+    const char *sp = memchr(v, ' ', rec->value.len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
+    struct samsa_st_bytes key = {sp + 1, rec->value.len - (size_t)(sp + 1 - v)};
+    return samsa_st_emit(out, key, none); /* select_key keeps the value */
+}
+
+static void test_group_by_counts_equal_the_oracle(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *in = "views";
+    samsa_st_stream *views = samsa_st_stream_from(t, &in, 1);
+    samsa_st_table *counts = samsa_st_count(samsa_st_group_by(views, page_of, NULL, "by-page"),
+                                            "pages");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(counts), "counts"), SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_select_key(views, page_of, NULL), "rekeyed"), SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "gb", 0);
+    int64_t want[10] = {0};
+    uint64_t seed = 3;
+    for (int i = 0; i < 500; i++) {
+        uint64_t x = rng_next(&seed);
+        char user[16];
+        char value[32];
+        int page = (int)(x % 10);
+        (void)snprintf(user, sizeof user, "u%d", (int)(x / 10 % 50));
+        (void)snprintf(value, sizeof value, "%s p%d", user, page);
+        /* fed into four partitions keyed by user: group_by brings each page
+         * to one task through the repartition topic */
+        CU_ASSERT_EQUAL_FATAL(samsa_st_driver_pipe_partition(d, in, (int32_t)(x / 500 % 4),
+                                                             samsa_st_str(user),
+                                                             samsa_st_str(value), i),
+                              SAMSA_OK);
+        want[page]++;
+    }
+    int64_t got[10] = {0};
+    struct samsa_st_record r;
+    while (samsa_st_driver_read(d, "counts", &r)) {
+        CU_ASSERT_FATAL(r.key.len == 2 && ((const char *)r.key.data)[0] == 'p');
+        int64_t v = -1;
+        CU_ASSERT(samsa_st_long_decode(r.value, &v));
+        int page = ((const char *)r.key.data)[1] - '0';
+        CU_ASSERT_EQUAL(v, got[page] + 1); /* one update per view, in order */
+        got[page] = v;
+    }
+    for (int p = 0; p < 10; p++) {
+        CU_ASSERT_EQUAL(got[p], want[p]);
+    }
+    /* select_key: the new key, the value and timestamp as they were */
+    CU_ASSERT_FATAL(samsa_st_driver_read(d, "rekeyed", &r));
+    CU_ASSERT(r.key.len == 2 && memcmp(r.key.data, "p", 1) == 0);
+    CU_ASSERT(r.value.len > 3 && memcmp(r.value.data, "u", 1) == 0);
+    CU_ASSERT_EQUAL(r.timestamp, 0);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* A join after a key change is refused until the stream is repartitioned. */
+static void test_a_join_after_a_key_change_needs_a_repartition(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *in = "views";
+    samsa_st_stream *views = samsa_st_stream_from(t, &in, 1);
+    samsa_st_table *pages = samsa_st_table_from(t, "pages", "pages");
+    samsa_st_stream *by_page = samsa_st_select_key(views, page_of, NULL);
+    CU_ASSERT_PTR_NULL(samsa_st_join_table(by_page, pages, SAMSA_ST_JOIN_INNER, pair, NULL));
+    const char *msg = NULL;
+    CU_ASSERT_EQUAL(samsa_st_topology_error(t, &msg), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "samsa_st_repartition"));
+    samsa_st_topology_destroy(t);
+
+    t = samsa_st_topology_new();
+    views = samsa_st_stream_from(t, &in, 1);
+    pages = samsa_st_table_from(t, "pages", "pages");
+    by_page = samsa_st_repartition(samsa_st_select_key(views, page_of, NULL), "by-page");
+    CU_ASSERT_EQUAL(
+        samsa_st_to(samsa_st_join_table(by_page, pages, SAMSA_ST_JOIN_LEFT, pair, NULL), "out"),
+        SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "rp", 0);
+    pipe_in(d, "pages", "p1", "Home", 1);
+    pipe_in(d, "views", "u1", "u1 p1", 2);
+    pipe_in(d, "views", "u2", "u2 p2", 3);
+    struct outputs *got = calloc(1, sizeof *got);
+    struct outputs *want = calloc(1, sizeof *want);
+    CU_ASSERT_FATAL(got != NULL && want != NULL);
+    const char *expect[] = {"p1=u1 p1|Home", "p2=u2 p2|null"};
+    for (size_t i = 0; i < 2; i++) {
+        (void)snprintf(want->text[want->n++], sizeof want->text[0], "%s", expect[i]);
+    }
+    read_all(d, "out", got);
+    CU_ASSERT(outputs_equal(got, want, "through the repartition topic"));
+    free(got);
+    free(want);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -500,6 +605,9 @@ int main(void)
         {"table_table_outer_join_equals_the_oracle", test_table_table_outer_join_equals_the_oracle},
         {"table_table_left_join_worked_by_hand", test_table_table_left_join_worked_by_hand},
         {"joins_refuse_what_they_cannot_join", test_joins_refuse_what_they_cannot_join},
+        {"group_by_counts_equal_the_oracle", test_group_by_counts_equal_the_oracle},
+        {"a_join_after_a_key_change_needs_a_repartition",
+         test_a_join_after_a_key_change_needs_a_repartition},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("streams-ops", tests);

@@ -6,7 +6,14 @@
  * customer id, value: the name; a record with a null value deletes), as
  * "ORDER,NAME", or "ORDER,unknown" for a customer the table lacks:
  *
- *     samsa-streams-enrich BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
+ *     samsa-streams-enrich [--rekey] BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
+ *
+ * With --rekey the orders are keyed by anything (an order id) and their
+ * value starts with the customer id and a space ("c7 two apples"): the
+ * example selects that id as the key and sends the orders through the
+ * repartition topic APP-orders-by-customer-repartition first, so that each
+ * order reaches the task holding its customer (Kafka's selectKey, then
+ * through), and ORDERS may have any partition count.
  *
  * The table is kept in the store "customers" (changelog
  * APP-customers-changelog). ORDERS and CUSTOMERS must be co-partitioned:
@@ -46,11 +53,27 @@ static int with_name(struct samsa_st_bytes order, struct samsa_st_bytes name,
     return samsa_st_emit(out, v, v);
 }
 
+/* The customer id: the value up to its first space. */
+static int customer_of(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
+{
+    (void)opaque;
+    const char *v = rec->value.data;
+    const char *sp = v != NULL ? memchr(v, ' ', rec->value.len) : NULL;
+    struct samsa_st_bytes key = {v, sp != NULL ? (size_t)(sp - v) : rec->value.len};
+    return samsa_st_emit(out, key, rec->value);
+}
+
 int main(int argc, char **argv)
 {
+    bool rekey = argc > 1 && strcmp(argv[1], "--rekey") == 0;
+    if (rekey) {
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     if (argc < 5) {
         (void)fprintf(stderr,
-                      "usage: %s BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS "
+                      "usage: %s [--rekey] BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS "
                       "[KEY=VALUE...]]]\n",
                       argv[0]);
         return 2;
@@ -61,6 +84,10 @@ int main(int argc, char **argv)
     samsa_st_topology *t = samsa_st_topology_new();
     const char *orders_topic = argv[2];
     samsa_st_stream *orders = samsa_st_stream_from(t, &orders_topic, 1);
+    if (rekey) {
+        orders = samsa_st_repartition(samsa_st_select_key(orders, customer_of, NULL),
+                                      "orders-by-customer");
+    }
     samsa_st_table *customers = samsa_st_table_from(t, argv[3], "customers");
     samsa_st_stream *enriched =
         samsa_st_join_table(orders, customers, SAMSA_ST_JOIN_LEFT, with_name, NULL);

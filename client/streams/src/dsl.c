@@ -37,7 +37,8 @@ int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_s
         return SAMSA_ERR_INVALID_ARG; /* map and map_values emit exactly one */
     }
     e->emitted = true;
-    struct samsa_st_record r = {e->kind == OP_MAP_VALUES ? e->in->key : key, value,
+    struct samsa_st_record r = {e->kind == OP_MAP_VALUES ? e->in->key : key,
+                                e->kind == OP_SELECT_KEY ? e->in->value : value,
                                 e->in->timestamp};
     return samsa_st_forward(e->ctx, &r);
 }
@@ -193,6 +194,7 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
         return op->pred(rec, op->opaque) ? SAMSA_OK : samsa_st_forward(ctx, rec);
     case OP_MAP:
     case OP_MAP_VALUES:
+    case OP_SELECT_KEY:
     case OP_FLAT_MAP: {
         samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = op->kind};
         int err = op->mapper(rec, &e, op->opaque);
@@ -324,7 +326,8 @@ static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const c
     if (opp != NULL) {
         *opp = op;
     }
-    bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP;
+    bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP ||
+                   tmpl->kind == OP_SELECT_KEY;
     return st_dsl_stream(s->t, st_dsl_node(s->t, name, op, &s->node, 1), changed);
 }
 
@@ -355,6 +358,12 @@ samsa_st_stream *samsa_st_flat_map(samsa_st_stream *s, samsa_st_mapper *fn, void
 {
     return unary(s, &(struct op){.kind = OP_FLAT_MAP, .mapper = fn, .opaque = opaque},
                  "FLATMAP", NULL);
+}
+
+samsa_st_stream *samsa_st_select_key(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque)
+{
+    return unary(s, &(struct op){.kind = OP_SELECT_KEY, .mapper = fn, .opaque = opaque},
+                 "KEY-SELECT", NULL);
 }
 
 samsa_st_stream *samsa_st_peek(samsa_st_stream *s, samsa_st_action *fn, void *opaque)
@@ -407,33 +416,49 @@ int samsa_st_to(samsa_st_stream *s, const char *topic)
     return samsa_st_add_sink(s->t, name, topic, s->node) != NULL ? SAMSA_OK : s->t->err;
 }
 
+/* KStreamImpl.repartitionIfRequired: a sink to the repartition topic and a
+ * source reading it, in a sub-topology of its own. */
+static samsa_st_node *through_repartition(samsa_st_topology *t, samsa_st_node *node,
+                                          const char *name, const char *what)
+{
+    if (name == NULL) {
+        (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "%s needs a repartition topic name", what);
+        return NULL;
+    }
+    char nm[64];
+    node_name(t, "SINK", nm, sizeof nm);
+    samsa_st_node *sink = samsa_st_add_sink(t, nm, name, node);
+    if (sink == NULL) {
+        return NULL;
+    }
+    sink->internal = true;
+    node_name(t, "SOURCE", nm, sizeof nm);
+    samsa_st_node *source = samsa_st_add_source(t, nm, &name, 1);
+    if (source != NULL) {
+        source->internal = true;
+    }
+    return source;
+}
+
+samsa_st_stream *samsa_st_repartition(samsa_st_stream *s, const char *name)
+{
+    if (s == NULL || s->t->err != SAMSA_OK) {
+        return NULL;
+    }
+    return st_dsl_stream(s->t, through_repartition(s->t, s->node, name, "repartition"), false);
+}
+
 samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name)
 {
     if (s == NULL || s->t->err != SAMSA_OK) {
         return NULL;
     }
     samsa_st_topology *t = s->t;
-    samsa_st_node *node = s->node;
-    if (s->key_changed) {
-        /* KStreamImpl.repartitionIfRequired: a sink to the repartition topic
-         * and a source reading it, in a sub-topology of its own */
-        if (name == NULL) {
-            (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "group_by_key after a key change needs a name");
-            return NULL;
-        }
-        char nm[64];
-        node_name(t, "SINK", nm, sizeof nm);
-        samsa_st_node *sink = samsa_st_add_sink(t, nm, name, node);
-        if (sink == NULL) {
-            return NULL;
-        }
-        sink->internal = true;
-        node_name(t, "SOURCE", nm, sizeof nm);
-        node = samsa_st_add_source(t, nm, &name, 1);
-        if (node == NULL) {
-            return NULL;
-        }
-        node->internal = true;
+    samsa_st_node *node =
+        s->key_changed ? through_repartition(t, s->node, name, "group_by_key after a key change")
+                       : s->node;
+    if (node == NULL) {
+        return NULL;
     }
     samsa_st_grouped *g = st_own(t, calloc(1, sizeof *g));
     if (g != NULL) {
@@ -441,6 +466,12 @@ samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name)
         g->node = node;
     }
     return g;
+}
+
+samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque,
+                                    const char *name)
+{
+    return samsa_st_group_by_key(samsa_st_select_key(s, fn, opaque), name);
 }
 
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w)

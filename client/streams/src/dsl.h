@@ -38,6 +38,7 @@ enum op_kind {
     OP_FILTER_NOT,
     OP_MAP,
     OP_MAP_VALUES,
+    OP_SELECT_KEY,
     OP_FLAT_MAP,
     OP_PEEK,
     OP_BRANCH,

@@ -261,12 +261,32 @@ samsa_st_stream *samsa_st_merge(samsa_st_stream *a, samsa_st_stream *b);
 /* Writes the stream to topic (partitioned by key as Java's producer does). */
 SAMSA_MUST_CHECK int samsa_st_to(samsa_st_stream *s, const char *topic);
 
-/* Groups by the current key. After map or flat_map (a key that may have
- * changed) the records go through a repartition topic
- * "<application.id>-<name>-repartition", created by the runtime with the
- * input's partition count, so that each key is counted by one task (Kafka's
- * KStreamImpl.groupByKey). name names that topic and must be unique. */
+/* Kafka's selectKey: each record's key becomes the key fn emits (exactly
+ * one samsa_st_emit; its value argument is ignored, the record keeps its
+ * value). Like map, it marks the stream as re-keyed: a grouping repartitions
+ * it, a join needs samsa_st_repartition first. */
+samsa_st_stream *samsa_st_select_key(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque);
+
+/* Writes the stream to the repartition topic
+ * "<application.id>-<name>-repartition" and reads it back (Kafka's through,
+ * 2.6's repartition): each record lands in the partition of its key, as
+ * Java's producer places it (murmur2), so the task of that partition sees
+ * every record of the key. The runtime creates the topic: with the
+ * partition count of the topics read with it (a join's table), else the
+ * largest count of the topics that feed it (Kafka's
+ * StreamsPartitionAssignor). name must be unique. */
+samsa_st_stream *samsa_st_repartition(samsa_st_stream *s, const char *name);
+
+/* Groups by the current key. After map, flat_map or select_key (a key that
+ * may have changed) the records go through the repartition topic
+ * "<application.id>-<name>-repartition" (samsa_st_repartition), so that each
+ * key is counted by one task (Kafka's KStreamImpl.groupByKey). name names
+ * that topic and must be unique. */
 samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name);
+/* Kafka's groupBy: select_key(fn) then group_by_key(name): always through
+ * the repartition topic. */
+samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque,
+                                    const char *name);
 
 /* Tumbling (advance_ms == size_ms) or hopping windows, epoch-aligned
  * [start, start + size), and a grace period: a record is added to a window
