@@ -5,7 +5,10 @@
  * KTableKTable*Join), written out again in a plain form of their own:
  * stream-table inner and left, windowed stream-stream inner, left and
  * outer, table-table inner, left and outer; select_key and group_by
- * through a repartition topic.
+ * through a repartition topic; session windows (Kafka 2.3's
+ * KStreamSessionWindowAggregate) with merges and late records; suppress
+ * until windows close (KTableSuppressProcessor) for time and session
+ * windows.
  */
 #include <samsa/streams.h>
 
@@ -589,6 +592,363 @@ static void test_a_join_after_a_key_change_needs_a_repartition(void)
     samsa_st_topology_destroy(t);
 }
 
+/* -------------------------------------------------- session windows */
+
+#define MAX_SESSIONS 2048
+
+struct osession {
+    int key;
+    int64_t start;
+    int64_t end;
+    int64_t count;
+    bool live;
+};
+
+struct sessions {
+    struct osession v[MAX_SESSIONS];
+    size_t n;
+    uint64_t dropped;
+};
+
+struct timed {
+    int key;
+    int64_t ts;
+};
+
+static void session_text(struct outputs *o, int key, int64_t start, int64_t end, int64_t count)
+{
+    char k[48];
+    char v[24];
+    (void)snprintf(k, sizeof k, "k%d@%lld-%lld", key, (long long)start, (long long)end);
+    (void)snprintf(v, sizeof v, "%lld", (long long)count);
+    add_text(o, k, strlen(k), count < 0 ? NULL : v, strlen(v));
+}
+
+/* KStreamSessionWindowAggregate (2.3, KAFKA-8289) written plainly: the
+ * sessions of the key within gap of the record merge with it into one,
+ * kept while its end >= stream time - grace; each merged session leaves a tombstone
+ * unless the record only landed on a session of its own time. */
+static void oracle_sessions(const struct timed *in, size_t n, int64_t gap, int64_t grace,
+                            struct sessions *o, struct outputs *out)
+{
+    int64_t stream_time = INT64_MIN;
+    o->n = 0;
+    o->dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t ts = in[i].ts;
+        stream_time = ts > stream_time ? ts : stream_time;
+        int64_t start = ts;
+        int64_t end = ts;
+        int64_t sum = 0;
+        for (size_t k = 0; k < o->n; k++) {
+            const struct osession *x = &o->v[k];
+            if (x->live && x->key == in[i].key && x->end >= ts - gap && x->start <= ts + gap) {
+                start = x->start < start ? x->start : start;
+                end = x->end > end ? x->end : end;
+                sum += x->count;
+            }
+        }
+        if (end < stream_time - grace) {
+            o->dropped++;
+            continue;
+        }
+        bool replaced = start != ts || end != ts;
+        for (size_t k = 0; k < o->n; k++) {
+            struct osession *x = &o->v[k];
+            if (x->live && x->key == in[i].key && x->end >= ts - gap && x->start <= ts + gap) {
+                x->live = false;
+                if (replaced && out != NULL) {
+                    session_text(out, x->key, x->start, x->end, -1);
+                }
+            }
+        }
+        CU_ASSERT_FATAL(o->n < MAX_SESSIONS);
+        o->v[o->n++] = (struct osession){in[i].key, start, end, sum + 1, true};
+        if (out != NULL) {
+            session_text(out, in[i].key, start, end, sum + 1);
+        }
+    }
+}
+
+/* A session-windowed record read back as text. */
+static void read_sessions(samsa_st_driver *d, const char *topic, struct outputs *o)
+{
+    struct samsa_st_record r;
+    o->n = 0;
+    while (samsa_st_driver_read(d, topic, &r)) {
+        struct samsa_st_bytes key;
+        int64_t start = 0;
+        int64_t end = 0;
+        int64_t count = -1;
+        CU_ASSERT_FATAL(samsa_st_session_key_split(r.key, &key, &start, &end));
+        CU_ASSERT_FATAL(key.len == 2);
+        if (r.value.data != NULL) {
+            CU_ASSERT(samsa_st_long_decode(r.value, &count));
+        }
+        session_text(o, ((const char *)key.data)[1] - '0', start, end, count);
+    }
+}
+
+/* Records 700 ms apart over 4 keys, out of order by up to disorder ms and,
+ * with late, one in 25 a minute late. */
+static void session_input(struct timed *in, size_t n, uint64_t seed, int64_t disorder, bool late)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = rng_next(&seed);
+        in[i].key = (int)(x % 4);
+        in[i].ts = 100000 + (int64_t)i * 700 - (int64_t)(x / 4 % (uint64_t)(disorder + 1));
+        if (late && x / 10000 % 25 == 0) {
+            in[i].ts -= 60000;
+        }
+    }
+}
+
+static samsa_st_driver *session_counts(samsa_st_topology *t, int64_t gap, int64_t grace,
+                                       const char *suppress)
+{
+    const char *in = "clicks";
+    struct samsa_st_session_windows w = {.gap_ms = gap, .grace_ms = grace};
+    samsa_st_table *counts = samsa_st_count(
+        samsa_st_session_windowed_by(samsa_st_group_by_key(samsa_st_stream_from(t, &in, 1), NULL),
+                                     &w),
+        "sessions");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(counts), "counts"), SAMSA_OK);
+    if (suppress != NULL) {
+        CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_suppress_until_window_closes(
+                                        counts, suppress)),
+                                    "final"),
+                        SAMSA_OK);
+    }
+    checked(t);
+    return samsa_st_driver_new(t, "sw", 0);
+}
+
+static void pipe_timed(samsa_st_driver *d, const struct timed *r)
+{
+    char key[8];
+    (void)snprintf(key, sizeof key, "k%d", r->key);
+    pipe_in(d, "clicks", key, "x", r->ts);
+}
+
+static void check_sessions(int64_t grace)
+{
+    enum { N = 600 };
+    struct timed *in = calloc(N, sizeof *in);
+    struct sessions *want = calloc(1, sizeof *want);
+    struct outputs *want_out = calloc(1, sizeof *want_out);
+    struct outputs *got = calloc(1, sizeof *got);
+    CU_ASSERT_FATAL(in != NULL && want != NULL && want_out != NULL && got != NULL);
+    session_input(in, N, 17, 3000, true);
+    oracle_sessions(in, N, 2000, grace, want, want_out);
+    samsa_st_topology *t = samsa_st_topology_new();
+    samsa_st_driver *d = session_counts(t, 2000, grace, NULL);
+    for (size_t i = 0; i < N; i++) {
+        pipe_timed(d, &in[i]);
+    }
+    read_sessions(d, "counts", got);
+    CU_ASSERT(outputs_equal(got, want_out, "sessions"));
+    CU_ASSERT_EQUAL(samsa_st_driver_dropped_late(d), want->dropped);
+    CU_ASSERT(want->dropped > 0);
+    size_t live = 0;
+    size_t merges = 0;
+    for (size_t i = 0; i < want_out->n; i++) {
+        merges += strstr(want_out->text[i], "<null>") != NULL ? 1 : 0;
+    }
+    for (size_t i = 0; i < want->n; i++) {
+        live += want->v[i].live ? 1 : 0;
+    }
+    CU_ASSERT(merges > 50); /* sessions merged, some by late records */
+    (void)fprintf(stderr, "  gap 2 s grace %lld s: %zu sessions, %zu tombstones, %llu dropped\n",
+                  (long long)grace / 1000, live, merges, (unsigned long long)want->dropped);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+    free(in);
+    free(want);
+    free(want_out);
+    free(got);
+}
+
+static void test_session_counts_grace_0_equal_the_oracle(void)
+{
+    check_sessions(0);
+}
+
+static void test_session_counts_grace_5s_equal_the_oracle(void)
+{
+    check_sessions(5000);
+}
+
+/* Sessions by hand, gap 1 s, grace 3 s. */
+static void test_sessions_worked_by_hand(void)
+{
+    samsa_st_topology *t = samsa_st_topology_new();
+    samsa_st_driver *d = session_counts(t, 1000, 3000, NULL);
+    static const struct timed in[] = {{0, 1000}, {0, 1500}, {0, 5000}, {0, 3000},
+                                      {0, 2200}, {0, 100},  {1, 7000}, {0, 200}};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        pipe_timed(d, &in[i]);
+    }
+    static const char *const expect[] = {
+        "k0@1000-1000=1",
+        "k0@1000-1000=<null>", "k0@1000-1500=2",       /* 1500 within 1 s of 1000 */
+        "k0@5000-5000=1",                              /* a new session */
+        "k0@3000-3000=1",                              /* 3000 > 5000 - grace: kept */
+        "k0@1000-1500=<null>", "k0@3000-3000=<null>", "k0@1000-3000=4", /* 2200 bridges */
+        "k0@1000-3000=<null>", "k0@100-3000=5",        /* 100 extends it back */
+        "k1@7000-7000=1",
+        /* 200: merged end 3000 < 7000 - 3000: dropped */
+    };
+    struct outputs *got = calloc(1, sizeof *got);
+    struct outputs *want = calloc(1, sizeof *want);
+    CU_ASSERT_FATAL(got != NULL && want != NULL);
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        (void)snprintf(want->text[want->n++], sizeof want->text[0], "%s", expect[i]);
+    }
+    read_sessions(d, "counts", got);
+    CU_ASSERT(outputs_equal(got, want, "by hand"));
+    CU_ASSERT_EQUAL(samsa_st_driver_dropped_late(d), 1);
+    free(got);
+    free(want);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* ------------------------------------------------------------ suppress */
+
+/* Tumbling 10 s windows, grace 5 s, suppressed until they close: one
+ * record per window, its final count, never before end + grace <= stream
+ * time, and every window closed by the end emitted. */
+static void test_suppressed_windows_emit_once_when_they_close(void)
+{
+    enum { N = 2000, WINDOWS = 64 };
+    samsa_st_topology *t = samsa_st_topology_new();
+    const char *in = "views";
+    struct samsa_st_windows w = {.size_ms = 10000, .advance_ms = 10000, .grace_ms = 5000};
+    samsa_st_table *counts = samsa_st_count(
+        samsa_st_windowed_by(samsa_st_group_by_key(samsa_st_stream_from(t, &in, 1), NULL), &w),
+        "counts");
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_suppress_until_window_closes(
+                                    counts, "counts-final")),
+                                "final"),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(counts), "counts"), SAMSA_OK);
+    checked(t);
+    samsa_st_driver *d = samsa_st_driver_new(t, "sup", 0);
+    /* the oracle: counts per (key, window) by the 2.1 rule, and the stream
+     * time at which each window was emitted */
+    int64_t count[5][WINDOWS] = {{0}};
+    int emitted[5][WINDOWS] = {{0}};
+    uint64_t seed = 41;
+    int64_t stream_time = -1;
+    size_t finals = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t x = rng_next(&seed);
+        int key = (int)(x % 5);
+        int64_t ts = (int64_t)i * 150 - (int64_t)(x / 5 % 4001);
+        if (x / 10000 % 50 == 0) {
+            ts -= 30000; /* very late */
+        }
+        ts = ts > 0 ? ts : 0;
+        stream_time = ts > stream_time ? ts : stream_time;
+        int64_t start = ts - ts % 10000;
+        if (start + 10000 > stream_time - 5000) {
+            count[key][start / 10000]++;
+        }
+        char k[8];
+        (void)snprintf(k, sizeof k, "k%d", key);
+        pipe_in(d, "views", k, "v", ts);
+        struct samsa_st_record r;
+        while (samsa_st_driver_read(d, "final", &r)) {
+            struct samsa_st_bytes rk;
+            int64_t ws = 0;
+            int64_t v = 0;
+            CU_ASSERT_FATAL(samsa_st_windowed_key_split(r.key, &rk, &ws));
+            CU_ASSERT_FATAL(rk.len == 2 && ws >= 0 && ws / 10000 < WINDOWS);
+            CU_ASSERT(samsa_st_long_decode(r.value, &v));
+            int kk = ((const char *)rk.data)[1] - '0';
+            /* closed: end + grace <= stream time; once; the final count */
+            CU_ASSERT(ws + 10000 + 5000 <= stream_time);
+            CU_ASSERT_EQUAL(emitted[kk][ws / 10000]++, 0);
+            CU_ASSERT_EQUAL(v, count[kk][ws / 10000]);
+            finals++;
+        }
+    }
+    /* every window closed by the final stream time came out */
+    size_t closed = 0;
+    for (int k = 0; k < 5; k++) {
+        for (int s = 0; s < WINDOWS; s++) {
+            if (count[k][s] > 0 && (int64_t)s * 10000 + 15000 <= stream_time) {
+                closed++;
+                CU_ASSERT_EQUAL(emitted[k][s], 1);
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(finals, closed);
+    CU_ASSERT(closed > 100);
+    /* the unsuppressed table updated on every record */
+    size_t updates = 0;
+    struct samsa_st_record r;
+    while (samsa_st_driver_read(d, "counts", &r)) {
+        updates++;
+    }
+    CU_ASSERT(updates > finals * 5);
+    (void)fprintf(stderr, "  %zu updates, %zu final results\n", updates, finals);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+}
+
+/* Sessions suppressed: one result per session once end + gap + grace <=
+ * stream time, a session merged away never emitted. Disorder (1.5 s) below
+ * grace (3 s), so that no record reaches a closed session. */
+static void test_suppressed_sessions_emit_once_when_they_close(void)
+{
+    enum { N = 600 };
+    struct timed *in = calloc(N, sizeof *in);
+    struct sessions *want = calloc(1, sizeof *want);
+    struct outputs *got = calloc(1, sizeof *got);
+    CU_ASSERT_FATAL(in != NULL && want != NULL && got != NULL);
+    session_input(in, N, 23, 1500, false);
+    samsa_st_topology *t = samsa_st_topology_new();
+    samsa_st_driver *d = session_counts(t, 2000, 3000, "sessions-final");
+    int64_t stream_time = -1;
+    for (size_t i = 0; i < N; i++) {
+        pipe_timed(d, &in[i]);
+        stream_time = in[i].ts > stream_time ? in[i].ts : stream_time;
+        struct samsa_st_record r;
+        while (samsa_st_driver_read(d, "final", &r)) {
+            struct samsa_st_bytes key;
+            int64_t start = 0;
+            int64_t end = 0;
+            int64_t count = 0;
+            CU_ASSERT_FATAL(samsa_st_session_key_split(r.key, &key, &start, &end));
+            CU_ASSERT(end + 2000 + 3000 <= stream_time);
+            CU_ASSERT(samsa_st_long_decode(r.value, &count));
+            session_text(got, ((const char *)key.data)[1] - '0', start, end, count);
+        }
+    }
+    oracle_sessions(in, N, 2000, 3000, want, NULL);
+    struct outputs *expect = calloc(1, sizeof *expect);
+    CU_ASSERT_FATAL(expect != NULL);
+    for (size_t i = 0; i < want->n; i++) {
+        const struct osession *x = &want->v[i];
+        if (x->live && x->end + 5000 <= stream_time) {
+            session_text(expect, x->key, x->start, x->end, x->count);
+        }
+    }
+    /* in order of closing, then key: compare as sorted lists */
+    qsort(got->text, got->n, sizeof got->text[0], (int (*)(const void *, const void *))strcmp);
+    qsort(expect->text, expect->n, sizeof expect->text[0],
+          (int (*)(const void *, const void *))strcmp);
+    CU_ASSERT(outputs_equal(got, expect, "final sessions"));
+    CU_ASSERT(expect->n > 50);
+    samsa_st_driver_destroy(d);
+    samsa_st_topology_destroy(t);
+    free(in);
+    free(want);
+    free(got);
+    free(expect);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -608,6 +968,13 @@ int main(void)
         {"group_by_counts_equal_the_oracle", test_group_by_counts_equal_the_oracle},
         {"a_join_after_a_key_change_needs_a_repartition",
          test_a_join_after_a_key_change_needs_a_repartition},
+        {"session_counts_grace_0_equal_the_oracle", test_session_counts_grace_0_equal_the_oracle},
+        {"session_counts_grace_5s_equal_the_oracle", test_session_counts_grace_5s_equal_the_oracle},
+        {"sessions_worked_by_hand", test_sessions_worked_by_hand},
+        {"suppressed_windows_emit_once_when_they_close",
+         test_suppressed_windows_emit_once_when_they_close},
+        {"suppressed_sessions_emit_once_when_they_close",
+         test_suppressed_sessions_emit_once_when_they_close},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("streams-ops", tests);

@@ -51,9 +51,8 @@ static uint64_t *dropped_counter(samsa_st_context *ctx)
 /* The new aggregate of rec given the old one (data NULL: none) in *out:
  * count's in out's own buffer, the others copied by samsa_st_emit into e,
  * which the caller frees (st_emitter_done) once the aggregate is stored. */
-static int aggregate_one(const struct op *op, samsa_st_emitter *e,
-                         const struct samsa_st_record *rec, struct samsa_st_bytes old,
-                         struct samsa_st_bytes *out)
+int st_aggregate_one(const struct op *op, samsa_st_emitter *e, const struct samsa_st_record *rec,
+                     struct samsa_st_bytes old, struct samsa_st_bytes *out)
 {
     e->result = out;
     switch (op->agg) {
@@ -139,7 +138,7 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
         struct samsa_st_bytes old;
         struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_kv_get(s, rec->key, &old);
-        int err = aggregate_one(op, &e, rec, old, &agg);
+        int err = st_aggregate_one(op, &e, rec, old, &agg);
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, 0, agg);
         }
@@ -169,7 +168,7 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
         struct samsa_st_bytes old;
         struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_window_get(s, rec->key, start, &old);
-        int err = aggregate_one(op, &e, rec, old, &agg);
+        int err = st_aggregate_one(op, &e, rec, old, &agg);
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, start, agg);
         }
@@ -234,6 +233,10 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
     case OP_JOIN_STREAM:
     case OP_JOIN_TABLES:
         return st_join_process(ctx, op, rec);
+    case OP_SESSION:
+        return st_session_process(ctx, op, rec);
+    case OP_SUPPRESS:
+        return st_suppress_process(ctx, op, rec);
     }
     return SAMSA_ERR_INVALID_ARG;
 }
@@ -494,6 +497,25 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
     return wg;
 }
 
+samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
+                                               const struct samsa_st_session_windows *w)
+{
+    if (g == NULL || g->t->err != SAMSA_OK) {
+        return NULL;
+    }
+    if (w == NULL || w->gap_ms <= 0 || w->grace_ms < 0) {
+        (void)st_fail(g->t, SAMSA_ERR_INVALID_ARG, "session windows need gap > 0 and grace >= 0");
+        return NULL;
+    }
+    samsa_st_grouped *wg = st_own(g->t, calloc(1, sizeof *wg));
+    if (wg != NULL) {
+        *wg = *g;
+        wg->window_kind = ST_SESSION_WINDOWS;
+        wg->session = *w;
+    }
+    return wg;
+}
+
 /* An aggregation node running a copy of tmpl over g, with its store. */
 static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, const char *store)
 {
@@ -505,16 +527,23 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
         (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "an aggregation needs a store name");
         return NULL;
     }
+    if (g->window_kind == ST_SESSION_WINDOWS && tmpl->agg == AGG_AGGREGATE &&
+        g->session.merger == NULL) {
+        (void)st_fail(t, SAMSA_ERR_INVALID_ARG,
+                      "a session-windowed aggregate needs a merger (samsa_st_session_windows)");
+        return NULL;
+    }
     struct op *op = st_dsl_op(t, OP_AGGREGATE);
     char *store_copy = st_own(t, st_strdup(store));
     if (op == NULL || store_copy == NULL) {
         return NULL;
     }
     *op = *tmpl;
-    op->kind = OP_AGGREGATE;
+    op->kind = g->window_kind == ST_SESSION_WINDOWS ? OP_SESSION : OP_AGGREGATE;
     op->store = store_copy;
     op->windowed = g->window_kind == ST_TIME_WINDOWS;
     op->windows = g->windows;
+    op->session = g->session;
     samsa_st_node *n = st_dsl_node(t, "AGGREGATE", op, &g->node, 1);
     if (n == NULL) {
         return NULL;
@@ -526,10 +555,13 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
         return NULL;
     }
     samsa_st_table *tb = st_dsl_table(t, n, store_copy);
-    if (tb != NULL && op->windowed) {
-        tb->window_kind = ST_TIME_WINDOWS;
+    if (tb != NULL) {
+        tb->window_kind = g->window_kind;
         tb->size_ms = g->windows.size_ms;
-        tb->close_after_ms = g->windows.grace_ms;
+        /* a session is final once no record can extend it any more */
+        tb->close_after_ms = g->window_kind == ST_SESSION_WINDOWS
+                                 ? g->session.gap_ms + g->session.grace_ms
+                                 : g->windows.grace_ms;
     }
     return tb;
 }

@@ -1,6 +1,7 @@
 /*
  * The DSL's internals, shared by dsl.c (the stateless operations and the
- * aggregations), and join.c (joins): the handles the DSL hands out, and struct op, the
+ * aggregations), join.c (joins) and session.c (session windows and
+ * suppress): the handles the DSL hands out, and struct op, the
  * configuration of one DSL processor node (its state: every task runs the
  * same op).
  */
@@ -22,6 +23,7 @@ struct samsa_st_grouped {
     samsa_st_node *node;
     enum st_window_kind window_kind;
     struct samsa_st_windows windows;
+    struct samsa_st_session_windows session;
 };
 
 struct samsa_st_table {
@@ -49,6 +51,8 @@ enum op_kind {
     OP_JOIN_WINDOW,  /* stream-stream: keeps one side's records */
     OP_JOIN_STREAM,  /* stream-stream: joins one side against the other's */
     OP_JOIN_TABLES,  /* table-table, one side's updates */
+    OP_SESSION,      /* session-windowed aggregation */
+    OP_SUPPRESS,     /* until the window closes */
 };
 
 enum agg_kind { AGG_COUNT, AGG_REDUCE, AGG_AGGREGATE };
@@ -70,6 +74,7 @@ struct op {
     const char *store;
     bool windowed;
     struct samsa_st_windows windows;
+    struct samsa_st_session_windows session;
     /* joins: the other side's store; reversed: this node is the right side
      * (the joiner gets its arguments swapped) */
     samsa_st_joiner *joiner;
@@ -116,8 +121,19 @@ char *st_dsl_strdup(samsa_st_topology *t, const char *s);
 /* The processor every DSL node runs (dispatching on op->kind). */
 extern const struct samsa_st_processor st_op_processor;
 
+/* The new aggregate of rec given the old one (data NULL: none) in *out,
+ * copied into e (st_emitter_done frees it). */
+SAMSA_MUST_CHECK int st_aggregate_one(const struct op *op, samsa_st_emitter *e,
+                                      const struct samsa_st_record *rec,
+                                      struct samsa_st_bytes old, struct samsa_st_bytes *out);
+
 /* join.c */
 SAMSA_MUST_CHECK int st_join_process(samsa_st_context *ctx, const struct op *op,
                                      const struct samsa_st_record *rec);
+/* session.c */
+SAMSA_MUST_CHECK int st_session_process(samsa_st_context *ctx, const struct op *op,
+                                        const struct samsa_st_record *rec);
+SAMSA_MUST_CHECK int st_suppress_process(samsa_st_context *ctx, const struct op *op,
+                                         const struct samsa_st_record *rec);
 
 #endif

@@ -302,6 +302,33 @@ struct samsa_st_windows {
 };
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w);
 
+/* Session windows (Kafka's SessionWindows, KStreamSessionWindowAggregate as
+ * of 2.3, KAFKA-8289): per key, records at most gap_ms apart form one
+ * session [first, last] (both inclusive); a record within gap_ms of several
+ * sessions merges them into one: each merged session is removed (a
+ * tombstone under its windowed key is emitted) and the merged one emitted.
+ * A record is added while the merged session's end >= stream time - grace;
+ * otherwise it is late: dropped, counted, handed to late_cb when set.
+ * Sessions are kept for max(gap + grace, one day) of stream time after
+ * their end (Kafka's maintainMs default). count and reduce merge sessions
+ * by themselves (a sum; the reducer); aggregate needs merger, which gets
+ * two sessions' aggregates (Kafka's Merger). Session-windowed keys are
+ * Java's SessionKeySchema.toBinary: the key, the end, the start (8 bytes
+ * big-endian each). */
+struct samsa_st_session_windows {
+    int64_t gap_ms;
+    int64_t grace_ms;
+    samsa_st_reducer *merger;
+    void *merger_opaque;
+    samsa_st_action *late_cb;
+    void *late_opaque;
+};
+samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
+                                               const struct samsa_st_session_windows *w);
+/* Splits a session-windowed key; false when b is shorter than 16 bytes. */
+bool samsa_st_session_key_split(struct samsa_st_bytes b, struct samsa_st_bytes *key,
+                                int64_t *start, int64_t *end);
+
 /* Aggregations, materialized in store `store` (a window store when
  * windowed); the table's changes carry the new value on each update
  * (windowed: keys in samsa_st_windowed_key_split's format). count's values are
@@ -311,6 +338,17 @@ samsa_st_table *samsa_st_reduce(samsa_st_grouped *g, samsa_st_reducer *fn, void 
                                 const char *store);
 samsa_st_table *samsa_st_aggregate(samsa_st_grouped *g, samsa_st_aggregator *fn, void *opaque,
                                    const char *store);
+
+/* Kafka's suppress(Suppressed.untilWindowCloses(unbounded())) (2.1,
+ * KTableSuppressProcessor; sessions as 2.3 has them): the changes of a windowed aggregation are held
+ * back, the latest per window, and each window's final value is emitted
+ * once, when the window closes: a time window once end + grace <= stream
+ * time, a session once end + gap + grace <= stream time (a later record
+ * could still extend it until then); a session removed by a merge is not
+ * emitted. The held changes live in the key-value store `name` (with its
+ * changelog), so a restart keeps them. Records carry the timestamp of the
+ * last update of their window. */
+samsa_st_table *samsa_st_suppress_until_window_closes(samsa_st_table *tb, const char *name);
 
 /* A table read from a topic (latest value per key; null deletes),
  * materialized in store. */
