@@ -398,7 +398,7 @@ int st_suppress_process(samsa_st_context *ctx, const struct op *op,
     st_put_be64(held, (uint64_t)end);
     st_put_be64(held + 8, (uint64_t)rec->timestamp);
     held[16] = rec->value.data != NULL ? 1 : 0;
-    if (rec->value.len > 0) {
+    if (rec->value.data != NULL && rec->value.len > 0) {
         memcpy(held + HELD_HEAD, rec->value.data, rec->value.len);
     }
     struct samsa_st_bytes v = {held, HELD_HEAD + rec->value.len};
