@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cunit_run.h"
+#include "streams_test.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -47,26 +47,6 @@ static void on_lmdb(void (*case_fn)(void))
     case_fn();
     lmdb_dir = NULL;
     CU_ASSERT_EQUAL(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    /* splitmix64: a fixed seed gives the same input on every run */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static samsa_st_topology *checked(samsa_st_topology *t)
-{
-    const char *msg = NULL;
-    int err = samsa_st_topology_error(t, &msg);
-    if (err != SAMSA_OK) {
-        (void)fprintf(stderr, "topology: %s\n", msg);
-    }
-    CU_ASSERT_EQUAL_FATAL(err, SAMSA_OK);
-    return t;
 }
 
 static int64_t long_of(struct samsa_st_bytes b)

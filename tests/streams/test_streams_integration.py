@@ -252,19 +252,23 @@ def case_kill_9_then_restart_loses_no_count(t):
           % (written, total, m.group(2), m.group(1), sum(last[k] - want[k] for k in want)))
 
 
-def case_source_topics_with_other_partition_counts_are_refused(t):
-    bs = t.broker(config=CONFIG).bootstrap
-    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
-    samsa("topic", "create", "-b", bs, "more-lines", "--partitions", "2")
-    app = App(t, bs, 1, inputs="lines,more-lines")
+def check_refused(app, sentence):
+    """app exits with status 1 at start, saying sentence."""
     try:
         rc = app.proc.wait(timeout=TIMEOUT)
     finally:
         app.kill()
     log = open(app.log).read()
-    eq(rc, 1, "wordcount's exit status (log: %s)" % log)
-    check("must have the same partition count: more-lines has 2, lines has 3" in log,
-          "the refusal: %s", log)
+    eq(rc, 1, "the exit status (log: %s)" % log)
+    check(sentence in log, "the refusal: %s", log)
+
+
+def case_source_topics_with_other_partition_counts_are_refused(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "more-lines", "--partitions", "2")
+    check_refused(App(t, bs, 1, inputs="lines,more-lines"),
+                  "must have the same partition count: more-lines has 2, lines has 3")
 
 
 def read_text(bs, topic):
@@ -395,16 +399,10 @@ def case_join_inputs_with_other_partition_counts_are_refused(t):
     bs = t.broker(config=CONFIG).bootstrap
     samsa("topic", "create", "-b", bs, "orders", "--partitions", "3")
     samsa("topic", "create", "-b", bs, "customers", "--partitions", "2")
-    app = Enrich(t, bs, 1)
-    try:
-        rc = app.proc.wait(timeout=TIMEOUT)
-    finally:
-        app.kill()
-    log = open(app.log).read()
-    eq(rc, 1, "enrich's exit status (log: %s)" % log)
-    check("co-partitioned topics (read by one sub-topology: a join, or one source of several "
-          "topics) must have the same partition count: customers has 2, orders has 3" in log,
-          "the refusal: %s", log)
+    check_refused(Enrich(t, bs, 1),
+                  "co-partitioned topics (read by one sub-topology: a join, or one source of "
+                  "several topics) must have the same partition count: customers has 2, "
+                  "orders has 3")
 
 
 if __name__ == "__main__":

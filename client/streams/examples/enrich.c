@@ -6,7 +6,8 @@
  * customer id, value: the name; a record with a null value deletes), as
  * "ORDER,NAME", or "ORDER,unknown" for a customer the table lacks:
  *
- *     samsa-streams-enrich [--rekey] BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]
+ *     samsa-streams-enrich [--rekey] BROKERS ORDERS CUSTOMERS OUTPUT [APP_ID [COMMIT_MS
+ * [KEY=VALUE...]]]
  *
  * With --rekey the orders are keyed by anything (an order id) and their
  * value starts with the customer id and a space ("c7 two apples"): the
@@ -37,8 +38,8 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static int with_name(struct samsa_st_bytes order, struct samsa_st_bytes name,
-                     samsa_st_emitter *out, void *opaque)
+static int with_name(struct samsa_st_bytes order, struct samsa_st_bytes name, samsa_st_emitter *out,
+                     void *opaque)
 {
     (void)opaque;
     static const char unknown[] = "unknown";

@@ -121,17 +121,26 @@ static int store_and_forward(samsa_st_context *ctx, const struct op *op, samsa_s
     return err;
 }
 
-static int aggregate_process(samsa_st_context *ctx, const struct op *op,
-                             const struct samsa_st_record *rec)
+int st_aggregation_store(samsa_st_context *ctx, const struct op *op,
+                         const struct samsa_st_record *rec, samsa_st_store **out)
 {
+    *out = NULL;
     /* Kafka skips records with a null key or value in aggregations
      * (KStreamAggregate.process, "Skipping record due to null key or value") */
     if (rec->key.data == NULL || rec->value.data == NULL) {
         return SAMSA_OK;
     }
-    samsa_st_store *s = samsa_st_context_store(ctx, op->store);
+    *out = samsa_st_context_store(ctx, op->store);
+    return *out != NULL ? SAMSA_OK : SAMSA_ERR_STATE;
+}
+
+static int aggregate_process(samsa_st_context *ctx, const struct op *op,
+                             const struct samsa_st_record *rec)
+{
+    samsa_st_store *s = NULL;
+    int serr = st_aggregation_store(ctx, op, rec, &s);
     if (s == NULL) {
-        return SAMSA_ERR_STATE;
+        return serr;
     }
     samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = OP_AGGREGATE};
     if (!op->windowed) {

@@ -29,9 +29,9 @@ struct samsa_st_grouped {
 struct samsa_st_table {
     samsa_st_topology *t;
     samsa_st_node *node;
-    const char *store;     /* the key-value store holding it; NULL: not materialized */
+    const char *store; /* the key-value store holding it; NULL: not materialized */
     enum st_window_kind window_kind;
-    int64_t size_ms;       /* time windows: their size */
+    int64_t size_ms;        /* time windows: their size */
     int64_t close_after_ms; /* a window is final this long of stream time after its end */
 };
 
@@ -47,12 +47,12 @@ enum op_kind {
     OP_PASS,
     OP_AGGREGATE,
     OP_TABLE_SOURCE,
-    OP_JOIN_TABLE,   /* stream-table */
-    OP_JOIN_WINDOW,  /* stream-stream: keeps one side's records */
-    OP_JOIN_STREAM,  /* stream-stream: joins one side against the other's */
-    OP_JOIN_TABLES,  /* table-table, one side's updates */
-    OP_SESSION,      /* session-windowed aggregation */
-    OP_SUPPRESS,     /* until the window closes */
+    OP_JOIN_TABLE,  /* stream-table */
+    OP_JOIN_WINDOW, /* stream-stream: keeps one side's records */
+    OP_JOIN_STREAM, /* stream-stream: joins one side against the other's */
+    OP_JOIN_TABLES, /* table-table, one side's updates */
+    OP_SESSION,     /* session-windowed aggregation */
+    OP_SUPPRESS,    /* until the window closes */
 };
 
 enum agg_kind { AGG_COUNT, AGG_REDUCE, AGG_AGGREGATE };
@@ -81,10 +81,10 @@ struct op {
     enum samsa_st_join_kind join_kind;
     const char *other_store;
     bool reversed;
-    bool outer;            /* stream-stream: emit (value, null) when no partner */
-    int64_t before_ms;     /* stream-stream: the other side's window around t */
+    bool outer;        /* stream-stream: emit (value, null) when no partner */
+    int64_t before_ms; /* stream-stream: the other side's window around t */
     int64_t after_ms;
-    int64_t retention_ms;  /* stream-stream: how long a record is kept */
+    int64_t retention_ms; /* stream-stream: how long a record is kept */
     /* suppress: a window is final once end + close_after_ms <= stream time */
     enum st_window_kind window_kind;
     int64_t size_ms;
@@ -124,8 +124,15 @@ extern const struct samsa_st_processor st_op_processor;
 /* The new aggregate of rec given the old one (data NULL: none) in *out,
  * copied into e (st_emitter_done frees it). */
 SAMSA_MUST_CHECK int st_aggregate_one(const struct op *op, samsa_st_emitter *e,
-                                      const struct samsa_st_record *rec,
-                                      struct samsa_st_bytes old, struct samsa_st_bytes *out);
+                                      const struct samsa_st_record *rec, struct samsa_st_bytes old,
+                                      struct samsa_st_bytes *out);
+
+/* The store of an aggregation in *out, or NULL with SAMSA_OK when rec is
+ * skipped (a null key or value), NULL with SAMSA_ERR_STATE when the task
+ * lacks the store. */
+SAMSA_MUST_CHECK int st_aggregation_store(samsa_st_context *ctx, const struct op *op,
+                                          const struct samsa_st_record *rec,
+                                          samsa_st_store **out);
 
 /* join.c */
 SAMSA_MUST_CHECK int st_join_process(samsa_st_context *ctx, const struct op *op,

@@ -236,8 +236,7 @@ static int join_tables(samsa_st_context *ctx, const struct op *op,
                 : forward_tombstone(ctx, rec->key, rec->timestamp);
 }
 
-int st_join_process(samsa_st_context *ctx, const struct op *op,
-                    const struct samsa_st_record *rec)
+int st_join_process(samsa_st_context *ctx, const struct op *op, const struct samsa_st_record *rec)
 {
     if (op->kind == OP_JOIN_TABLES) {
         return rec->key.data != NULL ? join_tables(ctx, op, rec) : SAMSA_OK;
@@ -371,8 +370,8 @@ static samsa_st_node *stream_side(samsa_st_topology *t, samsa_st_node *parent, c
 
 samsa_st_stream *samsa_st_join_stream(samsa_st_stream *left, samsa_st_stream *right,
                                       enum samsa_st_join_kind kind,
-                                      const struct samsa_st_join_windows *w,
-                                      samsa_st_joiner *fn, void *opaque, const char *name)
+                                      const struct samsa_st_join_windows *w, samsa_st_joiner *fn,
+                                      void *opaque, const char *name)
 {
     samsa_st_topology *t =
         join_checks(left != NULL ? left->t : NULL, right != NULL ? right->t : NULL, fn,
@@ -411,8 +410,8 @@ samsa_st_stream *samsa_st_join_stream(samsa_st_stream *left, samsa_st_stream *ri
     tmpl.after_ms = w->before_ms;
     tmpl.reversed = true;
     tmpl.outer = kind == SAMSA_ST_JOIN_OUTER;
-    joins[1] = joins[0] != NULL ? stream_side(t, right->node, other_store, this_store, &tmpl)
-                                : NULL;
+    joins[1] =
+        joins[0] != NULL ? stream_side(t, right->node, other_store, this_store, &tmpl) : NULL;
     if (joins[1] == NULL || st_store_connect(t, other_store, joins[0]) != SAMSA_OK ||
         st_store_connect(t, this_store, joins[1]) != SAMSA_OK) {
         return NULL;
@@ -425,9 +424,8 @@ samsa_st_table *samsa_st_join_tables(samsa_st_table *left, samsa_st_table *right
                                      void *opaque)
 {
     const char *what = "a table-table join";
-    samsa_st_topology *t =
-        join_checks(left != NULL ? left->t : NULL, right != NULL ? right->t : NULL, fn, false,
-                    what);
+    samsa_st_topology *t = join_checks(left != NULL ? left->t : NULL,
+                                       right != NULL ? right->t : NULL, fn, false, what);
     if (t == NULL || !materialized(left, what) || !materialized(right, what)) {
         return NULL;
     }
@@ -451,6 +449,5 @@ samsa_st_table *samsa_st_join_tables(samsa_st_table *left, samsa_st_table *right
         st_store_connect(t, left->store, sides[1]) != SAMSA_OK) {
         return NULL;
     }
-    return st_dsl_table(t, st_dsl_node(t, "KTABLE-MERGE", st_dsl_op(t, OP_PASS), sides, 2),
-                        NULL);
+    return st_dsl_table(t, st_dsl_node(t, "KTABLE-MERGE", st_dsl_op(t, OP_PASS), sides, 2), NULL);
 }

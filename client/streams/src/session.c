@@ -70,8 +70,8 @@ static uint8_t *put_session(uint8_t *p, int64_t start, int64_t end, struct samsa
     return p + SESSION_HEAD + agg.len;
 }
 
-bool samsa_st_session_key_split(struct samsa_st_bytes b, struct samsa_st_bytes *key,
-                                int64_t *start, int64_t *end)
+bool samsa_st_session_key_split(struct samsa_st_bytes b, struct samsa_st_bytes *key, int64_t *start,
+                                int64_t *end)
 {
     if (b.data == NULL || b.len < 16) {
         return false;
@@ -159,8 +159,8 @@ static bool reaches(const struct session *se, int64_t ts, int64_t gap)
  * [start, end] holding the new aggregate, then forwards a tombstone for
  * each replaced session and the merged one (KStreamSessionWindowAggregate). */
 static int add_merged(samsa_st_context *ctx, const struct op *op, samsa_st_store *s,
-                      const struct samsa_st_record *rec, struct samsa_st_bytes list,
-                      int64_t start, int64_t end, struct samsa_st_bytes acc)
+                      const struct samsa_st_record *rec, struct samsa_st_bytes list, int64_t start,
+                      int64_t end, struct samsa_st_bytes acc)
 {
     const struct samsa_st_session_windows *w = &op->session;
     int64_t keep = w->gap_ms + w->grace_ms > DAY_MS ? w->gap_ms + w->grace_ms : DAY_MS;
@@ -211,13 +211,10 @@ static int add_merged(samsa_st_context *ctx, const struct op *op, samsa_st_store
 int st_session_process(samsa_st_context *ctx, const struct op *op,
                        const struct samsa_st_record *rec)
 {
-    /* skipped as the other aggregations skip them (KStreamAggregate) */
-    if (rec->key.data == NULL || rec->value.data == NULL) {
-        return SAMSA_OK;
-    }
-    samsa_st_store *s = samsa_st_context_store(ctx, op->store);
+    samsa_st_store *s = NULL;
+    int serr = st_aggregation_store(ctx, op, rec, &s);
     if (s == NULL) {
-        return SAMSA_ERR_STATE;
+        return serr;
     }
     const struct samsa_st_session_windows *w = &op->session;
     int64_t close = samsa_st_context_stream_time(ctx) - w->grace_ms;
@@ -357,7 +354,8 @@ static int emit_closed(samsa_st_context *ctx, samsa_st_store *s, int64_t until)
             /* a window removed by a session merge is no final result
              * (KTableSuppressProcessor drops tombstones for final results) */
             if (err == SAMSA_OK && copy[16] != 0) {
-                struct samsa_st_record out = {c.v[i].key, {copy + HELD_HEAD, v.len - HELD_HEAD},
+                struct samsa_st_record out = {c.v[i].key,
+                                              {copy + HELD_HEAD, v.len - HELD_HEAD},
                                               (int64_t)st_get_be64(copy + 8)};
                 err = samsa_st_forward(ctx, &out);
             }
