@@ -8,7 +8,11 @@ counts go on from where they were.
 The enrichment example (client/streams/examples/enrich.c) joins orders
 with a customers table: its output is compared to the join computed here.
 
-    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH [-k CASE]
+The windowed page-view example (client/streams/examples/pageviews.c)
+writes one final count per page and window, compared to counts computed
+here from the views' timestamps as the broker stored them.
+
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH PAGEVIEWS [-k CASE]
 """
 import json
 import os
@@ -29,6 +33,7 @@ from test_client_mock import murmur2  # noqa: E402  (Java's Utils.murmur2)
 TOOL = None
 WORDCOUNT = None
 ENRICH = None
+PAGEVIEWS = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -405,7 +410,65 @@ def case_join_inputs_with_other_partition_counts_are_refused(t):
                   "orders has 3")
 
 
+class PageViews(App):
+    """The windowed page-view example: 1 s windows, grace 2 s."""
+
+    def __init__(self, t, bs, n):  # pylint: disable=super-init-not-called
+        self.log = t.path("pageviews-%d.log" % n)
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000",
+                                      "session.timeout.ms=6000"],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+
+def case_windowed_page_views_final_counts_equal_the_oracle(t):
+    """Views (key: user, value: page) into 3 partitions, grouped by page
+    through a repartition topic, counted in 1 s windows, suppressed until
+    each window closes: once views 3.5 s later moved every task's stream
+    time past end + grace, each window of the first views comes out exactly
+    once with its count, equal to the counts of the views' stored
+    timestamps; the later views' windows, still open, do not."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "views", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "page-counts", "--partitions", "3")
+    rnd = random.Random(12)
+    pages = ["/home", "/cart", "/search", "/help", "/about", "/blog"]
+    app = PageViews(t, bs, 1)
+    try:
+        for _ in range(6):  # views over about 1.5 s: two or three windows per page
+            produce(bs, "views", ["u%d:%s" % (rnd.randrange(40), rnd.choice(pages))
+                                  for _ in range(100)], key=True)
+            time.sleep(0.25)
+        p = subprocess.run(["kcat", "-C", "-b", bs, "-t", "views", "-o", "beginning", "-e", "-q",
+                            "-f", "%T\t%s\n"], capture_output=True, text=True, timeout=TIMEOUT)
+        check(p.returncode == 0, "kcat: %s", p.stderr)
+        views = [(int(ts), page) for ts, page in
+                 (line.split("\t") for line in p.stdout.splitlines())]
+        eq(len(views), 600, "views stored")
+        want = {}
+        for ts, page in views:
+            key = "%s@%d" % (page, ts - ts % 1000)
+            want[key] = want.get(key, 0) + 1
+        # later views, for every page: each task's stream time passes the
+        # first views' windows' end + grace
+        time.sleep(max(0.0, (max(ts for ts, _ in views) + 3500) / 1000.0 - time.time()))
+        produce(bs, "views", ["late-user:%s" % page for page in pages], key=True)
+        got = wait_for("the final counts",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "page-counts")), app)
+        time.sleep(1)  # nothing more comes: no window twice, none of the open ones
+        got = read_text(bs, "page-counts")
+        log = app.stop()
+    finally:
+        app.kill()
+    eq(len(got), len(set(k for k, _ in got)), "final results per window (one each)")
+    eq({k: int(v) for k, v in got}, want, "the final counts")
+    check("dropped 0" in log, "late views dropped: %s", log[-2000:])
+    print("  600 views, %d windows of %d pages, one final count each" % (len(want), len(pages)))
+
+
 if __name__ == "__main__":
+    PAGEVIEWS = os.path.abspath(sys.argv.pop(5))
     ENRICH = os.path.abspath(sys.argv.pop(4))
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
     TOOL = os.path.abspath(sys.argv.pop(2))
@@ -415,4 +478,5 @@ if __name__ == "__main__":
                    case_source_topics_with_other_partition_counts_are_refused,
                    case_enrichment_join_equals_the_oracle,
                    case_rekeyed_orders_go_through_a_repartition_topic,
-                   case_join_inputs_with_other_partition_counts_are_refused]))
+                   case_join_inputs_with_other_partition_counts_are_refused,
+                   case_windowed_page_views_final_counts_equal_the_oracle]))

@@ -5,9 +5,12 @@
  *   the processor API   a node per record callback, with a context to forward
  *                       records to its children, reach state stores and
  *                       schedule punctuations on stream time or wall-clock time;
- *   the DSL             filter, map, flat_map, branch, merge, to, group_by_key,
- *                       count/reduce/aggregate, tumbling and hopping windows,
- *                       tables, built on the processor API.
+ *   the DSL             filter, map, flat_map, select_key, branch, merge, to,
+ *                       repartition, group_by_key/group_by, count/reduce/
+ *                       aggregate, tumbling, hopping and session windows,
+ *                       suppress until windows close, tables, stream-table,
+ *                       stream-stream and table-table joins, built on the
+ *                       processor API.
  *
  * A topology is built once and then run by either
  *   samsa_st_app      the runtime: a consumer-group member (group.id =
