@@ -133,7 +133,7 @@ static void test_stream_table_inner_and_left_equal_the_oracle(void)
         samsa_st_to(samsa_st_join_table(orders, customers, SAMSA_ST_JOIN_LEFT, pair, NULL), "left"),
         SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "st", 0);
+    samsa_st_driver *d = new_driver(t, "st");
 
     /* the oracle: the table as it stands when each order comes */
     char names[CUSTOMERS][16] = {{0}};
@@ -249,7 +249,7 @@ static void check_stream_join(enum samsa_st_join_kind kind, const char *what)
     CU_ASSERT_EQUAL(samsa_st_to(samsa_st_join_stream(l, r, kind, &w, pair, NULL, "ic"), "joined"),
                     SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "ss", 0);
+    samsa_st_driver *d = new_driver(t, "ss");
     struct kept_rec *in = xcalloc(400, sizeof *in);
     struct outputs *want = xcalloc(1, sizeof *want);
     struct outputs *got = xcalloc(1, sizeof *got);
@@ -346,7 +346,7 @@ static void check_table_join(enum samsa_st_join_kind kind, const char *what)
         samsa_st_to(samsa_st_to_stream(samsa_st_join_tables(a, b, kind, pair, NULL)), "joined"),
         SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "tt", 0);
+    samsa_st_driver *d = new_driver(t, "tt");
     struct side sa = {0};
     struct side sb = {0};
     uint64_t seed = 99 + (uint64_t)kind;
@@ -698,7 +698,7 @@ static samsa_st_driver *session_counts(samsa_st_topology *t, int64_t gap, int64_
             SAMSA_OK);
     }
     checked(t);
-    return samsa_st_driver_new(t, "sw", 0);
+    return new_driver(t, "sw");
 }
 
 static void pipe_timed(samsa_st_driver *d, const struct timed *r)
@@ -802,7 +802,7 @@ static void test_suppressed_windows_emit_once_when_they_close(void)
                     SAMSA_OK);
     CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(counts), "counts"), SAMSA_OK);
     checked(t);
-    samsa_st_driver *d = samsa_st_driver_new(t, "sup", 0);
+    samsa_st_driver *d = new_driver(t, "sup");
     /* the oracle: counts per (key, window) by the 2.1 rule, and the stream
      * time at which each window was emitted */
     int64_t count[5][WINDOWS] = {{0}};
@@ -916,6 +916,35 @@ static void test_suppressed_sessions_emit_once_when_they_close(void)
     free(expect);
 }
 
+/* --------------------------------------------------------------- LMDB */
+
+/* The same with the stores in LMDB files: lists of records, sessions and
+ * held windows read back from the file. */
+static void test_stream_table_on_lmdb_equals_the_oracle(void)
+{
+    on_lmdb(test_stream_table_inner_and_left_equal_the_oracle);
+}
+
+static void test_stream_stream_outer_join_on_lmdb_equals_the_oracle(void)
+{
+    on_lmdb(test_stream_stream_outer_join_equals_the_oracle);
+}
+
+static void test_table_table_outer_join_on_lmdb_equals_the_oracle(void)
+{
+    on_lmdb(test_table_table_outer_join_equals_the_oracle);
+}
+
+static void test_session_counts_grace_5s_on_lmdb_equal_the_oracle(void)
+{
+    on_lmdb(test_session_counts_grace_5s_equal_the_oracle);
+}
+
+static void test_suppressed_windows_on_lmdb_emit_once_when_they_close(void)
+{
+    on_lmdb(test_suppressed_windows_emit_once_when_they_close);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -943,6 +972,15 @@ int main(void)
          test_suppressed_windows_emit_once_when_they_close},
         {"suppressed_sessions_emit_once_when_they_close",
          test_suppressed_sessions_emit_once_when_they_close},
+        {"stream_table_on_lmdb_equals_the_oracle", test_stream_table_on_lmdb_equals_the_oracle},
+        {"stream_stream_outer_join_on_lmdb_equals_the_oracle",
+         test_stream_stream_outer_join_on_lmdb_equals_the_oracle},
+        {"table_table_outer_join_on_lmdb_equals_the_oracle",
+         test_table_table_outer_join_on_lmdb_equals_the_oracle},
+        {"session_counts_grace_5s_on_lmdb_equal_the_oracle",
+         test_session_counts_grace_5s_on_lmdb_equal_the_oracle},
+        {"suppressed_windows_on_lmdb_emit_once_when_they_close",
+         test_suppressed_windows_on_lmdb_emit_once_when_they_close},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("streams-ops", tests);
