@@ -241,16 +241,14 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
     case OP_JOIN_WINDOW:
     case OP_JOIN_STREAM:
     case OP_JOIN_TABLES:
-        return st_join_process(ctx, op, rec);
     case OP_SESSION:
-        return st_session_process(ctx, op, rec);
     case OP_SUPPRESS:
-        return st_suppress_process(ctx, op, rec);
+        break; /* nodes of join.c and session.c, which run processors of their own */
     }
     return SAMSA_ERR_INVALID_ARG;
 }
 
-const struct samsa_st_processor st_op_processor = {NULL, NULL, op_process, NULL};
+static const struct samsa_st_processor op_processor = {NULL, NULL, op_process, NULL};
 
 /* A unique node name: "KSTREAM-<KIND>-<index>", as Kafka numbers its nodes. */
 static void node_name(samsa_st_topology *t, const char *kind, char *buf, size_t size)
@@ -267,15 +265,22 @@ struct op *st_dsl_op(samsa_st_topology *t, enum op_kind kind)
     return op;
 }
 
-samsa_st_node *st_dsl_node(samsa_st_topology *t, const char *kind, struct op *op,
-                           samsa_st_node *const *parents, size_t count)
+samsa_st_node *st_dsl_node_with(samsa_st_topology *t, const char *kind,
+                                const struct samsa_st_processor *proc, struct op *op,
+                                samsa_st_node *const *parents, size_t count)
 {
     char name[64];
     if (op == NULL) {
         return NULL;
     }
     node_name(t, kind, name, sizeof name);
-    return samsa_st_add_processor(t, name, &st_op_processor, op, parents, count);
+    return samsa_st_add_processor(t, name, proc, op, parents, count);
+}
+
+samsa_st_node *st_dsl_node(samsa_st_topology *t, const char *kind, struct op *op,
+                           samsa_st_node *const *parents, size_t count)
+{
+    return st_dsl_node_with(t, kind, &op_processor, op, parents, count);
 }
 
 samsa_st_stream *st_dsl_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed)
@@ -506,25 +511,6 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
     return wg;
 }
 
-samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
-                                               const struct samsa_st_session_windows *w)
-{
-    if (g == NULL || g->t->err != SAMSA_OK) {
-        return NULL;
-    }
-    if (w == NULL || w->gap_ms <= 0 || w->grace_ms < 0) {
-        (void)st_fail(g->t, SAMSA_ERR_INVALID_ARG, "session windows need gap > 0 and grace >= 0");
-        return NULL;
-    }
-    samsa_st_grouped *wg = st_own(g->t, calloc(1, sizeof *wg));
-    if (wg != NULL) {
-        *wg = *g;
-        wg->window_kind = ST_SESSION_WINDOWS;
-        wg->session = *w;
-    }
-    return wg;
-}
-
 /* An aggregation node running a copy of tmpl over g, with its store. */
 static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, const char *store)
 {
@@ -553,7 +539,9 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
     op->windowed = g->window_kind == ST_TIME_WINDOWS;
     op->windows = g->windows;
     op->session = g->session;
-    samsa_st_node *n = st_dsl_node(t, "AGGREGATE", op, &g->node, 1);
+    samsa_st_node *n =
+        st_dsl_node_with(t, "AGGREGATE", g->proc != NULL ? g->proc : &op_processor, op,
+                         &g->node, 1);
     if (n == NULL) {
         return NULL;
     }

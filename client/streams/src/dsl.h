@@ -24,6 +24,7 @@ struct samsa_st_grouped {
     enum st_window_kind window_kind;
     struct samsa_st_windows windows;
     struct samsa_st_session_windows session;
+    const struct samsa_st_processor *proc; /* the aggregation's; NULL: dsl.c's */
 };
 
 struct samsa_st_table {
@@ -109,17 +110,21 @@ void st_emitter_done(samsa_st_emitter *e);
 
 /* A new op of kind, owned by t (NULL: no memory, t's error set). */
 struct op *st_dsl_op(samsa_st_topology *t, enum op_kind kind);
-/* A processor node running op below parents, named "KSTREAM-<kind>-<n>". */
+/* A processor node running op below parents, named "KSTREAM-<kind>-<n>":
+ * st_dsl_node with dsl.c's processor (the stateless operations and the
+ * time-windowed aggregations), st_dsl_node_with with proc (join.c's and
+ * session.c's, so that they use dsl.c and not the other way round). */
 samsa_st_node *st_dsl_node(samsa_st_topology *t, const char *kind, struct op *op,
                            samsa_st_node *const *parents, size_t count);
+samsa_st_node *st_dsl_node_with(samsa_st_topology *t, const char *kind,
+                                const struct samsa_st_processor *proc, struct op *op,
+                                samsa_st_node *const *parents, size_t count);
 /* A stream handle on node (NULL node: NULL). */
 samsa_st_stream *st_dsl_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed);
 /* A table handle on node, materialized in store (NULL: not). */
 samsa_st_table *st_dsl_table(samsa_st_topology *t, samsa_st_node *node, const char *store);
 /* A copy of s owned by t. */
 char *st_dsl_strdup(samsa_st_topology *t, const char *s);
-/* The processor every DSL node runs (dispatching on op->kind). */
-extern const struct samsa_st_processor st_op_processor;
 
 /* The new aggregate of rec given the old one (data NULL: none) in *out,
  * copied into e (st_emitter_done frees it). */
@@ -131,16 +136,6 @@ SAMSA_MUST_CHECK int st_aggregate_one(const struct op *op, samsa_st_emitter *e,
  * skipped (a null key or value), NULL with SAMSA_ERR_STATE when the task
  * lacks the store. */
 SAMSA_MUST_CHECK int st_aggregation_store(samsa_st_context *ctx, const struct op *op,
-                                          const struct samsa_st_record *rec,
-                                          samsa_st_store **out);
-
-/* join.c */
-SAMSA_MUST_CHECK int st_join_process(samsa_st_context *ctx, const struct op *op,
-                                     const struct samsa_st_record *rec);
-/* session.c */
-SAMSA_MUST_CHECK int st_session_process(samsa_st_context *ctx, const struct op *op,
-                                        const struct samsa_st_record *rec);
-SAMSA_MUST_CHECK int st_suppress_process(samsa_st_context *ctx, const struct op *op,
-                                         const struct samsa_st_record *rec);
+                                          const struct samsa_st_record *rec, samsa_st_store **out);
 
 #endif

@@ -236,8 +236,9 @@ static int join_tables(samsa_st_context *ctx, const struct op *op,
                 : forward_tombstone(ctx, rec->key, rec->timestamp);
 }
 
-int st_join_process(samsa_st_context *ctx, const struct op *op, const struct samsa_st_record *rec)
+static int join_process(samsa_st_context *ctx, const struct samsa_st_record *rec, void *state)
 {
+    const struct op *op = state;
     if (op->kind == OP_JOIN_TABLES) {
         return rec->key.data != NULL ? join_tables(ctx, op, rec) : SAMSA_OK;
     }
@@ -266,6 +267,8 @@ int st_join_process(samsa_st_context *ctx, const struct op *op, const struct sam
         return SAMSA_ERR_INVALID_ARG;
     }
 }
+
+static const struct samsa_st_processor join_processor = {NULL, NULL, join_process, NULL};
 
 /* ---- building */
 
@@ -338,7 +341,7 @@ samsa_st_stream *samsa_st_join_table(samsa_st_stream *s, samsa_st_table *tb,
         return NULL;
     }
     op->other_store = tb->store;
-    samsa_st_node *n = st_dsl_node(t, "JOIN", op, &s->node, 1);
+    samsa_st_node *n = st_dsl_node_with(t, "JOIN", &join_processor, op, &s->node, 1);
     if (n == NULL || st_store_connect(t, tb->store, n) != SAMSA_OK) {
         return NULL;
     }
@@ -360,11 +363,11 @@ static samsa_st_node *stream_side(samsa_st_topology *t, samsa_st_node *parent, c
     join->other_store = theirs;
     keep->store = mine;
     keep->retention_ms = tmpl->retention_ms;
-    samsa_st_node *kn = st_dsl_node(t, "JOINTHIS", keep, &parent, 1);
+    samsa_st_node *kn = st_dsl_node_with(t, "JOINTHIS", &join_processor, keep, &parent, 1);
     if (kn == NULL || samsa_st_add_kv_store(t, mine, kn) != SAMSA_OK) {
         return NULL;
     }
-    samsa_st_node *jn = st_dsl_node(t, "JOIN", join, &kn, 1);
+    samsa_st_node *jn = st_dsl_node_with(t, "JOIN", &join_processor, join, &kn, 1);
     return jn;
 }
 
@@ -442,8 +445,8 @@ samsa_st_table *samsa_st_join_tables(samsa_st_table *left, samsa_st_table *right
     rop->other_store = left->store;
     rop->reversed = true;
     samsa_st_node *sides[2];
-    sides[0] = st_dsl_node(t, "KTABLE-JOINTHIS", lop, &left->node, 1);
-    sides[1] = st_dsl_node(t, "KTABLE-JOINOTHER", rop, &right->node, 1);
+    sides[0] = st_dsl_node_with(t, "KTABLE-JOINTHIS", &join_processor, lop, &left->node, 1);
+    sides[1] = st_dsl_node_with(t, "KTABLE-JOINOTHER", &join_processor, rop, &right->node, 1);
     if (sides[0] == NULL || sides[1] == NULL ||
         st_store_connect(t, right->store, sides[0]) != SAMSA_OK ||
         st_store_connect(t, left->store, sides[1]) != SAMSA_OK) {

@@ -208,9 +208,9 @@ static int add_merged(samsa_st_context *ctx, const struct op *op, samsa_st_store
     return err;
 }
 
-int st_session_process(samsa_st_context *ctx, const struct op *op,
-                       const struct samsa_st_record *rec)
+static int session_process(samsa_st_context *ctx, const struct samsa_st_record *rec, void *state)
 {
+    const struct op *op = state;
     samsa_st_store *s = NULL;
     int serr = st_aggregation_store(ctx, op, rec, &s);
     if (s == NULL) {
@@ -367,9 +367,9 @@ static int emit_closed(samsa_st_context *ctx, samsa_st_store *s, int64_t until)
     return err;
 }
 
-int st_suppress_process(samsa_st_context *ctx, const struct op *op,
-                        const struct samsa_st_record *rec)
+static int suppress_process(samsa_st_context *ctx, const struct samsa_st_record *rec, void *state)
 {
+    const struct op *op = state;
     samsa_st_store *s = samsa_st_context_store(ctx, op->store);
     if (s == NULL) {
         return SAMSA_ERR_STATE;
@@ -412,6 +412,29 @@ int st_suppress_process(samsa_st_context *ctx, const struct op *op,
     return err;
 }
 
+static const struct samsa_st_processor session_processor = {NULL, NULL, session_process, NULL};
+static const struct samsa_st_processor suppress_processor = {NULL, NULL, suppress_process, NULL};
+
+samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
+                                               const struct samsa_st_session_windows *w)
+{
+    if (g == NULL || g->t->err != SAMSA_OK) {
+        return NULL;
+    }
+    if (w == NULL || w->gap_ms <= 0 || w->grace_ms < 0) {
+        (void)st_fail(g->t, SAMSA_ERR_INVALID_ARG, "session windows need gap > 0 and grace >= 0");
+        return NULL;
+    }
+    samsa_st_grouped *wg = st_own(g->t, calloc(1, sizeof *wg));
+    if (wg != NULL) {
+        *wg = *g;
+        wg->window_kind = ST_SESSION_WINDOWS;
+        wg->session = *w;
+        wg->proc = &session_processor; /* the aggregation dsl.c builds runs it */
+    }
+    return wg;
+}
+
 samsa_st_table *samsa_st_suppress_until_window_closes(samsa_st_table *tb, const char *name)
 {
     if (tb == NULL || tb->t->err != SAMSA_OK) {
@@ -432,7 +455,7 @@ samsa_st_table *samsa_st_suppress_until_window_closes(samsa_st_table *tb, const 
     op->window_kind = tb->window_kind;
     op->size_ms = tb->size_ms;
     op->close_after_ms = tb->close_after_ms;
-    samsa_st_node *n = st_dsl_node(t, "SUPPRESS", op, &tb->node, 1);
+    samsa_st_node *n = st_dsl_node_with(t, "SUPPRESS", &suppress_processor, op, &tb->node, 1);
     if (n == NULL || samsa_st_add_kv_store(t, name, n) != SAMSA_OK) {
         return NULL;
     }
