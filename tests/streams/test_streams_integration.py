@@ -12,7 +12,8 @@ The windowed page-view example (client/streams/examples/pageviews.c)
 writes one final count per page and window, compared to counts computed
 here from the views' timestamps as the broker stored them.
 
-    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH PAGEVIEWS [-k CASE]
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH PAGEVIEWS \
+        REPARTITION_SIZES [-k CASE]
 """
 import json
 import os
@@ -34,6 +35,7 @@ TOOL = None
 WORDCOUNT = None
 ENRICH = None
 PAGEVIEWS = None
+REPARTITION_SIZES = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -467,7 +469,43 @@ def case_windowed_page_views_final_counts_equal_the_oracle(t):
     print("  600 views, %d windows of %d pages, one final count each" % (len(want), len(pages)))
 
 
+def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
+    """A topology of two parts: topic a (2 partitions) rekeyed through
+    sizes-rekey-repartition and counted, topic b (5 partitions) copied. The
+    repartition topic gets a's 2 partitions, the count of the topic feeding
+    it, not the largest of the topology (b's 5); the counts are right."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "a", "--partitions", "2")
+    samsa("topic", "create", "-b", bs, "b", "--partitions", "5")
+    samsa("topic", "create", "-b", bs, "counts-out", "--partitions", "2")
+    samsa("topic", "create", "-b", bs, "b-copy", "--partitions", "5")
+    produce(bs, "a", ["x", "y", "x", "z", "x"])
+    log = t.path("sizes.log")
+    with open(log, "w") as err:
+        proc = subprocess.Popen([REPARTITION_SIZES, bs, "a", "b", "sizes"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            last = {}
+            while time.monotonic() < deadline and last != {"x": 3, "y": 1, "z": 1}:
+                check(proc.poll() is None, "repartition_sizes exited: %s", open(log).read())
+                last = {k: v[-1] for k, v in read_output(bs, "counts-out").items()}
+                time.sleep(0.2)
+            eq(last, {"x": 3, "y": 1, "z": 1}, "the counts")
+            proc.send_signal(signal.SIGTERM)
+            eq(proc.wait(timeout=TIMEOUT), 0, "the exit status (log: %s)" % open(log).read())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=TIMEOUT)
+    eq(topic_config(bs, "sizes-rekey-repartition")[0]["partitions"], 2,
+       "the repartition topic's partitions")
+    eq(topic_config(bs, "sizes-counts-changelog")[0]["partitions"], 2,
+       "the changelog's partitions")
+
+
 if __name__ == "__main__":
+    REPARTITION_SIZES = os.path.abspath(sys.argv.pop(6))
     PAGEVIEWS = os.path.abspath(sys.argv.pop(5))
     ENRICH = os.path.abspath(sys.argv.pop(4))
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
@@ -479,4 +517,5 @@ if __name__ == "__main__":
                    case_enrichment_join_equals_the_oracle,
                    case_rekeyed_orders_go_through_a_repartition_topic,
                    case_join_inputs_with_other_partition_counts_are_refused,
-                   case_windowed_page_views_final_counts_equal_the_oracle]))
+                   case_windowed_page_views_final_counts_equal_the_oracle,
+                   case_a_repartition_topic_takes_the_count_of_what_feeds_it]))
