@@ -8,21 +8,14 @@
  *
  *     repartition_sizes BROKERS A B APP_ID
  *
- * Runs until SIGTERM, then commits and leaves the group.
+ * Runs until SIGTERM, then commits and leaves the group (the examples'
+ * example_run, client/streams/examples/example.h).
  */
 #include <samsa/streams.h>
 
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
 
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
+#include "example.h"
 
 static int value_as_key(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
 {
@@ -43,39 +36,9 @@ int main(int argc, char **argv)
         samsa_st_group_by(samsa_st_stream_from(t, &a, 1), value_as_key, NULL, "rekey"), "counts");
     char copy[256];
     (void)snprintf(copy, sizeof copy, "%s-copy", b);
-    const char *msg = "out of memory";
-    if (t == NULL || samsa_st_to(samsa_st_to_stream(counts), "counts-out") != SAMSA_OK ||
-        samsa_st_to(samsa_st_stream_from(t, &b, 1), copy) != SAMSA_OK) {
-        if (t != NULL) {
-            (void)samsa_st_topology_error(t, &msg);
-        }
-        (void)fprintf(stderr, "topology: %s\n", msg);
-        samsa_st_topology_destroy(t);
-        return 1;
+    int built = samsa_st_to(samsa_st_to_stream(counts), "counts-out");
+    if (built == SAMSA_OK) {
+        built = samsa_st_to(samsa_st_stream_from(t, &b, 1), copy);
     }
-    char errstr[512];
-    samsa_conf *conf = samsa_conf_new();
-    if (conf == NULL ||
-        samsa_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) != SAMSA_OK) {
-        (void)fprintf(stderr, "config: %s\n", conf == NULL ? "out of memory" : errstr);
-        samsa_conf_destroy(conf);
-        samsa_st_topology_destroy(t);
-        return 1;
-    }
-    samsa_st_app *app = samsa_st_app_new(t, argv[4], conf, 200, errstr, sizeof errstr);
-    samsa_conf_destroy(conf);
-    if (app == NULL) {
-        (void)fprintf(stderr, "repartition_sizes: %s\n", errstr);
-        samsa_st_topology_destroy(t);
-        return 1;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)fprintf(stderr, "repartition_sizes: running\n");
-    int err = samsa_st_app_run(app, &stop_flag);
-    samsa_st_app_destroy(app);
-    samsa_st_topology_destroy(t);
-    return err == SAMSA_OK ? 0 : 1;
+    return example_run("repartition_sizes", t, built, argv[1], argv[4], 200, NULL, 0);
 }

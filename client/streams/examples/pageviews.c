@@ -20,18 +20,10 @@
  */
 #include <samsa/streams.h>
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
+#include "example.h"
 
 /* The page (the value) becomes the key. */
 static int by_page(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
@@ -83,56 +75,7 @@ int main(int argc, char **argv)
         samsa_st_group_by(samsa_st_stream_from(t, &input, 1), by_page, NULL, "by-page");
     samsa_st_table *counts = samsa_st_count(samsa_st_windowed_by(pages, &w), "views");
     samsa_st_table *final = samsa_st_suppress_until_window_closes(counts, "views-final");
-    const char *msg = "out of memory";
-    if (t == NULL ||
-        samsa_st_to(samsa_st_map(samsa_st_to_stream(final), readable, NULL), argv[3]) != SAMSA_OK) {
-        if (t != NULL) {
-            (void)samsa_st_topology_error(t, &msg);
-        }
-        (void)fprintf(stderr, "topology: %s\n", msg);
-        samsa_st_topology_destroy(t);
-        return 1;
-    }
-
-    char errstr[512];
-    samsa_conf *conf = samsa_conf_new();
-    if (conf == NULL ||
-        samsa_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) != SAMSA_OK) {
-        (void)fprintf(stderr, "config: %s\n", conf == NULL ? "out of memory" : errstr);
-        samsa_conf_destroy(conf);
-        samsa_st_topology_destroy(t);
-        return 1;
-    }
-    for (int i = 7; i < argc; i++) {
-        char *eq = strchr(argv[i], '=');
-        if (eq == NULL) {
-            (void)fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]);
-            return 2;
-        }
-        *eq = '\0';
-        if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
-            (void)fprintf(stderr, "config: %s\n", errstr);
-            return 2;
-        }
-    }
-    samsa_st_app *app = samsa_st_app_new(t, app_id, conf, 1000, errstr, sizeof errstr);
-    samsa_conf_destroy(conf);
-    if (app == NULL) {
-        (void)fprintf(stderr, "pageviews: %s\n", errstr);
-        samsa_st_topology_destroy(t);
-        return 1;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    (void)sigaction(SIGINT, &sa, NULL);
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)fprintf(stderr, "pageviews: running\n");
-    int err = samsa_st_app_run(app, &stop_flag);
-    (void)fprintf(stderr, "pageviews: processed %llu dropped %llu (%s)\n",
-                  (unsigned long long)samsa_st_app_processed(app),
-                  (unsigned long long)samsa_st_app_dropped_late(app), samsa_err_str(err));
-    samsa_st_app_destroy(app);
-    samsa_st_topology_destroy(t);
-    return err == SAMSA_OK ? 0 : 1;
+    int built = samsa_st_to(samsa_st_map(samsa_st_to_stream(final), readable, NULL), argv[3]);
+    return example_run("pageviews", t, built, argv[1], app_id, 1000, argv + 7,
+                       argc > 7 ? argc - 7 : 0);
 }
