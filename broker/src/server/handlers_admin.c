@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/admin_manager.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -215,11 +216,8 @@ static void fill_result(struct br_req *r, int rc, const char *msg, struct br_con
     out->message = rc != 0 && msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
 }
 
-int br_h_alter_configs(struct br_req *r)
+static int alter_configs(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_alter_configs(r, false);
-    }
     const struct kp_AlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -249,11 +247,8 @@ int br_h_alter_configs(struct br_req *r)
     return br_topic_admin_answer_configs(r, results, nres);
 }
 
-int br_h_incremental_alter_configs(struct br_req *r)
+static int incremental_alter_configs(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_alter_configs(r, true);
-    }
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -282,6 +277,11 @@ int br_h_incremental_alter_configs(struct br_req *r)
         fill_result(r, rc, msg, out);
     }
     return br_topic_admin_answer_configs(r, results, nres);
+}
+
+int br_standalone_alter_configs(struct br_req *r, bool incremental)
+{
+    return incremental ? incremental_alter_configs(r) : alter_configs(r);
 }
 
 /* ---------------------------------------------------------------- DeleteRecords */
@@ -630,11 +630,8 @@ int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uin
     return 0;
 }
 
-int br_h_create_partitions(struct br_req *r)
+int br_standalone_create_partitions(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_create_partitions(r);
-    }
     const struct kp_CreatePartitionsRequest *q = r->body;
     int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;
     struct kp_CreatePartitionsResponse resp;

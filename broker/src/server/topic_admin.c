@@ -6,6 +6,8 @@
 #include "base/logging.h"
 #include "base/worker.h"
 #include "cluster/metadata_async.h"
+#include "server/admin_manager.h"
+#include "server/local_controller.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -617,6 +619,15 @@ static void undo_moves(struct br_broker *b, struct topic_op *op)
     }
 }
 
+/* The topics changed: the metadata cache learns it at once, as a
+ * cluster's brokers learn it from the controller (local_controller.h). */
+static void publish(struct br_broker *b, const char *name)
+{
+    if (br_local_controller_publish(b, name, br_broker_find_topic(b, kp_str_c(name))) != 0) {
+        br_error("topic %s: out of memory telling the metadata cache", name);
+    }
+}
+
 static void delete_stored(struct br_broker *b, struct topic_op *op)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
@@ -632,8 +643,10 @@ static void delete_stored(struct br_broker *b, struct topic_op *op)
         log_job_free(j);
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
         op_finish(b, op);
+        publish(b, op->meta.name);
         return;
     }
+    publish(b, op->meta.name);
     op->step = STEP_REMOVE_DIRS;
     br_worker_submit(b->admin->worker, &j->job);
 }
@@ -697,6 +710,7 @@ static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j
         undo_dirs(b, op);
         return;
     }
+    publish(b, op->meta.name);
     /* their logs were made with the configs of when they were asked for:
      * configs stored since then apply to them too */
     apply_log_config(t, op->first);
@@ -725,6 +739,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
             undo_dirs(b, op);
             return;
         }
+        publish(b, op->meta.name);
         br_info("created topic %s with %" PRId32 " partition(s) in %" PRId64 " ms", op->meta.name,
                 op->meta.partitions, br_now_mono_ms() - op->started_ms);
         op_finish(b, op);
@@ -1537,4 +1552,60 @@ void br_topic_admin_stop(struct br_broker *b)
     br_worker_free(a->worker);
     kp_free(a);
     b->admin = NULL;
+}
+
+/* ---------------------------------------------------------------- DeleteTopics */
+
+int br_standalone_delete_topics(struct br_req *r)
+{
+    const struct kp_DeleteTopicsRequest *q = r->body;
+    struct kp_DeleteTopicsResponse resp;
+    kp_DeleteTopicsResponse_init(&resp);
+    resp.Responses.items =
+        kp_arena_alloc(r->arena, (size_t)(q->TopicNames.count > 0 ? q->TopicNames.count : 1) *
+                                      sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicNames.count;
+    for (int32_t i = 0; i < q->TopicNames.count; i++) {
+        struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
+        out->Name = q->TopicNames.items[i];
+        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (!r->b->cfg.delete_topic_enable) {
+            out->ErrorCode = KP_ERR_TOPIC_DELETION_DISABLED;
+        } else if (t->internal) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+        } else {
+            /* started (answered once its directories are gone); the name
+             * view points into the frame, not into the topic */
+            out->ErrorCode = (int16_t)kp_err_to_wire(br_topic_admin_delete(r->b, t));
+        }
+    }
+    return br_topic_admin_answer_delete(r, &resp, q->TimeoutMs);
+}
+
+/* ---------------------------------------------------------------- CreateTopics */
+
+int br_standalone_create_topic(struct br_broker *b, struct br_topic_meta *m,
+                               const struct br_topic_config *tc, char *err, size_t errlen)
+{
+    /* every replica is this broker (a replication factor of 1 here) */
+    size_t n = (size_t)m->partitions * (size_t)m->replication_factor;
+    m->replicas = kp_calloc(n, sizeof *m->replicas);
+    if (m->replicas == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        m->replicas[i] = b->node_id;
+    }
+    /* the topic is stored and its logs made off the reactor; it appears
+     * once they exist (topic_admin.h) */
+    int e = br_topic_admin_create(b, m, tc, err, errlen);
+    kp_free(m->replicas);
+    m->replicas = NULL;
+    return e;
 }
