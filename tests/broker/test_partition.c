@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
@@ -17,6 +18,7 @@
 #include "quiet_net.h"
 #include "reactor/net.h"
 #include "reactor/purgatory.h"
+#include "replica/delayed_produce.h"
 #include "replica/partition.h"
 #include "storage/log.h"
 #include "tmpdir.h"
@@ -380,7 +382,97 @@ static void test_isr_joining_replica_counts_until_settled(void)
     teardown(fc, &p);
 }
 
+/* What a delayed produce's owner is told. */
+struct produce_owner {
+    struct br_delayed_produce dp;
+    struct br_append_wait wait;
+    struct br_delay_link link;
+    int calls;
+    bool expired;
+    int16_t outcome;
+    int32_t min_insync;
+};
+
+static void produce_done(struct br_delayed_produce *dp, bool expired)
+{
+    struct produce_owner *o = dp->owner;
+    o->calls++;
+    o->expired = expired;
+    o->outcome = br_partition_append_outcome(o->wait.p, o->wait.required, o->wait.term,
+                                             o->min_insync);
+}
+
+/* Kafka's DelayedProduce: an append as leader waits until the follower in
+ * the ISR has it, then is told NONE once; one that the ISR never reaches
+ * is told REQUEST_TIMED_OUT at its deadline; replicated by fewer replicas
+ * than min.insync.replicas it is NOT_ENOUGH_REPLICAS_AFTER_APPEND; led in
+ * another term since, NOT_LEADER_OR_FOLLOWER. */
+static void test_delayed_produce_waits_for_the_isr(void)
+{
+    struct br_filecache *fc = NULL;
+    struct br_partition p;
+    struct watcher w;
+    memset(&w, 0, sizeof w);
+    setup_leader(&fc, &p, &w);
+    int32_t replicas[] = {1, 2};
+    struct br_leadership lead = {1, 1, 1, 0, replicas, 2, replicas, 2};
+    const int64_t t0 = br_now_mono_ms();
+    CU_ASSERT_EQUAL(br_partition_take_leadership(&p, 1, &lead, t0, 10000), 0);
+    size_t len = 0;
+    uint8_t *b = batch_of(3, &len);
+    struct br_append app;
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, t0, &app), 0);
+    kp_free(b);
+    CU_ASSERT_EQUAL(p.hw, 0); /* follower 2 has nothing yet */
+
+    struct produce_owner o;
+    memset(&o, 0, sizeof o);
+    o.min_insync = 1;
+    o.wait = (struct br_append_wait){&p, 3, p.leader_term};
+    br_delayed_produce_init(&o.dp, &o.wait, &o.link, 1, produce_done, &o);
+    CU_ASSERT_FALSE(br_delayed_produce_settled(&o.dp));
+    br_delayed_produce_park(&w.pg, &o.dp, t0 + (int64_t)3600 * 1000);
+    turn(&w);
+    CU_ASSERT_EQUAL(o.calls, 0);
+    CU_ASSERT_TRUE(br_partition_follower_fetched(&p, 2, 3, t0));
+    CU_ASSERT_EQUAL(p.hw, 3);
+    turn(&w);
+    CU_ASSERT_EQUAL(o.calls, 1);
+    CU_ASSERT_FALSE(o.expired);
+    CU_ASSERT_EQUAL(o.outcome, KP_ERR_NONE);
+    /* the same append against a min.insync.replicas the ISR does not meet */
+    CU_ASSERT_EQUAL(br_partition_append_outcome(&p, 3, p.leader_term, 3),
+                    KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    /* led in another term since */
+    CU_ASSERT_TRUE(br_partition_append_settled(&p, 3, p.leader_term + 1));
+    CU_ASSERT_EQUAL(br_partition_append_outcome(&p, 3, p.leader_term + 1, 1),
+                    KP_ERR_NOT_LEADER_OR_FOLLOWER);
+
+    /* an append the follower never fetches: told at its deadline */
+    b = batch_of(2, &len);
+    CU_ASSERT_EQUAL(br_partition_append_leader(&p, b, len, t0, &app), 0);
+    kp_free(b);
+    memset(&o, 0, sizeof o);
+    o.min_insync = 1;
+    o.wait = (struct br_append_wait){&p, 5, p.leader_term};
+    br_delayed_produce_init(&o.dp, &o.wait, &o.link, 1, produce_done, &o);
+    br_delayed_produce_park(&w.pg, &o.dp, br_now_mono_ms() + 20);
+    const int64_t give_up = br_now_mono_ms() + 10000;
+    while (o.calls == 0 && br_now_mono_ms() < give_up) {
+        turn(&w);
+        struct timespec ms = {0, 1000000};
+        (void)nanosleep(&ms, NULL);
+    }
+    CU_ASSERT_EQUAL(o.calls, 1);
+    CU_ASSERT_TRUE(o.expired);
+    CU_ASSERT_EQUAL(o.outcome, KP_ERR_REQUEST_TIMED_OUT);
+
+    watcher_free(&w);
+    teardown(fc, &p);
+}
+
 static CU_TestInfo tests[] = {
+    {"delayed_produce_waits_for_the_isr", test_delayed_produce_waits_for_the_isr},
     {"isr_joining_replica_counts_until_settled", test_isr_joining_replica_counts_until_settled},
     {"follower_appends_record_the_producers", test_follower_appends_record_the_producers},
     {"new_leader_records_its_epoch_at_once", test_new_leader_records_its_epoch_at_once},

@@ -244,6 +244,25 @@ int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int3
     return KP_ERR_NONE;
 }
 
+bool br_partition_append_settled(const struct br_partition *p, int64_t required, uint32_t term)
+{
+    return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
+}
+
+int16_t br_partition_append_outcome(const struct br_partition *p, int64_t required, uint32_t term,
+                                    int32_t min_insync)
+{
+    if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
+        return KP_ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (p->hw >= required) {
+        return br_partition_check_acks(p, -1, min_insync) != 0
+                   ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                   : KP_ERR_NONE;
+    }
+    return KP_ERR_REQUEST_TIMED_OUT;
+}
+
 void br_partition_supersede(struct br_partition *p)
 {
     p->fenced = true;

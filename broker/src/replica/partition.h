@@ -169,6 +169,20 @@ void br_partition_isr_change_end(struct br_partition *p, int64_t now_ms);
  * Partition.appendRecordsToLeader). KP_ERR_NONE otherwise. */
 int16_t br_partition_check_acks(const struct br_partition *p, int16_t acks, int32_t min_insync);
 
+/* An append as leader in term `term` (p->leader_term then) up to offset
+ * `required` is settled: led elsewhere since, or replicated. A new epoch
+ * of the same leader (the controller took a dead follower out of the ISR)
+ * keeps the records where they are: the append waits on, as Kafka's
+ * DelayedProduce does. */
+bool br_partition_append_settled(const struct br_partition *p, int64_t required, uint32_t term);
+
+/* What such an append answers once settled or expired: NONE,
+ * NOT_LEADER_OR_FOLLOWER (led elsewhere since), NOT_ENOUGH_REPLICAS_AFTER_APPEND
+ * (replicated, but the ISR is below min_insync: Kafka's
+ * checkEnoughReplicasReachOffset) or REQUEST_TIMED_OUT. */
+int16_t br_partition_append_outcome(const struct br_partition *p, int64_t required, uint32_t term,
+                                    int32_t min_insync);
+
 /* ZooKeeper names a newer leadership than this leader's: it acts as no
  * leader (fenced, its waiting appends answered by the term's end) until
  * the controller's LeaderAndIsr says what it is. */

@@ -282,7 +282,7 @@ static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t p
  * offsets.commit.required.acks = -1, offsets.commit.timeout.ms): then its
  * offsets become committed and the client hears NONE; when the wait fails
  * they are dropped and the client hears the error (br_grp_commit_error).
- * Where the wait stands is replication's (br_replication_append_outcome),
+ * Where the wait stands is the partition's (br_partition_append_outcome),
  * which an orphaned commit (below) asks without a parked answer.
  */
 
@@ -329,41 +329,24 @@ static void append_settle(struct br_broker *b, struct kp_str group, uint64_t seq
  * settled when the wait ends, as Kafka's DelayedProduce completes (and
  * calls storeOffsets' or storeGroup's callback) without a connection. */
 struct append_wait {
-    struct br_delayed delayed;
+    struct br_delayed_produce dp;
+    struct br_append_wait wait;
     struct br_delay_link link;
     struct br_broker *b;
-    struct br_partition *p;
-    int64_t required;
-    uint32_t term;
     uint64_t seq;
     bool group_record;
     int32_t group_len;
     char group[]; /* group_len bytes */
 };
 
-static bool append_wait_ready(void *ctx, struct br_delayed *d)
+static void append_wait_done(struct br_delayed_produce *dp, bool expired)
 {
-    (void)ctx;
-    const struct append_wait *o = d->owner;
-    return br_replication_append_settled(o->p, o->required, o->term);
-}
-
-static void append_wait_complete(void *ctx, struct br_delayed *d, bool expired)
-{
-    (void)ctx;
     (void)expired;
-    struct append_wait *o = d->owner;
+    struct append_wait *o = dp->owner;
     struct kp_str group = {o->group, o->group_len};
-    append_settle(o->b, group, o->seq, o->group_record,
-                  br_replication_append_outcome(o->p, o->required, o->term));
+    append_settle(o->b, group, o->seq, o->group_record, br_replication_append_outcome(&o->wait));
     kp_free(o);
 }
-
-static const struct br_delayed_ops append_wait_ops = {
-    .name = "group coordinator append without a request, waiting for the ISR",
-    .ready = append_wait_ready,
-    .complete = append_wait_complete,
-};
 
 /* Parks a wait for p's high watermark to reach required (p led in term)
  * until deadline_ms, settling seq of group then. 0, or KP_E_NOMEM
@@ -378,18 +361,15 @@ static int append_wait_park(struct br_broker *b, struct br_partition *p, int64_t
         return KP_E_NOMEM;
     }
     o->b = b;
-    o->p = p;
-    o->required = required;
-    o->term = term;
+    o->wait = (struct br_append_wait){p, required, term};
     o->seq = seq;
     o->group_record = group_record;
     o->group_len = (int32_t)glen;
     if (glen > 0) {
         memcpy(o->group, group.ptr, glen);
     }
-    br_delayed_init(&o->delayed, &append_wait_ops, o, &o->link, 1);
-    br_delayed_watch(&o->delayed, 0, &p->delayed);
-    br_purgatory_park(&b->purgatory, &o->delayed, deadline_ms);
+    br_delayed_produce_init(&o->dp, &o->wait, &o->link, 1, append_wait_done, o);
+    br_delayed_produce_park(&b->purgatory, &o->dp, deadline_ms);
     return 0;
 }
 
@@ -426,12 +406,12 @@ static void commit_wait_done(struct br_hw_wait *w, int16_t err)
 static void commit_wait_cancelled(struct br_hw_wait *w)
 {
     struct commit_wait *cw = (struct commit_wait *)(void *)w;
-    struct br_partition *p = w->p;
+    const struct br_append_wait *aw = &w->wait;
     int16_t err = KP_ERR_REQUEST_TIMED_OUT;
-    if (br_replication_append_settled(p, w->required, w->term)) {
-        err = br_replication_append_outcome(p, w->required, w->term);
+    if (br_partition_append_settled(aw->p, aw->required, aw->term)) {
+        err = br_replication_append_outcome(aw);
     } else {
-        if (append_wait_park(cw->b, p, w->required, w->term, cw->group, cw->seq, false,
+        if (append_wait_park(cw->b, aw->p, aw->required, aw->term, cw->group, cw->seq, false,
                              cw->deadline_ms) == 0) {
             commit_wait_free(cw);
             return;
@@ -451,8 +431,9 @@ static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
                        struct br_partition *p, int64_t required, struct kp_str group, uint64_t seq)
 {
     uint32_t term = p->leader_term;
-    if (br_replication_append_settled(p, required, term)) {
-        commit_settle(r->b, group, seq, br_replication_append_outcome(p, required, term), resp);
+    struct br_append_wait aw = {p, required, term};
+    if (br_partition_append_settled(p, required, term)) {
+        commit_settle(r->b, group, seq, br_replication_append_outcome(&aw), resp);
         return 1;
     }
     struct commit_wait *cw = kp_calloc(1, sizeof *cw);
@@ -631,8 +612,9 @@ void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t s
     int64_t required = br_log_end_offset(p->log);
     uint32_t term = p->leader_term;
     int32_t timeout = b->cfg.offsets_commit_timeout_ms;
-    if (br_replication_append_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
-        int16_t err = br_replication_append_outcome(p, required, term);
+    struct br_append_wait aw = {p, required, term};
+    if (br_partition_append_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
+        int16_t err = br_replication_append_outcome(&aw);
         (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, err);
         return;
     }

@@ -1155,16 +1155,15 @@ void br_replication_tick(struct br_broker *b, int64_t now_ms)
 
 /* ---------------------------------------------------------------- acks=all */
 
-struct produce_wait {
-    struct br_partition *p;
-    int64_t required;
-    uint32_t term;
-    struct kp_ProduceResponse_PartitionProduceResponse *out;
+/* Where an answer goes in the response: topic and partition indexes. */
+struct out_at {
+    int32_t topic;
+    int32_t part;
 };
 
 struct parked_produce {
     struct br_park park; /* first: its ops (request.h) */
-    struct br_delayed delayed;
+    struct br_delayed_produce dp;
     struct br_broker *b;
     struct br_conn *conn;
     struct br_slot *slot;
@@ -1172,7 +1171,8 @@ struct parked_produce {
     int32_t correlation_id;
     struct kp_arena arena; /* the response's copy */
     struct kp_ProduceResponse resp;
-    struct produce_wait *waits;
+    struct br_append_wait *waits;
+    struct out_at *outs; /* each wait's entry in resp */
     struct br_delay_link *links;
     size_t nwaits;
 };
@@ -1181,72 +1181,30 @@ static void produce_free(struct parked_produce *pp)
 {
     kp_arena_free(&pp->arena);
     kp_free(pp->waits);
+    kp_free(pp->outs);
     kp_free(pp->links);
     kp_free(pp);
 }
 
-/* An append as leader in its term `term` up to `required` is settled: led
- * elsewhere since, or replicated. A new epoch of the same leader (the
- * controller took a dead follower out of the ISR) keeps the records where
- * they are: the answer waits on, as Kafka's DelayedProduce does. */
-bool br_replication_append_settled(const struct br_partition *p, int64_t required, uint32_t term)
+int16_t br_replication_append_outcome(const struct br_append_wait *w)
 {
-    return p->role != BR_ROLE_LEADER || p->leader_term != term || p->hw >= required;
+    return br_partition_append_outcome(w->p, w->required, w->term,
+                                       w->p->topic->config.min_insync_replicas);
 }
 
-/* What an append waiting for the ISR answers once settled or expired. */
-int16_t br_replication_append_outcome(const struct br_partition *p, int64_t required, uint32_t term)
+static void produce_done(struct br_delayed_produce *dp, bool expired)
 {
-    if (p->role != BR_ROLE_LEADER || p->leader_term != term) {
-        return KP_ERR_NOT_LEADER_OR_FOLLOWER;
-    }
-    if (p->hw >= required) {
-        /* in the log and replicated: said so even when the ISR shrank
-         * below min.insync.replicas meanwhile (Kafka's
-         * checkEnoughReplicasReachOffset) */
-        return br_partition_check_acks(p, -1, p->topic->config.min_insync_replicas) != 0
-                   ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                   : KP_ERR_NONE;
-    }
-    return KP_ERR_REQUEST_TIMED_OUT;
-}
-
-static bool wait_done(const struct produce_wait *w)
-{
-    return br_replication_append_settled(w->p, w->required, w->term);
-}
-
-static bool produce_ready(void *ctx, struct br_delayed *d)
-{
-    (void)ctx;
-    struct parked_produce *pp = d->owner;
-    for (size_t i = 0; i < pp->nwaits; i++) {
-        if (!wait_done(&pp->waits[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-static void produce_complete(void *ctx, struct br_delayed *d, bool expired)
-{
-    (void)ctx;
     (void)expired;
-    struct parked_produce *pp = d->owner;
+    struct parked_produce *pp = dp->owner;
     for (size_t i = 0; i < pp->nwaits; i++) {
-        const struct produce_wait *w = &pp->waits[i];
-        w->out->ErrorCode = br_replication_append_outcome(w->p, w->required, w->term);
+        const struct out_at *at = &pp->outs[i];
+        pp->resp.Responses.items[at->topic].PartitionResponses.items[at->part].ErrorCode =
+            br_replication_append_outcome(&pp->waits[i]);
     }
     br_answer_parked(pp->b, pp->conn, pp->slot, KP_API_PRODUCE, pp->version, pp->correlation_id,
                      &pp->resp);
     produce_free(pp);
 }
-
-static const struct br_delayed_ops produce_ops = {
-    .name = "acks=all Produce",
-    .ready = produce_ready,
-    .complete = produce_complete,
-};
 
 int br_replication_park_produce(struct br_req *r, const struct kp_ProduceResponse *resp,
                                 const struct br_produce_wait *waits, size_t n, int32_t timeout_ms)
@@ -1265,11 +1223,12 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
     }
     kp_arena_init(&pp->arena, br_request_arena_max(r->len) + 65536);
     pp->waits = kp_calloc(pending, sizeof *pp->waits);
+    pp->outs = kp_calloc(pending, sizeof *pp->outs);
     pp->links = kp_calloc(pending, sizeof *pp->links);
     struct kp_ProduceResponse_TopicProduceResponse *topics =
         kp_arena_alloc(&pp->arena, (size_t)(resp->Responses.count > 0 ? resp->Responses.count : 1) *
                                        sizeof *topics);
-    if (pp->waits == NULL || pp->links == NULL || topics == NULL) {
+    if (pp->waits == NULL || pp->outs == NULL || pp->links == NULL || topics == NULL) {
         produce_free(pp);
         return KP_E_NOMEM;
     }
@@ -1305,55 +1264,39 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
     pp->slot = r->slot;
     pp->version = r->version;
     pp->correlation_id = r->hdr->CorrelationId;
-    br_delayed_init(&pp->delayed, &produce_ops, pp, pp->links, pending);
     for (size_t i = 0; i < n; i++) {
         if (waits[i].p->hw >= waits[i].required) {
             continue;
         }
-        struct produce_wait *w = &pp->waits[pp->nwaits];
+        struct br_append_wait *w = &pp->waits[pp->nwaits];
         w->p = waits[i].p;
         w->required = waits[i].required;
         w->term = waits[i].p->leader_term;
-        w->out = &topics[waits[i].topic].PartitionResponses.items[waits[i].part];
-        br_delayed_watch(&pp->delayed, pp->nwaits, &w->p->delayed);
+        pp->outs[pp->nwaits] = (struct out_at){waits[i].topic, waits[i].part};
         pp->nwaits++;
     }
-    pp->delayed.nlinks = pp->nwaits;
+    br_delayed_produce_init(&pp->dp, pp->waits, pp->links, pp->nwaits, produce_done, pp);
     br_slot_set_parked(r->slot, &pp->park);
-    br_purgatory_park(&b->purgatory, &pp->delayed, br_now_mono_ms() + timeout_ms);
+    br_delayed_produce_park(&b->purgatory, &pp->dp, br_now_mono_ms() + timeout_ms);
     return 0;
 }
 
 static void produce_park_cancel(struct br_broker *b, void *parked)
 {
     struct parked_produce *pp = parked;
-    br_purgatory_cancel(&b->purgatory, &pp->delayed);
+    br_delayed_produce_cancel(&b->purgatory, &pp->dp);
     produce_free(pp);
 }
 
 /* ---------------------------------------------------------------- an append of this broker's own
  */
 
-static bool hw_ready(void *ctx, struct br_delayed *d)
+static void hw_done(struct br_delayed_produce *dp, bool expired)
 {
-    (void)ctx;
-    const struct br_hw_wait *w = d->owner;
-    return br_replication_append_settled(w->p, w->required, w->term);
-}
-
-static void hw_complete(void *ctx, struct br_delayed *d, bool expired)
-{
-    (void)ctx;
     (void)expired;
-    struct br_hw_wait *w = d->owner;
-    w->done(w, br_replication_append_outcome(w->p, w->required, w->term));
+    struct br_hw_wait *w = dp->owner;
+    w->done(w, br_replication_append_outcome(&w->wait));
 }
-
-static const struct br_delayed_ops hw_ops = {
-    .name = "append waiting for the ISR",
-    .ready = hw_ready,
-    .complete = hw_complete,
-};
 
 bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
                             int64_t required, int32_t timeout_ms)
@@ -1363,19 +1306,16 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
         return false;
     }
     w->park.ops = &hw_park_ops;
-    w->p = p;
-    w->required = required;
-    w->term = p->leader_term;
-    br_delayed_init(&w->delayed, &hw_ops, w, &w->link, 1);
-    br_delayed_watch(&w->delayed, 0, &p->delayed);
+    w->wait = (struct br_append_wait){p, required, p->leader_term};
+    br_delayed_produce_init(&w->dp, &w->wait, &w->link, 1, hw_done, w);
     br_slot_set_parked(r->slot, &w->park);
-    br_purgatory_park(&r->b->purgatory, &w->delayed, br_now_mono_ms() + timeout_ms);
+    br_delayed_produce_park(&r->b->purgatory, &w->dp, br_now_mono_ms() + timeout_ms);
     return true;
 }
 
 static void hw_park_cancel(struct br_broker *b, void *parked)
 {
     struct br_hw_wait *w = parked;
-    br_purgatory_cancel(&b->purgatory, &w->delayed);
+    br_delayed_produce_cancel(&b->purgatory, &w->dp);
     w->cancelled(w);
 }

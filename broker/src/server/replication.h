@@ -34,6 +34,7 @@
 
 #include <samsa-protocol/err.h>
 
+#include "replica/delayed_produce.h"
 #include "server/request.h"
 
 struct br_replication;
@@ -124,15 +125,9 @@ KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
                                               const struct br_produce_wait *waits, size_t n,
                                               int32_t timeout_ms);
 
-/* An append as leader in term `term` (p->leader_term then) up to offset
- * `required` is settled: led elsewhere since, or replicated. */
-bool br_replication_append_settled(const struct br_partition *p, int64_t required, uint32_t term);
-
-/* What such an append answers once settled or expired: NONE,
- * NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND (replicated by
- * fewer than min.insync.replicas) or REQUEST_TIMED_OUT. */
-int16_t br_replication_append_outcome(const struct br_partition *p, int64_t required,
-                                      uint32_t term);
+/* What an append waiting for the ISR answers once settled or expired
+ * (br_partition_append_outcome with its topic's min.insync.replicas). */
+int16_t br_replication_append_outcome(const struct br_append_wait *w);
 
 /* A request waiting for an append this broker made as leader (the group
  * coordinator's commit, Kafka's offsets.commit.required.acks = -1) to
@@ -143,11 +138,9 @@ int16_t br_replication_append_outcome(const struct br_partition *p, int64_t requ
  * cancelled frees it when its connection died. */
 struct br_hw_wait {
     struct br_park park; /* first: its ops (request.h) */
-    struct br_delayed delayed;
+    struct br_delayed_produce dp;
+    struct br_append_wait wait; /* p, required, p->leader_term when parked */
     struct br_delay_link link;
-    struct br_partition *p;
-    int64_t required;
-    uint32_t term; /* p->leader_term when parked */
     void (*done)(struct br_hw_wait *w, int16_t err);
     void (*cancelled)(struct br_hw_wait *w);
 };
