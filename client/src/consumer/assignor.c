@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define MAX_TOPICS 100000
 #define MAX_PARTS 1000000

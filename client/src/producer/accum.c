@@ -9,7 +9,7 @@
  */
 #include <limits.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 void sc_msgq_push(struct sc_msgq *q, struct sc_msg *m)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "consumer.h"
+#include "consumer/consumer.h"
 
 #define MAX_FETCH_PARTS 1024
 #define MAX_DECOMPRESSED ((size_t)256 * 1024 * 1024)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum key_type {
     KT_STRING,

@@ -1,5 +1,5 @@
 /* Error names and sentences, and the version. */
-#include "internal.h"
+#include "core/internal.h"
 
 const char *samsa_version(void)
 {

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* A broker's response frame may not exceed this (a Fetch answer is bounded
  * by fetch.max.bytes plus headers; this is the ceiling for the rest). */

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "consumer.h"
+#include "consumer/consumer.h"
 
 
 samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr_size)

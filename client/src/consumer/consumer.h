@@ -5,7 +5,7 @@
 #ifndef SAMSA_CLIENT_CONSUMER_H
 #define SAMSA_CLIENT_CONSUMER_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 
 /* Replaces the assignment (lock held); parts are copied. */

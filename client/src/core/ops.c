@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 struct sc_op *sc_op_new(int kind, void *arg)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 
 /* Fail records of a topic that stays unknown this long (librdkafka's

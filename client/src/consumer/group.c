@@ -50,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer.h"
+#include "consumer/consumer.h"
 
 #define TOPIC_MISSING (-2)
 #define MAX_SUB_TOPICS 10000
