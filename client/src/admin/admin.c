@@ -14,7 +14,7 @@ samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr
         sc_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    if (sc_client_new('a', conf, &a->c, errstr, errstr_size) != SAMSA_OK) {
+    if (sc_client_create(&sc_admin_kind, conf, &a->c, errstr, errstr_size) != SAMSA_OK) {
         kp_free(a);
         return NULL;
     }
@@ -703,3 +703,11 @@ int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, 
     }
     return ret;
 }
+
+/* ------------------------------------------------------------- the kind */
+
+/* An admin handle keeps no state of its own on the I/O loop and no metadata:
+ * each call is an op that asks for what it needs. */
+const struct sc_kind_ops sc_admin_kind = {
+    .tag = 'a',
+};

@@ -714,7 +714,7 @@ static void fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now)
     }
 }
 
-int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
+static int64_t consumer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
     next = sc_min64(next, sc_group_serve(c, now));
@@ -751,7 +751,7 @@ int64_t sc_consumer_serve(struct sc_client *c, int64_t now)
     return next;
 }
 
-int sc_consumer_topics(struct sc_client *c, const char **names, int max)
+static int consumer_topics(struct sc_client *c, const char **names, int max)
 {
     int n = sc_group_topics(c, names, max);
     for (int i = 0; i < c->cpart_count && n < max; i++) {
@@ -766,7 +766,7 @@ int sc_consumer_topics(struct sc_client *c, const char **names, int max)
     return n;
 }
 
-void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
+static void consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
     for (int i = 0; i < c->cpart_count; i++) {
         struct sc_cpart *p = c->cparts[i];
@@ -810,7 +810,7 @@ void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse 
     sc_group_metadata(c, md);
 }
 
-void sc_consumer_free_state(struct sc_client *c)
+static void consumer_free_state(struct sc_client *c)
 {
     sc_cq_drop(c, NULL);
     for (int i = 0; i < c->cpart_count; i++) {
@@ -831,7 +831,7 @@ samsa_consumer *samsa_consumer_new(const samsa_conf *conf, char *errstr, size_t 
         sc_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    if (sc_client_new('c', conf, &sc->c, errstr, errstr_size) != SAMSA_OK) {
+    if (sc_client_create(&sc_consumer_kind, conf, &sc->c, errstr, errstr_size) != SAMSA_OK) {
         kp_free(sc);
         return NULL;
     }
@@ -1274,3 +1274,26 @@ int samsa_consumer_lag(samsa_consumer *sc, const char *topic, int32_t partition,
     }
     return ret;
 }
+
+/* ------------------------------------------------------------- the kind */
+
+static int consumer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_size)
+{
+    const struct sc_conf_values *v = &conf->v;
+    if (v->heartbeat_interval_ms >= v->session_timeout_ms) {
+        sc_errf(errstr, errstr_size,
+                "heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)",
+                v->heartbeat_interval_ms, v->session_timeout_ms);
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    return SAMSA_OK;
+}
+
+const struct sc_kind_ops sc_consumer_kind = {
+    .tag = 'c',
+    .check_conf = consumer_check_conf,
+    .want_topics = consumer_topics,
+    .on_metadata = consumer_metadata,
+    .serve = consumer_serve,
+    .free_state = consumer_free_state,
+};

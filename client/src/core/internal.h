@@ -158,8 +158,12 @@ struct samsa_conf {
 /* Whether the user set `key` (by its name or an alias). */
 bool sc_conf_is_set(const samsa_conf *conf, const char *key);
 
-/* Cross-key checks and derived values for a handle of `kind`
- * ('p'roducer, 'c'onsumer, 'a'dmin) on a private copy. */
+struct sc_kind_ops;
+/* Cross-key checks and derived values for a handle of `kind` on a private
+ * copy: the common ones (bootstrap.servers), then the kind's own. */
+SC_MUST_CHECK int sc_conf_finalize_for(samsa_conf *conf, const struct sc_kind_ops *kind,
+                                       char *errstr, size_t errstr_size);
+/* The same by the kind's letter ('p'roducer, 'c'onsumer, 'a'dmin; handles.c). */
 SC_MUST_CHECK int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size);
 
 /* "host:port,host:port" into hosts/ports (each host kp_malloc'd); at most max. */
@@ -517,7 +521,8 @@ struct sc_broker_md {
 };
 
 struct sc_client {
-    char kind; /* 'p', 'c', 'a' */
+    const struct sc_kind_ops *kind_ops; /* what the handle adds to the core */
+    char kind; /* its tag, 'p', 'c' or 'a': log lines and tests */
     bool detached; /* no I/O thread, no sockets: driven by sc_client_run_once
                     * and sc_conn_feed (the fuzz harness) */
     samsa_conf *conf;
@@ -640,7 +645,12 @@ SC_MUST_CHECK bool sc_gate_close(struct sc_gate *g, struct sc_client *c);
 /* Ends _close's teardown: from now on every call is refused. */
 void sc_gate_shut(struct sc_gate *g);
 
-/* Creates the client core (copies conf), starts the I/O thread. */
+/* Creates the client core of a handle of kind (copies conf), starts the
+ * I/O thread. */
+SC_MUST_CHECK int sc_client_create(const struct sc_kind_ops *kind, const samsa_conf *conf,
+                                   struct sc_client **out, char *errstr, size_t errstr_size);
+/* The same by the kind's letter ('p', 'c', 'a'; handles.c), for the unit
+ * tests and the fuzz harness. */
 SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out,
                                 char *errstr, size_t errstr_size);
 /* Stops the I/O thread and frees everything. */
@@ -653,6 +663,10 @@ void sc_client_destroy(struct sc_client *c);
  * harness takes them from there); responses come from sc_conn_feed. The
  * random generator has a fixed seed. Everything else is the real code.
  */
+SC_MUST_CHECK int sc_client_create_detached(const struct sc_kind_ops *kind,
+                                            const samsa_conf *conf, struct sc_client **out,
+                                            char *errstr, size_t errstr_size);
+/* The same by the kind's letter (handles.c). */
 SC_MUST_CHECK int sc_client_new_detached(char kind, const samsa_conf *conf,
                                          struct sc_client **out, char *errstr,
                                          size_t errstr_size);
@@ -730,20 +744,40 @@ struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id);
 void sc_metadata_want(struct sc_client *c);
 const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id);
 
-/* Subsystems, called by the I/O loop with the lock held. Each returns the
- * time it next wants to run (INT64_MAX: only on events). */
-int64_t sc_producer_serve(struct sc_client *c, int64_t now);
-int64_t sc_consumer_serve(struct sc_client *c, int64_t now);
+/*
+ * What a kind of handle (producer, consumer, admin) adds to the core. The
+ * core reaches a handle's own state only through its table (filled by
+ * producer.c, consumer.c and admin.c), never by asking which kind it is.
+ * Every hook but check_conf runs on the I/O loop with the lock held; a NULL
+ * hook is one the kind does without.
+ */
+struct sc_kind_ops {
+    char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
+    /* The kind's cross-key checks and derived values at _new, after the
+     * common ones (sc_conf_finalize). */
+    int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);
+    /* The topics the Metadata refresh asks for, appended to names (at most
+     * max). NULL: the handle keeps no metadata of its own (admin: each op
+     * asks for what it needs). */
+    int (*want_topics)(struct sc_client *c, const char **names, int max);
+    /* The refresh may create the topics it asks for whatever
+     * allow.auto.create.topics says (the producer, as Java's). */
+    bool auto_create_topics;
+    /* Metadata arrived: leaders and partition counts. */
+    void (*on_metadata)(struct sc_client *c, const struct kp_MetadataResponse *md);
+    /* The handle's own work in a turn of the loop; returns when it next
+     * wants to run (INT64_MAX: only on events). */
+    int64_t (*serve)(struct sc_client *c, int64_t now);
+    /* Teardown of the handle's state (thread stopped). */
+    void (*free_state)(struct sc_client *c);
+};
+
+/* The three kinds (producer.c, consumer.c, admin.c). */
+extern const struct sc_kind_ops sc_producer_kind;
+extern const struct sc_kind_ops sc_consumer_kind;
+extern const struct sc_kind_ops sc_admin_kind;
+
 int64_t sc_ops_serve(struct sc_client *c, int64_t now);
-/* Metadata arrived: subsystems update their leaders / partition counts. */
-void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
-void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
-/* Topics a subsystem wants metadata for; appended to names (max n). */
-int sc_producer_topics(struct sc_client *c, const char **names, int max);
-int sc_consumer_topics(struct sc_client *c, const char **names, int max);
-/* Teardown of subsystem state (lock held, thread stopped). */
-void sc_producer_free_state(struct sc_client *c);
-void sc_consumer_free_state(struct sc_client *c);
 
 /* Ops (ops.c). Queues op and waits up to timeout_ms; returns op->err and
  * frees the op unless it was abandoned (SAMSA_ERR_TIMED_OUT). */

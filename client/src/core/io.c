@@ -4,7 +4,7 @@
  * metadata, and the error event queue the user's poll calls drain.
  *
  * @locality: every function here runs on the I/O thread with c->lock held,
- * except sc_client_new/destroy, sc_wake and sc_serve_errors (user threads).
+ * except sc_client_create/destroy, sc_wake and sc_serve_errors (user threads).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -911,10 +911,8 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
     }
     c->md_last_ms = now;
     c->md_next_ms = c->md_last_ms + c->v->metadata_max_age_ms;
-    if (c->kind == 'p') {
-        sc_producer_metadata(c, md);
-    } else if (c->kind == 'c') {
-        sc_consumer_metadata(c, md);
+    if (c->kind_ops->on_metadata != NULL) {
+        c->kind_ops->on_metadata(c, md);
     }
 }
 
@@ -931,7 +929,7 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
 /* Returns when it wants to run next. */
 static int64_t metadata_serve(struct sc_client *c, int64_t now)
 {
-    if (c->kind == 'a' || c->md_inflight) {
+    if (c->kind_ops->want_topics == NULL || c->md_inflight) {
         return INT64_MAX;
     }
     if (!c->md_wanted && now < c->md_next_ms) {
@@ -947,8 +945,7 @@ static int64_t metadata_serve(struct sc_client *c, int64_t now)
         return INT64_MAX; /* a connection coming up wakes the loop */
     }
     const char *names[1024];
-    int count = c->kind == 'p' ? sc_producer_topics(c, names, 1024)
-                               : sc_consumer_topics(c, names, 1024);
+    int count = c->kind_ops->want_topics(c, names, 1024);
     int16_t ver = sc_conn_version(conn, KP_API_METADATA, 1, 6);
     if (ver < 0) {
         return INT64_MAX;
@@ -965,7 +962,7 @@ static int64_t metadata_serve(struct sc_client *c, int64_t now)
     }
     req.Topics.items = t;
     req.Topics.count = count; /* v1+: 0 = no topics (brokers only) */
-    req.AllowAutoTopicCreation = c->kind == 'p' || c->v->allow_auto_create_topics;
+    req.AllowAutoTopicCreation = c->kind_ops->auto_create_topics || c->v->allow_auto_create_topics;
     if (sc_conn_send(c, conn, KP_API_METADATA, ver, &req, on_metadata, NULL) == 0) {
         bool following = c->md_last_ms != 0 && now - c->md_last_ms < 2 * (int64_t)gap;
         int max = base > MD_GAP_MAX_MS ? base : MD_GAP_MAX_MS;
@@ -1039,10 +1036,8 @@ int64_t sc_client_run_once(struct sc_client *c, int64_t now)
     next = sc_min64(next, conn_timeouts(c, now));
     next = sc_min64(next, metadata_serve(c, now));
     next = sc_min64(next, sc_ops_serve(c, now));
-    if (c->kind == 'p') {
-        next = sc_min64(next, sc_producer_serve(c, now));
-    } else if (c->kind == 'c') {
-        next = sc_min64(next, sc_consumer_serve(c, now));
+    if (c->kind_ops->serve != NULL) {
+        next = sc_min64(next, c->kind_ops->serve(c, now));
     }
     /* The serve calls may have wanted new connections or metadata: start
      * them now rather than at the next wake. */
@@ -1130,22 +1125,22 @@ static void *io_main(void *arg)
 
 /* ------------------------------------------------------------ lifecycle */
 
-static int client_create(char kind, const samsa_conf *conf, bool detached,
+static int client_create(const struct sc_kind_ops *kind, const samsa_conf *conf, bool detached,
                          struct sc_client **out, char *errstr, size_t errstr_size);
 
-int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out, char *errstr,
-                  size_t errstr_size)
+int sc_client_create(const struct sc_kind_ops *kind, const samsa_conf *conf,
+                     struct sc_client **out, char *errstr, size_t errstr_size)
 {
     return client_create(kind, conf, false, out, errstr, errstr_size);
 }
 
-int sc_client_new_detached(char kind, const samsa_conf *conf, struct sc_client **out,
-                           char *errstr, size_t errstr_size)
+int sc_client_create_detached(const struct sc_kind_ops *kind, const samsa_conf *conf,
+                              struct sc_client **out, char *errstr, size_t errstr_size)
 {
     return client_create(kind, conf, true, out, errstr, errstr_size);
 }
 
-static int client_create(char kind, const samsa_conf *conf, bool detached,
+static int client_create(const struct sc_kind_ops *kind, const samsa_conf *conf, bool detached,
                          struct sc_client **out, char *errstr, size_t errstr_size)
 {
     sc_errf(errstr, errstr_size, "%s", "");
@@ -1160,7 +1155,8 @@ static int client_create(char kind, const samsa_conf *conf, bool detached,
         return SAMSA_ERR_NOMEM;
     }
     int err = SAMSA_ERR_NOMEM;
-    c->kind = kind;
+    c->kind_ops = kind;
+    c->kind = kind->tag;
     c->detached = detached;
     c->wake_fd = -1;
     c->wall_minus_mono_ms = sc_wall_ms() - sc_now_ms();
@@ -1170,7 +1166,7 @@ static int client_create(char kind, const samsa_conf *conf, bool detached,
         goto out_free;
     }
     c->v = &c->conf->v;
-    err = sc_conf_finalize(c->conf, kind, errstr, errstr_size);
+    err = sc_conf_finalize_for(c->conf, kind, errstr, errstr_size);
     if (err != SAMSA_OK) {
         goto out_free;
     }
@@ -1269,10 +1265,8 @@ void sc_client_destroy(struct sc_client *c)
         c->ops = op->next;
         sc_op_free(op);
     }
-    if (c->kind == 'p') {
-        sc_producer_free_state(c);
-    } else if (c->kind == 'c') {
-        sc_consumer_free_state(c);
+    if (c->kind_ops->free_state != NULL) {
+        c->kind_ops->free_state(c);
     }
     while (c->errs != NULL) {
         struct sc_err_ev *ev = c->errs;

@@ -396,7 +396,7 @@ samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr, size_t 
         sc_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    if (sc_client_new('p', conf, &p->c, errstr, errstr_size) != SAMSA_OK) {
+    if (sc_client_create(&sc_producer_kind, conf, &p->c, errstr, errstr_size) != SAMSA_OK) {
         kp_free(p);
         return NULL;
     }
@@ -499,7 +499,7 @@ void samsa_producer_destroy(samsa_producer *p)
     }
 }
 
-void sc_producer_free_state(struct sc_client *c)
+static void producer_free_state(struct sc_client *c)
 {
     while (c->ptopics != NULL) {
         struct sc_ptopic *t = c->ptopics;
@@ -535,7 +535,7 @@ void sc_producer_free_state(struct sc_client *c)
 
 /* ------------------------------------------------------------- metadata */
 
-int sc_producer_topics(struct sc_client *c, const char **names, int max)
+static int producer_topics(struct sc_client *c, const char **names, int max)
 {
     int n = 0;
     for (struct sc_ptopic *t = c->ptopics; t != NULL && n < max; t = t->next) {
@@ -544,7 +544,7 @@ int sc_producer_topics(struct sc_client *c, const char **names, int max)
     return n;
 }
 
-void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
+static void producer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
     int64_t now = sc_now_ms();
     for (int32_t i = 0; i < md->Topics.count; i++) {
@@ -1113,7 +1113,7 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     }
 }
 
-int64_t sc_producer_serve(struct sc_client *c, int64_t now)
+static int64_t producer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
     expire(c, now);
@@ -1152,3 +1152,38 @@ int64_t sc_producer_serve(struct sc_client *c, int64_t now)
     }
     return next;
 }
+
+/* ------------------------------------------------------------- the kind */
+
+static int producer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_size)
+{
+    struct sc_conf_values *v = &conf->v;
+    bool idem_set = sc_conf_is_set(conf, "enable.idempotence");
+    if (v->enable_idempotence) {
+        /* As Java 3.0+: explicit idempotence with conflicting settings is
+         * an error; the default quietly yields to an explicit acks. */
+        if (v->acks != -1 || v->max_in_flight > 5 || v->retries == 0) {
+            if (idem_set) {
+                sc_errf(errstr, errstr_size,
+                        "enable.idempotence=true needs acks=all, "
+                        "max.in.flight.requests.per.connection <= 5 and retries > 0");
+                return SAMSA_ERR_INVALID_CONFIG;
+            }
+            v->enable_idempotence = false;
+        }
+    }
+    if (v->batch_size < 100) {
+        v->batch_size = 100;
+    }
+    return SAMSA_OK;
+}
+
+const struct sc_kind_ops sc_producer_kind = {
+    .tag = 'p',
+    .check_conf = producer_check_conf,
+    .want_topics = producer_topics,
+    .auto_create_topics = true,
+    .on_metadata = producer_metadata,
+    .serve = producer_serve,
+    .free_state = producer_free_state,
+};
