@@ -680,6 +680,9 @@ void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, s
 /* The connection is lost (lock held). */
 void sc_conn_fail(struct sc_client *c, struct sc_conn *conn, const char *why);
 void sc_wake(struct sc_client *c);
+/* Waits on ev_cond until deadline (INT64_MAX: a second at most), lock held
+ * (a user thread). */
+void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
 /* Queues an error event for the user (lock held). */
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)

@@ -1123,6 +1123,20 @@ static void *io_main(void *arg)
     return NULL;
 }
 
+void sc_wait_cond(struct sc_client *c, int64_t deadline)
+{
+    int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
+    if (left <= 0) {
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
+    ts.tv_sec += (time_t)(ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
+}
+
 /* ------------------------------------------------------------ lifecycle */
 
 static int client_create(const struct sc_kind_ops *kind, const samsa_conf *conf, bool detached,
