@@ -1,8 +1,9 @@
 /*
- * The kinds of handle by their letter: which ops table 'p', 'c' and 'a'
- * name. The public constructors pass their own table to the core
- * (sc_client_create); the letters serve the unit tests and the fuzz harness,
- * which make a core of any kind, and name no kind inside core/.
+ * The kinds by their names: which ops table a handle's letter ('p', 'c',
+ * 'a') and an op's kind (enum sc_op_kind) stand for. The library's own code
+ * passes its tables to the core (sc_client_create, sc_op_create); the names
+ * serve the unit tests and the fuzz harness, which make cores and ops of any
+ * kind, and keep core/ from naming the modules above it.
  */
 #include "core/internal.h"
 
@@ -33,4 +34,31 @@ int sc_client_new_detached(char kind, const samsa_conf *conf, struct sc_client *
 int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size)
 {
     return sc_conf_finalize_for(conf, kind_of(kind), errstr, errstr_size);
+}
+
+static const struct sc_op_ops *const op_kinds[SC_OP_KIND_COUNT] = {
+    [SC_OP_METADATA] = &sc_metadata_op,
+    [SC_OP_CREATE_TOPIC] = &sc_topic_op,
+    [SC_OP_DELETE_TOPIC] = &sc_topic_op,
+    [SC_OP_LIST_OFFSETS] = &sc_list_offsets_op,
+    [SC_OP_COMMIT] = &sc_commit_op,
+    [SC_OP_COMMITTED] = &sc_committed_op,
+    [SC_OP_LEAVE_GROUP] = &sc_leave_op,
+    [SC_OP_DESCRIBE_CONFIGS] = &sc_admin_op,
+    [SC_OP_ALTER_CONFIGS] = &sc_admin_op,
+    [SC_OP_CREATE_PARTITIONS] = &sc_admin_op,
+    [SC_OP_DELETE_RECORDS] = &sc_admin_op,
+    [SC_OP_LIST_GROUPS] = &sc_admin_op,
+    [SC_OP_DESCRIBE_GROUP] = &sc_admin_op,
+    [SC_OP_GROUP_OFFSETS] = &sc_admin_op,
+    [SC_OP_ALTER_GROUP_OFFSETS] = &sc_admin_op,
+    [SC_OP_DELETE_GROUP] = &sc_admin_op,
+};
+
+struct sc_op *sc_op_new(int kind, void *arg)
+{
+    if (kind < 0 || kind >= SC_OP_KIND_COUNT) {
+        return NULL;
+    }
+    return sc_op_create(op_kinds[kind], kind, arg);
 }

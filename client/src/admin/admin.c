@@ -55,7 +55,7 @@ static struct sc_topic_arg *topic_arg(const char *name)
 static int run_topic_op(samsa_admin *a, int kind, struct sc_topic_arg *t, int timeout_ms,
                         char *errstr, size_t errstr_size)
 {
-    struct sc_op *op = sc_op_new(kind, t);
+    struct sc_op *op = sc_op_create(&sc_topic_op, kind, t);
     if (op == NULL) {
         kp_free(t->name);
         kp_free(t);
@@ -95,7 +95,7 @@ static int gated_admin_create_topic(samsa_admin *a, const struct samsa_new_topic
                 sc_errf(errstr, errstr_size, "topic config \"%s\" is not key=value",
                         kv != NULL ? kv : "(null)");
                 t->cfg_count = (int)i;
-                struct sc_op *op = sc_op_new(SC_OP_CREATE_TOPIC, t);
+                struct sc_op *op = sc_op_create(&sc_topic_op, SC_OP_CREATE_TOPIC, t);
                 if (op != NULL) {
                     sc_op_free(op);
                 }
@@ -111,7 +111,7 @@ static int gated_admin_create_topic(samsa_admin *a, const struct samsa_new_topic
     }
     return run_topic_op(a, SC_OP_CREATE_TOPIC, t, timeout_ms, errstr, errstr_size);
 out_nomem: {
-    struct sc_op *op = sc_op_new(SC_OP_CREATE_TOPIC, t);
+    struct sc_op *op = sc_op_create(&sc_topic_op, SC_OP_CREATE_TOPIC, t);
     sc_op_free(op);
     sc_errf(errstr, errstr_size, "out of memory");
     return SAMSA_ERR_NOMEM;
@@ -171,7 +171,7 @@ static int gated_admin_metadata(samsa_admin *a, const char *const *topics, size_
     if (m == NULL) {
         return SAMSA_ERR_NOMEM;
     }
-    struct sc_op *op = sc_op_new(SC_OP_METADATA, m);
+    struct sc_op *op = sc_op_create(&sc_metadata_op, SC_OP_METADATA, m);
     if (op == NULL) {
         kp_free(m);
         return SAMSA_ERR_NOMEM;
@@ -247,7 +247,7 @@ static int gated_admin_list_offset(samsa_admin *a, const char *topic, int32_t pa
     struct sc_lo_arg *lo = kp_calloc(1, sizeof(*lo));
     struct sc_op *op = NULL;
     if (lo == NULL || (lo->topic = sc_strdup(topic)) == NULL ||
-        (op = sc_op_new(SC_OP_LIST_OFFSETS, lo)) == NULL) {
+        (op = sc_op_create(&sc_list_offsets_op, SC_OP_LIST_OFFSETS, lo)) == NULL) {
         if (lo != NULL) {
             kp_free(lo->topic);
         }
@@ -303,7 +303,7 @@ static int run_admin(samsa_admin *a, int kind, struct sc_admin_arg *x, int timeo
     if (keep != NULL) {
         *keep = NULL;
     }
-    struct sc_op *op = x != NULL ? sc_op_new(kind, x) : NULL;
+    struct sc_op *op = x != NULL ? sc_op_create(&sc_admin_op, kind, x) : NULL;
     if (op == NULL) {
         sc_admin_arg_free(x);
         sc_errf(errstr, errstr_size, "out of memory");

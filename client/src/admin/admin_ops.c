@@ -49,14 +49,6 @@ static void free_strs(char **v, int n)
     kp_free(v);
 }
 
-void samsa_partitions_free(struct samsa_partition *parts, size_t count)
-{
-    for (size_t i = 0; parts != NULL && i < count; i++) {
-        kp_free((void *)(uintptr_t)parts[i].topic);
-    }
-    kp_free(parts);
-}
-
 void samsa_configs_free(samsa_configs *cf)
 {
     if (cf == NULL) {
@@ -1206,7 +1198,7 @@ static int64_t serve_group_op(struct sc_client *c, struct sc_op *op, int64_t now
 
 /* ----------------------------------------------------------------- serve */
 
-int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+static int64_t serve_admin(struct sc_client *c, struct sc_op *op, int64_t now)
 {
     switch (op->kind) {
     case SC_OP_DESCRIBE_CONFIGS:
@@ -1222,3 +1214,10 @@ int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now)
         return serve_group_op(c, op, now);
     }
 }
+
+static void admin_arg_free(void *arg)
+{
+    sc_admin_arg_free(arg);
+}
+
+const struct sc_op_ops sc_admin_op = {serve_admin, admin_arg_free};

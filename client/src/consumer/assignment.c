@@ -277,3 +277,11 @@ void sc_consumer_stop_fetching(struct sc_client *c)
         p->epoch++; /* answers in flight are for the old epoch */
     }
 }
+
+void samsa_partitions_free(struct samsa_partition *parts, size_t count)
+{
+    for (size_t i = 0; parts != NULL && i < count; i++) {
+        kp_free((void *)(uintptr_t)parts[i].topic);
+    }
+    kp_free(parts);
+}

@@ -334,14 +334,6 @@ int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **out, int *
     return read_topic_partitions(&r, out, count_out);
 }
 
-const char *sc_assignor_name(int assignor)
-{
-    return assignor == SC_ASSIGNOR_ROUNDROBIN               ? "roundrobin"
-           : assignor == SC_ASSIGNOR_STICKY                 ? "sticky"
-           : assignor == SC_ASSIGNOR_COOPERATIVE_STICKY     ? "cooperative-sticky"
-                                                            : "range";
-}
-
 void sc_member_clear(struct sc_member *m)
 {
     kp_free(m->member_id);

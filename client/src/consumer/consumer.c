@@ -359,7 +359,7 @@ int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int
     struct sc_lo_arg *a = kp_calloc(1, sizeof(*a));
     struct sc_op *op = NULL;
     if (a == NULL || (a->topic = sc_strdup(topic)) == NULL ||
-        (op = sc_op_new(SC_OP_LIST_OFFSETS, a)) == NULL) {
+        (op = sc_op_create(&sc_list_offsets_op, SC_OP_LIST_OFFSETS, a)) == NULL) {
         if (a != NULL) {
             kp_free(a->topic);
         }

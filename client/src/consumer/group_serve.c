@@ -183,7 +183,7 @@ int sc_group_close(struct sc_client *c, int timeout_ms)
     pthread_mutex_unlock(&c->lock);
     /* A static member (group.instance.id) keeps its place: no LeaveGroup. */
     if (member && c->v->group_instance_id[0] == '\0') {
-        struct sc_op *leave = sc_op_new(SC_OP_LEAVE_GROUP, NULL);
+        struct sc_op *leave = sc_op_create(&sc_leave_op, SC_OP_LEAVE_GROUP, NULL);
         if (leave != NULL) {
             int cap = c->v->request_timeout_ms < 10000 ? c->v->request_timeout_ms : 10000;
             int err = sc_op_run(c, &leave, close_step_ms(deadline, cap), NULL, 0);

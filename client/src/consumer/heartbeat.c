@@ -131,7 +131,7 @@ static void on_leave_op(struct sc_client *c, struct sc_conn *conn, int err, void
     sc_op_finish(c, op, e == KP_ERR_UNKNOWN_MEMBER_ID ? SAMSA_OK : e);
 }
 
-int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+static int64_t serve_leave(struct sc_client *c, struct sc_op *op, int64_t now)
 {
     struct sc_group *g = c->group;
     if (g == NULL || !c->subscribed || g->member_id == NULL) {
@@ -150,6 +150,8 @@ int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now)
     op->sent = err == SAMSA_OK;
     return op->sent ? INT64_MAX : now + c->v->retry_backoff_ms;
 }
+
+const struct sc_op_ops sc_leave_op = {serve_leave, NULL};
 
 static void on_leave_ignored(struct sc_client *c, struct sc_conn *conn, int err, void *body,
                              void *ctx)

@@ -394,7 +394,7 @@ static void on_commit(struct sc_client *c, struct sc_conn *conn, int err, void *
     sc_op_finish(c, op, res);
 }
 
-int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+static int64_t serve_commit(struct sc_client *c, struct sc_op *op, int64_t now)
 {
     struct sc_commit_arg *a = op->arg;
     if (a->count == 0) {
@@ -450,7 +450,7 @@ static void on_committed(struct sc_client *c, struct sc_conn *conn, int err, voi
     sc_op_finish(c, op, res);
 }
 
-int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now)
+static int64_t serve_committed(struct sc_client *c, struct sc_op *op, int64_t now)
 {
     struct sc_commit_arg *a = op->arg;
     struct sc_conn *coord = sc_group_coordinator(c);
@@ -480,6 +480,9 @@ int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now
     return INT64_MAX;
 }
 
+const struct sc_op_ops sc_commit_op = {serve_commit, sc_op_commit_arg_free};
+const struct sc_op_ops sc_committed_op = {serve_committed, sc_op_commit_arg_free};
+
 struct sc_op *sc_group_commit_op(struct sc_client *c, const struct samsa_partition *offsets,
                                  size_t count, bool changed_only)
 {
@@ -487,7 +490,7 @@ struct sc_op *sc_group_commit_op(struct sc_client *c, const struct samsa_partiti
     if (a == NULL) {
         return NULL;
     }
-    struct sc_op *op = sc_op_new(SC_OP_COMMIT, a);
+    struct sc_op *op = sc_op_create(&sc_commit_op, SC_OP_COMMIT, a);
     if (op == NULL) {
         sc_op_commit_arg_free(a);
     }
@@ -574,6 +577,7 @@ static int gated_consumer_committed(samsa_consumer *sc, struct samsa_partition *
     if (op == NULL) {
         return SAMSA_ERR_NOMEM;
     }
+    op->ops = &sc_committed_op;
     op->kind = SC_OP_COMMITTED;
     int err = sc_op_run(c, &op, timeout_ms, NULL, 0);
     if (op != NULL) {

@@ -91,6 +91,14 @@ static inline bool sc_assignor_cooperative(int assignor)
     return assignor == SC_ASSIGNOR_COOPERATIVE_STICKY;
 }
 
+static inline const char *sc_assignor_name(int assignor)
+{
+    return assignor == SC_ASSIGNOR_ROUNDROBIN               ? "roundrobin"
+           : assignor == SC_ASSIGNOR_STICKY                 ? "sticky"
+           : assignor == SC_ASSIGNOR_COOPERATIVE_STICKY     ? "cooperative-sticky"
+                                                            : "range";
+}
+
 #define SC_MAX_ASSIGNORS 4
 
 /* Parsed values; every field has the default of the key it is named after. */
@@ -376,7 +384,6 @@ SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_t
 SC_MUST_CHECK int sc_assign(int assignor, struct sc_member *members, int n,
                             const struct sc_topic_count *counts, int count_n);
 
-const char *sc_assignor_name(int assignor);
 void sc_tps_free(struct sc_tp *tps, int count);
 void sc_member_clear(struct sc_member *m);
 
@@ -487,8 +494,11 @@ struct sc_cmsg {
 };
 
 /* A request from a user thread to the I/O thread, with its result. */
+struct sc_op_ops;
+
 struct sc_op {
     struct sc_op *next;
+    const struct sc_op_ops *ops; /* what its kind does (serve, free_arg) */
     int kind;
     int err;
     int stage;      /* kind-specific progress */
@@ -808,12 +818,34 @@ enum sc_op_kind {
  * it with sc_op_free. */
 SC_MUST_CHECK int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *errstr,
                             size_t errstr_size);
+/*
+ * What an op of one kind does on the I/O loop, in a const table of the
+ * module that owns the kind: the op runtime (ops.c) serves and frees every
+ * op through it and names none.
+ */
+struct sc_op_ops {
+    /* Carries the op on (lock held); returns when it next wants to run.
+     * It may finish the op (sc_op_finish), which may free it. */
+    int64_t (*serve)(struct sc_client *c, struct sc_op *op, int64_t now);
+    /* Frees the op's argument (NULL: it has none to free). */
+    void (*free_arg)(void *arg);
+};
+/* An op of kind on arg (owned by the op from here; NULL: out of memory, arg
+ * untouched). */
+struct sc_op *sc_op_create(const struct sc_op_ops *ops, int kind, void *arg);
+/* The same with the table of kind looked up (handles.c), for the unit tests
+ * and the fuzz harness. */
 struct sc_op *sc_op_new(int kind, void *arg);
-/* Per-kind serve functions (a const table in ops.c). Each returns when it
- * next wants to run. */
-int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now);
-int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now);
-int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+/* The kinds' tables: metadata, create/delete topic, ListOffsets (ops.c);
+ * commit and committed offsets (consumer/offsets.c); LeaveGroup
+ * (consumer/heartbeat.c); the admin calls (admin/admin_ops.c). */
+extern const struct sc_op_ops sc_metadata_op;
+extern const struct sc_op_ops sc_topic_op;
+extern const struct sc_op_ops sc_list_offsets_op;
+extern const struct sc_op_ops sc_commit_op;
+extern const struct sc_op_ops sc_committed_op;
+extern const struct sc_op_ops sc_leave_op;
+extern const struct sc_op_ops sc_admin_op;
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
@@ -862,7 +894,6 @@ struct sc_admin_arg {
     size_t out_count;
 };
 void sc_admin_arg_free(struct sc_admin_arg *a);
-int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now);
 
 /* Op arguments and results (owned by their op). */
 struct sc_md_arg {
@@ -895,7 +926,10 @@ samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r);
 /* Group (consumer.c): coordinator connection for ops, or NULL. */
 struct sc_conn *sc_group_coordinator(struct sc_client *c);
 
-int64_t sc_min64(int64_t a, int64_t b);
+static inline int64_t sc_min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
 
 /* Debug log to stderr when `debug` is set (lock may be held). */
 void sc_log(const struct sc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

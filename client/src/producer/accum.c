@@ -67,11 +67,6 @@ int32_t sc_seq_add(int32_t seq, int32_t n)
     return (int32_t)s;
 }
 
-int64_t sc_min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
 bool sc_ppart_ready(const struct sc_ppart *pp, const struct sc_batch_rules *rules, int64_t now,
                     bool flushing, int64_t *wake_at)
 {
