@@ -753,9 +753,28 @@ bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn);
  */
 struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id);
 
-/* Metadata (io.c). Asks for a refresh soon. */
+/* The brokers the handle knows (io.c). Asks for a Metadata refresh soon. */
 void sc_metadata_want(struct sc_client *c);
 const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id);
+
+/* The pieces of the loop (client.c) in io.c, events.c and metadata.c. */
+struct sc_conn *sc_conn_new(struct sc_client *c, int32_t node_id, const char *host, int port);
+void sc_conn_free(struct sc_conn *conn);
+/* Fails every request in flight on conn with err (their callbacks run). */
+void sc_conn_fail_requests(struct sc_client *c, struct sc_conn *conn, int err);
+void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const char *why);
+/* Writes what conn has queued, as far as the socket takes it. */
+void sc_conn_write(struct sc_client *c, struct sc_conn *conn);
+/* poll(2) reported revents on conn: a connect completed or failed, room to
+ * write, bytes to read. */
+void sc_conn_ready(struct sc_client *c, struct sc_conn *conn, short revents);
+/* Connects, reconnects and times out connections and requests; returns
+ * when it next wants to run. */
+int64_t sc_conn_timeouts(struct sc_client *c, int64_t now);
+/* Sends the Metadata refresh when it is due; returns when it next wants
+ * to run. */
+int64_t sc_metadata_serve(struct sc_client *c, int64_t now);
+void sc_err_ev_free(struct sc_err_ev *ev);
 
 /*
  * What a kind of handle (producer, consumer, admin) adds to the core. The
