@@ -297,13 +297,13 @@ static struct sc_admin_arg *admin_arg(const char *name)
 
 /* Runs an admin op on x (freed in every case); *keep receives the finished
  * op when the caller wants its results (it frees it with sc_op_free). */
-static int run_admin(samsa_admin *a, int kind, struct sc_admin_arg *x, int timeout_ms,
-                     char *errstr, size_t errstr_size, struct sc_op **keep)
+static int run_admin(samsa_admin *a, const struct sc_op_ops *ops, int kind, struct sc_admin_arg *x,
+                     int timeout_ms, char *errstr, size_t errstr_size, struct sc_op **keep)
 {
     if (keep != NULL) {
         *keep = NULL;
     }
-    struct sc_op *op = x != NULL ? sc_op_create(&sc_admin_op, kind, x) : NULL;
+    struct sc_op *op = x != NULL ? sc_op_create(ops, kind, x) : NULL;
     if (op == NULL) {
         sc_admin_arg_free(x);
         sc_errf(errstr, errstr_size, "out of memory");
@@ -345,7 +345,8 @@ static int gated_admin_create_partitions(samsa_admin *a, const char *topic, int3
     if (x != NULL) {
         x->total = total;
     }
-    return run_admin(a, SC_OP_CREATE_PARTITIONS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_create_partitions_op, SC_OP_CREATE_PARTITIONS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
@@ -388,7 +389,8 @@ static int gated_admin_delete_records(samsa_admin *a, struct samsa_partition *pa
         }
     }
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_DELETE_RECORDS, x, timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_delete_records_op, SC_OP_DELETE_RECORDS, x,
+                        timeout_ms, errstr, errstr_size, &op);
     for (size_t i = 0; op == NULL && i < count; i++) {
         parts[i].offset = -1; /* timed out: unknown */
     }
@@ -455,7 +457,8 @@ static int gated_admin_describe_configs(samsa_admin *a, int resource_type, const
         x->resource_type = (int8_t)resource_type;
     }
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_DESCRIBE_CONFIGS, x, timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_configs_op, SC_OP_DESCRIBE_CONFIGS, x,
+                        timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -507,7 +510,8 @@ static int gated_admin_alter_configs(samsa_admin *a, int resource_type, const ch
             x = NULL;
         }
     }
-    return run_admin(a, SC_OP_ALTER_CONFIGS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_configs_op, SC_OP_ALTER_CONFIGS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
@@ -534,7 +538,8 @@ static int gated_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_l
     }
     *out = NULL;
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_LIST_GROUPS, admin_arg(""), timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_list_groups_op, SC_OP_LIST_GROUPS, admin_arg(""),
+                        timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -570,7 +575,8 @@ static int gated_admin_describe_group(samsa_admin *a, const char *group, int tim
     *out = NULL;
     struct sc_op *op = NULL;
     int err =
-        run_admin(a, SC_OP_DESCRIBE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+        run_admin(a, &sc_group_op, SC_OP_DESCRIBE_GROUP, admin_arg(group),
+                  timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -608,7 +614,8 @@ static int gated_admin_list_group_offsets(samsa_admin *a, const char *group, int
     *count = 0;
     struct sc_op *op = NULL;
     int err =
-        run_admin(a, SC_OP_GROUP_OFFSETS, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+        run_admin(a, &sc_group_op, SC_OP_GROUP_OFFSETS, admin_arg(group),
+                  timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -661,7 +668,8 @@ static int gated_admin_alter_group_offsets(samsa_admin *a, const char *group,
             x = NULL;
         }
     }
-    return run_admin(a, SC_OP_ALTER_GROUP_OFFSETS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_group_op, SC_OP_ALTER_GROUP_OFFSETS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
@@ -686,7 +694,8 @@ static int gated_admin_delete_group(samsa_admin *a, const char *group, int timeo
     if (a == NULL || group == NULL || group[0] == '\0') {
         return SAMSA_ERR_INVALID_ARG;
     }
-    return run_admin(a, SC_OP_DELETE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size,
+    return run_admin(a, &sc_group_op, SC_OP_DELETE_GROUP, admin_arg(group),
+                     timeout_ms, errstr, errstr_size,
                      NULL);
 }
 

@@ -155,7 +155,8 @@ bool sc_group_blocks_fetch(struct sc_client *c)
 {
     /* cooperative: what the member owns is fetched through rebalances (the
      * partitions being given up are marked and skipped one by one) */
-    return c->subscribed && c->group != NULL && c->group->state != G_STABLE && !sc_group_cooperative(c);
+    return c->subscribed && c->group != NULL && c->group->state != G_STABLE &&
+           !sc_group_cooperative(c);
 }
 
 int sc_group_topics(struct sc_client *c, const char **names, int max)

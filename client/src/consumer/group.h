@@ -107,8 +107,9 @@ void sc_group_lose_coordinator(struct sc_client *c);
 
 /* offsets.c */
 void sc_group_fetch_stored(struct sc_client *c, struct sc_conn *coord);
-struct sc_commit_arg *sc_group_commit_items(struct sc_client *c, const struct samsa_partition *offsets,
-                                            size_t count, bool changed_only);
+struct sc_commit_arg *sc_group_commit_items(struct sc_client *c,
+                                            const struct samsa_partition *offsets, size_t count,
+                                            bool changed_only);
 bool sc_group_in_generation(const struct sc_client *c);
 int sc_group_send_commit(struct sc_client *c, struct sc_conn *conn, struct sc_commit_arg *a,
                          sc_resp_fn *fn, void *ctx);

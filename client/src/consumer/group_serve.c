@@ -10,7 +10,8 @@
 static int64_t membership_serve(struct sc_client *c, struct sc_group *g, int64_t now)
 {
     if (g->closing) {
-        return g->state == G_STABLE || g->state == G_REVOKING ? sc_group_heartbeat(c, g, now) : INT64_MAX;
+        return g->state == G_STABLE || g->state == G_REVOKING ? sc_group_heartbeat(c, g, now)
+                                                              : INT64_MAX;
     }
     if ((g->state == G_STABLE || g->state == G_REVOKING) && g->polling == 0 &&
         now - g->last_poll > c->v->max_poll_interval_ms) {
@@ -44,7 +45,8 @@ static int64_t membership_serve(struct sc_client *c, struct sc_group *g, int64_t
                 return sc_min64(next, now + 50);
             }
             g->revoke_commit_todo = false;
-            struct sc_commit_arg *a = coord != NULL ? sc_group_commit_items(c, NULL, 0, true) : NULL;
+            struct sc_commit_arg *a =
+                coord != NULL ? sc_group_commit_items(c, NULL, 0, true) : NULL;
             if (a != NULL && a->count > 0 &&
                 sc_group_send_commit(c, coord, a, sc_group_on_revoke_commit, a) == SAMSA_OK) {
                 g->revoke_commit_inflight = true;

@@ -571,7 +571,8 @@ static void apply_incremental(struct sc_client *c, struct sc_group *g,
            c->v->group_id, g->generation, k, na, nr);
     if (nr > 0) {
         g->rejoin_pending = false;
-        sc_group_rejoin(c, g, "partitions given up: their new owners get them in the next generation");
+        sc_group_rejoin(c, g,
+                        "partitions given up: their new owners get them in the next generation");
     }
     (void)sc_post_rebalance(c, true, added, (size_t)na, false);
     kp_free(added);

@@ -191,8 +191,9 @@ void sc_group_fetch_stored(struct sc_client *c, struct sc_conn *coord)
 /* Items of offsets[0..count), or of every position the application has
  * been handed (offsets NULL; only those that moved since their last commit
  * when `changed_only`). Lock held. */
-struct sc_commit_arg *sc_group_commit_items(struct sc_client *c, const struct samsa_partition *offsets,
-                                            size_t count, bool changed_only)
+struct sc_commit_arg *sc_group_commit_items(struct sc_client *c,
+                                            const struct samsa_partition *offsets, size_t count,
+                                            bool changed_only)
 {
     struct sc_commit_arg *a = kp_calloc(1, sizeof(*a));
     size_t n = offsets != NULL ? count : (size_t)c->cpart_count;

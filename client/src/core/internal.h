@@ -857,14 +857,19 @@ struct sc_op *sc_op_create(const struct sc_op_ops *ops, int kind, void *arg);
 struct sc_op *sc_op_new(int kind, void *arg);
 /* The kinds' tables: metadata, create/delete topic, ListOffsets (ops.c);
  * commit and committed offsets (consumer/offsets.c); LeaveGroup
- * (consumer/heartbeat.c); the admin calls (admin/admin_ops.c). */
+ * (consumer/heartbeat.c); the admin calls on configs, partitions and
+ * records, groups (admin/admin_configs.c, admin_records.c, admin_groups.c). */
 extern const struct sc_op_ops sc_metadata_op;
 extern const struct sc_op_ops sc_topic_op;
 extern const struct sc_op_ops sc_list_offsets_op;
 extern const struct sc_op_ops sc_commit_op;
 extern const struct sc_op_ops sc_committed_op;
 extern const struct sc_op_ops sc_leave_op;
-extern const struct sc_op_ops sc_admin_op;
+extern const struct sc_op_ops sc_configs_op;
+extern const struct sc_op_ops sc_create_partitions_op;
+extern const struct sc_op_ops sc_delete_records_op;
+extern const struct sc_op_ops sc_list_groups_op;
+extern const struct sc_op_ops sc_group_op;
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
@@ -912,7 +917,8 @@ struct sc_admin_arg {
     struct samsa_partition *out;
     size_t out_count;
 };
-void sc_admin_arg_free(struct sc_admin_arg *a);
+/* Frees a struct sc_admin_arg (NULL: nothing). */
+void sc_admin_arg_free(void *arg);
 
 /* Op arguments and results (owned by their op). */
 struct sc_md_arg {
