@@ -4,7 +4,7 @@
  * connections and the wake eventfd), one turn of the loop (timers,
  * connections, metadata, ops, the kind's own work) and the teardown.
  *
- * @locality: sc_client_create/destroy and sc_wait_cond run on user threads;
+ * @locality: sc_client_create/destroy run on user threads;
  * the loop on the I/O thread with c->lock held.
  */
 #include <errno.h>
@@ -115,20 +115,6 @@ static void *io_main(void *arg)
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
-}
-
-void sc_wait_cond(struct sc_client *c, int64_t deadline)
-{
-    int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
-    if (left <= 0) {
-        return;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
-    ts.tv_sec += (time_t)(ns / 1000000000);
-    ts.tv_nsec = (long)(ns % 1000000000);
-    pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
 }
 
 /* ------------------------------------------------------------ lifecycle */

@@ -3,7 +3,8 @@
  * thread (sc_wake), the gate every public call passes (a call racing _close
  * is refused instead of using freed memory), the event queue of errors and
  * rebalances the user's poll drains (its callbacks run there, never on the
- * I/O thread), and the debug log.
+ * I/O thread), a user thread's timed wait for them (sc_wait_cond), and the
+ * debug log.
  *
  * @locality: the gate and sc_serve_errors run on user threads; posting runs
  * on the I/O thread with c->lock held.
@@ -206,4 +207,18 @@ bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_pa
     sc_log(c, "rebalance: %s %zu partition(s)", assigned ? "assigned" : "revoked", n);
     pthread_cond_broadcast(&c->ev_cond);
     return true;
+}
+
+void sc_wait_cond(struct sc_client *c, int64_t deadline)
+{
+    int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
+    if (left <= 0) {
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
+    ts.tv_sec += (time_t)(ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
 }

@@ -885,8 +885,10 @@ bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_
 /* Metadata request of names[0..n) (NULL: all topics) without creating any. */
 SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
                                    int n, sc_resp_fn *fn, void *ctx);
-/* Remembers the brokers (and controller) of a Metadata answer. */
-void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
+/* Remembers the brokers (and controller) of a Metadata answer (io.c); false
+ * when out of memory (the old list kept). A broker without a host or a
+ * valid port is left out. */
+bool sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
 /* Adds broker id at host:port to the known brokers unless it is known. */
 void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port);
 

@@ -610,6 +610,37 @@ void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_
     c->broker_count++;
 }
 
+bool sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md)
+{
+    struct sc_broker_md *nb = kp_calloc((size_t)(md->Brokers.count > 0 ? md->Brokers.count : 1),
+                                        sizeof(*nb));
+    if (nb == NULL) {
+        return false; /* keep the old list */
+    }
+    int n = 0;
+    for (int32_t i = 0; i < md->Brokers.count; i++) {
+        const struct kp_MetadataResponse_MetadataResponseBroker *b = &md->Brokers.items[i];
+        if (b->Host.len <= 0 || b->Port <= 0 || b->Port > 65535) {
+            continue;
+        }
+        nb[n].host = sc_strndup(b->Host.ptr, (size_t)b->Host.len);
+        if (nb[n].host == NULL) {
+            continue;
+        }
+        nb[n].id = b->NodeId;
+        nb[n].port = b->Port;
+        n++;
+    }
+    for (int i = 0; i < c->broker_count; i++) {
+        kp_free(c->brokers[i].host);
+    }
+    kp_free(c->brokers);
+    c->brokers = nb;
+    c->broker_count = n;
+    c->controller_id = md->ControllerId;
+    return true;
+}
+
 void sc_metadata_want(struct sc_client *c)
 {
     c->md_wanted = true;

@@ -20,33 +20,10 @@ static void on_metadata(struct sc_client *c, struct sc_conn *conn, int err, void
         return;
     }
     const struct kp_MetadataResponse *md = body;
-    struct sc_broker_md *nb = kp_calloc((size_t)(md->Brokers.count > 0 ? md->Brokers.count : 1),
-                                        sizeof(*nb));
-    if (nb == NULL) {
+    if (!sc_record_brokers(c, md)) {
         c->md_wanted = true;
         return;
     }
-    int n = 0;
-    for (int32_t i = 0; i < md->Brokers.count; i++) {
-        const struct kp_MetadataResponse_MetadataResponseBroker *b = &md->Brokers.items[i];
-        if (b->Host.len < 0 || b->Port <= 0 || b->Port > 65535) {
-            continue;
-        }
-        nb[n].id = b->NodeId;
-        nb[n].host = sc_strndup(b->Host.ptr, (size_t)b->Host.len);
-        nb[n].port = b->Port;
-        if (nb[n].host == NULL) {
-            continue;
-        }
-        n++;
-    }
-    for (int i = 0; i < c->broker_count; i++) {
-        kp_free(c->brokers[i].host);
-    }
-    kp_free(c->brokers);
-    c->brokers = nb;
-    c->broker_count = n;
-    c->controller_id = md->ControllerId;
     /* A broker whose address changed gets a new connection. */
     for (struct sc_conn *cn = c->conns; cn != NULL; cn = cn->next) {
         const struct sc_broker_md *b = cn->node_id >= 0 ? sc_broker_find(c, cn->node_id) : NULL;

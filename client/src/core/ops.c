@@ -124,17 +124,8 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     /* The I/O thread finishes the op at its deadline; wait a little longer
      * so that it can. */
     int64_t give_up = op->deadline == INT64_MAX ? INT64_MAX : op->deadline + 1000;
-    while (!op->done && !c->closing) {
-        int64_t left = give_up == INT64_MAX ? 1000 : give_up - sc_now_ms();
-        if (left <= 0) {
-            break;
-        }
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
-        pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
+    while (!op->done && !c->closing && (give_up == INT64_MAX || sc_now_ms() < give_up)) {
+        sc_wait_cond(c, give_up);
     }
     int err;
     if (op->done) {
@@ -416,36 +407,6 @@ static void on_delete(struct sc_client *c, struct sc_conn *conn, int err, void *
         }
     }
     sc_op_finish(c, op, res);
-}
-
-void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md)
-{
-    struct sc_broker_md *nb = kp_calloc((size_t)(md->Brokers.count > 0 ? md->Brokers.count : 1),
-                                        sizeof(*nb));
-    if (nb == NULL) {
-        return; /* keep the old list */
-    }
-    int n = 0;
-    for (int32_t i = 0; i < md->Brokers.count; i++) {
-        const struct kp_MetadataResponse_MetadataResponseBroker *b = &md->Brokers.items[i];
-        if (b->Host.len <= 0 || b->Port <= 0 || b->Port > 65535) {
-            continue;
-        }
-        nb[n].host = sc_strndup(b->Host.ptr, (size_t)b->Host.len);
-        if (nb[n].host == NULL) {
-            continue;
-        }
-        nb[n].id = b->NodeId;
-        nb[n].port = b->Port;
-        n++;
-    }
-    for (int i = 0; i < c->broker_count; i++) {
-        kp_free(c->brokers[i].host);
-    }
-    kp_free(c->brokers);
-    c->brokers = nb;
-    c->broker_count = n;
-    c->controller_id = md->ControllerId;
 }
 
 /* Stage 0: learn the controller (Metadata, no topics); stage 1: send. */

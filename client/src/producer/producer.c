@@ -69,20 +69,6 @@ static int serve_reports(struct sc_client *c)
     return ran;
 }
 
-static void wait_events(struct sc_client *c, int64_t deadline)
-{
-    int64_t left = deadline == INT64_MAX ? 1000 : deadline - sc_now_ms();
-    if (left <= 0) {
-        return;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
-    ts.tv_sec += (time_t)(ns / 1000000000);
-    ts.tv_nsec = (long)(ns % 1000000000);
-    pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
-}
-
 static int gated_producer_poll(samsa_producer *p, int timeout_ms)
 {
     if (p == NULL) {
@@ -94,7 +80,7 @@ static int gated_producer_poll(samsa_producer *p, int timeout_ms)
     int ran = serve_reports(c);
     while (ran == 0 && c->dr.head == NULL && c->errs == NULL && !c->closing &&
            sc_now_ms() < deadline) {
-        wait_events(c, deadline);
+        sc_wait_cond(c, deadline);
         ran += serve_reports(c);
     }
     pthread_mutex_unlock(&c->lock);
@@ -127,7 +113,7 @@ static int gated_producer_flush(samsa_producer *p, int timeout_ms)
     pthread_mutex_lock(&c->lock);
     (void)serve_reports(c);
     while (c->outq_msgs > 0 && !c->closing && sc_now_ms() < deadline) {
-        wait_events(c, deadline);
+        sc_wait_cond(c, deadline);
         (void)serve_reports(c);
     }
     c->flushing--;
