@@ -1,9 +1,8 @@
 /*
- * The consumer group, the group coordinator: FindCoordinator on any connection, the
+ * The group's coordinator: FindCoordinator on any connection, then the
  * coordinator's own connection (sc_conn_get_coordinator), and the errors
  * that make the member look for it again (Java's markCoordinatorUnknown).
  */
-
 #include "consumer/group.h"
 
 bool sc_group_coordinator_error(int err)

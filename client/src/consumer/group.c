@@ -46,10 +46,10 @@
  * Response handlers only change state (the response lives in the client's
  * arena, which the send helpers reuse); sc_group_serve sends.
  *
- * This file: the member's state every part of the group shares: struct sc_group
- * created on demand, the subscription's topics, states, the assignment
- * dropped or revoked, a membership lost, a rejoin wanted, and what
- * Metadata and the user's polls mean for the group.
+ * This file: what every part of the group shares (struct sc_group, created
+ * on demand; the subscription's topics; the state; the assignment dropped
+ * or revoked; a membership lost; a rejoin wanted) and what Metadata and the
+ * user's polls mean for the group. consumer/group.h lists the other files.
  */
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /*
- * The consumer group, the member's turn on the I/O loop (sc_group_serve: coordinator,
+ * The member's turn on the I/O loop (sc_group_serve: the coordinator, the
  * stored offsets, the membership's state machine, auto commits) and its
  * part of samsa_consumer_close (sc_group_close).
  */

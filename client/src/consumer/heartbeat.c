@@ -1,9 +1,8 @@
 /*
- * The consumer group, staying in: Heartbeat every heartbeat.interval.ms (session.timeout.ms
- * without an answer loses the membership), LeaveGroup (an op at close,
- * fire-and-forget after max.poll.interval.ms).
+ * Staying in the group: a Heartbeat every heartbeat.interval.ms (no answer
+ * within session.timeout.ms loses the membership), LeaveGroup (an op at
+ * close, sc_leave_op; fire-and-forget after max.poll.interval.ms).
  */
-
 #include "consumer/group.h"
 
 static void on_heartbeat(struct sc_client *c, struct sc_conn *conn, int err, void *body,

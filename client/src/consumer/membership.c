@@ -1,5 +1,5 @@
 /*
- * The consumer group, joining: samsa_consumer_subscribe, JoinGroup (MEMBER_ID_REQUIRED),
+ * Joining the group: samsa_consumer_subscribe, JoinGroup (MEMBER_ID_REQUIRED),
  * the leader's Metadata of every member's topics and its assignor run,
  * SyncGroup and the assignment applied (eager, or as a difference under
  * cooperative-sticky).

@@ -1,7 +1,8 @@
 /*
- * The consumer group, committed offsets: OffsetFetch for the partitions assigned at
+ * The group's committed offsets: OffsetFetch for the partitions assigned at
  * SAMSA_OFFSET_STORED, OffsetCommit (samsa_consumer_commit, auto commits,
- * the commit before a rebalance), samsa_consumer_committed.
+ * the commit before a rebalance) and samsa_consumer_committed, each an op
+ * with its table (sc_commit_op, sc_committed_op).
  */
 #include <string.h>
 
