@@ -102,6 +102,9 @@ void sc_group_lost(struct sc_client *c, struct sc_group *g, bool reset_member, c
 void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why);
 
 /* coordinator.c */
+/* The coordinator's connection once it is known and up, else NULL (a
+ * FindCoordinator is sent when none is in flight). */
+struct sc_conn *sc_group_coordinator(struct sc_client *c);
 bool sc_group_coordinator_error(int err);
 void sc_group_lose_coordinator(struct sc_client *c);
 

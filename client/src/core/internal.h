@@ -2,7 +2,7 @@
  * libsamsa internals: what the modules of client/src share.
  *
  * Threading model (the whole contract):
- *   - Every handle has one I/O thread (io.c) that owns the sockets, the
+ *   - Every handle has one I/O thread (client.c) that owns the sockets, the
  *     in-flight requests and the decoders. It never calls user code.
  *   - Everything the user's threads and the I/O thread both touch lives in
  *     struct sc_client and is guarded by sc_client.lock: the configuration
@@ -522,7 +522,7 @@ struct sc_err_ev {
     char reason[];
 };
 
-struct sc_group; /* consumer.c */
+struct sc_group; /* consumer/group.h */
 
 struct sc_broker_md {
     int32_t id;
@@ -892,7 +892,7 @@ bool sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md
 /* Adds broker id at host:port to the known brokers unless it is known. */
 void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port);
 
-/* Admin ops (admin_ops.c). */
+/* Admin ops (admin/admin_ops.c and the files it names). */
 struct sc_admin_arg {
     char *name;          /* topic, group or resource name */
     int8_t resource_type;
@@ -949,9 +949,6 @@ struct sc_lo_arg {
 };
 
 samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r);
-
-/* Group (consumer.c): coordinator connection for ops, or NULL. */
-struct sc_conn *sc_group_coordinator(struct sc_client *c);
 
 static inline int64_t sc_min64(int64_t a, int64_t b)
 {
