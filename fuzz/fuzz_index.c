@@ -709,7 +709,7 @@ static void check_lookup(const struct model *m, struct br_segment *s, int64_t of
     }
 }
 
-/* br_segment_time_lookup(ts) against the entries, then the walk log.c does. */
+/* br_segment_time_lookup(ts) against the entries, then the walk log_read.c does. */
 static void check_time_lookup(const struct model *m, struct br_segment *s, int64_t ts)
 {
     bool suspect = s->time_suspect;
@@ -746,7 +746,7 @@ static void check_time_lookup(const struct model *m, struct br_segment *s, int64
         fuzz_check(off <= m->b[target].last,
                    "a time lookup lands past the first batch reaching the timestamp", (int)e);
     }
-    /* log.c: the offset lookup of that offset, then a walk by timestamp */
+    /* log_read.c: the offset lookup of that offset, then a walk by timestamp */
     /* the offset lookup answers 0 or an accepted entry (check_lookup): a
      * true one, or one on a header nested in a record's value */
     int64_t pos = br_segment_lookup(s, part_dir, off);

@@ -134,7 +134,7 @@ static const struct br_partition *local_partition(struct br_broker *b, const cha
 
 static bool mc_alive(const struct br_broker *b, int32_t id)
 {
-    return !b->cluster ? id == b->node_id : br_mc_broker(&b->mc, id) != NULL;
+    return br_mc_broker(&b->mc, id) != NULL;
 }
 
 static bool has_id(const int32_t *ids, int32_t n, int32_t id)
@@ -317,18 +317,8 @@ static void fill_topic(struct br_snapshot *s, struct br_broker *b, const char *n
 
 static void fill_topics(struct br_snapshot *s, struct br_broker *b, const struct clocks *now)
 {
-    if (!b->cluster) {
-        s->topics = br_snap_alloc(s, b->ntopics * sizeof *s->topics + 1);
-        if (s->topics == NULL) {
-            return;
-        }
-        s->ntopics = b->ntopics;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            fill_topic(s, b, b->topics[i]->name, NULL, now, &s->topics[i]);
-        }
-        return;
-    }
-    /* the cluster's topics, as the metadata cache knows them (sorted) */
+    /* the cluster's topics, as the metadata cache knows them (sorted; a
+     * standalone broker's own, local_controller.h) */
     s->topics = br_snap_alloc(s, b->mc.ntopics * sizeof *s->topics + 1);
     if (s->topics == NULL) {
         return;
@@ -364,17 +354,6 @@ static const char *url_of(const struct br_admin_feed *f, int32_t id)
 static void fill_brokers(struct br_snapshot *s, struct br_admin_feed *f)
 {
     struct br_broker *b = f->b;
-    if (!b->cluster) {
-        s->brokers = br_snap_alloc(s, sizeof *s->brokers);
-        if (s->brokers == NULL) {
-            return;
-        }
-        s->nbrokers = 1;
-        s->brokers[0] = (struct br_snap_broker){b->node_id, br_snap_strdup(s, b->advertised_host),
-                                                b->advertised_port, NULL,
-                                                br_snap_strdup(s, url_of(f, b->node_id)), true};
-        return;
-    }
     size_t cap = b->mc.nbrokers + 16;
     s->brokers = br_snap_alloc(s, cap * sizeof *s->brokers);
     if (s->brokers == NULL) {
@@ -535,7 +514,7 @@ static struct br_snapshot *build(struct br_admin_feed *f)
     s->node_id = b->node_id;
     s->cluster_id = br_snap_strdup(s, b->cluster_id);
     s->cluster = b->cluster;
-    s->controller_id = b->cluster ? b->mc.controller_id : b->node_id;
+    s->controller_id = b->mc.controller_id;
     s->admin_url = br_snap_strdup(s, br_admin_url(f->admin));
     fill_topics(s, b, &now);
     fill_brokers(s, f);
@@ -600,7 +579,7 @@ static void read_urls(struct br_admin_feed *f)
 {
     struct br_broker *b = f->b;
     uint64_t seen = brokers_fingerprint(b);
-    if (!b->cluster || b->zk == NULL || seen == f->brokers_seen) {
+    if (b->zk == NULL || seen == f->brokers_seen) {
         return;
     }
     f->brokers_seen = seen;

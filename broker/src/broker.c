@@ -10,7 +10,9 @@
 #include "cluster_member.h"
 #include "controlled_shutdown.h"
 #include "log_dirs.h"
+#include "server/admin_manager.h"
 #include "server/group.h"
+#include "server/local_controller.h"
 #include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
@@ -141,8 +143,15 @@ int br_broker_start(struct br_broker *b)
     b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0; /* until meta.properties says */
     /* a member of a cluster: topics and leadership come from the controller */
     b->cluster = b->cfg.zookeeper_connect != NULL;
+    /* a cluster of one never grows: its __consumer_offsets has the one
+     * replica it can have, whatever offsets.topic.replication.factor says */
+    b->offsets_topic_rf = b->cfg.offsets_topic_replication_factor;
+    if (!b->cluster && b->offsets_topic_rf > 1) {
+        b->offsets_topic_rf = 1;
+    }
     br_mc_init(&b->mc);
-    br_supported_apis_init(b);
+    br_supported_apis_init(b, b->cluster);
+    b->admin_ops = b->cluster ? &br_admin_zookeeper : &br_admin_standalone;
     br_fdlimit_init(b->cfg.log_open_files_max, &b->fdlimit);
     if (br_filecache_new(b->fdlimit.files_max, &b->files) != 0) {
         br_error("out of memory");
@@ -200,6 +209,12 @@ int br_broker_start(struct br_broker *b)
     /* standalone: topics are created and deleted here, off the reactor */
     if (!b->cluster && br_topic_admin_start(b) != 0) {
         br_error("cannot start the I/O worker");
+        return -1;
+    }
+    /* standalone is a cluster of one: this broker is its controller, and
+     * hands its metadata cache what a controller would send */
+    if (!b->cluster && br_local_controller_start(b) != 0) {
+        br_error("out of memory");
         return -1;
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
@@ -290,6 +305,7 @@ void br_broker_stop(struct br_broker *b)
      * there at all), before anything is flushed or checkpointed */
     br_topic_admin_stop(b);
     br_cluster_admin_stop(b);
+    br_controller_requests_free(b); /* answered at the drain (br_complete_controller_requests) */
     br_groups_stop(b);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */

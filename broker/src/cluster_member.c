@@ -12,6 +12,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/cluster_wait.h"
 #include "server/replication.h"
 #include "server/request.h"
 
@@ -426,7 +427,8 @@ static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const c
     struct br_cluster_member *m = ctx;
     (void)zk;
     /* the admin requests' watches: deletions done, config changes */
-    br_cluster_watch(m->b, kind, path);
+    br_cluster_topics_watch(m->b, kind, path);
+    br_cluster_configs_watch(m->b, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)

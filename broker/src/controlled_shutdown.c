@@ -193,7 +193,7 @@ static void attempt(struct br_shutdown *s)
 
 bool br_controlled_shutdown_begin(struct br_broker *b)
 {
-    if (!b->cluster || !b->cfg.controlled_shutdown_enable ||
+    if (!b->cfg.controlled_shutdown_enable ||
         b->cfg.controlled_shutdown_max_retries <= 0 || !br_member_registered(b) ||
         b->shutdown != NULL) {
         return true;

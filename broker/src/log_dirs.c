@@ -4,6 +4,7 @@
 #include "log_dirs.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -46,20 +47,11 @@ static bool cluster_id_valid(const char *s, size_t n)
 /* A decimal in [0, INT32_MAX], the whole of s[0..n). */
 static bool parse_id(const char *s, size_t n, int64_t *out)
 {
-    if (n == 0 || n > 10) {
+    uint64_t v = 0;
+    if (n > 10 || !br_num_parse_u64(s, n, INT32_MAX, &v)) {
         return false;
     }
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v > INT32_MAX) {
-        return false;
-    }
-    *out = v;
+    *out = (int64_t)v;
     return true;
 }
 

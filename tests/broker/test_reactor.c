@@ -748,7 +748,7 @@ static void test_big_frames_leave_room_for_a_small_one(void)
     (void)push_until_stalled(n, s, BIG_SENDERS);
     CU_ASSERT_EQUAL(u->nframes, 0);
     /* big frames filled the limit less its reserve, and the one finishing
-     * its frame went on: at most the limit and two frames (net.c) */
+     * its frame went on: at most the limit and two frames (net_input.c) */
     struct br_net_counts nc;
     br_net_counts(n, &nc);
     CU_ASSERT(nc.input_big_bytes >= (size_t)896 * 1024);

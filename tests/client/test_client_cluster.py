@@ -32,6 +32,10 @@ three partitions with replication factor 3 and min.insync.replicas=2.
   group's partitions is stopped (SIGSTOP): one deadline for the command, so
   it ends within three times its timeout (the figure printed), prints the
   other log ends, names those three partitions on stderr and exits 1.
+- `samsa group describe` (default --timeout, 30 s) while the group's
+  coordinator is stopped (SIGSTOP): each request to the coordinator has its
+  own deadline, so it says it asks again and answers from the broker that
+  took the group over, within 25 s (the figure printed), exit 0.
 
     test_client_cluster.py SAMSA_BROKER SAMSA_TOOL CLUSTER_PRODUCER GROUP_MEMBER [-k CASE]
 
@@ -580,6 +584,57 @@ def case_group_describe_keeps_its_timeout_with_a_stopped_leader(t):
         c.close()
 
 
+def case_group_describe_through_a_stopped_coordinator(t):
+    """`samsa group describe` (default --timeout, 30 s) while the group's
+    coordinator is stopped (SIGSTOP: its connections hang, they are not
+    refused) and is not the controller: each request to the coordinator
+    has its own deadline, so once the coordinator's session expired and
+    another broker took the group over the command answers from it, well
+    within its --timeout, saying on stderr that it asked again, instead of
+    waiting on the stopped one for 30 s and failing. The topic's leader
+    is the controller, so only the coordinator is stopped."""
+    imports()
+    c = Cluster(t, config=CONFIG)
+    topic = "coordstop"
+    stopped = None
+    try:
+        ctl = wait_for(lambda: [c.controller()] if c.controller() is not None else None,
+                       DEADLINE, "a controller")[0]
+        c.create_topic(topic, [[ctl]] * 3)
+        wait_for(lambda: led_everywhere(c, topic, 3), DEADLINE, "the topic's leader")
+        bs = everyone(c)
+        group = None
+        for i in range(20):
+            name = "cs-%d" % i
+            samsa("group", "reset-offsets", "-b", bs, name, "-t", topic, "--to-offset", "0",
+                  "--execute")
+            coord = wait_for(lambda: [n for n in [coordinator_of(c, name)] if n >= 0],
+                             DEADLINE, "the group's coordinator")[0]
+            if coord != ctl:
+                group = name
+                break
+        check(group is not None, "no group of 20 has a coordinator other than the controller")
+        wait_for(lambda: len((c.state(OFFSETS, group_partition(group)) or {}).get("isr", []))
+                 == 3, DEADLINE, "the group's offsets partition in sync on three brokers")
+        os.kill(c.brokers[coord].pid, signal.SIGSTOP)
+        stopped = coord
+        start = time.monotonic()
+        p = samsa("group", "describe", "-b", bs, group, "--json", expect=None, timeout=120)
+        took = time.monotonic() - start
+        err = p.stderr.decode(errors="replace")
+        print("    group describe, coordinator %d stopped (controller %d): exit %d in %.1f s; "
+              "stderr %r" % (coord, ctl, p.returncode, took, err[-600:]), flush=True)
+        eq(p.returncode, 0, "group describe's exit status (stderr %s)" % err[-1500:])
+        check(took < 25, "group describe took %.1f s with the default --timeout of 30 s", took)
+        check("asking again" in err, "stderr does not say it asked again: %s", err)
+        got = {r["partition"]: r["current_offset"] for r in json.loads(p.stdout)["partitions"]}
+        eq(got, {0: 0, 1: 0, 2: 0}, "the group's committed offsets")
+    finally:
+        if stopped is not None:
+            os.kill(c.brokers[stopped].pid, signal.SIGCONT)
+        c.close()
+
+
 def case_tool_administers_the_cluster(t):
     imports()
     c = Cluster(t, config=CONFIG)
@@ -737,5 +792,6 @@ if __name__ == "__main__":
                    case_member_producer_and_describe_resume_after_a_leader_dies,
                    case_group_member_follows_its_coordinator,
                    case_group_describe_keeps_its_timeout_with_a_stopped_leader,
+                   case_group_describe_through_a_stopped_coordinator,
                    case_tool_administers_the_cluster,
                    case_tool_lists_under_replicated_unavailable_and_under_min_isr]))

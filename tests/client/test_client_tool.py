@@ -97,10 +97,15 @@ def case_group_list_describe_reset_and_delete(t):
         eq(sorted(r["CLIENT-ID"] for r in rows), ["tool-member"] * 3, "CLIENT-ID column")
         state = table(samsa("group", "describe", "-b", bs, "g1", "--state").stdout)
         eq((state[0]["STATE"], state[0]["#MEMBERS"]), ("Stable", "1"), "--state")
-        # Offsets cannot be reset under a member; nor can the group go.
-        p = samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "--to-earliest",
-                  "--execute", expect=1)
-        check(b"has members" in p.stderr, "%s", p.stderr)
+        # Offsets cannot be reset under a member, not even as a dry run
+        # (Kafka 2.0's ConsumerGroupCommand.resetOffsets); nor can the group go.
+        for mode in ([], ["--execute"]):
+            p = samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "--to-earliest",
+                      *mode, expect=1)
+            eq(p.stderr.decode(), "samsa group reset-offsets: Assignments can only be reset if "
+               "the group 'g1' is inactive, but the current state is Stable.\n",
+               "reset-offsets %s under a member" % mode)
+            eq(p.stdout, b"", "reset-offsets %s under a member prints no plan" % mode)
         p = samsa("group", "delete", "-b", bs, "g1", expect=1)
         check(b"NON_EMPTY_GROUP" in p.stderr or b"not empty" in p.stderr.lower(), "%s", p.stderr)
 
@@ -124,12 +129,35 @@ def case_group_list_describe_reset_and_delete(t):
     committed = {int(r["PARTITION"]): int(r["CURRENT-OFFSET"])
                  for r in table(samsa("group", "describe", "-b", bs, "g1").stdout)}
     eq(committed, {0: 10, 1: 10, 2: 10}, "a dry run changes nothing")
-    samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "--to-offset", "4", "--execute")
+    # --group G and TOPIC:P,P as kafka-consumer-groups.sh spells them
+    samsa("group", "reset-offsets", "-b", bs, "--group", "g1", "-t", "gt:0,2", "--to-offset",
+          "4", "--execute")
+    committed = {int(r["PARTITION"]): int(r["CURRENT-OFFSET"])
+                 for r in table(samsa("group", "describe", "-b", bs, "g1").stdout)}
+    eq(committed, {0: 4, 1: 10, 2: 4}, "after -t gt:0,2 --to-offset 4")
+    samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt:1", "--to-offset", "4", "--execute")
     samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "-p", "1", "--shift-by", "-3",
           "--execute")
+    p = samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt:0,5", "--to-earliest",
+              expect=1)
+    eq(p.stderr, b"samsa group reset-offsets: topic gt has no partition 5\n", "gt:0,5")
+    for bad in (["-t", "gt:0,x"], ["-t", "gt:"], ["-t", "gt:0", "-p", "1"]):
+        p = samsa("group", "reset-offsets", "-b", bs, "g1", *bad, "--to-earliest", expect=2)
+        check(b"bad -t" in p.stderr, "%s: %s", bad, p.stderr)
     rows = table(samsa("group", "reset-offsets", "-b", bs, "g1", "-t", "gt", "--to-offset",
                        "99").stdout)
     eq([r["NEW-OFFSET"] for r in rows], ["10", "10", "10"], "an offset past the end is clamped")
+    # --all-topics: every partition the group has committed (a dry run)
+    rows = table(samsa("group", "reset-offsets", "-b", bs, "g1", "--all-topics",
+                       "--to-earliest").stdout)
+    eq([(r["TOPIC"], r["PARTITION"], r["NEW-OFFSET"]) for r in rows],
+       [("gt", "0", "0"), ("gt", "1", "0"), ("gt", "2", "0")], "--all-topics")
+    p = samsa("group", "reset-offsets", "-b", bs, "nobody", "--all-topics", "--to-earliest",
+              expect=1)
+    eq(p.stderr, b"samsa group reset-offsets: group nobody has no committed offsets: "
+       b"--all-topics has nothing to reset\n", "--all-topics of a group without offsets")
+    samsa("group", "reset-offsets", "-b", bs, "g1", "--all-topics", "-t", "gt", "--to-earliest",
+          expect=2)
     committed = {int(r["PARTITION"]): int(r["CURRENT-OFFSET"])
                  for r in table(samsa("group", "describe", "-b", bs, "g1").stdout)}
     eq(committed, {0: 4, 1: 1, 2: 4}, "after --to-offset 4 and -p 1 --shift-by -3")
@@ -449,6 +477,23 @@ def case_offsets_relative_start_and_until(t):
        "no record after --time")
     p = samsa("topic", "offsets", "-b", bs, "nosuch", expect=1)
     check(b"Topic 'nosuch' does not exist" in p.stderr, "%s", p.stderr)
+    # group reset-offsets --to-datetime as kafka-consumer-groups.sh takes it
+    # (YYYY-MM-DDTHH:mm:SS.sss, UTC without a zone), or in milliseconds
+    def iso(ms, east_min=None):
+        zone = "" if east_min is None else "%s%02d:%02d" % ("-" if east_min < 0 else "+",
+                                                           abs(east_min) // 60, abs(east_min) % 60)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000 + (east_min or 0) * 60)) \
+            + ".%03d" % (ms % 1000) + zone
+    for when in (str(mid), iso(mid), iso(mid, 0).replace("+00:00", "Z"), iso(mid, 120),
+                 iso(mid, -330)):
+        rows = table(samsa("group", "reset-offsets", "-b", bs, "gdt", "-t", "ot",
+                           "--to-datetime", when).stdout)
+        eq([(r["PARTITION"], r["NEW-OFFSET"]) for r in rows], [("0", "5"), ("1", "5")],
+           "--to-datetime %s" % when)
+    for bad in ("2024-13-01T00:00:00.000", "2024-01-01 00:00:00", "2024-01-01T00:00:00.000+2"):
+        p = samsa("group", "reset-offsets", "-b", bs, "gdt", "-t", "ot", "--to-datetime", bad,
+                  expect=2)
+        check(b"bad --to-datetime" in p.stderr, "%s: %s", bad, p.stderr)
     # The last N of each partition, as kcat -o -N.
     out = samsa("consume", "-b", bs, "-t", "ot", "-o", "-2", "-e").stdout.decode().split()
     eq(sorted(out), ["b0-1", "b0-2", "b1-1", "b1-2"], "-o -2")

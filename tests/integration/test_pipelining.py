@@ -312,6 +312,7 @@ def parse_join_group_v0(payload):
 def case_join_parked_connection_closes(t):
     b = t.broker(config={"group.initial.rebalance.delay.ms": "1500"})
     group = "pl-join"
+    kwire.wait_coordinator(b.port, group)  # as a client asks first
     with kwire.connect(b.port) as a:
         a.sendall(join_group_v0(50, group))
         time.sleep(0.3)

@@ -5,7 +5,15 @@ compared to word counts computed here; then it is stopped, more lines come,
 and it is started again: its store comes back from the changelog and the
 counts go on from where they were.
 
-    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT [-k CASE]
+The enrichment example (client/streams/examples/enrich.c) joins orders
+with a customers table: its output is compared to the join computed here.
+
+The windowed page-view example (client/streams/examples/pageviews.c)
+writes one final count per page and window, compared to counts computed
+here from the views' timestamps as the broker stored them.
+
+    test_streams_integration.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT ENRICH PAGEVIEWS \
+        REPARTITION_SIZES [-k CASE]
 """
 import json
 import os
@@ -20,8 +28,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from broker import check, eq, main  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "client"))
+from test_client_mock import murmur2  # noqa: E402  (Java's Utils.murmur2)
+
 TOOL = None
 WORDCOUNT = None
+ENRICH = None
+PAGEVIEWS = None
+REPARTITION_SIZES = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -63,8 +77,11 @@ def oracle(lines):
     return counts
 
 
-def produce(bs, topic, lines):
-    p = samsa("produce", "-b", bs, "-t", topic, stdin=("\n".join(lines) + "\n").encode())
+def produce(bs, topic, lines, key=False):
+    """Each line a record; key: the text before its first ':' is the key."""
+    args = ["-K", ":"] if key else []
+    p = samsa("produce", "-b", bs, "-t", topic, *args,
+              stdin=("\n".join(lines) + "\n").encode())
     check(("%d delivered, 0 failed" % len(lines)).encode() in p.stderr, "produce: %s", p.stderr)
 
 
@@ -242,25 +259,263 @@ def case_kill_9_then_restart_loses_no_count(t):
           % (written, total, m.group(2), m.group(1), sum(last[k] - want[k] for k in want)))
 
 
-def case_source_topics_with_other_partition_counts_are_refused(t):
-    bs = t.broker(config=CONFIG).bootstrap
-    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
-    samsa("topic", "create", "-b", bs, "more-lines", "--partitions", "2")
-    app = App(t, bs, 1, inputs="lines,more-lines")
+def check_refused(app, sentence):
+    """app exits with status 1 at start, saying sentence."""
     try:
         rc = app.proc.wait(timeout=TIMEOUT)
     finally:
         app.kill()
     log = open(app.log).read()
-    eq(rc, 1, "wordcount's exit status (log: %s)" % log)
-    check("must have the same partition count: more-lines has 2, another has 3" in log,
-          "the refusal: %s", log)
+    eq(rc, 1, "the exit status (log: %s)" % log)
+    check(sentence in log, "the refusal: %s", log)
+
+
+def case_source_topics_with_other_partition_counts_are_refused(t):
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "more-lines", "--partitions", "2")
+    check_refused(App(t, bs, 1, inputs="lines,more-lines"),
+                  "must have the same partition count: more-lines has 2, lines has 3")
+
+
+def read_text(bs, topic):
+    """Every record of topic as (key, value) text, in offset order per
+    partition; none while the topic is not there yet (the app creates its
+    internal topics)."""
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%k\t%s\n"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0 and ("Leader not available" in p.stderr
+                              or "Unknown topic" in p.stderr):
+        return []
+    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    return [tuple(line.split("\t", 1)) for line in p.stdout.splitlines()]
+
+
+class Enrich(App):
+    """The enrichment example: orders joined with the customers table."""
+
+    def __init__(self, t, bs, n, app_id="shop", rekey=False):  # pylint: disable=super-init-not-called
+        self.log = t.path("enrich-%d.log" % n)
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen([ENRICH] + (["--rekey"] if rekey else []) +
+                                     [bs, "orders", "customers", "enriched", app_id,
+                                      "200", "session.timeout.ms=6000"],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+
+def wait_for(what, fn, app):
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        check(app.proc.poll() is None, "the app exited: %s", open(app.log).read()[-2000:])
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("%s not reached in %d s" % (what, TIMEOUT))
+
+
+def case_enrichment_join_equals_the_oracle(t):
+    """Orders (key: customer id) left-joined with the customers table: each
+    order is written with the name the table had when the order was
+    processed, "unknown" for a customer the table lacks. The table is read
+    in before the orders come (its changelog holds every customer), then a
+    customer is renamed and another deleted: later orders carry the change,
+    the earlier outputs stay."""
+    bs = t.broker(config=CONFIG).bootstrap
+    for topic in ("orders", "customers", "enriched"):
+        samsa("topic", "create", "-b", bs, topic, "--partitions", "3")
+    rnd = random.Random(5)
+    names = {"c%d" % i: "name-%d" % i for i in range(40)}
+    produce(bs, "customers", ["%s:%s" % kv for kv in names.items()], key=True)
+    app = Enrich(t, bs, 1)
+    try:
+        # the table is in the store once its changelog holds every customer
+        wait_for("the customers table read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names), app)
+        orders = [("c%d" % rnd.randrange(50), "order-%d" % i) for i in range(400)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in orders], key=True)
+        want = [(k, "%s,%s" % (v, names.get(k, "unknown"))) for k, v in orders]
+        got = wait_for("400 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), sorted(want), "the enriched orders")
+        # a renamed customer: the later orders carry the new name
+        names["c1"] = "renamed"
+        produce(bs, "customers", ["c1:renamed"], key=True)
+        wait_for("the rename read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names) + 1, app)
+        more = [("c1", "late-%d" % i) for i in range(20)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in more], key=True)
+        want += [(k, "%s,renamed" % v) for k, v in more]
+        got = wait_for("420 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), sorted(want), "the enriched orders after the rename")
+        app.stop()
+    finally:
+        app.kill()
+    print("  %d orders enriched, %d of them for unknown customers"
+          % (len(want), sum(1 for _, v in want if v.endswith(",unknown"))))
+
+
+def case_rekeyed_orders_go_through_a_repartition_topic(t):
+    """Orders keyed by order id, their customer first in the value, from a
+    topic of 4 partitions: select_key and the repartition topic
+    shop-orders-by-customer-repartition bring each to the task of its
+    customer. The topic has the customers table's 3 partitions (read with
+    it, it takes its count) and each record sits in the partition Java's
+    producer picks for its key (murmur2); the output equals the oracle."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "orders", "--partitions", "4")
+    samsa("topic", "create", "-b", bs, "customers", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "enriched", "--partitions", "3")
+    rnd = random.Random(8)
+    names = {"c%d" % i: "name-%d" % i for i in range(30)}
+    produce(bs, "customers", ["%s:%s" % kv for kv in names.items()], key=True)
+    app = Enrich(t, bs, 1, rekey=True)
+    try:
+        wait_for("the customers table read in",
+                 lambda: len(read_text(bs, "shop-customers-changelog")) == len(names), app)
+        orders = [("o%d" % i, "c%d item-%d" % (rnd.randrange(36), i)) for i in range(300)]
+        produce(bs, "orders", ["%s:%s" % kv for kv in orders], key=True)
+        want = sorted((v.split(" ")[0], "%s,%s" % (v, names.get(v.split(" ")[0], "unknown")))
+                      for _, v in orders)
+        got = wait_for("300 enriched orders",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "enriched")), app)
+        eq(sorted(got), want, "the enriched orders")
+        app.stop()
+    finally:
+        app.kill()
+    topic = "shop-orders-by-customer-repartition"
+    eq(topic_config(bs, topic)[0]["partitions"], 3, "the repartition topic's partitions")
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%p\t%k\n"], capture_output=True, text=True, timeout=TIMEOUT)
+    check(p.returncode == 0, "kcat: %s", p.stderr)
+    placed = [line.split("\t") for line in p.stdout.splitlines()]
+    eq(len(placed), len(orders), "records in the repartition topic")
+    for part, key in placed:
+        eq(int(part), (murmur2(key.encode()) & 0x7fffffff) % 3, "the partition of %r" % key)
+    print("  %d orders through %s, each in murmur2(key) %% 3" % (len(placed), topic))
+
+
+def case_join_inputs_with_other_partition_counts_are_refused(t):
+    """A stream-table join reads both topics in one task per partition: a
+    table of 2 partitions for orders of 3 is refused at start, naming both."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "orders", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "customers", "--partitions", "2")
+    check_refused(Enrich(t, bs, 1),
+                  "co-partitioned topics (read by one sub-topology: a join, or one source of "
+                  "several topics) must have the same partition count: customers has 2, "
+                  "orders has 3")
+
+
+class PageViews(App):
+    """The windowed page-view example: 1 s windows, grace 2 s."""
+
+    def __init__(self, t, bs, n):  # pylint: disable=super-init-not-called
+        self.log = t.path("pageviews-%d.log" % n)
+        self.err = open(self.log, "w")
+        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000",
+                                      "session.timeout.ms=6000"],
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+
+def case_windowed_page_views_final_counts_equal_the_oracle(t):
+    """Views (key: user, value: page) into 3 partitions, grouped by page
+    through a repartition topic, counted in 1 s windows, suppressed until
+    each window closes: once views 3.5 s later moved every task's stream
+    time past end + grace, each window of the first views comes out exactly
+    once with its count, equal to the counts of the views' stored
+    timestamps; the later views' windows, still open, do not."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "views", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "page-counts", "--partitions", "3")
+    rnd = random.Random(12)
+    pages = ["/home", "/cart", "/search", "/help", "/about", "/blog"]
+    app = PageViews(t, bs, 1)
+    try:
+        for _ in range(6):  # views over about 1.5 s: two or three windows per page
+            produce(bs, "views", ["u%d:%s" % (rnd.randrange(40), rnd.choice(pages))
+                                  for _ in range(100)], key=True)
+            time.sleep(0.25)
+        p = subprocess.run(["kcat", "-C", "-b", bs, "-t", "views", "-o", "beginning", "-e", "-q",
+                            "-f", "%T\t%s\n"], capture_output=True, text=True, timeout=TIMEOUT)
+        check(p.returncode == 0, "kcat: %s", p.stderr)
+        views = [(int(ts), page) for ts, page in
+                 (line.split("\t") for line in p.stdout.splitlines())]
+        eq(len(views), 600, "views stored")
+        want = {}
+        for ts, page in views:
+            key = "%s@%d" % (page, ts - ts % 1000)
+            want[key] = want.get(key, 0) + 1
+        # later views, for every page: each task's stream time passes the
+        # first views' windows' end + grace
+        time.sleep(max(0.0, (max(ts for ts, _ in views) + 3500) / 1000.0 - time.time()))
+        produce(bs, "views", ["late-user:%s" % page for page in pages], key=True)
+        got = wait_for("the final counts",
+                       lambda: (lambda r: r if len(r) >= len(want) else None)(
+                           read_text(bs, "page-counts")), app)
+        time.sleep(1)  # nothing more comes: no window twice, none of the open ones
+        got = read_text(bs, "page-counts")
+        log = app.stop()
+    finally:
+        app.kill()
+    eq(len(got), len(set(k for k, _ in got)), "final results per window (one each)")
+    eq({k: int(v) for k, v in got}, want, "the final counts")
+    check("dropped 0" in log, "late views dropped: %s", log[-2000:])
+    print("  600 views, %d windows of %d pages, one final count each" % (len(want), len(pages)))
+
+
+def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
+    """A topology of two parts: topic a (2 partitions) rekeyed through
+    sizes-rekey-repartition and counted, topic b (5 partitions) copied. The
+    repartition topic gets a's 2 partitions, the count of the topic feeding
+    it, not the largest of the topology (b's 5); the counts are right."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "a", "--partitions", "2")
+    samsa("topic", "create", "-b", bs, "b", "--partitions", "5")
+    samsa("topic", "create", "-b", bs, "counts-out", "--partitions", "2")
+    samsa("topic", "create", "-b", bs, "b-copy", "--partitions", "5")
+    produce(bs, "a", ["x", "y", "x", "z", "x"])
+    log = t.path("sizes.log")
+    with open(log, "w") as err:
+        proc = subprocess.Popen([REPARTITION_SIZES, bs, "a", "b", "sizes"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            last = {}
+            while time.monotonic() < deadline and last != {"x": 3, "y": 1, "z": 1}:
+                check(proc.poll() is None, "repartition_sizes exited: %s", open(log).read())
+                last = {k: v[-1] for k, v in read_output(bs, "counts-out").items()}
+                time.sleep(0.2)
+            eq(last, {"x": 3, "y": 1, "z": 1}, "the counts")
+            proc.send_signal(signal.SIGTERM)
+            eq(proc.wait(timeout=TIMEOUT), 0, "the exit status (log: %s)" % open(log).read())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=TIMEOUT)
+    eq(topic_config(bs, "sizes-rekey-repartition")[0]["partitions"], 2,
+       "the repartition topic's partitions")
+    eq(topic_config(bs, "sizes-counts-changelog")[0]["partitions"], 2,
+       "the changelog's partitions")
 
 
 if __name__ == "__main__":
+    REPARTITION_SIZES = os.path.abspath(sys.argv.pop(6))
+    PAGEVIEWS = os.path.abspath(sys.argv.pop(5))
+    ENRICH = os.path.abspath(sys.argv.pop(4))
     WORDCOUNT = os.path.abspath(sys.argv.pop(3))
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_word_count_then_restart_restores_from_the_changelog,
                    case_word_count_on_lmdb_then_restart,
                    case_kill_9_then_restart_loses_no_count,
-                   case_source_topics_with_other_partition_counts_are_refused]))
+                   case_source_topics_with_other_partition_counts_are_refused,
+                   case_enrichment_join_equals_the_oracle,
+                   case_rekeyed_orders_go_through_a_repartition_topic,
+                   case_join_inputs_with_other_partition_counts_are_refused,
+                   case_windowed_page_views_final_counts_equal_the_oracle,
+                   case_a_repartition_topic_takes_the_count_of_what_feeds_it]))

@@ -5,6 +5,7 @@
 #include "base/fdlimit.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,10 +32,8 @@ static rlim_t raise_target(rlim_t hard)
     if (f != NULL) {
         char line[32];
         if (fgets(line, sizeof line, f) != NULL) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long n = strtoull(line, &end, 10);
-            if (errno == 0 && end != line && n > 0) {
+            uint64_t n = 0;
+            if (br_num_parse_u64(line, strcspn(line, "\n"), UINT64_MAX, &n) && n > 0) {
                 v = (rlim_t)n;
             }
         }

@@ -13,7 +13,7 @@
  * one more file in beyond the budget closes the least recently used
  * entry's file (its reference, that is: a slice holding the same file
  * keeps it open until it is sent). The segment reopens its file by name
- * when it needs it again (segment.c). So the descriptors of the logs grow
+ * when it needs it again (segment_io.c). So the descriptors of the logs grow
  * with what is in use, not with the number of partitions.
  *
  * @locality reactor thread (the counts are not atomic). A cleaner thread

@@ -1,14 +1,21 @@
 /*
  * samsa-broker: the controller's model and the functions its files share
- * (controller.c: the thread, the senders, ZooKeeper, leadership, the
- * events; controller_delete.c: topic deletion). Not for the controller's
- * users: they include controller.h.
+ * (controller.c: the thread, the session, the events;
+ * controller_model.c: the model's helpers and the event queue;
+ * controller_channel.c: the senders to the brokers; controller_zk.c:
+ * ZooKeeper's reads and writes; controller_election.c: leadership;
+ * controller_shutdown.c: controlled shutdown; controller_delete.c: topic
+ * deletion). Calls go one way: controller.c above the others,
+ * controller_model.c below them. Not for the controller's users: they
+ * include controller.h.
  * @locality the controller's thread, unless a field says otherwise
  */
 #ifndef SAMSA_BROKER_CLUSTER_CONTROLLER_INTERNAL_H
 #define SAMSA_BROKER_CLUSTER_CONTROLLER_INTERNAL_H
 
 #include "cluster/controller.h"
+#include "cluster/leader_election.h"
+#include "cluster/metadata.h"
 #include "cluster/zk_json.h"
 
 #include <zookeeper/zookeeper.h>
@@ -145,21 +152,63 @@ struct br_controller {
     uint64_t next_gen;
 };
 
-/* controller.c */
+/* controller_model.c */
 bool ctl_contains(const int32_t *a, int32_t n, int32_t x);
 struct ctl_broker *ctl_find_broker(struct br_controller *c, int32_t id);
 struct deletion *ctl_find_deletion(struct br_controller *c, const char *name);
-int32_t ctl_parse_id(const char *s);
+/* The facts of an election on part (leader_election.h): live and shutting
+ * get the assigned replicas that are live and shutting down (room for
+ * BR_META_MAX_REPLICATION_FACTOR each); part's arrays are borrowed. */
+void ctl_election_facts(struct br_controller *c, const struct ctl_partition *part, int32_t *live,
+                        int32_t *shutting, struct br_election *out);
+void ctl_forget_shutting(struct br_controller *c, int32_t id);
+bool ctl_is_deleting(struct br_controller *c, const char *name);
+bool ctl_is_live(struct br_controller *c, int32_t id);
+bool ctl_is_shutting(const struct br_controller *c, int32_t id);
+int ctl_lai_add(struct br_controller *c, int32_t broker, size_t topic, int32_t partition,
+                bool is_new);
+int ctl_lai_to_live_replicas(struct br_controller *c, size_t ti, int32_t p, bool is_new);
+void ctl_post(struct br_controller *c, enum ev_kind kind);
+void ctl_post_event(struct br_controller *c, const struct event *what);
+void ctl_topic_clear(struct ctl_topic *t);
+
+/* controller_channel.c */
+void ctl_resign(struct br_controller *c, const char *why);
+void ctl_send_leader_and_isr(struct br_controller *c);
+void ctl_send_request(struct br_controller *c, struct sender *s, int16_t api_key,
+                      int16_t api_version, const void *body);
 void ctl_send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
                              int16_t api_version, const void *body, uint64_t gen);
 void ctl_send_update_metadata(struct br_controller *c);
-void ctl_topic_clear(struct ctl_topic *t);
+struct sender *ctl_sender_start(struct br_controller *c, const struct ctl_broker *b,
+                                int32_t timeout_ms);
+void ctl_sender_stop(struct sender *s);
 
-/* controller_delete.c: topic deletion (Kafka's TopicDeletionManager) */
+/* controller_zk.c */
+int ctl_cmp_topic(const void *a, const void *b);
+int32_t ctl_parse_id(const char *s);
+int ctl_read_brokers(struct br_controller *c, struct ctl_broker **out, size_t *n);
+int ctl_read_state(struct br_controller *c, const char *topic, int32_t p,
+                   struct ctl_partition *part);
+int ctl_read_topic(struct br_controller *c, const char *name, struct ctl_topic *t);
+int ctl_write_state(struct br_controller *c, const struct ctl_topic *t, int32_t p,
+                    struct ctl_partition *part, int32_t leader, const int32_t *isr, int32_t nisr);
+int ctl_zcreate(struct br_controller *c, const char *path, const char *data, size_t len, int flags);
+int ctl_zget(struct br_controller *c, const char *path, bool watch, char **data, int *len,
+             struct Stat *stat);
+
+/* controller_election.c */
+int ctl_rebalance_leaders(struct br_controller *c);
+int ctl_reconcile_all(struct br_controller *c);
+
+/* controller_shutdown.c */
+int ctl_on_controlled_shutdown(struct br_controller *c, const struct event *e);
+
+/* controller_delete.c */
+void ctl_deletions_lost_broker(struct br_controller *c, int32_t broker);
 struct ctl_topic *ctl_find_topic(struct br_controller *c, const char *name);
-int ctl_resume_deletions(struct br_controller *c);
 int ctl_on_delete_topics(struct br_controller *c);
 int ctl_on_stop_replica_done(struct br_controller *c, const struct event *e);
-void ctl_deletions_lost_broker(struct br_controller *c, int32_t broker);
+int ctl_resume_deletions(struct br_controller *c);
 
 #endif

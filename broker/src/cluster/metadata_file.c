@@ -13,6 +13,7 @@
 #include <samsa-protocol/buf.h>
 
 #include "base/logging.h"
+#include "base/number.h"
 #include "cluster/metadata.h"
 
 #define HEADER "samsa-metadata"
@@ -238,17 +239,11 @@ static bool parse_uint(const char *p, size_t n, int64_t max, int64_t *out)
     if (n == 0 || n > 10 || (n > 1 && p[0] == '0')) {
         return false;
     }
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (p[i] - '0');
-    }
-    if (v > max) {
+    uint64_t v = 0;
+    if (max < 0 || !br_num_parse_u64(p, n, (uint64_t)max, &v)) {
         return false;
     }
-    *out = v;
+    *out = (int64_t)v;
     return true;
 }
 

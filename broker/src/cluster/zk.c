@@ -33,6 +33,7 @@
 #include <samsa-protocol/alloc.h>
 
 #include "base/logging.h"
+#include "base/number.h"
 #include "base/worker.h"
 
 /* The context of one session's handle, read by the client's threads. */
@@ -1020,14 +1021,8 @@ static bool hosts_valid(const char *s, size_t n)
         if (colon == len || colon == 0 || len - colon - 1 == 0 || len - colon - 1 > 5) {
             return false;
         }
-        long port = 0;
-        for (size_t k = colon + 1; k < len; k++) {
-            if (e[k] < '0' || e[k] > '9') {
-                return false;
-            }
-            port = port * 10 + (e[k] - '0');
-        }
-        if (port < 1 || port > 65535) {
+        uint64_t port = 0;
+        if (!br_num_parse_u64(e + colon + 1, len - colon - 1, 65535, &port) || port < 1) {
             return false;
         }
         start = i + 1;

@@ -38,8 +38,9 @@
  *   KP_E_TOO_LARGE      more bytes or entries than the ceilings
  *   KP_E_NOMEM
  * and on failure leaves *out zeroed and writes a sentence to err:
- * "<name>: what [zk_json.c:LINE]", name being what the caller calls the
- * data (its path) and LINE the detection site. No decoder asserts on data.
+ * "<name>: what [FILE:LINE]", name being what the caller calls the
+ * data (its path) and FILE:LINE the detection site (zk_json.c or another
+ * zk_json_*.c). No decoder asserts on data.
  *
  * Encoding gives Kafka 2.0's current version of each format, compact (no
  * spaces), keys in the order of the fact sheet's examples, as a kp_malloc'd

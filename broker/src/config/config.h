@@ -22,7 +22,7 @@
  * log.segment.bytes: 'abc' is not an integer"). A key given twice keeps its
  * later value, with a warning. A fixed list of Kafka keys that Samsa has no
  * use for (thread counts, socket buffers, transaction-log settings, quotas,
- * metrics: see br_config_key_ignored() and config.c) is accepted, each with an
+ * metrics: see br_config_key_ignored() and config_keys.c) is accepted, each with an
  * INFO line saying it has no effect in Samsa.
  *
  * Overrides (`--override key=value`) are applied after the file, in order; a

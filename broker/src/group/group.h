@@ -448,6 +448,10 @@ struct grp_commit {
 int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
                   int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
                   uint64_t *seq);
+/* Its storing half (offsets.c): top, the group check's error (0: stored),
+ * for every item, else the records appended for g as above. */
+int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int64_t retention_ms,
+                         struct grp_commit *items, size_t n, uint64_t *seq);
 
 /*
  * The records of commit seq of group group_id were replicated (ok) or
@@ -501,8 +505,13 @@ KP_MUST_CHECK int br_grp_store_generation(struct br_groups *gs, struct grp_group
 /* Appends tombstones for every offset and the group key. Returns 0 or a
  * Kafka error. */
 int br_grp_store_tombstones(struct br_groups *gs, struct grp_group *g);
-/* The periodic offset retention check (Kafka 2.1+, KIP-211). */
+/* The periodic offset retention check (Kafka 2.1+, KIP-211; coordinator.c:
+ * an Empty group left without offsets goes). */
 void br_grp_offsets_expire(struct br_groups *gs);
+/* Writes tombstones for the Empty group g's expired offsets and drops those
+ * that made it into the log. Returns how many went. */
+size_t br_grp_expire_offsets_of(struct br_groups *gs, struct grp_group *g, int64_t now,
+                                int64_t retention_ms);
 
 struct grp_load_stats {
     size_t records;

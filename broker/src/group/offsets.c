@@ -13,7 +13,6 @@
 
 #include "group/group.h"
 
-#include "base/fileref.h"
 #include "base/logging.h"
 #include "group/records.h"
 #include "replica/partition.h"
@@ -21,15 +20,10 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/record_batch.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#define LOAD_READ_BYTES (1 << 20)
-#define LOAD_MAX_BATCH_BYTES ((size_t)256 << 20)
-#define LOAD_MAX_DECOMPRESSED ((size_t)256 << 20)
 
 /* ---------------------------------------------------------------- the cache */
 
@@ -519,30 +513,10 @@ static bool commit_metadata_fits(const struct br_groups *gs, const struct grp_co
     return c->metadata.len <= gs->cfg.offset_metadata_max_bytes;
 }
 
-int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str member_id,
-                  int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
-                  uint64_t *seq)
+int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int64_t retention_ms,
+                         struct grp_commit *items, size_t n, uint64_t *seq)
 {
     *seq = 0;
-    int top = 0;
-    struct grp_group *g = NULL;
-    if (group_id.len < 0) {
-        top = KP_ERR_INVALID_GROUP_ID;
-    } else {
-        g = br_grp_find(gs, group_id.ptr, (size_t)group_id.len);
-        if (g == NULL && generation < 0) {
-            /* a group the coordinator does not know only stores offsets */
-            g = br_grp_get_or_create(gs, group_id.ptr, (size_t)group_id.len);
-            if (g == NULL) {
-                top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-            }
-        } else if (g == NULL) {
-            top = KP_ERR_ILLEGAL_GENERATION;
-        }
-    }
-    if (top == 0) {
-        top = br_grp_commit_check(gs, g, member_id, generation);
-    }
     struct appender a;
     memset(&a, 0, sizeof a);
     if (top == 0) {
@@ -645,8 +619,8 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
 
 /* Writes tombstones for the Empty group's expired offsets and drops those
  * that made it into the log. Returns how many went. */
-static size_t expire_group(struct br_groups *gs, struct grp_group *g, int64_t now,
-                           int64_t retention)
+size_t br_grp_expire_offsets_of(struct br_groups *gs, struct grp_group *g, int64_t now,
+                                int64_t retention)
 {
     bool known_empty_since = g->protocol_type != NULL && g->state_ts >= 0;
     size_t *idx = kp_calloc(g->noffsets, sizeof *idx);
@@ -708,159 +682,4 @@ static size_t expire_group(struct br_groups *gs, struct grp_group *g, int64_t no
         br_info("group %s: %zu committed offset(s) expired", g->id, gone);
     }
     return gone;
-}
-
-/* Kafka 2.1+ (KIP-211): offsets expire only while the group is Empty:
- * at their expire timestamp when the commit set one, else
- * offsets.retention.minutes after the group became empty (after the commit
- * for a group that never had members). An Empty group without offsets or
- * members goes, with a tombstone for its metadata. */
-void br_grp_offsets_expire(struct br_groups *gs)
-{
-    int64_t now = gs->ops->now_wall_ms(gs->ctx);
-    int64_t retention = (int64_t)gs->cfg.offsets_retention_minutes * 60000;
-    int64_t now_mono = gs->ops->now_mono_ms(gs->ctx);
-    size_t expired_total = 0;
-    struct grp_group *next = NULL;
-    for (struct grp_group *g = gs->first; g != NULL; g = next) {
-        next = g->next;
-        if (g->state != GRP_EMPTY) {
-            continue;
-        }
-        if (g->noffsets > 0) {
-            expired_total += expire_group(gs, g, now, retention);
-        }
-        /* pending member ids keep a group alive for their short life */
-        bool pending = false;
-        for (size_t i = 0; i < g->npending; i++) {
-            pending = pending || g->pending[i].deadline_ms > now_mono;
-        }
-        if (!br_grp_has_offsets(g) && g->nmembers == 0 && !pending) {
-            if (g->protocol_type != NULL || g->generation > 0) {
-                if (br_grp_store_tombstones(gs, g) != 0) {
-                    br_warn("group %s: writing its tombstone failed", g->id);
-                    continue;
-                }
-            }
-            br_debug("group %s: empty, without offsets: removed", g->id);
-            br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
-        }
-    }
-    if (expired_total > 0) {
-        br_info("%zu committed offset(s) expired", expired_total);
-    }
-}
-
-/* ---------------------------------------------------------------- loading */
-
-/* Applies one record of the topic; malformed ones are skipped. */
-static int load_record(struct br_groups *gs, const struct kp_record *rec, struct grp_load_stats *st)
-{
-    st->records++;
-    struct grp_record r;
-    if (br_grp_record_decode(rec->Key, rec->Value, &r) != 0) {
-        st->skipped++;
-        return 0;
-    }
-    return br_grp_record_apply(gs, &r);
-}
-
-static int read_fully(int fd, uint8_t *buf, size_t len, int64_t pos)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(fd, buf + got, len - got, (off_t)(pos + (int64_t)got));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        got += (size_t)n;
-    }
-    return 0;
-}
-
-int br_grp_load_partition(struct br_groups *gs, struct br_partition *p, struct grp_load_stats *st)
-{
-    int64_t offset = br_log_start_offset(p->log);
-    int64_t end = br_log_end_offset(p->log);
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (offset < end && rc == 0) {
-        struct br_log_slice sl;
-        int err = br_log_read(p->log, offset, end, LOAD_READ_BYTES, true, &sl);
-        if (err != 0) {
-            br_error("%s-%" PRId32 ": reading offset %" PRId64 " failed: %s", BR_OFFSETS_TOPIC,
-                     p->index, offset, err < 0 ? kp_err_str(err) : kp_err_name(err));
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            break;
-        }
-        if (sl.len <= 0 || sl.next_offset <= offset) {
-            br_log_slice_release(&sl);
-            break;
-        }
-        size_t len = (size_t)sl.len;
-        if (len > LOAD_MAX_BATCH_BYTES) {
-            br_warn("%s-%" PRId32 ": a batch of %zu bytes at offset %" PRId64 " skipped",
-                    BR_OFFSETS_TOPIC, p->index, len, offset);
-            offset = sl.next_offset;
-            br_log_slice_release(&sl);
-            continue;
-        }
-        if (len > cap) {
-            uint8_t *nb = kp_realloc(buf, len);
-            if (nb == NULL) {
-                br_log_slice_release(&sl);
-                rc = KP_E_NOMEM;
-                break;
-            }
-            buf = nb;
-            cap = len;
-        }
-        if (read_fully(br_fileref_fd(sl.file), buf, len, sl.file_pos) != 0) {
-            br_error("%s-%" PRId32 ": reading %zu bytes at position %" PRId64 " failed: %s",
-                     BR_OFFSETS_TOPIC, p->index, len, sl.file_pos, strerror(errno));
-            br_log_slice_release(&sl);
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            break;
-        }
-        size_t pos = 0;
-        while (pos < len && rc == 0) {
-            struct kp_batch_header h;
-            size_t size = 0;
-            int e = kp_batch_parse_lenient(buf + pos, len - pos, &h, &size);
-            if (e != 0) {
-                /* the log validated these bytes when it opened: note and go on */
-                br_warn("%s-%" PRId32 ": a damaged batch at file position %" PRId64
-                        " (%s): the rest of this read is skipped",
-                        BR_OFFSETS_TOPIC, p->index, sl.file_pos + (int64_t)pos, kp_err_str(e));
-                break;
-            }
-            if (!kp_batch_is_control(&h)) {
-                struct kp_batch_iter it;
-                e = kp_batch_iter_init(&it, buf + pos, size, LOAD_MAX_DECOMPRESSED);
-                struct kp_record rec;
-                while (e == 0 && rc == 0) {
-                    e = kp_batch_iter_next(&it, &rec);
-                    if (e == 0) {
-                        rc = load_record(gs, &rec, st);
-                    }
-                }
-                if (e != 0 && e != KP_ITER_END) {
-                    br_warn("%s-%" PRId32 ": records of the batch at offset %" PRId64
-                            " do not decode (%s, %s:%d): the rest of it is skipped",
-                            BR_OFFSETS_TOPIC, p->index, h.BaseOffset, kp_err_str(e),
-                            it.err_file != NULL ? it.err_file : "?", it.err_line);
-                }
-                kp_batch_iter_free(&it);
-            }
-            pos += size;
-        }
-        offset = sl.next_offset;
-        br_log_slice_release(&sl);
-    }
-    kp_free(buf);
-    return rc;
 }

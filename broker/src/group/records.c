@@ -43,7 +43,8 @@
  * Kafka 2.0 (not from when the group became empty). Loading reads values
  * v0-v3 and group values v0-v3 (only the protocol type, generation and
  * state time: members are not restored). Decoding (br_grp_record_decode) is pure and apart from
- * applying a record to the coordinator's state (br_grp_record_apply), so both can be tested alone.
+ * applying a record to the coordinator's state (br_grp_record_apply, in
+ * loader.c), so both can be tested alone.
  */
 #include "group/records.h"
 
@@ -256,57 +257,6 @@ int br_grp_record_decode(struct kp_bytes key, struct kp_bytes value, struct grp_
     if (err != 0) {
         return decode_fail(&vr, err, out);
     }
-    return 0;
-}
-
-int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
-{
-    if (rec->group.len < 0) {
-        return 0; /* not a decoded record */
-    }
-    size_t glen = (size_t)rec->group.len;
-    if (rec->key_version != GRP_KEY_GROUP_V2) {
-        if (rec->value_version < 0) {
-            struct grp_group *g = br_grp_find(gs, rec->group.ptr, glen);
-            if (g != NULL) {
-                br_grp_offset_remove(g, rec->topic, rec->partition);
-            }
-            return 0;
-        }
-        struct grp_offset v;
-        memset(&v, 0, sizeof v);
-        v.partition = rec->partition;
-        v.offset = rec->offset;
-        v.leader_epoch = rec->leader_epoch;
-        v.commit_ts = rec->commit_ts;
-        v.expire_ts = rec->expire_ts;
-        v.log_offset = -1; /* older than any record appended after the load */
-        struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
-        if (g == NULL) {
-            return KP_E_NOMEM;
-        }
-        return br_grp_offset_set(g, rec->topic, rec->metadata, &v);
-    }
-    if (rec->value_version < 0) {
-        struct grp_group *g = br_grp_find(gs, rec->group.ptr, glen);
-        if (g != NULL) {
-            br_grp_remove(gs, g, KP_ERR_UNKNOWN_MEMBER_ID);
-        }
-        return 0;
-    }
-    /* members are not restored: after a restart they rejoin */
-    struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
-    if (g == NULL) {
-        return KP_E_NOMEM;
-    }
-    char *pt = NULL;
-    if (rec->protocol_type.len > 0 && (pt = br_grp_dup_kstr(rec->protocol_type)) == NULL) {
-        return KP_E_NOMEM;
-    }
-    kp_free(g->protocol_type);
-    g->protocol_type = pt;
-    g->generation = rec->generation;
-    g->state_ts = rec->state_ts;
     return 0;
 }
 

@@ -2,7 +2,7 @@
  * samsa-broker: the records of __consumer_offsets, in Kafka's formats
  * (GroupMetadataManager; the versions are listed in records.c): encoders
  * for what the coordinator appends, a pure decoder for what it loads, and
- * applying a decoded record to the coordinator's state. Tools, tests and
+ * applying a decoded record to the coordinator's state (loader.c). Tools, tests and
  * the fuzz harnesses use them alone.
  * @locality any thread for the encoders and the decoder; the reactor's for
  * br_grp_record_apply

@@ -97,6 +97,16 @@ static bool stale(struct br_broker *b,
 /* One partition's state (Kafka's ReplicaManager.becomeLeaderOrFollower):
  * its error code. was_stale: stale() as it was when the request came
  * (a log installed since then leads at epoch 0 until this takes it). */
+/* A topic this broker hosts a replica of for the first time: its configs
+ * are read from /config/topics/<t> and applied to its logs. */
+static void read_configs_if_new(struct br_broker *b, struct kp_str name, bool existed)
+{
+    const struct br_topic *t = existed ? NULL : br_broker_find_topic(b, name);
+    if (t != NULL) {
+        br_cluster_read_topic_configs(b, t->name);
+    }
+}
+
 static int16_t become(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
                       const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s,
                       bool was_stale)
@@ -110,8 +120,10 @@ static int16_t become(struct br_broker *b, const struct kp_LeaderAndIsrRequest *
     const struct br_mc_topic *mt =
         br_mc_topic(&b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
     struct br_partition *p = NULL;
+    bool existed = br_broker_find_topic(b, s->TopicName) != NULL;
     int rc = br_broker_host_partition(b, s->TopicName, s->PartitionIndex,
                                       mt != NULL ? mt->npartitions : 0, &p);
+    read_configs_if_new(b, s->TopicName, existed);
     if (rc != 0) {
         return (int16_t)rc;
     }
@@ -403,8 +415,11 @@ static size_t logs_to_open(struct br_broker *b, const struct kp_LeaderAndIsrRequ
         const struct br_mc_topic *mt = br_mc_topic(
             &b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
         /* not 0: its log is there, or it cannot be hosted (become answers) */
-        if (br_broker_host_prepare(b, s->TopicName, s->PartitionIndex,
-                                   mt != NULL ? mt->npartitions : 0, &opens[nopen]) == 0) {
+        bool existed = br_broker_find_topic(b, s->TopicName) != NULL;
+        int hosted = br_broker_host_prepare(b, s->TopicName, s->PartitionIndex,
+                                            mt != NULL ? mt->npartitions : 0, &opens[nopen]);
+        read_configs_if_new(b, s->TopicName, existed);
+        if (hosted == 0) {
             nopen++;
         }
     }
@@ -607,6 +622,7 @@ static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t ind
     struct br_topic *t = br_broker_find_topic(b, name);
     if (t != NULL && index < t->npartitions && t->partitions[index].log != NULL) {
         char *dir = NULL;
+        br_replication_forget(b, &t->partitions[index]); /* nothing fetches for it */
         int rc = br_broker_partition_delete(b, t, index, &dir);
         br_info("%s-%" PRId32 ": replica deleted (StopReplica), its directory to be removed",
                 topic, index);
@@ -818,155 +834,6 @@ void br_complete_controlled_shutdowns(struct br_broker *b)
         cs_answer_wait(b, w, KP_ERR_NOT_CONTROLLER, NULL, 0);
         kp_free(w);
     }
-}
-
-/* ---------------------------------------------------------------- Metadata */
-
-static int fill_partition(struct br_req *r, const char *topic, const struct br_mc_partition *mp,
-                          int32_t index, struct kp_MetadataResponse_MetadataResponsePartition *out)
-{
-    const struct br_metadata_cache *mc = &r->b->mc;
-    out->PartitionIndex = index;
-    out->LeaderId = mp->leader;
-    out->ErrorCode = KP_ERR_NONE;
-    const struct br_topic *t = NULL;
-    if (mp->leader == r->b->node_id) {
-        t = br_broker_find_topic(r->b, kp_str_c(topic));
-    }
-    bool fenced = t != NULL && index < t->npartitions && t->partitions[index].fenced;
-    if (mp->leader < 0 || br_mc_broker(mc, mp->leader) == NULL || fenced) {
-        /* no live leader: LEADER_NOT_AVAILABLE, leader -1 (Kafka's
-         * MetadataCache); nor when the leader is this broker and its
-         * session is gone (br_replication_fence): the others know better */
-        out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
-        out->LeaderId = -1;
-    }
-    out->ReplicaNodes.items = mp->replicas;
-    out->ReplicaNodes.count = mp->nreplicas;
-    out->IsrNodes.items = mp->isr;
-    out->IsrNodes.count = mp->nisr;
-    out->OfflineReplicas.items = mp->offline;
-    out->OfflineReplicas.count = mp->noffline;
-    return 0;
-}
-
-static int fill_topic(struct br_req *r, const struct br_mc_topic *t,
-                      struct kp_MetadataResponse_MetadataResponseTopic *out)
-{
-    out->ErrorCode = KP_ERR_NONE;
-    out->Name = kp_str_c(t->name);
-    out->IsInternal = t->name[0] == '_' && t->name[1] == '_';
-    int32_t n = 0;
-    for (int32_t i = 0; i < t->npartitions; i++) {
-        n += t->parts[i].present ? 1 : 0;
-    }
-    out->Partitions.items = arena_array(r, (size_t)n, sizeof *out->Partitions.items);
-    if (out->Partitions.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    out->Partitions.count = 0;
-    for (int32_t i = 0; i < t->npartitions; i++) {
-        if (t->parts[i].present) {
-            int rc =
-                fill_partition(r, t->name, &t->parts[i], i,
-                               &out->Partitions.items[out->Partitions.count++]);
-            if (rc != 0) {
-                return rc;
-            }
-        }
-    }
-    return 0;
-}
-
-int br_metadata_from_cache(struct br_req *r)
-{
-    const struct kp_MetadataRequest *q = r->body;
-    struct br_broker *b = r->b;
-    const struct br_metadata_cache *mc = &b->mc;
-    struct kp_MetadataResponse resp;
-    kp_MetadataResponse_init(&resp);
-    resp.ClusterId = kp_str_c(b->cluster_id);
-    resp.ControllerId = mc->controller_id;
-    /* the live brokers; before the first UpdateMetadata, this one alone */
-    struct kp_MetadataResponse_MetadataResponseBroker self;
-    memset(&self, 0, sizeof self);
-    if (mc->nbrokers == 0) {
-        self.NodeId = b->node_id;
-        self.Host = kp_str_c(b->advertised_host);
-        self.Port = b->advertised_port;
-        self.Rack = KP_STR_NULL;
-        resp.Brokers.items = &self;
-        resp.Brokers.count = 1;
-    } else {
-        resp.Brokers.items = arena_array(r, mc->nbrokers, sizeof *resp.Brokers.items);
-        if (resp.Brokers.items == NULL) {
-            return KP_E_NOMEM;
-        }
-        resp.Brokers.count = (int32_t)mc->nbrokers;
-        for (size_t i = 0; i < mc->nbrokers; i++) {
-            const struct br_mc_broker *mb = &mc->brokers[i];
-            struct kp_MetadataResponse_MetadataResponseBroker *o = &resp.Brokers.items[i];
-            o->NodeId = mb->id;
-            o->Host = kp_str_c(mb->host);
-            o->Port = mb->port;
-            o->Rack = mb->has_rack ? kp_str_c(mb->rack) : KP_STR_NULL;
-        }
-    }
-    bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
-    size_t n = all ? mc->ntopics : (size_t)q->Topics.count;
-    resp.Topics.items = arena_array(r, n, sizeof *resp.Topics.items);
-    if (resp.Topics.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    resp.Topics.count = (int32_t)n;
-    for (size_t i = 0; i < n; i++) {
-        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
-        const struct br_mc_topic *t = NULL;
-        if (all) {
-            t = mc->topics[i];
-        } else {
-            struct kp_str name = q->Topics.items[i].Name;
-            t = name.len > 0 ? br_mc_topic(mc, name.ptr, (size_t)name.len) : NULL;
-            if (t == NULL) {
-                out->Name = name;
-                out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-                if (mc->controller_id < 0) {
-                    /* no UpdateMetadata yet (a broker just started): it
-                     * cannot tell a missing topic from one it was not told
-                     * about, nor count the live brokers, so it neither
-                     * creates nor denies; the client asks again (Kafka 2.0
-                     * answers an existing topic's creation
-                     * LEADER_NOT_AVAILABLE, KafkaApis.createTopic) */
-                    out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
-                    continue;
-                }
-                bool may_create = b->cfg.auto_create_topics_enable &&
-                                  (r->version < 4 || q->AllowAutoTopicCreation) &&
-                                  !kp_str_eq_c(name, BR_OFFSETS_TOPIC);
-                if (may_create) {
-                    /* written to ZooKeeper; LEADER_NOT_AVAILABLE until the
-                     * controller made it, as Kafka answers an auto-creation */
-                    char err[256];
-                    int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
-                                                   (int16_t)b->cfg.default_replication_factor, NULL,
-                                                   NULL, 0, false, err, sizeof err);
-                    if (e == 0 || e == KP_ERR_TOPIC_ALREADY_EXISTS) {
-                        out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
-                    } else {
-                        br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr,
-                                err);
-                        out->ErrorCode = (int16_t)kp_err_to_wire(e);
-                    }
-                }
-                continue;
-            }
-        }
-        int rc = fill_topic(r, t, out);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return br_respond(r, &resp);
 }
 
 /* ---------------------------------------------------------------- OffsetForLeaderEpoch */

@@ -489,14 +489,6 @@ void br_cluster_admin_stop(struct br_broker *b)
             br_mailbox_deliver_all(b->mailbox, b);
         }
     }
-    /* answered at the drain (br_complete_controller_requests) */
-    br_controller_requests_free(b);
-}
-
-void br_cluster_watch(struct br_broker *b, enum br_zk_watch kind, const char *path)
-{
-    br_cluster_topics_watch(b, kind, path);
-    br_cluster_configs_watch(b, kind, path);
 }
 
 void br_cluster_wait_free_all(struct br_broker *b)

@@ -73,10 +73,11 @@ static const struct dispatch_entry dispatch[] = {
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
 
+_Static_assert(sizeof dispatch / sizeof dispatch[0] <= BR_MAX_APIS, "b->api_served too small");
+
 static bool served(const struct br_broker *b, size_t key)
 {
-    return dispatch[key].handler != NULL &&
-           (b->cluster || (dispatch[key].flags & API_CLUSTER_ONLY) == 0);
+    return b->api_served[key];
 }
 
 static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
@@ -87,10 +88,12 @@ static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int
     return &dispatch[key];
 }
 
-void br_supported_apis_init(struct br_broker *b)
+void br_supported_apis_init(struct br_broker *b, bool inter_broker)
 {
     b->napis = 0;
     for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
+        b->api_served[k] = dispatch[k].handler != NULL &&
+                           (inter_broker || (dispatch[k].flags & API_CLUSTER_ONLY) == 0);
         if (served(b, k)) {
             struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
                                                           dispatch[k].max_version};

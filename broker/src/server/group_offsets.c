@@ -57,34 +57,40 @@ static void offsets_kvs(struct br_kv *kvs)
     }
 }
 
-/* How long a broker of a cluster waits before it asks ZooKeeper for the
- * topic again (the first ask is answered by the controller's
- * UpdateMetadata, normally well within this). */
+/* How long a broker waits before it asks for the topic again (a
+ * cluster's first ask is answered by the controller's UpdateMetadata,
+ * normally well within this; a standalone broker's creation is under way
+ * meanwhile, br_topic_admin_creating). */
 #define OFFSETS_CREATE_RETRY_MS 5000
 
 /*
- * A cluster's __consumer_offsets is made as Kafka 2.0's
- * KafkaApis.createInternalTopic makes it: offsets.topic.num.partitions
- * partitions with offsets.topic.replication.factor replicas, and not at
- * all while fewer brokers are alive than that factor (its error says so;
- * FindCoordinator answers COORDINATOR_NOT_AVAILABLE meanwhile).
+ * __consumer_offsets is made as Kafka 2.0's KafkaApis.createInternalTopic
+ * makes it: offsets.topic.num.partitions partitions with
+ * offsets.topic.replication.factor replicas, and not at all while fewer
+ * brokers are alive than that factor (its error says so; FindCoordinator
+ * answers COORDINATOR_NOT_AVAILABLE meanwhile). A standalone broker, a
+ * cluster of one that never grows, makes it with one replica
+ * (b->offsets_topic_rf).
  */
-static int cluster_ensure_offsets_topic(struct br_broker *b)
+int br_groups_ensure_offsets_topic(struct br_broker *b)
 {
     if (offsets_mc_topic(b) != NULL) {
         return 0;
+    }
+    if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
     }
     int64_t now = br_now_mono_ms();
     if (b->offsets_create_ms != 0 && now - b->offsets_create_ms < OFFSETS_CREATE_RETRY_MS) {
         return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* asked for already */
     }
     b->offsets_create_ms = now;
-    int16_t rf = b->cfg.offsets_topic_replication_factor;
-    if (b->mc.nbrokers < (size_t)rf) {
+    int16_t rf = b->offsets_topic_rf;
+    if (br_broker_live_count(b) < (size_t)rf) {
         br_warn("%s is not created: %zu live broker(s) do not meet its replication factor %d "
                 "(offsets.topic.replication.factor); the group coordinators are not available "
                 "until they do",
-                BR_OFFSETS_TOPIC, b->mc.nbrokers, rf);
+                BR_OFFSETS_TOPIC, br_broker_live_count(b), rf);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
     struct br_kv kvs[N_OFFSETS_SETTINGS];
@@ -95,68 +101,38 @@ static int cluster_ensure_offsets_topic(struct br_broker *b)
                                rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
     if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
         br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
+    } else if (e == 0) {
+        br_info("creating %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
+                BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
+                b->cfg.offsets_topic_replication_factor);
     }
-    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-}
-
-int br_groups_ensure_offsets_topic(struct br_broker *b)
-{
-    if (b->cluster) {
-        return cluster_ensure_offsets_topic(b);
-    }
-    if (offsets_topic(b) != NULL) {
-        return 0;
-    }
-    if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
-    }
-    struct br_kv kvs[N_OFFSETS_SETTINGS];
-    offsets_kvs(kvs);
-    /* the replication factor is capped by the live brokers: one here */
-    const int16_t live_brokers = 1;
-    int16_t rf = b->cfg.offsets_topic_replication_factor < live_brokers
-                     ? b->cfg.offsets_topic_replication_factor
-                     : live_brokers;
-    char err[256];
-    int e =
-        br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
-    if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
-        br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
-    br_info("creating %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
-            BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
-            b->cfg.offsets_topic_replication_factor);
     /* the coordinator is not available until the topic is made, as in
      * Kafka, whose FindCoordinator answers so while it is being created */
     return KP_ERR_COORDINATOR_NOT_AVAILABLE;
 }
 
 /* The number of partitions a group's partition is chosen among: the
- * cluster's (the controller's word), or the local topic's standalone. */
-static int32_t offsets_partitions(const struct br_broker *b, const struct br_topic *t)
+ * cluster's (the controller's word; a standalone broker's own,
+ * local_controller.h). */
+static int32_t offsets_partitions(const struct br_broker *b)
 {
-    if (b->cluster) {
-        const struct br_mc_topic *mt = offsets_mc_topic(b);
-        return mt != NULL ? mt->npartitions : 0;
-    }
-    return t != NULL ? t->npartitions : 0;
+    const struct br_mc_topic *mt = offsets_mc_topic(b);
+    return mt != NULL ? mt->npartitions : 0;
 }
 
-/* A cluster: the partition of group id's records when this broker leads
- * it, or NULL with *err: COORDINATOR_NOT_AVAILABLE while the topic is
- * missing, NOT_COORDINATOR when another broker leads it (Kafka's
+/* The partition of group id's records when this broker leads it, or NULL
+ * with *err: COORDINATOR_NOT_AVAILABLE while the topic is missing,
+ * NOT_COORDINATOR when another broker leads it (Kafka's
  * GroupCoordinator.validateGroupStatus). */
-static struct br_partition *cluster_group_partition(struct br_broker *b, const char *id, size_t len,
-                                                    int *err)
+static struct br_partition *group_partition(struct br_broker *b, const char *id, size_t len,
+                                            int *err)
 {
-    *err = cluster_ensure_offsets_topic(b);
+    *err = br_groups_ensure_offsets_topic(b);
     if (*err != 0) {
         return NULL;
     }
     struct br_topic *t = offsets_topic(b);
-    int32_t n = offsets_partitions(b, t);
+    int32_t n = offsets_partitions(b);
     int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
     struct br_partition *p =
         t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
@@ -169,26 +145,17 @@ static struct br_partition *cluster_group_partition(struct br_broker *b, const c
 
 int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id)
 {
-    if (!b->cluster || group_id.len < 0) {
+    if (group_id.len < 0) {
         return 0;
     }
     int err = 0;
-    return cluster_group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
+    return group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
 }
 
 int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *node,
                                const char **host, int32_t *port)
 {
-    if (!b->cluster) {
-        int err = br_groups_ensure_offsets_topic(b);
-        if (err == 0) {
-            *node = b->node_id;
-            *host = b->advertised_host;
-            *port = b->advertised_port;
-        }
-        return err;
-    }
-    int err = cluster_ensure_offsets_topic(b);
+    int err = br_groups_ensure_offsets_topic(b);
     if (err != 0) {
         return err;
     }
@@ -215,7 +182,7 @@ void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, b
     if (b->groups == NULL || leads == was_leader || p->topic != offsets_topic(b)) {
         return;
     }
-    int32_t n = offsets_partitions(b, p->topic);
+    int32_t n = offsets_partitions(b);
     if (n <= 0) {
         n = p->topic->npartitions;
     }
@@ -249,23 +216,9 @@ struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_
                                                 size_t *max_batch, int *err)
 {
     struct br_broker *b = ctx;
-    struct br_partition *p = NULL;
-    if (b->cluster) {
-        p = cluster_group_partition(b, id, len, err);
-        if (p == NULL) {
-            return NULL;
-        }
-    } else {
-        *err = br_groups_ensure_offsets_topic(b);
-        if (*err != 0) {
-            return NULL;
-        }
-        struct br_topic *st = offsets_topic(b);
-        if (st == NULL || st->npartitions <= 0) {
-            *err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-            return NULL;
-        }
-        p = &st->partitions[br_group_partition_for(id, len, st->npartitions)];
+    struct br_partition *p = group_partition(b, id, len, err);
+    if (p == NULL) {
+        return NULL;
     }
     struct br_topic *t = p->topic;
     int32_t mmb = t->config.max_message_bytes;
@@ -275,23 +228,24 @@ struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_
 
 int br_group_acks_all_check(void *ctx, const struct br_partition *p)
 {
-    const struct br_broker *b = ctx;
-    if (b->cluster && p->nisr < p->topic->config.min_insync_replicas) {
-        return KP_ERR_NOT_ENOUGH_REPLICAS;
-    }
-    return 0;
+    (void)ctx;
+    return br_partition_check_acks(p, -1, p->topic->config.min_insync_replicas);
 }
 
 int br_group_offsets_load(struct br_broker *b)
 {
     struct br_topic *t = offsets_topic(b);
-    if (t == NULL || b->cluster) {
-        /* a cluster's coordinators load a partition when they come to lead
-         * it (br_groups_leadership_changed) */
+    if (t == NULL) {
+        /* nothing hosted yet (a broker of a cluster hosts its partitions
+         * once the controller says; its coordinators load a partition when
+         * they come to lead it: br_groups_leadership_changed) */
         return 0;
     }
     struct grp_load_stats st = {0, 0};
     for (int32_t i = 0; i < t->npartitions; i++) {
+        if (t->partitions[i].role != BR_ROLE_LEADER) {
+            continue;
+        }
         int err = br_grp_load_partition(b->groups, &t->partitions[i], &st);
         if (err != 0) {
             return err;
@@ -314,17 +268,13 @@ static void *arena_array(struct kp_arena *a, size_t n, size_t size)
     return kp_arena_alloc(a, (n == 0 ? 1 : n) * size);
 }
 
+/* Any partition of the cluster, hosted here or not (Kafka checks its
+ * metadata cache). */
 static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t partition)
 {
-    if (b->cluster) {
-        /* any partition of the cluster, hosted here or not (Kafka checks
-         * its metadata cache) */
-        const struct br_mc_partition *mp =
-            topic.len > 0 ? br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, partition) : NULL;
-        return mp != NULL && mp->present;
-    }
-    struct br_topic *t = br_broker_find_topic(b, topic);
-    return t != NULL && partition >= 0 && partition < t->npartitions;
+    const struct br_mc_partition *mp =
+        topic.len > 0 ? br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, partition) : NULL;
+    return mp != NULL && mp->present;
 }
 
 /*
@@ -609,9 +559,9 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
             items[i].err = coord;
         }
     } else {
-        if (r->b->cluster && q->GroupId.len >= 0) {
+        if (q->GroupId.len >= 0) {
             int gerr = 0;
-            gp = cluster_group_partition(r->b, q->GroupId.ptr, (size_t)q->GroupId.len, &gerr);
+            gp = group_partition(r->b, q->GroupId.ptr, (size_t)q->GroupId.len, &gerr);
         }
         (void)br_grp_commit(r->b->groups, q->GroupId, r->version >= 1 ? q->MemberId : kp_str_c(""),
                             r->version >= 1 ? q->GenerationId : -1, retention, items, n, &seq);
@@ -642,11 +592,6 @@ static int offset_commit(struct br_req *r, struct grp_commit *items)
         commit_settle(r->b, q->GroupId, seq, KP_ERR_REQUEST_TIMED_OUT, NULL);
         return err;
     }
-    if (!r->b->cluster) {
-        /* a standalone broker: its log is the whole ISR */
-        commit_settle(r->b, q->GroupId, seq, KP_ERR_NONE, NULL);
-        return br_respond(r, &resp);
-    }
     if (gp == NULL) {
         commit_settle(r->b, q->GroupId, seq, KP_ERR_NOT_LEADER_OR_FOLLOWER, &resp);
         return br_respond(r, &resp);
@@ -674,13 +619,8 @@ int br_h_offset_commit(struct br_req *r)
 void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t seq)
 {
     size_t glen = group_id.len > 0 ? (size_t)group_id.len : 0;
-    if (!b->cluster) {
-        /* a standalone broker: its log is the whole ISR */
-        (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, KP_ERR_NONE);
-        return;
-    }
     int gerr = 0;
-    struct br_partition *p = cluster_group_partition(b, group_id.ptr, glen, &gerr);
+    struct br_partition *p = group_partition(b, group_id.ptr, glen, &gerr);
     if (p == NULL) {
         (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq,
                                   KP_ERR_NOT_LEADER_OR_FOLLOWER);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/admin_manager.h"
 #include "server/cluster_wait.h"
 #include "server/group.h"
 #include "server/replication.h"
@@ -29,125 +30,6 @@ int br_h_api_versions(struct br_req *r)
     kp_ApiVersionsResponse_init(&resp);
     resp.ApiKeys.items = r->b->apis;
     resp.ApiKeys.count = (int32_t)r->b->napis;
-    return br_respond(r, &resp);
-}
-
-/* ---------------------------------------------------------------- Metadata */
-
-/* Returns 0 or KP_E_NOMEM (the response's ceiling): the whole response
- * fails then, and is answered and logged as such (br_respond_failed). */
-static int fill_topic_metadata(struct br_req *r, const struct br_topic *t,
-                               struct kp_MetadataResponse_MetadataResponseTopic *out)
-{
-    out->ErrorCode = KP_ERR_NONE;
-    out->Name.ptr = t->name;
-    out->Name.len = (int32_t)strlen(t->name);
-    out->IsInternal = t->internal;
-    out->Partitions.items = arena_array(r, (size_t)t->npartitions, sizeof *out->Partitions.items);
-    if (out->Partitions.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    out->Partitions.count = t->npartitions;
-    for (int32_t i = 0; i < t->npartitions; i++) {
-        struct kp_MetadataResponse_MetadataResponsePartition *p = &out->Partitions.items[i];
-        p->ErrorCode = KP_ERR_NONE;
-        p->PartitionIndex = i;
-        p->LeaderId = r->b->node_id;
-        p->ReplicaNodes.items = &r->b->node_id;
-        p->ReplicaNodes.count = 1;
-        p->IsrNodes.items = &r->b->node_id;
-        p->IsrNodes.count = 1;
-        p->OfflineReplicas.items = NULL;
-        p->OfflineReplicas.count = 0;
-    }
-    return 0;
-}
-
-int br_h_metadata(struct br_req *r)
-{
-    const struct kp_MetadataRequest *q = r->body;
-    struct br_broker *b = r->b;
-    if (b->cluster) {
-        return br_metadata_from_cache(r);
-    }
-    struct kp_MetadataResponse resp;
-    kp_MetadataResponse_init(&resp);
-
-    struct kp_MetadataResponse_MetadataResponseBroker self;
-    self.NodeId = b->node_id;
-    self.Host = kp_str_c(b->advertised_host);
-    self.Port = b->advertised_port;
-    self.Rack = KP_STR_NULL;
-    resp.Brokers.items = &self;
-    resp.Brokers.count = 1;
-    resp.ClusterId = kp_str_c(b->cluster_id);
-    resp.ControllerId = b->node_id;
-
-    /* v0: an empty list means all topics; v1+: null means all, empty none */
-    bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
-    if (all) {
-        resp.Topics.items = arena_array(r, b->ntopics, sizeof *resp.Topics.items);
-        if (resp.Topics.items == NULL) {
-            return KP_E_NOMEM;
-        }
-        resp.Topics.count = (int32_t)b->ntopics;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            int err = fill_topic_metadata(r, b->topics[i], &resp.Topics.items[i]);
-            if (err != 0) {
-                return err;
-            }
-        }
-        return br_respond(r, &resp);
-    }
-
-    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
-    if (resp.Topics.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    resp.Topics.count = q->Topics.count;
-    bool may_create =
-        b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
-    for (int32_t i = 0; i < q->Topics.count; i++) {
-        struct kp_str name = q->Topics.items[i].Name;
-        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
-        struct br_topic *t = br_broker_find_topic(b, name);
-        bool offsets = kp_str_eq_c(name, BR_OFFSETS_TOPIC);
-        if (t == NULL && offsets) {
-            /* the internal topic is made by the group coordinator, with its
-             * own settings (compacted), whatever auto-creation says */
-            int ge = br_groups_ensure_offsets_topic(b);
-            if (ge != 0 && !br_topic_admin_creating(b, name)) {
-                br_warn("cannot create %s", BR_OFFSETS_TOPIC);
-            }
-        } else if (t == NULL && may_create && name.len > 0 && !br_topic_admin_reserved(b, name)) {
-            char err[256];
-            int e = br_broker_create_topic(b, name, b->cfg.num_partitions,
-                                           (int16_t)b->cfg.default_replication_factor, NULL, NULL,
-                                           0, false, err, sizeof err);
-            if (e != 0) {
-                br_warn("auto-creating topic \"%.*s\" failed: %s", (int)name.len, name.ptr, err);
-                out->ErrorCode = (int16_t)kp_err_to_wire(e);
-                out->Name = name;
-                continue;
-            }
-        }
-        if (t == NULL && br_topic_admin_creating(b, name)) {
-            /* being made (Kafka answers so until the topic has its leaders) */
-            out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE;
-            out->Name = name;
-            out->IsInternal = offsets;
-            continue;
-        }
-        if (t == NULL) {
-            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-            out->Name = name;
-            continue;
-        }
-        int err = fill_topic_metadata(r, t, out);
-        if (err != 0) {
-            return err;
-        }
-    }
     return br_respond(r, &resp);
 }
 
@@ -250,7 +132,7 @@ int br_h_produce(struct br_req *r)
     resp.Responses.count = q->TopicData.count;
     /* acks=all on a cluster: the partitions appended wait for their
      * replicas (replication.h) */
-    bool wait_replicas = r->b->cluster && q->Acks == -1;
+    bool wait_replicas = q->Acks == -1;
     size_t nwaits = 0;
     struct br_produce_wait *waits = NULL;
     if (wait_replicas) {
@@ -473,13 +355,11 @@ int br_h_create_topics(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Topics.count = q->Topics.count;
-    /* on a cluster: the answer waits for the topics' ZooKeeper writes */
+    /* what the answer waits for (the topics' ZooKeeper writes on a
+     * cluster) */
     struct br_cluster_create *waiter = NULL;
-    if (b->cluster && !q->ValidateOnly) {
-        waiter = br_cluster_create_begin(b);
-        if (waiter == NULL) {
-            return KP_E_NOMEM;
-        }
+    if (!q->ValidateOnly && b->admin_ops->create_begin(b, &waiter) != 0) {
+        return KP_E_NOMEM;
     }
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_CreateTopicsRequest_CreatableTopic *ct = &q->Topics.items[i];
@@ -547,50 +427,7 @@ int br_h_create_topics(struct br_req *r)
             }
         }
     }
-    if (b->cluster) {
-        /* answered once ZooKeeper took the writes (or refused them: a topic
-         * made meanwhile through another broker) and, with a timeout, once
-         * the controller's UpdateMetadata named a leader for every partition */
-        int rc = waiter != NULL ? br_cluster_park_create(waiter, r, &resp, q->TimeoutMs) : 1;
-        return rc <= 0 ? rc : br_respond(r, &resp);
-    }
-    /* the topics being made are waited for (timeout_ms), off the reactor */
-    return br_topic_admin_answer_create(r, &resp, q->TimeoutMs, q->ValidateOnly);
-}
-
-/* ---------------------------------------------------------------- DeleteTopics */
-
-int br_h_delete_topics(struct br_req *r)
-{
-    if (r->b->cluster) {
-        return br_cluster_delete_topics(r);
-    }
-    const struct kp_DeleteTopicsRequest *q = r->body;
-    struct kp_DeleteTopicsResponse resp;
-    kp_DeleteTopicsResponse_init(&resp);
-    resp.Responses.items =
-        arena_array(r, (size_t)q->TopicNames.count, sizeof *resp.Responses.items);
-    if (resp.Responses.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    resp.Responses.count = q->TopicNames.count;
-    for (int32_t i = 0; i < q->TopicNames.count; i++) {
-        struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
-        out->Name = q->TopicNames.items[i];
-        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
-        if (t == NULL) {
-            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-        } else if (!r->b->cfg.delete_topic_enable) {
-            out->ErrorCode = KP_ERR_TOPIC_DELETION_DISABLED;
-        } else if (t->internal) {
-            out->ErrorCode = KP_ERR_INVALID_REQUEST;
-        } else {
-            /* started (answered once its directories are gone); the name
-             * view points into the frame, not into the topic */
-            out->ErrorCode = (int16_t)kp_err_to_wire(br_topic_admin_delete(r->b, t));
-        }
-    }
-    return br_topic_admin_answer_delete(r, &resp, q->TimeoutMs);
+    return b->admin_ops->create_answer(r, waiter, &resp, q->TimeoutMs, q->ValidateOnly);
 }
 
 /* ---------------------------------------------------------------- InitProducerId */
@@ -607,148 +444,14 @@ int br_h_init_producer_id(struct br_req *r)
                 br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
         return br_respond(r, &resp);
     }
-    if (r->b->cluster) {
-        /* ids unique across the cluster: blocks claimed in ZooKeeper */
-        return br_cluster_init_producer_id(r);
-    }
-    int64_t id = -1;
-    int err = br_broker_next_producer_id(r->b, &id);
-    resp.ErrorCode = (int16_t)kp_err_to_wire(err);
-    resp.ProducerId = err == 0 ? id : -1;
-    resp.ProducerEpoch = err == 0 ? 0 : -1;
-    return br_respond(r, &resp);
+    /* ids unique across the cluster (blocks claimed in ZooKeeper), or this
+     * broker's */
+    return r->b->admin_ops->init_producer_id(r);
 }
 
 /* ---------------------------------------------------------------- DescribeConfigs */
 
 #define RESOURCE_TOPIC 2
-#define RESOURCE_BROKER 4
-
-static bool key_wanted(const struct kp_str *keys, int32_t nkeys, const char *name)
-{
-    if (nkeys < 0) {
-        return true; /* null: every key */
-    }
-    for (int32_t i = 0; i < nkeys; i++) {
-        if (kp_str_eq_c(keys[i], name)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static struct kp_str arena_copy(struct kp_arena *a, const char *s)
-{
-    if (s == NULL) {
-        return KP_STR_NULL;
-    }
-    size_t n = strlen(s);
-    char *c = kp_arena_alloc(a, n + 1);
-    if (c == NULL) {
-        return KP_STR_NULL;
-    }
-    memcpy(c, s, n + 1);
-    struct kp_str out = {c, (int32_t)n};
-    return out;
-}
-
-/* One config of a DescribeConfigs result: its fields and, asked for, its
- * one synonym (name NULL: the config's own). KP_E_NOMEM or 0. */
-static int describe_entry(struct kp_arena *a,
-                          struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c,
-                          const char *name, const char *value, bool read_only, int8_t source,
-                          bool sensitive, bool synonyms, const char *synonym)
-{
-    c->Name = kp_str_c(name);
-    c->Value = arena_copy(a, value);
-    c->ReadOnly = read_only;
-    c->IsDefault = source == BR_CONFIG_SOURCE_DEFAULT;
-    c->ConfigSource = source;
-    c->IsSensitive = sensitive;
-    c->Synonyms.count = 0;
-    if (!synonyms) {
-        return 0;
-    }
-    struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn = kp_arena_alloc(a, sizeof *syn);
-    if (syn == NULL) {
-        return KP_E_NOMEM;
-    }
-    syn->Name = synonym != NULL ? kp_str_c(synonym) : c->Name;
-    syn->Value = c->Value;
-    syn->Source = source;
-    c->Synonyms.items = syn;
-    c->Synonyms.count = 1;
-    return 0;
-}
-
-int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
-                                struct kp_str name, const struct kp_str *keys, int32_t nkeys,
-                                bool synonyms, const struct br_topic_config *topic_config,
-                                struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
-{
-    out->ResourceType = type;
-    out->ResourceName = name;
-    out->ErrorMessage = KP_STR_NULL;
-    size_t cap = type == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT : (size_t)BR_CFG__COUNT;
-    out->Configs.items = kp_arena_alloc(a, cap * sizeof *out->Configs.items);
-    if (out->Configs.items == NULL) {
-        return KP_E_NOMEM;
-    }
-    out->Configs.count = 0;
-    if (type == RESOURCE_TOPIC) {
-        const struct br_topic_config *tc = topic_config;
-        if (tc == NULL) {
-            const struct br_topic *t = br_broker_find_topic(b, name);
-            tc = t != NULL ? &t->config : NULL;
-        }
-        if (tc == NULL) {
-            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-            return 0;
-        }
-        for (int k = 0; k < BR_TCFG__COUNT; k++) {
-            struct br_topic_config_entry e;
-            br_topic_config_entry(tc, &b->cfg, (enum br_topic_config_key)k, &e);
-            if (!key_wanted(keys, nkeys, e.name)) {
-                continue;
-            }
-            const char *synonym =
-                e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
-                    ? NULL
-                    : e.broker_synonyms[0];
-            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
-                               e.read_only, e.source, e.sensitive, synonyms, synonym) != 0) {
-                return KP_E_NOMEM;
-            }
-        }
-        out->ErrorCode = KP_ERR_NONE;
-        return 0;
-    }
-    if (type == RESOURCE_BROKER) {
-        char self[16];
-        (void)snprintf(self, sizeof self, "%" PRId32, b->node_id);
-        if (name.len > 0 && !kp_str_eq_c(name, self)) {
-            out->ErrorCode = KP_ERR_INVALID_REQUEST;
-            out->ErrorMessage = arena_copy(a, "unexpected broker id: this is broker");
-            return 0;
-        }
-        for (int k = 0; k < BR_CFG__COUNT; k++) {
-            struct br_config_entry e;
-            br_config_entry(&b->cfg, (enum br_config_key)k, &e);
-            if (e.name == NULL || !key_wanted(keys, nkeys, e.name)) {
-                continue;
-            }
-            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
-                               e.read_only, e.source, e.sensitive, synonyms, NULL) != 0) {
-                return KP_E_NOMEM;
-            }
-        }
-        out->ErrorCode = KP_ERR_NONE;
-        return 0;
-    }
-    out->ErrorCode = KP_ERR_INVALID_REQUEST;
-    out->ErrorMessage = arena_copy(a, "unsupported resource type");
-    return 0;
-}
 
 /* A topic of the cluster this broker hosts no replica of: its configs are
  * read from ZooKeeper, as a Kafka 2.0 broker's AdminManager reads every
@@ -756,7 +459,7 @@ int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t 
 static bool elsewhere(struct br_broker *b,
                       const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res)
 {
-    return b->cluster && res->ResourceType == RESOURCE_TOPIC && res->ResourceName.len > 0 &&
+    return res->ResourceType == RESOURCE_TOPIC && res->ResourceName.len > 0 &&
            br_broker_find_topic(b, res->ResourceName) == NULL &&
            br_mc_topic(&b->mc, res->ResourceName.ptr, (size_t)res->ResourceName.len) != NULL;
 }

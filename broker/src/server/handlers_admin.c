@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
+#include "server/admin_manager.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -215,11 +216,8 @@ static void fill_result(struct br_req *r, int rc, const char *msg, struct br_con
     out->message = rc != 0 && msg[0] != '\0' ? arena_str(r, msg) : KP_STR_NULL;
 }
 
-int br_h_alter_configs(struct br_req *r)
+static int alter_configs(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_alter_configs(r, false);
-    }
     const struct kp_AlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -249,11 +247,8 @@ int br_h_alter_configs(struct br_req *r)
     return br_topic_admin_answer_configs(r, results, nres);
 }
 
-int br_h_incremental_alter_configs(struct br_req *r)
+static int incremental_alter_configs(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_alter_configs(r, true);
-    }
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     struct br_config_result *results = arena_array(r, nres, sizeof *results);
@@ -282,6 +277,11 @@ int br_h_incremental_alter_configs(struct br_req *r)
         fill_result(r, rc, msg, out);
     }
     return br_topic_admin_answer_configs(r, results, nres);
+}
+
+int br_standalone_alter_configs(struct br_req *r, bool incremental)
+{
+    return incremental ? incremental_alter_configs(r) : alter_configs(r);
 }
 
 /* ---------------------------------------------------------------- DeleteRecords */
@@ -630,11 +630,8 @@ int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uin
     return 0;
 }
 
-int br_h_create_partitions(struct br_req *r)
+int br_standalone_create_partitions(struct br_req *r)
 {
-    if (r->b->cluster) {
-        return br_cluster_create_partitions(r);
-    }
     const struct kp_CreatePartitionsRequest *q = r->body;
     int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;
     struct kp_CreatePartitionsResponse resp;
@@ -680,4 +677,60 @@ int br_h_create_partitions(struct br_req *r)
     resp.Results.count = count;
     /* the partitions being made are waited for (timeout_ms), off the reactor */
     return br_topic_admin_answer_partitions(r, &resp, q->TimeoutMs, q->ValidateOnly);
+}
+
+/* ---------------------------------------------------------------- DeleteTopics */
+
+int br_standalone_delete_topics(struct br_req *r)
+{
+    const struct kp_DeleteTopicsRequest *q = r->body;
+    struct kp_DeleteTopicsResponse resp;
+    kp_DeleteTopicsResponse_init(&resp);
+    resp.Responses.items =
+        kp_arena_alloc(r->arena, (size_t)(q->TopicNames.count > 0 ? q->TopicNames.count : 1) *
+                                      sizeof *resp.Responses.items);
+    if (resp.Responses.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Responses.count = q->TopicNames.count;
+    for (int32_t i = 0; i < q->TopicNames.count; i++) {
+        struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
+        out->Name = q->TopicNames.items[i];
+        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
+        if (t == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        } else if (!r->b->cfg.delete_topic_enable) {
+            out->ErrorCode = KP_ERR_TOPIC_DELETION_DISABLED;
+        } else if (t->internal) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+        } else {
+            /* started (answered once its directories are gone); the name
+             * view points into the frame, not into the topic */
+            out->ErrorCode = (int16_t)kp_err_to_wire(br_topic_admin_delete(r->b, t));
+        }
+    }
+    return br_topic_admin_answer_delete(r, &resp, q->TimeoutMs);
+}
+
+/* ---------------------------------------------------------------- CreateTopics */
+
+int br_standalone_create_topic(struct br_broker *b, struct br_topic_meta *m,
+                               const struct br_topic_config *tc, char *err, size_t errlen)
+{
+    /* every replica is this broker (a replication factor of 1 here) */
+    size_t n = (size_t)m->partitions * (size_t)m->replication_factor;
+    m->replicas = kp_calloc(n, sizeof *m->replicas);
+    if (m->replicas == NULL) {
+        (void)snprintf(err, errlen, "out of memory");
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        m->replicas[i] = b->node_id;
+    }
+    /* the topic is stored and its logs made off the reactor; it appears
+     * once they exist (topic_admin.h) */
+    int e = br_topic_admin_create(b, m, tc, err, errlen);
+    kp_free(m->replicas);
+    m->replicas = NULL;
+    return e;
 }

@@ -4,11 +4,12 @@
 #include "server/state.h"
 
 #include "base/logging.h"
+#include "base/number.h"
+#include "server/admin_manager.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------- producer ids */
 
@@ -30,12 +31,10 @@ int br_producer_ids_load(struct br_broker *b)
     FILE *f = fopen(path, "r");
     if (f != NULL) {
         char line[64];
-        char *end = NULL;
-        long long v = -1;
+        int64_t v = -1;
         if (fgets(line, sizeof line, f) != NULL) {
-            errno = 0;
-            v = strtoll(line, &end, 10);
-            if (errno != 0 || end == line || (*end != '\n' && *end != '\0') || v < 0) {
+            size_t len = strcspn(line, "\n");
+            if (!br_num_parse_i64(line, len, 0, INT64_MAX, &v)) {
                 v = -1;
             }
         }
@@ -43,7 +42,7 @@ int br_producer_ids_load(struct br_broker *b)
         if (v < 0) {
             br_warn("%s is not a producer id: ignored (ids start from the clock)", path);
         } else if (v >= next) {
-            next = (int64_t)v;
+            next = v;
         }
     }
     b->next_producer_id = next;
@@ -66,4 +65,16 @@ int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
     }
     *id = b->next_producer_id++;
     return 0;
+}
+
+int br_standalone_init_producer_id(struct br_req *r)
+{
+    struct kp_InitProducerIdResponse resp;
+    kp_InitProducerIdResponse_init(&resp);
+    int64_t id = -1;
+    int err = br_broker_next_producer_id(r->b, &id);
+    resp.ErrorCode = (int16_t)kp_err_to_wire(err);
+    resp.ProducerId = err == 0 ? id : -1;
+    resp.ProducerEpoch = err == 0 ? 0 : -1;
+    return br_respond(r, &resp);
 }

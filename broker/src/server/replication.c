@@ -1204,7 +1204,7 @@ int16_t br_replication_append_outcome(const struct br_partition *p, int64_t requ
         /* in the log and replicated: said so even when the ISR shrank
          * below min.insync.replicas meanwhile (Kafka's
          * checkEnoughReplicasReachOffset) */
-        return p->nisr < p->topic->config.min_insync_replicas
+        return br_partition_check_acks(p, -1, p->topic->config.min_insync_replicas) != 0
                    ? KP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND
                    : KP_ERR_NONE;
     }

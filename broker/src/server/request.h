@@ -78,7 +78,6 @@ void br_complete_controlled_shutdowns(struct br_broker *b);
  * is freed. */
 void br_complete_controller_requests(struct br_broker *b);
 void br_controller_requests_free(struct br_broker *b);
-int br_metadata_from_cache(struct br_req *r);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
  * Kafka's AdminZkClient writes it (its config, then its assignment: manual,
  * m->partitions x m->replication_factor ids partition-major, or, NULL, over
@@ -149,8 +148,6 @@ void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n);
  * change notifications are listed again (and watched), those not seen yet
  * applied to the topics hosted here. */
 void br_cluster_config_changes(struct br_broker *b);
-/* A watch of the broker's session fired. */
-void br_cluster_watch(struct br_broker *b, enum br_zk_watch kind, const char *path);
 /* Start (the I/O worker for directory removals), stop (parked requests
  * answered REQUEST_TIMED_OUT for what is not done, the worker's jobs run
  * to their end); br_cluster_admin_free frees the rest. */
@@ -203,8 +200,12 @@ int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uin
 void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
                       int16_t api_key, int16_t version, int32_t correlation_id, const void *resp);
 
-/* Fill b->apis from the dispatch table (the ApiVersions answer). */
-void br_supported_apis_init(struct br_broker *b);
+/* Fill b->apis from the dispatch table (the ApiVersions answer) and
+ * b->api_served: the APIs of the dispatch table this broker serves, the
+ * inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata,
+ * ControlledShutdown, OffsetsForLeaderEpoch) only with inter_broker (a
+ * broker of a ZooKeeper cluster; the composition root says). */
+void br_supported_apis_init(struct br_broker *b, bool inter_broker);
 
 /* Every parked request starts with this: the ops of its kind, so that a
  * dying connection cancels whatever it parked (br_broker_cancel_parked)

@@ -45,6 +45,7 @@ struct br_cluster_member;
 struct br_replication;
 struct br_topic_zk_op;
 struct br_cluster_create;
+struct br_admin_manager_ops;
 struct br_cwait;
 struct br_cop;
 struct br_worker;
@@ -128,6 +129,9 @@ struct br_broker {
     struct br_cluster_create *creates; /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
     /* during br_broker_create_topic of a CreateTopics on a cluster: the
      * request that waits for the topic's writes, and the topic's index */
+    /* what serves the admin requests (admin_manager.h): chosen with the
+     * mode, in broker.c */
+    const struct br_admin_manager_ops *admin_ops;
     struct br_cluster_create *create_waiter;
     int32_t create_waiter_index;
     /* ControlledShutdown requests waiting for this broker's controller
@@ -142,6 +146,10 @@ struct br_broker {
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
+    /* the replication factor __consumer_offsets is made with:
+     * offsets.topic.replication.factor, capped at 1 standalone (a cluster
+     * of one never grows; set where the mode is chosen, broker.c) */
+    int16_t offsets_topic_rf;
     /* the other admin requests of a cluster (cluster_wait.h): those
      * parked, their ZooKeeper requests in flight, the worker that removes
      * deleted partitions' directories */
@@ -161,6 +169,7 @@ struct br_broker {
     /* the ApiVersions answer, from the dispatch table */
     struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
     size_t napis;
+    bool api_served[BR_MAX_APIS]; /* by ApiKey */
     /* the admin API (admin_feed.h): what it publishes, and what it counts */
     struct br_admin_feed *admin_feed;
     struct br_api_stats api_stats[BR_MAX_APIS];

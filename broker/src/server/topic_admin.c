@@ -3,9 +3,13 @@
 
 #include "server/topic_admin.h"
 
+#include "server/topic_admin_internal.h"
+
 #include "base/logging.h"
 #include "base/worker.h"
 #include "cluster/metadata_async.h"
+#include "server/admin_manager.h"
+#include "server/local_controller.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -108,165 +112,6 @@ struct br_topic_admin {
     bool stopping;
 };
 
-/* A job of the worker on a topic's partition logs. */
-struct log_job {
-    struct br_job job; /* first: comes back as BR_MAIL_LOG_JOB */
-    uint64_t op;
-    bool make; /* make the logs; else remove the directories */
-    bool sync; /* only fsync the log dirs (log_dirs) */
-    char name[BR_TOPIC_NAME_MAX + 1];
-    int32_t n;     /* partitions (make) or directories (remove) */
-    int32_t first; /* make: the logs made are [first, n) (partitions added) */
-    /* make: the log dirs (b->cfg.log_dirs: the strings do not change while
-     * the broker runs), each partition's dir (owned copy), the settings;
-     * the logs made, owned by the job until the reactor takes them */
-    char *const *log_dirs;
-    size_t n_log_dirs;
-    size_t *dirs;
-    struct br_log_config lc;
-    struct br_log **logs;
-    /* remove: the directories (owned; NULL entries are skipped) */
-    char **paths;
-    int rc;
-    char err[256];
-};
-
-/* ---------------------------------------------------------------- the worker's side */
-
-static int partition_path(const char *log_dir, const char *topic, int32_t p, char *buf, size_t cap)
-{
-    int n = snprintf(buf, cap, "%s/%s-%" PRId32, log_dir, topic, p);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-static int fsync_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        return -1;
-    }
-    int rc = fsync(fd);
-    int saved = errno;
-    (void)close(fd);
-    errno = saved;
-    return rc;
-}
-
-/* Makes each partition's log; on failure removes what it made. */
-static void make_logs(struct log_job *j)
-{
-    char path[PATH_MAX];
-    int32_t made = j->first; /* partitions [first, made) may have a directory of this job's */
-    bool used[BR_CONFIG_MAX_LOG_DIRS];
-    memset(used, 0, sizeof used);
-    for (int32_t p = j->first; p < j->n; p++) {
-        /* a directory of this name anywhere is someone else's data: never
-         * adopted into a new topic */
-        for (size_t d = 0; d < j->n_log_dirs; d++) {
-            struct stat st;
-            if (partition_path(j->log_dirs[d], j->name, p, path, sizeof path) != 0) {
-                (void)snprintf(j->err, sizeof j->err, "the path of %.200s-%" PRId32 " is too long",
-                               j->name, p);
-                goto out_undo;
-            }
-            if (lstat(path, &st) == 0) {
-                (void)snprintf(j->err, sizeof j->err,
-                               "%.150s already exists: it is not taken into a new partition "
-                               "(move it away, then try again)",
-                               path);
-                goto out_undo;
-            }
-            if (errno != ENOENT) {
-                (void)snprintf(j->err, sizeof j->err, "%.150s: %s", path, strerror(errno));
-                goto out_undo;
-            }
-        }
-        if (partition_path(j->log_dirs[j->dirs[p]], j->name, p, path, sizeof path) != 0) {
-            (void)snprintf(j->err, sizeof j->err, "the path of %.200s-%" PRId32 " is too long",
-                           j->name, p);
-            goto out_undo;
-        }
-        made = p + 1; /* from here its directory may exist */
-        /* no budget on this thread: the reactor hands the log to its own */
-        /* (epoch 0 is recorded by the partition's first append, see
-         * partition_setup: an empty partition writes no checkpoint) */
-        int rc = br_log_open(path, &j->lc, 0, NULL, &j->logs[p]);
-        if (rc != 0) {
-            (void)snprintf(j->err, sizeof j->err, "cannot make the log %.150s: %s", path,
-                           rc < 0 ? kp_err_str(rc) : kp_err_name(rc));
-            goto out_undo;
-        }
-        used[j->dirs[p]] = true;
-    }
-    /* the new directories' entries, durable */
-    for (size_t d = 0; d < j->n_log_dirs; d++) {
-        if (used[d] && fsync_dir(j->log_dirs[d]) != 0) {
-            (void)snprintf(j->err, sizeof j->err, "%.150s: fsync: %s", j->log_dirs[d],
-                           strerror(errno));
-            goto out_undo;
-        }
-    }
-    j->rc = 0;
-    return;
-
-out_undo:
-    j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
-    br_error("%s topic %s: %s", j->first > 0 ? "adding partitions to" : "creating", j->name,
-             j->err);
-    for (int32_t q = j->first; q < made; q++) {
-        br_log_close(j->logs[q]);
-        j->logs[q] = NULL;
-        if (partition_path(j->log_dirs[j->dirs[q]], j->name, q, path, sizeof path) == 0 &&
-            br_log_dir_remove(path) != 0) {
-            br_error("cannot remove %s of a topic that was not created", path);
-        }
-    }
-}
-
-static void sync_log_dirs(struct log_job *j)
-{
-    j->rc = 0;
-    for (size_t d = 0; d < j->n_log_dirs; d++) {
-        if (fsync_dir(j->log_dirs[d]) != 0 && j->rc == 0) {
-            j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            (void)snprintf(j->err, sizeof j->err, "%.150s: fsync: %s", j->log_dirs[d],
-                           strerror(errno));
-        }
-    }
-}
-
-static void remove_dirs(struct log_job *j)
-{
-    j->rc = 0;
-    for (int32_t i = 0; i < j->n; i++) {
-        if (j->paths[i] == NULL) {
-            continue;
-        }
-        int rc = br_log_dir_delete(j->paths[i]);
-        if (rc != 0 && j->rc == 0) {
-            j->rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            (void)snprintf(j->err, sizeof j->err, "cannot delete %.150s: %s", j->paths[i],
-                           rc < 0 ? kp_err_str(rc) : kp_err_name(rc));
-        }
-    }
-}
-
-/* The worker thread: touches the job and the files it names only. */
-static void log_job_run(struct br_job *job)
-{
-    struct log_job *j = (struct log_job *)(void *)job;
-    j->err[0] = '\0';
-    if (j->sync) {
-        sync_log_dirs(j);
-    } else if (j->make) {
-        make_logs(j);
-    } else {
-        remove_dirs(j);
-    }
-}
-
-static const struct br_job_ops log_job_ops = {"partition logs", log_job_run};
-
 /* ---------------------------------------------------------------- jobs */
 
 /* Finished work back on the reactor thread (the mailbox delivers it). */
@@ -279,7 +124,7 @@ static struct log_job *log_job_new(const struct topic_op *op, bool make, int32_t
     if (j == NULL) {
         return NULL;
     }
-    j->job.ops = &log_job_ops;
+    j->job.ops = &br_topic_admin_log_job_ops;
     j->job.mail.deliver = log_job_delivered;
     j->op = op->id;
     j->make = make;
@@ -563,7 +408,7 @@ static void undo_dirs(struct br_broker *b, struct topic_op *op)
     }
     char path[PATH_MAX];
     for (int32_t p = op->first; p < op->meta.partitions; p++) {
-        if (partition_path(b->cfg.log_dirs[op->dirs[p]], op->meta.name, p, path, sizeof path) ==
+        if (br_topic_admin_partition_path(b->cfg.log_dirs[op->dirs[p]], op->meta.name, p, path, sizeof path) ==
             0) {
             j->paths[p] = dup_cstr(path);
         }
@@ -598,7 +443,7 @@ static void undo_moves(struct br_broker *b, struct topic_op *op)
         struct br_partition *part = &t->partitions[p];
         char path[PATH_MAX];
         if (part->log == NULL || part->managed == NULL ||
-            partition_path(br_logm_dir(b->logs, br_managed_log_dir(part->managed)), t->name, p,
+            br_topic_admin_partition_path(br_logm_dir(b->logs, br_managed_log_dir(part->managed)), t->name, p,
                            path, sizeof path) != 0 ||
             strcmp(br_log_dir(part->log), path) == 0) {
             continue;
@@ -611,9 +456,18 @@ static void undo_moves(struct br_broker *b, struct topic_op *op)
         }
     }
     for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-        if (fsync_dir(b->cfg.log_dirs[d]) != 0) {
+        if (br_topic_admin_fsync_dir(b->cfg.log_dirs[d]) != 0) {
             br_warn("%s: fsync: %s", b->cfg.log_dirs[d], strerror(errno));
         }
+    }
+}
+
+/* The topics changed: the metadata cache learns it at once, as a
+ * cluster's brokers learn it from the controller (local_controller.h). */
+static void publish(struct br_broker *b, const char *name)
+{
+    if (br_local_controller_publish(b, name, br_broker_find_topic(b, kp_str_c(name))) != 0) {
+        br_error("topic %s: out of memory telling the metadata cache", name);
     }
 }
 
@@ -632,8 +486,10 @@ static void delete_stored(struct br_broker *b, struct topic_op *op)
         log_job_free(j);
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
         op_finish(b, op);
+        publish(b, op->meta.name);
         return;
     }
+    publish(b, op->meta.name);
     op->step = STEP_REMOVE_DIRS;
     br_worker_submit(b->admin->worker, &j->job);
 }
@@ -697,6 +553,7 @@ static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j
         undo_dirs(b, op);
         return;
     }
+    publish(b, op->meta.name);
     /* their logs were made with the configs of when they were asked for:
      * configs stored since then apply to them too */
     apply_log_config(t, op->first);
@@ -725,6 +582,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
             undo_dirs(b, op);
             return;
         }
+        publish(b, op->meta.name);
         br_info("created topic %s with %" PRId32 " partition(s) in %" PRId64 " ms", op->meta.name,
                 op->meta.partitions, br_now_mono_ms() - op->started_ms);
         op_finish(b, op);

@@ -5,6 +5,7 @@
 #include "server/state.h"
 
 #include "base/logging.h"
+#include "server/admin_manager.h"
 #include "server/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
@@ -271,170 +272,6 @@ int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partit
     return 0;
 }
 
-/* Kafka's AdminZkClient.validateCreateOrUpdateTopic (2.0): a name holding
- * '.' or '_' must not collide with an existing topic's ('.' and '_' clash in
- * metric names), even for validate_only; the message is Kafka's. */
-static int check_collisions(const struct br_broker *b, const char *name, char *err, size_t errlen)
-{
-    if (strpbrk(name, "._") == NULL) {
-        return 0;
-    }
-    size_t n = 0;
-    size_t used = 0;
-    size_t count = b->cluster ? b->mc.ntopics : b->ntopics;
-    for (size_t i = 0; i < count; i++) {
-        const char *other = b->cluster ? b->mc.topics[i]->name : b->topics[i]->name;
-        if (!br_topic_names_collide(other, name)) {
-            continue;
-        }
-        int w = n == 0 ? snprintf(err, errlen, "Topic '%s' collides with existing topics: %s", name,
-                                  other)
-                       : snprintf(err + used, errlen - used, ", %s", other);
-        if (w > 0) {
-            used += (size_t)w;
-        }
-        if (used >= errlen) {
-            used = errlen - 1; /* the list is cut, the code stands */
-        }
-        n++;
-    }
-    return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
-}
-
-bool br_broker_known(const struct br_broker *b, int32_t id)
-{
-    return b->cluster ? br_mc_broker(&b->mc, id) != NULL : id == b->node_id;
-}
-
-size_t br_broker_live_count(const struct br_broker *b)
-{
-    return b->cluster ? b->mc.nbrokers : 1;
-}
-
-int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
-                           int16_t replication_factor, const int32_t *replicas,
-                           const struct br_kv *configs, size_t nconfigs, bool validate_only,
-                           char *err, size_t errlen)
-{
-    char cname[BR_TOPIC_NAME_MAX + 1];
-    err[0] = '\0';
-    if (name.len <= 0 || (size_t)name.len >= sizeof cname) {
-        (void)snprintf(err, errlen, "invalid topic name length %" PRId32, name.len);
-        return KP_ERR_INVALID_TOPIC_EXCEPTION;
-    }
-    memcpy(cname, name.ptr, (size_t)name.len);
-    cname[name.len] = '\0';
-    if (!br_topic_name_valid(cname, (size_t)name.len)) {
-        (void)snprintf(err, errlen, "topic name \"%s\" is illegal: use 1-249 of [a-zA-Z0-9._-]",
-                       cname);
-        return KP_ERR_INVALID_TOPIC_EXCEPTION;
-    }
-    if (br_broker_find_topic(b, name) != NULL ||
-        (b->cluster && br_mc_topic(&b->mc, cname, (size_t)name.len) != NULL)) {
-        (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
-        return KP_ERR_TOPIC_ALREADY_EXISTS;
-    }
-    if (br_topic_admin_reserved(b, name)) {
-        /* the name is taken while a creation or deletion of it goes on */
-        (void)snprintf(err, errlen, "topic \"%s\" is being created or deleted", cname);
-        return KP_ERR_TOPIC_ALREADY_EXISTS;
-    }
-    int ce = check_collisions(b, cname, err, errlen);
-    if (ce != 0) {
-        return ce;
-    }
-    if (partitions < 1 || partitions > BR_MAX_PARTITIONS) {
-        (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
-        return KP_ERR_INVALID_PARTITIONS;
-    }
-    if (!b->cluster && (replication_factor < 1 || replication_factor > 1)) {
-        (void)snprintf(err, errlen,
-                       "replication factor %d is invalid: this cluster has 1 live broker",
-                       replication_factor);
-        return KP_ERR_INVALID_REPLICATION_FACTOR;
-    }
-    struct br_topic_config tc;
-    br_topic_config_from_broker(&b->cfg, &tc);
-    struct br_topic_meta m;
-    memset(&m, 0, sizeof m);
-    (void)snprintf(m.name, sizeof m.name, "%s", cname);
-    m.partitions = partitions;
-    m.replication_factor = replication_factor;
-    char keys[BR_MAX_TOPIC_CONFIGS][128];
-    char values[BR_MAX_TOPIC_CONFIGS][1024];
-    struct br_meta_config kvs[BR_MAX_TOPIC_CONFIGS];
-    if (nconfigs > BR_MAX_TOPIC_CONFIGS) {
-        (void)snprintf(err, errlen, "too many configs");
-        return KP_ERR_INVALID_CONFIG;
-    }
-    /* A key given twice: the later value, as Kafka 2.0 takes it
-     * (CreateTopicsRequest puts the entries in a HashMap; AdminManager
-     * validates and stores what the map holds). */
-    size_t nkept = 0;
-    for (size_t i = 0; i < nconfigs; i++) {
-        struct kp_str k = configs[i].key;
-        struct kp_str v = configs[i].value;
-        if (k.len <= 0 || (size_t)k.len >= sizeof keys[i] || v.len < 0 ||
-            (size_t)v.len >= sizeof values[i]) {
-            (void)snprintf(err, errlen, "config %.*s: missing or oversized value",
-                           k.len > 0 ? (int)k.len : 0, k.ptr != NULL ? k.ptr : "");
-            return KP_ERR_INVALID_CONFIG;
-        }
-        size_t at = nkept;
-        for (size_t j = 0; j < nkept; j++) {
-            if (strlen(keys[j]) == (size_t)k.len && memcmp(keys[j], k.ptr, (size_t)k.len) == 0) {
-                at = j;
-                break;
-            }
-        }
-        memcpy(keys[at], k.ptr, (size_t)k.len);
-        keys[at][k.len] = '\0';
-        memcpy(values[at], v.ptr, (size_t)v.len);
-        values[at][v.len] = '\0';
-        if (at == nkept) {
-            nkept++;
-        }
-    }
-    for (size_t i = 0; i < nkept; i++) {
-        int e = br_topic_config_set(&tc, keys[i], values[i], err, errlen);
-        if (e != 0) {
-            return e;
-        }
-        kvs[i].key = keys[i];
-        kvs[i].value = values[i];
-    }
-    m.configs = kvs;
-    m.n_configs = nkept;
-    if (b->cluster) {
-        /* the replicas placed over the live brokers; validate_only checks
-         * that they are enough */
-        if (replication_factor < 1 || (size_t)replication_factor > b->mc.nbrokers) {
-            (void)snprintf(err, errlen,
-                           "Replication factor: %d larger than available brokers: %zu.",
-                           replication_factor, b->mc.nbrokers);
-            return KP_ERR_INVALID_REPLICATION_FACTOR;
-        }
-        return validate_only ? 0 : br_cluster_create_topic(b, &m, replicas, err, errlen);
-    }
-    if (validate_only) {
-        return 0;
-    }
-    /* every replica is this broker (a replication factor of 1 here) */
-    m.replicas = kp_calloc((size_t)partitions * (size_t)replication_factor, sizeof *m.replicas);
-    if (m.replicas == NULL) {
-        (void)snprintf(err, errlen, "out of memory");
-        return KP_ERR_KAFKA_STORAGE_ERROR;
-    }
-    for (size_t i = 0; i < (size_t)partitions * (size_t)replication_factor; i++) {
-        m.replicas[i] = b->node_id;
-    }
-    /* the topic is stored and its logs made off the reactor; it appears
-     * once they exist (topic_admin.h) */
-    int e = br_topic_admin_create(b, &m, &tc, err, errlen);
-    kp_free(m.replicas);
-    return e;
-}
-
 int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
 {
     int rc = 0;
@@ -478,8 +315,7 @@ int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t 
     if (p->log == NULL) {
         return 0;
     }
-    /* nothing waits on it or fetches for it any more */
-    br_replication_forget(b, p);
+    /* nothing waits on it any more (its caller stopped its fetching) */
     br_purgatory_complete_key(&b->purgatory, &p->delayed);
     /* renamed to its delete name first (Kafka's LogManager.asyncDelete):
      * the partition's own name is free at once for a topic made again
@@ -535,10 +371,9 @@ struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_s
         *err = 0;
         return &t->partitions[index];
     }
-    bool known = t != NULL && index >= 0 && index < t->npartitions;
-    if (b->cluster && topic.len > 0) {
-        known = br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, index) != NULL;
-    }
+    /* any partition of the cluster, hosted here or not */
+    bool known =
+        topic.len > 0 && br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, index) != NULL;
     *err = known ? KP_ERR_NOT_LEADER_OR_FOLLOWER : KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     return NULL;
 }
@@ -563,7 +398,6 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
         for (int32_t i = 0; i < n; i++) {
             br_partition_init(&t->partitions[i], t, i, &b->purgatory);
         }
-        br_cluster_read_topic_configs(b, t->name);
         return t;
     }
     if (n <= t->npartitions) {

@@ -4,6 +4,7 @@
 #include "storage/checkpoint.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 
 #include <samsa-protocol/alloc.h>
 
@@ -69,7 +70,7 @@ static int next_line(struct text *t, const char **line, size_t *len)
 
 /*
  * Strict decimal integer: optional '-', then digits without leading zeros,
- * nothing else; converted with strtoll and checked against [min, max].
+ * nothing else; converted by br_num_parse_i64 within [min, max].
  */
 static int parse_int(struct text *t, const char *p, size_t n, int64_t min, int64_t max,
                      int64_t *out)
@@ -92,19 +93,9 @@ static int parse_int(struct text *t, const char *p, size_t n, int64_t min, int64
     if (p[i] == '0' && (n - i > 1 || i == 1)) {
         return FAIL(t, "integer with a leading zero or negative zero");
     }
-    char buf[INT_FIELD_MAX + 1];
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (errno == ERANGE || end != buf + n) {
+    if (!br_num_parse_i64(p, n, min, max, out)) {
         return FAIL(t, "integer out of range");
     }
-    if (v < min || v > max) {
-        return FAIL(t, "integer out of range");
-    }
-    *out = (int64_t)v;
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "storage/producer_snapshot.h"
 
 #include "base/logging.h"
+#include "base/number.h"
 
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/crc.h>
@@ -132,18 +133,11 @@ static int64_t name_offset(const char *name)
     if (strlen(name) != 20 + sl || strcmp(name + 20, BR_PSNAP_SUFFIX) != 0) {
         return -1;
     }
-    int64_t v = 0;
-    for (size_t i = 0; i < 20; i++) {
-        if (name[i] < '0' || name[i] > '9') {
-            return -1;
-        }
-        int d = name[i] - '0';
-        if (v > (INT64_MAX - d) / 10) {
-            return -1;
-        }
-        v = v * 10 + d;
+    uint64_t v = 0;
+    if (!br_num_parse_u64(name, 20, INT64_MAX, &v)) {
+        return -1;
     }
-    return v;
+    return (int64_t)v;
 }
 
 static int cmp_i64(const void *a, const void *b)

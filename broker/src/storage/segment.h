@@ -28,7 +28,7 @@
  * segment) when it is needed again; a reopen that fails is a storage error
  * of this segment alone, logged once until a reopen succeeds.
  *
- * Internal to the log module (log.c). Everything read from the files is
+ * Internal to the log module (log*.c). Everything read from the files is
  * untrusted: loading checks each index entry, scanning checks each batch.
  * @locality one thread per segment object: the reactor for the log's
  * segments; a log cleaner thread writes a new segment of its own (nothing
@@ -105,9 +105,9 @@ struct br_segment {
     uint64_t writes;          /* bumped at each write of its files (a flush off the
                                * reactor clears the flags only if none came since) */
     bool io_failed;           /* a write failed and the files may not match memory */
-    bool damage_logged;       /* a damaged batch at damage_pos was logged (log.c) */
+    bool damage_logged;       /* a damaged batch at damage_pos was logged (log_read.c) */
     int64_t damage_pos;
-    /* write-behind (log.c, br_log_wb_begin): writeback of the .log was
+    /* write-behind (log_flush.c, br_log_wb_begin): writeback of the .log was
      * started below wb_started, its pages written back and dropped below
      * wb_dropped; both at most size */
     int64_t wb_started;

@@ -17,18 +17,11 @@
 #include <samsa/streams.h>
 
 #include <ctype.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static volatile int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
+#include "example.h"
 
 /* Kafka's demo splits on \W+ after toLowerCase: runs of letters, digits
  * and '_' are words. */
@@ -62,7 +55,9 @@ static int split_words(const struct samsa_st_record *rec, samsa_st_emitter *out,
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        (void)fprintf(stderr, "usage: %s BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]\n", argv[0]);
+        (void)fprintf(stderr,
+                      "usage: %s BROKERS INPUT OUTPUT [APP_ID [COMMIT_MS [KEY=VALUE...]]]\n",
+                      argv[0]);
         return 2;
     }
     const char *app_id = argc > 4 ? argv[4] : "wordcount";
@@ -82,67 +77,9 @@ int main(int argc, char **argv)
     samsa_st_stream *lines = samsa_st_stream_from(t, topics, topic_count);
     samsa_st_stream *words = samsa_st_flat_map(lines, split_words, NULL);
     samsa_st_table *counts = samsa_st_count(samsa_st_group_by_key(words, "counts"), "counts");
-    const char *msg = "out of memory";
-    if (t == NULL || samsa_st_to(samsa_st_to_stream(counts), argv[3]) != SAMSA_OK) {
-        if (t != NULL) {
-            (void)samsa_st_topology_error(t, &msg);
-        }
-        (void)fprintf(stderr, "topology: %s\n", msg);
-        samsa_st_topology_destroy(t);
-        free(inputs);
-        return 1;
-    }
-
-    char errstr[512];
-    samsa_conf *conf = samsa_conf_new();
-    if (conf == NULL ||
-        samsa_conf_set(conf, "bootstrap.servers", argv[1], errstr, sizeof errstr) != SAMSA_OK) {
-        (void)fprintf(stderr, "config: %s\n", errstr);
-        return 1;
-    }
-    const char *state_dir = NULL;
-    for (int i = 6; i < argc; i++) {
-        char *eq = strchr(argv[i], '=');
-        if (eq == NULL) {
-            (void)fprintf(stderr, "not KEY=VALUE: %s\n", argv[i]);
-            return 2;
-        }
-        *eq = '\0';
-        if (strcmp(argv[i], "state.dir") == 0) {
-            state_dir = eq + 1;
-        } else if (samsa_conf_set(conf, argv[i], eq + 1, errstr, sizeof errstr) != SAMSA_OK) {
-            (void)fprintf(stderr, "config: %s\n", errstr);
-            return 2;
-        }
-    }
-    samsa_st_app *app = samsa_st_app_new(t, app_id, conf, commit_ms, errstr, sizeof errstr);
-    samsa_conf_destroy(conf);
-    if (app != NULL && state_dir != NULL) {
-        int err = samsa_st_app_set_state_dir(app, state_dir);
-        if (err != SAMSA_OK) {
-            (void)snprintf(errstr, sizeof errstr, "state.dir: %s", samsa_err_str(err));
-            samsa_st_app_destroy(app);
-            app = NULL;
-        }
-    }
-    if (app == NULL) {
-        (void)fprintf(stderr, "wordcount: %s\n", errstr);
-        samsa_st_topology_destroy(t);
-        free(inputs);
-        return 1;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    (void)sigaction(SIGINT, &sa, NULL);
-    (void)sigaction(SIGTERM, &sa, NULL);
-    (void)fprintf(stderr, "wordcount: running\n");
-    int err = samsa_st_app_run(app, &stop_flag);
-    (void)fprintf(stderr, "wordcount: processed %llu restored %llu (%s)\n",
-                  (unsigned long long)samsa_st_app_processed(app),
-                  (unsigned long long)samsa_st_app_restored(app), samsa_err_str(err));
-    samsa_st_app_destroy(app);
-    samsa_st_topology_destroy(t);
+    int built = samsa_st_to(samsa_st_to_stream(counts), argv[3]);
+    int rc = example_run("wordcount", t, built, argv[1], app_id, commit_ms, argv + 6,
+                         argc > 6 ? argc - 6 : 0);
     free(inputs);
-    return err == SAMSA_OK ? 0 : 1;
+    return rc;
 }

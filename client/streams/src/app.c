@@ -318,20 +318,38 @@ static int add_subscribed(samsa_st_app *app, const char *topic)
     return SAMSA_OK;
 }
 
-/* Partition counts per sub-topology: its source topics must agree (Kafka
- * 2.0's CopartitionedTopicsValidator refuses a mismatch); a sub-topology
- * reading only repartition topics gets the largest count of the others
- * (InternalTopicManager sizes repartition topics so). Then the internal
- * topics are created. */
+/* The sub-topology whose sink writes the repartition topic read by source
+ * node n (its k-th topic), or -1. */
+static long feeding_sub(const samsa_st_topology *t, const struct samsa_st_node *n, size_t k)
+{
+    for (size_t i = 0; i < t->node_count; i++) {
+        const struct samsa_st_node *s = t->nodes[i];
+        if (s->kind == ST_SINK && s->internal && strcmp(s->sink_resolved, n->resolved[k]) == 0) {
+            return (long)s->sub;
+        }
+    }
+    return -1;
+}
+
+/* Partition counts per sub-topology. Its source topics are co-partitioned
+ * (a source of several topics, or a join reaching another source's store):
+ * they must agree, a mismatch is refused naming both (Kafka 2.0's
+ * CopartitionedTopicsValidator). A sub-topology reading repartition topics
+ * only gets the largest count of the sub-topologies writing them, their
+ * own sources' (StreamsPartitionAssignor sizes repartition topics so);
+ * a repartition topic read with other topics takes theirs. Then the
+ * internal topics are created. */
 static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
 {
     const samsa_st_topology *t = app->t;
     int32_t *parts = calloc(t->sub_count + 1, sizeof *parts);
-    if (parts == NULL) {
+    const char **named = calloc(t->sub_count + 1, sizeof *named);
+    if (parts == NULL || named == NULL) {
+        free(parts);
+        free(named);
         return SAMSA_ERR_NOMEM;
     }
     int err = SAMSA_OK;
-    int32_t largest = 0;
     for (size_t i = 0; err == SAMSA_OK && i < t->node_count; i++) {
         const struct samsa_st_node *n = t->nodes[i];
         if (n->kind != ST_SOURCE) {
@@ -355,20 +373,33 @@ static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
                                samsa_err_str(err));
             } else if (parts[n->sub] != 0 && parts[n->sub] != count) {
                 (void)snprintf(errstr, errstr_size,
-                               "topics of one sub-topology must have the same partition count: "
-                               "%s has %d, another has %d",
-                               topic, (int)count, (int)parts[n->sub]);
+                               "co-partitioned topics (read by one sub-topology: a join, or one "
+                               "source of several topics) must have the same partition count: "
+                               "%s has %d, %s has %d",
+                               topic, (int)count, named[n->sub], (int)parts[n->sub]);
                 err = SAMSA_ERR_INVALID_CONFIG;
             } else {
                 parts[n->sub] = count;
-                largest = count > largest ? count : largest;
+                named[n->sub] = topic;
+            }
+        }
+    }
+    /* repartition-only sub-topologies from the ones feeding them, over as
+     * many rounds as a chain of repartitions can be long */
+    for (size_t round = 0; round < t->sub_count; round++) {
+        for (size_t i = 0; i < t->node_count; i++) {
+            const struct samsa_st_node *n = t->nodes[i];
+            if (n->kind != ST_SOURCE || !n->internal || named[n->sub] != NULL) {
+                continue;
+            }
+            long from = feeding_sub(t, n, 0);
+            if (from >= 0 && parts[from] > parts[n->sub]) {
+                parts[n->sub] = parts[from];
             }
         }
     }
     for (size_t s = 0; s < t->sub_count; s++) {
-        if (parts[s] == 0) {
-            parts[s] = largest;
-        }
+        parts[s] = parts[s] > 0 ? parts[s] : 1; /* fed by nothing: read by nothing either */
     }
     for (size_t i = 0; err == SAMSA_OK && i < t->node_count; i++) {
         const struct samsa_st_node *n = t->nodes[i];
@@ -393,6 +424,7 @@ static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
                                           kv_config, 1, errstr, errstr_size);
     }
     free(parts);
+    free(named);
     return err;
 }
 

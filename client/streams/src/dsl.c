@@ -6,76 +6,11 @@
  * KStreamBranch.java, KStreamAggregate.java, KStreamReduce.java,
  * KStreamWindowAggregate.java with 2.1's grace period, KTableSource.java).
  */
-#include "internal.h"
+#include "dsl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct samsa_st_stream {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-    bool key_changed; /* map / flat_map ran: grouping must repartition */
-};
-
-struct samsa_st_grouped {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-    bool windowed;
-    struct samsa_st_windows windows;
-};
-
-struct samsa_st_table {
-    samsa_st_topology *t;
-    samsa_st_node *node;
-};
-
-enum op_kind {
-    OP_FILTER,
-    OP_FILTER_NOT,
-    OP_MAP,
-    OP_MAP_VALUES,
-    OP_FLAT_MAP,
-    OP_PEEK,
-    OP_BRANCH,
-    OP_PASS,
-    OP_AGGREGATE,
-    OP_TABLE_SOURCE,
-};
-
-enum agg_kind { AGG_COUNT, AGG_REDUCE, AGG_AGGREGATE };
-
-struct op {
-    enum op_kind kind;
-    void *opaque;
-    samsa_st_predicate *pred;
-    samsa_st_mapper *mapper;
-    samsa_st_action *action;
-    /* branch */
-    samsa_st_predicate *const *preds;
-    void *const *pred_opaques;
-    size_t pred_count;
-    /* aggregations and tables */
-    enum agg_kind agg;
-    samsa_st_reducer *reducer;
-    samsa_st_aggregator *aggregator;
-    const char *store;
-    bool windowed;
-    struct samsa_st_windows windows;
-};
-
-struct samsa_st_emitter {
-    samsa_st_context *ctx;
-    const struct samsa_st_record *in;
-    enum op_kind kind;
-    /* aggregations: the new aggregate, copied (the application's buffer
-     * may be gone once its callback returned, and the old aggregate it may
-     * point into is freed by the store's put) */
-    struct samsa_st_bytes *result;
-    uint8_t small[64];
-    uint8_t *heap;
-    bool emitted;
-};
 
 int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_st_bytes value)
 {
@@ -102,7 +37,8 @@ int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_s
         return SAMSA_ERR_INVALID_ARG; /* map and map_values emit exactly one */
     }
     e->emitted = true;
-    struct samsa_st_record r = {e->kind == OP_MAP_VALUES ? e->in->key : key, value,
+    struct samsa_st_record r = {e->kind == OP_MAP_VALUES ? e->in->key : key,
+                                e->kind == OP_SELECT_KEY ? e->in->value : value,
                                 e->in->timestamp};
     return samsa_st_forward(e->ctx, &r);
 }
@@ -114,10 +50,9 @@ static uint64_t *dropped_counter(samsa_st_context *ctx)
 
 /* The new aggregate of rec given the old one (data NULL: none) in *out:
  * count's in out's own buffer, the others copied by samsa_st_emit into e,
- * which the caller frees (emitter_done) once the aggregate is stored. */
-static int aggregate_one(const struct op *op, samsa_st_emitter *e,
-                         const struct samsa_st_record *rec, struct samsa_st_bytes old,
-                         struct samsa_st_bytes *out)
+ * which the caller frees (st_emitter_done) once the aggregate is stored. */
+int st_aggregate_one(const struct op *op, samsa_st_emitter *e, const struct samsa_st_record *rec,
+                     struct samsa_st_bytes old, struct samsa_st_bytes *out)
 {
     e->result = out;
     switch (op->agg) {
@@ -146,7 +81,7 @@ static int aggregate_one(const struct op *op, samsa_st_emitter *e,
     return SAMSA_ERR_INVALID_ARG;
 }
 
-static void emitter_done(samsa_st_emitter *e)
+void st_emitter_done(samsa_st_emitter *e)
 {
     free(e->heap);
     e->heap = NULL;
@@ -186,28 +121,37 @@ static int store_and_forward(samsa_st_context *ctx, const struct op *op, samsa_s
     return err;
 }
 
-static int aggregate_process(samsa_st_context *ctx, const struct op *op,
-                             const struct samsa_st_record *rec)
+int st_aggregation_store(samsa_st_context *ctx, const struct op *op,
+                         const struct samsa_st_record *rec, samsa_st_store **out)
 {
+    *out = NULL;
     /* Kafka skips records with a null key or value in aggregations
      * (KStreamAggregate.process, "Skipping record due to null key or value") */
     if (rec->key.data == NULL || rec->value.data == NULL) {
         return SAMSA_OK;
     }
-    samsa_st_store *s = samsa_st_context_store(ctx, op->store);
+    *out = samsa_st_context_store(ctx, op->store);
+    return *out != NULL ? SAMSA_OK : SAMSA_ERR_STATE;
+}
+
+static int aggregate_process(samsa_st_context *ctx, const struct op *op,
+                             const struct samsa_st_record *rec)
+{
+    samsa_st_store *s = NULL;
+    int serr = st_aggregation_store(ctx, op, rec, &s);
     if (s == NULL) {
-        return SAMSA_ERR_STATE;
+        return serr;
     }
     samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = OP_AGGREGATE};
     if (!op->windowed) {
         struct samsa_st_bytes old;
         struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_kv_get(s, rec->key, &old);
-        int err = aggregate_one(op, &e, rec, old, &agg);
+        int err = st_aggregate_one(op, &e, rec, old, &agg);
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, 0, agg);
         }
-        emitter_done(&e);
+        st_emitter_done(&e);
         return err;
     }
     /* TimeWindows.windowsFor (Kafka 2.0): every window [start, start + size)
@@ -233,11 +177,11 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
         struct samsa_st_bytes old;
         struct samsa_st_bytes agg = {NULL, 0};
         (void)samsa_st_window_get(s, rec->key, start, &old);
-        int err = aggregate_one(op, &e, rec, old, &agg);
+        int err = st_aggregate_one(op, &e, rec, old, &agg);
         if (err == SAMSA_OK) {
             err = store_and_forward(ctx, op, s, rec, start, agg);
         }
-        emitter_done(&e);
+        st_emitter_done(&e);
         if (err != SAMSA_OK) {
             return err;
         }
@@ -258,6 +202,7 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
         return op->pred(rec, op->opaque) ? SAMSA_OK : samsa_st_forward(ctx, rec);
     case OP_MAP:
     case OP_MAP_VALUES:
+    case OP_SELECT_KEY:
     case OP_FLAT_MAP: {
         samsa_st_emitter e = {.ctx = ctx, .in = rec, .kind = op->kind};
         int err = op->mapper(rec, &e, op->opaque);
@@ -292,6 +237,13 @@ static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, 
         int err = samsa_st_kv_put(s, rec->key, rec->value);
         return err == SAMSA_OK ? samsa_st_forward(ctx, rec) : err;
     }
+    case OP_JOIN_TABLE:
+    case OP_JOIN_WINDOW:
+    case OP_JOIN_STREAM:
+    case OP_JOIN_TABLES:
+    case OP_SESSION:
+    case OP_SUPPRESS:
+        break; /* nodes of join.c and session.c, which run processors of their own */
     }
     return SAMSA_ERR_INVALID_ARG;
 }
@@ -304,7 +256,7 @@ static void node_name(samsa_st_topology *t, const char *kind, char *buf, size_t 
     (void)snprintf(buf, size, "KSTREAM-%s-%010zu", kind, t->node_count);
 }
 
-static struct op *new_op(samsa_st_topology *t, enum op_kind kind)
+struct op *st_dsl_op(samsa_st_topology *t, enum op_kind kind)
 {
     struct op *op = st_own(t, calloc(1, sizeof(struct op)));
     if (op != NULL) {
@@ -313,18 +265,25 @@ static struct op *new_op(samsa_st_topology *t, enum op_kind kind)
     return op;
 }
 
-static samsa_st_node *add_op_node(samsa_st_topology *t, const char *kind, struct op *op,
-                                  samsa_st_node *const *parents, size_t count)
+samsa_st_node *st_dsl_node_with(samsa_st_topology *t, const char *kind,
+                                const struct samsa_st_processor *proc, struct op *op,
+                                samsa_st_node *const *parents, size_t count)
 {
     char name[64];
     if (op == NULL) {
         return NULL;
     }
     node_name(t, kind, name, sizeof name);
-    return samsa_st_add_processor(t, name, &op_processor, op, parents, count);
+    return samsa_st_add_processor(t, name, proc, op, parents, count);
 }
 
-static samsa_st_stream *wrap_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed)
+samsa_st_node *st_dsl_node(samsa_st_topology *t, const char *kind, struct op *op,
+                           samsa_st_node *const *parents, size_t count)
+{
+    return st_dsl_node_with(t, kind, &op_processor, op, parents, count);
+}
+
+samsa_st_stream *st_dsl_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed)
 {
     if (node == NULL) {
         return NULL;
@@ -338,6 +297,25 @@ static samsa_st_stream *wrap_stream(samsa_st_topology *t, samsa_st_node *node, b
     return s;
 }
 
+samsa_st_table *st_dsl_table(samsa_st_topology *t, samsa_st_node *node, const char *store)
+{
+    if (node == NULL) {
+        return NULL;
+    }
+    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
+    if (tb != NULL) {
+        tb->t = t;
+        tb->node = node;
+        tb->store = store;
+    }
+    return tb;
+}
+
+char *st_dsl_strdup(samsa_st_topology *t, const char *s)
+{
+    return st_own(t, st_strdup(s));
+}
+
 samsa_st_stream *samsa_st_stream_from(samsa_st_topology *t, const char *const *topics,
                                       size_t count)
 {
@@ -346,7 +324,7 @@ samsa_st_stream *samsa_st_stream_from(samsa_st_topology *t, const char *const *t
         return NULL;
     }
     node_name(t, "SOURCE", name, sizeof name);
-    return wrap_stream(t, samsa_st_add_source(t, name, topics, count), false);
+    return st_dsl_stream(t, samsa_st_add_source(t, name, topics, count), false);
 }
 
 /* A processor node below s running a copy of tmpl (its kind, callbacks and
@@ -357,7 +335,7 @@ static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const c
     if (s == NULL || s->t->err != SAMSA_OK) {
         return NULL;
     }
-    struct op *op = new_op(s->t, tmpl->kind);
+    struct op *op = st_dsl_op(s->t, tmpl->kind);
     if (op == NULL) {
         return NULL;
     }
@@ -365,8 +343,9 @@ static samsa_st_stream *unary(samsa_st_stream *s, const struct op *tmpl, const c
     if (opp != NULL) {
         *opp = op;
     }
-    bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP;
-    return wrap_stream(s->t, add_op_node(s->t, name, op, &s->node, 1), changed);
+    bool changed = s->key_changed || tmpl->kind == OP_MAP || tmpl->kind == OP_FLAT_MAP ||
+                   tmpl->kind == OP_SELECT_KEY;
+    return st_dsl_stream(s->t, st_dsl_node(s->t, name, op, &s->node, 1), changed);
 }
 
 samsa_st_stream *samsa_st_filter(samsa_st_stream *s, samsa_st_predicate *pred, void *opaque)
@@ -396,6 +375,12 @@ samsa_st_stream *samsa_st_flat_map(samsa_st_stream *s, samsa_st_mapper *fn, void
 {
     return unary(s, &(struct op){.kind = OP_FLAT_MAP, .mapper = fn, .opaque = opaque},
                  "FLATMAP", NULL);
+}
+
+samsa_st_stream *samsa_st_select_key(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque)
+{
+    return unary(s, &(struct op){.kind = OP_SELECT_KEY, .mapper = fn, .opaque = opaque},
+                 "KEY-SELECT", NULL);
 }
 
 samsa_st_stream *samsa_st_peek(samsa_st_stream *s, samsa_st_action *fn, void *opaque)
@@ -434,7 +419,7 @@ samsa_st_stream *samsa_st_merge(samsa_st_stream *a, samsa_st_stream *b)
         return NULL;
     }
     samsa_st_node *parents[2] = {a->node, b->node};
-    return wrap_stream(a->t, add_op_node(a->t, "MERGE", new_op(a->t, OP_PASS), parents, 2),
+    return st_dsl_stream(a->t, st_dsl_node(a->t, "MERGE", st_dsl_op(a->t, OP_PASS), parents, 2),
                        a->key_changed || b->key_changed);
 }
 
@@ -448,33 +433,49 @@ int samsa_st_to(samsa_st_stream *s, const char *topic)
     return samsa_st_add_sink(s->t, name, topic, s->node) != NULL ? SAMSA_OK : s->t->err;
 }
 
+/* KStreamImpl.repartitionIfRequired: a sink to the repartition topic and a
+ * source reading it, in a sub-topology of its own. */
+static samsa_st_node *through_repartition(samsa_st_topology *t, samsa_st_node *node,
+                                          const char *name, const char *what)
+{
+    if (name == NULL) {
+        (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "%s needs a repartition topic name", what);
+        return NULL;
+    }
+    char nm[64];
+    node_name(t, "SINK", nm, sizeof nm);
+    samsa_st_node *sink = samsa_st_add_sink(t, nm, name, node);
+    if (sink == NULL) {
+        return NULL;
+    }
+    sink->internal = true;
+    node_name(t, "SOURCE", nm, sizeof nm);
+    samsa_st_node *source = samsa_st_add_source(t, nm, &name, 1);
+    if (source != NULL) {
+        source->internal = true;
+    }
+    return source;
+}
+
+samsa_st_stream *samsa_st_repartition(samsa_st_stream *s, const char *name)
+{
+    if (s == NULL || s->t->err != SAMSA_OK) {
+        return NULL;
+    }
+    return st_dsl_stream(s->t, through_repartition(s->t, s->node, name, "repartition"), false);
+}
+
 samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name)
 {
     if (s == NULL || s->t->err != SAMSA_OK) {
         return NULL;
     }
     samsa_st_topology *t = s->t;
-    samsa_st_node *node = s->node;
-    if (s->key_changed) {
-        /* KStreamImpl.repartitionIfRequired: a sink to the repartition topic
-         * and a source reading it, in a sub-topology of its own */
-        if (name == NULL) {
-            (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "group_by_key after a key change needs a name");
-            return NULL;
-        }
-        char nm[64];
-        node_name(t, "SINK", nm, sizeof nm);
-        samsa_st_node *sink = samsa_st_add_sink(t, nm, name, node);
-        if (sink == NULL) {
-            return NULL;
-        }
-        sink->internal = true;
-        node_name(t, "SOURCE", nm, sizeof nm);
-        node = samsa_st_add_source(t, nm, &name, 1);
-        if (node == NULL) {
-            return NULL;
-        }
-        node->internal = true;
+    samsa_st_node *node =
+        s->key_changed ? through_repartition(t, s->node, name, "group_by_key after a key change")
+                       : s->node;
+    if (node == NULL) {
+        return NULL;
     }
     samsa_st_grouped *g = st_own(t, calloc(1, sizeof *g));
     if (g != NULL) {
@@ -482,6 +483,12 @@ samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name)
         g->node = node;
     }
     return g;
+}
+
+samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque,
+                                    const char *name)
+{
+    return samsa_st_group_by_key(samsa_st_select_key(s, fn, opaque), name);
 }
 
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w)
@@ -498,7 +505,7 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
     samsa_st_grouped *wg = st_own(g->t, calloc(1, sizeof *wg));
     if (wg != NULL) {
         *wg = *g;
-        wg->windowed = true;
+        wg->window_kind = ST_TIME_WINDOWS;
         wg->windows = *w;
     }
     return wg;
@@ -515,30 +522,43 @@ static samsa_st_table *aggregation(samsa_st_grouped *g, const struct op *tmpl, c
         (void)st_fail(t, SAMSA_ERR_INVALID_ARG, "an aggregation needs a store name");
         return NULL;
     }
-    struct op *op = new_op(t, OP_AGGREGATE);
+    if (g->window_kind == ST_SESSION_WINDOWS && tmpl->agg == AGG_AGGREGATE &&
+        g->session.merger == NULL) {
+        (void)st_fail(t, SAMSA_ERR_INVALID_ARG,
+                      "a session-windowed aggregate needs a merger (samsa_st_session_windows)");
+        return NULL;
+    }
+    struct op *op = st_dsl_op(t, OP_AGGREGATE);
     char *store_copy = st_own(t, st_strdup(store));
     if (op == NULL || store_copy == NULL) {
         return NULL;
     }
     *op = *tmpl;
-    op->kind = OP_AGGREGATE;
+    op->kind = g->window_kind == ST_SESSION_WINDOWS ? OP_SESSION : OP_AGGREGATE;
     op->store = store_copy;
-    op->windowed = g->windowed;
+    op->windowed = g->window_kind == ST_TIME_WINDOWS;
     op->windows = g->windows;
-    samsa_st_node *n = add_op_node(t, "AGGREGATE", op, &g->node, 1);
+    op->session = g->session;
+    samsa_st_node *n =
+        st_dsl_node_with(t, "AGGREGATE", g->proc != NULL ? g->proc : &op_processor, op,
+                         &g->node, 1);
     if (n == NULL) {
         return NULL;
     }
-    int err = g->windowed ? samsa_st_add_window_store(t, store,
+    int err = op->windowed ? samsa_st_add_window_store(t, store,
                                                       g->windows.size_ms + g->windows.grace_ms, n)
                           : samsa_st_add_kv_store(t, store, n);
     if (err != SAMSA_OK) {
         return NULL;
     }
-    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
+    samsa_st_table *tb = st_dsl_table(t, n, store_copy);
     if (tb != NULL) {
-        tb->t = t;
-        tb->node = n;
+        tb->window_kind = g->window_kind;
+        tb->size_ms = g->windows.size_ms;
+        /* a session is final once no record can extend it any more */
+        tb->close_after_ms = g->window_kind == ST_SESSION_WINDOWS
+                                 ? g->session.gap_ms + g->session.grace_ms
+                                 : g->windows.grace_ms;
     }
     return tb;
 }
@@ -582,12 +602,7 @@ samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, con
     if (samsa_st_add_kv_store(t, store, src->node) != SAMSA_OK) {
         return NULL;
     }
-    samsa_st_table *tb = st_own(t, calloc(1, sizeof *tb));
-    if (tb != NULL) {
-        tb->t = t;
-        tb->node = src->node;
-    }
-    return tb;
+    return st_dsl_table(t, src->node, store_copy);
 }
 
 samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb)
@@ -595,5 +610,5 @@ samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb)
     if (tb == NULL || tb->t->err != SAMSA_OK) {
         return NULL;
     }
-    return wrap_stream(tb->t, tb->node, false);
+    return st_dsl_stream(tb->t, tb->node, false);
 }

@@ -43,6 +43,8 @@ struct st_store_def {
     bool window;
     int64_t retention_ms;
     size_t node;           /* the node it was added with: its sub-topology owns it */
+    size_t *users;         /* other nodes reaching it (joins): joined to that sub-topology */
+    size_t user_count;
     char *changelog;       /* "<application.id>-<name>-changelog", set by resolve */
 };
 
@@ -67,6 +69,10 @@ char *st_strdup(const char *s);
 /* Names internal topics after application_id and numbers the sub-topologies
  * (a source starts one; nodes joined by a parent share it). */
 SAMSA_MUST_CHECK int st_topology_resolve(samsa_st_topology *t, const char *application_id);
+/* Reaches store from node: node's sub-topology becomes the store's (Kafka's
+ * connectProcessorAndStateStores). */
+SAMSA_MUST_CHECK int st_store_connect(samsa_st_topology *t, const char *store,
+                                      const samsa_st_node *node);
 /* The sub-topology that reads topic (resolved name), or -1. */
 long st_topology_sub_of(const samsa_st_topology *t, const char *topic);
 

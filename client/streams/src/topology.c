@@ -2,7 +2,7 @@
  * A topology: nodes (sources, processors, sinks) joined parent to child,
  * and stores. Sub-topologies are numbered as Kafka 2.0's
  * InternalTopologyBuilder.makeNodeGroups does: nodes connected through
- * parent links form one group; a repartition topic's sink and source belong
+ * parent links or sharing a store (a join) form one group; a repartition topic's sink and source belong
  * to different groups.
  */
 #include "internal.h"
@@ -85,6 +85,7 @@ void samsa_st_topology_destroy(samsa_st_topology *t)
     for (size_t i = 0; i < t->store_count; i++) {
         free(t->stores[i].name);
         free(t->stores[i].changelog);
+        free(t->stores[i].users);
     }
     free(t->stores);
     for (size_t i = 0; i < t->owned_count; i++) {
@@ -279,6 +280,27 @@ int samsa_st_add_window_store(samsa_st_topology *t, const char *name, int64_t re
     return add_store(t, name, true, retention_ms, node);
 }
 
+int st_store_connect(samsa_st_topology *t, const char *store, const samsa_st_node *node)
+{
+    if (t->err != SAMSA_OK) {
+        return t->err;
+    }
+    for (size_t i = 0; i < t->store_count; i++) {
+        struct st_store_def *d = &t->stores[i];
+        if (strcmp(d->name, store) != 0) {
+            continue;
+        }
+        size_t *u = realloc(d->users, (d->user_count + 1) * sizeof *u);
+        if (u == NULL) {
+            return st_fail(t, SAMSA_ERR_NOMEM, "out of memory");
+        }
+        d->users = u;
+        u[d->user_count++] = node->index;
+        return SAMSA_OK;
+    }
+    return st_fail(t, SAMSA_ERR_INVALID_ARG, "no store is named %s", store);
+}
+
 static size_t root(size_t *up, size_t i)
 {
     while (up[i] != i) {
@@ -314,6 +336,13 @@ int st_topology_resolve(samsa_st_topology *t, const char *application_id)
         struct samsa_st_node *n = t->nodes[i];
         for (size_t p = 0; p < n->parent_count; p++) {
             up[root(up, i)] = root(up, n->parents[p]);
+        }
+    }
+    /* a node reaching another node's store runs in the same task
+     * (InternalTopologyBuilder.makeNodeGroups unions nodes sharing stores) */
+    for (size_t i = 0; i < t->store_count; i++) {
+        for (size_t u = 0; u < t->stores[i].user_count; u++) {
+            up[root(up, t->stores[i].users[u])] = root(up, t->stores[i].node);
         }
     }
     size_t subs = 0;

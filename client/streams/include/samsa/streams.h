@@ -5,9 +5,12 @@
  *   the processor API   a node per record callback, with a context to forward
  *                       records to its children, reach state stores and
  *                       schedule punctuations on stream time or wall-clock time;
- *   the DSL             filter, map, flat_map, branch, merge, to, group_by_key,
- *                       count/reduce/aggregate, tumbling and hopping windows,
- *                       tables, built on the processor API.
+ *   the DSL             filter, map, flat_map, select_key, branch, merge, to,
+ *                       repartition, group_by_key/group_by, count/reduce/
+ *                       aggregate, tumbling, hopping and session windows,
+ *                       suppress until windows close, tables, stream-table,
+ *                       stream-stream and table-table joins, built on the
+ *                       processor API.
  *
  * A topology is built once and then run by either
  *   samsa_st_app      the runtime: a consumer-group member (group.id =
@@ -261,12 +264,32 @@ samsa_st_stream *samsa_st_merge(samsa_st_stream *a, samsa_st_stream *b);
 /* Writes the stream to topic (partitioned by key as Java's producer does). */
 SAMSA_MUST_CHECK int samsa_st_to(samsa_st_stream *s, const char *topic);
 
-/* Groups by the current key. After map or flat_map (a key that may have
- * changed) the records go through a repartition topic
- * "<application.id>-<name>-repartition", created by the runtime with the
- * input's partition count, so that each key is counted by one task (Kafka's
- * KStreamImpl.groupByKey). name names that topic and must be unique. */
+/* Kafka's selectKey: each record's key becomes the key fn emits (exactly
+ * one samsa_st_emit; its value argument is ignored, the record keeps its
+ * value). Like map, it marks the stream as re-keyed: a grouping repartitions
+ * it, a join needs samsa_st_repartition first. */
+samsa_st_stream *samsa_st_select_key(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque);
+
+/* Writes the stream to the repartition topic
+ * "<application.id>-<name>-repartition" and reads it back (Kafka's through,
+ * 2.6's repartition): each record lands in the partition of its key, as
+ * Java's producer places it (murmur2), so the task of that partition sees
+ * every record of the key. The runtime creates the topic: with the
+ * partition count of the topics read with it (a join's table), else the
+ * largest count of the topics that feed it (Kafka's
+ * StreamsPartitionAssignor). name must be unique. */
+samsa_st_stream *samsa_st_repartition(samsa_st_stream *s, const char *name);
+
+/* Groups by the current key. After map, flat_map or select_key (a key that
+ * may have changed) the records go through the repartition topic
+ * "<application.id>-<name>-repartition" (samsa_st_repartition), so that each
+ * key is counted by one task (Kafka's KStreamImpl.groupByKey). name names
+ * that topic and must be unique. */
 samsa_st_grouped *samsa_st_group_by_key(samsa_st_stream *s, const char *name);
+/* Kafka's groupBy: select_key(fn) then group_by_key(name): always through
+ * the repartition topic. */
+samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, void *opaque,
+                                    const char *name);
 
 /* Tumbling (advance_ms == size_ms) or hopping windows, epoch-aligned
  * [start, start + size), and a grace period: a record is added to a window
@@ -282,6 +305,33 @@ struct samsa_st_windows {
 };
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w);
 
+/* Session windows (Kafka's SessionWindows, KStreamSessionWindowAggregate as
+ * of 2.3, KAFKA-8289): per key, records at most gap_ms apart form one
+ * session [first, last] (both inclusive); a record within gap_ms of several
+ * sessions merges them into one: each merged session is removed (a
+ * tombstone under its windowed key is emitted) and the merged one emitted.
+ * A record is added while the merged session's end >= stream time - grace;
+ * otherwise it is late: dropped, counted, handed to late_cb when set.
+ * Sessions are kept for max(gap + grace, one day) of stream time after
+ * their end (Kafka's maintainMs default). count and reduce merge sessions
+ * by themselves (a sum; the reducer); aggregate needs merger, which gets
+ * two sessions' aggregates (Kafka's Merger). Session-windowed keys are
+ * Java's SessionKeySchema.toBinary: the key, the end, the start (8 bytes
+ * big-endian each). */
+struct samsa_st_session_windows {
+    int64_t gap_ms;
+    int64_t grace_ms;
+    samsa_st_reducer *merger;
+    void *merger_opaque;
+    samsa_st_action *late_cb;
+    void *late_opaque;
+};
+samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
+                                               const struct samsa_st_session_windows *w);
+/* Splits a session-windowed key; false when b is shorter than 16 bytes. */
+bool samsa_st_session_key_split(struct samsa_st_bytes b, struct samsa_st_bytes *key,
+                                int64_t *start, int64_t *end);
+
 /* Aggregations, materialized in store `store` (a window store when
  * windowed); the table's changes carry the new value on each update
  * (windowed: keys in samsa_st_windowed_key_split's format). count's values are
@@ -292,11 +342,82 @@ samsa_st_table *samsa_st_reduce(samsa_st_grouped *g, samsa_st_reducer *fn, void 
 samsa_st_table *samsa_st_aggregate(samsa_st_grouped *g, samsa_st_aggregator *fn, void *opaque,
                                    const char *store);
 
+/* Kafka's suppress(Suppressed.untilWindowCloses(unbounded())) (2.1,
+ * KTableSuppressProcessor; sessions as 2.3 has them): the changes of a windowed aggregation are held
+ * back, the latest per window, and each window's final value is emitted
+ * once, when the window closes: a time window once end + grace <= stream
+ * time, a session once end + gap + grace <= stream time (a later record
+ * could still extend it until then); a session removed by a merge is not
+ * emitted. The held changes live in the key-value store `name` (with its
+ * changelog), so a restart keeps them. Records carry the timestamp of the
+ * last update of their window. */
+samsa_st_table *samsa_st_suppress_until_window_closes(samsa_st_table *tb, const char *name);
+
 /* A table read from a topic (latest value per key; null deletes),
  * materialized in store. */
 samsa_st_table *samsa_st_table_from(samsa_st_topology *t, const char *topic, const char *store);
 /* The table's changes as a stream. */
 samsa_st_stream *samsa_st_to_stream(samsa_st_table *tb);
+
+/* ---------------------------------------------------------------- joins */
+
+/* Kafka's join kinds: inner (both sides present), left (every left record
+ * or row, the right one when there is one), outer (either side). */
+enum samsa_st_join_kind {
+    SAMSA_ST_JOIN_INNER = 0,
+    SAMSA_ST_JOIN_LEFT = 1,
+    SAMSA_ST_JOIN_OUTER = 2,
+};
+
+/* Kafka's ValueJoiner: emit the joined value (samsa_st_emit, exactly once;
+ * the key argument is ignored) from the left and right values; a missing
+ * side of a left or outer join is a null view (data NULL). The value is
+ * copied at once. */
+typedef int samsa_st_joiner(struct samsa_st_bytes left, struct samsa_st_bytes right,
+                            samsa_st_emitter *out, void *opaque);
+
+/* Stream-table join (KStreamKTableJoin, Kafka 2.0): each stream record with
+ * a key and a value looks its key up in tb's store as it is when the record
+ * is processed; inner emits only when the table has the key, left always
+ * (right null when absent). Table updates emit nothing. kind OUTER is
+ * refused. tb must be materialized (table_from or an aggregation) and both
+ * inputs co-partitioned: same partition count (checked when the app
+ * starts) and the same key placement. */
+samsa_st_stream *samsa_st_join_table(samsa_st_stream *s, samsa_st_table *tb,
+                                     enum samsa_st_join_kind kind, samsa_st_joiner *fn,
+                                     void *opaque);
+
+/* Kafka's JoinWindows: a left record at time t joins right records of the
+ * same key with timestamps in [t - before_ms, t + after_ms] (both bounds
+ * inclusive); records are kept for before + after + grace of stream time. */
+struct samsa_st_join_windows {
+    int64_t before_ms;
+    int64_t after_ms;
+    int64_t grace_ms;
+};
+
+/* Windowed stream-stream join (Kafka 2.0's KStreamKStreamJoin): both sides
+ * are kept in stores "<name>-join-this" and "<name>-join-other" (each with
+ * its changelog); each record joins every record of the other side in its
+ * window, once per pair, when the later of the two arrives. left and outer
+ * also emit a left (outer: left or right) record with null as the other
+ * side when it arrives and finds no partner, as 2.0 does (a partner arriving
+ * later then emits the pair too). Records with a null key or value are
+ * skipped. */
+samsa_st_stream *samsa_st_join_stream(samsa_st_stream *left, samsa_st_stream *right,
+                                      enum samsa_st_join_kind kind,
+                                      const struct samsa_st_join_windows *w,
+                                      samsa_st_joiner *fn, void *opaque, const char *name);
+
+/* Table-table join (KTableKTableInnerJoin, ...LeftJoin, ...OuterJoin, Kafka
+ * 2.0): an update on either side looks the key up in the other side's store
+ * and emits the joined value, or a tombstone (null value) when the row left
+ * the join; inner emits nothing while the other side lacks the key, left
+ * nothing for a right update whose key the left lacks. Both tables must be
+ * materialized; the result is not (it cannot be joined again). */
+samsa_st_table *samsa_st_join_tables(samsa_st_table *left, samsa_st_table *right,
+                                     enum samsa_st_join_kind kind, samsa_st_joiner *fn,
+                                     void *opaque);
 
 /* -------------------------------------------------------------- runtime */
 

@@ -1,0 +1,139 @@
+/* samsa-broker: a DescribeConfigs resource described (request.h,
+ * br_describe_config_resource): a topic's configs from its config (hosted
+ * here, or read from ZooKeeper by cluster_wait.c) and the broker's own, with
+ * their sources and synonyms as Kafka 2.0's AdminManager.describeConfigs
+ * gives them. */
+#include "server/request.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+
+static bool key_wanted(const struct kp_str *keys, int32_t nkeys, const char *name)
+{
+    if (nkeys < 0) {
+        return true; /* null: every key */
+    }
+    for (int32_t i = 0; i < nkeys; i++) {
+        if (kp_str_eq_c(keys[i], name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static struct kp_str arena_copy(struct kp_arena *a, const char *s)
+{
+    if (s == NULL) {
+        return KP_STR_NULL;
+    }
+    size_t n = strlen(s);
+    char *c = kp_arena_alloc(a, n + 1);
+    if (c == NULL) {
+        return KP_STR_NULL;
+    }
+    memcpy(c, s, n + 1);
+    struct kp_str out = {c, (int32_t)n};
+    return out;
+}
+
+/* One config of a DescribeConfigs result: its fields and, asked for, its
+ * one synonym (name NULL: the config's own). KP_E_NOMEM or 0. */
+static int describe_entry(struct kp_arena *a,
+                          struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c,
+                          const char *name, const char *value, bool read_only, int8_t source,
+                          bool sensitive, bool synonyms, const char *synonym)
+{
+    c->Name = kp_str_c(name);
+    c->Value = arena_copy(a, value);
+    c->ReadOnly = read_only;
+    c->IsDefault = source == BR_CONFIG_SOURCE_DEFAULT;
+    c->ConfigSource = source;
+    c->IsSensitive = sensitive;
+    c->Synonyms.count = 0;
+    if (!synonyms) {
+        return 0;
+    }
+    struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn = kp_arena_alloc(a, sizeof *syn);
+    if (syn == NULL) {
+        return KP_E_NOMEM;
+    }
+    syn->Name = synonym != NULL ? kp_str_c(synonym) : c->Name;
+    syn->Value = c->Value;
+    syn->Source = source;
+    c->Synonyms.items = syn;
+    c->Synonyms.count = 1;
+    return 0;
+}
+
+int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
+                                struct kp_str name, const struct kp_str *keys, int32_t nkeys,
+                                bool synonyms, const struct br_topic_config *topic_config,
+                                struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)
+{
+    out->ResourceType = type;
+    out->ResourceName = name;
+    out->ErrorMessage = KP_STR_NULL;
+    size_t cap = type == RESOURCE_TOPIC ? (size_t)BR_TCFG__COUNT : (size_t)BR_CFG__COUNT;
+    out->Configs.items = kp_arena_alloc(a, cap * sizeof *out->Configs.items);
+    if (out->Configs.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    out->Configs.count = 0;
+    if (type == RESOURCE_TOPIC) {
+        const struct br_topic_config *tc = topic_config;
+        if (tc == NULL) {
+            const struct br_topic *t = br_broker_find_topic(b, name);
+            tc = t != NULL ? &t->config : NULL;
+        }
+        if (tc == NULL) {
+            out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            return 0;
+        }
+        for (int k = 0; k < BR_TCFG__COUNT; k++) {
+            struct br_topic_config_entry e;
+            br_topic_config_entry(tc, &b->cfg, (enum br_topic_config_key)k, &e);
+            if (!key_wanted(keys, nkeys, e.name)) {
+                continue;
+            }
+            const char *synonym =
+                e.source == BR_CONFIG_SOURCE_DYNAMIC_TOPIC || e.broker_synonyms == NULL
+                    ? NULL
+                    : e.broker_synonyms[0];
+            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
+                               e.read_only, e.source, e.sensitive, synonyms, synonym) != 0) {
+                return KP_E_NOMEM;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    if (type == RESOURCE_BROKER) {
+        char self[16];
+        (void)snprintf(self, sizeof self, "%" PRId32, b->node_id);
+        if (name.len > 0 && !kp_str_eq_c(name, self)) {
+            out->ErrorCode = KP_ERR_INVALID_REQUEST;
+            out->ErrorMessage = arena_copy(a, "unexpected broker id: this is broker");
+            return 0;
+        }
+        for (int k = 0; k < BR_CFG__COUNT; k++) {
+            struct br_config_entry e;
+            br_config_entry(&b->cfg, (enum br_config_key)k, &e);
+            if (e.name == NULL || !key_wanted(keys, nkeys, e.name)) {
+                continue;
+            }
+            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
+                               e.read_only, e.source, e.sensitive, synonyms, NULL) != 0) {
+                return KP_E_NOMEM;
+            }
+        }
+        out->ErrorCode = KP_ERR_NONE;
+        return 0;
+    }
+    out->ErrorCode = KP_ERR_INVALID_REQUEST;
+    out->ErrorMessage = arena_copy(a, "unsupported resource type");
+    return 0;
+}

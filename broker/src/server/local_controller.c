@@ -1,0 +1,97 @@
+/* samsa-broker: the controller of a cluster of one (local_controller.h). */
+#include "server/local_controller.h"
+
+#include "server/state.h"
+
+#include <samsa-protocol/alloc.h>
+
+#include <string.h>
+
+/* The listener the cache keeps each broker's endpoint of (as a cluster's
+ * brokers keep theirs, server/cluster_handlers.c). */
+#define LISTENER "PLAINTEXT"
+/* UpdateMetadata v4: listener names and offline replicas. */
+#define VERSION 4
+/* What a removed partition's state carries (Kafka's LeaderDuringDelete). */
+#define LEADER_DURING_DELETE (-2)
+
+typedef struct kp_UpdateMetadataRequest_UpdateMetadataPartitionState part_state;
+
+/* Fills st for partition index of topic name: led here, or deleted. */
+static void state_of(struct br_broker *b, part_state *st, const char *name, int32_t index,
+                     const struct br_partition *p)
+{
+    memset(st, 0, sizeof *st);
+    st->TopicName = kp_str_c(name);
+    st->PartitionIndex = index;
+    st->Leader = p != NULL ? b->node_id : LEADER_DURING_DELETE;
+    st->LeaderEpoch = p != NULL ? p->leader_epoch : 0;
+    st->Isr.items = &b->node_id;
+    st->Isr.count = 1;
+    st->Replicas.items = &b->node_id;
+    st->Replicas.count = 1;
+}
+
+/* Applies states and this broker as the only live broker to the cache. */
+static int apply(struct br_broker *b, part_state *states, int32_t n)
+{
+    struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint ep;
+    memset(&ep, 0, sizeof ep);
+    ep.Host = kp_str_c(b->advertised_host);
+    ep.Port = b->advertised_port;
+    ep.Listener = kp_str_c(LISTENER);
+    struct kp_UpdateMetadataRequest_UpdateMetadataBroker self;
+    memset(&self, 0, sizeof self);
+    self.Id = b->node_id;
+    self.Endpoints.items = &ep;
+    self.Endpoints.count = 1;
+    self.Rack = KP_STR_NULL;
+    struct kp_UpdateMetadataRequest q;
+    kp_UpdateMetadataRequest_init(&q);
+    q.ControllerId = b->node_id;
+    q.ControllerEpoch = 0;
+    q.LiveBrokers.items = &self;
+    q.LiveBrokers.count = 1;
+    q.UngroupedPartitionStates.items = states;
+    q.UngroupedPartitionStates.count = n;
+    return br_mc_update(&b->mc, &q, VERSION, LISTENER);
+}
+
+/* Publishes what this broker hosts of one topic, and removes from the
+ * cache the partitions it does not host (all of them, once gone). */
+static int publish(struct br_broker *b, const char *name, const struct br_topic *t)
+{
+    const struct br_mc_topic *cached = br_mc_topic(&b->mc, name, strlen(name));
+    int32_t hosted = t != NULL ? t->npartitions : 0;
+    int32_t n = hosted;
+    if (cached != NULL && cached->npartitions > n) {
+        n = cached->npartitions;
+    }
+    if (n == 0) {
+        return apply(b, NULL, 0);
+    }
+    part_state *states = kp_calloc((size_t)n, sizeof *states);
+    if (states == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        state_of(b, &states[i], name, i, i < hosted ? &t->partitions[i] : NULL);
+    }
+    int rc = apply(b, states, n);
+    kp_free(states);
+    return rc;
+}
+
+int br_local_controller_start(struct br_broker *b)
+{
+    int rc = apply(b, NULL, 0);
+    for (size_t i = 0; rc == 0 && i < b->ntopics; i++) {
+        rc = publish(b, b->topics[i]->name, b->topics[i]);
+    }
+    return rc;
+}
+
+int br_local_controller_publish(struct br_broker *b, const char *name, const struct br_topic *t)
+{
+    return publish(b, name, t);
+}
