@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define MAX_TOPICS 100000
 #define MAX_PARTS 1000000
@@ -332,14 +332,6 @@ int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_tp **out, int *
     }
     /* AssignedPartitions; UserData after it is not read */
     return read_topic_partitions(&r, out, count_out);
-}
-
-const char *sc_assignor_name(int assignor)
-{
-    return assignor == SC_ASSIGNOR_ROUNDROBIN               ? "roundrobin"
-           : assignor == SC_ASSIGNOR_STICKY                 ? "sticky"
-           : assignor == SC_ASSIGNOR_COOPERATIVE_STICKY     ? "cooperative-sticky"
-                                                            : "range";
 }
 
 void sc_member_clear(struct sc_member *m)

@@ -2,7 +2,7 @@
  * libsamsa internals: what the modules of client/src share.
  *
  * Threading model (the whole contract):
- *   - Every handle has one I/O thread (io.c) that owns the sockets, the
+ *   - Every handle has one I/O thread (client.c) that owns the sockets, the
  *     in-flight requests and the decoders. It never calls user code.
  *   - Everything the user's threads and the I/O thread both touch lives in
  *     struct sc_client and is guarded by sc_client.lock: the configuration
@@ -91,6 +91,14 @@ static inline bool sc_assignor_cooperative(int assignor)
     return assignor == SC_ASSIGNOR_COOPERATIVE_STICKY;
 }
 
+static inline const char *sc_assignor_name(int assignor)
+{
+    return assignor == SC_ASSIGNOR_ROUNDROBIN               ? "roundrobin"
+           : assignor == SC_ASSIGNOR_STICKY                 ? "sticky"
+           : assignor == SC_ASSIGNOR_COOPERATIVE_STICKY     ? "cooperative-sticky"
+                                                            : "range";
+}
+
 #define SC_MAX_ASSIGNORS 4
 
 /* Parsed values; every field has the default of the key it is named after. */
@@ -158,8 +166,12 @@ struct samsa_conf {
 /* Whether the user set `key` (by its name or an alias). */
 bool sc_conf_is_set(const samsa_conf *conf, const char *key);
 
-/* Cross-key checks and derived values for a handle of `kind`
- * ('p'roducer, 'c'onsumer, 'a'dmin) on a private copy. */
+struct sc_kind_ops;
+/* Cross-key checks and derived values for a handle of `kind` on a private
+ * copy: the common ones (bootstrap.servers), then the kind's own. */
+SC_MUST_CHECK int sc_conf_finalize_for(samsa_conf *conf, const struct sc_kind_ops *kind,
+                                       char *errstr, size_t errstr_size);
+/* The same by the kind's letter ('p'roducer, 'c'onsumer, 'a'dmin; handles.c). */
 SC_MUST_CHECK int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size);
 
 /* "host:port,host:port" into hosts/ports (each host kp_malloc'd); at most max. */
@@ -372,7 +384,6 @@ SC_MUST_CHECK int sc_assignment_decode(const uint8_t *p, size_t len, struct sc_t
 SC_MUST_CHECK int sc_assign(int assignor, struct sc_member *members, int n,
                             const struct sc_topic_count *counts, int count_n);
 
-const char *sc_assignor_name(int assignor);
 void sc_tps_free(struct sc_tp *tps, int count);
 void sc_member_clear(struct sc_member *m);
 
@@ -483,8 +494,11 @@ struct sc_cmsg {
 };
 
 /* A request from a user thread to the I/O thread, with its result. */
+struct sc_op_ops;
+
 struct sc_op {
     struct sc_op *next;
+    const struct sc_op_ops *ops; /* what its kind does (serve, free_arg) */
     int kind;
     int err;
     int stage;      /* kind-specific progress */
@@ -508,7 +522,7 @@ struct sc_err_ev {
     char reason[];
 };
 
-struct sc_group; /* consumer.c */
+struct sc_group; /* consumer/group.h */
 
 struct sc_broker_md {
     int32_t id;
@@ -517,7 +531,8 @@ struct sc_broker_md {
 };
 
 struct sc_client {
-    char kind; /* 'p', 'c', 'a' */
+    const struct sc_kind_ops *kind_ops; /* what the handle adds to the core */
+    char kind; /* its tag, 'p', 'c' or 'a': log lines and tests */
     bool detached; /* no I/O thread, no sockets: driven by sc_client_run_once
                     * and sc_conn_feed (the fuzz harness) */
     samsa_conf *conf;
@@ -640,7 +655,12 @@ SC_MUST_CHECK bool sc_gate_close(struct sc_gate *g, struct sc_client *c);
 /* Ends _close's teardown: from now on every call is refused. */
 void sc_gate_shut(struct sc_gate *g);
 
-/* Creates the client core (copies conf), starts the I/O thread. */
+/* Creates the client core of a handle of kind (copies conf), starts the
+ * I/O thread. */
+SC_MUST_CHECK int sc_client_create(const struct sc_kind_ops *kind, const samsa_conf *conf,
+                                   struct sc_client **out, char *errstr, size_t errstr_size);
+/* The same by the kind's letter ('p', 'c', 'a'; handles.c), for the unit
+ * tests and the fuzz harness. */
 SC_MUST_CHECK int sc_client_new(char kind, const samsa_conf *conf, struct sc_client **out,
                                 char *errstr, size_t errstr_size);
 /* Stops the I/O thread and frees everything. */
@@ -653,6 +673,10 @@ void sc_client_destroy(struct sc_client *c);
  * harness takes them from there); responses come from sc_conn_feed. The
  * random generator has a fixed seed. Everything else is the real code.
  */
+SC_MUST_CHECK int sc_client_create_detached(const struct sc_kind_ops *kind,
+                                            const samsa_conf *conf, struct sc_client **out,
+                                            char *errstr, size_t errstr_size);
+/* The same by the kind's letter (handles.c). */
 SC_MUST_CHECK int sc_client_new_detached(char kind, const samsa_conf *conf,
                                          struct sc_client **out, char *errstr,
                                          size_t errstr_size);
@@ -666,6 +690,9 @@ void sc_conn_feed(struct sc_client *c, struct sc_conn *conn, const uint8_t *p, s
 /* The connection is lost (lock held). */
 void sc_conn_fail(struct sc_client *c, struct sc_conn *conn, const char *why);
 void sc_wake(struct sc_client *c);
+/* Waits on ev_cond until deadline (INT64_MAX: a second at most), lock held
+ * (a user thread). */
+void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
 /* Queues an error event for the user (lock held). */
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
@@ -726,24 +753,63 @@ bool sc_conn_failed(const struct sc_client *c, const struct sc_conn *conn);
  */
 struct sc_conn *sc_conn_leader(struct sc_client *c, int32_t node_id);
 
-/* Metadata (io.c). Asks for a refresh soon. */
+/* The brokers the handle knows (io.c). Asks for a Metadata refresh soon. */
 void sc_metadata_want(struct sc_client *c);
 const struct sc_broker_md *sc_broker_find(const struct sc_client *c, int32_t id);
 
-/* Subsystems, called by the I/O loop with the lock held. Each returns the
- * time it next wants to run (INT64_MAX: only on events). */
-int64_t sc_producer_serve(struct sc_client *c, int64_t now);
-int64_t sc_consumer_serve(struct sc_client *c, int64_t now);
+/* The pieces of the loop (client.c) in io.c, events.c and metadata.c. */
+struct sc_conn *sc_conn_new(struct sc_client *c, int32_t node_id, const char *host, int port);
+void sc_conn_free(struct sc_conn *conn);
+/* Fails every request in flight on conn with err (their callbacks run). */
+void sc_conn_fail_requests(struct sc_client *c, struct sc_conn *conn, int err);
+void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const char *why);
+/* Writes what conn has queued, as far as the socket takes it. */
+void sc_conn_write(struct sc_client *c, struct sc_conn *conn);
+/* poll(2) reported revents on conn: a connect completed or failed, room to
+ * write, bytes to read. */
+void sc_conn_ready(struct sc_client *c, struct sc_conn *conn, short revents);
+/* Connects, reconnects and times out connections and requests; returns
+ * when it next wants to run. */
+int64_t sc_conn_timeouts(struct sc_client *c, int64_t now);
+/* Sends the Metadata refresh when it is due; returns when it next wants
+ * to run. */
+int64_t sc_metadata_serve(struct sc_client *c, int64_t now);
+void sc_err_ev_free(struct sc_err_ev *ev);
+
+/*
+ * What a kind of handle (producer, consumer, admin) adds to the core. The
+ * core reaches a handle's own state only through its table (filled by
+ * producer.c, consumer.c and admin.c), never by asking which kind it is.
+ * Every hook but check_conf runs on the I/O loop with the lock held; a NULL
+ * hook is one the kind does without.
+ */
+struct sc_kind_ops {
+    char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
+    /* The kind's cross-key checks and derived values at _new, after the
+     * common ones (sc_conf_finalize). */
+    int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);
+    /* The topics the Metadata refresh asks for, appended to names (at most
+     * max). NULL: the handle keeps no metadata of its own (admin: each op
+     * asks for what it needs). */
+    int (*want_topics)(struct sc_client *c, const char **names, int max);
+    /* The refresh may create the topics it asks for whatever
+     * allow.auto.create.topics says (the producer, as Java's). */
+    bool auto_create_topics;
+    /* Metadata arrived: leaders and partition counts. */
+    void (*on_metadata)(struct sc_client *c, const struct kp_MetadataResponse *md);
+    /* The handle's own work in a turn of the loop; returns when it next
+     * wants to run (INT64_MAX: only on events). */
+    int64_t (*serve)(struct sc_client *c, int64_t now);
+    /* Teardown of the handle's state (thread stopped). */
+    void (*free_state)(struct sc_client *c);
+};
+
+/* The three kinds (producer.c, consumer.c, admin.c). */
+extern const struct sc_kind_ops sc_producer_kind;
+extern const struct sc_kind_ops sc_consumer_kind;
+extern const struct sc_kind_ops sc_admin_kind;
+
 int64_t sc_ops_serve(struct sc_client *c, int64_t now);
-/* Metadata arrived: subsystems update their leaders / partition counts. */
-void sc_producer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
-void sc_consumer_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);
-/* Topics a subsystem wants metadata for; appended to names (max n). */
-int sc_producer_topics(struct sc_client *c, const char **names, int max);
-int sc_consumer_topics(struct sc_client *c, const char **names, int max);
-/* Teardown of subsystem state (lock held, thread stopped). */
-void sc_producer_free_state(struct sc_client *c);
-void sc_consumer_free_state(struct sc_client *c);
 
 /* Ops (ops.c). Queues op and waits up to timeout_ms; returns op->err and
  * frees the op unless it was abandoned (SAMSA_ERR_TIMED_OUT). */
@@ -771,12 +837,39 @@ enum sc_op_kind {
  * it with sc_op_free. */
 SC_MUST_CHECK int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *errstr,
                             size_t errstr_size);
+/*
+ * What an op of one kind does on the I/O loop, in a const table of the
+ * module that owns the kind: the op runtime (ops.c) serves and frees every
+ * op through it and names none.
+ */
+struct sc_op_ops {
+    /* Carries the op on (lock held); returns when it next wants to run.
+     * It may finish the op (sc_op_finish), which may free it. */
+    int64_t (*serve)(struct sc_client *c, struct sc_op *op, int64_t now);
+    /* Frees the op's argument (NULL: it has none to free). */
+    void (*free_arg)(void *arg);
+};
+/* An op of kind on arg (owned by the op from here; NULL: out of memory, arg
+ * untouched). */
+struct sc_op *sc_op_create(const struct sc_op_ops *ops, int kind, void *arg);
+/* The same with the table of kind looked up (handles.c), for the unit tests
+ * and the fuzz harness. */
 struct sc_op *sc_op_new(int kind, void *arg);
-/* Per-kind serve functions (a const table in ops.c). Each returns when it
- * next wants to run. */
-int64_t sc_op_commit_serve(struct sc_client *c, struct sc_op *op, int64_t now);
-int64_t sc_op_committed_serve(struct sc_client *c, struct sc_op *op, int64_t now);
-int64_t sc_op_leave_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+/* The kinds' tables: metadata, create/delete topic, ListOffsets (ops.c);
+ * commit and committed offsets (consumer/offsets.c); LeaveGroup
+ * (consumer/heartbeat.c); the admin calls on configs, partitions and
+ * records, groups (admin/admin_configs.c, admin_records.c, admin_groups.c). */
+extern const struct sc_op_ops sc_metadata_op;
+extern const struct sc_op_ops sc_topic_op;
+extern const struct sc_op_ops sc_list_offsets_op;
+extern const struct sc_op_ops sc_commit_op;
+extern const struct sc_op_ops sc_committed_op;
+extern const struct sc_op_ops sc_leave_op;
+extern const struct sc_op_ops sc_configs_op;
+extern const struct sc_op_ops sc_create_partitions_op;
+extern const struct sc_op_ops sc_delete_records_op;
+extern const struct sc_op_ops sc_list_groups_op;
+extern const struct sc_op_ops sc_group_op;
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
@@ -792,12 +885,14 @@ bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_
 /* Metadata request of names[0..n) (NULL: all topics) without creating any. */
 SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
                                    int n, sc_resp_fn *fn, void *ctx);
-/* Remembers the brokers (and controller) of a Metadata answer. */
-void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
+/* Remembers the brokers (and controller) of a Metadata answer (io.c); false
+ * when out of memory (the old list kept). A broker without a host or a
+ * valid port is left out. */
+bool sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md);
 /* Adds broker id at host:port to the known brokers unless it is known. */
 void sc_broker_learn(struct sc_client *c, int32_t id, struct kp_str host, int32_t port);
 
-/* Admin ops (admin_ops.c). */
+/* Admin ops (admin/admin_ops.c and the files it names). */
 struct sc_admin_arg {
     char *name;          /* topic, group or resource name */
     int8_t resource_type;
@@ -824,8 +919,8 @@ struct sc_admin_arg {
     struct samsa_partition *out;
     size_t out_count;
 };
-void sc_admin_arg_free(struct sc_admin_arg *a);
-int64_t sc_op_admin_serve(struct sc_client *c, struct sc_op *op, int64_t now);
+/* Frees a struct sc_admin_arg (NULL: nothing). */
+void sc_admin_arg_free(void *arg);
 
 /* Op arguments and results (owned by their op). */
 struct sc_md_arg {
@@ -855,10 +950,10 @@ struct sc_lo_arg {
 
 samsa_metadata *sc_metadata_copy(const struct kp_MetadataResponse *r);
 
-/* Group (consumer.c): coordinator connection for ops, or NULL. */
-struct sc_conn *sc_group_coordinator(struct sc_client *c);
-
-int64_t sc_min64(int64_t a, int64_t b);
+static inline int64_t sc_min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
 
 /* Debug log to stderr when `debug` is set (lock may be held). */
 void sc_log(const struct sc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

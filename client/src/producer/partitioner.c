@@ -9,7 +9,7 @@
 
 #include <samsa-protocol/crc.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 uint32_t samsa_murmur2(const void *data, size_t len)
 {

@@ -1,5 +1,31 @@
-/* Error names and sentences, and the version. */
-#include "internal.h"
+/* Error names and sentences, the wire's error codes, the clocks, and the
+ * version. */
+#include <time.h>
+
+#include "core/internal.h"
+
+/* Weak: the unit tests' model-broker driver (tests/client/test_client.c)
+ * replaces it with a fake clock, so that a detached client's timers,
+ * backoffs and deadlines all read the same time the test sets. Not exported
+ * from libsamsa.so (libsamsa.map); nothing else defines it. */
+__attribute__((weak)) int64_t sc_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sc_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int sc_err_from_wire(int16_t wire)
+{
+    return wire == -1 ? SAMSA_ERR_UNKNOWN : (int)wire;
+}
 
 const char *samsa_version(void)
 {

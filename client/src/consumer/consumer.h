@@ -1,13 +1,17 @@
 /*
- * Consumer internals shared by consumer.c (assignment, fetch) and group.c
- * (coordinator, membership, commits).
+ * The consumer's internals, shared by the files of consumer/: assignment.c
+ * (the assigned partitions and their queued messages), fetch.c (ListOffsets
+ * and Fetch), the group (group.c and the files consumer/group.h lists) and
+ * consumer.c (the handle and its kind ops). The calls go one way:
+ * consumer.c -> the group -> assignment.c -> core, and consumer.c ->
+ * fetch.c -> assignment.c; each file's functions are under its name below.
  */
 #ifndef SAMSA_CLIENT_CONSUMER_H
 #define SAMSA_CLIENT_CONSUMER_H
 
-#include "internal.h"
+#include "core/internal.h"
 
-
+/* assignment.c */
 /* Replaces the assignment (lock held); parts are copied. */
 SC_MUST_CHECK int sc_consumer_set_assignment(struct sc_client *c,
                                              const struct samsa_partition *parts, size_t count);
@@ -15,8 +19,6 @@ struct sc_cpart *sc_cpart_find(struct sc_client *c, const char *topic, int32_t p
 /* Drops the queued messages of part (NULL: all); returns the lowest offset
  * dropped of part (-1: none). */
 int64_t sc_cq_drop(struct sc_client *c, const struct sc_cpart *part);
-SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
-                                int64_t *low, int64_t *high, int timeout_ms);
 
 /* Adds parts[0..count) to the assignment (lock held; copied); the others
  * keep their positions, fetches and queued messages (cooperative). */
@@ -31,14 +33,31 @@ void sc_consumer_remove_revoking(struct sc_client *c);
 /* Drops what was fetched and what is being fetched (positions stay, the
  * application's offsets stay): a rebalance is taking the partitions. */
 void sc_consumer_stop_fetching(struct sc_client *c);
-/* Waits on ev_cond until deadline (INT64_MAX: a second at most), lock held. */
-void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
 /* The offset the application gets next from part: after the last one
  * handed out, else the first queued, else the fetch position (lock held). */
 int64_t sc_cpart_next_for_app(const struct sc_client *c, const struct sc_cpart *part);
+/* Queues m (owned from here) for samsa_consumer_poll. */
+void sc_cq_push(struct sc_client *c, struct sc_cmsg *m);
+/* A message of rec for part (one allocation; NULL: out of memory). */
+struct sc_cmsg *sc_cmsg_new(struct sc_cpart *part, const struct kp_record *rec, int ts_type);
+void sc_cpart_free(struct sc_cpart *p);
+/* Sets where a partition starts: an absolute offset is used as is, a
+ * logical one is resolved by the I/O thread. */
+void sc_cpart_set_offset(struct sc_cpart *p, int64_t offset);
 
-/* group.c, all with the lock held except sc_group_close. */
+/* fetch.c: ListOffsets of the partitions led by conn's broker that wait
+ * for an offset; a Fetch of those it can read (one in flight per leader). */
+void sc_consumer_list_offsets(struct sc_client *c, struct sc_conn *conn, int64_t now);
+void sc_consumer_fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now);
+
+/* consumer.c: ListOffsets of the earliest and latest offsets (samsa_admin
+ * and samsa_consumer watermarks). */
+SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
+                                int64_t *low, int64_t *high, int timeout_ms);
+
+/* The group (group.c, group_serve.c), all with the lock held except
+ * sc_group_close. */
 int64_t sc_group_serve(struct sc_client *c, int64_t now);
 int sc_group_topics(struct sc_client *c, const char **names, int max);
 void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md);

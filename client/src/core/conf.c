@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum key_type {
     KT_STRING,
@@ -759,45 +759,19 @@ out_free:
     return err;
 }
 
-int sc_conf_finalize(samsa_conf *conf, char kind, char *errstr, size_t errstr_size)
+int sc_conf_finalize_for(samsa_conf *conf, const struct sc_kind_ops *kind, char *errstr,
+                         size_t errstr_size)
 {
-    struct sc_conf_values *v = &conf->v;
     char *hosts[16];
     int ports[16];
     int n = 0;
-    int err = sc_parse_brokers(v->bootstrap_servers, hosts, ports, 16, &n, errstr, errstr_size);
+    int err = sc_parse_brokers(conf->v.bootstrap_servers, hosts, ports, 16, &n, errstr,
+                               errstr_size);
     if (err != SAMSA_OK) {
         return err;
     }
     for (int i = 0; i < n; i++) {
         kp_free(hosts[i]);
     }
-    if (kind == 'p') {
-        bool idem_set = sc_conf_is_set(conf, "enable.idempotence");
-        if (v->enable_idempotence) {
-            /* As Java 3.0+: explicit idempotence with conflicting settings is
-             * an error; the default quietly yields to an explicit acks. */
-            if (v->acks != -1 || v->max_in_flight > 5 || v->retries == 0) {
-                if (idem_set) {
-                    sc_errf(errstr, errstr_size,
-                            "enable.idempotence=true needs acks=all, "
-                            "max.in.flight.requests.per.connection <= 5 and retries > 0");
-                    return SAMSA_ERR_INVALID_CONFIG;
-                }
-                v->enable_idempotence = false;
-            }
-        }
-        if (v->batch_size < 100) {
-            v->batch_size = 100;
-        }
-    }
-    if (kind == 'c') {
-        if (v->heartbeat_interval_ms >= v->session_timeout_ms) {
-            sc_errf(errstr, errstr_size,
-                    "heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)",
-                    v->heartbeat_interval_ms, v->session_timeout_ms);
-            return SAMSA_ERR_INVALID_CONFIG;
-        }
-    }
-    return SAMSA_OK;
+    return kind->check_conf != NULL ? kind->check_conf(conf, errstr, errstr_size) : SAMSA_OK;
 }

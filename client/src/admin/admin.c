@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "consumer.h"
+#include "consumer/consumer.h"
 
 
 samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr_size)
@@ -14,7 +14,7 @@ samsa_admin *samsa_admin_new(const samsa_conf *conf, char *errstr, size_t errstr
         sc_errf(errstr, errstr_size, "out of memory");
         return NULL;
     }
-    if (sc_client_new('a', conf, &a->c, errstr, errstr_size) != SAMSA_OK) {
+    if (sc_client_create(&sc_admin_kind, conf, &a->c, errstr, errstr_size) != SAMSA_OK) {
         kp_free(a);
         return NULL;
     }
@@ -55,7 +55,7 @@ static struct sc_topic_arg *topic_arg(const char *name)
 static int run_topic_op(samsa_admin *a, int kind, struct sc_topic_arg *t, int timeout_ms,
                         char *errstr, size_t errstr_size)
 {
-    struct sc_op *op = sc_op_new(kind, t);
+    struct sc_op *op = sc_op_create(&sc_topic_op, kind, t);
     if (op == NULL) {
         kp_free(t->name);
         kp_free(t);
@@ -95,7 +95,7 @@ static int gated_admin_create_topic(samsa_admin *a, const struct samsa_new_topic
                 sc_errf(errstr, errstr_size, "topic config \"%s\" is not key=value",
                         kv != NULL ? kv : "(null)");
                 t->cfg_count = (int)i;
-                struct sc_op *op = sc_op_new(SC_OP_CREATE_TOPIC, t);
+                struct sc_op *op = sc_op_create(&sc_topic_op, SC_OP_CREATE_TOPIC, t);
                 if (op != NULL) {
                     sc_op_free(op);
                 }
@@ -111,7 +111,7 @@ static int gated_admin_create_topic(samsa_admin *a, const struct samsa_new_topic
     }
     return run_topic_op(a, SC_OP_CREATE_TOPIC, t, timeout_ms, errstr, errstr_size);
 out_nomem: {
-    struct sc_op *op = sc_op_new(SC_OP_CREATE_TOPIC, t);
+    struct sc_op *op = sc_op_create(&sc_topic_op, SC_OP_CREATE_TOPIC, t);
     sc_op_free(op);
     sc_errf(errstr, errstr_size, "out of memory");
     return SAMSA_ERR_NOMEM;
@@ -171,7 +171,7 @@ static int gated_admin_metadata(samsa_admin *a, const char *const *topics, size_
     if (m == NULL) {
         return SAMSA_ERR_NOMEM;
     }
-    struct sc_op *op = sc_op_new(SC_OP_METADATA, m);
+    struct sc_op *op = sc_op_create(&sc_metadata_op, SC_OP_METADATA, m);
     if (op == NULL) {
         kp_free(m);
         return SAMSA_ERR_NOMEM;
@@ -247,7 +247,7 @@ static int gated_admin_list_offset(samsa_admin *a, const char *topic, int32_t pa
     struct sc_lo_arg *lo = kp_calloc(1, sizeof(*lo));
     struct sc_op *op = NULL;
     if (lo == NULL || (lo->topic = sc_strdup(topic)) == NULL ||
-        (op = sc_op_new(SC_OP_LIST_OFFSETS, lo)) == NULL) {
+        (op = sc_op_create(&sc_list_offsets_op, SC_OP_LIST_OFFSETS, lo)) == NULL) {
         if (lo != NULL) {
             kp_free(lo->topic);
         }
@@ -297,13 +297,13 @@ static struct sc_admin_arg *admin_arg(const char *name)
 
 /* Runs an admin op on x (freed in every case); *keep receives the finished
  * op when the caller wants its results (it frees it with sc_op_free). */
-static int run_admin(samsa_admin *a, int kind, struct sc_admin_arg *x, int timeout_ms,
-                     char *errstr, size_t errstr_size, struct sc_op **keep)
+static int run_admin(samsa_admin *a, const struct sc_op_ops *ops, int kind, struct sc_admin_arg *x,
+                     int timeout_ms, char *errstr, size_t errstr_size, struct sc_op **keep)
 {
     if (keep != NULL) {
         *keep = NULL;
     }
-    struct sc_op *op = x != NULL ? sc_op_new(kind, x) : NULL;
+    struct sc_op *op = x != NULL ? sc_op_create(ops, kind, x) : NULL;
     if (op == NULL) {
         sc_admin_arg_free(x);
         sc_errf(errstr, errstr_size, "out of memory");
@@ -345,7 +345,8 @@ static int gated_admin_create_partitions(samsa_admin *a, const char *topic, int3
     if (x != NULL) {
         x->total = total;
     }
-    return run_admin(a, SC_OP_CREATE_PARTITIONS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_create_partitions_op, SC_OP_CREATE_PARTITIONS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_create_partitions(samsa_admin *a, const char *topic, int32_t total, int timeout_ms,
@@ -388,7 +389,8 @@ static int gated_admin_delete_records(samsa_admin *a, struct samsa_partition *pa
         }
     }
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_DELETE_RECORDS, x, timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_delete_records_op, SC_OP_DELETE_RECORDS, x,
+                        timeout_ms, errstr, errstr_size, &op);
     for (size_t i = 0; op == NULL && i < count; i++) {
         parts[i].offset = -1; /* timed out: unknown */
     }
@@ -455,7 +457,8 @@ static int gated_admin_describe_configs(samsa_admin *a, int resource_type, const
         x->resource_type = (int8_t)resource_type;
     }
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_DESCRIBE_CONFIGS, x, timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_configs_op, SC_OP_DESCRIBE_CONFIGS, x,
+                        timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -507,7 +510,8 @@ static int gated_admin_alter_configs(samsa_admin *a, int resource_type, const ch
             x = NULL;
         }
     }
-    return run_admin(a, SC_OP_ALTER_CONFIGS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_configs_op, SC_OP_ALTER_CONFIGS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_alter_configs(samsa_admin *a, int resource_type, const char *name,
@@ -534,7 +538,8 @@ static int gated_admin_list_groups(samsa_admin *a, int timeout_ms, samsa_group_l
     }
     *out = NULL;
     struct sc_op *op = NULL;
-    int err = run_admin(a, SC_OP_LIST_GROUPS, admin_arg(""), timeout_ms, errstr, errstr_size, &op);
+    int err = run_admin(a, &sc_list_groups_op, SC_OP_LIST_GROUPS, admin_arg(""),
+                        timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -570,7 +575,8 @@ static int gated_admin_describe_group(samsa_admin *a, const char *group, int tim
     *out = NULL;
     struct sc_op *op = NULL;
     int err =
-        run_admin(a, SC_OP_DESCRIBE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+        run_admin(a, &sc_group_op, SC_OP_DESCRIBE_GROUP, admin_arg(group),
+                  timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -608,7 +614,8 @@ static int gated_admin_list_group_offsets(samsa_admin *a, const char *group, int
     *count = 0;
     struct sc_op *op = NULL;
     int err =
-        run_admin(a, SC_OP_GROUP_OFFSETS, admin_arg(group), timeout_ms, errstr, errstr_size, &op);
+        run_admin(a, &sc_group_op, SC_OP_GROUP_OFFSETS, admin_arg(group),
+                  timeout_ms, errstr, errstr_size, &op);
     if (op != NULL) {
         struct sc_admin_arg *res = op->arg;
         if (err == SAMSA_OK) {
@@ -661,7 +668,8 @@ static int gated_admin_alter_group_offsets(samsa_admin *a, const char *group,
             x = NULL;
         }
     }
-    return run_admin(a, SC_OP_ALTER_GROUP_OFFSETS, x, timeout_ms, errstr, errstr_size, NULL);
+    return run_admin(a, &sc_group_op, SC_OP_ALTER_GROUP_OFFSETS, x,
+                     timeout_ms, errstr, errstr_size, NULL);
 }
 
 int samsa_admin_alter_group_offsets(samsa_admin *a, const char *group,
@@ -686,7 +694,8 @@ static int gated_admin_delete_group(samsa_admin *a, const char *group, int timeo
     if (a == NULL || group == NULL || group[0] == '\0') {
         return SAMSA_ERR_INVALID_ARG;
     }
-    return run_admin(a, SC_OP_DELETE_GROUP, admin_arg(group), timeout_ms, errstr, errstr_size,
+    return run_admin(a, &sc_group_op, SC_OP_DELETE_GROUP, admin_arg(group),
+                     timeout_ms, errstr, errstr_size,
                      NULL);
 }
 
@@ -703,3 +712,11 @@ int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, 
     }
     return ret;
 }
+
+/* ------------------------------------------------------------- the kind */
+
+/* An admin handle keeps no state of its own on the I/O loop and no metadata:
+ * each call is an op that asks for what it needs. */
+const struct sc_kind_ops sc_admin_kind = {
+    .tag = 'a',
+};

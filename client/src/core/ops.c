@@ -13,20 +13,22 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
-struct sc_op *sc_op_new(int kind, void *arg)
+struct sc_op *sc_op_create(const struct sc_op_ops *ops, int kind, void *arg)
 {
     struct sc_op *op = kp_calloc(1, sizeof(*op));
     if (op != NULL) {
+        op->ops = ops;
         op->kind = kind;
         op->arg = arg;
     }
     return op;
 }
 
-static void md_arg_free(struct sc_md_arg *a)
+static void md_arg_free(void *arg)
 {
+    struct sc_md_arg *a = arg;
     if (a == NULL) {
         return;
     }
@@ -38,8 +40,9 @@ static void md_arg_free(struct sc_md_arg *a)
     kp_free(a);
 }
 
-static void topic_arg_free(struct sc_topic_arg *a)
+static void topic_arg_free(void *arg)
 {
+    struct sc_topic_arg *a = arg;
     if (a == NULL) {
         return;
     }
@@ -53,8 +56,9 @@ static void topic_arg_free(struct sc_topic_arg *a)
     kp_free(a);
 }
 
-static void lo_arg_free(struct sc_lo_arg *a)
+static void lo_arg_free(void *arg)
 {
+    struct sc_lo_arg *a = arg;
     if (a != NULL) {
         kp_free(a->topic);
         kp_free(a);
@@ -66,26 +70,8 @@ void sc_op_free(struct sc_op *op)
     if (op == NULL) {
         return;
     }
-    switch (op->kind) {
-    case SC_OP_METADATA:
-        md_arg_free(op->arg);
-        break;
-    case SC_OP_CREATE_TOPIC:
-    case SC_OP_DELETE_TOPIC:
-        topic_arg_free(op->arg);
-        break;
-    case SC_OP_LIST_OFFSETS:
-        lo_arg_free(op->arg);
-        break;
-    case SC_OP_COMMIT:
-    case SC_OP_COMMITTED:
-        sc_op_commit_arg_free(op->arg);
-        break;
-    case SC_OP_LEAVE_GROUP:
-        break;
-    default:
-        sc_admin_arg_free(op->arg);
-        break;
+    if (op->ops->free_arg != NULL) {
+        op->ops->free_arg(op->arg);
     }
     kp_free(op);
 }
@@ -138,17 +124,8 @@ int sc_op_run(struct sc_client *c, struct sc_op **opp, int timeout_ms, char *err
     /* The I/O thread finishes the op at its deadline; wait a little longer
      * so that it can. */
     int64_t give_up = op->deadline == INT64_MAX ? INT64_MAX : op->deadline + 1000;
-    while (!op->done && !c->closing) {
-        int64_t left = give_up == INT64_MAX ? 1000 : give_up - sc_now_ms();
-        if (left <= 0) {
-            break;
-        }
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (left > 1000 ? 1000 : left) * 1000000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
-        pthread_cond_timedwait(&c->ev_cond, &c->lock, &ts);
+    while (!op->done && !c->closing && (give_up == INT64_MAX || sc_now_ms() < give_up)) {
+        sc_wait_cond(c, give_up);
     }
     int err;
     if (op->done) {
@@ -432,36 +409,6 @@ static void on_delete(struct sc_client *c, struct sc_conn *conn, int err, void *
     sc_op_finish(c, op, res);
 }
 
-void sc_record_brokers(struct sc_client *c, const struct kp_MetadataResponse *md)
-{
-    struct sc_broker_md *nb = kp_calloc((size_t)(md->Brokers.count > 0 ? md->Brokers.count : 1),
-                                        sizeof(*nb));
-    if (nb == NULL) {
-        return; /* keep the old list */
-    }
-    int n = 0;
-    for (int32_t i = 0; i < md->Brokers.count; i++) {
-        const struct kp_MetadataResponse_MetadataResponseBroker *b = &md->Brokers.items[i];
-        if (b->Host.len <= 0 || b->Port <= 0 || b->Port > 65535) {
-            continue;
-        }
-        nb[n].host = sc_strndup(b->Host.ptr, (size_t)b->Host.len);
-        if (nb[n].host == NULL) {
-            continue;
-        }
-        nb[n].id = b->NodeId;
-        nb[n].port = b->Port;
-        n++;
-    }
-    for (int i = 0; i < c->broker_count; i++) {
-        kp_free(c->brokers[i].host);
-    }
-    kp_free(c->brokers);
-    c->brokers = nb;
-    c->broker_count = n;
-    c->controller_id = md->ControllerId;
-}
-
 /* Stage 0: learn the controller (Metadata, no topics); stage 1: send. */
 static void on_controller(struct sc_client *c, struct sc_conn *conn, int err, void *body,
                           void *ctx)
@@ -695,28 +642,9 @@ static int64_t serve_list_offsets(struct sc_client *c, struct sc_op *op, int64_t
 
 /* ----------------------------------------------------------------- serve */
 
-typedef int64_t op_serve_fn(struct sc_client *c, struct sc_op *op, int64_t now);
-
-static const struct {
-    op_serve_fn *serve;
-} op_table[SC_OP_KIND_COUNT] = {
-    [SC_OP_METADATA] = {serve_metadata},
-    [SC_OP_CREATE_TOPIC] = {serve_topic},
-    [SC_OP_DELETE_TOPIC] = {serve_topic},
-    [SC_OP_LIST_OFFSETS] = {serve_list_offsets},
-    [SC_OP_COMMIT] = {sc_op_commit_serve},
-    [SC_OP_COMMITTED] = {sc_op_committed_serve},
-    [SC_OP_LEAVE_GROUP] = {sc_op_leave_serve},
-    [SC_OP_DESCRIBE_CONFIGS] = {sc_op_admin_serve},
-    [SC_OP_ALTER_CONFIGS] = {sc_op_admin_serve},
-    [SC_OP_CREATE_PARTITIONS] = {sc_op_admin_serve},
-    [SC_OP_DELETE_RECORDS] = {sc_op_admin_serve},
-    [SC_OP_LIST_GROUPS] = {sc_op_admin_serve},
-    [SC_OP_DESCRIBE_GROUP] = {sc_op_admin_serve},
-    [SC_OP_GROUP_OFFSETS] = {sc_op_admin_serve},
-    [SC_OP_ALTER_GROUP_OFFSETS] = {sc_op_admin_serve},
-    [SC_OP_DELETE_GROUP] = {sc_op_admin_serve},
-};
+const struct sc_op_ops sc_metadata_op = {serve_metadata, md_arg_free};
+const struct sc_op_ops sc_topic_op = {serve_topic, topic_arg_free};
+const struct sc_op_ops sc_list_offsets_op = {serve_list_offsets, lo_arg_free};
 
 int64_t sc_ops_serve(struct sc_client *c, int64_t now)
 {
@@ -738,7 +666,7 @@ int64_t sc_ops_serve(struct sc_client *c, int64_t now)
             /* serve may finish op, which frees an abandoned one: nothing
              * of op is read after it. */
             int64_t deadline = op->deadline;
-            int64_t want = op_table[op->kind].serve(c, op, now);
+            int64_t want = op->ops->serve(c, op, now);
             next = sc_min64(next, want);
             next = sc_min64(next, deadline);
         }

@@ -9,7 +9,7 @@
  */
 #include <limits.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 void sc_msgq_push(struct sc_msgq *q, struct sc_msg *m)
 {
@@ -65,11 +65,6 @@ int32_t sc_seq_add(int32_t seq, int32_t n)
         s -= (int64_t)INT32_MAX + 1;
     }
     return (int32_t)s;
-}
-
-int64_t sc_min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
 }
 
 bool sc_ppart_ready(const struct sc_ppart *pp, const struct sc_batch_rules *rules, int64_t now,

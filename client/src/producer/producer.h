@@ -1,0 +1,29 @@
+/*
+ * The producer's internals, shared by the files of producer/: records.c
+ * (samsa_produce's records and their reports), send.c (the I/O thread's
+ * side: producer id, batches, ProduceRequest, answers) and producer.c (the
+ * handle and its kind ops). The calls go one way: producer.c -> send.c ->
+ * records.c -> accum.c, partitioner.c, core.
+ */
+#ifndef SAMSA_CLIENT_PRODUCER_H
+#define SAMSA_CLIENT_PRODUCER_H
+
+#include "core/internal.h"
+
+/* records.c */
+/* A record's key, value and headers, in its one block. */
+const uint8_t *sc_msg_key(const struct sc_msg *m);
+const uint8_t *sc_msg_value(const struct sc_msg *m);
+const uint8_t *sc_msg_headers(const struct sc_msg *m);
+void sc_msg_free(struct sc_msg *m);
+/* Queues a delivery report with err for every record of q (emptied). */
+void sc_msgq_report_all(struct sc_client *c, struct sc_msgq *q, int err);
+/* Places m on its partition's queue (partition count known). */
+void sc_ptopic_place(struct sc_client *c, struct sc_ptopic *t, struct sc_msg *m);
+
+/* send.c */
+/* The producer's turn of the I/O loop (lock held); returns when it next
+ * wants to run. */
+int64_t sc_producer_serve(struct sc_client *c, int64_t now);
+
+#endif
