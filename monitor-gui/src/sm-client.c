@@ -132,7 +132,7 @@ static void update_status(SmClient *self)
             if (g_strcmp0(b->link, text) != 0) {
                 g_free(b->link);
                 b->link = g_steal_pointer(&text);
-                sm_item_emit_changed(b);
+                sm_broker_emit_changed(b);
             }
         }
     }

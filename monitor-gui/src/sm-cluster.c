@@ -1231,6 +1231,20 @@ static void recount(SmCluster *self)
     g_free(hosted);
 }
 
+/* a dirty row's one "changed" (events are never dirty: made, not changed) */
+static void emit_changed(gpointer row)
+{
+    if (SM_IS_BROKER(row)) {
+        sm_broker_emit_changed(row);
+    } else if (SM_IS_PARTITION(row)) {
+        sm_partition_emit_changed(row);
+    } else if (SM_IS_TOPIC(row)) {
+        sm_topic_emit_changed(row);
+    } else if (SM_IS_GROUP(row)) {
+        sm_group_emit_changed(row);
+    }
+}
+
 guint sm_cluster_flush(SmCluster *self)
 {
     g_return_val_if_fail(SM_IS_CLUSTER(self), 0);
@@ -1271,7 +1285,7 @@ guint sm_cluster_flush(SmCluster *self)
                                     t->parts->len - have);
             }
         }
-        sm_item_emit_changed(row);
+        emit_changed(row);
         n++;
     }
     g_hash_table_unref(dirty);
