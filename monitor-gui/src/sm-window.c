@@ -42,8 +42,15 @@ struct _SmWindow {
     guint alerts;
     char *last_alert;
     SmFlushStats stats;
-    gulong ids[5];
+    /* the model's and the link's signals, disconnected in dispose */
+    gulong on_dirty_id;
+    gulong on_flushed_id;
+    gulong on_event_id;
+    gulong on_status_id;
 };
+
+enum { PROP_0, PROP_CLUSTER, PROP_CLIENT, N_PROPS };
+static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE(SmWindow, sm_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -904,11 +911,56 @@ const char *sm_window_get_health_text(SmWindow *self)
 
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client)
 {
-    SmWindow *self = g_object_new(SM_TYPE_WINDOW, "application", app, NULL);
-    self->cluster = g_object_ref(cluster);
-    self->ids[0] = g_signal_connect(cluster, "dirty", G_CALLBACK(on_dirty), self);
-    self->ids[1] = g_signal_connect(cluster, "flushed", G_CALLBACK(on_flushed), self);
-    self->ids[2] = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
+    return g_object_new(SM_TYPE_WINDOW, "application", app, "cluster", cluster, "client", client,
+                        NULL);
+}
+
+static void sm_window_set_property(GObject *object, guint id, const GValue *value,
+                                   GParamSpec *pspec)
+{
+    SmWindow *self = SM_WINDOW(object);
+    switch (id) {
+    case PROP_CLUSTER:
+        self->cluster = g_value_dup_object(value);
+        break;
+    case PROP_CLIENT:
+        self->client = g_value_dup_object(value);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void sm_window_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    SmWindow *self = SM_WINDOW(object);
+    switch (id) {
+    case PROP_CLUSTER:
+        g_value_set_object(value, self->cluster);
+        break;
+    case PROP_CLIENT:
+        g_value_set_object(value, self->client);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+/* the window wired to its model and link, once both construct properties
+ * are set: g_object_new alone gives a whole window (an empty model of its
+ * own when none is given) */
+static void sm_window_constructed(GObject *object)
+{
+    SmWindow *self = SM_WINDOW(object);
+    G_OBJECT_CLASS(sm_window_parent_class)->constructed(object);
+    if (self->cluster == NULL) {
+        self->cluster = sm_cluster_new();
+    }
+    SmCluster *cluster = self->cluster;
+    SmClient *client = self->client;
+    self->on_dirty_id = g_signal_connect(cluster, "dirty", G_CALLBACK(on_dirty), self);
+    self->on_flushed_id = g_signal_connect(cluster, "flushed", G_CALLBACK(on_flushed), self);
+    self->on_event_id = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
     add_columns(self->brokers_view, broker_columns, G_N_ELEMENTS(broker_columns),
                 sm_cluster_get_brokers(cluster));
     /* the cluster's throughput, drawn again at each flush */
@@ -956,8 +1008,7 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
                      G_CALLBACK(on_problems_expanded), self);
     g_signal_connect(self->problems_list, "row-activated", G_CALLBACK(on_problem_activated), self);
     if (client != NULL) {
-        self->client = g_object_ref(client);
-        self->ids[3] = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
+        self->on_status_id = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
         on_status(client, self);
     } else {
         gtk_label_set_text(self->status_label, "not connected");
@@ -968,7 +1019,6 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
     } else {
         on_flushed(cluster, self);
     }
-    return self;
 }
 
 static void sm_window_dispose(GObject *object)
@@ -976,13 +1026,13 @@ static void sm_window_dispose(GObject *object)
     SmWindow *self = SM_WINDOW(object);
     g_clear_handle_id(&self->flush_idle, g_source_remove);
     if (self->cluster != NULL) {
-        for (int i = 0; i < 3; i++) {
-            g_clear_signal_handler(&self->ids[i], self->cluster);
-        }
+        g_clear_signal_handler(&self->on_dirty_id, self->cluster);
+        g_clear_signal_handler(&self->on_flushed_id, self->cluster);
+        g_clear_signal_handler(&self->on_event_id, self->cluster);
         g_clear_object(&self->cluster);
     }
     if (self->client != NULL) {
-        g_clear_signal_handler(&self->ids[3], self->client);
+        g_clear_signal_handler(&self->on_status_id, self->client);
         g_clear_object(&self->client);
     }
     g_clear_object(&self->partitions_sorted);
@@ -1007,6 +1057,16 @@ static void sm_window_class_init(SmWindowClass *klass)
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     oc->dispose = sm_window_dispose;
     oc->finalize = sm_window_finalize;
+    oc->set_property = sm_window_set_property;
+    oc->get_property = sm_window_get_property;
+    oc->constructed = sm_window_constructed;
+    props[PROP_CLUSTER] = g_param_spec_object("cluster", NULL, NULL, SM_TYPE_CLUSTER,
+                                              G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                  G_PARAM_STATIC_STRINGS);
+    props[PROP_CLIENT] = g_param_spec_object("client", NULL, NULL, SM_TYPE_CLIENT,
+                                             G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                 G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(oc, N_PROPS, props);
     g_type_ensure(SM_TYPE_REPLICA_BAR);
     gtk_widget_class_set_template_from_resource(wc, "/org/samsa/Monitor/sm-window.ui");
     gtk_widget_class_bind_template_child(wc, SmWindow, stack);

@@ -25,8 +25,13 @@ typedef struct {
     gint64 max_us;
 } SmFlushStats;
 
-/* (transfer full) app may be NULL (tests); client may be NULL (a model fed
- * by other means) */
+/* Construct-only properties: "cluster" (the SmCluster shown; an empty one
+ * of its own when not given) and "client" (the SmClient feeding it, whose
+ * status the window shows; NULL: a model fed by other means). The window
+ * is wired to both in constructed(), so g_object_new alone gives a whole
+ * window. */
+
+/* (transfer full) app may be NULL (tests); client may be NULL */
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client);
 /* the partitions page of topic */
 void sm_window_show_topic(SmWindow *self, const char *topic);

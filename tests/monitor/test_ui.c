@@ -539,7 +539,41 @@ static void test_cluster_page_shows_health_at_a_glance(void)
     g_object_unref(c);
 }
 
+static gboolean brokers_shown(gpointer ud)
+{
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(ud), texts);
+    return strstr(texts->str, "127.0.0.1:9292") != NULL;
+}
+
+/* construct properties: g_object_new alone gives a whole window, wired to
+ * the model it was given (or to an empty one of its own) */
+static void test_window_is_built_through_construct_properties(void)
+{
+    SmCluster *c = sm_cluster_new();
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, CLUSTER, -1, &err));
+    SmWindow *win = g_object_new(SM_TYPE_WINDOW, "cluster", c, NULL);
+    SmCluster *got = NULL;
+    g_object_get(win, "cluster", &got, NULL);
+    CU_ASSERT_PTR_EQUAL(got, c);
+    g_clear_object(&got);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640);
+    sm_window_show_page(win, "cluster");
+    gtk_window_present(GTK_WINDOW(win));
+    CU_ASSERT_TRUE(smt_wait(brokers_shown, win, 10) >= 0);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+    SmWindow *bare = g_object_new(SM_TYPE_WINDOW, NULL);
+    CU_ASSERT_PTR_NOT_NULL(sm_window_get_cluster(bare));
+    CU_ASSERT_STRING_EQUAL(sm_window_get_health_text(bare),
+                           "0 topics, 0 partitions: 0 under-replicated, 0 under min ISR, 0 offline");
+    gtk_window_destroy(GTK_WINDOW(bare));
+}
+
 static CU_TestInfo tests[] = {
+    {"window_is_built_through_construct_properties",
+     test_window_is_built_through_construct_properties},
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
     {"partitions_page_renders_light_and_dark", test_partitions_page_renders_light_and_dark},
