@@ -94,6 +94,34 @@ char *sm_partition_format_osr(const SmPartition *self)
     return g_string_free(s, FALSE);
 }
 
+char *sm_partition_format_leos(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+        g_autofree char *leo =
+            r->log_end_offset == SM_OFFSET_UNKNOWN ? g_strdup("—") : sm_format_count(r->log_end_offset);
+        g_string_append_printf(s, "%s%d: %s%s", i > 0 ? ", " : "", (int)r->broker, leo,
+                               r->offline ? " (offline)" : "");
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_behind(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+        if (r->log_end_offset == SM_OFFSET_UNKNOWN || self->high_watermark == SM_OFFSET_UNKNOWN ||
+            r->log_end_offset >= self->high_watermark) {
+            continue;
+        }
+        g_autofree char *n = sm_format_count(self->high_watermark - r->log_end_offset);
+        g_string_append_printf(s, "%s%d: %s", s->len > 0 ? ", " : "", (int)r->broker, n);
+    }
+    return g_string_free(s, FALSE);
+}
+
 char *sm_partition_describe_replica(const SmPartition *self, guint i)
 {
     g_return_val_if_fail(i < self->replicas->len, NULL);

@@ -58,6 +58,12 @@ guint sm_partition_under_replicated(const SmPartition *self);
 char *sm_partition_format_replicas(const SmPartition *self);
 char *sm_partition_format_isr(const SmPartition *self);
 char *sm_partition_format_osr(const SmPartition *self);
+/* each replica's log end offset, "0: 5,000, 1: 5,000, 2: 3,796 (offline)",
+ * "—" for one unknown (caller frees) */
+char *sm_partition_format_leos(const SmPartition *self);
+/* the replicas behind the high watermark and by how much, "2: 1,204"; empty
+ * when none is (caller frees) */
+char *sm_partition_format_behind(const SmPartition *self);
 /* the accessible description of replica i, e.g. "replica 2: out of sync,
  * 1,204 behind the high watermark" (caller frees) */
 char *sm_partition_describe_replica(const SmPartition *self, guint i);

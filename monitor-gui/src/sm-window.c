@@ -70,6 +70,7 @@ typedef enum {
     CELL_REPLICA_BAR, /* a partition's replicas */
     CELL_SPARKLINE,   /* a broker's messages in a second */
     CELL_RATE,        /* text as wide as "1,000.0 kB/s" */
+    CELL_WIDE_TEXT,   /* text as wide as "0: 12,345, 1: 12,345, 2: 12,345" */
 } CellWidget;
 
 typedef struct {
@@ -210,6 +211,8 @@ static char *p_isr(gpointer i) { return sm_partition_format_isr(SM_PARTITION(i))
 static char *p_osr(gpointer i) { return sm_partition_format_osr(SM_PARTITION(i)); }
 static char *p_start(gpointer i) { return offset_text(SM_PARTITION(i)->log_start_offset); }
 static char *p_hw(gpointer i) { return offset_text(SM_PARTITION(i)->high_watermark); }
+static char *p_leos(gpointer i) { return sm_partition_format_leos(SM_PARTITION(i)); }
+static char *p_behind(gpointer i) { return sm_partition_format_behind(SM_PARTITION(i)); }
 
 static int p_cmp_num(gconstpointer a, gconstpointer b, gpointer ud)
 {
@@ -240,7 +243,10 @@ static const Column partition_columns[] = {
     {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT},
     {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT},
     {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Replicas: log start to LEO, HW line", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR},
+    {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT},
+    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Replicas: log start to LEO, HW line (each row its own scale)", NULL, NULL, FALSE, TRUE,
+     CELL_REPLICA_BAR},
 };
 
 /* groups */
@@ -396,7 +402,7 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
     }
     GtkWidget *w = gtk_inscription_new(NULL);
     gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
-    guint chars = col->cell == CELL_RATE ? 12 : 8;
+    guint chars = col->cell == CELL_RATE ? 12 : col->cell == CELL_WIDE_TEXT ? 30 : 8;
     gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : chars);
     if (col->numeric) {
         gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);

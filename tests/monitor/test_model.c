@@ -343,6 +343,11 @@ static void test_a_gone_replica_keeps_its_last_known_leo_offline(void)
     g_autofree char *d2 = sm_partition_describe_replica(p0, 2);
     CU_ASSERT_STRING_EQUAL(d2, "replica 2: offline, out of sync, last known, 1,204 behind the "
                                "high watermark");
+    /* the partitions page's numbers: each LEO, and who is behind by how much */
+    g_autofree char *leo_text = sm_partition_format_leos(p0);
+    CU_ASSERT_STRING_EQUAL(leo_text, "0: 5,000, 1: 4,800, 2: 2,796 (offline)");
+    g_autofree char *behind = sm_partition_format_behind(p0);
+    CU_ASSERT_STRING_EQUAL(behind, "2: 1,204");
     /* and through the leader's progress, the HW moving on */
     long long moved[3] = {6000, 6000, -1};
     int ins[3] = {1, 1, 0};

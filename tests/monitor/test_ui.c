@@ -75,6 +75,38 @@ static SmWindow *window_with_cluster(SmCluster *c)
     return win;
 }
 
+/* a mapped GtkLabel whose text holds ud */
+static gboolean label_holds(GtkWidget *w, gconstpointer ud)
+{
+    return GTK_IS_LABEL(w) && gtk_widget_get_mapped(w) &&
+           strstr(gtk_label_get_text(GTK_LABEL(w)), ud) != NULL;
+}
+
+/* the numbers behind the bars in columns of their own, and the scale said */
+static void test_partitions_page_shows_each_replicas_leo_and_lag(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(sm_window_get_partitions_view(win), texts);
+    /* partition 0: HW 5,000, replica 2 at 3,796 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "5,000\n0: 5,000, 1: 5,000, 2: 3,796\n2: 1,204\n"));
+    /* partition 1: the leader 10 ahead of the HW, nobody behind */
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "4,200\n1: 4,210, 2: 4,200, 0: 4,205\n\n"));
+    GListModel *cols = gtk_column_view_get_columns(GTK_COLUMN_VIEW(sm_window_get_partitions_view(win)));
+    g_autoptr(GString) titles = g_string_new(NULL);
+    for (guint i = 0; i < g_list_model_get_n_items(cols); i++) {
+        g_autoptr(GtkColumnViewColumn) col = g_list_model_get_item(cols, i);
+        g_string_append_printf(titles, "%s|", gtk_column_view_column_get_title(col));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "|HW|LEO per replica|Behind HW|"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "each row its own scale"));
+    CU_ASSERT_PTR_NOT_NULL(smt_find_widget(GTK_WIDGET(win), label_holds,
+                                           "each row's bars on its own scale"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static void test_partitions_page_shows_rows_and_accessible_bars(void)
 {
     SmCluster *c = sm_cluster_new();
@@ -576,6 +608,8 @@ static CU_TestInfo tests[] = {
      test_window_is_built_through_construct_properties},
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
+    {"partitions_page_shows_each_replicas_leo_and_lag",
+     test_partitions_page_shows_each_replicas_leo_and_lag},
     {"partitions_page_renders_light_and_dark", test_partitions_page_renders_light_and_dark},
     {"every_page_shows_its_rows", test_every_page_shows_its_rows},
     {"cluster_page_shows_health_at_a_glance", test_cluster_page_shows_health_at_a_glance},
