@@ -8,6 +8,10 @@
 #define MAX_PARTITIONS_PER_TOPIC 100000 /* a bound on a partition number we believe */
 #define MAX_REPLICAS SM_PROGRESS_MAX_REPLICAS
 #define DEDUP_WINDOW_MS 30000
+/* the changes one broker lost or back brings (its going, the leaders moved
+ * off it, the ISRs it leaves) come within seconds of each other: within a
+ * minute of the first they are one group */
+#define GROUP_WINDOW_MS 60000
 #define MAX_MEMBERS 10000 /* a group's members we show */
 /* two readings further apart than this give no rate: an average over a
  * link lost for minutes would draw a flat line where nothing was seen */
@@ -24,7 +28,9 @@ struct _SmCluster {
     GHashTable *topic_by_name; /* name -> SmTopic, owned */
     GHashTable *group_by_id;   /* id -> SmGroup, owned */
     GHashTable *dirty;         /* row -> row, referenced */
-    GPtrArray *new_events;     /* SmEvent * waiting for the flush */
+    GPtrArray *new_events;     /* SmEvent * made since the flush ("event" at the flush) */
+    GPtrArray *new_rows;       /* SmEvent * rows (events or groups) for the flush's splice */
+    GHashTable *open_groups;   /* "lost/2", "back/2" -> the row (event or group), referenced */
     GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
     gboolean brokers_moved, topics_moved, groups_moved;
     gboolean is_dirty;
@@ -217,8 +223,56 @@ SmPartition *sm_cluster_find_partition(SmCluster *self, const char *topic, gint3
 
 /* ------------------------------------------------------------ events */
 
+/* the row open for what broker subject lost (or back) brought at t_ms */
+static SmEvent *open_row(SmCluster *self, gint32 subject, gboolean lost, gint64 t_ms)
+{
+    char key[32];
+    (void)g_snprintf(key, sizeof key, "%s/%d", lost ? "lost" : "back", (int)subject);
+    SmEvent *row = g_hash_table_lookup(self->open_groups, key);
+    return row != NULL && ABS(t_ms - row->time_ms) <= GROUP_WINDOW_MS ? row : NULL;
+}
+
+/* row, shown or waiting for the flush, replaced by with */
+static void replace_row(SmCluster *self, SmEvent *row, SmEvent *with)
+{
+    guint i = 0;
+    if (g_ptr_array_find(self->new_rows, row, &i)) {
+        g_object_unref(self->new_rows->pdata[i]);
+        self->new_rows->pdata[i] = g_object_ref(with);
+    } else if (g_list_store_find(self->events, row, &i)) {
+        gpointer items[] = {with};
+        g_list_store_splice(self->events, i, 1, items, 1);
+    }
+}
+
+/* e's row: its own, or under the group of what broker subject lost (or
+ * back) brought; the first such change stays a row of its own until a
+ * second joins it (subject -1: no broker's) */
+static void place_event(SmCluster *self, SmEvent *e, gint32 subject, gboolean lost)
+{
+    SmEvent *row = subject >= 0 ? open_row(self, subject, lost, e->time_ms) : NULL;
+    if (row == NULL) {
+        g_ptr_array_add(self->new_rows, g_object_ref(e));
+        if (subject >= 0) {
+            g_hash_table_replace(self->open_groups,
+                                 g_strdup_printf("%s/%d", lost ? "lost" : "back", (int)subject),
+                                 g_object_ref(e));
+        }
+        return;
+    }
+    if (!sm_event_is_group(row)) {
+        SmEvent *g = sm_event_new_group(subject, lost, row);
+        replace_row(self, row, g);
+        g_hash_table_replace(self->open_groups,
+                             g_strdup_printf("%s/%d", lost ? "lost" : "back", (int)subject), g);
+        row = g;
+    }
+    sm_event_group_add(row, e);
+    mark(self, row);
+}
+
 static void add_event(SmCluster *self, SmEventKind kind, JsonObject *ev, const char *key,
-                      char *text /* taken */)
+                      char *text /* taken */, gint32 subject, gboolean lost)
 {
     gint64 t = get_int(ev, "time_ms", 0);
     gpointer was = NULL;
@@ -242,6 +296,7 @@ static void add_event(SmCluster *self, SmEventKind kind, JsonObject *ev, const c
     e->partition = get_id(ev, "partition", -1);
     e->text = text;
     g_ptr_array_add(self->new_events, e);
+    place_event(self, e, subject, lost);
     mark(self, NULL);
 }
 
@@ -542,7 +597,11 @@ static void apply_leader_change(SmCluster *self, JsonObject *ev, gint32 from)
                                        (int)leader, (int)was, (int)epoch)
                      : g_strdup_printf("%s-%d: no leader (was %d), epoch %d", topic, (int)pn,
                                        (int)was, (int)epoch);
-    add_event(self, SM_EVENT_LEADER_CHANGE, ev, key, text);
+    /* the leaders moved off a broker lost, or back to one back */
+    gint64 t = get_int(ev, "time_ms", 0);
+    gboolean lost = was >= 0 && open_row(self, was, TRUE, t) != NULL;
+    gboolean back = !lost && leader >= 0 && open_row(self, leader, FALSE, t) != NULL;
+    add_event(self, SM_EVENT_LEADER_CHANGE, ev, key, text, back ? leader : was, !back);
 }
 
 static void apply_isr_event(SmCluster *self, JsonObject *ev, gint32 from, SmEventKind kind)
@@ -594,7 +653,14 @@ static void apply_isr_event(SmCluster *self, JsonObject *ev, gint32 from, SmEven
     } else {
         text = g_strdup_printf("%s-%d: ISR now [%s]", topic, (int)pn, isr_s);
     }
-    add_event(self, kind, ev, key, text);
+    /* the replica that left (or came back to) the ISR */
+    gint32 subject = -1;
+    if (kind == SM_EVENT_ISR_SHRINK && removed->len > 0) {
+        subject = g_array_index(removed, gint32, 0);
+    } else if (kind == SM_EVENT_ISR_EXPAND && added->len > 0) {
+        subject = g_array_index(added, gint32, 0);
+    }
+    add_event(self, kind, ev, key, text, subject, kind != SM_EVENT_ISR_EXPAND);
 }
 
 /* ------------------------------------------------------------ brokers and topics */
@@ -978,7 +1044,8 @@ static void apply_event(SmCluster *self, JsonObject *ev)
         (void)g_snprintf(other, sizeof other, "broker/%d/%s", (int)id, up ? "down" : "up");
         g_hash_table_remove(self->seen_events, other);
         add_event(self, up ? SM_EVENT_BROKER_UP : SM_EVENT_BROKER_DOWN, ev, key,
-                  g_strdup_printf(up ? "broker %d is up" : "broker %d is gone", (int)id));
+                  g_strdup_printf(up ? "broker %d is up" : "broker %d is gone", (int)id), id,
+                  !up);
     } else if (strcmp(type, "controller_change") == 0) {
         gint32 c = get_id(ev, "controller", -1);
         gint32 was = get_id(ev, "previous", -1);
@@ -987,7 +1054,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[64];
             (void)g_snprintf(key, sizeof key, "controller/%d/%d", (int)was, (int)c);
             add_event(self, SM_EVENT_CONTROLLER_CHANGE, ev, key,
-                      g_strdup_printf("controller %d (was %d)", (int)c, (int)was));
+                      g_strdup_printf("controller %d (was %d)", (int)c, (int)was), -1, FALSE);
         }
     } else if (strcmp(type, "topic_created") == 0) {
         const char *topic = get_str(ev, "topic");
@@ -997,7 +1064,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[300];
             (void)g_snprintf(key, sizeof key, "topic/%s/created", topic);
             add_event(self, SM_EVENT_TOPIC_CREATED, ev, key,
-                      g_strdup_printf("topic %s created", topic));
+                      g_strdup_printf("topic %s created", topic), -1, FALSE);
         }
     } else if (strcmp(type, "topic_deleted") == 0) {
         const char *topic = get_str(ev, "topic");
@@ -1006,7 +1073,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[300];
             (void)g_snprintf(key, sizeof key, "topic/%s/deleted", topic);
             add_event(self, SM_EVENT_TOPIC_DELETED, ev, key,
-                      g_strdup_printf("topic %s deleted", topic));
+                      g_strdup_printf("topic %s deleted", topic), -1, FALSE);
         }
     }
     /* "hello" and types this version does not know: nothing to show */
@@ -1196,6 +1263,8 @@ static void emit_changed(gpointer row)
         sm_topic_emit_changed(row);
     } else if (SM_IS_GROUP(row)) {
         sm_group_emit_changed(row);
+    } else if (SM_IS_EVENT(row)) {
+        sm_event_emit_changed(row); /* a group that grew */
     }
 }
 
@@ -1246,10 +1315,12 @@ guint sm_cluster_flush(SmCluster *self)
     if (self->new_events->len > 0) {
         g_autoptr(GPtrArray) fresh = self->new_events;
         self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
+        g_autoptr(GPtrArray) rows = self->new_rows;
+        self->new_rows = g_ptr_array_new_with_free_func(g_object_unref);
         /* newest first */
-        g_autoptr(GPtrArray) rev = g_ptr_array_sized_new(fresh->len);
-        for (guint i = fresh->len; i > 0; i--) {
-            g_ptr_array_add(rev, fresh->pdata[i - 1]);
+        g_autoptr(GPtrArray) rev = g_ptr_array_sized_new(rows->len);
+        for (guint i = rows->len; i > 0; i--) {
+            g_ptr_array_add(rev, rows->pdata[i - 1]);
         }
         g_list_store_splice(self->events, 0, 0, rev->pdata, rev->len);
         guint total = g_list_model_get_n_items(G_LIST_MODEL(self->events));
@@ -1326,6 +1397,8 @@ static void sm_cluster_dispose(GObject *object)
     g_clear_pointer(&self->group_by_id, g_hash_table_unref);
     g_clear_pointer(&self->new_events, g_ptr_array_unref);
     g_clear_pointer(&self->seen_events, g_hash_table_unref);
+    g_clear_pointer(&self->new_rows, g_ptr_array_unref);
+    g_clear_pointer(&self->open_groups, g_hash_table_unref);
     g_clear_pointer(&self->summary.cluster_id, g_free);
     G_OBJECT_CLASS(sm_cluster_parent_class)->dispose(object);
 }
@@ -1359,5 +1432,7 @@ static void sm_cluster_init(SmCluster *self)
     self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
     self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
     self->seen_events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    self->new_rows = g_ptr_array_new_with_free_func(g_object_unref);
+    self->open_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     self->summary.controller = -1;
 }

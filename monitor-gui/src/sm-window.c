@@ -26,6 +26,8 @@ struct _SmWindow {
     GtkColumnView *members_view;
     GtkLabel *members_label;
     GtkColumnView *events_view;
+    GtkDropDown *event_kind;
+    GtkSearchEntry *event_search;
     GtkSearchEntry *topic_search;
     GtkDropDown *topic_choice;
     GtkBox *charts_box;
@@ -36,6 +38,7 @@ struct _SmWindow {
     GtkSortListModel *partitions_sorted;
     GtkSortListModel *members_sorted;
     GtkCustomFilter *topic_filter;
+    GtkCustomFilter *event_filter;
     char *topic; /* the partitions page's */
     guint flush_tick;
     guint flush_idle;
@@ -71,6 +74,7 @@ typedef enum {
     CELL_SPARKLINE,   /* a broker's messages in a second */
     CELL_RATE,        /* text as wide as "1,000.0 kB/s" */
     CELL_WIDE_TEXT,   /* text as wide as "0: 12,345, 1: 12,345, 2: 12,345" */
+    CELL_TREE_TEXT,   /* text behind an expander: a group's changes under it */
 } CellWidget;
 
 typedef struct {
@@ -340,7 +344,7 @@ static char *e_by(gpointer i) { return g_strdup_printf("%d", (int)SM_EVENT(i)->r
 static const Column event_columns[] = {
     {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT},
     {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT},
-    {"What", e_text, NULL, FALSE, TRUE, CELL_TEXT},
+    {"What", e_text, NULL, FALSE, TRUE, CELL_TREE_TEXT},
     {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT},
 };
 
@@ -377,12 +381,34 @@ static void set_style_class(GtkWidget *w, const char *cls)
     }
 }
 
+/* the row's item: an event's row in the events' tree is a GtkTreeListRow
+ * holding it (transfer none: its list holds it) */
+static gpointer row_item(GtkListItem *li)
+{
+    gpointer item = gtk_list_item_get_item(li);
+    if (GTK_IS_TREE_LIST_ROW(item)) {
+        gpointer inner = gtk_tree_list_row_get_item(item);
+        if (inner != NULL) {
+            g_object_unref(inner); /* the tree row keeps it */
+        }
+        return inner;
+    }
+    return item;
+}
+
+/* a text cell's GtkInscription, behind an expander for CELL_TREE_TEXT */
+static GtkWidget *cell_text_widget(GtkListItem *li)
+{
+    GtkWidget *w = gtk_list_item_get_child(li);
+    return GTK_IS_TREE_EXPANDER(w) ? gtk_tree_expander_get_child(GTK_TREE_EXPANDER(w)) : w;
+}
+
 /* a text cell follows its row's "changed" while bound */
 static void cell_refresh(gpointer item, GtkListItem *li)
 {
     const Column *col = g_object_get_data(G_OBJECT(li), "sm-column");
     g_autofree char *text = col->text(item);
-    GtkWidget *w = gtk_list_item_get_child(li);
+    GtkWidget *w = cell_text_widget(li);
     gtk_inscription_set_text(GTK_INSCRIPTION(w), text);
     set_style_class(w, cell_style(col, item));
 }
@@ -408,6 +434,11 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
         gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);
         gtk_widget_add_css_class(w, "numeric");
     }
+    if (col->cell == CELL_TREE_TEXT) {
+        GtkWidget *expander = gtk_tree_expander_new();
+        gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), w);
+        w = expander;
+    }
     gtk_list_item_set_child(li, w);
 }
 
@@ -415,7 +446,11 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
 {
     (void)f;
     const Column *col = ud;
-    gpointer item = gtk_list_item_get_item(li);
+    gpointer item = row_item(li);
+    if (col->cell == CELL_TREE_TEXT) {
+        gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(li)),
+                                       gtk_list_item_get_item(li));
+    }
     if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), item);
         return;
@@ -426,7 +461,7 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
         return;
     }
     cell_refresh(item, li);
-    if (!SM_IS_EVENT(item) && !SM_IS_MEMBER(item)) {
+    if (!SM_IS_MEMBER(item)) {
         gulong id = g_signal_connect(item, "changed", G_CALLBACK(cell_refresh), li);
         g_object_set_data(G_OBJECT(li), "sm-handler", GSIZE_TO_POINTER((gsize)id));
     }
@@ -436,7 +471,10 @@ static void cell_unbind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer u
 {
     (void)f;
     const Column *col = ud;
-    gpointer item = gtk_list_item_get_item(li);
+    gpointer item = row_item(li);
+    if (col->cell == CELL_TREE_TEXT) {
+        gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(li)), NULL);
+    }
     if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), NULL);
         return;
@@ -833,6 +871,57 @@ static gboolean topic_matches(gpointer item, gpointer ud)
     return strstr(name, needle) != NULL;
 }
 
+/* the events page's choice: 0 all, 1 brokers, 2 leaders, 3 ISR, 4 topics
+ * and the controller; a group is of each kind of change it holds */
+static gboolean event_of_choice(const SmEvent *e, guint choice)
+{
+    const guint *n = e->counts;
+    gboolean group = sm_event_is_group(e);
+    switch (choice) {
+    case 1:
+        return group || e->kind == SM_EVENT_BROKER_DOWN || e->kind == SM_EVENT_BROKER_UP;
+    case 2:
+        return e->kind == SM_EVENT_LEADER_CHANGE || (group && n[SM_EVENT_LEADER_CHANGE] > 0);
+    case 3:
+        return e->kind == SM_EVENT_ISR_SHRINK || e->kind == SM_EVENT_ISR_EXPAND ||
+               e->kind == SM_EVENT_ISR_CHANGE ||
+               (group && n[SM_EVENT_ISR_SHRINK] + n[SM_EVENT_ISR_EXPAND] + n[SM_EVENT_ISR_CHANGE] > 0);
+    case 4:
+        return e->kind == SM_EVENT_CONTROLLER_CHANGE || e->kind == SM_EVENT_TOPIC_CREATED ||
+               e->kind == SM_EVENT_TOPIC_DELETED;
+    default:
+        return TRUE;
+    }
+}
+
+static gboolean event_matches(gpointer item, gpointer ud)
+{
+    SmWindow *self = SM_WINDOW(ud);
+    const SmEvent *e = SM_EVENT(item);
+    return event_of_choice(e, gtk_drop_down_get_selected(self->event_kind)) &&
+           sm_event_matches(e, gtk_editable_get_text(GTK_EDITABLE(self->event_search)));
+}
+
+static void on_event_filter(GObject *w, GParamSpec *pspec, gpointer ud)
+{
+    (void)w;
+    (void)pspec;
+    gtk_filter_changed(GTK_FILTER(SM_WINDOW(ud)->event_filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+static void on_event_search(GtkSearchEntry *entry, gpointer ud)
+{
+    on_event_filter(G_OBJECT(entry), NULL, ud);
+}
+
+/* a group's changes, under its row */
+static GListModel *event_children(gpointer item, gpointer ud)
+{
+    (void)ud;
+    SmEvent *e = SM_EVENT(item);
+    return e->children != NULL ? G_LIST_MODEL(g_object_ref(e->children)) : NULL;
+}
+
 static void on_search(GtkSearchEntry *entry, gpointer ud)
 {
     (void)entry;
@@ -993,8 +1082,18 @@ static void sm_window_constructed(GObject *object)
         add_columns(self->members_view, member_columns, G_N_ELEMENTS(member_columns), NULL));
     g_signal_connect(gtk_column_view_get_model(self->groups_view), "notify::selected-item",
                      G_CALLBACK(on_group_chosen), self);
-    add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns),
-                sm_cluster_get_events(cluster));
+    /* events: newest first, filtered by kind and text, a group's changes
+     * under its row */
+    self->event_filter = gtk_custom_filter_new(event_matches, self, NULL);
+    GtkFilterListModel *events = gtk_filter_list_model_new(
+        G_LIST_MODEL(g_object_ref(sm_cluster_get_events(cluster))),
+        GTK_FILTER(g_object_ref(self->event_filter)));
+    GtkTreeListModel *tree =
+        gtk_tree_list_model_new(G_LIST_MODEL(events), FALSE, FALSE, event_children, NULL, NULL);
+    add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns), G_LIST_MODEL(tree));
+    g_object_unref(tree);
+    g_signal_connect(self->event_kind, "notify::selected", G_CALLBACK(on_event_filter), self);
+    g_signal_connect(self->event_search, "search-changed", G_CALLBACK(on_event_search), self);
     /* partitions in partition order until a column is clicked */
     GListModel *cols = gtk_column_view_get_columns(self->partitions_view);
     g_autoptr(GtkColumnViewColumn) first = g_list_model_get_item(cols, 0);
@@ -1044,6 +1143,7 @@ static void sm_window_dispose(GObject *object)
     g_clear_object(&self->partitions_sorted);
     g_clear_object(&self->members_sorted);
     g_clear_object(&self->topic_filter);
+    g_clear_object(&self->event_filter);
     gtk_widget_dispose_template(GTK_WIDGET(self), SM_TYPE_WINDOW);
     G_OBJECT_CLASS(sm_window_parent_class)->dispose(object);
 }
@@ -1089,6 +1189,8 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, members_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, members_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
+    gtk_widget_class_bind_template_child(wc, SmWindow, event_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_choice);
     gtk_widget_class_bind_template_child(wc, SmWindow, charts_box);

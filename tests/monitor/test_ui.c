@@ -556,17 +556,106 @@ static void test_cluster_page_shows_health_at_a_glance(void)
     CU_ASSERT_TRUE(smt_wait(on_partitions_page, win, 10) >= 0);
     /* events: newest first, and no row for partition 0's same leader */
     GListModel *events = sm_cluster_get_events(c);
-    CU_ASSERT_EQUAL(g_list_model_get_n_items(events), 3);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(events), 2);
     g_autoptr(SmEvent) first = g_list_model_get_item(events, 0);
     CU_ASSERT_STRING_EQUAL(first->text, "orders-1: leader 0 (was 1), epoch 3");
     sm_window_show_page(win, "events");
     gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
     g_autoptr(GString) texts = g_string_new(NULL);
     smt_collect_texts(GTK_WIDGET(win), texts);
+    /* broker 2's going and the leader moved off it: one group */
     const char *newest = strstr(texts->str, "orders-1: leader 0 (was 1)");
-    const char *older = strstr(texts->str, "orders-2: leader 0 (was 2)");
+    const char *older = strstr(texts->str, "broker 2 lost: gone, 1 leader change");
     CU_ASSERT_TRUE(newest != NULL && older != NULL && newest < older);
     CU_ASSERT_PTR_NULL(strstr(texts->str, "(was 0)"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+static gboolean named(GtkWidget *w, gconstpointer name)
+{
+    return g_strcmp0(gtk_widget_get_name(w), name) == 0;
+}
+
+static gboolean is_column_view(GtkWidget *w, gconstpointer ud)
+{
+    (void)ud;
+    return GTK_IS_COLUMN_VIEW(w);
+}
+
+typedef struct {
+    GtkWidget *view;
+    const char *text; /* shown */
+    const char *then; /* shown below it; NULL: no matter */
+    const char *not;  /* not shown; NULL: no matter */
+} EventsShown;
+
+static gboolean events_shown(gpointer ud)
+{
+    EventsShown *e = ud;
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(e->view, texts);
+    const char *at = strstr(texts->str, e->text);
+    return at != NULL && (e->then == NULL || strstr(at, e->then) != NULL) &&
+           (e->not == NULL || strstr(texts->str, e->not) == NULL);
+}
+
+/* the events page: one lost broker one row whose changes open under it,
+ * the newest row first, a choice of kind and a text filter */
+static void test_events_page_groups_and_filters(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    GString *msgs = g_string_new(NULL);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c, "{\"seq\":2,\"type\":\"broker_down\",\"broker\":0,\"time_ms\":1700000000000,\"id\":2}",
+        -1, &err));
+    for (int p = 0; p < 3; p++) {
+        g_string_printf(msgs,
+                        "{\"seq\":%d,\"type\":\"isr_shrink\",\"broker\":0,\"time_ms\":%lld,"
+                        "\"topic\":\"orders\",\"partition\":%d,\"leader\":%d,\"leader_epoch\":9,"
+                        "\"isr\":[0,1],\"removed\":[2],\"added\":[]}",
+                        3 + p, 1700000001000LL + p, p, p == 2 ? 0 : p);
+        CU_ASSERT_TRUE(sm_cluster_apply_text(c, msgs->str, -1, &err));
+    }
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c, "{\"seq\":9,\"type\":\"topic_created\",\"broker\":0,\"time_ms\":1700000009000,"
+           "\"topic\":\"payments\"}",
+        -1, &err));
+    g_string_free(msgs, TRUE);
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "events");
+    GtkWidget *search = smt_find_widget(GTK_WIDGET(win), named, "event-search");
+    GtkWidget *kind = smt_find_widget(GTK_WIDGET(win), named, "event-kind");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(search);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kind);
+    GtkWidget *view = smt_find_widget(gtk_widget_get_parent(gtk_widget_get_parent(search)),
+                                      is_column_view, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(view);
+    /* two rows, the newest first; the group's changes folded */
+    EventsShown folded = {view, "topic payments created", "broker 2 lost: gone, 3 ISR shrinks",
+                          "orders-1: ISR shrank"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &folded, 10) >= 0);
+    GListModel *rows = G_LIST_MODEL(gtk_column_view_get_model(GTK_COLUMN_VIEW(view)));
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(rows), 2);
+    /* opened: its changes under it, newest first */
+    g_autoptr(GtkTreeListRow) group = g_list_model_get_item(rows, 1);
+    CU_ASSERT_TRUE(gtk_tree_list_row_is_expandable(group));
+    gtk_tree_list_row_set_expanded(group, TRUE);
+    EventsShown open = {view, "broker 2 lost: gone, 3 ISR shrinks",
+                        "orders-2: ISR shrank to [0, 1], replica 2 out of sync", NULL};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &open, 10) >= 0);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(rows), 6);
+    /* the topics and controller only */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(kind), 4);
+    EventsShown topics = {view, "topic payments created", NULL, "broker 2 lost"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &topics, 10) >= 0);
+    /* all kinds, a text one change of the group holds: the group */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(kind), 0);
+    gtk_editable_set_text(GTK_EDITABLE(search), "orders-1");
+    EventsShown text = {view, "broker 2 lost", NULL, "topic payments created"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &text, 10) >= 0);
     gtk_window_destroy(GTK_WINDOW(win));
     g_object_unref(c);
 }
@@ -604,6 +693,7 @@ static void test_window_is_built_through_construct_properties(void)
 }
 
 static CU_TestInfo tests[] = {
+    {"events_page_groups_and_filters", test_events_page_groups_and_filters},
     {"window_is_built_through_construct_properties",
      test_window_is_built_through_construct_properties},
     {"partitions_page_shows_rows_and_accessible_bars",
