@@ -84,6 +84,10 @@ typedef struct {
     gboolean numeric;
     gboolean expand;
     CellWidget cell;
+    /* the cell's natural width in characters, so that its usual text is
+     * not cut (a host with its port, a group's or member's id); 0: by the
+     * kind of cell */
+    guint chars;
 } Column;
 
 static char *offset_text(gint64 v)
@@ -133,18 +137,18 @@ static char *b_admin(gpointer i) { return g_strdup(SM_BROKER(i)->admin_url ? SM_
 static char *b_link(gpointer i) { return g_strdup(SM_BROKER(i)->link ? SM_BROKER(i)->link : "—"); }
 
 static const Column broker_columns[] = {
-    {"Broker", b_id, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Host", b_host, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Rack", b_rack, NULL, FALSE, FALSE, CELL_TEXT},
-    {"State", b_alive, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Role", b_controller, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Partitions led", b_led, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Replicas", b_replicas, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Messages in", NULL, NULL, FALSE, FALSE, CELL_SPARKLINE},
-    {"Bytes in", b_bytes_in, NULL, TRUE, FALSE, CELL_RATE},
-    {"Bytes out", b_bytes_out, NULL, TRUE, FALSE, CELL_RATE},
-    {"Admin API", b_admin, NULL, FALSE, TRUE, CELL_TEXT},
-    {"Monitor's link", b_link, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Broker", b_id, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Host", b_host, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Rack", b_rack, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"State", b_alive, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Role", b_controller, NULL, FALSE, FALSE, CELL_TEXT, 10},
+    {"Partitions led", b_led, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Replicas", b_replicas, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Messages in", NULL, NULL, FALSE, FALSE, CELL_SPARKLINE, 0},
+    {"Bytes in", b_bytes_in, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Bytes out", b_bytes_out, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Admin API", b_admin, NULL, FALSE, TRUE, CELL_TEXT, 0},
+    {"Monitor's link", b_link, NULL, FALSE, FALSE, CELL_TEXT, 0},
 };
 
 /* topics */
@@ -192,14 +196,14 @@ static int t_cmp_size(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column topic_columns[] = {
-    {"Topic", t_name, t_cmp_name, FALSE, TRUE, CELL_TEXT},
-    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE, CELL_TEXT},
-    {"RF", t_rf, NULL, TRUE, FALSE, CELL_TEXT},
-    {"min ISR", t_min_isr, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE, CELL_TEXT},
-    {"Offline", t_offline, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Size", t_size, t_cmp_size, TRUE, FALSE, CELL_TEXT},
-    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE, CELL_TEXT},
+    {"Topic", t_name, t_cmp_name, FALSE, TRUE, CELL_TEXT, 0},
+    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE, CELL_TEXT, 0},
+    {"RF", t_rf, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"min ISR", t_min_isr, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE, CELL_TEXT, 0},
+    {"Offline", t_offline, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Size", t_size, t_cmp_size, TRUE, FALSE, CELL_TEXT, 0},
+    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE, CELL_TEXT, 0},
 };
 
 /* partitions */
@@ -239,18 +243,18 @@ static int p_cmp_leader(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column partition_columns[] = {
-    {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT},
-    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT},
-    {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT},
-    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT},
-    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT},
-    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT},
-    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT},
-    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT},
-    {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT},
-    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT, 0},
+    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT, 0},
+    {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT, 0},
+    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
+    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 0},
     {"Replicas: log start to LEO, HW line (each row its own scale)", NULL, NULL, FALSE, TRUE,
-     CELL_REPLICA_BAR},
+     CELL_REPLICA_BAR, 0},
 };
 
 /* groups */
@@ -299,13 +303,13 @@ static int g_cmp_lag(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column group_columns[] = {
-    {"Group", g_id, NULL, FALSE, FALSE, CELL_TEXT},
-    {"State", g_state, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Members", g_members, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Coordinator", g_coord, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE, CELL_TEXT},
-    {"Lag trend", g_trend, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT},
+    {"Group", g_id, NULL, FALSE, FALSE, CELL_TEXT, 28},
+    {"State", g_state, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Members", g_members, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Coordinator", g_coord, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE, CELL_TEXT, 0},
+    {"Lag trend", g_trend, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT, 0},
 };
 
 /* members of the chosen group */
@@ -324,10 +328,10 @@ static int m_cmp_client(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column member_columns[] = {
-    {"Member", m_id, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Client", m_client, m_cmp_client, FALSE, FALSE, CELL_TEXT},
-    {"Host", m_host, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE, CELL_TEXT},
+    {"Member", m_id, NULL, FALSE, FALSE, CELL_TEXT, 48},
+    {"Client", m_client, m_cmp_client, FALSE, FALSE, CELL_TEXT, 14},
+    {"Host", m_host, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE, CELL_TEXT, 0},
 };
 
 /* events */
@@ -342,10 +346,10 @@ static char *e_text(gpointer i) { return g_strdup(SM_EVENT(i)->text); }
 static char *e_by(gpointer i) { return g_strdup_printf("%d", (int)SM_EVENT(i)->reported_by); }
 
 static const Column event_columns[] = {
-    {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT},
-    {"What", e_text, NULL, FALSE, TRUE, CELL_TREE_TEXT},
-    {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"What", e_text, NULL, FALSE, TRUE, CELL_TREE_TEXT, 0},
+    {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT, 0},
 };
 
 /* a cell's health colour, libadwaita's style classes: a broker GONE in
@@ -429,7 +433,16 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
     GtkWidget *w = gtk_inscription_new(NULL);
     gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
     guint chars = col->cell == CELL_RATE ? 12 : col->cell == CELL_WIDE_TEXT ? 30 : 8;
-    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : chars);
+    if (col->chars > 0) {
+        /* its minimum too: GTK shares a narrow view's width out to the
+         * columns closest to their natural width first, so a wide natural
+         * alone left the host at 8 characters */
+        chars = col->chars;
+        gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), chars);
+    } else if (col->expand) {
+        chars = 40;
+    }
+    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), chars);
     if (col->numeric) {
         gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);
         gtk_widget_add_css_class(w, "numeric");

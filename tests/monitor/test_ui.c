@@ -660,6 +660,84 @@ static void test_events_page_groups_and_filters(void)
     g_object_unref(c);
 }
 
+/* a mapped inscription showing exactly ud */
+static gboolean inscription_of(GtkWidget *w, gconstpointer ud)
+{
+    return GTK_IS_INSCRIPTION(w) && gtk_widget_get_mapped(w) &&
+           g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), ud) == 0;
+}
+
+/* text is shown whole: its cell at least as wide as the text drawn */
+static gboolean shown_whole(GtkWidget *root, const char *text)
+{
+    GtkWidget *w = smt_find_widget(root, inscription_of, text);
+    if (w == NULL) {
+        printf("\n  '%s' not shown", text);
+        return FALSE;
+    }
+    PangoLayout *layout = gtk_widget_create_pango_layout(w, text);
+    int width = 0;
+    pango_layout_get_pixel_size(layout, &width, NULL);
+    g_object_unref(layout);
+    if (width > gtk_widget_get_width(w)) {
+        printf("\n  '%s' cut: %d px of text in %d px", text, width, gtk_widget_get_width(w));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+typedef struct {
+    GtkWidget *root;
+    const char *const *texts;
+    size_t n;
+} Whole;
+
+static gboolean all_shown_whole(gpointer ud)
+{
+    const Whole *w = ud;
+    for (size_t i = 0; i < w->n; i++) {
+        if (!shown_whole(w->root, w->texts[i])) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* at the default size (1100x640) the host with its port, the role, a
+ * group's id and a member's are not cut */
+static void test_columns_are_not_cut_at_the_default_size(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"group_id\":\"billing-service-consumers\",\"state\":\"Stable\","
+        "\"protocol\":\"range\",\"generation\":3,\"members\":1,\"lag\":4,\"member_list\":["
+        "{\"member_id\":\"consumer-1-5f8c0e5e-0c1a-4a1e-9a8b-2b1e6a0e4c1f\","
+        "\"client_id\":\"consumer-1\",\"client_host\":\"/127.0.0.1\","
+        "\"assignment\":[{\"topic\":\"orders\",\"partition\":0}]}],\"offsets\":[]}",
+        -1, &err));
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "cluster");
+    static const char *const brokers[] = {"127.0.0.1:9092", "127.0.0.1:9292", "controller"};
+    Whole b = {GTK_WIDGET(win), brokers, G_N_ELEMENTS(brokers)};
+    CU_ASSERT_TRUE(smt_wait(all_shown_whole, &b, 5) >= 0);
+    g_autofree char *cluster_png = g_build_filename(out_dir, "columns-cluster-1100x640.png", NULL);
+    (void)smt_render(GTK_WIDGET(win), cluster_png, NULL);
+    sm_window_show_page(win, "groups");
+    sm_window_show_group(win, "billing-service-consumers");
+    static const char *const groups[] = {"billing-service-consumers",
+                                         "consumer-1-5f8c0e5e-0c1a-4a1e-9a8b-2b1e6a0e4c1f"};
+    Whole g = {GTK_WIDGET(win), groups, G_N_ELEMENTS(groups)};
+    CU_ASSERT_TRUE(smt_wait(all_shown_whole, &g, 5) >= 0);
+    g_autofree char *png = g_build_filename(out_dir, "columns-groups-1100x640.png", NULL);
+    (void)smt_render(GTK_WIDGET(win), png, NULL);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -694,6 +772,7 @@ static void test_window_is_built_through_construct_properties(void)
 
 static CU_TestInfo tests[] = {
     {"events_page_groups_and_filters", test_events_page_groups_and_filters},
+    {"columns_are_not_cut_at_the_default_size", test_columns_are_not_cut_at_the_default_size},
     {"window_is_built_through_construct_properties",
      test_window_is_built_through_construct_properties},
     {"partitions_page_shows_rows_and_accessible_bars",
