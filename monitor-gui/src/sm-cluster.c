@@ -13,6 +13,7 @@
  * minute of the first they are one group */
 #define GROUP_WINDOW_MS 60000
 #define MAX_MEMBERS 10000 /* a group's members we show */
+#define MAX_CONFIGS 1000  /* a topic's configs we show */
 /* two readings further apart than this give no rate: an average over a
  * link lost for minutes would draw a flat line where nothing was seen */
 #define MAX_RATE_INTERVAL_MS 60000
@@ -420,6 +421,41 @@ static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 
     mark(self, p);
 }
 
+static gint cmp_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* /v1/topics/{t}'s "configs" (name -> string, null for a secret one) */
+static void apply_configs(SmCluster *self, SmTopic *t, JsonObject *configs, gint32 from)
+{
+    GPtrArray *lines = g_ptr_array_new_with_free_func(g_free);
+    JsonObjectIter it;
+    const char *key;
+    JsonNode *v;
+    json_object_iter_init(&it, configs);
+    while (json_object_iter_next(&it, &key, &v) && lines->len < MAX_CONFIGS) {
+        const char *value = JSON_NODE_HOLDS_VALUE(v) &&
+                                    json_node_get_value_type(v) == G_TYPE_STRING
+                                ? json_node_get_string(v)
+                                : NULL;
+        g_ptr_array_add(lines, g_strdup_printf("%s = %s", key, value != NULL ? value : "(hidden)"));
+    }
+    g_ptr_array_sort(lines, cmp_strings);
+    gboolean same = t->configs != NULL && t->configs->len == lines->len && t->configs_from == from;
+    for (guint i = 0; same && i < lines->len; i++) {
+        same = strcmp(t->configs->pdata[i], lines->pdata[i]) == 0;
+    }
+    if (same) {
+        g_ptr_array_unref(lines);
+        return;
+    }
+    g_clear_pointer(&t->configs, g_ptr_array_unref);
+    t->configs = lines;
+    t->configs_from = from;
+    mark(self, t);
+}
+
 static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
 {
     JsonArray *a = get_array(doc, "partitions");
@@ -440,6 +476,11 @@ static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
             t->internal = internal;
             mark(self, t);
         }
+    }
+    JsonNode *cn = json_object_get_member(doc, "configs");
+    if (name != NULL && cn != NULL && JSON_NODE_HOLDS_OBJECT(cn)) {
+        apply_configs(self, ensure_topic(self, name), json_node_get_object(cn),
+                      get_id(doc, "configs_from", -1));
     }
     guint n = a != NULL ? json_array_get_length(a) : 0;
     for (guint i = 0; i < n; i++) {

@@ -33,7 +33,15 @@ struct _SmTopic {
     double messages_per_s; /* from the HWs' sum between flushes */
     gint64 rate_at_us;
     gint64 rate_hw_sum;
+    /* /v1/topics/{t}'s configs, "name = value" sorted by name; NULL: not
+     * read yet */
+    GPtrArray *configs;
+    gint32 configs_from; /* the broker whose configs they are; -1: none had them */
 };
+
+/* (transfer full) the configs for people, "retention.ms = 86400000 ·
+ * cleanup.policy = delete"; "none set" when empty; NULL when not read */
+char *sm_topic_format_configs(const SmTopic *self);
 
 /* (transfer none) the topic's partitions, in partition order */
 GListModel *sm_topic_get_partitions(SmTopic *self);

@@ -26,6 +26,9 @@ struct _SmWindow {
     GtkColumnView *members_view;
     GtkLabel *members_label;
     GtkColumnView *events_view;
+    GtkExpander *configs_expander;
+    GtkLabel *configs_label;
+    char *configs_asked; /* the topic whose configs were asked for last */
     GtkDropDown *event_kind;
     GtkSearchEntry *event_search;
     GtkSearchEntry *topic_search;
@@ -752,6 +755,40 @@ static guint topic_position(SmWindow *self, const char *name)
     return GTK_INVALID_LIST_POSITION;
 }
 
+/* the partitions page's topic configs (/v1/topics/{t}), asked for once
+ * when a link is open and the topic has none read */
+static void update_configs(SmWindow *self)
+{
+    SmTopic *t = sm_cluster_find_topic(self->cluster, self->topic);
+    if (t == NULL) {
+        gtk_widget_set_visible(GTK_WIDGET(self->configs_expander), FALSE);
+        return;
+    }
+    if (t->configs == NULL && self->client != NULL &&
+        g_strcmp0(self->configs_asked, t->name) != 0 &&
+        sm_client_read_topic(self->client, t->name)) {
+        g_free(self->configs_asked);
+        self->configs_asked = g_strdup(t->name);
+    }
+    g_autofree char *text = sm_topic_format_configs(t);
+    g_autofree char *title = NULL;
+    if (t->configs == NULL) {
+        title = g_strdup_printf("Configs of %s: not read yet", t->name);
+    } else if (t->configs_from < 0) {
+        title = g_strdup_printf("Configs of %s: not known (no live broker hosts it)", t->name);
+    } else {
+        title = g_strdup_printf("Configs of %s (%u, from broker %d)", t->name, t->configs->len,
+                                (int)t->configs_from);
+    }
+    gtk_widget_set_visible(GTK_WIDGET(self->configs_expander), TRUE);
+    if (g_strcmp0(gtk_expander_get_label(self->configs_expander), title) != 0) {
+        gtk_expander_set_label(self->configs_expander, title);
+    }
+    if (g_strcmp0(gtk_label_get_text(self->configs_label), text != NULL ? text : "") != 0) {
+        gtk_label_set_text(self->configs_label, text != NULL ? text : "");
+    }
+}
+
 static void on_flushed(SmCluster *cluster, gpointer ud)
 {
     (void)cluster;
@@ -769,6 +806,7 @@ static void on_flushed(SmCluster *cluster, gpointer ud)
         g_autoptr(SmTopic) first = g_list_model_get_item(sm_cluster_get_topics(self->cluster), 0);
         sm_window_show_topic(self, first->name);
     }
+    update_configs(self);
     guint pos = topic_position(self, self->topic);
     if (pos != GTK_INVALID_LIST_POSITION && gtk_drop_down_get_selected(self->topic_choice) != pos) {
         gtk_drop_down_set_selected(self->topic_choice, pos);
@@ -831,6 +869,7 @@ void sm_window_show_topic(SmWindow *self, const char *topic)
     if (pos != GTK_INVALID_LIST_POSITION) {
         gtk_drop_down_set_selected(self->topic_choice, pos);
     }
+    update_configs(self);
 }
 
 static void on_topic_activated(GtkColumnView *view, guint position, gpointer ud)
@@ -1165,6 +1204,7 @@ static void sm_window_finalize(GObject *object)
 {
     SmWindow *self = SM_WINDOW(object);
     g_free(self->topic);
+    g_free(self->configs_asked);
     g_free(self->last_alert);
     g_free(self->problems_shown);
     G_OBJECT_CLASS(sm_window_parent_class)->finalize(object);
@@ -1202,6 +1242,8 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, members_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, members_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, configs_expander);
+    gtk_widget_class_bind_template_child(wc, SmWindow, configs_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);

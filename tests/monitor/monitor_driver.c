@@ -18,6 +18,7 @@
  *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
  *   label SECS CLASS TEXT...  a label of the cluster page contains TEXT and has the style
  *                             class CLASS ("-": any) ("ok <ms> <its text>")
+ *   plabel TOPIC SECS CLASS TEXT...  the same on the partitions page of TOPIC
  *   row B SECS CLASS RE...    broker B's row on the cluster page has a cell matching the
  *                             regex RE (its text, or its sparkline's label) with the style
  *                             class CLASS ("-": any) ("ok <ms> <the row's texts>")
@@ -320,9 +321,9 @@ static gboolean row_shows(gpointer ud)
     return found;
 }
 
-static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs)
+static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs, const char *page)
 {
-    sm_window_show_page(look->win, "cluster");
+    sm_window_show_page(look->win, page);
     gint64 ms = smt_wait(cond, look, secs);
     if (ms < 0) {
         printf("fail '%s' (%s) not shown within %.0f s; shown: %s\n", look->text, look->cls,
@@ -390,11 +391,17 @@ static void handle(Driver *d, char **f, guint n)
     } else if (n >= 4 && strcmp(f[0], "label") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 3);
         Look look = {d->win, -1, f[2], text, NULL};
-        answer_look(label_shown, &look, g_ascii_strtod(f[1], NULL));
+        answer_look(label_shown, &look, g_ascii_strtod(f[1], NULL), "cluster");
+    } else if (n >= 5 && strcmp(f[0], "plabel") == 0) {
+        /* the partitions page of topic f[1] */
+        g_autofree char *text = g_strjoinv(" ", f + 4);
+        Look look = {d->win, -1, f[3], text, NULL};
+        sm_window_show_topic(d->win, f[1]);
+        answer_look(label_shown, &look, g_ascii_strtod(f[2], NULL), "partitions");
     } else if (n >= 5 && strcmp(f[0], "row") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
-        answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL));
+        answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL), "cluster");
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {
         const SmFlushStats *s = sm_window_get_flush_stats(d->win);
         printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,

@@ -127,7 +127,7 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
     drv = prod = None
     try:
         urls = admin_urls(c)
-        c.create_topic(TOPIC, ASSIGNMENT)
+        c.create_topic(TOPIC, ASSIGNMENT, {"retention.ms": "172800000"})
         led_everywhere(c, TOPIC, 3)
         prod = Producer(c.bootstrap(0))
         prod.start()
@@ -161,6 +161,9 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         drv.ask("isr %s 0 2 60" % TOPIC)
         print("  replica 2 shown back in sync %.1f s after SIGCONT"
               % (time.monotonic() - resumed), flush=True)
+        # the partitions page: the topic's configs, read through a broker's
+        # /v1/topics/{t}
+        drv.ask("plabel %s 30 - retention.ms = 172800000" % TOPIC)
 
         # every partition in sync again before the kill, and for longer than
         # replica.lag.time.max.ms: broker 2 led partition 2 and, resumed, may

@@ -738,6 +738,32 @@ static void test_columns_are_not_cut_at_the_default_size(void)
     g_object_unref(c);
 }
 
+/* the partitions page's topic configs, from /v1/topics/{t} */
+static void test_partitions_page_shows_the_topics_configs(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    GtkWidget *label = smt_find_widget(GTK_WIDGET(win), named, "topic-configs");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(label);
+    GtkExpander *expander = GTK_EXPANDER(gtk_widget_get_ancestor(label, GTK_TYPE_EXPANDER));
+    CU_ASSERT_STRING_EQUAL(gtk_expander_get_label(expander), "Configs of orders: not read yet");
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"name\":\"orders\",\"configs\":{\"retention.ms\":\"86400000\","
+        "\"cleanup.policy\":\"delete\",\"sasl.secret\":null},\"configs_from\":0,"
+        "\"partitions\":[]}",
+        -1, &err));
+    sm_cluster_flush(c);
+    CU_ASSERT_STRING_EQUAL(gtk_expander_get_label(expander), "Configs of orders (3, from broker 0)");
+    CU_ASSERT_STRING_EQUAL(gtk_label_get_text(GTK_LABEL(label)),
+                           "cleanup.policy = delete  ·  retention.ms = 86400000  ·  "
+                           "sasl.secret = (hidden)");
+    CU_ASSERT_TRUE(gtk_widget_get_mapped(label));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -772,6 +798,7 @@ static void test_window_is_built_through_construct_properties(void)
 
 static CU_TestInfo tests[] = {
     {"events_page_groups_and_filters", test_events_page_groups_and_filters},
+    {"partitions_page_shows_the_topics_configs", test_partitions_page_shows_the_topics_configs},
     {"columns_are_not_cut_at_the_default_size", test_columns_are_not_cut_at_the_default_size},
     {"window_is_built_through_construct_properties",
      test_window_is_built_through_construct_properties},
