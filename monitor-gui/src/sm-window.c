@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sm-browser.h"
 #include "sm-chart.h"
 #include "sm-replica-bar.h"
 
@@ -27,6 +28,7 @@ struct _SmWindow {
     GtkLabel *members_label;
     GtkColumnView *events_view;
     GtkExpander *configs_expander;
+    GtkBox *messages_box;
     GtkLabel *configs_label;
     char *configs_asked; /* the topic whose configs were asked for last */
     GtkDropDown *event_kind;
@@ -1110,6 +1112,9 @@ static void sm_window_constructed(GObject *object)
     self->on_event_id = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
     add_columns(self->brokers_view, broker_columns, G_N_ELEMENTS(broker_columns),
                 sm_cluster_get_brokers(cluster));
+    GtkWidget *browser = sm_browser_new(cluster);
+    gtk_widget_set_vexpand(browser, TRUE);
+    gtk_box_append(self->messages_box, browser);
     /* the cluster's throughput, drawn again at each flush */
     const SmRates *rates = sm_cluster_get_rates(cluster);
     const SmSeries *series[] = {&rates->messages_in, &rates->bytes_in, &rates->bytes_out};
@@ -1243,6 +1248,7 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, members_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, configs_expander);
+    gtk_widget_class_bind_template_child(wc, SmWindow, messages_box);
     gtk_widget_class_bind_template_child(wc, SmWindow, configs_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_search);

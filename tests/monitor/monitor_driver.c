@@ -22,6 +22,9 @@
  *   row B SECS CLASS RE...    broker B's row on the cluster page has a cell matching the
  *                             regex RE (its text, or its sparkline's label) with the style
  *                             class CLASS ("-": any) ("ok <ms> <the row's texts>")
+ *   browse SECS TOPIC P FROM AT N  the Messages page reads N records of TOPIC-P FROM
+ *                             (latest, offset or time; AT "-" for latest) and shows
+ *                             them ("ok <ms> <status> | <the rows' cells, | apart>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
  *
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sm-browser.h"
 #include "sm-client.h"
 #include "sm-cluster.h"
 #include "sm-test-ui.h"
@@ -345,6 +349,41 @@ static GDataInputStream *in_stream(void)
 
 static void next_line(Driver *d);
 
+static gboolean is_browser(GtkWidget *w, gconstpointer ud)
+{
+    (void)ud;
+    return SM_IS_BROWSER(w);
+}
+
+/* the browser's read ended: "N records of ..." or "could not read ..." */
+static gboolean browsed(gpointer ud)
+{
+    const char *status = sm_browser_get_status(ud);
+    return g_ascii_isdigit(status[0]) || g_str_has_prefix(status, "could not");
+}
+
+static void browse(Driver *d, char **f)
+{
+    SmBrowser *b = SM_BROWSER(smt_find_widget(GTK_WIDGET(d->win), is_browser, NULL));
+    SmFrom from = strcmp(f[4], "offset") == 0 ? SM_FROM_OFFSET
+                  : strcmp(f[4], "time") == 0 ? SM_FROM_TIME
+                                              : SM_FROM_LATEST;
+    sm_window_show_page(d->win, "messages");
+    sm_browser_read(b, f[2], (gint32)g_ascii_strtoll(f[3], NULL, 10), from,
+                    strcmp(f[5], "-") == 0 ? NULL : f[5], (guint)g_ascii_strtoull(f[6], NULL, 10));
+    gint64 ms = smt_wait(browsed, b, g_ascii_strtod(f[1], NULL));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(d->win));
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(b), texts);
+    g_strdelimit(texts->str, "\n", '|');
+    if (ms < 0) {
+        printf("fail not read within %s s: %s\n", f[1], sm_browser_get_status(b));
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s | %s\n", ms, sm_browser_get_status(b), texts->str);
+    }
+    fflush(stdout);
+}
+
 static void handle(Driver *d, char **f, guint n)
 {
     Want w = {d->win, d->cluster, NULL, 0, -1, 0, -1, -1, 0, 0};
@@ -402,6 +441,8 @@ static void handle(Driver *d, char **f, guint n)
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
         answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL), "cluster");
+    } else if (n == 7 && strcmp(f[0], "browse") == 0) {
+        browse(d, f);
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {
         const SmFlushStats *s = sm_window_get_flush_stats(d->win);
         printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,

@@ -245,7 +245,48 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
         b.stop()
 
 
+def case_message_browser_reads_the_latest_from_an_offset_and_from_a_time(t):
+    """The Messages page reads a partition over the Kafka protocol
+    (libsamsa): the latest N, N from an offset, N from a time, each record's
+    key, value and headers as the window shows them."""
+    imports()
+    b, url = standalone(t, "browsed")
+    drv = None
+    try:
+        from kadmin import create_topic
+        from kafka import KafkaProducer
+        check(create_topic(b.port, "browsed", 1) == 0, "topic created")
+        base = 1767225600000  # 2026-01-01T00:00:00Z
+        prod = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % b.port, acks=1)
+        for i in range(30):
+            prod.send("browsed", key=b"k%d" % i, value=b"v%d" % i, partition=0,
+                      headers=[("trace", b"t%d" % i)], timestamp_ms=base + i * 1000)
+        prod.flush()
+        prod.close()
+        drv = Driver(url, t.path("monitor-browse.log"))
+        drv.ask("ready browsed 1 30")
+        drv.ask("label 30 - 1 of 1 brokers alive")  # what the page reads from
+        got = drv.ask("browse 30 browsed 0 latest - 3")
+        rows = got[2]
+        check(rows.startswith("3 records of browsed-0, the latest"), rows)
+        for i in (27, 28, 29):
+            check("%d|20" % i in rows and "|k%d|v%d|trace=t%d|" % (i, i, i) in rows, rows)
+        check("|k26|" not in rows, rows)
+        got = drv.ask("browse 30 browsed 0 offset 10 2")
+        check("2 records of browsed-0 from offset 10" in got[2] and "|k10|v10|" in got[2]
+              and "|k11|v11|" in got[2] and "|k12|" not in got[2], got[2])
+        got = drv.ask("browse 30 browsed 0 time %d 1" % (base + 20000))
+        check("1 record of browsed-0 from" in got[2] and "|k20|v20|trace=t20|" in got[2], got[2])
+        print("  latest 3, 2 from offset 10, 1 from a time: shown with keys, values, headers",
+              flush=True)
+    finally:
+        if drv is not None:
+            drv.close()
+        b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
-                   case_monitor_sends_the_admin_token_and_says_when_it_is_missing]))
+                   case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
+                   case_message_browser_reads_the_latest_from_an_offset_and_from_a_time]))

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "sm-browser.h"
 #include "sm-cluster.h"
 #include "sm-test-ui.h"
 #include "sm-window.h"
@@ -764,6 +765,41 @@ static void test_partitions_page_shows_the_topics_configs(void)
     g_object_unref(c);
 }
 
+static gboolean is_browser(GtkWidget *w, gconstpointer ud)
+{
+    (void)ud;
+    return SM_IS_BROWSER(w);
+}
+
+static gboolean browser_done(gpointer ud)
+{
+    const char *status = sm_browser_get_status(ud);
+    return g_ascii_isdigit(status[0]) || g_str_has_prefix(status, "could not");
+}
+
+/* the Messages page: what it reads from, and why it could not, shown */
+static void test_messages_page_says_why_it_cannot_read(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    sm_window_show_page(win, "messages");
+    SmBrowser *b = SM_BROWSER(smt_find_widget(GTK_WIDGET(win), is_browser, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    sm_browser_read(b, "orders", 0, SM_FROM_TIME, "yesterday", 5);
+    CU_ASSERT_STRING_EQUAL(sm_browser_get_status(b),
+                           "a time reads as 2026-12-06T09:30:00 or milliseconds since 1970");
+    /* the brokers of CLUSTER: nothing listens on their ports */
+    sm_browser_read(b, "orders", 0, SM_FROM_OFFSET, "4980", 5);
+    printf("\n  status: %s", sm_browser_get_status(b));
+    CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b), "reading orders-0 from offset 4,980"));
+    CU_ASSERT_TRUE(smt_wait(browser_done, b, 60) >= 0);
+    printf("\n  status: %s", sm_browser_get_status(b));
+    CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b),
+                                    "could not read orders-0 from offset 4,980: "));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -798,6 +834,7 @@ static void test_window_is_built_through_construct_properties(void)
 
 static CU_TestInfo tests[] = {
     {"events_page_groups_and_filters", test_events_page_groups_and_filters},
+    {"messages_page_says_why_it_cannot_read", test_messages_page_says_why_it_cannot_read},
     {"partitions_page_shows_the_topics_configs", test_partitions_page_shows_the_topics_configs},
     {"columns_are_not_cut_at_the_default_size", test_columns_are_not_cut_at_the_default_size},
     {"window_is_built_through_construct_properties",
