@@ -73,24 +73,6 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
 
 /* ------------------------------------------------------------ reading */
 
-/* the alive brokers, "host:port,host:port" (caller frees); NULL: none */
-static char *bootstrap(SmBrowser *self)
-{
-    GListModel *brokers = sm_cluster_get_brokers(self->cluster);
-    GString *s = g_string_new(NULL);
-    for (guint i = 0; i < g_list_model_get_n_items(brokers); i++) {
-        g_autoptr(SmBroker) b = g_list_model_get_item(brokers, i);
-        if (b->alive && b->host != NULL && b->port > 0) {
-            g_string_append_printf(s, "%s%s:%d", s->len > 0 ? "," : "", b->host, (int)b->port);
-        }
-    }
-    if (s->len == 0) {
-        g_string_free(s, TRUE);
-        return NULL;
-    }
-    return g_string_free(s, FALSE);
-}
-
 /* an offset, or a time: ISO 8601 (local when no zone), or ms since the epoch */
 static gboolean parse_at(SmFrom from, const char *text, gint64 *out)
 {
@@ -156,7 +138,7 @@ static void start_read(SmBrowser *self, const char *topic, gint32 partition, SmF
 {
     gtk_widget_remove_css_class(GTK_WIDGET(self->status), "error");
     gint64 at = 0;
-    g_autofree char *servers = bootstrap(self);
+    g_autofree char *servers = sm_cluster_bootstrap_servers(self->cluster);
     if (topic == NULL) {
         gtk_label_set_text(self->status, "choose a topic");
         return;

@@ -1477,3 +1477,20 @@ static void sm_cluster_init(SmCluster *self)
     self->open_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     self->summary.controller = -1;
 }
+
+char *sm_cluster_bootstrap_servers(SmCluster *self)
+{
+    g_return_val_if_fail(SM_IS_CLUSTER(self), NULL);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->brokers_all->len; i++) {
+        const SmBroker *b = g_ptr_array_index(self->brokers_all, i);
+        if (b->alive && b->host != NULL && b->port > 0) {
+            g_string_append_printf(s, "%s%s:%d", s->len > 0 ? "," : "", b->host, (int)b->port);
+        }
+    }
+    if (s->len == 0) {
+        g_string_free(s, TRUE);
+        return NULL;
+    }
+    return g_string_free(s, FALSE);
+}

@@ -51,6 +51,9 @@ GListModel *sm_cluster_get_brokers(SmCluster *self);
 GListModel *sm_cluster_get_topics(SmCluster *self);
 GListModel *sm_cluster_get_groups(SmCluster *self);
 GListModel *sm_cluster_get_events(SmCluster *self);
+/* (transfer full) the alive brokers' Kafka listeners, "host:port,host:port"
+ * (what a Kafka client's bootstrap.servers takes); NULL when none is alive */
+char *sm_cluster_bootstrap_servers(SmCluster *self);
 
 /* (transfer none) NULL when unknown */
 SmBroker *sm_cluster_find_broker(SmCluster *self, gint32 id);

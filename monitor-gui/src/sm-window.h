@@ -39,6 +39,16 @@ void sm_window_show_topic(SmWindow *self, const char *topic);
 void sm_window_show_page(SmWindow *self, const char *name);
 /* the groups page with group chosen: its members shown below */
 void sm_window_show_group(SmWindow *self, const char *group);
+/* The changes, each behind a confirmation (sm-changes.h: over the Kafka
+ * protocol with libsamsa): each opens its dialog, prefilled, and returns it
+ * (transfer none); its "create", "delete" or "reset" response makes the
+ * change, and a toast says how it went. The buttons of the topics and
+ * groups pages open them for the chosen topic or group. */
+AdwMessageDialog *sm_window_confirm_create_topic(SmWindow *self, const char *name,
+                                                 gint32 partitions, gint16 replication_factor);
+AdwMessageDialog *sm_window_confirm_delete_topic(SmWindow *self, const char *topic);
+AdwMessageDialog *sm_window_confirm_reset_offsets(SmWindow *self, const char *group,
+                                                  gboolean to_earliest);
 /* (transfer none) */
 SmCluster *sm_window_get_cluster(SmWindow *self);
 /* (transfer none) the cluster page's chart of kind, or the groups page's

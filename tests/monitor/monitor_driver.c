@@ -25,6 +25,11 @@
  *   browse SECS TOPIC P FROM AT N  the Messages page reads N records of TOPIC-P FROM
  *                             (latest, offset or time; AT "-" for latest) and shows
  *                             them ("ok <ms> <status> | <the rows' cells, | apart>")
+ *   confirm SECS create NAME P RF | delete NAME | reset GROUP earliest|latest
+ *                             opens the change's confirmation, answers it (create,
+ *                             delete, reset) and waits for its toast and, for a topic,
+ *                             the topic shown or gone ("ok <ms> <heading> | <toast>")
+ *   shows PAGE SECS TEXT...   a label or cell of PAGE contains TEXT ("ok <ms> <its text>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
  *
@@ -384,6 +389,89 @@ static void browse(Driver *d, char **f)
     fflush(stdout);
 }
 
+/* a mapped label or cell containing ud */
+static gboolean holds_text(GtkWidget *w, gconstpointer ud)
+{
+    const char *t = GTK_IS_LABEL(w)         ? gtk_label_get_text(GTK_LABEL(w))
+                    : GTK_IS_INSCRIPTION(w) ? gtk_inscription_get_text(GTK_INSCRIPTION(w))
+                                            : NULL;
+    return t != NULL && gtk_widget_get_mapped(w) && strstr(t, ud) != NULL;
+}
+
+typedef struct {
+    Driver *d;
+    const char *text;  /* a label or cell holds it */
+    const char *topic; /* NULL, or the topic known (want_topic) or not */
+    gboolean want_topic;
+    char *seen;
+} Change;
+
+static gboolean change_shown(gpointer ud)
+{
+    Change *c = ud;
+    GtkWidget *w = NULL;
+    GList *tops = gtk_window_list_toplevels();
+    for (GList *l = tops; l != NULL && w == NULL; l = l->next) {
+        w = smt_find_widget(l->data, holds_text, c->text);
+    }
+    g_list_free(tops);
+    if (w != NULL) {
+        g_free(c->seen);
+        c->seen = g_strdup(GTK_IS_LABEL(w) ? gtk_label_get_text(GTK_LABEL(w))
+                                           : gtk_inscription_get_text(GTK_INSCRIPTION(w)));
+    }
+    gboolean known = c->topic != NULL && sm_cluster_find_topic(c->d->cluster, c->topic) != NULL;
+    return w != NULL && (c->topic == NULL || known == c->want_topic);
+}
+
+static void confirm(Driver *d, char **f, guint n)
+{
+    AdwMessageDialog *dlg = NULL;
+    Change c = {d, NULL, NULL, FALSE, NULL};
+    g_autofree char *toast = NULL;
+    const char *response = f[2];
+    if (n == 6 && strcmp(f[2], "create") == 0) {
+        dlg = sm_window_confirm_create_topic(d->win, f[3], (gint32)g_ascii_strtoll(f[4], NULL, 10),
+                                             (gint16)g_ascii_strtoll(f[5], NULL, 10));
+        toast = g_strdup_printf("Topic %s created", f[3]);
+        c.topic = f[3];
+        c.want_topic = TRUE;
+    } else if (n == 4 && strcmp(f[2], "delete") == 0) {
+        dlg = sm_window_confirm_delete_topic(d->win, f[3]);
+        toast = g_strdup_printf("Topic %s deleted", f[3]);
+        c.topic = f[3];
+    } else if (n == 5 && strcmp(f[2], "reset") == 0) {
+        dlg = sm_window_confirm_reset_offsets(d->win, f[3], strcmp(f[4], "earliest") == 0);
+        toast = g_strdup_printf("Offsets of %s reset", f[3]);
+    } else {
+        printf("fail unknown change\n");
+        fflush(stdout);
+        return;
+    }
+    g_autofree char *heading = g_strdup(adw_message_dialog_get_heading(dlg));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(dlg));
+    gboolean shown = gtk_widget_get_mapped(GTK_WIDGET(dlg));
+    adw_message_dialog_response(dlg, response);
+    gtk_window_destroy(GTK_WINDOW(dlg));
+    c.text = toast;
+    gint64 ms = smt_wait(change_shown, &c, g_ascii_strtod(f[1], NULL));
+    if (!shown || ms < 0) {
+        /* a toast of a failure says why */
+        g_autofree char *why = NULL;
+        c.text = "Could not";
+        c.topic = NULL;
+        if (change_shown(&c)) {
+            why = g_strdup(c.seen);
+        }
+        printf("fail %s; %s\n", shown ? "not done in time" : "the confirmation was not shown",
+               why != NULL ? why : "no toast");
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s | %s\n", ms, heading, c.seen);
+    }
+    g_free(c.seen);
+    fflush(stdout);
+}
+
 static void handle(Driver *d, char **f, guint n)
 {
     Want w = {d->win, d->cluster, NULL, 0, -1, 0, -1, -1, 0, 0};
@@ -441,6 +529,20 @@ static void handle(Driver *d, char **f, guint n)
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
         answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL), "cluster");
+    } else if (n >= 4 && strcmp(f[0], "confirm") == 0) {
+        confirm(d, f, n);
+    } else if (n >= 4 && strcmp(f[0], "shows") == 0) {
+        g_autofree char *text = g_strjoinv(" ", f + 3);
+        Change c = {d, text, NULL, FALSE, NULL};
+        sm_window_show_page(d->win, f[1]);
+        gint64 ms = smt_wait(change_shown, &c, g_ascii_strtod(f[2], NULL));
+        if (ms < 0) {
+            printf("fail '%s' not shown on %s within %s s\n", text, f[1], f[2]);
+        } else {
+            printf("ok %" G_GINT64_FORMAT " %s\n", ms, c.seen);
+        }
+        g_free(c.seen);
+        fflush(stdout);
     } else if (n == 7 && strcmp(f[0], "browse") == 0) {
         browse(d, f);
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {

@@ -245,10 +245,12 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
         b.stop()
 
 
-def case_message_browser_reads_the_latest_from_an_offset_and_from_a_time(t):
-    """The Messages page reads a partition over the Kafka protocol
-    (libsamsa): the latest N, N from an offset, N from a time, each record's
-    key, value and headers as the window shows them."""
+def case_messages_topics_and_offsets_through_the_kafka_protocol(t):
+    """Over the Kafka protocol (libsamsa), not the admin API: the Messages
+    page reads a partition, the latest N, N from an offset, N from a time,
+    each record's key, value and headers as the window shows them; a
+    group's offsets reset, a topic created and deleted, each behind its
+    confirmation, and the window showing the result."""
     imports()
     b, url = standalone(t, "browsed")
     drv = None
@@ -279,6 +281,29 @@ def case_message_browser_reads_the_latest_from_an_offset_and_from_a_time(t):
         check("1 record of browsed-0 from" in got[2] and "|k20|v20|trace=t20|" in got[2], got[2])
         print("  latest 3, 2 from offset 10, 1 from a time: shown with keys, values, headers",
               flush=True)
+
+        # a group that read everything and left: lag 0; reset to the earliest
+        from kafka import KafkaConsumer, TopicPartition
+        cons = KafkaConsumer(bootstrap_servers="127.0.0.1:%d" % b.port, group_id="readers",
+                             enable_auto_commit=False, auto_offset_reset="earliest")
+        cons.assign([TopicPartition("browsed", 0)])
+        deadline = time.monotonic() + 30
+        while cons.position(TopicPartition("browsed", 0)) < 30 and time.monotonic() < deadline:
+            cons.poll(500)
+        cons.commit()
+        cons.close()
+        drv.ask("shows groups 60 browsed-0: 0")
+        got = drv.ask("confirm 30 reset readers earliest")
+        check("Reset the offsets of readers?" in got[2], got[2])
+        drv.ask("shows groups 60 browsed-0: 30")
+        # a topic made and deleted, each behind its confirmation
+        got = drv.ask("confirm 30 create made 3 1")
+        check(got[2].startswith("New Topic |"), got[2])
+        drv.ask("ready made 3 30")
+        got = drv.ask("confirm 30 delete made")
+        check(got[2].startswith("Delete topic made? |"), got[2])
+        print("  offsets reset, a topic created and deleted through their confirmations",
+              flush=True)
     finally:
         if drv is not None:
             drv.close()
@@ -289,4 +314,4 @@ if __name__ == "__main__":
     sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
                    case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
-                   case_message_browser_reads_the_latest_from_an_offset_and_from_a_time]))
+                   case_messages_topics_and_offsets_through_the_kafka_protocol]))

@@ -800,6 +800,30 @@ static void test_messages_page_says_why_it_cannot_read(void)
     g_object_unref(c);
 }
 
+/* the changes wait for their confirmation: its words, and cancel changes
+ * nothing */
+static void test_changes_wait_for_their_confirmation(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    AdwMessageDialog *d = sm_window_confirm_delete_topic(win, "orders");
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_heading(d), "Delete topic orders?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d), "Its 3 partitions and every record"));
+    CU_ASSERT_EQUAL(adw_message_dialog_get_response_appearance(d, "delete"),
+                    ADW_RESPONSE_DESTRUCTIVE);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_default_response(d), "cancel");
+    adw_message_dialog_response(d, "cancel");
+    gtk_window_destroy(GTK_WINDOW(d));
+    d = sm_window_confirm_reset_offsets(win, "billing", TRUE);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_heading(d), "Reset the offsets of billing?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d), "no active member"));
+    adw_message_dialog_response(d, "cancel");
+    gtk_window_destroy(GTK_WINDOW(d));
+    CU_ASSERT_PTR_NOT_NULL(sm_cluster_find_topic(c, "orders"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -834,6 +858,7 @@ static void test_window_is_built_through_construct_properties(void)
 
 static CU_TestInfo tests[] = {
     {"events_page_groups_and_filters", test_events_page_groups_and_filters},
+    {"changes_wait_for_their_confirmation", test_changes_wait_for_their_confirmation},
     {"messages_page_says_why_it_cannot_read", test_messages_page_says_why_it_cannot_read},
     {"partitions_page_shows_the_topics_configs", test_partitions_page_shows_the_topics_configs},
     {"columns_are_not_cut_at_the_default_size", test_columns_are_not_cut_at_the_default_size},
