@@ -30,11 +30,11 @@ static void change_free(gpointer p)
     g_free(c);
 }
 
-static samsa_conf *conf_for(const Change *c, const char *group, GError **error)
+static samsa_conf *conf_for(const char *bootstrap, const char *group, GError **error)
 {
     char errstr[256] = "";
     samsa_conf *conf = samsa_conf_new();
-    if (samsa_conf_set(conf, "bootstrap.servers", c->bootstrap, errstr, sizeof errstr) != SAMSA_OK ||
+    if (samsa_conf_set(conf, "bootstrap.servers", bootstrap, errstr, sizeof errstr) != SAMSA_OK ||
         samsa_conf_set(conf, "client.id", "samsa-monitor", errstr, sizeof errstr) != SAMSA_OK ||
         (group != NULL &&
          (samsa_conf_set(conf, "group.id", group, errstr, sizeof errstr) != SAMSA_OK ||
@@ -44,6 +44,21 @@ static samsa_conf *conf_for(const Change *c, const char *group, GError **error)
         return NULL;
     }
     return conf;
+}
+
+samsa_consumer *sm_changes_consumer_new(const char *bootstrap, const char *group, GError **error)
+{
+    samsa_conf *conf = conf_for(bootstrap, group, error);
+    if (conf == NULL) {
+        return NULL;
+    }
+    char errstr[512] = "";
+    samsa_consumer *k = samsa_consumer_new(conf, errstr, sizeof errstr);
+    samsa_conf_destroy(conf);
+    if (k == NULL) {
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", errstr);
+    }
+    return k;
 }
 
 static gboolean failed(int err, const char *errstr, GError **error)
@@ -58,7 +73,7 @@ static gboolean failed(int err, const char *errstr, GError **error)
 
 static gboolean topic_change(const Change *c, GError **error)
 {
-    samsa_conf *conf = conf_for(c, NULL, error);
+    samsa_conf *conf = conf_for(c->bootstrap, NULL, error);
     if (conf == NULL) {
         return FALSE;
     }
@@ -84,15 +99,8 @@ static gboolean topic_change(const Change *c, GError **error)
  * as a member of no generation */
 static gboolean reset_offsets(const Change *c, GError **error)
 {
-    samsa_conf *conf = conf_for(c, c->name, error);
-    if (conf == NULL) {
-        return FALSE;
-    }
-    char errstr[512] = "";
-    samsa_consumer *k = samsa_consumer_new(conf, errstr, sizeof errstr);
-    samsa_conf_destroy(conf);
+    samsa_consumer *k = sm_changes_consumer_new(c->bootstrap, c->name, error);
     if (k == NULL) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", errstr);
         return FALSE;
     }
     struct samsa_partition *to = g_new0(struct samsa_partition, MAX(c->n, 1u));

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <samsa/samsa.h>
 
 G_BEGIN_DECLS
 
@@ -25,6 +26,11 @@ void sm_changes_reset_offsets_async(const char *bootstrap, const char *group,
                                     const char *const *topics, const gint32 *partitions, guint n,
                                     gboolean to_earliest, GAsyncReadyCallback callback,
                                     gpointer user_data);
+/* (transfer full: samsa_consumer_destroy) a consumer of the brokers at
+ * bootstrap ("host:port,..."), in group when not NULL (committing only
+ * when told); NULL with error set. For a worker thread. */
+samsa_consumer *sm_changes_consumer_new(const char *bootstrap, const char *group,
+                                        GError **error);
 /* every _async's: TRUE, or FALSE with error set to what the broker said */
 gboolean sm_changes_finish(GAsyncResult *result, GError **error);
 

@@ -2,8 +2,9 @@
  * sm-messages.h). */
 #include "sm-messages.h"
 
-#include <samsa/samsa.h>
 #include <string.h>
+
+#include "sm-changes.h"
 
 #define SHOWN_MAX 1000     /* characters of a key, value or header shown */
 #define READ_TIMEOUT_MS 10000
@@ -111,18 +112,8 @@ static GError *samsa_error(int err, const char *what)
  * watermark read at the start, or the deadline */
 static GListStore *read_records(const Read *r, GCancellable *cancel, GError **error)
 {
-    char errstr[256] = "";
-    samsa_conf *conf = samsa_conf_new();
-    if (samsa_conf_set(conf, "bootstrap.servers", r->bootstrap, errstr, sizeof errstr) != SAMSA_OK ||
-        samsa_conf_set(conf, "client.id", "samsa-monitor", errstr, sizeof errstr) != SAMSA_OK) {
-        samsa_conf_destroy(conf);
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", errstr);
-        return NULL;
-    }
-    samsa_consumer *c = samsa_consumer_new(conf, errstr, sizeof errstr);
-    samsa_conf_destroy(conf);
+    samsa_consumer *c = sm_changes_consumer_new(r->bootstrap, NULL, error);
     if (c == NULL) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", errstr);
         return NULL;
     }
     GListStore *out = NULL;

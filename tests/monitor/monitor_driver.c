@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sm-browser.h"
 #include "sm-client.h"
 #include "sm-cluster.h"
 #include "sm-test-ui.h"
@@ -354,29 +353,17 @@ static GDataInputStream *in_stream(void)
 
 static void next_line(Driver *d);
 
-static gboolean is_browser(GtkWidget *w, gconstpointer ud)
-{
-    (void)ud;
-    return SM_IS_BROWSER(w);
-}
-
-/* the browser's read ended: "N records of ..." or "could not read ..." */
-static gboolean browsed(gpointer ud)
-{
-    const char *status = sm_browser_get_status(ud);
-    return g_ascii_isdigit(status[0]) || g_str_has_prefix(status, "could not");
-}
 
 static void browse(Driver *d, char **f)
 {
-    SmBrowser *b = SM_BROWSER(smt_find_widget(GTK_WIDGET(d->win), is_browser, NULL));
+    SmBrowser *b = smt_find_browser(GTK_WIDGET(d->win));
     SmFrom from = strcmp(f[4], "offset") == 0 ? SM_FROM_OFFSET
                   : strcmp(f[4], "time") == 0 ? SM_FROM_TIME
                                               : SM_FROM_LATEST;
     sm_window_show_page(d->win, "messages");
     sm_browser_read(b, f[2], (gint32)g_ascii_strtoll(f[3], NULL, 10), from,
                     strcmp(f[5], "-") == 0 ? NULL : f[5], (guint)g_ascii_strtoull(f[6], NULL, 10));
-    gint64 ms = smt_wait(browsed, b, g_ascii_strtod(f[1], NULL));
+    gint64 ms = smt_wait(smt_browser_done, b, g_ascii_strtod(f[1], NULL));
     gtk_test_widget_wait_for_draw(GTK_WIDGET(d->win));
     g_autoptr(GString) texts = g_string_new(NULL);
     smt_collect_texts(GTK_WIDGET(b), texts);

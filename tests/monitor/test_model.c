@@ -503,16 +503,22 @@ static void test_one_isr_shrink_reported_by_three_brokers_is_one_event(void)
     unwatch(c, &seen);
 }
 
-static void test_broker_gone_and_back(void)
+/* the cluster's document, then broker 2 reported gone by brokers 0 and 1 */
+static void apply_broker_2_down(SmCluster *c)
 {
-    Seen seen;
-    SmCluster *c = watched(&seen);
     apply(c, CLUSTER_DOC);
     for (int from = 0; from < 2; from++) {
         g_autofree char *m = g_strdup_printf(
             "{\"seq\":3,\"type\":\"broker_down\",\"broker\":%d,\"time_ms\":5000,\"id\":2}", from);
         apply(c, m);
     }
+}
+
+static void test_broker_gone_and_back(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_broker_2_down(c);
     apply(c, "{\"seq\":4,\"type\":\"controller_change\",\"broker\":0,\"time_ms\":5000,"
              "\"controller\":0,\"previous\":2}");
     sm_cluster_flush(c);
@@ -537,12 +543,7 @@ static void test_a_lost_broker_is_one_group_of_events(void)
 {
     Seen seen;
     SmCluster *c = watched(&seen);
-    apply(c, CLUSTER_DOC);
-    for (int from = 0; from < 2; from++) {
-        g_autofree char *m = g_strdup_printf(
-            "{\"seq\":3,\"type\":\"broker_down\",\"broker\":%d,\"time_ms\":5000,\"id\":2}", from);
-        apply(c, m);
-    }
+    apply_broker_2_down(c);
     sm_cluster_flush(c);
     GListModel *events = sm_cluster_get_events(c);
     /* alone it is its own row */

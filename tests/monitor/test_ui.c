@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cunit_run.h"
-#include "sm-browser.h"
 #include "sm-cluster.h"
 #include "sm-test-ui.h"
 #include "sm-window.h"
@@ -765,17 +764,6 @@ static void test_partitions_page_shows_the_topics_configs(void)
     g_object_unref(c);
 }
 
-static gboolean is_browser(GtkWidget *w, gconstpointer ud)
-{
-    (void)ud;
-    return SM_IS_BROWSER(w);
-}
-
-static gboolean browser_done(gpointer ud)
-{
-    const char *status = sm_browser_get_status(ud);
-    return g_ascii_isdigit(status[0]) || g_str_has_prefix(status, "could not");
-}
 
 /* the Messages page: what it reads from, and why it could not, shown */
 static void test_messages_page_says_why_it_cannot_read(void)
@@ -783,7 +771,7 @@ static void test_messages_page_says_why_it_cannot_read(void)
     SmCluster *c = sm_cluster_new();
     SmWindow *win = window_with_cluster(c);
     sm_window_show_page(win, "messages");
-    SmBrowser *b = SM_BROWSER(smt_find_widget(GTK_WIDGET(win), is_browser, NULL));
+    SmBrowser *b = smt_find_browser(GTK_WIDGET(win));
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     sm_browser_read(b, "orders", 0, SM_FROM_TIME, "yesterday", 5);
     CU_ASSERT_STRING_EQUAL(sm_browser_get_status(b),
@@ -792,7 +780,7 @@ static void test_messages_page_says_why_it_cannot_read(void)
     sm_browser_read(b, "orders", 0, SM_FROM_OFFSET, "4980", 5);
     printf("\n  status: %s", sm_browser_get_status(b));
     CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b), "reading orders-0 from offset 4,980"));
-    CU_ASSERT_TRUE(smt_wait(browser_done, b, 60) >= 0);
+    CU_ASSERT_TRUE(smt_wait(smt_browser_done, b, 60) >= 0);
     printf("\n  status: %s", sm_browser_get_status(b));
     CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b),
                                     "could not read orders-0 from offset 4,980: "));
