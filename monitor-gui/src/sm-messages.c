@@ -42,10 +42,11 @@ static void append_bytes(GString *s, const void *data, size_t len)
             p++;
             len--;
         } else {
-            const char *next = g_utf8_next_char(p);
-            g_string_append_len(s, p, next - p);
-            len -= (size_t)(next - p);
-            p = next;
+            /* g_utf8_next_char casts the const away: the skip table instead */
+            size_t step = (size_t)g_utf8_skip[*(const guchar *)p];
+            g_string_append_len(s, p, (gssize)step);
+            len -= step;
+            p += step;
         }
         shown++;
     }

@@ -255,15 +255,14 @@ static const Column partition_columns[] = {
     {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT, 0},
     {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT, 0},
     {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT, 0},
-    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT, 0},
-    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT, 7},
+    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT, 7},
     {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT, 0},
-    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 0},
-    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 9},
+    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 9},
     {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
-    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 0},
-    {"Replicas: log start to LEO, HW line (each row its own scale)", NULL, NULL, FALSE, TRUE,
-     CELL_REPLICA_BAR, 0},
+    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
 };
 
 /* groups */

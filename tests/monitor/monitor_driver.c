@@ -18,7 +18,8 @@
  *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
  *   label SECS CLASS TEXT...  a label of the cluster page contains TEXT and has the style
  *                             class CLASS ("-": any) ("ok <ms> <its text>")
- *   plabel TOPIC SECS CLASS TEXT...  the same on the partitions page of TOPIC
+ *   plabel TOPIC SECS CLASS TEXT...  the same on the partitions page of TOPIC, its
+ *                             expanders (the configs) opened
  *   row B SECS CLASS RE...    broker B's row on the cluster page has a cell matching the
  *                             regex RE (its text, or its sparkline's label) with the style
  *                             class CLASS ("-": any) ("ok <ms> <the row's texts>")
@@ -111,12 +112,16 @@ static gboolean osr(gpointer ud)
     Want *w = ud;
     SmPartition *p = sm_cluster_find_partition(w->cluster, w->topic, w->partition);
     const SmReplica *r = replica_of(p, w->broker);
-    char want[64];
+    /* out of sync, or also offline once its broker's session expired (its
+     * last known LEO) */
+    char want[64], gone[64];
     (void)g_snprintf(want, sizeof want, "replica %d: out of sync, ", (int)w->broker);
+    (void)g_snprintf(gone, sizeof gone, "replica %d: offline, out of sync, ", (int)w->broker);
     const char *label = bar_label(w);
     gboolean shown = r != NULL && p->full_view && !sm_partition_in_isr(p, w->broker) &&
                      r->log_end_offset >= 0 && r->log_end_offset < p->high_watermark &&
-                     strstr(label, want) != NULL && strstr(label, "behind the high watermark");
+                     (strstr(label, want) != NULL || strstr(label, gone) != NULL) &&
+                     strstr(label, "behind the high watermark");
     if (!shown) {
         w->frozen_leo = -1;
         return FALSE;
@@ -214,6 +219,13 @@ static void shot(SmWindow *win, const char *prefix, const char *page)
     const AdwColorScheme schemes[] = {ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK};
     const char *const names[] = {"light", "dark"};
     sm_window_show_page(win, page);
+    /* the view switcher's highlight slides to the page: let it arrive (a
+     * picture's look, not a condition tested) */
+    gint64 until = g_get_monotonic_time() + 600 * G_TIME_SPAN_MILLISECOND;
+    while (g_get_monotonic_time() < until) {
+        (void)g_timeout_add(20, smt_wake, NULL);
+        g_main_context_iteration(NULL, TRUE);
+    }
     gboolean ok = TRUE;
     for (int i = 0; i < 2; i++) {
         adw_style_manager_set_color_scheme(style, schemes[i]);
@@ -327,6 +339,17 @@ static gboolean row_shows(gpointer ud)
     g_free(look->seen);
     look->seen = g_string_free(all, FALSE);
     return found;
+}
+
+/* every expander under w opened (the topic's configs) */
+static void open_expanders(GtkWidget *w)
+{
+    if (GTK_IS_EXPANDER(w)) {
+        gtk_expander_set_expanded(GTK_EXPANDER(w), TRUE);
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        open_expanders(c);
+    }
 }
 
 static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs, const char *page)
@@ -511,6 +534,7 @@ static void handle(Driver *d, char **f, guint n)
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, -1, f[3], text, NULL};
         sm_window_show_topic(d->win, f[1]);
+        open_expanders(GTK_WIDGET(d->win));
         answer_look(label_shown, &look, g_ascii_strtod(f[2], NULL), "partitions");
     } else if (n >= 5 && strcmp(f[0], "row") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 4);
@@ -578,7 +602,7 @@ int main(int argc, char **argv)
     SmCluster *cluster = sm_cluster_new();
     SmClient *client = sm_client_new(cluster);
     SmWindow *win = sm_window_new(NULL, cluster, client);
-    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 420);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640); /* the default-size setting */
     gtk_window_present(GTK_WINDOW(win));
     const char *token = g_getenv("SAMSA_ADMIN_TOKEN");
     if (token != NULL && token[0] != '\0') {

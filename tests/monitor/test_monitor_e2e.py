@@ -118,10 +118,53 @@ class Producer(threading.Thread):
             pass
 
 
-def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
+def case_screenshots_with_the_default_settings(t):
+    """monitor-gui/README.md's pictures, with the brokers' defaults
+    (replica.lag.time.max.ms 10 s; the harness's ZooKeeper session, 4 s) and
+    the window's default size: the cluster page while a producer runs, and
+    the partitions page with broker 2 paused long enough to be gone and out
+    of sync (its replicas drawn at their last known LEO, offline)."""
     imports()
     shots = os.environ.get("SAMSA_MONITOR_SHOTS") or t.path("shots")
     os.makedirs(shots, exist_ok=True)
+    c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0"})
+    drv = prod = None
+    try:
+        urls = admin_urls(c)
+        c.create_topic(TOPIC, ASSIGNMENT)
+        led_everywhere(c, TOPIC, 3)
+        prod = Producer(c.bootstrap(0))
+        prod.start()
+        drv = Driver(urls[1], t.path("monitor-shots.log"))
+        drv.ask("ready %s 3 60" % TOPIC)
+        drv.ask("rate 30")
+        time.sleep(6)  # some columns in the charts
+        drv.ask("shot %s cluster" % os.path.join(shots, "cluster-rates"))
+        os.kill(c.brokers[2].pid, signal.SIGSTOP)
+        try:
+            got = drv.ask("osr %s 0 2 60" % TOPIC)
+            print("  with the defaults, replica 2 of partition 0: %s" % got[2], flush=True)
+            drv.ask("gone 2 %s 30" % TOPIC)
+            drv.ask("row 2 30 warning not answering for")  # the status says it too
+            drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
+        finally:
+            os.kill(c.brokers[2].pid, signal.SIGCONT)
+        for look in ("light", "dark"):
+            for name in ("partitions-osr", "cluster-rates"):
+                check(os.path.getsize(os.path.join(shots, "%s-%s.png" % (name, look))) > 1000,
+                      "screenshot %s %s" % (name, look))
+        print("  screenshots: %s/{partitions-osr,cluster-rates}-{light,dark}.png" % shots,
+              flush=True)
+    finally:
+        if prod is not None:
+            prod.close()
+        if drv is not None:
+            drv.close()
+        c.close()
+
+
+def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
+    imports()
     c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0",
                            "replica.lag.time.max.ms": "2000"})
     drv = prod = None
@@ -136,9 +179,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         drv.ask("ready %s 3 60" % TOPIC)
         got = drv.ask("rate 30")
         print("  cluster throughput shown after %s ms: %s" % (got[1], got[2]), flush=True)
-        # a few more readings, so that the screenshot has some columns
-        time.sleep(5)
-        drv.ask("shot %s cluster" % os.path.join(shots, "cluster-rates"))
 
         os.kill(c.brokers[2].pid, signal.SIGSTOP)
         stopped = time.monotonic()
@@ -147,7 +187,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
             shown = time.monotonic() - stopped
             print("  replica 2 shown out of sync %.1f s after SIGSTOP "
                   "(replica.lag.time.max.ms 2000), label: %s" % (shown, got[2]), flush=True)
-            drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
             # not "3 of 3 brokers connected" and "streaming" beside it
             got = drv.ask("row 2 30 warning not answering for")
             print("  broker 2's row %.1f s after SIGSTOP: %s"
@@ -190,12 +229,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
               "(ZooKeeper's session timeout is 4 s)" % (time.monotonic() - killed), flush=True)
         stats = drv.ask("stats")
         print("  flushes, rows, us: %s" % " ".join(stats[1:]), flush=True)
-        for look in ("light", "dark"):
-            for name in ("partitions-osr", "cluster-rates"):
-                check(os.path.getsize(os.path.join(shots, "%s-%s.png" % (name, look))) > 1000,
-                      "screenshot %s %s" % (name, look))
-        print("  screenshots: %s/{partitions-osr,cluster-rates}-{light,dark}.png" % shots,
-              flush=True)
     finally:
         if prod is not None:
             prod.close()
@@ -312,6 +345,7 @@ def case_messages_topics_and_offsets_through_the_kafka_protocol(t):
 
 if __name__ == "__main__":
     sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker,
+                   case_screenshots_with_the_default_settings,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
                    case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
                    case_messages_topics_and_offsets_through_the_kafka_protocol]))
