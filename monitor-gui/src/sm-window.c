@@ -403,6 +403,8 @@ static gpointer row_item(GtkListItem *li)
         if (inner != NULL) {
             g_object_unref(inner); /* the tree row keeps it */
         }
+        /* borrowed, not freed: the row holds its item while the cell shows it */
+        /* cppcheck-suppress deallocret */
         return inner;
     }
     return item;
