@@ -132,7 +132,7 @@ static void update_status(SmClient *self)
             if (g_strcmp0(b->link, text) != 0) {
                 g_free(b->link);
                 b->link = g_steal_pointer(&text);
-                sm_item_emit_changed(b);
+                sm_broker_emit_changed(b);
             }
         }
     }
@@ -854,4 +854,19 @@ static void sm_client_init(SmClient *self)
     self->watchdog_source = g_timeout_add(500, watchdog, self);
     sm_client_set_refresh_seconds(self, 5);
     sm_client_set_chart_seconds(self, 1);
+}
+
+gboolean sm_client_read_topic(SmClient *self, const char *topic)
+{
+    g_return_val_if_fail(SM_IS_CLIENT(self) && topic != NULL, FALSE);
+    for (guint i = 0; i < self->links->len; i++) {
+        Link *l = self->links->pdata[i];
+        if (l->state == LINK_OPEN) {
+            g_autofree char *esc = g_uri_escape_string(topic, NULL, FALSE);
+            g_autofree char *path = g_strdup_printf("/v1/topics/%s", esc);
+            get_doc(l, path);
+            return TRUE;
+        }
+    }
+    return FALSE;
 }

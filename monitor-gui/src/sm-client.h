@@ -54,6 +54,10 @@ char *sm_client_read_token_file(const char *path, GError **error) G_GNUC_WARN_UN
 /* TRUE while a broker refuses the monitor (401) */
 gboolean sm_client_is_refused(SmClient *self);
 
+/* reads /v1/topics/{topic} (its configs) from a broker whose link is
+ * open; FALSE when none is */
+gboolean sm_client_read_topic(SmClient *self, const char *topic);
+
 /* what the links' JSON cost: parsed on workers, applied on this thread */
 typedef struct {
     guint messages;       /* documents and stream messages applied */

@@ -6,9 +6,14 @@
 
 #define MAX_EVENTS 1000
 #define MAX_PARTITIONS_PER_TOPIC 100000 /* a bound on a partition number we believe */
-#define MAX_REPLICAS 64
+#define MAX_REPLICAS SM_PROGRESS_MAX_REPLICAS
 #define DEDUP_WINDOW_MS 30000
+/* the changes one broker lost or back brings (its going, the leaders moved
+ * off it, the ISRs it leaves) come within seconds of each other: within a
+ * minute of the first they are one group */
+#define GROUP_WINDOW_MS 60000
 #define MAX_MEMBERS 10000 /* a group's members we show */
+#define MAX_CONFIGS 1000  /* a topic's configs we show */
 /* two readings further apart than this give no rate: an average over a
  * link lost for minutes would draw a flat line where nothing was seen */
 #define MAX_RATE_INTERVAL_MS 60000
@@ -24,7 +29,9 @@ struct _SmCluster {
     GHashTable *topic_by_name; /* name -> SmTopic, owned */
     GHashTable *group_by_id;   /* id -> SmGroup, owned */
     GHashTable *dirty;         /* row -> row, referenced */
-    GPtrArray *new_events;     /* SmEvent * waiting for the flush */
+    GPtrArray *new_events;     /* SmEvent * made since the flush ("event" at the flush) */
+    GPtrArray *new_rows;       /* SmEvent * rows (events or groups) for the flush's splice */
+    GHashTable *open_groups;   /* "lost/2", "back/2" -> the row (event or group), referenced */
     GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
     gboolean brokers_moved, topics_moved, groups_moved;
     gboolean is_dirty;
@@ -217,8 +224,56 @@ SmPartition *sm_cluster_find_partition(SmCluster *self, const char *topic, gint3
 
 /* ------------------------------------------------------------ events */
 
+/* the row open for what broker subject lost (or back) brought at t_ms */
+static SmEvent *open_row(SmCluster *self, gint32 subject, gboolean lost, gint64 t_ms)
+{
+    char key[32];
+    (void)g_snprintf(key, sizeof key, "%s/%d", lost ? "lost" : "back", (int)subject);
+    SmEvent *row = g_hash_table_lookup(self->open_groups, key);
+    return row != NULL && ABS(t_ms - row->time_ms) <= GROUP_WINDOW_MS ? row : NULL;
+}
+
+/* row, shown or waiting for the flush, replaced by with */
+static void replace_row(SmCluster *self, SmEvent *row, SmEvent *with)
+{
+    guint i = 0;
+    if (g_ptr_array_find(self->new_rows, row, &i)) {
+        g_object_unref(self->new_rows->pdata[i]);
+        self->new_rows->pdata[i] = g_object_ref(with);
+    } else if (g_list_store_find(self->events, row, &i)) {
+        gpointer items[] = {with};
+        g_list_store_splice(self->events, i, 1, items, 1);
+    }
+}
+
+/* e's row: its own, or under the group of what broker subject lost (or
+ * back) brought; the first such change stays a row of its own until a
+ * second joins it (subject -1: no broker's) */
+static void place_event(SmCluster *self, SmEvent *e, gint32 subject, gboolean lost)
+{
+    SmEvent *row = subject >= 0 ? open_row(self, subject, lost, e->time_ms) : NULL;
+    if (row == NULL) {
+        g_ptr_array_add(self->new_rows, g_object_ref(e));
+        if (subject >= 0) {
+            g_hash_table_replace(self->open_groups,
+                                 g_strdup_printf("%s/%d", lost ? "lost" : "back", (int)subject),
+                                 g_object_ref(e));
+        }
+        return;
+    }
+    if (!sm_event_is_group(row)) {
+        SmEvent *g = sm_event_new_group(subject, lost, row);
+        replace_row(self, row, g);
+        g_hash_table_replace(self->open_groups,
+                             g_strdup_printf("%s/%d", lost ? "lost" : "back", (int)subject), g);
+        row = g;
+    }
+    sm_event_group_add(row, e);
+    mark(self, row);
+}
+
 static void add_event(SmCluster *self, SmEventKind kind, JsonObject *ev, const char *key,
-                      char *text /* taken */)
+                      char *text /* taken */, gint32 subject, gboolean lost)
 {
     gint64 t = get_int(ev, "time_ms", 0);
     gpointer was = NULL;
@@ -242,6 +297,7 @@ static void add_event(SmCluster *self, SmEventKind kind, JsonObject *ev, const c
     e->partition = get_id(ev, "partition", -1);
     e->text = text;
     g_ptr_array_add(self->new_events, e);
+    place_event(self, e, subject, lost);
     mark(self, NULL);
 }
 
@@ -365,6 +421,41 @@ static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 
     mark(self, p);
 }
 
+static gint cmp_strings(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* /v1/topics/{t}'s "configs" (name -> string, null for a secret one) */
+static void apply_configs(SmCluster *self, SmTopic *t, JsonObject *configs, gint32 from)
+{
+    GPtrArray *lines = g_ptr_array_new_with_free_func(g_free);
+    JsonObjectIter it;
+    const char *key;
+    JsonNode *v;
+    json_object_iter_init(&it, configs);
+    while (json_object_iter_next(&it, &key, &v) && lines->len < MAX_CONFIGS) {
+        const char *value = JSON_NODE_HOLDS_VALUE(v) &&
+                                    json_node_get_value_type(v) == G_TYPE_STRING
+                                ? json_node_get_string(v)
+                                : NULL;
+        g_ptr_array_add(lines, g_strdup_printf("%s = %s", key, value != NULL ? value : "(hidden)"));
+    }
+    g_ptr_array_sort(lines, cmp_strings);
+    gboolean same = t->configs != NULL && t->configs->len == lines->len && t->configs_from == from;
+    for (guint i = 0; same && i < lines->len; i++) {
+        same = strcmp(t->configs->pdata[i], lines->pdata[i]) == 0;
+    }
+    if (same) {
+        g_ptr_array_unref(lines);
+        return;
+    }
+    g_clear_pointer(&t->configs, g_ptr_array_unref);
+    t->configs = lines;
+    t->configs_from = from;
+    mark(self, t);
+}
+
 static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
 {
     JsonArray *a = get_array(doc, "partitions");
@@ -386,6 +477,11 @@ static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
             mark(self, t);
         }
     }
+    JsonNode *cn = json_object_get_member(doc, "configs");
+    if (name != NULL && cn != NULL && JSON_NODE_HOLDS_OBJECT(cn)) {
+        apply_configs(self, ensure_topic(self, name), json_node_get_object(cn),
+                      get_id(doc, "configs_from", -1));
+    }
     guint n = a != NULL ? json_array_get_length(a) : 0;
     for (guint i = 0; i < n; i++) {
         apply_partition(self, array_object(a, i), from, taken);
@@ -393,57 +489,6 @@ static void apply_partitions_doc(SmCluster *self, JsonObject *doc)
 }
 
 /* ------------------------------------------------------------ progress, digested */
-
-/* The digest reads the JSON exactly as the model did before it was split
- * off: a pure function of the object, so that it runs on a parsing thread. */
-SmProgress *sm_progress_new_from_object(JsonObject *ev)
-{
-    SmProgress *pr = g_new0(SmProgress, 1);
-    pr->broker = get_id(ev, "broker", -1);
-    pr->time_ms = get_int(ev, "time_ms", 0);
-    pr->seq = get_int(ev, "seq", -1);
-    JsonArray *a = get_array(ev, "partitions");
-    guint n = a != NULL ? json_array_get_length(a) : 0;
-    pr->entries = g_array_sized_new(FALSE, TRUE, sizeof(SmProgressEntry), n);
-    pr->replicas = g_array_sized_new(FALSE, TRUE, sizeof(SmReplica), n * 3);
-    pr->strings = g_string_chunk_new(256);
-    for (guint i = 0; i < n; i++) {
-        JsonObject *o = array_object(a, i);
-        const char *topic = get_str(o, "topic");
-        SmProgressEntry e = {
-            .topic = topic != NULL ? g_string_chunk_insert_const(pr->strings, topic) : NULL,
-            .partition = get_id(o, "partition", -1),
-            .leader = get_id(o, "leader", -1),
-            .led_here = get_bool(o, "led_here", FALSE),
-            .high_watermark = get_int(o, "high_watermark", SM_OFFSET_UNKNOWN),
-            .log_start_offset = get_int(o, "log_start_offset", SM_OFFSET_UNKNOWN),
-            .log_end_offset = get_int(o, "log_end_offset", SM_OFFSET_UNKNOWN),
-            .first_replica = pr->replicas->len,
-            .n_replicas = 0,
-        };
-        JsonArray *ra = get_array(o, "replicas");
-        guint nr = ra != NULL ? MIN(json_array_get_length(ra), MAX_REPLICAS) : 0;
-        for (guint k = 0; k < nr; k++) {
-            SmReplica r;
-            read_replica(array_object(ra, k), &r);
-            g_array_append_val(pr->replicas, r);
-        }
-        e.n_replicas = nr;
-        g_array_append_val(pr->entries, e);
-    }
-    return pr;
-}
-
-void sm_progress_free(SmProgress *pr)
-{
-    if (pr == NULL) {
-        return;
-    }
-    g_array_unref(pr->entries);
-    g_array_unref(pr->replicas);
-    g_string_chunk_free(pr->strings);
-    g_free(pr);
-}
 
 /* one entry of a "progress" message from broker `from`; t is its topic
  * (NULL: not known here) */
@@ -593,7 +638,11 @@ static void apply_leader_change(SmCluster *self, JsonObject *ev, gint32 from)
                                        (int)leader, (int)was, (int)epoch)
                      : g_strdup_printf("%s-%d: no leader (was %d), epoch %d", topic, (int)pn,
                                        (int)was, (int)epoch);
-    add_event(self, SM_EVENT_LEADER_CHANGE, ev, key, text);
+    /* the leaders moved off a broker lost, or back to one back */
+    gint64 t = get_int(ev, "time_ms", 0);
+    gboolean lost = was >= 0 && open_row(self, was, TRUE, t) != NULL;
+    gboolean back = !lost && leader >= 0 && open_row(self, leader, FALSE, t) != NULL;
+    add_event(self, SM_EVENT_LEADER_CHANGE, ev, key, text, back ? leader : was, !back);
 }
 
 static void apply_isr_event(SmCluster *self, JsonObject *ev, gint32 from, SmEventKind kind)
@@ -645,7 +694,14 @@ static void apply_isr_event(SmCluster *self, JsonObject *ev, gint32 from, SmEven
     } else {
         text = g_strdup_printf("%s-%d: ISR now [%s]", topic, (int)pn, isr_s);
     }
-    add_event(self, kind, ev, key, text);
+    /* the replica that left (or came back to) the ISR */
+    gint32 subject = -1;
+    if (kind == SM_EVENT_ISR_SHRINK && removed->len > 0) {
+        subject = g_array_index(removed, gint32, 0);
+    } else if (kind == SM_EVENT_ISR_EXPAND && added->len > 0) {
+        subject = g_array_index(added, gint32, 0);
+    }
+    add_event(self, kind, ev, key, text, subject, kind != SM_EVENT_ISR_EXPAND);
 }
 
 /* ------------------------------------------------------------ brokers and topics */
@@ -992,9 +1048,14 @@ static void apply_event(SmCluster *self, JsonObject *ev)
         return;
     }
     if (strcmp(type, "progress") == 0) {
-        SmProgress *pr = sm_progress_new_from_object(ev);
-        sm_cluster_apply_progress(self, pr);
-        sm_progress_free(pr);
+        /* the one digest reads text (a message that came here as JSON
+         * objects: the tests' and sm_cluster_apply_text's) */
+        g_autoptr(JsonNode) node = json_node_init_object(json_node_alloc(), ev);
+        g_autofree char *text = json_to_string(node, FALSE);
+        g_autoptr(SmProgress) pr = sm_progress_new_from_text(text, strlen(text));
+        if (pr != NULL) {
+            sm_cluster_apply_progress(self, pr);
+        }
     } else if (strcmp(type, "leader_change") == 0) {
         apply_leader_change(self, ev, from);
     } else if (strcmp(type, "isr_shrink") == 0) {
@@ -1024,7 +1085,8 @@ static void apply_event(SmCluster *self, JsonObject *ev)
         (void)g_snprintf(other, sizeof other, "broker/%d/%s", (int)id, up ? "down" : "up");
         g_hash_table_remove(self->seen_events, other);
         add_event(self, up ? SM_EVENT_BROKER_UP : SM_EVENT_BROKER_DOWN, ev, key,
-                  g_strdup_printf(up ? "broker %d is up" : "broker %d is gone", (int)id));
+                  g_strdup_printf(up ? "broker %d is up" : "broker %d is gone", (int)id), id,
+                  !up);
     } else if (strcmp(type, "controller_change") == 0) {
         gint32 c = get_id(ev, "controller", -1);
         gint32 was = get_id(ev, "previous", -1);
@@ -1033,7 +1095,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[64];
             (void)g_snprintf(key, sizeof key, "controller/%d/%d", (int)was, (int)c);
             add_event(self, SM_EVENT_CONTROLLER_CHANGE, ev, key,
-                      g_strdup_printf("controller %d (was %d)", (int)c, (int)was));
+                      g_strdup_printf("controller %d (was %d)", (int)c, (int)was), -1, FALSE);
         }
     } else if (strcmp(type, "topic_created") == 0) {
         const char *topic = get_str(ev, "topic");
@@ -1043,7 +1105,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[300];
             (void)g_snprintf(key, sizeof key, "topic/%s/created", topic);
             add_event(self, SM_EVENT_TOPIC_CREATED, ev, key,
-                      g_strdup_printf("topic %s created", topic));
+                      g_strdup_printf("topic %s created", topic), -1, FALSE);
         }
     } else if (strcmp(type, "topic_deleted") == 0) {
         const char *topic = get_str(ev, "topic");
@@ -1052,7 +1114,7 @@ static void apply_event(SmCluster *self, JsonObject *ev)
             char key[300];
             (void)g_snprintf(key, sizeof key, "topic/%s/deleted", topic);
             add_event(self, SM_EVENT_TOPIC_DELETED, ev, key,
-                      g_strdup_printf("topic %s deleted", topic));
+                      g_strdup_printf("topic %s deleted", topic), -1, FALSE);
         }
     }
     /* "hello" and types this version does not know: nothing to show */
@@ -1231,6 +1293,22 @@ static void recount(SmCluster *self)
     g_free(hosted);
 }
 
+/* a dirty row's one "changed" (events are never dirty: made, not changed) */
+static void emit_changed(gpointer row)
+{
+    if (SM_IS_BROKER(row)) {
+        sm_broker_emit_changed(row);
+    } else if (SM_IS_PARTITION(row)) {
+        sm_partition_emit_changed(row);
+    } else if (SM_IS_TOPIC(row)) {
+        sm_topic_emit_changed(row);
+    } else if (SM_IS_GROUP(row)) {
+        sm_group_emit_changed(row);
+    } else if (SM_IS_EVENT(row)) {
+        sm_event_emit_changed(row); /* a group that grew */
+    }
+}
+
 guint sm_cluster_flush(SmCluster *self)
 {
     g_return_val_if_fail(SM_IS_CLUSTER(self), 0);
@@ -1271,17 +1349,19 @@ guint sm_cluster_flush(SmCluster *self)
                                     t->parts->len - have);
             }
         }
-        sm_item_emit_changed(row);
+        emit_changed(row);
         n++;
     }
     g_hash_table_unref(dirty);
     if (self->new_events->len > 0) {
         g_autoptr(GPtrArray) fresh = self->new_events;
         self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
+        g_autoptr(GPtrArray) rows = self->new_rows;
+        self->new_rows = g_ptr_array_new_with_free_func(g_object_unref);
         /* newest first */
-        g_autoptr(GPtrArray) rev = g_ptr_array_sized_new(fresh->len);
-        for (guint i = fresh->len; i > 0; i--) {
-            g_ptr_array_add(rev, fresh->pdata[i - 1]);
+        g_autoptr(GPtrArray) rev = g_ptr_array_sized_new(rows->len);
+        for (guint i = rows->len; i > 0; i--) {
+            g_ptr_array_add(rev, rows->pdata[i - 1]);
         }
         g_list_store_splice(self->events, 0, 0, rev->pdata, rev->len);
         guint total = g_list_model_get_n_items(G_LIST_MODEL(self->events));
@@ -1358,6 +1438,8 @@ static void sm_cluster_dispose(GObject *object)
     g_clear_pointer(&self->group_by_id, g_hash_table_unref);
     g_clear_pointer(&self->new_events, g_ptr_array_unref);
     g_clear_pointer(&self->seen_events, g_hash_table_unref);
+    g_clear_pointer(&self->new_rows, g_ptr_array_unref);
+    g_clear_pointer(&self->open_groups, g_hash_table_unref);
     g_clear_pointer(&self->summary.cluster_id, g_free);
     G_OBJECT_CLASS(sm_cluster_parent_class)->dispose(object);
 }
@@ -1391,5 +1473,24 @@ static void sm_cluster_init(SmCluster *self)
     self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
     self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
     self->seen_events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    self->new_rows = g_ptr_array_new_with_free_func(g_object_unref);
+    self->open_groups = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     self->summary.controller = -1;
+}
+
+char *sm_cluster_bootstrap_servers(SmCluster *self)
+{
+    g_return_val_if_fail(SM_IS_CLUSTER(self), NULL);
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->brokers_all->len; i++) {
+        const SmBroker *b = g_ptr_array_index(self->brokers_all, i);
+        if (b->alive && b->host != NULL && b->port > 0) {
+            g_string_append_printf(s, "%s%s:%d", s->len > 0 ? "," : "", b->host, (int)b->port);
+        }
+    }
+    if (s->len == 0) {
+        g_string_free(s, TRUE);
+        return NULL;
+    }
+    return g_string_free(s, FALSE);
 }

@@ -23,6 +23,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sm-items.h"
+#include "sm-progress.h"
 
 G_BEGIN_DECLS
 
@@ -50,6 +51,9 @@ GListModel *sm_cluster_get_brokers(SmCluster *self);
 GListModel *sm_cluster_get_topics(SmCluster *self);
 GListModel *sm_cluster_get_groups(SmCluster *self);
 GListModel *sm_cluster_get_events(SmCluster *self);
+/* (transfer full) the alive brokers' Kafka listeners, "host:port,host:port"
+ * (what a Kafka client's bootstrap.servers takes); NULL when none is alive */
+char *sm_cluster_bootstrap_servers(SmCluster *self);
 
 /* (transfer none) NULL when unknown */
 SmBroker *sm_cluster_find_broker(SmCluster *self, gint32 id);
@@ -70,35 +74,6 @@ gboolean sm_cluster_apply_text(SmCluster *self, const char *text, gssize len, GE
     G_GNUC_WARN_UNUSED_RESULT;
 void sm_cluster_apply_object(SmCluster *self, JsonObject *obj);
 
-/* A stream "progress" message digested: what the model reads of it, in
- * plain structs, so that the JSON can be parsed and read on another thread
- * (sm-parse.h) and only this is applied on the model's. */
-typedef struct {
-    const char *topic; /* in the SmProgress's strings; NULL: none given */
-    gint32 partition;
-    gint32 leader;
-    gboolean led_here;
-    gint64 high_watermark;
-    gint64 log_start_offset;
-    gint64 log_end_offset;
-    guint first_replica; /* into replicas */
-    guint n_replicas;
-} SmProgressEntry;
-
-typedef struct {
-    gint32 broker;
-    gint64 time_ms;
-    gint64 seq;
-    GArray *entries;      /* SmProgressEntry, in the message's order */
-    GArray *replicas;     /* SmReplica, every entry's */
-    GStringChunk *strings; /* the topic names, each once */
-} SmProgress;
-
-/* (transfer full) a pure function of ev: callable from any thread.
- * Untrusted input, read as sm_cluster_apply_object reads it. */
-SmProgress *sm_progress_new_from_object(JsonObject *ev);
-void sm_progress_free(SmProgress *pr);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(SmProgress, sm_progress_free)
 /* applies a digested progress message, as sm_cluster_apply_object would
  * the message it came from */
 void sm_cluster_apply_progress(SmCluster *self, const SmProgress *pr);

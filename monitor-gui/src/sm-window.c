@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "sm-browser.h"
+#include "sm-confirm.h"
 #include "sm-chart.h"
 #include "sm-replica-bar.h"
 
@@ -26,6 +28,15 @@ struct _SmWindow {
     GtkColumnView *members_view;
     GtkLabel *members_label;
     GtkColumnView *events_view;
+    GtkExpander *configs_expander;
+    GtkBox *messages_box;
+    GtkButton *new_topic_button;
+    GtkButton *delete_topic_button;
+    GtkButton *reset_offsets_button;
+    GtkLabel *configs_label;
+    char *configs_asked; /* the topic whose configs were asked for last */
+    GtkDropDown *event_kind;
+    GtkSearchEntry *event_search;
     GtkSearchEntry *topic_search;
     GtkDropDown *topic_choice;
     GtkBox *charts_box;
@@ -36,14 +47,22 @@ struct _SmWindow {
     GtkSortListModel *partitions_sorted;
     GtkSortListModel *members_sorted;
     GtkCustomFilter *topic_filter;
+    GtkCustomFilter *event_filter;
     char *topic; /* the partitions page's */
     guint flush_tick;
     guint flush_idle;
     guint alerts;
     char *last_alert;
     SmFlushStats stats;
-    gulong ids[5];
+    /* the model's and the link's signals, disconnected in dispose */
+    gulong on_dirty_id;
+    gulong on_flushed_id;
+    gulong on_event_id;
+    gulong on_status_id;
 };
+
+enum { PROP_0, PROP_CLUSTER, PROP_CLIENT, N_PROPS };
+static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE(SmWindow, sm_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -63,6 +82,8 @@ typedef enum {
     CELL_REPLICA_BAR, /* a partition's replicas */
     CELL_SPARKLINE,   /* a broker's messages in a second */
     CELL_RATE,        /* text as wide as "1,000.0 kB/s" */
+    CELL_WIDE_TEXT,   /* text as wide as "0: 12,345, 1: 12,345, 2: 12,345" */
+    CELL_TREE_TEXT,   /* text behind an expander: a group's changes under it */
 } CellWidget;
 
 typedef struct {
@@ -72,6 +93,10 @@ typedef struct {
     gboolean numeric;
     gboolean expand;
     CellWidget cell;
+    /* the cell's natural width in characters, so that its usual text is
+     * not cut (a host with its port, a group's or member's id); 0: by the
+     * kind of cell */
+    guint chars;
 } Column;
 
 static char *offset_text(gint64 v)
@@ -121,18 +146,18 @@ static char *b_admin(gpointer i) { return g_strdup(SM_BROKER(i)->admin_url ? SM_
 static char *b_link(gpointer i) { return g_strdup(SM_BROKER(i)->link ? SM_BROKER(i)->link : "—"); }
 
 static const Column broker_columns[] = {
-    {"Broker", b_id, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Host", b_host, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Rack", b_rack, NULL, FALSE, FALSE, CELL_TEXT},
-    {"State", b_alive, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Role", b_controller, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Partitions led", b_led, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Replicas", b_replicas, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Messages in", NULL, NULL, FALSE, FALSE, CELL_SPARKLINE},
-    {"Bytes in", b_bytes_in, NULL, TRUE, FALSE, CELL_RATE},
-    {"Bytes out", b_bytes_out, NULL, TRUE, FALSE, CELL_RATE},
-    {"Admin API", b_admin, NULL, FALSE, TRUE, CELL_TEXT},
-    {"Monitor's link", b_link, NULL, FALSE, FALSE, CELL_TEXT},
+    {"Broker", b_id, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Host", b_host, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Rack", b_rack, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"State", b_alive, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Role", b_controller, NULL, FALSE, FALSE, CELL_TEXT, 10},
+    {"Partitions led", b_led, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Replicas", b_replicas, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Messages in", NULL, NULL, FALSE, FALSE, CELL_SPARKLINE, 0},
+    {"Bytes in", b_bytes_in, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Bytes out", b_bytes_out, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Admin API", b_admin, NULL, FALSE, TRUE, CELL_TEXT, 0},
+    {"Monitor's link", b_link, NULL, FALSE, FALSE, CELL_TEXT, 0},
 };
 
 /* topics */
@@ -180,14 +205,14 @@ static int t_cmp_size(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column topic_columns[] = {
-    {"Topic", t_name, t_cmp_name, FALSE, TRUE, CELL_TEXT},
-    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE, CELL_TEXT},
-    {"RF", t_rf, NULL, TRUE, FALSE, CELL_TEXT},
-    {"min ISR", t_min_isr, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE, CELL_TEXT},
-    {"Offline", t_offline, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Size", t_size, t_cmp_size, TRUE, FALSE, CELL_TEXT},
-    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE, CELL_TEXT},
+    {"Topic", t_name, t_cmp_name, FALSE, TRUE, CELL_TEXT, 0},
+    {"Partitions", t_parts, t_cmp_parts, TRUE, FALSE, CELL_TEXT, 0},
+    {"RF", t_rf, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"min ISR", t_min_isr, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Under-replicated", t_urp, t_cmp_urp, TRUE, FALSE, CELL_TEXT, 0},
+    {"Offline", t_offline, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Size", t_size, t_cmp_size, TRUE, FALSE, CELL_TEXT, 0},
+    {"Messages", t_rate, t_cmp_rate, TRUE, FALSE, CELL_TEXT, 0},
 };
 
 /* partitions */
@@ -203,6 +228,8 @@ static char *p_isr(gpointer i) { return sm_partition_format_isr(SM_PARTITION(i))
 static char *p_osr(gpointer i) { return sm_partition_format_osr(SM_PARTITION(i)); }
 static char *p_start(gpointer i) { return offset_text(SM_PARTITION(i)->log_start_offset); }
 static char *p_hw(gpointer i) { return offset_text(SM_PARTITION(i)->high_watermark); }
+static char *p_leos(gpointer i) { return sm_partition_format_leos(SM_PARTITION(i)); }
+static char *p_behind(gpointer i) { return sm_partition_format_behind(SM_PARTITION(i)); }
 
 static int p_cmp_num(gconstpointer a, gconstpointer b, gpointer ud)
 {
@@ -225,15 +252,17 @@ static int p_cmp_leader(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column partition_columns[] = {
-    {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT},
-    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT},
-    {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT},
-    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT},
-    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT},
-    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT},
-    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT},
-    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Replicas: log start to LEO, HW line", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR},
+    {"Partition", p_num, p_cmp_num, TRUE, FALSE, CELL_TEXT, 0},
+    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT, 0},
+    {"Epoch", p_epoch, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"AR", p_ar, NULL, FALSE, FALSE, CELL_TEXT, 7},
+    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT, 7},
+    {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT, 0},
+    {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 9},
+    {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 9},
+    {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
+    {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
 };
 
 /* groups */
@@ -282,13 +311,13 @@ static int g_cmp_lag(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column group_columns[] = {
-    {"Group", g_id, NULL, FALSE, FALSE, CELL_TEXT},
-    {"State", g_state, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Members", g_members, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Coordinator", g_coord, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE, CELL_TEXT},
-    {"Lag trend", g_trend, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT},
+    {"Group", g_id, NULL, FALSE, FALSE, CELL_TEXT, 28},
+    {"State", g_state, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Members", g_members, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Coordinator", g_coord, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Lag", g_lag, g_cmp_lag, TRUE, FALSE, CELL_TEXT, 0},
+    {"Lag trend", g_trend, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT, 0},
 };
 
 /* members of the chosen group */
@@ -307,10 +336,10 @@ static int m_cmp_client(gconstpointer a, gconstpointer b, gpointer ud)
 }
 
 static const Column member_columns[] = {
-    {"Member", m_id, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Client", m_client, m_cmp_client, FALSE, FALSE, CELL_TEXT},
-    {"Host", m_host, NULL, FALSE, FALSE, CELL_TEXT},
-    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE, CELL_TEXT},
+    {"Member", m_id, NULL, FALSE, FALSE, CELL_TEXT, 48},
+    {"Client", m_client, m_cmp_client, FALSE, FALSE, CELL_TEXT, 14},
+    {"Host", m_host, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Assigned partitions", m_assigned, NULL, FALSE, TRUE, CELL_TEXT, 0},
 };
 
 /* events */
@@ -325,10 +354,10 @@ static char *e_text(gpointer i) { return g_strdup(SM_EVENT(i)->text); }
 static char *e_by(gpointer i) { return g_strdup_printf("%d", (int)SM_EVENT(i)->reported_by); }
 
 static const Column event_columns[] = {
-    {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT},
-    {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT},
-    {"What", e_text, NULL, FALSE, TRUE, CELL_TEXT},
-    {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT},
+    {"Time", e_time, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Event", e_kind, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"What", e_text, NULL, FALSE, TRUE, CELL_TREE_TEXT, 0},
+    {"First reported by", e_by, NULL, TRUE, FALSE, CELL_TEXT, 0},
 };
 
 /* a cell's health colour, libadwaita's style classes: a broker GONE in
@@ -364,12 +393,36 @@ static void set_style_class(GtkWidget *w, const char *cls)
     }
 }
 
+/* the row's item: an event's row in the events' tree is a GtkTreeListRow
+ * holding it (transfer none: its list holds it) */
+static gpointer row_item(GtkListItem *li)
+{
+    gpointer item = gtk_list_item_get_item(li);
+    if (GTK_IS_TREE_LIST_ROW(item)) {
+        gpointer inner = gtk_tree_list_row_get_item(item);
+        if (inner != NULL) {
+            g_object_unref(inner); /* the tree row keeps it */
+        }
+        /* borrowed, not freed: the row holds its item while the cell shows it */
+        /* cppcheck-suppress deallocret */
+        return inner;
+    }
+    return item;
+}
+
+/* a text cell's GtkInscription, behind an expander for CELL_TREE_TEXT */
+static GtkWidget *cell_text_widget(GtkListItem *li)
+{
+    GtkWidget *w = gtk_list_item_get_child(li);
+    return GTK_IS_TREE_EXPANDER(w) ? gtk_tree_expander_get_child(GTK_TREE_EXPANDER(w)) : w;
+}
+
 /* a text cell follows its row's "changed" while bound */
 static void cell_refresh(gpointer item, GtkListItem *li)
 {
     const Column *col = g_object_get_data(G_OBJECT(li), "sm-column");
     g_autofree char *text = col->text(item);
-    GtkWidget *w = gtk_list_item_get_child(li);
+    GtkWidget *w = cell_text_widget(li);
     gtk_inscription_set_text(GTK_INSCRIPTION(w), text);
     set_style_class(w, cell_style(col, item));
 }
@@ -389,11 +442,25 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
     }
     GtkWidget *w = gtk_inscription_new(NULL);
     gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
-    guint chars = col->cell == CELL_RATE ? 12 : 8;
-    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), col->expand ? 40 : chars);
+    guint chars = col->cell == CELL_RATE ? 12 : col->cell == CELL_WIDE_TEXT ? 30 : 8;
+    if (col->chars > 0) {
+        /* its minimum too: GTK shares a narrow view's width out to the
+         * columns closest to their natural width first, so a wide natural
+         * alone left the host at 8 characters */
+        chars = col->chars;
+        gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), chars);
+    } else if (col->expand) {
+        chars = 40;
+    }
+    gtk_inscription_set_nat_chars(GTK_INSCRIPTION(w), chars);
     if (col->numeric) {
         gtk_inscription_set_xalign(GTK_INSCRIPTION(w), 1.0f);
         gtk_widget_add_css_class(w, "numeric");
+    }
+    if (col->cell == CELL_TREE_TEXT) {
+        GtkWidget *expander = gtk_tree_expander_new();
+        gtk_tree_expander_set_child(GTK_TREE_EXPANDER(expander), w);
+        w = expander;
     }
     gtk_list_item_set_child(li, w);
 }
@@ -402,7 +469,11 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
 {
     (void)f;
     const Column *col = ud;
-    gpointer item = gtk_list_item_get_item(li);
+    gpointer item = row_item(li);
+    if (col->cell == CELL_TREE_TEXT) {
+        gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(li)),
+                                       gtk_list_item_get_item(li));
+    }
     if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), item);
         return;
@@ -413,7 +484,7 @@ static void cell_bind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
         return;
     }
     cell_refresh(item, li);
-    if (!SM_IS_EVENT(item) && !SM_IS_MEMBER(item)) {
+    if (!SM_IS_MEMBER(item)) {
         gulong id = g_signal_connect(item, "changed", G_CALLBACK(cell_refresh), li);
         g_object_set_data(G_OBJECT(li), "sm-handler", GSIZE_TO_POINTER((gsize)id));
     }
@@ -423,7 +494,10 @@ static void cell_unbind(GtkSignalListItemFactory *f, GtkListItem *li, gpointer u
 {
     (void)f;
     const Column *col = ud;
-    gpointer item = gtk_list_item_get_item(li);
+    gpointer item = row_item(li);
+    if (col->cell == CELL_TREE_TEXT) {
+        gtk_tree_expander_set_list_row(GTK_TREE_EXPANDER(gtk_list_item_get_child(li)), NULL);
+    }
     if (col->cell == CELL_REPLICA_BAR) {
         sm_replica_bar_set_partition(SM_REPLICA_BAR(gtk_list_item_get_child(li)), NULL);
         return;
@@ -688,6 +762,40 @@ static guint topic_position(SmWindow *self, const char *name)
     return GTK_INVALID_LIST_POSITION;
 }
 
+/* the partitions page's topic configs (/v1/topics/{t}), asked for once
+ * when a link is open and the topic has none read */
+static void update_configs(SmWindow *self)
+{
+    SmTopic *t = sm_cluster_find_topic(self->cluster, self->topic);
+    if (t == NULL) {
+        gtk_widget_set_visible(GTK_WIDGET(self->configs_expander), FALSE);
+        return;
+    }
+    if (t->configs == NULL && self->client != NULL &&
+        g_strcmp0(self->configs_asked, t->name) != 0 &&
+        sm_client_read_topic(self->client, t->name)) {
+        g_free(self->configs_asked);
+        self->configs_asked = g_strdup(t->name);
+    }
+    g_autofree char *text = sm_topic_format_configs(t);
+    g_autofree char *title = NULL;
+    if (t->configs == NULL) {
+        title = g_strdup_printf("Configs of %s: not read yet", t->name);
+    } else if (t->configs_from < 0) {
+        title = g_strdup_printf("Configs of %s: not known (no live broker hosts it)", t->name);
+    } else {
+        title = g_strdup_printf("Configs of %s (%u, from broker %d)", t->name, t->configs->len,
+                                (int)t->configs_from);
+    }
+    gtk_widget_set_visible(GTK_WIDGET(self->configs_expander), TRUE);
+    if (g_strcmp0(gtk_expander_get_label(self->configs_expander), title) != 0) {
+        gtk_expander_set_label(self->configs_expander, title);
+    }
+    if (g_strcmp0(gtk_label_get_text(self->configs_label), text != NULL ? text : "") != 0) {
+        gtk_label_set_text(self->configs_label, text != NULL ? text : "");
+    }
+}
+
 static void on_flushed(SmCluster *cluster, gpointer ud)
 {
     (void)cluster;
@@ -705,6 +813,7 @@ static void on_flushed(SmCluster *cluster, gpointer ud)
         g_autoptr(SmTopic) first = g_list_model_get_item(sm_cluster_get_topics(self->cluster), 0);
         sm_window_show_topic(self, first->name);
     }
+    update_configs(self);
     guint pos = topic_position(self, self->topic);
     if (pos != GTK_INVALID_LIST_POSITION && gtk_drop_down_get_selected(self->topic_choice) != pos) {
         gtk_drop_down_set_selected(self->topic_choice, pos);
@@ -767,6 +876,7 @@ void sm_window_show_topic(SmWindow *self, const char *topic)
     if (pos != GTK_INVALID_LIST_POSITION) {
         gtk_drop_down_set_selected(self->topic_choice, pos);
     }
+    update_configs(self);
 }
 
 static void on_topic_activated(GtkColumnView *view, guint position, gpointer ud)
@@ -818,6 +928,57 @@ static gboolean topic_matches(gpointer item, gpointer ud)
     g_autofree char *name = g_utf8_casefold(SM_TOPIC(item)->name, -1);
     g_autofree char *needle = g_utf8_casefold(q, -1);
     return strstr(name, needle) != NULL;
+}
+
+/* the events page's choice: 0 all, 1 brokers, 2 leaders, 3 ISR, 4 topics
+ * and the controller; a group is of each kind of change it holds */
+static gboolean event_of_choice(const SmEvent *e, guint choice)
+{
+    const guint *n = e->counts;
+    gboolean group = sm_event_is_group(e);
+    switch (choice) {
+    case 1:
+        return group || e->kind == SM_EVENT_BROKER_DOWN || e->kind == SM_EVENT_BROKER_UP;
+    case 2:
+        return e->kind == SM_EVENT_LEADER_CHANGE || (group && n[SM_EVENT_LEADER_CHANGE] > 0);
+    case 3:
+        return e->kind == SM_EVENT_ISR_SHRINK || e->kind == SM_EVENT_ISR_EXPAND ||
+               e->kind == SM_EVENT_ISR_CHANGE ||
+               (group && n[SM_EVENT_ISR_SHRINK] + n[SM_EVENT_ISR_EXPAND] + n[SM_EVENT_ISR_CHANGE] > 0);
+    case 4:
+        return e->kind == SM_EVENT_CONTROLLER_CHANGE || e->kind == SM_EVENT_TOPIC_CREATED ||
+               e->kind == SM_EVENT_TOPIC_DELETED;
+    default:
+        return TRUE;
+    }
+}
+
+static gboolean event_matches(gpointer item, gpointer ud)
+{
+    SmWindow *self = SM_WINDOW(ud);
+    const SmEvent *e = SM_EVENT(item);
+    return event_of_choice(e, gtk_drop_down_get_selected(self->event_kind)) &&
+           sm_event_matches(e, gtk_editable_get_text(GTK_EDITABLE(self->event_search)));
+}
+
+static void on_event_filter(GObject *w, GParamSpec *pspec, gpointer ud)
+{
+    (void)w;
+    (void)pspec;
+    gtk_filter_changed(GTK_FILTER(SM_WINDOW(ud)->event_filter), GTK_FILTER_CHANGE_DIFFERENT);
+}
+
+static void on_event_search(GtkSearchEntry *entry, gpointer ud)
+{
+    on_event_filter(G_OBJECT(entry), NULL, ud);
+}
+
+/* a group's changes, under its row */
+static GListModel *event_children(gpointer item, gpointer ud)
+{
+    (void)ud;
+    SmEvent *e = SM_EVENT(item);
+    return e->children != NULL ? G_LIST_MODEL(g_object_ref(e->children)) : NULL;
 }
 
 static void on_search(GtkSearchEntry *entry, gpointer ud)
@@ -904,13 +1065,129 @@ const char *sm_window_get_health_text(SmWindow *self)
 
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client)
 {
-    SmWindow *self = g_object_new(SM_TYPE_WINDOW, "application", app, NULL);
-    self->cluster = g_object_ref(cluster);
-    self->ids[0] = g_signal_connect(cluster, "dirty", G_CALLBACK(on_dirty), self);
-    self->ids[1] = g_signal_connect(cluster, "flushed", G_CALLBACK(on_flushed), self);
-    self->ids[2] = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
+    return g_object_new(SM_TYPE_WINDOW, "application", app, "cluster", cluster, "client", client,
+                        NULL);
+}
+
+/* ------------------------------------------------------------ changes */
+
+static SmConfirmOn confirm_on(SmWindow *self)
+{
+    SmConfirmOn on = {GTK_WINDOW(self), self->toasts, self->cluster};
+    return on;
+}
+
+AdwMessageDialog *sm_window_confirm_create_topic(SmWindow *self, const char *name,
+                                                 gint32 partitions, gint16 replication_factor)
+{
+    g_return_val_if_fail(SM_IS_WINDOW(self), NULL);
+    SmConfirmOn on = confirm_on(self);
+    return sm_confirm_create_topic(&on, name, partitions, replication_factor);
+}
+
+AdwMessageDialog *sm_window_confirm_delete_topic(SmWindow *self, const char *topic)
+{
+    g_return_val_if_fail(SM_IS_WINDOW(self), NULL);
+    SmConfirmOn on = confirm_on(self);
+    return sm_confirm_delete_topic(&on, topic);
+}
+
+AdwMessageDialog *sm_window_confirm_reset_offsets(SmWindow *self, const char *group,
+                                                  gboolean to_earliest)
+{
+    g_return_val_if_fail(SM_IS_WINDOW(self), NULL);
+    SmConfirmOn on = confirm_on(self);
+    return sm_confirm_reset_offsets(&on, group, to_earliest);
+}
+
+static void on_new_topic(GtkButton *b, gpointer ud)
+{
+    (void)b;
+    SmWindow *self = SM_WINDOW(ud);
+    const SmClusterSummary *s = sm_cluster_get_summary(self->cluster);
+    (void)sm_window_confirm_create_topic(self, "", 1, (gint16)CLAMP(s->brokers_alive, 1u, 3u));
+}
+
+static void on_delete_topic(GtkButton *b, gpointer ud)
+{
+    (void)b;
+    SmWindow *self = SM_WINDOW(ud);
+    GtkSingleSelection *sel = GTK_SINGLE_SELECTION(gtk_column_view_get_model(self->topics_view));
+    SmTopic *t = gtk_single_selection_get_selected_item(sel);
+    if (t == NULL) {
+        sm_confirm_toast(self->toasts, "Choose the topic to delete first");
+        return;
+    }
+    (void)sm_window_confirm_delete_topic(self, t->name);
+}
+
+static void on_reset_offsets(GtkButton *b, gpointer ud)
+{
+    (void)b;
+    SmWindow *self = SM_WINDOW(ud);
+    GtkSingleSelection *sel = GTK_SINGLE_SELECTION(gtk_column_view_get_model(self->groups_view));
+    SmGroup *g = gtk_single_selection_get_selected_item(sel);
+    if (g == NULL) {
+        sm_confirm_toast(self->toasts, "Choose the group first");
+        return;
+    }
+    (void)sm_window_confirm_reset_offsets(self, g->group_id, TRUE);
+}
+
+static void sm_window_set_property(GObject *object, guint id, const GValue *value,
+                                   GParamSpec *pspec)
+{
+    SmWindow *self = SM_WINDOW(object);
+    switch (id) {
+    case PROP_CLUSTER:
+        self->cluster = g_value_dup_object(value);
+        break;
+    case PROP_CLIENT:
+        self->client = g_value_dup_object(value);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void sm_window_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    SmWindow *self = SM_WINDOW(object);
+    switch (id) {
+    case PROP_CLUSTER:
+        g_value_set_object(value, self->cluster);
+        break;
+    case PROP_CLIENT:
+        g_value_set_object(value, self->client);
+        break;
+    default:
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+/* the window wired to its model and link, once both construct properties
+ * are set: g_object_new alone gives a whole window (an empty model of its
+ * own when none is given) */
+static void sm_window_constructed(GObject *object)
+{
+    SmWindow *self = SM_WINDOW(object);
+    G_OBJECT_CLASS(sm_window_parent_class)->constructed(object);
+    if (self->cluster == NULL) {
+        self->cluster = sm_cluster_new();
+    }
+    SmCluster *cluster = self->cluster;
+    SmClient *client = self->client;
+    self->on_dirty_id = g_signal_connect(cluster, "dirty", G_CALLBACK(on_dirty), self);
+    self->on_flushed_id = g_signal_connect(cluster, "flushed", G_CALLBACK(on_flushed), self);
+    self->on_event_id = g_signal_connect(cluster, "event", G_CALLBACK(on_event), self);
     add_columns(self->brokers_view, broker_columns, G_N_ELEMENTS(broker_columns),
                 sm_cluster_get_brokers(cluster));
+    GtkWidget *browser = sm_browser_new(cluster);
+    gtk_widget_set_vexpand(browser, TRUE);
+    gtk_box_append(self->messages_box, browser);
+    g_signal_connect(self->new_topic_button, "clicked", G_CALLBACK(on_new_topic), self);
+    g_signal_connect(self->delete_topic_button, "clicked", G_CALLBACK(on_delete_topic), self);
+    g_signal_connect(self->reset_offsets_button, "clicked", G_CALLBACK(on_reset_offsets), self);
     /* the cluster's throughput, drawn again at each flush */
     const SmRates *rates = sm_cluster_get_rates(cluster);
     const SmSeries *series[] = {&rates->messages_in, &rates->bytes_in, &rates->bytes_out};
@@ -935,8 +1212,18 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
         add_columns(self->members_view, member_columns, G_N_ELEMENTS(member_columns), NULL));
     g_signal_connect(gtk_column_view_get_model(self->groups_view), "notify::selected-item",
                      G_CALLBACK(on_group_chosen), self);
-    add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns),
-                sm_cluster_get_events(cluster));
+    /* events: newest first, filtered by kind and text, a group's changes
+     * under its row */
+    self->event_filter = gtk_custom_filter_new(event_matches, self, NULL);
+    GtkFilterListModel *events = gtk_filter_list_model_new(
+        G_LIST_MODEL(g_object_ref(sm_cluster_get_events(cluster))),
+        GTK_FILTER(g_object_ref(self->event_filter)));
+    GtkTreeListModel *tree =
+        gtk_tree_list_model_new(G_LIST_MODEL(events), FALSE, FALSE, event_children, NULL, NULL);
+    add_columns(self->events_view, event_columns, G_N_ELEMENTS(event_columns), G_LIST_MODEL(tree));
+    g_object_unref(tree);
+    g_signal_connect(self->event_kind, "notify::selected", G_CALLBACK(on_event_filter), self);
+    g_signal_connect(self->event_search, "search-changed", G_CALLBACK(on_event_search), self);
     /* partitions in partition order until a column is clicked */
     GListModel *cols = gtk_column_view_get_columns(self->partitions_view);
     g_autoptr(GtkColumnViewColumn) first = g_list_model_get_item(cols, 0);
@@ -956,8 +1243,7 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
                      G_CALLBACK(on_problems_expanded), self);
     g_signal_connect(self->problems_list, "row-activated", G_CALLBACK(on_problem_activated), self);
     if (client != NULL) {
-        self->client = g_object_ref(client);
-        self->ids[3] = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
+        self->on_status_id = g_signal_connect(client, "status-changed", G_CALLBACK(on_status), self);
         on_status(client, self);
     } else {
         gtk_label_set_text(self->status_label, "not connected");
@@ -968,7 +1254,6 @@ SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *clien
     } else {
         on_flushed(cluster, self);
     }
-    return self;
 }
 
 static void sm_window_dispose(GObject *object)
@@ -976,18 +1261,19 @@ static void sm_window_dispose(GObject *object)
     SmWindow *self = SM_WINDOW(object);
     g_clear_handle_id(&self->flush_idle, g_source_remove);
     if (self->cluster != NULL) {
-        for (int i = 0; i < 3; i++) {
-            g_clear_signal_handler(&self->ids[i], self->cluster);
-        }
+        g_clear_signal_handler(&self->on_dirty_id, self->cluster);
+        g_clear_signal_handler(&self->on_flushed_id, self->cluster);
+        g_clear_signal_handler(&self->on_event_id, self->cluster);
         g_clear_object(&self->cluster);
     }
     if (self->client != NULL) {
-        g_clear_signal_handler(&self->ids[3], self->client);
+        g_clear_signal_handler(&self->on_status_id, self->client);
         g_clear_object(&self->client);
     }
     g_clear_object(&self->partitions_sorted);
     g_clear_object(&self->members_sorted);
     g_clear_object(&self->topic_filter);
+    g_clear_object(&self->event_filter);
     gtk_widget_dispose_template(GTK_WIDGET(self), SM_TYPE_WINDOW);
     G_OBJECT_CLASS(sm_window_parent_class)->dispose(object);
 }
@@ -996,6 +1282,7 @@ static void sm_window_finalize(GObject *object)
 {
     SmWindow *self = SM_WINDOW(object);
     g_free(self->topic);
+    g_free(self->configs_asked);
     g_free(self->last_alert);
     g_free(self->problems_shown);
     G_OBJECT_CLASS(sm_window_parent_class)->finalize(object);
@@ -1007,6 +1294,16 @@ static void sm_window_class_init(SmWindowClass *klass)
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     oc->dispose = sm_window_dispose;
     oc->finalize = sm_window_finalize;
+    oc->set_property = sm_window_set_property;
+    oc->get_property = sm_window_get_property;
+    oc->constructed = sm_window_constructed;
+    props[PROP_CLUSTER] = g_param_spec_object("cluster", NULL, NULL, SM_TYPE_CLUSTER,
+                                              G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                  G_PARAM_STATIC_STRINGS);
+    props[PROP_CLIENT] = g_param_spec_object("client", NULL, NULL, SM_TYPE_CLIENT,
+                                             G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                                 G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(oc, N_PROPS, props);
     g_type_ensure(SM_TYPE_REPLICA_BAR);
     gtk_widget_class_set_template_from_resource(wc, "/org/samsa/Monitor/sm-window.ui");
     gtk_widget_class_bind_template_child(wc, SmWindow, stack);
@@ -1023,6 +1320,14 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, members_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, members_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, events_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, configs_expander);
+    gtk_widget_class_bind_template_child(wc, SmWindow, messages_box);
+    gtk_widget_class_bind_template_child(wc, SmWindow, new_topic_button);
+    gtk_widget_class_bind_template_child(wc, SmWindow, delete_topic_button);
+    gtk_widget_class_bind_template_child(wc, SmWindow, reset_offsets_button);
+    gtk_widget_class_bind_template_child(wc, SmWindow, configs_label);
+    gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
+    gtk_widget_class_bind_template_child(wc, SmWindow, event_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_search);
     gtk_widget_class_bind_template_child(wc, SmWindow, topic_choice);
     gtk_widget_class_bind_template_child(wc, SmWindow, charts_box);

@@ -25,8 +25,13 @@ typedef struct {
     gint64 max_us;
 } SmFlushStats;
 
-/* (transfer full) app may be NULL (tests); client may be NULL (a model fed
- * by other means) */
+/* Construct-only properties: "cluster" (the SmCluster shown; an empty one
+ * of its own when not given) and "client" (the SmClient feeding it, whose
+ * status the window shows; NULL: a model fed by other means). The window
+ * is wired to both in constructed(), so g_object_new alone gives a whole
+ * window. */
+
+/* (transfer full) app may be NULL (tests); client may be NULL */
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client);
 /* the partitions page of topic */
 void sm_window_show_topic(SmWindow *self, const char *topic);
@@ -34,6 +39,16 @@ void sm_window_show_topic(SmWindow *self, const char *topic);
 void sm_window_show_page(SmWindow *self, const char *name);
 /* the groups page with group chosen: its members shown below */
 void sm_window_show_group(SmWindow *self, const char *group);
+/* The changes, each behind a confirmation (sm-changes.h: over the Kafka
+ * protocol with libsamsa): each opens its dialog, prefilled, and returns it
+ * (transfer none); its "create", "delete" or "reset" response makes the
+ * change, and a toast says how it went. The buttons of the topics and
+ * groups pages open them for the chosen topic or group. */
+AdwMessageDialog *sm_window_confirm_create_topic(SmWindow *self, const char *name,
+                                                 gint32 partitions, gint16 replication_factor);
+AdwMessageDialog *sm_window_confirm_delete_topic(SmWindow *self, const char *topic);
+AdwMessageDialog *sm_window_confirm_reset_offsets(SmWindow *self, const char *group,
+                                                  gboolean to_earliest);
 /* (transfer none) */
 SmCluster *sm_window_get_cluster(SmWindow *self);
 /* (transfer none) the cluster page's chart of kind, or the groups page's

@@ -18,9 +18,19 @@
  *   status SECS TEXT...       the status line contains TEXT ("ok <ms> <status>")
  *   label SECS CLASS TEXT...  a label of the cluster page contains TEXT and has the style
  *                             class CLASS ("-": any) ("ok <ms> <its text>")
+ *   plabel TOPIC SECS CLASS TEXT...  the same on the partitions page of TOPIC, its
+ *                             expanders (the configs) opened
  *   row B SECS CLASS RE...    broker B's row on the cluster page has a cell matching the
  *                             regex RE (its text, or its sparkline's label) with the style
  *                             class CLASS ("-": any) ("ok <ms> <the row's texts>")
+ *   browse SECS TOPIC P FROM AT N  the Messages page reads N records of TOPIC-P FROM
+ *                             (latest, offset or time; AT "-" for latest) and shows
+ *                             them ("ok <ms> <status> | <the rows' cells, | apart>")
+ *   confirm SECS create NAME P RF | delete NAME | reset GROUP earliest|latest
+ *                             opens the change's confirmation, answers it (create,
+ *                             delete, reset) and waits for its toast and, for a topic,
+ *                             the topic shown or gone ("ok <ms> <heading> | <toast>")
+ *   shows PAGE SECS TEXT...   a label or cell of PAGE contains TEXT ("ok <ms> <its text>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
  *
@@ -102,12 +112,16 @@ static gboolean osr(gpointer ud)
     Want *w = ud;
     SmPartition *p = sm_cluster_find_partition(w->cluster, w->topic, w->partition);
     const SmReplica *r = replica_of(p, w->broker);
-    char want[64];
+    /* out of sync, or also offline once its broker's session expired (its
+     * last known LEO) */
+    char want[64], gone[64];
     (void)g_snprintf(want, sizeof want, "replica %d: out of sync, ", (int)w->broker);
+    (void)g_snprintf(gone, sizeof gone, "replica %d: offline, out of sync, ", (int)w->broker);
     const char *label = bar_label(w);
     gboolean shown = r != NULL && p->full_view && !sm_partition_in_isr(p, w->broker) &&
                      r->log_end_offset >= 0 && r->log_end_offset < p->high_watermark &&
-                     strstr(label, want) != NULL && strstr(label, "behind the high watermark");
+                     (strstr(label, want) != NULL || strstr(label, gone) != NULL) &&
+                     strstr(label, "behind the high watermark");
     if (!shown) {
         w->frozen_leo = -1;
         return FALSE;
@@ -205,6 +219,13 @@ static void shot(SmWindow *win, const char *prefix, const char *page)
     const AdwColorScheme schemes[] = {ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK};
     const char *const names[] = {"light", "dark"};
     sm_window_show_page(win, page);
+    /* the view switcher's highlight slides to the page: let it arrive (a
+     * picture's look, not a condition tested) */
+    gint64 until = g_get_monotonic_time() + 600 * G_TIME_SPAN_MILLISECOND;
+    while (g_get_monotonic_time() < until) {
+        (void)g_timeout_add(20, smt_wake, NULL);
+        g_main_context_iteration(NULL, TRUE);
+    }
     gboolean ok = TRUE;
     for (int i = 0; i < 2; i++) {
         adw_style_manager_set_color_scheme(style, schemes[i]);
@@ -320,9 +341,20 @@ static gboolean row_shows(gpointer ud)
     return found;
 }
 
-static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs)
+/* every expander under w opened (the topic's configs) */
+static void open_expanders(GtkWidget *w)
 {
-    sm_window_show_page(look->win, "cluster");
+    if (GTK_IS_EXPANDER(w)) {
+        gtk_expander_set_expanded(GTK_EXPANDER(w), TRUE);
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c != NULL; c = gtk_widget_get_next_sibling(c)) {
+        open_expanders(c);
+    }
+}
+
+static void answer_look(gboolean (*cond)(gpointer), Look *look, double secs, const char *page)
+{
+    sm_window_show_page(look->win, page);
     gint64 ms = smt_wait(cond, look, secs);
     if (ms < 0) {
         printf("fail '%s' (%s) not shown within %.0f s; shown: %s\n", look->text, look->cls,
@@ -343,6 +375,112 @@ static GDataInputStream *in_stream(void)
 }
 
 static void next_line(Driver *d);
+
+
+static void browse(Driver *d, char **f)
+{
+    SmBrowser *b = smt_find_browser(GTK_WIDGET(d->win));
+    SmFrom from = strcmp(f[4], "offset") == 0 ? SM_FROM_OFFSET
+                  : strcmp(f[4], "time") == 0 ? SM_FROM_TIME
+                                              : SM_FROM_LATEST;
+    sm_window_show_page(d->win, "messages");
+    sm_browser_read(b, f[2], (gint32)g_ascii_strtoll(f[3], NULL, 10), from,
+                    strcmp(f[5], "-") == 0 ? NULL : f[5], (guint)g_ascii_strtoull(f[6], NULL, 10));
+    gint64 ms = smt_wait(smt_browser_done, b, g_ascii_strtod(f[1], NULL));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(d->win));
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(b), texts);
+    g_strdelimit(texts->str, "\n", '|');
+    if (ms < 0) {
+        printf("fail not read within %s s: %s\n", f[1], sm_browser_get_status(b));
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s | %s\n", ms, sm_browser_get_status(b), texts->str);
+    }
+    fflush(stdout);
+}
+
+/* a mapped label or cell containing ud */
+static gboolean holds_text(GtkWidget *w, gconstpointer ud)
+{
+    const char *t = GTK_IS_LABEL(w)         ? gtk_label_get_text(GTK_LABEL(w))
+                    : GTK_IS_INSCRIPTION(w) ? gtk_inscription_get_text(GTK_INSCRIPTION(w))
+                                            : NULL;
+    return t != NULL && gtk_widget_get_mapped(w) && strstr(t, ud) != NULL;
+}
+
+typedef struct {
+    Driver *d;
+    const char *text;  /* a label or cell holds it */
+    const char *topic; /* NULL, or the topic known (want_topic) or not */
+    gboolean want_topic;
+    char *seen;
+} Change;
+
+static gboolean change_shown(gpointer ud)
+{
+    Change *c = ud;
+    GtkWidget *w = NULL;
+    GList *tops = gtk_window_list_toplevels();
+    for (GList *l = tops; l != NULL && w == NULL; l = l->next) {
+        w = smt_find_widget(l->data, holds_text, c->text);
+    }
+    g_list_free(tops);
+    if (w != NULL) {
+        g_free(c->seen);
+        c->seen = g_strdup(GTK_IS_LABEL(w) ? gtk_label_get_text(GTK_LABEL(w))
+                                           : gtk_inscription_get_text(GTK_INSCRIPTION(w)));
+    }
+    gboolean known = c->topic != NULL && sm_cluster_find_topic(c->d->cluster, c->topic) != NULL;
+    return w != NULL && (c->topic == NULL || known == c->want_topic);
+}
+
+static void confirm(Driver *d, char **f, guint n)
+{
+    AdwMessageDialog *dlg = NULL;
+    Change c = {d, NULL, NULL, FALSE, NULL};
+    g_autofree char *toast = NULL;
+    const char *response = f[2];
+    if (n == 6 && strcmp(f[2], "create") == 0) {
+        dlg = sm_window_confirm_create_topic(d->win, f[3], (gint32)g_ascii_strtoll(f[4], NULL, 10),
+                                             (gint16)g_ascii_strtoll(f[5], NULL, 10));
+        toast = g_strdup_printf("Topic %s created", f[3]);
+        c.topic = f[3];
+        c.want_topic = TRUE;
+    } else if (n == 4 && strcmp(f[2], "delete") == 0) {
+        dlg = sm_window_confirm_delete_topic(d->win, f[3]);
+        toast = g_strdup_printf("Topic %s deleted", f[3]);
+        c.topic = f[3];
+    } else if (n == 5 && strcmp(f[2], "reset") == 0) {
+        dlg = sm_window_confirm_reset_offsets(d->win, f[3], strcmp(f[4], "earliest") == 0);
+        toast = g_strdup_printf("Offsets of %s reset", f[3]);
+    } else {
+        printf("fail unknown change\n");
+        fflush(stdout);
+        return;
+    }
+    g_autofree char *heading = g_strdup(adw_message_dialog_get_heading(dlg));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(dlg));
+    gboolean shown = gtk_widget_get_mapped(GTK_WIDGET(dlg));
+    adw_message_dialog_response(dlg, response);
+    gtk_window_destroy(GTK_WINDOW(dlg));
+    c.text = toast;
+    gint64 ms = smt_wait(change_shown, &c, g_ascii_strtod(f[1], NULL));
+    if (!shown || ms < 0) {
+        /* a toast of a failure says why */
+        g_autofree char *why = NULL;
+        c.text = "Could not";
+        c.topic = NULL;
+        if (change_shown(&c)) {
+            why = g_strdup(c.seen);
+        }
+        printf("fail %s; %s\n", shown ? "not done in time" : "the confirmation was not shown",
+               why != NULL ? why : "no toast");
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s | %s\n", ms, heading, c.seen);
+    }
+    g_free(c.seen);
+    fflush(stdout);
+}
 
 static void handle(Driver *d, char **f, guint n)
 {
@@ -390,11 +528,34 @@ static void handle(Driver *d, char **f, guint n)
     } else if (n >= 4 && strcmp(f[0], "label") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 3);
         Look look = {d->win, -1, f[2], text, NULL};
-        answer_look(label_shown, &look, g_ascii_strtod(f[1], NULL));
+        answer_look(label_shown, &look, g_ascii_strtod(f[1], NULL), "cluster");
+    } else if (n >= 5 && strcmp(f[0], "plabel") == 0) {
+        /* the partitions page of topic f[1] */
+        g_autofree char *text = g_strjoinv(" ", f + 4);
+        Look look = {d->win, -1, f[3], text, NULL};
+        sm_window_show_topic(d->win, f[1]);
+        open_expanders(GTK_WIDGET(d->win));
+        answer_look(label_shown, &look, g_ascii_strtod(f[2], NULL), "partitions");
     } else if (n >= 5 && strcmp(f[0], "row") == 0) {
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
-        answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL));
+        answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL), "cluster");
+    } else if (n >= 4 && strcmp(f[0], "confirm") == 0) {
+        confirm(d, f, n);
+    } else if (n >= 4 && strcmp(f[0], "shows") == 0) {
+        g_autofree char *text = g_strjoinv(" ", f + 3);
+        Change c = {d, text, NULL, FALSE, NULL};
+        sm_window_show_page(d->win, f[1]);
+        gint64 ms = smt_wait(change_shown, &c, g_ascii_strtod(f[2], NULL));
+        if (ms < 0) {
+            printf("fail '%s' not shown on %s within %s s\n", text, f[1], f[2]);
+        } else {
+            printf("ok %" G_GINT64_FORMAT " %s\n", ms, c.seen);
+        }
+        g_free(c.seen);
+        fflush(stdout);
+    } else if (n == 7 && strcmp(f[0], "browse") == 0) {
+        browse(d, f);
     } else if (n == 1 && strcmp(f[0], "stats") == 0) {
         const SmFlushStats *s = sm_window_get_flush_stats(d->win);
         printf("ok %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", s->flushes, s->rows,
@@ -441,7 +602,7 @@ int main(int argc, char **argv)
     SmCluster *cluster = sm_cluster_new();
     SmClient *client = sm_client_new(cluster);
     SmWindow *win = sm_window_new(NULL, cluster, client);
-    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 420);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640); /* the default-size setting */
     gtk_window_present(GTK_WINDOW(win));
     const char *token = g_getenv("SAMSA_ADMIN_TOKEN");
     if (token != NULL && token[0] != '\0') {

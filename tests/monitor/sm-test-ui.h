@@ -4,6 +4,7 @@
 
 #include <gtk/gtk.h>
 
+#include "sm-browser.h"
 #include "sm-chart.h"
 #include "sm-replica-bar.h"
 
@@ -71,6 +72,26 @@ static inline SmReplicaBar *smt_find_bar(GtkWidget *w, const char *topic, gint32
         }
     }
     return NULL;
+}
+
+static inline gboolean smt_is_browser(GtkWidget *w, gconstpointer ud)
+{
+    (void)ud;
+    return SM_IS_BROWSER(w);
+}
+
+/* the Messages page's browser under w, or NULL */
+static inline SmBrowser *smt_find_browser(GtkWidget *w)
+{
+    GtkWidget *b = smt_find_widget(w, smt_is_browser, NULL);
+    return b != NULL ? SM_BROWSER(b) : NULL;
+}
+
+/* the browser's read ended: "N records of ..." or "could not read ..." */
+static inline gboolean smt_browser_done(gpointer ud)
+{
+    const char *status = sm_browser_get_status(ud);
+    return g_ascii_isdigit(status[0]) || g_str_has_prefix(status, "could not");
 }
 
 static inline gboolean smt_wake(gpointer ud)

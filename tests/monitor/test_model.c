@@ -343,6 +343,11 @@ static void test_a_gone_replica_keeps_its_last_known_leo_offline(void)
     g_autofree char *d2 = sm_partition_describe_replica(p0, 2);
     CU_ASSERT_STRING_EQUAL(d2, "replica 2: offline, out of sync, last known, 1,204 behind the "
                                "high watermark");
+    /* the partitions page's numbers: each LEO, and who is behind by how much */
+    g_autofree char *leo_text = sm_partition_format_leos(p0);
+    CU_ASSERT_STRING_EQUAL(leo_text, "0: 5,000, 1: 4,800, 2: 2,796 (offline)");
+    g_autofree char *behind = sm_partition_format_behind(p0);
+    CU_ASSERT_STRING_EQUAL(behind, "2: 1,204");
     /* and through the leader's progress, the HW moving on */
     long long moved[3] = {6000, 6000, -1};
     int ins[3] = {1, 1, 0};
@@ -498,16 +503,22 @@ static void test_one_isr_shrink_reported_by_three_brokers_is_one_event(void)
     unwatch(c, &seen);
 }
 
-static void test_broker_gone_and_back(void)
+/* the cluster's document, then broker 2 reported gone by brokers 0 and 1 */
+static void apply_broker_2_down(SmCluster *c)
 {
-    Seen seen;
-    SmCluster *c = watched(&seen);
     apply(c, CLUSTER_DOC);
     for (int from = 0; from < 2; from++) {
         g_autofree char *m = g_strdup_printf(
             "{\"seq\":3,\"type\":\"broker_down\",\"broker\":%d,\"time_ms\":5000,\"id\":2}", from);
         apply(c, m);
     }
+}
+
+static void test_broker_gone_and_back(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_broker_2_down(c);
     apply(c, "{\"seq\":4,\"type\":\"controller_change\",\"broker\":0,\"time_ms\":5000,"
              "\"controller\":0,\"previous\":2}");
     sm_cluster_flush(c);
@@ -522,6 +533,71 @@ static void test_broker_gone_and_back(void)
     sm_cluster_flush(c);
     CU_ASSERT_TRUE(b2->alive);
     CU_ASSERT_EQUAL(g_list_model_get_n_items(sm_cluster_get_events(c)), 3);
+    unwatch(c, &seen);
+}
+
+/* one broker lost is one row: its going, the leaders moved off it and the
+ * ISRs it left (each reported by every broker) under one group, newest
+ * first; its coming back another; changes of no broker's rows of their own */
+static void test_a_lost_broker_is_one_group_of_events(void)
+{
+    Seen seen;
+    SmCluster *c = watched(&seen);
+    apply_broker_2_down(c);
+    sm_cluster_flush(c);
+    GListModel *events = sm_cluster_get_events(c);
+    /* alone it is its own row */
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(events), 1);
+    g_autoptr(SmEvent) alone = g_list_model_get_item(events, 0);
+    CU_ASSERT_STRING_EQUAL(alone->text, "broker 2 is gone");
+    for (int p = 0; p < 40; p++) {
+        for (int from = 0; from < 2; from++) {
+            g_autofree char *lc = g_strdup_printf(
+                "{\"seq\":%d,\"type\":\"leader_change\",\"broker\":%d,\"time_ms\":%d,"
+                "\"topic\":\"watched\",\"partition\":%d,\"leader\":0,\"leader_epoch\":1,"
+                "\"previous_leader\":2}", 4 + p, from, 5100 + p, p);
+            apply(c, lc);
+            g_autofree char *shrink = g_strdup_printf(
+                "{\"seq\":%d,\"type\":\"isr_shrink\",\"broker\":%d,\"time_ms\":%d,"
+                "\"topic\":\"watched\",\"partition\":%d,\"leader\":0,\"leader_epoch\":1,"
+                "\"isr\":[0,1],\"removed\":[2],\"added\":[]}", 100 + p, from, 5200 + p, p + 40);
+            apply(c, shrink);
+        }
+    }
+    /* a change of no broker's, and a same-leader epoch: no group, no row */
+    apply(c, "{\"seq\":200,\"type\":\"topic_created\",\"broker\":0,\"time_ms\":6000,"
+             "\"topic\":\"fresh\"}");
+    apply(c, "{\"seq\":201,\"type\":\"leader_change\",\"broker\":0,\"time_ms\":6100,"
+             "\"topic\":\"watched\",\"partition\":0,\"leader\":0,\"leader_epoch\":2,"
+             "\"previous_leader\":0}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(events), 2);
+    g_autoptr(SmEvent) newest = g_list_model_get_item(events, 0);
+    CU_ASSERT_STRING_EQUAL(newest->text, "topic fresh created");
+    g_autoptr(SmEvent) g = g_list_model_get_item(events, 1);
+    CU_ASSERT_TRUE_FATAL(sm_event_is_group(g));
+    CU_ASSERT_EQUAL(g->kind, SM_EVENT_GROUP_LOST);
+    CU_ASSERT_STRING_EQUAL(g->text, "broker 2 lost: gone, 40 leader changes, 40 ISR shrinks");
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(G_LIST_MODEL(g->children)), 81);
+    g_autoptr(SmEvent) last = g_list_model_get_item(G_LIST_MODEL(g->children), 0);
+    CU_ASSERT_STRING_EQUAL(last->text, "watched-79: ISR shrank to [0, 1], replica 2 out of sync");
+    CU_ASSERT_TRUE(sm_event_matches(g, "WATCHED-79"));
+    CU_ASSERT_FALSE(sm_event_matches(g, "fresh"));
+    /* every change still told once (the toasts) */
+    CU_ASSERT_EQUAL(seen.events, 82);
+    /* back: a group of its own once a second change joins its coming up */
+    apply(c, "{\"seq\":300,\"type\":\"broker_up\",\"broker\":0,\"time_ms\":9000,\"id\":2,"
+             "\"host\":\"127.0.0.1\",\"port\":9192}");
+    apply(c, "{\"seq\":301,\"type\":\"isr_expand\",\"broker\":0,\"time_ms\":9500,"
+             "\"topic\":\"watched\",\"partition\":40,\"leader\":0,\"leader_epoch\":1,"
+             "\"isr\":[0,1,2],\"removed\":[],\"added\":[2]}");
+    apply(c, "{\"seq\":302,\"type\":\"leader_change\",\"broker\":0,\"time_ms\":9600,"
+             "\"topic\":\"watched\",\"partition\":1,\"leader\":2,\"leader_epoch\":3,"
+             "\"previous_leader\":0}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(events), 3);
+    g_autoptr(SmEvent) back = g_list_model_get_item(events, 0);
+    CU_ASSERT_STRING_EQUAL(back->text, "broker 2 back: up, 1 leader change, 1 ISR expansion");
     unwatch(c, &seen);
 }
 
@@ -1095,6 +1171,7 @@ static CU_TestInfo tests[] = {
      test_leader_view_gives_replica_rows_and_descriptions},
     {"format_count_groups_thousands", test_format_count_groups_thousands},
     {"cluster_view_takes_each_leaders_view", test_cluster_view_takes_each_leaders_view},
+    {"a_lost_broker_is_one_group_of_events", test_a_lost_broker_is_one_group_of_events},
     {"progress_from_the_leader_moves_offsets_in_one_change",
      test_progress_from_the_leader_moves_offsets_in_one_change},
     {"progress_from_a_broker_that_no_longer_leads_is_ignored",

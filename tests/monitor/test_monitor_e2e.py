@@ -118,16 +118,59 @@ class Producer(threading.Thread):
             pass
 
 
-def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
+def case_screenshots_with_the_default_settings(t):
+    """monitor-gui/README.md's pictures, with the brokers' defaults
+    (replica.lag.time.max.ms 10 s; the harness's ZooKeeper session, 4 s) and
+    the window's default size: the cluster page while a producer runs, and
+    the partitions page with broker 2 paused long enough to be gone and out
+    of sync (its replicas drawn at their last known LEO, offline)."""
     imports()
     shots = os.environ.get("SAMSA_MONITOR_SHOTS") or t.path("shots")
     os.makedirs(shots, exist_ok=True)
+    c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0"})
+    drv = prod = None
+    try:
+        urls = admin_urls(c)
+        c.create_topic(TOPIC, ASSIGNMENT)
+        led_everywhere(c, TOPIC, 3)
+        prod = Producer(c.bootstrap(0))
+        prod.start()
+        drv = Driver(urls[1], t.path("monitor-shots.log"))
+        drv.ask("ready %s 3 60" % TOPIC)
+        drv.ask("rate 30")
+        time.sleep(6)  # some columns in the charts
+        drv.ask("shot %s cluster" % os.path.join(shots, "cluster-rates"))
+        os.kill(c.brokers[2].pid, signal.SIGSTOP)
+        try:
+            got = drv.ask("osr %s 0 2 60" % TOPIC)
+            print("  with the defaults, replica 2 of partition 0: %s" % got[2], flush=True)
+            drv.ask("gone 2 %s 30" % TOPIC)
+            drv.ask("row 2 30 warning not answering for")  # the status says it too
+            drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
+        finally:
+            os.kill(c.brokers[2].pid, signal.SIGCONT)
+        for look in ("light", "dark"):
+            for name in ("partitions-osr", "cluster-rates"):
+                check(os.path.getsize(os.path.join(shots, "%s-%s.png" % (name, look))) > 1000,
+                      "screenshot %s %s" % (name, look))
+        print("  screenshots: %s/{partitions-osr,cluster-rates}-{light,dark}.png" % shots,
+              flush=True)
+    finally:
+        if prod is not None:
+            prod.close()
+        if drv is not None:
+            drv.close()
+        c.close()
+
+
+def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
+    imports()
     c = Cluster(t, config={"admin.listeners": "http://127.0.0.1:0",
                            "replica.lag.time.max.ms": "2000"})
     drv = prod = None
     try:
         urls = admin_urls(c)
-        c.create_topic(TOPIC, ASSIGNMENT)
+        c.create_topic(TOPIC, ASSIGNMENT, {"retention.ms": "172800000"})
         led_everywhere(c, TOPIC, 3)
         prod = Producer(c.bootstrap(0))
         prod.start()
@@ -136,9 +179,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         drv.ask("ready %s 3 60" % TOPIC)
         got = drv.ask("rate 30")
         print("  cluster throughput shown after %s ms: %s" % (got[1], got[2]), flush=True)
-        # a few more readings, so that the screenshot has some columns
-        time.sleep(5)
-        drv.ask("shot %s cluster" % os.path.join(shots, "cluster-rates"))
 
         os.kill(c.brokers[2].pid, signal.SIGSTOP)
         stopped = time.monotonic()
@@ -147,7 +187,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
             shown = time.monotonic() - stopped
             print("  replica 2 shown out of sync %.1f s after SIGSTOP "
                   "(replica.lag.time.max.ms 2000), label: %s" % (shown, got[2]), flush=True)
-            drv.ask("shot %s" % os.path.join(shots, "partitions-osr"))
             # not "3 of 3 brokers connected" and "streaming" beside it
             got = drv.ask("row 2 30 warning not answering for")
             print("  broker 2's row %.1f s after SIGSTOP: %s"
@@ -161,6 +200,9 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
         drv.ask("isr %s 0 2 60" % TOPIC)
         print("  replica 2 shown back in sync %.1f s after SIGCONT"
               % (time.monotonic() - resumed), flush=True)
+        # the partitions page: the topic's configs, read through a broker's
+        # /v1/topics/{t}
+        drv.ask("plabel %s 30 - retention.ms = 172800000" % TOPIC)
 
         # every partition in sync again before the kill, and for longer than
         # replica.lag.time.max.ms: broker 2 led partition 2 and, resumed, may
@@ -187,12 +229,6 @@ def case_monitor_follows_a_paused_follower_and_a_killed_broker(t):
               "(ZooKeeper's session timeout is 4 s)" % (time.monotonic() - killed), flush=True)
         stats = drv.ask("stats")
         print("  flushes, rows, us: %s" % " ".join(stats[1:]), flush=True)
-        for look in ("light", "dark"):
-            for name in ("partitions-osr", "cluster-rates"):
-                check(os.path.getsize(os.path.join(shots, "%s-%s.png" % (name, look))) > 1000,
-                      "screenshot %s %s" % (name, look))
-        print("  screenshots: %s/{partitions-osr,cluster-rates}-{light,dark}.png" % shots,
-              flush=True)
     finally:
         if prod is not None:
             prod.close()
@@ -242,7 +278,74 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
         b.stop()
 
 
+def case_messages_topics_and_offsets_through_the_kafka_protocol(t):
+    """Over the Kafka protocol (libsamsa), not the admin API: the Messages
+    page reads a partition, the latest N, N from an offset, N from a time,
+    each record's key, value and headers as the window shows them; a
+    group's offsets reset, a topic created and deleted, each behind its
+    confirmation, and the window showing the result."""
+    imports()
+    b, url = standalone(t, "browsed")
+    drv = None
+    try:
+        from kadmin import create_topic
+        from kafka import KafkaProducer
+        check(create_topic(b.port, "browsed", 1) == 0, "topic created")
+        base = 1767225600000  # 2026-01-01T00:00:00Z
+        prod = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % b.port, acks=1)
+        for i in range(30):
+            prod.send("browsed", key=b"k%d" % i, value=b"v%d" % i, partition=0,
+                      headers=[("trace", b"t%d" % i)], timestamp_ms=base + i * 1000)
+        prod.flush()
+        prod.close()
+        drv = Driver(url, t.path("monitor-browse.log"))
+        drv.ask("ready browsed 1 30")
+        drv.ask("label 30 - 1 of 1 brokers alive")  # what the page reads from
+        got = drv.ask("browse 30 browsed 0 latest - 3")
+        rows = got[2]
+        check(rows.startswith("3 records of browsed-0, the latest"), rows)
+        for i in (27, 28, 29):
+            check("%d|20" % i in rows and "|k%d|v%d|trace=t%d|" % (i, i, i) in rows, rows)
+        check("|k26|" not in rows, rows)
+        got = drv.ask("browse 30 browsed 0 offset 10 2")
+        check("2 records of browsed-0 from offset 10" in got[2] and "|k10|v10|" in got[2]
+              and "|k11|v11|" in got[2] and "|k12|" not in got[2], got[2])
+        got = drv.ask("browse 30 browsed 0 time %d 1" % (base + 20000))
+        check("1 record of browsed-0 from" in got[2] and "|k20|v20|trace=t20|" in got[2], got[2])
+        print("  latest 3, 2 from offset 10, 1 from a time: shown with keys, values, headers",
+              flush=True)
+
+        # a group that read everything and left: lag 0; reset to the earliest
+        from kafka import KafkaConsumer, TopicPartition
+        cons = KafkaConsumer(bootstrap_servers="127.0.0.1:%d" % b.port, group_id="readers",
+                             enable_auto_commit=False, auto_offset_reset="earliest")
+        cons.assign([TopicPartition("browsed", 0)])
+        deadline = time.monotonic() + 30
+        while cons.position(TopicPartition("browsed", 0)) < 30 and time.monotonic() < deadline:
+            cons.poll(500)
+        cons.commit()
+        cons.close()
+        drv.ask("shows groups 60 browsed-0: 0")
+        got = drv.ask("confirm 30 reset readers earliest")
+        check("Reset the offsets of readers?" in got[2], got[2])
+        drv.ask("shows groups 60 browsed-0: 30")
+        # a topic made and deleted, each behind its confirmation
+        got = drv.ask("confirm 30 create made 3 1")
+        check(got[2].startswith("New Topic |"), got[2])
+        drv.ask("ready made 3 30")
+        got = drv.ask("confirm 30 delete made")
+        check(got[2].startswith("Delete topic made? |"), got[2])
+        print("  offsets reset, a topic created and deleted through their confirmations",
+              flush=True)
+    finally:
+        if drv is not None:
+            drv.close()
+        b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_monitor_follows_a_paused_follower_and_a_killed_broker,
+                   case_screenshots_with_the_default_settings,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
-                   case_monitor_sends_the_admin_token_and_says_when_it_is_missing]))
+                   case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
+                   case_messages_topics_and_offsets_through_the_kafka_protocol]))

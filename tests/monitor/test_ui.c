@@ -75,6 +75,38 @@ static SmWindow *window_with_cluster(SmCluster *c)
     return win;
 }
 
+/* a mapped GtkLabel whose text holds ud */
+static gboolean label_holds(GtkWidget *w, gconstpointer ud)
+{
+    return GTK_IS_LABEL(w) && gtk_widget_get_mapped(w) &&
+           strstr(gtk_label_get_text(GTK_LABEL(w)), ud) != NULL;
+}
+
+/* the numbers behind the bars in columns of their own, and the scale said */
+static void test_partitions_page_shows_each_replicas_leo_and_lag(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(sm_window_get_partitions_view(win), texts);
+    /* partition 0: HW 5,000, replica 2 at 3,796 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "5,000\n0: 5,000, 1: 5,000, 2: 3,796\n2: 1,204\n"));
+    /* partition 1: the leader 10 ahead of the HW, nobody behind */
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "4,200\n1: 4,210, 2: 4,200, 0: 4,205\n\n"));
+    GListModel *cols = gtk_column_view_get_columns(GTK_COLUMN_VIEW(sm_window_get_partitions_view(win)));
+    g_autoptr(GString) titles = g_string_new(NULL);
+    for (guint i = 0; i < g_list_model_get_n_items(cols); i++) {
+        g_autoptr(GtkColumnViewColumn) col = g_list_model_get_item(cols, i);
+        g_string_append_printf(titles, "%s|", gtk_column_view_column_get_title(col));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "|HW|LEO per replica|Behind HW|"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "Replicas: own scale per row"));
+    CU_ASSERT_PTR_NOT_NULL(smt_find_widget(GTK_WIDGET(win), label_holds,
+                                           "each row's bars on its own scale"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static void test_partitions_page_shows_rows_and_accessible_bars(void)
 {
     SmCluster *c = sm_cluster_new();
@@ -524,24 +556,311 @@ static void test_cluster_page_shows_health_at_a_glance(void)
     CU_ASSERT_TRUE(smt_wait(on_partitions_page, win, 10) >= 0);
     /* events: newest first, and no row for partition 0's same leader */
     GListModel *events = sm_cluster_get_events(c);
-    CU_ASSERT_EQUAL(g_list_model_get_n_items(events), 3);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(events), 2);
     g_autoptr(SmEvent) first = g_list_model_get_item(events, 0);
     CU_ASSERT_STRING_EQUAL(first->text, "orders-1: leader 0 (was 1), epoch 3");
     sm_window_show_page(win, "events");
     gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
     g_autoptr(GString) texts = g_string_new(NULL);
     smt_collect_texts(GTK_WIDGET(win), texts);
+    /* broker 2's going and the leader moved off it: one group */
     const char *newest = strstr(texts->str, "orders-1: leader 0 (was 1)");
-    const char *older = strstr(texts->str, "orders-2: leader 0 (was 2)");
+    const char *older = strstr(texts->str, "broker 2 lost: gone, 1 leader change");
     CU_ASSERT_TRUE(newest != NULL && older != NULL && newest < older);
     CU_ASSERT_PTR_NULL(strstr(texts->str, "(was 0)"));
     gtk_window_destroy(GTK_WINDOW(win));
     g_object_unref(c);
 }
 
+static gboolean named(GtkWidget *w, gconstpointer name)
+{
+    return g_strcmp0(gtk_widget_get_name(w), name) == 0;
+}
+
+static gboolean is_column_view(GtkWidget *w, gconstpointer ud)
+{
+    (void)ud;
+    return GTK_IS_COLUMN_VIEW(w);
+}
+
+typedef struct {
+    GtkWidget *view;
+    const char *text; /* shown */
+    const char *then; /* shown below it; NULL: no matter */
+    const char *not;  /* not shown; NULL: no matter */
+} EventsShown;
+
+static gboolean events_shown(gpointer ud)
+{
+    EventsShown *e = ud;
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(e->view, texts);
+    const char *at = strstr(texts->str, e->text);
+    return at != NULL && (e->then == NULL || strstr(at, e->then) != NULL) &&
+           (e->not == NULL || strstr(texts->str, e->not) == NULL);
+}
+
+/* the events page: one lost broker one row whose changes open under it,
+ * the newest row first, a choice of kind and a text filter */
+static void test_events_page_groups_and_filters(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    GString *msgs = g_string_new(NULL);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c, "{\"seq\":2,\"type\":\"broker_down\",\"broker\":0,\"time_ms\":1700000000000,\"id\":2}",
+        -1, &err));
+    for (int p = 0; p < 3; p++) {
+        g_string_printf(msgs,
+                        "{\"seq\":%d,\"type\":\"isr_shrink\",\"broker\":0,\"time_ms\":%lld,"
+                        "\"topic\":\"orders\",\"partition\":%d,\"leader\":%d,\"leader_epoch\":9,"
+                        "\"isr\":[0,1],\"removed\":[2],\"added\":[]}",
+                        3 + p, 1700000001000LL + p, p, p == 2 ? 0 : p);
+        CU_ASSERT_TRUE(sm_cluster_apply_text(c, msgs->str, -1, &err));
+    }
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c, "{\"seq\":9,\"type\":\"topic_created\",\"broker\":0,\"time_ms\":1700000009000,"
+           "\"topic\":\"payments\"}",
+        -1, &err));
+    g_string_free(msgs, TRUE);
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "events");
+    GtkWidget *search = smt_find_widget(GTK_WIDGET(win), named, "event-search");
+    GtkWidget *kind = smt_find_widget(GTK_WIDGET(win), named, "event-kind");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(search);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kind);
+    GtkWidget *view = smt_find_widget(gtk_widget_get_parent(gtk_widget_get_parent(search)),
+                                      is_column_view, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(view);
+    /* two rows, the newest first; the group's changes folded */
+    EventsShown folded = {view, "topic payments created", "broker 2 lost: gone, 3 ISR shrinks",
+                          "orders-1: ISR shrank"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &folded, 10) >= 0);
+    GListModel *rows = G_LIST_MODEL(gtk_column_view_get_model(GTK_COLUMN_VIEW(view)));
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(rows), 2);
+    /* opened: its changes under it, newest first */
+    g_autoptr(GtkTreeListRow) group = g_list_model_get_item(rows, 1);
+    CU_ASSERT_TRUE(gtk_tree_list_row_is_expandable(group));
+    gtk_tree_list_row_set_expanded(group, TRUE);
+    EventsShown open = {view, "broker 2 lost: gone, 3 ISR shrinks",
+                        "orders-2: ISR shrank to [0, 1], replica 2 out of sync", NULL};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &open, 10) >= 0);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(rows), 6);
+    /* the topics and controller only */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(kind), 4);
+    EventsShown topics = {view, "topic payments created", NULL, "broker 2 lost"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &topics, 10) >= 0);
+    /* all kinds, a text one change of the group holds: the group */
+    gtk_drop_down_set_selected(GTK_DROP_DOWN(kind), 0);
+    gtk_editable_set_text(GTK_EDITABLE(search), "orders-1");
+    EventsShown text = {view, "broker 2 lost", NULL, "topic payments created"};
+    CU_ASSERT_TRUE(smt_wait(events_shown, &text, 10) >= 0);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+/* a mapped inscription showing exactly ud */
+static gboolean inscription_of(GtkWidget *w, gconstpointer ud)
+{
+    return GTK_IS_INSCRIPTION(w) && gtk_widget_get_mapped(w) &&
+           g_strcmp0(gtk_inscription_get_text(GTK_INSCRIPTION(w)), ud) == 0;
+}
+
+/* text is shown whole: its cell at least as wide as the text drawn */
+static gboolean shown_whole(GtkWidget *root, const char *text)
+{
+    GtkWidget *w = smt_find_widget(root, inscription_of, text);
+    if (w == NULL) {
+        printf("\n  '%s' not shown", text);
+        return FALSE;
+    }
+    PangoLayout *layout = gtk_widget_create_pango_layout(w, text);
+    int width = 0;
+    pango_layout_get_pixel_size(layout, &width, NULL);
+    g_object_unref(layout);
+    if (width > gtk_widget_get_width(w)) {
+        printf("\n  '%s' cut: %d px of text in %d px", text, width, gtk_widget_get_width(w));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+typedef struct {
+    GtkWidget *root;
+    const char *const *texts;
+    size_t n;
+} Whole;
+
+static gboolean all_shown_whole(gpointer ud)
+{
+    const Whole *w = ud;
+    for (size_t i = 0; i < w->n; i++) {
+        if (!shown_whole(w->root, w->texts[i])) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* at the default size (1100x640) the host with its port, the role, a
+ * group's id and a member's are not cut */
+static void test_columns_are_not_cut_at_the_default_size(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"group_id\":\"billing-service-consumers\",\"state\":\"Stable\","
+        "\"protocol\":\"range\",\"generation\":3,\"members\":1,\"lag\":4,\"member_list\":["
+        "{\"member_id\":\"consumer-1-5f8c0e5e-0c1a-4a1e-9a8b-2b1e6a0e4c1f\","
+        "\"client_id\":\"consumer-1\",\"client_host\":\"/127.0.0.1\","
+        "\"assignment\":[{\"topic\":\"orders\",\"partition\":0}]}],\"offsets\":[]}",
+        -1, &err));
+    sm_cluster_flush(c);
+    sm_window_show_page(win, "cluster");
+    static const char *const brokers[] = {"127.0.0.1:9092", "127.0.0.1:9292", "controller"};
+    Whole b = {GTK_WIDGET(win), brokers, G_N_ELEMENTS(brokers)};
+    CU_ASSERT_TRUE(smt_wait(all_shown_whole, &b, 5) >= 0);
+    g_autofree char *cluster_png = g_build_filename(out_dir, "columns-cluster-1100x640.png", NULL);
+    (void)smt_render(GTK_WIDGET(win), cluster_png, NULL);
+    sm_window_show_page(win, "groups");
+    sm_window_show_group(win, "billing-service-consumers");
+    static const char *const groups[] = {"billing-service-consumers",
+                                         "consumer-1-5f8c0e5e-0c1a-4a1e-9a8b-2b1e6a0e4c1f"};
+    Whole g = {GTK_WIDGET(win), groups, G_N_ELEMENTS(groups)};
+    CU_ASSERT_TRUE(smt_wait(all_shown_whole, &g, 5) >= 0);
+    g_autofree char *png = g_build_filename(out_dir, "columns-groups-1100x640.png", NULL);
+    (void)smt_render(GTK_WIDGET(win), png, NULL);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+/* the partitions page's topic configs, from /v1/topics/{t} */
+static void test_partitions_page_shows_the_topics_configs(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    GtkWidget *found = smt_find_widget(GTK_WIDGET(win), named, "topic-configs");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(found);
+    GtkExpander *expander = GTK_EXPANDER(found);
+    GtkWidget *label = gtk_expander_get_child(expander);
+    CU_ASSERT_STRING_EQUAL(gtk_expander_get_label(expander), "Configs of orders: not read yet");
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":1,\"name\":\"orders\",\"configs\":{\"retention.ms\":\"86400000\","
+        "\"cleanup.policy\":\"delete\",\"sasl.secret\":null},\"configs_from\":0,"
+        "\"partitions\":[]}",
+        -1, &err));
+    sm_cluster_flush(c);
+    CU_ASSERT_STRING_EQUAL(gtk_expander_get_label(expander), "Configs of orders (3, from broker 0)");
+    CU_ASSERT_STRING_EQUAL(gtk_label_get_text(GTK_LABEL(label)),
+                           "cleanup.policy = delete  ·  retention.ms = 86400000  ·  "
+                           "sasl.secret = (hidden)");
+    /* folded until opened: the partitions first */
+    CU_ASSERT_FALSE(gtk_widget_get_mapped(label));
+    gtk_expander_set_expanded(expander, TRUE);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    CU_ASSERT_TRUE(gtk_widget_get_mapped(label));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+
+/* the Messages page: what it reads from, and why it could not, shown */
+static void test_messages_page_says_why_it_cannot_read(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    sm_window_show_page(win, "messages");
+    SmBrowser *b = smt_find_browser(GTK_WIDGET(win));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    sm_browser_read(b, "orders", 0, SM_FROM_TIME, "yesterday", 5);
+    CU_ASSERT_STRING_EQUAL(sm_browser_get_status(b),
+                           "a time reads as 2026-12-06T09:30:00 or milliseconds since 1970");
+    /* the brokers of CLUSTER: nothing listens on their ports */
+    sm_browser_read(b, "orders", 0, SM_FROM_OFFSET, "4980", 5);
+    printf("\n  status: %s", sm_browser_get_status(b));
+    CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b), "reading orders-0 from offset 4,980"));
+    CU_ASSERT_TRUE(smt_wait(smt_browser_done, b, 60) >= 0);
+    printf("\n  status: %s", sm_browser_get_status(b));
+    CU_ASSERT_TRUE(g_str_has_prefix(sm_browser_get_status(b),
+                                    "could not read orders-0 from offset 4,980: "));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+/* the changes wait for their confirmation: its words, and cancel changes
+ * nothing */
+static void test_changes_wait_for_their_confirmation(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    AdwMessageDialog *d = sm_window_confirm_delete_topic(win, "orders");
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_heading(d), "Delete topic orders?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d), "Its 3 partitions and every record"));
+    CU_ASSERT_EQUAL(adw_message_dialog_get_response_appearance(d, "delete"),
+                    ADW_RESPONSE_DESTRUCTIVE);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_default_response(d), "cancel");
+    adw_message_dialog_response(d, "cancel");
+    gtk_window_destroy(GTK_WINDOW(d));
+    d = sm_window_confirm_reset_offsets(win, "billing", TRUE);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_heading(d), "Reset the offsets of billing?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d), "no active member"));
+    adw_message_dialog_response(d, "cancel");
+    gtk_window_destroy(GTK_WINDOW(d));
+    CU_ASSERT_PTR_NOT_NULL(sm_cluster_find_topic(c, "orders"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
+static gboolean brokers_shown(gpointer ud)
+{
+    g_autoptr(GString) texts = g_string_new(NULL);
+    smt_collect_texts(GTK_WIDGET(ud), texts);
+    return strstr(texts->str, "127.0.0.1:9292") != NULL;
+}
+
+/* construct properties: g_object_new alone gives a whole window, wired to
+ * the model it was given (or to an empty one of its own) */
+static void test_window_is_built_through_construct_properties(void)
+{
+    SmCluster *c = sm_cluster_new();
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, CLUSTER, -1, &err));
+    SmWindow *win = g_object_new(SM_TYPE_WINDOW, "cluster", c, NULL);
+    SmCluster *got = NULL;
+    g_object_get(win, "cluster", &got, NULL);
+    CU_ASSERT_PTR_EQUAL(got, c);
+    g_clear_object(&got);
+    gtk_window_set_default_size(GTK_WINDOW(win), 1100, 640);
+    sm_window_show_page(win, "cluster");
+    gtk_window_present(GTK_WINDOW(win));
+    CU_ASSERT_TRUE(smt_wait(brokers_shown, win, 10) >= 0);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+    SmWindow *bare = g_object_new(SM_TYPE_WINDOW, NULL);
+    CU_ASSERT_PTR_NOT_NULL(sm_window_get_cluster(bare));
+    CU_ASSERT_STRING_EQUAL(sm_window_get_health_text(bare),
+                           "0 topics, 0 partitions: 0 under-replicated, 0 under min ISR, 0 offline");
+    gtk_window_destroy(GTK_WINDOW(bare));
+}
+
 static CU_TestInfo tests[] = {
+    {"events_page_groups_and_filters", test_events_page_groups_and_filters},
+    {"changes_wait_for_their_confirmation", test_changes_wait_for_their_confirmation},
+    {"messages_page_says_why_it_cannot_read", test_messages_page_says_why_it_cannot_read},
+    {"partitions_page_shows_the_topics_configs", test_partitions_page_shows_the_topics_configs},
+    {"columns_are_not_cut_at_the_default_size", test_columns_are_not_cut_at_the_default_size},
+    {"window_is_built_through_construct_properties",
+     test_window_is_built_through_construct_properties},
     {"partitions_page_shows_rows_and_accessible_bars",
      test_partitions_page_shows_rows_and_accessible_bars},
+    {"partitions_page_shows_each_replicas_leo_and_lag",
+     test_partitions_page_shows_each_replicas_leo_and_lag},
     {"partitions_page_renders_light_and_dark", test_partitions_page_renders_light_and_dark},
     {"every_page_shows_its_rows", test_every_page_shows_its_rows},
     {"cluster_page_shows_health_at_a_glance", test_cluster_page_shows_health_at_a_glance},

@@ -1,0 +1,169 @@
+/* sm-partition.c: SmPartition (sm-partition.h). */
+#include "sm-partition.h"
+
+#include <string.h>
+
+G_DEFINE_FINAL_TYPE(SmPartition, sm_partition, G_TYPE_OBJECT)
+
+static guint changed_signal;
+
+void sm_partition_emit_changed(SmPartition *self)
+{
+    g_signal_emit(self, changed_signal, 0);
+}
+
+static void sm_partition_finalize(GObject *object)
+{
+    SmPartition *self = SM_PARTITION(object);
+    g_free(self->topic);
+    g_array_unref(self->replicas);
+    g_array_unref(self->isr);
+    G_OBJECT_CLASS(sm_partition_parent_class)->finalize(object);
+}
+
+static void sm_partition_class_init(SmPartitionClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = sm_partition_finalize;
+    changed_signal = g_signal_new("changed", SM_TYPE_PARTITION, G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                  NULL, G_TYPE_NONE, 0);
+}
+
+static void sm_partition_init(SmPartition *self)
+{
+    self->leader = -1;
+    self->leader_epoch = -1;
+    self->high_watermark = SM_OFFSET_UNKNOWN;
+    self->log_start_offset = SM_OFFSET_UNKNOWN;
+    self->log_end_offset = SM_OFFSET_UNKNOWN;
+    self->size_bytes = SM_OFFSET_UNKNOWN;
+    self->view_of = -1;
+    self->replicas = g_array_new(FALSE, TRUE, sizeof(SmReplica));
+    self->isr = g_array_new(FALSE, TRUE, sizeof(gint32));
+}
+
+gboolean sm_partition_in_isr(const SmPartition *self, gint32 broker)
+{
+    for (guint i = 0; i < self->isr->len; i++) {
+        if (g_array_index(self->isr, gint32, i) == broker) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+guint sm_partition_under_replicated(const SmPartition *self)
+{
+    return self->isr->len < self->replicas->len ? 1 : 0;
+}
+
+static char *join_ids(const gint32 *ids, guint n)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < n; i++) {
+        g_string_append_printf(s, i > 0 ? ", %d" : "%d", (int)ids[i]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_replicas(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        g_string_append_printf(s, i > 0 ? ", %d" : "%d",
+                               (int)g_array_index(self->replicas, SmReplica, i).broker);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_isr(const SmPartition *self)
+{
+    return join_ids((const gint32 *)(const void *)self->isr->data, self->isr->len);
+}
+
+char *sm_partition_format_osr(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    gboolean first = TRUE;
+    for (guint i = 0; i < self->replicas->len; i++) {
+        gint32 b = g_array_index(self->replicas, SmReplica, i).broker;
+        if (!sm_partition_in_isr(self, b)) {
+            g_string_append_printf(s, first ? "%d" : ", %d", (int)b);
+            first = FALSE;
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_leos(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+        g_autofree char *leo =
+            r->log_end_offset == SM_OFFSET_UNKNOWN ? g_strdup("—") : sm_format_count(r->log_end_offset);
+        g_string_append_printf(s, "%s%d: %s%s", i > 0 ? ", " : "", (int)r->broker, leo,
+                               r->offline ? " (offline)" : "");
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_behind(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+        if (r->log_end_offset == SM_OFFSET_UNKNOWN || self->high_watermark == SM_OFFSET_UNKNOWN ||
+            r->log_end_offset >= self->high_watermark) {
+            continue;
+        }
+        g_autofree char *n = sm_format_count(self->high_watermark - r->log_end_offset);
+        g_string_append_printf(s, "%s%d: %s", s->len > 0 ? ", " : "", (int)r->broker, n);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_describe_replica(const SmPartition *self, guint i)
+{
+    g_return_val_if_fail(i < self->replicas->len, NULL);
+    const SmReplica *r = &g_array_index(self->replicas, SmReplica, i);
+    gboolean in_isr = sm_partition_in_isr(self, r->broker);
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "replica %d: ", (int)r->broker);
+    if (r->broker == self->leader) {
+        g_string_append(s, "leader, ");
+    }
+    if (r->offline) {
+        g_string_append(s, "offline, ");
+    }
+    g_string_append(s, in_isr ? "in sync" : "out of sync");
+    if (r->log_end_offset == SM_OFFSET_UNKNOWN || self->high_watermark == SM_OFFSET_UNKNOWN) {
+        g_string_append(s, ", log end offset unknown");
+    } else {
+        gint64 d = self->high_watermark - r->log_end_offset;
+        g_autofree char *n = sm_format_count(d < 0 ? -d : d);
+        if (r->last_known) {
+            g_string_append(s, ", last known");
+        }
+        if (d > 0) {
+            g_string_append_printf(s, ", %s behind the high watermark", n);
+        } else if (d < 0) {
+            g_string_append_printf(s, ", %s ahead of the high watermark", n);
+        } else {
+            g_string_append(s, ", at the high watermark");
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_describe(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        g_autofree char *one = sm_partition_describe_replica(self, i);
+        if (i > 0) {
+            g_string_append(s, "; ");
+        }
+        g_string_append(s, one);
+    }
+    return g_string_free(s, FALSE);
+}
