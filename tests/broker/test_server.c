@@ -34,6 +34,7 @@
 
 static struct {
     char root[64];
+    struct br_config cfg; /* parsed once per test, the same for every start */
     struct br_broker b;
     struct br_conn *conn;
     int32_t corr;
@@ -42,20 +43,8 @@ static struct {
 
 static void start(void)
 {
-    char cfg[512];
-    int n = snprintf(cfg, sizeof cfg,
-                     "broker.id=%d\n"
-                     "log.dirs=%s/d\n"
-                     "listeners=PLAINTEXT://127.0.0.1:9092\n"
-                     "log.cleaner.enable=false\n"
-                     "offsets.topic.num.partitions=3\n"
-                     "group.initial.rebalance.delay.ms=0\n"
-                     "auto.create.topics.enable=false\n",
-                     NODE, h.root);
-    char err[512];
     memset(&h.b, 0, sizeof h.b);
-    CU_ASSERT_FATAL(br_config_parse_buffer(cfg, (size_t)n, "test_server", NULL, 0, &h.b.cfg, err,
-                                           sizeof err) == 0);
+    h.b.cfg = h.cfg;
     h.b.in_process = true;
     CU_ASSERT_FATAL(br_broker_start(&h.b) == 0);
     /* br_net_create blocks these for its signalfd: give them back */
@@ -81,12 +70,27 @@ static void setup(void)
 {
     br_logging_set_level(BR_LOG_ERROR);
     CU_ASSERT_FATAL(st_tmpdir_make(h.root, sizeof h.root, "server") != NULL);
+    char cfg[512];
+    int n = snprintf(cfg, sizeof cfg,
+                     "broker.id=%d\n"
+                     "log.dirs=%s/d\n"
+                     "listeners=PLAINTEXT://127.0.0.1:9092\n"
+                     "log.cleaner.enable=false\n"
+                     "offsets.topic.num.partitions=3\n"
+                     "group.initial.rebalance.delay.ms=0\n"
+                     "auto.create.topics.enable=false\n",
+                     NODE, h.root);
+    char err[512];
+    memset(&h.cfg, 0, sizeof h.cfg);
+    CU_ASSERT_FATAL(br_config_parse_buffer(cfg, (size_t)n, "test_server", NULL, 0, &h.cfg, err,
+                                           sizeof err) == 0);
     start();
 }
 
 static void teardown(void)
 {
     stop();
+    br_config_free(&h.cfg);
     (void)st_tmpdir_remove(h.root);
 }
 
