@@ -113,16 +113,25 @@ static void *call(int16_t api, int16_t version, const void *body)
         out = br_conn_local_output(h.conn, &len);
     }
     CU_ASSERT_FATAL(len >= 4 && out != NULL);
+    if (out == NULL || len < 4) {
+        abort(); /* for the analysers: the assertion above does not return */
+    }
     size_t size = kp_load_be32(out);
     CU_ASSERT_FATAL(len == size + 4);
     uint8_t *copy = kp_arena_alloc(&h.arena, len);
     CU_ASSERT_FATAL(copy != NULL);
+    if (copy == NULL) {
+        abort(); /* as above */
+    }
     memcpy(copy, out, len);
     br_conn_local_consume(h.conn, len);
     struct kp_response_header rh;
     void *resp = NULL;
     CU_ASSERT_FATAL(kp_response_decode(copy + 4, size, api, version, &h.arena, &rh, &resp) == 0);
     CU_ASSERT_FATAL(rh.CorrelationId == hdr.CorrelationId);
+    if (resp == NULL) {
+        abort(); /* as above */
+    }
     return resp;
 }
 
