@@ -11,11 +11,6 @@
 
 #include <string.h>
 
-static void *arena_array(struct br_req *r, size_t n, size_t size)
-{
-    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
-}
-
 /* hosted: the topic as this broker hosts it, or NULL. */
 static void fill_partition(struct br_req *r, const struct br_topic *hosted,
                            const struct br_mc_partition *mp, int32_t index,
@@ -54,7 +49,7 @@ static int fill_topic(struct br_req *r, const struct br_mc_topic *t,
     for (int32_t i = 0; i < t->npartitions; i++) {
         n += t->parts[i].present ? 1 : 0;
     }
-    out->Partitions.items = arena_array(r, (size_t)n, sizeof *out->Partitions.items);
+    out->Partitions.items = br_req_array(r, (size_t)n, sizeof *out->Partitions.items);
     if (out->Partitions.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -139,7 +134,7 @@ int br_h_metadata(struct br_req *r)
         resp.Brokers.items = &self;
         resp.Brokers.count = 1;
     } else {
-        resp.Brokers.items = arena_array(r, mc->nbrokers, sizeof *resp.Brokers.items);
+        resp.Brokers.items = br_req_array(r, mc->nbrokers, sizeof *resp.Brokers.items);
         if (resp.Brokers.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -156,7 +151,7 @@ int br_h_metadata(struct br_req *r)
     /* v0: an empty list means all topics; v1+: null means all, empty none */
     bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);
     size_t n = all ? mc->ntopics : (size_t)q->Topics.count;
-    resp.Topics.items = arena_array(r, n, sizeof *resp.Topics.items);
+    resp.Topics.items = br_req_array(r, n, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }

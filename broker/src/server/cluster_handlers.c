@@ -29,11 +29,6 @@ static void shutdown_park_cancel(struct br_broker *b, void *parked);
 /* A ControlledShutdown parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops shutdown_park_ops = {"a ControlledShutdown", shutdown_park_cancel};
 
-static void *arena_array(struct br_req *r, size_t n, size_t size)
-{
-    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
-}
-
 /* The listener this broker's clients and the controller's UpdateMetadata
  * name (Samsa has one). */
 #define LISTENER "PLAINTEXT"
@@ -647,7 +642,7 @@ int br_h_stop_replica(struct br_req *r)
         return br_respond(r, &resp);
     }
     int32_t n = q->UngroupedPartitions.count;
-    resp.PartitionErrors.items = arena_array(r, (size_t)n, sizeof *resp.PartitionErrors.items);
+    resp.PartitionErrors.items = br_req_array(r, (size_t)n, sizeof *resp.PartitionErrors.items);
     if (resp.PartitionErrors.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -846,7 +841,7 @@ int br_h_offset_for_leader_epoch(struct br_req *r)
     const struct kp_OffsetForLeaderEpochRequest *q = r->body;
     struct kp_OffsetForLeaderEpochResponse resp;
     kp_OffsetForLeaderEpochResponse_init(&resp);
-    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -857,7 +852,7 @@ int br_h_offset_for_leader_epoch(struct br_req *r)
             &resp.Topics.items[i];
         rt->Topic = qt->Topic;
         rt->Partitions.items =
-            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+            br_req_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
             return KP_E_NOMEM;
         }

@@ -86,11 +86,12 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
     }
     b->offsets_create_ms = now;
     int16_t rf = b->offsets_topic_rf;
-    if (br_broker_live_count(b) < (size_t)rf) {
+    size_t live = br_broker_live_count(b);
+    if (live < (size_t)rf) {
         br_warn("%s is not created: %zu live broker(s) do not meet its replication factor %d "
                 "(offsets.topic.replication.factor); the group coordinators are not available "
                 "until they do",
-                BR_OFFSETS_TOPIC, br_broker_live_count(b), rf);
+                BR_OFFSETS_TOPIC, live, rf);
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
     struct br_kv kvs[N_OFFSETS_SETTINGS];

@@ -16,12 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Arrays of a response live in the request's arena. */
-static void *arena_array(struct br_req *r, size_t n, size_t size)
-{
-    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
-}
-
 /* ---------------------------------------------------------------- ApiVersions */
 
 int br_h_api_versions(struct br_req *r)
@@ -125,7 +119,7 @@ int br_h_produce(struct br_req *r)
         refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
     }
-    resp.Responses.items = arena_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
+    resp.Responses.items = br_req_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
     if (resp.Responses.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -140,7 +134,7 @@ int br_h_produce(struct br_req *r)
         for (int32_t i = 0; i < q->TopicData.count; i++) {
             total += (size_t)q->TopicData.items[i].PartitionData.count;
         }
-        waits = arena_array(r, total, sizeof *waits);
+        waits = br_req_array(r, total, sizeof *waits);
         if (waits == NULL) {
             return KP_E_NOMEM;
         }
@@ -150,7 +144,7 @@ int br_h_produce(struct br_req *r)
         struct kp_ProduceResponse_TopicProduceResponse *tr = &resp.Responses.items[i];
         tr->Name = td->Name;
         tr->PartitionResponses.items =
-            arena_array(r, (size_t)td->PartitionData.count, sizeof *tr->PartitionResponses.items);
+            br_req_array(r, (size_t)td->PartitionData.count, sizeof *tr->PartitionResponses.items);
         if (tr->PartitionResponses.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -208,7 +202,7 @@ int br_h_list_offsets(struct br_req *r)
     const struct kp_ListOffsetsRequest *q = r->body;
     struct kp_ListOffsetsResponse resp;
     kp_ListOffsetsResponse_init(&resp);
-    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -218,7 +212,7 @@ int br_h_list_offsets(struct br_req *r)
         struct kp_ListOffsetsResponse_ListOffsetsTopicResponse *rt = &resp.Topics.items[i];
         rt->Name = qt->Name;
         rt->Partitions.items =
-            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+            br_req_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -259,7 +253,7 @@ int br_h_list_offsets(struct br_req *r)
             rp->Timestamp = ts;
             if (r->version == 0) {
                 /* v0: a list of offsets; MaxNumOffsets is at least 1 here */
-                int64_t *one = arena_array(r, 1, sizeof *one);
+                int64_t *one = br_req_array(r, 1, sizeof *one);
                 if (one == NULL) {
                     return KP_E_NOMEM;
                 }
@@ -304,7 +298,7 @@ static int manual_assignment(struct br_req *r,
                        width, live);
         return KP_ERR_INVALID_REPLICA_ASSIGNMENT;
     }
-    int32_t *ids = arena_array(r, (size_t)n * (size_t)width, sizeof *ids);
+    int32_t *ids = br_req_array(r, (size_t)n * (size_t)width, sizeof *ids);
     if (ids == NULL) {
         return KP_E_NOMEM;
     }
@@ -350,7 +344,7 @@ int br_h_create_topics(struct br_req *r)
     struct br_broker *b = r->b;
     struct kp_CreateTopicsResponse resp;
     kp_CreateTopicsResponse_init(&resp);
-    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -401,7 +395,7 @@ int br_h_create_topics(struct br_req *r)
         struct br_kv *kv = NULL;
         size_t nkv = 0;
         if (ct->Configs.count > 0) {
-            kv = arena_array(r, (size_t)ct->Configs.count, sizeof *kv);
+            kv = br_req_array(r, (size_t)ct->Configs.count, sizeof *kv);
             if (kv == NULL) {
                 return KP_E_NOMEM;
             }
@@ -499,7 +493,7 @@ int br_h_describe_configs(struct br_req *r)
     }
     struct kp_DescribeConfigsResponse resp;
     kp_DescribeConfigsResponse_init(&resp);
-    resp.Results.items = arena_array(r, n, sizeof *resp.Results.items);
+    resp.Results.items = br_req_array(r, n, sizeof *resp.Results.items);
     if (resp.Results.items == NULL) {
         return KP_E_NOMEM;
     }

@@ -43,11 +43,6 @@ enum {
 /* The longest config name we look at (Kafka's keys are far shorter). */
 #define KEY_MAX 255
 
-static void *arena_array(struct br_req *r, size_t n, size_t size)
-{
-    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
-}
-
 static struct kp_str arena_str(struct br_req *r, const char *s)
 {
     size_t n = strlen(s);
@@ -220,7 +215,7 @@ static int alter_configs(struct br_req *r)
 {
     const struct kp_AlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
-    struct br_config_result *results = arena_array(r, nres, sizeof *results);
+    struct br_config_result *results = br_req_array(r, nres, sizeof *results);
     if (results == NULL) {
         return KP_E_NOMEM;
     }
@@ -230,7 +225,7 @@ static int alter_configs(struct br_req *r)
         out->type = res->ResourceType;
         out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
-        struct br_config_change *ch = arena_array(r, n, sizeof *ch);
+        struct br_config_change *ch = br_req_array(r, n, sizeof *ch);
         if (ch == NULL) {
             return KP_E_NOMEM;
         }
@@ -251,7 +246,7 @@ static int incremental_alter_configs(struct br_req *r)
 {
     const struct kp_IncrementalAlterConfigsRequest *q = r->body;
     size_t nres = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
-    struct br_config_result *results = arena_array(r, nres, sizeof *results);
+    struct br_config_result *results = br_req_array(r, nres, sizeof *results);
     if (results == NULL) {
         return KP_E_NOMEM;
     }
@@ -262,7 +257,7 @@ static int incremental_alter_configs(struct br_req *r)
         out->type = res->ResourceType;
         out->name = res->ResourceName;
         size_t n = res->Configs.count > 0 ? (size_t)res->Configs.count : 0;
-        struct br_config_change *ch = arena_array(r, n, sizeof *ch);
+        struct br_config_change *ch = br_req_array(r, n, sizeof *ch);
         if (ch == NULL) {
             return KP_E_NOMEM;
         }
@@ -330,7 +325,7 @@ int br_h_delete_records(struct br_req *r)
     struct br_broker *b = r->b;
     struct kp_DeleteRecordsResponse resp;
     kp_DeleteRecordsResponse_init(&resp);
-    resp.Topics.items = arena_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
+    resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -341,7 +336,7 @@ int br_h_delete_records(struct br_req *r)
         struct kp_DeleteRecordsResponse_DeleteRecordsTopicResult *rt = &resp.Topics.items[i];
         rt->Name = qt->Name;
         rt->Partitions.items =
-            arena_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
+            br_req_array(r, (size_t)qt->Partitions.count, sizeof *rt->Partitions.items);
         if (rt->Partitions.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -393,7 +388,7 @@ int br_h_describe_log_dirs(struct br_req *r)
     struct kp_DescribeLogDirsResponse resp;
     kp_DescribeLogDirsResponse_init(&resp);
     size_t ndirs = b->cfg.n_log_dirs;
-    resp.Results.items = arena_array(r, ndirs, sizeof *resp.Results.items);
+    resp.Results.items = br_req_array(r, ndirs, sizeof *resp.Results.items);
     if (resp.Results.items == NULL) {
         return KP_E_NOMEM;
     }
@@ -402,7 +397,7 @@ int br_h_describe_log_dirs(struct br_req *r)
         struct kp_DescribeLogDirsResponse_DescribeLogDirsResult *res = &resp.Results.items[d];
         res->ErrorCode = KP_ERR_NONE;
         res->LogDir = kp_str_c(b->cfg.log_dirs[d]);
-        res->Topics.items = arena_array(r, b->ntopics, sizeof *res->Topics.items);
+        res->Topics.items = br_req_array(r, b->ntopics, sizeof *res->Topics.items);
         if (res->Topics.items == NULL) {
             return KP_E_NOMEM;
         }
@@ -413,7 +408,7 @@ int br_h_describe_log_dirs(struct br_req *r)
                 &res->Topics.items[res->Topics.count];
             rt->Name = kp_str_c(t->name);
             rt->Partitions.items =
-                arena_array(r, (size_t)t->npartitions, sizeof *rt->Partitions.items);
+                br_req_array(r, (size_t)t->npartitions, sizeof *rt->Partitions.items);
             if (rt->Partitions.items == NULL) {
                 return KP_E_NOMEM;
             }
@@ -565,7 +560,7 @@ static int create_partitions_one(struct br_req *r,
         if (e != 0) {
             return e;
         }
-        replicas = arena_array(r, (size_t)increment * (size_t)rf, sizeof *replicas);
+        replicas = br_req_array(r, (size_t)increment * (size_t)rf, sizeof *replicas);
         if (replicas == NULL) {
             return KP_E_NOMEM;
         }
@@ -636,14 +631,14 @@ int br_standalone_create_partitions(struct br_req *r)
     int32_t n = q->Topics.count > 0 ? q->Topics.count : 0;
     struct kp_CreatePartitionsResponse resp;
     kp_CreatePartitionsResponse_init(&resp);
-    resp.Results.items = arena_array(r, (size_t)n, sizeof *resp.Results.items);
+    resp.Results.items = br_req_array(r, (size_t)n, sizeof *resp.Results.items);
     if (resp.Results.items == NULL) {
         return KP_E_NOMEM;
     }
     /* one result per topic named: a name given twice is refused once
      * (Kafka answers a map keyed by topic). Found by sorting, so that a
      * request of many topics costs n log n, not n squared. */
-    uint8_t *state = arena_array(r, (size_t)n, sizeof *state);
+    uint8_t *state = br_req_array(r, (size_t)n, sizeof *state);
     if (state == NULL || br_create_partitions_repeats(q, state) != 0) {
         return KP_E_NOMEM;
     }
@@ -687,8 +682,8 @@ int br_standalone_delete_topics(struct br_req *r)
     struct kp_DeleteTopicsResponse resp;
     kp_DeleteTopicsResponse_init(&resp);
     resp.Responses.items =
-        kp_arena_alloc(r->arena, (size_t)(q->TopicNames.count > 0 ? q->TopicNames.count : 1) *
-                                      sizeof *resp.Responses.items);
+        br_req_array(r, (size_t)(q->TopicNames.count > 0 ? q->TopicNames.count : 0),
+                                    sizeof *resp.Responses.items);
     if (resp.Responses.items == NULL) {
         return KP_E_NOMEM;
     }

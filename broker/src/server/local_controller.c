@@ -5,6 +5,7 @@
 
 #include <samsa-protocol/alloc.h>
 
+#include <stdint.h>
 #include <string.h>
 
 /* The listener the cache keeps each broker's endpoint of (as a cluster's
@@ -59,7 +60,7 @@ static int apply(struct br_broker *b, part_state *states, int32_t n)
 
 /* Publishes what this broker hosts of one topic, and removes from the
  * cache the partitions it does not host (all of them, once gone). */
-static int publish(struct br_broker *b, const char *name, const struct br_topic *t)
+int br_local_controller_publish(struct br_broker *b, const char *name, const struct br_topic *t)
 {
     const struct br_mc_topic *cached = br_mc_topic(&b->mc, name, strlen(name));
     int32_t hosted = t != NULL ? t->npartitions : 0;
@@ -82,16 +83,29 @@ static int publish(struct br_broker *b, const char *name, const struct br_topic 
     return rc;
 }
 
+/* Every hosted partition in one update, as a controller's first
+ * UpdateMetadata to a broker carries them all. */
 int br_local_controller_start(struct br_broker *b)
 {
-    int rc = apply(b, NULL, 0);
-    for (size_t i = 0; rc == 0 && i < b->ntopics; i++) {
-        rc = publish(b, b->topics[i]->name, b->topics[i]);
+    size_t n = 0;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        n += (size_t)b->topics[i]->npartitions;
     }
+    if (n > INT32_MAX) {
+        return KP_E_NOMEM;
+    }
+    part_state *states = kp_calloc(n > 0 ? n : 1, sizeof *states);
+    if (states == NULL) {
+        return KP_E_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < b->ntopics; i++) {
+        const struct br_topic *t = b->topics[i];
+        for (int32_t p = 0; p < t->npartitions; p++) {
+            state_of(b, &states[k++], t->name, p, &t->partitions[p]);
+        }
+    }
+    int rc = apply(b, states, (int32_t)n);
+    kp_free(states);
     return rc;
-}
-
-int br_local_controller_publish(struct br_broker *b, const char *name, const struct br_topic *t)
-{
-    return publish(b, name, t);
 }

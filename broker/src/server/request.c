@@ -21,6 +21,11 @@ int br_respond(struct br_req *r, const void *resp)
     return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
 }
 
+void *br_req_array(struct br_req *r, size_t n, size_t size)
+{
+    return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);
+}
+
 int br_respond_max(struct br_req *r, const void *resp, size_t max)
 {
     if (r->slot == NULL) {

@@ -29,6 +29,10 @@ struct br_req {
  * memory than their size justifies. */
 size_t br_request_arena_max(size_t len);
 
+/* An array of n elements of size bytes in r's response arena (room for
+ * one when n is 0), or NULL when the arena is spent. */
+void *br_req_array(struct br_req *r, size_t n, size_t size);
+
 /* Encode `resp` (a kp_<Api>Response of the request's API and version) into
  * the request's slot and mark it ready; the encoded response may take up to
  * response.max.bytes (br_respond) or `max` bytes. Returns 0 or a KP_E_* code
