@@ -183,10 +183,10 @@ static void remove_tree(const char *path)
 
 static void broker_start(void)
 {
-    struct br_config cfg = h.b.cfg;
+    struct br_config cfg = h.b.s.cfg;
     memset(&h.b, 0, sizeof h.b);
-    h.b.cfg = cfg;
-    h.b.in_process = true;
+    h.b.s.cfg = cfg;
+    h.b.s.in_process = true;
     int rc = br_broker_start(&h.b);
     fuzz_check(rc == 0, "the broker did not start", rc);
     /* br_net_create blocks these for its signalfd: let them stop the fuzzer */
@@ -197,8 +197,8 @@ static void broker_start(void)
     sigaddset(&mask, SIGHUP);
     (void)sigprocmask(SIG_UNBLOCK, &mask, NULL);
     h.started = true;
-    h.main = br_conn_local_new(h.b.net, "fuzz-main");
-    h.raw = br_conn_local_new(h.b.net, "fuzz-raw");
+    h.main = br_conn_local_new(h.b.s.net, "fuzz-main");
+    h.raw = br_conn_local_new(h.b.s.net, "fuzz-raw");
     fuzz_check(h.main != NULL && h.raw != NULL, "out of memory", 0);
 }
 
@@ -269,10 +269,10 @@ static const struct acked *find_acked(const struct mpart *m, int64_t offset)
 /* The versions of an API the broker serves; false when it serves none. */
 static bool api_versions(int16_t key, int16_t *min, int16_t *max)
 {
-    for (size_t i = 0; i < h.b.napis; i++) {
-        if (h.b.apis[i].ApiKey == key) {
-            *min = h.b.apis[i].MinVersion;
-            *max = h.b.apis[i].MaxVersion;
+    for (size_t i = 0; i < h.b.s.api.nversions; i++) {
+        if (h.b.s.api.versions[i].ApiKey == key) {
+            *min = h.b.s.api.versions[i].MinVersion;
+            *max = h.b.s.api.versions[i].MaxVersion;
             return true;
         }
     }
@@ -301,7 +301,7 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
         (void)br_conn_local_output(h.main, &left);
         fuzz_check(left == 0, "an answer to acks=0", (int)left);
         br_conn_local_free(h.main);
-        h.main = br_conn_local_new(h.b.net, "fuzz-main");
+        h.main = br_conn_local_new(h.b.s.net, "fuzz-main");
         fuzz_check(h.main != NULL, "out of memory", 0);
         return NULL;
     }
@@ -311,7 +311,7 @@ static void *call(int16_t api, int16_t version, const void *body, struct kp_aren
     const uint8_t *out = br_conn_local_output(h.main, &len);
     /* CreateTopics and DeleteTopics answer once their jobs (run inline, in
      * process) come back through the mailbox: deliver them */
-    for (int round = 0; answered && len == 0 && br_topic_admin_busy(&h.b) && round < 16; round++) {
+    for (int round = 0; answered && len == 0 && br_topic_admin_busy(&h.b.s) && round < 16; round++) {
         br_broker_wake(&h.b);
         out = br_conn_local_output(h.main, &len);
     }
@@ -407,7 +407,7 @@ static void raw_drain(bool closing)
     fuzz_check(h.nexpect == 0, "a raw request was never answered", (int)h.nexpect);
     if (!closing) {
         br_conn_local_free(h.raw);
-        h.raw = br_conn_local_new(h.b.net, "fuzz-raw");
+        h.raw = br_conn_local_new(h.b.s.net, "fuzz-raw");
         fuzz_check(h.raw != NULL, "out of memory", 0);
     }
 }
@@ -1136,9 +1136,9 @@ static void op_commit(struct input *in)
 
 static void op_housekeeping(void)
 {
-    br_timer_cancel(h.b.net, &h.b.housekeeping);
+    br_timer_cancel(h.b.s.net, &h.b.housekeeping);
     br_broker_housekeeping(&h.b);
-    br_net_poll(h.b.net);
+    br_net_poll(h.b.s.net);
     raw_drain(false);
 }
 
@@ -1195,7 +1195,7 @@ static bool setup(void)
                      h.root);
     char err[512];
     int rc =
-        br_config_parse_buffer(cfg, (size_t)n, "fuzz_broker", NULL, 0, &h.b.cfg, err, sizeof err);
+        br_config_parse_buffer(cfg, (size_t)n, "fuzz_broker", NULL, 0, &h.b.s.cfg, err, sizeof err);
     if (rc != 0) {
         (void)fprintf(stderr, "fuzz_broker: %s\n", err);
         return false;

@@ -67,10 +67,10 @@ static uint64_t mix(uint64_t h, int64_t v)
 
 static uint64_t brokers_fingerprint(const struct br_broker *b)
 {
-    uint64_t h = mix(0, (int64_t)b->mc.nbrokers);
-    for (size_t i = 0; i < b->mc.nbrokers; i++) {
-        h = mix(h, b->mc.brokers[i].id);
-        h = mix(h, b->mc.brokers[i].port);
+    uint64_t h = mix(0, (int64_t)b->s.mc.nbrokers);
+    for (size_t i = 0; i < b->s.mc.nbrokers; i++) {
+        h = mix(h, b->s.mc.brokers[i].id);
+        h = mix(h, b->s.mc.brokers[i].port);
     }
     return h;
 }
@@ -79,11 +79,11 @@ static uint64_t brokers_fingerprint(const struct br_broker *b)
  * snapshot. Integers only: cheap enough for 10 times a second. */
 static uint64_t fingerprint(const struct br_broker *b)
 {
-    uint64_t h = mix(brokers_fingerprint(b), b->mc.controller_id);
-    h = mix(h, (int64_t)b->ntopics);
-    h = mix(h, (int64_t)b->mc.ntopics);
-    for (size_t t = 0; t < b->ntopics; t++) {
-        const struct br_topic *tp = b->topics[t];
+    uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
+    h = mix(h, (int64_t)b->s.ntopics);
+    h = mix(h, (int64_t)b->s.mc.ntopics);
+    for (size_t t = 0; t < b->s.ntopics; t++) {
+        const struct br_topic *tp = b->s.topics[t];
         h = mix(h, tp->npartitions);
         for (int32_t i = 0; i < tp->npartitions; i++) {
             const struct br_partition *p = &tp->partitions[i];
@@ -104,8 +104,8 @@ static uint64_t fingerprint(const struct br_broker *b)
             }
         }
     }
-    for (size_t t = 0; t < b->mc.ntopics; t++) {
-        const struct br_mc_topic *tp = b->mc.topics[t];
+    for (size_t t = 0; t < b->s.mc.ntopics; t++) {
+        const struct br_mc_topic *tp = b->s.mc.topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             const struct br_mc_partition *p = &tp->parts[i];
             h = mix(h, p->leader);
@@ -124,7 +124,7 @@ static uint64_t fingerprint(const struct br_broker *b)
 static const struct br_partition *local_partition(struct br_broker *b, const char *topic,
                                                   int32_t index)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(topic));
+    struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions) {
         return NULL;
     }
@@ -134,7 +134,7 @@ static const struct br_partition *local_partition(struct br_broker *b, const cha
 
 static bool mc_alive(const struct br_broker *b, int32_t id)
 {
-    return br_mc_broker(&b->mc, id) != NULL;
+    return br_mc_broker(&b->s.mc, id) != NULL;
 }
 
 static bool has_id(const int32_t *ids, int32_t n, int32_t id)
@@ -157,9 +157,9 @@ static void fill_led(struct br_snapshot *s, const struct br_broker *b, const str
                      const struct clocks *now, struct br_snap_partition *out)
 {
     int64_t leo = br_log_end_offset(p->log);
-    out->leader = b->node_id;
+    out->leader = b->s.node_id;
     out->led_here = true;
-    int32_t self = b->node_id;
+    int32_t self = b->s.node_id;
     int32_t nrep = p->nassigned > 0 ? p->nassigned : 1;
     const int32_t *rep = p->nassigned > 0 ? p->assigned : &self;
     out->nreplicas = nrep;
@@ -237,7 +237,7 @@ static void fill_cached(struct br_snapshot *s, const struct br_broker *b,
         r->lag = -1;
         r->last_caught_up_ms = -1;
         r->since_caught_up_ms = -1;
-        if (p != NULL && r->broker == b->node_id) {
+        if (p != NULL && r->broker == b->s.node_id) {
             r->log_end_offset = br_log_end_offset(p->log);
         }
     }
@@ -289,7 +289,7 @@ static void fill_topic(struct br_snapshot *s, struct br_broker *b, const char *n
                        const struct br_mc_topic *mt, const struct clocks *now,
                        struct br_snap_topic *out)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(name));
+    struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(name));
     out->name = br_snap_strdup(s, name);
     out->min_isr = -1;
     int32_t np = mt != NULL ? mt->npartitions : 0;
@@ -300,7 +300,7 @@ static void fill_topic(struct br_snapshot *s, struct br_broker *b, const char *n
         out->bytes_in = t->bytes_in;
         out->bytes_out = t->bytes_out;
         np = np > t->npartitions ? np : t->npartitions;
-        fill_configs(s, t, &b->cfg, out);
+        fill_configs(s, t, &b->s.cfg, out);
     } else {
         out->internal = name != NULL && strcmp(name, "__consumer_offsets") == 0;
     }
@@ -319,13 +319,13 @@ static void fill_topics(struct br_snapshot *s, struct br_broker *b, const struct
 {
     /* the cluster's topics, as the metadata cache knows them (sorted; a
      * standalone broker's own, local_controller.h) */
-    s->topics = br_snap_alloc(s, b->mc.ntopics * sizeof *s->topics + 1);
+    s->topics = br_snap_alloc(s, b->s.mc.ntopics * sizeof *s->topics + 1);
     if (s->topics == NULL) {
         return;
     }
-    s->ntopics = b->mc.ntopics;
-    for (size_t i = 0; i < b->mc.ntopics; i++) {
-        fill_topic(s, b, b->mc.topics[i]->name, b->mc.topics[i], now, &s->topics[i]);
+    s->ntopics = b->s.mc.ntopics;
+    for (size_t i = 0; i < b->s.mc.ntopics; i++) {
+        fill_topic(s, b, b->s.mc.topics[i]->name, b->s.mc.topics[i], now, &s->topics[i]);
     }
 }
 
@@ -338,7 +338,7 @@ static int by_id(const void *x, const void *y)
 
 static const char *url_of(const struct br_admin_feed *f, int32_t id)
 {
-    if (id == f->b->node_id) {
+    if (id == f->b->s.node_id) {
         return br_admin_url(f->admin);
     }
     for (size_t i = 0; i < f->nurls; i++) {
@@ -354,14 +354,14 @@ static const char *url_of(const struct br_admin_feed *f, int32_t id)
 static void fill_brokers(struct br_snapshot *s, struct br_admin_feed *f)
 {
     struct br_broker *b = f->b;
-    size_t cap = b->mc.nbrokers + 16;
+    size_t cap = b->s.mc.nbrokers + 16;
     s->brokers = br_snap_alloc(s, cap * sizeof *s->brokers);
     if (s->brokers == NULL) {
         return;
     }
     size_t n = 0;
-    for (size_t i = 0; i < b->mc.nbrokers; i++) {
-        const struct br_mc_broker *m = &b->mc.brokers[i];
+    for (size_t i = 0; i < b->s.mc.nbrokers; i++) {
+        const struct br_mc_broker *m = &b->s.mc.brokers[i];
         s->brokers[n++] = (struct br_snap_broker){
             m->id, br_snap_strdup(s, m->host), m->port, m->has_rack ? br_snap_strdup(s, m->rack) : NULL,
             br_snap_strdup(s, url_of(f, m->id)), true};
@@ -389,7 +389,7 @@ static void fill_groups(struct br_snapshot *s, struct br_broker *b)
 {
     struct br_group_info *infos = NULL;
     size_t n = 0;
-    if (b->groups == NULL || br_groups_list(b->groups, &infos, &n) != 0 || n == 0) {
+    if (b->s.groups == NULL || br_groups_list(b->s.groups, &infos, &n) != 0 || n == 0) {
         br_group_infos_free(infos, n);
         return;
     }
@@ -423,7 +423,7 @@ static void fill_groups(struct br_snapshot *s, struct br_broker *b)
             struct br_group_lag *lags = NULL;
             size_t nl = 0;
             if (i >= MAX_GROUPS_WITH_LAG ||
-                br_group_lag(b, infos[i].group_id, strlen(infos[i].group_id), &lags, &nl) != 0) {
+                br_group_lag(&b->s, infos[i].group_id, strlen(infos[i].group_id), &lags, &nl) != 0) {
                 continue;
             }
             g->lags = br_snap_alloc(s, nl * sizeof *g->lags + 1);
@@ -448,21 +448,21 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
         s->nconfigs = BR_CFG__COUNT;
         for (int k = 0; k < BR_CFG__COUNT; k++) {
             struct br_config_entry e;
-            br_config_entry(&b->cfg, (enum br_config_key)k, &e);
+            br_config_entry(&b->s.cfg, (enum br_config_key)k, &e);
             s->configs[k] = (struct br_snap_kv){e.name, e.sensitive ? NULL : br_snap_strdup(s, e.value),
                                                 e.sensitive};
         }
     }
-    size_t nd = br_logm_dir_count(b->logs);
+    size_t nd = br_logm_dir_count(b->s.logs);
     s->log_dirs = br_snap_alloc(s, nd * sizeof *s->log_dirs + 1);
     if (s->log_dirs != NULL) {
         s->nlog_dirs = nd;
         for (size_t d = 0; d < nd; d++) {
-            s->log_dirs[d].path = br_snap_strdup(s, br_logm_dir(b->logs, d));
-            s->log_dirs[d].partitions = br_logm_dir_partitions(b->logs, d);
+            s->log_dirs[d].path = br_snap_strdup(s, br_logm_dir(b->s.logs, d));
+            s->log_dirs[d].partitions = br_logm_dir_partitions(b->s.logs, d);
         }
-        for (size_t t = 0; t < b->ntopics; t++) {
-            const struct br_topic *tp = b->topics[t];
+        for (size_t t = 0; t < b->s.ntopics; t++) {
+            const struct br_topic *tp = b->s.topics[t];
             for (int32_t i = 0; i < tp->npartitions; i++) {
                 const struct br_partition *p = &tp->partitions[i];
                 if (p->log != NULL && p->managed != NULL) {
@@ -476,12 +476,12 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
     }
     size_t na = 0;
     for (int k = 0; k < BR_MAX_APIS; k++) {
-        na += b->api_stats[k].requests > 0 ? 1U : 0U;
+        na += b->s.api.stats[k].requests > 0 ? 1U : 0U;
     }
     s->apis = br_snap_alloc(s, na * sizeof *s->apis + 1);
     if (s->apis != NULL) {
         for (int k = 0; k < BR_MAX_APIS; k++) {
-            const struct br_api_stats *st = &b->api_stats[k];
+            const struct br_api_stats *st = &b->s.api.stats[k];
             if (st->requests == 0) {
                 continue;
             }
@@ -490,10 +490,10 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
                                                        st->requests, st->total_us, st->max_us};
         }
     }
-    s->isr_shrinks = b->isr_shrinks;
-    s->isr_expands = b->isr_expands;
+    s->isr_shrinks = b->s.isr_shrinks;
+    s->isr_expands = b->s.isr_expands;
     struct br_net_counts nc;
-    br_net_counts(b->net, &nc);
+    br_net_counts(b->s.net, &nc);
     s->connections = (int64_t)nc.open;
     s->connections_accepted = (int64_t)nc.accepted;
     s->connections_refused = (int64_t)nc.refused;
@@ -511,10 +511,10 @@ static struct br_snapshot *build(struct br_admin_feed *f)
     s->version = ++f->version;
     s->taken_ms = now.wall;
     s->started_ms = f->started_ms;
-    s->node_id = b->node_id;
-    s->cluster_id = br_snap_strdup(s, b->cluster_id);
+    s->node_id = b->s.node_id;
+    s->cluster_id = br_snap_strdup(s, b->s.cluster_id);
     s->cluster = b->cluster;
-    s->controller_id = b->mc.controller_id;
+    s->controller_id = b->s.mc.controller_id;
     s->admin_url = br_snap_strdup(s, br_admin_url(f->admin));
     fill_topics(s, b, &now);
     fill_brokers(s, f);
@@ -579,13 +579,13 @@ static void read_urls(struct br_admin_feed *f)
 {
     struct br_broker *b = f->b;
     uint64_t seen = brokers_fingerprint(b);
-    if (b->zk == NULL || seen == f->brokers_seen) {
+    if (b->s.zk == NULL || seen == f->brokers_seen) {
         return;
     }
     f->brokers_seen = seen;
-    for (size_t i = 0; i < b->mc.nbrokers; i++) {
-        int32_t id = b->mc.brokers[i].id;
-        if (id == b->node_id) {
+    for (size_t i = 0; i < b->s.mc.nbrokers; i++) {
+        int32_t id = b->s.mc.brokers[i].id;
+        if (id == b->s.node_id) {
             continue;
         }
         struct url_read *rd = kp_calloc(1, sizeof *rd);
@@ -598,7 +598,7 @@ static void read_urls(struct br_admin_feed *f)
         rd->id = id;
         char path[64];
         (void)snprintf(path, sizeof path, "/brokers/ids/%" PRId32, id);
-        if (br_zk_get(b->zk, path, false, br_zk_call_tag(&rd->call)) != 0) {
+        if (br_zk_get(b->s.zk, path, false, br_zk_call_tag(&rd->call)) != 0) {
             kp_free(rd);
             f->brokers_seen = 0; /* again next time */
             return;
@@ -616,8 +616,8 @@ static void tick(void *ctx, struct br_timer *t)
     struct br_admin_feed *f = t->owner;
     struct br_broker *b = f->b;
     int64_t now = br_now_mono_ms();
-    br_timer_arm(b->net, &f->timer, now + TICK_MS);
-    if (b->stopping) {
+    br_timer_arm(b->s.net, &f->timer, now + TICK_MS);
+    if (b->s.stopping) {
         return;
     }
     int64_t tick_start = br_now_mono_us();
@@ -650,8 +650,8 @@ static const struct br_timer_ops feed_timer = {"admin snapshot", tick};
 
 int br_admin_feed_start(struct br_broker *b)
 {
-    const struct br_config *c = &b->cfg;
-    if (c->n_admin_listeners == 0 || b->in_process) {
+    const struct br_config *c = &b->s.cfg;
+    if (c->n_admin_listeners == 0 || b->s.in_process) {
         return 0;
     }
     struct br_admin_feed *f = kp_calloc(1, sizeof *f);
@@ -674,7 +674,7 @@ int br_admin_feed_start(struct br_broker *b)
         .max_stream_clients = c->admin_stream_max_clients,
         .idle_ms = c->admin_connections_max_idle_ms,
         .stall_ms = c->admin_stream_max_stall_ms,
-        .node_id = b->node_id,
+        .node_id = b->s.node_id,
     };
     char err[512];
     if (br_admin_start(&ac, &f->admin, err, sizeof err) != 0) {
@@ -685,7 +685,7 @@ int br_admin_feed_start(struct br_broker *b)
     b->admin_feed = f;
     br_info("admin API at %s", br_admin_url(f->admin));
     br_timer_init(&f->timer, &feed_timer, f);
-    br_timer_arm(b->net, &f->timer, br_now_mono_ms());
+    br_timer_arm(b->s.net, &f->timer, br_now_mono_ms());
     return 0;
 }
 
@@ -701,7 +701,7 @@ void br_admin_feed_stop(struct br_broker *b)
     if (f == NULL || f->admin == NULL) {
         return;
     }
-    br_timer_cancel(b->net, &f->timer);
+    br_timer_cancel(b->s.net, &f->timer);
     br_admin_stop(f->admin);
     f->admin = NULL;
 }

@@ -16,7 +16,7 @@
 #ifndef SAMSA_BROKER_ADMIN_FEED_H
 #define SAMSA_BROKER_ADMIN_FEED_H
 
-#include "server/state.h"
+#include "broker.h"
 
 /* Starts the admin API when admin.listeners names one (else does
  * nothing). 0, or -1 (logged: the broker does not start). */

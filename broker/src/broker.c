@@ -31,9 +31,9 @@
 void br_broker_housekeeping(struct br_broker *b)
 {
     int64_t mono = br_now_mono_ms();
-    br_logm_tick(b->logs, br_now_wall_ms(), mono);
-    br_replication_tick(b, mono);
-    br_timer_arm(b->net, &b->housekeeping, mono + 1000);
+    br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
+    br_replication_tick(&b->s, mono);
+    br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
 static void housekeeping_fire(void *ctx, struct br_timer *t)
@@ -46,31 +46,33 @@ static const struct br_timer_ops housekeeping_timer = {"housekeeping", housekeep
 
 void br_broker_wake(struct br_broker *b)
 {
-    br_mailbox_deliver_all(b->mailbox, b);
+    br_mailbox_deliver_all(b->s.mailbox, &b->s);
 }
 
 /* What the reactor calls (net.h): the broker is its only user. */
 static void net_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t len)
 {
-    br_broker_handle_frame(ctx, c, payload, len);
+    struct br_broker *b = ctx;
+    br_broker_handle_frame(&b->s, c, payload, len);
 }
 
 static void net_cancel_parked(void *ctx, void *parked)
 {
-    br_broker_cancel_parked(ctx, parked);
+    struct br_broker *b = ctx;
+    br_broker_cancel_parked(&b->s, parked);
 }
 
 void br_broker_complete_all_parked(struct br_broker *b)
 {
     /* the groups answer theirs first; the purgatory hands out every answer
      * and expires the fetches */
-    br_groups_complete_all_parked(b);
-    br_purgatory_complete_all(&b->purgatory);
-    br_topic_admin_complete_all_parked(b);
-    br_cluster_complete_creates(b);
-    br_cluster_complete_waits(b);
-    br_complete_controlled_shutdowns(b);
-    br_complete_controller_requests(b);
+    br_groups_complete_all_parked(&b->s);
+    br_purgatory_complete_all(&b->s.purgatory);
+    br_topic_admin_complete_all_parked(&b->s);
+    br_cluster_complete_creates(&b->s);
+    br_cluster_complete_waits(&b->s);
+    br_complete_controlled_shutdowns(&b->s);
+    br_complete_controller_requests(&b->s);
 }
 
 static void net_drain(void *ctx)
@@ -96,8 +98,8 @@ static const struct br_watch_ops mailbox_watch_ops = {"mailbox", mailbox_ready};
 
 static int mailbox_watch_add(struct br_broker *b)
 {
-    b->mailbox_watch.fd = br_mailbox_fd(b->mailbox);
-    return br_net_watch_add(b->net, &b->mailbox_watch, &mailbox_watch_ops);
+    b->mailbox_watch.fd = br_mailbox_fd(b->s.mailbox);
+    return br_net_watch_add(b->s.net, &b->mailbox_watch, &mailbox_watch_ops);
 }
 
 /* What the log manager asks (storage/log_manager.h): the high watermark of
@@ -114,63 +116,63 @@ static const struct br_logm_ops log_manager_ops = {log_high_watermark};
 static int open_log_manager(struct br_broker *b)
 {
     const char *dirs[BR_CONFIG_MAX_LOG_DIRS];
-    for (size_t i = 0; i < b->cfg.n_log_dirs; i++) {
-        dirs[i] = b->cfg.log_dirs[i];
+    for (size_t i = 0; i < b->s.cfg.n_log_dirs; i++) {
+        dirs[i] = b->s.cfg.log_dirs[i];
     }
     struct br_logm_config lc = {
         .dirs = dirs,
-        .ndirs = b->cfg.n_log_dirs,
-        .checkpoint_interval_ms = b->cfg.log_flush_offset_checkpoint_interval_ms,
-        .retention_check_interval_ms = b->cfg.log_retention_check_interval_ms,
-        .cleaner_enable = b->cfg.log_cleaner_enable,
-        .cleaner_threads = b->cfg.log_cleaner_threads,
-        .cleaner_backoff_ms = b->cfg.log_cleaner_backoff_ms,
-        .writebehind_enable = b->cfg.log_writebehind_enable,
-        .writebehind_window_bytes = b->cfg.log_writebehind_window_bytes,
-        .writebehind_budget_bytes = b->cfg.log_writebehind_budget_bytes,
+        .ndirs = b->s.cfg.n_log_dirs,
+        .checkpoint_interval_ms = b->s.cfg.log_flush_offset_checkpoint_interval_ms,
+        .retention_check_interval_ms = b->s.cfg.log_retention_check_interval_ms,
+        .cleaner_enable = b->s.cfg.log_cleaner_enable,
+        .cleaner_threads = b->s.cfg.log_cleaner_threads,
+        .cleaner_backoff_ms = b->s.cfg.log_cleaner_backoff_ms,
+        .writebehind_enable = b->s.cfg.log_writebehind_enable,
+        .writebehind_window_bytes = b->s.cfg.log_writebehind_window_bytes,
+        .writebehind_budget_bytes = b->s.cfg.log_writebehind_budget_bytes,
     };
-    return br_logm_open(&lc, &log_manager_ops, b, &b->logs);
+    return br_logm_open(&lc, &log_manager_ops, b, &b->s.logs);
 }
 
 static int load_topics(struct br_broker *b, bool identity_existed);
 
 int br_broker_start(struct br_broker *b)
 {
-    if (b->cfg.n_log_dirs == 0 || b->cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
+    if (b->s.cfg.n_log_dirs == 0 || b->s.cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
         br_error("log.dirs must name 1 to %d directories", BR_CONFIG_MAX_LOG_DIRS);
         return -1;
     }
-    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : 0; /* until meta.properties says */
+    b->s.node_id = b->s.cfg.broker_id >= 0 ? b->s.cfg.broker_id : 0; /* until meta.properties says */
     /* a member of a cluster: topics and leadership come from the controller */
-    b->cluster = b->cfg.zookeeper_connect != NULL;
+    b->cluster = b->s.cfg.zookeeper_connect != NULL;
     /* a cluster of one never grows: its __consumer_offsets has the one
      * replica it can have, whatever offsets.topic.replication.factor says */
-    b->offsets_topic_rf = b->cfg.offsets_topic_replication_factor;
-    if (!b->cluster && b->offsets_topic_rf > 1) {
-        b->offsets_topic_rf = 1;
+    b->s.offsets_topic_rf = b->s.cfg.offsets_topic_replication_factor;
+    if (!b->cluster && b->s.offsets_topic_rf > 1) {
+        b->s.offsets_topic_rf = 1;
     }
-    br_mc_init(&b->mc);
-    br_supported_apis_init(b, b->cluster);
-    b->admin_ops = b->cluster ? &br_admin_zookeeper : &br_admin_standalone;
-    br_fdlimit_init(b->cfg.log_open_files_max, &b->fdlimit);
-    if (br_filecache_new(b->fdlimit.files_max, &b->files) != 0) {
+    br_mc_init(&b->s.mc);
+    br_supported_apis_init(&b->s, b->cluster);
+    b->s.admin_ops = b->cluster ? &br_admin_zookeeper : &br_admin_standalone;
+    br_fdlimit_init(b->s.cfg.log_open_files_max, &b->fdlimit);
+    if (br_filecache_new(b->fdlimit.files_max, &b->s.files) != 0) {
         br_error("out of memory");
         return -1;
     }
     /* the listeners first: a port in use stops start-up before any file
      * (log dir, meta.properties with a new cluster id) is created */
     struct br_net_limits lim = {
-        .max_connections = b->cfg.max_connections,
-        .max_request_bytes = b->cfg.socket_request_max_bytes,
-        .idle_ms = b->cfg.connections_max_idle_ms,
-        .queued_max_bytes = b->cfg.queued_max_request_bytes,
+        .max_connections = b->s.cfg.max_connections,
+        .max_request_bytes = b->s.cfg.socket_request_max_bytes,
+        .idle_ms = b->s.cfg.connections_max_idle_ms,
+        .queued_max_bytes = b->s.cfg.queued_max_request_bytes,
     };
-    if (br_net_create(&lim, &broker_net_ops, b, &b->net) != 0) {
+    if (br_net_create(&lim, &broker_net_ops, b, &b->s.net) != 0) {
         return -1;
     }
-    br_purgatory_init(&b->purgatory, b->net, b);
-    for (size_t i = 0; i < b->cfg.n_listeners && !b->in_process; i++) {
-        if (br_net_listen(b->net, b->cfg.listeners[i].host, b->cfg.listeners[i].port) != 0) {
+    br_purgatory_init(&b->s.purgatory, b->s.net, &b->s);
+    for (size_t i = 0; i < b->s.cfg.n_listeners && !b->s.in_process; i++) {
+        if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {
             return -1;
         }
     }
@@ -184,42 +186,42 @@ int br_broker_start(struct br_broker *b)
     if (!b->cluster && load_topics(b, identity_existed) != 0) {
         return -1;
     }
-    br_logm_loaded(b->logs);
-    br_info("loaded %zu topic(s)", b->ntopics);
-    br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->logs), br_logm_segment_count(b->logs),
-                      b->cfg.max_connections, br_config_is_set(&b->cfg, BR_CFG_MAX_CONNECTIONS));
-    if (br_producer_ids_load(b) != 0) {
+    br_logm_loaded(b->s.logs);
+    br_info("loaded %zu topic(s)", b->s.ntopics);
+    br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->s.logs), br_logm_segment_count(b->s.logs),
+                      b->s.cfg.max_connections, br_config_is_set(&b->s.cfg, BR_CFG_MAX_CONNECTIONS));
+    if (br_producer_ids_load(&b->s) != 0) {
         return -1;
     }
     b->logs_loaded = true;
     /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
      * not an address a client can use: fall back to 127.0.0.1 there) */
-    const struct br_listener *adv = &b->cfg.advertised_listeners[0];
-    (void)snprintf(b->advertised_host, sizeof b->advertised_host, "%s",
+    const struct br_listener *adv = &b->s.cfg.advertised_listeners[0];
+    (void)snprintf(b->s.advertised_host, sizeof b->s.advertised_host, "%s",
                    adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
                                                                              : "127.0.0.1");
-    b->advertised_port = adv->port != 0 || b->in_process ? adv->port : br_net_bound_port(b->net, 0);
-    if (br_mailbox_create(&b->mailbox) != 0 || mailbox_watch_add(b) != 0) {
+    b->s.advertised_port = adv->port != 0 || b->s.in_process ? adv->port : br_net_bound_port(b->s.net, 0);
+    if (br_mailbox_create(&b->s.mailbox) != 0 || mailbox_watch_add(b) != 0) {
         br_error("cannot make the reactor's mailbox");
         return -1;
     }
-    if (br_logm_start(b->logs, b->mailbox, b, b->in_process) != 0) {
+    if (br_logm_start(b->s.logs, b->s.mailbox, &b->s, b->s.in_process) != 0) {
         return -1;
     }
     /* standalone: topics are created and deleted here, off the reactor */
-    if (!b->cluster && br_topic_admin_start(b) != 0) {
+    if (!b->cluster && br_topic_admin_start(&b->s) != 0) {
         br_error("cannot start the I/O worker");
         return -1;
     }
     /* standalone is a cluster of one: this broker is its controller, and
      * hands its metadata cache what a controller would send */
-    if (!b->cluster && br_local_controller_start(b) != 0) {
+    if (!b->cluster && br_local_controller_start(&b->s) != 0) {
         br_error("out of memory");
         return -1;
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
-    br_timer_arm(b->net, &b->housekeeping, br_now_mono_ms() + 1000);
-    int gerr = br_groups_start(b);
+    br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
+    int gerr = br_groups_start(&b->s);
     if (gerr != 0) {
         br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
         return -1;
@@ -229,18 +231,18 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     if (b->cluster) {
-        if (br_replication_start(b) != 0) {
+        if (br_replication_start(&b->s) != 0) {
             br_error("out of memory");
             return -1;
         }
-        if (br_cluster_admin_start(b) != 0) {
+        if (br_cluster_admin_start(&b->s) != 0) {
             br_error("cannot start the I/O worker");
             return -1;
         }
         return br_member_start(b);
     }
-    br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->node_id,
-            b->cluster_id, b->advertised_host, b->advertised_port);
+    br_info("broker %" PRId32 " of cluster %s serving as %s:%d (standalone)", b->s.node_id,
+            b->s.cluster_id, b->s.advertised_host, b->s.advertised_port);
     return 0;
 }
 
@@ -250,7 +252,7 @@ int br_broker_start(struct br_broker *b)
 static int load_topics(struct br_broker *b, bool identity_existed)
 {
     char path[4096];
-    (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
+    (void)snprintf(path, sizeof path, "%s/" BR_META_FILE_NAME, b->s.cfg.log_dirs[0]);
     char err[512];
     /* without the store's file, the log dirs are checked before it is made:
      * a refused start leaves no empty file behind */
@@ -258,7 +260,7 @@ static int load_topics(struct br_broker *b, bool identity_existed)
     if (metadata_missing && br_log_dirs_scan(b, NULL, 0, true, identity_existed) != 0) {
         return -1;
     }
-    if (br_meta_file_open(path, &b->meta, err, sizeof err) != 0) {
+    if (br_meta_file_open(path, &b->s.meta, err, sizeof err) != 0) {
         br_error("metadata store %s: %s. It holds every topic, its partitions and its configs: "
                  "Samsa does not start on a damaged one; restore it from a backup",
                  path, err);
@@ -266,7 +268,7 @@ static int load_topics(struct br_broker *b, bool identity_existed)
     }
     struct br_topic_meta *topics = NULL;
     size_t ntopics = 0;
-    if (br_meta_load(&b->meta, &topics, &ntopics, err, sizeof err) != 0) {
+    if (br_meta_load(&b->s.meta, &topics, &ntopics, err, sizeof err) != 0) {
         br_error("metadata store %s: %s", path, err);
         return -1;
     }
@@ -275,7 +277,7 @@ static int load_topics(struct br_broker *b, bool identity_existed)
         return -1;
     }
     for (size_t i = 0; i < ntopics; i++) {
-        if (br_broker_topic_load(b, &topics[i]) != 0) {
+        if (br_broker_topic_load(&b->s, &topics[i]) != 0) {
             br_error("cannot load topic %s", topics[i].name);
             br_topic_metas_free(topics, ntopics);
             return -1;
@@ -287,9 +289,9 @@ static int load_topics(struct br_broker *b, bool identity_existed)
 
 int br_broker_run(struct br_broker *b)
 {
-    int rc = br_net_run(b->net);
-    b->stopping = true;
-    br_net_drain(b->net, 5000);
+    int rc = br_net_run(b->s.net);
+    b->s.stopping = true;
+    br_net_drain(b->s.net, 5000);
     return rc;
 }
 
@@ -303,52 +305,52 @@ void br_broker_stop(struct br_broker *b)
     br_admin_feed_stop(b);
     /* first: a creation in flight ends with its topic complete (or not
      * there at all), before anything is flushed or checkpointed */
-    br_topic_admin_stop(b);
-    br_cluster_admin_stop(b);
-    br_controller_requests_free(b); /* answered at the drain (br_complete_controller_requests) */
-    br_groups_stop(b);
+    br_topic_admin_stop(&b->s);
+    br_cluster_admin_stop(&b->s);
+    br_controller_requests_free(&b->s); /* answered at the drain (br_complete_controller_requests) */
+    br_groups_stop(&b->s);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */
     br_controlled_shutdown_free(b);
     br_member_stop(b);
     br_admin_feed_free(b); /* after the session: no answer comes any more */
-    br_replication_stop(b);
-    br_cluster_admin_free(b);
+    br_replication_stop(&b->s);
+    br_cluster_admin_free(&b->s);
     /* the flushes and checkpoint writes under way end, the cleaning stops;
      * from here on, the writes are made at once */
-    br_logm_stop(b->logs);
-    br_mailbox_free(b->mailbox);
-    b->mailbox = NULL;
-    if (b->logs != NULL) {
-        flushed = br_logm_flush_all(b->logs);
+    br_logm_stop(b->s.logs);
+    br_mailbox_free(b->s.mailbox);
+    b->s.mailbox = NULL;
+    if (b->s.logs != NULL) {
+        flushed = br_logm_flush_all(b->s.logs);
         if (started) {
-            br_logm_write_checkpoints(b->logs);
+            br_logm_write_checkpoints(b->s.logs);
             /* Kafka's Log.close: each partition's producer state at its
              * log end, so that the next start reads no log to rebuild it */
-            for (size_t i = 0; i < b->ntopics; i++) {
-                for (int32_t k = 0; k < b->topics[i]->npartitions; k++) {
-                    br_partition_snapshot_producers(&b->topics[i]->partitions[k]);
+            for (size_t i = 0; i < b->s.ntopics; i++) {
+                for (int32_t k = 0; k < b->s.topics[i]->npartitions; k++) {
+                    br_partition_snapshot_producers(&b->s.topics[i]->partitions[k]);
                 }
             }
         }
     }
-    for (size_t i = 0; i < b->ntopics; i++) {
-        br_broker_topic_free(b, b->topics[i]);
+    for (size_t i = 0; i < b->s.ntopics; i++) {
+        br_broker_topic_free(&b->s, b->s.topics[i]);
     }
-    kp_free(b->topics);
-    b->topics = NULL;
-    b->ntopics = 0;
-    br_filecache_free(b->files); /* after the logs: every segment has left it */
-    b->files = NULL;
-    br_meta_close(&b->meta);
-    if (b->net != NULL) {
-        br_purgatory_fini(&b->purgatory);
+    kp_free(b->s.topics);
+    b->s.topics = NULL;
+    b->s.ntopics = 0;
+    br_filecache_free(b->s.files); /* after the logs: every segment has left it */
+    b->s.files = NULL;
+    br_meta_close(&b->s.meta);
+    if (b->s.net != NULL) {
+        br_purgatory_fini(&b->s.purgatory);
     }
-    br_net_free(b->net);
-    b->net = NULL;
+    br_net_free(b->s.net);
+    b->s.net = NULL;
     /* every log closed: the dirs are marked clean and unlocked */
-    br_logm_close(b->logs, flushed && started);
-    b->logs = NULL;
+    br_logm_close(b->s.logs, flushed && started);
+    b->s.logs = NULL;
     b->logs_loaded = false;
-    br_mc_free(&b->mc);
+    br_mc_free(&b->s.mc);
 }

@@ -93,7 +93,7 @@ static void make_paths(struct br_cluster_member *m)
 {
     m->paths_done = 0;
     for (size_t i = 0; i < NPATHS; i++) {
-        int rc = br_zk_create(m->b->zk, persistent_paths[i], NULL, 0, BR_ZK_PERSISTENT,
+        int rc = br_zk_create(m->b->s.zk, persistent_paths[i], NULL, 0, BR_ZK_PERSISTENT,
                               br_zk_call_tag(&m->path_call));
         if (rc != 0) {
             request_failed("creating the persistent paths", rc);
@@ -118,7 +118,7 @@ static void path_done(struct br_zk_call *call, const struct br_zk_result *r)
 
 static void get_cluster_id(struct br_cluster_member *m)
 {
-    int rc = br_zk_get(m->b->zk, "/cluster/id", false, br_zk_call_tag(&m->cluster_get_call));
+    int rc = br_zk_get(m->b->s.zk, "/cluster/id", false, br_zk_call_tag(&m->cluster_get_call));
     if (rc != 0) {
         request_failed("reading /cluster/id", rc);
     }
@@ -132,11 +132,11 @@ static void cluster_get_done(struct br_zk_call *call, const struct br_zk_result 
         /* the first broker of the cluster: its id becomes the cluster's */
         char *json = NULL;
         size_t len = 0;
-        if (br_zk_cluster_id_encode(b->cluster_id, &json, &len) != 0) {
+        if (br_zk_cluster_id_encode(b->s.cluster_id, &json, &len) != 0) {
             br_error("cannot encode the cluster id");
             return;
         }
-        int rc = br_zk_create(b->zk, "/cluster/id", json, len, BR_ZK_PERSISTENT,
+        int rc = br_zk_create(b->s.zk, "/cluster/id", json, len, BR_ZK_PERSISTENT,
                               br_zk_call_tag(&m->cluster_create_call));
         kp_free(json);
         if (rc != 0) {
@@ -157,15 +157,15 @@ static void cluster_get_done(struct br_zk_call *call, const struct br_zk_result 
         return;
     }
     size_t idlen = strlen(id);
-    if (idlen >= sizeof b->cluster_id) {
+    if (idlen >= sizeof b->s.cluster_id) {
         br_error("ZooKeeper: /cluster/id holds an id of %zu bytes, more than Samsa keeps (%zu): "
                  "the broker does not register",
-                 idlen, sizeof b->cluster_id - 1);
+                 idlen, sizeof b->s.cluster_id - 1);
         return;
     }
-    if (strcmp(id, b->cluster_id) != 0) {
-        br_info("cluster id %s (from ZooKeeper; meta.properties says %s)", id, b->cluster_id);
-        memcpy(b->cluster_id, id, idlen + 1);
+    if (strcmp(id, b->s.cluster_id) != 0) {
+        br_info("cluster id %s (from ZooKeeper; meta.properties says %s)", id, b->s.cluster_id);
+        memcpy(b->s.cluster_id, id, idlen + 1);
     }
     register_broker(m);
 }
@@ -174,7 +174,7 @@ static void cluster_create_done(struct br_zk_call *call, const struct br_zk_resu
 {
     struct br_cluster_member *m = MEMBER_OF(call, cluster_create_call);
     if (r->rc == BR_ZK_OK) {
-        br_info("cluster id %s written to ZooKeeper", m->b->cluster_id);
+        br_info("cluster id %s written to ZooKeeper", m->b->s.cluster_id);
         register_broker(m);
     } else if (r->rc == BR_ZK_NODEEXISTS) {
         get_cluster_id(m); /* another broker was first */
@@ -191,8 +191,8 @@ static void register_broker(struct br_cluster_member *m)
     struct br_zk_endpoint ep;
     memset(&ep, 0, sizeof ep);
     (void)snprintf(ep.listener, sizeof ep.listener, "PLAINTEXT");
-    (void)snprintf(ep.host, sizeof ep.host, "%s", b->advertised_host);
-    ep.port = b->advertised_port;
+    (void)snprintf(ep.host, sizeof ep.host, "%s", b->s.advertised_host);
+    ep.port = b->s.advertised_port;
     ep.security_protocol = BR_ZK_PLAINTEXT;
     struct br_zk_broker reg;
     memset(&reg, 0, sizeof reg);
@@ -212,9 +212,9 @@ static void register_broker(struct br_cluster_member *m)
         return;
     }
     char path[64];
-    (void)snprintf(path, sizeof path, "/brokers/ids/%" PRId32, b->node_id);
+    (void)snprintf(path, sizeof path, "/brokers/ids/%" PRId32, b->s.node_id);
     int rc =
-        br_zk_create(b->zk, path, json, len, BR_ZK_EPHEMERAL, br_zk_call_tag(&m->register_call));
+        br_zk_create(b->s.zk, path, json, len, BR_ZK_EPHEMERAL, br_zk_call_tag(&m->register_call));
     kp_free(json);
     if (rc != 0) {
         request_failed("registering", rc);
@@ -245,10 +245,10 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_partition_state_decode(r->data, r->data_len, r->path, &st, err, sizeof err) == 0) {
-        struct br_topic *t = br_broker_find_topic(b, kp_str_c(sr->topic));
+        struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(sr->topic));
         struct br_partition *p =
             t != NULL && sr->partition < t->npartitions ? &t->partitions[sr->partition] : NULL;
-        if (p != NULL && p->role == BR_ROLE_LEADER && st.leader == b->node_id &&
+        if (p != NULL && p->role == BR_ROLE_LEADER && st.leader == b->s.node_id &&
             st.leader_epoch == p->leader_epoch && br_partition_unfence(p)) {
             br_info("%s-%" PRId32 ": ZooKeeper still names this broker its leader in epoch %" PRId32
                     ": leading again",
@@ -262,8 +262,8 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
 static void read_fenced_states(struct br_cluster_member *m)
 {
     struct br_broker *b = m->b;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        struct br_topic *t = b->topics[i];
+    for (size_t i = 0; i < b->s.ntopics; i++) {
+        struct br_topic *t = b->s.topics[i];
         for (int32_t k = 0; k < t->npartitions; k++) {
             if (!t->partitions[k].fenced) {
                 continue;
@@ -279,7 +279,7 @@ static void read_fenced_states(struct br_cluster_member *m)
             char path[BR_TOPIC_NAME_MAX + 64];
             (void)snprintf(path, sizeof path, "/brokers/topics/%s/partitions/%" PRId32 "/state",
                            t->name, k);
-            if (br_zk_get(b->zk, path, false, br_zk_call_tag(&sr->call)) != 0) {
+            if (br_zk_get(b->s.zk, path, false, br_zk_call_tag(&sr->call)) != 0) {
                 kp_free(sr);
                 return;
             }
@@ -292,8 +292,8 @@ static void read_fenced_states(struct br_cluster_member *m)
 static void registered(struct br_cluster_member *m)
 {
     m->registered = true;
-    br_info("registered in ZooKeeper as broker %" PRId32 " of cluster %s (%s:%d)", m->b->node_id,
-            m->b->cluster_id, m->b->advertised_host, m->b->advertised_port);
+    br_info("registered in ZooKeeper as broker %" PRId32 " of cluster %s (%s:%d)", m->b->s.node_id,
+            m->b->s.cluster_id, m->b->s.advertised_host, m->b->s.advertised_port);
     read_fenced_states(m);
 }
 
@@ -306,7 +306,7 @@ static void register_done(struct br_zk_call *call, const struct br_zk_result *r)
     }
     if (r->rc == BR_ZK_NODEEXISTS) {
         /* ours (a create that was answered late), or a previous run's */
-        int rc = br_zk_get(m->b->zk, r->path, false, br_zk_call_tag(&m->check_call));
+        int rc = br_zk_get(m->b->s.zk, r->path, false, br_zk_call_tag(&m->check_call));
         if (rc != 0) {
             request_failed("reading this broker's registration", rc);
         }
@@ -320,7 +320,7 @@ static void check_done(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_cluster_member *m = MEMBER_OF(call, check_call);
     int64_t session = 0;
     uint8_t passwd[16];
-    if (r->rc == BR_ZK_OK && r->has_stat && br_zk_session(m->b->zk, &session, passwd) == 0 &&
+    if (r->rc == BR_ZK_OK && r->has_stat && br_zk_session(m->b->s.zk, &session, passwd) == 0 &&
         r->stat.ephemeral_owner == session) {
         registered(m);
         return;
@@ -329,8 +329,8 @@ static void check_done(struct br_zk_call *call, const struct br_zk_result *r)
         br_warn("broker id %" PRId32 " is registered by another ZooKeeper session (this "
                 "broker's previous run, until ZooKeeper ends it, or another broker with the "
                 "same broker.id): trying again in %d ms",
-                m->b->node_id, REGISTER_RETRY_MS);
-        br_timer_arm(m->b->net, &m->retry, br_now_mono_ms() + REGISTER_RETRY_MS);
+                m->b->s.node_id, REGISTER_RETRY_MS);
+        br_timer_arm(m->b->s.net, &m->retry, br_now_mono_ms() + REGISTER_RETRY_MS);
         return;
     }
     br_warn("ZooKeeper: reading this broker's registration: %s", br_zk_rc_name(r->rc));
@@ -340,7 +340,7 @@ static void retry_fire(void *ctx, struct br_timer *t)
 {
     (void)ctx; /* the broker: the timer's owner is the member */
     struct br_cluster_member *m = t->owner;
-    if (!m->registered && br_zk_state(m->b->zk) == BR_ZK_STATE_CONNECTED) {
+    if (!m->registered && br_zk_state(m->b->s.zk) == BR_ZK_STATE_CONNECTED) {
         register_broker(m);
     }
 }
@@ -352,7 +352,7 @@ static const struct br_timer_ops retry_timer = {"zookeeper registration", retry_
 static void fence(struct br_cluster_member *m, bool expired, const char *why)
 {
     int64_t now = br_now_mono_ms();
-    size_t n = br_replication_fence(m->b, expired, now);
+    size_t n = br_replication_fence(&m->b->s, expired, now);
     if (n > 0) {
         m->fenced = true;
         br_warn("%s: %zu partition(s) led here fenced (NOT_LEADER_OR_FOLLOWER, no leader in "
@@ -360,10 +360,10 @@ static void fence(struct br_cluster_member *m, bool expired, const char *why)
                 why, n);
     }
     if (expired) {
-        br_timer_cancel(m->b->net, &m->fence);
+        br_timer_cancel(m->b->s.net, &m->fence);
     } else {
         /* while ZooKeeper stays unreachable: followers may fall silent later */
-        br_timer_arm(m->b->net, &m->fence, now + FENCE_CHECK_MS);
+        br_timer_arm(m->b->s.net, &m->fence, now + FENCE_CHECK_MS);
     }
 }
 
@@ -384,35 +384,35 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
     switch (ev) {
     case BR_ZK_EVENT_CONNECTED:
         br_info("ZooKeeper session connected");
-        br_timer_cancel(m->b->net, &m->fence);
+        br_timer_cancel(m->b->s.net, &m->fence);
         if (m->fenced && !m->expired) {
             /* the same session: nothing was given away */
-            size_t n = br_replication_unfence(m->b);
+            size_t n = br_replication_unfence(&m->b->s);
             br_info("ZooKeeper session alive again: %zu fenced partition(s) led here again", n);
         }
         m->fenced = false;
         m->expired = false;
-        br_replication_zk_connected(m->b);
+        br_replication_zk_connected(&m->b->s);
         if (!m->registered) {
             make_paths(m);
         }
         /* after the paths (answers come in order): the config changes
          * made while this session was away */
-        br_cluster_config_changes(m->b);
+        br_cluster_config_changes(&m->b->s);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
                 "zookeeper.session.timeout.ms)");
         if (!br_timer_armed(&m->fence)) {
-            br_timer_arm(m->b->net, &m->fence,
-                         br_now_mono_ms() + m->b->cfg.zookeeper_session_timeout_ms);
+            br_timer_arm(m->b->s.net, &m->fence,
+                         br_now_mono_ms() + m->b->s.cfg.zookeeper_session_timeout_ms);
         }
         break;
     case BR_ZK_EVENT_EXPIRED:
         br_warn("ZooKeeper session expired: this broker's registration is gone; opening a new "
                 "session to register again");
         m->registered = false;
-        br_timer_cancel(m->b->net, &m->retry);
+        br_timer_cancel(m->b->s.net, &m->retry);
         fence(m, true, "ZooKeeper session expired");
         m->expired = true;
         if (br_zk_reopen(zk) != 0) {
@@ -427,8 +427,8 @@ static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const c
     struct br_cluster_member *m = ctx;
     (void)zk;
     /* the admin requests' watches: deletions done, config changes */
-    br_cluster_topics_watch(m->b, kind, path);
-    br_cluster_configs_watch(m->b, kind, path);
+    br_cluster_topics_watch(&m->b->s, kind, path);
+    br_cluster_configs_watch(&m->b->s, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)
@@ -461,30 +461,30 @@ int br_member_start(struct br_broker *b)
      * controller's) would share: its logging is off, before either
      * session's threads start; the sessions' events are logged here */
     br_zk_library_logging_off();
-    struct br_zk_config zc = {b->cfg.zookeeper_connect, b->cfg.zookeeper_session_timeout_ms};
+    struct br_zk_config zc = {b->s.cfg.zookeeper_connect, b->s.cfg.zookeeper_session_timeout_ms};
     char err[256];
-    if (br_zk_open(&zc, b->mailbox, &member_zk_ops, m, &b->zk, err, sizeof err) != 0) {
+    if (br_zk_open(&zc, b->s.mailbox, &member_zk_ops, m, &b->s.zk, err, sizeof err) != 0) {
         br_error("zookeeper.connect: %s", err);
         return -1;
     }
     struct br_controller_config cc;
     memset(&cc, 0, sizeof cc);
-    cc.broker_id = b->node_id;
+    cc.broker_id = b->s.node_id;
     /* the controller's own session takes the chroot as ZooKeeper's client
      * does; the broker's session made it first */
-    (void)snprintf(cc.zk_connect, sizeof cc.zk_connect, "%s", b->cfg.zookeeper_connect);
-    cc.session_timeout_ms = b->cfg.zookeeper_session_timeout_ms;
-    cc.socket_timeout_ms = m->b->cfg.controller_socket_timeout_ms;
-    cc.unclean_leader_election = b->cfg.unclean_leader_election_enable;
-    cc.delete_topic_enable = b->cfg.delete_topic_enable;
-    cc.auto_leader_rebalance = b->cfg.auto_leader_rebalance_enable;
-    cc.leader_imbalance_percentage = b->cfg.leader_imbalance_per_broker_percentage;
-    cc.leader_imbalance_check_ms = b->cfg.leader_imbalance_check_interval_seconds * 1000;
-    if (br_controller_start(&cc, &b->controller) != 0) {
+    (void)snprintf(cc.zk_connect, sizeof cc.zk_connect, "%s", b->s.cfg.zookeeper_connect);
+    cc.session_timeout_ms = b->s.cfg.zookeeper_session_timeout_ms;
+    cc.socket_timeout_ms = m->b->s.cfg.controller_socket_timeout_ms;
+    cc.unclean_leader_election = b->s.cfg.unclean_leader_election_enable;
+    cc.delete_topic_enable = b->s.cfg.delete_topic_enable;
+    cc.auto_leader_rebalance = b->s.cfg.auto_leader_rebalance_enable;
+    cc.leader_imbalance_percentage = b->s.cfg.leader_imbalance_per_broker_percentage;
+    cc.leader_imbalance_check_ms = b->s.cfg.leader_imbalance_check_interval_seconds * 1000;
+    if (br_controller_start(&cc, &b->s.controller) != 0) {
         br_error("cannot start the controller");
         return -1;
     }
-    br_info("joining the cluster through ZooKeeper at %s", b->cfg.zookeeper_connect);
+    br_info("joining the cluster through ZooKeeper at %s", b->s.cfg.zookeeper_connect);
     return 0;
 }
 
@@ -495,14 +495,14 @@ bool br_member_registered(const struct br_broker *b)
 
 void br_member_stop(struct br_broker *b)
 {
-    br_controller_stop(b->controller);
-    b->controller = NULL;
-    if (b->member != NULL && b->net != NULL) {
-        br_timer_cancel(b->net, &b->member->retry);
-        br_timer_cancel(b->net, &b->member->fence);
+    br_controller_stop(b->s.controller);
+    b->s.controller = NULL;
+    if (b->member != NULL && b->s.net != NULL) {
+        br_timer_cancel(b->s.net, &b->member->retry);
+        br_timer_cancel(b->s.net, &b->member->fence);
     }
-    br_zk_close(b->zk);
-    b->zk = NULL;
+    br_zk_close(b->s.zk);
+    b->s.zk = NULL;
     while (b->member != NULL && b->member->reads != NULL) {
         state_read_free(b->member->reads);
     }

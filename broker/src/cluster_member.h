@@ -20,7 +20,7 @@
 
 #include <samsa-protocol/err.h>
 
-#include "server/state.h"
+#include "broker.h"
 
 /* Opens the session (its outcome comes through the mailbox: b->mailbox
  * must be watched) and starts the controller. 0 or -1 (logged). */

@@ -41,7 +41,7 @@ static void finish(struct br_shutdown *s, bool handed_over)
         br_conn_close(s->conn);
         s->conn = NULL;
     }
-    br_timer_cancel(s->b->net, &s->timer);
+    br_timer_cancel(s->b->s.net, &s->timer);
     s->waiting = false;
     if (handed_over) {
         br_info("controlled shutdown: every partition this broker led is led elsewhere "
@@ -52,7 +52,7 @@ static void finish(struct br_shutdown *s, bool handed_over)
                 "every leadership over (clients wait for the controller to move them)",
                 s->attempts);
     }
-    br_net_stop(s->b->net);
+    br_net_stop(s->b->s.net);
 }
 
 /* An attempt failed (why): another after the backoff, or the end. */
@@ -63,7 +63,7 @@ static void failed(struct br_shutdown *s, const char *why)
         s->conn = NULL;
     }
     s->waiting = false;
-    const struct br_config *cfg = &s->b->cfg;
+    const struct br_config *cfg = &s->b->s.cfg;
     if (s->attempts >= cfg->controlled_shutdown_max_retries) {
         br_warn("controlled shutdown: attempt %" PRId32 " failed: %s", s->attempts, why);
         finish(s, false);
@@ -71,17 +71,17 @@ static void failed(struct br_shutdown *s, const char *why)
     }
     br_warn("controlled shutdown: attempt %" PRId32 " failed: %s; trying again in %" PRId64 " ms",
             s->attempts, why, cfg->controlled_shutdown_retry_backoff_ms);
-    br_timer_arm(s->b->net, &s->timer, br_now_mono_ms() + cfg->controlled_shutdown_retry_backoff_ms);
+    br_timer_arm(s->b->s.net, &s->timer, br_now_mono_ms() + cfg->controlled_shutdown_retry_backoff_ms);
 }
 
 static void send_request(struct br_shutdown *s)
 {
     struct br_broker *b = s->b;
     char client_id[48];
-    (void)snprintf(client_id, sizeof client_id, "samsa-broker-%" PRId32, b->node_id);
+    (void)snprintf(client_id, sizeof client_id, "samsa-broker-%" PRId32, b->s.node_id);
     struct kp_request_header h = {KP_API_CONTROLLED_SHUTDOWN, 1, ++s->correlation,
                                   kp_str_c(client_id)};
-    struct kp_ControlledShutdownRequest q = {.BrokerId = b->node_id};
+    struct kp_ControlledShutdownRequest q = {.BrokerId = b->s.node_id};
     struct kp_writer w;
     kp_wr_init(&w, 4096);
     if (kp_request_encode(&w, &h, &q) != 0) {
@@ -172,9 +172,9 @@ static void attempt(struct br_shutdown *s)
     struct br_broker *b = s->b;
     s->attempts++;
     s->waiting = true;
-    br_timer_arm(b->net, &s->timer, br_now_mono_ms() + b->cfg.controller_socket_timeout_ms);
+    br_timer_arm(b->s.net, &s->timer, br_now_mono_ms() + b->s.cfg.controller_socket_timeout_ms);
     const struct br_mc_broker *ctl =
-        b->mc.controller_id >= 0 ? br_mc_broker(&b->mc, b->mc.controller_id) : NULL;
+        b->s.mc.controller_id >= 0 ? br_mc_broker(&b->s.mc, b->s.mc.controller_id) : NULL;
     if (ctl == NULL) {
         failed(s, "no controller is known");
         return;
@@ -182,7 +182,7 @@ static void attempt(struct br_shutdown *s)
     br_info("controlled shutdown: asking controller %" PRId32 " (%s:%" PRId32
             ") to move this broker's leaderships (attempt %" PRId32 ")",
             ctl->id, ctl->host, ctl->port, s->attempts);
-    if (br_conn_connect(b->net, ctl->host, ctl->port, MAX_ANSWER_BYTES, &shutdown_conn_ops, s,
+    if (br_conn_connect(b->s.net, ctl->host, ctl->port, MAX_ANSWER_BYTES, &shutdown_conn_ops, s,
                         &s->conn) != 0) {
         s->conn = NULL;
         failed(s, "cannot connect to the controller");
@@ -193,8 +193,8 @@ static void attempt(struct br_shutdown *s)
 
 bool br_controlled_shutdown_begin(struct br_broker *b)
 {
-    if (!b->cfg.controlled_shutdown_enable ||
-        b->cfg.controlled_shutdown_max_retries <= 0 || !br_member_registered(b) ||
+    if (!b->s.cfg.controlled_shutdown_enable ||
+        b->s.cfg.controlled_shutdown_max_retries <= 0 || !br_member_registered(b) ||
         b->shutdown != NULL) {
         return true;
     }
@@ -208,7 +208,7 @@ bool br_controlled_shutdown_begin(struct br_broker *b)
     b->shutdown = s;
     /* a replica going away fetches no more, so that no leader takes it
      * back into an ISR the controller takes it out of (replication.h) */
-    size_t n = br_replication_stop_fetching(b);
+    size_t n = br_replication_stop_fetching(&b->s);
     if (n > 0) {
         br_info("controlled shutdown: stopped fetching %zu partition(s) as a follower", n);
     }
@@ -225,8 +225,8 @@ void br_controlled_shutdown_free(struct br_broker *b)
     if (s->conn != NULL) {
         br_conn_close(s->conn);
     }
-    if (b->net != NULL) {
-        br_timer_cancel(b->net, &s->timer);
+    if (b->s.net != NULL) {
+        br_timer_cancel(b->s.net, &s->timer);
     }
     kp_free(s);
     b->shutdown = NULL;

@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "server/state.h"
+#include "broker.h"
 
 /* The stop signal came: true when the broker stops now (standalone, the
  * feature off, not registered, out of memory); false when the handover

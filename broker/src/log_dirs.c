@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define META_PROPERTIES "meta.properties"
-#define CLUSTER_ID_MAX 63 /* what b->cluster_id holds */
+#define CLUSTER_ID_MAX 63 /* what b->s.cluster_id holds */
 
 /* ---------------------------------------------------------------- meta.properties */
 
@@ -242,10 +242,10 @@ int br_log_dirs_load_identity(struct br_broker *b, bool *existed)
     int32_t stored = -1;
     const char *stored_path = NULL;
     const char *cluster_path = NULL;
-    b->cluster_id[0] = '\0';
-    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+    b->s.cluster_id[0] = '\0';
+    for (size_t d = 0; d < b->s.cfg.n_log_dirs; d++) {
         char path[4200];
-        (void)snprintf(path, sizeof path, "%s/" META_PROPERTIES, b->cfg.log_dirs[d]);
+        (void)snprintf(path, sizeof path, "%s/" META_PROPERTIES, b->s.cfg.log_dirs[d]);
         char why[300];
         if (read_identity(path, &ids[d], why, sizeof why) != 0) {
             br_error("%s is damaged (%s). It holds this log dir's identity (broker.id, "
@@ -268,32 +268,32 @@ int br_log_dirs_load_identity(struct br_broker *b, bool *existed)
             return -1;
         }
         stored = ids[d].broker_id;
-        stored_path = b->cfg.log_dirs[d];
+        stored_path = b->s.cfg.log_dirs[d];
         if (ids[d].cluster_id[0] != '\0') {
-            if (b->cluster_id[0] != '\0' && strcmp(b->cluster_id, ids[d].cluster_id) != 0) {
+            if (b->s.cluster_id[0] != '\0' && strcmp(b->s.cluster_id, ids[d].cluster_id) != 0) {
                 br_error("cluster.id %s in %s/" META_PROPERTIES
                          " does not match cluster.id %s in %s: the log dirs belong to different "
                          "clusters; give this broker the log dirs of one cluster",
-                         ids[d].cluster_id, b->cfg.log_dirs[d], b->cluster_id, cluster_path);
+                         ids[d].cluster_id, b->s.cfg.log_dirs[d], b->s.cluster_id, cluster_path);
                 return -1;
             }
-            (void)snprintf(b->cluster_id, sizeof b->cluster_id, "%s", ids[d].cluster_id);
-            cluster_path = b->cfg.log_dirs[d];
+            (void)snprintf(b->s.cluster_id, sizeof b->s.cluster_id, "%s", ids[d].cluster_id);
+            cluster_path = b->s.cfg.log_dirs[d];
         }
     }
-    if (b->cfg.broker_id >= 0 && stored >= 0 && stored != b->cfg.broker_id) {
+    if (b->s.cfg.broker_id >= 0 && stored >= 0 && stored != b->s.cfg.broker_id) {
         /* Kafka's InconsistentBrokerIdException, word for word */
         br_error("Configured broker.id %" PRId32 " doesn't match stored broker.id %" PRId32
                  " in meta.properties (%s). If you moved your data, make sure your configured "
                  "broker.id matches. If you intend to create a new broker, you should remove all "
                  "data in your data directories (log.dirs)",
-                 b->cfg.broker_id, stored, stored_path);
+                 b->s.cfg.broker_id, stored, stored_path);
         return -1;
     }
-    b->node_id = b->cfg.broker_id >= 0 ? b->cfg.broker_id : (stored >= 0 ? stored : 0);
+    b->s.node_id = b->s.cfg.broker_id >= 0 ? b->s.cfg.broker_id : (stored >= 0 ? stored : 0);
     bool added = false;
-    if (b->cluster_id[0] == '\0') {
-        if (new_cluster_id(b->cluster_id, sizeof b->cluster_id) != 0) {
+    if (b->s.cluster_id[0] == '\0') {
+        if (new_cluster_id(b->s.cluster_id, sizeof b->s.cluster_id) != 0) {
             return -1;
         }
         added = *existed;
@@ -301,18 +301,18 @@ int br_log_dirs_load_identity(struct br_broker *b, bool *existed)
     char text[256];
     int n = snprintf(text, sizeof text,
                      "#samsa-broker identity\nversion=0\nbroker.id=%" PRId32 "\ncluster.id=%s\n",
-                     b->node_id, b->cluster_id);
-    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
+                     b->s.node_id, b->s.cluster_id);
+    for (size_t d = 0; d < b->s.cfg.n_log_dirs; d++) {
         if (ids[d].present && ids[d].cluster_id[0] != '\0') {
             continue;
         }
         char path[4200];
-        (void)snprintf(path, sizeof path, "%s/" META_PROPERTIES, b->cfg.log_dirs[d]);
+        (void)snprintf(path, sizeof path, "%s/" META_PROPERTIES, b->s.cfg.log_dirs[d]);
         if (ids[d].present) {
             br_warn("%s has no cluster.id (Kafka 2.0 wrote none): cluster.id %s added", path,
-                    b->cluster_id);
+                    b->s.cluster_id);
         } else if (added) {
-            br_warn("%s was missing: written with the new cluster.id %s", path, b->cluster_id);
+            br_warn("%s was missing: written with the new cluster.id %s", path, b->s.cluster_id);
         }
         if (br_file_write_atomic(path, text, (size_t)n) != 0) {
             return -1; /* logged there */
@@ -442,13 +442,13 @@ int br_log_dirs_scan(struct br_broker *b, const struct br_topic_meta *topics, si
     qsort(known, ntopics, sizeof *known, cmp_known);
     sc.known = known;
     sc.nknown = ntopics;
-    for (size_t d = 0; d < b->cfg.n_log_dirs; d++) {
-        if (scan_dir(&sc, b->cfg.log_dirs[d]) != 0) {
+    for (size_t d = 0; d < b->s.cfg.n_log_dirs; d++) {
+        if (scan_dir(&sc, b->s.cfg.log_dirs[d]) != 0) {
             goto out;
         }
     }
     char meta[4200];
-    (void)snprintf(meta, sizeof meta, "%s/" BR_META_FILE_NAME, b->cfg.log_dirs[0]);
+    (void)snprintf(meta, sizeof meta, "%s/" BR_META_FILE_NAME, b->s.cfg.log_dirs[0]);
     if (sc.orphans > 0) {
         char list[1024];
         size_t used = 0;

@@ -37,8 +37,8 @@
 /* The largest meta.properties read. */
 #define BR_META_PROPERTIES_MAX_BYTES ((size_t)64 * 1024)
 
-/* Reads and checks meta.properties in every log dir; sets b->node_id and
- * b->cluster_id; writes the file where it is missing. *existed: whether any
+/* Reads and checks meta.properties in every log dir; sets b->s.node_id and
+ * b->s.cluster_id; writes the file where it is missing. *existed: whether any
  * log dir had one (the log dirs were used before). Returns 0 or -1 (logged:
  * start-up stops). */
 KP_MUST_CHECK int br_log_dirs_load_identity(struct br_broker *b, bool *existed);

@@ -92,23 +92,23 @@ int main(int argc, char **argv)
     (void)signal(SIGPIPE, SIG_IGN);
     static struct br_broker broker;
     char err[512];
-    if (br_config_load(config_path, overrides, noverrides, &broker.cfg, err, sizeof err) != 0 ||
-        br_config_check_available(&broker.cfg, err, sizeof err) != 0) {
+    if (br_config_load(config_path, overrides, noverrides, &broker.s.cfg, err, sizeof err) != 0 ||
+        br_config_check_available(&broker.s.cfg, err, sizeof err) != 0) {
         fprintf(stderr, "samsa-broker: %s\n", err);
-        br_config_free(&broker.cfg);
+        br_config_free(&broker.s.cfg);
         return 2;
     }
-    br_logging_set_level((enum br_level)broker.cfg.log_level);
+    br_logging_set_level((enum br_level)broker.s.cfg.log_level);
     br_info("samsa-broker %s starting with %s", SAMSA_VERSION, config_path);
     if (br_broker_start(&broker) != 0) {
         br_error("start-up failed");
         br_broker_stop(&broker);
-        br_config_free(&broker.cfg);
+        br_config_free(&broker.s.cfg);
         return 1;
     }
     int rc = br_broker_run(&broker);
     br_broker_stop(&broker);
-    br_config_free(&broker.cfg);
+    br_config_free(&broker.s.cfg);
     br_info("samsa-broker stopped");
     return rc == 0 ? 0 : 1;
 }

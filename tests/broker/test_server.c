@@ -44,8 +44,8 @@ static struct {
 static void start(void)
 {
     memset(&h.b, 0, sizeof h.b);
-    h.b.cfg = h.cfg;
-    h.b.in_process = true;
+    h.b.s.cfg = h.cfg;
+    h.b.s.in_process = true;
     CU_ASSERT_FATAL(br_broker_start(&h.b) == 0);
     /* br_net_create blocks these for its signalfd: give them back */
     sigset_t mask;
@@ -53,7 +53,7 @@ static void start(void)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     (void)sigprocmask(SIG_UNBLOCK, &mask, NULL);
-    h.conn = br_conn_local_new(h.b.net, "test");
+    h.conn = br_conn_local_new(h.b.s.net, "test");
     CU_ASSERT_FATAL(h.conn != NULL);
     kp_arena_init(&h.arena, ARENA_MAX);
 }
@@ -180,7 +180,7 @@ static void test_standalone_is_a_cluster_of_one(void)
     CU_ASSERT_EQUAL_FATAL(m->Brokers.count, 1);
     CU_ASSERT_EQUAL(m->Brokers.items[0].NodeId, NODE);
     CU_ASSERT_EQUAL(m->Topics.count, 0);
-    CU_ASSERT_PTR_EQUAL(h.b.admin_ops, &br_admin_standalone);
+    CU_ASSERT_PTR_EQUAL(h.b.s.admin_ops, &br_admin_standalone);
     static const int16_t inter_broker[] = {KP_API_LEADER_AND_ISR, KP_API_STOP_REPLICA,
                                            KP_API_UPDATE_METADATA, KP_API_CONTROLLED_SHUTDOWN};
     struct kp_ApiVersionsRequest av;

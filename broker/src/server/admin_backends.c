@@ -6,14 +6,14 @@
 
 /* ---------------------------------------------------------------- standalone */
 
-static int standalone_create_begin(struct br_broker *b, struct br_cluster_create **waiter)
+static int standalone_create_begin(struct br_server *b, struct br_cluster_create **waiter)
 {
     (void)b;
     *waiter = NULL;
     return 0;
 }
 
-static int standalone_create(struct br_broker *b, struct br_topic_meta *m,
+static int standalone_create(struct br_server *b, struct br_topic_meta *m,
                              const struct br_topic_config *tc, const int32_t *manual, char *err,
                              size_t errlen)
 {
@@ -43,13 +43,13 @@ const struct br_admin_manager_ops br_admin_standalone = {
 
 /* ---------------------------------------------------------------- ZooKeeper */
 
-static int zk_create_begin(struct br_broker *b, struct br_cluster_create **waiter)
+static int zk_create_begin(struct br_server *b, struct br_cluster_create **waiter)
 {
     *waiter = br_cluster_create_begin(b);
     return *waiter != NULL ? 0 : KP_E_NOMEM;
 }
 
-static int zk_create(struct br_broker *b, struct br_topic_meta *m, const struct br_topic_config *tc,
+static int zk_create(struct br_server *b, struct br_topic_meta *m, const struct br_topic_config *tc,
                      const int32_t *manual, char *err, size_t errlen)
 {
     (void)tc; /* the configs go to /config/topics/<t> as m carries them */

@@ -13,7 +13,7 @@
 /* Kafka's AdminZkClient.validateCreateOrUpdateTopic (2.0): a name holding
  * '.' or '_' must not collide with an existing topic's ('.' and '_' clash in
  * metric names), even for validate_only; the message is Kafka's. */
-static int check_collisions(const struct br_broker *b, const char *name, char *err, size_t errlen)
+static int check_collisions(const struct br_server *b, const char *name, char *err, size_t errlen)
 {
     if (strpbrk(name, "._") == NULL) {
         return 0;
@@ -39,17 +39,17 @@ static int check_collisions(const struct br_broker *b, const char *name, char *e
     return n > 0 ? KP_ERR_INVALID_TOPIC_EXCEPTION : 0;
 }
 
-bool br_broker_known(const struct br_broker *b, int32_t id)
+bool br_broker_known(const struct br_server *b, int32_t id)
 {
     return br_mc_broker(&b->mc, id) != NULL;
 }
 
-size_t br_broker_live_count(const struct br_broker *b)
+size_t br_broker_live_count(const struct br_server *b)
 {
     return b->mc.nbrokers;
 }
 
-int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const int32_t *replicas,
                            const struct br_kv *configs, size_t nconfigs, bool validate_only,
                            char *err, size_t errlen)

@@ -36,8 +36,8 @@ struct br_admin_manager_ops {
      * request's replica assignment or NULL; answer answers or parks resp
      * (its arrays in r's arena) until what was started is done or timeout_ms
      * passed, freeing the waiter. */
-    int (*create_begin)(struct br_broker *b, struct br_cluster_create **waiter);
-    int (*create)(struct br_broker *b, struct br_topic_meta *m, const struct br_topic_config *tc,
+    int (*create_begin)(struct br_server *b, struct br_cluster_create **waiter);
+    int (*create)(struct br_server *b, struct br_topic_meta *m, const struct br_topic_config *tc,
                   const int32_t *manual, char *err, size_t errlen);
     int (*create_answer)(struct br_req *r, struct br_cluster_create *waiter,
                          struct kp_CreateTopicsResponse *resp, int32_t timeout_ms,
@@ -55,7 +55,7 @@ extern const struct br_admin_manager_ops br_admin_zookeeper;
 
 /* ------------------------------------------- the standalone manager's parts */
 
-KP_MUST_CHECK int br_standalone_create_topic(struct br_broker *b, struct br_topic_meta *m,
+KP_MUST_CHECK int br_standalone_create_topic(struct br_server *b, struct br_topic_meta *m,
                                              const struct br_topic_config *tc, char *err,
                                              size_t errlen);
 KP_MUST_CHECK int br_standalone_delete_topics(struct br_req *r);

@@ -69,7 +69,7 @@ static void fill_missing(struct br_req *r, struct kp_str name,
                          struct kp_MetadataResponse_MetadataResponseTopic *out)
 {
     const struct kp_MetadataRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     out->Name = name;
     out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     if (b->mc.controller_id < 0) {
@@ -117,7 +117,7 @@ static void fill_missing(struct br_req *r, struct kp_str name,
 int br_h_metadata(struct br_req *r)
 {
     const struct kp_MetadataRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     const struct br_metadata_cache *mc = &b->mc;
     struct kp_MetadataResponse resp;
     kp_MetadataResponse_init(&resp);

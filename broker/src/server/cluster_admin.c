@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void create_park_cancel(struct br_broker *b, void *parked);
+static void create_park_cancel(struct br_server *b, void *parked);
 /* A CreateTopics waiting for ZooKeeper parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops create_park_ops = {"a CreateTopics waiting for ZooKeeper", create_park_cancel};
 
@@ -28,7 +28,7 @@ static const struct br_park_ops create_park_ops = {"a CreateTopics waiting for Z
 struct br_topic_zk_op {
     struct br_zk_call call; /* first */
     struct br_topic_zk_op *next;
-    struct br_broker *b;
+    struct br_server *b;
     struct br_cluster_create *waiter; /* CREATE from a CreateTopics: told the outcome */
     int32_t waiter_index;
     int32_t partitions; /* CREATE: how many */
@@ -47,7 +47,7 @@ struct br_topic_zk_op {
  * a request sent while the session reconnects waits in the client. */
 #define MAX_RESENDS 10
 
-static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
+static struct br_topic_zk_op *op_new(struct br_server *b, const char *topic,
                                      void (*done)(struct br_zk_call *, const struct br_zk_result *))
 {
     struct br_topic_zk_op *op = kp_calloc(1, sizeof *op);
@@ -57,8 +57,8 @@ static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
     op->call.done = done;
     op->b = b;
     (void)snprintf(op->topic, sizeof op->topic, "%s", topic);
-    op->next = b->zk_ops;
-    b->zk_ops = op;
+    op->next = b->ca.zk_ops;
+    b->ca.zk_ops = op;
     return op;
 }
 
@@ -66,7 +66,7 @@ static struct br_topic_zk_op *op_new(struct br_broker *b, const char *topic,
 struct br_cluster_create {
     struct br_park park; /* first: its ops (request.h) */
     struct br_cluster_create *next;
-    struct br_broker *b;
+    struct br_server *b;
     struct br_conn *conn;
     struct br_slot *slot;
     int16_t version;
@@ -90,14 +90,14 @@ struct br_cluster_create {
 static void create_free(struct br_cluster_create *w)
 {
     br_timer_cancel(w->b->net, &w->timer);
-    for (struct br_cluster_create **pp = &w->b->creates; *pp != NULL; pp = &(*pp)->next) {
+    for (struct br_cluster_create **pp = &w->b->ca.creates; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             break;
         }
     }
     /* writes still away no longer report to it */
-    for (struct br_topic_zk_op *op = w->b->zk_ops; op != NULL; op = op->next) {
+    for (struct br_topic_zk_op *op = w->b->ca.zk_ops; op != NULL; op = op->next) {
         if (op->waiter == w) {
             op->waiter = NULL;
         }
@@ -191,9 +191,9 @@ static void create_writes_done(struct br_cluster_create *w)
     br_timer_arm(w->b->net, &w->timer, br_now_mono_ms() + w->timeout_ms);
 }
 
-void br_cluster_creates_check(struct br_broker *b)
+void br_cluster_creates_check(struct br_server *b)
 {
-    for (struct br_cluster_create *w = b->creates; w != NULL;) {
+    for (struct br_cluster_create *w = b->ca.creates; w != NULL;) {
         struct br_cluster_create *next = w->next;
         if (w->leaders_wait && all_led(w)) {
             create_answer(w);
@@ -218,7 +218,7 @@ static void create_report(struct br_cluster_create *w, int32_t index, int16_t co
     }
 }
 
-struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
+struct br_cluster_create *br_cluster_create_begin(struct br_server *b)
 {
     struct br_cluster_create *w = kp_calloc(1, sizeof *w);
     if (w == NULL) {
@@ -228,8 +228,8 @@ struct br_cluster_create *br_cluster_create_begin(struct br_broker *b)
     w->b = b;
     br_timer_init(&w->timer, &leaders_timer, w);
     kp_arena_init(&w->arena, (size_t)b->cfg.response_max_bytes);
-    w->next = b->creates;
-    b->creates = w;
+    w->next = b->ca.creates;
+    b->ca.creates = w;
     return w;
 }
 
@@ -279,20 +279,20 @@ int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
     return 0;
 }
 
-static void create_park_cancel(struct br_broker *b, void *parked)
+static void create_park_cancel(struct br_server *b, void *parked)
 {
     (void)b;
     create_free(parked);
 }
 
-void br_cluster_complete_creates(struct br_broker *b)
+void br_cluster_complete_creates(struct br_server *b)
 {
-    for (struct br_cluster_create *w = b->creates; w != NULL;) {
+    for (struct br_cluster_create *w = b->ca.creates; w != NULL;) {
         struct br_cluster_create *next = w->next;
         if (w->parked) {
             br_timer_cancel(b->net, &w->timer);
             /* the writes not answered by now: their outcome is unknown */
-            for (struct br_topic_zk_op *op = b->zk_ops; op != NULL; op = op->next) {
+            for (struct br_topic_zk_op *op = b->ca.zk_ops; op != NULL; op = op->next) {
                 if (op->waiter == w && op->waiter_index >= 0 && op->waiter_index < w->ncodes) {
                     w->codes[op->waiter_index] = KP_ERR_REQUEST_TIMED_OUT;
                 }
@@ -305,7 +305,7 @@ void br_cluster_complete_creates(struct br_broker *b)
 
 static void op_free(struct br_topic_zk_op *op)
 {
-    for (struct br_topic_zk_op **pp = &op->b->zk_ops; *pp != NULL; pp = &(*pp)->next) {
+    for (struct br_topic_zk_op **pp = &op->b->ca.zk_ops; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == op) {
             *pp = op->next;
             break;
@@ -316,13 +316,13 @@ static void op_free(struct br_topic_zk_op *op)
     kp_free(op);
 }
 
-void br_cluster_admin_free(struct br_broker *b)
+void br_cluster_admin_free(struct br_server *b)
 {
-    while (b->creates != NULL) {
-        create_free(b->creates); /* answered at the drain; the connections are gone */
+    while (b->ca.creates != NULL) {
+        create_free(b->ca.creates); /* answered at the drain; the connections are gone */
     }
-    while (b->zk_ops != NULL) {
-        op_free(b->zk_ops);
+    while (b->ca.zk_ops != NULL) {
+        op_free(b->ca.zk_ops);
     }
     br_cluster_wait_free_all(b);
 }
@@ -344,7 +344,7 @@ static void assignment_written(struct br_zk_call *call, const struct br_zk_resul
 /* The assignment's create, sent (again); false when it could not be. */
 static bool send_assignment(struct br_topic_zk_op *op)
 {
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char path[BR_TOPIC_NAME_MAX + 32];
     (void)snprintf(path, sizeof path, "/brokers/topics/%s", op->topic);
     op->call.done = assignment_written;
@@ -421,7 +421,7 @@ static void config_written(struct br_zk_call *call, const struct br_zk_result *r
 /* The config's create, sent (again); false when it could not be. */
 static bool send_config(struct br_topic_zk_op *op)
 {
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char path[BR_TOPIC_NAME_MAX + 32];
     (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
     op->call.done = config_written;
@@ -466,7 +466,7 @@ static uint32_t pick(uint64_t *state)
     return (uint32_t)(x >> 32);
 }
 
-int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
+int br_cluster_create_topic(struct br_server *b, const struct br_topic_meta *m,
                             const int32_t *manual, char *err, size_t errlen)
 {
     const struct br_metadata_cache *mc = &b->mc;
@@ -497,11 +497,11 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
     for (size_t i = 0; i < n; i++) {
         brokers[i] = mc->brokers[i].id; /* ascending */
     }
-    if (b->rng == 0) {
-        b->rng = (uint64_t)br_now_wall_ms() * 2654435761u + (uint64_t)b->node_id + 1;
+    if (b->ca.rng == 0) {
+        b->ca.rng = (uint64_t)br_now_wall_ms() * 2654435761u + (uint64_t)b->node_id + 1;
     }
-    uint32_t start = pick(&b->rng);
-    uint32_t shift = pick(&b->rng);
+    uint32_t start = pick(&b->ca.rng);
+    uint32_t shift = pick(&b->ca.rng);
     if (manual != NULL) {
         memcpy(replicas, manual, total * sizeof *replicas);
     } else if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
@@ -536,9 +536,9 @@ int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
         (void)snprintf(err, errlen, "cannot write to ZooKeeper");
         goto out;
     }
-    if (b->create_waiter != NULL) {
-        op->waiter = b->create_waiter;
-        op->waiter_index = b->create_waiter_index;
+    if (b->ca.create_waiter != NULL) {
+        op->waiter = b->ca.create_waiter;
+        op->waiter_index = b->ca.create_waiter_index;
         op->partitions = m->partitions;
         op->waiter->outstanding++;
     }
@@ -558,7 +558,7 @@ out:
 
 /* ---------------------------------------------------------------- a hosted topic's configs */
 
-int br_cluster_topic_config_decode(struct br_broker *b, const char *topic,
+int br_cluster_topic_config_decode(struct br_server *b, const char *topic,
                                    const struct br_zk_result *r, struct br_topic_config *tc,
                                    size_t *overrides)
 {
@@ -590,7 +590,7 @@ int br_cluster_topic_config_decode(struct br_broker *b, const char *topic,
 static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->topic));
     if (t == NULL || r->rc != BR_ZK_OK || r->data == NULL) {
         if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
@@ -618,7 +618,7 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     op_free(op);
 }
 
-void br_cluster_read_topic_configs(struct br_broker *b, const char *topic)
+void br_cluster_read_topic_configs(struct br_server *b, const char *topic)
 {
     if (b->zk == NULL) {
         return;

@@ -81,7 +81,7 @@ static void change_announced(struct br_zk_call *call, const struct br_zk_result 
  * again). */
 static void announce(struct br_cop *op)
 {
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char *json = NULL;
     size_t len = 0;
     if (br_zk_config_change_encode("topics", op->topic, &json, &len) != 0) {
@@ -136,7 +136,7 @@ static void configs_written(struct br_zk_call *call, const struct br_zk_result *
 static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char msg[512] = "";
     if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS && read_configs(op) == 0) {
         return;
@@ -258,7 +258,7 @@ static int take_changes(struct br_cop *op, const struct br_config_change *ch, si
 }
 
 /* One resource: its work started, or its entry done. */
-static void alter_one(struct br_broker *b, struct br_cwait *w, size_t i, int8_t type,
+static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t type,
                       struct kp_str name, const struct br_config_change *ch, size_t n,
                       bool incremental, bool validate_only)
 {
@@ -309,7 +309,7 @@ static void alter_one(struct br_broker *b, struct br_cwait *w, size_t i, int8_t 
 
 int br_cluster_alter_configs(struct br_req *r, bool incremental)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     size_t nres = 0;
     bool validate_only = false;
     const struct kp_AlterConfigsRequest *qa = r->body;
@@ -396,7 +396,7 @@ static void described_read(struct br_zk_call *call, const struct br_zk_result *r
     br_cop_free(op);
 }
 
-void br_cluster_describe_topic(struct br_broker *b, struct br_cwait *w, size_t i)
+void br_cluster_describe_topic(struct br_server *b, struct br_cwait *w, size_t i)
 {
     struct br_cop *op = br_cop_new(b, w, i, w->e[i].name, described_read);
     if (op == NULL) {
@@ -416,7 +416,7 @@ void br_cluster_describe_topic(struct br_broker *b, struct br_cwait *w, size_t i
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     struct br_zk_config_change ch;
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
@@ -459,7 +459,7 @@ static void change_purged(struct br_zk_call *call, const struct br_zk_result *r)
 static void change_aged(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     if (r->rc == BR_ZK_OK && r->has_stat &&
         br_now_wall_ms() - r->stat.ctime_ms > b->cfg.config_change_expiration_ms) {
         struct br_cop *del = br_cop_new(b, NULL, 0, NULL, change_purged);
@@ -487,7 +487,7 @@ static int cmp_seq(const void *a, const void *b)
 static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     br_cop_free(op);
     if (r->rc != BR_ZK_OK) {
         br_warn("listing %s: %s", CHANGES_PATH, br_zk_rc_name(r->rc));
@@ -499,7 +499,7 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         return;
     }
     size_t n = 0;
-    int64_t newest = b->config_change_seen;
+    int64_t newest = b->ca.config_change_seen;
     for (size_t i = 0; i < r->n_children; i++) {
         int64_t seq = 0;
         if (br_zk_sequence_number(r->children[i], CHANGE_PREFIX, &seq) != 0) {
@@ -508,7 +508,7 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         if (seq > newest) {
             newest = seq;
         }
-        if (b->config_changes_listed && seq > b->config_change_seen) {
+        if (b->ca.config_changes_listed && seq > b->ca.config_change_seen) {
             seqs[n++] = seq;
         } else {
             /* read already (or before this start): old enough to go? */
@@ -538,11 +538,11 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         }
     }
     kp_free(seqs);
-    b->config_change_seen = newest;
-    b->config_changes_listed = true;
+    b->ca.config_change_seen = newest;
+    b->ca.config_changes_listed = true;
 }
 
-void br_cluster_config_changes(struct br_broker *b)
+void br_cluster_config_changes(struct br_server *b)
 {
     struct br_cop *op = br_cop_new(b, NULL, 0, NULL, changes_listed);
     if (op == NULL) {
@@ -555,7 +555,7 @@ void br_cluster_config_changes(struct br_broker *b)
     }
 }
 
-void br_cluster_configs_watch(struct br_broker *b, enum br_zk_watch kind, const char *path)
+void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const char *path)
 {
     if (kind == BR_ZK_WATCH_CHILD && strcmp(path, CHANGES_PATH) == 0) {
         br_cluster_config_changes(b);

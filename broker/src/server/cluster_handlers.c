@@ -21,11 +21,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void controller_park_cancel(struct br_broker *b, void *parked);
+static void controller_park_cancel(struct br_server *b, void *parked);
 /* A controller's request parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops controller_park_ops = {"a controller's request", controller_park_cancel};
 
-static void shutdown_park_cancel(struct br_broker *b, void *parked);
+static void shutdown_park_cancel(struct br_server *b, void *parked);
 /* A ControlledShutdown parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops shutdown_park_ops = {"a ControlledShutdown", shutdown_park_cancel};
 
@@ -77,7 +77,7 @@ static bool contains(const int32_t *a, int32_t n, int32_t x)
 /* The request's epoch for a replica that has one must be newer than its
  * own; but a leadership fenced when the session went (br_replication_fence)
  * takes the controller's word at the same epoch: it still leads. */
-static bool stale(struct br_broker *b,
+static bool stale(struct br_server *b,
                   const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s)
 {
     const struct br_topic *t = br_broker_find_topic(b, s->TopicName);
@@ -94,7 +94,7 @@ static bool stale(struct br_broker *b,
  * (a log installed since then leads at epoch 0 until this takes it). */
 /* A topic this broker hosts a replica of for the first time: its configs
  * are read from /config/topics/<t> and applied to its logs. */
-static void read_configs_if_new(struct br_broker *b, struct kp_str name, bool existed)
+static void read_configs_if_new(struct br_server *b, struct kp_str name, bool existed)
 {
     const struct br_topic *t = existed ? NULL : br_broker_find_topic(b, name);
     if (t != NULL) {
@@ -102,7 +102,7 @@ static void read_configs_if_new(struct br_broker *b, struct kp_str name, bool ex
     }
 }
 
-static int16_t become(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+static int16_t become(struct br_server *b, const struct kp_LeaderAndIsrRequest *q,
                       const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s,
                       bool was_stale)
 {
@@ -153,7 +153,7 @@ static int16_t become(struct br_broker *b, const struct kp_LeaderAndIsrRequest *
 /* Every partition's state applied, the answer in resp (its array from
  * arena). was_stale[i]: stale() of state i when the request came, or NULL
  * to ask now. */
-static int apply_leader_and_isr(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+static int apply_leader_and_isr(struct br_server *b, const struct kp_LeaderAndIsrRequest *q,
                                 const bool *was_stale, struct kp_arena *arena,
                                 struct kp_LeaderAndIsrResponse *resp)
 {
@@ -246,7 +246,7 @@ static struct br_ctl_wait *ctl_wait_new(struct br_req *r, int (*handler)(struct 
 }
 
 /* The request w holds, as its handler takes it (arena: the answer's). */
-static struct br_req ctl_wait_req(struct br_broker *b, struct br_ctl_wait *w,
+static struct br_req ctl_wait_req(struct br_server *b, struct br_ctl_wait *w,
                                   struct kp_arena *arena)
 {
     return (struct br_req){b,           w->conn,    w->slot,     &w->req.header,
@@ -254,18 +254,18 @@ static struct br_req ctl_wait_req(struct br_broker *b, struct br_ctl_wait *w,
                            w->len};
 }
 
-static void ctl_push_back(struct br_broker *b, struct br_ctl_wait *w)
+static void ctl_push_back(struct br_server *b, struct br_ctl_wait *w)
 {
-    struct br_ctl_wait **pp = &b->ctl_waits;
+    struct br_ctl_wait **pp = &b->ctlreq.ctl_waits;
     while (*pp != NULL) {
         pp = &(*pp)->next;
     }
     *pp = w;
 }
 
-static void ctl_unlink(struct br_broker *b, struct br_ctl_wait *w)
+static void ctl_unlink(struct br_server *b, struct br_ctl_wait *w)
 {
-    for (struct br_ctl_wait **pp = &b->ctl_waits; *pp != NULL; pp = &(*pp)->next) {
+    for (struct br_ctl_wait **pp = &b->ctlreq.ctl_waits; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             return;
@@ -277,8 +277,8 @@ static void ctl_unlink(struct br_broker *b, struct br_ctl_wait *w)
  * true when r was queued (or answered: out of memory). */
 static bool ctl_wait_turn(struct br_req *r, int (*handler)(struct br_req *r))
 {
-    struct br_broker *b = r->b;
-    if (b->ctl_waits == NULL || b->ctl_resuming || r->slot == NULL) {
+    struct br_server *b = r->b;
+    if (b->ctlreq.ctl_waits == NULL || b->ctlreq.ctl_resuming || r->slot == NULL) {
         return false;
     }
     struct br_ctl_wait *w = ctl_wait_new(r, handler);
@@ -293,11 +293,11 @@ static bool ctl_wait_turn(struct br_req *r, int (*handler)(struct br_req *r))
 
 /* Takes the queue's head off and, unless its connection died, runs
  * apply on the request it holds (an error it returns is answered). */
-static void ctl_run_head(struct br_broker *b,
-                         int (*apply)(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r))
+static void ctl_run_head(struct br_server *b,
+                         int (*apply)(struct br_server *b, struct br_ctl_wait *w, struct br_req *r))
 {
-    struct br_ctl_wait *w = b->ctl_waits;
-    b->ctl_waits = w->next;
+    struct br_ctl_wait *w = b->ctlreq.ctl_waits;
+    b->ctlreq.ctl_waits = w->next;
     if (w->conn != NULL) {
         br_slot_set_parked(w->slot, NULL);
         struct kp_arena arena;
@@ -313,26 +313,26 @@ static void ctl_run_head(struct br_broker *b,
 }
 
 /* A request that waited its turn: its handler, as if it had just come. */
-static int run_handler(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r)
+static int run_handler(struct br_server *b, struct br_ctl_wait *w, struct br_req *r)
 {
-    b->ctl_resuming = true;
+    b->ctlreq.ctl_resuming = true;
     int err = w->handler(r);
-    b->ctl_resuming = false;
+    b->ctlreq.ctl_resuming = false;
     return err;
 }
 
 /* Applies the queued requests in order until one opens logs again (it
  * stays at the head) or none is left. */
-static void ctl_resume(struct br_broker *b)
+static void ctl_resume(struct br_server *b)
 {
-    while (b->ctl_waits != NULL && b->ctl_waits->was_stale == NULL) {
+    while (b->ctlreq.ctl_waits != NULL && b->ctlreq.ctl_waits->was_stale == NULL) {
         ctl_run_head(b, run_handler);
     }
 }
 
 /* The LeaderAndIsr whose logs are now open: applied (states judged stale
  * as they were when it came) and answered. */
-static int apply_opened(struct br_broker *b, struct br_ctl_wait *w, struct br_req *r)
+static int apply_opened(struct br_server *b, struct br_ctl_wait *w, struct br_req *r)
 {
     struct kp_LeaderAndIsrResponse resp;
     if (br_broker_stopping(b)) {
@@ -359,7 +359,7 @@ static const struct br_job_ops lai_job_ops = {"LeaderAndIsr logs", lai_job_run};
  * there: else the controller sends it again), then what waited behind it. */
 static void lai_delivered(void *ctx, struct br_mail *m)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct lai_job *j = (struct lai_job *)(void *)m;
     size_t failed = 0;
     for (size_t i = 0; i < j->n; i++) {
@@ -371,7 +371,7 @@ static void lai_delivered(void *ctx, struct br_mail *m)
             j->n, br_now_mono_ms() - j->started_ms, failed);
     kp_free(j->opens);
     kp_free(j);
-    const struct br_ctl_wait *w = b->ctl_waits; /* the LeaderAndIsr the job was for */
+    const struct br_ctl_wait *w = b->ctlreq.ctl_waits; /* the LeaderAndIsr the job was for */
     if (w == NULL || w->was_stale == NULL) {
         return; /* cannot happen: the head waits for the one job under way */
     }
@@ -380,7 +380,7 @@ static void lai_delivered(void *ctx, struct br_mail *m)
 }
 
 /* The logs q's replicas need opened, prepared in *out (kp_free): how many. */
-static size_t logs_to_open(struct br_broker *b, const struct kp_LeaderAndIsrRequest *q,
+static size_t logs_to_open(struct br_server *b, const struct kp_LeaderAndIsrRequest *q,
                            struct br_log_opening **out)
 {
     *out = NULL;
@@ -431,8 +431,8 @@ static size_t logs_to_open(struct br_broker *b, const struct kp_LeaderAndIsrRequ
  * KP_E_NOMEM. */
 static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest *q)
 {
-    struct br_broker *b = r->b;
-    if (r->slot == NULL || b->cluster_worker == NULL || br_broker_stopping(b)) {
+    struct br_server *b = r->b;
+    if (r->slot == NULL || b->ca.worker == NULL || br_broker_stopping(b)) {
         return 1;
     }
     /* staleness first: an installed log leads at epoch 0 until its state
@@ -467,15 +467,15 @@ static int open_logs_first(struct br_req *r, const struct kp_LeaderAndIsrRequest
     }
     w->was_stale = was_stale;
     /* at the head: the requests queued behind it came after it */
-    w->next = b->ctl_waits;
-    b->ctl_waits = w;
+    w->next = b->ctlreq.ctl_waits;
+    b->ctlreq.ctl_waits = w;
     j->job.ops = &lai_job_ops;
     j->job.mail.deliver = lai_delivered;
     j->n = n;
     j->opens = opens;
     j->started_ms = br_now_mono_ms();
     br_slot_set_parked(r->slot, &w->park);
-    br_worker_submit(b->cluster_worker, &j->job);
+    br_worker_submit(b->ca.worker, &j->job);
     return 0;
 }
 
@@ -503,7 +503,7 @@ int br_h_leader_and_isr(struct br_req *r)
     return br_respond(r, &resp);
 }
 
-static void controller_park_cancel(struct br_broker *b, void *parked)
+static void controller_park_cancel(struct br_server *b, void *parked)
 {
     struct br_ctl_wait *w = parked;
     if (w->was_stale != NULL) {
@@ -516,9 +516,9 @@ static void controller_park_cancel(struct br_broker *b, void *parked)
     ctl_wait_free(w);
 }
 
-void br_complete_controller_requests(struct br_broker *b)
+void br_complete_controller_requests(struct br_server *b)
 {
-    for (struct br_ctl_wait *w = b->ctl_waits; w != NULL; w = w->next) {
+    for (struct br_ctl_wait *w = b->ctlreq.ctl_waits; w != NULL; w = w->next) {
         if (w->conn == NULL) {
             continue;
         }
@@ -533,11 +533,11 @@ void br_complete_controller_requests(struct br_broker *b)
     }
 }
 
-void br_controller_requests_free(struct br_broker *b)
+void br_controller_requests_free(struct br_server *b)
 {
-    while (b->ctl_waits != NULL) {
-        struct br_ctl_wait *w = b->ctl_waits;
-        b->ctl_waits = w->next;
+    while (b->ctlreq.ctl_waits != NULL) {
+        struct br_ctl_wait *w = b->ctlreq.ctl_waits;
+        b->ctlreq.ctl_waits = w->next;
         ctl_wait_free(w);
     }
 }
@@ -574,7 +574,7 @@ static void removals_add(struct removals *rm, char *path)
  * started (it was down while the topic was deleted: Kafka's
  * ReplicaManager.stopReplica deletes such a log too): its directory in any
  * log dir renamed to its delete name. */
-static int16_t delete_on_disk(struct br_broker *b, const char *topic, int32_t index,
+static int16_t delete_on_disk(struct br_server *b, const char *topic, int32_t index,
                               struct removals *rm)
 {
     int16_t code = KP_ERR_NONE;
@@ -606,7 +606,7 @@ static int16_t delete_on_disk(struct br_broker *b, const char *topic, int32_t in
 static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t index,
                                struct removals *rm)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     if (name.len <= 0 || (size_t)name.len > BR_TOPIC_NAME_MAX ||
         !br_topic_name_valid(name.ptr, (size_t)name.len) || index < 0) {
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -695,7 +695,7 @@ struct br_cs_wait {
 /* What travels from the controller's thread back to the reactor. */
 struct cs_answer {
     struct br_mail mail; /* first */
-    struct br_broker *b;
+    struct br_server *b;
     uint64_t id;
     int32_t broker;
     int16_t err;
@@ -703,9 +703,9 @@ struct cs_answer {
     struct br_shutdown_remaining *remaining; /* owned */
 };
 
-static void cs_unlink(struct br_broker *b, struct br_cs_wait *w)
+static void cs_unlink(struct br_server *b, struct br_cs_wait *w)
 {
-    for (struct br_cs_wait **pp = &b->cs_waits; *pp != NULL; pp = &(*pp)->next) {
+    for (struct br_cs_wait **pp = &b->ctlreq.cs_waits; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             return;
@@ -713,7 +713,7 @@ static void cs_unlink(struct br_broker *b, struct br_cs_wait *w)
     }
 }
 
-static void cs_answer_wait(struct br_broker *b, struct br_cs_wait *w, int16_t err,
+static void cs_answer_wait(struct br_server *b, struct br_cs_wait *w, int16_t err,
                            const struct br_shutdown_remaining *remaining, size_t n)
 {
     struct kp_ControlledShutdownResponse resp;
@@ -739,9 +739,9 @@ static void cs_answer_wait(struct br_broker *b, struct br_cs_wait *w, int16_t er
 /* On the reactor: the controller answered. */
 static void cs_deliver(void *ctx, struct br_mail *m)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct cs_answer *a = (struct cs_answer *)(void *)m;
-    for (struct br_cs_wait *w = b->cs_waits; w != NULL; w = w->next) {
+    for (struct br_cs_wait *w = b->ctlreq.cs_waits; w != NULL; w = w->next) {
         if (w->id == a->id) {
             cs_unlink(b, w);
             cs_answer_wait(b, w, a->err, a->remaining, a->n);
@@ -777,7 +777,7 @@ static void cs_done(void *ctx, int16_t err, const struct br_shutdown_remaining *
 int br_h_controlled_shutdown(struct br_req *r)
 {
     const struct kp_ControlledShutdownRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct kp_ControlledShutdownResponse resp;
     kp_ControlledShutdownResponse_init(&resp);
     resp.RemainingPartitions.items = NULL;
@@ -795,7 +795,7 @@ int br_h_controlled_shutdown(struct br_req *r)
         return KP_E_NOMEM;
     }
     w->park.ops = &shutdown_park_ops;
-    w->id = ++b->cs_next_id;
+    w->id = ++b->ctlreq.cs_next_id;
     w->conn = r->conn;
     w->slot = r->slot;
     w->version = r->version;
@@ -808,24 +808,24 @@ int br_h_controlled_shutdown(struct br_req *r)
         kp_free(a);
         return KP_E_NOMEM;
     }
-    w->next = b->cs_waits;
-    b->cs_waits = w;
+    w->next = b->ctlreq.cs_waits;
+    b->ctlreq.cs_waits = w;
     br_slot_set_parked(r->slot, &w->park);
     return 0;
 }
 
-static void shutdown_park_cancel(struct br_broker *b, void *parked)
+static void shutdown_park_cancel(struct br_server *b, void *parked)
 {
     struct br_cs_wait *w = parked;
     cs_unlink(b, w);
     kp_free(w); /* the controller's answer finds no one waiting */
 }
 
-void br_complete_controlled_shutdowns(struct br_broker *b)
+void br_complete_controlled_shutdowns(struct br_server *b)
 {
-    while (b->cs_waits != NULL) {
-        struct br_cs_wait *w = b->cs_waits;
-        b->cs_waits = w->next;
+    while (b->ctlreq.cs_waits != NULL) {
+        struct br_cs_wait *w = b->ctlreq.cs_waits;
+        b->ctlreq.cs_waits = w->next;
         cs_answer_wait(b, w, KP_ERR_NOT_CONTROLLER, NULL, 0);
         kp_free(w);
     }

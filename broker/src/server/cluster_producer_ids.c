@@ -22,19 +22,19 @@
  * answered with an error (Kafka's loop has no end). */
 #define MAX_ATTEMPTS 20
 
-static void claim(struct br_broker *b);
+static void claim(struct br_server *b);
 
 /* Ids to the InitProducerId requests waiting, as far as the block goes. */
-static void hand_out(struct br_broker *b, int code)
+static void hand_out(struct br_server *b, int code)
 {
     bool waiting = false;
-    for (struct br_cwait *w = b->cwaits; w != NULL;) {
+    for (struct br_cwait *w = b->ca.cwaits; w != NULL;) {
         struct br_cwait *next = w->next;
         if (w->api_key == KP_API_INIT_PRODUCER_ID && w->n == 1 && w->e[0].pending) {
             if (code != 0) {
                 br_cwait_done(w, 0, code, NULL);
-            } else if (b->pid_next < b->pid_end) {
-                w->producer_id = b->pid_next++;
+            } else if (b->pids.zk_next < b->pids.zk_end) {
+                w->producer_id = b->pids.zk_next++;
                 br_cwait_done(w, 0, 0, NULL);
             } else {
                 waiting = true;
@@ -47,10 +47,10 @@ static void hand_out(struct br_broker *b, int code)
     }
 }
 
-static void claim_failed(struct br_broker *b, const char *why)
+static void claim_failed(struct br_server *b, const char *why)
 {
     br_error("claiming a block of producer ids in %s: %s", BLOCK_PATH, why);
-    b->pid_claiming = false;
+    b->pids.zk_claiming = false;
     hand_out(b, KP_ERR_COORDINATOR_NOT_AVAILABLE);
 }
 
@@ -67,10 +67,10 @@ static int read_block(struct br_cop *op)
 
 static void won(struct br_cop *op)
 {
-    struct br_broker *b = op->b;
-    b->pid_next = op->block_start;
-    b->pid_end = op->block_end + 1;
-    b->pid_claiming = false;
+    struct br_server *b = op->b;
+    b->pids.zk_next = op->block_start;
+    b->pids.zk_end = op->block_end + 1;
+    b->pids.zk_claiming = false;
     br_info("producer ids %" PRId64 "-%" PRId64 " claimed in %s", op->block_start, op->block_end,
             BLOCK_PATH);
     br_cop_free(op);
@@ -80,7 +80,7 @@ static void won(struct br_cop *op)
 static void block_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     if (r->rc == BR_ZK_OK) {
         won(op);
         return;
@@ -112,7 +112,7 @@ static void block_written(struct br_zk_call *call, const struct br_zk_result *r)
 static void block_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char err[256] = "";
     int64_t start = 0;
     if (r->rc == BR_ZK_CONNECTIONLOSS && ++op->attempts < MAX_ATTEMPTS && read_block(op) == 0) {
@@ -172,9 +172,9 @@ static void block_read(struct br_zk_call *call, const struct br_zk_result *r)
     }
 }
 
-static void claim(struct br_broker *b)
+static void claim(struct br_server *b)
 {
-    if (b->pid_claiming) {
+    if (b->pids.zk_claiming) {
         return;
     }
     struct br_cop *op = br_cop_new(b, NULL, 0, NULL, block_read);
@@ -182,7 +182,7 @@ static void claim(struct br_broker *b)
         claim_failed(b, "out of memory");
         return;
     }
-    b->pid_claiming = true;
+    b->pids.zk_claiming = true;
     if (read_block(op) != 0) {
         br_cop_free(op);
         claim_failed(b, "not connected to ZooKeeper");
@@ -191,13 +191,13 @@ static void claim(struct br_broker *b)
 
 int br_cluster_init_producer_id(struct br_req *r)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct br_cwait *w = br_cwait_new(r, 1);
     if (w == NULL) {
         return KP_E_NOMEM;
     }
-    if (b->pid_next < b->pid_end) {
-        w->producer_id = b->pid_next++;
+    if (b->pids.zk_next < b->pids.zk_end) {
+        w->producer_id = b->pids.zk_next++;
         br_cwait_done(w, 0, 0, NULL);
     } else {
         claim(b); /* the request waits for the block */

@@ -23,7 +23,7 @@
  * times on what ZooKeeper then holds. */
 #define MAX_ATTEMPTS 5
 
-static bool controller_active(const struct br_broker *b)
+static bool controller_active(const struct br_server *b)
 {
     return b->controller != NULL && br_controller_active(b->controller, NULL);
 }
@@ -43,9 +43,9 @@ static void topic_name(struct kp_str s, char out[BR_TOPIC_NAME_MAX + 1])
 
 /* /admin/delete_topics/<t> is gone: the controller finished (or dropped)
  * the topic's deletion. The DeleteTopics waiting for it check again. */
-static void marker_gone(struct br_broker *b, const char *topic)
+static void marker_gone(struct br_server *b, const char *topic)
 {
-    for (struct br_cwait *w = b->cwaits; w != NULL; w = w->next) {
+    for (struct br_cwait *w = b->ca.cwaits; w != NULL; w = w->next) {
         for (size_t i = 0; i < w->n; i++) {
             struct br_cwait_entry *e = &w->e[i];
             if (e->pending && e->until == BR_CWAIT_TOPIC_GONE && strcmp(e->name, topic) == 0) {
@@ -59,7 +59,7 @@ static void marker_gone(struct br_broker *b, const char *topic)
 static void marker_checked(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     if (r->rc == BR_ZK_NONODE) {
         marker_gone(b, op->topic); /* deleted already */
     } else if (r->rc != BR_ZK_OK) {
@@ -72,7 +72,7 @@ static void marker_checked(struct br_zk_call *call, const struct br_zk_result *r
 static void marker_created(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NODEEXISTS) {
         br_warn("deleting topic %s: creating %s%s: %s", op->topic, DELETE_TOPICS_PATH, op->topic,
                 br_zk_rc_name(r->rc));
@@ -105,7 +105,7 @@ static void marker_created(struct br_zk_call *call, const struct br_zk_result *r
     }
 }
 
-void br_cluster_topics_watch(struct br_broker *b, enum br_zk_watch kind, const char *path)
+void br_cluster_topics_watch(struct br_server *b, enum br_zk_watch kind, const char *path)
 {
     size_t plen = strlen(DELETE_TOPICS_PATH);
     if (kind == BR_ZK_WATCH_DELETED && strncmp(path, DELETE_TOPICS_PATH, plen) == 0) {
@@ -118,7 +118,7 @@ void br_cluster_topics_watch(struct br_broker *b, enum br_zk_watch kind, const c
 int br_cluster_delete_topics(struct br_req *r)
 {
     const struct kp_DeleteTopicsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     size_t n = q->TopicNames.count > 0 ? (size_t)q->TopicNames.count : 0;
     struct br_cwait *w = br_cwait_new(r, n);
     if (w == NULL) {
@@ -289,7 +289,7 @@ static int check_assignment(const struct br_cop *op, const int32_t *brokers, siz
 static void partitions_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
-    struct br_broker *b = op->b;
+    struct br_server *b = op->b;
     char msg[512] = "";
     int code = 0;
     struct br_zk_topic_assignment a;
@@ -427,7 +427,7 @@ out:
 
 
 /* One topic of a CreatePartitions: its work started, or its entry done. */
-static void create_partitions_one(struct br_broker *b, struct br_cwait *w, size_t i,
+static void create_partitions_one(struct br_server *b, struct br_cwait *w, size_t i,
                                   const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct,
                                   bool validate_only, bool no_wait)
 {
@@ -506,7 +506,7 @@ static void create_partitions_one(struct br_broker *b, struct br_cwait *w, size_
 int br_cluster_create_partitions(struct br_req *r)
 {
     const struct kp_CreatePartitionsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     size_t n = q->Topics.count > 0 ? (size_t)q->Topics.count : 0;
     /* one result per topic named: a name given twice is refused once
      * (Kafka answers a map keyed by topic), found by sorting */
@@ -588,14 +588,14 @@ static void dirs_delivered(void *ctx, struct br_mail *m)
     kp_free(j);
 }
 
-void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n)
+void br_cluster_remove_dirs(struct br_server *b, char **paths, size_t n)
 {
     if (n == 0) {
         kp_free(paths);
         return;
     }
     struct dirs_job *j = kp_calloc(1, sizeof *j);
-    if (j == NULL || b->cluster_worker == NULL) {
+    if (j == NULL || b->ca.worker == NULL) {
         /* out of memory: removed here, on the reactor, rather than left */
         for (size_t i = 0; i < n; i++) {
             if (paths[i] != NULL && br_log_dir_delete(paths[i]) != 0) {
@@ -611,5 +611,5 @@ void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n)
     j->n = n;
     j->job.ops = &dirs_ops;
     j->job.mail.deliver = dirs_delivered;
-    br_worker_submit(b->cluster_worker, &j->job);
+    br_worker_submit(b->ca.worker, &j->job);
 }

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void cwait_park_cancel(struct br_broker *b, void *parked);
+static void cwait_park_cancel(struct br_server *b, void *parked);
 /* An admin request waiting for ZooKeeper parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops cwait_park_ops = {"an admin request waiting for ZooKeeper", cwait_park_cancel};
 
@@ -51,8 +51,8 @@ struct br_cwait *br_cwait_new(struct br_req *r, size_t n)
     w->version = r->version;
     w->correlation_id = r->hdr->CorrelationId;
     br_timer_init(&w->timer, &cwait_timer, w);
-    w->next = r->b->cwaits;
-    r->b->cwaits = w;
+    w->next = r->b->ca.cwaits;
+    r->b->ca.cwaits = w;
     return w;
 }
 
@@ -92,15 +92,15 @@ int br_cwait_keys(struct br_cwait *w, size_t i, const struct kp_str *keys, int32
 
 static void cwait_free(struct br_cwait *w)
 {
-    struct br_broker *b = w->b;
-    for (struct br_cwait **pp = &b->cwaits; *pp != NULL; pp = &(*pp)->next) {
+    struct br_server *b = w->b;
+    for (struct br_cwait **pp = &b->ca.cwaits; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
             break;
         }
     }
     /* operations still away finish without it */
-    for (struct br_cop *op = b->cluster_ops; op != NULL; op = op->next) {
+    for (struct br_cop *op = b->ca.ops; op != NULL; op = op->next) {
         if (op->w == w) {
             op->w = NULL;
         }
@@ -291,7 +291,7 @@ void br_cwait_done(struct br_cwait *w, size_t i, int code, const char *message)
 }
 
 /* Whether entry e's condition holds now. */
-static bool condition_met(const struct br_broker *b, const struct br_cwait_entry *e)
+static bool condition_met(const struct br_server *b, const struct br_cwait_entry *e)
 {
     const char *name = e->name;
     const struct br_mc_topic *t = br_mc_topic(&b->mc, name, strlen(name));
@@ -330,9 +330,9 @@ void br_cwait_until(struct br_cwait *w, size_t i, enum br_cwait_until until)
     }
 }
 
-void br_cluster_metadata_changed(struct br_broker *b)
+void br_cluster_metadata_changed(struct br_server *b)
 {
-    for (struct br_cwait *w = b->cwaits; w != NULL;) {
+    for (struct br_cwait *w = b->ca.cwaits; w != NULL;) {
         struct br_cwait *next = w->next;
         bool changed = false;
         for (size_t i = 0; i < w->n; i++) {
@@ -386,15 +386,15 @@ static void cwait_timeout(void *ctx, struct br_timer *t)
     time_out(t->owner);
 }
 
-static void cwait_park_cancel(struct br_broker *b, void *parked)
+static void cwait_park_cancel(struct br_server *b, void *parked)
 {
     (void)b;
     cwait_free(parked);
 }
 
-void br_cluster_complete_waits(struct br_broker *b)
+void br_cluster_complete_waits(struct br_server *b)
 {
-    for (struct br_cwait *w = b->cwaits; w != NULL;) {
+    for (struct br_cwait *w = b->ca.cwaits; w != NULL;) {
         struct br_cwait *next = w->next;
         if (w->parked) {
             time_out(w);
@@ -405,7 +405,7 @@ void br_cluster_complete_waits(struct br_broker *b)
 
 /* ---------------------------------------------------------------- operations */
 
-struct br_cop *br_cop_new(struct br_broker *b, struct br_cwait *w, size_t index, const char *topic,
+struct br_cop *br_cop_new(struct br_server *b, struct br_cwait *w, size_t index, const char *topic,
                           void (*done)(struct br_zk_call *, const struct br_zk_result *))
 {
     struct br_cop *op = kp_calloc(1, sizeof *op);
@@ -417,14 +417,14 @@ struct br_cop *br_cop_new(struct br_broker *b, struct br_cwait *w, size_t index,
     op->w = w;
     op->index = index;
     (void)snprintf(op->topic, sizeof op->topic, "%s", topic != NULL ? topic : "");
-    op->next = b->cluster_ops;
-    b->cluster_ops = op;
+    op->next = b->ca.ops;
+    b->ca.ops = op;
     return op;
 }
 
 void br_cop_free(struct br_cop *op)
 {
-    for (struct br_cop **pp = &op->b->cluster_ops; *pp != NULL; pp = &(*pp)->next) {
+    for (struct br_cop **pp = &op->b->ca.ops; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == op) {
             *pp = op->next;
             break;
@@ -457,12 +457,12 @@ void br_cop_until(struct br_cop *op, enum br_cwait_until until, int32_t count)
     }
 }
 
-bool br_cluster_zk_ready(const struct br_broker *b)
+bool br_cluster_zk_ready(const struct br_server *b)
 {
     return b->zk != NULL && br_zk_state(b->zk) == BR_ZK_STATE_CONNECTED;
 }
 
-bool br_cluster_zk_alive(const struct br_broker *b)
+bool br_cluster_zk_alive(const struct br_server *b)
 {
     if (b->zk == NULL) {
         return false;
@@ -473,32 +473,32 @@ bool br_cluster_zk_alive(const struct br_broker *b)
 
 /* ---------------------------------------------------------------- lifecycle */
 
-int br_cluster_admin_start(struct br_broker *b)
+int br_cluster_admin_start(struct br_server *b)
 {
-    b->config_change_seen = -1;
-    return br_worker_start(b->mailbox, b->in_process, "cluster", &b->cluster_worker);
+    b->ca.config_change_seen = -1;
+    return br_worker_start(b->mailbox, b->in_process, "cluster", &b->ca.worker);
 }
 
-void br_cluster_admin_stop(struct br_broker *b)
+void br_cluster_admin_stop(struct br_server *b)
 {
     br_cluster_complete_waits(b);
-    if (b->cluster_worker != NULL) {
+    if (b->ca.worker != NULL) {
         /* the removals queued run to their end; their messages free them */
-        br_worker_stop(b->cluster_worker);
+        br_worker_stop(b->ca.worker);
         if (b->mailbox != NULL) {
             br_mailbox_deliver_all(b->mailbox, b);
         }
     }
 }
 
-void br_cluster_wait_free_all(struct br_broker *b)
+void br_cluster_wait_free_all(struct br_server *b)
 {
-    while (b->cwaits != NULL) {
-        cwait_free(b->cwaits); /* answered at the drain; the connections are gone */
+    while (b->ca.cwaits != NULL) {
+        cwait_free(b->ca.cwaits); /* answered at the drain; the connections are gone */
     }
-    while (b->cluster_ops != NULL) {
-        br_cop_free(b->cluster_ops);
+    while (b->ca.ops != NULL) {
+        br_cop_free(b->ca.ops);
     }
-    br_worker_free(b->cluster_worker);
-    b->cluster_worker = NULL;
+    br_worker_free(b->ca.worker);
+    b->ca.worker = NULL;
 }

@@ -56,7 +56,7 @@ struct br_cwait_entry {
 struct br_cwait {
     struct br_park park; /* first: its ops (request.h) */
     struct br_cwait *next;
-    struct br_broker *b;
+    struct br_server *b;
     struct br_conn *conn;
     struct br_slot *slot;
     int16_t api_key;
@@ -71,12 +71,12 @@ struct br_cwait {
 };
 
 /* One ZooKeeper request of these modules (cluster_wait.c keeps the list,
- * b->cluster_ops): the call, the entry it reports to (w NULL once the
+ * b->ca.ops): the call, the entry it reports to (w NULL once the
  * request went), and what its kind needs to go on. */
 struct br_cop {
     struct br_zk_call call; /* first */
     struct br_cop *next;
-    struct br_broker *b;
+    struct br_server *b;
     struct br_cwait *w;
     size_t index;
     char topic[BR_TOPIC_NAME_MAX + 1];
@@ -115,7 +115,7 @@ KP_MUST_CHECK int br_cwait_keys(struct br_cwait *w, size_t i, const struct kp_st
                                 int32_t count);
 /* DescribeConfigs: entry i, a topic this broker hosts no replica of, gets
  * its configs from ZooKeeper (cluster_configs.c). */
-void br_cluster_describe_topic(struct br_broker *b, struct br_cwait *w, size_t i);
+void br_cluster_describe_topic(struct br_server *b, struct br_cwait *w, size_t i);
 /* Entry i is done with code (message may be NULL or ""): answered when it
  * was the last and the request is parked. */
 void br_cwait_done(struct br_cwait *w, size_t i, int code, const char *message);
@@ -127,11 +127,11 @@ void br_cwait_until(struct br_cwait *w, size_t i, enum br_cwait_until until);
  * broker's either way. */
 int br_cwait_park(struct br_cwait *w, struct br_req *r, int32_t timeout_ms);
 /* The conditions of the entries waiting for the controller, checked. */
-void br_cluster_metadata_changed(struct br_broker *b);
+void br_cluster_metadata_changed(struct br_server *b);
 
 /* A ZooKeeper operation for entry index of w (w NULL: none), its answer to
  * done. NULL when out of memory. */
-struct br_cop *br_cop_new(struct br_broker *b, struct br_cwait *w, size_t index, const char *topic,
+struct br_cop *br_cop_new(struct br_server *b, struct br_cwait *w, size_t index, const char *topic,
                           void (*done)(struct br_zk_call *, const struct br_zk_result *));
 void br_cop_free(struct br_cop *op);
 /* The operation's outcome to its entry (if it still has one). */
@@ -140,17 +140,17 @@ void br_cop_report(struct br_cop *op, int code, const char *message);
  * for until (count: BR_CWAIT_PARTITIONS_LED's). */
 void br_cop_until(struct br_cop *op, enum br_cwait_until until, int32_t count);
 /* The ZooKeeper session is there to be used. */
-bool br_cluster_zk_ready(const struct br_broker *b);
+bool br_cluster_zk_ready(const struct br_server *b);
 /* The session lives, connected or reconnecting: a request made now is sent
  * once connected (what a request whose answer was lost is sent again on). */
-bool br_cluster_zk_alive(const struct br_broker *b);
+bool br_cluster_zk_alive(const struct br_server *b);
 
 /* At stop, after the session closed: every waiter, operation and the
  * worker freed. */
-void br_cluster_wait_free_all(struct br_broker *b);
+void br_cluster_wait_free_all(struct br_server *b);
 
 /* Watches (cluster_member.c hands the broker's session's events here). */
-void br_cluster_topics_watch(struct br_broker *b, enum br_zk_watch kind, const char *path);
-void br_cluster_configs_watch(struct br_broker *b, enum br_zk_watch kind, const char *path);
+void br_cluster_topics_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
+void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
 
 #endif

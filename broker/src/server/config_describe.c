@@ -69,7 +69,7 @@ static int describe_entry(struct kp_arena *a,
     return 0;
 }
 
-int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
+int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t type,
                                 struct kp_str name, const struct kp_str *keys, int32_t nkeys,
                                 bool synonyms, const struct br_topic_config *topic_config,
                                 struct kp_DescribeConfigsResponse_DescribeConfigsResult *out)

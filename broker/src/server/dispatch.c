@@ -73,14 +73,14 @@ static const struct dispatch_entry dispatch[] = {
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
 
-_Static_assert(sizeof dispatch / sizeof dispatch[0] <= BR_MAX_APIS, "b->api_served too small");
+_Static_assert(sizeof dispatch / sizeof dispatch[0] <= BR_MAX_APIS, "b->api.served too small");
 
-static bool served(const struct br_broker *b, size_t key)
+static bool served(const struct br_server *b, size_t key)
 {
-    return b->api_served[key];
+    return b->api.served[key];
 }
 
-static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int16_t key)
+static const struct dispatch_entry *dispatch_find(const struct br_server *b, int16_t key)
 {
     if (key < 0 || (size_t)key >= NDISPATCH || !served(b, (size_t)key)) {
         return NULL;
@@ -88,16 +88,16 @@ static const struct dispatch_entry *dispatch_find(const struct br_broker *b, int
     return &dispatch[key];
 }
 
-void br_supported_apis_init(struct br_broker *b, bool inter_broker)
+void br_supported_apis_init(struct br_server *b, bool inter_broker)
 {
-    b->napis = 0;
-    for (size_t k = 0; k < NDISPATCH && b->napis < BR_MAX_APIS; k++) {
-        b->api_served[k] = dispatch[k].handler != NULL &&
+    b->api.nversions = 0;
+    for (size_t k = 0; k < NDISPATCH && b->api.nversions < BR_MAX_APIS; k++) {
+        b->api.served[k] = dispatch[k].handler != NULL &&
                            (inter_broker || (dispatch[k].flags & API_CLUSTER_ONLY) == 0);
         if (served(b, k)) {
             struct kp_ApiVersionsResponse_ApiVersion e = {(int16_t)k, dispatch[k].min_version,
                                                           dispatch[k].max_version};
-            b->apis[b->napis++] = e;
+            b->api.versions[b->api.nversions++] = e;
         }
     }
 }
@@ -127,10 +127,10 @@ static bool produce_acks_zero(const struct kp_request *req)
 }
 
 /* For the admin API: one more request of key handled in us. */
-static void count_request(struct br_broker *b, int16_t key, int64_t us)
+static void count_request(struct br_server *b, int16_t key, int64_t us)
 {
     if (key >= 0 && key < BR_MAX_APIS) {
-        struct br_api_stats *st = &b->api_stats[key];
+        struct br_api_stats *st = &b->api.stats[key];
         st->requests++;
         st->total_us += us;
         if (us > st->max_us) {
@@ -160,7 +160,7 @@ static bool answered_in_turn(const struct dispatch_entry *d)
     return (d->flags & API_AT_ONCE) == 0;
 }
 
-void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len)
+void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *payload, size_t len)
 {
     /* what the request's bytes decode into is bounded by their size; what
      * the response holds, by response.max.bytes */

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static void fetch_park_cancel(struct br_broker *b, void *parked);
+static void fetch_park_cancel(struct br_server *b, void *parked);
 /* A long-poll Fetch parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops fetch_park_ops = {"a long-poll Fetch", fetch_park_cancel};
 
@@ -102,7 +102,7 @@ static void slices_release_one(struct part_slices *ps)
     ps->n = 0;
 }
 
-static struct br_partition *lookup(struct br_broker *b, struct kp_str topic, int32_t index,
+static struct br_partition *lookup(struct br_server *b, struct kp_str topic, int32_t index,
                                    int16_t *err)
 {
     return br_broker_leader_partition(b, topic, index, err);
@@ -166,7 +166,7 @@ static int slices_read(const struct part_slices *ps, uint8_t **out, size_t *len)
  * Returns 0 with *code the partition's ErrorCode (NONE, or the reason the
  * first batch could not be converted), or KP_E_NOMEM.
  */
-static int downconvert(struct br_broker *b, struct part_slices *ps, int16_t version,
+static int downconvert(struct br_server *b, struct part_slices *ps, int16_t version,
                        int64_t fetch_offset, int64_t budget, int16_t *code)
 {
     *code = KP_ERR_NONE;
@@ -247,7 +247,7 @@ static int downconvert(struct br_broker *b, struct part_slices *ps, int16_t vers
  * ISR (say, one shutting down) back in (Kafka 2.0 records a follower's
  * position when its fetch is read, ReplicaManager.fetchMessages, not when
  * a DelayedFetch completes). */
-static int fetch_run(struct br_broker *b, const struct kp_FetchRequest *q, int16_t version,
+static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16_t version,
                      bool arrived, struct kp_arena *arena, struct fetch_run *fr)
 {
     memset(fr, 0, sizeof *fr);
@@ -433,7 +433,7 @@ static int add_mem_copy(struct br_slot *slot, const uint8_t *p, size_t n)
  * slot untouched (the caller answers it, br_respond_failed); running out of
  * memory once pieces are in the slot is answered here: the connection is
  * closed after what the slot holds. */
-static int fetch_send(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+static int fetch_send(struct br_server *b, struct br_conn *conn, struct br_slot *slot,
                       int32_t correlation_id, int16_t version, struct fetch_run *fr)
 {
     struct kp_writer w;
@@ -547,7 +547,7 @@ static bool parked_ready(void *ctx, struct br_delayed *d)
 static void parked_complete(void *ctx, struct br_delayed *d, bool expired)
 {
     (void)expired;
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct br_parked *pk = d->owner;
     struct kp_arena arena;
     kp_arena_init(&arena, (size_t)b->cfg.response_max_bytes);
@@ -579,7 +579,7 @@ static const struct br_delayed_ops parked_ops = {
  * each partition could return). */
 static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct fetch_run *fr)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct br_parked *pk = kp_calloc(1, sizeof *pk);
     if (pk == NULL) {
         return KP_E_NOMEM;
@@ -654,7 +654,7 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
     return 0;
 }
 
-static void fetch_park_cancel(struct br_broker *b, void *parked)
+static void fetch_park_cancel(struct br_server *b, void *parked)
 {
     struct br_parked *pk = parked;
     br_purgatory_cancel(&b->purgatory, &pk->delayed);

@@ -28,7 +28,7 @@
 
 #include <samsa-protocol/buf.h>
 
-struct br_broker;
+struct br_server;
 struct br_req;
 struct br_partition;
 
@@ -39,42 +39,42 @@ struct br_partition;
  * Arms the offset expiry check. Returns 0, KP_E_NOMEM or
  * KP_ERR_KAFKA_STORAGE_ERROR (a partition of the topic could not be read).
  */
-KP_MUST_CHECK int br_groups_start(struct br_broker *b);
+KP_MUST_CHECK int br_groups_start(struct br_server *b);
 
 /* Answers parked requests (NOT_COORDINATOR), cancels the timers and frees
  * everything; b->groups becomes NULL. NULL groups are a no-op. */
-void br_groups_stop(struct br_broker *b);
+void br_groups_stop(struct br_server *b);
 
 /* Starts creating __consumer_offsets with its own settings
  * (offsets.topic.*, cleanup.policy=compact) when it is missing, as
  * FindCoordinator does: for paths that would otherwise create it as an
  * ordinary topic (Metadata's auto-creation). Returns 0 when it exists, or
  * COORDINATOR_NOT_AVAILABLE (being made, or it cannot be). */
-KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_broker *b);
+KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_server *b);
 
 /* A cluster (Kafka's GroupCoordinator.validateGroupStatus): 0 when this
  * broker coordinates group_id (it leads the group's partition of
  * __consumer_offsets), NOT_COORDINATOR when another broker does,
  * COORDINATOR_NOT_AVAILABLE while the topic is missing. Standalone: 0. */
-int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id);
+int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id);
 
 /* FindCoordinator's answer for a group: the broker leading its partition
  * (a cluster: from the metadata cache; standalone: this one). Returns 0
  * or COORDINATOR_NOT_AVAILABLE (the topic is being made, or the partition
  * has no live leader). host stays valid until the next metadata change. */
-int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *node,
+int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *node,
                                const char **host, int32_t *port);
 
 /* LeaderAndIsr or StopReplica changed this broker's role for p: when p
  * is a partition of __consumer_offsets, the groups of a partition it
  * leads now are loaded from its records, those of one it no longer leads
  * are handed over (their waiters answered NOT_COORDINATOR). */
-void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, bool was_leader);
+void br_groups_leadership_changed(struct br_server *b, struct br_partition *p, bool was_leader);
 
 
 /* Shutdown: every parked JoinGroup and SyncGroup is answered now with
  * NOT_COORDINATOR, so the clients look for the coordinator again. */
-void br_groups_complete_all_parked(struct br_broker *b);
+void br_groups_complete_all_parked(struct br_server *b);
 
 /* Handlers (dispatch table in broker.c). Each answers through br_respond,
  * parks the request, or returns a KP_E_* code to close the connection. */
@@ -105,9 +105,9 @@ int br_group_acks_all_check(void *ctx, const struct br_partition *p);
  * the ISR below min.insync.replicas, led elsewhere), through the purgatory
  * with no request parked for it (the syncs wait in the coordinator); a
  * standalone broker settles it at once. */
-void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t seq);
+void br_group_store_wait(struct br_server *b, struct kp_str group_id, uint64_t seq);
 /* Reads every partition of __consumer_offsets into b->groups. */
-KP_MUST_CHECK int br_group_offsets_load(struct br_broker *b);
+KP_MUST_CHECK int br_group_offsets_load(struct br_server *b);
 
 /* ---- for the admin API */
 
@@ -125,7 +125,7 @@ struct br_group_lag {
  * partition. *out (caller owns it: br_group_lag_free) may be NULL when
  * *n is 0. Returns 0, KP_ERR_GROUP_ID_NOT_FOUND or KP_E_NOMEM.
  */
-KP_MUST_CHECK int br_group_lag(struct br_broker *b, const char *group_id, size_t len,
+KP_MUST_CHECK int br_group_lag(struct br_server *b, const char *group_id, size_t len,
                                struct br_group_lag **out, size_t *n);
 void br_group_lag_free(struct br_group_lag *lags, size_t n);
 

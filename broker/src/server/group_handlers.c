@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void group_park_cancel(struct br_broker *b, void *parked);
+static void group_park_cancel(struct br_server *b, void *parked);
 /* A JoinGroup or SyncGroup parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops group_park_ops = {"a JoinGroup or SyncGroup", group_park_cancel};
 
@@ -33,7 +33,7 @@ struct grp_park {
     struct br_park park; /* first: its ops (request.h) */
     bool is_join;
     struct grp_member *member; /* NULL once answered or before it waits */
-    struct br_broker *b;
+    struct br_server *b;
     struct br_delayed delayed;
     struct br_delay_link link;
     bool parked; /* in the purgatory */
@@ -291,7 +291,7 @@ static int64_t ops_now_wall(void *ctx)
 
 static void group_timer_fire(void *ctx, struct br_timer *t)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     if (b->groups != NULL && t->owner != NULL) {
         br_grp_timer_fired(b->groups, t->owner);
     }
@@ -307,7 +307,7 @@ static void ops_timer_init(void *ctx, struct grp_timer *t)
 
 static void ops_timer_arm(void *ctx, struct grp_timer *t, int64_t deadline_ms)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     if (b->net != NULL) {
         br_timer_arm(b->net, &t->rt, deadline_ms);
     }
@@ -315,7 +315,7 @@ static void ops_timer_arm(void *ctx, struct grp_timer *t, int64_t deadline_ms)
 
 static void ops_timer_cancel(void *ctx, struct grp_timer *t)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     if (b->net != NULL) {
         br_timer_cancel(b->net, &t->rt);
     }
@@ -361,7 +361,7 @@ static void ops_sync_answer(void *ctx, void *waiter, int err, const uint8_t *ass
 
 static void ops_group_gone(void *ctx, struct grp_group *g)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     if (b->net != NULL) {
         /* answered already, their answers go out now: the key goes */
         br_purgatory_complete_key(&b->purgatory, &g->waiters);
@@ -397,7 +397,7 @@ static uint64_t seed_rng(void)
     return s;
 }
 
-int br_groups_start(struct br_broker *b)
+int br_groups_start(struct br_server *b)
 {
     const struct br_config *cfg = &b->cfg;
     struct br_grp_config gc = {
@@ -420,18 +420,18 @@ int br_groups_start(struct br_broker *b)
     return 0;
 }
 
-void br_groups_complete_all_parked(struct br_broker *b)
+void br_groups_complete_all_parked(struct br_server *b)
 {
     br_groups_answer_all(b->groups);
 }
 
-void br_groups_stop(struct br_broker *b)
+void br_groups_stop(struct br_server *b)
 {
     br_groups_free(b->groups);
     b->groups = NULL;
 }
 
-static void group_park_cancel(struct br_broker *b, void *parked)
+static void group_park_cancel(struct br_server *b, void *parked)
 {
     struct grp_park *pk = parked;
     br_purgatory_cancel(&b->purgatory, &pk->delayed);
@@ -446,7 +446,7 @@ static void group_park_cancel(struct br_broker *b, void *parked)
 int br_h_find_coordinator(struct br_req *r)
 {
     const struct kp_FindCoordinatorRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct kp_FindCoordinatorResponse resp;
     kp_FindCoordinatorResponse_init(&resp);
     resp.ErrorMessage = KP_STR_NULL;

@@ -27,13 +27,13 @@
 
 /* ---------------------------------------------------------------- the topic */
 
-static struct br_topic *offsets_topic(struct br_broker *b)
+static struct br_topic *offsets_topic(struct br_server *b)
 {
     return br_broker_find_topic(b, kp_str_c(BR_OFFSETS_TOPIC));
 }
 
 /* The cluster's view of the topic (the controller's UpdateMetadata). */
-static const struct br_mc_topic *offsets_mc_topic(const struct br_broker *b)
+static const struct br_mc_topic *offsets_mc_topic(const struct br_server *b)
 {
     return br_mc_topic(&b->mc, BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1);
 }
@@ -72,7 +72,7 @@ static void offsets_kvs(struct br_kv *kvs)
  * cluster of one that never grows, makes it with one replica
  * (b->offsets_topic_rf).
  */
-int br_groups_ensure_offsets_topic(struct br_broker *b)
+int br_groups_ensure_offsets_topic(struct br_server *b)
 {
     if (offsets_mc_topic(b) != NULL) {
         return 0;
@@ -115,7 +115,7 @@ int br_groups_ensure_offsets_topic(struct br_broker *b)
 /* The number of partitions a group's partition is chosen among: the
  * cluster's (the controller's word; a standalone broker's own,
  * local_controller.h). */
-static int32_t offsets_partitions(const struct br_broker *b)
+static int32_t offsets_partitions(const struct br_server *b)
 {
     const struct br_mc_topic *mt = offsets_mc_topic(b);
     return mt != NULL ? mt->npartitions : 0;
@@ -125,7 +125,7 @@ static int32_t offsets_partitions(const struct br_broker *b)
  * with *err: COORDINATOR_NOT_AVAILABLE while the topic is missing,
  * NOT_COORDINATOR when another broker leads it (Kafka's
  * GroupCoordinator.validateGroupStatus). */
-static struct br_partition *group_partition(struct br_broker *b, const char *id, size_t len,
+static struct br_partition *group_partition(struct br_server *b, const char *id, size_t len,
                                             int *err)
 {
     *err = br_groups_ensure_offsets_topic(b);
@@ -144,7 +144,7 @@ static struct br_partition *group_partition(struct br_broker *b, const char *id,
     return p;
 }
 
-int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id)
+int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id)
 {
     if (group_id.len < 0) {
         return 0;
@@ -153,7 +153,7 @@ int br_groups_check_coordinator(struct br_broker *b, struct kp_str group_id)
     return group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
 }
 
-int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *node,
+int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *node,
                                const char **host, int32_t *port)
 {
     int err = br_groups_ensure_offsets_topic(b);
@@ -177,7 +177,7 @@ int br_groups_find_coordinator(struct br_broker *b, struct kp_str key, int32_t *
     return 0;
 }
 
-void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, bool was_leader)
+void br_groups_leadership_changed(struct br_server *b, struct br_partition *p, bool was_leader)
 {
     bool leads = p->role == BR_ROLE_LEADER;
     if (b->groups == NULL || leads == was_leader || p->topic != offsets_topic(b)) {
@@ -216,7 +216,7 @@ void br_groups_leadership_changed(struct br_broker *b, struct br_partition *p, b
 struct br_partition *br_group_offsets_partition(void *ctx, const char *id, size_t len,
                                                 size_t *max_batch, int *err)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct br_partition *p = group_partition(b, id, len, err);
     if (p == NULL) {
         return NULL;
@@ -233,7 +233,7 @@ int br_group_acks_all_check(void *ctx, const struct br_partition *p)
     return br_partition_check_acks(p, -1, p->topic->config.min_insync_replicas);
 }
 
-int br_group_offsets_load(struct br_broker *b)
+int br_group_offsets_load(struct br_server *b)
 {
     struct br_topic *t = offsets_topic(b);
     if (t == NULL) {
@@ -271,7 +271,7 @@ static void *arena_array(struct kp_arena *a, size_t n, size_t size)
 
 /* Any partition of the cluster, hosted here or not (Kafka checks its
  * metadata cache). */
-static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t partition)
+static bool partition_exists(struct br_server *b, struct kp_str topic, int32_t partition)
 {
     const struct br_mc_partition *mp =
         topic.len > 0 ? br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, partition) : NULL;
@@ -289,7 +289,7 @@ static bool partition_exists(struct br_broker *b, struct kp_str topic, int32_t p
 
 /* Settles commit seq of group by the wait's outcome err and, with resp,
  * puts the error Kafka answers into every partition that was pending. */
-static void commit_settle(struct br_broker *b, struct kp_str group, uint64_t seq, int16_t err,
+static void commit_settle(struct br_server *b, struct kp_str group, uint64_t seq, int16_t err,
                           struct kp_OffsetCommitResponse *resp)
 {
     (void)br_grp_commit_settle(b->groups, group.ptr, group.len > 0 ? (size_t)group.len : 0, seq,
@@ -313,7 +313,7 @@ static void commit_settle(struct br_broker *b, struct kp_str group, uint64_t seq
 /* Settles what the coordinator appended under seq for group by the wait's
  * outcome err: the generation's group record (br_grp_store_settle), or a
  * commit (commit_settle) whose client hears nothing of it. */
-static void append_settle(struct br_broker *b, struct kp_str group, uint64_t seq, bool group_record,
+static void append_settle(struct br_server *b, struct kp_str group, uint64_t seq, bool group_record,
                           int16_t err)
 {
     if (!group_record) {
@@ -333,7 +333,7 @@ struct append_wait {
     struct br_delayed_produce dp;
     struct br_append_wait wait;
     struct br_delay_link link;
-    struct br_broker *b;
+    struct br_server *b;
     uint64_t seq;
     bool group_record;
     int32_t group_len;
@@ -352,7 +352,7 @@ static void append_wait_done(struct br_delayed_produce *dp, bool expired)
 /* Parks a wait for p's high watermark to reach required (p led in term)
  * until deadline_ms, settling seq of group then. 0, or KP_E_NOMEM
  * (nothing parked). */
-static int append_wait_park(struct br_broker *b, struct br_partition *p, int64_t required,
+static int append_wait_park(struct br_server *b, struct br_partition *p, int64_t required,
                             uint32_t term, struct kp_str group, uint64_t seq, bool group_record,
                             int64_t deadline_ms)
 {
@@ -377,7 +377,7 @@ static int append_wait_park(struct br_broker *b, struct br_partition *p, int64_t
 /* The answer of a cluster's OffsetCommit, copied out of the request. */
 struct commit_wait {
     struct br_hw_wait wait; /* first */
-    struct br_broker *b;
+    struct br_server *b;
     struct br_conn *conn;
     struct br_slot *slot;
     int16_t version;
@@ -598,7 +598,7 @@ int br_h_offset_commit(struct br_req *r)
 
 /* ---------------------------------------------------------------- the group record */
 
-void br_group_store_wait(struct br_broker *b, struct kp_str group_id, uint64_t seq)
+void br_group_store_wait(struct br_server *b, struct kp_str group_id, uint64_t seq)
 {
     size_t glen = group_id.len > 0 ? (size_t)group_id.len : 0;
     int gerr = 0;
@@ -740,7 +740,7 @@ void br_group_lag_free(struct br_group_lag *lags, size_t n)
     kp_free(lags);
 }
 
-int br_group_lag(struct br_broker *b, const char *group_id, size_t len, struct br_group_lag **out,
+int br_group_lag(struct br_server *b, const char *group_id, size_t len, struct br_group_lag **out,
                  size_t *n)
 {
     *out = NULL;

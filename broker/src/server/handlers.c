@@ -22,8 +22,8 @@ int br_h_api_versions(struct br_req *r)
 {
     struct kp_ApiVersionsResponse resp;
     kp_ApiVersionsResponse_init(&resp);
-    resp.ApiKeys.items = r->b->apis;
-    resp.ApiKeys.count = (int32_t)r->b->napis;
+    resp.ApiKeys.items = r->b->api.versions;
+    resp.ApiKeys.count = (int32_t)r->b->api.nversions;
     return br_respond(r, &resp);
 }
 
@@ -37,7 +37,7 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
                               struct kp_ProduceResponse_PartitionProduceResponse *out,
                               uint8_t **owned)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     out->Index = pd->Index;
     out->BaseOffset = -1;
     out->LogAppendTimeMs = -1;
@@ -282,7 +282,7 @@ static int manual_assignment(struct br_req *r,
                              const struct kp_CreateTopicsRequest_CreatableTopic *ct, int32_t **out,
                              int16_t *rf, char *err, size_t errlen)
 {
-    const struct br_broker *b = r->b;
+    const struct br_server *b = r->b;
     int32_t n = ct->Assignments.count;
     if (n > BR_MAX_PARTITIONS) {
         (void)snprintf(err, errlen, "number of partitions must be 1-%d", BR_MAX_PARTITIONS);
@@ -341,7 +341,7 @@ static int manual_assignment(struct br_req *r,
 int br_h_create_topics(struct br_req *r)
 {
     const struct kp_CreateTopicsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct kp_CreateTopicsResponse resp;
     kp_CreateTopicsResponse_init(&resp);
     resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
@@ -405,11 +405,11 @@ int br_h_create_topics(struct br_req *r)
                 nkv++;
             }
         }
-        b->create_waiter = waiter;
-        b->create_waiter_index = i;
+        b->ca.create_waiter = waiter;
+        b->ca.create_waiter_index = i;
         e = br_broker_create_topic(b, ct->Name, partitions, rf, replicas, kv, nkv, q->ValidateOnly,
                                    err, sizeof err);
-        b->create_waiter = NULL;
+        b->ca.create_waiter = NULL;
         out->ErrorCode = (int16_t)kp_err_to_wire(e);
         if (e != 0 && err[0] != '\0') {
             size_t ml = strlen(err);
@@ -450,7 +450,7 @@ int br_h_init_producer_id(struct br_req *r)
 /* A topic of the cluster this broker hosts no replica of: its configs are
  * read from ZooKeeper, as a Kafka 2.0 broker's AdminManager reads every
  * topic's. */
-static bool elsewhere(struct br_broker *b,
+static bool elsewhere(struct br_server *b,
                       const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res)
 {
     return res->ResourceType == RESOURCE_TOPIC && res->ResourceName.len > 0 &&
@@ -461,7 +461,7 @@ static bool elsewhere(struct br_broker *b,
 int br_h_describe_configs(struct br_req *r)
 {
     const struct kp_DescribeConfigsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     bool synonyms = r->version >= 1 && q->IncludeSynonyms;
     size_t n = q->Resources.count > 0 ? (size_t)q->Resources.count : 0;
     bool wait = false;

@@ -87,7 +87,7 @@ static int edit_list(struct br_topic_config *tc, const char *key, int8_t op, con
     return br_topic_config_set(tc, key, br_cleanup_policy_str(now, text, sizeof text), msg, msglen);
 }
 
-int br_config_apply_changes(const struct br_broker *b, struct br_topic_config *out,
+int br_config_apply_changes(const struct br_server *b, struct br_topic_config *out,
                             const struct br_config_change *ch, size_t n, bool incremental, char *msg,
                             size_t msglen)
 {
@@ -162,7 +162,7 @@ int br_config_apply_changes(const struct br_broker *b, struct br_topic_config *o
 /* One resource of AlterConfigs (incremental false) or
  * IncrementalAlterConfigs. Returns the error code (msg says why), and in
  * *op the store started for it (0: none, the answer is known). */
-static int alter_resource(struct br_broker *b, int8_t type, struct kp_str name,
+static int alter_resource(struct br_server *b, int8_t type, struct kp_str name,
                           const struct br_config_change *ch, size_t n, bool incremental, bool validate_only,
                           uint64_t *op, char *msg, size_t msglen)
 {
@@ -282,7 +282,7 @@ int br_standalone_alter_configs(struct br_req *r, bool incremental)
 /* ---------------------------------------------------------------- DeleteRecords */
 
 /* Moves one partition's log start; *low: the log start afterwards. */
-static int delete_records(struct br_broker *b, struct kp_str topic, int32_t index, int64_t offset,
+static int delete_records(struct br_server *b, struct kp_str topic, int32_t index, int64_t offset,
                           int64_t *low)
 {
     *low = -1;
@@ -322,7 +322,7 @@ static int delete_records(struct br_broker *b, struct kp_str topic, int32_t inde
 int br_h_delete_records(struct br_req *r)
 {
     const struct kp_DeleteRecordsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct kp_DeleteRecordsResponse resp;
     kp_DeleteRecordsResponse_init(&resp);
     resp.Topics.items = br_req_array(r, (size_t)q->Topics.count, sizeof *resp.Topics.items);
@@ -384,7 +384,7 @@ static bool partition_wanted(const struct kp_DescribeLogDirsRequest *q, const ch
 int br_h_describe_log_dirs(struct br_req *r)
 {
     const struct kp_DescribeLogDirsRequest *q = r->body;
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct kp_DescribeLogDirsResponse resp;
     kp_DescribeLogDirsResponse_init(&resp);
     size_t ndirs = b->cfg.n_log_dirs;
@@ -451,7 +451,7 @@ static void set_message(struct br_req *r,
 /* Kafka 2.0's AdminZkClient.validateReplicaAssignment for the partitions
  * added, on a cluster of this one broker (AdminManager.createPartitions
  * checks for unknown brokers and the number of assignments first). */
-static int check_assignments(const struct br_broker *b,
+static int check_assignments(const struct br_server *b,
                              const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct,
                              int32_t increment, int16_t rf, char *err, size_t errlen)
 {
@@ -509,7 +509,7 @@ static int create_partitions_one(struct br_req *r,
                                  const struct kp_CreatePartitionsRequest_CreatePartitionsTopic *ct,
                                  bool validate_only, char *err, size_t errlen)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     struct br_topic *t = br_broker_find_topic(b, ct->Name);
     int32_t nlen = ct->Name.len > 0 ? ct->Name.len : 0;
     if (t != NULL && br_topic_admin_reserved(b, ct->Name) && !br_topic_admin_adding(b, ct->Name)) {
@@ -709,7 +709,7 @@ int br_standalone_delete_topics(struct br_req *r)
 
 /* ---------------------------------------------------------------- CreateTopics */
 
-int br_standalone_create_topic(struct br_broker *b, struct br_topic_meta *m,
+int br_standalone_create_topic(struct br_server *b, struct br_topic_meta *m,
                                const struct br_topic_config *tc, char *err, size_t errlen)
 {
     /* every replica is this broker (a replication factor of 1 here) */

@@ -19,7 +19,7 @@
 typedef struct kp_UpdateMetadataRequest_UpdateMetadataPartitionState part_state;
 
 /* Fills st for partition index of topic name: led here, or deleted. */
-static void state_of(struct br_broker *b, part_state *st, const char *name, int32_t index,
+static void state_of(struct br_server *b, part_state *st, const char *name, int32_t index,
                      const struct br_partition *p)
 {
     memset(st, 0, sizeof *st);
@@ -34,7 +34,7 @@ static void state_of(struct br_broker *b, part_state *st, const char *name, int3
 }
 
 /* Applies states and this broker as the only live broker to the cache. */
-static int apply(struct br_broker *b, part_state *states, int32_t n)
+static int apply(struct br_server *b, part_state *states, int32_t n)
 {
     struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint ep;
     memset(&ep, 0, sizeof ep);
@@ -60,7 +60,7 @@ static int apply(struct br_broker *b, part_state *states, int32_t n)
 
 /* Publishes what this broker hosts of one topic, and removes from the
  * cache the partitions it does not host (all of them, once gone). */
-int br_local_controller_publish(struct br_broker *b, const char *name, const struct br_topic *t)
+int br_local_controller_publish(struct br_server *b, const char *name, const struct br_topic *t)
 {
     const struct br_mc_topic *cached = br_mc_topic(&b->mc, name, strlen(name));
     int32_t hosted = t != NULL ? t->npartitions : 0;
@@ -85,7 +85,7 @@ int br_local_controller_publish(struct br_broker *b, const char *name, const str
 
 /* Every hosted partition in one update, as a controller's first
  * UpdateMetadata to a broker carries them all. */
-int br_local_controller_start(struct br_broker *b)
+int br_local_controller_start(struct br_server *b)
 {
     size_t n = 0;
     for (size_t i = 0; i < b->ntopics; i++) {

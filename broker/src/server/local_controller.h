@@ -17,18 +17,18 @@
 
 #include <samsa-protocol/err.h>
 
-struct br_broker;
+struct br_server;
 struct br_topic;
 
 /* This broker becomes the cache's controller and only live broker, and
  * every hosted topic is published. Returns 0 or KP_E_NOMEM. */
-KP_MUST_CHECK int br_local_controller_start(struct br_broker *b);
+KP_MUST_CHECK int br_local_controller_start(struct br_server *b);
 
 /* Publishes topic `name` as this broker hosts it now: t, each partition
  * led by this broker, or, with t NULL (it hosts the topic no more), the
  * topic gone from the cache. Returns 0 or KP_E_NOMEM (the cache may lag
  * until the next change of the topic). */
-KP_MUST_CHECK int br_local_controller_publish(struct br_broker *b, const char *name,
+KP_MUST_CHECK int br_local_controller_publish(struct br_server *b, const char *name,
                                               const struct br_topic *t);
 
 #endif

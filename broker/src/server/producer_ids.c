@@ -20,11 +20,11 @@
  * <log dir>/producer-id-block), past every id found in the logs (whose
  * sequence state was just rebuilt), and at the start time in milliseconds
  * shifted left 12 bits (so a lost file still gives fresh ids). */
-int br_producer_ids_load(struct br_broker *b)
+int br_producer_ids_load(struct br_server *b)
 {
     int64_t next = br_now_wall_ms() << 12;
-    if (b->max_producer_id_seen >= next) {
-        next = b->max_producer_id_seen + 1;
+    if (b->pids.max_seen >= next) {
+        next = b->pids.max_seen + 1;
     }
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
@@ -45,15 +45,15 @@ int br_producer_ids_load(struct br_broker *b)
             next = v;
         }
     }
-    b->next_producer_id = next;
-    b->producer_id_block_end = next; /* the first id reserves a block */
+    b->pids.next = next;
+    b->pids.block_end = next; /* the first id reserves a block */
     return 0;
 }
 
-int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
+int br_broker_next_producer_id(struct br_server *b, int64_t *id)
 {
-    if (b->next_producer_id >= b->producer_id_block_end) {
-        int64_t end = b->next_producer_id + PRODUCER_ID_BLOCK;
+    if (b->pids.next >= b->pids.block_end) {
+        int64_t end = b->pids.next + PRODUCER_ID_BLOCK;
         char path[4096];
         char text[32];
         (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);
@@ -61,9 +61,9 @@ int br_broker_next_producer_id(struct br_broker *b, int64_t *id)
         if (br_file_write_atomic(path, text, (size_t)n) != 0) {
             return KP_ERR_KAFKA_STORAGE_ERROR; /* logged there */
         }
-        b->producer_id_block_end = end;
+        b->pids.block_end = end;
     }
-    *id = b->next_producer_id++;
+    *id = b->pids.next++;
     return 0;
 }
 

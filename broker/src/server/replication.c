@@ -16,11 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static void hw_park_cancel(struct br_broker *b, void *parked);
+static void hw_park_cancel(struct br_server *b, void *parked);
 /* An answer waiting for the high watermark parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops hw_park_ops = {"an answer waiting for the high watermark", hw_park_cancel};
 
-static void produce_park_cancel(struct br_broker *b, void *parked);
+static void produce_park_cancel(struct br_server *b, void *parked);
 /* An acks=all Produce parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops produce_park_ops = {"an acks=all Produce", produce_park_cancel};
 
@@ -35,7 +35,7 @@ struct fetch_part {
 
 struct fetcher {
     struct fetcher *next;
-    struct br_broker *b;
+    struct br_server *b;
     int32_t leader;
     char host[BR_MC_HOST_MAX + 1];
     int32_t port;
@@ -69,7 +69,7 @@ struct isr_write {
 };
 
 struct br_replication {
-    struct br_broker *b;
+    struct br_server *b;
     struct fetcher *fetchers;
     struct isr_write *writes;              /* in flight */
     struct br_zk_topic_partition *changed; /* ISR changes to announce */
@@ -81,7 +81,7 @@ struct br_replication {
 
 /* ---------------------------------------------------------------- fetchers */
 
-static struct br_partition *local_partition(struct br_broker *b, const char *topic, int32_t index)
+static struct br_partition *local_partition(struct br_server *b, const char *topic, int32_t index)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
@@ -119,7 +119,7 @@ static void fetcher_kick(struct fetcher *f)
         return;
     }
     if (f->conn == NULL) {
-        const struct br_broker *b = f->b;
+        const struct br_server *b = f->b;
         int32_t max = b->cfg.replica_fetch_response_max_bytes + FETCH_FRAME_SLACK;
         if (br_conn_connect(f->b->net, f->host, f->port, max, &fetcher_conn_ops, f, &f->conn) !=
             0) {
@@ -154,7 +154,7 @@ static void fetcher_backoff(struct fetcher *f)
 /* Encodes and sends a request of the fetcher; false when it could not. */
 static bool fetcher_request(struct fetcher *f, int16_t api, int16_t version, const void *body)
 {
-    struct br_broker *b = f->b;
+    struct br_server *b = f->b;
     char client_id[48];
     (void)snprintf(client_id, sizeof client_id, "samsa-replica-fetcher-%" PRId32, b->node_id);
     struct kp_request_header h = {api, version, ++f->correlation, kp_str_c(client_id)};
@@ -182,7 +182,7 @@ static bool fetcher_request(struct fetcher *f, int16_t api, int16_t version, con
  * latest epoch ends on the leader. True when one was sent. */
 static bool send_epoch_queries(struct fetcher *f)
 {
-    struct br_broker *b = f->b;
+    struct br_server *b = f->b;
     struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *topics =
         kp_calloc(f->nparts, sizeof *topics);
     struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *parts =
@@ -232,7 +232,7 @@ static bool send_epoch_queries(struct fetcher *f)
  * partition it follows from this leader, from its log end. */
 static void fetcher_send(struct fetcher *f)
 {
-    struct br_broker *b = f->b;
+    struct br_server *b = f->b;
     if (f->inflight || f->conn == NULL || f->nparts == 0) {
         return;
     }
@@ -298,7 +298,7 @@ static void fetcher_send(struct fetcher *f)
 static void truncate_follower(struct fetcher *f, struct kp_str topic,
                               const struct kp_OffsetForLeaderEpochResponse_EpochEndOffset *e)
 {
-    struct br_broker *b = f->b;
+    struct br_server *b = f->b;
     char name[BR_TOPIC_NAME_MAX + 1];
     if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
         return;
@@ -365,7 +365,7 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
 static void take_partition(struct fetcher *f, struct kp_str topic,
                            const struct kp_FetchResponse_PartitionData *d)
 {
-    struct br_broker *b = f->b;
+    struct br_server *b = f->b;
     char name[BR_TOPIC_NAME_MAX + 1];
     if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
         return;
@@ -535,7 +535,7 @@ static void unfollow(struct br_replication *rep, const struct br_partition *p)
 static int follow(struct br_replication *rep, const struct br_partition *p,
                   const struct br_leader_endpoint *where)
 {
-    struct br_broker *b = rep->b;
+    struct br_server *b = rep->b;
     char host[BR_MC_HOST_MAX + 1];
     int32_t port = 0;
     if (where != NULL && where->host != NULL && where->host_len > 0 &&
@@ -667,7 +667,7 @@ static void isr_write_end(struct isr_write *w, struct br_partition *p)
 static void isr_taken(struct isr_write *w, struct br_partition *p, const int32_t *isr, int32_t n,
                       int32_t version, const char *how)
 {
-    struct br_broker *b = w->rep->b;
+    struct br_server *b = w->rep->b;
     int32_t old = p->nisr;
     if (br_partition_set_isr(p, isr, n, version, br_now_mono_ms()) == 0) {
         if (n < old) {
@@ -728,7 +728,7 @@ static bool outcome_unknown(int rc)
 static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct isr_write *w = (struct isr_write *)(void *)call;
-    struct br_broker *b = w->rep->b;
+    struct br_server *b = w->rep->b;
     struct br_partition *p = isr_write_partition(w);
     if (p == NULL) {
         isr_write_free(w);
@@ -771,7 +771,7 @@ static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
 static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct isr_write *w = (struct isr_write *)(void *)call;
-    struct br_broker *b = w->rep->b;
+    struct br_server *b = w->rep->b;
     struct br_partition *p = isr_write_partition(w);
     if (p == NULL) {
         isr_write_free(w); /* a new leadership decides now */
@@ -802,7 +802,7 @@ static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
  * BADVERSION and the read-back tells). 0, or -1: not sent. */
 static int isr_write_send(struct isr_write *w)
 {
-    struct br_broker *b = w->rep->b;
+    struct br_server *b = w->rep->b;
     struct br_zk_partition_state s = {b->node_id, w->leader_epoch, w->controller_epoch, w->isr,
                                       (size_t)w->nisr};
     char *json = NULL;
@@ -824,7 +824,7 @@ static int isr_write_send(struct isr_write *w)
 static void write_isr(struct br_replication *rep, struct br_partition *p, const int32_t *isr,
                       int32_t n)
 {
-    struct br_broker *b = rep->b;
+    struct br_server *b = rep->b;
     if (p->isr_writing || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -864,7 +864,7 @@ static void write_isr(struct br_replication *rep, struct br_partition *p, const 
  * connected; those of a leadership gone are dropped. */
 static void retry_isr_writes(struct br_replication *rep)
 {
-    struct br_broker *b = rep->b;
+    struct br_server *b = rep->b;
     if (b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -915,7 +915,7 @@ static void notified(struct br_zk_call *call, const struct br_zk_result *r)
  * the last (Kafka's ReplicaManager.maybePropagateIsrChanges). */
 static void announce(struct br_replication *rep)
 {
-    struct br_broker *b = rep->b;
+    struct br_server *b = rep->b;
     if (rep->nchanged == 0 || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -934,7 +934,7 @@ static void announce(struct br_replication *rep)
 
 /* ---------------------------------------------------------------- the API */
 
-int br_replication_start(struct br_broker *b)
+int br_replication_start(struct br_server *b)
 {
     struct br_replication *rep = kp_calloc(1, sizeof *rep);
     if (rep == NULL) {
@@ -947,7 +947,7 @@ int br_replication_start(struct br_broker *b)
     return 0;
 }
 
-void br_replication_stop(struct br_broker *b)
+void br_replication_stop(struct br_server *b)
 {
     struct br_replication *rep = b->replication;
     if (rep == NULL) {
@@ -966,7 +966,7 @@ void br_replication_stop(struct br_broker *b)
     b->replication = NULL;
 }
 
-int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
+int16_t br_replication_become(struct br_server *b, struct br_partition *p,
                               const struct br_leadership *s, const struct br_leader_endpoint *at)
 {
     struct br_replication *rep = b->replication;
@@ -1020,7 +1020,7 @@ static bool followers_silent(const struct br_partition *p, int64_t cutoff)
     return in_sync > 0;
 }
 
-size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms)
+size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms)
 {
     int64_t cutoff = now_ms - b->cfg.zookeeper_session_timeout_ms;
     size_t n = 0;
@@ -1039,7 +1039,7 @@ size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms)
     return n;
 }
 
-size_t br_replication_unfence(struct br_broker *b)
+size_t br_replication_unfence(struct br_server *b)
 {
     size_t n = 0;
     for (size_t t = 0; t < b->ntopics; t++) {
@@ -1054,14 +1054,14 @@ size_t br_replication_unfence(struct br_broker *b)
     return n;
 }
 
-void br_replication_zk_connected(struct br_broker *b)
+void br_replication_zk_connected(struct br_server *b)
 {
     if (b->replication != NULL) {
         retry_isr_writes(b->replication);
     }
 }
 
-size_t br_replication_stop_fetching(struct br_broker *b)
+size_t br_replication_stop_fetching(struct br_server *b)
 {
     struct br_replication *rep = b->replication;
     if (rep == NULL) {
@@ -1078,14 +1078,14 @@ size_t br_replication_stop_fetching(struct br_broker *b)
     return n;
 }
 
-void br_replication_forget(struct br_broker *b, struct br_partition *p)
+void br_replication_forget(struct br_server *b, struct br_partition *p)
 {
     if (b->replication != NULL) {
         unfollow(b->replication, p);
     }
 }
 
-void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, int32_t replica,
+void br_replication_follower_fetch(struct br_server *b, struct br_partition *p, int32_t replica,
                                    int64_t fetch_offset)
 {
     struct br_replication *rep = b->replication;
@@ -1109,7 +1109,7 @@ void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, 
     write_isr(rep, p, isr, n);
 }
 
-void br_replication_tick(struct br_broker *b, int64_t now_ms)
+void br_replication_tick(struct br_server *b, int64_t now_ms)
 {
     struct br_replication *rep = b->replication;
     if (rep == NULL) {
@@ -1164,7 +1164,7 @@ struct out_at {
 struct parked_produce {
     struct br_park park; /* first: its ops (request.h) */
     struct br_delayed_produce dp;
-    struct br_broker *b;
+    struct br_server *b;
     struct br_conn *conn;
     struct br_slot *slot;
     int16_t version;
@@ -1209,7 +1209,7 @@ static void produce_done(struct br_delayed_produce *dp, bool expired)
 int br_replication_park_produce(struct br_req *r, const struct kp_ProduceResponse *resp,
                                 const struct br_produce_wait *waits, size_t n, int32_t timeout_ms)
 {
-    struct br_broker *b = r->b;
+    struct br_server *b = r->b;
     size_t pending = 0;
     for (size_t i = 0; i < n; i++) {
         pending += waits[i].p->hw < waits[i].required ? 1 : 0;
@@ -1281,7 +1281,7 @@ int br_replication_park_produce(struct br_req *r, const struct kp_ProduceRespons
     return 0;
 }
 
-static void produce_park_cancel(struct br_broker *b, void *parked)
+static void produce_park_cancel(struct br_server *b, void *parked)
 {
     struct parked_produce *pp = parked;
     br_delayed_produce_cancel(&b->purgatory, &pp->dp);
@@ -1313,7 +1313,7 @@ bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_pa
     return true;
 }
 
-static void hw_park_cancel(struct br_broker *b, void *parked)
+static void hw_park_cancel(struct br_server *b, void *parked)
 {
     struct br_hw_wait *w = parked;
     br_delayed_produce_cancel(&b->purgatory, &w->dp);

@@ -39,10 +39,10 @@
 
 struct br_replication;
 
-KP_MUST_CHECK int br_replication_start(struct br_broker *b);
+KP_MUST_CHECK int br_replication_start(struct br_server *b);
 /* Closes the fetchers and frees what is in flight (after the ZooKeeper
  * session closed: no answer comes any more). NULL-safe. */
-void br_replication_stop(struct br_broker *b);
+void br_replication_stop(struct br_server *b);
 
 /* Where a follower fetches from: the leader's endpoint as the LeaderAndIsr
  * named it among its live leaders (host not NUL-terminated), or none. */
@@ -57,7 +57,7 @@ struct br_leader_endpoint {
  * ReplicaManager.makeFollowers takes the leader from it), else where this
  * broker's metadata cache says the leader is. Returns 0 or a Kafka error
  * code. */
-int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
+int16_t br_replication_become(struct br_server *b, struct br_partition *p,
                               const struct br_leadership *s, const struct br_leader_endpoint *at);
 
 /* This broker's ZooKeeper session is gone: the controller gives its
@@ -78,15 +78,15 @@ int16_t br_replication_become(struct br_broker *b, struct br_partition *p,
  * metadata then goes back to it, and an idempotent producer whose later
  * sequence numbers went to the new leader gets OUT_OF_ORDER_SEQUENCE_NUMBER
  * from it (fatal in librdkafka). Returns how many were fenced. */
-size_t br_replication_fence(struct br_broker *b, bool expired, int64_t now_ms);
+size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms);
 
 /* The session never expired (it came back within its timeout): the fenced
  * partitions lead again. Returns how many. */
-size_t br_replication_unfence(struct br_broker *b);
+size_t br_replication_unfence(struct br_server *b);
 
 /* The session is connected again: ISR writes whose outcome was unknown
  * (their reply lost with the connection) are sent again now. */
-void br_replication_zk_connected(struct br_broker *b);
+void br_replication_zk_connected(struct br_server *b);
 
 /* This broker is shutting down (a controlled shutdown began): every
  * fetcher stops, and br_replication_become no longer starts one. A
@@ -97,18 +97,18 @@ void br_replication_zk_connected(struct br_broker *b);
  * 2.0 stops the follower with StopReplica "first", racing the ISR change:
  * KafkaController.doControlledShutdown.) Returns how many partitions were
  * being fetched. */
-size_t br_replication_stop_fetching(struct br_broker *b);
+size_t br_replication_stop_fetching(struct br_server *b);
 
 /* p no longer replicates here (StopReplica): its fetching stops. */
-void br_replication_forget(struct br_broker *b, struct br_partition *p);
+void br_replication_forget(struct br_server *b, struct br_partition *p);
 
 /* The leader's side of a follower's Fetch of p at fetch_offset. */
-void br_replication_follower_fetch(struct br_broker *b, struct br_partition *p, int32_t replica,
+void br_replication_follower_fetch(struct br_server *b, struct br_partition *p, int32_t replica,
                                    int64_t fetch_offset);
 
 /* Housekeeping: followers out of sync leave the ISR; ISR changes are
  * announced. */
-void br_replication_tick(struct br_broker *b, int64_t now_ms);
+void br_replication_tick(struct br_server *b, int64_t now_ms);
 
 /* acks=all: parks the request's answer resp (its arrays in r's arena)
  * until the high watermark of every partition in waits passes its

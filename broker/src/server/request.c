@@ -49,7 +49,7 @@ int br_respond_max(struct br_req *r, const void *resp, size_t max)
     return 0;
 }
 
-void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+void br_answer_parked(struct br_server *b, struct br_conn *conn, struct br_slot *slot,
                       int16_t api_key, int16_t version, int32_t correlation_id, const void *resp)
 {
     struct kp_writer w;
@@ -70,14 +70,14 @@ void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot 
 
 /* ---------------------------------------------------------------- parked requests */
 
-void br_broker_cancel_parked(struct br_broker *b, void *parked)
+void br_broker_cancel_parked(struct br_server *b, void *parked)
 {
     const struct br_park *pk = parked;
     br_debug("a connection closed with %s parked: cancelled", pk->ops->what);
     pk->ops->cancel(b, parked);
 }
 
-bool br_broker_stopping(const struct br_broker *b)
+bool br_broker_stopping(const struct br_server *b)
 {
     return b->stopping;
 }

@@ -9,7 +9,7 @@
 #include "server/state.h"
 
 struct br_req {
-    struct br_broker *b;
+    struct br_server *b;
     struct br_conn *conn;
     struct br_slot *slot; /* NULL: this request gets no response (acks=0) */
     struct kp_request_header *hdr;
@@ -74,14 +74,14 @@ int br_h_offset_for_leader_epoch(struct br_req *r);
  * controller's thread moved the broker's leaderships. */
 int br_h_controlled_shutdown(struct br_req *r);
 /* Stop: every parked ControlledShutdown answered NOT_CONTROLLER. */
-void br_complete_controlled_shutdowns(struct br_broker *b);
+void br_complete_controlled_shutdowns(struct br_server *b);
 /* The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata)
  * queued while a LeaderAndIsr's replica logs are opened on the cluster
  * worker: a dying connection drops its request (the controller sends it
  * again), a stop answers BROKER_NOT_AVAILABLE, and what is left at the end
  * is freed. */
-void br_complete_controller_requests(struct br_broker *b);
-void br_controller_requests_free(struct br_broker *b);
+void br_complete_controller_requests(struct br_server *b);
+void br_controller_requests_free(struct br_server *b);
 /* cluster mode (cluster_admin.c): a new topic written to ZooKeeper as
  * Kafka's AdminZkClient writes it (its config, then its assignment: manual,
  * m->partitions x m->replication_factor ids partition-major, or, NULL, over
@@ -89,24 +89,24 @@ void br_controller_requests_free(struct br_broker *b);
  * under way, or a Kafka error code with err; a hosted topic's configs read
  * from /config/topics/<t> and applied to its logs; the requests still away
  * at stop freed. */
-KP_MUST_CHECK int br_cluster_create_topic(struct br_broker *b, const struct br_topic_meta *m,
+KP_MUST_CHECK int br_cluster_create_topic(struct br_server *b, const struct br_topic_meta *m,
                                           const int32_t *manual, char *err, size_t errlen);
-void br_cluster_read_topic_configs(struct br_broker *b, const char *topic);
+void br_cluster_read_topic_configs(struct br_server *b, const char *topic);
 /* A topic's configs from what ZooKeeper gave for /config/topics/<topic>:
  * the broker's defaults with the znode's overrides (their count in
  * *overrides; none when there is no znode). -1 on a failed read or a
  * document that cannot be read (logged), with the defaults in tc. */
-int br_cluster_topic_config_decode(struct br_broker *b, const char *topic,
+int br_cluster_topic_config_decode(struct br_server *b, const char *topic,
                                    const struct br_zk_result *r, struct br_topic_config *tc,
                                    size_t *overrides);
-void br_cluster_admin_free(struct br_broker *b);
+void br_cluster_admin_free(struct br_server *b);
 /* CreateTopics on a cluster: begin makes the waiter the topics' writes
- * report to (b->create_waiter while each is started; NULL when out of
+ * report to (b->ca.create_waiter while each is started; NULL when out of
  * memory); park then has the answer resp (its arrays in r's arena) wait
  * until every write started is answered (TOPIC_ALREADY_EXISTS when another
  * creation won). Returns 0 when parked, 1 when nothing waits (answer now:
  * the waiter is freed), or KP_E_NOMEM (freed too). */
-struct br_cluster_create *br_cluster_create_begin(struct br_broker *b);
+struct br_cluster_create *br_cluster_create_begin(struct br_server *b);
 KP_MUST_CHECK int br_cluster_park_create(struct br_cluster_create *w, struct br_req *r,
                                          const struct kp_CreateTopicsResponse *resp,
                                          int32_t timeout_ms);
@@ -116,10 +116,10 @@ KP_MUST_CHECK int br_cluster_park_create(struct br_cluster_create *w, struct br_
  * DelayedCreatePartitions does (REQUEST_TIMED_OUT for a topic still without
  * leaders then: it is made all the same). An UpdateMetadata applied calls
  * br_cluster_creates_check. */
-void br_cluster_creates_check(struct br_broker *b);
+void br_cluster_creates_check(struct br_server *b);
 /* Stop: every CreateTopics still waiting is answered (REQUEST_TIMED_OUT
  * for the topics whose writes were not answered). */
-void br_cluster_complete_creates(struct br_broker *b);
+void br_cluster_complete_creates(struct br_server *b);
 /* The admin requests that wait for ZooKeeper and the controller on a
  * broker of a cluster (cluster_topics.c, cluster_configs.c,
  * cluster_producer_ids.c; Kafka 2.0's KafkaApis, AdminManager and
@@ -147,17 +147,17 @@ KP_MUST_CHECK int br_cluster_alter_configs(struct br_req *r, bool incremental);
 KP_MUST_CHECK int br_cluster_init_producer_id(struct br_req *r);
 /* StopReplica with delete_partitions: the directories renamed here were
  * removed off the reactor (paths[0..n) taken, whatever happens). */
-void br_cluster_remove_dirs(struct br_broker *b, char **paths, size_t n);
+void br_cluster_remove_dirs(struct br_server *b, char **paths, size_t n);
 /* Every broker of a cluster: the session (re)connected, so the config
  * change notifications are listed again (and watched), those not seen yet
  * applied to the topics hosted here. */
-void br_cluster_config_changes(struct br_broker *b);
+void br_cluster_config_changes(struct br_server *b);
 /* Start (the I/O worker for directory removals), stop (parked requests
  * answered REQUEST_TIMED_OUT for what is not done, the worker's jobs run
  * to their end); br_cluster_admin_free frees the rest. */
-KP_MUST_CHECK int br_cluster_admin_start(struct br_broker *b);
-void br_cluster_admin_stop(struct br_broker *b);
-void br_cluster_complete_waits(struct br_broker *b);
+KP_MUST_CHECK int br_cluster_admin_start(struct br_server *b);
+void br_cluster_admin_stop(struct br_server *b);
+void br_cluster_complete_waits(struct br_server *b);
 
 /* A config change of AlterConfigs (op SET) or IncrementalAlterConfigs. */
 struct br_config_change {
@@ -168,7 +168,7 @@ struct br_config_change {
 /* Applies changes ch[0..n) to tc (all or nothing: tc is left as it was on
  * failure) and validates the result as a whole, as standalone mode does
  * (handlers_admin.c). Returns 0 or a Kafka error code with msg. */
-KP_MUST_CHECK int br_config_apply_changes(const struct br_broker *b, struct br_topic_config *tc,
+KP_MUST_CHECK int br_config_apply_changes(const struct br_server *b, struct br_topic_config *tc,
                                           const struct br_config_change *ch, size_t n,
                                           bool incremental, char *msg, size_t msglen);
 int br_h_produce(struct br_req *r);
@@ -181,7 +181,7 @@ int br_h_describe_configs(struct br_req *r);
  * configs from topic_config, or (NULL) from the topic this broker hosts;
  * the broker's own; keys[0..nkeys) the keys asked for (nkeys < 0: all).
  * 0 or KP_E_NOMEM (handlers.c; cluster_wait.c answers with it too). */
-int br_describe_config_resource(struct br_broker *b, struct kp_arena *a, int8_t type,
+int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t type,
                                 struct kp_str name, const struct kp_str *keys, int32_t nkeys,
                                 bool synonyms, const struct br_topic_config *topic_config,
                                 struct kp_DescribeConfigsResponse_DescribeConfigsResult *out);
@@ -201,15 +201,15 @@ int br_create_partitions_repeats(const struct kp_CreatePartitionsRequest *q, uin
 /* A parked request's answer resp (of api and version) encoded into its
  * slot, which becomes ready; when that fails the connection closes after
  * what it has sent. */
-void br_answer_parked(struct br_broker *b, struct br_conn *conn, struct br_slot *slot,
+void br_answer_parked(struct br_server *b, struct br_conn *conn, struct br_slot *slot,
                       int16_t api_key, int16_t version, int32_t correlation_id, const void *resp);
 
-/* Fill b->apis from the dispatch table (the ApiVersions answer) and
- * b->api_served: the APIs of the dispatch table this broker serves, the
+/* Fill b->api.versions from the dispatch table (the ApiVersions answer) and
+ * b->api.served: the APIs of the dispatch table this broker serves, the
  * inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata,
  * ControlledShutdown, OffsetsForLeaderEpoch) only with inter_broker (a
  * broker of a ZooKeeper cluster; the composition root says). */
-void br_supported_apis_init(struct br_broker *b, bool inter_broker);
+void br_supported_apis_init(struct br_server *b, bool inter_broker);
 
 /* Every parked request starts with this: the ops of its kind, so that a
  * dying connection cancels whatever it parked (br_broker_cancel_parked)
@@ -218,7 +218,7 @@ struct br_park_ops {
     const char *what; /* "an acks=all Produce": for logs */
     /* the connection of the parked request is gone: forget its slot and
      * free what only it held; work it started goes on */
-    void (*cancel)(struct br_broker *b, void *parked);
+    void (*cancel)(struct br_server *b, void *parked);
 };
 
 struct br_park {

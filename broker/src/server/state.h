@@ -1,9 +1,10 @@
 /*
- * samsa-broker: the broker's state, which the request handlers share: the
- * topic table, producer ids, the parts of the broker (broker.h puts them
- * together and runs them).
+ * samsa-broker: what the request layer serves from (struct br_server): the
+ * topic table, producer ids, the managers the handlers call and the
+ * requests in flight. The composition root (broker.h) holds it inside
+ * struct br_broker and runs it.
  *
- * struct br_broker holds everything the reactor thread owns: the topics and
+ * struct br_server holds everything the reactor thread owns: the topics and
  * their partitions (each with its log, leader epoch, high watermark and
  * producer state), the metadata store, parked requests. Handlers run on the
  * reactor thread and never block on anything but local disk writes.
@@ -84,7 +85,72 @@ struct br_api_stats {
     int64_t max_us;
 };
 
-struct br_broker {
+/* Producer ids for InitProducerId (producer_ids.c standalone: reserved
+ * in blocks in producer-id-block; cluster_producer_ids.c: a block claimed in
+ * /latest_producer_id_block). */
+struct br_pid_alloc {
+    int64_t next;
+    int64_t max_seen;  /* the largest id found in the logs at start-up */
+    int64_t block_end; /* ids below it are reserved in producer-id-block */
+    /* a cluster's block, [zk_next, zk_end) left of it, and whether the
+     * next block is being claimed */
+    int64_t zk_next;
+    int64_t zk_end;
+    bool zk_claiming;
+};
+
+/* The APIs served (dispatch.c): the ApiVersions answer, from the dispatch
+ * table; whether each ApiKey is served; and, for the admin API, each key's
+ * requests counted. */
+struct br_api_table {
+    struct kp_ApiVersionsResponse_ApiVersion versions[BR_MAX_APIS];
+    size_t nversions;
+    bool served[BR_MAX_APIS]; /* by ApiKey */
+    struct br_api_stats stats[BR_MAX_APIS];
+};
+
+/* The admin requests of a cluster in flight (cluster_admin.c,
+ * cluster_wait.h, cluster_topics.c, cluster_configs.c). */
+struct br_cluster_admin {
+    struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
+    uint64_t rng;                  /* replica placement's random start (cluster_admin.c) */
+    struct br_cluster_create *creates; /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
+    /* during br_broker_create_topic of a CreateTopics on a cluster: the
+     * request that waits for the topic's writes, and the topic's index */
+    struct br_cluster_create *create_waiter;
+    int32_t create_waiter_index;
+    /* the other admin requests (cluster_wait.h): those parked, their
+     * ZooKeeper requests in flight, the worker that removes deleted
+     * partitions' directories */
+    struct br_cwait *cwaits;
+    struct br_cop *ops;
+    struct br_worker *worker;
+    /* config changes: the sequence number of the newest
+     * /config/changes/config_change_ seen (-1: none listed yet) */
+    int64_t config_change_seen;
+    bool config_changes_listed;
+};
+
+/* Requests between this broker and its controller (cluster_handlers.c):
+ * ControlledShutdown requests waiting for this broker's controller, and the
+ * next one's id; the controller's requests waiting in order while a
+ * LeaderAndIsr's replica logs are opened, and whether one of them is being
+ * applied. */
+struct br_controller_requests {
+    struct br_cs_wait *cs_waits;
+    uint64_t cs_next_id;
+    struct br_ctl_wait *ctl_waits;
+    bool ctl_resuming;
+};
+
+/* What the request layer serves from: the configuration and identity, the
+ * managers it calls (the hosted topics and their partitions, the group
+ * coordinator, the log manager, the metadata cache and store, the
+ * controller and replication of a cluster) and the requests in flight. The
+ * composition root (broker.h) holds it inside struct br_server beside what
+ * only the root runs (membership, controlled shutdown, the admin API feed,
+ * housekeeping). */
+struct br_server {
     struct br_config cfg;
     struct br_meta meta;
     struct br_net *net;
@@ -95,54 +161,33 @@ struct br_broker {
     struct br_topic **topics; /* sorted by name */
     size_t ntopics;
     size_t topics_cap;
-    int64_t next_producer_id;
-    int64_t max_producer_id_seen;  /* the largest id found in the logs at start-up */
-    int64_t producer_id_block_end; /* ids below it are reserved in producer-id-block */
-    struct br_timer housekeeping;
+    struct br_pid_alloc pids;
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
-    struct br_watch mailbox_watch; /* its eventfd in the reactor's epoll */
     struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
-    struct br_topic_admin *admin;  /* topics being created or deleted (topic_admin.h) */
-    bool stopping;
-    bool logs_loaded; /* br_broker_start got past loading every topic's logs */
-    /* set before br_broker_start: bind no listener; requests come through
-     * in-process connections (br_conn_local_new; the stateful fuzz harness) */
-    bool in_process;
-    /* the open file limit and the budget of open segment files, which
-     * every partition's log shares (fileref.h) */
-    struct br_fdlimit fdlimit;
-    struct br_filecache *files;
-    /* cluster mode (zookeeper.connect set): the controller's view of the
-     * cluster, the ZooKeeper session, this broker's controller and its
-     * membership (registration) */
-    bool cluster;
-    struct br_metadata_cache mc;
-    struct br_zk *zk;
-    struct br_controller *controller;
-    struct br_cluster_member *member;
-    struct br_shutdown *shutdown;       /* the handover at stop (controlled_shutdown.h) */
-    struct br_replication *replication; /* server/replication.h */
-    struct br_topic_zk_op *zk_ops; /* topic writes and config reads in flight (cluster_admin.c) */
-    uint64_t rng;                  /* replica placement's random start (cluster_admin.c) */
-    struct br_cluster_create *creates; /* CreateTopics waiting for ZooKeeper (cluster_admin.c) */
-    /* during br_broker_create_topic of a CreateTopics on a cluster: the
-     * request that waits for the topic's writes, and the topic's index */
+    struct br_topic_admin *admin;  /* standalone: topics being created or deleted (topic_admin.h) */
     /* what serves the admin requests (admin_manager.h): chosen with the
      * mode, in broker.c */
     const struct br_admin_manager_ops *admin_ops;
-    struct br_cluster_create *create_waiter;
-    int32_t create_waiter_index;
-    /* ControlledShutdown requests waiting for this broker's controller
-     * (cluster_handlers.c), and the next one's id */
-    struct br_cs_wait *cs_waits;
-    uint64_t cs_next_id;
-    /* the controller's requests waiting in order while a LeaderAndIsr's
-     * replica logs are opened, and whether one of them is being applied
-     * (cluster_handlers.c) */
-    struct br_ctl_wait *ctl_waits;
-    bool ctl_resuming;
+    bool stopping;
+    /* set before br_broker_start: bind no listener; requests come through
+     * in-process connections (br_conn_local_new; the stateful fuzz harness) */
+    bool in_process;
+    /* the budget of open segment files every partition's log shares
+     * (fileref.h) */
+    struct br_filecache *files;
+    /* the controller's view of the cluster (a cluster of one standalone:
+     * local_controller.h) */
+    struct br_metadata_cache mc;
+    /* cluster mode (zookeeper.connect set): the ZooKeeper session, this
+     * broker's controller, the follower side, the admin requests in flight
+     * and those between this broker and its controller */
+    struct br_zk *zk;
+    struct br_controller *controller;
+    struct br_replication *replication; /* server/replication.h */
+    struct br_cluster_admin ca;
+    struct br_controller_requests ctlreq;
     /* the last time this broker asked for __consumer_offsets to be made
      * in the cluster (group_offsets.c): asked again only after a while */
     int64_t offsets_create_ms;
@@ -150,29 +195,7 @@ struct br_broker {
      * offsets.topic.replication.factor, capped at 1 standalone (a cluster
      * of one never grows; set where the mode is chosen, broker.c) */
     int16_t offsets_topic_rf;
-    /* the other admin requests of a cluster (cluster_wait.h): those
-     * parked, their ZooKeeper requests in flight, the worker that removes
-     * deleted partitions' directories */
-    struct br_cwait *cwaits;
-    struct br_cop *cluster_ops;
-    struct br_worker *cluster_worker;
-    /* producer ids of a cluster: the block claimed in
-     * /latest_producer_id_block, [pid_next, pid_end) left of it
-     * (cluster_producer_ids.c) */
-    int64_t pid_next;
-    int64_t pid_end;
-    bool pid_claiming;
-    /* config changes: the sequence number of the newest
-     * /config/changes/config_change_ seen (-1: none listed yet) */
-    int64_t config_change_seen;
-    bool config_changes_listed;
-    /* the ApiVersions answer, from the dispatch table */
-    struct kp_ApiVersionsResponse_ApiVersion apis[BR_MAX_APIS];
-    size_t napis;
-    bool api_served[BR_MAX_APIS]; /* by ApiKey */
-    /* the admin API (admin_feed.h): what it publishes, and what it counts */
-    struct br_admin_feed *admin_feed;
-    struct br_api_stats api_stats[BR_MAX_APIS];
+    struct br_api_table api;
     int64_t isr_shrinks;
     int64_t isr_expands;
 };
@@ -181,30 +204,30 @@ struct br_broker {
  * (payload after the size, valid only during the call, writable in place,
  * dispatch.c); a parked request whose connection died (request.c). Whether
  * the broker stops: parked requests are answered at once then. */
-void br_broker_handle_frame(struct br_broker *b, struct br_conn *c, uint8_t *payload, size_t len);
-void br_broker_cancel_parked(struct br_broker *b, void *parked);
-bool br_broker_stopping(const struct br_broker *b);
+void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *payload, size_t len);
+void br_broker_cancel_parked(struct br_server *b, void *parked);
+bool br_broker_stopping(const struct br_server *b);
 
 /* Start-up (broker.c): the topic of stored metadata m, its partitions'
  * logs opened with recovery. 0 or -1 (logged). */
-KP_MUST_CHECK int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m);
+KP_MUST_CHECK int br_broker_topic_load(struct br_server *b, const struct br_topic_meta *m);
 /* Closes a topic's logs and frees it (it must be out of the table). */
-void br_broker_topic_free(struct br_broker *b, struct br_topic *t);
+void br_broker_topic_free(struct br_server *b, struct br_topic *t);
 /* Producer ids: reads producer-id-block (br_broker_next_producer_id). 0 or -1. */
-KP_MUST_CHECK int br_producer_ids_load(struct br_broker *b);
+KP_MUST_CHECK int br_producer_ids_load(struct br_server *b);
 
 /* A producer id never handed out before by this log dir (InitProducerId):
  * ids are reserved on disk in blocks (producer-id-block), so neither a
  * restart nor a clock stepping back repeats one. 0 or
  * KP_ERR_KAFKA_STORAGE_ERROR when the reservation cannot be written. */
-KP_MUST_CHECK int br_broker_next_producer_id(struct br_broker *b, int64_t *id);
+KP_MUST_CHECK int br_broker_next_producer_id(struct br_server *b, int64_t *id);
 
-struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name);
+struct br_topic *br_broker_find_topic(struct br_server *b, struct kp_str name);
 
 /* The partition this broker leads, or NULL with *err: UNKNOWN_TOPIC_OR_PARTITION
  * (no such partition) or NOT_LEADER_OR_FOLLOWER (it exists in the cluster,
  * led elsewhere or not here). */
-struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_str topic,
+struct br_partition *br_broker_leader_partition(struct br_server *b, struct kp_str topic,
                                                 int32_t index, int16_t *err);
 
 /* Cluster mode: the local replica of topic-partition, its topic made (with
@@ -214,7 +237,7 @@ struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_s
  * made, files created, a log recovered after an unclean stop): a caller
  * on the reactor with logs to open opens them on a worker instead, in the
  * three steps below. */
-KP_MUST_CHECK int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
+KP_MUST_CHECK int br_broker_host_partition(struct br_server *b, struct kp_str topic, int32_t index,
                                            int32_t npartitions, struct br_partition **out);
 
 /* What opening a partition's log needs, taken on the reactor. */
@@ -233,14 +256,14 @@ struct br_log_opening {
  * what the worker needs in *o. Returns 1 when the replica has its log
  * already (nothing to open), 0 when *o is to be opened, or a Kafka error
  * code. */
-KP_MUST_CHECK int br_broker_host_prepare(struct br_broker *b, struct kp_str topic, int32_t index,
+KP_MUST_CHECK int br_broker_host_prepare(struct br_server *b, struct kp_str topic, int32_t index,
                                          int32_t npartitions, struct br_log_opening *o);
 /* Step 2, on any thread: the log opened or created (o->log, o->rc). */
 void br_broker_host_open(struct br_log_opening *o);
 /* Step 3, on the reactor: the log installed as the replica's (or closed,
  * with its dir given back, when it failed to open or the replica got one
  * meanwhile). Returns 0 or KAFKA_STORAGE_ERROR. */
-KP_MUST_CHECK int br_broker_host_install(struct br_broker *b, struct br_log_opening *o);
+KP_MUST_CHECK int br_broker_host_install(struct br_server *b, struct br_log_opening *o);
 
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and
@@ -249,33 +272,33 @@ KP_MUST_CHECK int br_broker_host_install(struct br_broker *b, struct br_log_open
  * replication_factor known broker ids partition-major (the CreateTopics
  * handler checks it as Kafka does). err/errlen explain a failure; returns a Kafka
  * error code, 0 when started (or, validate_only, valid). */
-int br_broker_create_topic(struct br_broker *b, struct kp_str name, int32_t partitions,
+int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const int32_t *replicas,
                            const struct br_kv *configs, size_t nconfigs, bool validate_only,
                            char *err, size_t errlen);
 /* A manual assignment's broker id is known: a registered broker of the
  * cluster (this one alone when standalone). */
-bool br_broker_known(const struct br_broker *b, int32_t id);
+bool br_broker_known(const struct br_server *b, int32_t id);
 /* How many brokers br_broker_known knows. */
-size_t br_broker_live_count(const struct br_broker *b);
+size_t br_broker_live_count(const struct br_server *b);
 /* Installs a topic whose metadata is stored and whose logs a worker made:
  * logs[0..m->partitions) are taken whatever the result (closed on failure),
  * dirs[i] is the log dir of partition i (already counted in
  * placed there by br_logm_place). Returns 0 or -1 (out of memory). */
-int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, struct br_log **logs,
+int br_broker_topic_adopt(struct br_server *b, const struct br_topic_meta *m, struct br_log **logs,
                           const size_t *dirs);
 /* Adds partitions [t->npartitions, partitions) to a topic whose metadata
  * store holds them already and whose logs a worker made: logs[i] and
  * dirs[i] (placed there by br_logm_place) for each new i, taken
  * whatever the result (closed on failure). Parked fetches on the topic are
  * answered first. Returns 0 or -1 (out of memory, the topic unchanged). */
-KP_MUST_CHECK int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+KP_MUST_CHECK int br_broker_topic_grow(struct br_server *b, struct br_topic *t, int32_t partitions,
                                        struct br_log **logs, const size_t *dirs);
 /* Takes out a topic the metadata store no longer holds: parked fetches on
  * it are answered, its logs closed, the topic freed. dirs[0..npartitions)
  * receive copies of its partition directories (the caller's: kp_free), to
  * be deleted by path. Returns 0, or KP_E_NOMEM with nothing changed. */
-KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs);
+KP_MUST_CHECK int br_broker_topic_remove(struct br_server *b, struct br_topic *t, char **dirs);
 /* Cluster mode, StopReplica with delete_partitions: partition index of t
  * is no longer hosted here: what waits on it answered, its replication and
  * producers forgotten, its log taken from the log manager, its directory
@@ -285,11 +308,11 @@ KP_MUST_CHECK int br_broker_topic_remove(struct br_broker *b, struct br_topic *t
  * removed off the reactor. Returns 0, or KAFKA_STORAGE_ERROR when the
  * rename failed (the log is closed all the same: *dir names it where it
  * is). */
-KP_MUST_CHECK int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t index,
+KP_MUST_CHECK int br_broker_partition_delete(struct br_server *b, struct br_topic *t, int32_t index,
                                              char **dir);
 /* Takes t out of the table and frees it when none of its partitions has a
  * log here any more. */
-void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t);
+void br_broker_topic_forget_if_empty(struct br_server *b, struct br_topic *t);
 /* A partition log's settings from its topic's config. */
 void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
 

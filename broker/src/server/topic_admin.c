@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void admin_park_cancel(struct br_broker *b, void *parked);
+static void admin_park_cancel(struct br_server *b, void *parked);
 /* A topic administration request parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops admin_park_ops = {"a topic administration request", admin_park_cancel};
 
@@ -198,17 +198,17 @@ static struct topic_op *op_by_name(const struct br_topic_admin *a, struct kp_str
     return NULL;
 }
 
-bool br_topic_admin_reserved(struct br_broker *b, struct kp_str name)
+bool br_topic_admin_reserved(struct br_server *b, struct kp_str name)
 {
     return op_by_name(b->admin, name, 0) != NULL;
 }
 
-bool br_topic_admin_creating(struct br_broker *b, struct kp_str name)
+bool br_topic_admin_creating(struct br_server *b, struct kp_str name)
 {
     return op_by_name(b->admin, name, OP_CREATE) != NULL;
 }
 
-bool br_topic_admin_busy(const struct br_broker *b)
+bool br_topic_admin_busy(const struct br_server *b)
 {
     return b->admin != NULL && (b->admin->ops != NULL || b->admin->configs != NULL);
 }
@@ -240,8 +240,8 @@ static void apply_log_config(const struct br_topic *t, int32_t first)
     }
 }
 
-static void park_answer(struct br_broker *b, struct admin_park *pk);
-static void parks_resolve(struct br_broker *b, uint64_t id, int16_t code, const char *msg);
+static void park_answer(struct br_server *b, struct admin_park *pk);
+static void parks_resolve(struct br_server *b, uint64_t id, int16_t code, const char *msg);
 
 /* A parked CreateTopics/DeleteTopics/CreatePartitions ran out of time. */
 static void admin_timer_fire(void *ctx, struct br_timer *t)
@@ -263,7 +263,7 @@ static char *dup_cstr(const char *s)
 
 /* The operation is over: its name is free again, and the parked requests
  * it completes are answered. */
-static void op_finish(struct br_broker *b, struct topic_op *op)
+static void op_finish(struct br_server *b, struct topic_op *op)
 {
     struct br_topic_admin *a = b->admin;
     for (struct topic_op **pp = &a->ops; *pp != NULL; pp = &(*pp)->next) {
@@ -288,7 +288,7 @@ static void op_finish(struct br_broker *b, struct topic_op *op)
 /* Operation `id` ended with code (msg: why, "" for none): the parked
  * requests waiting for it take its outcome, and those it completes are
  * answered. */
-static void parks_resolve(struct br_broker *b, uint64_t id, int16_t code, const char *msg)
+static void parks_resolve(struct br_server *b, uint64_t id, int16_t code, const char *msg)
 {
     struct br_topic_admin *a = b->admin;
     /* requests it completes leave the list first; their slots stop naming
@@ -348,7 +348,7 @@ static int16_t store_code(int rc)
 
 /* Sends the store request of the step; when there is no memory for it the
  * operation ends (failed) and -1 is returned. */
-static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op what,
+static int submit_meta(struct br_server *b, struct topic_op *op, enum br_meta_op what,
                        enum op_step step)
 {
     struct br_meta_request *rq = NULL;
@@ -370,7 +370,7 @@ static int submit_meta(struct br_broker *b, struct topic_op *op, enum br_meta_op
 
 /* CREATE (ADD) failed after the store kept the topic (its new
  * partitions): the store forgets them again. */
-static void undo_store(struct br_broker *b, struct topic_op *op)
+static void undo_store(struct br_server *b, struct topic_op *op)
 {
     if (op->kind == OP_CREATE) {
         (void)submit_meta(b, op, BR_META_OP_DELETE_TOPIC, STEP_UNDO_STORE);
@@ -399,7 +399,7 @@ static void undo_store(struct br_broker *b, struct topic_op *op)
  * then take it out of the store (a crash between the two leaves a stored
  * topic that the next start completes, never a directory the store does
  * not list). */
-static void undo_dirs(struct br_broker *b, struct topic_op *op)
+static void undo_dirs(struct br_server *b, struct topic_op *op)
 {
     struct log_job *j = log_job_new(op, false, op->meta.partitions);
     if (j == NULL) {
@@ -417,7 +417,7 @@ static void undo_dirs(struct br_broker *b, struct topic_op *op)
     br_worker_submit(b->admin->worker, &j->job);
 }
 
-static void submit_make(struct br_broker *b, struct topic_op *op)
+static void submit_make(struct br_server *b, struct topic_op *op)
 {
     struct log_job *j = log_job_new(op, true, op->meta.partitions);
     if (j == NULL) {
@@ -436,7 +436,7 @@ static void submit_make(struct br_broker *b, struct topic_op *op)
 
 /* DELETE failed before the store forgot the topic: its directories get
  * their names back (br_log_move_dir), and it stays whole. */
-static void undo_moves(struct br_broker *b, struct topic_op *op)
+static void undo_moves(struct br_server *b, struct topic_op *op)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
     for (int32_t p = 0; t != NULL && p < t->npartitions; p++) {
@@ -464,14 +464,14 @@ static void undo_moves(struct br_broker *b, struct topic_op *op)
 
 /* The topics changed: the metadata cache learns it at once, as a
  * cluster's brokers learn it from the controller (local_controller.h). */
-static void publish(struct br_broker *b, const char *name)
+static void publish(struct br_server *b, const char *name)
 {
     if (br_local_controller_publish(b, name, br_broker_find_topic(b, kp_str_c(name))) != 0) {
         br_error("topic %s: out of memory telling the metadata cache", name);
     }
 }
 
-static void delete_stored(struct br_broker *b, struct topic_op *op)
+static void delete_stored(struct br_server *b, struct topic_op *op)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
     if (t == NULL) {
@@ -494,7 +494,7 @@ static void delete_stored(struct br_broker *b, struct topic_op *op)
     br_worker_submit(b->admin->worker, &j->job);
 }
 
-static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_meta_request *rq)
+static void meta_done(struct br_server *b, struct topic_op *op, const struct br_meta_request *rq)
 {
     if (op->kind != OP_DELETE && op->step == STEP_STORE) {
         if (rq->rc != 0) {
@@ -536,7 +536,7 @@ static void meta_done(struct br_broker *b, struct topic_op *op, const struct br_
 }
 
 /* ADD: the new logs are made; the topic takes them. */
-static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
+static void add_done(struct br_server *b, struct topic_op *op, struct log_job *j)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
     if (t == NULL || t->npartitions != op->first) {
@@ -563,7 +563,7 @@ static void add_done(struct br_broker *b, struct topic_op *op, struct log_job *j
     op_finish(b, op);
 }
 
-static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j)
+static void log_done(struct br_server *b, struct topic_op *op, struct log_job *j)
 {
     switch (op->step) {
     case STEP_MAKE_LOGS:
@@ -621,7 +621,7 @@ static void log_done(struct br_broker *b, struct topic_op *op, struct log_job *j
 
 static void meta_delivered(void *ctx, struct br_mail *m)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
     struct topic_op *op = op_by_id(b->admin, rq->tag);
     if (op != NULL) {
@@ -632,7 +632,7 @@ static void meta_delivered(void *ctx, struct br_mail *m)
 
 static void log_job_delivered(void *ctx, struct br_mail *m)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct log_job *j = (struct log_job *)(void *)m;
     struct topic_op *op = op_by_id(b->admin, j->op);
     if (op != NULL) {
@@ -645,7 +645,7 @@ static void log_job_delivered(void *ctx, struct br_mail *m)
  * holding the fewest (Kafka's placement), lists the operation and sends its
  * store request: -1 when there was no memory for it (the operation ended,
  * its placement given back). */
-static int place_and_store(struct br_broker *b, struct topic_op *op, int32_t first, int32_t end,
+static int place_and_store(struct br_server *b, struct topic_op *op, int32_t first, int32_t end,
                            enum br_meta_op what)
 {
     for (int32_t p = first; p < end; p++) {
@@ -656,7 +656,7 @@ static int place_and_store(struct br_broker *b, struct topic_op *op, int32_t fir
     return submit_meta(b, op, what, STEP_STORE);
 }
 
-int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
+int br_topic_admin_create(struct br_server *b, const struct br_topic_meta *m,
                           const struct br_topic_config *tc, char *err, size_t errlen)
 {
     struct br_topic_admin *a = b->admin;
@@ -693,7 +693,7 @@ out_nomem:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t, int32_t partitions,
+int br_topic_admin_add_partitions(struct br_server *b, const struct br_topic *t, int32_t partitions,
                                   const int32_t *replicas, char *err, size_t errlen)
 {
     struct br_topic_admin *a = b->admin;
@@ -735,12 +735,12 @@ out_nomem:
     return KP_ERR_KAFKA_STORAGE_ERROR;
 }
 
-bool br_topic_admin_adding(struct br_broker *b, struct kp_str name)
+bool br_topic_admin_adding(struct br_server *b, struct kp_str name)
 {
     return op_by_name(b->admin, name, OP_ADD) != NULL;
 }
 
-int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
+int br_topic_admin_delete(struct br_server *b, struct br_topic *t)
 {
     struct br_topic_admin *a = b->admin;
     if (a == NULL || a->stopping) {
@@ -805,7 +805,7 @@ int br_topic_admin_delete(struct br_broker *b, struct br_topic *t)
 
 /* ---------------------------------------------------------------- topic configs */
 
-const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b, const char *name)
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_server *b, const char *name)
 {
     /* the newest first: a later store replaces an earlier one's set */
     for (struct config_op *c = b->admin != NULL ? b->admin->configs : NULL; c != NULL;
@@ -822,7 +822,7 @@ const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b
  * it keeps its own; the parked request learns the outcome. */
 static void configs_delivered(void *ctx, struct br_mail *m)
 {
-    struct br_broker *b = ctx;
+    struct br_server *b = ctx;
     struct br_meta_request *rq = (struct br_meta_request *)(void *)m;
     struct br_topic_admin *a = b->admin;
     struct config_op *c = NULL;
@@ -859,7 +859,7 @@ static void configs_delivered(void *ctx, struct br_mail *m)
     br_meta_request_free(rq);
 }
 
-int br_topic_admin_set_configs(struct br_broker *b, const struct br_topic *t,
+int br_topic_admin_set_configs(struct br_server *b, const struct br_topic *t,
                                const struct br_topic_config *tc, bool incremental, size_t changes,
                                uint64_t *op, char *err, size_t errlen)
 {
@@ -989,7 +989,7 @@ static int respond_configs(struct br_req *r, const struct br_config_result *res,
 
 /* Answers with what is known; topics still waiting are REQUEST_TIMED_OUT
  * (their creation or deletion goes on). Frees pk. */
-static void park_answer(struct br_broker *b, struct admin_park *pk)
+static void park_answer(struct br_server *b, struct admin_park *pk)
 {
     park_unlink(b->admin, pk);
     br_timer_cancel(b->net, &pk->timer);
@@ -1315,7 +1315,7 @@ int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res
     return 0;
 }
 
-static void admin_park_cancel(struct br_broker *b, void *parked)
+static void admin_park_cancel(struct br_server *b, void *parked)
 {
     struct admin_park *pk = parked;
     br_debug("%s: its connection closed while its request (API %d) waited: the work goes on",
@@ -1325,7 +1325,7 @@ static void admin_park_cancel(struct br_broker *b, void *parked)
     park_free(pk);
 }
 
-void br_topic_admin_complete_all_parked(struct br_broker *b)
+void br_topic_admin_complete_all_parked(struct br_server *b)
 {
     while (b->admin != NULL && b->admin->parks != NULL) {
         struct admin_park *pk = b->admin->parks;
@@ -1336,7 +1336,7 @@ void br_topic_admin_complete_all_parked(struct br_broker *b)
 
 /* ---------------------------------------------------------------- lifecycle */
 
-int br_topic_admin_start(struct br_broker *b)
+int br_topic_admin_start(struct br_server *b)
 {
     struct br_topic_admin *a = kp_calloc(1, sizeof *a);
     if (a == NULL) {
@@ -1356,7 +1356,7 @@ int br_topic_admin_start(struct br_broker *b)
     return 0;
 }
 
-void br_topic_admin_stop(struct br_broker *b)
+void br_topic_admin_stop(struct br_server *b)
 {
     struct br_topic_admin *a = b->admin;
     if (a == NULL) {

@@ -80,24 +80,24 @@ struct br_req;
 /* Starts the I/O worker (inline for an in-process broker) and the
  * asynchronous metadata store over b->meta. Needs b->mailbox registered.
  * Returns 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR. */
-KP_MUST_CHECK int br_topic_admin_start(struct br_broker *b);
+KP_MUST_CHECK int br_topic_admin_start(struct br_server *b);
 
 /* Answers parked requests (REQUEST_TIMED_OUT), finishes every creation and
  * deletion in flight (their topics installed or gone), stops the worker
  * and frees it all. Safe when never started. */
-void br_topic_admin_stop(struct br_broker *b);
+void br_topic_admin_stop(struct br_server *b);
 
 /* The name is being created or deleted. */
-bool br_topic_admin_reserved(struct br_broker *b, struct kp_str name);
+bool br_topic_admin_reserved(struct br_server *b, struct kp_str name);
 /* The name is being created (not yet a topic). */
-bool br_topic_admin_creating(struct br_broker *b, struct kp_str name);
+bool br_topic_admin_creating(struct br_server *b, struct kp_str name);
 /* Some creation or deletion is in flight. */
-bool br_topic_admin_busy(const struct br_broker *b);
+bool br_topic_admin_busy(const struct br_server *b);
 
 /* Starts creating topic m (validated, with tc its config; copied): the
  * name is reserved until it ends. Returns 0, or KAFKA_STORAGE_ERROR /
  * a code of br_topic_meta_check with err set. */
-KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_topic_meta *m,
+KP_MUST_CHECK int br_topic_admin_create(struct br_server *b, const struct br_topic_meta *m,
                                         const struct br_topic_config *tc, char *err, size_t errlen);
 
 /* Starts adding partitions [t->npartitions, partitions) to topic t
@@ -109,16 +109,16 @@ KP_MUST_CHECK int br_topic_admin_create(struct br_broker *b, const struct br_top
  * reserved until it ends: a crash after the store's write leaves the new
  * count, whose directories the next start makes. Returns 0, or
  * KAFKA_STORAGE_ERROR with err set. */
-KP_MUST_CHECK int br_topic_admin_add_partitions(struct br_broker *b, const struct br_topic *t,
+KP_MUST_CHECK int br_topic_admin_add_partitions(struct br_server *b, const struct br_topic *t,
                                                 int32_t partitions, const int32_t *replicas,
                                                 char *err, size_t errlen);
 /* Partitions are being added to the topic. */
-bool br_topic_admin_adding(struct br_broker *b, struct kp_str name);
+bool br_topic_admin_adding(struct br_server *b, struct kp_str name);
 
 /* Starts deleting topic t (a deletion of it in flight is joined). Returns
  * 0, KAFKA_STORAGE_ERROR (out of memory) or REASSIGNMENT_IN_PROGRESS
  * (partitions are being added to it). */
-KP_MUST_CHECK int br_topic_admin_delete(struct br_broker *b, struct br_topic *t);
+KP_MUST_CHECK int br_topic_admin_delete(struct br_server *b, struct br_topic *t);
 
 /* Answers a CreateTopics (DeleteTopics, CreatePartitions) request whose response the handler
  * filled: each topic with error NONE whose creation (deletion) is in
@@ -154,13 +154,13 @@ int br_topic_admin_answer_partitions(struct br_req *r, struct kp_CreatePartition
 /* The topic configs stored last for the topic and not yet written (the
  * newest store in flight), or NULL: an incremental change builds on them,
  * so that two in flight do not undo each other. */
-const struct br_topic_config *br_topic_admin_configs_pending(struct br_broker *b, const char *name);
+const struct br_topic_config *br_topic_admin_configs_pending(struct br_server *b, const char *name);
 
 /* Starts storing tc (validated) as the configs of topic t; *op names the
  * store for br_topic_admin_answer_configs. incremental and changes are for
  * the log line once it is written. Returns 0, or KAFKA_STORAGE_ERROR with
  * err set (out of memory, the broker stopping). */
-KP_MUST_CHECK int br_topic_admin_set_configs(struct br_broker *b, const struct br_topic *t,
+KP_MUST_CHECK int br_topic_admin_set_configs(struct br_server *b, const struct br_topic *t,
                                              const struct br_topic_config *tc, bool incremental,
                                              size_t changes, uint64_t *op, char *err,
                                              size_t errlen);
@@ -181,6 +181,6 @@ struct br_config_result {
 int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res, size_t n);
 
 /* The broker stops: every parked request answered now. */
-void br_topic_admin_complete_all_parked(struct br_broker *b);
+void br_topic_admin_complete_all_parked(struct br_server *b);
 
 #endif

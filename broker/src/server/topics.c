@@ -34,7 +34,7 @@ static int topic_cmp(const struct br_topic *t, struct kp_str name)
     return tl < nl ? -1 : (tl > nl ? 1 : 0);
 }
 
-static size_t topic_lower_bound(const struct br_broker *b, struct kp_str name)
+static size_t topic_lower_bound(const struct br_server *b, struct kp_str name)
 {
     size_t lo = 0;
     size_t hi = b->ntopics;
@@ -49,7 +49,7 @@ static size_t topic_lower_bound(const struct br_broker *b, struct kp_str name)
     return lo;
 }
 
-struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name)
+struct br_topic *br_broker_find_topic(struct br_server *b, struct kp_str name)
 {
     if (name.len <= 0) {
         return NULL;
@@ -61,7 +61,7 @@ struct br_topic *br_broker_find_topic(struct br_broker *b, struct kp_str name)
     return NULL;
 }
 
-void br_broker_topic_free(struct br_broker *b, struct br_topic *t)
+void br_broker_topic_free(struct br_server *b, struct br_topic *t)
 {
     if (t == NULL) {
         return;
@@ -101,7 +101,7 @@ void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config 
  * log to the log manager. 0, or -1 when the log manager could not take it
  * (out of memory, logged: the partition serves, but its log is not flushed,
  * checkpointed or retained until the next start). */
-static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t index,
+static int partition_setup(struct br_server *b, struct br_topic *t, int32_t index,
                            struct br_log *log, size_t dir)
 {
     struct br_partition *p = &t->partitions[index];
@@ -114,8 +114,8 @@ static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t inde
      * a start of 10,000 empty partitions take minutes */
     br_partition_become_leader(p, &b->purgatory);
     int64_t max_id = br_partition_load_producers(p);
-    if (max_id > b->max_producer_id_seen) {
-        b->max_producer_id_seen = max_id;
+    if (max_id > b->pids.max_seen) {
+        b->pids.max_seen = max_id;
     }
     if (br_logm_add(b->logs, log, t->name, index, dir, p, &p->managed) != 0) {
         br_error("out of memory adding the log of %s-%" PRId32, t->name, index);
@@ -125,7 +125,7 @@ static int partition_setup(struct br_broker *b, struct br_topic *t, int32_t inde
     return 0;
 }
 
-static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index)
+static int open_partition(struct br_server *b, struct br_topic *t, int32_t index)
 {
     size_t dir = br_logm_find_dir(b->logs, t->name, index);
     char path[4096];
@@ -148,7 +148,7 @@ static int open_partition(struct br_broker *b, struct br_topic *t, int32_t index
     return partition_setup(b, t, index, log, dir);
 }
 
-static int topic_insert(struct br_broker *b, struct br_topic *t)
+static int topic_insert(struct br_server *b, struct br_topic *t)
 {
     struct kp_str name = kp_str_c(t->name);
     size_t i = topic_lower_bound(b, name);
@@ -168,7 +168,7 @@ static int topic_insert(struct br_broker *b, struct br_topic *t)
 }
 
 /* A topic from its persisted metadata, its partitions not yet filled. */
-static struct br_topic *topic_new(struct br_broker *b, const struct br_topic_meta *m)
+static struct br_topic *topic_new(struct br_server *b, const struct br_topic_meta *m)
 {
     struct br_topic *t = kp_calloc(1, sizeof *t);
     if (t == NULL) {
@@ -195,7 +195,7 @@ static struct br_topic *topic_new(struct br_broker *b, const struct br_topic_met
 }
 
 /* Build a topic from its persisted metadata and open its logs. */
-int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m)
+int br_broker_topic_load(struct br_server *b, const struct br_topic_meta *m)
 {
     struct br_topic *t = topic_new(b, m);
     if (t == NULL) {
@@ -215,7 +215,7 @@ int br_broker_topic_load(struct br_broker *b, const struct br_topic_meta *m)
     return 0;
 }
 
-int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, struct br_log **logs,
+int br_broker_topic_adopt(struct br_server *b, const struct br_topic_meta *m, struct br_log **logs,
                           const size_t *dirs)
 {
     struct br_topic *t = topic_new(b, m);
@@ -237,7 +237,7 @@ int br_broker_topic_adopt(struct br_broker *b, const struct br_topic_meta *m, st
     return 0;
 }
 
-int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partitions,
+int br_broker_topic_grow(struct br_server *b, struct br_topic *t, int32_t partitions,
                          struct br_log **logs, const size_t *dirs)
 {
     int32_t old = t->npartitions;
@@ -272,7 +272,7 @@ int br_broker_topic_grow(struct br_broker *b, struct br_topic *t, int32_t partit
     return 0;
 }
 
-int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
+int br_broker_topic_remove(struct br_server *b, struct br_topic *t, char **dirs)
 {
     int rc = 0;
     for (int32_t p = 0; p < t->npartitions; p++) {
@@ -308,7 +308,7 @@ int br_broker_topic_remove(struct br_broker *b, struct br_topic *t, char **dirs)
 
 /* ---------------------------------------------------------------- cluster mode */
 
-int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t index, char **dir)
+int br_broker_partition_delete(struct br_server *b, struct br_topic *t, int32_t index, char **dir)
 {
     *dir = NULL;
     struct br_partition *p = &t->partitions[index];
@@ -346,7 +346,7 @@ int br_broker_partition_delete(struct br_broker *b, struct br_topic *t, int32_t 
     return rc;
 }
 
-void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t)
+void br_broker_topic_forget_if_empty(struct br_server *b, struct br_topic *t)
 {
     for (int32_t i = 0; i < t->npartitions; i++) {
         if (t->partitions[i].log != NULL) {
@@ -361,7 +361,7 @@ void br_broker_topic_forget_if_empty(struct br_broker *b, struct br_topic *t)
     br_broker_topic_free(b, t);
 }
 
-struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_str topic,
+struct br_partition *br_broker_leader_partition(struct br_server *b, struct kp_str topic,
                                                 int32_t index, int16_t *err)
 {
     struct br_topic *t = br_broker_find_topic(b, topic);
@@ -380,7 +380,7 @@ struct br_partition *br_broker_leader_partition(struct br_broker *b, struct kp_s
 
 /* The topic of a cluster named so, with at least n partition slots (those
  * not hosted here without a log); NULL when out of memory. */
-static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, int32_t n)
+static struct br_topic *cluster_topic(struct br_server *b, struct kp_str name, int32_t n)
 {
     struct br_topic *t = br_broker_find_topic(b, name);
     if (t == NULL) {
@@ -425,7 +425,7 @@ static struct br_topic *cluster_topic(struct br_broker *b, struct kp_str name, i
     return t;
 }
 
-int br_broker_host_prepare(struct br_broker *b, struct kp_str topic, int32_t index,
+int br_broker_host_prepare(struct br_server *b, struct kp_str topic, int32_t index,
                            int32_t npartitions, struct br_log_opening *o)
 {
     if (index < 0 || index >= BR_MAX_PARTITIONS || topic.len <= 0 ||
@@ -460,7 +460,7 @@ void br_broker_host_open(struct br_log_opening *o)
     o->rc = br_log_open(o->path, &o->lc, o->recovery_point, NULL, &o->log);
 }
 
-int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
+int br_broker_host_install(struct br_server *b, struct br_log_opening *o)
 {
     struct br_topic *t = br_broker_find_topic(b, kp_str_c(o->topic));
     struct br_partition *p =
@@ -492,7 +492,7 @@ int br_broker_host_install(struct br_broker *b, struct br_log_opening *o)
     return 0;
 }
 
-int br_broker_host_partition(struct br_broker *b, struct kp_str topic, int32_t index,
+int br_broker_host_partition(struct br_server *b, struct kp_str topic, int32_t index,
                              int32_t npartitions, struct br_partition **out)
 {
     *out = NULL;
