@@ -80,10 +80,10 @@ static uint64_t brokers_fingerprint(const struct br_broker *b)
 static uint64_t fingerprint(const struct br_broker *b)
 {
     uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
-    h = mix(h, (int64_t)b->s.ntopics);
+    h = mix(h, (int64_t)b->s.rm.ntopics);
     h = mix(h, (int64_t)b->s.mc.ntopics);
-    for (size_t t = 0; t < b->s.ntopics; t++) {
-        const struct br_topic *tp = b->s.topics[t];
+    for (size_t t = 0; t < b->s.rm.ntopics; t++) {
+        const struct br_topic *tp = b->s.rm.topics[t];
         h = mix(h, tp->npartitions);
         for (int32_t i = 0; i < tp->npartitions; i++) {
             const struct br_partition *p = &tp->partitions[i];
@@ -124,7 +124,7 @@ static uint64_t fingerprint(const struct br_broker *b)
 static const struct br_partition *local_partition(struct br_broker *b, const char *topic,
                                                   int32_t index)
 {
-    struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(topic));
+    struct br_topic *t = br_rm_find_topic(&b->s.rm, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions) {
         return NULL;
     }
@@ -289,7 +289,7 @@ static void fill_topic(struct br_snapshot *s, struct br_broker *b, const char *n
                        const struct br_mc_topic *mt, const struct clocks *now,
                        struct br_snap_topic *out)
 {
-    struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(name));
+    struct br_topic *t = br_rm_find_topic(&b->s.rm, kp_str_c(name));
     out->name = br_snap_strdup(s, name);
     out->min_isr = -1;
     int32_t np = mt != NULL ? mt->npartitions : 0;
@@ -461,8 +461,8 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
             s->log_dirs[d].path = br_snap_strdup(s, br_logm_dir(b->s.logs, d));
             s->log_dirs[d].partitions = br_logm_dir_partitions(b->s.logs, d);
         }
-        for (size_t t = 0; t < b->s.ntopics; t++) {
-            const struct br_topic *tp = b->s.topics[t];
+        for (size_t t = 0; t < b->s.rm.ntopics; t++) {
+            const struct br_topic *tp = b->s.rm.topics[t];
             for (int32_t i = 0; i < tp->npartitions; i++) {
                 const struct br_partition *p = &tp->partitions[i];
                 if (p->log != NULL && p->managed != NULL) {

@@ -179,6 +179,7 @@ int br_broker_start(struct br_broker *b)
     if (open_log_manager(b) != 0) {
         return -1;
     }
+    br_rm_init(&b->s.rm, &b->s.cfg, b->s.logs, b->s.files, &b->s.purgatory, &b->s.mc);
     bool identity_existed = false;
     if (br_log_dirs_load_identity(b, &identity_existed) != 0) {
         return -1;
@@ -187,7 +188,7 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     br_logm_loaded(b->s.logs);
-    br_info("loaded %zu topic(s)", b->s.ntopics);
+    br_info("loaded %zu topic(s)", b->s.rm.ntopics);
     br_fdlimit_report(&b->fdlimit, br_logm_log_count(b->s.logs), br_logm_segment_count(b->s.logs),
                       b->s.cfg.max_connections, br_config_is_set(&b->s.cfg, BR_CFG_MAX_CONNECTIONS));
     if (br_producer_ids_load(&b->s) != 0) {
@@ -277,7 +278,7 @@ static int load_topics(struct br_broker *b, bool identity_existed)
         return -1;
     }
     for (size_t i = 0; i < ntopics; i++) {
-        if (br_broker_topic_load(&b->s, &topics[i]) != 0) {
+        if (br_rm_topic_load(&b->s.rm, &topics[i]) != 0) {
             br_error("cannot load topic %s", topics[i].name);
             br_topic_metas_free(topics, ntopics);
             return -1;
@@ -327,19 +328,14 @@ void br_broker_stop(struct br_broker *b)
             br_logm_write_checkpoints(b->s.logs);
             /* Kafka's Log.close: each partition's producer state at its
              * log end, so that the next start reads no log to rebuild it */
-            for (size_t i = 0; i < b->s.ntopics; i++) {
-                for (int32_t k = 0; k < b->s.topics[i]->npartitions; k++) {
-                    br_partition_snapshot_producers(&b->s.topics[i]->partitions[k]);
+            for (size_t i = 0; i < b->s.rm.ntopics; i++) {
+                for (int32_t k = 0; k < b->s.rm.topics[i]->npartitions; k++) {
+                    br_partition_snapshot_producers(&b->s.rm.topics[i]->partitions[k]);
                 }
             }
         }
     }
-    for (size_t i = 0; i < b->s.ntopics; i++) {
-        br_broker_topic_free(&b->s, b->s.topics[i]);
-    }
-    kp_free(b->s.topics);
-    b->s.topics = NULL;
-    b->s.ntopics = 0;
+    br_rm_fini(&b->s.rm);
     br_filecache_free(b->s.files); /* after the logs: every segment has left it */
     b->s.files = NULL;
     br_meta_close(&b->s.meta);

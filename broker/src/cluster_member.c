@@ -245,7 +245,7 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_partition_state_decode(r->data, r->data_len, r->path, &st, err, sizeof err) == 0) {
-        struct br_topic *t = br_broker_find_topic(&b->s, kp_str_c(sr->topic));
+        struct br_topic *t = br_rm_find_topic(&b->s.rm, kp_str_c(sr->topic));
         struct br_partition *p =
             t != NULL && sr->partition < t->npartitions ? &t->partitions[sr->partition] : NULL;
         if (p != NULL && p->role == BR_ROLE_LEADER && st.leader == b->s.node_id &&
@@ -262,8 +262,8 @@ static void state_read_done(struct br_zk_call *call, const struct br_zk_result *
 static void read_fenced_states(struct br_cluster_member *m)
 {
     struct br_broker *b = m->b;
-    for (size_t i = 0; i < b->s.ntopics; i++) {
-        struct br_topic *t = b->s.topics[i];
+    for (size_t i = 0; i < b->s.rm.ntopics; i++) {
+        struct br_topic *t = b->s.rm.topics[i];
         for (int32_t k = 0; k < t->npartitions; k++) {
             if (!t->partitions[k].fenced) {
                 continue;

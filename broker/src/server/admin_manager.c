@@ -67,7 +67,7 @@ int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t part
                        cname);
         return KP_ERR_INVALID_TOPIC_EXCEPTION;
     }
-    if (br_broker_find_topic(b, name) != NULL ||
+    if (br_rm_find_topic(&b->rm, name) != NULL ||
         br_mc_topic(&b->mc, cname, (size_t)name.len) != NULL) {
         (void)snprintf(err, errlen, "topic \"%s\" already exists", cname);
         return KP_ERR_TOPIC_ALREADY_EXISTS;

@@ -54,7 +54,7 @@ static int fill_topic(struct br_req *r, const struct br_mc_topic *t,
         return KP_E_NOMEM;
     }
     out->Partitions.count = 0;
-    const struct br_topic *hosted = br_broker_find_topic(r->b, kp_str_c(t->name));
+    const struct br_topic *hosted = br_rm_find_topic(&r->b->rm, kp_str_c(t->name));
     for (int32_t i = 0; i < t->npartitions; i++) {
         if (t->parts[i].present) {
             fill_partition(r, hosted, &t->parts[i], i,

@@ -591,7 +591,7 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_topic_zk_op *op = (struct br_topic_zk_op *)(void *)call;
     struct br_server *b = op->b;
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->topic));
+    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(op->topic));
     if (t == NULL || r->rc != BR_ZK_OK || r->data == NULL) {
         if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
             br_warn("topic %s: reading its configs: %s (the broker's defaults apply)", op->topic,

@@ -281,7 +281,7 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
         topic[name.len] = '\0';
     }
     if (topic[0] == '\0' || (br_mc_topic(&b->mc, topic, strlen(topic)) == NULL &&
-                             br_broker_find_topic(b, kp_str_c(topic)) == NULL)) {
+                             br_rm_find_topic(&b->rm, kp_str_c(topic)) == NULL)) {
         (void)snprintf(msg, sizeof msg, "topic \"%.*s\" does not exist",
                        name.len > 0 ? (int)(name.len > 249 ? 249 : name.len) : 0,
                        name.ptr != NULL ? name.ptr : "");
@@ -422,7 +422,7 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_config_change_decode(r->data, r->data_len, r->path, &ch, err, sizeof err) == 0) {
         if (strcmp(ch.entity_type, "topics") == 0) {
-            if (br_broker_find_topic(b, kp_str_c(ch.entity_name)) != NULL) {
+            if (br_rm_find_topic(&b->rm, kp_str_c(ch.entity_name)) != NULL) {
                 /* the topic's configs read again and applied to its logs */
                 br_cluster_read_topic_configs(b, ch.entity_name);
             }

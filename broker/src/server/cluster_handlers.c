@@ -80,7 +80,7 @@ static bool contains(const int32_t *a, int32_t n, int32_t x)
 static bool stale(struct br_server *b,
                   const struct kp_LeaderAndIsrRequest_LeaderAndIsrPartitionState *s)
 {
-    const struct br_topic *t = br_broker_find_topic(b, s->TopicName);
+    const struct br_topic *t = br_rm_find_topic(&b->rm, s->TopicName);
     if (t == NULL || s->PartitionIndex < 0 || s->PartitionIndex >= t->npartitions) {
         return false;
     }
@@ -96,7 +96,7 @@ static bool stale(struct br_server *b,
  * are read from /config/topics/<t> and applied to its logs. */
 static void read_configs_if_new(struct br_server *b, struct kp_str name, bool existed)
 {
-    const struct br_topic *t = existed ? NULL : br_broker_find_topic(b, name);
+    const struct br_topic *t = existed ? NULL : br_rm_find_topic(&b->rm, name);
     if (t != NULL) {
         br_cluster_read_topic_configs(b, t->name);
     }
@@ -115,8 +115,8 @@ static int16_t become(struct br_server *b, const struct kp_LeaderAndIsrRequest *
     const struct br_mc_topic *mt =
         br_mc_topic(&b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
     struct br_partition *p = NULL;
-    bool existed = br_broker_find_topic(b, s->TopicName) != NULL;
-    int rc = br_broker_host_partition(b, s->TopicName, s->PartitionIndex,
+    bool existed = br_rm_find_topic(&b->rm, s->TopicName) != NULL;
+    int rc = br_rm_host_partition(&b->rm, s->TopicName, s->PartitionIndex,
                                       mt != NULL ? mt->npartitions : 0, &p);
     read_configs_if_new(b, s->TopicName, existed);
     if (rc != 0) {
@@ -348,7 +348,7 @@ static void lai_job_run(struct br_job *job)
 {
     struct lai_job *j = (struct lai_job *)(void *)job;
     for (size_t i = 0; i < j->n; i++) {
-        br_broker_host_open(&j->opens[i]);
+        br_rm_host_open(&j->opens[i]);
     }
 }
 
@@ -364,7 +364,7 @@ static void lai_delivered(void *ctx, struct br_mail *m)
     size_t failed = 0;
     for (size_t i = 0; i < j->n; i++) {
         /* a failure is logged, and answered by the partition's become */
-        failed += br_broker_host_install(b, &j->opens[i]) != 0 ? 1 : 0;
+        failed += br_rm_host_install(&b->rm, &j->opens[i]) != 0 ? 1 : 0;
     }
     br_info("LeaderAndIsr: %zu replica log(s) opened off the reactor in %" PRId64
             " ms (%zu failed)",
@@ -410,8 +410,8 @@ static size_t logs_to_open(struct br_server *b, const struct kp_LeaderAndIsrRequ
         const struct br_mc_topic *mt = br_mc_topic(
             &b->mc, s->TopicName.ptr, s->TopicName.len > 0 ? (size_t)s->TopicName.len : 0);
         /* not 0: its log is there, or it cannot be hosted (become answers) */
-        bool existed = br_broker_find_topic(b, s->TopicName) != NULL;
-        int hosted = br_broker_host_prepare(b, s->TopicName, s->PartitionIndex,
+        bool existed = br_rm_find_topic(&b->rm, s->TopicName) != NULL;
+        int hosted = br_rm_host_prepare(&b->rm, s->TopicName, s->PartitionIndex,
                                             mt != NULL ? mt->npartitions : 0, &opens[nopen]);
         read_configs_if_new(b, s->TopicName, existed);
         if (hosted == 0) {
@@ -614,15 +614,15 @@ static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t ind
     char topic[BR_TOPIC_NAME_MAX + 1];
     memcpy(topic, name.ptr, (size_t)name.len);
     topic[name.len] = '\0';
-    struct br_topic *t = br_broker_find_topic(b, name);
+    struct br_topic *t = br_rm_find_topic(&b->rm, name);
     if (t != NULL && index < t->npartitions && t->partitions[index].log != NULL) {
         char *dir = NULL;
         br_replication_forget(b, &t->partitions[index]); /* nothing fetches for it */
-        int rc = br_broker_partition_delete(b, t, index, &dir);
+        int rc = br_rm_partition_delete(&b->rm, t, index, &dir);
         br_info("%s-%" PRId32 ": replica deleted (StopReplica), its directory to be removed",
                 topic, index);
         removals_add(rm, dir);
-        br_broker_topic_forget_if_empty(b, t);
+        br_rm_topic_forget_if_empty(&b->rm, t);
         return (int16_t)rc;
     }
     return delete_on_disk(b, topic, index, rm);
@@ -659,7 +659,7 @@ int br_h_stop_replica(struct br_req *r)
                 stop_and_delete(r, s->TopicName, s->PartitionIndex, &rm);
             continue;
         }
-        struct br_topic *t = br_broker_find_topic(r->b, s->TopicName);
+        struct br_topic *t = br_rm_find_topic(&r->b->rm, s->TopicName);
         if (t == NULL || s->PartitionIndex < 0 || s->PartitionIndex >= t->npartitions) {
             continue;
         }
@@ -865,7 +865,7 @@ int br_h_offset_for_leader_epoch(struct br_req *r)
             rp->LeaderEpoch = -1;
             rp->EndOffset = -1;
             const struct br_partition *p =
-                br_broker_leader_partition(r->b, qt->Topic, qp->Partition, &rp->ErrorCode);
+                br_rm_leader_partition(&r->b->rm, qt->Topic, qp->Partition, &rp->ErrorCode);
             if (p == NULL) {
                 continue;
             }

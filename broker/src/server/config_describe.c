@@ -86,7 +86,7 @@ int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t 
     if (type == RESOURCE_TOPIC) {
         const struct br_topic_config *tc = topic_config;
         if (tc == NULL) {
-            const struct br_topic *t = br_broker_find_topic(b, name);
+            const struct br_topic *t = br_rm_find_topic(&b->rm, name);
             tc = t != NULL ? &t->config : NULL;
         }
         if (tc == NULL) {

@@ -105,7 +105,7 @@ static void slices_release_one(struct part_slices *ps)
 static struct br_partition *lookup(struct br_server *b, struct kp_str topic, int32_t index,
                                    int16_t *err)
 {
-    return br_broker_leader_partition(b, topic, index, err);
+    return br_rm_leader_partition(&b->rm, topic, index, err);
 }
 
 /* The partition's ErrorCode for a failed br_log_read. A damaged batch is

@@ -29,7 +29,7 @@
 
 static struct br_topic *offsets_topic(struct br_server *b)
 {
-    return br_broker_find_topic(b, kp_str_c(BR_OFFSETS_TOPIC));
+    return br_rm_find_topic(&b->rm, kp_str_c(BR_OFFSETS_TOPIC));
 }
 
 /* The cluster's view of the topic (the controller's UpdateMetadata). */
@@ -769,7 +769,7 @@ int br_group_lag(struct br_server *b, const char *group_id, size_t len, struct b
         l->committed = o->offset;
         l->high_watermark = -1;
         l->lag = -1;
-        struct br_topic *t = br_broker_find_topic(b, kp_str_c(o->topic));
+        struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(o->topic));
         /* only a replica here knows the HW: on a cluster a topic's other
          * partitions are known to this broker but not hosted */
         if (t != NULL && o->partition >= 0 && o->partition < t->npartitions &&

@@ -42,7 +42,7 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     out->BaseOffset = -1;
     out->LogAppendTimeMs = -1;
     out->LogStartOffset = -1;
-    struct br_partition *p = br_broker_leader_partition(b, td->Name, pd->Index, &out->ErrorCode);
+    struct br_partition *p = br_rm_leader_partition(&b->rm, td->Name, pd->Index, &out->ErrorCode);
     if (p == NULL) {
         return;
     }
@@ -168,7 +168,7 @@ int br_h_produce(struct br_req *r)
             if (wait_replicas && out->ErrorCode == KP_ERR_NONE) {
                 int16_t ignored = 0;
                 struct br_partition *p =
-                    br_broker_leader_partition(r->b, td->Name, out->Index, &ignored);
+                    br_rm_leader_partition(&r->b->rm, td->Name, out->Index, &ignored);
                 if (p != NULL) {
                     /* the log end now is the end of what this request appended */
                     waits[nwaits++] = (struct br_produce_wait){p, br_log_end_offset(p->log), i, j};
@@ -225,7 +225,7 @@ int br_h_list_offsets(struct br_req *r)
             rp->Timestamp = -1;
             rp->Offset = -1;
             struct br_partition *p =
-                br_broker_leader_partition(r->b, qt->Name, qp->PartitionIndex, &rp->ErrorCode);
+                br_rm_leader_partition(&r->b->rm, qt->Name, qp->PartitionIndex, &rp->ErrorCode);
             if (p == NULL) {
                 continue;
             }
@@ -454,7 +454,7 @@ static bool elsewhere(struct br_server *b,
                       const struct kp_DescribeConfigsRequest_DescribeConfigsResource *res)
 {
     return res->ResourceType == RESOURCE_TOPIC && res->ResourceName.len > 0 &&
-           br_broker_find_topic(b, res->ResourceName) == NULL &&
+           br_rm_find_topic(&b->rm, res->ResourceName) == NULL &&
            br_mc_topic(&b->mc, res->ResourceName.ptr, (size_t)res->ResourceName.len) != NULL;
 }
 

@@ -178,7 +178,7 @@ static int alter_resource(struct br_server *b, int8_t type, struct kp_str name,
         (void)snprintf(msg, msglen, "unsupported resource type %d", (int)type);
         return KP_ERR_INVALID_REQUEST;
     }
-    struct br_topic *t = br_broker_find_topic(b, name);
+    struct br_topic *t = br_rm_find_topic(&b->rm, name);
     if (t == NULL) {
         (void)snprintf(msg, msglen, "topic \"%.*s\" does not exist",
                        name.len > 0 ? (int)name.len : 0, name.ptr != NULL ? name.ptr : "");
@@ -286,7 +286,7 @@ static int delete_records(struct br_server *b, struct kp_str topic, int32_t inde
                           int64_t *low)
 {
     *low = -1;
-    struct br_topic *t = br_broker_find_topic(b, topic);
+    struct br_topic *t = br_rm_find_topic(&b->rm, topic);
     if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
         return KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
@@ -397,13 +397,13 @@ int br_h_describe_log_dirs(struct br_req *r)
         struct kp_DescribeLogDirsResponse_DescribeLogDirsResult *res = &resp.Results.items[d];
         res->ErrorCode = KP_ERR_NONE;
         res->LogDir = kp_str_c(b->cfg.log_dirs[d]);
-        res->Topics.items = br_req_array(r, b->ntopics, sizeof *res->Topics.items);
+        res->Topics.items = br_req_array(r, b->rm.ntopics, sizeof *res->Topics.items);
         if (res->Topics.items == NULL) {
             return KP_E_NOMEM;
         }
         res->Topics.count = 0;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            const struct br_topic *t = b->topics[i];
+        for (size_t i = 0; i < b->rm.ntopics; i++) {
+            const struct br_topic *t = b->rm.topics[i];
             struct kp_DescribeLogDirsResponse_DescribeLogDirsTopic *rt =
                 &res->Topics.items[res->Topics.count];
             rt->Name = kp_str_c(t->name);
@@ -510,7 +510,7 @@ static int create_partitions_one(struct br_req *r,
                                  bool validate_only, char *err, size_t errlen)
 {
     struct br_server *b = r->b;
-    struct br_topic *t = br_broker_find_topic(b, ct->Name);
+    struct br_topic *t = br_rm_find_topic(&b->rm, ct->Name);
     int32_t nlen = ct->Name.len > 0 ? ct->Name.len : 0;
     if (t != NULL && br_topic_admin_reserved(b, ct->Name) && !br_topic_admin_adding(b, ct->Name)) {
         (void)snprintf(err, errlen, "The topic is queued for deletion.");
@@ -691,7 +691,7 @@ int br_standalone_delete_topics(struct br_req *r)
     for (int32_t i = 0; i < q->TopicNames.count; i++) {
         struct kp_DeleteTopicsResponse_DeletableTopicResult *out = &resp.Responses.items[i];
         out->Name = q->TopicNames.items[i];
-        struct br_topic *t = br_broker_find_topic(r->b, out->Name);
+        struct br_topic *t = br_rm_find_topic(&r->b->rm, out->Name);
         if (t == NULL) {
             out->ErrorCode = KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
         } else if (!r->b->cfg.delete_topic_enable) {

@@ -88,8 +88,8 @@ int br_local_controller_publish(struct br_server *b, const char *name, const str
 int br_local_controller_start(struct br_server *b)
 {
     size_t n = 0;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        n += (size_t)b->topics[i]->npartitions;
+    for (size_t i = 0; i < b->rm.ntopics; i++) {
+        n += (size_t)b->rm.topics[i]->npartitions;
     }
     if (n > INT32_MAX) {
         return KP_E_NOMEM;
@@ -99,8 +99,8 @@ int br_local_controller_start(struct br_server *b)
         return KP_E_NOMEM;
     }
     size_t k = 0;
-    for (size_t i = 0; i < b->ntopics; i++) {
-        const struct br_topic *t = b->topics[i];
+    for (size_t i = 0; i < b->rm.ntopics; i++) {
+        const struct br_topic *t = b->rm.topics[i];
         for (int32_t p = 0; p < t->npartitions; p++) {
             state_of(b, &states[k++], t->name, p, &t->partitions[p]);
         }

@@ -23,8 +23,8 @@
 int br_producer_ids_load(struct br_server *b)
 {
     int64_t next = br_now_wall_ms() << 12;
-    if (b->pids.max_seen >= next) {
-        next = b->pids.max_seen + 1;
+    if (b->rm.max_producer_id_seen >= next) {
+        next = b->rm.max_producer_id_seen + 1;
     }
     char path[4096];
     (void)snprintf(path, sizeof path, "%s/" PRODUCER_ID_FILE, b->cfg.log_dirs[0]);

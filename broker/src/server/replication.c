@@ -83,7 +83,7 @@ struct br_replication {
 
 static struct br_partition *local_partition(struct br_server *b, const char *topic, int32_t index)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(topic));
+    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
         return NULL;
     }
@@ -1024,8 +1024,8 @@ size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms)
 {
     int64_t cutoff = now_ms - b->cfg.zookeeper_session_timeout_ms;
     size_t n = 0;
-    for (size_t t = 0; t < b->ntopics; t++) {
-        struct br_topic *tp = b->topics[t];
+    for (size_t t = 0; t < b->rm.ntopics; t++) {
+        struct br_topic *tp = b->rm.topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
             if (p->role != BR_ROLE_LEADER || p->log == NULL || p->fenced ||
@@ -1042,8 +1042,8 @@ size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms)
 size_t br_replication_unfence(struct br_server *b)
 {
     size_t n = 0;
-    for (size_t t = 0; t < b->ntopics; t++) {
-        struct br_topic *tp = b->topics[t];
+    for (size_t t = 0; t < b->rm.ntopics; t++) {
+        struct br_topic *tp = b->rm.topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
             if (br_partition_unfence(p)) {
@@ -1118,8 +1118,8 @@ void br_replication_tick(struct br_server *b, int64_t now_ms)
     /* Kafka checks every replica.lag.time.max.ms / 2 */
     if (now_ms - rep->last_shrink_ms >= b->cfg.replica_lag_time_max_ms / 2) {
         rep->last_shrink_ms = now_ms;
-        for (size_t i = 0; i < b->ntopics; i++) {
-            struct br_topic *t = b->topics[i];
+        for (size_t i = 0; i < b->rm.ntopics; i++) {
+            struct br_topic *t = b->rm.topics[i];
             for (int32_t k = 0; k < t->npartitions; k++) {
                 struct br_partition *p = &t->partitions[k];
                 if (p->role != BR_ROLE_LEADER || p->log == NULL || p->nremotes == 0 ||

@@ -30,6 +30,7 @@
 #include "reactor/net.h"
 #include "reactor/purgatory.h"
 #include "replica/partition.h"
+#include "replica/replica_manager.h"
 #include "replica/producer_state.h"
 #include "storage/checkpoint.h"
 #include "storage/log.h"
@@ -59,22 +60,7 @@ struct br_kv {
 };
 
 #define BR_MAX_APIS 64
-#define BR_MAX_PARTITIONS 100000
 #define BR_MAX_TOPIC_CONFIGS 64
-
-struct br_topic {
-    char name[BR_TOPIC_NAME_MAX + 1];
-    bool internal;
-    int32_t npartitions;
-    int16_t replication_factor;
-    struct br_partition *partitions;
-    struct br_topic_config config;
-    /* counted for the admin API's metrics: records and bytes appended as
-     * leader, record bytes read by Fetch */
-    int64_t messages_in;
-    int64_t bytes_in;
-    int64_t bytes_out;
-};
 
 /* Requests of one API key handled, for the admin API: their count and
  * the time from decoding to the handler's return (a parked request's wait
@@ -90,7 +76,6 @@ struct br_api_stats {
  * /latest_producer_id_block). */
 struct br_pid_alloc {
     int64_t next;
-    int64_t max_seen;  /* the largest id found in the logs at start-up */
     int64_t block_end; /* ids below it are reserved in producer-id-block */
     /* a cluster's block, [zk_next, zk_end) left of it, and whether the
      * next block is being claimed */
@@ -158,9 +143,7 @@ struct br_server {
     char advertised_host[256];
     int advertised_port;
     char cluster_id[64];
-    struct br_topic **topics; /* sorted by name */
-    size_t ntopics;
-    size_t topics_cap;
+    struct br_replica_manager rm; /* the hosted topics and partitions (replica_manager.h) */
     struct br_pid_alloc pids;
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
@@ -208,11 +191,6 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
 void br_broker_cancel_parked(struct br_server *b, void *parked);
 bool br_broker_stopping(const struct br_server *b);
 
-/* Start-up (broker.c): the topic of stored metadata m, its partitions'
- * logs opened with recovery. 0 or -1 (logged). */
-KP_MUST_CHECK int br_broker_topic_load(struct br_server *b, const struct br_topic_meta *m);
-/* Closes a topic's logs and frees it (it must be out of the table). */
-void br_broker_topic_free(struct br_server *b, struct br_topic *t);
 /* Producer ids: reads producer-id-block (br_broker_next_producer_id). 0 or -1. */
 KP_MUST_CHECK int br_producer_ids_load(struct br_server *b);
 
@@ -221,49 +199,6 @@ KP_MUST_CHECK int br_producer_ids_load(struct br_server *b);
  * restart nor a clock stepping back repeats one. 0 or
  * KP_ERR_KAFKA_STORAGE_ERROR when the reservation cannot be written. */
 KP_MUST_CHECK int br_broker_next_producer_id(struct br_server *b, int64_t *id);
-
-struct br_topic *br_broker_find_topic(struct br_server *b, struct kp_str name);
-
-/* The partition this broker leads, or NULL with *err: UNKNOWN_TOPIC_OR_PARTITION
- * (no such partition) or NOT_LEADER_OR_FOLLOWER (it exists in the cluster,
- * led elsewhere or not here). */
-struct br_partition *br_broker_leader_partition(struct br_server *b, struct kp_str topic,
-                                                int32_t index, int16_t *err);
-
-/* Cluster mode: the local replica of topic-partition, its topic made (with
- * at least npartitions slots, those not hosted without a log) and its log
- * opened or created when it has none. Returns 0 or a Kafka error code
- * (KAFKA_STORAGE_ERROR, logged). Opening a log is file work (a directory
- * made, files created, a log recovered after an unclean stop): a caller
- * on the reactor with logs to open opens them on a worker instead, in the
- * three steps below. */
-KP_MUST_CHECK int br_broker_host_partition(struct br_server *b, struct kp_str topic, int32_t index,
-                                           int32_t npartitions, struct br_partition **out);
-
-/* What opening a partition's log needs, taken on the reactor. */
-struct br_log_opening {
-    char topic[BR_TOPIC_NAME_MAX + 1];
-    int32_t index;
-    size_t dir; /* its log dir, counted there (br_logm_find_dir) until installed or released */
-    char path[4096];
-    int64_t recovery_point;
-    struct br_log_config lc;
-    struct br_log *log; /* the worker's result */
-    int rc;             /* the worker's br_log_open result */
-};
-
-/* Step 1, on the reactor: the topic made (as br_broker_host_partition) and
- * what the worker needs in *o. Returns 1 when the replica has its log
- * already (nothing to open), 0 when *o is to be opened, or a Kafka error
- * code. */
-KP_MUST_CHECK int br_broker_host_prepare(struct br_server *b, struct kp_str topic, int32_t index,
-                                         int32_t npartitions, struct br_log_opening *o);
-/* Step 2, on any thread: the log opened or created (o->log, o->rc). */
-void br_broker_host_open(struct br_log_opening *o);
-/* Step 3, on the reactor: the log installed as the replica's (or closed,
- * with its dir given back, when it failed to open or the replica got one
- * meanwhile). Returns 0 or KAFKA_STORAGE_ERROR. */
-KP_MUST_CHECK int br_broker_host_install(struct br_server *b, struct br_log_opening *o);
 
 /* Validates a new topic and starts its creation (topic_admin.h: stored and
  * its logs made away from the reactor; it exists once that is done, and
@@ -281,39 +216,4 @@ int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t part
 bool br_broker_known(const struct br_server *b, int32_t id);
 /* How many brokers br_broker_known knows. */
 size_t br_broker_live_count(const struct br_server *b);
-/* Installs a topic whose metadata is stored and whose logs a worker made:
- * logs[0..m->partitions) are taken whatever the result (closed on failure),
- * dirs[i] is the log dir of partition i (already counted in
- * placed there by br_logm_place). Returns 0 or -1 (out of memory). */
-int br_broker_topic_adopt(struct br_server *b, const struct br_topic_meta *m, struct br_log **logs,
-                          const size_t *dirs);
-/* Adds partitions [t->npartitions, partitions) to a topic whose metadata
- * store holds them already and whose logs a worker made: logs[i] and
- * dirs[i] (placed there by br_logm_place) for each new i, taken
- * whatever the result (closed on failure). Parked fetches on the topic are
- * answered first. Returns 0 or -1 (out of memory, the topic unchanged). */
-KP_MUST_CHECK int br_broker_topic_grow(struct br_server *b, struct br_topic *t, int32_t partitions,
-                                       struct br_log **logs, const size_t *dirs);
-/* Takes out a topic the metadata store no longer holds: parked fetches on
- * it are answered, its logs closed, the topic freed. dirs[0..npartitions)
- * receive copies of its partition directories (the caller's: kp_free), to
- * be deleted by path. Returns 0, or KP_E_NOMEM with nothing changed. */
-KP_MUST_CHECK int br_broker_topic_remove(struct br_server *b, struct br_topic *t, char **dirs);
-/* Cluster mode, StopReplica with delete_partitions: partition index of t
- * is no longer hosted here: what waits on it answered, its replication and
- * producers forgotten, its log taken from the log manager, its directory
- * renamed to its delete name (br_log_delete_dir_name) and the log closed;
- * the slot stays, without a log. *dir receives the directory's path (the
- * caller's, kp_free; NULL when it had no log, or out of memory) to be
- * removed off the reactor. Returns 0, or KAFKA_STORAGE_ERROR when the
- * rename failed (the log is closed all the same: *dir names it where it
- * is). */
-KP_MUST_CHECK int br_broker_partition_delete(struct br_server *b, struct br_topic *t, int32_t index,
-                                             char **dir);
-/* Takes t out of the table and frees it when none of its partitions has a
- * log here any more. */
-void br_broker_topic_forget_if_empty(struct br_server *b, struct br_topic *t);
-/* A partition log's settings from its topic's config. */
-void br_topic_log_config(const struct br_topic_config *tc, struct br_log_config *lc);
-
 #endif

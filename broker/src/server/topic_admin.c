@@ -438,7 +438,7 @@ static void submit_make(struct br_server *b, struct topic_op *op)
  * their names back (br_log_move_dir), and it stays whole. */
 static void undo_moves(struct br_server *b, struct topic_op *op)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(op->meta.name));
     for (int32_t p = 0; t != NULL && p < t->npartitions; p++) {
         struct br_partition *part = &t->partitions[p];
         char path[PATH_MAX];
@@ -466,20 +466,20 @@ static void undo_moves(struct br_server *b, struct topic_op *op)
  * cluster's brokers learn it from the controller (local_controller.h). */
 static void publish(struct br_server *b, const char *name)
 {
-    if (br_local_controller_publish(b, name, br_broker_find_topic(b, kp_str_c(name))) != 0) {
+    if (br_local_controller_publish(b, name, br_rm_find_topic(&b->rm, kp_str_c(name))) != 0) {
         br_error("topic %s: out of memory telling the metadata cache", name);
     }
 }
 
 static void delete_stored(struct br_server *b, struct topic_op *op)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(op->meta.name));
     if (t == NULL) {
         op_finish(b, op); /* nothing left in memory */
         return;
     }
     struct log_job *j = log_job_new(op, false, t->npartitions);
-    if (j == NULL || br_broker_topic_remove(b, t, j->paths) != 0) {
+    if (j == NULL || br_rm_topic_remove(&b->rm, t, j->paths) != 0) {
         /* the store forgot it: the next start will not load it */
         br_error("topic %s: out of memory taking it out; it is gone at the next start",
                  op->meta.name);
@@ -538,7 +538,7 @@ static void meta_done(struct br_server *b, struct topic_op *op, const struct br_
 /* ADD: the new logs are made; the topic takes them. */
 static void add_done(struct br_server *b, struct topic_op *op, struct log_job *j)
 {
-    struct br_topic *t = br_broker_find_topic(b, kp_str_c(op->meta.name));
+    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(op->meta.name));
     if (t == NULL || t->npartitions != op->first) {
         /* cannot happen: the name is reserved, no deletion or other
          * addition runs meanwhile */
@@ -547,7 +547,7 @@ static void add_done(struct br_server *b, struct topic_op *op, struct log_job *j
         undo_dirs(b, op);
         return;
     }
-    if (br_broker_topic_grow(b, t, op->meta.partitions, j->logs, op->dirs) != 0) {
+    if (br_rm_topic_grow(&b->rm, t, op->meta.partitions, j->logs, op->dirs) != 0) {
         br_error("adding partitions to topic %s: out of memory installing them", op->meta.name);
         op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
         undo_dirs(b, op);
@@ -576,7 +576,7 @@ static void log_done(struct br_server *b, struct topic_op *op, struct log_job *j
             add_done(b, op, j);
             return;
         }
-        if (br_broker_topic_adopt(b, &op->meta, j->logs, op->dirs) != 0) {
+        if (br_rm_topic_adopt(&b->rm, &op->meta, j->logs, op->dirs) != 0) {
             br_error("creating topic %s: out of memory installing it", op->meta.name);
             op_fail(op, KP_ERR_KAFKA_STORAGE_ERROR, "out of memory");
             undo_dirs(b, op);
@@ -845,7 +845,7 @@ static void configs_delivered(void *ctx, struct br_mail *m)
         /* the same topic that was asked about: the worker runs in order, so
          * a deletion of it cannot have ended (nor a new topic of its name
          * been made) before this store was answered */
-        struct br_topic *t = br_broker_find_topic(b, kp_str_c(c->name));
+        struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(c->name));
         if (t != NULL) {
             t->config = c->tc;
             apply_log_config(t, 0);
