@@ -16,6 +16,7 @@
 #include "cluster/controller.h"
 #include "cluster/leader_election.h"
 #include "cluster/metadata.h"
+#include "cluster/topic_deletion.h"
 #include "cluster/zk_json.h"
 
 #include <zookeeper/zookeeper.h>
@@ -88,14 +89,8 @@ struct ctl_topic {
 };
 
 /* A topic being deleted (Kafka's TopicDeletionManager), by name: its
- * replicas' brokers and where each stands. */
-enum deletion_state {
-    DEL_NONE = 0,   /* StopReplica not sent yet */
-    DEL_STARTED,    /* sent, not answered */
-    DEL_DONE,       /* the broker deleted its replicas */
-    DEL_INELIGIBLE, /* the broker is down, went, or failed: sent again when it is live */
-};
-
+ * replicas' brokers and where each stands (an enum deletion_state of
+ * topic_deletion.h, which decides every move). */
 struct deletion {
     char name[BR_TOPIC_NAME_MAX + 1];
     uint64_t gen;     /* tags its StopReplica requests */
