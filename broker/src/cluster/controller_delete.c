@@ -149,14 +149,7 @@ static void send_stop_replica_delete(struct br_controller *c, const struct ctl_b
             ps[i].TopicName = kp_str_c(t->name);
             ps[i].PartitionIndex = held[i];
         }
-        struct kp_StopReplicaRequest req;
-        memset(&req, 0, sizeof req);
-        req.ControllerId = c->cfg.broker_id;
-        req.ControllerEpoch = c->epoch;
-        req.DeletePartitions = true;
-        req.UngroupedPartitions.items = ps;
-        req.UngroupedPartitions.count = n;
-        ctl_send_request_tagged(c, broker->sender, KP_API_STOP_REPLICA, 0, &req, gen);
+        ctl_send_stop_replica(c, broker->sender, ps, n, true, gen);
     }
     kp_free(ps);
     kp_free(held);

@@ -114,6 +114,7 @@ struct lai_batch {
 };
 
 struct sender;
+struct kp_StopReplicaRequest_StopReplicaPartitionV0;
 
 struct br_controller {
     struct br_controller_config cfg;
@@ -174,6 +175,10 @@ void ctl_send_request(struct br_controller *c, struct sender *s, int16_t api_key
                       int16_t api_version, const void *body);
 void ctl_send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
                              int16_t api_version, const void *body, uint64_t gen);
+/* StopReplica v0 of parts[0..n) to s, tagged with gen (0: none). */
+void ctl_send_stop_replica(struct br_controller *c, struct sender *s,
+                           struct kp_StopReplicaRequest_StopReplicaPartitionV0 *parts, int32_t n,
+                           bool delete_partitions, uint64_t gen);
 void ctl_send_update_metadata(struct br_controller *c);
 struct sender *ctl_sender_start(struct br_controller *c, const struct ctl_broker *b,
                                 int32_t timeout_ms);
