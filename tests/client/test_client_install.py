@@ -10,7 +10,9 @@ client does with it, against a real samsa-broker:
 - libsamsa.so exports samsa_* only, under the version SAMSA_0, and needs no
   other library of ours (the protocol code is inside it);
 - the installed `samsa` tool runs from the prefix with no LD_LIBRARY_PATH
-  (its rpath is $ORIGIN/../LIBDIR), and so do the other installed programs.
+  (its rpath is $ORIGIN/../LIBDIR), and so do the other installed programs;
+- the API reference is installed: `man -l` of samsa(3) and of the section
+  pages shows samsa.h's functions, every function libsamsa.so exports.
 
     test_client_install.py SAMSA_BROKER BUILD_ROOT PREFIX LIBDIR INCLUDEDIR HELLO_C CC SANITIZE
         MANDIR
@@ -169,8 +171,36 @@ def case_installed_tools_run_from_the_prefix(t):
             check("not found" not in ldd, "%s: %s", path, ldd)
 
 
+def case_api_reference_installed(t):
+    i = Installed(t)
+    man3 = i.man + "/man3"
+    pages = sorted(os.listdir(man3)) if os.path.isdir(man3) else []
+    check("samsa.3" in pages, "samsa(3) not installed under %s: %s", man3, pages)
+    if shutil.which("man") is None:
+        raise Skip("no man(1) to read the installed pages")
+    env = dict(os.environ, MANWIDTH="200", MAN_KEEP_FORMATTING="0")
+    shown = {}
+    for page in pages:
+        out = subprocess.run(["man", "-l", os.path.join(man3, page)], capture_output=True,
+                             text=True, timeout=60, env=env)
+        assert out.returncode == 0, (page, out.stderr)
+        shown[page] = out.stdout
+    for page, fn in (("samsa.3", "samsa_version"), ("samsa_producer.3", "samsa_produce"),
+                     ("samsa_records.3", "SAMSA_RECORD_INIT"), ("samsa_conf.3", "linger.ms")):
+        check(fn in shown.get(page, ""), "%s does not show %s", page, fn)
+    # every function libsamsa.so exports has its entry in one page
+    syms = subprocess.run(["nm", "-D", "--defined-only", i.lib + "/libsamsa.so.0"], check=True,
+                          capture_output=True, text=True).stdout.split()
+    text = "\n".join(shown.values())
+    fns = [n.split("@")[0] for n in syms if n.startswith("samsa_")]  # samsa_x@@SAMSA_0
+    check(len(fns) > 50, "few exported functions: %s", fns)
+    missing = [n for n in fns if n + "(" not in text]
+    eq(missing, [], "exported functions no installed page shows")
+
+
 if __name__ == "__main__":
     ARGS = sys.argv[2:10]
     del sys.argv[2:10]
     sys.exit(main([case_installed_files, case_libsamsa_exports_only_samsa,
-                   case_shared_and_static_programs_run, case_installed_tools_run_from_the_prefix]))
+                   case_shared_and_static_programs_run, case_installed_tools_run_from_the_prefix,
+                   case_api_reference_installed]))

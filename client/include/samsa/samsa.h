@@ -1,5 +1,7 @@
 /*
  * libsamsa: Samsa's C client library for Kafka-protocol brokers.
+ * Reference: samsa(3) and a page per section below (`man samsa`), written
+ * from this header's comments and installed with the library.
  *
  * Three kinds of handle, each with one background I/O thread of its own:
  *   samsa_producer  asynchronous produce with a delivery report per record
@@ -8,7 +10,7 @@
  *
  * Configuration is a samsa_conf of string keys, named and defaulted as
  * librdkafka and the Java client name them (bootstrap.servers, acks,
- * linger.ms, ...; client/README.md lists every key). A handle copies the
+ * linger.ms, ...; samsa_conf(3) lists every key). A handle copies the
  * configuration it is created with: the caller keeps ownership of its
  * samsa_conf and may destroy it right after the _new call.
  *
@@ -166,10 +168,10 @@ struct samsa_header {
 };
 
 /*
- * Growable structs: the ABI policy (client/README.md, "Installing"). The
- * structs handed across the API one at a time by pointer (samsa_record,
- * samsa_delivery, samsa_message) begin with `size_t struct_size` and grow
- * only at their end, without a new SONAME:
+ * Growable structs: the ABI policy (also "Installing" in the source's
+ * client/README.md). The structs handed across the API one at a time by
+ * pointer (samsa_record, samsa_delivery, samsa_message) begin with
+ * `size_t struct_size` and grow only at their end, without a new SONAME:
  *   - a struct the application fills (samsa_record) is initialised with its
  *     SAMSA_*_INIT macro, which sets struct_size to the sizeof the program
  *     was compiled with. The library reads only that many bytes and takes
@@ -200,7 +202,7 @@ struct samsa_header {
 struct samsa_record {
     size_t struct_size; /* SAMSA_RECORD_INIT sets it (see "Growable structs") */
     const char *topic;
-    int32_t partition;  /* SAMSA_PARTITION_ANY: partitioner (see README) */
+    int32_t partition;  /* SAMSA_PARTITION_ANY: the partitioner (samsa_conf(3)) */
     const void *key;    /* NULL: a null key (sticky partitioning) */
     size_t key_len;
     const void *value;  /* NULL: a null value (a tombstone) */
