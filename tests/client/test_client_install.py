@@ -9,6 +9,8 @@ client does with it, against a real samsa-broker:
   complete on their own;
 - libsamsa.so exports samsa_* only, under the version SAMSA_0, and needs no
   other library of ours (the protocol code is inside it);
+- libsamsa-streams the same way: its word count example links through
+  samsa-streams.pc shared, against the .a files and fully static, and runs;
 - the installed `samsa` tool runs from the prefix with no LD_LIBRARY_PATH
   (its rpath is $ORIGIN/../LIBDIR), and so do the other installed programs;
 - the API reference is installed: `man -l` of samsa(3) and of the section
@@ -142,6 +144,35 @@ def case_shared_and_static_programs_run(t):
     run_hello(full, b.bootstrap, "hello-full-static", clean_env())
 
 
+def case_streams_links_shared_and_static(t):
+    """libsamsa-streams the same way: its word count example (client/streams/
+    examples/wordcount.c) linked through samsa-streams.pc, shared, against the
+    two .a files, and fully static, each run to its usage line (exit 2)."""
+    i = Installed(t)
+    wordcount = os.path.join(os.path.dirname(i.hello), "..", "streams", "examples", "wordcount.c")
+    builds = [("wc-shared", i.pkg_config("--cflags", "--libs", "samsa-streams"), [])]
+    static = i.pkg_config("--static", "--cflags", "--libs", "samsa-streams")
+    builds.append(("wc-static", [{"-lsamsa": "-l:libsamsa.a",
+                                  "-lsamsa-streams": "-l:libsamsa-streams.a"}.get(f, f)
+                                 for f in static], []))
+    if not i.san:
+        builds.append(("wc-full-static", static, ["-static"]))
+    for name, flags, extra in builds:
+        exe = t.path(name)
+        out = subprocess.run([i.cc, "-std=c11", "-D_GNU_SOURCE", "-o", exe, wordcount] + extra
+                             + i.san + flags, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, (name, flags, out.stderr)
+        env = clean_env()
+        if name == "wc-shared":
+            env["LD_LIBRARY_PATH"] = i.lib
+        else:
+            ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
+            check("libsamsa" not in ldd, "%s loads a shared libsamsa: %s", name, ldd)
+        run = subprocess.run([exe], capture_output=True, text=True, timeout=30, env=env)
+        eq(run.returncode, 2, name + " exit status (usage)")
+        check("usage:" in run.stderr + run.stdout, "%s: no usage line: %s", name, run.stderr)
+
+
 def case_installed_tools_run_from_the_prefix(t):
     i = Installed(t)
     # moved elsewhere, as a relocated prefix is: $ORIGIN finds the libraries
@@ -202,5 +233,6 @@ if __name__ == "__main__":
     ARGS = sys.argv[2:10]
     del sys.argv[2:10]
     sys.exit(main([case_installed_files, case_libsamsa_exports_only_samsa,
-                   case_shared_and_static_programs_run, case_installed_tools_run_from_the_prefix,
+                   case_shared_and_static_programs_run, case_streams_links_shared_and_static,
+                   case_installed_tools_run_from_the_prefix,
                    case_api_reference_installed]))
