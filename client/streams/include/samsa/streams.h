@@ -458,6 +458,9 @@ uint64_t samsa_st_app_processed(const samsa_st_app *app);
 uint64_t samsa_st_app_dropped_late(const samsa_st_app *app);
 /* Changelog records replayed into stores since the app started. */
 uint64_t samsa_st_app_restored(const samsa_st_app *app);
+/* Records skipped because the state held them already: sent again through a
+ * repartition topic by an upstream task restarted after a crash. */
+uint64_t samsa_st_app_skipped(const samsa_st_app *app);
 /* Commits, leaves the group, frees app. NULL: no-op. */
 void samsa_st_app_destroy(samsa_st_app *app);
 
