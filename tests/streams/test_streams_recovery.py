@@ -10,6 +10,7 @@ and counts exactly as well.
 
     test_streams_recovery.py SAMSA_BROKER SAMSA_TOOL WORDCOUNT [-k CASE]
 """
+import json
 import os
 import random
 import re
@@ -158,9 +159,111 @@ def case_a_lost_state_directory_is_restored_from_the_changelog(t):
     check(m is not None and int(m.group(1)) > 0, "the last run restored nothing: %s", log[-2000:])
 
 
+def group_members(bs):
+    """The word count group's members, each with the partitions it holds."""
+    p = wc.samsa("group", "describe", "-b", bs, "wc", "--json")
+    d = json.loads(p.stdout)
+    d = d[0] if isinstance(d, list) else d
+    return [sorted((a["topic"], a["partition"]) for a in m["partitions"]) for m in d["members"]]
+
+
+def processed_of(log):
+    m = re.search(r"processed (\d+) restored (\d+)", log)
+    check(m is not None, "no summary in the log: %s", log[-2000:])
+    return int(m.group(1))
+
+
+def produce_in_parts(bs, lines, failed):
+    try:
+        for i in range(0, len(lines), 100):
+            wc.produce(bs, "lines", lines[i:i + 100])
+            time.sleep(0.1)
+    except Exception as e:  # noqa: BLE001 (reported by the main thread)
+        failed.append(e)
+
+
+def two_instances(t, crash):
+    """Two word counts in one group (application.id wc) share the
+    partitions, then one leaves while lines come (SIGTERM, or SIGKILL when
+    crash), and the other takes its partitions over (their stores restored
+    from the changelogs). Returns the output, the oracle, the lines and the
+    logs of the two (None for the one killed)."""
+    bs = t.broker(config=CONFIG).bootstrap
+    wc.samsa("topic", "create", "-b", bs, "lines", "--partitions", "4")
+    wc.samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
+    batches = [wc.lines_of(2000 + i, 1000) for i in range(3)]
+    wc.produce(bs, "lines", batches[0])
+    a = Run(t, bs, 0)
+    b = None
+    try:
+        wc.wait_for_counts(bs, wc.oracle(batches[0]), a)
+        b = Run(t, bs, 1)
+        deadline = time.monotonic() + TIMEOUT
+        members = []
+        while time.monotonic() < deadline:
+            members = group_members(bs)
+            if len(members) == 2 and all(members):
+                break
+            time.sleep(0.2)
+        check(len(members) == 2 and all(members), "the two never shared the partitions: %r",
+              members)
+        print("  shared: %s" % " | ".join(",".join("%s-%d" % tp for tp in m) for m in members))
+        failed = []
+        produce_in_parts(bs, batches[1], failed)
+        check(not failed, "producing: %s", failed)
+        wc.wait_for_counts(bs, wc.oracle(batches[0] + batches[1]), a)
+        # one leaves while lines come
+        producer = threading.Thread(target=produce_in_parts, args=(bs, batches[2], failed))
+        producer.start()
+        time.sleep(0.3)
+        log_a = None
+        if crash:
+            a.kill9()
+        else:
+            log_a = a.stop()
+        producer.join(timeout=TIMEOUT)
+        check(not failed, "producing: %s", failed)
+        lines = [line for batch in batches for line in batch]
+        want = wc.oracle(lines)
+        seq = wc.wait_for_counts(bs, want, b)
+        log_b = b.stop()
+    finally:
+        a.kill9()
+        if b is not None:
+            b.kill9()
+    return seq, want, lines, log_a, log_b
+
+
+def case_two_instances_share_the_work_and_one_leaves(t):
+    """The one leaving commits and leaves the group (SIGTERM): each count is
+    written once (1..n: no record counted twice, none skipped), the two
+    together processed each line and each repartitioned word once, and the
+    final counts equal the oracle."""
+    seq, want, lines, log_a, log_b = two_instances(t, crash=False)
+    wc.check_each_count_once(seq, want)
+    pa, pb = processed_of(log_a), processed_of(log_b)
+    check(pa > 0 and pb > 0, "one of the two processed nothing: %d, %d", pa, pb)
+    eq(pa + pb, len(lines) + sum(want.values()), "records the two processed together")
+    print("  %d lines, %d words: %d processed by the one that left, %d by the other"
+          % (len(lines), sum(want.values()), pa, pb))
+
+
+def case_two_instances_share_the_work_and_one_is_killed(t):
+    """The one leaving is killed (SIGKILL) mid-batch: the other gets its
+    partitions once the group forgot it, restores their stores and goes on
+    from the positions in them: no count ever above the oracle, the final
+    counts equal to it."""
+    seq, want, _, _, log_b = two_instances(t, crash=True)
+    check_never_above(seq, want, "after the kill")
+    eq({k: v[-1] for k, v in seq.items()}, want, "the final counts")
+    print("  the one left: %s" % log_b.strip().splitlines()[-1])
+
+
 if __name__ == "__main__":
     wc.WORDCOUNT = os.path.abspath(sys.argv.pop(3))
     wc.TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_kill_9_twenty_times_counts_each_update_once,
                    case_kill_9_twenty_times_on_lmdb_counts_each_update_once,
-                   case_a_lost_state_directory_is_restored_from_the_changelog]))
+                   case_a_lost_state_directory_is_restored_from_the_changelog,
+                   case_two_instances_share_the_work_and_one_leaves,
+                   case_two_instances_share_the_work_and_one_is_killed]))
