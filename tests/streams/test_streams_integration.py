@@ -26,7 +26,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from broker import check, eq, main  # noqa: E402
+from broker import Skip, check, eq, main  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "client"))
 from test_client_mock import murmur2  # noqa: E402  (Java's Utils.murmur2)
@@ -425,11 +425,11 @@ def case_join_inputs_with_other_partition_counts_are_refused(t):
 class PageViews(App):
     """The windowed page-view example: 1 s windows, grace 2 s."""
 
-    def __init__(self, t, bs, n):  # pylint: disable=super-init-not-called
+    def __init__(self, t, bs, n, extra=()):  # pylint: disable=super-init-not-called
         self.log = t.path("pageviews-%d.log" % n)
         self.err = open(self.log, "w")
-        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000",
-                                      "session.timeout.ms=6000"],
+        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000"]
+                                     + list(extra) + ["session.timeout.ms=6000"],
                                      stdout=subprocess.DEVNULL, stderr=self.err)
 
 
@@ -477,6 +477,66 @@ def case_windowed_page_views_final_counts_equal_the_oracle(t):
     eq({k: int(v) for k, v in got}, want, "the final counts")
     check("dropped 0" in log, "late views dropped: %s", log[-2000:])
     print("  600 views, %d windows of %d pages, one final count each" % (len(want), len(pages)))
+
+
+def case_late_views_go_to_the_dead_letter_topic(t):
+    """The page-view example with late.topic=pv-late: views a minute older
+    than what each task has seen are too late for their window (grace 2 s);
+    each goes to pv-late once, as it reached the aggregation (keyed by page
+    after group_by, its value and timestamp), with the header samsa.late
+    naming the store, and the count of them equals the app's dropped count."""
+    try:
+        import confluent_kafka
+    except ImportError as e:
+        raise Skip("needs confluent-kafka (%s)" % e)
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "views", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "page-counts", "--partitions", "3")
+    pages = ["/home", "/cart", "/search", "/help", "/about", "/blog"]
+    app = PageViews(t, bs, 1, extra=["late.topic=pv-late"])
+    try:
+        # every page seen now: each task's stream time is now
+        produce(bs, "views", ["u%d:%s" % (i, p) for i in range(5) for p in pages], key=True)
+        wait_for("the views counted", lambda: processed_views(bs) >= 30, app)
+        old = int(time.time() * 1000) - 60000
+        late = [("late%d" % i, pages[i % len(pages)], old + i) for i in range(40)]
+        pr = confluent_kafka.Producer({"bootstrap.servers": bs})
+        for user, page, ts in late:
+            pr.produce("views", key=user, value=page, timestamp=ts)
+        eq(pr.flush(TIMEOUT), 0, "late views not delivered")
+        got = wait_for("the late views in pv-late",
+                       lambda: (lambda r: r if len(r) >= len(late) else None)(
+                           read_late(bs, "pv-late")), app)
+        time.sleep(1)  # nothing more comes
+        got = read_late(bs, "pv-late")
+        log = app.stop()
+    finally:
+        app.kill()
+    # as they reached the aggregation: keyed by page (group_by), the view's value and timestamp
+    eq(sorted(got), sorted((p, p, ts, "views") for _, p, ts in late),
+       "the dead-letter records (key, value, timestamp, samsa.late)")
+    check("dropped %d" % len(late) in log, "the dropped count: %s", log[-2000:])
+    print("  %d late views in pv-late, %d dropped" % (len(got), len(late)))
+
+
+def processed_views(bs):
+    """How many views went through the repartition topic."""
+    return len(read_text(bs, "pv-by-page-repartition"))
+
+
+def read_late(bs, topic):
+    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
+                        "-f", "%k\t%s\t%T\t%h\n"],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if p.returncode != 0 and ("Leader not available" in p.stderr
+                              or "Unknown topic" in p.stderr):
+        return []
+    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    out = []
+    for line in p.stdout.splitlines():
+        k, v, ts, h = line.split("\t", 3)
+        out.append((k, v, int(ts), h.split("=", 1)[1] if h.startswith("samsa.late=") else h))
+    return out
 
 
 def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
@@ -528,4 +588,5 @@ if __name__ == "__main__":
                    case_rekeyed_orders_go_through_a_repartition_topic,
                    case_join_inputs_with_other_partition_counts_are_refused,
                    case_windowed_page_views_final_counts_equal_the_oracle,
+                   case_late_views_go_to_the_dead_letter_topic,
                    case_a_repartition_topic_takes_the_count_of_what_feeds_it]))

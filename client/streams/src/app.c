@@ -556,6 +556,16 @@ static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
                                   errstr_size);
         }
     }
+    /* dead-letter topics of windows: made when missing, as wide as the
+     * widest sub-topology (a late record goes by its key, as Java's
+     * producer would place it) */
+    int32_t widest = 1;
+    for (size_t s = 0; s < t->sub_count; s++) {
+        widest = parts[s] > widest ? parts[s] : widest;
+    }
+    for (size_t i = 0; err == SAMSA_OK && i < t->late_topic_count; i++) {
+        err = create_internal(app, t->late_topics[i], widest, NULL, 0, errstr, errstr_size);
+    }
     for (size_t i = 0; err == SAMSA_OK && i < t->store_count; i++) {
         const struct st_store_def *d = &t->stores[i];
         char retention[64];

@@ -56,6 +56,8 @@ struct samsa_st_topology {
     size_t sub_count;
     void **owned;          /* DSL handles and op configs, freed with the topology */
     size_t owned_count;
+    const char **late_topics; /* dead-letter topics of windows (strings in owned) */
+    size_t late_topic_count;
     int err;
     char msg[ST_MSG_MAX];
 };
@@ -65,6 +67,9 @@ int st_fail(samsa_st_topology *t, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Keeps p (freed with free() when the topology is destroyed); NULL: no memory. */
 void *st_own(samsa_st_topology *t, void *p);
+/* A copy of a windows' dead-letter topic, owned by t and listed for the
+ * runtime to create (NULL for NULL, or when out of memory: t's error set). */
+const char *st_late_topic(samsa_st_topology *t, const char *topic);
 char *st_strdup(const char *s);
 /* Names internal topics after application_id and numbers the sub-topologies
  * (a source starts one; nodes joined by a parent share it). */

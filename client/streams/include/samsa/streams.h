@@ -294,14 +294,19 @@ samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, voi
 /* Tumbling (advance_ms == size_ms) or hopping windows, epoch-aligned
  * [start, start + size), and a grace period: a record is added to a window
  * while window end > stream time - grace (Kafka 2.1's
- * KStreamWindowAggregate); otherwise it is late: dropped, counted, and
- * handed to late_cb when set. */
+ * KStreamWindowAggregate); otherwise it is late: dropped, counted, handed
+ * to late_cb when set, and written as it reached the aggregation (its
+ * grouped key, value and timestamp) to the dead-letter topic late_topic
+ * when set (copied; the runtime creates it
+ * when missing, with the largest partition count of the app's tasks), with
+ * a header samsa.late naming the aggregation's store. */
 struct samsa_st_windows {
     int64_t size_ms;
     int64_t advance_ms;
     int64_t grace_ms;
     samsa_st_action *late_cb;
     void *late_opaque;
+    const char *late_topic;
 };
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w);
 
@@ -325,6 +330,7 @@ struct samsa_st_session_windows {
     void *merger_opaque;
     samsa_st_action *late_cb;
     void *late_opaque;
+    const char *late_topic; /* a dead-letter topic, as samsa_st_windows' */
 };
 samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
                                                const struct samsa_st_session_windows *w);
