@@ -36,6 +36,7 @@ WORDCOUNT = None
 ENRICH = None
 PAGEVIEWS = None
 REPARTITION_SIZES = None
+QUERY = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -574,7 +575,48 @@ def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
        "the changelog's partitions")
 
 
+def case_a_store_queried_from_another_thread_while_it_runs(t):
+    """tests/streams/query_while_running.c: a word count runs on a thread of
+    its own while the main thread asks its store (samsa_st_app_query) for
+    every word until each count equals the oracle; every answer is a count
+    that never goes down and never exceeds the oracle. Lines come in parts
+    while it queries; in memory, then with LMDB stores."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "words", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "word-counts", "--partitions", "3")
+    rnd = random.Random(7)
+    lines = [" ".join(rnd.choice(VOCABULARY[:20]).lower() for _ in range(rnd.randint(1, 8)))
+             for _ in range(2000)]
+    for n, extra in enumerate(([], ["state.dir=" + t.path("state")])):
+        part = lines[:1000] if n == 0 else lines[1000:]
+        done = lines[:1000] if n == 1 else []
+        want = oracle(done + part)
+        failed = []
+
+        def produce_parts(part=part, failed=failed):
+            try:
+                for i in range(0, len(part), 100):
+                    produce(bs, "words", part[i:i + 100])
+                    time.sleep(0.1)
+            except Exception as e:  # noqa: BLE001 (reported by the main thread)
+                failed.append(e)
+
+        producer = threading.Thread(target=produce_parts)
+        producer.start()
+        try:
+            p = subprocess.run([QUERY, bs, "words", "word-counts", "iq"] + extra,
+                               input="".join("%s %d\n" % kv for kv in want.items()),
+                               capture_output=True, text=True, timeout=TIMEOUT * 2)
+        finally:
+            producer.join(timeout=TIMEOUT)
+        check(not failed, "producing: %s", failed)
+        check(p.returncode == 0, "query_while_running: exit %d: %s%s", p.returncode,
+              p.stdout, p.stderr[-3000:])
+        print("  %s: %s" % ("LMDB" if extra else "in memory", p.stdout.strip()))
+
+
 if __name__ == "__main__":
+    QUERY = os.path.abspath(sys.argv.pop(7))
     REPARTITION_SIZES = os.path.abspath(sys.argv.pop(6))
     PAGEVIEWS = os.path.abspath(sys.argv.pop(5))
     ENRICH = os.path.abspath(sys.argv.pop(4))
@@ -589,4 +631,5 @@ if __name__ == "__main__":
                    case_join_inputs_with_other_partition_counts_are_refused,
                    case_windowed_page_views_final_counts_equal_the_oracle,
                    case_late_views_go_to_the_dead_letter_topic,
-                   case_a_repartition_topic_takes_the_count_of_what_feeds_it]))
+                   case_a_repartition_topic_takes_the_count_of_what_feeds_it,
+                   case_a_store_queried_from_another_thread_while_it_runs]))

@@ -17,6 +17,7 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,10 @@ struct samsa_st_app {
     struct changelog_slot **slots;
     size_t slot_count;
     uint64_t skipped;      /* records already applied, sent again by a restart upstream */
+    /* held (recursively) by the thread running the app wherever tasks and
+     * stores change, and by samsa_st_app_query */
+    pthread_mutex_t lock;
+    bool lock_made;
 };
 
 static int64_t wall_ms(void)
@@ -199,7 +204,9 @@ int samsa_st_app_commit(samsa_st_app *app)
     }
     /* the stores first: state and positions together, then the group's
      * offsets (a crash between the two: the positions are ahead, and win) */
+    (void)pthread_mutex_lock(&app->lock);
     err = checkpoint_tasks(app);
+    (void)pthread_mutex_unlock(&app->lock);
     if (err != SAMSA_OK) {
         app->err = err;
         return err;
@@ -351,13 +358,27 @@ static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
         st_task_destroy(task);
         return err;
     }
-    return st_tasks_add(&app->tasks, task);
+    /* restored out of sight; from here on queries see it */
+    (void)pthread_mutex_lock(&app->lock);
+    err = st_tasks_add(&app->tasks, task);
+    (void)pthread_mutex_unlock(&app->lock);
+    return err;
 }
+
+static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_partition *parts,
+                      size_t count);
 
 static void on_rebalance(bool assigned, const struct samsa_partition *parts, size_t count,
                          void *opaque)
 {
-    samsa_st_app *app = opaque;
+    rebalance(opaque, assigned, parts, count);
+}
+
+/* Opens or closes the tasks of parts: a task is restored before it is added
+ * to app->tasks, under app->lock, and removed under it before it is closed. */
+static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_partition *parts,
+                      size_t count)
+{
     if (!assigned) {
         int err = samsa_st_app_commit(app);
         if (err != SAMSA_OK) {
@@ -412,8 +433,10 @@ static void on_rebalance(bool assigned, const struct samsa_partition *parts, siz
                 tr->dirty = resume >= 0;
             }
         } else {
+            (void)pthread_mutex_lock(&app->lock);
             app->dropped_late_closed += st_tasks_close(&app->tasks, (size_t)sub,
                                                        parts[i].partition);
+            (void)pthread_mutex_unlock(&app->lock);
             if (tr != NULL) {
                 free(tr->topic);
                 *tr = app->tracked[--app->tracked_count];
@@ -609,7 +632,20 @@ samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
     samsa_st_app *app = calloc(1, sizeof *app);
     samsa_conf *cc = NULL;
     samsa_conf *pc = NULL;
+    pthread_mutexattr_t attr;
     if (app == NULL) {
+        return NULL;
+    }
+    if (pthread_mutexattr_init(&attr) != 0) {
+        free(app);
+        return NULL;
+    }
+    /* recursive: a commit inside the rebalance callback takes it again */
+    app->lock_made = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+                     pthread_mutex_init(&app->lock, &attr) == 0;
+    (void)pthread_mutexattr_destroy(&attr);
+    if (!app->lock_made) {
+        free(app);
         return NULL;
     }
     app->t = t;
@@ -666,6 +702,48 @@ out_fail:
     return NULL;
 }
 
+static int by_env(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(struct st_task *const *)a)->env;
+    uintptr_t y = (uintptr_t)(*(struct st_task *const *)b)->env;
+    return x < y ? -1 : x > y;
+}
+
+/* LMDB: every task's write transaction open before app->lock is taken to
+ * process, so that a put never takes an LMDB writer mutex under it. The
+ * writer mutexes are taken all at once, in one order (by environment),
+ * with none held (a commit releases them all): a task that came with a
+ * rebalance while the others hold theirs costs a commit first. */
+static int prepare_all(samsa_st_app *app)
+{
+    bool held = false;
+    bool missing = false;
+    for (size_t i = 0; i < app->tasks.count; i++) {
+        if (app->tasks.v[i]->env != NULL) {
+            bool open = st_task_prepared(app->tasks.v[i]);
+            held = held || open;
+            missing = missing || !open;
+        }
+    }
+    if (!missing) {
+        return SAMSA_OK;
+    }
+    int err = held ? samsa_st_app_commit(app) : SAMSA_OK;
+    struct st_task **order = err == SAMSA_OK ? malloc(app->tasks.count * sizeof *order) : NULL;
+    if (err == SAMSA_OK && order == NULL) {
+        err = SAMSA_ERR_NOMEM;
+    }
+    if (err == SAMSA_OK) {
+        memcpy(order, app->tasks.v, app->tasks.count * sizeof *order);
+        qsort(order, app->tasks.count, sizeof *order, by_env);
+        for (size_t i = 0; err == SAMSA_OK && i < app->tasks.count; i++) {
+            err = st_task_prepare(order[i]);
+        }
+    }
+    free(order);
+    return err;
+}
+
 int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
 {
     if (app == NULL) {
@@ -690,13 +768,18 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
         } else if (task != NULL && tr != NULL) {
             struct samsa_st_record rec = {{m->key, m->key_len}, {m->value, m->value_len},
                                           m->timestamp};
+            int err = prepare_all(app);
+            (void)pthread_mutex_lock(&app->lock);
             st_task_begin(task, m->topic, m->partition, m->offset,
                           origin != NULL ? origin->value : NULL,
                           origin != NULL ? origin->value_len : 0);
-            int err = st_task_process(task, m->topic, &rec);
+            if (err == SAMSA_OK) {
+                err = st_task_process(task, m->topic, &rec);
+            }
             if (err == SAMSA_OK) {
                 err = st_task_applied(task);
             }
+            (void)pthread_mutex_unlock(&app->lock);
             if (err != SAMSA_OK) {
                 app->err = err;
             }
@@ -709,9 +792,14 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
     }
     (void)samsa_producer_poll(app->producer, 0);
     int64_t now = wall_ms();
+    if (app->err == SAMSA_OK) {
+        app->err = prepare_all(app);
+    }
+    (void)pthread_mutex_lock(&app->lock);
     for (size_t i = 0; app->err == SAMSA_OK && i < app->tasks.count; i++) {
         app->err = st_task_wall_clock(app->tasks.v[i], now);
     }
+    (void)pthread_mutex_unlock(&app->lock);
     if (app->err != SAMSA_OK) {
         return app->err;
     }
@@ -781,6 +869,59 @@ uint64_t samsa_st_app_restored(const samsa_st_app *app)
     return app->restored;
 }
 
+static int query(samsa_st_app *app, const char *store, struct samsa_st_bytes key, bool window,
+                 int64_t window_start, void **value, size_t *len)
+{
+    if (app == NULL || store == NULL || value == NULL || len == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *value = NULL;
+    *len = 0;
+    size_t def = SIZE_MAX;
+    for (size_t i = 0; i < app->t->store_count; i++) {
+        if (strcmp(app->t->stores[i].name, store) == 0) {
+            def = i;
+        }
+    }
+    if (def == SIZE_MAX || app->t->stores[def].window != window) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int rc = 0;
+    (void)pthread_mutex_lock(&app->lock);
+    for (size_t i = 0; rc == 0 && i < app->tasks.count; i++) {
+        samsa_st_store *s = app->tasks.v[i]->stores[def];
+        struct samsa_st_bytes v;
+        if (s == NULL || !(window ? samsa_st_window_get(s, key, window_start, &v)
+                                  : samsa_st_kv_get(s, key, &v))) {
+            continue;
+        }
+        *value = malloc(v.len > 0 ? v.len : 1);
+        if (*value == NULL) {
+            rc = SAMSA_ERR_NOMEM;
+        } else {
+            if (v.len > 0) {
+                memcpy(*value, v.data, v.len);
+            }
+            *len = v.len;
+            rc = 1;
+        }
+    }
+    (void)pthread_mutex_unlock(&app->lock);
+    return rc;
+}
+
+int samsa_st_app_query(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                       void **value, size_t *len)
+{
+    return query(app, store, key, false, 0, value, len);
+}
+
+int samsa_st_app_query_window(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                              int64_t window_start, void **value, size_t *len)
+{
+    return query(app, store, key, true, window_start, value, len);
+}
+
 uint64_t samsa_st_app_skipped(const samsa_st_app *app)
 {
     return app->skipped;
@@ -807,7 +948,14 @@ void samsa_st_app_destroy(samsa_st_app *app)
         samsa_producer_destroy(app->producer);
     }
     samsa_admin_destroy(app->admin);
+    if (app->lock_made) {
+        (void)pthread_mutex_lock(&app->lock);
+    }
     st_tasks_clear(&app->tasks);
+    if (app->lock_made) {
+        (void)pthread_mutex_unlock(&app->lock);
+        (void)pthread_mutex_destroy(&app->lock);
+    }
     for (size_t i = 0; i < app->tracked_count; i++) {
         free(app->tracked[i].topic);
     }

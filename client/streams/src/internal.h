@@ -109,7 +109,8 @@ struct st_positions;
 /* The positions the last commit wrote beside the state (into *pos). */
 SAMSA_MUST_CHECK int st_lmdb_positions_load(struct st_lmdb_env *e, struct st_positions *pos);
 /* Writes pos into the open write transaction (the puts since the last
- * commit) and commits it: state and positions land together or not at all. */
+ * commit) and commits it: state and positions land together or not at all.
+ * With none open nothing changed since the last commit: nothing to do. */
 SAMSA_MUST_CHECK int st_lmdb_commit(struct st_lmdb_env *e, const struct st_positions *pos);
 extern const struct st_backend st_lmdb_backend;
 void *st_lmdb_new(struct st_lmdb_env *env, const char *name);
@@ -224,6 +225,16 @@ void st_task_begin(struct st_task *task, const char *topic, int32_t partition, i
                    const void *origin, size_t origin_len);
 /* Records that the record set by st_task_begin was applied. */
 SAMSA_MUST_CHECK int st_task_applied(struct st_task *task);
+/* LMDB: begins the write transaction the next puts go into, if none is
+ * open (a thread holding another lock while it puts takes LMDB's writer
+ * mutex first this way); in memory: nothing to do. */
+SAMSA_MUST_CHECK int st_task_prepare(struct st_task *task);
+/* Begins e's write transaction when none is open. */
+SAMSA_MUST_CHECK int st_lmdb_begin(struct st_lmdb_env *e);
+bool st_lmdb_open_txn(const struct st_lmdb_env *e);
+/* Whether the task's next put goes into a transaction already open
+ * (in memory: always). */
+bool st_task_prepared(const struct st_task *task);
 /* LMDB: commits the state with the positions (and the changelog offsets
  * already in pos); in memory: nothing to do. */
 SAMSA_MUST_CHECK int st_task_checkpoint(struct st_task *task);

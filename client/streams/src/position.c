@@ -181,6 +181,27 @@ int st_task_applied(struct st_task *task)
     return err;
 }
 
+bool st_task_prepared(const struct st_task *task)
+{
+#ifdef SAMSA_ST_HAVE_LMDB
+    return task->env == NULL || st_lmdb_open_txn(task->env);
+#else
+    (void)task;
+    return true;
+#endif
+}
+
+int st_task_prepare(struct st_task *task)
+{
+#ifdef SAMSA_ST_HAVE_LMDB
+    if (task->env != NULL) {
+        return st_lmdb_begin(task->env);
+    }
+#endif
+    (void)task;
+    return SAMSA_OK;
+}
+
 int st_task_checkpoint(struct st_task *task)
 {
 #ifdef SAMSA_ST_HAVE_LMDB

@@ -236,10 +236,24 @@ int st_lmdb_positions_load(struct st_lmdb_env *e, struct st_positions *pos)
     return err;
 }
 
-int st_lmdb_commit(struct st_lmdb_env *e, const struct st_positions *pos)
+int st_lmdb_begin(struct st_lmdb_env *e)
 {
     MDB_txn *txn = NULL;
-    int rc = write_txn(e, &txn);
+    return lmdb_err(write_txn(e, &txn));
+}
+
+bool st_lmdb_open_txn(const struct st_lmdb_env *e)
+{
+    return e->txn != NULL;
+}
+
+int st_lmdb_commit(struct st_lmdb_env *e, const struct st_positions *pos)
+{
+    MDB_txn *txn = e->txn;
+    if (txn == NULL) {
+        return SAMSA_OK;
+    }
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < pos->count; i++) {
         uint8_t value[16];
         st_put_be64(value, (uint64_t)pos->v[i].a);

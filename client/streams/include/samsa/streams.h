@@ -36,7 +36,11 @@
  *
  * Threads: a topology, an app and a driver belong to one thread at a time;
  * every callback runs on the thread that calls samsa_st_app_poll/_run or a
- * samsa_st_driver_* function.
+ * samsa_st_driver_* function. An app with LMDB stores keeps their write
+ * transactions open on its thread from one commit to the next: hand it to
+ * another thread (samsa_st_app_destroy included) only after a commit on its
+ * own (samsa_st_app_run commits when it returns). The one call made for
+ * other threads is samsa_st_app_query.
  */
 #ifndef SAMSA_STREAMS_H
 #define SAMSA_STREAMS_H
@@ -467,6 +471,25 @@ uint64_t samsa_st_app_restored(const samsa_st_app *app);
 /* Records skipped because the state held them already: sent again through a
  * repartition topic by an upstream task restarted after a crash. */
 uint64_t samsa_st_app_skipped(const samsa_st_app *app);
+/*
+ * Interactive queries (Kafka's KafkaStreams#store, ReadOnlyKeyValueStore
+ * and ReadOnlyWindowStore fetch): the value of key in the store named
+ * `store` of this instance's tasks, callable from any thread while another
+ * runs samsa_st_app_run or samsa_st_app_poll. It waits for the record being
+ * processed (or a restore, or a commit's store write) to finish, so it sees
+ * every update of the records processed before it, committed or not (as
+ * Kafka's stores do). Returns 1 with *value a malloc'd copy (free() it;
+ * NULL for an empty value is not used: at least one byte is allocated) and
+ * *len its length; 0 when no task of this instance holds key (another
+ * instance of the application may: the partition of key in the store's
+ * changelog says which); SAMSA_ERR_INVALID_ARG for no such store, or a
+ * window store asked with samsa_st_app_query (or the other way round);
+ * SAMSA_ERR_NOMEM. The window form takes the window's start.
+ */
+int samsa_st_app_query(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                       void **value, size_t *len);
+int samsa_st_app_query_window(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                              int64_t window_start, void **value, size_t *len);
 /* Commits, leaves the group, frees app. NULL: no-op. */
 void samsa_st_app_destroy(samsa_st_app *app);
 
