@@ -78,7 +78,14 @@ int main(int argc, char **argv)
     long long want[MAX_WORDS];
     long long seen[MAX_WORDS];
     size_t n = 0;
-    while (n < MAX_WORDS && scanf("%63s %lld", words[n], &want[n]) == 2) {
+    char count[32];
+    while (n < MAX_WORDS && scanf("%63s %31s", words[n], count) == 2) {
+        char *end = NULL;
+        want[n] = strtoll(count, &end, 10);
+        if (end == count || *end != '\0') {
+            (void)fprintf(stderr, "not a count: %s\n", count);
+            return 2;
+        }
         seen[n] = 0;
         n++;
     }

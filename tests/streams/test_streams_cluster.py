@@ -85,7 +85,7 @@ def case_a_leader_failover_mid_run_keeps_the_counts_exact(t):
                  sum(len(v) for v in seq.values()), log.strip().splitlines()[-1]))
     finally:
         if app is not None:
-            app.kill9()
+            app.kill()
         c.close()
 
 

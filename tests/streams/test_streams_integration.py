@@ -289,18 +289,23 @@ def case_source_topics_with_other_partition_counts_are_refused(t):
                   "must have the same partition count: more-lines has 2, lines has 3")
 
 
-def read_text(bs, topic):
-    """Every record of topic as (key, value) text, in offset order per
-    partition; none while the topic is not there yet (the app creates its
-    internal topics)."""
+def kcat_lines(bs, topic, fmt):
+    """Every record of topic formatted by kcat's -f fmt, one line each, in
+    offset order per partition; none while the topic is not there yet (the
+    app creates its internal topics)."""
     p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
-                        "-f", "%k\t%s\n"],
+                        "-f", fmt + "\n"],
                        capture_output=True, text=True, timeout=TIMEOUT)
     if p.returncode != 0 and ("Leader not available" in p.stderr
                               or "Unknown topic" in p.stderr):
         return []
     check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
-    return [tuple(line.split("\t", 1)) for line in p.stdout.splitlines()]
+    return p.stdout.splitlines()
+
+
+def read_text(bs, topic):
+    """Every record of topic as (key, value) text."""
+    return [tuple(line.split("\t", 1)) for line in kcat_lines(bs, topic, "%k\t%s")]
 
 
 class Enrich(App):
@@ -526,15 +531,9 @@ def processed_views(bs):
 
 
 def read_late(bs, topic):
-    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
-                        "-f", "%k\t%s\t%T\t%h\n"],
-                       capture_output=True, text=True, timeout=TIMEOUT)
-    if p.returncode != 0 and ("Leader not available" in p.stderr
-                              or "Unknown topic" in p.stderr):
-        return []
-    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
+    """(key, value, timestamp, samsa.late header) of every record of topic."""
     out = []
-    for line in p.stdout.splitlines():
+    for line in kcat_lines(bs, topic, "%k\t%s\t%T\t%h"):
         k, v, ts, h = line.split("\t", 3)
         out.append((k, v, int(ts), h.split("=", 1)[1] if h.startswith("samsa.late=") else h))
     return out

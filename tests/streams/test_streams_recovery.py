@@ -15,7 +15,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -34,29 +33,16 @@ CONFIG = dict(wc.CONFIG, **{"group.min.session.timeout.ms": "1000"})
 MEMBER = ["session.timeout.ms=1500", "heartbeat.interval.ms=300"]
 
 
-class Run:
-    """One run of the word count, stopped by its PID."""
+class Run(wc.App):
+    """One run of the word count, stopped (SIGTERM) or killed (SIGKILL) by
+    its PID; a member the group forgets within 1.5 s."""
 
-    def __init__(self, t, bs, n, extra=()):
+    def __init__(self, t, bs, n, extra=()):  # pylint: disable=super-init-not-called
         self.log = t.path("recovery-%d.log" % n)
         self.err = open(self.log, "w")
         self.proc = subprocess.Popen([wc.WORDCOUNT, bs, "lines", "counts", "wc", "200"]
                                      + MEMBER + list(extra),
                                      stdout=subprocess.DEVNULL, stderr=self.err)
-
-    def kill9(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=TIMEOUT)
-        self.err.close()
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=TIMEOUT)
-        self.err.close()
-        text = open(self.log).read()
-        eq(rc, 0, "wordcount's exit status (log: %s)" % text[-2000:])
-        return text
 
 
 def output_records(bs):
@@ -107,7 +93,7 @@ def kill_and_restart(t, kills, extra=(), lose_state_at=None, state=None):
                 time.sleep(0.05)
             time.sleep(rnd.uniform(0, 0.5))
         finally:
-            run.kill9()
+            run.kill()
             producer.join(timeout=TIMEOUT)
         check(not failed, "producing: %s", failed)
         produced += batch
@@ -125,7 +111,7 @@ def kill_and_restart(t, kills, extra=(), lose_state_at=None, state=None):
         seq = wc.wait_for_counts(bs, want, run)
         log = run.stop()
     finally:
-        run.kill9()
+        run.kill()
     check_never_above(seq, want, "at the end")
     eq({k: v[-1] for k, v in seq.items()}, want, "the final counts")
     return log
@@ -218,7 +204,7 @@ def two_instances(t, crash):
         time.sleep(0.3)
         log_a = None
         if crash:
-            a.kill9()
+            a.kill()
         else:
             log_a = a.stop()
         producer.join(timeout=TIMEOUT)
@@ -228,9 +214,9 @@ def two_instances(t, crash):
         seq = wc.wait_for_counts(bs, want, b)
         log_b = b.stop()
     finally:
-        a.kill9()
+        a.kill()
         if b is not None:
-            b.kill9()
+            b.kill()
     return seq, want, lines, log_a, log_b
 
 

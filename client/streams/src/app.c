@@ -106,7 +106,8 @@ static struct changelog_slot *slot_of(samsa_st_app *app, samsa_st_store *s)
             return s->changelog_slot;
         }
     }
-    struct changelog_slot **v = realloc(app->slots, (app->slot_count + 1) * sizeof *v);
+    struct changelog_slot **v =
+        realloc(app->slots, (app->slot_count + 1) * sizeof(struct changelog_slot *));
     struct changelog_slot *slot = calloc(1, sizeof *slot);
     if (v != NULL) {
         app->slots = v;
@@ -729,13 +730,14 @@ static int prepare_all(samsa_st_app *app)
         return SAMSA_OK;
     }
     int err = held ? samsa_st_app_commit(app) : SAMSA_OK;
-    struct st_task **order = err == SAMSA_OK ? malloc(app->tasks.count * sizeof *order) : NULL;
+    struct st_task **order =
+        err == SAMSA_OK ? malloc(app->tasks.count * sizeof(struct st_task *)) : NULL;
     if (err == SAMSA_OK && order == NULL) {
         err = SAMSA_ERR_NOMEM;
     }
     if (err == SAMSA_OK) {
-        memcpy(order, app->tasks.v, app->tasks.count * sizeof *order);
-        qsort(order, app->tasks.count, sizeof *order, by_env);
+        memcpy(order, app->tasks.v, app->tasks.count * sizeof(struct st_task *));
+        qsort(order, app->tasks.count, sizeof(struct st_task *), by_env);
         for (size_t i = 0; err == SAMSA_OK && i < app->tasks.count; i++) {
             err = st_task_prepare(order[i]);
         }
