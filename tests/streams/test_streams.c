@@ -228,12 +228,22 @@ static void test_word_count_equals_the_oracle(void)
 
 struct late_log {
     size_t calls;
+    uint64_t digest; /* of the late records' keys and timestamps, in order */
 };
+
+static uint64_t late_digest(uint64_t h, const struct samsa_st_record *rec)
+{
+    for (size_t i = 0; i < rec->key.len; i++) {
+        h = (h ^ ((const uint8_t *)rec->key.data)[i]) * 1099511628211ULL;
+    }
+    return (h ^ (uint64_t)rec->timestamp) * 1099511628211ULL;
+}
 
 static void on_late(const struct samsa_st_record *rec, void *opaque)
 {
-    (void)rec;
-    ((struct late_log *)opaque)->calls++;
+    struct late_log *log = opaque;
+    log->calls++;
+    log->digest = late_digest(log->digest, rec);
 }
 
 struct windowed_run {
@@ -253,7 +263,7 @@ static void run_windowed(const struct input *in, size_t n, int64_t size, int64_t
     samsa_st_topology *t = samsa_st_topology_new();
     const char *topic = "clicks";
     struct late_log late = {0};
-    struct samsa_st_windows w = {size, advance, grace, on_late, &late};
+    struct samsa_st_windows w = {size, advance, grace, on_late, &late, "late-clicks"};
     samsa_st_grouped *g = samsa_st_windowed_by(
         samsa_st_group_by_key(samsa_st_stream_from(t, &topic, 1), NULL), &w);
     CU_ASSERT_EQUAL(samsa_st_to(samsa_st_to_stream(samsa_st_count(g, "win")), "out"), SAMSA_OK);
@@ -277,6 +287,17 @@ static void run_windowed(const struct input *in, size_t n, int64_t size, int64_t
     }
     run->dropped = samsa_st_driver_dropped_late(d);
     run->late_calls = late.calls;
+    /* the dead-letter topic got each late record once, as it came, in
+     * the order the callback saw them */
+    size_t dead = 0;
+    uint64_t digest = 0;
+    while (samsa_st_driver_read(d, "late-clicks", &r)) {
+        CU_ASSERT_EQUAL(r.value.len, 1);
+        dead++;
+        digest = late_digest(digest, &r);
+    }
+    CU_ASSERT_EQUAL(dead, late.calls);
+    CU_ASSERT_EQUAL(digest, late.digest);
     samsa_st_driver_destroy(d);
     samsa_st_topology_destroy(t);
 }

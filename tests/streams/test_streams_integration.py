@@ -26,7 +26,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from broker import check, eq, main  # noqa: E402
+from broker import Skip, check, eq, main  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "client"))
 from test_client_mock import murmur2  # noqa: E402  (Java's Utils.murmur2)
@@ -36,6 +36,7 @@ WORDCOUNT = None
 ENRICH = None
 PAGEVIEWS = None
 REPARTITION_SIZES = None
+QUERY = None
 TIMEOUT = 60
 CONFIG = {
     "group.initial.rebalance.delay.ms": "0",
@@ -149,7 +150,7 @@ def topic_config(bs, topic):
     return json.loads(p.stdout)
 
 
-def case_word_count_then_restart_restores_from_the_changelog(t, extra=()):
+def case_word_count_then_restart_restores_from_the_changelog(t, extra=(), lmdb=False):
     bs = t.broker(config=CONFIG).bootstrap
     samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
     samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
@@ -190,28 +191,34 @@ def case_word_count_then_restart_restores_from_the_changelog(t, extra=()):
     processed, restored = int(m.group(1)), int(m.group(2))
     # from the committed offsets on: the second batch only, nothing again
     eq(processed, len(second) + sum(oracle(second).values()), "records the second run processed")
-    # the store came back from the changelog (one record per update of the
-    # first run, the topic not compacted yet)
-    eq(restored, words_first, "changelog records restored")
+    if lmdb:
+        # the LMDB file holds the state and the positions it reflects: the
+        # changelog's tail past them is empty
+        eq(restored, 0, "changelog records restored over the LMDB file")
+    else:
+        # the store came back from the changelog (one record per update of
+        # the first run, the topic not compacted yet)
+        eq(restored, words_first, "changelog records restored")
     print("  %d + %d lines, %d words, %d changelog records restored"
           % (len(first), len(second), len(want), restored))
 
 def case_word_count_on_lmdb_then_restart(t):
     """The same with the store in LMDB files (state.dir): the second run
-    finds the first run's file and replays the changelog over it, which
-    leaves each count as it was."""
+    finds the first run's file, with the positions of its last commit, and
+    restores nothing (the changelog has nothing past them)."""
     state = t.path("state")
-    case_word_count_then_restart_restores_from_the_changelog(t, extra=["state.dir=" + state])
+    case_word_count_then_restart_restores_from_the_changelog(t, extra=["state.dir=" + state],
+                                                             lmdb=True)
     check(os.path.exists(os.path.join(state, "wc", "1_0", "data.mdb")),
           "no LMDB file under %s", state)
 
 
 def case_kill_9_then_restart_loses_no_count(t):
-    """At-least-once: killed with SIGKILL while lines come, started again
-    once more lines came, the word count restores its store and goes on
-    from its last commit: the records processed since are processed again,
-    so a count may end above the oracle (Kafka Streams' at-least-once does
-    the same) but never below it."""
+    """Killed with SIGKILL while lines come, started again once more lines
+    came, the word count restores its store and goes on from the positions
+    its changelog records carry: what the killed run applied is not applied
+    again (Kafka Streams' at-least-once would count it twice), so the counts
+    end equal to the oracle (streams-recovery kills it 20 times)."""
     bs = t.broker(config=CONFIG).bootstrap
     samsa("topic", "create", "-b", bs, "lines", "--partitions", "3")
     samsa("topic", "create", "-b", bs, "counts", "--partitions", "3")
@@ -257,6 +264,10 @@ def case_kill_9_then_restart_loses_no_count(t):
     print("  killed after %d of %d updates were out; the second run restored %s changelog "
           "records, processed %s records; %d updates counted twice"
           % (written, total, m.group(2), m.group(1), sum(last[k] - want[k] for k in want)))
+    eq(last, want, "the counts after the restart")
+    for k, values in seq.items():
+        check(max(values) <= want[k], "%r written as %d, the lines hold %d", k, max(values),
+              want[k])
 
 
 def check_refused(app, sentence):
@@ -278,18 +289,23 @@ def case_source_topics_with_other_partition_counts_are_refused(t):
                   "must have the same partition count: more-lines has 2, lines has 3")
 
 
-def read_text(bs, topic):
-    """Every record of topic as (key, value) text, in offset order per
-    partition; none while the topic is not there yet (the app creates its
-    internal topics)."""
+def kcat_lines(bs, topic, fmt):
+    """Every record of topic formatted by kcat's -f fmt, one line each, in
+    offset order per partition; none while the topic is not there yet (the
+    app creates its internal topics)."""
     p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
-                        "-f", "%k\t%s\n"],
+                        "-f", fmt + "\n"],
                        capture_output=True, text=True, timeout=TIMEOUT)
     if p.returncode != 0 and ("Leader not available" in p.stderr
                               or "Unknown topic" in p.stderr):
         return []
     check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
-    return [tuple(line.split("\t", 1)) for line in p.stdout.splitlines()]
+    return p.stdout.splitlines()
+
+
+def read_text(bs, topic):
+    """Every record of topic as (key, value) text."""
+    return [tuple(line.split("\t", 1)) for line in kcat_lines(bs, topic, "%k\t%s")]
 
 
 class Enrich(App):
@@ -415,11 +431,11 @@ def case_join_inputs_with_other_partition_counts_are_refused(t):
 class PageViews(App):
     """The windowed page-view example: 1 s windows, grace 2 s."""
 
-    def __init__(self, t, bs, n):  # pylint: disable=super-init-not-called
+    def __init__(self, t, bs, n, extra=()):  # pylint: disable=super-init-not-called
         self.log = t.path("pageviews-%d.log" % n)
         self.err = open(self.log, "w")
-        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000",
-                                      "session.timeout.ms=6000"],
+        self.proc = subprocess.Popen([PAGEVIEWS, bs, "views", "page-counts", "pv", "1000", "2000"]
+                                     + list(extra) + ["session.timeout.ms=6000"],
                                      stdout=subprocess.DEVNULL, stderr=self.err)
 
 
@@ -469,6 +485,60 @@ def case_windowed_page_views_final_counts_equal_the_oracle(t):
     print("  600 views, %d windows of %d pages, one final count each" % (len(want), len(pages)))
 
 
+def case_late_views_go_to_the_dead_letter_topic(t):
+    """The page-view example with late.topic=pv-late: views a minute older
+    than what each task has seen are too late for their window (grace 2 s);
+    each goes to pv-late once, as it reached the aggregation (keyed by page
+    after group_by, its value and timestamp), with the header samsa.late
+    naming the store, and the count of them equals the app's dropped count."""
+    try:
+        import confluent_kafka
+    except ImportError as e:
+        raise Skip("needs confluent-kafka (%s)" % e)
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "views", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "page-counts", "--partitions", "3")
+    pages = ["/home", "/cart", "/search", "/help", "/about", "/blog"]
+    app = PageViews(t, bs, 1, extra=["late.topic=pv-late"])
+    try:
+        # every page seen now: each task's stream time is now
+        produce(bs, "views", ["u%d:%s" % (i, p) for i in range(5) for p in pages], key=True)
+        wait_for("the views counted", lambda: processed_views(bs) >= 30, app)
+        old = int(time.time() * 1000) - 60000
+        late = [("late%d" % i, pages[i % len(pages)], old + i) for i in range(40)]
+        pr = confluent_kafka.Producer({"bootstrap.servers": bs})
+        for user, page, ts in late:
+            pr.produce("views", key=user, value=page, timestamp=ts)
+        eq(pr.flush(TIMEOUT), 0, "late views not delivered")
+        got = wait_for("the late views in pv-late",
+                       lambda: (lambda r: r if len(r) >= len(late) else None)(
+                           read_late(bs, "pv-late")), app)
+        time.sleep(1)  # nothing more comes
+        got = read_late(bs, "pv-late")
+        log = app.stop()
+    finally:
+        app.kill()
+    # as they reached the aggregation: keyed by page (group_by), the view's value and timestamp
+    eq(sorted(got), sorted((p, p, ts, "views") for _, p, ts in late),
+       "the dead-letter records (key, value, timestamp, samsa.late)")
+    check("dropped %d" % len(late) in log, "the dropped count: %s", log[-2000:])
+    print("  %d late views in pv-late, %d dropped" % (len(got), len(late)))
+
+
+def processed_views(bs):
+    """How many views went through the repartition topic."""
+    return len(read_text(bs, "pv-by-page-repartition"))
+
+
+def read_late(bs, topic):
+    """(key, value, timestamp, samsa.late header) of every record of topic."""
+    out = []
+    for line in kcat_lines(bs, topic, "%k\t%s\t%T\t%h"):
+        k, v, ts, h = line.split("\t", 3)
+        out.append((k, v, int(ts), h.split("=", 1)[1] if h.startswith("samsa.late=") else h))
+    return out
+
+
 def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
     """A topology of two parts: topic a (2 partitions) rekeyed through
     sizes-rekey-repartition and counted, topic b (5 partitions) copied. The
@@ -504,7 +574,48 @@ def case_a_repartition_topic_takes_the_count_of_what_feeds_it(t):
        "the changelog's partitions")
 
 
+def case_a_store_queried_from_another_thread_while_it_runs(t):
+    """tests/streams/query_while_running.c: a word count runs on a thread of
+    its own while the main thread asks its store (samsa_st_app_query) for
+    every word until each count equals the oracle; every answer is a count
+    that never goes down and never exceeds the oracle. Lines come in parts
+    while it queries; in memory, then with LMDB stores."""
+    bs = t.broker(config=CONFIG).bootstrap
+    samsa("topic", "create", "-b", bs, "words", "--partitions", "3")
+    samsa("topic", "create", "-b", bs, "word-counts", "--partitions", "3")
+    rnd = random.Random(7)
+    lines = [" ".join(rnd.choice(VOCABULARY[:20]).lower() for _ in range(rnd.randint(1, 8)))
+             for _ in range(2000)]
+    for n, extra in enumerate(([], ["state.dir=" + t.path("state")])):
+        part = lines[:1000] if n == 0 else lines[1000:]
+        done = lines[:1000] if n == 1 else []
+        want = oracle(done + part)
+        failed = []
+
+        def produce_parts(part=part, failed=failed):
+            try:
+                for i in range(0, len(part), 100):
+                    produce(bs, "words", part[i:i + 100])
+                    time.sleep(0.1)
+            except Exception as e:  # noqa: BLE001 (reported by the main thread)
+                failed.append(e)
+
+        producer = threading.Thread(target=produce_parts)
+        producer.start()
+        try:
+            p = subprocess.run([QUERY, bs, "words", "word-counts", "iq"] + extra,
+                               input="".join("%s %d\n" % kv for kv in want.items()),
+                               capture_output=True, text=True, timeout=TIMEOUT * 2)
+        finally:
+            producer.join(timeout=TIMEOUT)
+        check(not failed, "producing: %s", failed)
+        check(p.returncode == 0, "query_while_running: exit %d: %s%s", p.returncode,
+              p.stdout, p.stderr[-3000:])
+        print("  %s: %s" % ("LMDB" if extra else "in memory", p.stdout.strip()))
+
+
 if __name__ == "__main__":
+    QUERY = os.path.abspath(sys.argv.pop(7))
     REPARTITION_SIZES = os.path.abspath(sys.argv.pop(6))
     PAGEVIEWS = os.path.abspath(sys.argv.pop(5))
     ENRICH = os.path.abspath(sys.argv.pop(4))
@@ -518,4 +629,6 @@ if __name__ == "__main__":
                    case_rekeyed_orders_go_through_a_repartition_topic,
                    case_join_inputs_with_other_partition_counts_are_refused,
                    case_windowed_page_views_final_counts_equal_the_oracle,
-                   case_a_repartition_topic_takes_the_count_of_what_feeds_it]))
+                   case_late_views_go_to_the_dead_letter_topic,
+                   case_a_repartition_topic_takes_the_count_of_what_feeds_it,
+                   case_a_store_queried_from_another_thread_while_it_runs]))

@@ -685,7 +685,8 @@ static samsa_st_driver *session_counts(samsa_st_topology *t, int64_t gap, int64_
                                        const char *suppress)
 {
     const char *in = "clicks";
-    struct samsa_st_session_windows w = {.gap_ms = gap, .grace_ms = grace};
+    struct samsa_st_session_windows w = {.gap_ms = gap, .grace_ms = grace,
+                                         .late_topic = "late-clicks"};
     samsa_st_table *counts =
         samsa_st_count(samsa_st_session_windowed_by(
                            samsa_st_group_by_key(samsa_st_stream_from(t, &in, 1), NULL), &w),
@@ -726,6 +727,14 @@ static void check_sessions(int64_t grace)
     CU_ASSERT(outputs_equal(got, want_out, "sessions"));
     CU_ASSERT_EQUAL(samsa_st_driver_dropped_late(d), want->dropped);
     CU_ASSERT(want->dropped > 0);
+    /* each dropped record once in the dead-letter topic, as it came */
+    struct samsa_st_record r;
+    size_t dead = 0;
+    while (samsa_st_driver_read(d, "late-clicks", &r)) {
+        CU_ASSERT_EQUAL(r.value.len, 1);
+        dead++;
+    }
+    CU_ASSERT_EQUAL(dead, want->dropped);
     size_t live = 0;
     size_t merges = 0;
     for (size_t i = 0; i < want_out->n; i++) {

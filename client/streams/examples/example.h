@@ -93,10 +93,11 @@ static inline int example_run(const char *name, samsa_st_topology *t, int built,
     (void)sigaction(SIGTERM, &sa, NULL);
     (void)fprintf(stderr, "%s: running\n", name);
     int err = samsa_st_app_run(app, &example_stop);
-    (void)fprintf(stderr, "%s: processed %llu restored %llu dropped %llu (%s)\n", name,
-                  (unsigned long long)samsa_st_app_processed(app),
+    (void)fprintf(stderr, "%s: processed %llu restored %llu dropped %llu skipped %llu (%s)\n",
+                  name, (unsigned long long)samsa_st_app_processed(app),
                   (unsigned long long)samsa_st_app_restored(app),
-                  (unsigned long long)samsa_st_app_dropped_late(app), samsa_err_str(err));
+                  (unsigned long long)samsa_st_app_dropped_late(app),
+                  (unsigned long long)samsa_st_app_skipped(app), samsa_err_str(err));
     samsa_st_app_destroy(app);
     samsa_st_topology_destroy(t);
     return err == SAMSA_OK ? 0 : 1;

@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "example.h"
 
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
     if (argc < 4) {
         (void)fprintf(stderr,
                       "usage: %s BROKERS INPUT OUTPUT [APP_ID [WINDOW_MS [GRACE_MS "
-                      "[KEY=VALUE...]]]]\n",
+                      "[late.topic=TOPIC] [KEY=VALUE...]]]]\n",
                       argv[0]);
         return 2;
     }
@@ -68,6 +69,11 @@ int main(int argc, char **argv)
         .grace_ms = argc > 6 ? strtoll(argv[6], NULL, 10) : 10000,
     };
     w.advance_ms = w.size_ms;
+    /* late.topic=TOPIC: views too late for their window go there, as they came */
+    int first_pair = 7;
+    if (argc > first_pair && strncmp(argv[first_pair], "late.topic=", 11) == 0) {
+        w.late_topic = argv[first_pair++] + 11;
+    }
 
     samsa_st_topology *t = samsa_st_topology_new();
     const char *input = argv[2];
@@ -76,6 +82,6 @@ int main(int argc, char **argv)
     samsa_st_table *counts = samsa_st_count(samsa_st_windowed_by(pages, &w), "views");
     samsa_st_table *final = samsa_st_suppress_until_window_closes(counts, "views-final");
     int built = samsa_st_to(samsa_st_map(samsa_st_to_stream(final), readable, NULL), argv[3]);
-    return example_run("pageviews", t, built, argv[1], app_id, 1000, argv + 7,
-                       argc > 7 ? argc - 7 : 0);
+    return example_run("pageviews", t, built, argv[1], app_id, 1000, argv + first_pair,
+                       argc > first_pair ? argc - first_pair : 0);
 }

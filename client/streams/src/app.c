@@ -17,6 +17,7 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,14 @@ struct tracked {
     int32_t partition;
     int64_t next;  /* the next offset to read: what a commit writes */
     bool dirty;    /* processed since the last commit */
+};
+
+/* One changelog partition's next offset after the records of it that were
+ * delivered: where the restore of its tail starts after the next commit. */
+struct changelog_slot {
+    char *topic;
+    int32_t partition;
+    int64_t next;
 };
 
 struct samsa_st_app {
@@ -54,6 +63,13 @@ struct samsa_st_app {
     char **subscribed;
     size_t subscribed_count;
     char *state_dir;       /* NULL: stores in memory */
+    struct changelog_slot **slots;
+    size_t slot_count;
+    uint64_t skipped;      /* records already applied, sent again by a restart upstream */
+    /* held (recursively) by the thread running the app wherever tasks and
+     * stores change, and by samsa_st_app_query */
+    pthread_mutex_t lock;
+    bool lock_made;
 };
 
 static int64_t wall_ms(void)
@@ -66,6 +82,10 @@ static int64_t wall_ms(void)
 static void on_delivery(const struct samsa_delivery *report, void *opaque)
 {
     samsa_st_app *app = opaque;
+    struct changelog_slot *slot = report->opaque;
+    if (report->err == SAMSA_OK && slot != NULL && report->offset + 1 > slot->next) {
+        slot->next = report->offset + 1;
+    }
     if (report->err != SAMSA_OK) {
         app->delivery_failures++;
         (void)fprintf(stderr, "samsa-streams: a record to %s was not delivered: %s\n",
@@ -73,12 +93,47 @@ static void on_delivery(const struct samsa_delivery *report, void *opaque)
     }
 }
 
+/* The slot of a store's changelog partition, made at its first record. */
+static struct changelog_slot *slot_of(samsa_st_app *app, samsa_st_store *s)
+{
+    if (s->changelog_slot != NULL) {
+        return s->changelog_slot;
+    }
+    for (size_t i = 0; i < app->slot_count; i++) {
+        if (app->slots[i]->partition == s->task->partition &&
+            strcmp(app->slots[i]->topic, s->def->changelog) == 0) {
+            s->changelog_slot = app->slots[i];
+            return s->changelog_slot;
+        }
+    }
+    struct changelog_slot **v =
+        realloc(app->slots, (app->slot_count + 1) * sizeof(struct changelog_slot *));
+    struct changelog_slot *slot = calloc(1, sizeof *slot);
+    if (v != NULL) {
+        app->slots = v;
+    }
+    if (v == NULL || slot == NULL || (slot->topic = st_strdup(s->def->changelog)) == NULL) {
+        free(slot);
+        return NULL; /* no memory: this record's offset is not noted, a restore reads more */
+    }
+    slot->partition = s->task->partition;
+    slot->next = -1;
+    v[app->slot_count++] = slot;
+    s->changelog_slot = slot;
+    return slot;
+}
+
 static int app_send(void *opaque, const char *topic, int32_t partition,
-                    struct samsa_st_bytes key, struct samsa_st_bytes value, int64_t timestamp)
+                    struct samsa_st_bytes key, struct samsa_st_bytes value, int64_t timestamp,
+                    const struct samsa_header *headers, size_t header_count,
+                    samsa_st_store *from)
 {
     samsa_st_app *app = opaque;
     struct samsa_record r = {
         SAMSA_RECORD_INIT,
+        .headers = headers,
+        .header_count = header_count,
+        .opaque = from != NULL ? slot_of(app, from) : NULL,
         .topic = topic,
         .partition = partition < 0 ? SAMSA_PARTITION_ANY : partition,
         .key = key.data,
@@ -106,6 +161,29 @@ static struct tracked *tracked_find(samsa_st_app *app, const char *topic, int32_
     return NULL;
 }
 
+/* Writes each task's state with its positions (LMDB: one transaction),
+ * noting where its changelogs' tails will start. */
+static int checkpoint_tasks(samsa_st_app *app)
+{
+    int err = SAMSA_OK;
+    for (size_t i = 0; err == SAMSA_OK && i < app->tasks.count; i++) {
+        struct st_task *task = app->tasks.v[i];
+        for (size_t k = 0; err == SAMSA_OK && k < app->t->store_count; k++) {
+            samsa_st_store *s = task->stores[k];
+            const struct changelog_slot *slot = s != NULL ? s->changelog_slot : NULL;
+            if (slot != NULL && slot->next >= 0) {
+                char key[ST_POS_KEY_MAX];
+                st_pos_key(key, 'c', slot->topic, slot->partition);
+                err = st_pos_raise(&task->pos, key, slot->next, 0);
+            }
+        }
+        if (err == SAMSA_OK) {
+            err = st_task_checkpoint(task);
+        }
+    }
+    return err;
+}
+
 int samsa_st_app_commit(samsa_st_app *app)
 {
     if (app == NULL) {
@@ -116,9 +194,6 @@ int samsa_st_app_commit(samsa_st_app *app)
     for (size_t i = 0; i < app->tracked_count; i++) {
         n += app->tracked[i].dirty ? 1 : 0;
     }
-    if (n == 0) {
-        return SAMSA_OK;
-    }
     int err = samsa_producer_flush(app->producer, FLUSH_TIMEOUT_MS);
     if (err != SAMSA_OK) {
         return err;
@@ -128,6 +203,18 @@ int samsa_st_app_commit(samsa_st_app *app)
          * would lose them for good */
         app->err = SAMSA_ERR_FATAL;
         return app->err;
+    }
+    /* the stores first: state and positions together, then the group's
+     * offsets (a crash between the two: the positions are ahead, and win) */
+    (void)pthread_mutex_lock(&app->lock);
+    err = checkpoint_tasks(app);
+    (void)pthread_mutex_unlock(&app->lock);
+    if (err != SAMSA_OK) {
+        app->err = err;
+        return err;
+    }
+    if (n == 0) {
+        return SAMSA_OK;
     }
     struct samsa_partition *parts = calloc(n, sizeof *parts);
     if (parts == NULL) {
@@ -152,26 +239,76 @@ int samsa_st_app_commit(samsa_st_app *app)
     return err;
 }
 
-/* Replays the store's changelog partition into it, up to the end offset
- * read when the restore starts. */
-static int restore_store(samsa_st_app *app, samsa_st_store *s, int32_t partition)
+static const struct samsa_header *header_of(const samsa_message *m, const char *name)
 {
+    for (size_t i = 0; i < m->header_count; i++) {
+        if (strcmp(m->headers[i].name, name) == 0 && m->headers[i].value != NULL) {
+            return &m->headers[i];
+        }
+    }
+    return NULL;
+}
+
+/* Applies one changelog record unless the state already holds it: the
+ * input record that made it (samsa.pos) is below the positions the state
+ * on disk was committed with. What it applies raises the task's positions,
+ * its origin's too. */
+static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_store *s,
+                          const samsa_message *m)
+{
+    const struct samsa_header *pos = header_of(m, ST_HDR_POS);
+    const struct samsa_header *origin = header_of(m, ST_HDR_ORIGIN);
+    char key[ST_POS_KEY_MAX];
+    int64_t offset = 0;
+    int64_t seq = 0;
+    bool known = pos != NULL && st_hdr_pos_decode(pos->value, pos->value_len, key, &offset);
+    if (known) {
+        const struct st_pos *held = st_pos_find(&task->saved, key);
+        if (held != NULL && offset < held->a) {
+            return SAMSA_OK;
+        }
+    }
+    struct samsa_st_bytes k = {m->key, m->key_len};
+    struct samsa_st_bytes v = {m->value, m->value_len};
+    int err = st_store_restore(s, k, v);
+    app->restored++;
+    if (err == SAMSA_OK && known) {
+        err = st_pos_raise(&task->pos, key, offset + 1, 0);
+    }
+    if (err == SAMSA_OK && origin != NULL &&
+        st_hdr_origin_decode(origin->value, origin->value_len, key, &offset, &seq)) {
+        err = st_pos_raise(&task->pos, key, offset, seq);
+    }
+    return err;
+}
+
+/* Replays the store's changelog partition into it, up to the end offset
+ * read when the restore starts: from the offset the state on disk was
+ * committed with (LMDB: its tail only), else from the start. */
+static int restore_store(samsa_st_app *app, struct st_task *task, samsa_st_store *s)
+{
+    int32_t partition = task->partition;
+    char ckey[ST_POS_KEY_MAX];
+    st_pos_key(ckey, 'c', s->def->changelog, partition);
+    const struct st_pos *from = st_pos_find(&task->saved, ckey);
     char errstr[256];
     samsa_consumer *c = samsa_consumer_new(app->base, errstr, sizeof errstr);
     if (c == NULL) {
         (void)fprintf(stderr, "samsa-streams: restore consumer: %s\n", errstr);
         return SAMSA_ERR_INVALID_CONFIG;
     }
-    struct samsa_partition part = {s->def->changelog, partition, SAMSA_OFFSET_BEGINNING};
     int64_t low = 0;
     int64_t high = 0;
-    int err = samsa_consumer_assign(c, &part, 1);
-    if (err == SAMSA_OK) {
-        err = samsa_consumer_watermarks(c, s->def->changelog, partition, &low, &high,
+    int err = samsa_consumer_watermarks(c, s->def->changelog, partition, &low, &high,
                                         RESTORE_TIMEOUT_MS);
+    /* a changelog shorter than the state knew (the topic made again): all of it */
+    int64_t start = from != NULL && from->a >= low && from->a <= high ? from->a : low;
+    struct samsa_partition part = {s->def->changelog, partition, start};
+    if (err == SAMSA_OK) {
+        err = samsa_consumer_assign(c, &part, 1);
     }
     int64_t deadline = wall_ms() + RESTORE_TIMEOUT_MS;
-    int64_t next = low;
+    int64_t next = start;
     while (err == SAMSA_OK && next < high) {
         if (wall_ms() > deadline) {
             err = SAMSA_ERR_TIMED_OUT;
@@ -182,10 +319,7 @@ static int restore_store(samsa_st_app *app, samsa_st_store *s, int32_t partition
             continue;
         }
         if (m->offset < high) {
-            struct samsa_st_bytes k = {m->key, m->key_len};
-            struct samsa_st_bytes v = {m->value, m->value_len};
-            err = st_store_restore(s, k, v);
-            app->restored++;
+            err = restore_record(app, task, s, m);
         }
         next = m->offset + 1;
         samsa_message_free(m);
@@ -212,8 +346,12 @@ static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
     int err = SAMSA_OK;
     for (size_t i = 0; err == SAMSA_OK && i < app->t->store_count; i++) {
         if (task->stores[i] != NULL) {
-            err = restore_store(app, task->stores[i], partition);
+            err = restore_store(app, task, task->stores[i]);
         }
+    }
+    if (err == SAMSA_OK) {
+        /* what the restore applied, on disk before anything else */
+        err = st_task_checkpoint(task);
     }
     if (err == SAMSA_OK) {
         err = st_task_init(task, wall_ms());
@@ -222,13 +360,27 @@ static int open_task(samsa_st_app *app, size_t sub, int32_t partition)
         st_task_destroy(task);
         return err;
     }
-    return st_tasks_add(&app->tasks, task);
+    /* restored out of sight; from here on queries see it */
+    (void)pthread_mutex_lock(&app->lock);
+    err = st_tasks_add(&app->tasks, task);
+    (void)pthread_mutex_unlock(&app->lock);
+    return err;
 }
+
+static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_partition *parts,
+                      size_t count);
 
 static void on_rebalance(bool assigned, const struct samsa_partition *parts, size_t count,
                          void *opaque)
 {
-    samsa_st_app *app = opaque;
+    rebalance(opaque, assigned, parts, count);
+}
+
+/* Opens or closes the tasks of parts: a task is restored before it is added
+ * to app->tasks, under app->lock, and removed under it before it is closed. */
+static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_partition *parts,
+                      size_t count)
+{
     if (!assigned) {
         int err = samsa_st_app_commit(app);
         if (err != SAMSA_OK) {
@@ -247,6 +399,23 @@ static void on_rebalance(bool assigned, const struct samsa_partition *parts, siz
             if (err != SAMSA_OK && app->err == SAMSA_OK) {
                 app->err = err;
             }
+            /* on from what the state holds, not from the group's offset */
+            int64_t resume = -1;
+            struct st_task *task = st_tasks_find(&app->tasks, (size_t)sub, parts[i].partition);
+            char key[ST_POS_KEY_MAX];
+            st_pos_key(key, 'i', parts[i].topic, parts[i].partition);
+            const struct st_pos *held = task != NULL ? st_pos_find(&task->pos, key) : NULL;
+            if (held != NULL) {
+                err = samsa_consumer_seek(app->consumer, parts[i].topic, parts[i].partition,
+                                          held->a, RESTORE_TIMEOUT_MS);
+                if (err != SAMSA_OK) {
+                    (void)fprintf(stderr, "samsa-streams: seek %s partition %d to %lld: %s\n",
+                                  parts[i].topic, (int)parts[i].partition,
+                                  (long long)held->a, samsa_err_str(err));
+                    app->err = app->err == SAMSA_OK ? err : app->err;
+                }
+                resume = held->a;
+            }
             if (tr == NULL) {
                 struct tracked *t2 =
                     realloc(app->tracked, (app->tracked_count + 1) * sizeof *t2);
@@ -260,13 +429,16 @@ static void on_rebalance(bool assigned, const struct samsa_partition *parts, siz
                     continue;
                 }
                 app->tracked[app->tracked_count++] =
-                    (struct tracked){topic, parts[i].partition, 0, false};
+                    (struct tracked){topic, parts[i].partition, resume, resume >= 0};
             } else {
-                tr->dirty = false;
+                tr->next = resume;
+                tr->dirty = resume >= 0;
             }
         } else {
+            (void)pthread_mutex_lock(&app->lock);
             app->dropped_late_closed += st_tasks_close(&app->tasks, (size_t)sub,
                                                        parts[i].partition);
+            (void)pthread_mutex_unlock(&app->lock);
             if (tr != NULL) {
                 free(tr->topic);
                 *tr = app->tracked[--app->tracked_count];
@@ -409,6 +581,16 @@ static int prepare_topics(samsa_st_app *app, char *errstr, size_t errstr_size)
                                   errstr_size);
         }
     }
+    /* dead-letter topics of windows: made when missing, as wide as the
+     * widest sub-topology (a late record goes by its key, as Java's
+     * producer would place it) */
+    int32_t widest = 1;
+    for (size_t s = 0; s < t->sub_count; s++) {
+        widest = parts[s] > widest ? parts[s] : widest;
+    }
+    for (size_t i = 0; err == SAMSA_OK && i < t->late_topic_count; i++) {
+        err = create_internal(app, t->late_topics[i], widest, NULL, 0, errstr, errstr_size);
+    }
     for (size_t i = 0; err == SAMSA_OK && i < t->store_count; i++) {
         const struct st_store_def *d = &t->stores[i];
         char retention[64];
@@ -452,7 +634,20 @@ samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
     samsa_st_app *app = calloc(1, sizeof *app);
     samsa_conf *cc = NULL;
     samsa_conf *pc = NULL;
+    pthread_mutexattr_t attr;
     if (app == NULL) {
+        return NULL;
+    }
+    if (pthread_mutexattr_init(&attr) != 0) {
+        free(app);
+        return NULL;
+    }
+    /* recursive: a commit inside the rebalance callback takes it again */
+    app->lock_made = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) == 0 &&
+                     pthread_mutex_init(&app->lock, &attr) == 0;
+    (void)pthread_mutexattr_destroy(&attr);
+    if (!app->lock_made) {
+        free(app);
         return NULL;
     }
     app->t = t;
@@ -509,6 +704,49 @@ out_fail:
     return NULL;
 }
 
+static int by_env(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(struct st_task *const *)a)->env;
+    uintptr_t y = (uintptr_t)(*(struct st_task *const *)b)->env;
+    return x < y ? -1 : x > y;
+}
+
+/* LMDB: every task's write transaction open before app->lock is taken to
+ * process, so that a put never takes an LMDB writer mutex under it. The
+ * writer mutexes are taken all at once, in one order (by environment),
+ * with none held (a commit releases them all): a task that came with a
+ * rebalance while the others hold theirs costs a commit first. */
+static int prepare_all(samsa_st_app *app)
+{
+    bool held = false;
+    bool missing = false;
+    for (size_t i = 0; i < app->tasks.count; i++) {
+        if (app->tasks.v[i]->env != NULL) {
+            bool open = st_task_prepared(app->tasks.v[i]);
+            held = held || open;
+            missing = missing || !open;
+        }
+    }
+    if (!missing) {
+        return SAMSA_OK;
+    }
+    int err = held ? samsa_st_app_commit(app) : SAMSA_OK;
+    struct st_task **order =
+        err == SAMSA_OK ? malloc(app->tasks.count * sizeof(struct st_task *)) : NULL;
+    if (err == SAMSA_OK && order == NULL) {
+        err = SAMSA_ERR_NOMEM;
+    }
+    if (err == SAMSA_OK) {
+        memcpy(order, app->tasks.v, app->tasks.count * sizeof(struct st_task *));
+        qsort(order, app->tasks.count, sizeof(struct st_task *), by_env);
+        for (size_t i = 0; err == SAMSA_OK && i < app->tasks.count; i++) {
+            err = st_task_prepare(order[i]);
+        }
+    }
+    free(order);
+    return err;
+}
+
 int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
 {
     if (app == NULL) {
@@ -524,10 +762,27 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
         struct st_task *task =
             sub >= 0 ? st_tasks_find(&app->tasks, (size_t)sub, m->partition) : NULL;
         struct tracked *tr = tracked_find(app, m->topic, m->partition);
-        if (task != NULL && tr != NULL) {
+        const struct samsa_header *origin = header_of(m, ST_HDR_ORIGIN);
+        if (task != NULL && tr != NULL && origin != NULL &&
+            st_task_seen(task, origin->value, origin->value_len)) {
+            app->skipped++; /* sent again by a restart upstream: applied already */
+            tr->next = m->offset + 1;
+            tr->dirty = true;
+        } else if (task != NULL && tr != NULL) {
             struct samsa_st_record rec = {{m->key, m->key_len}, {m->value, m->value_len},
                                           m->timestamp};
-            int err = st_task_process(task, m->topic, &rec);
+            int err = prepare_all(app);
+            (void)pthread_mutex_lock(&app->lock);
+            st_task_begin(task, m->topic, m->partition, m->offset,
+                          origin != NULL ? origin->value : NULL,
+                          origin != NULL ? origin->value_len : 0);
+            if (err == SAMSA_OK) {
+                err = st_task_process(task, m->topic, &rec);
+            }
+            if (err == SAMSA_OK) {
+                err = st_task_applied(task);
+            }
+            (void)pthread_mutex_unlock(&app->lock);
             if (err != SAMSA_OK) {
                 app->err = err;
             }
@@ -540,9 +795,14 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
     }
     (void)samsa_producer_poll(app->producer, 0);
     int64_t now = wall_ms();
+    if (app->err == SAMSA_OK) {
+        app->err = prepare_all(app);
+    }
+    (void)pthread_mutex_lock(&app->lock);
     for (size_t i = 0; app->err == SAMSA_OK && i < app->tasks.count; i++) {
         app->err = st_task_wall_clock(app->tasks.v[i], now);
     }
+    (void)pthread_mutex_unlock(&app->lock);
     if (app->err != SAMSA_OK) {
         return app->err;
     }
@@ -612,6 +872,64 @@ uint64_t samsa_st_app_restored(const samsa_st_app *app)
     return app->restored;
 }
 
+static int query(samsa_st_app *app, const char *store, struct samsa_st_bytes key, bool window,
+                 int64_t window_start, void **value, size_t *len)
+{
+    if (app == NULL || store == NULL || value == NULL || len == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    *value = NULL;
+    *len = 0;
+    size_t def = SIZE_MAX;
+    for (size_t i = 0; i < app->t->store_count; i++) {
+        if (strcmp(app->t->stores[i].name, store) == 0) {
+            def = i;
+        }
+    }
+    if (def == SIZE_MAX || app->t->stores[def].window != window) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int rc = 0;
+    (void)pthread_mutex_lock(&app->lock);
+    for (size_t i = 0; rc == 0 && i < app->tasks.count; i++) {
+        samsa_st_store *s = app->tasks.v[i]->stores[def];
+        struct samsa_st_bytes v;
+        if (s == NULL || !(window ? samsa_st_window_get(s, key, window_start, &v)
+                                  : samsa_st_kv_get(s, key, &v))) {
+            continue;
+        }
+        *value = malloc(v.len > 0 ? v.len : 1);
+        if (*value == NULL) {
+            rc = SAMSA_ERR_NOMEM;
+        } else {
+            if (v.len > 0) {
+                memcpy(*value, v.data, v.len);
+            }
+            *len = v.len;
+            rc = 1;
+        }
+    }
+    (void)pthread_mutex_unlock(&app->lock);
+    return rc;
+}
+
+int samsa_st_app_query(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                       void **value, size_t *len)
+{
+    return query(app, store, key, false, 0, value, len);
+}
+
+int samsa_st_app_query_window(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                              int64_t window_start, void **value, size_t *len)
+{
+    return query(app, store, key, true, window_start, value, len);
+}
+
+uint64_t samsa_st_app_skipped(const samsa_st_app *app)
+{
+    return app->skipped;
+}
+
 void samsa_st_app_destroy(samsa_st_app *app)
 {
     if (app == NULL) {
@@ -633,7 +951,14 @@ void samsa_st_app_destroy(samsa_st_app *app)
         samsa_producer_destroy(app->producer);
     }
     samsa_admin_destroy(app->admin);
+    if (app->lock_made) {
+        (void)pthread_mutex_lock(&app->lock);
+    }
     st_tasks_clear(&app->tasks);
+    if (app->lock_made) {
+        (void)pthread_mutex_unlock(&app->lock);
+        (void)pthread_mutex_destroy(&app->lock);
+    }
     for (size_t i = 0; i < app->tracked_count; i++) {
         free(app->tracked[i].topic);
     }
@@ -642,6 +967,11 @@ void samsa_st_app_destroy(samsa_st_app *app)
         free(app->subscribed[i]);
     }
     free(app->subscribed);
+    for (size_t i = 0; i < app->slot_count; i++) {
+        free(app->slots[i]->topic);
+        free(app->slots[i]);
+    }
+    free(app->slots);
     samsa_conf_destroy(app->base);
     free(app->state_dir);
     free(app->application_id);

@@ -85,8 +85,13 @@ static void append(struct kept **head, struct kept **tail, struct kept *k)
 }
 
 static int driver_send(void *opaque, const char *topic, int32_t partition,
-                       struct samsa_st_bytes key, struct samsa_st_bytes value, int64_t timestamp)
+                       struct samsa_st_bytes key, struct samsa_st_bytes value, int64_t timestamp,
+                       const struct samsa_header *headers, size_t header_count,
+                       samsa_st_store *from)
 {
+    (void)headers;
+    (void)header_count;
+    (void)from;
     samsa_st_driver *d = opaque;
     struct kept *k = kept_new(topic, partition < 0 ? 0 : partition, key, value, timestamp);
     if (k == NULL) {
@@ -172,6 +177,19 @@ static struct st_task *task_for(samsa_st_driver *d, size_t sub, int32_t partitio
     return *err == SAMSA_OK ? task : NULL;
 }
 
+/* Every record piped is committed to LMDB stores at once, as if each were
+ * a commit of the runtime. */
+static int checkpoint(samsa_st_driver *d)
+{
+    for (size_t i = 0; i < d->tasks.count; i++) {
+        int err = st_task_checkpoint(d->tasks.v[i]);
+        if (err != SAMSA_OK) {
+            return err;
+        }
+    }
+    return SAMSA_OK;
+}
+
 static int feed(samsa_st_driver *d, const char *topic, int32_t partition,
                 const struct samsa_st_record *rec)
 {
@@ -209,7 +227,7 @@ int samsa_st_driver_pipe_partition(samsa_st_driver *d, const char *topic, int32_
         }
         kept_free(k);
     }
-    return err;
+    return err == SAMSA_OK ? checkpoint(d) : err;
 }
 
 int samsa_st_driver_pipe(samsa_st_driver *d, const char *topic, struct samsa_st_bytes key,
@@ -230,7 +248,7 @@ int samsa_st_driver_advance_wall(samsa_st_driver *d, int64_t ms)
             return err;
         }
     }
-    return SAMSA_OK;
+    return checkpoint(d);
 }
 
 bool samsa_st_driver_read(samsa_st_driver *d, const char *topic, struct samsa_st_record *out)

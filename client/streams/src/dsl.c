@@ -43,6 +43,22 @@ int samsa_st_emit(samsa_st_emitter *e, struct samsa_st_bytes key, struct samsa_s
     return samsa_st_forward(e->ctx, &r);
 }
 
+int st_dsl_late(samsa_st_context *ctx, const struct op *op, const struct samsa_st_record *rec,
+                samsa_st_action *cb, void *opaque, const char *topic)
+{
+    if (cb != NULL) {
+        cb(rec, opaque);
+    }
+    if (topic == NULL) {
+        return SAMSA_OK;
+    }
+    const char *store = op->store != NULL ? op->store : "";
+    struct samsa_header h = {"samsa.late", store, strlen(store)};
+    struct st_task *task = ctx->task;
+    return task->out.send(task->out.opaque, topic, -1, rec->key, rec->value, rec->timestamp, &h,
+                          1, NULL);
+}
+
 static uint64_t *dropped_counter(samsa_st_context *ctx)
 {
     return &ctx->task->dropped_late;
@@ -186,10 +202,8 @@ static int aggregate_process(samsa_st_context *ctx, const struct op *op,
             return err;
         }
     }
-    if (late && w->late_cb != NULL) {
-        w->late_cb(rec, w->late_opaque);
-    }
-    return SAMSA_OK;
+    return late ? st_dsl_late(ctx, op, rec, w->late_cb, w->late_opaque, w->late_topic)
+                : SAMSA_OK;
 }
 
 static int op_process(samsa_st_context *ctx, const struct samsa_st_record *rec, void *state)
@@ -507,8 +521,9 @@ samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_s
         *wg = *g;
         wg->window_kind = ST_TIME_WINDOWS;
         wg->windows = *w;
+        wg->windows.late_topic = st_late_topic(g->t, w->late_topic);
     }
-    return wg;
+    return g->t->err == SAMSA_OK ? wg : NULL;
 }
 
 /* An aggregation node running a copy of tmpl over g, with its store. */

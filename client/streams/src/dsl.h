@@ -123,6 +123,11 @@ samsa_st_node *st_dsl_node_with(samsa_st_topology *t, const char *kind,
 samsa_st_stream *st_dsl_stream(samsa_st_topology *t, samsa_st_node *node, bool key_changed);
 /* A table handle on node, materialized in store (NULL: not). */
 samsa_st_table *st_dsl_table(samsa_st_topology *t, samsa_st_node *node, const char *store);
+/* A late record of a windowed aggregation: to cb when set, to the
+ * dead-letter topic when set (with a header samsa.late naming op's store). */
+SAMSA_MUST_CHECK int st_dsl_late(samsa_st_context *ctx, const struct op *op,
+                                 const struct samsa_st_record *rec, samsa_st_action *cb,
+                                 void *opaque, const char *topic);
 /* A copy of s owned by t. */
 char *st_dsl_strdup(samsa_st_topology *t, const char *s);
 

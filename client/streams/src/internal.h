@@ -56,6 +56,8 @@ struct samsa_st_topology {
     size_t sub_count;
     void **owned;          /* DSL handles and op configs, freed with the topology */
     size_t owned_count;
+    const char **late_topics; /* dead-letter topics of windows (strings in owned) */
+    size_t late_topic_count;
     int err;
     char msg[ST_MSG_MAX];
 };
@@ -65,6 +67,9 @@ int st_fail(samsa_st_topology *t, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Keeps p (freed with free() when the topology is destroyed); NULL: no memory. */
 void *st_own(samsa_st_topology *t, void *p);
+/* A copy of a windows' dead-letter topic, owned by t and listed for the
+ * runtime to create (NULL for NULL, or when out of memory: t's error set). */
+const char *st_late_topic(samsa_st_topology *t, const char *topic);
 char *st_strdup(const char *s);
 /* Names internal topics after application_id and numbers the sub-topologies
  * (a source starts one; nodes joined by a parent share it). */
@@ -100,6 +105,13 @@ SAMSA_MUST_CHECK int st_set_state_dir(char **field, const char *dir);
 struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
                                      size_t sub, int32_t partition, size_t stores);
 void st_lmdb_env_unref(struct st_lmdb_env *e);
+struct st_positions;
+/* The positions the last commit wrote beside the state (into *pos). */
+SAMSA_MUST_CHECK int st_lmdb_positions_load(struct st_lmdb_env *e, struct st_positions *pos);
+/* Writes pos into the open write transaction (the puts since the last
+ * commit) and commits it: state and positions land together or not at all.
+ * With none open nothing changed since the last commit: nothing to do. */
+SAMSA_MUST_CHECK int st_lmdb_commit(struct st_lmdb_env *e, const struct st_positions *pos);
 extern const struct st_backend st_lmdb_backend;
 void *st_lmdb_new(struct st_lmdb_env *env, const char *name);
 
@@ -111,18 +123,56 @@ struct samsa_st_store {
     const struct st_store_def *def;
     struct st_task *task;  /* writes its changelog, gives stream time */
     int64_t swept_at;      /* window stores: stream time of the last expiry sweep */
+    void *changelog_slot;  /* the runtime's count of its changelog records delivered */
 };
 
 /* Restores one changelog record (no changelog write). */
 SAMSA_MUST_CHECK int st_store_restore(samsa_st_store *s, struct samsa_st_bytes key,
                                       struct samsa_st_bytes value);
 
+/* ---- input positions (position.c): what a task's state already holds
+ *
+ * Keys: 'i' + "<partition>:<topic>" -> a = the next input offset to read;
+ * 'o' + "<partition>:<topic>" -> (a, b) = the largest (offset, sequence) of
+ * an origin (the record of an upstream task that sent this one through a
+ * repartition topic) applied; 'c' + changelog topic -> a = the changelog
+ * offset from which the restore of the tail starts. */
+struct st_pos {
+    char *key;
+    int64_t a;
+    int64_t b;
+};
+struct st_positions {
+    struct st_pos *v;
+    size_t count;
+};
+#define ST_POS_KEY_MAX 320
+#define ST_HDR_POS "samsa.pos"       /* changelog: the input record that made it */
+#define ST_HDR_ORIGIN "samsa.origin" /* repartition: the upstream record that made it */
+void st_pos_key(char out[ST_POS_KEY_MAX], char kind, const char *topic, int32_t partition);
+struct st_pos *st_pos_find(const struct st_positions *p, const char *key);
+/* Raises key to (a, b) when that is larger (compared as a pair); adds it. */
+SAMSA_MUST_CHECK int st_pos_raise(struct st_positions *p, const char *key, int64_t a, int64_t b);
+void st_pos_clear(struct st_positions *p);
+/* Header values: pos = be64 offset, be32 partition, topic; origin = be64
+ * offset, be32 sequence, be32 partition, topic. Encode into out (at least
+ * 16 + strlen(topic) bytes), return the length; decode writes the origin's
+ * position key and (offset, sequence), false when malformed. */
+size_t st_hdr_pos_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset);
+size_t st_hdr_origin_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset,
+                            uint32_t seq);
+bool st_hdr_pos_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset);
+bool st_hdr_origin_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset,
+                          int64_t *seq);
+
 /* ---- outputs: where a task's sinks and changelogs write */
 
 struct st_output {
-    /* partition -1: by key, as Java's producer places it */
+    /* partition -1: by key, as Java's producer places it; from: the store
+     * whose changelog this is, else NULL */
     int (*send)(void *opaque, const char *topic, int32_t partition, struct samsa_st_bytes key,
-                struct samsa_st_bytes value, int64_t timestamp);
+                struct samsa_st_bytes value, int64_t timestamp,
+                const struct samsa_header *headers, size_t header_count, samsa_st_store *from);
     void *opaque;
 };
 
@@ -153,7 +203,41 @@ struct st_task {
     size_t punc_count;
     uint64_t dropped_late;
     struct samsa_st_context ctx;
+    /* the record being processed, when the runtime knows where it came
+     * from (cur_topic NULL otherwise): its changelog writes carry it, its
+     * repartition writes carry it as their origin (with seq counting them) */
+    const char *cur_topic;
+    int32_t cur_partition;
+    int64_t cur_offset;
+    const void *cur_origin; /* its own samsa.origin header value, or NULL */
+    size_t cur_origin_len;
+    uint32_t seq;
+    struct st_positions pos;  /* what the state holds (position.c) */
+    struct st_positions saved; /* LMDB: the positions of the state on disk at open */
+    struct st_lmdb_env *env;  /* LMDB: the task's environment, else NULL */
 };
+
+/* Skips a record already applied: true when its origin (a samsa.origin
+ * header value) is at or below what the task applied from that origin. */
+bool st_task_seen(const struct st_task *task, const void *origin, size_t origin_len);
+/* Sets the record being processed (topic NULL: unknown). */
+void st_task_begin(struct st_task *task, const char *topic, int32_t partition, int64_t offset,
+                   const void *origin, size_t origin_len);
+/* Records that the record set by st_task_begin was applied. */
+SAMSA_MUST_CHECK int st_task_applied(struct st_task *task);
+/* LMDB: begins the write transaction the next puts go into, if none is
+ * open (a thread holding another lock while it puts takes LMDB's writer
+ * mutex first this way); in memory: nothing to do. */
+SAMSA_MUST_CHECK int st_task_prepare(struct st_task *task);
+/* Begins e's write transaction when none is open. */
+SAMSA_MUST_CHECK int st_lmdb_begin(struct st_lmdb_env *e);
+bool st_lmdb_open_txn(const struct st_lmdb_env *e);
+/* Whether the task's next put goes into a transaction already open
+ * (in memory: always). */
+bool st_task_prepared(const struct st_task *task);
+/* LMDB: commits the state with the positions (and the changelog offsets
+ * already in pos); in memory: nothing to do. */
+SAMSA_MUST_CHECK int st_task_checkpoint(struct st_task *task);
 
 /* A task of sub-topology sub for partition (processors created, not
  * initialised), its stores in memory (state_dir NULL) or in LMDB under

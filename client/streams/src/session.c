@@ -257,9 +257,7 @@ static int session_process(samsa_st_context *ctx, const struct samsa_st_record *
          * mergedWindow.end() < closeTime since KAFKA-8289, 2.3; 2.1 and
          * 2.2 also dropped end == closeTime, so with grace 0 every record) */
         ctx->task->dropped_late++;
-        if (w->late_cb != NULL) {
-            w->late_cb(rec, w->late_opaque);
-        }
+        err = st_dsl_late(ctx, op, rec, w->late_cb, w->late_opaque, w->late_topic);
     }
     free(acc_buf);
     free(copy);
@@ -430,9 +428,10 @@ samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
         *wg = *g;
         wg->window_kind = ST_SESSION_WINDOWS;
         wg->session = *w;
+        wg->session.late_topic = st_late_topic(g->t, w->late_topic);
         wg->proc = &session_processor; /* the aggregation dsl.c builds runs it */
     }
-    return wg;
+    return g->t->err == SAMSA_OK ? wg : NULL;
 }
 
 samsa_st_table *samsa_st_suppress_until_window_closes(samsa_st_table *tb, const char *name)

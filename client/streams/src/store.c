@@ -198,8 +198,21 @@ static int logged_put(samsa_st_store *s, struct samsa_st_bytes key, struct samsa
         return err;
     }
     struct st_task *task = s->task;
-    return task->out.send(task->out.opaque, s->def->changelog, task->partition, key, value,
-                          task->stream_time < 0 ? 0 : task->stream_time);
+    int64_t ts = task->stream_time < 0 ? 0 : task->stream_time;
+    if (task->cur_topic == NULL || strlen(task->cur_topic) >= 256) {
+        return task->out.send(task->out.opaque, s->def->changelog, task->partition, key, value,
+                              ts, NULL, 0, s);
+    }
+    /* the input record that made this update, and its origin: a restore
+     * learns from them what the state holds (position.c) */
+    uint8_t pos[12 + 256];
+    struct samsa_header h[2] = {
+        {ST_HDR_POS, pos, st_hdr_pos_encode(pos, task->cur_topic, task->cur_partition,
+                                            task->cur_offset)},
+        {ST_HDR_ORIGIN, task->cur_origin, task->cur_origin_len},
+    };
+    return task->out.send(task->out.opaque, s->def->changelog, task->partition, key, value, ts,
+                          h, task->cur_origin != NULL ? 2 : 1, s);
 }
 
 int st_store_restore(samsa_st_store *s, struct samsa_st_bytes key, struct samsa_st_bytes value)

@@ -75,7 +75,14 @@ struct st_task *st_task_new(const samsa_st_topology *t, const char *application_
         }
     }
 #ifdef SAMSA_ST_HAVE_LMDB
-    st_lmdb_env_unref(env);
+    task->env = env; /* the opener's reference, dropped in st_task_destroy */
+    env = NULL;
+    /* the positions of the state on disk: what the restore of the
+     * changelog's tail starts from (app.c) */
+    if (task->env != NULL && (st_lmdb_positions_load(task->env, &task->saved) != SAMSA_OK ||
+                              st_lmdb_positions_load(task->env, &task->pos) != SAMSA_OK)) {
+        goto out_free;
+    }
 #endif
     return task;
 out_free:
@@ -126,6 +133,11 @@ void st_task_destroy(struct st_task *task)
             free(s);
         }
     }
+#ifdef SAMSA_ST_HAVE_LMDB
+    st_lmdb_env_unref(task->env);
+#endif
+    st_pos_clear(&task->pos);
+    st_pos_clear(&task->saved);
     free(task->states);
     free(task->stores);
     free(task->puncs);
@@ -182,8 +194,21 @@ static int run_node(struct st_task *task, size_t index, const struct samsa_st_re
 {
     const struct samsa_st_node *n = task->t->nodes[index];
     if (n->kind == ST_SINK) {
+        if (!n->internal || task->cur_topic == NULL) {
+            return task->out.send(task->out.opaque, n->sink_resolved, -1, rec->key, rec->value,
+                                  rec->timestamp, NULL, 0, NULL);
+        }
+        /* through a repartition topic: the record that made it, numbered,
+         * so that the reader skips what a restart of this task sends again */
+        uint8_t origin[16 + 256];
+        struct samsa_header h = {ST_HDR_ORIGIN, origin, 0};
+        if (strlen(task->cur_topic) >= 256) {
+            return SAMSA_ERR_INVALID_ARG;
+        }
+        h.value_len = st_hdr_origin_encode(origin, task->cur_topic, task->cur_partition,
+                                           task->cur_offset, task->seq++);
         return task->out.send(task->out.opaque, n->sink_resolved, -1, rec->key, rec->value,
-                              rec->timestamp);
+                              rec->timestamp, &h, 1, NULL);
     }
     if (n->kind == ST_SOURCE) {
         return st_task_forward(task, index, SIZE_MAX, rec);

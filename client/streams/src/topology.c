@@ -33,6 +33,24 @@ int st_fail(samsa_st_topology *t, int err, const char *fmt, ...)
     return err;
 }
 
+const char *st_late_topic(samsa_st_topology *t, const char *topic)
+{
+    if (topic == NULL) {
+        return NULL;
+    }
+    char *copy = st_own(t, st_strdup(topic));
+    const char **v = copy != NULL ? st_own(t, calloc(t->late_topic_count + 1, sizeof *v)) : NULL;
+    if (v == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < t->late_topic_count; i++) {
+        v[i] = t->late_topics[i]; /* the old array stays owned until the topology goes */
+    }
+    v[t->late_topic_count++] = copy;
+    t->late_topics = v;
+    return copy;
+}
+
 void *st_own(samsa_st_topology *t, void *p)
 {
     if (p == NULL) {

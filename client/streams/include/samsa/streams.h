@@ -36,7 +36,11 @@
  *
  * Threads: a topology, an app and a driver belong to one thread at a time;
  * every callback runs on the thread that calls samsa_st_app_poll/_run or a
- * samsa_st_driver_* function.
+ * samsa_st_driver_* function. An app with LMDB stores keeps their write
+ * transactions open on its thread from one commit to the next: hand it to
+ * another thread (samsa_st_app_destroy included) only after a commit on its
+ * own (samsa_st_app_run commits when it returns). The one call made for
+ * other threads is samsa_st_app_query.
  */
 #ifndef SAMSA_STREAMS_H
 #define SAMSA_STREAMS_H
@@ -294,14 +298,19 @@ samsa_st_grouped *samsa_st_group_by(samsa_st_stream *s, samsa_st_mapper *fn, voi
 /* Tumbling (advance_ms == size_ms) or hopping windows, epoch-aligned
  * [start, start + size), and a grace period: a record is added to a window
  * while window end > stream time - grace (Kafka 2.1's
- * KStreamWindowAggregate); otherwise it is late: dropped, counted, and
- * handed to late_cb when set. */
+ * KStreamWindowAggregate); otherwise it is late: dropped, counted, handed
+ * to late_cb when set, and written as it reached the aggregation (its
+ * grouped key, value and timestamp) to the dead-letter topic late_topic
+ * when set (copied; the runtime creates it
+ * when missing, with the largest partition count of the app's tasks), with
+ * a header samsa.late naming the aggregation's store. */
 struct samsa_st_windows {
     int64_t size_ms;
     int64_t advance_ms;
     int64_t grace_ms;
     samsa_st_action *late_cb;
     void *late_opaque;
+    const char *late_topic;
 };
 samsa_st_grouped *samsa_st_windowed_by(samsa_st_grouped *g, const struct samsa_st_windows *w);
 
@@ -325,6 +334,7 @@ struct samsa_st_session_windows {
     void *merger_opaque;
     samsa_st_action *late_cb;
     void *late_opaque;
+    const char *late_topic; /* a dead-letter topic, as samsa_st_windows' */
 };
 samsa_st_grouped *samsa_st_session_windowed_by(samsa_st_grouped *g,
                                                const struct samsa_st_session_windows *w);
@@ -458,6 +468,28 @@ uint64_t samsa_st_app_processed(const samsa_st_app *app);
 uint64_t samsa_st_app_dropped_late(const samsa_st_app *app);
 /* Changelog records replayed into stores since the app started. */
 uint64_t samsa_st_app_restored(const samsa_st_app *app);
+/* Records skipped because the state held them already: sent again through a
+ * repartition topic by an upstream task restarted after a crash. */
+uint64_t samsa_st_app_skipped(const samsa_st_app *app);
+/*
+ * Interactive queries (Kafka's KafkaStreams#store, ReadOnlyKeyValueStore
+ * and ReadOnlyWindowStore fetch): the value of key in the store named
+ * `store` of this instance's tasks, callable from any thread while another
+ * runs samsa_st_app_run or samsa_st_app_poll. It waits for the record being
+ * processed (or a restore, or a commit's store write) to finish, so it sees
+ * every update of the records processed before it, committed or not (as
+ * Kafka's stores do). Returns 1 with *value a malloc'd copy (free() it;
+ * NULL for an empty value is not used: at least one byte is allocated) and
+ * *len its length; 0 when no task of this instance holds key (another
+ * instance of the application may: the partition of key in the store's
+ * changelog says which); SAMSA_ERR_INVALID_ARG for no such store, or a
+ * window store asked with samsa_st_app_query (or the other way round);
+ * SAMSA_ERR_NOMEM. The window form takes the window's start.
+ */
+int samsa_st_app_query(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                       void **value, size_t *len);
+int samsa_st_app_query_window(samsa_st_app *app, const char *store, struct samsa_st_bytes key,
+                              int64_t window_start, void **value, size_t *len);
 /* Commits, leaves the group, frees app. NULL: no-op. */
 void samsa_st_app_destroy(samsa_st_app *app);
 
