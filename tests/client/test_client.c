@@ -16,6 +16,10 @@
 
 #include "model_broker.h"
 
+#ifdef SAMSA_TEST_JANSSON
+#include <jansson.h>
+#endif
+
 /* ------------------------------------------------------------ murmur2 */
 
 static void test_murmur2_matches_java_and_librdkafka_vectors(void)
@@ -1944,6 +1948,163 @@ static void test_produce_waits_for_a_connection_that_does_not_drain(void)
     drv_stop(&d);
 }
 
+#ifdef SAMSA_TEST_JANSSON
+/* The statistics documents a handle's stats callback got: the last one
+ * parsed, and how many came. */
+struct stats_seen {
+    int count;
+    json_t *last;
+};
+
+static void stats_seen_cb(const char *json, size_t json_len, void *opaque)
+{
+    struct stats_seen *s = opaque;
+    CU_ASSERT_EQUAL(strlen(json), json_len);
+    json_error_t jerr;
+    json_t *doc = json_loadb(json, json_len, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL(doc);
+    if (doc != NULL) {
+        json_decref(s->last);
+        s->last = doc;
+        s->count++;
+    }
+}
+
+static json_int_t stats_int(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    CU_ASSERT(json_is_integer(v));
+    return json_is_integer(v) ? json_integer_value(v) : -12345;
+}
+
+/* The partitions object of topic in the last document (NULL: none). */
+static json_t *stats_partitions(const struct stats_seen *s, const char *topic)
+{
+    json_t *t = json_object_get(json_object_get(s->last, "topics"), topic);
+    return json_object_get(t, "partitions");
+}
+
+/* msgq_cnt summed over a topic's partitions (the unassigned one, -1, too). */
+static json_int_t stats_queued(const struct stats_seen *s, const char *topic)
+{
+    json_int_t n = 0;
+    const char *k;
+    json_t *p;
+    json_object_foreach(stats_partitions(s, topic), k, p) {
+        n += stats_int(p, "msgq_cnt");
+    }
+    return n;
+}
+
+/* statistics.interval.ms and the stats callback, as librdkafka's: one
+ * document per interval from the poll calls, whose counts are what the
+ * producer did: records queued while no broker answers, then delivered. */
+static void test_stats_callback_counts_what_the_producer_did(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_with(&d, 'p', "statistics.interval.ms", "1000");
+    d.c->conf->stats_cb = stats_seen_cb;
+    d.c->conf->stats_opaque = &st;
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10); /* t1 gets records 0 and 3, t0 the three others */
+    drv_run(&d, 1500);
+    CU_ASSERT_EQUAL(st.count, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "type")), "producer");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "client_id")), "samsa");
+    CU_ASSERT(json_is_string(json_object_get(st.last, "name")));
+    CU_ASSERT(stats_int(st.last, "ts") > 0);
+    CU_ASSERT(stats_int(st.last, "time") > 1600000000); /* seconds since the epoch */
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_cnt"), 5);
+    CU_ASSERT(stats_int(st.last, "msg_size") > 5 * 10);
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_max"), 100000);
+    CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 0);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 3);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t1"), 2);
+    CU_ASSERT(json_is_object(json_object_get(st.last, "brokers")));
+
+    d.m.dead = 0;
+    for (int i = 0; i < 500 && d.delivered < 5; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL_FATAL(d.delivered, 5);
+    int before = st.count;
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL(st.count, before + 1);
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_size"), 0);
+    CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 5);
+    CU_ASSERT(stats_int(st.last, "tx") > 0);
+    CU_ASSERT(stats_int(st.last, "rx") > 0);
+    CU_ASSERT(stats_int(st.last, "tx_bytes") > 5 * 10);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 0);
+    /* every broker the client talks to, by librdkafka's "host:port/id" name */
+    int up = 0;
+    const char *k;
+    json_t *b;
+    json_object_foreach(json_object_get(st.last, "brokers"), k, b) {
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(b, "name")), k);
+        if (strcmp(json_string_value(json_object_get(b, "state")), "UP") == 0 &&
+            stats_int(b, "nodeid") >= 0) {
+            up++;
+            CU_ASSERT(stats_int(b, "rx") > 0);
+        }
+    }
+    CU_ASSERT(up >= 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+
+/* A consumer's document: what it handed out, per partition where it stands
+ * against the leader's watermarks. */
+static void test_stats_callback_counts_what_the_consumer_read(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
+    d.c->conf->stats_cb = stats_seen_cb;
+    d.c->conf->stats_opaque = &st;
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5);
+    drv_run(&d, 600);
+    CU_ASSERT(st.count >= 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "type")), "consumer");
+    CU_ASSERT_EQUAL(stats_int(st.last, "rxmsgs"), 4 + 5);
+    json_t *p0 = json_object_get(stats_partitions(&st, "t0"), "0");
+    json_t *p1 = json_object_get(stats_partitions(&st, "t0"), "1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+    CU_ASSERT_EQUAL(stats_int(p0, "app_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "stored_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "hi_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "high_watermark"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "consumer_lag"), 0);
+    CU_ASSERT_EQUAL(stats_int(p0, "msgq_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(p1, "app_offset"), 5);
+    CU_ASSERT_EQUAL(stats_int(p1, "hi_offset"), 5);
+    CU_ASSERT_EQUAL(stats_int(p1, "partition"), 1);
+    /* a document waits for a poll: none is made while one waits */
+    int before = st.count;
+    pthread_mutex_lock(&d.c->lock);
+    for (int i = 0; i < 5; i++) {
+        fake_now += 600;
+        (void)sc_client_run_once(d.c, fake_now);
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    drv_run(&d, 10);
+    CU_ASSERT_EQUAL(st.count, before + 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+#endif
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2017,6 +2178,12 @@ int main(void)
          test_revoked_offsets_are_what_the_application_gets_next},
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
+#ifdef SAMSA_TEST_JANSSON
+        {"stats_callback_counts_what_the_producer_did",
+         test_stats_callback_counts_what_the_producer_did},
+        {"stats_callback_counts_what_the_consumer_read",
+         test_stats_callback_counts_what_the_consumer_read},
+#endif
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

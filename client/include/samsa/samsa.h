@@ -231,6 +231,26 @@ void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaq
 typedef void samsa_log_cb(int level, const char *line, void *cb_opaque);
 void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
 
+/*
+ * Statistics, as librdkafka's stats_cb: every statistics.interval.ms (0, the
+ * default: never) the handle's I/O thread writes a JSON document of the
+ * handle's counters, and the next poll-like call hands it to cb (json is
+ * NUL-terminated, json_len its length without the NUL; borrowed for the
+ * call). librdkafka's field names where they mean the same (STATISTICS.md):
+ * name, client_id, type, ts (monotonic microseconds), time (seconds since
+ * the epoch), age, msg_cnt, msg_size, msg_max, msg_size_max, tx, tx_bytes,
+ * rx, rx_bytes, txmsgs, txmsg_bytes, rxmsgs, rxmsg_bytes, brokers{"host:port/id":
+ * {name, nodeid, nodename, state, outbuf_cnt, waitresp_cnt, tx, txbytes, rx,
+ * rxbytes, connects, disconnects}}, topics{name: {topic, partitions{"N":
+ * {partition, leader, msgq_cnt, msgq_bytes, next_offset, app_offset,
+ * stored_offset, committed_offset, lo_offset, hi_offset, ls_offset,
+ * consumer_lag}}}} (offsets -1 when unknown), with the broker admin API's
+ * names beside them (high_watermark, log_start_offset). One document waits
+ * at most: while one is not served, no newer one is made.
+ */
+typedef void samsa_stats_cb(const char *json, size_t json_len, void *cb_opaque);
+void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaque);
+
 /* ----------------------------------------------------------------- producer */
 
 typedef struct samsa_producer samsa_producer;

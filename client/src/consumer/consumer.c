@@ -201,6 +201,9 @@ static samsa_message *gated_consumer_poll(samsa_consumer *sc, int timeout_ms)
                 continue;
             }
             m->part->app_offset = m->pub.offset + 1;
+            m->part->stored = m->part->app_offset;
+            c->rxmsgs++;
+            c->rxmsg_bytes += m->pub.key_len + m->pub.value_len;
             sc_group_polled(c, false);
             pthread_mutex_unlock(&c->lock);
             if (was_full) {
@@ -281,6 +284,7 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
         p->reset_is_ts = true;
     }
     p->app_offset = -1;
+    p->stored = -1;
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;

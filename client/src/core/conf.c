@@ -145,6 +145,8 @@ static const struct key_desc keys[] = {
      NULL},
     {"unsupported.librdkafka.properties", NULL, NULL, KT_ENUM, OFF(unsupported_rdkafka), 0, 0, 0,
      "error", unsupported_names},
+    {"statistics.interval.ms", NULL, NULL, KT_INT, OFF(statistics_interval_ms), 0, 86400000, 0,
+     "0", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -210,7 +212,7 @@ static const char *const rdkafka_unsupported[] = {
     "topic.metadata.refresh.sparse", "topic.metadata.propagation.max.ms", "topic.blacklist",
     "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
     "socket.max.fails", "broker.address.ttl", "socket.connection.setup.timeout.ms",
-    "reconnect.backoff.jitter.ms", "statistics.interval.ms", "enabled_events",
+    "reconnect.backoff.jitter.ms", "enabled_events",
     "log.queue", "log.thread.name", "log.connection.close", "internal.termination.signal",
     "api.version.request.timeout.ms", "api.version.fallback.ms", "broker.version.fallback",
     "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
@@ -659,6 +661,14 @@ void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque)
     if (conf != NULL) {
         conf->log_cb = cb;
         conf->log_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->stats_cb = cb;
+        conf->stats_opaque = cb_opaque;
     }
 }
 

@@ -149,8 +149,16 @@ int sc_serve_errors(struct sc_client *c)
         if (c->errs == NULL) {
             c->errs_tail = NULL;
         }
+        if (ev == c->stats_pending) {
+            c->stats_pending = NULL;
+        }
         pthread_mutex_unlock(&c->lock);
-        if (ev->rebalance) {
+        if (ev->stats) {
+            if (c->conf->stats_cb != NULL) {
+                c->conf->stats_cb(ev->reason, strlen(ev->reason), c->conf->stats_opaque);
+                ran++;
+            }
+        } else if (ev->rebalance) {
             if (c->conf->rebalance_cb != NULL) {
                 c->conf->rebalance_cb(ev->assigned, ev->parts, ev->part_count,
                                       c->conf->rebalance_opaque);

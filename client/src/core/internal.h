@@ -145,6 +145,7 @@ struct sc_conf_values {
     bool socket_keepalive;     /* SO_KEEPALIVE on every broker socket */
     int log_level;             /* syslog levels: lines above it are dropped */
     int unsupported_rdkafka;   /* 0 error, 1 warn */
+    int statistics_interval_ms; /* 0: no statistics */
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -161,6 +162,8 @@ struct samsa_conf {
     void *rebalance_opaque;
     samsa_log_cb *log_cb;
     void *log_opaque;
+    samsa_stats_cb *stats_cb;
+    void *stats_opaque;
 };
 
 /* Whether the user set `key` (by its name or an alias). */
@@ -439,6 +442,10 @@ struct sc_conn {
     bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];
+    /* statistics (stats.c), written on the I/O thread */
+    uint64_t tx, rx;           /* requests sent, responses read */
+    uint64_t tx_bytes, rx_bytes;
+    uint64_t connects, disconnects;
 };
 
 /* Producer topic with its partitions. */
@@ -478,6 +485,8 @@ struct sc_cpart {
     bool revoking;     /* cooperative rebalance: being given up, not fetched */
     int queued;        /* messages of it waiting in the consumer queue */
     int64_t app_offset;/* offset after the last message handed out; -1: none */
+    int64_t stored;    /* the offset a commit of the assignment sends (librdkafka's
+                        * stored offset); -1: none */
     int64_t committed; /* last committed by us, -1 */
     int64_t retry_at;
     bool missing_reported; /* its topic or partition not in the cluster: told
@@ -515,6 +524,7 @@ struct sc_err_ev {
     struct sc_err_ev *next;
     int err;
     bool rebalance;    /* a rebalance notice, not an error */
+    bool stats;        /* a statistics document (reason), not an error */
     bool assigned;
     bool ack;          /* count it in rebalance_acks once its callback ran */
     struct samsa_partition *parts;
@@ -562,6 +572,14 @@ struct sc_client {
     int md_gap_ms;         /* between wanted refreshes: retry.backoff.ms, doubled
                             * while they follow one another (metadata_serve) */
     int all_down_reported;
+
+    /* statistics (stats.c; lock held) */
+    int64_t stats_next_ms;           /* next document due (monotonic); 0: not started */
+    int64_t created_ms;
+    struct sc_err_ev *stats_pending; /* the document queued and not served yet */
+    uint64_t tx, rx, tx_bytes, rx_bytes; /* of every connection, closed ones too */
+    uint64_t txmsgs, txmsg_bytes;    /* records delivered (reports served) */
+    uint64_t rxmsgs, rxmsg_bytes;    /* messages handed out by samsa_consumer_poll */
 
     /* ops (user -> I/O) */
     struct sc_op *ops, *ops_tail;
@@ -954,6 +972,13 @@ static inline int64_t sc_min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
+
+/* Statistics (stats.c): the JSON document of c into a kp_malloc'd string
+ * (NULL: out of memory), and the turn of the I/O loop that queues one for
+ * the stats callback every statistics.interval.ms (lock held; returns when
+ * it next wants to run). */
+char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len);
+int64_t sc_stats_serve(struct sc_client *c, int64_t now);
 
 /* Debug log to stderr when `debug` is set (lock may be held). */
 void sc_log(const struct sc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

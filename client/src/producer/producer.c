@@ -21,7 +21,7 @@ static int serve_reports(struct sc_client *c)
         struct sc_msgq q = c->dr;
         memset(&c->dr, 0, sizeof(c->dr));
         pthread_mutex_unlock(&c->lock);
-        size_t n = 0, bytes = 0, failed = 0;
+        size_t n = 0, bytes = 0, failed = 0, ok_bytes = 0;
         struct sc_msg *m;
         int32_t left = 0; /* records of the current run after this one */
         int run_err = SAMSA_OK;
@@ -58,12 +58,15 @@ static int serve_reports(struct sc_client *c)
             n++;
             bytes += m->size;
             failed += run_err != SAMSA_OK ? 1 : 0;
+            ok_bytes += run_err == SAMSA_OK ? m->size : 0;
             sc_msg_free(m);
         }
         pthread_mutex_lock(&c->lock);
         c->outq_msgs -= n;
         c->outq_bytes -= bytes;
         c->dr_failed += failed;
+        c->txmsgs += n - failed;
+        c->txmsg_bytes += ok_bytes;
     }
     ran += sc_serve_errors(c);
     return ran;
