@@ -79,6 +79,41 @@ static void test_consistent_modes_use_crc32_like_librdkafka(void)
                     (int32_t)((0x106e08d9u & 0x7fffffffu) % 7));
 }
 
+/* fnv1a and fnv1a_random: librdkafka's rd_fnv1a (the vectors of its
+ * unittest_fnv1a, from Go's hash/fnv, made positive as Sarama does). */
+static void test_fnv1a_modes_are_librdkafkas(void)
+{
+    uint64_t rng = 1;
+    struct sc_sticky st = {-1, 0};
+    static const struct {
+        const char *key;
+        uint32_t hash;
+    } v[] = {{"kafka", 0xd33c4e1u}, {"giberish123456789", 0x77a58295u}, {"1234", 0x23bdd03u},
+             {"234", 0x2dea3cd2u}, {"", 0x7ee3623bu}};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        size_t len = strlen(v[i].key);
+        for (int32_t n = 1; n < 40; n += 7) {
+            CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A, v[i].key, len, n, &st, 1, 100, &rng),
+                            (int32_t)(v[i].hash % (uint32_t)n));
+            CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A_RANDOM, v[i].key, len, n, &st, 1,
+                                                100, &rng),
+                            (int32_t)(v[i].hash % (uint32_t)n));
+        }
+    }
+    /* a null key: fnv1a hashes it as empty, fnv1a_random places it sticky */
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A, NULL, 0, 13, &st, 1, 100, &rng),
+                    (int32_t)(0x7ee3623bu % 13));
+    int32_t first = sc_partition_choose(SC_PART_FNV1A_RANDOM, NULL, 0, 13, &st, 60, 100, &rng);
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A_RANDOM, NULL, 0, 13, &st, 60, 100, &rng),
+                    first);
+    samsa_conf *conf = samsa_conf_new();
+    char err[256];
+    CU_ASSERT_EQUAL(samsa_conf_set(conf, "partitioner", "fnv1a_random", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(conf->v.partitioner, SC_PART_FNV1A_RANDOM);
+    samsa_conf_destroy(conf);
+}
+
 /* ------------------------------------------------------------- config */
 
 static void test_conf_defaults_are_librdkafka_and_java_names(void)
@@ -2105,6 +2140,75 @@ static void test_stats_callback_counts_what_the_consumer_read(void)
 }
 #endif
 
+/* A partitioner callback: its partition for each record, given the topic,
+ * the key, the partition count and the record's opaque. */
+struct part_seen {
+    int calls;
+    int32_t count_seen;
+    int opaque_ok;
+    int by_partition[4]; /* delivered, by partition */
+    int unknown;         /* failed with UNKNOWN_PARTITION, partition -1 */
+};
+
+static int32_t last_digit_partitioner(const char *topic, const void *key, size_t key_len,
+                                      int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    struct part_seen *s = cb_opaque;
+    s->calls++;
+    s->count_seen = partition_count;
+    s->opaque_ok += msg_opaque == (void *)s;
+    CU_ASSERT_STRING_EQUAL(topic, "t0");
+    if (key == NULL || key_len == 0) {
+        return 0;
+    }
+    int digit = ((const char *)key)[key_len - 1] - '0';
+    return digit == 9 ? 7 : digit % partition_count; /* 7: a partition t0 lacks */
+}
+
+static void part_seen_delivered(const struct samsa_delivery *r, void *opaque)
+{
+    struct part_seen *s = opaque;
+    if (r->err == SAMSA_OK && r->partition >= 0 && r->partition < 4) {
+        s->by_partition[r->partition]++;
+    } else if (r->err == SAMSA_ERR_UNKNOWN_PARTITION && r->partition == -1) {
+        s->unknown++;
+    }
+}
+
+static void test_partitioner_callback_places_records_and_fails_bad_answers(void)
+{
+    struct drv d;
+    struct part_seen s = {0};
+    drv_start(&d, 'p');
+    d.c->conf->partitioner_cb = last_digit_partitioner;
+    d.c->conf->partitioner_opaque = &s;
+    d.c->conf->dr_cb = part_seen_delivered;
+    d.c->conf->dr_opaque = &s;
+    struct samsa_producer prod = {.c = d.c};
+    for (int i = 0; i < 20; i++) {
+        char key[8];
+        int kl = snprintf(key, sizeof(key), "k%d", i);
+        struct samsa_record r = {.topic = "t0", .partition = SAMSA_PARTITION_ANY,
+                                 .key = key, .key_len = (size_t)kl, .value = "v",
+                                 .value_len = 1, .opaque = &s};
+        CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_OK);
+    }
+    /* an explicit partition is not the callback's */
+    struct samsa_record r1 = {.topic = "t0", .partition = 1, .value = "v", .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r1), SAMSA_OK);
+    for (int i = 0; i < 500 && s.by_partition[0] + s.by_partition[1] + s.unknown < 21; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(s.calls, 20);
+    CU_ASSERT_EQUAL(s.opaque_ok, 20);
+    CU_ASSERT_EQUAL(s.count_seen, 2);
+    /* keys k0..k19: last digits 0-9 twice; 9 -> 7 fails; even -> 0, odd -> 1 */
+    CU_ASSERT_EQUAL(s.unknown, 2);
+    CU_ASSERT_EQUAL(s.by_partition[0], 10);
+    CU_ASSERT_EQUAL(s.by_partition[1], 8 + 1);
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2178,6 +2282,9 @@ int main(void)
          test_revoked_offsets_are_what_the_application_gets_next},
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
+        {"fnv1a_modes_are_librdkafkas", test_fnv1a_modes_are_librdkafkas},
+        {"partitioner_callback_places_records_and_fails_bad_answers",
+         test_partitioner_callback_places_records_and_fails_bad_answers},
 #ifdef SAMSA_TEST_JANSSON
         {"stats_callback_counts_what_the_producer_did",
          test_stats_callback_counts_what_the_producer_did},

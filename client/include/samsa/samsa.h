@@ -251,6 +251,24 @@ void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
 typedef void samsa_stats_cb(const char *json, size_t json_len, void *cb_opaque);
 void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaque);
 
+/*
+ * A custom partitioner, as librdkafka's rd_kafka_topic_conf_set_partitioner_cb
+ * (for every topic): for a record produced with SAMSA_PARTITION_ANY, once its
+ * topic's partition count is known, cb gets the topic, the key (NULL: a null
+ * key), the partition count, cb_opaque and the record's opaque, and returns
+ * a partition in [0, partition_count). It replaces `partitioner`
+ * (samsa_partition_for_key is Java's placement, for a cb that wants it). A
+ * return outside that range fails the record with
+ * SAMSA_ERR_UNKNOWN_PARTITION in its delivery report. As librdkafka's, cb
+ * runs where the record is placed: inside samsa_produce, or on the I/O
+ * thread when the topic's metadata arrives, with the handle's lock held; it
+ * must be quick and must not call libsamsa.
+ */
+typedef int32_t samsa_partitioner_cb(const char *topic, const void *key, size_t key_len,
+                                     int32_t partition_count, void *cb_opaque,
+                                     void *msg_opaque);
+void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque);
+
 /* ----------------------------------------------------------------- producer */
 
 typedef struct samsa_producer samsa_producer;

@@ -51,6 +51,8 @@ static const struct enum_name partitioner_names[] = {
     {"consistent_random", SC_PART_CONSISTENT_RANDOM},
     {"consistent", SC_PART_CONSISTENT},
     {"random", SC_PART_RANDOM},
+    {"fnv1a", SC_PART_FNV1A},
+    {"fnv1a_random", SC_PART_FNV1A_RANDOM},
     {NULL, 0},
 };
 static const struct enum_name reset_names[] = {
@@ -669,6 +671,14 @@ void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaq
     if (conf != NULL) {
         conf->stats_cb = cb;
         conf->stats_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->partitioner_cb = cb;
+        conf->partitioner_opaque = cb_opaque;
     }
 }
 

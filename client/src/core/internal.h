@@ -69,6 +69,8 @@ enum sc_partitioner {
     SC_PART_CONSISTENT_RANDOM,  /* librdkafka's default: CRC32; empty/null keys sticky */
     SC_PART_CONSISTENT,         /* CRC32 of any key, null included */
     SC_PART_RANDOM,             /* keys ignored, sticky */
+    SC_PART_FNV1A,              /* librdkafka's (Sarama's hash): null keys to one partition */
+    SC_PART_FNV1A_RANDOM,       /* the same, null keys sticky */
 };
 
 enum sc_offset_reset {
@@ -164,6 +166,8 @@ struct samsa_conf {
     void *log_opaque;
     samsa_stats_cb *stats_cb;
     void *stats_opaque;
+    samsa_partitioner_cb *partitioner_cb;
+    void *partitioner_opaque;
 };
 
 /* Whether the user set `key` (by its name or an alias). */

@@ -78,7 +78,14 @@ void sc_msgq_report_all(struct sc_client *c, struct sc_msgq *q, int err)
 /* Places m on its partition's queue (partition count known). */
 void sc_ptopic_place(struct sc_client *c, struct sc_ptopic *t, struct sc_msg *m)
 {
-    if (m->partition < 0) {
+    if (m->partition < 0 && c->conf->partitioner_cb != NULL) {
+        /* the application's (samsa.h); one out of range is failed below */
+        const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
+        int32_t p = c->conf->partitioner_cb(t->name, key, (size_t)(m->key_len > 0 ? m->key_len : 0),
+                                            t->partition_count, c->conf->partitioner_opaque,
+                                            m->opaque);
+        m->partition = p >= 0 && p < t->partition_count ? p : -1; /* its report says -1 */
+    } else if (m->partition < 0) {
         const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
         m->partition = sc_partition_choose(c->v->partitioner, key,
                                            (size_t)(m->key_len > 0 ? m->key_len : 0),
