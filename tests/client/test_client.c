@@ -2209,6 +2209,64 @@ static void test_partitioner_callback_places_records_and_fails_bad_answers(void)
     drv_stop(&d);
 }
 
+/* The offset store (librdkafka's rd_kafka_offsets_store): with
+ * enable.auto.offset.store=false a commit of the assignment sends what the
+ * application stored, not how far it read. */
+static void test_commit_sends_only_stored_offsets_without_auto_store(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'c', "enable.auto.offset.store", "false");
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    samsa_message *second = NULL;
+    for (int i = 0; i < 100 && second == NULL; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        samsa_message *m;
+        while ((m = samsa_consumer_poll(&cons, 0)) != NULL) {
+            d.messages++;
+            if (m->partition == 0 && m->offset == 1) {
+                second = m;
+            } else {
+                samsa_message_free(m);
+            }
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.messages, 4 + 5);
+    /* read everything, stored nothing: nothing to commit */
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], -1);
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 2); /* the model's, from before */
+    CU_ASSERT_EQUAL(samsa_consumer_store_message(&cons, second), SAMSA_OK);
+    struct samsa_partition p1 = {"t0", 1, 3};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, &p1, 1), SAMSA_OK);
+    struct samsa_partition bad[2] = {{"t0", 0, 4}, {"t1", 0, 1}}; /* t1 is not assigned */
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, bad, 2), SAMSA_ERR_STATE);
+    struct samsa_partition neg = {"t0", 0, -1};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, &neg, 1), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], 2); /* message 1 + 1, not the 4 read */
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 3);
+    samsa_message_free(second);
+    drv_stop(&d);
+
+    /* librdkafka refuses the store while enable.auto.offset.store=true */
+    drv_reading_t0(&d);
+    struct samsa_consumer auto_cons = {.c = d.c};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&auto_cons, &p1, 1), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&auto_cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], 4); /* everything read */
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 5);
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2283,6 +2341,8 @@ int main(void)
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         {"fnv1a_modes_are_librdkafkas", test_fnv1a_modes_are_librdkafkas},
+        {"commit_sends_only_stored_offsets_without_auto_store",
+         test_commit_sends_only_stored_offsets_without_auto_store},
         {"partitioner_callback_places_records_and_fails_bad_answers",
          test_partitioner_callback_places_records_and_fails_bad_answers},
 #ifdef SAMSA_TEST_JANSSON

@@ -449,7 +449,8 @@ bool samsa_consumer_at_end(samsa_consumer *c);
 
 /*
  * Commits the positions of every assigned partition (offsets NULL: the
- * offset after the last message samsa_consumer_poll returned of each) or
+ * stored offset of each: with enable.auto.offset.store=true, the default,
+ * the offset after the last message samsa_consumer_poll returned) or
  * offsets[0..count) (offset = the next one to read) for group.id. A
  * subscribed member commits with its generation and member id:
  * Kafka's REBALANCE_IN_PROGRESS (27) while it is between generations,
@@ -460,6 +461,23 @@ bool samsa_consumer_at_end(samsa_consumer *c);
  */
 SAMSA_MUST_CHECK int samsa_consumer_commit(samsa_consumer *c, const struct samsa_partition *offsets,
                                            size_t count, bool async, int timeout_ms);
+
+/*
+ * The offset store, as librdkafka's rd_kafka_offsets_store: with
+ * enable.auto.offset.store=false, samsa_consumer_poll no longer stores the
+ * offset after each message it returns, and a commit of the assignment
+ * (samsa_consumer_commit with offsets NULL, auto commit, the commit at a
+ * revocation and at close) sends only what the application stored:
+ * offsets[i].offset is the next offset to read (a message's offset + 1).
+ * Only assigned partitions: SAMSA_ERR_STATE (nothing stored) when one is
+ * not; SAMSA_ERR_INVALID_ARG for a negative offset, and, as librdkafka,
+ * while enable.auto.offset.store is true. samsa_consumer_store_message stores
+ * msg->offset + 1 of msg's partition (librdkafka's rd_kafka_offset_store_message).
+ */
+SAMSA_MUST_CHECK int samsa_consumer_store_offsets(samsa_consumer *c,
+                                                  const struct samsa_partition *offsets,
+                                                  size_t count);
+SAMSA_MUST_CHECK int samsa_consumer_store_message(samsa_consumer *c, const samsa_message *msg);
 
 /* The committed offsets of parts[0..count) for group.id, written into each
  * element's offset (-1001 when none is committed). */

@@ -201,7 +201,9 @@ static samsa_message *gated_consumer_poll(samsa_consumer *sc, int timeout_ms)
                 continue;
             }
             m->part->app_offset = m->pub.offset + 1;
-            m->part->stored = m->part->app_offset;
+            if (c->v->enable_auto_offset_store) {
+                m->part->stored = m->part->app_offset;
+            }
             c->rxmsgs++;
             c->rxmsg_bytes += m->pub.key_len + m->pub.value_len;
             sc_group_polled(c, false);

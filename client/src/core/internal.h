@@ -128,6 +128,7 @@ struct sc_conf_values {
     char *group_instance_id;
     int auto_offset_reset;     /* enum sc_offset_reset */
     bool enable_auto_commit;
+    bool enable_auto_offset_store; /* poll stores the offset after each message */
     int auto_commit_interval_ms;
     int session_timeout_ms;
     int heartbeat_interval_ms;
