@@ -2267,6 +2267,76 @@ static void test_commit_sends_only_stored_offsets_without_auto_store(void)
     drv_stop(&d);
 }
 
+/* Delivery reports by status (librdkafka's rd_kafka_message_status). */
+struct status_seen {
+    int by_status[3];
+    int purged;
+};
+
+static void status_seen_cb(const struct samsa_delivery *r, void *opaque)
+{
+    struct status_seen *s = opaque;
+    if (r->status >= 0 && r->status < 3) {
+        s->by_status[r->status]++;
+    }
+    s->purged += r->err == SAMSA_ERR_PURGED;
+    CU_ASSERT_EQUAL(r->status == SAMSA_MSG_PERSISTED, r->err == SAMSA_OK);
+}
+
+static int init_pid_answered(const struct drv *d)
+{
+    return d->answered[0][KP_API_INIT_PRODUCER_ID] + d->answered[1][KP_API_INIT_PRODUCER_ID];
+}
+
+/* rd_kafka_purge(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT): the
+ * records on the wire are reported PURGED and POSSIBLY_PERSISTED, those never
+ * sent NOT_PERSISTED; the idempotent producer takes a new producer id (its
+ * purged sequence numbers would otherwise fail what follows) and produces on. */
+static void test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id(void)
+{
+    struct drv d;
+    struct status_seen st = {0};
+    drv_start(&d, 'p');
+    produce_n(&d, 30, 10); /* metadata, the producer id, the leaders' connections */
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL_FATAL(d.delivered, 30);
+    d.c->conf->dr_cb = status_seen_cb;
+    d.c->conf->dr_opaque = &st;
+    int pids = init_pid_answered(&d);
+    struct samsa_producer prod = {.c = d.c};
+    produce_n(&d, 10, 10);
+    pthread_mutex_lock(&d.c->lock);
+    fake_now += 10; /* past linger.ms: sent, and left unanswered */
+    (void)sc_client_run_once(d.c, fake_now);
+    mb_take_all_requests(&d.m, d.c);
+    int inflight = 0;
+    for (struct sc_conn *conn = d.c->conns; conn != NULL; conn = conn->next) {
+        inflight += conn->produce_inflight;
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_FATAL(inflight > 0);
+    produce_n(&d, 4, 10); /* queued, never sent */
+    CU_ASSERT_EQUAL(samsa_producer_purge_flags(&prod, 0x8), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_producer_purge_flags(&prod, SAMSA_PURGE_QUEUE | SAMSA_PURGE_INFLIGHT),
+                    SAMSA_OK);
+    pthread_mutex_lock(&d.c->lock);
+    (void)sc_client_run_once(d.c, fake_now); /* the I/O thread's part */
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_EQUAL(samsa_producer_poll(&prod, 0), 14);
+    CU_ASSERT_EQUAL(st.purged, 14);
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_POSSIBLY_PERSISTED], 10);
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_NOT_PERSISTED], 4);
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 0);
+    produce_n(&d, 5, 10);
+    for (int i = 0; i < 500 && st.by_status[SAMSA_MSG_PERSISTED] < 5; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_PERSISTED], 5);
+    CU_ASSERT_EQUAL(st.purged, 14);
+    CU_ASSERT(init_pid_answered(&d) > pids); /* a new producer id before them */
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2341,6 +2411,8 @@ int main(void)
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         {"fnv1a_modes_are_librdkafkas", test_fnv1a_modes_are_librdkafkas},
+        {"purge_inflight_reports_possibly_persisted_and_renews_the_producer_id",
+         test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id},
         {"commit_sends_only_stored_offsets_without_auto_store",
          test_commit_sends_only_stored_offsets_without_auto_store},
         {"partitioner_callback_places_records_and_fails_bad_answers",

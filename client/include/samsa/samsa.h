@@ -197,7 +197,20 @@ struct samsa_delivery {
     const void *value;
     size_t value_len;
     void *opaque;         /* samsa_record.opaque */
+    int status;           /* SAMSA_MSG_*_PERSISTED: whether the record may be in the log */
 };
+
+/*
+ * A delivery report's status, as librdkafka's rd_kafka_message_status (and
+ * its numbers): NOT_PERSISTED, the record is not in the log (never sent, or
+ * the broker answered that it did not write it); POSSIBLY_PERSISTED, it
+ * was sent and no answer says what became of it (the connection lost, the
+ * request timed out, expired or purged while in flight): a retry may
+ * duplicate it; PERSISTED, the broker acknowledged it (err SAMSA_OK).
+ */
+#define SAMSA_MSG_NOT_PERSISTED 0
+#define SAMSA_MSG_POSSIBLY_PERSISTED 1
+#define SAMSA_MSG_PERSISTED 2
 
 typedef void samsa_delivery_cb(const struct samsa_delivery *report, void *cb_opaque);
 
@@ -314,6 +327,22 @@ size_t samsa_producer_outq_len(samsa_producer *p);
  * sent and waiting to be retried, are not touched (their outcome is the
  * broker's). SAMSA_OK, or SAMSA_ERR_DESTROYED on a closed producer. */
 int samsa_producer_purge(samsa_producer *p);
+
+/*
+ * librdkafka's rd_kafka_purge(p, flags), its flag values:
+ * SAMSA_PURGE_QUEUE is samsa_producer_purge; SAMSA_PURGE_INFLIGHT fails the
+ * records sent and not answered yet, and those sent and waiting to be
+ * retried, with SAMSA_ERR_PURGED and SAMSA_MSG_POSSIBLY_PERSISTED (a broker
+ * may have written them; their answers are not waited for: the connections
+ * that carry them are closed and made again). An idempotent producer then
+ * takes a new producer id before it sends again, so the sequence numbers
+ * it skipped cannot fail later records. The call returns once the I/O thread
+ * has done it (the reports come with the next poll-like call). SAMSA_OK,
+ * SAMSA_ERR_INVALID_ARG for an unknown flag, SAMSA_ERR_DESTROYED.
+ */
+#define SAMSA_PURGE_QUEUE 0x1
+#define SAMSA_PURGE_INFLIGHT 0x2
+int samsa_producer_purge_flags(samsa_producer *p, int flags);
 
 /*
  * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED

@@ -230,6 +230,8 @@ struct sc_msg {
                            * stays -1); only the first of a run carries them, so
                            * a batch is reported without touching each record */
     int err;              /* delivery result */
+    int32_t status;       /* SAMSA_MSG_*: as err, only on the first of a run (in
+                           * the padding before offset: no bigger record) */
     int64_t offset;
     uint8_t data[];       /* key, value, headers: (u32 nlen, name, i32 vlen, value)* */
 };
@@ -254,6 +256,7 @@ struct sc_batch {
     int64_t retry_at_ms;  /* not before this time */
     int64_t first_enq_ms; /* of its oldest record */
     bool sent;            /* was on the wire at least once */
+    bool possibly;        /* an attempt ended with no answer: possibly written */
 };
 
 /* Batching rules; a copy of the configuration's. */
@@ -297,6 +300,9 @@ void sc_ppart_batch_retry(struct sc_ppart *pp, struct sc_batch *b, int64_t now, 
 
 /* Renumbers the retried batches from sequence 0 (a new producer id). */
 void sc_ppart_reset_sequence(struct sc_ppart *pp);
+
+/* Marks every record of q possibly written (SAMSA_MSG_POSSIBLY_PERSISTED). */
+void sc_msgq_mark_possibly(struct sc_msgq *q);
 
 /* Moves records queued longer than timeout_ms, and retried batches whose
  * oldest record is, to *expired. Returns true when one of those batches had
@@ -606,6 +612,8 @@ struct sc_client {
     int16_t pid_epoch;
     bool pid_inflight;
     bool pid_reset;                  /* drain, then ask for a new id */
+    bool purge_inflight;             /* samsa_producer_purge_flags waits for the
+                                      * I/O thread to fail what is in flight */
     bool fatal;
     char fatal_reason[256];
     struct sc_batch_rules rules;

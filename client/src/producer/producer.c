@@ -25,6 +25,7 @@ static int serve_reports(struct sc_client *c)
         struct sc_msg *m;
         int32_t left = 0; /* records of the current run after this one */
         int run_err = SAMSA_OK;
+        int run_status = SAMSA_MSG_NOT_PERSISTED;
         int64_t offset = -1;
         while ((m = sc_msgq_pop(&q)) != NULL) {
             /* the records are a list in memory the I/O thread last read:
@@ -33,6 +34,7 @@ static int serve_reports(struct sc_client *c)
             __builtin_prefetch(q.head);
             if (left == 0) {
                 run_err = m->err;
+                run_status = m->status;
                 offset = m->offset;
                 left = m->run > 0 ? m->run - 1 : 0;
             } else {
@@ -51,6 +53,7 @@ static int serve_reports(struct sc_client *c)
                     .value = m->value_len >= 0 ? sc_msg_value(m) : NULL,
                     .value_len = (size_t)(m->value_len > 0 ? m->value_len : 0),
                     .opaque = m->opaque,
+                    .status = run_status,
                 };
                 c->conf->dr_cb(&d, c->conf->dr_opaque);
                 ran++;
@@ -185,6 +188,7 @@ static void purge(struct sc_client *c, bool sent_too)
             while (sent_too && pp->retry != NULL) {
                 struct sc_batch *b = pp->retry;
                 pp->retry = b->next;
+                sc_msgq_mark_possibly(&b->msgs); /* sent before: no answer says more */
                 sc_msgq_report_all(c, &b->msgs, SAMSA_ERR_PURGED);
                 sc_batch_free(b);
             }
@@ -248,6 +252,43 @@ static int gated_producer_purge(samsa_producer *p)
     purge(c, false);
     pthread_mutex_unlock(&c->lock);
     return SAMSA_OK;
+}
+
+/* In flight: the I/O thread owns the connections, so it does it
+ * (send.c's purge_inflight) while this call waits. */
+static int gated_producer_purge_flags(samsa_producer *p, int flags)
+{
+    if (p == NULL || (flags & ~(SAMSA_PURGE_QUEUE | SAMSA_PURGE_INFLIGHT)) != 0) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int err = (flags & SAMSA_PURGE_QUEUE) != 0 ? gated_producer_purge(p) : SAMSA_OK;
+    if ((flags & SAMSA_PURGE_INFLIGHT) == 0) {
+        return err;
+    }
+    struct sc_client *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    c->purge_inflight = true;
+    pthread_mutex_unlock(&c->lock);
+    sc_wake(c);
+    pthread_mutex_lock(&c->lock);
+    while (c->purge_inflight && !c->closing && !c->detached) {
+        sc_wait_cond(c, INT64_MAX);
+    }
+    err = c->purge_inflight && c->closing ? SAMSA_ERR_DESTROYED : err;
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
+int samsa_producer_purge_flags(samsa_producer *p, int flags)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_producer_purge_flags(p, flags);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
 }
 
 int samsa_producer_purge(samsa_producer *p)

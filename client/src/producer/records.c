@@ -63,6 +63,8 @@ static void report(struct sc_client *c, struct sc_msg *m, int err, int64_t offse
     m->err = sc_err_public(err);
     m->offset = offset;
     m->run = 1;
+    /* NOT_PERSISTED (0) unless marked possibly written (sc_msgq_mark_possibly) */
+    m->status = err == SAMSA_OK ? SAMSA_MSG_PERSISTED : m->status;
     sc_msgq_push(&c->dr, m);
 }
 

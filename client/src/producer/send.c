@@ -60,6 +60,11 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
         /* one run: the records themselves are next touched by the user's poll */
         first->err = sc_err_public(err);
         first->offset = err == SAMSA_OK && base_offset >= 0 ? base_offset : -1;
+        /* librdkafka's rd_kafka_msg_status: a broker's own error says it did
+         * not write them, a local one after sending (no answer) says nothing */
+        first->status = err == SAMSA_OK ? SAMSA_MSG_PERSISTED
+                        : b->sent && (b->possibly || err < 0) ? SAMSA_MSG_POSSIBLY_PERSISTED
+                                                             : SAMSA_MSG_NOT_PERSISTED;
         first->run = b->msgs.count;
         sc_msgq_concat(&c->dr, &b->msgs);
     }
@@ -78,10 +83,13 @@ static void batch_result(struct sc_client *c, struct produce_item *it, int err, 
         batch_done(c, pp, b, SAMSA_OK, err == SAMSA_OK ? base : -1);
         return;
     }
-    if (err == SAMSA_ERR_DESTROYED) {
+    if (err == SAMSA_ERR_DESTROYED || err == SAMSA_ERR_PURGED) {
+        /* closed or purged in flight: its sequence numbers may be taken */
+        c->pid_reset = c->pid_reset || (c->rules.idempotent && err == SAMSA_ERR_PURGED);
         batch_done(c, pp, b, SAMSA_ERR_PURGED, -1);
         return;
     }
+    b->possibly = b->possibly || err < 0; /* no answer from the broker */
     bool idem = c->rules.idempotent;
     if (idem && (err == KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || err == KP_ERR_UNKNOWN_PRODUCER_ID)) {
         /* Behind an earlier batch being retried, a gap is expected: retry
@@ -506,9 +514,42 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     }
 }
 
+/* samsa_producer_purge_flags(SAMSA_PURGE_INFLIGHT), on the I/O thread, which
+ * owns the connections: what waits for a retry, then what is on the wire
+ * (the connections carrying Produce requests are closed, their requests
+ * failed with SAMSA_ERR_PURGED through on_produce). */
+static void purge_inflight(struct sc_client *c)
+{
+    bool sent = false;
+    for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
+        for (int32_t i = 0; i < t->partition_count; i++) {
+            struct sc_ppart *pp = &t->parts[i];
+            while (pp->retry != NULL) {
+                struct sc_batch *b = pp->retry;
+                pp->retry = b->next;
+                sent = true;
+                sc_msgq_mark_possibly(&b->msgs);
+                sc_msgq_report_all(c, &b->msgs, SAMSA_ERR_PURGED);
+                sc_batch_free(b);
+            }
+        }
+    }
+    for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
+        if (conn->produce_inflight > 0) {
+            sc_conn_close(c, conn, SAMSA_ERR_PURGED, "in-flight records purged");
+        }
+    }
+    c->pid_reset = c->pid_reset || (sent && c->rules.idempotent);
+    c->purge_inflight = false;
+    pthread_cond_broadcast(&c->ev_cond);
+}
+
 int64_t sc_producer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
+    if (c->purge_inflight) {
+        purge_inflight(c);
+    }
     expire(c, now);
     if (!producer_id_ready(c, now, &next)) {
         return next;
