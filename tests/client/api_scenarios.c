@@ -1075,6 +1075,22 @@ static void hooks(void)
         samsa_message_free(m);
     }
     CHECK(samsa_consumer_commit(c, NULL, 0, false, 10000) == SAMSA_OK, "commit");
+    /* offsets for times (librdkafka's rd_kafka_offsets_for_times) */
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t hour_later = (int64_t)wall.tv_sec * 1000 + 3600 * 1000;
+    struct samsa_partition times[3] = {{"hooks", 0, 0}, {"hooks", 1, hour_later},
+                                       {"hooks", 2, SAMSA_OFFSET_END}};
+    CHECK(samsa_consumer_offsets_for_times(c, times, 3, 10000) == SAMSA_OK, "offsets for times");
+    int64_t high = -1;
+    CHECK(samsa_consumer_watermarks(c, "hooks", 2, NULL, &high, 10000) == SAMSA_OK, "watermarks");
+    CHECK(times[0].offset == 0 && times[1].offset == -1 && times[2].offset == high && high > 0,
+          "offsets for 0, an hour later and the end: %lld, %lld, %lld (high %lld)",
+          (long long)times[0].offset, (long long)times[1].offset, (long long)times[2].offset,
+          (long long)high);
+    struct samsa_partition bad_time = {"hooks", 0, -5};
+    CHECK(samsa_consumer_offsets_for_times(c, &bad_time, 1, 1000) == SAMSA_ERR_INVALID_ARG,
+          "a negative time");
     struct samsa_partition got[2] = {{"hooks", 0, 0}, {"hooks", 1, 0}};
     CHECK(samsa_consumer_committed(c, got, 2, 10000) == SAMSA_OK, "committed");
     CHECK(got[0].offset == 11 && got[1].offset == -1001, "committed %lld and %lld",

@@ -519,6 +519,18 @@ SAMSA_MUST_CHECK int samsa_consumer_watermarks(samsa_consumer *c, const char *to
                                                int timeout_ms);
 
 /*
+ * librdkafka's rd_kafka_offsets_for_times: on entry each parts[i].offset is
+ * a time in ms (or SAMSA_OFFSET_BEGINNING / _END); on return it is the
+ * first offset whose timestamp is at or after it (ListOffsets of the
+ * partition's leader), or -1 when the partition has none (librdkafka's
+ * RD_KAFKA_OFFSET_END). One timeout_ms for all; returns the first error
+ * (the partitions after it keep their times). Any partition, assigned or not.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_offsets_for_times(samsa_consumer *c,
+                                                      struct samsa_partition *parts, size_t count,
+                                                      int timeout_ms);
+
+/*
  * Stops fetching parts[0..count) (their offsets are ignored) until
  * samsa_consumer_resume: messages of them already fetched and not yet
  * returned are dropped and fetched again after the resume, so nothing is
