@@ -1100,6 +1100,58 @@ static void hooks(void)
     printf("hooks: ok\n");
 }
 
+/* ------------------------------------------------------ delivery times */
+
+static void on_time_dr(const struct samsa_delivery *d, void *opaque)
+{
+    struct samsa_delivery *out = opaque;
+    *out = *d;
+    out->topic = NULL; /* borrowed: not kept */
+    out->key = out->value = NULL;
+}
+
+/* A delivery report's timestamp is the broker's on a LogAppendTime topic
+ * (librdkafka's rd_kafka_message_timestamp with its type), the record's
+ * own otherwise. */
+static void delivery_times(void)
+{
+    samsa_admin *a = admin();
+    char err[512];
+    const char *lat[] = {"message.timestamp.type=LogAppendTime"};
+    struct samsa_new_topic t = {"times-lat", 1, 1, lat, 1};
+    CHECK(samsa_admin_create_topic(a, &t, 15000, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    create_topic(a, "times-ct", 1);
+    samsa_admin_destroy(a);
+    struct samsa_delivery got = {0};
+    samsa_conf *conf = conf_with("linger.ms", "0", NULL, NULL);
+    samsa_conf_set_delivery_cb(conf, on_time_dr, &got);
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t before = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000 - 1000;
+    const char *topics[2] = {"times-lat", "times-ct"};
+    for (int i = 0; i < 2; i++) {
+        struct samsa_record r = {.topic = topics[i], .partition = 0, .value = "v",
+                                 .value_len = 1, .timestamp = 1000};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce");
+        CHECK(samsa_producer_flush(p, 15000) == SAMSA_OK, "flush");
+        CHECK(got.err == SAMSA_OK && got.status == SAMSA_MSG_PERSISTED, "%s: err %d status %d",
+              topics[i], got.err, got.status);
+        printf("%s: timestamp %lld, type %d\n", topics[i], (long long)got.timestamp,
+               got.timestamp_type);
+        if (i == 0) {
+            CHECK(got.timestamp_type == 1 && got.timestamp >= before, "LogAppendTime");
+        } else {
+            CHECK(got.timestamp_type == 0 && got.timestamp == 1000, "CreateTime");
+        }
+    }
+    CHECK(samsa_producer_close(p, 10000) == 0, "close");
+    samsa_producer_destroy(p);
+    printf("delivery_times: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -1116,7 +1168,7 @@ int main(int argc, char **argv)
         {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
         {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
         {"all_brokers_down", all_brokers_down}, {"fair_fetch", fair_fetch},
-        {"hooks", hooks},
+        {"hooks", hooks}, {"delivery_times", delivery_times},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

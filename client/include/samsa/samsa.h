@@ -198,6 +198,8 @@ struct samsa_delivery {
     size_t value_len;
     void *opaque;         /* samsa_record.opaque */
     int status;           /* SAMSA_MSG_*_PERSISTED: whether the record may be in the log */
+    int timestamp_type;   /* 0 CreateTime (the record's), 1 LogAppendTime: timestamp is the
+                           * broker's (a topic with message.timestamp.type=LogAppendTime) */
 };
 
 /*
@@ -206,7 +208,8 @@ struct samsa_delivery {
  * the broker answered that it did not write it); POSSIBLY_PERSISTED, it
  * was sent and no answer says what became of it (the connection lost, the
  * request timed out, expired or purged while in flight): a retry may
- * duplicate it; PERSISTED, the broker acknowledged it (err SAMSA_OK).
+ * duplicate it (acks=0 too: nothing acknowledges it); PERSISTED, the broker
+ * acknowledged it (err SAMSA_OK).
  */
 #define SAMSA_MSG_NOT_PERSISTED 0
 #define SAMSA_MSG_POSSIBLY_PERSISTED 1

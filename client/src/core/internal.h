@@ -230,11 +230,15 @@ struct sc_msg {
                            * stays -1); only the first of a run carries them, so
                            * a batch is reported without touching each record */
     int err;              /* delivery result */
-    int32_t status;       /* SAMSA_MSG_*: as err, only on the first of a run (in
-                           * the padding before offset: no bigger record) */
+    int32_t status;       /* SAMSA_MSG_*, with SC_MSG_LOG_APPEND_TIME when the run's
+                           * timestamp (the first's) is the broker's: as err, only on
+                           * the first of a run (in the padding before offset: no
+                           * bigger record) */
     int64_t offset;
     uint8_t data[];       /* key, value, headers: (u32 nlen, name, i32 vlen, value)* */
 };
+
+#define SC_MSG_LOG_APPEND_TIME 0x10 /* in sc_msg.status */
 
 struct sc_msgq {
     struct sc_msg *head, *tail;

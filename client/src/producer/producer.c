@@ -26,6 +26,7 @@ static int serve_reports(struct sc_client *c)
         int32_t left = 0; /* records of the current run after this one */
         int run_err = SAMSA_OK;
         int run_status = SAMSA_MSG_NOT_PERSISTED;
+        int64_t run_log_append = -1; /* the broker's LogAppendTime of the run */
         int64_t offset = -1;
         while ((m = sc_msgq_pop(&q)) != NULL) {
             /* the records are a list in memory the I/O thread last read:
@@ -34,7 +35,8 @@ static int serve_reports(struct sc_client *c)
             __builtin_prefetch(q.head);
             if (left == 0) {
                 run_err = m->err;
-                run_status = m->status;
+                run_status = m->status & ~SC_MSG_LOG_APPEND_TIME;
+                run_log_append = (m->status & SC_MSG_LOG_APPEND_TIME) != 0 ? m->timestamp : -1;
                 offset = m->offset;
                 left = m->run > 0 ? m->run - 1 : 0;
             } else {
@@ -47,13 +49,14 @@ static int serve_reports(struct sc_client *c)
                     .topic = m->topic != NULL ? m->topic->name : "",
                     .partition = m->partition,
                     .offset = offset,
-                    .timestamp = m->timestamp,
+                    .timestamp = run_log_append >= 0 ? run_log_append : m->timestamp,
                     .key = m->key_len >= 0 ? sc_msg_key(m) : NULL,
                     .key_len = (size_t)(m->key_len > 0 ? m->key_len : 0),
                     .value = m->value_len >= 0 ? sc_msg_value(m) : NULL,
                     .value_len = (size_t)(m->value_len > 0 ? m->value_len : 0),
                     .opaque = m->opaque,
                     .status = run_status,
+                    .timestamp_type = run_log_append >= 0 ? 1 : 0,
                 };
                 c->conf->dr_cb(&d, c->conf->dr_opaque);
                 ran++;
