@@ -2337,6 +2337,42 @@ static void test_purge_inflight_reports_possibly_persisted_and_renews_the_produc
     drv_stop(&d);
 }
 
+/* A delivery report carries the record's headers, as librdkafka's
+ * rd_kafka_message_headers on a delivered message. */
+struct headers_seen {
+    int with, without, wrong;
+};
+
+static void headers_seen_cb(const struct samsa_delivery *r, void *opaque)
+{
+    struct headers_seen *s = opaque;
+    if (r->header_count == 0) {
+        s->without += r->headers == NULL;
+        return;
+    }
+    bool ok = r->header_count == 1 && strcmp(r->headers[0].name, "h") == 0 &&
+              r->headers[0].value_len == 1 && memcmp(r->headers[0].value, "x", 1) == 0;
+    s->with += ok;
+    s->wrong += !ok;
+}
+
+static void test_delivery_reports_carry_the_records_headers(void)
+{
+    struct drv d;
+    struct headers_seen s = {0};
+    drv_start(&d, 'p');
+    d.c->conf->dr_cb = headers_seen_cb;
+    d.c->conf->dr_opaque = &s;
+    produce_n(&d, 10, 10); /* records 0 and 5 have the header h=x */
+    for (int i = 0; i < 500 && s.with + s.without + s.wrong < 10; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(s.with, 2);
+    CU_ASSERT_EQUAL(s.without, 8);
+    CU_ASSERT_EQUAL(s.wrong, 0);
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2411,6 +2447,8 @@ int main(void)
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
         {"fnv1a_modes_are_librdkafkas", test_fnv1a_modes_are_librdkafkas},
+        {"delivery_reports_carry_the_records_headers",
+         test_delivery_reports_carry_the_records_headers},
         {"purge_inflight_reports_possibly_persisted_and_renews_the_producer_id",
          test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id},
         {"commit_sends_only_stored_offsets_without_auto_store",

@@ -200,6 +200,9 @@ struct samsa_delivery {
     int status;           /* SAMSA_MSG_*_PERSISTED: whether the record may be in the log */
     int timestamp_type;   /* 0 CreateTime (the record's), 1 LogAppendTime: timestamp is the
                            * broker's (a topic with message.timestamp.type=LogAppendTime) */
+    const struct samsa_header *headers; /* the record's headers as produced (NULL when
+                                         * none, or when there was no memory to list them) */
+    size_t header_count;
 };
 
 /*

@@ -44,6 +44,7 @@ static int serve_reports(struct sc_client *c)
                 offset = offset >= 0 ? offset + 1 : -1;
             }
             if (c->conf->dr_cb != NULL) {
+                struct samsa_header *hs = sc_msg_header_list(m);
                 struct samsa_delivery d = {
                     .err = run_err,
                     .topic = m->topic != NULL ? m->topic->name : "",
@@ -57,8 +58,11 @@ static int serve_reports(struct sc_client *c)
                     .opaque = m->opaque,
                     .status = run_status,
                     .timestamp_type = run_log_append >= 0 ? 1 : 0,
+                    .headers = hs,
+                    .header_count = hs != NULL ? m->header_count : 0,
                 };
                 c->conf->dr_cb(&d, c->conf->dr_opaque);
+                kp_free(hs);
                 ran++;
             }
             n++;

@@ -26,6 +26,35 @@ const uint8_t *sc_msg_headers(const struct sc_msg *m)
     return sc_msg_value(m) + (m->value_len > 0 ? m->value_len : 0);
 }
 
+struct samsa_header *sc_msg_header_list(const struct sc_msg *m)
+{
+    if (m->header_count == 0) {
+        return NULL;
+    }
+    /* the array, then each name with its NUL: one block for the report */
+    size_t n = m->header_count;
+    struct samsa_header *hs = kp_malloc(n * sizeof(*hs) + m->headers_len);
+    if (hs == NULL) {
+        return NULL;
+    }
+    char *names = (char *)(hs + n);
+    const uint8_t *p = sc_msg_headers(m);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nl;
+        int32_t vl;
+        memcpy(&nl, p, 4);
+        memcpy(names, p + 4, nl);
+        names[nl] = '\0';
+        memcpy(&vl, p + 4 + nl, 4);
+        hs[i].name = names;
+        hs[i].value = vl >= 0 ? p + 8 + nl : NULL;
+        hs[i].value_len = vl > 0 ? (size_t)vl : 0;
+        names += nl + 1;
+        p += 8 + nl + (vl > 0 ? (size_t)vl : 0);
+    }
+    return hs;
+}
+
 void sc_msg_free(struct sc_msg *m)
 {
     kp_free(m);
