@@ -700,4 +700,5 @@ int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, 
  * each call is an op that asks for what it needs. */
 const struct sc_kind_ops sc_admin_kind = {
     .tag = 'a',
+    .type = "admin",
 };

@@ -663,6 +663,7 @@ static int consumer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
 
 const struct sc_kind_ops sc_consumer_kind = {
     .tag = 'c',
+    .type = "consumer",
     .check_conf = consumer_check_conf,
     .want_topics = consumer_topics,
     .on_metadata = consumer_metadata,

@@ -820,6 +820,7 @@ void sc_err_ev_free(struct sc_err_ev *ev);
  */
 struct sc_kind_ops {
     char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
+    const char *type; /* "producer", "consumer", "admin": the statistics' type */
     /* The kind's cross-key checks and derived values at _new, after the
      * common ones (sc_conf_finalize). */
     int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);

@@ -148,12 +148,13 @@ static void put_partition(struct jbuf *b, const struct part_stats *s, bool first
               s->committed_offset, s->lo, s->lo, s->hi, s->hi, s->ls, s->lag);
 }
 
-static void put_producer_topics(struct jbuf *b, const struct sc_client *c)
+/* A producer's topics (none for the other kinds); *first_topic: no topic
+ * written yet. */
+static void put_producer_topics(struct jbuf *b, const struct sc_client *c, bool *first_topic)
 {
-    bool first_topic = true;
     for (const struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
-        jb_printf(b, "%s", first_topic ? "" : ",");
-        first_topic = false;
+        jb_printf(b, "%s", *first_topic ? "" : ",");
+        *first_topic = false;
         jb_str(b, t->name);
         jb_printf(b, ":{\"topic\":");
         jb_str(b, t->name);
@@ -173,9 +174,9 @@ static void put_producer_topics(struct jbuf *b, const struct sc_client *c)
     }
 }
 
-static void put_consumer_topics(struct jbuf *b, const struct sc_client *c)
+/* A consumer's assigned partitions by topic (none for the other kinds). */
+static void put_consumer_topics(struct jbuf *b, const struct sc_client *c, bool *first_topic)
 {
-    bool first_topic = true;
     for (int i = 0; i < c->cpart_count; i++) {
         const char *topic = c->cparts[i]->topic;
         bool seen = false;
@@ -185,8 +186,8 @@ static void put_consumer_topics(struct jbuf *b, const struct sc_client *c)
         if (seen) {
             continue;
         }
-        jb_printf(b, "%s", first_topic ? "" : ",");
-        first_topic = false;
+        jb_printf(b, "%s", *first_topic ? "" : ",");
+        *first_topic = false;
         jb_str(b, topic);
         jb_printf(b, ":{\"topic\":");
         jb_str(b, topic);
@@ -227,7 +228,7 @@ static void put_consumer_topics(struct jbuf *b, const struct sc_client *c)
 char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len)
 {
     struct jbuf b = {0};
-    const char *type = c->kind == 'p' ? "producer" : c->kind == 'c' ? "consumer" : "admin";
+    const char *type = c->kind_ops->type;
     jb_printf(&b, "{\"name\":");
     char name[300];
     (void)snprintf(name, sizeof(name), "%s#%s-%p", c->v->client_id, type, (const void *)c);
@@ -241,16 +242,13 @@ char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len)
               ",\"rx_bytes\":%" PRIu64 ",\"txmsgs\":%" PRIu64 ",\"txmsg_bytes\":%" PRIu64
               ",\"rxmsgs\":%" PRIu64 ",\"rxmsg_bytes\":%" PRIu64 ",",
               type, now * 1000, (now + c->wall_minus_mono_ms) / 1000, (now - c->created_ms) * 1000,
-              c->outq_msgs, c->outq_bytes, c->kind == 'p' ? c->v->queue_max_messages : 0,
-              c->kind == 'p' ? c->v->queue_max_bytes : 0, c->tx, c->tx_bytes, c->rx,
+              c->outq_msgs, c->outq_bytes, c->v->queue_max_messages, c->v->queue_max_bytes, c->tx, c->tx_bytes, c->rx,
               c->rx_bytes, c->txmsgs, c->txmsg_bytes, c->rxmsgs, c->rxmsg_bytes);
     put_brokers(&b, c);
     jb_printf(&b, ",\"topics\":{");
-    if (c->kind == 'p') {
-        put_producer_topics(&b, c);
-    } else if (c->kind == 'c') {
-        put_consumer_topics(&b, c);
-    }
+    bool first_topic = true;
+    put_producer_topics(&b, c, &first_topic);
+    put_consumer_topics(&b, c, &first_topic);
     jb_printf(&b, "}}");
     if (b.failed) {
         kp_free(b.p);

@@ -466,6 +466,7 @@ static int producer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
 
 const struct sc_kind_ops sc_producer_kind = {
     .tag = 'p',
+    .type = "producer",
     .check_conf = producer_check_conf,
     .want_topics = producer_topics,
     .auto_create_topics = true,
