@@ -1078,7 +1078,7 @@ static void hooks(void)
     /* offsets for times (librdkafka's rd_kafka_offsets_for_times) */
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
-    int64_t hour_later = (int64_t)wall.tv_sec * 1000 + 3600 * 1000;
+    int64_t hour_later = (int64_t)wall.tv_sec * 1000 + 3600000; /* an hour later */
     struct samsa_partition times[3] = {{"hooks", 0, 0}, {"hooks", 1, hour_later},
                                        {"hooks", 2, SAMSA_OFFSET_END}};
     CHECK(samsa_consumer_offsets_for_times(c, times, 3, 10000) == SAMSA_OK, "offsets for times");

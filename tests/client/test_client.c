@@ -2053,7 +2053,7 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT(stats_int(st.last, "ts") > 0);
     CU_ASSERT(stats_int(st.last, "time") > 1600000000); /* seconds since the epoch */
     CU_ASSERT_EQUAL(stats_int(st.last, "msg_cnt"), 5);
-    CU_ASSERT(stats_int(st.last, "msg_size") > 5 * 10);
+    CU_ASSERT(stats_int(st.last, "msg_size") > 50); /* 5 records of 10 bytes */
     CU_ASSERT_EQUAL(stats_int(st.last, "msg_max"), 100000);
     CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 0);
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 3);
@@ -2073,7 +2073,7 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 5);
     CU_ASSERT(stats_int(st.last, "tx") > 0);
     CU_ASSERT(stats_int(st.last, "rx") > 0);
-    CU_ASSERT(stats_int(st.last, "tx_bytes") > 5 * 10);
+    CU_ASSERT(stats_int(st.last, "tx_bytes") > 50);
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 0);
     /* every broker the client talks to, by librdkafka's "host:port/id" name */
     int up = 0;
