@@ -729,6 +729,9 @@ void sc_wake(struct sc_client *c);
  * (a user thread). */
 void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
+/* Queues ev (an error, a rebalance notice, a statistics document) for the
+ * user's next poll-like call and wakes it (lock held). */
+void sc_post_event(struct sc_client *c, struct sc_err_ev *ev);
 /* Queues an error event for the user (lock held). */
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

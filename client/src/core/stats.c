@@ -281,14 +281,8 @@ int64_t sc_stats_serve(struct sc_client *c, int64_t now)
     if (ev != NULL) {
         ev->stats = true;
         memcpy(ev->reason, json, len + 1);
-        if (c->errs_tail != NULL) {
-            c->errs_tail->next = ev;
-        } else {
-            c->errs = ev;
-        }
-        c->errs_tail = ev;
         c->stats_pending = ev;
-        pthread_cond_broadcast(&c->ev_cond);
+        sc_post_event(c, ev);
     }
     kp_free(json);
     return c->stats_next_ms;
