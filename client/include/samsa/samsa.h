@@ -15,8 +15,9 @@
  * Threads. Every call on one handle may be made from any thread, but the
  * poll-like calls (samsa_producer_poll, _flush, _close, samsa_consumer_poll,
  * _close) are where callbacks run: callbacks never run on a library thread,
- * only inside those calls, on the caller's thread (the log callback alone
- * excepted: see samsa_conf_set_log_cb). Every callback gets the
+ * only inside those calls, on the caller's thread (the log and partitioner
+ * callbacks excepted: see samsa_conf_set_log_cb and
+ * samsa_conf_set_partitioner_cb). Every callback gets the
  * cb_opaque set with it (an application that wants its handle there points
  * cb_opaque at a struct and stores the handle in it after _new).
  *
