@@ -44,7 +44,7 @@ static int serve_reports(struct sc_client *c)
                 offset = offset >= 0 ? offset + 1 : -1;
             }
             if (c->conf->dr_cb != NULL) {
-                struct samsa_header *hs = sc_msg_header_list(m);
+                struct samsa_header *hs = m->header_count > 0 ? sc_msg_header_list(m) : NULL;
                 struct samsa_delivery d = {
                     .err = run_err,
                     .topic = m->topic != NULL ? m->topic->name : "",
