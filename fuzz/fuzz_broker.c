@@ -1069,7 +1069,7 @@ static void op_metadata(struct input *in)
 
 static void offset_fetch(int g, int t, int32_t p, int16_t version)
 {
-    char group[8];
+    char group[16]; /* "g" and any int: gcc's -Wformat-truncation counts INT_MIN */
     (void)snprintf(group, sizeof group, "g%d", g);
     struct kp_OffsetFetchRequest req;
     kp_OffsetFetchRequest_init(&req);
@@ -1105,7 +1105,7 @@ static void op_commit(struct input *in)
     uint8_t mode = in_u8(in);
     int16_t version = (int16_t)(2 + mode % 6);
     int64_t offset = in_u16(in);
-    char group[8];
+    char group[16]; /* "g" and any int: gcc's -Wformat-truncation counts INT_MIN */
     (void)snprintf(group, sizeof group, "g%d", g);
     struct kp_OffsetCommitRequest req;
     kp_OffsetCommitRequest_init(&req);

@@ -183,6 +183,7 @@ static void produce_some(samsa_producer *p, uint8_t arg)
         int vl = snprintf(value, sizeof(value), "value-%zu", h.produced);
         struct samsa_header hd = {"trace", "x", 1};
         struct samsa_record r = {
+            SAMSA_RECORD_INIT,
             .topic = (arg & 8) ? "t1" : (arg & 16 ? "unknown-topic" : "t0"),
             .partition = (arg & 32) ? (int32_t)(arg % 3) : SAMSA_PARTITION_ANY,
             .key = (arg & 64) ? NULL : key,

@@ -14,6 +14,7 @@
 #include "admin/admin.h"
 #include "base/clock.h"
 #include "base/logging.h"
+#include "replica/replication.h"
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
@@ -490,8 +491,7 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
                                                        st->requests, st->total_us, st->max_us};
         }
     }
-    s->isr_shrinks = b->s.isr_shrinks;
-    s->isr_expands = b->s.isr_expands;
+    br_replication_isr_counts(b->s.replication, &s->isr_shrinks, &s->isr_expands);
     struct br_net_counts nc;
     br_net_counts(b->s.net, &nc);
     s->connections = (int64_t)nc.open;

@@ -13,7 +13,7 @@
 #include "server/admin_manager.h"
 #include "server/group.h"
 #include "server/local_controller.h"
-#include "server/replication.h"
+#include "replica/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -32,7 +32,7 @@ void br_broker_housekeeping(struct br_broker *b)
 {
     int64_t mono = br_now_mono_ms();
     br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
-    br_replication_tick(&b->s, mono);
+    br_replication_tick(b->s.replication, mono);
     br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
@@ -232,7 +232,10 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     if (b->cluster) {
-        if (br_replication_start(&b->s) != 0) {
+        struct br_replication_env env = {&b->s.cfg,  b->s.net,        b->s.node_id,
+                                         &b->s.rm,   &b->s.mc,        &b->s.purgatory,
+                                         NULL};
+        if (br_replication_start(&env, &b->s.replication) != 0) {
             br_error("out of memory");
             return -1;
         }
@@ -315,7 +318,8 @@ void br_broker_stop(struct br_broker *b)
     br_controlled_shutdown_free(b);
     br_member_stop(b);
     br_admin_feed_free(b); /* after the session: no answer comes any more */
-    br_replication_stop(&b->s);
+    br_replication_stop(b->s.replication);
+    b->s.replication = NULL;
     br_cluster_admin_free(&b->s);
     /* the flushes and checkpoint writes under way end, the cleaning stops;
      * from here on, the writes are made at once */

@@ -13,7 +13,7 @@
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
 #include "server/cluster_wait.h"
-#include "server/replication.h"
+#include "replica/replication.h"
 #include "server/request.h"
 
 #include <samsa-protocol/alloc.h>
@@ -352,7 +352,7 @@ static const struct br_timer_ops retry_timer = {"zookeeper registration", retry_
 static void fence(struct br_cluster_member *m, bool expired, const char *why)
 {
     int64_t now = br_now_mono_ms();
-    size_t n = br_replication_fence(&m->b->s, expired, now);
+    size_t n = br_replication_fence(m->b->s.replication, expired, now);
     if (n > 0) {
         m->fenced = true;
         br_warn("%s: %zu partition(s) led here fenced (NOT_LEADER_OR_FOLLOWER, no leader in "
@@ -387,12 +387,12 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         br_timer_cancel(m->b->s.net, &m->fence);
         if (m->fenced && !m->expired) {
             /* the same session: nothing was given away */
-            size_t n = br_replication_unfence(&m->b->s);
+            size_t n = br_replication_unfence(m->b->s.replication);
             br_info("ZooKeeper session alive again: %zu fenced partition(s) led here again", n);
         }
         m->fenced = false;
         m->expired = false;
-        br_replication_zk_connected(&m->b->s);
+        br_replication_zk_connected(m->b->s.replication);
         if (!m->registered) {
             make_paths(m);
         }
@@ -467,6 +467,7 @@ int br_member_start(struct br_broker *b)
         br_error("zookeeper.connect: %s", err);
         return -1;
     }
+    br_replication_set_zk(b->s.replication, b->s.zk);
     struct br_controller_config cc;
     memset(&cc, 0, sizeof cc);
     cc.broker_id = b->s.node_id;
@@ -503,6 +504,7 @@ void br_member_stop(struct br_broker *b)
     }
     br_zk_close(b->s.zk);
     b->s.zk = NULL;
+    br_replication_set_zk(b->s.replication, NULL);
     while (b->member != NULL && b->member->reads != NULL) {
         state_read_free(b->member->reads);
     }

@@ -9,7 +9,7 @@
 #include "cluster/metadata_cache.h"
 #include "cluster_member.h"
 #include "reactor/net.h"
-#include "server/replication.h"
+#include "replica/replication.h"
 
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
@@ -207,8 +207,8 @@ bool br_controlled_shutdown_begin(struct br_broker *b)
     br_timer_init(&s->timer, &shutdown_timer_ops, s);
     b->shutdown = s;
     /* a replica going away fetches no more, so that no leader takes it
-     * back into an ISR the controller takes it out of (replication.h) */
-    size_t n = br_replication_stop_fetching(&b->s);
+     * back into an ISR the controller takes it out of (replica/replication.h) */
+    size_t n = br_replication_stop_fetching(b->s.replication);
     if (n > 0) {
         br_info("controlled shutdown: stopped fetching %zu partition(s) as a follower", n);
     }

@@ -8,7 +8,7 @@ int main(int argc, char **argv) {
     samsa_producer *p = samsa_producer_new(conf, err, sizeof err);
     for (int i = 0; p != NULL && i < 3; i++) {
         char v[32]; int n = snprintf(v, sizeof v, "hello %d", i);
-        struct samsa_record r = {.topic = argv[2], .partition = 0, .value = v, .value_len = (size_t)n};
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = argv[2], .partition = 0, .value = v, .value_len = (size_t)n};
         if (samsa_produce(p, &r) != SAMSA_OK) return 1;
     }
     if (p == NULL || samsa_producer_close(p, 10000) != 0) return 1;  /* flushes; 0 = all delivered */

@@ -189,8 +189,12 @@ static int perf_produce(const struct opts *o, samsa_conf *conf, long long count)
     st.next_progress = st.started_ms + o->interval_ms;
     size_t sent = 0;
     while (!interrupted && sent < (size_t)count) {
-        struct samsa_record r = {.topic = o->topic, .partition = o->partition, .value = value,
-                                 .value_len = (size_t)o->size, .opaque = (void *)(uintptr_t)sent};
+        struct samsa_record r = {SAMSA_RECORD_INIT,
+                                 .topic = o->topic,
+                                 .partition = o->partition,
+                                 .value = value,
+                                 .value_len = (size_t)o->size,
+                                 .opaque = (void *)(uintptr_t)sent};
         st.sent_us[sent] = mono_us();
         int e = samsa_produce(p, &r);
         if (e == SAMSA_ERR_QUEUE_FULL) {

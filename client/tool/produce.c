@@ -97,7 +97,7 @@ int cmd_produce(int argc, char **argv)
         if (len > 0 && line[len - 1] == '\n') {
             len--;
         }
-        struct samsa_record r = {.topic = o.topic, .partition = o.partition};
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = o.topic, .partition = o.partition};
         r.headers = hn > 0 ? hs : NULL;
         r.header_count = hn;
         r.value = line;

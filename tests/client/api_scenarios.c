@@ -133,8 +133,8 @@ static void produce(const char *topic, int n, int32_t partitions)
     for (int i = 0; i < n; i++) {
         char v[32];
         int len = snprintf(v, sizeof(v), "v%d", i);
-        struct samsa_record r = {.topic = topic, .partition = i % partitions, .value = v,
-                                 .value_len = (size_t)len};
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = topic, .partition = i % partitions,
+                                 .value = v, .value_len = (size_t)len};
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
     }
     CHECK(samsa_producer_close(p, 15000) == 0, "records not delivered");
@@ -534,8 +534,9 @@ static void delivery_offsets(void)
     for (int i = 0; i < DR_RECORDS; i++) {
         char v[32];
         int len = snprintf(v, sizeof(v), "v%d", i);
-        struct samsa_record r = {.topic = "dr", .partition = i % DR_PARTS, .value = v,
-                                 .value_len = (size_t)len, .opaque = (void *)(uintptr_t)(i + 1)};
+        struct samsa_record r = {SAMSA_RECORD_INIT,         .topic = "dr",
+                                 .partition = i % DR_PARTS, .value = v,
+                                 .value_len = (size_t)len,  .opaque = (void *)(uintptr_t)(i + 1)};
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
         if (i % 700 == 0) {
             (void)samsa_producer_poll(p, 0); /* some reports served while producing */
@@ -595,7 +596,8 @@ static void delivery_offsets(void)
     for (int i = 0; i < 10; i++) {
         int len = snprintf(big, sizeof(big), "v%d", i);
         memset(big + len, 'x', sizeof(big) - (size_t)len);
-        struct samsa_record r = {.topic = "dr-small", .partition = 0, .value = big,
+        struct samsa_record r = {SAMSA_RECORD_INIT,        .topic = "dr-small",
+                                 .partition = 0,           .value = big,
                                  .value_len = sizeof(big), .opaque = (void *)(uintptr_t)(i + 1)};
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce big %d", i);
     }
@@ -640,8 +642,12 @@ static void *race_produce(void *arg)
     char v[100];
     memset(v, 'x', sizeof(v));
     for (long i = 0;; i++) {
-        struct samsa_record rec = {.topic = "race", .partition = SAMSA_PARTITION_ANY,
-                                   .key = &i, .key_len = sizeof(i), .value = v,
+        struct samsa_record rec = {SAMSA_RECORD_INIT,
+                                   .topic = "race",
+                                   .partition = SAMSA_PARTITION_ANY,
+                                   .key = &i,
+                                   .key_len = sizeof(i),
+                                   .value = v,
                                    .value_len = sizeof(v)};
         int e = samsa_produce(r->p, &rec);
         if (e == SAMSA_OK) {
@@ -745,7 +751,8 @@ static void close_during_produce(void)
     CHECK(reports == accepted, "%ld reports for %ld records accepted", reports, accepted);
     CHECK(took < 10000, "close took %lld ms", (long long)took);
 
-    struct samsa_record rec = {.topic = "race", .partition = 0, .value = "v", .value_len = 1};
+    struct samsa_record rec = {SAMSA_RECORD_INIT, .topic = "race", .partition = 0, .value = "v",
+                               .value_len = 1};
     CHECK(samsa_produce(r.p, &rec) == SAMSA_ERR_DESTROYED, "produce after close");
     CHECK(samsa_producer_flush(r.p, 1000) == SAMSA_ERR_DESTROYED, "flush after close");
     CHECK(samsa_producer_poll(r.p, 1000) == 0, "poll after close");
@@ -862,8 +869,8 @@ static void fair_fetch(void)
     samsa_conf_destroy(pconf);
     CHECK(p != NULL, "%s", err);
     for (int i = 0; i < 300; i++) {
-        struct samsa_record r = {.topic = "fair", .partition = i % 3, .value = "v",
-                                 .value_len = 1};
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "fair", .partition = i % 3,
+                                 .value = "v", .value_len = 1};
         CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
         CHECK(samsa_producer_flush(p, 10000) == SAMSA_OK, "flush %d", i);
     }

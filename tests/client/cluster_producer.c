@@ -148,8 +148,12 @@ int main(int argc, char **argv)
             char value[64];
             int kl = snprintf(key, sizeof(key), "k%ld", k);
             int vl = snprintf(value, sizeof(value), "k%ld:%lld", k, seq[k]);
-            struct samsa_record r = {.topic = argv[2], .partition = SAMSA_PARTITION_ANY,
-                                     .key = key, .key_len = (size_t)kl, .value = value,
+            struct samsa_record r = {SAMSA_RECORD_INIT,
+                                     .topic = argv[2],
+                                     .partition = SAMSA_PARTITION_ANY,
+                                     .key = key,
+                                     .key_len = (size_t)kl,
+                                     .value = value,
                                      .value_len = (size_t)vl};
             int e = samsa_produce(p, &r);
             if (e == SAMSA_ERR_QUEUE_FULL) {

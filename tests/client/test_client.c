@@ -1157,6 +1157,8 @@ struct drv {
     int delivered;                           /* producer: reports without an error */
     int failed;                              /* producer: reports with one */
     int last_err;                            /* producer: the last report's error */
+    int unsized;                             /* producer: reports whose struct_size is
+                                              * not the library's sizeof */
     int all_down;                            /* SAMSA_ERR_ALL_BROKERS_DOWN errors */
     int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
     int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
@@ -1182,6 +1184,8 @@ static void drv_delivered(const struct samsa_delivery *r, void *opaque)
 {
     struct drv *d = opaque;
     d->last_err = r->err;
+    d->unsized += r->struct_size != sizeof(struct samsa_delivery) ||
+                  !SAMSA_HAS_FIELD(struct samsa_delivery, r, opaque);
     if (r->err == SAMSA_OK && r->offset >= 0) {
         d->delivered++;
     } else {
@@ -1634,6 +1638,7 @@ static void produce_n(struct drv *d, int n, size_t value_len)
         int kl = snprintf(key, sizeof(key), "k%d", i);
         struct samsa_header h = {"h", "x", 1};
         struct samsa_record r = {
+            SAMSA_RECORD_INIT,
             .topic = i % 3 == 0 ? "t1" : "t0",
             .partition = SAMSA_PARTITION_ANY,
             .key = key,
@@ -1856,6 +1861,9 @@ static void test_revoked_offsets_are_what_the_application_gets_next(void)
         abort(); /* for the analysers */
     }
     int64_t read_next = first->offset + 1;
+    /* the library's sizeof, so SAMSA_HAS_FIELD answers for every field */
+    CU_ASSERT_EQUAL(first->struct_size, sizeof(samsa_message));
+    CU_ASSERT(SAMSA_HAS_FIELD(samsa_message, first, headers));
     samsa_message_free(first);
     for (int i = 0; i < 100; i++) { /* fetched and queued, not read */
         drv_turn(&d);
@@ -1954,6 +1962,40 @@ static void test_producer_purge_reports_what_was_never_sent(void)
         drv_run(&d, 10);
     }
     CU_ASSERT_EQUAL(d.delivered, 3);
+    drv_stop(&d);
+}
+
+/* Growable structs (samsa.h): samsa_produce reads a record to its
+ * struct_size. Without SAMSA_RECORD_INIT (0), or shorter than SONAME 0's
+ * record, it is refused; a record of a newer samsa.h (a field past the
+ * library's sizeof) is taken, its unknown tail ignored; every delivery
+ * report carries the library's sizeof. */
+static void test_records_are_read_to_their_struct_size(void)
+{
+    struct drv d;
+    drv_start(&d, 'p');
+    struct samsa_producer prod = {.c = d.c};
+    struct samsa_record bare = {.topic = "t0", .partition = 0, .value = "v", .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &bare), SAMSA_ERR_INVALID_ARG);
+    struct samsa_record shorter = {SAMSA_RECORD_INIT, .topic = "t0", .value = "v", .value_len = 1};
+    shorter.struct_size = offsetof(struct samsa_record, opaque);
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &shorter), SAMSA_ERR_INVALID_ARG);
+    struct newer_record {
+        struct samsa_record r;
+        uint64_t later_field; /* what a later samsa.h appends */
+    } newer = {.r = {.topic = "t0", .partition = 0, .value = "v", .value_len = 1},
+               .later_field = UINT64_MAX};
+    newer.r.struct_size = sizeof(newer);
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &newer.r), SAMSA_OK);
+    struct samsa_record now = {SAMSA_RECORD_INIT, .topic = "t1", .partition = 0, .value = "v",
+                               .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &now), SAMSA_OK);
+    for (int i = 0; i < 500 && d.delivered + d.failed < 2; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 2);
+    CU_ASSERT_EQUAL(d.failed, 0);
+    CU_ASSERT_EQUAL(d.unsized, 0);
     drv_stop(&d);
 }
 
@@ -2447,6 +2489,7 @@ int main(void)
         {"consumer_reports_every_broker_down", test_consumer_reports_every_broker_down},
         {"producer_purge_reports_what_was_never_sent",
          test_producer_purge_reports_what_was_never_sent},
+        {"records_are_read_to_their_struct_size", test_records_are_read_to_their_struct_size},
         {"log_callback_gets_debug_lines_and_warnings",
          test_log_callback_gets_debug_lines_and_warnings},
         {"revoked_offsets_are_what_the_application_gets_next",

@@ -296,6 +296,7 @@ static int run_produce(const struct opts *o, struct result *r)
             key_len = kl > 0 ? (size_t)kl : 0;
         }
         struct samsa_record rec = {
+            SAMSA_RECORD_INIT,
             .topic = o->topic,
             .partition = o->partition >= 0 ? (int32_t)o->partition : SAMSA_PARTITION_ANY,
             .key = key_len > 0 ? key : NULL,

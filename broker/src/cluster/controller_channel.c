@@ -426,6 +426,20 @@ void ctl_send_request(struct br_controller *c, struct sender *s, int16_t api_key
     ctl_send_request_tagged(c, s, api_key, api_version, body, 0);
 }
 
+void ctl_send_stop_replica(struct br_controller *c, struct sender *s,
+                           struct kp_StopReplicaRequest_StopReplicaPartitionV0 *parts, int32_t n,
+                           bool delete_partitions, uint64_t gen)
+{
+    struct kp_StopReplicaRequest req;
+    memset(&req, 0, sizeof req);
+    req.ControllerId = c->cfg.broker_id;
+    req.ControllerEpoch = c->epoch;
+    req.DeletePartitions = delete_partitions;
+    req.UngroupedPartitions.items = parts;
+    req.UngroupedPartitions.count = n;
+    ctl_send_request_tagged(c, s, KP_API_STOP_REPLICA, 0, &req, gen);
+}
+
 static void clear_model(struct br_controller *c)
 {
     for (size_t i = 0; i < c->nbrokers; i++) {

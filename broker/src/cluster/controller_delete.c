@@ -1,5 +1,7 @@
 /* samsa-broker: the controller's topic deletion, Kafka's
- * TopicDeletionManager (see controller.h, controller_internal.h). */
+ * TopicDeletionManager (see controller.h, controller_internal.h): the
+ * ZooKeeper writes and the StopReplica sends; every decision (whom to ask,
+ * who waits, when the topic is done) is topic_deletion.c's. */
 #define _GNU_SOURCE
 
 #include "cluster/controller_internal.h"
@@ -88,13 +90,34 @@ static void deletion_drop(struct br_controller *c, struct deletion *d)
     c->ndeletions--;
 }
 
-/* The brokers holding a replica of t, into d (once). 0 or -1. */
-static int deletion_brokers(struct deletion *d, const struct ctl_topic *t)
+/* The view topic_deletion.h reads of t's assignment (t's arrays
+ * borrowed): owned by the caller, NULL when out of memory. */
+static struct br_deletion_replicas *topic_replicas(const struct ctl_topic *t)
 {
-    size_t cap = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        cap += (size_t)t->parts[p].nreplicas;
+    struct br_deletion_replicas *rv =
+        kp_calloc(t->npartitions > 0 ? (size_t)t->npartitions : 1, sizeof *rv);
+    if (rv == NULL) {
+        return NULL;
     }
+    for (int32_t p = 0; p < t->npartitions; p++) {
+        rv[p].ids = t->parts[p].replicas;
+        rv[p].n = t->parts[p].nreplicas;
+    }
+    return rv;
+}
+
+/* d's arrays as topic_deletion.h sees them. */
+static struct br_deletion_progress progress_of(const struct deletion *d)
+{
+    return (struct br_deletion_progress){d->gen, d->brokers, d->state, d->n};
+}
+
+/* The brokers holding a replica of the topic (rv, nparts), into d
+ * (once). 0 or -1. */
+static int deletion_brokers(struct deletion *d, const struct br_deletion_replicas *rv,
+                            int32_t nparts)
+{
+    size_t cap = br_deletion_replica_count(rv, nparts);
     d->brokers = kp_calloc(cap > 0 ? cap : 1, sizeof *d->brokers);
     d->state = kp_calloc(cap > 0 ? cap : 1, sizeof *d->state);
     if (d->brokers == NULL || d->state == NULL) {
@@ -104,51 +127,92 @@ static int deletion_brokers(struct deletion *d, const struct ctl_topic *t)
         d->state = NULL;
         return -1;
     }
-    d->n = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        for (int32_t r = 0; r < t->parts[p].nreplicas; r++) {
-            if (!ctl_contains(d->brokers, (int32_t)d->n, t->parts[p].replicas[r])) {
-                d->brokers[d->n++] = t->parts[p].replicas[r];
-            }
-        }
-    }
+    d->n = br_deletion_brokers(rv, nparts, d->brokers);
     return 0;
 }
 
 /* StopReplica with delete_partitions, for every partition of t that broker
- * holds, tagged with the deletion's generation (Kafka sends one request
- * per partition; one per broker does the same work). */
+ * holds (rv: t's assignment), tagged with the deletion's generation (Kafka
+ * sends one request per partition; one per broker does the same work). */
 static void send_stop_replica_delete(struct br_controller *c, const struct ctl_broker *broker,
-                                     const struct ctl_topic *t, uint64_t gen)
+                                     const struct ctl_topic *t,
+                                     const struct br_deletion_replicas *rv, uint64_t gen)
 {
-    struct kp_StopReplicaRequest_StopReplicaPartitionV0 *ps =
-        kp_calloc(t->npartitions > 0 ? (size_t)t->npartitions : 1, sizeof *ps);
-    if (ps == NULL) {
+    size_t cap = t->npartitions > 0 ? (size_t)t->npartitions : 1;
+    int32_t *held = kp_calloc(cap, sizeof *held);
+    struct kp_StopReplicaRequest_StopReplicaPartitionV0 *ps = kp_calloc(cap, sizeof *ps);
+    if (held == NULL || ps == NULL) {
         br_error("controller: out of memory building StopReplica");
-        return;
+    } else {
+        int32_t n = br_deletion_partitions_of(rv, t->npartitions, broker->id, held);
+        for (int32_t i = 0; i < n; i++) {
+            ps[i].TopicName = kp_str_c(t->name);
+            ps[i].PartitionIndex = held[i];
+        }
+        ctl_send_stop_replica(c, broker->sender, ps, n, true, gen);
     }
-    int32_t n = 0;
-    for (int32_t p = 0; p < t->npartitions; p++) {
-        if (ctl_contains(t->parts[p].replicas, t->parts[p].nreplicas, broker->id)) {
-            ps[n].TopicName = kp_str_c(t->name);
-            ps[n].PartitionIndex = p;
-            n++;
+    kp_free(ps);
+    kp_free(held);
+}
+
+/* One step of d's deletion of t (topic_deletion.h decides, given the live
+ * brokers): StopReplica to each broker it asks now. *done when every
+ * replica is deleted. 0 or -1 (out of memory). */
+static int deletion_step(struct br_controller *c, struct deletion *d, const struct ctl_topic *t,
+                         const int32_t *live, size_t nlive, bool *done)
+{
+    struct br_deletion_replicas *rv = topic_replicas(t);
+    if (rv == NULL) {
+        return -1;
+    }
+    int res = -1;
+    int32_t *picked = NULL;
+    if (d->brokers == NULL && deletion_brokers(d, rv, t->npartitions) != 0) {
+        goto out_free;
+    }
+    picked = kp_calloc(d->n > 0 ? 2 * d->n : 1, sizeof *picked);
+    if (picked == NULL) {
+        goto out_free;
+    }
+    struct br_deletion_progress p = progress_of(d);
+    struct br_deletion_step step = {.ask = picked, .waits = picked + d->n};
+    br_deletion_resume(&p, live, nlive, &step);
+    for (size_t k = 0; k < step.nwaits; k++) {
+        br_info("controller: deletion of topic %s waits for broker %" PRId32
+                " (down), which holds a replica",
+                d->name, step.waits[k]);
+    }
+    for (size_t k = 0; k < step.nask; k++) {
+        const struct ctl_broker *broker = ctl_find_broker(c, step.ask[k]);
+        if (broker != NULL) { /* live: found above */
+            send_stop_replica_delete(c, broker, t, rv, d->gen);
         }
     }
-    struct kp_StopReplicaRequest req;
-    memset(&req, 0, sizeof req);
-    req.ControllerId = c->cfg.broker_id;
-    req.ControllerEpoch = c->epoch;
-    req.DeletePartitions = true;
-    req.UngroupedPartitions.items = ps;
-    req.UngroupedPartitions.count = n;
-    ctl_send_request_tagged(c, broker->sender, KP_API_STOP_REPLICA, 0, &req, gen);
-    kp_free(ps);
+    *done = step.done;
+    res = 0;
+out_free:
+    kp_free(picked);
+    kp_free(rv);
+    return res;
+}
+
+/* The brokers the controller can send to (their sender runs), into out
+ * (room for c->nbrokers); returns how many. */
+static size_t live_brokers(const struct br_controller *c, int32_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->nbrokers; i++) {
+        if (c->brokers[i].sender != NULL) {
+            out[n++] = c->brokers[i].id;
+        }
+    }
+    return n;
 }
 
 /* Kafka's TopicDeletionManager.resumeDeletions: each topic being deleted
  * moves on as far as its brokers allow; those whose every replica is
- * deleted are completed. 0 or -1 (a ZooKeeper failure). */
+ * deleted are completed. 0 or -1 (a ZooKeeper failure, or out of
+ * memory). */
 int ctl_resume_deletions(struct br_controller *c)
 {
     bool announce = false;
@@ -160,6 +224,15 @@ int ctl_resume_deletions(struct br_controller *c)
         /* the brokers stop serving the topics (leader -2) */
         ctl_send_update_metadata(c);
     }
+    if (c->ndeletions == 0) {
+        return 0;
+    }
+    int32_t *live = kp_calloc(c->nbrokers > 0 ? c->nbrokers : 1, sizeof *live);
+    if (live == NULL) {
+        return -1;
+    }
+    size_t nlive = live_brokers(c, live);
+    int res = 0;
     for (size_t i = 0; i < c->ndeletions;) {
         struct deletion *d = &c->deletions[i];
         struct ctl_topic *t = ctl_find_topic(c, d->name);
@@ -168,42 +241,24 @@ int ctl_resume_deletions(struct br_controller *c)
             char path[BR_TOPIC_NAME_MAX + 32];
             (void)snprintf(path, sizeof path, "/admin/delete_topics/%s", d->name);
             if (zdelete(c, path) != 0) {
-                return -1;
+                res = -1;
+                break;
             }
             deletion_drop(c, d);
             continue;
         }
-        if (d->brokers == NULL && deletion_brokers(d, t) != 0) {
-            return -1;
+        bool done = false;
+        if (deletion_step(c, d, t, live, nlive, &done) != 0) {
+            res = -1;
+            break;
         }
-        bool all_done = true;
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->state[k] == DEL_DONE) {
-                continue;
-            }
-            all_done = false;
-            if (d->state[k] == DEL_STARTED) {
-                continue;
-            }
-            const struct ctl_broker *broker = ctl_find_broker(c, d->brokers[k]);
-            if (broker == NULL || broker->sender == NULL) {
-                if (d->state[k] != DEL_INELIGIBLE) {
-                    br_info("controller: deletion of topic %s waits for broker %" PRId32
-                            " (down), which holds a replica",
-                            d->name, d->brokers[k]);
-                }
-                d->state[k] = DEL_INELIGIBLE;
-                continue;
-            }
-            d->state[k] = DEL_STARTED;
-            send_stop_replica_delete(c, broker, t, d->gen);
-        }
-        if (!all_done) {
+        if (!done) {
             i++;
             continue;
         }
         if (delete_topic_znodes(c, d->name) != 0) {
-            return -1;
+            res = -1;
+            break;
         }
         br_info("controller: deletion of topic %s completed", d->name);
         size_t ti = (size_t)(t - c->topics);
@@ -212,7 +267,8 @@ int ctl_resume_deletions(struct br_controller *c)
         c->ntopics--;
         deletion_drop(c, d);
     }
-    return 0;
+    kp_free(live);
+    return res;
 }
 
 /* /admin/delete_topics read (and watched): Kafka's TopicDeletion event. */
@@ -267,18 +323,11 @@ int ctl_on_stop_replica_done(struct br_controller *c, const struct event *e)
 {
     for (size_t i = 0; i < c->ndeletions; i++) {
         struct deletion *d = &c->deletions[i];
-        if (d->gen != e->gen) {
-            continue;
-        }
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->brokers[k] == e->broker && d->state[k] == DEL_STARTED) {
-                d->state[k] = e->ok ? DEL_DONE : DEL_INELIGIBLE;
-                if (!e->ok) {
-                    br_warn("controller: broker %" PRId32 " did not delete its replicas of %s: "
-                            "asked again when it comes back",
-                            e->broker, d->name);
-                }
-            }
+        struct br_deletion_progress p = progress_of(d);
+        if (br_deletion_answer(&p, e->gen, e->broker, e->ok) > 0 && !e->ok) {
+            br_warn("controller: broker %" PRId32 " did not delete its replicas of %s: "
+                    "asked again when it comes back",
+                    e->broker, d->name);
         }
     }
     return ctl_resume_deletions(c);
@@ -289,11 +338,7 @@ int ctl_on_stop_replica_done(struct br_controller *c, const struct event *e)
 void ctl_deletions_lost_broker(struct br_controller *c, int32_t broker)
 {
     for (size_t i = 0; i < c->ndeletions; i++) {
-        struct deletion *d = &c->deletions[i];
-        for (size_t k = 0; k < d->n; k++) {
-            if (d->brokers[k] == broker && d->state[k] == DEL_STARTED) {
-                d->state[k] = DEL_INELIGIBLE;
-            }
-        }
+        struct br_deletion_progress p = progress_of(&c->deletions[i]);
+        br_deletion_lost_broker(&p, broker);
     }
 }

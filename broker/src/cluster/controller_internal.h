@@ -16,6 +16,7 @@
 #include "cluster/controller.h"
 #include "cluster/leader_election.h"
 #include "cluster/metadata.h"
+#include "cluster/topic_deletion.h"
 #include "cluster/zk_json.h"
 
 #include <zookeeper/zookeeper.h>
@@ -88,14 +89,8 @@ struct ctl_topic {
 };
 
 /* A topic being deleted (Kafka's TopicDeletionManager), by name: its
- * replicas' brokers and where each stands. */
-enum deletion_state {
-    DEL_NONE = 0,   /* StopReplica not sent yet */
-    DEL_STARTED,    /* sent, not answered */
-    DEL_DONE,       /* the broker deleted its replicas */
-    DEL_INELIGIBLE, /* the broker is down, went, or failed: sent again when it is live */
-};
-
+ * replicas' brokers and where each stands (an enum deletion_state of
+ * topic_deletion.h, which decides every move). */
 struct deletion {
     char name[BR_TOPIC_NAME_MAX + 1];
     uint64_t gen;     /* tags its StopReplica requests */
@@ -119,6 +114,7 @@ struct lai_batch {
 };
 
 struct sender;
+struct kp_StopReplicaRequest_StopReplicaPartitionV0;
 
 struct br_controller {
     struct br_controller_config cfg;
@@ -179,6 +175,10 @@ void ctl_send_request(struct br_controller *c, struct sender *s, int16_t api_key
                       int16_t api_version, const void *body);
 void ctl_send_request_tagged(struct br_controller *c, struct sender *s, int16_t api_key,
                              int16_t api_version, const void *body, uint64_t gen);
+/* StopReplica v0 of parts[0..n) to s, tagged with gen (0: none). */
+void ctl_send_stop_replica(struct br_controller *c, struct sender *s,
+                           struct kp_StopReplicaRequest_StopReplicaPartitionV0 *parts, int32_t n,
+                           bool delete_partitions, uint64_t gen);
 void ctl_send_update_metadata(struct br_controller *c);
 struct sender *ctl_sender_start(struct br_controller *c, const struct ctl_broker *b,
                                 int32_t timeout_ms);

@@ -67,14 +67,7 @@ static void send_stop_replica_keep(struct br_controller *c, const struct ctl_bro
         ps[i].TopicName = kp_str_c(c->topics[l->e[i].topic].name);
         ps[i].PartitionIndex = l->e[i].partition;
     }
-    struct kp_StopReplicaRequest req;
-    memset(&req, 0, sizeof req);
-    req.ControllerId = c->cfg.broker_id;
-    req.ControllerEpoch = c->epoch;
-    req.DeletePartitions = false;
-    req.UngroupedPartitions.items = ps;
-    req.UngroupedPartitions.count = (int32_t)l->n;
-    ctl_send_request(c, broker->sender, KP_API_STOP_REPLICA, 0, &req);
+    ctl_send_stop_replica(c, broker->sender, ps, (int32_t)l->n, false, 0);
     kp_free(ps);
 }
 

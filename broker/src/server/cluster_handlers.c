@@ -11,7 +11,7 @@
 #include "group/group.h"
 #include "server/group.h"
 #include "server/cluster_wait.h"
-#include "server/replication.h"
+#include "replica/replication.h"
 #include "server/request.h"
 
 #include <errno.h>
@@ -143,7 +143,7 @@ static int16_t become(struct br_server *b, const struct kp_LeaderAndIsrRequest *
             break;
         }
     }
-    int16_t err = br_replication_become(b, p, &l, &at);
+    int16_t err = br_replication_become(b->replication, p, &l, &at);
     if (err == KP_ERR_NONE) {
         br_groups_leadership_changed(b, p, was_leader);
     }
@@ -617,7 +617,7 @@ static int16_t stop_and_delete(struct br_req *r, struct kp_str name, int32_t ind
     struct br_topic *t = br_rm_find_topic(&b->rm, name);
     if (t != NULL && index < t->npartitions && t->partitions[index].log != NULL) {
         char *dir = NULL;
-        br_replication_forget(b, &t->partitions[index]); /* nothing fetches for it */
+        br_replication_forget(b->replication, &t->partitions[index]); /* nothing fetches for it */
         int rc = br_rm_partition_delete(&b->rm, t, index, &dir);
         br_info("%s-%" PRId32 ": replica deleted (StopReplica), its directory to be removed",
                 topic, index);
@@ -667,7 +667,7 @@ int br_h_stop_replica(struct br_req *r)
         struct br_partition *p = &t->partitions[s->PartitionIndex];
         if (p->log != NULL) {
             bool was_leader = p->role == BR_ROLE_LEADER;
-            br_replication_forget(r->b, p);
+            br_replication_forget(r->b->replication, p);
             br_purgatory_complete_key(&r->b->purgatory, &p->delayed);
             br_partition_become_follower(p, p->leader_epoch);
             br_groups_leadership_changed(r->b, p, was_leader);

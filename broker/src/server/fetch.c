@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 
 #include "base/logging.h"
-#include "server/replication.h"
+#include "replica/replication.h"
 #include "server/request.h"
 
 #include <samsa-protocol/legacy.h>
@@ -307,7 +307,7 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
             }
             if (q->ReplicaId >= 0 && arrived) {
                 /* the leader learns how far the follower is */
-                br_replication_follower_fetch(b, p, q->ReplicaId, qp->FetchOffset);
+                br_replication_follower_fetch(b->replication, p, q->ReplicaId, qp->FetchOffset);
             }
             int64_t start = br_log_start_offset(p->log);
             int64_t end = br_log_end_offset(p->log);

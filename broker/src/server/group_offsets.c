@@ -14,7 +14,8 @@
 #include "base/logging.h"
 #include "cluster/metadata_cache.h"
 #include "group/group.h"
-#include "server/replication.h"
+#include "server/acks_wait.h"
+#include "replica/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -345,7 +346,7 @@ static void append_wait_done(struct br_delayed_produce *dp, bool expired)
     (void)expired;
     struct append_wait *o = dp->owner;
     struct kp_str group = {o->group, o->group_len};
-    append_settle(o->b, group, o->seq, o->group_record, br_replication_append_outcome(&o->wait));
+    append_settle(o->b, group, o->seq, o->group_record, br_acks_outcome(&o->wait));
     kp_free(o);
 }
 
@@ -410,7 +411,7 @@ static void commit_wait_cancelled(struct br_hw_wait *w)
     const struct br_append_wait *aw = &w->wait;
     int16_t err = KP_ERR_REQUEST_TIMED_OUT;
     if (br_partition_append_settled(aw->p, aw->required, aw->term)) {
-        err = br_replication_append_outcome(aw);
+        err = br_acks_outcome(aw);
     } else {
         if (append_wait_park(cw->b, aw->p, aw->required, aw->term, cw->group, cw->seq, false,
                              cw->deadline_ms) == 0) {
@@ -434,7 +435,7 @@ static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
     uint32_t term = p->leader_term;
     struct br_append_wait aw = {p, required, term};
     if (br_partition_append_settled(p, required, term)) {
-        commit_settle(r->b, group, seq, br_replication_append_outcome(&aw), resp);
+        commit_settle(r->b, group, seq, br_acks_outcome(&aw), resp);
         return 1;
     }
     struct commit_wait *cw = kp_calloc(1, sizeof *cw);
@@ -492,7 +493,7 @@ static int commit_park(struct br_req *r, struct kp_OffsetCommitResponse *resp,
     cw->wait.cancelled = commit_wait_cancelled;
     int32_t timeout = r->b->cfg.offsets_commit_timeout_ms;
     cw->deadline_ms = br_now_mono_ms() + timeout;
-    if (!br_replication_park_hw(r, &cw->wait, p, required, timeout)) {
+    if (!br_acks_park_hw(r, &cw->wait, p, required, timeout)) {
         /* no answer wanted, or the broker stops (its partitions go to
          * other leaders): the wait fails */
         commit_wait_free(cw);
@@ -615,7 +616,7 @@ void br_group_store_wait(struct br_server *b, struct kp_str group_id, uint64_t s
     int32_t timeout = b->cfg.offsets_commit_timeout_ms;
     struct br_append_wait aw = {p, required, term};
     if (br_partition_append_settled(p, required, term) || timeout <= 0 || br_broker_stopping(b)) {
-        int16_t err = br_replication_append_outcome(&aw);
+        int16_t err = br_acks_outcome(&aw);
         (void)br_grp_store_settle(b->groups, group_id.ptr, glen, seq, err);
         return;
     }

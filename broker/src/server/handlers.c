@@ -5,7 +5,8 @@
 #include "server/admin_manager.h"
 #include "server/cluster_wait.h"
 #include "server/group.h"
-#include "server/replication.h"
+#include "server/acks_wait.h"
+#include "replica/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 #include "storage/log_validator.h"
@@ -125,7 +126,7 @@ int br_h_produce(struct br_req *r)
     }
     resp.Responses.count = q->TopicData.count;
     /* acks=all on a cluster: the partitions appended wait for their
-     * replicas (replication.h) */
+     * replicas (acks_wait.h) */
     bool wait_replicas = q->Acks == -1;
     size_t nwaits = 0;
     struct br_produce_wait *waits = NULL;
@@ -187,7 +188,7 @@ int br_h_produce(struct br_req *r)
         return 0; /* no response: the client expects none */
     }
     if (nwaits > 0) {
-        int rc = br_replication_park_produce(r, &resp, waits, nwaits, q->TimeoutMs);
+        int rc = br_acks_park_produce(r, &resp, waits, nwaits, q->TimeoutMs);
         if (rc <= 0) {
             return rc; /* parked (answered later), or out of memory */
         }

@@ -168,7 +168,7 @@ struct br_server {
      * and those between this broker and its controller */
     struct br_zk *zk;
     struct br_controller *controller;
-    struct br_replication *replication; /* server/replication.h */
+    struct br_replication *replication; /* the follower side, ISR changes (replica/replication.h) */
     struct br_cluster_admin ca;
     struct br_controller_requests ctlreq;
     /* the last time this broker asked for __consumer_offsets to be made
@@ -179,8 +179,6 @@ struct br_server {
      * of one never grows; set where the mode is chosen, broker.c) */
     int16_t offsets_topic_rf;
     struct br_api_table api;
-    int64_t isr_shrinks;
-    int64_t isr_expands;
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame

@@ -1,5 +1,7 @@
 /*
  * libsamsa: Samsa's C client library for Kafka-protocol brokers.
+ * Reference: samsa(3) and a page per section below (`man samsa`), written
+ * from this header's comments and installed with the library.
  *
  * Three kinds of handle, each with one background I/O thread of its own:
  *   samsa_producer  asynchronous produce with a delivery report per record
@@ -8,7 +10,7 @@
  *
  * Configuration is a samsa_conf of string keys, named and defaulted as
  * librdkafka and the Java client name them (bootstrap.servers, acks,
- * linger.ms, ...; client/README.md lists every key). A handle copies the
+ * linger.ms, ...; samsa_conf(3) lists every key). A handle copies the
  * configuration it is created with: the caller keeps ownership of its
  * samsa_conf and may destroy it right after the _new call.
  *
@@ -167,12 +169,41 @@ struct samsa_header {
 };
 
 /*
- * A record to produce. Every pointer is borrowed for the duration of
- * samsa_produce only: the library copies topic, key, value and headers.
+ * Growable structs: the ABI policy (also "Installing" in the source's
+ * client/README.md). The structs handed across the API one at a time by
+ * pointer (samsa_record, samsa_delivery, samsa_message) begin with
+ * `size_t struct_size` and grow only at their end, without a new SONAME:
+ *   - a struct the application fills (samsa_record) is initialised with its
+ *     SAMSA_*_INIT macro, which sets struct_size to the sizeof the program
+ *     was compiled with. The library reads only that many bytes and takes
+ *     every field past them as 0 (its default), so a program built against
+ *     an older samsa.h runs unchanged on a newer libsamsa.so.0; struct_size
+ *     0 (no macro) or below the SAMSA_0 size is SAMSA_ERR_INVALID_ARG;
+ *   - a struct the library fills (samsa_delivery, samsa_message) carries
+ *     the struct_size of the library that filled it. The application only
+ *     ever holds a pointer to one (never allocates, copies or embeds it),
+ *     and reads a field added after SAMSA_0 only where
+ *     SAMSA_HAS_FIELD(type, ptr, field) says the library it runs on wrote it
+ *     (fields come whole: a struct_size past a field's offset holds all of it).
+ * The structs that travel in arrays (samsa_header, samsa_partition,
+ * samsa_lag, the admin and metadata results) keep their layout for SONAME 0:
+ * what they lack comes as new functions, as librdkafka leaves
+ * rd_kafka_message_t fixed and adds accessors.
  */
+#define SAMSA_HAS_FIELD(type, ptr, field) ((ptr)->struct_size > offsetof(type, field))
+
+/*
+ * A record to produce, initialised with SAMSA_RECORD_INIT (sets
+ * struct_size), e.g.
+ *     struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t", .value = v, .value_len = n};
+ * Every pointer is borrowed for the duration of samsa_produce only: the
+ * library copies topic, key, value and headers.
+ */
+#define SAMSA_RECORD_INIT .struct_size = sizeof(struct samsa_record)
 struct samsa_record {
+    size_t struct_size; /* SAMSA_RECORD_INIT sets it (see "Growable structs") */
     const char *topic;
-    int32_t partition;  /* SAMSA_PARTITION_ANY: partitioner (see README) */
+    int32_t partition;  /* SAMSA_PARTITION_ANY: the partitioner (samsa_conf(3)) */
     const void *key;    /* NULL: a null key (sticky partitioning) */
     size_t key_len;
     const void *value;  /* NULL: a null value (a tombstone) */
@@ -185,9 +216,11 @@ struct samsa_record {
 
 /*
  * A delivery report: what became of one produced record. Borrowed for the
- * duration of the callback only (copy what you keep).
+ * duration of the callback only (copy the fields you keep, not the struct:
+ * see "Growable structs").
  */
 struct samsa_delivery {
+    size_t struct_size;   /* the library's sizeof (see "Growable structs") */
     int err;              /* SAMSA_OK, or why the record was not written */
     const char *topic;
     int32_t partition;    /* -1 if it never had one */
@@ -370,8 +403,10 @@ void samsa_producer_destroy(samsa_producer *p);
 typedef struct samsa_consumer samsa_consumer;
 
 /* A consumed record. Caller owns: samsa_message_free. Every pointer inside
- * lives as long as the message. */
+ * lives as long as the message. Only the library allocates one (see
+ * "Growable structs"). */
 typedef struct samsa_message {
+    size_t struct_size;     /* the library's sizeof (see "Growable structs") */
     const char *topic;
     int32_t partition;
     int64_t offset;

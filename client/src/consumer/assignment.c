@@ -124,6 +124,7 @@ struct sc_cmsg *sc_cmsg_new(struct sc_cpart *part, const struct kp_record *rec, 
         m->pub.headers = hv;
         m->pub.header_count = n;
     }
+    m->pub.struct_size = sizeof(samsa_message);
     m->pub.partition = part->partition;
     m->pub.offset = rec->Offset;
     m->pub.timestamp = rec->Timestamp;

@@ -46,6 +46,7 @@ static int serve_reports(struct sc_client *c)
             if (c->conf->dr_cb != NULL) {
                 struct samsa_header *hs = m->header_count > 0 ? sc_msg_header_list(m) : NULL;
                 struct samsa_delivery d = {
+                    .struct_size = sizeof(struct samsa_delivery),
                     .err = run_err,
                     .topic = m->topic != NULL ? m->topic->name : "",
                     .partition = m->partition,

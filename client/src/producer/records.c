@@ -244,12 +244,28 @@ out_unlock:
     return err;
 }
 
+/* samsa_record as SONAME 0 first had it: the smallest struct_size taken
+ * (samsa.h, "Growable structs"). */
+#define SC_RECORD_SIZE_0 (offsetof(struct samsa_record, opaque) + sizeof(void *))
+
+/* The caller's struct_size bytes of rec, the fields its samsa.h lacked 0. */
+static int sized_produce(samsa_producer *p, const struct samsa_record *rec)
+{
+    if (rec == NULL || rec->struct_size < SC_RECORD_SIZE_0) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct samsa_record full;
+    memset(&full, 0, sizeof(full));
+    memcpy(&full, rec, rec->struct_size < sizeof(full) ? rec->struct_size : sizeof(full));
+    return gated_produce(p, &full);
+}
+
 int samsa_produce(samsa_producer *p, const struct samsa_record *rec)
 {
     if (p != NULL && !sc_gate_enter(&p->gate)) {
         return SAMSA_ERR_DESTROYED;
     }
-    int ret = gated_produce(p, rec);
+    int ret = sized_produce(p, rec);
     if (p != NULL) {
         sc_gate_leave(&p->gate);
     }

@@ -78,6 +78,7 @@ static int app_send(void *opaque, const char *topic, int32_t partition,
 {
     samsa_st_app *app = opaque;
     struct samsa_record r = {
+        SAMSA_RECORD_INIT,
         .topic = topic,
         .partition = partition < 0 ? SAMSA_PARTITION_ANY : partition,
         .key = key.data,

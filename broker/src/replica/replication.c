@@ -1,7 +1,8 @@
-/* samsa-broker: replication on a broker of a cluster (see replication.h). */
+/* samsa-broker: replication on a broker of a cluster: follower fetchers,
+ * the leader's ISR and its writes to ZooKeeper (see replication.h). */
 #define _GNU_SOURCE
 
-#include "server/replication.h"
+#include "replica/replication.h"
 
 #include "base/clock.h"
 #include "base/logging.h"
@@ -10,19 +11,12 @@
 #include "cluster/zk_json.h"
 
 #include <samsa-protocol/alloc.h>
+#include <samsa-protocol/header.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-static void hw_park_cancel(struct br_server *b, void *parked);
-/* An answer waiting for the high watermark parked: what its connection's end does to it (request.h) */
-static const struct br_park_ops hw_park_ops = {"an answer waiting for the high watermark", hw_park_cancel};
-
-static void produce_park_cancel(struct br_server *b, void *parked);
-/* An acks=all Produce parked: what its connection's end does to it (request.h) */
-static const struct br_park_ops produce_park_ops = {"an acks=all Produce", produce_park_cancel};
 
 /* The largest Fetch response a follower takes (its MaxBytes and the
  * frame's overhead). */
@@ -35,7 +29,7 @@ struct fetch_part {
 
 struct fetcher {
     struct fetcher *next;
-    struct br_server *b;
+    struct br_replication *rep;
     int32_t leader;
     char host[BR_MC_HOST_MAX + 1];
     int32_t port;
@@ -69,7 +63,9 @@ struct isr_write {
 };
 
 struct br_replication {
-    struct br_server *b;
+    struct br_replication_env env; /* the owner's parts (replication.h) */
+    int64_t isr_shrinks;           /* counted for the admin API */
+    int64_t isr_expands;
     struct fetcher *fetchers;
     struct isr_write *writes;              /* in flight */
     struct br_zk_topic_partition *changed; /* ISR changes to announce */
@@ -81,9 +77,10 @@ struct br_replication {
 
 /* ---------------------------------------------------------------- fetchers */
 
-static struct br_partition *local_partition(struct br_server *b, const char *topic, int32_t index)
+static struct br_partition *local_partition(struct br_replica_manager *rm, const char *topic,
+                                            int32_t index)
 {
-    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(topic));
+    struct br_topic *t = br_rm_find_topic(rm, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
         return NULL;
     }
@@ -105,8 +102,8 @@ static void fetcher_close(struct fetcher *f)
 static void fetcher_free(struct fetcher *f)
 {
     fetcher_close(f);
-    if (f->b->net != NULL) {
-        br_timer_cancel(f->b->net, &f->backoff);
+    if (f->rep->env.net != NULL) {
+        br_timer_cancel(f->rep->env.net, &f->backoff);
     }
     kp_free(f->parts);
     kp_free(f);
@@ -119,15 +116,15 @@ static void fetcher_kick(struct fetcher *f)
         return;
     }
     if (f->conn == NULL) {
-        const struct br_server *b = f->b;
-        int32_t max = b->cfg.replica_fetch_response_max_bytes + FETCH_FRAME_SLACK;
-        if (br_conn_connect(f->b->net, f->host, f->port, max, &fetcher_conn_ops, f, &f->conn) !=
-            0) {
+        const struct br_replication_env *b = &f->rep->env;
+        int32_t max = b->cfg->replica_fetch_response_max_bytes + FETCH_FRAME_SLACK;
+        if (br_conn_connect(f->rep->env.net, f->host, f->port, max, &fetcher_conn_ops, f,
+                            &f->conn) != 0) {
             f->conn = NULL;
             br_warn("replica fetcher: cannot connect to broker %" PRId32 " at %s:%" PRId32,
                     f->leader, f->host, f->port);
-            br_timer_arm(f->b->net, &f->backoff,
-                         br_now_mono_ms() + f->b->cfg.replica_fetch_backoff_ms);
+            br_timer_arm(f->rep->env.net, &f->backoff,
+                         br_now_mono_ms() + f->rep->env.cfg->replica_fetch_backoff_ms);
         }
         return;
     }
@@ -147,14 +144,15 @@ static const struct br_timer_ops backoff_timer = {"replica fetch backoff", backo
 static void fetcher_backoff(struct fetcher *f)
 {
     if (!br_timer_armed(&f->backoff)) {
-        br_timer_arm(f->b->net, &f->backoff, br_now_mono_ms() + f->b->cfg.replica_fetch_backoff_ms);
+        br_timer_arm(f->rep->env.net, &f->backoff,
+                     br_now_mono_ms() + f->rep->env.cfg->replica_fetch_backoff_ms);
     }
 }
 
 /* Encodes and sends a request of the fetcher; false when it could not. */
 static bool fetcher_request(struct fetcher *f, int16_t api, int16_t version, const void *body)
 {
-    struct br_server *b = f->b;
+    struct br_replication_env *b = &f->rep->env;
     char client_id[48];
     (void)snprintf(client_id, sizeof client_id, "samsa-replica-fetcher-%" PRId32, b->node_id);
     struct kp_request_header h = {api, version, ++f->correlation, kp_str_c(client_id)};
@@ -182,7 +180,7 @@ static bool fetcher_request(struct fetcher *f, int16_t api, int16_t version, con
  * latest epoch ends on the leader. True when one was sent. */
 static bool send_epoch_queries(struct fetcher *f)
 {
-    struct br_server *b = f->b;
+    struct br_replication_env *b = &f->rep->env;
     struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *topics =
         kp_calloc(f->nparts, sizeof *topics);
     struct kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *parts =
@@ -195,7 +193,8 @@ static bool send_epoch_queries(struct fetcher *f)
     int32_t ntopics = 0;
     size_t np = 0;
     for (size_t i = 0; i < f->nparts; i++) {
-        const struct br_partition *p = local_partition(b, f->parts[i].topic, f->parts[i].partition);
+        const struct br_partition *p =
+            local_partition(b->rm, f->parts[i].topic, f->parts[i].partition);
         if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
             !p->truncating) {
             continue;
@@ -232,7 +231,7 @@ static bool send_epoch_queries(struct fetcher *f)
  * partition it follows from this leader, from its log end. */
 static void fetcher_send(struct fetcher *f)
 {
-    struct br_server *b = f->b;
+    struct br_replication_env *b = &f->rep->env;
     if (f->inflight || f->conn == NULL || f->nparts == 0) {
         return;
     }
@@ -251,7 +250,8 @@ static void fetcher_send(struct fetcher *f)
     size_t np = 0;
     /* parts are kept sorted by topic: one FetchTopic per run of a name */
     for (size_t i = 0; i < f->nparts; i++) {
-        const struct br_partition *p = local_partition(b, f->parts[i].topic, f->parts[i].partition);
+        const struct br_partition *p =
+            local_partition(b->rm, f->parts[i].topic, f->parts[i].partition);
         if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
             p->truncating) {
             continue;
@@ -267,7 +267,7 @@ static void fetcher_send(struct fetcher *f)
         fp->CurrentLeaderEpoch = -1;
         fp->FetchOffset = br_log_end_offset(p->log);
         fp->LogStartOffset = br_log_start_offset(p->log);
-        fp->PartitionMaxBytes = b->cfg.replica_fetch_max_bytes;
+        fp->PartitionMaxBytes = b->cfg->replica_fetch_max_bytes;
         topics[ntopics - 1].Partitions.count++;
     }
     if (ntopics == 0) {
@@ -278,9 +278,9 @@ static void fetcher_send(struct fetcher *f)
     struct kp_FetchRequest q;
     memset(&q, 0, sizeof q);
     q.ReplicaId = b->node_id;
-    q.MaxWaitMs = b->cfg.replica_fetch_wait_max_ms;
-    q.MinBytes = b->cfg.replica_fetch_min_bytes;
-    q.MaxBytes = b->cfg.replica_fetch_response_max_bytes;
+    q.MaxWaitMs = b->cfg->replica_fetch_wait_max_ms;
+    q.MinBytes = b->cfg->replica_fetch_min_bytes;
+    q.MaxBytes = b->cfg->replica_fetch_response_max_bytes;
     q.IsolationLevel = 0;
     q.SessionId = 0;
     q.SessionEpoch = -1; /* no fetch session: every request names every partition */
@@ -298,14 +298,14 @@ static void fetcher_send(struct fetcher *f)
 static void truncate_follower(struct fetcher *f, struct kp_str topic,
                               const struct kp_OffsetForLeaderEpochResponse_EpochEndOffset *e)
 {
-    struct br_server *b = f->b;
+    struct br_replication_env *b = &f->rep->env;
     char name[BR_TOPIC_NAME_MAX + 1];
     if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
         return;
     }
     memcpy(name, topic.ptr, (size_t)topic.len);
     name[topic.len] = '\0';
-    struct br_partition *p = local_partition(b, name, e->Partition);
+    struct br_partition *p = local_partition(b->rm, name, e->Partition);
     if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader || !p->truncating) {
         return;
     }
@@ -365,14 +365,14 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
 static void take_partition(struct fetcher *f, struct kp_str topic,
                            const struct kp_FetchResponse_PartitionData *d)
 {
-    struct br_server *b = f->b;
+    struct br_replication_env *b = &f->rep->env;
     char name[BR_TOPIC_NAME_MAX + 1];
     if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
         return;
     }
     memcpy(name, topic.ptr, (size_t)topic.len);
     name[topic.len] = '\0';
-    struct br_partition *p = local_partition(b, name, d->PartitionIndex);
+    struct br_partition *p = local_partition(b->rm, name, d->PartitionIndex);
     if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
         return;
     }
@@ -535,7 +535,7 @@ static void unfollow(struct br_replication *rep, const struct br_partition *p)
 static int follow(struct br_replication *rep, const struct br_partition *p,
                   const struct br_leader_endpoint *where)
 {
-    struct br_server *b = rep->b;
+    struct br_replication_env *b = &rep->env;
     char host[BR_MC_HOST_MAX + 1];
     int32_t port = 0;
     if (where != NULL && where->host != NULL && where->host_len > 0 &&
@@ -543,7 +543,7 @@ static int follow(struct br_replication *rep, const struct br_partition *p,
         (void)snprintf(host, sizeof host, "%.*s", (int)where->host_len, where->host);
         port = where->port;
     } else {
-        const struct br_mc_broker *leader = br_mc_broker(&b->mc, p->leader_id);
+        const struct br_mc_broker *leader = br_mc_broker(b->mc, p->leader_id);
         if (leader == NULL) {
             br_warn("%s-%" PRId32 ": its leader %" PRId32 " is not a live broker here yet: it "
                     "is fetched for once the controller says where",
@@ -563,7 +563,7 @@ static int follow(struct br_replication *rep, const struct br_partition *p,
         if (f == NULL) {
             return KP_E_NOMEM;
         }
-        f->b = b;
+        f->rep = rep;
         f->leader = p->leader_id;
         (void)snprintf(f->host, sizeof f->host, "%s", host);
         f->port = port;
@@ -645,7 +645,7 @@ static void isr_write_path(const struct isr_write *w, char *path, size_t len)
  * NULL: a new leadership decides now (w is of no use any more). */
 static struct br_partition *isr_write_partition(const struct isr_write *w)
 {
-    struct br_partition *p = local_partition(w->rep->b, w->topic, w->partition);
+    struct br_partition *p = local_partition(w->rep->env.rm, w->topic, w->partition);
     if (w->dropped || p == NULL || p->role != BR_ROLE_LEADER ||
         p->leader_epoch != w->leader_epoch) {
         return NULL;
@@ -667,13 +667,12 @@ static void isr_write_end(struct isr_write *w, struct br_partition *p)
 static void isr_taken(struct isr_write *w, struct br_partition *p, const int32_t *isr, int32_t n,
                       int32_t version, const char *how)
 {
-    struct br_server *b = w->rep->b;
     int32_t old = p->nisr;
     if (br_partition_set_isr(p, isr, n, version, br_now_mono_ms()) == 0) {
         if (n < old) {
-            b->isr_shrinks++;
+            w->rep->isr_shrinks++;
         } else if (n > old) {
-            b->isr_expands++;
+            w->rep->isr_expands++;
         }
         br_info("%s-%" PRId32 ": ISR now %" PRId32 " replica(s) (was %" PRId32 ")%s", w->topic,
                 w->partition, n, old, how);
@@ -728,7 +727,7 @@ static bool outcome_unknown(int rc)
 static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct isr_write *w = (struct isr_write *)(void *)call;
-    struct br_server *b = w->rep->b;
+    struct br_replication_env *b = &w->rep->env;
     struct br_partition *p = isr_write_partition(w);
     if (p == NULL) {
         isr_write_free(w);
@@ -771,7 +770,7 @@ static void isr_read_back(struct br_zk_call *call, const struct br_zk_result *r)
 static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct isr_write *w = (struct isr_write *)(void *)call;
-    struct br_server *b = w->rep->b;
+    struct br_replication_env *b = &w->rep->env;
     struct br_partition *p = isr_write_partition(w);
     if (p == NULL) {
         isr_write_free(w); /* a new leadership decides now */
@@ -802,7 +801,7 @@ static void isr_written(struct br_zk_call *call, const struct br_zk_result *r)
  * BADVERSION and the read-back tells). 0, or -1: not sent. */
 static int isr_write_send(struct isr_write *w)
 {
-    struct br_server *b = w->rep->b;
+    struct br_replication_env *b = &w->rep->env;
     struct br_zk_partition_state s = {b->node_id, w->leader_epoch, w->controller_epoch, w->isr,
                                       (size_t)w->nisr};
     char *json = NULL;
@@ -824,7 +823,7 @@ static int isr_write_send(struct isr_write *w)
 static void write_isr(struct br_replication *rep, struct br_partition *p, const int32_t *isr,
                       int32_t n)
 {
-    struct br_server *b = rep->b;
+    struct br_replication_env *b = &rep->env;
     if (p->isr_writing || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -864,7 +863,7 @@ static void write_isr(struct br_replication *rep, struct br_partition *p, const 
  * connected; those of a leadership gone are dropped. */
 static void retry_isr_writes(struct br_replication *rep)
 {
-    struct br_server *b = rep->b;
+    struct br_replication_env *b = &rep->env;
     if (b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -915,7 +914,7 @@ static void notified(struct br_zk_call *call, const struct br_zk_result *r)
  * the last (Kafka's ReplicaManager.maybePropagateIsrChanges). */
 static void announce(struct br_replication *rep)
 {
-    struct br_server *b = rep->b;
+    struct br_replication_env *b = &rep->env;
     if (rep->nchanged == 0 || b->zk == NULL || br_zk_state(b->zk) != BR_ZK_STATE_CONNECTED) {
         return;
     }
@@ -934,22 +933,34 @@ static void announce(struct br_replication *rep)
 
 /* ---------------------------------------------------------------- the API */
 
-int br_replication_start(struct br_server *b)
+int br_replication_start(const struct br_replication_env *env, struct br_replication **out)
 {
     struct br_replication *rep = kp_calloc(1, sizeof *rep);
     if (rep == NULL) {
         return KP_E_NOMEM;
     }
-    rep->b = b;
+    rep->env = *env;
     rep->notify_call.done = notified;
     rep->last_shrink_ms = br_now_mono_ms();
-    b->replication = rep;
+    *out = rep;
     return 0;
 }
 
-void br_replication_stop(struct br_server *b)
+void br_replication_set_zk(struct br_replication *rep, struct br_zk *zk)
 {
-    struct br_replication *rep = b->replication;
+    if (rep != NULL) {
+        rep->env.zk = zk;
+    }
+}
+
+void br_replication_isr_counts(const struct br_replication *rep, int64_t *shrinks, int64_t *expands)
+{
+    *shrinks = rep != NULL ? rep->isr_shrinks : 0;
+    *expands = rep != NULL ? rep->isr_expands : 0;
+}
+
+void br_replication_stop(struct br_replication *rep)
+{
     if (rep == NULL) {
         return;
     }
@@ -963,19 +974,18 @@ void br_replication_stop(struct br_server *b)
     }
     kp_free(rep->changed);
     kp_free(rep);
-    b->replication = NULL;
 }
 
-int16_t br_replication_become(struct br_server *b, struct br_partition *p,
+int16_t br_replication_become(struct br_replication *rep, struct br_partition *p,
                               const struct br_leadership *s, const struct br_leader_endpoint *at)
 {
-    struct br_replication *rep = b->replication;
     if (rep == NULL) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
+    const struct br_replication_env *b = &rep->env;
     bool was_leader = p->role == BR_ROLE_LEADER;
     int rc = br_partition_take_leadership(p, b->node_id, s, br_now_mono_ms(),
-                                          b->cfg.replica_lag_time_max_ms);
+                                          b->cfg->replica_lag_time_max_ms);
     if (rc != 0) {
         return KP_ERR_UNKNOWN_SERVER_ERROR;
     }
@@ -990,7 +1000,7 @@ int16_t br_replication_become(struct br_server *b, struct br_partition *p,
     }
     /* a follower: what waited on it as a leader is answered (produces
      * waiting for acks learn it is led elsewhere) */
-    br_purgatory_complete_key(&b->purgatory, &p->delayed);
+    br_purgatory_complete_key(b->purgatory, &p->delayed);
     unfollow(rep, p);
     br_info("%s-%" PRId32 ": follower of broker %" PRId32 " in epoch %" PRId32 ", log end %" PRId64
             "%s",
@@ -1020,12 +1030,16 @@ static bool followers_silent(const struct br_partition *p, int64_t cutoff)
     return in_sync > 0;
 }
 
-size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms)
+size_t br_replication_fence(struct br_replication *rep, bool expired, int64_t now_ms)
 {
-    int64_t cutoff = now_ms - b->cfg.zookeeper_session_timeout_ms;
+    if (rep == NULL) {
+        return 0;
+    }
+    const struct br_replication_env *b = &rep->env;
+    int64_t cutoff = now_ms - b->cfg->zookeeper_session_timeout_ms;
     size_t n = 0;
-    for (size_t t = 0; t < b->rm.ntopics; t++) {
-        struct br_topic *tp = b->rm.topics[t];
+    for (size_t t = 0; t < b->rm->ntopics; t++) {
+        struct br_topic *tp = b->rm->topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
             if (p->role != BR_ROLE_LEADER || p->log == NULL || p->fenced ||
@@ -1039,11 +1053,15 @@ size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms)
     return n;
 }
 
-size_t br_replication_unfence(struct br_server *b)
+size_t br_replication_unfence(struct br_replication *rep)
 {
+    if (rep == NULL) {
+        return 0;
+    }
+    const struct br_replication_env *b = &rep->env;
     size_t n = 0;
-    for (size_t t = 0; t < b->rm.ntopics; t++) {
-        struct br_topic *tp = b->rm.topics[t];
+    for (size_t t = 0; t < b->rm->ntopics; t++) {
+        struct br_topic *tp = b->rm->topics[t];
         for (int32_t i = 0; i < tp->npartitions; i++) {
             struct br_partition *p = &tp->partitions[i];
             if (br_partition_unfence(p)) {
@@ -1054,16 +1072,15 @@ size_t br_replication_unfence(struct br_server *b)
     return n;
 }
 
-void br_replication_zk_connected(struct br_server *b)
+void br_replication_zk_connected(struct br_replication *rep)
 {
-    if (b->replication != NULL) {
-        retry_isr_writes(b->replication);
+    if (rep != NULL) {
+        retry_isr_writes(rep);
     }
 }
 
-size_t br_replication_stop_fetching(struct br_server *b)
+size_t br_replication_stop_fetching(struct br_replication *rep)
 {
-    struct br_replication *rep = b->replication;
     if (rep == NULL) {
         return 0;
     }
@@ -1078,17 +1095,16 @@ size_t br_replication_stop_fetching(struct br_server *b)
     return n;
 }
 
-void br_replication_forget(struct br_server *b, struct br_partition *p)
+void br_replication_forget(struct br_replication *rep, struct br_partition *p)
 {
-    if (b->replication != NULL) {
-        unfollow(b->replication, p);
+    if (rep != NULL) {
+        unfollow(rep, p);
     }
 }
 
-void br_replication_follower_fetch(struct br_server *b, struct br_partition *p, int32_t replica,
-                                   int64_t fetch_offset)
+void br_replication_follower_fetch(struct br_replication *rep, struct br_partition *p,
+                                   int32_t replica, int64_t fetch_offset)
 {
-    struct br_replication *rep = b->replication;
     if (rep == NULL || p->role != BR_ROLE_LEADER ||
         !br_partition_follower_fetched(p, replica, fetch_offset, br_now_mono_ms())) {
         return;
@@ -1109,17 +1125,17 @@ void br_replication_follower_fetch(struct br_server *b, struct br_partition *p, 
     write_isr(rep, p, isr, n);
 }
 
-void br_replication_tick(struct br_server *b, int64_t now_ms)
+void br_replication_tick(struct br_replication *rep, int64_t now_ms)
 {
-    struct br_replication *rep = b->replication;
     if (rep == NULL) {
         return;
     }
+    const struct br_replication_env *b = &rep->env;
     /* Kafka checks every replica.lag.time.max.ms / 2 */
-    if (now_ms - rep->last_shrink_ms >= b->cfg.replica_lag_time_max_ms / 2) {
+    if (now_ms - rep->last_shrink_ms >= b->cfg->replica_lag_time_max_ms / 2) {
         rep->last_shrink_ms = now_ms;
-        for (size_t i = 0; i < b->rm.ntopics; i++) {
-            struct br_topic *t = b->rm.topics[i];
+        for (size_t i = 0; i < b->rm->ntopics; i++) {
+            struct br_topic *t = b->rm->topics[i];
             for (int32_t k = 0; k < t->npartitions; k++) {
                 struct br_partition *p = &t->partitions[k];
                 if (p->role != BR_ROLE_LEADER || p->log == NULL || p->nremotes == 0 ||
@@ -1144,178 +1160,11 @@ void br_replication_tick(struct br_server *b, int64_t now_ms)
                 }
                 br_info("%s-%" PRId32 ": %" PRId32 " follower(s) not caught up for %" PRId64
                         " ms leave the ISR",
-                        t->name, k, nout, b->cfg.replica_lag_time_max_ms);
+                        t->name, k, nout, b->cfg->replica_lag_time_max_ms);
                 write_isr(rep, p, isr, n);
             }
         }
     }
     retry_isr_writes(rep);
     announce(rep);
-}
-
-/* ---------------------------------------------------------------- acks=all */
-
-/* Where an answer goes in the response: topic and partition indexes. */
-struct out_at {
-    int32_t topic;
-    int32_t part;
-};
-
-struct parked_produce {
-    struct br_park park; /* first: its ops (request.h) */
-    struct br_delayed_produce dp;
-    struct br_server *b;
-    struct br_conn *conn;
-    struct br_slot *slot;
-    int16_t version;
-    int32_t correlation_id;
-    struct kp_arena arena; /* the response's copy */
-    struct kp_ProduceResponse resp;
-    struct br_append_wait *waits;
-    struct out_at *outs; /* each wait's entry in resp */
-    struct br_delay_link *links;
-    size_t nwaits;
-};
-
-static void produce_free(struct parked_produce *pp)
-{
-    kp_arena_free(&pp->arena);
-    kp_free(pp->waits);
-    kp_free(pp->outs);
-    kp_free(pp->links);
-    kp_free(pp);
-}
-
-int16_t br_replication_append_outcome(const struct br_append_wait *w)
-{
-    return br_partition_append_outcome(w->p, w->required, w->term,
-                                       w->p->topic->config.min_insync_replicas);
-}
-
-static void produce_done(struct br_delayed_produce *dp, bool expired)
-{
-    (void)expired;
-    struct parked_produce *pp = dp->owner;
-    for (size_t i = 0; i < pp->nwaits; i++) {
-        const struct out_at *at = &pp->outs[i];
-        pp->resp.Responses.items[at->topic].PartitionResponses.items[at->part].ErrorCode =
-            br_replication_append_outcome(&pp->waits[i]);
-    }
-    br_answer_parked(pp->b, pp->conn, pp->slot, KP_API_PRODUCE, pp->version, pp->correlation_id,
-                     &pp->resp);
-    produce_free(pp);
-}
-
-int br_replication_park_produce(struct br_req *r, const struct kp_ProduceResponse *resp,
-                                const struct br_produce_wait *waits, size_t n, int32_t timeout_ms)
-{
-    struct br_server *b = r->b;
-    size_t pending = 0;
-    for (size_t i = 0; i < n; i++) {
-        pending += waits[i].p->hw < waits[i].required ? 1 : 0;
-    }
-    if (pending == 0 || r->slot == NULL || timeout_ms <= 0 || br_broker_stopping(b)) {
-        return 1;
-    }
-    struct parked_produce *pp = kp_calloc(1, sizeof *pp);
-    if (pp == NULL) {
-        return KP_E_NOMEM;
-    }
-    kp_arena_init(&pp->arena, br_request_arena_max(r->len) + 65536);
-    pp->waits = kp_calloc(pending, sizeof *pp->waits);
-    pp->outs = kp_calloc(pending, sizeof *pp->outs);
-    pp->links = kp_calloc(pending, sizeof *pp->links);
-    struct kp_ProduceResponse_TopicProduceResponse *topics =
-        kp_arena_alloc(&pp->arena, (size_t)(resp->Responses.count > 0 ? resp->Responses.count : 1) *
-                                       sizeof *topics);
-    if (pp->waits == NULL || pp->outs == NULL || pp->links == NULL || topics == NULL) {
-        produce_free(pp);
-        return KP_E_NOMEM;
-    }
-    /* the answer copied out of the request's arena and frame */
-    pp->resp = *resp;
-    pp->resp.Responses.items = topics;
-    for (int32_t i = 0; i < resp->Responses.count; i++) {
-        const struct kp_ProduceResponse_TopicProduceResponse *src = &resp->Responses.items[i];
-        struct kp_ProduceResponse_TopicProduceResponse *dst = &topics[i];
-        *dst = *src;
-        char *name =
-            kp_arena_alloc(&pp->arena, (size_t)(src->Name.len > 0 ? src->Name.len : 0) + 1);
-        size_t np = (size_t)(src->PartitionResponses.count > 0 ? src->PartitionResponses.count : 1);
-        dst->PartitionResponses.items =
-            kp_arena_alloc(&pp->arena, np * sizeof *dst->PartitionResponses.items);
-        if (name == NULL || dst->PartitionResponses.items == NULL) {
-            produce_free(pp);
-            return KP_E_NOMEM;
-        }
-        if (src->Name.len > 0) {
-            memcpy(name, src->Name.ptr, (size_t)src->Name.len);
-        }
-        name[src->Name.len > 0 ? src->Name.len : 0] = '\0';
-        dst->Name.ptr = name;
-        if (src->PartitionResponses.count > 0) {
-            memcpy(dst->PartitionResponses.items, src->PartitionResponses.items,
-                   (size_t)src->PartitionResponses.count * sizeof *dst->PartitionResponses.items);
-        }
-    }
-    pp->park.ops = &produce_park_ops;
-    pp->b = b;
-    pp->conn = r->conn;
-    pp->slot = r->slot;
-    pp->version = r->version;
-    pp->correlation_id = r->hdr->CorrelationId;
-    for (size_t i = 0; i < n; i++) {
-        if (waits[i].p->hw >= waits[i].required) {
-            continue;
-        }
-        struct br_append_wait *w = &pp->waits[pp->nwaits];
-        w->p = waits[i].p;
-        w->required = waits[i].required;
-        w->term = waits[i].p->leader_term;
-        pp->outs[pp->nwaits] = (struct out_at){waits[i].topic, waits[i].part};
-        pp->nwaits++;
-    }
-    br_delayed_produce_init(&pp->dp, pp->waits, pp->links, pp->nwaits, produce_done, pp);
-    br_slot_set_parked(r->slot, &pp->park);
-    br_delayed_produce_park(&b->purgatory, &pp->dp, br_now_mono_ms() + timeout_ms);
-    return 0;
-}
-
-static void produce_park_cancel(struct br_server *b, void *parked)
-{
-    struct parked_produce *pp = parked;
-    br_delayed_produce_cancel(&b->purgatory, &pp->dp);
-    produce_free(pp);
-}
-
-/* ---------------------------------------------------------------- an append of this broker's own
- */
-
-static void hw_done(struct br_delayed_produce *dp, bool expired)
-{
-    (void)expired;
-    struct br_hw_wait *w = dp->owner;
-    w->done(w, br_replication_append_outcome(&w->wait));
-}
-
-bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
-                            int64_t required, int32_t timeout_ms)
-{
-    if (p->role != BR_ROLE_LEADER || p->hw >= required || r->slot == NULL || timeout_ms <= 0 ||
-        br_broker_stopping(r->b)) {
-        return false;
-    }
-    w->park.ops = &hw_park_ops;
-    w->wait = (struct br_append_wait){p, required, p->leader_term};
-    br_delayed_produce_init(&w->dp, &w->wait, &w->link, 1, hw_done, w);
-    br_slot_set_parked(r->slot, &w->park);
-    br_delayed_produce_park(&r->b->purgatory, &w->dp, br_now_mono_ms() + timeout_ms);
-    return true;
-}
-
-static void hw_park_cancel(struct br_server *b, void *parked)
-{
-    struct br_hw_wait *w = parked;
-    br_delayed_produce_cancel(&b->purgatory, &w->dp);
-    w->cancelled(w);
 }

@@ -1,6 +1,6 @@
 /*
  * samsa-broker: replication on a broker of a cluster (Kafka's
- * ReplicaManager, its fetcher threads and DelayedProduce):
+ * ReplicaManager's replication half and its ReplicaFetcherThreads):
  *
  * - leadership from LeaderAndIsr (br_replication_become): a leader tracks
  *   its followers, a follower is fetched for;
@@ -17,32 +17,59 @@
  *   replica.lag.time.max.ms leaves it (br_replication_tick); ISR changes are
  *   written to the partition's state znode conditionally on its version
  *   (a version that moved drops the change, as Kafka 2.0 does) and
- *   announced to the controller through /isr_change_notification;
- * - acks=all (br_replication_park_produce): a Produce whose records are
- *   above the high watermark waits until the high watermark passes them
- *   (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
- *   min.insync.replicas), the partition is led elsewhere
- *   (NOT_LEADER_OR_FOLLOWER) or its timeout passes (REQUEST_TIMED_OUT).
+ *   announced to the controller through /isr_change_notification.
+ *
+ * It knows its owner only through struct br_replication_env: the hosted
+ * partitions (replica_manager.h), the reactor, the ZooKeeper session, the
+ * metadata cache, the purgatory and the config. Every call takes a NULL
+ * replication (a standalone broker has none) and does nothing then.
+ * acks=all's wait is the request layer's (server/acks_wait.h) on
+ * replica/delayed_produce.h.
  *
  * @locality reactor thread
  */
-#ifndef SAMSA_BROKER_SERVER_REPLICATION_H
-#define SAMSA_BROKER_SERVER_REPLICATION_H
+#ifndef SAMSA_BROKER_REPLICA_REPLICATION_H
+#define SAMSA_BROKER_REPLICA_REPLICATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <samsa-protocol/err.h>
 
-#include "replica/delayed_produce.h"
-#include "server/request.h"
+#include "cluster/metadata_cache.h"
+#include "cluster/zk.h"
+#include "config/config.h"
+#include "reactor/net.h"
+#include "reactor/purgatory.h"
+#include "replica/partition.h"
+#include "replica/replica_manager.h"
 
 struct br_replication;
 
-KP_MUST_CHECK int br_replication_start(struct br_server *b);
+/* What replication uses of its owner (each outlives it). */
+struct br_replication_env {
+    const struct br_config *cfg;
+    struct br_net *net;
+    int32_t node_id;
+    struct br_replica_manager *rm;
+    const struct br_metadata_cache *mc;
+    struct br_purgatory *purgatory;
+    struct br_zk *zk; /* NULL until the session is open (br_replication_set_zk) */
+};
+
+/* *out: replication over env (copied). 0 or KP_E_NOMEM. */
+KP_MUST_CHECK int br_replication_start(const struct br_replication_env *env,
+                                       struct br_replication **out);
+/* The broker's ZooKeeper session, once open (NULL: closed). */
+void br_replication_set_zk(struct br_replication *rep, struct br_zk *zk);
 /* Closes the fetchers and frees what is in flight (after the ZooKeeper
  * session closed: no answer comes any more). NULL-safe. */
-void br_replication_stop(struct br_server *b);
+void br_replication_stop(struct br_replication *rep);
+/* The ISR shrinks and expands this broker made as leader, for the admin
+ * API (0 and 0 without replication). */
+void br_replication_isr_counts(const struct br_replication *rep, int64_t *shrinks,
+                               int64_t *expands);
 
 /* Where a follower fetches from: the leader's endpoint as the LeaderAndIsr
  * named it among its live leaders (host not NUL-terminated), or none. */
@@ -57,7 +84,7 @@ struct br_leader_endpoint {
  * ReplicaManager.makeFollowers takes the leader from it), else where this
  * broker's metadata cache says the leader is. Returns 0 or a Kafka error
  * code. */
-int16_t br_replication_become(struct br_server *b, struct br_partition *p,
+int16_t br_replication_become(struct br_replication *rep, struct br_partition *p,
                               const struct br_leadership *s, const struct br_leader_endpoint *at);
 
 /* This broker's ZooKeeper session is gone: the controller gives its
@@ -78,15 +105,15 @@ int16_t br_replication_become(struct br_server *b, struct br_partition *p,
  * metadata then goes back to it, and an idempotent producer whose later
  * sequence numbers went to the new leader gets OUT_OF_ORDER_SEQUENCE_NUMBER
  * from it (fatal in librdkafka). Returns how many were fenced. */
-size_t br_replication_fence(struct br_server *b, bool expired, int64_t now_ms);
+size_t br_replication_fence(struct br_replication *rep, bool expired, int64_t now_ms);
 
 /* The session never expired (it came back within its timeout): the fenced
  * partitions lead again. Returns how many. */
-size_t br_replication_unfence(struct br_server *b);
+size_t br_replication_unfence(struct br_replication *rep);
 
 /* The session is connected again: ISR writes whose outcome was unknown
  * (their reply lost with the connection) are sent again now. */
-void br_replication_zk_connected(struct br_server *b);
+void br_replication_zk_connected(struct br_replication *rep);
 
 /* This broker is shutting down (a controlled shutdown began): every
  * fetcher stops, and br_replication_become no longer starts one. A
@@ -97,57 +124,17 @@ void br_replication_zk_connected(struct br_server *b);
  * 2.0 stops the follower with StopReplica "first", racing the ISR change:
  * KafkaController.doControlledShutdown.) Returns how many partitions were
  * being fetched. */
-size_t br_replication_stop_fetching(struct br_server *b);
+size_t br_replication_stop_fetching(struct br_replication *rep);
 
 /* p no longer replicates here (StopReplica): its fetching stops. */
-void br_replication_forget(struct br_server *b, struct br_partition *p);
+void br_replication_forget(struct br_replication *rep, struct br_partition *p);
 
 /* The leader's side of a follower's Fetch of p at fetch_offset. */
-void br_replication_follower_fetch(struct br_server *b, struct br_partition *p, int32_t replica,
-                                   int64_t fetch_offset);
+void br_replication_follower_fetch(struct br_replication *rep, struct br_partition *p,
+                                   int32_t replica, int64_t fetch_offset);
 
 /* Housekeeping: followers out of sync leave the ISR; ISR changes are
  * announced. */
-void br_replication_tick(struct br_server *b, int64_t now_ms);
-
-/* acks=all: parks the request's answer resp (its arrays in r's arena)
- * until the high watermark of every partition in waits passes its
- * required offset. Returns 0 when parked (answered later), 1 when nothing
- * needs to wait (answer now), or KP_E_NOMEM. */
-struct br_produce_wait {
-    struct br_partition *p;
-    int64_t required; /* the offset after the records appended */
-    int32_t topic;    /* indexes into resp */
-    int32_t part;
-};
-KP_MUST_CHECK int br_replication_park_produce(struct br_req *r,
-                                              const struct kp_ProduceResponse *resp,
-                                              const struct br_produce_wait *waits, size_t n,
-                                              int32_t timeout_ms);
-
-/* What an append waiting for the ISR answers once settled or expired
- * (br_partition_append_outcome with its topic's min.insync.replicas). */
-int16_t br_replication_append_outcome(const struct br_append_wait *w);
-
-/* A request waiting for an append this broker made as leader (the group
- * coordinator's commit, Kafka's offsets.commit.required.acks = -1) to
- * reach the ISR: its owner embeds this, fills done and cancelled, and
- * parks it with br_replication_park_hw. done answers and frees it with 0,
- * NOT_LEADER_OR_FOLLOWER (led elsewhere now), NOT_ENOUGH_REPLICAS_AFTER_APPEND
- * (replicated by fewer than min.insync.replicas) or REQUEST_TIMED_OUT;
- * cancelled frees it when its connection died. */
-struct br_hw_wait {
-    struct br_park park; /* first: its ops (request.h) */
-    struct br_delayed_produce dp;
-    struct br_append_wait wait; /* p, required, p->leader_term when parked */
-    struct br_delay_link link;
-    void (*done)(struct br_hw_wait *w, int16_t err);
-    void (*cancelled)(struct br_hw_wait *w);
-};
-/* Parks w until p's high watermark reaches required (or timeout_ms pass).
- * false: nothing to wait for (already there, not the leader, no answer
- * wanted, or the broker stops): the caller answers now. */
-bool br_replication_park_hw(struct br_req *r, struct br_hw_wait *w, struct br_partition *p,
-                            int64_t required, int32_t timeout_ms);
+void br_replication_tick(struct br_replication *rep, int64_t now_ms);
 
 #endif
