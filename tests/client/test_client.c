@@ -16,13 +16,6 @@
 
 #include "model_broker.h"
 
-/* samsa.h's record initialiser where it has one (the growable structs'
- * struct_size, which samsa_produce then requires); a no-op otherwise. The
- * records this file's hooks tests make use it, so they hold either way. */
-#ifndef SAMSA_RECORD_INIT
-#define SAMSA_RECORD_INIT .headers = NULL
-#endif
-
 #ifdef SAMSA_TEST_JANSSON
 #include <jansson.h>
 #endif
