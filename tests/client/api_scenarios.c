@@ -899,6 +899,266 @@ static void fair_fetch(void)
     printf("fair_fetch: ok\n");
 }
 
+/* ------------------------------------------------------------- hooks */
+
+/* librdkafka's hooks on a real broker, with the I/O thread and a second
+ * polling thread: statistics from the poll calls, a partitioner callback,
+ * purge of what is in flight with each report's persistence status, then
+ * the offset store of a consumer. */
+struct hooks_seen {
+    pthread_mutex_t lock;
+    int stats;
+    char last[8192];
+    int by_status[3];
+    int delivered, purged, other;
+    int wrong_partition;
+};
+
+static void hooks_stats(const char *json, size_t len, void *opaque)
+{
+    struct hooks_seen *h = opaque;
+    pthread_mutex_lock(&h->lock);
+    h->stats++;
+    (void)snprintf(h->last, sizeof(h->last), "%.*s", (int)len, json);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static int32_t hooks_partitioner(const char *topic, const void *key, size_t key_len,
+                                 int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    (void)topic;
+    (void)cb_opaque;
+    (void)msg_opaque;
+    return key_len > 0 ? (((const char *)key)[key_len - 1] - '0') % partition_count : 0;
+}
+
+static void hooks_dr(const struct samsa_delivery *d, void *opaque)
+{
+    struct hooks_seen *h = opaque;
+    pthread_mutex_lock(&h->lock);
+    if (d->status >= 0 && d->status < 3) {
+        h->by_status[d->status]++;
+    }
+    if (d->err == SAMSA_OK) {
+        h->delivered++;
+        const char *k = d->key;
+        h->wrong_partition += d->key_len > 0 && d->partition != (k[d->key_len - 1] - '0') % 3;
+    } else if (d->err == SAMSA_ERR_PURGED) {
+        h->purged++;
+    } else {
+        h->other++;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+static _Atomic bool hooks_stop;
+
+static void *hooks_poller(void *arg)
+{
+    while (!atomic_load(&hooks_stop)) {
+        (void)samsa_producer_poll(arg, 20);
+    }
+    return NULL;
+}
+
+/* A number field of the last statistics document, or -1. */
+static long long hooks_field(struct hooks_seen *h, const char *name)
+{
+    char key[64];
+    (void)snprintf(key, sizeof(key), "\"%s\":", name);
+    pthread_mutex_lock(&h->lock);
+    const char *at = strstr(h->last, key);
+    long long v = at != NULL ? strtoll(at + strlen(key), NULL, 10) : -1;
+    pthread_mutex_unlock(&h->lock);
+    return v;
+}
+
+static void hooks(void)
+{
+    samsa_admin *a = admin();
+    create_topic(a, "hooks", 3);
+    samsa_admin_destroy(a);
+    static struct hooks_seen h = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    char err[512];
+    samsa_conf *conf = conf_with("statistics.interval.ms", "100", "linger.ms", "0");
+    samsa_conf_set_stats_cb(conf, hooks_stats, &h);
+    samsa_conf_set_partitioner_cb(conf, hooks_partitioner, NULL);
+    samsa_conf_set_delivery_cb(conf, hooks_dr, &h);
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    pthread_t poller;
+    CHECK(pthread_create(&poller, NULL, hooks_poller, p) == 0, "thread");
+    for (int i = 0; i < 300; i++) {
+        char k[16];
+        int kl = snprintf(k, sizeof(k), "k%d", i);
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "hooks", .partition = SAMSA_PARTITION_ANY, .key = k,
+                                 .key_len = (size_t)kl, .value = "v", .value_len = 1};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+    }
+    CHECK(samsa_producer_flush(p, 15000) == SAMSA_OK, "flush");
+    int64_t deadline = now_ms() + 10000;
+    while (hooks_field(&h, "txmsgs") != 300) {
+        CHECK(now_ms() < deadline, "statistics: txmsgs %lld of 300 after %d documents",
+              hooks_field(&h, "txmsgs"), h.stats);
+        (void)samsa_producer_poll(p, 50);
+    }
+    CHECK(hooks_field(&h, "msg_cnt") == 0, "msg_cnt %lld", hooks_field(&h, "msg_cnt"));
+    CHECK(hooks_field(&h, "tx") > 0, "tx");
+    pthread_mutex_lock(&h.lock);
+    CHECK(h.delivered == 300 && h.wrong_partition == 0 && h.by_status[SAMSA_MSG_PERSISTED] == 300,
+          "delivered %d, %d on another partition than the callback's, %d persisted", h.delivered,
+          h.wrong_partition, h.by_status[SAMSA_MSG_PERSISTED]);
+    printf("statistics: %d documents; 300 records placed by the callback\n", h.stats);
+    pthread_mutex_unlock(&h.lock);
+
+    /* purge while records are on their way: each report says what it can */
+    static char big[1000];
+    memset(big, 'p', sizeof(big));
+    for (int i = 0; i < 20000; i++) {
+        char k[16];
+        int kl = snprintf(k, sizeof(k), "k%d", i);
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "hooks", .partition = SAMSA_PARTITION_ANY, .key = k,
+                                 .key_len = (size_t)kl, .value = big, .value_len = sizeof(big)};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce %d", i);
+    }
+    CHECK(samsa_producer_purge_flags(p, SAMSA_PURGE_QUEUE | SAMSA_PURGE_INFLIGHT) == SAMSA_OK,
+          "purge");
+    CHECK(samsa_producer_flush(p, 15000) == SAMSA_OK, "flush after purge");
+    pthread_mutex_lock(&h.lock);
+    int persisted = h.by_status[SAMSA_MSG_PERSISTED] - 300;
+    CHECK(h.delivered - 300 + h.purged == 20000 && h.other == 0 &&
+              h.delivered - 300 == persisted &&
+              h.purged == h.by_status[SAMSA_MSG_NOT_PERSISTED] +
+                              h.by_status[SAMSA_MSG_POSSIBLY_PERSISTED],
+          "of 20000: %d delivered, %d purged (%d not, %d possibly persisted), %d other",
+          h.delivered - 300, h.purged, h.by_status[SAMSA_MSG_NOT_PERSISTED],
+          h.by_status[SAMSA_MSG_POSSIBLY_PERSISTED], h.other);
+    printf("purge: of 20000, %d delivered, %d purged (%d not persisted, %d possibly)\n",
+           h.delivered - 300, h.purged, h.by_status[SAMSA_MSG_NOT_PERSISTED],
+           h.by_status[SAMSA_MSG_POSSIBLY_PERSISTED]);
+    int before = h.delivered;
+    pthread_mutex_unlock(&h.lock);
+    /* the idempotent producer goes on: no sequence error for what follows */
+    for (int i = 0; i < 30; i++) {
+        char k[16];
+        int kl = snprintf(k, sizeof(k), "k%d", i);
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "hooks", .partition = SAMSA_PARTITION_ANY, .key = k,
+                                 .key_len = (size_t)kl, .value = "after", .value_len = 5};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce after purge %d", i);
+    }
+    CHECK(samsa_producer_flush(p, 15000) == SAMSA_OK, "flush the last");
+    atomic_store(&hooks_stop, true);
+    pthread_join(poller, NULL);
+    pthread_mutex_lock(&h.lock);
+    CHECK(h.delivered == before + 30 && h.other == 0, "after the purge: %d of 30 delivered, %d other",
+          h.delivered - before, h.other);
+    pthread_mutex_unlock(&h.lock);
+    CHECK(samsa_producer_close(p, 10000) == 0, "close");
+    samsa_producer_destroy(p);
+
+    /* the offset store: only what the application stored is committed */
+    samsa_conf *cconf = conf_with("group.id", "hooks-g", "enable.auto.offset.store", "false");
+    CHECK(samsa_conf_set(cconf, "enable.auto.commit", "false", err, sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    samsa_consumer *c = samsa_consumer_new(cconf, err, sizeof(err));
+    samsa_conf_destroy(cconf);
+    CHECK(c != NULL, "%s", err);
+    struct samsa_partition parts[3] = {{"hooks", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"hooks", 1, SAMSA_OFFSET_BEGINNING},
+                                       {"hooks", 2, SAMSA_OFFSET_BEGINNING}};
+    CHECK(samsa_consumer_assign(c, parts, 3) == SAMSA_OK, "assign");
+    deadline = now_ms() + 20000;
+    for (int got = 0; got < 300;) {
+        CHECK(now_ms() < deadline, "read %d of 300", got);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m == NULL) {
+            continue;
+        }
+        if (m->partition == 0 && m->offset == 10) {
+            CHECK(samsa_consumer_store_message(c, m) == SAMSA_OK, "store");
+        }
+        got++;
+        samsa_message_free(m);
+    }
+    CHECK(samsa_consumer_commit(c, NULL, 0, false, 10000) == SAMSA_OK, "commit");
+    /* offsets for times (librdkafka's rd_kafka_offsets_for_times) */
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t hour_later = (int64_t)wall.tv_sec * 1000 + 3600000; /* an hour later */
+    struct samsa_partition times[3] = {{"hooks", 0, 0}, {"hooks", 1, hour_later},
+                                       {"hooks", 2, SAMSA_OFFSET_END}};
+    CHECK(samsa_consumer_offsets_for_times(c, times, 3, 10000) == SAMSA_OK, "offsets for times");
+    int64_t high = -1;
+    CHECK(samsa_consumer_watermarks(c, "hooks", 2, NULL, &high, 10000) == SAMSA_OK, "watermarks");
+    CHECK(times[0].offset == 0 && times[1].offset == -1 && times[2].offset == high && high > 0,
+          "offsets for 0, an hour later and the end: %lld, %lld, %lld (high %lld)",
+          (long long)times[0].offset, (long long)times[1].offset, (long long)times[2].offset,
+          (long long)high);
+    struct samsa_partition bad_time = {"hooks", 0, -5};
+    CHECK(samsa_consumer_offsets_for_times(c, &bad_time, 1, 1000) == SAMSA_ERR_INVALID_ARG,
+          "a negative time");
+    struct samsa_partition got[2] = {{"hooks", 0, 0}, {"hooks", 1, 0}};
+    CHECK(samsa_consumer_committed(c, got, 2, 10000) == SAMSA_OK, "committed");
+    CHECK(got[0].offset == 11 && got[1].offset == -1001, "committed %lld and %lld",
+          (long long)got[0].offset, (long long)got[1].offset);
+    CHECK(samsa_consumer_close(c, 5000) == SAMSA_OK, "close");
+    samsa_consumer_destroy(c);
+    printf("hooks: ok\n");
+}
+
+/* ------------------------------------------------------ delivery times */
+
+static void on_time_dr(const struct samsa_delivery *d, void *opaque)
+{
+    struct samsa_delivery *out = opaque;
+    *out = *d;
+    out->topic = NULL; /* borrowed: not kept */
+    out->key = out->value = NULL;
+}
+
+/* A delivery report's timestamp is the broker's on a LogAppendTime topic
+ * (librdkafka's rd_kafka_message_timestamp with its type), the record's
+ * own otherwise. */
+static void delivery_times(void)
+{
+    samsa_admin *a = admin();
+    char err[512];
+    const char *lat[] = {"message.timestamp.type=LogAppendTime"};
+    struct samsa_new_topic t = {"times-lat", 1, 1, lat, 1};
+    CHECK(samsa_admin_create_topic(a, &t, 15000, err, sizeof(err)) == SAMSA_OK, "%s", err);
+    create_topic(a, "times-ct", 1);
+    samsa_admin_destroy(a);
+    struct samsa_delivery got = {0};
+    samsa_conf *conf = conf_with("linger.ms", "0", NULL, NULL);
+    samsa_conf_set_delivery_cb(conf, on_time_dr, &got);
+    samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(p != NULL, "%s", err);
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t before = (int64_t)wall.tv_sec * 1000 + wall.tv_nsec / 1000000 - 1000;
+    const char *topics[2] = {"times-lat", "times-ct"};
+    for (int i = 0; i < 2; i++) {
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = topics[i], .partition = 0, .value = "v",
+                                 .value_len = 1, .timestamp = 1000};
+        CHECK(samsa_produce(p, &r) == SAMSA_OK, "produce");
+        CHECK(samsa_producer_flush(p, 15000) == SAMSA_OK, "flush");
+        CHECK(got.err == SAMSA_OK && got.status == SAMSA_MSG_PERSISTED, "%s: err %d status %d",
+              topics[i], got.err, got.status);
+        printf("%s: timestamp %lld, type %d\n", topics[i], (long long)got.timestamp,
+               got.timestamp_type);
+        if (i == 0) {
+            CHECK(got.timestamp_type == 1 && got.timestamp >= before, "LogAppendTime");
+        } else {
+            CHECK(got.timestamp_type == 0 && got.timestamp == 1000, "CreateTime");
+        }
+    }
+    CHECK(samsa_producer_close(p, 10000) == 0, "close");
+    samsa_producer_destroy(p);
+    printf("delivery_times: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -915,6 +1175,7 @@ int main(int argc, char **argv)
         {"admin_groups", admin_groups}, {"delivery_offsets", delivery_offsets},
         {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
         {"all_brokers_down", all_brokers_down}, {"fair_fetch", fair_fetch},
+        {"hooks", hooks}, {"delivery_times", delivery_times},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

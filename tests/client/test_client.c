@@ -16,6 +16,10 @@
 
 #include "model_broker.h"
 
+#ifdef SAMSA_TEST_JANSSON
+#include <jansson.h>
+#endif
+
 /* ------------------------------------------------------------ murmur2 */
 
 static void test_murmur2_matches_java_and_librdkafka_vectors(void)
@@ -73,6 +77,41 @@ static void test_consistent_modes_use_crc32_like_librdkafka(void)
     CU_ASSERT_EQUAL(a, b);
     CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_MURMUR2, NULL, 0, 7, &st, 1, 100, &rng),
                     (int32_t)((0x106e08d9u & 0x7fffffffu) % 7));
+}
+
+/* fnv1a and fnv1a_random: librdkafka's rd_fnv1a (the vectors of its
+ * unittest_fnv1a, from Go's hash/fnv, made positive as Sarama does). */
+static void test_fnv1a_modes_are_librdkafkas(void)
+{
+    uint64_t rng = 1;
+    struct sc_sticky st = {-1, 0};
+    static const struct {
+        const char *key;
+        uint32_t hash;
+    } v[] = {{"kafka", 0xd33c4e1u}, {"giberish123456789", 0x77a58295u}, {"1234", 0x23bdd03u},
+             {"234", 0x2dea3cd2u}, {"", 0x7ee3623bu}};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        size_t len = strlen(v[i].key);
+        for (int32_t n = 1; n < 40; n += 7) {
+            CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A, v[i].key, len, n, &st, 1, 100, &rng),
+                            (int32_t)(v[i].hash % (uint32_t)n));
+            CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A_RANDOM, v[i].key, len, n, &st, 1,
+                                                100, &rng),
+                            (int32_t)(v[i].hash % (uint32_t)n));
+        }
+    }
+    /* a null key: fnv1a hashes it as empty, fnv1a_random places it sticky */
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A, NULL, 0, 13, &st, 1, 100, &rng),
+                    (int32_t)(0x7ee3623bu % 13));
+    int32_t first = sc_partition_choose(SC_PART_FNV1A_RANDOM, NULL, 0, 13, &st, 60, 100, &rng);
+    CU_ASSERT_EQUAL(sc_partition_choose(SC_PART_FNV1A_RANDOM, NULL, 0, 13, &st, 60, 100, &rng),
+                    first);
+    samsa_conf *conf = samsa_conf_new();
+    char err[256];
+    CU_ASSERT_EQUAL(samsa_conf_set(conf, "partitioner", "fnv1a_random", err, sizeof(err)),
+                    SAMSA_OK);
+    CU_ASSERT_EQUAL(conf->v.partitioner, SC_PART_FNV1A_RANDOM);
+    samsa_conf_destroy(conf);
 }
 
 /* ------------------------------------------------------------- config */
@@ -1986,6 +2025,396 @@ static void test_produce_waits_for_a_connection_that_does_not_drain(void)
     drv_stop(&d);
 }
 
+#ifdef SAMSA_TEST_JANSSON
+/* The statistics documents a handle's stats callback got: the last one
+ * parsed, and how many came. */
+struct stats_seen {
+    int count;
+    json_t *last;
+};
+
+static void stats_seen_cb(const char *json, size_t json_len, void *opaque)
+{
+    struct stats_seen *s = opaque;
+    CU_ASSERT_EQUAL(strlen(json), json_len);
+    json_error_t jerr;
+    json_t *doc = json_loadb(json, json_len, 0, &jerr);
+    CU_ASSERT_PTR_NOT_NULL(doc);
+    if (doc != NULL) {
+        json_decref(s->last);
+        s->last = doc;
+        s->count++;
+    }
+}
+
+static json_int_t stats_int(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    CU_ASSERT(json_is_integer(v));
+    return json_is_integer(v) ? json_integer_value(v) : -12345;
+}
+
+/* The partitions object of topic in the last document (NULL: none). */
+static json_t *stats_partitions(const struct stats_seen *s, const char *topic)
+{
+    json_t *t = json_object_get(json_object_get(s->last, "topics"), topic);
+    return json_object_get(t, "partitions");
+}
+
+/* msgq_cnt summed over a topic's partitions (the unassigned one, -1, too). */
+static json_int_t stats_queued(const struct stats_seen *s, const char *topic)
+{
+    json_int_t n = 0;
+    const char *k;
+    json_t *p;
+    json_object_foreach(stats_partitions(s, topic), k, p) {
+        n += stats_int(p, "msgq_cnt");
+    }
+    return n;
+}
+
+/* statistics.interval.ms and the stats callback, as librdkafka's: one
+ * document per interval from the poll calls, whose counts are what the
+ * producer did: records queued while no broker answers, then delivered. */
+static void test_stats_callback_counts_what_the_producer_did(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_with(&d, 'p', "statistics.interval.ms", "1000");
+    d.c->conf->stats_cb = stats_seen_cb;
+    d.c->conf->stats_opaque = &st;
+    drv_kill(&d, 0);
+    drv_kill(&d, 1);
+    produce_n(&d, 5, 10); /* t1 gets records 0 and 3, t0 the three others */
+    drv_run(&d, 1500);
+    CU_ASSERT_EQUAL(st.count, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "type")), "producer");
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "client_id")), "samsa");
+    CU_ASSERT(json_is_string(json_object_get(st.last, "name")));
+    CU_ASSERT(stats_int(st.last, "ts") > 0);
+    CU_ASSERT(stats_int(st.last, "time") > 1600000000); /* seconds since the epoch */
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_cnt"), 5);
+    CU_ASSERT(stats_int(st.last, "msg_size") > 50); /* 5 records of 10 bytes */
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_max"), 100000);
+    CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 0);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 3);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t1"), 2);
+    CU_ASSERT(json_is_object(json_object_get(st.last, "brokers")));
+
+    d.m.dead = 0;
+    for (int i = 0; i < 500 && d.delivered < 5; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL_FATAL(d.delivered, 5);
+    int before = st.count;
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL(st.count, before + 1);
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(st.last, "msg_size"), 0);
+    CU_ASSERT_EQUAL(stats_int(st.last, "txmsgs"), 5);
+    CU_ASSERT(stats_int(st.last, "tx") > 0);
+    CU_ASSERT(stats_int(st.last, "rx") > 0);
+    CU_ASSERT(stats_int(st.last, "tx_bytes") > 50);
+    CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 0);
+    /* every broker the client talks to, by librdkafka's "host:port/id" name */
+    int up = 0;
+    const char *k;
+    json_t *b;
+    json_object_foreach(json_object_get(st.last, "brokers"), k, b) {
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(b, "name")), k);
+        if (strcmp(json_string_value(json_object_get(b, "state")), "UP") == 0 &&
+            stats_int(b, "nodeid") >= 0) {
+            up++;
+            CU_ASSERT(stats_int(b, "rx") > 0);
+        }
+    }
+    CU_ASSERT(up >= 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+
+/* A consumer's document: what it handed out, per partition where it stands
+ * against the leader's watermarks. */
+static void test_stats_callback_counts_what_the_consumer_read(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
+    d.c->conf->stats_cb = stats_seen_cb;
+    d.c->conf->stats_opaque = &st;
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    drv_run(&d, 1000);
+    CU_ASSERT_EQUAL_FATAL(d.messages, 4 + 5);
+    drv_run(&d, 600);
+    CU_ASSERT(st.count >= 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(st.last, "type")), "consumer");
+    CU_ASSERT_EQUAL(stats_int(st.last, "rxmsgs"), 4 + 5);
+    json_t *p0 = json_object_get(stats_partitions(&st, "t0"), "0");
+    json_t *p1 = json_object_get(stats_partitions(&st, "t0"), "1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+    CU_ASSERT_EQUAL(stats_int(p0, "app_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "stored_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "hi_offset"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "high_watermark"), 4);
+    CU_ASSERT_EQUAL(stats_int(p0, "consumer_lag"), 0);
+    CU_ASSERT_EQUAL(stats_int(p0, "msgq_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(p1, "app_offset"), 5);
+    CU_ASSERT_EQUAL(stats_int(p1, "hi_offset"), 5);
+    CU_ASSERT_EQUAL(stats_int(p1, "partition"), 1);
+    /* a document waits for a poll: none is made while one waits */
+    int before = st.count;
+    pthread_mutex_lock(&d.c->lock);
+    for (int i = 0; i < 5; i++) {
+        fake_now += 600;
+        (void)sc_client_run_once(d.c, fake_now);
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    drv_run(&d, 10);
+    CU_ASSERT_EQUAL(st.count, before + 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+#endif
+
+/* A partitioner callback: its partition for each record, given the topic,
+ * the key, the partition count and the record's opaque. */
+struct part_seen {
+    int calls;
+    int32_t count_seen;
+    int opaque_ok;
+    int by_partition[4]; /* delivered, by partition */
+    int unknown;         /* failed with UNKNOWN_PARTITION, partition -1 */
+};
+
+static int32_t last_digit_partitioner(const char *topic, const void *key, size_t key_len,
+                                      int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    struct part_seen *s = cb_opaque;
+    s->calls++;
+    s->count_seen = partition_count;
+    s->opaque_ok += msg_opaque == (void *)s;
+    CU_ASSERT_STRING_EQUAL(topic, "t0");
+    if (key == NULL || key_len == 0) {
+        return 0;
+    }
+    int digit = ((const char *)key)[key_len - 1] - '0';
+    return digit == 9 ? 7 : digit % partition_count; /* 7: a partition t0 lacks */
+}
+
+static void part_seen_delivered(const struct samsa_delivery *r, void *opaque)
+{
+    struct part_seen *s = opaque;
+    if (r->err == SAMSA_OK && r->partition >= 0 && r->partition < 4) {
+        s->by_partition[r->partition]++;
+    } else if (r->err == SAMSA_ERR_UNKNOWN_PARTITION && r->partition == -1) {
+        s->unknown++;
+    }
+}
+
+static void test_partitioner_callback_places_records_and_fails_bad_answers(void)
+{
+    struct drv d;
+    struct part_seen s = {0};
+    drv_start(&d, 'p');
+    d.c->conf->partitioner_cb = last_digit_partitioner;
+    d.c->conf->partitioner_opaque = &s;
+    d.c->conf->dr_cb = part_seen_delivered;
+    d.c->conf->dr_opaque = &s;
+    struct samsa_producer prod = {.c = d.c};
+    for (int i = 0; i < 20; i++) {
+        char key[8];
+        int kl = snprintf(key, sizeof(key), "k%d", i);
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = SAMSA_PARTITION_ANY,
+                                 .key = key, .key_len = (size_t)kl, .value = "v",
+                                 .value_len = 1, .opaque = &s};
+        CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_OK);
+    }
+    /* an explicit partition is not the callback's */
+    struct samsa_record r1 = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 1, .value = "v", .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r1), SAMSA_OK);
+    for (int i = 0; i < 500 && s.by_partition[0] + s.by_partition[1] + s.unknown < 21; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(s.calls, 20);
+    CU_ASSERT_EQUAL(s.opaque_ok, 20);
+    CU_ASSERT_EQUAL(s.count_seen, 2);
+    /* keys k0..k19: last digits 0-9 twice; 9 -> 7 fails; even -> 0, odd -> 1 */
+    CU_ASSERT_EQUAL(s.unknown, 2);
+    CU_ASSERT_EQUAL(s.by_partition[0], 10);
+    CU_ASSERT_EQUAL(s.by_partition[1], 8 + 1);
+    drv_stop(&d);
+}
+
+/* The offset store (librdkafka's rd_kafka_offsets_store): with
+ * enable.auto.offset.store=false a commit of the assignment sends what the
+ * application stored, not how far it read. */
+static void test_commit_sends_only_stored_offsets_without_auto_store(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'c', "enable.auto.offset.store", "false");
+    struct samsa_consumer cons = {.c = d.c};
+    struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
+                                       {"t0", 1, SAMSA_OFFSET_BEGINNING}};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_assign(&cons, parts, 2), SAMSA_OK);
+    samsa_message *second = NULL;
+    for (int i = 0; i < 100 && second == NULL; i++) {
+        drv_turn(&d);
+        fake_now += 10;
+        samsa_message *m;
+        while ((m = samsa_consumer_poll(&cons, 0)) != NULL) {
+            d.messages++;
+            if (m->partition == 0 && m->offset == 1) {
+                second = m;
+            } else {
+                samsa_message_free(m);
+            }
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.messages, 4 + 5);
+    /* read everything, stored nothing: nothing to commit */
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], -1);
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 2); /* the model's, from before */
+    CU_ASSERT_EQUAL(samsa_consumer_store_message(&cons, second), SAMSA_OK);
+    struct samsa_partition p1 = {"t0", 1, 3};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, &p1, 1), SAMSA_OK);
+    struct samsa_partition bad[2] = {{"t0", 0, 4}, {"t1", 0, 1}}; /* t1 is not assigned */
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, bad, 2), SAMSA_ERR_STATE);
+    struct samsa_partition neg = {"t0", 0, -1};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&cons, &neg, 1), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], 2); /* message 1 + 1, not the 4 read */
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 3);
+    samsa_message_free(second);
+    drv_stop(&d);
+
+    /* librdkafka refuses the store while enable.auto.offset.store=true */
+    drv_reading_t0(&d);
+    struct samsa_consumer auto_cons = {.c = d.c};
+    CU_ASSERT_EQUAL(samsa_consumer_store_offsets(&auto_cons, &p1, 1), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_consumer_commit(&auto_cons, NULL, 0, true, 0), SAMSA_OK);
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL(d.m.committed[0][0], 4); /* everything read */
+    CU_ASSERT_EQUAL(d.m.committed[0][1], 5);
+    drv_stop(&d);
+}
+
+/* Delivery reports by status (librdkafka's rd_kafka_message_status). */
+struct status_seen {
+    int by_status[3];
+    int purged;
+};
+
+static void status_seen_cb(const struct samsa_delivery *r, void *opaque)
+{
+    struct status_seen *s = opaque;
+    if (r->status >= 0 && r->status < 3) {
+        s->by_status[r->status]++;
+    }
+    s->purged += r->err == SAMSA_ERR_PURGED;
+    CU_ASSERT_EQUAL(r->status == SAMSA_MSG_PERSISTED, r->err == SAMSA_OK);
+}
+
+static int init_pid_answered(const struct drv *d)
+{
+    return d->answered[0][KP_API_INIT_PRODUCER_ID] + d->answered[1][KP_API_INIT_PRODUCER_ID];
+}
+
+/* rd_kafka_purge(RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT): the
+ * records on the wire are reported PURGED and POSSIBLY_PERSISTED, those never
+ * sent NOT_PERSISTED; the idempotent producer takes a new producer id (its
+ * purged sequence numbers would otherwise fail what follows) and produces on. */
+static void test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id(void)
+{
+    struct drv d;
+    struct status_seen st = {0};
+    drv_start(&d, 'p');
+    produce_n(&d, 30, 10); /* metadata, the producer id, the leaders' connections */
+    drv_run(&d, 500);
+    CU_ASSERT_EQUAL_FATAL(d.delivered, 30);
+    d.c->conf->dr_cb = status_seen_cb;
+    d.c->conf->dr_opaque = &st;
+    int pids = init_pid_answered(&d);
+    struct samsa_producer prod = {.c = d.c};
+    produce_n(&d, 10, 10);
+    pthread_mutex_lock(&d.c->lock);
+    fake_now += 10; /* past linger.ms: sent, and left unanswered */
+    (void)sc_client_run_once(d.c, fake_now);
+    mb_take_all_requests(&d.m, d.c);
+    int inflight = 0;
+    for (struct sc_conn *conn = d.c->conns; conn != NULL; conn = conn->next) {
+        inflight += conn->produce_inflight;
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_FATAL(inflight > 0);
+    produce_n(&d, 4, 10); /* queued, never sent */
+    CU_ASSERT_EQUAL(samsa_producer_purge_flags(&prod, 0x8), SAMSA_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(samsa_producer_purge_flags(&prod, SAMSA_PURGE_QUEUE | SAMSA_PURGE_INFLIGHT),
+                    SAMSA_OK);
+    pthread_mutex_lock(&d.c->lock);
+    (void)sc_client_run_once(d.c, fake_now); /* the I/O thread's part */
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_EQUAL(samsa_producer_poll(&prod, 0), 14);
+    CU_ASSERT_EQUAL(st.purged, 14);
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_POSSIBLY_PERSISTED], 10);
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_NOT_PERSISTED], 4);
+    CU_ASSERT_EQUAL(samsa_producer_outq_len(&prod), 0);
+    produce_n(&d, 5, 10);
+    for (int i = 0; i < 500 && st.by_status[SAMSA_MSG_PERSISTED] < 5; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(st.by_status[SAMSA_MSG_PERSISTED], 5);
+    CU_ASSERT_EQUAL(st.purged, 14);
+    CU_ASSERT(init_pid_answered(&d) > pids); /* a new producer id before them */
+    drv_stop(&d);
+}
+
+/* A delivery report carries the record's headers, as librdkafka's
+ * rd_kafka_message_headers on a delivered message. */
+struct headers_seen {
+    int with, without, wrong;
+};
+
+static void headers_seen_cb(const struct samsa_delivery *r, void *opaque)
+{
+    struct headers_seen *s = opaque;
+    if (r->header_count == 0) {
+        s->without += r->headers == NULL;
+        return;
+    }
+    bool ok = r->header_count == 1 && strcmp(r->headers[0].name, "h") == 0 &&
+              r->headers[0].value_len == 1 && memcmp(r->headers[0].value, "x", 1) == 0;
+    s->with += ok;
+    s->wrong += !ok;
+}
+
+static void test_delivery_reports_carry_the_records_headers(void)
+{
+    struct drv d;
+    struct headers_seen s = {0};
+    drv_start(&d, 'p');
+    d.c->conf->dr_cb = headers_seen_cb;
+    d.c->conf->dr_opaque = &s;
+    produce_n(&d, 10, 10); /* records 0 and 5 have the header h=x */
+    for (int i = 0; i < 500 && s.with + s.without + s.wrong < 10; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(s.with, 2);
+    CU_ASSERT_EQUAL(s.without, 8);
+    CU_ASSERT_EQUAL(s.wrong, 0);
+    drv_stop(&d);
+}
+
 int main(void)
 {
     static CU_TestInfo tests[] = {
@@ -2060,6 +2489,21 @@ int main(void)
          test_revoked_offsets_are_what_the_application_gets_next},
         {"producer_reports_expiry_as_msg_timed_out", test_producer_reports_expiry_as_msg_timed_out},
         {"consumer_reports_what_the_cluster_lacks", test_consumer_reports_what_the_cluster_lacks},
+        {"fnv1a_modes_are_librdkafkas", test_fnv1a_modes_are_librdkafkas},
+        {"delivery_reports_carry_the_records_headers",
+         test_delivery_reports_carry_the_records_headers},
+        {"purge_inflight_reports_possibly_persisted_and_renews_the_producer_id",
+         test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id},
+        {"commit_sends_only_stored_offsets_without_auto_store",
+         test_commit_sends_only_stored_offsets_without_auto_store},
+        {"partitioner_callback_places_records_and_fails_bad_answers",
+         test_partitioner_callback_places_records_and_fails_bad_answers},
+#ifdef SAMSA_TEST_JANSSON
+        {"stats_callback_counts_what_the_producer_did",
+         test_stats_callback_counts_what_the_producer_did},
+        {"stats_callback_counts_what_the_consumer_read",
+         test_stats_callback_counts_what_the_consumer_read},
+#endif
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("client", tests);

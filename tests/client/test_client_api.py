@@ -92,6 +92,14 @@ def case_every_broker_down_reaches_the_error_callback(t):
 def case_partitions_of_one_leader_are_read_in_turn(t):
     run(t, "fair_fetch")
 
+
+def case_statistics_partitioner_purge_in_flight_and_offset_store(t):
+    run(t, "hooks")
+
+
+def case_delivery_reports_carry_log_append_time(t):
+    run(t, "delivery_times")
+
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
@@ -103,4 +111,6 @@ if __name__ == "__main__":
                    case_closing_a_producer_while_threads_produce_and_calls_on_closed_handles,
                    case_consumer_close_keeps_its_timeout_with_the_broker_gone,
                    case_every_broker_down_reaches_the_error_callback,
-                   case_partitions_of_one_leader_are_read_in_turn]))
+                   case_partitions_of_one_leader_are_read_in_turn,
+                   case_statistics_partitioner_purge_in_flight_and_offset_store,
+                   case_delivery_reports_carry_log_append_time]))

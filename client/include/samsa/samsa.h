@@ -17,8 +17,9 @@
  * Threads. Every call on one handle may be made from any thread, but the
  * poll-like calls (samsa_producer_poll, _flush, _close, samsa_consumer_poll,
  * _close) are where callbacks run: callbacks never run on a library thread,
- * only inside those calls, on the caller's thread (the log callback alone
- * excepted: see samsa_conf_set_log_cb). Every callback gets the
+ * only inside those calls, on the caller's thread (the log and partitioner
+ * callbacks excepted: see samsa_conf_set_log_cb and
+ * samsa_conf_set_partitioner_cb). Every callback gets the
  * cb_opaque set with it (an application that wants its handle there points
  * cb_opaque at a struct and stores the handle in it after _new).
  *
@@ -230,7 +231,26 @@ struct samsa_delivery {
     const void *value;
     size_t value_len;
     void *opaque;         /* samsa_record.opaque */
+    int status;           /* SAMSA_MSG_*_PERSISTED: whether the record may be in the log */
+    int timestamp_type;   /* 0 CreateTime (the record's), 1 LogAppendTime: timestamp is the
+                           * broker's (a topic with message.timestamp.type=LogAppendTime) */
+    const struct samsa_header *headers; /* the record's headers as produced (NULL when
+                                         * none, or when there was no memory to list them) */
+    size_t header_count;
 };
+
+/*
+ * A delivery report's status, as librdkafka's rd_kafka_message_status (and
+ * its numbers): NOT_PERSISTED, the record is not in the log (never sent, or
+ * the broker answered that it did not write it); POSSIBLY_PERSISTED, it
+ * was sent and no answer says what became of it (the connection lost, the
+ * request timed out, expired or purged while in flight): a retry may
+ * duplicate it (acks=0 too: nothing acknowledges it); PERSISTED, the broker
+ * acknowledged it (err SAMSA_OK).
+ */
+#define SAMSA_MSG_NOT_PERSISTED 0
+#define SAMSA_MSG_POSSIBLY_PERSISTED 1
+#define SAMSA_MSG_PERSISTED 2
 
 typedef void samsa_delivery_cb(const struct samsa_delivery *report, void *cb_opaque);
 
@@ -263,6 +283,44 @@ void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaq
  */
 typedef void samsa_log_cb(int level, const char *line, void *cb_opaque);
 void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
+
+/*
+ * Statistics, as librdkafka's stats_cb: every statistics.interval.ms (0, the
+ * default: never) the handle's I/O thread writes a JSON document of the
+ * handle's counters, and the next poll-like call hands it to cb (json is
+ * NUL-terminated, json_len its length without the NUL; borrowed for the
+ * call). librdkafka's field names where they mean the same (STATISTICS.md):
+ * name, client_id, type, ts (monotonic microseconds), time (seconds since
+ * the epoch), age, msg_cnt, msg_size, msg_max, msg_size_max, tx, tx_bytes,
+ * rx, rx_bytes, txmsgs, txmsg_bytes, rxmsgs, rxmsg_bytes, brokers{"host:port/id":
+ * {name, nodeid, nodename, state, outbuf_cnt, waitresp_cnt, tx, txbytes, rx,
+ * rxbytes, connects, disconnects}}, topics{name: {topic, partitions{"N":
+ * {partition, leader, msgq_cnt, msgq_bytes, next_offset, app_offset,
+ * stored_offset, committed_offset, lo_offset, hi_offset, ls_offset,
+ * consumer_lag}}}} (offsets -1 when unknown), with the broker admin API's
+ * names beside them (high_watermark, log_start_offset). One document waits
+ * at most: while one is not served, no newer one is made.
+ */
+typedef void samsa_stats_cb(const char *json, size_t json_len, void *cb_opaque);
+void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaque);
+
+/*
+ * A custom partitioner, as librdkafka's rd_kafka_topic_conf_set_partitioner_cb
+ * (for every topic): for a record produced with SAMSA_PARTITION_ANY, once its
+ * topic's partition count is known, cb gets the topic, the key (NULL: a null
+ * key), the partition count, cb_opaque and the record's opaque, and returns
+ * a partition in [0, partition_count). It replaces `partitioner`
+ * (samsa_partition_for_key is Java's placement, for a cb that wants it). A
+ * return outside that range fails the record with
+ * SAMSA_ERR_UNKNOWN_PARTITION in its delivery report. As librdkafka's, cb
+ * runs where the record is placed: inside samsa_produce, or on the I/O
+ * thread when the topic's metadata arrives, with the handle's lock held; it
+ * must be quick and must not call libsamsa.
+ */
+typedef int32_t samsa_partitioner_cb(const char *topic, const void *key, size_t key_len,
+                                     int32_t partition_count, void *cb_opaque,
+                                     void *msg_opaque);
+void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque);
 
 /* ----------------------------------------------------------------- producer */
 
@@ -309,6 +367,22 @@ size_t samsa_producer_outq_len(samsa_producer *p);
  * sent and waiting to be retried, are not touched (their outcome is the
  * broker's). SAMSA_OK, or SAMSA_ERR_DESTROYED on a closed producer. */
 int samsa_producer_purge(samsa_producer *p);
+
+/*
+ * librdkafka's rd_kafka_purge(p, flags), its flag values:
+ * SAMSA_PURGE_QUEUE is samsa_producer_purge; SAMSA_PURGE_INFLIGHT fails the
+ * records sent and not answered yet, and those sent and waiting to be
+ * retried, with SAMSA_ERR_PURGED and SAMSA_MSG_POSSIBLY_PERSISTED (a broker
+ * may have written them; their answers are not waited for: the connections
+ * that carry them are closed and made again). An idempotent producer then
+ * takes a new producer id before it sends again, so the sequence numbers
+ * it skipped cannot fail later records. The call returns once the I/O thread
+ * has done it (the reports come with the next poll-like call). SAMSA_OK,
+ * SAMSA_ERR_INVALID_ARG for an unknown flag, SAMSA_ERR_DESTROYED.
+ */
+#define SAMSA_PURGE_QUEUE 0x1
+#define SAMSA_PURGE_INFLIGHT 0x2
+int samsa_producer_purge_flags(samsa_producer *p, int flags);
 
 /*
  * Flushes for up to timeout_ms, fails what is left with SAMSA_ERR_PURGED
@@ -446,7 +520,8 @@ bool samsa_consumer_at_end(samsa_consumer *c);
 
 /*
  * Commits the positions of every assigned partition (offsets NULL: the
- * offset after the last message samsa_consumer_poll returned of each) or
+ * stored offset of each: with enable.auto.offset.store=true, the default,
+ * the offset after the last message samsa_consumer_poll returned) or
  * offsets[0..count) (offset = the next one to read) for group.id. A
  * subscribed member commits with its generation and member id:
  * Kafka's REBALANCE_IN_PROGRESS (27) while it is between generations,
@@ -458,6 +533,23 @@ bool samsa_consumer_at_end(samsa_consumer *c);
 SAMSA_MUST_CHECK int samsa_consumer_commit(samsa_consumer *c, const struct samsa_partition *offsets,
                                            size_t count, bool async, int timeout_ms);
 
+/*
+ * The offset store, as librdkafka's rd_kafka_offsets_store: with
+ * enable.auto.offset.store=false, samsa_consumer_poll no longer stores the
+ * offset after each message it returns, and a commit of the assignment
+ * (samsa_consumer_commit with offsets NULL, auto commit, the commit at a
+ * revocation and at close) sends only what the application stored:
+ * offsets[i].offset is the next offset to read (a message's offset + 1).
+ * Only assigned partitions: SAMSA_ERR_STATE (nothing stored) when one is
+ * not; SAMSA_ERR_INVALID_ARG for a negative offset, and, as librdkafka,
+ * while enable.auto.offset.store is true. samsa_consumer_store_message stores
+ * msg->offset + 1 of msg's partition (librdkafka's rd_kafka_offset_store_message).
+ */
+SAMSA_MUST_CHECK int samsa_consumer_store_offsets(samsa_consumer *c,
+                                                  const struct samsa_partition *offsets,
+                                                  size_t count);
+SAMSA_MUST_CHECK int samsa_consumer_store_message(samsa_consumer *c, const samsa_message *msg);
+
 /* The committed offsets of parts[0..count) for group.id, written into each
  * element's offset (-1001 when none is committed). */
 SAMSA_MUST_CHECK int samsa_consumer_committed(samsa_consumer *c, struct samsa_partition *parts,
@@ -467,6 +559,18 @@ SAMSA_MUST_CHECK int samsa_consumer_committed(samsa_consumer *c, struct samsa_pa
 SAMSA_MUST_CHECK int samsa_consumer_watermarks(samsa_consumer *c, const char *topic,
                                                int32_t partition, int64_t *low, int64_t *high,
                                                int timeout_ms);
+
+/*
+ * librdkafka's rd_kafka_offsets_for_times: on entry each parts[i].offset is
+ * a time in ms (or SAMSA_OFFSET_BEGINNING / _END); on return it is the
+ * first offset whose timestamp is at or after it (ListOffsets of the
+ * partition's leader), or -1 when the partition has none (librdkafka's
+ * RD_KAFKA_OFFSET_END). One timeout_ms for all; returns the first error
+ * (the partitions after it keep their times). Any partition, assigned or not.
+ */
+SAMSA_MUST_CHECK int samsa_consumer_offsets_for_times(samsa_consumer *c,
+                                                      struct samsa_partition *parts, size_t count,
+                                                      int timeout_ms);
 
 /*
  * Stops fetching parts[0..count) (their offsets are ignored) until

@@ -221,7 +221,7 @@ static int gated_admin_watermarks(samsa_admin *a, const char *topic, int32_t par
     if (a == NULL) {
         return SAMSA_ERR_INVALID_ARG;
     }
-    return sc_watermarks(a->c, topic, partition, low, high, timeout_ms);
+    return sc_list_offset(a->c, topic, partition, SC_WATERMARKS, low, high, timeout_ms);
 }
 
 int samsa_admin_watermarks(samsa_admin *a, const char *topic, int32_t partition, int64_t *low,
@@ -244,26 +244,7 @@ static int gated_admin_list_offset(samsa_admin *a, const char *topic, int32_t pa
         (timestamp < 0 && timestamp != SAMSA_OFFSET_BEGINNING && timestamp != SAMSA_OFFSET_END)) {
         return SAMSA_ERR_INVALID_ARG;
     }
-    struct sc_lo_arg *lo = kp_calloc(1, sizeof(*lo));
-    struct sc_op *op = NULL;
-    if (lo == NULL || (lo->topic = sc_strdup(topic)) == NULL ||
-        (op = sc_op_create(&sc_list_offsets_op, SC_OP_LIST_OFFSETS, lo)) == NULL) {
-        if (lo != NULL) {
-            kp_free(lo->topic);
-        }
-        kp_free(lo);
-        return SAMSA_ERR_NOMEM;
-    }
-    lo->partition = partition;
-    lo->timestamp = timestamp; /* -2 earliest and -1 latest, as on the wire */
-    int err = sc_op_run(a->c, &op, timeout_ms, NULL, 0);
-    if (op != NULL) {
-        if (err == SAMSA_OK) {
-            *offset = lo->offset;
-        }
-        sc_op_free(op);
-    }
-    return err;
+    return sc_list_offset(a->c, topic, partition, timestamp, offset, NULL, timeout_ms);
 }
 
 int samsa_admin_list_offset(samsa_admin *a, const char *topic, int32_t partition,
@@ -719,4 +700,5 @@ int samsa_admin_delete_group(samsa_admin *a, const char *group, int timeout_ms, 
  * each call is an op that asks for what it needs. */
 const struct sc_kind_ops sc_admin_kind = {
     .tag = 'a',
+    .type = "admin",
 };

@@ -190,6 +190,7 @@ int sc_consumer_set_assignment(struct sc_client *c, const struct samsa_partition
         np[i]->lso = -1;
         np[i]->log_start = -1;
         np[i]->app_offset = -1;
+        np[i]->stored = -1;
         np[i]->committed = -1;
         sc_cpart_set_offset(np[i], parts[i].offset);
     }
@@ -199,6 +200,7 @@ int sc_consumer_set_assignment(struct sc_client *c, const struct samsa_partition
         if (old != NULL && old->state == SC_CP_ACTIVE && parts[i].offset == SAMSA_OFFSET_STORED) {
             np[i]->state = SC_CP_ACTIVE;
             np[i]->position = old->app_offset >= 0 ? old->app_offset : old->position;
+            np[i]->stored = old->stored;
         }
     }
     sc_cq_drop(c, NULL);
@@ -234,6 +236,7 @@ int sc_consumer_add_parts(struct sc_client *c, const struct samsa_partition *par
         p->lso = -1;
         p->log_start = -1;
         p->app_offset = -1;
+        p->stored = -1;
         p->committed = -1;
         sc_cpart_set_offset(p, parts[i].offset);
         c->cparts[c->cpart_count++] = p;

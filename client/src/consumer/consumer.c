@@ -201,6 +201,11 @@ static samsa_message *gated_consumer_poll(samsa_consumer *sc, int timeout_ms)
                 continue;
             }
             m->part->app_offset = m->pub.offset + 1;
+            if (c->v->enable_auto_offset_store) {
+                m->part->stored = m->part->app_offset;
+            }
+            c->rxmsgs++;
+            c->rxmsg_bytes += m->pub.key_len + m->pub.value_len;
             sc_group_polled(c, false);
             pthread_mutex_unlock(&c->lock);
             if (was_full) {
@@ -281,6 +286,7 @@ static int seek_common(samsa_consumer *sc, const char *topic, int32_t partition,
         p->reset_is_ts = true;
     }
     p->app_offset = -1;
+    p->stored = -1;
     pthread_mutex_unlock(&c->lock);
     sc_wake(c);
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
@@ -350,8 +356,8 @@ int samsa_consumer_seek_timestamp(samsa_consumer *sc, const char *topic, int32_t
     return ret;
 }
 
-int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int64_t *low,
-                  int64_t *high, int timeout_ms)
+int sc_list_offset(struct sc_client *c, const char *topic, int32_t partition, int64_t timestamp,
+                   int64_t *low, int64_t *high, int timeout_ms)
 {
     if (topic == NULL || partition < 0) {
         return SAMSA_ERR_INVALID_ARG;
@@ -367,12 +373,13 @@ int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition, int
         return SAMSA_ERR_NOMEM;
     }
     a->partition = partition;
-    a->watermarks = true;
+    a->watermarks = timestamp == SC_WATERMARKS;
+    a->timestamp = a->watermarks ? 0 : timestamp; /* -2 earliest and -1 latest, as on the wire */
     int err = sc_op_run(c, &op, timeout_ms, NULL, 0);
     if (op != NULL) {
         if (err == SAMSA_OK) {
             if (low != NULL) {
-                *low = a->low;
+                *low = a->watermarks ? a->low : a->offset;
             }
             if (high != NULL) {
                 *high = a->high;
@@ -389,7 +396,7 @@ static int gated_consumer_watermarks(samsa_consumer *sc, const char *topic, int3
     if (sc == NULL) {
         return SAMSA_ERR_INVALID_ARG;
     }
-    return sc_watermarks(sc->c, topic, partition, low, high, timeout_ms);
+    return sc_list_offset(sc->c, topic, partition, SC_WATERMARKS, low, high, timeout_ms);
 }
 
 int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t partition,
@@ -399,6 +406,47 @@ int samsa_consumer_watermarks(samsa_consumer *sc, const char *topic, int32_t par
         return SAMSA_ERR_DESTROYED;
     }
     int ret = gated_consumer_watermarks(sc, topic, partition, low, high, timeout_ms);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+static int gated_consumer_offsets_for_times(samsa_consumer *sc, struct samsa_partition *parts,
+                                            size_t count, int timeout_ms)
+{
+    if (sc == NULL || (parts == NULL && count > 0)) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (parts[i].topic == NULL || parts[i].partition < 0 ||
+            (parts[i].offset < 0 && parts[i].offset != SAMSA_OFFSET_BEGINNING &&
+             parts[i].offset != SAMSA_OFFSET_END)) {
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : sc_now_ms() + timeout_ms;
+    for (size_t i = 0; i < count; i++) {
+        int64_t left = deadline == INT64_MAX ? -1 : deadline - sc_now_ms();
+        if (deadline != INT64_MAX && left <= 0) {
+            return SAMSA_ERR_TIMED_OUT;
+        }
+        int err = sc_list_offset(sc->c, parts[i].topic, parts[i].partition, parts[i].offset,
+                                 &parts[i].offset, NULL, (int)sc_min64(left, INT32_MAX));
+        if (err != SAMSA_OK) {
+            return err;
+        }
+    }
+    return SAMSA_OK;
+}
+
+int samsa_consumer_offsets_for_times(samsa_consumer *sc, struct samsa_partition *parts,
+                                     size_t count, int timeout_ms)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_offsets_for_times(sc, parts, count, timeout_ms);
     if (sc != NULL) {
         sc_gate_leave(&sc->gate);
     }
@@ -615,6 +663,7 @@ static int consumer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
 
 const struct sc_kind_ops sc_consumer_kind = {
     .tag = 'c',
+    .type = "consumer",
     .check_conf = consumer_check_conf,
     .want_topics = consumer_topics,
     .on_metadata = consumer_metadata,

@@ -51,10 +51,13 @@ void sc_cpart_set_offset(struct sc_cpart *p, int64_t offset);
 void sc_consumer_list_offsets(struct sc_client *c, struct sc_conn *conn, int64_t now);
 void sc_consumer_fetch_from(struct sc_client *c, struct sc_conn *conn, int64_t now);
 
-/* consumer.c: ListOffsets of the earliest and latest offsets (samsa_admin
- * and samsa_consumer watermarks). */
-SC_MUST_CHECK int sc_watermarks(struct sc_client *c, const char *topic, int32_t partition,
-                                int64_t *low, int64_t *high, int timeout_ms);
+/* consumer.c: ListOffsets of one partition (samsa_admin and samsa_consumer):
+ * the offset for timestamp (SAMSA_OFFSET_BEGINNING, _END or a time) into
+ * *low, or with timestamp SC_WATERMARKS the earliest and latest offsets
+ * into *low and *high (either may be NULL). */
+#define SC_WATERMARKS INT64_MIN
+SC_MUST_CHECK int sc_list_offset(struct sc_client *c, const char *topic, int32_t partition,
+                                 int64_t timestamp, int64_t *low, int64_t *high, int timeout_ms);
 
 /* The group (group.c, group_serve.c), all with the lock held except
  * sc_group_close. */

@@ -105,8 +105,8 @@ int64_t sc_group_serve(struct sc_client *c, int64_t now)
             g->next_auto_commit = now + c->v->auto_commit_interval_ms;
             bool moved = false;
             for (int i = 0; i < c->cpart_count; i++) {
-                moved = moved || (c->cparts[i]->app_offset >= 0 &&
-                                  c->cparts[i]->app_offset != c->cparts[i]->committed);
+                moved = moved || (c->cparts[i]->stored >= 0 &&
+                                  c->cparts[i]->stored != c->cparts[i]->committed);
             }
             if (moved && sc_group_in_generation(c) && (!c->subscribed || g->state == G_STABLE)) {
                 struct sc_op *op = sc_group_commit_op(c, NULL, 0, true);

@@ -219,7 +219,7 @@ struct sc_commit_arg *sc_group_commit_items(struct sc_client *c,
             const struct sc_cpart *p = c->cparts[i];
             topic = p->topic;
             partition = p->partition;
-            off = p->app_offset;
+            off = p->stored; /* librdkafka's stored offset (store_offsets) */
             if (off < 0 || (changed_only && off == p->committed)) {
                 continue;
             }
@@ -543,6 +543,56 @@ static int gated_consumer_commit(samsa_consumer *sc, const struct samsa_partitio
     int err = sc_op_run(c, &op, timeout_ms, NULL, 0);
     sc_op_free(op);
     return err;
+}
+
+static int gated_consumer_store_offsets(samsa_consumer *sc,
+                                        const struct samsa_partition *offsets, size_t count)
+{
+    if (sc == NULL || (offsets == NULL && count > 0) || sc->c->v->enable_auto_offset_store) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (offsets[i].topic == NULL || offsets[i].partition < 0 || offsets[i].offset < 0) {
+            return SAMSA_ERR_INVALID_ARG;
+        }
+    }
+    struct sc_client *c = sc->c;
+    pthread_mutex_lock(&c->lock);
+    int err = SAMSA_OK;
+    for (size_t i = 0; i < count && err == SAMSA_OK; i++) {
+        err = sc_cpart_find(c, offsets[i].topic, offsets[i].partition) != NULL ? SAMSA_OK
+                                                                             : SAMSA_ERR_STATE;
+    }
+    for (size_t i = 0; i < count && err == SAMSA_OK; i++) {
+        struct sc_cpart *p = sc_cpart_find(c, offsets[i].topic, offsets[i].partition);
+        if (p != NULL) {
+            p->stored = offsets[i].offset;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
+int samsa_consumer_store_offsets(samsa_consumer *sc, const struct samsa_partition *offsets,
+                                 size_t count)
+{
+    if (sc != NULL && !sc_gate_enter(&sc->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_consumer_store_offsets(sc, offsets, count);
+    if (sc != NULL) {
+        sc_gate_leave(&sc->gate);
+    }
+    return ret;
+}
+
+int samsa_consumer_store_message(samsa_consumer *sc, const samsa_message *msg)
+{
+    if (msg == NULL || msg->topic == NULL || msg->offset < 0) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    struct samsa_partition part = {msg->topic, msg->partition, msg->offset + 1};
+    return samsa_consumer_store_offsets(sc, &part, 1);
 }
 
 int samsa_consumer_commit(samsa_consumer *sc, const struct samsa_partition *offsets, size_t count,

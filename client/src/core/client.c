@@ -45,6 +45,7 @@ int64_t sc_client_run_once(struct sc_client *c, int64_t now)
     next = sc_min64(next, sc_conn_timeouts(c, now));
     next = sc_min64(next, sc_metadata_serve(c, now));
     next = sc_min64(next, sc_ops_serve(c, now));
+    next = sc_min64(next, sc_stats_serve(c, now));
     if (c->kind_ops->serve != NULL) {
         next = sc_min64(next, c->kind_ops->serve(c, now));
     }

@@ -51,6 +51,8 @@ static const struct enum_name partitioner_names[] = {
     {"consistent_random", SC_PART_CONSISTENT_RANDOM},
     {"consistent", SC_PART_CONSISTENT},
     {"random", SC_PART_RANDOM},
+    {"fnv1a", SC_PART_FNV1A},
+    {"fnv1a_random", SC_PART_FNV1A_RANDOM},
     {NULL, 0},
 };
 static const struct enum_name reset_names[] = {
@@ -112,6 +114,8 @@ static const struct key_desc keys[] = {
     {"auto.offset.reset", NULL, NULL, KT_ENUM, OFF(auto_offset_reset), 0, 0, 0, "latest",
      reset_names},
     {"enable.auto.commit", "auto.commit.enable", NULL, KT_BOOL, OFF(enable_auto_commit), 0, 0, 0, "true", NULL},
+    {"enable.auto.offset.store", NULL, NULL, KT_BOOL, OFF(enable_auto_offset_store), 0, 0, 0,
+     "true", NULL},
     {"auto.commit.interval.ms", NULL, NULL, KT_INT, OFF(auto_commit_interval_ms), 0, 86400000, 0,
      "5000", NULL},
     {"session.timeout.ms", NULL, NULL, KT_INT, OFF(session_timeout_ms), 1, 3600000, 0, "45000",
@@ -145,6 +149,8 @@ static const struct key_desc keys[] = {
      NULL},
     {"unsupported.librdkafka.properties", NULL, NULL, KT_ENUM, OFF(unsupported_rdkafka), 0, 0, 0,
      "error", unsupported_names},
+    {"statistics.interval.ms", NULL, NULL, KT_INT, OFF(statistics_interval_ms), 0, 86400000, 0,
+     "0", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -210,7 +216,7 @@ static const char *const rdkafka_unsupported[] = {
     "topic.metadata.refresh.sparse", "topic.metadata.propagation.max.ms", "topic.blacklist",
     "socket.blocking.max.ms", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
     "socket.max.fails", "broker.address.ttl", "socket.connection.setup.timeout.ms",
-    "reconnect.backoff.jitter.ms", "statistics.interval.ms", "enabled_events",
+    "reconnect.backoff.jitter.ms", "enabled_events",
     "log.queue", "log.thread.name", "log.connection.close", "internal.termination.signal",
     "api.version.request.timeout.ms", "api.version.fallback.ms", "broker.version.fallback",
     "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
@@ -224,7 +230,7 @@ static const char *const rdkafka_unsupported[] = {
     "sasl.password", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
     "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
     "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
-    "plugin.library.paths", "coordinator.query.interval.ms", "enable.auto.offset.store",
+    "plugin.library.paths", "coordinator.query.interval.ms",
     "queued.min.messages", "fetch.error.backoff.ms", "check.crcs", "client.rack",
     "transactional.id", "transaction.timeout.ms", "enable.gapless.guarantee",
     "queue.buffering.backpressure.threshold", "delivery.report.only.error",
@@ -659,6 +665,22 @@ void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque)
     if (conf != NULL) {
         conf->log_cb = cb;
         conf->log_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_stats_cb(samsa_conf *conf, samsa_stats_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->stats_cb = cb;
+        conf->stats_opaque = cb_opaque;
+    }
+}
+
+void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque)
+{
+    if (conf != NULL) {
+        conf->partitioner_cb = cb;
+        conf->partitioner_opaque = cb_opaque;
     }
 }
 

@@ -102,6 +102,17 @@ void sc_gate_shut(struct sc_gate *g)
 
 /* --------------------------------------------------------------- errors */
 
+void sc_post_event(struct sc_client *c, struct sc_err_ev *ev)
+{
+    if (c->errs_tail != NULL) {
+        c->errs_tail->next = ev;
+    } else {
+        c->errs = ev;
+    }
+    c->errs_tail = ev;
+    pthread_cond_broadcast(&c->ev_cond);
+}
+
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
 {
     char reason[512];
@@ -119,14 +130,8 @@ void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     }
     ev->err = sc_err_public(err);
     memcpy(ev->reason, reason, len + 1);
-    if (c->errs_tail != NULL) {
-        c->errs_tail->next = ev;
-    } else {
-        c->errs = ev;
-    }
-    c->errs_tail = ev;
+    sc_post_event(c, ev);
     sc_log(c, "error %s: %s", samsa_err_name(err), reason);
-    pthread_cond_broadcast(&c->ev_cond);
 }
 
 void sc_err_ev_free(struct sc_err_ev *ev)
@@ -149,8 +154,16 @@ int sc_serve_errors(struct sc_client *c)
         if (c->errs == NULL) {
             c->errs_tail = NULL;
         }
+        if (ev == c->stats_pending) {
+            c->stats_pending = NULL;
+        }
         pthread_mutex_unlock(&c->lock);
-        if (ev->rebalance) {
+        if (ev->stats) {
+            if (c->conf->stats_cb != NULL) {
+                c->conf->stats_cb(ev->reason, strlen(ev->reason), c->conf->stats_opaque);
+                ran++;
+            }
+        } else if (ev->rebalance) {
             if (c->conf->rebalance_cb != NULL) {
                 c->conf->rebalance_cb(ev->assigned, ev->parts, ev->part_count,
                                       c->conf->rebalance_opaque);
@@ -198,14 +211,8 @@ bool sc_post_rebalance(struct sc_client *c, bool assigned, const struct samsa_pa
         ev->parts[i].offset = parts[i].offset;
         ev->part_count++;
     }
-    if (c->errs_tail != NULL) {
-        c->errs_tail->next = ev;
-    } else {
-        c->errs = ev;
-    }
-    c->errs_tail = ev;
+    sc_post_event(c, ev);
     sc_log(c, "rebalance: %s %zu partition(s)", assigned ? "assigned" : "revoked", n);
-    pthread_cond_broadcast(&c->ev_cond);
     return true;
 }
 

@@ -69,6 +69,8 @@ enum sc_partitioner {
     SC_PART_CONSISTENT_RANDOM,  /* librdkafka's default: CRC32; empty/null keys sticky */
     SC_PART_CONSISTENT,         /* CRC32 of any key, null included */
     SC_PART_RANDOM,             /* keys ignored, sticky */
+    SC_PART_FNV1A,              /* librdkafka's (Sarama's hash): null keys to one partition */
+    SC_PART_FNV1A_RANDOM,       /* the same, null keys sticky */
 };
 
 enum sc_offset_reset {
@@ -126,6 +128,7 @@ struct sc_conf_values {
     char *group_instance_id;
     int auto_offset_reset;     /* enum sc_offset_reset */
     bool enable_auto_commit;
+    bool enable_auto_offset_store; /* poll stores the offset after each message */
     int auto_commit_interval_ms;
     int session_timeout_ms;
     int heartbeat_interval_ms;
@@ -145,6 +148,7 @@ struct sc_conf_values {
     bool socket_keepalive;     /* SO_KEEPALIVE on every broker socket */
     int log_level;             /* syslog levels: lines above it are dropped */
     int unsupported_rdkafka;   /* 0 error, 1 warn */
+    int statistics_interval_ms; /* 0: no statistics */
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -161,6 +165,10 @@ struct samsa_conf {
     void *rebalance_opaque;
     samsa_log_cb *log_cb;
     void *log_opaque;
+    samsa_stats_cb *stats_cb;
+    void *stats_opaque;
+    samsa_partitioner_cb *partitioner_cb;
+    void *partitioner_opaque;
 };
 
 /* Whether the user set `key` (by its name or an alias). */
@@ -222,9 +230,15 @@ struct sc_msg {
                            * stays -1); only the first of a run carries them, so
                            * a batch is reported without touching each record */
     int err;              /* delivery result */
+    int32_t status;       /* SAMSA_MSG_*, with SC_MSG_LOG_APPEND_TIME when the run's
+                           * timestamp (the first's) is the broker's: as err, only on
+                           * the first of a run (in the padding before offset: no
+                           * bigger record) */
     int64_t offset;
     uint8_t data[];       /* key, value, headers: (u32 nlen, name, i32 vlen, value)* */
 };
+
+#define SC_MSG_LOG_APPEND_TIME 0x10 /* in sc_msg.status */
 
 struct sc_msgq {
     struct sc_msg *head, *tail;
@@ -246,6 +260,7 @@ struct sc_batch {
     int64_t retry_at_ms;  /* not before this time */
     int64_t first_enq_ms; /* of its oldest record */
     bool sent;            /* was on the wire at least once */
+    bool possibly;        /* an attempt ended with no answer: possibly written */
 };
 
 /* Batching rules; a copy of the configuration's. */
@@ -289,6 +304,9 @@ void sc_ppart_batch_retry(struct sc_ppart *pp, struct sc_batch *b, int64_t now, 
 
 /* Renumbers the retried batches from sequence 0 (a new producer id). */
 void sc_ppart_reset_sequence(struct sc_ppart *pp);
+
+/* Marks every record of q possibly written (SAMSA_MSG_POSSIBLY_PERSISTED). */
+void sc_msgq_mark_possibly(struct sc_msgq *q);
 
 /* Moves records queued longer than timeout_ms, and retried batches whose
  * oldest record is, to *expired. Returns true when one of those batches had
@@ -439,6 +457,10 @@ struct sc_conn {
     bool coordinator;          /* the group coordinator's own connection */
     int16_t api_max[SC_API_KEYS]; /* -1: not supported */
     int16_t api_min[SC_API_KEYS];
+    /* statistics (stats.c), written on the I/O thread */
+    uint64_t tx, rx;           /* requests sent, responses read */
+    uint64_t tx_bytes, rx_bytes;
+    uint64_t connects, disconnects;
 };
 
 /* Producer topic with its partitions. */
@@ -478,6 +500,8 @@ struct sc_cpart {
     bool revoking;     /* cooperative rebalance: being given up, not fetched */
     int queued;        /* messages of it waiting in the consumer queue */
     int64_t app_offset;/* offset after the last message handed out; -1: none */
+    int64_t stored;    /* the offset a commit of the assignment sends (librdkafka's
+                        * stored offset); -1: none */
     int64_t committed; /* last committed by us, -1 */
     int64_t retry_at;
     bool missing_reported; /* its topic or partition not in the cluster: told
@@ -515,6 +539,7 @@ struct sc_err_ev {
     struct sc_err_ev *next;
     int err;
     bool rebalance;    /* a rebalance notice, not an error */
+    bool stats;        /* a statistics document (reason), not an error */
     bool assigned;
     bool ack;          /* count it in rebalance_acks once its callback ran */
     struct samsa_partition *parts;
@@ -563,6 +588,14 @@ struct sc_client {
                             * while they follow one another (metadata_serve) */
     int all_down_reported;
 
+    /* statistics (stats.c; lock held) */
+    int64_t stats_next_ms;           /* next document due (monotonic); 0: not started */
+    int64_t created_ms;
+    struct sc_err_ev *stats_pending; /* the document queued and not served yet */
+    uint64_t tx, rx, tx_bytes, rx_bytes; /* of every connection, closed ones too */
+    uint64_t txmsgs, txmsg_bytes;    /* records delivered (reports served) */
+    uint64_t rxmsgs, rxmsg_bytes;    /* messages handed out by samsa_consumer_poll */
+
     /* ops (user -> I/O) */
     struct sc_op *ops, *ops_tail;
 
@@ -583,6 +616,8 @@ struct sc_client {
     int16_t pid_epoch;
     bool pid_inflight;
     bool pid_reset;                  /* drain, then ask for a new id */
+    bool purge_inflight;             /* samsa_producer_purge_flags waits for the
+                                      * I/O thread to fail what is in flight */
     bool fatal;
     char fatal_reason[256];
     struct sc_batch_rules rules;
@@ -694,6 +729,9 @@ void sc_wake(struct sc_client *c);
  * (a user thread). */
 void sc_wait_cond(struct sc_client *c, int64_t deadline);
 
+/* Queues ev (an error, a rebalance notice, a statistics document) for the
+ * user's next poll-like call and wakes it (lock held). */
+void sc_post_event(struct sc_client *c, struct sc_err_ev *ev);
 /* Queues an error event for the user (lock held). */
 void sc_post_error(struct sc_client *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -785,6 +823,7 @@ void sc_err_ev_free(struct sc_err_ev *ev);
  */
 struct sc_kind_ops {
     char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
+    const char *type; /* "producer", "consumer", "admin": the statistics' type */
     /* The kind's cross-key checks and derived values at _new, after the
      * common ones (sc_conf_finalize). */
     int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);
@@ -954,6 +993,13 @@ static inline int64_t sc_min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
+
+/* Statistics (stats.c): the JSON document of c into a kp_malloc'd string
+ * (NULL: out of memory), and the turn of the I/O loop that queues one for
+ * the stats callback every statistics.interval.ms (lock held; returns when
+ * it next wants to run). */
+char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len);
+int64_t sc_stats_serve(struct sc_client *c, int64_t now);
 
 /* Debug log to stderr when `debug` is set (lock may be held). */
 void sc_log(const struct sc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -79,6 +79,7 @@ void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const cha
         conn->fd = -1;
     }
     bool was_up = conn->state == SC_CONN_UP;
+    conn->disconnects += was_up ? 1 : 0;
     conn->state = SC_CONN_DOWN;
     kp_wr_reset(&conn->out);
     conn->out_off = 0;
@@ -228,6 +229,11 @@ static int track_request(struct sc_client *c, struct sc_conn *conn, int16_t api,
 {
     int32_t corr = c->next_corr;
     c->next_corr = c->next_corr == INT32_MAX ? 1 : c->next_corr + 1;
+    size_t bytes = conn->out.len - before; /* the frame just written (stats.c) */
+    conn->tx++;
+    conn->tx_bytes += bytes;
+    c->tx++;
+    c->tx_bytes += bytes;
     if (fn == NULL) {
         return SAMSA_OK;
     }
@@ -322,6 +328,7 @@ static void on_api_versions(struct sc_client *c, struct sc_conn *conn, int err, 
         }
     }
     conn->state = SC_CONN_UP;
+    conn->connects++;
     conn->backoff_ms = c->v->reconnect_backoff_ms;
     c->all_down_reported = 0;
     sc_log(c, "connected to %s:%d (node %d)", conn->host, conn->port, conn->node_id);
@@ -443,6 +450,10 @@ static void handle_frame(struct sc_client *c, struct sc_conn *conn, const uint8_
         conn->reqs_tail = NULL;
     }
     conn->req_count--;
+    conn->rx++;
+    conn->rx_bytes += len + 4; /* with its size */
+    c->rx++;
+    c->rx_bytes += len + 4;
     kp_arena_reset(&c->arena);
     struct kp_response_header h;
     void *body = NULL;

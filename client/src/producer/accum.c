@@ -215,6 +215,9 @@ bool sc_ppart_expire(struct sc_ppart *pp, int64_t now, int timeout_ms, struct sc
         if (now - b->first_enq_ms >= timeout_ms) {
             *at = b->next;
             sent_lost = sent_lost || b->sent;
+            if (b->sent) {
+                sc_msgq_mark_possibly(&b->msgs);
+            }
             sc_msgq_concat(expired, &b->msgs);
             sc_batch_free(b);
         } else {
@@ -225,6 +228,13 @@ bool sc_ppart_expire(struct sc_ppart *pp, int64_t now, int timeout_ms, struct sc
         sc_msgq_push(expired, sc_msgq_pop(&pp->queue));
     }
     return sent_lost;
+}
+
+void sc_msgq_mark_possibly(struct sc_msgq *q)
+{
+    for (struct sc_msg *m = q->head; m != NULL; m = m->next) {
+        m->status = SAMSA_MSG_POSSIBLY_PERSISTED;
+    }
 }
 
 void sc_batch_free(struct sc_batch *b)

@@ -49,6 +49,19 @@ uint32_t samsa_murmur2(const void *data, size_t len)
     return h;
 }
 
+/* librdkafka's rd_fnv1a (src/rdfnv1a.c): FNV-1a 32, then the absolute value
+ * of it as an int32 (Sarama's NewHashPartitioner), INT32_MIN staying itself. */
+static uint32_t fnv1a_abs(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint32_t h = 0x811C9DC5u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x01000193u;
+    }
+    return (h & 0x80000000u) != 0 ? 0u - h : h;
+}
+
 int32_t samsa_partition_for_key(const void *key, size_t len, int32_t partition_count)
 {
     if (partition_count <= 0 || (key == NULL && len > 0)) {
@@ -107,6 +120,14 @@ int32_t sc_partition_choose(int partitioner, const void *key, size_t key_len,
         return (int32_t)(kp_crc32(0, key, key_len) % (uint32_t)partition_count);
     case SC_PART_CONSISTENT:
         return (int32_t)(kp_crc32(0, key, key != NULL ? key_len : 0) % (uint32_t)partition_count);
+    case SC_PART_FNV1A:
+        return (int32_t)(fnv1a_abs(key != NULL ? key : "", key != NULL ? key_len : 0) %
+                         (uint32_t)partition_count);
+    case SC_PART_FNV1A_RANDOM:
+        if (key == NULL) {
+            return sticky(s, partition_count, record_bytes, batch_size, rng);
+        }
+        return (int32_t)(fnv1a_abs(key, key_len) % (uint32_t)partition_count);
     case SC_PART_RANDOM:
     default:
         return sticky(s, partition_count, record_bytes, batch_size, rng);

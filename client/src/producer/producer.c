@@ -21,10 +21,12 @@ static int serve_reports(struct sc_client *c)
         struct sc_msgq q = c->dr;
         memset(&c->dr, 0, sizeof(c->dr));
         pthread_mutex_unlock(&c->lock);
-        size_t n = 0, bytes = 0, failed = 0;
+        size_t n = 0, bytes = 0, failed = 0, ok_bytes = 0;
         struct sc_msg *m;
         int32_t left = 0; /* records of the current run after this one */
         int run_err = SAMSA_OK;
+        int run_status = SAMSA_MSG_NOT_PERSISTED;
+        int64_t run_log_append = -1; /* the broker's LogAppendTime of the run */
         int64_t offset = -1;
         while ((m = sc_msgq_pop(&q)) != NULL) {
             /* the records are a list in memory the I/O thread last read:
@@ -33,6 +35,8 @@ static int serve_reports(struct sc_client *c)
             __builtin_prefetch(q.head);
             if (left == 0) {
                 run_err = m->err;
+                run_status = m->status & ~SC_MSG_LOG_APPEND_TIME;
+                run_log_append = (m->status & SC_MSG_LOG_APPEND_TIME) != 0 ? m->timestamp : -1;
                 offset = m->offset;
                 left = m->run > 0 ? m->run - 1 : 0;
             } else {
@@ -40,31 +44,40 @@ static int serve_reports(struct sc_client *c)
                 offset = offset >= 0 ? offset + 1 : -1;
             }
             if (c->conf->dr_cb != NULL) {
+                struct samsa_header *hs = m->header_count > 0 ? sc_msg_header_list(m) : NULL;
                 struct samsa_delivery d = {
                     .struct_size = sizeof(struct samsa_delivery),
                     .err = run_err,
                     .topic = m->topic != NULL ? m->topic->name : "",
                     .partition = m->partition,
                     .offset = offset,
-                    .timestamp = m->timestamp,
+                    .timestamp = run_log_append >= 0 ? run_log_append : m->timestamp,
                     .key = m->key_len >= 0 ? sc_msg_key(m) : NULL,
                     .key_len = (size_t)(m->key_len > 0 ? m->key_len : 0),
                     .value = m->value_len >= 0 ? sc_msg_value(m) : NULL,
                     .value_len = (size_t)(m->value_len > 0 ? m->value_len : 0),
                     .opaque = m->opaque,
+                    .status = run_status,
+                    .timestamp_type = run_log_append >= 0 ? 1 : 0,
+                    .headers = hs,
+                    .header_count = hs != NULL ? m->header_count : 0,
                 };
                 c->conf->dr_cb(&d, c->conf->dr_opaque);
+                kp_free(hs);
                 ran++;
             }
             n++;
             bytes += m->size;
             failed += run_err != SAMSA_OK ? 1 : 0;
+            ok_bytes += run_err == SAMSA_OK ? m->size : 0;
             sc_msg_free(m);
         }
         pthread_mutex_lock(&c->lock);
         c->outq_msgs -= n;
         c->outq_bytes -= bytes;
         c->dr_failed += failed;
+        c->txmsgs += n - failed;
+        c->txmsg_bytes += ok_bytes;
     }
     ran += sc_serve_errors(c);
     return ran;
@@ -183,6 +196,7 @@ static void purge(struct sc_client *c, bool sent_too)
             while (sent_too && pp->retry != NULL) {
                 struct sc_batch *b = pp->retry;
                 pp->retry = b->next;
+                sc_msgq_mark_possibly(&b->msgs); /* sent before: no answer says more */
                 sc_msgq_report_all(c, &b->msgs, SAMSA_ERR_PURGED);
                 sc_batch_free(b);
             }
@@ -246,6 +260,43 @@ static int gated_producer_purge(samsa_producer *p)
     purge(c, false);
     pthread_mutex_unlock(&c->lock);
     return SAMSA_OK;
+}
+
+/* In flight: the I/O thread owns the connections, so it does it
+ * (send.c's purge_inflight) while this call waits. */
+static int gated_producer_purge_flags(samsa_producer *p, int flags)
+{
+    if (p == NULL || (flags & ~(SAMSA_PURGE_QUEUE | SAMSA_PURGE_INFLIGHT)) != 0) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    int err = (flags & SAMSA_PURGE_QUEUE) != 0 ? gated_producer_purge(p) : SAMSA_OK;
+    if ((flags & SAMSA_PURGE_INFLIGHT) == 0) {
+        return err;
+    }
+    struct sc_client *c = p->c;
+    pthread_mutex_lock(&c->lock);
+    c->purge_inflight = true;
+    pthread_mutex_unlock(&c->lock);
+    sc_wake(c);
+    pthread_mutex_lock(&c->lock);
+    while (c->purge_inflight && !c->closing && !c->detached) {
+        sc_wait_cond(c, INT64_MAX);
+    }
+    err = c->purge_inflight && c->closing ? SAMSA_ERR_DESTROYED : err;
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
+int samsa_producer_purge_flags(samsa_producer *p, int flags)
+{
+    if (p != NULL && !sc_gate_enter(&p->gate)) {
+        return SAMSA_ERR_DESTROYED;
+    }
+    int ret = gated_producer_purge_flags(p, flags);
+    if (p != NULL) {
+        sc_gate_leave(&p->gate);
+    }
+    return ret;
 }
 
 int samsa_producer_purge(samsa_producer *p)
@@ -416,6 +467,7 @@ static int producer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
 
 const struct sc_kind_ops sc_producer_kind = {
     .tag = 'p',
+    .type = "producer",
     .check_conf = producer_check_conf,
     .want_topics = producer_topics,
     .auto_create_topics = true,

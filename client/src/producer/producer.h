@@ -16,6 +16,9 @@ const uint8_t *sc_msg_key(const struct sc_msg *m);
 const uint8_t *sc_msg_value(const struct sc_msg *m);
 const uint8_t *sc_msg_headers(const struct sc_msg *m);
 void sc_msg_free(struct sc_msg *m);
+/* m's headers as the public array (names NUL-terminated, values pointing
+ * into m), one kp_malloc'd block; NULL when it has none or on no memory. */
+struct samsa_header *sc_msg_header_list(const struct sc_msg *m);
 /* Queues a delivery report with err for every record of q (emptied). */
 void sc_msgq_report_all(struct sc_client *c, struct sc_msgq *q, int err);
 /* Places m on its partition's queue (partition count known). */

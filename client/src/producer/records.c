@@ -26,6 +26,35 @@ const uint8_t *sc_msg_headers(const struct sc_msg *m)
     return sc_msg_value(m) + (m->value_len > 0 ? m->value_len : 0);
 }
 
+struct samsa_header *sc_msg_header_list(const struct sc_msg *m)
+{
+    if (m->header_count == 0) {
+        return NULL;
+    }
+    /* the array, then each name with its NUL: one block for the report */
+    size_t n = m->header_count;
+    struct samsa_header *hs = kp_malloc(n * sizeof(*hs) + m->headers_len);
+    if (hs == NULL) {
+        return NULL;
+    }
+    char *names = (char *)(hs + n);
+    const uint8_t *p = sc_msg_headers(m);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nl;
+        int32_t vl;
+        memcpy(&nl, p, 4);
+        memcpy(names, p + 4, nl);
+        names[nl] = '\0';
+        memcpy(&vl, p + 4 + nl, 4);
+        hs[i].name = names;
+        hs[i].value = vl >= 0 ? p + 8 + nl : NULL;
+        hs[i].value_len = vl > 0 ? (size_t)vl : 0;
+        names += nl + 1;
+        p += 8 + nl + (vl > 0 ? (size_t)vl : 0);
+    }
+    return hs;
+}
+
 void sc_msg_free(struct sc_msg *m)
 {
     kp_free(m);
@@ -63,6 +92,8 @@ static void report(struct sc_client *c, struct sc_msg *m, int err, int64_t offse
     m->err = sc_err_public(err);
     m->offset = offset;
     m->run = 1;
+    /* NOT_PERSISTED (0) unless marked possibly written (sc_msgq_mark_possibly) */
+    m->status = err == SAMSA_OK ? SAMSA_MSG_PERSISTED : m->status;
     sc_msgq_push(&c->dr, m);
 }
 
@@ -78,7 +109,14 @@ void sc_msgq_report_all(struct sc_client *c, struct sc_msgq *q, int err)
 /* Places m on its partition's queue (partition count known). */
 void sc_ptopic_place(struct sc_client *c, struct sc_ptopic *t, struct sc_msg *m)
 {
-    if (m->partition < 0) {
+    if (m->partition < 0 && c->conf->partitioner_cb != NULL) {
+        /* the application's (samsa.h); one out of range is failed below */
+        const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
+        int32_t p = c->conf->partitioner_cb(t->name, key, (size_t)(m->key_len > 0 ? m->key_len : 0),
+                                            t->partition_count, c->conf->partitioner_opaque,
+                                            m->opaque);
+        m->partition = p >= 0 && p < t->partition_count ? p : -1; /* its report says -1 */
+    } else if (m->partition < 0) {
         const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
         m->partition = sc_partition_choose(c->v->partitioner, key,
                                            (size_t)(m->key_len > 0 ? m->key_len : 0),

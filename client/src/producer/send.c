@@ -51,8 +51,10 @@ static bool retriable(int err)
     }
 }
 
+/* log_append_ms: the broker's LogAppendTime of the batch (the topic's
+ * message.timestamp.type), -1 when the records keep their CreateTime. */
 static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch *b, int err,
-                       int64_t base_offset)
+                       int64_t base_offset, int64_t log_append_ms)
 {
     sc_ppart_batch_done(pp);
     struct sc_msg *first = b->msgs.head;
@@ -60,6 +62,16 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
         /* one run: the records themselves are next touched by the user's poll */
         first->err = sc_err_public(err);
         first->offset = err == SAMSA_OK && base_offset >= 0 ? base_offset : -1;
+        /* librdkafka's rd_kafka_msg_status: a broker's own error says it did
+         * not write them, a local one after sending (no answer) says nothing */
+        first->status = err == SAMSA_OK && c->v->acks != 0 ? SAMSA_MSG_PERSISTED
+                        : b->sent && (b->possibly || err <= 0) ? SAMSA_MSG_POSSIBLY_PERSISTED
+                                                              : SAMSA_MSG_NOT_PERSISTED;
+        if (err == SAMSA_OK && log_append_ms >= 0) {
+            /* the run's time, read for each of its records (producer.c) */
+            first->timestamp = log_append_ms;
+            first->status |= SC_MSG_LOG_APPEND_TIME;
+        }
         first->run = b->msgs.count;
         sc_msgq_concat(&c->dr, &b->msgs);
     }
@@ -67,7 +79,8 @@ static void batch_done(struct sc_client *c, struct sc_ppart *pp, struct sc_batch
     pthread_cond_broadcast(&c->ev_cond);
 }
 
-static void batch_result(struct sc_client *c, struct produce_item *it, int err, int64_t base)
+static void batch_result(struct sc_client *c, struct produce_item *it, int err, int64_t base,
+                         int64_t log_append_ms)
 {
     struct sc_ppart *pp = &it->topic->parts[it->partition];
     struct sc_batch *b = it->batch;
@@ -75,13 +88,17 @@ static void batch_result(struct sc_client *c, struct produce_item *it, int err, 
     if (err == SAMSA_OK || err == KP_ERR_DUPLICATE_SEQUENCE_NUMBER) {
         /* A duplicate was written before: the records are in the log,
          * the broker did not say where. */
-        batch_done(c, pp, b, SAMSA_OK, err == SAMSA_OK ? base : -1);
+        batch_done(c, pp, b, SAMSA_OK, err == SAMSA_OK ? base : -1,
+                   err == SAMSA_OK ? log_append_ms : -1);
         return;
     }
-    if (err == SAMSA_ERR_DESTROYED) {
-        batch_done(c, pp, b, SAMSA_ERR_PURGED, -1);
+    if (err == SAMSA_ERR_DESTROYED || err == SAMSA_ERR_PURGED) {
+        /* closed or purged in flight: its sequence numbers may be taken */
+        c->pid_reset = c->pid_reset || (c->rules.idempotent && err == SAMSA_ERR_PURGED);
+        batch_done(c, pp, b, SAMSA_ERR_PURGED, -1, -1);
         return;
     }
+    b->possibly = b->possibly || err < 0; /* no answer from the broker */
     bool idem = c->rules.idempotent;
     if (idem && (err == KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || err == KP_ERR_UNKNOWN_PRODUCER_ID)) {
         /* Behind an earlier batch being retried, a gap is expected: retry
@@ -107,7 +124,7 @@ static void batch_result(struct sc_client *c, struct produce_item *it, int err, 
         /* The sequence now has a hole: start over with a new id. */
         c->pid_reset = true;
     }
-    batch_done(c, pp, b, err, -1);
+    batch_done(c, pp, b, err, -1, -1);
 }
 
 static void on_produce(struct sc_client *c, struct sc_conn *conn, int err, void *body, void *vctx)
@@ -121,6 +138,7 @@ static void on_produce(struct sc_client *c, struct sc_conn *conn, int err, void 
         struct produce_item *it = &ctx->items[i];
         int perr = err != 0 ? err : SAMSA_ERR_BAD_RESPONSE;
         int64_t base = -1;
+        int64_t log_append = -1;
         if (err == 0) {
             for (int32_t ti = 0; ti < r->Responses.count; ti++) {
                 const struct kp_ProduceResponse_TopicProduceResponse *tr = &r->Responses.items[ti];
@@ -133,11 +151,12 @@ static void on_produce(struct sc_client *c, struct sc_conn *conn, int err, void 
                     if (pr->Index == it->partition) {
                         perr = sc_err_from_wire(pr->ErrorCode);
                         base = pr->BaseOffset;
+                        log_append = pr->LogAppendTimeMs;
                     }
                 }
             }
         }
-        batch_result(c, it, perr, base);
+        batch_result(c, it, perr, base, log_append);
     }
     kp_free(ctx);
 }
@@ -463,7 +482,8 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
             sc_log(c, "%s [%d]: cannot encode a batch: %s", items[i].topic->name,
                    items[i].partition, kp_err_name(encode_err[i]));
             batch_result(c, &items[i],
-                         encode_err[i] == KP_E_NOMEM ? SAMSA_ERR_NOMEM : SAMSA_ERR_MSG_TOO_LARGE, -1);
+                         encode_err[i] == KP_E_NOMEM ? SAMSA_ERR_NOMEM : SAMSA_ERR_MSG_TOO_LARGE, -1,
+                         -1);
             continue;
         }
         items[i].batch->attempts++;
@@ -497,18 +517,51 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     }
     for (int i = 0; i < n; i++) {
         if (err != SAMSA_OK) {
-            batch_result(c, &items[i], SAMSA_ERR_TRANSPORT, -1);
+            batch_result(c, &items[i], SAMSA_ERR_TRANSPORT, -1, -1);
         } else if (acks == 0) {
             /* acks=0: written to the socket is all anyone will know. */
             batch_done(c, &items[i].topic->parts[items[i].partition], items[i].batch, SAMSA_OK,
-                       -1);
+                       -1, -1);
         }
     }
+}
+
+/* samsa_producer_purge_flags(SAMSA_PURGE_INFLIGHT), on the I/O thread, which
+ * owns the connections: what waits for a retry, then what is on the wire
+ * (the connections carrying Produce requests are closed, their requests
+ * failed with SAMSA_ERR_PURGED through on_produce). */
+static void purge_inflight(struct sc_client *c)
+{
+    bool sent = false;
+    for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
+        for (int32_t i = 0; i < t->partition_count; i++) {
+            struct sc_ppart *pp = &t->parts[i];
+            while (pp->retry != NULL) {
+                struct sc_batch *b = pp->retry;
+                pp->retry = b->next;
+                sent = true;
+                sc_msgq_mark_possibly(&b->msgs);
+                sc_msgq_report_all(c, &b->msgs, SAMSA_ERR_PURGED);
+                sc_batch_free(b);
+            }
+        }
+    }
+    for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
+        if (conn->produce_inflight > 0) {
+            sc_conn_close(c, conn, SAMSA_ERR_PURGED, "in-flight records purged");
+        }
+    }
+    c->pid_reset = c->pid_reset || (sent && c->rules.idempotent);
+    c->purge_inflight = false;
+    pthread_cond_broadcast(&c->ev_cond);
 }
 
 int64_t sc_producer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
+    if (c->purge_inflight) {
+        purge_inflight(c);
+    }
     expire(c, now);
     if (!producer_id_ready(c, now, &next)) {
         return next;
