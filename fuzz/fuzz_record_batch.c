@@ -349,9 +349,8 @@ static void check_marker_batch(const uint8_t *batch, size_t size, const struct k
     size_t nsize = 0;
     rc = kp_batch_parse(w.buf, w.len, &nh, &nsize);
     fuzz_check(rc == 0 && nsize == w.len && nh.Attributes == KP_TXN_MARKER_ATTRS &&
-                   nh.RecordCount == 1 && nh.BaseSequence == -1 &&
-                   nh.BaseOffset == h->BaseOffset && nh.ProducerId == h->ProducerId &&
-                   nh.ProducerEpoch == h->ProducerEpoch,
+                   nh.RecordCount == 1 && nh.BaseSequence == -1 && nh.BaseOffset == h->BaseOffset &&
+                   nh.ProducerId == h->ProducerId && nh.ProducerEpoch == h->ProducerEpoch,
                "a written marker batch does not parse as one", rc);
     struct kp_txn_marker again = {-1, 0};
     rc = kp_txn_marker_batch_read(w.buf, w.len, MAX_DECOMPRESSED, &again);

@@ -137,8 +137,7 @@ static void test_keys_and_values_follow_kafkas_readers(void)
     CU_ASSERT_EQUAL(type, KP_CONTROL_ABORT);
     CU_ASSERT_EQUAL(kp_control_key_decode(bytes(key_unknown, sizeof key_unknown), &type), 0);
     CU_ASSERT_EQUAL(type, 5);
-    CU_ASSERT_EQUAL(kp_control_key_decode(bytes(key_short, sizeof key_short), &type),
-                    KP_E_CORRUPT);
+    CU_ASSERT_EQUAL(kp_control_key_decode(bytes(key_short, sizeof key_short), &type), KP_E_CORRUPT);
     CU_ASSERT_EQUAL(kp_control_key_decode(bytes(key_negative, sizeof key_negative), &type),
                     KP_E_CORRUPT);
     CU_ASSERT_EQUAL(kp_control_key_decode(KP_BYTES_NULL, &type), KP_E_CORRUPT);
@@ -247,9 +246,9 @@ static void test_reading_refuses_what_is_not_a_marker(void)
     CU_ASSERT_EQUAL(kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS, bytes(key, sizeof key),
                                          bytes(value, sizeof value), NULL, 0),
                     0);
-    CU_ASSERT_EQUAL(kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS, KP_BYTES_NULL,
-                                         KP_BYTES_NULL, NULL, 0),
-                    0);
+    CU_ASSERT_EQUAL(
+        kp_batch_builder_add(&b, KP_OFFSET_DELTA_AUTO, TS, KP_BYTES_NULL, KP_BYTES_NULL, NULL, 0),
+        0);
     CU_ASSERT_EQUAL_FATAL(kp_batch_builder_finish(&b, &w), 0);
     kp_batch_builder_free(&b);
     CU_ASSERT_EQUAL(kp_txn_marker_batch_read(w.buf, w.len, MAX_DECOMPRESSED, &m), 0);

@@ -22,35 +22,9 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "hand_vectors.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-struct vector {
-    const struct kp_msg_desc *desc;
-    int16_t version;
-    const uint8_t *bytes;
-    size_t len;
-    const char *name;               /* the array's name, for messages */
-    void (*check)(const void *msg); /* the decoded fields, one by one */
-};
-
-#define VECTOR(desc, version, bytes, check)                                                        \
-    {                                                                                              \
-        &(desc), (version), (bytes), sizeof(bytes), #bytes, (check)                                \
-    }
-
-static bool ints_are(const int32_t *items, int32_t count, const int32_t *want, int32_t n)
-{
-    if (count != n) {
-        return false;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        if (items[i] != want[i]) {
-            return false;
-        }
-    }
-    return true;
-}
 
 /* ------------------------------------------------------ AddPartitionsToTxn */
 
@@ -80,14 +54,14 @@ static void check_add_partitions_request_v0(const void *msg)
 
 static const uint8_t add_partitions_request_v1[] = {
     0x00, 0x08, 'c',  'o',  'p',  'i',  'e',  'r',  '-', '0', /* transactional_id "copier-0" */
-    0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, /* producer_id 0x0102030405060708 */
-    0x7f, 0xff,                                     /* producer_epoch 32767 */
-    0x00, 0x00, 0x00, 0x02,                         /* topics: 2 */
-    0x00, 0x01, 'a',                                /*   [0] topic "a" */
-    0x00, 0x00, 0x00, 0x01,                         /*   partitions: 1 */
-    0x00, 0x00, 0x00, 0x31,                         /*     49 */
-    0x00, 0x02, 'b',  'b',                          /*   [1] topic "bb" */
-    0x00, 0x00, 0x00, 0x00,                         /*   partitions: 0 */
+    0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,           /* producer_id 0x0102030405060708 */
+    0x7f, 0xff,                                               /* producer_epoch 32767 */
+    0x00, 0x00, 0x00, 0x02,                                   /* topics: 2 */
+    0x00, 0x01, 'a',                                          /*   [0] topic "a" */
+    0x00, 0x00, 0x00, 0x01,                                   /*   partitions: 1 */
+    0x00, 0x00, 0x00, 0x31,                                   /*     49 */
+    0x00, 0x02, 'b',  'b',                                    /*   [1] topic "bb" */
+    0x00, 0x00, 0x00, 0x00,                                   /*   partitions: 0 */
 };
 
 static void check_add_partitions_request_v1(const void *msg)
@@ -126,8 +100,7 @@ static void check_add_partitions_response_v0(const void *msg)
     CU_ASSERT_EQUAL(m->Results.items[0].Results.items[0].PartitionIndex, 0);
     CU_ASSERT_EQUAL(m->Results.items[0].Results.items[0].ErrorCode, 0);
     CU_ASSERT_EQUAL(m->Results.items[0].Results.items[1].PartitionIndex, 2);
-    CU_ASSERT_EQUAL(m->Results.items[0].Results.items[1].ErrorCode,
-                    KP_ERR_OPERATION_NOT_ATTEMPTED);
+    CU_ASSERT_EQUAL(m->Results.items[0].Results.items[1].ErrorCode, KP_ERR_OPERATION_NOT_ATTEMPTED);
 }
 
 static const uint8_t add_partitions_response_v1[] = {
@@ -147,8 +120,7 @@ static void check_add_partitions_response_v1(const void *msg)
     CU_ASSERT(kp_str_eq_c(m->Results.items[0].Name, "a"));
     CU_ASSERT_EQUAL_FATAL(m->Results.items[0].Results.count, 1);
     CU_ASSERT_EQUAL(m->Results.items[0].Results.items[0].PartitionIndex, 49);
-    CU_ASSERT_EQUAL(m->Results.items[0].Results.items[0].ErrorCode,
-                    KP_ERR_CONCURRENT_TRANSACTIONS);
+    CU_ASSERT_EQUAL(m->Results.items[0].Results.items[0].ErrorCode, KP_ERR_CONCURRENT_TRANSACTIONS);
 }
 
 /* --------------------------------------------------------- AddOffsetsToTxn */
@@ -279,16 +251,16 @@ static const uint8_t write_txn_markers_request_v0[] = {
     0x00, 0x00, 0x00, 0x02,                         /*     partitions: 2 */
     0x00, 0x00, 0x00, 0x00,                         /*       0 */
     0x00, 0x00, 0x00, 0x02,                         /*       2 */
-    0x00, 0x12, '_',  '_',  'c',  'o',  'n',  's',  'u', 'm', 'e',
-    'r',  '_',  'o',  'f',  'f',  's',  'e',  't',  's', /*     topic "__consumer_offsets" */
-    0x00, 0x00, 0x00, 0x01,                              /*     partitions: 1 */
-    0x00, 0x00, 0x00, 0x1f,                              /*       31 */
-    0x00, 0x00, 0x00, 0x09,                              /*   coordinator_epoch 9 */
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,      /*   [1] producer_id 7 */
-    0x00, 0x00,                                          /*   producer_epoch 0 */
-    0x00,                                                /*   transaction_result 0 (ABORT) */
-    0x00, 0x00, 0x00, 0x00,                              /*   topics: 0 */
-    0xff, 0xff, 0xff, 0xff,                              /*   coordinator_epoch -1 */
+    0x00, 0x12, '_',  '_',  'c',  'o',  'n',  's',  'u', 'm',
+    'e',  'r',  '_',  'o',  'f',  'f',  's',  'e',  't', 's', /*     topic "__consumer_offsets" */
+    0x00, 0x00, 0x00, 0x01,                                   /*     partitions: 1 */
+    0x00, 0x00, 0x00, 0x1f,                                   /*       31 */
+    0x00, 0x00, 0x00, 0x09,                                   /*   coordinator_epoch 9 */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,           /*   [1] producer_id 7 */
+    0x00, 0x00,                                               /*   producer_epoch 0 */
+    0x00,                                                     /*   transaction_result 0 (ABORT) */
+    0x00, 0x00, 0x00, 0x00,                                   /*   topics: 0 */
+    0xff, 0xff, 0xff, 0xff,                                   /*   coordinator_epoch -1 */
 };
 
 static void check_write_txn_markers_request_v0(const void *msg)
@@ -325,7 +297,7 @@ static const uint8_t write_txn_markers_response_v0[] = {
     0x00, 0x00, 0x00, 0x00,                         /*       partition 0 */
     0x00, 0x00,                                     /*       error_code 0 */
     0x00, 0x00, 0x00, 0x02,                         /*       partition 2 */
-    0x00, 0x34,                                     /*       error_code 52 TRANSACTION_COORDINATOR_FENCED */
+    0x00, 0x34, /*       error_code 52 TRANSACTION_COORDINATOR_FENCED */
 };
 
 static void check_write_txn_markers_response_v0(const void *msg)
@@ -455,10 +427,8 @@ static const struct vector vectors[] = {
            check_add_partitions_response_v0),
     VECTOR(kp_AddPartitionsToTxnResponse_desc, 1, add_partitions_response_v1,
            check_add_partitions_response_v1),
-    VECTOR(kp_AddOffsetsToTxnRequest_desc, 0, add_offsets_request_v0,
-           check_add_offsets_request_v0),
-    VECTOR(kp_AddOffsetsToTxnRequest_desc, 1, add_offsets_request_v1,
-           check_add_offsets_request_v1),
+    VECTOR(kp_AddOffsetsToTxnRequest_desc, 0, add_offsets_request_v0, check_add_offsets_request_v0),
+    VECTOR(kp_AddOffsetsToTxnRequest_desc, 1, add_offsets_request_v1, check_add_offsets_request_v1),
     VECTOR(kp_AddOffsetsToTxnResponse_desc, 0, add_offsets_response_v0,
            check_add_offsets_response_v0),
     VECTOR(kp_AddOffsetsToTxnResponse_desc, 1, add_offsets_response_v1,
@@ -483,63 +453,12 @@ static const struct vector vectors[] = {
 
 static void test_vectors_decode_field_by_field_and_reencode_identically(void)
 {
-    for (size_t i = 0; i < N(vectors); i++) {
-        const struct vector *v = &vectors[i];
-        struct kp_arena a;
-        kp_arena_init(&a, 1 << 20);
-        void *msg = kp_arena_alloc(&a, v->desc->body->size);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
-        struct kp_reader r;
-        kp_rd_init(&r, v->bytes, v->len);
-        int err = kp_msg_decode(v->desc, v->version, &r, &a, msg);
-        if (err != 0) {
-            fprintf(stderr, "\n  %s (%s v%d): %s at %s:%d\n", v->name, v->desc->name, v->version,
-                    kp_err_name(err), r.err_file, r.err_line);
-        }
-        CU_ASSERT_EQUAL(err, 0);
-        if (err == 0) {
-            v->check(msg);
-            struct kp_writer w;
-            kp_wr_init(&w, 1 << 20);
-            CU_ASSERT_EQUAL(kp_msg_encode(v->desc, v->version, &w, msg), 0);
-            bool same = w.len == v->len && memcmp(w.buf, v->bytes, v->len) == 0;
-            if (!same) {
-                fprintf(stderr, "\n  %s (%s v%d): re-encoded %zu bytes, written out %zu\n", v->name,
-                        v->desc->name, v->version, w.len, v->len);
-            }
-            CU_ASSERT(same);
-            kp_wr_free(&w);
-        }
-        kp_arena_free(&a);
-    }
+    vectors_decode_and_reencode(vectors, N(vectors));
 }
 
 static void test_vectors_cut_short_or_extended_do_not_decode(void)
 {
-    for (size_t i = 0; i < N(vectors); i++) {
-        const struct vector *v = &vectors[i];
-        uint8_t longer[512];
-        CU_ASSERT_FATAL(v->len < sizeof longer);
-        memcpy(longer, v->bytes, v->len);
-        longer[v->len] = 0;
-        for (size_t cut = 0; cut <= v->len + 1; cut++) {
-            if (cut == v->len) {
-                continue;
-            }
-            struct kp_arena a;
-            kp_arena_init(&a, 1 << 20);
-            void *msg = kp_arena_alloc(&a, v->desc->body->size);
-            CU_ASSERT_PTR_NOT_NULL_FATAL(msg);
-            struct kp_reader r;
-            kp_rd_init(&r, longer, cut);
-            int err = kp_msg_decode(v->desc, v->version, &r, &a, msg);
-            if (err == 0) {
-                fprintf(stderr, "\n  %s: %zu of %zu bytes decoded\n", v->name, cut, v->len);
-            }
-            CU_ASSERT_NOT_EQUAL(err, 0);
-            kp_arena_free(&a);
-        }
-    }
+    vectors_cut_short_or_extended_fail(vectors, N(vectors));
 }
 
 /* The crate's table holds keys 24-28 at Kafka 2.0's versions, none of them
@@ -570,20 +489,7 @@ static void test_every_transaction_version_has_a_vector(void)
         CU_ASSERT_EQUAL(api->max_version, want[k].max);
         CU_ASSERT_EQUAL(api->first_flexible, want[k].flex);
         CU_ASSERT(!kp_api_is_flexible(api, api->max_version));
-        for (int16_t ver = api->min_version; ver <= api->max_version; ver++) {
-            bool request = false;
-            bool response = false;
-            for (size_t i = 0; i < N(vectors); i++) {
-                request = request || (vectors[i].desc == api->request && vectors[i].version == ver);
-                response =
-                    response || (vectors[i].desc == api->response && vectors[i].version == ver);
-            }
-            if (!request || !response) {
-                fprintf(stderr, "\n  %s v%d: no %s vector\n", api->name, ver,
-                        request ? "response" : "request");
-            }
-            CU_ASSERT(request && response);
-        }
+        CU_ASSERT(vectors_cover_every_version(api, vectors, N(vectors)));
     }
 }
 
@@ -692,7 +598,7 @@ static void test_hostile_counts_cannot_exhaust_the_arena(void)
         0xff, 0xff, 0xff, 0xfe,                         /*   partitions: -2 */
     };
     static const uint8_t long_string[] = {
-        0x7f, 0xff, 't',  'x', /* transactional_id of 32767 bytes, 2 present */
+        0x7f, 0xff, 't', 'x', /* transactional_id of 32767 bytes, 2 present */
     };
     static const struct {
         const struct kp_msg_desc *desc;

@@ -60,8 +60,7 @@ void kp_control_key_encode(uint8_t key[KP_CONTROL_KEY_SIZE], int16_t type);
 KP_MUST_CHECK int kp_control_key_decode(struct kp_bytes key, int16_t *type);
 
 /* The version-0 value of a transaction marker. */
-void kp_txn_marker_value_encode(uint8_t value[KP_TXN_MARKER_VALUE_SIZE],
-                                int32_t coordinator_epoch);
+void kp_txn_marker_value_encode(uint8_t value[KP_TXN_MARKER_VALUE_SIZE], int32_t coordinator_epoch);
 
 /*
  * A control record as a transaction marker (EndTransactionMarker.deserialize):
