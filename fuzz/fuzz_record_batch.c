@@ -19,6 +19,8 @@
  *      decompressed with a 4 MiB ceiling) with its headers, checking
  *      offsets, slices and counts; a batch that iterates to its end is
  *      rebuilt with kp_batch_builder and must iterate to the same records;
+ *      a control batch's records are read as transaction markers and the
+ *      batch's marker (kp_txn_marker_batch_read) written again and read back;
  *      then the in-place rewrites (log-append time, base offset, leader
  *      epoch) must leave a batch that still parses.
  *   3. The original input walked the same way (most of it stops at a CRC)
@@ -36,6 +38,7 @@
 #include <string.h>
 
 #include <samsa-protocol/buf.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/crc.h>
 #include <samsa-protocol/err.h>
 #include <samsa-protocol/legacy.h>
@@ -279,6 +282,83 @@ out_free:
     kp_wr_free(&out);
 }
 
+/* ------------------------------------------------------------- markers */
+
+/* A control record's key and value as a transaction marker: what the key
+ * reader and the marker reader say agree, and a marker re-encodes to a key
+ * and value that read back the same. */
+static void check_control_record(const struct kp_record *rec)
+{
+    int16_t type = -1;
+    int rk = kp_control_key_decode(rec->Key, &type);
+    fuzz_check(rk == 0 || rk == KP_E_CORRUPT, "kp_control_key_decode returned an undocumented code",
+               rk);
+    struct kp_txn_marker m = {-1, 0};
+    int rm = kp_txn_marker_decode(rec->Key, rec->Value, &m);
+    fuzz_check(rm == 0 || rm == KP_E_CORRUPT, "kp_txn_marker_decode returned an undocumented code",
+               rm);
+    if (rm != 0) {
+        return;
+    }
+    fuzz_check(rk == 0 && type == m.type, "a marker's type is not its key's", rk);
+    fuzz_check(m.type == KP_CONTROL_ABORT || m.type == KP_CONTROL_COMMIT,
+               "a marker of neither ABORT nor COMMIT", m.type);
+    uint8_t key[KP_CONTROL_KEY_SIZE];
+    uint8_t value[KP_TXN_MARKER_VALUE_SIZE];
+    kp_control_key_encode(key, m.type);
+    kp_txn_marker_value_encode(value, m.coordinator_epoch);
+    struct kp_txn_marker again = {-1, 0};
+    int rc = kp_txn_marker_decode((struct kp_bytes){key, (int32_t)sizeof key},
+                                  (struct kp_bytes){value, (int32_t)sizeof value}, &again);
+    fuzz_check(rc == 0 && again.type == m.type && again.coordinator_epoch == m.coordinator_epoch,
+               "a re-encoded marker does not read back the same", rc);
+}
+
+/*
+ * kp_txn_marker_batch_read on a batch lenient parsing accepted as `h`: a
+ * data batch is refused as such, a control batch answers its first record's
+ * marker or an error; a marker read is written again as Kafka's leader
+ * writes it (kp_txn_marker_batch_write), which parses strictly as a control
+ * transactional batch of one record and reads back the same.
+ */
+static void check_marker_batch(const uint8_t *batch, size_t size, const struct kp_batch_header *h)
+{
+    struct kp_txn_marker m = {-1, 0};
+    int rc = kp_txn_marker_batch_read(batch, size, MAX_DECOMPRESSED, &m);
+    if (!kp_batch_is_control(h)) {
+        fuzz_check(rc == KP_E_INVALID_ARG || (rc != 0 && iter_init_documented(rc)),
+                   "a data batch read as a marker", rc);
+        return;
+    }
+    fuzz_check(rc == 0 || rc == KP_E_CORRUPT || iter_init_documented(rc),
+               "kp_txn_marker_batch_read returned an undocumented code", rc);
+    if (rc != 0) {
+        return;
+    }
+    fuzz_check(h->RecordCount >= 1, "a control batch without records read as a marker",
+               h->RecordCount);
+    fuzz_check(m.type == KP_CONTROL_ABORT || m.type == KP_CONTROL_COMMIT,
+               "a marker batch of neither ABORT nor COMMIT", m.type);
+    struct kp_writer w;
+    kp_wr_init(&w, 1024);
+    rc = kp_txn_marker_batch_write(&w, h->BaseOffset, h->PartitionLeaderEpoch, h->BaseTimestamp,
+                                   h->ProducerId, h->ProducerEpoch, &m);
+    fuzz_check(rc == 0 && w.len == KP_TXN_MARKER_BATCH_SIZE,
+               "a marker read cannot be written again", rc);
+    struct kp_batch_header nh;
+    size_t nsize = 0;
+    rc = kp_batch_parse(w.buf, w.len, &nh, &nsize);
+    fuzz_check(rc == 0 && nsize == w.len && nh.Attributes == KP_TXN_MARKER_ATTRS &&
+                   nh.RecordCount == 1 && nh.BaseSequence == -1 && nh.BaseOffset == h->BaseOffset &&
+                   nh.ProducerId == h->ProducerId && nh.ProducerEpoch == h->ProducerEpoch,
+               "a written marker batch does not parse as one", rc);
+    struct kp_txn_marker again = {-1, 0};
+    rc = kp_txn_marker_batch_read(w.buf, w.len, MAX_DECOMPRESSED, &again);
+    fuzz_check(rc == 0 && again.type == m.type && again.coordinator_epoch == m.coordinator_epoch,
+               "a written marker batch does not read back the same", rc);
+    kp_wr_free(&w);
+}
+
 /*
  * Iterates every record of batch[0..size) with its headers and checks what
  * the iterator promises. `rebuild`: rebuild a batch that iterates to its
@@ -333,6 +413,9 @@ static void check_records(const uint8_t *batch, size_t size, bool rebuild)
         crc = touch(crc, rec.Value.ptr, rec.Value.len);
         crc = touch(crc, rec.Headers.ptr, rec.Headers.len);
         crc = walk_headers(&rec, crc, NULL);
+        if (kp_batch_is_control(h)) {
+            check_control_record(&rec);
+        }
         if (recs != NULL) {
             recs[n] = rec;
         }
@@ -455,6 +538,7 @@ static void walk_segment(uint8_t *wp, const uint8_t *p, size_t len)
                    (int)r.off);
         if (fixed) {
             check_records(p + off, bs, true);
+            check_marker_batch(p + off, bs, &h);
             check_downconvert(p + off, bs);
             check_rewrites(wp + off, bs, &h);
         }

@@ -18,6 +18,7 @@
  *   tags    (flexible versions) full, with an unknown tagged field at the end
  * and, built with kp_batch_builder and the codecs,
  *   record_batch/ gen-*.bin   batches of every codec, control, transactional,
+ *                             transaction markers (gen-txn-*),
  *                             log-append-time and compacted batches, segments
  *   compress/     gen-*.bin   codec byte + compressed bytes of every codec and
  *                             framing, and bombs past the harness's ceiling.
@@ -51,6 +52,7 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/compress.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/crc.h>
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/legacy.h>
@@ -561,9 +563,40 @@ static void gen_batches(struct gen *g)
         kp_wr_free(&w);
     }
 
+    /* transaction markers as a leader writes them (control.h): an ABORT
+     * alone, and a segment of a committed and an aborted transaction of one
+     * producer, each batch followed by its marker */
+    static const struct kp_txn_marker abort_marker = {KP_CONTROL_ABORT, 7};
+    static const struct kp_txn_marker commit_marker = {KP_CONTROL_COMMIT, 7};
+    kp_wr_init(&w, MAX_SEED);
+    int rc = kp_txn_marker_batch_write(&w, 100, 5, INT64_C(1700000000000), 4242, 3, &abort_marker);
+    if (rc != 0) {
+        fail(g, "the marker does not build", "gen-txn-abort.bin", rc);
+    } else {
+        write_seed(g, "record_batch", "gen-txn-abort.bin", w.buf, w.len, NULL, 0);
+    }
+    kp_wr_free(&w);
+    kp_wr_init(&w, MAX_SEED);
+    rc = build_batch(&w, KP_CODEC_NONE, 0, B_TRANSACTIONAL, 3);
+    if (rc == 0) {
+        rc = kp_txn_marker_batch_write(&w, 3, 5, INT64_C(1700000000000), 4242, 3, &commit_marker);
+    }
+    if (rc == 0) {
+        rc = build_batch(&w, KP_CODEC_ZSTD, 4, B_TRANSACTIONAL, 2);
+    }
+    if (rc == 0) {
+        rc = kp_txn_marker_batch_write(&w, 6, 5, INT64_C(1700000000000), 4242, 3, &abort_marker);
+    }
+    if (rc != 0) {
+        fail(g, "the transactions' segment does not build", "gen-txn-segment.bin", rc);
+    } else {
+        write_seed(g, "record_batch", "gen-txn-segment.bin", w.buf, w.len, NULL, 0);
+    }
+    kp_wr_free(&w);
+
     /* a segment: batches of several codecs at increasing offsets */
     kp_wr_init(&w, MAX_SEED);
-    int rc = 0;
+    rc = 0;
     int64_t next = 0;
     for (int codec = KP_CODEC_NONE; codec <= KP_CODEC_MAX && rc == 0; codec++) {
         rc = build_batch(&w, codec, next, B_PLAIN, 3);
