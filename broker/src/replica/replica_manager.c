@@ -167,6 +167,17 @@ static int open_partition(struct br_replica_manager *rm, struct br_topic *t, int
     return partition_setup(rm, t, index, log, dir);
 }
 
+/* Takes t out of the table (when it is there). */
+static void topic_unlink(struct br_replica_manager *rm, const struct br_topic *t)
+{
+    size_t i = topic_lower_bound(rm, kp_str_c(t->name));
+    if (i < rm->ntopics && rm->topics[i] == t) {
+        memmove(&rm->topics[i], &rm->topics[i + 1],
+                (rm->ntopics - i - 1) * sizeof(struct br_topic *));
+        rm->ntopics--;
+    }
+}
+
 static int topic_insert(struct br_replica_manager *rm, struct br_topic *t)
 {
     struct kp_str name = kp_str_c(t->name);
@@ -314,12 +325,7 @@ int br_rm_topic_remove(struct br_replica_manager *rm, struct br_topic *t, char *
         }
         return rc;
     }
-    size_t i = topic_lower_bound(rm, kp_str_c(t->name));
-    if (i < rm->ntopics && rm->topics[i] == t) {
-        memmove(&rm->topics[i], &rm->topics[i + 1],
-                (rm->ntopics - i - 1) * sizeof(struct br_topic *));
-        rm->ntopics--;
-    }
+    topic_unlink(rm, t);
     /* parked fetches are answered; the logs are closed (their
      * directories go next, by path, away from the reactor) */
     br_rm_topic_free(rm, t);
@@ -374,12 +380,7 @@ void br_rm_topic_forget_if_empty(struct br_replica_manager *rm, struct br_topic 
             return;
         }
     }
-    size_t i = topic_lower_bound(rm, kp_str_c(t->name));
-    if (i < rm->ntopics && rm->topics[i] == t) {
-        memmove(&rm->topics[i], &rm->topics[i + 1],
-                (rm->ntopics - i - 1) * sizeof(struct br_topic *));
-        rm->ntopics--;
-    }
+    topic_unlink(rm, t);
     br_rm_topic_free(rm, t);
 }
 

@@ -77,10 +77,10 @@ struct br_replication {
 
 /* ---------------------------------------------------------------- fetchers */
 
-static struct br_partition *local_partition(struct br_replica_manager *rm, const char *topic,
-                                            int32_t index)
+static struct br_partition *local_partition(struct br_replica_manager *rm, struct kp_str topic,
+                                           int32_t index)
 {
-    struct br_topic *t = br_rm_find_topic(rm, kp_str_c(topic));
+    struct br_topic *t = br_rm_find_topic(rm, topic);
     if (t == NULL || index < 0 || index >= t->npartitions || t->partitions[index].log == NULL) {
         return NULL;
     }
@@ -194,7 +194,7 @@ static bool send_epoch_queries(struct fetcher *f)
     size_t np = 0;
     for (size_t i = 0; i < f->nparts; i++) {
         const struct br_partition *p =
-            local_partition(b->rm, f->parts[i].topic, f->parts[i].partition);
+            local_partition(b->rm, kp_str_c(f->parts[i].topic), f->parts[i].partition);
         if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
             !p->truncating) {
             continue;
@@ -251,7 +251,7 @@ static void fetcher_send(struct fetcher *f)
     /* parts are kept sorted by topic: one FetchTopic per run of a name */
     for (size_t i = 0; i < f->nparts; i++) {
         const struct br_partition *p =
-            local_partition(b->rm, f->parts[i].topic, f->parts[i].partition);
+            local_partition(b->rm, kp_str_c(f->parts[i].topic), f->parts[i].partition);
         if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
             p->truncating) {
             continue;
@@ -299,18 +299,12 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
                               const struct kp_OffsetForLeaderEpochResponse_EpochEndOffset *e)
 {
     struct br_replication_env *b = &f->rep->env;
-    char name[BR_TOPIC_NAME_MAX + 1];
-    if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
-        return;
-    }
-    memcpy(name, topic.ptr, (size_t)topic.len);
-    name[topic.len] = '\0';
-    struct br_partition *p = local_partition(b->rm, name, e->Partition);
+    struct br_partition *p = local_partition(b->rm, topic, e->Partition);
     if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader || !p->truncating) {
         return;
     }
     if (e->ErrorCode != 0) {
-        br_debug("%s-%" PRId32 ": OffsetForLeaderEpoch from broker %" PRId32 ": %s", name, p->index,
+        br_debug("%s-%" PRId32 ": OffsetForLeaderEpoch from broker %" PRId32 ": %s", p->topic->name, p->index,
                  f->leader, kp_err_name(e->ErrorCode));
         fetcher_backoff(f);
         return;
@@ -345,18 +339,18 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
     if (to < leo) {
         if (to < p->hw) {
             br_warn("%s-%" PRId32 ": truncating to %" PRId64 ", below the high watermark %" PRId64,
-                    name, p->index, to, p->hw);
+                    p->topic->name, p->index, to, p->hw);
         }
         int rc = br_partition_truncate_to(p, to);
         if (rc != 0) {
-            br_error("%s-%" PRId32 ": truncation to %" PRId64 " failed: %s", name, p->index, to,
+            br_error("%s-%" PRId32 ": truncation to %" PRId64 " failed: %s", p->topic->name, p->index, to,
                      kp_err_name(rc));
             fetcher_backoff(f);
             return;
         }
         br_info("%s-%" PRId32 ": truncated from %" PRId64 " to %" PRId64
                 " where the leader's epoch %" PRId32 " ends",
-                name, p->index, leo, to, e->LeaderEpoch);
+                p->topic->name, p->index, leo, to, e->LeaderEpoch);
     }
     br_partition_epoch_agreed(p, done);
 }
@@ -366,13 +360,7 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
                            const struct kp_FetchResponse_PartitionData *d)
 {
     struct br_replication_env *b = &f->rep->env;
-    char name[BR_TOPIC_NAME_MAX + 1];
-    if (topic.len <= 0 || topic.len > BR_TOPIC_NAME_MAX) {
-        return;
-    }
-    memcpy(name, topic.ptr, (size_t)topic.len);
-    name[topic.len] = '\0';
-    struct br_partition *p = local_partition(b->rm, name, d->PartitionIndex);
+    struct br_partition *p = local_partition(b->rm, topic, d->PartitionIndex);
     if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
         return;
     }
@@ -383,22 +371,22 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
             /* wholly behind the leader's log start: start over there */
             br_warn("%s-%" PRId32 ": log end %" PRId64 " is below the leader's log start %" PRId64
                     ": starting the log there",
-                    name, p->index, leo, d->LogStartOffset);
+                    p->topic->name, p->index, leo, d->LogStartOffset);
             rc = br_partition_restart_at(p, d->LogStartOffset);
         } else if (d->HighWatermark >= 0 && d->HighWatermark < leo) {
             br_warn("%s-%" PRId32 ": log end %" PRId64 " is past the leader's: truncating to "
                     "its high watermark %" PRId64,
-                    name, p->index, leo, d->HighWatermark);
+                    p->topic->name, p->index, leo, d->HighWatermark);
             rc = br_partition_truncate_to(p, d->HighWatermark);
         }
         if (rc != 0) {
-            br_error("%s-%" PRId32 ": truncation failed: %s", name, p->index, kp_err_name(rc));
+            br_error("%s-%" PRId32 ": truncation failed: %s", p->topic->name, p->index, kp_err_name(rc));
         }
         fetcher_backoff(f);
         return;
     }
     if (d->ErrorCode != 0) {
-        br_debug("%s-%" PRId32 ": fetch from broker %" PRId32 ": %s", name, p->index, f->leader,
+        br_debug("%s-%" PRId32 ": fetch from broker %" PRId32 ": %s", p->topic->name, p->index, f->leader,
                  kp_err_name(d->ErrorCode));
         fetcher_backoff(f);
         return;
@@ -418,7 +406,7 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
             int rc = br_partition_append_follower(p, at, size, now);
             if (rc != 0) {
                 br_error("%s-%" PRId32 ": appending the leader's batch at %" PRId64 " failed: %s",
-                         name, p->index, h.BaseOffset, kp_err_name(rc));
+                         p->topic->name, p->index, h.BaseOffset, kp_err_name(rc));
                 fetcher_backoff(f);
                 break;
             }
@@ -428,7 +416,7 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
         left -= size;
     }
     if (br_partition_follow_log_start(p, d->LogStartOffset) != 0) {
-        br_warn("%s-%" PRId32 ": cannot follow the leader's log start %" PRId64, name, p->index,
+        br_warn("%s-%" PRId32 ": cannot follow the leader's log start %" PRId64, p->topic->name, p->index,
                 d->LogStartOffset);
     }
     br_partition_follower_hw(p, d->HighWatermark);
@@ -645,7 +633,7 @@ static void isr_write_path(const struct isr_write *w, char *path, size_t len)
  * NULL: a new leadership decides now (w is of no use any more). */
 static struct br_partition *isr_write_partition(const struct isr_write *w)
 {
-    struct br_partition *p = local_partition(w->rep->env.rm, w->topic, w->partition);
+    struct br_partition *p = local_partition(w->rep->env.rm, kp_str_c(w->topic), w->partition);
     if (w->dropped || p == NULL || p->role != BR_ROLE_LEADER ||
         p->leader_epoch != w->leader_epoch) {
         return NULL;
