@@ -11,21 +11,6 @@
 
 #include "producer/producer.h"
 
-const uint8_t *sc_msg_key(const struct sc_msg *m)
-{
-    return m->data;
-}
-
-const uint8_t *sc_msg_value(const struct sc_msg *m)
-{
-    return m->data + (m->key_len > 0 ? m->key_len : 0);
-}
-
-const uint8_t *sc_msg_headers(const struct sc_msg *m)
-{
-    return sc_msg_value(m) + (m->value_len > 0 ? m->value_len : 0);
-}
-
 struct samsa_header *sc_msg_header_list(const struct sc_msg *m)
 {
     if (m->header_count == 0) {
@@ -253,6 +238,9 @@ static int sized_produce(samsa_producer *p, const struct samsa_record *rec)
 {
     if (rec == NULL || rec->struct_size < SC_RECORD_SIZE_0) {
         return SAMSA_ERR_INVALID_ARG;
+    }
+    if (rec->struct_size >= sizeof(struct samsa_record)) {
+        return gated_produce(p, rec); /* this header's record or a newer one */
     }
     struct samsa_record full;
     memset(&full, 0, sizeof(full));
