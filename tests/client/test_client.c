@@ -2054,6 +2054,14 @@ static json_int_t stats_int(json_t *obj, const char *key)
     return json_is_integer(v) ? json_integer_value(v) : -12345;
 }
 
+/* A string of obj ("" when missing, so that the test fails, not crashes). */
+static const char *stats_str(json_t *obj, const char *key)
+{
+    const char *v = json_string_value(json_object_get(obj, key));
+    CU_ASSERT_PTR_NOT_NULL(v);
+    return v != NULL ? v : "";
+}
+
 /* The partitions object of topic in the last document (NULL: none). */
 static json_t *stats_partitions(const struct stats_seen *s, const char *topic)
 {
@@ -2101,6 +2109,16 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 3);
     CU_ASSERT_EQUAL(stats_queued(&st, "t1"), 2);
     CU_ASSERT(json_is_object(json_object_get(st.last, "brokers")));
+    /* librdkafka's eos block of an idempotent producer: no id without a
+     * broker */
+    json_t *eos = json_object_get(st.last, "eos");
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "idemp_state"), "RequestPID");
+    CU_ASSERT_EQUAL(stats_int(eos, "producer_id"), -1);
+    CU_ASSERT_EQUAL(stats_int(eos, "producer_epoch"), -1);
+    CU_ASSERT_EQUAL(stats_int(eos, "epoch_cnt"), 0);
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "txn_state"), "Init");
+    CU_ASSERT(json_is_false(json_object_get(eos, "txn_may_enq")));
+    CU_ASSERT_PTR_NULL(json_object_get(st.last, "cgrp")); /* not a group member */
 
     d.m.dead = 0;
     for (int i = 0; i < 500 && d.delivered < 5; i++) {
@@ -2117,6 +2135,12 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT(stats_int(st.last, "rx") > 0);
     CU_ASSERT(stats_int(st.last, "tx_bytes") > 50);
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 0);
+    eos = json_object_get(st.last, "eos");
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "idemp_state"), "Assigned");
+    CU_ASSERT(stats_int(eos, "producer_id") >= 0);
+    CU_ASSERT(stats_int(eos, "producer_epoch") >= 0);
+    CU_ASSERT_EQUAL(stats_int(eos, "epoch_cnt"), 1);
+    CU_ASSERT(stats_int(eos, "idemp_stateage") <= 1000 + 10);
     /* every broker the client talks to, by librdkafka's "host:port/id" name */
     int up = 0;
     const char *k;
@@ -2177,6 +2201,64 @@ static void test_stats_callback_counts_what_the_consumer_read(void)
     pthread_mutex_unlock(&d.c->lock);
     drv_run(&d, 10);
     CU_ASSERT_EQUAL(st.count, before + 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+
+/* A group member's document has librdkafka's cgrp block: the coordinator
+ * up, the join state, the assignment's size, and each rebalance counted
+ * with its reason; an idempotent producer's eos block is the producer's. */
+static void test_stats_cgrp_follows_the_group(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
+    d.c->conf->stats_cb = stats_seen_cb;
+    d.c->conf->stats_opaque = &st;
+    struct samsa_consumer cons = {.c = d.c};
+    drv_run(&d, 600); /* not subscribed yet */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    json_t *g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "init");
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), 0);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_age"), -1);
+    CU_ASSERT_PTR_NULL(json_object_get(st.last, "eos"));
+
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_FATAL(d.assigned > 0);
+    g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "state"), "up");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "steady");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "samsa_state"), "stable");
+    pthread_mutex_lock(&d.c->lock);
+    int held = d.c->cpart_count;
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT(held > 0);
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), held);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 1);
+    CU_ASSERT(stats_int(g, "rebalance_age") >= 0);
+    CU_ASSERT(stats_int(g, "rebalance_age") < 3000);
+    CU_ASSERT(stats_int(g, "generation") >= 1);
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "rebalance_reason"), "");
+
+    /* t0 grows a partition: revoked, joined again, assigned */
+    d.m.parts[0] = 3;
+    pthread_mutex_lock(&d.c->lock);
+    d.c->md_wanted = true;
+    pthread_mutex_unlock(&d.c->lock);
+    drv_run(&d, 3000);
+    g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "steady");
+    pthread_mutex_lock(&d.c->lock);
+    CU_ASSERT(d.c->cpart_count > held); /* t0's new partition too */
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), d.c->cpart_count);
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 3);
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "rebalance_reason"),
+                           "t0 has 3 partitions, had 2");
     json_decref(st.last);
     drv_stop(&d);
 }
@@ -2503,6 +2585,7 @@ int main(void)
          test_stats_callback_counts_what_the_producer_did},
         {"stats_callback_counts_what_the_consumer_read",
          test_stats_callback_counts_what_the_consumer_read},
+        {"stats_cgrp_follows_the_group", test_stats_cgrp_follows_the_group},
 #endif
         CU_TEST_INFO_NULL,
     };

@@ -298,7 +298,12 @@ void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
  * {partition, leader, msgq_cnt, msgq_bytes, next_offset, app_offset,
  * stored_offset, committed_offset, lo_offset, hi_offset, ls_offset,
  * consumer_lag}}}} (offsets -1 when unknown), with the broker admin API's
- * names beside them (high_watermark, log_start_offset). One document waits
+ * names beside them (high_watermark, log_start_offset); a consumer with
+ * group.id adds cgrp{state, stateage, join_state, rebalance_age,
+ * rebalance_cnt, rebalance_reason, assignment_size, with samsa_state and
+ * generation}, an idempotent producer eos{idemp_state, idemp_stateage,
+ * txn_state ("Init": no transactions), txn_stateage, txn_may_enq,
+ * producer_id, producer_epoch, epoch_cnt}. One document waits
  * at most: while one is not served, no newer one is made.
  */
 typedef void samsa_stats_cb(const char *json, size_t json_len, void *cb_opaque);

@@ -669,4 +669,5 @@ const struct sc_kind_ops sc_consumer_kind = {
     .on_metadata = consumer_metadata,
     .serve = consumer_serve,
     .free_state = consumer_free_state,
+    .stats = sc_group_stats,
 };

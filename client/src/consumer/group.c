@@ -83,6 +83,7 @@ struct sc_group *sc_group_get(struct sc_client *c)
             c->group->owned_generation = -1;
             c->group->next_auto_commit = sc_now_ms() + c->v->auto_commit_interval_ms;
             c->group->last_poll = sc_now_ms();
+            c->group->state_ms = c->group->last_poll;
         }
     }
     return c->group;
@@ -147,8 +148,68 @@ void sc_group_set_state(struct sc_client *c, struct sc_group *g, int state)
     if (g->state != state) {
         sc_log(c, "group %s: %s -> %s", c->v->group_id, state_names[g->state],
                state_names[state]);
+        g->state_ms = sc_now_ms();
     }
     g->state = state;
+}
+
+void sc_group_rebalanced(struct sc_group *g)
+{
+    g->rebalance_cnt++;
+    g->rebalance_ms = sc_now_ms();
+}
+
+static void note_reason(struct sc_group *g, const char *why)
+{
+    (void)snprintf(g->rebalance_reason, sizeof(g->rebalance_reason), "%s", why);
+}
+
+/* librdkafka's cgrp names (rdkafka_cgrp.c's rd_kafka_cgrp_state_names and
+ * rd_kafka_cgrp_join_state_names) for what our states mean. */
+void sc_group_stats(const struct sc_client *c, int64_t now, struct sc_kind_stats *out)
+{
+    const struct sc_group *g = c->group;
+    if (c->v->group_id[0] == '\0') {
+        return;
+    }
+    out->cgrp = true;
+    out->assignment_size = c->cpart_count;
+    if (g == NULL) {
+        out->state = "init";
+        out->join_state = "init";
+        out->samsa_state = state_names[G_IDLE];
+        out->rebalance_reason = "";
+        out->generation = -1;
+        return;
+    }
+    out->state = g->coord_id >= 0 ? "up" : g->coord_inflight ? "query-coord" : "init";
+    switch (g->state) {
+    case G_JOINING:
+        out->join_state = "wait-join";
+        break;
+    case G_ASSIGN_MD:
+        out->join_state = "wait-metadata";
+        break;
+    case G_SYNC_READY:
+    case G_SYNCING:
+        out->join_state = "wait-sync";
+        break;
+    case G_STABLE:
+        out->join_state = "steady";
+        break;
+    case G_REVOKING:
+        out->join_state = "wait-unassign-call";
+        break;
+    default:
+        out->join_state = "init";
+        break;
+    }
+    out->samsa_state = state_names[g->state];
+    out->stateage_ms = now - g->state_ms;
+    out->rebalance_cnt = g->rebalance_cnt;
+    out->rebalance_age_ms = g->rebalance_ms > 0 ? now - g->rebalance_ms : -1;
+    out->rebalance_reason = g->rebalance_reason;
+    out->generation = g->generation;
 }
 
 bool sc_group_blocks_fetch(struct sc_client *c)
@@ -198,6 +259,9 @@ static bool post_revoked_of(struct sc_client *c, struct sc_group *g, bool revoki
     struct samsa_partition *v = assignment_view(c, revoking, &n);
     bool posted = v != NULL && n > 0 && sc_post_rebalance(c, false, v, (size_t)n, ack);
     kp_free(v);
+    if (posted) {
+        sc_group_rebalanced(g);
+    }
     if (posted && ack) {
         g->acks_posted++;
     }
@@ -230,6 +294,7 @@ int sc_group_join_backoff_ms(const struct sc_client *c)
 void sc_group_lost(struct sc_client *c, struct sc_group *g, bool reset_member, const char *why)
 {
     sc_log(c, "group %s: membership lost (%s): joining again", c->v->group_id, why);
+    note_reason(g, why);
     sc_group_drop_assignment(c, g, true);
     g->generation = -1;
     if (reset_member) {
@@ -262,6 +327,7 @@ void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why)
         return;
     }
     sc_log(c, "group %s: rejoining: %s", c->v->group_id, why);
+    note_reason(g, why);
     g->join_at = sc_now_ms();
     if (sc_group_cooperative(c)) {
         /* The assignment stays and is fetched on; the positions are

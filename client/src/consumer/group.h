@@ -73,6 +73,12 @@ struct sc_group {
     bool revoke_wait_ack;
     uint64_t acks_posted;
     int64_t revoke_deadline;
+
+    /* what the statistics' cgrp block says (sc_group_stats) */
+    int64_t state_ms;          /* when state last changed */
+    int64_t rebalance_cnt;     /* assignments and revocations handed to the user */
+    int64_t rebalance_ms;      /* the last of them; 0: none */
+    char rebalance_reason[160]; /* why the member last joined again */
 };
 
 struct sc_commit_item {
@@ -100,6 +106,9 @@ void sc_group_drop_assignment(struct sc_client *c, struct sc_group *g, bool post
 int sc_group_join_backoff_ms(const struct sc_client *c);
 void sc_group_lost(struct sc_client *c, struct sc_group *g, bool reset_member, const char *why);
 void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why);
+/* An assignment or a revocation was handed to the user (the statistics'
+ * rebalance_cnt and rebalance_age). */
+void sc_group_rebalanced(struct sc_group *g);
 
 /* coordinator.c */
 /* The coordinator's connection once it is known and up, else NULL (a

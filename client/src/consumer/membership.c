@@ -574,7 +574,9 @@ static void apply_incremental(struct sc_client *c, struct sc_group *g,
         sc_group_rejoin(c, g,
                         "partitions given up: their new owners get them in the next generation");
     }
-    (void)sc_post_rebalance(c, true, added, (size_t)na, false);
+    if (sc_post_rebalance(c, true, added, (size_t)na, false)) {
+        sc_group_rebalanced(g);
+    }
     kp_free(added);
     if (g->state == G_STABLE && g->rejoin_pending) {
         g->rejoin_pending = false;
@@ -665,7 +667,9 @@ static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *bo
         aerr = remember_owned(g, parts, k);
     }
     if (aerr == SAMSA_OK) {
-        (void)sc_post_rebalance(c, true, parts, (size_t)k, false);
+        if (sc_post_rebalance(c, true, parts, (size_t)k, false)) {
+            sc_group_rebalanced(g);
+        }
         g->last_hb_ok = now;
         g->next_hb = now + c->v->heartbeat_interval_ms;
         g->hb_inflight = false;

@@ -616,6 +616,10 @@ struct sc_client {
     int16_t pid_epoch;
     bool pid_inflight;
     bool pid_reset;                  /* drain, then ask for a new id */
+    const char *idemp_state;         /* the id's state as the statistics name it,
+                                      * and since when (send.c, each turn) */
+    int64_t idemp_state_ms;
+    uint64_t pid_assigned;           /* producer ids received */
     bool purge_inflight;             /* samsa_producer_purge_flags waits for the
                                       * I/O thread to fail what is in flight */
     bool fatal;
@@ -821,6 +825,30 @@ void sc_err_ev_free(struct sc_err_ev *ev);
  * Every hook but check_conf runs on the I/O loop with the lock held; a NULL
  * hook is one the kind does without.
  */
+/* What a kind adds to the statistics document (stats.c writes it), with
+ * librdkafka's names (STATISTICS.md): `cgrp` for a consumer with group.id,
+ * `eos` for an idempotent producer. */
+struct sc_kind_stats {
+    bool cgrp;
+    const char *state;            /* the coordinator: init, query-coord, wait-broker-transport, up */
+    const char *join_state;       /* init, wait-join, wait-metadata, wait-sync, steady,
+                                   * wait-unassign-call */
+    const char *samsa_state;      /* the group's own state (consumer/group.h) */
+    int64_t stateage_ms;          /* since the last change of the group's state */
+    int64_t rebalance_age_ms;     /* since the last assignment or revocation; -1: none */
+    int64_t rebalance_cnt;        /* assignments and revocations */
+    const char *rebalance_reason; /* the last rejoin's reason, "" when none */
+    int32_t generation;
+    int assignment_size;
+    bool eos;
+    const char *idemp_state;      /* librdkafka's names: RequestPID, WaitPID, Assigned,
+                                   * DrainReset, FatalError */
+    int64_t idemp_stateage_ms;
+    int64_t producer_id;          /* -1: none */
+    int producer_epoch;           /* -1: none */
+    uint64_t epoch_cnt;           /* producer ids assigned since the start */
+};
+
 struct sc_kind_ops {
     char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
     const char *type; /* "producer", "consumer", "admin": the statistics' type */
@@ -841,6 +869,8 @@ struct sc_kind_ops {
     int64_t (*serve)(struct sc_client *c, int64_t now);
     /* Teardown of the handle's state (thread stopped). */
     void (*free_state)(struct sc_client *c);
+    /* The kind's blocks of the statistics document; NULL: none. */
+    void (*stats)(const struct sc_client *c, int64_t now, struct sc_kind_stats *out);
 };
 
 /* The three kinds (producer.c, consumer.c, admin.c). */
