@@ -2299,6 +2299,90 @@ static void part_seen_delivered(const struct samsa_delivery *r, void *opaque)
     }
 }
 
+/* Deliveries by topic (t0, t1) and partition. */
+static void by_topic_delivered(const struct samsa_delivery *r, void *opaque)
+{
+    int(*seen)[4] = opaque;
+    int t = strcmp(r->topic, "t0") == 0 ? 0 : strcmp(r->topic, "t1") == 0 ? 1 : -1;
+    if (t >= 0 && r->err == SAMSA_OK && r->partition >= 0 && r->partition < 4) {
+        seen[t][r->partition]++;
+    }
+}
+
+static int32_t always_one(const char *topic, const void *key, size_t key_len,
+                          int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    (void)topic, (void)key, (void)key_len, (void)partition_count, (void)msg_opaque;
+    (*(int *)cb_opaque)++;
+    return 1;
+}
+
+static int32_t always_zero(const char *topic, const void *key, size_t key_len,
+                           int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    (void)key, (void)key_len, (void)partition_count, (void)msg_opaque;
+    CU_ASSERT_STRING_EQUAL(topic, "t0");
+    (*(int *)cb_opaque)++;
+    return 0;
+}
+
+/* A topic conf's partitioner (librdkafka's rd_kafka_topic_conf_set_partitioner_cb
+ * on the conf given to rd_kafka_topic_new) places its topic's records; the
+ * other topics keep the handle's. A conf copied keeps its topic confs; a
+ * topic conf takes `partitioner` by name and refuses the handle's keys. */
+static void test_topic_conf_partitioner_overrides_the_handles(void)
+{
+    char err[256];
+    samsa_topic_conf *tc = samsa_topic_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "linger.ms", "5", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "linger.ms: not a topic setting"));
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "partitioner", "nosuch", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "partitioner", "murmur2", err, sizeof(err)),
+                    SAMSA_OK);
+    samsa_conf *conf = samsa_conf_new();
+    CU_ASSERT_EQUAL(samsa_conf_set_topic_conf(conf, "t1", tc), SAMSA_OK);
+    samsa_conf *copy = samsa_conf_dup(conf);
+    samsa_conf_destroy(conf);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+    const struct samsa_topic_conf *got = sc_conf_topic(copy, "t1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL(got->partitioner, SC_PART_MURMUR2);
+    CU_ASSERT_PTR_NULL(sc_conf_topic(copy, "t0"));
+    samsa_conf_destroy(copy);
+
+    struct drv d;
+    int handle_calls = 0, topic_calls = 0;
+    int seen[2][4] = {{0}};
+    drv_start(&d, 'p');
+    samsa_topic_conf_set_partitioner_cb(tc, always_zero, &topic_calls);
+    CU_ASSERT_EQUAL(samsa_conf_set_topic_conf(d.c->conf, "t0", tc), SAMSA_OK);
+    samsa_topic_conf_destroy(tc); /* the conf has its copy */
+    d.c->conf->partitioner_cb = always_one;
+    d.c->conf->partitioner_opaque = &handle_calls;
+    d.c->conf->dr_cb = by_topic_delivered;
+    d.c->conf->dr_opaque = seen;
+    struct samsa_producer prod = {.c = d.c};
+    for (int i = 0; i < 10; i++) {
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = i % 2 == 0 ? "t0" : "t1",
+                                 .partition = SAMSA_PARTITION_ANY, .key = "k", .key_len = 1,
+                                 .value = "v", .value_len = 1};
+        CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_OK);
+    }
+    for (int i = 0; i < 500 && seen[0][0] + seen[0][1] + seen[1][0] + seen[1][1] < 10; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(topic_calls, 5);
+    CU_ASSERT_EQUAL(handle_calls, 5);
+    CU_ASSERT_EQUAL(seen[0][0], 5); /* t0: its own partitioner */
+    CU_ASSERT_EQUAL(seen[0][1], 0);
+    CU_ASSERT_EQUAL(seen[1][1], 5); /* t1: the handle's */
+    CU_ASSERT_EQUAL(seen[1][0], 0);
+    drv_stop(&d);
+}
+
 static void test_partitioner_callback_places_records_and_fails_bad_answers(void)
 {
     struct drv d;
@@ -2578,6 +2662,8 @@ int main(void)
          test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id},
         {"commit_sends_only_stored_offsets_without_auto_store",
          test_commit_sends_only_stored_offsets_without_auto_store},
+        {"topic_conf_partitioner_overrides_the_handles",
+         test_topic_conf_partitioner_overrides_the_handles},
         {"partitioner_callback_places_records_and_fails_bad_answers",
          test_partitioner_callback_places_records_and_fails_bad_answers},
 #ifdef SAMSA_TEST_JANSSON

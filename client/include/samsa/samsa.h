@@ -327,6 +327,33 @@ typedef int32_t samsa_partitioner_cb(const char *topic, const void *key, size_t 
                                      void *msg_opaque);
 void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque);
 
+/*
+ * A topic's own settings, as librdkafka's rd_kafka_topic_conf_t: made with
+ * samsa_topic_conf_new (caller owns it, samsa_topic_conf_destroy frees
+ * it), given a partitioner by name (samsa_topic_conf_set(tconf,
+ * "partitioner", "murmur2", ...): the names of `partitioner`; any other
+ * key is SAMSA_ERR_INVALID_CONFIG, the handle's settings are the handle's)
+ * or a callback (samsa_topic_conf_set_partitioner_cb, as librdkafka's
+ * rd_kafka_topic_conf_set_partitioner_cb), then bound to a topic of a conf
+ * with samsa_conf_set_topic_conf (copied; tconf stays the caller's; a later
+ * call for the same topic replaces it). Where librdkafka takes the topic
+ * conf at rd_kafka_topic_new, libsamsa has no topic handles: a producer made
+ * from conf places that topic's records produced with SAMSA_PARTITION_ANY
+ * with the topic's callback, else its named partitioner, instead of the
+ * handle's (samsa_conf_set_partitioner_cb, `partitioner`). The callback
+ * runs as the handle's does (see above).
+ */
+typedef struct samsa_topic_conf samsa_topic_conf;
+samsa_topic_conf *samsa_topic_conf_new(void);
+samsa_topic_conf *samsa_topic_conf_dup(const samsa_topic_conf *tconf);
+void samsa_topic_conf_destroy(samsa_topic_conf *tconf);
+SAMSA_MUST_CHECK int samsa_topic_conf_set(samsa_topic_conf *tconf, const char *key,
+                                          const char *value, char *errstr, size_t errstr_size);
+void samsa_topic_conf_set_partitioner_cb(samsa_topic_conf *tconf, samsa_partitioner_cb *cb,
+                                         void *cb_opaque);
+SAMSA_MUST_CHECK int samsa_conf_set_topic_conf(samsa_conf *conf, const char *topic,
+                                               const samsa_topic_conf *tconf);
+
 /* ----------------------------------------------------------------- producer */
 
 typedef struct samsa_producer samsa_producer;

@@ -169,7 +169,21 @@ struct samsa_conf {
     void *stats_opaque;
     samsa_partitioner_cb *partitioner_cb;
     void *partitioner_opaque;
+    struct samsa_topic_conf *topic_confs; /* samsa_conf_set_topic_conf, newest first */
 };
+
+/* A topic's own settings (samsa_topic_conf_*), as librdkafka's
+ * rd_kafka_topic_conf_t: what is not set is the handle's. */
+struct samsa_topic_conf {
+    struct samsa_topic_conf *next; /* in samsa_conf.topic_confs */
+    char *topic;                   /* NULL until bound to a topic */
+    int partitioner;               /* enum sc_partitioner; -1: the handle's */
+    samsa_partitioner_cb *partitioner_cb;
+    void *partitioner_opaque;
+};
+
+/* The settings of topic in conf, NULL when it has none of its own. */
+const struct samsa_topic_conf *sc_conf_topic(const samsa_conf *conf, const char *topic);
 
 /* Whether the user set `key` (by its name or an alias). */
 bool sc_conf_is_set(const samsa_conf *conf, const char *key);
@@ -471,6 +485,9 @@ struct sc_ptopic {
     struct sc_ppart *parts;
     struct sc_msgq unassigned; /* records waiting for the partition count */
     struct sc_sticky sticky;
+    int partitioner;           /* enum sc_partitioner: the topic's, else the handle's */
+    samsa_partitioner_cb *partitioner_cb; /* the topic's, else the handle's; NULL: none */
+    void *partitioner_opaque;
     int err;                   /* last metadata error */
     int64_t md_time;           /* last metadata answer (monotonic), 0: never */
 };
