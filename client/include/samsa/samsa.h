@@ -513,6 +513,13 @@ SAMSA_MUST_CHECK int samsa_consumer_assign(samsa_consumer *c, const struct samsa
  * Joins group.id as a member of the classic consumer group protocol,
  * subscribed to topics[0..count) (copied; topics the cluster lacks get
  * partitions once they exist and the next metadata refresh shows them).
+ * A name starting with ^ is a regular expression (librdkafka's convention;
+ * POSIX extended, the whole name with its ^; one that does not compile is
+ * SAMSA_ERR_INVALID_ARG): it is matched against every topic of each
+ * Metadata answer (internal topics left out, as Java's
+ * exclude.internal.topics), the first join waits for the first answer, and
+ * when a refresh (metadata.max.age.ms) finds the matches changed, a topic
+ * created or deleted, the member joins again with them.
  * Asynchronous: partitions arrive through samsa_consumer_poll (see the
  * rebalance callback). The assignors are partition.assignment.strategy's, in
  * its order; the coordinator picks the one every member supports. Calling it

@@ -52,6 +52,8 @@
  * user's polls mean for the group. consumer/group.h lists the other files.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "consumer/group.h"
 
@@ -122,6 +124,25 @@ void sc_group_free_topics(struct sc_group *g)
     g->topic_count = 0;
 }
 
+void sc_group_free_subscription(struct sc_group *g)
+{
+    for (int i = 0; i < g->literal_count; i++) {
+        kp_free(g->literals[i]);
+    }
+    for (int i = 0; i < g->pattern_count; i++) {
+        kp_free(g->patterns[i]);
+        regfree(&g->regexes[i]);
+    }
+    kp_free(g->literals);
+    kp_free(g->patterns);
+    kp_free(g->regexes);
+    g->literals = NULL;
+    g->patterns = NULL;
+    g->regexes = NULL;
+    g->literal_count = 0;
+    g->pattern_count = 0;
+}
+
 void sc_group_free(struct sc_client *c)
 {
     struct sc_group *g = c->group;
@@ -130,6 +151,7 @@ void sc_group_free(struct sc_client *c)
     }
     sc_group_clear_members(g);
     sc_group_free_topics(g);
+    sc_group_free_subscription(g);
     sc_tps_free(g->owned, g->owned_count);
     kp_free(g->member_id);
     kp_free(g);
@@ -223,6 +245,9 @@ bool sc_group_blocks_fetch(struct sc_client *c)
 int sc_group_topics(struct sc_client *c, const char **names, int max)
 {
     const struct sc_group *g = c->group;
+    if (g != NULL && c->subscribed && g->pattern_count > 0) {
+        return SC_ALL_TOPICS; /* the patterns are matched against every topic */
+    }
     int n = 0;
     for (int i = 0; g != NULL && c->subscribed && i < g->topic_count && n < max; i++) {
         names[n++] = g->topics[i];
@@ -355,13 +380,136 @@ void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why)
     g->revoke_deadline = sc_now_ms() + c->v->max_poll_interval_ms;
 }
 
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sc_group_sort_names(char **names, int n)
+{
+    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
+    int u = 0;
+    for (int i = 0; i < n; i++) {
+        if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
+            kp_free(names[i]);
+            names[i] = NULL;
+            continue;
+        }
+        names[u++] = names[i];
+    }
+    return u;
+}
+
+/* Whether the subscription's patterns take topic (librdkafka matches a
+ * pattern against every topic of the metadata, rd_kafka_metadata_topic_match;
+ * internal topics are left out, as Java's exclude.internal.topics=true). */
+static bool pattern_takes(const struct sc_group *g,
+                          const struct kp_MetadataResponse_MetadataResponseTopic *mt)
+{
+    if (mt->IsInternal || mt->ErrorCode != 0 || mt->Name.len <= 0 || mt->Name.len > 255) {
+        return false;
+    }
+    char name[256];
+    memcpy(name, mt->Name.ptr, (size_t)mt->Name.len);
+    name[mt->Name.len] = '\0';
+    for (int i = 0; i < g->pattern_count; i++) {
+        if (regexec(&g->regexes[i], name, 0, NULL, 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The subscription's topics again from a Metadata answer of every topic:
+ * the names given and what the patterns match now. A change makes the
+ * member join again with them (or join at all, the first time). */
+static void rematch(struct sc_client *c, struct sc_group *g, const struct kp_MetadataResponse *md)
+{
+    int cap = g->literal_count + (md->Topics.count > 0 ? md->Topics.count : 0);
+    char **names = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*names));
+    int32_t *parts = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*parts));
+    int n = 0;
+    bool ok = names != NULL && parts != NULL;
+    for (int i = 0; ok && i < g->literal_count; i++) {
+        names[n] = sc_strdup(g->literals[i]);
+        ok = names[n] != NULL;
+        n += ok ? 1 : 0;
+    }
+    for (int32_t t = 0; ok && t < md->Topics.count; t++) {
+        if (!pattern_takes(g, &md->Topics.items[t])) {
+            continue;
+        }
+        names[n] = sc_strndup(md->Topics.items[t].Name.ptr, (size_t)md->Topics.items[t].Name.len);
+        ok = names[n] != NULL;
+        n += ok ? 1 : 0;
+    }
+    if (!ok) {
+        goto out_free; /* no memory: the next answer tries again */
+    }
+    n = sc_group_sort_names(names, n);
+    for (int i = 0; i < n; i++) {
+        parts[i] = -1;
+        for (int j = 0; j < g->topic_count; j++) {
+            if (strcmp(g->topics[j], names[i]) == 0) {
+                parts[i] = g->topic_parts[j]; /* kept: its partition count too */
+            }
+        }
+    }
+    bool same = n == g->topic_count;
+    for (int i = 0; same && i < n; i++) {
+        same = strcmp(names[i], g->topics[i]) == 0;
+    }
+    if (same && !g->await_match) {
+        goto out_free;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "the subscription's patterns match %d topic(s) now, %d before",
+             n - g->literal_count, g->topic_count - g->literal_count);
+    sc_group_free_topics(g);
+    g->topics = names;
+    g->topic_parts = parts;
+    g->topic_count = n;
+    if (g->await_match && g->state == G_UNJOINED) {
+        g->join_at = sc_now_ms(); /* the first join, with them */
+        note_reason(g, why);
+    } else {
+        sc_group_rejoin(c, g, why);
+    }
+    g->await_match = false;
+    return;
+out_free:
+    for (int i = 0; names != NULL && i < n; i++) {
+        kp_free(names[i]);
+    }
+    kp_free(names);
+    kp_free(parts);
+}
+
 void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
     struct sc_group *g = c->group;
     if (g == NULL || !c->subscribed) {
         return;
     }
+    if (g->pattern_count > 0) {
+        rematch(c, g, md);
+    }
     for (int i = 0; i < g->topic_count; i++) {
+        bool listed = false;
+        for (int32_t t = 0; t < md->Topics.count && !listed; t++) {
+            listed = kp_str_eq_c(md->Topics.items[t].Name, g->topics[i]);
+        }
+        if (!listed && g->pattern_count > 0) {
+            /* an answer of every topic leaves out a name it lacks rather
+             * than answering UNKNOWN_TOPIC_OR_PARTITION for it */
+            if (g->topic_parts[i] != TOPIC_MISSING) {
+                sc_post_error(c, SAMSA_ERR_UNKNOWN_TOPIC,
+                              "subscribed topic %s not available: no such topic in the cluster",
+                              g->topics[i]);
+            }
+            g->topic_parts[i] = TOPIC_MISSING;
+            continue;
+        }
         for (int32_t t = 0; t < md->Topics.count; t++) {
             const struct kp_MetadataResponse_MetadataResponseTopic *mt = &md->Topics.items[t];
             if (!kp_str_eq_c(mt->Name, g->topics[i])) {

@@ -16,6 +16,8 @@
 #ifndef SAMSA_CLIENT_CONSUMER_GROUP_H
 #define SAMSA_CLIENT_CONSUMER_GROUP_H
 
+#include <regex.h>
+
 #include "consumer/consumer.h"
 
 #define TOPIC_MISSING (-2)
@@ -46,8 +48,17 @@ struct sc_group {
     /* membership */
     int state;
     bool closing;              /* samsa_consumer_close: never join again */
-    char **topics;             /* the subscription, sorted, unique */
+    char **topics;             /* the subscription's topics, sorted, unique: the names
+                                * given and those its patterns match */
     int topic_count;
+    /* the subscription as given: names, and regular expressions (librdkafka's
+     * ^ convention) matched against every Metadata answer's topics */
+    char **literals;
+    int literal_count;
+    char **patterns;
+    regex_t *regexes;
+    int pattern_count;
+    bool await_match;          /* patterns: the first join waits for a Metadata answer */
     int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet;
                                 * TOPIC_MISSING: not in the cluster (told) */
     char *member_id;           /* NULL: none yet ("" on the wire) */
@@ -99,6 +110,9 @@ const char *sc_group_member_id(const struct sc_group *g);
 void sc_group_set_member_id(struct sc_group *g, struct kp_str id);
 void sc_group_clear_members(struct sc_group *g);
 void sc_group_free_topics(struct sc_group *g);
+void sc_group_free_subscription(struct sc_group *g);
+/* Sorts names[0..n) and frees the repeated ones; returns how many are left. */
+int sc_group_sort_names(char **names, int n);
 bool sc_group_cooperative(const struct sc_client *c);
 void sc_group_set_state(struct sc_client *c, struct sc_group *g, int state);
 bool sc_group_post_revoked(struct sc_client *c, struct sc_group *g, bool ack);

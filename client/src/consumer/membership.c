@@ -9,9 +9,68 @@
 
 #include "consumer/group.h"
 
-static int cmp_cstr(const void *a, const void *b)
+/* A subscription as given: names, and regular expressions. */
+struct subscription {
+    char **literals;
+    int literal_count;
+    char **patterns;
+    regex_t *regexes;
+    int pattern_count;
+};
+
+static void subscription_free(struct subscription *s)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    for (int i = 0; i < s->literal_count; i++) {
+        kp_free(s->literals[i]);
+    }
+    for (int i = 0; i < s->pattern_count; i++) {
+        kp_free(s->patterns[i]);
+        regfree(&s->regexes[i]);
+    }
+    kp_free(s->literals);
+    kp_free(s->patterns);
+    kp_free(s->regexes);
+    memset(s, 0, sizeof(*s));
+}
+
+/*
+ * librdkafka's convention (rd_kafka_subscribe): a name starting with ^ is a
+ * regular expression, the whole name with its ^ (no topic name holds ^:
+ * Kafka's legal characters are [a-zA-Z0-9._-], Kafka 2.0's
+ * common/internals/Topic.java). POSIX extended syntax (regcomp); one that
+ * does not compile is SAMSA_ERR_INVALID_ARG.
+ */
+static int split_subscription(const char *const *topics, size_t count, struct subscription *s)
+{
+    s->literals = kp_calloc(count, sizeof(*s->literals));
+    s->patterns = kp_calloc(count, sizeof(*s->patterns));
+    s->regexes = kp_calloc(count, sizeof(*s->regexes));
+    if (s->literals == NULL || s->patterns == NULL || s->regexes == NULL) {
+        subscription_free(s);
+        return SAMSA_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (topics[i][0] != '^') {
+            s->literals[s->literal_count] = sc_strdup(topics[i]);
+            if (s->literals[s->literal_count] == NULL) {
+                subscription_free(s);
+                return SAMSA_ERR_NOMEM;
+            }
+            s->literal_count++;
+            continue;
+        }
+        if (regcomp(&s->regexes[s->pattern_count], topics[i], REG_EXTENDED | REG_NOSUB) != 0) {
+            subscription_free(s);
+            return SAMSA_ERR_INVALID_ARG;
+        }
+        s->patterns[s->pattern_count] = sc_strdup(topics[i]);
+        s->pattern_count++; /* regfree'd from here on */
+        if (s->patterns[s->pattern_count - 1] == NULL) {
+            subscription_free(s);
+            return SAMSA_ERR_NOMEM;
+        }
+    }
+    return SAMSA_OK;
 }
 
 static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
@@ -23,17 +82,15 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         if (topics[i] == NULL || topics[i][0] == '\0') {
             return SAMSA_ERR_INVALID_ARG;
         }
-        /* librdkafka's convention: a name starting with ^ is a regular
-         * expression (no topic name can hold ^: Kafka's legal characters
-         * are [a-zA-Z0-9._-], Kafka 2.0's common/internals/Topic.java).
-         * Refused rather than matching nothing. */
-        if (topics[i][0] == '^') {
-            return SAMSA_ERR_NOT_IMPLEMENTED;
-        }
     }
     struct sc_client *c = sc->c;
     if (c->v->group_id[0] == '\0') {
         return SAMSA_ERR_INVALID_CONFIG;
+    }
+    struct subscription sub = {0};
+    int perr = split_subscription(topics, count, &sub);
+    if (perr != SAMSA_OK) {
+        return perr;
     }
     char **names = kp_calloc(count, sizeof(*names));
     int32_t *parts = kp_calloc(count, sizeof(*parts));
@@ -41,25 +98,17 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
     if (names == NULL || parts == NULL) {
         goto out_nomem;
     }
-    for (size_t i = 0; i < count; i++) {
-        names[n] = sc_strdup(topics[i]);
+    for (int i = 0; i < sub.literal_count; i++) {
+        names[n] = sc_strdup(sub.literals[i]);
         if (names[n] == NULL) {
             goto out_nomem;
         }
         n++;
     }
-    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
-    int u = 0;
+    n = sc_group_sort_names(names, n);
     for (int i = 0; i < n; i++) {
-        if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
-            kp_free(names[i]);
-            continue;
-        }
-        names[u] = names[i];
-        parts[u] = -1;
-        u++;
+        parts[i] = -1;
     }
-    n = u;
     pthread_mutex_lock(&c->lock);
     struct sc_group *g = sc_group_get(c);
     if (g == NULL || (!c->subscribed && c->cpart_count > 0) || (g != NULL && g->closing)) {
@@ -69,6 +118,7 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         }
         kp_free(names);
         kp_free(parts);
+        subscription_free(&sub);
         return g == NULL ? SAMSA_ERR_NOMEM : SAMSA_ERR_STATE;
     }
     bool same = c->subscribed && g->topic_count == n;
@@ -76,15 +126,27 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         same = strcmp(g->topics[i], names[i]) == 0;
     }
     sc_group_free_topics(g);
+    sc_group_free_subscription(g);
     g->topics = names;
     g->topic_parts = parts;
     g->topic_count = n;
+    g->literals = sub.literals;
+    g->literal_count = sub.literal_count;
+    g->patterns = sub.patterns;
+    g->regexes = sub.regexes;
+    g->pattern_count = sub.pattern_count;
     c->subscribed = true;
     c->md_wanted = true;
     if (g->state == G_IDLE) {
-        g->join_at = 0;
         g->last_poll = sc_now_ms();
+        /* patterns: the first join waits for the topics they match */
+        g->await_match = g->pattern_count > 0;
+        g->join_at = g->await_match ? INT64_MAX : 0;
         sc_group_set_state(c, g, G_UNJOINED);
+    } else if (g->pattern_count > 0) {
+        /* the next Metadata answer (asked for above) matches them and
+         * joins again if the topics differ */
+        g->await_match = true;
     } else if (!same) {
         sc_group_rejoin(c, g, "the subscription changed");
     }
@@ -97,6 +159,7 @@ out_nomem:
     }
     kp_free(names);
     kp_free(parts);
+    subscription_free(&sub);
     return SAMSA_ERR_NOMEM;
 }
 

@@ -866,6 +866,8 @@ struct sc_kind_stats {
     uint64_t epoch_cnt;           /* producer ids assigned since the start */
 };
 
+#define SC_ALL_TOPICS (-1)
+
 struct sc_kind_ops {
     char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
     const char *type; /* "producer", "consumer", "admin": the statistics' type */
@@ -873,8 +875,9 @@ struct sc_kind_ops {
      * common ones (sc_conf_finalize). */
     int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);
     /* The topics the Metadata refresh asks for, appended to names (at most
-     * max). NULL: the handle keeps no metadata of its own (admin: each op
-     * asks for what it needs). */
+     * max); SC_ALL_TOPICS: every topic of the cluster (a regular expression
+     * in a subscription). NULL: the handle keeps no metadata of its own
+     * (admin: each op asks for what it needs). */
     int (*want_topics)(struct sc_client *c, const char **names, int max);
     /* The refresh may create the topics it asks for whatever
      * allow.auto.create.topics says (the producer, as Java's). */
