@@ -2071,6 +2071,15 @@ static void stats_seen_cb(const char *json, size_t json_len, void *opaque)
     }
 }
 
+/* drv_start with statistics every interval ms, each document parsed into st. */
+static void drv_start_stats(struct drv *d, char kind, const char *interval,
+                            struct stats_seen *st)
+{
+    drv_start_with(d, kind, "statistics.interval.ms", interval);
+    d->c->conf->stats_cb = stats_seen_cb;
+    d->c->conf->stats_opaque = st;
+}
+
 static json_int_t stats_int(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
@@ -2112,9 +2121,7 @@ static void test_stats_callback_counts_what_the_producer_did(void)
 {
     struct drv d;
     struct stats_seen st = {0};
-    drv_start_with(&d, 'p', "statistics.interval.ms", "1000");
-    d.c->conf->stats_cb = stats_seen_cb;
-    d.c->conf->stats_opaque = &st;
+    drv_start_stats(&d, 'p', "1000", &st);
     drv_kill(&d, 0);
     drv_kill(&d, 1);
     produce_n(&d, 5, 10); /* t1 gets records 0 and 3, t0 the three others */
@@ -2188,9 +2195,7 @@ static void test_stats_callback_counts_what_the_consumer_read(void)
 {
     struct drv d;
     struct stats_seen st = {0};
-    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
-    d.c->conf->stats_cb = stats_seen_cb;
-    d.c->conf->stats_opaque = &st;
+    drv_start_stats(&d, 'c', "500", &st);
     struct samsa_consumer cons = {.c = d.c};
     struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
                                        {"t0", 1, SAMSA_OFFSET_BEGINNING}};
@@ -2236,9 +2241,7 @@ static void test_stats_cgrp_follows_the_group(void)
 {
     struct drv d;
     struct stats_seen st = {0};
-    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
-    d.c->conf->stats_cb = stats_seen_cb;
-    d.c->conf->stats_opaque = &st;
+    drv_start_stats(&d, 'c', "500", &st);
     struct samsa_consumer cons = {.c = d.c};
     drv_run(&d, 600); /* not subscribed yet */
     CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);

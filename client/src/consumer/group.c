@@ -124,23 +124,19 @@ void sc_group_free_topics(struct sc_group *g)
     g->topic_count = 0;
 }
 
-void sc_group_free_subscription(struct sc_group *g)
+void sc_subscription_free(struct sc_subscription *s)
 {
-    for (int i = 0; i < g->literal_count; i++) {
-        kp_free(g->literals[i]);
+    for (int i = 0; i < s->literal_count; i++) {
+        kp_free(s->literals[i]);
     }
-    for (int i = 0; i < g->pattern_count; i++) {
-        kp_free(g->patterns[i]);
-        regfree(&g->regexes[i]);
+    for (int i = 0; i < s->pattern_count; i++) {
+        kp_free(s->patterns[i]);
+        regfree(&s->regexes[i]);
     }
-    kp_free(g->literals);
-    kp_free(g->patterns);
-    kp_free(g->regexes);
-    g->literals = NULL;
-    g->patterns = NULL;
-    g->regexes = NULL;
-    g->literal_count = 0;
-    g->pattern_count = 0;
+    kp_free(s->literals);
+    kp_free(s->patterns);
+    kp_free(s->regexes);
+    memset(s, 0, sizeof(*s));
 }
 
 void sc_group_free(struct sc_client *c)
@@ -151,7 +147,7 @@ void sc_group_free(struct sc_client *c)
     }
     sc_group_clear_members(g);
     sc_group_free_topics(g);
-    sc_group_free_subscription(g);
+    sc_subscription_free(&g->sub);
     sc_tps_free(g->owned, g->owned_count);
     kp_free(g->member_id);
     kp_free(g);
@@ -245,7 +241,7 @@ bool sc_group_blocks_fetch(struct sc_client *c)
 int sc_group_topics(struct sc_client *c, const char **names, int max)
 {
     const struct sc_group *g = c->group;
-    if (g != NULL && c->subscribed && g->pattern_count > 0) {
+    if (g != NULL && c->subscribed && g->sub.pattern_count > 0) {
         return SC_ALL_TOPICS; /* the patterns are matched against every topic */
     }
     int n = 0;
@@ -412,8 +408,8 @@ static bool pattern_takes(const struct sc_group *g,
     char name[256];
     memcpy(name, mt->Name.ptr, (size_t)mt->Name.len);
     name[mt->Name.len] = '\0';
-    for (int i = 0; i < g->pattern_count; i++) {
-        if (regexec(&g->regexes[i], name, 0, NULL, 0) == 0) {
+    for (int i = 0; i < g->sub.pattern_count; i++) {
+        if (regexec(&g->sub.regexes[i], name, 0, NULL, 0) == 0) {
             return true;
         }
     }
@@ -425,13 +421,13 @@ static bool pattern_takes(const struct sc_group *g,
  * member join again with them (or join at all, the first time). */
 static void rematch(struct sc_client *c, struct sc_group *g, const struct kp_MetadataResponse *md)
 {
-    int cap = g->literal_count + (md->Topics.count > 0 ? md->Topics.count : 0);
+    int cap = g->sub.literal_count + (md->Topics.count > 0 ? md->Topics.count : 0);
     char **names = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*names));
     int32_t *parts = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*parts));
     int n = 0;
     bool ok = names != NULL && parts != NULL;
-    for (int i = 0; ok && i < g->literal_count; i++) {
-        names[n] = sc_strdup(g->literals[i]);
+    for (int i = 0; ok && i < g->sub.literal_count; i++) {
+        names[n] = sc_strdup(g->sub.literals[i]);
         ok = names[n] != NULL;
         n += ok ? 1 : 0;
     }
@@ -464,7 +460,7 @@ static void rematch(struct sc_client *c, struct sc_group *g, const struct kp_Met
     }
     char why[160];
     snprintf(why, sizeof(why), "the subscription's patterns match %d topic(s) now, %d before",
-             n - g->literal_count, g->topic_count - g->literal_count);
+             n - g->sub.literal_count, g->topic_count - g->sub.literal_count);
     sc_group_free_topics(g);
     g->topics = names;
     g->topic_parts = parts;
@@ -491,7 +487,7 @@ void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md
     if (g == NULL || !c->subscribed) {
         return;
     }
-    if (g->pattern_count > 0) {
+    if (g->sub.pattern_count > 0) {
         rematch(c, g, md);
     }
     for (int i = 0; i < g->topic_count; i++) {
@@ -499,7 +495,7 @@ void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md
         for (int32_t t = 0; t < md->Topics.count && !listed; t++) {
             listed = kp_str_eq_c(md->Topics.items[t].Name, g->topics[i]);
         }
-        if (!listed && g->pattern_count > 0) {
+        if (!listed && g->sub.pattern_count > 0) {
             /* an answer of every topic leaves out a name it lacks rather
              * than answering UNKNOWN_TOPIC_OR_PARTITION for it */
             if (g->topic_parts[i] != TOPIC_MISSING) {

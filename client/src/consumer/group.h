@@ -36,6 +36,16 @@ enum g_state {
     G_FATAL,         /* FENCED_INSTANCE_ID: membership given up */
 };
 
+/* A subscription as given: names, and regular expressions (librdkafka's ^
+ * convention) matched against every Metadata answer's topics. */
+struct sc_subscription {
+    char **literals;
+    int literal_count;
+    char **patterns;
+    regex_t *regexes; /* regfree'd: the first pattern_count */
+    int pattern_count;
+};
+
 struct sc_group {
     /* coordinator */
     int32_t coord_id; /* -1: unknown */
@@ -51,13 +61,7 @@ struct sc_group {
     char **topics;             /* the subscription's topics, sorted, unique: the names
                                 * given and those its patterns match */
     int topic_count;
-    /* the subscription as given: names, and regular expressions (librdkafka's
-     * ^ convention) matched against every Metadata answer's topics */
-    char **literals;
-    int literal_count;
-    char **patterns;
-    regex_t *regexes;
-    int pattern_count;
+    struct sc_subscription sub; /* as given (membership.c) */
     bool await_match;          /* patterns: the first join waits for a Metadata answer */
     int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet;
                                 * TOPIC_MISSING: not in the cluster (told) */
@@ -110,7 +114,7 @@ const char *sc_group_member_id(const struct sc_group *g);
 void sc_group_set_member_id(struct sc_group *g, struct kp_str id);
 void sc_group_clear_members(struct sc_group *g);
 void sc_group_free_topics(struct sc_group *g);
-void sc_group_free_subscription(struct sc_group *g);
+void sc_subscription_free(struct sc_subscription *s);
 /* Sorts names[0..n) and frees the repeated ones; returns how many are left. */
 int sc_group_sort_names(char **names, int n);
 bool sc_group_cooperative(const struct sc_client *c);

@@ -9,30 +9,6 @@
 
 #include "consumer/group.h"
 
-/* A subscription as given: names, and regular expressions. */
-struct subscription {
-    char **literals;
-    int literal_count;
-    char **patterns;
-    regex_t *regexes;
-    int pattern_count;
-};
-
-static void subscription_free(struct subscription *s)
-{
-    for (int i = 0; i < s->literal_count; i++) {
-        kp_free(s->literals[i]);
-    }
-    for (int i = 0; i < s->pattern_count; i++) {
-        kp_free(s->patterns[i]);
-        regfree(&s->regexes[i]);
-    }
-    kp_free(s->literals);
-    kp_free(s->patterns);
-    kp_free(s->regexes);
-    memset(s, 0, sizeof(*s));
-}
-
 /*
  * librdkafka's convention (rd_kafka_subscribe): a name starting with ^ is a
  * regular expression, the whole name with its ^ (no topic name holds ^:
@@ -40,33 +16,33 @@ static void subscription_free(struct subscription *s)
  * common/internals/Topic.java). POSIX extended syntax (regcomp); one that
  * does not compile is SAMSA_ERR_INVALID_ARG.
  */
-static int split_subscription(const char *const *topics, size_t count, struct subscription *s)
+static int split_subscription(const char *const *topics, size_t count, struct sc_subscription *s)
 {
     s->literals = kp_calloc(count, sizeof(*s->literals));
     s->patterns = kp_calloc(count, sizeof(*s->patterns));
     s->regexes = kp_calloc(count, sizeof(*s->regexes));
     if (s->literals == NULL || s->patterns == NULL || s->regexes == NULL) {
-        subscription_free(s);
+        sc_subscription_free(s);
         return SAMSA_ERR_NOMEM;
     }
     for (size_t i = 0; i < count; i++) {
         if (topics[i][0] != '^') {
             s->literals[s->literal_count] = sc_strdup(topics[i]);
             if (s->literals[s->literal_count] == NULL) {
-                subscription_free(s);
+                sc_subscription_free(s);
                 return SAMSA_ERR_NOMEM;
             }
             s->literal_count++;
             continue;
         }
         if (regcomp(&s->regexes[s->pattern_count], topics[i], REG_EXTENDED | REG_NOSUB) != 0) {
-            subscription_free(s);
+            sc_subscription_free(s);
             return SAMSA_ERR_INVALID_ARG;
         }
         s->patterns[s->pattern_count] = sc_strdup(topics[i]);
         s->pattern_count++; /* regfree'd from here on */
         if (s->patterns[s->pattern_count - 1] == NULL) {
-            subscription_free(s);
+            sc_subscription_free(s);
             return SAMSA_ERR_NOMEM;
         }
     }
@@ -87,7 +63,7 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
     if (c->v->group_id[0] == '\0') {
         return SAMSA_ERR_INVALID_CONFIG;
     }
-    struct subscription sub = {0};
+    struct sc_subscription sub = {0};
     int perr = split_subscription(topics, count, &sub);
     if (perr != SAMSA_OK) {
         return perr;
@@ -118,7 +94,7 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         }
         kp_free(names);
         kp_free(parts);
-        subscription_free(&sub);
+        sc_subscription_free(&sub);
         return g == NULL ? SAMSA_ERR_NOMEM : SAMSA_ERR_STATE;
     }
     bool same = c->subscribed && g->topic_count == n;
@@ -126,24 +102,20 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         same = strcmp(g->topics[i], names[i]) == 0;
     }
     sc_group_free_topics(g);
-    sc_group_free_subscription(g);
+    sc_subscription_free(&g->sub);
     g->topics = names;
     g->topic_parts = parts;
     g->topic_count = n;
-    g->literals = sub.literals;
-    g->literal_count = sub.literal_count;
-    g->patterns = sub.patterns;
-    g->regexes = sub.regexes;
-    g->pattern_count = sub.pattern_count;
+    g->sub = sub;
     c->subscribed = true;
     c->md_wanted = true;
     if (g->state == G_IDLE) {
         g->last_poll = sc_now_ms();
         /* patterns: the first join waits for the topics they match */
-        g->await_match = g->pattern_count > 0;
+        g->await_match = g->sub.pattern_count > 0;
         g->join_at = g->await_match ? INT64_MAX : 0;
         sc_group_set_state(c, g, G_UNJOINED);
-    } else if (g->pattern_count > 0) {
+    } else if (g->sub.pattern_count > 0) {
         /* the next Metadata answer (asked for above) matches them and
          * joins again if the topics differ */
         g->await_match = true;
@@ -159,7 +131,7 @@ out_nomem:
     }
     kp_free(names);
     kp_free(parts);
-    subscription_free(&sub);
+    sc_subscription_free(&sub);
     return SAMSA_ERR_NOMEM;
 }
 
