@@ -398,16 +398,26 @@ int sc_group_sort_names(char **names, int n)
 
 /* Whether the subscription's patterns take topic (librdkafka matches a
  * pattern against every topic of the metadata, rd_kafka_metadata_topic_match;
- * internal topics are left out, as Java's exclude.internal.topics=true). */
+ * internal topics are left out, as Java's exclude.internal.topics=true). A
+ * topic answered with an error is taken only if it was already (a leader
+ * being elected must not make the member join twice). */
 static bool pattern_takes(const struct sc_group *g,
                           const struct kp_MetadataResponse_MetadataResponseTopic *mt)
 {
-    if (mt->IsInternal || mt->ErrorCode != 0 || mt->Name.len <= 0 || mt->Name.len > 255) {
+    if (mt->IsInternal || mt->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ||
+        mt->Name.len <= 0 || mt->Name.len > 255) {
         return false;
     }
     char name[256];
     memcpy(name, mt->Name.ptr, (size_t)mt->Name.len);
     name[mt->Name.len] = '\0';
+    bool had = false;
+    for (int i = 0; i < g->topic_count && !had; i++) {
+        had = strcmp(g->topics[i], name) == 0;
+    }
+    if (mt->ErrorCode != 0 && !had) {
+        return false;
+    }
     for (int i = 0; i < g->sub.pattern_count; i++) {
         if (regexec(&g->sub.regexes[i], name, 0, NULL, 0) == 0) {
             return true;
