@@ -33,6 +33,7 @@ void br_broker_housekeeping(struct br_broker *b)
     int64_t mono = br_now_mono_ms();
     br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
     br_replication_tick(b->s.replication, mono);
+    br_txn_tick(&b->s.txn, mono);
     br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
@@ -222,6 +223,7 @@ int br_broker_start(struct br_broker *b)
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
+    br_txn_server_start(&b->s);
     int gerr = br_groups_start(&b->s);
     if (gerr != 0) {
         br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
@@ -313,6 +315,7 @@ void br_broker_stop(struct br_broker *b)
     br_cluster_admin_stop(&b->s);
     br_controller_requests_free(&b->s); /* answered at the drain (br_complete_controller_requests) */
     br_groups_stop(&b->s);
+    br_txn_server_stop(&b->s);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */
     br_controlled_shutdown_free(b);

@@ -265,6 +265,9 @@ enum br_config_key {
     BR_CFG_OFFSETS_TOPIC_REPLICATION_FACTOR,
     BR_CFG_OFFSETS_RETENTION_MINUTES,
     BR_CFG_OFFSETS_RETENTION_CHECK_INTERVAL_MS,
+    BR_CFG_TRANSACTION_MAX_TIMEOUT_MS,
+    BR_CFG_TRANSACTION_ABORT_CLEANUP_INTERVAL_MS,
+    BR_CFG_TRANSACTIONAL_ID_EXPIRATION_MS,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
     BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -379,6 +382,13 @@ struct br_config {
     int16_t offsets_topic_replication_factor;
     int32_t offsets_retention_minutes;
     int64_t offsets_retention_check_interval_ms;
+
+    /* transactions (Kafka 2.0's KafkaConfig: transaction.max.timeout.ms,
+     * transaction.abort.timed.out.transaction.cleanup.interval.ms,
+     * transactional.id.expiration.ms) */
+    int32_t transaction_max_timeout_ms;
+    int32_t transaction_abort_cleanup_interval_ms;
+    int32_t transactional_id_expiration_ms;
     int32_t offset_metadata_max_bytes;
     int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;

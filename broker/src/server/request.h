@@ -186,6 +186,14 @@ int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t 
                                 bool synonyms, const struct br_topic_config *topic_config,
                                 struct kp_DescribeConfigsResponse_DescribeConfigsResult *out);
 int br_h_init_producer_id(struct br_req *r);
+/* The transaction coordinator's requests (api_txn.c). */
+int br_txn_init_producer_id_request(struct br_req *r);
+int br_h_add_partitions_to_txn(struct br_req *r);
+int br_h_end_txn(struct br_req *r);
+/* Whether this broker coordinates transactions (standalone only so far). */
+bool br_txn_served_here(const struct br_server *b);
+void br_txn_server_start(struct br_server *b);
+void br_txn_server_stop(struct br_server *b);
 /* Storage administration (handlers_admin.c). */
 int br_h_alter_configs(struct br_req *r);
 int br_h_incremental_alter_configs(struct br_req *r);

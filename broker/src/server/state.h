@@ -35,6 +35,7 @@
 #include "storage/checkpoint.h"
 #include "storage/log.h"
 #include "storage/log_manager.h"
+#include "txn/coordinator.h"
 
 struct br_parked;
 struct br_groups;
@@ -147,6 +148,7 @@ struct br_server {
     struct br_pid_alloc pids;
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
+    struct br_txn_coordinator txn; /* the transaction coordinator (txn/coordinator.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
     struct br_topic_admin *admin;  /* standalone: topics being created or deleted (topic_admin.h) */
