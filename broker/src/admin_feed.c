@@ -13,6 +13,7 @@
 
 #include "admin/admin.h"
 #include "base/clock.h"
+#include "base/mailbox.h"
 #include "base/logging.h"
 #include "replica/replication.h"
 #include "cluster/zk.h"
@@ -20,6 +21,7 @@
 #include "cluster/zk_json.h"
 #include "group/group.h"
 #include "server/group.h"
+#include "txn/coordinator.h"
 
 #define TICK_MS 100
 #define REFRESH_MS 1000
@@ -78,22 +80,23 @@ static uint64_t brokers_fingerprint(const struct br_broker *b)
 
 /* What the documents show, folded: a change of any of it makes a new
  * snapshot. Integers only: cheap enough for 10 times a second. */
-static uint64_t fingerprint(const struct br_broker *b)
+static uint64_t fingerprint(struct br_broker *b)
 {
     uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
     h = mix(h, (int64_t)b->s.rm.ntopics);
     h = mix(h, (int64_t)b->s.mc.ntopics);
     for (size_t t = 0; t < b->s.rm.ntopics; t++) {
-        const struct br_topic *tp = b->s.rm.topics[t];
+        struct br_topic *tp = b->s.rm.topics[t];
         h = mix(h, tp->npartitions);
         for (int32_t i = 0; i < tp->npartitions; i++) {
-            const struct br_partition *p = &tp->partitions[i];
+            struct br_partition *p = &tp->partitions[i];
             if (p->role == BR_ROLE_NONE || p->log == NULL) {
                 continue;
             }
             h = mix(h, p->role);
             h = mix(h, p->leader_epoch);
             h = mix(h, p->hw);
+            h = mix(h, br_partition_lso(p));
             h = mix(h, br_log_end_offset(p->log));
             h = mix(h, br_log_start_offset(p->log));
             h = mix(h, p->nisr);
@@ -104,6 +107,14 @@ static uint64_t fingerprint(const struct br_broker *b)
                 h = mix(h, p->remotes[k].leo);
             }
         }
+    }
+    h = mix(h, (int64_t)b->s.txn.n);
+    for (size_t i = 0; i < b->s.txn.n; i++) {
+        const struct br_txn *x = b->s.txn.txns[i];
+        h = mix(h, x->producer_id);
+        h = mix(h, x->epoch);
+        h = mix(h, x->status);
+        h = mix(h, (int64_t)x->nparts);
     }
     for (size_t t = 0; t < b->s.mc.ntopics; t++) {
         const struct br_mc_topic *tp = b->s.mc.topics[t];
@@ -122,14 +133,13 @@ static uint64_t fingerprint(const struct br_broker *b)
 
 /* ------------------------------------------------------------ building */
 
-static const struct br_partition *local_partition(struct br_broker *b, const char *topic,
-                                                  int32_t index)
+static struct br_partition *local_partition(struct br_broker *b, const char *topic, int32_t index)
 {
     struct br_topic *t = br_rm_find_topic(&b->s.rm, kp_str_c(topic));
     if (t == NULL || index < 0 || index >= t->npartitions) {
         return NULL;
     }
-    const struct br_partition *p = &t->partitions[index];
+    struct br_partition *p = &t->partitions[index];
     return p->role == BR_ROLE_NONE || p->log == NULL ? NULL : p;
 }
 
@@ -248,15 +258,17 @@ static void fill_partition(struct br_snapshot *s, struct br_broker *b, const cha
                            int32_t index, const struct br_mc_partition *mp,
                            const struct clocks *now, struct br_snap_partition *out)
 {
-    const struct br_partition *p = local_partition(b, topic, index);
+    struct br_partition *p = local_partition(b, topic, index);
     out->partition = index;
     out->high_watermark = -1;
+    out->last_stable_offset = -1;
     out->log_start_offset = -1;
     out->log_end_offset = -1;
     out->size_bytes = -1;
     if (p != NULL) {
         out->hosted = true;
         out->high_watermark = p->hw;
+        out->last_stable_offset = br_partition_lso(p);
         out->log_start_offset = br_log_start_offset(p->log);
         out->log_end_offset = br_log_end_offset(p->log);
         out->size_bytes = br_log_size_bytes(p->log);
@@ -442,6 +454,46 @@ static void fill_groups(struct br_snapshot *s, struct br_broker *b)
     br_group_infos_free(infos, n);
 }
 
+/* Every transactional id the coordinator here knows; times on the wall
+ * clock (the coordinator's are monotonic). */
+static void fill_txns(struct br_snapshot *s, const struct br_txn_coordinator *c,
+                      const struct clocks *now)
+{
+    s->txns_committed = c->committed;
+    s->txns_aborted = c->aborted;
+    s->txns_timed_out = c->timed_out;
+    s->txns_fenced = c->fenced;
+    s->txns = br_snap_alloc(s, c->n * sizeof *s->txns + 1);
+    if (s->txns == NULL) {
+        return;
+    }
+    s->ntxns = c->n;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct br_txn *t = c->txns[i];
+        struct br_snap_txn *o = &s->txns[i];
+        o->transactional_id = br_snap_strndup(s, t->id, t->id_len);
+        o->producer_id = t->producer_id;
+        o->epoch = t->epoch;
+        o->timeout_ms = t->timeout_ms;
+        o->state = br_txn_status_name(t->status);
+        o->open = t->status == BR_TXN_ONGOING || t->status == BR_TXN_PREPARE_COMMIT ||
+                  t->status == BR_TXN_PREPARE_ABORT;
+        o->start_ms = -1;
+        o->age_ms = -1;
+        if (o->open) {
+            o->age_ms = now->mono > t->start_ms ? now->mono - t->start_ms : 0;
+            o->start_ms = now->wall - o->age_ms;
+        }
+        o->update_ms = now->wall - (now->mono > t->update_ms ? now->mono - t->update_ms : 0);
+        o->parts = br_snap_alloc(s, t->nparts * sizeof *o->parts + 1);
+        o->nparts = o->parts != NULL ? t->nparts : 0;
+        for (size_t k = 0; k < o->nparts; k++) {
+            o->parts[k] = (struct br_snap_tp){br_snap_strdup(s, t->parts[k].topic),
+                                              t->parts[k].partition};
+        }
+    }
+}
+
 static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
 {
     s->configs = br_snap_alloc(s, (size_t)BR_CFG__COUNT * sizeof *s->configs);
@@ -519,6 +571,7 @@ static struct br_snapshot *build(struct br_admin_feed *f)
     fill_topics(s, b, &now);
     fill_brokers(s, f);
     fill_groups(s, b);
+    fill_txns(s, &b->s.txn, &now);
     fill_broker_self(s, b);
     if (s->failed) {
         br_snap_unref(s);
@@ -646,6 +699,30 @@ static void tick(void *ctx, struct br_timer *t)
 
 static const struct br_timer_ops feed_timer = {"admin snapshot", tick};
 
+/* ------------------------------------------------------------ operator actions */
+
+/* Reactor thread: the abort an operator asked for (admin thread ->
+ * mailbox -> here), answered back to the admin thread. */
+static void abort_deliver(void *ctx, struct br_mail *m)
+{
+    struct br_server *s = ctx;
+    struct br_admin_action *act = (struct br_admin_action *)(void *)m;
+    act->error = br_txn_abort(&s->txn, act->transactional_id, act->transactional_id_len,
+                              br_now_mono_ms());
+    br_admin_action_done(act);
+}
+
+/* Admin thread: the mailbox is made before the admin thread starts and
+ * freed after it stopped. */
+static void submit(void *ctx, struct br_admin_action *act)
+{
+    struct br_admin_feed *f = ctx;
+    act->mail.deliver = abort_deliver;
+    br_mailbox_post(f->b->s.mailbox, &act->mail);
+}
+
+static const struct br_admin_ops admin_ops = {submit};
+
 /* ------------------------------------------------------------ start and stop */
 
 int br_admin_feed_start(struct br_broker *b)
@@ -675,6 +752,8 @@ int br_admin_feed_start(struct br_broker *b)
         .idle_ms = c->admin_connections_max_idle_ms,
         .stall_ms = c->admin_stream_max_stall_ms,
         .node_id = b->s.node_id,
+        .ops = &admin_ops,
+        .ops_ctx = f,
     };
     char err[512];
     if (br_admin_start(&ac, &f->admin, err, sizeof err) != 0) {

@@ -6,9 +6,13 @@
  * state: the reactor hands it snapshots through br_admin_publish, a
  * pointer swapped under a mutex and an eventfd that wakes the thread.
  *
- * Read-only: changes go through the Kafka protocol. Bounded: connections,
- * WebSocket clients, request line and headers; a request with a body is
- * refused. A listener that is not a loopback address needs a bearer token.
+ * Read-only but for one operator's action, the abort of a hanging
+ * transaction (POST /v1/transactions/{id}/abort, only with a token set):
+ * the admin thread hands it to the reactor (ops->submit, through the
+ * reactor's mailbox), which answers with br_admin_action_done; other
+ * changes go through the Kafka protocol. Bounded: connections, WebSocket
+ * clients, request line and headers; a request with a body is refused. A
+ * listener that is not a loopback address needs a bearer token.
  *
  * @locality br_admin_start, br_admin_publish, br_admin_url, br_admin_stop:
  * the reactor thread (one caller). Everything else runs on the admin thread.
@@ -22,12 +26,29 @@
 #include <samsa-protocol/err.h>
 
 #include "admin/snapshot.h"
+#include "base/mailbox.h"
 
 struct br_admin;
 
 struct br_admin_listener {
     const char *host; /* "" = every interface */
     uint16_t port;    /* 0 = a free port */
+};
+
+/* An operator's action on its way to the reactor and back. The admin
+ * thread owns it; the reactor reads the request, sets error and hands it
+ * back with br_admin_action_done, once. */
+struct br_admin_action {
+    struct br_mail mail; /* first: how it travels in the reactor's mailbox */
+    const char *transactional_id; /* the transaction to abort */
+    size_t transactional_id_len;
+    int16_t error; /* the reactor's answer, a Kafka error code */
+};
+
+struct br_admin_ops {
+    /* Admin thread: hands act to the reactor, which answers with
+     * br_admin_action_done. */
+    void (*submit)(void *ctx, struct br_admin_action *act);
 };
 
 struct br_admin_config {
@@ -40,6 +61,8 @@ struct br_admin_config {
                                    long is closed (not streams); 0: never */
     int64_t stall_ms;           /* a stream client stalled this long is cut off */
     int32_t node_id;
+    const struct br_admin_ops *ops; /* the operator's actions */
+    void *ops_ctx;
 };
 
 /*
@@ -58,6 +81,10 @@ const char *br_admin_url(const struct br_admin *a);
  * taken yet is replaced (and unreferenced). Never blocks on the admin
  * thread beyond a pointer swap. */
 void br_admin_publish(struct br_admin *a, struct br_snapshot *snap);
+
+/* The reactor's answer to act (any thread; the admin thread answers the
+ * HTTP request and frees act). */
+void br_admin_action_done(struct br_admin_action *act);
 
 /* Closes the listeners and the streams, joins the thread, frees a. NULL
  * is a no-op. */

@@ -127,6 +127,17 @@ static const char *broker_admin_url(const struct br_snapshot *s, int32_t id)
     return b != NULL ? b->admin_url : NULL;
 }
 
+/* Whether transaction x's open transaction has topic's partition. */
+static gboolean txn_has(const struct br_snap_txn *x, const char *topic, int32_t partition)
+{
+    for (size_t k = 0; k < x->nparts; k++) {
+        if (x->parts[k].partition == partition && g_strcmp0(x->parts[k].topic, topic) == 0) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 static void put_partition(JsonBuilder *jb, const struct br_snapshot *s,
                           const struct br_snap_topic *t, const struct br_snap_partition *p)
 {
@@ -136,9 +147,20 @@ static void put_partition(JsonBuilder *jb, const struct br_snapshot *s,
     put_int(jb, "leader", p->leader);
     put_int(jb, "leader_epoch", p->leader_epoch);
     put_known(jb, "high_watermark", p->high_watermark);
+    put_known(jb, "last_stable_offset", p->last_stable_offset);
     put_known(jb, "log_start_offset", p->log_start_offset);
     put_known(jb, "log_end_offset", p->log_end_offset);
     put_known(jb, "size_bytes", p->size_bytes);
+    /* what holds the LSO back: the open transactions that wrote here, as
+     * the transaction coordinator on this broker knows them */
+    json_builder_set_member_name(jb, "open_transactions");
+    json_builder_begin_array(jb);
+    for (size_t i = 0; i < s->ntxns; i++) {
+        if (s->txns[i].open && txn_has(&s->txns[i], t->name, p->partition)) {
+            json_builder_add_string_value(jb, s->txns[i].transactional_id);
+        }
+    }
+    json_builder_end_array(jb);
     /* whose view this is: the leader's (every replica's LEO) or the
      * metadata cache's (the leader's admin URL has the rest) */
     put_str(jb, "source", p->led_here ? "leader" : "metadata");
@@ -414,6 +436,62 @@ static void doc_topic(JsonBuilder *jb, const struct br_snapshot *s,
     json_builder_end_object(jb);
 }
 
+static void put_txn(JsonBuilder *jb, const struct br_snap_txn *x)
+{
+    json_builder_begin_object(jb);
+    put_str(jb, "transactional_id", x->transactional_id);
+    put_int(jb, "producer_id", x->producer_id);
+    put_int(jb, "producer_epoch", x->epoch);
+    put_str(jb, "state", x->state);
+    put_int(jb, "timeout_ms", x->timeout_ms);
+    put_known(jb, "start_ms", x->start_ms);
+    put_known(jb, "age_ms", x->age_ms);
+    put_int(jb, "last_update_ms", x->update_ms);
+    json_builder_set_member_name(jb, "partitions");
+    json_builder_begin_array(jb);
+    for (size_t k = 0; k < x->nparts; k++) {
+        json_builder_begin_object(jb);
+        put_str(jb, "topic", x->parts[k].topic);
+        put_int(jb, "partition", x->parts[k].partition);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+}
+
+/* GET /v1/transactions: every transactional id the coordinator here
+ * knows, and its counts since the start. */
+static void doc_transactions(JsonBuilder *jb, const struct br_snapshot *s)
+{
+    json_builder_begin_object(jb);
+    put_int(jb, "broker", s->node_id);
+    json_builder_set_member_name(jb, "transactions");
+    json_builder_begin_array(jb);
+    gint64 open = 0;
+    for (size_t i = 0; i < s->ntxns; i++) {
+        put_txn(jb, &s->txns[i]);
+        open += s->txns[i].open ? 1 : 0;
+    }
+    json_builder_end_array(jb);
+    put_int(jb, "open", open);
+    put_int(jb, "committed", s->txns_committed);
+    put_int(jb, "aborted", s->txns_aborted);
+    put_int(jb, "timed_out", s->txns_timed_out);
+    put_int(jb, "fenced", s->txns_fenced);
+    put_snapshot_info(jb, s);
+    json_builder_end_object(jb);
+}
+
+static const struct br_snap_txn *find_txn(const struct br_snapshot *s, const char *id)
+{
+    for (size_t i = 0; i < s->ntxns; i++) {
+        if (g_strcmp0(s->txns[i].transactional_id, id) == 0) {
+            return &s->txns[i];
+        }
+    }
+    return NULL;
+}
+
 static void doc_led_partitions(JsonBuilder *jb, const struct br_snapshot *s)
 {
     json_builder_begin_object(jb);
@@ -561,6 +639,9 @@ static const struct {
     {"/v1/partitions", "the partitions this broker leads, every replica's LEO against the HW"},
     {"/v1/groups", "the consumer groups this broker coordinates, with their lag"},
     {"/v1/groups/{group}", "one group: members, assignments, offsets and lag"},
+    {"/v1/transactions", "the transactional ids this broker coordinates: state, producer, age"},
+    {"/v1/transactions/{id}", "one transactional id"},
+    {"/v1/transactions/{id}/abort", "POST (with the token): abort its Ongoing transaction"},
     {"/v1/stream", "WebSocket: a hello, then every change as it happens"},
     {"/metrics", "Prometheus metrics (text format 0.0.4)"},
 };
@@ -569,7 +650,7 @@ static char *doc_index(void)
 {
     JsonBuilder *jb = json_builder_new();
     json_builder_begin_object(jb);
-    put_str(jb, "api", "samsa admin API v1 (read-only; GET and HEAD)");
+    put_str(jb, "api", "samsa admin API v1 (GET and HEAD; POST only for a transaction's abort)");
     json_builder_set_member_name(jb, "documents");
     json_builder_begin_array(jb);
     for (size_t i = 0; i < G_N_ELEMENTS(index_entries); i++) {
@@ -656,6 +737,18 @@ char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live 
                 ok = TRUE;
             } else if (t != NULL) {
                 why = "no such document";
+            }
+        } else if (n == 3 && strcmp(what, "transactions") == 0) {
+            doc_transactions(jb, s);
+            ok = TRUE;
+        } else if (n == 4 && strcmp(what, "transactions") == 0) {
+            char *id = g_uri_unescape_string(seg[3], NULL);
+            const struct br_snap_txn *x = id != NULL ? find_txn(s, id) : NULL;
+            g_free(id);
+            why = "no such transactional id (this broker's transaction coordinator does not know it)";
+            if (x != NULL) {
+                put_txn(jb, x);
+                ok = TRUE;
             }
         } else if (n == 4 && strcmp(what, "groups") == 0) {
             const struct br_snap_group *g = find_group(s, seg[3]);
@@ -774,7 +867,9 @@ static void put_difference(JsonBuilder *jb, const char *key, const int32_t *a, i
 
 static gboolean progressed(const struct br_snap_partition *was, const struct br_snap_partition *p)
 {
-    if (was->high_watermark != p->high_watermark || was->log_start_offset != p->log_start_offset ||
+    if (was->high_watermark != p->high_watermark ||
+        was->last_stable_offset != p->last_stable_offset ||
+        was->log_start_offset != p->log_start_offset ||
         was->log_end_offset != p->log_end_offset || was->nreplicas != p->nreplicas) {
         return TRUE;
     }
@@ -830,6 +925,7 @@ static void put_progress(JsonBuilder *jb, const struct br_snap_topic *t,
     put_int(jb, "leader", p->leader);
     put_bool(jb, "led_here", p->led_here);
     put_known(jb, "high_watermark", p->high_watermark);
+    put_known(jb, "last_stable_offset", p->last_stable_offset);
     put_known(jb, "log_start_offset", p->log_start_offset);
     put_known(jb, "log_end_offset", p->log_end_offset);
     json_builder_set_member_name(jb, "replicas");

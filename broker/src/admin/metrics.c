@@ -62,9 +62,14 @@ static gint64 p_leo(const struct br_snap_partition *p)
     return p->log_end_offset;
 }
 
-static gint64 p_lso(const struct br_snap_partition *p)
+static gint64 p_log_start(const struct br_snap_partition *p)
 {
     return p->log_start_offset;
+}
+
+static gint64 p_lso(const struct br_snap_partition *p)
+{
+    return p->last_stable_offset;
 }
 
 static gint64 p_hw(const struct br_snap_partition *p)
@@ -170,6 +175,19 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
           "Partitions without a leader, as this broker knows them", (gint64)h.offline);
     plain(out, "samsa_cluster_underminisrpartitions", "gauge",
           "Partitions with fewer in-sync replicas than min.insync.replicas", (gint64)h.under_min_isr);
+    gint64 open_txns = 0;
+    for (size_t i = 0; i < s->ntxns; i++) {
+        open_txns += s->txns[i].open ? 1 : 0;
+    }
+    plain(out, "samsa_transactions_open", "gauge",
+          "Transactions open (Ongoing, Prepare*) on the transaction coordinator here", open_txns);
+    plain(out, "samsa_transactions_committed_total", "counter", "Transactions committed",
+          s->txns_committed);
+    plain(out, "samsa_transactions_aborted_total", "counter",
+          "Transactions aborted (by their producer, a timeout, fencing or an operator)",
+          s->txns_aborted);
+    plain(out, "samsa_transactions_timed_out_total", "counter",
+          "Transactions aborted for passing transaction.timeout.ms", s->txns_timed_out);
     /* connections, named as the JMX exporter names Kafka's
      * socket-server-metrics (connection-count, connection-creation-total) */
     plain(out, "kafka_server_socket_server_metrics_connection_count", "gauge",
@@ -223,9 +241,11 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
     per_partition(out, s, "kafka_log_log_logendoffset", "Log end offset of the replica here",
                   p_leo, FALSE);
     per_partition(out, s, "kafka_log_log_logstartoffset", "Log start offset of the replica here",
-                  p_lso, FALSE);
+                  p_log_start, FALSE);
     per_partition(out, s, "kafka_log_log_size", "Bytes of the replica's segments", p_size, FALSE);
     per_partition(out, s, "samsa_partition_highwatermark", "High watermark", p_hw, FALSE);
+    per_partition(out, s, "samsa_partition_laststableoffset",
+                  "Last stable offset: read_committed consumers read below it", p_lso, FALSE);
     per_partition(out, s, "kafka_cluster_partition_underreplicated",
                   "1 when a partition led here has fewer in-sync replicas than replicas", p_under,
                   TRUE);

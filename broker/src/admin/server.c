@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
+#include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -168,6 +169,28 @@ static gboolean token_ok(const struct br_admin *a, SoupServerMessage *msg)
     return diff == 0;
 }
 
+/* The transactional id of POST /v1/transactions/{id}/abort (still
+ * percent-encoded), its length in *len; NULL for any other path. */
+static const char *action_txn_id(const char *path, size_t *len)
+{
+    static const char prefix[] = "/v1/transactions/";
+    static const char suffix[] = "/abort";
+    size_t n = strlen(path);
+    if (strncmp(path, prefix, sizeof prefix - 1) != 0 ||
+        n <= sizeof prefix - 1 + sizeof suffix - 1 ||
+        strcmp(path + n - (sizeof suffix - 1), suffix) != 0) {
+        return NULL;
+    }
+    *len = n - (sizeof prefix - 1) - (sizeof suffix - 1);
+    return path + sizeof prefix - 1;
+}
+
+static gboolean is_action(const char *path)
+{
+    size_t len = 0;
+    return action_txn_id(path, &len) != NULL;
+}
+
 /* Every request first: the token, the method, no body, a bounded path,
  * the stream's room. A refusal answers here (libsoup then skips the
  * handlers and reads no body). */
@@ -186,11 +209,20 @@ static void early_handler(SoupServer *server, SoupServerMessage *msg, const char
                       "this admin API needs Authorization: Bearer <admin.auth.token>");
         return;
     }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    gboolean action = is_action(path);
+    if (action && strcmp(method, "POST") == 0 && a->token == NULL) {
+        respond_error(msg, SOUP_STATUS_FORBIDDEN, "TOKEN_REQUIRED",
+                      "an operator's action needs admin.auth.token set on the broker (and sent "
+                      "as Authorization: Bearer <token>)");
+        return;
+    }
+    if (!(action && strcmp(method, "POST") == 0) && strcmp(method, "GET") != 0 &&
+        strcmp(method, "HEAD") != 0) {
         soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
-                                     "GET, HEAD");
+                                     action ? "POST" : "GET, HEAD");
         respond_error(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED",
-                      "the admin API is read-only: changes go through the Kafka protocol");
+                      "the admin API is read-only but for POST /v1/transactions/{id}/abort: "
+                      "changes go through the Kafka protocol");
         return;
     }
     if (soup_message_headers_get_encoding(req) != SOUP_ENCODING_NONE &&
@@ -263,12 +295,108 @@ static void peers_refreshed(gpointer ud)
     g_ptr_array_set_size(a->waiting, 0);
 }
 
+/* ------------------------------------------------------------ operator actions */
+
+/* An action in flight: the reactor holds it from submit to
+ * br_admin_action_done, then the admin thread's GMainContext. */
+struct pending_action {
+    struct br_admin_action act; /* first: what the reactor sees */
+    GMainContext *ctx;          /* referenced: the admin thread's */
+    SoupServerMessage *msg;     /* referenced, paused */
+    char *id;                   /* the transactional id, decoded (g_free) */
+};
+
+static void pending_action_free(gpointer p)
+{
+    struct pending_action *pa = p;
+    g_object_unref(pa->msg);
+    g_main_context_unref(pa->ctx);
+    g_free(pa->id);
+    g_free(pa);
+}
+
+/* Admin thread: the reactor's answer, as HTTP. */
+static gboolean action_answer(gpointer p)
+{
+    struct pending_action *pa = p;
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "transactional_id");
+    json_builder_add_string_value(jb, pa->id);
+    json_builder_set_member_name(jb, "result");
+    json_builder_add_string_value(jb, "aborted");
+    json_builder_end_object(jb);
+    JsonNode *root = json_builder_get_root(jb);
+    char *ok = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(jb);
+    switch (pa->act.error) {
+    case KP_ERR_NONE:
+        br_info("admin API: transactional id \"%s\": aborted by an operator", pa->id);
+        respond(pa->msg, SOUP_STATUS_OK, "application/json", ok);
+        ok = NULL;
+        break;
+    case KP_ERR_INVALID_PRODUCER_ID_MAPPING:
+        respond_error(pa->msg, SOUP_STATUS_NOT_FOUND, "NOT_FOUND",
+                      "no such transactional id (this broker's transaction coordinator does not "
+                      "know it)");
+        break;
+    case KP_ERR_INVALID_TXN_STATE:
+        respond_error(pa->msg, SOUP_STATUS_CONFLICT, "INVALID_TXN_STATE",
+                      "this transactional id has no Ongoing transaction to abort");
+        break;
+    default:
+        respond_error(pa->msg, SOUP_STATUS_SERVICE_UNAVAILABLE, kp_err_name(pa->act.error),
+                      "the transaction coordinator could not abort the transaction");
+        break;
+    }
+    g_free(ok);
+    soup_server_message_unpause(pa->msg);
+    return G_SOURCE_REMOVE;
+}
+
+void br_admin_action_done(struct br_admin_action *act)
+{
+    struct pending_action *pa = (struct pending_action *)(void *)act;
+    g_main_context_invoke_full(pa->ctx, G_PRIORITY_DEFAULT, action_answer, pa,
+                               pending_action_free);
+}
+
+/* POST /v1/transactions/{id}/abort (the early handler checked the token):
+ * paused until the reactor answers. */
+static void action_handler(struct br_admin *a, SoupServerMessage *msg, const char *path)
+{
+    size_t len = 0;
+    const char *raw = action_txn_id(path, &len);
+    char *enc = g_strndup(raw, len);
+    char *id = g_uri_unescape_string(enc, NULL);
+    g_free(enc);
+    if (id == NULL || id[0] == '\0' || strchr(id, '/') != NULL || a->cfg.ops == NULL) {
+        respond_error(msg, SOUP_STATUS_BAD_REQUEST, "BAD_REQUEST",
+                      "POST /v1/transactions/{transactional id}/abort, the id percent-encoded");
+        g_free(id);
+        return;
+    }
+    struct pending_action *pa = g_new0(struct pending_action, 1);
+    pa->ctx = g_main_context_ref(a->ctx);
+    pa->msg = g_object_ref(msg);
+    pa->id = id;
+    pa->act.transactional_id = id;
+    pa->act.transactional_id_len = strlen(id);
+    soup_server_message_pause(msg);
+    a->cfg.ops->submit(a->cfg.ops_ctx, &pa->act);
+}
+
 static void document_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
                              GHashTable *query, gpointer ud)
 {
     (void)server;
     (void)query;
     struct br_admin *a = ud;
+    if (strcmp(soup_server_message_get_method(msg), "POST") == 0) {
+        action_handler(a, msg, path);
+        return;
+    }
     /* what another broker knows first (at most BR_ADMIN_PEERS_TIMEOUT_S):
      * the HWs of partitions led elsewhere for a group's lag, the configs
      * of a topic hosted elsewhere; never for another broker's own read */

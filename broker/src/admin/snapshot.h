@@ -42,6 +42,7 @@ struct br_snap_partition {
     bool led_here;  /* this broker leads it: every replica's LEO below is known */
     bool hosted;    /* this broker has a replica (leader or follower) */
     int64_t high_watermark;   /* -1: not known here */
+    int64_t last_stable_offset; /* the LSO (br_partition_lso); -1: not known here */
     int64_t log_start_offset; /* -1: not known here */
     int64_t log_end_offset;   /* this broker's replica's; -1 when not hosted */
     int64_t size_bytes;       /* this broker's replica's; -1 when not hosted */
@@ -119,6 +120,22 @@ struct br_snap_log_dir {
     size_t partitions;
 };
 
+/* A transactional id the transaction coordinator here knows
+ * (txn/coordinator.h). */
+struct br_snap_txn {
+    const char *transactional_id;
+    int64_t producer_id;
+    int16_t epoch;
+    int32_t timeout_ms;
+    const char *state;  /* Kafka's name: "Ongoing", "CompleteAbort", ... */
+    bool open;          /* Ongoing or Prepare*: start and age below are its */
+    int64_t start_ms;   /* wall clock of the first AddPartitionsToTxn; -1: none open */
+    int64_t age_ms;     /* now - start; -1: none open */
+    int64_t update_ms;  /* wall clock of the last change */
+    size_t nparts;
+    struct br_snap_tp *parts; /* the open transaction's */
+};
+
 /* Per Kafka API: how many requests and their total handling time. */
 struct br_snap_api {
     int16_t key;
@@ -148,6 +165,13 @@ struct br_snapshot {
     struct br_snap_kv *configs; /* this broker's */
     size_t nlog_dirs;
     struct br_snap_log_dir *log_dirs;
+    size_t ntxns;
+    struct br_snap_txn *txns; /* in the coordinator's order */
+    /* the coordinator's transactions since the start */
+    int64_t txns_committed;
+    int64_t txns_aborted;
+    int64_t txns_timed_out;
+    int64_t txns_fenced;
     size_t napis;
     struct br_snap_api *apis;
     int64_t isr_shrinks;

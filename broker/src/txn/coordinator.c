@@ -281,6 +281,22 @@ int16_t br_txn_end(struct br_txn_coordinator *c, const char *id, size_t len, int
     }
 }
 
+int16_t br_txn_abort(struct br_txn_coordinator *c, const char *id, size_t len, int64_t now_ms)
+{
+    struct br_txn *t = br_txn_find(c, id, len);
+    if (t == NULL) {
+        return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
+    }
+    if (t->status != BR_TXN_ONGOING) {
+        return KP_ERR_INVALID_TXN_STATE;
+    }
+    br_info("transactional id \"%s\": its transaction aborted by an operator, producer %lld "
+            "epoch %d fenced",
+            t->id, (long long)t->producer_id, (int)t->epoch);
+    (void)fence_and_abort(c, t, now_ms);
+    return KP_ERR_NONE;
+}
+
 void br_txn_tick(struct br_txn_coordinator *c, int64_t now_ms)
 {
     if (now_ms - c->last_tick_ms < c->tick_interval_ms) {

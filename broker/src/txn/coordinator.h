@@ -139,6 +139,14 @@ KP_MUST_CHECK int br_txn_add_partition(struct br_txn_coordinator *c, struct br_t
 int16_t br_txn_end(struct br_txn_coordinator *c, const char *id, size_t len, int64_t producer_id,
                    int16_t epoch, bool commit, int64_t now_ms);
 
+/*
+ * An operator's abort of a hanging transaction (the admin API): an
+ * Ongoing transaction is fenced and aborted as its timeout would
+ * (markers written, or retried by br_txn_tick). INVALID_PRODUCER_ID_MAPPING
+ * for an unknown id, INVALID_TXN_STATE when no transaction is Ongoing.
+ */
+int16_t br_txn_abort(struct br_txn_coordinator *c, const char *id, size_t len, int64_t now_ms);
+
 /* The periodic work, at most every tick_interval_ms: Ongoing
  * transactions past their timeout aborted in a bumped epoch
  * (abortTimedOutTransactions), Prepare* markers retried, ids unused past
