@@ -7,17 +7,31 @@
  *                                                 responses, paired with the
  *                                                 requests by correlation id
  *   samsa-dump [--records] --segment FILE.log     the batches of a log segment
+ *   samsa-dump --txnindex FILE.txnindex           an aborted-transaction index
  *
  * A frames file is a stream of size-prefixed frames as they travel on the
  * wire (one direction of a TCP connection, or frames saved one per file).
- * A file whose name ends in ".log" is read as a segment without --segment.
+ * A file whose name ends in ".log" is read as a segment without --segment,
+ * one ending in ".txnindex" as an index without --txnindex.
  * --records prints every record of every batch (else one line per batch).
+ *
+ * What transactions leave in a log is printed as Kafka 2.0 writes it:
+ * a control batch's marker (EndTransactionMarker.java: COMMIT or ABORT with
+ * the coordinator epoch) under its batch line; a `.txnindex` entry by entry
+ * (TransactionIndex.scala, AbortedTxn: 34 bytes of version, producer id,
+ * first offset, last offset, last stable offset); and the records of a
+ * partition of `__transaction_state` (a segment in a directory
+ * `__transaction_state-N`, or any with --transaction-state) decoded as
+ * TransactionLog.scala's key (version, transactional id) and value (version,
+ * producer id and epoch, timeout, status, partitions, timestamps), every
+ * record without --records.
  * --version prints the version meson built it as. Exit status: 0 when everything decoded, 1 when something did not, 2 on
  * usage or I/O errors.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <samsa-protocol/compress.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
 #include <samsa-protocol/record_batch.h>
@@ -39,8 +53,15 @@
 #define MAX_DECOMPRESSED ((size_t)256 * 1024 * 1024)
 #define MAX_PENDING 4096
 
+/* TransactionIndex.scala: AbortedTxn's version 0 entry */
+#define TXNIDX_ENTRY_SIZE 34
+/* partitions in one __transaction_state value, topics' partition ids */
+#define MAX_TXN_TOPICS 100000
+#define MAX_TXN_PARTITION_IDS 1000000
+
 struct options {
     bool records;
+    bool txn_state; /* the records are TransactionLog's (key, value) */
     FILE *out; /* where the dump goes; NULL prints nothing */
 };
 
@@ -135,6 +156,134 @@ static void print_escaped(FILE *out, struct kp_bytes b)
     }
 }
 
+/* TransactionMetadata.scala's states by their status byte. */
+static const char *txn_status_name(int8_t status)
+{
+    static const char *const names[] = {"Empty",          "Ongoing",       "PrepareCommit",
+                                        "PrepareAbort",   "CompleteCommit", "CompleteAbort",
+                                        "Dead",           "PrepareEpochFence"};
+    return status >= 0 && (size_t)status < sizeof names / sizeof names[0] ? names[status]
+                                                                           : "unknown";
+}
+
+/* A `__transaction_state` record (TransactionLog.readTxnRecordKey and
+ * readTxnRecordValue, version 0): printed on one line. Returns 0, or 1
+ * when the key or value does not decode (said on the line). */
+static int dump_txn_record(const struct options *o, const char *indent, const struct kp_record *rec)
+{
+    struct kp_reader r;
+    if (rec->Key.len < 0) {
+        say(o, "%s  offset %" PRId64 ": null key: not a TransactionLog record\n", indent,
+            rec->Offset);
+        return 1;
+    }
+    kp_rd_init(&r, rec->Key.ptr, (size_t)rec->Key.len);
+    int16_t kv = kp_rd_i16(&r);
+    struct kp_str id = kp_rd_string(&r);
+    if (r.err != 0 || kv != 0 || id.len < 0) {
+        say(o, "%s  offset %" PRId64 ": key version %d: not a TransactionLog key (%s)\n",
+            indent, rec->Offset, kv, r.err != 0 ? kp_err_str(r.err) : "unknown version");
+        return 1;
+    }
+    say(o, "%s  offset %" PRId64 " transactional_id \"%.*s\"", indent, rec->Offset, (int)id.len,
+        id.ptr);
+    if (rec->Value.len < 0) {
+        say(o, " tombstone (the id expired)\n");
+        return 0;
+    }
+    kp_rd_init(&r, rec->Value.ptr, (size_t)rec->Value.len);
+    int16_t vv = kp_rd_i16(&r);
+    if (r.err == 0 && vv != 0) {
+        say(o, " value version %d unknown\n", vv);
+        return 1;
+    }
+    int64_t pid = kp_rd_i64(&r);
+    int16_t epoch = kp_rd_i16(&r);
+    int32_t timeout = kp_rd_i32(&r);
+    int8_t status = kp_rd_i8(&r);
+    say(o, " producer_id %" PRId64 " producer_epoch %d transaction_timeout_ms %" PRId32
+           " status %s (%d) partitions ",
+        pid, epoch, timeout, txn_status_name(status), status);
+    /* each topic entry is at least its name's length and its ids' count */
+    int32_t ntopics = kp_rd_array_len(&r, false, true, MAX_TXN_TOPICS, 6);
+    if (ntopics < 0 && r.err == 0) {
+        say(o, "null");
+    } else {
+        say(o, "[");
+    }
+    for (int32_t t = 0; t < ntopics && r.err == 0; t++) {
+        struct kp_str topic = kp_rd_string(&r);
+        int32_t nids = kp_rd_array_len(&r, false, false, MAX_TXN_PARTITION_IDS, 4);
+        if (r.err != 0) {
+            break;
+        }
+        say(o, "%s%.*s:", t > 0 ? " " : "", topic.len > 0 ? (int)topic.len : 0,
+            topic.len > 0 ? topic.ptr : "");
+        for (int32_t k = 0; k < nids && r.err == 0; k++) {
+            int32_t part = kp_rd_i32(&r);
+            say(o, "%s%" PRId32, k > 0 ? "," : "", part);
+        }
+    }
+    if (ntopics >= 0) {
+        say(o, "]");
+    }
+    int64_t entry_ts = kp_rd_i64(&r);
+    int64_t start_ts = kp_rd_i64(&r);
+    if (r.err != 0) {
+        say(o, " ... value cut short: %s (%s)\n", kp_err_name(r.err), kp_err_str(r.err));
+        return 1;
+    }
+    say(o, " entry_timestamp %" PRId64 " start_timestamp %" PRId64 "\n", entry_ts, start_ts);
+    return 0;
+}
+
+/* A control batch's marker (kp_batch_parse_lenient accepted the batch). */
+static int dump_marker(const uint8_t *batch, size_t size, const struct options *o,
+                       const char *indent)
+{
+    struct kp_txn_marker m;
+    int err = kp_txn_marker_batch_read(batch, size, MAX_DECOMPRESSED, &m);
+    if (err != 0) {
+        say(o, "%s  control record: not a transaction marker: %s (%s)\n", indent, kp_err_name(err),
+            kp_err_str(err));
+        return 1;
+    }
+    say(o, "%s  %s marker, CoordinatorEpoch %" PRId32 "\n", indent,
+        m.type == KP_CONTROL_COMMIT ? "COMMIT" : "ABORT", m.coordinator_epoch);
+    return 0;
+}
+
+/* A `.txnindex` file: its 34-byte entries. Returns the number of bad ones
+ * (an unknown version, a partial entry at the end). */
+static int dump_txnindex(const struct file_buf *f, const struct options *o)
+{
+    struct kp_reader r;
+    kp_rd_init(&r, f->data, f->len);
+    int bad = 0;
+    for (size_t n = 0; kp_rd_remaining(&r) >= TXNIDX_ENTRY_SIZE; n++) {
+        int16_t version = kp_rd_i16(&r);
+        int64_t pid = kp_rd_i64(&r);
+        int64_t first = kp_rd_i64(&r);
+        int64_t last = kp_rd_i64(&r);
+        int64_t lso = kp_rd_i64(&r);
+        if (version != 0) {
+            say(o, "entry %zu @%zu: version %d unknown (TransactionIndex reads version 0)\n", n,
+                n * TXNIDX_ENTRY_SIZE, version);
+            bad++;
+            break;
+        }
+        say(o, "entry %zu @%zu: ABORT ProducerId %" PRId64 " FirstOffset %" PRId64
+               " LastOffset %" PRId64 " LastStableOffset %" PRId64 "\n",
+            n, n * TXNIDX_ENTRY_SIZE, pid, first, last, lso);
+    }
+    size_t left = kp_rd_remaining(&r);
+    if (bad == 0 && left > 0) {
+        say(o, "position %zu: partial entry (%zu bytes left)\n", r.off, left);
+        bad++;
+    }
+    return bad;
+}
+
 /* Print the batches in a run of record-batch bytes (a segment file, or the
  * Records of one partition). Returns the number of bad batches. */
 static int dump_batches(const uint8_t *p, size_t len, const struct options *o, const char *indent,
@@ -167,7 +316,25 @@ static int dump_batches(const uint8_t *p, size_t len, const struct options *o, c
                h.MaxTimestamp, h.ProducerId, h.ProducerEpoch, h.BaseSequence,
                kp_batch_is_transactional(&h) ? " transactional" : "",
                kp_batch_is_control(&h) ? " control" : "");
-        if (o->records) {
+        if (kp_batch_is_control(&h)) {
+            bad += dump_marker(p + pos, size, o, indent);
+        }
+        if (o->txn_state && !kp_batch_is_control(&h)) {
+            struct kp_batch_iter it;
+            err = kp_batch_iter_init(&it, p + pos, size, MAX_DECOMPRESSED);
+            while (err == 0) {
+                struct kp_record rec;
+                err = kp_batch_iter_next(&it, &rec);
+                if (err == 0) {
+                    bad += dump_txn_record(o, indent, &rec);
+                }
+            }
+            if (err != KP_ITER_END) {
+                say(o, "%s  records: %s (%s)\n", indent, kp_err_name(err), kp_err_str(err));
+                bad++;
+            }
+            kp_batch_iter_free(&it);
+        } else if (o->records) {
             struct kp_batch_iter it;
             err = kp_batch_iter_init(&it, p + pos, size, MAX_DECOMPRESSED);
             while (err == 0) {
@@ -349,10 +516,13 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: samsa-dump [--records] REQUESTS...\n"
             "       samsa-dump [--records] --responses REQUESTS RESPONSES\n"
-            "       samsa-dump [--records] --segment FILE.log...\n"
+            "       samsa-dump [--records] [--transaction-state] --segment FILE.log...\n"
+            "       samsa-dump --txnindex FILE.txnindex...\n"
             "       samsa-dump --help | --version\n"
             "Prints Kafka request/response frames (size-prefixed, as on the wire) and\n"
-            "log segments (record batches). Files named *.log are read as segments.\n");
+            "log segments (record batches, transaction markers; the records of a\n"
+            "__transaction_state-N segment decoded), and aborted-transaction indexes.\n"
+            "Files named *.log are read as segments, *.txnindex as indexes.\n");
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -362,11 +532,38 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* Whether path's directory is a partition of __transaction_state
+ * (".../__transaction_state-N/<base>.log"). */
+static bool in_txn_state_partition(const char *path)
+{
+    static const char topic[] = "__transaction_state-";
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) {
+        return false;
+    }
+    const char *dir = slash;
+    while (dir > path && dir[-1] != '/') {
+        dir--;
+    }
+    size_t n = (size_t)(slash - dir);
+    if (n <= sizeof topic - 1 || strncmp(dir, topic, sizeof topic - 1) != 0) {
+        return false;
+    }
+    for (const char *c = dir + sizeof topic - 1; c < slash; c++) {
+        if (*c < '0' || *c > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    struct options o = {false, stdout};
+    struct options o = {false, false, stdout};
     bool responses = false;
     bool segment = false;
+    bool txnindex = false;
+    bool txn_state = false;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--records") == 0) {
@@ -375,6 +572,10 @@ int main(int argc, char **argv)
             responses = true;
         } else if (strcmp(argv[i], "--segment") == 0) {
             segment = true;
+        } else if (strcmp(argv[i], "--txnindex") == 0) {
+            txnindex = true;
+        } else if (strcmp(argv[i], "--transaction-state") == 0) {
+            txn_state = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -427,8 +628,12 @@ int main(int argc, char **argv)
             return 2;
         }
         printf("== %s (%zu bytes)\n", argv[i], f.len);
-        if (segment || ends_with(argv[i], ".log")) {
-            bad += dump_batches(f.data, f.len, &o, "", 0);
+        if (txnindex || ends_with(argv[i], ".txnindex")) {
+            bad += dump_txnindex(&f, &o);
+        } else if (segment || ends_with(argv[i], ".log")) {
+            struct options so = o;
+            so.txn_state = txn_state || in_txn_state_partition(argv[i]);
+            bad += dump_batches(f.data, f.len, &so, "", 0);
         } else {
             bad += dump_requests(&f, &o, NULL);
         }
