@@ -368,6 +368,7 @@ static void read_documents(Link *l)
     get_doc(l, "/v1/cluster");
     get_doc(l, "/v1/topics");
     get_doc(l, "/v1/groups");
+    get_doc(l, "/v1/transactions");
 }
 
 /* ------------------------------------------------------------ the stream */
@@ -636,6 +637,106 @@ static void on_wants_partitions(SmCluster *cluster, gint id, const char *topic, 
     }
 }
 
+/* ------------------------------------------------------------ an operator's abort */
+
+typedef struct {
+    Link *link; /* valid while the task's cancellable (the link's) is not cancelled */
+    SoupMessage *msg;
+} Abort;
+
+static void abort_free(gpointer p)
+{
+    Abort *a = p;
+    g_object_unref(a->msg);
+    g_free(a);
+}
+
+/* the broker's JSON error's message, or the HTTP reason */
+static char *error_text(SoupMessage *msg, GBytes *body)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    gsize n = 0;
+    const char *data = body != NULL ? g_bytes_get_data(body, &n) : NULL;
+    if (data != NULL && json_parser_load_from_data(parser, data, (gssize)n, NULL)) {
+        JsonNode *root = json_parser_get_root(parser);
+        JsonObject *o = root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root)
+                                                                      : NULL;
+        JsonNode *e = o != NULL ? json_object_get_member(o, "error") : NULL;
+        if (e != NULL && JSON_NODE_HOLDS_OBJECT(e)) {
+            const char *m = json_object_get_string_member_with_default(json_node_get_object(e),
+                                                                       "message", NULL);
+            if (m != NULL) {
+                return g_strdup_printf("%s (HTTP %u)", m, soup_message_get_status(msg));
+            }
+        }
+    }
+    return g_strdup_printf("HTTP %u %s", soup_message_get_status(msg),
+                           soup_message_get_reason_phrase(msg) != NULL
+                               ? soup_message_get_reason_phrase(msg)
+                               : "");
+}
+
+static void aborted(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    GTask *task = ud;
+    Abort *a = g_task_get_task_data(task);
+    GError *err = NULL;
+    GBytes *body = soup_session_send_and_read_finish(SOUP_SESSION(source), res, &err);
+    if (body == NULL) {
+        g_task_return_error(task, err);
+    } else if (soup_message_get_status(a->msg) == SOUP_STATUS_OK) {
+        /* what the coordinator shows now; the LSO follows on the stream */
+        get_doc(a->link, "/v1/transactions");
+        g_task_return_boolean(task, TRUE);
+    } else {
+        g_autofree char *why = error_text(a->msg, body);
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", why);
+    }
+    if (body != NULL) {
+        g_bytes_unref(body);
+    }
+    g_object_unref(task);
+}
+
+void sm_client_abort_transaction_async(SmClient *self, gint32 coordinator, const char *id,
+                                       GAsyncReadyCallback callback, gpointer ud)
+{
+    g_return_if_fail(SM_IS_CLIENT(self) && id != NULL);
+    GTask *task = g_task_new(self, NULL, callback, ud);
+    SmBroker *b = sm_cluster_find_broker(self->cluster, coordinator);
+    Link *l = b != NULL && b->admin_url != NULL ? find_link(self, b->admin_url) : NULL;
+    if (l == NULL || l->state != LINK_OPEN) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                                "the monitor has no open link to broker %d, its coordinator",
+                                (int)coordinator);
+        g_object_unref(task);
+        return;
+    }
+    g_autofree char *esc = g_uri_escape_string(id, NULL, FALSE);
+    g_autofree char *uri = g_strdup_printf("%s/v1/transactions/%s/abort", l->url, esc);
+    SoupMessage *msg = soup_message_new("POST", uri);
+    if (msg == NULL) {
+        g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                                "not a URL: %s", uri);
+        g_object_unref(task);
+        return;
+    }
+    authorize(self, msg);
+    Abort *a = g_new0(Abort, 1);
+    a->link = l;
+    a->msg = msg;
+    g_task_set_task_data(task, a, abort_free);
+    g_task_set_check_cancellable(task, FALSE);
+    soup_session_send_and_read_async(self->session, g_object_ref(msg), G_PRIORITY_DEFAULT,
+                                     l->cancel, aborted, task);
+}
+
+gboolean sm_client_abort_transaction_finish(SmClient *self, GAsyncResult *res, GError **error)
+{
+    g_return_val_if_fail(g_task_is_valid(res, self), FALSE);
+    return g_task_propagate_boolean(G_TASK(res), error);
+}
+
 static gboolean refresh_groups(gpointer ud)
 {
     SmClient *self = SM_CLIENT(ud);
@@ -643,6 +744,7 @@ static gboolean refresh_groups(gpointer ud)
         Link *l = g_ptr_array_index(self->links, i);
         if (l->state == LINK_OPEN) {
             get_doc(l, "/v1/groups");
+            get_doc(l, "/v1/transactions");
         }
     }
     return G_SOURCE_CONTINUE;

@@ -3,7 +3,8 @@
  * From one broker's admin URL it finds every broker's (the model's
  * "admin-url"), and per broker follows /v1/stream and reads the documents
  * when the stream starts, restarts or skipped a sequence number. Groups have
- * no stream: their documents are read again every refresh interval. Each
+ * no stream: their documents, and the transactional ids
+ * (/v1/transactions), are read again every refresh interval. Each
  * broker's own /v1/brokers/{id} (its totals, for the throughput charts) is
  * read every chart interval, one request at a time per broker. A link
  * that fails or falls silent (no message nor pong for 30 s) is retried with
@@ -57,6 +58,17 @@ gboolean sm_client_is_refused(SmClient *self);
 /* reads /v1/topics/{topic} (its configs) from a broker whose link is
  * open; FALSE when none is */
 gboolean sm_client_read_topic(SmClient *self, const char *topic);
+
+/* An operator's abort of transactional id's open transaction: POST
+ * /v1/transactions/{id}/abort to the admin API of broker coordinator (its
+ * transaction coordinator), with the token (the broker refuses it
+ * without one). FALSE from _finish with the broker's reason ("this
+ * transactional id has no Ongoing transaction to abort (HTTP 409)") or
+ * why it was not asked (no open link to that broker). */
+void sm_client_abort_transaction_async(SmClient *self, gint32 coordinator, const char *id,
+                                       GAsyncReadyCallback callback, gpointer ud);
+gboolean sm_client_abort_transaction_finish(SmClient *self, GAsyncResult *res, GError **error)
+    G_GNUC_WARN_UNUSED_RESULT;
 
 /* what the links' JSON cost: parsed on workers, applied on this thread */
 typedef struct {

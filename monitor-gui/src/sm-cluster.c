@@ -14,6 +14,8 @@
 #define GROUP_WINDOW_MS 60000
 #define MAX_MEMBERS 10000 /* a group's members we show */
 #define MAX_CONFIGS 1000  /* a topic's configs we show */
+#define MAX_TRANSACTIONS 10000 /* transactional ids we show of one coordinator */
+#define MAX_TXN_PARTITIONS 1000 /* an open transaction's partitions we name */
 /* two readings further apart than this give no rate: an average over a
  * link lost for minutes would draw a flat line where nothing was seen */
 #define MAX_RATE_INTERVAL_MS 60000
@@ -23,17 +25,19 @@ struct _SmCluster {
     GListStore *brokers;   /* SmBroker, by id */
     GListStore *topics;    /* SmTopic, by name */
     GListStore *groups;    /* SmGroup, by id */
+    GListStore *transactions; /* SmTransaction, by id */
     GListStore *events;    /* SmEvent, newest first */
     GHashTable *broker_by_id;  /* GINT_TO_POINTER(id) -> SmBroker (borrowed from brokers_all) */
     GPtrArray *brokers_all;    /* SmBroker *, owned */
     GHashTable *topic_by_name; /* name -> SmTopic, owned */
     GHashTable *group_by_id;   /* id -> SmGroup, owned */
+    GHashTable *txn_by_id;     /* transactional id -> SmTransaction, owned */
     GHashTable *dirty;         /* row -> row, referenced */
     GPtrArray *new_events;     /* SmEvent * made since the flush ("event" at the flush) */
     GPtrArray *new_rows;       /* SmEvent * rows (events or groups) for the flush's splice */
     GHashTable *open_groups;   /* "lost/2", "back/2" -> the row (event or group), referenced */
     GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
-    gboolean brokers_moved, topics_moved, groups_moved;
+    gboolean brokers_moved, topics_moved, groups_moved, txns_moved;
     gboolean is_dirty;
     gboolean flushing; /* within sm_cluster_flush */
     SmClusterSummary summary;
@@ -378,6 +382,24 @@ static void sync_in_sync_flags(SmPartition *p)
     }
 }
 
+/* a JSON array's strings (the first max) joined by ", "; NULL when none */
+static char *join_strings(JsonArray *a, guint max)
+{
+    GString *s = g_string_new(NULL);
+    guint n = MIN(json_array_get_length(a), max);
+    for (guint i = 0; i < n; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (e != NULL && JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING) {
+            g_string_append_printf(s, "%s%s", s->len > 0 ? ", " : "", json_node_get_string(e));
+        }
+    }
+    if (s->len == 0) {
+        g_string_free(s, TRUE);
+        return NULL;
+    }
+    return g_string_free(s, FALSE);
+}
+
 /* A partition as a document shows it (source "leader" or "metadata"),
  * from broker `from`. */
 static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 taken_ms)
@@ -406,6 +428,12 @@ static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 
     gint64 hw = get_int(d, "high_watermark", SM_OFFSET_UNKNOWN);
     if (led || hw != SM_OFFSET_UNKNOWN) {
         p->high_watermark = hw;
+        p->last_stable_offset = get_int(d, "last_stable_offset", SM_OFFSET_UNKNOWN);
+        JsonArray *held = get_array(d, "open_transactions");
+        if (held != NULL) {
+            g_clear_pointer(&p->held_by, g_free);
+            p->held_by = join_strings(held, MAX_TXN_PARTITIONS);
+        }
         p->log_start_offset = get_int(d, "log_start_offset", SM_OFFSET_UNKNOWN);
         p->log_end_offset = get_int(d, "log_end_offset", SM_OFFSET_UNKNOWN);
         p->size_bytes = get_int(d, "size_bytes", SM_OFFSET_UNKNOWN);
@@ -525,6 +553,7 @@ static void apply_progress(SmCluster *self, const SmProgress *pr, const SmProgre
         }
         if (e->high_watermark != SM_OFFSET_UNKNOWN) {
             p->high_watermark = e->high_watermark;
+            p->last_stable_offset = e->last_stable_offset;
         }
         mark(self, p);
         return;
@@ -535,6 +564,11 @@ static void apply_progress(SmCluster *self, const SmProgress *pr, const SmProgre
         return;
     }
     p->high_watermark = e->high_watermark;
+    p->last_stable_offset = e->last_stable_offset;
+    if (!sm_partition_lso_held(p)) {
+        /* whoever held it is done; the next document names a new one */
+        g_clear_pointer(&p->held_by, g_free);
+    }
     p->log_start_offset = e->log_start_offset;
     p->log_end_offset = e->log_end_offset;
     for (guint i = 0; i < e->n_replicas; i++) {
@@ -846,6 +880,91 @@ static void apply_groups_doc(SmCluster *self, JsonObject *doc)
     }
 }
 
+static void free_string(gpointer s)
+{
+    g_string_free(s, TRUE);
+}
+
+/* /v1/transactions of broker `from`: its coordinator's ids, all of them;
+ * an id of that broker no longer in it is gone (expired) */
+static void apply_transactions_doc(SmCluster *self, JsonObject *doc)
+{
+    JsonArray *a = get_array(doc, "transactions");
+    gint32 from = get_id(doc, "broker", -1);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    /* the partitions each open transaction holds: a partition whose LSO
+     * the stream moved behind its HW since its document names them */
+    g_autoptr(GHashTable) holders = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                                          free_string);
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_TRANSACTIONS) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *id = get_str(o, "transactional_id");
+        if (id == NULL) {
+            continue;
+        }
+        SmTransaction *x = g_hash_table_lookup(self->txn_by_id, id);
+        if (x == NULL) {
+            x = g_object_new(SM_TYPE_TRANSACTION, NULL);
+            x->transactional_id = g_strdup(id);
+            g_hash_table_insert(self->txn_by_id, x->transactional_id, x);
+            self->txns_moved = TRUE;
+        }
+        g_hash_table_add(seen, x->transactional_id);
+        set_str(&x->state, get_str(o, "state"));
+        x->producer_id = get_int(o, "producer_id", -1);
+        x->producer_epoch = get_id(o, "producer_epoch", -1);
+        x->timeout_ms = get_id(o, "timeout_ms", -1);
+        x->age_ms = get_int(o, "age_ms", -1);
+        x->coordinator = from;
+        GString *parts = g_string_new(NULL);
+        JsonArray *pa = get_array(o, "partitions");
+        guint np = pa != NULL ? MIN(json_array_get_length(pa), MAX_TXN_PARTITIONS) : 0;
+        for (guint k = 0; k < np; k++) {
+            JsonObject *tp = array_object(pa, k);
+            const char *topic = get_str(tp, "topic");
+            if (topic != NULL) {
+                gint32 pn = get_id(tp, "partition", -1);
+                g_string_append_printf(parts, "%s%s-%d", parts->len > 0 ? ", " : "", topic,
+                                       (int)pn);
+                SmPartition *held = sm_cluster_find_partition(self, topic, pn);
+                if (held != NULL && sm_transaction_is_open(x)) {
+                    GString *ids = g_hash_table_lookup(holders, held);
+                    if (ids == NULL) {
+                        ids = g_string_new(NULL);
+                        g_hash_table_insert(holders, held, ids);
+                    }
+                    g_string_append_printf(ids, "%s%s", ids->len > 0 ? ", " : "", id);
+                }
+            }
+        }
+        g_free(x->partitions);
+        x->partitions = g_string_free(parts, FALSE);
+        mark(self, x);
+    }
+    GHashTableIter it;
+    gpointer k;
+    gpointer v;
+    g_hash_table_iter_init(&it, holders);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        SmPartition *p = k;
+        if (g_strcmp0(p->held_by, ((GString *)v)->str) != 0) {
+            g_free(p->held_by);
+            p->held_by = g_strdup(((GString *)v)->str);
+            mark(self, p);
+        }
+    }
+    g_hash_table_iter_init(&it, self->txn_by_id);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+        SmTransaction *x = v;
+        if (x->coordinator == from && !g_hash_table_contains(seen, x->transactional_id)) {
+            g_hash_table_iter_remove(&it);
+            self->txns_moved = TRUE;
+        }
+    }
+    mark(self, NULL);
+}
+
 static void apply_group_doc(SmCluster *self, JsonObject *doc)
 {
     const char *id = get_str(doc, "group_id");
@@ -1136,6 +1255,8 @@ void sm_cluster_apply_object(SmCluster *self, JsonObject *obj)
         apply_group_doc(self, obj);
     } else if (get_array(obj, "groups") != NULL) {
         apply_groups_doc(self, obj);
+    } else if (get_array(obj, "transactions") != NULL) {
+        apply_transactions_doc(self, obj);
     } else if (get_array(obj, "topics") != NULL) {
         apply_topics_doc(self, obj);
     } else if (get_array(obj, "partitions") != NULL) {
@@ -1304,6 +1425,8 @@ static void emit_changed(gpointer row)
         sm_topic_emit_changed(row);
     } else if (SM_IS_GROUP(row)) {
         sm_group_emit_changed(row);
+    } else if (SM_IS_TRANSACTION(row)) {
+        sm_transaction_emit_changed(row);
     } else if (SM_IS_EVENT(row)) {
         sm_event_emit_changed(row); /* a group that grew */
     }
@@ -1332,6 +1455,11 @@ guint sm_cluster_flush(SmCluster *self)
     if (self->groups_moved) {
         self->groups_moved = FALSE;
         sync_groups(self);
+    }
+    if (self->txns_moved) {
+        self->txns_moved = FALSE;
+        g_autoptr(GPtrArray) items = values_by_key(self->txn_by_id);
+        resync(self->transactions, items);
     }
     /* the dirty set is swapped out first: a handler may change rows again */
     GHashTable *dirty = self->dirty;
@@ -1409,6 +1537,17 @@ GListModel *sm_cluster_get_groups(SmCluster *self)
     return G_LIST_MODEL(self->groups);
 }
 
+GListModel *sm_cluster_get_transactions(SmCluster *self)
+{
+    return G_LIST_MODEL(self->transactions);
+}
+
+SmTransaction *sm_cluster_find_transaction(SmCluster *self, const char *id)
+{
+    g_return_val_if_fail(SM_IS_CLUSTER(self), NULL);
+    return id != NULL ? g_hash_table_lookup(self->txn_by_id, id) : NULL;
+}
+
 GListModel *sm_cluster_get_events(SmCluster *self)
 {
     return G_LIST_MODEL(self->events);
@@ -1430,12 +1569,14 @@ static void sm_cluster_dispose(GObject *object)
     g_clear_object(&self->brokers);
     g_clear_object(&self->topics);
     g_clear_object(&self->groups);
+    g_clear_object(&self->transactions);
     g_clear_object(&self->events);
     g_clear_pointer(&self->dirty, g_hash_table_unref);
     g_clear_pointer(&self->broker_by_id, g_hash_table_unref);
     g_clear_pointer(&self->brokers_all, g_ptr_array_unref);
     g_clear_pointer(&self->topic_by_name, g_hash_table_unref);
     g_clear_pointer(&self->group_by_id, g_hash_table_unref);
+    g_clear_pointer(&self->txn_by_id, g_hash_table_unref);
     g_clear_pointer(&self->new_events, g_ptr_array_unref);
     g_clear_pointer(&self->seen_events, g_hash_table_unref);
     g_clear_pointer(&self->new_rows, g_ptr_array_unref);
@@ -1465,11 +1606,13 @@ static void sm_cluster_init(SmCluster *self)
     self->brokers = g_list_store_new(SM_TYPE_BROKER);
     self->topics = g_list_store_new(SM_TYPE_TOPIC);
     self->groups = g_list_store_new(SM_TYPE_GROUP);
+    self->transactions = g_list_store_new(SM_TYPE_TRANSACTION);
     self->events = g_list_store_new(SM_TYPE_EVENT);
     self->broker_by_id = g_hash_table_new(NULL, NULL);
     self->brokers_all = g_ptr_array_new_with_free_func(g_object_unref);
     self->topic_by_name = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
     self->group_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
+    self->txn_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
     self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
     self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
     self->seen_events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);

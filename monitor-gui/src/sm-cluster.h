@@ -2,10 +2,10 @@
  * broker's admin API (broker/README.md, "The admin API").
  *
  * Documents (/v1/cluster, /v1/topics, /v1/topics/{t}/partitions,
- * /v1/partitions, /v1/groups, /v1/groups/{g}, a broker's own
- * /v1/brokers/{id} for its totals) and stream messages go in as
- * JSON; GListModels of brokers, topics (each with its partitions), groups and
- * timeline events come out. Per partition the model keeps the view with the
+ * /v1/partitions, /v1/groups, /v1/groups/{g}, /v1/transactions, a broker's
+ * own /v1/brokers/{id} for its totals) and stream messages go in as
+ * JSON; GListModels of brokers, topics (each with its partitions), groups,
+ * transactional ids and timeline events come out. Per partition the model keeps the view with the
  * highest leader epoch, and at one epoch the leader's own view (every
  * replica's LEO) over any other broker's metadata: that is how the streams
  * of several brokers make one cluster view.
@@ -51,6 +51,9 @@ GListModel *sm_cluster_get_brokers(SmCluster *self);
 GListModel *sm_cluster_get_topics(SmCluster *self);
 GListModel *sm_cluster_get_groups(SmCluster *self);
 GListModel *sm_cluster_get_events(SmCluster *self);
+/* (transfer none) SmTransaction, by id: every coordinator's latest
+ * /v1/transactions (an id its coordinator no longer lists is gone) */
+GListModel *sm_cluster_get_transactions(SmCluster *self);
 /* (transfer full) the alive brokers' Kafka listeners, "host:port,host:port"
  * (what a Kafka client's bootstrap.servers takes); NULL when none is alive */
 char *sm_cluster_bootstrap_servers(SmCluster *self);
@@ -59,6 +62,7 @@ char *sm_cluster_bootstrap_servers(SmCluster *self);
 SmBroker *sm_cluster_find_broker(SmCluster *self, gint32 id);
 SmTopic *sm_cluster_find_topic(SmCluster *self, const char *name);
 SmPartition *sm_cluster_find_partition(SmCluster *self, const char *topic, gint32 partition);
+SmTransaction *sm_cluster_find_transaction(SmCluster *self, const char *id);
 
 /* (transfer none) as of the last flush */
 const SmClusterSummary *sm_cluster_get_summary(SmCluster *self);

@@ -2,6 +2,7 @@
 #include "sm-confirm.h"
 
 #include "sm-changes.h"
+#include "sm-client.h"
 
 typedef struct {
     AdwToastOverlay *toasts; /* referenced */
@@ -209,6 +210,69 @@ AdwMessageDialog *sm_confirm_reset_offsets(const SmConfirmOn *on, const char *gr
     g_object_set_data(G_OBJECT(d), "sm-to", choice);
     g_object_set_data_full(G_OBJECT(d), "sm-group", g_strdup(group), g_free);
     g_signal_connect(d, "response", G_CALLBACK(on_reset_response), NULL);
+    gtk_window_present(GTK_WINDOW(d));
+    return d;
+}
+
+/* ------------------------------------------------------------ a transaction's abort */
+
+static void on_aborted(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    Change *c = ud;
+    g_autoptr(GError) err = NULL;
+    if (sm_client_abort_transaction_finish(SM_CLIENT(source), res, &err)) {
+        sm_confirm_toast(c->toasts, c->done);
+    } else {
+        g_autofree char *text = g_strdup_printf("%s: %s", c->what, err->message);
+        sm_confirm_toast(c->toasts, text);
+    }
+    g_object_unref(c->toasts);
+    g_free(c->done);
+    g_free(c->what);
+    g_free(c);
+}
+
+static void on_abort_response(AdwMessageDialog *d, const char *response, gpointer ud)
+{
+    (void)ud;
+    if (g_strcmp0(response, "abort") != 0) {
+        return;
+    }
+    SmClient *client = g_object_get_data(G_OBJECT(d), "sm-client");
+    const char *id = g_object_get_data(G_OBJECT(d), "sm-txn");
+    gint32 coordinator = GPOINTER_TO_INT(g_object_get_data(G_OBJECT(d), "sm-coordinator"));
+    if (client == NULL) {
+        sm_confirm_toast(g_object_get_data(G_OBJECT(d), "sm-toasts"),
+                         "Not connected to the cluster's admin API: nothing to abort through");
+        return;
+    }
+    sm_client_abort_transaction_async(
+        client, coordinator, id, on_aborted,
+        change_new(d, g_strdup_printf("Transaction %s aborted: its producer is fenced", id),
+                   g_strdup_printf("Could not abort transaction %s", id)));
+}
+
+AdwMessageDialog *sm_confirm_abort_transaction(const SmConfirmOn *on, SmClient *client,
+                                               const SmTransaction *txn)
+{
+    g_return_val_if_fail(txn != NULL && txn->transactional_id != NULL, NULL);
+    const char *id = txn->transactional_id;
+    g_autofree char *heading = g_strdup_printf("Abort transaction %s?", id);
+    g_autofree char *body = g_strdup_printf(
+        "Its open records%s%s are aborted: read_committed consumers never see them, and the "
+        "partitions' last stable offset moves on. Producer %" G_GINT64_FORMAT
+        " (epoch %d) is fenced: its next send or commit fails. Broker %d, its transaction "
+        "coordinator, does it as transaction.timeout.ms would (the admin API, with its token).",
+        txn->partitions != NULL && txn->partitions[0] != '\0' ? " on " : "",
+        txn->partitions != NULL ? txn->partitions : "", txn->producer_id,
+        (int)txn->producer_epoch, (int)txn->coordinator);
+    AdwMessageDialog *d = confirm(on, heading, body, "abort", "_Abort", ADW_RESPONSE_DESTRUCTIVE);
+    if (client != NULL) {
+        g_object_set_data_full(G_OBJECT(d), "sm-client", g_object_ref(client), g_object_unref);
+    }
+    g_object_set_data_full(G_OBJECT(d), "sm-txn", g_strdup(id), g_free);
+    g_object_set_data(G_OBJECT(d), "sm-coordinator", GINT_TO_POINTER(txn->coordinator));
+    g_signal_connect(d, "response", G_CALLBACK(on_abort_response), NULL);
     gtk_window_present(GTK_WINDOW(d));
     return d;
 }

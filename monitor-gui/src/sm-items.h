@@ -1,7 +1,8 @@
 /* sm-items.h: the rows of samsa-monitor's lists, one type a file: brokers
  * (sm-broker.h), topics (sm-topic.h), partitions with their replicas
  * (sm-partition.h), consumer groups (sm-group.h) and their members
- * (sm-member.h), timeline events (sm-event.h), and the series of readings
+ * (sm-member.h), transactional ids (sm-transaction.h), timeline events
+ * (sm-event.h), and the series of readings
  * the charts draw (sm-series.h).
  *
  * They are plain records: SmCluster (sm-cluster.c) alone writes their
@@ -15,3 +16,4 @@
 #include "sm-partition.h"
 #include "sm-series.h"
 #include "sm-topic.h"
+#include "sm-transaction.h"

@@ -16,6 +16,7 @@ static void sm_partition_finalize(GObject *object)
 {
     SmPartition *self = SM_PARTITION(object);
     g_free(self->topic);
+    g_free(self->held_by);
     g_array_unref(self->replicas);
     g_array_unref(self->isr);
     G_OBJECT_CLASS(sm_partition_parent_class)->finalize(object);
@@ -33,6 +34,7 @@ static void sm_partition_init(SmPartition *self)
     self->leader = -1;
     self->leader_epoch = -1;
     self->high_watermark = SM_OFFSET_UNKNOWN;
+    self->last_stable_offset = SM_OFFSET_UNKNOWN;
     self->log_start_offset = SM_OFFSET_UNKNOWN;
     self->log_end_offset = SM_OFFSET_UNKNOWN;
     self->size_bytes = SM_OFFSET_UNKNOWN;
@@ -49,6 +51,25 @@ gboolean sm_partition_in_isr(const SmPartition *self, gint32 broker)
         }
     }
     return FALSE;
+}
+
+gboolean sm_partition_lso_held(const SmPartition *self)
+{
+    return self->last_stable_offset >= 0 && self->high_watermark >= 0 &&
+           self->last_stable_offset < self->high_watermark;
+}
+
+char *sm_partition_format_lso(const SmPartition *self)
+{
+    if (self->last_stable_offset < 0) {
+        return g_strdup("—");
+    }
+    g_autofree char *lso = sm_format_count(self->last_stable_offset);
+    if (!sm_partition_lso_held(self)) {
+        return g_steal_pointer(&lso);
+    }
+    return g_strdup_printf("%s (%s)", lso,
+                           self->held_by != NULL ? self->held_by : "an open transaction");
 }
 
 guint sm_partition_under_replicated(const SmPartition *self)

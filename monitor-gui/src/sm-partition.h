@@ -39,6 +39,11 @@ struct _SmPartition {
     gint32 leader; /* -1: none (offline) */
     gint32 leader_epoch;
     gint64 high_watermark;
+    /* the last stable offset (read_committed consumers read below it), and
+     * the open transactions that wrote here ("ops-1, ops-2"; NULL: none
+     * known), as the broker's transaction coordinator knows them */
+    gint64 last_stable_offset;
+    char *held_by;
     gint64 log_start_offset;
     gint64 log_end_offset;
     gint64 size_bytes;
@@ -69,6 +74,13 @@ char *sm_partition_format_behind(const SmPartition *self);
 char *sm_partition_describe_replica(const SmPartition *self, guint i);
 /* every replica's description joined by "; " (caller frees) */
 char *sm_partition_describe(const SmPartition *self);
+/* TRUE when the LSO is known and held behind the HW: an open transaction
+ * holds read_committed consumers back */
+gboolean sm_partition_lso_held(const SmPartition *self);
+/* the LSO for people: "—" unknown, "5,000" at
+ * the HW, "4,980 (ops-1)" when held by ops-1's open transaction (caller
+ * frees) */
+char *sm_partition_format_lso(const SmPartition *self);
 /* emits "changed" (sm_cluster_flush) */
 void sm_partition_emit_changed(SmPartition *self);
 

@@ -65,6 +65,7 @@ static SmProgress *digest(json_t *ev)
             .leader = j_id(o, "leader", -1),
             .led_here = j_bool(o, "led_here", FALSE),
             .high_watermark = j_int(o, "high_watermark", SM_OFFSET_UNKNOWN),
+            .last_stable_offset = j_int(o, "last_stable_offset", SM_OFFSET_UNKNOWN),
             .log_start_offset = j_int(o, "log_start_offset", SM_OFFSET_UNKNOWN),
             .log_end_offset = j_int(o, "log_end_offset", SM_OFFSET_UNKNOWN),
             .first_replica = pr->replicas->len,

@@ -23,6 +23,7 @@ typedef struct {
     gint32 leader;
     gboolean led_here;
     gint64 high_watermark;
+    gint64 last_stable_offset; /* SM_OFFSET_UNKNOWN: not given */
     gint64 log_start_offset;
     gint64 log_end_offset;
     guint first_replica; /* into replicas */

@@ -33,6 +33,8 @@ struct _SmWindow {
     GtkButton *new_topic_button;
     GtkButton *delete_topic_button;
     GtkButton *reset_offsets_button;
+    GtkButton *abort_txn_button;
+    GtkColumnView *transactions_view;
     GtkLabel *configs_label;
     char *configs_asked; /* the topic whose configs were asked for last */
     GtkDropDown *event_kind;
@@ -228,6 +230,7 @@ static char *p_isr(gpointer i) { return sm_partition_format_isr(SM_PARTITION(i))
 static char *p_osr(gpointer i) { return sm_partition_format_osr(SM_PARTITION(i)); }
 static char *p_start(gpointer i) { return offset_text(SM_PARTITION(i)->log_start_offset); }
 static char *p_hw(gpointer i) { return offset_text(SM_PARTITION(i)->high_watermark); }
+static char *p_lso(gpointer i) { return sm_partition_format_lso(SM_PARTITION(i)); }
 static char *p_leos(gpointer i) { return sm_partition_format_leos(SM_PARTITION(i)); }
 static char *p_behind(gpointer i) { return sm_partition_format_behind(SM_PARTITION(i)); }
 
@@ -260,6 +263,7 @@ static const Column partition_columns[] = {
     {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT, 0},
     {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 9},
     {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 9},
+    {"LSO", p_lso, NULL, FALSE, FALSE, CELL_TEXT, 9},
     {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
     {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 9},
     {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
@@ -320,6 +324,56 @@ static const Column group_columns[] = {
     {"Lag per partition", g_parts, NULL, FALSE, TRUE, CELL_TEXT, 0},
 };
 
+/* transactional ids */
+static char *x_id(gpointer i) { return g_strdup(SM_TRANSACTION(i)->transactional_id); }
+static char *x_state(gpointer i)
+{
+    return g_strdup(SM_TRANSACTION(i)->state ? SM_TRANSACTION(i)->state : "—");
+}
+static char *x_producer(gpointer i)
+{
+    SmTransaction *x = SM_TRANSACTION(i);
+    return g_strdup_printf("%" G_GINT64_FORMAT ", epoch %d", x->producer_id, (int)x->producer_epoch);
+}
+static char *x_age(gpointer i)
+{
+    gint64 ms = SM_TRANSACTION(i)->age_ms;
+    return ms < 0 ? g_strdup("—") : g_strdup_printf("%.1f s", (double)ms / 1000.0);
+}
+static char *x_timeout(gpointer i)
+{
+    gint32 ms = SM_TRANSACTION(i)->timeout_ms;
+    return ms < 0 ? g_strdup("—") : g_strdup_printf("%.0f s", (double)ms / 1000.0);
+}
+static char *x_parts(gpointer i)
+{
+    const char *p = SM_TRANSACTION(i)->partitions;
+    return g_strdup(p != NULL && p[0] != '\0' ? p : "—");
+}
+static char *x_coord(gpointer i) { return g_strdup_printf("%d", (int)SM_TRANSACTION(i)->coordinator); }
+static int x_cmp_age(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    gint64 x = ((const SmTransaction *)a)->age_ms, y = ((const SmTransaction *)b)->age_ms;
+    return (x > y) - (x < y);
+}
+static int x_cmp_id(gconstpointer a, gconstpointer b, gpointer ud)
+{
+    (void)ud;
+    return g_strcmp0(((const SmTransaction *)a)->transactional_id,
+                     ((const SmTransaction *)b)->transactional_id);
+}
+
+static const Column transaction_columns[] = {
+    {"Transactional id", x_id, x_cmp_id, FALSE, FALSE, CELL_TEXT, 20},
+    {"State", x_state, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Producer", x_producer, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Age", x_age, x_cmp_age, TRUE, FALSE, CELL_TEXT, 0},
+    {"Timeout", x_timeout, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Partitions", x_parts, NULL, FALSE, TRUE, CELL_TEXT, 0},
+    {"Coordinator", x_coord, NULL, TRUE, FALSE, CELL_TEXT, 0},
+};
+
 /* members of the chosen group */
 static char *m_id(gpointer i) { return g_strdup(SM_MEMBER(i)->member_id ? SM_MEMBER(i)->member_id : "—"); }
 static char *m_client(gpointer i) { return g_strdup(SM_MEMBER(i)->client_id ? SM_MEMBER(i)->client_id : "—"); }
@@ -365,6 +419,15 @@ static const Column event_columns[] = {
  * streaming, in amber. NULL: none. */
 static const char *cell_style(const Column *col, gpointer item)
 {
+    /* an LSO held behind the HW: an open transaction holds read_committed
+     * consumers back */
+    if (SM_IS_PARTITION(item)) {
+        return col->text == p_lso && sm_partition_lso_held(item) ? "warning" : NULL;
+    }
+    /* a transaction open */
+    if (SM_IS_TRANSACTION(item)) {
+        return col->text == x_state && sm_transaction_is_open(item) ? "warning" : NULL;
+    }
     if (!SM_IS_BROKER(item)) {
         return NULL;
     }
@@ -379,6 +442,20 @@ static const char *cell_style(const Column *col, gpointer item)
         return b->link == NULL || strcmp(b->link, "streaming") == 0 ? NULL : "warning";
     }
     return NULL;
+}
+
+/* a cell's tooltip, the whole of what a narrow cell may cut: a held LSO
+ * (transfer full; NULL: none) */
+static char *cell_tooltip(const Column *col, gpointer item)
+{
+    if (!SM_IS_PARTITION(item) || col->text != p_lso || !sm_partition_lso_held(item)) {
+        return NULL;
+    }
+    const SmPartition *p = item;
+    g_autofree char *behind = sm_format_count(p->high_watermark - p->last_stable_offset);
+    return g_strdup_printf("The last stable offset is held %s behind the high watermark by the "
+                           "open transaction of %s: read_committed consumers read below it",
+                           behind, p->held_by != NULL ? p->held_by : "a producer");
 }
 
 static void set_style_class(GtkWidget *w, const char *cls)
@@ -425,6 +502,10 @@ static void cell_refresh(gpointer item, GtkListItem *li)
     GtkWidget *w = cell_text_widget(li);
     gtk_inscription_set_text(GTK_INSCRIPTION(w), text);
     set_style_class(w, cell_style(col, item));
+    g_autofree char *tip = cell_tooltip(col, item);
+    if (g_strcmp0(gtk_widget_get_tooltip_text(w), tip) != 0) {
+        gtk_widget_set_tooltip_text(w, tip);
+    }
 }
 
 static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud)
@@ -1100,6 +1181,44 @@ AdwMessageDialog *sm_window_confirm_reset_offsets(SmWindow *self, const char *gr
     return sm_confirm_reset_offsets(&on, group, to_earliest);
 }
 
+AdwMessageDialog *sm_window_confirm_abort_transaction(SmWindow *self, const char *id)
+{
+    g_return_val_if_fail(SM_IS_WINDOW(self), NULL);
+    SmTransaction *x = sm_cluster_find_transaction(self->cluster, id);
+    if (x == NULL) {
+        sm_confirm_toast(self->toasts, "No such transactional id");
+        return NULL;
+    }
+    SmConfirmOn on = confirm_on(self);
+    return sm_confirm_abort_transaction(&on, self->client, x);
+}
+
+static void on_abort_txn(GtkButton *b, gpointer ud)
+{
+    (void)b;
+    SmWindow *self = SM_WINDOW(ud);
+    GtkSingleSelection *sel =
+        GTK_SINGLE_SELECTION(gtk_column_view_get_model(self->transactions_view));
+    SmTransaction *x = gtk_single_selection_get_selected_item(sel);
+    if (x == NULL) {
+        sm_confirm_toast(self->toasts, "Choose the transaction to abort first");
+        return;
+    }
+    if (!sm_transaction_is_open(x)) {
+        g_autofree char *text =
+            g_strdup_printf("Transaction %s is %s: nothing open to abort", x->transactional_id,
+                            x->state != NULL ? x->state : "unknown");
+        sm_confirm_toast(self->toasts, text);
+        return;
+    }
+    (void)sm_window_confirm_abort_transaction(self, x->transactional_id);
+}
+
+GtkWidget *sm_window_get_transactions_view(SmWindow *self)
+{
+    return GTK_WIDGET(self->transactions_view);
+}
+
 static void on_new_topic(GtkButton *b, gpointer ud)
 {
     (void)b;
@@ -1188,6 +1307,7 @@ static void sm_window_constructed(GObject *object)
     g_signal_connect(self->new_topic_button, "clicked", G_CALLBACK(on_new_topic), self);
     g_signal_connect(self->delete_topic_button, "clicked", G_CALLBACK(on_delete_topic), self);
     g_signal_connect(self->reset_offsets_button, "clicked", G_CALLBACK(on_reset_offsets), self);
+    g_signal_connect(self->abort_txn_button, "clicked", G_CALLBACK(on_abort_txn), self);
     /* the cluster's throughput, drawn again at each flush */
     const SmRates *rates = sm_cluster_get_rates(cluster);
     const SmSeries *series[] = {&rates->messages_in, &rates->bytes_in, &rates->bytes_out};
@@ -1208,6 +1328,8 @@ static void sm_window_constructed(GObject *object)
         self->partitions_view, partition_columns, G_N_ELEMENTS(partition_columns), NULL));
     add_columns(self->groups_view, group_columns, G_N_ELEMENTS(group_columns),
                 sm_cluster_get_groups(cluster));
+    add_columns(self->transactions_view, transaction_columns, G_N_ELEMENTS(transaction_columns),
+                sm_cluster_get_transactions(cluster));
     self->members_sorted = g_object_ref(
         add_columns(self->members_view, member_columns, G_N_ELEMENTS(member_columns), NULL));
     g_signal_connect(gtk_column_view_get_model(self->groups_view), "notify::selected-item",
@@ -1325,6 +1447,8 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, new_topic_button);
     gtk_widget_class_bind_template_child(wc, SmWindow, delete_topic_button);
     gtk_widget_class_bind_template_child(wc, SmWindow, reset_offsets_button);
+    gtk_widget_class_bind_template_child(wc, SmWindow, abort_txn_button);
+    gtk_widget_class_bind_template_child(wc, SmWindow, transactions_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, configs_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_search);

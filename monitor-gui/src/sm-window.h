@@ -35,7 +35,8 @@ typedef struct {
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client);
 /* the partitions page of topic */
 void sm_window_show_topic(SmWindow *self, const char *topic);
-/* "cluster", "topics", "partitions", "groups" or "events" */
+/* "cluster", "topics", "partitions", "groups", "transactions", "messages"
+ * or "events" */
 void sm_window_show_page(SmWindow *self, const char *name);
 /* the groups page with group chosen: its members shown below */
 void sm_window_show_group(SmWindow *self, const char *group);
@@ -49,6 +50,13 @@ AdwMessageDialog *sm_window_confirm_create_topic(SmWindow *self, const char *nam
 AdwMessageDialog *sm_window_confirm_delete_topic(SmWindow *self, const char *topic);
 AdwMessageDialog *sm_window_confirm_reset_offsets(SmWindow *self, const char *group,
                                                   gboolean to_earliest);
+/* An operator's abort of transactional id's open transaction, behind its
+ * confirmation (sm_confirm_abort_transaction: through the admin API of
+ * its coordinator); NULL (and a toast) when the model knows no such id.
+ * The transactions page's button opens it for the chosen row. */
+AdwMessageDialog *sm_window_confirm_abort_transaction(SmWindow *self, const char *id);
+/* (transfer none) the transactions page's column view, for tests */
+GtkWidget *sm_window_get_transactions_view(SmWindow *self);
 /* (transfer none) */
 SmCluster *sm_window_get_cluster(SmWindow *self);
 /* (transfer none) the cluster page's chart of kind, or the groups page's

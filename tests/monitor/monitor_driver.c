@@ -26,10 +26,15 @@
  *   browse SECS TOPIC P FROM AT N  the Messages page reads N records of TOPIC-P FROM
  *                             (latest, offset or time; AT "-" for latest) and shows
  *                             them ("ok <ms> <status> | <the rows' cells, | apart>")
- *   confirm SECS create NAME P RF | delete NAME | reset GROUP earliest|latest
+ *   confirm SECS create NAME P RF | delete NAME | reset GROUP earliest|latest |
+ *                abort TRANSACTIONAL-ID
  *                             opens the change's confirmation, answers it (create,
- *                             delete, reset) and waits for its toast and, for a topic,
- *                             the topic shown or gone ("ok <ms> <heading> | <toast>")
+ *                             delete, reset, abort) and waits for its toast and, for a
+ *                             topic, the topic shown or gone ("ok <ms> <heading> | <toast>")
+ *   cell PAGE SECS CLASS TEXT...  a cell of PAGE ("partitions:TOPIC" for a topic's
+ *                             partitions) contains TEXT and has the style class CLASS
+ *                             ("-": any; "!warning": not that class) ("ok <ms> <its text>")
+ *   nocell PAGE SECS TEXT...  no cell of PAGE (as for cell) contains TEXT any more
  *   shows PAGE SECS TEXT...   a label or cell of PAGE contains TEXT ("ok <ms> <its text>")
  *   stats                     "ok <flushes> <rows> <total_us> <max_us>"
  *   quit
@@ -453,8 +458,13 @@ static void confirm(Driver *d, char **f, guint n)
     } else if (n == 5 && strcmp(f[2], "reset") == 0) {
         dlg = sm_window_confirm_reset_offsets(d->win, f[3], strcmp(f[4], "earliest") == 0);
         toast = g_strdup_printf("Offsets of %s reset", f[3]);
-    } else {
-        printf("fail unknown change\n");
+    } else if (n == 4 && strcmp(f[2], "abort") == 0) {
+        sm_window_show_page(d->win, "transactions");
+        dlg = sm_window_confirm_abort_transaction(d->win, f[3]);
+        toast = g_strdup_printf("Transaction %s aborted", f[3]);
+    }
+    if (dlg == NULL) {
+        printf("fail unknown change, or no such transactional id\n");
         fflush(stdout);
         return;
     }
@@ -477,6 +487,92 @@ static void confirm(Driver *d, char **f, guint n)
                why != NULL ? why : "no toast");
     } else {
         printf("ok %" G_GINT64_FORMAT " %s | %s\n", ms, heading, c.seen);
+    }
+    g_free(c.seen);
+    fflush(stdout);
+}
+
+typedef struct {
+    SmWindow *win;
+    const char *cls;
+    const char *text;
+    char *seen;
+} CellWant;
+
+/* a mapped cell holding want->text, with (or, "!cls", without) its class */
+static gboolean is_cell(GtkWidget *w, gconstpointer ud)
+{
+    const CellWant *c = ud;
+    if (!GTK_IS_INSCRIPTION(w) || !gtk_widget_get_mapped(w)) {
+        return FALSE;
+    }
+    const char *t = gtk_inscription_get_text(GTK_INSCRIPTION(w));
+    if (t == NULL || strstr(t, c->text) == NULL) {
+        return FALSE;
+    }
+    if (strcmp(c->cls, "-") == 0) {
+        return TRUE;
+    }
+    return c->cls[0] == '!' ? !gtk_widget_has_css_class(w, c->cls + 1)
+                            : gtk_widget_has_css_class(w, c->cls);
+}
+
+static gboolean cell_shown(gpointer ud)
+{
+    CellWant *c = ud;
+    GtkWidget *w = smt_find_widget(GTK_WIDGET(c->win), is_cell, c);
+    if (w != NULL) {
+        g_free(c->seen);
+        c->seen = g_strdup(gtk_inscription_get_text(GTK_INSCRIPTION(w)));
+    }
+    return w != NULL;
+}
+
+static void cell(Driver *d, char **f, guint n)
+{
+    g_autofree char *text = g_strjoinv(" ", f + 4);
+    (void)n;
+    if (g_str_has_prefix(f[1], "partitions:")) {
+        sm_window_show_topic(d->win, f[1] + strlen("partitions:"));
+        sm_window_show_page(d->win, "partitions");
+    } else {
+        sm_window_show_page(d->win, f[1]);
+    }
+    CellWant c = {d->win, f[3], text, NULL};
+    gint64 ms = smt_wait(cell_shown, &c, g_ascii_strtod(f[2], NULL));
+    if (ms < 0) {
+        g_autoptr(GString) texts = g_string_new(NULL);
+        smt_collect_texts(GTK_WIDGET(d->win), texts);
+        g_strdelimit(texts->str, "\n", '|');
+        printf("fail no cell '%s' (%s) on %s within %s s; the cells: %s\n", text, f[3], f[1],
+               f[2], texts->str);
+    } else {
+        printf("ok %" G_GINT64_FORMAT " %s\n", ms, c.seen);
+    }
+    g_free(c.seen);
+    fflush(stdout);
+}
+
+static gboolean cell_gone(gpointer ud)
+{
+    return !cell_shown(ud);
+}
+
+static void nocell(Driver *d, char **f)
+{
+    g_autofree char *text = g_strjoinv(" ", f + 3);
+    if (g_str_has_prefix(f[1], "partitions:")) {
+        sm_window_show_topic(d->win, f[1] + strlen("partitions:"));
+        sm_window_show_page(d->win, "partitions");
+    } else {
+        sm_window_show_page(d->win, f[1]);
+    }
+    CellWant c = {d->win, "-", text, NULL};
+    gint64 ms = smt_wait(cell_gone, &c, g_ascii_strtod(f[2], NULL));
+    if (ms < 0) {
+        printf("fail a cell of %s still shows '%s' after %s s: %s\n", f[1], text, f[2], c.seen);
+    } else {
+        printf("ok %" G_GINT64_FORMAT "\n", ms);
     }
     g_free(c.seen);
     fflush(stdout);
@@ -540,6 +636,10 @@ static void handle(Driver *d, char **f, guint n)
         g_autofree char *text = g_strjoinv(" ", f + 4);
         Look look = {d->win, (gint32)g_ascii_strtoll(f[1], NULL, 10), f[3], text, NULL};
         answer_look(row_shows, &look, g_ascii_strtod(f[2], NULL), "cluster");
+    } else if (n >= 4 && strcmp(f[0], "nocell") == 0) {
+        nocell(d, f);
+    } else if (n >= 5 && strcmp(f[0], "cell") == 0) {
+        cell(d, f, n);
     } else if (n >= 4 && strcmp(f[0], "confirm") == 0) {
         confirm(d, f, n);
     } else if (n >= 4 && strcmp(f[0], "shows") == 0) {

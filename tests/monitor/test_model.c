@@ -1165,6 +1165,101 @@ static void test_group_lag_history_follows_the_coordinators_clock(void)
     unwatch(c, &seen);
 }
 
+/* a partition's LSO held behind its HW by an open transaction, from the
+ * documents and the stream; /v1/transactions gives the ids' rows, an id its
+ * coordinator no longer lists goes */
+static void test_lso_held_and_transactions_document(void)
+{
+    SmCluster *c = sm_cluster_new();
+    apply(c, "{\"broker\":0,\"name\":\"held\",\"partitions\":[{\"topic\":\"held\","
+             "\"partition\":0,\"leader\":0,\"leader_epoch\":0,\"high_watermark\":7,"
+             "\"last_stable_offset\":2,\"log_start_offset\":0,\"log_end_offset\":7,"
+             "\"open_transactions\":[\"ops-1\"],\"led_here\":true,\"isr\":[0],"
+             "\"replicas\":[{\"broker\":0,\"log_end_offset\":7,\"lag\":0,"
+             "\"in_sync\":true}]}],\"snapshot\":{\"taken_ms\":1000}}");
+    apply(c, "{\"broker\":0,\"transactions\":[{\"transactional_id\":\"ops-1\","
+             "\"producer_id\":1000,\"producer_epoch\":0,\"state\":\"Ongoing\","
+             "\"timeout_ms\":60000,\"start_ms\":1,\"age_ms\":5100,\"last_update_ms\":1,"
+             "\"partitions\":[{\"topic\":\"held\",\"partition\":0},{\"topic\":\"held\","
+             "\"partition\":2}]},{\"transactional_id\":\"done\",\"producer_id\":1001,"
+             "\"producer_epoch\":3,\"state\":\"CompleteCommit\",\"timeout_ms\":10000,"
+             "\"start_ms\":null,\"age_ms\":null,\"partitions\":[]}],\"open\":1}");
+    sm_cluster_flush(c);
+    SmPartition *p = sm_cluster_find_partition(c, "held", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(p->last_stable_offset, 2);
+    CU_ASSERT_TRUE(sm_partition_lso_held(p));
+    g_autofree char *lso = sm_partition_format_lso(p);
+    CU_ASSERT_STRING_EQUAL(lso, "2 (ops-1)");
+    GListModel *txns = sm_cluster_get_transactions(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(txns), 2);
+    g_autoptr(SmTransaction) done = g_list_model_get_item(txns, 0);
+    g_autoptr(SmTransaction) x = g_list_model_get_item(txns, 1);
+    CU_ASSERT_STRING_EQUAL(done->transactional_id, "done");
+    CU_ASSERT_FALSE(sm_transaction_is_open(done));
+    CU_ASSERT_EQUAL(done->age_ms, -1);
+    CU_ASSERT_STRING_EQUAL(x->transactional_id, "ops-1");
+    CU_ASSERT_STRING_EQUAL(x->state, "Ongoing");
+    CU_ASSERT_TRUE(sm_transaction_is_open(x));
+    CU_ASSERT_EQUAL(x->producer_id, 1000);
+    CU_ASSERT_EQUAL(x->producer_epoch, 0);
+    CU_ASSERT_EQUAL(x->age_ms, 5100);
+    CU_ASSERT_EQUAL(x->coordinator, 0);
+    CU_ASSERT_STRING_EQUAL(x->partitions, "held-0, held-2");
+    CU_ASSERT_PTR_EQUAL(sm_cluster_find_transaction(c, "ops-1"), x);
+
+    /* the abort: the stream's progress moves the LSO to the HW (the ABORT
+     * marker), and the next document shows the id aborted in a new epoch
+     * while "done" expired */
+    apply(c, "{\"seq\":5,\"type\":\"progress\",\"broker\":0,\"time_ms\":2000,"
+             "\"partitions\":[{\"topic\":\"held\",\"partition\":0,\"leader\":0,"
+             "\"led_here\":true,\"high_watermark\":8,\"last_stable_offset\":8,"
+             "\"log_start_offset\":0,\"log_end_offset\":8,\"replicas\":[{\"broker\":0,"
+             "\"log_end_offset\":8,\"lag\":0,\"in_sync\":true}]}]}");
+    apply(c, "{\"broker\":0,\"transactions\":[{\"transactional_id\":\"ops-1\","
+             "\"producer_id\":1000,\"producer_epoch\":1,\"state\":\"CompleteAbort\","
+             "\"timeout_ms\":60000,\"age_ms\":null,\"partitions\":[]}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(p->high_watermark, 8);
+    CU_ASSERT_EQUAL(p->last_stable_offset, 8);
+    CU_ASSERT_FALSE(sm_partition_lso_held(p));
+    CU_ASSERT_PTR_NULL(p->held_by);
+    g_autofree char *lso2 = sm_partition_format_lso(p);
+    CU_ASSERT_STRING_EQUAL(lso2, "8");
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(txns), 1);
+    CU_ASSERT_STRING_EQUAL(x->state, "CompleteAbort");
+    CU_ASSERT_EQUAL(x->producer_epoch, 1);
+    CU_ASSERT_FALSE(sm_transaction_is_open(x));
+    CU_ASSERT_STRING_EQUAL(x->partitions, "");
+    /* another coordinator's document leaves this one's ids alone; a
+     * mistyped entry is read as unknown */
+    apply(c, "{\"broker\":1,\"transactions\":[{\"transactional_id\":7},"
+             "{\"transactional_id\":\"b1\",\"producer_id\":\"x\",\"partitions\":3}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(txns), 2);
+    SmTransaction *b1 = sm_cluster_find_transaction(c, "b1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b1);
+    CU_ASSERT_EQUAL(b1->producer_id, -1);
+    CU_ASSERT_EQUAL(b1->coordinator, 1);
+    /* a transaction begun after the partition's document: the stream holds
+     * the LSO back, the next transactions document names who holds it */
+    apply(c, "{\"seq\":6,\"type\":\"progress\",\"broker\":0,\"time_ms\":3000,"
+             "\"partitions\":[{\"topic\":\"held\",\"partition\":0,\"leader\":0,"
+             "\"led_here\":true,\"high_watermark\":10,\"last_stable_offset\":8,"
+             "\"log_start_offset\":0,\"log_end_offset\":10,\"replicas\":[{\"broker\":0,"
+             "\"log_end_offset\":10,\"lag\":0,\"in_sync\":true}]}]}");
+    sm_cluster_flush(c);
+    g_autofree char *lso3 = sm_partition_format_lso(p);
+    CU_ASSERT_STRING_EQUAL(lso3, "8 (an open transaction)");
+    apply(c, "{\"broker\":0,\"transactions\":[{\"transactional_id\":\"ops-1\","
+             "\"producer_id\":1000,\"producer_epoch\":2,\"state\":\"Ongoing\","
+             "\"age_ms\":10,\"partitions\":[{\"topic\":\"held\",\"partition\":0}]}]}");
+    sm_cluster_flush(c);
+    g_autofree char *lso4 = sm_partition_format_lso(p);
+    CU_ASSERT_STRING_EQUAL(lso4, "8 (ops-1)");
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"cluster_document_gives_brokers_by_id", test_cluster_document_gives_brokers_by_id},
     {"leader_view_gives_replica_rows_and_descriptions",
@@ -1203,6 +1298,7 @@ static CU_TestInfo tests[] = {
     {"hostile_broker_documents_give_no_rate", test_hostile_broker_documents_give_no_rate},
     {"group_lag_history_follows_the_coordinators_clock",
      test_group_lag_history_follows_the_coordinators_clock},
+    {"lso_held_and_transactions_document", test_lso_held_and_transactions_document},
     CU_TEST_INFO_NULL,
 };
 

@@ -25,7 +25,14 @@ started from one broker's admin URL, which finds the other two.
   "0 of 0 brokers alive" as a healthy empty cluster;
 - a standalone broker with admin.auth.token: without the token the monitor
   says it was refused (401) and why; with it (SAMSA_ADMIN_TOKEN, as
-  samsa-monitor takes it) it connects and shows the broker's topic.
+  samsa-monitor takes it) it connects and shows the broker's topic;
+- a transaction held open by a confluent-kafka transactional producer
+  while plain records move the HW on: the partition's LSO cell says it is
+  held and by which transactional id, in amber; the transactions page shows
+  the id Ongoing; aborted through its confirmation (the admin API's POST,
+  with the token), the id shows CompleteAbort, the LSO catches up with the
+  HW (the mark gone), a read_committed kcat sees none of the transaction's
+  records and the producer's commit fails (fenced).
 
 Every wait has a deadline; every process is stopped by its PID.
 Usage: test_monitor_e2e.py SAMSA_BROKER (SAMSA_MONITOR_DRIVER: the driver;
@@ -278,6 +285,71 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
         b.stop()
 
 
+def case_monitor_shows_a_held_lso_and_aborts_the_transaction(t):
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise Skip("python3-confluent-kafka is not installed")
+    b, url = standalone(t, "txnops", **{"admin.auth.token": "ops-token"})
+    drv = None
+    prod = None
+    try:
+        from kadmin import create_topic
+        check(create_topic(b.port, "held", 1) == 0, "topic created")
+        boot = "127.0.0.1:%d" % b.port
+
+        def plain(vals):
+            p = confluent_kafka.Producer({"bootstrap.servers": boot})
+            for v in vals:
+                p.produce("held", value=v.encode(), partition=0)
+            check(p.flush(30) == 0, "plain records delivered")
+
+        plain(["c0", "c1"])
+        prod = confluent_kafka.Producer({"bootstrap.servers": boot,
+                                         "transactional.id": "ops-e2e",
+                                         "transaction.timeout.ms": 600000})
+        prod.init_transactions(30)
+        prod.begin_transaction()
+        for i in range(3):
+            prod.produce("held", value=b"open-%d" % i, partition=0)
+        check(prod.flush(30) == 0, "the transaction's records delivered")
+        plain(["c2", "c3"])
+
+        drv = Driver(url, t.path("monitor-txn.log"), token="ops-token")
+        drv.ask("ready held 1 30")
+        got = drv.ask("cell partitions:held 30 warning 2 (ops-e2e)")
+        print("  the LSO held: %s" % got[2], flush=True)
+        drv.ask("cell transactions 30 warning Ongoing")
+        drv.ask("cell transactions 30 - held-0")
+        shots = os.environ.get("SAMSA_MONITOR_SHOTS") or t.path("shots")
+        os.makedirs(shots, exist_ok=True)
+        drv.ask("shot %s partitions" % os.path.join(shots, "lso-held"))
+        got = drv.ask("confirm 30 abort ops-e2e")
+        check(got[2].startswith("Abort transaction ops-e2e? |"), got[2])
+        drv.ask("cell transactions 30 - CompleteAbort")
+        drv.ask("nocell partitions:held 30 (ops-e2e)")
+        drv.ask("cell partitions:held 30 !warning 8")
+        print("  aborted through the confirmation: CompleteAbort, LSO = HW", flush=True)
+        out = subprocess.run(["kcat", "-C", "-b", boot, "-t", "held", "-p", "0", "-e", "-q",
+                              "-X", "isolation.level=read_committed", "-f", "%s\\n"],
+                             capture_output=True, timeout=60, check=True).stdout.decode()
+        check(out.split() == ["c0", "c1", "c2", "c3"], "read_committed: %r" % out)
+        fenced = None
+        try:
+            prod.produce("held", value=b"late", partition=0)
+            prod.commit_transaction(30)
+        except confluent_kafka.KafkaException as e:
+            fenced = e.args[0]
+        check(fenced is not None, "the aborted producer's commit succeeded")
+        print("  read_committed sees none of it; the producer is fenced: %s" % fenced,
+              flush=True)
+    finally:
+        prod = None
+        if drv is not None:
+            drv.close()
+        b.stop()
+
+
 def case_messages_topics_and_offsets_through_the_kafka_protocol(t):
     """Over the Kafka protocol (libsamsa), not the admin API: the Messages
     page reads a partition, the latest N, N from an offset, N from a time,
@@ -351,4 +423,5 @@ if __name__ == "__main__":
                    case_screenshots_with_the_default_settings,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
                    case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
-                   case_messages_topics_and_offsets_through_the_kafka_protocol]))
+                   case_messages_topics_and_offsets_through_the_kafka_protocol,
+                   case_monitor_shows_a_held_lso_and_aborts_the_transaction]))

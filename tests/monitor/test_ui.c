@@ -90,16 +90,17 @@ static void test_partitions_page_shows_each_replicas_leo_and_lag(void)
     g_autoptr(GString) texts = g_string_new(NULL);
     smt_collect_texts(sm_window_get_partitions_view(win), texts);
     /* partition 0: HW 5,000, replica 2 at 3,796 */
-    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "5,000\n0: 5,000, 1: 5,000, 2: 3,796\n2: 1,204\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(texts->str, "5,000\n—\n0: 5,000, 1: 5,000, 2: 3,796\n2: 1,204\n"));
     /* partition 1: the leader 10 ahead of the HW, nobody behind */
-    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "4,200\n1: 4,210, 2: 4,200, 0: 4,205\n\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(texts->str, "4,200\n—\n1: 4,210, 2: 4,200, 0: 4,205\n\n"));
     GListModel *cols = gtk_column_view_get_columns(GTK_COLUMN_VIEW(sm_window_get_partitions_view(win)));
     g_autoptr(GString) titles = g_string_new(NULL);
     for (guint i = 0; i < g_list_model_get_n_items(cols); i++) {
         g_autoptr(GtkColumnViewColumn) col = g_list_model_get_item(cols, i);
         g_string_append_printf(titles, "%s|", gtk_column_view_column_get_title(col));
     }
-    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "|HW|LEO per replica|Behind HW|"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "|HW|LSO|LEO per replica|Behind HW|"));
     CU_ASSERT_PTR_NOT_NULL(strstr(titles->str, "Replicas: own scale per row"));
     CU_ASSERT_PTR_NOT_NULL(smt_find_widget(GTK_WIDGET(win), label_holds,
                                            "each row's bars on its own scale"));
@@ -817,6 +818,93 @@ static void test_changes_wait_for_their_confirmation(void)
     g_object_unref(c);
 }
 
+static gboolean never(gpointer ud)
+{
+    (void)ud;
+    return FALSE;
+}
+
+/* transactions: an LSO held behind the HW marked in amber with the
+ * transaction holding it; the transactions page's rows; the abort waits
+ * for its confirmation (its words, the destructive response not the
+ * default, cancel changing nothing); PNGs light and dark */
+static void test_transactions_page_and_a_held_lso(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":0,\"name\":\"held\",\"partitions\":[{\"topic\":\"held\",\"partition\":0,"
+        "\"leader\":0,\"leader_epoch\":0,\"high_watermark\":5000,\"last_stable_offset\":4980,"
+        "\"log_start_offset\":0,\"log_end_offset\":5000,\"open_transactions\":[\"copier-1\"],"
+        "\"led_here\":true,\"isr\":[0],\"replicas\":[{\"broker\":0,\"log_end_offset\":5000,"
+        "\"lag\":0,\"in_sync\":true}]},{\"topic\":\"held\",\"partition\":1,\"leader\":0,"
+        "\"leader_epoch\":0,\"high_watermark\":300,\"last_stable_offset\":300,"
+        "\"log_start_offset\":0,\"log_end_offset\":300,\"open_transactions\":[],"
+        "\"led_here\":true,\"isr\":[0],\"replicas\":[{\"broker\":0,\"log_end_offset\":300,"
+        "\"lag\":0,\"in_sync\":true}]}]}",
+        -1, &err));
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":0,\"transactions\":[{\"transactional_id\":\"copier-1\",\"producer_id\":1000,"
+        "\"producer_epoch\":0,\"state\":\"Ongoing\",\"timeout_ms\":60000,\"age_ms\":42500,"
+        "\"partitions\":[{\"topic\":\"held\",\"partition\":0}]},{\"transactional_id\":\"idle-2\","
+        "\"producer_id\":1001,\"producer_epoch\":4,\"state\":\"CompleteCommit\","
+        "\"timeout_ms\":10000,\"age_ms\":null,\"partitions\":[]}]}",
+        -1, &err));
+    sm_window_show_topic(win, "held");
+    assert_shown(win, "4,980 (copier-1)", "warning");
+    CU_ASSERT_STRING_EQUAL(gtk_widget_get_tooltip_text(find_text(GTK_WIDGET(win), "4,980 (copier-1)")),
+                           "The last stable offset is held 20 behind the high watermark by the "
+                           "open transaction of copier-1: read_committed consumers read below it");
+    assert_shown(win, "300", NULL);
+    GtkWidget *stable = find_text(GTK_WIDGET(win), "300");
+    CU_ASSERT_FALSE(stable != NULL && gtk_widget_has_css_class(stable, "warning"));
+
+    sm_window_show_page(win, "transactions");
+    assert_shown(win, "copier-1", NULL);
+    assert_shown(win, "Ongoing", "warning");
+    assert_shown(win, "1000, epoch 0", NULL);
+    assert_shown(win, "42.5 s", NULL);
+    assert_shown(win, "held-0", NULL);
+    assert_shown(win, "CompleteCommit", NULL);
+    CU_ASSERT_FALSE(gtk_widget_has_css_class(find_text(GTK_WIDGET(win), "CompleteCommit"),
+                                             "warning"));
+    /* the header's switcher settles (its crossfade between its wide and
+     * narrow looks) before the pictures: a pause for looks, not a check */
+    (void)smt_wait(never, NULL, 1.0);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    AdwStyleManager *style = adw_style_manager_get_default();
+    const AdwColorScheme schemes[] = {ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK};
+    const char *const names[] = {"light", "dark"};
+    for (size_t i = 0; i < G_N_ELEMENTS(schemes); i++) {
+        adw_style_manager_set_color_scheme(style, schemes[i]);
+        gtk_widget_queue_draw(GTK_WIDGET(win));
+        gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+        g_autofree char *png = g_strdup_printf("%s/transactions-%s.png", out_dir, names[i]);
+        g_autofree char *nodes = g_strdup_printf("%s/transactions-%s.node", out_dir, names[i]);
+        CU_ASSERT_TRUE(smt_render(GTK_WIDGET(win), png, nodes));
+    }
+    adw_style_manager_set_color_scheme(style, ADW_COLOR_SCHEME_DEFAULT);
+
+    AdwMessageDialog *d = sm_window_confirm_abort_transaction(win, "copier-1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_heading(d), "Abort transaction copier-1?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d), "on held-0 are aborted"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(adw_message_dialog_get_body(d),
+                                  "Producer 1000 (epoch 0) is fenced"));
+    CU_ASSERT_EQUAL(adw_message_dialog_get_response_appearance(d, "abort"),
+                    ADW_RESPONSE_DESTRUCTIVE);
+    CU_ASSERT_STRING_EQUAL(adw_message_dialog_get_default_response(d), "cancel");
+    adw_message_dialog_response(d, "cancel");
+    gtk_window_destroy(GTK_WINDOW(d));
+    CU_ASSERT_PTR_NULL(sm_window_confirm_abort_transaction(win, "nobody"));
+    CU_ASSERT_STRING_EQUAL(sm_cluster_find_transaction(c, "copier-1")->state, "Ongoing");
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -850,6 +938,7 @@ static void test_window_is_built_through_construct_properties(void)
 }
 
 static CU_TestInfo tests[] = {
+    {"transactions_page_and_a_held_lso", test_transactions_page_and_a_held_lso},
     {"events_page_groups_and_filters", test_events_page_groups_and_filters},
     {"changes_wait_for_their_confirmation", test_changes_wait_for_their_confirmation},
     {"messages_page_says_why_it_cannot_read", test_messages_page_says_why_it_cannot_read},
