@@ -136,6 +136,35 @@ static int open_log_manager(struct br_broker *b)
 
 static int load_topics(struct br_broker *b, bool identity_existed);
 
+/* The advertised listeners as clients reach them: an empty host or 0.0.0.0
+ * is not an address a client can use (127.0.0.1 there), port 0 is the one
+ * the listener of that name bound. advertised_host/_port: the inter-broker
+ * listener's (config.c made sure it is advertised). */
+static void advertise(struct br_broker *b)
+{
+    const struct br_config *cfg = &b->s.cfg;
+    b->s.nadvertised = 0;
+    for (size_t i = 0; i < cfg->n_advertised_listeners; i++) {
+        const struct br_listener *a = &cfg->advertised_listeners[i];
+        struct br_advertised *e = &b->s.advertised[b->s.nadvertised++];
+        (void)snprintf(e->listener, sizeof e->listener, "%s", a->name);
+        (void)snprintf(e->host, sizeof e->host, "%s",
+                       a->host[0] != '\0' && strcmp(a->host, "0.0.0.0") != 0 ? a->host
+                                                                              : "127.0.0.1");
+        e->port = a->port;
+        e->security_protocol = a->security_protocol;
+        for (size_t j = 0; j < cfg->n_listeners && a->port == 0 && !b->s.in_process; j++) {
+            if (strcmp(cfg->listeners[j].name, a->name) == 0) {
+                e->port = br_net_bound_port(b->s.net, j);
+            }
+        }
+        if (strcmp(a->name, cfg->inter_broker_listener_name) == 0) {
+            (void)snprintf(b->s.advertised_host, sizeof b->s.advertised_host, "%s", e->host);
+            b->s.advertised_port = e->port;
+        }
+    }
+}
+
 int br_broker_start(struct br_broker *b)
 {
     if (b->s.cfg.n_log_dirs == 0 || b->s.cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
@@ -172,6 +201,11 @@ int br_broker_start(struct br_broker *b)
     }
     br_purgatory_init(&b->s.purgatory, b->s.net, &b->s);
     for (size_t i = 0; i < b->s.cfg.n_listeners && !b->s.in_process; i++) {
+        if (b->s.cfg.listeners[i].security_protocol != BR_SECURITY_PLAINTEXT) {
+            br_error("listener %s: SSL is configured but the reactor speaks no TLS yet",
+                     b->s.cfg.listeners[i].name);
+            return -1;
+        }
         if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {
             return -1;
         }
@@ -195,13 +229,7 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     b->logs_loaded = true;
-    /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
-     * not an address a client can use: fall back to 127.0.0.1 there) */
-    const struct br_listener *adv = &b->s.cfg.advertised_listeners[0];
-    (void)snprintf(b->s.advertised_host, sizeof b->s.advertised_host, "%s",
-                   adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
-                                                                             : "127.0.0.1");
-    b->s.advertised_port = adv->port != 0 || b->s.in_process ? adv->port : br_net_bound_port(b->s.net, 0);
+    advertise(b);
     if (br_mailbox_create(&b->s.mailbox) != 0 || mailbox_watch_add(b) != 0) {
         br_error("cannot make the reactor's mailbox");
         return -1;

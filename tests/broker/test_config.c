@@ -675,17 +675,43 @@ static void test_bad_listener_is_rejected(void)
                     "different name");
 }
 
-static void test_tls_and_sasl_listeners_are_rejected(void)
+static void test_sasl_listeners_are_rejected(void)
 {
-    expect_rejected("listeners=SSL://:9093\n", "listeners", "SSL; Samsa speaks only PLAINTEXT");
-    expect_rejected("listeners=SASL_PLAINTEXT://:9093\n", "listeners", "only PLAINTEXT");
+    expect_rejected("listeners=SASL_PLAINTEXT://:9093\n", "listeners", "SASL is not there yet");
+    expect_rejected("listeners=PLAINTEXT://:9092,SASL_SSL://:9093\n", "listeners",
+                    "SASL is not there yet");
     expect_rejected("listeners=CLIENT://:9093\n", "listeners", "no security protocol");
-    expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SSL\n",
-                    "listeners", "only PLAINTEXT");
+    expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_SSL\n",
+                    "listeners", "SASL is not there yet");
     expect_rejected("listener.security.protocol.map=CLIENT:TLS\n", "listener.security.protocol.map",
                     "unknown security protocol");
     expect_rejected("security.inter.broker.protocol=SSL\n", "security.inter.broker.protocol",
-                    "only PLAINTEXT");
+                    "PLAINTEXT only");
+}
+
+static void test_ssl_listeners_are_accepted(void)
+{
+    struct br_config c;
+    expect_ok("listeners=PLAINTEXT://:9092,SSL://:9093\n", &c);
+    CU_ASSERT_EQUAL_FATAL(c.n_listeners, 2);
+    CU_ASSERT_EQUAL(c.listeners[0].security_protocol, BR_SECURITY_PLAINTEXT);
+    CU_ASSERT_EQUAL(c.listeners[1].security_protocol, BR_SECURITY_SSL);
+    CU_ASSERT_EQUAL(c.advertised_listeners[1].security_protocol, BR_SECURITY_SSL);
+    CU_ASSERT_STRING_EQUAL(c.inter_broker_listener_name, "PLAINTEXT");
+    br_config_free(&c);
+    expect_ok("listeners=INTERNAL://:9092,EXTERNAL://:9093\n"
+              "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL\n"
+              "inter.broker.listener.name=INTERNAL\n",
+              &c);
+    CU_ASSERT_EQUAL(c.listeners[1].security_protocol, BR_SECURITY_SSL);
+    br_config_free(&c);
+    /* standalone, no broker connects: an SSL listener alone is fine */
+    expect_ok("listeners=SSL://:9093\ninter.broker.listener.name=SSL\n", &c);
+    br_config_free(&c);
+    /* a cluster's brokers speak PLAINTEXT to each other */
+    expect_rejected("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\nlisteners=SSL://:9093\n"
+                    "inter.broker.listener.name=SSL\n",
+                    "inter.broker.listener.name", "PLAINTEXT only");
 }
 
 static void test_listener_forms(void)
@@ -1094,7 +1120,8 @@ static CU_TestInfo tests[] = {
     {"out of range is rejected", test_out_of_range_is_rejected},
     {"bad boolean is rejected", test_bad_boolean_is_rejected},
     {"bad listener is rejected", test_bad_listener_is_rejected},
-    {"TLS and SASL listeners are rejected", test_tls_and_sasl_listeners_are_rejected},
+    {"SASL listeners are rejected", test_sasl_listeners_are_rejected},
+    {"SSL listeners are accepted", test_ssl_listeners_are_accepted},
     {"listener forms", test_listener_forms},
     {"advertised.listeners default to listeners", test_advertised_listeners_default_to_listeners},
     {"advertised listener rules", test_advertised_listener_rules},

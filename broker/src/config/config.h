@@ -40,9 +40,13 @@
  *                        reserved.broker.max.id, standalone it uses 0.
  *   listeners            PLAINTEXT://:9092 when unset. Every listener's
  *                        security protocol (through
- *                        listener.security.protocol.map) must be PLAINTEXT:
- *                        Samsa speaks no TLS and no SASL. An empty host means
- *                        all interfaces; IPv6 hosts go in brackets.
+ *                        listener.security.protocol.map) must be PLAINTEXT
+ *                        or SSL: SASL_PLAINTEXT and SASL_SSL are refused
+ *                        (not there yet). An empty host means all
+ *                        interfaces; IPv6 hosts go in brackets.
+ *   inter.broker.listener.name, security.inter.broker.protocol
+ *                        the inter-broker listener must be a PLAINTEXT one:
+ *                        brokers do not speak TLS to each other yet.
  *   advertised.listeners unset: the listeners (an empty host or port 0 is
  *                        then the broker's to fill in: its host name, the
  *                        bound port).
@@ -278,11 +282,23 @@ enum br_config_key {
     BR_CFG__COUNT
 };
 
+/* Kafka's security protocols, with its ids (SecurityProtocol.java). */
+enum br_security_protocol {
+    BR_SECURITY_PLAINTEXT = 0,
+    BR_SECURITY_SSL = 1,
+    BR_SECURITY_SASL_PLAINTEXT = 2,
+    BR_SECURITY_SASL_SSL = 3,
+};
+
+/* "PLAINTEXT", "SSL", ...; "UNKNOWN" out of range. */
+const char *br_security_protocol_name(int protocol);
+
 /* One endpoint of listeners, advertised.listeners or admin.listeners. */
 struct br_listener {
     char name[BR_LISTENER_NAME_MAX + 1]; /* upper case: "PLAINTEXT", "HTTP" */
     char host[BR_HOST_MAX + 1];          /* "" = all interfaces; no brackets */
     uint16_t port;                       /* 0 = any free port */
+    int8_t security_protocol;            /* enum br_security_protocol (admin: 0) */
 };
 
 /*

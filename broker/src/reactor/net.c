@@ -503,6 +503,7 @@ struct br_conn *br_conn_local_new(struct br_net *n, const char *peer)
     c->watch.fd = -1;
     c->net = n;
     c->local = true;
+    c->listener = -1;
     (void)snprintf(c->peer, sizeof c->peer, "%s", peer);
     return c;
 }

@@ -222,6 +222,7 @@ void net_conn_accept(struct br_net *n, struct listener *l)
         c->watch.kind = BR_WATCH_CONN;
         c->watch.fd = fd;
         c->net = n;
+        c->listener = (int)(l - n->listeners);
         c->reading = true;
         char host[INET6_ADDRSTRLEN] = "?";
         int port = 0;

@@ -127,6 +127,7 @@ struct br_conn {
     int32_t max_frame; /* outbound: the largest response frame taken */
     const struct br_conn_ops *conn_ops;
     void *conn_ctx;
+    int listener; /* accepted: the index of its listener (br_net_listen order); else -1 */
     uint8_t *out; /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;

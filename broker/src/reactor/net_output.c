@@ -25,6 +25,11 @@ struct br_net *br_conn_net(const struct br_conn *c)
     return c->net;
 }
 
+int br_conn_listener(const struct br_conn *c)
+{
+    return c->listener;
+}
+
 const char *br_conn_peer(const struct br_conn *c)
 {
     return c->peer;
@@ -344,6 +349,7 @@ int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_fr
     c->watch.fd = fd;
     c->net = n;
     c->outbound = true;
+    c->listener = -1;
     c->connecting = true; /* even when it connected at once: connected comes from the loop */
     c->want_out = true;
     c->max_frame = max_frame_bytes;
