@@ -10,6 +10,7 @@
 #include "cluster_member.h"
 #include "controlled_shutdown.h"
 #include "log_dirs.h"
+#include "reactor/net_tls.h"
 #include "server/admin_manager.h"
 #include "server/group.h"
 #include "server/local_controller.h"
@@ -136,6 +137,38 @@ static int open_log_manager(struct br_broker *b)
 
 static int load_topics(struct br_broker *b, bool identity_existed);
 
+/* The TLS context of SSL listener i, from the ssl.* keys and their
+ * listener.name.<listener>. overrides. 0 or -1 (logged). */
+static int tls_context(struct br_broker *b, size_t i)
+{
+    const struct br_config *c = &b->s.cfg;
+    const char *l = c->listeners[i].name;
+    struct br_tls_settings s = {
+        .listener = l,
+        .keystore_type = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_TYPE),
+        .keystore_location = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_LOCATION),
+        .keystore_password = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_PASSWORD),
+        .keystore_key = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_KEY),
+        .keystore_chain = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN),
+        .key_password = br_config_listener_value(c, l, BR_CFG_SSL_KEY_PASSWORD),
+        .truststore_type = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_TYPE),
+        .truststore_location = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_LOCATION),
+        .truststore_password = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_PASSWORD),
+        .truststore_certificates =
+            br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_CERTIFICATES),
+        .client_auth = br_config_listener_value(c, l, BR_CFG_SSL_CLIENT_AUTH),
+        .enabled_protocols = br_config_listener_value(c, l, BR_CFG_SSL_ENABLED_PROTOCOLS),
+        .cipher_suites = br_config_listener_value(c, l, BR_CFG_SSL_CIPHER_SUITES),
+    };
+    char err[512];
+    int rc = br_tls_ctx_new(&s, &b->tls[i], err, sizeof err);
+    if (rc != 0) {
+        br_error("%s", rc == KP_E_NOMEM ? "out of memory" : err);
+        return -1;
+    }
+    return 0;
+}
+
 /* The advertised listeners as clients reach them: an empty host or 0.0.0.0
  * is not an address a client can use (127.0.0.1 there), port 0 is the one
  * the listener of that name bound. advertised_host/_port: the inter-broker
@@ -201,13 +234,14 @@ int br_broker_start(struct br_broker *b)
     }
     br_purgatory_init(&b->s.purgatory, b->s.net, &b->s);
     for (size_t i = 0; i < b->s.cfg.n_listeners && !b->s.in_process; i++) {
-        if (b->s.cfg.listeners[i].security_protocol != BR_SECURITY_PLAINTEXT) {
-            br_error("listener %s: SSL is configured but the reactor speaks no TLS yet",
-                     b->s.cfg.listeners[i].name);
-            return -1;
-        }
         if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {
             return -1;
+        }
+        if (b->s.cfg.listeners[i].security_protocol == BR_SECURITY_SSL) {
+            if (tls_context(b, i) != 0) {
+                return -1;
+            }
+            br_net_listener_tls(b->s.net, i, b->tls[i]);
         }
     }
     if (open_log_manager(b) != 0) {
@@ -376,6 +410,10 @@ void br_broker_stop(struct br_broker *b)
     }
     br_net_free(b->s.net);
     b->s.net = NULL;
+    for (size_t i = 0; i < BR_CONFIG_MAX_LISTENERS; i++) {
+        br_tls_ctx_free(b->tls[i]); /* after the net: its connections used them */
+        b->tls[i] = NULL;
+    }
     /* every log closed: the dirs are marked clean and unlocked */
     br_logm_close(b->s.logs, flushed && started);
     b->s.logs = NULL;

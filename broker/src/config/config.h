@@ -34,6 +34,24 @@
  * group.max.session.timeout.ms 300000 (later 1800000). max.connections is
  * the one key taken from a later release (2.3).
  *
+ * TLS (the SSL listeners): Kafka 2.7's key names (SslConfigs.java,
+ * BrokerSecurityConfigs.java), each also per listener as
+ * listener.name.<listener in lower case>.ssl.<...> (Kafka's
+ * ListenerName.configPrefix), the override winning:
+ *   ssl.keystore.type    PEM (the default when unset, where Kafka's is JKS)
+ *                        or PKCS12; JKS is refused with a hint to convert.
+ *   ssl.keystore.location, ssl.keystore.password (PKCS12),
+ *   ssl.keystore.key, ssl.keystore.certificate.chain (inline PEM),
+ *   ssl.key.password     (an encrypted PEM key)
+ *   ssl.truststore.type/location/password/certificates  the CAs of client
+ *                        certificates (PEM or PKCS12)
+ *   ssl.client.auth      none, requested, required
+ *   ssl.enabled.protocols TLSv1.2,TLSv1.3 (default); older are refused
+ *   ssl.cipher.suites    IANA or OpenSSL names; unset: OpenSSL's defaults
+ *   ssl.endpoint.identification.algorithm  accepted; used by no connection
+ *                        yet (brokers speak PLAINTEXT to each other)
+ * Passwords and inline keys are sensitive: DescribeConfigs shows null.
+ *
  * Samsa's decisions where Kafka leaves room:
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
@@ -279,6 +297,22 @@ enum br_config_key {
     BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
     BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS,
     BR_CFG_CONFIG_CHANGE_EXPIRATION_MS,
+    /* TLS of the SSL listeners (each may be given per listener as
+     * listener.name.<listener>.<key>); BR_CFG_SSL_FIRST..BR_CFG_SSL_LAST */
+    BR_CFG_SSL_KEYSTORE_TYPE,
+    BR_CFG_SSL_KEYSTORE_LOCATION,
+    BR_CFG_SSL_KEYSTORE_PASSWORD,
+    BR_CFG_SSL_KEYSTORE_KEY,
+    BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN,
+    BR_CFG_SSL_KEY_PASSWORD,
+    BR_CFG_SSL_TRUSTSTORE_TYPE,
+    BR_CFG_SSL_TRUSTSTORE_LOCATION,
+    BR_CFG_SSL_TRUSTSTORE_PASSWORD,
+    BR_CFG_SSL_TRUSTSTORE_CERTIFICATES,
+    BR_CFG_SSL_CLIENT_AUTH,
+    BR_CFG_SSL_ENABLED_PROTOCOLS,
+    BR_CFG_SSL_CIPHER_SUITES,
+    BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
     BR_CFG__COUNT
 };
 
@@ -407,6 +441,15 @@ struct br_config {
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
     int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */
 
+    /* listener.name.<listener>.ssl.* keys: the value of an ssl.* key for
+     * one listener (br_config_listener_value) */
+    struct br_listener_override {
+        char listener[BR_LISTENER_NAME_MAX + 1]; /* upper case */
+        int key;                                 /* an enum br_config_key of the ssl.* ones */
+        char *value;                             /* owned */
+    } *listener_overrides;
+    size_t n_listener_overrides;
+
     /* What the operator wrote, for DescribeConfigs: the trimmed value of
      * every key set in the file or an override, NULL for the others. */
     char *raw[BR_CFG__COUNT];
@@ -453,6 +496,11 @@ const char *br_config_key_name(enum br_config_key k);
 
 /* The key named `name`, or -1 when Samsa does not know it. */
 int br_config_find(const char *name);
+
+/* Key k (an ssl.* one) for `listener`: its listener.name.<listener>.
+ * override, else the key's value, else its default; NULL when none. */
+const char *br_config_listener_value(const struct br_config *c, const char *listener,
+                                     enum br_config_key k);
 
 /* True for the Kafka keys Samsa accepts without using them. */
 bool br_config_key_ignored(const char *name);

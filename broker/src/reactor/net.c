@@ -165,6 +165,13 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     return 0;
 }
 
+void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t)
+{
+    if (listener < n->nlisteners) {
+        n->listeners[listener].tls = t;
+    }
+}
+
 int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops)
 {
     w->kind = BR_WATCH_USER;
@@ -369,6 +376,18 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         if ((ev->events & (EPOLLERR | EPOLLHUP)) != 0 && (ev->events & EPOLLIN) == 0) {
             net_conn_kill(c);
             break;
+        }
+        if (c->tls_handshaking) {
+            net_tls_handshake(c);
+            break;
+        }
+        if (c->ssl != NULL && c->tls_wants_write && (ev->events & EPOLLOUT) != 0) {
+            /* a read that needed to write first can go on */
+            c->tls_wants_write = false;
+            net_conn_readable(c);
+            if (c->dead) {
+                break;
+            }
         }
         if ((ev->events & EPOLLOUT) != 0) {
             net_conn_flush(c);

@@ -133,6 +133,10 @@ struct br_net_limits {
 int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
                   struct br_net **out);
 int br_net_listen(struct br_net *n, const char *host, int port);
+/* Makes listener number `listener` an SSL one: its connections speak TLS
+ * with t (net_tls.h), which must outlive the net. */
+struct br_tls_ctx;
+void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t);
 /* The port a listener bound (for port 0 in tests), or -1. Listeners are
  * numbered from 0 in the order br_net_listen made them. */
 int br_net_bound_port(const struct br_net *n, size_t listener);

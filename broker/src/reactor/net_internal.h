@@ -128,6 +128,16 @@ struct br_conn {
     const struct br_conn_ops *conn_ops;
     void *conn_ctx;
     int listener; /* accepted: the index of its listener (br_net_listen order); else -1 */
+    /* TLS (net_tls.c), on a connection of an SSL listener; ssl is NULL on
+     * the others */
+    struct ssl_st *ssl;
+    bool tls_handshaking;   /* SSL_do_handshake has not completed */
+    bool tls_wants_write;   /* the last handshake step or read wants EPOLLOUT */
+    bool tls_write_blocked; /* SSL_write_ex wants to be called again */
+    bool tls_ktls;          /* the kernel encrypts: file regions go by SSL_sendfile */
+    uint8_t *tls_out;       /* plaintext of one record not yet taken by SSL_write_ex */
+    size_t tls_out_len;
+    struct br_task tls_task; /* reads what OpenSSL holds and epoll cannot report */
     uint8_t *out; /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;
@@ -137,6 +147,7 @@ struct br_conn {
 struct listener {
     struct br_watch watch;
     int port;
+    struct br_tls_ctx *tls; /* an SSL listener's, else NULL (not owned) */
 };
 
 /* The connections of one class over the limit: the one that may finish the
@@ -245,6 +256,20 @@ void net_conn_process(struct br_conn *c);
 void net_conn_readable(struct br_conn *c);
 KP_MUST_CHECK int net_in_resize(struct br_conn *c, size_t cap);
 void net_queue_update(struct br_net *n);
+
+/* net_tls.c */
+struct br_tls_ctx;
+KP_MUST_CHECK int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t);
+void net_tls_handshake(struct br_conn *c);
+/* read(2) and recv(MSG_PEEK), through TLS on a TLS connection */
+ssize_t net_io_read(struct br_conn *c, void *buf, size_t len);
+ssize_t net_io_peek(struct br_conn *c, void *buf, size_t len);
+/* posts the read of bytes OpenSSL holds, when c would read */
+void net_tls_kick(struct br_conn *c);
+/* writes slot s through TLS: 1 all of it, 0 would block, -1 c was killed */
+int net_tls_send_slot(struct br_conn *c, struct br_slot *s);
+/* close_notify (best effort) and the SSL freed; before the socket closes */
+void net_tls_close(struct br_conn *c);
 
 /* net_output.c */
 void net_conn_connect_done(struct br_conn *c);

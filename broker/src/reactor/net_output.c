@@ -204,6 +204,12 @@ void net_conn_flush(struct br_conn *c)
             net_conn_kill(c);
             return;
         }
+        if (c->ssl != NULL) {
+            int r = net_tls_send_slot(c, s);
+            if (r <= 0) {
+                return; /* would block (interest set), or killed */
+            }
+        }
         while (s->head != NULL) {
             struct chunk *ch = s->head;
             ssize_t n;

@@ -114,17 +114,6 @@ static void fill_missing(struct br_req *r, struct kp_str name,
     }
 }
 
-/* The listener a client came in on; an in-process connection (the fuzz
- * harness) is taken as on the inter-broker listener. */
-static const char *conn_listener_name(const struct br_server *b, const struct br_conn *c)
-{
-    int l = c != NULL ? br_conn_listener(c) : -1;
-    if (l >= 0 && (size_t)l < b->cfg.n_listeners) {
-        return b->cfg.listeners[l].name;
-    }
-    return b->cfg.inter_broker_listener_name;
-}
-
 int br_h_metadata(struct br_req *r)
 {
     const struct kp_MetadataRequest *q = r->body;
@@ -138,7 +127,7 @@ int br_h_metadata(struct br_req *r)
      * (Kafka's MetadataCache.getAliveBrokers(listenerName): a broker
      * without that listener is left out); before the first
      * UpdateMetadata, this one alone */
-    const char *listener = conn_listener_name(b, r->conn);
+    const char *listener = br_req_listener(r);
     struct kp_MetadataResponse_MetadataResponseBroker self;
     memset(&self, 0, sizeof self);
     if (mc->nbrokers == 0) {
