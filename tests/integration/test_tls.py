@@ -4,17 +4,110 @@
     test_tls.py path/to/samsa-broker [-k NAME]
 
 Each client gets the endpoints of the listener it came in on in Metadata
-(Kafka's MetadataCache.getAliveBrokers(listenerName)).
+(Kafka's MetadataCache.getAliveBrokers(listenerName)). On an SSL listener
+kcat, kafka-python and confluent-kafka produce and consume; mutual TLS
+(ssl.client.auth=required) serves a client with a certificate and refuses
+one without; librdkafka's hostname check refuses a broker certificate
+without the IP SAN; garbage and a stalled half-handshake on the SSL port
+do not disturb another client. The certificates (ECDSA P-256) are made by
+each run with the openssl CLI: a CA, a broker certificate with IP SAN
+127.0.0.1, one without it, and a client certificate.
 """
 
 import os
+import shutil
 import socket
+import ssl
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from broker import check, eq, free_port, main  # noqa: E402
+from broker import Skip, check, eq, free_port, main  # noqa: E402
 import kwire  # noqa: E402
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def make_certs(d):
+    """ca.pem; broker.pem (key + chain, IP SAN 127.0.0.1); nosan.pem (the
+    same without the SAN); client.crt/client.key. Returns d."""
+    os.makedirs(d, exist_ok=True)
+    if shutil.which("openssl") is None:
+        raise Skip("no openssl CLI")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+            "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=samsa-test-ca",
+            cwd=d)
+
+    def leaf(name, cn, ext):
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + cn, cwd=d)
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write(ext)
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", name + ".crt", "-days", "2", "-extfile", name + ".ext",
+                cwd=d)
+
+    leaf("broker", "127.0.0.1", "subjectAltName=IP:127.0.0.1\n")
+    leaf("nosan", "broker.invalid", "basicConstraints=CA:FALSE\n")
+    leaf("client", "samsa-test-client", "extendedKeyUsage=clientAuth\n")
+    for name in ("broker", "nosan"):
+        with open(os.path.join(d, name + ".pem"), "w") as out:
+            for part in (name + ".key", name + ".crt", "ca.pem"):
+                with open(os.path.join(d, part)) as f:
+                    out.write(f.read())
+    return d
+
+
+def tls_broker(t, cert="broker", extra=None):
+    """A broker with PLAINTEXT (b.port, where start() probes) and SSL
+    (b.ssl_port) listeners; the certificates in b.certs."""
+    certs = make_certs(t.path("certs"))
+    b = t.broker(start=False)
+    b.port = free_port()
+    b.ssl_port = free_port()
+    b.certs = certs
+    b.extra_config.update({
+        "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d" % (b.port, b.ssl_port),
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": os.path.join(certs, cert + ".pem"),
+    })
+    b.extra_config.update(extra or {})
+    b.start()
+    return b
+
+
+def ssl_socket(b, cert=False):
+    """A TLS socket to b's SSL listener, verified against the test CA."""
+    ctx = ssl.create_default_context(cafile=os.path.join(b.certs, "ca.pem"))
+    if cert:
+        ctx.load_cert_chain(os.path.join(b.certs, "client.crt"),
+                            os.path.join(b.certs, "client.key"))
+    raw = socket.create_connection(("127.0.0.1", b.ssl_port), timeout=10)
+    return ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def kcat(b, *args, props=None, data=None, timeout=60):
+    if shutil.which("kcat") is None:
+        raise Skip("no kcat")
+    argv = ["kcat", "-b", "127.0.0.1:%d" % b.ssl_port, "-X", "security.protocol=ssl",
+            "-X", "ssl.ca.location=" + os.path.join(b.certs, "ca.pem")]
+    for k, v in (props or {}).items():
+        argv += ["-X", "%s=%s" % (k, v)]
+    return subprocess.run(argv + list(args), input=data, capture_output=True, timeout=timeout)
+
+
+def kcat_roundtrip(b, topic, props=None):
+    lines = b"".join(b"m%d\n" % i for i in range(100))
+    r = kcat(b, "-P", "-t", topic, props=props, data=lines)
+    eq(r.returncode, 0, "kcat -P exit (%s)" % r.stderr.decode(errors="replace")[-300:])
+    r = kcat(b, "-C", "-t", topic, "-o", "beginning", "-e", "-q", props=props)
+    eq(r.returncode, 0, "kcat -C exit (%s)" % r.stderr.decode(errors="replace")[-300:])
+    eq(r.stdout, lines, "what kcat read back over TLS")
 
 
 def metadata_brokers(sock):
@@ -43,7 +136,141 @@ def case_each_listener_answers_with_its_own_endpoints(t):
     b.stop()
 
 
+def case_kcat_over_ssl(t):
+    b = tls_broker(t)
+    kcat_roundtrip(b, "kcat-tls")
+    b.stop()
+
+
+def case_kafka_python_over_ssl(t):
+    try:
+        import kafka
+    except ImportError:
+        raise Skip("no kafka-python")
+    b = tls_broker(t)
+    common = dict(bootstrap_servers="127.0.0.1:%d" % b.ssl_port, security_protocol="SSL",
+                  ssl_cafile=os.path.join(b.certs, "ca.pem"), api_version=(2, 0, 0))
+    p = kafka.KafkaProducer(**common)
+    for i in range(50):
+        p.send("kp-tls", b"v%d" % i)
+    p.flush(30)
+    p.close()
+    c = kafka.KafkaConsumer("kp-tls", auto_offset_reset="earliest", consumer_timeout_ms=15000,
+                            **common)
+    got = [m.value for m in c]
+    c.close()
+    eq(got, [b"v%d" % i for i in range(50)], "what kafka-python read over TLS")
+    b.stop()
+
+
+def case_confluent_kafka_over_ssl(t):
+    try:
+        import confluent_kafka
+    except ImportError:
+        raise Skip("no confluent-kafka")
+    b = tls_broker(t)
+    conf = {"bootstrap.servers": "127.0.0.1:%d" % b.ssl_port, "security.protocol": "ssl",
+            "ssl.ca.location": os.path.join(b.certs, "ca.pem")}
+    p = confluent_kafka.Producer(conf)
+    for i in range(50):
+        p.produce("ck-tls", b"c%d" % i)
+    eq(p.flush(30), 0, "messages left unsent")
+    c = confluent_kafka.Consumer(dict(conf, **{"group.id": "g", "auto.offset.reset": "earliest"}))
+    c.subscribe(["ck-tls"])
+    got = []
+    deadline = time.monotonic() + 30
+    while len(got) < 50 and time.monotonic() < deadline:
+        m = c.poll(1.0)
+        if m is not None and m.error() is None:
+            got.append(m.value())
+    c.close()
+    eq(got, [b"c%d" % i for i in range(50)], "what confluent-kafka read over TLS")
+    b.stop()
+
+
+def case_mutual_tls_required(t):
+    """ssl.client.auth=required, given for the SSL listener alone
+    (listener.name.ssl.): a client without a certificate is refused, one
+    with a certificate of the trusted CA is served."""
+    certs = make_certs(t.path("certs"))
+    b = tls_broker(t, extra={
+        "listener.name.ssl.ssl.client.auth": "required",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": os.path.join(certs, "ca.pem"),
+    })
+    r = kcat(b, "-L", "-m", "5")
+    check(r.returncode != 0, "kcat without a certificate was served: %r", r.stdout[-200:])
+    mine = {"ssl.certificate.location": os.path.join(certs, "client.crt"),
+            "ssl.key.location": os.path.join(certs, "client.key")}
+    kcat_roundtrip(b, "mtls", props=mine)
+    check("handshake failed" in b.log_text(), "no log line for the refused handshake")
+    # the PLAINTEXT listener asks for nothing
+    with kwire.connect(b.port) as s:
+        eq(metadata_brokers(s), [(0, "127.0.0.1", b.port)], "brokers seen on PLAINTEXT")
+    b.stop()
+
+
+def case_certificate_without_ip_san_refused(t):
+    """librdkafka checks the broker's name (ssl.endpoint.identification.
+    algorithm=https): a certificate without IP SAN 127.0.0.1 is refused."""
+    b = tls_broker(t, cert="nosan")
+    r = kcat(b, "-L", "-m", "5", props={"ssl.endpoint.identification.algorithm": "https"})
+    check(r.returncode != 0, "kcat accepted a certificate without the SAN: %r", r.stdout[-200:])
+    b.stop()
+
+
+def case_plaintext_and_ssl_side_by_side(t):
+    """One broker, a PLAINTEXT and an SSL listener: Metadata on each names
+    that listener's port."""
+    b = tls_broker(t)
+    with kwire.connect(b.port) as s:
+        eq(metadata_brokers(s), [(0, "127.0.0.1", b.port)], "brokers seen on PLAINTEXT")
+    with ssl_socket(b) as s:
+        eq(metadata_brokers(s), [(0, "127.0.0.1", b.ssl_port)], "brokers seen on SSL")
+    b.stop()
+
+
+def case_hostile_handshakes_do_not_harm_others(t):
+    """Garbage, a plaintext Kafka request and a half-handshake that stalls,
+    all on the SSL port, while a TLS client produces and reads back: it is
+    served, and the broken connections are closed with a log line each."""
+    b = tls_broker(t)
+    stalled = socket.create_connection(("127.0.0.1", b.ssl_port), timeout=10)
+    # the first bytes of a ClientHello record, then nothing
+    stalled.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]))
+    closed = []
+    for junk in (os.urandom(600), kwire.api_versions_v0(1)):
+        g = socket.create_connection(("127.0.0.1", b.ssl_port), timeout=10)
+        g.sendall(junk)
+        kwire.wait_closed(g, timeout=10)
+        closed.append(g)
+    kwire.create_topic(b.port, "hostile-tls", 1)
+    with ssl_socket(b) as s:
+        for i in range(20):
+            kwire.produce(b.ssl_port, "hostile-tls", 0, [(None, b"r%d" % i)], sock=s)
+        _, parts = kwire.parse_fetch_v4(kwire.roundtrip(s, kwire.fetch_v4(4, "hostile-tls", 0, 0)))
+        err, hw, records = parts[("hostile-tls", 0)]
+        eq((err, hw), (0, 20), "fetch over TLS: error and high watermark")
+        batches, tail = kwire.parse_batches(records)
+        eq((len(batches), tail), (20, 0), "batches read back over TLS, bytes after them")
+    for g in closed:
+        g.close()
+    stalled.close()
+    deadline = time.monotonic() + 10
+    while b.log_text().count("handshake failed") < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    check(b.log_text().count("handshake failed") >= 2, "the refused handshakes were not logged")
+    b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([
         case_each_listener_answers_with_its_own_endpoints,
+        case_plaintext_and_ssl_side_by_side,
+        case_kcat_over_ssl,
+        case_kafka_python_over_ssl,
+        case_confluent_kafka_over_ssl,
+        case_mutual_tls_required,
+        case_certificate_without_ip_san_refused,
+        case_hostile_handshakes_do_not_harm_others,
     ]))
