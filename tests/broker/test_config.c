@@ -283,7 +283,22 @@ static const char every_key[] =
     "zookeeper.connect=zk1:2181,zk2:2181/samsa\n"
     "zookeeper.session.timeout.ms=18000\n"
     "zookeeper.connection.timeout.ms=9000\n"
-    "config.change.expiration.ms=60000\n";
+    "config.change.expiration.ms=60000\n"
+    "ssl.keystore.type=PEM\n"
+    "ssl.keystore.location=/etc/samsa/broker.pem\n"
+    "ssl.keystore.password=secret\n"
+    "ssl.keystore.key=KEY\n"
+    "ssl.keystore.certificate.chain=CHAIN\n"
+    "ssl.key.password=secret\n"
+    "ssl.truststore.type=PEM\n"
+    "ssl.truststore.location=/etc/samsa/ca.pem\n"
+    "ssl.truststore.password=secret\n"
+    "ssl.truststore.certificates=CERTS\n"
+    "ssl.client.auth=required\n"
+    "ssl.enabled.protocols=TLSv1.3\n"
+    "ssl.cipher.suites=TLS_AES_128_GCM_SHA256\n"
+    "ssl.endpoint.identification.algorithm=\n"
+    "listener.name.client.ssl.client.auth=none\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -303,6 +318,9 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_STRING_EQUAL(c.advertised_listeners[0].host, "kafka.example.com");
     CU_ASSERT_EQUAL(c.advertised_listeners[0].port, 29092);
     CU_ASSERT_STRING_EQUAL(c.inter_broker_listener_name, "REPLICATION");
+    CU_ASSERT_STRING_EQUAL(br_config_listener_value(&c, "CLIENT", BR_CFG_SSL_CLIENT_AUTH), "none");
+    CU_ASSERT_STRING_EQUAL(br_config_listener_value(&c, "REPLICATION", BR_CFG_SSL_CLIENT_AUTH),
+                           "required");
     CU_ASSERT_EQUAL_FATAL(c.n_admin_listeners, 1);
     CU_ASSERT_STRING_EQUAL(c.admin_listeners[0].host, "0.0.0.0");
     CU_ASSERT_EQUAL(c.admin_listeners[0].port, 8088);
@@ -556,11 +574,11 @@ static void test_unknown_key_is_rejected_with_file_and_line(void)
 
 static void test_unknown_override_key_is_rejected(void)
 {
-    static const char *const ov[] = {"ssl.keystore.location=/x"};
+    static const char *const ov[] = {"ssl.no.such.key=/x"};
     struct br_config c;
     char err[ERRLEN];
     CU_ASSERT_EQUAL(parse_ov("", ov, 1, &c, err), KP_ERR_INVALID_CONFIG);
-    CU_ASSERT_STRING_EQUAL(err, "--override unknown config key 'ssl.keystore.location'");
+    CU_ASSERT_STRING_EQUAL(err, "--override unknown config key 'ssl.no.such.key'");
     br_config_free(&c);
 }
 
