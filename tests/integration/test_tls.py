@@ -263,6 +263,27 @@ def case_hostile_handshakes_do_not_harm_others(t):
     b.stop()
 
 
+def case_bytes_openssl_holds_are_read_after_a_held_request(t):
+    """One TLS write: a long-poll Fetch (parked 1.5 s), a Metadata of about
+    100 KB (held until the Fetch is answered, as every request behind an
+    unanswered one is) and an ApiVersions. The Metadata's frame ends inside
+    a TLS record, so the ApiVersions is decrypted and held by OpenSSL while
+    the socket has nothing more to report: it must still be answered once
+    the Metadata is."""
+    b = tls_broker(t)
+    kwire.create_topic(b.port, "held-tls", 1)
+    names = ["held-tls-absent-%04d-%s" % (i, "x" * 180) for i in range(500)]
+    metadata = kwire.request(kwire.METADATA, 4, 2,
+                             kwire.array([kwire.string(n) for n in names]) + kwire.i8(0))
+    check(len(metadata) > 90000, "the Metadata is only %d bytes", len(metadata))
+    with ssl_socket(b) as s:
+        s.sendall(kwire.fetch_v4(1, "held-tls", 0, 0, max_wait_ms=1500)
+                  + metadata + kwire.api_versions_v0(3))
+        got = [kwire.correlation_id(kwire.recv_frame(s, timeout=15)) for _ in range(3)]
+    eq(got, [1, 2, 3], "correlation ids answered, in order")
+    b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([
         case_each_listener_answers_with_its_own_endpoints,
@@ -273,4 +294,5 @@ if __name__ == "__main__":
         case_mutual_tls_required,
         case_certificate_without_ip_san_refused,
         case_hostile_handshakes_do_not_harm_others,
+        case_bytes_openssl_holds_are_read_after_a_held_request,
     ]))
