@@ -332,7 +332,7 @@ struct br_listener {
     char name[BR_LISTENER_NAME_MAX + 1]; /* upper case: "PLAINTEXT", "HTTP" */
     char host[BR_HOST_MAX + 1];          /* "" = all interfaces; no brackets */
     uint16_t port;                       /* 0 = any free port */
-    int8_t security_protocol;            /* enum br_security_protocol (admin: 0) */
+    int16_t security_protocol;           /* enum br_security_protocol (admin: 0) */
 };
 
 /*

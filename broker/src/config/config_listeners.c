@@ -278,7 +278,7 @@ static int assign_protocols(struct load *ld, enum br_config_key k, const struct 
                              "Samsa speaks PLAINTEXT and SSL",
                              list[i].name, security_protocols[m->protocol[j]]);
         }
-        list[i].security_protocol = (int8_t)m->protocol[j];
+        list[i].security_protocol = (int16_t)m->protocol[j];
     }
     return 0;
 }

@@ -147,7 +147,7 @@ struct br_server {
         char listener[BR_LISTENER_NAME_MAX + 1];
         char host[256];
         int port;
-        int8_t security_protocol; /* enum br_security_protocol */
+        int16_t security_protocol; /* enum br_security_protocol */
     } advertised[BR_CONFIG_MAX_LISTENERS];
     size_t nadvertised;
     char advertised_host[256];
