@@ -135,6 +135,7 @@ struct br_conn {
     bool tls_wants_write;   /* the last handshake step or read wants EPOLLOUT */
     bool tls_write_blocked; /* SSL_write_ex wants to be called again */
     bool tls_ktls;          /* the kernel encrypts: file regions go by SSL_sendfile */
+    bool tls_failed;        /* a fatal TLS error: no close_notify (SSL_shutdown's rule) */
     uint8_t *tls_out;       /* plaintext of one record not yet taken by SSL_write_ex */
     size_t tls_out_len;
     struct br_task tls_task; /* reads what OpenSSL holds and epoll cannot report */

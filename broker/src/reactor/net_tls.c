@@ -509,6 +509,7 @@ static ssize_t tls_read(struct br_conn *c, void *buf, size_t len, bool peek)
         return 0;
     }
     char why[192];
+    c->tls_failed = true;
     br_debug("TLS read from %s: %s", c->peer, tls_reason(e, why, sizeof why));
     errno = EPROTO;
     return -1;
@@ -551,6 +552,7 @@ static int tls_write_result(struct br_conn *c, int ok)
         return 0;
     }
     char why[192];
+    c->tls_failed = true;
     br_debug("TLS write to %s: %s", c->peer, tls_reason(e, why, sizeof why));
     c->error = EPIPE;
     net_conn_kill(c);
@@ -661,7 +663,7 @@ void net_tls_close(struct br_conn *c)
         return;
     }
     br_task_cancel(c->net, &c->tls_task);
-    if (!c->tls_handshaking && c->watch.fd >= 0) {
+    if (!c->tls_handshaking && !c->tls_failed && c->watch.fd >= 0) {
         /* close_notify, best effort: never waits for the peer's */
         (void)SSL_shutdown(c->ssl);
     }
