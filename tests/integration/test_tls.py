@@ -35,7 +35,10 @@ def openssl(*args, cwd):
 
 def make_certs(d):
     """ca.pem; broker.pem (key + chain, IP SAN 127.0.0.1); nosan.pem (the
-    same without the SAN); client.crt/client.key. Returns d."""
+    same without the SAN); client.crt/client.key. Made once per folder.
+    Returns d."""
+    if os.path.exists(os.path.join(d, "client.crt")):
+        return d
     os.makedirs(d, exist_ok=True)
     if shutil.which("openssl") is None:
         raise Skip("no openssl CLI")
@@ -284,6 +287,80 @@ def case_bytes_openssl_holds_are_read_after_a_held_request(t):
     b.stop()
 
 
+def case_pkcs12_and_inline_pem_keystores(t):
+    """ssl.keystore.type=PKCS12 with its password, and the PEM key and chain
+    given inline (ssl.keystore.key, ssl.keystore.certificate.chain, the
+    newlines written as \\n as java.util.Properties reads them): kcat is
+    served over both."""
+    certs = make_certs(t.path("certs"))
+    openssl("pkcs12", "-export", "-inkey", "broker.key", "-in", "broker.crt", "-certfile",
+            "ca.pem", "-out", "broker.p12", "-passout", "pass:p12secret", cwd=certs)
+    b = tls_broker(t, extra={
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": os.path.join(certs, "broker.p12"),
+        "ssl.keystore.password": "p12secret",
+    })
+    kcat_roundtrip(b, "p12-tls")
+    b.stop()
+
+    def inline(name):
+        with open(os.path.join(certs, name)) as f:
+            return f.read().strip().replace("\n", "\\n")
+    b2 = t.broker(name="inline", start=False)
+    b2.port = free_port()
+    b2.ssl_port = free_port()
+    b2.certs = certs
+    b2.extra_config.update({
+        "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d" % (b2.port, b2.ssl_port),
+        "listener.name.ssl.ssl.keystore.type": "PEM",
+        "listener.name.ssl.ssl.keystore.key": inline("broker.key"),
+        "listener.name.ssl.ssl.keystore.certificate.chain": inline("broker.crt"),
+    })
+    b2.start()
+    kcat_roundtrip(b2, "inline-tls")
+    b2.stop()
+
+
+def case_configurations_refused_at_start(t):
+    """What Samsa cannot honour stops start-up with a message that says
+    what to do: a JKS keystore, TLSv1.1, ssl.client.auth=required without a
+    truststore, a SASL listener, a wrong PEM key password."""
+    certs = make_certs(t.path("certs"))
+    openssl("pkey", "-in", "broker.key", "-out", "broker-enc.key", "-aes256", "-passout",
+            "pass:right", cwd=certs)
+    with open(os.path.join(certs, "broker-enc.pem"), "w") as out:
+        for part in ("broker-enc.key", "broker.crt"):
+            with open(os.path.join(certs, part)) as f:
+                out.write(f.read())
+    base = {"ssl.keystore.location": os.path.join(certs, "broker.pem")}
+    refused = [
+        ({"ssl.keystore.type": "JKS"}, "keytool -importkeystore"),
+        ({"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1 is not offered"),
+        ({"ssl.client.auth": "required"}, "needs a truststore"),
+        ({"ssl.keystore.location": os.path.join(certs, "broker-enc.pem"),
+          "ssl.key.password": "wrong"}, "wrong ssl.key.password"),
+        ({"listeners": "PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d"
+          % (free_port(), free_port())}, "SASL is not there yet"),
+    ]
+    for i, (cfg, needle) in enumerate(refused):
+        b = t.broker(name="refused%d" % i, start=False)
+        b.port = free_port()
+        b.extra_config.update({
+            "listeners": "PLAINTEXT://127.0.0.1:%d,SSL://127.0.0.1:%d" % (b.port, free_port())})
+        b.extra_config.update(base)
+        b.extra_config.update(cfg)
+        rc = b.run_to_exit()
+        check(rc != 0, "%r: the broker started", cfg)
+        check(needle in b.log_text(), "%r: no %r in its log: %s", cfg, needle,
+              b.log_text()[-400:])
+    # the right password reads the encrypted key
+    b = tls_broker(t, extra={"ssl.keystore.location": os.path.join(certs, "broker-enc.pem"),
+                             "ssl.key.password": "right"})
+    with ssl_socket(b) as s:
+        eq(metadata_brokers(s), [(0, "127.0.0.1", b.ssl_port)], "brokers seen on SSL")
+    b.stop()
+
+
 if __name__ == "__main__":
     sys.exit(main([
         case_each_listener_answers_with_its_own_endpoints,
@@ -295,4 +372,6 @@ if __name__ == "__main__":
         case_certificate_without_ip_san_refused,
         case_hostile_handshakes_do_not_harm_others,
         case_bytes_openssl_holds_are_read_after_a_held_request,
+        case_pkcs12_and_inline_pem_keystores,
+        case_configurations_refused_at_start,
     ]))
