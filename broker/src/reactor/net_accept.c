@@ -236,7 +236,7 @@ void net_conn_accept(struct br_net *n, struct listener *l)
             port = ntohs(sa->sin6_port);
         }
         (void)snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
-        if (l->tls != NULL && net_tls_accept(c, l->tls) != 0) {
+        if (l->tls != NULL && net_tls_accept(c, l->tls, &net_tls_pending_task) != 0) {
             br_error("out of memory for the TLS of %s", c->peer);
             net_tls_close(c);
             close(fd);

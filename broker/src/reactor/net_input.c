@@ -409,3 +409,16 @@ void net_conn_readable(struct br_conn *c)
         return;
     }
 }
+
+/* Reads what OpenSSL decrypted and holds: epoll reports only the socket
+ * (net_tls_kick posts it). */
+static void tls_pending_run(void *ctx, struct br_task *t)
+{
+    (void)ctx;
+    struct br_conn *c = t->owner;
+    if (!c->dead) {
+        net_conn_readable(c);
+    }
+}
+
+const struct br_task_ops net_tls_pending_task = {"TLS bytes already decrypted", tls_pending_run};

@@ -1,13 +1,14 @@
 /* samsa-broker: TLS on OpenSSL 3 (see net_tls.h): the listeners' contexts
  * from Kafka's ssl.* keys, and a connection's handshake, reads and writes
- * on the reactor thread. */
+ * on the reactor thread as OpenSSL calls. What they mean for the
+ * connection (its interest, its end) its callers decide: this file calls
+ * none of the reactor's other files but the task queue (net_timer.c). */
 #define _GNU_SOURCE
 
 #include "reactor/net_tls.h"
 
 #include "reactor/net_internal.h"
 
-#include "base/fileref.h"
 #include "base/logging.h"
 
 #include <samsa-protocol/alloc.h>
@@ -25,10 +26,6 @@
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-/* One TLS record's worth of plaintext: what the user-space output path
- * reads a file region into before SSL_write_ex. */
-#define TLS_OUT_CAP 16384u
 
 struct br_tls_ctx {
     SSL_CTX *ctx;
@@ -435,18 +432,7 @@ static const char *tls_reason(int ssl_err, char *buf, size_t len)
     return buf;
 }
 
-static void tls_task_run(void *ctx, struct br_task *t)
-{
-    (void)ctx;
-    struct br_conn *c = t->owner;
-    if (!c->dead) {
-        net_conn_readable(c);
-    }
-}
-
-static const struct br_task_ops tls_task_ops = {"TLS bytes already read", tls_task_run};
-
-int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t)
+int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t, const struct br_task_ops *pending)
 {
     c->ssl = SSL_new(t->ctx);
     if (c->ssl == NULL || SSL_set_fd(c->ssl, c->watch.fd) != 1) {
@@ -455,11 +441,11 @@ int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t)
     }
     SSL_set_accept_state(c->ssl);
     c->tls_handshaking = true;
-    br_task_init(&c->tls_task, &tls_task_ops, c);
+    br_task_init(&c->tls_task, pending, c);
     return 0;
 }
 
-void net_tls_handshake(struct br_conn *c)
+enum net_tls_step net_tls_handshake(struct br_conn *c)
 {
     ERR_clear_error();
     errno = 0;
@@ -468,23 +454,20 @@ void net_tls_handshake(struct br_conn *c)
         c->tls_handshaking = false;
         c->tls_wants_write = false;
         c->tls_ktls = BIO_get_ktls_send(SSL_get_wbio(c->ssl)) > 0;
-        net_conn_touch(c);
         br_debug("TLS with %s: %s, %s%s", c->peer, SSL_get_version(c->ssl),
                  SSL_get_cipher_name(c->ssl), c->tls_ktls ? ", kernel TLS" : "");
-        net_conn_update_events(c);
-        net_conn_readable(c); /* a request may have come with the last flight */
-        return;
+        return NET_TLS_DONE;
     }
     int e = SSL_get_error(c->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         c->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
-        net_conn_update_events(c);
-        return;
+        return NET_TLS_AGAIN;
     }
     char why[192];
     br_info("closing %s: TLS handshake failed: %s", c->peer, tls_reason(e, why, sizeof why));
     c->error = EPROTO;
-    net_conn_kill(c);
+    c->tls_failed = true;
+    return NET_TLS_FAILED;
 }
 
 /* SSL_read_ex or SSL_peek_ex as read(2) and recv(MSG_PEEK) answer: bytes,
@@ -537,124 +520,38 @@ void net_tls_kick(struct br_conn *c)
     }
 }
 
-/* One SSL write of the output buffer, or of a file region through the
- * kernel: 1 done, 0 would block (the interest is set), -1 killed. */
-static int tls_write_result(struct br_conn *c, int ok)
+/* What a failed SSL write means: 0 would block (call again with the same
+ * bytes once writable), -1 the connection is broken. */
+static int write_failed(struct br_conn *c, int ret)
 {
-    if (ok > 0) {
-        net_conn_touch(c);
-        return 1;
-    }
-    int e = SSL_get_error(c->ssl, ok);
+    int e = SSL_get_error(c->ssl, ret);
     if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) {
         c->tls_write_blocked = true;
-        net_conn_update_events(c);
         return 0;
     }
     char why[192];
     c->tls_failed = true;
     br_debug("TLS write to %s: %s", c->peer, tls_reason(e, why, sizeof why));
-    c->error = EPIPE;
-    net_conn_kill(c);
     return -1;
 }
 
-/* Takes up to the buffer's room from the head chunks of s into c's output
- * buffer: memory copied, file regions read with pread. -1 when a file
- * ended early (c killed). */
-static int tls_fill(struct br_conn *c, struct br_slot *s)
+int net_tls_write(struct br_conn *c, const void *buf, size_t len)
 {
-    while (s->head != NULL && c->tls_out_len < TLS_OUT_CAP) {
-        struct chunk *ch = s->head;
-        if (ch->kind == CHUNK_FILE && c->tls_ktls) {
-            break; /* sent by the kernel, from the file */
-        }
-        size_t room = TLS_OUT_CAP - c->tls_out_len;
-        size_t take = ch->len < room ? ch->len : room;
-        uint8_t *dst = c->tls_out + c->tls_out_len;
-        if (ch->kind == CHUNK_MEM) {
-            memcpy(dst, ch->buf + ch->off, take);
-            ch->off += take;
-        } else {
-            ssize_t n = pread(br_fileref_fd(ch->file), dst, take, (off_t)ch->pos);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n <= 0) {
-                br_error("reading a file for %s: it ended early", c->peer);
-                net_conn_kill(c);
-                return -1;
-            }
-            take = (size_t)n;
-            ch->pos += n;
-        }
-        ch->len -= take;
-        c->tls_out_len += take;
-        if (ch->len == 0) {
-            s->head = ch->next;
-            if (s->head == NULL) {
-                s->tail = NULL;
-            }
-            net_chunk_free(ch);
-        }
-    }
-    return 0;
+    ERR_clear_error();
+    errno = 0;
+    c->tls_write_blocked = false;
+    size_t w = 0;
+    int r = SSL_write_ex(c->ssl, buf, len, &w);
+    return r == 1 ? 1 : write_failed(c, r);
 }
 
-int net_tls_send_slot(struct br_conn *c, struct br_slot *s)
+ssize_t net_tls_sendfile(struct br_conn *c, int fd, int64_t pos, size_t len)
 {
-    if (c->tls_handshaking) {
-        return 0;
-    }
-    if (c->tls_out == NULL) {
-        c->tls_out = kp_malloc(TLS_OUT_CAP);
-        if (c->tls_out == NULL) {
-            br_error("out of memory writing to %s", c->peer);
-            net_conn_kill(c);
-            return -1;
-        }
-    }
-    for (;;) {
-        c->tls_write_blocked = false;
-        if (c->tls_out_len > 0) {
-            /* after WANT_WRITE, the same bytes again (SSL_write_ex's rule):
-             * the buffer holds them until they went */
-            ERR_clear_error();
-            size_t w = 0;
-            int r = tls_write_result(c, SSL_write_ex(c->ssl, c->tls_out, c->tls_out_len, &w));
-            if (r <= 0) {
-                return r == 0 ? 0 : -1;
-            }
-            c->tls_out_len = 0;
-            continue;
-        }
-        if (s->head == NULL) {
-            return 1;
-        }
-        struct chunk *ch = s->head;
-        if (ch->kind == CHUNK_FILE && c->tls_ktls) {
-            ERR_clear_error();
-            size_t want = ch->len > 0x7ffff000u ? 0x7ffff000u : ch->len;
-            ossl_ssize_t n = SSL_sendfile(c->ssl, br_fileref_fd(ch->file), (off_t)ch->pos, want, 0);
-            int r = tls_write_result(c, n > 0 ? 1 : (int)n);
-            if (r <= 0) {
-                return r == 0 ? 0 : -1;
-            }
-            ch->pos += n;
-            ch->len -= (size_t)n;
-            if (ch->len == 0) {
-                s->head = ch->next;
-                if (s->head == NULL) {
-                    s->tail = NULL;
-                }
-                net_chunk_free(ch);
-            }
-            continue;
-        }
-        if (tls_fill(c, s) != 0) {
-            return -1;
-        }
-    }
+    ERR_clear_error();
+    errno = 0;
+    c->tls_write_blocked = false;
+    ossl_ssize_t n = SSL_sendfile(c->ssl, fd, (off_t)pos, len, 0);
+    return n > 0 ? (ssize_t)n : write_failed(c, (int)n);
 }
 
 void net_tls_close(struct br_conn *c)
