@@ -321,6 +321,18 @@ def case_pkcs12_and_inline_pem_keystores(t):
     b2.stop()
 
 
+def case_protocols_and_cipher_suites(t):
+    """ssl.enabled.protocols=TLSv1.2 and one suite by its IANA (Java) name:
+    the handshake uses that version and that suite."""
+    b = tls_broker(t, extra={"ssl.enabled.protocols": "TLSv1.2",
+                             "ssl.cipher.suites": "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"})
+    with ssl_socket(b) as s:
+        eq((s.version(), s.cipher()[0]), ("TLSv1.2", "ECDHE-ECDSA-AES256-GCM-SHA384"),
+           "the version and suite negotiated")
+        eq(metadata_brokers(s), [(0, "127.0.0.1", b.ssl_port)], "brokers seen on SSL")
+    b.stop()
+
+
 def case_configurations_refused_at_start(t):
     """What Samsa cannot honour stops start-up with a message that says
     what to do: a JKS keystore, TLSv1.1, ssl.client.auth=required without a
@@ -373,5 +385,6 @@ if __name__ == "__main__":
         case_hostile_handshakes_do_not_harm_others,
         case_bytes_openssl_holds_are_read_after_a_held_request,
         case_pkcs12_and_inline_pem_keystores,
+        case_protocols_and_cipher_suites,
         case_configurations_refused_at_start,
     ]))

@@ -248,20 +248,25 @@ static int load_truststore(SSL_CTX *ctx, const struct br_tls_settings *s, char *
     return 0;
 }
 
+/* The next item of a comma (or space) separated list at *p: true with
+ * *p at its start and *n its length; the caller steps *p past it. */
+static bool next_item(const char **p, size_t *n)
+{
+    while (**p == ',' || **p == ' ') {
+        (*p)++;
+    }
+    *n = strcspn(*p, ", ");
+    return *n > 0;
+}
+
 /* ssl.enabled.protocols: TLSv1.2 and TLSv1.3, as a version range. */
 static int set_protocols(SSL_CTX *ctx, const struct br_tls_settings *s, char *err, size_t errlen)
 {
     const char *p = s->enabled_protocols != NULL ? s->enabled_protocols : "TLSv1.2,TLSv1.3";
     int lo = 0;
     int hi = 0;
-    while (*p != '\0') {
-        while (*p == ',' || *p == ' ') {
-            p++;
-        }
-        size_t n = strcspn(p, ", ");
-        if (n == 0) {
-            break;
-        }
+    size_t n = 0;
+    while (next_item(&p, &n)) {
         int v = 0;
         if (n == 7 && strncasecmp(p, "TLSv1.2", n) == 0) {
             v = TLS1_2_VERSION;
@@ -317,14 +322,8 @@ static int set_ciphers(SSL_CTX *ctx, const struct br_tls_settings *s, char *err,
     }
     STACK_OF(SSL_CIPHER) *all = SSL_CTX_get_ciphers(any);
     const char *p = s->cipher_suites;
-    while (*p != '\0') {
-        while (*p == ',' || *p == ' ') {
-            p++;
-        }
-        size_t n = strcspn(p, ", ");
-        if (n == 0) {
-            break;
-        }
+    size_t n = 0;
+    while (next_item(&p, &n)) {
         char name[128];
         (void)snprintf(name, sizeof name, "%.*s", (int)n, p);
         bool v13 = strncmp(name, "TLS_AES_", 8) == 0 || strncmp(name, "TLS_CHACHA20_", 13) == 0;
