@@ -478,7 +478,7 @@ int br_h_find_coordinator(struct br_req *r)
     int32_t node = -1;
     const char *host = "";
     int32_t port = -1;
-    int err = br_groups_find_coordinator(b, q->Key, &node, &host, &port);
+    int err = br_groups_find_coordinator(b, q->Key, br_req_listener(r), &node, &host, &port);
     if (err != 0) {
         resp.ErrorCode = (int16_t)kp_err_to_wire(err);
         resp.ErrorMessage = kp_str_c("the group's coordinator is not available yet");

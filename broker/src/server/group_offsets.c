@@ -154,8 +154,8 @@ int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id)
     return group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
 }
 
-int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *node,
-                               const char **host, int32_t *port)
+int br_groups_find_coordinator(struct br_server *b, struct kp_str key, const char *listener,
+                               int32_t *node, const char **host, int32_t *port)
 {
     int err = br_groups_ensure_offsets_topic(b);
     if (err != 0) {
@@ -167,14 +167,16 @@ int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *
     const struct br_mc_partition *mp = &mt->parts[index];
     const struct br_mc_broker *mb =
         mp->present && mp->leader >= 0 ? br_mc_broker(&b->mc, mp->leader) : NULL;
-    if (mb == NULL) {
-        /* the partition has no live leader (Kafka's
-         * handleFindCoordinatorRequest: COORDINATOR_NOT_AVAILABLE) */
+    const struct br_mc_endpoint *ep = mb != NULL ? br_mc_endpoint(mb, listener) : NULL;
+    if (ep == NULL) {
+        /* the partition has no live leader, or none on the client's
+         * listener (Kafka's handleFindCoordinatorRequest:
+         * COORDINATOR_NOT_AVAILABLE) */
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
     *node = mb->id;
-    *host = mb->host;
-    *port = mb->port;
+    *host = ep->host;
+    *port = ep->port;
     return 0;
 }
 

@@ -32,6 +32,10 @@ size_t br_request_arena_max(size_t len);
 /* An array of n elements of size bytes in r's response arena (room for
  * one when n is 0), or NULL when the arena is spent. */
 void *br_req_array(struct br_req *r, size_t n, size_t size);
+/* The name of the listener the request came in on (upper case): what
+ * Metadata and FindCoordinator answer endpoints of. An in-process
+ * connection (the fuzz harness) counts as on the inter-broker listener. */
+const char *br_req_listener(const struct br_req *r);
 
 /* Encode `resp` (a kp_<Api>Response of the request's API and version) into
  * the request's slot and mark it ready; the encoded response may take up to

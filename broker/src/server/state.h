@@ -141,6 +141,16 @@ struct br_server {
     struct br_meta meta;
     struct br_net *net;
     int32_t node_id;
+    /* the advertised listeners as clients and brokers reach them (broker.c
+     * fills in a missing host and a bound port), in advertised.listeners'
+     * order; advertised_host and _port are the inter-broker listener's */
+    struct br_advertised {
+        char listener[BR_LISTENER_NAME_MAX + 1];
+        char host[256];
+        int port;
+        int16_t security_protocol; /* enum br_security_protocol */
+    } advertised[BR_CONFIG_MAX_LISTENERS];
+    size_t nadvertised;
     char advertised_host[256];
     int advertised_port;
     char cluster_id[64];
