@@ -34,7 +34,7 @@ void br_broker_housekeeping(struct br_broker *b)
     int64_t mono = br_now_mono_ms();
     br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
     br_replication_tick(b->s.replication, mono);
-    br_txn_tick(&b->s.txn, mono);
+    br_txn_tick(&b->s.txn, br_now_wall_ms());
     br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
@@ -210,6 +210,10 @@ int br_broker_start(struct br_broker *b)
     b->cluster = b->s.cfg.zookeeper_connect != NULL;
     /* a cluster of one never grows: its __consumer_offsets has the one
      * replica it can have, whatever offsets.topic.replication.factor says */
+    b->s.txn_topic_rf = b->s.cfg.transaction_state_log_replication_factor;
+    if (!b->cluster && b->s.txn_topic_rf > 1) {
+        b->s.txn_topic_rf = 1;
+    }
     b->s.offsets_topic_rf = b->s.cfg.offsets_topic_replication_factor;
     if (!b->cluster && b->s.offsets_topic_rf > 1) {
         b->s.offsets_topic_rf = 1;
@@ -285,7 +289,11 @@ int br_broker_start(struct br_broker *b)
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
-    br_txn_server_start(&b->s);
+    int terr = br_txn_server_start(&b->s);
+    if (terr != 0) {
+        br_error("transaction coordinator: %s", terr < 0 ? kp_err_str(terr) : kp_err_name(terr));
+        return -1;
+    }
     int gerr = br_groups_start(&b->s);
     if (gerr != 0) {
         br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));

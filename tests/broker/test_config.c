@@ -148,6 +148,8 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 600000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 4096);
     CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 5000);
+    CU_ASSERT_EQUAL(c.transaction_max_timeout_ms, 900000);
+    CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 50);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 3000);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 300000);
@@ -277,6 +279,12 @@ static const char every_key[] =
     "offsets.retention.check.interval.ms=300000\n"
     "offset.metadata.max.bytes=1024\n"
     "offsets.commit.timeout.ms=7000\n"
+    "transaction.max.timeout.ms=600000\n"
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms=5000\n"
+    "transactional.id.expiration.ms=86400000\n"
+    "transaction.state.log.num.partitions=8\n"
+    "transaction.state.log.replication.factor=2\n"
+    "transaction.state.log.segment.bytes=1048576\n"
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
     "group.max.session.timeout.ms=1800000\n"
@@ -396,6 +404,12 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 300000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 1024);
     CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 7000);
+    CU_ASSERT_EQUAL(c.transaction_max_timeout_ms, 600000);
+    CU_ASSERT_EQUAL(c.transaction_abort_cleanup_interval_ms, 5000);
+    CU_ASSERT_EQUAL(c.transactional_id_expiration_ms, 86400000);
+    CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 8);
+    CU_ASSERT_EQUAL(c.transaction_state_log_replication_factor, 2);
+    CU_ASSERT_EQUAL(c.transaction_state_log_segment_bytes, 1048576);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 1800000);

@@ -28,6 +28,14 @@ offset, the aborted-transaction index).
 - list_offsets_isolation: with a transaction open, ListOffsets latest is
   the LSO (its first offset) for read_committed and the HW for
   read_uncommitted.
+- coordinator_restart: the coordinator's records in __transaction_state
+  (Kafka's format) bring a transactional id back after a clean stop and
+  after a SIGKILL: InitProducerId gives the same producer id and the next
+  epoch each time; the records decode as Kafka's TransactionLog.
+- open_transaction_across_kill9: a transaction open when the broker is
+  SIGKILLed stays open after the restart (its records hidden from
+  read_committed, the LSO at its first offset) until the coordinator,
+  which read it back, aborts it at its timeout.
 
 Usage: test_transactions.py <samsa-broker> [-k NAME]
 """
@@ -318,6 +326,114 @@ def case_list_offsets_isolation(t):
     eq(watermarks(b, "tl", 0, "read_committed"), (0, 3), "read_committed after the commit")
 
 
+def txn_init(b, txn_id, timeout_ms=60000, deadline=DEADLINE):
+    """InitProducerId v0 with a transactional id, retried while the
+    coordinator is not available (its topic being made) -> (pid, epoch)."""
+    end = time.monotonic() + deadline
+    while True:
+        with kwire.connect(b.port) as s:
+            _, err, pid, epoch = kwire.parse_init_producer_id_v0(
+                kwire.roundtrip(s, kwire.init_producer_id_v0(5, txn_id, timeout_ms)))
+        if err == 0:
+            return pid, epoch
+        check(err == 15 and time.monotonic() < end,
+              "InitProducerId %s: error %d" % (txn_id, err))
+        time.sleep(0.2)
+
+
+def txn_state_records(b):
+    """Every record of __transaction_state's logs, decoded as Kafka's
+    TransactionLog: [(transactional id, None or (pid, epoch, timeout,
+    status, {topic: [partitions]}))]."""
+    out = []
+    for part in range(50):
+        d = kwire.partition_dir(b.log_dir, "__transaction_state", part)
+        if not os.path.isdir(d):
+            continue
+        for bt in kwire.disk_batches(b.log_dir, "__transaction_state", part):
+            for _, _, key, value in bt.records():
+                kv, klen = struct.unpack_from(">hh", key)
+                eq(kv, 0, "a record key's version")
+                tid = key[4:4 + klen].decode()
+                eq(len(key), 4 + klen, "a record key's length")
+                if value is None:
+                    out.append((tid, None))
+                    continue
+                pos = 0
+                (vv, pid, epoch, timeout, status, ntopics) = struct.unpack_from(">hqhibi", value)
+                pos = 2 + 8 + 2 + 4 + 1 + 4
+                eq(vv, 0, "a record value's version")
+                parts = {}
+                for _ in range(max(ntopics, 0)):
+                    (tl,) = struct.unpack_from(">h", value, pos)
+                    topic = value[pos + 2:pos + 2 + tl].decode()
+                    pos += 2 + tl
+                    (n,) = struct.unpack_from(">i", value, pos)
+                    pos += 4
+                    parts[topic] = list(struct.unpack_from(">%di" % n, value, pos))
+                    pos += 4 * n
+                pos += 16  # entry and start timestamps
+                eq(pos, len(value), "a record value's length")
+                if status == 0:
+                    eq(ntopics, -1, "an Empty record's partitions (null)")
+                out.append((tid, (pid, epoch, timeout, status, parts)))
+    return out
+
+
+def case_coordinator_restart(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tcr")
+    pid, epoch = txn_init(b, "survivor")
+    p = producer(b, "survivor")
+    p.init_transactions(30)  # epoch + 1
+    p.begin_transaction()
+    p.produce("tcr", value=b"one", partition=0)
+    p.commit_transaction(30)
+    del p
+    recs = [r for r in txn_state_records(b) if r[0] == "survivor"]
+    statuses = [r[1][3] for r in recs]
+    # Empty (ours), Empty (the producer's), Ongoing, PrepareCommit, CompleteCommit
+    eq(statuses, [0, 0, 1, 2, 4], "the id's records' statuses")
+    eq(recs[2][1][4], {"tcr": [0]}, "the Ongoing record's partitions")
+    check(all(r[1][0] == pid for r in recs), "every record names producer %d" % pid)
+    b.stop()
+    b.start()
+    eq(txn_init(b, "survivor"), (pid, epoch + 2), "after a clean stop")
+    b.kill()
+    b.start()
+    eq(txn_init(b, "survivor"), (pid, epoch + 3), "after kill -9")
+    eq(values(kcat_read(b, "tcr", "read_committed")), ["one"], "read_committed")
+
+
+def case_open_transaction_across_kill9(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tok")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "tok", "-p", "0",
+                    "-X", "transactional.id=tok-before"],
+                   input=b"before\n", check=True, timeout=60, capture_output=True)
+    first_open = kwire.list_offset(b.port, "tok", 0, -1)[1]
+    p = producer(b, "tok-open", **{"transaction.timeout.ms": 8000})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(20):
+        p.produce("tok", value=b"open-%d" % i, partition=0)
+    p.flush(30)
+    b.kill()
+    del p
+    b.start()
+    eq(values(kcat_read(b, "tok", "read_committed")), ["before"], "read_committed after kill -9")
+    eq(watermarks(b, "tok", 0, "read_committed")[1], first_open,
+       "the LSO after the restart: the open transaction's first offset")
+    wait_for("the coordinator to abort the transaction it read back",
+             lambda: watermarks(b, "tok", 0, "read_committed")[1] > first_open)
+    eq(values(kcat_read(b, "tok", "read_committed")), ["before"], "read_committed after the abort")
+    markers = control_markers(b, "tok", 0)
+    eq([m[2] for m in markers], [1, 0], "the markers: the first COMMIT, then the ABORT")
+
+
 if __name__ == "__main__":
     sys.exit(broker.main([case_kcat_commit, case_kcat_killed, case_abort_hidden, case_fencing,
-                          case_restart_keeps_aborts, case_list_offsets_isolation]))
+                          case_restart_keeps_aborts, case_list_offsets_isolation,
+                          case_coordinator_restart, case_open_transaction_across_kill9]))

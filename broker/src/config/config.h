@@ -290,6 +290,9 @@ enum br_config_key {
     BR_CFG_TRANSACTION_MAX_TIMEOUT_MS,
     BR_CFG_TRANSACTION_ABORT_CLEANUP_INTERVAL_MS,
     BR_CFG_TRANSACTIONAL_ID_EXPIRATION_MS,
+    BR_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS,
+    BR_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR,
+    BR_CFG_TRANSACTION_STATE_LOG_SEGMENT_BYTES,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
     BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -439,6 +442,11 @@ struct br_config {
     int32_t transaction_max_timeout_ms;
     int32_t transaction_abort_cleanup_interval_ms;
     int32_t transactional_id_expiration_ms;
+    /* __transaction_state (transaction.state.log.num.partitions,
+     * .replication.factor, .segment.bytes) */
+    int32_t transaction_state_log_num_partitions;
+    int16_t transaction_state_log_replication_factor;
+    int32_t transaction_state_log_segment_bytes;
     int32_t offset_metadata_max_bytes;
     int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;

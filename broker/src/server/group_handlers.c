@@ -462,6 +462,12 @@ int br_h_find_coordinator(struct br_req *r)
             resp.ErrorMessage = kp_str_c("transactions run on a standalone broker only so far");
             return br_respond(r, &resp);
         }
+        int err = br_txn_find_coordinator(b, q->Key);
+        if (err != 0) {
+            resp.ErrorCode = (int16_t)err;
+            resp.ErrorMessage = kp_str_c("the transaction coordinator is not available yet");
+            return br_respond(r, &resp);
+        }
         resp.ErrorCode = KP_ERR_NONE;
         resp.NodeId = me->id;
         resp.Host = kp_str_c(me->host);

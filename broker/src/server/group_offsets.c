@@ -58,12 +58,6 @@ static void offsets_kvs(struct br_kv *kvs)
     }
 }
 
-/* How long a broker waits before it asks for the topic again (a
- * cluster's first ask is answered by the controller's UpdateMetadata,
- * normally well within this; a standalone broker's creation is under way
- * meanwhile, br_topic_admin_creating). */
-#define OFFSETS_CREATE_RETRY_MS 5000
-
 /*
  * __consumer_offsets is made as Kafka 2.0's KafkaApis.createInternalTopic
  * makes it: offsets.topic.num.partitions partitions with
@@ -75,42 +69,19 @@ static void offsets_kvs(struct br_kv *kvs)
  */
 int br_groups_ensure_offsets_topic(struct br_server *b)
 {
-    if (offsets_mc_topic(b) != NULL) {
-        return 0;
-    }
-    if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
-    }
-    int64_t now = br_now_mono_ms();
-    if (b->offsets_create_ms != 0 && now - b->offsets_create_ms < OFFSETS_CREATE_RETRY_MS) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* asked for already */
-    }
-    b->offsets_create_ms = now;
-    int16_t rf = b->offsets_topic_rf;
-    size_t live = br_broker_live_count(b);
-    if (live < (size_t)rf) {
-        br_warn("%s is not created: %zu live broker(s) do not meet its replication factor %d "
-                "(offsets.topic.replication.factor); the group coordinators are not available "
-                "until they do",
-                BR_OFFSETS_TOPIC, live, rf);
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
     struct br_kv kvs[N_OFFSETS_SETTINGS];
     offsets_kvs(kvs);
-    char err[256];
-    int e =
-        br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
-    if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
-        br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
-    } else if (e == 0) {
-        br_info("creating %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
-                BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
-                b->cfg.offsets_topic_replication_factor);
-    }
-    /* the coordinator is not available until the topic is made, as in
-     * Kafka, whose FindCoordinator answers so while it is being created */
-    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    struct br_internal_topic it = {
+        BR_OFFSETS_TOPIC,
+        b->cfg.offsets_topic_num_partitions,
+        b->offsets_topic_rf,
+        b->cfg.offsets_topic_replication_factor,
+        "offsets.topic.replication.factor",
+        kvs,
+        N_OFFSETS_SETTINGS,
+        &b->offsets_create_ms,
+    };
+    return br_ensure_internal_topic(b, &it);
 }
 
 /* The number of partitions a group's partition is chosen among: the

@@ -196,7 +196,14 @@ int br_h_add_partitions_to_txn(struct br_req *r);
 int br_h_end_txn(struct br_req *r);
 /* Whether this broker coordinates transactions (standalone only so far). */
 bool br_txn_served_here(const struct br_server *b);
-void br_txn_server_start(struct br_server *b);
+/* The coordinator made, its records read from the partitions of
+ * __transaction_state led here. 0 or an error (logged). */
+KP_MUST_CHECK int br_txn_server_start(struct br_server *b);
+/* 0 when this broker coordinates transactional id `id`, else the error
+ * FindCoordinator and the coordinator's requests answer
+ * (COORDINATOR_NOT_AVAILABLE while __transaction_state is made,
+ * NOT_COORDINATOR). */
+int br_txn_find_coordinator(struct br_server *b, struct kp_str id);
 void br_txn_server_stop(struct br_server *b);
 /* Storage administration (handlers_admin.c). */
 int br_h_alter_configs(struct br_req *r);
