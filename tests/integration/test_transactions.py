@@ -32,6 +32,13 @@ offset, the aborted-transaction index).
   (Kafka's format) bring a transactional id back after a clean stop and
   after a SIGKILL: InitProducerId gives the same producer id and the next
   epoch each time; the records decode as Kafka's TransactionLog.
+- offsets_in_transactions: confluent-kafka's send_offsets_to_transaction
+  (AddOffsetsToTxn, TxnOffsetCommit with the consumer's group metadata):
+  the group's committed offsets move only when the transaction commits,
+  not while it is open nor when it aborts, and after a SIGKILL and a
+  restart they are what the last committed transaction set (the loader
+  resolves the offsets by the markers in __consumer_offsets), and stay so
+  when a new producer of the id aborts the transaction left open.
 - open_transaction_across_kill9: a transaction open when the broker is
   SIGKILLed stays open after the restart (its records hidden from
   read_committed, the LSO at its first offset) until the coordinator,
@@ -433,7 +440,89 @@ def case_open_transaction_across_kill9(t):
     eq([m[2] for m in markers], [1, 0], "the markers: the first COMMIT, then the ABORT")
 
 
+def committed_offset(b, group, topic, partition):
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": group,
+                                  "enable.auto.commit": False})
+    try:
+        got = c.committed([confluent_kafka.TopicPartition(topic, partition)], timeout=10)
+        return got[0].offset
+    finally:
+        c.close()
+
+
+def case_offsets_in_transactions(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "oin")
+    create(b, "oout")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "oin", "-p", "0"],
+                   input=b"".join(b"in-%d\n" % i for i in range(30)), check=True, timeout=60,
+                   capture_output=True)
+    cons = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "copier",
+                                     "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                                     "isolation.level": "read_committed"})
+    cons.assign([confluent_kafka.TopicPartition("oin", 0, 0)])
+    p = producer(b, "copier-1")
+    p.init_transactions(30)
+
+    def copy(n, commit):
+        p.begin_transaction()
+        got = 0
+        while got < n:
+            m = cons.poll(10)
+            check(m is not None, "a record of oin within 10 s")
+            if m.error():
+                continue
+            p.produce("oout", value=m.value(), partition=0)
+            got += 1
+        pos = cons.position([confluent_kafka.TopicPartition("oin", 0)])
+        p.send_offsets_to_transaction(pos, cons.consumer_group_metadata(), 30)
+        if not commit:
+            eq(committed_offset(b, "copier", "oin", 0),
+               confluent_kafka.OFFSET_INVALID if copy.last is None else copy.last,
+               "the committed offset while the transaction is open")
+        if commit:
+            p.commit_transaction(30)
+            copy.last = pos[0].offset
+        else:
+            p.abort_transaction(30)
+            # rewind to what the group committed, as a copier does
+            cons.seek(confluent_kafka.TopicPartition("oin", 0, copy.last))
+    copy.last = None
+
+    copy(10, True)
+    eq(committed_offset(b, "copier", "oin", 0), 10, "after the first commit")
+    copy(10, False)
+    eq(committed_offset(b, "copier", "oin", 0), 10, "after an abort")
+    copy(10, True)
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after the second commit")
+    eq(values(kcat_read(b, "oout", "read_committed")), ["in-%d" % i for i in range(20)],
+       "the copy read read_committed")
+    # a transaction with offsets left open when the broker dies
+    p.begin_transaction()
+    m = cons.poll(10)
+    p.produce("oout", value=m.value(), partition=0)
+    p.send_offsets_to_transaction(cons.position([confluent_kafka.TopicPartition("oin", 0)]),
+                                  cons.consumer_group_metadata(), 30)
+    p.flush(30)
+    cons.close()
+    b.kill()
+    del p
+    b.start()
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after kill -9 with offsets pending")
+    # a newer producer of the id fences the old transaction (aborted): the
+    # offsets stay where the last commit put them
+    p2 = producer(b, "copier-1")
+    p2.init_transactions(30)
+    del p2
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after the open transaction's abort")
+    b.stop()
+    b.start()
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after a clean restart")
+
+
 if __name__ == "__main__":
     sys.exit(broker.main([case_kcat_commit, case_kcat_killed, case_abort_hidden, case_fencing,
                           case_restart_keeps_aborts, case_list_offsets_isolation,
-                          case_coordinator_restart, case_open_transaction_across_kill9]))
+                          case_coordinator_restart, case_offsets_in_transactions,
+                          case_open_transaction_across_kill9]))

@@ -22,6 +22,7 @@
 #include "reactor/net.h"
 #include "replica/partition_read.h"
 #include "replica/replica_manager.h"
+#include "server/group.h"
 #include "server/request.h"
 #include "server/state.h"
 #include "txn/coordinator.h"
@@ -136,6 +137,11 @@ static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_
                      tp->topic, (int)tp->partition, commit ? "COMMIT" : "ABORT", t->id,
                      kp_err_str(err));
             all = false;
+        } else if (kerr == KP_ERR_NONE && strcmp(tp->topic, BR_OFFSETS_TOPIC) == 0) {
+            /* the transaction's offsets there become committed or go
+             * (Kafka's WriteTxnMarkers handler tells the group coordinator) */
+            (void)br_grp_txn_complete(b->groups, p->topic->npartitions, p->index, t->producer_id,
+                                      commit);
         } else if (kerr != KP_ERR_NONE) {
             /* the partition knows a newer epoch or coordinator: this
              * transaction's marker is not needed there (Kafka stops) */
@@ -385,5 +391,155 @@ int br_h_end_txn(struct br_req *r)
     resp.ErrorCode =
         br_txn_end(&r->b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
                    q->ProducerId, q->ProducerEpoch, q->Committed, br_now_wall_ms());
+    return br_respond(r, &resp);
+}
+
+/* The partition of __consumer_offsets group id's offsets go to, or -1
+ * with *err (COORDINATOR_NOT_AVAILABLE while the topic is made). */
+static int32_t offsets_partition_of(struct br_server *b, struct kp_str group, int16_t *err)
+{
+    int e = br_groups_ensure_offsets_topic(b);
+    const struct br_mc_topic *mt =
+        br_mc_topic(&b->mc, BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1);
+    if (e != 0 || mt == NULL || mt->npartitions <= 0) {
+        *err = e != 0 ? (int16_t)e : KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        return -1;
+    }
+    return br_group_partition_for(group.ptr != NULL ? group.ptr : "",
+                                  group.len > 0 ? (size_t)group.len : 0, mt->npartitions);
+}
+
+int br_h_add_offsets_to_txn(struct br_req *r)
+{
+    const struct kp_AddOffsetsToTxnRequest *q = r->body;
+    struct br_server *b = r->b;
+    struct kp_AddOffsetsToTxnResponse resp;
+    kp_AddOffsetsToTxnResponse_init(&resp);
+    if (!coordinated_here(r, q->TransactionalId)) {
+        resp.ErrorCode = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        return br_respond(r, &resp);
+    }
+    struct br_txn *t = NULL;
+    resp.ErrorCode = br_txn_check(&b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
+                                  q->ProducerId, q->ProducerEpoch, &t);
+    if (resp.ErrorCode != KP_ERR_NONE) {
+        return br_respond(r, &resp);
+    }
+    if (q->GroupId.len <= 0) {
+        resp.ErrorCode = KP_ERR_INVALID_GROUP_ID;
+        return br_respond(r, &resp);
+    }
+    /* the group's partition of __consumer_offsets joins the transaction
+     * (TransactionCoordinator.handleAddPartitionsToTransaction with it) */
+    int16_t perr = KP_ERR_NONE;
+    int32_t index = offsets_partition_of(b, q->GroupId, &perr);
+    if (index < 0) {
+        resp.ErrorCode = perr;
+        return br_respond(r, &resp);
+    }
+    struct br_txn_partition_ref ref = {BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1, index};
+    resp.ErrorCode = br_txn_add_partitions(&b->txn, t, &ref, 1, br_now_wall_ms());
+    return br_respond(r, &resp);
+}
+
+/* Whether t's open transaction holds partition `index` of
+ * __consumer_offsets (AddOffsetsToTxn came first). */
+static bool holds_offsets_partition(const struct br_txn *t, int32_t index)
+{
+    for (size_t i = 0; i < t->nparts; i++) {
+        if (t->parts[i].partition == index && strcmp(t->parts[i].topic, BR_OFFSETS_TOPIC) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int br_h_txn_offset_commit(struct br_req *r)
+{
+    const struct kp_TxnOffsetCommitRequest *q = r->body;
+    struct br_server *b = r->b;
+    struct kp_TxnOffsetCommitResponse resp;
+    kp_TxnOffsetCommitResponse_init(&resp);
+    int32_t nt = q->Topics.count > 0 ? q->Topics.count : 0;
+    resp.Topics.items = br_req_array(r, (size_t)(nt > 0 ? nt : 1), sizeof *resp.Topics.items);
+    size_t n = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        n += q->Topics.items[i].Partitions.count > 0 ? (size_t)q->Topics.items[i].Partitions.count
+                                                     : 0;
+    }
+    struct grp_commit *items = br_req_array(r, n > 0 ? n : 1, sizeof *items);
+    if (resp.Topics.items == NULL || items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = nt;
+    /* the request's error for every partition: the producer's (the
+     * transaction coordinator is this broker: Kafka's group coordinator
+     * learns of a fenced producer from the partition's producer state),
+     * the group's coordinator */
+    int16_t whole = KP_ERR_NONE;
+    struct br_txn *t = NULL;
+    int16_t perr = KP_ERR_NONE;
+    int32_t index = -1;
+    if (!coordinated_here(r, q->TransactionalId)) {
+        whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    } else if ((whole = br_txn_check(&b->txn, q->TransactionalId.ptr,
+                                     (size_t)q->TransactionalId.len, q->ProducerId,
+                                     q->ProducerEpoch, &t)) != KP_ERR_NONE) {
+        /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
+    } else if ((index = offsets_partition_of(b, q->GroupId, &perr)) < 0) {
+        whole = perr;
+    } else if (t->status != BR_TXN_ONGOING || !holds_offsets_partition(t, index)) {
+        whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
+    } else {
+        int c = br_groups_check_coordinator(b, q->GroupId);
+        whole = c != 0 ? (int16_t)c : KP_ERR_NONE;
+    }
+    size_t k = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        const struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *qt = &q->Topics.items[i];
+        const struct br_mc_topic *mt =
+            qt->Name.len > 0 ? br_mc_topic(&b->mc, qt->Name.ptr, (size_t)qt->Name.len) : NULL;
+        for (int32_t j = 0; j < qt->Partitions.count; j++) {
+            const struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *qp =
+                &qt->Partitions.items[j];
+            struct grp_commit *c = &items[k++];
+            c->topic = qt->Name;
+            c->partition = qp->PartitionIndex;
+            c->offset = qp->CommittedOffset;
+            c->leader_epoch = -1;
+            c->metadata = qp->CommittedMetadata;
+            c->commit_ts = -1;
+            c->err = whole != KP_ERR_NONE ? whole
+                     : mt == NULL || qp->PartitionIndex < 0 || qp->PartitionIndex >= mt->npartitions
+                         ? KP_ERR_UNKNOWN_TOPIC_OR_PARTITION
+                         : 0;
+        }
+    }
+    uint64_t seq = 0;
+    if (whole == KP_ERR_NONE) {
+        (void)br_grp_txn_commit(b->groups, q->GroupId, q->ProducerId, q->ProducerEpoch, items, k,
+                                &seq);
+    }
+    if (seq != 0) {
+        /* standalone: the records are in the log's only replica now; they
+         * wait for the transaction's marker */
+        (void)br_grp_commit_settle(b->groups, q->GroupId.ptr, (size_t)q->GroupId.len, seq, true);
+    }
+    k = 0;
+    for (int32_t i = 0; i < nt; i++) {
+        const struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *qt = &q->Topics.items[i];
+        struct kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *rt = &resp.Topics.items[i];
+        rt->Name = qt->Name;
+        int32_t np = qt->Partitions.count > 0 ? qt->Partitions.count : 0;
+        rt->Partitions.items = br_req_array(r, (size_t)(np > 0 ? np : 1), sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = np;
+        for (int32_t j = 0; j < np; j++) {
+            rt->Partitions.items[j].PartitionIndex = qt->Partitions.items[j].PartitionIndex;
+            rt->Partitions.items[j].ErrorCode = (int16_t)kp_err_to_wire(items[k++].err);
+        }
+    }
     return br_respond(r, &resp);
 }
