@@ -454,8 +454,8 @@ static void fill_groups(struct br_snapshot *s, struct br_broker *b)
     br_group_infos_free(infos, n);
 }
 
-/* Every transactional id the coordinator here knows; times on the wall
- * clock (the coordinator's are monotonic). */
+/* Every transactional id the coordinator here knows (its times are on
+ * the wall clock, as __transaction_state keeps them). */
 static void fill_txns(struct br_snapshot *s, const struct br_txn_coordinator *c,
                       const struct clocks *now)
 {
@@ -480,11 +480,11 @@ static void fill_txns(struct br_snapshot *s, const struct br_txn_coordinator *c,
                   t->status == BR_TXN_PREPARE_ABORT;
         o->start_ms = -1;
         o->age_ms = -1;
-        if (o->open) {
-            o->age_ms = now->mono > t->start_ms ? now->mono - t->start_ms : 0;
-            o->start_ms = now->wall - o->age_ms;
+        if (o->open && t->start_ms >= 0) {
+            o->start_ms = t->start_ms;
+            o->age_ms = now->wall > t->start_ms ? now->wall - t->start_ms : 0;
         }
-        o->update_ms = now->wall - (now->mono > t->update_ms ? now->mono - t->update_ms : 0);
+        o->update_ms = t->update_ms;
         o->parts = br_snap_alloc(s, t->nparts * sizeof *o->parts + 1);
         o->nparts = o->parts != NULL ? t->nparts : 0;
         for (size_t k = 0; k < o->nparts; k++) {
@@ -708,7 +708,7 @@ static void abort_deliver(void *ctx, struct br_mail *m)
     struct br_server *s = ctx;
     struct br_admin_action *act = (struct br_admin_action *)(void *)m;
     act->error = br_txn_abort(&s->txn, act->transactional_id, act->transactional_id_len,
-                              br_now_mono_ms());
+                              br_now_wall_ms());
     br_admin_action_done(act);
 }
 

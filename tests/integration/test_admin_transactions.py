@@ -133,10 +133,13 @@ def case_lso_held_and_operator_abort(t):
     p = confluent_kafka.Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "ops-1",
                                   "transaction.timeout.ms": 600000})
     p.init_transactions(30)
+    before_ms = time.time() * 1000
     p.begin_transaction()
     for i in range(3):
         p.produce(topic, value=b"open-%d" % i, partition=0)
     eq(p.flush(30), 0, "the transaction's records delivered")
+    begun_ms = time.time() * 1000  # AddPartitionsToTxn answered: it started before this
+    time.sleep(1.5)  # so that its age is more than a snapshot's
     plain_produce(b, topic, ["c2", "c3"])  # the HW moves on past the open transaction
 
     def held():
@@ -155,7 +158,11 @@ def case_lso_held_and_operator_abort(t):
     eq(x["state"], "Ongoing", "its state")
     eq(x["partitions"], [{"topic": topic, "partition": 0}], "its partitions")
     check(x["producer_id"] >= 0 and x["producer_epoch"] >= 0, "its producer: %s", x)
-    check(x["age_ms"] is not None and x["age_ms"] >= 0 and x["start_ms"] > 0, "its age: %s", x)
+    check(before_ms - 5 <= x["start_ms"] <= begun_ms + 5,
+          "its start between begin_transaction and its records' delivery: %s", x)
+    check(x["age_ms"] is not None and x["age_ms"] >= 1000 and x["age_ms"] < 60000,
+          "its age (1.5 s and more since it began): %s", x)
+    check(before_ms - 5 <= x["last_update_ms"] <= begun_ms + 5, "its last update: %s", x)
     eq(x["timeout_ms"], 600000, "its timeout")
     epoch = x["producer_epoch"]
     st, one = request(url + "/v1/transactions/ops-1", TOKEN)
