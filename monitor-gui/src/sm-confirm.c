@@ -17,12 +17,10 @@ void sm_confirm_toast(AdwToastOverlay *toasts, const char *text)
     adw_toast_overlay_add_toast(toasts, t);
 }
 
-static void on_changed(GObject *source, GAsyncResult *res, gpointer ud)
+/* the toast of how c went (err NULL: it did), then c freed */
+static void change_done(Change *c, const GError *err)
 {
-    (void)source;
-    Change *c = ud;
-    g_autoptr(GError) err = NULL;
-    if (sm_changes_finish(res, &err)) {
+    if (err == NULL) {
         sm_confirm_toast(c->toasts, c->done);
     } else {
         g_autofree char *text = g_strdup_printf("%s: %s", c->what, err->message);
@@ -32,6 +30,14 @@ static void on_changed(GObject *source, GAsyncResult *res, gpointer ud)
     g_free(c->done);
     g_free(c->what);
     g_free(c);
+}
+
+static void on_changed(GObject *source, GAsyncResult *res, gpointer ud)
+{
+    (void)source;
+    g_autoptr(GError) err = NULL;
+    gboolean ok = sm_changes_finish(res, &err);
+    change_done(ud, ok ? NULL : err);
 }
 
 static Change *change_new(AdwMessageDialog *d, char *done, char *what)
@@ -218,18 +224,9 @@ AdwMessageDialog *sm_confirm_reset_offsets(const SmConfirmOn *on, const char *gr
 
 static void on_aborted(GObject *source, GAsyncResult *res, gpointer ud)
 {
-    Change *c = ud;
     g_autoptr(GError) err = NULL;
-    if (sm_client_abort_transaction_finish(SM_CLIENT(source), res, &err)) {
-        sm_confirm_toast(c->toasts, c->done);
-    } else {
-        g_autofree char *text = g_strdup_printf("%s: %s", c->what, err->message);
-        sm_confirm_toast(c->toasts, text);
-    }
-    g_object_unref(c->toasts);
-    g_free(c->done);
-    g_free(c->what);
-    g_free(c);
+    gboolean ok = sm_client_abort_transaction_finish(SM_CLIENT(source), res, &err);
+    change_done(ud, ok ? NULL : err);
 }
 
 static void on_abort_response(AdwMessageDialog *d, const char *response, gpointer ud)

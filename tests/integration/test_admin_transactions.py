@@ -21,19 +21,18 @@ read_committed kcat.
 Usage: test_admin_transactions.py <samsa-broker> [-k NAME]
 """
 
-import json
 import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import broker  # noqa: E402
 import kwire  # noqa: E402
 from broker import check, eq  # noqa: E402
+from test_admin_api import get, standalone  # noqa: E402
+from test_transactions import wait_for  # noqa: E402
 
 try:
     import confluent_kafka
@@ -41,7 +40,6 @@ except ImportError:  # pragma: no cover - Debian's python3-confluent-kafka
     confluent_kafka = None
 
 TOKEN = "t0ken"
-DEADLINE = 60.0
 
 
 def need_clients():
@@ -50,39 +48,13 @@ def need_clients():
 
 
 def request(url, token=None, method="GET"):
-    """(status, parsed JSON or text); an HTTP error is an answer too."""
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
-    if token is not None:
-        req.add_header("Authorization", "Bearer " + token)
-    try:
-        with urllib.request.urlopen(req, timeout=20) as r:
-            body, status, ctype = r.read(), r.status, r.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        body, status, ctype = e.read(), e.code, e.headers.get("Content-Type", "")
-    if ctype.startswith("application/json"):
-        return status, json.loads(body)
-    return status, body.decode()
-
-
-def wait_for(what, cond, deadline=DEADLINE):
-    end = time.monotonic() + deadline
-    while True:
-        got = cond()
-        if got:
-            return got
-        if time.monotonic() > end:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.2)
+    """(status, parsed JSON or text) of test_admin_api's get; a POST has an
+    empty body."""
+    return get(url, token, method=method, data=b"" if method == "POST" else None)
 
 
 def admin_broker(t, name, token):
-    config = {"admin.listeners": "http://127.0.0.1:0"}
-    if token is not None:
-        config["admin.auth.token"] = token
-    b = t.broker(name=name, config=config)
-    url = wait_for("the admin URL", lambda: next(
-        (w for w in b.log_text().split() if w.startswith("http://127.0.0.1:")), None))
-    return b, url
+    return standalone(t, name, **({"admin.auth.token": token} if token is not None else {}))
 
 
 def partition_doc(url, topic, partition, token):

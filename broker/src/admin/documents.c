@@ -90,6 +90,20 @@ static void put_configs(JsonBuilder *jb, const struct br_snap_kv *kv, size_t n)
     json_builder_end_object(jb);
 }
 
+/* [{"topic", "partition"}, ...] */
+static void put_tps(JsonBuilder *jb, const char *key, const struct br_snap_tp *tps, size_t n)
+{
+    json_builder_set_member_name(jb, key);
+    json_builder_begin_array(jb);
+    for (size_t k = 0; k < n; k++) {
+        json_builder_begin_object(jb);
+        put_str(jb, "topic", tps[k].topic);
+        put_int(jb, "partition", tps[k].partition);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+}
+
 static void put_snapshot_info(JsonBuilder *jb, const struct br_snapshot *s)
 {
     json_builder_set_member_name(jb, "snapshot");
@@ -447,15 +461,7 @@ static void put_txn(JsonBuilder *jb, const struct br_snap_txn *x)
     put_known(jb, "start_ms", x->start_ms);
     put_known(jb, "age_ms", x->age_ms);
     put_int(jb, "last_update_ms", x->update_ms);
-    json_builder_set_member_name(jb, "partitions");
-    json_builder_begin_array(jb);
-    for (size_t k = 0; k < x->nparts; k++) {
-        json_builder_begin_object(jb);
-        put_str(jb, "topic", x->parts[k].topic);
-        put_int(jb, "partition", x->parts[k].partition);
-        json_builder_end_object(jb);
-    }
-    json_builder_end_array(jb);
+    put_tps(jb, "partitions", x->parts, x->nparts);
     json_builder_end_object(jb);
 }
 
@@ -569,15 +575,7 @@ static void doc_group(JsonBuilder *jb, const struct br_snapshot *s,
         put_str(jb, "member_id", m->member_id);
         put_str(jb, "client_id", m->client_id);
         put_str(jb, "client_host", m->client_host);
-        json_builder_set_member_name(jb, "assignment");
-        json_builder_begin_array(jb);
-        for (size_t k = 0; k < m->nassigned; k++) {
-            json_builder_begin_object(jb);
-            put_str(jb, "topic", m->assigned[k].topic);
-            put_int(jb, "partition", m->assigned[k].partition);
-            json_builder_end_object(jb);
-        }
-        json_builder_end_array(jb);
+        put_tps(jb, "assignment", m->assigned, m->nassigned);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
