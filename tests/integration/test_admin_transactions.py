@@ -147,6 +147,11 @@ def case_lso_held_and_operator_abort(t):
     eq((st, body["error"]["code"]), (401, "UNAUTHORIZED"), "POST without the token")
     st, body = request(url + "/v1/transactions/nobody/abort", TOKEN, "POST")
     eq(st, 404, "POST for an unknown id")
+    for path in ("ops%2F1", "ops/1"):  # an id with a '/', as libsoup decodes the path
+        st, body = request(url + "/v1/transactions/%s/abort" % path, TOKEN, "POST")
+        eq((st, body["error"]["message"]), (404, "no such transactional id (this broker's "
+                                                 "transaction coordinator does not know it)"),
+           "POST for an unknown id " + path)
     st, body = request(url + "/v1/transactions/ops-1", TOKEN, "POST")
     eq(st, 405, "POST to a document")
     eq(txn_doc(url, "ops-1", TOKEN)["state"], "Ongoing", "still open after the refusals")

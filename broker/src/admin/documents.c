@@ -740,9 +740,8 @@ char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live 
             doc_transactions(jb, s);
             ok = TRUE;
         } else if (n == 4 && strcmp(what, "transactions") == 0) {
-            char *id = g_uri_unescape_string(seg[3], NULL);
-            const struct br_snap_txn *x = id != NULL ? find_txn(s, id) : NULL;
-            g_free(id);
+            /* the path comes decoded: an id with a '/' is in the list only */
+            const struct br_snap_txn *x = find_txn(s, seg[3]);
             why = "no such transactional id (this broker's transaction coordinator does not know it)";
             if (x != NULL) {
                 put_txn(jb, x);

@@ -169,8 +169,8 @@ static gboolean token_ok(const struct br_admin *a, SoupServerMessage *msg)
     return diff == 0;
 }
 
-/* The transactional id of POST /v1/transactions/{id}/abort (still
- * percent-encoded), its length in *len; NULL for any other path. */
+/* The transactional id of POST /v1/transactions/{id}/abort, its length in
+ * *len (at least one byte); NULL for any other path. */
 static const char *action_txn_id(const char *path, size_t *len)
 {
     static const char prefix[] = "/v1/transactions/";
@@ -363,26 +363,23 @@ void br_admin_action_done(struct br_admin_action *act)
 }
 
 /* POST /v1/transactions/{id}/abort (the early handler checked the token):
- * paused until the reactor answers. */
+ * paused until the reactor answers. libsoup hands handlers the path
+ * decoded (an id's "%2F" is a '/' there, as it is in the request's URI), so
+ * the id is everything between "/v1/transactions/" and "/abort". */
 static void action_handler(struct br_admin *a, SoupServerMessage *msg, const char *path)
 {
     size_t len = 0;
-    const char *raw = action_txn_id(path, &len);
-    char *enc = g_strndup(raw, len);
-    char *id = g_uri_unescape_string(enc, NULL);
-    g_free(enc);
-    if (id == NULL || id[0] == '\0' || strchr(id, '/') != NULL || a->cfg.ops == NULL) {
-        respond_error(msg, SOUP_STATUS_BAD_REQUEST, "BAD_REQUEST",
-                      "POST /v1/transactions/{transactional id}/abort, the id percent-encoded");
-        g_free(id);
+    const char *at = action_txn_id(path, &len);
+    if (at == NULL || a->cfg.ops == NULL) {
+        respond_error(msg, SOUP_STATUS_NOT_FOUND, "NOT_FOUND", "no such document");
         return;
     }
     struct pending_action *pa = g_new0(struct pending_action, 1);
     pa->ctx = g_main_context_ref(a->ctx);
     pa->msg = g_object_ref(msg);
-    pa->id = id;
-    pa->act.transactional_id = id;
-    pa->act.transactional_id_len = strlen(id);
+    pa->id = g_strndup(at, len);
+    pa->act.transactional_id = pa->id;
+    pa->act.transactional_id_len = len;
     soup_server_message_pause(msg);
     a->cfg.ops->submit(a->cfg.ops_ctx, &pa->act);
 }
