@@ -891,6 +891,9 @@ static void apply_transactions_doc(SmCluster *self, JsonObject *doc)
 {
     JsonArray *a = get_array(doc, "transactions");
     gint32 from = get_id(doc, "broker", -1);
+    /* an age is the snapshot's; the document says how old that was when
+     * it was served */
+    gint64 served_after = MAX(get_int(get_object(doc, "snapshot"), "age_ms", 0), 0);
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
     /* the partitions each open transaction holds: a partition whose LSO
      * the stream moved behind its HW since its document names them */
@@ -916,6 +919,9 @@ static void apply_transactions_doc(SmCluster *self, JsonObject *doc)
         x->producer_epoch = get_id(o, "producer_epoch", -1);
         x->timeout_ms = get_id(o, "timeout_ms", -1);
         x->age_ms = get_int(o, "age_ms", -1);
+        if (x->age_ms >= 0) {
+            x->age_ms += served_after;
+        }
         x->coordinator = from;
         GString *parts = g_string_new(NULL);
         JsonArray *pa = get_array(o, "partitions");

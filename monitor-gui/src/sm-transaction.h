@@ -23,7 +23,7 @@ struct _SmTransaction {
     gint64 producer_id;
     gint32 producer_epoch;
     gint32 timeout_ms;
-    gint64 age_ms;      /* the open transaction's, at the coordinator's snapshot; -1: none open */
+    gint64 age_ms;      /* the open transaction's when its document was served; -1: none open */
     char *partitions;   /* the open transaction's, "orders-0, orders-2"; "" when none */
     gint32 coordinator; /* the broker whose document it is */
 };

@@ -367,7 +367,7 @@ static int x_cmp_id(gconstpointer a, gconstpointer b, gpointer ud)
 static const Column transaction_columns[] = {
     {"Transactional id", x_id, x_cmp_id, FALSE, FALSE, CELL_TEXT, 20},
     {"State", x_state, NULL, FALSE, FALSE, CELL_TEXT, 16},
-    {"Producer", x_producer, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Producer", x_producer, NULL, FALSE, FALSE, CELL_TEXT, 26},
     {"Age", x_age, x_cmp_age, TRUE, FALSE, CELL_TEXT, 0},
     {"Timeout", x_timeout, NULL, TRUE, FALSE, CELL_TEXT, 0},
     {"Partitions", x_parts, NULL, FALSE, TRUE, CELL_TEXT, 0},

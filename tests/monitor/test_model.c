@@ -1183,7 +1183,8 @@ static void test_lso_held_and_transactions_document(void)
              "\"partitions\":[{\"topic\":\"held\",\"partition\":0},{\"topic\":\"held\","
              "\"partition\":2}]},{\"transactional_id\":\"done\",\"producer_id\":1001,"
              "\"producer_epoch\":3,\"state\":\"CompleteCommit\",\"timeout_ms\":10000,"
-             "\"start_ms\":null,\"age_ms\":null,\"partitions\":[]}],\"open\":1}");
+             "\"start_ms\":null,\"age_ms\":null,\"partitions\":[]}],\"open\":1,"
+             "\"snapshot\":{\"version\":3,\"taken_ms\":1000,\"age_ms\":400}}");
     sm_cluster_flush(c);
     SmPartition *p = sm_cluster_find_partition(c, "held", 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -1206,7 +1207,7 @@ static void test_lso_held_and_transactions_document(void)
     CU_ASSERT_TRUE(sm_transaction_is_open(x));
     CU_ASSERT_EQUAL(x->producer_id, 1000);
     CU_ASSERT_EQUAL(x->producer_epoch, 0);
-    CU_ASSERT_EQUAL(x->age_ms, 5100);
+    CU_ASSERT_EQUAL(x->age_ms, 5500); /* 5,100 at the snapshot, served 400 ms later */
     CU_ASSERT_EQUAL(x->coordinator, 0);
     CU_ASSERT_STRING_EQUAL(x->partitions, "held-0, held-2");
     CU_ASSERT_PTR_EQUAL(sm_cluster_find_transaction(c, "ops-1"), x);

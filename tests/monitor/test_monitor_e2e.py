@@ -324,6 +324,7 @@ def case_monitor_shows_a_held_lso_and_aborts_the_transaction(t):
         shots = os.environ.get("SAMSA_MONITOR_SHOTS") or t.path("shots")
         os.makedirs(shots, exist_ok=True)
         drv.ask("shot %s partitions" % os.path.join(shots, "lso-held"))
+        drv.ask("shot %s transactions" % os.path.join(shots, "transactions-open"))
         got = drv.ask("confirm 30 abort ops-e2e")
         check(got[2].startswith("Abort transaction ops-e2e? |"), got[2])
         drv.ask("cell transactions 30 - CompleteAbort")
