@@ -86,6 +86,7 @@ typedef enum {
     CELL_RATE,        /* text as wide as "1,000.0 kB/s" */
     CELL_WIDE_TEXT,   /* text as wide as "0: 12,345, 1: 12,345, 2: 12,345" */
     CELL_TREE_TEXT,   /* text behind an expander: a group's changes under it */
+    CELL_LSO,         /* an offset at least, as wide as "4,980 (copier-1)" when there is room */
 } CellWidget;
 
 typedef struct {
@@ -263,7 +264,7 @@ static const Column partition_columns[] = {
     {"OSR", p_osr, p_cmp_osr, FALSE, FALSE, CELL_TEXT, 0},
     {"Log start", p_start, NULL, TRUE, FALSE, CELL_TEXT, 9},
     {"HW", p_hw, NULL, TRUE, FALSE, CELL_TEXT, 9},
-    {"LSO", p_lso, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"LSO", p_lso, NULL, FALSE, FALSE, CELL_LSO, 0},
     {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
     {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 9},
     {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
@@ -523,7 +524,15 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
     }
     GtkWidget *w = gtk_inscription_new(NULL);
     gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 3);
-    guint chars = col->cell == CELL_RATE ? 12 : col->cell == CELL_WIDE_TEXT ? 30 : 8;
+    guint chars = col->cell == CELL_RATE        ? 12
+                  : col->cell == CELL_WIDE_TEXT ? 30
+                  : col->cell == CELL_LSO       ? 16
+                                                : 8;
+    if (col->cell == CELL_LSO) {
+        /* an offset whole; a holder's id may be cut (the tooltip says it
+         * all) before the LEOs beside it are */
+        gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 6);
+    }
     if (col->chars > 0) {
         /* its minimum too: GTK shares a narrow view's width out to the
          * columns closest to their natural width first, so a wide natural
