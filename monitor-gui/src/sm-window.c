@@ -529,9 +529,9 @@ static void cell_setup(GtkSignalListItemFactory *f, GtkListItem *li, gpointer ud
                   : col->cell == CELL_LSO       ? 16
                                                 : 8;
     if (col->cell == CELL_LSO) {
-        /* an offset whole; a holder's id may be cut (the tooltip says it
-         * all) before the LEOs beside it are */
-        gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 6);
+        /* an offset and a short holder's id whole at 1100 px; a longer id
+         * is cut (the tooltip says it all) */
+        gtk_inscription_set_min_chars(GTK_INSCRIPTION(w), 9);
     }
     if (col->chars > 0) {
         /* its minimum too: GTK shares a narrow view's width out to the
