@@ -172,9 +172,9 @@ static int checkpoint_tasks(samsa_st_app *app)
             samsa_st_store *s = task->stores[k];
             const struct changelog_slot *slot = s != NULL ? s->changelog_slot : NULL;
             if (slot != NULL && slot->next >= 0) {
-                char key[ST_POS_KEY_MAX];
-                st_pos_key(key, 'c', slot->topic, slot->partition);
-                err = st_pos_raise(&task->pos, key, slot->next, 0);
+                struct st_pos_id id = {'c', slot->partition, slot->topic,
+                                       strlen(slot->topic)};
+                err = st_pos_raise(&task->pos, &id, slot->next, 0);
             }
         }
         if (err == SAMSA_OK) {
@@ -258,12 +258,12 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
 {
     const struct samsa_header *pos = header_of(m, ST_HDR_POS);
     const struct samsa_header *origin = header_of(m, ST_HDR_ORIGIN);
-    char key[ST_POS_KEY_MAX];
+    struct st_pos_id id;
     int64_t offset = 0;
     int64_t seq = 0;
-    bool known = pos != NULL && st_hdr_pos_decode(pos->value, pos->value_len, key, &offset);
+    bool known = pos != NULL && st_hdr_pos_decode(pos->value, pos->value_len, &id, &offset);
     if (known) {
-        const struct st_pos *held = st_pos_find(&task->saved, key);
+        const struct st_pos *held = st_pos_find(&task->saved, &id);
         if (held != NULL && offset < held->a) {
             return SAMSA_OK;
         }
@@ -273,11 +273,11 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
     int err = st_store_restore(s, k, v);
     app->restored++;
     if (err == SAMSA_OK && known) {
-        err = st_pos_raise(&task->pos, key, offset + 1, 0);
+        err = st_pos_raise(&task->pos, &id, offset + 1, 0);
     }
     if (err == SAMSA_OK && origin != NULL &&
-        st_hdr_origin_decode(origin->value, origin->value_len, key, &offset, &seq)) {
-        err = st_pos_raise(&task->pos, key, offset, seq);
+        st_hdr_origin_decode(origin->value, origin->value_len, &id, &offset, &seq)) {
+        err = st_pos_raise(&task->pos, &id, offset, seq);
     }
     return err;
 }
@@ -288,9 +288,8 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
 static int restore_store(samsa_st_app *app, struct st_task *task, samsa_st_store *s)
 {
     int32_t partition = task->partition;
-    char ckey[ST_POS_KEY_MAX];
-    st_pos_key(ckey, 'c', s->def->changelog, partition);
-    const struct st_pos *from = st_pos_find(&task->saved, ckey);
+    struct st_pos_id cid = {'c', partition, s->def->changelog, strlen(s->def->changelog)};
+    const struct st_pos *from = st_pos_find(&task->saved, &cid);
     char errstr[256];
     samsa_consumer *c = samsa_consumer_new(app->base, errstr, sizeof errstr);
     if (c == NULL) {
@@ -402,9 +401,9 @@ static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_parti
             /* on from what the state holds, not from the group's offset */
             int64_t resume = -1;
             struct st_task *task = st_tasks_find(&app->tasks, (size_t)sub, parts[i].partition);
-            char key[ST_POS_KEY_MAX];
-            st_pos_key(key, 'i', parts[i].topic, parts[i].partition);
-            const struct st_pos *held = task != NULL ? st_pos_find(&task->pos, key) : NULL;
+            struct st_pos_id id = {'i', parts[i].partition, parts[i].topic,
+                                   strlen(parts[i].topic)};
+            const struct st_pos *held = task != NULL ? st_pos_find(&task->pos, &id) : NULL;
             if (held != NULL) {
                 err = samsa_consumer_seek(app->consumer, parts[i].topic, parts[i].partition,
                                           held->a, RESTORE_TIMEOUT_MS);

@@ -137,8 +137,17 @@ SAMSA_MUST_CHECK int st_store_restore(samsa_st_store *s, struct samsa_st_bytes k
  * an origin (the record of an upstream task that sent this one through a
  * repartition topic) applied; 'c' + changelog topic -> a = the changelog
  * offset from which the restore of the tail starts. */
+/* A position's identity; topic is a view (not terminated) into what the
+ * caller holds: a message, a header value, a stored key. */
+struct st_pos_id {
+    char kind; /* 'i', 'o' or 'c' */
+    int32_t partition;
+    const char *topic;
+    size_t topic_len;
+};
 struct st_pos {
-    char *key;
+    char *key;           /* "<kind><partition>:<topic>", as LMDB stores it */
+    struct st_pos_id id; /* its topic a view into key */
     int64_t a;
     int64_t b;
 };
@@ -146,23 +155,27 @@ struct st_positions {
     struct st_pos *v;
     size_t count;
 };
-#define ST_POS_KEY_MAX 320
 #define ST_HDR_POS "samsa.pos"       /* changelog: the input record that made it */
 #define ST_HDR_ORIGIN "samsa.origin" /* repartition: the upstream record that made it */
-void st_pos_key(char out[ST_POS_KEY_MAX], char kind, const char *topic, int32_t partition);
-struct st_pos *st_pos_find(const struct st_positions *p, const char *key);
-/* Raises key to (a, b) when that is larger (compared as a pair); adds it. */
-SAMSA_MUST_CHECK int st_pos_raise(struct st_positions *p, const char *key, int64_t a, int64_t b);
+/* The id of a stored key (key[0..len), not terminated); false when it is
+ * not one (bytes from disk). */
+bool st_pos_id_parse(const char *key, size_t len, struct st_pos_id *out);
+struct st_pos *st_pos_find(const struct st_positions *p, const struct st_pos_id *id);
+/* Raises id to (a, b) when that is larger (compared as a pair); adds it
+ * (copying the topic). */
+SAMSA_MUST_CHECK int st_pos_raise(struct st_positions *p, const struct st_pos_id *id, int64_t a,
+                                  int64_t b);
 void st_pos_clear(struct st_positions *p);
 /* Header values: pos = be64 offset, be32 partition, topic; origin = be64
  * offset, be32 sequence, be32 partition, topic. Encode into out (at least
- * 16 + strlen(topic) bytes), return the length; decode writes the origin's
- * position key and (offset, sequence), false when malformed. */
+ * 16 + strlen(topic) bytes), return the length; decode gives the id of the
+ * input partition ('i') or of the origin ('o'), its topic a view into the
+ * header value, and (offset, sequence); false when malformed. */
 size_t st_hdr_pos_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset);
 size_t st_hdr_origin_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset,
                             uint32_t seq);
-bool st_hdr_pos_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset);
-bool st_hdr_origin_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset,
+bool st_hdr_pos_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset);
+bool st_hdr_origin_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset,
                           int64_t *seq);
 
 /* ---- outputs: where a task's sinks and changelogs write */

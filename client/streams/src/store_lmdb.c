@@ -219,15 +219,14 @@ int st_lmdb_positions_load(struct st_lmdb_env *e, struct st_positions *pos)
     if (rc == 0) {
         MDB_val k;
         MDB_val v;
-        char key[ST_POS_KEY_MAX];
+        struct st_pos_id id;
         for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && err == SAMSA_OK;
              rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-            if (k.mv_size == 0 || k.mv_size >= sizeof key || v.mv_size != 16) {
+            /* a key that is no position id is not ours: left alone */
+            if (v.mv_size != 16 || !st_pos_id_parse(k.mv_data, k.mv_size, &id)) {
                 continue;
             }
-            memcpy(key, k.mv_data, k.mv_size);
-            key[k.mv_size] = '\0';
-            err = st_pos_raise(pos, key, (int64_t)st_get_be64(v.mv_data),
+            err = st_pos_raise(pos, &id, (int64_t)st_get_be64(v.mv_data),
                                (int64_t)st_get_be64((const uint8_t *)v.mv_data + 8));
         }
         mdb_cursor_close(c);
