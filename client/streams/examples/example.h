@@ -76,7 +76,9 @@ static inline int example_run(const char *name, samsa_st_topology *t, int built,
     if (app != NULL && state_dir != NULL) {
         int err = samsa_st_app_set_state_dir(app, state_dir);
         if (err != SAMSA_OK) {
-            (void)snprintf(errstr, sizeof errstr, "state.dir: %s", samsa_err_str(err));
+            const char *why = samsa_st_app_last_error(app);
+            (void)snprintf(errstr, sizeof errstr, "state.dir: %s",
+                           why[0] != '\0' ? why : samsa_err_str(err));
             rc = 1;
         }
     }

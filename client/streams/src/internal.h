@@ -102,6 +102,15 @@ void *st_memory_new(void);
 struct st_lmdb_env;
 /* Sets *field to a copy of dir (app.c): SAMSA_ERR_NOT_IMPLEMENTED without LMDB. */
 SAMSA_MUST_CHECK int st_set_state_dir(char **field, const char *dir);
+/* mkdir -p path (modified while it runs, restored): 0, or -1 with errno. */
+int st_mkdir_p(char *path);
+/* Takes the lock of state_dir/<application_id> (state_lock.c): *fd_out
+ * holds it until st_state_unlock; SAMSA_ERR_STATE with a sentence in msg
+ * when another process holds it (naming the folder and that process) or
+ * the folder cannot be made. */
+SAMSA_MUST_CHECK int st_state_lock(const char *state_dir, const char *application_id,
+                                   int *fd_out, char *msg, size_t msg_size);
+void st_state_unlock(int fd);
 struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
                                      size_t sub, int32_t partition, size_t stores);
 void st_lmdb_env_unref(struct st_lmdb_env *e);
@@ -233,6 +242,10 @@ struct st_task {
 /* Skips a record already applied: true when its origin (a samsa.origin
  * header value) is at or below what the task applied from that origin. */
 bool st_task_seen(const struct st_task *task, const void *origin, size_t origin_len);
+/* Whether the task's state holds the input record at offset of topic's
+ * partition already (it is below the task's position there). */
+bool st_task_holds(const struct st_task *task, const char *topic, int32_t partition,
+                   int64_t offset);
 /* Sets the record being processed (topic NULL: unknown). */
 void st_task_begin(struct st_task *task, const char *topic, int32_t partition, int64_t offset,
                    const void *origin, size_t origin_len);

@@ -100,6 +100,14 @@ bool st_task_seen(const struct st_task *task, const void *origin, size_t origin_
     return e != NULL && (offset < e->a || (offset == e->a && seq <= e->b));
 }
 
+bool st_task_holds(const struct st_task *task, const char *topic, int32_t partition,
+                   int64_t offset)
+{
+    struct st_pos_id id = {'i', partition, topic, strlen(topic)};
+    const struct st_pos *e = st_pos_find(&task->pos, &id);
+    return e != NULL && offset < e->a;
+}
+
 void st_task_begin(struct st_task *task, const char *topic, int32_t partition, int64_t offset,
                    const void *origin, size_t origin_len)
 {
