@@ -13,8 +13,9 @@
  *                              is held against)
  *                   stateless  filter (keys ending in 0 dropped) and
  *                              map_values (upper case) to APP_ID-out
- *                   wordcount  flat_map to words, group_by_key through a
- *                              repartition topic, count
+ *                   wordcount  flat_map to words (the word count example's
+ *                              split), group_by_key through a repartition
+ *                              topic, count
  *                   windowed   group_by_key, tumbling 1 s windows, count
  *
  * "records" counts every record the runtime took from the consumer (input
@@ -29,6 +30,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#include "example.h"
 
 #define KEYS 10000
 #define WORDS_PER_LINE 3
@@ -243,26 +246,6 @@ static int upper(const struct samsa_st_record *rec, samsa_st_emitter *out, void 
     return samsa_st_emit(out, rec->key, (struct samsa_st_bytes){buf, n});
 }
 
-static int split_words(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
-{
-    (void)opaque;
-    const char *line = rec->value.data;
-    size_t start = 0;
-    for (size_t i = 0; line != NULL && i <= rec->value.len; i++) {
-        if (i == rec->value.len || line[i] == ' ') {
-            if (i > start) {
-                struct samsa_st_bytes w = {line + start, i - start};
-                int err = samsa_st_emit(out, w, w);
-                if (err != SAMSA_OK) {
-                    return err;
-                }
-            }
-            start = i + 1;
-        }
-    }
-    return SAMSA_OK;
-}
-
 /* The topology of scenario over input, writing to out; *per_input: the
  * records the runtime takes from its consumer per input record. */
 static samsa_st_topology *build(const char *scenario, const char *input, const char *out,
@@ -276,7 +259,7 @@ static samsa_st_topology *build(const char *scenario, const char *input, const c
     if (strcmp(scenario, "stateless") == 0) {
         tail = samsa_st_map_values(samsa_st_filter(s, key_kept, NULL), upper, NULL);
     } else if (strcmp(scenario, "wordcount") == 0) {
-        samsa_st_stream *words = samsa_st_flat_map(s, split_words, NULL);
+        samsa_st_stream *words = samsa_st_flat_map(s, example_split_words, NULL);
         tail = samsa_st_to_stream(
             samsa_st_count(samsa_st_group_by_key(words, "counts"), "counts"));
         *per_input = 1 + WORDS_PER_LINE;
