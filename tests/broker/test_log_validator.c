@@ -19,7 +19,7 @@
 
 static struct br_validation checks(int16_t version)
 {
-    struct br_validation v = {version, 1 << 20, 1 << 20, false, 5000, "test"};
+    struct br_validation v = {version, 1 << 20, 1 << 20, false, 5000, "test", false};
     return v;
 }
 
@@ -138,7 +138,12 @@ static void test_refusals(void)
     if (txn == NULL) {
         abort();
     }
+    /* without a transactional id in the request: refused; with one: taken */
     CU_ASSERT_EQUAL(br_log_validate(txn, tlen, &v, &out), KP_ERR_INVALID_RECORD);
+    v.transactional = true;
+    CU_ASSERT_EQUAL(br_log_validate(txn, tlen, &v, &out), KP_ERR_NONE);
+    kp_free(out.owned);
+    v = checks(7);
     kp_free(txn);
 
     uint8_t *noseq = st_producer_batch(1, 9, 0, -1, &len);

@@ -161,7 +161,7 @@ static struct br_producer_append batch_at(int64_t pid, int16_t epoch, int32_t fi
                                           int32_t count, int64_t first_offset)
 {
     return (struct br_producer_append){pid, epoch, first_seq, br_seq_add(first_seq, count - 1),
-                                       first_offset, count - 1, 1000};
+                                       first_offset, count - 1, 1000, false};
 }
 
 static enum br_seq_verdict check(const struct br_producers *ps, int64_t log_start,
@@ -482,11 +482,85 @@ static void test_retention_deletes_snapshots_below_the_start(void)
     teardown(fc, &p);
 }
 
+
+/* Kafka 2.0's ProducerAppendInfo and appendEndTxnMarker: a transactional
+ * batch opens its producer's transaction at its first offset; a plain batch
+ * of that producer is INVALID_TXN_STATE while it is open; a marker of an
+ * older epoch or coordinator epoch is refused; the marker ends it (the
+ * first open transaction is the next one); a producer with a transaction
+ * open is never the one forgotten for room. */
+static void test_transactions_open_and_end(void)
+{
+    struct br_producers ps = {0};
+    struct br_producer_append a = batch_at(7, 2, 0, 3, 10); /* offsets 10-12 */
+    a.transactional = true;
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&ps), -1);
+    CU_ASSERT_EQUAL(br_producers_record(&ps, &a, 1, 2), 0);
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&ps), 10);
+    a = batch_at(7, 2, 3, 2, 13); /* the same transaction goes on */
+    a.transactional = true;
+    CU_ASSERT_EQUAL(br_producers_record(&ps, &a, 2, 2), 0);
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&ps), 10);
+    struct br_producer_append plain = batch_at(7, 2, 5, 1, 15);
+    CU_ASSERT_EQUAL(br_producers_check_txn(&ps, &plain), KP_ERR_INVALID_TXN_STATE);
+    plain.transactional = true;
+    CU_ASSERT_EQUAL(br_producers_check_txn(&ps, &plain), KP_ERR_NONE);
+    /* a second producer's transaction, later */
+    struct br_producer_append b = batch_at(8, 0, 0, 1, 20);
+    b.transactional = true;
+    CU_ASSERT_EQUAL(br_producers_record(&ps, &b, 3, 2), 0);
+    /* room for 2 producers, both with a transaction open: a third one
+     * takes a new slot instead of forgetting one of them */
+    struct br_producer_append c = batch_at(9, 0, 0, 1, 21);
+    CU_ASSERT_EQUAL(br_producers_record(&ps, &c, 4, 2), 0);
+    CU_ASSERT_EQUAL(ps.n, 3);
+    /* markers: an older epoch, an older coordinator epoch */
+    CU_ASSERT_EQUAL(br_producers_check_marker(&ps, 7, 1, 0), KP_ERR_INVALID_PRODUCER_EPOCH);
+    struct br_txn_span done;
+    CU_ASSERT_EQUAL(br_producers_end_txn(&ps, 8, 0, 5, 22, 5, &done), 0);
+    CU_ASSERT_TRUE(done.producer_id == 8 && done.first_offset == 20 && done.last_offset == 22);
+    CU_ASSERT_EQUAL(br_producers_check_marker(&ps, 8, 0, 4),
+                    KP_ERR_TRANSACTION_COORDINATOR_FENCED);
+    CU_ASSERT_EQUAL(br_producers_check_marker(&ps, 7, 2, 0), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&ps), 10);
+    /* a fencing abort in a bumped epoch: the transaction ends, the epoch
+     * is the marker's and the batches start over */
+    CU_ASSERT_EQUAL(br_producers_end_txn(&ps, 7, 3, 0, 23, 6, &done), 0);
+    CU_ASSERT_TRUE(done.first_offset == 10 && done.last_offset == 23);
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&ps), -1);
+    CU_ASSERT_EQUAL(br_producers_check_txn(&ps, &plain), KP_ERR_NONE);
+    int64_t dup = 0;
+    int err = 0;
+    CU_ASSERT_EQUAL(check(&ps, 0, batch_at(7, 2, 5, 1, 24), &dup, &err), BR_SEQ_ERROR);
+    CU_ASSERT_EQUAL(err, KP_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(check(&ps, 100, batch_at(7, 2, 0, 1, 24), &dup, &err), BR_SEQ_ERROR);
+    CU_ASSERT_EQUAL(err, KP_ERR_INVALID_PRODUCER_EPOCH);
+    /* the fenced epoch and the open transactions survive a snapshot */
+    struct br_psnap_entry *e = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(br_producers_to_snapshot(&ps, 0, &e, &n), 0);
+    struct br_producers back = {0};
+    CU_ASSERT_EQUAL(br_producers_load_snapshot(&back, e, n, 0, 100), 0);
+    kp_free(e);
+    CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 2, 0, 1, 24), &dup, &err), BR_SEQ_ERROR);
+    CU_ASSERT_EQUAL(err, KP_ERR_INVALID_PRODUCER_EPOCH);
+    CU_ASSERT_EQUAL(check(&back, 0, batch_at(7, 3, 0, 1, 24), &dup, &err), BR_SEQ_APPEND);
+    CU_ASSERT_EQUAL(br_producers_check_marker(&back, 8, 0, 4),
+                    KP_ERR_TRANSACTION_COORDINATOR_FENCED);
+    CU_ASSERT_EQUAL(br_producers_first_open_txn(&back), -1);
+    br_producers_free(&back);
+    /* a marker with nothing open here (an empty transaction): its own span */
+    CU_ASSERT_EQUAL(br_producers_end_txn(&ps, 11, 0, 0, 30, 7, &done), 0);
+    CU_ASSERT_TRUE(done.first_offset == 30 && done.last_offset == 30);
+    br_producers_free(&ps);
+}
+
 static CU_TestInfo tests[] = {
     {"snapshot_encodes_kafkas_bytes", test_snapshot_encodes_kafkas_bytes},
     {"snapshot_round_trip", test_snapshot_round_trip},
     {"snapshot_rejects_damage", test_snapshot_rejects_damage},
     {"unknown_producer_must_start_at_zero", test_unknown_producer_must_start_at_zero},
+    {"transactions_open_and_end", test_transactions_open_and_end},
     {"producer_below_the_log_start_is_unknown", test_producer_below_the_log_start_is_unknown},
     {"roll_and_close_take_snapshots", test_roll_and_close_take_snapshots},
     {"state_loads_from_a_kafka_snapshot_and_the_log_after_it",

@@ -1159,6 +1159,64 @@ static void delivery_times(void)
     printf("delivery_times: ok\n");
 }
 
+/* ------------------------------------------------------------- regex */
+
+/* A subscription to ^rx-.* (librdkafka's ^ convention): the member reads
+ * the matching topic that exists, not the one that does not match, and a
+ * matching topic created afterwards joins its assignment at a metadata
+ * refresh (metadata.max.age.ms, librdkafka's
+ * topic.metadata.refresh.interval.ms). */
+static void regex_scenario(void)
+{
+    char err[512];
+    samsa_admin *a = admin();
+    create_topic(a, "rx-a", 2);
+    create_topic(a, "other", 1);
+    produce("rx-a", 10, 2);
+    produce("other", 5, 1);
+    samsa_conf *conf = conf_with("group.id", "rx-group", "metadata.max.age.ms", "1000");
+    CHECK(samsa_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err)) == SAMSA_OK,
+          "%s", err);
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    CHECK(c != NULL, "%s", err);
+    const char *topics[1] = {"^rx-.*"};
+    CHECK(samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK, "subscribe");
+    int from_a = 0, from_b = 0;
+    int64_t deadline = now_ms() + 30000;
+    bool created = false;
+    int64_t created_at = 0;
+    while (from_a < 10 || from_b < 7) {
+        CHECK(now_ms() < deadline, "read %d of rx-a's 10 and %d of rx-b's 7", from_a, from_b);
+        samsa_message *m = samsa_consumer_poll(c, 200);
+        if (m != NULL) {
+            CHECK(strncmp(m->topic, "rx-", 3) == 0, "read a record of %s", m->topic);
+            from_a += strcmp(m->topic, "rx-a") == 0;
+            from_b += strcmp(m->topic, "rx-b") == 0;
+            samsa_message_free(m);
+        }
+        if (from_a == 10 && !created) {
+            /* a topic the pattern matches, created while the member reads */
+            create_topic(a, "rx-b", 1);
+            produce("rx-b", 7, 1);
+            created = true;
+            created_at = now_ms();
+        }
+    }
+    printf("rx-a: %d records; rx-b, created after the subscription: %d records, the last "
+           "%.1f s after its creation\n",
+           from_a, from_b, (double)(now_ms() - created_at) / 1000.0);
+    struct samsa_partition *as = NULL;
+    size_t count = 0;
+    CHECK(samsa_consumer_assignment(c, &as, &count) == SAMSA_OK, "assignment");
+    CHECK(count == 3, "assigned %zu partitions, not rx-a's 2 and rx-b's 1", count);
+    samsa_partitions_free(as, count);
+    CHECK(samsa_consumer_close(c, 5000) == SAMSA_OK, "close");
+    samsa_consumer_destroy(c);
+    samsa_admin_destroy(a);
+    printf("regex: ok\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -1176,6 +1234,7 @@ int main(int argc, char **argv)
         {"close_during_produce", close_during_produce}, {"close_timeout", close_timeout},
         {"all_brokers_down", all_brokers_down}, {"fair_fetch", fair_fetch},
         {"hooks", hooks}, {"delivery_times", delivery_times},
+        {"regex", regex_scenario},
     };
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         if (strcmp(argv[2], scenarios[i].name) == 0) {

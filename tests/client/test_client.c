@@ -1782,18 +1782,42 @@ static void test_consumer_reports_every_broker_down(void)
     drv_stop(&d);
 }
 
+/* A regular expression in a subscription (librdkafka's ^ convention) is
+ * matched against every topic of the cluster: Metadata is asked for all
+ * topics, the member joins with the topics it matches (and the names given
+ * beside it, a missing one reported as such), and only their partitions
+ * are assigned; one that does not compile is refused. */
+static void test_regex_subscription_joins_with_the_topics_it_matches(void)
+{
+    struct drv d;
+    drv_start(&d, 'c');
+    struct samsa_consumer cons = {.c = d.c};
+    const char *bad[1] = {"^t[0"};
+    CU_ASSERT_EQUAL(samsa_consumer_subscribe(&cons, bad, 1), SAMSA_ERR_INVALID_ARG);
+    const char *topics[2] = {"^t1$", "nosuch"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT(d.assigned > 0);
+    CU_ASSERT(d.messages > 0);
+    CU_ASSERT_EQUAL(d.unknown_topic, 1);
+    pthread_mutex_lock(&d.c->lock);
+    CU_ASSERT(d.c->cpart_count > 0);
+    for (int i = 0; i < d.c->cpart_count; i++) {
+        CU_ASSERT_STRING_EQUAL(d.c->cparts[i]->topic, "t1");
+    }
+    pthread_mutex_unlock(&d.c->lock);
+    drv_stop(&d);
+}
+
 /* A subscription or an assignment the cluster lacks reaches the error
  * callback once (librdkafka's "Subscribed topic not available" and its
  * consumer error for an assigned partition), instead of matching nothing
- * in silence; a regular expression (librdkafka's ^ convention) is refused
- * at the call. */
+ * in silence. */
 static void test_consumer_reports_what_the_cluster_lacks(void)
 {
     struct drv d;
     drv_start(&d, 'c');
     struct samsa_consumer cons = {.c = d.c};
-    const char *regex[1] = {"^t.*"};
-    CU_ASSERT_EQUAL(samsa_consumer_subscribe(&cons, regex, 1), SAMSA_ERR_NOT_IMPLEMENTED);
     const char *topics[2] = {"t0", "nosuch"};
     CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
     drv_run(&d, 3000);
@@ -2047,11 +2071,28 @@ static void stats_seen_cb(const char *json, size_t json_len, void *opaque)
     }
 }
 
+/* drv_start with statistics every interval ms, each document parsed into st. */
+static void drv_start_stats(struct drv *d, char kind, const char *interval,
+                            struct stats_seen *st)
+{
+    drv_start_with(d, kind, "statistics.interval.ms", interval);
+    d->c->conf->stats_cb = stats_seen_cb;
+    d->c->conf->stats_opaque = st;
+}
+
 static json_int_t stats_int(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     CU_ASSERT(json_is_integer(v));
     return json_is_integer(v) ? json_integer_value(v) : -12345;
+}
+
+/* A string of obj ("" when missing, so that the test fails, not crashes). */
+static const char *stats_str(json_t *obj, const char *key)
+{
+    const char *v = json_string_value(json_object_get(obj, key));
+    CU_ASSERT_PTR_NOT_NULL(v);
+    return v != NULL ? v : "";
 }
 
 /* The partitions object of topic in the last document (NULL: none). */
@@ -2080,9 +2121,7 @@ static void test_stats_callback_counts_what_the_producer_did(void)
 {
     struct drv d;
     struct stats_seen st = {0};
-    drv_start_with(&d, 'p', "statistics.interval.ms", "1000");
-    d.c->conf->stats_cb = stats_seen_cb;
-    d.c->conf->stats_opaque = &st;
+    drv_start_stats(&d, 'p', "1000", &st);
     drv_kill(&d, 0);
     drv_kill(&d, 1);
     produce_n(&d, 5, 10); /* t1 gets records 0 and 3, t0 the three others */
@@ -2101,6 +2140,16 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 3);
     CU_ASSERT_EQUAL(stats_queued(&st, "t1"), 2);
     CU_ASSERT(json_is_object(json_object_get(st.last, "brokers")));
+    /* librdkafka's eos block of an idempotent producer: no id without a
+     * broker */
+    json_t *eos = json_object_get(st.last, "eos");
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "idemp_state"), "RequestPID");
+    CU_ASSERT_EQUAL(stats_int(eos, "producer_id"), -1);
+    CU_ASSERT_EQUAL(stats_int(eos, "producer_epoch"), -1);
+    CU_ASSERT_EQUAL(stats_int(eos, "epoch_cnt"), 0);
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "txn_state"), "Init");
+    CU_ASSERT(json_is_false(json_object_get(eos, "txn_may_enq")));
+    CU_ASSERT_PTR_NULL(json_object_get(st.last, "cgrp")); /* not a group member */
 
     d.m.dead = 0;
     for (int i = 0; i < 500 && d.delivered < 5; i++) {
@@ -2117,6 +2166,12 @@ static void test_stats_callback_counts_what_the_producer_did(void)
     CU_ASSERT(stats_int(st.last, "rx") > 0);
     CU_ASSERT(stats_int(st.last, "tx_bytes") > 50);
     CU_ASSERT_EQUAL(stats_queued(&st, "t0"), 0);
+    eos = json_object_get(st.last, "eos");
+    CU_ASSERT_STRING_EQUAL(stats_str(eos, "idemp_state"), "Assigned");
+    CU_ASSERT(stats_int(eos, "producer_id") >= 0);
+    CU_ASSERT(stats_int(eos, "producer_epoch") >= 0);
+    CU_ASSERT_EQUAL(stats_int(eos, "epoch_cnt"), 1);
+    CU_ASSERT(stats_int(eos, "idemp_stateage") <= 1000 + 10);
     /* every broker the client talks to, by librdkafka's "host:port/id" name */
     int up = 0;
     const char *k;
@@ -2140,9 +2195,7 @@ static void test_stats_callback_counts_what_the_consumer_read(void)
 {
     struct drv d;
     struct stats_seen st = {0};
-    drv_start_with(&d, 'c', "statistics.interval.ms", "500");
-    d.c->conf->stats_cb = stats_seen_cb;
-    d.c->conf->stats_opaque = &st;
+    drv_start_stats(&d, 'c', "500", &st);
     struct samsa_consumer cons = {.c = d.c};
     struct samsa_partition parts[2] = {{"t0", 0, SAMSA_OFFSET_BEGINNING},
                                        {"t0", 1, SAMSA_OFFSET_BEGINNING}};
@@ -2177,6 +2230,62 @@ static void test_stats_callback_counts_what_the_consumer_read(void)
     pthread_mutex_unlock(&d.c->lock);
     drv_run(&d, 10);
     CU_ASSERT_EQUAL(st.count, before + 1);
+    json_decref(st.last);
+    drv_stop(&d);
+}
+
+/* A group member's document has librdkafka's cgrp block: the coordinator
+ * up, the join state, the assignment's size, and each rebalance counted
+ * with its reason; an idempotent producer's eos block is the producer's. */
+static void test_stats_cgrp_follows_the_group(void)
+{
+    struct drv d;
+    struct stats_seen st = {0};
+    drv_start_stats(&d, 'c', "500", &st);
+    struct samsa_consumer cons = {.c = d.c};
+    drv_run(&d, 600); /* not subscribed yet */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.last);
+    json_t *g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "init");
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), 0);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 0);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_age"), -1);
+    CU_ASSERT_PTR_NULL(json_object_get(st.last, "eos"));
+
+    const char *topics[2] = {"t0", "t1"};
+    CU_ASSERT_EQUAL_FATAL(samsa_consumer_subscribe(&cons, topics, 2), SAMSA_OK);
+    drv_run(&d, 3000);
+    CU_ASSERT_FATAL(d.assigned > 0);
+    g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "state"), "up");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "steady");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "samsa_state"), "stable");
+    pthread_mutex_lock(&d.c->lock);
+    int held = d.c->cpart_count;
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT(held > 0);
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), held);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 1);
+    CU_ASSERT(stats_int(g, "rebalance_age") >= 0);
+    CU_ASSERT(stats_int(g, "rebalance_age") < 3000);
+    CU_ASSERT(stats_int(g, "generation") >= 1);
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "rebalance_reason"), "");
+
+    /* t0 grows a partition: revoked, joined again, assigned */
+    d.m.parts[0] = 3;
+    pthread_mutex_lock(&d.c->lock);
+    d.c->md_wanted = true;
+    pthread_mutex_unlock(&d.c->lock);
+    drv_run(&d, 3000);
+    g = json_object_get(st.last, "cgrp");
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "join_state"), "steady");
+    pthread_mutex_lock(&d.c->lock);
+    CU_ASSERT(d.c->cpart_count > held); /* t0's new partition too */
+    CU_ASSERT_EQUAL(stats_int(g, "assignment_size"), d.c->cpart_count);
+    pthread_mutex_unlock(&d.c->lock);
+    CU_ASSERT_EQUAL(stats_int(g, "rebalance_cnt"), 3);
+    CU_ASSERT_STRING_EQUAL(stats_str(g, "rebalance_reason"),
+                           "t0 has 3 partitions, had 2");
     json_decref(st.last);
     drv_stop(&d);
 }
@@ -2215,6 +2324,90 @@ static void part_seen_delivered(const struct samsa_delivery *r, void *opaque)
     } else if (r->err == SAMSA_ERR_UNKNOWN_PARTITION && r->partition == -1) {
         s->unknown++;
     }
+}
+
+/* Deliveries by topic (t0, t1) and partition. */
+static void by_topic_delivered(const struct samsa_delivery *r, void *opaque)
+{
+    int(*seen)[4] = opaque;
+    int t = strcmp(r->topic, "t0") == 0 ? 0 : strcmp(r->topic, "t1") == 0 ? 1 : -1;
+    if (t >= 0 && r->err == SAMSA_OK && r->partition >= 0 && r->partition < 4) {
+        seen[t][r->partition]++;
+    }
+}
+
+static int32_t always_one(const char *topic, const void *key, size_t key_len,
+                          int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    (void)topic, (void)key, (void)key_len, (void)partition_count, (void)msg_opaque;
+    (*(int *)cb_opaque)++;
+    return 1;
+}
+
+static int32_t always_zero(const char *topic, const void *key, size_t key_len,
+                           int32_t partition_count, void *cb_opaque, void *msg_opaque)
+{
+    (void)key, (void)key_len, (void)partition_count, (void)msg_opaque;
+    CU_ASSERT_STRING_EQUAL(topic, "t0");
+    (*(int *)cb_opaque)++;
+    return 0;
+}
+
+/* A topic conf's partitioner (librdkafka's rd_kafka_topic_conf_set_partitioner_cb
+ * on the conf given to rd_kafka_topic_new) places its topic's records; the
+ * other topics keep the handle's. A conf copied keeps its topic confs; a
+ * topic conf takes `partitioner` by name and refuses the handle's keys. */
+static void test_topic_conf_partitioner_overrides_the_handles(void)
+{
+    char err[256];
+    samsa_topic_conf *tc = samsa_topic_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "linger.ms", "5", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "linger.ms: not a topic setting"));
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "partitioner", "nosuch", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(samsa_topic_conf_set(tc, "partitioner", "murmur2", err, sizeof(err)),
+                    SAMSA_OK);
+    samsa_conf *conf = samsa_conf_new();
+    CU_ASSERT_EQUAL(samsa_conf_set_topic_conf(conf, "t1", tc), SAMSA_OK);
+    samsa_conf *copy = samsa_conf_dup(conf);
+    samsa_conf_destroy(conf);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy);
+    const struct samsa_topic_conf *got = sc_conf_topic(copy, "t1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL(got->partitioner, SC_PART_MURMUR2);
+    CU_ASSERT_PTR_NULL(sc_conf_topic(copy, "t0"));
+    samsa_conf_destroy(copy);
+
+    struct drv d;
+    int handle_calls = 0, topic_calls = 0;
+    int seen[2][4] = {{0}};
+    drv_start(&d, 'p');
+    samsa_topic_conf_set_partitioner_cb(tc, always_zero, &topic_calls);
+    CU_ASSERT_EQUAL(samsa_conf_set_topic_conf(d.c->conf, "t0", tc), SAMSA_OK);
+    samsa_topic_conf_destroy(tc); /* the conf has its copy */
+    d.c->conf->partitioner_cb = always_one;
+    d.c->conf->partitioner_opaque = &handle_calls;
+    d.c->conf->dr_cb = by_topic_delivered;
+    d.c->conf->dr_opaque = seen;
+    struct samsa_producer prod = {.c = d.c};
+    for (int i = 0; i < 10; i++) {
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = i % 2 == 0 ? "t0" : "t1",
+                                 .partition = SAMSA_PARTITION_ANY, .key = "k", .key_len = 1,
+                                 .value = "v", .value_len = 1};
+        CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_OK);
+    }
+    for (int i = 0; i < 500 && seen[0][0] + seen[0][1] + seen[1][0] + seen[1][1] < 10; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(topic_calls, 5);
+    CU_ASSERT_EQUAL(handle_calls, 5);
+    CU_ASSERT_EQUAL(seen[0][0], 5); /* t0: its own partitioner */
+    CU_ASSERT_EQUAL(seen[0][1], 0);
+    CU_ASSERT_EQUAL(seen[1][1], 5); /* t1: the handle's */
+    CU_ASSERT_EQUAL(seen[1][0], 0);
+    drv_stop(&d);
 }
 
 static void test_partitioner_callback_places_records_and_fails_bad_answers(void)
@@ -2496,6 +2689,10 @@ int main(void)
          test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id},
         {"commit_sends_only_stored_offsets_without_auto_store",
          test_commit_sends_only_stored_offsets_without_auto_store},
+        {"regex_subscription_joins_with_the_topics_it_matches",
+         test_regex_subscription_joins_with_the_topics_it_matches},
+        {"topic_conf_partitioner_overrides_the_handles",
+         test_topic_conf_partitioner_overrides_the_handles},
         {"partitioner_callback_places_records_and_fails_bad_answers",
          test_partitioner_callback_places_records_and_fails_bad_answers},
 #ifdef SAMSA_TEST_JANSSON
@@ -2503,6 +2700,7 @@ int main(void)
          test_stats_callback_counts_what_the_producer_did},
         {"stats_callback_counts_what_the_consumer_read",
          test_stats_callback_counts_what_the_consumer_read},
+        {"stats_cgrp_follows_the_group", test_stats_cgrp_follows_the_group},
 #endif
         CU_TEST_INFO_NULL,
     };

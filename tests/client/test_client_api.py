@@ -100,6 +100,10 @@ def case_statistics_partitioner_purge_in_flight_and_offset_store(t):
 def case_delivery_reports_carry_log_append_time(t):
     run(t, "delivery_times")
 
+
+def case_regex_subscription_takes_a_topic_created_later(t):
+    run(t, "regex")
+
 if __name__ == "__main__":
     SCENARIOS = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_pause_resume_and_lag,
@@ -113,4 +117,5 @@ if __name__ == "__main__":
                    case_every_broker_down_reaches_the_error_callback,
                    case_partitions_of_one_leader_are_read_in_turn,
                    case_statistics_partitioner_purge_in_flight_and_offset_store,
-                   case_delivery_reports_carry_log_append_time]))
+                   case_delivery_reports_carry_log_append_time,
+                   case_regex_subscription_takes_a_topic_created_later]))

@@ -1,14 +1,19 @@
 /* samsa-broker: the partition (see partition.h). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "replica/partition.h"
 
+#include "base/fileref.h"
 #include "base/logging.h"
 
 #include <samsa-protocol/alloc.h>
-
+#include <samsa-protocol/buf.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 static void hw_set(struct br_partition *p, int64_t hw)
 {
@@ -317,6 +322,7 @@ void br_partition_close(struct br_partition *p, struct br_log_manager *logs)
         br_purgatory_complete_key(p->waiters, &p->delayed);
     }
     br_producers_free(&p->producers);
+    br_txn_state_free(&p->txns);
     br_partition_free_replication(p);
     br_logm_remove(logs, p->managed);
     p->managed = NULL;
@@ -410,6 +416,7 @@ static struct br_producer_append producer_append(const struct kp_batch_header *h
                                                  int64_t first_offset)
 {
     return (struct br_producer_append){
+        .transactional = (h->Attributes & KP_BATCH_ATTR_TRANSACTIONAL) != 0,
         .producer_id = h->ProducerId,
         .epoch = h->ProducerEpoch,
         .first_seq = h->BaseSequence,
@@ -462,6 +469,154 @@ static void record_producer(struct br_partition *p, const struct br_producer_app
     }
 }
 
+static void appended(struct br_partition *p, int64_t seg_before, int64_t len)
+{
+    snapshot_if_rolled(p, seg_before);
+    p->leo_bytes += len;
+    if (p->nremotes > 0 && p->waiters != NULL) {
+        /* followers parked on it count the bytes (without followers the
+         * high watermark's move wakes whoever waits) */
+        br_purgatory_wake(p->waiters, &p->delayed);
+    }
+}
+
+/* ---------------------------------------------------------- transactions */
+
+/* a marker batch is one small record: anything this large is no marker */
+#define MAX_MARKER_BATCH 4096
+
+/* Kafka's completeTxn and updateTxnIndex: the transaction waits for the
+ * high watermark to pass its marker; an ABORT is indexed in the segment
+ * the marker is in, the active one (a roll comes before the batch that
+ * causes it). */
+static void complete_txn(struct br_partition *p, const struct br_txn_span *done, bool commit)
+{
+    br_txn_state_complete(&p->txns, &p->producers, done, commit, p->hw, br_log_dir(p->log),
+                          br_log_active_base_offset(p->log));
+}
+
+int64_t br_partition_lso(struct br_partition *p)
+{
+    return br_txn_state_lso(&p->txns, &p->producers, p->hw);
+}
+
+static void txn_control(struct br_partition *p, const uint8_t *batch, size_t len,
+                              int64_t now_ms)
+{
+    struct kp_batch_header h;
+    size_t size = 0;
+    if (kp_batch_peek(batch, len, &h, &size) != 0 ||
+        (h.Attributes & KP_BATCH_ATTR_CONTROL) == 0 || h.ProducerId < 0) {
+        return;
+    }
+    struct kp_txn_marker m;
+    int err = kp_txn_marker_batch_read(batch, size, MAX_MARKER_BATCH, &m);
+    if (err != 0) {
+        br_warn("%s: the control batch at %" PRId64 " is no transaction marker (%s): ignored",
+                br_log_dir(p->log), h.BaseOffset, kp_err_str(err));
+        return;
+    }
+    struct br_txn_span done;
+    if (br_producers_end_txn(&p->producers, h.ProducerId, h.ProducerEpoch, m.coordinator_epoch,
+                             h.BaseOffset, now_ms, &done) != 0) {
+        br_error("%s: out of memory ending producer %" PRId64 "'s transaction", br_log_dir(p->log),
+                 h.ProducerId);
+        return;
+    }
+    complete_txn(p, &done, m.type == KP_CONTROL_COMMIT);
+}
+
+/* The bytes of the batch whose header h the log's replay read. 0 with
+ * *out (kp_free), or an error. */
+static int read_batch(struct br_partition *p, const struct kp_batch_header *h, uint8_t **out,
+                      size_t *len)
+{
+    size_t size = (size_t)KP_BATCH_LOG_OVERHEAD + (size_t)(uint32_t)h->BatchLength;
+    if (size > MAX_MARKER_BATCH) {
+        return KP_E_CORRUPT;
+    }
+    struct br_log_slice sl;
+    int err = br_log_read(p->log, h->BaseOffset, h->BaseOffset + h->LastOffsetDelta + 1,
+                          (int32_t)size, true, &sl);
+    if (err != 0) {
+        return err;
+    }
+    if (sl.len <= 0 || (size_t)sl.len < size) {
+        br_log_slice_release(&sl);
+        return KP_E_CORRUPT;
+    }
+    uint8_t *buf = kp_malloc(size);
+    if (buf == NULL) {
+        br_log_slice_release(&sl);
+        return KP_E_NOMEM;
+    }
+    ssize_t r = pread(br_fileref_fd(sl.file), buf, size, (off_t)sl.file_pos);
+    br_log_slice_release(&sl);
+    if (r != (ssize_t)size) {
+        kp_free(buf);
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    *out = buf;
+    *len = size;
+    return 0;
+}
+
+static void txn_replay(struct br_partition *p, const struct kp_batch_header *h)
+{
+    uint8_t *batch = NULL;
+    size_t len = 0;
+    int err = read_batch(p, h, &batch, &len);
+    if (err != 0) {
+        br_warn("%s: the control batch at %" PRId64 " could not be read (%s): ignored",
+                br_log_dir(p->log), h->BaseOffset, kp_err_str(err));
+        return;
+    }
+    txn_control(p, batch, len, h->MaxTimestamp);
+    kp_free(batch);
+}
+
+int br_partition_append_marker(struct br_partition *p, int64_t producer_id, int16_t epoch,
+                               int32_t coordinator_epoch, bool commit, int64_t now_ms,
+                               int16_t *kafka_err, int64_t *offset)
+{
+    *offset = -1;
+    *kafka_err = br_producers_check_marker(&p->producers, producer_id, epoch, coordinator_epoch);
+    if (*kafka_err != KP_ERR_NONE) {
+        return 0;
+    }
+    uint8_t buf[KP_TXN_MARKER_BATCH_SIZE + 16];
+    struct kp_writer w;
+    kp_wr_init_fixed(&w, buf, sizeof buf);
+    struct kp_txn_marker m = {commit ? KP_CONTROL_COMMIT : KP_CONTROL_ABORT, coordinator_epoch};
+    int err = kp_txn_marker_batch_write(&w, 0, p->leader_epoch, now_ms, producer_id, epoch, &m);
+    if (err != 0) {
+        return err;
+    }
+    int64_t seg_before = br_log_active_base_offset(p->log);
+    err = br_log_append(p->log, buf, w.len, p->leader_epoch, now_ms, offset);
+    if (err != 0) {
+        return err;
+    }
+    appended(p, seg_before, (int64_t)w.len);
+    struct br_txn_span done;
+    if (br_producers_end_txn(&p->producers, producer_id, epoch, coordinator_epoch, *offset, now_ms,
+                             &done) != 0) {
+        br_error("%s: out of memory ending producer %" PRId64 "'s transaction", br_log_dir(p->log),
+                 producer_id);
+    } else {
+        complete_txn(p, &done, commit);
+    }
+    hw_update(p, now_ms);
+    return 0;
+}
+
+size_t br_partition_aborted_txns(const struct br_partition *p, int64_t fetch_offset, int64_t upper,
+                                 struct br_aborted_txn *out, size_t cap)
+{
+    return br_txn_state_aborted(&p->txns, fetch_offset, upper, out, cap);
+}
+
+
 int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t len, int64_t now_ms,
                                struct br_append *out)
 {
@@ -486,26 +641,27 @@ int br_partition_append_leader(struct br_partition *p, uint8_t *batch, size_t le
             out->seq_error = (int16_t)kerr;
             return 0;
         }
+        out->seq_error = br_producers_check_txn(&p->producers, &pa);
+        if (out->seq_error != KP_ERR_NONE) {
+            return 0;
+        }
     }
     int64_t seg_before = br_log_active_base_offset(p->log);
     int err = br_log_append(p->log, batch, len, p->leader_epoch, now_ms, &out->base);
     if (err != 0) {
         return err;
     }
-    snapshot_if_rolled(p, seg_before);
+    appended(p, seg_before, (int64_t)len);
     if (sequenced) {
         pa.first_offset = out->base;
         record_producer(p, &pa, now_ms);
     }
-    p->leo_bytes += (int64_t)len;
-    if (p->nremotes > 0 && p->waiters != NULL) {
-        /* followers parked on it count the bytes (without followers the
-         * high watermark's move below wakes whoever waits) */
-        br_purgatory_wake(p->waiters, &p->delayed);
-    }
     hw_update(p, now_ms);
     return 0;
 }
+
+
+
 
 int br_partition_append_follower(struct br_partition *p, const uint8_t *batch, size_t len,
                                  int64_t now_ms)
@@ -518,9 +674,15 @@ int br_partition_append_follower(struct br_partition *p, const uint8_t *batch, s
     snapshot_if_rolled(p, seg_before);
     struct kp_batch_header h;
     size_t size = 0;
-    if (kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0 && h.BaseSequence >= 0) {
-        struct br_producer_append pa = producer_append(&h, h.BaseOffset);
-        record_producer(p, &pa, now_ms);
+    if (kp_batch_peek(batch, len, &h, &size) == 0 && h.ProducerId >= 0) {
+        if (h.BaseSequence >= 0) {
+            struct br_producer_append pa = producer_append(&h, h.BaseOffset);
+            record_producer(p, &pa, now_ms);
+        } else if ((h.Attributes & KP_BATCH_ATTR_CONTROL) != 0) {
+            /* a marker: the follower keeps the same transactions as its
+             * leader (Kafka's appendAsFollower updates the producer state) */
+            txn_control(p, batch, len, now_ms);
+        }
     }
     p->leo_bytes += (int64_t)len;
     return 0;
@@ -550,6 +712,9 @@ int64_t br_partition_load_producers(struct br_partition *p)
      * end are not, then those written are deleted */
     br_logm_snapshots_cancel_above(p->managed, leo);
     (void)br_psnap_delete_outside(dir, start, leo);
+    /* the aborted transactions from the `.txnindex` files; the replay
+     * below restores those a crash took from them */
+    br_txn_state_load(&p->txns, dir, start, leo);
     int64_t max_id = -1;
     int64_t snap = -1;
     struct br_psnap_entry *e = NULL;
@@ -585,6 +750,9 @@ int64_t br_partition_load_producers(struct br_partition *p)
                                     BR_PARTITION_MAX_PRODUCERS) != 0) {
                 br_warn("%s: out of memory loading producer %" PRId64, dir, h.ProducerId);
             }
+        } else if (h.ProducerId >= 0 && (h.Attributes & KP_BATCH_ATTR_CONTROL) != 0 &&
+                   h.BaseOffset >= from) {
+            txn_replay(p, &h);
         }
     }
     br_log_iter_close(it);

@@ -24,6 +24,7 @@
 #include "replica/producer_state.h"
 #include "storage/log.h"
 #include "storage/log_manager.h"
+#include "replica/txn_state.h"
 
 struct br_partition;
 /* what the layers above keep on a partition (server/state.h) */
@@ -103,6 +104,9 @@ struct br_partition {
     int64_t epoch_start_offset; /* the leader's LEO when its epoch began */
     /* what delayed operations on this partition wait on (in `waiters`) */
     struct br_delay_key delayed;
+    /* its finished transactions: the aborted ones, the completed ones
+     * not replicated yet (the open ones are `producers`') */
+    struct br_txn_state txns;
 };
 
 /* Makes p the leader of its log (already opened, p->log set): the leader
@@ -306,6 +310,42 @@ int64_t br_partition_load_producers(struct br_partition *p);
 /* After a truncation: the state rebuilt as br_partition_load_producers
  * does, from the log as it is now (Kafka's truncateTo: loadProducerState). */
 void br_partition_reload_producers(struct br_partition *p);
+
+/* ---------------------------------------------------------- transactions */
+
+/*
+ * The last stable offset (Kafka 2.0's Replica.lastStableOffset): the first
+ * offset of the oldest transaction still open here, or of the oldest
+ * completed one whose marker the high watermark has not passed, when that
+ * is below the high watermark; the high watermark otherwise. A
+ * read_committed consumer reads below it.
+ */
+int64_t br_partition_lso(struct br_partition *p);
+
+/*
+ * Appends a transaction marker as leader (Kafka's
+ * Log.appendAsLeader(isFromClient = false) of WriteTxnMarkers' batch):
+ * COMMIT (commit) or ABORT of producer_id's transaction in epoch, written
+ * by a coordinator in coordinator_epoch. *kafka_err: the producer state's
+ * refusal (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED; nothing
+ * appended) or NONE. *offset: the marker's offset. The transaction
+ * completes (an ABORT indexed in `.txnindex`), the high watermark moves.
+ * Returns 0 or the append's error (nothing changed).
+ */
+KP_MUST_CHECK int br_partition_append_marker(struct br_partition *p, int64_t producer_id,
+                                             int16_t epoch, int32_t coordinator_epoch,
+                                             bool commit, int64_t now_ms, int16_t *kafka_err,
+                                             int64_t *offset);
+
+/*
+ * The aborted transactions a read_committed Fetch at fetch_offset answers
+ * with records up to `upper` (exclusive; Kafka's
+ * TransactionIndex.collectAbortedTxns: marker at or past fetch_offset,
+ * first offset below upper): written to out (room for cap), their count
+ * returned (more than cap: call again with that room).
+ */
+size_t br_partition_aborted_txns(const struct br_partition *p, int64_t fetch_offset, int64_t upper,
+                                 struct br_aborted_txn *out, size_t cap);
 
 /* A clean shutdown: a snapshot at the log end, unless one is there already
  * (Kafka's Log.close), written now when the log manager is stopped. */

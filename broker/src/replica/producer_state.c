@@ -4,6 +4,7 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/err.h>
 
+#include <stdint.h>
 #include <string.h>
 
 /* Kafka's RecordBatch.NO_PRODUCER_EPOCH and NO_SEQUENCE */
@@ -47,7 +48,9 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
                                        int *kafka_err)
 {
     const struct br_producer *p = find(ps, a->producer_id);
-    if (p != NULL && !retained(p, log_start)) {
+    /* a producer without batches holds the epoch a marker gave it (a
+     * fencing abort): it stays known whatever the log start */
+    if (p != NULL && p->nbatches > 0 && !retained(p, log_start)) {
         p = NULL;
     }
     int16_t stored = p != NULL ? p->epoch : NO_EPOCH;
@@ -77,9 +80,9 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
         }
         return BR_SEQ_APPEND;
     }
-    if (p == NULL) {
-        /* epoch -1 (Kafka's NO_PRODUCER_EPOCH) of a producer never seen:
-         * no last sequence, so 0 only */
+    if (p == NULL || p->nbatches == 0) {
+        /* epoch -1 (Kafka's NO_PRODUCER_EPOCH) of a producer never seen,
+         * or the epoch of a marker: no last sequence, so 0 only */
         if (a->first_seq != 0) {
             *kafka_err = KP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
             return BR_SEQ_ERROR;
@@ -105,13 +108,16 @@ static struct br_producer *slot(struct br_producers *ps, int64_t producer_id,
     if (p != NULL) {
         return p;
     }
-    if (ps->n >= max_producers && ps->n > 0) {
-        size_t lru = 0;
-        for (size_t i = 1; i < ps->n; i++) {
-            if (ps->items[i].last_used_ms < ps->items[lru].last_used_ms) {
+    size_t lru = SIZE_MAX;
+    if (ps->n >= max_producers) {
+        for (size_t i = 0; i < ps->n; i++) {
+            if (ps->items[i].txn_first_offset < 0 &&
+                (lru == SIZE_MAX || ps->items[i].last_used_ms < ps->items[lru].last_used_ms)) {
                 lru = i;
             }
         }
+    }
+    if (lru != SIZE_MAX) {
         p = &ps->items[lru];
     } else {
         if (ps->n == ps->cap) {
@@ -163,7 +169,76 @@ int br_producers_record(struct br_producers *ps, const struct br_producer_append
     };
     add_batch(p, a->epoch, &b);
     p->last_used_ms = now_ms;
+    if (a->transactional && p->txn_first_offset < 0) {
+        p->txn_first_offset = a->first_offset;
+        ps->open_txns++;
+    }
     return 0;
+}
+
+int16_t br_producers_check_txn(const struct br_producers *ps, const struct br_producer_append *a)
+{
+    const struct br_producer *p = find(ps, a->producer_id);
+    if (!a->transactional && p != NULL && p->txn_first_offset >= 0) {
+        return KP_ERR_INVALID_TXN_STATE;
+    }
+    return KP_ERR_NONE;
+}
+
+int16_t br_producers_check_marker(const struct br_producers *ps, int64_t producer_id,
+                                  int16_t epoch, int32_t coordinator_epoch)
+{
+    const struct br_producer *p = find(ps, producer_id);
+    if (p == NULL) {
+        return KP_ERR_NONE; /* an empty transaction, or one retention took */
+    }
+    if (epoch < p->epoch) {
+        return KP_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    if (p->coordinator_epoch > coordinator_epoch) {
+        return KP_ERR_TRANSACTION_COORDINATOR_FENCED;
+    }
+    return KP_ERR_NONE;
+}
+
+int br_producers_end_txn(struct br_producers *ps, int64_t producer_id, int16_t epoch,
+                         int32_t coordinator_epoch, int64_t marker_offset, int64_t now_ms,
+                         struct br_txn_span *done)
+{
+    struct br_producer *p = slot(ps, producer_id, SIZE_MAX);
+    if (p == NULL) {
+        return KP_E_NOMEM;
+    }
+    *done = (struct br_txn_span){producer_id, marker_offset, marker_offset};
+    if (p->txn_first_offset >= 0) {
+        done->first_offset = p->txn_first_offset;
+        p->txn_first_offset = -1;
+        ps->open_txns--;
+    }
+    /* maybeUpdateEpoch: a marker of a bumped epoch (a fenced producer's
+     * abort) starts the producer's batches over */
+    if (epoch != p->epoch) {
+        p->epoch = epoch;
+        p->nbatches = 0;
+    }
+    p->coordinator_epoch = coordinator_epoch;
+    p->last_used_ms = now_ms;
+    return 0;
+}
+
+int64_t br_producers_first_open_txn(const struct br_producers *ps)
+{
+    if (ps->open_txns == 0) {
+        return -1;
+    }
+    int64_t first = -1;
+    for (size_t i = 0; i < ps->n; i++) {
+        int64_t f = ps->items[i].txn_first_offset;
+        if (f >= 0 && (first < 0 || f < first)) {
+            first = f;
+        }
+    }
+    return first;
 }
 
 int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
@@ -181,6 +256,21 @@ int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
     size_t k = 0;
     for (size_t i = 0; i < ps->n; i++) {
         const struct br_producer *p = &ps->items[i];
+        if (p->nbatches == 0 && p->epoch >= 0) {
+            /* an epoch from a marker, without a batch since: Kafka's
+             * entry of last sequence -1 */
+            e[k++] = (struct br_psnap_entry){
+                .producer_id = p->producer_id,
+                .epoch = p->epoch,
+                .last_seq = -1,
+                .last_offset = -1,
+                .offset_delta = 0,
+                .timestamp = p->last_used_ms,
+                .coordinator_epoch = p->coordinator_epoch,
+                .txn_first_offset = p->txn_first_offset,
+            };
+            continue;
+        }
         if (!retained(p, log_start)) {
             continue;
         }
@@ -212,14 +302,40 @@ int br_producers_to_snapshot(const struct br_producers *ps, int64_t log_start,
     return 0;
 }
 
+/* p's open transaction's first offset (-1: none), counted in ps. */
+static void set_txn(struct br_producers *ps, struct br_producer *p, int64_t first)
+{
+    if (p->txn_first_offset < 0 && first >= 0) {
+        ps->open_txns++;
+    } else if (p->txn_first_offset >= 0 && first < 0) {
+        ps->open_txns--;
+    }
+    p->txn_first_offset = first < 0 ? -1 : first;
+}
+
 int br_producers_load_snapshot(struct br_producers *ps, const struct br_psnap_entry *e, size_t n,
                                int64_t log_start, size_t max_producers)
 {
     for (size_t i = 0; i < n; i++) {
-        /* an entry without a batch (Kafka writes last_sequence -1 for an
-         * epoch bumped by a marker) or below the log start is not kept */
-        if (e[i].producer_id < 0 || e[i].last_seq < 0 || e[i].last_offset < log_start ||
-            e[i].offset_delta < 0) {
+        if (e[i].producer_id < 0) {
+            continue;
+        }
+        if (e[i].last_seq < 0 && e[i].epoch >= 0) {
+            /* an entry without a batch: the epoch a marker gave the
+             * producer (Kafka writes last_sequence -1 for it) */
+            struct br_producer *p = slot(ps, e[i].producer_id, max_producers);
+            if (p == NULL) {
+                return KP_E_NOMEM;
+            }
+            p->epoch = e[i].epoch;
+            p->nbatches = 0;
+            p->coordinator_epoch = e[i].coordinator_epoch;
+            set_txn(ps, p, e[i].txn_first_offset);
+            p->last_used_ms = e[i].timestamp;
+            continue;
+        }
+        /* an entry below the log start is not kept */
+        if (e[i].last_seq < 0 || e[i].last_offset < log_start || e[i].offset_delta < 0) {
             continue;
         }
         struct br_producer *p = slot(ps, e[i].producer_id, max_producers);
@@ -235,7 +351,7 @@ int br_producers_load_snapshot(struct br_producers *ps, const struct br_psnap_en
         };
         add_batch(p, e[i].epoch, &b);
         p->coordinator_epoch = e[i].coordinator_epoch;
-        p->txn_first_offset = e[i].txn_first_offset;
+        set_txn(ps, p, e[i].txn_first_offset);
         p->last_used_ms = e[i].timestamp;
     }
     return 0;
@@ -248,4 +364,5 @@ void br_producers_free(struct br_producers *ps)
     ps->n = 0;
     ps->cap = 0;
     ps->snap_offset = 0;
+    ps->open_txns = 0;
 }

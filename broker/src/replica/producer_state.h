@@ -80,6 +80,8 @@ struct br_producers {
     /* the offset of the latest snapshot written or loaded (Kafka's
      * lastSnapOffset): a snapshot is taken only past it; -1 none */
     int64_t snap_offset;
+    /* producers with a transaction open here (txn_first_offset >= 0) */
+    size_t open_txns;
 };
 
 enum br_seq_verdict {
@@ -97,6 +99,16 @@ struct br_producer_append {
     int64_t first_offset; /* recording only */
     int32_t offset_delta; /* LastOffsetDelta */
     int64_t timestamp;    /* MaxTimestamp; recording only */
+    bool transactional;   /* the batch's transactional attribute bit */
+};
+
+/* A transaction a marker completed (Kafka's CompletedTxn): its producer,
+ * its first offset (the marker's own when it had no batch here) and the
+ * marker's offset. */
+struct br_txn_span {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t last_offset;
 };
 
 /* Checks a client's batch against the state, with the partition's log
@@ -105,8 +117,39 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
                                        const struct br_producer_append *a, int64_t *dup_offset,
                                        int *kafka_err);
 
-/* Remembers an appended batch. Returns 0 or KP_E_NOMEM. At most
- * `max_producers` ids are kept; the least recently used one goes first. */
+/* Whether a non-transactional batch of a producer with a transaction open
+ * (Kafka's ProducerAppendInfo.append: InvalidTxnStateException): called
+ * after br_producers_check said APPEND. KP_ERR_NONE or INVALID_TXN_STATE. */
+int16_t br_producers_check_txn(const struct br_producers *ps, const struct br_producer_append *a);
+
+/*
+ * Checks a transaction marker of (producer_id, epoch) written by a
+ * coordinator in coordinator_epoch (Kafka's appendEndTxnMarker): an epoch
+ * below the producer's is INVALID_PRODUCER_EPOCH, a coordinator epoch below
+ * the one the producer's last marker carried TRANSACTION_COORDINATOR_FENCED;
+ * KP_ERR_NONE otherwise.
+ */
+int16_t br_producers_check_marker(const struct br_producers *ps, int64_t producer_id,
+                                  int16_t epoch, int32_t coordinator_epoch);
+
+/*
+ * Records a marker at marker_offset (checked, or a follower's): the
+ * producer's open transaction ends (*done: its first offset, or the
+ * marker's when it wrote nothing here), its epoch becomes the marker's and
+ * its coordinator epoch the marker's. 0 or KP_E_NOMEM.
+ */
+KP_MUST_CHECK int br_producers_end_txn(struct br_producers *ps, int64_t producer_id, int16_t epoch,
+                                       int32_t coordinator_epoch, int64_t marker_offset,
+                                       int64_t now_ms, struct br_txn_span *done);
+
+/* The first offset of the oldest transaction open here, or -1. */
+int64_t br_producers_first_open_txn(const struct br_producers *ps);
+
+/* Remembers an appended batch; a transactional one opens its producer's
+ * transaction at its first offset unless one is open. Returns 0 or
+ * KP_E_NOMEM. At most `max_producers` ids are kept; the least recently
+ * used one without an open transaction goes first (Kafka never expires a
+ * producer with one open, isProducerExpired). */
 KP_MUST_CHECK int br_producers_record(struct br_producers *ps, const struct br_producer_append *a,
                                       int64_t now_ms, size_t max_producers);
 

@@ -57,6 +57,10 @@ struct fetch_wait {
     int64_t got;       /* bytes it could return when parked */
     int64_t max_bytes; /* PartitionMaxBytes */
     int64_t avail;     /* what it counts towards MinBytes now */
+    /* read_committed: the fetch offset, which the LSO must pass before the
+     * bytes appended count (Kafka's DelayedFetch compares against the
+     * LSO for READ_COMMITTED); -1 otherwise */
+    int64_t committed_from;
 };
 
 struct br_parked {
@@ -247,6 +251,33 @@ static int downconvert(struct br_server *b, struct part_slices *ps, int16_t vers
  * ISR (say, one shutting down) back in (Kafka 2.0 records a follower's
  * position when its fetch is read, ReplicaManager.fetchMessages, not when
  * a DelayedFetch completes). */
+/* A read_committed answer's aborted transactions among the records from
+ * fetch_offset up to upper (Kafka's Log.collectAbortedTransactions). */
+static int add_aborted(const struct br_partition *p, int64_t fetch_offset, int64_t upper,
+                       struct kp_arena *arena, struct kp_FetchResponse_PartitionData *rp)
+{
+    size_t n = br_partition_aborted_txns(p, fetch_offset, upper, NULL, 0);
+    if (n == 0) {
+        return 0;
+    }
+    if (n > INT32_MAX / sizeof(struct br_aborted_txn)) {
+        return KP_E_NOMEM;
+    }
+    struct br_aborted_txn *v = kp_arena_alloc(arena, n * sizeof *v);
+    struct kp_FetchResponse_AbortedTransaction *out = kp_arena_alloc(arena, n * sizeof *out);
+    if (v == NULL || out == NULL) {
+        return KP_E_NOMEM;
+    }
+    (void)br_partition_aborted_txns(p, fetch_offset, upper, v, n);
+    for (size_t i = 0; i < n; i++) {
+        out[i].ProducerId = v[i].producer_id;
+        out[i].FirstOffset = v[i].first_offset;
+    }
+    rp->AbortedTransactions.items = out;
+    rp->AbortedTransactions.count = (int32_t)n;
+    return 0;
+}
+
 static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16_t version,
                      bool arrived, struct kp_arena *arena, struct fetch_run *fr)
 {
@@ -311,10 +342,14 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
             }
             int64_t start = br_log_start_offset(p->log);
             int64_t end = br_log_end_offset(p->log);
-            /* a follower may read to the log end, a consumer to the HW */
-            int64_t limit = q->ReplicaId >= 0 ? end : p->hw;
+            /* a follower may read to the log end, a consumer to the HW, a
+             * read_committed one to the LSO (Kafka 2.0's ReplicaManager.
+             * readFromLocalLog: FetchTxnCommitted) */
+            int64_t lso = br_partition_lso(p);
+            bool committed = version >= 4 && q->IsolationLevel == 1 && q->ReplicaId < 0;
+            int64_t limit = q->ReplicaId >= 0 ? end : committed ? lso : p->hw;
             rp->HighWatermark = p->hw;
-            rp->LastStableOffset = p->hw;
+            rp->LastStableOffset = lso;
             rp->LogStartOffset = start;
             /* out of range is outside [log start, log end], as Kafka 2.0's
              * Log.read has it: a consumer at an offset between the HW and
@@ -384,6 +419,13 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
                     fr->any_error = true;
                 }
                 got = (int64_t)ps->conv_len;
+            }
+            if (got > 0 && committed) {
+                int err = add_aborted(p, qp->FetchOffset, offset, arena, rp);
+                if (err != 0) {
+                    slices_release_one(ps);
+                    return err;
+                }
             }
             if (got > 0) {
                 rp->Records.ptr = NULL; /* spliced from the files at send time */
@@ -533,6 +575,9 @@ static bool parked_ready(void *ctx, struct br_delayed *d)
             continue;
         }
         struct fetch_wait *w = &pk->waits[i];
+        if (w->committed_from >= 0 && br_partition_lso(w->p) <= w->committed_from) {
+            continue; /* appended, but nothing stable past the offset yet */
+        }
         int64_t avail = w->got + (bytes_count(pk, w->p) - w->at_park);
         if (avail > w->max_bytes) {
             avail = w->max_bytes;
@@ -643,6 +688,9 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
                 .got = got,
                 .max_bytes = qp->PartitionMaxBytes > 0 ? qp->PartitionMaxBytes : 0,
                 .avail = got,
+                .committed_from = !pk->follower && pk->version >= 4 && q->IsolationLevel == 1
+                                      ? qp->FetchOffset
+                                      : -1,
             };
             pk->total += got;
             br_delayed_watch(&pk->delayed, k, &p->delayed);

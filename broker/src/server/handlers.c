@@ -39,6 +39,7 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
                               uint8_t **owned)
 {
     struct br_server *b = r->b;
+    struct kp_str txn_id = ((const struct kp_ProduceRequest *)r->body)->TransactionalId;
     out->Index = pd->Index;
     out->BaseOffset = -1;
     out->LogAppendTimeMs = -1;
@@ -66,7 +67,8 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
                               (size_t)b->cfg.socket_request_max_bytes,
                               log_append_time,
                               now,
-                              br_conn_peer(r->conn)};
+                              br_conn_peer(r->conn),
+                              txn_id.len >= 0};
     struct br_validated batch;
     size_t len = pd->Records.len > 0 ? (size_t)pd->Records.len : 0;
     out->ErrorCode = br_log_validate(len > 0 ? br_req_mutable(r, pd->Records.ptr) : NULL, len, &v,
@@ -115,8 +117,8 @@ int br_h_produce(struct br_req *r)
     bool any_error = false;
     if (q->Acks != 0 && q->Acks != 1 && q->Acks != -1) {
         refused = KP_ERR_INVALID_REQUIRED_ACKS;
-    } else if (q->TransactionalId.len >= 0) {
-        /* transactions are not offered (no transactional InitProducerId) */
+    } else if (q->TransactionalId.len >= 0 && !br_txn_served_here(r->b)) {
+        /* transactions run on a standalone broker only so far */
         refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
     }
@@ -232,8 +234,12 @@ int br_h_list_offsets(struct br_req *r)
             }
             int64_t offset = -1;
             int64_t ts = -1;
+            /* what the consumer may read: below the LSO when read_committed
+             * (Kafka 2.0's fetchOffsetsForTimestamp: lastFetchableOffset) */
+            int64_t fetchable =
+                r->version >= 2 && q->IsolationLevel == 1 ? br_partition_lso(p) : p->hw;
             if (qp->Timestamp == -1) {
-                offset = p->hw; /* latest: the high watermark (= LSO: no transactions) */
+                offset = fetchable;
             } else if (qp->Timestamp == -2) {
                 offset = br_log_start_offset(p->log);
             } else {
@@ -244,7 +250,7 @@ int br_h_list_offsets(struct br_req *r)
                         err == KP_E_CORRUPT ? KP_ERR_CORRUPT_MESSAGE : KP_ERR_KAFKA_STORAGE_ERROR;
                     continue;
                 }
-                if (offset >= p->hw) {
+                if (offset >= fetchable) {
                     offset = -1;
                     ts = -1;
                 }
@@ -433,11 +439,7 @@ int br_h_init_producer_id(struct br_req *r)
     struct kp_InitProducerIdResponse resp;
     kp_InitProducerIdResponse_init(&resp);
     if (q->TransactionalId.len >= 0) {
-        /* transactions are not offered; say so rather than hang the client */
-        resp.ErrorCode = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        br_warn("%s asked for transactional id \"%.*s\": transactions are not supported",
-                br_conn_peer(r->conn), (int)q->TransactionalId.len, q->TransactionalId.ptr);
-        return br_respond(r, &resp);
+        return br_txn_init_producer_id_request(r); /* api_txn.c */
     }
     /* ids unique across the cluster (blocks claimed in ZooKeeper), or this
      * broker's */

@@ -6,6 +6,7 @@
 #include "storage/log.h"
 
 #include "storage/log_internal.h"
+#include "storage/txn_index.h"
 
 #include "base/logging.h"
 
@@ -224,6 +225,9 @@ int log_remove_segment(struct br_log *log, size_t i)
     int rc = log_dir_hold(log);
     if (rc == 0) {
         rc = br_segment_unlink(log->dir_fd, log->dir, s->base_offset);
+        /* its aborted transactions go with it (Kafka's LogSegment.deleteIfExists) */
+        int r = br_txnidx_unlink(log->dir, s->base_offset);
+        rc = rc != 0 ? rc : r;
         log_dir_release(log);
     }
     log->size_bytes -= s->size;

@@ -130,8 +130,16 @@ int16_t br_log_validate(uint8_t *records, size_t len, const struct br_validation
     if (kp_batch_codec(h) == KP_CODEC_ZSTD && v->produce_version < 7) {
         return KP_ERR_UNSUPPORTED_COMPRESSION_TYPE;
     }
-    if (kp_batch_is_control(h) || kp_batch_is_transactional(h)) {
-        /* transactions are not offered (no transactional InitProducerId) */
+    if (kp_batch_is_control(h)) {
+        /* LogValidator: "Clients are not allowed to write control records" */
+        br_debug("produce from %s rejected: a control batch", v->from);
+        return KP_ERR_INVALID_RECORD;
+    }
+    if (kp_batch_is_transactional(h) && (!v->transactional || h->ProducerId < 0)) {
+        /* a transaction's batch comes with its transactional id and its
+         * producer id (ProduceRequest.validateRecords) */
+        br_debug("produce from %s rejected: a transactional batch %s", v->from,
+                 v->transactional ? "without a producer id" : "without a transactional id");
         return KP_ERR_INVALID_RECORD;
     }
     if (h->ProducerId >= 0 && h->BaseSequence < 0) {

@@ -29,6 +29,7 @@ struct br_validation {
     bool log_append_time; /* message.timestamp.type=LogAppendTime */
     int64_t now_ms;       /* the append's wall-clock time (LogAppendTime) */
     const char *from;     /* the producer's peer, for debug logs */
+    bool transactional;   /* the request names a transactional id */
 };
 
 /* The batch to append. */

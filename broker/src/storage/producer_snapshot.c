@@ -126,11 +126,11 @@ int br_psnap_path(const char *dir, int64_t offset, char *buf, size_t cap)
     return k < 0 || (size_t)k >= cap ? KP_E_INVALID_ARG : 0;
 }
 
-/* The offset of a file named "<20 digits>.snapshot", or -1. */
-static int64_t name_offset(const char *name)
+/* The offset of a file named "<20 digits><suffix>", or -1. */
+static int64_t name_offset(const char *name, const char *suffix)
 {
-    size_t sl = sizeof BR_PSNAP_SUFFIX - 1;
-    if (strlen(name) != 20 + sl || strcmp(name + 20, BR_PSNAP_SUFFIX) != 0) {
+    size_t sl = strlen(suffix);
+    if (strlen(name) != 20 + sl || strcmp(name + 20, suffix) != 0) {
         return -1;
     }
     uint64_t v = 0;
@@ -148,6 +148,11 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 int br_psnap_list(const char *dir, int64_t **out, size_t *n)
+{
+    return br_offset_files_list(dir, BR_PSNAP_SUFFIX, out, n);
+}
+
+int br_offset_files_list(const char *dir, const char *suffix, int64_t **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -173,7 +178,7 @@ int br_psnap_list(const char *dir, int64_t **out, size_t *n)
             }
             break;
         }
-        int64_t off = name_offset(de->d_name);
+        int64_t off = name_offset(de->d_name, suffix);
         if (off < 0) {
             continue;
         }

@@ -83,6 +83,11 @@ KP_MUST_CHECK int br_psnap_path(const char *dir, int64_t offset, char *buf, size
  * KP_ERR_KAFKA_STORAGE_ERROR (logged). */
 KP_MUST_CHECK int br_psnap_list(const char *dir, int64_t **out, size_t *n);
 
+/* The same for any `<20-digit offset><suffix>` files of dir (".snapshot",
+ * ".txnindex"). */
+KP_MUST_CHECK int br_offset_files_list(const char *dir, const char *suffix, int64_t **out,
+                                       size_t *n);
+
 /* Reads and parses one file (as br_psnap_parse; a missing file or an I/O
  * error is KP_ERR_KAFKA_STORAGE_ERROR with *why saying so). */
 KP_MUST_CHECK int br_psnap_read(const char *path, struct br_psnap_entry **out, size_t *n,

@@ -298,7 +298,12 @@ void samsa_conf_set_log_cb(samsa_conf *conf, samsa_log_cb *cb, void *cb_opaque);
  * {partition, leader, msgq_cnt, msgq_bytes, next_offset, app_offset,
  * stored_offset, committed_offset, lo_offset, hi_offset, ls_offset,
  * consumer_lag}}}} (offsets -1 when unknown), with the broker admin API's
- * names beside them (high_watermark, log_start_offset). One document waits
+ * names beside them (high_watermark, log_start_offset); a consumer with
+ * group.id adds cgrp{state, stateage, join_state, rebalance_age,
+ * rebalance_cnt, rebalance_reason, assignment_size, with samsa_state and
+ * generation}, an idempotent producer eos{idemp_state, idemp_stateage,
+ * txn_state ("Init": no transactions), txn_stateage, txn_may_enq,
+ * producer_id, producer_epoch, epoch_cnt}. One document waits
  * at most: while one is not served, no newer one is made.
  */
 typedef void samsa_stats_cb(const char *json, size_t json_len, void *cb_opaque);
@@ -321,6 +326,33 @@ typedef int32_t samsa_partitioner_cb(const char *topic, const void *key, size_t 
                                      int32_t partition_count, void *cb_opaque,
                                      void *msg_opaque);
 void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, void *cb_opaque);
+
+/*
+ * A topic's own settings, as librdkafka's rd_kafka_topic_conf_t: made with
+ * samsa_topic_conf_new (caller owns it, samsa_topic_conf_destroy frees
+ * it), given a partitioner by name (samsa_topic_conf_set(tconf,
+ * "partitioner", "murmur2", ...): the names of `partitioner`; any other
+ * key is SAMSA_ERR_INVALID_CONFIG, the handle's settings are the handle's)
+ * or a callback (samsa_topic_conf_set_partitioner_cb, as librdkafka's
+ * rd_kafka_topic_conf_set_partitioner_cb), then bound to a topic of a conf
+ * with samsa_conf_set_topic_conf (copied; tconf stays the caller's; a later
+ * call for the same topic replaces it). Where librdkafka takes the topic
+ * conf at rd_kafka_topic_new, libsamsa has no topic handles: a producer made
+ * from conf places that topic's records produced with SAMSA_PARTITION_ANY
+ * with the topic's callback, else its named partitioner, instead of the
+ * handle's (samsa_conf_set_partitioner_cb, `partitioner`). The callback
+ * runs as the handle's does (see above).
+ */
+typedef struct samsa_topic_conf samsa_topic_conf;
+samsa_topic_conf *samsa_topic_conf_new(void);
+samsa_topic_conf *samsa_topic_conf_dup(const samsa_topic_conf *tconf);
+void samsa_topic_conf_destroy(samsa_topic_conf *tconf);
+SAMSA_MUST_CHECK int samsa_topic_conf_set(samsa_topic_conf *tconf, const char *key,
+                                          const char *value, char *errstr, size_t errstr_size);
+void samsa_topic_conf_set_partitioner_cb(samsa_topic_conf *tconf, samsa_partitioner_cb *cb,
+                                         void *cb_opaque);
+SAMSA_MUST_CHECK int samsa_conf_set_topic_conf(samsa_conf *conf, const char *topic,
+                                               const samsa_topic_conf *tconf);
 
 /* ----------------------------------------------------------------- producer */
 
@@ -481,6 +513,13 @@ SAMSA_MUST_CHECK int samsa_consumer_assign(samsa_consumer *c, const struct samsa
  * Joins group.id as a member of the classic consumer group protocol,
  * subscribed to topics[0..count) (copied; topics the cluster lacks get
  * partitions once they exist and the next metadata refresh shows them).
+ * A name starting with ^ is a regular expression (librdkafka's convention;
+ * POSIX extended, the whole name with its ^; one that does not compile is
+ * SAMSA_ERR_INVALID_ARG): it is matched against every topic of each
+ * Metadata answer (internal topics left out, as Java's
+ * exclude.internal.topics), the first join waits for the first answer, and
+ * when a refresh (metadata.max.age.ms) finds the matches changed, a topic
+ * created or deleted, the member joins again with them.
  * Asynchronous: partitions arrive through samsa_consumer_poll (see the
  * rebalance callback). The assignors are partition.assignment.strategy's, in
  * its order; the coordinator picks the one every member supports. Calling it

@@ -91,6 +91,9 @@ static int64_t consumer_serve(struct sc_client *c, int64_t now)
 static int consumer_topics(struct sc_client *c, const char **names, int max)
 {
     int n = sc_group_topics(c, names, max);
+    if (n == SC_ALL_TOPICS) {
+        return n; /* the assigned partitions' topics are among them */
+    }
     for (int i = 0; i < c->cpart_count && n < max; i++) {
         bool seen = false;
         for (int j = 0; j < n; j++) {
@@ -669,4 +672,5 @@ const struct sc_kind_ops sc_consumer_kind = {
     .on_metadata = consumer_metadata,
     .serve = consumer_serve,
     .free_state = consumer_free_state,
+    .stats = sc_group_stats,
 };

@@ -69,6 +69,8 @@ void sc_group_polled(struct sc_client *c, bool entering);
 /* A subscribed consumer fetches only while its generation is stable. */
 bool sc_group_blocks_fetch(struct sc_client *c);
 void sc_group_free(struct sc_client *c);
+/* The statistics' cgrp block of a consumer with group.id (none without). */
+void sc_group_stats(const struct sc_client *c, int64_t now, struct sc_kind_stats *out);
 /* Leaves the group, committing first with enable.auto.commit. */
 /* A member's part of samsa_consumer_close within timeout_ms (< 0: each
  * step bounded by request.timeout.ms): SAMSA_OK, or the first failure of

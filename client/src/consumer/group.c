@@ -52,6 +52,8 @@
  * user's polls mean for the group. consumer/group.h lists the other files.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "consumer/group.h"
 
@@ -83,6 +85,7 @@ struct sc_group *sc_group_get(struct sc_client *c)
             c->group->owned_generation = -1;
             c->group->next_auto_commit = sc_now_ms() + c->v->auto_commit_interval_ms;
             c->group->last_poll = sc_now_ms();
+            c->group->state_ms = c->group->last_poll;
         }
     }
     return c->group;
@@ -121,6 +124,21 @@ void sc_group_free_topics(struct sc_group *g)
     g->topic_count = 0;
 }
 
+void sc_subscription_free(struct sc_subscription *s)
+{
+    for (int i = 0; i < s->literal_count; i++) {
+        kp_free(s->literals[i]);
+    }
+    for (int i = 0; i < s->pattern_count; i++) {
+        kp_free(s->patterns[i]);
+        regfree(&s->regexes[i]);
+    }
+    kp_free(s->literals);
+    kp_free(s->patterns);
+    kp_free(s->regexes);
+    memset(s, 0, sizeof(*s));
+}
+
 void sc_group_free(struct sc_client *c)
 {
     struct sc_group *g = c->group;
@@ -129,6 +147,7 @@ void sc_group_free(struct sc_client *c)
     }
     sc_group_clear_members(g);
     sc_group_free_topics(g);
+    sc_subscription_free(&g->sub);
     sc_tps_free(g->owned, g->owned_count);
     kp_free(g->member_id);
     kp_free(g);
@@ -147,8 +166,68 @@ void sc_group_set_state(struct sc_client *c, struct sc_group *g, int state)
     if (g->state != state) {
         sc_log(c, "group %s: %s -> %s", c->v->group_id, state_names[g->state],
                state_names[state]);
+        g->state_ms = sc_now_ms();
     }
     g->state = state;
+}
+
+void sc_group_rebalanced(struct sc_group *g)
+{
+    g->rebalance_cnt++;
+    g->rebalance_ms = sc_now_ms();
+}
+
+static void note_reason(struct sc_group *g, const char *why)
+{
+    (void)snprintf(g->rebalance_reason, sizeof(g->rebalance_reason), "%s", why);
+}
+
+/* librdkafka's cgrp names (rdkafka_cgrp.c's rd_kafka_cgrp_state_names and
+ * rd_kafka_cgrp_join_state_names) for what our states mean. */
+void sc_group_stats(const struct sc_client *c, int64_t now, struct sc_kind_stats *out)
+{
+    const struct sc_group *g = c->group;
+    if (c->v->group_id[0] == '\0') {
+        return;
+    }
+    out->cgrp = true;
+    out->assignment_size = c->cpart_count;
+    if (g == NULL) {
+        out->state = "init";
+        out->join_state = "init";
+        out->samsa_state = state_names[G_IDLE];
+        out->rebalance_reason = "";
+        out->generation = -1;
+        return;
+    }
+    out->state = g->coord_id >= 0 ? "up" : g->coord_inflight ? "query-coord" : "init";
+    switch (g->state) {
+    case G_JOINING:
+        out->join_state = "wait-join";
+        break;
+    case G_ASSIGN_MD:
+        out->join_state = "wait-metadata";
+        break;
+    case G_SYNC_READY:
+    case G_SYNCING:
+        out->join_state = "wait-sync";
+        break;
+    case G_STABLE:
+        out->join_state = "steady";
+        break;
+    case G_REVOKING:
+        out->join_state = "wait-unassign-call";
+        break;
+    default:
+        out->join_state = "init";
+        break;
+    }
+    out->samsa_state = state_names[g->state];
+    out->stateage_ms = now - g->state_ms;
+    out->rebalance_cnt = g->rebalance_cnt;
+    out->rebalance_age_ms = g->rebalance_ms > 0 ? now - g->rebalance_ms : -1;
+    out->rebalance_reason = g->rebalance_reason;
+    out->generation = g->generation;
 }
 
 bool sc_group_blocks_fetch(struct sc_client *c)
@@ -162,6 +241,9 @@ bool sc_group_blocks_fetch(struct sc_client *c)
 int sc_group_topics(struct sc_client *c, const char **names, int max)
 {
     const struct sc_group *g = c->group;
+    if (g != NULL && c->subscribed && g->sub.pattern_count > 0) {
+        return SC_ALL_TOPICS; /* the patterns are matched against every topic */
+    }
     int n = 0;
     for (int i = 0; g != NULL && c->subscribed && i < g->topic_count && n < max; i++) {
         names[n++] = g->topics[i];
@@ -198,6 +280,9 @@ static bool post_revoked_of(struct sc_client *c, struct sc_group *g, bool revoki
     struct samsa_partition *v = assignment_view(c, revoking, &n);
     bool posted = v != NULL && n > 0 && sc_post_rebalance(c, false, v, (size_t)n, ack);
     kp_free(v);
+    if (posted) {
+        sc_group_rebalanced(g);
+    }
     if (posted && ack) {
         g->acks_posted++;
     }
@@ -230,6 +315,7 @@ int sc_group_join_backoff_ms(const struct sc_client *c)
 void sc_group_lost(struct sc_client *c, struct sc_group *g, bool reset_member, const char *why)
 {
     sc_log(c, "group %s: membership lost (%s): joining again", c->v->group_id, why);
+    note_reason(g, why);
     sc_group_drop_assignment(c, g, true);
     g->generation = -1;
     if (reset_member) {
@@ -262,6 +348,7 @@ void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why)
         return;
     }
     sc_log(c, "group %s: rejoining: %s", c->v->group_id, why);
+    note_reason(g, why);
     g->join_at = sc_now_ms();
     if (sc_group_cooperative(c)) {
         /* The assignment stays and is fetched on; the positions are
@@ -289,13 +376,146 @@ void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why)
     g->revoke_deadline = sc_now_ms() + c->v->max_poll_interval_ms;
 }
 
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sc_group_sort_names(char **names, int n)
+{
+    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
+    int u = 0;
+    for (int i = 0; i < n; i++) {
+        if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
+            kp_free(names[i]);
+            names[i] = NULL;
+            continue;
+        }
+        names[u++] = names[i];
+    }
+    return u;
+}
+
+/* Whether the subscription's patterns take topic (librdkafka matches a
+ * pattern against every topic of the metadata, rd_kafka_metadata_topic_match;
+ * internal topics are left out, as Java's exclude.internal.topics=true). A
+ * topic answered with an error is taken only if it was already (a leader
+ * being elected must not make the member join twice). */
+static bool pattern_takes(const struct sc_group *g,
+                          const struct kp_MetadataResponse_MetadataResponseTopic *mt)
+{
+    if (mt->IsInternal || mt->ErrorCode == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION ||
+        mt->Name.len <= 0 || mt->Name.len > 255) {
+        return false;
+    }
+    char name[256];
+    memcpy(name, mt->Name.ptr, (size_t)mt->Name.len);
+    name[mt->Name.len] = '\0';
+    bool had = false;
+    for (int i = 0; i < g->topic_count && !had; i++) {
+        had = strcmp(g->topics[i], name) == 0;
+    }
+    if (mt->ErrorCode != 0 && !had) {
+        return false;
+    }
+    for (int i = 0; i < g->sub.pattern_count; i++) {
+        if (regexec(&g->sub.regexes[i], name, 0, NULL, 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The subscription's topics again from a Metadata answer of every topic:
+ * the names given and what the patterns match now. A change makes the
+ * member join again with them (or join at all, the first time). */
+static void rematch(struct sc_client *c, struct sc_group *g, const struct kp_MetadataResponse *md)
+{
+    int cap = g->sub.literal_count + (md->Topics.count > 0 ? md->Topics.count : 0);
+    char **names = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*names));
+    int32_t *parts = kp_calloc((size_t)(cap > 0 ? cap : 1), sizeof(*parts));
+    int n = 0;
+    bool ok = names != NULL && parts != NULL;
+    for (int i = 0; ok && i < g->sub.literal_count; i++) {
+        names[n] = sc_strdup(g->sub.literals[i]);
+        ok = names[n] != NULL;
+        n += ok ? 1 : 0;
+    }
+    for (int32_t t = 0; ok && t < md->Topics.count; t++) {
+        if (!pattern_takes(g, &md->Topics.items[t])) {
+            continue;
+        }
+        names[n] = sc_strndup(md->Topics.items[t].Name.ptr, (size_t)md->Topics.items[t].Name.len);
+        ok = names[n] != NULL;
+        n += ok ? 1 : 0;
+    }
+    if (!ok) {
+        goto out_free; /* no memory: the next answer tries again */
+    }
+    n = sc_group_sort_names(names, n);
+    for (int i = 0; i < n; i++) {
+        parts[i] = -1;
+        for (int j = 0; j < g->topic_count; j++) {
+            if (strcmp(g->topics[j], names[i]) == 0) {
+                parts[i] = g->topic_parts[j]; /* kept: its partition count too */
+            }
+        }
+    }
+    bool same = n == g->topic_count;
+    for (int i = 0; same && i < n; i++) {
+        same = strcmp(names[i], g->topics[i]) == 0;
+    }
+    if (same && !g->await_match) {
+        goto out_free;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "the subscription's patterns match %d topic(s) now, %d before",
+             n - g->sub.literal_count, g->topic_count - g->sub.literal_count);
+    sc_group_free_topics(g);
+    g->topics = names;
+    g->topic_parts = parts;
+    g->topic_count = n;
+    if (g->await_match && g->state == G_UNJOINED) {
+        g->join_at = sc_now_ms(); /* the first join, with them */
+        note_reason(g, why);
+    } else {
+        sc_group_rejoin(c, g, why);
+    }
+    g->await_match = false;
+    return;
+out_free:
+    for (int i = 0; names != NULL && i < n; i++) {
+        kp_free(names[i]);
+    }
+    kp_free(names);
+    kp_free(parts);
+}
+
 void sc_group_metadata(struct sc_client *c, const struct kp_MetadataResponse *md)
 {
     struct sc_group *g = c->group;
     if (g == NULL || !c->subscribed) {
         return;
     }
+    if (g->sub.pattern_count > 0) {
+        rematch(c, g, md);
+    }
     for (int i = 0; i < g->topic_count; i++) {
+        bool listed = false;
+        for (int32_t t = 0; t < md->Topics.count && !listed; t++) {
+            listed = kp_str_eq_c(md->Topics.items[t].Name, g->topics[i]);
+        }
+        if (!listed && g->sub.pattern_count > 0) {
+            /* an answer of every topic leaves out a name it lacks rather
+             * than answering UNKNOWN_TOPIC_OR_PARTITION for it */
+            if (g->topic_parts[i] != TOPIC_MISSING) {
+                sc_post_error(c, SAMSA_ERR_UNKNOWN_TOPIC,
+                              "subscribed topic %s not available: no such topic in the cluster",
+                              g->topics[i]);
+            }
+            g->topic_parts[i] = TOPIC_MISSING;
+            continue;
+        }
         for (int32_t t = 0; t < md->Topics.count; t++) {
             const struct kp_MetadataResponse_MetadataResponseTopic *mt = &md->Topics.items[t];
             if (!kp_str_eq_c(mt->Name, g->topics[i])) {

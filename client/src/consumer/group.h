@@ -16,6 +16,8 @@
 #ifndef SAMSA_CLIENT_CONSUMER_GROUP_H
 #define SAMSA_CLIENT_CONSUMER_GROUP_H
 
+#include <regex.h>
+
 #include "consumer/consumer.h"
 
 #define TOPIC_MISSING (-2)
@@ -34,6 +36,16 @@ enum g_state {
     G_FATAL,         /* FENCED_INSTANCE_ID: membership given up */
 };
 
+/* A subscription as given: names, and regular expressions (librdkafka's ^
+ * convention) matched against every Metadata answer's topics. */
+struct sc_subscription {
+    char **literals;
+    int literal_count;
+    char **patterns;
+    regex_t *regexes; /* regfree'd: the first pattern_count */
+    int pattern_count;
+};
+
 struct sc_group {
     /* coordinator */
     int32_t coord_id; /* -1: unknown */
@@ -46,8 +58,11 @@ struct sc_group {
     /* membership */
     int state;
     bool closing;              /* samsa_consumer_close: never join again */
-    char **topics;             /* the subscription, sorted, unique */
+    char **topics;             /* the subscription's topics, sorted, unique: the names
+                                * given and those its patterns match */
     int topic_count;
+    struct sc_subscription sub; /* as given (membership.c) */
+    bool await_match;          /* patterns: the first join waits for a Metadata answer */
     int32_t *topic_parts;      /* partition count last seen per topic; -1: not yet;
                                 * TOPIC_MISSING: not in the cluster (told) */
     char *member_id;           /* NULL: none yet ("" on the wire) */
@@ -73,6 +88,12 @@ struct sc_group {
     bool revoke_wait_ack;
     uint64_t acks_posted;
     int64_t revoke_deadline;
+
+    /* what the statistics' cgrp block says (sc_group_stats) */
+    int64_t state_ms;          /* when state last changed */
+    int64_t rebalance_cnt;     /* assignments and revocations handed to the user */
+    int64_t rebalance_ms;      /* the last of them; 0: none */
+    char rebalance_reason[160]; /* why the member last joined again */
 };
 
 struct sc_commit_item {
@@ -93,6 +114,9 @@ const char *sc_group_member_id(const struct sc_group *g);
 void sc_group_set_member_id(struct sc_group *g, struct kp_str id);
 void sc_group_clear_members(struct sc_group *g);
 void sc_group_free_topics(struct sc_group *g);
+void sc_subscription_free(struct sc_subscription *s);
+/* Sorts names[0..n) and frees the repeated ones; returns how many are left. */
+int sc_group_sort_names(char **names, int n);
 bool sc_group_cooperative(const struct sc_client *c);
 void sc_group_set_state(struct sc_client *c, struct sc_group *g, int state);
 bool sc_group_post_revoked(struct sc_client *c, struct sc_group *g, bool ack);
@@ -100,6 +124,9 @@ void sc_group_drop_assignment(struct sc_client *c, struct sc_group *g, bool post
 int sc_group_join_backoff_ms(const struct sc_client *c);
 void sc_group_lost(struct sc_client *c, struct sc_group *g, bool reset_member, const char *why);
 void sc_group_rejoin(struct sc_client *c, struct sc_group *g, const char *why);
+/* An assignment or a revocation was handed to the user (the statistics'
+ * rebalance_cnt and rebalance_age). */
+void sc_group_rebalanced(struct sc_group *g);
 
 /* coordinator.c */
 /* The coordinator's connection once it is known and up, else NULL (a

@@ -9,9 +9,44 @@
 
 #include "consumer/group.h"
 
-static int cmp_cstr(const void *a, const void *b)
+/*
+ * librdkafka's convention (rd_kafka_subscribe): a name starting with ^ is a
+ * regular expression, the whole name with its ^ (no topic name holds ^:
+ * Kafka's legal characters are [a-zA-Z0-9._-], Kafka 2.0's
+ * common/internals/Topic.java). POSIX extended syntax (regcomp); one that
+ * does not compile is SAMSA_ERR_INVALID_ARG.
+ */
+static int split_subscription(const char *const *topics, size_t count, struct sc_subscription *s)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    s->literals = kp_calloc(count, sizeof(*s->literals));
+    s->patterns = kp_calloc(count, sizeof(*s->patterns));
+    s->regexes = kp_calloc(count, sizeof(*s->regexes));
+    if (s->literals == NULL || s->patterns == NULL || s->regexes == NULL) {
+        sc_subscription_free(s);
+        return SAMSA_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (topics[i][0] != '^') {
+            s->literals[s->literal_count] = sc_strdup(topics[i]);
+            if (s->literals[s->literal_count] == NULL) {
+                sc_subscription_free(s);
+                return SAMSA_ERR_NOMEM;
+            }
+            s->literal_count++;
+            continue;
+        }
+        if (regcomp(&s->regexes[s->pattern_count], topics[i], REG_EXTENDED | REG_NOSUB) != 0) {
+            sc_subscription_free(s);
+            return SAMSA_ERR_INVALID_ARG;
+        }
+        s->patterns[s->pattern_count] = sc_strdup(topics[i]);
+        s->pattern_count++; /* regfree'd from here on */
+        if (s->patterns[s->pattern_count - 1] == NULL) {
+            sc_subscription_free(s);
+            return SAMSA_ERR_NOMEM;
+        }
+    }
+    return SAMSA_OK;
 }
 
 static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topics, size_t count)
@@ -23,17 +58,15 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         if (topics[i] == NULL || topics[i][0] == '\0') {
             return SAMSA_ERR_INVALID_ARG;
         }
-        /* librdkafka's convention: a name starting with ^ is a regular
-         * expression (no topic name can hold ^: Kafka's legal characters
-         * are [a-zA-Z0-9._-], Kafka 2.0's common/internals/Topic.java).
-         * Refused rather than matching nothing. */
-        if (topics[i][0] == '^') {
-            return SAMSA_ERR_NOT_IMPLEMENTED;
-        }
     }
     struct sc_client *c = sc->c;
     if (c->v->group_id[0] == '\0') {
         return SAMSA_ERR_INVALID_CONFIG;
+    }
+    struct sc_subscription sub = {0};
+    int perr = split_subscription(topics, count, &sub);
+    if (perr != SAMSA_OK) {
+        return perr;
     }
     char **names = kp_calloc(count, sizeof(*names));
     int32_t *parts = kp_calloc(count, sizeof(*parts));
@@ -41,25 +74,17 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
     if (names == NULL || parts == NULL) {
         goto out_nomem;
     }
-    for (size_t i = 0; i < count; i++) {
-        names[n] = sc_strdup(topics[i]);
+    for (int i = 0; i < sub.literal_count; i++) {
+        names[n] = sc_strdup(sub.literals[i]);
         if (names[n] == NULL) {
             goto out_nomem;
         }
         n++;
     }
-    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
-    int u = 0;
+    n = sc_group_sort_names(names, n);
     for (int i = 0; i < n; i++) {
-        if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
-            kp_free(names[i]);
-            continue;
-        }
-        names[u] = names[i];
-        parts[u] = -1;
-        u++;
+        parts[i] = -1;
     }
-    n = u;
     pthread_mutex_lock(&c->lock);
     struct sc_group *g = sc_group_get(c);
     if (g == NULL || (!c->subscribed && c->cpart_count > 0) || (g != NULL && g->closing)) {
@@ -69,6 +94,7 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         }
         kp_free(names);
         kp_free(parts);
+        sc_subscription_free(&sub);
         return g == NULL ? SAMSA_ERR_NOMEM : SAMSA_ERR_STATE;
     }
     bool same = c->subscribed && g->topic_count == n;
@@ -76,15 +102,23 @@ static int gated_consumer_subscribe(samsa_consumer *sc, const char *const *topic
         same = strcmp(g->topics[i], names[i]) == 0;
     }
     sc_group_free_topics(g);
+    sc_subscription_free(&g->sub);
     g->topics = names;
     g->topic_parts = parts;
     g->topic_count = n;
+    g->sub = sub;
     c->subscribed = true;
     c->md_wanted = true;
     if (g->state == G_IDLE) {
-        g->join_at = 0;
         g->last_poll = sc_now_ms();
+        /* patterns: the first join waits for the topics they match */
+        g->await_match = g->sub.pattern_count > 0;
+        g->join_at = g->await_match ? INT64_MAX : 0;
         sc_group_set_state(c, g, G_UNJOINED);
+    } else if (g->sub.pattern_count > 0) {
+        /* the next Metadata answer (asked for above) matches them and
+         * joins again if the topics differ */
+        g->await_match = true;
     } else if (!same) {
         sc_group_rejoin(c, g, "the subscription changed");
     }
@@ -97,6 +131,7 @@ out_nomem:
     }
     kp_free(names);
     kp_free(parts);
+    sc_subscription_free(&sub);
     return SAMSA_ERR_NOMEM;
 }
 
@@ -574,7 +609,9 @@ static void apply_incremental(struct sc_client *c, struct sc_group *g,
         sc_group_rejoin(c, g,
                         "partitions given up: their new owners get them in the next generation");
     }
-    (void)sc_post_rebalance(c, true, added, (size_t)na, false);
+    if (sc_post_rebalance(c, true, added, (size_t)na, false)) {
+        sc_group_rebalanced(g);
+    }
     kp_free(added);
     if (g->state == G_STABLE && g->rejoin_pending) {
         g->rejoin_pending = false;
@@ -665,7 +702,9 @@ static void on_sync(struct sc_client *c, struct sc_conn *conn, int err, void *bo
         aerr = remember_owned(g, parts, k);
     }
     if (aerr == SAMSA_OK) {
-        (void)sc_post_rebalance(c, true, parts, (size_t)k, false);
+        if (sc_post_rebalance(c, true, parts, (size_t)k, false)) {
+            sc_group_rebalanced(g);
+        }
         g->last_hb_ok = now;
         g->next_hb = now + c->v->heartbeat_interval_ms;
         g->hb_inflight = false;

@@ -453,11 +453,21 @@ samsa_conf *samsa_conf_new(void)
     return conf;
 }
 
+static void topic_confs_free(struct samsa_topic_conf *t)
+{
+    while (t != NULL) {
+        struct samsa_topic_conf *next = t->next;
+        samsa_topic_conf_destroy(t);
+        t = next;
+    }
+}
+
 void samsa_conf_destroy(samsa_conf *conf)
 {
     if (conf == NULL) {
         return;
     }
+    topic_confs_free(conf->topic_confs);
     for (size_t i = 0; i < KEY_COUNT; i++) {
         kp_free(conf->str[i]);
         if (keys[i].type == KT_STRING) {
@@ -478,7 +488,19 @@ samsa_conf *samsa_conf_dup(const samsa_conf *conf)
         return NULL;
     }
     *d = *conf;
+    d->topic_confs = NULL;
     bool ok = true;
+    struct samsa_topic_conf **tail = &d->topic_confs;
+    for (const struct samsa_topic_conf *t = conf->topic_confs; ok && t != NULL; t = t->next) {
+        *tail = samsa_topic_conf_dup(t);
+        if (*tail == NULL) {
+            ok = false;
+            break;
+        }
+        (*tail)->topic = sc_strdup(t->topic);
+        ok = (*tail)->topic != NULL;
+        tail = &(*tail)->next;
+    }
     for (size_t i = 0; i < KEY_COUNT; i++) {
         d->str[i] = conf->str[i] != NULL ? sc_strdup(conf->str[i]) : NULL;
         ok = ok && (conf->str[i] == NULL || d->str[i] != NULL);
@@ -682,6 +704,105 @@ void samsa_conf_set_partitioner_cb(samsa_conf *conf, samsa_partitioner_cb *cb, v
         conf->partitioner_cb = cb;
         conf->partitioner_opaque = cb_opaque;
     }
+}
+
+samsa_topic_conf *samsa_topic_conf_new(void)
+{
+    samsa_topic_conf *t = kp_calloc(1, sizeof(*t));
+    if (t != NULL) {
+        t->partitioner = -1;
+    }
+    return t;
+}
+
+samsa_topic_conf *samsa_topic_conf_dup(const samsa_topic_conf *tconf)
+{
+    samsa_topic_conf *t = tconf != NULL ? samsa_topic_conf_new() : NULL;
+    if (t != NULL) {
+        t->partitioner = tconf->partitioner;
+        t->partitioner_cb = tconf->partitioner_cb;
+        t->partitioner_opaque = tconf->partitioner_opaque;
+    }
+    return t;
+}
+
+void samsa_topic_conf_destroy(samsa_topic_conf *tconf)
+{
+    if (tconf != NULL) {
+        kp_free(tconf->topic);
+        kp_free(tconf);
+    }
+}
+
+int samsa_topic_conf_set(samsa_topic_conf *tconf, const char *key, const char *value,
+                         char *errstr, size_t errstr_size)
+{
+    sc_errf(errstr, errstr_size, "%s", "");
+    if (tconf == NULL || key == NULL || value == NULL) {
+        sc_errf(errstr, errstr_size,
+                "samsa_topic_conf_set: tconf, key and value must not be NULL");
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    if (strcmp(key, "partitioner") != 0) {
+        sc_errf(errstr, errstr_size,
+                "%s: not a topic setting of libsamsa (only partitioner; the others are the "
+                "handle's: samsa_conf_set)",
+                key);
+        return SAMSA_ERR_INVALID_CONFIG;
+    }
+    int i = find_key(key);
+    struct sc_conf_values scratch = {0};
+    int err = apply(&scratch, &keys[i], value, errstr, errstr_size);
+    if (err == SAMSA_OK) {
+        tconf->partitioner = scratch.partitioner;
+    }
+    return err;
+}
+
+void samsa_topic_conf_set_partitioner_cb(samsa_topic_conf *tconf, samsa_partitioner_cb *cb,
+                                         void *cb_opaque)
+{
+    if (tconf != NULL) {
+        tconf->partitioner_cb = cb;
+        tconf->partitioner_opaque = cb_opaque;
+    }
+}
+
+int samsa_conf_set_topic_conf(samsa_conf *conf, const char *topic, const samsa_topic_conf *tconf)
+{
+    if (conf == NULL || topic == NULL || topic[0] == '\0' || tconf == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    samsa_topic_conf *t = samsa_topic_conf_dup(tconf);
+    char *name = sc_strdup(topic);
+    if (t == NULL || name == NULL) {
+        samsa_topic_conf_destroy(t);
+        kp_free(name);
+        return SAMSA_ERR_NOMEM;
+    }
+    t->topic = name;
+    /* the topic's earlier settings go: the last call wins */
+    for (struct samsa_topic_conf **pp = &conf->topic_confs; *pp != NULL; pp = &(*pp)->next) {
+        if (strcmp((*pp)->topic, topic) == 0) {
+            struct samsa_topic_conf *old = *pp;
+            *pp = old->next;
+            samsa_topic_conf_destroy(old);
+            break;
+        }
+    }
+    t->next = conf->topic_confs;
+    conf->topic_confs = t;
+    return SAMSA_OK;
+}
+
+const struct samsa_topic_conf *sc_conf_topic(const samsa_conf *conf, const char *topic)
+{
+    for (const struct samsa_topic_conf *t = conf->topic_confs; t != NULL; t = t->next) {
+        if (strcmp(t->topic, topic) == 0) {
+            return t;
+        }
+    }
+    return NULL;
 }
 
 void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaque)

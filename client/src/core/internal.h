@@ -169,7 +169,21 @@ struct samsa_conf {
     void *stats_opaque;
     samsa_partitioner_cb *partitioner_cb;
     void *partitioner_opaque;
+    struct samsa_topic_conf *topic_confs; /* samsa_conf_set_topic_conf, newest first */
 };
+
+/* A topic's own settings (samsa_topic_conf_*), as librdkafka's
+ * rd_kafka_topic_conf_t: what is not set is the handle's. */
+struct samsa_topic_conf {
+    struct samsa_topic_conf *next; /* in samsa_conf.topic_confs */
+    char *topic;                   /* NULL until bound to a topic */
+    int partitioner;               /* enum sc_partitioner; -1: the handle's */
+    samsa_partitioner_cb *partitioner_cb;
+    void *partitioner_opaque;
+};
+
+/* The settings of topic in conf, NULL when it has none of its own. */
+const struct samsa_topic_conf *sc_conf_topic(const samsa_conf *conf, const char *topic);
 
 /* Whether the user set `key` (by its name or an alias). */
 bool sc_conf_is_set(const samsa_conf *conf, const char *key);
@@ -471,6 +485,9 @@ struct sc_ptopic {
     struct sc_ppart *parts;
     struct sc_msgq unassigned; /* records waiting for the partition count */
     struct sc_sticky sticky;
+    int partitioner;           /* enum sc_partitioner: the topic's, else the handle's */
+    samsa_partitioner_cb *partitioner_cb; /* the topic's, else the handle's; NULL: none */
+    void *partitioner_opaque;
     int err;                   /* last metadata error */
     int64_t md_time;           /* last metadata answer (monotonic), 0: never */
 };
@@ -616,6 +633,10 @@ struct sc_client {
     int16_t pid_epoch;
     bool pid_inflight;
     bool pid_reset;                  /* drain, then ask for a new id */
+    const char *idemp_state;         /* the id's state as the statistics name it,
+                                      * and since when (send.c, each turn) */
+    int64_t idemp_state_ms;
+    uint64_t pid_assigned;           /* producer ids received */
     bool purge_inflight;             /* samsa_producer_purge_flags waits for the
                                       * I/O thread to fail what is in flight */
     bool fatal;
@@ -821,6 +842,32 @@ void sc_err_ev_free(struct sc_err_ev *ev);
  * Every hook but check_conf runs on the I/O loop with the lock held; a NULL
  * hook is one the kind does without.
  */
+/* What a kind adds to the statistics document (stats.c writes it), with
+ * librdkafka's names (STATISTICS.md): `cgrp` for a consumer with group.id,
+ * `eos` for an idempotent producer. */
+struct sc_kind_stats {
+    bool cgrp;
+    const char *state;            /* the coordinator: init, query-coord, wait-broker-transport, up */
+    const char *join_state;       /* init, wait-join, wait-metadata, wait-sync, steady,
+                                   * wait-unassign-call */
+    const char *samsa_state;      /* the group's own state (consumer/group.h) */
+    int64_t stateage_ms;          /* since the last change of the group's state */
+    int64_t rebalance_age_ms;     /* since the last assignment or revocation; -1: none */
+    int64_t rebalance_cnt;        /* assignments and revocations */
+    const char *rebalance_reason; /* the last rejoin's reason, "" when none */
+    int32_t generation;
+    int assignment_size;
+    bool eos;
+    const char *idemp_state;      /* librdkafka's names: RequestPID, WaitPID, Assigned,
+                                   * DrainReset, FatalError */
+    int64_t idemp_stateage_ms;
+    int64_t producer_id;          /* -1: none */
+    int producer_epoch;           /* -1: none */
+    uint64_t epoch_cnt;           /* producer ids assigned since the start */
+};
+
+#define SC_ALL_TOPICS (-1)
+
 struct sc_kind_ops {
     char tag; /* 'p', 'c', 'a': the handle's letter in log lines */
     const char *type; /* "producer", "consumer", "admin": the statistics' type */
@@ -828,8 +875,9 @@ struct sc_kind_ops {
      * common ones (sc_conf_finalize). */
     int (*check_conf)(samsa_conf *conf, char *errstr, size_t errstr_size);
     /* The topics the Metadata refresh asks for, appended to names (at most
-     * max). NULL: the handle keeps no metadata of its own (admin: each op
-     * asks for what it needs). */
+     * max); SC_ALL_TOPICS: every topic of the cluster (a regular expression
+     * in a subscription). NULL: the handle keeps no metadata of its own
+     * (admin: each op asks for what it needs). */
     int (*want_topics)(struct sc_client *c, const char **names, int max);
     /* The refresh may create the topics it asks for whatever
      * allow.auto.create.topics says (the producer, as Java's). */
@@ -841,6 +889,8 @@ struct sc_kind_ops {
     int64_t (*serve)(struct sc_client *c, int64_t now);
     /* Teardown of the handle's state (thread stopped). */
     void (*free_state)(struct sc_client *c);
+    /* The kind's blocks of the statistics document; NULL: none. */
+    void (*stats)(const struct sc_client *c, int64_t now, struct sc_kind_stats *out);
 };
 
 /* The three kinds (producer.c, consumer.c, admin.c). */

@@ -101,7 +101,8 @@ int64_t sc_metadata_serve(struct sc_client *c, int64_t now)
         t[i].Name = kp_str_c(names[i]);
     }
     req.Topics.items = t;
-    req.Topics.count = count; /* v1+: 0 = no topics (brokers only) */
+    /* v1+: 0 = no topics (brokers only), null (-1) = every topic */
+    req.Topics.count = count == SC_ALL_TOPICS ? -1 : count;
     req.AllowAutoTopicCreation = c->kind_ops->auto_create_topics || c->v->allow_auto_create_topics;
     if (sc_conn_send(c, conn, KP_API_METADATA, ver, &req, on_metadata, NULL) == 0) {
         bool following = c->md_last_ms != 0 && now - c->md_last_ms < 2 * (int64_t)gap;

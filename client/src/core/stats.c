@@ -225,6 +225,37 @@ static void put_consumer_topics(struct jbuf *b, const struct sc_client *c, bool 
     }
 }
 
+/* The kind's blocks: librdkafka's cgrp and eos (STATISTICS.md). */
+static void put_kind_blocks(struct jbuf *b, const struct sc_client *c, int64_t now)
+{
+    struct sc_kind_stats k = {.rebalance_age_ms = -1, .producer_id = -1, .producer_epoch = -1};
+    if (c->kind_ops->stats == NULL) {
+        return;
+    }
+    c->kind_ops->stats(c, now, &k);
+    if (k.cgrp) {
+        jb_printf(b, ",\"cgrp\":{\"state\":\"%s\",\"stateage\":%" PRId64
+                     ",\"join_state\":\"%s\",\"samsa_state\":\"%s\",\"rebalance_age\":%" PRId64
+                     ",\"rebalance_cnt\":%" PRId64 ",\"rebalance_reason\":",
+                  k.state, k.stateage_ms, k.join_state, k.samsa_state, k.rebalance_age_ms,
+                  k.rebalance_cnt);
+        jb_str(b, k.rebalance_reason != NULL ? k.rebalance_reason : "");
+        jb_printf(b, ",\"generation\":%" PRId32 ",\"assignment_size\":%d}", k.generation,
+                  k.assignment_size);
+    }
+    if (k.eos) {
+        /* no transactions: txn_state stays Init and may not enqueue, as
+         * librdkafka's for a producer without transactional.id */
+        jb_printf(b,
+                  ",\"eos\":{\"idemp_state\":\"%s\",\"idemp_stateage\":%" PRId64
+                  ",\"txn_state\":\"Init\",\"txn_stateage\":%" PRId64
+                  ",\"txn_may_enq\":false,\"producer_id\":%" PRId64
+                  ",\"producer_epoch\":%d,\"epoch_cnt\":%" PRIu64 "}",
+                  k.idemp_state, k.idemp_stateage_ms, now - c->created_ms, k.producer_id,
+                  k.producer_epoch, k.epoch_cnt);
+    }
+}
+
 char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len)
 {
     struct jbuf b = {0};
@@ -249,7 +280,9 @@ char *sc_stats_json(struct sc_client *c, int64_t now, size_t *len)
     bool first_topic = true;
     put_producer_topics(&b, c, &first_topic);
     put_consumer_topics(&b, c, &first_topic);
-    jb_printf(&b, "}}");
+    jb_printf(&b, "}");
+    put_kind_blocks(&b, c, now);
+    jb_printf(&b, "}");
     if (b.failed) {
         kp_free(b.p);
         return NULL;

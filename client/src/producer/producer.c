@@ -465,6 +465,21 @@ static int producer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
     return SAMSA_OK;
 }
 
+/* librdkafka's eos block, for an idempotent producer only (as its
+ * rd_kafka_stats_emit_all writes it). */
+static void producer_stats(const struct sc_client *c, int64_t now, struct sc_kind_stats *out)
+{
+    if (!c->rules.idempotent) {
+        return;
+    }
+    out->eos = true;
+    out->idemp_state = c->idemp_state != NULL ? c->idemp_state : "RequestPID";
+    out->idemp_stateage_ms = c->idemp_state != NULL ? now - c->idemp_state_ms : 0;
+    out->producer_id = c->pid;
+    out->producer_epoch = c->pid >= 0 ? c->pid_epoch : -1;
+    out->epoch_cnt = c->pid_assigned;
+}
+
 const struct sc_kind_ops sc_producer_kind = {
     .tag = 'p',
     .type = "producer",
@@ -474,4 +489,5 @@ const struct sc_kind_ops sc_producer_kind = {
     .on_metadata = producer_metadata,
     .serve = sc_producer_serve,
     .free_state = producer_free_state,
+    .stats = producer_stats,
 };

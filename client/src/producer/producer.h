@@ -10,11 +10,26 @@
 
 #include "core/internal.h"
 
+/* A record's key, value and headers, in its one block. Inline: the I/O
+ * thread's encoder and the delivery reports read them for every record,
+ * and a call into records.c each cost about 10% more instructions per
+ * record on the produce path (callgrind, 200 k queued). */
+static inline const uint8_t *sc_msg_key(const struct sc_msg *m)
+{
+    return m->data;
+}
+
+static inline const uint8_t *sc_msg_value(const struct sc_msg *m)
+{
+    return m->data + (m->key_len > 0 ? m->key_len : 0);
+}
+
+static inline const uint8_t *sc_msg_headers(const struct sc_msg *m)
+{
+    return sc_msg_value(m) + (m->value_len > 0 ? m->value_len : 0);
+}
+
 /* records.c */
-/* A record's key, value and headers, in its one block. */
-const uint8_t *sc_msg_key(const struct sc_msg *m);
-const uint8_t *sc_msg_value(const struct sc_msg *m);
-const uint8_t *sc_msg_headers(const struct sc_msg *m);
 void sc_msg_free(struct sc_msg *m);
 /* m's headers as the public array (names NUL-terminated, values pointing
  * into m), one kp_malloc'd block; NULL when it has none or on no memory. */

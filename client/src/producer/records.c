@@ -11,21 +11,6 @@
 
 #include "producer/producer.h"
 
-const uint8_t *sc_msg_key(const struct sc_msg *m)
-{
-    return m->data;
-}
-
-const uint8_t *sc_msg_value(const struct sc_msg *m)
-{
-    return m->data + (m->key_len > 0 ? m->key_len : 0);
-}
-
-const uint8_t *sc_msg_headers(const struct sc_msg *m)
-{
-    return sc_msg_value(m) + (m->value_len > 0 ? m->value_len : 0);
-}
-
 struct samsa_header *sc_msg_header_list(const struct sc_msg *m)
 {
     if (m->header_count == 0) {
@@ -80,6 +65,15 @@ static struct sc_ptopic *ptopic_find(struct sc_client *c, const char *name, bool
         return NULL;
     }
     t->sticky.partition = -1;
+    /* the topic's own partitioner (samsa_conf_set_topic_conf), else the handle's */
+    const struct samsa_topic_conf *tc = sc_conf_topic(c->conf, name);
+    t->partitioner = tc != NULL && tc->partitioner >= 0 ? tc->partitioner : c->v->partitioner;
+    t->partitioner_cb = c->conf->partitioner_cb;
+    t->partitioner_opaque = c->conf->partitioner_opaque;
+    if (tc != NULL && (tc->partitioner_cb != NULL || tc->partitioner >= 0)) {
+        t->partitioner_cb = tc->partitioner_cb;
+        t->partitioner_opaque = tc->partitioner_opaque;
+    }
     t->next = c->ptopics;
     c->ptopics = t;
     c->md_wanted = true;
@@ -109,16 +103,15 @@ void sc_msgq_report_all(struct sc_client *c, struct sc_msgq *q, int err)
 /* Places m on its partition's queue (partition count known). */
 void sc_ptopic_place(struct sc_client *c, struct sc_ptopic *t, struct sc_msg *m)
 {
-    if (m->partition < 0 && c->conf->partitioner_cb != NULL) {
+    if (m->partition < 0 && t->partitioner_cb != NULL) {
         /* the application's (samsa.h); one out of range is failed below */
         const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
-        int32_t p = c->conf->partitioner_cb(t->name, key, (size_t)(m->key_len > 0 ? m->key_len : 0),
-                                            t->partition_count, c->conf->partitioner_opaque,
-                                            m->opaque);
+        int32_t p = t->partitioner_cb(t->name, key, (size_t)(m->key_len > 0 ? m->key_len : 0),
+                                      t->partition_count, t->partitioner_opaque, m->opaque);
         m->partition = p >= 0 && p < t->partition_count ? p : -1; /* its report says -1 */
     } else if (m->partition < 0) {
         const void *key = m->key_len >= 0 ? sc_msg_key(m) : NULL;
-        m->partition = sc_partition_choose(c->v->partitioner, key,
+        m->partition = sc_partition_choose(t->partitioner, key,
                                            (size_t)(m->key_len > 0 ? m->key_len : 0),
                                            t->partition_count, &t->sticky, m->size,
                                            c->rules.batch_size, &c->rng);
@@ -253,6 +246,9 @@ static int sized_produce(samsa_producer *p, const struct samsa_record *rec)
 {
     if (rec == NULL || rec->struct_size < SC_RECORD_SIZE_0) {
         return SAMSA_ERR_INVALID_ARG;
+    }
+    if (rec->struct_size >= sizeof(struct samsa_record)) {
+        return gated_produce(p, rec); /* this header's record or a newer one */
     }
     struct samsa_record full;
     memset(&full, 0, sizeof(full));

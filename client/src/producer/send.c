@@ -258,6 +258,7 @@ static void on_init_pid(struct sc_client *c, struct sc_conn *conn, int err, void
     c->pid = r->ProducerId;
     c->pid_epoch = r->ProducerEpoch;
     c->pid_reset = false;
+    c->pid_assigned++;
     /* Every partition's sequence starts again from 0 under the new id. */
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
         for (int32_t i = 0; i < t->partition_count; i++) {
@@ -556,6 +557,22 @@ static void purge_inflight(struct sc_client *c)
     pthread_cond_broadcast(&c->ev_cond);
 }
 
+/* The producer id's state as librdkafka's statistics name it
+ * (rd_kafka_idemp_state_names: RequestPID, WaitPID, Assigned, DrainReset,
+ * FatalError), noted with its time when it changes. */
+static void note_idemp_state(struct sc_client *c, int64_t now)
+{
+    const char *s = c->fatal          ? "FatalError"
+                    : c->pid_inflight ? "WaitPID"
+                    : c->pid_reset    ? "DrainReset"
+                    : c->pid >= 0     ? "Assigned"
+                                      : "RequestPID";
+    if (s != c->idemp_state) {
+        c->idemp_state = s;
+        c->idemp_state_ms = now;
+    }
+}
+
 int64_t sc_producer_serve(struct sc_client *c, int64_t now)
 {
     int64_t next = INT64_MAX;
@@ -563,7 +580,11 @@ int64_t sc_producer_serve(struct sc_client *c, int64_t now)
         purge_inflight(c);
     }
     expire(c, now);
-    if (!producer_id_ready(c, now, &next)) {
+    bool ready = producer_id_ready(c, now, &next);
+    if (c->rules.idempotent) {
+        note_idemp_state(c, now);
+    }
+    if (!ready) {
         return next;
     }
     /* Find each leader with something ready, connect to it, send. */
