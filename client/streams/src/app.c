@@ -11,7 +11,8 @@
  * processed is acknowledged (producer flush with no failed report), at each
  * commit interval, before partitions are given up, and at close
  * (StreamTask.commit: flush the stores and the producer, then commit
- * offsets). A store is restored from its changelog when its task starts
+ * offsets); the LMDB state and its positions after the group accepted the
+ * offsets, so that a member the group moved on from writes none (fence()). A store is restored from its changelog when its task starts
  * (ProcessorStateManager / StoreChangelogReader: read from the beginning to
  * the end offset taken at the start of restore).
  */
