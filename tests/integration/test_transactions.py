@@ -39,6 +39,13 @@ offset, the aborted-transaction index).
   restart they are what the last committed transaction set (the loader
   resolves the offsets by the markers in __consumer_offsets), and stay so
   when a new producer of the id aborts the transaction left open.
+- produce_outside_its_transaction: a transactional batch of a producer
+  whose transaction does not hold the partition (never added, or sent
+  after the transaction ended: a request delayed past its commit) is
+  refused with INVALID_TXN_STATE and opens no transaction (the LSO stays
+  at the HW); an older epoch is INVALID_PRODUCER_EPOCH, an unknown id
+  INVALID_PRODUCER_ID_MAPPING (the check Kafka 3.6's KIP-890 added,
+  here on the standalone broker).
 - open_transaction_across_kill9: a transaction open when the broker is
   SIGKILLed stays open after the restart (its records hidden from
   read_committed, the LSO at its first offset) until the coordinator,
@@ -521,8 +528,30 @@ def case_offsets_in_transactions(t):
     eq(committed_offset(b, "copier", "oin", 0), 20, "after a clean restart")
 
 
+def case_produce_outside_its_transaction(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tpo")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "tpo", "-p", "0",
+                    "-X", "transactional.id=tpo-1"],
+                   input=b"a\nb\n", check=True, timeout=60, capture_output=True)
+    hw = kwire.list_offset(b.port, "tpo", 0, -1)[1]
+    pid, epoch = txn_init(b, "tpo-1")  # the id kcat used: its transaction ended
+    batch = dict(producer_id=pid, producer_epoch=epoch, base_sequence=0, attributes=0x10)
+    kwire.produce(b.port, "tpo", 0, [(None, b"late")], transactional_id="tpo-1",
+                  expect_error=48, **batch)
+    kwire.produce(b.port, "tpo", 0, [(None, b"zombie")], transactional_id="tpo-1",
+                  expect_error=47, **dict(batch, producer_epoch=epoch - 1))
+    kwire.produce(b.port, "tpo", 0, [(None, b"stranger")], transactional_id="nobody",
+                  expect_error=49, **batch)
+    eq(kwire.list_offset(b.port, "tpo", 0, -1)[1], hw, "the HW: nothing appended")
+    eq(watermarks(b, "tpo", 0, "read_committed")[1], hw, "the LSO: no transaction opened")
+    eq(values(kcat_read(b, "tpo", "read_committed")), ["a", "b"], "read_committed")
+
+
 if __name__ == "__main__":
     sys.exit(broker.main([case_kcat_commit, case_kcat_killed, case_abort_hidden, case_fencing,
                           case_restart_keeps_aborts, case_list_offsets_isolation,
                           case_coordinator_restart, case_offsets_in_transactions,
+                          case_produce_outside_its_transaction,
                           case_open_transaction_across_kill9]))
