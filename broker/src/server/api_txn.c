@@ -477,7 +477,6 @@ int br_h_txn_offset_commit(struct br_req *r)
      * the group's coordinator */
     int16_t whole = KP_ERR_NONE;
     struct br_txn *t = NULL;
-    int32_t index = -1;
     if (!coordinated_here(r, q->TransactionalId)) {
         whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     } else if ((whole = br_txn_check(&b->txn, q->TransactionalId.ptr,
@@ -485,7 +484,7 @@ int br_h_txn_offset_commit(struct br_req *r)
                                      q->ProducerEpoch, &t)) != KP_ERR_NONE) {
         /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
     } else if (t->status != BR_TXN_ONGOING ||
-               !holds_offsets_partition(t, index = offsets_partition_of(b, q->GroupId))) {
+               !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId))) {
         whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
     } else {
         int c = br_groups_check_coordinator(b, q->GroupId);
