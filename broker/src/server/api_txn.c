@@ -79,16 +79,11 @@ static struct br_partition *txn_partition(struct br_server *b, const char *id, s
         *err = (int16_t)e;
         return NULL;
     }
-    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC));
     const struct br_mc_topic *mt = br_mc_topic(&b->mc, TXN_TOPIC, sizeof TXN_TOPIC - 1);
-    int32_t n = mt != NULL ? mt->npartitions : 0;
-    int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
-    struct br_partition *p =
-        t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
-    if (p == NULL || p->role != BR_ROLE_LEADER || p->log == NULL) {
-        *err = n > 0 ? KP_ERR_NOT_COORDINATOR : KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return NULL;
-    }
+    int perr = 0;
+    struct br_partition *p = br_internal_partition(br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC)),
+                                                   mt != NULL ? mt->npartitions : 0, id, len, &perr);
+    *err = (int16_t)perr;
     return p;
 }
 
