@@ -14,16 +14,14 @@ samsa-broker (issue 34's tests 2 and 3, standalone):
   and started (a clean bounce); a copier that exits (killed, or ended by a
   fatal error as Kafka's does) is started again until it has committed
   everything. Afterwards the output equals the input exactly once and in
-  order, read by librdkafka (kcat, read_committed by default) and by a
-  kafkajs 2.2.4 read_committed group member, and the group's committed
-  offset is the input's end.
+  order, read by three families: librdkafka (kcat, read_committed by
+  default), a kafkajs 2.2.4 read_committed group member and sarama 1.22
+  (Consumer.IsolationLevel ReadCommitted, go/sarama-client); the group's
+  committed offset is the input's end.
 - kafkajs_send_offsets: a kafkajs transactional producer's
   transaction.sendOffsets with a group: committed, the group's offset is
   the one sent and the record is visible to read_committed; aborted, the
   offset stays and the record is never visible.
-
-sarama 1.22 reads read_committed too (the third family of Kafka's test);
-its test program does not do so yet.
 """
 
 import json
@@ -43,6 +41,7 @@ try:
 except ImportError:  # pragma: no cover
     ck = None
 
+from goclients import go_run  # noqa: E402
 from test_kafkajs import node_dir  # noqa: E402
 
 CONFIG = {
@@ -168,6 +167,10 @@ def case_copier_exactly_once(t):
     eq(got, want, "the output read by librdkafka (kcat)")
     js = kafkajs(b, "read", "cout", "js-verifier", N)
     eq([r["value"] for r in js], want, "the output read by kafkajs")
+    sar = [r for r in go_run("sarama-client", "consume", "-brokers", b.bootstrap, "-topic", "cout",
+                             "-partitions", 1, "-read-committed", "-expect", N)
+           if "value" in r]
+    eq([r["value"] for r in sar], want, "the output read by sarama")
     eq(committed(b, "copier-group", "cin"), N, "the copier group's committed offset")
     check(c.starts >= 3, "the copier was started %d times", c.starts)
 
