@@ -35,6 +35,7 @@ API_VERSIONS = 18
 FIND_COORDINATOR = 10
 CREATE_TOPICS = 19
 INIT_PRODUCER_ID = 22
+WRITE_TXN_MARKERS = 27
 
 # Error codes
 NONE = 0
@@ -205,6 +206,31 @@ def create_topics_v0_batch(corr, topics, replication=1, timeout_ms=10000):
                    for t, n in topics])
             + i32(timeout_ms))
     return request(CREATE_TOPICS, 0, corr, body)
+
+
+def write_txn_markers_v0(corr, markers):
+    """markers: [(producer_id, epoch, commit, {topic: [partitions]}, coordinator_epoch)]"""
+    body = array([i64(pid) + i16(epoch) + i8(1 if commit else 0)
+                  + array([string(t) + array([i32(p) for p in parts])
+                           for t, parts in topics.items()])
+                  + i32(coord_epoch)
+                  for pid, epoch, commit, topics, coord_epoch in markers])
+    return request(WRITE_TXN_MARKERS, 0, corr, body)
+
+
+def parse_write_txn_markers_v0(payload):
+    """-> (corr, {(producer_id, topic, partition): error})"""
+    r = Reader(payload)
+    corr = r.i32()
+    out = {}
+    for _ in range(r.i32()):
+        pid = r.i64()
+        for _ in range(r.i32()):
+            topic = r.string()
+            for _ in range(r.i32()):
+                part = r.i32()
+                out[(pid, topic, part)] = r.i16()
+    return corr, out
 
 
 def init_producer_id_v0(corr, transactional_id=None, timeout_ms=-1):
