@@ -1,0 +1,149 @@
+"""libsamsa and transactions against the real samsa-broker (Kafka 2.0's
+KIP-98), with confluent-kafka (librdkafka 2.0.2) and kcat as the other side.
+
+- read_committed_drops_aborted_transactions: two confluent-kafka
+  transactional producers interleave their transactions on one partition
+  (one aborts, the other commits, then the first commits another), with a
+  kcat transaction before them; `samsa consume` (read_committed, the
+  default) reads exactly the committed records in offset order, also when
+  each Fetch answer holds one batch (the aborted transaction spans
+  answers); with isolation.level=read_uncommitted it reads every data
+  record in order, and never a control record.
+- read_committed_ends_at_the_last_stable_offset: with a transaction left
+  open, `samsa consume -e` under read_committed stops at its first offset
+  (the LSO) and shows none of it; read_uncommitted reads it to the HW.
+
+    test_client_txn.py SAMSA_BROKER SAMSA_TOOL [-k CASE]
+"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import broker  # noqa: E402
+import kwire  # noqa: E402
+from broker import check, eq  # noqa: E402
+
+try:
+    import confluent_kafka
+except ImportError:  # pragma: no cover - Debian's python3-confluent-kafka
+    confluent_kafka = None
+
+TOOL = None
+TIMEOUT = 60
+# the coordinator's timeout scan, often enough for the short timeouts below
+CONFIG = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}
+
+
+def need_clients():
+    if confluent_kafka is None:
+        raise broker.Skip("python3-confluent-kafka is not installed")
+
+
+def samsa(*args, stdin=None, expect=0, timeout=TIMEOUT):
+    p = subprocess.run([TOOL] + list(args), input=stdin, capture_output=True, timeout=timeout)
+    if expect is not None and p.returncode != expect:
+        raise AssertionError("samsa %s: exit %d (wanted %d)\nstdout: %s\nstderr: %s"
+                             % (" ".join(args), p.returncode, expect, p.stdout[-2000:],
+                                p.stderr[-2000:]))
+    return p
+
+
+def samsa_read(b, topic, *extra):
+    """What `samsa consume -e` reads from the beginning -> [(offset, value)]."""
+    out = samsa("consume", "-b", b.bootstrap, "-t", topic, "--from", "beginning", "-e",
+                "-f", "%o %s\\n", *extra).stdout.decode()
+    rows = []
+    for line in out.splitlines():
+        o, v = line.split(" ", 1)
+        rows.append((int(o), v))
+    return rows
+
+
+def txn_producer(b, txn_id):
+    p = confluent_kafka.Producer({"bootstrap.servers": b.bootstrap, "transactional.id": txn_id,
+                                  "transaction.timeout.ms": 60000})
+    p.init_transactions(30)
+    return p
+
+
+def send(p, topic, *vals):
+    for v in vals:
+        p.produce(topic, value=v.encode(), partition=0)
+    p.flush(30)
+
+
+# ---------------------------------------------------------------- cases
+
+
+def case_read_committed_drops_aborted_transactions(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "rc", 1)
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "rc", "-p", "0",
+                    "-X", "transactional.id=rc-kcat"],
+                   input=b"k1\nk2\n", check=True, timeout=TIMEOUT, capture_output=True)
+    pa = txn_producer(b, "rc-a")
+    pb = txn_producer(b, "rc-b")
+    pa.begin_transaction()
+    pb.begin_transaction()
+    send(pa, "rc", "a-aborted-1", "a-aborted-2")
+    send(pb, "rc", "b-1")
+    send(pa, "rc", "a-aborted-3")
+    send(pb, "rc", "b-2")
+    pa.abort_transaction(30)
+    send(pb, "rc", "b-3")
+    pb.commit_transaction(30)
+    pa.begin_transaction()
+    send(pa, "rc", "a-kept-1")
+    pb.begin_transaction()
+    send(pb, "rc", "b-aborted-4")
+    send(pa, "rc", "a-kept-2")
+    pa.commit_transaction(30)
+    pb.abort_transaction(30)
+    del pa, pb
+    committed = ["k1", "k2", "b-1", "b-2", "b-3", "a-kept-1", "a-kept-2"]
+    data = ["k1", "k2", "a-aborted-1", "a-aborted-2", "b-1", "a-aborted-3", "b-2", "b-3",
+            "a-kept-1", "b-aborted-4", "a-kept-2"]
+    rows = samsa_read(b, "rc")
+    eq([v for _, v in rows], committed, "read_committed (the default)")
+    check(all(x[0] < y[0] for x, y in zip(rows, rows[1:])), "offsets in order: %s" % rows)
+    # one batch per Fetch answer: the aborted transactions span answers
+    eq([v for _, v in samsa_read(b, "rc", "-X", "max.partition.fetch.bytes=1")], committed,
+       "read_committed, one batch per answer")
+    eq([v for _, v in samsa_read(b, "rc", "-X", "isolation.level=read_committed")], committed,
+       "isolation.level=read_committed")
+    rows = samsa_read(b, "rc", "-X", "isolation.level=read_uncommitted")
+    eq([v for _, v in rows], data, "read_uncommitted: every data record, no control record")
+    # kcat (librdkafka) agrees on both
+    out = subprocess.run(["kcat", "-C", "-b", b.bootstrap, "-t", "rc", "-e", "-q",
+                          "-f", "%s\\n"], capture_output=True, timeout=TIMEOUT,
+                         check=True).stdout.decode().splitlines()
+    eq(out, committed, "kcat read_committed")
+
+
+def case_read_committed_ends_at_the_last_stable_offset(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "lso", 1)
+    p = txn_producer(b, "lso-1")
+    p.begin_transaction()
+    send(p, "lso", "c-1", "c-2")
+    p.commit_transaction(30)
+    p.begin_transaction()
+    send(p, "lso", "open-1", "open-2")
+    # -e ends at the LSO (the open transaction's first offset, 3): nothing
+    # of the open transaction, and no wait for it
+    eq(samsa_read(b, "lso"), [(0, "c-1"), (1, "c-2")], "read_committed with a transaction open")
+    eq([v for _, v in samsa_read(b, "lso", "-X", "isolation.level=read_uncommitted")],
+       ["c-1", "c-2", "open-1", "open-2"], "read_uncommitted with a transaction open")
+    p.commit_transaction(30)
+    del p
+    eq([v for _, v in samsa_read(b, "lso")], ["c-1", "c-2", "open-1", "open-2"],
+       "read_committed after the commit")
+
+
+if __name__ == "__main__":
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(broker.main([case_read_committed_drops_aborted_transactions,
+                          case_read_committed_ends_at_the_last_stable_offset]))
