@@ -16,8 +16,10 @@ KIP-98), with confluent-kafka (librdkafka 2.0.2) and kcat as the other side.
     test_client_txn.py SAMSA_BROKER SAMSA_TOOL [-k CASE]
 """
 import os
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import broker  # noqa: E402
@@ -30,6 +32,7 @@ except ImportError:  # pragma: no cover - Debian's python3-confluent-kafka
     confluent_kafka = None
 
 TOOL = None
+TXN_PRODUCER = None
 TIMEOUT = 60
 # the coordinator's timeout scan, often enough for the short timeouts below
 CONFIG = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}
@@ -60,7 +63,7 @@ def samsa_read(b, topic, *extra):
     return rows
 
 
-def txn_producer(b, txn_id):
+def ck_producer(b, txn_id):
     p = confluent_kafka.Producer({"bootstrap.servers": b.bootstrap, "transactional.id": txn_id,
                                   "transaction.timeout.ms": 60000})
     p.init_transactions(30)
@@ -83,8 +86,8 @@ def case_read_committed_drops_aborted_transactions(t):
     subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "rc", "-p", "0",
                     "-X", "transactional.id=rc-kcat"],
                    input=b"k1\nk2\n", check=True, timeout=TIMEOUT, capture_output=True)
-    pa = txn_producer(b, "rc-a")
-    pb = txn_producer(b, "rc-b")
+    pa = ck_producer(b, "rc-a")
+    pb = ck_producer(b, "rc-b")
     pa.begin_transaction()
     pb.begin_transaction()
     send(pa, "rc", "a-aborted-1", "a-aborted-2")
@@ -126,7 +129,7 @@ def case_read_committed_ends_at_the_last_stable_offset(t):
     need_clients()
     b = t.broker(overrides=CONFIG)
     kwire.create_topic(b.port, "lso", 1)
-    p = txn_producer(b, "lso-1")
+    p = ck_producer(b, "lso-1")
     p.begin_transaction()
     send(p, "lso", "c-1", "c-2")
     p.commit_transaction(30)
@@ -143,7 +146,120 @@ def case_read_committed_ends_at_the_last_stable_offset(t):
        "read_committed after the commit")
 
 
+def txn_producer(b, topic, txn_id, *scenario, expect=0):
+    p = subprocess.run([TXN_PRODUCER, b.bootstrap, topic, txn_id] + [str(a) for a in scenario],
+                       capture_output=True, timeout=TIMEOUT * 2)
+    out = p.stdout.decode()
+    if expect is not None and p.returncode != expect:
+        raise AssertionError("txn_producer %s: exit %d (wanted %d)\nstdout: %s\nstderr: %s"
+                             % (" ".join(scenario), p.returncode, expect, out,
+                                p.stderr.decode()[-2000:]))
+    return out
+
+
+def kcat_values(b, topic, isolation="read_committed"):
+    return subprocess.run(["kcat", "-C", "-b", b.bootstrap, "-t", topic, "-e", "-q",
+                           "-X", "isolation.level=" + isolation, "-f", "%s\\n"],
+                          capture_output=True, timeout=TIMEOUT,
+                          check=True).stdout.decode().splitlines()
+
+
+def case_producer_commit_is_visible_abort_is_not(t):
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "pc", 1)
+    out = txn_producer(b, "pc", "t-commit", "commit", 500)
+    check("p commit ok" in out, out)
+    out = txn_producer(b, "pc", "t-abort", "abort", 300)
+    check("p abort ok" in out, out)
+    got = kcat_values(b, "pc")
+    eq(got, ["t-commit-%d" % i for i in range(500)] + ["after-0", "after-0"],
+       "kcat read_committed: the committed transactions, none of the aborted one")
+    everything = kcat_values(b, "pc", "read_uncommitted")
+    eq(len(everything), 500 + 300 + 2, "kcat read_uncommitted: every record")
+    check("t-abort-0" in everything, "the aborted records are in the log")
+    # the markers: COMMIT, COMMIT, ABORT, COMMIT (each transaction ends with one)
+    eq(kwire.list_offset(b.port, "pc", 0, -1)[1], 500 + 300 + 2 + 4, "the log end")
+
+
+def case_samsa_produce_transactional_id(t):
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "sp", 1)
+    lines = ["line-%d" % i for i in range(1000)]
+    p = samsa("produce", "-b", b.bootstrap, "-t", "sp", "--transactional-id", "tool-1",
+              stdin=("\n".join(lines) + "\n").encode())
+    check(b"transaction committed" in p.stderr, p.stderr)
+    eq(kcat_values(b, "sp"), lines, "kcat read_committed after samsa produce --transactional-id")
+    eq([v for _, v in samsa_read(b, "sp")], lines, "samsa read_committed")
+
+
+def case_samsa_produce_killed_mid_input_is_never_visible(t):
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "kill", 1)
+    samsa("produce", "-b", b.bootstrap, "-t", "kill", "--transactional-id", "before",
+          stdin=b"c1\nc2\n")
+    first_open = kwire.list_offset(b.port, "kill", 0, -1)[1]
+    eq(first_open, 3, "the log end after the first transaction and its marker")
+    # the input stays open: the tool keeps its transaction open, its
+    # records are sent (linger), then it is killed
+    proc = subprocess.Popen([TOOL, "produce", "-b", b.bootstrap, "-t", "kill",
+                             "--transactional-id", "killed", "-X", "transaction.timeout.ms=3000"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(b"".join(b"open-%d\n" % i for i in range(5000)))
+        proc.stdin.flush()
+        end = time.monotonic() + TIMEOUT
+        while len(kcat_values(b, "kill", "read_uncommitted")) < 1000:
+            check(time.monotonic() < end, "the killed producer's records never reached the log")
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+        proc.stdin.close()
+    eq(kcat_values(b, "kill"), ["c1", "c2"], "read_committed with the killed transaction open")
+    eq([v for _, v in samsa_read(b, "kill")], ["c1", "c2"], "samsa read_committed, open")
+    # the coordinator aborts it after transaction.timeout.ms: the LSO moves on
+    end = time.monotonic() + TIMEOUT
+    while True:
+        samsa("produce", "-b", b.bootstrap, "-t", "kill", "--transactional-id", "after",
+              stdin=b"c3\n")
+        if kcat_values(b, "kill")[-1:] == ["c3"]:
+            break
+        check(time.monotonic() < end, "the LSO never passed the killed transaction")
+        time.sleep(1)
+    got = kcat_values(b, "kill")
+    check(not any(v.startswith("open-") for v in got), "a killed record was shown: %s" % got[:5])
+    check(got[:2] == ["c1", "c2"] and set(got[2:]) == {"c3"}, "read_committed at the end: %s" % got)
+    check(not any(v.startswith("open-") for _, v in samsa_read(b, "kill")),
+          "samsa read_committed showed a killed record")
+
+
+def case_second_producer_fences_the_first(t):
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "fence", 1)
+    out = txn_producer(b, "fence", "fence-me", "fence")
+    check("fenced yes" in out, out)
+    eq(kcat_values(b, "fence"), ["winner-0", "winner-1"], "read_committed after the fencing")
+
+
+def case_calls_out_of_order_are_refused(t):
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "st", 1)
+    out = txn_producer(b, "st", "states-1", "states")
+    for line in ["produce before init STATE", "p begin-before-init error STATE",
+                 "p commit-before-init error STATE", "p init ok", "p init-again error STATE",
+                 "produce outside a transaction STATE", "p begin-twice error STATE",
+                 "p commit-empty ok"]:
+        check(line in out, "%r not in:\n%s" % (line, out))
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
+    TXN_PRODUCER = os.path.abspath(sys.argv.pop(2))
     sys.exit(broker.main([case_read_committed_drops_aborted_transactions,
-                          case_read_committed_ends_at_the_last_stable_offset]))
+                          case_read_committed_ends_at_the_last_stable_offset,
+                          case_producer_commit_is_visible_abort_is_not,
+                          case_samsa_produce_transactional_id,
+                          case_samsa_produce_killed_mid_input_is_never_visible,
+                          case_second_producer_fences_the_first,
+                          case_calls_out_of_order_are_refused]))

@@ -151,6 +151,9 @@ static const struct key_desc keys[] = {
      "error", unsupported_names},
     {"statistics.interval.ms", NULL, NULL, KT_INT, OFF(statistics_interval_ms), 0, 86400000, 0,
      "0", NULL},
+    {"transactional.id", NULL, NULL, KT_STRING, OFF(transactional_id), 0, 0, 0, "", NULL},
+    {"transaction.timeout.ms", NULL, NULL, KT_INT, OFF(transaction_timeout_ms), 1000, 2147483647,
+     0, "60000", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -232,7 +235,7 @@ static const char *const rdkafka_unsupported[] = {
     "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
     "plugin.library.paths", "coordinator.query.interval.ms",
     "queued.min.messages", "fetch.error.backoff.ms", "check.crcs", "client.rack",
-    "transactional.id", "transaction.timeout.ms", "enable.gapless.guarantee",
+    "enable.gapless.guarantee",
     "queue.buffering.backpressure.threshold", "delivery.report.only.error",
     "sticky.partitioning.linger.ms", "compression.level", "offset.store.path",
     "offset.store.sync.interval.ms", "consume.callback.max.messages",

@@ -149,6 +149,8 @@ struct sc_conf_values {
     int log_level;             /* syslog levels: lines above it are dropped */
     int unsupported_rdkafka;   /* 0 error, 1 warn */
     int statistics_interval_ms; /* 0: no statistics */
+    char *transactional_id;    /* "": not transactional */
+    int transaction_timeout_ms;
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -293,7 +295,14 @@ struct sc_ppart {
     int inflight;              /* batches on the wire */
     int32_t next_seq;
     int32_t leader;            /* -1: unknown */
+    int8_t txn;                /* transactional producer: SC_PPART_TXN_* */
 };
+
+/* Where a partition stands in the open transaction (producer/txn.c): its
+ * records are sent only once the coordinator added it. */
+#define SC_PPART_TXN_NONE 0
+#define SC_PPART_TXN_ADDING 1
+#define SC_PPART_TXN_ADDED 2
 
 /*
  * Whether pp has a batch to send now, and if not, *wake_at (when not NULL)
@@ -641,6 +650,7 @@ struct sc_client {
                                       * I/O thread to fail what is in flight */
     bool fatal;
     char fatal_reason[256];
+    struct sc_txn *txn;              /* transactional.id set (producer/txn.c); else NULL */
     struct sc_batch_rules rules;
     /* The I/O thread's buffer (used without the lock, as the batches it
      * encodes) for a compressed batch's records before they are
@@ -697,6 +707,14 @@ struct samsa_consumer {
 struct samsa_admin {
     struct sc_client *c;
     struct sc_gate gate;
+};
+
+/* A consumer's group for the transactional producer's send_offsets
+ * (consumer.c makes them, txn_api.c reads them). */
+struct samsa_consumer_group_metadata {
+    char *group_id;
+    int32_t generation; /* -1: not a member */
+    char *member_id;    /* "" when not a member */
 };
 
 /* Whether a call may go on: false (and nothing to leave) once the handle
@@ -919,6 +937,7 @@ enum sc_op_kind {
     SC_OP_GROUP_OFFSETS,
     SC_OP_ALTER_GROUP_OFFSETS,
     SC_OP_DELETE_GROUP,
+    SC_OP_TXN,              /* producer/txn.c: the transactional producer's calls */
     SC_OP_KIND_COUNT,
 };
 /* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
@@ -959,6 +978,7 @@ extern const struct sc_op_ops sc_create_partitions_op;
 extern const struct sc_op_ops sc_delete_records_op;
 extern const struct sc_op_ops sc_list_groups_op;
 extern const struct sc_op_ops sc_group_op;
+extern const struct sc_op_ops sc_txn_op;
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
