@@ -13,6 +13,7 @@
 
 #include "cunit_run.h"
 #include "internal.h"
+#include "producer/producer.h"
 
 #include "model_broker.h"
 
@@ -376,6 +377,87 @@ static void test_conf_idempotence_conflicts(void)
     samsa_producer *p = samsa_producer_new(c, err, sizeof(err));
     CU_ASSERT_PTR_NULL(p);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "bootstrap.servers"));
+    samsa_conf_destroy(c);
+}
+
+/* The transactional producer's calls in each state, as librdkafka's
+ * rdkafka_txnmgr.c allows them (rd_kafka_txn_require_state). */
+static void test_txn_calls_allowed_in_each_state(void)
+{
+    enum { OK = SAMSA_OK, ST = SAMSA_ERR_STATE, FA = SAMSA_ERR_FATAL };
+    /* rows: states UNINIT READY IN_TXN COMMITTING ABORTING ABORTABLE FATAL;
+     * columns: calls INIT BEGIN PRODUCE SEND_OFFSETS COMMIT ABORT */
+    static const int want[7][6] = {
+        {OK, ST, ST, ST, ST, ST}, /* UNINIT: init only */
+        {ST, OK, ST, ST, ST, ST}, /* READY: begin */
+        {ST, ST, OK, OK, OK, OK}, /* IN_TXN */
+        {ST, ST, ST, ST, OK, OK}, /* COMMITTING: commit again after a timeout, or abort */
+        {ST, ST, ST, ST, ST, OK}, /* ABORTING: abort again */
+        {ST, ST, ST, ST, ST, OK}, /* ABORTABLE: only an abort */
+        {FA, FA, FA, FA, FA, FA}, /* FATAL: nothing */
+    };
+    for (int st = SC_TXN_UNINIT; st <= SC_TXN_FATAL; st++) {
+        for (int call = SC_TXN_CALL_INIT; call <= SC_TXN_CALL_ABORT; call++) {
+            if (sc_txn_may(st, call) != want[st][call]) {
+                printf("\nstate %d call %d: %d, wanted %d\n", st, call, sc_txn_may(st, call),
+                       want[st][call]);
+            }
+            CU_ASSERT_EQUAL(sc_txn_may(st, call), want[st][call]);
+        }
+    }
+}
+
+/* What a coordinator's (or a record's) error does to the transaction: the
+ * retriable ones retried inside the call, the coordinator's moves looked up
+ * again, fencing and a forgotten producer id fatal, the rest abortable. */
+static void test_txn_errors_are_classified_as_librdkafka(void)
+{
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_OK), SC_TXN_OK);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_CONCURRENT_TRANSACTIONS), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_COORDINATOR_LOAD_IN_PROGRESS), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_TIMED_OUT), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_NOT_COORDINATOR), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_COORDINATOR_NOT_AVAILABLE), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_TRANSPORT), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_INVALID_PRODUCER_EPOCH), SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(90), SC_TXN_FATAL_ERR); /* PRODUCER_FENCED (2.7+) */
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_INVALID_PRODUCER_ID_MAPPING), SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                    SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_MSG_TIMED_OUT), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_UNKNOWN_TOPIC_OR_PARTITION), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_MESSAGE_TOO_LARGE), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_ERR_FENCED), "FENCED");
+}
+
+/* transactional.id implies idempotence (as librdkafka) and bounds a
+ * record's life by the transaction's. */
+static void test_conf_transactional_id(void)
+{
+    char err[256];
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "bootstrap.servers", "127.0.0.1:9", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transactional.id", "t", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transaction.timeout.ms", "20000", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transaction.timeout.ms", "999", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    samsa_conf *d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_TRUE(d->v.enable_idempotence);
+    CU_ASSERT_EQUAL(d->v.message_timeout_ms, 20000);
+    samsa_conf_destroy(d);
+    d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(samsa_conf_set(d, "acks", "1", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "transactional.id"));
+    samsa_conf_destroy(d);
+    d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(samsa_conf_set(d, "enable.idempotence", "false", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    samsa_conf_destroy(d);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "message.timeout.ms", "30000", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(c, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "transaction.timeout.ms"));
     samsa_conf_destroy(c);
 }
 
@@ -2623,6 +2705,9 @@ int main(void)
          test_conf_accepts_aliases_and_reports_bad_values},
         {"conf_knows_every_librdkafka_property", test_conf_knows_every_librdkafka_property},
         {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
+        {"conf_transactional_id", test_conf_transactional_id},
+        {"txn_calls_allowed_in_each_state", test_txn_calls_allowed_in_each_state},
+        {"txn_errors_are_classified_as_librdkafka", test_txn_errors_are_classified_as_librdkafka},
         {"broker_list_parsing", test_broker_list_parsing},
         {"linger_holds_records_until_due", test_linger_holds_records_until_due},
         {"batch_size_and_count_cut_batches", test_batch_size_and_count_cut_batches},

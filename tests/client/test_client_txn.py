@@ -12,8 +12,29 @@ KIP-98), with confluent-kafka (librdkafka 2.0.2) and kcat as the other side.
 - read_committed_ends_at_the_last_stable_offset: with a transaction left
   open, `samsa consume -e` under read_committed stops at its first offset
   (the LSO) and shows none of it; read_uncommitted reads it to the HW.
+- producer_commit_is_visible_abort_is_not: libsamsa's transactional
+  producer (txn_producer.c) commits 500 records, then another producer
+  aborts 300: a read_committed kcat reads the 500 (and each producer's
+  next, committed, transaction), read_uncommitted all of them.
+- samsa_produce_transactional_id: `samsa produce --transactional-id` puts
+  1000 lines in one transaction, read back by kcat and samsa
+  read_committed.
+- samsa_produce_killed_mid_input_is_never_visible: the tool, SIGKILLed with
+  its transaction open and records in the log, never has one of them
+  shown to read_committed kcat or samsa, before or after the coordinator
+  aborts it (transaction.timeout.ms), after which later transactions are.
+- second_producer_fences_the_first: a second producer with the same
+  transactional.id fences the first: its commit is a fatal FENCED error,
+  samsa_produce then says FATAL; only the second's records are visible.
+- calls_out_of_order_are_refused: produce, begin, commit before
+  init_transactions, init twice, produce outside a transaction, begin
+  twice: SAMSA_ERR_STATE; an empty transaction commits.
+- send_offsets_commits_the_groups_offsets: a record and a group's offset
+  in one transaction; after the commit the group's committed offset is
+  the one sent (skipped, after checking the refusal's words, while the
+  broker lacks AddOffsetsToTxn/TxnOffsetCommit).
 
-    test_client_txn.py SAMSA_BROKER SAMSA_TOOL [-k CASE]
+    test_client_txn.py SAMSA_BROKER SAMSA_TOOL TXN_PRODUCER [-k CASE]
 """
 import os
 import signal
@@ -253,6 +274,28 @@ def case_calls_out_of_order_are_refused(t):
         check(line in out, "%r not in:\n%s" % (line, out))
 
 
+def case_send_offsets_commits_the_groups_offsets(t):
+    """send_offsets_to_transaction: AddOffsetsToTxn then TxnOffsetCommit; the
+    group's offset is committed with the transaction. A broker without
+    AddOffsetsToTxn (25) or TxnOffsetCommit (28) gets a clear refusal,
+    neither fatal nor abortable."""
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "so", 1)
+    out = txn_producer(b, "so", "offsets-1", "offsets", "copier", 42, expect=None)
+    if "not supported by the broker" in out:
+        check("p send_offsets error UNSUPPORTED fatal=0 retriable=0 abort=0" in out, out)
+        raise broker.Skip("the broker does not serve AddOffsetsToTxn/TxnOffsetCommit: "
+                          "refused as unsupported")
+    check("p send_offsets ok" in out and "p commit ok" in out, out)
+    need_clients()
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "copier"})
+    try:
+        got = c.committed([confluent_kafka.TopicPartition("so", 0)], timeout=10)
+    finally:
+        c.close()
+    eq(got[0].offset, 42, "the group's committed offset after the commit")
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     TXN_PRODUCER = os.path.abspath(sys.argv.pop(2))
@@ -262,4 +305,5 @@ if __name__ == "__main__":
                           case_samsa_produce_transactional_id,
                           case_samsa_produce_killed_mid_input_is_never_visible,
                           case_second_producer_fences_the_first,
-                          case_calls_out_of_order_are_refused]))
+                          case_calls_out_of_order_are_refused,
+                          case_send_offsets_commits_the_groups_offsets]))

@@ -882,6 +882,8 @@ struct sc_kind_stats {
     int64_t producer_id;          /* -1: none */
     int producer_epoch;           /* -1: none */
     uint64_t epoch_cnt;           /* producer ids assigned since the start */
+    const char *txn_state;        /* librdkafka's names (rdkafka_txnmgr.h); NULL: Init */
+    bool txn_may_enq;             /* samsa_produce may queue records now */
 };
 
 #define SC_ALL_TOPICS (-1)

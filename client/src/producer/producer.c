@@ -530,6 +530,20 @@ static void producer_stats(const struct sc_client *c, int64_t now, struct sc_kin
     out->producer_id = c->pid;
     out->producer_epoch = c->pid >= 0 ? c->pid_epoch : -1;
     out->epoch_cnt = c->pid_assigned;
+    if (c->txn != NULL) {
+        /* librdkafka's rd_kafka_txn_state_names for the states we have */
+        static const char *const names[] = {
+            [SC_TXN_UNINIT] = "Init",
+            [SC_TXN_READY] = "Ready",
+            [SC_TXN_IN_TXN] = "InTransaction",
+            [SC_TXN_COMMITTING] = "CommittingTransaction",
+            [SC_TXN_ABORTING] = "AbortingTransaction",
+            [SC_TXN_ABORTABLE] = "AbortableError",
+            [SC_TXN_FATAL] = "FatalError",
+        };
+        out->txn_state = names[c->txn->state];
+        out->txn_may_enq = c->txn->state == SC_TXN_IN_TXN;
+    }
 }
 
 const struct sc_kind_ops sc_producer_kind = {
