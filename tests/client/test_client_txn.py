@@ -45,6 +45,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import broker  # noqa: E402
 import kwire  # noqa: E402
+import test_client_integration  # noqa: E402 (its samsa())
 from broker import check, eq  # noqa: E402
 
 try:
@@ -64,13 +65,9 @@ def need_clients():
         raise broker.Skip("python3-confluent-kafka is not installed")
 
 
-def samsa(*args, stdin=None, expect=0, timeout=TIMEOUT):
-    p = subprocess.run([TOOL] + list(args), input=stdin, capture_output=True, timeout=timeout)
-    if expect is not None and p.returncode != expect:
-        raise AssertionError("samsa %s: exit %d (wanted %d)\nstdout: %s\nstderr: %s"
-                             % (" ".join(args), p.returncode, expect, p.stdout[-2000:],
-                                p.stderr[-2000:]))
-    return p
+def samsa(*args, stdin=None, expect=0):
+    test_client_integration.TOOL = TOOL
+    return test_client_integration.samsa(*args, stdin=stdin, expect=expect)
 
 
 def samsa_read(b, topic, *extra):

@@ -177,13 +177,13 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *b = argv[1], *topic = argv[2], *id = argv[3], *what = argv[4];
     if ((strcmp(what, "commit") == 0 || strcmp(what, "abort") == 0) && argc == 6) {
-        return one_transaction(b, topic, id, what[0] == 'c', atoi(argv[5]));
+        return one_transaction(b, topic, id, what[0] == 'c', (int)strtol(argv[5], NULL, 10));
     }
     if (strcmp(what, "fence") == 0) {
         return fence(b, topic, id);
     }
     if (strcmp(what, "offsets") == 0 && argc == 7) {
-        return offsets(b, topic, id, argv[5], atoll(argv[6]));
+        return offsets(b, topic, id, argv[5], strtoll(argv[6], NULL, 10));
     }
     if (strcmp(what, "states") == 0) {
         return states(b, topic, id);

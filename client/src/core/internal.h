@@ -996,6 +996,11 @@ bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_
 /* Metadata request of names[0..n) (NULL: all topics) without creating any. */
 SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
                                    int n, sc_resp_fn *fn, void *ctx);
+/* FindCoordinator of key (key_type 0 a group, 1 a transactional id) on
+ * conn: SAMSA_ERR_UNSUPPORTED when conn lacks a version for that type. */
+SC_MUST_CHECK int sc_send_find_coordinator(struct sc_client *c, struct sc_conn *conn,
+                                           const char *key, int8_t key_type, sc_resp_fn *fn,
+                                           void *ctx);
 /* Remembers the brokers (and controller) of a Metadata answer (io.c); false
  * when out of memory (the old list kept). A broker without a host or a
  * valid port is left out. */

@@ -110,18 +110,8 @@ static int send_find_coordinator(struct sc_client *c, const char *key, int8_t ke
                                  sc_resp_fn *fn, void *ctx)
 {
     struct sc_conn *any = sc_conn_any_up(c);
-    if (any == NULL) {
-        return SAMSA_ERR_TRANSPORT;
-    }
-    int16_t ver = sc_conn_version(any, KP_API_FIND_COORDINATOR, key_type == 1 ? 1 : 0, 2);
-    if (ver < 0) {
-        return SAMSA_ERR_UNSUPPORTED;
-    }
-    struct kp_FindCoordinatorRequest req;
-    kp_FindCoordinatorRequest_init(&req);
-    req.Key = kp_str_c(key);
-    req.KeyType = key_type;
-    return sc_conn_send(c, any, KP_API_FIND_COORDINATOR, ver, &req, fn, ctx);
+    return any != NULL ? sc_send_find_coordinator(c, any, key, key_type, fn, ctx)
+                       : SAMSA_ERR_TRANSPORT;
 }
 
 /* The coordinator's node from an answer (its address learnt); -1 with
