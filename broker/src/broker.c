@@ -10,6 +10,7 @@
 #include "cluster_member.h"
 #include "controlled_shutdown.h"
 #include "log_dirs.h"
+#include "reactor/net_tls.h"
 #include "server/admin_manager.h"
 #include "server/group.h"
 #include "server/local_controller.h"
@@ -33,7 +34,7 @@ void br_broker_housekeeping(struct br_broker *b)
     int64_t mono = br_now_mono_ms();
     br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
     br_replication_tick(b->s.replication, mono);
-    br_txn_tick(&b->s.txn, mono);
+    br_txn_tick(&b->s.txn, br_now_wall_ms());
     br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
@@ -137,6 +138,67 @@ static int open_log_manager(struct br_broker *b)
 
 static int load_topics(struct br_broker *b, bool identity_existed);
 
+/* The TLS context of SSL listener i, from the ssl.* keys and their
+ * listener.name.<listener>. overrides. 0 or -1 (logged). */
+static int tls_context(struct br_broker *b, size_t i)
+{
+    const struct br_config *c = &b->s.cfg;
+    const char *l = c->listeners[i].name;
+    struct br_tls_settings s = {
+        .listener = l,
+        .keystore_type = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_TYPE),
+        .keystore_location = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_LOCATION),
+        .keystore_password = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_PASSWORD),
+        .keystore_key = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_KEY),
+        .keystore_chain = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN),
+        .key_password = br_config_listener_value(c, l, BR_CFG_SSL_KEY_PASSWORD),
+        .truststore_type = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_TYPE),
+        .truststore_location = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_LOCATION),
+        .truststore_password = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_PASSWORD),
+        .truststore_certificates =
+            br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_CERTIFICATES),
+        .client_auth = br_config_listener_value(c, l, BR_CFG_SSL_CLIENT_AUTH),
+        .enabled_protocols = br_config_listener_value(c, l, BR_CFG_SSL_ENABLED_PROTOCOLS),
+        .cipher_suites = br_config_listener_value(c, l, BR_CFG_SSL_CIPHER_SUITES),
+    };
+    char err[512];
+    int rc = br_tls_ctx_new(&s, &b->tls[i], err, sizeof err);
+    if (rc != 0) {
+        br_error("%s", rc == KP_E_NOMEM ? "out of memory" : err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The advertised listeners as clients reach them: an empty host or 0.0.0.0
+ * is not an address a client can use (127.0.0.1 there), port 0 is the one
+ * the listener of that name bound. advertised_host/_port: the inter-broker
+ * listener's (config.c made sure it is advertised). */
+static void advertise(struct br_broker *b)
+{
+    const struct br_config *cfg = &b->s.cfg;
+    b->s.nadvertised = 0;
+    for (size_t i = 0; i < cfg->n_advertised_listeners; i++) {
+        const struct br_listener *a = &cfg->advertised_listeners[i];
+        struct br_advertised *e = &b->s.advertised[b->s.nadvertised++];
+        (void)snprintf(e->listener, sizeof e->listener, "%s", a->name);
+        (void)snprintf(e->host, sizeof e->host, "%s",
+                       a->host[0] != '\0' && strcmp(a->host, "0.0.0.0") != 0 ? a->host
+                                                                              : "127.0.0.1");
+        e->port = a->port;
+        e->security_protocol = a->security_protocol;
+        for (size_t j = 0; j < cfg->n_listeners && a->port == 0 && !b->s.in_process; j++) {
+            if (strcmp(cfg->listeners[j].name, a->name) == 0) {
+                e->port = br_net_bound_port(b->s.net, j);
+            }
+        }
+        if (strcmp(a->name, cfg->inter_broker_listener_name) == 0) {
+            (void)snprintf(b->s.advertised_host, sizeof b->s.advertised_host, "%s", e->host);
+            b->s.advertised_port = e->port;
+        }
+    }
+}
+
 int br_broker_start(struct br_broker *b)
 {
     if (b->s.cfg.n_log_dirs == 0 || b->s.cfg.n_log_dirs > BR_CONFIG_MAX_LOG_DIRS) {
@@ -148,6 +210,10 @@ int br_broker_start(struct br_broker *b)
     b->cluster = b->s.cfg.zookeeper_connect != NULL;
     /* a cluster of one never grows: its __consumer_offsets has the one
      * replica it can have, whatever offsets.topic.replication.factor says */
+    b->s.txn_topic_rf = b->s.cfg.transaction_state_log_replication_factor;
+    if (!b->cluster && b->s.txn_topic_rf > 1) {
+        b->s.txn_topic_rf = 1;
+    }
     b->s.offsets_topic_rf = b->s.cfg.offsets_topic_replication_factor;
     if (!b->cluster && b->s.offsets_topic_rf > 1) {
         b->s.offsets_topic_rf = 1;
@@ -176,6 +242,12 @@ int br_broker_start(struct br_broker *b)
         if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {
             return -1;
         }
+        if (b->s.cfg.listeners[i].security_protocol == BR_SECURITY_SSL) {
+            if (tls_context(b, i) != 0) {
+                return -1;
+            }
+            br_net_listener_tls(b->s.net, i, b->tls[i]);
+        }
     }
     if (open_log_manager(b) != 0) {
         return -1;
@@ -196,13 +268,7 @@ int br_broker_start(struct br_broker *b)
         return -1;
     }
     b->logs_loaded = true;
-    /* advertise: advertised.listeners, else the listener (0.0.0.0 or "" is
-     * not an address a client can use: fall back to 127.0.0.1 there) */
-    const struct br_listener *adv = &b->s.cfg.advertised_listeners[0];
-    (void)snprintf(b->s.advertised_host, sizeof b->s.advertised_host, "%s",
-                   adv->host[0] != '\0' && strcmp(adv->host, "0.0.0.0") != 0 ? adv->host
-                                                                             : "127.0.0.1");
-    b->s.advertised_port = adv->port != 0 || b->s.in_process ? adv->port : br_net_bound_port(b->s.net, 0);
+    advertise(b);
     if (br_mailbox_create(&b->s.mailbox) != 0 || mailbox_watch_add(b) != 0) {
         br_error("cannot make the reactor's mailbox");
         return -1;
@@ -223,7 +289,11 @@ int br_broker_start(struct br_broker *b)
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
-    br_txn_server_start(&b->s);
+    int terr = br_txn_server_start(&b->s);
+    if (terr != 0) {
+        br_error("transaction coordinator: %s", terr < 0 ? kp_err_str(terr) : kp_err_name(terr));
+        return -1;
+    }
     int gerr = br_groups_start(&b->s);
     if (gerr != 0) {
         br_error("group coordinator: %s", gerr < 0 ? kp_err_str(gerr) : kp_err_name(gerr));
@@ -351,6 +421,10 @@ void br_broker_stop(struct br_broker *b)
     }
     br_net_free(b->s.net);
     b->s.net = NULL;
+    for (size_t i = 0; i < BR_CONFIG_MAX_LISTENERS; i++) {
+        br_tls_ctx_free(b->tls[i]); /* after the net: its connections used them */
+        b->tls[i] = NULL;
+    }
     /* every log closed: the dirs are marked clean and unlocked */
     br_logm_close(b->s.logs, flushed && started);
     b->s.logs = NULL;

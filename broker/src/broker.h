@@ -37,6 +37,8 @@ struct br_broker {
     struct br_cluster_member *member;   /* this broker's registration (cluster_member.h) */
     struct br_shutdown *shutdown;       /* the handover at stop (controlled_shutdown.h) */
     struct br_admin_feed *admin_feed;   /* the admin API: what it publishes (admin_feed.h) */
+    /* the TLS context of each SSL listener, by listener (net_tls.h) */
+    struct br_tls_ctx *tls[BR_CONFIG_MAX_LISTENERS];
 };
 
 /* Open everything (metadata, logs with recovery), bind the listeners. */

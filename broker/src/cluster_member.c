@@ -188,17 +188,22 @@ static void cluster_create_done(struct br_zk_call *call, const struct br_zk_resu
 static void register_broker(struct br_cluster_member *m)
 {
     struct br_broker *b = m->b;
-    struct br_zk_endpoint ep;
-    memset(&ep, 0, sizeof ep);
-    (void)snprintf(ep.listener, sizeof ep.listener, "PLAINTEXT");
-    (void)snprintf(ep.host, sizeof ep.host, "%s", b->s.advertised_host);
-    ep.port = b->s.advertised_port;
-    ep.security_protocol = BR_ZK_PLAINTEXT;
+    /* every advertised listener with its security protocol, as Kafka's
+     * BrokerInfo registers them (kafka/zk/ZkData.scala, BrokerIdZNode) */
+    struct br_zk_endpoint ep[BR_CONFIG_MAX_LISTENERS];
+    memset(ep, 0, sizeof ep);
+    for (size_t i = 0; i < b->s.nadvertised; i++) {
+        const struct br_advertised *a = &b->s.advertised[i];
+        (void)snprintf(ep[i].listener, sizeof ep[i].listener, "%s", a->listener);
+        (void)snprintf(ep[i].host, sizeof ep[i].host, "%s", a->host);
+        ep[i].port = a->port;
+        ep[i].security_protocol = (enum br_zk_security_protocol)a->security_protocol;
+    }
     struct br_zk_broker reg;
     memset(&reg, 0, sizeof reg);
     reg.version = 4;
-    reg.endpoints = &ep;
-    reg.n_endpoints = 1;
+    reg.endpoints = ep;
+    reg.n_endpoints = b->s.nadvertised;
     reg.jmx_port = -1;
     reg.timestamp_ms = br_now_wall_ms();
     const char *admin_url = br_admin_feed_url(b);

@@ -148,6 +148,8 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 600000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 4096);
     CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 5000);
+    CU_ASSERT_EQUAL(c.transaction_max_timeout_ms, 900000);
+    CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 50);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 3000);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 300000);
@@ -277,13 +279,34 @@ static const char every_key[] =
     "offsets.retention.check.interval.ms=300000\n"
     "offset.metadata.max.bytes=1024\n"
     "offsets.commit.timeout.ms=7000\n"
+    "transaction.max.timeout.ms=600000\n"
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms=5000\n"
+    "transactional.id.expiration.ms=86400000\n"
+    "transaction.state.log.num.partitions=8\n"
+    "transaction.state.log.replication.factor=2\n"
+    "transaction.state.log.segment.bytes=1048576\n"
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
     "group.max.session.timeout.ms=1800000\n"
     "zookeeper.connect=zk1:2181,zk2:2181/samsa\n"
     "zookeeper.session.timeout.ms=18000\n"
     "zookeeper.connection.timeout.ms=9000\n"
-    "config.change.expiration.ms=60000\n";
+    "config.change.expiration.ms=60000\n"
+    "ssl.keystore.type=PEM\n"
+    "ssl.keystore.location=/etc/samsa/broker.pem\n"
+    "ssl.keystore.password=secret\n"
+    "ssl.keystore.key=KEY\n"
+    "ssl.keystore.certificate.chain=CHAIN\n"
+    "ssl.key.password=secret\n"
+    "ssl.truststore.type=PEM\n"
+    "ssl.truststore.location=/etc/samsa/ca.pem\n"
+    "ssl.truststore.password=secret\n"
+    "ssl.truststore.certificates=CERTS\n"
+    "ssl.client.auth=required\n"
+    "ssl.enabled.protocols=TLSv1.3\n"
+    "ssl.cipher.suites=TLS_AES_128_GCM_SHA256\n"
+    "ssl.endpoint.identification.algorithm=\n"
+    "listener.name.client.ssl.client.auth=none\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -303,6 +326,9 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_STRING_EQUAL(c.advertised_listeners[0].host, "kafka.example.com");
     CU_ASSERT_EQUAL(c.advertised_listeners[0].port, 29092);
     CU_ASSERT_STRING_EQUAL(c.inter_broker_listener_name, "REPLICATION");
+    CU_ASSERT_STRING_EQUAL(br_config_listener_value(&c, "CLIENT", BR_CFG_SSL_CLIENT_AUTH), "none");
+    CU_ASSERT_STRING_EQUAL(br_config_listener_value(&c, "REPLICATION", BR_CFG_SSL_CLIENT_AUTH),
+                           "required");
     CU_ASSERT_EQUAL_FATAL(c.n_admin_listeners, 1);
     CU_ASSERT_STRING_EQUAL(c.admin_listeners[0].host, "0.0.0.0");
     CU_ASSERT_EQUAL(c.admin_listeners[0].port, 8088);
@@ -378,6 +404,12 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.offsets_retention_check_interval_ms, 300000);
     CU_ASSERT_EQUAL(c.offset_metadata_max_bytes, 1024);
     CU_ASSERT_EQUAL(c.offsets_commit_timeout_ms, 7000);
+    CU_ASSERT_EQUAL(c.transaction_max_timeout_ms, 600000);
+    CU_ASSERT_EQUAL(c.transaction_abort_cleanup_interval_ms, 5000);
+    CU_ASSERT_EQUAL(c.transactional_id_expiration_ms, 86400000);
+    CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 8);
+    CU_ASSERT_EQUAL(c.transaction_state_log_replication_factor, 2);
+    CU_ASSERT_EQUAL(c.transaction_state_log_segment_bytes, 1048576);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 1800000);
@@ -556,11 +588,11 @@ static void test_unknown_key_is_rejected_with_file_and_line(void)
 
 static void test_unknown_override_key_is_rejected(void)
 {
-    static const char *const ov[] = {"ssl.keystore.location=/x"};
+    static const char *const ov[] = {"ssl.no.such.key=/x"};
     struct br_config c;
     char err[ERRLEN];
     CU_ASSERT_EQUAL(parse_ov("", ov, 1, &c, err), KP_ERR_INVALID_CONFIG);
-    CU_ASSERT_STRING_EQUAL(err, "--override unknown config key 'ssl.keystore.location'");
+    CU_ASSERT_STRING_EQUAL(err, "--override unknown config key 'ssl.no.such.key'");
     br_config_free(&c);
 }
 
@@ -675,17 +707,43 @@ static void test_bad_listener_is_rejected(void)
                     "different name");
 }
 
-static void test_tls_and_sasl_listeners_are_rejected(void)
+static void test_sasl_listeners_are_rejected(void)
 {
-    expect_rejected("listeners=SSL://:9093\n", "listeners", "SSL; Samsa speaks only PLAINTEXT");
-    expect_rejected("listeners=SASL_PLAINTEXT://:9093\n", "listeners", "only PLAINTEXT");
+    expect_rejected("listeners=SASL_PLAINTEXT://:9093\n", "listeners", "SASL is not there yet");
+    expect_rejected("listeners=PLAINTEXT://:9092,SASL_SSL://:9093\n", "listeners",
+                    "SASL is not there yet");
     expect_rejected("listeners=CLIENT://:9093\n", "listeners", "no security protocol");
-    expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SSL\n",
-                    "listeners", "only PLAINTEXT");
+    expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_SSL\n",
+                    "listeners", "SASL is not there yet");
     expect_rejected("listener.security.protocol.map=CLIENT:TLS\n", "listener.security.protocol.map",
                     "unknown security protocol");
     expect_rejected("security.inter.broker.protocol=SSL\n", "security.inter.broker.protocol",
-                    "only PLAINTEXT");
+                    "PLAINTEXT only");
+}
+
+static void test_ssl_listeners_are_accepted(void)
+{
+    struct br_config c;
+    expect_ok("listeners=PLAINTEXT://:9092,SSL://:9093\n", &c);
+    CU_ASSERT_EQUAL_FATAL(c.n_listeners, 2);
+    CU_ASSERT_EQUAL(c.listeners[0].security_protocol, BR_SECURITY_PLAINTEXT);
+    CU_ASSERT_EQUAL(c.listeners[1].security_protocol, BR_SECURITY_SSL);
+    CU_ASSERT_EQUAL(c.advertised_listeners[1].security_protocol, BR_SECURITY_SSL);
+    CU_ASSERT_STRING_EQUAL(c.inter_broker_listener_name, "PLAINTEXT");
+    br_config_free(&c);
+    expect_ok("listeners=INTERNAL://:9092,EXTERNAL://:9093\n"
+              "listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:SSL\n"
+              "inter.broker.listener.name=INTERNAL\n",
+              &c);
+    CU_ASSERT_EQUAL(c.listeners[1].security_protocol, BR_SECURITY_SSL);
+    br_config_free(&c);
+    /* standalone, no broker connects: an SSL listener alone is fine */
+    expect_ok("listeners=SSL://:9093\ninter.broker.listener.name=SSL\n", &c);
+    br_config_free(&c);
+    /* a cluster's brokers speak PLAINTEXT to each other */
+    expect_rejected("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\nlisteners=SSL://:9093\n"
+                    "inter.broker.listener.name=SSL\n",
+                    "inter.broker.listener.name", "PLAINTEXT only");
 }
 
 static void test_listener_forms(void)
@@ -1094,7 +1152,8 @@ static CU_TestInfo tests[] = {
     {"out of range is rejected", test_out_of_range_is_rejected},
     {"bad boolean is rejected", test_bad_boolean_is_rejected},
     {"bad listener is rejected", test_bad_listener_is_rejected},
-    {"TLS and SASL listeners are rejected", test_tls_and_sasl_listeners_are_rejected},
+    {"SASL listeners are rejected", test_sasl_listeners_are_rejected},
+    {"SSL listeners are accepted", test_ssl_listeners_are_accepted},
     {"listener forms", test_listener_forms},
     {"advertised.listeners default to listeners", test_advertised_listeners_default_to_listeners},
     {"advertised listener rules", test_advertised_listener_rules},

@@ -28,6 +28,21 @@ offset, the aborted-transaction index).
 - list_offsets_isolation: with a transaction open, ListOffsets latest is
   the LSO (its first offset) for read_committed and the HW for
   read_uncommitted.
+- coordinator_restart: the coordinator's records in __transaction_state
+  (Kafka's format) bring a transactional id back after a clean stop and
+  after a SIGKILL: InitProducerId gives the same producer id and the next
+  epoch each time; the records decode as Kafka's TransactionLog.
+- offsets_in_transactions: confluent-kafka's send_offsets_to_transaction
+  (AddOffsetsToTxn, TxnOffsetCommit with the consumer's group metadata):
+  the group's committed offsets move only when the transaction commits,
+  not while it is open nor when it aborts, and after a SIGKILL and a
+  restart they are what the last committed transaction set (the loader
+  resolves the offsets by the markers in __consumer_offsets), and stay so
+  when a new producer of the id aborts the transaction left open.
+- open_transaction_across_kill9: a transaction open when the broker is
+  SIGKILLed stays open after the restart (its records hidden from
+  read_committed, the LSO at its first offset) until the coordinator,
+  which read it back, aborts it at its timeout.
 
 Usage: test_transactions.py <samsa-broker> [-k NAME]
 """
@@ -318,6 +333,196 @@ def case_list_offsets_isolation(t):
     eq(watermarks(b, "tl", 0, "read_committed"), (0, 3), "read_committed after the commit")
 
 
+def txn_init(b, txn_id, timeout_ms=60000, deadline=DEADLINE):
+    """InitProducerId v0 with a transactional id, retried while the
+    coordinator is not available (its topic being made) -> (pid, epoch)."""
+    end = time.monotonic() + deadline
+    while True:
+        with kwire.connect(b.port) as s:
+            _, err, pid, epoch = kwire.parse_init_producer_id_v0(
+                kwire.roundtrip(s, kwire.init_producer_id_v0(5, txn_id, timeout_ms)))
+        if err == 0:
+            return pid, epoch
+        check(err == 15 and time.monotonic() < end,
+              "InitProducerId %s: error %d" % (txn_id, err))
+        time.sleep(0.2)
+
+
+def txn_state_records(b):
+    """Every record of __transaction_state's logs, decoded as Kafka's
+    TransactionLog: [(transactional id, None or (pid, epoch, timeout,
+    status, {topic: [partitions]}))]."""
+    out = []
+    for part in range(50):
+        d = kwire.partition_dir(b.log_dir, "__transaction_state", part)
+        if not os.path.isdir(d):
+            continue
+        for bt in kwire.disk_batches(b.log_dir, "__transaction_state", part):
+            for _, _, key, value in bt.records():
+                kv, klen = struct.unpack_from(">hh", key)
+                eq(kv, 0, "a record key's version")
+                tid = key[4:4 + klen].decode()
+                eq(len(key), 4 + klen, "a record key's length")
+                if value is None:
+                    out.append((tid, None))
+                    continue
+                pos = 0
+                (vv, pid, epoch, timeout, status, ntopics) = struct.unpack_from(">hqhibi", value)
+                pos = 2 + 8 + 2 + 4 + 1 + 4
+                eq(vv, 0, "a record value's version")
+                parts = {}
+                for _ in range(max(ntopics, 0)):
+                    (tl,) = struct.unpack_from(">h", value, pos)
+                    topic = value[pos + 2:pos + 2 + tl].decode()
+                    pos += 2 + tl
+                    (n,) = struct.unpack_from(">i", value, pos)
+                    pos += 4
+                    parts[topic] = list(struct.unpack_from(">%di" % n, value, pos))
+                    pos += 4 * n
+                pos += 16  # entry and start timestamps
+                eq(pos, len(value), "a record value's length")
+                if status == 0:
+                    eq(ntopics, -1, "an Empty record's partitions (null)")
+                out.append((tid, (pid, epoch, timeout, status, parts)))
+    return out
+
+
+def case_coordinator_restart(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tcr")
+    pid, epoch = txn_init(b, "survivor")
+    p = producer(b, "survivor")
+    p.init_transactions(30)  # epoch + 1
+    p.begin_transaction()
+    p.produce("tcr", value=b"one", partition=0)
+    p.commit_transaction(30)
+    del p
+    recs = [r for r in txn_state_records(b) if r[0] == "survivor"]
+    statuses = [r[1][3] for r in recs]
+    # Empty (ours), Empty (the producer's), Ongoing, PrepareCommit, CompleteCommit
+    eq(statuses, [0, 0, 1, 2, 4], "the id's records' statuses")
+    eq(recs[2][1][4], {"tcr": [0]}, "the Ongoing record's partitions")
+    check(all(r[1][0] == pid for r in recs), "every record names producer %d" % pid)
+    b.stop()
+    b.start()
+    eq(txn_init(b, "survivor"), (pid, epoch + 2), "after a clean stop")
+    b.kill()
+    b.start()
+    eq(txn_init(b, "survivor"), (pid, epoch + 3), "after kill -9")
+    eq(values(kcat_read(b, "tcr", "read_committed")), ["one"], "read_committed")
+
+
+def case_open_transaction_across_kill9(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tok")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "tok", "-p", "0",
+                    "-X", "transactional.id=tok-before"],
+                   input=b"before\n", check=True, timeout=60, capture_output=True)
+    first_open = kwire.list_offset(b.port, "tok", 0, -1)[1]
+    p = producer(b, "tok-open", **{"transaction.timeout.ms": 8000})
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(20):
+        p.produce("tok", value=b"open-%d" % i, partition=0)
+    p.flush(30)
+    b.kill()
+    del p
+    b.start()
+    eq(values(kcat_read(b, "tok", "read_committed")), ["before"], "read_committed after kill -9")
+    eq(watermarks(b, "tok", 0, "read_committed")[1], first_open,
+       "the LSO after the restart: the open transaction's first offset")
+    wait_for("the coordinator to abort the transaction it read back",
+             lambda: watermarks(b, "tok", 0, "read_committed")[1] > first_open)
+    eq(values(kcat_read(b, "tok", "read_committed")), ["before"], "read_committed after the abort")
+    markers = control_markers(b, "tok", 0)
+    eq([m[2] for m in markers], [1, 0], "the markers: the first COMMIT, then the ABORT")
+
+
+def committed_offset(b, group, topic, partition):
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": group,
+                                  "enable.auto.commit": False})
+    try:
+        got = c.committed([confluent_kafka.TopicPartition(topic, partition)], timeout=10)
+        return got[0].offset
+    finally:
+        c.close()
+
+
+def case_offsets_in_transactions(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "oin")
+    create(b, "oout")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "oin", "-p", "0"],
+                   input=b"".join(b"in-%d\n" % i for i in range(30)), check=True, timeout=60,
+                   capture_output=True)
+    cons = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "copier",
+                                     "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                                     "isolation.level": "read_committed"})
+    cons.assign([confluent_kafka.TopicPartition("oin", 0, 0)])
+    p = producer(b, "copier-1")
+    p.init_transactions(30)
+
+    def copy(n, commit):
+        p.begin_transaction()
+        got = 0
+        while got < n:
+            m = cons.poll(10)
+            check(m is not None, "a record of oin within 10 s")
+            if m.error():
+                continue
+            p.produce("oout", value=m.value(), partition=0)
+            got += 1
+        pos = cons.position([confluent_kafka.TopicPartition("oin", 0)])
+        p.send_offsets_to_transaction(pos, cons.consumer_group_metadata(), 30)
+        if not commit:
+            eq(committed_offset(b, "copier", "oin", 0),
+               confluent_kafka.OFFSET_INVALID if copy.last is None else copy.last,
+               "the committed offset while the transaction is open")
+        if commit:
+            p.commit_transaction(30)
+            copy.last = pos[0].offset
+        else:
+            p.abort_transaction(30)
+            # rewind to what the group committed, as a copier does
+            cons.seek(confluent_kafka.TopicPartition("oin", 0, copy.last))
+    copy.last = None
+
+    copy(10, True)
+    eq(committed_offset(b, "copier", "oin", 0), 10, "after the first commit")
+    copy(10, False)
+    eq(committed_offset(b, "copier", "oin", 0), 10, "after an abort")
+    copy(10, True)
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after the second commit")
+    eq(values(kcat_read(b, "oout", "read_committed")), ["in-%d" % i for i in range(20)],
+       "the copy read read_committed")
+    # a transaction with offsets left open when the broker dies
+    p.begin_transaction()
+    m = cons.poll(10)
+    p.produce("oout", value=m.value(), partition=0)
+    p.send_offsets_to_transaction(cons.position([confluent_kafka.TopicPartition("oin", 0)]),
+                                  cons.consumer_group_metadata(), 30)
+    p.flush(30)
+    cons.close()
+    b.kill()
+    del p
+    b.start()
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after kill -9 with offsets pending")
+    # a newer producer of the id fences the old transaction (aborted): the
+    # offsets stay where the last commit put them
+    p2 = producer(b, "copier-1")
+    p2.init_transactions(30)
+    del p2
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after the open transaction's abort")
+    b.stop()
+    b.start()
+    eq(committed_offset(b, "copier", "oin", 0), 20, "after a clean restart")
+
+
 if __name__ == "__main__":
     sys.exit(broker.main([case_kcat_commit, case_kcat_killed, case_abort_hidden, case_fencing,
-                          case_restart_keeps_aborts, case_list_offsets_isolation]))
+                          case_restart_keeps_aborts, case_list_offsets_isolation,
+                          case_coordinator_restart, case_offsets_in_transactions,
+                          case_open_transaction_across_kill9]))

@@ -561,7 +561,7 @@ void ctl_send_update_metadata(struct br_controller *c)
     struct kp_UpdateMetadataRequest_UpdateMetadataBroker *lb =
         kp_calloc(c->nbrokers > 0 ? c->nbrokers : 1, sizeof *lb);
     struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint *ep =
-        kp_calloc(c->nbrokers > 0 ? c->nbrokers : 1, sizeof *ep);
+        kp_calloc(c->nbrokers > 0 ? c->nbrokers * CTL_MAX_ENDPOINTS : 1, sizeof *ep);
     if (ps == NULL || offline == NULL || lb == NULL || ep == NULL) {
         br_error("controller: out of memory building UpdateMetadata");
         goto out;
@@ -601,13 +601,16 @@ void ctl_send_update_metadata(struct br_controller *c)
     }
     for (size_t i = 0; i < c->nbrokers; i++) {
         const struct ctl_broker *b = &c->brokers[i];
-        ep[i].Port = b->port;
-        ep[i].Host = kp_str_c(b->host);
-        ep[i].Listener = kp_str_c(b->listener);
-        ep[i].SecurityProtocol = b->security_protocol;
+        struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint *bep = &ep[i * CTL_MAX_ENDPOINTS];
+        for (size_t e = 0; e < b->nendpoints; e++) {
+            bep[e].Port = b->endpoints[e].port;
+            bep[e].Host = kp_str_c(b->endpoints[e].host);
+            bep[e].Listener = kp_str_c(b->endpoints[e].listener);
+            bep[e].SecurityProtocol = (int16_t)b->endpoints[e].security_protocol;
+        }
         lb[i].Id = b->id;
-        lb[i].Endpoints.items = &ep[i];
-        lb[i].Endpoints.count = 1;
+        lb[i].Endpoints.items = bep;
+        lb[i].Endpoints.count = (int32_t)b->nendpoints;
         lb[i].Rack = b->has_rack ? kp_str_c(b->rack) : (struct kp_str){NULL, -1};
     }
     req.UngroupedPartitionStates.items = ps;

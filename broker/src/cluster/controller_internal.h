@@ -57,12 +57,21 @@ struct event {
 
 /* ---------------------------------------------------------------- the model */
 
+/* The endpoints of a broker kept for UpdateMetadata; more are dropped. */
+#define CTL_MAX_ENDPOINTS 16
+
 struct ctl_broker {
     int32_t id;
+    /* the endpoint the controller connects to: the first PLAINTEXT one
+     * (brokers speak PLAINTEXT to each other), else the first */
     char host[BR_ZK_HOST_MAX + 1];
     int32_t port;
     char listener[BR_ZK_LISTENER_MAX + 1];
     int16_t security_protocol;
+    /* every endpoint it registered, sent to all brokers in UpdateMetadata
+     * so that each answers Metadata on every listener */
+    struct br_zk_endpoint endpoints[CTL_MAX_ENDPOINTS];
+    size_t nendpoints;
     bool has_rack;
     char rack[BR_ZK_RACK_MAX + 1];
     struct sender *sender; /* while the controller is active */

@@ -139,6 +139,9 @@ static int read_broker(struct br_controller *c, int32_t id, struct ctl_broker *b
     b->port = e->port;
     (void)snprintf(b->listener, sizeof b->listener, "%s", e->listener);
     b->security_protocol = (int16_t)e->security_protocol;
+    for (size_t i = 0; i < reg.n_endpoints && b->nendpoints < CTL_MAX_ENDPOINTS; i++) {
+        b->endpoints[b->nendpoints++] = reg.endpoints[i];
+    }
     b->has_rack = reg.has_rack;
     (void)snprintf(b->rack, sizeof b->rack, "%s", reg.rack);
     br_zk_broker_clear(&reg);

@@ -119,6 +119,16 @@ const struct br_mc_broker *br_mc_broker(const struct br_metadata_cache *mc, int3
     return lo < mc->nbrokers && mc->brokers[lo].id == id ? &mc->brokers[lo] : NULL;
 }
 
+const struct br_mc_endpoint *br_mc_endpoint(const struct br_mc_broker *b, const char *listener)
+{
+    for (size_t i = 0; i < b->nendpoints; i++) {
+        if (strcmp(b->endpoints[i].listener, listener) == 0) {
+            return &b->endpoints[i];
+        }
+    }
+    return NULL;
+}
+
 static int cmp_broker(const void *a, const void *b)
 {
     const struct br_mc_broker *x = a;
@@ -138,6 +148,14 @@ static void copy_str(char *dst, size_t cap, struct kp_str s)
     dst[n] = '\0';
 }
 
+/* A v0-2 endpoint is named after its security protocol (Kafka's
+ * ListenerName.forSecurityProtocol). */
+static const char *protocol_name(int16_t protocol)
+{
+    static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+    return protocol >= 0 && protocol < 4 ? names[protocol] : "UNKNOWN";
+}
+
 static int set_brokers(struct br_metadata_cache *mc, const struct kp_UpdateMetadataRequest *req,
                        int16_t version, const char *listener)
 {
@@ -150,23 +168,39 @@ static int set_brokers(struct br_metadata_cache *mc, const struct kp_UpdateMetad
     for (size_t i = 0; i < n; i++) {
         const struct kp_UpdateMetadataRequest_UpdateMetadataBroker *lb = &req->LiveBrokers.items[i];
         struct br_mc_broker *b = &bs[k];
+        memset(b, 0, sizeof *b); /* a broker left out before may have filled it */
         b->id = lb->Id;
         bool found = false;
         if (version == 0) {
             copy_str(b->host, sizeof b->host, lb->V0Host);
             b->port = lb->V0Port;
             found = true;
+            struct br_mc_endpoint *me = &b->endpoints[b->nendpoints++];
+            (void)snprintf(me->listener, sizeof me->listener, "PLAINTEXT");
+            copy_str(me->host, sizeof me->host, lb->V0Host);
+            me->port = lb->V0Port;
         }
-        for (int32_t e = 0; e < lb->Endpoints.count && !found; e++) {
+        for (int32_t e = 0; e < lb->Endpoints.count; e++) {
             const struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint *ep =
                 &lb->Endpoints.items[e];
             /* v3+ name the listener; before, a PLAINTEXT endpoint (protocol 0) */
             bool match =
                 version >= 3 ? kp_str_eq_c(ep->Listener, listener) : ep->SecurityProtocol == 0;
-            if (match) {
+            if (match && !found) {
                 copy_str(b->host, sizeof b->host, ep->Host);
                 b->port = ep->Port;
                 found = true;
+            }
+            if (b->nendpoints < BR_MC_MAX_ENDPOINTS) {
+                struct br_mc_endpoint *me = &b->endpoints[b->nendpoints++];
+                if (version >= 3) {
+                    copy_str(me->listener, sizeof me->listener, ep->Listener);
+                } else {
+                    (void)snprintf(me->listener, sizeof me->listener, "%s",
+                                   protocol_name(ep->SecurityProtocol));
+                }
+                copy_str(me->host, sizeof me->host, ep->Host);
+                me->port = ep->Port;
             }
         }
         if (!found || lb->Id < 0) {

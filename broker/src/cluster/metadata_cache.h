@@ -27,11 +27,27 @@
 
 #define BR_MC_HOST_MAX 255
 #define BR_MC_LISTENER_MAX 255
+/* Endpoints kept of one broker (Kafka's listeners of it); more are dropped. */
+#define BR_MC_MAX_ENDPOINTS 16
+
+/* One listener of a broker: where clients that came in on a listener of
+ * that name reach it. */
+struct br_mc_endpoint {
+    char listener[BR_MC_LISTENER_MAX + 1];
+    char host[BR_MC_HOST_MAX + 1];
+    int32_t port;
+};
 
 struct br_mc_broker {
     int32_t id;
+    /* the endpoint of the listener br_mc_update was given: the inter-broker
+     * one, which followers fetch from */
     char host[BR_MC_HOST_MAX + 1];
     int32_t port;
+    /* every endpoint the controller sent (v3+ by name; before, by security
+     * protocol, named after it) */
+    struct br_mc_endpoint endpoints[BR_MC_MAX_ENDPOINTS];
+    size_t nendpoints;
     bool has_rack;
     char rack[BR_MC_HOST_MAX + 1];
 };
@@ -70,9 +86,11 @@ void br_mc_init(struct br_metadata_cache *mc);
 void br_mc_free(struct br_metadata_cache *mc);
 
 /*
- * Applies an UpdateMetadata request of `version`. listener: the listener
- * this broker's clients use ("PLAINTEXT"): each live broker's endpoint of
- * that name (v3+; before, the first PLAINTEXT one). Returns 0,
+ * Applies an UpdateMetadata request of `version`. listener: the
+ * inter-broker listener ("PLAINTEXT"): each live broker's endpoint of that
+ * name (v3+; before, the first PLAINTEXT one) is its host and port, and a
+ * broker without one is left out; all its endpoints are kept for
+ * br_mc_endpoint. Returns 0,
  * KP_ERR_STALE_CONTROLLER_EPOCH (nothing changed) or KP_E_NOMEM (the cache
  * may hold part of the request; the next one repairs it).
  */
@@ -86,6 +104,10 @@ KP_MUST_CHECK int br_mc_check_epoch(struct br_metadata_cache *mc, int32_t contro
                                     int32_t controller_epoch);
 
 const struct br_mc_broker *br_mc_broker(const struct br_metadata_cache *mc, int32_t id);
+/* b's endpoint of the listener named `listener` (upper case), or NULL: a
+ * client that came in on that listener does not see b (Kafka's
+ * MetadataCache.getAliveEndpoints). */
+const struct br_mc_endpoint *br_mc_endpoint(const struct br_mc_broker *b, const char *listener);
 const struct br_mc_topic *br_mc_topic(const struct br_metadata_cache *mc, const char *name,
                                       size_t len);
 /* The state of topic-partition, or NULL. */

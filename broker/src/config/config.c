@@ -38,6 +38,60 @@ static int number_of(struct load *ld, enum br_config_key k, int64_t *v)
     return 1;
 }
 
+#define LISTENER_PREFIX "listener.name."
+
+/* listener.name.<listener>.<ssl key> = value (Kafka's per-listener
+ * prefix); a later one for the same listener and key wins. */
+static int assign_listener_key(struct load *ld, const char *key, const char *value,
+                               const char *at)
+{
+    char q[QUOTE_MAX];
+    const char *name = key + strlen(LISTENER_PREFIX);
+    const char *dot = strchr(name, '.');
+    size_t n = dot != NULL ? (size_t)(dot - name) : 0;
+    int k = dot != NULL ? br_config_find(dot + 1) : -1;
+    if (n == 0 || n > BR_LISTENER_NAME_MAX || k < BR_CFG_SSL_KEYSTORE_TYPE ||
+        k > BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM) {
+        cfg_set_msg(ld->err, ld->errlen,
+                    "%sunknown config key %s: a listener.name.<listener>. prefix takes the "
+                    "ssl.* keys (SASL is not there yet)",
+                    at, Q(key, q));
+        return KP_ERR_INVALID_CONFIG;
+    }
+    struct br_config *c = ld->c;
+    char upper[BR_LISTENER_NAME_MAX + 1];
+    for (size_t i = 0; i < n; i++) {
+        upper[i] = cfg_to_upper(name[i]);
+    }
+    upper[n] = '\0';
+    char *copy = cfg_dup_string(value);
+    if (copy == NULL) {
+        cfg_set_msg(ld->err, ld->errlen, "out of memory");
+        return KP_E_NOMEM;
+    }
+    for (size_t i = 0; i < c->n_listener_overrides; i++) {
+        struct br_listener_override *o = &c->listener_overrides[i];
+        if (o->key == k && strcmp(o->listener, upper) == 0) {
+            kp_free(o->value);
+            o->value = copy;
+            return 0;
+        }
+    }
+    struct br_listener_override *grown =
+        kp_realloc(c->listener_overrides, (c->n_listener_overrides + 1) * sizeof *grown);
+    if (grown == NULL) {
+        kp_free(copy);
+        cfg_set_msg(ld->err, ld->errlen, "out of memory");
+        return KP_E_NOMEM;
+    }
+    c->listener_overrides = grown;
+    struct br_listener_override *o = &grown[c->n_listener_overrides++];
+    memcpy(o->listener, upper, n + 1);
+    o->key = k;
+    o->value = copy;
+    return 0;
+}
+
 /* Records key = value from `line` (0 for an override). */
 static int assign(struct load *ld, const char *key, const char *value, unsigned line)
 {
@@ -51,6 +105,9 @@ static int assign(struct load *ld, const char *key, const char *value, unsigned 
     if (key[0] == '\0') {
         cfg_set_msg(ld->err, ld->errlen, "%sempty config key", at);
         return KP_ERR_INVALID_CONFIG;
+    }
+    if (strncmp(key, LISTENER_PREFIX, strlen(LISTENER_PREFIX)) == 0) {
+        return assign_listener_key(ld, key, value, at);
     }
     int k = br_config_find(key);
     if (k < 0) {
@@ -467,6 +524,10 @@ void br_config_free(struct br_config *c)
         kp_free(c->log_dirs);
     }
     kp_free(c->zookeeper_connect);
+    for (size_t i = 0; i < c->n_listener_overrides; i++) {
+        kp_free(c->listener_overrides[i].value);
+    }
+    kp_free(c->listener_overrides);
     memset(c, 0, sizeof *c);
 }
 

@@ -34,15 +34,37 @@
  * group.max.session.timeout.ms 300000 (later 1800000). max.connections is
  * the one key taken from a later release (2.3).
  *
+ * TLS (the SSL listeners): Kafka 2.7's key names (SslConfigs.java,
+ * BrokerSecurityConfigs.java), each also per listener as
+ * listener.name.<listener in lower case>.ssl.<...> (Kafka's
+ * ListenerName.configPrefix), the override winning:
+ *   ssl.keystore.type    PEM (the default when unset, where Kafka's is JKS)
+ *                        or PKCS12; JKS is refused with a hint to convert.
+ *   ssl.keystore.location, ssl.keystore.password (PKCS12),
+ *   ssl.keystore.key, ssl.keystore.certificate.chain (inline PEM),
+ *   ssl.key.password     (an encrypted PEM key)
+ *   ssl.truststore.type/location/password/certificates  the CAs of client
+ *                        certificates (PEM or PKCS12)
+ *   ssl.client.auth      none, requested, required
+ *   ssl.enabled.protocols TLSv1.2,TLSv1.3 (default); older are refused
+ *   ssl.cipher.suites    IANA or OpenSSL names; unset: OpenSSL's defaults
+ *   ssl.endpoint.identification.algorithm  accepted; used by no connection
+ *                        yet (brokers speak PLAINTEXT to each other)
+ * Passwords and inline keys are sensitive: DescribeConfigs shows null.
+ *
  * Samsa's decisions where Kafka leaves room:
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
  *                        reserved.broker.max.id, standalone it uses 0.
  *   listeners            PLAINTEXT://:9092 when unset. Every listener's
  *                        security protocol (through
- *                        listener.security.protocol.map) must be PLAINTEXT:
- *                        Samsa speaks no TLS and no SASL. An empty host means
- *                        all interfaces; IPv6 hosts go in brackets.
+ *                        listener.security.protocol.map) must be PLAINTEXT
+ *                        or SSL: SASL_PLAINTEXT and SASL_SSL are refused
+ *                        (not there yet). An empty host means all
+ *                        interfaces; IPv6 hosts go in brackets.
+ *   inter.broker.listener.name, security.inter.broker.protocol
+ *                        the inter-broker listener must be a PLAINTEXT one:
+ *                        brokers do not speak TLS to each other yet.
  *   advertised.listeners unset: the listeners (an empty host or port 0 is
  *                        then the broker's to fill in: its host name, the
  *                        bound port).
@@ -268,6 +290,9 @@ enum br_config_key {
     BR_CFG_TRANSACTION_MAX_TIMEOUT_MS,
     BR_CFG_TRANSACTION_ABORT_CLEANUP_INTERVAL_MS,
     BR_CFG_TRANSACTIONAL_ID_EXPIRATION_MS,
+    BR_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS,
+    BR_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR,
+    BR_CFG_TRANSACTION_STATE_LOG_SEGMENT_BYTES,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
     BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -278,14 +303,42 @@ enum br_config_key {
     BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
     BR_CFG_ZOOKEEPER_CONNECTION_TIMEOUT_MS,
     BR_CFG_CONFIG_CHANGE_EXPIRATION_MS,
+    /* TLS of the SSL listeners (each may be given per listener as
+     * listener.name.<listener>.<key>); BR_CFG_SSL_FIRST..BR_CFG_SSL_LAST */
+    BR_CFG_SSL_KEYSTORE_TYPE,
+    BR_CFG_SSL_KEYSTORE_LOCATION,
+    BR_CFG_SSL_KEYSTORE_PASSWORD,
+    BR_CFG_SSL_KEYSTORE_KEY,
+    BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN,
+    BR_CFG_SSL_KEY_PASSWORD,
+    BR_CFG_SSL_TRUSTSTORE_TYPE,
+    BR_CFG_SSL_TRUSTSTORE_LOCATION,
+    BR_CFG_SSL_TRUSTSTORE_PASSWORD,
+    BR_CFG_SSL_TRUSTSTORE_CERTIFICATES,
+    BR_CFG_SSL_CLIENT_AUTH,
+    BR_CFG_SSL_ENABLED_PROTOCOLS,
+    BR_CFG_SSL_CIPHER_SUITES,
+    BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
     BR_CFG__COUNT
 };
+
+/* Kafka's security protocols, with its ids (SecurityProtocol.java). */
+enum br_security_protocol {
+    BR_SECURITY_PLAINTEXT = 0,
+    BR_SECURITY_SSL = 1,
+    BR_SECURITY_SASL_PLAINTEXT = 2,
+    BR_SECURITY_SASL_SSL = 3,
+};
+
+/* "PLAINTEXT", "SSL", ...; "UNKNOWN" out of range. */
+const char *br_security_protocol_name(int protocol);
 
 /* One endpoint of listeners, advertised.listeners or admin.listeners. */
 struct br_listener {
     char name[BR_LISTENER_NAME_MAX + 1]; /* upper case: "PLAINTEXT", "HTTP" */
     char host[BR_HOST_MAX + 1];          /* "" = all interfaces; no brackets */
     uint16_t port;                       /* 0 = any free port */
+    int16_t security_protocol;           /* enum br_security_protocol (admin: 0) */
 };
 
 /*
@@ -389,6 +442,11 @@ struct br_config {
     int32_t transaction_max_timeout_ms;
     int32_t transaction_abort_cleanup_interval_ms;
     int32_t transactional_id_expiration_ms;
+    /* __transaction_state (transaction.state.log.num.partitions,
+     * .replication.factor, .segment.bytes) */
+    int32_t transaction_state_log_num_partitions;
+    int16_t transaction_state_log_replication_factor;
+    int32_t transaction_state_log_segment_bytes;
     int32_t offset_metadata_max_bytes;
     int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;
@@ -400,6 +458,15 @@ struct br_config {
     int32_t zookeeper_session_timeout_ms;
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
     int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */
+
+    /* listener.name.<listener>.ssl.* keys: the value of an ssl.* key for
+     * one listener (br_config_listener_value) */
+    struct br_listener_override {
+        char listener[BR_LISTENER_NAME_MAX + 1]; /* upper case */
+        int key;                                 /* an enum br_config_key of the ssl.* ones */
+        char *value;                             /* owned */
+    } *listener_overrides;
+    size_t n_listener_overrides;
 
     /* What the operator wrote, for DescribeConfigs: the trimmed value of
      * every key set in the file or an override, NULL for the others. */
@@ -447,6 +514,11 @@ const char *br_config_key_name(enum br_config_key k);
 
 /* The key named `name`, or -1 when Samsa does not know it. */
 int br_config_find(const char *name);
+
+/* Key k (an ssl.* one) for `listener`: its listener.name.<listener>.
+ * override, else the key's value, else its default; NULL when none. */
+const char *br_config_listener_value(const struct br_config *c, const char *listener,
+                                     enum br_config_key k);
 
 /* True for the Kafka keys Samsa accepts without using them. */
 bool br_config_key_ignored(const char *name);

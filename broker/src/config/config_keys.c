@@ -234,6 +234,16 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_TRANSACTIONAL_ID_EXPIRATION_MS] = {"transactional.id.expiration.ms", K_INT,
                                                FIELD(transactional_id_expiration_ms), "604800000",
                                                AT_LEAST32(1)},
+    [BR_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS] = {"transaction.state.log.num.partitions",
+                                                     K_INT,
+                                                     FIELD(transaction_state_log_num_partitions),
+                                                     "50", AT_LEAST32(1)},
+    [BR_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR] = {
+        "transaction.state.log.replication.factor", K_SHORT,
+        FIELD(transaction_state_log_replication_factor), "3", 1, INT16_MAX},
+    [BR_CFG_TRANSACTION_STATE_LOG_SEGMENT_BYTES] = {"transaction.state.log.segment.bytes", K_INT,
+                                                    FIELD(transaction_state_log_segment_bytes),
+                                                    "104857600", AT_LEAST32(1)},
     [BR_CFG_OFFSET_METADATA_MAX_BYTES] = {"offset.metadata.max.bytes", K_INT,
                                           FIELD(offset_metadata_max_bytes), "4096", AT_LEAST32(0)},
     [BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS] = {"offsets.commit.timeout.ms", K_INT,
@@ -259,6 +269,24 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_CONFIG_CHANGE_EXPIRATION_MS] = {"config.change.expiration.ms", K_LONG,
                                             FIELD(config_change_expiration_ms), "900000",
                                             AT_LEAST64(1)},
+    [BR_CFG_SSL_KEYSTORE_TYPE] = {"ssl.keystore.type", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_KEYSTORE_LOCATION] = {"ssl.keystore.location", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_KEYSTORE_PASSWORD] = {"ssl.keystore.password", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_KEYSTORE_KEY] = {"ssl.keystore.key", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN] = {"ssl.keystore.certificate.chain", K_SPECIAL, 0,
+                                               NULL, NO_RANGE},
+    [BR_CFG_SSL_KEY_PASSWORD] = {"ssl.key.password", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_TRUSTSTORE_TYPE] = {"ssl.truststore.type", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_TRUSTSTORE_LOCATION] = {"ssl.truststore.location", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_TRUSTSTORE_PASSWORD] = {"ssl.truststore.password", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_TRUSTSTORE_CERTIFICATES] = {"ssl.truststore.certificates", K_SPECIAL, 0, NULL,
+                                            NO_RANGE},
+    [BR_CFG_SSL_CLIENT_AUTH] = {"ssl.client.auth", K_SPECIAL, 0, "none", NO_RANGE},
+    [BR_CFG_SSL_ENABLED_PROTOCOLS] = {"ssl.enabled.protocols", K_SPECIAL, 0, "TLSv1.2,TLSv1.3",
+                                      NO_RANGE},
+    [BR_CFG_SSL_CIPHER_SUITES] = {"ssl.cipher.suites", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM] = {"ssl.endpoint.identification.algorithm",
+                                                      K_SPECIAL, 0, "https", NO_RANGE},
 };
 
 /*
@@ -310,9 +338,6 @@ static const char *const ignored_keys[] = {
     "transaction.remove.expired.transaction.cleanup.interval.ms",
     "transaction.state.log.load.buffer.size",
     "transaction.state.log.min.isr",
-    "transaction.state.log.num.partitions",
-    "transaction.state.log.replication.factor",
-    "transaction.state.log.segment.bytes",
     "zookeeper.max.in.flight.requests",
     "zookeeper.set.acl",
     "zookeeper.sync.time.ms",
@@ -348,6 +373,21 @@ const char *br_config_key_name(enum br_config_key k)
     return cfg_keys[k].name;
 }
 
+const char *br_config_listener_value(const struct br_config *c, const char *listener,
+                                     enum br_config_key k)
+{
+    for (size_t i = 0; i < c->n_listener_overrides; i++) {
+        const struct br_listener_override *o = &c->listener_overrides[i];
+        if (o->key == (int)k && strcmp(o->listener, listener) == 0) {
+            return o->value;
+        }
+    }
+    if ((int)k < 0 || k >= BR_CFG__COUNT) {
+        return NULL;
+    }
+    return c->raw[k] != NULL ? c->raw[k] : cfg_keys[k].def;
+}
+
 bool br_config_is_set(const struct br_config *c, enum br_config_key k)
 {
     return (int)k >= 0 && k < BR_CFG__COUNT && c->raw[k] != NULL;
@@ -361,7 +401,9 @@ void br_config_entry(const struct br_config *c, enum br_config_key k, struct br_
     }
     out->name = cfg_keys[k].name;
     out->read_only = true; /* no dynamic broker configs */
-    out->sensitive = k == BR_CFG_ADMIN_AUTH_TOKEN;
+    out->sensitive = k == BR_CFG_ADMIN_AUTH_TOKEN || k == BR_CFG_SSL_KEYSTORE_PASSWORD ||
+                     k == BR_CFG_SSL_KEYSTORE_KEY || k == BR_CFG_SSL_KEY_PASSWORD ||
+                     k == BR_CFG_SSL_TRUSTSTORE_PASSWORD;
     if (out->sensitive) {
         out->value = NULL;
         out->source = c->raw[k] != NULL ? BR_CONFIG_SOURCE_STATIC_BROKER : BR_CONFIG_SOURCE_DEFAULT;

@@ -167,7 +167,7 @@ static int parse_listener_list(struct load *ld, enum br_config_key k, const char
     return 0;
 }
 
-/* Kafka's security protocols, and the one Samsa speaks. */
+/* Kafka's security protocols, by their ids (enum br_security_protocol). */
 static const char *const security_protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
 
 struct protocol_map {
@@ -256,9 +256,10 @@ static int parse_protocol_map(struct load *ld, struct protocol_map *m)
     return 0;
 }
 
-/* Every listener of `list` must map to PLAINTEXT. */
-static int check_plaintext(struct load *ld, enum br_config_key k, const struct protocol_map *m,
-                           const struct br_listener *list, size_t n)
+/* Each listener of `list` gets its security protocol from the map; those
+ * Samsa does not speak yet (SASL_PLAINTEXT, SASL_SSL) stop start-up. */
+static int assign_protocols(struct load *ld, enum br_config_key k, const struct protocol_map *m,
+                            struct br_listener *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         size_t j = 0;
@@ -271,13 +272,23 @@ static int check_plaintext(struct load *ld, enum br_config_key k, const struct p
                              "listener.security.protocol.map",
                              list[i].name);
         }
-        if (m->protocol[j] != 0) {
+        if (m->protocol[j] != BR_SECURITY_PLAINTEXT && m->protocol[j] != BR_SECURITY_SSL) {
             return cfg_key_error(ld, k,
-                             "listener %s uses security protocol %s; Samsa speaks only PLAINTEXT",
+                             "listener %s uses security protocol %s: SASL is not there yet; "
+                             "Samsa speaks PLAINTEXT and SSL",
                              list[i].name, security_protocols[m->protocol[j]]);
         }
+        list[i].security_protocol = (int16_t)m->protocol[j];
     }
     return 0;
+}
+
+const char *br_security_protocol_name(int protocol)
+{
+    if (protocol < 0 || (size_t)protocol >= sizeof security_protocols / sizeof security_protocols[0]) {
+        return "UNKNOWN";
+    }
+    return security_protocols[protocol];
 }
 
 int cfg_resolve_listeners(struct load *ld)
@@ -295,7 +306,7 @@ int cfg_resolve_listeners(struct load *ld)
     struct protocol_map map;
     rc = parse_protocol_map(ld, &map);
     if (rc == 0) {
-        rc = check_plaintext(ld, BR_CFG_LISTENERS, &map, c->listeners, c->n_listeners);
+        rc = assign_protocols(ld, BR_CFG_LISTENERS, &map, c->listeners, c->n_listeners);
     }
     if (rc != 0) {
         return rc;
@@ -325,6 +336,7 @@ int cfg_resolve_listeners(struct load *ld)
                 return cfg_key_error(ld, BR_CFG_ADVERTISED_LISTENERS,
                                  "listener %s is not one of listeners", a->name);
             }
+            c->advertised_listeners[i].security_protocol = c->listeners[j].security_protocol;
         }
     } else {
         memcpy(c->advertised_listeners, c->listeners, sizeof c->listeners);
@@ -344,8 +356,10 @@ int cfg_resolve_listeners(struct load *ld)
         return cfg_key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL, "unknown security protocol %s",
                          Q(proto, q));
     }
-    if (sp != 0) {
-        return cfg_key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL, "Samsa speaks only PLAINTEXT");
+    if (sp != BR_SECURITY_PLAINTEXT) {
+        return cfg_key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
+                         "brokers speak to each other over PLAINTEXT only (inter-broker TLS and "
+                         "SASL are not there yet)");
     }
     enum br_config_key ik =
         named ? BR_CFG_INTER_BROKER_LISTENER_NAME : BR_CFG_SECURITY_INTER_BROKER_PROTOCOL;
@@ -368,6 +382,17 @@ int cfg_resolve_listeners(struct load *ld)
                          "the inter-broker listener %s must be one of advertised.listeners "
                          "(set inter.broker.listener.name)",
                          c->inter_broker_listener_name);
+    }
+    /* standalone, no broker connects to it: any listener may be named */
+    const char *zk = cfg_text_of(ld, BR_CFG_ZOOKEEPER_CONNECT);
+    bool cluster = zk != NULL && zk[0] != '\0';
+    if (cluster && c->advertised_listeners[j].security_protocol != BR_SECURITY_PLAINTEXT) {
+        return cfg_key_error(ld, ik,
+                         "the inter-broker listener %s uses %s: brokers speak to each other "
+                         "over PLAINTEXT only (inter-broker TLS is not there yet); name a "
+                         "PLAINTEXT listener",
+                         c->inter_broker_listener_name,
+                         security_protocols[c->advertised_listeners[j].security_protocol]);
     }
 
     /* "0" turns the admin API off, as the empty list does */

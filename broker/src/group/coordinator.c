@@ -781,7 +781,23 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
     if (top == 0) {
         top = br_grp_commit_check(gs, g, member_id, generation);
     }
-    return br_grp_offsets_store(gs, g, top, retention_ms, items, n, seq);
+    return br_grp_offsets_store(gs, g, top, retention_ms, -1, -1, items, n, seq);
+}
+
+int br_grp_txn_commit(struct br_groups *gs, struct kp_str group_id, int64_t producer_id,
+                      int16_t producer_epoch, struct grp_commit *items, size_t n, uint64_t *seq)
+{
+    int top = 0;
+    struct grp_group *g = NULL;
+    if (group_id.len < 0) {
+        top = KP_ERR_INVALID_GROUP_ID;
+    } else {
+        g = br_grp_get_or_create(gs, group_id.ptr, (size_t)group_id.len);
+        if (g == NULL) {
+            top = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        }
+    }
+    return br_grp_offsets_store(gs, g, top, -1, producer_id, producer_epoch, items, n, seq);
 }
 
 /* ---------------------------------------------------------------- expiry */

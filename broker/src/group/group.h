@@ -137,7 +137,12 @@ struct grp_offset {
  * (Kafka 2.0's GroupMetadata.pendingOffsetCommits): not visible to
  * OffsetFetch; br_grp_commit_settle makes it committed or drops it. */
 struct grp_pending_commit {
-    uint64_t seq; /* the commit request's (br_grp_commit) */
+    uint64_t seq; /* the commit request's (br_grp_commit); 0 once a
+                   * transaction's record is replicated */
+    /* a transaction's offset (TxnOffsetCommit): its producer; committed by
+     * the COMMIT marker, dropped by the ABORT (Kafka 2.0's
+     * GroupMetadata.pendingTransactionalOffsetCommits); -1 otherwise */
+    int64_t producer_id;
     struct grp_offset v;
 };
 
@@ -449,9 +454,32 @@ int br_grp_commit(struct br_groups *gs, struct kp_str group_id, struct kp_str me
                   int32_t generation, int64_t retention_ms, struct grp_commit *items, size_t n,
                   uint64_t *seq);
 /* Its storing half (offsets.c): top, the group check's error (0: stored),
- * for every item, else the records appended for g as above. */
+ * for every item, else the records appended for g as above; producer_id
+ * >= 0: a transaction's offsets, appended as a transactional batch of that
+ * producer and epoch, which stay pending past their replication until the
+ * transaction's marker (br_grp_txn_complete). */
 int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int64_t retention_ms,
-                         struct grp_commit *items, size_t n, uint64_t *seq);
+                         int64_t producer_id, int16_t producer_epoch, struct grp_commit *items,
+                         size_t n, uint64_t *seq);
+
+/*
+ * TxnOffsetCommit (Kafka 2.0's GroupCoordinator.handleTxnCommitOffsets):
+ * the offsets of producer (producer_id, epoch)'s open transaction for
+ * group_id (made when unknown; no member check), stored as
+ * br_grp_offsets_store does. Returns 0.
+ */
+int br_grp_txn_commit(struct br_groups *gs, struct kp_str group_id, int64_t producer_id,
+                      int16_t producer_epoch, struct grp_commit *items, size_t n, uint64_t *seq);
+
+/*
+ * A transaction marker of producer_id landed on partition `index` (of
+ * `partitions`) of __consumer_offsets (Kafka's handleTxnCompletion): the
+ * producer's pending offsets of the groups there become committed
+ * (commit), each unless a later record committed the partition, or are
+ * dropped. Returns how many became committed.
+ */
+size_t br_grp_txn_complete(struct br_groups *gs, int32_t partitions, int32_t index,
+                           int64_t producer_id, bool commit);
 
 /*
  * The records of commit seq of group group_id were replicated (ok) or
@@ -465,6 +493,12 @@ int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int
  */
 size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
                             bool ok);
+
+/* A transaction's offset read back from the log (the loader): pending
+ * for producer_id until its marker. 0 or KP_E_NOMEM. */
+KP_MUST_CHECK int br_grp_offset_stage_txn(struct grp_group *g, int64_t producer_id,
+                                          struct kp_str topic, struct kp_str metadata,
+                                          const struct grp_offset *v);
 
 /* Whether (topic, partition) of g has a pending commit (such an offset
  * does not expire, as in Kafka's removeExpiredOffsets). */

@@ -13,8 +13,11 @@
 #include "base/logging.h"
 #include "group/records.h"
 #include "replica/partition.h"
+#include "replica/partition_read.h"
+#include "replica/replica_manager.h"
 
 #include <samsa-protocol/alloc.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <errno.h>
@@ -23,9 +26,29 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LOAD_READ_BYTES (1 << 20)
-#define LOAD_MAX_BATCH_BYTES ((size_t)256 << 20)
-#define LOAD_MAX_DECOMPRESSED ((size_t)256 << 20)
+
+int br_grp_record_apply_txn(struct br_groups *gs, const struct grp_record *rec,
+                            int64_t producer_id, int64_t log_offset)
+{
+    if (rec->group.len < 0 || rec->key_version == GRP_KEY_GROUP_V2 || rec->value_version < 0) {
+        return br_grp_record_apply(gs, rec);
+    }
+    struct grp_offset v;
+    memset(&v, 0, sizeof v);
+    v.partition = rec->partition;
+    v.offset = rec->offset;
+    v.leader_epoch = rec->leader_epoch;
+    v.commit_ts = rec->commit_ts;
+    v.expire_ts = rec->expire_ts;
+    /* its place in the log orders it against the offsets committed
+     * around it once its marker commits it */
+    v.log_offset = log_offset;
+    struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, (size_t)rec->group.len);
+    if (g == NULL) {
+        return KP_E_NOMEM;
+    }
+    return br_grp_offset_stage_txn(g, producer_id, rec->topic, rec->metadata, &v);
+}
 
 int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
 {
@@ -80,8 +103,17 @@ int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
 
 /* ---------------------------------------------------------------- loading */
 
-/* Applies one record of the topic; malformed ones are skipped. */
-static int load_record(struct br_groups *gs, const struct kp_record *rec, struct grp_load_stats *st)
+struct grp_loading {
+    struct br_groups *gs;
+    struct grp_load_stats *st;
+    int32_t partitions; /* of __consumer_offsets */
+    int32_t index;      /* the one being read */
+};
+
+/* Applies one record of the topic (of a transaction of producer_id when
+ * >= 0); malformed ones are skipped. */
+static int load_record(struct br_groups *gs, const struct kp_record *rec, int64_t producer_id,
+                       struct grp_load_stats *st)
 {
     st->records++;
     struct grp_record r;
@@ -89,105 +121,32 @@ static int load_record(struct br_groups *gs, const struct kp_record *rec, struct
         st->skipped++;
         return 0;
     }
-    return br_grp_record_apply(gs, &r);
+    return producer_id >= 0 ? br_grp_record_apply_txn(gs, &r, producer_id, rec->Offset)
+                            : br_grp_record_apply(gs, &r);
 }
 
-static int read_fully(int fd, uint8_t *buf, size_t len, int64_t pos)
+/* br_grp_load_partition's record callback: a transaction's offsets wait
+ * for its marker, which commits or drops them (Kafka's
+ * loadGroupsAndOffsets: pendingOffsets by producer id). */
+static int load_one(void *ctx, const struct kp_batch_header *h, const struct kp_record *rec)
 {
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(fd, buf + got, len - got, (off_t)(pos + (int64_t)got));
-        if (n < 0 && errno == EINTR) {
-            continue;
+    struct grp_loading *l = ctx;
+    if (kp_batch_is_control(h)) {
+        int16_t type = -1;
+        if (kp_control_key_decode(rec->Key, &type) == 0 &&
+            (type == KP_CONTROL_COMMIT || type == KP_CONTROL_ABORT)) {
+            (void)br_grp_txn_complete(l->gs, l->partitions, l->index, h->ProducerId,
+                                      type == KP_CONTROL_COMMIT);
         }
-        if (n <= 0) {
-            return -1;
-        }
-        got += (size_t)n;
+        return 0;
     }
-    return 0;
+    return load_record(l->gs, rec, kp_batch_is_transactional(h) ? h->ProducerId : -1, l->st);
 }
 
 int br_grp_load_partition(struct br_groups *gs, struct br_partition *p, struct grp_load_stats *st)
 {
-    int64_t offset = br_log_start_offset(p->log);
-    int64_t end = br_log_end_offset(p->log);
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (offset < end && rc == 0) {
-        struct br_log_slice sl;
-        int err = br_log_read(p->log, offset, end, LOAD_READ_BYTES, true, &sl);
-        if (err != 0) {
-            br_error("%s-%" PRId32 ": reading offset %" PRId64 " failed: %s", BR_OFFSETS_TOPIC,
-                     p->index, offset, err < 0 ? kp_err_str(err) : kp_err_name(err));
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            break;
-        }
-        if (sl.len <= 0 || sl.next_offset <= offset) {
-            br_log_slice_release(&sl);
-            break;
-        }
-        size_t len = (size_t)sl.len;
-        if (len > LOAD_MAX_BATCH_BYTES) {
-            br_warn("%s-%" PRId32 ": a batch of %zu bytes at offset %" PRId64 " skipped",
-                    BR_OFFSETS_TOPIC, p->index, len, offset);
-            offset = sl.next_offset;
-            br_log_slice_release(&sl);
-            continue;
-        }
-        if (len > cap) {
-            uint8_t *nb = kp_realloc(buf, len);
-            if (nb == NULL) {
-                br_log_slice_release(&sl);
-                rc = KP_E_NOMEM;
-                break;
-            }
-            buf = nb;
-            cap = len;
-        }
-        if (read_fully(br_fileref_fd(sl.file), buf, len, sl.file_pos) != 0) {
-            br_error("%s-%" PRId32 ": reading %zu bytes at position %" PRId64 " failed: %s",
-                     BR_OFFSETS_TOPIC, p->index, len, sl.file_pos, strerror(errno));
-            br_log_slice_release(&sl);
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            break;
-        }
-        size_t pos = 0;
-        while (pos < len && rc == 0) {
-            struct kp_batch_header h;
-            size_t size = 0;
-            int e = kp_batch_parse_lenient(buf + pos, len - pos, &h, &size);
-            if (e != 0) {
-                /* the log validated these bytes when it opened: note and go on */
-                br_warn("%s-%" PRId32 ": a damaged batch at file position %" PRId64
-                        " (%s): the rest of this read is skipped",
-                        BR_OFFSETS_TOPIC, p->index, sl.file_pos + (int64_t)pos, kp_err_str(e));
-                break;
-            }
-            if (!kp_batch_is_control(&h)) {
-                struct kp_batch_iter it;
-                e = kp_batch_iter_init(&it, buf + pos, size, LOAD_MAX_DECOMPRESSED);
-                struct kp_record rec;
-                while (e == 0 && rc == 0) {
-                    e = kp_batch_iter_next(&it, &rec);
-                    if (e == 0) {
-                        rc = load_record(gs, &rec, st);
-                    }
-                }
-                if (e != 0 && e != KP_ITER_END) {
-                    br_warn("%s-%" PRId32 ": records of the batch at offset %" PRId64
-                            " do not decode (%s, %s:%d): the rest of it is skipped",
-                            BR_OFFSETS_TOPIC, p->index, h.BaseOffset, kp_err_str(e),
-                            it.err_file != NULL ? it.err_file : "?", it.err_line);
-                }
-                kp_batch_iter_free(&it);
-            }
-            pos += size;
-        }
-        offset = sl.next_offset;
-        br_log_slice_release(&sl);
-    }
-    kp_free(buf);
-    return rc;
+    /* a partition without its topic (a harness's) stands alone */
+    struct grp_loading l = {gs, st, p->topic != NULL ? p->topic->npartitions : 1,
+                            p->topic != NULL ? p->index : 0};
+    return br_partition_read_records(p, BR_OFFSETS_TOPIC, load_one, &l);
 }

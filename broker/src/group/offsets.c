@@ -200,7 +200,7 @@ static int pending_reserve(struct grp_group *g, size_t n)
 
 /* Stages v (topic and metadata copied) under seq; room was reserved.
  * Returns 0 or KP_E_NOMEM. */
-static int pending_add(struct grp_group *g, uint64_t seq, struct kp_str topic,
+static int pending_add(struct grp_group *g, uint64_t seq, int64_t producer_id, struct kp_str topic,
                        struct kp_str metadata, const struct grp_offset *v)
 {
     char *tp = br_grp_dup_kstr(topic);
@@ -212,10 +212,20 @@ static int pending_add(struct grp_group *g, uint64_t seq, struct kp_str topic,
     }
     struct grp_pending_commit *pc = &g->pcommits[g->npcommits++];
     pc->seq = seq;
+    pc->producer_id = producer_id;
     pc->v = *v;
     pc->v.topic = tp;
     pc->v.metadata = md;
     return 0;
+}
+
+int br_grp_offset_stage_txn(struct grp_group *g, int64_t producer_id, struct kp_str topic,
+                            struct kp_str metadata, const struct grp_offset *v)
+{
+    if (pending_reserve(g, 1) != 0) {
+        return KP_E_NOMEM;
+    }
+    return pending_add(g, 0, producer_id, topic, metadata, v);
 }
 
 size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
@@ -230,6 +240,12 @@ size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t l
     for (size_t i = 0; i < g->npcommits; i++) {
         struct grp_pending_commit *pc = &g->pcommits[i];
         if (pc->seq != seq) {
+            g->pcommits[keep++] = *pc;
+            continue;
+        }
+        if (pc->producer_id >= 0 && ok) {
+            /* replicated: it waits for its transaction's marker now */
+            pc->seq = 0;
             g->pcommits[keep++] = *pc;
             continue;
         }
@@ -248,6 +264,46 @@ size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t l
         offset_clear(&pc->v);
     }
     g->npcommits = keep;
+    return committed;
+}
+
+/* Moves g's pending offsets of producer_id into its committed ones
+ * (commit) or drops them. Returns how many were committed. */
+static size_t txn_complete_group(struct grp_group *g, int64_t producer_id, bool commit)
+{
+    size_t committed = 0;
+    size_t keep = 0;
+    for (size_t i = 0; i < g->npcommits; i++) {
+        struct grp_pending_commit *pc = &g->pcommits[i];
+        if (pc->producer_id != producer_id) {
+            g->pcommits[keep++] = *pc;
+            continue;
+        }
+        struct kp_str topic = kp_str_c(pc->v.topic);
+        const struct grp_offset *cur = br_grp_offset_find(g, topic, pc->v.partition);
+        if (commit && (cur == NULL || cur->log_offset < pc->v.log_offset)) {
+            if (br_grp_offset_set(g, topic, kp_str_c(pc->v.metadata), &pc->v) != 0) {
+                br_warn("group %s: out of memory committing an offset of %s-%" PRId32, g->id,
+                        pc->v.topic, pc->v.partition);
+            } else {
+                committed++;
+            }
+        }
+        offset_clear(&pc->v);
+    }
+    g->npcommits = keep;
+    return committed;
+}
+
+size_t br_grp_txn_complete(struct br_groups *gs, int32_t partitions, int32_t index,
+                           int64_t producer_id, bool commit)
+{
+    size_t committed = 0;
+    for (struct grp_group *g = gs != NULL ? gs->first : NULL; g != NULL; g = g->next) {
+        if (g->npcommits > 0 && br_group_partition_for(g->id, g->id_len, partitions) == index) {
+            committed += txn_complete_group(g, producer_id, commit);
+        }
+    }
     return committed;
 }
 
@@ -318,12 +374,17 @@ struct appender {
     size_t added; /* records in the open batch */
     size_t done;
     int64_t *offsets; /* NULL: not wanted */
+    /* a transaction's records: its producer (-1: none) */
+    int64_t producer_id;
+    int16_t producer_epoch;
 };
 
 static int app_init(struct appender *a, struct br_groups *gs, const struct grp_group *g)
 {
     memset(a, 0, sizeof *a);
     a->gs = gs;
+    a->producer_id = -1;
+    a->producer_epoch = -1;
     a->now = gs->ops->now_wall_ms(gs->ctx);
     int err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     size_t max = 0;
@@ -378,11 +439,16 @@ static int app_add(struct appender *a, struct kp_bytes key, struct kp_bytes valu
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         if (!a->open) {
-            int err = kp_batch_builder_init(&a->bb, KP_CODEC_NONE, 0, a->now, -1, -1, -1, a->max);
+            /* a transaction's records: a transactional batch of its
+             * producer, without a sequence (Kafka's storeOffsets writes
+             * them as the coordinator, not as the client) */
+            int err = kp_batch_builder_init(&a->bb, KP_CODEC_NONE, 0, a->now, a->producer_id,
+                                            a->producer_epoch, -1, a->max);
             if (err != 0) {
                 kp_batch_builder_free(&a->bb);
                 return KP_ERR_COORDINATOR_NOT_AVAILABLE;
             }
+            kp_batch_builder_set_flags(&a->bb, a->producer_id >= 0, false);
             a->open = true;
             a->added = 0;
         }
@@ -514,13 +580,16 @@ static bool commit_metadata_fits(const struct br_groups *gs, const struct grp_co
 }
 
 int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int64_t retention_ms,
-                         struct grp_commit *items, size_t n, uint64_t *seq)
+                         int64_t producer_id, int16_t producer_epoch, struct grp_commit *items,
+                         size_t n, uint64_t *seq)
 {
     *seq = 0;
     struct appender a;
     memset(&a, 0, sizeof a);
     if (top == 0) {
         top = app_init(&a, gs, g);
+        a.producer_id = producer_id;
+        a.producer_epoch = producer_epoch;
     }
     if (top == 0) {
         /* every record the log takes can be staged */
@@ -601,7 +670,7 @@ int br_grp_offsets_store(struct br_groups *gs, struct grp_group *g, int top, int
         struct kp_str md = c->metadata.len >= 0 ? c->metadata : kp_str_c("");
         struct grp_offset *v = &vals[added[k]];
         v->log_offset = at[k];
-        if (pending_add(g, s, c->topic, md, v) != 0) {
+        if (pending_add(g, s, producer_id, c->topic, md, v) != 0) {
             br_warn("group %s: out of memory staging a committed offset", g->id);
             c->err = KP_ERR_COORDINATOR_NOT_AVAILABLE;
         } else {

@@ -94,6 +94,11 @@ KP_MUST_CHECK int br_grp_record_decode(struct kp_bytes key, struct kp_bytes valu
  * (also at GRP_MAX_GROUPS) or KP_E_TOO_LARGE (GRP_MAX_OFFSETS).
  */
 KP_MUST_CHECK int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec);
+/* The same for a record at log_offset of a transactional batch of
+ * producer_id: an offset staged until the transaction's marker
+ * (br_grp_txn_complete); a group record as br_grp_record_apply. */
+KP_MUST_CHECK int br_grp_record_apply_txn(struct br_groups *gs, const struct grp_record *rec,
+                                          int64_t producer_id, int64_t log_offset);
 
 /* One member of a group metadata value (slices of the value). */
 struct grp_record_member {

@@ -165,6 +165,13 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     return 0;
 }
 
+void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t)
+{
+    if (listener < n->nlisteners) {
+        n->listeners[listener].tls = t;
+    }
+}
+
 int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch_ops *ops)
 {
     w->kind = BR_WATCH_USER;
@@ -256,56 +263,6 @@ static void fire_timers(struct br_net *n)
     net_tick(n);
 }
 
-void br_task_init(struct br_task *t, const struct br_task_ops *ops, void *owner)
-{
-    t->ops = ops;
-    t->owner = owner;
-    t->next = NULL;
-    t->posted = false;
-}
-
-void br_task_post(struct br_net *n, struct br_task *t)
-{
-    if (t->posted) {
-        return;
-    }
-    t->posted = true;
-    t->next = NULL;
-    if (n->tasks_tail != NULL) {
-        n->tasks_tail->next = t;
-    } else {
-        n->tasks = t;
-    }
-    n->tasks_tail = t;
-}
-
-void br_task_cancel(struct br_net *n, struct br_task *t)
-{
-    if (!t->posted) {
-        return;
-    }
-    struct br_task *prev = NULL;
-    for (struct br_task *each = n->tasks; each != NULL; prev = each, each = each->next) {
-        if (each != t) {
-            continue;
-        }
-        if (prev != NULL) {
-            prev->next = t->next;
-        } else {
-            n->tasks = t->next;
-        }
-        if (n->tasks_tail == t) {
-            n->tasks_tail = prev;
-        }
-        if (n->run_last == t) {
-            n->run_last = prev;
-        }
-        break;
-    }
-    t->next = NULL;
-    t->posted = false;
-}
-
 /* Runs the tasks posted so far; those they post wait for the next turn.
  * The ones to run are a prefix of the queue, up to run_last: a task that
  * runs may post (behind it) or cancel (br_task_cancel keeps run_last on the
@@ -350,6 +307,25 @@ static int loop_timeout(const struct br_net *n)
     return d > 1000 ? 1000 : (int)d;
 }
 
+/* The next step of c's TLS handshake (net_tls.c); once done, a request
+ * that came with the last flight is read at once. */
+static void handshake_step(struct br_conn *c)
+{
+    switch (net_tls_handshake(c)) {
+    case NET_TLS_DONE:
+        net_conn_touch(c);
+        net_conn_update_events(c);
+        net_conn_readable(c);
+        break;
+    case NET_TLS_AGAIN:
+        net_conn_update_events(c);
+        break;
+    case NET_TLS_FAILED:
+        net_conn_kill(c);
+        break;
+    }
+}
+
 static void handle_event(struct br_net *n, struct epoll_event *ev)
 {
     struct br_watch *w = ev->data.ptr;
@@ -369,6 +345,18 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         if ((ev->events & (EPOLLERR | EPOLLHUP)) != 0 && (ev->events & EPOLLIN) == 0) {
             net_conn_kill(c);
             break;
+        }
+        if (c->tls_handshaking) {
+            handshake_step(c);
+            break;
+        }
+        if (c->ssl != NULL && c->tls_wants_write && (ev->events & EPOLLOUT) != 0) {
+            /* a read that needed to write first can go on */
+            c->tls_wants_write = false;
+            net_conn_readable(c);
+            if (c->dead) {
+                break;
+            }
         }
         if ((ev->events & EPOLLOUT) != 0) {
             net_conn_flush(c);
@@ -503,6 +491,7 @@ struct br_conn *br_conn_local_new(struct br_net *n, const char *peer)
     c->watch.fd = -1;
     c->net = n;
     c->local = true;
+    c->listener = -1;
     (void)snprintf(c->peer, sizeof c->peer, "%s", peer);
     return c;
 }

@@ -133,7 +133,12 @@ struct br_net_limits {
 int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
                   struct br_net **out);
 int br_net_listen(struct br_net *n, const char *host, int port);
-/* The port a listener bound (for port 0 in tests), or -1. */
+/* Makes listener number `listener` an SSL one: its connections speak TLS
+ * with t (net_tls.h), which must outlive the net. */
+struct br_tls_ctx;
+void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t);
+/* The port a listener bound (for port 0 in tests), or -1. Listeners are
+ * numbered from 0 in the order br_net_listen made them. */
 int br_net_bound_port(const struct br_net *n, size_t listener);
 
 /* The accepted (client) connections: open now, and since the start
@@ -223,6 +228,9 @@ void br_conn_hold(struct br_conn *c);
 /* Close the connection once the slots already queued are sent (protocol
  * errors). No further requests are read from it. */
 void br_conn_close_after_flush(struct br_conn *c);
+/* The listener an accepted connection came in on (its number, see
+ * br_net_bound_port); -1 for outbound and in-process connections. */
+int br_conn_listener(const struct br_conn *c);
 /* "host:port" of the peer, for logs. */
 const char *br_conn_peer(const struct br_conn *c);
 struct br_net *br_conn_net(const struct br_conn *c);

@@ -222,6 +222,7 @@ void net_conn_accept(struct br_net *n, struct listener *l)
         c->watch.kind = BR_WATCH_CONN;
         c->watch.fd = fd;
         c->net = n;
+        c->listener = (int)(l - n->listeners);
         c->reading = true;
         char host[INET6_ADDRSTRLEN] = "?";
         int port = 0;
@@ -235,8 +236,16 @@ void net_conn_accept(struct br_net *n, struct listener *l)
             port = ntohs(sa->sin6_port);
         }
         (void)snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+        if (l->tls != NULL && net_tls_accept(c, l->tls, &net_tls_pending_task) != 0) {
+            br_error("out of memory for the TLS of %s", c->peer);
+            net_tls_close(c);
+            close(fd);
+            kp_free(c);
+            continue;
+        }
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->watch};
         if (epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            net_tls_close(c);
             close(fd);
             kp_free(c);
             continue;

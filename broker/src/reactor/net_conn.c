@@ -102,6 +102,7 @@ void net_conn_kill(struct br_conn *c)
             c->net->queue[k].finisher = NULL; /* bury() picks the next */
         }
     }
+    net_tls_close(c);
     if (c->watch.fd >= 0) {
         (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
         close(c->watch.fd);
@@ -148,6 +149,7 @@ void net_conn_destroy(struct br_conn *c)
      * error kills the connection under it */
     net_in_free(c);
     kp_free(c->out);
+    kp_free(c->tls_out);
     kp_free(c);
 }
 
@@ -160,7 +162,17 @@ void net_conn_update_events(struct br_conn *c)
         !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted &&
         !c->connecting && !c->held;
     bool want_out = c->connecting || (c->slots != NULL && c->slots->ready);
+    if (c->tls_handshaking) {
+        /* the handshake's next step says which way it waits */
+        want_in = !c->tls_wants_write;
+        want_out = c->tls_wants_write;
+    } else if (c->ssl != NULL && c->tls_wants_write) {
+        want_out = true; /* a read must write first (net.c goes on reading) */
+    }
     if (want_in == c->reading && want_out == c->want_out) {
+        if (want_in) {
+            net_tls_kick(c);
+        }
         return;
     }
     struct epoll_event ev = {.events = (want_in ? EPOLLIN : 0u) | (want_out ? EPOLLOUT : 0u),
@@ -172,6 +184,9 @@ void net_conn_update_events(struct br_conn *c)
     }
     c->reading = want_in;
     c->want_out = want_out;
+    if (want_in) {
+        net_tls_kick(c);
+    }
 }
 
 /* On the net's list of connections (socket ones: the local ones are their

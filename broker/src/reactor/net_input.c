@@ -184,7 +184,7 @@ static enum gate read_gate(struct br_conn *c, size_t *want)
         memcpy(hdr, c->in, have);
     }
     if (have < 4) {
-        ssize_t r = recv(c->watch.fd, hdr + have, 4 - have, MSG_PEEK);
+        ssize_t r = net_io_peek(c, hdr + have, 4 - have);
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             return GATE_SHUT;
         }
@@ -376,7 +376,7 @@ void net_conn_readable(struct br_conn *c)
         }
         uint8_t *dst = scratch ? n->scratch : c->in + c->in_len;
         size_t room = scratch ? READ_CHUNK : c->in_cap - c->in_len;
-        ssize_t r = read(c->watch.fd, dst, room < want ? room : want);
+        ssize_t r = net_io_read(c, dst, room < want ? room : want);
         if (r > 0) {
             net_conn_touch(c);
             if (scratch) {
@@ -387,6 +387,7 @@ void net_conn_readable(struct br_conn *c)
                 net_conn_process(c);
             }
             if ((size_t)r >= budget) {
+                net_tls_kick(c); /* what OpenSSL holds epoll does not report */
                 return; /* the next turn goes on */
             }
             budget -= (size_t)r;
@@ -408,3 +409,16 @@ void net_conn_readable(struct br_conn *c)
         return;
     }
 }
+
+/* Reads what OpenSSL decrypted and holds: epoll reports only the socket
+ * (net_tls_kick posts it). */
+static void tls_pending_run(void *ctx, struct br_task *t)
+{
+    (void)ctx;
+    struct br_conn *c = t->owner;
+    if (!c->dead) {
+        net_conn_readable(c);
+    }
+}
+
+const struct br_task_ops net_tls_pending_task = {"TLS bytes already decrypted", tls_pending_run};

@@ -4,8 +4,9 @@
  * connections; net_timer.c: the timers' pairing heap; net_conn.c: a
  * connection's lifecycle and its accounting; net_accept.c: the
  * listeners' accepts; net_input.c: reading and framing requests;
- * net_output.c: response slots, writes and outbound connections). Calls go
- * one way: net.c above the others, net_conn.c below them. Not for the
+ * net_output.c: response slots, writes and outbound connections;
+ * net_tls.c: OpenSSL's calls). Calls go one way: net.c above the others,
+ * net_conn.c below them, net_tls.c and net_timer.c below it. Not for the
  * reactor's users: they include net.h.
  * @locality reactor thread
  */
@@ -127,6 +128,18 @@ struct br_conn {
     int32_t max_frame; /* outbound: the largest response frame taken */
     const struct br_conn_ops *conn_ops;
     void *conn_ctx;
+    int listener; /* accepted: the index of its listener (br_net_listen order); else -1 */
+    /* TLS (net_tls.c), on a connection of an SSL listener; ssl is NULL on
+     * the others */
+    struct ssl_st *ssl;
+    bool tls_handshaking;   /* SSL_do_handshake has not completed */
+    bool tls_wants_write;   /* the last handshake step or read wants EPOLLOUT */
+    bool tls_write_blocked; /* SSL_write_ex wants to be called again */
+    bool tls_ktls;          /* the kernel encrypts: file regions go by SSL_sendfile */
+    bool tls_failed;        /* a fatal TLS error: no close_notify (SSL_shutdown's rule) */
+    uint8_t *tls_out;       /* plaintext of one record not yet taken by SSL_write_ex */
+    size_t tls_out_len;
+    struct br_task tls_task; /* reads what OpenSSL holds and epoll cannot report */
     uint8_t *out; /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;
@@ -136,6 +149,7 @@ struct br_conn {
 struct listener {
     struct br_watch watch;
     int port;
+    struct br_tls_ctx *tls; /* an SSL listener's, else NULL (not owned) */
 };
 
 /* The connections of one class over the limit: the one that may finish the
@@ -240,10 +254,36 @@ void net_mute_unlink(struct br_conn *c);
 void net_slot_free(struct br_slot *s);
 
 /* net_input.c */
+extern const struct br_task_ops net_tls_pending_task;
 void net_conn_process(struct br_conn *c);
 void net_conn_readable(struct br_conn *c);
 KP_MUST_CHECK int net_in_resize(struct br_conn *c, size_t cap);
 void net_queue_update(struct br_net *n);
+
+/* net_tls.c: OpenSSL calls on a connection of an SSL listener */
+struct br_tls_ctx;
+enum net_tls_step {
+    NET_TLS_DONE = 1,
+    NET_TLS_AGAIN, /* tls_wants_write says which way it waits */
+    NET_TLS_FAILED, /* logged with the peer and the reason */
+};
+/* pending: the task that reads what OpenSSL holds (net_input.c's) */
+KP_MUST_CHECK int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t,
+                                 const struct br_task_ops *pending);
+enum net_tls_step net_tls_handshake(struct br_conn *c);
+/* read(2) and recv(MSG_PEEK), through TLS on a TLS connection */
+ssize_t net_io_read(struct br_conn *c, void *buf, size_t len);
+ssize_t net_io_peek(struct br_conn *c, void *buf, size_t len);
+/* posts c's pending task when c would read and OpenSSL holds decrypted
+ * bytes, which epoll cannot report */
+void net_tls_kick(struct br_conn *c);
+/* SSL_write_ex of buf whole (one record at most 16 KiB): 1 written, 0 would
+ * block (the same bytes again later), -1 broken */
+int net_tls_write(struct br_conn *c, const void *buf, size_t len);
+/* SSL_sendfile (kernel TLS): bytes sent, 0 would block, -1 broken */
+ssize_t net_tls_sendfile(struct br_conn *c, int fd, int64_t pos, size_t len);
+/* close_notify (best effort) and the SSL freed; before the socket closes */
+void net_tls_close(struct br_conn *c);
 
 /* net_output.c */
 void net_conn_connect_done(struct br_conn *c);

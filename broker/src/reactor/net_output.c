@@ -25,6 +25,11 @@ struct br_net *br_conn_net(const struct br_conn *c)
     return c->net;
 }
 
+int br_conn_listener(const struct br_conn *c)
+{
+    return c->listener;
+}
+
 const char *br_conn_peer(const struct br_conn *c)
 {
     return c->peer;
@@ -187,6 +192,114 @@ static int local_send(struct br_conn *c, struct br_slot *s)
     return 0;
 }
 
+/* ---------------------------------------------------------------- TLS */
+
+/* One TLS record's worth of plaintext: what the user-space output path
+ * copies memory and reads file regions (pread) into before SSL_write_ex. */
+#define TLS_OUT_CAP 16384u
+
+static void chunk_done(struct br_slot *s, struct chunk *ch)
+{
+    s->head = ch->next;
+    if (s->head == NULL) {
+        s->tail = NULL;
+    }
+    net_chunk_free(ch);
+}
+
+/* Takes up to the buffer's room from the head chunks of s into c's output
+ * buffer: memory copied, file regions read with pread (not those the
+ * kernel sends: kTLS). -1 when a file ended early. */
+static int tls_fill(struct br_conn *c, struct br_slot *s)
+{
+    while (s->head != NULL && c->tls_out_len < TLS_OUT_CAP) {
+        struct chunk *ch = s->head;
+        if (ch->kind == CHUNK_FILE && c->tls_ktls) {
+            break;
+        }
+        size_t room = TLS_OUT_CAP - c->tls_out_len;
+        size_t take = ch->len < room ? ch->len : room;
+        uint8_t *dst = c->tls_out + c->tls_out_len;
+        if (ch->kind == CHUNK_MEM) {
+            memcpy(dst, ch->buf + ch->off, take);
+            ch->off += take;
+        } else {
+            ssize_t n = pread(br_fileref_fd(ch->file), dst, take, (off_t)ch->pos);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                br_error("reading a file for %s: it ended early", c->peer);
+                return -1;
+            }
+            take = (size_t)n;
+            ch->pos += n;
+        }
+        ch->len -= take;
+        c->tls_out_len += take;
+        if (ch->len == 0) {
+            chunk_done(s, ch);
+        }
+    }
+    return 0;
+}
+
+/* Writes slot s through TLS: records of up to 16 KiB from c's output
+ * buffer, which holds them until OpenSSL took them (after WANT_WRITE the
+ * same bytes go again), or file regions by SSL_sendfile under kernel TLS.
+ * 1 all of it, 0 would block (the interest is set), -1 c was killed. */
+static int tls_send_slot(struct br_conn *c, struct br_slot *s)
+{
+    if (c->tls_out == NULL) {
+        c->tls_out = kp_malloc(TLS_OUT_CAP);
+        if (c->tls_out == NULL) {
+            br_error("out of memory writing to %s", c->peer);
+            net_conn_kill(c);
+            return -1;
+        }
+    }
+    for (;;) {
+        int r = 1;
+        if (c->tls_out_len > 0) {
+            r = net_tls_write(c, c->tls_out, c->tls_out_len);
+            if (r > 0) {
+                c->tls_out_len = 0;
+            }
+        } else if (s->head == NULL) {
+            return 1;
+        } else if (s->head->kind == CHUNK_FILE && c->tls_ktls) {
+            struct chunk *ch = s->head;
+            size_t want = ch->len > 0x7ffff000u ? 0x7ffff000u : ch->len;
+            ssize_t n = net_tls_sendfile(c, br_fileref_fd(ch->file), ch->pos, want);
+            r = n > 0 ? 1 : (int)n;
+            if (n > 0) {
+                ch->pos += n;
+                ch->len -= (size_t)n;
+                if (ch->len == 0) {
+                    chunk_done(s, ch);
+                }
+            }
+        } else {
+            if (tls_fill(c, s) != 0) {
+                net_conn_kill(c);
+                return -1;
+            }
+            continue; /* nothing sent yet: the buffer goes next */
+        }
+        if (r > 0) {
+            net_conn_touch(c);
+            continue;
+        }
+        if (r == 0) {
+            net_conn_update_events(c);
+            return 0;
+        }
+        c->error = EPIPE;
+        net_conn_kill(c);
+        return -1;
+    }
+}
+
 /* Send what can be sent now, strictly from the head slot. */
 void net_conn_flush(struct br_conn *c)
 {
@@ -198,6 +311,9 @@ void net_conn_flush(struct br_conn *c)
         if (c->local && local_send(c, s) != 0) {
             net_conn_kill(c);
             return;
+        }
+        if (c->ssl != NULL && !c->tls_handshaking && tls_send_slot(c, s) <= 0) {
+            return; /* would block (interest set), or killed */
         }
         while (s->head != NULL) {
             struct chunk *ch = s->head;
@@ -344,6 +460,7 @@ int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_fr
     c->watch.fd = fd;
     c->net = n;
     c->outbound = true;
+    c->listener = -1;
     c->connecting = true; /* even when it connected at once: connected comes from the loop */
     c->want_out = true;
     c->max_frame = max_frame_bytes;

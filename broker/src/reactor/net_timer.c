@@ -1,5 +1,6 @@
 /* samsa-broker: the reactor's timers, in an intrusive pairing heap: arming
- * cannot fail (see net.h). */
+ * cannot fail; and the end-of-turn tasks' queue, which net.c runs (see
+ * net.h). */
 #define _GNU_SOURCE
 
 #include "reactor/net_internal.h"
@@ -106,4 +107,56 @@ void br_timer_arm(struct br_net *n, struct br_timer *t, int64_t deadline_ms)
     t->deadline_ms = deadline_ms;
     t->armed = true;
     n->timers = heap_meld(n->timers, t);
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+void br_task_init(struct br_task *t, const struct br_task_ops *ops, void *owner)
+{
+    t->ops = ops;
+    t->owner = owner;
+    t->next = NULL;
+    t->posted = false;
+}
+
+void br_task_post(struct br_net *n, struct br_task *t)
+{
+    if (t->posted) {
+        return;
+    }
+    t->posted = true;
+    t->next = NULL;
+    if (n->tasks_tail != NULL) {
+        n->tasks_tail->next = t;
+    } else {
+        n->tasks = t;
+    }
+    n->tasks_tail = t;
+}
+
+void br_task_cancel(struct br_net *n, struct br_task *t)
+{
+    if (!t->posted) {
+        return;
+    }
+    struct br_task *prev = NULL;
+    for (struct br_task *each = n->tasks; each != NULL; prev = each, each = each->next) {
+        if (each != t) {
+            continue;
+        }
+        if (prev != NULL) {
+            prev->next = t->next;
+        } else {
+            n->tasks = t->next;
+        }
+        if (n->tasks_tail == t) {
+            n->tasks_tail = prev;
+        }
+        if (n->run_last == t) {
+            n->run_last = prev;
+        }
+        break;
+    }
+    t->next = NULL;
+    t->posted = false;
 }

@@ -123,13 +123,23 @@ int br_h_metadata(struct br_req *r)
     kp_MetadataResponse_init(&resp);
     resp.ClusterId = kp_str_c(b->cluster_id);
     resp.ControllerId = mc->controller_id;
-    /* the live brokers; before the first UpdateMetadata, this one alone */
+    /* the live brokers as reached on the listener the client came in on
+     * (Kafka's MetadataCache.getAliveBrokers(listenerName): a broker
+     * without that listener is left out); before the first
+     * UpdateMetadata, this one alone */
+    const char *listener = br_req_listener(r);
     struct kp_MetadataResponse_MetadataResponseBroker self;
     memset(&self, 0, sizeof self);
     if (mc->nbrokers == 0) {
         self.NodeId = b->node_id;
         self.Host = kp_str_c(b->advertised_host);
         self.Port = b->advertised_port;
+        for (size_t i = 0; i < b->nadvertised; i++) {
+            if (strcmp(b->advertised[i].listener, listener) == 0) {
+                self.Host = kp_str_c(b->advertised[i].host);
+                self.Port = b->advertised[i].port;
+            }
+        }
         self.Rack = KP_STR_NULL;
         resp.Brokers.items = &self;
         resp.Brokers.count = 1;
@@ -138,15 +148,20 @@ int br_h_metadata(struct br_req *r)
         if (resp.Brokers.items == NULL) {
             return KP_E_NOMEM;
         }
-        resp.Brokers.count = (int32_t)mc->nbrokers;
+        int32_t nb = 0;
         for (size_t i = 0; i < mc->nbrokers; i++) {
             const struct br_mc_broker *mb = &mc->brokers[i];
-            struct kp_MetadataResponse_MetadataResponseBroker *o = &resp.Brokers.items[i];
+            const struct br_mc_endpoint *ep = br_mc_endpoint(mb, listener);
+            if (ep == NULL) {
+                continue;
+            }
+            struct kp_MetadataResponse_MetadataResponseBroker *o = &resp.Brokers.items[nb++];
             o->NodeId = mb->id;
-            o->Host = kp_str_c(mb->host);
-            o->Port = mb->port;
+            o->Host = kp_str_c(ep->host);
+            o->Port = ep->port;
             o->Rack = mb->has_rack ? kp_str_c(mb->rack) : KP_STR_NULL;
         }
+        resp.Brokers.count = nb;
     }
     /* v0: an empty list means all topics; v1+: null means all, empty none */
     bool all = q->Topics.count < 0 || (r->version == 0 && q->Topics.count == 0);

@@ -29,9 +29,6 @@ static void shutdown_park_cancel(struct br_server *b, void *parked);
 /* A ControlledShutdown parked: what its connection's end does to it (request.h) */
 static const struct br_park_ops shutdown_park_ops = {"a ControlledShutdown", shutdown_park_cancel};
 
-/* The listener this broker's clients and the controller's UpdateMetadata
- * name (Samsa has one). */
-#define LISTENER "PLAINTEXT"
 
 /* ---------------------------------------------------------------- UpdateMetadata */
 
@@ -45,7 +42,9 @@ int br_h_update_metadata(struct br_req *r)
     const struct kp_UpdateMetadataRequest *q = r->body;
     struct kp_UpdateMetadataResponse resp;
     kp_UpdateMetadataResponse_init(&resp);
-    int rc = br_mc_update(&r->b->mc, q, r->version, LISTENER);
+    /* each broker's host and port: those of the inter-broker listener,
+     * which followers fetch from; Metadata picks the client's listener */
+    int rc = br_mc_update(&r->b->mc, q, r->version, r->b->cfg.inter_broker_listener_name);
     if (rc == KP_E_NOMEM) {
         return rc;
     }

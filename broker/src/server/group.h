@@ -59,11 +59,12 @@ KP_MUST_CHECK int br_groups_ensure_offsets_topic(struct br_server *b);
 int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id);
 
 /* FindCoordinator's answer for a group: the broker leading its partition
- * (a cluster: from the metadata cache; standalone: this one). Returns 0
- * or COORDINATOR_NOT_AVAILABLE (the topic is being made, or the partition
- * has no live leader). host stays valid until the next metadata change. */
-int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *node,
-                               const char **host, int32_t *port);
+ * (a cluster: from the metadata cache; standalone: this one), as reached
+ * on `listener`. Returns 0 or COORDINATOR_NOT_AVAILABLE (the topic is
+ * being made, the partition has no live leader, or the leader has no such
+ * listener). host stays valid until the next metadata change. */
+int br_groups_find_coordinator(struct br_server *b, struct kp_str key, const char *listener,
+                               int32_t *node, const char **host, int32_t *port);
 
 /* LeaderAndIsr or StopReplica changed this broker's role for p: when p
  * is a partition of __consumer_offsets, the groups of a partition it

@@ -462,6 +462,12 @@ int br_h_find_coordinator(struct br_req *r)
             resp.ErrorMessage = kp_str_c("transactions run on a standalone broker only so far");
             return br_respond(r, &resp);
         }
+        int err = br_txn_find_coordinator(b, q->Key);
+        if (err != 0) {
+            resp.ErrorCode = (int16_t)err;
+            resp.ErrorMessage = kp_str_c("the transaction coordinator is not available yet");
+            return br_respond(r, &resp);
+        }
         resp.ErrorCode = KP_ERR_NONE;
         resp.NodeId = me->id;
         resp.Host = kp_str_c(me->host);
@@ -478,7 +484,7 @@ int br_h_find_coordinator(struct br_req *r)
     int32_t node = -1;
     const char *host = "";
     int32_t port = -1;
-    int err = br_groups_find_coordinator(b, q->Key, &node, &host, &port);
+    int err = br_groups_find_coordinator(b, q->Key, br_req_listener(r), &node, &host, &port);
     if (err != 0) {
         resp.ErrorCode = (int16_t)kp_err_to_wire(err);
         resp.ErrorMessage = kp_str_c("the group's coordinator is not available yet");

@@ -58,12 +58,6 @@ static void offsets_kvs(struct br_kv *kvs)
     }
 }
 
-/* How long a broker waits before it asks for the topic again (a
- * cluster's first ask is answered by the controller's UpdateMetadata,
- * normally well within this; a standalone broker's creation is under way
- * meanwhile, br_topic_admin_creating). */
-#define OFFSETS_CREATE_RETRY_MS 5000
-
 /*
  * __consumer_offsets is made as Kafka 2.0's KafkaApis.createInternalTopic
  * makes it: offsets.topic.num.partitions partitions with
@@ -75,42 +69,19 @@ static void offsets_kvs(struct br_kv *kvs)
  */
 int br_groups_ensure_offsets_topic(struct br_server *b)
 {
-    if (offsets_mc_topic(b) != NULL) {
-        return 0;
-    }
-    if (br_topic_admin_creating(b, kp_str_c(BR_OFFSETS_TOPIC))) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* until it is made */
-    }
-    int64_t now = br_now_mono_ms();
-    if (b->offsets_create_ms != 0 && now - b->offsets_create_ms < OFFSETS_CREATE_RETRY_MS) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE; /* asked for already */
-    }
-    b->offsets_create_ms = now;
-    int16_t rf = b->offsets_topic_rf;
-    size_t live = br_broker_live_count(b);
-    if (live < (size_t)rf) {
-        br_warn("%s is not created: %zu live broker(s) do not meet its replication factor %d "
-                "(offsets.topic.replication.factor); the group coordinators are not available "
-                "until they do",
-                BR_OFFSETS_TOPIC, live, rf);
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
     struct br_kv kvs[N_OFFSETS_SETTINGS];
     offsets_kvs(kvs);
-    char err[256];
-    int e =
-        br_broker_create_topic(b, kp_str_c(BR_OFFSETS_TOPIC), b->cfg.offsets_topic_num_partitions,
-                               rf, NULL, kvs, N_OFFSETS_SETTINGS, false, err, sizeof err);
-    if (e != 0 && e != KP_ERR_TOPIC_ALREADY_EXISTS) {
-        br_error("cannot create %s: %s", BR_OFFSETS_TOPIC, err);
-    } else if (e == 0) {
-        br_info("creating %s with %" PRId32 " partition(s), replication factor %d (configured %d)",
-                BR_OFFSETS_TOPIC, b->cfg.offsets_topic_num_partitions, rf,
-                b->cfg.offsets_topic_replication_factor);
-    }
-    /* the coordinator is not available until the topic is made, as in
-     * Kafka, whose FindCoordinator answers so while it is being created */
-    return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    struct br_internal_topic it = {
+        BR_OFFSETS_TOPIC,
+        b->cfg.offsets_topic_num_partitions,
+        b->offsets_topic_rf,
+        b->cfg.offsets_topic_replication_factor,
+        "offsets.topic.replication.factor",
+        kvs,
+        N_OFFSETS_SETTINGS,
+        &b->offsets_create_ms,
+    };
+    return br_ensure_internal_topic(b, &it);
 }
 
 /* The number of partitions a group's partition is chosen among: the
@@ -154,8 +125,8 @@ int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id)
     return group_partition(b, group_id.ptr, (size_t)group_id.len, &err) != NULL ? 0 : err;
 }
 
-int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *node,
-                               const char **host, int32_t *port)
+int br_groups_find_coordinator(struct br_server *b, struct kp_str key, const char *listener,
+                               int32_t *node, const char **host, int32_t *port)
 {
     int err = br_groups_ensure_offsets_topic(b);
     if (err != 0) {
@@ -167,14 +138,16 @@ int br_groups_find_coordinator(struct br_server *b, struct kp_str key, int32_t *
     const struct br_mc_partition *mp = &mt->parts[index];
     const struct br_mc_broker *mb =
         mp->present && mp->leader >= 0 ? br_mc_broker(&b->mc, mp->leader) : NULL;
-    if (mb == NULL) {
-        /* the partition has no live leader (Kafka's
-         * handleFindCoordinatorRequest: COORDINATOR_NOT_AVAILABLE) */
+    const struct br_mc_endpoint *ep = mb != NULL ? br_mc_endpoint(mb, listener) : NULL;
+    if (ep == NULL) {
+        /* the partition has no live leader, or none on the client's
+         * listener (Kafka's handleFindCoordinatorRequest:
+         * COORDINATOR_NOT_AVAILABLE) */
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
     *node = mb->id;
-    *host = mb->host;
-    *port = mb->port;
+    *host = ep->host;
+    *port = ep->port;
     return 0;
 }
 

@@ -8,9 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The listener the cache keeps each broker's endpoint of (as a cluster's
- * brokers keep theirs, server/cluster_handlers.c). */
-#define LISTENER "PLAINTEXT"
 /* UpdateMetadata v4: listener names and offline replicas. */
 #define VERSION 4
 /* What a removed partition's state carries (Kafka's LeaderDuringDelete). */
@@ -36,16 +33,20 @@ static void state_of(struct br_server *b, part_state *st, const char *name, int3
 /* Applies states and this broker as the only live broker to the cache. */
 static int apply(struct br_server *b, part_state *states, int32_t n)
 {
-    struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint ep;
-    memset(&ep, 0, sizeof ep);
-    ep.Host = kp_str_c(b->advertised_host);
-    ep.Port = b->advertised_port;
-    ep.Listener = kp_str_c(LISTENER);
+    /* every advertised listener, as a cluster's controller sends them */
+    struct kp_UpdateMetadataRequest_UpdateMetadataEndpoint ep[BR_CONFIG_MAX_LISTENERS];
+    memset(ep, 0, sizeof ep);
+    for (size_t i = 0; i < b->nadvertised; i++) {
+        ep[i].Host = kp_str_c(b->advertised[i].host);
+        ep[i].Port = b->advertised[i].port;
+        ep[i].Listener = kp_str_c(b->advertised[i].listener);
+        ep[i].SecurityProtocol = b->advertised[i].security_protocol;
+    }
     struct kp_UpdateMetadataRequest_UpdateMetadataBroker self;
     memset(&self, 0, sizeof self);
     self.Id = b->node_id;
-    self.Endpoints.items = &ep;
-    self.Endpoints.count = 1;
+    self.Endpoints.items = ep;
+    self.Endpoints.count = (int32_t)b->nadvertised;
     self.Rack = KP_STR_NULL;
     struct kp_UpdateMetadataRequest q;
     kp_UpdateMetadataRequest_init(&q);
@@ -55,7 +56,7 @@ static int apply(struct br_server *b, part_state *states, int32_t n)
     q.LiveBrokers.count = 1;
     q.UngroupedPartitionStates.items = states;
     q.UngroupedPartitionStates.count = n;
-    return br_mc_update(&b->mc, &q, VERSION, LISTENER);
+    return br_mc_update(&b->mc, &q, VERSION, b->cfg.inter_broker_listener_name);
 }
 
 /* Publishes what this broker hosts of one topic, and removes from the

@@ -21,6 +21,16 @@ int br_respond(struct br_req *r, const void *resp)
     return br_respond_max(r, resp, (size_t)r->b->cfg.response_max_bytes);
 }
 
+const char *br_req_listener(const struct br_req *r)
+{
+    const struct br_config *cfg = &r->b->cfg;
+    int l = r->conn != NULL ? br_conn_listener(r->conn) : -1;
+    if (l >= 0 && (size_t)l < cfg->n_listeners) {
+        return cfg->listeners[l].name;
+    }
+    return cfg->inter_broker_listener_name;
+}
+
 void *br_req_array(struct br_req *r, size_t n, size_t size)
 {
     return kp_arena_alloc(r->arena, (n == 0 ? 1 : n) * size);

@@ -32,6 +32,10 @@ size_t br_request_arena_max(size_t len);
 /* An array of n elements of size bytes in r's response arena (room for
  * one when n is 0), or NULL when the arena is spent. */
 void *br_req_array(struct br_req *r, size_t n, size_t size);
+/* The name of the listener the request came in on (upper case): what
+ * Metadata and FindCoordinator answer endpoints of. An in-process
+ * connection (the fuzz harness) counts as on the inter-broker listener. */
+const char *br_req_listener(const struct br_req *r);
 
 /* Encode `resp` (a kp_<Api>Response of the request's API and version) into
  * the request's slot and mark it ready; the encoded response may take up to
@@ -190,9 +194,18 @@ int br_h_init_producer_id(struct br_req *r);
 int br_txn_init_producer_id_request(struct br_req *r);
 int br_h_add_partitions_to_txn(struct br_req *r);
 int br_h_end_txn(struct br_req *r);
+int br_h_add_offsets_to_txn(struct br_req *r);
+int br_h_txn_offset_commit(struct br_req *r);
 /* Whether this broker coordinates transactions (standalone only so far). */
 bool br_txn_served_here(const struct br_server *b);
-void br_txn_server_start(struct br_server *b);
+/* The coordinator made, its records read from the partitions of
+ * __transaction_state led here. 0 or an error (logged). */
+KP_MUST_CHECK int br_txn_server_start(struct br_server *b);
+/* 0 when this broker coordinates transactional id `id`, else the error
+ * FindCoordinator and the coordinator's requests answer
+ * (COORDINATOR_NOT_AVAILABLE while __transaction_state is made,
+ * NOT_COORDINATOR). */
+int br_txn_find_coordinator(struct br_server *b, struct kp_str id);
 void br_txn_server_stop(struct br_server *b);
 /* Storage administration (handlers_admin.c). */
 int br_h_alter_configs(struct br_req *r);

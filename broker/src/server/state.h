@@ -141,6 +141,16 @@ struct br_server {
     struct br_meta meta;
     struct br_net *net;
     int32_t node_id;
+    /* the advertised listeners as clients and brokers reach them (broker.c
+     * fills in a missing host and a bound port), in advertised.listeners'
+     * order; advertised_host and _port are the inter-broker listener's */
+    struct br_advertised {
+        char listener[BR_LISTENER_NAME_MAX + 1];
+        char host[256];
+        int port;
+        int16_t security_protocol; /* enum br_security_protocol */
+    } advertised[BR_CONFIG_MAX_LISTENERS];
+    size_t nadvertised;
     char advertised_host[256];
     int advertised_port;
     char cluster_id[64];
@@ -180,6 +190,10 @@ struct br_server {
      * offsets.topic.replication.factor, capped at 1 standalone (a cluster
      * of one never grows; set where the mode is chosen, broker.c) */
     int16_t offsets_topic_rf;
+    /* the same for __transaction_state (api_txn.c):
+     * transaction.state.log.replication.factor, capped at 1 standalone */
+    int64_t txn_topic_create_ms;
+    int16_t txn_topic_rf;
     struct br_api_table api;
 };
 
@@ -207,6 +221,26 @@ KP_MUST_CHECK int br_broker_next_producer_id(struct br_server *b, int64_t *id);
  * replication_factor known broker ids partition-major (the CreateTopics
  * handler checks it as Kafka does). err/errlen explain a failure; returns a Kafka
  * error code, 0 when started (or, validate_only, valid). */
+/* An internal topic a coordinator keeps its state in (__consumer_offsets,
+ * __transaction_state), made on first use as Kafka 2.0's
+ * KafkaApis.createInternalTopic makes it. */
+struct br_internal_topic {
+    const char *name;
+    int32_t partitions;
+    int16_t rf;               /* the configured factor, capped at 1 standalone */
+    int16_t configured_rf;    /* the configured factor, for the log */
+    const char *rf_key;       /* its configuration key, for the log */
+    const struct br_kv *settings;
+    size_t nsettings;
+    int64_t *asked_ms;        /* when this broker last asked for it */
+};
+
+/* 0 when the cluster has the topic; else COORDINATOR_NOT_AVAILABLE, the
+ * topic asked for (at most every few seconds, and not while fewer brokers
+ * are alive than its replication factor: the log says so)
+ * (internal_topics.c). */
+int br_ensure_internal_topic(struct br_server *b, const struct br_internal_topic *it);
+
 int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const int32_t *replicas,
                            const struct br_kv *configs, size_t nconfigs, bool validate_only,

@@ -21,11 +21,15 @@
  * transaction whose markers could not all be written stays in Prepare*
  * and is retried by br_txn_tick.
  *
- * What this coordinator does not do yet: keep its records in
- * `__transaction_state` (they are in memory: a restart forgets the
- * transactional ids), run on a cluster (FindCoordinator names it
- * standalone only), offsets in transactions (AddOffsetsToTxn,
- * TxnOffsetCommit).
+ * Every change is written to `__transaction_state` (ops->write, Kafka's
+ * record format, txn_log.h) before it is made, as Kafka's
+ * appendTransactionToLog does; a change whose write fails is not made and
+ * the request answers the write's error. br_txn_load_record rebuilds the
+ * records at start-up. Times are wall-clock milliseconds, as the records
+ * keep them.
+ *
+ * What this coordinator does not do yet: run on a cluster (FindCoordinator
+ * names it on a standalone broker only).
  *
  * @locality reactor thread
  */
@@ -36,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <samsa-protocol/buf.h>
 #include <samsa-protocol/err.h>
 
 /* TransactionMetadata's states, as TransactionLog writes them */
@@ -71,6 +76,12 @@ struct br_txn {
 struct br_txn_ops {
     /* a new producer id (the broker's allocator): 0 or an error */
     int (*new_producer_id)(void *ctx, int64_t *id);
+    /* appends a record of transactional id (key, value: txn_log.h; value
+     * null: a tombstone) to its partition of __transaction_state; 0 once
+     * it is written, else the Kafka error the request answers (the change
+     * is then not made) */
+    int (*write)(void *ctx, const char *id, size_t id_len, struct kp_bytes key,
+                 struct kp_bytes value);
     /* writes t's markers (COMMIT when commit, else ABORT) in t's producer
      * id and epoch on each of its partitions; true when every partition
      * took its marker (or no longer exists) */
@@ -125,11 +136,19 @@ int16_t br_txn_init_producer_id(struct br_txn_coordinator *c, const char *id, si
 int16_t br_txn_check(const struct br_txn_coordinator *c, const char *id, size_t len,
                      int64_t producer_id, int16_t epoch, struct br_txn **out);
 
-/* Adds a partition to t's transaction (checked with br_txn_check): the
- * transaction is Ongoing from now. 0 or KP_E_NOMEM. */
-KP_MUST_CHECK int br_txn_add_partition(struct br_txn_coordinator *c, struct br_txn *t,
-                                       const char *topic, size_t topic_len, int32_t partition,
-                                       int64_t now_ms);
+/* A partition named by a request (the topic's name not NUL-terminated). */
+struct br_txn_partition_ref {
+    const char *topic;
+    size_t topic_len;
+    int32_t partition;
+};
+
+/* Adds partitions to t's transaction (checked with br_txn_check), written
+ * as one record: the transaction is Ongoing from now. KP_ERR_NONE, the
+ * write's error or COORDINATOR_NOT_AVAILABLE (out of memory); t unchanged
+ * on error. */
+int16_t br_txn_add_partitions(struct br_txn_coordinator *c, struct br_txn *t,
+                              const struct br_txn_partition_ref *parts, size_t n, int64_t now_ms);
 
 /*
  * EndTxn (handleEndTransaction): Ongoing -> Prepare* -> markers ->
@@ -144,6 +163,12 @@ int16_t br_txn_end(struct br_txn_coordinator *c, const char *id, size_t len, int
  * (abortTimedOutTransactions), Prepare* markers retried, ids unused past
  * the expiration removed. */
 void br_txn_tick(struct br_txn_coordinator *c, int64_t now_ms);
+
+/* One record of __transaction_state read back (start-up, in log order):
+ * the id's state as written, a tombstone or Dead removing it. 0, or
+ * KP_E_CORRUPT (the record is skipped), KP_E_NOMEM. */
+KP_MUST_CHECK int br_txn_load_record(struct br_txn_coordinator *c, struct kp_bytes key,
+                                     struct kp_bytes value);
 
 /* Kafka's name of a state ("Ongoing"). */
 const char *br_txn_status_name(enum br_txn_status s);
