@@ -1238,6 +1238,13 @@ struct drv {
     int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
     int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
     int logged;                              /* log lines at SAMSA_LOG_DEBUG */
+    int txn_concurrent;                      /* the next so many AddPartitionsToTxn and
+                                              * EndTxn answer CONCURRENT_TRANSACTIONS */
+    int produce_before_add;                  /* batches of a partition the coordinator
+                                              * had not added to the transaction */
+    bool txn_fence;                          /* EndTxn answers INVALID_PRODUCER_EPOCH */
+    int produce_not_txn;                     /* a transactional producer's Produce
+                                              * batches without its id or attribute */
 };
 
 static void drv_log(int level, const char *line, void *opaque)
@@ -1387,6 +1394,34 @@ static void drv_turn(struct drv *d)
             int16_t err = (d->not_coordinator & (1u << node)) != 0 && group_api(p->api)
                               ? KP_ERR_NOT_COORDINATOR
                               : 0;
+            if (d->txn_concurrent > 0 &&
+                (p->api == KP_API_ADD_PARTITIONS_TO_TXN || p->api == KP_API_END_TXN)) {
+                d->txn_concurrent--;
+                err = KP_ERR_CONCURRENT_TRANSACTIONS;
+            }
+            if (d->txn_fence && p->api == KP_API_END_TXN) {
+                err = KP_ERR_INVALID_PRODUCER_EPOCH;
+            }
+            if (p->api == KP_API_PRODUCE && d->c->txn != NULL) {
+                const struct kp_ProduceRequest *q = p->req.body;
+                d->produce_not_txn += !kp_str_eq_c(q->TransactionalId, d->c->v->transactional_id);
+                for (int32_t ti = 0; ti < q->TopicData.count; ti++) {
+                    for (int32_t pi = 0; pi < q->TopicData.items[ti].PartitionData.count; pi++) {
+                        struct kp_bytes rec = q->TopicData.items[ti].PartitionData.items[pi].Records;
+                        struct kp_batch_header bh;
+                        size_t size = 0;
+                        d->produce_not_txn += kp_batch_peek(rec.ptr, (size_t)rec.len, &bh, &size) != 0 ||
+                                              !kp_batch_is_transactional(&bh);
+                        int32_t part = q->TopicData.items[ti].PartitionData.items[pi].Index;
+                        for (const struct sc_ptopic *tp = d->c->ptopics; tp != NULL; tp = tp->next) {
+                            if (kp_str_eq_c(q->TopicData.items[ti].Name, tp->name)) {
+                                d->produce_before_add += part < 0 || part >= tp->partition_count ||
+                                                         tp->parts[part].txn != SC_PPART_TXN_ADDED;
+                            }
+                        }
+                    }
+                }
+            }
             struct kp_writer w;
             kp_wr_init(&w, (size_t)1 << 28);
             mb_encode_answer(&d->m, &w, p, err, 0);
@@ -1427,9 +1462,15 @@ static void drv_run(struct drv *d, int64_t ms)
 }
 
 /* Queues an op no user thread waits for (the test reads it after). */
+static struct sc_op *drv_queue(struct drv *d, struct sc_op *op);
+
 static struct sc_op *drv_op(struct drv *d, int kind, void *arg)
 {
-    struct sc_op *op = sc_op_new(kind, arg);
+    return drv_queue(d, sc_op_new(kind, arg));
+}
+
+static struct sc_op *drv_queue(struct drv *d, struct sc_op *op)
+{
     CU_ASSERT_PTR_NOT_NULL_FATAL(op);
     if (op == NULL) {
         abort(); /* for the analysers: the assertion above does not return */
@@ -2609,6 +2650,123 @@ static int init_pid_answered(const struct drv *d)
  * records on the wire are reported PURGED and POSSIBLY_PERSISTED, those never
  * sent NOT_PERSISTED; the idempotent producer takes a new producer id (its
  * purged sequence numbers would otherwise fail what follows) and produces on. */
+/* Runs until op is done (at most 3 s of fake time). */
+static void drv_run_op(struct drv *d, const struct sc_op *op)
+{
+    for (int i = 0; i < 300 && !op->done; i++) {
+        drv_run(d, 10);
+    }
+    CU_ASSERT_TRUE(op->done);
+}
+
+/*
+ * The transactional producer against the model: init_transactions finds
+ * the coordinator (FindCoordinator key type 1) and takes the id there; a
+ * transaction's records wait until AddPartitionsToTxn added their
+ * partitions, retried while the coordinator answers CONCURRENT_TRANSACTIONS,
+ * and go as transactional batches with the id; the commit is one EndTxn,
+ * itself retried; then the partitions leave the transaction, and an empty
+ * transaction commits without a request.
+ */
+static void test_txn_adds_partitions_first_and_retries_concurrent_transactions(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'p', "transactional.id", "tx-1");
+    struct sc_txn *t = kp_calloc(1, sizeof(*t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (t == NULL) {
+        abort(); /* for the analysers */
+    }
+    t->coord_id = -1;
+    d.c->txn = t; /* as samsa_producer_new does for a transactional.id */
+    struct samsa_producer prod = {.c = d.c};
+    struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 0, .value = "v",
+                             .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_ERR_STATE); /* before init */
+    struct sc_op *op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_INIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_READY);
+    CU_ASSERT_EQUAL(d.c->pid, 4242);
+    CU_ASSERT_EQUAL(t->coord_id, 1);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_INIT_PRODUCER_ID], 1); /* at the coordinator */
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_INIT_PRODUCER_ID], 0);
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    d.txn_concurrent = 2;
+    produce_n(&d, 6, 10);
+    for (int i = 0; i < 300 && d.delivered < 6; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 6);
+    CU_ASSERT_EQUAL(d.produce_before_add, 0);
+    CU_ASSERT_EQUAL(d.produce_not_txn, 0);
+    CU_ASSERT(d.answered[1][KP_API_ADD_PARTITIONS_TO_TXN] >= 3); /* 2 refused, then added */
+    CU_ASSERT(t->added >= 2);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_IN_TXN);
+    /* commit_transaction flushed (all 6 delivered): EndTxn, retried once */
+    t->state = SC_TXN_COMMITTING;
+    d.txn_concurrent = 1;
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_END_TXN], 2);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_READY);
+    CU_ASSERT_EQUAL(t->added, 0);
+    CU_ASSERT_EQUAL(d.c->ptopics->parts[0].txn, SC_PPART_TXN_NONE);
+    /* an empty transaction: no request */
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    t->state = SC_TXN_COMMITTING;
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_END_TXN], 2);
+    drv_stop(&d);
+}
+
+/* A coordinator that says the producer was fenced makes the transaction
+ * fatal: the commit fails with SAMSA_ERR_FENCED and samsa_produce refuses
+ * with SAMSA_ERR_FATAL from then on. */
+static void test_txn_fenced_commit_is_fatal(void)
+{
+    struct drv d;
+    drv_start_with(&d, 'p', "transactional.id", "tx-2");
+    struct sc_txn *t = kp_calloc(1, sizeof(*t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (t == NULL) {
+        abort(); /* for the analysers */
+    }
+    t->coord_id = -1;
+    d.c->txn = t;
+    struct samsa_producer prod = {.c = d.c};
+    struct sc_op *op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_INIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    drv_op_release(&d, op);
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    produce_n(&d, 3, 10);
+    for (int i = 0; i < 300 && d.delivered < 3; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 3);
+    t->state = SC_TXN_COMMITTING;
+    d.txn_fence = true; /* a newer producer with the id took the epoch */
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_ERR_FENCED);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_FATAL);
+    struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 0, .value = "v",
+                             .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_ERR_FATAL);
+    samsa_txn_error *e = samsa_producer_begin_transaction(&prod);
+    CU_ASSERT_TRUE(samsa_txn_error_is_fatal(e));
+    CU_ASSERT_EQUAL(samsa_txn_error_code(e), SAMSA_ERR_FENCED);
+    samsa_txn_error_destroy(e);
+    drv_stop(&d);
+}
+
 static void test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id(void)
 {
     struct drv d;
@@ -2708,6 +2866,9 @@ int main(void)
         {"conf_transactional_id", test_conf_transactional_id},
         {"txn_calls_allowed_in_each_state", test_txn_calls_allowed_in_each_state},
         {"txn_errors_are_classified_as_librdkafka", test_txn_errors_are_classified_as_librdkafka},
+        {"txn_adds_partitions_first_and_retries_concurrent_transactions",
+         test_txn_adds_partitions_first_and_retries_concurrent_transactions},
+        {"txn_fenced_commit_is_fatal", test_txn_fenced_commit_is_fatal},
         {"broker_list_parsing", test_broker_list_parsing},
         {"linger_holds_records_until_due", test_linger_holds_records_until_due},
         {"batch_size_and_count_cut_batches", test_batch_size_and_count_cut_batches},
