@@ -394,19 +394,23 @@ int br_h_end_txn(struct br_req *r)
     return br_respond(r, &resp);
 }
 
-/* The partition of __consumer_offsets group id's offsets go to, or -1
- * with *err (COORDINATOR_NOT_AVAILABLE while the topic is made). */
-static int32_t offsets_partition_of(struct br_server *b, struct kp_str group, int16_t *err)
+/* The partition of __consumer_offsets group id's offsets go to: of the
+ * topic's partitions, or of offsets.topic.num.partitions while it is not
+ * made yet (Kafka's GroupCoordinator.partitionFor reads the config; the
+ * topic is asked for here, and the group's FindCoordinator waits for it). */
+static int32_t offsets_partition_of(struct br_server *b, struct kp_str group)
 {
-    int e = br_groups_ensure_offsets_topic(b);
+    if (br_groups_ensure_offsets_topic(b) != 0) {
+        br_debug("%s is being made: group %.*s's partition by offsets.topic.num.partitions",
+                 BR_OFFSETS_TOPIC, (int)(group.len > 0 ? group.len : 0),
+                 group.ptr != NULL ? group.ptr : "");
+    }
     const struct br_mc_topic *mt =
         br_mc_topic(&b->mc, BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1);
-    if (e != 0 || mt == NULL || mt->npartitions <= 0) {
-        *err = e != 0 ? (int16_t)e : KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return -1;
-    }
+    int32_t n = mt != NULL && mt->npartitions > 0 ? mt->npartitions
+                                                   : b->cfg.offsets_topic_num_partitions;
     return br_group_partition_for(group.ptr != NULL ? group.ptr : "",
-                                  group.len > 0 ? (size_t)group.len : 0, mt->npartitions);
+                                  group.len > 0 ? (size_t)group.len : 0, n);
 }
 
 int br_h_add_offsets_to_txn(struct br_req *r)
@@ -431,12 +435,7 @@ int br_h_add_offsets_to_txn(struct br_req *r)
     }
     /* the group's partition of __consumer_offsets joins the transaction
      * (TransactionCoordinator.handleAddPartitionsToTransaction with it) */
-    int16_t perr = KP_ERR_NONE;
-    int32_t index = offsets_partition_of(b, q->GroupId, &perr);
-    if (index < 0) {
-        resp.ErrorCode = perr;
-        return br_respond(r, &resp);
-    }
+    int32_t index = offsets_partition_of(b, q->GroupId);
     struct br_txn_partition_ref ref = {BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1, index};
     resp.ErrorCode = br_txn_add_partitions(&b->txn, t, &ref, 1, br_now_wall_ms());
     return br_respond(r, &resp);
@@ -478,7 +477,6 @@ int br_h_txn_offset_commit(struct br_req *r)
      * the group's coordinator */
     int16_t whole = KP_ERR_NONE;
     struct br_txn *t = NULL;
-    int16_t perr = KP_ERR_NONE;
     int32_t index = -1;
     if (!coordinated_here(r, q->TransactionalId)) {
         whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
@@ -486,9 +484,8 @@ int br_h_txn_offset_commit(struct br_req *r)
                                      (size_t)q->TransactionalId.len, q->ProducerId,
                                      q->ProducerEpoch, &t)) != KP_ERR_NONE) {
         /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
-    } else if ((index = offsets_partition_of(b, q->GroupId, &perr)) < 0) {
-        whole = perr;
-    } else if (t->status != BR_TXN_ONGOING || !holds_offsets_partition(t, index)) {
+    } else if (t->status != BR_TXN_ONGOING ||
+               !holds_offsets_partition(t, index = offsets_partition_of(b, q->GroupId))) {
         whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
     } else {
         int c = br_groups_check_coordinator(b, q->GroupId);
