@@ -31,8 +31,7 @@ KIP-98), with confluent-kafka (librdkafka 2.0.2) and kcat as the other side.
   twice: SAMSA_ERR_STATE; an empty transaction commits.
 - send_offsets_commits_the_groups_offsets: a record and a group's offset
   in one transaction; after the commit the group's committed offset is
-  the one sent (skipped, after checking the refusal's words, while the
-  broker lacks AddOffsetsToTxn/TxnOffsetCommit).
+  the one sent; another sent in an aborted transaction changes nothing.
 
     test_client_txn.py SAMSA_BROKER SAMSA_TOOL TXN_PRODUCER [-k CASE]
 """
@@ -271,26 +270,28 @@ def case_calls_out_of_order_are_refused(t):
         check(line in out, "%r not in:\n%s" % (line, out))
 
 
-def case_send_offsets_commits_the_groups_offsets(t):
-    """send_offsets_to_transaction: AddOffsetsToTxn then TxnOffsetCommit; the
-    group's offset is committed with the transaction. A broker without
-    AddOffsetsToTxn (25) or TxnOffsetCommit (28) gets a clear refusal,
-    neither fatal nor abortable."""
-    b = t.broker(overrides=CONFIG)
-    kwire.create_topic(b.port, "so", 1)
-    out = txn_producer(b, "so", "offsets-1", "offsets", "copier", 42, expect=None)
-    if "not supported by the broker" in out:
-        check("p send_offsets error UNSUPPORTED fatal=0 retriable=0 abort=0" in out, out)
-        raise broker.Skip("the broker does not serve AddOffsetsToTxn/TxnOffsetCommit: "
-                          "refused as unsupported")
-    check("p send_offsets ok" in out and "p commit ok" in out, out)
-    need_clients()
-    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": "copier"})
+def committed_offset(b, group, topic):
+    c = confluent_kafka.Consumer({"bootstrap.servers": b.bootstrap, "group.id": group})
     try:
-        got = c.committed([confluent_kafka.TopicPartition("so", 0)], timeout=10)
+        return c.committed([confluent_kafka.TopicPartition(topic, 0)], timeout=10)[0].offset
     finally:
         c.close()
-    eq(got[0].offset, 42, "the group's committed offset after the commit")
+
+
+def case_send_offsets_commits_the_groups_offsets(t):
+    """send_offsets_to_transaction: AddOffsetsToTxn then TxnOffsetCommit; the
+    group's offset is committed with the transaction, and dropped with an
+    abort."""
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "so", 1)
+    out = txn_producer(b, "so", "offsets-1", "offsets", "copier", 42)
+    check("p send_offsets ok" in out and "p commit ok" in out, out)
+    eq(committed_offset(b, "copier", "so"), 42, "the group's offset after the commit")
+    out = txn_producer(b, "so", "offsets-1", "offsets", "copier", 99, "abort")
+    check("p send_offsets ok" in out and "p abort ok" in out, out)
+    eq(committed_offset(b, "copier", "so"), 42, "the group's offset after an abort")
+    eq(kcat_values(b, "so"), ["offsets-1-0"], "read_committed: the committed record only")
 
 
 if __name__ == "__main__":

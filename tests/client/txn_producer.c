@@ -7,9 +7,9 @@
  *   txn_producer BROKERS TOPIC ID abort N     N records in one transaction, aborted
  *   txn_producer BROKERS TOPIC ID fence       a second producer with ID fences the
  *                                             first: its commit is a fatal FENCED error
- *   txn_producer BROKERS TOPIC ID offsets GROUP OFFSET
+ *   txn_producer BROKERS TOPIC ID offsets GROUP OFFSET [abort]
  *                                             a record and GROUP's offset of TOPIC [0]
- *                                             in one transaction, committed
+ *                                             in one transaction, committed (or aborted)
  *   txn_producer BROKERS TOPIC ID states      calls out of order: their errors
  *
  * Records go to partition 0, values "<ID>-<i>".
@@ -131,7 +131,7 @@ static int fence(const char *brokers, const char *topic, const char *id)
 }
 
 static int offsets(const char *brokers, const char *topic, const char *id, const char *group,
-                   long long offset)
+                   long long offset, bool commit)
 {
     samsa_producer *p = make(brokers, id);
     samsa_consumer_group_metadata *md = samsa_consumer_group_metadata_new(group);
@@ -141,7 +141,8 @@ static int offsets(const char *brokers, const char *topic, const char *id, const
              produce_n(p, topic, id, 1) &&
              said("p", "send_offsets",
                   samsa_producer_send_offsets_to_transaction(p, &part, 1, md, TIMEOUT_MS)) &&
-             said("p", "commit", samsa_producer_commit_transaction(p, TIMEOUT_MS));
+             (commit ? said("p", "commit", samsa_producer_commit_transaction(p, TIMEOUT_MS))
+                     : said("p", "abort", samsa_producer_abort_transaction(p, TIMEOUT_MS)));
     samsa_consumer_group_metadata_destroy(md);
     samsa_producer_destroy(p);
     return ok ? 0 : 1;
@@ -171,7 +172,7 @@ int main(int argc, char **argv)
 {
     if (argc < 5) {
         fprintf(stderr, "usage: txn_producer BROKERS TOPIC ID commit|abort N | fence | "
-                        "offsets GROUP OFFSET | states\n");
+                        "offsets GROUP OFFSET [abort] | states\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -182,8 +183,9 @@ int main(int argc, char **argv)
     if (strcmp(what, "fence") == 0) {
         return fence(b, topic, id);
     }
-    if (strcmp(what, "offsets") == 0 && argc == 7) {
-        return offsets(b, topic, id, argv[5], strtoll(argv[6], NULL, 10));
+    if (strcmp(what, "offsets") == 0 && (argc == 7 || argc == 8)) {
+        return offsets(b, topic, id, argv[5], strtoll(argv[6], NULL, 10),
+                       argc == 7 || strcmp(argv[7], "abort") != 0);
     }
     if (strcmp(what, "states") == 0) {
         return states(b, topic, id);

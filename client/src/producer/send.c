@@ -282,9 +282,10 @@ static bool producer_id_ready(struct sc_client *c, int64_t now, int64_t *next)
     if (c->pid >= 0 && !c->pid_reset) {
         return true;
     }
-    if (c->txn != NULL) {
+    if (c->v->transactional_id[0] != '\0') {
         /* the id comes from init_transactions, and again after an abort
-         * (txn.c): a lost sequence fails the open transaction */
+         * (txn.c): a lost sequence fails the open transaction (the conf
+         * says so from the start: c->txn is set just after the thread) */
         if (c->pid >= 0) {
             sc_txn_fail(c, SAMSA_ERR_MSG_TIMED_OUT, false,
                         "a record sent in the transaction was lost: abort it");
