@@ -32,6 +32,11 @@ KIP-98), with confluent-kafka (librdkafka 2.0.2) and kcat as the other side.
 - send_offsets_commits_the_groups_offsets: a record and a group's offset
   in one transaction; after the commit the group's committed offset is
   the one sent; another sent in an aborted transaction changes nothing.
+- copier_writes_the_input_exactly_once: Kafka 2.0's copier on libsamsa (a
+  group member reading, a transactional producer writing with the member's
+  offsets, one transaction in three aborted and read again): the output
+  read_committed equals the input once in order; the group's offset is the
+  input's end.
 
     test_client_txn.py SAMSA_BROKER SAMSA_TOOL TXN_PRODUCER [-k CASE]
 """
@@ -294,6 +299,29 @@ def case_send_offsets_commits_the_groups_offsets(t):
     eq(kcat_values(b, "so"), ["offsets-1-0"], "read_committed: the committed record only")
 
 
+def case_copier_writes_the_input_exactly_once(t):
+    """Kafka 2.0's TransactionalMessageCopier, on libsamsa: a group member
+    reads the input, a transactional producer writes it to the output in
+    transactions of 10 with the member's offsets (send_offsets with
+    samsa_consumer_group_metadata_get), one transaction in three aborted
+    and its records read again: read_committed sees the output equal to
+    the input, once, in order; the group's offset is the input's end."""
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    kwire.create_topic(b.port, "cin", 1)
+    kwire.create_topic(b.port, "cout", 1)
+    lines = ["in-%d" % i for i in range(95)]
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "cin", "-p", "0"],
+                   input=("\n".join(lines) + "\n").encode(), check=True, timeout=TIMEOUT)
+    out = txn_producer(b, "cin", "copier-0", "copy", "cout", "copiers", len(lines))
+    check("copied 95" in out, out)
+    check(out.count("p abort ok") >= 3, "aborted transactions: %s" % out)
+    eq(kcat_values(b, "cout"), lines, "the output, read_committed")
+    check(len(kcat_values(b, "cout", "read_uncommitted")) > len(lines),
+          "the aborted copies are in the log")
+    eq(committed_offset(b, "copiers", "cin"), len(lines), "the group's offset")
+
+
 if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     TXN_PRODUCER = os.path.abspath(sys.argv.pop(2))
@@ -304,4 +332,5 @@ if __name__ == "__main__":
                           case_samsa_produce_killed_mid_input_is_never_visible,
                           case_second_producer_fences_the_first,
                           case_calls_out_of_order_are_refused,
-                          case_send_offsets_commits_the_groups_offsets]))
+                          case_send_offsets_commits_the_groups_offsets,
+                          case_copier_writes_the_input_exactly_once]))

@@ -11,6 +11,12 @@
  *                                             a record and GROUP's offset of TOPIC [0]
  *                                             in one transaction, committed (or aborted)
  *   txn_producer BROKERS TOPIC ID states      calls out of order: their errors
+ *   txn_producer BROKERS TOPIC ID copy OUT GROUP N
+ *                                             Kafka's copier (TransactionalMessageCopier):
+ *                                             TOPIC [0]'s first N records read by a member
+ *                                             of GROUP, written to OUT [0] in transactions
+ *                                             of 10 with the member's offsets, one in three
+ *                                             aborted and read again
  *
  * Records go to partition 0, values "<ID>-<i>".
  */
@@ -168,6 +174,91 @@ static int states(const char *brokers, const char *topic, const char *id)
     return ok ? 0 : 1;
 }
 
+/* One transaction of the copier: up to 10 records from c to out, with c's
+ * position; commit or abort. Returns the position committed (or the
+ * previous one when aborted), -1 on a failure. */
+static long long copy_some(samsa_producer *p, samsa_consumer *c, const char *in, const char *out,
+                           long long committed, long long n, bool commit)
+{
+    if (!said("p", "begin", samsa_producer_begin_transaction(p))) {
+        return -1;
+    }
+    long long pos = committed;
+    for (int i = 0; i < 10 && pos < n; i++) {
+        samsa_message *m = samsa_consumer_poll(c, 10000);
+        if (m == NULL) {
+            printf("no record at %lld\n", pos);
+            return -1;
+        }
+        struct samsa_record r = {SAMSA_RECORD_INIT, .topic = out, .partition = 0,
+                                 .value = m->value, .value_len = m->value_len};
+        int e = samsa_produce(p, &r);
+        pos = m->offset + 1;
+        samsa_message_free(m);
+        if (e != SAMSA_OK) {
+            printf("produce: %s\n", samsa_err_name(e));
+            return -1;
+        }
+    }
+    samsa_consumer_group_metadata *md = samsa_consumer_group_metadata_get(c);
+    struct samsa_partition part = {in, 0, pos};
+    int ok = md != NULL &&
+             said("p", "send_offsets",
+                  samsa_producer_send_offsets_to_transaction(p, &part, 1, md, TIMEOUT_MS));
+    samsa_consumer_group_metadata_destroy(md);
+    if (!ok) {
+        return -1;
+    }
+    if (commit) {
+        return said("p", "commit", samsa_producer_commit_transaction(p, TIMEOUT_MS)) ? pos : -1;
+    }
+    /* aborted once its records are in the log; what it read is read again
+     * from the last commit */
+    if (samsa_producer_flush(p, TIMEOUT_MS) != SAMSA_OK ||
+        !said("p", "abort", samsa_producer_abort_transaction(p, TIMEOUT_MS)) ||
+        samsa_consumer_seek(c, in, 0, committed, TIMEOUT_MS) != SAMSA_OK) {
+        return -1;
+    }
+    return committed;
+}
+
+static int copy(const char *brokers, const char *in, const char *id, const char *out,
+                const char *group, long long n)
+{
+    char err[512];
+    samsa_conf *conf = samsa_conf_new();
+    if (samsa_conf_set(conf, "bootstrap.servers", brokers, err, sizeof(err)) != SAMSA_OK ||
+        samsa_conf_set(conf, "group.id", group, err, sizeof(err)) != SAMSA_OK ||
+        samsa_conf_set(conf, "enable.auto.commit", "false", err, sizeof(err)) != SAMSA_OK ||
+        samsa_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof(err)) != SAMSA_OK) {
+        fprintf(stderr, "conf: %s\n", err);
+        return 2;
+    }
+    samsa_consumer *c = samsa_consumer_new(conf, err, sizeof(err));
+    samsa_conf_destroy(conf);
+    if (c == NULL) {
+        fprintf(stderr, "consumer: %s\n", err);
+        return 2;
+    }
+    const char *topics[] = {in};
+    samsa_producer *p = make(brokers, id);
+    long long committed = 0;
+    int ok = samsa_consumer_subscribe(c, topics, 1) == SAMSA_OK &&
+             said("p", "init", samsa_producer_init_transactions(p, TIMEOUT_MS));
+    int aborted = 0;
+    for (int k = 0; ok && committed < n; k++) {
+        bool commit = k % 3 != 1;
+        committed = copy_some(p, c, in, out, committed, n, commit);
+        ok = committed >= 0;
+        aborted += ok && !commit;
+    }
+    printf("copied %lld, %d transactions aborted\n", committed, aborted);
+    samsa_producer_destroy(p);
+    (void)samsa_consumer_close(c, 10000);
+    samsa_consumer_destroy(c);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -186,6 +277,9 @@ int main(int argc, char **argv)
     if (strcmp(what, "offsets") == 0 && (argc == 7 || argc == 8)) {
         return offsets(b, topic, id, argv[5], strtoll(argv[6], NULL, 10),
                        argc == 7 || strcmp(argv[7], "abort") != 0);
+    }
+    if (strcmp(what, "copy") == 0 && argc == 8) {
+        return copy(b, topic, id, argv[5], argv[6], strtoll(argv[7], NULL, 10));
     }
     if (strcmp(what, "states") == 0) {
         return states(b, topic, id);
