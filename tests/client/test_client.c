@@ -2650,6 +2650,21 @@ static int init_pid_answered(const struct drv *d)
  * records on the wire are reported PURGED and POSSIBLY_PERSISTED, those never
  * sent NOT_PERSISTED; the idempotent producer takes a new producer id (its
  * purged sequence numbers would otherwise fail what follows) and produces on. */
+/* A transactional producer (transactional.id id) on the model, its
+ * transaction state set as samsa_producer_new sets it. */
+static struct sc_txn *drv_start_txn(struct drv *d, const char *id)
+{
+    drv_start_with(d, 'p', "transactional.id", id);
+    struct sc_txn *t = kp_calloc(1, sizeof(*t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (t == NULL) {
+        abort(); /* for the analysers */
+    }
+    t->coord_id = -1;
+    d->c->txn = t;
+    return t;
+}
+
 /* Runs until op is done (at most 3 s of fake time). */
 static void drv_run_op(struct drv *d, const struct sc_op *op)
 {
@@ -2671,14 +2686,7 @@ static void drv_run_op(struct drv *d, const struct sc_op *op)
 static void test_txn_adds_partitions_first_and_retries_concurrent_transactions(void)
 {
     struct drv d;
-    drv_start_with(&d, 'p', "transactional.id", "tx-1");
-    struct sc_txn *t = kp_calloc(1, sizeof(*t));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    if (t == NULL) {
-        abort(); /* for the analysers */
-    }
-    t->coord_id = -1;
-    d.c->txn = t; /* as samsa_producer_new does for a transactional.id */
+    struct sc_txn *t = drv_start_txn(&d, "tx-1");
     struct samsa_producer prod = {.c = d.c};
     struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 0, .value = "v",
                              .value_len = 1};
@@ -2732,14 +2740,7 @@ static void test_txn_adds_partitions_first_and_retries_concurrent_transactions(v
 static void test_txn_fenced_commit_is_fatal(void)
 {
     struct drv d;
-    drv_start_with(&d, 'p', "transactional.id", "tx-2");
-    struct sc_txn *t = kp_calloc(1, sizeof(*t));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    if (t == NULL) {
-        abort(); /* for the analysers */
-    }
-    t->coord_id = -1;
-    d.c->txn = t;
+    struct sc_txn *t = drv_start_txn(&d, "tx-2");
     struct samsa_producer prod = {.c = d.c};
     struct sc_op *op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_INIT, NULL, NULL, 0));
     drv_run_op(&d, op);

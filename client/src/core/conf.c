@@ -159,18 +159,23 @@ static const struct key_desc keys[] = {
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 _Static_assert(KEY_COUNT <= SC_CONF_MAX_KEYS, "raise SC_CONF_MAX_KEYS");
 
-void sc_errf(char *buf, size_t size, const char *fmt, ...)
+void sc_verrf(char *buf, size_t size, const char *fmt, va_list ap)
 {
     if (buf == NULL || size == 0) {
         return;
     }
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
     if (n < 0) {
         buf[0] = '\0';
     }
+}
+
+void sc_errf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sc_verrf(buf, size, fmt, ap);
+    va_end(ap);
 }
 
 char *sc_strndup(const char *s, size_t n)

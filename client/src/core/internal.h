@@ -24,6 +24,7 @@
 #define SAMSA_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +50,9 @@ int64_t sc_wall_ms(void);
 
 /* Formats into buf like snprintf, never overflowing; no-op when buf NULL. */
 void sc_errf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with a va_list. */
+void sc_verrf(char *buf, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* A NUL-terminated copy (kp_malloc) or NULL on allocation failure. */
 char *sc_strdup(const char *s);

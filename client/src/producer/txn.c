@@ -72,11 +72,8 @@ void sc_txn_fail(struct sc_client *c, int err, bool fatal, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->reason, sizeof(t->reason), fmt, ap);
+    sc_verrf(t->reason, sizeof(t->reason), fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        t->reason[0] = '\0';
-    }
     t->err = fatal ? fatal_code(err) : err;
     t->state = fatal ? SC_TXN_FATAL : SC_TXN_ABORTABLE;
     sc_log(c, "transaction %s: %s", fatal ? "fatal error" : "must abort", t->reason);

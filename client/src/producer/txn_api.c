@@ -40,11 +40,8 @@ static samsa_txn_error *error_new(int code, bool fatal, bool retriable, bool abo
     e->txn_requires_abort = abort && !fatal;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(e->str, sizeof(e->str), fmt, ap);
+    sc_verrf(e->str, sizeof(e->str), fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        e->str[0] = '\0';
-    }
     return e;
 }
 
