@@ -111,8 +111,8 @@ int cmd_produce(int argc, char **argv)
         fprintf(stderr, "samsa produce: %s\n", err);
         return EXIT_USAGE;
     }
-    if (o.transactional_id != NULL && !txn_step(p, "init_transactions",
-                                                samsa_producer_init_transactions(p, o.timeout_ms))) {
+    if (o.transactional_id != NULL &&
+        !txn_step(p, "init_transactions", samsa_producer_init_transactions(p, o.timeout_ms))) {
         samsa_producer_destroy(p);
         return EXIT_FAIL;
     }

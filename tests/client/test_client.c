@@ -1407,16 +1407,20 @@ static void drv_turn(struct drv *d)
                 d->produce_not_txn += !kp_str_eq_c(q->TransactionalId, d->c->v->transactional_id);
                 for (int32_t ti = 0; ti < q->TopicData.count; ti++) {
                     for (int32_t pi = 0; pi < q->TopicData.items[ti].PartitionData.count; pi++) {
-                        struct kp_bytes rec = q->TopicData.items[ti].PartitionData.items[pi].Records;
+                        const struct kp_ProduceRequest_PartitionProduceData *pd =
+                            &q->TopicData.items[ti].PartitionData.items[pi];
                         struct kp_batch_header bh;
                         size_t size = 0;
-                        d->produce_not_txn += kp_batch_peek(rec.ptr, (size_t)rec.len, &bh, &size) != 0 ||
-                                              !kp_batch_is_transactional(&bh);
-                        int32_t part = q->TopicData.items[ti].PartitionData.items[pi].Index;
-                        for (const struct sc_ptopic *tp = d->c->ptopics; tp != NULL; tp = tp->next) {
+                        d->produce_not_txn +=
+                            kp_batch_peek(pd->Records.ptr, (size_t)pd->Records.len, &bh, &size) !=
+                                0 ||
+                            !kp_batch_is_transactional(&bh);
+                        for (const struct sc_ptopic *tp = d->c->ptopics; tp != NULL;
+                             tp = tp->next) {
                             if (kp_str_eq_c(q->TopicData.items[ti].Name, tp->name)) {
-                                d->produce_before_add += part < 0 || part >= tp->partition_count ||
-                                                         tp->parts[part].txn != SC_PPART_TXN_ADDED;
+                                d->produce_before_add +=
+                                    pd->Index < 0 || pd->Index >= tp->partition_count ||
+                                    tp->parts[pd->Index].txn != SC_PPART_TXN_ADDED;
                             }
                         }
                     }

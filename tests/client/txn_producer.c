@@ -166,7 +166,8 @@ static int states(const char *brokers, const char *topic, const char *id)
     refused = refused && !said("p", "init-again", samsa_producer_init_transactions(p, 1000));
     pe = produce(p, topic, "outside", 0);
     printf("produce outside a transaction %s\n", samsa_err_name(pe));
-    ok = ok && pe == SAMSA_ERR_STATE && refused && said("p", "begin", samsa_producer_begin_transaction(p));
+    ok = ok && pe == SAMSA_ERR_STATE && refused &&
+         said("p", "begin", samsa_producer_begin_transaction(p));
     refused = !said("p", "begin-twice", samsa_producer_begin_transaction(p));
     /* an empty transaction commits without a request */
     ok = ok && refused && said("p", "commit-empty", samsa_producer_commit_transaction(p, 1000));

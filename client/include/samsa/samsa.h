@@ -483,7 +483,8 @@ struct samsa_partition; /* below, with the consumer */
  * an earlier producer with the same id is fenced, and its open
  * transaction aborted. Once per producer, before anything is produced.
  */
-SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_init_transactions(samsa_producer *p, int timeout_ms);
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_init_transactions(samsa_producer *p,
+                                                                   int timeout_ms);
 
 /* Begins a transaction (local: the coordinator hears of it with its first
  * partition). */
@@ -506,14 +507,16 @@ SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_send_offsets_to_transaction(
  * transaction abortable instead: the error says txn_requires_abort. On a
  * timeout (retriable) call it again.
  */
-SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_commit_transaction(samsa_producer *p, int timeout_ms);
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_commit_transaction(samsa_producer *p,
+                                                                    int timeout_ms);
 
 /*
  * Drops what is queued and not sent (reported SAMSA_ERR_PURGED), waits for
  * what is in flight, then aborts the transaction (EndTxn): its records are
  * never shown to a read_committed consumer.
  */
-SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_abort_transaction(samsa_producer *p, int timeout_ms);
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_abort_transaction(samsa_producer *p,
+                                                                   int timeout_ms);
 
 /* ----------------------------------------------------------------- consumer */
 

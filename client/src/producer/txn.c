@@ -117,7 +117,8 @@ static int32_t found_coordinator(struct sc_client *c, int err, const void *body,
 {
     const struct kp_FindCoordinatorResponse *r = body;
     *errp = err != 0 ? err : sc_err_from_wire(r->ErrorCode);
-    if (*errp == SAMSA_OK && (r->Host.len <= 0 || r->Port <= 0 || r->Port > 65535 || r->NodeId < 0)) {
+    if (*errp == SAMSA_OK &&
+        (r->Host.len <= 0 || r->Port <= 0 || r->Port > 65535 || r->NodeId < 0)) {
         *errp = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
     if (*errp != SAMSA_OK) {
