@@ -53,6 +53,7 @@ static const struct sc_op_ops *const op_kinds[SC_OP_KIND_COUNT] = {
     [SC_OP_GROUP_OFFSETS] = &sc_group_op,
     [SC_OP_ALTER_GROUP_OFFSETS] = &sc_group_op,
     [SC_OP_DELETE_GROUP] = &sc_group_op,
+    [SC_OP_TXN] = &sc_txn_op,
 };
 
 struct sc_op *sc_op_new(int kind, void *arg)

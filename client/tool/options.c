@@ -361,6 +361,12 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             }
             o->delete_configs[o->delete_config_count++] = v;
             i++;
+        } else if (strcmp(a, "--transactional-id") == 0) {
+            if (v == NULL || v[0] == '\0') {
+                return usage_error(cmd, "%s", "empty transactional id");
+            }
+            o->transactional_id = v;
+            i++;
         } else if (strcmp(a, "-G") == 0 || strcmp(a, "--group") == 0) {
             if (v == NULL || v[0] == '\0') {
                 return usage_error(cmd, "%s", "empty group name");

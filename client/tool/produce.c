@@ -10,12 +10,16 @@
 
 static const char produce_help[] =
     "usage: samsa produce -b BROKERS -t TOPIC [-p PARTITION] [-K DELIM] [-H name=value]...\n"
-    "                     [-X key=value]...\n"
+    "                     [--transactional-id ID] [-X key=value]...\n"
     "Sends each line of standard input as one record. With -K, the text before the\n"
     "first DELIM is the key. -H adds a header to every record (repeat it for more).\n"
     "Without -p the partitioner places records (keys as the Java client does). Waits\n"
     "for every delivery report, up to --timeout MS (default 30000) after the input\n"
     "ends; prints a summary on stderr.\n"
+    "With --transactional-id, all of the input goes in one transaction, committed\n"
+    "once it has all been delivered and aborted if a record's delivery fails (as\n"
+    "kcat -X transactional.id=ID does): a read_committed reader sees all of it or\n"
+    "none of it.\n"
     "Exit status: 0 all delivered, 1 some were not, 2 usage error.\n";
 
 /* -H name=value into hs[0..n): names copied into names[], values borrowed. */
@@ -57,6 +61,22 @@ static void on_delivery(const struct samsa_delivery *d, void *opaque)
     }
 }
 
+/* A transactional call's outcome: true when it succeeded, else said on
+ * stderr with what kind of error it was. */
+static bool txn_step(samsa_producer *p, const char *what, samsa_txn_error *e)
+{
+    (void)p;
+    if (e == NULL) {
+        return true;
+    }
+    fprintf(stderr, "samsa produce: %s: %s%s\n", what, samsa_txn_error_string(e),
+            samsa_txn_error_is_fatal(e)             ? " (fatal)"
+            : samsa_txn_error_txn_requires_abort(e) ? " (the transaction must abort)"
+                                                    : "");
+    samsa_txn_error_destroy(e);
+    return false;
+}
+
 int cmd_produce(int argc, char **argv)
 {
     struct opts o;
@@ -79,11 +99,27 @@ int cmd_produce(int argc, char **argv)
     struct produce_state st = {0, 0, 0};
     samsa_conf_set_delivery_cb(conf, on_delivery, &st);
     char err[512];
+    if (o.transactional_id != NULL &&
+        samsa_conf_set(conf, "transactional.id", o.transactional_id, err, sizeof(err)) !=
+            SAMSA_OK) {
+        samsa_conf_destroy(conf);
+        return usage_error("produce", "%s", err);
+    }
     samsa_producer *p = samsa_producer_new(conf, err, sizeof(err));
     samsa_conf_destroy(conf);
     if (p == NULL) {
         fprintf(stderr, "samsa produce: %s\n", err);
         return EXIT_USAGE;
+    }
+    if (o.transactional_id != NULL &&
+        !txn_step(p, "init_transactions", samsa_producer_init_transactions(p, o.timeout_ms))) {
+        samsa_producer_destroy(p);
+        return EXIT_FAIL;
+    }
+    if (o.transactional_id != NULL &&
+        !txn_step(p, "begin_transaction", samsa_producer_begin_transaction(p))) {
+        samsa_producer_destroy(p);
+        return EXIT_FAIL;
     }
     char *line = NULL;
     size_t cap = 0;
@@ -134,6 +170,21 @@ int cmd_produce(int argc, char **argv)
     if (fe != SAMSA_OK) {
         fprintf(stderr, "samsa produce: %zu records not delivered within %d ms\n",
                 samsa_producer_outq_len(p), o.timeout_ms);
+    }
+    if (o.transactional_id != NULL) {
+        /* as kcat: commit what was all delivered, else abort */
+        bool ok = fe == SAMSA_OK && st.failed == 0 && !interrupted &&
+                  txn_step(p, "commit_transaction",
+                           samsa_producer_commit_transaction(p, o.timeout_ms));
+        if (!ok) {
+            (void)txn_step(p, "abort_transaction",
+                           samsa_producer_abort_transaction(p, o.timeout_ms));
+            fprintf(stderr, "samsa produce: transaction aborted\n");
+            st.failed += st.delivered;
+            st.delivered = 0;
+        } else {
+            fprintf(stderr, "samsa produce: transaction committed\n");
+        }
     }
     size_t lost = samsa_producer_close(p, 0);
     samsa_producer_destroy(p);

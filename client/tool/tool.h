@@ -81,6 +81,7 @@ struct opts {
     const char *delete_configs[64];
     size_t delete_config_count;
     const char *group;
+    const char *transactional_id; /* produce --transactional-id */
     /* group reset-offsets */
     int reset_mode;              /* RESET_* */
     long long reset_value;

@@ -105,9 +105,10 @@ struct batch_opts {
     int64_t producer_id;
     int32_t base_sequence;
     bool log_append_time;
+    bool transactional;
 };
 
-static const struct batch_opts PLAIN = {KP_CODEC_NONE, -1, -1, false};
+static const struct batch_opts PLAIN = {KP_CODEC_NONE, -1, -1, false, false};
 
 /* Appends one batch of records as the leader (epoch 3). */
 static int64_t append(struct br_log *log, const struct rec *recs, size_t n,
@@ -121,6 +122,7 @@ static int64_t append(struct br_log *log, const struct rec *recs, size_t n,
     if (o->log_append_time) {
         kp_batch_builder_set_timestamp_type(&b, KP_TS_LOG_APPEND_TIME);
     }
+    kp_batch_builder_set_flags(&b, o->transactional, false);
     for (size_t i = 0; i < n; i++) {
         struct kp_bytes k = {(const uint8_t *)recs[i].key,
                              recs[i].key != NULL ? (int32_t)strlen(recs[i].key) : -1};
@@ -383,6 +385,44 @@ static void test_clean_keeps_latest_value_per_key_and_offsets(void)
     cleanup_dir();
 }
 
+/* A transaction's records (kept whole: an aborted one must never hide the
+ * value it would have replaced, an open one may still abort) do not count
+ * as a key's latest value (Kafka's cleaner skips aborted transactions when
+ * it builds its offset map, LogCleaner.buildOffsetMapForSegment). */
+static void test_transactional_records_never_hide_earlier_values(void)
+{
+    setup_dir();
+    struct br_log *log = open_log(4096);
+    struct rec first = {"k", "committed", NOW - HOUR / 2};
+    (void)append(log, &first, 1, &PLAIN);
+    struct batch_opts txn = {KP_CODEC_NONE, 77, 0, false, true};
+    struct rec later = {"k", "aborted", NOW - HOUR / 2};
+    (void)append(log, &later, 1, &txn);
+    struct rec fill = {"fill", "x", NOW};
+    for (int i = 0; i < 200; i++) {
+        (void)append(log, &fill, 1, &PLAIN); /* the first segments close */
+    }
+    struct br_clean_params p = params(0);
+    CU_ASSERT(clean_once(log, &p, true) > 1);
+    struct readback r;
+    read_all(log, &r);
+    size_t committed = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        if (r.recs[i].has_key && strcmp(r.recs[i].key, "k") == 0) {
+            count++;
+            committed += strcmp(r.recs[i].value, "committed") == 0 ? 1 : 0;
+        }
+    }
+    CU_ASSERT_EQUAL(committed, 1);
+    CU_ASSERT_EQUAL(count, 2);
+    (void)find_key(&r, "fill", &count);
+    CU_ASSERT(count < 200); /* the plain records around them were cleaned */
+    readback_free(&r);
+    br_log_close(log);
+    cleanup_dir();
+}
+
 static void test_clean_never_touches_the_active_segment(void)
 {
     setup_dir();
@@ -459,15 +499,15 @@ static void test_rebuilt_batches_keep_codec_producer_and_timestamps(void)
 {
     setup_dir();
     struct br_log *log = open_log(2048);
-    struct batch_opts gz = {KP_CODEC_GZIP, -1, -1, false};
+    struct batch_opts gz = {KP_CODEC_GZIP, -1, -1, false, false};
     updates(log, 0, 200, 7, &gz, NOW - HOUR / 2);
     /* an idempotent producer whose records are all overwritten later */
-    struct batch_opts idem = {KP_CODEC_NONE, 4242, 17, false};
+    struct batch_opts idem = {KP_CODEC_NONE, 4242, 17, false, false};
     struct rec pr[3] = {
         {"k1", "a", NOW - HOUR / 2}, {"k2", "b", NOW - HOUR / 2}, {"k3", "c", NOW - HOUR / 2}};
     int64_t pbase = append(log, pr, 3, &idem);
     /* a LogAppendTime batch with a record that survives */
-    struct batch_opts lat = {KP_CODEC_LZ4, -1, -1, true};
+    struct batch_opts lat = {KP_CODEC_LZ4, -1, -1, true, false};
     struct rec lr[2] = {{"k4", "old", NOW - HOUR / 2}, {"only-here", "lat", NOW - HOUR / 2}};
     (void)append(log, lr, 2, &lat);
     updates(log, 200, 400, 7, &gz, NOW - HOUR / 2);
@@ -1004,6 +1044,8 @@ int main(void)
         {"clean_keeps_latest_value_per_key_and_offsets",
          test_clean_keeps_latest_value_per_key_and_offsets},
         {"clean_never_touches_the_active_segment", test_clean_never_touches_the_active_segment},
+    {"transactional_records_never_hide_earlier_values",
+     test_transactional_records_never_hide_earlier_values},
         {"tombstones_go_after_delete_retention", test_tombstones_go_after_delete_retention},
         {"min_compaction_lag_keeps_recent_segments", test_min_compaction_lag_keeps_recent_segments},
         {"rebuilt_batches_keep_codec_producer_and_timestamps",

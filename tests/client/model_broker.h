@@ -8,7 +8,7 @@
  * What it models: `brokers` nodes (0, 1, ...) at MB_HOST:9092+id, topics t0
  * and t1 (parts[] partitions, partition p led by p % brokers, or by the
  * next live node when that one is dead and `unnoticed` does not keep it),
- * one group whose coordinator is
+ * one group (and every transactional id) whose coordinator is
  * `coordinator` (JoinGroup answers with the member itself and one that
  * never syncs), committed offsets and logs shared by all nodes (logs grow
  * with what is produced), ListGroups naming two groups on every node.
@@ -803,6 +803,47 @@ static inline void *mb_simple(struct kp_arena *a, const struct mb_pending *p, in
         for (int32_t i = 0; i < q->GroupsNames.count; i++) {
             x->Results.items[i].GroupId = q->GroupsNames.items[i];
             x->Results.items[i].ErrorCode = err;
+        }
+        break;
+    }
+    case KP_API_ADD_PARTITIONS_TO_TXN: {
+        const struct kp_AddPartitionsToTxnRequest *q = p->req.body;
+        struct kp_AddPartitionsToTxnResponse *x = r;
+        x->Results.items = ALLOC(a, q->Topics.count, struct kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult);
+        x->Results.count = q->Topics.count;
+        for (int32_t i = 0; i < q->Topics.count; i++) {
+            x->Results.items[i].Name = q->Topics.items[i].Name;
+            x->Results.items[i].Results.count = q->Topics.items[i].Partitions.count;
+            x->Results.items[i].Results.items = ALLOC(a, q->Topics.items[i].Partitions.count,
+                                                      struct kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult);
+            for (int32_t j = 0; j < q->Topics.items[i].Partitions.count; j++) {
+                x->Results.items[i].Results.items[j].PartitionIndex = q->Topics.items[i].Partitions.items[j];
+                x->Results.items[i].Results.items[j].ErrorCode = err;
+            }
+        }
+        break;
+    }
+    case KP_API_END_TXN:
+        ((struct kp_EndTxnResponse *)r)->ErrorCode = err;
+        break;
+    case KP_API_ADD_OFFSETS_TO_TXN:
+        ((struct kp_AddOffsetsToTxnResponse *)r)->ErrorCode = err;
+        break;
+    case KP_API_TXN_OFFSET_COMMIT: {
+        const struct kp_TxnOffsetCommitRequest *q = p->req.body;
+        struct kp_TxnOffsetCommitResponse *x = r;
+        x->Topics.items = ALLOC(a, q->Topics.count, struct kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic);
+        x->Topics.count = q->Topics.count;
+        for (int32_t i = 0; i < q->Topics.count; i++) {
+            x->Topics.items[i].Name = q->Topics.items[i].Name;
+            x->Topics.items[i].Partitions.count = q->Topics.items[i].Partitions.count;
+            x->Topics.items[i].Partitions.items = ALLOC(a, q->Topics.items[i].Partitions.count,
+                                                        struct kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition);
+            for (int32_t j = 0; j < q->Topics.items[i].Partitions.count; j++) {
+                x->Topics.items[i].Partitions.items[j].PartitionIndex =
+                    q->Topics.items[i].Partitions.items[j].PartitionIndex;
+                x->Topics.items[i].Partitions.items[j].ErrorCode = err;
+            }
         }
         break;
     }

@@ -13,6 +13,7 @@
 
 #include "cunit_run.h"
 #include "internal.h"
+#include "producer/producer.h"
 
 #include "model_broker.h"
 
@@ -376,6 +377,87 @@ static void test_conf_idempotence_conflicts(void)
     samsa_producer *p = samsa_producer_new(c, err, sizeof(err));
     CU_ASSERT_PTR_NULL(p);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "bootstrap.servers"));
+    samsa_conf_destroy(c);
+}
+
+/* The transactional producer's calls in each state, as librdkafka's
+ * rdkafka_txnmgr.c allows them (rd_kafka_txn_require_state). */
+static void test_txn_calls_allowed_in_each_state(void)
+{
+    enum { OK = SAMSA_OK, ST = SAMSA_ERR_STATE, FA = SAMSA_ERR_FATAL };
+    /* rows: states UNINIT READY IN_TXN COMMITTING ABORTING ABORTABLE FATAL;
+     * columns: calls INIT BEGIN PRODUCE SEND_OFFSETS COMMIT ABORT */
+    static const int want[7][6] = {
+        {OK, ST, ST, ST, ST, ST}, /* UNINIT: init only */
+        {ST, OK, ST, ST, ST, ST}, /* READY: begin */
+        {ST, ST, OK, OK, OK, OK}, /* IN_TXN */
+        {ST, ST, ST, ST, OK, OK}, /* COMMITTING: commit again after a timeout, or abort */
+        {ST, ST, ST, ST, ST, OK}, /* ABORTING: abort again */
+        {ST, ST, ST, ST, ST, OK}, /* ABORTABLE: only an abort */
+        {FA, FA, FA, FA, FA, FA}, /* FATAL: nothing */
+    };
+    for (int st = SC_TXN_UNINIT; st <= SC_TXN_FATAL; st++) {
+        for (int call = SC_TXN_CALL_INIT; call <= SC_TXN_CALL_ABORT; call++) {
+            if (sc_txn_may(st, call) != want[st][call]) {
+                printf("\nstate %d call %d: %d, wanted %d\n", st, call, sc_txn_may(st, call),
+                       want[st][call]);
+            }
+            CU_ASSERT_EQUAL(sc_txn_may(st, call), want[st][call]);
+        }
+    }
+}
+
+/* What a coordinator's (or a record's) error does to the transaction: the
+ * retriable ones retried inside the call, the coordinator's moves looked up
+ * again, fencing and a forgotten producer id fatal, the rest abortable. */
+static void test_txn_errors_are_classified_as_librdkafka(void)
+{
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_OK), SC_TXN_OK);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_CONCURRENT_TRANSACTIONS), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_COORDINATOR_LOAD_IN_PROGRESS), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_TIMED_OUT), SC_TXN_RETRY);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_NOT_COORDINATOR), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_COORDINATOR_NOT_AVAILABLE), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_TRANSPORT), SC_TXN_COORD_MOVED);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_INVALID_PRODUCER_EPOCH), SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(90), SC_TXN_FATAL_ERR); /* PRODUCER_FENCED (2.7+) */
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_INVALID_PRODUCER_ID_MAPPING), SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                    SC_TXN_FATAL_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(SAMSA_ERR_MSG_TIMED_OUT), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_UNKNOWN_TOPIC_OR_PARTITION), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_EQUAL(sc_txn_classify(KP_ERR_MESSAGE_TOO_LARGE), SC_TXN_ABORTABLE_ERR);
+    CU_ASSERT_STRING_EQUAL(samsa_err_name(SAMSA_ERR_FENCED), "FENCED");
+}
+
+/* transactional.id implies idempotence (as librdkafka) and bounds a
+ * record's life by the transaction's. */
+static void test_conf_transactional_id(void)
+{
+    char err[256];
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "bootstrap.servers", "127.0.0.1:9", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transactional.id", "t", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transaction.timeout.ms", "20000", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "transaction.timeout.ms", "999", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    samsa_conf *d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_OK);
+    CU_ASSERT_TRUE(d->v.enable_idempotence);
+    CU_ASSERT_EQUAL(d->v.message_timeout_ms, 20000);
+    samsa_conf_destroy(d);
+    d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(samsa_conf_set(d, "acks", "1", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "transactional.id"));
+    samsa_conf_destroy(d);
+    d = samsa_conf_dup(c);
+    CU_ASSERT_EQUAL(samsa_conf_set(d, "enable.idempotence", "false", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(d, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    samsa_conf_destroy(d);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "message.timeout.ms", "30000", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(sc_conf_finalize(c, 'p', err, sizeof(err)), SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "transaction.timeout.ms"));
     samsa_conf_destroy(c);
 }
 
@@ -1156,6 +1238,13 @@ struct drv {
     int unknown_topic;                       /* SAMSA_ERR_UNKNOWN_TOPIC errors */
     int unknown_partition;                   /* SAMSA_ERR_UNKNOWN_PARTITION errors */
     int logged;                              /* log lines at SAMSA_LOG_DEBUG */
+    int txn_concurrent;                      /* the next so many AddPartitionsToTxn and
+                                              * EndTxn answer CONCURRENT_TRANSACTIONS */
+    int produce_before_add;                  /* batches of a partition the coordinator
+                                              * had not added to the transaction */
+    bool txn_fence;                          /* EndTxn answers INVALID_PRODUCER_EPOCH */
+    int produce_not_txn;                     /* a transactional producer's Produce
+                                              * batches without its id or attribute */
 };
 
 static void drv_log(int level, const char *line, void *opaque)
@@ -1305,6 +1394,38 @@ static void drv_turn(struct drv *d)
             int16_t err = (d->not_coordinator & (1u << node)) != 0 && group_api(p->api)
                               ? KP_ERR_NOT_COORDINATOR
                               : 0;
+            if (d->txn_concurrent > 0 &&
+                (p->api == KP_API_ADD_PARTITIONS_TO_TXN || p->api == KP_API_END_TXN)) {
+                d->txn_concurrent--;
+                err = KP_ERR_CONCURRENT_TRANSACTIONS;
+            }
+            if (d->txn_fence && p->api == KP_API_END_TXN) {
+                err = KP_ERR_INVALID_PRODUCER_EPOCH;
+            }
+            if (p->api == KP_API_PRODUCE && d->c->txn != NULL) {
+                const struct kp_ProduceRequest *q = p->req.body;
+                d->produce_not_txn += !kp_str_eq_c(q->TransactionalId, d->c->v->transactional_id);
+                for (int32_t ti = 0; ti < q->TopicData.count; ti++) {
+                    for (int32_t pi = 0; pi < q->TopicData.items[ti].PartitionData.count; pi++) {
+                        const struct kp_ProduceRequest_PartitionProduceData *pd =
+                            &q->TopicData.items[ti].PartitionData.items[pi];
+                        struct kp_batch_header bh;
+                        size_t size = 0;
+                        d->produce_not_txn +=
+                            kp_batch_peek(pd->Records.ptr, (size_t)pd->Records.len, &bh, &size) !=
+                                0 ||
+                            !kp_batch_is_transactional(&bh);
+                        for (const struct sc_ptopic *tp = d->c->ptopics; tp != NULL;
+                             tp = tp->next) {
+                            if (kp_str_eq_c(q->TopicData.items[ti].Name, tp->name)) {
+                                d->produce_before_add +=
+                                    pd->Index < 0 || pd->Index >= tp->partition_count ||
+                                    tp->parts[pd->Index].txn != SC_PPART_TXN_ADDED;
+                            }
+                        }
+                    }
+                }
+            }
             struct kp_writer w;
             kp_wr_init(&w, (size_t)1 << 28);
             mb_encode_answer(&d->m, &w, p, err, 0);
@@ -1345,9 +1466,15 @@ static void drv_run(struct drv *d, int64_t ms)
 }
 
 /* Queues an op no user thread waits for (the test reads it after). */
+static struct sc_op *drv_queue(struct drv *d, struct sc_op *op);
+
 static struct sc_op *drv_op(struct drv *d, int kind, void *arg)
 {
-    struct sc_op *op = sc_op_new(kind, arg);
+    return drv_queue(d, sc_op_new(kind, arg));
+}
+
+static struct sc_op *drv_queue(struct drv *d, struct sc_op *op)
+{
     CU_ASSERT_PTR_NOT_NULL_FATAL(op);
     if (op == NULL) {
         abort(); /* for the analysers: the assertion above does not return */
@@ -2527,6 +2654,124 @@ static int init_pid_answered(const struct drv *d)
  * records on the wire are reported PURGED and POSSIBLY_PERSISTED, those never
  * sent NOT_PERSISTED; the idempotent producer takes a new producer id (its
  * purged sequence numbers would otherwise fail what follows) and produces on. */
+/* A transactional producer (transactional.id id) on the model, its
+ * transaction state set as samsa_producer_new sets it. */
+static struct sc_txn *drv_start_txn(struct drv *d, const char *id)
+{
+    drv_start_with(d, 'p', "transactional.id", id);
+    struct sc_txn *t = kp_calloc(1, sizeof(*t));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    if (t == NULL) {
+        abort(); /* for the analysers */
+    }
+    t->coord_id = -1;
+    d->c->txn = t;
+    return t;
+}
+
+/* Runs until op is done (at most 3 s of fake time). */
+static void drv_run_op(struct drv *d, const struct sc_op *op)
+{
+    for (int i = 0; i < 300 && !op->done; i++) {
+        drv_run(d, 10);
+    }
+    CU_ASSERT_TRUE(op->done);
+}
+
+/*
+ * The transactional producer against the model: init_transactions finds
+ * the coordinator (FindCoordinator key type 1) and takes the id there; a
+ * transaction's records wait until AddPartitionsToTxn added their
+ * partitions, retried while the coordinator answers CONCURRENT_TRANSACTIONS,
+ * and go as transactional batches with the id; the commit is one EndTxn,
+ * itself retried; then the partitions leave the transaction, and an empty
+ * transaction commits without a request.
+ */
+static void test_txn_adds_partitions_first_and_retries_concurrent_transactions(void)
+{
+    struct drv d;
+    struct sc_txn *t = drv_start_txn(&d, "tx-1");
+    struct samsa_producer prod = {.c = d.c};
+    struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 0, .value = "v",
+                             .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_ERR_STATE); /* before init */
+    struct sc_op *op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_INIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_READY);
+    CU_ASSERT_EQUAL(d.c->pid, 4242);
+    CU_ASSERT_EQUAL(t->coord_id, 1);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_INIT_PRODUCER_ID], 1); /* at the coordinator */
+    CU_ASSERT_EQUAL(d.answered[0][KP_API_INIT_PRODUCER_ID], 0);
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    d.txn_concurrent = 2;
+    produce_n(&d, 6, 10);
+    for (int i = 0; i < 300 && d.delivered < 6; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 6);
+    CU_ASSERT_EQUAL(d.produce_before_add, 0);
+    CU_ASSERT_EQUAL(d.produce_not_txn, 0);
+    CU_ASSERT(d.answered[1][KP_API_ADD_PARTITIONS_TO_TXN] >= 3); /* 2 refused, then added */
+    CU_ASSERT(t->added >= 2);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_IN_TXN);
+    /* commit_transaction flushed (all 6 delivered): EndTxn, retried once */
+    t->state = SC_TXN_COMMITTING;
+    d.txn_concurrent = 1;
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_END_TXN], 2);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_READY);
+    CU_ASSERT_EQUAL(t->added, 0);
+    CU_ASSERT_EQUAL(d.c->ptopics->parts[0].txn, SC_PPART_TXN_NONE);
+    /* an empty transaction: no request */
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    t->state = SC_TXN_COMMITTING;
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_OK);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(d.answered[1][KP_API_END_TXN], 2);
+    drv_stop(&d);
+}
+
+/* A coordinator that says the producer was fenced makes the transaction
+ * fatal: the commit fails with SAMSA_ERR_FENCED and samsa_produce refuses
+ * with SAMSA_ERR_FATAL from then on. */
+static void test_txn_fenced_commit_is_fatal(void)
+{
+    struct drv d;
+    struct sc_txn *t = drv_start_txn(&d, "tx-2");
+    struct samsa_producer prod = {.c = d.c};
+    struct sc_op *op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_INIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    drv_op_release(&d, op);
+    CU_ASSERT_PTR_NULL(samsa_producer_begin_transaction(&prod));
+    produce_n(&d, 3, 10);
+    for (int i = 0; i < 300 && d.delivered < 3; i++) {
+        drv_run(&d, 10);
+    }
+    CU_ASSERT_EQUAL(d.delivered, 3);
+    t->state = SC_TXN_COMMITTING;
+    d.txn_fence = true; /* a newer producer with the id took the epoch */
+    op = drv_queue(&d, sc_txn_op_new(SC_TXN_CALL_COMMIT, NULL, NULL, 0));
+    drv_run_op(&d, op);
+    CU_ASSERT_EQUAL(op->err, SAMSA_ERR_FENCED);
+    drv_op_release(&d, op);
+    CU_ASSERT_EQUAL(t->state, SC_TXN_FATAL);
+    struct samsa_record r = {SAMSA_RECORD_INIT, .topic = "t0", .partition = 0, .value = "v",
+                             .value_len = 1};
+    CU_ASSERT_EQUAL(samsa_produce(&prod, &r), SAMSA_ERR_FATAL);
+    samsa_txn_error *e = samsa_producer_begin_transaction(&prod);
+    CU_ASSERT_TRUE(samsa_txn_error_is_fatal(e));
+    CU_ASSERT_EQUAL(samsa_txn_error_code(e), SAMSA_ERR_FENCED);
+    samsa_txn_error_destroy(e);
+    drv_stop(&d);
+}
+
 static void test_purge_inflight_reports_possibly_persisted_and_renews_the_producer_id(void)
 {
     struct drv d;
@@ -2623,6 +2868,12 @@ int main(void)
          test_conf_accepts_aliases_and_reports_bad_values},
         {"conf_knows_every_librdkafka_property", test_conf_knows_every_librdkafka_property},
         {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
+        {"conf_transactional_id", test_conf_transactional_id},
+        {"txn_calls_allowed_in_each_state", test_txn_calls_allowed_in_each_state},
+        {"txn_errors_are_classified_as_librdkafka", test_txn_errors_are_classified_as_librdkafka},
+        {"txn_adds_partitions_first_and_retries_concurrent_transactions",
+         test_txn_adds_partitions_first_and_retries_concurrent_transactions},
+        {"txn_fenced_commit_is_fatal", test_txn_fenced_commit_is_fatal},
         {"broker_list_parsing", test_broker_list_parsing},
         {"linger_holds_records_until_due", test_linger_holds_records_until_due},
         {"batch_size_and_count_cut_batches", test_batch_size_and_count_cut_batches},

@@ -35,6 +35,7 @@ API_VERSIONS = 18
 FIND_COORDINATOR = 10
 CREATE_TOPICS = 19
 INIT_PRODUCER_ID = 22
+WRITE_TXN_MARKERS = 27
 
 # Error codes
 NONE = 0
@@ -162,8 +163,9 @@ def metadata_v4(corr, topics=None, allow_auto_create=True):
                    + i8(1 if allow_auto_create else 0))
 
 
-def produce_v3(corr, topic, partition, records, acks=1, timeout_ms=10000):
-    body = (string(None) + i16(acks) + i32(timeout_ms)
+def produce_v3(corr, topic, partition, records, acks=1, timeout_ms=10000,
+               transactional_id=None):
+    body = (string(transactional_id) + i16(acks) + i32(timeout_ms)
             + array([string(topic) + array([i32(partition) + nbytes(records)])]))
     return request(PRODUCE, 3, corr, body)
 
@@ -206,6 +208,31 @@ def create_topics_v0_batch(corr, topics, replication=1, timeout_ms=10000):
     return request(CREATE_TOPICS, 0, corr, body)
 
 
+def write_txn_markers_v0(corr, markers):
+    """markers: [(producer_id, epoch, commit, {topic: [partitions]}, coordinator_epoch)]"""
+    body = array([i64(pid) + i16(epoch) + i8(1 if commit else 0)
+                  + array([string(t) + array([i32(p) for p in parts])
+                           for t, parts in topics.items()])
+                  + i32(coord_epoch)
+                  for pid, epoch, commit, topics, coord_epoch in markers])
+    return request(WRITE_TXN_MARKERS, 0, corr, body)
+
+
+def parse_write_txn_markers_v0(payload):
+    """-> (corr, {(producer_id, topic, partition): error})"""
+    r = Reader(payload)
+    corr = r.i32()
+    out = {}
+    for _ in range(r.i32()):
+        pid = r.i64()
+        for _ in range(r.i32()):
+            topic = r.string()
+            for _ in range(r.i32()):
+                part = r.i32()
+                out[(pid, topic, part)] = r.i16()
+    return corr, out
+
+
 def init_producer_id_v0(corr, transactional_id=None, timeout_ms=-1):
     return request(INIT_PRODUCER_ID, 0, corr, string(transactional_id) + i32(timeout_ms))
 
@@ -218,7 +245,7 @@ BATCH_OVERHEAD = 61
 
 
 def record_batch(records, base_timestamp=None, producer_id=-1, producer_epoch=-1,
-                 base_sequence=-1):
+                 base_sequence=-1, attributes=0):
     """An uncompressed RecordBatch v2 with BaseOffset 0.
 
     records: list of (key, value) or (key, value, timestamp_ms); key/value
@@ -246,7 +273,7 @@ def record_batch(records, base_timestamp=None, producer_id=-1, producer_epoch=-1
             r += zigzag_varint(len(value)) + value
         r += zigzag_varint(0)
         body += zigzag_varint(len(r)) + r
-    after_crc = (i16(0) + i32(len(records) - 1) + i64(base_timestamp) + i64(max_ts)
+    after_crc = (i16(attributes) + i32(len(records) - 1) + i64(base_timestamp) + i64(max_ts)
                  + i64(producer_id) + i16(producer_epoch) + i32(base_sequence)
                  + i32(len(records)) + bytes(body))
     crc = crc32c(after_crc)
@@ -685,10 +712,11 @@ def list_offset(port, topic, partition, timestamp):
 
 
 def produce(port, topic, partition, records, acks=1, sock=None, expect_error=NONE,
-            **batch_args):
+            transactional_id=None, **batch_args):
     """One Produce v3 of one uncompressed batch -> base offset. Raises
     unless the partition's error code is expect_error."""
-    req = produce_v3(55, topic, partition, record_batch(records, **batch_args), acks=acks)
+    req = produce_v3(55, topic, partition, record_batch(records, **batch_args), acks=acks,
+                     transactional_id=transactional_id)
     if sock is None:
         with connect(port) as s:
             resp = roundtrip(s, req)

@@ -39,6 +39,18 @@ offset, the aborted-transaction index).
   restart they are what the last committed transaction set (the loader
   resolves the offsets by the markers in __consumer_offsets), and stay so
   when a new producer of the id aborts the transaction left open.
+- produce_outside_its_transaction: a transactional batch of a producer
+  whose transaction does not hold the partition (never added, or sent
+  after the transaction ended: a request delayed past its commit) is
+  refused with INVALID_TXN_STATE and opens no transaction (the LSO stays
+  at the HW); an older epoch is INVALID_PRODUCER_EPOCH, an unknown id
+  INVALID_PRODUCER_ID_MAPPING (the check Kafka 3.6's KIP-890 added,
+  here on the standalone broker).
+- write_txn_markers: WriteTxnMarkers v0, the request a transaction
+  coordinator sends the partitions' leaders, ends a producer's open
+  transaction on this broker's partition (ABORT: the LSO reaches the HW,
+  read_committed sees nothing of it); a marker of an older epoch is
+  INVALID_PRODUCER_EPOCH, of an unknown partition UNKNOWN_TOPIC_OR_PARTITION.
 - open_transaction_across_kill9: a transaction open when the broker is
   SIGKILLed stays open after the restart (its records hidden from
   read_committed, the LSO at its first offset) until the coordinator,
@@ -521,8 +533,58 @@ def case_offsets_in_transactions(t):
     eq(committed_offset(b, "copier", "oin", 0), 20, "after a clean restart")
 
 
+def case_produce_outside_its_transaction(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "tpo")
+    subprocess.run(["kcat", "-P", "-b", b.bootstrap, "-t", "tpo", "-p", "0",
+                    "-X", "transactional.id=tpo-1"],
+                   input=b"a\nb\n", check=True, timeout=60, capture_output=True)
+    hw = kwire.list_offset(b.port, "tpo", 0, -1)[1]
+    pid, epoch = txn_init(b, "tpo-1")  # the id kcat used: its transaction ended
+    batch = dict(producer_id=pid, producer_epoch=epoch, base_sequence=0, attributes=0x10)
+    kwire.produce(b.port, "tpo", 0, [(None, b"late")], transactional_id="tpo-1",
+                  expect_error=48, **batch)
+    kwire.produce(b.port, "tpo", 0, [(None, b"zombie")], transactional_id="tpo-1",
+                  expect_error=47, **dict(batch, producer_epoch=epoch - 1))
+    kwire.produce(b.port, "tpo", 0, [(None, b"stranger")], transactional_id="nobody",
+                  expect_error=49, **batch)
+    eq(kwire.list_offset(b.port, "tpo", 0, -1)[1], hw, "the HW: nothing appended")
+    eq(watermarks(b, "tpo", 0, "read_committed")[1], hw, "the LSO: no transaction opened")
+    eq(values(kcat_read(b, "tpo", "read_committed")), ["a", "b"], "read_committed")
+
+
+def case_write_txn_markers(t):
+    need_clients()
+    b = t.broker(overrides=CONFIG)
+    create(b, "twm")
+    p = producer(b, "twm-1")
+    p.init_transactions(30)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce("twm", value=b"open-%d" % i, partition=0)
+    p.flush(30)
+    eq(watermarks(b, "twm", 0, "read_committed")[1], 0, "the LSO with the transaction open")
+    data = [bt for bt in kwire.disk_batches(b.log_dir, "twm", 0) if bt.attributes & 0x10]
+    pid, epoch = data[0].producer_id, data[0].producer_epoch
+    with kwire.connect(b.port) as s:
+        _, errs = kwire.parse_write_txn_markers_v0(kwire.roundtrip(s, kwire.write_txn_markers_v0(
+            9, [(pid, epoch, False, {"twm": [0], "nope": [0]}, 0)])))
+        eq(errs, {(pid, "twm", 0): 0, (pid, "nope", 0): 3}, "WriteTxnMarkers' errors")
+        _, errs = kwire.parse_write_txn_markers_v0(kwire.roundtrip(s, kwire.write_txn_markers_v0(
+            10, [(pid, epoch - 1, True, {"twm": [0]}, 0)])))
+        eq(errs, {(pid, "twm", 0): 47}, "an older epoch's marker")
+    hw = kwire.list_offset(b.port, "twm", 0, -1)[1]
+    eq(hw, 4, "three records and the ABORT")
+    eq(watermarks(b, "twm", 0, "read_committed")[1], hw, "the LSO after the marker")
+    eq(values(kcat_read(b, "twm", "read_committed")), [], "read_committed")
+    eq([m[2] for m in control_markers(b, "twm", 0)], [0], "the marker written")
+    del p
+
+
 if __name__ == "__main__":
     sys.exit(broker.main([case_kcat_commit, case_kcat_killed, case_abort_hidden, case_fencing,
                           case_restart_keeps_aborts, case_list_offsets_isolation,
                           case_coordinator_restart, case_offsets_in_transactions,
+                          case_produce_outside_its_transaction, case_write_txn_markers,
                           case_open_transaction_across_kill9]))

@@ -81,6 +81,8 @@ struct opts {
     int64_t queue_messages; /* queue.buffering.max.messages */
     int64_t fetch_wait_ms;  /* fetch.wait.max.ms; -1: librdkafka's default */
     bool queued;            /* produce everything before serving any report */
+    int64_t txn_size;       /* >0: transactions of this many messages (needs
+                             * --set transactional.id=...) */
     double timeout_s;       /* the whole run */
     const char *sets[MAX_SETS]; /* extra librdkafka properties, key=value */
     size_t nsets;
@@ -134,6 +136,8 @@ static void usage(FILE *to)
             "      --queue-messages N    queue.buffering.max.messages (default 500000)\n"
             "      --queued              produce: queue every message before serving any\n"
             "                            delivery report, report VmRSS/VmHWM then, flush\n"
+            "      --txn-size N          produce: transactions of N messages each, committed\n"
+            "                            in turn (with --set transactional.id=ID)\n"
             "      --fetch-wait-ms MS    fetch.wait.max.ms for consumers\n"
             "      --timeout S           give up after S seconds (default 120)\n"
             "      --set KEY=VALUE       any other librdkafka property (repeatable)\n"
@@ -507,6 +511,18 @@ static int64_t produce_range(const struct opts *o, rd_kafka_t *rk, rd_kafka_topi
     return i;
 }
 
+/* A transactional call's outcome: 0, or -1 with its error printed (and
+ * freed). */
+static int txn_call(rd_kafka_error_t *err, const char *what)
+{
+    if (err == NULL) {
+        return 0;
+    }
+    fprintf(stderr, "samsa-loadgen: %s transaction: %s\n", what, rd_kafka_error_string(err));
+    rd_kafka_error_destroy(err);
+    return -1;
+}
+
 /* Flushes until every message is delivered or the deadline passes; 0 when all went out. */
 static int flush_all(rd_kafka_t *rk, int64_t deadline_ns)
 {
@@ -600,11 +616,33 @@ static int run_produce(const struct opts *o, struct result *r)
         d.delivered = 0;
     }
 
+    if (o->txn_size > 0 && txn_call(rd_kafka_init_transactions(rk, 30000), "init") != 0) {
+        goto out;
+    }
     r->base_rss_kb = perf_status_kb("VmRSS");
     double cpu0 = perf_cpu_seconds();
     int64_t t0 = perf_now_ns();
-    int64_t sent =
-        produce_range(o, rk, rkt, nparts, pool, scratch, warmup, o->count, e2e, deadline, &r->bytes);
+    int64_t sent = 0;
+    if (o->txn_size > 0) {
+        /* transactions of txn_size messages, each committed before the next
+         * begins (commit flushes its messages first) */
+        while (sent < o->count) {
+            int64_t n = o->count - sent < o->txn_size ? o->count - sent : o->txn_size;
+            if (txn_call(rd_kafka_begin_transaction(rk), "begin") != 0) {
+                break;
+            }
+            int64_t got = produce_range(o, rk, rkt, nparts, pool, scratch, warmup + sent, n,
+                                        false, deadline, &r->bytes);
+            if (got != n || txn_call(rd_kafka_commit_transaction(rk, 60000), "commit") != 0) {
+                sent += got;
+                break;
+            }
+            sent += n;
+        }
+    } else {
+        sent = produce_range(o, rk, rkt, nparts, pool, scratch, warmup, o->count, e2e, deadline,
+                             &r->bytes);
+    }
     if (o->queued) {
         r->queued_rss_kb = perf_status_kb("VmRSS");
         r->queued_hwm_kb = perf_status_kb("VmHWM");
@@ -901,6 +939,7 @@ enum {
     OPT_QUEUE,
     OPT_FETCH_WAIT,
     OPT_QUEUED,
+    OPT_TXN_SIZE,
     OPT_TIMEOUT,
     OPT_SET,
     OPT_LABEL,
@@ -929,6 +968,7 @@ static const struct option long_opts[] = {
     {"queue-messages", required_argument, NULL, OPT_QUEUE},
     {"fetch-wait-ms", required_argument, NULL, OPT_FETCH_WAIT},
     {"queued", no_argument, NULL, OPT_QUEUED},
+    {"txn-size", required_argument, NULL, OPT_TXN_SIZE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"set", required_argument, NULL, OPT_SET},
     {"label", required_argument, NULL, OPT_LABEL},
@@ -1038,6 +1078,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case OPT_QUEUED:
             o->queued = true;
+            break;
+        case OPT_TXN_SIZE:
+            bad = perf_parse_i64(optarg, 1, MAX_COUNT, &o->txn_size);
             break;
         case OPT_TIMEOUT:
             bad = perf_parse_double(optarg, 0.1, 86400.0, &o->timeout_s);

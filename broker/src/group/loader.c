@@ -27,12 +27,10 @@
 #include <unistd.h>
 
 
-int br_grp_record_apply_txn(struct br_groups *gs, const struct grp_record *rec,
-                            int64_t producer_id, int64_t log_offset)
+/* The committed offset an offset commit record holds; log_offset its
+ * place in the log (-1: older than any record appended after the load). */
+static struct grp_offset offset_of(const struct grp_record *rec, int64_t log_offset)
 {
-    if (rec->group.len < 0 || rec->key_version == GRP_KEY_GROUP_V2 || rec->value_version < 0) {
-        return br_grp_record_apply(gs, rec);
-    }
     struct grp_offset v;
     memset(&v, 0, sizeof v);
     v.partition = rec->partition;
@@ -40,9 +38,19 @@ int br_grp_record_apply_txn(struct br_groups *gs, const struct grp_record *rec,
     v.leader_epoch = rec->leader_epoch;
     v.commit_ts = rec->commit_ts;
     v.expire_ts = rec->expire_ts;
-    /* its place in the log orders it against the offsets committed
-     * around it once its marker commits it */
     v.log_offset = log_offset;
+    return v;
+}
+
+int br_grp_record_apply_txn(struct br_groups *gs, const struct grp_record *rec,
+                            int64_t producer_id, int64_t log_offset)
+{
+    if (rec->group.len < 0 || rec->key_version == GRP_KEY_GROUP_V2 || rec->value_version < 0) {
+        return br_grp_record_apply(gs, rec);
+    }
+    /* its place in the log orders it against the offsets committed around
+     * it once its marker commits it */
+    struct grp_offset v = offset_of(rec, log_offset);
     struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, (size_t)rec->group.len);
     if (g == NULL) {
         return KP_E_NOMEM;
@@ -64,14 +72,7 @@ int br_grp_record_apply(struct br_groups *gs, const struct grp_record *rec)
             }
             return 0;
         }
-        struct grp_offset v;
-        memset(&v, 0, sizeof v);
-        v.partition = rec->partition;
-        v.offset = rec->offset;
-        v.leader_epoch = rec->leader_epoch;
-        v.commit_ts = rec->commit_ts;
-        v.expire_ts = rec->expire_ts;
-        v.log_offset = -1; /* older than any record appended after the load */
+        struct grp_offset v = offset_of(rec, -1);
         struct grp_group *g = br_grp_get_or_create(gs, rec->group.ptr, glen);
         if (g == NULL) {
             return KP_E_NOMEM;

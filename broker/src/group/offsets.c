@@ -100,7 +100,8 @@ int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str me
         return KP_E_NOMEM;
     }
     size_t i = offset_lower_bound(g, topic.ptr, tlen, v->partition);
-    if (i < g->noffsets && offset_cmp(&g->offsets[i], topic.ptr, tlen, v->partition) == 0) {
+    if (g->offsets != NULL && i < g->noffsets &&
+        offset_cmp(&g->offsets[i], topic.ptr, tlen, v->partition) == 0) {
         struct grp_offset *o = &g->offsets[i];
         kp_free(o->metadata);
         o->metadata = md;
@@ -115,7 +116,7 @@ int br_grp_offset_set(struct grp_group *g, struct kp_str topic, struct kp_str me
         kp_free(md);
         return KP_E_TOO_LARGE;
     }
-    if (g->noffsets == g->offsets_cap) {
+    if (g->offsets == NULL || g->noffsets == g->offsets_cap) {
         size_t cap = g->offsets_cap == 0 ? 8 : g->offsets_cap * 2;
         struct grp_offset *no = kp_realloc(g->offsets, cap * sizeof *no);
         if (no == NULL) {
@@ -228,6 +229,27 @@ int br_grp_offset_stage_txn(struct grp_group *g, int64_t producer_id, struct kp_
     return pending_add(g, 0, producer_id, topic, metadata, v);
 }
 
+/* A pending offset's end: committed (commit) unless the partition's
+ * committed offset came from a later record (Kafka's onOffsetCommitAppend:
+ * a commit whose record is older than the committed one's completed after
+ * it and is not kept), then freed. 1 when committed. */
+static size_t pending_end(struct grp_group *g, struct grp_pending_commit *pc, bool commit)
+{
+    size_t committed = 0;
+    struct kp_str topic = kp_str_c(pc->v.topic);
+    const struct grp_offset *cur = br_grp_offset_find(g, topic, pc->v.partition);
+    if (commit && (cur == NULL || cur->log_offset < pc->v.log_offset)) {
+        if (br_grp_offset_set(g, topic, kp_str_c(pc->v.metadata), &pc->v) != 0) {
+            br_warn("group %s: out of memory committing an offset of %s-%" PRId32, g->id,
+                    pc->v.topic, pc->v.partition);
+        } else {
+            committed = 1;
+        }
+    }
+    offset_clear(&pc->v);
+    return committed;
+}
+
 size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t len, uint64_t seq,
                             bool ok)
 {
@@ -249,19 +271,7 @@ size_t br_grp_commit_settle(struct br_groups *gs, const char *group_id, size_t l
             g->pcommits[keep++] = *pc;
             continue;
         }
-        struct kp_str topic = kp_str_c(pc->v.topic);
-        const struct grp_offset *cur = br_grp_offset_find(g, topic, pc->v.partition);
-        /* Kafka's onOffsetCommitAppend: a commit whose record is older
-         * than the committed one's completed after it and is not kept */
-        if (ok && (cur == NULL || cur->log_offset < pc->v.log_offset)) {
-            if (br_grp_offset_set(g, topic, kp_str_c(pc->v.metadata), &pc->v) != 0) {
-                br_warn("group %s: out of memory committing an offset of %s-%" PRId32, g->id,
-                        pc->v.topic, pc->v.partition);
-            } else {
-                committed++;
-            }
-        }
-        offset_clear(&pc->v);
+        committed += pending_end(g, pc, ok);
     }
     g->npcommits = keep;
     return committed;
@@ -279,17 +289,7 @@ static size_t txn_complete_group(struct grp_group *g, int64_t producer_id, bool 
             g->pcommits[keep++] = *pc;
             continue;
         }
-        struct kp_str topic = kp_str_c(pc->v.topic);
-        const struct grp_offset *cur = br_grp_offset_find(g, topic, pc->v.partition);
-        if (commit && (cur == NULL || cur->log_offset < pc->v.log_offset)) {
-            if (br_grp_offset_set(g, topic, kp_str_c(pc->v.metadata), &pc->v) != 0) {
-                br_warn("group %s: out of memory committing an offset of %s-%" PRId32, g->id,
-                        pc->v.topic, pc->v.partition);
-            } else {
-                committed++;
-            }
-        }
-        offset_clear(&pc->v);
+        committed += pending_end(g, pc, commit);
     }
     g->npcommits = keep;
     return committed;

@@ -100,7 +100,8 @@ enum br_seq_verdict br_producers_check(const struct br_producers *ps, int64_t lo
 }
 
 /* p's slot for producer_id: the existing one, a new one, or the least
- * recently used one's once max_producers are kept. NULL: out of memory. */
+ * recently used one's once max_producers (0: no limit) are kept. NULL: out
+ * of memory. */
 static struct br_producer *slot(struct br_producers *ps, int64_t producer_id,
                                 size_t max_producers)
 {
@@ -109,7 +110,7 @@ static struct br_producer *slot(struct br_producers *ps, int64_t producer_id,
         return p;
     }
     size_t lru = SIZE_MAX;
-    if (ps->n >= max_producers) {
+    if (max_producers > 0 && ps->n >= max_producers) {
         for (size_t i = 0; i < ps->n; i++) {
             if (ps->items[i].txn_first_offset < 0 &&
                 (lru == SIZE_MAX || ps->items[i].last_used_ms < ps->items[lru].last_used_ms)) {
@@ -205,7 +206,7 @@ int br_producers_end_txn(struct br_producers *ps, int64_t producer_id, int16_t e
                          int32_t coordinator_epoch, int64_t marker_offset, int64_t now_ms,
                          struct br_txn_span *done)
 {
-    struct br_producer *p = slot(ps, producer_id, SIZE_MAX);
+    struct br_producer *p = slot(ps, producer_id, 0); /* a marker always has room */
     if (p == NULL) {
         return KP_E_NOMEM;
     }

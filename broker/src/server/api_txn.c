@@ -79,16 +79,11 @@ static struct br_partition *txn_partition(struct br_server *b, const char *id, s
         *err = (int16_t)e;
         return NULL;
     }
-    struct br_topic *t = br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC));
     const struct br_mc_topic *mt = br_mc_topic(&b->mc, TXN_TOPIC, sizeof TXN_TOPIC - 1);
-    int32_t n = mt != NULL ? mt->npartitions : 0;
-    int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
-    struct br_partition *p =
-        t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
-    if (p == NULL || p->role != BR_ROLE_LEADER || p->log == NULL) {
-        *err = n > 0 ? KP_ERR_NOT_COORDINATOR : KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return NULL;
-    }
+    int perr = 0;
+    struct br_partition *p = br_internal_partition(br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC)),
+                                                   mt != NULL ? mt->npartitions : 0, id, len, &perr);
+    *err = (int16_t)perr;
     return p;
 }
 
@@ -110,6 +105,37 @@ static int new_producer_id(void *ctx, int64_t *id)
     return br_broker_next_producer_id(ctx, id);
 }
 
+/* One marker of producer (pid, epoch) appended to (topic, partition) led
+ * here, as Kafka 2.0's KafkaApis.handleWriteTxnMarkersRequest appends it:
+ * KP_ERR_NONE, the partition's refusal (INVALID_PRODUCER_EPOCH,
+ * TRANSACTION_COORDINATOR_FENCED), the lookup's error
+ * (UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER) or
+ * KAFKA_STORAGE_ERROR. A marker on __consumer_offsets tells the group
+ * coordinator, whose pending offsets of the producer it commits or drops. */
+static int16_t append_marker(struct br_server *b, struct kp_str topic, int32_t partition,
+                             int64_t pid, int16_t epoch, int32_t coordinator_epoch, bool commit,
+                             int64_t now)
+{
+    int16_t lerr = KP_ERR_NONE;
+    struct br_partition *p = br_rm_leader_partition(&b->rm, topic, partition, &lerr);
+    if (p == NULL) {
+        return lerr;
+    }
+    int16_t kerr = KP_ERR_NONE;
+    int64_t offset = -1;
+    int err =
+        br_partition_append_marker(p, pid, epoch, coordinator_epoch, commit, now, &kerr, &offset);
+    if (err != 0) {
+        br_error("%s-%d: the %s marker of producer %lld could not be written: %s", p->topic->name,
+                 (int)partition, commit ? "COMMIT" : "ABORT", (long long)pid, kp_err_str(err));
+        return KP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    if (kerr == KP_ERR_NONE && strcmp(p->topic->name, BR_OFFSETS_TOPIC) == 0) {
+        (void)br_grp_txn_complete(b->groups, p->topic->npartitions, p->index, pid, commit);
+    }
+    return kerr;
+}
+
 static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_t coordinator_epoch)
 {
     struct br_server *b = ctx;
@@ -117,37 +143,19 @@ static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_
     int64_t now = br_now_wall_ms();
     for (size_t i = 0; i < t->nparts; i++) {
         const struct br_txn_partition *tp = &t->parts[i];
-        int16_t lerr = KP_ERR_NONE;
-        struct br_partition *p =
-            br_rm_leader_partition(&b->rm, kp_str_c(tp->topic), tp->partition, &lerr);
-        if (p == NULL) {
-            if (lerr == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
-                /* deleted since: nothing is left to mark (Kafka drops it) */
-                continue;
-            }
-            all = false;
-            continue;
+        int16_t e = append_marker(b, kp_str_c(tp->topic), tp->partition, t->producer_id, t->epoch,
+                                  coordinator_epoch, commit, now);
+        if (e == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
+            continue; /* deleted since: nothing is left to mark (Kafka drops it) */
         }
-        int16_t kerr = KP_ERR_NONE;
-        int64_t offset = -1;
-        int err = br_partition_append_marker(p, t->producer_id, t->epoch, coordinator_epoch, commit,
-                                             now, &kerr, &offset);
-        if (err != 0) {
-            br_error("%s-%d: the %s marker of transactional id \"%s\" could not be written: %s",
-                     tp->topic, (int)tp->partition, commit ? "COMMIT" : "ABORT", t->id,
-                     kp_err_str(err));
-            all = false;
-        } else if (kerr == KP_ERR_NONE && strcmp(tp->topic, BR_OFFSETS_TOPIC) == 0) {
-            /* the transaction's offsets there become committed or go
-             * (Kafka's WriteTxnMarkers handler tells the group coordinator) */
-            (void)br_grp_txn_complete(b->groups, p->topic->npartitions, p->index, t->producer_id,
-                                      commit);
-        } else if (kerr != KP_ERR_NONE) {
+        if (e == KP_ERR_INVALID_PRODUCER_EPOCH || e == KP_ERR_TRANSACTION_COORDINATOR_FENCED) {
             /* the partition knows a newer epoch or coordinator: this
              * transaction's marker is not needed there (Kafka stops) */
             br_warn("%s-%d: the %s marker of transactional id \"%s\" refused: %s", tp->topic,
-                    (int)tp->partition, commit ? "COMMIT" : "ABORT", t->id, kp_err_name(kerr));
+                    (int)tp->partition, commit ? "COMMIT" : "ABORT", t->id, kp_err_name(e));
+            continue;
         }
+        all = all && e == KP_ERR_NONE;
     }
     return all;
 }
@@ -394,19 +402,23 @@ int br_h_end_txn(struct br_req *r)
     return br_respond(r, &resp);
 }
 
-/* The partition of __consumer_offsets group id's offsets go to, or -1
- * with *err (COORDINATOR_NOT_AVAILABLE while the topic is made). */
-static int32_t offsets_partition_of(struct br_server *b, struct kp_str group, int16_t *err)
+/* The partition of __consumer_offsets group id's offsets go to: of the
+ * topic's partitions, or of offsets.topic.num.partitions while it is not
+ * made yet (Kafka's GroupCoordinator.partitionFor reads the config; the
+ * topic is asked for here, and the group's FindCoordinator waits for it). */
+static int32_t offsets_partition_of(struct br_server *b, struct kp_str group)
 {
-    int e = br_groups_ensure_offsets_topic(b);
+    if (br_groups_ensure_offsets_topic(b) != 0) {
+        br_debug("%s is being made: group %.*s's partition by offsets.topic.num.partitions",
+                 BR_OFFSETS_TOPIC, (int)(group.len > 0 ? group.len : 0),
+                 group.ptr != NULL ? group.ptr : "");
+    }
     const struct br_mc_topic *mt =
         br_mc_topic(&b->mc, BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1);
-    if (e != 0 || mt == NULL || mt->npartitions <= 0) {
-        *err = e != 0 ? (int16_t)e : KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return -1;
-    }
+    int32_t n = mt != NULL && mt->npartitions > 0 ? mt->npartitions
+                                                   : b->cfg.offsets_topic_num_partitions;
     return br_group_partition_for(group.ptr != NULL ? group.ptr : "",
-                                  group.len > 0 ? (size_t)group.len : 0, mt->npartitions);
+                                  group.len > 0 ? (size_t)group.len : 0, n);
 }
 
 int br_h_add_offsets_to_txn(struct br_req *r)
@@ -431,12 +443,7 @@ int br_h_add_offsets_to_txn(struct br_req *r)
     }
     /* the group's partition of __consumer_offsets joins the transaction
      * (TransactionCoordinator.handleAddPartitionsToTransaction with it) */
-    int16_t perr = KP_ERR_NONE;
-    int32_t index = offsets_partition_of(b, q->GroupId, &perr);
-    if (index < 0) {
-        resp.ErrorCode = perr;
-        return br_respond(r, &resp);
-    }
+    int32_t index = offsets_partition_of(b, q->GroupId);
     struct br_txn_partition_ref ref = {BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1, index};
     resp.ErrorCode = br_txn_add_partitions(&b->txn, t, &ref, 1, br_now_wall_ms());
     return br_respond(r, &resp);
@@ -478,17 +485,14 @@ int br_h_txn_offset_commit(struct br_req *r)
      * the group's coordinator */
     int16_t whole = KP_ERR_NONE;
     struct br_txn *t = NULL;
-    int16_t perr = KP_ERR_NONE;
-    int32_t index = -1;
     if (!coordinated_here(r, q->TransactionalId)) {
         whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
     } else if ((whole = br_txn_check(&b->txn, q->TransactionalId.ptr,
                                      (size_t)q->TransactionalId.len, q->ProducerId,
                                      q->ProducerEpoch, &t)) != KP_ERR_NONE) {
         /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
-    } else if ((index = offsets_partition_of(b, q->GroupId, &perr)) < 0) {
-        whole = perr;
-    } else if (t->status != BR_TXN_ONGOING || !holds_offsets_partition(t, index)) {
+    } else if (t->status != BR_TXN_ONGOING ||
+               !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId))) {
         whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
     } else {
         int c = br_groups_check_coordinator(b, q->GroupId);
@@ -539,6 +543,60 @@ int br_h_txn_offset_commit(struct br_req *r)
         for (int32_t j = 0; j < np; j++) {
             rt->Partitions.items[j].PartitionIndex = qt->Partitions.items[j].PartitionIndex;
             rt->Partitions.items[j].ErrorCode = (int16_t)kp_err_to_wire(items[k++].err);
+        }
+    }
+    return br_respond(r, &resp);
+}
+
+/*
+ * WriteTxnMarkers v0 (Kafka 2.0's handleWriteTxnMarkersRequest): a
+ * transaction coordinator's markers for the partitions this broker leads,
+ * each answered with its own error. Kafka appends them with acks=all; here
+ * the answer follows the local append (on a cluster, before the followers
+ * have the marker: the coordinator here writes its own markers and does
+ * not send this request yet).
+ */
+int br_h_write_txn_markers(struct br_req *r)
+{
+    const struct kp_WriteTxnMarkersRequest *q = r->body;
+    struct kp_WriteTxnMarkersResponse resp;
+    kp_WriteTxnMarkersResponse_init(&resp);
+    int32_t nm = q->Markers.count > 0 ? q->Markers.count : 0;
+    resp.Markers.items = br_req_array(r, (size_t)(nm > 0 ? nm : 1), sizeof *resp.Markers.items);
+    if (resp.Markers.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Markers.count = nm;
+    int64_t now = br_now_wall_ms();
+    for (int32_t i = 0; i < nm; i++) {
+        const struct kp_WriteTxnMarkersRequest_WritableTxnMarker *m = &q->Markers.items[i];
+        struct kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *out = &resp.Markers.items[i];
+        out->ProducerId = m->ProducerId;
+        int32_t nt = m->Topics.count > 0 ? m->Topics.count : 0;
+        out->Topics.items = br_req_array(r, (size_t)(nt > 0 ? nt : 1), sizeof *out->Topics.items);
+        if (out->Topics.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        out->Topics.count = nt;
+        for (int32_t j = 0; j < nt; j++) {
+            const struct kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *mt = &m->Topics.items[j];
+            struct kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *ot =
+                &out->Topics.items[j];
+            ot->Name = mt->Name;
+            int32_t np = mt->PartitionIndexes.count > 0 ? mt->PartitionIndexes.count : 0;
+            ot->Partitions.items =
+                br_req_array(r, (size_t)(np > 0 ? np : 1), sizeof *ot->Partitions.items);
+            if (ot->Partitions.items == NULL) {
+                return KP_E_NOMEM;
+            }
+            ot->Partitions.count = np;
+            for (int32_t k = 0; k < np; k++) {
+                int32_t index = mt->PartitionIndexes.items[k];
+                ot->Partitions.items[k].PartitionIndex = index;
+                ot->Partitions.items[k].ErrorCode =
+                    append_marker(r->b, mt->Name, index, m->ProducerId, m->ProducerEpoch,
+                                  m->CoordinatorEpoch, m->TransactionResult, now);
+            }
         }
     }
     return br_respond(r, &resp);

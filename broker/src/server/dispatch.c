@@ -65,6 +65,7 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_ADD_PARTITIONS_TO_TXN] = {0, 1, br_h_add_partitions_to_txn, 0},
     [KP_API_ADD_OFFSETS_TO_TXN] = {0, 1, br_h_add_offsets_to_txn, 0},
     [KP_API_END_TXN] = {0, 1, br_h_end_txn, 0},
+    [KP_API_WRITE_TXN_MARKERS] = {0, 0, br_h_write_txn_markers, 0},
     [KP_API_TXN_OFFSET_COMMIT] = {0, 1, br_h_txn_offset_commit, 0},
     [KP_API_DESCRIBE_CONFIGS] = {0, 2, br_h_describe_configs, 0},
     [KP_API_DELETE_GROUPS] = {0, 1, br_h_delete_groups, 0},

@@ -104,16 +104,7 @@ static struct br_partition *group_partition(struct br_server *b, const char *id,
     if (*err != 0) {
         return NULL;
     }
-    struct br_topic *t = offsets_topic(b);
-    int32_t n = offsets_partitions(b);
-    int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
-    struct br_partition *p =
-        t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
-    if (p == NULL || p->role != BR_ROLE_LEADER || p->log == NULL) {
-        *err = n > 0 ? KP_ERR_NOT_COORDINATOR : KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return NULL;
-    }
-    return p;
+    return br_internal_partition(offsets_topic(b), offsets_partitions(b), id, len, err);
 }
 
 int br_groups_check_coordinator(struct br_server *b, struct kp_str group_id)

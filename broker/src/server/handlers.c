@@ -77,6 +77,18 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (out->ErrorCode != KP_ERR_NONE) {
         return;
     }
+    if (txn_id.len >= 0 && br_txn_served_here(b)) {
+        /* a transaction's batch only inside its transaction (txn/coordinator.h) */
+        out->ErrorCode = br_txn_check_produce(&b->txn, txn_id.ptr, (size_t)txn_id.len,
+                                              batch.h.ProducerId, batch.h.ProducerEpoch,
+                                              p->topic->name, strlen(p->topic->name), p->index);
+        if (out->ErrorCode != KP_ERR_NONE) {
+            br_debug("transactional produce from %s to %s-%" PRId32 " refused: %s",
+                     br_conn_peer(r->conn), p->topic->name, p->index,
+                     kp_err_name(out->ErrorCode));
+            return;
+        }
+    }
     /* the producer's sequence is checked inside the partition's append */
     struct br_append app;
     int err = br_partition_append_leader(p, batch.batch, batch.size, now, &app);

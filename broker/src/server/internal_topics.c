@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/logging.h"
+#include "group/group.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 #include "server/state.h"
@@ -51,4 +52,17 @@ int br_ensure_internal_topic(struct br_server *b, const struct br_internal_topic
     /* the coordinator is not available until the topic is made, as in
      * Kafka, whose FindCoordinator answers so while it is being created */
     return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+}
+
+struct br_partition *br_internal_partition(struct br_topic *t, int32_t n, const char *id,
+                                           size_t len, int *err)
+{
+    int32_t index = n > 0 ? br_group_partition_for(id, len, n) : -1;
+    struct br_partition *p =
+        t != NULL && index >= 0 && index < t->npartitions ? &t->partitions[index] : NULL;
+    if (p == NULL || p->role != BR_ROLE_LEADER || p->log == NULL) {
+        *err = n > 0 ? KP_ERR_NOT_COORDINATOR : KP_ERR_COORDINATOR_NOT_AVAILABLE;
+        return NULL;
+    }
+    return p;
 }

@@ -196,6 +196,7 @@ int br_h_add_partitions_to_txn(struct br_req *r);
 int br_h_end_txn(struct br_req *r);
 int br_h_add_offsets_to_txn(struct br_req *r);
 int br_h_txn_offset_commit(struct br_req *r);
+int br_h_write_txn_markers(struct br_req *r);
 /* Whether this broker coordinates transactions (standalone only so far). */
 bool br_txn_served_here(const struct br_server *b);
 /* The coordinator made, its records read from the partitions of

@@ -241,6 +241,14 @@ struct br_internal_topic {
  * (internal_topics.c). */
 int br_ensure_internal_topic(struct br_server *b, const struct br_internal_topic *it);
 
+/* The partition of internal topic t (NULL: not hosted here) whose records
+ * id's go to, of n partitions (the cluster's count; 0: not made yet), when
+ * this broker leads it; else NULL with *err: COORDINATOR_NOT_AVAILABLE
+ * while the topic is missing, NOT_COORDINATOR when another broker leads the
+ * partition (internal_topics.c). */
+struct br_partition *br_internal_partition(struct br_topic *t, int32_t n, const char *id,
+                                           size_t len, int *err);
+
 int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const int32_t *replicas,
                            const struct br_kv *configs, size_t nconfigs, bool validate_only,

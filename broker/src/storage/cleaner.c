@@ -630,8 +630,13 @@ static int build_map(struct run *r, size_t from, size_t *mapped)
             if (rc != 0) {
                 return rc;
             }
+            /* a transaction's records are kept whole and are no key's
+             * latest value: an aborted one must not hide the value it
+             * would have replaced, an open one may still abort (Kafka's
+             * buildOffsetMapForSegment skips aborted transactions; Samsa
+             * does not tell them apart here, so it skips them all) */
             if (h.BaseOffset + h.LastOffsetDelta < job->p.first_dirty_offset ||
-                kp_batch_is_control(&h)) {
+                kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
                 continue;
             }
             struct kp_batch_iter it;

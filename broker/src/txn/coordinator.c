@@ -387,6 +387,24 @@ int16_t br_txn_add_partitions(struct br_txn_coordinator *c, struct br_txn *t,
     return KP_ERR_NONE;
 }
 
+int16_t br_txn_check_produce(const struct br_txn_coordinator *c, const char *id, size_t len,
+                             int64_t producer_id, int16_t epoch, const char *topic,
+                             size_t topic_len, int32_t partition)
+{
+    const struct br_txn *t = br_txn_find(c, id, len);
+    if (t == NULL || t->producer_id != producer_id) {
+        return KP_ERR_INVALID_PRODUCER_ID_MAPPING;
+    }
+    if (epoch < t->epoch) {
+        return KP_ERR_INVALID_PRODUCER_EPOCH;
+    }
+    struct br_txn_partition_ref r = {topic, topic_len, partition};
+    if (epoch != t->epoch || t->status != BR_TXN_ONGOING || !has_partition(t, &r)) {
+        return KP_ERR_INVALID_TXN_STATE;
+    }
+    return KP_ERR_NONE;
+}
+
 int16_t br_txn_end(struct br_txn_coordinator *c, const char *id, size_t len, int64_t producer_id,
                    int16_t epoch, bool commit, int64_t now_ms)
 {

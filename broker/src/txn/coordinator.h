@@ -168,6 +168,20 @@ int16_t br_txn_end(struct br_txn_coordinator *c, const char *id, size_t len, int
  */
 int16_t br_txn_abort(struct br_txn_coordinator *c, const char *id, size_t len, int64_t now_ms);
 
+/*
+ * A transactional Produce to (topic, partition) by (producer_id, epoch) of
+ * id, checked against the coordinator before the partition takes it (what
+ * Kafka 3.6's KIP-890 verification does; free here, where the coordinator
+ * and the partition share a process): the id unknown or of another
+ * producer INVALID_PRODUCER_ID_MAPPING, an older epoch INVALID_PRODUCER_EPOCH
+ * (a zombie), a partition not in its Ongoing transaction INVALID_TXN_STATE
+ * (a request delayed past its transaction's end, which would otherwise
+ * open a transaction no marker ever closes and hold the LSO back for good).
+ */
+int16_t br_txn_check_produce(const struct br_txn_coordinator *c, const char *id, size_t len,
+                             int64_t producer_id, int16_t epoch, const char *topic,
+                             size_t topic_len, int32_t partition);
+
 /* The periodic work, at most every tick_interval_ms: Ongoing
  * transactions past their timeout aborted in a bumped epoch
  * (abortTimedOutTransactions), Prepare* markers retried, ids unused past

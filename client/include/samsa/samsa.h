@@ -115,6 +115,8 @@ enum samsa_err {
     SAMSA_ERR_DESTROYED = -117,      /* the handle is closing or closed */
     SAMSA_ERR_MAX_POLL_EXCEEDED = -118, /* no poll for max.poll.interval.ms: left the group */
     SAMSA_ERR_MSG_TIMED_OUT = -119,     /* a record not delivered within message.timeout.ms */
+    SAMSA_ERR_FENCED = -120,            /* a newer producer with the same transactional.id
+                                         * fenced this one (librdkafka's ERR__FENCED) */
 };
 
 /* "Local: ..." for the library's codes, Kafka's description for a broker's. Static. */
@@ -430,6 +432,92 @@ size_t samsa_producer_close(samsa_producer *p, int timeout_ms);
  * queued is reported PURGED). The last call on p. NULL is a no-op. */
 void samsa_producer_destroy(samsa_producer *p);
 
+/*
+ * Transactions (Kafka 2.0's KIP-98), as librdkafka's transactional API
+ * (rd_kafka_init_transactions, _begin_transaction,
+ * _send_offsets_to_transaction, _commit_transaction, _abort_transaction):
+ * a producer whose conf sets transactional.id (idempotence implied;
+ * transaction.timeout.ms, 60000 by default, is the coordinator's limit on
+ * an open transaction) calls init_transactions once, then for each
+ * transaction begin, samsa_produce records (to any partitions), optionally
+ * send_offsets, then commit or abort. A read_committed consumer sees the
+ * records of committed transactions only. samsa_produce outside a
+ * transaction: SAMSA_ERR_STATE.
+ *
+ * Each call returns NULL on success, else an error the caller owns
+ * (samsa_txn_error_destroy), with librdkafka's rd_kafka_error_t queries:
+ *   fatal             the producer cannot go on (fenced by a newer producer
+ *                     with the same transactional.id: SAMSA_ERR_FENCED; the
+ *                     coordinator forgot its producer id); destroy it;
+ *   txn_requires_abort  the transaction cannot commit (a record's delivery
+ *                     failed, or the coordinator refused it): abort it,
+ *                     then begin another;
+ *   retriable         the call may be made again (it timed out: its work
+ *                     goes on in the background).
+ * CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR
+ * and COORDINATOR_NOT_AVAILABLE are retried inside the call, after
+ * retry.backoff.ms, until its timeout.
+ */
+typedef struct samsa_txn_error samsa_txn_error;
+
+/* The error's code (enum samsa_err, or Kafka's) and its sentence (owned by e). */
+int samsa_txn_error_code(const samsa_txn_error *e);
+const char *samsa_txn_error_string(const samsa_txn_error *e);
+/* 1 or 0, as librdkafka's rd_kafka_error_is_fatal, _is_retriable,
+ * _txn_requires_abort. */
+int samsa_txn_error_is_fatal(const samsa_txn_error *e);
+int samsa_txn_error_is_retriable(const samsa_txn_error *e);
+int samsa_txn_error_txn_requires_abort(const samsa_txn_error *e);
+/* Frees e. NULL is a no-op. */
+void samsa_txn_error_destroy(samsa_txn_error *e);
+
+/* A consumer's group as send_offsets needs it (librdkafka's
+ * rd_kafka_consumer_group_metadata_t): its group.id, and while it is a
+ * member its generation and member id. */
+typedef struct samsa_consumer_group_metadata samsa_consumer_group_metadata;
+struct samsa_partition; /* below, with the consumer */
+
+/*
+ * Finds the transaction coordinator of transactional.id (FindCoordinator
+ * key type 1) and takes a producer id and epoch from it (InitProducerId):
+ * an earlier producer with the same id is fenced, and its open
+ * transaction aborted. Once per producer, before anything is produced.
+ */
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_init_transactions(samsa_producer *p,
+                                                                   int timeout_ms);
+
+/* Begins a transaction (local: the coordinator hears of it with its first
+ * partition). */
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_begin_transaction(samsa_producer *p);
+
+/*
+ * Puts the consumer offsets offsets[0..count) (each the next offset to
+ * read) of md's group in the transaction: they become the group's
+ * committed offsets with the commit, and are dropped by an abort
+ * (AddOffsetsToTxn to the transaction coordinator, then TxnOffsetCommit to
+ * the group's coordinator).
+ */
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_send_offsets_to_transaction(
+    samsa_producer *p, const struct samsa_partition *offsets, size_t count,
+    const samsa_consumer_group_metadata *md, int timeout_ms);
+
+/*
+ * Flushes (every record of the transaction acknowledged, delivery reports
+ * served), then commits (EndTxn). A record whose delivery failed makes the
+ * transaction abortable instead: the error says txn_requires_abort. On a
+ * timeout (retriable) call it again.
+ */
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_commit_transaction(samsa_producer *p,
+                                                                    int timeout_ms);
+
+/*
+ * Drops what is queued and not sent (reported SAMSA_ERR_PURGED), waits for
+ * what is in flight, then aborts the transaction (EndTxn): its records are
+ * never shown to a read_committed consumer.
+ */
+SAMSA_MUST_CHECK samsa_txn_error *samsa_producer_abort_transaction(samsa_producer *p,
+                                                                   int timeout_ms);
+
 /* ----------------------------------------------------------------- consumer */
 
 typedef struct samsa_consumer samsa_consumer;
@@ -668,6 +756,16 @@ int samsa_consumer_close(samsa_consumer *c, int timeout_ms);
 /* Frees c (samsa_consumer_close(c, -1) first if it was not closed). The
  * last call on c. NULL is a no-op. */
 void samsa_consumer_destroy(samsa_consumer *c);
+
+/* c's group for samsa_producer_send_offsets_to_transaction (librdkafka's
+ * rd_kafka_consumer_group_metadata): NULL when c has no group.id (or out
+ * of memory). Free it with samsa_consumer_group_metadata_destroy. */
+samsa_consumer_group_metadata *samsa_consumer_group_metadata_get(samsa_consumer *c);
+/* A group's metadata by its id alone (librdkafka's
+ * rd_kafka_consumer_group_metadata_new), for offsets of a consumer without
+ * membership. NULL for NULL or out of memory. */
+samsa_consumer_group_metadata *samsa_consumer_group_metadata_new(const char *group_id);
+void samsa_consumer_group_metadata_destroy(samsa_consumer_group_metadata *md);
 
 /* -------------------------------------------------------------------- admin */
 

@@ -279,17 +279,12 @@ int64_t sc_admin_discover_coord(struct sc_client *c, struct sc_op *op, int64_t n
     if (conn == NULL) {
         return now + 50;
     }
-    int16_t ver = sc_conn_version(conn, KP_API_FIND_COORDINATOR, 0, 2);
-    if (ver < 0) {
-        sc_op_finish(c, op, SAMSA_ERR_UNSUPPORTED);
+    int err = sc_send_find_coordinator(c, conn, a->name, 0, on_discover_coord, op);
+    if (err == SAMSA_ERR_UNSUPPORTED) {
+        sc_op_finish(c, op, err);
         return INT64_MAX;
     }
-    struct kp_FindCoordinatorRequest req;
-    kp_FindCoordinatorRequest_init(&req);
-    req.Key = kp_str_c(a->name);
-    req.KeyType = 0;
-    op->sent = sc_conn_send(c, conn, KP_API_FIND_COORDINATOR, ver, &req, on_discover_coord, op) ==
-               SAMSA_OK;
+    op->sent = err == SAMSA_OK;
     return op->sent ? INT64_MAX : now + c->v->retry_backoff_ms;
 }
 

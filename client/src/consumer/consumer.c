@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "consumer/consumer.h"
+#include "consumer/group.h"
 
 static int gated_consumer_assign(samsa_consumer *sc, const struct samsa_partition *parts, size_t count)
 {
@@ -674,3 +675,54 @@ const struct sc_kind_ops sc_consumer_kind = {
     .free_state = consumer_free_state,
     .stats = sc_group_stats,
 };
+
+/* ------------------------------------------------------ group metadata */
+
+static samsa_consumer_group_metadata *group_metadata(const char *group_id, int32_t generation,
+                                                     const char *member_id)
+{
+    samsa_consumer_group_metadata *md = kp_calloc(1, sizeof(*md));
+    if (md == NULL) {
+        return NULL;
+    }
+    md->group_id = sc_strdup(group_id);
+    md->member_id = sc_strdup(member_id != NULL ? member_id : "");
+    md->generation = generation;
+    if (md->group_id == NULL || md->member_id == NULL) {
+        samsa_consumer_group_metadata_destroy(md);
+        return NULL;
+    }
+    return md;
+}
+
+samsa_consumer_group_metadata *samsa_consumer_group_metadata_new(const char *group_id)
+{
+    return group_id != NULL ? group_metadata(group_id, -1, "") : NULL;
+}
+
+void samsa_consumer_group_metadata_destroy(samsa_consumer_group_metadata *md)
+{
+    if (md != NULL) {
+        kp_free(md->group_id);
+        kp_free(md->member_id);
+        kp_free(md);
+    }
+}
+
+samsa_consumer_group_metadata *samsa_consumer_group_metadata_get(samsa_consumer *sc)
+{
+    if (sc == NULL || !sc_gate_enter(&sc->gate)) {
+        return NULL;
+    }
+    struct sc_client *c = sc->c;
+    samsa_consumer_group_metadata *md = NULL;
+    pthread_mutex_lock(&c->lock);
+    if (c->v->group_id[0] != '\0') {
+        const struct sc_group *g = sc_group_get(c);
+        md = group_metadata(c->v->group_id, g != NULL ? g->generation : -1,
+                            g != NULL ? sc_group_member_id(g) : "");
+    }
+    pthread_mutex_unlock(&c->lock);
+    sc_gate_leave(&sc->gate);
+    return md;
+}

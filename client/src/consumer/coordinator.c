@@ -80,15 +80,7 @@ struct sc_conn *sc_group_coordinator(struct sc_client *c)
     if (any == NULL) {
         return NULL;
     }
-    int16_t ver = sc_conn_version(any, KP_API_FIND_COORDINATOR, 0, 2);
-    if (ver < 0) {
-        return NULL;
-    }
-    struct kp_FindCoordinatorRequest req;
-    kp_FindCoordinatorRequest_init(&req);
-    req.Key = kp_str_c(c->v->group_id);
-    req.KeyType = 0;
-    if (sc_conn_send(c, any, KP_API_FIND_COORDINATOR, ver, &req, on_find_coordinator, NULL) == 0) {
+    if (sc_send_find_coordinator(c, any, c->v->group_id, 0, on_find_coordinator, NULL) == 0) {
         g->coord_inflight = true;
     }
     return NULL;

@@ -4,10 +4,15 @@
  * OFFSET_OUT_OF_RANGE), then fetched from its leader, one Fetch in flight
  * per leader covering all its partitions (each Fetch starts its partition
  * list one further on, KIP-74's rotation). Fetched records are copied into
- * messages queued for samsa_consumer_poll (assignment.c).
+ * messages queued for samsa_consumer_poll (assignment.c); control batches
+ * never are, nor, under read_committed, the batches of aborted
+ * transactions (txn_filter).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <samsa-protocol/control.h>
 
 #include "consumer/consumer.h"
 
@@ -179,8 +184,114 @@ struct fetch_ctx {
     } items[];
 };
 
-/* Appends the records of one partition's answer to the queue. */
-static void take_records(struct sc_client *c, struct sc_cpart *p, struct kp_bytes records)
+/*
+ * read_committed: the aborted transactions of one partition's answer, as
+ * Kafka 2.0's consumer drops them (clients/.../consumer/internals/
+ * Fetcher.java, PartitionRecords.nextFetchedRecord: abortedTransactions
+ * ordered by first offset, abortedProducerIds) and librdkafka does
+ * (rdkafka_msgset_reader.c, the aborted txns list): a producer's data
+ * batches are dropped from its aborted transaction's first offset until
+ * that producer's ABORT control batch. The answer lists every abort whose
+ * marker is at or after the fetch offset, so the state lives for one
+ * answer.
+ */
+struct txn_filter {
+    struct kp_FetchResponse_AbortedTransaction *pending; /* by FirstOffset */
+    int count, next;   /* pending[next..count) not reached yet */
+    int64_t *aborting; /* producers inside an aborted transaction now */
+    int naborting;
+};
+
+static int cmp_first_offset(const void *a, const void *b)
+{
+    const struct kp_FetchResponse_AbortedTransaction *x = a, *y = b;
+    return x->FirstOffset < y->FirstOffset ? -1 : x->FirstOffset > y->FirstOffset ? 1 : 0;
+}
+
+/* false: out of memory (nothing may be shown then). */
+static bool txn_filter_init(struct txn_filter *f, const struct kp_FetchResponse_PartitionData *pd,
+                            bool committed)
+{
+    memset(f, 0, sizeof(*f));
+    int32_t n = pd->AbortedTransactions.count;
+    if (!committed || n <= 0) {
+        return true;
+    }
+    f->pending = kp_malloc((size_t)n * sizeof(f->pending[0]));
+    f->aborting = kp_malloc((size_t)n * sizeof(f->aborting[0]));
+    if (f->pending == NULL || f->aborting == NULL) {
+        kp_free(f->pending);
+        kp_free(f->aborting);
+        return false;
+    }
+    memcpy(f->pending, pd->AbortedTransactions.items, (size_t)n * sizeof(f->pending[0]));
+    qsort(f->pending, (size_t)n, sizeof(f->pending[0]), cmp_first_offset);
+    f->count = n;
+    return true;
+}
+
+static void txn_filter_free(struct txn_filter *f)
+{
+    kp_free(f->pending);
+    kp_free(f->aborting);
+}
+
+static int txn_aborting_index(const struct txn_filter *f, int64_t pid)
+{
+    for (int i = 0; i < f->naborting; i++) {
+        if (f->aborting[i] == pid) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Whether a control batch's (first) record is an ABORT marker. */
+static bool is_abort_marker(const uint8_t *batch, size_t size)
+{
+    struct kp_batch_iter it;
+    struct kp_record rec;
+    int16_t type = -1;
+    if (kp_batch_iter_init(&it, batch, size, MAX_DECOMPRESSED) == 0 &&
+        kp_batch_iter_next(&it, &rec) == 0 && kp_control_key_decode(rec.Key, &type) != 0) {
+        type = -1;
+    }
+    kp_batch_iter_free(&it);
+    return type == KP_CONTROL_ABORT;
+}
+
+/* Whether the batch h (at batch[0..size)) is data of an aborted
+ * transaction, which read_committed never shows; its control batches move
+ * the state on. */
+static bool txn_filter_drops(struct txn_filter *f, const struct kp_batch_header *h,
+                             const uint8_t *batch, size_t size)
+{
+    if (f->count == 0 || h->ProducerId < 0) {
+        return false;
+    }
+    int64_t last = kp_batch_last_offset(h);
+    for (; f->next < f->count && f->pending[f->next].FirstOffset <= last; f->next++) {
+        if (txn_aborting_index(f, f->pending[f->next].ProducerId) < 0) {
+            f->aborting[f->naborting++] = f->pending[f->next].ProducerId;
+        }
+    }
+    int at = txn_aborting_index(f, h->ProducerId);
+    if (at < 0) {
+        return false;
+    }
+    if (kp_batch_is_control(h)) {
+        if (is_abort_marker(batch, size)) {
+            f->aborting[at] = f->aborting[--f->naborting];
+        }
+        return false; /* control batches are skipped anyway */
+    }
+    return kp_batch_is_transactional(h);
+}
+
+/* Appends the records of one partition's answer to the queue, leaving out
+ * control batches and, through f, aborted transactions. */
+static void take_records(struct sc_client *c, struct sc_cpart *p, struct kp_bytes records,
+                         struct txn_filter *f)
 {
     if (records.len <= 0) {
         return;
@@ -214,7 +325,8 @@ static void take_records(struct sc_client *c, struct sc_cpart *p, struct kp_byte
             return;
         }
         int64_t next = kp_batch_last_offset(&h) + 1;
-        if (next <= p->position || kp_batch_is_control(&h)) {
+        bool aborted = txn_filter_drops(f, &h, buf + off, size);
+        if (next <= p->position || kp_batch_is_control(&h) || aborted) {
             if (next > p->position) {
                 p->position = next;
             }
@@ -305,7 +417,13 @@ static void on_fetch(struct sc_client *c, struct sc_conn *conn, int err, void *b
         p->hwm = pd->HighWatermark;
         p->lso = pd->LastStableOffset;
         p->log_start = pd->LogStartOffset;
-        take_records(c, p, pd->Records);
+        struct txn_filter f;
+        if (!txn_filter_init(&f, pd, c->v->isolation_level == 1)) {
+            p->retry_at = now + c->v->retry_backoff_ms; /* out of memory: read it again */
+            continue;
+        }
+        take_records(c, p, pd->Records, &f);
+        txn_filter_free(&f);
     }
     kp_free(ctx);
     pthread_cond_broadcast(&c->ev_cond);

@@ -151,23 +151,31 @@ static const struct key_desc keys[] = {
      "error", unsupported_names},
     {"statistics.interval.ms", NULL, NULL, KT_INT, OFF(statistics_interval_ms), 0, 86400000, 0,
      "0", NULL},
+    {"transactional.id", NULL, NULL, KT_STRING, OFF(transactional_id), 0, 0, 0, "", NULL},
+    {"transaction.timeout.ms", NULL, NULL, KT_INT, OFF(transaction_timeout_ms), 1000, 2147483647,
+     0, "60000", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
 _Static_assert(KEY_COUNT <= SC_CONF_MAX_KEYS, "raise SC_CONF_MAX_KEYS");
 
-void sc_errf(char *buf, size_t size, const char *fmt, ...)
+void sc_verrf(char *buf, size_t size, const char *fmt, va_list ap)
 {
     if (buf == NULL || size == 0) {
         return;
     }
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
     if (n < 0) {
         buf[0] = '\0';
     }
+}
+
+void sc_errf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sc_verrf(buf, size, fmt, ap);
+    va_end(ap);
 }
 
 char *sc_strndup(const char *s, size_t n)
@@ -232,7 +240,7 @@ static const char *const rdkafka_unsupported[] = {
     "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
     "plugin.library.paths", "coordinator.query.interval.ms",
     "queued.min.messages", "fetch.error.backoff.ms", "check.crcs", "client.rack",
-    "transactional.id", "transaction.timeout.ms", "enable.gapless.guarantee",
+    "enable.gapless.guarantee",
     "queue.buffering.backpressure.threshold", "delivery.report.only.error",
     "sticky.partitioning.linger.ms", "compression.level", "offset.store.path",
     "offset.store.sync.interval.ms", "consume.callback.max.messages",

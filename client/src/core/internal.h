@@ -24,6 +24,7 @@
 #define SAMSA_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +50,9 @@ int64_t sc_wall_ms(void);
 
 /* Formats into buf like snprintf, never overflowing; no-op when buf NULL. */
 void sc_errf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with a va_list. */
+void sc_verrf(char *buf, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* A NUL-terminated copy (kp_malloc) or NULL on allocation failure. */
 char *sc_strdup(const char *s);
@@ -149,6 +153,8 @@ struct sc_conf_values {
     int log_level;             /* syslog levels: lines above it are dropped */
     int unsupported_rdkafka;   /* 0 error, 1 warn */
     int statistics_interval_ms; /* 0: no statistics */
+    char *transactional_id;    /* "": not transactional */
+    int transaction_timeout_ms;
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -293,7 +299,14 @@ struct sc_ppart {
     int inflight;              /* batches on the wire */
     int32_t next_seq;
     int32_t leader;            /* -1: unknown */
+    int8_t txn;                /* transactional producer: SC_PPART_TXN_* */
 };
+
+/* Where a partition stands in the open transaction (producer/txn.c): its
+ * records are sent only once the coordinator added it. */
+#define SC_PPART_TXN_NONE 0
+#define SC_PPART_TXN_ADDING 1
+#define SC_PPART_TXN_ADDED 2
 
 /*
  * Whether pp has a batch to send now, and if not, *wake_at (when not NULL)
@@ -641,6 +654,7 @@ struct sc_client {
                                       * I/O thread to fail what is in flight */
     bool fatal;
     char fatal_reason[256];
+    struct sc_txn *txn;              /* transactional.id set (producer/txn.c); else NULL */
     struct sc_batch_rules rules;
     /* The I/O thread's buffer (used without the lock, as the batches it
      * encodes) for a compressed batch's records before they are
@@ -697,6 +711,14 @@ struct samsa_consumer {
 struct samsa_admin {
     struct sc_client *c;
     struct sc_gate gate;
+};
+
+/* A consumer's group for the transactional producer's send_offsets
+ * (consumer.c makes them, txn_api.c reads them). */
+struct samsa_consumer_group_metadata {
+    char *group_id;
+    int32_t generation; /* -1: not a member */
+    char *member_id;    /* "" when not a member */
 };
 
 /* Whether a call may go on: false (and nothing to leave) once the handle
@@ -864,6 +886,8 @@ struct sc_kind_stats {
     int64_t producer_id;          /* -1: none */
     int producer_epoch;           /* -1: none */
     uint64_t epoch_cnt;           /* producer ids assigned since the start */
+    const char *txn_state;        /* librdkafka's names (rdkafka_txnmgr.h); NULL: Init */
+    bool txn_may_enq;             /* samsa_produce may queue records now */
 };
 
 #define SC_ALL_TOPICS (-1)
@@ -919,6 +943,7 @@ enum sc_op_kind {
     SC_OP_GROUP_OFFSETS,
     SC_OP_ALTER_GROUP_OFFSETS,
     SC_OP_DELETE_GROUP,
+    SC_OP_TXN,              /* producer/txn.c: the transactional producer's calls */
     SC_OP_KIND_COUNT,
 };
 /* On SAMSA_ERR_TIMED_OUT the op may have been abandoned to the I/O thread:
@@ -959,6 +984,7 @@ extern const struct sc_op_ops sc_create_partitions_op;
 extern const struct sc_op_ops sc_delete_records_op;
 extern const struct sc_op_ops sc_list_groups_op;
 extern const struct sc_op_ops sc_group_op;
+extern const struct sc_op_ops sc_txn_op;
 void sc_op_commit_arg_free(void *arg);
 void sc_op_finish(struct sc_client *c, struct sc_op *op, int err);
 void sc_op_free(struct sc_op *op);
@@ -974,6 +1000,11 @@ bool sc_op_node_failed(struct sc_client *c, struct sc_op *op, int32_t id, int64_
 /* Metadata request of names[0..n) (NULL: all topics) without creating any. */
 SC_MUST_CHECK int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names,
                                    int n, sc_resp_fn *fn, void *ctx);
+/* FindCoordinator of key (key_type 0 a group, 1 a transactional id) on
+ * conn: SAMSA_ERR_UNSUPPORTED when conn lacks a version for that type. */
+SC_MUST_CHECK int sc_send_find_coordinator(struct sc_client *c, struct sc_conn *conn,
+                                           const char *key, int8_t key_type, sc_resp_fn *fn,
+                                           void *ctx);
 /* Remembers the brokers (and controller) of a Metadata answer (io.c); false
  * when out of memory (the old list kept). A broker without a host or a
  * valid port is left out. */

@@ -306,6 +306,21 @@ static void on_md_op(struct sc_client *c, struct sc_conn *conn, int err, void *b
     sc_op_finish(c, op, a->md != NULL ? SAMSA_OK : SAMSA_ERR_NOMEM);
 }
 
+int sc_send_find_coordinator(struct sc_client *c, struct sc_conn *conn, const char *key,
+                             int8_t key_type, sc_resp_fn *fn, void *ctx)
+{
+    /* key types came with v1 (KIP-98) */
+    int16_t ver = sc_conn_version(conn, KP_API_FIND_COORDINATOR, key_type != 0 ? 1 : 0, 2);
+    if (ver < 0) {
+        return SAMSA_ERR_UNSUPPORTED;
+    }
+    struct kp_FindCoordinatorRequest req;
+    kp_FindCoordinatorRequest_init(&req);
+    req.Key = kp_str_c(key);
+    req.KeyType = key_type;
+    return sc_conn_send(c, conn, KP_API_FIND_COORDINATOR, ver, &req, fn, ctx);
+}
+
 int sc_send_metadata(struct sc_client *c, struct sc_conn *conn, char *const *names, int n,
                          sc_resp_fn *fn, void *ctx)
 {

@@ -244,15 +244,17 @@ static void put_kind_blocks(struct jbuf *b, const struct sc_client *c, int64_t n
                   k.assignment_size);
     }
     if (k.eos) {
-        /* no transactions: txn_state stays Init and may not enqueue, as
-         * librdkafka's for a producer without transactional.id */
+        /* without transactional.id: txn_state stays Init and may not
+         * enqueue, as librdkafka's */
         jb_printf(b,
                   ",\"eos\":{\"idemp_state\":\"%s\",\"idemp_stateage\":%" PRId64
-                  ",\"txn_state\":\"Init\",\"txn_stateage\":%" PRId64
-                  ",\"txn_may_enq\":false,\"producer_id\":%" PRId64
+                  ",\"txn_state\":\"%s\",\"txn_stateage\":%" PRId64
+                  ",\"txn_may_enq\":%s,\"producer_id\":%" PRId64
                   ",\"producer_epoch\":%d,\"epoch_cnt\":%" PRIu64 "}",
-                  k.idemp_state, k.idemp_stateage_ms, now - c->created_ms, k.producer_id,
-                  k.producer_epoch, k.epoch_cnt);
+                  k.idemp_state, k.idemp_stateage_ms,
+                  k.txn_state != NULL ? k.txn_state : "Init", now - c->created_ms,
+                  k.txn_may_enq ? "true" : "false", k.producer_id, k.producer_epoch,
+                  k.epoch_cnt);
     }
 }
 

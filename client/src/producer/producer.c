@@ -28,6 +28,7 @@ static int serve_reports(struct sc_client *c)
         int run_status = SAMSA_MSG_NOT_PERSISTED;
         int64_t run_log_append = -1; /* the broker's LogAppendTime of the run */
         int64_t offset = -1;
+        int first_err = SAMSA_OK;
         while ((m = sc_msgq_pop(&q)) != NULL) {
             /* the records are a list in memory the I/O thread last read:
              * ask for the next while this one is reported (a GNU builtin,
@@ -69,6 +70,7 @@ static int serve_reports(struct sc_client *c)
             n++;
             bytes += m->size;
             failed += run_err != SAMSA_OK ? 1 : 0;
+            first_err = first_err == SAMSA_OK ? run_err : first_err;
             ok_bytes += run_err == SAMSA_OK ? m->size : 0;
             sc_msg_free(m);
         }
@@ -78,6 +80,13 @@ static int serve_reports(struct sc_client *c)
         c->dr_failed += failed;
         c->txmsgs += n - failed;
         c->txmsg_bytes += ok_bytes;
+        if (first_err != SAMSA_OK) {
+            /* a record of the transaction was not delivered: it must abort
+             * (librdkafka's abortable error; ignored while aborting), or,
+             * refused for a fenced epoch, nothing goes on (fatal) */
+            sc_txn_fail(c, first_err, sc_txn_classify(first_err) == SC_TXN_FATAL_ERR,
+                        "a record's delivery failed: %s", samsa_err_str(first_err));
+        }
     }
     ran += sc_serve_errors(c);
     return ran;
@@ -113,7 +122,7 @@ int samsa_producer_poll(samsa_producer *p, int timeout_ms)
     return ret;
 }
 
-static int gated_producer_flush(samsa_producer *p, int timeout_ms)
+int sc_producer_flush(samsa_producer *p, int timeout_ms)
 {
     if (p == NULL) {
         return SAMSA_ERR_INVALID_ARG;
@@ -141,7 +150,7 @@ int samsa_producer_flush(samsa_producer *p, int timeout_ms)
     if (p != NULL && !sc_gate_enter(&p->gate)) {
         return SAMSA_ERR_DESTROYED;
     }
-    int ret = gated_producer_flush(p, timeout_ms);
+    int ret = sc_producer_flush(p, timeout_ms);
     if (p != NULL) {
         sc_gate_leave(&p->gate);
     }
@@ -181,6 +190,18 @@ samsa_producer *samsa_producer_new(const samsa_conf *conf, char *errstr, size_t 
     if (sc_client_create(&sc_producer_kind, conf, &p->c, errstr, errstr_size) != SAMSA_OK) {
         kp_free(p);
         return NULL;
+    }
+    if (p->c->v->transactional_id[0] != '\0') {
+        struct sc_txn *t = kp_calloc(1, sizeof(*t));
+        if (t == NULL) {
+            sc_errf(errstr, errstr_size, "out of memory");
+            samsa_producer_destroy(p);
+            return NULL;
+        }
+        t->coord_id = -1;
+        pthread_mutex_lock(&p->c->lock);
+        p->c->txn = t; /* read by the I/O thread from here on */
+        pthread_mutex_unlock(&p->c->lock);
     }
     return p;
 }
@@ -311,6 +332,18 @@ int samsa_producer_purge(samsa_producer *p)
     return ret;
 }
 
+void sc_producer_purge_for_abort(struct sc_client *c)
+{
+    bool sent = false;
+    for (struct sc_ptopic *t = c->ptopics; t != NULL && !sent; t = t->next) {
+        for (int32_t i = 0; i < t->partition_count; i++) {
+            sent = sent || t->parts[i].retry != NULL;
+        }
+    }
+    purge(c, true);
+    c->pid_reset = c->pid_reset || sent;
+}
+
 void samsa_producer_destroy(samsa_producer *p)
 {
     if (p != NULL) {
@@ -351,6 +384,8 @@ static void producer_free_state(struct sc_client *c)
         sc_msg_free(m);
     }
     kp_wr_free(&c->enc_records);
+    kp_free(c->txn);
+    c->txn = NULL;
 }
 
 /* ------------------------------------------------------------- metadata */
@@ -446,6 +481,23 @@ static int producer_check_conf(samsa_conf *conf, char *errstr, size_t errstr_siz
 {
     struct sc_conf_values *v = &conf->v;
     bool idem_set = sc_conf_is_set(conf, "enable.idempotence");
+    if (v->transactional_id[0] != '\0') {
+        /* as librdkafka: a transactional producer is idempotent, and a
+         * record may not outlive its transaction */
+        if (!v->enable_idempotence || v->acks != -1 || v->max_in_flight > 5 || v->retries == 0) {
+            sc_errf(errstr, errstr_size,
+                    "transactional.id needs enable.idempotence=true, acks=all, "
+                    "max.in.flight.requests.per.connection <= 5 and retries > 0");
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+        if (!sc_conf_is_set(conf, "message.timeout.ms")) {
+            v->message_timeout_ms = v->transaction_timeout_ms;
+        } else if (v->message_timeout_ms > v->transaction_timeout_ms) {
+            sc_errf(errstr, errstr_size,
+                    "message.timeout.ms must not be above transaction.timeout.ms");
+            return SAMSA_ERR_INVALID_CONFIG;
+        }
+    }
     if (v->enable_idempotence) {
         /* As Java 3.0+: explicit idempotence with conflicting settings is
          * an error; the default quietly yields to an explicit acks. */
@@ -478,6 +530,20 @@ static void producer_stats(const struct sc_client *c, int64_t now, struct sc_kin
     out->producer_id = c->pid;
     out->producer_epoch = c->pid >= 0 ? c->pid_epoch : -1;
     out->epoch_cnt = c->pid_assigned;
+    if (c->txn != NULL) {
+        /* librdkafka's rd_kafka_txn_state_names for the states we have */
+        static const char *const names[] = {
+            [SC_TXN_UNINIT] = "Init",
+            [SC_TXN_READY] = "Ready",
+            [SC_TXN_IN_TXN] = "InTransaction",
+            [SC_TXN_COMMITTING] = "CommittingTransaction",
+            [SC_TXN_ABORTING] = "AbortingTransaction",
+            [SC_TXN_ABORTABLE] = "AbortableError",
+            [SC_TXN_FATAL] = "FatalError",
+        };
+        out->txn_state = names[c->txn->state];
+        out->txn_may_enq = c->txn->state == SC_TXN_IN_TXN;
+    }
 }
 
 const struct sc_kind_ops sc_producer_kind = {

@@ -195,6 +195,10 @@ static int gated_produce(samsa_producer *p, const struct samsa_record *rec)
         err = SAMSA_ERR_FATAL;
         goto out_unlock;
     }
+    if (c->txn != NULL && sc_txn_may(c->txn->state, SC_TXN_CALL_PRODUCE) != SAMSA_OK) {
+        err = SAMSA_ERR_STATE; /* no transaction begun, or it must abort */
+        goto out_unlock;
+    }
     if (c->outq_msgs >= (size_t)c->v->queue_max_messages ||
         c->outq_bytes + size > (size_t)c->v->queue_max_bytes) {
         err = SAMSA_ERR_QUEUE_FULL;

@@ -179,6 +179,9 @@ static int encode_batch(struct sc_client *c, const struct sc_batch *b, struct kp
         kp_batch_builder_free(&bb);
         return err;
     }
+    if (c->txn != NULL) {
+        bb.Attributes |= KP_BATCH_ATTR_TRANSACTIONAL;
+    }
     /* The builder writes its records into the client's kept buffer (same
      * ceiling as its own) rather than growing a new one for every batch. */
     size_t max = bb.records.max;
@@ -255,17 +258,7 @@ static void on_init_pid(struct sc_client *c, struct sc_conn *conn, int err, void
         }
         return;
     }
-    c->pid = r->ProducerId;
-    c->pid_epoch = r->ProducerEpoch;
-    c->pid_reset = false;
-    c->pid_assigned++;
-    /* Every partition's sequence starts again from 0 under the new id. */
-    for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
-        for (int32_t i = 0; i < t->partition_count; i++) {
-            sc_ppart_reset_sequence(&t->parts[i]);
-        }
-    }
-    sc_log(c, "producer id %lld epoch %d", (long long)c->pid, c->pid_epoch);
+    sc_producer_id_set(c, r->ProducerId, r->ProducerEpoch);
 }
 
 static bool any_inflight(const struct sc_client *c)
@@ -288,6 +281,16 @@ static bool producer_id_ready(struct sc_client *c, int64_t now, int64_t *next)
     }
     if (c->pid >= 0 && !c->pid_reset) {
         return true;
+    }
+    if (c->v->transactional_id[0] != '\0') {
+        /* the id comes from init_transactions, and again after an abort
+         * (txn.c): a lost sequence fails the open transaction (the conf
+         * says so from the start: c->txn is set just after the thread) */
+        if (c->pid >= 0) {
+            sc_txn_fail(c, SAMSA_ERR_MSG_TIMED_OUT, false,
+                        "a record sent in the transaction was lost: abort it");
+        }
+        return false;
     }
     if (c->pid_inflight || (c->pid_reset && any_inflight(c))) {
         return false;
@@ -361,7 +364,7 @@ static int write_produce(struct sc_client *c, struct kp_writer *out, int16_t ver
     };
     kp_wr_i32(out, 0); /* the frame's size, set at the end */
     kp_request_header_encode(out, kp_request_header_version(KP_API_PRODUCE, ver), &h);
-    kp_wr_string(out, KP_STR_NULL); /* TransactionalId */
+    kp_wr_string(out, c->txn != NULL ? kp_str_c(c->v->transactional_id) : KP_STR_NULL);
     kp_wr_i16(out, (int16_t)c->v->acks);
     kp_wr_i32(out, c->v->request_timeout_ms);
     size_t topics_at = out->len;
@@ -440,7 +443,8 @@ static void produce_to(struct sc_client *c, struct sc_conn *conn, int64_t now, i
     for (struct sc_ptopic *t = c->ptopics; t != NULL && n < MAX_REQUEST_PARTS; t = t->next) {
         for (int32_t i = 0; i < t->partition_count && n < MAX_REQUEST_PARTS; i++) {
             struct sc_ppart *pp = &t->parts[i];
-            if (pp->leader != conn->node_id || total >= MAX_REQUEST_BYTES) {
+            if (pp->leader != conn->node_id || total >= MAX_REQUEST_BYTES ||
+                !sc_txn_may_send(c, pp)) {
                 continue;
             }
             if (!sc_ppart_ready(pp, &c->rules, now, flushing, next)) {
@@ -587,6 +591,9 @@ int64_t sc_producer_serve(struct sc_client *c, int64_t now)
     if (!ready) {
         return next;
     }
+    if (c->txn != NULL) {
+        next = sc_min64(next, sc_txn_serve(c, now));
+    }
     /* Find each leader with something ready, connect to it, send. */
     bool flushing = c->flushing > 0;
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
@@ -601,6 +608,9 @@ int64_t sc_producer_serve(struct sc_client *c, int64_t now)
             if (pp->leader < 0) {
                 c->md_wanted = true;
                 continue;
+            }
+            if (!sc_txn_may_send(c, pp)) {
+                continue; /* until the coordinator added it to the transaction */
             }
             if (!sc_ppart_ready(pp, &c->rules, now, flushing, &next)) {
                 continue;

@@ -16,41 +16,11 @@
  */
 #include <samsa/streams.h>
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "example.h"
-
-/* Kafka's demo splits on \W+ after toLowerCase: runs of letters, digits
- * and '_' are words. */
-static int split_words(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
-{
-    (void)opaque;
-    const char *line = rec->value.data;
-    size_t n = rec->value.len;
-    char word[256];
-    size_t len = 0;
-    for (size_t i = 0; line != NULL && i <= n; i++) {
-        unsigned char c = i < n ? (unsigned char)line[i] : ' ';
-        if (isalnum(c) || c == '_') {
-            if (len < sizeof word) {
-                word[len++] = (char)tolower(c);
-            }
-            continue;
-        }
-        if (len > 0) {
-            struct samsa_st_bytes w = {word, len};
-            int err = samsa_st_emit(out, w, w);
-            if (err != SAMSA_OK) {
-                return err;
-            }
-            len = 0;
-        }
-    }
-    return SAMSA_OK;
-}
 
 int main(int argc, char **argv)
 {
@@ -75,7 +45,7 @@ int main(int argc, char **argv)
     }
     samsa_st_topology *t = samsa_st_topology_new();
     samsa_st_stream *lines = samsa_st_stream_from(t, topics, topic_count);
-    samsa_st_stream *words = samsa_st_flat_map(lines, split_words, NULL);
+    samsa_st_stream *words = samsa_st_flat_map(lines, example_split_words, NULL);
     samsa_st_table *counts = samsa_st_count(samsa_st_group_by_key(words, "counts"), "counts");
     int built = samsa_st_to(samsa_st_to_stream(counts), argv[3]);
     int rc = example_run("wordcount", t, built, argv[1], app_id, commit_ms, argv + 6,

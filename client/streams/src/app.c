@@ -11,7 +11,8 @@
  * processed is acknowledged (producer flush with no failed report), at each
  * commit interval, before partitions are given up, and at close
  * (StreamTask.commit: flush the stores and the producer, then commit
- * offsets). A store is restored from its changelog when its task starts
+ * offsets); the LMDB state and its positions after the group accepted the
+ * offsets, so that a member the group moved on from writes none (fence()). A store is restored from its changelog when its task starts
  * (ProcessorStateManager / StoreChangelogReader: read from the beginning to
  * the end offset taken at the start of restore).
  */
@@ -52,6 +53,15 @@ struct samsa_st_app {
     samsa_admin *admin;
     int64_t commit_interval_ms;
     int64_t last_commit_ms;
+    /* fencing: how long the app may stand still (the smaller of
+     * session.timeout.ms and max.poll.interval.ms) before it must learn
+     * from the group whether it still owns its partitions; when its thread
+     * last ran (CLOCK_MONOTONIC, which goes on while the process is
+     * stopped); whether it stood still that long since its last commit */
+    int64_t stall_ms;
+    int64_t alive_ms;
+    bool stalled;
+    uint64_t fenced; /* commits the group refused because it moved on */
     struct st_tasks tasks;
     struct tracked *tracked;
     size_t tracked_count;
@@ -63,6 +73,8 @@ struct samsa_st_app {
     char **subscribed;
     size_t subscribed_count;
     char *state_dir;       /* NULL: stores in memory */
+    int state_lock_fd;     /* holds state_dir/<application.id>/.lock, or -1 */
+    char why[512];         /* the sentence of the last error that has one */
     struct changelog_slot **slots;
     size_t slot_count;
     uint64_t skipped;      /* records already applied, sent again by a restart upstream */
@@ -76,6 +88,13 @@ static int64_t wall_ms(void)
 {
     struct timespec ts;
     (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -172,9 +191,9 @@ static int checkpoint_tasks(samsa_st_app *app)
             samsa_st_store *s = task->stores[k];
             const struct changelog_slot *slot = s != NULL ? s->changelog_slot : NULL;
             if (slot != NULL && slot->next >= 0) {
-                char key[ST_POS_KEY_MAX];
-                st_pos_key(key, 'c', slot->topic, slot->partition);
-                err = st_pos_raise(&task->pos, key, slot->next, 0);
+                struct st_pos_id id = {'c', slot->partition, slot->topic,
+                                       strlen(slot->topic)};
+                err = st_pos_raise(&task->pos, &id, slot->next, 0);
             }
         }
         if (err == SAMSA_OK) {
@@ -184,34 +203,44 @@ static int checkpoint_tasks(samsa_st_app *app)
     return err;
 }
 
-int samsa_st_app_commit(samsa_st_app *app)
+/* The group moved on without this member (a rebalance it missed while it
+ * stood still past session.timeout.ms, or left after max.poll.interval.ms):
+ * its tasks may have new owners already. They are closed as a crash would
+ * close them (LMDB's open write transaction aborted, nothing checkpointed,
+ * in-memory state dropped) and their offsets forgotten; the consumer joins
+ * again and the rebalance callback opens whatever the group gives it, each
+ * restored from its changelog (Kafka 2.0's StreamThread: a
+ * CommitFailedException is a TaskMigratedException, the tasks are closed
+ * as zombies without committing). */
+static void fence(samsa_st_app *app, int err)
 {
-    if (app == NULL) {
-        return SAMSA_ERR_INVALID_ARG;
+    (void)snprintf(app->why, sizeof app->why,
+                   "the group moved on without this instance (%s): its %zu tasks closed "
+                   "without committing their state or offsets",
+                   samsa_err_name(err), app->tasks.count);
+    (void)fprintf(stderr, "samsa-streams: %s\n", app->why);
+    app->fenced++;
+    app->stalled = false; /* nothing left that the stall could have made stale */
+    (void)pthread_mutex_lock(&app->lock);
+    st_tasks_clear(&app->tasks);
+    (void)pthread_mutex_unlock(&app->lock);
+    for (size_t i = 0; i < app->tracked_count; i++) {
+        free(app->tracked[i].topic);
     }
-    app->last_commit_ms = wall_ms();
+    app->tracked_count = 0;
+}
+
+/* Commits the group's offsets: those processed since the last commit, or,
+ * after the app stood still past stall_ms, every partition with a known
+ * position (a commit that only asks the group whether this member still
+ * owns them). *moved_on: the group refused because it moved on. */
+static int commit_offsets(samsa_st_app *app, bool *moved_on)
+{
+    *moved_on = false;
     size_t n = 0;
     for (size_t i = 0; i < app->tracked_count; i++) {
-        n += app->tracked[i].dirty ? 1 : 0;
-    }
-    int err = samsa_producer_flush(app->producer, FLUSH_TIMEOUT_MS);
-    if (err != SAMSA_OK) {
-        return err;
-    }
-    if (app->delivery_failures > 0) {
-        /* outputs of processed records are lost: committing their offsets
-         * would lose them for good */
-        app->err = SAMSA_ERR_FATAL;
-        return app->err;
-    }
-    /* the stores first: state and positions together, then the group's
-     * offsets (a crash between the two: the positions are ahead, and win) */
-    (void)pthread_mutex_lock(&app->lock);
-    err = checkpoint_tasks(app);
-    (void)pthread_mutex_unlock(&app->lock);
-    if (err != SAMSA_OK) {
-        app->err = err;
-        return err;
+        const struct tracked *tr = &app->tracked[i];
+        n += tr->dirty || (app->stalled && tr->next >= 0) ? 1 : 0;
     }
     if (n == 0) {
         return SAMSA_OK;
@@ -222,19 +251,62 @@ int samsa_st_app_commit(samsa_st_app *app)
     }
     size_t k = 0;
     for (size_t i = 0; i < app->tracked_count; i++) {
-        if (app->tracked[i].dirty) {
-            parts[k].topic = app->tracked[i].topic;
-            parts[k].partition = app->tracked[i].partition;
-            parts[k].offset = app->tracked[i].next;
-            k++;
+        const struct tracked *tr = &app->tracked[i];
+        if (tr->dirty || (app->stalled && tr->next >= 0)) {
+            parts[k++] = (struct samsa_partition){tr->topic, tr->partition, tr->next};
         }
     }
-    err = samsa_consumer_commit(app->consumer, parts, n, false, COMMIT_TIMEOUT_MS);
+    int err = samsa_consumer_commit(app->consumer, parts, n, false, COMMIT_TIMEOUT_MS);
     free(parts);
     if (err == SAMSA_OK) {
         for (size_t i = 0; i < app->tracked_count; i++) {
             app->tracked[i].dirty = false;
         }
+    }
+    /* Kafka's ILLEGAL_GENERATION (22), UNKNOWN_MEMBER_ID (25): another
+     * generation owns the partitions. REBALANCE_IN_PROGRESS is not: the
+     * member still owns them and commits again from the rebalance callback. */
+    *moved_on = err == 22 || err == 25;
+    return err;
+}
+
+int samsa_st_app_commit(samsa_st_app *app)
+{
+    if (app == NULL) {
+        return SAMSA_ERR_INVALID_ARG;
+    }
+    app->last_commit_ms = wall_ms();
+    int err = samsa_producer_flush(app->producer, FLUSH_TIMEOUT_MS);
+    if (err != SAMSA_OK) {
+        return err;
+    }
+    if (app->delivery_failures > 0) {
+        /* outputs of processed records are lost: committing their offsets
+         * would lose them for good */
+        app->err = SAMSA_ERR_FATAL;
+        return app->err;
+    }
+    /* The group's offsets first: their commit is the one call that says
+     * whether this member still owns its partitions, and a member that no
+     * longer does must not write its state (the new owner restores from the
+     * changelog and goes on from there). A crash between the two leaves the
+     * state behind the offsets: the tasks restore the changelog's tail past
+     * it and seek to the positions it carries (records that changed no
+     * store are processed again, as after any crash). */
+    bool moved_on = false;
+    err = commit_offsets(app, &moved_on);
+    if (moved_on) {
+        fence(app, err);
+    }
+    if (err != SAMSA_OK) {
+        return err;
+    }
+    app->stalled = false;
+    (void)pthread_mutex_lock(&app->lock);
+    err = checkpoint_tasks(app);
+    (void)pthread_mutex_unlock(&app->lock);
+    if (err != SAMSA_OK) {
+        app->err = err;
     }
     return err;
 }
@@ -258,12 +330,12 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
 {
     const struct samsa_header *pos = header_of(m, ST_HDR_POS);
     const struct samsa_header *origin = header_of(m, ST_HDR_ORIGIN);
-    char key[ST_POS_KEY_MAX];
+    struct st_pos_id id;
     int64_t offset = 0;
     int64_t seq = 0;
-    bool known = pos != NULL && st_hdr_pos_decode(pos->value, pos->value_len, key, &offset);
+    bool known = pos != NULL && st_hdr_pos_decode(pos->value, pos->value_len, &id, &offset);
     if (known) {
-        const struct st_pos *held = st_pos_find(&task->saved, key);
+        const struct st_pos *held = st_pos_find(&task->saved, &id);
         if (held != NULL && offset < held->a) {
             return SAMSA_OK;
         }
@@ -273,11 +345,11 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
     int err = st_store_restore(s, k, v);
     app->restored++;
     if (err == SAMSA_OK && known) {
-        err = st_pos_raise(&task->pos, key, offset + 1, 0);
+        err = st_pos_raise(&task->pos, &id, offset + 1, 0);
     }
     if (err == SAMSA_OK && origin != NULL &&
-        st_hdr_origin_decode(origin->value, origin->value_len, key, &offset, &seq)) {
-        err = st_pos_raise(&task->pos, key, offset, seq);
+        st_hdr_origin_decode(origin->value, origin->value_len, &id, &offset, &seq)) {
+        err = st_pos_raise(&task->pos, &id, offset, seq);
     }
     return err;
 }
@@ -288,9 +360,8 @@ static int restore_record(samsa_st_app *app, struct st_task *task, samsa_st_stor
 static int restore_store(samsa_st_app *app, struct st_task *task, samsa_st_store *s)
 {
     int32_t partition = task->partition;
-    char ckey[ST_POS_KEY_MAX];
-    st_pos_key(ckey, 'c', s->def->changelog, partition);
-    const struct st_pos *from = st_pos_find(&task->saved, ckey);
+    struct st_pos_id cid = {'c', partition, s->def->changelog, strlen(s->def->changelog)};
+    const struct st_pos *from = st_pos_find(&task->saved, &cid);
     char errstr[256];
     samsa_consumer *c = samsa_consumer_new(app->base, errstr, sizeof errstr);
     if (c == NULL) {
@@ -381,7 +452,9 @@ static void on_rebalance(bool assigned, const struct samsa_partition *parts, siz
 static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_partition *parts,
                       size_t count)
 {
-    if (!assigned) {
+    if (assigned) {
+        app->stalled = false; /* a member of the group's current generation */
+    } else {
         int err = samsa_st_app_commit(app);
         if (err != SAMSA_OK) {
             (void)fprintf(stderr, "samsa-streams: commit before giving partitions up: %s\n",
@@ -402,9 +475,9 @@ static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_parti
             /* on from what the state holds, not from the group's offset */
             int64_t resume = -1;
             struct st_task *task = st_tasks_find(&app->tasks, (size_t)sub, parts[i].partition);
-            char key[ST_POS_KEY_MAX];
-            st_pos_key(key, 'i', parts[i].topic, parts[i].partition);
-            const struct st_pos *held = task != NULL ? st_pos_find(&task->pos, key) : NULL;
+            struct st_pos_id id = {'i', parts[i].partition, parts[i].topic,
+                                   strlen(parts[i].topic)};
+            const struct st_pos *held = task != NULL ? st_pos_find(&task->pos, &id) : NULL;
             if (held != NULL) {
                 err = samsa_consumer_seek(app->consumer, parts[i].topic, parts[i].partition,
                                           held->a, RESTORE_TIMEOUT_MS);
@@ -412,6 +485,12 @@ static void rebalance(samsa_st_app *app, bool assigned, const struct samsa_parti
                     (void)fprintf(stderr, "samsa-streams: seek %s partition %d to %lld: %s\n",
                                   parts[i].topic, (int)parts[i].partition,
                                   (long long)held->a, samsa_err_str(err));
+                }
+                /* libsamsa refuses the seek (SAMSA_ERR_STATE) for some
+                 * partitions of the assignment that follows a lost
+                 * membership: the consumer then starts at the group's
+                 * offset, and samsa_st_app_poll skips what the state holds */
+                if (err != SAMSA_OK && err != SAMSA_ERR_STATE) {
                     app->err = app->err == SAMSA_OK ? err : app->err;
                 }
                 resume = held->a;
@@ -617,6 +696,23 @@ static int set(samsa_conf *conf, const char *key, const char *value, char *errst
     return samsa_conf_set(conf, key, value, errstr, errstr_size);
 }
 
+/* The smaller of session.timeout.ms and max.poll.interval.ms: past either,
+ * the group may have given this member's partitions to another. */
+static int64_t member_timeout_ms(const samsa_conf *conf)
+{
+    int64_t ms = INT64_MAX;
+    static const char *const keys[] = {"session.timeout.ms", "max.poll.interval.ms"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char buf[32];
+        size_t len = sizeof buf;
+        if (samsa_conf_get(conf, keys[i], buf, &len) == SAMSA_OK) {
+            long long v = strtoll(buf, NULL, 10);
+            ms = v > 0 && v < ms ? v : ms;
+        }
+    }
+    return ms == INT64_MAX ? 45000 : ms; /* libsamsa's session.timeout.ms default */
+}
+
 samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
                                const samsa_conf *conf, int64_t commit_interval_ms, char *errstr,
                                size_t errstr_size)
@@ -651,6 +747,7 @@ samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
         return NULL;
     }
     app->t = t;
+    app->state_lock_fd = -1;
     app->commit_interval_ms = commit_interval_ms > 0 ? commit_interval_ms : 30000;
     app->application_id = st_strdup(application_id);
     app->base = samsa_conf_dup(conf);
@@ -677,6 +774,8 @@ samsa_st_app *samsa_st_app_new(samsa_st_topology *t, const char *application_id,
         set(cc, "partition.assignment.strategy", "range", errstr, errstr_size) != SAMSA_OK) {
         goto out_fail;
     }
+    app->stall_ms = member_timeout_ms(cc);
+    app->alive_ms = mono_ms();
     samsa_conf_set_rebalance_cb(cc, on_rebalance, app);
     samsa_conf_set_delivery_cb(pc, on_delivery, app);
     app->producer = samsa_producer_new(pc, errstr, errstr_size);
@@ -754,18 +853,49 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
     }
     int done = 0;
     for (int wait = timeout_ms; app->err == SAMSA_OK && done < POLL_BATCH; wait = 0) {
+        /* stood still (stopped, swapped out, a caller that did not poll)
+         * longer than the group waits for a member, before or inside the
+         * consumer's poll: the partitions may have moved */
+        int64_t before = mono_ms();
         samsa_message *m = samsa_consumer_poll(app->consumer, wait);
+        int64_t after = mono_ms();
+        if (before - app->alive_ms > app->stall_ms ||
+            after - before > app->stall_ms + (wait > 0 ? wait : 0)) {
+            app->stalled = true;
+        }
+        app->alive_ms = after;
         if (m == NULL) {
             break;
+        }
+        if (app->stalled) {
+            /* nothing more is processed before the group said whether this
+             * member still owns its partitions: the commit asks it, and
+             * closes the tasks when it moved on (m then has no task) */
+            int probe = samsa_st_app_commit(app);
+            if (app->stalled) {
+                (void)fprintf(stderr, "samsa-streams: commit after standing still: %s\n",
+                              samsa_err_str(probe));
+                /* no answer yet: m comes again at the next poll */
+                int err = samsa_consumer_seek(app->consumer, m->topic, m->partition, m->offset,
+                                              COMMIT_TIMEOUT_MS);
+                if (err != SAMSA_OK) {
+                    app->err = err;
+                }
+                samsa_message_free(m);
+                break;
+            }
         }
         long sub = st_topology_sub_of(app->t, m->topic);
         struct st_task *task =
             sub >= 0 ? st_tasks_find(&app->tasks, (size_t)sub, m->partition) : NULL;
         struct tracked *tr = tracked_find(app, m->topic, m->partition);
         const struct samsa_header *origin = header_of(m, ST_HDR_ORIGIN);
-        if (task != NULL && tr != NULL && origin != NULL &&
-            st_task_seen(task, origin->value, origin->value_len)) {
-            app->skipped++; /* sent again by a restart upstream: applied already */
+        if (task != NULL && tr != NULL &&
+            (st_task_holds(task, m->topic, m->partition, m->offset) ||
+             (origin != NULL && st_task_seen(task, origin->value, origin->value_len)))) {
+            /* below the task's position (a seek that did not happen), or
+             * sent again by a restart upstream: applied already */
+            app->skipped++;
             tr->next = m->offset + 1;
             tr->dirty = true;
         } else if (task != NULL && tr != NULL) {
@@ -792,6 +922,7 @@ int samsa_st_app_poll(samsa_st_app *app, int timeout_ms)
             done++;
         }
         samsa_message_free(m);
+        app->alive_ms = mono_ms();
     }
     (void)samsa_producer_poll(app->producer, 0);
     int64_t now = wall_ms();
@@ -850,7 +981,23 @@ int samsa_st_app_set_state_dir(samsa_st_app *app, const char *dir)
     if (app == NULL || app->tasks.count > 0) {
         return app == NULL ? SAMSA_ERR_INVALID_ARG : SAMSA_ERR_STATE;
     }
-    return st_set_state_dir(&app->state_dir, dir);
+    int fd = -1;
+    int err = st_set_state_dir(&app->state_dir, dir);
+    if (err == SAMSA_OK && dir != NULL) {
+        err = st_state_lock(dir, app->application_id, &fd, app->why, sizeof app->why);
+    }
+    if (err != SAMSA_OK) { /* in memory, as before the call */
+        free(app->state_dir);
+        app->state_dir = NULL;
+    }
+    st_state_unlock(app->state_lock_fd);
+    app->state_lock_fd = fd;
+    return err;
+}
+
+const char *samsa_st_app_last_error(const samsa_st_app *app)
+{
+    return app != NULL ? app->why : "";
 }
 
 uint64_t samsa_st_app_processed(const samsa_st_app *app)
@@ -973,6 +1120,7 @@ void samsa_st_app_destroy(samsa_st_app *app)
     }
     free(app->slots);
     samsa_conf_destroy(app->base);
+    st_state_unlock(app->state_lock_fd); /* the tasks' LMDB files are closed */
     free(app->state_dir);
     free(app->application_id);
     free(app);

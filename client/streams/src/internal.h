@@ -102,6 +102,15 @@ void *st_memory_new(void);
 struct st_lmdb_env;
 /* Sets *field to a copy of dir (app.c): SAMSA_ERR_NOT_IMPLEMENTED without LMDB. */
 SAMSA_MUST_CHECK int st_set_state_dir(char **field, const char *dir);
+/* mkdir -p path (modified while it runs, restored): 0, or -1 with errno. */
+int st_mkdir_p(char *path);
+/* Takes the lock of state_dir/<application_id> (state_lock.c): *fd_out
+ * holds it until st_state_unlock; SAMSA_ERR_STATE with a sentence in msg
+ * when another process holds it (naming the folder and that process) or
+ * the folder cannot be made. */
+SAMSA_MUST_CHECK int st_state_lock(const char *state_dir, const char *application_id,
+                                   int *fd_out, char *msg, size_t msg_size);
+void st_state_unlock(int fd);
 struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
                                      size_t sub, int32_t partition, size_t stores);
 void st_lmdb_env_unref(struct st_lmdb_env *e);
@@ -137,8 +146,17 @@ SAMSA_MUST_CHECK int st_store_restore(samsa_st_store *s, struct samsa_st_bytes k
  * an origin (the record of an upstream task that sent this one through a
  * repartition topic) applied; 'c' + changelog topic -> a = the changelog
  * offset from which the restore of the tail starts. */
+/* A position's identity; topic is a view (not terminated) into what the
+ * caller holds: a message, a header value, a stored key. */
+struct st_pos_id {
+    char kind; /* 'i', 'o' or 'c' */
+    int32_t partition;
+    const char *topic;
+    size_t topic_len;
+};
 struct st_pos {
-    char *key;
+    char *key;           /* "<kind><partition>:<topic>", as LMDB stores it */
+    struct st_pos_id id; /* its topic a view into key */
     int64_t a;
     int64_t b;
 };
@@ -146,23 +164,27 @@ struct st_positions {
     struct st_pos *v;
     size_t count;
 };
-#define ST_POS_KEY_MAX 320
 #define ST_HDR_POS "samsa.pos"       /* changelog: the input record that made it */
 #define ST_HDR_ORIGIN "samsa.origin" /* repartition: the upstream record that made it */
-void st_pos_key(char out[ST_POS_KEY_MAX], char kind, const char *topic, int32_t partition);
-struct st_pos *st_pos_find(const struct st_positions *p, const char *key);
-/* Raises key to (a, b) when that is larger (compared as a pair); adds it. */
-SAMSA_MUST_CHECK int st_pos_raise(struct st_positions *p, const char *key, int64_t a, int64_t b);
+/* The id of a stored key (key[0..len), not terminated); false when it is
+ * not one (bytes from disk). */
+bool st_pos_id_parse(const char *key, size_t len, struct st_pos_id *out);
+struct st_pos *st_pos_find(const struct st_positions *p, const struct st_pos_id *id);
+/* Raises id to (a, b) when that is larger (compared as a pair); adds it
+ * (copying the topic). */
+SAMSA_MUST_CHECK int st_pos_raise(struct st_positions *p, const struct st_pos_id *id, int64_t a,
+                                  int64_t b);
 void st_pos_clear(struct st_positions *p);
 /* Header values: pos = be64 offset, be32 partition, topic; origin = be64
  * offset, be32 sequence, be32 partition, topic. Encode into out (at least
- * 16 + strlen(topic) bytes), return the length; decode writes the origin's
- * position key and (offset, sequence), false when malformed. */
+ * 16 + strlen(topic) bytes), return the length; decode gives the id of the
+ * input partition ('i') or of the origin ('o'), its topic a view into the
+ * header value, and (offset, sequence); false when malformed. */
 size_t st_hdr_pos_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset);
 size_t st_hdr_origin_encode(uint8_t *out, const char *topic, int32_t partition, int64_t offset,
                             uint32_t seq);
-bool st_hdr_pos_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset);
-bool st_hdr_origin_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset,
+bool st_hdr_pos_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset);
+bool st_hdr_origin_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset,
                           int64_t *seq);
 
 /* ---- outputs: where a task's sinks and changelogs write */
@@ -220,6 +242,10 @@ struct st_task {
 /* Skips a record already applied: true when its origin (a samsa.origin
  * header value) is at or below what the task applied from that origin. */
 bool st_task_seen(const struct st_task *task, const void *origin, size_t origin_len);
+/* Whether the task's state holds the input record at offset of topic's
+ * partition already (it is below the task's position there). */
+bool st_task_holds(const struct st_task *task, const char *topic, int32_t partition,
+                   int64_t offset);
 /* Sets the record being processed (topic NULL: unknown). */
 void st_task_begin(struct st_task *task, const char *topic, int32_t partition, int64_t offset,
                    const void *origin, size_t origin_len);

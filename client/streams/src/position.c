@@ -54,32 +54,29 @@ size_t st_hdr_origin_encode(uint8_t *out, const char *topic, int32_t partition, 
     return 16 + n;
 }
 
-/* The topic at p[0..n) as a position key of kind (a topic name is at most
- * 249 bytes: longer means malformed). */
-static bool topic_key(char key[ST_POS_KEY_MAX], char kind, const uint8_t *p, size_t n,
-                      int32_t partition)
+/* A topic name is 1 to 249 bytes (Kafka's Topic.validate): anything else
+ * is a malformed header. */
+static bool topic_id(struct st_pos_id *id, char kind, const uint8_t *p, size_t n,
+                     int32_t partition)
 {
-    char topic[256];
-    if (n == 0 || n >= sizeof topic) {
+    if (n == 0 || n > 249) {
         return false;
     }
-    memcpy(topic, p, n);
-    topic[n] = '\0';
-    st_pos_key(key, kind, topic, partition);
+    *id = (struct st_pos_id){kind, partition, (const char *)p, n};
     return true;
 }
 
-bool st_hdr_pos_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset)
+bool st_hdr_pos_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset)
 {
     const uint8_t *p = v;
     if (p == NULL || len <= 12) {
         return false;
     }
     *offset = (int64_t)st_get_be64(p);
-    return topic_key(key, 'i', p + 12, len - 12, (int32_t)get_be32(p + 8));
+    return topic_id(id, 'i', p + 12, len - 12, (int32_t)get_be32(p + 8));
 }
 
-bool st_hdr_origin_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], int64_t *offset,
+bool st_hdr_origin_decode(const void *v, size_t len, struct st_pos_id *id, int64_t *offset,
                           int64_t *seq)
 {
     const uint8_t *p = v;
@@ -88,19 +85,27 @@ bool st_hdr_origin_decode(const void *v, size_t len, char key[ST_POS_KEY_MAX], i
     }
     *offset = (int64_t)st_get_be64(p);
     *seq = get_be32(p + 8);
-    return topic_key(key, 'o', p + 16, len - 16, (int32_t)get_be32(p + 12));
+    return topic_id(id, 'o', p + 16, len - 16, (int32_t)get_be32(p + 12));
 }
 
 bool st_task_seen(const struct st_task *task, const void *origin, size_t origin_len)
 {
-    char key[ST_POS_KEY_MAX];
+    struct st_pos_id id;
     int64_t offset = 0;
     int64_t seq = 0;
-    if (!st_hdr_origin_decode(origin, origin_len, key, &offset, &seq)) {
+    if (!st_hdr_origin_decode(origin, origin_len, &id, &offset, &seq)) {
         return false;
     }
-    const struct st_pos *e = st_pos_find(&task->pos, key);
+    const struct st_pos *e = st_pos_find(&task->pos, &id);
     return e != NULL && (offset < e->a || (offset == e->a && seq <= e->b));
+}
+
+bool st_task_holds(const struct st_task *task, const char *topic, int32_t partition,
+                   int64_t offset)
+{
+    struct st_pos_id id = {'i', partition, topic, strlen(topic)};
+    const struct st_pos *e = st_pos_find(&task->pos, &id);
+    return e != NULL && offset < e->a;
 }
 
 void st_task_begin(struct st_task *task, const char *topic, int32_t partition, int64_t offset,
@@ -116,17 +121,16 @@ void st_task_begin(struct st_task *task, const char *topic, int32_t partition, i
 
 int st_task_applied(struct st_task *task)
 {
-    char key[ST_POS_KEY_MAX];
     if (task->cur_topic == NULL) {
         return SAMSA_OK;
     }
-    st_pos_key(key, 'i', task->cur_topic, task->cur_partition);
-    int err = st_pos_raise(&task->pos, key, task->cur_offset + 1, 0);
+    struct st_pos_id id = {'i', task->cur_partition, task->cur_topic, strlen(task->cur_topic)};
+    int err = st_pos_raise(&task->pos, &id, task->cur_offset + 1, 0);
     int64_t offset = 0;
     int64_t seq = 0;
     if (err == SAMSA_OK && task->cur_origin != NULL &&
-        st_hdr_origin_decode(task->cur_origin, task->cur_origin_len, key, &offset, &seq)) {
-        err = st_pos_raise(&task->pos, key, offset, seq);
+        st_hdr_origin_decode(task->cur_origin, task->cur_origin_len, &id, &offset, &seq)) {
+        err = st_pos_raise(&task->pos, &id, offset, seq);
     }
     task->cur_topic = NULL;
     task->cur_origin = NULL;

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 struct st_lmdb_env {
     MDB_env *env;
@@ -83,21 +82,6 @@ static int lmdb_err(int rc)
     return rc == ENOMEM || rc == MDB_MAP_FULL ? SAMSA_ERR_NOMEM : SAMSA_ERR_UNKNOWN;
 }
 
-static int mkdir_p(char *path)
-{
-    for (char *p = path + 1; *p != '\0'; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            int rc = mkdir(path, 0700);
-            *p = '/';
-            if (rc != 0 && errno != EEXIST) {
-                return -1;
-            }
-        }
-    }
-    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *application_id,
                                      size_t sub, int32_t partition, size_t stores)
 {
@@ -109,7 +93,7 @@ struct st_lmdb_env *st_lmdb_env_open(const char *state_dir, const char *applicat
         goto out_fail;
     }
     (void)snprintf(dir, n, "%s/%s/%zu_%d", state_dir, application_id, sub, (int)partition);
-    if (mkdir_p(dir) != 0 || mdb_env_create(&e->env) != 0) {
+    if (st_mkdir_p(dir) != 0 || mdb_env_create(&e->env) != 0) {
         goto out_fail;
     }
     /* a map of 1 GiB of address space per task; pages come as they are used */
@@ -219,15 +203,14 @@ int st_lmdb_positions_load(struct st_lmdb_env *e, struct st_positions *pos)
     if (rc == 0) {
         MDB_val k;
         MDB_val v;
-        char key[ST_POS_KEY_MAX];
+        struct st_pos_id id;
         for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && err == SAMSA_OK;
              rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-            if (k.mv_size == 0 || k.mv_size >= sizeof key || v.mv_size != 16) {
+            /* a key that is no position id is not ours: left alone */
+            if (v.mv_size != 16 || !st_pos_id_parse(k.mv_data, k.mv_size, &id)) {
                 continue;
             }
-            memcpy(key, k.mv_data, k.mv_size);
-            key[k.mv_size] = '\0';
-            err = st_pos_raise(pos, key, (int64_t)st_get_be64(v.mv_data),
+            err = st_pos_raise(pos, &id, (int64_t)st_get_be64(v.mv_data),
                                (int64_t)st_get_be64((const uint8_t *)v.mv_data + 8));
         }
         mdb_cursor_close(c);

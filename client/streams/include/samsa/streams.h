@@ -459,8 +459,16 @@ SAMSA_MUST_CHECK int samsa_st_app_run(samsa_st_app *app, volatile const int *sto
  * (Kafka Streams' state.dir layout) instead of memory; NULL: memory again.
  * Before the first samsa_st_app_poll (SAMSA_ERR_STATE once tasks run);
  * SAMSA_ERR_NOT_IMPLEMENTED when the library was built without liblmdb.
- * The stores are still restored from their changelogs at start. */
+ * The stores are still restored from their changelogs at start.
+ * Locks dir/<application.id> (flock of its file .lock, held until
+ * samsa_st_app_destroy, Kafka Streams' StateDirectory.lock): while another
+ * process holds it, SAMSA_ERR_STATE, the stores stay in memory, and
+ * samsa_st_app_last_error names the folder and that process. */
 SAMSA_MUST_CHECK int samsa_st_app_set_state_dir(samsa_st_app *app, const char *dir);
+/* The sentence of the app's last error that has one more than its code (a
+ * state directory in use, a commit the group refused because it moved on),
+ * "" when none; valid until the next call on app. */
+const char *samsa_st_app_last_error(const samsa_st_app *app);
 /* Flushes the outputs and commits what was processed now. */
 SAMSA_MUST_CHECK int samsa_st_app_commit(samsa_st_app *app);
 /* Records processed, and late records dropped by windowed aggregations. */

@@ -66,6 +66,7 @@ type opts struct {
 	tsBase     int64
 	ts         int64
 	expect     int
+	committed  bool
 }
 
 func usage() {
@@ -84,7 +85,8 @@ func main() {
 	flag.IntVar(&o.partition, "partition", 0, "partition")
 	flag.Int64Var(&o.tsBase, "ts-base", 0, "CreateTime of message 0 in ms (0: now)")
 	flag.Int64Var(&o.ts, "ts", 0, "timestamp to look up in ms")
-	flag.IntVar(&o.expect, "expect", 0, "messages the group member reads")
+	flag.IntVar(&o.expect, "expect", 0, "messages the group member reads; consume: per partition")
+	flag.BoolVar(&o.committed, "read-committed", false, "consume: isolation level read_committed")
 	if len(os.Args) < 2 {
 		usage()
 	}
@@ -173,6 +175,12 @@ func record(m *sarama.ConsumerMessage) map[string]interface{} {
 }
 
 func consume(conf *sarama.Config, o opts) {
+	if o.committed {
+		// Consumer.IsolationLevel (sarama 1.22): aborted transactions and
+		// control records are not delivered; the end is -expect records,
+		// since the log's last offset may be a marker, never delivered
+		conf.Consumer.IsolationLevel = sarama.ReadCommitted
+	}
 	client, err := sarama.NewClient(o.brokers, conf)
 	if err != nil {
 		fail("NewClient", err)
@@ -197,11 +205,13 @@ func consume(conf *sarama.Config, o opts) {
 			fail("ConsumePartition", err)
 		}
 		deadline := time.After(30 * time.Second)
+		seen := 0
 		for done := false; !done; {
 			select {
 			case m := <-pc.Messages():
 				emit(record(m))
-				done = m.Offset+1 >= hwm
+				seen++
+				done = m.Offset+1 >= hwm || (o.expect > 0 && seen >= o.expect)
 			case e := <-pc.Errors():
 				fail("partition consumer", e)
 			case <-deadline:
