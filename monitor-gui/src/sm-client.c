@@ -727,8 +727,8 @@ void sm_client_abort_transaction_async(SmClient *self, gint32 coordinator, const
     a->msg = msg;
     g_task_set_task_data(task, a, abort_free);
     g_task_set_check_cancellable(task, FALSE);
-    soup_session_send_and_read_async(self->session, g_object_ref(msg), G_PRIORITY_DEFAULT,
-                                     l->cancel, aborted, task);
+    soup_session_send_and_read_async(self->session, msg, G_PRIORITY_DEFAULT, l->cancel, aborted,
+                                     task);
 }
 
 gboolean sm_client_abort_transaction_finish(SmClient *self, GAsyncResult *res, GError **error)
