@@ -13,6 +13,18 @@ void br_txn_log_key(struct kp_writer *w, const char *id, size_t len)
     kp_wr_string(w, (struct kp_str){id, (int32_t)len});
 }
 
+/* Whether partition i's topic came earlier in t's list (its group was
+ * written then). */
+static bool topic_seen_before(const struct br_txn *t, size_t i)
+{
+    for (size_t j = 0; j < i; j++) {
+        if (strcmp(t->parts[j].topic, t->parts[i].topic) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void br_txn_log_value(struct kp_writer *w, const struct br_txn *t)
 {
     kp_wr_i16(w, RECORD_VERSION);
@@ -26,19 +38,11 @@ void br_txn_log_value(struct kp_writer *w, const struct br_txn *t)
         /* grouped by topic, in the order first added */
         int32_t ntopics = 0;
         for (size_t i = 0; i < t->nparts; i++) {
-            bool seen = false;
-            for (size_t j = 0; j < i && !seen; j++) {
-                seen = strcmp(t->parts[j].topic, t->parts[i].topic) == 0;
-            }
-            ntopics += seen ? 0 : 1;
+            ntopics += topic_seen_before(t, i) ? 0 : 1;
         }
         kp_wr_i32(w, ntopics);
         for (size_t i = 0; i < t->nparts; i++) {
-            bool seen = false;
-            for (size_t j = 0; j < i && !seen; j++) {
-                seen = strcmp(t->parts[j].topic, t->parts[i].topic) == 0;
-            }
-            if (seen) {
+            if (topic_seen_before(t, i)) {
                 continue;
             }
             kp_wr_string(w, kp_str_c(t->parts[i].topic));
