@@ -122,9 +122,6 @@ void br_txn_state_free(struct br_txn_state *ts)
 void br_txn_state_load(struct br_txn_state *ts, const char *dir, int64_t start, int64_t leo)
 {
     br_txn_state_free(ts);
-    if (br_txnidx_truncate(dir, leo) != 0) {
-        br_warn("%s: the aborted-transaction index could not be cut at %" PRId64, dir, leo);
-    }
     struct br_aborted_txn *v = NULL;
     size_t n = 0;
     if (br_txnidx_load(dir, start, leo, &v, &n) != 0) {

@@ -143,6 +143,19 @@ static int read_file(const char *path, struct br_aborted_txn **v, size_t *n, siz
     return rc;
 }
 
+/* Cuts path's file to its first `keep` entries (none: the file goes). A
+ * failure is logged: the entries past the cut are left out when read. */
+static void cut_file(const char *path, size_t keep)
+{
+    if (keep == 0) {
+        if (unlink(path) != 0 && errno != ENOENT) {
+            br_error("%s: unlink: %s", path, strerror(errno));
+        }
+    } else if (truncate(path, (off_t)(keep * BR_TXNIDX_ENTRY_BYTES)) != 0) {
+        br_error("%s: truncate: %s", path, strerror(errno));
+    }
+}
+
 int br_txnidx_load(const char *dir, int64_t from, int64_t to, struct br_aborted_txn **out,
                    size_t *n)
 {
@@ -163,7 +176,16 @@ int br_txnidx_load(const char *dir, int64_t from, int64_t to, struct br_aborted_
             rc = KP_ERR_KAFKA_STORAGE_ERROR;
             break;
         }
+        size_t first = cnt;
         rc = read_file(path, &v, &cnt, &cap);
+        /* a file's entries ascend: those at or past `to` are its tail */
+        size_t keep = first;
+        while (rc == 0 && keep < cnt && v[keep].last_offset < to) {
+            keep++;
+        }
+        if (rc == 0 && keep < cnt) {
+            cut_file(path, keep - first);
+        }
     }
     kp_free(bases);
     if (rc != 0) {
@@ -185,43 +207,6 @@ int br_txnidx_load(const char *dir, int64_t from, int64_t to, struct br_aborted_
     *out = v;
     *n = k;
     return 0;
-}
-
-int br_txnidx_truncate(const char *dir, int64_t to)
-{
-    int64_t *bases = NULL;
-    size_t nbases = 0;
-    int rc = br_offset_files_list(dir, BR_TXNIDX_SUFFIX, &bases, &nbases);
-    for (size_t i = 0; i < nbases && rc == 0; i++) {
-        char path[4096];
-        if (path_of(dir, bases[i], path, sizeof path) != 0) {
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            break;
-        }
-        struct br_aborted_txn *v = NULL;
-        size_t cnt = 0;
-        size_t cap = 0;
-        rc = read_file(path, &v, &cnt, &cap);
-        size_t keep = 0;
-        while (rc == 0 && keep < cnt && v[keep].last_offset < to) {
-            keep++;
-        }
-        kp_free(v);
-        if (rc != 0 || keep == cnt) {
-            continue;
-        }
-        if (keep == 0) {
-            if (unlink(path) != 0 && errno != ENOENT) {
-                br_error("%s: unlink: %s", path, strerror(errno));
-                rc = KP_ERR_KAFKA_STORAGE_ERROR;
-            }
-        } else if (truncate(path, (off_t)(keep * BR_TXNIDX_ENTRY_BYTES)) != 0) {
-            br_error("%s: truncate: %s", path, strerror(errno));
-            rc = KP_ERR_KAFKA_STORAGE_ERROR;
-        }
-    }
-    kp_free(bases);
-    return rc;
 }
 
 int br_txnidx_unlink(const char *dir, int64_t seg_base)

@@ -58,13 +58,12 @@ KP_MUST_CHECK int br_txnidx_append(const char *dir, int64_t seg_base,
 
 /* Every entry of dir's `.txnindex` files whose marker lies in
  * [from, to), in the files' order (ascending marker offsets), into *out
- * (kp_free; NULL when none). 0, KP_E_NOMEM or KP_ERR_KAFKA_STORAGE_ERROR. */
+ * (kp_free; NULL when none). Entries at or past `to` describe markers a
+ * truncation or a crash's recovery removed: they are cut from their files
+ * (a file left without entries is deleted). 0, KP_E_NOMEM or
+ * KP_ERR_KAFKA_STORAGE_ERROR. */
 KP_MUST_CHECK int br_txnidx_load(const char *dir, int64_t from, int64_t to,
                                  struct br_aborted_txn **out, size_t *n);
-
-/* A truncation to `to`: entries whose marker is at or past it go (a file
- * left without entries is deleted). 0 or KP_ERR_KAFKA_STORAGE_ERROR. */
-KP_MUST_CHECK int br_txnidx_truncate(const char *dir, int64_t to);
 
 /* Deletes the `.txnindex` of the segment based at seg_base, if any (the
  * segment was deleted). 0 or KP_ERR_KAFKA_STORAGE_ERROR. */
