@@ -11,6 +11,8 @@
 #include "controlled_shutdown.h"
 #include "log_dirs.h"
 #include "reactor/net_tls.h"
+#include "security/credentials.h"
+#include "security/sasl.h"
 #include "server/admin_manager.h"
 #include "server/group.h"
 #include "server/local_controller.h"
@@ -170,6 +172,39 @@ static int tls_context(struct br_broker *b, size_t i)
     return 0;
 }
 
+/* The SASL of SASL listener i (sasl.enabled.mechanisms, the PLAIN users)
+ * and, the first time, the SCRAM store: standalone from
+ * sasl.scram.credentials.file. 0 or -1 (logged). */
+static int sasl_listener(struct br_broker *b, size_t i)
+{
+    const struct br_config *c = &b->s.cfg;
+    const struct br_listener *l = &c->listeners[i];
+    char err[512];
+    if (b->scram == NULL) {
+        if (br_scram_store_new(&b->scram) != 0) {
+            br_error("out of memory");
+            return -1;
+        }
+        const char *file = c->raw[BR_CFG_SASL_SCRAM_CREDENTIALS_FILE];
+        if (file != NULL && br_scram_store_load_file(b->scram, file, err, sizeof err) != 0) {
+            br_error("%s", err);
+            return -1;
+        }
+    }
+    if (br_sasl_listener_new(c, l->name, b->scram, &b->sasl[i], err, sizeof err) != 0) {
+        br_error("%s", err);
+        return -1;
+    }
+    if (l->security_protocol == BR_SECURITY_SASL_PLAINTEXT) {
+        br_warn("listener %s is SASL_PLAINTEXT: PLAIN passwords and the traffic cross the "
+                "network in clear (SASL_SSL encrypts them)",
+                l->name);
+    }
+    br_net_listener_auth(b->s.net, i, b->sasl[i], c->sasl_server_max_receive_size,
+                         c->connections_max_unauthenticated_ms);
+    return 0;
+}
+
 /* The advertised listeners as clients reach them: an empty host or 0.0.0.0
  * is not an address a client can use (127.0.0.1 there), port 0 is the one
  * the listener of that name bound. advertised_host/_port: the inter-broker
@@ -242,11 +277,16 @@ int br_broker_start(struct br_broker *b)
         if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {
             return -1;
         }
-        if (b->s.cfg.listeners[i].security_protocol == BR_SECURITY_SSL) {
+        int16_t sp = b->s.cfg.listeners[i].security_protocol;
+        if (sp == BR_SECURITY_SSL || sp == BR_SECURITY_SASL_SSL) {
             if (tls_context(b, i) != 0) {
                 return -1;
             }
             br_net_listener_tls(b->s.net, i, b->tls[i]);
+        }
+        if ((sp == BR_SECURITY_SASL_PLAINTEXT || sp == BR_SECURITY_SASL_SSL) &&
+            sasl_listener(b, i) != 0) {
+            return -1;
         }
     }
     if (open_log_manager(b) != 0) {
@@ -424,7 +464,11 @@ void br_broker_stop(struct br_broker *b)
     for (size_t i = 0; i < BR_CONFIG_MAX_LISTENERS; i++) {
         br_tls_ctx_free(b->tls[i]); /* after the net: its connections used them */
         b->tls[i] = NULL;
+        br_sasl_listener_free(b->sasl[i]);
+        b->sasl[i] = NULL;
     }
+    br_scram_store_free(b->scram);
+    b->scram = NULL;
     /* every log closed: the dirs are marked clean and unlocked */
     br_logm_close(b->s.logs, flushed && started);
     b->s.logs = NULL;

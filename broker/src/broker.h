@@ -39,6 +39,10 @@ struct br_broker {
     struct br_admin_feed *admin_feed;   /* the admin API: what it publishes (admin_feed.h) */
     /* the TLS context of each SSL listener, by listener (net_tls.h) */
     struct br_tls_ctx *tls[BR_CONFIG_MAX_LISTENERS];
+    /* the SASL of each SASL listener, by listener, and the SCRAM
+     * credentials they share (security/sasl.h, security/credentials.h) */
+    struct br_sasl_listener *sasl[BR_CONFIG_MAX_LISTENERS];
+    struct br_scram_store *scram;
 };
 
 /* Open everything (metadata, logs with recovery), bind the listeners. */

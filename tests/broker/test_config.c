@@ -306,7 +306,14 @@ static const char every_key[] =
     "ssl.enabled.protocols=TLSv1.3\n"
     "ssl.cipher.suites=TLS_AES_128_GCM_SHA256\n"
     "ssl.endpoint.identification.algorithm=\n"
-    "listener.name.client.ssl.client.auth=none\n";
+    "listener.name.client.ssl.client.auth=none\n"
+    "sasl.enabled.mechanisms=PLAIN\n"
+    "sasl.jaas.config=JAAS\n"
+    "sasl.mechanism.inter.broker.protocol=PLAIN\n"
+    "sasl.scram.credentials.file=/etc/samsa/scram\n"
+    "sasl.server.max.receive.size=65536\n"
+    "connection.failed.authentication.delay.ms=0\n"
+    "connections.max.unauthenticated.ms=5000\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -707,18 +714,51 @@ static void test_bad_listener_is_rejected(void)
                     "different name");
 }
 
-static void test_sasl_listeners_are_rejected(void)
+static void test_sasl_listeners_and_keys(void)
 {
-    expect_rejected("listeners=SASL_PLAINTEXT://:9093\n", "listeners", "SASL is not there yet");
-    expect_rejected("listeners=PLAINTEXT://:9092,SASL_SSL://:9093\n", "listeners",
-                    "SASL is not there yet");
+    struct br_config c;
+    expect_ok("listeners=PLAINTEXT://:9092,SASL_PLAINTEXT://:9093,SASL_SSL://:9094\n"
+              "sasl.enabled.mechanisms=PLAIN\n"
+              "listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512\n"
+              "sasl.jaas.config=global\n"
+              "listener.name.sasl_plaintext.plain.sasl.jaas.config=for plain\n"
+              "listener.name.sasl_plaintext.sasl.jaas.config=for the listener\n"
+              "connection.failed.authentication.delay.ms=250\n",
+              &c);
+    CU_ASSERT_EQUAL_FATAL(c.n_listeners, 3);
+    CU_ASSERT_EQUAL(c.listeners[1].security_protocol, BR_SECURITY_SASL_PLAINTEXT);
+    CU_ASSERT_EQUAL(c.listeners[2].security_protocol, BR_SECURITY_SASL_SSL);
+    CU_ASSERT_STRING_EQUAL(
+        br_config_listener_value(&c, "SASL_SSL", BR_CFG_SASL_ENABLED_MECHANISMS), "SCRAM-SHA-512");
+    CU_ASSERT_STRING_EQUAL(
+        br_config_listener_value(&c, "SASL_PLAINTEXT", BR_CFG_SASL_ENABLED_MECHANISMS), "PLAIN");
+    /* listener and mechanism first, then the listener, then the key */
+    CU_ASSERT_STRING_EQUAL(br_config_listener_mechanism_value(&c, "SASL_PLAINTEXT", "PLAIN",
+                                                              BR_CFG_SASL_JAAS_CONFIG),
+                           "for plain");
+    CU_ASSERT_STRING_EQUAL(br_config_listener_mechanism_value(&c, "SASL_PLAINTEXT",
+                                                              "SCRAM-SHA-256",
+                                                              BR_CFG_SASL_JAAS_CONFIG),
+                           "for the listener");
+    CU_ASSERT_STRING_EQUAL(
+        br_config_listener_mechanism_value(&c, "SASL_SSL", "PLAIN", BR_CFG_SASL_JAAS_CONFIG),
+        "global");
+    CU_ASSERT_EQUAL(c.connection_failed_authentication_delay_ms, 250);
+    CU_ASSERT_EQUAL(c.connections_max_unauthenticated_ms, 10000);
+    CU_ASSERT_EQUAL(c.sasl_server_max_receive_size, 524288);
+    br_config_free(&c);
     expect_rejected("listeners=CLIENT://:9093\n", "listeners", "no security protocol");
-    expect_rejected("listeners=CLIENT://:9093\nlistener.security.protocol.map=CLIENT:SASL_SSL\n",
-                    "listeners", "SASL is not there yet");
     expect_rejected("listener.security.protocol.map=CLIENT:TLS\n", "listener.security.protocol.map",
                     "unknown security protocol");
     expect_rejected("security.inter.broker.protocol=SSL\n", "security.inter.broker.protocol",
                     "PLAINTEXT only");
+    expect_rejected("listener.name.x.gssapi.sasl.jaas.config=a\n", "listener.name.x.gssapi",
+                    "sasl.jaas.config");
+    /* a cluster's brokers do not speak SASL to each other */
+    expect_rejected("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\n"
+                    "listeners=SASL_PLAINTEXT://:9093\n"
+                    "inter.broker.listener.name=SASL_PLAINTEXT\n",
+                    "inter.broker.listener.name", "PLAINTEXT only");
 }
 
 static void test_ssl_listeners_are_accepted(void)
@@ -1152,7 +1192,7 @@ static CU_TestInfo tests[] = {
     {"out of range is rejected", test_out_of_range_is_rejected},
     {"bad boolean is rejected", test_bad_boolean_is_rejected},
     {"bad listener is rejected", test_bad_listener_is_rejected},
-    {"SASL listeners are rejected", test_sasl_listeners_are_rejected},
+    {"SASL listeners and keys", test_sasl_listeners_and_keys},
     {"SSL listeners are accepted", test_ssl_listeners_are_accepted},
     {"listener forms", test_listener_forms},
     {"advertised.listeners default to listeners", test_advertised_listeners_default_to_listeners},

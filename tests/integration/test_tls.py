@@ -352,7 +352,7 @@ def case_configurations_refused_at_start(t):
         ({"ssl.keystore.location": os.path.join(certs, "broker-enc.pem"),
           "ssl.key.password": "wrong"}, "wrong ssl.key.password"),
         ({"listeners": "PLAINTEXT://127.0.0.1:%d,SASL_SSL://127.0.0.1:%d"
-          % (free_port(), free_port())}, "SASL is not there yet"),
+          % (free_port(), free_port())}, "set sasl.enabled.mechanisms"),
     ]
     for i, (cfg, needle) in enumerate(refused):
         b = t.broker(name="refused%d" % i, start=False)

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,8 +41,23 @@ static int number_of(struct load *ld, enum br_config_key k, int64_t *v)
 
 #define LISTENER_PREFIX "listener.name."
 
-/* listener.name.<listener>.<ssl key> = value (Kafka's per-listener
- * prefix); a later one for the same listener and key wins. */
+/* The SASL mechanism of listener.name.<l>.<mechanism>.sasl.jaas.config:
+ * its length in p (up to the dot before "sasl."), or 0. */
+static size_t jaas_mechanism_prefix(const char *p)
+{
+    static const char *const mechanisms[] = {"plain.", "scram-sha-256.", "scram-sha-512."};
+    for (size_t i = 0; i < sizeof mechanisms / sizeof mechanisms[0]; i++) {
+        size_t n = strlen(mechanisms[i]);
+        if (strncasecmp(p, mechanisms[i], n) == 0 && strcmp(p + n, "sasl.jaas.config") == 0) {
+            return n - 1;
+        }
+    }
+    return 0;
+}
+
+/* listener.name.<listener>.<ssl or sasl key> = value (Kafka's per-listener
+ * prefix), and listener.name.<listener>.<mechanism>.sasl.jaas.config; a
+ * later one for the same listener, mechanism and key wins. */
 static int assign_listener_key(struct load *ld, const char *key, const char *value,
                                const char *at)
 {
@@ -49,14 +65,21 @@ static int assign_listener_key(struct load *ld, const char *key, const char *val
     const char *name = key + strlen(LISTENER_PREFIX);
     const char *dot = strchr(name, '.');
     size_t n = dot != NULL ? (size_t)(dot - name) : 0;
-    int k = dot != NULL ? br_config_find(dot + 1) : -1;
-    if (n == 0 || n > BR_LISTENER_NAME_MAX || k < BR_CFG_SSL_KEYSTORE_TYPE ||
-        k > BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM) {
+    size_t mech_len = dot != NULL ? jaas_mechanism_prefix(dot + 1) : 0;
+    int k = dot != NULL ? br_config_find(dot + 1 + (mech_len > 0 ? mech_len + 1 : 0)) : -1;
+    bool per_listener = (k >= BR_CFG_SSL_KEYSTORE_TYPE &&
+                         k <= BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM) ||
+                        k == BR_CFG_SASL_ENABLED_MECHANISMS || k == BR_CFG_SASL_JAAS_CONFIG;
+    if (n == 0 || n > BR_LISTENER_NAME_MAX || !per_listener) {
         cfg_set_msg(ld->err, ld->errlen,
                     "%sunknown config key %s: a listener.name.<listener>. prefix takes the "
-                    "ssl.* keys (SASL is not there yet)",
+                    "ssl.* keys, sasl.enabled.mechanisms and [<mechanism>.]sasl.jaas.config",
                     at, Q(key, q));
         return KP_ERR_INVALID_CONFIG;
+    }
+    char mechanism[BR_SASL_MECHANISM_MAX + 1] = "";
+    for (size_t i = 0; i < mech_len; i++) {
+        mechanism[i] = cfg_to_upper(dot[1 + i]);
     }
     struct br_config *c = ld->c;
     char upper[BR_LISTENER_NAME_MAX + 1];
@@ -71,7 +94,8 @@ static int assign_listener_key(struct load *ld, const char *key, const char *val
     }
     for (size_t i = 0; i < c->n_listener_overrides; i++) {
         struct br_listener_override *o = &c->listener_overrides[i];
-        if (o->key == k && strcmp(o->listener, upper) == 0) {
+        if (o->key == k && strcmp(o->listener, upper) == 0 &&
+            strcmp(o->mechanism, mechanism) == 0) {
             kp_free(o->value);
             o->value = copy;
             return 0;
@@ -87,6 +111,7 @@ static int assign_listener_key(struct load *ld, const char *key, const char *val
     c->listener_overrides = grown;
     struct br_listener_override *o = &grown[c->n_listener_overrides++];
     memcpy(o->listener, upper, n + 1);
+    memcpy(o->mechanism, mechanism, sizeof mechanism);
     o->key = k;
     o->value = copy;
     return 0;

@@ -52,6 +52,29 @@
  *                        yet (brokers speak PLAINTEXT to each other)
  * Passwords and inline keys are sensitive: DescribeConfigs shows null.
  *
+ * SASL (the SASL_PLAINTEXT and SASL_SSL listeners; Kafka 2.0's
+ * BrokerSecurityConfigs.java and SaslConfigs.java, broker/README.md):
+ *   sasl.enabled.mechanisms  PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; Kafka's
+ *                        default GSSAPI is not there: a SASL listener
+ *                        without this key stops start-up.
+ *   sasl.jaas.config     PlainLoginModule's user_<name>="<password>"
+ *                        entries, the PLAIN users; best given per listener
+ *                        and mechanism (listener.name.<l>.plain.sasl.jaas.config).
+ *   sasl.scram.credentials.file  Samsa's own: the SCRAM credentials of a
+ *                        standalone broker, one user a line in Kafka's
+ *                        znode JSON (security/credentials.h).
+ *   sasl.server.max.receive.size  (Kafka 3.4) the largest frame before
+ *                        authentication, 524288.
+ *   connection.failed.authentication.delay.ms  (Kafka 2.1) how long a
+ *                        failed authentication waits before its answer
+ *                        and close, 100.
+ *   connections.max.unauthenticated.ms  Samsa's own: a connection of a SASL
+ *                        listener not authenticated within this long is
+ *                        closed, 10000 (Kafka 2.0 has no such deadline).
+ *   sasl.mechanism.inter.broker.protocol  accepted; brokers do not speak
+ *                        SASL to each other (the inter-broker listener
+ *                        must be PLAINTEXT or SSL).
+ *
  * Samsa's decisions where Kafka leaves room:
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
@@ -153,6 +176,8 @@
 /* Input ceilings. */
 #define BR_CONFIG_MAX_FILE_BYTES ((size_t)1024 * 1024)
 #define BR_CONFIG_MAX_LINE_BYTES ((size_t)64 * 1024)
+/* The longest SASL mechanism name ("SCRAM-SHA-512"). */
+#define BR_SASL_MECHANISM_MAX 20
 /* Entries of one listener list, directories of log.dirs. */
 #define BR_CONFIG_MAX_LISTENERS 16
 #define BR_CONFIG_MAX_LOG_DIRS 64
@@ -319,6 +344,16 @@ enum br_config_key {
     BR_CFG_SSL_ENABLED_PROTOCOLS,
     BR_CFG_SSL_CIPHER_SUITES,
     BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
+    /* SASL of the SASL_PLAINTEXT and SASL_SSL listeners: the first two also
+     * per listener (listener.name.<listener>.), sasl.jaas.config also per
+     * listener and mechanism (listener.name.<listener>.<mechanism>.) */
+    BR_CFG_SASL_ENABLED_MECHANISMS,
+    BR_CFG_SASL_JAAS_CONFIG,
+    BR_CFG_SASL_MECHANISM_INTER_BROKER_PROTOCOL,
+    BR_CFG_SASL_SCRAM_CREDENTIALS_FILE,
+    BR_CFG_SASL_SERVER_MAX_RECEIVE_SIZE,
+    BR_CFG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS,
+    BR_CFG_CONNECTIONS_MAX_UNAUTHENTICATED_MS,
     BR_CFG__COUNT
 };
 
@@ -366,6 +401,9 @@ struct br_config {
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */
     int64_t connections_max_idle_ms;              /* connections.max.idle.ms; -1 = never */
+    int32_t sasl_server_max_receive_size;         /* sasl.server.max.receive.size */
+    int64_t connection_failed_authentication_delay_ms; /* (Kafka 2.1) */
+    int64_t connections_max_unauthenticated_ms;        /* Samsa's own; 0 = never */
     int64_t queued_max_request_bytes;             /* effective; <= 0 = no limit */
     int32_t message_max_bytes;                    /* message.max.bytes */
     int32_t fetch_max_bytes;                      /* fetch.max.bytes (KIP-541) */
@@ -459,10 +497,12 @@ struct br_config {
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
     int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */
 
-    /* listener.name.<listener>.ssl.* keys: the value of an ssl.* key for
-     * one listener (br_config_listener_value) */
+    /* listener.name.<listener>.ssl.* keys (and the sasl.* ones, with a
+     * mechanism for listener.name.<listener>.<mechanism>.sasl.jaas.config):
+     * the value of such a key for one listener (br_config_listener_value) */
     struct br_listener_override {
         char listener[BR_LISTENER_NAME_MAX + 1]; /* upper case */
+        char mechanism[BR_SASL_MECHANISM_MAX + 1]; /* upper case, "" for none */
         int key;                                 /* an enum br_config_key of the ssl.* ones */
         char *value;                             /* owned */
     } *listener_overrides;
@@ -519,6 +559,10 @@ int br_config_find(const char *name);
  * override, else the key's value, else its default; NULL when none. */
 const char *br_config_listener_value(const struct br_config *c, const char *listener,
                                      enum br_config_key k);
+/* The same for `mechanism` ("PLAIN"): listener.name.<listener>.<mechanism>.
+ * first (Kafka's order for sasl.jaas.config), then as above. */
+const char *br_config_listener_mechanism_value(const struct br_config *c, const char *listener,
+                                               const char *mechanism, enum br_config_key k);
 
 /* True for the Kafka keys Samsa accepts without using them. */
 bool br_config_key_ignored(const char *name);

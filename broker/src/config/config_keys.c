@@ -287,6 +287,21 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_SSL_CIPHER_SUITES] = {"ssl.cipher.suites", K_SPECIAL, 0, NULL, NO_RANGE},
     [BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM] = {"ssl.endpoint.identification.algorithm",
                                                       K_SPECIAL, 0, "https", NO_RANGE},
+    [BR_CFG_SASL_ENABLED_MECHANISMS] = {"sasl.enabled.mechanisms", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SASL_JAAS_CONFIG] = {"sasl.jaas.config", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SASL_MECHANISM_INTER_BROKER_PROTOCOL] = {"sasl.mechanism.inter.broker.protocol",
+                                                     K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SASL_SCRAM_CREDENTIALS_FILE] = {"sasl.scram.credentials.file", K_SPECIAL, 0, NULL,
+                                            NO_RANGE},
+    [BR_CFG_SASL_SERVER_MAX_RECEIVE_SIZE] = {"sasl.server.max.receive.size", K_INT,
+                                             FIELD(sasl_server_max_receive_size), "524288", 64,
+                                             INT32_MAX},
+    [BR_CFG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS] = {
+        "connection.failed.authentication.delay.ms", K_LONG,
+        FIELD(connection_failed_authentication_delay_ms), "100", 0, 60000},
+    [BR_CFG_CONNECTIONS_MAX_UNAUTHENTICATED_MS] = {"connections.max.unauthenticated.ms", K_LONG,
+                                                   FIELD(connections_max_unauthenticated_ms),
+                                                   "10000", 0, INT64_MAX},
 };
 
 /*
@@ -376,9 +391,22 @@ const char *br_config_key_name(enum br_config_key k)
 const char *br_config_listener_value(const struct br_config *c, const char *listener,
                                      enum br_config_key k)
 {
+    return br_config_listener_mechanism_value(c, listener, "", k);
+}
+
+const char *br_config_listener_mechanism_value(const struct br_config *c, const char *listener,
+                                               const char *mechanism, enum br_config_key k)
+{
+    for (size_t i = 0; i < c->n_listener_overrides && mechanism[0] != '\0'; i++) {
+        const struct br_listener_override *o = &c->listener_overrides[i];
+        if (o->key == (int)k && strcmp(o->listener, listener) == 0 &&
+            strcmp(o->mechanism, mechanism) == 0) {
+            return o->value;
+        }
+    }
     for (size_t i = 0; i < c->n_listener_overrides; i++) {
         const struct br_listener_override *o = &c->listener_overrides[i];
-        if (o->key == (int)k && strcmp(o->listener, listener) == 0) {
+        if (o->key == (int)k && strcmp(o->listener, listener) == 0 && o->mechanism[0] == '\0') {
             return o->value;
         }
     }
@@ -401,7 +429,8 @@ void br_config_entry(const struct br_config *c, enum br_config_key k, struct br_
     }
     out->name = cfg_keys[k].name;
     out->read_only = true; /* no dynamic broker configs */
-    out->sensitive = k == BR_CFG_ADMIN_AUTH_TOKEN || k == BR_CFG_SSL_KEYSTORE_PASSWORD ||
+    out->sensitive = k == BR_CFG_ADMIN_AUTH_TOKEN || k == BR_CFG_SASL_JAAS_CONFIG ||
+                     k == BR_CFG_SSL_KEYSTORE_PASSWORD ||
                      k == BR_CFG_SSL_KEYSTORE_KEY || k == BR_CFG_SSL_KEY_PASSWORD ||
                      k == BR_CFG_SSL_TRUSTSTORE_PASSWORD;
     if (out->sensitive) {

@@ -256,8 +256,9 @@ static int parse_protocol_map(struct load *ld, struct protocol_map *m)
     return 0;
 }
 
-/* Each listener of `list` gets its security protocol from the map; those
- * Samsa does not speak yet (SASL_PLAINTEXT, SASL_SSL) stop start-up. */
+/* Each listener of `list` gets its security protocol from the map (the
+ * SASL listeners' mechanisms are checked when the broker makes them,
+ * security/sasl.c). */
 static int assign_protocols(struct load *ld, enum br_config_key k, const struct protocol_map *m,
                             struct br_listener *list, size_t n)
 {
@@ -271,12 +272,6 @@ static int assign_protocols(struct load *ld, enum br_config_key k, const struct 
                              "listener %s has no security protocol in "
                              "listener.security.protocol.map",
                              list[i].name);
-        }
-        if (m->protocol[j] != BR_SECURITY_PLAINTEXT && m->protocol[j] != BR_SECURITY_SSL) {
-            return cfg_key_error(ld, k,
-                             "listener %s uses security protocol %s: SASL is not there yet; "
-                             "Samsa speaks PLAINTEXT and SSL",
-                             list[i].name, security_protocols[m->protocol[j]]);
         }
         list[i].security_protocol = (int16_t)m->protocol[j];
     }
@@ -389,8 +384,8 @@ int cfg_resolve_listeners(struct load *ld)
     if (cluster && c->advertised_listeners[j].security_protocol != BR_SECURITY_PLAINTEXT) {
         return cfg_key_error(ld, ik,
                          "the inter-broker listener %s uses %s: brokers speak to each other "
-                         "over PLAINTEXT only (inter-broker TLS is not there yet); name a "
-                         "PLAINTEXT listener",
+                         "over PLAINTEXT only (inter-broker TLS and SASL are not there yet); "
+                         "name a PLAINTEXT listener",
                          c->inter_broker_listener_name,
                          security_protocols[c->advertised_listeners[j].security_protocol]);
     }

@@ -137,6 +137,13 @@ int br_net_listen(struct br_net *n, const char *host, int port);
  * with t (net_tls.h), which must outlive the net. */
 struct br_tls_ctx;
 void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t);
+/* Makes listener number `listener` a SASL one (SASL_PLAINTEXT, SASL_SSL):
+ * `auth` is its user's (br_conn_listener_auth gives it back), its
+ * connections take frames of at most max_frame bytes until authenticated
+ * (Kafka's 524288) and are closed when not authenticated within
+ * deadline_ms (<= 0: never). */
+void br_net_listener_auth(struct br_net *n, size_t listener, void *auth, int32_t max_frame,
+                          int64_t deadline_ms);
 /* The port a listener bound (for port 0 in tests), or -1. Listeners are
  * numbered from 0 in the order br_net_listen made them. */
 int br_net_bound_port(const struct br_net *n, size_t listener);
@@ -231,6 +238,19 @@ void br_conn_close_after_flush(struct br_conn *c);
 /* The listener an accepted connection came in on (its number, see
  * br_net_bound_port); -1 for outbound and in-process connections. */
 int br_conn_listener(const struct br_conn *c);
+/* The SASL listener's user data (br_net_listener_auth) of a connection that
+ * is not authenticated yet; NULL on other listeners and once authenticated. */
+void *br_conn_listener_auth(const struct br_conn *c);
+/* The user's authentication state of c (NULL until set), and setting it:
+ * free_fn(auth) runs when c dies. */
+void *br_conn_auth_state(const struct br_conn *c);
+void br_conn_set_auth_state(struct br_conn *c, void *auth, void (*free_fn)(void *auth));
+/* Authentication succeeded as `principal` ("User:alice", copied): the
+ * frame limit and deadline end. 0, or -1 when memory runs out. */
+KP_MUST_CHECK int br_conn_authenticated(struct br_conn *c, const char *principal);
+/* "User:<name>" of an authenticated connection, else "User:ANONYMOUS" (as
+ * Kafka's DefaultKafkaPrincipalBuilder). */
+const char *br_conn_principal(const struct br_conn *c);
 /* "host:port" of the peer, for logs. */
 const char *br_conn_peer(const struct br_conn *c);
 struct br_net *br_conn_net(const struct br_conn *c);

@@ -251,6 +251,7 @@ void net_conn_accept(struct br_net *n, struct listener *l)
             continue;
         }
         net_conn_link(n, c);
+        net_auth_accept(c, l);
         n->nconns++;
         n->accepted++;
         c->last_active_ms = n->now_ms;

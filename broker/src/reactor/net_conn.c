@@ -103,6 +103,16 @@ void net_conn_kill(struct br_conn *c)
         }
     }
     net_tls_close(c);
+    /* the SASL exchange's state goes (its timers with it), and the
+     * authentication deadline */
+    if (br_timer_armed(&c->auth_deadline)) {
+        br_timer_cancel(c->net, &c->auth_deadline);
+    }
+    if (c->auth != NULL && c->auth_free != NULL) {
+        c->auth_free(c->auth);
+    }
+    c->auth = NULL;
+    c->auth_free = NULL;
     if (c->watch.fd >= 0) {
         (void)epoll_ctl(c->net->epfd, EPOLL_CTL_DEL, c->watch.fd, NULL);
         close(c->watch.fd);
@@ -148,6 +158,7 @@ void net_conn_destroy(struct br_conn *c)
     /* freeing only now: a handler may still use its payload when a write
      * error kills the connection under it */
     net_in_free(c);
+    kp_free(c->principal);
     kp_free(c->out);
     kp_free(c->tls_out);
     kp_free(c);

@@ -190,7 +190,7 @@ static enum gate read_gate(struct br_conn *c, size_t *want)
         }
         have += r > 0 ? (size_t)r : 0; /* an error or the end: the read finds it */
     }
-    int32_t max = c->outbound ? c->max_frame : n->max_request_bytes;
+    int32_t max = net_conn_max_frame(c);
     int32_t size = have == 4 ? (int32_t)kp_load_be32(hdr) : 0;
     if (c->in_len < 4 && have == 4 && (size < 0 || size > max)) {
         return GATE_HEADER; /* refused as soon as it is read */
@@ -270,7 +270,7 @@ void net_queue_update(struct br_net *n)
 static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
 {
     size_t pos = 0;
-    int32_t max = c->outbound ? c->max_frame : c->net->max_request_bytes;
+    int32_t max = net_conn_max_frame(c);
     while (!c->dead && !c->closing && !c->held && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) &&
            len - pos >= 4) {
         int32_t size = 0;
@@ -278,9 +278,11 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
         if (err != 0) {
             c->error = EPROTO;
             br_warn("closing %s: frame size %" PRId32
-                    " rejected (%s; socket.request.max.bytes %" PRId32 ")",
+                    " rejected (%s; %s %" PRId32 ")",
                     c->peer, (int32_t)kp_load_be32(buf + pos), kp_err_str(err),
-                    c->net->max_request_bytes);
+                    max < c->net->max_request_bytes ? "before authentication, at most"
+                                                    : "socket.request.max.bytes",
+                    max);
             net_conn_kill(c);
             break;
         }

@@ -5,7 +5,8 @@
  * connection's lifecycle and its accounting; net_accept.c: the
  * listeners' accepts; net_input.c: reading and framing requests;
  * net_output.c: response slots, writes and outbound connections;
- * net_tls.c: OpenSSL's calls). Calls go one way: net.c above the others,
+ * net_tls.c: OpenSSL's calls; net_auth.c: SASL listeners' frame limit,
+ * deadline and principal). Calls go one way: net.c above the others,
  * net_conn.c below them, net_tls.c and net_timer.c below it. Not for the
  * reactor's users: they include net.h.
  * @locality reactor thread
@@ -140,6 +141,14 @@ struct br_conn {
     uint8_t *tls_out;       /* plaintext of one record not yet taken by SSL_write_ex */
     size_t tls_out_len;
     struct br_task tls_task; /* reads what OpenSSL holds and epoll cannot report */
+    /* SASL (net_auth.c), on a connection of a SASL listener: its user's
+     * authentication state, freed with auth_free when it dies; the
+     * deadline (connections.max.unauthenticated.ms) */
+    void *auth;
+    void (*auth_free)(void *auth);
+    bool authenticated;
+    char *principal; /* "User:<name>" once authenticated, owned */
+    struct br_timer auth_deadline;
     uint8_t *out; /* local: the bytes "sent", until taken */
     size_t out_len;
     size_t out_cap;
@@ -150,6 +159,10 @@ struct listener {
     struct br_watch watch;
     int port;
     struct br_tls_ctx *tls; /* an SSL listener's, else NULL (not owned) */
+    /* a SASL listener's user data (br_net_listener_auth), else NULL */
+    void *auth;
+    int32_t auth_max_frame;   /* the largest frame before authentication */
+    int64_t auth_deadline_ms; /* <= 0: none */
 };
 
 /* The connections of one class over the limit: the one that may finish the
@@ -238,6 +251,12 @@ struct br_net {
 void net_accept_resume_tick(struct br_net *n);
 void net_conn_accept(struct br_net *n, struct listener *l);
 void net_refusal_tick(struct br_net *n);
+
+/* net_auth.c */
+/* on accept: the deadline of a connection of a SASL listener */
+void net_auth_accept(struct br_conn *c, const struct listener *l);
+/* the largest request frame c takes now */
+int32_t net_conn_max_frame(const struct br_conn *c);
 
 /* net_conn.c */
 void net_chunk_free(struct chunk *ch);

@@ -6,6 +6,7 @@
 #include "server/request.h"
 
 #include "base/logging.h"
+#include "security/sasl.h"
 #include "server/group.h"
 
 #include <inttypes.h>
@@ -30,6 +31,26 @@ struct dispatch_entry {
     handler_fn handler;
     unsigned flags;
 };
+
+/* SaslHandshake or SaslAuthenticate on a connection that is authenticated
+ * or on a listener without SASL: ILLEGAL_SASL_STATE (Kafka 2.0's
+ * KafkaApis.handleSaslHandshakeRequest / handleSaslAuthenticateRequest). */
+static int sasl_after_authentication(struct br_req *r)
+{
+    if (r->hdr->RequestApiKey == KP_API_SASL_HANDSHAKE) {
+        struct kp_SaslHandshakeResponse resp;
+        kp_SaslHandshakeResponse_init(&resp);
+        resp.ErrorCode = KP_ERR_ILLEGAL_SASL_STATE;
+        return br_respond(r, &resp);
+    }
+    struct kp_SaslAuthenticateResponse resp;
+    kp_SaslAuthenticateResponse_init(&resp);
+    resp.ErrorCode = KP_ERR_ILLEGAL_SASL_STATE;
+    resp.ErrorMessage = kp_str_c("SaslAuthenticate request received after successful "
+                                 "authentication");
+    resp.AuthBytes.ptr = (const uint8_t *)"";
+    return br_respond(r, &resp);
+}
 
 /* What the broker answers, by ApiKey. Versions within the protocol crate's
  * table; min 0 everywhere (librdkafka derives features from old versions).
@@ -74,6 +95,10 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs, 0},
     [KP_API_CREATE_PARTITIONS] = {0, 1, br_h_create_partitions, 0},
     [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs, 0},
+    /* on every listener, as Kafka lists them; the exchange itself is
+     * security/sasl.c's, before authentication */
+    [KP_API_SASL_HANDSHAKE] = {0, 1, sasl_after_authentication, 0},
+    [KP_API_SASL_AUTHENTICATE] = {0, 0, sasl_after_authentication, 0},
 };
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
@@ -165,8 +190,31 @@ static bool answered_in_turn(const struct dispatch_entry *d)
     return (d->flags & API_AT_ONCE) == 0;
 }
 
+/* Before SASL authentication only ApiVersions and the exchange's own
+ * requests are served (security/sasl.h); anything else is answered
+ * ILLEGAL_SASL_STATE and the connection closed. True when the frame was
+ * taken there. */
+static bool sasl_gate(struct br_req *r, void *sasl, const struct kp_request *req, int err)
+{
+    enum br_sasl_verdict v = br_sasl_request(sasl, r->conn, &req->header, req->body, err);
+    if (v == BR_SASL_REFUSED) {
+        r->slot = br_conn_slot_new(r->conn);
+        if (r->slot != NULL &&
+            br_respond_error(r, KP_ERR_ILLEGAL_SASL_STATE,
+                             "Unexpected request before SASL authentication") != 0) {
+            br_slot_ready(r->conn, r->slot);
+        }
+        br_conn_close_after_flush(r->conn);
+    }
+    return v != BR_SASL_PASS;
+}
+
 void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *payload, size_t len)
 {
+    void *sasl = br_conn_listener_auth(c);
+    if (sasl != NULL && br_sasl_raw_frame(sasl, c, payload, len)) {
+        return;
+    }
     /* what the request's bytes decode into is bounded by their size; what
      * the response holds, by response.max.bytes */
     struct kp_arena decoded;
@@ -179,6 +227,9 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
                        req.body, &response, payload, len};
     const struct dispatch_entry *d = dispatch_find(b, req.header.RequestApiKey);
 
+    if (sasl != NULL && len >= 8 && sasl_gate(&r, sasl, &req, err)) {
+        goto out;
+    }
     if (err == 0 && d != NULL && produce_acks_zero(&req)) {
         /* acks=0: the client expects no response at all */
         (void)d->handler(&r);
