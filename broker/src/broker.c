@@ -185,6 +185,7 @@ static int sasl_listener(struct br_broker *b, size_t i)
             br_error("out of memory");
             return -1;
         }
+        b->s.scram = b->scram; /* a cluster's from ZooKeeper (cluster_users.c) */
         const char *file = c->raw[BR_CFG_SASL_SCRAM_CREDENTIALS_FILE];
         if (file != NULL && br_scram_store_load_file(b->scram, file, err, sizeof err) != 0) {
             br_error("%s", err);
@@ -469,6 +470,7 @@ void br_broker_stop(struct br_broker *b)
     }
     br_scram_store_free(b->scram);
     b->scram = NULL;
+    b->s.scram = NULL;
     /* every log closed: the dirs are marked clean and unlocked */
     br_logm_close(b->s.logs, flushed && started);
     b->s.logs = NULL;

@@ -10,6 +10,8 @@
  *   consume.c  samsa consume
  *   group.c    samsa group list|describe|reset-offsets|delete
  *   perf.c     samsa perf produce|consume
+ *   users.c    samsa users add|change|remove (SCRAM credentials, to ZooKeeper or
+ *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
@@ -175,5 +177,6 @@ int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_group(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
+int cmd_users(int argc, char **argv);
 
 #endif

@@ -426,8 +426,10 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
                 /* the topic's configs read again and applied to its logs */
                 br_cluster_read_topic_configs(b, ch.entity_name);
             }
+        } else if (strcmp(ch.entity_type, "users") == 0) {
+            br_cluster_scram_user_changed(b, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic configs only",
+            br_debug("config change of %s/%s ignored: Samsa applies topic and user configs only",
                      ch.entity_type, ch.entity_name);
         }
     } else if (r->rc == BR_ZK_OK) {
@@ -544,6 +546,7 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
 
 void br_cluster_config_changes(struct br_server *b)
 {
+    br_cluster_scram_users(b);
     struct br_cop *op = br_cop_new(b, NULL, 0, NULL, changes_listed);
     if (op == NULL) {
         br_error("out of memory: config changes are not followed");

@@ -156,6 +156,12 @@ void br_cluster_remove_dirs(struct br_server *b, char **paths, size_t n);
  * change notifications are listed again (and watched), those not seen yet
  * applied to the topics hosted here. */
 void br_cluster_config_changes(struct br_server *b);
+/* A cluster's SCRAM credentials (cluster_users.c), as Kafka's
+ * DynamicConfigManager keeps them: every /config/users/<user> read into
+ * b->scram when the session (re)connects, and one user's again when a
+ * config change notification names users/<user>. */
+void br_cluster_scram_users(struct br_server *b);
+void br_cluster_scram_user_changed(struct br_server *b, const char *sanitized_user);
 /* Start (the I/O worker for directory removals), stop (parked requests
  * answered REQUEST_TIMED_OUT for what is not done, the worker's jobs run
  * to their end); br_cluster_admin_free frees the rest. */

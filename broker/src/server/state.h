@@ -161,6 +161,10 @@ struct br_server {
     struct br_txn_coordinator txn; /* the transaction coordinator (txn/coordinator.h) */
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
+    /* the SCRAM credentials of the SASL listeners (security/credentials.h;
+     * the root's), NULL without a SASL listener; a cluster keeps them from
+     * /config/users (cluster_users.c) */
+    struct br_scram_store *scram;
     struct br_topic_admin *admin;  /* standalone: topics being created or deleted (topic_admin.h) */
     /* what serves the admin requests (admin_manager.h): chosen with the
      * mode, in broker.c */
