@@ -31,7 +31,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 
 from broker import Broker, Skip, check, eq, free_port, main  # noqa: E402
 import kwire  # noqa: E402
@@ -97,6 +99,9 @@ def shared_broker():
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": os.path.join(certs, "broker.pem"),
         "connections.max.unauthenticated.ms": "3000",
+        # groups form at once, and __consumer_offsets is quick to make
+        "group.initial.rebalance.delay.ms": "0",
+        "offsets.topic.num.partitions": "3",
     })
     b.start()
     _shared["b"] = b
@@ -205,6 +210,67 @@ def case_confluent_kafka_scram(t):
             got.append(m.value())
     c.close()
     eq(got, [b"c%d" % i for i in range(20)], "what confluent-kafka read")
+
+
+def kafkajs(b, mech, user, password, topic, count):
+    """sasl_kafkajs.js's JSON answer."""
+    try:
+        from test_kafkajs import node_dir
+        nd = node_dir()
+    except Exception as e:  # no npm, no network: as the interop tests
+        raise Skip("no kafkajs: %s" % str(e).splitlines()[0][:200])
+    env = dict(os.environ, NODE_PATH=os.path.join(nd, "node_modules"),
+               KAFKAJS_NO_PARTITIONER_WARNING="1")
+    p = subprocess.run(["node", os.path.join(HERE, "sasl_kafkajs.js"),
+                        "127.0.0.1:%d" % b.sasl_port, mech, user, password, topic, str(count)],
+                       capture_output=True, env=env, timeout=120)
+    check(p.returncode == 0, "sasl_kafkajs.js exited with %d: %s", p.returncode,
+          p.stderr.decode(errors="replace")[-1000:])
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+
+
+def case_kafkajs_plain_and_scram(t):
+    """kafkajs 2.2.4 (SaslHandshake v1 + SaslAuthenticate): each mechanism
+    produces and reads back; a wrong password is its SASL authentication
+    error."""
+    b = shared_broker()
+    for mech in ("plain", "scram-sha-256", "scram-sha-512"):
+        got = kafkajs(b, mech, "alice", USERS["alice"], "kjs-" + mech, 10)
+        eq(got.get("values"), ["%s-%d" % (mech, i) for i in range(10)],
+           "what kafkajs read with " + mech)
+    got = kafkajs(b, "scram-sha-256", "alice", "wrong", "kjs-wrong", 1)
+    eq(got.get("error"), "KafkaJSSASLAuthenticationError", "kafkajs's error for a wrong password")
+    check("SASL_AUTHENTICATION_FAILED" in got.get("message", "") or
+          "invalid credentials" in got.get("message", ""),
+          "kafkajs's message: %r", got.get("message"))
+
+
+def case_sarama_plain(t):
+    """sarama 1.22 (Go) with SASL PLAIN produces and reads back; run by
+    interop-sasl-sarama, where the Go clients are built ($SAMSA_GO_CLIENTS)."""
+    try:
+        from goclients import go_run
+    except ImportError:
+        raise Skip("no goclients")
+    if not os.environ.get("SAMSA_GO_CLIENTS"):
+        raise Skip("the Go clients are not built here ($SAMSA_GO_CLIENTS)")
+    b = shared_broker()
+    auth = ["-sasl-user", "bob", "-sasl-password", USERS["bob"]]
+    brokers = "127.0.0.1:%d" % b.sasl_port
+    out = go_run("sarama-client", "produce", "-brokers", brokers, "-topic", "sarama-sasl",
+                 "-n", 20, "-partitions", 1, *auth)
+    eq(len(out), 20, "messages sarama acknowledged")
+    got = go_run("sarama-client", "consume", "-brokers", brokers, "-topic", "sarama-sasl",
+                 "-partitions", 1, *auth)
+    eq([m["value"] for m in got if "value" in m], ["value-%d" % i for i in range(20)],
+       "what sarama read")
+    r = None
+    try:
+        go_run("sarama-client", "list-topics", "-brokers", brokers, "-sasl-user", "bob",
+               "-sasl-password", "wrong", timeout=60)
+    except AssertionError as e:
+        r = str(e)
+    check(r is not None, "sarama was served with a wrong password")
 
 
 def case_wrong_password_refused(t):
@@ -337,6 +403,8 @@ if __name__ == "__main__":
         case_kcat_over_sasl_ssl,
         case_kafka_python_raw_tokens,
         case_confluent_kafka_scram,
+        case_kafkajs_plain_and_scram,
+        case_sarama_plain,
         case_wrong_password_refused,
         case_unknown_mechanism_refused,
         case_request_before_authentication_closed,

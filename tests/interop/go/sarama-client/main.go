@@ -23,6 +23,9 @@
 //	describe-config -topic T: ClusterAdmin.DescribeConfig of the topic
 //	create-partitions -topic T -partitions P: ClusterAdmin.CreatePartitions,
 //	               then DescribeTopics on the same admin (its connection)
+//
+// -sasl-user U -sasl-password P: every command authenticates with SASL PLAIN
+// on a SASL_PLAINTEXT listener (SaslHandshake, then the PLAIN token).
 package main
 
 import (
@@ -87,6 +90,8 @@ func main() {
 	flag.Int64Var(&o.ts, "ts", 0, "timestamp to look up in ms")
 	flag.IntVar(&o.expect, "expect", 0, "messages the group member reads; consume: per partition")
 	flag.BoolVar(&o.committed, "read-committed", false, "consume: isolation level read_committed")
+	saslUser := flag.String("sasl-user", "", "SASL PLAIN user (SASL_PLAINTEXT)")
+	saslPassword := flag.String("sasl-password", "", "SASL PLAIN password")
 	if len(os.Args) < 2 {
 		usage()
 	}
@@ -109,6 +114,12 @@ func main() {
 	conf.Net.ReadTimeout = 20 * time.Second
 	conf.Metadata.Retry.Max = 10
 	conf.Metadata.Retry.Backoff = 200 * time.Millisecond
+	if *saslUser != "" {
+		conf.Net.SASL.Enable = true
+		conf.Net.SASL.Handshake = true
+		conf.Net.SASL.User = *saslUser
+		conf.Net.SASL.Password = *saslPassword
+	}
 
 	switch cmd {
 	case "produce":

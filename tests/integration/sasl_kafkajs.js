@@ -1,0 +1,65 @@
+'use strict';
+/*
+ * The kafkajs side of test_sasl.py.
+ *
+ *   node sasl_kafkajs.js BROKER MECHANISM USER PASSWORD TOPIC COUNT
+ *
+ * Authenticates with MECHANISM (plain, scram-sha-256, scram-sha-512: kafkajs
+ * 2.2.4 sends SaslHandshake v1 and SaslAuthenticate), sends COUNT messages
+ * to TOPIC (made by the producer's first Metadata), reads them back from
+ * the beginning without a group, prints one JSON object {values}. An
+ * authentication failure prints {error: <the error's name>, message} and
+ * exits 0, so the test can tell it from a crash. Anything else: message on
+ * stderr, exit 1.
+ */
+const { Kafka, logLevel } = require('kafkajs');
+
+async function main() {
+  const [broker, mechanism, username, password, topic, countArg] = process.argv.slice(2);
+  const count = parseInt(countArg, 10);
+  const kafka = new Kafka({
+    clientId: 'it-kafkajs-sasl',
+    brokers: [broker],
+    sasl: { mechanism, username, password },
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 5000,
+    requestTimeout: 15000,
+    retry: { retries: 2, initialRetryTime: 100 },
+  });
+  const producer = kafka.producer({ allowAutoTopicCreation: true });
+  try {
+    await producer.connect();
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ error: e.name, message: e.message }) + '\n');
+    return;
+  }
+  const messages = [];
+  for (let j = 0; j < count; j++) {
+    messages.push({ value: `${mechanism}-${j}` });
+  }
+  await producer.send({ topic, acks: -1, messages });
+  await producer.disconnect();
+  const consumer = kafka.consumer({ groupId: `sasl-${mechanism}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const values = [];
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count}`)), 30000);
+    consumer.run({
+      eachMessage: async ({ message }) => {
+        values.push(message.value.toString());
+        if (values.length >= count) {
+          clearTimeout(timer);
+          resolve();
+        }
+      },
+    });
+  });
+  await consumer.disconnect();
+  process.stdout.write(JSON.stringify({ values }) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e.name}: ${e.message}\n`);
+  process.exit(1);
+});
