@@ -127,15 +127,16 @@ static char *client_final(int bits, const char *gs2, size_t gs2_len, const char 
     uint8_t salt[BR_SCRAM_SALT_MAX];
     long salt_len = br_b64_decode(s_at + 3, (size_t)(i_at - s_at) - 3, salt, sizeof salt);
     fuzz_check(salt_len > 0, "server-first's salt", (int)salt_len);
-    int iterations = atoi(i_at + 3);
-    fuzz_check(iterations >= BR_SCRAM_MIN_ITERATIONS, "server-first's iterations", iterations);
+    long iterations = strtol(i_at + 3, NULL, 10);
+    fuzz_check(iterations >= BR_SCRAM_MIN_ITERATIONS && iterations <= BR_SCRAM_MAX_ITERATIONS,
+               "server-first's iterations", (int)iterations);
     size_t h = br_sasl_hash_len(bits);
     uint8_t salted[BR_SASL_HASH_MAX];
     uint8_t ck[BR_SASL_HASH_MAX];
     uint8_t sk[BR_SASL_HASH_MAX];
     uint8_t sig[BR_SASL_HASH_MAX];
     fuzz_check(br_sasl_pbkdf2(bits, password, strlen(password), salt, (size_t)salt_len,
-                              iterations, salted) &&
+                              (int)iterations, salted) &&
                    br_sasl_hmac(bits, salted, h, "Client Key", 10, ck) &&
                    br_sasl_digest(bits, ck, h, sk),
                "the client's keys", 0);

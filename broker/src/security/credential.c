@@ -22,6 +22,17 @@ static const char *field(const char *p, size_t len, const char *key, size_t *vle
     return p + klen + 1;
 }
 
+/* A key of the hash's length hlen, base64 v[0..len), into out. */
+static bool decode_key(const char *v, size_t len, size_t hlen, uint8_t *out)
+{
+    uint8_t buf[BR_SASL_HASH_MAX + 3];
+    if (br_b64_decode(v, len, buf, sizeof buf) != (long)hlen) {
+        return false;
+    }
+    memcpy(out, buf, hlen);
+    return true;
+}
+
 int br_scram_credential_parse(const char *s, size_t len, int bits, struct br_scram_credential *out,
                               const char **why)
 {
@@ -44,20 +55,16 @@ int br_scram_credential_parse(const char *s, size_t len, int bits, struct br_scr
             out->salt_len = (size_t)got;
             seen |= 1u;
         } else if ((v = field(p, n, "stored_key", &vlen)) != NULL && (seen & 2u) == 0) {
-            uint8_t buf[BR_SASL_HASH_MAX + 3];
-            if (br_b64_decode(v, vlen, buf, sizeof buf) != (long)hlen) {
+            if (!decode_key(v, vlen, hlen, out->stored_key)) {
                 *why = "stored_key is not base64 of the hash's length";
                 return -1;
             }
-            memcpy(out->stored_key, buf, hlen);
             seen |= 2u;
         } else if ((v = field(p, n, "server_key", &vlen)) != NULL && (seen & 4u) == 0) {
-            uint8_t buf[BR_SASL_HASH_MAX + 3];
-            if (br_b64_decode(v, vlen, buf, sizeof buf) != (long)hlen) {
+            if (!decode_key(v, vlen, hlen, out->server_key)) {
                 *why = "server_key is not base64 of the hash's length";
                 return -1;
             }
-            memcpy(out->server_key, buf, hlen);
             seen |= 4u;
         } else if ((v = field(p, n, "iterations", &vlen)) != NULL && (seen & 8u) == 0) {
             char num[16];

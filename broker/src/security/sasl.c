@@ -209,8 +209,10 @@ static void session_free(void *p)
 static void fail_now(struct session *s)
 {
     if (s->fail_slot != NULL) {
-        if (s->fail_bytes != NULL && br_slot_add_mem(s->fail_slot, s->fail_bytes, s->fail_len) == 0) {
-            s->fail_bytes = NULL; /* the slot owns it */
+        if (s->fail_bytes != NULL) {
+            /* the slot owns the bytes now, or freed them when it failed */
+            (void)br_slot_add_mem(s->fail_slot, s->fail_bytes, s->fail_len);
+            s->fail_bytes = NULL;
         }
         br_slot_ready(s->conn, s->fail_slot);
         s->fail_slot = NULL;
