@@ -224,7 +224,8 @@ static int write_zookeeper(const struct users_args *a, const char *sanitized)
         int w;
         if (got == ZNONODE) {
             w = ensure_path(zh, "/config/users") == 0
-                    ? zoo_create(zh, path, json, (int)strlen(json), &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0)
+                    ? zoo_create(zh, path, json, (int)strlen(json), &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
+                                 0)
                     : ZSYSTEMERROR;
         } else {
             w = zoo_set(zh, path, json, (int)strlen(json), st.version);
@@ -322,8 +323,8 @@ int cmd_users(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    char sanitized[BR_SCRAM_USER_NAME_MAX * 3 + 1];
-    if (strlen(a.user) > BR_SCRAM_USER_NAME_MAX ||
+    char sanitized[BR_SCRAM_USER_SANITIZED_MAX + 1];
+    if (a.user == NULL || strlen(a.user) > BR_SCRAM_USER_NAME_MAX ||
         !br_user_sanitize(a.user, sanitized, sizeof sanitized)) {
         return usage_error("users", "--user: at most %d bytes", BR_SCRAM_USER_NAME_MAX);
     }

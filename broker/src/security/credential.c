@@ -112,8 +112,9 @@ void br_scram_credential_format(int bits, const struct br_scram_credential *c, c
     (void)br_b64_encode(c->salt, c->salt_len, salt);
     (void)br_b64_encode(c->stored_key, hlen, stored);
     (void)br_b64_encode(c->server_key, hlen, server);
-    (void)snprintf(out, BR_SCRAM_CREDENTIAL_MAX, "salt=%s,stored_key=%s,server_key=%s,iterations=%d",
-                   salt, stored, server, c->iterations);
+    (void)snprintf(out, BR_SCRAM_CREDENTIAL_MAX,
+                   "salt=%s,stored_key=%s,server_key=%s,iterations=%d", salt, stored, server,
+                   c->iterations);
 }
 
 int br_scram_credential_make(int bits, const char *password, int iterations,
@@ -141,8 +142,8 @@ int br_scram_credential_make(int bits, const char *password, int iterations,
 
 static bool kept(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '-' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '-' || c == '_';
 }
 
 bool br_user_sanitize(const char *user, char *out, size_t cap)

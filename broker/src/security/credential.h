@@ -21,6 +21,8 @@
 
 /* The longest user name (as it authenticates). */
 #define BR_SCRAM_USER_NAME_MAX 255
+/* ... and URL-encoded for a znode path (br_user_sanitize), at most. */
+#define BR_SCRAM_USER_SANITIZED_MAX ((size_t)BR_SCRAM_USER_NAME_MAX * 3)
 #define BR_SCRAM_MIN_ITERATIONS 4096
 #define BR_SCRAM_MAX_ITERATIONS 1000000
 #define BR_SCRAM_SALT_MAX 128

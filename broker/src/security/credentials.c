@@ -161,8 +161,7 @@ int br_scram_store_load_file(struct br_scram_store *s, const char *path, char *e
         const char *why = "expected <user>={\"version\":1,\"config\":{...}}";
         if (eq == NULL || !br_user_desanitize(line, (size_t)(eq - line), user, sizeof user) ||
             br_scram_store_set(s, user, eq + 1, strlen(eq + 1), &why) != 0) {
-            (void)snprintf(err, errlen, "sasl.scram.credentials.file %s:%u: %s", path, lineno,
-                           why);
+            (void)snprintf(err, errlen, "sasl.scram.credentials.file %s:%u: %s", path, lineno, why);
             rc = -1;
         }
     }

@@ -98,8 +98,8 @@ int br_plain_authenticate(const struct br_plain_users *u, const uint8_t *token, 
 {
     /* Kafka: "Invalid SASL/PLAIN response: expected 3 tokens" */
     const uint8_t *nul1 = memchr(token, 0, len);
-    const uint8_t *nul2 = nul1 != NULL ? memchr(nul1 + 1, 0, len - (size_t)(nul1 + 1 - token))
-                                       : NULL;
+    const uint8_t *nul2 =
+        nul1 != NULL ? memchr(nul1 + 1, 0, len - (size_t)(nul1 + 1 - token)) : NULL;
     if (nul2 == NULL || memchr(nul2 + 1, 0, len - (size_t)(nul2 + 1 - token)) != NULL) {
         *why = "Invalid SASL/PLAIN response: expected 3 tokens";
         return -1;
@@ -124,15 +124,15 @@ int br_plain_authenticate(const struct br_plain_users *u, const uint8_t *token, 
     const uint8_t *expected = u != NULL ? u->dummy : NULL;
     bool known = false;
     for (size_t i = 0; u != NULL && i < u->n; i++) {
-        if (strlen(u->users[i].name) == name_len &&
-            memcmp(u->users[i].name, name, name_len) == 0) {
+        if (strlen(u->users[i].name) == name_len && memcmp(u->users[i].name, name, name_len) == 0) {
             expected = u->users[i].mac;
             known = true;
             break;
         }
     }
     uint8_t mac[MAC_LEN];
-    bool ok = u != NULL && password_mac(u, pw, pw_len, mac) && br_sasl_equal(mac, expected, MAC_LEN);
+    bool ok =
+        u != NULL && password_mac(u, pw, pw_len, mac) && br_sasl_equal(mac, expected, MAC_LEN);
     if (!ok || !known) {
         *why = "Authentication failed: Invalid username or password";
         return -1;

@@ -35,7 +35,6 @@ size_t br_plain_users_count(const struct br_plain_users *u);
  * BR_PLAIN_USER_MAX + 1) authenticated. -1: refused, *why the reason for
  * the client (the same for an unknown user and a wrong password). */
 KP_MUST_CHECK int br_plain_authenticate(const struct br_plain_users *u, const uint8_t *token,
-                                        size_t len, char *user, size_t user_cap,
-                                        const char **why);
+                                        size_t len, char *user, size_t user_cap, const char **why);
 
 #endif

@@ -24,8 +24,7 @@ enum mechanism {
     MECH_COUNT,
 };
 
-static const char *const mechanism_names[MECH_COUNT] = {"PLAIN", "SCRAM-SHA-256",
-                                                        "SCRAM-SHA-512"};
+static const char *const mechanism_names[MECH_COUNT] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
 
 struct br_sasl_listener {
     char name[BR_LISTENER_NAME_MAX + 1];
@@ -99,11 +98,12 @@ static int plain_users(const struct br_config *c, struct br_sasl_listener *l, ch
             char ch = l->name[i];
             lower[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
         }
-        (void)snprintf(err, errlen,
-                       "listener %s enables PLAIN: set listener.name.%s.plain.sasl.jaas.config "
-                       "(or sasl.jaas.config) to a PlainLoginModule with user_<name>=\"<password>\" "
-                       "entries",
-                       l->name, lower);
+        (void)snprintf(
+            err, errlen,
+            "listener %s enables PLAIN: set listener.name.%s.plain.sasl.jaas.config "
+            "(or sasl.jaas.config) to a PlainLoginModule with user_<name>=\"<password>\" "
+            "entries",
+            l->name, lower);
         return -1;
     }
     struct br_jaas j;
@@ -322,9 +322,8 @@ static enum br_sasl_step step(struct session *s, const uint8_t *in, size_t len, 
                    ? BR_SASL_DONE
                    : BR_SASL_FAILED;
     }
-    if (s->scram == NULL &&
-        br_scram_server_new(s->mech == MECH_SCRAM_SHA_512 ? 512 : 256, s->l->scram, &s->scram) !=
-            0) {
+    if (s->scram == NULL && br_scram_server_new(s->mech == MECH_SCRAM_SHA_512 ? 512 : 256,
+                                                s->l->scram, &s->scram) != 0) {
         *why = "Authentication failed: out of memory";
         return BR_SASL_FAILED;
     }
@@ -459,8 +458,7 @@ enum br_sasl_verdict br_sasl_request(struct br_sasl_listener *l, struct br_conn 
         s->state = ST_HANDSHAKE;
         return BR_SASL_PASS;
     }
-    if (decode_err != 0 &&
-        (key == KP_API_SASL_HANDSHAKE || key == KP_API_SASL_AUTHENTICATE)) {
+    if (decode_err != 0 && (key == KP_API_SASL_HANDSHAKE || key == KP_API_SASL_AUTHENTICATE)) {
         return BR_SASL_PASS; /* closed as any malformed or unsupported request */
     }
     if (key == KP_API_SASL_HANDSHAKE &&

@@ -45,8 +45,8 @@ struct br_sasl_listener;
  * listener.name.<l>.[plain.] overrides. scram is the broker's SCRAM store
  * (outlives the listener). 0, or -1 with err saying what to set. */
 KP_MUST_CHECK int br_sasl_listener_new(const struct br_config *c, const char *listener,
-                                       struct br_scram_store *scram,
-                                       struct br_sasl_listener **out, char *err, size_t errlen);
+                                       struct br_scram_store *scram, struct br_sasl_listener **out,
+                                       char *err, size_t errlen);
 void br_sasl_listener_free(struct br_sasl_listener *l);
 /* Whether the listener enables a SCRAM mechanism. */
 bool br_sasl_listener_scram(const struct br_sasl_listener *l);

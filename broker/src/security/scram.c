@@ -14,7 +14,8 @@
 
 #define NONCE_BYTES 24
 #define FAKE_ITERATIONS BR_SCRAM_MIN_ITERATIONS
-#define INVALID "Authentication failed during authentication due to invalid credentials with SASL mechanism"
+#define INVALID                                                                                    \
+    "Authentication failed during authentication due to invalid credentials with SASL mechanism"
 
 enum phase {
     PHASE_FIRST = 0,
@@ -33,7 +34,7 @@ struct br_scram_server {
     size_t gs2_len;
     char nonce[BR_SCRAM_MESSAGE_MAX + 64]; /* client's + server's */
     size_t cnonce_len;                     /* the client's part */
-    char *auth_message; /* client-first-bare "," server-first */
+    char *auth_message;                    /* client-first-bare "," server-first */
     size_t auth_len;
 };
 
@@ -112,7 +113,8 @@ static enum br_sasl_step client_first(struct br_scram_server *s, const char *m, 
 {
     /* gs2-header: "n," [ "a=" authzid ] "," */
     if (len < 3 || m[0] != 'n' || m[1] != ',') {
-        return failed(s, why, "Invalid SCRAM client first message: channel binding is not supported");
+        return failed(s, why,
+                      "Invalid SCRAM client first message: channel binding is not supported");
     }
     const char *second = memchr(m + 2, ',', len - 2);
     if (second == NULL) {
@@ -120,9 +122,8 @@ static enum br_sasl_step client_first(struct br_scram_server *s, const char *m, 
     }
     char authzid[BR_SCRAM_USER_MAX + 1] = "";
     size_t az_len = (size_t)(second - (m + 2));
-    if (az_len > 0 &&
-        (az_len < 3 || memcmp(m + 2, "a=", 2) != 0 ||
-         !decode_name(m + 4, az_len - 2, authzid, sizeof authzid))) {
+    if (az_len > 0 && (az_len < 3 || memcmp(m + 2, "a=", 2) != 0 ||
+                       !decode_name(m + 4, az_len - 2, authzid, sizeof authzid))) {
         return failed(s, why, "Invalid SCRAM client first message: bad authorization id");
     }
     s->gs2_len = (size_t)(second + 1 - m);
@@ -155,8 +156,9 @@ static enum br_sasl_step client_first(struct br_scram_server *s, const char *m, 
         e = next;
     }
     if (authzid[0] != '\0' && strcmp(authzid, s->user) != 0) {
-        return failed(s, why, "Authentication failed: Client requested an authorization id "
-                              "that is different from username");
+        return failed(s, why,
+                      "Authentication failed: Client requested an authorization id "
+                      "that is different from username");
     }
     uint8_t raw[NONCE_BYTES];
     char snonce[NONCE_BYTES * 2];
@@ -292,8 +294,8 @@ static enum br_sasl_step client_final(struct br_scram_server *s, const char *m, 
 }
 
 enum br_sasl_step br_scram_server_step(struct br_scram_server *s, const uint8_t *in, size_t len,
-                                       uint8_t **out, size_t *out_len, char *user,
-                                       size_t user_cap, const char **why)
+                                       uint8_t **out, size_t *out_len, char *user, size_t user_cap,
+                                       const char **why)
 {
     *out = NULL;
     *out_len = 0;

@@ -51,7 +51,7 @@ void br_scram_server_free(struct br_scram_server *s);
  * answer. On DONE user holds the authenticated name (user_cap >=
  * BR_SCRAM_USER_MAX + 1). */
 enum br_sasl_step br_scram_server_step(struct br_scram_server *s, const uint8_t *in, size_t len,
-                                       uint8_t **out, size_t *out_len, char *user,
-                                       size_t user_cap, const char **why);
+                                       uint8_t **out, size_t *out_len, char *user, size_t user_cap,
+                                       const char **why);
 
 #endif

@@ -50,7 +50,7 @@ void br_cluster_scram_user_changed(struct br_server *b, const char *sanitized_us
     if (b->scram == NULL || strchr(sanitized_user, '/') != NULL) {
         return; /* no SASL listener; or users/<u>/clients/<c> (quotas) */
     }
-    char path[sizeof USERS_PATH + BR_SCRAM_USER_NAME_MAX * 3 + 2];
+    char path[sizeof USERS_PATH + BR_SCRAM_USER_SANITIZED_MAX + 2];
     if ((size_t)snprintf(path, sizeof path, USERS_PATH "/%s", sanitized_user) >= sizeof path) {
         return;
     }
