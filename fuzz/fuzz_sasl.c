@@ -127,7 +127,12 @@ static char *client_final(int bits, const char *gs2, size_t gs2_len, const char 
     uint8_t salt[BR_SCRAM_SALT_MAX];
     long salt_len = br_b64_decode(s_at + 3, (size_t)(i_at - s_at) - 3, salt, sizeof salt);
     fuzz_check(salt_len > 0, "server-first's salt", (int)salt_len);
-    long iterations = strtol(i_at + 3, NULL, 10);
+    /* the answer is not NUL-terminated: its digits copied first */
+    char digits[16] = "";
+    size_t dn = sf_len - (size_t)(i_at + 3 - (const char *)sf);
+    fuzz_check(dn > 0 && dn < sizeof digits, "server-first's iterations", (int)dn);
+    memcpy(digits, i_at + 3, dn);
+    long iterations = strtol(digits, NULL, 10);
     fuzz_check(iterations >= BR_SCRAM_MIN_ITERATIONS && iterations <= BR_SCRAM_MAX_ITERATIONS,
                "server-first's iterations", (int)iterations);
     size_t h = br_sasl_hash_len(bits);
