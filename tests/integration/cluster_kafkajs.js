@@ -13,6 +13,7 @@
  * exception: message on stderr, exit 1.
  */
 const { Kafka, logLevel } = require('kafkajs');
+const { readValues } = require('./kafkajs_read');
 
 async function main() {
   const [brokers, topic, group, countArg] = process.argv.slice(2);
@@ -49,21 +50,7 @@ async function main() {
 
   const consumer = kafka.consumer({ groupId: group, sessionTimeout: 10000 });
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const values = [];
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count}`)), 90000);
-    consumer.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value.toString());
-        if (values.length >= count) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    }).catch(reject);
-  });
-  await consumer.stop();
+  const values = await readValues(consumer, topic, count, 90000);
   await consumer.disconnect();
   out.values = values;
   const committed = await admin.fetchOffsets({ groupId: group, topics: [topic] });

@@ -13,6 +13,7 @@
  * stderr, exit 1.
  */
 const { Kafka, logLevel } = require('kafkajs');
+const { readValues } = require('./kafkajs_read');
 
 async function main() {
   const [broker, mechanism, username, password, topic, countArg] = process.argv.slice(2);
@@ -41,20 +42,7 @@ async function main() {
   await producer.disconnect();
   const consumer = kafka.consumer({ groupId: `sasl-${mechanism}` });
   await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const values = [];
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count}`)), 30000);
-    consumer.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value.toString());
-        if (values.length >= count) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    });
-  });
+  const values = await readValues(consumer, topic, count, 30000);
   await consumer.disconnect();
   process.stdout.write(JSON.stringify({ values }) + '\n');
 }
