@@ -28,7 +28,8 @@
  *   - a JAAS entry that parses has a module and keys without '=' or space;
  *   - a credential string that parses formats to one that parses to the
  *     same credential;
- *   - a znode the store takes is found (or, without SCRAM keys, not);
+ *   - a znode the store takes is found (or, without SCRAM keys, not), kept
+ *     by a listing that names it and pruned by one that does not;
  *   - base64 that decodes encodes back to the same text.
  */
 #include "fuzz.h"
@@ -330,6 +331,12 @@ static void fuzz_znode(const uint8_t *p, size_t n)
         bool any =
             br_scram_store_find(s, 256, "z", 1, &c) || br_scram_store_find(s, 512, "z", 1, &c);
         fuzz_check(any == (br_scram_store_count(s) == 1), "the store and its count disagree", 0);
+        const char *const listed[] = {"y", "z"};
+        size_t before = br_scram_store_count(s);
+        fuzz_check(br_scram_store_keep_only(s, listed, 2) == 0 && br_scram_store_count(s) == before,
+                   "a listed user pruned", 0);
+        fuzz_check(br_scram_store_keep_only(s, listed, 1) == before && br_scram_store_count(s) == 0,
+                   "an unlisted user kept", 0);
         fuzz_check(br_scram_store_set(s, "z", NULL, 0, &why) == 0 && br_scram_store_count(s) == 0,
                    "a removal left the user", 0);
     }

@@ -187,6 +187,13 @@ static int sasl_listener(struct br_broker *b, size_t i)
         }
         b->s.scram = b->scram; /* a cluster's from ZooKeeper (cluster_users.c) */
         const char *file = c->raw[BR_CFG_SASL_SCRAM_CREDENTIALS_FILE];
+        if (file != NULL && c->zookeeper_connect != NULL) {
+            br_warn("sasl.scram.credentials.file is for a standalone broker: a cluster's SCRAM "
+                    "users are in ZooKeeper (/config/users, samsa users --zookeeper); %s is not "
+                    "read",
+                    file);
+            file = NULL;
+        }
         if (file != NULL && br_scram_store_load_file(b->scram, file, err, sizeof err) != 0) {
             br_error("%s", err);
             return -1;

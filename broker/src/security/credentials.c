@@ -187,6 +187,27 @@ size_t br_scram_store_count(const struct br_scram_store *s)
     return s != NULL ? s->n : 0;
 }
 
+size_t br_scram_store_keep_only(struct br_scram_store *s, const char *const *sanitized, size_t n)
+{
+    size_t removed = 0;
+    for (size_t i = 0; i < s->n;) {
+        char name[BR_SCRAM_USER_SANITIZED_MAX + 1];
+        bool listed = false;
+        if (br_user_sanitize(s->users[i].name, name, sizeof name)) {
+            for (size_t k = 0; k < n && !listed; k++) {
+                listed = strcmp(sanitized[k], name) == 0;
+            }
+        }
+        if (listed) {
+            i++;
+        } else {
+            remove_user(s, &s->users[i]);
+            removed++;
+        }
+    }
+    return removed;
+}
+
 const uint8_t *br_scram_store_secret(const struct br_scram_store *s)
 {
     return s->secret;

@@ -38,6 +38,11 @@ KP_MUST_CHECK int br_scram_store_load_file(struct br_scram_store *s, const char 
 bool br_scram_store_find(const struct br_scram_store *s, int bits, const char *user, size_t len,
                          struct br_scram_credential *out);
 size_t br_scram_store_count(const struct br_scram_store *s);
+/* Removes every user whose URL-encoded name (br_user_sanitize) is not
+ * among sanitized[0..n): a cluster's store after it listed /config/users
+ * again, so a user removed while its session was away goes too. Returns
+ * how many went. */
+size_t br_scram_store_keep_only(struct br_scram_store *s, const char *const *sanitized, size_t n);
 /* The store's random secret (32 bytes): the fake salts of unknown users. */
 const uint8_t *br_scram_store_secret(const struct br_scram_store *s);
 

@@ -69,14 +69,18 @@ static void users_listed(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_cop *op = (struct br_cop *)(void *)call;
     struct br_server *b = op->b;
     br_cop_free(op);
-    if (r->rc == BR_ZK_NONODE) {
-        return; /* no user yet */
-    }
-    if (r->rc != BR_ZK_OK) {
+    if (r->rc != BR_ZK_OK && r->rc != BR_ZK_NONODE) {
         br_warn("listing %s: %s", USERS_PATH, br_zk_rc_name(r->rc));
         return;
     }
-    for (size_t i = 0; i < r->n_children; i++) {
+    /* users removed while the session was away go (NONODE: no user at all) */
+    size_t gone = b->scram != NULL ? br_scram_store_keep_only(b->scram, r->children,
+                                                              r->rc == BR_ZK_OK ? r->n_children : 0)
+                                   : 0;
+    if (gone > 0) {
+        br_info("SCRAM credentials of %zu user(s) removed: no longer in %s", gone, USERS_PATH);
+    }
+    for (size_t i = 0; r->rc == BR_ZK_OK && i < r->n_children; i++) {
         br_cluster_scram_user_changed(b, r->children[i]);
     }
 }
