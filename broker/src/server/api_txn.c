@@ -756,15 +756,15 @@ int br_h_txn_offset_commit(struct br_req *r)
     int gc = br_groups_check_coordinator(b, q->GroupId);
     if (gc != 0) {
         whole = (int16_t)gc; /* NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE */
-    } else if (!br_txn_coordinates(b, q->TransactionalId)) {
-        /* the transaction's coordinator is another broker */
-    } else if ((whole = br_txn_check(&b->txn, q->TransactionalId.ptr,
-                                     (size_t)q->TransactionalId.len, q->ProducerId,
-                                     q->ProducerEpoch, &t)) != KP_ERR_NONE) {
+    } else if (br_txn_coordinates(b, q->TransactionalId)) {
         /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
-    } else if (t->status != BR_TXN_ONGOING ||
-               !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId))) {
-        whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
+        whole = br_txn_check(&b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
+                             q->ProducerId, q->ProducerEpoch, &t);
+        if (whole == KP_ERR_NONE &&
+            (t->status != BR_TXN_ONGOING ||
+             !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId)))) {
+            whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
+        }
     }
     size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {

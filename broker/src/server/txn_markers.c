@@ -24,7 +24,7 @@
  * again when its wait ended without it. */
 #define LOG_RECHECK_MS 1000
 /* The largest WriteTxnMarkers answer taken. */
-#define MAX_ANSWER_BYTES (1024 * 1024)
+#define MAX_ANSWER_BYTES ((size_t)1024 * 1024)
 
 struct mk_part {
     char *topic; /* owned, NUL-terminated */
@@ -340,7 +340,7 @@ static int send_to(struct mk_job *j, int32_t leader, size_t *idx, size_t n)
     s->n = n;
     br_timer_init(&s->deadline, &deadline_timer_ops, s);
     if (frame == NULL ||
-        br_conn_connect(b->net, mb->host, mb->port, MAX_ANSWER_BYTES, &marker_conn_ops, s,
+        br_conn_connect(b->net, mb->host, mb->port, (int32_t)MAX_ANSWER_BYTES, &marker_conn_ops, s,
                         &s->conn) != 0) {
         kp_free(frame);
         s->conn = NULL;
