@@ -132,14 +132,20 @@ static int entry_add(struct br_acl_resource *r, const char *principal, size_t pl
     return 0;
 }
 
+void br_acl_remove(struct br_acl_store *s, int8_t type, int8_t pattern, const char *name,
+                   size_t len)
+{
+    struct br_acl_resource *old = br_acl_find(s, type, pattern, name, len);
+    if (old != NULL) {
+        resource_remove(s, old);
+    }
+}
+
 int br_acl_set(struct br_acl_store *s, int8_t type, int8_t pattern, const char *name, size_t len,
                const struct br_acl *acls, size_t n)
 {
-    struct br_acl_resource *old = br_acl_find(s, type, pattern, name, len);
     if (n == 0) {
-        if (old != NULL) {
-            resource_remove(s, old);
-        }
+        br_acl_remove(s, type, pattern, name, len);
         return 0;
     }
     /* built apart, then swapped in: a failure leaves the store as it was */

@@ -132,6 +132,10 @@ struct br_acl_resource *br_acl_find(const struct br_acl_store *s, int8_t type, i
 KP_MUST_CHECK int br_acl_set(struct br_acl_store *s, int8_t type, int8_t pattern, const char *name,
                              size_t len, const struct br_acl *acls, size_t n);
 
+/* Removes a resource pattern and its entries (nothing when missing). */
+void br_acl_remove(struct br_acl_store *s, int8_t type, int8_t pattern, const char *name,
+                   size_t len);
+
 /* Adds a binding (LITERAL or PREFIXED, no ANY or UNKNOWN anywhere): 0,
  * KP_E_NOMEM; an entry the pattern has already is not added twice. */
 KP_MUST_CHECK int br_acl_add(struct br_acl_store *s, const struct br_acl_binding *b);
