@@ -12,6 +12,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/acl_zk.h"
 #include "server/cluster_wait.h"
 #include "replica/replication.h"
 #include "server/request.h"
@@ -404,6 +405,7 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         /* after the paths (answers come in order): the config changes
          * made while this session was away */
         br_cluster_config_changes(&m->b->s);
+        br_acl_zk_start(&m->b->s);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
@@ -434,6 +436,7 @@ static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const c
     /* the admin requests' watches: deletions done, config changes */
     br_cluster_topics_watch(&m->b->s, kind, path);
     br_cluster_configs_watch(&m->b->s, kind, path);
+    br_acl_zk_watch(&m->b->s, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)

@@ -511,11 +511,6 @@ static int cross_checks(struct load *ld)
                                  "only kafka.security.auth.SimpleAclAuthorizer (or "
                                  "kafka.security.authorizer.AclAuthorizer) is built in");
         }
-        if (c->zookeeper_connect != NULL) {
-            return cfg_key_error(ld, BR_CFG_AUTHORIZER_CLASS_NAME,
-                                 "ACLs run on a standalone broker only so far (a cluster's "
-                                 "/kafka-acl znodes are not read yet)");
-        }
         ld->c->authorizer = true;
     }
     if (c->group_min_session_timeout_ms > c->group_max_session_timeout_ms) {

@@ -103,6 +103,8 @@ struct br_cop {
     /* the write of data lost its answer (CONNECTIONLOSS): ZooKeeper may
      * have applied it; the next read compares */
     bool written_unknown;
+    /* another module's operation: its own state (not freed here) */
+    void *owner;
 };
 
 /* A waiter for request r (its api, version and correlation id) with n

@@ -147,6 +147,11 @@ struct br_authz {
     int64_t denials;
     int64_t suppressed; /* denials not logged since the last line */
     int64_t last_log_ms;
+    /* a cluster's: the newest notification seen in /kafka-acl-changes [0]
+     * and /kafka-acl-extended-changes [1], and whether each was listed
+     * since the session started (acl_zk.c) */
+    int64_t change_seen[2];
+    bool changes_listed[2];
 };
 
 struct br_server {
