@@ -389,6 +389,9 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             o->reset_mode = shift ? RESET_SHIFT : datetime ? RESET_DATETIME : RESET_OFFSET;
             o->reset_value = n;
             i++;
+        } else if (strcmp(a, "--zookeeper") == 0) {
+            o->zookeeper = v;
+            i++;
         } else if (strcmp(a, "--command-config") == 0) {
             o->command_config = v;
             i++;
@@ -520,6 +523,11 @@ static const struct {
     {"configs", "describe",
      "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
      "Prints the configs that are set (every one with --all) as NAME VALUE SOURCE.\n"},
+    {"leaders", "elect-preferred",
+     "usage: samsa leaders elect-preferred --zookeeper HOST:PORT[/CHROOT]\n"
+     "                                     (-t TOPIC [-p PARTITION] | --all)\n"
+     "Writes /admin/preferred_replica_election: the controller makes each partition's\n"
+     "preferred replica its leader when it is alive and in sync, then deletes it.\n"},
 };
 
 /* Prints VERB's own help when there is one, else the command's; 0. */

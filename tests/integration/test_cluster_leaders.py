@@ -1,0 +1,129 @@
+"""Operator's leadership and placement tools on a cluster of samsa-brokers
+and a real ZooKeeper on 127.0.0.1 (issue 36):
+
+- preferred leaders on demand: leaders moved off a broker by its restart are
+  given back by `samsa leaders elect-preferred --all` (the tool writes
+  /admin/preferred_replica_election as Kafka 2.0's
+  kafka-preferred-replica-election.sh does) and by the same znode written
+  with ZooKeeper's own CLI, each within seconds, long before the 300 s
+  imbalance check (left at Kafka's default); the controller deletes the
+  znode when done;
+- a controller stopped and killed while the znode exists: the next
+  controller finds it at its failover, finishes the election and deletes
+  it.
+
+Usage: test_cluster_leaders.py SAMSA_BROKER SAMSA_TOOL [-k NAME]
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from broker import check, eq, main  # noqa: E402
+from test_cluster import CHROOT, Cluster, imports, wait_for  # noqa: E402
+
+TOOL = None
+ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
+ELECTION = "/admin/preferred_replica_election"
+
+
+def tool(*args):
+    out = subprocess.run([TOOL, *args], capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0, "samsa %s: exit %d: %s%s", " ".join(args), out.returncode,
+          out.stdout[-300:], out.stderr[-500:])
+    return out.stdout
+
+
+def leader(c, topic, p):
+    return (c.state(topic, p) or {}).get("leader")
+
+
+def move_off_and_back(c, topic, p, broker):
+    """Kills broker (partition p's preferred replica), waits for another to
+    lead p, starts it again and waits until it is back in p's ISR."""
+    c.brokers[broker].kill()
+    wait_for(lambda: leader(c, topic, p) not in (None, -1, broker), 60,
+             "%s-%d led by another broker than %d" % (topic, p, broker))
+    c.brokers[broker].start()
+    wait_for(lambda: broker in (c.state(topic, p) or {}).get("isr", []), 60,
+             "broker %d back in %s-%d's ISR" % (broker, topic, p))
+    eq(leader(c, topic, p) != broker, True, "the leader moved back on its own")
+
+
+def case_elect_preferred_by_the_tool_and_by_zkcli(t):
+    """Broker 0's restart moves pref-0 to broker 1; `samsa leaders
+    elect-preferred --all` gives it back to broker 0 (epoch bumped, ISR
+    kept) and the znode is deleted. Then broker 1's restart moves pref-1
+    away, and the znode written by zkCli.sh names only pref-1: it goes
+    back too."""
+    imports()
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("pref", [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+        wait_for(lambda: all(leader(c, "pref", p) == p for p in range(3)), 60,
+                 "each partition led by its preferred replica")
+        move_off_and_back(c, "pref", 0, 0)
+        before = c.state("pref", 0)
+        out = tool("leaders", "elect-preferred", "--zookeeper", c.zk.connect + CHROOT, "--all")
+        check("3 partitions" in out, "the tool's report: %r", out)
+        st = wait_for(lambda: leader(c, "pref", 0) == 0 and c.state("pref", 0), 20,
+                      "broker 0 leading pref-0 again")
+        check(st["leader_epoch"] > before["leader_epoch"], "epoch not bumped: %r", st)
+        eq(sorted(st["isr"]), sorted(before["isr"]), "the ISR kept")
+        wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
+        eq([leader(c, "pref", p) for p in range(3)], [0, 1, 2], "leaders")
+
+        move_off_and_back(c, "pref", 1, 1)
+        doc = json.dumps({"version": 1, "partitions": [{"topic": "pref", "partition": 1}]},
+                         separators=(",", ":"))
+        out = subprocess.run([ZKCLI, "-server", c.zk.connect, "create", CHROOT + ELECTION, doc],
+                             capture_output=True, text=True, timeout=120)
+        check(out.returncode == 0, "zkCli.sh create: %s", out.stderr[-500:])
+        wait_for(lambda: leader(c, "pref", 1) == 1, 20, "broker 1 leading pref-1 again")
+        wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
+    finally:
+        c.close()
+
+
+def case_controller_killed_with_an_election_pending(t):
+    """The controller is stopped (SIGSTOP) with a partition off its
+    preferred leader, the znode written, the controller killed: the next
+    controller finishes the election at its failover and deletes the
+    znode."""
+    imports()
+    c = Cluster(t)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        ctl = c.controller()
+        others = [i for i in range(3) if i != ctl]
+        pref, second = others
+        c.create_topic("pend", [[pref, second, ctl]])
+        wait_for(lambda: leader(c, "pend", 0) == pref, 60, "pend-0 led by its preferred replica")
+        move_off_and_back(c, "pend", 0, pref)
+        eq(leader(c, "pend", 0), second, "pend-0's leader")
+        old = c.brokers[ctl]
+        os.kill(old.pid, signal.SIGSTOP)
+        try:
+            c.kz.create(CHROOT + ELECTION, json.dumps(
+                {"version": 1, "partitions": [{"topic": "pend", "partition": 0}]}).encode())
+        finally:
+            old.kill()
+        wait_for(lambda: c.controller() not in (None, ctl), 60, "another controller")
+        wait_for(lambda: leader(c, "pend", 0) == pref, 30, "pend-0 led by broker %d" % pref)
+        wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print("usage: %s SAMSA_BROKER SAMSA_TOOL [-k NAME]" % sys.argv[0], file=sys.stderr)
+        sys.exit(2)
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_elect_preferred_by_the_tool_and_by_zkcli,
+                   case_controller_killed_with_an_election_pending]))
