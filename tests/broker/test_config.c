@@ -194,6 +194,7 @@ static void test_key_table_is_complete(void)
 /* A file setting every key to something other than its default. */
 static const char every_key[] =
     "broker.id=7\n"
+    "broker.rack=eu-west-1a\n"
     "broker.id.generation.enable=false\n"
     "reserved.broker.max.id=2000\n"
     "listeners=CLIENT://127.0.0.1:19092,REPLICATION://[::1]:19093\n"
@@ -313,6 +314,7 @@ static void test_every_key_is_parsed(void)
     struct br_config c;
     expect_ok(every_key, &c);
     CU_ASSERT_EQUAL(c.broker_id, 7);
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_BROKER_RACK], "eu-west-1a");
     CU_ASSERT_FALSE(c.broker_id_generation_enable);
     CU_ASSERT_EQUAL(c.reserved_broker_max_id, 2000);
     CU_ASSERT_EQUAL_FATAL(c.n_listeners, 2);
@@ -901,6 +903,11 @@ static void test_zookeeper_connect(void)
                     "connect string");
     expect_rejected("zookeeper.connect=zk1 zk2\n", "zookeeper.connect", "connect string");
     expect_rejected("zookeeper.connect=/chroot\n", "zookeeper.connect", "connect string");
+    /* broker.rack: printable, at most the registration's 255 bytes */
+    expect_rejected("broker.rack=a\\tb\n", "broker.rack", "not a rack");
+    char long_rack[300];
+    (void)snprintf(long_rack, sizeof long_rack, "broker.rack=%0256d\n", 0);
+    expect_rejected(long_rack, "broker.rack", "not a rack");
 }
 
 /* A broker of a cluster needs its broker.id (Kafka would generate one from

@@ -10,7 +10,12 @@ and a real ZooKeeper on 127.0.0.1 (issue 36):
   znode when done;
 - a controller stopped and killed while the znode exists: the next
   controller finds it at its failover, finishes the election and deletes
-  it.
+  it;
+- racks: six brokers over three racks (broker.rack, on 127.0.0.1: enough
+  for placement) register their rack in /brokers/ids/N as Kafka does, a
+  topic created with kafka-python's admin client and the partitions added
+  to it get one replica per rack (AdminUtils' rack-aware assignment), and
+  Metadata v1 (kafka-python's wire classes) gives each broker's rack.
 
 Usage: test_cluster_leaders.py SAMSA_BROKER SAMSA_TOOL [-k NAME]
 """
@@ -120,10 +125,60 @@ def case_controller_killed_with_an_election_pending(t):
         c.close()
 
 
+def rack_of(i):
+    return "rack%d" % (i // 2)
+
+
+def case_six_brokers_over_three_racks(t):
+    """Brokers 0,1 in rack0, 2,3 in rack1, 4,5 in rack2: their
+    registrations and Metadata carry the rack, and each partition of a
+    topic of 6 partitions with replication factor 3, and of the 3 added to
+    it, has one replica in each rack."""
+    imports()
+    from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+    from kafka.protocol.metadata import MetadataRequest
+    from test_cluster import send
+
+    def make(i, cfg):
+        return t.broker(name="broker%d" % i, start=False,
+                        config={**cfg, "broker.rack": rack_of(i)})
+    c = Cluster(t, n=6, make_broker=make)
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        for i in range(6):
+            eq(c.json("/brokers/ids/%d" % i).get("rack"), rack_of(i), "broker %d's rack" % i)
+        # every broker's Metadata lists the six with their racks
+        for i in range(6):
+            def racks(i=i):
+                r = send(c.bootstrap(i), MetadataRequest[1]([]))
+                got = {b[0]: b[3] for b in r.brokers}
+                return got if len(got) == 6 else None
+            eq(wait_for(racks, 30, "six brokers in broker %d's Metadata" % i),
+               {j: rack_of(j) for j in range(6)}, "racks in broker %d's Metadata" % i)
+        admin = KafkaAdminClient(bootstrap_servers=c.bootstrap(0), request_timeout_ms=30000)
+        try:
+            admin.create_topics([NewTopic("racked", 6, 3)], timeout_ms=30000)
+            wait_for(lambda: c.exists("/brokers/topics/racked"), 30, "racked's assignment")
+            admin.create_partitions({"racked": NewPartitions(9)}, timeout_ms=30000)
+        finally:
+            admin.close()
+        parts = wait_for(lambda: (lambda d: d if len(d) == 9 else None)(
+            c.json("/brokers/topics/racked")["partitions"]), 30, "9 partitions assigned")
+        for p, replicas in sorted(parts.items(), key=lambda kv: int(kv[0])):
+            eq(len(replicas), 3, "racked-%s's replicas" % p)
+            eq(sorted(rack_of(r) for r in replicas), ["rack0", "rack1", "rack2"],
+               "racked-%s's racks (replicas %r)" % (p, replicas))
+        leaders = sorted(r[0] for r in parts.values())
+        check(len(set(leaders)) == 6, "the first replicas spread over the six: %r", leaders)
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print("usage: %s SAMSA_BROKER SAMSA_TOOL [-k NAME]" % sys.argv[0], file=sys.stderr)
         sys.exit(2)
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_elect_preferred_by_the_tool_and_by_zkcli,
-                   case_controller_killed_with_an_election_pending]))
+                   case_controller_killed_with_an_election_pending,
+                   case_six_brokers_over_three_racks]))

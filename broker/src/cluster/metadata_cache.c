@@ -337,3 +337,34 @@ int br_mc_update(struct br_metadata_cache *mc, const struct kp_UpdateMetadataReq
     }
     return rc;
 }
+
+static int cmp_broker_ptr(const void *a, const void *b)
+{
+    const struct br_mc_broker *x = *(const struct br_mc_broker *const *)a;
+    const struct br_mc_broker *y = *(const struct br_mc_broker *const *)b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+void br_mc_brokers_with_racks(const struct br_metadata_cache *mc, int32_t *ids,
+                              const char **racks)
+{
+    const struct br_mc_broker **by_id = kp_calloc(mc->nbrokers + 1, sizeof *by_id);
+    for (size_t i = 0; i < mc->nbrokers; i++) {
+        const struct br_mc_broker *b = &mc->brokers[i];
+        if (by_id != NULL) {
+            by_id[i] = b;
+        } else { /* out of memory: in the cache's order */
+            ids[i] = b->id;
+            racks[i] = b->has_rack ? b->rack : NULL;
+        }
+    }
+    if (by_id == NULL) {
+        return;
+    }
+    qsort(by_id, mc->nbrokers, sizeof *by_id, cmp_broker_ptr);
+    for (size_t i = 0; i < mc->nbrokers; i++) {
+        ids[i] = by_id[i]->id;
+        racks[i] = by_id[i]->has_rack ? by_id[i]->rack : NULL;
+    }
+    kp_free(by_id);
+}

@@ -56,6 +56,9 @@
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
  *                        reserved.broker.max.id, standalone it uses 0.
+ *   broker.rack          the broker's rack, registered in /brokers/ids/<id>
+ *                        and used by rack-aware replica assignment; empty
+ *                        or unset: none (Kafka reads "" as a rack named "").
  *   listeners            PLAINTEXT://:9092 when unset. Every listener's
  *                        security protocol (through
  *                        listener.security.protocol.map) must be PLAINTEXT
@@ -163,6 +166,8 @@
 /* Bytes of a message format version such as "2.0-IV1", of zookeeper.connect. */
 #define BR_FORMAT_VERSION_MAX 15
 #define BR_ZK_CONNECT_MAX 4096
+/* Bytes of broker.rack (the registration's limit, BR_ZK_RACK_MAX). */
+#define BR_RACK_MAX 255
 
 /* DescribeConfigs' ConfigSource, Kafka's numbers. */
 enum br_config_source {
@@ -200,6 +205,7 @@ enum br_compression {
 enum br_config_key {
     /* server */
     BR_CFG_BROKER_ID,
+    BR_CFG_BROKER_RACK,
     BR_CFG_BROKER_ID_GENERATION_ENABLE,
     BR_CFG_RESERVED_BROKER_MAX_ID,
     BR_CFG_LISTENERS,
