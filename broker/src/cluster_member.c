@@ -410,6 +410,9 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         /* after the paths (answers come in order): the config changes
          * made while this session was away */
         br_cluster_config_changes(&m->b->s);
+        /* the dynamic broker configs (DynamicBrokerConfig.initialize):
+         * read again at each connection, changes missed meanwhile too */
+        br_cluster_read_broker_configs(&m->b->s);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "

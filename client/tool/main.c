@@ -9,6 +9,7 @@
  *   samsa perf produce|consume ...
  *   samsa cluster info|metadata -b B
  *   samsa configs describe -b B (--broker ID | -t TOPIC)
+ *   samsa configs alter -b B --broker ID (--add-config K=V | --delete-config K)...
  *   samsa leaders elect-preferred --zookeeper ZK (-t T [-p P] | --all)
  *
  * This file hands each command to its file (tool.h lists them).
@@ -27,7 +28,7 @@ static const char main_help[] =
     "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
     "  perf produce|consume                       throughput and latency\n"
     "  cluster info|metadata                      brokers, controller, partitions\n"
-    "  configs describe                           a broker's or a topic's configs\n"
+    "  configs describe|alter                     a broker's or a topic's configs\n"
     "  leaders elect-preferred                    preferred replicas lead again\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"

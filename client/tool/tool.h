@@ -95,7 +95,7 @@ struct opts {
     bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
     long long time_ms;     /* topic offsets --time MS; -1 when not given */
     long long until_ms;    /* consume --until MS; -1 when not given */
-    const char *broker_id; /* configs describe --broker ID */
+    const char *broker_id; /* configs describe|alter --broker ID */
     bool all;              /* configs describe --all, leaders elect-preferred --all */
     const char *zookeeper; /* leaders: --zookeeper HOST:PORT[/chroot] */
     const char *command_config; /* --command-config FILE */
@@ -135,6 +135,9 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o);
 int print_help(const char *cmd, const char *verb, const char *all);
 int start_verb(const char *cmd, const char *help, const char *const *verbs, int argc,
                char **argv, struct opts *o);
+/* --config/--add-config KEY=VALUE then --delete-config KEY as ops (keys:
+ * room for the names); their count. */
+size_t config_ops(const struct opts *o, struct samsa_config_op *ops, char (*keys)[256]);
 
 /* ----------------------------------------------------------------- output.c */
 

@@ -897,6 +897,40 @@ static void test_roll_flush_and_zookeeper_timeouts(void)
     expect_rejected("log.roll.hours=0\n", "log.roll.hours", "out of range");
 }
 
+/* Dynamic broker configs (KIP-226): laid over the static text, the ms key
+ * over the file's hours; removed, the static value is back; a key Kafka
+ * 2.0 does not make dynamic, and a bad value, refused with nothing
+ * changed. */
+static void test_dynamic_configs(void)
+{
+    struct br_config c;
+    char err[ERRLEN];
+    expect_ok("log.retention.hours=2\nlog.segment.bytes=2048\n", &c);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    const char *names[] = {"log.retention.ms", "log.cleanup.policy", "log.retention.ms"};
+    const char *values[] = {"5000", "compact", "1000"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, names, values, 3, true, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 1000);
+    CU_ASSERT_EQUAL(c.log_cleanup_policy, BR_CLEANUP_COMPACT);
+    CU_ASSERT_EQUAL(c.log_segment_bytes, 2048);
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_LOG_RETENTION_HOURS], "2");
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, NULL, NULL, 0, true, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    CU_ASSERT_EQUAL(c.log_cleanup_policy, BR_CLEANUP_DELETE);
+    const char *fixed[] = {"num.partitions"};
+    const char *three[] = {"3"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, fixed, three, 1, true, err, sizeof err),
+                    KP_ERR_INVALID_REQUEST);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "Cannot update these configs dynamically"));
+    const char *bad[] = {"not-a-number"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, names, bad, 1, true, err, sizeof err),
+                    KP_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    CU_ASSERT_TRUE(br_config_key_dynamic(BR_CFG_LOG_RETENTION_MS));
+    CU_ASSERT_FALSE(br_config_key_dynamic(BR_CFG_LOG_RETENTION_HOURS));
+    br_config_free(&c);
+}
+
 static void test_zookeeper_connect(void)
 {
     expect_rejected("zookeeper.connect=zk1:2181,,zk2:2181\n", "zookeeper.connect",
@@ -1183,6 +1217,7 @@ static CU_TestInfo tests[] = {
     {"oversized file is rejected", test_oversized_file_is_rejected},
     {"load reads a file and names it in errors", test_load_reads_a_file_and_names_it_in_errors},
     {"describe entries", test_describe_entries},
+    {"dynamic broker configs", test_dynamic_configs},
     {"free is safe twice", test_free_is_safe_twice},
     CU_TEST_INFO_NULL,
 };

@@ -15,7 +15,16 @@ and a real ZooKeeper on 127.0.0.1 (issue 36):
   for placement) register their rack in /brokers/ids/N as Kafka does, a
   topic created with kafka-python's admin client and the partitions added
   to it get one replica per rack (AdminUtils' rack-aware assignment), and
-  Metadata v1 (kafka-python's wire classes) gives each broker's rack.
+  Metadata v1 (kafka-python's wire classes) gives each broker's rack;
+- dynamic broker configs (KIP-226): log.retention.ms set on broker 0 with
+  confluent-kafka's AdminClient (AlterConfigs) is seen by kafka-python's
+  DescribeConfigs v1 as DYNAMIC_BROKER_CONFIG with its synonyms, and
+  deletes the old segments of a partition broker 0 hosts without a
+  restart; the cluster's default (kafka-python's AlterConfigs of broker
+  "") is seen on broker 1 by confluent-kafka as
+  DYNAMIC_DEFAULT_BROKER_CONFIG, and broker 1's own value set with `samsa
+  configs alter --broker 1` over it as DYNAMIC_BROKER_CONFIG; a key Kafka
+  2.0 does not make dynamic is refused.
 
 Usage: test_cluster_leaders.py SAMSA_BROKER SAMSA_TOOL [-k NAME]
 """
@@ -174,6 +183,103 @@ def case_six_brokers_over_three_racks(t):
         c.close()
 
 
+def case_broker_configs_change_without_a_restart(t):
+    """AlterConfigs of broker 0's log.retention.ms (confluent-kafka), seen by
+    DescribeConfigs (kafka-python), and applied: the segments of dyn-0
+    older than a second are deleted, its log start moving past 0."""
+    imports()
+    try:
+        import confluent_kafka
+        from confluent_kafka.admin import AdminClient, ConfigResource
+    except ImportError as e:
+        from broker import Skip
+        raise Skip("needs confluent-kafka (%s)" % e)
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.admin import ConfigResource as KConfigResource, ConfigResourceType, KafkaAdminClient
+
+    c = Cluster(t, config={"log.retention.check.interval.ms": "500"})
+    try:
+        wait_for(lambda: c.controller() is not None, 60, "a controller")
+        c.create_topic("dyn", [[0]], config={"segment.bytes": "1024"})
+        wait_for(lambda: leader(c, "dyn", 0) == 0, 60, "dyn-0 led by broker 0")
+        prod = KafkaProducer(bootstrap_servers=c.bootstrap(0), acks=1, linger_ms=0)
+        for i in range(60):
+            prod.send("dyn", b"x" * 100, partition=0).get(timeout=30)
+        prod.close()
+        tp = TopicPartition("dyn", 0)
+        cons = KafkaConsumer(bootstrap_servers=c.bootstrap(0))
+        try:
+            eq(cons.beginning_offsets([tp])[tp], 0, "dyn-0's log start before")
+            cadmin = AdminClient({"bootstrap.servers": c.bootstrap(1)})
+            fut = cadmin.alter_configs([ConfigResource(ConfigResource.Type.BROKER, "0",
+                                                       set_config={"log.retention.ms": "1000"})])
+            for f in fut.values():
+                f.result(timeout=30)
+            eq(c.json("/config/brokers/0")["config"], {"log.retention.ms": "1000"},
+               "/config/brokers/0")
+            # kafka-python's DescribeConfigs v1, with synonyms
+            kadmin = KafkaAdminClient(bootstrap_servers=c.bootstrap(0))
+            try:
+                def described():
+                    r = kadmin.describe_configs([KConfigResource(ConfigResourceType.BROKER, "0")],
+                                                include_synonyms=True)[0]
+                    entries = {e[0]: e for e in r.resources[0][4]}
+                    e = entries["log.retention.ms"]
+                    return e if e[1] == "1000" else None
+                e = wait_for(described, 30, "log.retention.ms described as 1000")
+                eq(e[3], 2, "its source (DYNAMIC_BROKER_CONFIG)")
+                eq(e[2], False, "read-only")
+                eq([(s[0], s[1], s[2]) for s in e[5]][:1], [("log.retention.ms", "1000", 2)],
+                   "its first synonym")
+            finally:
+                kadmin.close()
+            # applied without a restart: the old segments go
+            start = wait_for(lambda: cons.beginning_offsets([tp])[tp] or None, 30,
+                             "dyn-0's log start moved by log.retention.ms")
+            check(start > 0, "log start %r", start)
+            check(c.brokers[0].alive(), "broker 0 restarted")
+
+            # the cluster's default (resource name ""), by kafka-python's
+            # AlterConfigs, seen on broker 1 by confluent-kafka
+            kadmin = KafkaAdminClient(bootstrap_servers=c.bootstrap(1))
+            try:
+                r = kadmin.alter_configs([KConfigResource(ConfigResourceType.BROKER, "",
+                                                          configs={"log.segment.bytes": "2097152"})])
+                eq([x[0] for x in r.resources], [0], "AlterConfigs' error codes")
+            finally:
+                kadmin.close()
+            eq(c.json("/config/brokers/<default>")["config"], {"log.segment.bytes": "2097152"},
+               "/config/brokers/<default>")
+
+            def seen_on_1(key, value):
+                res = ConfigResource(ConfigResource.Type.BROKER, "1")
+                got = cadmin.describe_configs([res])[res].result(timeout=30)
+                e = got.get(key)
+                return e if e is not None and e.value == value else None
+            e = wait_for(lambda: seen_on_1("log.segment.bytes", "2097152"), 30,
+                         "broker 1's log.segment.bytes from the default")
+            eq(e.source, confluent_kafka.admin.ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value,
+               "its source")
+            # broker 1's own, through the samsa tool, over the default
+            out = tool("configs", "alter", "-b", c.bootstrap(1), "--broker", "1",
+                       "--add-config", "log.segment.bytes=4194304")
+            check("broker 1" in out, "the tool's report: %r", out)
+            e = wait_for(lambda: seen_on_1("log.segment.bytes", "4194304"), 30,
+                         "broker 1's own log.segment.bytes")
+            eq(e.source, confluent_kafka.admin.ConfigSource.DYNAMIC_BROKER_CONFIG.value,
+               "its source")
+            # a key Kafka 2.0 does not make dynamic is refused
+            bad = subprocess.run([TOOL, "configs", "alter", "-b", c.bootstrap(1), "--broker", "1",
+                                  "--add-config", "num.partitions=3"],
+                                 capture_output=True, text=True, timeout=60)
+            check(bad.returncode == 1 and "dynamically" in bad.stderr,
+                  "num.partitions altered: %d %s", bad.returncode, bad.stderr)
+        finally:
+            cons.close()
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print("usage: %s SAMSA_BROKER SAMSA_TOOL [-k NAME]" % sys.argv[0], file=sys.stderr)
@@ -181,4 +287,5 @@ if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_elect_preferred_by_the_tool_and_by_zkcli,
                    case_controller_killed_with_an_election_pending,
-                   case_six_brokers_over_three_racks]))
+                   case_six_brokers_over_three_racks,
+                   case_broker_configs_change_without_a_restart]))

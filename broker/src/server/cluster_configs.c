@@ -224,8 +224,7 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     }
 }
 
-/* Copies a resource's changes into op (they outlive the request). */
-static int take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
+int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
@@ -264,9 +263,7 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
 {
     char msg[512];
     if (type == RESOURCE_BROKER) {
-        br_cwait_done(w, i, KP_ERR_INVALID_REQUEST,
-                      "broker configs are static in this broker: set them in server.properties "
-                      "(dynamic broker configs are not supported)");
+        br_cluster_alter_broker_configs(b, w, i, name, ch, n, incremental, validate_only);
         return;
     }
     if (type != RESOURCE_TOPIC) {
@@ -293,7 +290,7 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
         return;
     }
     struct br_cop *op = br_cop_new(b, w, i, topic, configs_read);
-    if (op == NULL || take_changes(op, ch, n) != 0) {
+    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
         if (op != NULL) {
             br_cop_free(op);
         }
@@ -413,6 +410,25 @@ void br_cluster_describe_topic(struct br_server *b, struct br_cwait *w, size_t i
 
 /* ---------------------------------------------------------------- /config/changes */
 
+static void topic_config_changed(struct br_server *b, const char *topic)
+{
+    if (br_rm_find_topic(&b->rm, kp_str_c(topic)) != NULL) {
+        /* the topic's configs read again and applied to its logs */
+        br_cluster_read_topic_configs(b, topic);
+    }
+}
+
+/* What a notification's entity_path ("<type>/<name>") does, by type (Kafka's
+ * DynamicConfigManager.configHandlers): other entity types (clients,
+ * users) hook in here. */
+static const struct {
+    const char *type;
+    void (*changed)(struct br_server *b, const char *entity_name);
+} entity_handlers[] = {
+    {"topics", topic_config_changed},
+    {"brokers", br_cluster_broker_config_changed},
+};
+
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
@@ -421,13 +437,16 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_config_change_decode(r->data, r->data_len, r->path, &ch, err, sizeof err) == 0) {
-        if (strcmp(ch.entity_type, "topics") == 0) {
-            if (br_rm_find_topic(&b->rm, kp_str_c(ch.entity_name)) != NULL) {
-                /* the topic's configs read again and applied to its logs */
-                br_cluster_read_topic_configs(b, ch.entity_name);
-            }
+        size_t k = 0;
+        while (k < sizeof entity_handlers / sizeof entity_handlers[0] &&
+               strcmp(entity_handlers[k].type, ch.entity_type) != 0) {
+            k++;
+        }
+        if (k < sizeof entity_handlers / sizeof entity_handlers[0]) {
+            entity_handlers[k].changed(b, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic configs only",
+            br_debug("config change of %s/%s ignored: Samsa applies topic and broker configs "
+                     "only",
                      ch.entity_type, ch.entity_name);
         }
     } else if (r->rc == BR_ZK_OK) {

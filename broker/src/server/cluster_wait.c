@@ -482,6 +482,7 @@ int br_cluster_admin_start(struct br_server *b)
 void br_cluster_admin_stop(struct br_server *b)
 {
     br_cluster_complete_waits(b);
+    br_cluster_broker_configs_free(b);
     if (b->ca.worker != NULL) {
         /* the removals queued run to their end; their messages free them */
         br_worker_stop(b->ca.worker);

@@ -153,4 +153,22 @@ void br_cluster_wait_free_all(struct br_server *b);
 void br_cluster_topics_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
 void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
 
+/* Copies a resource's changes into op (they outlive the request):
+ * cluster_configs.c. 0 or KP_E_NOMEM. */
+int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n);
+
+/* Dynamic broker configs (cluster_broker_configs.c): both znodes read and
+ * applied (at joining); a notification of entity "brokers/<entity>"; a
+ * BROKER resource of AlterConfigs or IncrementalAlterConfigs (name empty:
+ * the cluster's default, else this broker's id); the value of key name in
+ * /config/brokers/<default> (which 0) or this broker's (1) as last read,
+ * or NULL; freed at shutdown. */
+void br_cluster_read_broker_configs(struct br_server *b);
+void br_cluster_broker_config_changed(struct br_server *b, const char *entity);
+void br_cluster_alter_broker_configs(struct br_server *b, struct br_cwait *w, size_t i,
+                                     struct kp_str name, const struct br_config_change *ch,
+                                     size_t n, bool incremental, bool validate_only);
+const char *br_cluster_dynamic_value(const struct br_server *b, const char *name, int which);
+void br_cluster_broker_configs_free(struct br_server *b);
+
 #endif
