@@ -303,7 +303,7 @@ def case_help_and_exit_codes(t):
     for cmd, verbs in (("topic", ("create", "list", "describe", "alter", "delete", "offsets")),
                        ("group", ("list", "describe", "reset-offsets", "delete")),
                        ("perf", ("produce", "consume")), ("cluster", ("info", "metadata")),
-                       ("configs", ("describe",))):
+                       ("configs", ("describe", "alter")), ("leaders", ("elect-preferred",))):
         for verb in verbs:
             out = samsa(cmd, verb, "--help").stdout.decode()
             check(out.startswith("usage: samsa %s %s " % (cmd, verb)), "%s %s: %s", cmd, verb, out)
