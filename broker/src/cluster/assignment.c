@@ -14,6 +14,17 @@ static size_t replica_index(size_t first, size_t shift, size_t j, size_t n)
     return (first + s) % n;
 }
 
+/* Kafka's walk over the partitions: partition p's first replica (an index
+ * of the n brokers), the shift grown at each multiple of n reached after
+ * the first partition placed. */
+static size_t first_replica(size_t p, size_t start_index, size_t n, size_t *next_shift)
+{
+    if (p > 0 && p % n == 0) {
+        (*next_shift)++;
+    }
+    return (p + start_index) % n;
+}
+
 int br_assign_replicas(const int32_t *brokers, size_t n, int32_t partitions, int32_t rf,
                        uint32_t start, uint32_t shift, int32_t *out)
 {
@@ -30,13 +41,8 @@ int br_assign_replicas_from(const int32_t *brokers, size_t n, int32_t first_part
     size_t start_index = start % n;
     size_t next_shift = shift % n;
     for (int32_t i = 0; i < partitions; i++) {
-        size_t p = (size_t)first_partition + (size_t)i;
-        /* Kafka's rule: the shift grows at each multiple of n reached
-         * after the first partition placed */
-        if (p > 0 && p % n == 0) {
-            next_shift++;
-        }
-        size_t first = (p + start_index) % n;
+        size_t first =
+            first_replica((size_t)first_partition + (size_t)i, start_index, n, &next_shift);
         int32_t *row = &out[(size_t)i * (size_t)rf];
         row[0] = brokers[first];
         for (int32_t j = 0; j < rf - 1; j++) {
@@ -125,11 +131,8 @@ int br_assign_replicas_racks(const int32_t *brokers, const char *const *racks, s
     size_t start_index = start % n;
     size_t next_shift = shift % n;
     for (int32_t i = 0; i < partitions; i++) {
-        size_t p = (size_t)first_partition + (size_t)i;
-        if (p > 0 && p % n == 0) {
-            next_shift++;
-        }
-        size_t first = (p + start_index) % n;
+        size_t first =
+            first_replica((size_t)first_partition + (size_t)i, start_index, n, &next_shift);
         int32_t *row = &out[(size_t)i * (size_t)rf];
         memset(rack_used, 0, n * sizeof *rack_used);
         memset(broker_used, 0, n * sizeof *broker_used);

@@ -388,19 +388,9 @@ void br_cluster_alter_broker_configs(struct br_server *b, struct br_cwait *w, si
         }
         entity = self;
     }
-    if (!br_cluster_zk_ready(b)) {
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
-        return;
+    struct br_cop *op =
+        br_cop_for_changes(b, w, i, entity, current_read, ch, n, incremental, validate_only);
+    if (op != NULL) {
+        read_current(op);
     }
-    struct br_cop *op = br_cop_new(b, w, i, entity, current_read);
-    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
-        if (op != NULL) {
-            br_cop_free(op);
-        }
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
-        return;
-    }
-    op->incremental = incremental;
-    op->validate_only = validate_only;
-    read_current(op);
 }

@@ -256,6 +256,29 @@ int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, si
     return 0;
 }
 
+struct br_cop *br_cop_for_changes(struct br_server *b, struct br_cwait *w, size_t i,
+                                  const char *name,
+                                  void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                                  const struct br_config_change *ch, size_t n, bool incremental,
+                                  bool validate_only)
+{
+    if (!br_cluster_zk_ready(b)) {
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
+        return NULL;
+    }
+    struct br_cop *op = br_cop_new(b, w, i, name, done);
+    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
+        if (op != NULL) {
+            br_cop_free(op);
+        }
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+        return NULL;
+    }
+    op->incremental = incremental;
+    op->validate_only = validate_only;
+    return op;
+}
+
 /* One resource: its work started, or its entry done. */
 static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t type,
                       struct kp_str name, const struct br_config_change *ch, size_t n,
@@ -285,21 +308,9 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
         br_cwait_done(w, i, KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
         return;
     }
-    if (!br_cluster_zk_ready(b)) {
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
-        return;
-    }
-    struct br_cop *op = br_cop_new(b, w, i, topic, configs_read);
-    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
-        if (op != NULL) {
-            br_cop_free(op);
-        }
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
-        return;
-    }
-    op->incremental = incremental;
-    op->validate_only = validate_only;
-    if (read_configs(op) != 0) {
+    struct br_cop *op =
+        br_cop_for_changes(b, w, i, topic, configs_read, ch, n, incremental, validate_only);
+    if (op != NULL && read_configs(op) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
     }
 }

@@ -157,6 +157,15 @@ void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const 
  * cluster_configs.c. 0 or KP_E_NOMEM. */
 int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n);
 
+/* The op of an AlterConfigs resource named name, with its changes and
+ * flags, done called with its first ZooKeeper answer; NULL when entry i of
+ * w was answered instead (ZooKeeper not connected, out of memory). */
+struct br_cop *br_cop_for_changes(struct br_server *b, struct br_cwait *w, size_t i,
+                                  const char *name,
+                                  void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                                  const struct br_config_change *ch, size_t n, bool incremental,
+                                  bool validate_only);
+
 /* Dynamic broker configs (cluster_broker_configs.c): both znodes read and
  * applied (at joining); a notification of entity "brokers/<entity>"; a
  * BROKER resource of AlterConfigs or IncrementalAlterConfigs (name empty:
