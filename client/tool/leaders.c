@@ -103,7 +103,7 @@ static zhandle_t *connect_zk(const struct opts *o)
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     zhandle_t *zh = zookeeper_init(o->zookeeper, NULL, 30000, NULL, NULL, 0);
     while (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE && left_ms(o) > 0 && !interrupted) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
+        struct timespec ts = {0, 20L * 1000 * 1000};
         (void)nanosleep(&ts, NULL);
     }
     if (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE) {

@@ -338,33 +338,38 @@ int br_mc_update(struct br_metadata_cache *mc, const struct kp_UpdateMetadataReq
     return rc;
 }
 
-static int cmp_broker_ptr(const void *a, const void *b)
+struct id_rack {
+    int32_t id;
+    const char *rack;
+};
+
+static int cmp_id_rack(const void *a, const void *b)
 {
-    const struct br_mc_broker *x = *(const struct br_mc_broker *const *)a;
-    const struct br_mc_broker *y = *(const struct br_mc_broker *const *)b;
+    const struct id_rack *x = a;
+    const struct id_rack *y = b;
     return (x->id > y->id) - (x->id < y->id);
 }
 
 void br_mc_brokers_with_racks(const struct br_metadata_cache *mc, int32_t *ids,
                               const char **racks)
 {
-    const struct br_mc_broker **by_id = kp_calloc(mc->nbrokers + 1, sizeof *by_id);
+    struct id_rack *all = kp_calloc(mc->nbrokers + 1, sizeof *all);
     for (size_t i = 0; i < mc->nbrokers; i++) {
         const struct br_mc_broker *b = &mc->brokers[i];
-        if (by_id != NULL) {
-            by_id[i] = b;
-        } else { /* out of memory: in the cache's order */
-            ids[i] = b->id;
-            racks[i] = b->has_rack ? b->rack : NULL;
+        /* out of memory: in the cache's order */
+        ids[i] = b->id;
+        racks[i] = b->has_rack ? b->rack : NULL;
+        if (all != NULL) {
+            all[i] = (struct id_rack){ids[i], racks[i]};
         }
     }
-    if (by_id == NULL) {
+    if (all == NULL) {
         return;
     }
-    qsort(by_id, mc->nbrokers, sizeof *by_id, cmp_broker_ptr);
+    qsort(all, mc->nbrokers, sizeof *all, cmp_id_rack);
     for (size_t i = 0; i < mc->nbrokers; i++) {
-        ids[i] = by_id[i]->id;
-        racks[i] = by_id[i]->has_rack ? by_id[i]->rack : NULL;
+        ids[i] = all[i].id;
+        racks[i] = all[i].rack;
     }
-    kp_free(by_id);
+    kp_free(all);
 }

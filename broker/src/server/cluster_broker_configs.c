@@ -17,6 +17,7 @@
 
 #include "base/logging.h"
 #include "cluster/zk_json.h"
+#include "config/topic_config.h"
 #include "server/cluster_wait.h"
 
 #include <samsa-protocol/alloc.h>
@@ -60,14 +61,23 @@ static void apply(struct br_server *b)
         }
     }
     char err[512];
+    struct br_topic_config before;
+    struct br_topic_config after;
+    br_topic_config_from_broker(&b->cfg, &before);
     if (br_config_dynamic(&b->cfg, names, values, n, true, err, sizeof err) != 0) {
         br_warn("dynamic broker configs not applied: %s", err);
     } else {
-        br_info("dynamic broker configs: %zu key(s) in force (%zu cluster default(s), %zu of this "
-                "broker's)",
-                n, b->ca.ndyn[0], b->ca.ndyn[1]);
-        /* each hosted topic: the broker's new defaults under its own keys */
-        for (size_t i = 0; i < b->rm.ntopics; i++) {
+        br_topic_config_from_broker(&b->cfg, &after);
+        bool changed = memcmp(&before, &after, sizeof before) != 0;
+        if (n > 0 || changed) {
+            br_info("dynamic broker configs: %zu key(s) in force (%zu cluster default(s), %zu "
+                    "of this broker's)%s",
+                    n, b->ca.ndyn[0], b->ca.ndyn[1], changed ? ": the topics' defaults changed" : "");
+        }
+        /* each hosted topic: the broker's new defaults under its own keys
+         * (read again only when they changed: this runs at every
+         * connection) */
+        for (size_t i = 0; changed && i < b->rm.ntopics; i++) {
             br_cluster_read_topic_configs(b, b->rm.topics[i]->name);
         }
     }
