@@ -34,11 +34,12 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from broker import check, eq, main  # noqa: E402
-from test_cluster import CHROOT, Cluster, imports, wait_for  # noqa: E402
+from test_cluster import CHROOT, SESSION_MS, Cluster, imports, wait_for  # noqa: E402
 
 TOOL = None
 ZKCLI = "/usr/share/zookeeper/bin/zkCli.sh"
@@ -83,10 +84,13 @@ def case_elect_preferred_by_the_tool_and_by_zkcli(t):
                  "each partition led by its preferred replica")
         move_off_and_back(c, "pref", 0, 0)
         before = c.state("pref", 0)
+        began = time.monotonic()
         out = tool("leaders", "elect-preferred", "--zookeeper", c.zk.connect + CHROOT, "--all")
         check("3 partitions" in out, "the tool's report: %r", out)
         st = wait_for(lambda: leader(c, "pref", 0) == 0 and c.state("pref", 0), 20,
                       "broker 0 leading pref-0 again")
+        print("pref-0 led by broker 0 again %.2f s after the tool started" %
+              (time.monotonic() - began), flush=True)
         check(st["leader_epoch"] > before["leader_epoch"], "epoch not bumped: %r", st)
         eq(sorted(st["isr"]), sorted(before["isr"]), "the ISR kept")
         wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
@@ -98,7 +102,10 @@ def case_elect_preferred_by_the_tool_and_by_zkcli(t):
         out = subprocess.run([ZKCLI, "-server", c.zk.connect, "create", CHROOT + ELECTION, doc],
                              capture_output=True, text=True, timeout=120)
         check(out.returncode == 0, "zkCli.sh create: %s", out.stderr[-500:])
+        done = time.monotonic()
         wait_for(lambda: leader(c, "pref", 1) == 1, 20, "broker 1 leading pref-1 again")
+        print("pref-1 led by broker 1 again %.2f s after zkCli.sh returned" %
+              (time.monotonic() - done), flush=True)
         wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
     finally:
         c.close()
@@ -127,8 +134,12 @@ def case_controller_killed_with_an_election_pending(t):
                 {"version": 1, "partitions": [{"topic": "pend", "partition": 0}]}).encode())
         finally:
             old.kill()
+        killed = time.monotonic()
         wait_for(lambda: c.controller() not in (None, ctl), 60, "another controller")
         wait_for(lambda: leader(c, "pend", 0) == pref, 30, "pend-0 led by broker %d" % pref)
+        print("pend-0 led by its preferred replica %.2f s after the controller was killed "
+              "(zookeeper.session.timeout.ms %s)" % (time.monotonic() - killed, SESSION_MS),
+              flush=True)
         wait_for(lambda: not c.exists(ELECTION), 20, "the election's znode deleted")
     finally:
         c.close()
@@ -234,8 +245,11 @@ def case_broker_configs_change_without_a_restart(t):
             finally:
                 kadmin.close()
             # applied without a restart: the old segments go
+            altered = time.monotonic()
             start = wait_for(lambda: cons.beginning_offsets([tp])[tp] or None, 30,
                              "dyn-0's log start moved by log.retention.ms")
+            print("dyn-0's log start at %d %.2f s after AlterConfigs (check every 500 ms)" %
+                  (start, time.monotonic() - altered), flush=True)
             check(start > 0, "log start %r", start)
             check(c.brokers[0].alive(), "broker 0 restarted")
 
