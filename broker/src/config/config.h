@@ -299,6 +299,7 @@ enum br_config_key {
     BR_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS,
     BR_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR,
     BR_CFG_TRANSACTION_STATE_LOG_SEGMENT_BYTES,
+    BR_CFG_TRANSACTION_STATE_LOG_MIN_ISR,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
     BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -453,6 +454,7 @@ struct br_config {
     int32_t transaction_state_log_num_partitions;
     int16_t transaction_state_log_replication_factor;
     int32_t transaction_state_log_segment_bytes;
+    int32_t transaction_state_log_min_isr; /* __transaction_state's min.insync.replicas */
     int32_t offset_metadata_max_bytes;
     int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;
