@@ -285,6 +285,7 @@ static const char every_key[] =
     "transactional.id.expiration.ms=86400000\n"
     "transaction.state.log.num.partitions=8\n"
     "transaction.state.log.replication.factor=2\n"
+    "transaction.state.log.min.isr=1\n"
     "transaction.state.log.segment.bytes=1048576\n"
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
@@ -411,6 +412,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.transactional_id_expiration_ms, 86400000);
     CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 8);
     CU_ASSERT_EQUAL(c.transaction_state_log_replication_factor, 2);
+    CU_ASSERT_EQUAL(c.transaction_state_log_min_isr, 1);
     CU_ASSERT_EQUAL(c.transaction_state_log_segment_bytes, 1048576);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
