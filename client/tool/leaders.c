@@ -74,13 +74,17 @@ static void put_partition(struct text *t, size_t *count, const char *topic, long
 }
 
 /* Every partition of topic (the children of its partitions znode), or -1
- * with stderr saying why. */
-static int put_topic(zhandle_t *zh, struct text *t, size_t *count, const char *topic)
+ * with stderr saying why; with `all`, a topic without partitions yet (being
+ * made, or deleted meanwhile) is passed over. */
+static int put_topic(zhandle_t *zh, struct text *t, size_t *count, const char *topic, bool all)
 {
     char p[512];
     (void)snprintf(p, sizeof p, "/brokers/topics/%s/partitions", topic);
     struct String_vector kids = {0, NULL};
     int rc = zoo_get_children(zh, p, 0, &kids);
+    if (rc == ZNONODE && all) {
+        return 0;
+    }
     if (rc != ZOK) {
         fprintf(stderr, "samsa leaders: %s: %s\n", p,
                 rc == ZNONODE ? "no such topic, or none of its partitions has a state yet"
@@ -97,9 +101,14 @@ static int put_topic(zhandle_t *zh, struct text *t, size_t *count, const char *t
     return 0;
 }
 
-/* A ZooKeeper session connected within the command's deadline, or NULL. */
-static zhandle_t *connect_zk(const struct opts *o)
+/* A ZooKeeper session connected within the command's deadline, or NULL.
+ * The client library's own log (each refused connection, retried) goes to
+ * log, /dev/null: the command says what failed. */
+static zhandle_t *connect_zk(const struct opts *o, FILE *log)
 {
+    if (log != NULL) {
+        zoo_set_log_stream(log);
+    }
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     zhandle_t *zh = zookeeper_init(o->zookeeper, NULL, 30000, NULL, NULL, 0);
     while (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE && left_ms(o) > 0 && !interrupted) {
@@ -118,8 +127,12 @@ static zhandle_t *connect_zk(const struct opts *o)
 
 static int elect_preferred(const struct opts *o)
 {
-    zhandle_t *zh = connect_zk(o);
+    FILE *log = fopen("/dev/null", "w");
+    zhandle_t *zh = connect_zk(o, log);
     if (zh == NULL) {
+        if (log != NULL) {
+            (void)fclose(log);
+        }
         return EXIT_FAIL;
     }
     struct text t = {0};
@@ -129,7 +142,7 @@ static int elect_preferred(const struct opts *o)
     if (o->topic != NULL && o->partition >= 0) {
         put_partition(&t, &count, o->topic, o->partition);
     } else if (o->topic != NULL) {
-        res = put_topic(zh, &t, &count, o->topic);
+        res = put_topic(zh, &t, &count, o->topic, false);
     } else {
         struct String_vector topics = {0, NULL};
         int rc = zoo_get_children(zh, "/brokers/topics", 0, &topics);
@@ -138,7 +151,7 @@ static int elect_preferred(const struct opts *o)
             res = -1;
         }
         for (int32_t i = 0; i < topics.count && res == 0; i++) {
-            res = put_topic(zh, &t, &count, topics.data[i]);
+            res = put_topic(zh, &t, &count, topics.data[i], true);
         }
         deallocate_String_vector(&topics);
     }
@@ -168,6 +181,9 @@ static int elect_preferred(const struct opts *o)
     }
     free(t.s);
     (void)zookeeper_close(zh);
+    if (log != NULL) {
+        (void)fclose(log);
+    }
     return res == 0 ? 0 : EXIT_FAIL;
 }
 
