@@ -34,6 +34,23 @@
 
 /* ---------------------------------------------------------------- reading */
 
+/* Whether two sets of topic defaults give every topic key the same value
+ * (compared as DescribeConfigs renders them). */
+static bool same_defaults(const struct br_topic_config *x, const struct br_topic_config *y,
+                          const struct br_config *cfg)
+{
+    for (int k = 0; k < BR_TCFG__COUNT; k++) {
+        struct br_topic_config_entry ex;
+        struct br_topic_config_entry ey;
+        br_topic_config_entry(x, cfg, (enum br_topic_config_key)k, &ex);
+        br_topic_config_entry(y, cfg, (enum br_topic_config_key)k, &ey);
+        if (strcmp(ex.value, ey.value) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void apply(struct br_server *b)
 {
     size_t total = b->ca.ndyn[0] + b->ca.ndyn[1];
@@ -68,7 +85,7 @@ static void apply(struct br_server *b)
         br_warn("dynamic broker configs not applied: %s", err);
     } else {
         br_topic_config_from_broker(&b->cfg, &after);
-        bool changed = memcmp(&before, &after, sizeof before) != 0;
+        bool changed = !same_defaults(&before, &after, &b->cfg);
         if (n > 0 || changed) {
             br_info("dynamic broker configs: %zu key(s) in force (%zu cluster default(s), %zu "
                     "of this broker's)%s",
