@@ -317,8 +317,9 @@ int ctl_on_preferred_election(struct br_controller *c)
                     t->name, tps[i].partition);
             continue;
         }
-        /* the state as ZooKeeper holds it: the ISR a leader just grew
-         * reaches the model only with its notification, seconds later */
+        /* the state as ZooKeeper holds it (Kafka's
+         * doElectLeaderForPartitions reads it too): the ISR a leader just
+         * grew reaches the model only with its notification */
         int r = ctl_read_state(c, t->name, tps[i].partition, &t->parts[tps[i].partition]);
         if (r == 0) {
             r = move_to_preferred(c, (size_t)(t - c->topics), tps[i].partition);
