@@ -15,7 +15,8 @@ and a real ZooKeeper on 127.0.0.1 (issue 36):
   for placement) register their rack in /brokers/ids/N as Kafka does, a
   topic created with kafka-python's admin client and the partitions added
   to it get one replica per rack (AdminUtils' rack-aware assignment), and
-  Metadata v1 (kafka-python's wire classes) gives each broker's rack;
+  Metadata v1 (kafka-python's wire classes) and the admin API's cluster
+  document give each broker's rack;
 - dynamic broker configs (KIP-226): log.retention.ms set on broker 0 with
   confluent-kafka's AdminClient (AlterConfigs) is seen by kafka-python's
   DescribeConfigs v1 as DYNAMIC_BROKER_CONFIG with its synonyms, and
@@ -35,6 +36,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -161,7 +163,8 @@ def case_six_brokers_over_three_racks(t):
 
     def make(i, cfg):
         return t.broker(name="broker%d" % i, start=False,
-                        config={**cfg, "broker.rack": rack_of(i)})
+                        config={**cfg, "broker.rack": rack_of(i),
+                                "admin.listeners": "http://127.0.0.1:0"})
     c = Cluster(t, n=6, make_broker=make)
     try:
         wait_for(lambda: c.controller() is not None, 60, "a controller")
@@ -175,6 +178,16 @@ def case_six_brokers_over_three_racks(t):
                 return got if len(got) == 6 else None
             eq(wait_for(racks, 30, "six brokers in broker %d's Metadata" % i),
                {j: rack_of(j) for j in range(6)}, "racks in broker %d's Metadata" % i)
+        # the admin API's cluster document (what samsa-monitor's brokers page shows)
+        url = c.json("/brokers/ids/0")["admin_endpoint"]
+
+        def admin_racks():
+            with urllib.request.urlopen(url + "/v1/cluster", timeout=10) as r:
+                d = json.loads(r.read())
+            got = {b["id"]: b.get("rack") for b in d["brokers"]}
+            return got if len(got) == 6 else None
+        eq(wait_for(admin_racks, 30, "six brokers in the admin API's cluster document"),
+           {j: rack_of(j) for j in range(6)}, "racks in the admin API")
         admin = KafkaAdminClient(bootstrap_servers=c.bootstrap(0), request_timeout_ms=30000)
         try:
             admin.create_topics([NewTopic("racked", 6, 3)], timeout_ms=30000)
