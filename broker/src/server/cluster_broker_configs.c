@@ -30,7 +30,6 @@
 #define DEFAULT_ENTITY "<default>"
 #define CHANGES_PATH "/config/changes"
 #define CHANGE_PREFIX "config_change_"
-#define MAX_ATTEMPTS 5
 
 /* ---------------------------------------------------------------- reading */
 
@@ -209,7 +208,7 @@ static void fail(struct br_cop *op, int code, const char *msg)
     br_cop_free(op);
 }
 
-static void read_current(struct br_cop *op);
+static int read_current(struct br_cop *op);
 
 static void announced(struct br_zk_call *call, const struct br_zk_result *r)
 {
@@ -234,16 +233,9 @@ static void written(struct br_zk_call *call, const struct br_zk_result *r)
     struct br_server *b = op->b;
     /* (every broker makes /config/brokers at joining, as Kafka's
      * createTopLevelPaths) */
-    if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
-        ++op->attempts < MAX_ATTEMPTS) {
-        read_current(op); /* another writer came first: again on what it wrote */
-        return;
-    }
-    if (r->rc != BR_ZK_OK) {
-        char msg[512];
-        (void)snprintf(msg, sizeof msg, "writing /config/brokers/%s: %s", op->topic,
-                       br_zk_rc_name(r->rc));
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+    char path[BR_TOPIC_NAME_MAX + 32];
+    path_of(op, path, sizeof path);
+    if (br_cop_write_taken(op, r, read_current, fail, path)) {
         return;
     }
     char *json = NULL;
@@ -371,29 +363,24 @@ static void current_read(struct br_zk_call *call, const struct br_zk_result *r)
         br_cop_free(op);
         return;
     }
-    op->call.done = written;
-    char path[BR_TOPIC_NAME_MAX + 32];
-    path_of(op, path, sizeof path);
-    int zrc = !br_cluster_zk_ready(b) ? KP_E_INVALID_ARG
-              : exists ? br_zk_set(b->zk, path, json, len, r->stat.version,
-                                   br_zk_call_tag(&op->call))
-                       : br_zk_create(b->zk, path, json, len, BR_ZK_PERSISTENT,
-                                      br_zk_call_tag(&op->call));
+    int zrc = br_cop_write_read_znode(op, r, written, json, len);
     kp_free(json);
     if (zrc != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write to ZooKeeper");
     }
 }
 
-static void read_current(struct br_cop *op)
+/* Reads the znode; 0, or -1 (op untouched) when the read cannot start. */
+static int read_current(struct br_cop *op)
 {
     char path[BR_TOPIC_NAME_MAX + 32];
     path_of(op, path, sizeof path);
     op->call.done = current_read;
     if (!br_cluster_zk_ready(op->b) ||
         br_zk_get(op->b->zk, path, false, br_zk_call_tag(&op->call)) != 0) {
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
+        return -1;
     }
+    return 0;
 }
 
 void br_cluster_alter_broker_configs(struct br_server *b, struct br_cwait *w, size_t i,
@@ -417,7 +404,7 @@ void br_cluster_alter_broker_configs(struct br_server *b, struct br_cwait *w, si
     }
     struct br_cop *op =
         br_cop_for_changes(b, w, i, entity, current_read, ch, n, incremental, validate_only);
-    if (op != NULL) {
-        read_current(op);
+    if (op != NULL && read_current(op) != 0) {
+        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
     }
 }

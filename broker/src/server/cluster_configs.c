@@ -113,21 +113,29 @@ static void configs_written(struct br_zk_call *call, const struct br_zk_result *
             return;
         }
     }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    if (!br_cop_write_taken(op, r, read_configs, fail, path)) {
+        announce(op);
+    }
+}
+
+bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
+                        int (*read_again)(struct br_cop *op),
+                        void (*failed)(struct br_cop *op, int code, const char *msg),
+                        const char *path)
+{
     if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
-        ++op->attempts < MAX_ATTEMPTS) {
-        /* another writer came first: the changes again, on what it wrote */
-        if (read_configs(op) == 0) {
-            return;
-        }
+        ++op->attempts < MAX_ATTEMPTS && read_again(op) == 0) {
+        return true; /* another writer came first: the changes again, on what it wrote */
     }
     if (r->rc != BR_ZK_OK) {
         char msg[512];
-        (void)snprintf(msg, sizeof msg, "writing /config/topics/%s: %s", op->topic,
-                       br_zk_rc_name(r->rc));
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
-        return;
+        (void)snprintf(msg, sizeof msg, "writing %s: %s", path, br_zk_rc_name(r->rc));
+        failed(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return true;
     }
-    announce(op);
+    return false;
 }
 
 /* The topic's configs as ZooKeeper holds them: the changes applied and
@@ -213,15 +221,24 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     kp_free(op->data);
     op->data = json;
     op->data_len = len;
-    op->call.done = configs_written;
-    int zrc = !br_cluster_zk_ready(b) ? KP_E_INVALID_ARG
-              : exists ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
-                                   br_zk_call_tag(&op->call))
-                       : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
-                                      br_zk_call_tag(&op->call));
-    if (zrc != 0) {
+    if (br_cop_write_read_znode(op, r, configs_written, json, len) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write to ZooKeeper");
     }
+}
+
+int br_cop_write_read_znode(struct br_cop *op, const struct br_zk_result *r,
+                            void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                            const char *json, size_t len)
+{
+    struct br_server *b = op->b;
+    op->call.done = done;
+    if (!br_cluster_zk_ready(b)) {
+        return -1;
+    }
+    return r->rc == BR_ZK_OK ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
+                                         br_zk_call_tag(&op->call))
+                             : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
+                                            br_zk_call_tag(&op->call));
 }
 
 int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)

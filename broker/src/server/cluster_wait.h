@@ -157,6 +157,21 @@ void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const 
  * cluster_configs.c. 0 or KP_E_NOMEM. */
 int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n);
 
+/* After the conditional write of op's configs to path: true when op was
+ * taken (read_again started after losing to another writer, at most a few
+ * times; or failed called), false when it was written. */
+bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
+                        int (*read_again)(struct br_cop *op),
+                        void (*failed)(struct br_cop *op, int code, const char *msg),
+                        const char *path);
+
+/* Writes json to the znode whose read r answered: set on the version read,
+ * or created when there was none; done gets the answer. 0, or -1 when the
+ * write cannot start. */
+int br_cop_write_read_znode(struct br_cop *op, const struct br_zk_result *r,
+                            void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                            const char *json, size_t len);
+
 /* The op of an AlterConfigs resource named name, with its changes and
  * flags, done called with its first ZooKeeper answer; NULL when entry i of
  * w was answered instead (ZooKeeper not connected, out of memory). */
