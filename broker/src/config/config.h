@@ -326,6 +326,9 @@ enum br_config_key {
     BR_CFG_SSL_ENABLED_PROTOCOLS,
     BR_CFG_SSL_CIPHER_SUITES,
     BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
+    BR_CFG_AUTHORIZER_CLASS_NAME,
+    BR_CFG_SUPER_USERS,
+    BR_CFG_ALLOW_EVERYONE_IF_NO_ACL_FOUND,
     BR_CFG__COUNT
 };
 
@@ -463,6 +466,10 @@ struct br_config {
 
     /* ZooKeeper */
     char *zookeeper_connect; /* NULL = standalone */
+    /* authorizer.class.name names Kafka's SimpleAclAuthorizer (or 2.4's
+     * AclAuthorizer): ACLs are checked; super.users stays in raw[] */
+    bool authorizer;
+    bool allow_everyone_if_no_acl_found;
     int32_t zookeeper_session_timeout_ms;
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
     int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */

@@ -289,6 +289,11 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_SSL_ENABLED_PROTOCOLS] = {"ssl.enabled.protocols", K_SPECIAL, 0, "TLSv1.2,TLSv1.3",
                                       NO_RANGE},
     [BR_CFG_SSL_CIPHER_SUITES] = {"ssl.cipher.suites", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_AUTHORIZER_CLASS_NAME] = {"authorizer.class.name", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_SUPER_USERS] = {"super.users", K_SPECIAL, 0, NULL, NO_RANGE},
+    [BR_CFG_ALLOW_EVERYONE_IF_NO_ACL_FOUND] = {"allow.everyone.if.no.acl.found", K_BOOL,
+                                               FIELD(allow_everyone_if_no_acl_found), "false",
+                                               NO_RANGE},
     [BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM] = {"ssl.endpoint.identification.algorithm",
                                                       K_SPECIAL, 0, "https", NO_RANGE},
 };

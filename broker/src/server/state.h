@@ -21,6 +21,7 @@
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
 
+#include "auth/acl.h"
 #include "base/fdlimit.h"
 #include "base/fileref.h"
 #include "cluster/metadata.h"
@@ -140,6 +141,18 @@ struct br_controller_requests {
  * composition root (broker.h) holds it inside struct br_server beside what
  * only the root runs (membership, controlled shutdown, the admin API feed,
  * housekeeping). */
+/* The authorizer (authorize.c): on when authorizer.class.name names
+ * Kafka's; the ACLs; super.users; the denials counted. */
+struct br_authz {
+    bool on;
+    struct br_acl_store store;
+    char **super_users; /* owned */
+    size_t nsuper;
+    int64_t denials;
+    int64_t suppressed; /* denials not logged since the last line */
+    int64_t last_log_ms;
+};
+
 struct br_server {
     struct br_config cfg;
     struct br_meta meta;
@@ -164,6 +177,7 @@ struct br_server {
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_txn_coordinator txn; /* the transaction coordinator (txn/coordinator.h) */
     struct br_txn_markers *txn_markers; /* a cluster's markers under way (txn_markers.h) */
+    struct br_authz authz;
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
     struct br_topic_admin *admin;  /* standalone: topics being created or deleted (topic_admin.h) */
