@@ -116,6 +116,10 @@ struct br_cluster_admin {
      * /config/changes/config_change_ seen (-1: none listed yet) */
     int64_t config_change_seen;
     bool config_changes_listed;
+    /* dynamic broker configs (cluster_broker_configs.c) as last read:
+     * [0] /config/brokers/<default>, [1] this broker's */
+    struct br_meta_config *dyn[2];
+    size_t ndyn[2];
 };
 
 /* Requests between this broker and its controller (cluster_handlers.c):
