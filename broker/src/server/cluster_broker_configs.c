@@ -172,26 +172,6 @@ void br_cluster_broker_config_changed(struct br_server *b, const char *entity)
     }
 }
 
-const char *br_cluster_dynamic_value(const struct br_server *b, const char *name, int which)
-{
-    const char *found = NULL;
-    for (size_t i = 0; i < b->ca.ndyn[which]; i++) {
-        if (strcmp(b->ca.dyn[which][i].key, name) == 0) {
-            found = b->ca.dyn[which][i].value; /* the last of repeats, as applied */
-        }
-    }
-    return found;
-}
-
-void br_cluster_broker_configs_free(struct br_server *b)
-{
-    for (int which = 0; which < 2; which++) {
-        br_zk_configs_free(b->ca.dyn[which], b->ca.ndyn[which]);
-        b->ca.dyn[which] = NULL;
-        b->ca.ndyn[which] = 0;
-    }
-}
-
 /* ---------------------------------------------------------------- AlterConfigs */
 
 static void path_of(const struct br_cop *op, char *path, size_t size)

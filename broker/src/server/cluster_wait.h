@@ -162,6 +162,10 @@ int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, si
 /* After the conditional write of op's configs to path: true when op was
  * taken (read_again started after losing to another writer, at most a few
  * times; or failed called), false when it was written. */
+/* How often a conditional write that lost to another writer is tried
+ * again on what ZooKeeper then holds. */
+#define BR_COP_MAX_ATTEMPTS 5
+
 bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
                         int (*read_again)(struct br_cop *op),
                         void (*failed)(struct br_cop *op, int code, const char *msg),
