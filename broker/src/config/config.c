@@ -406,6 +406,28 @@ static int resolve_zookeeper(struct load *ld)
     return 0;
 }
 
+/* broker.rack (Kafka's RackProp): at most BR_RACK_MAX bytes of printable
+ * text, registered in /brokers/ids/<id>; empty or unset: no rack. */
+static int resolve_rack(struct load *ld)
+{
+    const char *s = ld->c->raw[BR_CFG_BROKER_RACK];
+    if (s == NULL) {
+        return 0;
+    }
+    size_t n = strlen(s);
+    bool ok = n <= BR_RACK_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = (unsigned char)s[i] >= ' ' && s[i] != 0x7f;
+    }
+    if (!ok) {
+        char q[QUOTE_MAX];
+        return cfg_key_error(ld, BR_CFG_BROKER_RACK,
+                             "%s is not a rack: at most %d bytes without control characters",
+                             Q(s, q), BR_RACK_MAX);
+    }
+    return 0;
+}
+
 /* Kafka's precedence: the first key of `order` that has a value wins, times
  * its multiplier. *from is the key that supplied it. */
 static int effective(struct load *ld, const enum br_config_key *order, const int64_t *mult,
@@ -526,6 +548,18 @@ static int cross_checks(struct load *ld)
                          "0 would close every connection the moment it pauses: give at least "
                          "1 ms, or -1 to never close idle connections");
     }
+    /* SimpleAclAuthorizer (Kafka 2.0) or AclAuthorizer (2.4), the same
+     * rules; no other class runs here */
+    const char *authz = cfg_text_of(ld, BR_CFG_AUTHORIZER_CLASS_NAME);
+    if (authz != NULL && authz[0] != '\0') {
+        if (strcmp(authz, "kafka.security.auth.SimpleAclAuthorizer") != 0 &&
+            strcmp(authz, "kafka.security.authorizer.AclAuthorizer") != 0) {
+            return cfg_key_error(ld, BR_CFG_AUTHORIZER_CLASS_NAME,
+                                 "only kafka.security.auth.SimpleAclAuthorizer (or "
+                                 "kafka.security.authorizer.AclAuthorizer) is built in");
+        }
+        ld->c->authorizer = true;
+    }
     if (c->group_min_session_timeout_ms > c->group_max_session_timeout_ms) {
         return cfg_key_error(ld, BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,
                          "must not exceed group.max.session.timeout.ms (%d)",
@@ -597,6 +631,9 @@ int br_config_parse_buffer(const char *buf, size_t len, const char *name,
     }
     if (rc == 0) {
         rc = resolve_zookeeper(ld);
+    }
+    if (rc == 0) {
+        rc = resolve_rack(ld);
     }
     if (rc == 0) {
         rc = resolve_effective(ld);

@@ -253,6 +253,10 @@ KP_MUST_CHECK int br_conn_authenticated(struct br_conn *c, const char *principal
 const char *br_conn_principal(const struct br_conn *c);
 /* "host:port" of the peer, for logs. */
 const char *br_conn_peer(const struct br_conn *c);
+/* The subject of the certificate the peer of a TLS connection presented
+ * (mutual TLS), in RFC 2253 form as Java's X500Principal.getName() writes
+ * it ("CN=alice,OU=eng"): its length, 0 with buf "" when there is none. */
+size_t br_conn_tls_subject(const struct br_conn *c, char *buf, size_t len);
 struct br_net *br_conn_net(const struct br_conn *c);
 
 /* ---- outbound connections (a follower's fetcher, the controller's

@@ -22,9 +22,7 @@
 #define RESOURCE_BROKER 4
 #define CHANGES_PATH "/config/changes"
 #define CHANGE_PREFIX "config_change_"
-/* A conditional write that lost to another writer is tried again this many
- * times on what ZooKeeper then holds. */
-#define MAX_ATTEMPTS 5
+#define MAX_ATTEMPTS BR_COP_MAX_ATTEMPTS
 
 /* ---------------------------------------------------------------- AlterConfigs */
 
@@ -113,21 +111,11 @@ static void configs_written(struct br_zk_call *call, const struct br_zk_result *
             return;
         }
     }
-    if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
-        ++op->attempts < MAX_ATTEMPTS) {
-        /* another writer came first: the changes again, on what it wrote */
-        if (read_configs(op) == 0) {
-            return;
-        }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    if (!br_cop_write_taken(op, r, read_configs, fail, path)) {
+        announce(op);
     }
-    if (r->rc != BR_ZK_OK) {
-        char msg[512];
-        (void)snprintf(msg, sizeof msg, "writing /config/topics/%s: %s", op->topic,
-                       br_zk_rc_name(r->rc));
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
-        return;
-    }
-    announce(op);
 }
 
 /* The topic's configs as ZooKeeper holds them: the changes applied and
@@ -213,48 +201,9 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     kp_free(op->data);
     op->data = json;
     op->data_len = len;
-    op->call.done = configs_written;
-    int zrc = !br_cluster_zk_ready(b) ? KP_E_INVALID_ARG
-              : exists ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
-                                   br_zk_call_tag(&op->call))
-                       : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
-                                      br_zk_call_tag(&op->call));
-    if (zrc != 0) {
+    if (br_cop_write_read_znode(op, r, configs_written, json, len) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write to ZooKeeper");
     }
-}
-
-/* Copies a resource's changes into op (they outlive the request). */
-static int take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
-{
-    size_t bytes = 0;
-    for (size_t i = 0; i < n; i++) {
-        bytes += (ch[i].name.len > 0 ? (size_t)ch[i].name.len : 0) + 1;
-        bytes += (ch[i].value.len > 0 ? (size_t)ch[i].value.len : 0) + 1;
-    }
-    op->changes = kp_calloc(n > 0 ? n : 1, sizeof *op->changes);
-    op->strings = kp_malloc(bytes > 0 ? bytes : 1);
-    if (op->changes == NULL || op->strings == NULL) {
-        return KP_E_NOMEM;
-    }
-    char *at = op->strings;
-    for (size_t i = 0; i < n; i++) {
-        struct kp_str src[2] = {ch[i].name, ch[i].value};
-        struct kp_str *dst[2] = {&op->changes[i].name, &op->changes[i].value};
-        for (int k = 0; k < 2; k++) {
-            if (src[k].len < 0 || src[k].ptr == NULL) {
-                *dst[k] = src[k].len < 0 ? KP_STR_NULL : (struct kp_str){at, 0};
-                continue;
-            }
-            memcpy(at, src[k].ptr, (size_t)src[k].len);
-            *dst[k] = (struct kp_str){at, src[k].len};
-            at += src[k].len;
-            *at++ = '\0';
-        }
-        op->changes[i].op = ch[i].op;
-    }
-    op->nchanges = n;
-    return 0;
 }
 
 /* One resource: its work started, or its entry done. */
@@ -264,9 +213,7 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
 {
     char msg[512];
     if (type == RESOURCE_BROKER) {
-        br_cwait_done(w, i, KP_ERR_INVALID_REQUEST,
-                      "broker configs are static in this broker: set them in server.properties "
-                      "(dynamic broker configs are not supported)");
+        br_cluster_alter_broker_configs(b, w, i, name, ch, n, incremental, validate_only);
         return;
     }
     if (type != RESOURCE_TOPIC) {
@@ -288,21 +235,9 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
         br_cwait_done(w, i, KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
         return;
     }
-    if (!br_cluster_zk_ready(b)) {
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
-        return;
-    }
-    struct br_cop *op = br_cop_new(b, w, i, topic, configs_read);
-    if (op == NULL || take_changes(op, ch, n) != 0) {
-        if (op != NULL) {
-            br_cop_free(op);
-        }
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
-        return;
-    }
-    op->incremental = incremental;
-    op->validate_only = validate_only;
-    if (read_configs(op) != 0) {
+    struct br_cop *op =
+        br_cop_for_changes(b, w, i, topic, configs_read, ch, n, incremental, validate_only);
+    if (op != NULL && read_configs(op) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
     }
 }
@@ -413,6 +348,26 @@ void br_cluster_describe_topic(struct br_server *b, struct br_cwait *w, size_t i
 
 /* ---------------------------------------------------------------- /config/changes */
 
+static void topic_config_changed(struct br_server *b, const char *topic)
+{
+    if (br_rm_find_topic(&b->rm, kp_str_c(topic)) != NULL) {
+        /* the topic's configs read again and applied to its logs */
+        br_cluster_read_topic_configs(b, topic);
+    }
+}
+
+/* What a notification's entity_path ("<type>/<name>") does, by type (Kafka's
+ * DynamicConfigManager.configHandlers): other entity types (clients,
+ * users) hook in here. */
+static const struct {
+    const char *type;
+    void (*changed)(struct br_server *b, const char *entity_name);
+} entity_handlers[] = {
+    {"topics", topic_config_changed},
+    {"brokers", br_cluster_broker_config_changed},
+    {"users", br_cluster_scram_user_changed}, /* SCRAM credentials (cluster_users.c) */
+};
+
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
@@ -421,15 +376,16 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_config_change_decode(r->data, r->data_len, r->path, &ch, err, sizeof err) == 0) {
-        if (strcmp(ch.entity_type, "topics") == 0) {
-            if (br_rm_find_topic(&b->rm, kp_str_c(ch.entity_name)) != NULL) {
-                /* the topic's configs read again and applied to its logs */
-                br_cluster_read_topic_configs(b, ch.entity_name);
-            }
-        } else if (strcmp(ch.entity_type, "users") == 0) {
-            br_cluster_scram_user_changed(b, ch.entity_name);
+        size_t k = 0;
+        while (k < sizeof entity_handlers / sizeof entity_handlers[0] &&
+               strcmp(entity_handlers[k].type, ch.entity_type) != 0) {
+            k++;
+        }
+        if (k < sizeof entity_handlers / sizeof entity_handlers[0]) {
+            entity_handlers[k].changed(b, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic and user configs only",
+            br_debug("config change of %s/%s ignored: Samsa applies topic, broker and user "
+                     "configs only",
                      ch.entity_type, ch.entity_name);
         }
     } else if (r->rc == BR_ZK_OK) {

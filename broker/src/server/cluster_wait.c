@@ -482,6 +482,7 @@ int br_cluster_admin_start(struct br_server *b)
 void br_cluster_admin_stop(struct br_server *b)
 {
     br_cluster_complete_waits(b);
+    br_cluster_broker_configs_free(b);
     if (b->ca.worker != NULL) {
         /* the removals queued run to their end; their messages free them */
         br_worker_stop(b->ca.worker);
@@ -493,6 +494,7 @@ void br_cluster_admin_stop(struct br_server *b)
 
 void br_cluster_wait_free_all(struct br_server *b)
 {
+    br_cluster_broker_configs_free(b); /* again: a read may have ended since the stop */
     while (b->ca.cwaits != NULL) {
         cwait_free(b->ca.cwaits); /* answered at the drain; the connections are gone */
     }
@@ -501,4 +503,94 @@ void br_cluster_wait_free_all(struct br_server *b)
     }
     br_worker_free(b->ca.worker);
     b->ca.worker = NULL;
+}
+
+/* ---------------------------------------------------------------- config changes */
+
+int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        bytes += (ch[i].name.len > 0 ? (size_t)ch[i].name.len : 0) + 1;
+        bytes += (ch[i].value.len > 0 ? (size_t)ch[i].value.len : 0) + 1;
+    }
+    op->changes = kp_calloc(n > 0 ? n : 1, sizeof *op->changes);
+    op->strings = kp_malloc(bytes > 0 ? bytes : 1);
+    if (op->changes == NULL || op->strings == NULL) {
+        return KP_E_NOMEM;
+    }
+    char *at = op->strings;
+    for (size_t i = 0; i < n; i++) {
+        struct kp_str src[2] = {ch[i].name, ch[i].value};
+        struct kp_str *dst[2] = {&op->changes[i].name, &op->changes[i].value};
+        for (int k = 0; k < 2; k++) {
+            if (src[k].len < 0 || src[k].ptr == NULL) {
+                *dst[k] = src[k].len < 0 ? KP_STR_NULL : (struct kp_str){at, 0};
+                continue;
+            }
+            memcpy(at, src[k].ptr, (size_t)src[k].len);
+            *dst[k] = (struct kp_str){at, src[k].len};
+            at += src[k].len;
+            *at++ = '\0';
+        }
+        op->changes[i].op = ch[i].op;
+    }
+    op->nchanges = n;
+    return 0;
+}
+
+struct br_cop *br_cop_for_changes(struct br_server *b, struct br_cwait *w, size_t i,
+                                  const char *name,
+                                  void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                                  const struct br_config_change *ch, size_t n, bool incremental,
+                                  bool validate_only)
+{
+    if (!br_cluster_zk_ready(b)) {
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
+        return NULL;
+    }
+    struct br_cop *op = br_cop_new(b, w, i, name, done);
+    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
+        if (op != NULL) {
+            br_cop_free(op);
+        }
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+        return NULL;
+    }
+    op->incremental = incremental;
+    op->validate_only = validate_only;
+    return op;
+}
+
+bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
+                        int (*read_again)(struct br_cop *op),
+                        void (*failed)(struct br_cop *op, int code, const char *msg),
+                        const char *path)
+{
+    if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
+        ++op->attempts < BR_COP_MAX_ATTEMPTS && read_again(op) == 0) {
+        return true; /* another writer came first: the changes again, on what it wrote */
+    }
+    if (r->rc != BR_ZK_OK) {
+        char msg[512];
+        (void)snprintf(msg, sizeof msg, "writing %s: %s", path, br_zk_rc_name(r->rc));
+        failed(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return true;
+    }
+    return false;
+}
+
+int br_cop_write_read_znode(struct br_cop *op, const struct br_zk_result *r,
+                            void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                            const char *json, size_t len)
+{
+    struct br_server *b = op->b;
+    op->call.done = done;
+    if (!br_cluster_zk_ready(b)) {
+        return -1;
+    }
+    return r->rc == BR_ZK_OK ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
+                                         br_zk_call_tag(&op->call))
+                             : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
+                                            br_zk_call_tag(&op->call));
 }

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 
 #include "base/clock.h"
+#include "server/authorize.h"
 #include "server/request.h"
 
 #include "base/logging.h"
@@ -95,6 +96,9 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs, 0},
     [KP_API_CREATE_PARTITIONS] = {0, 1, br_h_create_partitions, 0},
     [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs, 0},
+    [KP_API_DESCRIBE_ACLS] = {0, 1, br_h_describe_acls, 0},
+    [KP_API_CREATE_ACLS] = {0, 1, br_h_create_acls, 0},
+    [KP_API_DELETE_ACLS] = {0, 1, br_h_delete_acls, 0},
     /* on every listener, as Kafka lists them; the exchange itself is
      * security/sasl.c's, before authentication */
     [KP_API_SASL_HANDSHAKE] = {0, 1, sasl_after_authentication, 0},
@@ -231,8 +235,11 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
         goto out;
     }
     if (err == 0 && d != NULL && produce_acks_zero(&req)) {
-        /* acks=0: the client expects no response at all */
-        (void)d->handler(&r);
+        /* acks=0: the client expects no response at all (a denied one is
+         * dropped, as Kafka closes nothing either) */
+        if (br_authorize_request(&r) == 0) {
+            (void)d->handler(&r);
+        }
         goto out;
     }
     if (err == KP_E_TRUNCATED && len < 8) {
@@ -275,7 +282,8 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
         goto out;
     }
     int64_t t0 = br_now_mono_us();
-    err = d->handler(&r);
+    int16_t denied = br_authorize_request(&r);
+    err = denied != 0 ? br_respond_error(&r, denied, NULL) : d->handler(&r);
     if (err != 0) {
         br_respond_failed(&r, err);
     }
