@@ -103,6 +103,18 @@ def shared_broker():
         "group.initial.rebalance.delay.ms": "0",
         "offsets.topic.num.partitions": "3",
     })
+    # ACLs (SimpleAclAuthorizer): on "acl-sasl" only alice may write; no ACL
+    # elsewhere, so everyone may; the PLAINTEXT listener's ANONYMOUS is a super user
+    b.extra_config.update({
+        "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
+        "allow.everyone.if.no.acl.found": "true",
+        "super.users": "User:ANONYMOUS",
+    })
+    with open(os.path.join(b.log_dir, "acls.json"), "w") as f:
+        json.dump({"version": 1, "acls": [
+            {"resourceType": "Topic", "name": "acl-sasl", "patternType": "LITERAL",
+             "principal": "User:alice", "host": "*", "operation": op,
+             "permissionType": "Allow"} for op in ("Write", "Read")]}, f)
     b.start()
     _shared["b"] = b
     _shared["top"] = top
@@ -273,6 +285,20 @@ def case_sarama_plain(t):
     check(r is not None, "sarama was served with a wrong password")
 
 
+def case_acls_check_the_sasl_principal(t):
+    """The ACLs see User:<SASL name>: on a topic whose ACLs allow alice only,
+    alice (SCRAM) produces and bob (PLAIN) is refused with
+    TOPIC_AUTHORIZATION_FAILED."""
+    b = shared_broker()
+    kwire.create_topic(b.port, "acl-sasl", 1)
+    kcat_roundtrip(b.sasl_port, sasl_props("SCRAM-SHA-256"), "acl-sasl")
+    r = kcat(b.sasl_port, sasl_props("PLAIN", user="bob"), "-P", "-t", "acl-sasl",
+             data=b"denied\n")
+    err = r.stderr.decode(errors="replace")
+    check(r.returncode != 0 and "authorization failed" in err.lower(),
+          "bob was not refused by the ACLs: %s", err[-300:])
+
+
 def case_wrong_password_refused(t):
     """A wrong password and an unknown user fail alike, with
     SASL_AUTHENTICATION_FAILED; librdkafka reports an authentication error."""
@@ -408,6 +434,7 @@ if __name__ == "__main__":
         case_confluent_kafka_scram,
         case_kafkajs_plain_and_scram,
         case_sarama_plain,
+        case_acls_check_the_sasl_principal,
         case_wrong_password_refused,
         case_unknown_mechanism_refused,
         case_request_before_authentication_closed,
