@@ -25,6 +25,8 @@
 #include <samsa/streams.h>
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +120,20 @@ static samsa_conf *make_conf(const char *brokers)
     return conf;
 }
 
+/* Line i of the input: key k<i % 10000>, 3 words w<0..9999> from *seed. */
+static int line_of(long i, unsigned *seed, char *key, size_t key_size, char *line,
+                   size_t line_size)
+{
+    int len = 0;
+    (void)snprintf(key, key_size, "k%ld", i % KEYS);
+    for (int w = 0; w < WORDS_PER_LINE; w++) {
+        *seed = *seed * 1103515245u + 12345u;
+        len += snprintf(line + len, line_size - (size_t)len, "%sw%u", w > 0 ? " " : "",
+                        (*seed >> 8) % KEYS);
+    }
+    return len;
+}
+
 static int produce_input(const char *brokers, const char *topic, long n)
 {
     char errstr[256];
@@ -133,13 +149,7 @@ static int produce_input(const char *brokers, const char *topic, long n)
     for (long i = 0; err == SAMSA_OK && i < n; i++) {
         char key[16];
         char line[64];
-        int len = 0;
-        (void)snprintf(key, sizeof key, "k%ld", i % KEYS);
-        for (int w = 0; w < WORDS_PER_LINE; w++) {
-            seed = seed * 1103515245u + 12345u;
-            len += snprintf(line + len, sizeof line - (size_t)len, "%sw%u", w > 0 ? " " : "",
-                            (seed >> 8) % KEYS);
-        }
+        int len = line_of(i, &seed, key, sizeof key, line, sizeof line);
         struct samsa_record r = {SAMSA_RECORD_INIT,
                                  .topic = topic,
                                  .partition = SAMSA_PARTITION_ANY,
@@ -229,6 +239,23 @@ static int run_raw(const char *brokers, const char *input, long n, const char *a
     return err == SAMSA_OK ? 0 : 1;
 }
 
+static void put_be64(unsigned char *p, int64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (unsigned char)((uint64_t)v & 0xff);
+        v = (int64_t)((uint64_t)v >> 8);
+    }
+}
+
+static int64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        v = (v << 8) | p[i];
+    }
+    return (int64_t)v;
+}
+
 static bool key_kept(const struct samsa_st_record *rec, void *opaque)
 {
     (void)opaque;
@@ -246,10 +273,25 @@ static int upper(const struct samsa_st_record *rec, samsa_st_emitter *out, void 
     return samsa_st_emit(out, rec->key, (struct samsa_st_bytes){buf, n});
 }
 
+/* The latency runs' last node: the value with the record's timestamp (the
+ * input record's LogAppendTime, carried by the runtime to every record it
+ * made from it) appended as 8 bytes big-endian, read back by lat_reader. */
+static int stamp_value(const struct samsa_st_record *rec, samsa_st_emitter *out, void *opaque)
+{
+    (void)opaque;
+    unsigned char buf[256 + 8];
+    size_t n = rec->value.len < 256 ? rec->value.len : 256;
+    if (n > 0) {
+        (void)memcpy(buf, rec->value.data, n);
+    }
+    put_be64(buf + n, rec->timestamp);
+    return samsa_st_emit(out, rec->key, (struct samsa_st_bytes){buf, n + 8});
+}
+
 /* The topology of scenario over input, writing to out; *per_input: the
  * records the runtime takes from its consumer per input record. */
 static samsa_st_topology *build(const char *scenario, const char *input, const char *out,
-                                long *per_input)
+                                long *per_input, bool stamp)
 {
     samsa_st_topology *t = samsa_st_topology_new();
     const char *topics[] = {input};
@@ -271,6 +313,9 @@ static samsa_st_topology *build(const char *scenario, const char *input, const c
         samsa_st_topology_destroy(t);
         return NULL;
     }
+    if (stamp) {
+        tail = samsa_st_map_values(tail, stamp_value, NULL);
+    }
     if (samsa_st_to(tail, out) != SAMSA_OK) {
         const char *msg = "?";
         (void)samsa_st_topology_error(t, &msg);
@@ -288,7 +333,7 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
     char out[256];
     long per_input = 1;
     (void)snprintf(out, sizeof out, "%s-out", app_id);
-    samsa_st_topology *t = build(scenario, input, out, &per_input);
+    samsa_st_topology *t = build(scenario, input, out, &per_input, false);
     samsa_conf *conf = t != NULL ? make_conf(brokers) : NULL;
     samsa_st_app *app =
         conf != NULL ? samsa_st_app_new(t, app_id, conf, 1000, errstr, sizeof errstr) : NULL;
@@ -328,8 +373,329 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
     return err == SAMSA_OK ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ latency
+ * `latency SCENARIO INPUT RATE N APP_ID [state.dir=DIR]`: INPUT and
+ * APP_ID-out have message.timestamp.type=LogAppendTime (ci/bench makes
+ * them so). A thread produces one warm-up line, then (once the app has
+ * processed it: its group joined, its tasks restored) N lines at RATE lines
+ * a second; the app runs the scenario with stamp_value as its last node
+ * (raw: the copy's value stamped the same way); a consumer of APP_ID-out
+ * reads every output and takes its LogAppendTime minus the stamped input's
+ * LogAppendTime: both the broker's clock, so no clock skew between
+ * processes enters. The warm-up's outputs are left out. */
+
+#define OUT_PARTITIONS 4 /* ci/bench creates APP_ID-out with 4 */
+#define WARMUP "warmup"
+
+struct lat_feed {
+    const char *brokers, *topic;
+    long n;
+    double rate;
+    atomic_int go;   /* set once the warm-up line was processed */
+    atomic_int done; /* the N lines are acknowledged (1) or failed (-1) */
+};
+
+static void *lat_feed_run(void *arg)
+{
+    struct lat_feed *f = arg;
+    char errstr[256];
+    samsa_conf *conf = make_conf(f->brokers);
+    samsa_producer *p = conf != NULL ? samsa_producer_new(conf, errstr, sizeof errstr) : NULL;
+    samsa_conf_destroy(conf);
+    if (p == NULL) {
+        atomic_store(&f->done, -1);
+        return NULL;
+    }
+    struct samsa_record w = {SAMSA_RECORD_INIT,
+                             .topic = f->topic,
+                             .partition = SAMSA_PARTITION_ANY,
+                             .key = WARMUP,
+                             .key_len = strlen(WARMUP),
+                             .value = WARMUP,
+                             .value_len = strlen(WARMUP)};
+    int err = samsa_produce(p, &w);
+    if (err == SAMSA_OK) {
+        err = samsa_producer_flush(p, 30000);
+    }
+    double deadline = now_s() + TIMEOUT_S;
+    while (err == SAMSA_OK && !atomic_load(&f->go) && now_s() < deadline) {
+        (void)samsa_producer_poll(p, 10);
+    }
+    unsigned seed = 12345;
+    double t0 = now_s();
+    for (long i = 0; err == SAMSA_OK && i < f->n; i++) {
+        double due = t0 + (double)i / f->rate;
+        double ahead = due - now_s();
+        if (ahead > 0.0005) {
+            struct timespec ts = {0, (long)(ahead * 1e9)};
+            (void)samsa_producer_poll(p, 0);
+            (void)nanosleep(&ts, NULL);
+        }
+        char key[16];
+        char line[64];
+        int len = line_of(i, &seed, key, sizeof key, line, sizeof line);
+        struct samsa_record r = {SAMSA_RECORD_INIT,
+                                 .topic = f->topic,
+                                 .partition = SAMSA_PARTITION_ANY,
+                                 .key = key,
+                                 .key_len = strlen(key),
+                                 .value = line,
+                                 .value_len = (size_t)len};
+        err = samsa_produce(p, &r);
+        while (err == SAMSA_ERR_QUEUE_FULL) {
+            (void)samsa_producer_poll(p, 1);
+            err = samsa_produce(p, &r);
+        }
+    }
+    if (err == SAMSA_OK) {
+        err = samsa_producer_flush(p, 60000);
+    }
+    samsa_producer_destroy(p);
+    atomic_store(&f->done, err == SAMSA_OK ? 1 : -1);
+    return NULL;
+}
+
+struct lat_reader {
+    const char *brokers;
+    char topic[256];
+    atomic_int stop;
+    int64_t *ms; /* one latency per output, warm-up left out */
+    size_t count, cap;
+    long not_append_time; /* outputs without LogAppendTime (the topic misconfigured) */
+    atomic_long got;
+};
+
+static void *lat_reader_run(void *arg)
+{
+    struct lat_reader *r = arg;
+    char errstr[256];
+    samsa_conf *conf = make_conf(r->brokers);
+    if (conf != NULL &&
+        (samsa_conf_set(conf, "group.id", "streams-bench-latency", errstr, sizeof errstr) ||
+         samsa_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof errstr))) {
+        samsa_conf_destroy(conf);
+        conf = NULL;
+    }
+    samsa_consumer *c = conf != NULL ? samsa_consumer_new(conf, errstr, sizeof errstr) : NULL;
+    samsa_conf_destroy(conf);
+    struct samsa_partition parts[OUT_PARTITIONS];
+    for (int i = 0; i < OUT_PARTITIONS; i++) {
+        parts[i] = (struct samsa_partition){r->topic, i, SAMSA_OFFSET_BEGINNING};
+    }
+    if (c == NULL || samsa_consumer_assign(c, parts, OUT_PARTITIONS) != SAMSA_OK) {
+        (void)fprintf(stderr, "samsa-streams-bench: latency reader: %s\n", errstr);
+        samsa_consumer_destroy(c);
+        return NULL;
+    }
+    while (!atomic_load(&r->stop)) {
+        samsa_message *m = samsa_consumer_poll(c, 100);
+        if (m == NULL) {
+            continue;
+        }
+        /* the windowed count's key is the key and its window's start */
+        bool warm = m->key_len >= strlen(WARMUP) && memcmp(m->key, WARMUP, strlen(WARMUP)) == 0;
+        if (!warm && m->value_len >= 8) {
+            if (m->timestamp_type != 1) {
+                r->not_append_time++;
+            }
+            if (r->count == r->cap) {
+                size_t cap = r->cap > 0 ? r->cap * 2 : 65536;
+                int64_t *ms = realloc(r->ms, cap * sizeof *ms);
+                if (ms == NULL) {
+                    samsa_message_free(m);
+                    break;
+                }
+                r->ms = ms;
+                r->cap = cap;
+            }
+            r->ms[r->count++] =
+                m->timestamp - get_be64((const unsigned char *)m->value + m->value_len - 8);
+            atomic_fetch_add(&r->got, 1);
+        }
+        samsa_message_free(m);
+    }
+    samsa_consumer_destroy(c);
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* raw's side of a latency run: every record of input copied to out with
+ * its value stamped with its timestamp. */
+struct raw_copier {
+    samsa_consumer *c;
+    samsa_producer *p;
+    const char *out;
+    uint64_t processed;
+};
+
+static int raw_step(struct raw_copier *rc, int timeout_ms)
+{
+    int err = SAMSA_OK;
+    samsa_message *m = samsa_consumer_poll(rc->c, timeout_ms);
+    for (int k = 0; m != NULL && err == SAMSA_OK; k++) {
+        unsigned char buf[256 + 8];
+        size_t n = m->value_len < 256 ? m->value_len : 256;
+        if (n > 0) {
+            (void)memcpy(buf, m->value, n);
+        }
+        put_be64(buf + n, m->timestamp);
+        struct samsa_record r = {SAMSA_RECORD_INIT,
+                                 .topic = rc->out,
+                                 .partition = SAMSA_PARTITION_ANY,
+                                 .key = m->key,
+                                 .key_len = m->key_len,
+                                 .value = buf,
+                                 .value_len = n + 8};
+        err = samsa_produce(rc->p, &r);
+        while (err == SAMSA_ERR_QUEUE_FULL) {
+            (void)samsa_producer_poll(rc->p, 1);
+            err = samsa_produce(rc->p, &r);
+        }
+        samsa_message_free(m);
+        rc->processed++;
+        m = k < 999 && err == SAMSA_OK ? samsa_consumer_poll(rc->c, 0) : NULL;
+    }
+    samsa_message_free(m);
+    (void)samsa_producer_poll(rc->p, 0);
+    return err;
+}
+
+static int run_latency(const char *brokers, const char *scenario, const char *input, double rate,
+                       long n, const char *app_id, const char *state_dir)
+{
+    char errstr[512] = "";
+    char out[256];
+    long per_input = 1;
+    (void)snprintf(out, sizeof out, "%s-out", app_id);
+    bool raw = strcmp(scenario, "raw") == 0;
+    samsa_st_topology *t = raw ? NULL : build(scenario, input, out, &per_input, true);
+    struct raw_copier rc = {.out = out};
+    samsa_st_app *app = NULL;
+    samsa_conf *conf = raw || t != NULL ? make_conf(brokers) : NULL;
+    if (conf != NULL && raw) {
+        if (samsa_conf_set(conf, "group.id", app_id, errstr, sizeof errstr) == SAMSA_OK &&
+            samsa_conf_set(conf, "auto.offset.reset", "earliest", errstr, sizeof errstr) ==
+                SAMSA_OK) {
+            rc.p = samsa_producer_new(conf, errstr, sizeof errstr);
+            rc.c = rc.p != NULL ? samsa_consumer_new(conf, errstr, sizeof errstr) : NULL;
+        }
+    } else if (conf != NULL) {
+        app = samsa_st_app_new(t, app_id, conf, 1000, errstr, sizeof errstr);
+    }
+    samsa_conf_destroy(conf);
+    int err = app != NULL || rc.c != NULL ? SAMSA_OK : SAMSA_ERR_INVALID_ARG;
+    if (err == SAMSA_OK && raw) {
+        const char *topics[] = {input};
+        err = samsa_consumer_subscribe(rc.c, topics, 1);
+    }
+    if (err == SAMSA_OK && state_dir != NULL) {
+        err = samsa_st_app_set_state_dir(app, state_dir);
+    }
+    /* outputs expected from the N lines: stateless drops the keys ending
+     * in 0 (line i has key k<i % 10000>), the word count has 3 per line */
+    long outputs = n;
+    if (strcmp(scenario, "stateless") == 0) {
+        outputs = n - (n + 9) / 10;
+    } else if (strcmp(scenario, "wordcount") == 0) {
+        outputs = n * WORDS_PER_LINE;
+    }
+    struct lat_feed feed = {.brokers = brokers, .topic = input, .n = n, .rate = rate};
+    struct lat_reader reader = {.brokers = brokers};
+    (void)snprintf(reader.topic, sizeof reader.topic, "%s", out);
+    pthread_t feed_th;
+    pthread_t reader_th;
+    bool threads = err == SAMSA_OK &&
+                   pthread_create(&reader_th, NULL, lat_reader_run, &reader) == 0;
+    if (threads && pthread_create(&feed_th, NULL, lat_feed_run, &feed) != 0) {
+        atomic_store(&reader.stop, 1);
+        (void)pthread_join(reader_th, NULL);
+        threads = false;
+    }
+    err = threads ? err : SAMSA_ERR_INVALID_ARG;
+    /* the warm-up line too: one word for the word count */
+    uint64_t want = (per_input > 1 ? 2 : 1) + (uint64_t)n * (uint64_t)per_input;
+    double deadline = now_s() + TIMEOUT_S + (double)n / rate;
+    uint64_t done = 0;
+    while (err == SAMSA_OK && now_s() < deadline && atomic_load(&feed.done) >= 0 &&
+           (done < want || atomic_load(&feed.done) == 0)) {
+        if (raw) {
+            err = raw_step(&rc, 100);
+            done = rc.processed;
+        } else {
+            int got = samsa_st_app_poll(app, 100);
+            err = got < 0 ? got : SAMSA_OK;
+            done = samsa_st_app_processed(app);
+        }
+        if (done >= 1) {
+            atomic_store(&feed.go, 1);
+        }
+    }
+    if (err == SAMSA_OK) {
+        err = raw ? samsa_producer_flush(rc.p, 60000) : samsa_st_app_commit(app);
+    }
+    while (err == SAMSA_OK && atomic_load(&reader.got) < outputs && now_s() < deadline) {
+        struct timespec ts = {0, 10000000};
+        (void)nanosleep(&ts, NULL);
+    }
+    if (threads) {
+        atomic_store(&feed.go, 1);
+        (void)pthread_join(feed_th, NULL);
+        atomic_store(&reader.stop, 1);
+        (void)pthread_join(reader_th, NULL);
+    }
+    if (err == SAMSA_OK && (done != want || (long)reader.count != outputs ||
+                            reader.not_append_time > 0 || feed.done != 1)) {
+        (void)fprintf(stderr,
+                      "samsa-streams-bench: latency %s: processed %llu of %llu, read %zu of %ld "
+                      "outputs (%ld without LogAppendTime), input %s\n",
+                      scenario, (unsigned long long)done, (unsigned long long)want,
+                      reader.count, outputs, reader.not_append_time,
+                      feed.done == 1 ? "sent" : "failed");
+        err = SAMSA_ERR_TIMED_OUT;
+    }
+    if (err == SAMSA_OK) {
+        qsort(reader.ms, reader.count, sizeof *reader.ms, cmp_i64);
+        size_t c = reader.count;
+        (void)printf("{\"scenario\":\"%s\",\"store\":\"%s\",\"mode\":\"latency\","
+                     "\"rate\":%.0f,\"lines\":%ld,\"outputs\":%zu,\"p50_ms\":%lld,"
+                     "\"p99_ms\":%lld,\"max_ms\":%lld}\n",
+                     scenario, raw ? "-" : state_dir != NULL ? "lmdb" : "memory", rate, n, c,
+                     (long long)reader.ms[c / 2], (long long)reader.ms[c - 1 - c / 100],
+                     (long long)reader.ms[c - 1]);
+    } else {
+        (void)fprintf(stderr, "samsa-streams-bench: latency %s: %s %s\n", scenario,
+                      samsa_err_str(err), errstr);
+    }
+    free(reader.ms);
+    samsa_st_app_destroy(app);
+    samsa_st_topology_destroy(t);
+    samsa_consumer_destroy(rc.c);
+    samsa_producer_destroy(rc.p);
+    return err == SAMSA_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[2], "latency") == 0) {
+
+        /* latency SCENARIO INPUT RATE N APP_ID [state.dir=DIR] */
+        double rate = argc > 5 ? strtod(argv[5], NULL) : 0;
+        long lines = argc > 6 ? strtol(argv[6], NULL, 10) : 0;
+        if (argc < 8 || rate <= 0 || lines <= 0) {
+            (void)fprintf(stderr, "usage: %s BROKERS latency SCENARIO INPUT RATE N APP_ID "
+                                  "[state.dir=DIR]\n", argv[0]);
+            return 2;
+        }
+        const char *dir = argc > 8 && strncmp(argv[8], "state.dir=", 10) == 0 ? argv[8] + 10
+                                                                              : NULL;
+        return run_latency(argv[1], argv[3], argv[4], rate, lines, argv[7], dir);
+    }
     long n = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
     if (argc < 5 || n <= 0 || (strcmp(argv[2], "produce") != 0 && argc < 6)) {
         (void)fprintf(stderr,
