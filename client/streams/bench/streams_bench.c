@@ -17,6 +17,14 @@
  *                              split), group_by_key through a repartition
  *                              topic, count
  *                   windowed   group_by_key, tumbling 1 s windows, count
+ *         then=sigkill: SIGKILL itself once everything is processed and
+ *         committed (the word count before `restore`)
+ *     samsa-streams-bench BROKERS restore INPUT N APP_ID [state.dir=DIR]
+ *         the word count started again after then=sigkill: the time until its
+ *         store is restored (run_restore)
+ *     samsa-streams-bench BROKERS latency SCENARIO INPUT RATE N APP_ID [state.dir=DIR]
+ *         p50/p99 latency at a fixed input rate (run_latency)
+ *     KEY=VALUE arguments after APP_ID are set in every libsamsa configuration.
  *
  * "records" counts every record the runtime took from the consumer (input
  * and repartition records); cpu_s is this process's user + system time
@@ -26,12 +34,14 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "example.h"
 
@@ -107,12 +117,24 @@ static int report(const char *scenario, const struct span *s, unsigned long long
     return 0;
 }
 
+/* KEY=VALUE arguments after the scenario's: set in every configuration made */
+static const char *conf_args[8];
+static int conf_arg_count;
+
 static samsa_conf *make_conf(const char *brokers)
 {
     char errstr[256];
     samsa_conf *conf = samsa_conf_new();
-    if (conf == NULL ||
-        samsa_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof errstr) != SAMSA_OK) {
+    int err = conf != NULL ? samsa_conf_set(conf, "bootstrap.servers", brokers, errstr,
+                                            sizeof errstr)
+                           : SAMSA_ERR_NOMEM;
+    for (int i = 0; err == SAMSA_OK && i < conf_arg_count; i++) {
+        char key[128];
+        const char *eq = strchr(conf_args[i], '=');
+        (void)snprintf(key, sizeof key, "%.*s", (int)(eq - conf_args[i]), conf_args[i]);
+        err = samsa_conf_set(conf, key, eq + 1, errstr, sizeof errstr);
+    }
+    if (err != SAMSA_OK) {
         (void)fprintf(stderr, "samsa-streams-bench: %s\n", conf == NULL ? "no memory" : errstr);
         samsa_conf_destroy(conf);
         return NULL;
@@ -327,7 +349,7 @@ static samsa_st_topology *build(const char *scenario, const char *input, const c
 }
 
 static int run_streams(const char *brokers, const char *scenario, const char *input, long n,
-                       const char *app_id, const char *state_dir)
+                       const char *app_id, const char *state_dir, bool sigkill)
 {
     char errstr[512];
     char out[256];
@@ -363,6 +385,12 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
     if (err == SAMSA_OK && done == want) {
         (void)report(scenario, &s, (unsigned long long)done,
                      state_dir != NULL ? "lmdb" : "memory");
+        if (sigkill) {
+            /* everything processed and committed: killed as kill -9 would,
+             * nothing closed (`restore` measures the restart) */
+            (void)fflush(stdout);
+            (void)kill(getpid(), SIGKILL);
+        }
     } else {
         (void)fprintf(stderr, "samsa-streams-bench: %s: %llu of %llu records (%s)\n", scenario,
                       (unsigned long long)done, (unsigned long long)want, samsa_err_str(err));
@@ -384,7 +412,7 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
  * LogAppendTime: both the broker's clock, so no clock skew between
  * processes enters. The warm-up's outputs are left out. */
 
-#define OUT_PARTITIONS 4 /* ci/bench creates APP_ID-out with 4 */
+#define OUT_PARTITIONS 4 /* ci/bench creates APP_ID-out and the input with 4 */
 #define WARMUP "warmup"
 
 struct lat_feed {
@@ -680,6 +708,112 @@ static int run_latency(const char *brokers, const char *scenario, const char *in
     return err == SAMSA_OK ? 0 : 1;
 }
 
+/* ------------------------------------------------------------ restore
+ * `restore INPUT N APP_ID [state.dir=DIR]`: the word count started again
+ * after `wordcount ... then=sigkill` (its outputs flushed and its offsets
+ * committed, then SIGKILL: no close ran). Timed from before samsa_st_app_new
+ * until the store `counts` answers an interactive query for every word of
+ * the N lines: a task is queryable only once its stores are restored
+ * (app.c's open_task), so that is the restore finished, the group's join
+ * included. Prints the seconds, the changelog records replayed
+ * (samsa_st_app_restored) and the changelog's records (its end offsets
+ * minus its start offsets, 4 partitions). */
+static int changelog_records(const char *brokers, const char *topic, long long *records)
+{
+    char errstr[256];
+    samsa_conf *conf = make_conf(brokers);
+    samsa_consumer *c = conf != NULL ? samsa_consumer_new(conf, errstr, sizeof errstr) : NULL;
+    samsa_conf_destroy(conf);
+    int err = c != NULL ? SAMSA_OK : SAMSA_ERR_INVALID_CONFIG;
+    *records = 0;
+    for (int32_t p = 0; err == SAMSA_OK && p < OUT_PARTITIONS; p++) {
+        int64_t low = 0;
+        int64_t high = 0;
+        err = samsa_consumer_watermarks(c, topic, p, &low, &high, 30000);
+        *records += high - low;
+    }
+    samsa_consumer_destroy(c);
+    return err;
+}
+
+static int run_restore(const char *brokers, const char *input, long n, const char *app_id,
+                       const char *state_dir)
+{
+    double t0 = now_s();
+    char errstr[512] = "";
+    char out[256];
+    long per_input = 1;
+    (void)snprintf(out, sizeof out, "%s-out", app_id);
+    samsa_st_topology *t = build("wordcount", input, out, &per_input, false);
+    samsa_conf *conf = t != NULL ? make_conf(brokers) : NULL;
+    samsa_st_app *app =
+        conf != NULL ? samsa_st_app_new(t, app_id, conf, 1000, errstr, sizeof errstr) : NULL;
+    samsa_conf_destroy(conf);
+    int err = app != NULL ? SAMSA_OK : SAMSA_ERR_INVALID_ARG;
+    if (err == SAMSA_OK && state_dir != NULL) {
+        err = samsa_st_app_set_state_dir(app, state_dir);
+    }
+    /* the words the input has: line_of's draws again */
+    static bool present[KEYS];
+    unsigned seed = 12345;
+    for (long i = 0; i < n; i++) {
+        char key[16];
+        char line[64];
+        (void)line_of(i, &seed, key, sizeof key, line, sizeof line);
+        for (const char *w = strchr(line, 'w'); w != NULL; w = strchr(w + 1, 'w')) {
+            present[strtol(w + 1, NULL, 10) % KEYS] = true;
+        }
+    }
+    long next = 0; /* words below it answered */
+    double deadline = t0 + TIMEOUT_S;
+    while (err == SAMSA_OK && next < KEYS && now_s() < deadline) {
+        int got = samsa_st_app_poll(app, 100);
+        err = got < 0 ? got : SAMSA_OK;
+        while (err == SAMSA_OK && next < KEYS) {
+            char word[16];
+            int len = snprintf(word, sizeof word, "w%ld", next);
+            void *v = NULL;
+            size_t vlen = 0;
+            int q = present[next] ? samsa_st_app_query(app, "counts",
+                                                       (struct samsa_st_bytes){word, (size_t)len},
+                                                       &v, &vlen)
+                                  : 1;
+            free(v);
+            if (q < 0) {
+                err = q;
+            } else if (q == 0) {
+                break;
+            } else {
+                next++;
+            }
+        }
+    }
+    double secs = now_s() - t0;
+    char changelog[300];
+    (void)snprintf(changelog, sizeof changelog, "%s-counts-changelog", app_id);
+    long long records = 0;
+    if (err == SAMSA_OK && next < KEYS) {
+        err = SAMSA_ERR_TIMED_OUT;
+    }
+    if (err == SAMSA_OK) {
+        err = changelog_records(brokers, changelog, &records);
+    }
+    if (err == SAMSA_OK) {
+        (void)printf("{\"scenario\":\"restore\",\"store\":\"%s\",\"mode\":\"restore\","
+                     "\"seconds\":%.3f,\"restored\":%llu,\"changelog_records\":%lld,"
+                     "\"reprocessed\":%llu}\n",
+                     state_dir != NULL ? "lmdb" : "memory", secs,
+                     (unsigned long long)samsa_st_app_restored(app), records,
+                     (unsigned long long)samsa_st_app_processed(app));
+    } else {
+        (void)fprintf(stderr, "samsa-streams-bench: restore: %ld of %d words answered: %s %s\n",
+                      next, KEYS, samsa_err_str(err), errstr);
+    }
+    samsa_st_app_destroy(app);
+    samsa_st_topology_destroy(t);
+    return err == SAMSA_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[2], "latency") == 0) {
@@ -701,8 +835,9 @@ int main(int argc, char **argv)
         (void)fprintf(stderr,
                       "usage: %s BROKERS produce INPUT N\n"
                       "       %s BROKERS raw|stateless|wordcount|windowed INPUT N APP_ID "
-                      "[state.dir=DIR]\n",
-                      argv[0], argv[0]);
+                      "[state.dir=DIR] [then=sigkill] [KEY=VALUE]...\n"
+                      "       %s BROKERS restore INPUT N APP_ID [state.dir=DIR] [KEY=VALUE]...\n",
+                      argv[0], argv[0], argv[0]);
         return 2;
     }
     if (strcmp(argv[2], "produce") == 0) {
@@ -712,8 +847,18 @@ int main(int argc, char **argv)
         return run_raw(argv[1], argv[3], n, argv[5]);
     }
     const char *state_dir = NULL;
-    if (argc > 6 && strncmp(argv[6], "state.dir=", 10) == 0) {
-        state_dir = argv[6] + 10;
+    bool sigkill = false;
+    for (int i = 6; i < argc; i++) {
+        if (strncmp(argv[i], "state.dir=", 10) == 0) {
+            state_dir = argv[i] + 10;
+        } else if (strcmp(argv[i], "then=sigkill") == 0) {
+            sigkill = true;
+        } else if (strchr(argv[i], '=') != NULL && conf_arg_count < 8) {
+            conf_args[conf_arg_count++] = argv[i];
+        }
     }
-    return run_streams(argv[1], argv[2], argv[3], n, argv[5], state_dir);
+    if (strcmp(argv[2], "restore") == 0) {
+        return run_restore(argv[1], argv[3], n, argv[5], state_dir);
+    }
+    return run_streams(argv[1], argv[2], argv[3], n, argv[5], state_dir, sigkill);
 }
