@@ -215,7 +215,7 @@ static int run(struct loop *l, const char *input, long n)
     int rc = 0;
     double t0 = 0;
     double c0 = 0;
-    double deadline = now_s() + TIMEOUT_S;
+    double deadline = now_s() + TIMEOUT_S + (double)n / 20000; /* --full: minutes */
     double next_commit = 0;
     while (rc == 0 && got < n && now_s() < deadline) {
         double tp = now_s();

@@ -47,7 +47,7 @@
 
 #define KEYS 10000
 #define WORDS_PER_LINE 3
-#define TIMEOUT_S 120
+#define TIMEOUT_S 120 /* and a second per 20,000 records (deadline_for) */
 
 static double now_s(void)
 {
@@ -80,6 +80,12 @@ static long hwm_kb(void)
         (void)fclose(f);
     }
     return kb;
+}
+
+/* When a run over records records gives up: --full's 10 M lines take minutes. */
+static double deadline_for(double records)
+{
+    return now_s() + TIMEOUT_S + records / 20000;
 }
 
 /* The span being timed: from the poll that brought the first record. */
@@ -217,7 +223,7 @@ static int run_raw(const char *brokers, const char *input, long n, const char *a
     int err = c != NULL ? samsa_consumer_subscribe(c, topics, 1) : SAMSA_ERR_INVALID_ARG;
     struct span s = {0};
     long got = 0;
-    double deadline = now_s() + TIMEOUT_S;
+    double deadline = deadline_for((double)n);
     while (err == SAMSA_OK && got < n && now_s() < deadline) {
         span_poll(&s);
         samsa_message *m = samsa_consumer_poll(c, 100);
@@ -368,7 +374,7 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
     int err = state_dir != NULL ? samsa_st_app_set_state_dir(app, state_dir) : SAMSA_OK;
     uint64_t want = (uint64_t)n * (uint64_t)per_input;
     struct span s = {0};
-    double deadline = now_s() + TIMEOUT_S;
+    double deadline = deadline_for((double)want);
     while (err == SAMSA_OK && samsa_st_app_processed(app) < want && now_s() < deadline) {
         span_poll(&s);
         int got = samsa_st_app_poll(app, 100);
@@ -765,7 +771,7 @@ static int run_restore(const char *brokers, const char *input, long n, const cha
         }
     }
     long next = 0; /* words below it answered */
-    double deadline = t0 + TIMEOUT_S;
+    double deadline = deadline_for((double)n * WORDS_PER_LINE);
     while (err == SAMSA_OK && next < KEYS && now_s() < deadline) {
         int got = samsa_st_app_poll(app, 100);
         err = got < 0 ? got : SAMSA_OK;
