@@ -39,48 +39,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_measure.h"
 #include "example.h"
 
 #define KEYS 10000
 #define WORDS_PER_LINE 3
 #define TIMEOUT_S 120 /* and a second per 20,000 records (deadline_for) */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) {
-        return 0;
-    }
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static long hwm_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = 0;
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "VmHWM:", 6) == 0) {
-            kb = strtol(line + 6, NULL, 10);
-        }
-    }
-    if (f != NULL) {
-        (void)fclose(f);
-    }
-    return kb;
-}
 
 /* When a run over records records gives up: --full's 10 M lines take minutes. */
 static double deadline_for(double records)
@@ -162,6 +129,35 @@ static int line_of(long i, unsigned *seed, char *key, size_t key_size, char *lin
     return len;
 }
 
+/* samsa_produce, waiting while the producer's queue is full. */
+static int produce_waiting(samsa_producer *p, const struct samsa_record *r)
+{
+    int err = samsa_produce(p, r);
+    while (err == SAMSA_ERR_QUEUE_FULL) {
+        (void)samsa_producer_poll(p, 1);
+        err = samsa_produce(p, r);
+    }
+    return err;
+}
+
+/* Produces line i of the input (line_of) to topic; timestamp 0: now. */
+static int produce_line(samsa_producer *p, const char *topic, long i, unsigned *seed,
+                        int64_t timestamp)
+{
+    char key[16];
+    char line[64];
+    int len = line_of(i, seed, key, sizeof key, line, sizeof line);
+    struct samsa_record r = {SAMSA_RECORD_INIT,
+                             .topic = topic,
+                             .partition = SAMSA_PARTITION_ANY,
+                             .key = key,
+                             .key_len = strlen(key),
+                             .value = line,
+                             .value_len = (size_t)len,
+                             .timestamp = timestamp};
+    return produce_waiting(p, &r);
+}
+
 static int produce_input(const char *brokers, const char *topic, long n)
 {
     char errstr[256];
@@ -175,22 +171,7 @@ static int produce_input(const char *brokers, const char *topic, long n)
     unsigned seed = 12345;
     int err = SAMSA_OK;
     for (long i = 0; err == SAMSA_OK && i < n; i++) {
-        char key[16];
-        char line[64];
-        int len = line_of(i, &seed, key, sizeof key, line, sizeof line);
-        struct samsa_record r = {SAMSA_RECORD_INIT,
-                                 .topic = topic,
-                                 .partition = SAMSA_PARTITION_ANY,
-                                 .key = key,
-                                 .key_len = strlen(key),
-                                 .value = line,
-                                 .value_len = (size_t)len,
-                                 .timestamp = base + i};
-        err = samsa_produce(p, &r);
-        while (err == SAMSA_ERR_QUEUE_FULL) {
-            (void)samsa_producer_poll(p, 10);
-            err = samsa_produce(p, &r);
-        }
+        err = produce_line(p, topic, i, &seed, base + i);
     }
     if (err == SAMSA_OK) {
         err = samsa_producer_flush(p, 60000);
@@ -237,11 +218,7 @@ static int run_raw(const char *brokers, const char *input, long n, const char *a
                                      .value = m->value,
                                      .value_len = m->value_len,
                                      .timestamp = m->timestamp};
-            err = samsa_produce(p, &r);
-            while (err == SAMSA_ERR_QUEUE_FULL) {
-                (void)samsa_producer_poll(p, 1);
-                err = samsa_produce(p, &r);
-            }
+            err = produce_waiting(p, &r);
             samsa_message_free(m);
             got++;
             /* up to 1000 records a round, as samsa_st_app_poll takes */
@@ -465,21 +442,7 @@ static void *lat_feed_run(void *arg)
             (void)samsa_producer_poll(p, 0);
             (void)nanosleep(&ts, NULL);
         }
-        char key[16];
-        char line[64];
-        int len = line_of(i, &seed, key, sizeof key, line, sizeof line);
-        struct samsa_record r = {SAMSA_RECORD_INIT,
-                                 .topic = f->topic,
-                                 .partition = SAMSA_PARTITION_ANY,
-                                 .key = key,
-                                 .key_len = strlen(key),
-                                 .value = line,
-                                 .value_len = (size_t)len};
-        err = samsa_produce(p, &r);
-        while (err == SAMSA_ERR_QUEUE_FULL) {
-            (void)samsa_producer_poll(p, 1);
-            err = samsa_produce(p, &r);
-        }
+        err = produce_line(p, f->topic, i, &seed, 0);
     }
     if (err == SAMSA_OK) {
         err = samsa_producer_flush(p, 60000);
@@ -586,11 +549,7 @@ static int raw_step(struct raw_copier *rc, int timeout_ms)
                                  .key_len = m->key_len,
                                  .value = buf,
                                  .value_len = n + 8};
-        err = samsa_produce(rc->p, &r);
-        while (err == SAMSA_ERR_QUEUE_FULL) {
-            (void)samsa_producer_poll(rc->p, 1);
-            err = samsa_produce(rc->p, &r);
-        }
+        err = produce_waiting(rc->p, &r);
         samsa_message_free(m);
         rc->processed++;
         m = k < 999 && err == SAMSA_OK ? samsa_consumer_poll(rc->c, 0) : NULL;
