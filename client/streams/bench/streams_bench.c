@@ -387,9 +387,9 @@ static int run_streams(const char *brokers, const char *scenario, const char *in
 /* ------------------------------------------------------------ latency
  * `latency SCENARIO INPUT RATE N APP_ID [state.dir=DIR]`: INPUT and
  * APP_ID-out have message.timestamp.type=LogAppendTime (ci/bench makes
- * them so). A thread produces one warm-up line, then (once the app has
- * processed it: its group joined, its tasks restored) N lines at RATE lines
- * a second; the app runs the scenario with stamp_value as its last node
+ * them so). A thread produces one warm-up line, then (once its output was
+ * read back: the app's group joined, its tasks restored, every topic on its
+ * way fetched from once) N lines at RATE lines a second; the app runs the scenario with stamp_value as its last node
  * (raw: the copy's value stamped the same way); a consumer of APP_ID-out
  * reads every output and takes its LogAppendTime minus the stamped input's
  * LogAppendTime: both the broker's clock, so no clock skew between
@@ -402,7 +402,7 @@ struct lat_feed {
     const char *brokers, *topic;
     long n;
     double rate;
-    atomic_int go;   /* set once the warm-up line was processed */
+    atomic_int go;   /* set once the warm-up line's output was read back */
     atomic_int done; /* the N lines are acknowledged (1) or failed (-1) */
 };
 
@@ -456,6 +456,7 @@ struct lat_reader {
     const char *brokers;
     char topic[256];
     atomic_int stop;
+    atomic_int *warm; /* set once the warm-up line's output was read */
     int64_t *ms; /* one latency per output, warm-up left out */
     size_t count, cap;
     long not_append_time; /* outputs without LogAppendTime (the topic misconfigured) */
@@ -491,6 +492,9 @@ static void *lat_reader_run(void *arg)
         }
         /* the windowed count's key is the key and its window's start */
         bool warm = m->key_len >= strlen(WARMUP) && memcmp(m->key, WARMUP, strlen(WARMUP)) == 0;
+        if (warm) {
+            atomic_store(r->warm, 1);
+        }
         if (!warm && m->value_len >= 8) {
             if (m->timestamp_type != 1) {
                 r->not_append_time++;
@@ -599,7 +603,7 @@ static int run_latency(const char *brokers, const char *scenario, const char *in
         outputs = n * WORDS_PER_LINE;
     }
     struct lat_feed feed = {.brokers = brokers, .topic = input, .n = n, .rate = rate};
-    struct lat_reader reader = {.brokers = brokers};
+    struct lat_reader reader = {.brokers = brokers, .warm = &feed.go};
     (void)snprintf(reader.topic, sizeof reader.topic, "%s", out);
     pthread_t feed_th;
     pthread_t reader_th;
@@ -624,9 +628,6 @@ static int run_latency(const char *brokers, const char *scenario, const char *in
             int got = samsa_st_app_poll(app, 100);
             err = got < 0 ? got : SAMSA_OK;
             done = samsa_st_app_processed(app);
-        }
-        if (done >= 1) {
-            atomic_store(&feed.go, 1);
         }
     }
     if (err == SAMSA_OK) {
