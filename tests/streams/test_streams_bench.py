@@ -24,6 +24,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from broker import check, eq, main  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_streams_integration import read_output  # noqa: E402  (kcat, values as Java longs)
+
 TOOL = None
 BENCH = None
 BENCH_RDKAFKA = None
@@ -63,15 +66,7 @@ def oracle(n):
 
 
 def last_counts(bs, topic):
-    p = subprocess.run(["kcat", "-C", "-b", bs, "-t", topic, "-o", "beginning", "-e", "-q",
-                        "-s", "value=>q", "-f", "%k %s\\n"],
-                       capture_output=True, text=True, timeout=TIMEOUT)
-    check(p.returncode == 0, "kcat: exit %d: %s", p.returncode, p.stderr)
-    last = {}
-    for line in p.stdout.splitlines():
-        k, v = line.rsplit(" ", 1)
-        last[k] = int(v)
-    return last
+    return {k: seq[-1] for k, seq in read_output(bs, topic).items()}
 
 
 def setup(t, n):
