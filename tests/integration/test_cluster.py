@@ -39,6 +39,23 @@ CHROOT = "/samsa"
 SESSION_MS = int(os.environ.get("SAMSA_TEST_SESSION_MS", "4000"))
 
 
+def java_hash(s):
+    """Java's String.hashCode over UTF-16 code units."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_partition(key, partitions):
+    """The partition of an internal topic a key's records go to (Kafka's
+    GroupMetadataManager.partitionFor / TransactionStateManager.partitionFor:
+    Utils.abs(key.hashCode) % partitions)."""
+    h = java_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
 def wait_for(pred, timeout, what):
     deadline = time.monotonic() + timeout
     while True:

@@ -32,23 +32,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from broker import Skip, check, eq, main  # noqa: E402
-from test_cluster import Cluster, imports, led_everywhere, partitions_of, send, wait_for  # noqa: E402
+from test_cluster import Cluster, java_partition, imports, led_everywhere, partitions_of, send, wait_for  # noqa: E402
 
 OFFSETS = "__consumer_offsets"
 OFFSETS_PARTITIONS = 6
 
 
-def java_hash(s):
-    """Java's String.hashCode of an ASCII string."""
-    h = 0
-    for ch in s:
-        h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def group_partition(group):
-    h = java_hash(group)
-    return (0 if h == -(1 << 31) else abs(h)) % OFFSETS_PARTITIONS
+    return java_partition(group, OFFSETS_PARTITIONS)
 
 
 def confluent():

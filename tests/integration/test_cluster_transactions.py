@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from broker import Skip, check, eq, main  # noqa: E402
 import kwire  # noqa: E402
-from test_cluster import Cluster, led_everywhere, wait_for  # noqa: E402
+from test_cluster import Cluster, java_partition, led_everywhere, wait_for  # noqa: E402
 
 TXN = "__transaction_state"
 TXN_PARTITIONS = 4
@@ -61,16 +61,8 @@ def confluent():
     return confluent_kafka
 
 
-def java_hash(s):
-    h = 0
-    for ch in s:
-        h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
 def txn_partition(txn_id):
-    h = java_hash(txn_id)
-    return (0 if h == -(1 << 31) else abs(h)) % TXN_PARTITIONS
+    return java_partition(txn_id, TXN_PARTITIONS)
 
 
 def find_txn_coordinator(port, txn_id):

@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import check, eq, main  # noqa: E402
-from test_cluster import Cluster, led_everywhere, wait_for  # noqa: E402
+from test_cluster import Cluster, java_partition, led_everywhere, wait_for  # noqa: E402
 from test_txn_clients import (  # noqa: E402
     N, Copier, ck, committed, go_run, kafkajs, kcat_values, need)
 
@@ -42,13 +42,6 @@ CONFIG = {
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 }
 DEADLINE = 300.0
-
-
-def java_hash(s):
-    h = 0
-    for ch in s:
-        h = (31 * h + ord(ch)) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 class Bootstrap:
@@ -80,8 +73,7 @@ def case_copier_on_a_cluster(t):
             p.produce("cin", key=b"k-%d" % i, value=b"v-%d" % i, partition=0)
         eq(p.flush(60), 0, "input records not delivered")
         del p
-        h = java_hash("copier-0")
-        txn_partition = (0 if h == -(1 << 31) else abs(h)) % TXN_PARTITIONS
+        txn_partition = java_partition("copier-0", TXN_PARTITIONS)
         cp = Copier(b, seed=35)
         cp.start()
         faults = [(0.15, "kill copier"), (0.35, "hard bounce coordinator"),

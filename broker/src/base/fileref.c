@@ -201,3 +201,20 @@ int br_filecache_openat(struct br_filecache *c, int dir_fd, const char *name, in
         return -1;
     }
 }
+
+int br_write_full(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}

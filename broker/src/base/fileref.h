@@ -98,4 +98,8 @@ bool br_filecache_evict_one(struct br_filecache *c);
 int br_filecache_openat(struct br_filecache *c, int dir_fd, const char *name, int flags,
                         unsigned mode);
 
+/* Writes n bytes of buf to fd (at its offset), going on after short writes
+ * and EINTR: 0, or -1 with errno set. */
+int br_write_full(int fd, const void *buf, size_t n);
+
 #endif

@@ -65,3 +65,10 @@ bool br_num_parse_i32(const char *s, size_t len, int32_t min, int32_t max, int32
     *out = (int32_t)v;
     return true;
 }
+
+int br_num_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a;
+    int64_t y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}

@@ -30,4 +30,7 @@ __attribute__((warn_unused_result)) bool br_num_parse_u64(const char *s, size_t 
 __attribute__((warn_unused_result)) bool br_num_parse_i32(const char *s, size_t len, int32_t min,
                                                           int32_t max, int32_t *out);
 
+/* qsort's comparison of two int64_t. */
+int br_num_cmp_i64(const void *a, const void *b);
+
 #endif

@@ -22,6 +22,7 @@
 
 #include <samsa-protocol/alloc.h>
 
+#include "base/fileref.h"
 #include "base/logging.h"
 #include "base/worker.h"
 #include "cluster/zk_json.h"
@@ -173,22 +174,6 @@ struct acl_save {
     int err; /* errno of the write */
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* worker thread: a temporary file, synced, renamed over the file */
 static void save_run(struct br_job *job)
 {
@@ -197,7 +182,7 @@ static void save_run(struct br_job *job)
     (void)snprintf(tmp, sizeof tmp, "%s.tmp", s->path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     s->err = 0;
-    if (fd < 0 || write_all(fd, s->text, s->tlen) != 0 || fsync(fd) != 0) {
+    if (fd < 0 || br_write_full(fd, s->text, s->tlen) != 0 || fsync(fd) != 0) {
         s->err = errno;
     }
     if (fd >= 0 && close(fd) != 0 && s->err == 0) {

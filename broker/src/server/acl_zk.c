@@ -26,6 +26,7 @@
 #include <samsa-protocol/alloc.h>
 
 #include "base/logging.h"
+#include "base/number.h"
 #include "cluster/zk_json.h"
 #include "server/acl_zk.h"
 #include "server/cluster_wait.h"
@@ -206,13 +207,6 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     br_cop_free(op);
 }
 
-static int cmp_seq(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a;
-    int64_t y = *(const int64_t *)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* A changes folder's notifications (watched again): those newer than the
  * last seen read in order; the first listing after the session started
  * only notes where they are (the whole tree is read after it). */
@@ -244,7 +238,7 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
             seqs[n++] = seq;
         }
     }
-    qsort(seqs, n, sizeof *seqs, cmp_seq);
+    qsort(seqs, n, sizeof *seqs, br_num_cmp_i64);
     for (size_t i = 0; i < n; i++) {
         char path[96];
         (void)snprintf(path, sizeof path, "%s/" CHANGE_PREFIX "%010" PRId64, r->path, seqs[i]);

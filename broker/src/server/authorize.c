@@ -169,6 +169,29 @@ static int16_t config_resource(struct br_req *r, int8_t rtype, struct kp_str nam
     return cluster(r, op) ? 0 : KP_ERR_CLUSTER_AUTHORIZATION_FAILED;
 }
 
+/* The config resources of a request: n items of `stride` bytes, each with
+ * an int8 type at type_off and a struct kp_str name at name_off. */
+static int16_t config_resources(struct br_req *r, const void *items, int32_t n, size_t stride,
+                                size_t type_off, size_t name_off, bool alter)
+{
+    for (int32_t i = 0; i < n; i++) {
+        const char *item = (const char *)items + (size_t)i * stride;
+        int8_t type = 0;
+        struct kp_str name;
+        memcpy(&type, item + type_off, sizeof type);
+        memcpy(&name, item + name_off, sizeof name);
+        int16_t e = config_resource(r, type, name, alter);
+        if (e != 0) {
+            return e;
+        }
+    }
+    return 0;
+}
+
+#define CONFIG_RESOURCES(arr, type)                                                                \
+    (arr).items, (arr).count, sizeof(type), offsetof(type, ResourceType),                         \
+        offsetof(type, ResourceName)
+
 int16_t br_authorize_request(struct br_req *r)
 {
     if (!r->b->authz.on) {
@@ -319,36 +342,23 @@ int16_t br_authorize_request(struct br_req *r)
     }
     case KP_API_DESCRIBE_CONFIGS: {
         const struct kp_DescribeConfigsRequest *q = r->body;
-        for (int32_t i = 0; i < q->Resources.count; i++) {
-            int16_t e = config_resource(r, q->Resources.items[i].ResourceType,
-                                        q->Resources.items[i].ResourceName, false);
-            if (e != 0) {
-                return e;
-            }
-        }
-        return 0;
+        return config_resources(r, CONFIG_RESOURCES(
+                                       q->Resources, struct kp_DescribeConfigsRequest_DescribeConfigsResource),
+                                false);
     }
     case KP_API_ALTER_CONFIGS: {
         const struct kp_AlterConfigsRequest *q = r->body;
-        for (int32_t i = 0; i < q->Resources.count; i++) {
-            int16_t e = config_resource(r, q->Resources.items[i].ResourceType,
-                                        q->Resources.items[i].ResourceName, true);
-            if (e != 0) {
-                return e;
-            }
-        }
-        return 0;
+        return config_resources(r, CONFIG_RESOURCES(
+                                       q->Resources, struct kp_AlterConfigsRequest_AlterConfigsResource),
+                                true);
     }
     case KP_API_INCREMENTAL_ALTER_CONFIGS: {
         const struct kp_IncrementalAlterConfigsRequest *q = r->body;
-        for (int32_t i = 0; i < q->Resources.count; i++) {
-            int16_t e = config_resource(r, q->Resources.items[i].ResourceType,
-                                        q->Resources.items[i].ResourceName, true);
-            if (e != 0) {
-                return e;
-            }
-        }
-        return 0;
+        return config_resources(
+            r,
+            CONFIG_RESOURCES(q->Resources,
+                             struct kp_IncrementalAlterConfigsRequest_AlterConfigsResource),
+            true);
     }
     case KP_API_INIT_PRODUCER_ID: {
         const struct kp_InitProducerIdRequest *q = r->body;

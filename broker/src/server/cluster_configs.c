@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/logging.h"
+#include "base/number.h"
 #include "cluster/zk_json.h"
 #include "server/cluster_wait.h"
 #include "server/topic_admin.h"
@@ -432,13 +433,6 @@ static void change_aged(struct br_zk_call *call, const struct br_zk_result *r)
     br_cop_free(op);
 }
 
-static int cmp_seq(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a;
-    int64_t y = *(const int64_t *)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* The notifications (watched again): those newer than the last seen read,
  * oldest first. The first listing after start only notes where they are:
  * a topic reads its configs when it comes to this broker. */
@@ -482,7 +476,7 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
             }
         }
     }
-    qsort(seqs, n, sizeof *seqs, cmp_seq);
+    qsort(seqs, n, sizeof *seqs, br_num_cmp_i64);
     for (size_t i = 0; i < n; i++) {
         char path[64];
         (void)snprintf(path, sizeof path, CHANGES_PATH "/" CHANGE_PREFIX "%010" PRId64, seqs[i]);

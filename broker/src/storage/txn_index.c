@@ -14,6 +14,7 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
 
+#include "base/fileref.h"
 #include "base/logging.h"
 #include "storage/producer_snapshot.h"
 
@@ -49,22 +50,6 @@ static int path_of(const char *dir, int64_t base, char *buf, size_t cap)
     return k < 0 || (size_t)k >= cap ? KP_E_INVALID_ARG : 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int br_txnidx_append(const char *dir, int64_t seg_base, const struct br_aborted_txn *e)
 {
     char path[4096];
@@ -79,7 +64,7 @@ int br_txnidx_append(const char *dir, int64_t seg_base, const struct br_aborted_
     uint8_t buf[BR_TXNIDX_ENTRY_BYTES];
     br_txnidx_encode(buf, e);
     int rc = 0;
-    if (write_all(fd, buf, sizeof buf) != 0) {
+    if (br_write_full(fd, buf, sizeof buf) != 0) {
         br_error("%s: write: %s", path, strerror(errno));
         rc = KP_ERR_KAFKA_STORAGE_ERROR;
     }
