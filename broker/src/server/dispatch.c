@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 
 #include "base/clock.h"
+#include "server/client_quotas.h"
 #include "server/request.h"
 
 #include "base/logging.h"
@@ -228,7 +229,12 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
     if (err != 0) {
         br_respond_failed(&r, err);
     }
-    count_request(b, req.header.RequestApiKey, br_now_mono_us() - t0);
+    int64_t us = br_now_mono_us() - t0;
+    count_request(b, req.header.RequestApiKey, us);
+    if ((d->flags & API_CLUSTER_ONLY) == 0) {
+        /* request_percentage (Kafka's ClientRequestQuotaManager) */
+        br_client_quotas_request(b, c, req.header.ClientId, us);
+    }
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);

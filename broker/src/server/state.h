@@ -53,6 +53,8 @@ struct br_cwait;
 struct br_cop;
 struct br_worker;
 struct br_admin_feed;
+struct br_quotas;
+struct br_quota_source;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -195,6 +197,9 @@ struct br_server {
     int64_t txn_topic_create_ms;
     int16_t txn_topic_rf;
     struct br_api_table api;
+    /* client quotas (server/client_quotas.h); quota_src: quota.config.file */
+    struct br_quotas *quotas;
+    struct br_quota_source *quota_src;
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame

@@ -1,0 +1,194 @@
+/* samsa-broker: client quotas applied to requests, and the standalone
+ * quota file (see client_quotas.h). */
+#define _GNU_SOURCE
+
+#include "server/client_quotas.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/clock.h"
+#include "base/logging.h"
+
+/* The quota file is read whole, up to this size. */
+#define QUOTA_FILE_MAX ((size_t)1 << 20)
+
+struct br_quota_source {
+    char *path;
+    bool seen; /* stat succeeded once: the fields below are its */
+    struct timespec mtime;
+    off_t size;
+    ino_t ino;
+};
+
+static struct br_quota_name client_name(struct kp_str s)
+{
+    return (struct br_quota_name){s.len > 0 ? s.ptr : "", s.len > 0 ? (size_t)s.len : 0};
+}
+
+struct br_quota_name br_conn_principal(const struct br_conn *c)
+{
+    (void)c;
+    return (struct br_quota_name){BR_QUOTA_ANONYMOUS, sizeof BR_QUOTA_ANONYMOUS - 1};
+}
+
+/* Reads the file into the quotas. 0, or -1 (logged; quotas untouched). */
+static int source_read(struct br_server *b, struct br_quota_source *src)
+{
+    FILE *f = fopen(src->path, "re");
+    if (f == NULL) {
+        br_error("quota.config.file %s: %s", src->path, strerror(errno));
+        return -1;
+    }
+    char *text = kp_malloc(QUOTA_FILE_MAX);
+    if (text == NULL) {
+        (void)fclose(f);
+        br_error("quota.config.file %s: out of memory", src->path);
+        return -1;
+    }
+    size_t len = fread(text, 1, QUOTA_FILE_MAX, f);
+    bool bad = ferror(f) != 0 || (len == QUOTA_FILE_MAX && fgetc(f) != EOF);
+    (void)fclose(f);
+    if (bad) {
+        kp_free(text);
+        br_error("quota.config.file %s: unreadable or over %zu bytes", src->path, QUOTA_FILE_MAX);
+        return -1;
+    }
+    char err[256] = "";
+    int rc = br_quota_file_apply(b->quotas, text, len, err, sizeof err);
+    kp_free(text);
+    if (rc != 0) {
+        br_error("quota.config.file %s: %s", src->path, err);
+        return -1;
+    }
+    br_info("quotas: %zu entities from %s", br_quotas_count(b->quotas), src->path);
+    return 0;
+}
+
+/* Whether the file changed since it was last read (and notes it). */
+static bool source_changed(struct br_quota_source *src)
+{
+    struct stat st;
+    if (stat(src->path, &st) != 0) {
+        return false; /* gone or being replaced: the quotas stay */
+    }
+    bool same = src->seen && st.st_mtim.tv_sec == src->mtime.tv_sec &&
+                st.st_mtim.tv_nsec == src->mtime.tv_nsec && st.st_size == src->size &&
+                st.st_ino == src->ino;
+    src->seen = true;
+    src->mtime = st.st_mtim;
+    src->size = st.st_size;
+    src->ino = st.st_ino;
+    return !same;
+}
+
+int br_client_quotas_start(struct br_server *b)
+{
+    struct br_quota_config qc = {
+        .window_num = b->cfg.quota_window_num,
+        .window_size_s = b->cfg.quota_window_size_s,
+        .producer_default = b->cfg.quota_producer_default,
+        .consumer_default = b->cfg.quota_consumer_default,
+    };
+    if (br_quotas_new(&qc, &b->quotas) != 0) {
+        br_error("out of memory");
+        return -1;
+    }
+    const char *path = b->cfg.raw[BR_CFG_QUOTA_CONFIG_FILE];
+    if (path == NULL || path[0] == '\0') {
+        return 0;
+    }
+    struct br_quota_source *src = kp_calloc(1, sizeof *src);
+    size_t n = strlen(path);
+    char *copy = kp_malloc(n + 1);
+    if (src == NULL || copy == NULL) {
+        kp_free(src);
+        kp_free(copy);
+        br_error("out of memory");
+        return -1;
+    }
+    memcpy(copy, path, n + 1);
+    src->path = copy;
+    b->quota_src = src;
+    (void)source_changed(src);
+    return source_read(b, src);
+}
+
+void br_client_quotas_stop(struct br_server *b)
+{
+    if (b->quota_src != NULL) {
+        kp_free(b->quota_src->path);
+        kp_free(b->quota_src);
+        b->quota_src = NULL;
+    }
+    br_quotas_free(b->quotas);
+    b->quotas = NULL;
+}
+
+void br_client_quotas_tick(struct br_server *b)
+{
+    if (b->quota_src != NULL && source_changed(b->quota_src)) {
+        (void)source_read(b, b->quota_src);
+    }
+}
+
+/* c muted for ms, counted against the rate that earned it. */
+static void throttle(struct br_server *b, struct br_conn *c, enum br_quota_type t,
+                     struct br_quota_name client, int32_t ms, int64_t now)
+{
+    if (ms <= 0) {
+        return;
+    }
+    br_quotas_throttled(b->quotas, t, br_conn_principal(c), client, ms, now);
+    br_conn_throttle(c, ms);
+    br_debug("quotas: %s (client \"%.*s\") throttled %" PRId32 " ms (%s)", br_conn_peer(c),
+             (int)client.len, client.ptr, ms, br_quota_key(t));
+}
+
+int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                                 size_t bytes)
+{
+    if (b->quotas == NULL) {
+        return 0;
+    }
+    int64_t now = br_now_mono_ms();
+    struct br_quota_name client = client_name(client_id);
+    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_PRODUCE, br_conn_principal(c), client,
+                                  (double)bytes, now);
+    throttle(b, c, BR_QUOTA_PRODUCE, client, ms, now);
+    return ms;
+}
+
+int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                               int64_t bytes)
+{
+    if (b->quotas == NULL) {
+        return 0;
+    }
+    int64_t now = br_now_mono_ms();
+    struct br_quota_name user = br_conn_principal(c);
+    struct br_quota_name client = client_name(client_id);
+    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
+    if (ms > 0) {
+        /* answered empty: its bytes were not sent (unrecordQuotaSensor) */
+        br_quotas_unrecord(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
+        throttle(b, c, BR_QUOTA_FETCH, client, ms, now);
+    }
+    return ms;
+}
+
+void br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                              int64_t us)
+{
+    if (b->quotas == NULL) {
+        return;
+    }
+    int64_t now = br_now_mono_ms();
+    struct br_quota_name client = client_name(client_id);
+    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_REQUEST, br_conn_principal(c), client,
+                                  (double)us, now);
+    throttle(b, c, BR_QUOTA_REQUEST, client, ms, now);
+}

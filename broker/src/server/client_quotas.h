@@ -1,0 +1,45 @@
+/*
+ * samsa-broker: client quotas applied to requests (quota/quota.h holds the
+ * entities and rates): what Produce and Fetch record, the throttle time
+ * they answer with, and KIP-219's mute of the connection for that time
+ * (Kafka 2.0's KafkaApis.handleProduceRequest / handleFetchRequest and
+ * ClientQuotaManager.throttle). And where the quotas come from on a
+ * standalone broker: quota.config.file, read at start and again within a
+ * second of a change.
+ * @locality reactor thread
+ */
+#ifndef SAMSA_BROKER_SERVER_CLIENT_QUOTAS_H
+#define SAMSA_BROKER_SERVER_CLIENT_QUOTAS_H
+
+#include <samsa-protocol/header.h>
+
+#include "quota/quota.h"
+#include "server/state.h"
+
+/* The quota manager from the broker's config, and the quota file read when
+ * quota.config.file is set. 0, or -1 (logged): a bad file stops start-up. */
+KP_MUST_CHECK int br_client_quotas_start(struct br_server *b);
+void br_client_quotas_stop(struct br_server *b);
+/* Every second (housekeeping): the quota file read again if it changed; a
+ * bad one is logged and the quotas in force stay. */
+void br_client_quotas_tick(struct br_server *b);
+
+/* The user a connection's quotas are looked up by: its principal's name.
+ * User:ANONYMOUS for every connection until authentication sets one. */
+struct br_quota_name br_conn_principal(const struct br_conn *c);
+
+/* A Produce of `bytes` (the request's size, Kafka's numBytesAppended) from
+ * (c, client_id) recorded: the throttle time it earned, and c muted for it. */
+int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                                 size_t bytes);
+/* A Fetch response of `bytes` records for (c, client_id): 0, or the throttle
+ * time; then the bytes are not counted (Kafka unrecords them) and the
+ * response goes out empty, and c is muted for it. */
+int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                               int64_t bytes);
+/* A request of (c, client_id) handled in `us` microseconds
+ * (request_percentage): c muted for the throttle time it earned. */
+void br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                              int64_t us);
+
+#endif

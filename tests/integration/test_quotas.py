@@ -1,0 +1,235 @@
+"""Client quotas on a standalone broker (broker/README.md, "Client quotas"):
+producer_byte_rate and consumer_byte_rate from quota.config.file, as Kafka
+2.0's ClientQuotaManager holds clients to them, with KIP-219's
+throttle_time_ms seen by librdkafka (confluent-kafka's statistics) and the
+connection muted for it.
+
+    /usr/bin/python3 tests/integration/test_quotas.py build/broker/samsa-broker [-k NAME]
+
+Each rate is measured by the client over an interval after a warm-up:
+Kafka's rate assumes a window of 10 s from the first record, so a client
+starts with a burst of up to ten seconds of quota before it is held.
+"""
+
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from broker import Skip, check, main  # noqa: E402
+
+try:
+    import confluent_kafka
+except ImportError:  # pragma: no cover
+    confluent_kafka = None
+
+QUOTA = 51200  # bytes per second
+VALUE = b"q" * 1000
+
+
+def need_client():
+    if confluent_kafka is None:
+        raise Skip("confluent-kafka is not installed")
+
+
+def quota_broker(t, text):
+    path = t.path("quotas.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return t.broker(config={"quota.config.file": path}), path
+
+
+class Producer:
+    """A confluent-kafka producer on its own thread: every acknowledged
+    value's size and time, and the largest throttle librdkafka's statistics
+    reported (brokers[].throttle.max, the throttle_time_ms it was sent)."""
+
+    def __init__(self, bootstrap, client_id, topic, pace_bps=None):
+        self.acked = []  # (monotonic time, bytes)
+        self.throttle_max = 0
+        self.errors = []
+        self.topic = topic
+        self.pace_bps = pace_bps
+        self.stop = threading.Event()
+        self.p = confluent_kafka.Producer({
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            "linger.ms": 5,
+            "queue.buffering.max.messages": 200,
+            "message.timeout.ms": 120000,
+            "statistics.interval.ms": 500,
+            "stats_cb": self._stats,
+        })
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _stats(self, doc):
+        import json
+        for b in json.loads(doc).get("brokers", {}).values():
+            self.throttle_max = max(self.throttle_max, b.get("throttle", {}).get("max", 0))
+
+    def _done(self, err, msg):
+        if err is not None:
+            self.errors.append(str(err))
+        else:
+            self.acked.append((time.monotonic(), len(msg.value())))
+
+    def _run(self):
+        start = time.monotonic()
+        sent = 0
+        while not self.stop.is_set():
+            if self.pace_bps is not None:
+                ahead = sent / self.pace_bps - (time.monotonic() - start)
+                if ahead > 0:
+                    self.p.poll(min(ahead, 0.05))
+                    continue
+            try:
+                self.p.produce(self.topic, VALUE, on_delivery=self._done)
+                sent += len(VALUE)
+            except BufferError:
+                self.p.poll(0.05)
+                continue
+            self.p.poll(0)
+        self.p.flush(30)
+
+    def rate(self, t0, t1):
+        return sum(n for t, n in self.acked if t0 <= t < t1) / (t1 - t0)
+
+
+def case_producer_held_to_producer_byte_rate_other_client_not(t):
+    """Two producers on one broker: client id 'held' has producer_byte_rate
+    50 KiB/s and is held to it within 10 % over 20 s; 'free' has no quota
+    and goes at the 200 KiB/s it is paced at. librdkafka's statistics show
+    the held producer's throttle time, the free one's none."""
+    need_client()
+    b, _ = quota_broker(t, "# test\nclients/held producer_byte_rate=%d\n" % QUOTA)
+    held = Producer(b.bootstrap, "held", "quota-held")
+    free = Producer(b.bootstrap, "free", "quota-free", pace_bps=4 * QUOTA)
+    t0 = time.monotonic()
+    held.thread.start()
+    free.thread.start()
+    time.sleep(25)
+    held.stop.set()
+    free.stop.set()
+    held.thread.join(60)
+    free.thread.join(60)
+    check(not held.errors and not free.errors, "delivery errors: %s %s",
+          held.errors[:3], free.errors[:3])
+    held_rate = held.rate(t0 + 5, t0 + 25)
+    free_rate = free.rate(t0 + 5, t0 + 25)
+    print("held: %.0f B/s over 20 s (quota %d), throttle max %d ms; free: %.0f B/s, "
+          "throttle max %d ms" % (held_rate, QUOTA, held.throttle_max, free_rate,
+                                  free.throttle_max))
+    check(abs(held_rate - QUOTA) <= 0.1 * QUOTA, "held producer at %.0f B/s, quota %d",
+          held_rate, QUOTA)
+    check(free_rate >= 3 * QUOTA, "free producer only at %.0f B/s", free_rate)
+    check(held.throttle_max > 0, "librdkafka saw no throttle_time_ms for the held producer")
+    check(free.throttle_max == 0, "the free producer was throttled %d ms", free.throttle_max)
+    b.stop()
+
+
+def case_consumer_held_to_consumer_byte_rate(t):
+    """A consumer with consumer_byte_rate 50 KiB/s reads a topic of 2.5 MB
+    at 80 to 110 % of it from 3 s to 25 s. A throttled Fetch is answered
+    empty and its bytes are not counted (Kafka's unrecordQuotaSensor), so
+    a consumer that always has records to read gets ten windows of quota at
+    once, then nothing until that sample leaves the window of eleven
+    (Kafka's Rate counts at least ten windows): about 10/11 of its quota."""
+    need_client()
+    b, _ = quota_broker(t, "clients/slow-reader consumer_byte_rate=%d\n" % QUOTA)
+    # batches of 10 records: a Fetch returns whole batches, and the quota
+    # holds a consumer to it in steps of what one Fetch returns
+    p = confluent_kafka.Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 20,
+                                  "batch.num.messages": 10})
+    for _ in range(2500):
+        while True:
+            try:
+                p.produce("quota-read", VALUE)
+                break
+            except BufferError:
+                p.poll(0.1)
+    check(p.flush(60) == 0, "records left unflushed")
+    c = confluent_kafka.Consumer({
+        "bootstrap.servers": b.bootstrap,
+        "client.id": "slow-reader",
+        "group.id": "quota-readers",
+        "auto.offset.reset": "earliest",
+        "fetch.max.bytes": 16384,
+        "message.max.bytes": 16384,
+        "max.partition.fetch.bytes": 16384,
+        "enable.auto.commit": False,
+        **({"debug": "fetch,protocol"} if os.environ.get("QDEBUG") else {}),
+    })
+    c.subscribe(["quota-read"])
+    got = []
+    first = None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        m = c.poll(0.2)
+        if m is None or m.error() is not None:
+            if first is not None and time.monotonic() - first > 25:
+                break
+            continue
+        now = time.monotonic()
+        if first is None:
+            first = now
+        got.append((now, len(m.value())))
+        if now - first > 25:
+            break
+    c.close()
+    check(first is not None, "nothing consumed")
+    rate = sum(n for at, n in got if first + 3 <= at < first + 25) / 22.0
+    print("consumer: %.0f B/s from 3 s to 25 s (quota %d), %d records in all" %
+          (rate, QUOTA, len(got)))
+    check(0.8 * QUOTA <= rate <= 1.1 * QUOTA, "consumer at %.0f B/s, quota %d", rate, QUOTA)
+    b.stop()
+
+
+def case_quota_file_read_again_when_changed(t):
+    """The quota file rewritten while the broker runs: a producer paced at
+    30 KiB/s and held to 10 KiB/s goes at its pace within a few seconds of
+    its quota's removal (a mute under way runs out first)."""
+    need_client()
+    b, path = quota_broker(t, "clients/changing producer_byte_rate=10240\n")
+    p = Producer(b.bootstrap, "changing", "quota-changing", pace_bps=3 * 10240)
+    t0 = time.monotonic()
+    p.thread.start()
+    try:
+        time.sleep(12)
+        t_held = time.monotonic()
+        with open(path + ".new", "w") as f:
+            f.write("# no quota\n")
+        os.rename(path + ".new", path)
+        time.sleep(9)
+        t_free = time.monotonic()
+    finally:
+        p.stop.set()
+        p.thread.join(60)
+    held = p.rate(t0 + 4, t_held)
+    free = p.rate(t_free - 4, t_free)
+    print("held %.0f B/s, after the file changed %.0f B/s" % (held, free))
+    check(held < 1.3 * 10240, "held at %.0f B/s under a quota of 10240", held)
+    check(free > 2 * 10240, "still held at %.0f B/s after the quota was removed", free)
+    check("quotas: 0 entities" in b.log_text(), "the broker did not log the file read again")
+    b.stop()
+
+
+def case_bad_quota_file_stops_start_up(t):
+    """A quota file with an unknown key stops start-up naming the line."""
+    path = t.path("bad-quotas.conf")
+    with open(path, "w") as f:
+        f.write("clients/a producer_byte_rate=100\nclients/b bytes_per_second=5\n")
+    b = t.broker(config={"quota.config.file": path}, start=False)
+    rc = b.run_to_exit()
+    check(rc != 0, "the broker started with a bad quota file")
+    log = b.log_text()
+    check("line 2" in log and "bytes_per_second" in log, "no line named: %s", log[-400:])
+
+
+if __name__ == "__main__":
+    sys.exit(main([
+        case_producer_held_to_producer_byte_rate_other_client_not,
+        case_consumer_held_to_consumer_byte_rate,
+        case_quota_file_read_again_when_changed,
+        case_bad_quota_file_stops_start_up,
+    ]))
