@@ -42,4 +42,11 @@ int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp
 void br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                               int64_t us);
 
+/* A cluster's quotas (cluster_quotas.c): every entity under /config/clients
+ * and /config/users read (the first listing of /config/changes), and one
+ * entity read again when a change notification names it (type "clients"
+ * or "users", name as the notification gives it: "x", "u", "u/clients/x"). */
+void br_cluster_quotas_load(struct br_server *b);
+void br_cluster_quota_entity_changed(struct br_server *b, const char *type, const char *name);
+
 #endif

@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/logging.h"
 #include "cluster/zk_json.h"
+#include "server/client_quotas.h"
 #include "server/cluster_wait.h"
 #include "server/topic_admin.h"
 
@@ -426,8 +427,10 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
                 /* the topic's configs read again and applied to its logs */
                 br_cluster_read_topic_configs(b, ch.entity_name);
             }
+        } else if (strcmp(ch.entity_type, "clients") == 0 || strcmp(ch.entity_type, "users") == 0) {
+            br_cluster_quota_entity_changed(b, ch.entity_type, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic configs only",
+            br_debug("config change of %s/%s ignored: Samsa applies topic and quota configs only",
                      ch.entity_type, ch.entity_name);
         }
     } else if (r->rc == BR_ZK_OK) {
@@ -538,6 +541,9 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         }
     }
     kp_free(seqs);
+    if (!b->ca.config_changes_listed) {
+        br_cluster_quotas_load(b); /* changes from here on come as notifications */
+    }
     b->ca.config_change_seen = newest;
     b->ca.config_changes_listed = true;
 }
