@@ -11,13 +11,15 @@ Kafka's rate assumes a window of 10 s from the first record, so a client
 starts with a burst of up to ten seconds of quota before it is held.
 """
 
+import json
 import os
 import sys
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import Skip, check, main  # noqa: E402
+from broker import Skip, check, free_port, main  # noqa: E402
 
 try:
     import confluent_kafka
@@ -33,11 +35,41 @@ def need_client():
         raise Skip("confluent-kafka is not installed")
 
 
-def quota_broker(t, text):
+def quota_broker(t, text, config=None):
     path = t.path("quotas.conf")
     with open(path, "w") as f:
         f.write(text)
-    return t.broker(config={"quota.config.file": path}), path
+    return t.broker(config={"quota.config.file": path, **(config or {})}), path
+
+
+def admin_get(port, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+        body = r.read().decode()
+    return json.loads(body) if path.startswith("/v1") else body
+
+
+def check_admin_view(port):
+    """/v1/quotas and /metrics while the held producer is held: its quota
+    in force, its rate with the throttle time it earned, the free client's
+    rate with no quota and no throttle."""
+    d = admin_get(port, "/v1/quotas")
+    check({"user": None, "client_id": "held", "producer_byte_rate": QUOTA,
+           "consumer_byte_rate": None, "request_percentage": None} in d["quotas"],
+          "/v1/quotas: %s", d["quotas"])
+    rates = {(c["type"], c["client_id"]): c for c in d["clients"]}
+    held = rates.get(("Produce", "held"))
+    free = rates.get(("Produce", "free"))
+    check(held is not None and held["quota"] == QUOTA and held["throttle_time_ms_total"] > 0,
+          "/v1/quotas clients: %s", d["clients"])
+    check(free is not None and free["quota"] is None and free["throttle_time_ms_total"] == 0
+          and free["rate"] > 2 * QUOTA, "/v1/quotas clients: %s", d["clients"])
+    m = admin_get(port, "/metrics")
+    line = next((ln for ln in m.splitlines() if ln.startswith(
+        'kafka_server_quota_throttle_time_ms_total{type="Produce",user="",client_id="held"}')),
+        None)
+    check(line is not None and int(line.split()[-1]) > 0, "/metrics: %s", line)
+    print("/v1/quotas: held at %.0f B/s, %d ms of throttle in all, %d now" %
+          (held["rate"], held["throttle_time_ms_total"], held["throttle_time_ms_left"]))
 
 
 class Producer:
@@ -64,7 +96,6 @@ class Producer:
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _stats(self, doc):
-        import json
         for b in json.loads(doc).get("brokers", {}).values():
             self.throttle_max = max(self.throttle_max, b.get("throttle", {}).get("max", 0))
 
@@ -100,15 +131,20 @@ def case_producer_held_to_producer_byte_rate_other_client_not(t):
     """Two producers on one broker: client id 'held' has producer_byte_rate
     50 KiB/s and is held to it within 10 % over 20 s; 'free' has no quota
     and goes at the 200 KiB/s it is paced at. librdkafka's statistics show
-    the held producer's throttle time, the free one's none."""
+    the held producer's throttle time, the free one's none; so do the admin
+    API's /v1/quotas and /metrics."""
     need_client()
-    b, _ = quota_broker(t, "# test\nclients/held producer_byte_rate=%d\n" % QUOTA)
+    admin = free_port()
+    b, _ = quota_broker(t, "# test\nclients/held producer_byte_rate=%d\n" % QUOTA,
+                        {"admin.listeners": "http://127.0.0.1:%d" % admin})
     held = Producer(b.bootstrap, "held", "quota-held")
     free = Producer(b.bootstrap, "free", "quota-free", pace_bps=4 * QUOTA)
     t0 = time.monotonic()
     held.thread.start()
     free.thread.start()
-    time.sleep(25)
+    time.sleep(15)
+    check_admin_view(admin)
+    time.sleep(25 - (time.monotonic() - t0))
     held.stop.set()
     free.stop.set()
     held.thread.join(60)

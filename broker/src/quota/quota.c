@@ -40,6 +40,7 @@ struct br_quotas {
     size_t nsensors;
     size_t sensors_cap;
     bool full_logged;
+    uint64_t version; /* br_quotas_version */
 };
 
 static const char *const type_keys[BR_QUOTA_TYPES] = {
@@ -93,6 +94,7 @@ static void sensor_free(struct sensor *s)
 
 void br_quotas_clear(struct br_quotas *q)
 {
+    q->version++;
     for (size_t i = 0; i < q->nentities; i++) {
         entity_free(&q->entities[i]);
     }
@@ -149,6 +151,7 @@ static char *dup_opt(const char *s, bool *failed)
 
 int br_quotas_set_entity(struct br_quotas *q, const struct br_quota_entity *e)
 {
+    q->version++;
     if (e->user == NULL && e->client == NULL) {
         return KP_E_INVALID_ARG;
     }
@@ -544,11 +547,17 @@ void br_quotas_throttled(struct br_quotas *q, enum br_quota_type t, struct br_qu
     double limit = 0;
     struct sensor *s = sensor_for(q, t, user, client, now_ms, &has_limit, &limit);
     if (s != NULL && ms > 0) {
+        q->version++;
         s->throttle_total_ms += ms;
         if (now_ms + ms > s->throttled_until_ms) {
             s->throttled_until_ms = now_ms + ms;
         }
     }
+}
+
+uint64_t br_quotas_version(const struct br_quotas *q)
+{
+    return q->version;
 }
 
 size_t br_quotas_sensor_count(struct br_quotas *q, int64_t now_ms)

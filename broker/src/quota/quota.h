@@ -159,6 +159,10 @@ struct br_quota_sensor_view {
     int64_t throttle_total_ms;
     int64_t throttled_until_ms; /* monotonic */
 };
+/* A number that changes with every change of an entity and every
+ * throttle (the admin API's fingerprint: the rates alone do not count). */
+uint64_t br_quotas_version(const struct br_quotas *q);
+
 /* The rates (those not recorded for BR_QUOTA_SENSOR_EXPIRY_MS are
  * forgotten first): their count, and the view of rate i at now_ms (the
  * strings live until the next record). */
