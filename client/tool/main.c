@@ -9,6 +9,7 @@
  *   samsa perf produce|consume ...
  *   samsa cluster info|metadata -b B
  *   samsa configs describe -b B (--broker ID | -t TOPIC)
+ *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
  *
  * This file hands each command to its file (tool.h lists them).
  */
@@ -27,6 +28,7 @@ static const char main_help[] =
     "  perf produce|consume                       throughput and latency\n"
     "  cluster info|metadata                      brokers, controller, partitions\n"
     "  configs describe                           a broker's or a topic's configs\n"
+    "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"
@@ -43,7 +45,7 @@ static const struct {
 } commands[] = {
     {"topic", cmd_topic}, {"produce", cmd_produce}, {"consume", cmd_consume},
     {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
-    {"configs", cmd_configs},
+    {"configs", cmd_configs}, {"quotas", cmd_quotas},
 };
 
 int main(int argc, char **argv)

@@ -10,6 +10,8 @@
  *   consume.c  samsa consume
  *   group.c    samsa group list|describe|reset-offsets|delete
  *   perf.c     samsa perf produce|consume
+ *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
+ *              broker's quota file (the one command without a broker)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
@@ -171,6 +173,7 @@ int one_topic(samsa_admin *a, const char *cmd, const struct opts *o, const char 
 int cmd_topic(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_configs(int argc, char **argv);
+int cmd_quotas(int argc, char **argv);
 int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_group(int argc, char **argv);

@@ -39,7 +39,9 @@ def case_zookeeper_quota_by_hand_honoured_and_removed(t):
     applied; a producer paced at 30 KiB/s to the partition broker 0 leads
     goes at about 10 KiB/s; a broker started again reads it at start; the
     znode deleted and notified again, each broker
-    drops the quota and the producer goes at its pace."""
+    drops the quota and the producer goes at its pace. `samsa quotas --alter
+    --zookeeper` writes the znode and notification Kafka's tool writes (a
+    name sanitized), every broker applies it, and --describe lists it."""
     imports()
     test_quotas.need_client()
     c = Cluster(t)
@@ -80,6 +82,23 @@ def case_zookeeper_quota_by_hand_honoured_and_removed(t):
         check(held < 1.3 * RATE, "held at %.0f B/s under a quota of %d", held, RATE)
         check(free > 2 * RATE, "still held at %.0f B/s after the quota was removed", free)
         check(p.throttle_max > 0, "librdkafka saw no throttle_time_ms")
+        # samsa quotas --zookeeper writes what kafka-configs.sh writes
+        zk = c.zk.connect + CHROOT
+        test_quotas.samsa_quotas(t, "--alter", "--zookeeper", zk, "--entity-type", "users",
+                                 "--entity-name", "<default>", "--entity-type", "clients",
+                                 "--entity-name", "tool client", "--add-config",
+                                 "consumer_byte_rate=2048")
+        got = c.json("/config/users/<default>/clients/tool%20client")
+        check(got == {"version": 1, "config": {"consumer_byte_rate": "2048"}}, "znode %s", got)
+        notes = [c.json("/config/changes/" + n) for n in c.children("/config/changes")]
+        check({"version": 2, "entity_path": "users/<default>/clients/tool%20client"} in notes,
+              "notifications %s", notes)
+        wait_for(lambda: applied_everywhere(
+            c, "quotas: users/<default>/clients/tool%20client: consumer_byte_rate=2048"), 30,
+            "the tool's quota applied by every broker")
+        out = test_quotas.samsa_quotas(t, "--describe", "--zookeeper", zk)
+        check(out == "users/<default>/clients/tool%20client consumer_byte_rate=2048\n",
+              "--describe printed %r", out)
     finally:
         c.close()
 
