@@ -13,6 +13,7 @@ starts with a burst of up to ten seconds of quota before it is held.
 
 import json
 import os
+import struct
 import sys
 import threading
 import time
@@ -281,6 +282,51 @@ def case_quota_file_read_again_when_changed(t):
     b.stop()
 
 
+def metadata_throttles(port, client_id, seconds):
+    """Metadata v4 requests one after another on one connection for that
+    long: each response's throttle_time_ms, and how long the request after
+    a throttled response waited for its answer (the connection muted)."""
+    import kwire
+    throttles = []
+    waits = []
+    s = kwire.connect(port)
+    try:
+        end = time.monotonic() + seconds
+        corr = 0
+        last = 0
+        while time.monotonic() < end:
+            corr += 1
+            sent = time.monotonic()
+            payload = kwire.roundtrip(s, kwire.request(kwire.METADATA, 4, corr,
+                                                       kwire.array([]) + kwire.i8(0),
+                                                       client_id=client_id))
+            if last > 0:
+                waits.append((last, time.monotonic() - sent))
+            last = struct.unpack_from(">i", payload, 4)[0]  # after the correlation id
+            throttles.append(last)
+    finally:
+        s.close()
+    return throttles, waits
+
+
+def case_request_percentage_throttles_every_response(t):
+    """request_percentage 0.01 (a hundred microseconds a second) for client
+    'busy': a Metadata response soon carries a throttle_time_ms of at most
+    one window (1 s, ClientRequestQuotaManager's cap) and the request after
+    it waits about that long (KIP-219's mute); client 'idle', without a
+    quota, sends as much and is never throttled."""
+    b, _ = quota_broker(t, "clients/busy request_percentage=0.01\n")
+    busy, waits = metadata_throttles(b.port, "busy", 2)
+    idle, _ = metadata_throttles(b.port, "idle", 2)
+    print("busy: %d requests, throttles up to %d ms; idle: %d requests, throttles up to %d ms" %
+          (len(busy), max(busy), len(idle), max(idle)))
+    check(0 < max(busy) <= 1000, "busy's throttle_time_ms: %s", sorted(set(busy)))
+    check(all(w >= 0.8 * ms / 1000.0 for ms, w in waits),
+          "a request after a throttle answered before its mute ran out: %s", waits[:5])
+    check(max(idle) == 0, "idle throttled: %s", sorted(set(idle)))
+    b.stop()
+
+
 def case_bad_quota_file_stops_start_up(t):
     """A quota file with an unknown key stops start-up naming the line."""
     path = t.path("bad-quotas.conf")
@@ -298,5 +344,6 @@ if __name__ == "__main__":
         case_producer_held_to_producer_byte_rate_other_client_not,
         case_consumer_held_to_consumer_byte_rate,
         case_quota_file_read_again_when_changed,
+        case_request_percentage_throttles_every_response,
         case_bad_quota_file_stops_start_up,
     ]))

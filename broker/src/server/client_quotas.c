@@ -3,12 +3,15 @@
 #define _GNU_SOURCE
 
 #include "server/client_quotas.h"
+#include "server/request.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <samsa-protocol/schema.h>
 
 #include "base/clock.h"
 #include "base/logging.h"
@@ -180,15 +183,77 @@ int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp
     return ms;
 }
 
-void br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
-                              int64_t us)
+int32_t br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                                 int64_t us)
 {
     if (b->quotas == NULL) {
-        return;
+        return 0;
     }
     int64_t now = br_now_mono_ms();
     struct br_quota_name client = client_name(client_id);
     int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_REQUEST, br_conn_principal(c), client,
                                   (double)us, now);
     throttle(b, c, BR_QUOTA_REQUEST, client, ms, now);
+    return ms;
+}
+
+/* The top-level ThrottleTimeMs of a response of api_key at version, or
+ * NULL. */
+static const struct kp_field *throttle_field(int16_t api_key, int16_t version, uint32_t *size)
+{
+    const struct kp_api *api = kp_api_find(api_key);
+    if (api == NULL || api->response == NULL || api->response->body == NULL) {
+        return NULL;
+    }
+    const struct kp_struct_desc *body = api->response->body;
+    for (uint32_t i = 0; i < body->nfields; i++) {
+        const struct kp_field *f = &body->fields[i];
+        if (f->type == KP_T_INT32 && strcmp(f->name, "ThrottleTimeMs") == 0 &&
+            version >= f->ver_min && version <= f->ver_max) {
+            *size = body->size;
+            return f;
+        }
+    }
+    return NULL;
+}
+
+void br_client_quotas_handling(struct br_server *b, struct br_req *r, int64_t start_us)
+{
+    b->quota_req = r;
+    b->quota_req_start_us = start_us;
+}
+
+void br_client_quotas_handled(struct br_server *b, int64_t us)
+{
+    struct br_req *r = b->quota_req;
+    b->quota_req = NULL;
+    if (r != NULL) {
+        /* answered later (parked) or not at all: the handler's time */
+        (void)br_client_quotas_request(b, r->conn, r->hdr->ClientId, us);
+    }
+}
+
+const void *br_client_quotas_respond(struct br_req *r, const void *resp)
+{
+    struct br_server *b = r->b;
+    if (b->quota_req != r) {
+        return resp; /* exempt, recorded already, or a parked request's answer */
+    }
+    b->quota_req = NULL;
+    int32_t ms = br_client_quotas_request(b, r->conn, r->hdr->ClientId,
+                                          br_now_mono_us() - b->quota_req_start_us);
+    uint32_t size = 0;
+    const struct kp_field *f = ms > 0 ? throttle_field(r->hdr->RequestApiKey, r->version, &size)
+                                      : NULL;
+    uint8_t *copy = f != NULL ? kp_arena_alloc(r->arena, size) : NULL;
+    if (copy == NULL) {
+        return resp; /* muted all the same; the field stays as it was */
+    }
+    memcpy(copy, resp, size);
+    int32_t have = 0;
+    memcpy(&have, copy + f->offset, sizeof have);
+    if (ms > have) {
+        memcpy(copy + f->offset, &ms, sizeof ms);
+    }
+    return copy;
 }

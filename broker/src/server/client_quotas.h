@@ -16,6 +16,8 @@
 #include "quota/quota.h"
 #include "server/state.h"
 
+struct br_req;
+
 /* The quota manager from the broker's config, and the quota file read when
  * quota.config.file is set. 0, or -1 (logged): a bad file stops start-up. */
 KP_MUST_CHECK int br_client_quotas_start(struct br_server *b);
@@ -38,9 +40,20 @@ int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct 
 int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                                int64_t bytes);
 /* A request of (c, client_id) handled in `us` microseconds
- * (request_percentage): c muted for the throttle time it earned. */
-void br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
-                              int64_t us);
+ * (request_percentage): c muted for the throttle time it earned, returned. */
+int32_t br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                                 int64_t us);
+/* The request being handled (NULL: one exempt from request_percentage) and
+ * when its handler started; then, once the handler returned, its time:
+ * recorded unless its response did it (br_client_quotas_respond). */
+void br_client_quotas_handling(struct br_server *b, struct br_req *r, int64_t start_us);
+void br_client_quotas_handled(struct br_server *b, int64_t us);
+/* The response r is about to send (br_respond): the request's time so far
+ * recorded against request_percentage, as Kafka's sendResponseMaybeThrottle
+ * does; when that throttles, a copy of resp (in r's arena) with the larger
+ * of its ThrottleTimeMs and that throttle, if its version has the field.
+ * Else resp itself. */
+const void *br_client_quotas_respond(struct br_req *r, const void *resp);
 
 /* A cluster's quotas (cluster_quotas.c): every entity under /config/clients
  * and /config/users read (the first listing of /config/changes), and one

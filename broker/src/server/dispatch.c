@@ -225,16 +225,16 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
         goto out;
     }
     int64_t t0 = br_now_mono_us();
+    /* request_percentage: the controller's and followers' requests are
+     * exempt (Kafka's ClusterAction requests) */
+    br_client_quotas_handling(b, (d->flags & API_CLUSTER_ONLY) == 0 ? &r : NULL, t0);
     err = d->handler(&r);
     if (err != 0) {
         br_respond_failed(&r, err);
     }
     int64_t us = br_now_mono_us() - t0;
     count_request(b, req.header.RequestApiKey, us);
-    if ((d->flags & API_CLUSTER_ONLY) == 0) {
-        /* request_percentage (Kafka's ClientRequestQuotaManager) */
-        br_client_quotas_request(b, c, req.header.ClientId, us);
-    }
+    br_client_quotas_handled(b, us);
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);

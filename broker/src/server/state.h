@@ -200,6 +200,10 @@ struct br_server {
     /* client quotas (server/client_quotas.h); quota_src: quota.config.file */
     struct br_quotas *quotas;
     struct br_quota_source *quota_src;
+    /* the request a handler runs for now (request_percentage), NULL when
+     * none or its time is recorded already, and when it started */
+    struct br_req *quota_req;
+    int64_t quota_req_start_us;
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame
