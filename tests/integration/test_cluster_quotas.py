@@ -11,7 +11,6 @@ and notifying again frees the producer.
 import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from broker import check, main  # noqa: E402
@@ -60,22 +59,13 @@ def case_zookeeper_quota_by_hand_honoured_and_removed(t):
         c.brokers[2].start()
         wait_for(lambda: line in c.brokers[2].log_text(), 30, "the quota read by broker 2 at start")
         p = test_quotas.Producer(c.bootstrap(0), "zk-held", "zkq", pace_bps=3 * RATE)
-        t0 = time.monotonic()
-        p.thread.start()
-        try:
-            time.sleep(12)
-            t_held = time.monotonic()
+
+        def remove():
             c.kz.delete(CHROOT + "/config/clients/zk-held")
             notify(c, "clients/zk-held")
             wait_for(lambda: applied_everywhere(c, "quotas: clients/zk-held: none"), 30,
                      "the quota dropped by every broker")
-            time.sleep(8)
-            t_free = time.monotonic()
-        finally:
-            p.stop.set()
-            p.thread.join(60)
-        held = p.rate(t0 + 4, t_held)
-        free = p.rate(t_free - 4, t_free)
+        held, free = p.held_then_released(remove)
         print("held %.0f B/s (quota %d), after its removal %.0f B/s, throttle max %d ms" %
               (held, RATE, free, p.throttle_max))
         check(not p.errors, "delivery errors: %s", p.errors[:3])

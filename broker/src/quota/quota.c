@@ -117,6 +117,19 @@ void br_quotas_free(struct br_quotas *q)
 
 /* ------------------------------------------------------------ entities */
 
+/* items (of *cap elements of size bytes) grown to twice as many, or 8; NULL
+ * (items untouched) when memory ran out. Both arrays are bounded
+ * (BR_QUOTA_MAX_ENTITIES, BR_QUOTA_MAX_SENSORS). */
+static void *grow(void *items, size_t *cap, size_t size)
+{
+    size_t n = *cap == 0 ? 8 : *cap * 2;
+    void *grown = kp_realloc(items, n * size);
+    if (grown != NULL) {
+        *cap = n;
+    }
+    return grown;
+}
+
 static bool opt_eq(const char *a, const char *b)
 {
     return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
@@ -184,13 +197,11 @@ int br_quotas_set_entity(struct br_quotas *q, const struct br_quota_entity *e)
         return KP_E_TOO_LARGE;
     }
     if (q->nentities == q->entities_cap) {
-        size_t cap = q->entities_cap == 0 ? 8 : q->entities_cap * 2;
-        struct br_quota_entity *grown = kp_realloc(q->entities, cap * sizeof *grown);
+        void *grown = grow(q->entities, &q->entities_cap, sizeof *q->entities);
         if (grown == NULL) {
             return KP_E_NOMEM;
         }
         q->entities = grown;
-        q->entities_cap = cap;
     }
     bool failed = false;
     struct br_quota_entity n = *e;
@@ -462,13 +473,11 @@ static struct sensor *sensor_get(struct br_quotas *q, enum br_quota_type t,
         }
     }
     if (q->nsensors == q->sensors_cap) {
-        size_t cap = q->sensors_cap == 0 ? 8 : q->sensors_cap * 2;
-        struct sensor *grown = kp_realloc(q->sensors, cap * sizeof *grown);
+        void *grown = grow(q->sensors, &q->sensors_cap, sizeof *q->sensors);
         if (grown == NULL) {
             return NULL;
         }
         q->sensors = grown;
-        q->sensors_cap = cap;
     }
     struct sensor s = {.type = t, .last_record_ms = now_ms};
     s.user = dup_name(user);

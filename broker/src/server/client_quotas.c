@@ -151,18 +151,25 @@ static void throttle(struct br_server *b, struct br_conn *c, enum br_quota_type 
              (int)client.len, client.ptr, ms, br_quota_key(t));
 }
 
-int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct kp_str client_id,
-                                 size_t bytes)
+/* value recorded for (c, client_id) against quota t, c muted for the
+ * throttle time it earned, returned. */
+static int32_t record(struct br_server *b, struct br_conn *c, enum br_quota_type t,
+                      struct kp_str client_id, double value)
 {
     if (b->quotas == NULL) {
         return 0;
     }
     int64_t now = br_now_mono_ms();
     struct br_quota_name client = client_name(client_id);
-    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_PRODUCE, br_conn_principal(c), client,
-                                  (double)bytes, now);
-    throttle(b, c, BR_QUOTA_PRODUCE, client, ms, now);
+    int32_t ms = br_quotas_record(b->quotas, t, br_conn_principal(c), client, value, now);
+    throttle(b, c, t, client, ms, now);
     return ms;
+}
+
+int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct kp_str client_id,
+                                 size_t bytes)
+{
+    return record(b, c, BR_QUOTA_PRODUCE, client_id, (double)bytes);
 }
 
 int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp_str client_id,
@@ -186,15 +193,7 @@ int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp
 int32_t br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                                  int64_t us)
 {
-    if (b->quotas == NULL) {
-        return 0;
-    }
-    int64_t now = br_now_mono_ms();
-    struct br_quota_name client = client_name(client_id);
-    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_REQUEST, br_conn_principal(c), client,
-                                  (double)us, now);
-    throttle(b, c, BR_QUOTA_REQUEST, client, ms, now);
-    return ms;
+    return record(b, c, BR_QUOTA_REQUEST, client_id, (double)us);
 }
 
 /* The top-level ThrottleTimeMs of a response of api_key at version, or
