@@ -140,6 +140,9 @@ static int entity_path(const struct quota_args *a, char *out, size_t cap)
 static int edit_entity(struct entity *e, const char *add, const char *del)
 {
     const char *list = add != NULL ? add : del;
+    if (list == NULL) {
+        return EXIT_USAGE;
+    }
     for (const char *p = list; *p != '\0';) {
         const char *comma = strchr(p, ',');
         size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
@@ -262,7 +265,7 @@ static zhandle_t *zk_connect(const char *hosts)
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     zhandle_t *zh = zookeeper_init(hosts, NULL, 10000, NULL, NULL, 0);
     for (int i = 0; zh != NULL && i < 100 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) {
-        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct timespec ts = {0, 100000000L};
         (void)nanosleep(&ts, NULL);
     }
     if (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE) {
@@ -481,7 +484,8 @@ int cmd_quotas(int argc, char **argv)
     if (a.describe) {
         int lrc = zh != NULL ? zk_load(zh, es, &n) : file_load(a.file, es, &n);
         if (lrc != 0) {
-            fprintf(stderr, "samsa quotas: cannot read %s\n", a.file != NULL ? a.file : "");
+            fprintf(stderr, "samsa quotas: cannot read %s\n",
+                    zh != NULL ? "the quota znodes" : a.file);
             goto out;
         }
         for (size_t i = 0; i < n; i++) {

@@ -58,7 +58,7 @@ enum br_quota_type {
 #define BR_QUOTA_MAX_SENSORS 10000
 /* A rate not recorded for this long is forgotten (Kafka's sensors expire
  * after an hour of inactivity, ClientQuotaManager's InactiveSensorExpirationTimeSeconds). */
-#define BR_QUOTA_SENSOR_EXPIRY_MS (3600 * 1000)
+#define BR_QUOTA_SENSOR_EXPIRY_MS ((int64_t)3600 * 1000)
 
 struct br_quota_config {
     int32_t window_num;       /* quota.window.num: 11 */
