@@ -39,9 +39,10 @@ static int no_pid(void *ctx, int64_t *id)
 }
 
 static int no_write(void *ctx, const char *id, size_t id_len, struct kp_bytes key,
-                    struct kp_bytes value)
+                    struct kp_bytes value, int64_t *log_end)
 {
     (void)ctx;
+    (void)log_end;
     (void)id;
     (void)id_len;
     (void)key;
@@ -49,12 +50,11 @@ static int no_write(void *ctx, const char *id, size_t id_len, struct kp_bytes ke
     return KP_ERR_COORDINATOR_NOT_AVAILABLE;
 }
 
-static bool no_markers(void *ctx, const struct br_txn *t, bool commit, int32_t epoch)
+static bool no_markers(void *ctx, const struct br_txn *t, bool commit)
 {
     (void)ctx;
     (void)t;
     (void)commit;
-    (void)epoch;
     return false;
 }
 

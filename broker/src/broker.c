@@ -16,6 +16,7 @@
 #include "server/group.h"
 #include "server/local_controller.h"
 #include "replica/replication.h"
+#include "server/authorize.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -294,6 +295,9 @@ int br_broker_start(struct br_broker *b)
     }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
+    if (br_authz_start(&b->s) != 0) {
+        return -1; /* logged */
+    }
     int terr = br_txn_server_start(&b->s);
     if (terr != 0) {
         br_error("transaction coordinator: %s", terr < 0 ? kp_err_str(terr) : kp_err_name(terr));
@@ -391,6 +395,7 @@ void br_broker_stop(struct br_broker *b)
     br_controller_requests_free(&b->s); /* answered at the drain (br_complete_controller_requests) */
     br_groups_stop(&b->s);
     br_txn_server_stop(&b->s);
+    br_authz_stop(&b->s);
     /* the controller stops and the registration goes with the session;
      * then the fetchers */
     br_controlled_shutdown_free(b);

@@ -25,6 +25,7 @@
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/buf.h>
 #include <samsa-protocol/err.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/record_batch.h>
 
 #include "base/mailbox.h"
@@ -162,6 +163,8 @@ struct readback {
     size_t n;
     size_t batches;
     size_t empty_batches;
+    size_t control_batches;
+    size_t transactional_batches;
     int codecs[8];
     struct kp_batch_header last_empty;
 };
@@ -204,6 +207,9 @@ static void read_all(struct br_log *log, struct readback *out)
                 out->empty_batches++;
                 out->last_empty = h;
             }
+            out->control_batches += kp_batch_is_control(&h) ? 1u : 0u;
+            out->transactional_batches +=
+                kp_batch_is_transactional(&h) && !kp_batch_is_control(&h) ? 1u : 0u;
             struct kp_batch_iter it;
             CU_ASSERT_EQUAL_FATAL(kp_batch_iter_init(&it, buf + pos, size, 1u << 26), 0);
             struct kp_record r;
@@ -418,6 +424,89 @@ static void test_transactional_records_never_hide_earlier_values(void)
     CU_ASSERT_EQUAL(count, 2);
     (void)find_key(&r, "fill", &count);
     CU_ASSERT(count < 200); /* the plain records around them were cleaned */
+    readback_free(&r);
+    br_log_close(log);
+    cleanup_dir();
+}
+
+/* Appends producer pid's marker (COMMIT when commit) as the leader. */
+static void append_marker(struct br_log *log, int64_t pid, bool commit)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, 4096);
+    struct kp_txn_marker m = {commit ? KP_CONTROL_COMMIT : KP_CONTROL_ABORT, 0};
+    CU_ASSERT_EQUAL_FATAL(kp_txn_marker_batch_write(&w, 0, 3, NOW - HOUR / 2, pid, 0, &m), 0);
+    int64_t base = -1;
+    CU_ASSERT_EQUAL(br_log_append(log, w.buf, w.len, 3, NOW, &base), 0);
+    kp_wr_free(&w);
+}
+
+/* The value of key k the log holds, and how many records it has. */
+static const char *only_value(const struct readback *r, const char *k, size_t *count)
+{
+    const char *v = NULL;
+    *count = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->recs[i].has_key && strcmp(r->recs[i].key, k) == 0) {
+            (*count)++;
+            v = r->recs[i].value;
+        }
+    }
+    return v;
+}
+
+/* Transactions the markers ended (Kafka 2.0's LogCleaner with
+ * CleanedTransactionMetadata): a committed transaction's record is its
+ * key's latest value and replaces the earlier one; an aborted
+ * transaction's batches go and never hide the value they would have
+ * replaced; the markers stay; the batches kept stay transactional. */
+static void test_transactions_ended_by_their_markers(void)
+{
+    setup_dir();
+    struct br_log *log = open_log(4096);
+    struct rec v1 = {"k", "plain-1", NOW - HOUR / 2};
+    (void)append(log, &v1, 1, &PLAIN);
+    struct rec j1 = {"j", "plain-j", NOW - HOUR / 2};
+    (void)append(log, &j1, 1, &PLAIN);
+    struct batch_opts p77 = {KP_CODEC_NONE, 77, 0, false, true};
+    struct batch_opts p78 = {KP_CODEC_NONE, 78, 0, false, true};
+    struct rec v2[2] = {{"k", "committed-2", NOW - HOUR / 2}, {"c", "committed-c", NOW - HOUR / 2}};
+    (void)append(log, v2, 2, &p77);
+    struct rec v3 = {"k", "aborted-3", NOW - HOUR / 2};
+    (void)append(log, &v3, 1, &p78);
+    append_marker(log, 77, true);
+    struct rec j2 = {"j", "aborted-j", NOW - HOUR / 2};
+    (void)append(log, &j2, 1, &p78);
+    append_marker(log, 78, false);
+    struct rec c2 = {"c", "plain-c", NOW - HOUR / 2};
+    (void)append(log, &c2, 1, &PLAIN);
+    struct rec fill = {"fill", "x", NOW};
+    for (int i = 0; i < 200; i++) {
+        (void)append(log, &fill, 1, &PLAIN); /* the first segments close */
+    }
+    struct readback before;
+    read_all(log, &before);
+    CU_ASSERT_EQUAL(before.control_batches, 2);
+    CU_ASSERT_EQUAL(before.transactional_batches, 3);
+    readback_free(&before);
+    struct br_clean_params p = params(0);
+    CU_ASSERT(clean_once(log, &p, true) > 1);
+    struct readback r;
+    read_all(log, &r);
+    size_t count = 0;
+    const char *k = only_value(&r, "k", &count);
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_TRUE(k != NULL && strcmp(k, "committed-2") == 0);
+    const char *j = only_value(&r, "j", &count);
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_TRUE(j != NULL && strcmp(j, "plain-j") == 0);
+    const char *c = only_value(&r, "c", &count); /* a later plain record replaces it */
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_TRUE(c != NULL && strcmp(c, "plain-c") == 0);
+    CU_ASSERT_EQUAL(r.control_batches, 2);
+    /* producer 77's batch rebuilt without "c", still transactional;
+     * producer 78's both gone but the last, an empty batch for its state */
+    CU_ASSERT_EQUAL(r.transactional_batches, 1);
     readback_free(&r);
     br_log_close(log);
     cleanup_dir();
@@ -1046,6 +1135,7 @@ int main(void)
         {"clean_never_touches_the_active_segment", test_clean_never_touches_the_active_segment},
     {"transactional_records_never_hide_earlier_values",
      test_transactional_records_never_hide_earlier_values},
+    {"transactions_ended_by_their_markers", test_transactions_ended_by_their_markers},
         {"tombstones_go_after_delete_retention", test_tombstones_go_after_delete_retention},
         {"min_compaction_lag_keeps_recent_segments", test_min_compaction_lag_keeps_recent_segments},
         {"rebuilt_batches_keep_codec_producer_and_timestamps",

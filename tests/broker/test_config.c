@@ -288,6 +288,10 @@ static const char every_key[] =
     "transaction.state.log.num.partitions=8\n"
     "transaction.state.log.replication.factor=2\n"
     "transaction.state.log.segment.bytes=1048576\n"
+    "transaction.state.log.min.isr=1\n"
+    "authorizer.class.name=\n"
+    "super.users=User:admin;User:broker\n"
+    "allow.everyone.if.no.acl.found=true\n"
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
     "group.max.session.timeout.ms=1800000\n"
@@ -418,6 +422,10 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 8);
     CU_ASSERT_EQUAL(c.transaction_state_log_replication_factor, 2);
     CU_ASSERT_EQUAL(c.transaction_state_log_segment_bytes, 1048576);
+    CU_ASSERT_EQUAL(c.transaction_state_log_min_isr, 1);
+    CU_ASSERT_FALSE(c.authorizer); /* empty: none */
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_SUPER_USERS], "User:admin;User:broker");
+    CU_ASSERT_TRUE(c.allow_everyone_if_no_acl_found);
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 1800000);

@@ -45,9 +45,8 @@ static int new_pid(void *ctx, int64_t *id)
     return 0;
 }
 
-static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_t epoch)
+static bool write_markers(void *ctx, const struct br_txn *t, bool commit)
 {
-    (void)epoch;
     struct marks *m = ctx;
     m->calls++;
     m->last_commit = commit;
@@ -57,7 +56,7 @@ static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_
 }
 
 static int write_record(void *ctx, const char *id, size_t id_len, struct kp_bytes key,
-                        struct kp_bytes value)
+                        struct kp_bytes value, int64_t *log_end)
 {
     (void)id;
     (void)id_len;
@@ -73,6 +72,7 @@ static int write_record(void *ctx, const char *id, size_t id_len, struct kp_byte
     if (value.len > 0) {
         memcpy(w->value, value.ptr, (size_t)value.len);
     }
+    *log_end = (int64_t)m->nrecords;
     return 0;
 }
 
@@ -193,6 +193,77 @@ static void test_timeout_retry_and_expiry(void)
     br_txn_fini(&c);
 }
 
+static bool starts_with_a(void *arg, const char *id, size_t len)
+{
+    (void)arg;
+    return len > 0 && id[0] == 'a';
+}
+
+/* A cluster's markers: EndTxn leaves the transaction in PrepareCommit
+ * while they are under way (the producer hears CONCURRENT_TRANSACTIONS on
+ * a retry) and br_txn_markers_done completes it; each record's log end is
+ * kept; an unloaded partition's ids are gone, and a coordinator that
+ * loaded them again completes what was left in Prepare*. */
+static void test_markers_under_way_unload_resume(void)
+{
+    struct marks m = {.next_pid = 1};
+    struct br_txn_coordinator c;
+    br_txn_init(&c, &ops, &m, 900000, 100000, 1000);
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    CU_ASSERT_EQUAL(br_txn_init_producer_id(&c, "a1", 2, 5000, 0, &pid, &epoch), KP_ERR_NONE);
+    int64_t pid_b = -1;
+    int16_t epoch_b = -1;
+    CU_ASSERT_EQUAL(br_txn_init_producer_id(&c, "b1", 2, 5000, 0, &pid_b, &epoch_b), KP_ERR_NONE);
+    struct br_txn *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(br_txn_check(&c, "a1", 2, pid, epoch, &t), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(add(&c, t, "x", 0, 10), 0);
+    CU_ASSERT_EQUAL(t->log_end, (int64_t)m.nrecords);
+    m.refuse = true; /* under way */
+    CU_ASSERT_EQUAL(br_txn_end(&c, "a1", 2, pid, epoch, true, 20), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(t->status, BR_TXN_PREPARE_COMMIT);
+    CU_ASSERT_EQUAL(br_txn_end(&c, "a1", 2, pid, epoch, true, 21), KP_ERR_CONCURRENT_TRANSACTIONS);
+    size_t before = m.nrecords;
+    m.refuse = false;
+    br_txn_markers_done(&c, "b1", 2, 30); /* not in Prepare*: nothing */
+    CU_ASSERT_EQUAL(m.nrecords, before);
+    br_txn_markers_done(&c, "a1", 2, 30);
+    CU_ASSERT_EQUAL(t->status, BR_TXN_COMPLETE_COMMIT);
+    CU_ASSERT_EQUAL(m.nrecords, before + 1);
+    CU_ASSERT_EQUAL(c.committed, 1);
+    /* a second transaction left in PrepareAbort, its partition unloaded */
+    CU_ASSERT_EQUAL(add(&c, t, "y", 1, 40), 0);
+    m.refuse = true;
+    CU_ASSERT_EQUAL(br_txn_end(&c, "a1", 2, pid, epoch, false, 50), KP_ERR_NONE);
+    CU_ASSERT_EQUAL(br_txn_unload(&c, starts_with_a, NULL), 1);
+    CU_ASSERT_PTR_NULL(br_txn_find(&c, "a1", 2));
+    CU_ASSERT_PTR_NOT_NULL(br_txn_find(&c, "b1", 2));
+    /* loaded again from its records: PrepareAbort, completed by resume */
+    for (size_t i = 0; i < m.nrecords; i++) {
+        struct kp_bytes key = {m.records[i].key, m.records[i].klen};
+        struct kp_bytes value = {m.records[i].vlen >= 0 ? m.records[i].value : NULL,
+                                 m.records[i].vlen};
+        struct kp_str id;
+        CU_ASSERT_EQUAL_FATAL(br_txn_log_key_decode(key, &id), 0);
+        if (id.len == 2 && memcmp(id.ptr, "a1", 2) == 0) {
+            CU_ASSERT_EQUAL(br_txn_load_record(&c, key, value), 0);
+        }
+    }
+    t = br_txn_find(&c, "a1", 2);
+    if (t == NULL) {
+        CU_FAIL_FATAL("\"a1\" was not loaded again");
+        return;
+    }
+    CU_ASSERT_EQUAL(t->status, BR_TXN_PREPARE_ABORT);
+    CU_ASSERT_EQUAL(t->nparts, 1);
+    m.refuse = false;
+    int calls = m.calls;
+    br_txn_resume(&c, starts_with_a, NULL, 60);
+    CU_ASSERT_EQUAL(m.calls, calls + 1);
+    CU_ASSERT_TRUE(m.last_nparts == 1 && !m.last_commit);
+    CU_ASSERT_EQUAL(t->status, BR_TXN_COMPLETE_ABORT);
+    br_txn_fini(&c);
+}
 
 /* A change whose record cannot be written is not made: the request gets
  * the write's error and the state stays as it was. */
@@ -345,6 +416,7 @@ static CU_TestInfo tests[] = {
     {"init_add_end", test_init_add_end},
     {"fencing", test_fencing},
     {"timeout_retry_and_expiry", test_timeout_retry_and_expiry},
+    {"markers_under_way_unload_resume", test_markers_under_way_unload_resume},
     {"write_failure_changes_nothing", test_write_failure_changes_nothing},
     {"records_rebuild_the_state", test_records_rebuild_the_state},
     {"record_bytes_are_kafkas", test_record_bytes_are_kafkas},

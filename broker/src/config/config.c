@@ -501,6 +501,23 @@ static int cross_checks(struct load *ld)
                          "0 would close every connection the moment it pauses: give at least "
                          "1 ms, or -1 to never close idle connections");
     }
+    /* SimpleAclAuthorizer (Kafka 2.0) or AclAuthorizer (2.4), the same
+     * rules; no other class runs here */
+    const char *authz = cfg_text_of(ld, BR_CFG_AUTHORIZER_CLASS_NAME);
+    if (authz != NULL && authz[0] != '\0') {
+        if (strcmp(authz, "kafka.security.auth.SimpleAclAuthorizer") != 0 &&
+            strcmp(authz, "kafka.security.authorizer.AclAuthorizer") != 0) {
+            return cfg_key_error(ld, BR_CFG_AUTHORIZER_CLASS_NAME,
+                                 "only kafka.security.auth.SimpleAclAuthorizer (or "
+                                 "kafka.security.authorizer.AclAuthorizer) is built in");
+        }
+        if (c->zookeeper_connect != NULL) {
+            return cfg_key_error(ld, BR_CFG_AUTHORIZER_CLASS_NAME,
+                                 "ACLs run on a standalone broker only so far (a cluster's "
+                                 "/kafka-acl znodes are not read yet)");
+        }
+        ld->c->authorizer = true;
+    }
     if (c->group_min_session_timeout_ms > c->group_max_session_timeout_ms) {
         return cfg_key_error(ld, BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,
                          "must not exceed group.max.session.timeout.ms (%d)",

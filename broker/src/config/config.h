@@ -293,6 +293,7 @@ enum br_config_key {
     BR_CFG_TRANSACTION_STATE_LOG_NUM_PARTITIONS,
     BR_CFG_TRANSACTION_STATE_LOG_REPLICATION_FACTOR,
     BR_CFG_TRANSACTION_STATE_LOG_SEGMENT_BYTES,
+    BR_CFG_TRANSACTION_STATE_LOG_MIN_ISR,
     BR_CFG_OFFSET_METADATA_MAX_BYTES,
     BR_CFG_OFFSETS_COMMIT_TIMEOUT_MS,
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
@@ -325,6 +326,9 @@ enum br_config_key {
     BR_CFG_SSL_ENABLED_PROTOCOLS,
     BR_CFG_SSL_CIPHER_SUITES,
     BR_CFG_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM,
+    BR_CFG_AUTHORIZER_CLASS_NAME,
+    BR_CFG_SUPER_USERS,
+    BR_CFG_ALLOW_EVERYONE_IF_NO_ACL_FOUND,
     BR_CFG__COUNT
 };
 
@@ -453,6 +457,7 @@ struct br_config {
     int32_t transaction_state_log_num_partitions;
     int16_t transaction_state_log_replication_factor;
     int32_t transaction_state_log_segment_bytes;
+    int32_t transaction_state_log_min_isr; /* __transaction_state's min.insync.replicas */
     int32_t offset_metadata_max_bytes;
     int32_t offsets_commit_timeout_ms; /* a cluster's commit waits this long for the ISR */
     int32_t group_initial_rebalance_delay_ms;
@@ -468,6 +473,10 @@ struct br_config {
 
     /* ZooKeeper */
     char *zookeeper_connect; /* NULL = standalone */
+    /* authorizer.class.name names Kafka's SimpleAclAuthorizer (or 2.4's
+     * AclAuthorizer): ACLs are checked; super.users stays in raw[] */
+    bool authorizer;
+    bool allow_everyone_if_no_acl_found;
     int32_t zookeeper_session_timeout_ms;
     int32_t zookeeper_connection_timeout_ms; /* effective: unset = session's */
     int64_t config_change_expiration_ms;     /* config.change.expiration.ms (Samsa's) */

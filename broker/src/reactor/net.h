@@ -238,6 +238,10 @@ void br_conn_close_after_flush(struct br_conn *c);
 int br_conn_listener(const struct br_conn *c);
 /* "host:port" of the peer, for logs. */
 const char *br_conn_peer(const struct br_conn *c);
+/* The subject of the certificate the peer of a TLS connection presented
+ * (mutual TLS), in RFC 2253 form as Java's X500Principal.getName() writes
+ * it ("CN=alice,OU=eng"): its length, 0 with buf "" when there is none. */
+size_t br_conn_tls_subject(const struct br_conn *c, char *buf, size_t len);
 struct br_net *br_conn_net(const struct br_conn *c);
 
 /* ---- outbound connections (a follower's fetcher, the controller's

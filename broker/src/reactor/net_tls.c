@@ -567,3 +567,29 @@ void net_tls_close(struct br_conn *c)
     SSL_free(c->ssl);
     c->ssl = NULL;
 }
+
+size_t br_conn_tls_subject(const struct br_conn *c, char *buf, size_t len)
+{
+    if (len == 0) {
+        return 0;
+    }
+    buf[0] = '\0';
+    if (c->ssl == NULL || c->tls_handshaking) {
+        return 0;
+    }
+    X509 *cert = SSL_get1_peer_certificate(c->ssl);
+    if (cert == NULL) {
+        return 0;
+    }
+    size_t n = 0;
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio != NULL && X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
+        int got = BIO_read(bio, buf, (int)(len - 1 > INT32_MAX ? INT32_MAX : len - 1));
+        n = got > 0 ? (size_t)got : 0;
+    }
+    buf[n] = '\0';
+    BIO_free(bio);
+    X509_free(cert);
+    ERR_clear_error();
+    return n;
+}

@@ -6,6 +6,7 @@
  */
 #include "base/logging.h"
 #include "server/group.h"
+#include "server/authorize.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
 
@@ -92,8 +93,13 @@ static void fill_missing(struct br_req *r, struct kp_str name,
         out->IsInternal = true;
         return;
     }
+    /* an auto-creation needs Create on the Cluster or the topic (KIP-277) */
     bool may_create =
-        b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation);
+        b->cfg.auto_create_topics_enable && (r->version < 4 || q->AllowAutoTopicCreation) &&
+        (br_authorize(r, BR_ACL_OP_CREATE, BR_ACL_RES_CLUSTER, BR_ACL_CLUSTER_NAME,
+                      sizeof BR_ACL_CLUSTER_NAME - 1) ||
+         br_authorize(r, BR_ACL_OP_CREATE, BR_ACL_RES_TOPIC, name.ptr != NULL ? name.ptr : "",
+                      name.len > 0 ? (size_t)name.len : 0));
     if (!may_create) {
         if (br_topic_admin_creating(b, name)) {
             out->ErrorCode = KP_ERR_LEADER_NOT_AVAILABLE; /* a CreateTopics makes it now */
@@ -170,14 +176,29 @@ int br_h_metadata(struct br_req *r)
     if (resp.Topics.items == NULL) {
         return KP_E_NOMEM;
     }
-    resp.Topics.count = (int32_t)n;
+    resp.Topics.count = 0;
     for (size_t i = 0; i < n; i++) {
-        struct kp_MetadataResponse_MetadataResponseTopic *out = &resp.Topics.items[i];
+        struct kp_MetadataResponse_MetadataResponseTopic *out =
+            &resp.Topics.items[resp.Topics.count++];
         const struct br_mc_topic *t = NULL;
         if (all) {
             t = mc->topics[i];
+            /* all topics: those the principal may not describe are left
+             * out (KafkaApis.handleTopicMetadataRequest) */
+            if (!br_authorize(r, BR_ACL_OP_DESCRIBE, BR_ACL_RES_TOPIC, t->name, strlen(t->name))) {
+                resp.Topics.count--;
+                continue;
+            }
         } else {
             struct kp_str name = q->Topics.items[i].Name;
+            /* named: denied before its existence is even looked at */
+            if (!br_authorize(r, BR_ACL_OP_DESCRIBE, BR_ACL_RES_TOPIC,
+                              name.ptr != NULL ? name.ptr : "",
+                              name.len > 0 ? (size_t)name.len : 0)) {
+                out->Name = name;
+                out->ErrorCode = KP_ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             t = name.len > 0 ? br_mc_topic(mc, name.ptr, (size_t)name.len) : NULL;
             if (t == NULL) {
                 fill_missing(r, name, out);

@@ -5,9 +5,13 @@
  * key type 1 in group_handlers.c), its records in __transaction_state and
  * the markers it writes on this broker's partitions.
  *
- * Standalone only so far: every partition is led here, so the markers are
- * appended at once (a cluster's WriteTxnMarkers to other leaders is not
- * there yet). On a cluster these requests answer COORDINATOR_NOT_AVAILABLE.
+ * Standalone, every partition is led here: the markers are appended at
+ * once. On a cluster a broker coordinates the ids of the partitions of
+ * __transaction_state it leads (loaded when it comes to lead one,
+ * br_txn_leadership_changed), answers a request that changed a record
+ * once the record reached the ISR (Kafka's appendTransactionToLog with
+ * requiredAcks = -1), and sends markers to the partitions' leaders with
+ * WriteTxnMarkers (txn_markers.h), whose answer waits for the ISR too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +28,9 @@
 #include "replica/replica_manager.h"
 #include "server/group.h"
 #include "server/request.h"
+#include "server/acks_wait.h"
 #include "server/state.h"
+#include "server/txn_markers.h"
 #include "txn/coordinator.h"
 
 #define TXN_TOPIC "__transaction_state"
@@ -46,7 +52,7 @@ static const struct {
  * the topic asked for. */
 static int ensure_txn_topic(struct br_server *b)
 {
-    struct br_kv kvs[N_TXN_SETTINGS + 1];
+    struct br_kv kvs[N_TXN_SETTINGS + 2];
     for (size_t i = 0; i < N_TXN_SETTINGS; i++) {
         kvs[i].key = kp_str_c(txn_topic_settings[i].key);
         kvs[i].value = kp_str_c(txn_topic_settings[i].value);
@@ -55,6 +61,13 @@ static int ensure_txn_topic(struct br_server *b)
     (void)snprintf(seg, sizeof seg, "%" PRId32, b->cfg.transaction_state_log_segment_bytes);
     kvs[N_TXN_SETTINGS].key = kp_str_c("segment.bytes");
     kvs[N_TXN_SETTINGS].value = kp_str_c(seg);
+    /* transaction.state.log.min.isr, at most the replicas it has (a
+     * standalone broker's one) */
+    char isr[24];
+    int32_t min_isr = b->cfg.transaction_state_log_min_isr;
+    (void)snprintf(isr, sizeof isr, "%" PRId32, min_isr < b->txn_topic_rf ? min_isr : b->txn_topic_rf);
+    kvs[N_TXN_SETTINGS + 1].key = kp_str_c("min.insync.replicas");
+    kvs[N_TXN_SETTINGS + 1].value = kp_str_c(isr);
     struct br_internal_topic it = {
         TXN_TOPIC,
         b->cfg.transaction_state_log_num_partitions,
@@ -62,15 +75,33 @@ static int ensure_txn_topic(struct br_server *b)
         b->cfg.transaction_state_log_replication_factor,
         "transaction.state.log.replication.factor",
         kvs,
-        N_TXN_SETTINGS + 1,
+        N_TXN_SETTINGS + 2,
         &b->txn_topic_create_ms,
     };
     return br_ensure_internal_topic(b, &it);
 }
 
-/* The partition of __transaction_state id's records go to, led here, or
- * NULL with *err (TransactionStateManager.partitionFor: Java's String
- * hashCode, as the group's). */
+/* The partitions of __transaction_state (0 while it is not made). */
+static int32_t txn_partitions(const struct br_server *b)
+{
+    const struct br_mc_topic *mt = br_mc_topic(&b->mc, TXN_TOPIC, sizeof TXN_TOPIC - 1);
+    return mt != NULL ? mt->npartitions : 0;
+}
+
+/* The partition of __transaction_state id's records go to, if this broker
+ * leads it, else NULL with *err (TransactionStateManager.partitionFor:
+ * Java's String hashCode, as the group's). */
+static struct br_partition *txn_log_partition(struct br_server *b, const char *id, size_t len,
+                                              int16_t *err)
+{
+    int perr = 0;
+    struct br_partition *p = br_internal_partition(br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC)),
+                                                   txn_partitions(b), id, len, &perr);
+    *err = (int16_t)perr;
+    return p;
+}
+
+/* The same, the topic asked for first when it is not made yet. */
 static struct br_partition *txn_partition(struct br_server *b, const char *id, size_t len,
                                           int16_t *err)
 {
@@ -79,24 +110,25 @@ static struct br_partition *txn_partition(struct br_server *b, const char *id, s
         *err = (int16_t)e;
         return NULL;
     }
-    const struct br_mc_topic *mt = br_mc_topic(&b->mc, TXN_TOPIC, sizeof TXN_TOPIC - 1);
-    int perr = 0;
-    struct br_partition *p = br_internal_partition(br_rm_find_topic(&b->rm, kp_str_c(TXN_TOPIC)),
-                                                   mt != NULL ? mt->npartitions : 0, id, len, &perr);
-    *err = (int16_t)perr;
-    return p;
+    return txn_log_partition(b, id, len, err);
 }
 
-int br_txn_find_coordinator(struct br_server *b, struct kp_str id)
+bool br_txn_coordinates(struct br_server *b, struct kp_str id)
 {
-    if (!br_txn_served_here(b)) {
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
     int16_t err = KP_ERR_NONE;
-    return txn_partition(b, id.ptr != NULL ? id.ptr : "", id.len > 0 ? (size_t)id.len : 0, &err) !=
-                   NULL
-               ? 0
-               : err;
+    return id.len >= 0 && txn_log_partition(b, id.ptr != NULL ? id.ptr : "", (size_t)id.len,
+                                            &err) != NULL;
+}
+
+int br_txn_find_coordinator(struct br_server *b, struct kp_str id, const char *listener,
+                            int32_t *node, const char **host, int32_t *port)
+{
+    int e = ensure_txn_topic(b);
+    if (e != 0) {
+        return e;
+    }
+    return br_internal_coordinator(b, TXN_TOPIC, txn_partitions(b), id, listener, node, host,
+                                   port);
 }
 
 /* The coordinator's ops on this broker. */
@@ -114,17 +146,18 @@ static int new_producer_id(void *ctx, int64_t *id)
  * coordinator, whose pending offsets of the producer it commits or drops. */
 static int16_t append_marker(struct br_server *b, struct kp_str topic, int32_t partition,
                              int64_t pid, int16_t epoch, int32_t coordinator_epoch, bool commit,
-                             int64_t now)
+                             int64_t now, struct br_partition **where, int64_t *offset)
 {
     int16_t lerr = KP_ERR_NONE;
     struct br_partition *p = br_rm_leader_partition(&b->rm, topic, partition, &lerr);
     if (p == NULL) {
         return lerr;
     }
+    *where = p;
     int16_t kerr = KP_ERR_NONE;
-    int64_t offset = -1;
+    *offset = -1;
     int err =
-        br_partition_append_marker(p, pid, epoch, coordinator_epoch, commit, now, &kerr, &offset);
+        br_partition_append_marker(p, pid, epoch, coordinator_epoch, commit, now, &kerr, offset);
     if (err != 0) {
         br_error("%s-%d: the %s marker of producer %lld could not be written: %s", p->topic->name,
                  (int)partition, commit ? "COMMIT" : "ABORT", (long long)pid, kp_err_str(err));
@@ -136,15 +169,25 @@ static int16_t append_marker(struct br_server *b, struct kp_str topic, int32_t p
     return kerr;
 }
 
-static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_t coordinator_epoch)
+static bool write_markers(void *ctx, const struct br_txn *t, bool commit)
 {
     struct br_server *b = ctx;
+    int16_t perr = KP_ERR_NONE;
+    struct br_partition *log_p = txn_log_partition(b, t->id, t->id_len, &perr);
+    if (b->zk != NULL) {
+        return br_txn_markers_write(b, t, commit, log_p);
+    }
+    /* the coordinator epoch: its partition's leader epoch (Kafka's
+     * coordinatorEpoch, from LeaderAndIsr) */
+    int32_t coordinator_epoch = log_p != NULL ? log_p->leader_epoch : 0;
     bool all = true;
     int64_t now = br_now_wall_ms();
     for (size_t i = 0; i < t->nparts; i++) {
         const struct br_txn_partition *tp = &t->parts[i];
+        struct br_partition *where = NULL;
+        int64_t offset = -1;
         int16_t e = append_marker(b, kp_str_c(tp->topic), tp->partition, t->producer_id, t->epoch,
-                                  coordinator_epoch, commit, now);
+                                  coordinator_epoch, commit, now, &where, &offset);
         if (e == KP_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
             continue; /* deleted since: nothing is left to mark (Kafka drops it) */
         }
@@ -163,7 +206,7 @@ static bool write_markers(void *ctx, const struct br_txn *t, bool commit, int32_
 /* One record of id appended to its partition of __transaction_state
  * (standalone: written when appended, as acks=all with one replica). */
 static int write_record(void *ctx, const char *id, size_t id_len, struct kp_bytes key,
-                        struct kp_bytes value)
+                        struct kp_bytes value, int64_t *log_end)
 {
     struct br_server *b = ctx;
     int16_t perr = KP_ERR_NONE;
@@ -193,6 +236,7 @@ static int write_record(void *ctx, const char *id, size_t id_len, struct kp_byte
                  err < 0 ? kp_err_str(err) : kp_err_name(err));
         return KP_ERR_COORDINATOR_NOT_AVAILABLE;
     }
+    *log_end = br_log_end_offset(p->log);
     return 0;
 }
 
@@ -255,24 +299,238 @@ int br_txn_server_start(struct br_server *b)
 
 void br_txn_server_stop(struct br_server *b)
 {
+    br_txn_markers_forget(b, NULL, NULL);
     br_txn_fini(&b->txn);
 }
 
-bool br_txn_served_here(const struct br_server *b)
+/* Whether id's records go to partition `index` of __transaction_state. */
+struct txn_partition_of {
+    int32_t npartitions;
+    int32_t index;
+};
+
+static bool id_in_partition(void *arg, const char *id, size_t len)
 {
-    return b->zk == NULL;
+    const struct txn_partition_of *o = arg;
+    return br_group_partition_for(id, len, o->npartitions) == o->index;
 }
 
-/* The transactional id as the coordinator takes it; false (and a warning)
- * on a cluster. */
-static bool coordinated_here(struct br_req *r, struct kp_str id)
+void br_txn_leadership_changed(struct br_server *b, struct br_partition *p, bool was_leader)
 {
-    if (br_txn_served_here(r->b)) {
-        return true;
+    bool leads = p->role == BR_ROLE_LEADER;
+    if (leads == was_leader || strcmp(p->topic->name, TXN_TOPIC) != 0) {
+        return;
     }
-    br_warn("%s: transactional id \"%.*s\": transactions run on a standalone broker only so far",
-            br_conn_peer(r->conn), (int)(id.len > 0 ? id.len : 0), id.ptr != NULL ? id.ptr : "");
-    return false;
+    int32_t n = txn_partitions(b);
+    struct txn_partition_of o = {n > 0 ? n : p->topic->npartitions, p->index};
+    /* TransactionStateManager.removeTransactionsForTxnTopicPartition (on
+     * immigration too, so nothing stale of an earlier term stays), and
+     * the markers under way with them (TransactionMarkerChannelManager.
+     * removeMarkersForTxnTopicPartition) */
+    br_txn_markers_forget(b, id_in_partition, &o);
+    size_t gone = br_txn_unload(&b->txn, id_in_partition, &o);
+    if (!leads) {
+        br_info("%s-%" PRId32 " is led elsewhere now: %zu transactional id(s) handed over",
+                TXN_TOPIC, p->index, gone);
+        return;
+    }
+    /* loadTransactionsForTxnTopicPartition: the latest record of each id
+     * wins; Prepare* ones have their markers sent again */
+    int64_t t0 = br_now_mono_ms();
+    size_t before = b->txn.n;
+    struct txn_loading l = {b, 0, 0};
+    int err = br_partition_read_records(p, TXN_TOPIC, load_one, &l);
+    if (err != 0) {
+        br_error("%s-%" PRId32 ": loading the transactions failed (%s): its ids are not served",
+                 TXN_TOPIC, p->index, err < 0 ? kp_err_str(err) : kp_err_name(err));
+        (void)br_txn_unload(&b->txn, id_in_partition, &o);
+        return;
+    }
+    br_info("transaction coordinator of %s-%" PRId32 " (epoch %" PRId32 "): %zu transactional "
+            "id(s) loaded from %zu record(s) in %" PRId64 " ms",
+            TXN_TOPIC, p->index, p->leader_epoch, b->txn.n - before, l.records,
+            br_now_mono_ms() - t0);
+    br_txn_resume(&b->txn, id_in_partition, &o, br_now_wall_ms());
+}
+
+/* The coordinator's error for id on this broker: NONE when it coordinates
+ * it, NOT_COORDINATOR when another broker leads its partition,
+ * COORDINATOR_NOT_AVAILABLE while __transaction_state is being made. */
+static int16_t coordinator_error(struct br_server *b, struct kp_str id)
+{
+    int16_t err = KP_ERR_NONE;
+    if (txn_partition(b, id.ptr != NULL ? id.ptr : "", id.len > 0 ? (size_t)id.len : 0, &err) ==
+        NULL) {
+        return err != KP_ERR_NONE ? err : KP_ERR_NOT_COORDINATOR;
+    }
+    return KP_ERR_NONE;
+}
+
+/* ---------------------------------------------------------------- answers after the ISR */
+
+/* An answer held until the record it tells of reached the ISR, encoded
+ * before the request's memory went: as it is, and with the two errors
+ * Kafka's appendTransactionToLog answers when the append fails
+ * (COORDINATOR_NOT_AVAILABLE: not replicated in time or by too few;
+ * NOT_COORDINATOR: the partition is led elsewhere now). */
+enum { ANSWER_OK, ANSWER_NOT_AVAILABLE, ANSWER_NOT_COORDINATOR, ANSWERS };
+
+struct txn_answer {
+    struct br_hw_wait wait; /* first */
+    struct br_conn *conn;
+    struct br_slot *slot;
+    uint8_t *frame[ANSWERS];
+    size_t len[ANSWERS];
+};
+
+static void answer_free(struct txn_answer *a)
+{
+    for (size_t i = 0; i < ANSWERS; i++) {
+        kp_free(a->frame[i]);
+    }
+    kp_free(a);
+}
+
+/* Sends frame k of a (which it takes) and frees a. */
+static void answer_send(struct txn_answer *a, size_t k)
+{
+    uint8_t *buf = a->frame[k];
+    a->frame[k] = NULL;
+    if (br_slot_add_mem(a->slot, buf, a->len[k]) != 0) {
+        br_error("answering %s failed (out of memory): closing the connection",
+                 br_conn_peer(a->conn));
+        br_conn_close_after_flush(a->conn);
+    }
+    br_slot_ready(a->conn, a->slot);
+    answer_free(a);
+}
+
+static void answer_done(struct br_hw_wait *w, int16_t err)
+{
+    struct txn_answer *a = (struct txn_answer *)(void *)w;
+    size_t k = err == KP_ERR_NONE                   ? ANSWER_OK
+               : err == KP_ERR_NOT_LEADER_OR_FOLLOWER ? ANSWER_NOT_COORDINATOR
+                                                      : ANSWER_NOT_AVAILABLE;
+    if (k != ANSWER_OK) {
+        br_warn("a transaction coordinator's record was not replicated (%s): answered %s",
+                kp_err_name(err),
+                kp_err_name(k == ANSWER_NOT_COORDINATOR ? KP_ERR_NOT_COORDINATOR
+                                                        : KP_ERR_COORDINATOR_NOT_AVAILABLE));
+    }
+    answer_send(a, k);
+}
+
+static void answer_cancelled(struct br_hw_wait *w)
+{
+    answer_free((struct txn_answer *)(void *)w);
+}
+
+/* Encodes resp of r's API and version into *frame. 0 or a KP_E_* code. */
+static int encode_answer(struct br_req *r, const void *resp, uint8_t **frame, size_t *len)
+{
+    struct kp_writer w;
+    kp_wr_init(&w, (size_t)r->b->cfg.response_max_bytes);
+    int err =
+        kp_response_encode(&w, r->hdr->RequestApiKey, r->version, r->hdr->CorrelationId, resp);
+    *frame = err == 0 ? kp_wr_steal(&w, len) : NULL;
+    kp_wr_free(&w);
+    return err != 0 ? err : *frame == NULL ? KP_E_NOMEM : 0;
+}
+
+/*
+ * Answers resp, which tells of an append to p up to `required`: at once
+ * when the ISR has it already, else once it has, or
+ * with the error set_error puts into every entry that says NONE when it
+ * cannot be (resp is changed then: it must not be used after).
+ */
+static int respond_replicated_at(struct br_req *r, void *resp, struct br_partition *p,
+                                 int64_t required, void (*set_error)(void *resp, int16_t code))
+{
+    if (required <= p->hw || r->slot == NULL) {
+        return br_respond(r, resp);
+    }
+    struct txn_answer *a = kp_calloc(1, sizeof *a);
+    if (a == NULL) {
+        return KP_E_NOMEM;
+    }
+    int err = encode_answer(r, resp, &a->frame[ANSWER_OK], &a->len[ANSWER_OK]);
+    if (err == 0) {
+        set_error(resp, KP_ERR_COORDINATOR_NOT_AVAILABLE);
+        err = encode_answer(r, resp, &a->frame[ANSWER_NOT_AVAILABLE], &a->len[ANSWER_NOT_AVAILABLE]);
+    }
+    if (err == 0) {
+        set_error(resp, KP_ERR_NOT_COORDINATOR);
+        err = encode_answer(r, resp, &a->frame[ANSWER_NOT_COORDINATOR],
+                            &a->len[ANSWER_NOT_COORDINATOR]);
+    }
+    if (err != 0) {
+        answer_free(a);
+        return err;
+    }
+    a->conn = r->conn;
+    a->slot = r->slot;
+    a->wait.done = answer_done;
+    a->wait.cancelled = answer_cancelled;
+    if (!br_acks_park_hw(r, &a->wait, p, required, BR_TXN_REQUEST_TIMEOUT_MS)) {
+        answer_send(a, ANSWER_OK); /* nothing to wait for after all */
+    }
+    return 0;
+}
+
+/* The same for a change to id's record in __transaction_state. */
+static int respond_replicated(struct br_req *r, void *resp, struct kp_str id,
+                              void (*set_error)(void *resp, int16_t code))
+{
+    struct br_server *b = r->b;
+    int16_t perr = KP_ERR_NONE;
+    size_t len = id.len > 0 ? (size_t)id.len : 0;
+    const char *ptr = id.ptr != NULL ? id.ptr : "";
+    struct br_partition *p = b->zk != NULL ? txn_log_partition(b, ptr, len, &perr) : NULL;
+    const struct br_txn *t = p != NULL ? br_txn_find(&b->txn, ptr, len) : NULL;
+    if (t == NULL) {
+        return br_respond(r, resp);
+    }
+    return respond_replicated_at(r, resp, p, t->log_end, set_error);
+}
+
+static void init_pid_error(void *resp, int16_t code)
+{
+    struct kp_InitProducerIdResponse *q = resp;
+    q->ErrorCode = code;
+    q->ProducerId = -1;
+    q->ProducerEpoch = -1;
+}
+
+static void end_txn_error(void *resp, int16_t code)
+{
+    ((struct kp_EndTxnResponse *)resp)->ErrorCode = code;
+}
+
+static void add_offsets_error(void *resp, int16_t code)
+{
+    ((struct kp_AddOffsetsToTxnResponse *)resp)->ErrorCode = code;
+}
+
+static void add_partitions_error(void *resp, int16_t code)
+{
+    struct kp_AddPartitionsToTxnResponse *q = resp;
+    for (int32_t i = 0; i < q->Results.count; i++) {
+        for (int32_t j = 0; j < q->Results.items[i].Results.count; j++) {
+            q->Results.items[i].Results.items[j].ErrorCode = code;
+        }
+    }
+}
+
+static void txn_offset_commit_error(void *resp, int16_t code)
+{
+    struct kp_TxnOffsetCommitResponse *q = resp;
+    for (int32_t i = 0; i < q->Topics.count; i++) {
+        for (int32_t j = 0; j < q->Topics.items[i].Partitions.count; j++) {
+            if (q->Topics.items[i].Partitions.items[j].ErrorCode == KP_ERR_NONE) {
+                q->Topics.items[i].Partitions.items[j].ErrorCode = code;
+            }
+        }
+    }
 }
 
 int br_txn_init_producer_id_request(struct br_req *r)
@@ -282,27 +540,29 @@ int br_txn_init_producer_id_request(struct br_req *r)
     kp_InitProducerIdResponse_init(&resp);
     resp.ProducerId = -1;
     resp.ProducerEpoch = -1;
-    if (!coordinated_here(r, q->TransactionalId)) {
-        resp.ErrorCode = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-        return br_respond(r, &resp);
-    }
-    int avail = br_txn_find_coordinator(r->b, q->TransactionalId);
-    if (avail != 0) {
-        resp.ErrorCode = (int16_t)avail;
+    resp.ErrorCode = coordinator_error(r->b, q->TransactionalId);
+    if (resp.ErrorCode != KP_ERR_NONE) {
         return br_respond(r, &resp);
     }
     resp.ErrorCode = br_txn_init_producer_id(&r->b->txn, q->TransactionalId.ptr,
                                              (size_t)q->TransactionalId.len,
                                              q->TransactionTimeoutMs, br_now_wall_ms(),
                                              &resp.ProducerId, &resp.ProducerEpoch);
-    if (resp.ErrorCode == KP_ERR_NONE) {
-        br_debug("transactional id \"%.*s\": producer %lld epoch %d", (int)q->TransactionalId.len,
-                 q->TransactionalId.ptr, (long long)resp.ProducerId, (int)resp.ProducerEpoch);
-    } else {
+    if (resp.ErrorCode != KP_ERR_NONE) {
         resp.ProducerId = -1;
         resp.ProducerEpoch = -1;
+        return br_respond(r, &resp);
     }
-    return br_respond(r, &resp);
+    br_debug("transactional id \"%.*s\": producer %lld epoch %d", (int)q->TransactionalId.len,
+             q->TransactionalId.ptr, (long long)resp.ProducerId, (int)resp.ProducerEpoch);
+    return respond_replicated(r, &resp, q->TransactionalId, init_pid_error);
+}
+
+/* A partition of the cluster, led here or not (KafkaApis asks its
+ * metadata cache). */
+static bool partition_known(const struct br_server *b, struct kp_str topic, int32_t index)
+{
+    return topic.len > 0 && br_mc_partition(&b->mc, topic.ptr, (size_t)topic.len, index) != NULL;
 }
 
 int br_h_add_partitions_to_txn(struct br_req *r)
@@ -322,9 +582,8 @@ int br_h_add_partitions_to_txn(struct br_req *r)
      * OPERATION_NOT_ATTEMPTED) */
     int16_t whole = KP_ERR_NONE;
     struct br_txn *t = NULL;
-    if (!coordinated_here(r, q->TransactionalId)) {
-        whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    } else {
+    whole = coordinator_error(b, q->TransactionalId);
+    if (whole == KP_ERR_NONE) {
         whole = br_txn_check(&b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
                              q->ProducerId, q->ProducerEpoch, &t);
     }
@@ -332,8 +591,7 @@ int br_h_add_partitions_to_txn(struct br_req *r)
     for (int32_t i = 0; i < nt && whole == KP_ERR_NONE; i++) {
         const struct kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *qt = &q->Topics.items[i];
         for (int32_t j = 0; j < qt->Partitions.count; j++) {
-            int16_t lerr = KP_ERR_NONE;
-            if (br_rm_leader_partition(&b->rm, qt->Name, qt->Partitions.items[j], &lerr) == NULL) {
+            if (!partition_known(b, qt->Name, qt->Partitions.items[j])) {
                 unknown = true;
             }
         }
@@ -375,16 +633,17 @@ int br_h_add_partitions_to_txn(struct br_req *r)
             int32_t index = qt->Partitions.items[j];
             int16_t code = whole;
             if (code == KP_ERR_NONE && unknown) {
-                int16_t lerr = KP_ERR_NONE;
-                code = br_rm_leader_partition(&b->rm, qt->Name, index, &lerr) == NULL
-                           ? lerr
-                           : KP_ERR_OPERATION_NOT_ATTEMPTED;
+                code = partition_known(b, qt->Name, index) ? KP_ERR_OPERATION_NOT_ATTEMPTED
+                                                           : KP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
             }
             rt->Results.items[j] = (struct kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult){
                 index, code};
         }
     }
-    return br_respond(r, &resp);
+    if (whole != KP_ERR_NONE || unknown) {
+        return br_respond(r, &resp);
+    }
+    return respond_replicated(r, &resp, q->TransactionalId, add_partitions_error);
 }
 
 int br_h_end_txn(struct br_req *r)
@@ -392,14 +651,18 @@ int br_h_end_txn(struct br_req *r)
     const struct kp_EndTxnRequest *q = r->body;
     struct kp_EndTxnResponse resp;
     kp_EndTxnResponse_init(&resp);
-    if (!coordinated_here(r, q->TransactionalId)) {
-        resp.ErrorCode = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    resp.ErrorCode = coordinator_error(r->b, q->TransactionalId);
+    if (resp.ErrorCode != KP_ERR_NONE) {
         return br_respond(r, &resp);
     }
     resp.ErrorCode =
         br_txn_end(&r->b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
                    q->ProducerId, q->ProducerEpoch, q->Committed, br_now_wall_ms());
-    return br_respond(r, &resp);
+    if (resp.ErrorCode != KP_ERR_NONE) {
+        return br_respond(r, &resp);
+    }
+    /* answered once the Prepare (or Complete) record is in the ISR */
+    return respond_replicated(r, &resp, q->TransactionalId, end_txn_error);
 }
 
 /* The partition of __consumer_offsets group id's offsets go to: of the
@@ -427,8 +690,8 @@ int br_h_add_offsets_to_txn(struct br_req *r)
     struct br_server *b = r->b;
     struct kp_AddOffsetsToTxnResponse resp;
     kp_AddOffsetsToTxnResponse_init(&resp);
-    if (!coordinated_here(r, q->TransactionalId)) {
-        resp.ErrorCode = KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    resp.ErrorCode = coordinator_error(b, q->TransactionalId);
+    if (resp.ErrorCode != KP_ERR_NONE) {
         return br_respond(r, &resp);
     }
     struct br_txn *t = NULL;
@@ -446,7 +709,10 @@ int br_h_add_offsets_to_txn(struct br_req *r)
     int32_t index = offsets_partition_of(b, q->GroupId);
     struct br_txn_partition_ref ref = {BR_OFFSETS_TOPIC, sizeof BR_OFFSETS_TOPIC - 1, index};
     resp.ErrorCode = br_txn_add_partitions(&b->txn, t, &ref, 1, br_now_wall_ms());
-    return br_respond(r, &resp);
+    if (resp.ErrorCode != KP_ERR_NONE) {
+        return br_respond(r, &resp);
+    }
+    return respond_replicated(r, &resp, q->TransactionalId, add_offsets_error);
 }
 
 /* Whether t's open transaction holds partition `index` of
@@ -479,24 +745,26 @@ int br_h_txn_offset_commit(struct br_req *r)
         return KP_E_NOMEM;
     }
     resp.Topics.count = nt;
-    /* the request's error for every partition: the producer's (the
-     * transaction coordinator is this broker: Kafka's group coordinator
-     * learns of a fenced producer from the partition's producer state),
-     * the group's coordinator */
+    /* the request's error for every partition: the group's coordinator
+     * (this request goes to the group's, as Kafka's), and the producer's
+     * when this broker coordinates its transactional id too (always
+     * standalone; Kafka's group coordinator learns of a fenced producer
+     * only from the partition's producer state, which is checked here
+     * where the transaction's record is at hand) */
     int16_t whole = KP_ERR_NONE;
     struct br_txn *t = NULL;
-    if (!coordinated_here(r, q->TransactionalId)) {
-        whole = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    } else if ((whole = br_txn_check(&b->txn, q->TransactionalId.ptr,
-                                     (size_t)q->TransactionalId.len, q->ProducerId,
-                                     q->ProducerEpoch, &t)) != KP_ERR_NONE) {
+    int gc = br_groups_check_coordinator(b, q->GroupId);
+    if (gc != 0) {
+        whole = (int16_t)gc; /* NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE */
+    } else if (br_txn_coordinates(b, q->TransactionalId)) {
         /* INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, ... */
-    } else if (t->status != BR_TXN_ONGOING ||
-               !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId))) {
-        whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
-    } else {
-        int c = br_groups_check_coordinator(b, q->GroupId);
-        whole = c != 0 ? (int16_t)c : KP_ERR_NONE;
+        whole = br_txn_check(&b->txn, q->TransactionalId.ptr, (size_t)q->TransactionalId.len,
+                             q->ProducerId, q->ProducerEpoch, &t);
+        if (whole == KP_ERR_NONE &&
+            (t->status != BR_TXN_ONGOING ||
+             !holds_offsets_partition(t, offsets_partition_of(b, q->GroupId)))) {
+            whole = KP_ERR_INVALID_TXN_STATE; /* no AddOffsetsToTxn for this group */
+        }
     }
     size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
@@ -525,8 +793,10 @@ int br_h_txn_offset_commit(struct br_req *r)
                                 &seq);
     }
     if (seq != 0) {
-        /* standalone: the records are in the log's only replica now; they
-         * wait for the transaction's marker */
+        /* the records wait for the transaction's marker; on a cluster the
+         * answer waits for the ISR first (a failed wait answers the
+         * client an error: its transaction aborts and its marker drops
+         * them) */
         (void)br_grp_commit_settle(b->groups, q->GroupId.ptr, (size_t)q->GroupId.len, seq, true);
     }
     k = 0;
@@ -545,59 +815,188 @@ int br_h_txn_offset_commit(struct br_req *r)
             rt->Partitions.items[j].ErrorCode = (int16_t)kp_err_to_wire(items[k++].err);
         }
     }
-    return br_respond(r, &resp);
+    if (seq == 0 || b->zk == NULL) {
+        return br_respond(r, &resp);
+    }
+    int perr = 0;
+    size_t max_batch = 0;
+    struct br_partition *gp = br_group_offsets_partition(b, q->GroupId.ptr, (size_t)q->GroupId.len,
+                                                         &max_batch, &perr);
+    if (gp == NULL) {
+        return br_respond(r, &resp);
+    }
+    return respond_replicated_at(r, &resp, gp, br_log_end_offset(gp->log),
+                                 txn_offset_commit_error);
 }
 
 /*
  * WriteTxnMarkers v0 (Kafka 2.0's handleWriteTxnMarkersRequest): a
  * transaction coordinator's markers for the partitions this broker leads,
- * each answered with its own error. Kafka appends them with acks=all; here
- * the answer follows the local append (on a cluster, before the followers
- * have the marker: the coordinator here writes its own markers and does
- * not send this request yet).
+ * each answered with its own error. Kafka appends them with acks=all: on
+ * a cluster the answer waits until the ISR has every marker appended
+ * (NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER or
+ * REQUEST_TIMED_OUT for one that it could not get).
  */
+
+/* A WriteTxnMarkers answer waiting for the ISR: the response (in its own
+ * arena) and, per marker appended, its wait and where its code goes. */
+struct markers_wait {
+    struct br_park park; /* first: its ops (request.h) */
+    struct br_server *b;
+    struct br_conn *conn;
+    struct br_slot *slot;
+    int16_t version;
+    int32_t correlation_id;
+    struct kp_arena arena;
+    struct kp_WriteTxnMarkersResponse resp;
+    struct br_delayed_produce dp;
+    struct br_append_wait *waits; /* n, in arena */
+    struct br_delay_link *links;
+    int16_t **codes;
+    size_t n;
+};
+
+static void markers_wait_free(struct markers_wait *mw)
+{
+    kp_arena_free(&mw->arena);
+    kp_free(mw);
+}
+
+static void markers_wait_done(struct br_delayed_produce *dp, bool expired)
+{
+    (void)expired;
+    struct markers_wait *mw = dp->owner;
+    for (size_t i = 0; i < mw->n; i++) {
+        *mw->codes[i] = br_acks_outcome(&mw->waits[i]);
+    }
+    br_answer_parked(mw->b, mw->conn, mw->slot, KP_API_WRITE_TXN_MARKERS, mw->version,
+                     mw->correlation_id, &mw->resp);
+    markers_wait_free(mw);
+}
+
+static void markers_wait_cancel(struct br_server *b, void *parked)
+{
+    struct markers_wait *mw = parked;
+    br_delayed_produce_cancel(&b->purgatory, &mw->dp);
+    markers_wait_free(mw); /* the markers stay appended */
+}
+
+static const struct br_park_ops markers_park_ops = {"a WriteTxnMarkers waiting for the ISR",
+                                                    markers_wait_cancel};
+
+static void *arena_items(struct kp_arena *a, size_t n, size_t size)
+{
+    return kp_arena_alloc(a, (n > 0 ? n : 1) * size);
+}
+
 int br_h_write_txn_markers(struct br_req *r)
 {
     const struct kp_WriteTxnMarkersRequest *q = r->body;
+    struct br_server *b = r->b;
+    /* a cluster's answer may outlive the request: built in an arena of its own */
+    struct markers_wait *mw = NULL;
+    struct kp_arena *a = r->arena;
+    size_t nmarkers = 0;
+    int32_t nm = q->Markers.count > 0 ? q->Markers.count : 0;
+    for (int32_t i = 0; i < nm; i++) {
+        for (int32_t j = 0; j < q->Markers.items[i].Topics.count; j++) {
+            int32_t np = q->Markers.items[i].Topics.items[j].PartitionIndexes.count;
+            nmarkers += np > 0 ? (size_t)np : 0;
+        }
+    }
+    if (b->zk != NULL && r->slot != NULL) {
+        mw = kp_calloc(1, sizeof *mw);
+        if (mw == NULL) {
+            return KP_E_NOMEM;
+        }
+        kp_arena_init(&mw->arena, br_request_arena_max(r->len) + 65536);
+        a = &mw->arena;
+        mw->waits = arena_items(a, nmarkers, sizeof *mw->waits);
+        mw->links = arena_items(a, nmarkers, sizeof *mw->links);
+        mw->codes = arena_items(a, nmarkers, sizeof *mw->codes);
+        if (mw->waits == NULL || mw->links == NULL || mw->codes == NULL) {
+            markers_wait_free(mw);
+            return KP_E_NOMEM;
+        }
+    }
     struct kp_WriteTxnMarkersResponse resp;
     kp_WriteTxnMarkersResponse_init(&resp);
-    int32_t nm = q->Markers.count > 0 ? q->Markers.count : 0;
-    resp.Markers.items = br_req_array(r, (size_t)(nm > 0 ? nm : 1), sizeof *resp.Markers.items);
-    if (resp.Markers.items == NULL) {
-        return KP_E_NOMEM;
-    }
+    resp.Markers.items = arena_items(a, (size_t)nm, sizeof *resp.Markers.items);
+    int err = resp.Markers.items == NULL ? KP_E_NOMEM : 0;
     resp.Markers.count = nm;
     int64_t now = br_now_wall_ms();
-    for (int32_t i = 0; i < nm; i++) {
+    for (int32_t i = 0; err == 0 && i < nm; i++) {
         const struct kp_WriteTxnMarkersRequest_WritableTxnMarker *m = &q->Markers.items[i];
         struct kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *out = &resp.Markers.items[i];
         out->ProducerId = m->ProducerId;
         int32_t nt = m->Topics.count > 0 ? m->Topics.count : 0;
-        out->Topics.items = br_req_array(r, (size_t)(nt > 0 ? nt : 1), sizeof *out->Topics.items);
+        out->Topics.items = arena_items(a, (size_t)nt, sizeof *out->Topics.items);
         if (out->Topics.items == NULL) {
-            return KP_E_NOMEM;
+            err = KP_E_NOMEM;
+            break;
         }
         out->Topics.count = nt;
-        for (int32_t j = 0; j < nt; j++) {
+        for (int32_t j = 0; err == 0 && j < nt; j++) {
             const struct kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *mt = &m->Topics.items[j];
             struct kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *ot =
                 &out->Topics.items[j];
-            ot->Name = mt->Name;
+            size_t nlen = mt->Name.len > 0 ? (size_t)mt->Name.len : 0;
+            char *name = kp_arena_alloc(a, nlen + 1);
             int32_t np = mt->PartitionIndexes.count > 0 ? mt->PartitionIndexes.count : 0;
-            ot->Partitions.items =
-                br_req_array(r, (size_t)(np > 0 ? np : 1), sizeof *ot->Partitions.items);
-            if (ot->Partitions.items == NULL) {
-                return KP_E_NOMEM;
+            ot->Partitions.items = arena_items(a, (size_t)np, sizeof *ot->Partitions.items);
+            if (name == NULL || ot->Partitions.items == NULL) {
+                err = KP_E_NOMEM;
+                break;
             }
+            if (nlen > 0) {
+                memcpy(name, mt->Name.ptr, nlen);
+            }
+            name[nlen] = '\0';
+            ot->Name = (struct kp_str){name, mt->Name.len};
             ot->Partitions.count = np;
             for (int32_t k = 0; k < np; k++) {
                 int32_t index = mt->PartitionIndexes.items[k];
+                struct br_partition *p = NULL;
+                int64_t offset = -1;
+                int16_t code = append_marker(b, mt->Name, index, m->ProducerId, m->ProducerEpoch,
+                                             m->CoordinatorEpoch, m->TransactionResult, now, &p,
+                                             &offset);
                 ot->Partitions.items[k].PartitionIndex = index;
-                ot->Partitions.items[k].ErrorCode =
-                    append_marker(r->b, mt->Name, index, m->ProducerId, m->ProducerEpoch,
-                                  m->CoordinatorEpoch, m->TransactionResult, now);
+                ot->Partitions.items[k].ErrorCode = code;
+                if (mw != NULL && code == KP_ERR_NONE && p != NULL && offset >= 0) {
+                    mw->waits[mw->n] = (struct br_append_wait){p, offset + 1, p->leader_term};
+                    mw->codes[mw->n] = &ot->Partitions.items[k].ErrorCode;
+                    mw->n++;
+                }
             }
         }
     }
-    return br_respond(r, &resp);
+    if (err != 0) {
+        if (mw != NULL) {
+            markers_wait_free(mw);
+        }
+        return err;
+    }
+    if (mw == NULL) {
+        return br_respond(r, &resp);
+    }
+    mw->resp = resp;
+    br_delayed_produce_init(&mw->dp, mw->waits, mw->links, mw->n, markers_wait_done, mw);
+    if (br_delayed_produce_settled(&mw->dp) || br_broker_stopping(b)) {
+        for (size_t i = 0; i < mw->n; i++) {
+            *mw->codes[i] = br_acks_outcome(&mw->waits[i]);
+        }
+        int rc = br_respond(r, &mw->resp);
+        markers_wait_free(mw);
+        return rc;
+    }
+    mw->park.ops = &markers_park_ops;
+    mw->b = b;
+    mw->conn = r->conn;
+    mw->slot = r->slot;
+    mw->version = r->version;
+    mw->correlation_id = r->hdr->CorrelationId;
+    br_slot_set_parked(r->slot, &mw->park);
+    br_delayed_produce_park(&b->purgatory, &mw->dp, br_now_mono_ms() + BR_TXN_REQUEST_TIMEOUT_MS);
+    return 0;
 }

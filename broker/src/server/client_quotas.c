@@ -32,9 +32,12 @@ static struct br_quota_name client_name(struct kp_str s)
     return (struct br_quota_name){s.len > 0 ? s.ptr : "", s.len > 0 ? (size_t)s.len : 0};
 }
 
-struct br_quota_name br_conn_principal(const struct br_conn *c)
+struct br_quota_name br_conn_principal(const struct br_conn *c, char *buf, size_t cap)
 {
-    (void)c;
+    size_t n = br_conn_tls_subject(c, buf, cap);
+    if (n > 0) {
+        return (struct br_quota_name){buf, n};
+    }
     return (struct br_quota_name){BR_QUOTA_ANONYMOUS, sizeof BR_QUOTA_ANONYMOUS - 1};
 }
 
@@ -140,12 +143,13 @@ void br_client_quotas_tick(struct br_server *b)
 
 /* c muted for ms, counted against the rate that earned it. */
 static void throttle(struct br_server *b, struct br_conn *c, enum br_quota_type t,
-                     struct br_quota_name client, int32_t ms, int64_t now)
+                     struct br_quota_name user, struct br_quota_name client, int32_t ms,
+                     int64_t now)
 {
     if (ms <= 0) {
         return;
     }
-    br_quotas_throttled(b->quotas, t, br_conn_principal(c), client, ms, now);
+    br_quotas_throttled(b->quotas, t, user, client, ms, now);
     br_conn_throttle(c, ms);
     br_debug("quotas: %s (client \"%.*s\") throttled %" PRId32 " ms (%s)", br_conn_peer(c),
              (int)client.len, client.ptr, ms, br_quota_key(t));
@@ -160,9 +164,11 @@ static int32_t record(struct br_server *b, struct br_conn *c, enum br_quota_type
         return 0;
     }
     int64_t now = br_now_mono_ms();
+    char subject[BR_PRINCIPAL_MAX];
+    struct br_quota_name user = br_conn_principal(c, subject, sizeof subject);
     struct br_quota_name client = client_name(client_id);
-    int32_t ms = br_quotas_record(b->quotas, t, br_conn_principal(c), client, value, now);
-    throttle(b, c, t, client, ms, now);
+    int32_t ms = br_quotas_record(b->quotas, t, user, client, value, now);
+    throttle(b, c, t, user, client, ms, now);
     return ms;
 }
 
@@ -179,13 +185,14 @@ int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp
         return 0;
     }
     int64_t now = br_now_mono_ms();
-    struct br_quota_name user = br_conn_principal(c);
+    char subject[BR_PRINCIPAL_MAX];
+    struct br_quota_name user = br_conn_principal(c, subject, sizeof subject);
     struct br_quota_name client = client_name(client_id);
     int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
     if (ms > 0) {
         /* answered empty: its bytes were not sent (unrecordQuotaSensor) */
         br_quotas_unrecord(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
-        throttle(b, c, BR_QUOTA_FETCH, client, ms, now);
+        throttle(b, c, BR_QUOTA_FETCH, user, client, ms, now);
     }
     return ms;
 }

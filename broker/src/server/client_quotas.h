@@ -26,9 +26,13 @@ void br_client_quotas_stop(struct br_server *b);
  * bad one is logged and the quotas in force stay. */
 void br_client_quotas_tick(struct br_server *b);
 
-/* The user a connection's quotas are looked up by: its principal's name.
- * User:ANONYMOUS for every connection until authentication sets one. */
-struct br_quota_name br_conn_principal(const struct br_conn *c);
+/* The user a connection's quotas are looked up by: its principal's name
+ * (Kafka's KafkaPrincipal.getName), the subject of its TLS client
+ * certificate as authorize.c's br_req_principal names it, else ANONYMOUS
+ * (User:ANONYMOUS). buf (BR_PRINCIPAL_MAX bytes) holds the name. The one
+ * place authentication (SASL) gives quotas its user. */
+#define BR_PRINCIPAL_MAX 512
+struct br_quota_name br_conn_principal(const struct br_conn *c, char *buf, size_t cap);
 
 /* A Produce of `bytes` (the request's size, Kafka's numBytesAppended) from
  * (c, client_id) recorded: the throttle time it earned, and c muted for it. */

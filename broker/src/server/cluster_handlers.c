@@ -145,6 +145,7 @@ static int16_t become(struct br_server *b, const struct kp_LeaderAndIsrRequest *
     int16_t err = br_replication_become(b->replication, p, &l, &at);
     if (err == KP_ERR_NONE) {
         br_groups_leadership_changed(b, p, was_leader);
+        br_txn_leadership_changed(b, p, was_leader);
     }
     return err;
 }
@@ -670,6 +671,7 @@ int br_h_stop_replica(struct br_req *r)
             br_purgatory_complete_key(&r->b->purgatory, &p->delayed);
             br_partition_become_follower(p, p->leader_epoch);
             br_groups_leadership_changed(r->b, p, was_leader);
+            br_txn_leadership_changed(r->b, p, was_leader);
         }
     }
     /* the files go off the reactor; the answer does not wait for them */

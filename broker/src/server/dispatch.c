@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 
 #include "base/clock.h"
+#include "server/authorize.h"
 #include "server/client_quotas.h"
 #include "server/request.h"
 
@@ -75,6 +76,9 @@ static const struct dispatch_entry dispatch[] = {
     [KP_API_DESCRIBE_LOG_DIRS] = {0, 1, br_h_describe_log_dirs, 0},
     [KP_API_CREATE_PARTITIONS] = {0, 1, br_h_create_partitions, 0},
     [KP_API_INCREMENTAL_ALTER_CONFIGS] = {0, 1, br_h_incremental_alter_configs, 0},
+    [KP_API_DESCRIBE_ACLS] = {0, 1, br_h_describe_acls, 0},
+    [KP_API_CREATE_ACLS] = {0, 1, br_h_create_acls, 0},
+    [KP_API_DELETE_ACLS] = {0, 1, br_h_delete_acls, 0},
 };
 
 #define NDISPATCH (sizeof dispatch / sizeof dispatch[0])
@@ -181,8 +185,11 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
     const struct dispatch_entry *d = dispatch_find(b, req.header.RequestApiKey);
 
     if (err == 0 && d != NULL && produce_acks_zero(&req)) {
-        /* acks=0: the client expects no response at all */
-        (void)d->handler(&r);
+        /* acks=0: the client expects no response at all (a denied one is
+         * dropped, as Kafka closes nothing either) */
+        if (br_authorize_request(&r) == 0) {
+            (void)d->handler(&r);
+        }
         goto out;
     }
     if (err == KP_E_TRUNCATED && len < 8) {
@@ -228,7 +235,8 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
     /* request_percentage: the controller's and followers' requests are
      * exempt (Kafka's ClusterAction requests) */
     br_client_quotas_handling(b, (d->flags & API_CLUSTER_ONLY) == 0 ? &r : NULL, t0);
-    err = d->handler(&r);
+    int16_t denied = br_authorize_request(&r);
+    err = denied != 0 ? br_respond_error(&r, denied, NULL) : d->handler(&r);
     if (err != 0) {
         br_respond_failed(&r, err);
     }

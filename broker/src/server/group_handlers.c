@@ -454,40 +454,26 @@ int br_h_find_coordinator(struct br_req *r)
     resp.Host = kp_str_c("");
     resp.Port = -1;
     int8_t key_type = r->version >= 1 ? q->KeyType : 0;
-    if (key_type == 1) {
-        /* a transactional id's coordinator: this broker, standalone */
-        const struct br_mc_broker *me = br_mc_broker(&b->mc, b->cfg.broker_id);
-        if (!br_txn_served_here(b) || me == NULL) {
-            resp.ErrorCode = KP_ERR_COORDINATOR_NOT_AVAILABLE;
-            resp.ErrorMessage = kp_str_c("transactions run on a standalone broker only so far");
-            return br_respond(r, &resp);
-        }
-        int err = br_txn_find_coordinator(b, q->Key);
-        if (err != 0) {
-            resp.ErrorCode = (int16_t)err;
-            resp.ErrorMessage = kp_str_c("the transaction coordinator is not available yet");
-            return br_respond(r, &resp);
-        }
-        resp.ErrorCode = KP_ERR_NONE;
-        resp.NodeId = me->id;
-        resp.Host = kp_str_c(me->host);
-        resp.Port = me->port;
-        return br_respond(r, &resp);
-    }
-    if (key_type != 0) {
+    if (key_type != 0 && key_type != 1) {
         resp.ErrorCode = KP_ERR_INVALID_REQUEST;
         resp.ErrorMessage = kp_str_c("unknown key type");
         return br_respond(r, &resp);
     }
-    /* the coordinator is the leader of the group's partition of
-     * __consumer_offsets, created on first use as Kafka does */
+    /* the coordinator is the leader of the key's partition of
+     * __consumer_offsets (a group) or __transaction_state (a
+     * transactional id), created on first use as Kafka does */
     int32_t node = -1;
     const char *host = "";
     int32_t port = -1;
-    int err = br_groups_find_coordinator(b, q->Key, br_req_listener(r), &node, &host, &port);
+    int err = key_type == 1 ? br_txn_find_coordinator(b, q->Key, br_req_listener(r), &node, &host,
+                                                      &port)
+                            : br_groups_find_coordinator(b, q->Key, br_req_listener(r), &node,
+                                                         &host, &port);
     if (err != 0) {
         resp.ErrorCode = (int16_t)kp_err_to_wire(err);
-        resp.ErrorMessage = kp_str_c("the group's coordinator is not available yet");
+        resp.ErrorMessage = kp_str_c(key_type == 1
+                                         ? "the transaction coordinator is not available yet"
+                                         : "the group's coordinator is not available yet");
         return br_respond(r, &resp);
     }
     resp.ErrorCode = KP_ERR_NONE;

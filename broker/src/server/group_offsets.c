@@ -124,22 +124,8 @@ int br_groups_find_coordinator(struct br_server *b, struct kp_str key, const cha
         return err;
     }
     const struct br_mc_topic *mt = offsets_mc_topic(b);
-    int32_t index = br_group_partition_for(key.ptr != NULL ? key.ptr : "",
-                                           key.len > 0 ? (size_t)key.len : 0, mt->npartitions);
-    const struct br_mc_partition *mp = &mt->parts[index];
-    const struct br_mc_broker *mb =
-        mp->present && mp->leader >= 0 ? br_mc_broker(&b->mc, mp->leader) : NULL;
-    const struct br_mc_endpoint *ep = mb != NULL ? br_mc_endpoint(mb, listener) : NULL;
-    if (ep == NULL) {
-        /* the partition has no live leader, or none on the client's
-         * listener (Kafka's handleFindCoordinatorRequest:
-         * COORDINATOR_NOT_AVAILABLE) */
-        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
-    }
-    *node = mb->id;
-    *host = ep->host;
-    *port = ep->port;
-    return 0;
+    return br_internal_coordinator(b, BR_OFFSETS_TOPIC, mt != NULL ? mt->npartitions : 0, key,
+                                   listener, node, host, port);
 }
 
 void br_groups_leadership_changed(struct br_server *b, struct br_partition *p, bool was_leader)

@@ -78,8 +78,9 @@ static void produce_partition(struct br_req *r, const struct kp_ProduceRequest_T
     if (out->ErrorCode != KP_ERR_NONE) {
         return;
     }
-    if (txn_id.len >= 0 && br_txn_served_here(b)) {
-        /* a transaction's batch only inside its transaction (txn/coordinator.h) */
+    if (txn_id.len >= 0 && br_txn_coordinates(b, txn_id)) {
+        /* a transaction's batch only inside its transaction, where this
+         * broker is its coordinator too (txn/coordinator.h) */
         out->ErrorCode = br_txn_check_produce(&b->txn, txn_id.ptr, (size_t)txn_id.len,
                                               batch.h.ProducerId, batch.h.ProducerEpoch,
                                               p->topic->name, strlen(p->topic->name), p->index);
@@ -130,10 +131,6 @@ int br_h_produce(struct br_req *r)
     bool any_error = false;
     if (q->Acks != 0 && q->Acks != 1 && q->Acks != -1) {
         refused = KP_ERR_INVALID_REQUIRED_ACKS;
-    } else if (q->TransactionalId.len >= 0 && !br_txn_served_here(r->b)) {
-        /* transactions run on a standalone broker only so far */
-        refused = KP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        br_debug("transactional produce from %s refused", br_conn_peer(r->conn));
     }
     resp.Responses.items = br_req_array(r, (size_t)q->TopicData.count, sizeof *resp.Responses.items);
     if (resp.Responses.items == NULL) {

@@ -66,3 +66,25 @@ struct br_partition *br_internal_partition(struct br_topic *t, int32_t n, const 
     }
     return p;
 }
+
+int br_internal_coordinator(struct br_server *b, const char *name, int32_t n, struct kp_str key,
+                            const char *listener, int32_t *node, const char **host, int32_t *port)
+{
+    const struct br_mc_topic *mt = br_mc_topic(&b->mc, name, strlen(name));
+    if (mt == NULL || n <= 0) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    int32_t index = br_group_partition_for(key.ptr != NULL ? key.ptr : "",
+                                           key.len > 0 ? (size_t)key.len : 0, n);
+    const struct br_mc_partition *mp = index < mt->npartitions ? &mt->parts[index] : NULL;
+    const struct br_mc_broker *mb =
+        mp != NULL && mp->present && mp->leader >= 0 ? br_mc_broker(&b->mc, mp->leader) : NULL;
+    const struct br_mc_endpoint *ep = mb != NULL ? br_mc_endpoint(mb, listener) : NULL;
+    if (ep == NULL) {
+        return KP_ERR_COORDINATOR_NOT_AVAILABLE;
+    }
+    *node = mb->id;
+    *host = ep->host;
+    *port = ep->port;
+    return 0;
+}

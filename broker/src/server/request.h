@@ -197,16 +197,24 @@ int br_h_end_txn(struct br_req *r);
 int br_h_add_offsets_to_txn(struct br_req *r);
 int br_h_txn_offset_commit(struct br_req *r);
 int br_h_write_txn_markers(struct br_req *r);
-/* Whether this broker coordinates transactions (standalone only so far). */
-bool br_txn_served_here(const struct br_server *b);
+/* Whether this broker coordinates transactional id `id` now: it leads
+ * the id's partition of __transaction_state (a Produce's transaction is
+ * checked against the coordinator only then). */
+bool br_txn_coordinates(struct br_server *b, struct kp_str id);
+/* A partition of __transaction_state came to be led here or stopped being
+ * (LeaderAndIsr, StopReplica): its ids are dropped, and loaded from its
+ * records when this broker leads it now, what was left in Prepare*
+ * completed (TransactionCoordinator.handleTxnImmigration/Emigration). */
+void br_txn_leadership_changed(struct br_server *b, struct br_partition *p, bool was_leader);
 /* The coordinator made, its records read from the partitions of
  * __transaction_state led here. 0 or an error (logged). */
 KP_MUST_CHECK int br_txn_server_start(struct br_server *b);
-/* 0 when this broker coordinates transactional id `id`, else the error
- * FindCoordinator and the coordinator's requests answer
- * (COORDINATOR_NOT_AVAILABLE while __transaction_state is made,
- * NOT_COORDINATOR). */
-int br_txn_find_coordinator(struct br_server *b, struct kp_str id);
+/* FindCoordinator of key type 1: the broker leading transactional id
+ * `id`'s partition of __transaction_state, its endpoint on listener
+ * (0), or COORDINATOR_NOT_AVAILABLE (the topic asked for while it is not
+ * made; no live leader). */
+int br_txn_find_coordinator(struct br_server *b, struct kp_str id, const char *listener,
+                            int32_t *node, const char **host, int32_t *port);
 void br_txn_server_stop(struct br_server *b);
 /* Storage administration (handlers_admin.c). */
 int br_h_alter_configs(struct br_req *r);

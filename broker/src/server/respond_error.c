@@ -566,6 +566,164 @@ static int describe_log_dirs_error(struct answer *x)
     return send_answer(x, &resp);
 }
 
+/* EndTxnRequest.getErrorResponse, AddOffsetsToTxnRequest's: the error. */
+static int end_txn_error(struct answer *x)
+{
+    struct kp_EndTxnResponse resp;
+    kp_EndTxnResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    return send_answer(x, &resp);
+}
+
+static int add_offsets_to_txn_error(struct answer *x)
+{
+    struct kp_AddOffsetsToTxnResponse resp;
+    kp_AddOffsetsToTxnResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    return send_answer(x, &resp);
+}
+
+/* AddPartitionsToTxnRequest.getErrorResponse: every partition named. */
+static int add_partitions_to_txn_error(struct answer *x)
+{
+    const struct kp_AddPartitionsToTxnRequest *q = x->r->body;
+    struct kp_AddPartitionsToTxnResponse resp;
+    kp_AddPartitionsToTxnResponse_init(&resp);
+    resp.Results.items = items(x, q->Topics.count, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Results.count = count_of(q->Topics.count);
+    for (int32_t i = 0; i < resp.Results.count; i++) {
+        const struct kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *qt = &q->Topics.items[i];
+        struct kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *rt =
+            &resp.Results.items[i];
+        rt->Name = qt->Name;
+        rt->Results.items = items(x, qt->Partitions.count, sizeof *rt->Results.items);
+        if (rt->Results.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Results.count = count_of(qt->Partitions.count);
+        for (int32_t j = 0; j < rt->Results.count; j++) {
+            rt->Results.items[j].PartitionIndex = qt->Partitions.items[j];
+            rt->Results.items[j].ErrorCode = x->code;
+        }
+    }
+    return send_answer(x, &resp);
+}
+
+/* TxnOffsetCommitRequest.getErrorResponse: every partition named. */
+static int txn_offset_commit_error(struct answer *x)
+{
+    const struct kp_TxnOffsetCommitRequest *q = x->r->body;
+    struct kp_TxnOffsetCommitResponse resp;
+    kp_TxnOffsetCommitResponse_init(&resp);
+    resp.Topics.items = items(x, q->Topics.count, sizeof *resp.Topics.items);
+    if (resp.Topics.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Topics.count = count_of(q->Topics.count);
+    for (int32_t i = 0; i < resp.Topics.count; i++) {
+        const struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *qt = &q->Topics.items[i];
+        struct kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *rt = &resp.Topics.items[i];
+        rt->Name = qt->Name;
+        rt->Partitions.items = items(x, qt->Partitions.count, sizeof *rt->Partitions.items);
+        if (rt->Partitions.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        rt->Partitions.count = count_of(qt->Partitions.count);
+        for (int32_t j = 0; j < rt->Partitions.count; j++) {
+            rt->Partitions.items[j].PartitionIndex = qt->Partitions.items[j].PartitionIndex;
+            rt->Partitions.items[j].ErrorCode = x->code;
+        }
+    }
+    return send_answer(x, &resp);
+}
+
+/* WriteTxnMarkersRequest.getErrorResponse: every partition of every marker. */
+static int write_txn_markers_error(struct answer *x)
+{
+    const struct kp_WriteTxnMarkersRequest *q = x->r->body;
+    struct kp_WriteTxnMarkersResponse resp;
+    kp_WriteTxnMarkersResponse_init(&resp);
+    resp.Markers.items = items(x, q->Markers.count, sizeof *resp.Markers.items);
+    if (resp.Markers.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Markers.count = count_of(q->Markers.count);
+    for (int32_t i = 0; i < resp.Markers.count; i++) {
+        const struct kp_WriteTxnMarkersRequest_WritableTxnMarker *m = &q->Markers.items[i];
+        struct kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *o = &resp.Markers.items[i];
+        o->ProducerId = m->ProducerId;
+        o->Topics.items = items(x, m->Topics.count, sizeof *o->Topics.items);
+        if (o->Topics.items == NULL) {
+            return KP_E_NOMEM;
+        }
+        o->Topics.count = count_of(m->Topics.count);
+        for (int32_t j = 0; j < o->Topics.count; j++) {
+            const struct kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *mt = &m->Topics.items[j];
+            struct kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *ot = &o->Topics.items[j];
+            ot->Name = mt->Name;
+            ot->Partitions.items = items(x, mt->PartitionIndexes.count, sizeof *ot->Partitions.items);
+            if (ot->Partitions.items == NULL) {
+                return KP_E_NOMEM;
+            }
+            ot->Partitions.count = count_of(mt->PartitionIndexes.count);
+            for (int32_t k = 0; k < ot->Partitions.count; k++) {
+                ot->Partitions.items[k].PartitionIndex = mt->PartitionIndexes.items[k];
+                ot->Partitions.items[k].ErrorCode = x->code;
+            }
+        }
+    }
+    return send_answer(x, &resp);
+}
+
+/* DescribeAclsRequest.getErrorResponse: the error and its message. */
+static int describe_acls_error(struct answer *x)
+{
+    struct kp_DescribeAclsResponse resp;
+    kp_DescribeAclsResponse_init(&resp);
+    resp.ErrorCode = x->code;
+    resp.ErrorMessage = x->msg;
+    return send_answer(x, &resp);
+}
+
+/* CreateAclsRequest.getErrorResponse: every creation. */
+static int create_acls_error(struct answer *x)
+{
+    const struct kp_CreateAclsRequest *q = x->r->body;
+    struct kp_CreateAclsResponse resp;
+    kp_CreateAclsResponse_init(&resp);
+    resp.Results.items = items(x, q->Creations.count, sizeof *resp.Results.items);
+    if (resp.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.Results.count = count_of(q->Creations.count);
+    for (int32_t i = 0; i < resp.Results.count; i++) {
+        resp.Results.items[i].ErrorCode = x->code;
+        resp.Results.items[i].ErrorMessage = x->msg;
+    }
+    return send_answer(x, &resp);
+}
+
+/* DeleteAclsRequest.getErrorResponse: every filter, no ACL matched. */
+static int delete_acls_error(struct answer *x)
+{
+    const struct kp_DeleteAclsRequest *q = x->r->body;
+    struct kp_DeleteAclsResponse resp;
+    kp_DeleteAclsResponse_init(&resp);
+    resp.FilterResults.items = items(x, q->Filters.count, sizeof *resp.FilterResults.items);
+    if (resp.FilterResults.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    resp.FilterResults.count = count_of(q->Filters.count);
+    for (int32_t i = 0; i < resp.FilterResults.count; i++) {
+        resp.FilterResults.items[i].ErrorCode = x->code;
+        resp.FilterResults.items[i].ErrorMessage = x->msg;
+    }
+    return send_answer(x, &resp);
+}
+
 /* Kafka's error response of each API the broker serves, by ApiKey. */
 typedef int (*error_fn)(struct answer *x);
 static const error_fn error_responses[] = {
@@ -597,6 +755,14 @@ static const error_fn error_responses[] = {
     [KP_API_DESCRIBE_LOG_DIRS] = describe_log_dirs_error,
     [KP_API_INCREMENTAL_ALTER_CONFIGS] = incremental_alter_configs_error,
     [KP_API_CREATE_PARTITIONS] = create_partitions_error,
+    [KP_API_ADD_PARTITIONS_TO_TXN] = add_partitions_to_txn_error,
+    [KP_API_ADD_OFFSETS_TO_TXN] = add_offsets_to_txn_error,
+    [KP_API_END_TXN] = end_txn_error,
+    [KP_API_WRITE_TXN_MARKERS] = write_txn_markers_error,
+    [KP_API_TXN_OFFSET_COMMIT] = txn_offset_commit_error,
+    [KP_API_DESCRIBE_ACLS] = describe_acls_error,
+    [KP_API_CREATE_ACLS] = create_acls_error,
+    [KP_API_DELETE_ACLS] = delete_acls_error,
 };
 
 int br_respond_error(struct br_req *r, int code, const char *message)

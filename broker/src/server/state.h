@@ -21,6 +21,7 @@
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
 
+#include "auth/acl.h"
 #include "base/fdlimit.h"
 #include "base/fileref.h"
 #include "cluster/metadata.h"
@@ -138,6 +139,18 @@ struct br_controller_requests {
  * composition root (broker.h) holds it inside struct br_server beside what
  * only the root runs (membership, controlled shutdown, the admin API feed,
  * housekeeping). */
+/* The authorizer (authorize.c): on when authorizer.class.name names
+ * Kafka's; the ACLs; super.users; the denials counted. */
+struct br_authz {
+    bool on;
+    struct br_acl_store store;
+    char **super_users; /* owned */
+    size_t nsuper;
+    int64_t denials;
+    int64_t suppressed; /* denials not logged since the last line */
+    int64_t last_log_ms;
+};
+
 struct br_server {
     struct br_config cfg;
     struct br_meta meta;
@@ -161,6 +174,8 @@ struct br_server {
     struct br_purgatory purgatory; /* delayed operations: Fetch, JoinGroup, SyncGroup */
     struct br_groups *groups;      /* the group coordinator (group.h) */
     struct br_txn_coordinator txn; /* the transaction coordinator (txn/coordinator.h) */
+    struct br_txn_markers *txn_markers; /* a cluster's markers under way (txn_markers.h) */
+    struct br_authz authz;
     struct br_mailbox *mailbox;    /* helper threads -> reactor (mailbox.h) */
     struct br_log_manager *logs;   /* the log dirs and every log (storage/log_manager.h) */
     struct br_topic_admin *admin;  /* standalone: topics being created or deleted (topic_admin.h) */
@@ -257,6 +272,14 @@ int br_ensure_internal_topic(struct br_server *b, const struct br_internal_topic
  * partition (internal_topics.c). */
 struct br_partition *br_internal_partition(struct br_topic *t, int32_t n, const char *id,
                                            size_t len, int *err);
+
+/* The coordinator of key among n partitions of internal topic `name`: the
+ * leader of the key's partition in the metadata cache (Java's String
+ * hash), its endpoint on listener; COORDINATOR_NOT_AVAILABLE when the
+ * partition has no live leader or that leader no such listener (Kafka's
+ * handleFindCoordinatorRequest) (internal_topics.c). */
+int br_internal_coordinator(struct br_server *b, const char *name, int32_t n, struct kp_str key,
+                            const char *listener, int32_t *node, const char **host, int32_t *port);
 
 int br_broker_create_topic(struct br_server *b, struct kp_str name, int32_t partitions,
                            int16_t replication_factor, const int32_t *replicas,

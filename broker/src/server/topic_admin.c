@@ -1396,3 +1396,8 @@ void br_topic_admin_stop(struct br_server *b)
     kp_free(a);
     b->admin = NULL;
 }
+
+struct br_worker *br_topic_admin_worker(struct br_server *b)
+{
+    return b->admin->worker;
+}

@@ -183,4 +183,9 @@ int br_topic_admin_answer_configs(struct br_req *r, struct br_config_result *res
 /* The broker stops: every parked request answered now. */
 void br_topic_admin_complete_all_parked(struct br_server *b);
 
+/* The worker of a standalone broker's topic administration (its jobs run
+ * in submission order); other small files of the broker are written on it
+ * too (the ACL file, acl_handlers.c). */
+struct br_worker *br_topic_admin_worker(struct br_server *b);
+
 #endif

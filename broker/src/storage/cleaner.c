@@ -7,11 +7,13 @@
 #include "storage/segment.h"
 
 #include <samsa-protocol/alloc.h>
+#include <samsa-protocol/control.h>
 #include <samsa-protocol/record_batch.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -548,6 +550,16 @@ static int reader_next(struct reader *r, uint8_t **buf, const uint8_t **batch, s
 
 /* ---------------------------------------------------------------- the run */
 
+/* A transaction marker of the job's segments: how producer pid's
+ * transaction that it ends ended. */
+struct txn_end {
+    int64_t pid;
+    int64_t offset;
+    bool commit;
+};
+
+enum txn_outcome { TXN_OPEN, TXN_COMMITTED, TXN_ABORTED };
+
 struct run {
     struct br_clean_job *job;
     atomic_bool *stop;
@@ -561,6 +573,10 @@ struct run {
     struct kp_record_header *hdrs;
     size_t hdrs_cap;
     struct kp_writer out; /* one rebuilt batch */
+    /* the transactions' markers in the job's segments, by (producer, offset) */
+    struct txn_end *ends;
+    size_t nends;
+    size_t ends_cap;
 };
 
 static bool stopped(const struct run *r)
@@ -605,6 +621,94 @@ static int decode_records(struct run *r, struct kp_batch_iter *it, const uint8_t
     }
 }
 
+static int txn_end_cmp(const void *a, const void *b)
+{
+    const struct txn_end *x = a;
+    const struct txn_end *y = b;
+    if (x->pid != y->pid) {
+        return x->pid < y->pid ? -1 : 1;
+    }
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The largest control batch read for its marker (one record: a few dozen
+ * bytes; a larger one is left alone, its transaction taken as open). */
+#define MARKER_BATCH_MAX 4096
+
+/* Pass 0: the markers of every segment of the job (headers walked, control
+ * batches read), sorted by producer and offset. */
+static int find_markers(struct run *r)
+{
+    uint8_t window[HEADER_WINDOW];
+    uint8_t batch[MARKER_BATCH_MAX];
+    for (size_t i = 0; i < r->job->nsegs; i++) {
+        const struct br_log_swap_old *o = &r->job->olds[i];
+        struct br_cursor c;
+        br_cursor_init(&c, br_fileref_fd(o->file), 0, o->size, window, sizeof window);
+        for (;;) {
+            if (stopped(r)) {
+                return KP_AGAIN;
+            }
+            struct kp_batch_header h;
+            size_t size = 0;
+            int rc = br_cursor_peek(&c, &h, &size);
+            if (rc == KP_ITER_END) {
+                break;
+            }
+            if (rc != 0) {
+                br_error("%s/%020" PRId64 ".log: damaged batch header at position %" PRId64,
+                         r->job->dir, o->base_offset, c.pos);
+                return rc;
+            }
+            size_t got = 0;
+            struct kp_txn_marker m;
+            if (kp_batch_is_control(&h) && h.ProducerId >= 0 && size <= sizeof batch &&
+                br_pread_full(br_fileref_fd(o->file), batch, size, c.pos, &got) == 0 &&
+                got == size && kp_txn_marker_batch_read(batch, size, MARKER_BATCH_MAX, &m) == 0) {
+                if (r->nends == r->ends_cap) {
+                    size_t cap = r->ends_cap == 0 ? 64 : r->ends_cap * 2;
+                    struct txn_end *v = kp_realloc(r->ends, cap * sizeof *v);
+                    if (v == NULL) {
+                        return KP_E_NOMEM;
+                    }
+                    r->ends = v;
+                    r->ends_cap = cap;
+                }
+                r->ends[r->nends++] =
+                    (struct txn_end){h.ProducerId, h.BaseOffset, m.type == KP_CONTROL_COMMIT};
+            }
+            c.pos += (int64_t)size;
+        }
+    }
+    if (r->nends > 1) {
+        qsort(r->ends, r->nends, sizeof *r->ends, txn_end_cmp);
+    }
+    return 0;
+}
+
+/* How the transaction of a transactional batch h ended: by its producer's
+ * first marker after it in the job's segments (Kafka's
+ * CleanedTransactionMetadata reads the same from the aborted-transaction
+ * index and the markers); open when none is there yet. */
+static enum txn_outcome txn_outcome(const struct run *r, const struct kp_batch_header *h)
+{
+    size_t lo = 0;
+    size_t hi = r->nends;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct txn_end *e = &r->ends[mid];
+        if (e->pid < h->ProducerId || (e->pid == h->ProducerId && e->offset <= h->BaseOffset)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == r->nends || r->ends[lo].pid != h->ProducerId) {
+        return TXN_OPEN;
+    }
+    return r->ends[lo].commit ? TXN_COMMITTED : TXN_ABORTED;
+}
+
 /* Pass 1: key -> last offset over the dirty part, from segment `from`.
  * *mapped: segments [0, *mapped) are covered. */
 static int build_map(struct run *r, size_t from, size_t *mapped)
@@ -630,13 +734,15 @@ static int build_map(struct run *r, size_t from, size_t *mapped)
             if (rc != 0) {
                 return rc;
             }
-            /* a transaction's records are kept whole and are no key's
-             * latest value: an aborted one must not hide the value it
-             * would have replaced, an open one may still abort (Kafka's
-             * buildOffsetMapForSegment skips aborted transactions; Samsa
-             * does not tell them apart here, so it skips them all) */
+            /* an aborted transaction's records are no key's latest value
+             * (they must not hide the value they would have replaced), nor
+             * is an open one's, which may still abort (Kafka's
+             * buildOffsetMapForSegment skips aborted transactions and
+             * cleans only below the first unstable offset); a committed
+             * one's are like any other */
             if (h.BaseOffset + h.LastOffsetDelta < job->p.first_dirty_offset ||
-                kp_batch_is_control(&h) || kp_batch_is_transactional(&h)) {
+                kp_batch_is_control(&h) ||
+                (kp_batch_is_transactional(&h) && txn_outcome(r, &h) != TXN_COMMITTED)) {
                 continue;
             }
             struct kp_batch_iter it;
@@ -734,6 +840,7 @@ static int rebuild(struct run *r, struct br_segment *out, const struct kp_batch_
         return rc;
     }
     kp_batch_builder_set_timestamp_type(&bb, kp_batch_timestamp_type(h));
+    kp_batch_builder_set_flags(&bb, kp_batch_is_transactional(h), false);
     kp_batch_builder_set_leader_epoch(&bb, h->PartitionLeaderEpoch);
     kp_batch_builder_set_last_offset_delta(&bb, h->LastOffsetDelta);
     size_t kept = 0;
@@ -798,9 +905,23 @@ static int clean_batch(struct run *r, struct br_segment *out, const uint8_t *bat
     struct br_clean_job *job = r->job;
     *dropped = false;
     job->stats.records_read += h->RecordCount;
-    if (kp_batch_is_control(h) || kp_batch_is_transactional(h)) {
+    enum txn_outcome txn = kp_batch_is_transactional(h) ? txn_outcome(r, h) : TXN_COMMITTED;
+    if (kp_batch_is_control(h) || txn == TXN_OPEN) {
+        /* markers stay (Kafka removes one only once its transaction's
+         * records are all gone and delete.retention.ms passed); an open
+         * transaction's records stay whole */
         job->stats.records_kept += h->RecordCount;
         return append(r, out, batch, len);
+    }
+    if (txn == TXN_ABORTED) {
+        /* Kafka's cleaner discards an aborted transaction's batches
+         * (shouldDiscardBatch): its marker and the .txnindex entry stay */
+        job->stats.aborted_dropped += h->RecordCount;
+        if (last_of_producer(r, h)) {
+            return rebuild(r, out, h, 0); /* the producer's state needs a batch */
+        }
+        *dropped = true;
+        return 0;
     }
     struct kp_batch_iter it;
     size_t n = 0;
@@ -987,6 +1108,9 @@ int br_clean_job_run(struct br_clean_job *job, atomic_bool *stop)
     }
     size_t mapped = first;
     if (rc == 0) {
+        rc = find_markers(&r);
+    }
+    if (rc == 0) {
         rc = build_map(&r, first, &mapped);
     }
     job->stats.map_keys = r.keys.n;
@@ -1007,6 +1131,7 @@ int br_clean_job_run(struct br_clean_job *job, atomic_bool *stop)
     kp_free(r.recs);
     kp_free(r.keep);
     kp_free(r.hdrs);
+    kp_free(r.ends);
     job->stats.elapsed_ms = mono_ms() - t0;
     return rc;
 }

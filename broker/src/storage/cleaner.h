@@ -28,7 +28,9 @@
  * reactor state, and fetch slices keep the old files open after the swap.
  *
  * What a rewrite keeps: a keyed record unless a later record of its key is
- * in the offset map; a tombstone (null value) that is the latest of its key
+ * in the offset map (a committed transaction's records are like any other;
+ * an aborted one's batches go, as Kafka 2.0's cleaner discards them, and
+ * an open one's stay whole and are no key's latest value; markers stay); a tombstone (null value) that is the latest of its key
  * only while its timestamp is less than delete.retention.ms old; records
  * without a key (Kafka refuses them on compacted topics; Samsa keeps them
  * rather than lose data). Offsets never change (gaps are fine). A batch
@@ -88,6 +90,7 @@ struct br_clean_stats {
     int64_t records_read; /* records in the segments rewritten */
     int64_t records_kept;
     int64_t tombstones_dropped;
+    int64_t aborted_dropped; /* records of aborted transactions */
     int64_t batches_rebuilt;
     int64_t bytes_before; /* of the segments rewritten */
     int64_t bytes_after;

@@ -1270,10 +1270,12 @@ static bool commit_cleaning(struct br_managed_log *ml, struct clean_task *t)
     ml->first_dirty_offset = st->cleaned_to;
     br_info("cleaned %s-%" PRId32 ": offsets [%" PRId64 ", %" PRId64 "), %" PRId64 " -> %" PRId64
             " records, %" PRId64 " -> %" PRId64 " bytes, %zu -> %zu segments, %" PRId64
-            " tombstones dropped, %zu keys mapped, %" PRId64 " ms (swap %" PRId64 " ms)",
+            " tombstones and %" PRId64 " aborted records dropped, %zu keys mapped, %" PRId64
+            " ms (swap %" PRId64 " ms)",
             t->topic, t->partition, br_log_start_offset(ml->log), st->cleaned_to, st->records_read,
             st->records_kept, st->bytes_before, st->bytes_after, st->segments_before,
-            st->segments_after, st->tombstones_dropped, st->map_keys, st->elapsed_ms, swap_ms);
+            st->segments_after, st->tombstones_dropped, st->aborted_dropped, st->map_keys,
+            st->elapsed_ms, swap_ms);
     return true;
 }
 

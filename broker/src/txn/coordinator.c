@@ -121,6 +121,7 @@ static struct br_txn *txn_new(struct br_txn_coordinator *c, const char *id, size
     t->producer_id = -1;
     t->epoch = -1;
     t->start_ms = -1;
+    t->log_end = -1;
     t->status = BR_TXN_EMPTY;
     c->txns[c->n++] = t;
     return t;
@@ -128,7 +129,7 @@ static struct br_txn *txn_new(struct br_txn_coordinator *c, const char *id, size
 
 /* Writes t's record as it is now (tombstone: the id's removal). 0 or the
  * Kafka error of the write. */
-static int persist(struct br_txn_coordinator *c, const struct br_txn *t, bool tombstone)
+static int persist(struct br_txn_coordinator *c, struct br_txn *t, bool tombstone)
 {
     struct kp_writer kw;
     struct kp_writer vw;
@@ -142,7 +143,11 @@ static int persist(struct br_txn_coordinator *c, const struct br_txn *t, bool to
     if (kw.err == 0 && vw.err == 0) {
         struct kp_bytes key = {kw.buf, (int32_t)kw.len};
         struct kp_bytes value = tombstone ? KP_BYTES_NULL : (struct kp_bytes){vw.buf, (int32_t)vw.len};
-        rc = c->ops->write(c->ctx, t->id, t->id_len, key, value);
+        int64_t end = -1;
+        rc = c->ops->write(c->ctx, t->id, t->id_len, key, value, &end);
+        if (rc == 0) {
+            t->log_end = end;
+        }
     }
     kp_wr_free(&kw);
     kp_wr_free(&vw);
@@ -200,7 +205,7 @@ static int transition(struct br_txn_coordinator *c, struct br_txn *t, enum br_tx
 static bool complete(struct br_txn_coordinator *c, struct br_txn *t, int64_t now_ms)
 {
     bool commit = t->status == BR_TXN_PREPARE_COMMIT;
-    if (!c->ops->write_markers(c->ctx, t, commit, c->coordinator_epoch)) {
+    if (!c->ops->write_markers(c->ctx, t, commit)) {
         return false;
     }
     /* the Complete record lists no partitions: they are cleared first,
@@ -488,6 +493,42 @@ void br_txn_tick(struct br_txn_coordinator *c, int64_t now_ms)
             break;
         }
         i++;
+    }
+}
+
+void br_txn_markers_done(struct br_txn_coordinator *c, const char *id, size_t len, int64_t now_ms)
+{
+    struct br_txn *t = br_txn_find(c, id, len);
+    if (t != NULL && (t->status == BR_TXN_PREPARE_COMMIT || t->status == BR_TXN_PREPARE_ABORT)) {
+        (void)complete(c, t, now_ms);
+    }
+}
+
+size_t br_txn_unload(struct br_txn_coordinator *c, bool (*gone)(void *arg, const char *id, size_t len),
+                     void *arg)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n;) {
+        if (gone(arg, c->txns[i]->id, c->txns[i]->id_len)) {
+            remove_at(c, i);
+            n++;
+        } else {
+            i++;
+        }
+    }
+    return n;
+}
+
+void br_txn_resume(struct br_txn_coordinator *c, bool (*mine)(void *arg, const char *id, size_t len),
+                   void *arg, int64_t now_ms)
+{
+    /* complete() may write, never remove: the array stays as it is */
+    for (size_t i = 0; i < c->n; i++) {
+        struct br_txn *t = c->txns[i];
+        if ((t->status == BR_TXN_PREPARE_COMMIT || t->status == BR_TXN_PREPARE_ABORT) &&
+            (mine == NULL || mine(arg, t->id, t->id_len))) {
+            (void)complete(c, t, now_ms);
+        }
     }
 }
 

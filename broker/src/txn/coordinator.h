@@ -16,9 +16,11 @@
  *                                bumped first) -> markers -> CompleteAbort
  *     Empty, Complete* -> Dead   transactional.id.expiration.ms unused
  *
- * Markers go through the owner's ops (write_markers): written at once to
- * the partitions this broker leads (standalone: all of them). A
- * transaction whose markers could not all be written stays in Prepare*
+ * Markers go through the owner's ops (write_markers): standalone written
+ * at once; on a cluster sent to each partition's leader, after the
+ * Prepare* record reached the ISR, with br_txn_markers_done called once
+ * every leader took its marker. A transaction whose markers are not all
+ * written stays in Prepare* (its producer hears CONCURRENT_TRANSACTIONS)
  * and is retried by br_txn_tick.
  *
  * Every change is written to `__transaction_state` (ops->write, Kafka's
@@ -28,8 +30,11 @@
  * records at start-up. Times are wall-clock milliseconds, as the records
  * keep them.
  *
- * What this coordinator does not do yet: run on a cluster (FindCoordinator
- * names it on a standalone broker only).
+ * On a cluster a broker coordinates the ids of the __transaction_state
+ * partitions it leads (TransactionStateManager.loadTransactionsForTxnTopicPartition
+ * and removeTransactionsForTxnTopicPartition): the owner loads a
+ * partition's records with br_txn_load_record when it comes to lead it and
+ * drops them with br_txn_unload when it stops.
  *
  * @locality reactor thread
  */
@@ -71,6 +76,7 @@ struct br_txn {
     size_t cap_parts;
     int64_t start_ms;  /* the open transaction's first AddPartitionsToTxn */
     int64_t update_ms; /* the last change */
+    int64_t log_end;   /* the offset after its last record in __transaction_state (-1: unknown) */
 };
 
 struct br_txn_ops {
@@ -78,15 +84,16 @@ struct br_txn_ops {
     int (*new_producer_id)(void *ctx, int64_t *id);
     /* appends a record of transactional id (key, value: txn_log.h; value
      * null: a tombstone) to its partition of __transaction_state; 0 once
-     * it is written, else the Kafka error the request answers (the change
-     * is then not made) */
+     * it is in the log (*log_end: the offset after it), else the Kafka
+     * error the request answers (the change is then not made) */
     int (*write)(void *ctx, const char *id, size_t id_len, struct kp_bytes key,
-                 struct kp_bytes value);
+                 struct kp_bytes value, int64_t *log_end);
     /* writes t's markers (COMMIT when commit, else ABORT) in t's producer
      * id and epoch on each of its partitions; true when every partition
-     * took its marker (or no longer exists) */
-    bool (*write_markers)(void *ctx, const struct br_txn *t, bool commit,
-                          int32_t coordinator_epoch);
+     * took its marker (or no longer exists); false when some are still to
+     * be written (under way: br_txn_markers_done follows, or retried by
+     * br_txn_tick) */
+    bool (*write_markers)(void *ctx, const struct br_txn *t, bool commit);
 };
 
 struct br_txn_coordinator {
@@ -95,7 +102,6 @@ struct br_txn_coordinator {
     size_t cap;
     const struct br_txn_ops *ops;
     void *ctx;
-    int32_t coordinator_epoch;
     int32_t max_timeout_ms;      /* transaction.max.timeout.ms */
     int64_t id_expiration_ms;    /* transactional.id.expiration.ms */
     int64_t tick_interval_ms;    /* transaction.abort.timed.out.transaction.cleanup.interval.ms */
@@ -193,6 +199,25 @@ void br_txn_tick(struct br_txn_coordinator *c, int64_t now_ms);
  * KP_E_CORRUPT (the record is skipped), KP_E_NOMEM. */
 KP_MUST_CHECK int br_txn_load_record(struct br_txn_coordinator *c, struct kp_bytes key,
                                      struct kp_bytes value);
+
+/* The markers of id's transaction in Prepare* were all written (the
+ * owner's write_markers said they were under way): it is completed now
+ * (the Complete record written, or retried by br_txn_tick when that
+ * fails). Nothing when id is unknown or not in Prepare*. */
+void br_txn_markers_done(struct br_txn_coordinator *c, const char *id, size_t len, int64_t now_ms);
+
+/* Drops the records of every id for which gone(arg, id, len) is true (a
+ * __transaction_state partition led elsewhere now): their state stays in
+ * the log for the next coordinator. Returns how many. */
+size_t br_txn_unload(struct br_txn_coordinator *c, bool (*gone)(void *arg, const char *id, size_t len),
+                     void *arg);
+
+/* Completes every transaction in Prepare* for which mine(arg, id, len) is
+ * true (NULL: all): a coordinator that just loaded a partition finishes
+ * what its predecessor left (Kafka's loadTransactionsForTxnTopicPartition
+ * sends their markers again). */
+void br_txn_resume(struct br_txn_coordinator *c, bool (*mine)(void *arg, const char *id, size_t len),
+                   void *arg, int64_t now_ms);
 
 /* Kafka's name of a state ("Ongoing"). */
 const char *br_txn_status_name(enum br_txn_status s);

@@ -1,0 +1,201 @@
+/* Unit tests for the ACL store and decision (broker/src/auth/acl.h):
+ * Kafka 2.0's SimpleAclAuthorizer.authorize rules (Deny first, the
+ * implied operations of an Allow only, the literal wildcard and prefixed
+ * patterns, super users, allow.everyone.if.no.acl.found and what "no ACL
+ * found" means) and the filters of DescribeAcls/DeleteAcls
+ * (ResourcePatternFilter, AccessControlEntryFilter). Links the auth layer. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "auth/acl.h"
+#include "base/logging.h"
+#include "cunit_run.h"
+
+static struct br_acl_binding bind(int8_t type, int8_t pattern, const char *name,
+                                  const char *principal, const char *host, int8_t op,
+                                  int8_t perm)
+{
+    return (struct br_acl_binding){type,      pattern,   name,
+                                   name != NULL ? strlen(name) : 0,
+                                   principal, principal != NULL ? strlen(principal) : 0,
+                                   host,      host != NULL ? strlen(host) : 0,
+                                   op,        perm};
+}
+
+static void add(struct br_acl_store *s, int8_t type, int8_t pattern, const char *name,
+                const char *principal, const char *host, int8_t op, int8_t perm)
+{
+    struct br_acl_binding b = bind(type, pattern, name, principal, host, op, perm);
+    CU_ASSERT_TRUE(br_acl_binding_valid(&b));
+    CU_ASSERT_EQUAL(br_acl_add(s, &b), 0);
+}
+
+static const struct br_acl_config CFG = {NULL, 0, false};
+
+static bool can(const struct br_acl_store *s, const struct br_acl_config *cfg, const char *who,
+                enum br_acl_op op, enum br_acl_rtype type, const char *name)
+{
+    return br_acl_authorize(s, cfg, who, "10.0.0.1", op, type, name, strlen(name));
+}
+
+/* An Allow on Read implies Describe; a Deny wins over an Allow; a Deny on
+ * Read does not deny Describe (implication is the Allow's only). */
+static void test_allow_deny_and_implied(void)
+{
+    struct br_acl_store s;
+    br_acl_store_init(&s);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "orders", "User:alice", "*", BR_ACL_OP_READ,
+        BR_ACL_PERM_ALLOW);
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:alice", BR_ACL_OP_READ, BR_ACL_RES_TOPIC, "orders"));
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:alice", BR_ACL_OP_DESCRIBE, BR_ACL_RES_TOPIC, "orders"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:alice", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "orders"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:bob", BR_ACL_OP_READ, BR_ACL_RES_TOPIC, "orders"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:alice", BR_ACL_OP_READ, BR_ACL_RES_TOPIC, "order"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:alice", BR_ACL_OP_READ, BR_ACL_RES_GROUP, "orders"));
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "orders", "User:*", "10.0.0.1", BR_ACL_OP_READ,
+        BR_ACL_PERM_DENY);
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:alice", BR_ACL_OP_READ, BR_ACL_RES_TOPIC, "orders"));
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:alice", BR_ACL_OP_DESCRIBE, BR_ACL_RES_TOPIC, "orders"));
+    /* another host: the Deny names 10.0.0.1 only */
+    CU_ASSERT_TRUE(br_acl_authorize(&s, &CFG, "User:alice", "10.0.0.2", BR_ACL_OP_READ,
+                                    BR_ACL_RES_TOPIC, "orders", 6));
+    /* AlterConfigs implies DescribeConfigs; All grants everything */
+    add(&s, BR_ACL_RES_CLUSTER, BR_ACL_PAT_LITERAL, BR_ACL_CLUSTER_NAME, "User:ops", "*",
+        BR_ACL_OP_ALTER_CONFIGS, BR_ACL_PERM_ALLOW);
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:ops", BR_ACL_OP_DESCRIBE_CONFIGS, BR_ACL_RES_CLUSTER,
+                       BR_ACL_CLUSTER_NAME));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:ops", BR_ACL_OP_DESCRIBE, BR_ACL_RES_CLUSTER,
+                        BR_ACL_CLUSTER_NAME));
+    add(&s, BR_ACL_RES_GROUP, BR_ACL_PAT_LITERAL, "g", "User:ops", "*", BR_ACL_OP_ALL,
+        BR_ACL_PERM_ALLOW);
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:ops", BR_ACL_OP_DELETE, BR_ACL_RES_GROUP, "g"));
+    br_acl_store_fini(&s);
+}
+
+/* The literal "*" applies to every name of its type; a prefixed pattern
+ * to every name it starts. */
+static void test_wildcard_and_prefixed(void)
+{
+    struct br_acl_store s;
+    br_acl_store_init(&s);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "*", "User:reader", "*", BR_ACL_OP_READ,
+        BR_ACL_PERM_ALLOW);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_PREFIXED, "pay-", "User:payments", "*",
+        BR_ACL_OP_WRITE, BR_ACL_PERM_ALLOW);
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:reader", BR_ACL_OP_READ, BR_ACL_RES_TOPIC, "anything"));
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:payments", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "pay-eu"));
+    CU_ASSERT_TRUE(can(&s, &CFG, "User:payments", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "pay-"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:payments", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "pay"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:payments", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "xpay-eu"));
+    br_acl_store_fini(&s);
+}
+
+/* Super users skip everything; allow.everyone.if.no.acl.found grants only
+ * where no ACL at all applies: one ACL for someone else locks everyone
+ * else out. */
+static void test_super_users_and_no_acl_found(void)
+{
+    struct br_acl_store s;
+    br_acl_store_init(&s);
+    const char *const supers[] = {"User:admin", "User:broker"};
+    struct br_acl_config open = {supers, 2, true};
+    CU_ASSERT_TRUE(can(&s, &open, "User:anyone", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "t"));
+    CU_ASSERT_FALSE(can(&s, &CFG, "User:anyone", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "t"));
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "t", "User:alice", "*", BR_ACL_OP_WRITE,
+        BR_ACL_PERM_ALLOW);
+    CU_ASSERT_FALSE(can(&s, &open, "User:anyone", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "t"));
+    CU_ASSERT_TRUE(can(&s, &open, "User:anyone", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "u"));
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "t", "User:admin", "*", BR_ACL_OP_ALL,
+        BR_ACL_PERM_DENY);
+    CU_ASSERT_TRUE(can(&s, &open, "User:admin", BR_ACL_OP_WRITE, BR_ACL_RES_TOPIC, "t"));
+    br_acl_store_fini(&s);
+}
+
+/* DescribeAcls/DeleteAcls filters: ANY and null match every value; MATCH
+ * with a name matches the literal name, the literal "*" and the prefixes
+ * of the name; a pattern type named matches exactly. */
+static void test_filters(void)
+{
+    struct br_acl_store s;
+    br_acl_store_init(&s);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "pay-eu", "User:a", "*", BR_ACL_OP_READ,
+        BR_ACL_PERM_ALLOW);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "*", "User:b", "*", BR_ACL_OP_READ,
+        BR_ACL_PERM_ALLOW);
+    add(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_PREFIXED, "pay", "User:c", "*", BR_ACL_OP_WRITE,
+        BR_ACL_PERM_DENY);
+    add(&s, BR_ACL_RES_GROUP, BR_ACL_PAT_LITERAL, "pay-eu", "User:a", "*", BR_ACL_OP_READ,
+        BR_ACL_PERM_ALLOW);
+    struct {
+        struct br_acl_binding f;
+        size_t want;
+    } cases[] = {
+        {bind(BR_ACL_RES_ANY, BR_ACL_PAT_ANY, NULL, NULL, NULL, BR_ACL_OP_ANY, BR_ACL_PERM_ANY), 4},
+        {bind(BR_ACL_RES_TOPIC, BR_ACL_PAT_ANY, NULL, NULL, NULL, BR_ACL_OP_ANY, BR_ACL_PERM_ANY),
+         3},
+        {bind(BR_ACL_RES_TOPIC, BR_ACL_PAT_MATCH, "pay-eu", NULL, NULL, BR_ACL_OP_ANY,
+              BR_ACL_PERM_ANY),
+         3},
+        {bind(BR_ACL_RES_TOPIC, BR_ACL_PAT_ANY, "pay-eu", NULL, NULL, BR_ACL_OP_ANY,
+              BR_ACL_PERM_ANY),
+         1},
+        {bind(BR_ACL_RES_TOPIC, BR_ACL_PAT_PREFIXED, "pay", NULL, NULL, BR_ACL_OP_ANY,
+              BR_ACL_PERM_ANY),
+         1},
+        {bind(BR_ACL_RES_ANY, BR_ACL_PAT_ANY, NULL, "User:a", NULL, BR_ACL_OP_ANY,
+              BR_ACL_PERM_ANY),
+         2},
+        {bind(BR_ACL_RES_ANY, BR_ACL_PAT_ANY, NULL, NULL, NULL, BR_ACL_OP_ANY, BR_ACL_PERM_DENY),
+         1},
+        {bind(BR_ACL_RES_TOPIC, BR_ACL_PAT_MATCH, "other", NULL, NULL, BR_ACL_OP_READ,
+              BR_ACL_PERM_ANY),
+         1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = 0;
+        for (size_t i = 0; i < s.n; i++) {
+            for (size_t k = 0; k < s.res[i].n; k++) {
+                n += br_acl_filter_matches(&cases[c].f, &s.res[i], &s.res[i].acls[k]) ? 1u : 0u;
+            }
+        }
+        CU_ASSERT_EQUAL(n, cases[c].want);
+        CU_ASSERT_FALSE(br_acl_binding_valid(&cases[c].f));
+    }
+    /* a znode's data replaces a pattern's entries; none removes it */
+    char principal[] = "User:z";
+    char host[] = "*";
+    struct br_acl one = {principal, host, BR_ACL_OP_READ, BR_ACL_PERM_ALLOW};
+    CU_ASSERT_EQUAL(br_acl_set(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "pay-eu", 6, &one, 1), 0);
+    struct br_acl_resource *r = br_acl_find(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "pay-eu", 6);
+    CU_ASSERT_TRUE(r != NULL && r->n == 1 && strcmp(r->acls[0].principal, "User:z") == 0);
+    CU_ASSERT_EQUAL(br_acl_set(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "pay-eu", 6, NULL, 0), 0);
+    CU_ASSERT_PTR_NULL(br_acl_find(&s, BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "pay-eu", 6));
+    CU_ASSERT_EQUAL(s.n, 3);
+    br_acl_store_fini(&s);
+}
+
+static void test_names(void)
+{
+    CU_ASSERT_STRING_EQUAL(br_acl_op_name(BR_ACL_OP_IDEMPOTENT_WRITE), "IdempotentWrite");
+    CU_ASSERT_EQUAL(br_acl_op_parse("describeconfigs", 15), BR_ACL_OP_DESCRIBE_CONFIGS);
+    CU_ASSERT_EQUAL(br_acl_op_parse("Any", 3), -1);
+    CU_ASSERT_EQUAL(br_acl_rtype_parse("TransactionalId", 15), BR_ACL_RES_TXN_ID);
+    CU_ASSERT_EQUAL(br_acl_perm_parse("ALLOW", 5), BR_ACL_PERM_ALLOW);
+    CU_ASSERT_STRING_EQUAL(br_acl_rtype_name(99), "Unknown");
+    CU_ASSERT_EQUAL(br_acl_denied_error(BR_ACL_RES_GROUP), KP_ERR_GROUP_AUTHORIZATION_FAILED);
+}
+
+static CU_TestInfo tests[] = {
+    {"allow_deny_and_implied", test_allow_deny_and_implied},
+    {"wildcard_and_prefixed", test_wildcard_and_prefixed},
+    {"super_users_and_no_acl_found", test_super_users_and_no_acl_found},
+    {"filters", test_filters},
+    {"names", test_names},
+    CU_TEST_INFO_NULL,
+};
+
+int main(void)
+{
+    br_logging_set_level(BR_LOG_ERROR);
+    return st_run_suite("broker-acl", tests);
+}
