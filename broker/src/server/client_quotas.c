@@ -156,9 +156,11 @@ static void throttle(struct br_server *b, struct br_conn *c, enum br_quota_type 
 }
 
 /* value recorded for (c, client_id) against quota t, c muted for the
- * throttle time it earned, returned. */
+ * throttle time it earned, returned. take_back: a throttled request's value
+ * is taken back (a Fetch answered empty sent none of it: Kafka's
+ * unrecordQuotaSensor). */
 static int32_t record(struct br_server *b, struct br_conn *c, enum br_quota_type t,
-                      struct kp_str client_id, double value)
+                      struct kp_str client_id, double value, bool take_back)
 {
     if (b->quotas == NULL) {
         return 0;
@@ -168,6 +170,9 @@ static int32_t record(struct br_server *b, struct br_conn *c, enum br_quota_type
     struct br_quota_name user = br_conn_principal(c, subject, sizeof subject);
     struct br_quota_name client = client_name(client_id);
     int32_t ms = br_quotas_record(b->quotas, t, user, client, value, now);
+    if (ms > 0 && take_back) {
+        br_quotas_unrecord(b->quotas, t, user, client, value, now);
+    }
     throttle(b, c, t, user, client, ms, now);
     return ms;
 }
@@ -175,32 +180,19 @@ static int32_t record(struct br_server *b, struct br_conn *c, enum br_quota_type
 int32_t br_client_quotas_produce(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                                  size_t bytes)
 {
-    return record(b, c, BR_QUOTA_PRODUCE, client_id, (double)bytes);
+    return record(b, c, BR_QUOTA_PRODUCE, client_id, (double)bytes, false);
 }
 
 int32_t br_client_quotas_fetch(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                                int64_t bytes)
 {
-    if (b->quotas == NULL) {
-        return 0;
-    }
-    int64_t now = br_now_mono_ms();
-    char subject[BR_PRINCIPAL_MAX];
-    struct br_quota_name user = br_conn_principal(c, subject, sizeof subject);
-    struct br_quota_name client = client_name(client_id);
-    int32_t ms = br_quotas_record(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
-    if (ms > 0) {
-        /* answered empty: its bytes were not sent (unrecordQuotaSensor) */
-        br_quotas_unrecord(b->quotas, BR_QUOTA_FETCH, user, client, (double)bytes, now);
-        throttle(b, c, BR_QUOTA_FETCH, user, client, ms, now);
-    }
-    return ms;
+    return record(b, c, BR_QUOTA_FETCH, client_id, (double)bytes, true);
 }
 
 int32_t br_client_quotas_request(struct br_server *b, struct br_conn *c, struct kp_str client_id,
                                  int64_t us)
 {
-    return record(b, c, BR_QUOTA_REQUEST, client_id, (double)us);
+    return record(b, c, BR_QUOTA_REQUEST, client_id, (double)us, false);
 }
 
 /* The top-level ThrottleTimeMs of a response of api_key at version, or
