@@ -12,6 +12,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "server/acl_zk.h"
 #include "server/cluster_wait.h"
 #include "replica/replication.h"
 #include "server/request.h"
@@ -206,6 +207,12 @@ static void register_broker(struct br_cluster_member *m)
     reg.n_endpoints = b->s.nadvertised;
     reg.jmx_port = -1;
     reg.timestamp_ms = br_now_wall_ms();
+    /* broker.rack, as Kafka's BrokerInfo registers it (version 3+) */
+    const char *rack = b->s.cfg.raw[BR_CFG_BROKER_RACK];
+    if (rack != NULL && rack[0] != '\0') {
+        reg.has_rack = true;
+        (void)snprintf(reg.rack, sizeof reg.rack, "%s", rack);
+    }
     const char *admin_url = br_admin_feed_url(b);
     if (admin_url != NULL) {
         (void)snprintf(reg.admin_endpoint, sizeof reg.admin_endpoint, "%s", admin_url);
@@ -404,6 +411,10 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
         /* after the paths (answers come in order): the config changes
          * made while this session was away */
         br_cluster_config_changes(&m->b->s);
+        /* the dynamic broker configs (DynamicBrokerConfig.initialize):
+         * read again at each connection, changes missed meanwhile too */
+        br_cluster_read_broker_configs(&m->b->s);
+        br_acl_zk_start(&m->b->s);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
@@ -434,6 +445,7 @@ static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const c
     /* the admin requests' watches: deletions done, config changes */
     br_cluster_topics_watch(&m->b->s, kind, path);
     br_cluster_configs_watch(&m->b->s, kind, path);
+    br_acl_zk_watch(&m->b->s, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)

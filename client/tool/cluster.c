@@ -149,6 +149,9 @@ static const char configs_help[] =
     "DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG). A sensitive\n"
     "value prints as (sensitive), an empty one as \"\", none as -. Topics' configs are\n"
     "changed with samsa topic alter.\n"
+    "   or: samsa configs alter -b BROKERS --broker ID\n"
+    "                           (--add-config KEY=VALUE | --delete-config KEY)...\n"
+    "Sets or removes a broker's dynamic configs (KIP-226), applied without a restart.\n"
     "Common: -X key=value (client configuration), --timeout MS (default 30000).\n"
     "Exit status: 0 done, 1 refused, no such broker or topic, or timed out, 2 usage error.\n";
 
@@ -192,13 +195,52 @@ static bool broker_listed(samsa_admin *a, const struct opts *o, const char *id)
     return found;
 }
 
+/* samsa configs alter: a broker's dynamic configs, as kafka-configs.sh
+ * --alter --entity-type brokers --entity-name ID. */
+static int configs_alter(const struct opts *o)
+{
+    if (o->broker_id == NULL || o->npos != 0 || o->topic != NULL ||
+        o->config_count + o->delete_config_count == 0) {
+        return usage_error("configs", "%s",
+                           "alter wants --broker ID, and --add-config KEY=VALUE or "
+                           "--delete-config KEY");
+    }
+    samsa_admin *a = NULL;
+    int rc = make_admin("configs", o, &a);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!broker_listed(a, o, o->broker_id)) {
+        samsa_admin_destroy(a);
+        return EXIT_FAIL;
+    }
+    struct samsa_config_op ops[128];
+    char keys[64][256];
+    size_t n = config_ops(o, ops, keys);
+    char err[512] = "";
+    int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_BROKER, o->broker_id, ops, n, left_ms(o),
+                                      err, sizeof(err));
+    samsa_admin_destroy(a);
+    if (e != SAMSA_OK) {
+        char why[128];
+        fprintf(stderr, "samsa configs alter: broker %s: %s\n", o->broker_id,
+                failure(o, e, err, why, sizeof(why)));
+        return EXIT_FAIL;
+    }
+    printf("Altered the configuration of broker %s.\n", o->broker_id);
+    return 0;
+}
+
 int cmd_configs(int argc, char **argv)
 {
-    static const char *const verbs[] = {"describe", NULL};
+    static const char *const verbs[] = {"describe", "alter", NULL};
     struct opts o;
     int rc = start_verb("configs", configs_help, verbs, argc, argv, &o);
     if (rc >= 0) {
         return rc;
+    }
+    if (strcmp(argv[0], "alter") == 0) {
+        return configs_alter(&o);
     }
     if ((o.broker_id == NULL) == (o.topic == NULL) || o.npos != 0) {
         return usage_error("configs", "%s", "describe wants one of --broker ID or -t TOPIC");

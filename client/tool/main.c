@@ -9,6 +9,8 @@
  *   samsa perf produce|consume ...
  *   samsa cluster info|metadata -b B
  *   samsa configs describe -b B (--broker ID | -t TOPIC)
+ *   samsa configs alter -b B --broker ID (--add-config K=V | --delete-config K)...
+ *   samsa leaders elect-preferred --zookeeper ZK (-t T [-p P] | --all)
  *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
  *
  * This file hands each command to its file (tool.h lists them).
@@ -27,7 +29,8 @@ static const char main_help[] =
     "  group list|describe|reset-offsets|delete   consumer groups and their offsets\n"
     "  perf produce|consume                       throughput and latency\n"
     "  cluster info|metadata                      brokers, controller, partitions\n"
-    "  configs describe                           a broker's or a topic's configs\n"
+    "  configs describe|alter                     a broker's or a topic's configs\n"
+    "  leaders elect-preferred                    preferred replicas lead again\n"
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
@@ -45,7 +48,7 @@ static const struct {
 } commands[] = {
     {"topic", cmd_topic}, {"produce", cmd_produce}, {"consume", cmd_consume},
     {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
-    {"configs", cmd_configs}, {"quotas", cmd_quotas},
+    {"configs", cmd_configs}, {"leaders", cmd_leaders}, {"quotas", cmd_quotas},
 };
 
 int main(int argc, char **argv)

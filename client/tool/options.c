@@ -241,6 +241,26 @@ static int load_config_files(const char *cmd, struct opts *o)
     return o->command_config != NULL ? load_properties(cmd, o, o->command_config) : 0;
 }
 
+size_t config_ops(const struct opts *o, struct samsa_config_op *ops, char (*keys)[256])
+{
+    for (size_t i = 0; i < o->config_count; i++) {
+        const char *eq = strchr(o->configs[i], '=');
+        size_t kl = eq != NULL ? (size_t)(eq - o->configs[i]) : strlen(o->configs[i]);
+        if (kl >= 256) {
+            kl = 255;
+        }
+        memcpy(keys[i], o->configs[i], kl);
+        keys[i][kl] = '\0';
+        ops[i].name = keys[i];
+        ops[i].value = eq != NULL ? eq + 1 : "";
+    }
+    for (size_t i = 0; i < o->delete_config_count; i++) {
+        ops[o->config_count + i].name = o->delete_configs[i];
+        ops[o->config_count + i].value = NULL;
+    }
+    return o->config_count + o->delete_config_count;
+}
+
 /* Parses the flags every command shares; returns 0 or EXIT_USAGE. */
 int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
 {
@@ -337,7 +357,7 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             }
             o->replication = (int16_t)n;
             i++;
-        } else if (strcmp(a, "--config") == 0) {
+        } else if (strcmp(a, "--config") == 0 || strcmp(a, "--add-config") == 0) {
             if (o->config_count == 64) {
                 return usage_error(cmd, "%s", "too many --config");
             }
@@ -388,6 +408,9 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
             }
             o->reset_mode = shift ? RESET_SHIFT : datetime ? RESET_DATETIME : RESET_OFFSET;
             o->reset_value = n;
+            i++;
+        } else if (strcmp(a, "--zookeeper") == 0) {
+            o->zookeeper = v;
             i++;
         } else if (strcmp(a, "--command-config") == 0) {
             o->command_config = v;
@@ -520,6 +543,16 @@ static const struct {
     {"configs", "describe",
      "usage: samsa configs describe -b BROKERS (--broker ID | -t TOPIC) [--all] [--json]\n"
      "Prints the configs that are set (every one with --all) as NAME VALUE SOURCE.\n"},
+    {"configs", "alter",
+     "usage: samsa configs alter -b BROKERS --broker ID\n"
+     "                           (--add-config KEY=VALUE | --delete-config KEY)...\n"
+     "Sets or removes broker ID's dynamic configs (/config/brokers/ID, as Kafka 2.0's\n"
+     "kafka-configs.sh --alter --entity-type brokers), applied without a restart.\n"},
+    {"leaders", "elect-preferred",
+     "usage: samsa leaders elect-preferred --zookeeper HOST:PORT[/CHROOT]\n"
+     "                                     (-t TOPIC [-p PARTITION] | --all)\n"
+     "Writes /admin/preferred_replica_election: the controller makes each partition's\n"
+     "preferred replica its leader when it is alive and in sync, then deletes it.\n"},
 };
 
 /* Prints VERB's own help when there is one, else the command's; 0. */

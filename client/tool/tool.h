@@ -6,6 +6,8 @@
  *   main.c     the commands' table: `samsa COMMAND ...` to cmd_COMMAND
  *   topic.c    samsa topic create|list|describe|alter|delete|offsets
  *   cluster.c  samsa cluster info|metadata and samsa configs describe
+ *   leaders.c  samsa leaders elect-preferred (through ZooKeeper, as Kafka
+ *              2.0's tool: the one file that does not use libsamsa)
  *   produce.c  samsa produce
  *   consume.c  samsa consume
  *   group.c    samsa group list|describe|reset-offsets|delete
@@ -95,8 +97,9 @@ struct opts {
     bool under_min_isr;    /* ISR < the topic's min.insync.replicas */
     long long time_ms;     /* topic offsets --time MS; -1 when not given */
     long long until_ms;    /* consume --until MS; -1 when not given */
-    const char *broker_id; /* configs describe --broker ID */
-    bool all;              /* configs describe --all */
+    const char *broker_id; /* configs describe|alter --broker ID */
+    bool all;              /* configs describe --all, leaders elect-preferred --all */
+    const char *zookeeper; /* leaders: --zookeeper HOST:PORT[/chroot] */
     const char *command_config; /* --command-config FILE */
     char default_config[512];   /* $XDG_CONFIG_HOME/samsa/config, when it exists */
     struct file_prop file_props[FILE_PROPS_MAX]; /* both files', in order */
@@ -134,6 +137,9 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o);
 int print_help(const char *cmd, const char *verb, const char *all);
 int start_verb(const char *cmd, const char *help, const char *const *verbs, int argc,
                char **argv, struct opts *o);
+/* --config/--add-config KEY=VALUE then --delete-config KEY as ops (keys:
+ * room for the names); their count. */
+size_t config_ops(const struct opts *o, struct samsa_config_op *ops, char (*keys)[256]);
 
 /* ----------------------------------------------------------------- output.c */
 
@@ -178,5 +184,6 @@ int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_group(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
+int cmd_leaders(int argc, char **argv);
 
 #endif

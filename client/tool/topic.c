@@ -344,21 +344,7 @@ static int topic_alter(samsa_admin *a, const struct opts *o)
     }
     struct samsa_config_op ops[128];
     char keys[64][256];
-    for (size_t i = 0; i < o->config_count; i++) {
-        const char *eq = strchr(o->configs[i], '=');
-        size_t kl = (size_t)(eq - o->configs[i]);
-        if (kl >= sizeof(keys[i])) {
-            kl = sizeof(keys[i]) - 1;
-        }
-        memcpy(keys[i], o->configs[i], kl);
-        keys[i][kl] = '\0';
-        ops[i].name = keys[i];
-        ops[i].value = eq + 1;
-    }
-    for (size_t i = 0; i < o->delete_config_count; i++) {
-        ops[o->config_count + i].name = o->delete_configs[i];
-        ops[o->config_count + i].value = NULL;
-    }
+    config_ops(o, ops, keys);
     int e = samsa_admin_alter_configs(a, SAMSA_RESOURCE_TOPIC, name, ops, n, left_ms(o), err,
                                       sizeof(err));
     if (e == SAMSA_ERR_UNKNOWN_TOPIC) {

@@ -3,12 +3,16 @@
  * implied operations of an Allow only, the literal wildcard and prefixed
  * patterns, super users, allow.everyone.if.no.acl.found and what "no ACL
  * found" means) and the filters of DescribeAcls/DeleteAcls
- * (ResourcePatternFilter, AccessControlEntryFilter). Links the auth layer. */
+ * (ResourcePatternFilter, AccessControlEntryFilter); the ACL znodes'
+ * data (cluster/zk_json.h). Links the cluster layer (and auth below it). */
 #include <stdbool.h>
 #include <string.h>
 
 #include "auth/acl.h"
 #include "base/logging.h"
+#include "cluster/zk_json.h"
+
+#include <samsa-protocol/alloc.h>
 #include "cunit_run.h"
 
 static struct br_acl_binding bind(int8_t type, int8_t pattern, const char *name,
@@ -185,12 +189,77 @@ static void test_names(void)
     CU_ASSERT_EQUAL(br_acl_denied_error(BR_ACL_RES_GROUP), KP_ERR_GROUP_AUTHORIZATION_FAILED);
 }
 
+/* Kafka 2.0's ACL znode data (Acl.toJsonCompatibleMap / fromBytes): read
+ * in any key order and case, written back and read the same; the change
+ * notifications of both kinds; what Kafka would not write refused. */
+static void test_znodes(void)
+{
+    static const char doc[] =
+        "{\"version\":1,\"acls\":[{\"host\":\"*\",\"operation\":\"Read\","
+        "\"permissionType\":\"Allow\",\"principal\":\"User:alice\"},{\"principal\":"
+        "\"User:*\",\"permissionType\":\"DENY\",\"operation\":\"idempotentwrite\","
+        "\"host\":\"10.0.0.1\"}]}";
+    char err[256];
+    struct br_acl *acls = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(br_zk_acls_decode(doc, sizeof doc - 1, "/kafka-acl/Topic/t", &acls, &n,
+                                            err, sizeof err),
+                          0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    if (acls == NULL) {
+        CU_FAIL_FATAL("no ACLs");
+        return;
+    }
+    CU_ASSERT_TRUE(acls[0].op == BR_ACL_OP_READ && acls[0].perm == BR_ACL_PERM_ALLOW &&
+                   strcmp(acls[0].principal, "User:alice") == 0 && strcmp(acls[0].host, "*") == 0);
+    CU_ASSERT_TRUE(acls[1].op == BR_ACL_OP_IDEMPOTENT_WRITE && acls[1].perm == BR_ACL_PERM_DENY);
+    char *json = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(br_zk_acls_encode(acls, n, &json, &len), 0);
+    CU_ASSERT_STRING_EQUAL(json, "{\"version\":1,\"acls\":[{\"principal\":\"User:alice\","
+                                 "\"permissionType\":\"Allow\",\"operation\":\"Read\","
+                                 "\"host\":\"*\"},{\"principal\":\"User:*\","
+                                 "\"permissionType\":\"Deny\",\"operation\":"
+                                 "\"IdempotentWrite\",\"host\":\"10.0.0.1\"}]}");
+    kp_free(json);
+    br_zk_acls_free(acls, n);
+    static const char *const bad[] = {
+        "{\"version\":2,\"acls\":[]}",
+        "{\"version\":1}",
+        "{\"version\":1,\"acls\":[{\"principal\":\"alice\",\"permissionType\":\"Allow\","
+        "\"operation\":\"Read\",\"host\":\"*\"}]}",
+        "{\"version\":1,\"acls\":[{\"principal\":\"User:a\",\"permissionType\":\"Any\","
+        "\"operation\":\"Read\",\"host\":\"*\"}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_NOT_EQUAL(br_zk_acls_decode(bad[i], strlen(bad[i]), "/kafka-acl/Topic/t", &acls,
+                                              &n, err, sizeof err),
+                            0);
+        CU_ASSERT_TRUE(acls == NULL && n == 0);
+        CU_ASSERT_EQUAL(strncmp(err, "/kafka-acl/Topic/t: ", 20), 0);
+    }
+    struct br_zk_acl_change ch;
+    CU_ASSERT_EQUAL(br_zk_acl_change_decode("Topic:orders", 12, false, "c", &ch, err, sizeof err),
+                    0);
+    CU_ASSERT_TRUE(ch.type == BR_ACL_RES_TOPIC && ch.pattern == BR_ACL_PAT_LITERAL &&
+                   strcmp(ch.name, "orders") == 0);
+    static const char ext[] =
+        "{\"version\":1,\"resourceType\":\"Group\",\"name\":\"g-\",\"patternType\":\"PREFIXED\"}";
+    CU_ASSERT_EQUAL(br_zk_acl_change_decode(ext, sizeof ext - 1, true, "c", &ch, err, sizeof err),
+                    0);
+    CU_ASSERT_TRUE(ch.type == BR_ACL_RES_GROUP && ch.pattern == BR_ACL_PAT_PREFIXED &&
+                   strcmp(ch.name, "g-") == 0);
+    CU_ASSERT_NOT_EQUAL(br_zk_acl_change_decode("orders", 6, false, "c", &ch, err, sizeof err), 0);
+    CU_ASSERT_NOT_EQUAL(br_zk_acl_change_decode("Topik:x", 7, false, "c", &ch, err, sizeof err), 0);
+}
+
 static CU_TestInfo tests[] = {
     {"allow_deny_and_implied", test_allow_deny_and_implied},
     {"wildcard_and_prefixed", test_wildcard_and_prefixed},
     {"super_users_and_no_acl_found", test_super_users_and_no_acl_found},
     {"filters", test_filters},
     {"names", test_names},
+    {"znodes", test_znodes},
     CU_TEST_INFO_NULL,
 };
 

@@ -73,6 +73,49 @@ static void test_added_partitions_continue_kafkas_numbering(void)
     CU_ASSERT_EQUAL(br_assign_replicas_from(brokers, 5, -1, 1, 1, 0, 0, got), KP_E_INVALID_ARG);
 }
 
+/* Kafka 2.0's AdminRackAwareTest.testGetRackAlternatedBrokerListAndAssignReplicasToBrokers:
+ * six brokers over three racks (alternated 0, 3, 1, 5, 4, 2), 7 partitions,
+ * replication factor 3, start 0, shift 0. */
+static void test_matches_kafkas_rack_aware_assignment(void)
+{
+    const int32_t brokers[] = {0, 1, 2, 3, 4, 5};
+    const char *const racks[] = {"rack1", "rack3", "rack3", "rack2", "rack2", "rack1"};
+    static const int32_t want[7][3] = {
+        {0, 3, 1}, {3, 1, 5}, {1, 5, 4}, {5, 4, 2}, {4, 2, 0}, {2, 0, 3}, {0, 4, 2},
+    };
+    int32_t got[21];
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_racks(brokers, racks, 6, 0, 7, 3, 0, 0, got), 0);
+    CU_ASSERT_EQUAL(memcmp(got, want, sizeof want), 0);
+    /* one replica per rack whatever the start and shift */
+    for (uint32_t start = 0; start < 6; start++) {
+        CU_ASSERT_EQUAL_FATAL(
+            br_assign_replicas_racks(brokers, racks, 6, 0, 7, 3, start, start + 1, got), 0);
+        for (int p = 0; p < 7; p++) {
+            const int32_t *r = &got[(size_t)p * 3];
+            CU_ASSERT(strcmp(racks[r[0]], racks[r[1]]) != 0 &&
+                      strcmp(racks[r[0]], racks[r[2]]) != 0 &&
+                      strcmp(racks[r[1]], racks[r[2]]) != 0);
+        }
+    }
+}
+
+/* No rack anywhere: the rack-unaware placement; some only: refused. */
+static void test_racks_all_or_none(void)
+{
+    const int32_t brokers[] = {0, 1, 2, 3, 4};
+    const char *const none[] = {NULL, NULL, NULL, NULL, NULL};
+    const char *const some[] = {"a", NULL, "b", "a", "b"};
+    int32_t plain[30];
+    int32_t got[30];
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas(brokers, 5, 10, 3, 2, 3, plain), 0);
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_racks(brokers, none, 5, 0, 10, 3, 2, 3, got), 0);
+    CU_ASSERT_EQUAL(memcmp(got, plain, sizeof plain), 0);
+    CU_ASSERT_EQUAL_FATAL(br_assign_replicas_racks(brokers, NULL, 5, 0, 10, 3, 2, 3, got), 0);
+    CU_ASSERT_EQUAL(memcmp(got, plain, sizeof plain), 0);
+    CU_ASSERT_EQUAL(br_assign_replicas_racks(brokers, some, 5, 0, 10, 3, 2, 3, got),
+                    BR_ASSIGN_RACKS_INCOMPLETE);
+}
+
 int main(void)
 {
     CU_TestInfo tests[] = {
@@ -82,6 +125,8 @@ int main(void)
         {"refuses_more_replicas_than_brokers", test_refuses_more_replicas_than_brokers},
         {"added_partitions_continue_kafkas_numbering",
          test_added_partitions_continue_kafkas_numbering},
+        {"matches_kafkas_rack_aware_assignment", test_matches_kafkas_rack_aware_assignment},
+        {"racks_all_or_none", test_racks_all_or_none},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("broker-assignment", tests);

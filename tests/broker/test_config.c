@@ -197,6 +197,7 @@ static void test_key_table_is_complete(void)
 /* A file setting every key to something other than its default. */
 static const char every_key[] =
     "broker.id=7\n"
+    "broker.rack=eu-west-1a\n"
     "broker.id.generation.enable=false\n"
     "reserved.broker.max.id=2000\n"
     "listeners=CLIENT://127.0.0.1:19092,REPLICATION://[::1]:19093\n"
@@ -287,6 +288,7 @@ static const char every_key[] =
     "transactional.id.expiration.ms=86400000\n"
     "transaction.state.log.num.partitions=8\n"
     "transaction.state.log.replication.factor=2\n"
+    "transaction.state.log.min.isr=1\n"
     "transaction.state.log.segment.bytes=1048576\n"
     "transaction.state.log.min.isr=1\n"
     "authorizer.class.name=\n"
@@ -325,6 +327,7 @@ static void test_every_key_is_parsed(void)
     struct br_config c;
     expect_ok(every_key, &c);
     CU_ASSERT_EQUAL(c.broker_id, 7);
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_BROKER_RACK], "eu-west-1a");
     CU_ASSERT_FALSE(c.broker_id_generation_enable);
     CU_ASSERT_EQUAL(c.reserved_broker_max_id, 2000);
     CU_ASSERT_EQUAL_FATAL(c.n_listeners, 2);
@@ -421,6 +424,7 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.transactional_id_expiration_ms, 86400000);
     CU_ASSERT_EQUAL(c.transaction_state_log_num_partitions, 8);
     CU_ASSERT_EQUAL(c.transaction_state_log_replication_factor, 2);
+    CU_ASSERT_EQUAL(c.transaction_state_log_min_isr, 1);
     CU_ASSERT_EQUAL(c.transaction_state_log_segment_bytes, 1048576);
     CU_ASSERT_EQUAL(c.transaction_state_log_min_isr, 1);
     CU_ASSERT_FALSE(c.authorizer); /* empty: none */
@@ -916,12 +920,51 @@ static void test_roll_flush_and_zookeeper_timeouts(void)
     expect_rejected("log.roll.hours=0\n", "log.roll.hours", "out of range");
 }
 
+/* Dynamic broker configs (KIP-226): laid over the static text, the ms key
+ * over the file's hours; removed, the static value is back; a key Kafka
+ * 2.0 does not make dynamic, and a bad value, refused with nothing
+ * changed. */
+static void test_dynamic_configs(void)
+{
+    struct br_config c;
+    char err[ERRLEN];
+    expect_ok("log.retention.hours=2\nlog.segment.bytes=2048\n", &c);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    const char *names[] = {"log.retention.ms", "log.cleanup.policy", "log.retention.ms"};
+    const char *values[] = {"5000", "compact", "1000"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, names, values, 3, true, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 1000);
+    CU_ASSERT_EQUAL(c.log_cleanup_policy, BR_CLEANUP_COMPACT);
+    CU_ASSERT_EQUAL(c.log_segment_bytes, 2048);
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_LOG_RETENTION_HOURS], "2");
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, NULL, NULL, 0, true, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    CU_ASSERT_EQUAL(c.log_cleanup_policy, BR_CLEANUP_DELETE);
+    const char *fixed[] = {"num.partitions"};
+    const char *three[] = {"3"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, fixed, three, 1, true, err, sizeof err),
+                    KP_ERR_INVALID_REQUEST);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "Cannot update these configs dynamically"));
+    const char *bad[] = {"not-a-number"};
+    CU_ASSERT_EQUAL(br_config_dynamic(&c, names, bad, 1, true, err, sizeof err),
+                    KP_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(c.log_retention_ms, 7200000);
+    CU_ASSERT_TRUE(br_config_key_dynamic(BR_CFG_LOG_RETENTION_MS));
+    CU_ASSERT_FALSE(br_config_key_dynamic(BR_CFG_LOG_RETENTION_HOURS));
+    br_config_free(&c);
+}
+
 static void test_zookeeper_connect(void)
 {
     expect_rejected("zookeeper.connect=zk1:2181,,zk2:2181\n", "zookeeper.connect",
                     "connect string");
     expect_rejected("zookeeper.connect=zk1 zk2\n", "zookeeper.connect", "connect string");
     expect_rejected("zookeeper.connect=/chroot\n", "zookeeper.connect", "connect string");
+    /* broker.rack: printable, at most the registration's 255 bytes */
+    expect_rejected("broker.rack=a\\tb\n", "broker.rack", "not a rack");
+    char long_rack[300];
+    (void)snprintf(long_rack, sizeof long_rack, "broker.rack=%0256d\n", 0);
+    expect_rejected(long_rack, "broker.rack", "not a rack");
 }
 
 /* A broker of a cluster needs its broker.id (Kafka would generate one from
@@ -1197,6 +1240,7 @@ static CU_TestInfo tests[] = {
     {"oversized file is rejected", test_oversized_file_is_rejected},
     {"load reads a file and names it in errors", test_load_reads_a_file_and_names_it_in_errors},
     {"describe entries", test_describe_entries},
+    {"dynamic broker configs", test_dynamic_configs},
     {"free is safe twice", test_free_is_safe_twice},
     CU_TEST_INFO_NULL,
 };

@@ -303,7 +303,7 @@ def case_help_and_exit_codes(t):
     for cmd, verbs in (("topic", ("create", "list", "describe", "alter", "delete", "offsets")),
                        ("group", ("list", "describe", "reset-offsets", "delete")),
                        ("perf", ("produce", "consume")), ("cluster", ("info", "metadata")),
-                       ("configs", ("describe",))):
+                       ("configs", ("describe", "alter")), ("leaders", ("elect-preferred",))):
         for verb in verbs:
             out = samsa(cmd, verb, "--help").stdout.decode()
             check(out.startswith("usage: samsa %s %s " % (cmd, verb)), "%s %s: %s", cmd, verb, out)
@@ -312,6 +312,16 @@ def case_help_and_exit_codes(t):
         out = samsa(cmd, "--help").stdout.decode()
         check(all("samsa %s %s" % (cmd, v) in out for v in verbs), "samsa %s --help: %s", cmd, out)
     samsa("group", expect=2)
+    # samsa leaders: --zookeeper and what to elect are required; a ZooKeeper
+    # that cannot be reached is said once, without the client library's log
+    samsa("leaders", "elect-preferred", "--all", expect=2)
+    samsa("leaders", "elect-preferred", "--zookeeper", "127.0.0.1:1", expect=2)
+    p = samsa("leaders", "elect-preferred", "--zookeeper", "127.0.0.1:%d" % free_port(), "--all",
+              "--timeout", "1000", expect=1)
+    eq(p.stderr.decode().strip().splitlines()[-1:],
+       ["samsa leaders: cannot connect to ZooKeeper at 127.0.0.1:%s" %
+        p.args[4].split(":")[1]], "stderr")
+    check(b"ZOO_" not in p.stderr, "the client library's log: %s", p.stderr[:300])
     samsa("perf", expect=2)
     samsa("perf", "produce", "-b", "127.0.0.1:1", expect=2)  # no -t
     samsa("consume", "-b", "x:1", "-t", "t", "--group", "g", "-p", "0", expect=2)

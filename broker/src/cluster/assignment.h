@@ -38,4 +38,32 @@ KP_MUST_CHECK int br_assign_replicas_from(const int32_t *brokers, size_t n, int3
                                           int32_t partitions, int32_t rf, uint32_t start,
                                           uint32_t shift, int32_t *out);
 
+/* br_assign_replicas_racks: some brokers have a rack and some not. */
+#define BR_ASSIGN_RACKS_INCOMPLETE 1
+/* Kafka's message for it (an AdminOperationException: UNKNOWN_SERVER_ERROR
+ * with this message in CreateTopics and CreatePartitions) */
+#define BR_ASSIGN_RACKS_INCOMPLETE_MSG                                                            \
+    "Not all brokers have rack information for replica rack aware assignment."
+
+/*
+ * Kafka 2.0's AdminUtils.assignReplicasToBrokers with racks: racks[i] is
+ * brokers[i]'s broker.rack, NULL when it has none (racks NULL: none has
+ * one). No broker with a rack: br_assign_replicas_from, unchanged. Every
+ * broker with one: the rack-aware placement (assignReplicasToBrokersRackAware):
+ * the brokers alternated by rack (the racks in byte order, each one's
+ * brokers ascending, one of each rack in turn), the first replica of
+ * partition p at (p + start) mod n of that list, each further one found
+ * from (first + 1 + (shift * racks + k) mod (n - 1)) mod n for k = 0, 1, ...,
+ * skipping a broker whose rack already has a replica while some rack has
+ * none, and one that has a replica while some broker has none; so with rf
+ * at least the number of racks every rack gets a replica, and with fewer
+ * no rack gets two. Some brokers only: BR_ASSIGN_RACKS_INCOMPLETE (Kafka's
+ * "Not all brokers have rack information for replica rack aware
+ * assignment."). Else as br_assign_replicas_from, or KP_E_NOMEM.
+ */
+KP_MUST_CHECK int br_assign_replicas_racks(const int32_t *brokers, const char *const *racks,
+                                           size_t n, int32_t first_partition, int32_t partitions,
+                                           int32_t rf, uint32_t start, uint32_t shift,
+                                           int32_t *out);
+
 #endif

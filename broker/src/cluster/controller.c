@@ -58,6 +58,8 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         ctl_post(c, EV_ISR_CHANGE);
     } else if (strcmp(path, "/admin/delete_topics") == 0) {
         ctl_post(c, EV_DELETE_TOPICS);
+    } else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
+        ctl_post(c, EV_PREFERRED_ELECTION);
     }
 }
 
@@ -359,8 +361,9 @@ static int failover(struct br_controller *c)
     }
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
-    /* Kafka's TopicDeletionManager: watched, and resumed */
-    return ctl_on_delete_topics(c);
+    /* Kafka's TopicDeletionManager: watched, and resumed; then the
+     * pending preferred leader election (fetchPendingPreferredReplicaElections) */
+    return ctl_on_delete_topics(c) != 0 ? -1 : ctl_on_preferred_election(c);
 }
 
 /* The paths the controller reads and watches, made when missing (every
@@ -555,6 +558,9 @@ static void handle(struct br_controller *c, const struct event *e)
         break;
     case EV_CONTROLLED_SHUTDOWN:
         rc = ctl_on_controlled_shutdown(c, e);
+        break;
+    case EV_PREFERRED_ELECTION:
+        rc = c->active ? ctl_on_preferred_election(c) : 0;
         break;
     case EV_EXPIRED:
         ctl_resign(c, "its ZooKeeper session expired");

@@ -55,7 +55,13 @@
  *   checkAndTriggerAutoLeaderRebalance): a broker of which more than
  *   leader.imbalance.per.broker.percentage of the partitions it is the
  *   preferred (first assigned) replica of are led by others gets back
- *   those where it is live and in sync (the ISR kept, the epoch bumped).
+ *   those where it is live and in sync (the ISR kept, the epoch bumped);
+ * - a preferred leader election asked for (/admin/preferred_replica_election,
+ *   written by `samsa leaders elect-preferred` or by hand; Kafka's
+ *   PreferredReplicaLeaderElection event): each partition it lists gets its
+ *   preferred replica as leader when that one is live and in sync, as
+ *   above, then the znode is deleted; a controller elected while it exists
+ *   finishes it (onControllerFailover).
  * A controller that finds /controller taken by another, or its epoch
  * moved, stops acting (resigns); one whose session expired opens another
  * and stands for election again.

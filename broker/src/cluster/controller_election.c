@@ -177,6 +177,46 @@ int ctl_reconcile_all(struct br_controller *c)
 
 /* ---------------------------------------------------------------- preferred leaders */
 
+/*
+ * Gives partition p of topic ti to its preferred (first assigned) replica
+ * when that replica is live and in the ISR (Kafka's
+ * PreferredReplicaPartitionLeaderElectionStrategy): the ISR kept, the
+ * epoch bumped, LeaderAndIsr queued to the live replicas. A state whose
+ * version moved is read again and decided again. 1 moved, 0 not (led by
+ * it already, or it cannot lead), -1 ZooKeeper failed.
+ */
+static int move_to_preferred(struct br_controller *c, size_t ti, int32_t p)
+{
+    struct ctl_topic *t = &c->topics[ti];
+    struct ctl_partition *part = &t->parts[p];
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (!part->has_state || part->nreplicas == 0 || part->leader == part->replicas[0]) {
+            return 0;
+        }
+        int32_t live[BR_META_MAX_REPLICATION_FACTOR];
+        int32_t shutting[BR_META_MAX_REPLICATION_FACTOR];
+        struct br_election e;
+        ctl_election_facts(c, part, live, shutting, &e);
+        int32_t id = br_elect_preferred(&e);
+        if (id == BR_NO_LEADER) {
+            return 0;
+        }
+        int32_t old = part->leader;
+        int w = ctl_write_state(c, t, p, part, id, part->isr, part->nisr);
+        if (w < 0) {
+            return -1;
+        }
+        if (w == 0) {
+            br_info("controller: %s-%" PRId32 ": leader %" PRId32
+                    " (its preferred replica, was %" PRId32 "), epoch %" PRId32,
+                    t->name, p, id, old, part->leader_epoch);
+            return ctl_lai_to_live_replicas(c, ti, p, false) != 0 ? -1 : 1;
+        }
+        /* the version moved: part holds ZooKeeper's state, decide again */
+    }
+    return 0;
+}
+
 /* Kafka's checkAndTriggerAutoLeaderRebalance: 0 or -1 (ZooKeeper failed). */
 int ctl_rebalance_leaders(struct br_controller *c)
 {
@@ -206,37 +246,20 @@ int ctl_rebalance_leaders(struct br_controller *c)
                 " partitions it is the preferred leader of: moving them back",
                 id, preferred - elsewhere, preferred);
         for (size_t ti = 0; ti < c->ntopics; ti++) {
-            struct ctl_topic *t = &c->topics[ti];
+            const struct ctl_topic *t = &c->topics[ti];
             if (ctl_is_deleting(c, t->name)) {
                 continue;
             }
             for (int32_t p = 0; p < t->npartitions; p++) {
-                struct ctl_partition *part = &t->parts[p];
-                if (!part->has_state || part->nreplicas == 0 || part->replicas[0] != id ||
-                    part->leader == id) {
+                const struct ctl_partition *part = &t->parts[p];
+                if (!part->has_state || part->nreplicas == 0 || part->replicas[0] != id) {
                     continue;
                 }
-                int32_t live[BR_META_MAX_REPLICATION_FACTOR];
-                int32_t shutting[BR_META_MAX_REPLICATION_FACTOR];
-                struct br_election e;
-                ctl_election_facts(c, part, live, shutting, &e);
-                if (br_elect_preferred(&e) != id) {
-                    continue;
-                }
-                int32_t old = part->leader;
-                int w = ctl_write_state(c, t, p, part, id, part->isr, part->nisr);
-                if (w < 0) {
+                int r = move_to_preferred(c, ti, p);
+                if (r < 0) {
                     return -1;
                 }
-                if (w == 0) {
-                    br_info("controller: %s-%" PRId32 ": leader %" PRId32
-                            " (its preferred replica, was %" PRId32 "), epoch %" PRId32,
-                            t->name, p, id, old, part->leader_epoch);
-                    if (ctl_lai_to_live_replicas(c, ti, p, false) != 0) {
-                        return -1;
-                    }
-                    moved++;
-                }
+                moved += r;
             }
         }
     }
@@ -245,4 +268,80 @@ int ctl_rebalance_leaders(struct br_controller *c)
         ctl_send_update_metadata(c);
     }
     return 0;
+}
+
+/*
+ * Kafka's PreferredReplicaLeaderElection event (KafkaController.scala),
+ * also run at failover (onControllerFailover: the pending elections
+ * resumed): watches /admin/preferred_replica_election; when it exists,
+ * each partition it lists (PreferredReplicaElectionZNode's document, the
+ * same as an ISR change notification's) gets its preferred replica as
+ * leader if that one is live and in sync; partitions of topics being
+ * deleted or unknown are skipped; then the znode is deleted, whose
+ * deletion fires the watch again and sets it for the next one. 0 or -1.
+ */
+int ctl_on_preferred_election(struct br_controller *c)
+{
+    static const char path[] = "/admin/preferred_replica_election";
+    char *data = NULL;
+    int len = 0;
+    struct Stat st;
+    int rc = ctl_zget(c, path, true, &data, &len, &st);
+    if (rc == ZNONODE) {
+        return 0; /* its creation is watched */
+    }
+    if (rc != ZOK) {
+        return -1;
+    }
+    struct br_zk_topic_partition *tps = NULL;
+    size_t n = 0;
+    char err[256] = "the znode holds no data";
+    if (data == NULL || br_zk_isr_change_decode(data, (size_t)len, path, &tps, &n, err,
+                                                sizeof err) != 0) {
+        br_warn("controller: ignoring %s: %s", path, err);
+        n = 0;
+    }
+    kp_free(data);
+    int moved = 0;
+    int res = 0;
+    for (size_t i = 0; i < n && res == 0; i++) {
+        struct ctl_topic *t = ctl_find_topic(c, tps[i].topic);
+        if (t == NULL || tps[i].partition >= t->npartitions) {
+            br_warn("controller: no partition %s-%" PRId32 " for a preferred leader election",
+                    tps[i].topic, tps[i].partition);
+            continue;
+        }
+        if (ctl_is_deleting(c, t->name)) {
+            br_warn("controller: skipping the preferred leader election of %s-%" PRId32
+                    ": its topic is being deleted",
+                    t->name, tps[i].partition);
+            continue;
+        }
+        /* the state as ZooKeeper holds it (Kafka's
+         * doElectLeaderForPartitions reads it too): the ISR a leader just
+         * grew reaches the model only with its notification */
+        int r = ctl_read_state(c, t->name, tps[i].partition, &t->parts[tps[i].partition]);
+        if (r == 0) {
+            r = move_to_preferred(c, (size_t)(t - c->topics), tps[i].partition);
+        }
+        res = r < 0 ? -1 : 0;
+        moved += r > 0 ? 1 : 0;
+        const struct ctl_partition *part = &t->parts[tps[i].partition];
+        if (r >= 0 && part->nreplicas > 0 && part->leader != part->replicas[0]) {
+            br_warn("controller: %s-%" PRId32 " failed to complete the preferred leader election "
+                    "to %" PRId32 ": its leader is still %" PRId32,
+                    t->name, tps[i].partition, part->replicas[0], part->leader);
+        }
+    }
+    kp_free(tps);
+    if (moved > 0) {
+        ctl_send_leader_and_isr(c);
+        ctl_send_update_metadata(c);
+    }
+    if (res != 0) {
+        return -1;
+    }
+    br_info("controller: preferred leader election of %zu partitions done (%d moved)", n, moved);
+    rc = zoo_delete(c->zh, path, -1);
+    return rc == ZOK || rc == ZNONODE ? 0 : -1;
 }

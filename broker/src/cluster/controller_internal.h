@@ -40,6 +40,7 @@ enum ev_kind {
     EV_DELETE_TOPICS,       /* /admin/delete_topics children changed */
     EV_STOP_REPLICA_DONE,   /* a broker answered a StopReplica of a deletion */
     EV_CONTROLLED_SHUTDOWN, /* a broker asked to shut down (ControlledShutdown) */
+    EV_PREFERRED_ELECTION,  /* /admin/preferred_replica_election made or deleted */
 };
 
 struct event {
@@ -207,6 +208,7 @@ int ctl_zget(struct br_controller *c, const char *path, bool watch, char **data,
              struct Stat *stat);
 
 /* controller_election.c */
+int ctl_on_preferred_election(struct br_controller *c);
 int ctl_rebalance_leaders(struct br_controller *c);
 int ctl_reconcile_all(struct br_controller *c);
 

@@ -337,3 +337,39 @@ int br_mc_update(struct br_metadata_cache *mc, const struct kp_UpdateMetadataReq
     }
     return rc;
 }
+
+struct id_rack {
+    int32_t id;
+    const char *rack;
+};
+
+static int cmp_id_rack(const void *a, const void *b)
+{
+    const struct id_rack *x = a;
+    const struct id_rack *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+void br_mc_brokers_with_racks(const struct br_metadata_cache *mc, int32_t *ids,
+                              const char **racks)
+{
+    struct id_rack *all = kp_calloc(mc->nbrokers + 1, sizeof *all);
+    for (size_t i = 0; i < mc->nbrokers; i++) {
+        const struct br_mc_broker *b = &mc->brokers[i];
+        /* out of memory: in the cache's order */
+        ids[i] = b->id;
+        racks[i] = b->has_rack ? b->rack : NULL;
+        if (all != NULL) {
+            all[i] = (struct id_rack){ids[i], racks[i]};
+        }
+    }
+    if (all == NULL) {
+        return;
+    }
+    qsort(all, mc->nbrokers, sizeof *all, cmp_id_rack);
+    for (size_t i = 0; i < mc->nbrokers; i++) {
+        ids[i] = all[i].id;
+        racks[i] = all[i].rack;
+    }
+    kp_free(all);
+}

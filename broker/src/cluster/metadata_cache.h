@@ -104,6 +104,12 @@ KP_MUST_CHECK int br_mc_check_epoch(struct br_metadata_cache *mc, int32_t contro
                                     int32_t controller_epoch);
 
 const struct br_mc_broker *br_mc_broker(const struct br_metadata_cache *mc, int32_t id);
+
+/* The live brokers as Kafka's replica assignment takes them
+ * (getBrokerMetadatas): ids[0..nbrokers) ascending, racks[i] the rack of
+ * ids[i] or NULL (borrowed from mc: valid until its next update). */
+void br_mc_brokers_with_racks(const struct br_metadata_cache *mc, int32_t *ids,
+                              const char **racks);
 /* b's endpoint of the listener named `listener` (upper case), or NULL: a
  * client that came in on that listener does not see b (Kafka's
  * MetadataCache.getAliveEndpoints). */

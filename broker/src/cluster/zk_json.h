@@ -58,6 +58,8 @@
 #define SAMSA_BROKER_ZK_JSON_H
 
 #include <stdbool.h>
+
+#include "auth/acl.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -320,5 +322,34 @@ KP_MUST_CHECK int br_zk_producer_id_block_decode(const char *buf, size_t len, co
  * name is not prefix + exactly 10 digits.
  */
 KP_MUST_CHECK int br_zk_sequence_number(const char *name, const char *prefix, int64_t *seq);
+
+/* ------------------------------------------------------------
+ * ACLs: /kafka-acl/<type>/<name>, /kafka-acl-extended/prefixed/<type>/<name>
+ * (Acl.toJsonCompatibleMap: {"version":1,"acls":[{"principal":"User:alice",
+ * "permissionType":"Allow","operation":"Read","host":"*"}]}, names read
+ * case-insensitively), and their change notifications: "Topic:orders" in
+ * /kafka-acl-changes/acl_changes_<seq>, {"version":1,"resourceType":"Topic",
+ * "name":"orders","patternType":"PREFIXED"} in /kafka-acl-extended-changes
+ * (ZkData.scala 452-660). */
+
+#define BR_ZK_ACLS_MAX 10000    /* entries of one resource pattern */
+#define BR_ZK_ACL_TEXT_MAX 1024 /* a principal, host or resource name */
+
+/* The entries (owned: br_zk_acls_free) of one resource pattern's znode. */
+KP_MUST_CHECK int br_zk_acls_decode(const char *buf, size_t len, const char *name,
+                                    struct br_acl **out, size_t *n, char *err, size_t errlen);
+void br_zk_acls_free(struct br_acl *acls, size_t n);
+KP_MUST_CHECK int br_zk_acls_encode(const struct br_acl *acls, size_t n, char **out,
+                                    size_t *out_len);
+
+struct br_zk_acl_change {
+    int8_t type;    /* enum br_acl_rtype */
+    int8_t pattern; /* LITERAL (the literal notification's) or PREFIXED */
+    char name[BR_ZK_ACL_TEXT_MAX + 1];
+};
+/* A notification's data: extended false for /kafka-acl-changes' text. */
+KP_MUST_CHECK int br_zk_acl_change_decode(const char *buf, size_t len, bool extended,
+                                          const char *name, struct br_zk_acl_change *out,
+                                          char *err, size_t errlen);
 
 #endif

@@ -381,6 +381,28 @@ static int resolve_zookeeper(struct load *ld)
     return 0;
 }
 
+/* broker.rack (Kafka's RackProp): at most BR_RACK_MAX bytes of printable
+ * text, registered in /brokers/ids/<id>; empty or unset: no rack. */
+static int resolve_rack(struct load *ld)
+{
+    const char *s = ld->c->raw[BR_CFG_BROKER_RACK];
+    if (s == NULL) {
+        return 0;
+    }
+    size_t n = strlen(s);
+    bool ok = n <= BR_RACK_MAX;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = (unsigned char)s[i] >= ' ' && s[i] != 0x7f;
+    }
+    if (!ok) {
+        char q[QUOTE_MAX];
+        return cfg_key_error(ld, BR_CFG_BROKER_RACK,
+                             "%s is not a rack: at most %d bytes without control characters",
+                             Q(s, q), BR_RACK_MAX);
+    }
+    return 0;
+}
+
 /* Kafka's precedence: the first key of `order` that has a value wins, times
  * its multiplier. *from is the key that supplied it. */
 static int effective(struct load *ld, const enum br_config_key *order, const int64_t *mult,
@@ -511,11 +533,6 @@ static int cross_checks(struct load *ld)
                                  "only kafka.security.auth.SimpleAclAuthorizer (or "
                                  "kafka.security.authorizer.AclAuthorizer) is built in");
         }
-        if (c->zookeeper_connect != NULL) {
-            return cfg_key_error(ld, BR_CFG_AUTHORIZER_CLASS_NAME,
-                                 "ACLs run on a standalone broker only so far (a cluster's "
-                                 "/kafka-acl znodes are not read yet)");
-        }
         ld->c->authorizer = true;
     }
     if (c->group_min_session_timeout_ms > c->group_max_session_timeout_ms) {
@@ -589,6 +606,9 @@ int br_config_parse_buffer(const char *buf, size_t len, const char *name,
     }
     if (rc == 0) {
         rc = resolve_zookeeper(ld);
+    }
+    if (rc == 0) {
+        rc = resolve_rack(ld);
     }
     if (rc == 0) {
         rc = resolve_effective(ld);

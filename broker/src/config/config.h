@@ -56,6 +56,9 @@
  *   broker.id            -1 (Kafka's default) means "not configured": with
  *                        ZooKeeper the broker generates one above
  *                        reserved.broker.max.id, standalone it uses 0.
+ *   broker.rack          the broker's rack, registered in /brokers/ids/<id>
+ *                        and used by rack-aware replica assignment; empty
+ *                        or unset: none (Kafka reads "" as a rack named "").
  *   listeners            PLAINTEXT://:9092 when unset. Every listener's
  *                        security protocol (through
  *                        listener.security.protocol.map) must be PLAINTEXT
@@ -163,6 +166,8 @@
 /* Bytes of a message format version such as "2.0-IV1", of zookeeper.connect. */
 #define BR_FORMAT_VERSION_MAX 15
 #define BR_ZK_CONNECT_MAX 4096
+/* Bytes of broker.rack (the registration's limit, BR_ZK_RACK_MAX). */
+#define BR_RACK_MAX 255
 
 /* DescribeConfigs' ConfigSource, Kafka's numbers. */
 enum br_config_source {
@@ -200,6 +205,7 @@ enum br_compression {
 enum br_config_key {
     /* server */
     BR_CFG_BROKER_ID,
+    BR_CFG_BROKER_RACK,
     BR_CFG_BROKER_ID_GENERATION_ENABLE,
     BR_CFG_RESERVED_BROKER_MAX_ID,
     BR_CFG_LISTENERS,
@@ -524,6 +530,26 @@ KP_MUST_CHECK int br_config_check_available(const struct br_config *c, char *err
 
 /* Kafka's defaults: an empty file and no overrides. */
 KP_MUST_CHECK int br_config_defaults(struct br_config *out, char *err, size_t errlen);
+
+/* Whether key k may change without a restart (dynamic broker configs,
+ * KIP-226: Kafka 2.0's DynamicLogConfig.ReconfigurableConfigs that Samsa
+ * has, config_dynamic.c lists them). */
+bool br_config_key_dynamic(enum br_config_key k);
+
+/*
+ * The dynamic broker configs names[i] = values[i] (i < n; the later of two
+ * for a key wins) laid over c's static values of those keys (the text c
+ * was loaded with, raw[]): validated as server.properties' values are
+ * (INVALID_CONFIG with the loader's message), a key that is not dynamic
+ * refused (INVALID_REQUEST, Kafka's "Cannot update these configs
+ * dynamically"). With apply, c's typed values of every dynamic key are
+ * replaced by the result (a key without a dynamic value gets back its
+ * static one); raw[] is left as it is. Returns 0, KP_ERR_INVALID_CONFIG,
+ * KP_ERR_INVALID_REQUEST or KP_E_NOMEM (err says why).
+ */
+KP_MUST_CHECK int br_config_dynamic(struct br_config *c, const char *const *names,
+                                    const char *const *values, size_t n, bool apply, char *err,
+                                    size_t errlen);
 
 /* Frees what *c owns and empties it; safe on an empty or failed config. */
 void br_config_free(struct br_config *c);

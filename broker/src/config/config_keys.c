@@ -27,6 +27,7 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_RESERVED_BROKER_MAX_ID] = {"reserved.broker.max.id", K_INT,
                                        FIELD(reserved_broker_max_id), "1000", AT_LEAST32(0)},
     [BR_CFG_LISTENERS] = {"listeners", K_SPECIAL, 0, "PLAINTEXT://:9092", NO_RANGE},
+    [BR_CFG_BROKER_RACK] = {"broker.rack", K_SPECIAL, 0, NULL, NO_RANGE},
     [BR_CFG_ADVERTISED_LISTENERS] = {"advertised.listeners", K_SPECIAL, 0, NULL, NO_RANGE},
     [BR_CFG_LISTENER_SECURITY_PROTOCOL_MAP] =
         {"listener.security.protocol.map", K_SPECIAL, 0,
@@ -321,7 +322,6 @@ static const char *const ignored_keys[] = {
     "alter.log.dirs.replication.quota.window.num",
     "alter.log.dirs.replication.quota.window.size.seconds",
     "background.threads",
-    "broker.rack",
     "delete.records.purgatory.purge.interval.requests",
     "fetch.purgatory.purge.interval.requests",
     "inter.broker.protocol.version",

@@ -24,7 +24,9 @@
 
 #include "base/logging.h"
 #include "base/worker.h"
+#include "cluster/zk_json.h"
 #include "reactor/net.h"
+#include "server/acl_zk.h"
 #include "server/authorize.h"
 #include "server/request.h"
 #include "server/state.h"
@@ -298,6 +300,7 @@ int br_authz_start(struct br_server *b)
     struct br_authz *a = &b->authz;
     br_acl_store_init(&a->store);
     a->on = b->cfg.authorizer;
+    a->change_seen[0] = a->change_seen[1] = -1; /* sequence numbers start at 0 */
     if (!a->on) {
         return 0;
     }
@@ -432,6 +435,53 @@ int br_h_describe_acls(struct br_req *r)
     return br_respond(r, &resp);
 }
 
+/* A cluster's CreateAcls: each valid binding written to its pattern's
+ * znode (acl_zk.c); the answer once all are, or each of them failed. */
+static int create_in_zookeeper(struct br_req *r, const struct kp_CreateAclsResponse *resp,
+                               const bool *valid)
+{
+    const struct kp_CreateAclsRequest *q = r->body;
+    struct kp_CreateAclsResponse fail = *resp;
+    fail.Results.items = br_req_array(r, (size_t)resp->Results.count, sizeof *fail.Results.items);
+    if (fail.Results.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < resp->Results.count; i++) {
+        fail.Results.items[i] = resp->Results.items[i];
+        if (valid[i]) {
+            fail.Results.items[i].ErrorCode = KP_ERR_UNKNOWN_SERVER_ERROR;
+            fail.Results.items[i].ErrorMessage = kp_str_c("the ACLs could not be written to ZooKeeper");
+        }
+    }
+    struct br_acl_zk_write *w = br_acl_zk_write_begin(r, resp, &fail);
+    if (w == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < resp->Results.count; i++) {
+        if (!valid[i]) {
+            continue;
+        }
+        const struct kp_CreateAclsRequest_AclCreation *c = &q->Creations.items[i];
+        char name[BR_ZK_ACL_TEXT_MAX + 1];
+        char principal[BR_ZK_ACL_TEXT_MAX + 1];
+        char host[BR_ZK_ACL_TEXT_MAX + 1];
+        if (c->ResourceName.len > BR_ZK_ACL_TEXT_MAX || c->Principal.len > BR_ZK_ACL_TEXT_MAX ||
+            c->Host.len > BR_ZK_ACL_TEXT_MAX) {
+            continue; /* answered as written: nothing ZooKeeper could hold */
+        }
+        (void)snprintf(name, sizeof name, "%.*s", (int)c->ResourceName.len, c->ResourceName.ptr);
+        (void)snprintf(principal, sizeof principal, "%.*s", (int)c->Principal.len,
+                       c->Principal.ptr);
+        (void)snprintf(host, sizeof host, "%.*s", (int)c->Host.len, c->Host.ptr);
+        struct br_acl a = {principal, host, c->Operation, c->PermissionType};
+        int8_t pattern = r->version >= 1 ? c->ResourcePatternType : BR_ACL_PAT_LITERAL;
+        if (br_acl_zk_write_pattern(w, c->ResourceType, pattern, name, &a, 1, NULL, 0) != 0) {
+            br_error("out of memory writing an ACL");
+        }
+    }
+    return br_acl_zk_write_end(w, r);
+}
+
 int br_h_create_acls(struct br_req *r)
 {
     const struct kp_CreateAclsRequest *q = r->body;
@@ -448,6 +498,10 @@ int br_h_create_acls(struct br_req *r)
     }
     resp.Results.count = n;
     bool changed = false;
+    bool *valid = br_req_array(r, (size_t)n, sizeof *valid);
+    if (valid == NULL) {
+        return KP_E_NOMEM;
+    }
     for (int32_t i = 0; i < n; i++) {
         const struct kp_CreateAclsRequest_AclCreation *c = &q->Creations.items[i];
         struct br_acl_binding bd = filter_of(
@@ -471,6 +525,8 @@ int br_h_create_acls(struct br_req *r)
         } else if (memchr(bd.principal, ':', bd.principal_len) == NULL) {
             code = KP_ERR_INVALID_REQUEST;
             why = "a principal is \"Type:name\" (User:alice)";
+        } else if (b->zk != NULL) {
+            valid[i] = true; /* written to ZooKeeper below */
         } else if (br_acl_add(&b->authz.store, &bd) != 0) {
             code = KP_ERR_UNKNOWN_SERVER_ERROR;
             why = "out of memory";
@@ -486,7 +542,45 @@ int br_h_create_acls(struct br_req *r)
         resp.Results.items[i].ErrorCode = code;
         resp.Results.items[i].ErrorMessage = why != NULL ? kp_str_c(why) : KP_STR_NULL;
     }
+    if (b->zk != NULL) {
+        return create_in_zookeeper(r, &resp, valid);
+    }
     return changed ? respond_saved(r, &resp) : br_respond(r, &resp);
+}
+
+/* A cluster's DeleteAcls: each ACL matched removed from its pattern's
+ * znode; the answer (the matches) once all are written. */
+static int delete_in_zookeeper(struct br_req *r, const struct kp_DeleteAclsResponse *resp)
+{
+    struct kp_DeleteAclsResponse fail = *resp;
+    fail.FilterResults.items =
+        br_req_array(r, (size_t)resp->FilterResults.count, sizeof *fail.FilterResults.items);
+    if (fail.FilterResults.items == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < resp->FilterResults.count; i++) {
+        fail.FilterResults.items[i] = (struct kp_DeleteAclsResponse_DeleteAclsFilterResult){
+            KP_ERR_UNKNOWN_SERVER_ERROR, kp_str_c("the ACLs could not be written to ZooKeeper"),
+            {NULL, 0}};
+    }
+    struct br_acl_zk_write *w = br_acl_zk_write_begin(r, resp, &fail);
+    if (w == NULL) {
+        return KP_E_NOMEM;
+    }
+    for (int32_t i = 0; i < resp->FilterResults.count; i++) {
+        const struct kp_DeleteAclsResponse_DeleteAclsFilterResult *fr = &resp->FilterResults.items[i];
+        for (int32_t k = 0; k < fr->MatchingAcls.count; k++) {
+            const struct kp_DeleteAclsResponse_DeleteAclsMatchingAcl *m = &fr->MatchingAcls.items[k];
+            /* the strings were copied NUL-terminated into the response */
+            struct br_acl a = {(char *)(uintptr_t)m->Principal.ptr, (char *)(uintptr_t)m->Host.ptr,
+                               m->Operation, m->PermissionType};
+            if (br_acl_zk_write_pattern(w, m->ResourceType, m->PatternType, m->ResourceName.ptr,
+                                        NULL, 0, &a, 1) != 0) {
+                br_error("out of memory deleting an ACL");
+            }
+        }
+    }
+    return br_acl_zk_write_end(w, r);
 }
 
 int br_h_delete_acls(struct br_req *r)
@@ -548,9 +642,14 @@ int br_h_delete_acls(struct br_req *r)
                     (struct kp_DeleteAclsResponse_DeleteAclsMatchingAcl){
                         KP_ERR_NONE, KP_STR_NULL, res->type, {nc, (int32_t)nl}, res->pattern,
                         {pc, (int32_t)pl}, {hc, (int32_t)hl}, a->op, a->perm};
+                changed = true;
+                if (b->zk != NULL) {
+                    /* a cluster's store changes when ZooKeeper has */
+                    res->acls[keep++] = *a;
+                    continue;
+                }
                 kp_free(a->principal);
                 kp_free(a->host);
-                changed = true;
             }
             res->n = keep;
             if (res->n == 0) {
@@ -560,6 +659,9 @@ int br_h_delete_acls(struct br_req *r)
                 i++;
             }
         }
+    }
+    if (b->zk != NULL && changed) {
+        return delete_in_zookeeper(r, &resp);
     }
     return changed ? respond_saved(r, &resp) : br_respond(r, &resp);
 }

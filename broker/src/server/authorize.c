@@ -16,8 +16,8 @@
  *
  * Standalone, the ACLs live in <first log dir>/acls.json (written by the
  * worker, a temporary file renamed over it after an fsync; a CreateAcls or
- * DeleteAcls is answered once it is written). On a cluster the authorizer
- * is refused at start-up until /kafka-acl is read (config.c).
+ * DeleteAcls is answered once it is written); on a cluster in Kafka's
+ * /kafka-acl znodes (acl_zk.c).
  *
  * @locality reactor thread
  */

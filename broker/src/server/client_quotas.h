@@ -65,5 +65,8 @@ const void *br_client_quotas_respond(struct br_req *r, const void *resp);
  * or "users", name as the notification gives it: "x", "u", "u/clients/x"). */
 void br_cluster_quotas_load(struct br_server *b);
 void br_cluster_quota_entity_changed(struct br_server *b, const char *type, const char *name);
+/* The same for a notification of type "clients", of type "users". */
+void br_cluster_quota_client_changed(struct br_server *b, const char *name);
+void br_cluster_quota_user_changed(struct br_server *b, const char *name);
 
 #endif

@@ -482,6 +482,7 @@ int br_cluster_create_topic(struct br_server *b, const struct br_topic_meta *m,
     }
     int32_t ids[BR_META_MAX_REPLICATION_FACTOR];
     int32_t *brokers = n <= BR_META_MAX_REPLICATION_FACTOR ? ids : kp_calloc(n, sizeof *brokers);
+    const char **racks = kp_calloc(n + 1, sizeof *racks);
     size_t total = (size_t)m->partitions * (size_t)m->replication_factor;
     int32_t *replicas = kp_calloc(total, sizeof *replicas);
     int32_t *first = kp_calloc((size_t)m->partitions + 1, sizeof *first);
@@ -490,13 +491,11 @@ int br_cluster_create_topic(struct br_server *b, const struct br_topic_meta *m,
     size_t cfg_len = 0;
     char *asg_json = NULL;
     size_t asg_len = 0;
-    if (brokers == NULL || replicas == NULL || first == NULL) {
+    if (brokers == NULL || racks == NULL || replicas == NULL || first == NULL) {
         (void)snprintf(err, errlen, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        brokers[i] = mc->brokers[i].id; /* ascending */
-    }
+    br_mc_brokers_with_racks(mc, brokers, racks);
     if (b->ca.rng == 0) {
         b->ca.rng = (uint64_t)br_now_wall_ms() * 2654435761u + (uint64_t)b->node_id + 1;
     }
@@ -504,10 +503,18 @@ int br_cluster_create_topic(struct br_server *b, const struct br_topic_meta *m,
     uint32_t shift = pick(&b->ca.rng);
     if (manual != NULL) {
         memcpy(replicas, manual, total * sizeof *replicas);
-    } else if (br_assign_replicas(brokers, n, m->partitions, m->replication_factor, start, shift,
-                                  replicas) != 0) {
-        (void)snprintf(err, errlen, "cannot assign the replicas");
-        goto out;
+    } else {
+        /* Kafka 2.0's CreateTopics places with racks when the brokers have
+         * them (AdminManager: RackAwareMode.Enforced) */
+        int arc = br_assign_replicas_racks(brokers, racks, n, 0, m->partitions,
+                                           m->replication_factor, start, shift, replicas);
+        if (arc != 0) {
+            (void)snprintf(err, errlen, "%s",
+                           arc == BR_ASSIGN_RACKS_INCOMPLETE ? BR_ASSIGN_RACKS_INCOMPLETE_MSG
+                                                             : "cannot assign the replicas");
+            rc = KP_ERR_UNKNOWN_SERVER_ERROR;
+            goto out;
+        }
     }
     for (int32_t p = 0; p <= m->partitions; p++) {
         first[p] = p * m->replication_factor;
@@ -550,6 +557,7 @@ out:
     kp_free(asg_json);
     kp_free(first);
     kp_free(replicas);
+    kp_free(racks);
     if (brokers != ids) {
         kp_free(brokers);
     }

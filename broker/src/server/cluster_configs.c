@@ -114,21 +114,29 @@ static void configs_written(struct br_zk_call *call, const struct br_zk_result *
             return;
         }
     }
+    char path[BR_TOPIC_NAME_MAX + 32];
+    (void)snprintf(path, sizeof path, "/config/topics/%s", op->topic);
+    if (!br_cop_write_taken(op, r, read_configs, fail, path)) {
+        announce(op);
+    }
+}
+
+bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
+                        int (*read_again)(struct br_cop *op),
+                        void (*failed)(struct br_cop *op, int code, const char *msg),
+                        const char *path)
+{
     if ((r->rc == BR_ZK_BADVERSION || r->rc == BR_ZK_NODEEXISTS || r->rc == BR_ZK_NONODE) &&
-        ++op->attempts < MAX_ATTEMPTS) {
-        /* another writer came first: the changes again, on what it wrote */
-        if (read_configs(op) == 0) {
-            return;
-        }
+        ++op->attempts < MAX_ATTEMPTS && read_again(op) == 0) {
+        return true; /* another writer came first: the changes again, on what it wrote */
     }
     if (r->rc != BR_ZK_OK) {
         char msg[512];
-        (void)snprintf(msg, sizeof msg, "writing /config/topics/%s: %s", op->topic,
-                       br_zk_rc_name(r->rc));
-        fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
-        return;
+        (void)snprintf(msg, sizeof msg, "writing %s: %s", path, br_zk_rc_name(r->rc));
+        failed(op, KP_ERR_UNKNOWN_SERVER_ERROR, msg);
+        return true;
     }
-    announce(op);
+    return false;
 }
 
 /* The topic's configs as ZooKeeper holds them: the changes applied and
@@ -214,19 +222,27 @@ static void configs_read(struct br_zk_call *call, const struct br_zk_result *r)
     kp_free(op->data);
     op->data = json;
     op->data_len = len;
-    op->call.done = configs_written;
-    int zrc = !br_cluster_zk_ready(b) ? KP_E_INVALID_ARG
-              : exists ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
-                                   br_zk_call_tag(&op->call))
-                       : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
-                                      br_zk_call_tag(&op->call));
-    if (zrc != 0) {
+    if (br_cop_write_read_znode(op, r, configs_written, json, len) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot write to ZooKeeper");
     }
 }
 
-/* Copies a resource's changes into op (they outlive the request). */
-static int take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
+int br_cop_write_read_znode(struct br_cop *op, const struct br_zk_result *r,
+                            void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                            const char *json, size_t len)
+{
+    struct br_server *b = op->b;
+    op->call.done = done;
+    if (!br_cluster_zk_ready(b)) {
+        return -1;
+    }
+    return r->rc == BR_ZK_OK ? br_zk_set(b->zk, r->path, json, len, r->stat.version,
+                                         br_zk_call_tag(&op->call))
+                             : br_zk_create(b->zk, r->path, json, len, BR_ZK_PERSISTENT,
+                                            br_zk_call_tag(&op->call));
+}
+
+int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
@@ -258,6 +274,29 @@ static int take_changes(struct br_cop *op, const struct br_config_change *ch, si
     return 0;
 }
 
+struct br_cop *br_cop_for_changes(struct br_server *b, struct br_cwait *w, size_t i,
+                                  const char *name,
+                                  void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                                  const struct br_config_change *ch, size_t n, bool incremental,
+                                  bool validate_only)
+{
+    if (!br_cluster_zk_ready(b)) {
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
+        return NULL;
+    }
+    struct br_cop *op = br_cop_new(b, w, i, name, done);
+    if (op == NULL || br_cop_take_changes(op, ch, n) != 0) {
+        if (op != NULL) {
+            br_cop_free(op);
+        }
+        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
+        return NULL;
+    }
+    op->incremental = incremental;
+    op->validate_only = validate_only;
+    return op;
+}
+
 /* One resource: its work started, or its entry done. */
 static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t type,
                       struct kp_str name, const struct br_config_change *ch, size_t n,
@@ -265,9 +304,7 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
 {
     char msg[512];
     if (type == RESOURCE_BROKER) {
-        br_cwait_done(w, i, KP_ERR_INVALID_REQUEST,
-                      "broker configs are static in this broker: set them in server.properties "
-                      "(dynamic broker configs are not supported)");
+        br_cluster_alter_broker_configs(b, w, i, name, ch, n, incremental, validate_only);
         return;
     }
     if (type != RESOURCE_TOPIC) {
@@ -289,21 +326,9 @@ static void alter_one(struct br_server *b, struct br_cwait *w, size_t i, int8_t 
         br_cwait_done(w, i, KP_ERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
         return;
     }
-    if (!br_cluster_zk_ready(b)) {
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "this broker is not connected to ZooKeeper");
-        return;
-    }
-    struct br_cop *op = br_cop_new(b, w, i, topic, configs_read);
-    if (op == NULL || take_changes(op, ch, n) != 0) {
-        if (op != NULL) {
-            br_cop_free(op);
-        }
-        br_cwait_done(w, i, KP_ERR_UNKNOWN_SERVER_ERROR, "out of memory");
-        return;
-    }
-    op->incremental = incremental;
-    op->validate_only = validate_only;
-    if (read_configs(op) != 0) {
+    struct br_cop *op =
+        br_cop_for_changes(b, w, i, topic, configs_read, ch, n, incremental, validate_only);
+    if (op != NULL && read_configs(op) != 0) {
         fail(op, KP_ERR_UNKNOWN_SERVER_ERROR, "cannot read from ZooKeeper");
     }
 }
@@ -414,6 +439,27 @@ void br_cluster_describe_topic(struct br_server *b, struct br_cwait *w, size_t i
 
 /* ---------------------------------------------------------------- /config/changes */
 
+static void topic_config_changed(struct br_server *b, const char *topic)
+{
+    if (br_rm_find_topic(&b->rm, kp_str_c(topic)) != NULL) {
+        /* the topic's configs read again and applied to its logs */
+        br_cluster_read_topic_configs(b, topic);
+    }
+}
+
+/* What a notification's entity_path ("<type>/<name>") does, by type (Kafka's
+ * DynamicConfigManager.configHandlers): other entity types (clients,
+ * users) hook in here. */
+static const struct {
+    const char *type;
+    void (*changed)(struct br_server *b, const char *entity_name);
+} entity_handlers[] = {
+    {"topics", topic_config_changed},
+    {"brokers", br_cluster_broker_config_changed},
+    {"clients", br_cluster_quota_client_changed},
+    {"users", br_cluster_quota_user_changed},
+};
+
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
 {
     struct br_cop *op = (struct br_cop *)(void *)call;
@@ -422,15 +468,16 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
     char err[256];
     if (r->rc == BR_ZK_OK && r->data != NULL &&
         br_zk_config_change_decode(r->data, r->data_len, r->path, &ch, err, sizeof err) == 0) {
-        if (strcmp(ch.entity_type, "topics") == 0) {
-            if (br_rm_find_topic(&b->rm, kp_str_c(ch.entity_name)) != NULL) {
-                /* the topic's configs read again and applied to its logs */
-                br_cluster_read_topic_configs(b, ch.entity_name);
-            }
-        } else if (strcmp(ch.entity_type, "clients") == 0 || strcmp(ch.entity_type, "users") == 0) {
-            br_cluster_quota_entity_changed(b, ch.entity_type, ch.entity_name);
+        size_t k = 0;
+        while (k < sizeof entity_handlers / sizeof entity_handlers[0] &&
+               strcmp(entity_handlers[k].type, ch.entity_type) != 0) {
+            k++;
+        }
+        if (k < sizeof entity_handlers / sizeof entity_handlers[0]) {
+            entity_handlers[k].changed(b, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic and quota configs only",
+            br_debug("config change of %s/%s ignored: Samsa applies topic, broker and quota "
+                     "configs only",
                      ch.entity_type, ch.entity_name);
         }
     } else if (r->rc == BR_ZK_OK) {

@@ -152,6 +152,16 @@ void br_cluster_quota_entity_changed(struct br_server *b, const char *type, cons
     }
 }
 
+void br_cluster_quota_client_changed(struct br_server *b, const char *name)
+{
+    br_cluster_quota_entity_changed(b, "clients", name);
+}
+
+void br_cluster_quota_user_changed(struct br_server *b, const char *name)
+{
+    br_cluster_quota_entity_changed(b, "users", name);
+}
+
 static void list_children(struct br_server *b, const char *zpath,
                           void (*done)(struct br_zk_call *, const struct br_zk_result *));
 

@@ -295,6 +295,7 @@ static void partitions_read(struct br_zk_call *call, const struct br_zk_result *
     struct br_zk_topic_assignment a;
     memset(&a, 0, sizeof a);
     int32_t *brokers = NULL;
+    const char **racks = NULL;
     int32_t *all = NULL;
     int32_t *first = NULL;
     if (r->rc == BR_ZK_NONODE) {
@@ -339,18 +340,16 @@ static void partitions_read(struct br_zk_call *call, const struct br_zk_result *
     /* the brokers: every live one, ascending (Kafka's getBrokerMetadatas) */
     size_t nb = b->mc.nbrokers;
     brokers = kp_calloc(nb > 0 ? nb : 1, sizeof *brokers);
+    racks = kp_calloc(nb + 1, sizeof *racks);
     size_t total = (size_t)a.first[existing] + (size_t)increment * (size_t)rf;
     all = kp_calloc(total, sizeof *all);
     first = kp_calloc((size_t)op->count + 1, sizeof *first);
-    if (brokers == NULL || all == NULL || first == NULL) {
+    if (brokers == NULL || racks == NULL || all == NULL || first == NULL) {
         (void)snprintf(msg, sizeof msg, "out of memory");
         code = KP_ERR_UNKNOWN_SERVER_ERROR;
         goto out;
     }
-    for (size_t i = 0; i < nb; i++) {
-        brokers[i] = b->mc.brokers[i].id;
-    }
-    qsort(brokers, nb, sizeof *brokers, cmp_id);
+    br_mc_brokers_with_racks(&b->mc, brokers, racks);
     memcpy(all, a.replicas, (size_t)a.first[existing] * sizeof *all);
     memcpy(first, a.first, ((size_t)existing + 1) * sizeof *first);
     int32_t *added = &all[a.first[existing]];
@@ -377,9 +376,12 @@ static void partitions_read(struct br_zk_call *call, const struct br_zk_result *
         if (start == nb) {
             start = 0;
         }
-        if (br_assign_replicas_from(brokers, nb, existing, increment, rf, (uint32_t)start,
-                                    (uint32_t)start, added) != 0) {
-            (void)snprintf(msg, sizeof msg, "cannot assign the replicas");
+        int arc = br_assign_replicas_racks(brokers, racks, nb, existing, increment, rf,
+                                           (uint32_t)start, (uint32_t)start, added);
+        if (arc != 0) {
+            (void)snprintf(msg, sizeof msg, "%s",
+                           arc == BR_ASSIGN_RACKS_INCOMPLETE ? BR_ASSIGN_RACKS_INCOMPLETE_MSG
+                                                             : "cannot assign the replicas");
             code = KP_ERR_UNKNOWN_SERVER_ERROR;
             goto out;
         }
@@ -415,6 +417,7 @@ static void partitions_read(struct br_zk_call *call, const struct br_zk_result *
 out:
     br_zk_topic_assignment_clear(&a);
     kp_free(brokers);
+    kp_free(racks);
     kp_free(all);
     kp_free(first);
     if (op != NULL) {

@@ -482,6 +482,7 @@ int br_cluster_admin_start(struct br_server *b)
 void br_cluster_admin_stop(struct br_server *b)
 {
     br_cluster_complete_waits(b);
+    br_cluster_broker_configs_free(b);
     if (b->ca.worker != NULL) {
         /* the removals queued run to their end; their messages free them */
         br_worker_stop(b->ca.worker);
@@ -493,6 +494,7 @@ void br_cluster_admin_stop(struct br_server *b)
 
 void br_cluster_wait_free_all(struct br_server *b)
 {
+    br_cluster_broker_configs_free(b); /* again: a read may have ended since the stop */
     while (b->ca.cwaits != NULL) {
         cwait_free(b->ca.cwaits); /* answered at the drain; the connections are gone */
     }

@@ -103,6 +103,8 @@ struct br_cop {
     /* the write of data lost its answer (CONNECTIONLOSS): ZooKeeper may
      * have applied it; the next read compares */
     bool written_unknown;
+    /* another module's operation: its own state (not freed here) */
+    void *owner;
 };
 
 /* A waiter for request r (its api, version and correlation id) with n
@@ -152,5 +154,47 @@ void br_cluster_wait_free_all(struct br_server *b);
 /* Watches (cluster_member.c hands the broker's session's events here). */
 void br_cluster_topics_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
 void br_cluster_configs_watch(struct br_server *b, enum br_zk_watch kind, const char *path);
+
+/* Copies a resource's changes into op (they outlive the request):
+ * cluster_configs.c. 0 or KP_E_NOMEM. */
+int br_cop_take_changes(struct br_cop *op, const struct br_config_change *ch, size_t n);
+
+/* After the conditional write of op's configs to path: true when op was
+ * taken (read_again started after losing to another writer, at most a few
+ * times; or failed called), false when it was written. */
+bool br_cop_write_taken(struct br_cop *op, const struct br_zk_result *r,
+                        int (*read_again)(struct br_cop *op),
+                        void (*failed)(struct br_cop *op, int code, const char *msg),
+                        const char *path);
+
+/* Writes json to the znode whose read r answered: set on the version read,
+ * or created when there was none; done gets the answer. 0, or -1 when the
+ * write cannot start. */
+int br_cop_write_read_znode(struct br_cop *op, const struct br_zk_result *r,
+                            void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                            const char *json, size_t len);
+
+/* The op of an AlterConfigs resource named name, with its changes and
+ * flags, done called with its first ZooKeeper answer; NULL when entry i of
+ * w was answered instead (ZooKeeper not connected, out of memory). */
+struct br_cop *br_cop_for_changes(struct br_server *b, struct br_cwait *w, size_t i,
+                                  const char *name,
+                                  void (*done)(struct br_zk_call *, const struct br_zk_result *),
+                                  const struct br_config_change *ch, size_t n, bool incremental,
+                                  bool validate_only);
+
+/* Dynamic broker configs (cluster_broker_configs.c): both znodes read and
+ * applied (at joining); a notification of entity "brokers/<entity>"; a
+ * BROKER resource of AlterConfigs or IncrementalAlterConfigs (name empty:
+ * the cluster's default, else this broker's id); the value of key name in
+ * /config/brokers/<default> (which 0) or this broker's (1) as last read,
+ * or NULL; freed at shutdown. */
+void br_cluster_read_broker_configs(struct br_server *b);
+void br_cluster_broker_config_changed(struct br_server *b, const char *entity);
+void br_cluster_alter_broker_configs(struct br_server *b, struct br_cwait *w, size_t i,
+                                     struct kp_str name, const struct br_config_change *ch,
+                                     size_t n, bool incremental, bool validate_only);
+const char *br_cluster_dynamic_value(const struct br_server *b, const char *name, int which);
+void br_cluster_broker_configs_free(struct br_server *b);
 
 #endif

@@ -3,6 +3,7 @@
  * here, or read from ZooKeeper by cluster_wait.c) and the broker's own, with
  * their sources and synonyms as Kafka 2.0's AdminManager.describeConfigs
  * gives them. */
+#include "server/cluster_wait.h"
 #include "server/request.h"
 
 #include <inttypes.h>
@@ -69,6 +70,65 @@ static int describe_entry(struct kp_arena *a,
     return 0;
 }
 
+/*
+ * One broker config: its value from the first of this broker's dynamic
+ * value, the cluster's dynamic default, the static value and the default
+ * (DynamicBrokerConfig's order, with Kafka's config sources
+ * DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+ * STATIC_BROKER_CONFIG, DEFAULT_CONFIG); asked for, its synonyms are those
+ * of them that are set, in that order (AdminManager.brokerSynonyms). A
+ * dynamic key is not read-only. KP_E_NOMEM or 0.
+ */
+static int describe_broker_entry(const struct br_server *b, struct kp_arena *a,
+                                 struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult *c,
+                                 const struct br_config_entry *e, bool dynamic, bool synonyms)
+{
+    const char *vals[4] = {NULL, NULL, NULL, NULL};
+    static const int8_t sources[4] = {BR_CONFIG_SOURCE_DYNAMIC_BROKER,
+                                      BR_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER,
+                                      BR_CONFIG_SOURCE_STATIC_BROKER, BR_CONFIG_SOURCE_DEFAULT};
+    if (dynamic) {
+        vals[0] = br_cluster_dynamic_value(b, e->name, 1);
+        vals[1] = br_cluster_dynamic_value(b, e->name, 0);
+    }
+    int first = vals[0] != NULL ? 0 : vals[1] != NULL ? 1 : -1;
+    if (first < 0) {
+        if (describe_entry(a, c, e->name, e->value, e->read_only, e->source, e->sensitive,
+                           synonyms, NULL) != 0) {
+            return KP_E_NOMEM;
+        }
+    } else if (describe_entry(a, c, e->name, vals[first], false, sources[first], false, synonyms,
+                              NULL) != 0) {
+        return KP_E_NOMEM;
+    }
+    c->ReadOnly = e->read_only && !dynamic;
+    if (!synonyms) {
+        return 0;
+    }
+    if (e->source == BR_CONFIG_SOURCE_STATIC_BROKER) {
+        vals[2] = e->value;
+    }
+    struct kp_DescribeConfigsResponse_DescribeConfigsSynonym *syn =
+        kp_arena_alloc(a, 4 * sizeof *syn);
+    if (syn == NULL) {
+        return KP_E_NOMEM;
+    }
+    int32_t n = 0;
+    for (int i = 0; i < 4; i++) {
+        bool is_default = i == 3 && e->source == BR_CONFIG_SOURCE_DEFAULT && e->value != NULL;
+        if (vals[i] == NULL && !is_default) {
+            continue;
+        }
+        syn[n].Name = kp_str_c(e->name);
+        syn[n].Value = arena_copy(a, is_default ? e->value : vals[i]);
+        syn[n].Source = sources[i];
+        n++;
+    }
+    c->Synonyms.items = syn;
+    c->Synonyms.count = n;
+    return 0;
+}
+
 int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t type,
                                 struct kp_str name, const struct kp_str *keys, int32_t nkeys,
                                 bool synonyms, const struct br_topic_config *topic_config,
@@ -125,8 +185,9 @@ int br_describe_config_resource(struct br_server *b, struct kp_arena *a, int8_t 
             if (e.name == NULL || !key_wanted(keys, nkeys, e.name)) {
                 continue;
             }
-            if (describe_entry(a, &out->Configs.items[out->Configs.count++], e.name, e.value,
-                               e.read_only, e.source, e.sensitive, synonyms, NULL) != 0) {
+            if (describe_broker_entry(b, a, &out->Configs.items[out->Configs.count++], &e,
+                                      br_config_key_dynamic((enum br_config_key)k),
+                                      synonyms) != 0) {
                 return KP_E_NOMEM;
             }
         }

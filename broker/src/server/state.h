@@ -118,6 +118,10 @@ struct br_cluster_admin {
      * /config/changes/config_change_ seen (-1: none listed yet) */
     int64_t config_change_seen;
     bool config_changes_listed;
+    /* dynamic broker configs (cluster_broker_configs.c) as last read:
+     * [0] /config/brokers/<default>, [1] this broker's */
+    struct br_meta_config *dyn[2];
+    size_t ndyn[2];
 };
 
 /* Requests between this broker and its controller (cluster_handlers.c):
@@ -149,6 +153,11 @@ struct br_authz {
     int64_t denials;
     int64_t suppressed; /* denials not logged since the last line */
     int64_t last_log_ms;
+    /* a cluster's: the newest notification seen in /kafka-acl-changes [0]
+     * and /kafka-acl-extended-changes [1], and whether each was listed
+     * since the session started (acl_zk.c) */
+    int64_t change_seen[2];
+    bool changes_listed[2];
 };
 
 struct br_server {
