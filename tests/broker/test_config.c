@@ -297,11 +297,6 @@ static const char every_key[] =
     "group.initial.rebalance.delay.ms=0\n"
     "group.min.session.timeout.ms=1000\n"
     "group.max.session.timeout.ms=1800000\n"
-    "quota.producer.default=1048576\n"
-    "quota.consumer.default=2097152\n"
-    "quota.window.num=5\n"
-    "quota.window.size.seconds=2\n"
-    "quota.config.file=/etc/samsa/quotas\n"
     "zookeeper.connect=zk1:2181,zk2:2181/samsa\n"
     "zookeeper.session.timeout.ms=18000\n"
     "zookeeper.connection.timeout.ms=9000\n"
@@ -321,11 +316,21 @@ static const char every_key[] =
     "ssl.cipher.suites=TLS_AES_128_GCM_SHA256\n"
     "ssl.endpoint.identification.algorithm=\n"
     "listener.name.client.ssl.client.auth=none\n";
+/* The rest of every key, apart: one string literal over 4095 bytes is more
+ * than C11 asks a compiler to take (-Woverlength-strings). */
+static const char every_key_more[] =
+    "quota.producer.default=1048576\n"
+    "quota.consumer.default=2097152\n"
+    "quota.window.num=5\n"
+    "quota.window.size.seconds=2\n"
+    "quota.config.file=/etc/samsa/quotas\n";
 
 static void test_every_key_is_parsed(void)
 {
     struct br_config c;
-    expect_ok(every_key, &c);
+    char text[sizeof every_key + sizeof every_key_more];
+    (void)snprintf(text, sizeof text, "%s%s", every_key, every_key_more);
+    expect_ok(text, &c);
     CU_ASSERT_EQUAL(c.broker_id, 7);
     CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_BROKER_RACK], "eu-west-1a");
     CU_ASSERT_FALSE(c.broker_id_generation_enable);
