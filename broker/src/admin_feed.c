@@ -20,6 +20,7 @@
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
 #include "group/group.h"
+#include "quota/quota.h"
 #include "server/group.h"
 #include "txn/coordinator.h"
 
@@ -83,6 +84,7 @@ static uint64_t brokers_fingerprint(const struct br_broker *b)
 static uint64_t fingerprint(struct br_broker *b)
 {
     uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
+    h = mix(h, b->s.quotas != NULL ? (int64_t)br_quotas_version(b->s.quotas) : 0);
     h = mix(h, (int64_t)b->s.rm.ntopics);
     h = mix(h, (int64_t)b->s.mc.ntopics);
     for (size_t t = 0; t < b->s.rm.ntopics; t++) {
@@ -494,6 +496,44 @@ static void fill_txns(struct br_snapshot *s, const struct br_txn_coordinator *c,
     }
 }
 
+/* The client quotas in force and the rates measured for them. */
+static void fill_quotas(struct br_snapshot *s, struct br_quotas *q, const struct clocks *now)
+{
+    static const char *const type_names[BR_QUOTA_TYPES] = {"Produce", "Fetch", "Request"};
+    if (q == NULL) {
+        return;
+    }
+    size_t n = br_quotas_count(q);
+    s->quotas = br_snap_alloc(s, n * sizeof *s->quotas + 1);
+    s->nquotas = s->quotas != NULL ? n : 0;
+    for (size_t i = 0; i < s->nquotas; i++) {
+        const struct br_quota_entity *e = br_quotas_at(q, i);
+        struct br_snap_quota *o = &s->quotas[i];
+        o->user = e->user != NULL ? br_snap_strdup(s, e->user) : NULL;
+        o->client = e->client != NULL ? br_snap_strdup(s, e->client) : NULL;
+        o->producer_byte_rate = e->set[BR_QUOTA_PRODUCE] ? e->value[BR_QUOTA_PRODUCE] : -1;
+        o->consumer_byte_rate = e->set[BR_QUOTA_FETCH] ? e->value[BR_QUOTA_FETCH] : -1;
+        o->request_percentage = e->set[BR_QUOTA_REQUEST] ? e->value[BR_QUOTA_REQUEST] : -1;
+    }
+    size_t nr = br_quotas_sensor_count(q, now->mono);
+    s->quota_rates = br_snap_alloc(s, nr * sizeof *s->quota_rates + 1);
+    s->nquota_rates = s->quota_rates != NULL ? nr : 0;
+    for (size_t i = 0; i < s->nquota_rates; i++) {
+        struct br_quota_sensor_view v;
+        br_quotas_sensor_at(q, i, now->mono, &v);
+        s->quota_rates[i] = (struct br_snap_quota_rate){
+            .type = type_names[v.type],
+            .user = br_snap_strdup(s, v.user),
+            .client = br_snap_strdup(s, v.client),
+            .limit = v.has_limit ? v.limit : -1,
+            .rate = v.rate,
+            .throttle_total_ms = v.throttle_total_ms,
+            .throttle_left_ms =
+                v.throttled_until_ms > now->mono ? v.throttled_until_ms - now->mono : 0,
+        };
+    }
+}
+
 static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
 {
     s->configs = br_snap_alloc(s, (size_t)BR_CFG__COUNT * sizeof *s->configs);
@@ -572,6 +612,7 @@ static struct br_snapshot *build(struct br_admin_feed *f)
     fill_brokers(s, f);
     fill_groups(s, b);
     fill_txns(s, &b->s.txn, &now);
+    fill_quotas(s, b->s.quotas, &now);
     fill_broker_self(s, b);
     if (s->failed) {
         br_snap_unref(s);

@@ -14,6 +14,7 @@
 #include "security/credentials.h"
 #include "security/sasl.h"
 #include "server/admin_manager.h"
+#include "server/client_quotas.h"
 #include "server/group.h"
 #include "server/local_controller.h"
 #include "replica/replication.h"
@@ -38,6 +39,7 @@ void br_broker_housekeeping(struct br_broker *b)
     br_logm_tick(b->s.logs, br_now_wall_ms(), mono);
     br_replication_tick(b->s.replication, mono);
     br_txn_tick(&b->s.txn, br_now_wall_ms());
+    br_client_quotas_tick(&b->s);
     br_timer_arm(b->s.net, &b->housekeeping, mono + 1000);
 }
 
@@ -336,6 +338,9 @@ int br_broker_start(struct br_broker *b)
         br_error("out of memory");
         return -1;
     }
+    if (br_client_quotas_start(&b->s) != 0) {
+        return -1;
+    }
     br_timer_init(&b->housekeeping, &housekeeping_timer, b);
     br_timer_arm(b->s.net, &b->housekeeping, br_now_mono_ms() + 1000);
     if (br_authz_start(&b->s) != 0) {
@@ -488,4 +493,5 @@ void br_broker_stop(struct br_broker *b)
     b->s.logs = NULL;
     b->logs_loaded = false;
     br_mc_free(&b->s.mc);
+    br_client_quotas_stop(&b->s);
 }

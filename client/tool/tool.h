@@ -14,6 +14,8 @@
  *   perf.c     samsa perf produce|consume
  *   users.c    samsa users add|change|remove (SCRAM credentials, to ZooKeeper or
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
+ *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
+ *              broker's quota file (the one command without a broker)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
@@ -179,6 +181,7 @@ int one_topic(samsa_admin *a, const char *cmd, const struct opts *o, const char 
 int cmd_topic(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_configs(int argc, char **argv);
+int cmd_quotas(int argc, char **argv);
 int cmd_produce(int argc, char **argv);
 int cmd_consume(int argc, char **argv);
 int cmd_group(int argc, char **argv);

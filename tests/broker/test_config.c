@@ -153,6 +153,9 @@ static void test_defaults_are_kafka_2_0_defaults(void)
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 3000);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 300000);
+    CU_ASSERT_EQUAL(c.quota_producer_default, INT64_MAX);
+    CU_ASSERT_EQUAL(c.quota_window_num, 11);
+    CU_ASSERT_EQUAL(c.quota_window_size_s, 1);
     CU_ASSERT_PTR_NULL(c.zookeeper_connect);
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 6000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 6000);
@@ -322,12 +325,19 @@ static const char every_key_sasl[] =
     "sasl.server.max.receive.size=65536\n"
     "connection.failed.authentication.delay.ms=0\n"
     "connections.max.unauthenticated.ms=5000\n";
+/* every_key's quota keys, apart for the same reason */
+static const char every_key_more[] =
+    "quota.producer.default=1048576\n"
+    "quota.consumer.default=2097152\n"
+    "quota.window.num=5\n"
+    "quota.window.size.seconds=2\n"
+    "quota.config.file=/etc/samsa/quotas\n";
 
 static void test_every_key_is_parsed(void)
 {
     struct br_config c;
-    static char text[sizeof every_key + sizeof every_key_sasl];
-    (void)snprintf(text, sizeof text, "%s%s", every_key, every_key_sasl);
+    static char text[sizeof every_key + sizeof every_key_sasl + sizeof every_key_more];
+    (void)snprintf(text, sizeof text, "%s%s%s", every_key, every_key_sasl, every_key_more);
     expect_ok(text, &c);
     CU_ASSERT_EQUAL(c.broker_id, 7);
     CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_BROKER_RACK], "eu-west-1a");
@@ -436,6 +446,11 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.group_initial_rebalance_delay_ms, 0);
     CU_ASSERT_EQUAL(c.group_min_session_timeout_ms, 1000);
     CU_ASSERT_EQUAL(c.group_max_session_timeout_ms, 1800000);
+    CU_ASSERT_EQUAL(c.quota_producer_default, 1048576);
+    CU_ASSERT_EQUAL(c.quota_consumer_default, 2097152);
+    CU_ASSERT_EQUAL(c.quota_window_num, 5);
+    CU_ASSERT_EQUAL(c.quota_window_size_s, 2);
+    CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_QUOTA_CONFIG_FILE], "/etc/samsa/quotas");
     CU_ASSERT_STRING_EQUAL(c.zookeeper_connect, "zk1:2181,zk2:2181/samsa");
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 18000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 9000);

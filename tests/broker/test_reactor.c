@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <samsa-protocol/alloc.h>
@@ -44,6 +45,7 @@ struct user {
     size_t ndrains;
     size_t nready;
     size_t nheld; /* frames starting with 'h' held back (br_conn_hold) */
+    /* frames starting with '!' are answered, then throttle their connection */
 };
 
 static void timer_fire(void *ctx, struct br_timer *t)
@@ -99,6 +101,9 @@ static void user_frame(void *ctx, struct br_conn *c, uint8_t *payload, size_t le
     memcpy(out + 4, payload, len);
     CU_ASSERT_EQUAL(br_slot_add_mem(s, out, len + 4), 0);
     br_slot_ready(c, s);
+    if (len > 0 && payload[0] == '!') {
+        br_conn_throttle(c, 40); /* answered, then muted (KIP-219) */
+    }
 }
 
 static void user_cancel(void *ctx, void *parked)
@@ -381,6 +386,46 @@ static void test_held_frame_comes_again_when_those_before_are_answered(void)
     feed_frame(c, "hlate");
     CU_ASSERT_EQUAL(u->nheld, 2);
     free_cancelling(u, n, c, &token);
+}
+
+/* A throttled connection (br_conn_throttle, KIP-219's mute) has its answer
+ * out at once and no frame after it handled until the throttle time has
+ * passed; then the frames it holds are handled. One freed while throttled
+ * takes its timer with it. */
+static void test_throttled_connection_waits_out_its_throttle(void)
+{
+    struct user *u = user_new();
+    struct br_net *n = net_new(u);
+    struct br_conn *c = br_conn_local_new(n, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    int64_t t0 = br_now_mono_ms();
+    feed_frame(c, "!one");
+    feed_frame(c, "two");
+    CU_ASSERT_EQUAL(u->nframes, 1);
+    CU_ASSERT_TRUE(br_conn_throttled(c));
+    size_t len = 0;
+    const uint8_t *out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL_FATAL(len, 8);
+    CU_ASSERT_EQUAL(memcmp(out + 4, "!one", 4), 0);
+    br_conn_local_consume(c, len);
+    while (u->nframes < 2 && br_now_mono_ms() - t0 < 5000) {
+        br_net_poll(n);
+        struct timespec ts = {0, 2000000};
+        (void)nanosleep(&ts, NULL);
+    }
+    CU_ASSERT_EQUAL(u->nframes, 2);
+    CU_ASSERT_TRUE(br_now_mono_ms() - t0 >= 40);
+    CU_ASSERT_FALSE(br_conn_throttled(c));
+    out = br_conn_local_output(c, &len);
+    CU_ASSERT_EQUAL_FATAL(len, 7);
+    CU_ASSERT_EQUAL(memcmp(out + 4, "two", 3), 0);
+    br_conn_local_consume(c, len);
+    feed_frame(c, "!again"); /* throttled again, then freed */
+    CU_ASSERT_TRUE(br_conn_throttled(c));
+    br_conn_local_free(c);
+    br_net_poll(n); /* no timer of the freed connection fires */
+    br_net_free(n);
+    kp_free(u);
 }
 
 /* A connection that goes away with a parked request cancels it through the
@@ -812,6 +857,8 @@ static CU_TestInfo tests[] = {
      test_closing_connection_cancels_its_parked_request},
     {"held_frame_comes_again_when_those_before_are_answered",
      test_held_frame_comes_again_when_those_before_are_answered},
+    {"throttled_connection_waits_out_its_throttle",
+     test_throttled_connection_waits_out_its_throttle},
     {"oversized_frame_closes_the_connection", test_oversized_frame_closes_the_connection},
     {"outbound_connection_exchanges_frames", test_outbound_connection_exchanges_frames},
     {"outbound_failures_are_reported", test_outbound_failures_are_reported},

@@ -488,6 +488,60 @@ static void doc_transactions(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
+static void put_rate(JsonBuilder *jb, const char *key, double v)
+{
+    json_builder_set_member_name(jb, key);
+    if (v < 0) {
+        json_builder_add_null_value(jb);
+    } else {
+        json_builder_add_double_value(jb, v);
+    }
+}
+
+/* GET /v1/quotas: the client quota entities in force here (as
+ * /config/users/<user>/clients/<client-id> names them, null for a level
+ * an entity has not) and every rate measured for them, with the throttle
+ * time it earned and, while a connection of it is muted, the time left. */
+static void doc_quotas(JsonBuilder *jb, const struct br_snapshot *s)
+{
+    json_builder_begin_object(jb);
+    put_int(jb, "broker", s->node_id);
+    json_builder_set_member_name(jb, "quotas");
+    json_builder_begin_array(jb);
+    for (size_t i = 0; i < s->nquotas; i++) {
+        const struct br_snap_quota *q = &s->quotas[i];
+        json_builder_begin_object(jb);
+        put_str(jb, "user", q->user);
+        put_str(jb, "client_id", q->client);
+        put_rate(jb, "producer_byte_rate", q->producer_byte_rate);
+        put_rate(jb, "consumer_byte_rate", q->consumer_byte_rate);
+        put_rate(jb, "request_percentage", q->request_percentage);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_set_member_name(jb, "clients");
+    json_builder_begin_array(jb);
+    gint64 throttled = 0;
+    for (size_t i = 0; i < s->nquota_rates; i++) {
+        const struct br_snap_quota_rate *r = &s->quota_rates[i];
+        json_builder_begin_object(jb);
+        put_str(jb, "type", r->type);
+        put_str(jb, "user", r->user);
+        put_str(jb, "client_id", r->client);
+        put_rate(jb, "quota", r->limit);
+        put_double(jb, "rate", r->rate);
+        put_int(jb, "throttle_time_ms_total", r->throttle_total_ms);
+        put_int(jb, "throttle_time_ms_left", r->throttle_left_ms);
+        put_bool(jb, "throttled", r->throttle_left_ms > 0);
+        json_builder_end_object(jb);
+        throttled += r->throttle_left_ms > 0 ? 1 : 0;
+    }
+    json_builder_end_array(jb);
+    put_int(jb, "throttled_now", throttled);
+    put_snapshot_info(jb, s);
+    json_builder_end_object(jb);
+}
+
 static const struct br_snap_txn *find_txn(const struct br_snapshot *s, const char *id)
 {
     for (size_t i = 0; i < s->ntxns; i++) {
@@ -640,6 +694,7 @@ static const struct {
     {"/v1/transactions", "the transactional ids this broker coordinates: state, producer, age"},
     {"/v1/transactions/{id}", "one transactional id"},
     {"/v1/transactions/{id}/abort", "POST (with the token): abort its Ongoing transaction"},
+    {"/v1/quotas", "client quotas in force here, the rates measured, the clients throttled now"},
     {"/v1/stream", "WebSocket: a hello, then every change as it happens"},
     {"/metrics", "Prometheus metrics (text format 0.0.4)"},
 };
@@ -696,6 +751,9 @@ char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live 
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "partitions") == 0) {
             doc_led_partitions(jb, s);
+            ok = TRUE;
+        } else if (n == 3 && strcmp(what, "quotas") == 0) {
+            doc_quotas(jb, s);
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "groups") == 0) {
             doc_groups(jb, s, live);

@@ -33,6 +33,29 @@ static void head(GString *out, const char *name, const char *type, const char *h
     g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One sample per client quota rate, labelled as Kafka tags its quota
+ * sensors (ClientQuotaManager): its rate, or the throttle time it earned. */
+static void quota_series(GString *out, const struct br_snapshot *s, const char *name,
+                         const char *type, const char *help, gboolean throttle)
+{
+    head(out, name, type, help);
+    for (size_t i = 0; i < s->nquota_rates; i++) {
+        const struct br_snap_quota_rate *r = &s->quota_rates[i];
+        g_string_append(out, name);
+        g_string_append_c(out, '{');
+        label(out, "type", r->type);
+        g_string_append_c(out, ',');
+        label(out, "user", r->user);
+        g_string_append_c(out, ',');
+        label(out, "client_id", r->client);
+        if (throttle) {
+            g_string_append_printf(out, "} %" G_GINT64_FORMAT "\n", r->throttle_total_ms);
+        } else {
+            g_string_append_printf(out, "} %.3f\n", r->rate);
+        }
+    }
+}
+
 static void plain(GString *out, const char *name, const char *type, const char *help, gint64 v)
 {
     head(out, name, type, help);
@@ -220,6 +243,14 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
     g_string_append_printf(out, "samsa_admin_thread_cpu_seconds_total %.6f\n",
                            (double)live->cpu_us / 1e6);
 
+    /* Kafka's quota sensors (ClientQuotaManager: byte-rate and throttle-time
+     * of the Produce, Fetch and Request types, tagged user and client-id) */
+    quota_series(out, s, "kafka_server_quota_rate", "gauge",
+                 "Rate measured for client quotas: bytes/s (Produce, Fetch) or % (Request)",
+                 FALSE);
+    quota_series(out, s, "kafka_server_quota_throttle_time_ms_total", "counter",
+                 "Throttle time given to clients over their quota (connections muted for it)",
+                 TRUE);
     head(out, "kafka_network_requestmetrics_requests_total", "counter",
          "Requests handled, by API (RequestsPerSec)");
     for (size_t i = 0; i < s->napis; i++) {

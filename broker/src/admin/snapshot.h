@@ -136,6 +136,28 @@ struct br_snap_txn {
     struct br_snap_tp *parts; /* the open transaction's */
 };
 
+/* A client quota entity in force (quota/quota.h): a NULL user or client
+ * is a level the entity does not have; a rate < 0 is not set. */
+struct br_snap_quota {
+    const char *user;
+    const char *client;
+    double producer_byte_rate;
+    double consumer_byte_rate;
+    double request_percentage;
+};
+
+/* A rate measured for client quotas (Kafka's Produce, Fetch and Request
+ * sensors), tagged as Kafka tags them ("" for a level not used). */
+struct br_snap_quota_rate {
+    const char *type; /* "Produce", "Fetch", "Request" */
+    const char *user;
+    const char *client;
+    double limit;             /* < 0: no quota holds it */
+    double rate;              /* bytes (or percent) per second now */
+    int64_t throttle_total_ms; /* throttle time earned since it was made */
+    int64_t throttle_left_ms;  /* > 0: a connection of it is muted now */
+};
+
 /* Per Kafka API: how many requests and their total handling time. */
 struct br_snap_api {
     int16_t key;
@@ -174,6 +196,10 @@ struct br_snapshot {
     int64_t txns_fenced;
     size_t napis;
     struct br_snap_api *apis;
+    size_t nquotas;
+    struct br_snap_quota *quotas; /* the entities in force */
+    size_t nquota_rates;
+    struct br_snap_quota_rate *quota_rates;
     int64_t isr_shrinks;
     int64_t isr_expands;
     /* the Kafka listeners' client connections: open, and since the start

@@ -330,6 +330,12 @@ enum br_config_key {
     BR_CFG_GROUP_INITIAL_REBALANCE_DELAY_MS,
     BR_CFG_GROUP_MIN_SESSION_TIMEOUT_MS,
     BR_CFG_GROUP_MAX_SESSION_TIMEOUT_MS,
+    /* client quotas (quota/quota.h) */
+    BR_CFG_QUOTA_PRODUCER_DEFAULT,
+    BR_CFG_QUOTA_CONSUMER_DEFAULT,
+    BR_CFG_QUOTA_WINDOW_NUM,
+    BR_CFG_QUOTA_WINDOW_SIZE_SECONDS,
+    BR_CFG_QUOTA_CONFIG_FILE,
     /* ZooKeeper */
     BR_CFG_ZOOKEEPER_CONNECT,
     BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
@@ -501,6 +507,13 @@ struct br_config {
     int32_t group_initial_rebalance_delay_ms;
     int32_t group_min_session_timeout_ms;
     int32_t group_max_session_timeout_ms;
+
+    /* client quotas */
+    int64_t quota_producer_default;   /* quota.producer.default (Long.MaxValue: none) */
+    int64_t quota_consumer_default;   /* quota.consumer.default */
+    int32_t quota_window_num;         /* quota.window.num */
+    int32_t quota_window_size_s;      /* quota.window.size.seconds */
+    /* quota.config.file (Samsa's, standalone): raw[BR_CFG_QUOTA_CONFIG_FILE] */
 
     /* ZooKeeper */
     char *zookeeper_connect; /* NULL = standalone */

@@ -261,6 +261,19 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_GROUP_MAX_SESSION_TIMEOUT_MS] = {"group.max.session.timeout.ms", K_INT,
                                              FIELD(group_max_session_timeout_ms), "300000",
                                              AT_LEAST32(0)},
+    /* Kafka 2.0's KafkaConfig (deprecated defaults, still read in 2.0) */
+    [BR_CFG_QUOTA_PRODUCER_DEFAULT] = {"quota.producer.default", K_LONG,
+                                       FIELD(quota_producer_default), LONG_MAX_TEXT,
+                                       AT_LEAST64(1)},
+    [BR_CFG_QUOTA_CONSUMER_DEFAULT] = {"quota.consumer.default", K_LONG,
+                                       FIELD(quota_consumer_default), LONG_MAX_TEXT,
+                                       AT_LEAST64(1)},
+    [BR_CFG_QUOTA_WINDOW_NUM] = {"quota.window.num", K_INT, FIELD(quota_window_num), "11",
+                                 AT_LEAST32(1)},
+    [BR_CFG_QUOTA_WINDOW_SIZE_SECONDS] = {"quota.window.size.seconds", K_INT,
+                                          FIELD(quota_window_size_s), "1", AT_LEAST32(1)},
+    /* Samsa's: the standalone broker's quotas (quota/quota.h's format) */
+    [BR_CFG_QUOTA_CONFIG_FILE] = {"quota.config.file", K_SPECIAL, 0, NULL, NO_RANGE},
 
     [BR_CFG_ZOOKEEPER_CONNECT] = {"zookeeper.connect", K_SPECIAL, 0, NULL, NO_RANGE},
     [BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS] = {"zookeeper.session.timeout.ms", K_INT,
@@ -317,7 +330,7 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
  * Kafka keys found in shipped and common server.properties files that Samsa
  * accepts without using: threads and queues it does not have (one reactor),
  * socket buffer sizes, the transaction log (no transactions), the cleaner's
- * memory tuning, quotas, metrics reporters, the inter-broker protocol version,
+ * memory tuning, replication quotas, metrics reporters, the inter-broker protocol version,
  * purgatory tuning, ZooKeeper ACLs.
  */
 static const char *const ignored_keys[] = {
@@ -348,10 +361,6 @@ static const char *const ignored_keys[] = {
     "offsets.topic.segment.bytes",
     "producer.purgatory.purge.interval.requests",
     "queued.max.requests",
-    "quota.consumer.default",
-    "quota.producer.default",
-    "quota.window.num",
-    "quota.window.size.seconds",
     "replica.socket.receive.buffer.bytes",
     "replication.quota.window.num",
     "replication.quota.window.size.seconds",

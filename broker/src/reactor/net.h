@@ -232,6 +232,11 @@ bool br_conn_answers_pending(const struct br_conn *c);
  * only once it answered the one before (its SocketServer mutes the
  * channel in between). */
 void br_conn_hold(struct br_conn *c);
+/* KIP-219's mute (Kafka 2.0's ClientQuotaManager.throttle): c is not read
+ * for ms from now (its responses still go out); frames it already holds
+ * wait too. A throttle while one runs keeps the later end. */
+void br_conn_throttle(struct br_conn *c, int64_t ms);
+bool br_conn_throttled(const struct br_conn *c);
 /* Close the connection once the slots already queued are sent (protocol
  * errors). No further requests are read from it. */
 void br_conn_close_after_flush(struct br_conn *c);

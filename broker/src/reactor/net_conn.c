@@ -97,6 +97,7 @@ void net_conn_kill(struct br_conn *c)
     }
     lru_unlink(c);
     net_mute_unlink(c);
+    br_timer_cancel(c->net, &c->throttle_timer);
     for (size_t k = 0; k < IN_CLASSES; k++) {
         if (c->net->queue[k].finisher == c) {
             c->net->queue[k].finisher = NULL; /* bury() picks the next */
@@ -171,7 +172,7 @@ void net_conn_update_events(struct br_conn *c)
     }
     bool want_in =
         !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted &&
-        !c->connecting && !c->held;
+        !c->connecting && !c->held && !c->throttled;
     bool want_out = c->connecting || (c->slots != NULL && c->slots->ready);
     if (c->tls_handshaking) {
         /* the handshake's next step says which way it waits */

@@ -114,7 +114,8 @@ static bool small_open(const struct br_net *n)
 /* c holds the start of a frame and may go on reading it. */
 static bool may_finish(const struct br_conn *c)
 {
-    return !c->dead && !c->closing && !c->held && c->in_len > 0 && c->nslots < MAX_QUEUED_SLOTS;
+    return !c->dead && !c->closing && !c->held && !c->throttled && c->in_len > 0 &&
+           c->nslots < MAX_QUEUED_SLOTS;
 }
 
 /* Not read until its class may read again (or it is chosen to finish its
@@ -271,8 +272,8 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
 {
     size_t pos = 0;
     int32_t max = net_conn_max_frame(c);
-    while (!c->dead && !c->closing && !c->held && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) &&
-           len - pos >= 4) {
+    while (!c->dead && !c->closing && !c->held && !c->throttled &&
+           (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && len - pos >= 4) {
         int32_t size = 0;
         int err = kp_frame_size(buf + pos, len - pos, max, &size);
         if (err != 0) {
@@ -351,7 +352,8 @@ void net_conn_readable(struct br_conn *c)
     struct br_net *n = c->net;
     size_t budget = READ_BUDGET;
     for (;;) {
-        if (c->dead || c->closing || c->held || (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
+        if (c->dead || c->closing || c->held || c->throttled ||
+            (!c->outbound && c->nslots >= MAX_QUEUED_SLOTS)) {
             return;
         }
         enum gate g = GATE_READ;

@@ -118,6 +118,8 @@ struct br_conn {
     bool reading;    /* EPOLLIN registered */
     bool processing; /* inside conn_process: no re-entry */
     bool held;       /* br_conn_hold: not read until every slot is ready */
+    bool throttled;  /* br_conn_throttle: not read until throttle_timer fires */
+    struct br_timer throttle_timer;
     bool local;      /* in process, no socket (br_conn_local_new) */
     /* outbound (br_conn_connect): its frames go to its own ops, it is not
      * counted against max.connections nor closed for idleness, and what it

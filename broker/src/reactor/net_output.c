@@ -121,6 +121,47 @@ void br_conn_hold(struct br_conn *c)
     c->held = true;
 }
 
+/* The throttle ran out: what c holds is handled and reading resumes. */
+static void throttle_fire(void *ctx, struct br_timer *t)
+{
+    (void)ctx;
+    struct br_conn *c = t->owner;
+    c->throttled = false;
+    if (c->dead) {
+        return;
+    }
+    if (!c->processing && !c->closing && !c->held && c->in_len >= 4 &&
+        c->nslots < MAX_QUEUED_SLOTS) {
+        net_conn_process(c);
+    } else {
+        net_conn_update_events(c);
+    }
+}
+
+static const struct br_timer_ops throttle_ops = {"a throttled connection", throttle_fire};
+
+void br_conn_throttle(struct br_conn *c, int64_t ms)
+{
+    if (ms <= 0 || c->dead || c->outbound) {
+        return;
+    }
+    if (c->throttle_timer.ops == NULL) {
+        br_timer_init(&c->throttle_timer, &throttle_ops, c);
+    }
+    int64_t until = br_now_mono_ms() + ms;
+    if (c->throttled && c->throttle_timer.deadline_ms >= until) {
+        return; /* a longer throttle already runs */
+    }
+    c->throttled = true;
+    br_timer_arm(c->net, &c->throttle_timer, until);
+    net_conn_update_events(c);
+}
+
+bool br_conn_throttled(const struct br_conn *c)
+{
+    return c->throttled;
+}
+
 void br_slot_ready(struct br_conn *c, struct br_slot *s)
 {
     s->ready = true;
@@ -131,7 +172,8 @@ void br_slot_ready(struct br_conn *c, struct br_slot *s)
     if (c->held && !c->dead && !br_conn_answers_pending(c)) {
         /* the frame held back comes again, and reading resumes */
         c->held = false;
-        if (!c->processing && !c->closing && c->in_len >= 4 && c->nslots < MAX_QUEUED_SLOTS) {
+        if (!c->processing && !c->closing && !c->throttled && c->in_len >= 4 &&
+            c->nslots < MAX_QUEUED_SLOTS) {
             net_conn_process(c);
         } else {
             net_conn_update_events(c);
@@ -398,7 +440,7 @@ void net_conn_flush(struct br_conn *c)
         return;
     }
     /* frames left unread while too many responses were queued */
-    if (!c->processing && !c->closing && !c->held && c->in_len >= 4 &&
+    if (!c->processing && !c->closing && !c->held && !c->throttled && c->in_len >= 4 &&
         c->nslots < MAX_QUEUED_SLOTS) {
         net_conn_process(c);
         return;

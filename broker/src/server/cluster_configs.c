@@ -9,6 +9,7 @@
 #include "base/logging.h"
 #include "base/number.h"
 #include "cluster/zk_json.h"
+#include "server/client_quotas.h"
 #include "server/cluster_wait.h"
 #include "server/topic_admin.h"
 
@@ -360,13 +361,22 @@ static void topic_config_changed(struct br_server *b, const char *topic)
 /* What a notification's entity_path ("<type>/<name>") does, by type (Kafka's
  * DynamicConfigManager.configHandlers): other entity types (clients,
  * users) hook in here. */
+/* A user's znode changed: its SCRAM credentials (cluster_users.c) and its
+ * quotas (cluster_quotas.c) are read again. */
+static void user_changed(struct br_server *b, const char *name)
+{
+    br_cluster_scram_user_changed(b, name);
+    br_cluster_quota_user_changed(b, name);
+}
+
 static const struct {
     const char *type;
     void (*changed)(struct br_server *b, const char *entity_name);
 } entity_handlers[] = {
     {"topics", topic_config_changed},
     {"brokers", br_cluster_broker_config_changed},
-    {"users", br_cluster_scram_user_changed}, /* SCRAM credentials (cluster_users.c) */
+    {"clients", br_cluster_quota_client_changed},
+    {"users", user_changed}, /* SCRAM credentials and quotas */
 };
 
 static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
@@ -385,7 +395,7 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
         if (k < sizeof entity_handlers / sizeof entity_handlers[0]) {
             entity_handlers[k].changed(b, ch.entity_name);
         } else {
-            br_debug("config change of %s/%s ignored: Samsa applies topic, broker and user "
+            br_debug("config change of %s/%s ignored: Samsa applies topic, broker, client and user "
                      "configs only",
                      ch.entity_type, ch.entity_name);
         }
@@ -490,6 +500,9 @@ static void changes_listed(struct br_zk_call *call, const struct br_zk_result *r
         }
     }
     kp_free(seqs);
+    if (!b->ca.config_changes_listed) {
+        br_cluster_quotas_load(b); /* changes from here on come as notifications */
+    }
     b->ca.config_change_seen = newest;
     b->ca.config_changes_listed = true;
 }

@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "server/authorize.h"
+#include "server/client_quotas.h"
 #include "server/request.h"
 
 #include "base/logging.h"
@@ -282,12 +283,17 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
         goto out;
     }
     int64_t t0 = br_now_mono_us();
+    /* request_percentage: the controller's and followers' requests are
+     * exempt (Kafka's ClusterAction requests) */
+    br_client_quotas_handling(b, (d->flags & API_CLUSTER_ONLY) == 0 ? &r : NULL, t0);
     int16_t denied = br_authorize_request(&r);
     err = denied != 0 ? br_respond_error(&r, denied, NULL) : d->handler(&r);
     if (err != 0) {
         br_respond_failed(&r, err);
     }
-    count_request(b, req.header.RequestApiKey, br_now_mono_us() - t0);
+    int64_t us = br_now_mono_us() - t0;
+    count_request(b, req.header.RequestApiKey, us);
+    br_client_quotas_handled(b, us);
 out:
     kp_arena_free(&response);
     kp_arena_free(&decoded);

@@ -13,6 +13,7 @@
 
 #include "base/logging.h"
 #include "replica/replication.h"
+#include "server/client_quotas.h"
 #include "server/request.h"
 
 #include <samsa-protocol/legacy.h>
@@ -549,6 +550,25 @@ static int fetch_send(struct br_server *b, struct br_conn *conn, struct br_slot 
     return 0;
 }
 
+/* A consumer's Fetch over consumer_byte_rate (Kafka 2.0's
+ * handleFetchRequest): answered at once with no partition and the
+ * throttle time, its connection muted meanwhile (KIP-219). Followers are
+ * held to replication quotas instead, not to client quotas. */
+static void fetch_quota(struct br_server *b, struct br_conn *conn, struct kp_str client_id,
+                        bool follower, struct fetch_run *fr)
+{
+    if (follower) {
+        return;
+    }
+    int32_t ms = br_client_quotas_fetch(b, conn, client_id, fr->total_bytes);
+    if (ms > 0) {
+        slices_release(fr);
+        fr->resp.Responses.count = 0;
+        fr->total_bytes = 0;
+        fr->resp.ThrottleTimeMs = ms;
+    }
+}
+
 /* ---------------------------------------------------------------- parking */
 
 static int64_t bytes_count(const struct br_parked *pk, const struct br_partition *p)
@@ -601,6 +621,7 @@ static void parked_complete(void *ctx, struct br_delayed *d, bool expired)
     /* the response points into the parked request's frame: send first,
      * free after (the slot no longer names the parked request once ready) */
     if (err == 0) {
+        fetch_quota(b, pk->conn, pk->hdr.ClientId, pk->follower, &fr);
         err = fetch_send(b, pk->conn, pk->slot, pk->hdr.CorrelationId, pk->version, &fr);
     }
     slices_release(&fr);
@@ -726,6 +747,7 @@ int br_h_fetch(struct br_req *r)
         slices_release(&fr);
         return err;
     }
+    fetch_quota(r->b, r->conn, r->hdr->ClientId, q->ReplicaId >= 0, &fr);
     err = fetch_send(r->b, r->conn, r->slot, r->hdr->CorrelationId, r->version, &fr);
     slices_release(&fr);
     return err;

@@ -6,6 +6,7 @@
 #include "server/cluster_wait.h"
 #include "server/group.h"
 #include "server/acks_wait.h"
+#include "server/client_quotas.h"
 #include "replica/replication.h"
 #include "server/request.h"
 #include "server/topic_admin.h"
@@ -188,6 +189,9 @@ int br_h_produce(struct br_req *r)
             }
         }
     }
+    /* producer_byte_rate: the request's bytes, after the append; the
+     * connection muted for the throttle time (KafkaApis.handleProduceRequest) */
+    resp.ThrottleTimeMs = br_client_quotas_produce(r->b, r->conn, r->hdr->ClientId, r->len);
     if (q->Acks == 0) {
         if (any_error) {
             /* Kafka closes the connection (KafkaApis.handleProduceRequest,

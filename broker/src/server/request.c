@@ -4,6 +4,8 @@
 
 #include "server/request.h"
 
+#include "server/client_quotas.h"
+
 #include "base/logging.h"
 
 uint8_t *br_req_mutable(struct br_req *r, const uint8_t *view)
@@ -41,6 +43,7 @@ int br_respond_max(struct br_req *r, const void *resp, size_t max)
     if (r->slot == NULL) {
         return 0;
     }
+    resp = br_client_quotas_respond(r, resp);
     struct kp_writer w;
     kp_wr_init(&w, max);
     int err =

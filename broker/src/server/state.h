@@ -54,6 +54,8 @@ struct br_cwait;
 struct br_cop;
 struct br_worker;
 struct br_admin_feed;
+struct br_quotas;
+struct br_quota_source;
 
 /* A key/value pair as received (CreateTopics configs). */
 struct br_kv {
@@ -223,6 +225,13 @@ struct br_server {
     int64_t txn_topic_create_ms;
     int16_t txn_topic_rf;
     struct br_api_table api;
+    /* client quotas (server/client_quotas.h); quota_src: quota.config.file */
+    struct br_quotas *quotas;
+    struct br_quota_source *quota_src;
+    /* the request a handler runs for now (request_percentage), NULL when
+     * none or its time is recorded already, and when it started */
+    struct br_req *quota_req;
+    int64_t quota_req_start_us;
 };
 
 /* What the reactor's ops (br_net_ops) call: each whole request frame
