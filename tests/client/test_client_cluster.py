@@ -53,7 +53,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from broker import check, eq, main  # noqa: E402
-from test_cluster import Cluster, imports, led_everywhere, partitions_of, wait_for  # noqa: E402
+from test_cluster import CHROOT, Cluster, imports, led_everywhere, partitions_of, wait_for  # noqa: E402
 from test_cluster_groups import OFFSETS, OFFSETS_PARTITIONS, group_partition  # noqa: E402
 from test_faults import (PARTITIONS, TOPIC, confluent, in_sync, leader_of,  # noqa: E402
                          partition_bytes, read_back)
@@ -171,6 +171,17 @@ def start(t):
         c.create_topic(TOPIC, [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
         wait_for(lambda: led_everywhere(c, TOPIC, PARTITIONS), DEADLINE, "the topic's leaders")
         wait_for(lambda: in_sync(c), DEADLINE, "every replica in sync")
+        # a partition the controller brought online before it saw its
+        # preferred replica's registration is led by the next one: the
+        # cases want each broker leading one partition, so a preferred
+        # election is asked for as an operator would (Kafka's znode)
+        if any(leader_of(c, p) != p for p in range(PARTITIONS)):
+            c.kz.ensure_path(CHROOT + "/admin")
+            c.kz.create(CHROOT + "/admin/preferred_replica_election", json.dumps(
+                {"version": 1, "partitions": [{"topic": TOPIC, "partition": p}
+                                              for p in range(PARTITIONS)]}).encode())
+            wait_for(lambda: all(leader_of(c, p) == p for p in range(PARTITIONS)), DEADLINE,
+                     "each partition led by its preferred replica")
     except BaseException:
         c.close()
         raise
