@@ -78,10 +78,24 @@ bool br_authorize(struct br_req *r, enum br_acl_op op, enum br_acl_rtype type, c
     if (!a->on) {
         return true;
     }
-    char principal[600];
-    char host[64];
-    br_req_principal(r, principal, sizeof principal);
-    req_host(r, host, sizeof host);
+    if (r->principal == NULL) {
+        /* once per request: a Metadata of every topic checks each one */
+        char who[600];
+        char from[64];
+        br_req_principal(r, who, sizeof who);
+        req_host(r, from, sizeof from);
+        char *p = kp_arena_alloc(r->arena, strlen(who) + 1);
+        char *h = kp_arena_alloc(r->arena, strlen(from) + 1);
+        if (p == NULL || h == NULL) {
+            return false; /* out of memory: refused, as nothing can be checked */
+        }
+        memcpy(p, who, strlen(who) + 1);
+        memcpy(h, from, strlen(from) + 1);
+        r->principal = p;
+        r->host = h;
+    }
+    const char *principal = r->principal;
+    const char *host = r->host;
     struct br_acl_config cfg = {(const char *const *)a->super_users, a->nsuper,
                                 r->b->cfg.allow_everyone_if_no_acl_found};
     bool ok = br_acl_authorize(&a->store, &cfg, principal, host, op, type, name, len);

@@ -251,7 +251,7 @@ static struct br_req ctl_wait_req(struct br_server *b, struct br_ctl_wait *w,
 {
     return (struct br_req){b,           w->conn,    w->slot,     &w->req.header,
                            w->req.header.RequestApiVersion, w->req.body, arena, w->payload,
-                           w->len};
+                           w->len, NULL, NULL};
 }
 
 static void ctl_push_back(struct br_server *b, struct br_ctl_wait *w)

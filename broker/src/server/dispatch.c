@@ -229,7 +229,7 @@ void br_broker_handle_frame(struct br_server *b, struct br_conn *c, uint8_t *pay
     struct kp_request req;
     int err = kp_request_decode(payload, len, &decoded, &req);
     struct br_req r = {b,        c,         NULL,    &req.header, req.header.RequestApiVersion,
-                       req.body, &response, payload, len};
+                       req.body, &response, payload, len, NULL, NULL};
     const struct dispatch_entry *d = dispatch_find(b, req.header.RequestApiKey);
 
     if (sasl != NULL && len >= 8 && sasl_gate(&r, sasl, &req, err)) {

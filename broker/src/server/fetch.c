@@ -628,7 +628,7 @@ static void parked_complete(void *ctx, struct br_delayed *d, bool expired)
     if (err != 0) {
         /* the parked request's frame is still there to build the error answer */
         struct br_req r = {b,        pk->conn, pk->slot,    &pk->hdr, pk->version,
-                           pk->body, &arena,   pk->payload, pk->len};
+                           pk->body, &arena,   pk->payload, pk->len, NULL, NULL};
         br_respond_failed(&r, err);
     }
     kp_arena_free(&arena);

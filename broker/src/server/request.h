@@ -22,6 +22,11 @@ struct br_req {
     struct kp_arena *arena;
     uint8_t *payload; /* the frame, writable while the handler runs */
     size_t len;
+    /* who asks, as the authorizer names them (authorize.c): made at the
+     * request's first check, in its arena, and kept for the rest (NULL
+     * until then) */
+    const char *principal;
+    const char *host;
 };
 
 /* The ceiling of the arena a request of `len` bytes is decoded into: decoded

@@ -635,13 +635,15 @@ static int txn_end_cmp(const void *a, const void *b)
  * bytes; a larger one is left alone, its transaction taken as open). */
 #define MARKER_BATCH_MAX 4096
 
-/* Pass 0: the markers of every segment of the job (headers walked, control
- * batches read), sorted by producer and offset. */
-static int find_markers(struct run *r)
+/* Walks the batch headers of segments [0, n) (validated when written: no
+ * CRC), calling each(r, o, &h, pos, size) for every batch; the first
+ * non-zero answer ends the walk and is returned. */
+static int walk_headers(struct run *r, size_t n,
+                        int (*each)(struct run *r, const struct br_log_swap_old *o,
+                                    const struct kp_batch_header *h, int64_t pos, size_t size))
 {
     uint8_t window[HEADER_WINDOW];
-    uint8_t batch[MARKER_BATCH_MAX];
-    for (size_t i = 0; i < r->job->nsegs; i++) {
+    for (size_t i = 0; i < n; i++) {
         const struct br_log_swap_old *o = &r->job->olds[i];
         struct br_cursor c;
         br_cursor_init(&c, br_fileref_fd(o->file), 0, o->size, window, sizeof window);
@@ -660,30 +662,50 @@ static int find_markers(struct run *r)
                          r->job->dir, o->base_offset, c.pos);
                 return rc;
             }
-            size_t got = 0;
-            struct kp_txn_marker m;
-            if (kp_batch_is_control(&h) && h.ProducerId >= 0 && size <= sizeof batch &&
-                br_pread_full(br_fileref_fd(o->file), batch, size, c.pos, &got) == 0 &&
-                got == size && kp_txn_marker_batch_read(batch, size, MARKER_BATCH_MAX, &m) == 0) {
-                if (r->nends == r->ends_cap) {
-                    size_t cap = r->ends_cap == 0 ? 64 : r->ends_cap * 2;
-                    struct txn_end *v = kp_realloc(r->ends, cap * sizeof *v);
-                    if (v == NULL) {
-                        return KP_E_NOMEM;
-                    }
-                    r->ends = v;
-                    r->ends_cap = cap;
-                }
-                r->ends[r->nends++] =
-                    (struct txn_end){h.ProducerId, h.BaseOffset, m.type == KP_CONTROL_COMMIT};
+            rc = each(r, o, &h, c.pos, size);
+            if (rc != 0) {
+                return rc;
             }
             c.pos += (int64_t)size;
         }
     }
-    if (r->nends > 1) {
+    return 0;
+}
+
+/* A control batch's marker into r->ends. */
+static int note_marker(struct run *r, const struct br_log_swap_old *o,
+                       const struct kp_batch_header *h, int64_t pos, size_t size)
+{
+    uint8_t batch[MARKER_BATCH_MAX];
+    size_t got = 0;
+    struct kp_txn_marker m;
+    if (!kp_batch_is_control(h) || h->ProducerId < 0 || size > sizeof batch ||
+        br_pread_full(br_fileref_fd(o->file), batch, size, pos, &got) != 0 || got != size ||
+        kp_txn_marker_batch_read(batch, size, MARKER_BATCH_MAX, &m) != 0) {
+        return 0;
+    }
+    if (r->nends == r->ends_cap) {
+        size_t cap = r->ends_cap == 0 ? 64 : r->ends_cap * 2;
+        struct txn_end *v = kp_realloc(r->ends, cap * sizeof *v);
+        if (v == NULL) {
+            return KP_E_NOMEM;
+        }
+        r->ends = v;
+        r->ends_cap = cap;
+    }
+    r->ends[r->nends++] = (struct txn_end){h->ProducerId, h->BaseOffset, m.type == KP_CONTROL_COMMIT};
+    return 0;
+}
+
+/* Pass 0: the markers of every segment of the job (headers walked, control
+ * batches read), sorted by producer and offset. */
+static int find_markers(struct run *r)
+{
+    int rc = walk_headers(r, r->job->nsegs, note_marker);
+    if (rc == 0 && r->nends > 1) {
         qsort(r->ends, r->nends, sizeof *r->ends, txn_end_cmp);
     }
-    return 0;
+    return rc;
 }
 
 /* How the transaction of a transactional batch h ended: by its producer's
@@ -772,37 +794,25 @@ static int build_map(struct run *r, size_t from, size_t *mapped)
     return 0;
 }
 
+/* A producer's batch: the last one seen so far of its producer. */
+static int note_producer(struct run *r, const struct br_log_swap_old *o,
+                         const struct kp_batch_header *h, int64_t pos, size_t size)
+{
+    (void)o;
+    (void)pos;
+    (void)size;
+    if (h->ProducerId < 0) {
+        return 0;
+    }
+    int rc = omap_put(&r->pids, (uint64_t)h->ProducerId, 0, h->BaseOffset);
+    return rc == KP_E_TOO_LARGE ? 0 : rc;
+}
+
 /* Pass 2: each producer's last batch in the segments to rewrite (headers
  * only; the batches are validated when rewritten). */
 static int find_producers(struct run *r)
 {
-    uint8_t window[HEADER_WINDOW];
-    for (size_t i = 0; i < r->job->nclean; i++) {
-        const struct br_log_swap_old *o = &r->job->olds[i];
-        struct br_cursor c;
-        br_cursor_init(&c, br_fileref_fd(o->file), 0, o->size, window, sizeof window);
-        for (;;) {
-            struct kp_batch_header h;
-            size_t size = 0;
-            int rc = br_cursor_peek(&c, &h, &size);
-            if (rc == KP_ITER_END) {
-                break;
-            }
-            if (rc != 0) {
-                br_error("%s/%020" PRId64 ".log: damaged batch header at position %" PRId64,
-                         r->job->dir, o->base_offset, c.pos);
-                return rc;
-            }
-            if (h.ProducerId >= 0) {
-                rc = omap_put(&r->pids, (uint64_t)h.ProducerId, 0, h.BaseOffset);
-                if (rc != 0 && rc != KP_E_TOO_LARGE) {
-                    return rc;
-                }
-            }
-            c.pos += (int64_t)size;
-        }
-    }
-    return 0;
+    return walk_headers(r, r->job->nclean, note_producer);
 }
 
 static bool last_of_producer(const struct run *r, const struct kp_batch_header *h)
