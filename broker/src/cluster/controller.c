@@ -68,22 +68,6 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
     }
 }
 
-/* Waits until the session is connected; false when it expired or the
- * controller stops. */
-static bool wait_connected(struct br_controller *c)
-{
-    (void)pthread_mutex_lock(&c->mu);
-    while (!c->connected && !c->expired && !c->stop) {
-        struct timespec ts;
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        (void)pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-    }
-    bool ok = c->connected && !c->stop;
-    (void)pthread_mutex_unlock(&c->mu);
-    return ok;
-}
-
 static bool stopping(struct br_controller *c)
 {
     (void)pthread_mutex_lock(&c->mu);
@@ -583,7 +567,7 @@ static void handle(struct br_controller *c, const struct event *e)
         while (!stopping(c) && open_session(c) != 0) {
             nap(c, RETRY_MS);
         }
-        rc = wait_connected(c) ? elect(c) : -1;
+        rc = ctl_wait_connected(c) ? elect(c) : -1;
         break;
     }
     if (rc != 0 && !stopping(c)) {
@@ -615,7 +599,7 @@ static void *controller_main(void *arg)
 {
     struct br_controller *c = arg;
     br_thread_name("ctrl");
-    if (wait_connected(c)) {
+    if (ctl_wait_connected(c)) {
         ctl_post(c, EV_ELECT);
     }
     int64_t next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
@@ -639,7 +623,7 @@ static void *controller_main(void *arg)
             /* the check is due and no event waits */
             (void)pthread_mutex_unlock(&c->mu);
             next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
-            if (c->active && wait_connected(c) && ctl_rebalance_leaders(c) != 0 && !stopping(c)) {
+            if (c->active && ctl_wait_connected(c) && ctl_rebalance_leaders(c) != 0 && !stopping(c)) {
                 ctl_resign(c, "a ZooKeeper operation failed");
                 nap(c, RETRY_MS);
                 ctl_post(c, EV_RETRY);
@@ -655,7 +639,7 @@ static void *controller_main(void *arg)
         (void)pthread_mutex_unlock(&c->mu);
         struct event ev = *e;
         kp_free(e);
-        if (ev.kind != EV_EXPIRED && !wait_connected(c)) {
+        if (ev.kind != EV_EXPIRED && !ctl_wait_connected(c)) {
             if (stopping(c)) {
                 break;
             }

@@ -132,6 +132,7 @@ struct move {
     int32_t partition;
     int32_t replicas[BR_ZK_REASSIGN_MAX_REPLICAS];
     int32_t n;
+    bool started; /* this controller bumped its epoch and told the replicas */
 };
 
 struct sender;
@@ -190,6 +191,9 @@ int ctl_lai_to_live_replicas(struct br_controller *c, size_t ti, int32_t p, bool
 void ctl_post(struct br_controller *c, enum ev_kind kind);
 void ctl_post_event(struct br_controller *c, const struct event *what);
 void ctl_topic_clear(struct ctl_topic *t);
+/* Waits until the session is connected; false when it expired or the
+ * controller stops. */
+bool ctl_wait_connected(struct br_controller *c);
 
 /* controller_channel.c */
 void ctl_resign(struct br_controller *c, const char *why);

@@ -80,10 +80,18 @@ static int watch_state(struct br_controller *c, const char *topic, int32_t p)
     return rc == ZOK || rc == ZNONODE ? 0 : -1;
 }
 
+/* Whether a write's outcome is unknown: ZooKeeper may have applied it
+ * and the reply been lost. */
+static bool outcome_unknown(int rc)
+{
+    return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
 /* Writes partition p of topic's assignment in /brokers/topics/<topic> as
  * ids, conditionally on the version read (CreatePartitions may write it
- * too), and the model's replicas with it. 0, 1 (the topic or partition is
- * gone), -1 ZooKeeper failed. */
+ * too), and the model's replicas with it. A write whose reply was lost is
+ * read back once the session is connected again: done when ZooKeeper holds
+ * ids. 0, 1 (the topic or partition is gone), -1 ZooKeeper failed. */
 static int write_assignment(struct br_controller *c, struct ctl_partition *part, const char *topic,
                             int32_t p, const int32_t *ids, int32_t n)
 {
@@ -114,6 +122,10 @@ static int write_assignment(struct br_controller *c, struct ctl_partition *part,
             return 1;
         }
         int32_t old_n = a.first[p + 1] - a.first[p];
+        bool applied = old_n == n;
+        for (int32_t i = 0; i < n && applied; i++) {
+            applied = a.replicas[a.first[p] + i] == ids[i];
+        }
         int32_t total = a.first[a.n_partitions] - old_n + n;
         struct br_zk_topic_assignment b = {a.n_partitions, NULL, NULL};
         b.first = kp_calloc((size_t)a.n_partitions + 1, sizeof *b.first);
@@ -124,6 +136,15 @@ static int write_assignment(struct br_controller *c, struct ctl_partition *part,
             br_zk_topic_assignment_clear(&a);
             br_zk_topic_assignment_clear(&b);
             return -1;
+        }
+        memcpy(copy, ids, (size_t)n * sizeof *ids);
+        if (applied) { /* a write whose reply was lost, or the same as ZooKeeper's */
+            br_zk_topic_assignment_clear(&a);
+            br_zk_topic_assignment_clear(&b);
+            kp_free(part->replicas);
+            part->replicas = copy;
+            part->nreplicas = n;
+            return 0;
         }
         int32_t k = 0;
         for (int32_t q = 0; q < a.n_partitions; q++) {
@@ -147,14 +168,19 @@ static int write_assignment(struct br_controller *c, struct ctl_partition *part,
         kp_free(json);
         br_zk_topic_assignment_clear(&b);
         if (rc == ZOK) {
-            memcpy(copy, ids, (size_t)n * sizeof *ids);
             kp_free(part->replicas);
             part->replicas = copy;
             part->nreplicas = n;
             return 0;
         }
         kp_free(copy);
-        if (rc != ZBADVERSION) {
+        if (outcome_unknown(rc)) {
+            br_warn("controller: the reply of writing %s was lost (%s): reading it back", path,
+                    zerror(rc));
+            if (!ctl_wait_connected(c)) {
+                return -1;
+            }
+        } else if (rc != ZBADVERSION) {
             br_error("controller: writing %s failed: %s", path, zerror(rc));
             return -1;
         }
@@ -218,7 +244,12 @@ static int remove_from_znode(struct br_controller *c, const struct br_zk_topic_p
         if (rc == ZOK || rc == ZNONODE) {
             return 0;
         }
-        if (rc != ZBADVERSION) {
+        if (outcome_unknown(rc)) {
+            /* read again: what ZooKeeper applied is not in it any more */
+            if (!ctl_wait_connected(c)) {
+                return -1;
+            }
+        } else if (rc != ZBADVERSION) {
             br_error("controller: updating %s failed: %s", REASSIGN_PATH, zerror(rc));
             return -1;
         }
@@ -246,7 +277,7 @@ static void stop_replica(struct br_controller *c, int32_t broker, const char *to
 /* Steps 1-3: the assignment grows to RAR + (OAR - RAR), the epoch is
  * bumped and every live replica told (the new ones start and fetch).
  * 0 or -1; *gone when the partition went meanwhile. */
-static int start_move(struct br_controller *c, const struct move *m, size_t ti, bool *gone)
+static int start_move(struct br_controller *c, struct move *m, size_t ti, bool *gone)
 {
     struct ctl_topic *t = &c->topics[ti];
     struct ctl_partition *part = &t->parts[m->partition];
@@ -260,8 +291,13 @@ static int start_move(struct br_controller *c, const struct move *m, size_t ti, 
             ids[n++] = part->replicas[i];
         }
     }
-    if (same_set(ids, n, part->replicas, part->nreplicas)) {
-        return 0; /* started before (by this controller or the last one) */
+    /* grown already: by this controller (started), or by one before it,
+     * which may have gone before its LeaderAndIsr: the epoch is bumped
+     * again, or a leader that never heard of the new replicas would ignore
+     * a LeaderAndIsr of the epoch it has and never let them in */
+    bool grown = same_set(ids, n, part->replicas, part->nreplicas);
+    if (grown && m->started) {
+        return 0;
     }
     int32_t *before = kp_calloc((size_t)part->nreplicas, sizeof *before);
     if (before == NULL) {
@@ -269,7 +305,7 @@ static int start_move(struct br_controller *c, const struct move *m, size_t ti, 
     }
     int32_t nbefore = part->nreplicas;
     memcpy(before, part->replicas, (size_t)nbefore * sizeof *before);
-    int w = write_assignment(c, part, t->name, m->partition, ids, n);
+    int w = grown ? 0 : write_assignment(c, part, t->name, m->partition, ids, n);
     if (w != 0) {
         kp_free(before);
         *gone = w > 0;
@@ -293,13 +329,20 @@ static int start_move(struct br_controller *c, const struct move *m, size_t ti, 
             return -1;
         }
     }
+    m->started = true;
     char a[256];
     char b[256];
-    br_info("controller: moving %s-%" PRId32 " from %s to %s: its replicas are %s until the new "
-            "ones are in sync",
-            t->name, m->partition, ids_text(before, nbefore, a, sizeof a),
-            ids_text(m->replicas, m->n, b, sizeof b),
-            ids_text(part->replicas, part->nreplicas, a, sizeof a));
+    char d[256];
+    br_info("controller: %s %s-%" PRId32 " to %s: its replicas are %s until the new ones are in "
+            "sync (leader %" PRId32 ", epoch %" PRId32 ")",
+            grown ? "resuming the move of" : "moving", t->name, m->partition,
+            ids_text(m->replicas, m->n, b, sizeof b), ids_text(part->replicas, part->nreplicas, d,
+                                                               sizeof d),
+            part->leader, part->leader_epoch);
+    if (!grown) {
+        br_info("controller: %s-%" PRId32 " had the replicas %s", t->name, m->partition,
+                ids_text(before, nbefore, a, sizeof a));
+    }
     kp_free(before);
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
@@ -354,14 +397,18 @@ static int finish_move(struct br_controller *c, const struct move *m, size_t ti,
                 old[nold++] = part->replicas[i];
             }
         }
-        /* the assignment becomes RAR, in ZooKeeper and in the model; the
-         * LeaderAndIsr then names RAR as the replicas, so the leader never
-         * takes an old one back into the ISR */
-        w = write_assignment(c, part, t->name, m->partition, m->replicas, m->n);
-        if (w != 0) {
-            *done = w > 0;
-            return w < 0 ? -1 : 0;
+        /* in Kafka's order: LeaderAndIsr naming RAR as the replicas (so
+         * the leader never takes an old one back into the ISR) to RAR, the
+         * old replicas stopped and deleted, and only then the assignment
+         * written: a controller elected after that finds the move done */
+        int32_t *rar = kp_calloc((size_t)m->n, sizeof *rar);
+        if (rar == NULL) {
+            return -1;
         }
+        memcpy(rar, m->replicas, (size_t)m->n * sizeof *rar);
+        kp_free(part->replicas);
+        part->replicas = rar;
+        part->nreplicas = m->n;
         if (ctl_lai_to_live_replicas(c, ti, m->partition, false) != 0) {
             return -1;
         }
@@ -369,6 +416,11 @@ static int finish_move(struct br_controller *c, const struct move *m, size_t ti,
         for (int32_t i = 0; i < nold; i++) {
             stop_replica(c, old[i], t->name, m->partition, false);
             stop_replica(c, old[i], t->name, m->partition, true);
+        }
+        w = write_assignment(c, part, t->name, m->partition, m->replicas, m->n);
+        if (w != 0) {
+            *done = w > 0;
+            return w < 0 ? -1 : 0;
         }
         ctl_send_update_metadata(c);
         char a[256];
@@ -383,7 +435,7 @@ static int finish_move(struct br_controller *c, const struct move *m, size_t ti,
 
 /* One step of a move, on what ZooKeeper holds now (Kafka's
  * onPartitionReassignment). 0, or -1; *done when the move is over. */
-static int step(struct br_controller *c, const struct move *m, bool *done)
+static int step(struct br_controller *c, struct move *m, bool *done)
 {
     *done = false;
     struct ctl_topic *t = ctl_find_topic(c, m->topic);
