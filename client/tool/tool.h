@@ -16,6 +16,8 @@
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
  *              broker's quota file (the one command without a broker)
+ *   zk.c       the ZooKeeper session and config znodes of the commands
+ *              above that write Kafka's znodes (zk.h)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
