@@ -1,7 +1,7 @@
 /*
  * The samsa tool's ZooKeeper calls, shared by the commands that write
- * Kafka's znodes as Kafka 2.0's own tools do (leaders, users, quotas):
- * the session, reads of whole znodes, paths made with their
+ * Kafka's znodes as Kafka 2.0's own tools do (leaders, users, quotas,
+ * reassign): the session, reads of whole znodes, paths made with their
  * parents, and the read-merge-write of a config entity znode
  * (/config/<type>/<name>, {"version":1,"config":{...}}) followed by its
  * change notification, as Kafka 2.0's AdminZkClient.changeEntityConfig
