@@ -1,5 +1,5 @@
 /*
- * samsa reassign generate: proposes how to move partitions between brokers
+ * samsa reassign generate|execute: moves partitions between brokers
  * as Kafka 2.0's kafka-reassign-partitions.sh does
  * (core/src/main/scala/kafka/admin/ReassignPartitionsCommand.scala), through
  * ZooKeeper (--zookeeper HOST:PORT[/chroot]), with its JSON in and out:
@@ -15,6 +15,29 @@
  * AdminUtils.assignReplicasToBrokers (rack-aware unless
  * --disable-rack-aware): the broker's own code, broker/src/cluster/
  * assignment.c, linked into the tool. It prints both, writes nothing.
+ *
+ * execute validates the reassignment against the cluster (the messages of
+ * ReassignPartitionsCommand.parseAndValidate), prints the current
+ * assignment of its topics "for rollback", with --throttle RATE sets the
+ * throttle (below), then creates /admin/reassign_partitions
+ * ({"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]}]},
+ * ZkData.scala's ReassignPartitionsZNode) which the controller acts on and
+ * empties partition by partition. A reassignment already there is left
+ * alone ("There is an existing assignment running."; --throttle then sets
+ * the brokers' rates again, as Kafka's maybeLimit) and the command exits 1.
+ *
+ * The throttle (ReassignPartitionsCommand.assignThrottledReplicas and
+ * maybeLimit): each moved topic's config gets
+ * leader.replication.throttled.replicas, the current replicas of its
+ * partitions that gain a replica, and follower.replication.throttled.replicas,
+ * the replicas they gain, each as "partition:broker,..."; every broker of
+ * the current and the new assignments gets leader.replication.throttled.rate
+ * and follower.replication.throttled.rate; each znode's other configs are
+ * kept and a change notification written (zk.h).
+ *
+ * log_dirs other than "any" (a replica moved to a given log directory, done
+ * by Kafka 2.0 with AlterReplicaLogDirs over --bootstrap-server) are
+ * refused: Samsa's brokers do not answer AlterReplicaLogDirs.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -39,12 +62,18 @@
 static const char reassign_help[] =
     "usage: samsa reassign generate --zookeeper HOST:PORT[/CHROOT]\n"
     "           --topics-to-move-json-file FILE --broker-list ID,ID,... [--disable-rack-aware]\n"
+    "       samsa reassign execute --zookeeper HOST:PORT[/CHROOT]\n"
+    "           --reassignment-json-file FILE [--throttle BYTES_PER_SECOND]\n"
     "Moves partitions between brokers as kafka-reassign-partitions.sh, with its JSON:\n"
     "  topics to move:  {\"topics\":[{\"topic\":\"foo\"}],\"version\":1}\n"
     "  a reassignment:  {\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0,\n"
     "                    \"replicas\":[1,2,3],\"log_dirs\":[\"any\",\"any\",\"any\"]}]}\n"
     "generate prints the current assignment of the topics and one over the brokers\n"
     "listed (rack-aware unless --disable-rack-aware); it changes nothing.\n"
+    "execute prints the current assignment (save it to roll back) and starts the\n"
+    "reassignment (/admin/reassign_partitions); --throttle limits the replicas'\n"
+    "movement to that rate (bytes/s, at least 1 KB/s makes sense): run verify until\n"
+    "the reassignment completes to remove it, or execute again to change the rate.\n"
     "Exit status: 0 done, 1 failed, 2 usage.\n";
 
 /* One partition and its replicas. */
@@ -86,6 +115,26 @@ static struct part *parts_add(struct parts *ps)
     return p;
 }
 
+static const struct part *parts_find(const struct parts *ps, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        if (ps->v[i].partition == partition && strcmp(ps->v[i].topic, topic) == 0) {
+            return &ps->v[i];
+        }
+    }
+    return NULL;
+}
+
+static bool has_replica(const struct part *p, int32_t b)
+{
+    for (int32_t i = 0; i < p->n; i++) {
+        if (p->r[i] == b) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int cmp_part(const void *a, const void *b)
 {
     const struct part *x = a;
@@ -99,6 +148,25 @@ static int cmp_id(const void *a, const void *b)
     int32_t x = *(const int32_t *)a;
     int32_t y = *(const int32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* "t-0", as Kafka's TopicPartition.toString */
+static const char *tp_name(const struct part *p, char *buf, size_t size)
+{
+    (void)snprintf(buf, size, "%s-%" PRId32, p->topic, p->partition);
+    return buf;
+}
+
+/* "1,2,3" */
+static const char *id_list(const int32_t *ids, int32_t n, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < n && o < size; i++) {
+        int w = snprintf(buf + o, size - o, "%s%" PRId32, i > 0 ? "," : "", ids[i]);
+        o += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
 }
 
 /* "samsa reassign: <message>" on stderr; EXIT_FAIL. */
@@ -200,6 +268,81 @@ static bool valid_topic(const char *t)
     return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
+/* The reassignment file's partitions (ReassignPartitionsCommand.
+ * parsePartitionReassignmentData), checked in themselves: replicas as many
+ * as log_dirs, "any" log dirs only. 0 or EXIT_FAIL. */
+static int read_reassignment(const char *file, struct parts *out)
+{
+    json_t *root = load_versioned(file);
+    if (root == NULL) {
+        return EXIT_FAIL;
+    }
+    json_t *partitions = json_object_get(root, "partitions");
+    int rc = 0;
+    if (partitions != NULL && !json_is_array(partitions)) {
+        rc = fail("%s: \"partitions\" is not an array", file);
+    }
+    size_t i;
+    json_t *e;
+    json_array_foreach(partitions, i, e)
+    {
+        json_t *topic = json_object_get(e, "topic");
+        json_t *reps = json_object_get(e, "replicas");
+        json_t *dirs = json_object_get(e, "log_dirs");
+        struct part *p = parts_add(out);
+        if (p == NULL) {
+            rc = fail("%s: out of memory", file);
+            break;
+        }
+        if (!json_is_string(topic) || !valid_topic(json_string_value(topic)) ||
+            !json_int32(json_object_get(e, "partition"), &p->partition) || p->partition < 0 ||
+            !json_is_array(reps) || (dirs != NULL && !json_is_array(dirs))) {
+            rc = fail("%s: a partition wants \"topic\" (a topic name), \"partition\" (an int "
+                      "from 0), \"replicas\" (an array of broker ids) and may have "
+                      "\"log_dirs\" (an array of \"any\")",
+                      file);
+            break;
+        }
+        (void)snprintf(p->topic, sizeof p->topic, "%s", json_string_value(topic));
+        char tp[300];
+        char list[512];
+        if (json_array_size(reps) > MAX_RF) {
+            rc = fail("partition %s: more than 64 replicas", tp_name(p, tp, sizeof tp));
+            break;
+        }
+        size_t k;
+        json_t *r;
+        json_array_foreach(reps, k, r)
+        {
+            if (!json_int32(r, &p->r[k]) || p->r[k] < 0) {
+                rc = fail("partition %s: a replica is not a broker id", tp_name(p, tp, sizeof tp));
+                goto out;
+            }
+            p->n++;
+        }
+        if (dirs != NULL && json_array_size(dirs) != json_array_size(reps)) {
+            rc = fail("Size of replicas list [%s] is different from size of log dirs list (%zu) "
+                      "for partition %s-%" PRId32,
+                      id_list(p->r, p->n, list, sizeof list), json_array_size(dirs), p->topic,
+                      p->partition);
+            break;
+        }
+        json_array_foreach(dirs, k, r)
+        {
+            if (!json_is_string(r) || strcmp(json_string_value(r), "any") != 0) {
+                rc = fail("partition %s: log_dirs other than \"any\" want AlterReplicaLogDirs "
+                          "(kafka-reassign-partitions.sh --bootstrap-server), which Samsa does "
+                          "not have",
+                          tp_name(p, tp, sizeof tp));
+                goto out;
+            }
+        }
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
 /* The topics file's topic names (parseTopicsData) into names, n of them. */
 static int read_topics(const char *file, char (*names)[TOPIC_MAX + 1], size_t max, size_t *n)
 {
@@ -287,6 +430,21 @@ static int read_assignment(zhandle_t *zh, const char *topic, struct parts *out)
     return res;
 }
 
+/* The assignments of every distinct topic of ps. */
+static int read_assignments_of(zhandle_t *zh, const struct parts *ps, struct parts *out)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = strcmp(ps->v[k].topic, ps->v[i].topic) == 0;
+        }
+        if (!seen && read_assignment(zh, ps->v[i].topic, out) != 0) {
+            return EXIT_FAIL;
+        }
+    }
+    return 0;
+}
+
 /* The registered brokers (/brokers/ids), ascending, and with racks
  * (may be NULL) each one's rack (malloc'd; NULL when it has none). */
 static int read_brokers(zhandle_t *zh, int32_t *ids, char **racks, size_t *n)
@@ -321,6 +479,161 @@ static int read_brokers(zhandle_t *zh, int32_t *ids, char **racks, size_t *n)
             racks[i] = strdup(json_string_value(rack));
         }
         json_decref(root);
+    }
+    return 0;
+}
+
+/* The partitions of /admin/reassign_partitions (none when it is not
+ * there): 0, or EXIT_FAIL. */
+static int read_in_progress(zhandle_t *zh, struct parts *out, bool *exists)
+{
+    char *data = NULL;
+    int len = 0;
+    int rc = zk_read(zh, REASSIGN_PATH, &data, &len, NULL);
+    *exists = rc == ZOK;
+    if (rc == ZNONODE) {
+        return 0;
+    }
+    if (rc != ZOK) {
+        return fail("reading %s: %s", REASSIGN_PATH, zerror(rc));
+    }
+    json_t *root = json_loadb(data, (size_t)len, 0, NULL);
+    free(data);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(root, "partitions"), i, e)
+    {
+        json_t *topic = json_object_get(e, "topic");
+        struct part *p = json_is_string(topic) ? parts_add(out) : NULL;
+        if (p != NULL) {
+            (void)snprintf(p->topic, sizeof p->topic, "%s", json_string_value(topic));
+            if (!json_int32(json_object_get(e, "partition"), &p->partition)) {
+                out->n--;
+            }
+        }
+    }
+    json_decref(root);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the throttle */
+
+/* "p:b,..." of each partition's replicas that are (follower) or are not
+ * (leader) in the other assignment, for topic's partitions of ps. */
+static char *throttled_list(const struct parts *current, const struct parts *proposed,
+                            const char *topic, bool follower)
+{
+    size_t cap = 64;
+    size_t n = 0;
+    char *s = malloc(cap);
+    if (s == NULL) {
+        return NULL;
+    }
+    s[0] = '\0';
+    for (size_t i = 0; i < proposed->n; i++) {
+        const struct part *np = &proposed->v[i];
+        const struct part *cp = parts_find(current, np->topic, np->partition);
+        if (strcmp(np->topic, topic) != 0 || cp == NULL) {
+            continue;
+        }
+        bool moving = false;
+        for (int32_t k = 0; k < np->n; k++) {
+            moving = moving || !has_replica(cp, np->r[k]);
+        }
+        /* leader: every current replica of a moving partition (any may
+         * lead it); follower: each new replica */
+        const struct part *from = follower ? np : cp;
+        for (int32_t k = 0; k < from->n && (moving || follower); k++) {
+            if (follower && has_replica(cp, np->r[k])) {
+                continue;
+            }
+            if (cap - n < 32) {
+                char *t = realloc(s, cap * 2);
+                if (t == NULL) {
+                    free(s);
+                    return NULL;
+                }
+                s = t;
+                cap *= 2;
+            }
+            int w = snprintf(s + n, cap - n, "%s%" PRId32 ":%" PRId32, n > 0 ? "," : "",
+                             np->partition, from->r[k]);
+            n += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return s;
+}
+
+static const char *const rate_keys[] = {"leader.replication.throttled.rate",
+                                        "follower.replication.throttled.rate",
+                                        "replica.alter.log.dirs.io.max.bytes.per.second"};
+static const char *const replica_keys[] = {"leader.replication.throttled.replicas",
+                                           "follower.replication.throttled.replicas"};
+
+/* The rate on every broker of both assignments (Kafka's maybeLimit). */
+static int set_rates(zhandle_t *zh, const struct parts *current, const struct parts *proposed,
+                     long long rate)
+{
+    char value[32];
+    (void)snprintf(value, sizeof value, "%lld", rate);
+    const char *values[] = {value, value};
+    struct zk_config_edit edit = {rate_keys, values, 2, NULL, 0};
+    int32_t *done = calloc(current->n + proposed->n + 1, MAX_RF * sizeof *done);
+    size_t ndone = 0;
+    if (done == NULL) {
+        return EXIT_FAIL;
+    }
+    int rc = 0;
+    for (int side = 0; side < 2 && rc == 0; side++) {
+        const struct parts *ps = side == 0 ? current : proposed;
+        for (size_t i = 0; i < ps->n && rc == 0; i++) {
+            for (int32_t k = 0; k < ps->v[i].n && rc == 0; k++) {
+                int32_t b = ps->v[i].r[k];
+                bool seen = false;
+                for (size_t d = 0; d < ndone && !seen; d++) {
+                    seen = done[d] == b;
+                }
+                if (seen) {
+                    continue;
+                }
+                done[ndone++] = b;
+                char entity[32];
+                (void)snprintf(entity, sizeof entity, "brokers/%" PRId32, b);
+                rc = zk_config_change(zh, "reassign", entity, &edit, NULL) == 0 ? 0 : EXIT_FAIL;
+            }
+        }
+    }
+    free(done);
+    return rc;
+}
+
+/* The replica lists on each moved topic (assignThrottledReplicas). */
+static int set_throttled_replicas(zhandle_t *zh, const struct parts *current,
+                                  const struct parts *proposed)
+{
+    for (size_t i = 0; i < proposed->n; i++) {
+        const char *topic = proposed->v[i].topic;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = strcmp(proposed->v[k].topic, topic) == 0;
+        }
+        if (seen) {
+            continue;
+        }
+        char *leader = throttled_list(current, proposed, topic, false);
+        char *follower = throttled_list(current, proposed, topic, true);
+        const char *values[] = {leader, follower};
+        struct zk_config_edit edit = {replica_keys, values, 2, NULL, 0};
+        char entity[300];
+        (void)snprintf(entity, sizeof entity, "topics/%s", topic);
+        int rc = leader != NULL && follower != NULL
+                     ? zk_config_change(zh, "reassign", entity, &edit, NULL)
+                     : -1;
+        free(leader);
+        free(follower);
+        if (rc != 0) {
+            return EXIT_FAIL;
+        }
     }
     return 0;
 }
@@ -457,6 +770,138 @@ out:
     return rc;
 }
 
+/* ---------------------------------------------------------------- execute */
+
+/* parseAndValidate's checks against the cluster, in Kafka's order and with
+ * its messages. */
+static int validate(zhandle_t *zh, const struct parts *asked, const struct parts *current)
+{
+    char tp[300];
+    char list[512];
+    if (asked->n == 0) {
+        return fail("Partition reassignment data file is empty");
+    }
+    for (size_t i = 0; i < asked->n; i++) {
+        const struct part *p = &asked->v[i];
+        if (p->n == 0) {
+            return fail("Partition replica list cannot be empty (partition %s)",
+                        tp_name(p, tp, sizeof tp));
+        }
+        if (parts_find(asked, p->topic, p->partition) != p) {
+            return fail("Partition reassignment contains duplicate topic partitions: %s",
+                        tp_name(p, tp, sizeof tp));
+        }
+        for (int32_t k = 0; k < p->n; k++) {
+            for (int32_t j = 0; j < k; j++) {
+                if (p->r[j] == p->r[k]) {
+                    (void)snprintf(list, sizeof list, "%" PRId32, p->r[k]);
+                    return fail("Partition replica lists may not contain duplicate entries: %s "
+                                "contains multiple entries for %s",
+                                tp_name(p, tp, sizeof tp), list);
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < asked->n; i++) {
+        if (parts_find(current, asked->v[i].topic, asked->v[i].partition) == NULL) {
+            return fail("The proposed assignment contains non-existent partitions: %s",
+                        tp_name(&asked->v[i], tp, sizeof tp));
+        }
+    }
+    int32_t *ids = calloc(MAX_BROKERS, sizeof *ids);
+    size_t n = 0;
+    int rc = ids == NULL ? EXIT_FAIL : read_brokers(zh, ids, NULL, &n);
+    for (size_t i = 0; i < asked->n && rc == 0; i++) {
+        for (int32_t k = 0; k < asked->v[i].n && rc == 0; k++) {
+            if (bsearch(&asked->v[i].r[k], ids, n, sizeof *ids, cmp_id) == NULL) {
+                (void)snprintf(list, sizeof list, "%" PRId32, asked->v[i].r[k]);
+                rc = fail("The proposed assignment contains non-existent brokerIDs: %s "
+                          "(not registered in /brokers/ids)",
+                          list);
+            }
+        }
+    }
+    free(ids);
+    return rc;
+}
+
+static int execute(zhandle_t *zh, const struct reassign_args *a)
+{
+    struct parts asked = {0};
+    struct parts current = {0};
+    struct parts running = {0};
+    char *cur = NULL;
+    char *znode = NULL;
+    bool exists = false;
+    int rc = read_reassignment(a->reassignment_file, &asked);
+    if (rc == 0) {
+        rc = read_assignments_of(zh, &asked, &current);
+    }
+    if (rc == 0) {
+        rc = validate(zh, &asked, &current);
+    }
+    if (rc == 0) {
+        rc = read_in_progress(zh, &running, &exists);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    if (exists) {
+        printf("There is an existing assignment running.\n");
+        if (a->throttle >= 0) {
+            rc = set_rates(zh, &current, &asked, a->throttle);
+            if (rc == 0) {
+                printf("The inter-broker throttle limit was set to %lld B/s\n", a->throttle);
+            }
+        }
+        fprintf(stderr,
+                "samsa reassign: %s exists: this reassignment was not started; run "
+                "it again when verify says the running one is done\n",
+                REASSIGN_PATH);
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    cur = assignment_json(&current, true);
+    znode = assignment_json(&asked, false);
+    if (cur == NULL || znode == NULL) {
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    printf("Current partition replica assignment\n\n%s\n\n"
+           "Save this to use as the --reassignment-json-file option during rollback\n",
+           cur);
+    if (a->throttle >= 0) {
+        printf("Warning: You must run Verify periodically, until the reassignment completes, "
+               "to ensure the throttle is removed. You can also alter the throttle by "
+               "rerunning the Execute command passing a new value.\n");
+        rc = set_throttled_replicas(zh, &current, &asked);
+        if (rc == 0) {
+            rc = set_rates(zh, &current, &asked, a->throttle);
+        }
+        if (rc != 0) {
+            goto out;
+        }
+        printf("The inter-broker throttle limit was set to %lld B/s\n", a->throttle);
+    }
+    int zrc = zk_create(zh, REASSIGN_PATH, znode, strlen(znode));
+    if (zrc == ZNODEEXISTS) {
+        rc = fail("Partition reassignment currently in progress (%s was made meanwhile). "
+                  "Aborting operation",
+                  REASSIGN_PATH);
+    } else if (zrc != ZOK) {
+        rc = fail("creating %s: %s", REASSIGN_PATH, zerror(zrc));
+    } else {
+        printf("Successfully started reassignment of partitions.\n");
+    }
+out:
+    free(cur);
+    free(znode);
+    free(asked.v);
+    free(current.v);
+    free(running.v);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- the command */
 
 static int reassign_usage(const char *msg)
@@ -470,7 +915,7 @@ static int parse_args(int argc, char **argv, struct reassign_args *a)
 {
     memset(a, 0, sizeof *a);
     a->throttle = -1;
-    static const char *const verbs[] = {"generate"};
+    static const char *const verbs[] = {"generate", "execute"};
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -550,7 +995,11 @@ int cmd_reassign(int argc, char **argv)
     if (zh == NULL) {
         return EXIT_FAIL;
     }
-    rc = generate(zh, &a);
+    if (strcmp(a.verb, "generate") == 0) {
+        rc = generate(zh, &a);
+    } else {
+        rc = execute(zh, &a);
+    }
     zk_close(zh);
     return rc;
 }

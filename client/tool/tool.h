@@ -16,7 +16,7 @@
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
  *              broker's quota file (the one command without a broker)
- *   reassign.c samsa reassign generate: partitions moved between brokers
+ *   reassign.c samsa reassign generate|execute: partitions moved between brokers
  *              through ZooKeeper, as kafka-reassign-partitions.sh
  *   zk.c       the ZooKeeper session and config znodes of the commands
  *              above that write Kafka's znodes (zk.h)
