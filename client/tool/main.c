@@ -13,7 +13,7 @@
  *   samsa leaders elect-preferred --zookeeper ZK (-t T [-p P] | --all)
  *   samsa users add|change|remove --user U [--password P] [--zookeeper Z | --file F]
  *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
- *   samsa reassign generate|execute --zookeeper ZK ...
+ *   samsa reassign generate|execute|verify --zookeeper ZK ...
  *
  * This file hands each command to its file (tool.h lists them).
  */
@@ -35,7 +35,7 @@ static const char main_help[] =
     "  leaders elect-preferred                    preferred replicas lead again\n"
     "  users add|change|remove                    SCRAM users of the SASL listeners\n"
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
-    "  reassign generate|execute                  move partitions between brokers (ZooKeeper)\n"
+    "  reassign generate|execute|verify           move partitions between brokers (ZooKeeper)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"

@@ -1,5 +1,5 @@
 /*
- * samsa reassign generate|execute: moves partitions between brokers
+ * samsa reassign generate|execute|verify: moves partitions between brokers
  * as Kafka 2.0's kafka-reassign-partitions.sh does
  * (core/src/main/scala/kafka/admin/ReassignPartitionsCommand.scala), through
  * ZooKeeper (--zookeeper HOST:PORT[/chroot]), with its JSON in and out:
@@ -35,6 +35,14 @@
  * and follower.replication.throttled.rate; each znode's other configs are
  * kept and a change notification written (zk.h).
  *
+ * verify prints each partition's state: in progress while the partition is
+ * in /admin/reassign_partitions, completed when it is not and its replicas
+ * in /brokers/topics/<t> are those asked, failed otherwise. When every one
+ * has completed, it takes the throttle away (the rates from every
+ * registered broker, the replica lists from the moved topics) and prints
+ * "Throttle was removed." if there was one. Exit status 0 when all have
+ * completed, 3 when some are in progress and none failed, 1 otherwise.
+ *
  * log_dirs other than "any" (a replica moved to a given log directory, done
  * by Kafka 2.0 with AlterReplicaLogDirs over --bootstrap-server) are
  * refused: Samsa's brokers do not answer AlterReplicaLogDirs.
@@ -64,6 +72,7 @@ static const char reassign_help[] =
     "           --topics-to-move-json-file FILE --broker-list ID,ID,... [--disable-rack-aware]\n"
     "       samsa reassign execute --zookeeper HOST:PORT[/CHROOT]\n"
     "           --reassignment-json-file FILE [--throttle BYTES_PER_SECOND]\n"
+    "       samsa reassign verify --zookeeper HOST:PORT[/CHROOT] --reassignment-json-file FILE\n"
     "Moves partitions between brokers as kafka-reassign-partitions.sh, with its JSON:\n"
     "  topics to move:  {\"topics\":[{\"topic\":\"foo\"}],\"version\":1}\n"
     "  a reassignment:  {\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0,\n"
@@ -74,7 +83,10 @@ static const char reassign_help[] =
     "reassignment (/admin/reassign_partitions); --throttle limits the replicas'\n"
     "movement to that rate (bytes/s, at least 1 KB/s makes sense): run verify until\n"
     "the reassignment completes to remove it, or execute again to change the rate.\n"
-    "Exit status: 0 done, 1 failed, 2 usage.\n";
+    "verify says of each partition whether its move completed, is in progress or\n"
+    "failed, and removes the throttle once every one has completed.\n"
+    "Exit status: 0 done (verify: every partition completed), 1 failed, 2 usage,\n"
+    "3 (verify) some partitions still in progress, none failed.\n";
 
 /* One partition and its replicas. */
 struct part {
@@ -638,6 +650,43 @@ static int set_throttled_replicas(zhandle_t *zh, const struct parts *current,
     return 0;
 }
 
+/* Kafka's removeThrottle: the rates off every registered broker, the
+ * replica lists off the moved topics. */
+static int remove_throttle(zhandle_t *zh, const struct parts *moved)
+{
+    int32_t *ids = calloc(MAX_BROKERS, sizeof *ids);
+    size_t n = 0;
+    bool any = false;
+    int rc = ids == NULL ? EXIT_FAIL : read_brokers(zh, ids, NULL, &n);
+    struct zk_config_edit rates = {NULL, NULL, 0, rate_keys, 3};
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char entity[32];
+        bool changed = false;
+        (void)snprintf(entity, sizeof entity, "brokers/%" PRId32, ids[i]);
+        rc = zk_config_change(zh, "reassign", entity, &rates, &changed) == 0 ? 0 : EXIT_FAIL;
+        any = any || changed;
+    }
+    free(ids);
+    struct zk_config_edit lists = {NULL, NULL, 0, replica_keys, 2};
+    for (size_t i = 0; i < moved->n && rc == 0; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = strcmp(moved->v[k].topic, moved->v[i].topic) == 0;
+        }
+        char entity[300];
+        bool changed = false;
+        (void)snprintf(entity, sizeof entity, "topics/%s", moved->v[i].topic);
+        if (!seen) {
+            rc = zk_config_change(zh, "reassign", entity, &lists, &changed) == 0 ? 0 : EXIT_FAIL;
+            any = any || changed;
+        }
+    }
+    if (rc == 0 && any) {
+        printf("Throttle was removed.\n");
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------- generate */
 
 static int generate(zhandle_t *zh, const struct reassign_args *a)
@@ -902,6 +951,62 @@ out:
     return rc;
 }
 
+/* ---------------------------------------------------------------- verify */
+
+static int verify(zhandle_t *zh, const struct reassign_args *a)
+{
+    struct parts asked = {0};
+    struct parts current = {0};
+    struct parts running = {0};
+    bool exists = false;
+    int rc = read_reassignment(a->reassignment_file, &asked);
+    if (rc == 0) {
+        rc = read_in_progress(zh, &running, &exists);
+    }
+    if (rc == 0) {
+        rc = read_assignments_of(zh, &asked, &current);
+    }
+    if (rc != 0) {
+        goto out;
+    }
+    printf("Status of partition reassignment: \n");
+    size_t in_progress = 0;
+    size_t failed = 0;
+    for (size_t i = 0; i < asked.n; i++) {
+        const struct part *p = &asked.v[i];
+        const struct part *now = parts_find(&current, p->topic, p->partition);
+        char tp[300];
+        char l1[512];
+        char l2[512];
+        (void)tp_name(p, tp, sizeof tp);
+        if (parts_find(&running, p->topic, p->partition) != NULL) {
+            printf("Reassignment of partition %s is still in progress\n", tp);
+            in_progress++;
+        } else if (now != NULL && now->n == p->n &&
+                   memcmp(now->r, p->r, (size_t)p->n * sizeof *p->r) == 0) {
+            printf("Reassignment of partition %s completed successfully\n", tp);
+        } else {
+            printf("ERROR: Assigned replicas (%s) don't match the list of replicas for "
+                   "reassignment (%s) for partition %s\n",
+                   now != NULL ? id_list(now->r, now->n, l1, sizeof l1) : "",
+                   id_list(p->r, p->n, l2, sizeof l2), tp);
+            printf("Reassignment of partition %s failed\n", tp);
+            failed++;
+        }
+    }
+    if (in_progress == 0 && failed == 0) {
+        rc = remove_throttle(zh, &asked);
+    }
+    if (rc == 0) {
+        rc = failed > 0 ? EXIT_FAIL : in_progress > 0 ? EXIT_IN_PROGRESS : 0;
+    }
+out:
+    free(asked.v);
+    free(current.v);
+    free(running.v);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- the command */
 
 static int reassign_usage(const char *msg)
@@ -915,7 +1020,7 @@ static int parse_args(int argc, char **argv, struct reassign_args *a)
 {
     memset(a, 0, sizeof *a);
     a->throttle = -1;
-    static const char *const verbs[] = {"generate", "execute"};
+    static const char *const verbs[] = {"generate", "execute", "verify"};
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -997,8 +1102,10 @@ int cmd_reassign(int argc, char **argv)
     }
     if (strcmp(a.verb, "generate") == 0) {
         rc = generate(zh, &a);
-    } else {
+    } else if (strcmp(a.verb, "execute") == 0) {
         rc = execute(zh, &a);
+    } else {
+        rc = verify(zh, &a);
     }
     zk_close(zh);
     return rc;

@@ -16,8 +16,8 @@
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
  *              broker's quota file (the one command without a broker)
- *   reassign.c samsa reassign generate|execute: partitions moved between brokers
- *              through ZooKeeper, as kafka-reassign-partitions.sh
+ *   reassign.c samsa reassign generate|execute|verify: partitions moved
+ *              between brokers through ZooKeeper, as kafka-reassign-partitions.sh
  *   zk.c       the ZooKeeper session and config znodes of the commands
  *              above that write Kafka's znodes (zk.h)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap

@@ -1,4 +1,4 @@
-"""`samsa reassign generate|execute` (issue 36) against a real
+"""`samsa reassign generate|execute|verify` (issue 36) against a real
 ZooKeeper and four samsa-brokers on 127.0.0.1, as Kafka 2.0's
 kafka-reassign-partitions.sh (ReassignPartitionsCommand.scala):
 
@@ -21,7 +21,19 @@ kafka-reassign-partitions.sh (ReassignPartitionsCommand.scala):
   the throttle keys themselves are checked there once the brokers
   implement them (issue 36's replication throttle), passed over and said
   so until then; a second execute while the znode exists is refused
-  ("There is an existing assignment running.") and changes nothing.
+  ("There is an existing assignment running.") and changes nothing;
+- verify: "still in progress" (exit 3) while the znode holds the
+  partitions; "completed successfully" (exit 0) once a finished move's
+  state is there, then the throttle configs are taken away ("Throttle was
+  removed.", the other configs kept); "failed" (exit 1) for replicas that
+  are not the ones asked.
+
+The controller's side of a reassignment is not in this branch: no
+controller here acts on /admin/reassign_partitions, so the state a
+finished move leaves (the partitions' entries gone from the znode, their
+new replicas in /brokers/topics/<t>) is written with ZooKeeper's client by
+the test, as Kafka's controller writes it (KafkaController.
+onPartitionReassignment). The end-to-end case comes with the controller.
 
 Usage: test_cluster_reassign.py SAMSA_BROKER SAMSA_TOOL [-k NAME]
 """
@@ -281,10 +293,69 @@ def case_execute_writes_kafkas_znode_and_the_throttle(t):
         c.close()
 
 
+def case_verify_reports_each_partition_and_removes_the_throttle(t):
+    c = cluster(t)
+    try:
+        moving_topic(c)
+        plan, _ = execute_plan(c, t)
+
+        # in progress while the znode holds the partitions
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        eq(rc, 3, "verify's exit status while in progress")
+        for p in TARGET:
+            check("Reassignment of partition moving-%d is still in progress" % p in out, "%s",
+                  out)
+        check("Throttle was removed." not in out, "throttle removed while in progress")
+
+        # partition 1 done (it moved nowhere): the znode without it
+        c.kz.set(CHROOT + ZNODE, json.dumps({"version": 1, "partitions": [
+            {"topic": "moving", "partition": p, "replicas": TARGET[p]} for p in (0, 2)]},
+            separators=(",", ":")).encode())
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        eq(rc, 3, "verify's exit status with two in progress")
+        check("Reassignment of partition moving-1 completed successfully" in out, "%s", out)
+        eq(c.json("/config/topics/moving")["config"].get(LEADER_REPLICAS), "0:0,0:1,2:2,2:0",
+           "the throttle while two partitions move")
+
+        # the state a finished move leaves, as the controller writes it
+        c.kz.set(CHROOT + "/brokers/topics/moving", json.dumps(
+            {"version": 1, "partitions": {str(p): r for p, r in TARGET.items()}}).encode())
+        c.kz.delete(CHROOT + ZNODE)
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        eq(rc, 0, "verify's exit status once done")
+        for p in TARGET:
+            check("Reassignment of partition moving-%d completed successfully" % p in out, "%s",
+                  out)
+        check("Throttle was removed." in out, "%s", out)
+        eq(c.json("/config/topics/moving")["config"], {"retention.ms": "86400000"},
+           "moving's configs after verify")
+        for b in range(4):
+            cfg = c.json("/config/brokers/%d" % b)["config"]
+            eq(cfg, {"log.retention.ms": "604800000"} if b == 1 else {},
+               "broker %d's configs after verify" % b)
+        described(c, "topic", "moving", {LEADER_REPLICAS: None, FOLLOWER_REPLICAS: None,
+                                         "retention.ms": "86400000"})
+        described(c, "broker", "1", {LEADER_RATE: None, FOLLOWER_RATE: None,
+                                     "log.retention.ms": "604800000"})
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        check(rc == 0 and "Throttle was removed." not in out, "verify again: %d %s", rc, out)
+
+        # replicas that are not the ones asked: failed
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file",
+                         write(t, "other.json", one(replicas=(2, 3))))
+        eq(rc, 1, "verify's exit status for a move that did not happen")
+        check("ERROR: Assigned replicas (1,3) don't match the list of replicas for "
+              "reassignment (2,3) for partition moving-0" in out, "%s", out)
+        check("Reassignment of partition moving-0 failed" in out, "%s", out)
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print("usage: %s SAMSA_BROKER SAMSA_TOOL [-k NAME]" % sys.argv[0], file=sys.stderr)
         sys.exit(2)
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_generate_moves_each_partition_onto_the_broker_list,
-                   case_execute_writes_kafkas_znode_and_the_throttle]))
+                   case_execute_writes_kafkas_znode_and_the_throttle,
+                   case_verify_reports_each_partition_and_removes_the_throttle]))
