@@ -137,6 +137,18 @@ static const struct part *parts_find(const struct parts *ps, const char *topic, 
     return NULL;
 }
 
+/* Whether ps->v[i] is the first of ps with its topic (a loop over the
+ * topics of ps takes those). */
+static bool first_of_topic(const struct parts *ps, size_t i)
+{
+    for (size_t k = 0; k < i; k++) {
+        if (strcmp(ps->v[k].topic, ps->v[i].topic) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool has_replica(const struct part *p, int32_t b)
 {
     for (int32_t i = 0; i < p->n; i++) {
@@ -446,11 +458,7 @@ static int read_assignment(zhandle_t *zh, const char *topic, struct parts *out)
 static int read_assignments_of(zhandle_t *zh, const struct parts *ps, struct parts *out)
 {
     for (size_t i = 0; i < ps->n; i++) {
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++) {
-            seen = strcmp(ps->v[k].topic, ps->v[i].topic) == 0;
-        }
-        if (!seen && read_assignment(zh, ps->v[i].topic, out) != 0) {
+        if (first_of_topic(ps, i) && read_assignment(zh, ps->v[i].topic, out) != 0) {
             return EXIT_FAIL;
         }
     }
@@ -511,9 +519,15 @@ static int read_in_progress(zhandle_t *zh, struct parts *out, bool *exists)
     }
     json_t *root = json_loadb(data, (size_t)len, 0, NULL);
     free(data);
+    json_t *partitions = json_object_get(root, "partitions");
+    if (!json_is_array(partitions)) {
+        json_decref(root);
+        return fail("%s: not Kafka's reassignment JSON: no partition's state can be told",
+                    REASSIGN_PATH);
+    }
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(root, "partitions"), i, e)
+    json_array_foreach(partitions, i, e)
     {
         json_t *topic = json_object_get(e, "topic");
         struct part *p = json_is_string(topic) ? parts_add(out) : NULL;
@@ -625,11 +639,7 @@ static int set_throttled_replicas(zhandle_t *zh, const struct parts *current,
 {
     for (size_t i = 0; i < proposed->n; i++) {
         const char *topic = proposed->v[i].topic;
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++) {
-            seen = strcmp(proposed->v[k].topic, topic) == 0;
-        }
-        if (seen) {
+        if (!first_of_topic(proposed, i)) {
             continue;
         }
         char *leader = throttled_list(current, proposed, topic, false);
@@ -669,14 +679,10 @@ static int remove_throttle(zhandle_t *zh, const struct parts *moved)
     free(ids);
     struct zk_config_edit lists = {NULL, NULL, 0, replica_keys, 2};
     for (size_t i = 0; i < moved->n && rc == 0; i++) {
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++) {
-            seen = strcmp(moved->v[k].topic, moved->v[i].topic) == 0;
-        }
         char entity[300];
         bool changed = false;
         (void)snprintf(entity, sizeof entity, "topics/%s", moved->v[i].topic);
-        if (!seen) {
+        if (first_of_topic(moved, i)) {
             rc = zk_config_change(zh, "reassign", entity, &lists, &changed) == 0 ? 0 : EXIT_FAIL;
             any = any || changed;
         }

@@ -188,6 +188,12 @@ def case_generate_moves_each_partition_onto_the_broker_list(t):
                          "--broker-list", "1,1,2")
         check(rc == 1 and "Broker list contains duplicate entries: 1" in err,
               "a broker listed twice: %d %s", rc, err)
+        # usage errors (exit 2), as ReassignPartitionsCommand.validateAndParseArgs
+        for args in (["generate", "--topics-to-move-json-file", topics],
+                     ["verify", "--reassignment-json-file", topics, "--throttle", "1000"],
+                     ["generate", "execute", "--reassignment-json-file", topics]):
+            rc, _, err = run(c, t, *args)
+            check(rc == 2 and "usage: samsa reassign" in err, "%s: %d %s", args, rc, err)
     finally:
         c.close()
 
