@@ -10,30 +10,30 @@ kafka-reassign-partitions.sh (ReassignPartitionsCommand.scala):
 - execute: a reassignment naming an unknown topic or partition, a replica
   twice, a broker not registered, or replicas and log_dirs of different
   lengths is refused with Kafka's message and writes nothing; a valid one
-  prints the current assignment for rollback and creates
-  /admin/reassign_partitions byte for byte as Kafka's
-  ReassignPartitionsZNode.encode writes it; with --throttle the topic's
-  leader/follower.replication.throttled.replicas and every involved
-  broker's leader/follower.replication.throttled.rate are written beside
-  the configs already in those znodes (kept), each with a /config/changes
-  notification, and kafka-python's DescribeConfigs of the topic and of
-  broker 1 gives the configs each had (the brokers read the znodes again);
-  the throttle keys themselves are checked there once the brokers
-  implement them (issue 36's replication throttle), passed over and said
-  so until then; a second execute while the znode exists is refused
-  ("There is an existing assignment running.") and changes nothing;
-- verify: "still in progress" (exit 3) while the znode holds the
-  partitions; "completed successfully" (exit 0) once a finished move's
-  state is there, then the throttle configs are taken away ("Throttle was
-  removed.", the other configs kept); "failed" (exit 1) for replicas that
-  are not the ones asked.
+  with --throttle prints the current assignment for rollback, writes the
+  topic's leader/follower.replication.throttled.replicas and every
+  involved broker's leader/follower.replication.throttled.rate beside the
+  configs already in those znodes (kept), each with a /config/changes
+  notification, kafka-python's DescribeConfigs of the topic and of broker
+  1 then gives the configs each had (the brokers read the znodes again;
+  the throttle keys themselves are checked there once the brokers list
+  them, passed over and said so until then), and the controller carries
+  the move out (cluster/controller_reassign.c): the znode deleted, the new
+  assignment in /brokers/topics;
+- verify after that move: every partition "completed successfully" (exit
+  0), the throttle taken away ("Throttle was removed.", the other configs
+  kept, DescribeConfigs again), nothing to remove a second time, and
+  "failed" (exit 1) for replicas that are not the ones asked.
 
-The controller's side of a reassignment is not in this branch: no
-controller here acts on /admin/reassign_partitions, so the state a
-finished move leaves (the partitions' entries gone from the znode, their
-new replicas in /brokers/topics/<t>) is written with ZooKeeper's client by
-the test, as Kafka's controller writes it (KafkaController.
-onPartitionReassignment). The end-to-end case comes with the controller.
+The znode's bytes, a second execute and verify's "in progress" want a
+reassignment that stays: those run in a chroot of the same ZooKeeper that
+no controller watches, holding copies of the cluster's registrations and
+assignment, where /admin/reassign_partitions stays as the tool wrote it:
+created byte for byte as Kafka's ReassignPartitionsZNode.encode writes it,
+a second execute refused ("There is an existing assignment running.") with
+the znode unchanged, verify "still in progress" (exit 3) for each
+partition the znode holds and "completed successfully" for the one taken
+out of it.
 
 Usage: test_cluster_reassign.py SAMSA_BROKER SAMSA_TOOL [-k NAME]
 """
@@ -57,12 +57,12 @@ LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 
 
-def run(c, t, verb, *args):
+def run(c, t, verb, *args, chroot=CHROOT):
     """samsa reassign VERB --zookeeper ... ARGS: (exit status, stdout, stderr)."""
-    out = subprocess.run([TOOL, "reassign", verb, "--zookeeper", c.zk.connect + CHROOT, *args],
+    out = subprocess.run([TOOL, "reassign", verb, "--zookeeper", c.zk.connect + chroot, *args],
                          capture_output=True, text=True, timeout=60)
-    print("$ samsa reassign %s %s -> %d\n%s%s" % (verb, " ".join(args), out.returncode,
-                                                  out.stdout, out.stderr), flush=True)
+    print("$ samsa reassign %s %s (%s) -> %d\n%s%s" % (
+        verb, " ".join(args), chroot, out.returncode, out.stdout, out.stderr), flush=True)
     return out.returncode, out.stdout, out.stderr
 
 
@@ -205,6 +205,8 @@ TARGET = {0: [1, 3], 1: [1, 2], 2: [3, 2]}
 ZNODE_BYTES = json.dumps({"version": 1, "partitions": [
     {"topic": "moving", "partition": p, "replicas": r} for p, r in TARGET.items()]},
     separators=(",", ":")).encode()
+# a chroot of the same ZooKeeper that no broker uses
+STILL = "/still"
 
 
 def moving_topic(c):
@@ -215,6 +217,16 @@ def moving_topic(c):
     c.kz.create(CHROOT + "/config/brokers/1",
                 json.dumps({"version": 1, "config": {"log.retention.ms": "604800000"}})
                 .encode(), makepath=True)
+    wait_for(lambda: all(c.state("moving", p) for p in BEFORE), 60, "moving's partitions led")
+
+
+def still_copy(c):
+    """STILL holding the cluster's registrations and moving's assignment,
+    as the cluster's chroot has them: no controller acts there."""
+    for b in c.children("/brokers/ids"):
+        c.kz.create(STILL + "/brokers/ids/" + b, c.get("/brokers/ids/" + b)[0], makepath=True)
+    c.kz.create(STILL + "/brokers/topics/moving", c.get("/brokers/topics/moving")[0],
+                makepath=True)
 
 
 def one(topic="moving", partition=0, replicas=(1, 3), **kw):
@@ -222,16 +234,16 @@ def one(topic="moving", partition=0, replicas=(1, 3), **kw):
                                           "replicas": list(replicas), **kw}]}
 
 
-def execute_plan(c, t):
-    """samsa reassign execute of TARGET with --throttle 1000000: the plan's
-    file and the tool's output."""
-    plan = write(t, "plan.json", {"version": 1, "partitions": [
+def plan_file(t):
+    return write(t, "plan.json", {"version": 1, "partitions": [
         {"topic": "moving", "partition": p, "replicas": r, "log_dirs": ["any", "any"]}
         for p, r in TARGET.items()]})
-    rc, out, err = run(c, t, "execute", "--reassignment-json-file", plan,
-                       "--throttle", "1000000")
-    eq(rc, 0, "execute's exit status")
-    return plan, out
+
+
+def moved(c):
+    """Waits until the controller has carried the move out."""
+    wait_for(lambda: not c.exists(ZNODE) and assignment(c, "moving") == TARGET, 60,
+             "moving reassigned by the controller")
 
 
 def case_execute_writes_kafkas_znode_and_the_throttle(t):
@@ -255,8 +267,23 @@ def case_execute_writes_kafkas_znode_and_the_throttle(t):
         refused({"version": 1, "partitions": []}, "Partition reassignment data file is empty")
         refused("{\"version\":1,", "not valid JSON")
 
+        # where no controller acts: Kafka's bytes, a second execute refused
+        still_copy(c)
+        plan = plan_file(t)
+        rc, out, err = run(c, t, "execute", "--reassignment-json-file", plan, chroot=STILL)
+        eq(rc, 0, "execute's exit status")
+        eq(c.kz.get(STILL + ZNODE)[0], ZNODE_BYTES, ZNODE)
+        rc, out, err = run(c, t, "execute", "--reassignment-json-file",
+                           write(t, "again.json", one(replicas=(2, 3))), chroot=STILL)
+        check(rc == 1 and "There is an existing assignment running." in out,
+              "a second execute: %d %s %s", rc, out, err)
+        eq(c.kz.get(STILL + ZNODE)[0], ZNODE_BYTES, ZNODE + " after a second execute")
+
+        # on the cluster, with the throttle
         changes_before = len(c.children("/config/changes")) if c.exists("/config/changes") else 0
-        plan, out = execute_plan(c, t)
+        rc, out, err = run(c, t, "execute", "--reassignment-json-file", plan,
+                           "--throttle", "1000000")
+        eq(rc, 0, "execute's exit status")
         lines = out.splitlines()
         eq(lines[:2], ["Current partition replica assignment", ""], "execute's heading")
         rollback = json.loads(lines[2])
@@ -266,7 +293,6 @@ def case_execute_writes_kafkas_znode_and_the_throttle(t):
               "the rollback advice: %s", out)
         check("The inter-broker throttle limit was set to 1000000 B/s" in out, "%s", out)
         check(out.rstrip().endswith("Successfully started reassignment of partitions."), "%s", out)
-        eq(c.get(ZNODE)[0], ZNODE_BYTES, ZNODE)
 
         # the throttle: the moving partitions' current replicas (partition
         # 1 keeps its replicas: not moving) and the replicas they gain
@@ -288,13 +314,7 @@ def case_execute_writes_kafkas_znode_and_the_throttle(t):
                                          "retention.ms": "86400000"})
         described(c, "broker", "1", {LEADER_RATE: "1000000", FOLLOWER_RATE: "1000000",
                                      "log.retention.ms": "604800000"})
-
-        # a second execute is refused while the first is running
-        rc, out, err = run(c, t, "execute", "--reassignment-json-file",
-                           write(t, "again.json", one(replicas=(2, 3))))
-        check(rc == 1 and "There is an existing assignment running." in out,
-              "a second execute: %d %s %s", rc, out, err)
-        eq(c.get(ZNODE)[0], ZNODE_BYTES, ZNODE + " after a second execute")
+        moved(c)
     finally:
         c.close()
 
@@ -303,30 +323,34 @@ def case_verify_reports_each_partition_and_removes_the_throttle(t):
     c = cluster(t)
     try:
         moving_topic(c)
-        plan, _ = execute_plan(c, t)
+        still_copy(c)
+        plan = plan_file(t)
 
-        # in progress while the znode holds the partitions
-        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        # in progress while the znode holds the partitions (where no
+        # controller takes them out of it)
+        rc, _, _ = run(c, t, "execute", "--reassignment-json-file", plan, chroot=STILL)
+        eq(rc, 0, "execute's exit status")
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan, chroot=STILL)
         eq(rc, 3, "verify's exit status while in progress")
         for p in TARGET:
             check("Reassignment of partition moving-%d is still in progress" % p in out, "%s",
                   out)
-        check("Throttle was removed." not in out, "throttle removed while in progress")
-
-        # partition 1 done (it moved nowhere): the znode without it
-        c.kz.set(CHROOT + ZNODE, json.dumps({"version": 1, "partitions": [
+        # partition 1 out of it (it moves nowhere), the others still in
+        c.kz.set(STILL + ZNODE, json.dumps({"version": 1, "partitions": [
             {"topic": "moving", "partition": p, "replicas": TARGET[p]} for p in (0, 2)]},
             separators=(",", ":")).encode())
-        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
+        rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan, chroot=STILL)
         eq(rc, 3, "verify's exit status with two in progress")
         check("Reassignment of partition moving-1 completed successfully" in out, "%s", out)
-        eq(c.json("/config/topics/moving")["config"].get(LEADER_REPLICAS), "0:0,0:1,2:2,2:0",
-           "the throttle while two partitions move")
+        check("moving-0 is still in progress" in out and "moving-2 is still in progress" in out,
+              "%s", out)
 
-        # the state a finished move leaves, as the controller writes it
-        c.kz.set(CHROOT + "/brokers/topics/moving", json.dumps(
-            {"version": 1, "partitions": {str(p): r for p, r in TARGET.items()}}).encode())
-        c.kz.delete(CHROOT + ZNODE)
+        # on the cluster: executed with a throttle, carried out by the
+        # controller, then verified
+        rc, out, _ = run(c, t, "execute", "--reassignment-json-file", plan,
+                         "--throttle", "1000000")
+        eq(rc, 0, "execute's exit status")
+        moved(c)
         rc, out, _ = run(c, t, "verify", "--reassignment-json-file", plan)
         eq(rc, 0, "verify's exit status once done")
         for p in TARGET:
