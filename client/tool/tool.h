@@ -30,7 +30,7 @@
  * Exit codes: 0 success; 1 the operation failed (broker said no, timeout,
  * records not delivered, no such group), or part of the answer could not be
  * read: what was read is printed and stderr names what is missing; 2 usage
- * error.
+ * error; 3 from samsa reassign verify only: some partitions still moving.
  *
  * --timeout is one deadline for the whole command, not one per library call:
  * a command that makes several calls gives each what is left of it
