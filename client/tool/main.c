@@ -13,6 +13,7 @@
  *   samsa leaders elect-preferred --zookeeper ZK (-t T [-p P] | --all)
  *   samsa users add|change|remove --user U [--password P] [--zookeeper Z | --file F]
  *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
+ *   samsa reassign generate|execute|verify --zookeeper ZK ...
  *
  * This file hands each command to its file (tool.h lists them).
  */
@@ -34,6 +35,7 @@ static const char main_help[] =
     "  leaders elect-preferred                    preferred replicas lead again\n"
     "  users add|change|remove                    SCRAM users of the SASL listeners\n"
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
+    "  reassign generate|execute|verify           move partitions between brokers (ZooKeeper)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"
@@ -51,7 +53,7 @@ static const struct {
     {"topic", cmd_topic}, {"produce", cmd_produce}, {"consume", cmd_consume},
     {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
     {"configs", cmd_configs}, {"leaders", cmd_leaders}, {"users", cmd_users},
-    {"quotas", cmd_quotas},
+    {"quotas", cmd_quotas}, {"reassign", cmd_reassign},
 };
 
 int main(int argc, char **argv)
