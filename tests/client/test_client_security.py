@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""libsamsa and the samsa tool over TLS, against the real broker.
+
+    test_client_security.py SAMSA_BROKER SAMSA_TOOL SECURE_ROUNDTRIP [-k CASE]
+
+One broker serves every case, with a listener per security setting: PLAINTEXT
+(where the harness probes and topics are made), SSL, MTLS (SSL with
+ssl.client.auth=required), NOSAN (SSL with a certificate lacking the IP SAN
+127.0.0.1).
+The certificates (ECDSA P-256) are made by the run with the openssl CLI
+(test_tls.make_certs). Each case runs the `samsa` tool (produce, consume,
+topic list: librdkafka's property names through -X and --command-config) and
+secure_roundtrip.c (50 records produced and read back by the C API):
+
+- SSL, and mutual TLS with and without the client's certificate;
+- the NOSAN certificate refused by the host check with the reason
+  (X509_verify_cert_error_string's), accepted with
+  ssl.endpoint.identification.algorithm=none;
+- an unknown security.protocol refused when set (exit status 2).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from broker import Broker, check, eq, free_port, main  # noqa: E402
+from test_tls import make_certs  # noqa: E402
+
+TOOL = None
+ROUNDTRIP = None
+_shared = {}
+
+
+def shared_broker():
+    """The file's one broker, started at the first case."""
+    if "b" in _shared:
+        _shared["b"].check_alive()
+        return _shared["b"]
+    top = tempfile.mkdtemp(prefix="test_client_security-",
+                           dir=os.environ.get("SAMSA_TEST_TMPDIR"))
+    certs = make_certs(os.path.join(top, "certs"))
+    b = Broker(sys.argv[1], top, name="security")
+    b.port = free_port()
+    b.certs = certs
+    ports = {name: free_port() for name in ("SSL", "MTLS", "NOSAN")}
+    b.ports = ports
+    b.extra_config.update({
+        "listeners": ",".join(["PLAINTEXT://127.0.0.1:%d" % b.port] +
+                              ["%s://127.0.0.1:%d" % (n, p) for n, p in ports.items()]),
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,NOSAN:SSL",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": os.path.join(certs, "broker.pem"),
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": os.path.join(certs, "ca.pem"),
+        "listener.name.mtls.ssl.client.auth": "required",
+        "listener.name.nosan.ssl.keystore.location": os.path.join(certs, "nosan.pem"),
+        "offsets.topic.num.partitions": "1",
+    })
+    b.start()
+    _shared["b"] = b
+
+    import atexit
+
+    def cleanup():
+        b.kill()
+        if not os.environ.get("SAMSA_TEST_KEEP"):
+            shutil.rmtree(top, ignore_errors=True)
+    atexit.register(cleanup)
+    return b
+
+
+def tls_props(b, cert=False):
+    props = {"security.protocol": "ssl",
+             "ssl.ca.location": os.path.join(b.certs, "ca.pem")}
+    if cert:
+        props["ssl.certificate.location"] = os.path.join(b.certs, "client.crt")
+        props["ssl.key.location"] = os.path.join(b.certs, "client.key")
+    return props
+
+
+def xargs(props):
+    out = []
+    for k, v in props.items():
+        out += ["-X", "%s=%s" % (k, v)]
+    return out
+
+
+def samsa(*args, stdin=None, timeout=90):
+    return subprocess.run([TOOL] + list(args), input=stdin, capture_output=True,
+                          timeout=timeout)
+
+
+def make_topic(b, topic):
+    p = samsa("topic", "create", "-b", "127.0.0.1:%d" % b.port, topic, "--partitions", "1")
+    eq(p.returncode, 0, "topic create %s: %s" % (topic, p.stderr[-500:]))
+
+
+def tool_roundtrip(b, listener, topic, props, props_file=None):
+    """samsa produce, then consume, over listener; props by -X, or by -F
+    from a properties file when props_file is given."""
+    make_topic(b, topic)
+    bs = "127.0.0.1:%d" % b.ports[listener]
+    if props_file is not None:
+        with open(props_file, "w") as f:
+            f.write("# %s\n" % listener)
+            for k, v in props.items():
+                f.write("%s=%s\n" % (k, v))
+        extra = ["--command-config", props_file]
+    else:
+        extra = xargs(props)
+    lines = "".join("v%d\n" % i for i in range(30)).encode()
+    p = samsa("produce", "-b", bs, "-t", topic, "-p", "0", *extra, stdin=lines)
+    eq(p.returncode, 0, "samsa produce over %s: %s" % (listener, p.stderr[-800:]))
+    p = samsa("consume", "-b", bs, "-t", topic, "--from", "beginning", "-e", *extra)
+    eq(p.returncode, 0, "samsa consume over %s: %s" % (listener, p.stderr[-800:]))
+    eq(p.stdout, lines, "what samsa read back over %s" % listener)
+
+
+def c_roundtrip(b, listener, topic, props, expect=0):
+    make_topic(b, topic)
+    argv = [ROUNDTRIP, "127.0.0.1:%d" % b.ports[listener], topic]
+    argv += ["%s=%s" % kv for kv in props.items()]
+    p = subprocess.run(argv, capture_output=True, timeout=120)
+    if expect == 0:
+        eq(p.returncode, 0, "secure_roundtrip over %s: %s" % (listener, p.stderr[-800:]))
+        eq(p.stdout.strip(), b"roundtrip ok 50", "secure_roundtrip's answer")
+    return p
+
+
+def case_ssl_tool_and_c_api(t):
+    b = shared_broker()
+    tool_roundtrip(b, "SSL", "sec-ssl", tls_props(b))
+    c_roundtrip(b, "SSL", "sec-ssl-c", tls_props(b))
+    # the same through a properties file (--command-config)
+    tool_roundtrip(b, "SSL", "sec-ssl-file", tls_props(b), props_file=t.path("ssl.properties"))
+
+
+def case_mutual_tls(t):
+    """ssl.client.auth=required: served with ssl.certificate.location and
+    ssl.key.location, refused without them, with the reason, at once."""
+    b = shared_broker()
+    tool_roundtrip(b, "MTLS", "sec-mtls", tls_props(b, cert=True))
+    c_roundtrip(b, "MTLS", "sec-mtls-c", tls_props(b, cert=True))
+    t0 = time.monotonic()
+    p = samsa("topic", "list", "-b", "127.0.0.1:%d" % b.ports["MTLS"], "--timeout", "30000",
+              *xargs(tls_props(b)))
+    took = time.monotonic() - t0
+    eq(p.returncode, 1, "exit status without a client certificate (%s)" % p.stderr[-500:])
+    check(b"SSL" in p.stderr and b"TLS handshake failed" in p.stderr,
+          "no TLS reason on stderr: %s", p.stderr[-500:])
+    check(took < 15, "refused after %.1f s: it should not wait for --timeout", took)
+
+
+def case_certificate_without_ip_san(t):
+    """ssl.endpoint.identification.algorithm=https (the default) refuses a
+    certificate without IP SAN 127.0.0.1, naming the reason; =none accepts it."""
+    b = shared_broker()
+    bs = "127.0.0.1:%d" % b.ports["NOSAN"]
+    t0 = time.monotonic()
+    p = samsa("topic", "list", "-b", bs, "--timeout", "30000", *xargs(tls_props(b)))
+    took = time.monotonic() - t0
+    eq(p.returncode, 1, "topic list against the NOSAN certificate (%s)" % p.stderr[-500:])
+    check(b"certificate verify failed" in p.stderr and b"IP address mismatch" in p.stderr,
+          "the reason is not on stderr: %s", p.stderr[-500:])
+    check(took < 15, "refused after %.1f s", took)
+    props = dict(tls_props(b), **{"ssl.endpoint.identification.algorithm": "none"})
+    tool_roundtrip(b, "NOSAN", "sec-nosan", props)
+    c_roundtrip(b, "NOSAN", "sec-nosan-c", props)
+
+
+def case_configuration_errors(t):
+    """An unknown security.protocol is refused when set; a key file that
+    cannot be read at the handle's creation."""
+    b = shared_broker()
+    bs = "127.0.0.1:%d" % b.ports["SSL"]
+    p = samsa("topic", "list", "-b", bs, "-X", "security.protocol=tls")
+    eq(p.returncode, 2, "security.protocol=tls (%s)" % p.stderr[-500:])
+    check(b"security.protocol" in p.stderr and b"sasl_ssl" in p.stderr,
+          "no list of the accepted values: %s", p.stderr[-500:])
+    p = subprocess.run([ROUNDTRIP, bs, "x", "security.protocol=ssl",
+                        "ssl.ca.location=" + t.path("missing.pem")],
+                       capture_output=True, timeout=60)
+    eq(p.returncode, 2, "a missing ssl.ca.location (%s)" % p.stderr[-500:])
+    check(b"ssl.ca.location" in p.stderr, "the key is not named: %s", p.stderr[-500:])
+
+
+if __name__ == "__main__":
+    ROUNDTRIP = os.path.abspath(sys.argv.pop(3))
+    TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_ssl_tool_and_c_api,
+                   case_mutual_tls,
+                   case_certificate_without_ip_san,
+                   case_configuration_errors]))
