@@ -433,7 +433,7 @@ static void test_txn_errors_are_classified_as_librdkafka(void)
 /* transactional.id implies idempotence (as librdkafka) and bounds a
  * record's life by the transaction's. */
 /* librdkafka's security keys: enum values case-insensitive (its
- * rd_kafka_conf_s2i_find), an unknown protocol refused when set. */
+ * rd_kafka_conf_s2i_find), an unknown protocol or mechanism refused when set. */
 static void test_conf_security_keys(void)
 {
     char err[256];
@@ -453,10 +453,16 @@ static void test_conf_security_keys(void)
     CU_ASSERT_STRING_EQUAL(err, "security.protocol: \"tls\" is not one of: plaintext, ssl, "
                                 "sasl_plaintext, sasl_ssl");
     CU_ASSERT_EQUAL(c->v.security_protocol, SC_SEC_SASL_SSL); /* unchanged */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.mechanism", "scram-sha-512", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c->v.sasl_mechanism, SC_SASL_SCRAM_SHA_512);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.mechanisms", "GSSAPI", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
     CU_ASSERT_EQUAL(samsa_conf_set(c, "ssl.endpoint.identification.algorithm", "none", err,
                                    sizeof(err)),
                     0);
     CU_ASSERT_EQUAL(c->v.ssl_endpoint_identification, 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.username", "alice", err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(c->v.sasl_username, "alice");
     samsa_conf_destroy(c);
 }
 

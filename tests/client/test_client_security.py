@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
-"""libsamsa and the samsa tool over TLS, against the real broker.
+"""libsamsa and the samsa tool over TLS and SASL, against the real broker.
 
     test_client_security.py SAMSA_BROKER SAMSA_TOOL SECURE_ROUNDTRIP [-k CASE]
 
 One broker serves every case, with a listener per security setting: PLAINTEXT
 (where the harness probes and topics are made), SSL, MTLS (SSL with
 ssl.client.auth=required), NOSAN (SSL with a certificate lacking the IP SAN
-127.0.0.1).
+127.0.0.1), SASL_PLAINTEXT and SASL_SSL (PLAIN, SCRAM-SHA-256 and -512; the
+users and credentials made as tests/integration/test_sasl.py makes them).
 The certificates (ECDSA P-256) are made by the run with the openssl CLI
 (test_tls.make_certs). Each case runs the `samsa` tool (produce, consume,
 topic list: librdkafka's property names through -X and --command-config) and
 secure_roundtrip.c (50 records produced and read back by the C API):
 
 - SSL, and mutual TLS with and without the client's certificate;
+- SASL_PLAINTEXT with PLAIN, SASL_SSL with SCRAM-SHA-256 and -512;
+- a wrong password: SASL_AUTHENTICATION_FAILED with the broker's message on
+  stderr and exit status 1, within seconds (no reconnect loop);
 - the NOSAN certificate refused by the host check with the reason
   (X509_verify_cert_error_string's), accepted with
   ssl.endpoint.identification.algorithm=none;
 - an unknown security.protocol refused when set (exit status 2).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -28,10 +33,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from broker import Broker, check, eq, free_port, main  # noqa: E402
+from test_sasl import jaas, scram_credential  # noqa: E402
 from test_tls import make_certs  # noqa: E402
 
 TOOL = None
 ROUNDTRIP = None
+USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 _shared = {}
 
 
@@ -43,21 +50,31 @@ def shared_broker():
     top = tempfile.mkdtemp(prefix="test_client_security-",
                            dir=os.environ.get("SAMSA_TEST_TMPDIR"))
     certs = make_certs(os.path.join(top, "certs"))
+    creds = os.path.join(top, "scram.credentials")
+    with open(creds, "w") as f:
+        for u, p in USERS.items():
+            cfg = {m: scram_credential(m, p) for m in ("SCRAM-SHA-256", "SCRAM-SHA-512")}
+            f.write("%s=%s\n" % (u, json.dumps({"version": 1, "config": cfg})))
     b = Broker(sys.argv[1], top, name="security")
     b.port = free_port()
     b.certs = certs
-    ports = {name: free_port() for name in ("SSL", "MTLS", "NOSAN")}
+    ports = {name: free_port() for name in ("SSL", "MTLS", "NOSAN", "SASL_PLAINTEXT", "SASL_SSL")}
     b.ports = ports
     b.extra_config.update({
         "listeners": ",".join(["PLAINTEXT://127.0.0.1:%d" % b.port] +
                               ["%s://127.0.0.1:%d" % (n, p) for n, p in ports.items()]),
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,NOSAN:SSL",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,MTLS:SSL,NOSAN:SSL,"
+                                          "SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": os.path.join(certs, "broker.pem"),
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": os.path.join(certs, "ca.pem"),
         "listener.name.mtls.ssl.client.auth": "required",
         "listener.name.nosan.ssl.keystore.location": os.path.join(certs, "nosan.pem"),
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas(USERS),
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas(USERS),
+        "sasl.scram.credentials.file": creds,
         "offsets.topic.num.partitions": "1",
     })
     b.start()
@@ -80,6 +97,20 @@ def tls_props(b, cert=False):
         props["ssl.certificate.location"] = os.path.join(b.certs, "client.crt")
         props["ssl.key.location"] = os.path.join(b.certs, "client.key")
     return props
+
+
+def sasl_props(b, mech, protocol, user="alice", password=None):
+    props = {"security.protocol": protocol, "sasl.mechanisms": mech, "sasl.username": user,
+             "sasl.password": password if password is not None else USERS[user]}
+    if protocol.lower() == "sasl_ssl":
+        props["ssl.ca.location"] = os.path.join(b.certs, "ca.pem")
+    return props
+
+
+def failed_auths(b):
+    """The broker's log lines for refused SASL authentications."""
+    return sum(1 for line in b.log_text().splitlines()
+               if "authentication of " in line and " failed: " in line)
 
 
 def xargs(props):
@@ -155,6 +186,57 @@ def case_mutual_tls(t):
     check(took < 15, "refused after %.1f s: it should not wait for --timeout", took)
 
 
+def case_sasl_plaintext_plain(t):
+    b = shared_broker()
+    props = sasl_props(b, "PLAIN", "sasl_plaintext", user="bob")
+    tool_roundtrip(b, "SASL_PLAINTEXT", "sec-plain", props)
+    c_roundtrip(b, "SASL_PLAINTEXT", "sec-plain-c", props)
+
+
+def case_sasl_ssl_scram_256_and_512(t):
+    b = shared_broker()
+    for mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+        props = sasl_props(b, mech, "SASL_SSL")  # the value case-insensitive, as librdkafka's
+        topic = "sec-" + mech.lower()
+        tool_roundtrip(b, "SASL_SSL", topic, props)
+        c_roundtrip(b, "SASL_SSL", topic + "-c", props)
+    check("authenticated as User:alice with SCRAM-SHA-512" in b.log_text(),
+          "the broker did not log alice's SCRAM-SHA-512 authentication")
+
+
+def case_wrong_password_is_a_clear_fatal_error(t):
+    """SASL_AUTHENTICATION_FAILED with the broker's message, exit status 1,
+    within seconds, for the tool's reading and writing commands and for the
+    C API's producer; one authentication attempt, not a reconnect loop."""
+    b = shared_broker()
+    make_topic(b, "sec-wrong")
+    for mech, proto in (("PLAIN", "sasl_plaintext"), ("SCRAM-SHA-256", "sasl_ssl"),
+                        ("SCRAM-SHA-512", "sasl_plaintext")):
+        listener = proto.upper()
+        props = sasl_props(b, mech, proto, password="wrong")
+        bs = "127.0.0.1:%d" % b.ports[listener]
+        before = failed_auths(b)
+        t0 = time.monotonic()
+        p = samsa("topic", "list", "-b", bs, "--timeout", "30000", *xargs(props))
+        took = time.monotonic() - t0
+        eq(p.returncode, 1, "topic list with a wrong %s password (%s)" % (mech, p.stderr[-500:]))
+        check(b"SASL_AUTHENTICATION_FAILED" in p.stderr, "no error name: %s", p.stderr[-500:])
+        check(b"alice" in p.stderr, "the broker's message is not on stderr: %s", p.stderr[-500:])
+        check(took < 15, "%s refused after %.1f s: it should not wait for --timeout", mech, took)
+        p = samsa("produce", "-b", bs, "-t", "sec-wrong", "-p", "0", "--timeout", "30000",
+                  *xargs(props), stdin=b"x\ny\n")
+        eq(p.returncode, 1, "produce with a wrong %s password (%s)" % (mech, p.stderr[-500:]))
+        check(b"SASL_AUTHENTICATION_FAILED" in p.stderr, "produce: %s", p.stderr[-500:])
+        # each command authenticated once per connection it opened, then stopped
+        after = failed_auths(b)
+        check(after - before <= 4, "%d failed authentications for two commands: a reconnect "
+              "loop", after - before)
+    p = c_roundtrip(b, "SASL_SSL", "sec-wrong-c",
+                    sasl_props(b, "SCRAM-SHA-512", "sasl_ssl", password="wrong"), expect=1)
+    eq(p.returncode, 1, "secure_roundtrip with a wrong password (%s)" % p.stderr[-500:])
+    check(b"SASL_AUTHENTICATION_FAILED" in p.stderr, "secure_roundtrip: %s", p.stderr[-500:])
+
+
 def case_certificate_without_ip_san(t):
     """ssl.endpoint.identification.algorithm=https (the default) refuses a
     certificate without IP SAN 127.0.0.1, naming the reason; =none accepts it."""
@@ -193,5 +275,8 @@ if __name__ == "__main__":
     TOOL = os.path.abspath(sys.argv.pop(2))
     sys.exit(main([case_ssl_tool_and_c_api,
                    case_mutual_tls,
+                   case_sasl_plaintext_plain,
+                   case_sasl_ssl_scram_256_and_512,
+                   case_wrong_password_is_a_clear_fatal_error,
                    case_certificate_without_ip_san,
                    case_configuration_errors]))

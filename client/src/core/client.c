@@ -170,10 +170,8 @@ static int client_create(const struct sc_kind_ops *kind, const samsa_conf *conf,
     if (err == SAMSA_OK) {
         err = sc_tls_ctx_new(c, errstr, errstr_size);
     }
-    if (err == SAMSA_OK && SC_SEC_USES_SASL(c->v->security_protocol)) {
-        sc_errf(errstr, errstr_size, "security.protocol=%s: SASL is not in libsamsa yet",
-                c->v->security_protocol == SC_SEC_SASL_SSL ? "sasl_ssl" : "sasl_plaintext");
-        err = SAMSA_ERR_NOT_IMPLEMENTED;
+    if (SC_SEC_USES_SASL(c->v->security_protocol) && !detached) {
+        c->authenticate = sc_sasl_start;
     }
     if (err != SAMSA_OK) {
         goto out_free;

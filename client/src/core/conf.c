@@ -64,11 +64,17 @@ static const struct enum_name reset_names[] = {
 static const struct enum_name unsupported_names[] = {
     {"error", 0}, {"warn", 1}, {NULL, 0},
 };
-/* librdkafka's CONFIGURATION.md (2.x): security.protocol,
- * ssl.endpoint.identification.algorithm */
+/* librdkafka's CONFIGURATION.md (2.x): security.protocol, sasl.mechanisms
+ * (GSSAPI and OAUTHBEARER are not here), ssl.endpoint.identification.algorithm */
 static const struct enum_name security_names[] = {
     {"plaintext", SC_SEC_PLAINTEXT},           {"ssl", SC_SEC_SSL},
     {"sasl_plaintext", SC_SEC_SASL_PLAINTEXT}, {"sasl_ssl", SC_SEC_SASL_SSL},
+    {NULL, 0},
+};
+static const struct enum_name sasl_names[] = {
+    {"PLAIN", SC_SASL_PLAIN},
+    {"SCRAM-SHA-256", SC_SASL_SCRAM_SHA_256},
+    {"SCRAM-SHA-512", SC_SASL_SCRAM_SHA_512},
     {NULL, 0},
 };
 static const struct enum_name endpoint_names[] = {
@@ -175,6 +181,11 @@ static const struct key_desc keys[] = {
      OFF(ssl_endpoint_identification), 0, 0, 0, "https", endpoint_names},
     {"enable.ssl.certificate.verification", NULL, NULL, KT_BOOL,
      OFF(enable_ssl_certificate_verification), 0, 0, 0, "true", NULL},
+    /* librdkafka's default is GSSAPI, which libsamsa does not have */
+    {"sasl.mechanisms", "sasl.mechanism", NULL, KT_ENUM, OFF(sasl_mechanism), 0, 0, 0, "PLAIN",
+     sasl_names},
+    {"sasl.username", NULL, NULL, KT_STRING, OFF(sasl_username), 0, 0, 0, "", NULL},
+    {"sasl.password", NULL, NULL, KT_STRING, OFF(sasl_password), 0, 0, 0, "", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -250,8 +261,7 @@ static const char *const rdkafka_unsupported[] = {
     "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.pem",
     "ssl.certificate.pem", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
     "ssl.keystore.location", "ssl.keystore.password", "ssl.providers", "ssl.engine.location",
-    "ssl.engine.id", "sasl.mechanisms", "sasl.mechanism", "sasl.username", "sasl.password",
-    "sasl.kerberos.service.name", "sasl.kerberos.principal",
+    "ssl.engine.id", "sasl.kerberos.service.name", "sasl.kerberos.principal",
     "sasl.kerberos.kinit.cmd", "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin",
     "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
     "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",

@@ -164,6 +164,9 @@ struct sc_conf_values {
     char *ssl_key_password;
     int ssl_endpoint_identification; /* 1 https (host name / IP checked), 0 none */
     bool enable_ssl_certificate_verification;
+    int sasl_mechanism;        /* enum sc_sasl_mechanism */
+    char *sasl_username;
+    char *sasl_password;
 };
 
 enum sc_security_protocol {
@@ -174,6 +177,12 @@ enum sc_security_protocol {
 };
 #define SC_SEC_USES_TLS(p) ((p) == SC_SEC_SSL || (p) == SC_SEC_SASL_SSL)
 #define SC_SEC_USES_SASL(p) ((p) == SC_SEC_SASL_PLAINTEXT || (p) == SC_SEC_SASL_SSL)
+
+enum sc_sasl_mechanism {
+    SC_SASL_PLAIN = 0,
+    SC_SASL_SCRAM_SHA_256 = 256,
+    SC_SASL_SCRAM_SHA_512 = 512,
+};
 
 #define SC_CONF_MAX_KEYS 64
 
@@ -480,6 +489,15 @@ enum sc_conn_state {
 
 #define SC_API_KEYS 64
 
+/* A connection's SASL exchange (sasl.c): SCRAM's nonce, the
+ * client-first-message-bare and the signature the broker must prove. */
+struct sc_sasl_state {
+    int step;                 /* 0 none; 1 client-first sent; 2 the last token sent */
+    char nonce[48];
+    char first_bare[600];
+    uint8_t server_sig[64];
+};
+
 struct sc_conn {
     struct sc_conn *next;
     int32_t node_id; /* bootstrap servers have ids <= -2 */
@@ -511,6 +529,7 @@ struct sc_conn {
     short tls_want;            /* handshaking: POLLIN or POLLOUT; 0 when done */
     bool tls_fatal;            /* the last TLS error was the protocol's, not the socket's */
     char tls_err[256];         /* why the last TLS read or write failed */
+    struct sc_sasl_state sasl; /* authenticating (sasl.c); wiped when it closes */
 };
 
 /* Producer topic with its partitions. */
@@ -627,6 +646,9 @@ struct sc_client {
 
     /* I/O state (lock held) */
     struct ssl_ctx_st *ssl_ctx; /* TLS (tls.c); NULL for plaintext and sasl_plaintext */
+    /* the SASL exchange after ApiVersions (sasl.c's sc_sasl_start, set by
+     * client.c for sasl_plaintext and sasl_ssl; io.c calls it through here) */
+    void (*authenticate)(struct sc_client *c, struct sc_conn *conn);
     int auth_err;               /* a TLS or SASL failure that ended the handle's work:
                                  * calls fail with it, nothing reconnects (sc_auth_failed) */
     char auth_reason[512];
@@ -886,6 +908,14 @@ short sc_conn_events(const struct sc_conn *conn);
 void sc_auth_failed(struct sc_client *c, struct sc_conn *conn, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The connection's ApiVersions (and SASL) done: it takes requests (io.c). */
+void sc_conn_up(struct sc_client *c, struct sc_conn *conn);
+/* sc_conn_send before the connection is up: the SASL exchange (sasl.c). */
+int sc_conn_send_auth(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                      const void *body, sc_resp_fn *fn, void *ctx);
+/* SASL (sasl.c): SaslHandshake v1 then SaslAuthenticate v0 with
+ * sasl.mechanisms; sc_conn_up when the broker accepted us. */
+void sc_sasl_start(struct sc_client *c, struct sc_conn *conn);
 
 /* TLS (tls.c): the handle's context from the ssl.* keys (at _new: a file
  * that cannot be read is the _new's error), a connection's SSL object,

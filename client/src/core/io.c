@@ -76,6 +76,7 @@ void sc_conn_fail_requests(struct sc_client *c, struct sc_conn *conn, int err)
 void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const char *why)
 {
     sc_tls_close(conn);
+    explicit_bzero(&conn->sasl, sizeof(conn->sasl));
     if (conn->fd >= 0) {
         close(conn->fd);
         conn->fd = -1;
@@ -104,6 +105,7 @@ void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const cha
 void sc_conn_free(struct sc_conn *conn)
 {
     sc_tls_close(conn);
+    explicit_bzero(&conn->sasl, sizeof(conn->sasl));
     if (conn->fd >= 0) {
         close(conn->fd);
     }
@@ -277,6 +279,12 @@ int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t
     return queue_request(c, conn, api, version, body, fn, ctx);
 }
 
+int sc_conn_send_auth(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                      const void *body, sc_resp_fn *fn, void *ctx)
+{
+    return queue_request(c, conn, api, version, body, fn, ctx);
+}
+
 struct kp_writer *sc_conn_out(struct sc_conn *conn)
 {
     if (conn->state != SC_CONN_UP) {
@@ -330,6 +338,15 @@ static void on_api_versions(struct sc_client *c, struct sc_conn *conn, int err, 
             conn->api_min[a->ApiKey] = a->MinVersion;
         }
     }
+    if (c->authenticate != NULL) {
+        c->authenticate(c, conn); /* sc_conn_up once authenticated */
+        return;
+    }
+    sc_conn_up(c, conn);
+}
+
+void sc_conn_up(struct sc_client *c, struct sc_conn *conn)
+{
     conn->state = SC_CONN_UP;
     conn->connects++;
     conn->backoff_ms = c->v->reconnect_backoff_ms;
