@@ -10,7 +10,7 @@ ssl.client.auth=required), NOSAN (SSL with a certificate lacking the IP SAN
 users and credentials made as tests/integration/test_sasl.py makes them).
 The certificates (ECDSA P-256) are made by the run with the openssl CLI
 (test_tls.make_certs). Each case runs the `samsa` tool (produce, consume,
-topic list: librdkafka's property names through -X and --command-config) and
+topic list: librdkafka's property names through -X and -F) and
 secure_roundtrip.c (50 records produced and read back by the C API):
 
 - SSL, and mutual TLS with and without the client's certificate;
@@ -140,7 +140,7 @@ def tool_roundtrip(b, listener, topic, props, props_file=None):
             f.write("# %s\n" % listener)
             for k, v in props.items():
                 f.write("%s=%s\n" % (k, v))
-        extra = ["--command-config", props_file]
+        extra = ["-F", props_file]
     else:
         extra = xargs(props)
     lines = "".join("v%d\n" % i for i in range(30)).encode()
@@ -166,7 +166,7 @@ def case_ssl_tool_and_c_api(t):
     b = shared_broker()
     tool_roundtrip(b, "SSL", "sec-ssl", tls_props(b))
     c_roundtrip(b, "SSL", "sec-ssl-c", tls_props(b))
-    # the same through a properties file (--command-config)
+    # the same through a properties file (-F, kcat's and --command-config's)
     tool_roundtrip(b, "SSL", "sec-ssl-file", tls_props(b), props_file=t.path("ssl.properties"))
 
 
@@ -256,13 +256,15 @@ def case_certificate_without_ip_san(t):
 
 def case_configuration_errors(t):
     """An unknown security.protocol is refused when set; a key file that
-    cannot be read at the handle's creation."""
+    cannot be read at the handle's creation; -F in the tool's help."""
     b = shared_broker()
     bs = "127.0.0.1:%d" % b.ports["SSL"]
     p = samsa("topic", "list", "-b", bs, "-X", "security.protocol=tls")
     eq(p.returncode, 2, "security.protocol=tls (%s)" % p.stderr[-500:])
     check(b"security.protocol" in p.stderr and b"sasl_ssl" in p.stderr,
           "no list of the accepted values: %s", p.stderr[-500:])
+    p = samsa("topic", "list", "--help")
+    check(b"-F FILE" in p.stdout, "-F is not in the help: %s", p.stdout[-500:])
     p = subprocess.run([ROUNDTRIP, bs, "x", "security.protocol=ssl",
                         "ssl.ca.location=" + t.path("missing.pem")],
                        capture_output=True, timeout=60)
