@@ -17,17 +17,23 @@ secure_roundtrip.c (50 records produced and read back by the C API):
 - SASL_PLAINTEXT with PLAIN, SASL_SSL with SCRAM-SHA-256 and -512;
 - a wrong password: SASL_AUTHENTICATION_FAILED with the broker's message on
   stderr and exit status 1, within seconds (no reconnect loop);
+- a fake broker whose SCRAM nonce does not extend ours, whose iteration count
+  is 1, or whose signature does not verify: refused, the last after one proof;
 - the NOSAN certificate refused by the host check with the reason
   (X509_verify_cert_error_string's), accepted with
   ssl.endpoint.identification.algorithm=none;
 - an unknown security.protocol refused when set (exit status 2).
 """
 import json
+import base64
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -237,6 +243,107 @@ def case_wrong_password_is_a_clear_fatal_error(t):
     check(b"SASL_AUTHENTICATION_FAILED" in p.stderr, "secure_roundtrip: %s", p.stderr[-500:])
 
 
+class FakeScramBroker:
+    """A listener that speaks just enough Kafka for a SCRAM client: ApiVersions
+    v0 (SaslHandshake 0-1, SaslAuthenticate 0), SaslHandshake v1, then
+    SaslAuthenticate v0 answering the client-first message with
+    server_first(client_nonce) and the client-final one with
+    server_final(). What the client must refuse: a nonce that does not extend
+    its own, a signature that does not verify."""
+
+    def __init__(self, server_first, server_final):
+        self.server_first = server_first
+        self.server_final = server_final
+        self.finals = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.talk, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def read_exact(conn, n):
+        buf = b""
+        while len(buf) < n:
+            got = conn.recv(n - len(buf))
+            if not got:
+                raise EOFError
+            buf += got
+        return buf
+
+    def talk(self, conn):
+        with conn:
+            try:
+                while True:
+                    size = struct.unpack(">i", self.read_exact(conn, 4))[0]
+                    req = self.read_exact(conn, size)
+                    key, _, corr, idlen = struct.unpack(">hhih", req[:10])
+                    body = req[10 + max(idlen, 0):]
+                    if key == 18:  # ApiVersions v0
+                        out = struct.pack(">hi", 0, 2) + struct.pack(">hhh", 17, 0, 1) + \
+                            struct.pack(">hhh", 36, 0, 0)
+                    elif key == 17:  # SaslHandshake v1
+                        out = struct.pack(">hih", 0, 1, 13) + b"SCRAM-SHA-256"
+                    elif key == 36:  # SaslAuthenticate v0
+                        token = body[4:].decode()
+                        if token.startswith("n,,"):
+                            nonce = dict(kv.split("=", 1) for kv in token[3:].split(","))["r"]
+                            reply = self.server_first(nonce).encode()
+                        else:
+                            self.finals += 1
+                            reply = self.server_final().encode()
+                        out = struct.pack(">hh", 0, -1) + struct.pack(">i", len(reply)) + reply
+                    else:
+                        return
+                    frame = struct.pack(">i", corr) + out
+                    conn.sendall(struct.pack(">i", len(frame)) + frame)
+            except (EOFError, OSError):
+                return
+
+    def close(self):
+        self.sock.close()
+
+
+def case_scram_client_refuses_a_broker_that_cannot_prove_itself(t):
+    """RFC 5802's client checks (CVE-2024-56128's class): a server nonce
+    that does not begin with ours is refused before a proof is sent; a
+    server signature that does not verify is refused, the connection never
+    used. Against a fake broker, so that the broker can misbehave."""
+    salt = base64.b64encode(b"0123456789abcdef").decode()
+    props = {"security.protocol": "sasl_plaintext", "sasl.mechanisms": "SCRAM-SHA-256",
+             "sasl.username": "alice", "sasl.password": "alice-secret"}
+    cases = (
+        ("a server nonce that does not extend ours",
+         lambda nonce: "r=%s,s=%s,i=4096" % ("x" * len(nonce) + "servernonce", salt),
+         lambda: "v=" + base64.b64encode(b"\0" * 32).decode(), 0),
+        ("an iteration count outside 4096..1000000",
+         lambda nonce: "r=%sservernonce,s=%s,i=1" % (nonce, salt),
+         lambda: "v=" + base64.b64encode(b"\0" * 32).decode(), 0),
+        ("the broker's signature does not verify",
+         lambda nonce: "r=%sservernonce,s=%s,i=4096" % (nonce, salt),
+         lambda: "v=" + base64.b64encode(b"\0" * 32).decode(), 1),
+    )
+    for why, first, final, finals in cases:
+        fake = FakeScramBroker(first, final)
+        try:
+            p = samsa("topic", "list", "-b", "127.0.0.1:%d" % fake.port, "--timeout", "20000",
+                      *xargs(props), timeout=60)
+        finally:
+            fake.close()
+        eq(p.returncode, 1, "exit status against a broker with %s (%s)" % (why, p.stderr[-500:]))
+        check(why.encode() in p.stderr and b"SASL_AUTHENTICATION_FAILED" in p.stderr,
+              "not refused for %s: %s", why, p.stderr[-500:])
+        eq(fake.finals, finals, "client-final messages sent for %s" % why)
+
+
 def case_certificate_without_ip_san(t):
     """ssl.endpoint.identification.algorithm=https (the default) refuses a
     certificate without IP SAN 127.0.0.1, naming the reason; =none accepts it."""
@@ -280,5 +387,6 @@ if __name__ == "__main__":
                    case_sasl_plaintext_plain,
                    case_sasl_ssl_scram_256_and_512,
                    case_wrong_password_is_a_clear_fatal_error,
+                   case_scram_client_refuses_a_broker_that_cannot_prove_itself,
                    case_certificate_without_ip_san,
                    case_configuration_errors]))
