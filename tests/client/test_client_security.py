@@ -19,6 +19,8 @@ secure_roundtrip.c (50 records produced and read back by the C API):
   stderr and exit status 1, within seconds (no reconnect loop);
 - a fake broker whose SCRAM nonce does not extend ours, whose iteration count
   is 1, or whose signature does not verify: refused, the last after one proof;
+- a mechanism the broker does not enable: UNSUPPORTED_SASL_MECHANISM with
+  the broker's list;
 - the NOSAN certificate refused by the host check with the reason
   (X509_verify_cert_error_string's), accepted with
   ssl.endpoint.identification.algorithm=none;
@@ -251,9 +253,10 @@ class FakeScramBroker:
     server_final(). What the client must refuse: a nonce that does not extend
     its own, a signature that does not verify."""
 
-    def __init__(self, server_first, server_final):
+    def __init__(self, server_first, server_final, enabled=None):
         self.server_first = server_first
         self.server_final = server_final
+        self.enabled = enabled  # a list: SaslHandshake answers UNSUPPORTED_SASL_MECHANISM
         self.finals = 0
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -290,6 +293,9 @@ class FakeScramBroker:
                     if key == 18:  # ApiVersions v0
                         out = struct.pack(">hi", 0, 2) + struct.pack(">hhh", 17, 0, 1) + \
                             struct.pack(">hhh", 36, 0, 0)
+                    elif key == 17 and self.enabled is not None:  # refused
+                        out = struct.pack(">hi", 33, len(self.enabled)) + b"".join(
+                            struct.pack(">h", len(m)) + m.encode() for m in self.enabled)
                     elif key == 17:  # SaslHandshake v1
                         out = struct.pack(">hih", 0, 1, 13) + b"SCRAM-SHA-256"
                     elif key == 36:  # SaslAuthenticate v0
@@ -344,6 +350,22 @@ def case_scram_client_refuses_a_broker_that_cannot_prove_itself(t):
         eq(fake.finals, finals, "client-final messages sent for %s" % why)
 
 
+def case_mechanism_the_broker_does_not_enable(t):
+    """SaslHandshake refused: UNSUPPORTED_SASL_MECHANISM, naming what the
+    broker enables, at once."""
+    fake = FakeScramBroker(None, None, enabled=["PLAIN", "GSSAPI"])
+    props = {"security.protocol": "sasl_plaintext", "sasl.mechanisms": "SCRAM-SHA-512",
+             "sasl.username": "alice", "sasl.password": "alice-secret"}
+    try:
+        p = samsa("topic", "list", "-b", "127.0.0.1:%d" % fake.port, "--timeout", "20000",
+                  *xargs(props), timeout=60)
+    finally:
+        fake.close()
+    eq(p.returncode, 1, "exit status (%s)" % p.stderr[-500:])
+    check(b"UNSUPPORTED_SASL_MECHANISM" in p.stderr and b"the broker enables: PLAIN, GSSAPI"
+          in p.stderr, "no clear refusal: %s", p.stderr[-500:])
+
+
 def case_certificate_without_ip_san(t):
     """ssl.endpoint.identification.algorithm=https (the default) refuses a
     certificate without IP SAN 127.0.0.1, naming the reason; =none accepts it."""
@@ -388,5 +410,6 @@ if __name__ == "__main__":
                    case_sasl_ssl_scram_256_and_512,
                    case_wrong_password_is_a_clear_fatal_error,
                    case_scram_client_refuses_a_broker_that_cannot_prove_itself,
+                   case_mechanism_the_broker_does_not_enable,
                    case_certificate_without_ip_san,
                    case_configuration_errors]))
