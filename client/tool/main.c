@@ -37,11 +37,13 @@ static const char main_help[] =
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
     "  reassign generate|execute|verify           move partitions between brokers (ZooKeeper)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
-    "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
+    "--command-config FILE (or -F FILE, as kcat) and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"
     "from $XDG_CONFIG_HOME/samsa/config (~/.config/samsa/config) when it exists, then\n"
     "from --command-config FILE; -b and -X override them. bootstrap.servers there\n"
-    "stands for -b.\n"
+    "stands for -b. TLS and SASL with librdkafka's names: security.protocol=ssl,\n"
+    "ssl.ca.location=FILE; security.protocol=sasl_ssl, sasl.mechanisms=SCRAM-SHA-256,\n"
+    "sasl.username=U, sasl.password=P (client/README.md lists them).\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
 /* Each command and the function that runs it with the arguments after its
