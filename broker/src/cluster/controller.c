@@ -500,6 +500,9 @@ static int on_brokers(struct br_controller *c)
     }
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
+    for (size_t i = 0; i < c->nbrokers; i++) {
+        ctl_reassign_broker_up(c, c->brokers[i].id); /* those of brokers that came */
+    }
     /* deletions waiting for a broker that came back go on */
     return ctl_resume_deletions(c);
 }

@@ -473,6 +473,9 @@ static void clear_model(struct br_controller *c)
     kp_free(c->moves);
     c->moves = NULL;
     c->nmoves = 0;
+    kp_free(c->strays);
+    c->strays = NULL;
+    c->nstrays = 0;
 }
 
 /* ---------------------------------------------------------------- requests */

@@ -135,6 +135,16 @@ struct move {
     bool started; /* this controller bumped its epoch and told the replicas */
 };
 
+/* An old replica of a finished move whose broker was down: it gets its
+ * StopReplica when the broker comes back, unless the partition was
+ * assigned to it again meanwhile (this controller's memory only: Kafka
+ * 2.0 leaves such a replica on its disk). */
+struct stray {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+    int32_t broker;
+};
+
 struct sender;
 struct kp_StopReplicaRequest_StopReplicaPartitionV0;
 
@@ -170,6 +180,8 @@ struct br_controller {
     uint64_t next_gen;
     struct move *moves; /* partitions being moved */
     size_t nmoves;
+    struct stray *strays; /* old replicas waiting for their broker */
+    size_t nstrays;
 };
 
 /* controller_model.c */
@@ -217,6 +229,12 @@ int32_t ctl_parse_id(const char *s);
 int ctl_read_brokers(struct br_controller *c, struct ctl_broker **out, size_t *n);
 int ctl_read_state(struct br_controller *c, const char *topic, int32_t p,
                    struct ctl_partition *part);
+/* /brokers/topics/<name> decoded into *a (cleared by the caller), its
+ * stat in *st: 0, 1 when it is gone, 2 when it is unreadable (err says
+ * why), -1 when ZooKeeper failed. */
+int ctl_read_assignment(struct br_controller *c, const char *name, bool watch,
+                        struct br_zk_topic_assignment *a, struct Stat *st, char *err,
+                        size_t errlen);
 int ctl_read_topic(struct br_controller *c, const char *name, struct ctl_topic *t);
 int ctl_write_state(struct br_controller *c, const struct ctl_topic *t, int32_t p,
                     struct ctl_partition *part, int32_t leader, const int32_t *isr, int32_t nisr);
@@ -233,6 +251,9 @@ int ctl_reconcile_all(struct br_controller *c);
  * the moves it asks for started; ctl_on_reassign_isr steps every move on. */
 int ctl_on_reassign(struct br_controller *c);
 int ctl_on_reassign_isr(struct br_controller *c);
+/* Broker id came up: the old replicas of moves finished while it was
+ * down are stopped and deleted. */
+void ctl_reassign_broker_up(struct br_controller *c, int32_t id);
 
 /* controller_shutdown.c */
 int ctl_on_controlled_shutdown(struct br_controller *c, const struct event *e);

@@ -98,26 +98,16 @@ static int write_assignment(struct br_controller *c, struct ctl_partition *part,
     char path[BR_TOPIC_NAME_MAX + 32];
     (void)snprintf(path, sizeof path, "/brokers/topics/%s", topic);
     for (int attempt = 0; attempt < 5; attempt++) {
-        char *data = NULL;
-        int len = 0;
+        struct br_zk_topic_assignment a;
         struct Stat st;
-        int rc = ctl_zget(c, path, false, &data, &len, &st);
-        if (rc == ZNONODE) {
-            return 1;
-        }
-        if (rc != ZOK) {
+        char err[256];
+        int rc = ctl_read_assignment(c, topic, false, &a, &st, err, sizeof err);
+        if (rc < 0) {
             return -1;
         }
-        struct br_zk_topic_assignment a;
-        memset(&a, 0, sizeof a);
-        char err[256] = "the znode holds no data";
-        int drc = data == NULL
-                      ? KP_E_CORRUPT
-                      : br_zk_topic_assignment_decode(data, (size_t)len, path, &a, err, sizeof err);
-        kp_free(data);
-        if (drc != 0 || p >= a.n_partitions) {
+        if (rc > 0 || p >= a.n_partitions) {
             br_warn("controller: cannot move %s-%" PRId32 ": %s", topic, p,
-                    drc != 0 ? err : "no such partition");
+                    rc > 0 ? err : "no such partition");
             br_zk_topic_assignment_clear(&a);
             return 1;
         }
@@ -257,19 +247,55 @@ static int remove_from_znode(struct br_controller *c, const struct br_zk_topic_p
     return -1;
 }
 
-/* StopReplica (delete_partitions as given) of one partition to a live broker. */
+/* StopReplica (delete_partitions as given) of one partition to a live
+ * broker; to a broker that is down, once it is back (a stray). */
 static void stop_replica(struct br_controller *c, int32_t broker, const char *topic, int32_t p,
                          bool delete_partitions)
 {
     struct ctl_broker *b = ctl_find_broker(c, broker);
     if (b == NULL || b->sender == NULL) {
-        return; /* down: its replica stays on its disk (as in Kafka 2.0) */
+        struct stray *ns = delete_partitions
+                               ? kp_realloc(c->strays, (c->nstrays + 1) * sizeof *ns)
+                               : NULL;
+        if (ns != NULL) {
+            c->strays = ns;
+            struct stray *x = &c->strays[c->nstrays++];
+            memset(x, 0, sizeof *x);
+            (void)snprintf(x->topic, sizeof x->topic, "%s", topic);
+            x->partition = p;
+            x->broker = broker;
+        }
+        return;
     }
     struct kp_StopReplicaRequest_StopReplicaPartitionV0 one;
     memset(&one, 0, sizeof one);
     one.TopicName = kp_str_c(topic);
     one.PartitionIndex = p;
     ctl_send_stop_replica(c, b->sender, &one, 1, delete_partitions, 0);
+}
+
+void ctl_reassign_broker_up(struct br_controller *c, int32_t id)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->nstrays; i++) {
+        struct stray x = c->strays[i];
+        if (x.broker != id) {
+            c->strays[k++] = x;
+            continue;
+        }
+        const struct ctl_topic *t = ctl_find_topic(c, x.topic);
+        const struct ctl_partition *part =
+            t != NULL && x.partition < t->npartitions ? &t->parts[x.partition] : NULL;
+        if (part != NULL && ctl_contains(part->replicas, part->nreplicas, id)) {
+            continue; /* assigned to it again meanwhile: its replica is wanted */
+        }
+        br_info("controller: broker %" PRId32 " is back: its old replica of %s-%" PRId32
+                " is deleted",
+                id, x.topic, x.partition);
+        stop_replica(c, id, x.topic, x.partition, false);
+        stop_replica(c, id, x.topic, x.partition, true);
+    }
+    c->nstrays = k;
 }
 
 /* ---------------------------------------------------------------- the steps */
