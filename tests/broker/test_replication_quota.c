@@ -1,0 +1,156 @@
+/* Unit tests for replication quotas (broker/src/quota/replication_quota.h):
+ * Kafka 2.0's ReplicationQuotaManager (a SimpleRate against the bound, the
+ * throttled-replica lists of ConfigHandler.parseThrottledPartitions and
+ * LogConfig's ThrottledReplicaListValidator) and the sampled rate under it
+ * (rate.h: SimpleRate.java, Rate.java). */
+#define _GNU_SOURCE
+
+#include <stdint.h>
+#include <string.h>
+
+#include <samsa-protocol/err.h>
+
+#include "cunit_run.h"
+#include "quota/rate.h"
+#include "quota/replication_quota.h"
+
+/* SimpleRate divides by one window at least, Rate by window_num - 1. */
+static void test_simple_rate_takes_one_window_at_least(void)
+{
+    struct br_rate simple;
+    struct br_rate rate;
+    CU_ASSERT_EQUAL_FATAL(br_rate_init(&simple, 11, 1000, 1), 0);
+    CU_ASSERT_EQUAL_FATAL(br_rate_init(&rate, 11, 1000, 10), 0);
+    br_rate_record(&simple, 1000, 0);
+    br_rate_record(&rate, 1000, 0);
+    int64_t w = 0;
+    CU_ASSERT_DOUBLE_EQUAL(br_rate_measure(&simple, 100, &w), 1000, 1e-9);
+    CU_ASSERT_EQUAL(w, 1000);
+    CU_ASSERT_DOUBLE_EQUAL(br_rate_measure(&rate, 100, &w), 1000.0 * 1000 / 10100, 1e-9);
+    CU_ASSERT_EQUAL(w, 10100);
+    /* past one window SimpleRate divides by the time since the oldest sample */
+    CU_ASSERT_DOUBLE_EQUAL(br_rate_measure(&simple, 4000, &w), 250, 1e-9);
+    CU_ASSERT_EQUAL(w, 4000);
+    br_rate_free(&simple);
+    br_rate_free(&rate);
+}
+
+static void test_rate_rejects_bad_windows(void)
+{
+    struct br_rate r;
+    CU_ASSERT_EQUAL(br_rate_init(&r, 0, 1000, 1), KP_E_INVALID_ARG);
+    CU_ASSERT_EQUAL(br_rate_init(&r, 11, 0, 1), KP_E_INVALID_ARG);
+    br_rate_free(&r);
+    struct br_repl_quota q;
+    CU_ASSERT_EQUAL(br_repl_quota_init(&q, 11, 0), KP_E_INVALID_ARG);
+    br_repl_quota_free(&q);
+}
+
+/* Exceeded while the rate is over the bound, never without one. */
+static void test_exceeded_over_the_bound_only(void)
+{
+    struct br_repl_quota q;
+    CU_ASSERT_EQUAL_FATAL(br_repl_quota_init(&q, 11, 1), 0);
+    br_repl_quota_record(&q, 2000, 0);
+    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 2000, 0)); /* 2000/s: acceptable */
+    br_repl_quota_record(&q, 1, 0);
+    CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 2000, 0));
+    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, INT64_MAX, 0)); /* Long.MaxValue: none */
+    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 0, 0));
+    CU_ASSERT_TRUE(br_repl_quota_unbounded(-1));
+    /* 2001 bytes over 1.5 s */
+    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 2000, 1500));
+    CU_ASSERT_EQUAL(q.bytes_total, 2001);
+    br_repl_quota_free(&q);
+}
+
+/* The wait is until the rate falls to the bound, within one window. */
+static void test_wait_until_under_the_bound(void)
+{
+    struct br_repl_quota q;
+    CU_ASSERT_EQUAL_FATAL(br_repl_quota_init(&q, 11, 1), 0);
+    CU_ASSERT_EQUAL(br_repl_quota_wait_ms(&q, 1000, 0), 0);
+    br_repl_quota_record(&q, 1500, 0);
+    /* 1500 bytes at 1000/s: under it from 1500 ms */
+    CU_ASSERT_EQUAL(br_repl_quota_wait_ms(&q, 1000, 200), 500);
+    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 1000, 1500));
+    /* far over: a window at most, then measured again */
+    br_repl_quota_record(&q, 100000, 1500);
+    CU_ASSERT_EQUAL(br_repl_quota_wait_ms(&q, 1000, 1500), 1000);
+    br_repl_quota_free(&q);
+}
+
+/* A steady flow held to the bound measures the bound, over many windows
+ * (samples older than window_num windows are dropped). */
+static void test_flow_held_to_the_bound_measures_it(void)
+{
+    struct br_repl_quota q;
+    CU_ASSERT_EQUAL_FATAL(br_repl_quota_init(&q, 11, 1), 0);
+    const int64_t bound = 2 * 1024 * 1024;
+    int64_t sent = 0;
+    int64_t now = 0;
+    /* a fetcher of 256 KiB chunks that asks every 10 ms, or waits */
+    while (now < 60000) {
+        int64_t wait = br_repl_quota_wait_ms(&q, bound, now);
+        if (wait > 0) {
+            now += wait;
+            continue;
+        }
+        br_repl_quota_record(&q, 256 * 1024, now);
+        sent += 256 * 1024;
+        now += 10;
+    }
+    double avg = (double)sent * 1000.0 / (double)now;
+    CU_ASSERT_TRUE(avg > 0.95 * (double)bound && avg < 1.1 * (double)bound);
+    double rate = br_repl_quota_rate(&q, now);
+    CU_ASSERT_TRUE(rate > 0.9 * (double)bound && rate < 1.1 * (double)bound);
+    br_repl_quota_free(&q);
+}
+
+/* parseThrottledPartitions: "*" is every partition; pairs name this broker. */
+static void test_lists_name_partition_and_broker(void)
+{
+    CU_ASSERT_TRUE(br_repl_throttled("*", 7, 3));
+    CU_ASSERT_TRUE(br_repl_throttled(" * ", 0, 0));
+    CU_ASSERT_FALSE(br_repl_throttled("", 0, 0));
+    CU_ASSERT_FALSE(br_repl_throttled(NULL, 0, 0));
+    const char *list = "0:101,1:102, 2:101 ,10:1";
+    CU_ASSERT_TRUE(br_repl_throttled(list, 0, 101));
+    CU_ASSERT_FALSE(br_repl_throttled(list, 0, 102));
+    CU_ASSERT_TRUE(br_repl_throttled(list, 1, 102));
+    CU_ASSERT_TRUE(br_repl_throttled(list, 2, 101));
+    CU_ASSERT_TRUE(br_repl_throttled(list, 10, 1));
+    CU_ASSERT_FALSE(br_repl_throttled(list, 1, 1));
+    CU_ASSERT_FALSE(br_repl_throttled(list, 3, 101));
+}
+
+static void test_validator_is_kafkas(void)
+{
+    char msg[200];
+    const char *good[] = {"", "*", "0:1", "0:1,1:2", " 0:1 , 1:2 ", "  "};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        CU_ASSERT_EQUAL(br_repl_throttled_validate(good[i], msg, sizeof msg), 0);
+    }
+    const char *bad[] = {"a", "0", "0:", ":1", "0:1,", "0:1;1:2", "*,0:1", "-1:0", "0:1:2",
+                         "0 1", "12345678901:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        msg[0] = '\0';
+        CU_ASSERT_EQUAL(br_repl_throttled_validate(bad[i], msg, sizeof msg), KP_E_INVALID_ARG);
+        CU_ASSERT_TRUE(strstr(msg, "literal '*'") != NULL);
+    }
+}
+
+int main(void)
+{
+    CU_TestInfo tests[] = {
+        {"simple_rate_takes_one_window_at_least", test_simple_rate_takes_one_window_at_least},
+        {"rate_rejects_bad_windows", test_rate_rejects_bad_windows},
+        {"exceeded_over_the_bound_only", test_exceeded_over_the_bound_only},
+        {"wait_until_under_the_bound", test_wait_until_under_the_bound},
+        {"flow_held_to_the_bound_measures_it", test_flow_held_to_the_bound_measures_it},
+        {"lists_name_partition_and_broker", test_lists_name_partition_and_broker},
+        {"validator_is_kafkas", test_validator_is_kafkas},
+        CU_TEST_INFO_NULL,
+    };
+    return st_run_suite("broker-replication-quota", tests);
+}
