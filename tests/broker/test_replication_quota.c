@@ -11,6 +11,7 @@
 #include <samsa-protocol/err.h>
 
 #include "cunit_run.h"
+#include "config/topic_config.h"
 #include "quota/rate.h"
 #include "quota/replication_quota.h"
 
@@ -56,7 +57,8 @@ static void test_exceeded_over_the_bound_only(void)
     br_repl_quota_record(&q, 1, 0);
     CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 2000, 0));
     CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, INT64_MAX, 0)); /* Long.MaxValue: none */
-    CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 0, 0));
+    CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 0, 0)); /* 0: all held back */
+    CU_ASSERT_EQUAL(br_repl_quota_wait_ms(&q, 0, 0), 1000);
     CU_ASSERT_TRUE(br_repl_quota_unbounded(-1));
     /* 2001 bytes over 1.5 s */
     CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, 2000, 1500));
@@ -110,34 +112,59 @@ static void test_flow_held_to_the_bound_measures_it(void)
 /* parseThrottledPartitions: "*" is every partition; pairs name this broker. */
 static void test_lists_name_partition_and_broker(void)
 {
-    CU_ASSERT_TRUE(br_repl_throttled("*", 7, 3));
-    CU_ASSERT_TRUE(br_repl_throttled(" * ", 0, 0));
-    CU_ASSERT_FALSE(br_repl_throttled("", 0, 0));
-    CU_ASSERT_FALSE(br_repl_throttled(NULL, 0, 0));
+    CU_ASSERT_TRUE(br_throttled_replicas_match("*", 7, 3));
+    CU_ASSERT_TRUE(br_throttled_replicas_match(" * ", 0, 0));
+    CU_ASSERT_FALSE(br_throttled_replicas_match("", 0, 0));
+    CU_ASSERT_FALSE(br_throttled_replicas_match(NULL, 0, 0));
     const char *list = "0:101,1:102, 2:101 ,10:1";
-    CU_ASSERT_TRUE(br_repl_throttled(list, 0, 101));
-    CU_ASSERT_FALSE(br_repl_throttled(list, 0, 102));
-    CU_ASSERT_TRUE(br_repl_throttled(list, 1, 102));
-    CU_ASSERT_TRUE(br_repl_throttled(list, 2, 101));
-    CU_ASSERT_TRUE(br_repl_throttled(list, 10, 1));
-    CU_ASSERT_FALSE(br_repl_throttled(list, 1, 1));
-    CU_ASSERT_FALSE(br_repl_throttled(list, 3, 101));
+    CU_ASSERT_TRUE(br_throttled_replicas_match(list, 0, 101));
+    CU_ASSERT_FALSE(br_throttled_replicas_match(list, 0, 102));
+    CU_ASSERT_TRUE(br_throttled_replicas_match(list, 1, 102));
+    CU_ASSERT_TRUE(br_throttled_replicas_match(list, 2, 101));
+    CU_ASSERT_TRUE(br_throttled_replicas_match(list, 10, 1));
+    CU_ASSERT_FALSE(br_throttled_replicas_match(list, 1, 1));
+    CU_ASSERT_FALSE(br_throttled_replicas_match(list, 3, 101));
 }
 
-static void test_validator_is_kafkas(void)
+/* ThrottledReplicaListValidator: "*" or pairs; a topic's value kept as set,
+ * trimmed, and its list throttles by it. */
+static void test_topic_lists_are_validated(void)
 {
-    char msg[200];
+    struct br_config bc;
+    memset(&bc, 0, sizeof bc);
+    struct br_topic_config tc;
+    br_topic_config_from_broker(&bc, &tc);
+    const char *keys[] = {"leader.replication.throttled.replicas",
+                          "follower.replication.throttled.replicas"};
+    char msg[300];
     const char *good[] = {"", "*", "0:1", "0:1,1:2", " 0:1 , 1:2 ", "  "};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        CU_ASSERT_EQUAL(br_repl_throttled_validate(good[i], msg, sizeof msg), 0);
+        for (size_t k = 0; k < 2; k++) {
+            CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[k], good[i], msg, sizeof msg), 0);
+        }
     }
     const char *bad[] = {"a", "0", "0:", ":1", "0:1,", "0:1;1:2", "*,0:1", "-1:0", "0:1:2",
                          "0 1", "12345678901:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         msg[0] = '\0';
-        CU_ASSERT_EQUAL(br_repl_throttled_validate(bad[i], msg, sizeof msg), KP_E_INVALID_ARG);
+        CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[0], bad[i], msg, sizeof msg),
+                        KP_ERR_INVALID_CONFIG);
         CU_ASSERT_TRUE(strstr(msg, "literal '*'") != NULL);
     }
+    CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[0], " 0:1,3:1 ", msg, sizeof msg), 0);
+    CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[1], "*", msg, sizeof msg), 0);
+    struct br_topic_config_entry e;
+    br_topic_config_entry(&tc, NULL, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS, &e);
+    CU_ASSERT_STRING_EQUAL(e.value, "0:1,3:1");
+    CU_ASSERT_TRUE(br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS,
+                                             3, 1));
+    CU_ASSERT_FALSE(br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS,
+                                              2, 1));
+    CU_ASSERT_TRUE(br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+                                             2, 5));
+    CU_ASSERT_EQUAL(br_topic_config_unset(&tc, &bc, keys[1], msg, sizeof msg), 0);
+    CU_ASSERT_FALSE(br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
+                                              2, 5));
 }
 
 int main(void)
@@ -149,7 +176,7 @@ int main(void)
         {"wait_until_under_the_bound", test_wait_until_under_the_bound},
         {"flow_held_to_the_bound_measures_it", test_flow_held_to_the_bound_measures_it},
         {"lists_name_partition_and_broker", test_lists_name_partition_and_broker},
-        {"validator_is_kafkas", test_validator_is_kafkas},
+        {"topic_lists_are_validated", test_topic_lists_are_validated},
         CU_TEST_INFO_NULL,
     };
     return st_run_suite("broker-replication-quota", tests);

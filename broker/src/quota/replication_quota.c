@@ -2,8 +2,6 @@
 #include "quota/replication_quota.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 
 int br_repl_quota_init(struct br_repl_quota *q, int32_t window_num, int32_t window_size_s)
 {
@@ -24,7 +22,7 @@ void br_repl_quota_free(struct br_repl_quota *q)
 
 bool br_repl_quota_unbounded(int64_t bound)
 {
-    return bound <= 0 || bound == INT64_MAX;
+    return bound < 0 || bound == INT64_MAX;
 }
 
 void br_repl_quota_record(struct br_repl_quota *q, int64_t bytes, int64_t now_ms)
@@ -67,106 +65,4 @@ int64_t br_repl_quota_wait_ms(struct br_repl_quota *q, int64_t bound, int64_t no
 void br_repl_quota_throttled(struct br_repl_quota *q)
 {
     q->throttled_total++;
-}
-
-/* ------------------------------------------------------------ the lists */
-
-static const char *skip_space(const char *s)
-{
-    while (*s == ' ' || *s == '\t') {
-        s++;
-    }
-    return s;
-}
-
-/* An unsigned decimal at *s (at most 10 digits): its value, and *s past it;
- * -1 when there is none. */
-static int64_t read_id(const char **s)
-{
-    const char *p = *s;
-    int64_t v = 0;
-    int n = 0;
-    while (*p >= '0' && *p <= '9' && n < 10) {
-        v = v * 10 + (*p - '0');
-        p++;
-        n++;
-    }
-    if (n == 0 || (*p >= '0' && *p <= '9')) {
-        return -1;
-    }
-    *s = p;
-    return v;
-}
-
-/* One "p:b" item at *s (spaces around it skipped): 0 and *s at the ',' or
- * the end after it, or -1. */
-static int read_item(const char **s, int64_t *partition, int64_t *broker)
-{
-    const char *p = skip_space(*s);
-    *partition = read_id(&p);
-    if (*partition < 0 || *p != ':') {
-        return -1;
-    }
-    p++;
-    *broker = read_id(&p);
-    if (*broker < 0) {
-        return -1;
-    }
-    p = skip_space(p);
-    if (*p != ',' && *p != '\0') {
-        return -1;
-    }
-    *s = p;
-    return 0;
-}
-
-int br_repl_throttled_validate(const char *list, char *msg, size_t msglen)
-{
-    const char *s = skip_space(list);
-    if (*s == '\0' || (*s == '*' && *skip_space(s + 1) == '\0')) {
-        return 0;
-    }
-    for (;;) {
-        int64_t partition = 0;
-        int64_t broker = 0;
-        if (read_item(&s, &partition, &broker) != 0) {
-            /* Kafka's message (ThrottledReplicaListValidator) */
-            (void)snprintf(msg, msglen,
-                           "must be the literal '*' or a list of replicas in the following "
-                           "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...");
-            return KP_E_INVALID_ARG;
-        }
-        if (*s == '\0') {
-            return 0;
-        }
-        s++; /* the ',' */
-    }
-}
-
-bool br_repl_throttled(const char *list, int32_t partition, int32_t broker)
-{
-    if (list == NULL) {
-        return false;
-    }
-    const char *s = skip_space(list);
-    if (*s == '\0') {
-        return false;
-    }
-    if (*s == '*') {
-        return true;
-    }
-    while (*s != '\0') {
-        int64_t p = 0;
-        int64_t b = 0;
-        if (read_item(&s, &p, &b) != 0) {
-            return false; /* validated when set: not reached */
-        }
-        if (p == partition && b == broker) {
-            return true;
-        }
-        if (*s == ',') {
-            s++;
-        }
-    }
-    return false;
 }

@@ -14,10 +14,8 @@
  *
  * Which partitions are throttled comes from each topic's
  * leader.replication.throttled.replicas and
- * follower.replication.throttled.replicas: "*" (every replica), or
- * "partition:broker" pairs, comma-separated, of which a broker takes those
- * naming it (ConfigHandler.parseThrottledPartitions); ThrottledReplicaList
- * Validator (LogConfig.scala) says what is valid.
+ * follower.replication.throttled.replicas (config/topic_config.h:
+ * br_topic_config_throttled).
  * @locality reactor thread
  */
 #ifndef SAMSA_BROKER_QUOTA_REPLICATION_QUOTA_H
@@ -43,7 +41,8 @@ KP_MUST_CHECK int br_repl_quota_init(struct br_repl_quota *q, int32_t window_num
                                      int32_t window_size_s);
 void br_repl_quota_free(struct br_repl_quota *q);
 
-/* Whether bound is none: <= 0 or Long.MaxValue. */
+/* Whether bound is none: Long.MaxValue (or below 0, which the configs
+ * refuse). 0 holds every throttled replica not in sync, as in Kafka. */
 bool br_repl_quota_unbounded(int64_t bound);
 /* ReplicationQuotaManager.record: bytes of throttled partitions moved. */
 void br_repl_quota_record(struct br_repl_quota *q, int64_t bytes, int64_t now_ms);
@@ -57,12 +56,5 @@ double br_repl_quota_rate(struct br_repl_quota *q, int64_t now_ms);
 int64_t br_repl_quota_wait_ms(struct br_repl_quota *q, int64_t bound, int64_t now_ms);
 /* One partition left out because of the quota (counted for the metrics). */
 void br_repl_quota_throttled(struct br_repl_quota *q);
-
-/* isThrottled: whether list (a topic's *.replication.throttled.replicas,
- * already valid; NULL or "" none) throttles partition on broker. */
-bool br_repl_throttled(const char *list, int32_t partition, int32_t broker);
-/* ThrottledReplicaListValidator: "" , "*" or "p:b[,p:b]..." (spaces around
- * an item allowed). 0, or KP_E_INVALID_ARG with the reason in msg. */
-KP_MUST_CHECK int br_repl_throttled_validate(const char *list, char *msg, size_t msglen);
 
 #endif
