@@ -10,8 +10,8 @@
 
 #include <samsa-protocol/err.h>
 
-#include "cunit_run.h"
 #include "config/topic_config.h"
+#include "cunit_run.h"
 #include "quota/rate.h"
 #include "quota/replication_quota.h"
 
@@ -57,7 +57,7 @@ static void test_exceeded_over_the_bound_only(void)
     br_repl_quota_record(&q, 1, 0);
     CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 2000, 0));
     CU_ASSERT_FALSE(br_repl_quota_exceeded(&q, INT64_MAX, 0)); /* Long.MaxValue: none */
-    CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 0, 0)); /* 0: all held back */
+    CU_ASSERT_TRUE(br_repl_quota_exceeded(&q, 0, 0));          /* 0: all held back */
     CU_ASSERT_EQUAL(br_repl_quota_wait_ms(&q, 0, 0), 1000);
     CU_ASSERT_TRUE(br_repl_quota_unbounded(-1));
     /* 2001 bytes over 1.5 s */
@@ -143,8 +143,8 @@ static void test_topic_lists_are_validated(void)
             CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[k], good[i], msg, sizeof msg), 0);
         }
     }
-    const char *bad[] = {"a", "0", "0:", ":1", "0:1,", "0:1;1:2", "*,0:1", "-1:0", "0:1:2",
-                         "0 1", "12345678901:1"};
+    const char *bad[] = {"a",     "0",    "0:",    ":1",  "0:1,",         "0:1;1:2",
+                         "*,0:1", "-1:0", "0:1:2", "0 1", "12345678901:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         msg[0] = '\0';
         CU_ASSERT_EQUAL(br_topic_config_set(&tc, keys[0], bad[i], msg, sizeof msg),
@@ -156,15 +156,15 @@ static void test_topic_lists_are_validated(void)
     struct br_topic_config_entry e;
     br_topic_config_entry(&tc, NULL, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS, &e);
     CU_ASSERT_STRING_EQUAL(e.value, "0:1,3:1");
-    CU_ASSERT_TRUE(br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS,
-                                             3, 1));
-    CU_ASSERT_FALSE(br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS,
-                                              2, 1));
-    CU_ASSERT_TRUE(br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
-                                             2, 5));
+    CU_ASSERT_TRUE(
+        br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS, 3, 1));
+    CU_ASSERT_FALSE(
+        br_topic_config_throttled(&tc, BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS, 2, 1));
+    CU_ASSERT_TRUE(
+        br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS, 2, 5));
     CU_ASSERT_EQUAL(br_topic_config_unset(&tc, &bc, keys[1], msg, sizeof msg), 0);
-    CU_ASSERT_FALSE(br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
-                                              2, 5));
+    CU_ASSERT_FALSE(
+        br_topic_config_throttled(&tc, BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS, 2, 5));
 }
 
 int main(void)

@@ -31,8 +31,8 @@
 
 struct br_repl_quota {
     struct br_rate rate;
-    int64_t bytes_total;      /* recorded in all, for the metrics */
-    int64_t throttled_total;  /* partitions left out of a fetch because of it, in all */
+    int64_t bytes_total;     /* recorded in all, for the metrics */
+    int64_t throttled_total; /* partitions left out of a fetch because of it, in all */
 };
 
 /* The quota measured over window_num samples of window_size_s seconds.
