@@ -88,7 +88,7 @@ static void test_flow_held_to_the_bound_measures_it(void)
 {
     struct br_repl_quota q;
     CU_ASSERT_EQUAL_FATAL(br_repl_quota_init(&q, 11, 1), 0);
-    const int64_t bound = 2 * 1024 * 1024;
+    const int64_t bound = (int64_t)2 * 1024 * 1024;
     int64_t sent = 0;
     int64_t now = 0;
     /* a fetcher of 256 KiB chunks that asks every 10 ms, or waits */
@@ -98,8 +98,8 @@ static void test_flow_held_to_the_bound_measures_it(void)
             now += wait;
             continue;
         }
-        br_repl_quota_record(&q, 256 * 1024, now);
-        sent += 256 * 1024;
+        br_repl_quota_record(&q, (int64_t)256 * 1024, now);
+        sent += (int64_t)256 * 1024;
         now += 10;
     }
     double avg = (double)sent * 1000.0 / (double)now;

@@ -14,11 +14,13 @@ stopped follower as kafka-configs.sh --zookeeper writes them
 
 import json
 import os
+import re
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import Skip, check, main  # noqa: E402
+from broker import Skip, check, free_port, main  # noqa: E402
 from test_cluster import CHROOT, Cluster, imports, wait_for  # noqa: E402
 
 try:
@@ -47,6 +49,14 @@ def log_bytes(b):
     if not os.path.isdir(d):
         return 0
     return sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if n.endswith(".log"))
+
+
+def metric(port, name, labels):
+    """The value of one sample of the broker's /metrics (admin API)."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s\{%s\} (\S+)$" % (re.escape(name), re.escape(labels)), text, re.M)
+    return None if m is None else float(m.group(1))
 
 
 def alter(admin, resource):
@@ -107,7 +117,12 @@ def case_follower_catches_up_at_the_throttle_rate(t):
     imports()
     if confluent_kafka is None:
         raise Skip("needs confluent-kafka")
-    c = Cluster(t, n=2, config={
+    admin_ports = [free_port(), free_port()]
+
+    def make_broker(i, cfg):
+        cfg = dict(cfg, **{"admin.listeners": "http://127.0.0.1:%d" % admin_ports[i]})
+        return t.broker(name="broker%d" % i, start=False, config=cfg)
+    c = Cluster(t, n=2, make_broker=make_broker, config={
         # finer steps than its 1 MiB default: a fetch's share of the rate
         "replica.fetch.max.bytes": "262144",
         "log.segment.bytes": str(8 * 1024 * 1024),
@@ -162,6 +177,19 @@ def case_follower_catches_up_at_the_throttle_rate(t):
         check(0.8 * RATE <= rate <= 1.2 * RATE, "catch-up at %.0f B/s under a throttle of %d",
               rate, RATE)
         check(reader > 3 * RATE, "the consumer of the leader read at %.0f B/s", reader)
+        # the quotas in the Prometheus output of each side
+        for i, role, typ in ((0, "leader", "LeaderReplication"),
+                             (1, "follower", "FollowerReplication")):
+            bound = metric(admin_ports[i], "samsa_replication_throttled_rate", 'role="%s"' % role)
+            check(bound == RATE, "broker %d: %s throttled rate %s", i, role, bound)
+            sent = metric(admin_ports[i], "samsa_replication_throttled_bytes_total",
+                          'role="%s"' % role)
+            check(sent is not None and sent >= b1 / 2, "broker %d: %s bytes %s", i,
+                  role, sent)
+            byte_rate = metric(admin_ports[i], "kafka_server_replication_byte_rate",
+                               'type="%s"' % typ)
+            check(byte_rate is not None and byte_rate > 0, "broker %d: %s byte-rate %s", i, typ,
+                  byte_rate)
 
         # the lists removed (AlterConfigs replaces the topic's configs): the
         # rest at full speed

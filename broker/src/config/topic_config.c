@@ -413,8 +413,8 @@ static int parse_value(const struct tkey *d, const char *s, unsigned char *field
         /* s is at most BR_TOPIC_CONFIG_VALUE_MAX bytes (br_topic_config_set) */
         rc = validate_replicas(s, msg, msglen);
         if (rc == 0) {
-            memset(field, 0, BR_TOPIC_CONFIG_VALUE_MAX + 1);
-            memcpy(field, s, strlen(s));
+            size_t n = strlen(s);
+            memcpy(field, s, n + 1); /* with its NUL */
         }
         break;
     }
