@@ -52,6 +52,9 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         ctl_post(c, EV_CONTROLLER);
     } else if (strcmp(path, "/brokers/ids") == 0) {
         ctl_post(c, EV_BROKERS);
+    } else if (strncmp(path, "/brokers/topics/", 16) == 0 && strlen(path) > 6 &&
+               strcmp(path + strlen(path) - 6, "/state") == 0) {
+        ctl_post(c, EV_REASSIGN_ISR); /* only moves watch partition states */
     } else if (strncmp(path, "/brokers/topics", 15) == 0) {
         ctl_post(c, EV_TOPICS);
     } else if (strcmp(path, "/isr_change_notification") == 0) {
@@ -60,6 +63,8 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         ctl_post(c, EV_DELETE_TOPICS);
     } else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
         ctl_post(c, EV_PREFERRED_ELECTION);
+    } else if (strcmp(path, "/admin/reassign_partitions") == 0) {
+        ctl_post(c, EV_REASSIGN);
     }
 }
 
@@ -361,9 +366,13 @@ static int failover(struct br_controller *c)
     }
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
-    /* Kafka's TopicDeletionManager: watched, and resumed; then the
-     * pending preferred leader election (fetchPendingPreferredReplicaElections) */
-    return ctl_on_delete_topics(c) != 0 ? -1 : ctl_on_preferred_election(c);
+    /* Kafka's TopicDeletionManager: watched, and resumed; the moves under
+     * way resumed (initializePartitionReassignment); then the pending
+     * preferred leader election (fetchPendingPreferredReplicaElections) */
+    if (ctl_on_delete_topics(c) != 0 || ctl_on_reassign(c) != 0) {
+        return -1;
+    }
+    return ctl_on_preferred_election(c);
 }
 
 /* The paths the controller reads and watches, made when missing (every
@@ -561,6 +570,12 @@ static void handle(struct br_controller *c, const struct event *e)
         break;
     case EV_PREFERRED_ELECTION:
         rc = c->active ? ctl_on_preferred_election(c) : 0;
+        break;
+    case EV_REASSIGN:
+        rc = c->active ? ctl_on_reassign(c) : 0;
+        break;
+    case EV_REASSIGN_ISR:
+        rc = c->active ? ctl_on_reassign_isr(c) : 0;
         break;
     case EV_EXPIRED:
         ctl_resign(c, "its ZooKeeper session expired");
