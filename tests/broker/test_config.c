@@ -331,7 +331,11 @@ static const char every_key_more[] =
     "quota.consumer.default=2097152\n"
     "quota.window.num=5\n"
     "quota.window.size.seconds=2\n"
-    "quota.config.file=/etc/samsa/quotas\n";
+    "quota.config.file=/etc/samsa/quotas\n"
+    "leader.replication.throttled.rate=1000000\n"
+    "follower.replication.throttled.rate=0\n"
+    "replication.quota.window.num=6\n"
+    "replication.quota.window.size.seconds=3\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -451,6 +455,10 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.quota_window_num, 5);
     CU_ASSERT_EQUAL(c.quota_window_size_s, 2);
     CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_QUOTA_CONFIG_FILE], "/etc/samsa/quotas");
+    CU_ASSERT_EQUAL(c.leader_replication_throttled_rate, 1000000);
+    CU_ASSERT_EQUAL(c.follower_replication_throttled_rate, 0);
+    CU_ASSERT_EQUAL(c.replication_quota_window_num, 6);
+    CU_ASSERT_EQUAL(c.replication_quota_window_size_s, 3);
     CU_ASSERT_STRING_EQUAL(c.zookeeper_connect, "zk1:2181,zk2:2181/samsa");
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 18000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 9000);
