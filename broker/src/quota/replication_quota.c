@@ -1,7 +1,6 @@
 /* samsa-broker: replication quotas (see replication_quota.h). */
 #include "quota/replication_quota.h"
 
-#include <math.h>
 
 int br_repl_quota_init(struct br_repl_quota *q, int32_t window_num, int32_t window_size_s)
 {
@@ -54,12 +53,15 @@ int64_t br_repl_quota_wait_ms(struct br_repl_quota *q, int64_t bound, int64_t no
     double total = br_rate_total(&q->rate, now_ms);
     /* total * 1000 / (w + wait) <= bound; samples that expire meanwhile
      * only bring it sooner, and a window later it is measured again */
-    double wait = ceil(total * 1000.0 / (double)bound) - (double)w;
+    double need = total * 1000.0 / (double)bound; /* ms the samples must span */
     int64_t cap = q->rate.window_ms;
-    if (!(wait < (double)cap)) {
+    if (!(need - (double)w < (double)cap)) {
         return cap;
     }
-    return wait < 1 ? 1 : (int64_t)wait;
+    int64_t span = (int64_t)need; /* rounded up, without libm's ceil */
+    span += (double)span < need ? 1 : 0;
+    int64_t wait = span - w;
+    return wait < 1 ? 1 : wait;
 }
 
 void br_repl_quota_throttled(struct br_repl_quota *q)
