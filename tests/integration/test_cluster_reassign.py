@@ -15,9 +15,8 @@ kafka-reassign-partitions.sh (ReassignPartitionsCommand.scala):
   involved broker's leader/follower.replication.throttled.rate beside the
   configs already in those znodes (kept), each with a /config/changes
   notification, kafka-python's DescribeConfigs of the topic and of broker
-  1 then gives the configs each had (the brokers read the znodes again;
-  the throttle keys themselves are checked there once the brokers list
-  them, passed over and said so until then), and the controller carries
+  1 then gives the throttle and the configs each had (the brokers read
+  the znodes again), and the controller carries
   the move out (cluster/controller_reassign.c): the znode deleted, the new
   assignment in /brokers/topics;
 - verify after that move: every partition "completed successfully" (exit
@@ -100,10 +99,8 @@ def notifications(c):
 def described(c, kind, name, want):
     """Waits until kafka-python's DescribeConfigs of a TOPIC or BROKER
     resource gives, on every broker (for a broker resource: on it), want's
-    keys want's values (None: the key at its default, not set). The
-    throttle keys are the replication throttle's (issue 36): a broker that
-    does not implement them yet does not list them, and they are passed
-    over, said so; the other keys are checked everywhere."""
+    keys want's values (None: the key at its default, not set), the
+    replication throttle's keys among them."""
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
     rtype = ConfigResourceType.TOPIC if kind == "topic" else ConfigResourceType.BROKER
     on = range(len(c.brokers)) if kind == "topic" else [int(name)]
@@ -119,20 +116,14 @@ def described(c, kind, name, want):
             def matches():
                 got = entries()
                 for k, v in want.items():
-                    if k not in got and "throttled" in k:
-                        continue
                     if k not in got or (got[k][0] != v if v is not None else not got[k][1]):
                         return None
                 return got
             try:
-                got = wait_for(matches, 30, "%s %s's configs on broker %d" % (kind, name, i))
+                wait_for(matches, 30, "%s %s's configs on broker %d" % (kind, name, i))
             except AssertionError:
                 raise AssertionError("broker %d describes %s %s as %r, not %r" % (
                     i, kind, name, entries(), want))
-            unknown = sorted(k for k in want if k not in got)
-            if unknown:
-                print("broker %d does not list %s: passed over" % (i, ", ".join(unknown)),
-                      flush=True)
         finally:
             admin.close()
 
