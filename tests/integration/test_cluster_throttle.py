@@ -1,7 +1,9 @@
 """Replication throttles on a cluster (broker/README.md, "Replication
 throttles"; Kafka 2.0's ReplicationQuotaManager): a follower that comes
 back behind its leader catches up at the rate set, while a consumer of the
-leader is not slowed, and at full speed once the throttle is removed.
+leader is not slowed, and at full speed once the throttle is removed; a
+partition moved by `samsa reassign execute --throttle` moves at the rate
+set, and `verify` removes the throttle once it is done.
 
 Two brokers and a real ZooKeeper. The topic's throttled-replica lists go
 in through AlterConfigs from confluent-kafka; the rates through
@@ -9,7 +11,8 @@ AlterConfigs of BROKER resources for the running leader, and for the
 stopped follower as kafka-configs.sh --zookeeper writes them
 (/config/brokers/1 and a change notification), read when it starts.
 
-    /usr/bin/python3 tests/integration/test_cluster_throttle.py build/broker/samsa-broker
+    /usr/bin/python3 tests/integration/test_cluster_throttle.py build/broker/samsa-broker \
+        [build/client/samsa]
 """
 
 import json
@@ -20,7 +23,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import Skip, check, free_port, main  # noqa: E402
+from broker import Skip, check, eq, free_port, main  # noqa: E402
 from test_cluster import CHROOT, Cluster, imports, wait_for  # noqa: E402
 
 try:
@@ -207,5 +210,84 @@ def case_follower_catches_up_at_the_throttle_rate(t):
         c.close()
 
 
+def reassign(*args):
+    import subprocess
+    return subprocess.run([TOOL, "reassign", *args], capture_output=True, text=True, timeout=60)
+
+
+def case_reassignment_moves_at_the_throttle_rate(t):
+    """A partition of 24 MiB on broker 0 moved to broker 1 with `samsa
+    reassign execute --throttle 2097152` (the throttle's lists and rates
+    written as kafka-reassign-partitions.sh writes them): broker 1's new
+    replica grows at 2 MiB/s within 20 % (a quarter to 60 % of the way),
+    a consumer of the leader reads the topic meanwhile at more than three
+    times that, and `verify` says the move completed and removes the
+    throttle."""
+    imports()
+    if confluent_kafka is None:
+        raise Skip("needs confluent-kafka")
+    if TOOL is None:
+        raise Skip("needs the samsa tool")
+    c = Cluster(t, n=2, config={"replica.fetch.max.bytes": "262144",
+                                "log.segment.bytes": str(8 * 1024 * 1024)})
+    try:
+        c.create_topic(TOPIC, [[0]])
+        wait_for(lambda: (c.state(TOPIC, 0) or {}).get("leader") == 0, 30, "thr led by 0")
+        produce(c.bootstrap(0), TOTAL)
+        leader_bytes = log_bytes(c.brokers[0])
+        plan = t.path("plan.json")
+        with open(plan, "w") as f:
+            json.dump({"version": 1, "partitions": [
+                {"topic": TOPIC, "partition": 0, "replicas": [1], "log_dirs": ["any"]}]}, f)
+        zk = c.zk.connect + CHROOT
+        out = reassign("execute", "--zookeeper", zk, "--reassignment-json-file", plan,
+                       "--throttle", str(RATE))
+        check(out.returncode == 0, "execute: %s%s", out.stdout, out.stderr)
+        samples = []
+        reader = None
+        start = time.monotonic()
+        while time.monotonic() - start < 60:
+            n = log_bytes(c.brokers[1])
+            samples.append((time.monotonic(), n))
+            if n >= 0.6 * leader_bytes:
+                break
+            if reader is None and len(samples) == 8:
+                reader = consume_rate(c.bootstrap(0), TOTAL)
+            time.sleep(0.1)
+        if reader is None:
+            reader = consume_rate(c.bootstrap(0), TOTAL)
+        check(samples[-1][1] >= 0.6 * leader_bytes, "broker 1 at %d of %d bytes after 60 s",
+              samples[-1][1], leader_bytes)
+        t0, b0 = next(s for s in samples if s[1] >= 0.25 * leader_bytes)
+        t1, b1 = samples[-1]
+        rate = (b1 - b0) / (t1 - t0) if t1 > t0 else float("inf")
+        print("the new replica grew at %.0f B/s from %d to %d bytes in %.1f s (throttle %d B/s); "
+              "a consumer of the leader meanwhile %.0f B/s" % (rate, b0, b1, t1 - t0, RATE, reader))
+        check(0.8 * RATE <= rate <= 1.2 * RATE, "moved at %.0f B/s under a throttle of %d",
+              rate, RATE)
+        check(reader > 3 * RATE, "the consumer of the leader read at %.0f B/s", reader)
+        deadline = time.monotonic() + 60
+        while True:
+            out = reassign("verify", "--zookeeper", zk, "--reassignment-json-file", plan)
+            if out.returncode != 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        check(out.returncode == 0, "verify exited %d: %s%s", out.returncode, out.stdout,
+              out.stderr)
+        check("Throttle was removed." in out.stdout, "verify: %s", out.stdout)
+        eq(c.json("/brokers/topics/" + TOPIC)["partitions"], {"0": [1]}, "the assignment")
+        wait_for(lambda: not os.path.isdir(os.path.join(c.brokers[0].log_dir, TOPIC + "-0")), 30,
+                 "broker 0's replica deleted")
+        topic_cfg = c.json("/config/topics/" + TOPIC)["config"]
+        check(not any(k in topic_cfg for k in THROTTLE_KEYS), "throttle left: %r", topic_cfg)
+    finally:
+        c.close()
+
+
+TOOL = None
+
 if __name__ == "__main__":
-    sys.exit(main([case_follower_catches_up_at_the_throttle_rate]))
+    if len(sys.argv) > 2 and not sys.argv[2].startswith("-"):
+        TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_follower_catches_up_at_the_throttle_rate,
+                   case_reassignment_moves_at_the_throttle_rate]))
