@@ -7,13 +7,14 @@ Each client gets the endpoints of the listener it came in on in Metadata
 (Kafka's MetadataCache.getAliveBrokers(listenerName)). On an SSL listener
 kcat, kafka-python and confluent-kafka produce and consume; mutual TLS
 (ssl.client.auth=required) serves a client with a certificate and refuses
-one without; librdkafka's hostname check refuses a broker certificate
+one without, kcat, kafkajs and sarama alike; librdkafka's hostname check refuses a broker certificate
 without the IP SAN; garbage and a stalled half-handshake on the SSL port
 do not disturb another client. The certificates (ECDSA P-256) are made by
 each run with the openssl CLI: a CA, a broker certificate with IP SAN
 127.0.0.1, one without it, and a client certificate.
 """
 
+import json
 import os
 import shutil
 import socket
@@ -213,6 +214,81 @@ def case_mutual_tls_required(t):
     b.stop()
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def mtls_broker(t):
+    """A broker whose SSL listener requires a client certificate of the test CA."""
+    certs = make_certs(t.path("certs"))
+    return tls_broker(t, extra={
+        "listener.name.ssl.ssl.client.auth": "required",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": os.path.join(certs, "ca.pem"),
+    })
+
+
+def case_kafkajs_over_tls_and_mutual_tls(t):
+    """kafkajs 2.2.4 (Node's TLS) with the test CA and a client certificate
+    produces to and reads back from a listener that requires one; without
+    the certificate it is refused."""
+    try:
+        sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+        from test_kafkajs import node_dir
+        nd = node_dir()
+    except Exception as e:  # no npm, no network: as the interop tests
+        raise Skip("no kafkajs: %s" % str(e).splitlines()[0][:200])
+    b = mtls_broker(t)
+    env = dict(os.environ, NODE_PATH=os.path.join(nd, "node_modules"),
+               KAFKAJS_NO_PARTITIONER_WARNING="1")
+
+    def run(*tls):
+        p = subprocess.run(["node", os.path.join(HERE, "sasl_kafkajs.js"),
+                            "127.0.0.1:%d" % b.ssl_port, "-", "-", "-", "kjs-tls", "20", *tls],
+                           capture_output=True, env=env, timeout=120)
+        check(p.returncode == 0, "sasl_kafkajs.js exited with %d: %s", p.returncode,
+              p.stderr.decode(errors="replace")[-1000:])
+        return json.loads(p.stdout.decode().strip().splitlines()[-1])
+    ca = os.path.join(b.certs, "ca.pem")
+    got = run(ca, os.path.join(b.certs, "client.crt"), os.path.join(b.certs, "client.key"))
+    eq(got.get("values"), ["--%d" % i for i in range(20)], "what kafkajs read over mutual TLS")
+    refused = run(ca)
+    check("error" in refused, "kafkajs without a certificate was served: %r", refused)
+    b.stop()
+
+
+def case_sarama_over_tls_and_mutual_tls(t):
+    """sarama 1.22 (Go's crypto/tls, the broker checked by its IP SAN) with a
+    client certificate produces to and reads back from a listener that
+    requires one; without the certificate it is refused. Run by
+    interop-tls-sarama, where the Go clients are built ($SAMSA_GO_CLIENTS)."""
+    try:
+        sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+        from goclients import go_run
+    except ImportError:
+        raise Skip("no goclients")
+    if not os.environ.get("SAMSA_GO_CLIENTS"):
+        raise Skip("the Go clients are not built here ($SAMSA_GO_CLIENTS)")
+    b = mtls_broker(t)
+    brokers = "127.0.0.1:%d" % b.ssl_port
+    tls = ["-tls-ca", os.path.join(b.certs, "ca.pem"),
+           "-tls-cert", os.path.join(b.certs, "client.crt"),
+           "-tls-key", os.path.join(b.certs, "client.key")]
+    out = go_run("sarama-client", "produce", "-brokers", brokers, "-topic", "sarama-tls",
+                 "-n", 20, "-partitions", 1, *tls)
+    eq(len(out), 20, "messages sarama acknowledged")
+    got = go_run("sarama-client", "consume", "-brokers", brokers, "-topic", "sarama-tls",
+                 "-partitions", 1, *tls)
+    eq([m["value"] for m in got if "value" in m], ["value-%d" % i for i in range(20)],
+       "what sarama read")
+    r = None
+    try:
+        go_run("sarama-client", "list-topics", "-brokers", brokers, *tls[:2], timeout=60)
+    except AssertionError as e:
+        r = str(e)
+    check(r is not None, "sarama without a certificate was served")
+    b.stop()
+
+
 def case_certificate_without_ip_san_refused(t):
     """librdkafka checks the broker's name (ssl.endpoint.identification.
     algorithm=https): a certificate without IP SAN 127.0.0.1 is refused."""
@@ -381,6 +457,8 @@ if __name__ == "__main__":
         case_kafka_python_over_ssl,
         case_confluent_kafka_over_ssl,
         case_mutual_tls_required,
+        case_kafkajs_over_tls_and_mutual_tls,
+        case_sarama_over_tls_and_mutual_tls,
         case_certificate_without_ip_san_refused,
         case_hostile_handshakes_do_not_harm_others,
         case_bytes_openssl_holds_are_read_after_a_held_request,
