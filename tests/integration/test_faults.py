@@ -168,9 +168,9 @@ def read_back(ck, bootstrap, want):
     return {p: sorted(vals) for p, vals in got.items()}
 
 
-def partition_bytes(b, p):
-    """The concatenated segments of TOPIC-p on broker b."""
-    d = os.path.join(b.log_dir, "%s-%d" % (TOPIC, p))
+def partition_bytes(b, p, topic=TOPIC):
+    """The concatenated segments of topic-p on broker b."""
+    d = os.path.join(b.log_dir, "%s-%d" % (topic, p))
     if not os.path.isdir(d):
         return None
     out = b""
