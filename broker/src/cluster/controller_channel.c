@@ -612,6 +612,9 @@ static void clear_model(struct br_controller *c)
     c->shutting = NULL;
     c->nshutting = 0;
     c->ndeletions = 0;
+    kp_free(c->moves);
+    c->moves = NULL;
+    c->nmoves = 0;
 }
 
 /* ---------------------------------------------------------------- requests */
