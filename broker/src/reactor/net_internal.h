@@ -135,6 +135,8 @@ struct br_conn {
     uint8_t *pre_out;
     size_t pre_out_len;
     size_t pre_out_off;
+    /* ... and where the answers go meanwhile (net_output.c's exchange step) */
+    void (*pre_frame)(struct br_conn *c, const uint8_t *payload, size_t len);
     char host[48]; /* outbound: the address connected to */
     const struct br_conn_ops *conn_ops;
     void *conn_ctx;
@@ -322,8 +324,6 @@ void net_tls_close(struct br_conn *c);
 void net_conn_connect_done(struct br_conn *c);
 /* an outbound connection's TLS handshake completed: SASL, or its user */
 void net_conn_secured(struct br_conn *c);
-/* an answer to the SASL client's frame, while c is connecting */
-void net_auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len);
 void net_conn_flush(struct br_conn *c);
 
 #endif

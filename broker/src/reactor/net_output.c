@@ -604,6 +604,8 @@ static void outbound_ready(struct br_conn *c)
     }
 }
 
+static void auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len);
+
 void net_conn_secured(struct br_conn *c)
 {
     const struct br_outbound_security *sec = &c->net->out_sec;
@@ -618,10 +620,13 @@ void net_conn_secured(struct br_conn *c)
         net_conn_kill(c);
         return;
     }
-    net_auth_client_step(c, NULL, 0);
+    c->pre_frame = auth_client_step;
+    auth_client_step(c, NULL, 0);
 }
 
-void net_auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len)
+/* The SASL exchange's next step: the first, or with the answer to its
+ * last frame (c->pre_frame while c authenticates). */
+static void auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len)
 {
     const struct br_outbound_security *sec = &c->net->out_sec;
     if (c->auth == NULL || c->pre_out != NULL) {
@@ -645,6 +650,7 @@ void net_auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len)
         c->auth_free(c->auth);
         c->auth = NULL;
         c->auth_free = NULL;
+        c->pre_frame = NULL;
         outbound_ready(c);
         return;
     }
