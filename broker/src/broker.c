@@ -12,6 +12,7 @@
 #include "log_dirs.h"
 #include "reactor/net_tls.h"
 #include "security/credentials.h"
+#include "security/interbroker.h"
 #include "security/sasl.h"
 #include "server/admin_manager.h"
 #include "server/client_quotas.h"
@@ -149,23 +150,8 @@ static int tls_context(struct br_broker *b, size_t i)
 {
     const struct br_config *c = &b->s.cfg;
     const char *l = c->listeners[i].name;
-    struct br_tls_settings s = {
-        .listener = l,
-        .keystore_type = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_TYPE),
-        .keystore_location = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_LOCATION),
-        .keystore_password = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_PASSWORD),
-        .keystore_key = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_KEY),
-        .keystore_chain = br_config_listener_value(c, l, BR_CFG_SSL_KEYSTORE_CERTIFICATE_CHAIN),
-        .key_password = br_config_listener_value(c, l, BR_CFG_SSL_KEY_PASSWORD),
-        .truststore_type = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_TYPE),
-        .truststore_location = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_LOCATION),
-        .truststore_password = br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_PASSWORD),
-        .truststore_certificates =
-            br_config_listener_value(c, l, BR_CFG_SSL_TRUSTSTORE_CERTIFICATES),
-        .client_auth = br_config_listener_value(c, l, BR_CFG_SSL_CLIENT_AUTH),
-        .enabled_protocols = br_config_listener_value(c, l, BR_CFG_SSL_ENABLED_PROTOCOLS),
-        .cipher_suites = br_config_listener_value(c, l, BR_CFG_SSL_CIPHER_SUITES),
-    };
+    struct br_tls_settings s;
+    br_listener_tls_settings(c, l, &s);
     char err[512];
     int rc = br_tls_ctx_new(&s, &b->tls[i], err, sizeof err);
     if (rc != 0) {
@@ -320,6 +306,15 @@ int br_broker_start(struct br_broker *b)
     }
     b->logs_loaded = true;
     advertise(b);
+    if (b->cluster) {
+        /* the fetchers', markers' and controller's connections to the others */
+        char err[512];
+        if (br_interbroker_new(&b->s.cfg, b->s.node_id, &b->interbroker, err, sizeof err) != 0) {
+            br_error("%s", err);
+            return -1;
+        }
+        br_net_outbound_security(b->s.net, br_interbroker_security(b->interbroker));
+    }
     if (br_mailbox_create(&b->s.mailbox) != 0 || mailbox_watch_add(b) != 0) {
         br_error("cannot make the reactor's mailbox");
         return -1;
@@ -487,6 +482,8 @@ void br_broker_stop(struct br_broker *b)
     }
     br_scram_store_free(b->scram);
     b->scram = NULL;
+    br_interbroker_free(b->interbroker); /* after the net and the controller */
+    b->interbroker = NULL;
     b->s.scram = NULL;
     /* every log closed: the dirs are marked clean and unlocked */
     br_logm_close(b->s.logs, flushed && started);

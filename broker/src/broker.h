@@ -22,6 +22,7 @@
 struct br_cluster_member;
 struct br_shutdown;
 struct br_admin_feed;
+struct br_interbroker;
 
 struct br_broker {
     struct br_server s; /* what the request layer serves from (server/state.h) */
@@ -43,6 +44,8 @@ struct br_broker {
      * credentials they share (security/sasl.h, security/credentials.h) */
     struct br_sasl_listener *sasl[BR_CONFIG_MAX_LISTENERS];
     struct br_scram_store *scram;
+    /* what its connections to the other brokers speak (security/interbroker.h) */
+    struct br_interbroker *interbroker;
 };
 
 /* Open everything (metadata, logs with recovery), bind the listeners. */

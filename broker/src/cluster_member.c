@@ -12,6 +12,7 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "security/interbroker.h"
 #include "server/acl_zk.h"
 #include "server/cluster_wait.h"
 #include "replica/replication.h"
@@ -493,6 +494,11 @@ int br_member_start(struct br_broker *b)
     (void)snprintf(cc.zk_connect, sizeof cc.zk_connect, "%s", b->s.cfg.zookeeper_connect);
     cc.session_timeout_ms = b->s.cfg.zookeeper_session_timeout_ms;
     cc.socket_timeout_ms = m->b->s.cfg.controller_socket_timeout_ms;
+    (void)snprintf(cc.inter_broker_listener, sizeof cc.inter_broker_listener, "%s",
+                   b->s.cfg.inter_broker_listener_name);
+    if (b->interbroker != NULL) {
+        cc.security = *br_interbroker_security(b->interbroker);
+    }
     cc.unclean_leader_election = b->s.cfg.unclean_leader_election_enable;
     cc.delete_topic_enable = b->s.cfg.delete_topic_enable;
     cc.auto_leader_rebalance = b->s.cfg.auto_leader_rebalance_enable;

@@ -19,6 +19,13 @@ times in a row, the controller killed and restarted, a clean bounce of the
 leader (SIGTERM) twice, a follower paused (SIGSTOP) and resumed, ZooKeeper
 restarted (the brokers go on serving while it is away).
 
+SAMSA_FAULTS_SECURITY=sasl_ssl runs the suite over SASL_SSL (the
+cluster-faults-sasl-ssl test): the brokers replicate, the controller
+sends and the markers go over a SASL_SSL inter-broker listener
+(SCRAM-SHA-512, test_cluster_interbroker.py's cluster), and the producer
+and the checker are clients of it; a PLAINTEXT listener stays for the
+harness's own probes.
+
 Each case prints its figures: acknowledged, lost, duplicated, and the
 unavailability (the longest gap between two acknowledgements). Every
 process is stopped by its PID; waits are conditions with deadlines.
@@ -145,7 +152,7 @@ def read_back(ck, bootstrap, want):
     """Every record of the topic: {partition: [(offset, value)] in offset
     order}."""
     cons = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "fault-checker",
-                        "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                        "enable.auto.commit": False, "auto.offset.reset": "earliest", **CLIENT})
     got = {p: [] for p in range(PARTITIONS)}
     try:
         cons.assign([ck.TopicPartition(TOPIC, p, ck.OFFSET_BEGINNING) for p in range(PARTITIONS)])
@@ -168,9 +175,9 @@ def read_back(ck, bootstrap, want):
     return {p: sorted(vals) for p, vals in got.items()}
 
 
-def partition_bytes(b, p):
-    """The concatenated segments of TOPIC-p on broker b."""
-    d = os.path.join(b.log_dir, "%s-%d" % (TOPIC, p))
+def partition_bytes(b, p, topic=TOPIC):
+    """The concatenated segments of topic-p on broker b."""
+    d = os.path.join(b.log_dir, "%s-%d" % (topic, p))
     if not os.path.isdir(d):
         return None
     out = b""
@@ -254,20 +261,32 @@ def check_outcome(name, ck, c, prod, t0):
                  DEADLINE, "the replicas of %s-%d identical" % (TOPIC, p))
 
 
+SECURITY = os.environ.get("SAMSA_FAULTS_SECURITY", "plaintext")
+# the clients' settings and bootstrap (the SASL_SSL mode's: set in fault_case)
+CLIENT = {}
+
+
 def fault_case(t, name, fault):
     imports()
     ck = confluent()
     # SAMSA_TEST_LOG_LEVEL=debug keeps the brokers' every step for a failure's study
-    c = Cluster(t, config={"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000",
-                           "offsets.topic.replication.factor": "3",
-                           "log.level": os.environ.get("SAMSA_TEST_LOG_LEVEL", "info")})
+    config = {"min.insync.replicas": "2", "replica.lag.time.max.ms": "3000",
+              "offsets.topic.replication.factor": "3",
+              "log.level": os.environ.get("SAMSA_TEST_LOG_LEVEL", "info")}
+    CLIENT.clear()
+    if SECURITY == "sasl_ssl":
+        from test_cluster_interbroker import client_conf, sasl_ssl_cluster
+        c = sasl_ssl_cluster(t, config=config, plaintext=True)
+        CLIENT.update(client_conf(c))
+    else:
+        c = Cluster(t, config=config)
     try:
         wait_for(lambda: c.controller() is not None, DEADLINE, "a controller")
         c.create_topic(TOPIC, [[0, 1, 2], [1, 2, 0], [2, 0, 1]])
         wait_for(lambda: led_everywhere(c, TOPIC, PARTITIONS), DEADLINE, "the topic's leaders")
         wait_for(lambda: in_sync(c), DEADLINE, "every replica in sync")
         bootstrap = ",".join(c.bootstrap(i) for i in range(3))
-        prod = Producer(ck, bootstrap)
+        prod = Producer(ck, bootstrap, extra=CLIENT)
         prod.start()
         t0 = prod.t0
         try:

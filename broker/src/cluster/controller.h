@@ -93,6 +93,8 @@
 #include <samsa-protocol/err.h>
 
 #include "cluster/metadata.h"
+#include "cluster/zk_json.h"
+#include "reactor/net.h"
 
 #define BR_CONTROLLER_CONNECT_MAX 4096
 
@@ -106,6 +108,11 @@ struct br_controller_config {
     bool auto_leader_rebalance;                     /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_percentage;            /* leader.imbalance.per.broker.percentage */
     int64_t leader_imbalance_check_ms;              /* leader.imbalance.check.interval.seconds */
+    /* the listener it reaches brokers on (inter.broker.listener.name) and
+     * what it speaks there: TLS and SASL as the reactor's outbound
+     * connections (reactor/net.h) */
+    char inter_broker_listener[BR_ZK_LISTENER_MAX + 1];
+    struct br_outbound_security security;
 };
 
 struct br_controller;

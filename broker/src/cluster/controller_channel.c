@@ -11,9 +11,13 @@
 #include "base/clock.h"
 #include "base/logging.h"
 #include "base/worker.h"
+#include "reactor/net_tls.h"
 
 #include <samsa-protocol/header.h>
 #include <samsa-protocol/messages.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +32,10 @@
 /* How long a sender waits between two attempts at a request (Kafka's
  * RequestSendThread backs off 100 ms). */
 #define SEND_BACKOFF_MS 100
+/* ... and after a TLS handshake or a SASL exchange failed: a broker
+ * misconfigured for the others is not asked ten times a second (each
+ * failure is logged) */
+#define SECURITY_BACKOFF_MS 1000
 
 struct send_req {
     struct send_req *next;
@@ -50,6 +58,8 @@ struct sender {
     struct send_req *head, *tail; /* guarded by mu */
     bool stop;                    /* guarded by mu */
     int fd;
+    SSL *ssl;          /* the inter-broker listener is SSL or SASL_SSL */
+    bool security_failed; /* the last connect's TLS or SASL failed */
     int32_t correlation;
 };
 
@@ -57,6 +67,11 @@ struct sender {
 
 static void sender_close(struct sender *s)
 {
+    if (s->ssl != NULL) {
+        SSL_free(s->ssl); /* no close_notify: the peer takes the close as one */
+        s->ssl = NULL;
+        ERR_clear_error();
+    }
     if (s->fd >= 0) {
         (void)close(s->fd);
         s->fd = -1;
@@ -132,10 +147,128 @@ static int sender_connect(struct sender *s)
     return 0;
 }
 
+static int read_frame(struct sender *s, uint8_t **payload, int32_t *size);
+static int write_all(struct sender *s, const uint8_t *p, size_t len);
+
+/* The TLS handshake as a client, on the non-blocking socket, within the
+ * channel's timeout per step. */
+static int tls_handshake(struct sender *s, struct br_tls_ctx *t)
+{
+    s->ssl = br_tls_client_new(t, s->fd, s->host);
+    if (s->ssl == NULL) {
+        return -1;
+    }
+    for (;;) {
+        ERR_clear_error();
+        int r = SSL_do_handshake(s->ssl);
+        if (r == 1) {
+            return 0;
+        }
+        int e = SSL_get_error(s->ssl, r);
+        if ((e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) &&
+            wait_fd(s, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT)) {
+            continue;
+        }
+        char why[192] = "timed out";
+        unsigned long err = ERR_peek_last_error();
+        if (err != 0) {
+            ERR_error_string_n(err, why, sizeof why);
+        }
+        long v = SSL_get_verify_result(s->ssl);
+        br_warn("controller: TLS handshake with broker %" PRId32 " at %s:%" PRId32
+                " failed: %s%s%s",
+                s->broker, s->host, s->port, why, v != X509_V_OK ? ": " : "",
+                v != X509_V_OK ? X509_verify_cert_error_string(v) : "");
+        ERR_clear_error();
+        return -1;
+    }
+}
+
+/* The SASL exchange (security/sasl_client.c through the ops) before the
+ * first request. */
+static int authenticate(struct sender *s, const struct br_outbound_security *sec)
+{
+    void *st = sec->auth->start(sec->auth_arg);
+    if (st == NULL) {
+        return -1;
+    }
+    char peer[BR_ZK_HOST_MAX + 16];
+    (void)snprintf(peer, sizeof peer, "%s:%" PRId32, s->host, s->port);
+    uint8_t *resp = NULL;
+    int32_t size = 0;
+    int rc = -1;
+    for (;;) {
+        uint8_t *frame = NULL;
+        size_t len = 0;
+        int r = sec->auth->step(st, peer, resp, (size_t)size, &frame, &len);
+        kp_free(resp);
+        resp = NULL;
+        if (r <= 0) {
+            kp_free(frame);
+            rc = r;
+            break;
+        }
+        int wr = write_all(s, frame, len);
+        kp_free(frame);
+        if (wr != 0 || read_frame(s, &resp, &size) != 0) {
+            br_warn("controller: the SASL exchange with broker %" PRId32 " at %s broke off",
+                    s->broker, peer);
+            break;
+        }
+    }
+    sec->auth->free(st);
+    return rc;
+}
+
+/* Connected, encrypted and authenticated as the inter-broker listener
+ * wants (Kafka's ControllerChannelManager through its channel builder). */
+static int sender_open(struct sender *s)
+{
+    if (sender_connect(s) != 0) {
+        return -1;
+    }
+    const struct br_outbound_security *sec = &s->ctl->cfg.security;
+    s->security_failed = (sec->tls != NULL && tls_handshake(s, sec->tls) != 0) ||
+                         (sec->auth != NULL && authenticate(s, sec) != 0);
+    if (s->security_failed) {
+        sender_close(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* A TLS call that wants the socket: waits for it. False when it failed
+ * (or the wait did). */
+static bool tls_wait(struct sender *s, int ret)
+{
+    int e = SSL_get_error(s->ssl, ret);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        return wait_fd(s, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT);
+    }
+    ERR_clear_error();
+    return false;
+}
+
+/* send(2) and recv(2), through TLS when the channel has it: bytes, or -1
+ * with errno EAGAIN when it waited and may go on, else another. */
+static ssize_t channel_io(struct sender *s, uint8_t *p, size_t len, bool out)
+{
+    if (s->ssl == NULL) {
+        return out ? send(s->fd, p, len, MSG_NOSIGNAL) : recv(s->fd, p, len, 0);
+    }
+    size_t n = 0;
+    int r = out ? SSL_write_ex(s->ssl, p, len, &n) : SSL_read_ex(s->ssl, p, len, &n);
+    if (r == 1) {
+        return (ssize_t)n;
+    }
+    errno = tls_wait(s, r) ? EINTR : EPIPE;
+    return -1;
+}
+
 static int write_all(struct sender *s, const uint8_t *p, size_t len)
 {
     while (len > 0) {
-        ssize_t n = send(s->fd, p, len, MSG_NOSIGNAL);
+        ssize_t n = channel_io(s, (uint8_t *)(uintptr_t)p, len, true);
         if (n > 0) {
             p += n;
             len -= (size_t)n;
@@ -155,7 +288,7 @@ static int write_all(struct sender *s, const uint8_t *p, size_t len)
 static int read_all(struct sender *s, uint8_t *p, size_t len)
 {
     while (len > 0) {
-        ssize_t n = recv(s->fd, p, len, 0);
+        ssize_t n = channel_io(s, p, len, false);
         if (n > 0) {
             p += n;
             len -= (size_t)n;
@@ -241,11 +374,29 @@ static bool log_answer(const struct sender *s, const struct send_req *r, const u
     return ok;
 }
 
+/* A response frame: its payload (kp_malloc'd, at least 4 bytes). */
+static int read_frame(struct sender *s, uint8_t **payload, int32_t *size)
+{
+    uint8_t hdr[4];
+    *payload = NULL;
+    if (read_all(s, hdr, sizeof hdr) != 0 || kp_frame_size(hdr, sizeof hdr, MAX_RESPONSE, size) != 0 ||
+        *size < 4) {
+        return -1;
+    }
+    *payload = kp_malloc((size_t)*size);
+    if (*payload == NULL || read_all(s, *payload, (size_t)*size) != 0) {
+        kp_free(*payload);
+        *payload = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* One exchange: 0 when answered, -1 when the connection failed. *ok:
  * whether the answer said every part was done. */
 static int exchange(struct sender *s, struct send_req *r, bool *ok)
 {
-    if (s->fd < 0 && sender_connect(s) != 0) {
+    if (s->fd < 0 && sender_open(s) != 0) {
         return -1;
     }
     int32_t corr = ++s->correlation;
@@ -253,19 +404,9 @@ static int exchange(struct sender *s, struct send_req *r, bool *ok)
     r->frame[9] = (uint8_t)((uint32_t)corr >> 16);
     r->frame[10] = (uint8_t)((uint32_t)corr >> 8);
     r->frame[11] = (uint8_t)corr;
-    uint8_t hdr[4];
-    if (write_all(s, r->frame, r->len) != 0 || read_all(s, hdr, sizeof hdr) != 0) {
-        sender_close(s);
-        return -1;
-    }
+    uint8_t *payload = NULL;
     int32_t size = 0;
-    if (kp_frame_size(hdr, sizeof hdr, MAX_RESPONSE, &size) != 0 || size < 4) {
-        sender_close(s);
-        return -1;
-    }
-    uint8_t *payload = kp_malloc((size_t)size);
-    if (payload == NULL || read_all(s, payload, (size_t)size) != 0) {
-        kp_free(payload);
+    if (write_all(s, r->frame, r->len) != 0 || read_frame(s, &payload, &size) != 0) {
         sender_close(s);
         return -1;
     }
@@ -304,7 +445,8 @@ static void *sender_main(void *arg)
             if (sender_stopping(s)) {
                 break;
             }
-            struct timespec ts = {0, SEND_BACKOFF_MS * 1000000L};
+            long ms = s->security_failed ? SECURITY_BACKOFF_MS : SEND_BACKOFF_MS;
+            struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
             (void)nanosleep(&ts, NULL);
         }
         if (answered && r->gen != 0) {

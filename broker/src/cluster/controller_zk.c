@@ -125,12 +125,18 @@ static int read_broker(struct br_controller *c, int32_t id, struct ctl_broker *b
         br_zk_broker_clear(&reg);
         return 1;
     }
-    /* the first PLAINTEXT endpoint, else the first */
+    /* the inter-broker listener's endpoint (Kafka's
+     * ControllerChannelManager.addNewBroker: brokerNode(interBrokerListenerName)),
+     * else the first PLAINTEXT one, else the first */
     const struct br_zk_endpoint *e = &reg.endpoints[0];
     for (size_t i = 0; i < reg.n_endpoints; i++) {
-        if (reg.endpoints[i].security_protocol == BR_ZK_PLAINTEXT) {
+        if (strcmp(reg.endpoints[i].listener, c->cfg.inter_broker_listener) == 0) {
             e = &reg.endpoints[i];
             break;
+        }
+        if (reg.endpoints[i].security_protocol == BR_ZK_PLAINTEXT &&
+            e->security_protocol != BR_ZK_PLAINTEXT) {
+            e = &reg.endpoints[i];
         }
     }
     memset(b, 0, sizeof *b);

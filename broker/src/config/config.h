@@ -48,8 +48,10 @@
  *   ssl.client.auth      none, requested, required
  *   ssl.enabled.protocols TLSv1.2,TLSv1.3 (default); older are refused
  *   ssl.cipher.suites    IANA or OpenSSL names; unset: OpenSSL's defaults
- *   ssl.endpoint.identification.algorithm  accepted; used by no connection
- *                        yet (brokers speak PLAINTEXT to each other)
+ *   ssl.endpoint.identification.algorithm  a broker's connections to the
+ *                        other brokers' TLS inter-broker listener: https
+ *                        (Kafka 2.0's default) checks the certificate names
+ *                        the address, "" does not
  * Passwords and inline keys are sensitive: DescribeConfigs shows null.
  *
  * SASL (the SASL_PLAINTEXT and SASL_SSL listeners; Kafka 2.0's
@@ -71,9 +73,11 @@
  *   connections.max.unauthenticated.ms  Samsa's own: a connection of a SASL
  *                        listener not authenticated within this long is
  *                        closed, 10000 (Kafka 2.0 has no such deadline).
- *   sasl.mechanism.inter.broker.protocol  accepted; brokers do not speak
- *                        SASL to each other (the inter-broker listener
- *                        must be PLAINTEXT or SSL).
+ *   sasl.mechanism.inter.broker.protocol  PLAIN, SCRAM-SHA-256 or
+ *                        SCRAM-SHA-512 when the inter-broker listener is
+ *                        SASL (Kafka's default GSSAPI stops start-up); the
+ *                        broker logs in with the username and password of
+ *                        listener.name.<l>.<mechanism>.sasl.jaas.config.
  *
  * Samsa's decisions where Kafka leaves room:
  *   broker.id            -1 (Kafka's default) means "not configured": with

@@ -351,11 +351,6 @@ int cfg_resolve_listeners(struct load *ld)
         return cfg_key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL, "unknown security protocol %s",
                          Q(proto, q));
     }
-    if (sp != BR_SECURITY_PLAINTEXT) {
-        return cfg_key_error(ld, BR_CFG_SECURITY_INTER_BROKER_PROTOCOL,
-                         "brokers speak to each other over PLAINTEXT only (inter-broker TLS and "
-                         "SASL are not there yet)");
-    }
     enum br_config_key ik =
         named ? BR_CFG_INTER_BROKER_LISTENER_NAME : BR_CFG_SECURITY_INTER_BROKER_PROTOCOL;
     const char *name = named ? c->raw[BR_CFG_INTER_BROKER_LISTENER_NAME] : security_protocols[sp];
@@ -378,16 +373,20 @@ int cfg_resolve_listeners(struct load *ld)
                          "(set inter.broker.listener.name)",
                          c->inter_broker_listener_name);
     }
-    /* standalone, no broker connects to it: any listener may be named */
-    const char *zk = cfg_text_of(ld, BR_CFG_ZOOKEEPER_CONNECT);
-    bool cluster = zk != NULL && zk[0] != '\0';
-    if (cluster && c->advertised_listeners[j].security_protocol != BR_SECURITY_PLAINTEXT) {
-        return cfg_key_error(ld, ik,
-                         "the inter-broker listener %s uses %s: brokers speak to each other "
-                         "over PLAINTEXT only (inter-broker TLS and SASL are not there yet); "
-                         "name a PLAINTEXT listener",
-                         c->inter_broker_listener_name,
-                         security_protocols[c->advertised_listeners[j].security_protocol]);
+    /* brokers authenticate to a SASL inter-broker listener with
+     * sasl.mechanism.inter.broker.protocol (Kafka 2.0's KafkaConfig:
+     * GSSAPI by default, which is not there) */
+    int16_t isp = c->advertised_listeners[j].security_protocol;
+    const char *mech = c->raw[BR_CFG_SASL_MECHANISM_INTER_BROKER_PROTOCOL];
+    if ((isp == BR_SECURITY_SASL_PLAINTEXT || isp == BR_SECURITY_SASL_SSL) &&
+        (mech == NULL || (strcmp(mech, "PLAIN") != 0 && strcmp(mech, "SCRAM-SHA-256") != 0 &&
+                          strcmp(mech, "SCRAM-SHA-512") != 0))) {
+        return cfg_key_error(ld, BR_CFG_SASL_MECHANISM_INTER_BROKER_PROTOCOL,
+                             "the inter-broker listener %s uses %s: brokers authenticate to it "
+                             "with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (%s%s; GSSAPI, "
+                             "Kafka's default, is not there)",
+                             c->inter_broker_listener_name, security_protocols[isp],
+                             mech != NULL ? "not " : "unset", mech != NULL ? Q(mech, q) : "");
     }
 
     /* "0" turns the admin API off, as the empty list does */

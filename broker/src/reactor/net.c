@@ -165,6 +165,11 @@ int br_net_listen(struct br_net *n, const char *host, int port)
     return 0;
 }
 
+void br_net_outbound_security(struct br_net *n, const struct br_outbound_security *sec)
+{
+    n->out_sec = *sec;
+}
+
 void br_net_listener_tls(struct br_net *n, size_t listener, struct br_tls_ctx *t)
 {
     if (listener < n->nlisteners) {
@@ -313,6 +318,10 @@ static void handshake_step(struct br_conn *c)
 {
     switch (net_tls_handshake(c)) {
     case NET_TLS_DONE:
+        if (c->outbound) {
+            net_conn_secured(c);
+            break;
+        }
         net_conn_touch(c);
         net_conn_update_events(c);
         net_conn_readable(c);
@@ -338,7 +347,7 @@ static void handle_event(struct br_net *n, struct epoll_event *ev)
         if (c->dead) {
             break;
         }
-        if (c->connecting) {
+        if (c->connecting && !c->tcp_done) {
             net_conn_connect_done(c);
             break;
         }

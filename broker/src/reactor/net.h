@@ -281,6 +281,32 @@ struct br_conn_ops {
     void (*closed)(void *ctx, struct br_conn *c, int err);
 };
 
+/* The security of every outbound connection of a net: they all go to
+ * other brokers' inter-broker listener (Kafka 2.0's ChannelBuilders for
+ * the inter-broker listener). After the TCP connect a TLS handshake as a
+ * client (tls set: br_tls_client_ctx_new), then a SASL exchange (auth
+ * set), and only then ops->connected and the frames queued: while it lasts
+ * br_conn_connecting is true. A failed handshake or exchange closes the
+ * connection with EPROTO (TLS) or EACCES (SASL), logged at WARN. */
+struct br_outbound_auth_ops {
+    /* a new exchange's state; NULL when memory ran out */
+    void *(*start)(void *arg);
+    /* its next step: resp is the answer to the last frame (NULL the first
+     * time); 1 with *frame (a whole request frame, kp_malloc'd, *len
+     * bytes) to send, 0 authenticated, -1 failed (logged, naming peer) */
+    int (*step)(void *state, const char *peer, const uint8_t *resp, size_t resp_len,
+                uint8_t **frame, size_t *len);
+    void (*free)(void *state);
+};
+struct br_outbound_security {
+    struct br_tls_ctx *tls;                  /* NULL: no TLS */
+    const struct br_outbound_auth_ops *auth; /* NULL: no SASL */
+    void *auth_arg;
+};
+/* Copied; what it points to must outlive the net. Before the first
+ * br_conn_connect. */
+void br_net_outbound_security(struct br_net *n, const struct br_outbound_security *sec);
+
 /* Starts connecting to host:port without blocking. host must be a numeric
  * IPv4 or IPv6 address: the reactor does no name lookups (resolve on
  * another thread). Frames up to max_frame_bytes are taken; a larger one

@@ -162,6 +162,7 @@ void net_conn_destroy(struct br_conn *c)
     kp_free(c->principal);
     kp_free(c->out);
     kp_free(c->tls_out);
+    kp_free(c->pre_out);
     kp_free(c);
 }
 
@@ -172,8 +173,11 @@ void net_conn_update_events(struct br_conn *c)
     }
     bool want_in =
         !c->closing && (c->outbound || c->nslots < MAX_QUEUED_SLOTS) && !c->muted &&
-        !c->connecting && !c->held && !c->throttled;
-    bool want_out = c->connecting || (c->slots != NULL && c->slots->ready);
+        (!c->connecting || c->tcp_done) && !c->held && !c->throttled;
+    /* while an outbound one connects, only the connect or the SASL
+     * client's frame is written: its user's frames wait */
+    bool want_out = c->connecting ? !c->tcp_done || c->pre_out != NULL
+                                  : c->slots != NULL && c->slots->ready;
     if (c->tls_handshaking) {
         /* the handshake's next step says which way it waits */
         want_in = !c->tls_wants_write;

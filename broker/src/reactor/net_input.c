@@ -290,7 +290,9 @@ static size_t handle_frames(struct br_conn *c, uint8_t *buf, size_t len)
         if (len - pos - 4 < (size_t)size) {
             break;
         }
-        if (c->outbound) {
+        if (c->outbound && c->pre_frame != NULL) {
+            c->pre_frame(c, buf + pos + 4, (size_t)size);
+        } else if (c->outbound) {
             c->conn_ops->frame(c->conn_ctx, c, buf + pos + 4, (size_t)size);
         } else {
             c->net->ops->frame(c->net->ctx, c, buf + pos + 4, (size_t)size);

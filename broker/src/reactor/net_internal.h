@@ -125,10 +125,19 @@ struct br_conn {
      * counted against max.connections nor closed for idleness, and what it
      * queues are requests, which do not hold back its reading */
     bool outbound;
-    bool connecting;   /* outbound: the connect has not completed */
+    bool connecting;   /* outbound: not ready for its user (connect, TLS, SASL) */
+    bool tcp_done;     /* outbound: the TCP connect completed */
     bool user_closed;  /* outbound: br_conn_close, so no ops->closed */
     int error;         /* outbound: why it closed (errno), 0 for a clean close */
     int32_t max_frame; /* outbound: the largest response frame taken */
+    /* outbound, while it authenticates: the exchange's frame being sent
+     * (ahead of every frame its user queued) */
+    uint8_t *pre_out;
+    size_t pre_out_len;
+    size_t pre_out_off;
+    /* ... and where the answers go meanwhile (net_output.c's exchange step) */
+    void (*pre_frame)(struct br_conn *c, const uint8_t *payload, size_t len);
+    char host[48]; /* outbound: the address connected to */
     const struct br_conn_ops *conn_ops;
     void *conn_ctx;
     int listener; /* accepted: the index of its listener (br_net_listen order); else -1 */
@@ -146,7 +155,7 @@ struct br_conn {
     /* SASL (net_auth.c), on a connection of a SASL listener: its user's
      * authentication state, freed with auth_free when it dies; the
      * deadline (connections.max.unauthenticated.ms) */
-    void *auth;
+    void *auth; /* outbound: the SASL client's exchange (br_outbound_auth_ops) */
     void (*auth_free)(void *auth);
     bool authenticated;
     char *principal; /* "User:<name>" once authenticated, owned */
@@ -188,6 +197,7 @@ struct br_net {
     uint64_t turned_away; /* ... refused (max.connections, stopping) */
     uint64_t idle_closed; /* ... closed idle (connections.max.idle.ms) */
     size_t noutbound; /* br_conn_connect's */
+    struct br_outbound_security out_sec; /* theirs (br_net_outbound_security) */
     int max_connections;
     int32_t max_request_bytes;
     bool stopping;
@@ -291,6 +301,10 @@ enum net_tls_step {
 /* pending: the task that reads what OpenSSL holds (net_input.c's) */
 KP_MUST_CHECK int net_tls_accept(struct br_conn *c, struct br_tls_ctx *t,
                                  const struct br_task_ops *pending);
+/* an outbound connection's client side: host is what the server's
+ * certificate must name */
+KP_MUST_CHECK int net_tls_connect(struct br_conn *c, struct br_tls_ctx *t, const char *host,
+                                  const struct br_task_ops *pending);
 enum net_tls_step net_tls_handshake(struct br_conn *c);
 /* read(2) and recv(MSG_PEEK), through TLS on a TLS connection */
 ssize_t net_io_read(struct br_conn *c, void *buf, size_t len);
@@ -308,6 +322,8 @@ void net_tls_close(struct br_conn *c);
 
 /* net_output.c */
 void net_conn_connect_done(struct br_conn *c);
+/* an outbound connection's TLS handshake completed: SASL, or its user */
+void net_conn_secured(struct br_conn *c);
 void net_conn_flush(struct br_conn *c);
 
 #endif

@@ -342,11 +342,49 @@ static int tls_send_slot(struct br_conn *c, struct br_slot *s)
     }
 }
 
+/* The SASL client's frame of an outbound connection that authenticates,
+ * before any of its user's. */
+static void pre_out_flush(struct br_conn *c)
+{
+    while (c->pre_out != NULL && c->tcp_done && !c->tls_handshaking && !c->dead) {
+        const uint8_t *p = c->pre_out + c->pre_out_off;
+        size_t left = c->pre_out_len - c->pre_out_off;
+        ssize_t n = 0;
+        if (c->ssl != NULL) {
+            int r = net_tls_write(c, p, left);
+            n = r == 1 ? (ssize_t)left : r == 0 ? 0 : -1;
+            errno = r == 0 ? EAGAIN : EPIPE;
+        } else {
+            n = write(c->watch.fd, p, left);
+        }
+        if (n > 0) {
+            net_conn_touch(c);
+            c->pre_out_off += (size_t)n;
+            if (c->pre_out_off == c->pre_out_len) {
+                kp_free(c->pre_out);
+                c->pre_out = NULL;
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            c->error = errno;
+            net_conn_kill(c);
+            return;
+        }
+        break;
+    }
+    net_conn_update_events(c);
+}
+
 /* Send what can be sent now, strictly from the head slot. */
 void net_conn_flush(struct br_conn *c)
 {
     if (c->connecting) {
-        return; /* sent once connected */
+        pre_out_flush(c); /* the rest once connected */
+        return;
     }
     while (!c->dead && c->slots != NULL && c->slots->ready) {
         struct br_slot *s = c->slots;
@@ -508,6 +546,7 @@ int br_conn_connect(struct br_net *n, const char *host, int port, int32_t max_fr
     c->max_frame = max_frame_bytes;
     c->conn_ops = ops;
     c->conn_ctx = ctx;
+    (void)snprintf(c->host, sizeof c->host, "%s", host);
     (void)snprintf(c->peer, sizeof c->peer, "%s%s%s:%d", ss.ss_family == AF_INET6 ? "[" : "", host,
                    ss.ss_family == AF_INET6 ? "]" : "", port);
     struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->watch};
@@ -538,12 +577,87 @@ void net_conn_connect_done(struct br_conn *c)
         net_conn_kill(c);
         return;
     }
+    c->tcp_done = true;
+    if (c->net->out_sec.tls != NULL) {
+        /* the TLS handshake on readiness (net.c), then net_conn_secured */
+        if (net_tls_connect(c, c->net->out_sec.tls, c->host, &net_tls_pending_task) != 0) {
+            c->error = ENOMEM;
+            net_conn_kill(c);
+            return;
+        }
+        net_conn_update_events(c);
+        return;
+    }
+    net_conn_secured(c);
+}
+
+/* Connected, encrypted and authenticated as the net's outbound security
+ * wants: its user's turn. */
+static void outbound_ready(struct br_conn *c)
+{
     c->connecting = false;
+    net_conn_touch(c);
     net_conn_update_events(c);
     c->conn_ops->connected(c->conn_ctx, c);
     if (!c->dead) {
         net_conn_flush(c); /* what was sent while connecting */
     }
+}
+
+static void auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len);
+
+void net_conn_secured(struct br_conn *c)
+{
+    const struct br_outbound_security *sec = &c->net->out_sec;
+    if (sec->auth == NULL) {
+        outbound_ready(c);
+        return;
+    }
+    c->auth = sec->auth->start(sec->auth_arg);
+    c->auth_free = sec->auth->free;
+    if (c->auth == NULL) {
+        c->error = ENOMEM;
+        net_conn_kill(c);
+        return;
+    }
+    c->pre_frame = auth_client_step;
+    auth_client_step(c, NULL, 0);
+}
+
+/* The SASL exchange's next step: the first, or with the answer to its
+ * last frame (c->pre_frame while c authenticates). */
+static void auth_client_step(struct br_conn *c, const uint8_t *resp, size_t len)
+{
+    const struct br_outbound_security *sec = &c->net->out_sec;
+    if (c->auth == NULL || c->pre_out != NULL) {
+        /* an answer to nothing asked: not the exchange's peer */
+        br_warn("SASL with %s: an answer before the request went", c->peer);
+        c->error = EPROTO;
+        net_conn_kill(c);
+        return;
+    }
+    uint8_t *frame = NULL;
+    size_t flen = 0;
+    int r = sec->auth->step(c->auth, c->peer, resp, len, &frame, &flen);
+    if (r < 0) {
+        kp_free(frame);
+        c->error = EACCES;
+        net_conn_kill(c);
+        return;
+    }
+    if (r == 0) {
+        kp_free(frame);
+        c->auth_free(c->auth);
+        c->auth = NULL;
+        c->auth_free = NULL;
+        c->pre_frame = NULL;
+        outbound_ready(c);
+        return;
+    }
+    c->pre_out = frame;
+    c->pre_out_len = flen;
+    c->pre_out_off = 0;
+    pre_out_flush(c);
 }
 
 int br_conn_send(struct br_conn *c, uint8_t *frame, size_t len)

@@ -29,6 +29,7 @@
 
 struct br_tls_ctx {
     SSL_CTX *ctx;
+    bool verify_host; /* a client's: ssl.endpoint.identification.algorithm=https */
 };
 
 /* ---------------------------------------------------------------- context */
@@ -348,6 +349,35 @@ static int set_ciphers(SSL_CTX *ctx, const struct br_tls_settings *s, char *err,
     return 0;
 }
 
+/* The rest of a client context (Kafka 2.0's SslFactory in client mode):
+ * protocols and suites as a server's, the server always verified. */
+static int client_ctx_done(struct br_tls_ctx *t, const struct br_tls_settings *s,
+                           struct br_tls_ctx **out, char *err, size_t errlen)
+{
+    int rc = set_protocols(t->ctx, s, err, errlen);
+    if (rc == 0) {
+        rc = set_ciphers(t->ctx, s, err, errlen);
+    }
+    if (rc == 0 && s->truststore_location == NULL && s->truststore_certificates == NULL &&
+        SSL_CTX_set_default_verify_paths(t->ctx) != 1) {
+        rc = fail(err, errlen, "listener %s: no truststore and no default CA paths", s->listener);
+    }
+    const char *alg = s->endpoint_identification != NULL ? s->endpoint_identification : "https";
+    if (rc == 0 && alg[0] != '\0' && strcasecmp(alg, "https") != 0) {
+        rc = fail(err, errlen,
+                  "listener %s: ssl.endpoint.identification.algorithm %s: https or empty",
+                  s->listener, alg);
+    }
+    if (rc != 0) {
+        br_tls_ctx_free(t);
+        return rc;
+    }
+    t->verify_host = alg[0] != '\0';
+    SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+    *out = t;
+    return 0;
+}
+
 int br_tls_ctx_new(const struct br_tls_settings *s, struct br_tls_ctx **out, char *err,
                    size_t errlen)
 {
@@ -357,7 +387,7 @@ int br_tls_ctx_new(const struct br_tls_settings *s, struct br_tls_ctx **out, cha
     if (t == NULL) {
         return KP_E_NOMEM;
     }
-    t->ctx = SSL_CTX_new(TLS_server_method());
+    t->ctx = SSL_CTX_new(s->client ? TLS_client_method() : TLS_server_method());
     if (t->ctx == NULL) {
         kp_free(t);
         return fail(err, errlen, "listener %s: cannot make a TLS context", s->listener);
@@ -368,9 +398,15 @@ int br_tls_ctx_new(const struct br_tls_settings *s, struct br_tls_ctx **out, cha
                                     SSL_OP_CIPHER_SERVER_PREFERENCE);
     static const unsigned char sid[] = "samsa";
     int verify = SSL_VERIFY_NONE;
-    int rc = load_keystore(t->ctx, s, err, errlen);
+    int rc = 0;
+    if (!s->client || s->keystore_location != NULL || s->keystore_key != NULL) {
+        rc = load_keystore(t->ctx, s, err, errlen);
+    }
     if (rc == 0) {
         rc = load_truststore(t->ctx, s, err, errlen);
+    }
+    if (rc == 0 && s->client) {
+        return client_ctx_done(t, s, out, err, errlen);
     }
     if (rc == 0) {
         rc = set_protocols(t->ctx, s, err, errlen);
@@ -415,6 +451,47 @@ void br_tls_ctx_free(struct br_tls_ctx *t)
 }
 
 /* ---------------------------------------------------------------- connections */
+
+struct ssl_st *br_tls_client_new(struct br_tls_ctx *t, int fd, const char *host)
+{
+    SSL *ssl = SSL_new(t->ctx);
+    if (ssl == NULL || SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        ERR_clear_error();
+        return NULL;
+    }
+    SSL_set_connect_state(ssl);
+    if (t->verify_host) {
+        /* an address is checked against the IP SANs, a name against the
+         * DNS ones (Java's HTTPS endpoint identification) */
+        int ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host);
+        if (ok != 1) {
+            ERR_clear_error();
+            char name[256]; /* the SNI macro takes a mutable string */
+            (void)snprintf(name, sizeof name, "%s", host);
+            ok = SSL_set1_host(ssl, host) == 1 && SSL_set_tlsext_host_name(ssl, name) == 1;
+        }
+        if (ok != 1) {
+            SSL_free(ssl);
+            ERR_clear_error();
+            return NULL;
+        }
+    }
+    return ssl;
+}
+
+int net_tls_connect(struct br_conn *c, struct br_tls_ctx *t, const char *host,
+                    const struct br_task_ops *pending)
+{
+    c->ssl = br_tls_client_new(t, c->watch.fd, host);
+    if (c->ssl == NULL) {
+        return -1;
+    }
+    c->tls_handshaking = true;
+    c->tls_wants_write = true; /* the client speaks first */
+    br_task_init(&c->tls_task, pending, c);
+    return 0;
+}
 
 /* Why the last OpenSSL call on c failed, for its log line. */
 static const char *tls_reason(int ssl_err, char *buf, size_t len)
@@ -463,7 +540,15 @@ enum net_tls_step net_tls_handshake(struct br_conn *c)
         return NET_TLS_AGAIN;
     }
     char why[192];
-    br_info("closing %s: TLS handshake failed: %s", c->peer, tls_reason(e, why, sizeof why));
+    long v = SSL_get_verify_result(c->ssl);
+    if (c->outbound) {
+        /* a broker this one cannot reach: the operator's to fix */
+        br_warn("TLS handshake with broker %s failed: %s%s%s", c->peer,
+                tls_reason(e, why, sizeof why), v != X509_V_OK ? ": " : "",
+                v != X509_V_OK ? X509_verify_cert_error_string(v) : "");
+    } else {
+        br_info("closing %s: TLS handshake failed: %s", c->peer, tls_reason(e, why, sizeof why));
+    }
     c->error = EPROTO;
     c->tls_failed = true;
     return NET_TLS_FAILED;

@@ -17,6 +17,7 @@
 #ifndef SAMSA_BROKER_REACTOR_NET_TLS_H
 #define SAMSA_BROKER_REACTOR_NET_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <samsa-protocol/err.h>
@@ -39,6 +40,14 @@ struct br_tls_settings {
     const char *client_auth;       /* ssl.client.auth: none (unset), requested, required */
     const char *enabled_protocols; /* ssl.enabled.protocols: TLSv1.2,TLSv1.3 (unset) */
     const char *cipher_suites;     /* ssl.cipher.suites: IANA or OpenSSL names; unset: OpenSSL's */
+    /* a client context (a broker's connections to the other brokers): the
+     * keystore, if any, is its client certificate, the truststore (else
+     * OpenSSL's default paths) verifies the server's, client_auth unused */
+    bool client;
+    /* ssl.endpoint.identification.algorithm: https (Kafka 2.0's default)
+     * checks the server's certificate names the host connected to (its IP
+     * SAN for an address); "" does not */
+    const char *endpoint_identification;
 };
 
 /* Makes a server context. 0, or KP_ERR_INVALID_CONFIG with err saying
@@ -46,6 +55,11 @@ struct br_tls_settings {
  * its certificate, a JKS store...). */
 KP_MUST_CHECK int br_tls_ctx_new(const struct br_tls_settings *s, struct br_tls_ctx **out,
                                  char *err, size_t errlen);
+/* A client connection's SSL on fd, in connect state, checking the
+ * server's certificate names host (numeric: its IP SAN; else a DNS name,
+ * also sent as SNI) when t checks endpoints. NULL when memory ran out. For
+ * the reactor's outbound connections and the controller's senders. */
+struct ssl_st *br_tls_client_new(struct br_tls_ctx *t, int fd, const char *host);
 /* NULL is a no-op. After the net that used it is freed. */
 void br_tls_ctx_free(struct br_tls_ctx *t);
 

@@ -2,6 +2,7 @@
  * credential.h). */
 #include "security/credential.h"
 
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include <errno.h>
@@ -117,25 +118,34 @@ void br_scram_credential_format(int bits, const struct br_scram_credential *c, c
                    c->iterations);
 }
 
+int br_scram_keys(int bits, const char *password, const uint8_t *salt, size_t salt_len,
+                  int iterations, uint8_t *client_key, uint8_t *stored_key, uint8_t *server_key)
+{
+    size_t hlen = br_sasl_hash_len(bits);
+    uint8_t salted[BR_SASL_HASH_MAX];
+    bool ok = br_sasl_pbkdf2(bits, password, strlen(password), salt, salt_len, iterations,
+                             salted) &&
+              br_sasl_hmac(bits, salted, hlen, "Client Key", 10, client_key) &&
+              br_sasl_digest(bits, client_key, hlen, stored_key) &&
+              br_sasl_hmac(bits, salted, hlen, "Server Key", 10, server_key);
+    OPENSSL_cleanse(salted, sizeof salted);
+    return ok ? 0 : -1;
+}
+
 int br_scram_credential_make(int bits, const char *password, int iterations,
                              struct br_scram_credential *out)
 {
     memset(out, 0, sizeof *out);
-    size_t hlen = br_sasl_hash_len(bits);
-    uint8_t salted[BR_SASL_HASH_MAX];
     uint8_t client_key[BR_SASL_HASH_MAX];
     out->salt_len = 32;
     out->iterations = iterations;
-    if (iterations < BR_SCRAM_MIN_ITERATIONS || iterations > BR_SCRAM_MAX_ITERATIONS ||
-        RAND_bytes(out->salt, (int)out->salt_len) != 1 ||
-        !br_sasl_pbkdf2(bits, password, strlen(password), out->salt, out->salt_len, iterations,
-                        salted) ||
-        !br_sasl_hmac(bits, salted, hlen, "Client Key", 10, client_key) ||
-        !br_sasl_digest(bits, client_key, hlen, out->stored_key) ||
-        !br_sasl_hmac(bits, salted, hlen, "Server Key", 10, out->server_key)) {
-        return -1;
-    }
-    return 0;
+    int rc = iterations < BR_SCRAM_MIN_ITERATIONS || iterations > BR_SCRAM_MAX_ITERATIONS ||
+                     RAND_bytes(out->salt, (int)out->salt_len) != 1
+                 ? -1
+                 : br_scram_keys(bits, password, out->salt, out->salt_len, iterations, client_key,
+                                 out->stored_key, out->server_key);
+    OPENSSL_cleanse(client_key, sizeof client_key);
+    return rc;
 }
 
 /* ------------------------------------------------------------ user names */

@@ -48,6 +48,15 @@ void br_scram_credential_format(int bits, const struct br_scram_credential *c, c
 KP_MUST_CHECK int br_scram_credential_make(int bits, const char *password, int iterations,
                                            struct br_scram_credential *out);
 
+/* RFC 5802's keys from a password: SaltedPassword = Hi(password, salt,
+ * iterations), ClientKey = HMAC(SaltedPassword, "Client Key"), StoredKey =
+ * H(ClientKey), ServerKey = HMAC(SaltedPassword, "Server Key"); each
+ * br_sasl_hash_len(bits) bytes. The credential's (br_scram_credential_make)
+ * and the client's (sasl_client.c). 0 or -1. */
+KP_MUST_CHECK int br_scram_keys(int bits, const char *password, const uint8_t *salt,
+                                size_t salt_len, int iterations, uint8_t *client_key,
+                                uint8_t *stored_key, uint8_t *server_key);
+
 /* Kafka's Sanitizer: a user name URL-encoded for a znode path (UTF-8
  * bytes; letters, digits and "._-*" kept, "*" as "%2A", space as "%20"),
  * and back. out of cap bytes; false when it does not fit or is malformed. */
