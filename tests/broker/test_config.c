@@ -331,7 +331,10 @@ static const char every_key_more[] =
     "quota.consumer.default=2097152\n"
     "quota.window.num=5\n"
     "quota.window.size.seconds=2\n"
-    "quota.config.file=/etc/samsa/quotas\n";
+    "quota.config.file=/etc/samsa/quotas\n"
+    "admin.ssl.keystore.location=/etc/samsa/admin.pem\n"
+    "admin.ssl.truststore.location=/etc/samsa/ca.pem\n"
+    "admin.ssl.client.auth=requested\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -870,7 +873,19 @@ static void test_admin_listeners(void)
     expect_ok("admin.listeners=HTTP://:8081,http://[::1]:8082\n", &c);
     CU_ASSERT_EQUAL(c.n_admin_listeners, 2);
     br_config_free(&c);
-    expect_rejected("admin.listeners=https://:8443\n", "admin.listeners", "http://host:port");
+    expect_rejected("admin.listeners=ftp://:8443\n", "admin.listeners", "http://host:port");
+    expect_rejected("admin.listeners=https://:8443\n", "admin.ssl.keystore.location",
+                    "needs a certificate");
+    expect_ok("admin.listeners=http://:8081,https://:8443\n"
+              "admin.ssl.keystore.location=/etc/samsa/admin.pem\n", &c);
+    CU_ASSERT_EQUAL(c.n_admin_listeners, 2);
+    CU_ASSERT_STRING_EQUAL(c.admin_listeners[1].name, "HTTPS");
+    br_config_free(&c);
+    expect_rejected("admin.listeners=https://:8443\nadmin.ssl.keystore.location=/k.pem\n"
+                    "admin.ssl.client.auth=required\n",
+                    "admin.ssl.truststore.location", "needs the CA");
+    expect_rejected("admin.ssl.client.auth=always\n", "admin.ssl.client.auth",
+                    "none, requested or required");
     expect_rejected("admin.listeners=127.0.0.1:8081\n", "admin.listeners", "NAME://host:port");
 }
 

@@ -48,6 +48,13 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_ADMIN_STREAM_MAX_STALL_MS] = {"admin.stream.max.stall.ms", K_LONG,
                                           FIELD(admin_stream_max_stall_ms), "30000",
                                           AT_LEAST64(1000)},
+    /* https admin listeners: Kafka's listener keys under admin. (checked
+     * in config_listeners.c, read by admin/server.c) */
+    [BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION] = {"admin.ssl.keystore.location", K_SPECIAL, 0, NULL,
+                                            NO_RANGE},
+    [BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION] = {"admin.ssl.truststore.location", K_SPECIAL, 0,
+                                              NULL, NO_RANGE},
+    [BR_CFG_ADMIN_SSL_CLIENT_AUTH] = {"admin.ssl.client.auth", K_SPECIAL, 0, "none", NO_RANGE},
     [BR_CFG_LOG_LEVEL] = {"log.level", K_LOGLEVEL, FIELD(log_level), "info", NO_RANGE},
     [BR_CFG_SOCKET_REQUEST_MAX_BYTES] = {"socket.request.max.bytes", K_INT,
                                          FIELD(socket_request_max_bytes), "104857600",

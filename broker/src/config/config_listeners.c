@@ -286,6 +286,35 @@ const char *br_security_protocol_name(int protocol)
     return security_protocols[protocol];
 }
 
+/* The https admin listeners' keys: a keystore for any https listener, a
+ * truststore for client certificates (admin/server.c reads the files and
+ * refuses to start when they are unreadable or the key is not the
+ * certificate's). */
+static int check_admin_tls(struct load *ld, bool https)
+{
+    const char *keystore = cfg_text_of(ld, BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION);
+    const char *truststore = cfg_text_of(ld, BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION);
+    const char *auth = cfg_text_of(ld, BR_CFG_ADMIN_SSL_CLIENT_AUTH);
+    if (https && (keystore == NULL || keystore[0] == '\0')) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION,
+                             "an https admin listener needs a certificate: set "
+                             "admin.ssl.keystore.location to a PEM file holding the key and "
+                             "the certificate chain");
+    }
+    if (strcmp(auth, "none") != 0 && strcmp(auth, "requested") != 0 &&
+        strcmp(auth, "required") != 0) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_CLIENT_AUTH,
+                             "must be none, requested or required, not %s", auth);
+    }
+    if (strcmp(auth, "none") != 0 && (truststore == NULL || truststore[0] == '\0')) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION,
+                             "admin.ssl.client.auth=%s needs the CA that signs the clients' "
+                             "certificates: set admin.ssl.truststore.location to a PEM file",
+                             auth);
+    }
+    return 0;
+}
+
 int cfg_resolve_listeners(struct load *ld)
 {
     struct br_config *c = ld->c;
@@ -398,12 +427,15 @@ int cfg_resolve_listeners(struct load *ld)
     if (rc != 0) {
         return rc;
     }
+    bool https = false;
     for (size_t i = 0; i < c->n_admin_listeners; i++) {
-        if (strcmp(c->admin_listeners[i].name, "HTTP") != 0) {
+        if (strcmp(c->admin_listeners[i].name, "HTTPS") == 0) {
+            https = true;
+        } else if (strcmp(c->admin_listeners[i].name, "HTTP") != 0) {
             return cfg_key_error(ld, BR_CFG_ADMIN_LISTENERS,
-                             "admin listeners are http://host:port, not %s://",
+                             "admin listeners are http://host:port or https://host:port, not %s://",
                              c->admin_listeners[i].name);
         }
     }
-    return 0;
+    return check_admin_tls(ld, https);
 }
