@@ -40,6 +40,9 @@
 #define STREAM_STALL_BYTES ((gint64)64 * 1024)
 #define STREAM_STALL_CHECK_MS 1000
 #define STREAM_STATE_KEY "samsa-stream"
+/* the close code of a stream client without the token: HTTP's 401 in the
+ * private-use range (RFC 6455 7.4.2), as the upgrade cannot answer 401 */
+#define STREAM_CLOSE_UNAUTHORIZED 4401
 
 struct br_admin {
     /* set by br_admin_start, read-only afterwards */
@@ -475,7 +478,7 @@ static void stream_handler(SoupServer *server, SoupServerMessage *msg, const cha
      * a client without the token, or over the bound, is closed at once,
      * before any message */
     if (!token_ok(a, msg)) {
-        soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION,
+        soup_websocket_connection_close(ws, STREAM_CLOSE_UNAUTHORIZED,
                                         "this stream needs Authorization: Bearer "
                                         "<admin.auth.token>");
         return;
