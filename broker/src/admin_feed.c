@@ -589,6 +589,7 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
     s->connections = (int64_t)nc.open;
     s->connections_accepted = (int64_t)nc.accepted;
     s->connections_refused = (int64_t)nc.refused;
+    s->connections_refused_per_ip = (int64_t)nc.refused_per_ip;
     s->connections_idle_closed = (int64_t)nc.idle_closed;
 }
 
