@@ -241,10 +241,9 @@ static void authorize(SmClient *self, SoupMessage *msg)
 
 static void drop_ws(Link *l);
 
-/* a 401: retrying would only be refused again; the token has to change */
-static void link_refused(Link *l)
+/* a link that would be refused again: stopped, not retried (state says why) */
+static void link_stop(Link *l, LinkState state)
 {
-    SmClient *self = l->client;
     drop_ws(l);
     if (l->cancel != NULL) {
         g_cancellable_cancel(l->cancel);
@@ -252,7 +251,14 @@ static void link_refused(Link *l)
     }
     g_clear_handle_id(&l->retry_source, g_source_remove);
     l->totals_asked = FALSE;
-    l->state = LINK_REFUSED;
+    l->state = state;
+}
+
+/* a 401: retrying would only be refused again; the token has to change */
+static void link_refused(Link *l)
+{
+    SmClient *self = l->client;
+    link_stop(l, LINK_REFUSED);
     update_status(self);
     if (!self->refused_told) {
         self->refused_told = TRUE;
@@ -285,17 +291,10 @@ static const char *certificate_problem(GTlsCertificateFlags errors)
  * refused again by the same check; the CA has to change */
 static void link_untrusted(Link *l, GTlsCertificateFlags errors)
 {
-    drop_ws(l);
-    if (l->cancel != NULL) {
-        g_cancellable_cancel(l->cancel);
-        g_clear_object(&l->cancel);
-    }
-    g_clear_handle_id(&l->retry_source, g_source_remove);
-    l->totals_asked = FALSE;
+    link_stop(l, LINK_UNTRUSTED);
     tell_unheard(l);
     g_free(l->error);
     l->error = g_strdup(certificate_problem(errors));
-    l->state = LINK_UNTRUSTED;
     g_debug("%s: certificate not trusted (GTlsCertificateFlags 0x%x)", l->url, (unsigned)errors);
     update_status(l->client);
 }

@@ -189,15 +189,20 @@ struct ip_count {
 
 #define IP_TABLE_FIRST 64
 
-int br_net_limit_per_ip(struct br_net *n, int32_t max_per_ip, const uint8_t (*addr)[16],
-                        const int32_t *max, size_t count)
+static void overrides_free(struct br_net *n)
 {
     kp_free(n->ip_override_addr);
     kp_free(n->ip_override_max);
     n->ip_override_addr = NULL;
     n->ip_override_max = NULL;
-    n->max_per_ip = max_per_ip;
     n->n_ip_overrides = 0;
+}
+
+int br_net_limit_per_ip(struct br_net *n, int32_t max_per_ip, const uint8_t (*addr)[16],
+                        const int32_t *max, size_t count)
+{
+    overrides_free(n);
+    n->max_per_ip = max_per_ip;
     n->ip_limited = (max_per_ip > 0 && max_per_ip != INT32_MAX) || count > 0;
     if (count == 0) {
         return 0;
@@ -205,7 +210,7 @@ int br_net_limit_per_ip(struct br_net *n, int32_t max_per_ip, const uint8_t (*ad
     n->ip_override_addr = kp_calloc(count, sizeof *n->ip_override_addr);
     n->ip_override_max = kp_calloc(count, sizeof *n->ip_override_max);
     if (n->ip_override_addr == NULL || n->ip_override_max == NULL) {
-        net_ip_limits_free(n);
+        overrides_free(n);
         n->ip_limited = false;
         return -1;
     }
@@ -217,11 +222,8 @@ int br_net_limit_per_ip(struct br_net *n, int32_t max_per_ip, const uint8_t (*ad
 
 void net_ip_limits_free(struct br_net *n)
 {
-    kp_free(n->ip_override_addr);
-    kp_free(n->ip_override_max);
+    overrides_free(n);
     kp_free(n->ip_counts);
-    n->ip_override_addr = NULL;
-    n->ip_override_max = NULL;
     n->ip_counts = NULL;
     n->ip_cap = 0;
     n->ip_used = 0;
