@@ -86,6 +86,7 @@ def case_fourth_connection_closed_and_a_closed_one_makes_room(t):
           b.log_text()[-500:])
     for x in socks[1:] + [s]:
         x.close()
+    b.stop()
 
 
 def case_override_for_the_address_is_its_limit(t):
@@ -97,6 +98,7 @@ def case_override_for_the_address_is_its_limit(t):
           "the override named in the log: %s", b.log_text()[-500:])
     for s in socks:
         s.close()
+    b.stop()
 
 
 def case_many_addresses_counted_apart(t):
@@ -131,6 +133,7 @@ def case_many_addresses_counted_apart(t):
         served(b, socks[i], 9000 + 2 * i)  # the others served on
     for s in socks:
         s.close()
+    b.stop()  # with connections still counted at exit (no leak under ASan)
 
 
 if __name__ == "__main__":
