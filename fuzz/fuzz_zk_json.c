@@ -4,7 +4,8 @@
  *
  * Input: byte 0 picks the decoder (value % 10: broker registration,
  * controller, controller epoch, topic assignment, partition state, topic
- * config, config change notification, ISR change notification, cluster id,
+ * config, config change notification, ISR change notification and, on the
+ * same bytes, a partition reassignment (/admin/reassign_partitions), cluster id,
  * producer id block); the rest is the znode's data.
  *
  * Checks, beyond "no crash, no over-read, no leak, no unbounded memory":
@@ -376,6 +377,49 @@ static void run_isr_change(const char *p, size_t n)
     kp_free(tps);
 }
 
+/* The same documents as the ISR notifications', with each entry's
+ * replicas (/admin/reassign_partitions). */
+static void run_reassignment(const char *p, size_t n)
+{
+    char err[ERRLEN] = "";
+    struct br_zk_reassignment *r = NULL;
+    size_t count = 0;
+    int rc = br_zk_reassignment_decode(p, n, NAME, &r, &count, err, sizeof err);
+    if (rc != 0) {
+        check_rejected(rc, err);
+        fuzz_check(r == NULL && count == 0, "a rejected reassignment kept partitions", rc);
+        return;
+    }
+    for (size_t i = 0; i < count; i++) {
+        fuzz_check(r[i].nreplicas >= 1 && r[i].nreplicas <= BR_ZK_REASSIGN_MAX_REPLICAS,
+                   "replica count out of range", (int)r[i].nreplicas);
+    }
+    char *out = NULL;
+    size_t len = 0;
+    rc = br_zk_reassignment_encode(r, count, &out, &len);
+    fuzz_check(rc == 0 || rc == KP_E_NOMEM, "a decoded reassignment does not encode", rc);
+    if (rc == 0) {
+        struct br_zk_reassignment *back = NULL;
+        size_t back_n = 0;
+        rc = br_zk_reassignment_decode(out, len, NAME, &back, &back_n, err, sizeof err);
+        fuzz_check(rc == 0 || rc == KP_E_NOMEM, "an encoded reassignment does not decode", rc);
+        if (rc == 0) {
+            fuzz_check(back_n == count, "partition count changed", (int)back_n);
+            for (size_t i = 0; i < count; i++) {
+                fuzz_check(strcmp(back[i].tp.topic, r[i].tp.topic) == 0 &&
+                               back[i].tp.partition == r[i].tp.partition &&
+                               back[i].nreplicas == r[i].nreplicas &&
+                               memcmp(back[i].replicas, r[i].replicas,
+                                      r[i].nreplicas * sizeof r[i].replicas[0]) == 0,
+                           "a move changed", (int)i);
+            }
+            kp_free(back);
+        }
+        kp_free(out);
+    }
+    kp_free(r);
+}
+
 static void run_cluster_id(const char *p, size_t n)
 {
     char err[ERRLEN] = "";
@@ -458,6 +502,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 7:
         run_isr_change(p, n);
+        run_reassignment(p, n);
         break;
     case 8:
         run_cluster_id(p, n);

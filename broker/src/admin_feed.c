@@ -85,6 +85,13 @@ static uint64_t fingerprint(struct br_broker *b)
 {
     uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
     h = mix(h, b->s.quotas != NULL ? (int64_t)br_quotas_version(b->s.quotas) : 0);
+    for (int role = BR_REPL_LEADER; role <= BR_REPL_FOLLOWER; role++) {
+        struct br_repl_quota_view v;
+        br_replication_quota_view(b->s.replication, (enum br_repl_role)role, br_now_mono_ms(), &v);
+        h = mix(h, v.bytes_total);
+        h = mix(h, v.throttled_total);
+        h = mix(h, v.bound);
+    }
     h = mix(h, (int64_t)b->s.rm.ntopics);
     h = mix(h, (int64_t)b->s.mc.ntopics);
     for (size_t t = 0; t < b->s.rm.ntopics; t++) {
@@ -584,6 +591,12 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
         }
     }
     br_replication_isr_counts(b->s.replication, &s->isr_shrinks, &s->isr_expands);
+    for (int role = BR_REPL_LEADER; role <= BR_REPL_FOLLOWER; role++) {
+        struct br_repl_quota_view v;
+        br_replication_quota_view(b->s.replication, (enum br_repl_role)role, br_now_mono_ms(), &v);
+        s->repl_quota[role] =
+            (struct br_snap_repl_quota){v.bound, v.rate, v.bytes_total, v.throttled_total};
+    }
     struct br_net_counts nc;
     br_net_counts(b->s.net, &nc);
     s->connections = (int64_t)nc.open;

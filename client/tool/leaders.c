@@ -17,11 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <zookeeper/zookeeper.h>
 
 #include "tool.h"
+#include "zk.h"
 
 static const char leaders_help[] =
     "usage: samsa leaders elect-preferred --zookeeper HOST:PORT[/CHROOT]\n"
@@ -101,38 +99,10 @@ static int put_topic(zhandle_t *zh, struct text *t, size_t *count, const char *t
     return 0;
 }
 
-/* A ZooKeeper session connected within the command's deadline, or NULL.
- * The client library's own log (each refused connection, retried) goes to
- * log, /dev/null: the command says what failed. */
-static zhandle_t *connect_zk(const struct opts *o, FILE *log)
-{
-    if (log != NULL) {
-        zoo_set_log_stream(log);
-    }
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    zhandle_t *zh = zookeeper_init(o->zookeeper, NULL, 30000, NULL, NULL, 0);
-    while (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE && left_ms(o) > 0 && !interrupted) {
-        struct timespec ts = {0, 20L * 1000 * 1000};
-        (void)nanosleep(&ts, NULL);
-    }
-    if (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE) {
-        (void)zookeeper_close(zh);
-        zh = NULL;
-    }
-    if (zh == NULL) {
-        fprintf(stderr, "samsa leaders: cannot connect to ZooKeeper at %s\n", o->zookeeper);
-    }
-    return zh;
-}
-
 static int elect_preferred(const struct opts *o)
 {
-    FILE *log = fopen("/dev/null", "w");
-    zhandle_t *zh = connect_zk(o, log);
+    zhandle_t *zh = zk_open("leaders", o->zookeeper, left_ms(o));
     if (zh == NULL) {
-        if (log != NULL) {
-            (void)fclose(log);
-        }
         return EXIT_FAIL;
     }
     struct text t = {0};
@@ -161,11 +131,8 @@ static int elect_preferred(const struct opts *o)
         res = -1;
     }
     if (res == 0 && count > 0) {
-        int rc = zoo_create(zh, path, t.s, (int)t.n, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        if (rc == ZNONODE) { /* no /admin yet: a cluster that never ran a controller */
-            (void)zoo_create(zh, "/admin", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-            rc = zoo_create(zh, path, t.s, (int)t.n, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        }
+        /* (/admin made if missing: a cluster that never ran a controller) */
+        int rc = zk_create(zh, path, t.s, t.n);
         if (rc == ZNODEEXISTS) {
             fprintf(stderr, "samsa leaders: a preferred leader election is in progress (%s "
                             "exists): try again when the controller has deleted it\n",
@@ -180,10 +147,7 @@ static int elect_preferred(const struct opts *o)
         printf("preferred leader election started for %zu partitions\n", count);
     }
     free(t.s);
-    (void)zookeeper_close(zh);
-    if (log != NULL) {
-        (void)fclose(log);
-    }
+    zk_close(zh);
     return res == 0 ? 0 : EXIT_FAIL;
 }
 

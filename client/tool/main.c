@@ -13,6 +13,7 @@
  *   samsa leaders elect-preferred --zookeeper ZK (-t T [-p P] | --all)
  *   samsa users add|change|remove --user U [--password P] [--zookeeper Z | --file F]
  *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
+ *   samsa reassign generate|execute|verify --zookeeper ZK ...
  *
  * This file hands each command to its file (tool.h lists them).
  */
@@ -34,12 +35,15 @@ static const char main_help[] =
     "  leaders elect-preferred                    preferred replicas lead again\n"
     "  users add|change|remove                    SCRAM users of the SASL listeners\n"
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
+    "  reassign generate|execute|verify           move partitions between brokers (ZooKeeper)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
-    "--command-config FILE and --help (`samsa COMMAND VERB --help`).\n"
+    "--command-config FILE (or -F FILE, as kcat) and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"
     "from $XDG_CONFIG_HOME/samsa/config (~/.config/samsa/config) when it exists, then\n"
     "from --command-config FILE; -b and -X override them. bootstrap.servers there\n"
-    "stands for -b.\n"
+    "stands for -b. TLS and SASL with librdkafka's names: security.protocol=ssl,\n"
+    "ssl.ca.location=FILE; security.protocol=sasl_ssl, sasl.mechanisms=SCRAM-SHA-256,\n"
+    "sasl.username=U, sasl.password=P (client/README.md lists them).\n"
     "Exit status: 0 success, 1 the operation failed, 2 usage error.\n";
 
 /* Each command and the function that runs it with the arguments after its
@@ -51,7 +55,7 @@ static const struct {
     {"topic", cmd_topic}, {"produce", cmd_produce}, {"consume", cmd_consume},
     {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
     {"configs", cmd_configs}, {"leaders", cmd_leaders}, {"users", cmd_users},
-    {"quotas", cmd_quotas},
+    {"quotas", cmd_quotas}, {"reassign", cmd_reassign},
 };
 
 int main(int argc, char **argv)

@@ -412,7 +412,8 @@ int parse_opts(const char *cmd, int argc, char **argv, struct opts *o)
         } else if (strcmp(a, "--zookeeper") == 0) {
             o->zookeeper = v;
             i++;
-        } else if (strcmp(a, "--command-config") == 0) {
+        } else if (strcmp(a, "--command-config") == 0 || strcmp(a, "-F") == 0) {
+            /* -F as kcat spells it */
             o->command_config = v;
             i++;
         } else if (strcmp(a, "--broker") == 0) {
@@ -561,7 +562,8 @@ int print_help(const char *cmd, const char *verb, const char *all)
     for (size_t i = 0; verb != NULL && i < sizeof(verb_helps) / sizeof(verb_helps[0]); i++) {
         if (strcmp(verb_helps[i].cmd, cmd) == 0 && strcmp(verb_helps[i].verb, verb) == 0) {
             fputs(verb_helps[i].text, stdout);
-            printf("Common: -X key=value, --command-config FILE, --timeout MS (default 30000).\n"
+            printf("Common: -X key=value, --command-config FILE (-F FILE), --timeout MS "
+                   "(default 30000).\n"
                    "All of `samsa %s`: samsa %s --help.\n", cmd, cmd);
             return 0;
         }

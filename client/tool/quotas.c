@@ -22,17 +22,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
-#include <zookeeper/zookeeper.h>
 
 #include "tool.h"
+#include "zk.h"
 
 #define MAX_ENTITIES 4096
 #define MAX_KEYS 16
 #define LINE_MAX_LEN 4096
-#define ZK_DATA_MAX (1 << 20)
 
 static const char quotas_help[] =
     "usage: samsa quotas --describe (--zookeeper HOST:PORT[/CHROOT] | --file FILE)\n"
@@ -260,40 +258,22 @@ static int file_store(const char *path, const struct entity *es, size_t n)
 
 /* ---------------------------------------------------------------- --zookeeper */
 
-static zhandle_t *zk_connect(const char *hosts)
-{
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    zhandle_t *zh = zookeeper_init(hosts, NULL, 10000, NULL, NULL, 0);
-    for (int i = 0; zh != NULL && i < 100 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) {
-        struct timespec ts = {0, 100000000L};
-        (void)nanosleep(&ts, NULL);
-    }
-    if (zh != NULL && zoo_state(zh) != ZOO_CONNECTED_STATE) {
-        zookeeper_close(zh);
-        zh = NULL;
-    }
-    return zh;
-}
-
-/* The znode of an entity path read into e (none: no keys). */
+/* The quota keys of an entity path's znode read into e (none: no keys);
+ * its other keys (a user's SCRAM credentials) are not quotas'. */
 static int zk_read_entity(zhandle_t *zh, const char *epath, struct entity *e)
 {
     memset(e, 0, sizeof *e);
     (void)snprintf(e->path, sizeof e->path, "%s", epath);
     char zpath[LINE_MAX_LEN + 16];
     (void)snprintf(zpath, sizeof zpath, "/config/%s", epath);
-    char *buf = malloc(ZK_DATA_MAX);
-    if (buf == NULL) {
-        return -1;
-    }
-    int len = ZK_DATA_MAX;
-    int zrc = zoo_get(zh, zpath, 0, buf, &len, NULL);
+    char *buf = NULL;
+    int len = 0;
+    int zrc = zk_read(zh, zpath, &buf, &len, NULL);
     if (zrc == ZNONODE || (zrc == ZOK && len <= 0)) {
         free(buf);
         return 0;
     }
     if (zrc != ZOK) {
-        free(buf);
         fprintf(stderr, "samsa quotas: reading %s: %s\n", zpath, zerror(zrc));
         return -1;
     }
@@ -305,7 +285,7 @@ static int zk_read_entity(zhandle_t *zh, const char *epath, struct entity *e)
     json_t *v = NULL;
     json_object_foreach(cfg, k, v)
     {
-        if (json_is_string(v) && e->nkeys < MAX_KEYS) {
+        if (json_is_string(v) && key_known(k, strlen(k)) && e->nkeys < MAX_KEYS) {
             (void)snprintf(e->key[e->nkeys], sizeof e->key[0], "%s", k);
             (void)snprintf(e->value[e->nkeys], sizeof e->value[0], "%s", json_string_value(v));
             e->nkeys++;
@@ -315,53 +295,31 @@ static int zk_read_entity(zhandle_t *zh, const char *epath, struct entity *e)
     return 0;
 }
 
-/* path and its parents made (persistent, empty) where missing. */
-static void zk_make_parents(zhandle_t *zh, const char *path)
-{
-    char p[LINE_MAX_LEN + 16];
-    (void)snprintf(p, sizeof p, "%s", path);
-    for (char *s = strchr(p + 1, '/'); s != NULL; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        (void)zoo_create(zh, p, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-        *s = '/';
-    }
-}
-
+/* e's quota keys written over the znode's (its other keys, a user's SCRAM
+ * credentials, kept), the quota keys e no longer has deleted. */
 static int zk_write_entity(zhandle_t *zh, const struct entity *e)
 {
-    json_t *cfg = json_object();
+    static const char *const quota_keys[] = {"producer_byte_rate", "consumer_byte_rate",
+                                             "request_percentage"};
+    const char *keys[MAX_KEYS];
+    const char *values[MAX_KEYS];
+    const char *gone[3];
+    size_t ngone = 0;
     for (size_t k = 0; k < e->nkeys; k++) {
-        json_object_set_new(cfg, e->key[k], json_string(e->value[k]));
+        keys[k] = e->key[k];
+        values[k] = e->value[k];
     }
-    json_t *root = json_pack("{s:i,s:o}", "version", 1, "config", cfg);
-    char *data = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    json_t *note = json_pack("{s:i,s:s}", "version", 2, "entity_path", e->path);
-    char *ndata = json_dumps(note, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(note);
-    char zpath[LINE_MAX_LEN + 16];
-    (void)snprintf(zpath, sizeof zpath, "/config/%s", e->path);
-    int zrc = data != NULL && ndata != NULL ? ZOK : ZSYSTEMERROR;
-    if (zrc == ZOK) {
-        zrc = zoo_set(zh, zpath, data, (int)strlen(data), -1);
-        if (zrc == ZNONODE) {
-            zk_make_parents(zh, zpath);
-            zrc = zoo_create(zh, zpath, data, (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
-                             0);
+    for (size_t q = 0; q < 3; q++) {
+        bool kept = false;
+        for (size_t k = 0; k < e->nkeys && !kept; k++) {
+            kept = strcmp(e->key[k], quota_keys[q]) == 0;
+        }
+        if (!kept) {
+            gone[ngone++] = quota_keys[q];
         }
     }
-    if (zrc == ZOK) {
-        zk_make_parents(zh, "/config/changes/x");
-        zrc = zoo_create(zh, "/config/changes/config_change_", ndata, (int)strlen(ndata),
-                         &ZOO_OPEN_ACL_UNSAFE, ZOO_SEQUENCE, NULL, 0);
-    }
-    free(data);
-    free(ndata);
-    if (zrc != ZOK) {
-        fprintf(stderr, "samsa quotas: writing %s: %s\n", zpath, zerror(zrc));
-        return -1;
-    }
-    return 0;
+    struct zk_config_edit edit = {keys, values, e->nkeys, gone, ngone};
+    return zk_config_change(zh, "quotas", e->path, &edit, NULL);
 }
 
 /* Every entity under /config/clients and /config/users into es. */
@@ -475,9 +433,8 @@ int cmd_quotas(int argc, char **argv)
     size_t n = 0;
     rc = EXIT_FAIL;
     if (a.zookeeper != NULL) {
-        zh = zk_connect(a.zookeeper);
+        zh = zk_open("quotas", a.zookeeper, 10000);
         if (zh == NULL) {
-            fprintf(stderr, "samsa quotas: cannot reach ZooKeeper at %s\n", a.zookeeper);
             goto out;
         }
     }
@@ -532,7 +489,7 @@ int cmd_quotas(int argc, char **argv)
     rc = 0;
 out:
     if (zh != NULL) {
-        zookeeper_close(zh);
+        zk_close(zh);
     }
     free(es);
     return rc;

@@ -16,6 +16,10 @@
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
  *              broker's quota file (the one command without a broker)
+ *   reassign.c samsa reassign generate|execute|verify: partitions moved
+ *              between brokers through ZooKeeper, as kafka-reassign-partitions.sh
+ *   zk.c       the ZooKeeper session and config znodes of the commands
+ *              above that write Kafka's znodes (zk.h)
  *   connect.c  the client configuration (config files, -b, -X), the bootstrap
  *              probe, the admin handle, one topic's metadata
  *   output.c   text tables, JSON values, the messages of failed calls
@@ -26,7 +30,7 @@
  * Exit codes: 0 success; 1 the operation failed (broker said no, timeout,
  * records not delivered, no such group), or part of the answer could not be
  * read: what was read is printed and stderr names what is missing; 2 usage
- * error.
+ * error; 3 from samsa reassign verify only: some partitions still moving.
  *
  * --timeout is one deadline for the whole command, not one per library call:
  * a command that makes several calls gives each what is left of it
@@ -188,5 +192,6 @@ int cmd_group(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_leaders(int argc, char **argv);
 int cmd_users(int argc, char **argv);
+int cmd_reassign(int argc, char **argv);
 
 #endif

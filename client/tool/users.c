@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <zookeeper/zookeeper.h>
 
 #include "security/credential.h"
 #include "tool.h"
+#include "zk.h"
 
 static const char users_help[] =
     "usage: samsa users add|change --user NAME --password PASSWORD [--mechanism M]...\n"
@@ -115,6 +115,18 @@ static int parse_users_args(int argc, char **argv, struct users_args *a)
     return -1;
 }
 
+/* The credential of mechanism m for a's password, in Kafka's text. */
+static int credential_text(const struct users_args *a, int m, char *text)
+{
+    struct br_scram_credential c;
+    if (br_scram_credential_make(mech_bits[m], a->password, (int)a->iterations, &c) != 0) {
+        fprintf(stderr, "samsa users: computing the %s credential failed\n", mech_names[m]);
+        return -1;
+    }
+    br_scram_credential_format(mech_bits[m], &c, text);
+    return 0;
+}
+
 /* The user's config object (an existing one's other keys kept) with the
  * verb applied: new credentials, or the mechanisms taken out. */
 static int apply(const struct users_args *a, json_t *config)
@@ -127,14 +139,9 @@ static int apply(const struct users_args *a, json_t *config)
             (void)json_object_del(config, mech_names[m]);
             continue;
         }
-        struct br_scram_credential c;
         char text[BR_SCRAM_CREDENTIAL_MAX];
-        if (br_scram_credential_make(mech_bits[m], a->password, (int)a->iterations, &c) != 0) {
-            fprintf(stderr, "samsa users: computing the %s credential failed\n", mech_names[m]);
-            return -1;
-        }
-        br_scram_credential_format(mech_bits[m], &c, text);
-        if (json_object_set_new(config, mech_names[m], json_string(text)) != 0) {
+        if (credential_text(a, m, text) != 0 ||
+            json_object_set_new(config, mech_names[m], json_string(text)) != 0) {
             return -1;
         }
     }
@@ -162,103 +169,42 @@ static char *updated_json(const struct users_args *a, const char *old, size_t ol
 
 /* ------------------------------------------------------------ ZooKeeper */
 
-static void zk_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh;
-    (void)type;
-    (void)state;
-    (void)path;
-    (void)ctx;
-}
-
-/* path and its parents, empty as Kafka creates them (no data). */
-static int ensure_path(zhandle_t *zh, const char *path)
-{
-    char buf[512];
-    (void)snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            int rc = zoo_create(zh, buf, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-            if (rc != ZOK && rc != ZNODEEXISTS) {
-                fprintf(stderr, "samsa users: creating %s: %s\n", buf, zerror(rc));
-                return -1;
-            }
-            *p = c;
-            if (c == '\0') {
-                return 0;
-            }
-        }
-    }
-}
-
 static int write_zookeeper(const struct users_args *a, const char *sanitized)
 {
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-    zhandle_t *zh = zookeeper_init(a->zookeeper, zk_watcher, 10000, NULL, NULL, 0);
+    const char *keys[2];
+    const char *values[2];
+    char text[2][BR_SCRAM_CREDENTIAL_MAX];
+    size_t n = 0;
+    bool remove = strcmp(a->verb, "remove") == 0;
+    for (int m = 0; m < 2; m++) {
+        if (!a->mech[m]) {
+            continue;
+        }
+        if (!remove && credential_text(a, m, text[n]) != 0) {
+            return EXIT_FAIL;
+        }
+        keys[n] = mech_names[m];
+        values[n] = text[n];
+        n++;
+    }
+    struct zk_config_edit edit = {keys, values, n, NULL, 0};
+    if (remove) {
+        edit = (struct zk_config_edit){NULL, NULL, 0, keys, n};
+    }
+    zhandle_t *zh = zk_open("users", a->zookeeper, 10000);
     if (zh == NULL) {
-        fprintf(stderr, "samsa users: cannot connect to %s: %s\n", a->zookeeper, strerror(errno));
         return EXIT_FAIL;
     }
-    for (int i = 0; i < 100 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++) {
-        (void)usleep(100000);
+    char entity[BR_SCRAM_USER_SANITIZED_MAX + 16];
+    (void)snprintf(entity, sizeof entity, "users/%s", sanitized);
+    int rc = zk_config_change(zh, "users", entity, &edit, NULL);
+    zk_close(zh);
+    if (rc != 0) {
+        return EXIT_FAIL;
     }
-    int rc = EXIT_FAIL;
-    char path[512];
-    (void)snprintf(path, sizeof path, "/config/users/%s", sanitized);
-    for (int attempt = 0; attempt < 5 && zoo_state(zh) == ZOO_CONNECTED_STATE; attempt++) {
-        static char old[1 << 16];
-        int old_len = (int)sizeof old;
-        struct Stat st;
-        int got = zoo_get(zh, path, 0, old, &old_len, &st);
-        if (got != ZOK && got != ZNONODE) {
-            fprintf(stderr, "samsa users: reading %s: %s\n", path, zerror(got));
-            break;
-        }
-        char *json = updated_json(a, got == ZOK && old_len > 0 ? old : NULL,
-                                  got == ZOK && old_len > 0 ? (size_t)old_len : 0);
-        if (json == NULL) {
-            break;
-        }
-        int w;
-        if (got == ZNONODE) {
-            w = ensure_path(zh, "/config/users") == 0
-                    ? zoo_create(zh, path, json, (int)strlen(json), &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
-                                 0)
-                    : ZSYSTEMERROR;
-        } else {
-            w = zoo_set(zh, path, json, (int)strlen(json), st.version);
-        }
-        free(json);
-        if (w == ZBADVERSION || w == ZNODEEXISTS) {
-            continue; /* another writer came first: again on what is there now */
-        }
-        if (w != ZOK) {
-            fprintf(stderr, "samsa users: writing %s: %s\n", path, zerror(w));
-            break;
-        }
-        char note[600];
-        (void)snprintf(note, sizeof note, "{\"version\":2,\"entity_path\":\"users/%s\"}",
-                       sanitized);
-        w = ensure_path(zh, "/config/changes") == 0
-                ? zoo_create(zh, "/config/changes/config_change_", note, (int)strlen(note),
-                             &ZOO_OPEN_ACL_UNSAFE, ZOO_SEQUENCE, NULL, 0)
-                : ZSYSTEMERROR;
-        if (w != ZOK) {
-            fprintf(stderr, "samsa users: the change notification: %s\n", zerror(w));
-            break;
-        }
-        printf("%s SCRAM credentials of %s in %s\n",
-               strcmp(a->verb, "remove") == 0 ? "removed" : "wrote", a->user, path);
-        rc = 0;
-        break;
-    }
-    if (rc != 0 && zoo_state(zh) != ZOO_CONNECTED_STATE) {
-        fprintf(stderr, "samsa users: no ZooKeeper session with %s\n", a->zookeeper);
-    }
-    (void)zookeeper_close(zh);
-    return rc;
+    printf("%s SCRAM credentials of %s in /config/%s\n", remove ? "removed" : "wrote", a->user,
+           entity);
+    return 0;
 }
 
 /* ------------------------------------------------------------ the file */

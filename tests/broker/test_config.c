@@ -332,6 +332,10 @@ static const char every_key_more[] =
     "quota.window.num=5\n"
     "quota.window.size.seconds=2\n"
     "quota.config.file=/etc/samsa/quotas\n"
+    "leader.replication.throttled.rate=1000000\n"
+    "follower.replication.throttled.rate=0\n"
+    "replication.quota.window.num=6\n"
+    "replication.quota.window.size.seconds=3\n"
     "admin.ssl.keystore.location=/etc/samsa/admin.pem\n"
     "admin.ssl.truststore.location=/etc/samsa/ca.pem\n"
     "admin.ssl.client.auth=requested\n"
@@ -456,6 +460,10 @@ static void test_every_key_is_parsed(void)
     CU_ASSERT_EQUAL(c.quota_window_num, 5);
     CU_ASSERT_EQUAL(c.quota_window_size_s, 2);
     CU_ASSERT_STRING_EQUAL(c.raw[BR_CFG_QUOTA_CONFIG_FILE], "/etc/samsa/quotas");
+    CU_ASSERT_EQUAL(c.leader_replication_throttled_rate, 1000000);
+    CU_ASSERT_EQUAL(c.follower_replication_throttled_rate, 0);
+    CU_ASSERT_EQUAL(c.replication_quota_window_num, 6);
+    CU_ASSERT_EQUAL(c.replication_quota_window_size_s, 3);
     CU_ASSERT_STRING_EQUAL(c.zookeeper_connect, "zk1:2181,zk2:2181/samsa");
     CU_ASSERT_EQUAL(c.zookeeper_session_timeout_ms, 18000);
     CU_ASSERT_EQUAL(c.zookeeper_connection_timeout_ms, 9000);

@@ -353,6 +353,57 @@ static void test_small_documents_read_their_values(void)
     kp_free(tps);
 }
 
+/* /admin/reassign_partitions as kafka-reassign-partitions.sh --execute
+ * writes it: log_dirs ignored, the replicas in their order; what a move
+ * cannot be is refused with its site. */
+static void test_reassignment_reads_kafkas_document(void)
+{
+    char err[256];
+    struct br_zk_reassignment *r = NULL;
+    size_t n = 0;
+    const char *doc = "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":1,"
+                      "\"replicas\":[3,1,2],\"log_dirs\":[\"any\",\"any\",\"any\"]},"
+                      "{\"topic\":\"bar\",\"partition\":0,\"replicas\":[2]}]}";
+    CU_ASSERT_EQUAL_FATAL(
+        br_zk_reassignment_decode(doc, strlen(doc), "/admin/reassign_partitions", &r, &n, err,
+                                  sizeof err),
+        0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(r[0].tp.topic, "foo");
+    CU_ASSERT_EQUAL(r[0].tp.partition, 1);
+    CU_ASSERT_EQUAL_FATAL(r[0].nreplicas, 3);
+    CU_ASSERT_EQUAL(r[0].replicas[0], 3);
+    CU_ASSERT_EQUAL(r[0].replicas[2], 2);
+    CU_ASSERT_STRING_EQUAL(r[1].tp.topic, "bar");
+    CU_ASSERT_EQUAL(r[1].nreplicas, 1);
+    char *out = NULL;
+    size_t len = 0;
+    CU_ASSERT_EQUAL_FATAL(br_zk_reassignment_encode(r, n, &out, &len), 0);
+    const char *want = "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":1,"
+                       "\"replicas\":[3,1,2]},{\"topic\":\"bar\",\"partition\":0,"
+                       "\"replicas\":[2]}]}";
+    CU_ASSERT_EQUAL(len, strlen(want));
+    CU_ASSERT_NSTRING_EQUAL(out, want, strlen(want));
+    kp_free(out);
+    kp_free(r);
+    static const char *const bad[] = {
+        "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0,\"replicas\":[]}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0,\"replicas\":[1,1]}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"foo\",\"partition\":0,\"replicas\":[-1]}]}",
+        "{\"version\":1,\"partitions\":[{\"topic\":\"a/b\",\"partition\":0,\"replicas\":[1]}]}",
+        "{\"version\":1,\"partitions\":{}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CU_ASSERT_NOT_EQUAL(br_zk_reassignment_decode(bad[i], strlen(bad[i]), "r", &r, &n, err,
+                                                      sizeof err),
+                            0);
+        CU_ASSERT_PTR_NULL(r);
+        CU_ASSERT_NOT_EQUAL(err[0], '\0');
+    }
+}
+
 /* ------------------------------------------------------------ the bytes Samsa writes */
 
 static void expect_bytes(int rc, char *out, size_t len, const char *want)
@@ -889,6 +940,7 @@ static CU_TestInfo tests[] = {
     {"broker_without_map_needs_protocol_names", test_broker_without_map_needs_protocol_names},
     {"assignment_reads_partitions_in_order", test_assignment_reads_partitions_in_order},
     {"state_reads_leader_epochs_and_isr", test_state_reads_leader_epochs_and_isr},
+    {"reassignment_reads_kafkas_document", test_reassignment_reads_kafkas_document},
     {"config_change_both_versions", test_config_change_both_versions},
     {"small_documents_read_their_values", test_small_documents_read_their_values},
     {"encoders_write_kafkas_bytes", test_encoders_write_kafkas_bytes},

@@ -432,6 +432,40 @@ static void test_txn_errors_are_classified_as_librdkafka(void)
 
 /* transactional.id implies idempotence (as librdkafka) and bounds a
  * record's life by the transaction's. */
+/* librdkafka's security keys: enum values case-insensitive (its
+ * rd_kafka_conf_s2i_find), an unknown protocol or mechanism refused when set. */
+static void test_conf_security_keys(void)
+{
+    char err[256];
+    char buf[64];
+    size_t size = sizeof(buf);
+    samsa_conf *c = samsa_conf_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->v.security_protocol, SC_SEC_PLAINTEXT);
+    CU_ASSERT_TRUE(c->v.enable_ssl_certificate_verification);
+    CU_ASSERT_EQUAL(c->v.ssl_endpoint_identification, 1);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "security.protocol", "SASL_SSL", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c->v.security_protocol, SC_SEC_SASL_SSL);
+    CU_ASSERT_EQUAL(samsa_conf_get(c, "security.protocol", buf, &size), SAMSA_OK);
+    CU_ASSERT_STRING_EQUAL(buf, "SASL_SSL");
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "security.protocol", "tls", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_STRING_EQUAL(err, "security.protocol: \"tls\" is not one of: plaintext, ssl, "
+                                "sasl_plaintext, sasl_ssl");
+    CU_ASSERT_EQUAL(c->v.security_protocol, SC_SEC_SASL_SSL); /* unchanged */
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.mechanism", "scram-sha-512", err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(c->v.sasl_mechanism, SC_SASL_SCRAM_SHA_512);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.mechanisms", "GSSAPI", err, sizeof(err)),
+                    SAMSA_ERR_INVALID_CONFIG);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "ssl.endpoint.identification.algorithm", "none", err,
+                                   sizeof(err)),
+                    0);
+    CU_ASSERT_EQUAL(c->v.ssl_endpoint_identification, 0);
+    CU_ASSERT_EQUAL(samsa_conf_set(c, "sasl.username", "alice", err, sizeof(err)), 0);
+    CU_ASSERT_STRING_EQUAL(c->v.sasl_username, "alice");
+    samsa_conf_destroy(c);
+}
+
 static void test_conf_transactional_id(void)
 {
     char err[256];
@@ -2872,6 +2906,7 @@ int main(void)
         {"conf_knows_every_librdkafka_property", test_conf_knows_every_librdkafka_property},
         {"conf_idempotence_conflicts", test_conf_idempotence_conflicts},
         {"conf_transactional_id", test_conf_transactional_id},
+        {"conf_security_keys", test_conf_security_keys},
         {"txn_calls_allowed_in_each_state", test_txn_calls_allowed_in_each_state},
         {"txn_errors_are_classified_as_librdkafka", test_txn_errors_are_classified_as_librdkafka},
         {"txn_adds_partitions_first_and_retries_concurrent_transactions",

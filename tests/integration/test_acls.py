@@ -16,6 +16,12 @@ the principals those of mutual TLS ("User:CN=alice").
   produce is refused; after a restart the ACLs are read back from the
   broker's acls.json; an invalid binding (a Cluster named otherwise) is
   refused with INVALID_REQUEST.
+- acls_through_librdkafka_and_kafkajs: librdkafka's C admin API
+  (acl_rdkafka.c: rd_kafka_CreateAcls, DescribeAcls, DeleteAcls) and
+  kafkajs's (acl_kafkajs.js: createAcls, describeAcls, deleteAcls) as the
+  super user create, list and delete ACLs, literal and prefixed, each
+  change seen in alice's deliveries; bob, no super user, is refused by both
+  with CLUSTER_AUTHORIZATION_FAILED.
 - authorizers_refused_at_start: an unknown authorizer class and a damaged
   acls.json stop start-up with a sentence.
 - acl_requests_without_an_authorizer: DescribeAcls answers
@@ -198,6 +204,91 @@ def case_acls_through_kafka_python(t):
     b.stop()
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def rdkafka_acl(b, who, *args):
+    """acl_rdkafka's answer, as `who` (librdkafka's C admin API)."""
+    import subprocess
+    exe = os.environ.get("SAMSA_ACL_RDKAFKA")
+    if not exe or not os.access(exe, os.X_OK):
+        raise Skip("acl_rdkafka not built (no librdkafka development files)")
+    props = os.path.join(b.dir, "rdkafka-%s.properties" % who)
+    with open(props, "w") as f:
+        for k, v in ck_conf(b, who).items():
+            f.write("%s=%s\n" % (k, v))
+    p = subprocess.run([exe, props, *args], capture_output=True, timeout=60)
+    check(p.returncode == 0, "acl_rdkafka %s exited with %d: %s", " ".join(args), p.returncode,
+          p.stderr.decode(errors="replace")[-1000:])
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+
+
+def kafkajs_acl(b, who, *args):
+    """acl_kafkajs.js's answer, as `who`."""
+    import subprocess
+    try:
+        sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+        from test_kafkajs import node_dir
+        nd = node_dir()
+    except Exception as e:  # no npm, no network: as the interop tests
+        raise Skip("no kafkajs: %s" % str(e).splitlines()[0][:200])
+    crt, key = client_cert(b.certs, who)
+    env = dict(os.environ, NODE_PATH=os.path.join(nd, "node_modules"))
+    p = subprocess.run(["node", os.path.join(HERE, "acl_kafkajs.js"),
+                        "127.0.0.1:%d" % b.ssl_port, os.path.join(b.certs, "ca.pem"), crt, key,
+                        *args], capture_output=True, env=env, timeout=120)
+    check(p.returncode == 0, "acl_kafkajs.js %s exited with %d: %s", " ".join(args),
+          p.returncode, p.stderr.decode(errors="replace")[-1000:])
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+
+
+def case_acls_through_librdkafka_and_kafkajs(t):
+    """librdkafka's C admin API (as the super user) creates alice's Write on
+    "ledger" and describes it; kafkajs describes it too and, as the super
+    user, deletes it; bob, no super user, is refused by both clients with
+    CLUSTER_AUTHORIZATION_FAILED; each ACL change is seen in alice's
+    deliveries (TOPIC_AUTHORIZATION_FAILED without it)."""
+    ck, kadmin = libs()
+    b = acl_broker(t)
+    adm = admin(b, kadmin)
+    adm.create_topics([kadmin.NewTopic("ledger", 1, 1)])
+    adm.close()
+    alice = "User:CN=alice"
+    eq(set(produce(ck, b, "alice", "ledger", ["x"])), {"TOPIC_AUTHORIZATION_FAILED"},
+       "alice's delivery before any ACL")
+    grant = ("Topic", "ledger", "Literal", alice, "Write", "Allow")
+    eq(rdkafka_acl(b, "bob", "create", *grant)["error"], "CLUSTER_AUTHORIZATION_FAILED",
+       "bob's CreateAcls through librdkafka")
+    r = rdkafka_acl(b, "admin", "create", *grant)
+    eq(r["error"], None, "CreateAcls through librdkafka (%s)" % r["message"])
+    eq(produce(ck, b, "alice", "ledger", ["a%d" % i for i in range(5)]), [None] * 5,
+       "alice's deliveries once librdkafka created her ACL")
+    r = rdkafka_acl(b, "admin", "describe", "Any", "-", "Any", "-", "Any", "Any")
+    eq(r["acls"], [["TOPIC", "ledger", "LITERAL", alice, "*", "WRITE", "ALLOW"]],
+       "DescribeAcls through librdkafka")
+    r = kafkajs_acl(b, "admin", "describe", "ANY", "-", "ANY", "-", "ANY", "ANY")
+    eq(r["acls"], [["TOPIC", "ledger", "LITERAL", alice, "*", "WRITE", "ALLOW"]],
+       "DescribeAcls through kafkajs")
+    eq(kafkajs_acl(b, "bob", "create", "TOPIC", "ledger", "LITERAL", "User:CN=bob", "WRITE",
+                   "ALLOW")["error"], "CLUSTER_AUTHORIZATION_FAILED",
+       "bob's CreateAcls through kafkajs")
+    eq(kafkajs_acl(b, "bob", "describe", "ANY", "-", "ANY", "-", "ANY", "ANY")["error"],
+       "CLUSTER_AUTHORIZATION_FAILED", "bob's DescribeAcls through kafkajs")
+    r = kafkajs_acl(b, "admin", "delete", "TOPIC", "ledger", "LITERAL", alice, "WRITE", "ANY")
+    eq((r["error"], r["acls"]),
+       (None, [["TOPIC", "ledger", "LITERAL", alice, "*", "WRITE", "ALLOW"]]),
+       "DeleteAcls through kafkajs")
+    eq(set(produce(ck, b, "alice", "ledger", ["late"])), {"TOPIC_AUTHORIZATION_FAILED"},
+       "alice's delivery once kafkajs deleted her ACL")
+    r = kafkajs_acl(b, "admin", "create", "TOPIC", "led", "PREFIXED", alice, "WRITE", "ALLOW")
+    eq(r["error"], None, "CreateAcls (prefixed) through kafkajs (%s)" % r["message"])
+    eq(produce(ck, b, "alice", "ledger", ["p"]), [None],
+       "alice's delivery under kafkajs's prefixed ACL")
+    r = rdkafka_acl(b, "admin", "delete", "Topic", "led", "Prefixed", "-", "Any", "Any")
+    eq((r["error"], len(r["acls"])), (None, 1), "DeleteAcls through librdkafka")
+    b.stop()
+
+
 def case_acl_requests_without_an_authorizer(t):
     _, kadmin = libs()
     certs = make_certs(t.path("certs"))
@@ -243,5 +334,6 @@ def case_authorizers_refused_at_start(t):
 
 
 if __name__ == "__main__":
-    sys.exit(main([case_acls_through_kafka_python, case_acl_requests_without_an_authorizer,
+    sys.exit(main([case_acls_through_kafka_python, case_acls_through_librdkafka_and_kafkajs,
+                   case_acl_requests_without_an_authorizer,
                    case_authorizers_refused_at_start]))

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import check, main  # noqa: E402
+from broker import check, eq, main  # noqa: E402
 from test_cluster import CHROOT, Cluster, imports, wait_for  # noqa: E402
 import test_quotas  # noqa: E402
 
@@ -89,6 +89,25 @@ def case_zookeeper_quota_by_hand_honoured_and_removed(t):
         out = test_quotas.samsa_quotas(t, "--describe", "--zookeeper", zk)
         check(out == "users/<default>/clients/tool%20client consumer_byte_rate=2048\n",
               "--describe printed %r", out)
+        # a user's znode also holds its SCRAM credentials: a quota set and
+        # deleted beside them leaves them whole, and --describe lists quotas
+        scram = ("salt=" + "c2FsdA" * 8 + ",stored_key=" + "a2V5" * 10 + ",server_key=" +
+                 "a2V5" * 10 + ",iterations=4096")
+        c.kz.create(CHROOT + "/config/users/alice", json.dumps(
+            {"version": 1, "config": {"SCRAM-SHA-256": scram}}).encode())
+        test_quotas.samsa_quotas(t, "--alter", "--zookeeper", zk, "--entity-type", "users",
+                                 "--entity-name", "alice", "--add-config",
+                                 "producer_byte_rate=4096")
+        eq(c.json("/config/users/alice")["config"],
+           {"SCRAM-SHA-256": scram, "producer_byte_rate": "4096"}, "alice's znode")
+        out = test_quotas.samsa_quotas(t, "--describe", "--zookeeper", zk)
+        check("users/alice producer_byte_rate=4096\n" in out and "SCRAM" not in out,
+              "--describe printed %r", out)
+        test_quotas.samsa_quotas(t, "--alter", "--zookeeper", zk, "--entity-type", "users",
+                                 "--entity-name", "alice", "--delete-config",
+                                 "producer_byte_rate")
+        eq(c.json("/config/users/alice")["config"], {"SCRAM-SHA-256": scram},
+           "alice's znode after --delete-config")
     finally:
         c.close()
 

@@ -578,6 +578,51 @@ def case_producer_id_block_whose_reply_is_lost(t):
         c.close()
 
 
+def case_reassignment_writes_whose_replies_are_lost(t):
+    """A partition moved off its leader: the replies of the controller's
+    two assignment writes (grown to new + old, then shrunk to new) and of
+    its delete of /admin/reassign_partitions are lost after ZooKeeper
+    applied them. The move completes: the assignment and the ISR are the
+    new replicas, the old leader's replica is deleted, every acknowledged
+    record is read back, and the znode is gone."""
+    imports()
+    c = ProxiedCluster(t)
+    try:
+        leader, ctl, other = roles(c)
+        topic = "shift"
+        c.create_topic(topic, [[leader, ctl]], {"min.insync.replicas": "2"})
+        wait_for(lambda: (c.state(topic, 0) or {}).get("leader") == leader and
+                 sorted(c.state(topic, 0)["isr"]) == sorted([leader, ctl]), 60,
+                 "%s-0 led by %d, both in sync" % (topic, leader))
+        everyone = ",".join(c.bootstrap(i) for i in range(3))
+        produce(everyone, topic, [(0, "before-%d" % i) for i in range(50)], acks="all")
+        grow_and_shrink = c.proxies[ctl].lose_reply(
+            op="setData", match=path_is("/brokers/topics/" + topic), count=2)
+        delete = c.proxies[ctl].lose_reply(op="delete",
+                                           match=path_is("/admin/reassign_partitions"))
+        c.kz.create(CHROOT + "/admin/reassign_partitions", json.dumps(
+            {"version": 1, "partitions": [{"topic": topic, "partition": 0,
+                                           "replicas": [ctl, other]}]}).encode())
+        check(delete.fired.wait(DEADLINE), "the controller never deleted the znode")
+        eq(grow_and_shrink.left, 0, "assignment writes whose reply was lost")
+        wait_for(lambda: not c.exists("/admin/reassign_partitions"), DEADLINE,
+                 "the reassignment's znode gone")
+        eq(c.json("/brokers/topics/" + topic)["partitions"], {"0": [ctl, other]},
+           "%s's assignment" % topic)
+        st = c.state(topic, 0)
+        eq(sorted(st["isr"]), sorted([ctl, other]), "the ISR of %s-0" % topic)
+        check(st["leader"] in (ctl, other), "%s-0 led by %r" % (topic, st["leader"]))
+        gone = os.path.join(c.brokers[leader].log_dir, topic + "-0")
+        wait_for(lambda: not os.path.exists(gone), DEADLINE,
+                 "the old leader's replica deleted")
+        produce(everyone, topic, [(0, "after-%d" % i) for i in range(50)], acks="all")
+        got = [v for _, _, v in consume(c.bootstrap(other), topic, [0], 100)]
+        eq(sorted(got), sorted(["before-%d" % i for i in range(50)] +
+                               ["after-%d" % i for i in range(50)]), "records read back")
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     sys.exit(main([case_isr_expansion_whose_reply_is_lost,
                    case_isr_write_answered_after_the_controllers_decision,
@@ -591,4 +636,5 @@ if __name__ == "__main__":
                    case_controller_epoch_whose_reply_is_lost,
                    case_registration_whose_reply_is_lost,
                    case_config_change_whose_reply_is_lost,
-                   case_producer_id_block_whose_reply_is_lost]))
+                   case_producer_id_block_whose_reply_is_lost,
+                   case_reassignment_writes_whose_replies_are_lost]))

@@ -6,11 +6,17 @@
 # First, two starts that must fail: ZooKeeper's port, then broker 0's, held
 # by another program (a cluster left running, say): start exits 1 with the
 # child's error and stops what it started.
-# Usage: check_samsa_cluster.sh SAMSA_CLUSTER SAMSA_BROKER WORKDIR
+# Then, with the samsa tool, the README's walk-through of growing the
+# cluster: a fourth broker added with `add-broker 3` and the topic's
+# partitions moved onto brokers 1, 2 and 3 with `samsa reassign generate`,
+# `execute --throttle` and `verify` until it says every move completed, the
+# records read back from the new replicas.
+# Usage: check_samsa_cluster.sh SAMSA_CLUSTER SAMSA_BROKER WORKDIR [SAMSA_TOOL]
 set -uo pipefail
 script=$1
 broker=$2
 work=$3
+tool=${4:-}
 command -v kcat >/dev/null || { echo "kcat is not installed: skipped"; exit 77; }
 [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null ||
     { echo "ZooKeeper cannot run here: skipped"; exit 77; }
@@ -50,10 +56,10 @@ PY
 }
 zk=$(free_ports 1)
 taken="$zk"
-base=$(free_ports 3)
-taken="$taken $base $((base + 1)) $((base + 2))"
-admin=$(free_ports 3)
-taken="$taken $admin $((admin + 1)) $((admin + 2))"
+base=$(free_ports 4)
+taken="$taken $base $((base + 1)) $((base + 2)) $((base + 3))"
+admin=$(free_ports 4)
+taken="$taken $admin $((admin + 1)) $((admin + 2)) $((admin + 3))"
 holder=
 # Everything this check started, stopped by PID: the port holder, and each
 # cluster folder's processes (samsa-cluster stop goes by their PID files).
@@ -174,8 +180,58 @@ for _ in $(seq 1 300); do
     sleep 0.2
 done
 [ $ok = 1 ] || fail "broker 1 did not rejoin the ISR: $(kcat -L -b "$bs" -t replicated 2>&1)"
+running=4
+if [ -n "$tool" ]; then
+    # the README's walk-through: a fourth broker, the topic moved onto 1, 2, 3
+    "$script" add-broker 3 --dir "$work/cluster" --broker "$broker" || fail "add-broker 3"
+    "$script" add-broker 3 --dir "$work/cluster" --broker "$broker" 2>/dev/null &&
+        fail "add-broker 3 twice"
+    ok=0
+    for _ in $(seq 1 300); do
+        if [ "$(kcat -L -b "$bs" 2>/dev/null | grep -c '^  broker [0-9]* at 127.0.0.1:')" = 4 ]; then
+            ok=1
+            break
+        fi
+        sleep 0.2
+    done
+    [ $ok = 1 ] || fail "kcat -L does not list four brokers: $(kcat -L -b "$bs" 2>&1)"
+    zkc=127.0.0.1:$zk/samsa
+    echo '{"version":1,"topics":[{"topic":"replicated"}]}' >"$work/move.json"
+    "$tool" reassign generate --zookeeper "$zkc" --topics-to-move-json-file "$work/move.json" \
+        --broker-list 1,2,3 >"$work/generated" || fail "reassign generate"
+    tail -n 1 "$work/generated" >"$work/plan.json"
+    grep -q '"replicas":\[[1-3],[1-3],[1-3]\]' "$work/plan.json" ||
+        fail "generate's plan: $(cat "$work/generated")"
+    "$tool" reassign execute --zookeeper "$zkc" --reassignment-json-file "$work/plan.json" \
+        --throttle 10000000 || fail "reassign execute"
+    ok=0
+    for _ in $(seq 1 300); do
+        out=$("$tool" reassign verify --zookeeper "$zkc" --reassignment-json-file "$work/plan.json")
+        rc=$?
+        [ $rc = 0 ] && { ok=1; break; }
+        [ $rc = 3 ] || fail "reassign verify exited $rc: $out"
+        sleep 0.2
+    done
+    [ $ok = 1 ] || fail "the move did not complete: $out"
+    echo "$out" | grep -q "Throttle was removed." || fail "verify did not remove the throttle: $out"
+    meta=$(kcat -L -b "$bs" -t replicated 2>&1)
+    for p in 0 1 2; do
+        echo "$meta" | grep -q "partition $p, leader [1-3], replicas: [1-3],[1-3],[1-3], isrs: [1-3],[1-3],[1-3]" ||
+            fail "replicated-$p not on brokers 1, 2, 3: $meta"
+    done
+    got=$(kcat -C -b "127.0.0.1:$((base + 3))" -t replicated -p 0 -o beginning -e -q 2>/dev/null | tr '\n' ' ')
+    [ "$got" = "$(seq 1 30 | tr '\n' ' ')" ] || fail "read back after the move: $got"
+    ok=0
+    for _ in $(seq 1 300); do
+        ls -d "$work"/cluster/data-0/replicated-* >/dev/null 2>&1 || { ok=1; break; }
+        sleep 0.2
+    done
+    [ $ok = 1 ] || fail "broker 0 keeps its replicas of replicated"
+    echo "ok: a fourth broker added, the topic moved onto brokers 1, 2, 3 and read back"
+    running=5
+fi
 pids=$(cat "$work"/cluster/*.pid)
-"$script" status --dir "$work/cluster" | grep -c running | grep -qx 4 || fail "status"
+"$script" status --dir "$work/cluster" | grep -c running | grep -qx "$running" || fail "status"
 "$script" stop --dir "$work/cluster" || fail "stop"
 for pid in $pids; do
     if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then

@@ -8,6 +8,7 @@
 #include "admin/documents.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 /* A label value with \, " and newline escaped. */
@@ -53,6 +54,26 @@ static void quota_series(GString *out, const struct br_snapshot *s, const char *
         } else {
             g_string_append_printf(out, "} %.3f\n", r->rate);
         }
+    }
+}
+
+/* One sample per replication role of an integer field of its quota
+ * (snapshot.h's repl_quota); a bound of none is left out. */
+static void repl_series(GString *out, const struct br_snapshot *s, const char *name,
+                        const char *type, const char *help, size_t field)
+{
+    static const char *const roles[2] = {"leader", "follower"};
+    head(out, name, type, help);
+    for (int r = 0; r < 2; r++) {
+        gint64 v = 0;
+        memcpy(&v, (const char *)&s->repl_quota[r] + field, sizeof v);
+        if (field == offsetof(struct br_snap_repl_quota, bound) && v == G_MAXINT64) {
+            continue;
+        }
+        g_string_append(out, name);
+        g_string_append_c(out, '{');
+        label(out, "role", roles[r]);
+        g_string_append_printf(out, "} %" G_GINT64_FORMAT "\n", v);
     }
 }
 
@@ -247,6 +268,25 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
          "CPU time of the admin API's thread (HTTP, WebSocket, rendering)");
     g_string_append_printf(out, "samsa_admin_thread_cpu_seconds_total %.6f\n",
                            (double)live->cpu_us / 1e6);
+
+    /* Kafka's replication quotas (ReplicationQuotaManager's byte-rate of
+     * the LeaderReplication and FollowerReplication types) */
+    head(out, "kafka_server_replication_byte_rate", "gauge",
+         "Bytes/s of throttled replicas (LeaderReplication, FollowerReplication byte-rate)");
+    for (int r = 0; r < 2; r++) {
+        g_string_append(out, "kafka_server_replication_byte_rate{");
+        label(out, "type", r == 0 ? "LeaderReplication" : "FollowerReplication");
+        g_string_append_printf(out, "} %.3f\n", s->repl_quota[r].rate);
+    }
+    repl_series(out, s, "samsa_replication_throttled_rate", "gauge",
+                "{leader,follower}.replication.throttled.rate in force (absent: none)",
+                offsetof(struct br_snap_repl_quota, bound));
+    repl_series(out, s, "samsa_replication_throttled_bytes_total", "counter",
+                "Bytes of throttled replicas sent (leader) or received (follower)",
+                offsetof(struct br_snap_repl_quota, bytes_total));
+    repl_series(out, s, "samsa_replication_throttled_total", "counter",
+                "Partitions held back from a replica fetch by the replication quota",
+                offsetof(struct br_snap_repl_quota, throttled_total));
 
     /* Kafka's quota sensors (ClientQuotaManager: byte-rate and throttle-time
      * of the Produce, Fetch and Request types, tagged user and client-id) */

@@ -202,6 +202,16 @@ struct br_snapshot {
     struct br_snap_quota_rate *quota_rates;
     int64_t isr_shrinks;
     int64_t isr_expands;
+    /* the replication quotas, [0] the leader's and [1] the follower's
+     * (Kafka's LeaderReplication and FollowerReplication): the bound
+     * (bytes/s, INT64_MAX none), the throttled replicas' byte rate, their
+     * bytes in all, and the partitions held back from a fetch in all */
+    struct br_snap_repl_quota {
+        int64_t bound;
+        double rate;
+        int64_t bytes_total;
+        int64_t throttled_total;
+    } repl_quota[2];
     /* the Kafka listeners' client connections: open, and since the start
      * accepted, refused, closed for being idle */
     int64_t connections;

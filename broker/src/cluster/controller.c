@@ -52,6 +52,9 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         ctl_post(c, EV_CONTROLLER);
     } else if (strcmp(path, "/brokers/ids") == 0) {
         ctl_post(c, EV_BROKERS);
+    } else if (strncmp(path, "/brokers/topics/", 16) == 0 && strlen(path) > 6 &&
+               strcmp(path + strlen(path) - 6, "/state") == 0) {
+        ctl_post(c, EV_REASSIGN_ISR); /* only moves watch partition states */
     } else if (strncmp(path, "/brokers/topics", 15) == 0) {
         ctl_post(c, EV_TOPICS);
     } else if (strcmp(path, "/isr_change_notification") == 0) {
@@ -60,23 +63,9 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
         ctl_post(c, EV_DELETE_TOPICS);
     } else if (strcmp(path, "/admin/preferred_replica_election") == 0) {
         ctl_post(c, EV_PREFERRED_ELECTION);
+    } else if (strcmp(path, "/admin/reassign_partitions") == 0) {
+        ctl_post(c, EV_REASSIGN);
     }
-}
-
-/* Waits until the session is connected; false when it expired or the
- * controller stops. */
-static bool wait_connected(struct br_controller *c)
-{
-    (void)pthread_mutex_lock(&c->mu);
-    while (!c->connected && !c->expired && !c->stop) {
-        struct timespec ts;
-        (void)clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        (void)pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-    }
-    bool ok = c->connected && !c->stop;
-    (void)pthread_mutex_unlock(&c->mu);
-    return ok;
 }
 
 static bool stopping(struct br_controller *c)
@@ -361,9 +350,13 @@ static int failover(struct br_controller *c)
     }
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
-    /* Kafka's TopicDeletionManager: watched, and resumed; then the
-     * pending preferred leader election (fetchPendingPreferredReplicaElections) */
-    return ctl_on_delete_topics(c) != 0 ? -1 : ctl_on_preferred_election(c);
+    /* Kafka's TopicDeletionManager: watched, and resumed; the moves under
+     * way resumed (initializePartitionReassignment); then the pending
+     * preferred leader election (fetchPendingPreferredReplicaElections) */
+    if (ctl_on_delete_topics(c) != 0 || ctl_on_reassign(c) != 0) {
+        return -1;
+    }
+    return ctl_on_preferred_election(c);
 }
 
 /* The paths the controller reads and watches, made when missing (every
@@ -507,6 +500,9 @@ static int on_brokers(struct br_controller *c)
     }
     ctl_send_leader_and_isr(c);
     ctl_send_update_metadata(c);
+    for (size_t i = 0; i < c->nbrokers; i++) {
+        ctl_reassign_broker_up(c, c->brokers[i].id); /* those of brokers that came */
+    }
     /* deletions waiting for a broker that came back go on */
     return ctl_resume_deletions(c);
 }
@@ -562,13 +558,19 @@ static void handle(struct br_controller *c, const struct event *e)
     case EV_PREFERRED_ELECTION:
         rc = c->active ? ctl_on_preferred_election(c) : 0;
         break;
+    case EV_REASSIGN:
+        rc = c->active ? ctl_on_reassign(c) : 0;
+        break;
+    case EV_REASSIGN_ISR:
+        rc = c->active ? ctl_on_reassign_isr(c) : 0;
+        break;
     case EV_EXPIRED:
         ctl_resign(c, "its ZooKeeper session expired");
         close_session(c);
         while (!stopping(c) && open_session(c) != 0) {
             nap(c, RETRY_MS);
         }
-        rc = wait_connected(c) ? elect(c) : -1;
+        rc = ctl_wait_connected(c) ? elect(c) : -1;
         break;
     }
     if (rc != 0 && !stopping(c)) {
@@ -600,7 +602,7 @@ static void *controller_main(void *arg)
 {
     struct br_controller *c = arg;
     br_thread_name("ctrl");
-    if (wait_connected(c)) {
+    if (ctl_wait_connected(c)) {
         ctl_post(c, EV_ELECT);
     }
     int64_t next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
@@ -624,7 +626,7 @@ static void *controller_main(void *arg)
             /* the check is due and no event waits */
             (void)pthread_mutex_unlock(&c->mu);
             next_rebalance = br_now_mono_ms() + c->cfg.leader_imbalance_check_ms;
-            if (c->active && wait_connected(c) && ctl_rebalance_leaders(c) != 0 && !stopping(c)) {
+            if (c->active && ctl_wait_connected(c) && ctl_rebalance_leaders(c) != 0 && !stopping(c)) {
                 ctl_resign(c, "a ZooKeeper operation failed");
                 nap(c, RETRY_MS);
                 ctl_post(c, EV_RETRY);
@@ -640,7 +642,7 @@ static void *controller_main(void *arg)
         (void)pthread_mutex_unlock(&c->mu);
         struct event ev = *e;
         kp_free(e);
-        if (ev.kind != EV_EXPIRED && !wait_connected(c)) {
+        if (ev.kind != EV_EXPIRED && !ctl_wait_connected(c)) {
             if (stopping(c)) {
                 break;
             }

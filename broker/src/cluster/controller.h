@@ -61,7 +61,20 @@
  *   PreferredReplicaLeaderElection event): each partition it lists gets its
  *   preferred replica as leader when that one is live and in sync, as
  *   above, then the znode is deleted; a controller elected while it exists
- *   finishes it (onControllerFailover).
+ *   finishes it (onControllerFailover);
+ * - a partition reassignment asked for (/admin/reassign_partitions, Kafka's
+ *   JSON, written by `samsa reassign execute` or
+ *   kafka-reassign-partitions.sh; KafkaController.onPartitionReassignment):
+ *   the assignment grows to the new replicas followed by the old ones, the
+ *   leader epoch is bumped and LeaderAndIsr sent to all (the new replicas
+ *   start fetching); once the new replicas are all in the ISR (the state
+ *   znode watched), the leader moves to the first live in-sync new replica
+ *   if it is not one, the old replicas leave the ISR and get StopReplica
+ *   and StopReplica with delete_partitions, the assignment becomes the new
+ *   replicas, and the partition leaves the znode (deleted when empty). A
+ *   move of a missing partition, to a broker not live, or onto the
+ *   replicas it has is refused and taken out of the znode. A controller
+ *   elected meanwhile resumes every move from ZooKeeper's state.
  * A controller that finds /controller taken by another, or its epoch
  * moved, stops acting (resigns); one whose session expired opens another
  * and stands for election again.

@@ -470,6 +470,12 @@ static void clear_model(struct br_controller *c)
     c->shutting = NULL;
     c->nshutting = 0;
     c->ndeletions = 0;
+    kp_free(c->moves);
+    c->moves = NULL;
+    c->nmoves = 0;
+    kp_free(c->strays);
+    c->strays = NULL;
+    c->nstrays = 0;
 }
 
 /* ---------------------------------------------------------------- requests */

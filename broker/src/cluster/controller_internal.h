@@ -5,7 +5,7 @@
  * controller_channel.c: the senders to the brokers; controller_zk.c:
  * ZooKeeper's reads and writes; controller_election.c: leadership;
  * controller_shutdown.c: controlled shutdown; controller_delete.c: topic
- * deletion). Calls go one way: controller.c above the others,
+ * deletion; controller_reassign.c: partition reassignment). Calls go one way: controller.c above the others,
  * controller_model.c below them. Not for the controller's users: they
  * include controller.h.
  * @locality the controller's thread, unless a field says otherwise
@@ -41,6 +41,8 @@ enum ev_kind {
     EV_STOP_REPLICA_DONE,   /* a broker answered a StopReplica of a deletion */
     EV_CONTROLLED_SHUTDOWN, /* a broker asked to shut down (ControlledShutdown) */
     EV_PREFERRED_ELECTION,  /* /admin/preferred_replica_election made or deleted */
+    EV_REASSIGN,            /* /admin/reassign_partitions made, changed or deleted */
+    EV_REASSIGN_ISR,        /* the state of a partition being moved changed */
 };
 
 struct event {
@@ -123,6 +125,26 @@ struct lai_batch {
     size_t n, cap;
 };
 
+/* A partition being moved (Kafka's ReassignedPartitionsContext): the
+ * replicas it moves to (RAR), the first its preferred leader. */
+struct move {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+    int32_t replicas[BR_ZK_REASSIGN_MAX_REPLICAS];
+    int32_t n;
+    bool started; /* this controller bumped its epoch and told the replicas */
+};
+
+/* An old replica of a finished move whose broker was down: it gets its
+ * StopReplica when the broker comes back, unless the partition was
+ * assigned to it again meanwhile (this controller's memory only: Kafka
+ * 2.0 leaves such a replica on its disk). */
+struct stray {
+    char topic[BR_TOPIC_NAME_MAX + 1];
+    int32_t partition;
+    int32_t broker;
+};
+
 struct sender;
 struct kp_StopReplicaRequest_StopReplicaPartitionV0;
 
@@ -156,6 +178,10 @@ struct br_controller {
     int32_t *shutting;
     size_t nshutting;
     uint64_t next_gen;
+    struct move *moves; /* partitions being moved */
+    size_t nmoves;
+    struct stray *strays; /* old replicas waiting for their broker */
+    size_t nstrays;
 };
 
 /* controller_model.c */
@@ -177,6 +203,9 @@ int ctl_lai_to_live_replicas(struct br_controller *c, size_t ti, int32_t p, bool
 void ctl_post(struct br_controller *c, enum ev_kind kind);
 void ctl_post_event(struct br_controller *c, const struct event *what);
 void ctl_topic_clear(struct ctl_topic *t);
+/* Waits until the session is connected; false when it expired or the
+ * controller stops. */
+bool ctl_wait_connected(struct br_controller *c);
 
 /* controller_channel.c */
 void ctl_resign(struct br_controller *c, const char *why);
@@ -200,6 +229,12 @@ int32_t ctl_parse_id(const char *s);
 int ctl_read_brokers(struct br_controller *c, struct ctl_broker **out, size_t *n);
 int ctl_read_state(struct br_controller *c, const char *topic, int32_t p,
                    struct ctl_partition *part);
+/* /brokers/topics/<name> decoded into *a (cleared by the caller), its
+ * stat in *st: 0, 1 when it is gone, 2 when it is unreadable (err says
+ * why), -1 when ZooKeeper failed. */
+int ctl_read_assignment(struct br_controller *c, const char *name, bool watch,
+                        struct br_zk_topic_assignment *a, struct Stat *st, char *err,
+                        size_t errlen);
 int ctl_read_topic(struct br_controller *c, const char *name, struct ctl_topic *t);
 int ctl_write_state(struct br_controller *c, const struct ctl_topic *t, int32_t p,
                     struct ctl_partition *part, int32_t leader, const int32_t *isr, int32_t nisr);
@@ -211,6 +246,14 @@ int ctl_zget(struct br_controller *c, const char *path, bool watch, char **data,
 int ctl_on_preferred_election(struct br_controller *c);
 int ctl_rebalance_leaders(struct br_controller *c);
 int ctl_reconcile_all(struct br_controller *c);
+
+/* controller_reassign.c: /admin/reassign_partitions read (watched) and
+ * the moves it asks for started; ctl_on_reassign_isr steps every move on. */
+int ctl_on_reassign(struct br_controller *c);
+int ctl_on_reassign_isr(struct br_controller *c);
+/* Broker id came up: the old replicas of moves finished while it was
+ * down are stopped and deleted. */
+void ctl_reassign_broker_up(struct br_controller *c, int32_t id);
 
 /* controller_shutdown.c */
 int ctl_on_controlled_shutdown(struct br_controller *c, const struct event *e);

@@ -11,6 +11,7 @@
 #include <samsa-protocol/messages.h>
 
 #include <string.h>
+#include <time.h>
 
 void ctl_post_event(struct br_controller *c, const struct event *what)
 {
@@ -198,4 +199,20 @@ int ctl_lai_to_live_replicas(struct br_controller *c, size_t ti, int32_t p, bool
         }
     }
     return 0;
+}
+
+/* Waits until the session is connected; false when it expired or the
+ * controller stops. */
+bool ctl_wait_connected(struct br_controller *c)
+{
+    (void)pthread_mutex_lock(&c->mu);
+    while (!c->connected && !c->expired && !c->stop) {
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        (void)pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    }
+    bool ok = c->connected && !c->stop;
+    (void)pthread_mutex_unlock(&c->mu);
+    return ok;
 }

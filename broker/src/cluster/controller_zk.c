@@ -265,29 +265,44 @@ static bool read_unclean(struct br_controller *c, const char *topic)
 /* A topic's assignment (watching it for added partitions) and the states
  * of its partitions. 0, 1 when it is gone or unreadable, -1 on a
  * ZooKeeper failure. */
-int ctl_read_topic(struct br_controller *c, const char *name, struct ctl_topic *t)
+int ctl_read_assignment(struct br_controller *c, const char *name, bool watch,
+                        struct br_zk_topic_assignment *a, struct Stat *st, char *err,
+                        size_t errlen)
 {
+    memset(a, 0, sizeof *a);
     char path[BR_TOPIC_NAME_MAX + 32];
     (void)snprintf(path, sizeof path, "/brokers/topics/%s", name);
     char *data = NULL;
     int len = 0;
-    struct Stat st;
-    int rc = ctl_zget(c, path, true, &data, &len, &st);
+    int rc = ctl_zget(c, path, watch, &data, &len, st);
     if (rc == ZNONODE) {
+        (void)snprintf(err, errlen, "the topic is gone");
         return 1;
     }
     if (rc != ZOK) {
         return -1;
     }
-    struct br_zk_topic_assignment a;
-    memset(&a, 0, sizeof a);
-    char err[256] = "the znode holds no data";
+    (void)snprintf(err, errlen, "the znode holds no data");
     int drc = data == NULL
                   ? KP_E_CORRUPT
-                  : br_zk_topic_assignment_decode(data, (size_t)len, path, &a, err, sizeof err);
+                  : br_zk_topic_assignment_decode(data, (size_t)len, path, a, err, errlen);
     kp_free(data);
-    if (drc != 0) {
-        br_warn("controller: ignoring topic %s: %s", name, err);
+    return drc != 0 ? 2 : 0;
+}
+
+int ctl_read_topic(struct br_controller *c, const char *name, struct ctl_topic *t)
+{
+    struct br_zk_topic_assignment a;
+    struct Stat st;
+    char err[256];
+    int rc = ctl_read_assignment(c, name, true, &a, &st, err, sizeof err);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc > 0) {
+        if (rc == 2) {
+            br_warn("controller: ignoring topic %s: %s", name, err);
+        }
         return 1;
     }
     memset(t, 0, sizeof *t);

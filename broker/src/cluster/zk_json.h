@@ -281,6 +281,37 @@ KP_MUST_CHECK int br_zk_isr_change_decode(const char *buf, size_t len, const cha
                                           struct br_zk_topic_partition **tps, size_t *n, char *err,
                                           size_t errlen);
 
+/* ------------------------------------------------------------ /admin/reassign_partitions */
+
+/* The replicas a partition may be moved to (more are refused: a move's
+ * entry stays small, where a topic's assignment may name up to
+ * BR_META_MAX_REPLICATION_FACTOR). */
+#define BR_ZK_REASSIGN_MAX_REPLICAS 64
+
+/* One partition to move and the replicas it moves to, the first its
+ * preferred leader. */
+struct br_zk_reassignment {
+    struct br_zk_topic_partition tp;
+    int32_t replicas[BR_ZK_REASSIGN_MAX_REPLICAS];
+    size_t nreplicas; /* 1..BR_ZK_REASSIGN_MAX_REPLICAS, distinct ids >= 0 */
+};
+
+/*
+ * The partition moves asked for (ReassignPartitionsZNode, written by
+ * kafka-reassign-partitions.sh and `samsa reassign execute`):
+ *   {"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]},...]}
+ * Other keys of an entry ("log_dirs") are ignored, as Kafka 2.0's
+ * controller ignores them. At most BR_ZK_MAX_NOTIFIED entries, in the
+ * document's order (a partition listed twice: the controller takes the
+ * first). *out owned by the caller (kp_free); NULL when
+ * there are none.
+ */
+KP_MUST_CHECK int br_zk_reassignment_encode(const struct br_zk_reassignment *r, size_t n,
+                                            char **out, size_t *out_len);
+KP_MUST_CHECK int br_zk_reassignment_decode(const char *buf, size_t len, const char *name,
+                                            struct br_zk_reassignment **out, size_t *n, char *err,
+                                            size_t errlen);
+
 /* ------------------------------------------------------------ /cluster/id */
 
 /* ClusterIdZNode: {"version":"1","id":"<22 characters of base64url>"}, the

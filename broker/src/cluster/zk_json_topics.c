@@ -478,61 +478,75 @@ int br_zk_config_change_encode(const char *entity_type, const char *entity_name,
 /* ------------------------------------------------------------
  * /isr_change_notification/isr_change_<seq> */
 
-int br_zk_isr_change_decode(const char *buf, size_t len, const char *name,
-                            struct br_zk_topic_partition **tps, size_t *n, char *err, size_t errlen)
+/* The array "partitions" of a document listing partitions
+ * (IsrChangeNotificationSequenceZNode, PreferredReplicaElectionZNode,
+ * ReassignPartitionsZNode): its entries' topic and partition into
+ * (struct br_zk_topic_partition *)(base + i * stride), and with_replicas
+ * each entry's "replicas" into the struct br_zk_reassignment at
+ * base + i * stride. *base owned by the caller. */
+static int decode_partition_list(const struct dec *d, const char *buf, size_t len, size_t stride,
+                                 bool with_replicas, void **base, size_t *n)
 {
-    struct dec d = {name, err, errlen};
     char qb[QMAX];
-    *tps = NULL;
+    *base = NULL;
     *n = 0;
     json_t *root = NULL;
-    int rc = zkj_parse(&d, buf, len, &root);
+    int rc = zkj_parse(d, buf, len, &root);
     if (rc != 0) {
         return rc;
     }
-    struct br_zk_topic_partition *out = NULL;
-    /* IsrChangeNotificationSequenceZNode.decode */
+    unsigned char *out = NULL;
     const json_t *parts = json_object_get(root, "partitions");
     if (parts == NULL) {
-        rc = fail(&d, KP_E_CORRUPT, "no \"partitions\"");
+        rc = fail(d, KP_E_CORRUPT, "no \"partitions\"");
         goto out;
     }
     if (!json_is_array(parts)) {
-        rc = fail(&d, KP_E_CORRUPT, "\"partitions\" is %s, not an array", zkj_type_name(parts));
+        rc = fail(d, KP_E_CORRUPT, "\"partitions\" is %s, not an array", zkj_type_name(parts));
         goto out;
     }
     size_t count = json_array_size(parts);
     if (count > BR_ZK_MAX_NOTIFIED) {
-        rc = fail(&d, KP_E_TOO_LARGE, "%zu partitions, more than %zu", count, BR_ZK_MAX_NOTIFIED);
+        rc = fail(d, KP_E_TOO_LARGE, "%zu partitions, more than %zu", count, BR_ZK_MAX_NOTIFIED);
         goto out;
     }
     if (count == 0) {
         goto out;
     }
-    out = kp_calloc(count, sizeof out[0]);
+    out = kp_calloc(count, stride);
     if (out == NULL) {
-        rc = fail(&d, KP_E_NOMEM, "out of memory");
+        rc = fail(d, KP_E_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < count && rc == 0; i++) {
         const json_t *tp = json_array_get(parts, i);
+        struct br_zk_topic_partition *o = (struct br_zk_topic_partition *)(out + i * stride);
         if (!json_is_object(tp)) {
-            rc = fail(&d, KP_E_CORRUPT, "partitions[%zu] is %s, not an object", i,
+            rc = fail(d, KP_E_CORRUPT, "partitions[%zu] is %s, not an object", i,
                       zkj_type_name(tp));
             break;
         }
         const char *topic = NULL;
         size_t topic_n = 0;
-        rc = get_string(&d, tp, "topic", true, &topic, &topic_n);
+        rc = get_string(d, tp, "topic", true, &topic, &topic_n);
         if (rc == 0) {
-            rc = get_int32(&d, tp, "partition", 0, &out[i].partition);
+            rc = get_int32(d, tp, "partition", 0, &o->partition);
         }
         if (rc == 0 && !br_topic_name_valid(topic, topic_n)) {
-            rc = fail(&d, KP_E_CORRUPT, "partitions[%zu]: %s is not a valid topic name", i,
+            rc = fail(d, KP_E_CORRUPT, "partitions[%zu]: %s is not a valid topic name", i,
                       zkj_q(topic, topic_n, qb));
         }
         if (rc == 0) {
-            memcpy(out[i].topic, topic, topic_n);
+            memcpy(o->topic, topic, topic_n);
+        }
+        if (rc == 0 && with_replicas) {
+            struct br_zk_reassignment *r = (struct br_zk_reassignment *)(void *)o;
+            const json_t *ids = json_object_get(tp, "replicas");
+            char what[64];
+            (void)snprintf(what, sizeof what, "partitions[%zu].replicas", i);
+            rc = ids == NULL ? fail(d, KP_E_CORRUPT, "partitions[%zu] has no \"replicas\"", i)
+                             : read_id_list(d, ids, what, 1, BR_ZK_REASSIGN_MAX_REPLICAS,
+                                            r->replicas, &r->nreplicas);
         }
     }
     if (rc == 0) {
@@ -545,8 +559,30 @@ out:
         kp_free(out);
         return rc;
     }
-    *tps = out;
+    *base = out;
     return 0;
+}
+
+int br_zk_isr_change_decode(const char *buf, size_t len, const char *name,
+                            struct br_zk_topic_partition **tps, size_t *n, char *err, size_t errlen)
+{
+    struct dec d = {name, err, errlen};
+    void *base = NULL;
+    /* IsrChangeNotificationSequenceZNode.decode */
+    int rc = decode_partition_list(&d, buf, len, sizeof **tps, false, &base, n);
+    *tps = base;
+    return rc;
+}
+
+int br_zk_reassignment_decode(const char *buf, size_t len, const char *name,
+                              struct br_zk_reassignment **out, size_t *n, char *err, size_t errlen)
+{
+    struct dec d = {name, err, errlen};
+    void *base = NULL;
+    /* ReassignPartitionsZNode.decode */
+    int rc = decode_partition_list(&d, buf, len, sizeof **out, true, &base, n);
+    *out = base;
+    return rc;
 }
 
 int br_zk_isr_change_encode(const struct br_zk_topic_partition *tps, size_t n, char **out,
@@ -572,6 +608,41 @@ int br_zk_isr_change_encode(const struct br_zk_topic_partition *tps, size_t n, c
         json_t *tp = zkj_enc_object(&e);
         zkj_put(&e, tp, "topic", zkj_enc_str(&e, tps[i].topic));
         zkj_put(&e, tp, "partition", zkj_enc_int(&e, tps[i].partition));
+        zkj_push(&e, arr, tp);
+    }
+    zkj_put(&e, root, "partitions", arr);
+    return zkj_finish(&e, root, out, out_len);
+}
+
+int br_zk_reassignment_encode(const struct br_zk_reassignment *r, size_t n, char **out,
+                              size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (n > BR_ZK_MAX_NOTIFIED || (n > 0 && r == NULL)) {
+        return KP_E_INVALID_ARG;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t tn = strnlen(r[i].tp.topic, sizeof r[i].tp.topic);
+        if (!br_topic_name_valid(r[i].tp.topic, tn) || r[i].tp.partition < 0 ||
+            r[i].nreplicas == 0 || r[i].nreplicas > BR_ZK_REASSIGN_MAX_REPLICAS) {
+            return KP_E_INVALID_ARG;
+        }
+    }
+    /* ReassignPartitionsZNode.encode */
+    struct enc e = {0};
+    json_t *root = zkj_enc_object(&e);
+    zkj_put(&e, root, "version", zkj_enc_int(&e, 1));
+    json_t *arr = zkj_enc_array(&e);
+    for (size_t i = 0; i < n && e.err == 0; i++) {
+        json_t *tp = zkj_enc_object(&e);
+        zkj_put(&e, tp, "topic", zkj_enc_str(&e, r[i].tp.topic));
+        zkj_put(&e, tp, "partition", zkj_enc_int(&e, r[i].tp.partition));
+        json_t *ids = zkj_enc_array(&e);
+        for (size_t j = 0; j < r[i].nreplicas; j++) {
+            zkj_push(&e, ids, zkj_enc_int(&e, r[i].replicas[j]));
+        }
+        zkj_put(&e, tp, "replicas", ids);
         zkj_push(&e, arr, tp);
     }
     zkj_put(&e, root, "partitions", arr);

@@ -342,6 +342,11 @@ enum br_config_key {
     BR_CFG_QUOTA_WINDOW_NUM,
     BR_CFG_QUOTA_WINDOW_SIZE_SECONDS,
     BR_CFG_QUOTA_CONFIG_FILE,
+    /* replication quotas (quota/replication_quota.h) */
+    BR_CFG_LEADER_REPLICATION_THROTTLED_RATE,
+    BR_CFG_FOLLOWER_REPLICATION_THROTTLED_RATE,
+    BR_CFG_REPLICATION_QUOTA_WINDOW_NUM,
+    BR_CFG_REPLICATION_QUOTA_WINDOW_SIZE_SECONDS,
     /* ZooKeeper */
     BR_CFG_ZOOKEEPER_CONNECT,
     BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS,
@@ -525,6 +530,13 @@ struct br_config {
     int32_t quota_window_num;         /* quota.window.num */
     int32_t quota_window_size_s;      /* quota.window.size.seconds */
     /* quota.config.file (Samsa's, standalone): raw[BR_CFG_QUOTA_CONFIG_FILE] */
+
+    /* replication quotas: bytes per second of the throttled replicas
+     * (Long.MaxValue: none), dynamic; their sampled rate's windows */
+    int64_t leader_replication_throttled_rate;   /* leader.replication.throttled.rate */
+    int64_t follower_replication_throttled_rate; /* follower.replication.throttled.rate */
+    int32_t replication_quota_window_num;        /* replication.quota.window.num */
+    int32_t replication_quota_window_size_s;     /* replication.quota.window.size.seconds */
 
     /* ZooKeeper */
     char *zookeeper_connect; /* NULL = standalone */

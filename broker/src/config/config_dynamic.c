@@ -14,7 +14,8 @@
 /*
  * Kafka 2.0's DynamicLogConfig.ReconfigurableConfigs (the broker synonyms of
  * the topic configs, LogConfig.TopicConfigSynonyms, but
- * log.message.format.version) that Samsa has. The log cleaner's, the thread
+ * log.message.format.version) that Samsa has, and the replication throttle
+ * rates (DynamicConfig.Broker). The log cleaner's, the thread
  * pools', the listeners' and the security keys of DynamicBrokerConfig are
  * not dynamic here: Samsa's cleaner and reactor take them at start only.
  */
@@ -41,6 +42,10 @@ static const enum br_config_key dynamic_keys[] = {
     BR_CFG_LOG_MESSAGE_TIMESTAMP_TYPE,
     BR_CFG_LOG_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS,
     BR_CFG_LOG_MESSAGE_DOWNCONVERSION_ENABLE,
+    /* DynamicConfig.Broker's throttle rates (per broker in Kafka 2.0;
+     * here the cluster's <default> gives them too) */
+    BR_CFG_LEADER_REPLICATION_THROTTLED_RATE,
+    BR_CFG_FOLLOWER_REPLICATION_THROTTLED_RATE,
 };
 
 /* The static keys a dynamic key's value is resolved with (the ms key wins

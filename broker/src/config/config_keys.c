@@ -288,6 +288,21 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
                                           FIELD(quota_window_size_s), "1", AT_LEAST32(1)},
     /* Samsa's: the standalone broker's quotas (quota/quota.h's format) */
     [BR_CFG_QUOTA_CONFIG_FILE] = {"quota.config.file", K_SPECIAL, 0, NULL, NO_RANGE},
+    /* Kafka 2.0's DynamicConfig.Broker (dynamic) and KafkaConfig
+     * (replication.quota.window.*, static) */
+    [BR_CFG_LEADER_REPLICATION_THROTTLED_RATE] = {"leader.replication.throttled.rate", K_LONG,
+                                                  FIELD(leader_replication_throttled_rate),
+                                                  LONG_MAX_TEXT, AT_LEAST64(0)},
+    [BR_CFG_FOLLOWER_REPLICATION_THROTTLED_RATE] = {"follower.replication.throttled.rate", K_LONG,
+                                                    FIELD(follower_replication_throttled_rate),
+                                                    LONG_MAX_TEXT, AT_LEAST64(0)},
+    [BR_CFG_REPLICATION_QUOTA_WINDOW_NUM] = {"replication.quota.window.num", K_INT,
+                                             FIELD(replication_quota_window_num), "11",
+                                             AT_LEAST32(1)},
+    [BR_CFG_REPLICATION_QUOTA_WINDOW_SIZE_SECONDS] = {"replication.quota.window.size.seconds",
+                                                      K_INT,
+                                                      FIELD(replication_quota_window_size_s), "1",
+                                                      AT_LEAST32(1)},
 
     [BR_CFG_ZOOKEEPER_CONNECT] = {"zookeeper.connect", K_SPECIAL, 0, NULL, NO_RANGE},
     [BR_CFG_ZOOKEEPER_SESSION_TIMEOUT_MS] = {"zookeeper.session.timeout.ms", K_INT,
@@ -344,7 +359,7 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
  * Kafka keys found in shipped and common server.properties files that Samsa
  * accepts without using: threads and queues it does not have (one reactor),
  * socket buffer sizes, the transaction log (no transactions), the cleaner's
- * memory tuning, replication quotas, metrics reporters, the inter-broker protocol version,
+ * memory tuning, the log-dir movers' quotas, metrics reporters, the inter-broker protocol version,
  * purgatory tuning, ZooKeeper ACLs.
  */
 static const char *const ignored_keys[] = {
@@ -374,8 +389,6 @@ static const char *const ignored_keys[] = {
     "producer.purgatory.purge.interval.requests",
     "queued.max.requests",
     "replica.socket.receive.buffer.bytes",
-    "replication.quota.window.num",
-    "replication.quota.window.size.seconds",
     "request.timeout.ms",
     "socket.receive.buffer.bytes",
     "socket.send.buffer.bytes",

@@ -17,6 +17,7 @@ enum tkind {
     T_COMPRESSION, /* int */
     T_TSTYPE,      /* int */
     T_FORMAT,      /* char[BR_FORMAT_VERSION_MAX + 1] */
+    T_REPLICAS,    /* char[BR_TOPIC_CONFIG_VALUE_MAX + 1]: a throttled-replica list */
 };
 
 struct tkey {
@@ -54,6 +55,7 @@ static const char *const syn_index_bytes[] = {"log.index.size.max.bytes", NULL};
 static const char *const syn_jitter[] = {"log.roll.jitter.ms", "log.roll.jitter.hours", NULL};
 static const char *const syn_segment_ms[] = {"log.roll.ms", "log.roll.hours", NULL};
 static const char *const syn_unclean[] = {"unclean.leader.election.enable", NULL};
+static const char *const syn_none[] = {NULL};
 
 #define TF(f) offsetof(struct br_topic_config, f)
 #define NONE 0, 0
@@ -69,8 +71,14 @@ static const struct tkey tkeys[BR_TCFG__COUNT] = {
     [BR_TCFG_FLUSH_MESSAGES] = {"flush.messages", T_LONG, TF(flush_messages), 0, INT64_MAX,
                                 syn_flush_messages},
     [BR_TCFG_FLUSH_MS] = {"flush.ms", T_LONG, TF(flush_ms), 0, INT64_MAX, syn_flush_ms},
+    [BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS] = {
+        "follower.replication.throttled.replicas", T_REPLICAS,
+        TF(follower_replication_throttled_replicas), NONE, syn_none},
     [BR_TCFG_INDEX_INTERVAL_BYTES] = {"index.interval.bytes", T_INT, TF(index_interval_bytes), 0,
                                       INT32_MAX, syn_index_interval},
+    [BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS] = {
+        "leader.replication.throttled.replicas", T_REPLICAS,
+        TF(leader_replication_throttled_replicas), NONE, syn_none},
     [BR_TCFG_MAX_MESSAGE_BYTES] = {"max.message.bytes", T_INT, TF(max_message_bytes), 0, INT32_MAX,
                                    syn_max_message},
     [BR_TCFG_MESSAGE_DOWNCONVERSION_ENABLE] = {"message.downconversion.enable", T_BOOL,
@@ -124,6 +132,8 @@ static size_t field_size(enum tkind kind)
         return sizeof(int);
     case T_FORMAT:
         return BR_FORMAT_VERSION_MAX + 1;
+    case T_REPLICAS:
+        return BR_TOPIC_CONFIG_VALUE_MAX + 1;
     }
     return 0;
 }
@@ -210,6 +220,124 @@ void br_topic_config_from_broker(const struct br_config *b, struct br_topic_conf
     out->set = 0;
 }
 
+/* ------------------------------------------------------------ throttled-replica lists */
+
+static const char *skip_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    return s;
+}
+
+/* An unsigned decimal at *s (at most 10 digits): its value, and *s past it;
+ * -1 when there is none. */
+static int64_t read_id(const char **s)
+{
+    const char *p = *s;
+    int64_t v = 0;
+    int n = 0;
+    while (*p >= '0' && *p <= '9' && n < 10) {
+        v = v * 10 + (*p - '0');
+        p++;
+        n++;
+    }
+    if (n == 0 || (*p >= '0' && *p <= '9')) {
+        return -1;
+    }
+    *s = p;
+    return v;
+}
+
+/* One "p:b" item at *s (spaces around it skipped): 0 and *s at the ',' or
+ * the end after it, or -1. */
+static int read_item(const char **s, int64_t *partition, int64_t *broker)
+{
+    const char *p = skip_space(*s);
+    *partition = read_id(&p);
+    if (*partition < 0 || *p != ':') {
+        return -1;
+    }
+    p++;
+    *broker = read_id(&p);
+    if (*broker < 0) {
+        return -1;
+    }
+    p = skip_space(p);
+    if (*p != ',' && *p != '\0') {
+        return -1;
+    }
+    *s = p;
+    return 0;
+}
+
+/* ThrottledReplicaListValidator (LogConfig.scala): "", "*" or
+ * "p:b[,p:b]..." (spaces around an item allowed). */
+static int validate_replicas(const char *list, char *msg, size_t msglen)
+{
+    const char *s = skip_space(list);
+    if (*s == '\0' || (*s == '*' && *skip_space(s + 1) == '\0')) {
+        return 0;
+    }
+    for (;;) {
+        int64_t partition = 0;
+        int64_t broker = 0;
+        if (read_item(&s, &partition, &broker) != 0) {
+            /* Kafka's message (ThrottledReplicaListValidator) */
+            (void)snprintf(msg, msglen,
+                           "must be the literal '*' or a list of replicas in the following "
+                           "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...");
+            return -1;
+        }
+        if (*s == '\0') {
+            return 0;
+        }
+        s++; /* the ',' */
+    }
+}
+
+bool br_throttled_replicas_match(const char *list, int32_t partition, int32_t broker)
+{
+    if (list == NULL) {
+        return false;
+    }
+    const char *s = skip_space(list);
+    if (*s == '\0') {
+        return false;
+    }
+    if (*s == '*') {
+        return true;
+    }
+    while (*s != '\0') {
+        int64_t p = 0;
+        int64_t b = 0;
+        if (read_item(&s, &p, &b) != 0) {
+            return false; /* validated when set: not reached */
+        }
+        if (p == partition && b == broker) {
+            return true;
+        }
+        if (*s == ',') {
+            s++;
+        }
+    }
+    return false;
+}
+
+bool br_topic_config_throttled(const struct br_topic_config *tc, enum br_topic_config_key k,
+                               int32_t partition, int32_t broker)
+{
+    if (k == BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS) {
+        return br_throttled_replicas_match(tc->leader_replication_throttled_replicas, partition,
+                                           broker);
+    }
+    if (k == BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS) {
+        return br_throttled_replicas_match(tc->follower_replication_throttled_replicas,
+                                           partition, broker);
+    }
+    return false;
+}
+
 /* Parses `s` as key k into `field` (field_size(kind) bytes). */
 static int parse_value(const struct tkey *d, const char *s, unsigned char *field, char *msg,
                        size_t msglen)
@@ -281,6 +409,14 @@ static int parse_value(const struct tkey *d, const char *s, unsigned char *field
         }
         break;
     }
+    case T_REPLICAS:
+        /* s is at most BR_TOPIC_CONFIG_VALUE_MAX bytes (br_topic_config_set) */
+        rc = validate_replicas(s, msg, msglen);
+        if (rc == 0) {
+            size_t n = strlen(s);
+            memcpy(field, s, n + 1); /* with its NUL */
+        }
+        break;
     }
     return rc;
 }
@@ -320,8 +456,7 @@ int br_topic_config_set(struct br_topic_config *tc, const char *key, const char 
     memcpy(buf, value + start, n - start);
     buf[n - start] = '\0';
 
-    unsigned char field[BR_FORMAT_VERSION_MAX + 1 > sizeof(double) ? BR_FORMAT_VERSION_MAX + 1
-                                                                   : sizeof(double)];
+    unsigned char field[BR_TOPIC_CONFIG_VALUE_MAX + 1]; /* the largest kind: T_REPLICAS */
     char msg[256];
     if (parse_value(d, buf, field, msg, sizeof msg) != 0) {
         set_msg(err, errlen, "%s: %s", d->name, msg);
@@ -418,6 +553,9 @@ static void render(const struct tkey *d, const unsigned char *field, char *buf, 
         (void)snprintf(buf, buflen, "%s", v);
         break;
     }
+    case T_REPLICAS:
+        (void)snprintf(buf, buflen, "%.*s", BR_TOPIC_CONFIG_VALUE_MAX, (const char *)field);
+        break;
     }
 }
 

@@ -8,9 +8,9 @@
  * Kafka's rules: the same types and ranges, the same error (INVALID_CONFIG)
  * for an unknown key or a bad value, INVALID_REQUEST for a null value.
  *
- * Every Kafka 2.0 topic key is known except the two replication-throttle
- * lists ({leader,follower}.replication.throttled.replicas), which Samsa does
- * not implement. Samsa uses cleanup.policy, retention.*, segment.*,
+ * Every Kafka 2.0 topic key is known. Samsa uses
+ * {leader,follower}.replication.throttled.replicas (the replicas the
+ * replication quotas hold, br_topic_config_throttled), cleanup.policy, retention.*, segment.*,
  * index.interval.bytes, min.cleanable.dirty.ratio, delete.retention.ms,
  * min.compaction.lag.ms, max.message.bytes, message.timestamp.type,
  * flush.*, compression.type, min.insync.replicas,
@@ -45,7 +45,9 @@ enum br_topic_config_key {
     BR_TCFG_FILE_DELETE_DELAY_MS,
     BR_TCFG_FLUSH_MESSAGES,
     BR_TCFG_FLUSH_MS,
+    BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS,
     BR_TCFG_INDEX_INTERVAL_BYTES,
+    BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS,
     BR_TCFG_MAX_MESSAGE_BYTES,
     BR_TCFG_MESSAGE_DOWNCONVERSION_ENABLE,
     BR_TCFG_MESSAGE_FORMAT_VERSION,
@@ -67,8 +69,9 @@ enum br_topic_config_key {
 
 /* Longest value text accepted by br_topic_config_set (before trimming). */
 #define BR_TOPIC_CONFIG_VALUE_MAX 1024
-/* Room for any rendered value: a long, a ratio, a policy list, a version. */
-#define BR_TOPIC_CONFIG_TEXT_MAX 32
+/* Room for any rendered value: a long, a ratio, a policy list, a version,
+ * a throttled-replica list. */
+#define BR_TOPIC_CONFIG_TEXT_MAX (BR_TOPIC_CONFIG_VALUE_MAX + 1)
 
 struct br_topic_config {
     unsigned cleanup_policy; /* enum br_cleanup_policy flags */
@@ -77,7 +80,10 @@ struct br_topic_config {
     int64_t file_delete_delay_ms;
     int64_t flush_messages;
     int64_t flush_ms;
+    /* "" (none), "*" or "partition:broker,..." as set, trimmed */
+    char follower_replication_throttled_replicas[BR_TOPIC_CONFIG_VALUE_MAX + 1];
     int32_t index_interval_bytes;
+    char leader_replication_throttled_replicas[BR_TOPIC_CONFIG_VALUE_MAX + 1];
     int32_t max_message_bytes;
     bool message_downconversion_enable;
     char message_format_version[BR_FORMAT_VERSION_MAX + 1];
@@ -127,6 +133,18 @@ const char *br_topic_config_key_name(enum br_topic_config_key k);
 
 /* True when key k was set on the topic. */
 bool br_topic_config_is_set(const struct br_topic_config *tc, enum br_topic_config_key k);
+
+/*
+ * Whether the topic's list k (BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS
+ * or BR_TCFG_FOLLOWER_...) throttles its partition on broker: "*" every
+ * replica, else the "partition:broker" pairs naming broker (Kafka 2.0's
+ * ConfigHandler.parseThrottledPartitions and
+ * ReplicationQuotaManager.isThrottled).
+ */
+bool br_topic_config_throttled(const struct br_topic_config *tc, enum br_topic_config_key k,
+                               int32_t partition, int32_t broker);
+/* The same of a list's text (NULL or "" throttles none). */
+bool br_throttled_replicas_match(const char *list, int32_t partition, int32_t broker);
 
 /* One row of a topic's DescribeConfigs. */
 struct br_topic_config_entry {

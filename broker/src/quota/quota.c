@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "quota/quota.h"
+#include "quota/rate.h"
 
 #include <string.h>
 
@@ -10,20 +11,12 @@
 
 #include "base/logging.h"
 
-/* One sample of Kafka's SampledStat (metrics/stats/SampledStat.java). */
-struct sample {
-    int64_t start_ms; /* lastWindowMs: when the sample began */
-    double value;
-};
-
 /* Kafka's sensor of one quota type and metric tags (user, client id). */
 struct sensor {
     enum br_quota_type type;
     char *user;   /* "" where the level has none */
     char *client; /* "" where the level has none */
-    struct sample *samples; /* window_num of them, used the first nused */
-    int32_t nused;
-    int32_t current;
+    struct br_rate rate; /* Kafka's Rate: window_num - 1 whole windows at least */
     int64_t last_record_ms;
     int64_t throttle_total_ms;
     int64_t throttled_until_ms;
@@ -89,7 +82,7 @@ static void sensor_free(struct sensor *s)
 {
     kp_free(s->user);
     kp_free(s->client);
-    kp_free(s->samples);
+    br_rate_free(&s->rate);
 }
 
 void br_quotas_clear(struct br_quotas *q)
@@ -359,70 +352,6 @@ static int64_t window_ms(const struct br_quotas *q)
     return (int64_t)q->cfg.window_size_s * 1000;
 }
 
-/* Samples older than the whole window start again (purgeObsoleteSamples). */
-static void purge(const struct br_quotas *q, struct sensor *s, int64_t now_ms)
-{
-    int64_t expire = (int64_t)q->cfg.window_num * window_ms(q);
-    for (int32_t i = 0; i < s->nused; i++) {
-        if (now_ms - s->samples[i].start_ms >= expire) {
-            s->samples[i] = (struct sample){now_ms, 0};
-        }
-    }
-}
-
-/* SampledStat.record: into the current sample, or the next one once the
- * current has lasted a window. */
-static void sensor_add(const struct br_quotas *q, struct sensor *s, double value, int64_t now_ms)
-{
-    if (s->nused == 0) {
-        s->samples[0] = (struct sample){now_ms, 0};
-        s->nused = 1;
-        s->current = 0;
-    }
-    if (now_ms - s->samples[s->current].start_ms >= window_ms(q)) {
-        s->current = (s->current + 1) % q->cfg.window_num;
-        if (s->current >= s->nused) {
-            s->nused = s->current + 1;
-        }
-        s->samples[s->current] = (struct sample){now_ms, 0};
-    }
-    s->samples[s->current].value += value;
-    s->last_record_ms = now_ms;
-}
-
-/* Rate.windowSize: from the oldest sample to now, at least window_num - 1
- * whole windows. */
-static int64_t sensor_window(const struct br_quotas *q, struct sensor *s, int64_t now_ms)
-{
-    purge(q, s, now_ms);
-    int64_t oldest = now_ms;
-    for (int32_t i = 0; i < s->nused; i++) {
-        if (s->samples[i].start_ms < oldest) {
-            oldest = s->samples[i].start_ms;
-        }
-    }
-    int64_t elapsed = now_ms - oldest;
-    int64_t full = elapsed / window_ms(q);
-    int64_t min_full = q->cfg.window_num - 1;
-    if (full < min_full) {
-        elapsed += (min_full - full) * window_ms(q);
-    }
-    return elapsed;
-}
-
-/* Rate.measure: per second. */
-static double sensor_rate(const struct br_quotas *q, struct sensor *s, int64_t now_ms,
-                          int64_t *window_out)
-{
-    int64_t w = sensor_window(q, s, now_ms);
-    double total = 0;
-    for (int32_t i = 0; i < s->nused; i++) {
-        total += s->samples[i].value;
-    }
-    *window_out = w;
-    return w > 0 ? total * 1000.0 / (double)w : 0;
-}
-
 static void sensor_forget_idle(struct br_quotas *q, int64_t now_ms)
 {
     size_t k = 0;
@@ -482,8 +411,8 @@ static struct sensor *sensor_get(struct br_quotas *q, enum br_quota_type t,
     struct sensor s = {.type = t, .last_record_ms = now_ms};
     s.user = dup_name(user);
     s.client = dup_name(client);
-    s.samples = kp_calloc((size_t)q->cfg.window_num, sizeof *s.samples);
-    if (s.user == NULL || s.client == NULL || s.samples == NULL) {
+    int rc = br_rate_init(&s.rate, q->cfg.window_num, window_ms(q), q->cfg.window_num - 1);
+    if (s.user == NULL || s.client == NULL || rc != 0) {
         sensor_free(&s);
         return NULL;
     }
@@ -519,14 +448,15 @@ int32_t br_quotas_record(struct br_quotas *q, enum br_quota_type t, struct br_qu
     if (s == NULL) {
         return 0;
     }
-    sensor_add(q, s, recorded(t, value), now_ms);
+    br_rate_record(&s->rate, recorded(t, value), now_ms);
+    s->last_record_ms = now_ms;
     s->has_limit = has_limit;
     s->limit = limit;
     if (!has_limit) {
         return 0;
     }
     int64_t w = 0;
-    double rate = sensor_rate(q, s, now_ms, &w);
+    double rate = br_rate_measure(&s->rate, now_ms, &w);
     if (!(rate > limit)) {
         return 0;
     }
@@ -545,7 +475,8 @@ void br_quotas_unrecord(struct br_quotas *q, enum br_quota_type t, struct br_quo
     double limit = 0;
     struct sensor *s = sensor_for(q, t, user, client, now_ms, &has_limit, &limit);
     if (s != NULL) {
-        sensor_add(q, s, -recorded(t, value), now_ms);
+        br_rate_record(&s->rate, -recorded(t, value), now_ms);
+        s->last_record_ms = now_ms;
     }
 }
 
@@ -579,8 +510,7 @@ void br_quotas_sensor_at(struct br_quotas *q, size_t i, int64_t now_ms,
                          struct br_quota_sensor_view *out)
 {
     struct sensor *s = &q->sensors[i];
-    int64_t w = 0;
-    double rate = sensor_rate(q, s, now_ms, &w);
+    double rate = br_rate_measure(&s->rate, now_ms, NULL);
     *out = (struct br_quota_sensor_view){
         .type = s->type,
         .user = s->user,

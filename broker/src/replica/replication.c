@@ -9,6 +9,8 @@
 #include "cluster/zk.h"
 #include "cluster/zk_call.h"
 #include "cluster/zk_json.h"
+#include "config/topic_config.h"
+#include "quota/replication_quota.h"
 
 #include <samsa-protocol/alloc.h>
 #include <samsa-protocol/header.h>
@@ -25,6 +27,9 @@
 struct fetch_part {
     char topic[BR_TOPIC_NAME_MAX + 1];
     int32_t partition;
+    /* the leader's high watermark less this log's end after the last
+     * answer (Kafka's fetcherLagStats); -1 before one: not in sync */
+    int64_t lag;
 };
 
 struct fetcher {
@@ -73,6 +78,10 @@ struct br_replication {
     struct br_zk_call notify_call;
     int64_t last_shrink_ms;
     bool stopped; /* br_replication_stop_fetching: no fetcher starts again */
+    /* Kafka's ReplicationQuotaManagers (QuotaFactory: LeaderReplication,
+     * FollowerReplication); no bytes measured when they could not be made */
+    struct br_repl_quota quota[2];
+    bool quotas_ok;
 };
 
 /* ---------------------------------------------------------------- fetchers */
@@ -227,8 +236,35 @@ static bool send_epoch_queries(struct fetcher *f)
     return sent || ntopics > 0;
 }
 
+/* Kafka 2.0's ReplicaFetcherThread.shouldFollowerThrottle: a replica in
+ * follower.replication.throttled.replicas, not in sync (behind the
+ * leader's high watermark at the last answer, or none yet) while the
+ * follower quota is exceeded; in-sync replicas are never held back, so
+ * that a throttle does not take them out of the ISR. */
+static bool follower_throttled(struct br_replication *rep, const struct br_partition *p,
+                               const struct fetch_part *fp, int64_t now_ms)
+{
+    return rep->quotas_ok &&
+           br_topic_config_throttled(&p->topic->config,
+                                     BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS, p->index,
+                                     rep->env.node_id) &&
+           fp->lag != 0 &&
+           br_repl_quota_exceeded(&rep->quota[BR_REPL_FOLLOWER],
+                                  rep->env.cfg->follower_replication_throttled_rate, now_ms);
+}
+
+/* Waits ms before the fetcher sends again (every partition held back by
+ * the follower quota: no request to spin on). */
+static void fetcher_wait(struct fetcher *f, int64_t ms)
+{
+    if (!br_timer_armed(&f->backoff)) {
+        br_timer_arm(f->rep->env.net, &f->backoff, br_now_mono_ms() + ms);
+    }
+}
+
 /* The Fetch v8 a follower sends (Kafka's ReplicaFetcherThread): every
- * partition it follows from this leader, from its log end. */
+ * partition it follows from this leader, from its log end, but those the
+ * follower quota holds back. */
 static void fetcher_send(struct fetcher *f)
 {
     struct br_replication_env *b = &f->rep->env;
@@ -248,12 +284,19 @@ static void fetcher_send(struct fetcher *f)
     }
     int32_t ntopics = 0;
     size_t np = 0;
+    size_t held = 0;
+    int64_t now = br_now_mono_ms();
     /* parts are kept sorted by topic: one FetchTopic per run of a name */
     for (size_t i = 0; i < f->nparts; i++) {
         const struct br_partition *p =
             local_partition(b->rm, kp_str_c(f->parts[i].topic), f->parts[i].partition);
         if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader ||
             p->truncating) {
+            continue;
+        }
+        if (follower_throttled(f->rep, p, &f->parts[i], now)) {
+            br_repl_quota_throttled(&f->rep->quota[BR_REPL_FOLLOWER]);
+            held++;
             continue;
         }
         if (ntopics == 0 || !kp_str_eq_c(topics[ntopics - 1].Topic, f->parts[i].topic)) {
@@ -273,6 +316,12 @@ static void fetcher_send(struct fetcher *f)
     if (ntopics == 0) {
         kp_free(topics);
         kp_free(parts);
+        if (held > 0) {
+            /* until the rate is under the bound again, a window at most */
+            fetcher_wait(f,
+                         br_repl_quota_wait_ms(&f->rep->quota[BR_REPL_FOLLOWER],
+                                               b->cfg->follower_replication_throttled_rate, now));
+        }
         return;
     }
     struct kp_FetchRequest q;
@@ -355,6 +404,28 @@ static void truncate_follower(struct fetcher *f, struct kp_str topic,
     br_partition_epoch_agreed(p, done);
 }
 
+static int cmp_part(const struct fetch_part *a, const char *topic, int32_t partition);
+
+/* The fetcher's entry of p, or NULL. */
+static struct fetch_part *find_part(struct fetcher *f, const struct br_partition *p)
+{
+    size_t lo = 0;
+    size_t hi = f->nparts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_part(&f->parts[mid], p->topic->name, p->index);
+        if (c == 0) {
+            return &f->parts[mid];
+        }
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
 /* The leader's answer for one partition. */
 static void take_partition(struct fetcher *f, struct kp_str topic,
                            const struct kp_FetchResponse_PartitionData *d)
@@ -363,6 +434,14 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
     struct br_partition *p = local_partition(b->rm, topic, d->PartitionIndex);
     if (p == NULL || p->role != BR_ROLE_FOLLOWER || p->leader_id != f->leader) {
         return;
+    }
+    if (d->ErrorCode == 0 && d->Records.len > 0 && f->rep->quotas_ok &&
+        br_topic_config_throttled(&p->topic->config,
+                                  BR_TCFG_FOLLOWER_REPLICATION_THROTTLED_REPLICAS, p->index,
+                                  b->node_id)) {
+        /* processPartitionData: a throttled replica's bytes count, in sync
+         * or not */
+        br_repl_quota_record(&f->rep->quota[BR_REPL_FOLLOWER], d->Records.len, br_now_mono_ms());
     }
     if (d->ErrorCode == KP_ERR_OFFSET_OUT_OF_RANGE) {
         int64_t leo = br_log_end_offset(p->log);
@@ -420,6 +499,11 @@ static void take_partition(struct fetcher *f, struct kp_str topic,
                 d->LogStartOffset);
     }
     br_partition_follower_hw(p, d->HighWatermark);
+    struct fetch_part *fp = find_part(f, p);
+    if (fp != NULL) {
+        int64_t lag = d->HighWatermark - br_log_end_offset(p->log);
+        fp->lag = lag > 0 ? lag : 0;
+    }
     (void)appended;
 }
 
@@ -579,6 +663,7 @@ static int follow(struct br_replication *rep, const struct br_partition *p,
     memmove(&f->parts[at + 1], &f->parts[at], (f->nparts - at) * sizeof *f->parts);
     (void)snprintf(f->parts[at].topic, sizeof f->parts[at].topic, "%s", p->topic->name);
     f->parts[at].partition = p->index;
+    f->parts[at].lag = -1;
     f->nparts++;
     fetcher_kick(f);
     return 0;
@@ -930,6 +1015,16 @@ int br_replication_start(const struct br_replication_env *env, struct br_replica
     rep->env = *env;
     rep->notify_call.done = notified;
     rep->last_shrink_ms = br_now_mono_ms();
+    rep->quotas_ok = true;
+    for (int i = 0; i < 2; i++) {
+        if (br_repl_quota_init(&rep->quota[i], env->cfg->replication_quota_window_num,
+                               env->cfg->replication_quota_window_size_s) != 0) {
+            rep->quotas_ok = false;
+        }
+    }
+    if (!rep->quotas_ok) {
+        br_warn("replication quotas could not be made: replication is not throttled");
+    }
     *out = rep;
     return 0;
 }
@@ -961,6 +1056,8 @@ void br_replication_stop(struct br_replication *rep)
         isr_write_free(rep->writes);
     }
     kp_free(rep->changed);
+    br_repl_quota_free(&rep->quota[0]);
+    br_repl_quota_free(&rep->quota[1]);
     kp_free(rep);
 }
 
@@ -1155,4 +1252,53 @@ void br_replication_tick(struct br_replication *rep, int64_t now_ms)
     }
     retry_isr_writes(rep);
     announce(rep);
+}
+
+/* ---------------------------------------------------------------- the leader's quota */
+
+bool br_replication_leader_throttled(const struct br_replication *rep, const struct br_partition *p)
+{
+    return rep != NULL && rep->quotas_ok &&
+           br_topic_config_throttled(&p->topic->config,
+                                     BR_TCFG_LEADER_REPLICATION_THROTTLED_REPLICAS, p->index,
+                                     rep->env.node_id);
+}
+
+bool br_replication_leader_holds(struct br_replication *rep, const struct br_partition *p,
+                                 int32_t replica, int64_t now_ms)
+{
+    if (!br_replication_leader_throttled(rep, p) || br_partition_in_isr(p, replica)) {
+        return false;
+    }
+    return br_repl_quota_exceeded(&rep->quota[BR_REPL_LEADER],
+                                  rep->env.cfg->leader_replication_throttled_rate, now_ms);
+}
+
+void br_replication_leader_sent(struct br_replication *rep, int64_t bytes, int64_t now_ms)
+{
+    if (rep != NULL && rep->quotas_ok) {
+        br_repl_quota_record(&rep->quota[BR_REPL_LEADER], bytes, now_ms);
+    }
+}
+
+void br_replication_leader_held(struct br_replication *rep)
+{
+    if (rep != NULL && rep->quotas_ok) {
+        br_repl_quota_throttled(&rep->quota[BR_REPL_LEADER]);
+    }
+}
+
+void br_replication_quota_view(struct br_replication *rep, enum br_repl_role role, int64_t now_ms,
+                               struct br_repl_quota_view *out)
+{
+    *out = (struct br_repl_quota_view){.bound = INT64_MAX};
+    if (rep == NULL || !rep->quotas_ok) {
+        return;
+    }
+    struct br_repl_quota *q = &rep->quota[role];
+    out->bound = role == BR_REPL_LEADER ? rep->env.cfg->leader_replication_throttled_rate
+                                        : rep->env.cfg->follower_replication_throttled_rate;
+    out->rate = br_repl_quota_rate(q, now_ms);
+    out->bytes_total = q->bytes_total;
+    out->throttled_total = q->throttled_total;
 }

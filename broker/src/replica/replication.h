@@ -137,4 +137,38 @@ void br_replication_follower_fetch(struct br_replication *rep, struct br_partiti
  * announced. */
 void br_replication_tick(struct br_replication *rep, int64_t now_ms);
 
+/*
+ * Replication throttles (Kafka 2.0's ReplicationQuotaManager, one for each
+ * role, quota/replication_quota.h): the follower holds back, in its Fetch
+ * requests, the replicas of follower.replication.throttled.replicas not in
+ * sync while its rate is over follower.replication.throttled.rate, and
+ * counts their bytes received; the leader's side is the Fetch handler's
+ * (server/fetch.c), through the calls below.
+ */
+enum br_repl_role { BR_REPL_LEADER = 0, BR_REPL_FOLLOWER = 1 };
+
+/* Whether p (led here) is in leader.replication.throttled.replicas for
+ * this broker (isThrottled). */
+bool br_replication_leader_throttled(const struct br_replication *rep, const struct br_partition *p);
+/* ReplicaManager.shouldLeaderThrottle: p is throttled, replica is not in
+ * its ISR and the leader quota is exceeded at now_ms: its data is left out
+ * of replica's Fetch answer. */
+bool br_replication_leader_holds(struct br_replication *rep, const struct br_partition *p,
+                                 int32_t replica, int64_t now_ms);
+/* The bytes of throttled partitions a follower's Fetch answer carried
+ * (KafkaApis.handleFetchRequest: quotas.leader.record). */
+void br_replication_leader_sent(struct br_replication *rep, int64_t bytes, int64_t now_ms);
+/* One partition's data left out of a follower's answer (the metrics). */
+void br_replication_leader_held(struct br_replication *rep);
+
+/* What the metrics show of a role's quota. */
+struct br_repl_quota_view {
+    int64_t bound;           /* bytes/s; INT64_MAX: none */
+    double rate;             /* bytes/s of throttled replicas now */
+    int64_t bytes_total;     /* of throttled replicas, in all */
+    int64_t throttled_total; /* partitions held back from a fetch, in all */
+};
+void br_replication_quota_view(struct br_replication *rep, enum br_repl_role role, int64_t now_ms,
+                               struct br_repl_quota_view *out);
+
 #endif

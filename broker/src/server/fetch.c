@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 
+#include "base/clock.h"
 #include "base/logging.h"
 #include "replica/replication.h"
 #include "server/client_quotas.h"
@@ -45,6 +46,9 @@ struct fetch_run {
     struct part_slices **slices; /* per response partition, in encoding order; NULL = none */
     size_t nslices;
     int64_t total_bytes;
+    /* a follower's: the bytes of partitions in this broker's
+     * leader.replication.throttled.replicas, for the leader quota */
+    int64_t throttled_bytes;
     bool any_error;
 };
 
@@ -309,6 +313,7 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
         budget = b->cfg.fetch_max_bytes;
     }
     bool min_one = true; /* KIP-74: the first batch goes out whatever its size */
+    int64_t now = br_now_mono_ms();
     for (int32_t i = 0; i < q->Topics.count; i++) {
         const struct kp_FetchRequest_FetchTopic *qt = &q->Topics.items[i];
         struct kp_FetchResponse_FetchableTopicResponse *rt = &resp->Responses.items[i];
@@ -362,6 +367,14 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
                 continue;
             }
             rp->ErrorCode = KP_ERR_NONE;
+            if (q->ReplicaId >= 0 &&
+                br_replication_leader_holds(b->replication, p, q->ReplicaId, now)) {
+                /* ReplicaManager.readFromLocalLog: a throttled replica
+                 * out of the ISR gets no records while the leader quota is
+                 * exceeded (no error: it asks again) */
+                br_replication_leader_held(b->replication);
+                continue;
+            }
             int64_t pbudget = qp->PartitionMaxBytes < budget ? qp->PartitionMaxBytes : budget;
             int64_t offset = qp->FetchOffset;
             int64_t got = 0;
@@ -433,6 +446,9 @@ static int fetch_run(struct br_server *b, const struct kp_FetchRequest *q, int16
                 rp->Records.len = (int32_t)got;
                 budget -= got;
                 fr->total_bytes += got;
+                if (q->ReplicaId >= 0 && br_replication_leader_throttled(b->replication, p)) {
+                    fr->throttled_bytes += got;
+                }
                 p->topic->bytes_out += got;
             }
         }
@@ -558,6 +574,9 @@ static void fetch_quota(struct br_server *b, struct br_conn *conn, struct kp_str
                         bool follower, struct fetch_run *fr)
 {
     if (follower) {
+        /* KafkaApis.handleFetchRequest: the throttled partitions' bytes
+         * sent count against the leader quota */
+        br_replication_leader_sent(b->replication, fr->throttled_bytes, br_now_mono_ms());
         return;
     }
     int32_t ms = br_client_quotas_fetch(b, conn, client_id, fr->total_bytes);
@@ -702,12 +721,16 @@ static int park(struct br_req *r, const struct kp_FetchRequest *q, const struct 
             if (i < resp->Responses.count && j < resp->Responses.items[i].Partitions.count) {
                 got = resp->Responses.items[i].Partitions.items[j].Records.len;
             }
+            /* DelayedFetch: a partition the leader quota holds back adds
+             * nothing towards MinBytes */
+            bool held = pk->follower && br_replication_leader_holds(b->replication, p, q->ReplicaId,
+                                                                    br_now_mono_ms());
             size_t k = pk->nwaits++;
             pk->waits[k] = (struct fetch_wait){
                 .p = p,
                 .at_park = bytes_count(pk, p),
                 .got = got,
-                .max_bytes = qp->PartitionMaxBytes > 0 ? qp->PartitionMaxBytes : 0,
+                .max_bytes = qp->PartitionMaxBytes > 0 && !held ? qp->PartitionMaxBytes : 0,
                 .avail = got,
                 .committed_from = !pk->follower && pk->version >= 4 && q->IsolationLevel == 1
                                       ? qp->FetchOffset

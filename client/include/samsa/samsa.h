@@ -117,6 +117,8 @@ enum samsa_err {
     SAMSA_ERR_MSG_TIMED_OUT = -119,     /* a record not delivered within message.timeout.ms */
     SAMSA_ERR_FENCED = -120,            /* a newer producer with the same transactional.id
                                          * fenced this one (librdkafka's ERR__FENCED) */
+    SAMSA_ERR_SSL = -121,               /* a TLS handshake failed: the reason says why
+                                         * (librdkafka's ERR__SSL) */
 };
 
 /* "Local: ..." for the library's codes, Kafka's description for a broker's. Static. */
@@ -278,7 +280,9 @@ void samsa_conf_set_error_cb(samsa_conf *conf, samsa_error_cb *cb, void *cb_opaq
  * lines go to stderr. What is logged: the client's events when `debug` is
  * set (SAMSA_LOG_DEBUG), and a librdkafka property ignored under
  * unsupported.librdkafka.properties=warn (SAMSA_LOG_WARNING, dropped when
- * log_level is below 4). The one exception to "callbacks run only inside
+ * log_level is below 4), and a TLS handshake or SASL authentication that
+ * failed, with its reason (SAMSA_LOG_ERR, as librdkafka logs them; the
+ * handle's calls fail with that error from then on). The one exception to "callbacks run only inside
  * poll-like calls", as librdkafka's log_cb without log.queue: it runs where
  * the line is made, on the handle's I/O thread too and with the handle's
  * lock held, so it must be quick and must not call libsamsa.

@@ -82,11 +82,16 @@ static void *io_main(void *arg)
                     continue;
                 }
             }
-            pfds[nfds].fd = conn->fd;
-            pfds[nfds].events = POLLIN;
-            if (conn->state == SC_CONN_CONNECTING || conn->out_off < conn->out.len) {
-                pfds[nfds].events |= POLLOUT;
+            if (sc_tls_pending(conn)) {
+                /* OpenSSL holds bytes it read already: poll(2) will not
+                 * announce them, so they are taken now */
+                sc_conn_ready(c, conn, POLLIN);
+                if (conn->fd < 0) {
+                    continue;
+                }
             }
+            pfds[nfds].fd = conn->fd;
+            pfds[nfds].events = sc_conn_events(conn);
             pfds[nfds].revents = 0;
             pconns[nfds] = conn;
             nfds++;
@@ -162,6 +167,12 @@ static int client_create(const struct sc_kind_ops *kind, const samsa_conf *conf,
     }
     c->v = &c->conf->v;
     err = sc_conf_finalize_for(c->conf, kind, errstr, errstr_size);
+    if (err == SAMSA_OK) {
+        err = sc_tls_ctx_new(c, errstr, errstr_size);
+    }
+    if (SC_SEC_USES_SASL(c->v->security_protocol) && !detached) {
+        c->authenticate = sc_sasl_start;
+    }
     if (err != SAMSA_OK) {
         goto out_free;
     }
@@ -234,6 +245,7 @@ out_free:
         c->conns = next;
     }
     kp_arena_free(&c->arena);
+    sc_tls_ctx_free(c);
     samsa_conf_destroy(c->conf);
     kp_free(c);
     return err;
@@ -282,6 +294,7 @@ void sc_client_destroy(struct sc_client *c)
     close(c->wake_fd);
     pthread_cond_destroy(&c->ev_cond);
     pthread_mutex_destroy(&c->lock);
+    sc_tls_ctx_free(c);
     samsa_conf_destroy(c->conf);
     kp_free(c);
 }

@@ -64,6 +64,22 @@ static const struct enum_name reset_names[] = {
 static const struct enum_name unsupported_names[] = {
     {"error", 0}, {"warn", 1}, {NULL, 0},
 };
+/* librdkafka's CONFIGURATION.md (2.x): security.protocol, sasl.mechanisms
+ * (GSSAPI and OAUTHBEARER are not here), ssl.endpoint.identification.algorithm */
+static const struct enum_name security_names[] = {
+    {"plaintext", SC_SEC_PLAINTEXT},           {"ssl", SC_SEC_SSL},
+    {"sasl_plaintext", SC_SEC_SASL_PLAINTEXT}, {"sasl_ssl", SC_SEC_SASL_SSL},
+    {NULL, 0},
+};
+static const struct enum_name sasl_names[] = {
+    {"PLAIN", SC_SASL_PLAIN},
+    {"SCRAM-SHA-256", SC_SASL_SCRAM_SHA_256},
+    {"SCRAM-SHA-512", SC_SASL_SCRAM_SHA_512},
+    {NULL, 0},
+};
+static const struct enum_name endpoint_names[] = {
+    {"https", 1}, {"none", 0}, {NULL, 0},
+};
 static const struct enum_name isolation_names[] = {
     {"read_uncommitted", 0}, {"read_committed", 1}, {NULL, 0},
 };
@@ -154,6 +170,22 @@ static const struct key_desc keys[] = {
     {"transactional.id", NULL, NULL, KT_STRING, OFF(transactional_id), 0, 0, 0, "", NULL},
     {"transaction.timeout.ms", NULL, NULL, KT_INT, OFF(transaction_timeout_ms), 1000, 2147483647,
      0, "60000", NULL},
+    {"security.protocol", NULL, NULL, KT_ENUM, OFF(security_protocol), 0, 0, 0, "plaintext",
+     security_names},
+    {"ssl.ca.location", NULL, NULL, KT_STRING, OFF(ssl_ca_location), 0, 0, 0, "", NULL},
+    {"ssl.certificate.location", NULL, NULL, KT_STRING, OFF(ssl_certificate_location), 0, 0, 0,
+     "", NULL},
+    {"ssl.key.location", NULL, NULL, KT_STRING, OFF(ssl_key_location), 0, 0, 0, "", NULL},
+    {"ssl.key.password", NULL, NULL, KT_STRING, OFF(ssl_key_password), 0, 0, 0, "", NULL},
+    {"ssl.endpoint.identification.algorithm", NULL, NULL, KT_ENUM,
+     OFF(ssl_endpoint_identification), 0, 0, 0, "https", endpoint_names},
+    {"enable.ssl.certificate.verification", NULL, NULL, KT_BOOL,
+     OFF(enable_ssl_certificate_verification), 0, 0, 0, "true", NULL},
+    /* librdkafka's default is GSSAPI, which libsamsa does not have */
+    {"sasl.mechanisms", "sasl.mechanism", NULL, KT_ENUM, OFF(sasl_mechanism), 0, 0, 0, "PLAIN",
+     sasl_names},
+    {"sasl.username", NULL, NULL, KT_STRING, OFF(sasl_username), 0, 0, 0, "", NULL},
+    {"sasl.password", NULL, NULL, KT_STRING, OFF(sasl_password), 0, 0, 0, "", NULL},
 };
 
 #define KEY_COUNT (sizeof(keys) / sizeof(keys[0]))
@@ -209,7 +241,6 @@ static const struct {
     {"socket.nagle.disable", "true"},     /* TCP_NODELAY on every socket */
     {"broker.address.family", "any"},     /* getaddrinfo with AF_UNSPEC */
     {"connections.max.idle.ms", "0"},     /* idle connections are kept */
-    {"security.protocol", "plaintext"},   /* TLS and SASL: not yet */
     {"group.protocol.type", "consumer"},
     {"offset.store.method", "broker"},    /* offsets are committed to the group */
     {"queuing.strategy", "fifo"},
@@ -227,15 +258,12 @@ static const char *const rdkafka_unsupported[] = {
     "reconnect.backoff.jitter.ms", "enabled_events",
     "log.queue", "log.thread.name", "log.connection.close", "internal.termination.signal",
     "api.version.request.timeout.ms", "api.version.fallback.ms", "broker.version.fallback",
-    "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.location",
-    "ssl.key.password", "ssl.key.pem", "ssl.certificate.location", "ssl.certificate.pem",
-    "ssl.ca.location", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
+    "ssl.cipher.suites", "ssl.curves.list", "ssl.sigalgs.list", "ssl.key.pem",
+    "ssl.certificate.pem", "ssl.ca.pem", "ssl.ca.certificate.stores", "ssl.crl.location",
     "ssl.keystore.location", "ssl.keystore.password", "ssl.providers", "ssl.engine.location",
-    "ssl.engine.id", "enable.ssl.certificate.verification",
-    "ssl.endpoint.identification.algorithm", "sasl.mechanisms", "sasl.mechanism",
-    "sasl.kerberos.service.name", "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd",
-    "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin", "sasl.username",
-    "sasl.password", "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
+    "ssl.engine.id", "sasl.kerberos.service.name", "sasl.kerberos.principal",
+    "sasl.kerberos.kinit.cmd", "sasl.kerberos.keytab", "sasl.kerberos.min.time.before.relogin",
+    "sasl.oauthbearer.config", "enable.sasl.oauthbearer.unsecure.jwt",
     "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
     "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions", "sasl.oauthbearer.token.endpoint.url",
     "plugin.library.paths", "coordinator.query.interval.ms",
@@ -416,8 +444,9 @@ static int apply(struct sc_conf_values *v, const struct key_desc *k, const char 
         }
         return SAMSA_OK;
     case KT_ENUM:
+        /* case-insensitive, as librdkafka's rd_kafka_conf_s2i_find (src/rdkafka_conf.c) */
         for (const struct enum_name *e = k->names; e->name != NULL; e++) {
-            if (strcmp(e->name, value) == 0) {
+            if (strcasecmp(e->name, value) == 0) {
                 *(int *)field(v, k) = e->value;
                 return SAMSA_OK;
             }

@@ -61,6 +61,7 @@ static const struct {
     {SAMSA_ERR_DESTROYED, "DESTROYED", "Local: handle is closing or closed"},
     {SAMSA_ERR_FENCED, "FENCED",
      "Local: fenced by a newer producer with the same transactional.id"},
+    {SAMSA_ERR_SSL, "SSL", "Local: TLS handshake failed"},
     {SAMSA_ERR_MAX_POLL_EXCEEDED, "MAX_POLL_EXCEEDED",
      "Local: no poll within max.poll.interval.ms: the consumer left its group"},
 };

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <samsa/samsa.h>
 
@@ -155,6 +156,32 @@ struct sc_conf_values {
     int statistics_interval_ms; /* 0: no statistics */
     char *transactional_id;    /* "": not transactional */
     int transaction_timeout_ms;
+    /* security (tls.c, sasl.c): librdkafka's names and defaults */
+    int security_protocol;     /* enum sc_security_protocol */
+    char *ssl_ca_location;     /* "": OpenSSL's default paths */
+    char *ssl_certificate_location;
+    char *ssl_key_location;
+    char *ssl_key_password;
+    int ssl_endpoint_identification; /* 1 https (host name / IP checked), 0 none */
+    bool enable_ssl_certificate_verification;
+    int sasl_mechanism;        /* enum sc_sasl_mechanism */
+    char *sasl_username;
+    char *sasl_password;
+};
+
+enum sc_security_protocol {
+    SC_SEC_PLAINTEXT = 0,
+    SC_SEC_SSL = 1,
+    SC_SEC_SASL_PLAINTEXT = 2,
+    SC_SEC_SASL_SSL = 3,
+};
+#define SC_SEC_USES_TLS(p) ((p) == SC_SEC_SSL || (p) == SC_SEC_SASL_SSL)
+#define SC_SEC_USES_SASL(p) ((p) == SC_SEC_SASL_PLAINTEXT || (p) == SC_SEC_SASL_SSL)
+
+enum sc_sasl_mechanism {
+    SC_SASL_PLAIN = 0,
+    SC_SASL_SCRAM_SHA_256 = 256,
+    SC_SASL_SCRAM_SHA_512 = 512,
 };
 
 #define SC_CONF_MAX_KEYS 64
@@ -462,6 +489,15 @@ enum sc_conn_state {
 
 #define SC_API_KEYS 64
 
+/* A connection's SASL exchange (sasl.c): SCRAM's nonce, the
+ * client-first-message-bare and the signature the broker must prove. */
+struct sc_sasl_state {
+    int step;                 /* 0 none; 1 client-first sent; 2 the last token sent */
+    char nonce[48];
+    char first_bare[600];
+    uint8_t server_sig[64];
+};
+
 struct sc_conn {
     struct sc_conn *next;
     int32_t node_id; /* bootstrap servers have ids <= -2 */
@@ -488,6 +524,12 @@ struct sc_conn {
     uint64_t tx, rx;           /* requests sent, responses read */
     uint64_t tx_bytes, rx_bytes;
     uint64_t connects, disconnects;
+    /* security (tls.c, sasl.c) */
+    struct ssl_st *ssl;        /* security.protocol ssl / sasl_ssl; else NULL */
+    short tls_want;            /* handshaking: POLLIN or POLLOUT; 0 when done */
+    bool tls_fatal;            /* the last TLS error was the protocol's, not the socket's */
+    char tls_err[256];         /* why the last TLS read or write failed */
+    struct sc_sasl_state sasl; /* authenticating (sasl.c); wiped when it closes */
 };
 
 /* Producer topic with its partitions. */
@@ -603,6 +645,13 @@ struct sc_client {
                                * of other threads to leave: waits give up */
 
     /* I/O state (lock held) */
+    struct ssl_ctx_st *ssl_ctx; /* TLS (tls.c); NULL for plaintext and sasl_plaintext */
+    /* the SASL exchange after ApiVersions (sasl.c's sc_sasl_start, set by
+     * client.c for sasl_plaintext and sasl_ssl; io.c calls it through here) */
+    void (*authenticate)(struct sc_client *c, struct sc_conn *conn);
+    int auth_err;               /* a TLS or SASL failure that ended the handle's work:
+                                 * calls fail with it, nothing reconnects (sc_auth_failed) */
+    char auth_reason[512];
     struct sc_conn *conns;
     int32_t next_corr;
     struct kp_arena arena;
@@ -849,6 +898,46 @@ void sc_conn_write(struct sc_client *c, struct sc_conn *conn);
 /* poll(2) reported revents on conn: a connect completed or failed, room to
  * write, bytes to read. */
 void sc_conn_ready(struct sc_client *c, struct sc_conn *conn, short revents);
+/* Which poll(2) events conn waits for. */
+short sc_conn_events(const struct sc_conn *conn);
+/* A TLS or SASL failure the configuration will meet again (a certificate
+ * that does not verify, a refused password): posted to the error callback,
+ * conn closed, and the handle's calls failed with err from now on instead of
+ * waiting on reconnects (Kafka 2.0's clients raise an AuthenticationException
+ * to the caller alike). */
+void sc_auth_failed(struct sc_client *c, struct sc_conn *conn, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The connection's ApiVersions (and SASL) done: it takes requests (io.c). */
+void sc_conn_up(struct sc_client *c, struct sc_conn *conn);
+/* sc_conn_send before the connection is up: the SASL exchange (sasl.c). */
+int sc_conn_send_auth(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                      const void *body, sc_resp_fn *fn, void *ctx);
+/* SASL (sasl.c): SaslHandshake v1 then SaslAuthenticate v0 with
+ * sasl.mechanisms; sc_conn_up when the broker accepted us. */
+void sc_sasl_start(struct sc_client *c, struct sc_conn *conn);
+
+/* TLS (tls.c): the handle's context from the ssl.* keys (at _new: a file
+ * that cannot be read is the _new's error), a connection's SSL object,
+ * its handshake step (enum sc_tls_step; conn->tls_err says why it failed),
+ * whether OpenSSL holds bytes poll(2) will not announce, and reads and
+ * writes as recv/send (-1 with errno EAGAIN or EPROTO, conn->tls_err and
+ * conn->tls_fatal saying why). */
+enum sc_tls_step {
+    SC_TLS_DONE = 0,
+    SC_TLS_AGAIN = 1,         /* conn->tls_want says which way */
+    SC_TLS_LOST = 2,          /* the connection went away: tried again later */
+    SC_TLS_REFUSED = 3,       /* verification or the protocol failed: sc_auth_failed */
+};
+int sc_tls_ctx_new(struct sc_client *c, char *errstr, size_t errstr_size);
+void sc_tls_ctx_free(struct sc_client *c);
+int sc_tls_start(struct sc_client *c, struct sc_conn *conn);
+void sc_tls_close(struct sc_conn *conn);
+int sc_tls_handshake(struct sc_client *c, struct sc_conn *conn);
+bool sc_tls_pending(const struct sc_conn *conn);
+ssize_t sc_tls_write(struct sc_conn *conn, const uint8_t *buf, size_t len);
+ssize_t sc_tls_read(struct sc_conn *conn, uint8_t *buf, size_t len);
+
 /* Connects, reconnects and times out connections and requests; returns
  * when it next wants to run. */
 int64_t sc_conn_timeouts(struct sc_client *c, int64_t now);

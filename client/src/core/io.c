@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -74,6 +75,8 @@ void sc_conn_fail_requests(struct sc_client *c, struct sc_conn *conn, int err)
 
 void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const char *why)
 {
+    sc_tls_close(conn);
+    explicit_bzero(&conn->sasl, sizeof(conn->sasl));
     if (conn->fd >= 0) {
         close(conn->fd);
         conn->fd = -1;
@@ -101,6 +104,8 @@ void sc_conn_close(struct sc_client *c, struct sc_conn *conn, int err, const cha
 
 void sc_conn_free(struct sc_conn *conn)
 {
+    sc_tls_close(conn);
+    explicit_bzero(&conn->sasl, sizeof(conn->sasl));
     if (conn->fd >= 0) {
         close(conn->fd);
     }
@@ -274,6 +279,12 @@ int sc_conn_send(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t
     return queue_request(c, conn, api, version, body, fn, ctx);
 }
 
+int sc_conn_send_auth(struct sc_client *c, struct sc_conn *conn, int16_t api, int16_t version,
+                      const void *body, sc_resp_fn *fn, void *ctx)
+{
+    return queue_request(c, conn, api, version, body, fn, ctx);
+}
+
 struct kp_writer *sc_conn_out(struct sc_conn *conn)
 {
     if (conn->state != SC_CONN_UP) {
@@ -327,6 +338,15 @@ static void on_api_versions(struct sc_client *c, struct sc_conn *conn, int err, 
             conn->api_min[a->ApiKey] = a->MinVersion;
         }
     }
+    if (c->authenticate != NULL) {
+        c->authenticate(c, conn); /* sc_conn_up once authenticated */
+        return;
+    }
+    sc_conn_up(c, conn);
+}
+
+void sc_conn_up(struct sc_client *c, struct sc_conn *conn)
+{
     conn->state = SC_CONN_UP;
     conn->connects++;
     conn->backoff_ms = c->v->reconnect_backoff_ms;
@@ -382,6 +402,10 @@ static void conn_start(struct sc_client *c, struct sc_conn *conn, int64_t now)
     conn->fd = fd;
     conn->state = SC_CONN_CONNECTING;
     conn->next_attempt_ms = now + c->v->socket_timeout_ms; /* connect deadline */
+    if (c->ssl_ctx != NULL && sc_tls_start(c, conn) != SAMSA_OK) {
+        sc_conn_close(c, conn, SAMSA_ERR_NOMEM, "out of memory");
+        return;
+    }
     /* ApiVersions v0 first: every broker answers it, whatever its version. */
     struct kp_ApiVersionsRequest req;
     kp_ApiVersionsRequest_init(&req);
@@ -402,8 +426,10 @@ static void conn_start(struct sc_client *c, struct sc_conn *conn, int64_t now)
 static ssize_t send_unlocked(struct sc_client *c, struct sc_conn *conn)
 {
     pthread_mutex_unlock(&c->lock);
-    ssize_t n = send(conn->fd, conn->out.buf + conn->out_off, conn->out.len - conn->out_off,
-                     MSG_NOSIGNAL);
+    const uint8_t *p = conn->out.buf + conn->out_off;
+    size_t len = conn->out.len - conn->out_off;
+    ssize_t n = conn->ssl != NULL ? sc_tls_write(conn, p, len)
+                                  : send(conn->fd, p, len, MSG_NOSIGNAL);
     int saved = errno;
     pthread_mutex_lock(&c->lock);
     errno = saved;
@@ -413,22 +439,61 @@ static ssize_t send_unlocked(struct sc_client *c, struct sc_conn *conn)
 static ssize_t recv_unlocked(struct sc_client *c, struct sc_conn *conn)
 {
     pthread_mutex_unlock(&c->lock);
-    ssize_t n = recv(conn->fd, conn->in + conn->in_len, conn->in_cap - conn->in_len, 0);
+    uint8_t *p = conn->in + conn->in_len;
+    size_t room = conn->in_cap - conn->in_len;
+    ssize_t n = conn->ssl != NULL ? sc_tls_read(conn, p, room) : recv(conn->fd, p, room, 0);
     int saved = errno;
     pthread_mutex_lock(&c->lock);
     errno = saved;
     return n;
 }
 
+/* A read or write failed with errno: a TLS error before the connection is
+ * up is the handshake's (the broker refusing our certificate under TLS 1.3
+ * says so after the client's side of the handshake is done). */
+static void conn_io_failed(struct sc_client *c, struct sc_conn *conn)
+{
+    if (errno == EPROTO && conn->ssl != NULL) {
+        if (conn->tls_fatal && conn->state != SC_CONN_UP) {
+            sc_auth_failed(c, conn, SAMSA_ERR_SSL, "%s:%d: TLS handshake failed: %s",
+                           conn->host, conn->port, conn->tls_err);
+            return;
+        }
+        char why[300];
+        snprintf(why, sizeof(why), "TLS: %s", conn->tls_err);
+        sc_conn_close(c, conn, SAMSA_ERR_TRANSPORT, why);
+        return;
+    }
+    sc_conn_close(c, conn, SAMSA_ERR_TRANSPORT, strerror(errno));
+}
+
+/* One step of conn's TLS handshake; true when it is done. */
+static bool tls_step(struct sc_client *c, struct sc_conn *conn)
+{
+    int step = sc_tls_handshake(c, conn);
+    if (step == SC_TLS_LOST) {
+        char why[300];
+        snprintf(why, sizeof(why), "%s", conn->tls_err);
+        sc_conn_close(c, conn, SAMSA_ERR_TRANSPORT, why);
+    } else if (step == SC_TLS_REFUSED) {
+        sc_auth_failed(c, conn, SAMSA_ERR_SSL, "%s:%d: TLS handshake failed: %s", conn->host,
+                       conn->port, conn->tls_err);
+    }
+    return step == SC_TLS_DONE;
+}
+
 void sc_conn_write(struct sc_client *c, struct sc_conn *conn)
 {
+    if (conn->tls_want != 0 && !tls_step(c, conn)) {
+        return;
+    }
     while (conn->out_off < conn->out.len) {
         ssize_t n = send_unlocked(c, conn);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR) {
                 return;
             }
-            sc_conn_close(c, conn, SAMSA_ERR_TRANSPORT, strerror(errno));
+            conn_io_failed(c, conn);
             return;
         }
         conn->out_off += (size_t)n;
@@ -505,7 +570,7 @@ static void conn_read(struct sc_client *c, struct sc_conn *conn)
             if (errno == EAGAIN || errno == EINTR) {
                 break;
             }
-            sc_conn_close(c, conn, SAMSA_ERR_TRANSPORT, strerror(errno));
+            conn_io_failed(c, conn);
             return;
         }
         conn->in_len += (size_t)n;
@@ -671,6 +736,9 @@ int64_t sc_conn_timeouts(struct sc_client *c, int64_t now)
     int64_t next = INT64_MAX;
     for (struct sc_conn *conn = c->conns; conn != NULL; conn = conn->next) {
         if (conn->state == SC_CONN_DOWN) {
+            if (c->auth_err != 0) {
+                continue; /* the same credentials would fail again */
+            }
             if (conn->wanted || conn->node_id < 0) {
                 bool needed = conn->node_id >= 0 || c->broker_count == 0 || find_up(c) == NULL;
                 if (needed) {
@@ -710,10 +778,53 @@ void sc_conn_ready(struct sc_client *c, struct sc_conn *conn, short revents)
         }
         conn->state = SC_CONN_HANDSHAKE;
     }
+    if (conn->tls_want != 0) {
+        /* the TLS handshake first, whichever way the socket is ready; once
+         * done the queued ApiVersions goes out at once */
+        if (!tls_step(c, conn)) {
+            return;
+        }
+        revents |= POLLOUT;
+    }
     if ((revents & POLLOUT) != 0) {
         sc_conn_write(c, conn);
     }
     if (conn->fd >= 0 && (revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         conn_read(c, conn);
     }
+}
+
+short sc_conn_events(const struct sc_conn *conn)
+{
+    if (conn->state == SC_CONN_CONNECTING) {
+        return POLLOUT;
+    }
+    if (conn->tls_want != 0) {
+        return conn->tls_want;
+    }
+    return (short)(POLLIN | (conn->out_off < conn->out.len ? POLLOUT : 0));
+}
+
+void sc_auth_failed(struct sc_client *c, struct sc_conn *conn, int err, const char *fmt, ...)
+{
+    char reason[sizeof(c->auth_reason)];
+    va_list ap;
+    va_start(ap, fmt);
+    sc_verrf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (c->auth_err == 0) {
+        c->auth_err = err;
+        memcpy(c->auth_reason, reason, sizeof(reason));
+        sc_post_error(c, err, "%s", reason);
+        if (c->v->log_level >= SAMSA_LOG_ERR) {
+            char line[sizeof(reason) + 64];
+            snprintf(line, sizeof(line), "%s: %s", samsa_err_name(err), reason);
+            if (c->conf->log_cb != NULL) {
+                c->conf->log_cb(SAMSA_LOG_ERR, line, c->conf->log_opaque);
+            } else {
+                fprintf(stderr, "samsa: error: %s\n", line);
+            }
+        }
+    }
+    sc_conn_close(c, conn, err, reason);
 }

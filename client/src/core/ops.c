@@ -9,6 +9,7 @@
  * in flight, so a response never meets a freed op).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -671,7 +672,11 @@ int64_t sc_ops_serve(struct sc_client *c, int64_t now)
             op = following;
             continue;
         }
-        if (now >= op->deadline) {
+        if (c->auth_err != 0) {
+            /* TLS or SASL refused us: no broker will answer (sc_auth_failed) */
+            snprintf(op->errstr, sizeof(op->errstr), "%s", c->auth_reason);
+            sc_op_finish(c, op, c->auth_err);
+        } else if (now >= op->deadline) {
             /* An abandoned op (an asynchronous one, or one its caller gave
              * up on) is still carried out until its deadline. */
             sc_op_finish(c, op, SAMSA_ERR_TIMED_OUT);

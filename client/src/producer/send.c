@@ -320,7 +320,9 @@ static bool producer_id_ready(struct sc_client *c, int64_t now, int64_t *next)
 
 static void expire(struct sc_client *c, int64_t now)
 {
-    int timeout = c->v->message_timeout_ms;
+    /* after sc_auth_failed no broker will take them: each fails at once
+     * with that error rather than at message.timeout.ms */
+    int timeout = c->auth_err != 0 ? 0 : c->v->message_timeout_ms;
     for (struct sc_ptopic *t = c->ptopics; t != NULL; t = t->next) {
         struct sc_msgq expired = {0};
         while (t->unassigned.head != NULL && now - t->unassigned.head->enq_ms >= timeout) {
@@ -332,7 +334,8 @@ static void expire(struct sc_client *c, int64_t now)
             }
         }
         if (expired.head != NULL) {
-            sc_msgq_report_all(c, &expired, SAMSA_ERR_MSG_TIMED_OUT);
+            sc_msgq_report_all(c, &expired,
+                               c->auth_err != 0 ? c->auth_err : SAMSA_ERR_MSG_TIMED_OUT);
         }
     }
 }
