@@ -50,7 +50,12 @@ def https_broker(t, name, extra=None, http=False):
     first = "http://127.0.0.1:" if http else "https://127.0.0.1:"
     logged = wait_for(lambda: next((w for w in b.log_text().split() if w.startswith(first)),
                                    None), 10, "admin URL in the log")
-    return b, "https://127.0.0.1:%d" % port, logged if http else None, certs
+    url = "https://127.0.0.1:%d" % port
+    # its first snapshot published (before it the documents are 503s)
+    ctx = trusting(certs, client_cert=True)  # served with or without client auth
+    wait_for(lambda: get(url + "/v1/cluster", token=TOKEN, context=ctx)[0] == 200,
+             10, "the first snapshot")
+    return b, url, logged if http else None, certs
 
 
 def trusting(certs, client_cert=False):

@@ -18,16 +18,19 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from broker import check, eq, main  # noqa: E402
+from broker import check, main  # noqa: E402
 from test_admin_api import get, standalone  # noqa: E402
 from test_cluster import wait_for  # noqa: E402
 from test_connections import peer_closed, served  # noqa: E402
 
 
 def connections(url):
-    st, body = get(url + "/v1/brokers/0")
-    eq(st, 200, "the broker document")
-    return body["connections"]
+    """The broker document's connection counts (its first snapshot waited
+    for: before it the document is a 503)."""
+    def doc():
+        st, body = get(url + "/v1/brokers/0")
+        return body if st == 200 else None
+    return wait_for(doc, 10, "the broker document")["connections"]
 
 
 def connect(b):
