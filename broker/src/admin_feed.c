@@ -602,6 +602,7 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
     s->connections = (int64_t)nc.open;
     s->connections_accepted = (int64_t)nc.accepted;
     s->connections_refused = (int64_t)nc.refused;
+    s->connections_refused_per_ip = (int64_t)nc.refused_per_ip;
     s->connections_idle_closed = (int64_t)nc.idle_closed;
 }
 
@@ -796,11 +797,21 @@ int br_admin_feed_start(struct br_broker *b)
     for (size_t i = 0; i < c->n_admin_listeners; i++) {
         ls[i].host = c->admin_listeners[i].host;
         ls[i].port = c->admin_listeners[i].port;
+        ls[i].https = strcmp(c->admin_listeners[i].name, "HTTPS") == 0;
     }
+    /* checked at load: none, requested or required (unset: none) */
+    const char *auth = c->raw[BR_CFG_ADMIN_SSL_CLIENT_AUTH] != NULL
+                           ? c->raw[BR_CFG_ADMIN_SSL_CLIENT_AUTH]
+                           : "none";
     struct br_admin_config ac = {
         .listeners = ls,
         .nlisteners = c->n_admin_listeners,
         .token = c->raw[BR_CFG_ADMIN_AUTH_TOKEN],
+        .tls_keystore = c->raw[BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION],
+        .tls_truststore = c->raw[BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION],
+        .tls_client_auth = strcmp(auth, "required") == 0    ? BR_ADMIN_CLIENT_AUTH_REQUIRED
+                           : strcmp(auth, "requested") == 0 ? BR_ADMIN_CLIENT_AUTH_REQUESTED
+                                                            : BR_ADMIN_CLIENT_AUTH_NONE,
         .max_connections = c->admin_max_connections,
         .max_stream_clients = c->admin_stream_max_clients,
         .idle_ms = c->admin_connections_max_idle_ms,

@@ -269,6 +269,12 @@ int br_broker_start(struct br_broker *b)
     if (br_net_create(&lim, &broker_net_ops, b, &b->s.net) != 0) {
         return -1;
     }
+    if (br_net_limit_per_ip(b->s.net, b->s.cfg.max_connections_per_ip,
+                            (const uint8_t(*)[16])b->s.cfg.ip_override_addr,
+                            b->s.cfg.ip_override_max, b->s.cfg.n_ip_overrides) != 0) {
+        br_error("out of memory");
+        return -1;
+    }
     br_purgatory_init(&b->s.purgatory, b->s.net, &b->s);
     for (size_t i = 0; i < b->s.cfg.n_listeners && !b->s.in_process; i++) {
         if (br_net_listen(b->s.net, b->s.cfg.listeners[i].host, b->s.cfg.listeners[i].port) != 0) {

@@ -29,6 +29,10 @@ static const GOptionEntry options[] = {
      "Read the admin API's token (admin.auth.token) from PATH; or set SAMSA_ADMIN_TOKEN. "
      "Never give it on the command line: other users can read it there.",
      "PATH"},
+    {"ca-file", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+     "Trust the CA certificate(s) in PATH (PEM) for https:// admin URLs instead of the "
+     "system's",
+     "PATH"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
@@ -190,6 +194,8 @@ static int command_line(GApplication *app, GApplicationCommandLine *cmd)
         const char *env = g_application_command_line_getenv(cmd, "SAMSA_ADMIN_TOKEN");
         token = env != NULL && env[0] != '\0' ? g_strstrip(g_strdup(env)) : NULL;
     }
+    const char *ca_file = NULL;
+    (void)g_variant_dict_lookup(opts, "ca-file", "^&ay", &ca_file);
     int argc = 0;
     g_auto(GStrv) argv = g_application_command_line_get_arguments(cmd, &argc);
     if (argc > 2) {
@@ -201,16 +207,29 @@ static int command_line(GApplication *app, GApplicationCommandLine *cmd)
     if (url != NULL) {
         if (!g_str_has_prefix(url, "http://") && !g_str_has_prefix(url, "https://")) {
             g_application_command_line_printerr(
-                cmd, "samsa-monitor: %s: not an admin URL (http://host:port)\n", url);
+                cmd, "samsa-monitor: %s: not an admin URL (http://host:port or https://host:port)\n",
+                url);
             return 2;
         }
-        ensure_window(self);
+    }
+    ensure_window(self);
+    if (ca_file != NULL) {
+        g_autoptr(GError) err = NULL;
+        if (!sm_client_set_ca_file(self->client, ca_file, &err)) {
+            g_application_command_line_printerr(cmd, "samsa-monitor: --ca-file: %s\n",
+                                                err->message);
+            if (token != NULL) {
+                memset(token, 0, strlen(token));
+            }
+            return 2;
+        }
+    }
+    if (url != NULL) {
         if (token != NULL) {
             sm_client_set_token(self->client, token);
         }
         open_cluster(self, url);
     } else {
-        ensure_window(self);
         if (token != NULL) {
             sm_client_set_token(self->client, token);
         }

@@ -17,9 +17,21 @@
 #define QUIET_US ((gint64)6 * G_USEC_PER_SEC)
 #define MAX_PAYLOAD (256u << 20) /* a progress message of 100,000 partitions */
 #define REFETCH_MIN_US (G_USEC_PER_SEC / 2)
+/* the broker closes a stream without the right token with this code
+ * (HTTP's 401 in WebSocket's private range; broker/README.md): libsoup
+ * 3.2's server completes the upgrade whatever its early handler said */
+#define CLOSE_UNAUTHORIZED 4401
 
-/* LINK_REFUSED: the admin API answered 401; not retried until a token is given */
-typedef enum { LINK_CONNECTING, LINK_OPEN, LINK_WAITING, LINK_REFUSED } LinkState;
+/* LINK_REFUSED: the admin API answered 401; not retried until a token is given.
+ * LINK_UNTRUSTED: its https certificate is not trusted; not retried until a
+ * CA is given (sm_client_set_ca_file) */
+typedef enum {
+    LINK_CONNECTING,
+    LINK_OPEN,
+    LINK_WAITING,
+    LINK_REFUSED,
+    LINK_UNTRUSTED
+} LinkState;
 
 typedef struct {
     SmClient *client; /* borrowed: the client owns the link */
@@ -54,6 +66,7 @@ struct _SmClient {
     guint watchdog_source;
     char *status;
     char *token; /* admin.auth.token, in memory only; NULL: none */
+    char *ca_file; /* the CA of https admin APIs (--ca-file); NULL: the system's */
     gboolean refused_told; /* "unauthorized" emitted since the last token */
     gulong admin_url_id, wants_id;
     SmClientStats stats;
@@ -100,12 +113,16 @@ static void update_status(SmClient *self)
     gint64 now = g_get_monotonic_time();
     const Link *waiting = NULL;
     const Link *refused = NULL;
+    const Link *untrusted = NULL;
     const Link *quiet = NULL;
     for (guint i = 0; i < self->links->len; i++) {
         const Link *l = g_ptr_array_index(self->links, i);
         open += link_answers(l, now) ? 1 : 0;
         if (l->state == LINK_REFUSED && refused == NULL) {
             refused = l;
+        }
+        if (l->state == LINK_UNTRUSTED && untrusted == NULL) {
+            untrusted = l;
         }
         if (l->state == LINK_WAITING && waiting == NULL) {
             waiting = l;
@@ -124,6 +141,8 @@ static void update_status(SmClient *self)
                 text = g_strdup("connecting");
             } else if (l->state == LINK_REFUSED) {
                 text = g_strdup("refused: needs the admin token");
+            } else if (l->state == LINK_UNTRUSTED) {
+                text = g_strdup("certificate not trusted");
             } else {
                 gint64 left = (l->retry_at_us - now) / 1000;
                 text = g_strdup_printf("%s; retrying in %.1f s", l->error ? l->error : "lost",
@@ -139,6 +158,14 @@ static void update_status(SmClient *self)
     g_autofree char *s = NULL;
     if (self->links->len == 0) {
         s = g_strdup("not connected");
+    } else if (untrusted != NULL) {
+        s = g_strdup_printf("%u of %u brokers connected; %s: its TLS certificate is not "
+                            "trusted (%s): %s",
+                            open, self->links->len, untrusted->url,
+                            untrusted->error ? untrusted->error : "rejected",
+                            self->ca_file != NULL
+                                ? "the CA given with --ca-file does not sign it"
+                                : "give the CA that signs it with --ca-file");
     } else if (refused != NULL) {
         s = g_strdup_printf("%u of %u brokers connected; %s refused the monitor (401 "
                             "Unauthorized): %s",
@@ -214,10 +241,9 @@ static void authorize(SmClient *self, SoupMessage *msg)
 
 static void drop_ws(Link *l);
 
-/* a 401: retrying would only be refused again; the token has to change */
-static void link_refused(Link *l)
+/* a link that would be refused again: stopped, not retried (state says why) */
+static void link_stop(Link *l, LinkState state)
 {
-    SmClient *self = l->client;
     drop_ws(l);
     if (l->cancel != NULL) {
         g_cancellable_cancel(l->cancel);
@@ -225,12 +251,52 @@ static void link_refused(Link *l)
     }
     g_clear_handle_id(&l->retry_source, g_source_remove);
     l->totals_asked = FALSE;
-    l->state = LINK_REFUSED;
+    l->state = state;
+}
+
+/* a 401: retrying would only be refused again; the token has to change */
+static void link_refused(Link *l)
+{
+    SmClient *self = l->client;
+    link_stop(l, LINK_REFUSED);
     update_status(self);
     if (!self->refused_told) {
         self->refused_told = TRUE;
         g_signal_emit(self, signals[SIG_UNAUTHORIZED], 0, l->url);
     }
+}
+
+/* What GIO found wrong with a peer's certificate, for people. */
+static const char *certificate_problem(GTlsCertificateFlags errors)
+{
+    if ((errors & G_TLS_CERTIFICATE_UNKNOWN_CA) != 0) {
+        return "signed by an unknown CA";
+    }
+    if ((errors & G_TLS_CERTIFICATE_BAD_IDENTITY) != 0) {
+        return "issued for another host name or address";
+    }
+    if ((errors & G_TLS_CERTIFICATE_EXPIRED) != 0) {
+        return "expired";
+    }
+    if ((errors & G_TLS_CERTIFICATE_NOT_ACTIVATED) != 0) {
+        return "not valid yet";
+    }
+    if ((errors & G_TLS_CERTIFICATE_REVOKED) != 0) {
+        return "revoked";
+    }
+    return "not acceptable";
+}
+
+/* an https admin API whose certificate is not trusted: retrying would be
+ * refused again by the same check; the CA has to change */
+static void link_untrusted(Link *l, GTlsCertificateFlags errors)
+{
+    link_stop(l, LINK_UNTRUSTED);
+    tell_unheard(l);
+    g_free(l->error);
+    l->error = g_strdup(certificate_problem(errors));
+    g_debug("%s: certificate not trusted (GTlsCertificateFlags 0x%x)", l->url, (unsigned)errors);
+    update_status(l->client);
 }
 
 static void get_group_docs(Link *l, JsonObject *groups);
@@ -271,7 +337,7 @@ static void got(GObject *source, GAsyncResult *res, gpointer ud)
  * FALSE when it could not be asked */
 static gboolean get_doc_full(Link *l, const char *path, gboolean totals)
 {
-    if (l->state == LINK_REFUSED) {
+    if (l->state == LINK_REFUSED || l->state == LINK_UNTRUSTED) {
         return FALSE;
     }
     g_autofree char *uri = g_strconcat(l->url, path, NULL);
@@ -459,7 +525,10 @@ static void on_pong(SoupWebsocketConnection *ws, GBytes *data, gpointer ud)
 
 static void on_closed(SoupWebsocketConnection *ws, gpointer ud)
 {
-    (void)ws;
+    if (soup_websocket_connection_get_close_code(ws) == CLOSE_UNAUTHORIZED) {
+        link_refused(ud);
+        return;
+    }
     link_lost(ud, "stream closed");
 }
 
@@ -522,8 +591,12 @@ static void ws_ready(GObject *source, GAsyncResult *res, gpointer ud)
         if (g_error_matches(err, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
             return;
         }
+        GTlsCertificateFlags bad =
+            l->ws_msg != NULL ? soup_message_get_tls_peer_certificate_errors(l->ws_msg) : 0;
         if (l->ws_msg != NULL && soup_message_get_status(l->ws_msg) == SOUP_STATUS_UNAUTHORIZED) {
             link_refused(l);
+        } else if (bad != 0 || g_error_matches(err, G_TLS_ERROR, G_TLS_ERROR_BAD_CERTIFICATE)) {
+            link_untrusted(l, bad);
         } else {
             link_lost(l, err->message);
         }
@@ -809,13 +882,9 @@ static void forget_token(SmClient *self)
     }
 }
 
-void sm_client_set_token(SmClient *self, const char *token)
+/* every link again: those refused or untrusted, and those open */
+static void reconnect_all(SmClient *self)
 {
-    g_return_if_fail(SM_IS_CLIENT(self));
-    forget_token(self);
-    self->token = token != NULL && token[0] != '\0' ? g_strdup(token) : NULL;
-    self->refused_told = FALSE;
-    /* every link again with it: those refused, and those open without it */
     for (guint i = 0; i < self->links->len; i++) {
         Link *l = g_ptr_array_index(self->links, i);
         l->attempt = 0;
@@ -823,6 +892,29 @@ void sm_client_set_token(SmClient *self, const char *token)
         link_connect(l);
     }
     update_status(self);
+}
+
+void sm_client_set_token(SmClient *self, const char *token)
+{
+    g_return_if_fail(SM_IS_CLIENT(self));
+    forget_token(self);
+    self->token = token != NULL && token[0] != '\0' ? g_strdup(token) : NULL;
+    self->refused_told = FALSE;
+    reconnect_all(self);
+}
+
+gboolean sm_client_set_ca_file(SmClient *self, const char *path, GError **error)
+{
+    g_return_val_if_fail(SM_IS_CLIENT(self) && path != NULL, FALSE);
+    g_autoptr(GTlsDatabase) db = g_tls_file_database_new(path, error);
+    if (db == NULL) {
+        return FALSE;
+    }
+    soup_session_set_tls_database(self->session, db);
+    g_free(self->ca_file);
+    self->ca_file = g_strdup(path);
+    reconnect_all(self);
+    return TRUE;
 }
 
 char *sm_client_read_token_file(const char *path, GError **error)
@@ -902,6 +994,7 @@ static void sm_client_finalize(GObject *object)
     SmClient *self = SM_CLIENT(object);
     g_clear_pointer(&self->links, g_ptr_array_unref);
     g_free(self->status);
+    g_free(self->ca_file);
     forget_token(self);
     G_OBJECT_CLASS(sm_client_parent_class)->finalize(object);
 }

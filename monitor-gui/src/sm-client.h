@@ -52,6 +52,14 @@ void sm_client_set_token(SmClient *self, const char *token);
 /* (transfer full) the token in the file at path, surrounding white space
  * stripped; NULL with error set when unreadable or empty */
 char *sm_client_read_token_file(const char *path, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+/* The CA (PEM, one or more certificates) that signs the brokers' https
+ * admin listeners (broker/README.md, admin.ssl.keystore.location), as the
+ * session's GTlsDatabase instead of the system's; reconnects every link.
+ * FALSE with error set when the file cannot be read as certificates. A
+ * link whose certificate is not trusted is not retried (the status says
+ * why) until this is called. */
+gboolean sm_client_set_ca_file(SmClient *self, const char *path, GError **error)
+    G_GNUC_WARN_UNUSED_RESULT;
 /* TRUE while a broker refuses the monitor (401) */
 gboolean sm_client_is_refused(SmClient *self);
 

@@ -335,7 +335,12 @@ static const char every_key_more[] =
     "leader.replication.throttled.rate=1000000\n"
     "follower.replication.throttled.rate=0\n"
     "replication.quota.window.num=6\n"
-    "replication.quota.window.size.seconds=3\n";
+    "replication.quota.window.size.seconds=3\n"
+    "admin.ssl.keystore.location=/etc/samsa/admin.pem\n"
+    "admin.ssl.truststore.location=/etc/samsa/ca.pem\n"
+    "admin.ssl.client.auth=requested\n"
+    "max.connections.per.ip=100\n"
+    "max.connections.per.ip.overrides=127.0.0.1:2,[::1]:3\n";
 
 static void test_every_key_is_parsed(void)
 {
@@ -878,7 +883,48 @@ static void test_admin_listeners(void)
     expect_ok("admin.listeners=HTTP://:8081,http://[::1]:8082\n", &c);
     CU_ASSERT_EQUAL(c.n_admin_listeners, 2);
     br_config_free(&c);
-    expect_rejected("admin.listeners=https://:8443\n", "admin.listeners", "http://host:port");
+    expect_rejected("admin.listeners=ftp://:8443\n", "admin.listeners", "http://host:port");
+    expect_rejected("admin.listeners=https://:8443\n", "admin.ssl.keystore.location",
+                    "needs a certificate");
+    expect_ok("admin.listeners=http://:8081,https://:8443\n"
+              "admin.ssl.keystore.location=/etc/samsa/admin.pem\n", &c);
+    CU_ASSERT_EQUAL(c.n_admin_listeners, 2);
+    CU_ASSERT_STRING_EQUAL(c.admin_listeners[1].name, "HTTPS");
+    br_config_free(&c);
+    expect_rejected("admin.listeners=https://:8443\nadmin.ssl.keystore.location=/k.pem\n"
+                    "admin.ssl.client.auth=required\n",
+                    "admin.ssl.truststore.location", "needs the CA");
+    expect_rejected("admin.ssl.client.auth=always\n", "admin.ssl.client.auth",
+                    "none, requested or required");
+}
+
+static void test_max_connections_per_ip(void)
+{
+    struct br_config c;
+    expect_ok("", &c);
+    CU_ASSERT_EQUAL(c.max_connections_per_ip, INT32_MAX);
+    CU_ASSERT_EQUAL(c.n_ip_overrides, 0);
+    br_config_free(&c);
+    expect_ok("max.connections.per.ip=0\n"
+              "max.connections.per.ip.overrides= 10.0.0.1:5 ,[::1]:0,\n", &c);
+    CU_ASSERT_EQUAL(c.max_connections_per_ip, 0);
+    CU_ASSERT_EQUAL_FATAL(c.n_ip_overrides, 2);
+    static const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+    static const uint8_t v6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    CU_ASSERT_EQUAL(memcmp(c.ip_override_addr[0], v4, 16), 0);
+    CU_ASSERT_EQUAL(c.ip_override_max[0], 5);
+    CU_ASSERT_EQUAL(memcmp(c.ip_override_addr[1], v6, 16), 0);
+    CU_ASSERT_EQUAL(c.ip_override_max[1], 0);
+    br_config_free(&c);
+    expect_rejected("max.connections.per.ip=0\n", "max.connections.per.ip",
+                    "only if max.connections.per.ip.overrides is set");
+    expect_rejected("max.connections.per.ip=-1\n", "max.connections.per.ip", "out of range");
+    expect_rejected("max.connections.per.ip.overrides=broker1:5\n",
+                    "max.connections.per.ip.overrides", "not a host name");
+    expect_rejected("max.connections.per.ip.overrides=10.0.0.1\n",
+                    "max.connections.per.ip.overrides", "is not host:count");
+    expect_rejected("max.connections.per.ip.overrides=10.0.0.1:-1\n",
+                    "max.connections.per.ip.overrides", "is not host:count");
     expect_rejected("admin.listeners=127.0.0.1:8081\n", "admin.listeners", "NAME://host:port");
 }
 
@@ -1276,6 +1322,7 @@ static CU_TestInfo tests[] = {
     {"advertised.listeners default to listeners", test_advertised_listeners_default_to_listeners},
     {"advertised listener rules", test_advertised_listener_rules},
     {"admin.listeners", test_admin_listeners},
+    {"max.connections.per.ip and its overrides", test_max_connections_per_ip},
     {"unknown cleanup policy is rejected", test_unknown_cleanup_policy_is_rejected},
     {"cleanup policy lists", test_cleanup_policy_lists},
     {"bad enumerations are rejected", test_bad_enumerations_are_rejected},

@@ -50,15 +50,16 @@ TOPIC = "watched"
 ASSIGNMENT = [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
 
 
-def get(url, token=None, method="GET", data=None, headers=None):
-    """(status, parsed JSON or text) of one request; errors are answers too."""
+def get(url, token=None, method="GET", data=None, headers=None, context=None):
+    """(status, parsed JSON or text) of one request; errors are answers too.
+    context: the ssl.SSLContext of an https URL."""
     req = urllib.request.Request(url, method=method, data=data)
     if token is not None:
         req.add_header("Authorization", "Bearer " + token)
     for k, v in (headers or {}).items():
         req.add_header(k, v)
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=context) as r:
             body, status, ctype = r.read(), r.status, r.headers.get("Content-Type", "")
     except urllib.error.HTTPError as e:
         body, status, ctype = e.read(), e.code, e.headers.get("Content-Type", "")
@@ -75,11 +76,14 @@ def doc(url):
 
 class Stream:
     """A minimal WebSocket client for /v1/stream: text frames only (the
-    server's frames are not masked)."""
+    server's frames are not masked). context: the ssl.SSLContext of an
+    https base URL (the stream is then wss://)."""
 
-    def __init__(self, base, token=None):
-        host, port = base.replace("http://", "").rsplit(":", 1)
+    def __init__(self, base, token=None, context=None):
+        host, port = base.split("://", 1)[1].rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)), timeout=30)
+        if context is not None:
+            self.sock = context.wrap_socket(self.sock, server_hostname=host)
         key = base64.b64encode(os.urandom(16)).decode()
         auth = "Authorization: Bearer %s\r\n" % token if token else ""
         self.sock.sendall(("GET /v1/stream HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
@@ -144,6 +148,19 @@ class Stream:
 
     def close(self):
         self.sock.close()
+
+
+def stream_refused(s, status, what):
+    """s was refused: libsoup 3.2 completes the handshake, so the refusal
+    is a close frame before any message; else the upgrade's status."""
+    if s.status == 101:
+        try:
+            m = s.message(10)
+            raise AssertionError("%s served: %r" % (what, m))
+        except EOFError:
+            pass
+    else:
+        eq(s.status, status, what)
 
 
 def admin_urls(c):
@@ -494,16 +511,7 @@ def case_standalone_token_bounds_and_errors(t):
         eq(s1.status, 101, "first stream client")
         eq(s1.message()["type"], "hello", "hello")
         s2 = Stream(url, token="s3cret")
-        if s2.status == 101:
-            # libsoup 3.2 completes the handshake: the refusal is a close
-            # frame before any message
-            try:
-                m = s2.message(10)
-                raise AssertionError("second stream client served: %r" % m)
-            except EOFError:
-                pass
-        else:
-            eq(s2.status, 503, "second stream client refused")
+        stream_refused(s2, 503, "a second stream client")
         s2.close()
         s1.close()
 

@@ -40,6 +40,8 @@
  *   quit
  *
  * Usage: test_monitor_driver ADMIN-URL (under xvfb-run and dbus-run-session;
+ * SAMSA_ADMIN_CA_FILE, when set, is the CA of an https admin API, as
+ * samsa-monitor's --ca-file takes it.
  * SAMSA_ADMIN_TOKEN, when set, is the admin API's token, as samsa-monitor
  * takes it) */
 #include <adwaita.h>
@@ -707,6 +709,15 @@ int main(int argc, char **argv)
     const char *token = g_getenv("SAMSA_ADMIN_TOKEN");
     if (token != NULL && token[0] != '\0') {
         sm_client_set_token(client, token);
+    }
+    /* as samsa-monitor's --ca-file: the CA of https admin listeners */
+    const char *ca_file = g_getenv("SAMSA_ADMIN_CA_FILE");
+    if (ca_file != NULL && ca_file[0] != '\0') {
+        g_autoptr(GError) err = NULL;
+        if (!sm_client_set_ca_file(client, ca_file, &err)) {
+            fprintf(stderr, "test_monitor_driver: %s\n", err->message);
+            return 2;
+        }
     }
     sm_client_connect(client, argv[1]);
     Driver d = {win, cluster, client, in_stream(), FALSE};

@@ -32,7 +32,13 @@ started from one broker's admin URL, which finds the other two.
   the id Ongoing; aborted through its confirmation (the admin API's POST,
   with the token), the id shows CompleteAbort, the LSO catches up with the
   HW (the mark gone), a read_committed kcat sees none of the transaction's
-  records and the producer's commit fails (fenced).
+  records and the producer's commit fails (fenced);
+- a standalone broker whose admin API is https only (admin.listeners
+  https://, a certificate of the test CA) and has a token: without the CA
+  the monitor says the certificate is not trusted and why, and still says
+  so seconds later (no reconnection loop); with the CA (SAMSA_ADMIN_CA_FILE,
+  as samsa-monitor's --ca-file) and the token it connects and shows the
+  broker's topic.
 
 Every wait has a deadline; every process is stopped by its PID.
 Usage: test_monitor_e2e.py SAMSA_BROKER (SAMSA_MONITOR_DRIVER: the driver;
@@ -57,7 +63,7 @@ TOPIC = "watched"
 
 
 class Driver:
-    def __init__(self, url, log, token=None):
+    def __init__(self, url, log, token=None, ca_file=None):
         exe = os.environ.get("SAMSA_MONITOR_DRIVER")
         if not exe or not os.access(exe, os.X_OK):
             raise Skip("SAMSA_MONITOR_DRIVER is not set to the driver")
@@ -66,6 +72,9 @@ class Driver:
         env.pop("SAMSA_ADMIN_TOKEN", None)
         if token is not None:
             env["SAMSA_ADMIN_TOKEN"] = token
+        env.pop("SAMSA_ADMIN_CA_FILE", None)
+        if ca_file is not None:
+            env["SAMSA_ADMIN_CA_FILE"] = ca_file
         self.proc = subprocess.Popen(
             ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24 -noreset",
              "dbus-run-session", "--", exe, url],
@@ -285,6 +294,33 @@ def case_monitor_sends_the_admin_token_and_says_when_it_is_missing(t):
         b.stop()
 
 
+def case_monitor_over_https_with_the_ca_file(t):
+    from test_admin_https import TOKEN, https_broker
+    b, url, _, certs = https_broker(t, "https")
+    drv = None
+    try:
+        from kadmin import create_topic
+        check(create_topic(b.port, "secured", 2) == 0, "topic created")
+        drv = Driver(url, t.path("monitor-no-ca.log"), token=TOKEN)
+        got = drv.ask("status 30 its TLS certificate is not trusted (signed by an unknown CA): "
+                      "give the CA that signs it with --ca-file")
+        print("  without the CA: %s" % got[2], flush=True)
+        drv.ask("label 10 warning its TLS certificate is not trusted")
+        time.sleep(3)  # long enough for several retries, were there any
+        got = drv.ask("status 1 its TLS certificate is not trusted")
+        check("reconnecting" not in got[2], "an untrusted certificate retried: %s" % got[2])
+        drv.close()
+        drv = Driver(url, t.path("monitor-ca.log"), token=TOKEN,
+                     ca_file=os.path.join(certs, "ca.pem"))
+        drv.ask("status 30 1 of 1 brokers connected")
+        drv.ask("ready secured 2 30")
+        print("  with the CA: connected over https, topic shown", flush=True)
+    finally:
+        if drv is not None:
+            drv.close()
+        b.stop()
+
+
 def case_monitor_shows_a_held_lso_and_aborts_the_transaction(t):
     try:
         import confluent_kafka
@@ -424,5 +460,6 @@ if __name__ == "__main__":
                    case_screenshots_with_the_default_settings,
                    case_monitor_says_why_a_wrong_admin_url_does_not_answer,
                    case_monitor_sends_the_admin_token_and_says_when_it_is_missing,
+                   case_monitor_over_https_with_the_ca_file,
                    case_messages_topics_and_offsets_through_the_kafka_protocol,
                    case_monitor_shows_a_held_lso_and_aborts_the_transaction]))

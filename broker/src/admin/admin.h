@@ -12,7 +12,9 @@
  * reactor's mailbox), which answers with br_admin_action_done; other
  * changes go through the Kafka protocol. Bounded: connections, WebSocket
  * clients, request line and headers; a request with a body is refused. A
- * listener that is not a loopback address needs a bearer token.
+ * listener that is not a loopback address needs a bearer token. An https
+ * listener wraps each accepted connection in a GTlsServerConnection (GIO's
+ * GnuTLS backend) before libsoup sees it; the stream is then wss://.
  *
  * @locality br_admin_start, br_admin_publish, br_admin_url, br_admin_stop:
  * the reactor thread (one caller). Everything else runs on the admin thread.
@@ -20,6 +22,7 @@
 #ifndef SAMSA_BROKER_ADMIN_ADMIN_H
 #define SAMSA_BROKER_ADMIN_ADMIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +36,14 @@ struct br_admin;
 struct br_admin_listener {
     const char *host; /* "" = every interface */
     uint16_t port;    /* 0 = a free port */
+    bool https;       /* TLS with br_admin_config's keystore */
+};
+
+/* Client certificates on https listeners (admin.ssl.client.auth). */
+enum br_admin_client_auth {
+    BR_ADMIN_CLIENT_AUTH_NONE,
+    BR_ADMIN_CLIENT_AUTH_REQUESTED, /* verified against the truststore when sent */
+    BR_ADMIN_CLIENT_AUTH_REQUIRED,  /* a connection without one is refused */
 };
 
 /* An operator's action on its way to the reactor and back. The admin
@@ -55,6 +66,9 @@ struct br_admin_config {
     const struct br_admin_listener *listeners;
     size_t nlisteners;
     const char *token;          /* NULL: no token (only loopback listeners) */
+    const char *tls_keystore;   /* PEM: key and certificate chain (https listeners) */
+    const char *tls_truststore; /* PEM CA(s) for client certificates, NULL: none */
+    enum br_admin_client_auth tls_client_auth;
     int32_t max_connections;    /* >= 1 */
     int32_t max_stream_clients; /* >= 0 */
     int64_t idle_ms;            /* a connection with no request under way this
@@ -68,13 +82,15 @@ struct br_admin_config {
 /*
  * Starts the thread and binds every listener before returning. Returns 0
  * with *out (the caller's: br_admin_stop), or -1 with the reason in err
- * (a non-loopback listener without a token, a port in use, ...).
+ * (a non-loopback listener without a token, a port in use, an https
+ * listener whose keystore is unreadable or whose key is not its
+ * certificate's, ...).
  */
 KP_MUST_CHECK int br_admin_start(const struct br_admin_config *cfg, struct br_admin **out,
                                  char *err, size_t errlen);
 
-/* The first listener's URL, "http://127.0.0.1:9095", its port the bound
- * one. Valid until br_admin_stop. */
+/* The first listener's URL, "http://127.0.0.1:9095" (https:// for an
+ * https listener), its port the bound one. Valid until br_admin_stop. */
 const char *br_admin_url(const struct br_admin *a);
 
 /* Hands snap (transfer full) to the admin thread; a snapshot it has not

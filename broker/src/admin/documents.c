@@ -273,6 +273,7 @@ static void put_connections(JsonBuilder *jb, const struct br_snapshot *s,
     put_int(jb, "open", s->connections);
     put_int(jb, "accepted", s->connections_accepted);
     put_int(jb, "refused", s->connections_refused);
+    put_int(jb, "refused_per_ip", s->connections_refused_per_ip);
     put_int(jb, "idle_closed", s->connections_idle_closed);
     json_builder_set_member_name(jb, "admin");
     json_builder_begin_object(jb);

@@ -239,7 +239,12 @@ char *br_admin_metrics(const struct br_snapshot *s, const struct br_admin_live *
     plain(out, "kafka_server_socket_server_metrics_connection_creation_total", "counter",
           "Client connections accepted on the Kafka listeners", s->connections_accepted);
     plain(out, "samsa_server_connections_refused_total", "counter",
-          "Client connections refused (max.connections, stopping)", s->connections_refused);
+          "Client connections refused (max.connections, max.connections.per.ip, stopping)",
+          s->connections_refused);
+    plain(out, "samsa_server_connections_refused_per_ip_total", "counter",
+          "Client connections refused for max.connections.per.ip (Kafka's "
+          "TooManyConnectionsException)",
+          s->connections_refused_per_ip);
     plain(out, "samsa_server_connections_idle_closed_total", "counter",
           "Client connections closed idle (connections.max.idle.ms)", s->connections_idle_closed);
     plain(out, "samsa_admin_connections", "gauge", "Admin API connections open, streams included",

@@ -57,13 +57,16 @@ static char *key_of(const char *topic, gint64 partition)
     return g_strdup_printf("%s/%" G_GINT64_FORMAT, topic, partition);
 }
 
-struct br_admin_peers *br_admin_peers_new(const char *token, void (*refreshed)(gpointer),
-                                          gpointer ud)
+struct br_admin_peers *br_admin_peers_new(const char *token, GTlsDatabase *tls_db,
+                                          void (*refreshed)(gpointer), gpointer ud)
 {
     struct br_admin_peers *p = g_new0(struct br_admin_peers, 1);
     p->session = soup_session_new_with_options("timeout", (guint)BR_ADMIN_PEERS_TIMEOUT_S,
                                                "idle-timeout", (guint)60, "user-agent",
                                                "samsa-admin", NULL);
+    if (tls_db != NULL) {
+        soup_session_set_tls_database(p->session, tls_db);
+    }
     p->token = g_strdup(token);
     p->refreshed = refreshed;
     p->ud = ud;

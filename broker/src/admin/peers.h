@@ -27,6 +27,7 @@
 #ifndef SAMSA_BROKER_ADMIN_PEERS_H
 #define SAMSA_BROKER_ADMIN_PEERS_H
 
+#include <gio/gio.h>
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
@@ -42,9 +43,11 @@ struct br_admin_peers;
 /* refreshed(ud) is called when a refresh br_admin_peers_refresh started
  * is over (every read answered, failed or timed out). token: the bearer
  * token sent to the other brokers (this cluster's admin.auth.token), or
- * NULL. */
-struct br_admin_peers *br_admin_peers_new(const char *token, void (*refreshed)(gpointer),
-                                          gpointer ud);
+ * NULL. tls_db (transfer none): the CA that signs the other brokers'
+ * https admin listeners (admin.ssl.truststore.location), NULL for the
+ * system's. */
+struct br_admin_peers *br_admin_peers_new(const char *token, GTlsDatabase *tls_db,
+                                          void (*refreshed)(gpointer), gpointer ud);
 
 /* Cancels the reads under way (refreshed is not called again) and frees p.
  * NULL is a no-op. */

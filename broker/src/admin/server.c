@@ -16,6 +16,8 @@
 #include <string.h>
 #include <inttypes.h>
 #include <linux/sockios.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -38,12 +40,17 @@
 #define STREAM_STALL_BYTES ((gint64)64 * 1024)
 #define STREAM_STALL_CHECK_MS 1000
 #define STREAM_STATE_KEY "samsa-stream"
+/* the close code of a stream client without the token: HTTP's 401 in the
+ * private-use range (RFC 6455 7.4.2), as the upgrade cannot answer 401 */
+#define STREAM_CLOSE_UNAUTHORIZED 4401
 
 struct br_admin {
     /* set by br_admin_start, read-only afterwards */
     struct br_admin_config cfg;
     struct br_admin_listener *listeners; /* owned copies */
     char *token;
+    char *keystore;   /* admin.ssl.keystore.location, owned copy */
+    char *truststore; /* admin.ssl.truststore.location, owned copy */
     char url[MAX_URL];
     int wake_fd;
     pthread_t thread;
@@ -60,6 +67,8 @@ struct br_admin {
     GMainLoop *loop;
     SoupServer *server;
     GSocketService *service;
+    GTlsCertificate *tls_cert; /* https listeners' (their source object) */
+    GTlsDatabase *tls_db;      /* the CA of client certificates, or NULL */
     struct br_snapshot *current;
     GPtrArray *streams; /* SoupWebsocketConnection *, referenced */
     guint64 seq;        /* the stream's last sequence number */
@@ -466,7 +475,14 @@ static void stream_handler(SoupServer *server, SoupServerMessage *msg, const cha
     (void)path;
     struct br_admin *a = ud;
     /* libsoup 3.2 answers the handshake whatever the early handler said:
-     * a client over the bound is closed at once, before any message */
+     * a client without the token, or over the bound, is closed at once,
+     * before any message */
+    if (!token_ok(a, msg)) {
+        soup_websocket_connection_close(ws, STREAM_CLOSE_UNAUTHORIZED,
+                                        "this stream needs Authorization: Bearer "
+                                        "<admin.auth.token>");
+        return;
+    }
     if (a->streams->len >= (guint)a->cfg.max_stream_clients) {
         soup_websocket_connection_close(ws, SOUP_WEBSOCKET_CLOSE_SERVER_ERROR,
                                         "too many stream clients");
@@ -649,14 +665,43 @@ static const char busy_body[] =
     "{\"error\":{\"status\":503,\"code\":\"TOO_MANY_CONNECTIONS\",\"message\":\"the admin "
     "API serves admin.max.connections connections at once\"}}\n";
 
+/* A client's certificate, verified by GIO against
+ * admin.ssl.truststore.location's CA: GIO leaves the decision to the
+ * server (this signal comes for every client certificate), which takes
+ * one without errors and says why it refuses another. */
+static gboolean client_certificate(GTlsConnection *tls, GTlsCertificate *peer,
+                                   GTlsCertificateFlags errors, gpointer ud)
+{
+    (void)tls;
+    (void)peer;
+    (void)ud;
+    if (errors == 0) {
+        return TRUE;
+    }
+    br_info("admin API: a client certificate refused (%s, GTlsCertificateFlags 0x%x)",
+            (errors & G_TLS_CERTIFICATE_UNKNOWN_CA) != 0      ? "not signed by the truststore's CA"
+            : (errors & G_TLS_CERTIFICATE_EXPIRED) != 0       ? "expired"
+            : (errors & G_TLS_CERTIFICATE_NOT_ACTIVATED) != 0 ? "not valid yet"
+                                                              : "not valid",
+            (unsigned)errors);
+    return FALSE;
+}
+
 /* A new connection: counted (its last reference gone uncounts it) and
  * handed to libsoup, or refused over admin.max.connections. */
 static gboolean incoming(GSocketService *service, GSocketConnection *conn, GObject *source,
                          gpointer ud)
 {
     (void)service;
-    (void)source;
     struct br_admin *a = ud;
+    /* an https listener's source object is its certificate */
+    gboolean https = source != NULL;
+    if (a->connections >= a->cfg.max_connections && https) {
+        /* no TLS handshake for a refusal: the client sees a closed connection */
+        (void)g_io_stream_close(G_IO_STREAM(conn), NULL, NULL);
+        a->refused++;
+        return TRUE;
+    }
     if (a->connections >= a->cfg.max_connections) {
         GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(conn));
         char head[160];
@@ -676,6 +721,30 @@ static gboolean incoming(GSocketService *service, GSocketConnection *conn, GObje
     GSocketAddress *local = g_socket_connection_get_local_address(conn, NULL);
     GSocketAddress *remote = g_socket_connection_get_remote_address(conn, NULL);
     GError *err = NULL;
+    GIOStream *stream = G_IO_STREAM(conn);
+    if (https) {
+        /* libsoup is handed the TLS connection: it reads and writes
+         * through it, GIO handshakes on the first read (libsoup 3.2's
+         * TLS listeners do the same inside soup_server_listen) */
+        stream = G_IO_STREAM(g_tls_server_connection_new(stream, a->tls_cert, &err));
+        if (stream == NULL) {
+            br_warn("admin API: TLS: %s", err->message);
+            g_error_free(err);
+            g_clear_object(&local);
+            g_clear_object(&remote);
+            return TRUE;
+        }
+        GTlsAuthenticationMode mode =
+            a->cfg.tls_client_auth == BR_ADMIN_CLIENT_AUTH_REQUIRED    ? G_TLS_AUTHENTICATION_REQUIRED
+            : a->cfg.tls_client_auth == BR_ADMIN_CLIENT_AUTH_REQUESTED ? G_TLS_AUTHENTICATION_REQUESTED
+                                                                       : G_TLS_AUTHENTICATION_NONE;
+        g_object_set(stream, "authentication-mode", mode, NULL);
+        g_signal_connect(stream, "accept-certificate", G_CALLBACK(client_certificate),
+                         NULL);
+        if (a->tls_db != NULL) {
+            g_tls_connection_set_database(G_TLS_CONNECTION(stream), a->tls_db);
+        }
+    }
     struct admin_conn *ac = g_new0(struct admin_conn, 1);
     ac->a = a;
     ac->sock = g_socket_connection_get_socket(conn);
@@ -689,9 +758,12 @@ static gboolean incoming(GSocketService *service, GSocketConnection *conn, GObje
     }
     a->connections++;
     g_object_weak_ref(G_OBJECT(conn), connection_gone, ac);
-    if (!soup_server_accept_iostream(a->server, G_IO_STREAM(conn), local, remote, &err)) {
+    if (!soup_server_accept_iostream(a->server, stream, local, remote, &err)) {
         br_warn("admin API: %s", err->message);
         g_error_free(err);
+    }
+    if (https) {
+        g_object_unref(stream); /* libsoup holds it now */
     }
     g_clear_object(&local);
     g_clear_object(&remote);
@@ -718,11 +790,13 @@ static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, 
     GSocketListener *sl = G_SOCKET_LISTENER(a->service);
     guint16 port = 0;
     const char *host = l->host;
+    const char *scheme = l->https ? "https" : "http";
+    GObject *source = l->https ? G_OBJECT(a->tls_cert) : NULL;
     char shown[MAX_URL - 40];
     if (host[0] == '\0') {
         if (l->port == 0) {
-            port = g_socket_listener_add_any_inet_port(sl, NULL, &gerr);
-        } else if (g_socket_listener_add_inet_port(sl, l->port, NULL, &gerr)) {
+            port = g_socket_listener_add_any_inet_port(sl, source, &gerr);
+        } else if (g_socket_listener_add_inet_port(sl, l->port, source, &gerr)) {
             port = l->port;
         }
         (void)snprintf(shown, sizeof shown, "%s", g_get_host_name());
@@ -740,7 +814,7 @@ static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, 
             GSocketAddress *sa = g_inet_socket_address_new(ia, l->port);
             GSocketAddress *bound = NULL;
             if (g_socket_listener_add_address(sl, sa, G_SOCKET_TYPE_STREAM,
-                                              G_SOCKET_PROTOCOL_TCP, NULL, &bound, &gerr)) {
+                                              G_SOCKET_PROTOCOL_TCP, source, &bound, &gerr)) {
                 port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
             }
             g_clear_object(&bound);
@@ -753,7 +827,7 @@ static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, 
         /* The default port is one per host: a second broker there collides
          * with the first, and must be told which setting to change. */
         gboolean in_use = gerr != NULL && g_error_matches(gerr, G_IO_ERROR, G_IO_ERROR_ADDRESS_IN_USE);
-        (void)snprintf(err, errlen, "admin.listeners http://%s:%u: %s%s", l->host,
+        (void)snprintf(err, errlen, "admin.listeners %s://%s:%u: %s%s", scheme, l->host,
                        (unsigned)l->port, gerr != NULL ? gerr->message : "cannot listen",
                        in_use ? " (another broker on this host? set admin.listeners to a "
                                 "port of its own, http://127.0.0.1:0 for any free one, or 0 "
@@ -763,7 +837,96 @@ static int bind_listener(struct br_admin *a, const struct br_admin_listener *l, 
         return -1;
     }
     if (index == 0) {
-        (void)snprintf(a->url, sizeof a->url, "http://%s:%u", shown, (unsigned)port);
+        (void)snprintf(a->url, sizeof a->url, "%s://%s:%u", scheme, shown, (unsigned)port);
+    }
+    return 0;
+}
+
+/* OpenSSL asks no passphrase: an encrypted key is refused. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)u;
+    return -1;
+}
+
+/* The keystore's key and first certificate through OpenSSL, which says
+ * why a file is refused (GIO reads a key that is not the certificate's and
+ * fails only at the first handshake). */
+static int check_keystore(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        (void)snprintf(err, errlen, "admin.ssl.keystore.location %s: %s", path, strerror(errno));
+        return -1;
+    }
+    EVP_PKEY *key = PEM_read_PrivateKey(f, NULL, no_passphrase, NULL);
+    rewind(f);
+    X509 *cert = PEM_read_X509(f, NULL, no_passphrase, NULL);
+    (void)fclose(f);
+    int rc = 0;
+    if (key == NULL) {
+        (void)snprintf(err, errlen,
+                       "admin.ssl.keystore.location %s: no private key (PEM, not encrypted)",
+                       path);
+        rc = -1;
+    } else if (cert == NULL) {
+        (void)snprintf(err, errlen, "admin.ssl.keystore.location %s: no certificate", path);
+        rc = -1;
+    } else if (X509_check_private_key(cert, key) != 1) {
+        (void)snprintf(err, errlen,
+                       "admin.ssl.keystore.location %s: the private key is not the "
+                       "certificate's (the first certificate in the file must be the "
+                       "key's)",
+                       path);
+        rc = -1;
+    }
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+/* The certificate of the https listeners and the CA of client
+ * certificates, when any listener is https. */
+static int load_tls(struct br_admin *a, char *err, size_t errlen)
+{
+    gboolean https = FALSE;
+    for (size_t i = 0; i < a->cfg.nlisteners; i++) {
+        https = https || a->listeners[i].https;
+    }
+    if (!https) {
+        return 0;
+    }
+    if (a->keystore == NULL) {
+        (void)snprintf(err, errlen, "an https admin listener needs admin.ssl.keystore.location");
+        return -1;
+    }
+    if (!g_tls_backend_supports_tls(g_tls_backend_get_default())) {
+        (void)snprintf(err, errlen, "https admin listeners: GIO has no TLS backend (install "
+                                    "glib-networking)");
+        return -1;
+    }
+    if (check_keystore(a->keystore, err, errlen) != 0) {
+        return -1;
+    }
+    GError *gerr = NULL;
+    a->tls_cert = g_tls_certificate_new_from_file(a->keystore, &gerr);
+    if (a->tls_cert == NULL) {
+        (void)snprintf(err, errlen, "admin.ssl.keystore.location %s: %s", a->keystore,
+                       gerr->message);
+        g_error_free(gerr);
+        return -1;
+    }
+    if (a->truststore != NULL) {
+        a->tls_db = g_tls_file_database_new(a->truststore, &gerr);
+        if (a->tls_db == NULL) {
+            (void)snprintf(err, errlen, "admin.ssl.truststore.location %s: %s", a->truststore,
+                           gerr->message);
+            g_error_free(gerr);
+            return -1;
+        }
     }
     return 0;
 }
@@ -773,17 +936,21 @@ static int setup(struct br_admin *a, char *err, size_t errlen)
     for (size_t i = 0; i < a->cfg.nlisteners; i++) {
         if (a->token == NULL && !loopback_host(a->listeners[i].host)) {
             (void)snprintf(err, errlen,
-                           "admin.listeners http://%s:%u is not a loopback address: set "
+                           "admin.listeners %s://%s:%u is not a loopback address: set "
                            "admin.auth.token (clients send it as Authorization: Bearer ...)",
-                           a->listeners[i].host, (unsigned)a->listeners[i].port);
+                           a->listeners[i].https ? "https" : "http", a->listeners[i].host,
+                           (unsigned)a->listeners[i].port);
             return -1;
         }
+    }
+    if (load_tls(a, err, errlen) != 0) {
+        return -1;
     }
     a->server = soup_server_new("server-header", "samsa-admin", NULL);
     soup_server_add_early_handler(a->server, NULL, early_handler, a, NULL);
     soup_server_add_handler(a->server, NULL, document_handler, a, NULL);
     soup_server_add_websocket_handler(a->server, STREAM_PATH, NULL, NULL, stream_handler, a, NULL);
-    a->peers = br_admin_peers_new(a->token, peers_refreshed, a);
+    a->peers = br_admin_peers_new(a->token, a->tls_db, peers_refreshed, a);
     a->rates = br_admin_rates_new();
     g_signal_connect(a->server, "request-read", G_CALLBACK(request_read), a);
     g_signal_connect(a->server, "request-finished", G_CALLBACK(request_done), a);
@@ -858,6 +1025,8 @@ static void teardown(struct br_admin *a)
     }
     g_clear_object(&a->server);
     g_clear_object(&a->service);
+    g_clear_object(&a->tls_cert);
+    g_clear_object(&a->tls_db);
     while (g_main_context_iteration(a->ctx, FALSE)) {
     }
     br_snap_unref(a->current);
@@ -911,6 +1080,8 @@ static void admin_free(struct br_admin *a)
     }
     g_free(a->listeners);
     g_free(a->token);
+    g_free(a->keystore);
+    g_free(a->truststore);
     pthread_cond_destroy(&a->ready_cond);
     pthread_mutex_destroy(&a->lock);
     kp_free(a);
@@ -934,10 +1105,19 @@ int br_admin_start(const struct br_admin_config *cfg, struct br_admin **out, cha
     for (size_t i = 0; i < cfg->nlisteners; i++) {
         a->listeners[i].host = g_strdup(cfg->listeners[i].host);
         a->listeners[i].port = cfg->listeners[i].port;
+        a->listeners[i].https = cfg->listeners[i].https;
     }
     a->cfg.listeners = a->listeners;
     a->token = cfg->token != NULL && cfg->token[0] != '\0' ? g_strdup(cfg->token) : NULL;
     a->cfg.token = a->token;
+    a->keystore = cfg->tls_keystore != NULL && cfg->tls_keystore[0] != '\0'
+                      ? g_strdup(cfg->tls_keystore)
+                      : NULL;
+    a->truststore = cfg->tls_truststore != NULL && cfg->tls_truststore[0] != '\0'
+                        ? g_strdup(cfg->tls_truststore)
+                        : NULL;
+    a->cfg.tls_keystore = a->keystore;
+    a->cfg.tls_truststore = a->truststore;
     a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (a->wake_fd < 0) {
         (void)snprintf(err, errlen, "eventfd: %s", strerror(errno));

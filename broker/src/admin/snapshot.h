@@ -217,6 +217,7 @@ struct br_snapshot {
     int64_t connections;
     int64_t connections_accepted;
     int64_t connections_refused;
+    int64_t connections_refused_per_ip; /* of those: max.connections.per.ip */
     int64_t connections_idle_closed;
     /* what the admin API costs the reactor: snapshots built since the
      * start (this one included), and the time its ticks took (the

@@ -187,6 +187,7 @@
 #define BR_SASL_MECHANISM_MAX 20
 /* Entries of one listener list, directories of log.dirs. */
 #define BR_CONFIG_MAX_LISTENERS 16
+#define BR_CONFIG_MAX_IP_OVERRIDES 64 /* max.connections.per.ip.overrides */
 #define BR_CONFIG_MAX_LOG_DIRS 64
 /* Bytes of one log directory path, of a listener name, of a host. */
 #define BR_CONFIG_MAX_PATH 4095
@@ -248,9 +249,14 @@ enum br_config_key {
     BR_CFG_ADMIN_STREAM_MAX_CLIENTS,
     BR_CFG_ADMIN_CONNECTIONS_MAX_IDLE_MS,
     BR_CFG_ADMIN_STREAM_MAX_STALL_MS,
+    BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION,
+    BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION,
+    BR_CFG_ADMIN_SSL_CLIENT_AUTH,
     BR_CFG_LOG_LEVEL,
     BR_CFG_SOCKET_REQUEST_MAX_BYTES,
     BR_CFG_MAX_CONNECTIONS,
+    BR_CFG_MAX_CONNECTIONS_PER_IP,
+    BR_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES,
     BR_CFG_CONNECTIONS_MAX_IDLE_MS,
     BR_CFG_QUEUED_MAX_REQUEST_BYTES,
     BR_CFG_MESSAGE_MAX_BYTES,
@@ -425,6 +431,11 @@ struct br_config {
     int log_level;                                /* log.level: an enum br_level */
     int32_t socket_request_max_bytes;             /* socket.request.max.bytes */
     int32_t max_connections;                      /* max.connections */
+    int32_t max_connections_per_ip;               /* max.connections.per.ip */
+    /* max.connections.per.ip.overrides: IPv4 as IPv4-mapped IPv6 */
+    uint8_t ip_override_addr[BR_CONFIG_MAX_IP_OVERRIDES][16];
+    int32_t ip_override_max[BR_CONFIG_MAX_IP_OVERRIDES];
+    size_t n_ip_overrides;
     int64_t connections_max_idle_ms;              /* connections.max.idle.ms; -1 = never */
     int32_t sasl_server_max_receive_size;         /* sasl.server.max.receive.size */
     int64_t connection_failed_authentication_delay_ms; /* (Kafka 2.1) */

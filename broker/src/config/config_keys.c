@@ -48,10 +48,24 @@ const struct key_def cfg_keys[BR_CFG__COUNT] = {
     [BR_CFG_ADMIN_STREAM_MAX_STALL_MS] = {"admin.stream.max.stall.ms", K_LONG,
                                           FIELD(admin_stream_max_stall_ms), "30000",
                                           AT_LEAST64(1000)},
+    /* https admin listeners: Kafka's listener keys under admin. (checked
+     * in config_listeners.c, read by admin/server.c) */
+    [BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION] = {"admin.ssl.keystore.location", K_SPECIAL, 0, NULL,
+                                            NO_RANGE},
+    [BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION] = {"admin.ssl.truststore.location", K_SPECIAL, 0,
+                                              NULL, NO_RANGE},
+    [BR_CFG_ADMIN_SSL_CLIENT_AUTH] = {"admin.ssl.client.auth", K_SPECIAL, 0, "none", NO_RANGE},
     [BR_CFG_LOG_LEVEL] = {"log.level", K_LOGLEVEL, FIELD(log_level), "info", NO_RANGE},
     [BR_CFG_SOCKET_REQUEST_MAX_BYTES] = {"socket.request.max.bytes", K_INT,
                                          FIELD(socket_request_max_bytes), "104857600",
                                          AT_LEAST32(1)},
+    /* Kafka 2.0's SocketServer ConnectionQuotas: 0 only with overrides
+     * (cfg_resolve_listeners), as KafkaConfig requires */
+    [BR_CFG_MAX_CONNECTIONS_PER_IP] = {"max.connections.per.ip", K_INT,
+                                       FIELD(max_connections_per_ip), "2147483647",
+                                       AT_LEAST32(0)},
+    [BR_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES] = {"max.connections.per.ip.overrides", K_SPECIAL, 0,
+                                                 "", NO_RANGE},
     [BR_CFG_MAX_CONNECTIONS] = {"max.connections", K_INT, FIELD(max_connections), "2147483647",
                                 AT_LEAST32(0)},
     /* -1: never close idle connections (Kafka's Selector treats any
@@ -359,8 +373,6 @@ static const char *const ignored_keys[] = {
     "log.cleaner.io.buffer.load.factor",
     "log.cleaner.io.buffer.size",
     "log.cleaner.io.max.bytes.per.second",
-    "max.connections.per.ip",
-    "max.connections.per.ip.overrides",
     "max.incremental.fetch.session.cache.slots",
     "metric.reporters",
     "metrics.num.samples",

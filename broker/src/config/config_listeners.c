@@ -5,6 +5,7 @@
 
 #include "config/config_internal.h"
 
+#include <arpa/inet.h>
 #include <string.h>
 #include <strings.h>
 
@@ -286,6 +287,101 @@ const char *br_security_protocol_name(int protocol)
     return security_protocols[protocol];
 }
 
+/* The https admin listeners' keys: a keystore for any https listener, a
+ * truststore for client certificates (admin/server.c reads the files and
+ * refuses to start when they are unreadable or the key is not the
+ * certificate's). */
+static int check_admin_tls(struct load *ld, bool https)
+{
+    const char *keystore = cfg_text_of(ld, BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION);
+    const char *truststore = cfg_text_of(ld, BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION);
+    const char *auth = cfg_text_of(ld, BR_CFG_ADMIN_SSL_CLIENT_AUTH);
+    if (https && (keystore == NULL || keystore[0] == '\0')) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_KEYSTORE_LOCATION,
+                             "an https admin listener needs a certificate: set "
+                             "admin.ssl.keystore.location to a PEM file holding the key and "
+                             "the certificate chain");
+    }
+    if (strcmp(auth, "none") != 0 && strcmp(auth, "requested") != 0 &&
+        strcmp(auth, "required") != 0) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_CLIENT_AUTH,
+                             "must be none, requested or required, not %s", auth);
+    }
+    if (strcmp(auth, "none") != 0 && (truststore == NULL || truststore[0] == '\0')) {
+        return cfg_key_error(ld, BR_CFG_ADMIN_SSL_TRUSTSTORE_LOCATION,
+                             "admin.ssl.client.auth=%s needs the CA that signs the clients' "
+                             "certificates: set admin.ssl.truststore.location to a PEM file",
+                             auth);
+    }
+    return 0;
+}
+
+/* max.connections.per.ip.overrides, "host:count,host:count" (Kafka's
+ * getMap: items split at ',', each at its last ':'), hosts as IP
+ * addresses, stored IPv4-mapped; and Kafka 2.0's rule that
+ * max.connections.per.ip may be 0 only with overrides. */
+static int parse_ip_overrides(struct load *ld)
+{
+    struct br_config *c = ld->c;
+    const enum br_config_key k = BR_CFG_MAX_CONNECTIONS_PER_IP_OVERRIDES;
+    const char *s = cfg_text_of(ld, k);
+    c->n_ip_overrides = 0;
+    for (const char *p = s; p != NULL && *p != '\0';) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        while (len > 0 && (unsigned char)*p <= ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && (unsigned char)p[len - 1] <= ' ') {
+            len--;
+        }
+        if (len > 0) {
+            const char *colon = NULL;
+            for (size_t i = 0; i < len; i++) {
+                colon = p[i] == ':' ? p + i : colon;
+            }
+            char host[BR_HOST_MAX + 1];
+            const char *h = p;
+            size_t host_len = colon != NULL ? (size_t)(colon - p) : 0;
+            size_t num_len = colon != NULL ? len - host_len - 1 : 0;
+            if (host_len >= 2 && h[0] == '[' && h[host_len - 1] == ']') {
+                h++;
+                host_len -= 2;
+            }
+            uint64_t max = 0;
+            if (colon == NULL || host_len == 0 || host_len > BR_HOST_MAX || num_len == 0 ||
+                !br_num_parse_u64(colon + 1, num_len, INT32_MAX, &max)) {
+                return cfg_key_error(ld, k, "\"%.*s\" is not host:count (a count from 0 to %d)",
+                                     (int)len, p, INT32_MAX);
+            }
+            if (c->n_ip_overrides == BR_CONFIG_MAX_IP_OVERRIDES) {
+                return cfg_key_error(ld, k, "more than %d overrides", BR_CONFIG_MAX_IP_OVERRIDES);
+            }
+            memcpy(host, h, host_len);
+            host[host_len] = '\0';
+            uint8_t *addr = c->ip_override_addr[c->n_ip_overrides];
+            struct in_addr v4;
+            if (inet_pton(AF_INET, host, &v4) == 1) {
+                memset(addr, 0, 10);
+                addr[10] = 0xff;
+                addr[11] = 0xff;
+                memcpy(addr + 12, &v4, 4);
+            } else if (inet_pton(AF_INET6, host, addr) != 1) {
+                return cfg_key_error(ld, k, "%s: an IP address, not a host name (names are not "
+                                     "resolved)", host);
+            }
+            c->ip_override_max[c->n_ip_overrides++] = (int32_t)max;
+        }
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    if (c->max_connections_per_ip == 0 && c->n_ip_overrides == 0) {
+        return cfg_key_error(ld, BR_CFG_MAX_CONNECTIONS_PER_IP,
+                             "can be set to zero only if max.connections.per.ip.overrides is set");
+    }
+    return 0;
+}
+
 int cfg_resolve_listeners(struct load *ld)
 {
     struct br_config *c = ld->c;
@@ -397,12 +493,16 @@ int cfg_resolve_listeners(struct load *ld)
     if (rc != 0) {
         return rc;
     }
+    bool https = false;
     for (size_t i = 0; i < c->n_admin_listeners; i++) {
-        if (strcmp(c->admin_listeners[i].name, "HTTP") != 0) {
+        if (strcmp(c->admin_listeners[i].name, "HTTPS") == 0) {
+            https = true;
+        } else if (strcmp(c->admin_listeners[i].name, "HTTP") != 0) {
             return cfg_key_error(ld, BR_CFG_ADMIN_LISTENERS,
-                             "admin listeners are http://host:port, not %s://",
+                             "admin listeners are http://host:port or https://host:port, not %s://",
                              c->admin_listeners[i].name);
         }
     }
-    return 0;
+    rc = check_admin_tls(ld, https);
+    return rc != 0 ? rc : parse_ip_overrides(ld);
 }

@@ -187,8 +187,9 @@ int br_net_watch_add(struct br_net *n, struct br_watch *w, const struct br_watch
 
 void br_net_counts(const struct br_net *n, struct br_net_counts *out)
 {
-    *out = (struct br_net_counts){n->nconns,      n->accepted,  n->turned_away,
-                                  n->idle_closed, n->in_bytes, n->big_bytes};
+    *out = (struct br_net_counts){n->nconns,      n->accepted,         n->turned_away,
+                                  n->refused_per_ip, n->idle_closed, n->in_bytes,
+                                  n->big_bytes};
 }
 
 int br_net_bound_port(const struct br_net *n, size_t listener)
@@ -484,6 +485,7 @@ void br_net_free(struct br_net *n)
         close(n->spare_fd);
     }
     close(n->epfd);
+    net_ip_limits_free(n);
     kp_free(n->scratch);
     kp_free(n);
 }

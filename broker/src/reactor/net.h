@@ -132,6 +132,13 @@ struct br_net_limits {
 /* Create the reactor. ops and ctx are its user's (they outlive it). */
 int br_net_create(const struct br_net_limits *lim, const struct br_net_ops *ops, void *ctx,
                   struct br_net **out);
+/* max.connections.per.ip (max_per_ip; INT32_MAX, or 0 without overrides:
+ * no limit) and its overrides: n addresses (IPv4 as IPv4-mapped IPv6) with
+ * their limits, copied. Before the first accept. Returns 0 or -1 (out of
+ * memory). */
+KP_MUST_CHECK int br_net_limit_per_ip(struct br_net *n, int32_t max_per_ip,
+                                      const uint8_t (*addr)[16], const int32_t *max,
+                                      size_t count);
 int br_net_listen(struct br_net *n, const char *host, int port);
 /* Makes listener number `listener` an SSL one: its connections speak TLS
  * with t (net_tls.h), which must outlive the net. */
@@ -157,6 +164,7 @@ struct br_net_counts {
     size_t open;
     uint64_t accepted;
     uint64_t refused;
+    uint64_t refused_per_ip; /* of refused: over max.connections.per.ip */
     uint64_t idle_closed;
     size_t input_bytes;
     size_t input_big_bytes;

@@ -142,6 +142,7 @@ void net_conn_kill(struct br_conn *c)
         c->net->noutbound--;
     } else {
         c->net->nconns--;
+        net_ip_release(c);
     }
     c->next = c->net->graveyard;
     c->prev = NULL;

@@ -164,6 +164,8 @@ struct br_conn {
     size_t out_len;
     size_t out_cap;
     char peer[64];
+    uint8_t ip[16]; /* the peer's address, IPv4-mapped (max.connections.per.ip) */
+    bool ip_counted; /* counted in the net's per-address counts */
 };
 
 struct listener {
@@ -199,6 +201,20 @@ struct br_net {
     size_t noutbound; /* br_conn_connect's */
     struct br_outbound_security out_sec; /* theirs (br_net_outbound_security) */
     int max_connections;
+    /* max.connections.per.ip (net_accept.c, Kafka's ConnectionQuotas): the
+     * accepted connections per source address, in an open-addressing
+     * table; only while a limit is set (ip_limited) */
+    bool ip_limited;
+    int32_t max_per_ip;
+    uint8_t (*ip_override_addr)[16]; /* owned copies */
+    int32_t *ip_override_max;
+    size_t n_ip_overrides;
+    struct ip_count *ip_counts; /* ip_cap slots (a power of two), ip_used in use */
+    size_t ip_cap;
+    size_t ip_used;
+    uint64_t refused_per_ip;     /* since the start */
+    int64_t ip_refusal_log_ms;   /* the next refusal logged at INFO, not before */
+    uint64_t ip_refused_unlogged; /* refusals since the last one logged */
     int32_t max_request_bytes;
     bool stopping;
     bool stop_signalled; /* a stop signal came and the user stops the loop itself */
@@ -263,6 +279,10 @@ struct br_net {
 void net_accept_resume_tick(struct br_net *n);
 void net_conn_accept(struct br_net *n, struct listener *l);
 void net_refusal_tick(struct br_net *n);
+/* max.connections.per.ip (br_net_limit_per_ip sets it): a closed
+ * connection's count given back; the table freed */
+void net_ip_release(struct br_conn *c);
+void net_ip_limits_free(struct br_net *n);
 
 /* net_auth.c */
 /* on accept: the deadline of a connection of a SASL listener */
