@@ -282,6 +282,12 @@ void net_refusal_tick(struct br_net *n);
 /* max.connections.per.ip (br_net_limit_per_ip sets it): a closed
  * connection's count given back; the table freed */
 void net_ip_release(struct br_conn *c);
+/* The address of a peer as the counts key it (IPv4 mapped into IPv6). */
+void net_ip_key(const struct sockaddr_storage *ss, uint8_t out[16]);
+/* Whether c, from host, may stay (net_ip.c, Kafka's ConnectionQuotas.inc):
+ * false when its address has its limit already (counted, logged); when
+ * true c is counted until net_ip_release. */
+bool net_ip_admit(struct br_net *n, struct br_conn *c, const char *host);
 void net_ip_limits_free(struct br_net *n);
 
 /* net_auth.c */
