@@ -5,6 +5,7 @@
 #include "cunit_run.h"
 #include "sm-cluster.h"
 #include "sm-parse.h"
+#include "sm-test-docs.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -1268,16 +1269,8 @@ static void test_lso_held_and_transactions_document(void)
 }
 
 /* shown-0 moving from 0,1,2 to 1,2,3 as its leader's document shows it */
-static const char SHOWN_MOVING[] =
-    "{\"broker\":0,\"name\":\"shown\",\"partitions\":[{\"topic\":\"shown\",\"partition\":0,"
-    "\"leader\":0,\"leader_epoch\":2,\"high_watermark\":12,\"log_start_offset\":0,"
-    "\"log_end_offset\":12,\"led_here\":true,\"isr\":[0,1,2],"
-    "\"replicas\":[{\"broker\":1,\"log_end_offset\":12,\"in_sync\":true},"
-    "{\"broker\":2,\"log_end_offset\":12,\"in_sync\":true},"
-    "{\"broker\":3,\"log_end_offset\":1,\"in_sync\":false},"
-    "{\"broker\":0,\"log_end_offset\":12,\"in_sync\":true}],"
-    "\"reassignment\":{\"target\":[1,2,3],\"adding\":[3],\"removing\":[0]}}],"
-    "\"snapshot\":{\"taken_ms\":1000}}";
+static const char SHOWN_MOVING[] = "{\"broker\":0,\"name\":\"shown\",\"partitions\":[" SMT_SHOWN_0_MOVING
+                                   "],\"snapshot\":{\"taken_ms\":1000}}";
 
 /* a partition being moved: its target from the partition's "reassignment"
  * and from /v1/reassignments, the replica being added with its LEO against

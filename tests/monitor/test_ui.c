@@ -10,6 +10,7 @@
 
 #include "cunit_run.h"
 #include "sm-cluster.h"
+#include "sm-test-docs.h"
 #include "sm-test-ui.h"
 #include "sm-window.h"
 
@@ -939,14 +940,7 @@ static void test_moves_throttles_and_quotas_pages(void)
         "{\"broker\":0,\"name\":\"shown\",\"configs\":{"
         "\"leader.replication.throttled.replicas\":\"0:1,0:2\","
         "\"follower.replication.throttled.replicas\":\"0:3\"},\"configs_from\":0,"
-        "\"partitions\":[{\"topic\":\"shown\",\"partition\":0,"
-        "\"leader\":0,\"leader_epoch\":2,\"high_watermark\":12,\"log_start_offset\":0,"
-        "\"log_end_offset\":12,\"led_here\":true,\"isr\":[0,1,2],"
-        "\"replicas\":[{\"broker\":1,\"log_end_offset\":12,\"in_sync\":true},"
-        "{\"broker\":2,\"log_end_offset\":12,\"in_sync\":true},"
-        "{\"broker\":3,\"log_end_offset\":1,\"in_sync\":false},"
-        "{\"broker\":0,\"log_end_offset\":12,\"in_sync\":true}],"
-        "\"reassignment\":{\"target\":[1,2,3],\"adding\":[3],\"removing\":[0]}},"
+        "\"partitions\":[" SMT_SHOWN_0_MOVING ","
         "{\"topic\":\"shown\",\"partition\":1,\"leader\":1,\"leader_epoch\":0,"
         "\"high_watermark\":5,\"log_start_offset\":0,\"log_end_offset\":5,\"led_here\":true,"
         "\"isr\":[1],\"replicas\":[{\"broker\":1,\"log_end_offset\":5,\"in_sync\":true}],"
