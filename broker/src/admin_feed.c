@@ -21,6 +21,7 @@
 #include "cluster/zk_json.h"
 #include "group/group.h"
 #include "quota/quota.h"
+#include "reassign_watch.h"
 #include "server/group.h"
 #include "txn/coordinator.h"
 
@@ -59,6 +60,7 @@ struct br_admin_feed {
     uint64_t brokers_seen; /* fingerprint of the live brokers last read */
     int64_t builds;        /* snapshots built */
     int64_t reactor_us;    /* the reactor's time in the ticks: fingerprints and builds */
+    struct br_reassign_watch *moves; /* the partition moves under way (a cluster's) */
 };
 
 /* ------------------------------------------------------------ the fingerprint */
@@ -84,6 +86,7 @@ static uint64_t brokers_fingerprint(const struct br_broker *b)
 static uint64_t fingerprint(struct br_broker *b)
 {
     uint64_t h = mix(brokers_fingerprint(b), b->s.mc.controller_id);
+    h = mix(h, (int64_t)br_reassign_watch_version(b->admin_feed->moves));
     h = mix(h, b->s.quotas != NULL ? (int64_t)br_quotas_version(b->s.quotas) : 0);
     for (int role = BR_REPL_LEADER; role <= BR_REPL_FOLLOWER; role++) {
         struct br_repl_quota_view v;
@@ -606,6 +609,31 @@ static void fill_broker_self(struct br_snapshot *s, struct br_broker *b)
     s->connections_idle_closed = (int64_t)nc.idle_closed;
 }
 
+/* The moves under way, on the partitions they move. A move of a
+ * partition the metadata does not know yet is not shown (the controller
+ * refuses it, or its topic comes with the next UpdateMetadata). */
+static void fill_moves(struct br_snapshot *s, const struct br_reassign_watch *w)
+{
+    size_t n = 0;
+    const struct br_zk_reassignment *moves = br_reassign_watch_moves(w, &n);
+    for (size_t i = 0; i < n; i++) {
+        const struct br_zk_reassignment *m = &moves[i];
+        const struct br_snap_topic *t = br_snap_topic(s, m->tp.topic);
+        if (t == NULL || m->tp.partition >= t->npartitions) {
+            continue;
+        }
+        struct br_snap_partition *p = &t->parts[m->tp.partition];
+        if (p->ntarget > 0) {
+            continue; /* listed twice: the controller takes the first */
+        }
+        p->target = br_snap_alloc(s, m->nreplicas * sizeof *p->target);
+        if (p->target != NULL) {
+            memcpy(p->target, m->replicas, m->nreplicas * sizeof *p->target);
+            p->ntarget = (int32_t)m->nreplicas;
+        }
+    }
+}
+
 static struct br_snapshot *build(struct br_admin_feed *f)
 {
     struct br_broker *b = f->b;
@@ -623,6 +651,7 @@ static struct br_snapshot *build(struct br_admin_feed *f)
     s->controller_id = b->s.mc.controller_id;
     s->admin_url = br_snap_strdup(s, br_admin_url(f->admin));
     fill_topics(s, b, &now);
+    fill_moves(s, f->moves);
     fill_brokers(s, f);
     fill_groups(s, b);
     fill_txns(s, &b->s.txn, &now);
@@ -793,6 +822,12 @@ int br_admin_feed_start(struct br_broker *b)
     }
     f->b = b;
     f->started_ms = br_now_wall_ms();
+    f->moves = br_reassign_watch_new(b);
+    if (f->moves == NULL) {
+        br_error("out of memory");
+        kp_free(f);
+        return -1;
+    }
     struct br_admin_listener ls[BR_CONFIG_MAX_LISTENERS];
     for (size_t i = 0; i < c->n_admin_listeners; i++) {
         ls[i].host = c->admin_listeners[i].host;
@@ -823,6 +858,7 @@ int br_admin_feed_start(struct br_broker *b)
     char err[512];
     if (br_admin_start(&ac, &f->admin, err, sizeof err) != 0) {
         br_error("admin API: %s", err);
+        br_reassign_watch_free(f->moves);
         kp_free(f);
         return -1;
     }
@@ -837,6 +873,20 @@ const char *br_admin_feed_url(const struct br_broker *b)
 {
     const struct br_admin_feed *f = b->admin_feed;
     return f != NULL && f->admin != NULL ? br_admin_url(f->admin) : NULL;
+}
+
+void br_admin_feed_zk_connected(struct br_broker *b)
+{
+    if (b->admin_feed != NULL) {
+        br_reassign_watch_read(b->admin_feed->moves);
+    }
+}
+
+void br_admin_feed_zk_watch(struct br_broker *b, enum br_zk_watch kind, const char *path)
+{
+    if (b->admin_feed != NULL) {
+        br_reassign_watch_event(b->admin_feed->moves, kind, path);
+    }
 }
 
 void br_admin_feed_stop(struct br_broker *b)
@@ -861,6 +911,7 @@ void br_admin_feed_free(struct br_broker *b)
         url_read_free(f->reads);
     }
     kp_free(f->urls);
+    br_reassign_watch_free(f->moves);
     kp_free(f);
     b->admin_feed = NULL;
 }

@@ -416,6 +416,7 @@ static void on_session(void *ctx, struct br_zk *zk, enum br_zk_event ev)
          * read again at each connection, changes missed meanwhile too */
         br_cluster_read_broker_configs(&m->b->s);
         br_acl_zk_start(&m->b->s);
+        br_admin_feed_zk_connected(m->b);
         break;
     case BR_ZK_EVENT_DISCONNECTED:
         br_warn("ZooKeeper connection lost: reconnecting (the session lives on within "
@@ -447,6 +448,7 @@ static void on_watch(void *ctx, struct br_zk *zk, enum br_zk_watch kind, const c
     br_cluster_topics_watch(&m->b->s, kind, path);
     br_cluster_configs_watch(&m->b->s, kind, path);
     br_acl_zk_watch(&m->b->s, kind, path);
+    br_admin_feed_zk_watch(m->b, kind, path);
 }
 
 static void on_done(void *ctx, struct br_zk *zk, uint64_t tag, const struct br_zk_result *r)

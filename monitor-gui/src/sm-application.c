@@ -24,7 +24,8 @@ G_DEFINE_FINAL_TYPE(SmApplication, sm_application, ADW_TYPE_APPLICATION)
 static const GOptionEntry options[] = {
     {"topic", 't', 0, G_OPTION_ARG_STRING, NULL, "Show the partitions of TOPIC", "TOPIC"},
     {"page", 'p', 0, G_OPTION_ARG_STRING, NULL,
-     "Open on PAGE (cluster, topics, partitions, groups, transactions, messages, events)", "PAGE"},
+     "Open on PAGE (cluster, topics, partitions, groups, transactions, moves, quotas, messages, "
+     "events)", "PAGE"},
     {"token-file", 0, 0, G_OPTION_ARG_FILENAME, NULL,
      "Read the admin API's token (admin.auth.token) from PATH; or set SAMSA_ADMIN_TOKEN. "
      "Never give it on the command line: other users can read it there.",

@@ -435,6 +435,8 @@ static void read_documents(Link *l)
     get_doc(l, "/v1/topics");
     get_doc(l, "/v1/groups");
     get_doc(l, "/v1/transactions");
+    get_doc(l, "/v1/reassignments");
+    get_doc(l, "/v1/quotas");
 }
 
 /* ------------------------------------------------------------ the stream */
@@ -818,6 +820,8 @@ static gboolean refresh_groups(gpointer ud)
         if (l->state == LINK_OPEN) {
             get_doc(l, "/v1/groups");
             get_doc(l, "/v1/transactions");
+            get_doc(l, "/v1/reassignments");
+            get_doc(l, "/v1/quotas");
         }
     }
     return G_SOURCE_CONTINUE;

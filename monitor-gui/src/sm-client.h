@@ -3,8 +3,9 @@
  * From one broker's admin URL it finds every broker's (the model's
  * "admin-url"), and per broker follows /v1/stream and reads the documents
  * when the stream starts, restarts or skipped a sequence number. Groups have
- * no stream: their documents, and the transactional ids
- * (/v1/transactions), are read again every refresh interval. Each
+ * no stream: their documents, the transactional ids (/v1/transactions),
+ * the partition moves (/v1/reassignments) and the client quotas
+ * (/v1/quotas) are read again every refresh interval. Each
  * broker's own /v1/brokers/{id} (its totals, for the throughput charts) is
  * read every chart interval, one request at a time per broker. A link
  * that fails or falls silent (no message nor pong for 30 s) is retried with

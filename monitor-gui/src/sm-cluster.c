@@ -16,6 +16,8 @@
 #define MAX_CONFIGS 1000  /* a topic's configs we show */
 #define MAX_TRANSACTIONS 10000 /* transactional ids we show of one coordinator */
 #define MAX_TXN_PARTITIONS 1000 /* an open transaction's partitions we name */
+#define MAX_MOVES 100000 /* partition moves we show of one document */
+#define MAX_QUOTAS 10000 /* quota entities and rates we show of one broker */
 /* two readings further apart than this give no rate: an average over a
  * link lost for minutes would draw a flat line where nothing was seen */
 #define MAX_RATE_INTERVAL_MS 60000
@@ -26,18 +28,25 @@ struct _SmCluster {
     GListStore *topics;    /* SmTopic, by name */
     GListStore *groups;    /* SmGroup, by id */
     GListStore *transactions; /* SmTransaction, by id */
+    GListStore *moves;     /* SmPartition being moved, by topic and partition */
+    GListStore *quotas;    /* SmQuota, by key */
+    GListStore *quota_rates; /* SmQuotaRate, by key */
     GListStore *events;    /* SmEvent, newest first */
     GHashTable *broker_by_id;  /* GINT_TO_POINTER(id) -> SmBroker (borrowed from brokers_all) */
     GPtrArray *brokers_all;    /* SmBroker *, owned */
     GHashTable *topic_by_name; /* name -> SmTopic, owned */
     GHashTable *group_by_id;   /* id -> SmGroup, owned */
     GHashTable *txn_by_id;     /* transactional id -> SmTransaction, owned */
+    GHashTable *moving;        /* SmPartition -> itself, referenced: those with a target */
+    GHashTable *quota_by_key;  /* key -> SmQuota, owned */
+    GHashTable *rate_by_key;   /* key -> SmQuotaRate, owned */
     GHashTable *dirty;         /* row -> row, referenced */
     GPtrArray *new_events;     /* SmEvent * made since the flush ("event" at the flush) */
     GPtrArray *new_rows;       /* SmEvent * rows (events or groups) for the flush's splice */
     GHashTable *open_groups;   /* "lost/2", "back/2" -> the row (event or group), referenced */
     GHashTable *seen_events;   /* dedup key -> time_ms (boxed in the pointer) */
     gboolean brokers_moved, topics_moved, groups_moved, txns_moved;
+    gboolean moves_moved, quotas_moved;
     gboolean is_dirty;
     gboolean flushing; /* within sm_cluster_flush */
     SmClusterSummary summary;
@@ -201,6 +210,7 @@ static SmPartition *ensure_partition(SmCluster *self, SmTopic *t, gint32 p)
         SmPartition *np = g_object_new(SM_TYPE_PARTITION, NULL);
         np->topic = g_strdup(t->name);
         np->partition = (gint32)t->parts->len;
+        np->throttled = sm_topic_throttled_on(t, np->partition);
         g_ptr_array_add(t->parts, np);
         mark(self, t); /* the flush splices the new rows in */
     }
@@ -400,6 +410,65 @@ static char *join_strings(JsonArray *a, guint max)
     return g_string_free(s, FALSE);
 }
 
+/* p's move: the replicas it moves to (NULL or empty: not moving) */
+static void set_target(SmCluster *self, SmPartition *p, JsonArray *target)
+{
+    g_autoptr(GArray) ids = g_array_new(FALSE, TRUE, sizeof(gint32));
+    read_ids(target, ids);
+    if (same_ids(ids, p->target)) {
+        return;
+    }
+    g_array_set_size(p->target, 0);
+    g_array_append_vals(p->target, ids->data, ids->len);
+    gboolean was = g_hash_table_contains(self->moving, p);
+    if (ids->len > 0 && !was) {
+        g_hash_table_add(self->moving, g_object_ref(p));
+        self->moves_moved = TRUE;
+    } else if (ids->len == 0 && was) {
+        g_hash_table_remove(self->moving, p);
+        self->moves_moved = TRUE;
+    }
+    mark(self, p);
+}
+
+/* /v1/reassignments: every move under way (the znode every broker
+ * watches); a partition it does not list is not moving. A partition the
+ * model does not know yet is left to its own document, which carries its
+ * "reassignment" too: no topic is made up from a move. */
+static void apply_reassignments_doc(SmCluster *self, JsonObject *doc)
+{
+    JsonArray *a = get_array(doc, "reassignments");
+    g_autoptr(GHashTable) listed = g_hash_table_new(NULL, NULL);
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_MOVES) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *topic = get_str(o, "topic");
+        gint32 pn = get_id(o, "partition", -1);
+        JsonArray *target = get_array(o, "target");
+        if (topic == NULL || target == NULL || json_array_get_length(target) == 0) {
+            continue;
+        }
+        SmPartition *p = sm_cluster_find_partition(self, topic, pn);
+        if (p != NULL) {
+            set_target(self, p, target);
+            g_hash_table_add(listed, p);
+        }
+    }
+    g_autoptr(GPtrArray) done = g_ptr_array_new();
+    GHashTableIter it;
+    gpointer k;
+    g_hash_table_iter_init(&it, self->moving);
+    while (g_hash_table_iter_next(&it, &k, NULL)) {
+        if (!g_hash_table_contains(listed, k)) {
+            g_ptr_array_add(done, k);
+        }
+    }
+    for (guint i = 0; i < done->len; i++) {
+        set_target(self, done->pdata[i], NULL);
+    }
+    mark(self, NULL);
+}
+
 /* A partition as a document shows it (source "leader" or "metadata"),
  * from broker `from`. */
 static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 taken_ms)
@@ -441,6 +510,13 @@ static void apply_partition(SmCluster *self, JsonObject *d, gint32 from, gint64 
     p->full_view = led;
     p->view_of = from;
     p->updated_ms = taken_ms;
+    JsonNode *move = json_object_get_member(d, "reassignment");
+    if (move != NULL) {
+        /* a broker that knows moves: null is none */
+        set_target(self, p, JSON_NODE_HOLDS_OBJECT(move)
+                                ? get_array(json_node_get_object(move), "target")
+                                : NULL);
+    }
     if (!led && p->leader >= 0) {
         /* the leader's own view is elsewhere: ask for it when its stream
          * has not given it yet */
@@ -461,6 +537,25 @@ static void apply_configs(SmCluster *self, SmTopic *t, JsonObject *configs, gint
     JsonObjectIter it;
     const char *key;
     JsonNode *v;
+    const char *leader_throttled = get_str(configs, "leader.replication.throttled.replicas");
+    const char *follower_throttled = get_str(configs, "follower.replication.throttled.replicas");
+    /* "" is Kafka's default: none */
+    gboolean throttles_moved = set_str(
+        &t->leader_throttled,
+        leader_throttled != NULL && leader_throttled[0] != '\0' ? leader_throttled : NULL);
+    throttles_moved = set_str(&t->follower_throttled, follower_throttled != NULL &&
+                                                          follower_throttled[0] != '\0'
+                                                      ? follower_throttled
+                                                      : NULL) ||
+                      throttles_moved;
+    if (throttles_moved) {
+        for (guint i = 0; i < t->parts->len; i++) {
+            SmPartition *p = g_ptr_array_index(t->parts, i);
+            g_free(p->throttled);
+            p->throttled = sm_topic_throttled_on(t, p->partition);
+            mark(self, p);
+        }
+    }
     json_object_iter_init(&it, configs);
     while (json_object_iter_next(&it, &key, &v) && lines->len < MAX_CONFIGS) {
         const char *value = JSON_NODE_HOLDS_VALUE(v) &&
@@ -971,6 +1066,123 @@ static void apply_transactions_doc(SmCluster *self, JsonObject *doc)
     mark(self, NULL);
 }
 
+/* a quota's value: < 0 for null (not set) or a value of another type */
+static double get_rate(JsonObject *o, const char *key)
+{
+    JsonNode *n = o != NULL ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n)) {
+        return -1;
+    }
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_DOUBLE) {
+        return json_node_get_double(n);
+    }
+    return t == G_TYPE_INT64 ? (double)json_node_get_int(n) : -1;
+}
+
+static gboolean set_double(double *field, double v)
+{
+    if (*field == v) {
+        return FALSE;
+    }
+    *field = v;
+    return TRUE;
+}
+
+/* /v1/quotas of broker `from`: the entities in force (cluster-wide: one
+ * that `from` listed last and lists no more is gone) and `from`'s own
+ * rates (replaced) */
+static void apply_quotas_doc(SmCluster *self, JsonObject *doc)
+{
+    gint32 from = get_id(doc, "broker", -1);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    JsonArray *a = get_array(doc, "quotas");
+    guint n = a != NULL ? MIN(json_array_get_length(a), MAX_QUOTAS) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *user = get_str(o, "user");
+        const char *client = get_str(o, "client_id");
+        if (o == NULL || (user == NULL && client == NULL)) {
+            continue;
+        }
+        /* \x1f: a separator no name has; \x01 for a level the entity has not */
+        g_autofree char *key = g_strdup_printf("%s\x1f%s", user != NULL ? user : "\x01",
+                                               client != NULL ? client : "\x01");
+        SmQuota *q = g_hash_table_lookup(self->quota_by_key, key);
+        if (q == NULL) {
+            q = g_object_new(SM_TYPE_QUOTA, NULL);
+            q->key = g_steal_pointer(&key);
+            q->user = g_strdup(user);
+            q->client_id = g_strdup(client);
+            g_hash_table_insert(self->quota_by_key, q->key, q);
+            self->quotas_moved = TRUE;
+        }
+        g_hash_table_add(seen, q->key);
+        q->from = from;
+        gboolean moved = set_double(&q->producer_byte_rate, get_rate(o, "producer_byte_rate"));
+        moved = set_double(&q->consumer_byte_rate, get_rate(o, "consumer_byte_rate")) || moved;
+        moved = set_double(&q->request_percentage, get_rate(o, "request_percentage")) || moved;
+        if (moved) {
+            mark(self, q);
+        }
+    }
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, self->quota_by_key);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+        SmQuota *q = v;
+        if (q->from == from && !g_hash_table_contains(seen, q->key)) {
+            g_hash_table_iter_remove(&it);
+            self->quotas_moved = TRUE;
+        }
+    }
+    g_hash_table_remove_all(seen);
+    a = get_array(doc, "clients");
+    n = a != NULL ? MIN(json_array_get_length(a), MAX_QUOTAS) : 0;
+    for (guint i = 0; i < n; i++) {
+        JsonObject *o = array_object(a, i);
+        const char *type = get_str(o, "type");
+        const char *user = get_str(o, "user");
+        const char *client = get_str(o, "client_id");
+        if (type == NULL || user == NULL || client == NULL) {
+            continue;
+        }
+        g_autofree char *key = g_strdup_printf("%010d\x1f%s\x1f%s\x1f%s", (int)from, type,
+                                               user, client);
+        SmQuotaRate *r = g_hash_table_lookup(self->rate_by_key, key);
+        if (r == NULL) {
+            r = g_object_new(SM_TYPE_QUOTA_RATE, NULL);
+            r->key = g_steal_pointer(&key);
+            r->broker = from;
+            r->type = g_strdup(type);
+            r->user = g_strdup(user);
+            r->client_id = g_strdup(client);
+            g_hash_table_insert(self->rate_by_key, r->key, r);
+            self->quotas_moved = TRUE;
+        }
+        g_hash_table_add(seen, r->key);
+        gint64 total = get_int(o, "throttle_time_ms_total", 0);
+        gint64 left = get_int(o, "throttle_time_ms_left", 0);
+        gboolean moved = set_double(&r->quota, get_rate(o, "quota"));
+        moved = set_double(&r->rate, MAX(get_rate(o, "rate"), 0)) || moved;
+        moved = moved || r->throttle_total_ms != total || r->throttle_left_ms != left;
+        r->throttle_total_ms = total;
+        r->throttle_left_ms = left;
+        if (moved) {
+            mark(self, r);
+        }
+    }
+    g_hash_table_iter_init(&it, self->rate_by_key);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+        SmQuotaRate *r = v;
+        if (r->broker == from && !g_hash_table_contains(seen, r->key)) {
+            g_hash_table_iter_remove(&it);
+            self->quotas_moved = TRUE;
+        }
+    }
+    mark(self, NULL);
+}
+
 static void apply_group_doc(SmCluster *self, JsonObject *doc)
 {
     const char *id = get_str(doc, "group_id");
@@ -1157,6 +1369,13 @@ static void apply_broker_doc(SmCluster *self, JsonObject *doc)
 
 static void remove_topic(SmCluster *self, const char *name)
 {
+    SmTopic *t = g_hash_table_lookup(self->topic_by_name, name);
+    for (guint i = 0; t != NULL && i < t->parts->len; i++) {
+        /* a deleted topic's partitions move no more */
+        if (g_hash_table_remove(self->moving, g_ptr_array_index(t->parts, i))) {
+            self->moves_moved = TRUE;
+        }
+    }
     if (g_hash_table_remove(self->topic_by_name, name)) {
         self->topics_moved = TRUE;
         mark(self, NULL);
@@ -1263,6 +1482,10 @@ void sm_cluster_apply_object(SmCluster *self, JsonObject *obj)
         apply_groups_doc(self, obj);
     } else if (get_array(obj, "transactions") != NULL) {
         apply_transactions_doc(self, obj);
+    } else if (get_array(obj, "reassignments") != NULL) {
+        apply_reassignments_doc(self, obj);
+    } else if (get_array(obj, "quotas") != NULL && get_array(obj, "clients") != NULL) {
+        apply_quotas_doc(self, obj);
     } else if (get_array(obj, "topics") != NULL) {
         apply_topics_doc(self, obj);
     } else if (get_array(obj, "partitions") != NULL) {
@@ -1298,6 +1521,14 @@ static gint cmp_broker(gconstpointer a, gconstpointer b)
 static gint cmp_name(gconstpointer a, gconstpointer b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static gint cmp_partition(gconstpointer a, gconstpointer b)
+{
+    const SmPartition *x = *(SmPartition *const *)a;
+    const SmPartition *y = *(SmPartition *const *)b;
+    int c = strcmp(x->topic, y->topic);
+    return c != 0 ? c : (x->partition > y->partition) - (x->partition < y->partition);
 }
 
 /* replaces store's items with those of values (a hash table's) sorted */
@@ -1433,6 +1664,10 @@ static void emit_changed(gpointer row)
         sm_group_emit_changed(row);
     } else if (SM_IS_TRANSACTION(row)) {
         sm_transaction_emit_changed(row);
+    } else if (SM_IS_QUOTA(row)) {
+        sm_quota_emit_changed(row);
+    } else if (SM_IS_QUOTA_RATE(row)) {
+        sm_quota_rate_emit_changed(row);
     } else if (SM_IS_EVENT(row)) {
         sm_event_emit_changed(row); /* a group that grew */
     }
@@ -1466,6 +1701,25 @@ guint sm_cluster_flush(SmCluster *self)
         self->txns_moved = FALSE;
         g_autoptr(GPtrArray) items = values_by_key(self->txn_by_id);
         resync(self->transactions, items);
+    }
+    if (self->moves_moved) {
+        self->moves_moved = FALSE;
+        g_autoptr(GPtrArray) items = g_ptr_array_sized_new(g_hash_table_size(self->moving));
+        GHashTableIter it;
+        gpointer k;
+        g_hash_table_iter_init(&it, self->moving);
+        while (g_hash_table_iter_next(&it, &k, NULL)) {
+            g_ptr_array_add(items, k);
+        }
+        g_ptr_array_sort(items, cmp_partition);
+        resync(self->moves, items);
+    }
+    if (self->quotas_moved) {
+        self->quotas_moved = FALSE;
+        g_autoptr(GPtrArray) quotas = values_by_key(self->quota_by_key);
+        resync(self->quotas, quotas);
+        g_autoptr(GPtrArray) rates = values_by_key(self->rate_by_key);
+        resync(self->quota_rates, rates);
     }
     /* the dirty set is swapped out first: a handler may change rows again */
     GHashTable *dirty = self->dirty;
@@ -1548,6 +1802,21 @@ GListModel *sm_cluster_get_transactions(SmCluster *self)
     return G_LIST_MODEL(self->transactions);
 }
 
+GListModel *sm_cluster_get_moves(SmCluster *self)
+{
+    return G_LIST_MODEL(self->moves);
+}
+
+GListModel *sm_cluster_get_quotas(SmCluster *self)
+{
+    return G_LIST_MODEL(self->quotas);
+}
+
+GListModel *sm_cluster_get_quota_rates(SmCluster *self)
+{
+    return G_LIST_MODEL(self->quota_rates);
+}
+
 SmTransaction *sm_cluster_find_transaction(SmCluster *self, const char *id)
 {
     g_return_val_if_fail(SM_IS_CLUSTER(self), NULL);
@@ -1576,6 +1845,9 @@ static void sm_cluster_dispose(GObject *object)
     g_clear_object(&self->topics);
     g_clear_object(&self->groups);
     g_clear_object(&self->transactions);
+    g_clear_object(&self->moves);
+    g_clear_object(&self->quotas);
+    g_clear_object(&self->quota_rates);
     g_clear_object(&self->events);
     g_clear_pointer(&self->dirty, g_hash_table_unref);
     g_clear_pointer(&self->broker_by_id, g_hash_table_unref);
@@ -1583,6 +1855,9 @@ static void sm_cluster_dispose(GObject *object)
     g_clear_pointer(&self->topic_by_name, g_hash_table_unref);
     g_clear_pointer(&self->group_by_id, g_hash_table_unref);
     g_clear_pointer(&self->txn_by_id, g_hash_table_unref);
+    g_clear_pointer(&self->moving, g_hash_table_unref);
+    g_clear_pointer(&self->quota_by_key, g_hash_table_unref);
+    g_clear_pointer(&self->rate_by_key, g_hash_table_unref);
     g_clear_pointer(&self->new_events, g_ptr_array_unref);
     g_clear_pointer(&self->seen_events, g_hash_table_unref);
     g_clear_pointer(&self->new_rows, g_ptr_array_unref);
@@ -1613,12 +1888,18 @@ static void sm_cluster_init(SmCluster *self)
     self->topics = g_list_store_new(SM_TYPE_TOPIC);
     self->groups = g_list_store_new(SM_TYPE_GROUP);
     self->transactions = g_list_store_new(SM_TYPE_TRANSACTION);
+    self->moves = g_list_store_new(SM_TYPE_PARTITION);
+    self->quotas = g_list_store_new(SM_TYPE_QUOTA);
+    self->quota_rates = g_list_store_new(SM_TYPE_QUOTA_RATE);
     self->events = g_list_store_new(SM_TYPE_EVENT);
     self->broker_by_id = g_hash_table_new(NULL, NULL);
     self->brokers_all = g_ptr_array_new_with_free_func(g_object_unref);
     self->topic_by_name = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
     self->group_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
     self->txn_by_id = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
+    self->moving = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
+    self->quota_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
+    self->rate_by_key = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_object_unref);
     self->dirty = g_hash_table_new_full(NULL, NULL, g_object_unref, NULL);
     self->new_events = g_ptr_array_new_with_free_func(g_object_unref);
     self->seen_events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);

@@ -2,7 +2,8 @@
  * broker's admin API (broker/README.md, "The admin API").
  *
  * Documents (/v1/cluster, /v1/topics, /v1/topics/{t}/partitions,
- * /v1/partitions, /v1/groups, /v1/groups/{g}, /v1/transactions, a broker's
+ * /v1/partitions, /v1/groups, /v1/groups/{g}, /v1/transactions,
+ * /v1/reassignments, /v1/quotas, a broker's
  * own /v1/brokers/{id} for its totals) and stream messages go in as
  * JSON; GListModels of brokers, topics (each with its partitions), groups,
  * transactional ids and timeline events come out. Per partition the model keeps the view with the
@@ -54,6 +55,16 @@ GListModel *sm_cluster_get_events(SmCluster *self);
 /* (transfer none) SmTransaction, by id: every coordinator's latest
  * /v1/transactions (an id its coordinator no longer lists is gone) */
 GListModel *sm_cluster_get_transactions(SmCluster *self);
+/* (transfer none) the partitions being moved (SmPartition, by topic and
+ * partition), from /v1/reassignments and the partitions' "reassignment":
+ * a partition no document lists any more leaves it */
+GListModel *sm_cluster_get_moves(SmCluster *self);
+/* (transfer none) /v1/quotas: the client quota entities in force
+ * (SmQuota, by user and client id; one no broker lists any more goes)
+ * and each broker's rates measured for them (SmQuotaRate, by broker,
+ * type, user, client id; the broker's next document replaces its own) */
+GListModel *sm_cluster_get_quotas(SmCluster *self);
+GListModel *sm_cluster_get_quota_rates(SmCluster *self);
 /* (transfer full) the alive brokers' Kafka listeners, "host:port,host:port"
  * (what a Kafka client's bootstrap.servers takes); NULL when none is alive */
 char *sm_cluster_bootstrap_servers(SmCluster *self);

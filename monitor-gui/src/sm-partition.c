@@ -19,6 +19,8 @@ static void sm_partition_finalize(GObject *object)
     g_free(self->held_by);
     g_array_unref(self->replicas);
     g_array_unref(self->isr);
+    g_array_unref(self->target);
+    g_free(self->throttled);
     G_OBJECT_CLASS(sm_partition_parent_class)->finalize(object);
 }
 
@@ -41,6 +43,7 @@ static void sm_partition_init(SmPartition *self)
     self->view_of = -1;
     self->replicas = g_array_new(FALSE, TRUE, sizeof(SmReplica));
     self->isr = g_array_new(FALSE, TRUE, sizeof(gint32));
+    self->target = g_array_new(FALSE, TRUE, sizeof(gint32));
 }
 
 gboolean sm_partition_in_isr(const SmPartition *self, gint32 broker)
@@ -143,6 +146,110 @@ char *sm_partition_format_behind(const SmPartition *self)
     return g_string_free(s, FALSE);
 }
 
+static gboolean has_id(const GArray *ids, gint32 id)
+{
+    for (guint i = 0; i < ids->len; i++) {
+        if (g_array_index(ids, gint32, i) == id) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+gboolean sm_partition_is_moving(const SmPartition *self)
+{
+    return self->target->len > 0;
+}
+
+gboolean sm_partition_adding(const SmPartition *self, gint32 broker)
+{
+    return has_id(self->target, broker) && !sm_partition_in_isr(self, broker);
+}
+
+gboolean sm_partition_removing(const SmPartition *self, gint32 broker)
+{
+    return sm_partition_is_moving(self) && !has_id(self->target, broker);
+}
+
+char *sm_partition_format_target(const SmPartition *self)
+{
+    return join_ids((const gint32 *)(const void *)self->target->data, self->target->len);
+}
+
+char *sm_partition_format_adding(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->target->len; i++) {
+        gint32 b = g_array_index(self->target, gint32, i);
+        if (!sm_partition_adding(self, b)) {
+            continue;
+        }
+        g_string_append_printf(s, "%s%d: ", s->len > 0 ? ", " : "", (int)b);
+        gint64 leo = SM_OFFSET_UNKNOWN;
+        for (guint k = 0; k < self->replicas->len; k++) {
+            const SmReplica *r = &g_array_index(self->replicas, SmReplica, k);
+            if (r->broker == b) {
+                leo = r->log_end_offset;
+            }
+        }
+        gint64 hw = self->high_watermark;
+        g_autofree char *hw_text = hw < 0 ? g_strdup("—") : sm_format_count(hw);
+        if (leo < 0) {
+            g_string_append_printf(s, "— of %s", hw_text);
+        } else if (hw >= 0 && leo >= hw) {
+            g_string_append(s, "caught up");
+        } else {
+            g_autofree char *leo_text = sm_format_count(leo);
+            g_string_append_printf(s, "%s of %s", leo_text, hw_text);
+            if (hw >= 0) {
+                g_autofree char *behind = sm_format_count(hw - leo);
+                g_string_append_printf(s, " (%s behind)", behind);
+            }
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_removing(const SmPartition *self)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < self->replicas->len; i++) {
+        gint32 b = g_array_index(self->replicas, SmReplica, i).broker;
+        if (sm_partition_removing(self, b)) {
+            g_string_append_printf(s, "%s%d", s->len > 0 ? ", " : "", (int)b);
+        }
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *sm_partition_format_move(const SmPartition *self)
+{
+    if (!sm_partition_is_moving(self)) {
+        return g_strdup("");
+    }
+    g_autofree char *target = sm_partition_format_target(self);
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "to %s", target);
+    GString *adding = g_string_new(NULL);
+    for (guint i = 0; i < self->target->len; i++) {
+        gint32 b = g_array_index(self->target, gint32, i);
+        if (sm_partition_adding(self, b)) {
+            g_string_append_printf(adding, "%s%d", adding->len > 0 ? ", " : "", (int)b);
+        }
+    }
+    g_autofree char *removing = sm_partition_format_removing(self);
+    const char *sep = ": ";
+    if (adding->len > 0) {
+        g_string_append_printf(s, "%sadding %s", sep, adding->str);
+        sep = ", ";
+    }
+    if (removing[0] != '\0') {
+        g_string_append_printf(s, "%sremoving %s", sep, removing);
+    }
+    g_string_free(adding, TRUE);
+    return g_string_free(s, FALSE);
+}
+
 char *sm_partition_describe_replica(const SmPartition *self, guint i)
 {
     g_return_val_if_fail(i < self->replicas->len, NULL);
@@ -155,6 +262,11 @@ char *sm_partition_describe_replica(const SmPartition *self, guint i)
     }
     if (r->offline) {
         g_string_append(s, "offline, ");
+    }
+    if (sm_partition_adding(self, r->broker)) {
+        g_string_append(s, "being added, ");
+    } else if (sm_partition_removing(self, r->broker)) {
+        g_string_append(s, "being removed, ");
     }
     g_string_append(s, in_isr ? "in sync" : "out of sync");
     if (r->log_end_offset == SM_OFFSET_UNKNOWN || self->high_watermark == SM_OFFSET_UNKNOWN) {

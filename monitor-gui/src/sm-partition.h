@@ -55,6 +55,15 @@ struct _SmPartition {
     gboolean full_view;
     gint32 view_of;    /* the broker whose document was taken last */
     gint64 updated_ms; /* the broker's snapshot time of the last update */
+    /* a move under way (/v1/reassignments, the document's "reassignment"):
+     * the replicas it moves to, the first the preferred leader (gint32;
+     * empty when not moving). While it moves the assignment is the target
+     * then the old replicas not in it (Kafka 2.0's
+     * KafkaController.onPartitionReassignment). */
+    GArray *target;
+    /* the topic's replication throttles on this partition, from its
+     * configs: "leader 0, 1; follower 3", "leader all"; NULL: none */
+    char *throttled;
 };
 
 gboolean sm_partition_in_isr(const SmPartition *self, gint32 broker);
@@ -81,6 +90,21 @@ gboolean sm_partition_lso_held(const SmPartition *self);
  * the HW, "4,980 (ops-1)" when held by ops-1's open transaction (caller
  * frees) */
 char *sm_partition_format_lso(const SmPartition *self);
+/* a move under way: TRUE when the partition has a target */
+gboolean sm_partition_is_moving(const SmPartition *self);
+/* while it moves: a replica of the target not in the ISR yet (what the move
+ * waits for), a replica of the assignment not in the target (to go) */
+gboolean sm_partition_adding(const SmPartition *self, gint32 broker);
+gboolean sm_partition_removing(const SmPartition *self, gint32 broker);
+/* the move for people, "to 1, 2, 3: adding 3, removing 0"; "" when not
+ * moving (caller frees) */
+char *sm_partition_format_move(const SmPartition *self);
+/* the target, "1, 2, 3"; the replicas being added with their LEO against
+ * the HW, "3: 1 of 12 (11 behind)", "3: — of 12" before its first fetch,
+ * "3: caught up" at the HW; the replicas being removed, "0" (caller frees) */
+char *sm_partition_format_target(const SmPartition *self);
+char *sm_partition_format_adding(const SmPartition *self);
+char *sm_partition_format_removing(const SmPartition *self);
 /* emits "changed" (sm_cluster_flush) */
 void sm_partition_emit_changed(SmPartition *self);
 

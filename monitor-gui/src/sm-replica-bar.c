@@ -126,6 +126,19 @@ static void hatched(GtkSnapshot *s, const graphene_rect_t *r, const GdkRGBA *c)
                                                         r->size.width, 1));
 }
 
+/* a word right-aligned at a track's end */
+static void track_mark(GtkSnapshot *s, PangoLayout *layout, const char *text, float end, float y,
+                       const GdkRGBA *fg)
+{
+    int tw = 0;
+    pango_layout_set_text(layout, text, -1);
+    pango_layout_get_pixel_size(layout, &tw, NULL);
+    gtk_snapshot_save(s);
+    gtk_snapshot_translate(s, &GRAPHENE_POINT_INIT(end - (float)tw - 4, y - 2));
+    gtk_snapshot_append_layout(s, layout, fg);
+    gtk_snapshot_restore(s);
+}
+
 static void snapshot(GtkWidget *widget, GtkSnapshot *s)
 {
     SmReplicaBar *self = SM_REPLICA_BAR(widget);
@@ -163,25 +176,27 @@ static void snapshot(GtkWidget *widget, GtkSnapshot *s)
         gtk_snapshot_restore(s);
         graphene_rect_t track = GRAPHENE_RECT_INIT(bar_x, y, bar_w, ROW_HEIGHT);
         gtk_snapshot_append_color(s, &pal.track, &track);
+        /* at the track's right end: offline (the bar of its last known LEO
+         * left of it), or what a move under way does with the replica
+         * (over its bar: a replica leaving may be at the HW) */
+        const char *mark = r->offline                                ? "offline"
+                           : sm_partition_adding(p, r->broker)   ? "adding"
+                           : sm_partition_removing(p, r->broker) ? "removing"
+                                                                 : NULL;
         if (r->offline) {
-            /* at the track's right end, the bar (its last known LEO) left of it */
-            int tw = 0;
-            pango_layout_set_text(layout, "offline", -1);
-            pango_layout_get_pixel_size(layout, &tw, NULL);
-            gtk_snapshot_save(s);
-            gtk_snapshot_translate(s, &GRAPHENE_POINT_INIT(bar_x + bar_w - (float)tw - 4, y - 2));
-            gtk_snapshot_append_layout(s, layout, &pal.fg);
-            gtk_snapshot_restore(s);
+            track_mark(s, layout, mark, bar_x + bar_w, y, &pal.fg);
         }
-        if (r->log_end_offset < 0) {
-            continue; /* unknown: the track alone */
+        if (r->log_end_offset >= 0) {
+            float len = (float)((double)(r->log_end_offset - lo) / span * bar_w);
+            graphene_rect_t bar = GRAPHENE_RECT_INIT(bar_x, y, MAX(len, 1), ROW_HEIGHT);
+            if (in_isr) {
+                gtk_snapshot_append_color(s, &pal.in_sync, &bar);
+            } else {
+                hatched(s, &bar, &pal.out_of_sync);
+            }
         }
-        float len = (float)((double)(r->log_end_offset - lo) / span * bar_w);
-        graphene_rect_t bar = GRAPHENE_RECT_INIT(bar_x, y, MAX(len, 1), ROW_HEIGHT);
-        if (in_isr) {
-            gtk_snapshot_append_color(s, &pal.in_sync, &bar);
-        } else {
-            hatched(s, &bar, &pal.out_of_sync);
+        if (mark != NULL && !r->offline) {
+            track_mark(s, layout, mark, bar_x + bar_w, y, &pal.fg);
         }
     }
     g_object_unref(layout);

@@ -37,11 +37,23 @@ struct _SmTopic {
      * read yet */
     GPtrArray *configs;
     gint32 configs_from; /* the broker whose configs they are; -1: none had them */
+    /* its configs' leader.replication.throttled.replicas and
+     * follower.replication.throttled.replicas as set ("0:1,1:2", "*");
+     * NULL: not set */
+    char *leader_throttled;
+    char *follower_throttled;
 };
 
 /* (transfer full) the configs for people, "retention.ms = 86400000 ·
  * cleanup.policy = delete"; "none set" when empty; NULL when not read */
 char *sm_topic_format_configs(const SmTopic *self);
+
+/* (transfer full) the replication throttles of the topic's configs on
+ * one partition: "leader 0, 1; follower 3", "leader all" for "*"; NULL
+ * when none names it. Kafka 2.0's format (LogConfig's
+ * LeaderReplicationThrottledReplicasProp): "*" or a list of
+ * partition:broker. */
+char *sm_topic_throttled_on(const SmTopic *self, gint32 partition);
 
 /* (transfer none) the topic's partitions, in partition order */
 GListModel *sm_topic_get_partitions(SmTopic *self);

@@ -35,6 +35,9 @@ struct _SmWindow {
     GtkButton *reset_offsets_button;
     GtkButton *abort_txn_button;
     GtkColumnView *transactions_view;
+    GtkColumnView *moves_view;
+    GtkColumnView *quotas_view;
+    GtkColumnView *quota_rates_view;
     GtkLabel *configs_label;
     char *configs_asked; /* the topic whose configs were asked for last */
     GtkDropDown *event_kind;
@@ -234,6 +237,17 @@ static char *p_hw(gpointer i) { return offset_text(SM_PARTITION(i)->high_waterma
 static char *p_lso(gpointer i) { return sm_partition_format_lso(SM_PARTITION(i)); }
 static char *p_leos(gpointer i) { return sm_partition_format_leos(SM_PARTITION(i)); }
 static char *p_behind(gpointer i) { return sm_partition_format_behind(SM_PARTITION(i)); }
+/* a move under way and the topic's replication throttles on the
+ * partition: "to 1, 2, 3: adding 3, removing 0 · throttled: leader 1" */
+static char *p_move(gpointer i)
+{
+    SmPartition *p = SM_PARTITION(i);
+    g_autofree char *move = sm_partition_format_move(p);
+    if (p->throttled == NULL) {
+        return g_steal_pointer(&move);
+    }
+    return g_strdup_printf("%s%sthrottled: %s", move, move[0] != '\0' ? " · " : "", p->throttled);
+}
 
 static int p_cmp_num(gconstpointer a, gconstpointer b, gpointer ud)
 {
@@ -267,7 +281,83 @@ static const Column partition_columns[] = {
     {"LSO", p_lso, NULL, FALSE, FALSE, CELL_LSO, 0},
     {"LEO per replica", p_leos, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
     {"Behind HW", p_behind, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"Move, throttle", p_move, NULL, FALSE, FALSE, CELL_TEXT, 0},
     {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
+};
+
+/* partitions being moved */
+static char *mv_name(gpointer i)
+{
+    return g_strdup_printf("%s-%d", SM_PARTITION(i)->topic, (int)SM_PARTITION(i)->partition);
+}
+static char *mv_target(gpointer i) { return sm_partition_format_target(SM_PARTITION(i)); }
+static char *mv_adding(gpointer i) { return sm_partition_format_adding(SM_PARTITION(i)); }
+static char *mv_removing(gpointer i) { return sm_partition_format_removing(SM_PARTITION(i)); }
+static char *mv_throttled(gpointer i)
+{
+    const char *t = SM_PARTITION(i)->throttled;
+    return g_strdup(t != NULL ? t : "");
+}
+
+static const Column move_columns[] = {
+    {"Partition", mv_name, NULL, FALSE, FALSE, CELL_TEXT, 14},
+    {"Leader", p_leader, p_cmp_leader, TRUE, FALSE, CELL_TEXT, 0},
+    {"Target", mv_target, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"AR now", p_ar, NULL, FALSE, FALSE, CELL_TEXT, 9},
+    {"ISR", p_isr, NULL, FALSE, FALSE, CELL_TEXT, 7},
+    {"Adding: LEO of HW", mv_adding, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
+    {"Removing", mv_removing, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"Throttled", mv_throttled, NULL, FALSE, FALSE, CELL_TEXT, 22},
+    {"Replicas: own scale per row", NULL, NULL, FALSE, TRUE, CELL_REPLICA_BAR, 0},
+};
+
+/* client quotas in force */
+static char *q_user(gpointer i) { return g_strdup(SM_QUOTA(i)->user ? SM_QUOTA(i)->user : "—"); }
+static char *q_client(gpointer i)
+{
+    return g_strdup(SM_QUOTA(i)->client_id ? SM_QUOTA(i)->client_id : "—");
+}
+static char *q_produce(gpointer i) { return sm_quota_format_bytes(SM_QUOTA(i)->producer_byte_rate); }
+static char *q_fetch(gpointer i) { return sm_quota_format_bytes(SM_QUOTA(i)->consumer_byte_rate); }
+static char *q_request(gpointer i) { return sm_quota_format_percent(SM_QUOTA(i)->request_percentage); }
+
+static const Column quota_columns[] = {
+    {"User", q_user, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Client id", q_client, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Produce", q_produce, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Fetch", q_fetch, NULL, TRUE, FALSE, CELL_RATE, 0},
+    {"Request", q_request, NULL, TRUE, FALSE, CELL_TEXT, 0},
+};
+
+/* the rates each broker measures for them */
+static char *qr_broker(gpointer i) { return g_strdup_printf("%d", (int)SM_QUOTA_RATE(i)->broker); }
+static char *qr_type(gpointer i) { return g_strdup(SM_QUOTA_RATE(i)->type); }
+static char *qr_user(gpointer i)
+{
+    const char *u = SM_QUOTA_RATE(i)->user;
+    return g_strdup(u != NULL && u[0] != '\0' ? u : "—");
+}
+static char *qr_client(gpointer i)
+{
+    const char *c = SM_QUOTA_RATE(i)->client_id;
+    return g_strdup(c != NULL && c[0] != '\0' ? c : "—");
+}
+static char *qr_rate(gpointer i) { return sm_quota_rate_format(SM_QUOTA_RATE(i)); }
+static char *qr_throttle(gpointer i) { return sm_quota_rate_format_throttle(SM_QUOTA_RATE(i)); }
+static char *qr_total(gpointer i)
+{
+    g_autofree char *n = sm_format_count(SM_QUOTA_RATE(i)->throttle_total_ms);
+    return g_strdup_printf("%s ms", n);
+}
+
+static const Column quota_rate_columns[] = {
+    {"Broker", qr_broker, NULL, TRUE, FALSE, CELL_TEXT, 0},
+    {"Type", qr_type, NULL, FALSE, FALSE, CELL_TEXT, 0},
+    {"User", qr_user, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Client id", qr_client, NULL, FALSE, FALSE, CELL_TEXT, 16},
+    {"Rate of quota", qr_rate, NULL, FALSE, FALSE, CELL_WIDE_TEXT, 0},
+    {"Throttled now", qr_throttle, NULL, FALSE, FALSE, CELL_TEXT, 24},
+    {"Throttle time", qr_total, NULL, TRUE, FALSE, CELL_TEXT, 0},
 };
 
 /* groups */
@@ -423,7 +513,14 @@ static const char *cell_style(const Column *col, gpointer item)
     /* an LSO held behind the HW: an open transaction holds read_committed
      * consumers back */
     if (SM_IS_PARTITION(item)) {
+        if (col->text == p_move || col->text == mv_adding) {
+            return sm_partition_is_moving(item) ? "warning" : NULL;
+        }
         return col->text == p_lso && sm_partition_lso_held(item) ? "warning" : NULL;
+    }
+    /* a client throttled now */
+    if (SM_IS_QUOTA_RATE(item)) {
+        return col->text == qr_throttle && sm_quota_rate_throttled(item) ? "warning" : NULL;
     }
     /* a transaction open */
     if (SM_IS_TRANSACTION(item)) {
@@ -445,10 +542,40 @@ static const char *cell_style(const Column *col, gpointer item)
     return NULL;
 }
 
+/* a partition's move and throttles in words (transfer full; NULL: neither) */
+static char *move_tooltip(const SmPartition *p)
+{
+    if (!sm_partition_is_moving(p) && p->throttled == NULL) {
+        return NULL;
+    }
+    GString *s = g_string_new(NULL);
+    if (sm_partition_is_moving(p)) {
+        g_autofree char *target = sm_partition_format_target(p);
+        g_autofree char *adding = sm_partition_format_adding(p);
+        g_autofree char *removing = sm_partition_format_removing(p);
+        g_string_append_printf(s, "Being moved to replicas %s", target);
+        if (adding[0] != '\0') {
+            g_string_append_printf(s, "; being added (log end offset of the high watermark): %s",
+                                   adding);
+        }
+        if (removing[0] != '\0') {
+            g_string_append_printf(s, "; being removed: %s", removing);
+        }
+    }
+    if (p->throttled != NULL) {
+        g_string_append_printf(s, "%sReplication throttled (the topic's configs): %s",
+                               s->len > 0 ? ".\n" : "", p->throttled);
+    }
+    return g_string_free(s, FALSE);
+}
+
 /* a cell's tooltip, the whole of what a narrow cell may cut: a held LSO
  * (transfer full; NULL: none) */
 static char *cell_tooltip(const Column *col, gpointer item)
 {
+    if (SM_IS_PARTITION(item) && col->text == p_move) {
+        return move_tooltip(item);
+    }
     if (!SM_IS_PARTITION(item) || col->text != p_lso || !sm_partition_lso_held(item)) {
         return NULL;
     }
@@ -1339,6 +1466,12 @@ static void sm_window_constructed(GObject *object)
                 sm_cluster_get_groups(cluster));
     add_columns(self->transactions_view, transaction_columns, G_N_ELEMENTS(transaction_columns),
                 sm_cluster_get_transactions(cluster));
+    add_columns(self->moves_view, move_columns, G_N_ELEMENTS(move_columns),
+                sm_cluster_get_moves(cluster));
+    add_columns(self->quotas_view, quota_columns, G_N_ELEMENTS(quota_columns),
+                sm_cluster_get_quotas(cluster));
+    add_columns(self->quota_rates_view, quota_rate_columns, G_N_ELEMENTS(quota_rate_columns),
+                sm_cluster_get_quota_rates(cluster));
     self->members_sorted = g_object_ref(
         add_columns(self->members_view, member_columns, G_N_ELEMENTS(member_columns), NULL));
     g_signal_connect(gtk_column_view_get_model(self->groups_view), "notify::selected-item",
@@ -1458,6 +1591,9 @@ static void sm_window_class_init(SmWindowClass *klass)
     gtk_widget_class_bind_template_child(wc, SmWindow, reset_offsets_button);
     gtk_widget_class_bind_template_child(wc, SmWindow, abort_txn_button);
     gtk_widget_class_bind_template_child(wc, SmWindow, transactions_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, moves_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, quotas_view);
+    gtk_widget_class_bind_template_child(wc, SmWindow, quota_rates_view);
     gtk_widget_class_bind_template_child(wc, SmWindow, configs_label);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_kind);
     gtk_widget_class_bind_template_child(wc, SmWindow, event_search);

@@ -35,8 +35,8 @@ typedef struct {
 SmWindow *sm_window_new(GtkApplication *app, SmCluster *cluster, SmClient *client);
 /* the partitions page of topic */
 void sm_window_show_topic(SmWindow *self, const char *topic);
-/* "cluster", "topics", "partitions", "groups", "transactions", "messages"
- * or "events" */
+/* "cluster", "topics", "partitions", "groups", "transactions", "moves",
+ * "quotas", "messages" or "events" */
 void sm_window_show_page(SmWindow *self, const char *name);
 /* the groups page with group chosen: its members shown below */
 void sm_window_show_group(SmWindow *self, const char *group);

@@ -5,6 +5,7 @@
 #include "cunit_run.h"
 #include "sm-cluster.h"
 #include "sm-parse.h"
+#include "sm-test-docs.h"
 
 /* ------------------------------------------------------------ fixtures */
 
@@ -1267,6 +1268,205 @@ static void test_lso_held_and_transactions_document(void)
     g_object_unref(c);
 }
 
+/* shown-0 moving from 0,1,2 to 1,2,3 as its leader's document shows it */
+static const char SHOWN_MOVING[] = "{\"broker\":0,\"name\":\"shown\",\"partitions\":[" SMT_SHOWN_0_MOVING
+                                   "],\"snapshot\":{\"taken_ms\":1000}}";
+
+/* a partition being moved: its target from the partition's "reassignment"
+ * and from /v1/reassignments, the replica being added with its LEO against
+ * the HW, the one leaving; the moves list follows the documents */
+static void test_a_move_under_way_gives_target_adding_and_removing(void)
+{
+    SmCluster *c = sm_cluster_new();
+    apply(c, SHOWN_MOVING);
+    sm_cluster_flush(c);
+    SmPartition *p = sm_cluster_find_partition(c, "shown", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    if (p == NULL) {
+        return; /* for the analyser: the FATAL assertion does not return */
+    }
+    CU_ASSERT_TRUE(sm_partition_is_moving(p));
+    CU_ASSERT_TRUE(sm_partition_adding(p, 3));
+    CU_ASSERT_FALSE(sm_partition_adding(p, 1));
+    CU_ASSERT_TRUE(sm_partition_removing(p, 0));
+    CU_ASSERT_FALSE(sm_partition_removing(p, 3));
+    g_autofree char *move = sm_partition_format_move(p);
+    CU_ASSERT_STRING_EQUAL(move, "to 1, 2, 3: adding 3, removing 0");
+    g_autofree char *target = sm_partition_format_target(p);
+    CU_ASSERT_STRING_EQUAL(target, "1, 2, 3");
+    g_autofree char *adding = sm_partition_format_adding(p);
+    CU_ASSERT_STRING_EQUAL(adding, "3: 1 of 12 (11 behind)");
+    g_autofree char *removing = sm_partition_format_removing(p);
+    CU_ASSERT_STRING_EQUAL(removing, "0");
+    g_autofree char *d3 = sm_partition_describe_replica(p, 2);
+    CU_ASSERT_STRING_EQUAL(d3, "replica 3: being added, out of sync, 11 behind the high watermark");
+    g_autofree char *d0 = sm_partition_describe_replica(p, 3);
+    CU_ASSERT_STRING_EQUAL(d0, "replica 0: leader, being removed, in sync, at the high watermark");
+    GListModel *moves = sm_cluster_get_moves(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(moves), 1);
+
+    /* another broker's /v1/reassignments: one more move, sorted; a
+     * partition not known yet is not made up */
+    apply(c, "{\"broker\":1,\"partitions\":[{\"topic\":\"another\",\"partition\":1,"
+             "\"leader\":0,\"leader_epoch\":0,\"led_here\":false,\"isr\":[0],"
+             "\"replicas\":[{\"broker\":2},{\"broker\":0}]}]}");
+    apply(c, "{\"broker\":1,\"reassignments\":[{\"topic\":\"shown\",\"partition\":0,"
+             "\"target\":[1,2,3],\"replicas\":[1,2,3,0],\"adding\":[3],\"removing\":[0],"
+             "\"leader\":0,\"led_here\":false,\"high_watermark\":12,\"in_sync\":[0,1,2]},"
+             "{\"topic\":\"another\",\"partition\":1,\"target\":[2],\"replicas\":[2,0],"
+             "\"adding\":[2],\"removing\":[0],\"leader\":0,\"led_here\":false,"
+             "\"high_watermark\":null,\"in_sync\":[0]},{\"topic\":7},{\"topic\":\"x\","
+             "\"partition\":0,\"target\":[]},{\"topic\":\"unknown\",\"partition\":0,"
+             "\"target\":[1]}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(moves), 2);
+    g_autoptr(SmPartition) first = g_list_model_get_item(moves, 0);
+    CU_ASSERT_STRING_EQUAL(first->topic, "another");
+    CU_ASSERT_EQUAL(first->partition, 1);
+    /* no leader's view of its replicas yet: its LEO unknown */
+    g_autofree char *move2 = sm_partition_format_move(first);
+    CU_ASSERT_STRING_EQUAL(move2, "to 2: adding 2, removing 0");
+    g_autofree char *adding2 = sm_partition_format_adding(first);
+    CU_ASSERT_STRING_EQUAL(adding2, "2: — of —");
+    CU_ASSERT_PTR_NULL(sm_cluster_find_partition(c, "x", 0));
+    CU_ASSERT_PTR_NULL(sm_cluster_find_topic(c, "unknown"));
+
+    /* a partition document of a broker that does not say keeps the move;
+     * "reassignment": null ends it */
+    apply(c, "{\"broker\":0,\"partitions\":[{\"topic\":\"another\",\"partition\":1,"
+             "\"leader\":0,\"leader_epoch\":0,\"led_here\":false,\"isr\":[0],"
+             "\"replicas\":[{\"broker\":2},{\"broker\":0}]}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_TRUE(sm_partition_is_moving(first));
+    apply(c, "{\"broker\":0,\"partitions\":[{\"topic\":\"another\",\"partition\":1,"
+             "\"leader\":0,\"leader_epoch\":1,\"led_here\":false,\"isr\":[2],"
+             "\"replicas\":[{\"broker\":2}],\"reassignment\":null}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_FALSE(sm_partition_is_moving(first));
+    g_autofree char *move3 = sm_partition_format_move(first);
+    CU_ASSERT_STRING_EQUAL(move3, "");
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(moves), 1);
+
+    /* the move done: an empty /v1/reassignments empties the list */
+    apply(c, "{\"broker\":2,\"reassignments\":[]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(moves), 0);
+    CU_ASSERT_FALSE(sm_partition_is_moving(p));
+    g_autofree char *d0_after = sm_partition_describe_replica(p, 3);
+    CU_ASSERT_STRING_EQUAL(d0_after, "replica 0: leader, in sync, at the high watermark");
+    g_object_unref(c);
+}
+
+/* a topic's leader.replication.throttled.replicas and
+ * follower.replication.throttled.replicas, Kafka's partition:broker lists
+ * or "*", on each partition; "" (Kafka's default) is none */
+static void test_throttled_replicas_from_the_topic_configs(void)
+{
+    SmCluster *c = sm_cluster_new();
+    apply(c, "{\"broker\":0,\"name\":\"slow\",\"configs\":{"
+             "\"leader.replication.throttled.replicas\":\"0:1, 0:2,1:1,bad,2:x\","
+             "\"follower.replication.throttled.replicas\":\"*\"},\"configs_from\":0,"
+             "\"partitions\":[{\"topic\":\"slow\",\"partition\":0,\"leader\":1,"
+             "\"leader_epoch\":0,\"isr\":[1]},{\"topic\":\"slow\",\"partition\":1,\"leader\":1,"
+             "\"leader_epoch\":0,\"isr\":[1]}]}");
+    apply(c, "{\"broker\":0,\"partitions\":[{\"topic\":\"slow\",\"partition\":2,\"leader\":1,"
+             "\"leader_epoch\":0,\"isr\":[1]}]}");
+    sm_cluster_flush(c);
+    SmPartition *p0 = sm_cluster_find_partition(c, "slow", 0);
+    SmPartition *p1 = sm_cluster_find_partition(c, "slow", 1);
+    SmPartition *p2 = sm_cluster_find_partition(c, "slow", 2);
+    CU_ASSERT_FATAL(p0 != NULL && p1 != NULL && p2 != NULL);
+    if (p0 == NULL || p1 == NULL || p2 == NULL) {
+        return; /* for the analyser: the FATAL assertion does not return */
+    }
+    CU_ASSERT_STRING_EQUAL(p0->throttled, "leader 1, 2; follower all");
+    CU_ASSERT_STRING_EQUAL(p1->throttled, "leader 1; follower all");
+    CU_ASSERT_STRING_EQUAL(p2->throttled, "follower all");
+    apply(c, "{\"broker\":0,\"name\":\"slow\",\"configs\":{"
+             "\"leader.replication.throttled.replicas\":\"\","
+             "\"follower.replication.throttled.replicas\":\"2:3\"},\"configs_from\":0,"
+             "\"partitions\":[]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_PTR_NULL(p0->throttled);
+    CU_ASSERT_PTR_NULL(p1->throttled);
+    CU_ASSERT_STRING_EQUAL(p2->throttled, "follower 3");
+    g_object_unref(c);
+}
+
+/* /v1/quotas: the entities in force (one that no broker lists goes) and
+ * each broker's rates, a client throttled now with its time left */
+static void test_quotas_document_gives_entities_and_throttled_clients(void)
+{
+    SmCluster *c = sm_cluster_new();
+    apply(c, "{\"broker\":0,\"quotas\":[{\"user\":null,\"client_id\":\"held\","
+             "\"producer_byte_rate\":51200.0,\"consumer_byte_rate\":null,"
+             "\"request_percentage\":null},{\"user\":\"alice\",\"client_id\":null,"
+             "\"producer_byte_rate\":null,\"consumer_byte_rate\":1024,"
+             "\"request_percentage\":25.0},{\"user\":null,\"client_id\":null}],"
+             "\"clients\":[{\"type\":\"Produce\",\"user\":\"\",\"client_id\":\"held\","
+             "\"quota\":51200.0,\"rate\":52011.4,\"throttle_time_ms_total\":15720,"
+             "\"throttle_time_ms_left\":412,\"throttled\":true},{\"type\":\"Request\","
+             "\"user\":\"alice\",\"client_id\":\"\",\"quota\":25.0,\"rate\":3.2,"
+             "\"throttle_time_ms_total\":0,\"throttle_time_ms_left\":0,\"throttled\":false},"
+             "{\"type\":\"Fetch\",\"user\":\"\",\"client_id\":\"free\",\"quota\":null,"
+             "\"rate\":10.0,\"throttle_time_ms_total\":0,\"throttle_time_ms_left\":0}],"
+             "\"throttled_now\":1}");
+    sm_cluster_flush(c);
+    GListModel *quotas = sm_cluster_get_quotas(c);
+    GListModel *rates = sm_cluster_get_quota_rates(c);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(quotas), 2);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(rates), 3);
+    g_autoptr(SmQuota) held = g_list_model_get_item(quotas, 0);
+    g_autoptr(SmQuota) alice = g_list_model_get_item(quotas, 1);
+    CU_ASSERT_PTR_NULL(held->user);
+    CU_ASSERT_STRING_EQUAL(held->client_id, "held");
+    g_autofree char *produce = sm_quota_format_bytes(held->producer_byte_rate);
+    CU_ASSERT_STRING_EQUAL(produce, "51,200 B/s");
+    g_autofree char *fetch = sm_quota_format_bytes(held->consumer_byte_rate);
+    CU_ASSERT_STRING_EQUAL(fetch, "—");
+    CU_ASSERT_STRING_EQUAL(alice->user, "alice");
+    g_autofree char *pct = sm_quota_format_percent(alice->request_percentage);
+    CU_ASSERT_STRING_EQUAL(pct, "25 %");
+    /* by broker, type, user, client id */
+    g_autoptr(SmQuotaRate) r0 = g_list_model_get_item(rates, 0);
+    g_autoptr(SmQuotaRate) r1 = g_list_model_get_item(rates, 1);
+    g_autoptr(SmQuotaRate) r2 = g_list_model_get_item(rates, 2);
+    CU_ASSERT_STRING_EQUAL(r0->type, "Fetch");
+    CU_ASSERT_STRING_EQUAL(r1->type, "Produce");
+    CU_ASSERT_STRING_EQUAL(r2->type, "Request");
+    CU_ASSERT_TRUE(sm_quota_rate_throttled(r1));
+    CU_ASSERT_FALSE(sm_quota_rate_throttled(r2));
+    g_autofree char *t1 = sm_quota_rate_format_throttle(r1);
+    CU_ASSERT_STRING_EQUAL(t1, "throttled: 412 ms left");
+    g_autofree char *f1 = sm_quota_rate_format(r1);
+    CU_ASSERT_STRING_EQUAL(f1, "52,011 B/s of 51,200");
+    g_autofree char *f2 = sm_quota_rate_format(r2);
+    CU_ASSERT_STRING_EQUAL(f2, "3 % of 25");
+    g_autofree char *f0 = sm_quota_rate_format(r0);
+    CU_ASSERT_STRING_EQUAL(f0, "10 B/s, no quota");
+    g_autofree char *t0 = sm_quota_rate_format_throttle(r0);
+    CU_ASSERT_STRING_EQUAL(t0, "");
+
+    /* broker 1 lists held only and measures nothing: alice stays (broker 0
+     * listed it), broker 0's rates stay */
+    apply(c, "{\"broker\":1,\"quotas\":[{\"user\":null,\"client_id\":\"held\","
+             "\"producer_byte_rate\":51200.0}],\"clients\":[]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(quotas), 2);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(rates), 3);
+    /* broker 0 again: alice gone, held's throttle over, the Fetch rate gone */
+    apply(c, "{\"broker\":0,\"quotas\":[{\"user\":null,\"client_id\":\"held\","
+             "\"producer_byte_rate\":51200.0}],\"clients\":[{\"type\":\"Produce\","
+             "\"user\":\"\",\"client_id\":\"held\",\"quota\":51200.0,\"rate\":50000.0,"
+             "\"throttle_time_ms_total\":16000,\"throttle_time_ms_left\":0}]}");
+    sm_cluster_flush(c);
+    CU_ASSERT_EQUAL(g_list_model_get_n_items(quotas), 1);
+    CU_ASSERT_EQUAL_FATAL(g_list_model_get_n_items(rates), 1);
+    CU_ASSERT_FALSE(sm_quota_rate_throttled(r1));
+    CU_ASSERT_EQUAL(r1->throttle_total_ms, 16000);
+    g_object_unref(c);
+}
+
 static CU_TestInfo tests[] = {
     {"cluster_document_gives_brokers_by_id", test_cluster_document_gives_brokers_by_id},
     {"leader_view_gives_replica_rows_and_descriptions",
@@ -1306,6 +1506,11 @@ static CU_TestInfo tests[] = {
     {"group_lag_history_follows_the_coordinators_clock",
      test_group_lag_history_follows_the_coordinators_clock},
     {"lso_held_and_transactions_document", test_lso_held_and_transactions_document},
+    {"a_move_under_way_gives_target_adding_and_removing",
+     test_a_move_under_way_gives_target_adding_and_removing},
+    {"throttled_replicas_from_the_topic_configs", test_throttled_replicas_from_the_topic_configs},
+    {"quotas_document_gives_entities_and_throttled_clients",
+     test_quotas_document_gives_entities_and_throttled_clients},
     CU_TEST_INFO_NULL,
 };
 

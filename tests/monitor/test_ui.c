@@ -10,6 +10,7 @@
 
 #include "cunit_run.h"
 #include "sm-cluster.h"
+#include "sm-test-docs.h"
 #include "sm-test-ui.h"
 #include "sm-window.h"
 
@@ -905,6 +906,121 @@ static void test_transactions_page_and_a_held_lso(void)
     g_object_unref(c);
 }
 
+typedef struct {
+    SmWindow *win;
+    const char *text;
+} BarSays;
+
+/* a shown bar's accessible label holds a text (a replica's description) */
+static gboolean bar_says(gpointer ud)
+{
+    const BarSays *want = ud;
+    g_autoptr(GPtrArray) bars = g_ptr_array_new();
+    smt_collect_bars(GTK_WIDGET(want->win), bars);
+    for (guint i = 0; i < bars->len; i++) {
+        if (strstr(sm_replica_bar_get_description(bars->pdata[i]), want->text) != NULL) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* a partition being moved on the partitions page (its move in amber, the
+ * replica being added and the one leaving in its bars' labels), the topic's
+ * replication throttles, the Moves page's rows with the LEO being added
+ * against the HW, and the Quotas page: the quotas in force and a client
+ * throttled now in amber; PNGs of the two pages */
+static void test_moves_throttles_and_quotas_pages(void)
+{
+    SmCluster *c = sm_cluster_new();
+    SmWindow *win = window_with_cluster(c);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":0,\"name\":\"shown\",\"configs\":{"
+        "\"leader.replication.throttled.replicas\":\"0:1,0:2\","
+        "\"follower.replication.throttled.replicas\":\"0:3\"},\"configs_from\":0,"
+        "\"partitions\":[" SMT_SHOWN_0_MOVING ","
+        "{\"topic\":\"shown\",\"partition\":1,\"leader\":1,\"leader_epoch\":0,"
+        "\"high_watermark\":5,\"log_start_offset\":0,\"log_end_offset\":5,\"led_here\":true,"
+        "\"isr\":[1],\"replicas\":[{\"broker\":1,\"log_end_offset\":5,\"in_sync\":true}],"
+        "\"reassignment\":null}]}",
+        -1, &err));
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":0,\"quotas\":[{\"user\":null,\"client_id\":\"held\","
+        "\"producer_byte_rate\":51200.0,\"consumer_byte_rate\":null,"
+        "\"request_percentage\":null}],\"clients\":[{\"type\":\"Produce\",\"user\":\"\","
+        "\"client_id\":\"held\",\"quota\":51200.0,\"rate\":52011.4,"
+        "\"throttle_time_ms_total\":15720,\"throttle_time_ms_left\":412,\"throttled\":true},"
+        "{\"type\":\"Fetch\",\"user\":\"\",\"client_id\":\"free\",\"quota\":null,\"rate\":10.0,"
+        "\"throttle_time_ms_total\":0,\"throttle_time_ms_left\":0}],\"throttled_now\":1}",
+        -1, &err));
+    sm_window_show_topic(win, "shown");
+    assert_shown(win, "to 1, 2, 3: adding 3, removing 0 · throttled: leader 1, 2; follower 3",
+                 "warning");
+    CU_ASSERT_STRING_EQUAL(
+        gtk_widget_get_tooltip_text(find_text(
+            GTK_WIDGET(win), "to 1, 2, 3: adding 3, removing 0 · throttled: leader 1, 2; follower 3")),
+        "Being moved to replicas 1, 2, 3; being added (log end offset of the high watermark): "
+        "3: 1 of 12 (11 behind); being removed: 0.\nReplication throttled (the topic's configs): "
+        "leader 1, 2; follower 3");
+    BarSays added = {win, "replica 3: being added, out of sync, 11 behind the high watermark"};
+    CU_ASSERT_TRUE(smt_wait(bar_says, &added, 10) >= 0);
+    SmReplicaBar *b0 = smt_find_bar(GTK_WIDGET(win), "shown", 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b0);
+    const char *want = "replica 1: in sync, at the high watermark; "
+                       "replica 2: in sync, at the high watermark; "
+                       "replica 3: being added, out of sync, 11 behind the high watermark; "
+                       "replica 0: leader, being removed, in sync, at the high watermark";
+    CU_ASSERT_STRING_EQUAL(sm_replica_bar_get_description(b0), want);
+    gtk_test_accessible_assert_property(b0, GTK_ACCESSIBLE_PROPERTY_LABEL, want);
+    /* partition 1: neither moving nor throttled, an empty cell */
+    SmReplicaBar *b1 = smt_find_bar(GTK_WIDGET(win), "shown", 1);
+    CU_ASSERT_PTR_NOT_NULL(b1);
+
+    sm_window_show_page(win, "moves");
+    assert_shown(win, "shown-0", NULL);
+    assert_shown(win, "3: 1 of 12 (11 behind)", "warning");
+    assert_shown(win, "1, 2, 3, 0", NULL);
+    assert_shown(win, "leader 1, 2; follower 3", NULL);
+    CU_ASSERT_PTR_NULL(find_text(GTK_WIDGET(win), "shown-1"));
+    BarSays on_moves = {win, "replica 0: leader, being removed"};
+    CU_ASSERT_TRUE(smt_wait(bar_says, &on_moves, 10) >= 0);
+    (void)smt_wait(never, NULL, 1.0); /* the switcher's crossfade, for the picture */
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    g_autofree char *moves_png = g_build_filename(out_dir, "moves-light.png", NULL);
+    CU_ASSERT_TRUE(smt_render(GTK_WIDGET(win), moves_png, NULL));
+
+    sm_window_show_page(win, "quotas");
+    assert_shown(win, "51,200 B/s", NULL);
+    assert_shown(win, "held", NULL);
+    assert_shown(win, "52,011 B/s of 51,200", NULL);
+    assert_shown(win, "throttled: 412 ms left", "warning");
+    assert_shown(win, "15,720 ms", NULL);
+    assert_shown(win, "10 B/s, no quota", NULL);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    g_autofree char *quotas_png = g_build_filename(out_dir, "quotas-light.png", NULL);
+    CU_ASSERT_TRUE(smt_render(GTK_WIDGET(win), quotas_png, NULL));
+
+    /* the move done and the throttle over: the rows follow */
+    CU_ASSERT_TRUE(sm_cluster_apply_text(c, "{\"broker\":1,\"reassignments\":[]}", -1, &err));
+    CU_ASSERT_TRUE(sm_cluster_apply_text(
+        c,
+        "{\"broker\":0,\"quotas\":[{\"user\":null,\"client_id\":\"held\","
+        "\"producer_byte_rate\":51200.0}],\"clients\":[{\"type\":\"Produce\",\"user\":\"\","
+        "\"client_id\":\"held\",\"quota\":51200.0,\"rate\":40000.0,"
+        "\"throttle_time_ms_total\":15720,\"throttle_time_ms_left\":0}]}",
+        -1, &err));
+    assert_shown(win, "40,000 B/s of 51,200", NULL);
+    CU_ASSERT_PTR_NULL(find_text(GTK_WIDGET(win), "throttled: 412 ms left"));
+    sm_window_show_page(win, "moves");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(win));
+    CU_ASSERT_PTR_NULL(find_text(GTK_WIDGET(win), "shown-0"));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(c);
+}
+
 static gboolean brokers_shown(gpointer ud)
 {
     g_autoptr(GString) texts = g_string_new(NULL);
@@ -960,6 +1076,7 @@ static CU_TestInfo tests[] = {
     {"groups_page_charts_the_chosen_groups_lag", test_groups_page_charts_the_chosen_groups_lag},
     {"topic_asked_for_before_it_is_known_is_shown",
      test_topic_asked_for_before_it_is_known_is_shown},
+    {"moves_throttles_and_quotas_pages", test_moves_throttles_and_quotas_pages},
     CU_TEST_INFO_NULL,
 };
 

@@ -152,6 +152,30 @@ static gboolean txn_has(const struct br_snap_txn *x, const char *topic, int32_t 
     return FALSE;
 }
 
+/* A move's replicas of the target not in the ISR yet, the ones it waits
+ * for (KafkaController.onPartitionReassignment goes on once every
+ * target replica is in the ISR), and the replicas it takes away: those of
+ * the assignment not in the target. */
+static void put_move_sets(JsonBuilder *jb, const struct br_snap_partition *p)
+{
+    json_builder_set_member_name(jb, "adding");
+    json_builder_begin_array(jb);
+    for (int32_t i = 0; i < p->ntarget; i++) {
+        if (!in_ids(p->isr, p->nisr, p->target[i])) {
+            json_builder_add_int_value(jb, p->target[i]);
+        }
+    }
+    json_builder_end_array(jb);
+    json_builder_set_member_name(jb, "removing");
+    json_builder_begin_array(jb);
+    for (int32_t i = 0; i < p->nreplicas; i++) {
+        if (!in_ids(p->target, p->ntarget, p->replicas[i].broker)) {
+            json_builder_add_int_value(jb, p->replicas[i].broker);
+        }
+    }
+    json_builder_end_array(jb);
+}
+
 static void put_partition(JsonBuilder *jb, const struct br_snapshot *s,
                           const struct br_snap_topic *t, const struct br_snap_partition *p)
 {
@@ -216,6 +240,16 @@ static void put_partition(JsonBuilder *jb, const struct br_snapshot *s,
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
+    /* a move under way: null when it is not moving */
+    json_builder_set_member_name(jb, "reassignment");
+    if (p->ntarget > 0) {
+        json_builder_begin_object(jb);
+        put_ids(jb, "target", p->target, p->ntarget);
+        put_move_sets(jb, p);
+        json_builder_end_object(jb);
+    } else {
+        json_builder_add_null_value(jb);
+    }
     json_builder_end_object(jb);
 }
 
@@ -543,6 +577,59 @@ static void doc_quotas(JsonBuilder *jb, const struct br_snapshot *s)
     json_builder_end_object(jb);
 }
 
+/* GET /v1/reassignments: the partition moves under way
+ * (/admin/reassign_partitions), each with its assignment while it moves
+ * (the target, then the old replicas not in it), the replicas being added
+ * and removed, its leader and HW, and each replica's LEO when this broker
+ * leads it (a follower's LEO only its leader knows). */
+static void doc_reassignments(JsonBuilder *jb, const struct br_snapshot *s)
+{
+    json_builder_begin_object(jb);
+    put_int(jb, "broker", s->node_id);
+    json_builder_set_member_name(jb, "reassignments");
+    json_builder_begin_array(jb);
+    for (size_t i = 0; i < s->ntopics; i++) {
+        const struct br_snap_topic *t = &s->topics[i];
+        for (int32_t k = 0; k < t->npartitions; k++) {
+            const struct br_snap_partition *p = &t->parts[k];
+            if (p->ntarget == 0) {
+                continue;
+            }
+            json_builder_begin_object(jb);
+            put_str(jb, "topic", t->name);
+            put_int(jb, "partition", p->partition);
+            put_ids(jb, "target", p->target, p->ntarget);
+            json_builder_set_member_name(jb, "replicas");
+            json_builder_begin_array(jb);
+            for (int32_t r = 0; r < p->nreplicas; r++) {
+                json_builder_add_int_value(jb, p->replicas[r].broker);
+            }
+            json_builder_end_array(jb);
+            put_move_sets(jb, p);
+            put_int(jb, "leader", p->leader);
+            put_bool(jb, "led_here", p->led_here);
+            put_known(jb, "high_watermark", p->high_watermark);
+            if (p->led_here) {
+                json_builder_set_member_name(jb, "replica_leos");
+                json_builder_begin_object(jb);
+                for (int32_t r = 0; r < p->nreplicas; r++) {
+                    char id[16];
+                    g_snprintf(id, sizeof id, "%d", (int)p->replicas[r].broker);
+                    put_known(jb, id, p->replicas[r].log_end_offset);
+                }
+                json_builder_end_object(jb);
+            }
+            put_ids(jb, "in_sync", p->isr, p->nisr);
+            put_str(jb, "leader_admin_url",
+                    p->leader >= 0 ? broker_admin_url(s, p->leader) : NULL);
+            json_builder_end_object(jb);
+        }
+    }
+    json_builder_end_array(jb);
+    put_snapshot_info(jb, s);
+    json_builder_end_object(jb);
+}
+
 static const struct br_snap_txn *find_txn(const struct br_snapshot *s, const char *id)
 {
     for (size_t i = 0; i < s->ntxns; i++) {
@@ -696,6 +783,8 @@ static const struct {
     {"/v1/transactions/{id}", "one transactional id"},
     {"/v1/transactions/{id}/abort", "POST (with the token): abort its Ongoing transaction"},
     {"/v1/quotas", "client quotas in force here, the rates measured, the clients throttled now"},
+    {"/v1/reassignments", "the partition moves under way: target, replicas added and removed, "
+                          "each replica's LEO against the HW where led here"},
     {"/v1/stream", "WebSocket: a hello, then every change as it happens"},
     {"/metrics", "Prometheus metrics (text format 0.0.4)"},
 };
@@ -755,6 +844,9 @@ char *br_admin_document(const struct br_snapshot *s, const struct br_admin_live 
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "quotas") == 0) {
             doc_quotas(jb, s);
+            ok = TRUE;
+        } else if (n == 3 && strcmp(what, "reassignments") == 0) {
+            doc_reassignments(jb, s);
             ok = TRUE;
         } else if (n == 3 && strcmp(what, "groups") == 0) {
             doc_groups(jb, s, live);

@@ -50,6 +50,12 @@ struct br_snap_partition {
     struct br_snap_replica *replicas; /* in assignment order */
     int32_t nisr;
     int32_t *isr;
+    /* a move under way (/admin/reassign_partitions): the replicas it moves
+     * to, the first the preferred leader; ntarget 0 when not moving. While
+     * it moves, `replicas` is the target followed by the old replicas not
+     * in it (Kafka 2.0's KafkaController.onPartitionReassignment). */
+    int32_t ntarget;
+    int32_t *target;
 };
 
 struct br_snap_kv {
