@@ -18,6 +18,7 @@
  */
 #include <librdkafka/rdkafka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,19 @@ static rd_kafka_event_t *wait_event(rd_kafka_queue_t *q)
     return ev;
 }
 
+/* The call's own answer when it failed as a whole (printed, the event
+ * destroyed): true; false when its results are to be read. */
+static bool failed_whole(rd_kafka_event_t *ev)
+{
+    if (rd_kafka_event_error(ev) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return false;
+    }
+    print_answer(rd_kafka_err2name(rd_kafka_event_error(ev)), rd_kafka_event_error_string(ev),
+                 NULL, 0);
+    rd_kafka_event_destroy(ev);
+    return true;
+}
+
 /* create: the one binding's result. */
 static int do_create(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBinding_t *b)
 {
@@ -156,10 +170,7 @@ static int do_create(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBinding_t 
     if (ev == NULL) {
         return 1;
     }
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        print_answer(rd_kafka_err2name(rd_kafka_event_error(ev)), rd_kafka_event_error_string(ev),
-                     NULL, 0);
-        rd_kafka_event_destroy(ev);
+    if (failed_whole(ev)) {
         return 0;
     }
     size_t n = 0;
@@ -179,15 +190,13 @@ static int do_describe(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBindingF
     if (ev == NULL) {
         return 1;
     }
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        print_answer(rd_kafka_err2name(rd_kafka_event_error(ev)), rd_kafka_event_error_string(ev),
-                     NULL, 0);
-    } else {
-        size_t n = 0;
-        const rd_kafka_AclBinding_t **acls =
-            rd_kafka_DescribeAcls_result_acls(rd_kafka_event_DescribeAcls_result(ev), &n);
-        print_answer(NULL, NULL, acls, n);
+    if (failed_whole(ev)) {
+        return 0;
     }
+    size_t n = 0;
+    const rd_kafka_AclBinding_t **acls =
+        rd_kafka_DescribeAcls_result_acls(rd_kafka_event_DescribeAcls_result(ev), &n);
+    print_answer(NULL, NULL, acls, n);
     rd_kafka_event_destroy(ev);
     return 0;
 }
@@ -199,10 +208,7 @@ static int do_delete(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBindingFil
     if (ev == NULL) {
         return 1;
     }
-    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        print_answer(rd_kafka_err2name(rd_kafka_event_error(ev)), rd_kafka_event_error_string(ev),
-                     NULL, 0);
-        rd_kafka_event_destroy(ev);
+    if (failed_whole(ev)) {
         return 0;
     }
     size_t n = 0;

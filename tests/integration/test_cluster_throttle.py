@@ -110,6 +110,40 @@ def consume_rate(bootstrap, total):
         c.close()
 
 
+def growth_under_throttle(c, leader_bytes, what):
+    """Samples broker 1's log of the topic every 0.1 s until it holds 60 %
+    of the leader's bytes, a consumer of the leader reading the whole topic
+    meanwhile; checks the growth from a quarter to 60 % of the way (past
+    the first windows' burst) is RATE within 20 % and the consumer read at
+    more than three times it. Returns (b1, the bytes at the end)."""
+    samples = []  # (time, bytes of broker 1's log)
+    reader = None
+    start = time.monotonic()
+    while time.monotonic() - start < 60:
+        n = log_bytes(c.brokers[1])
+        samples.append((time.monotonic(), n))
+        if n >= 0.6 * leader_bytes:
+            break
+        if reader is None and len(samples) == 8:
+            reader = consume_rate(c.bootstrap(0), TOTAL)
+        time.sleep(0.1)
+    if reader is None:
+        reader = consume_rate(c.bootstrap(0), TOTAL)
+    check(samples[-1][1] >= 0.6 * leader_bytes, "broker 1 at %d of %d bytes after 60 s",
+          samples[-1][1], leader_bytes)
+    t0, b0 = next(s for s in samples if s[1] >= 0.25 * leader_bytes)
+    t1, b1 = samples[-1]
+    # one sample from a quarter past 60 %: faster than the sampling
+    rate = (b1 - b0) / (t1 - t0) if t1 > t0 else float("inf")
+    print("%s %.0f B/s from %d to %d bytes in %.1f s (throttle %d B/s); "
+          "a consumer of the leader meanwhile %.0f B/s" % (what, rate, b0, b1, t1 - t0, RATE,
+                                                           reader), flush=True)
+    check(0.8 * RATE <= rate <= 1.2 * RATE, "%s at %.0f B/s under a throttle of %d", what,
+          rate, RATE)
+    check(reader > 3 * RATE, "the consumer of the leader read at %.0f B/s", reader)
+    return b1
+
+
 def case_follower_catches_up_at_the_throttle_rate(t):
     """24 MiB produced with acks=1 while broker 1 is down; the throttle
     (both lists "*", both rates 2 MiB/s) set; broker 1 started: its log
@@ -156,30 +190,7 @@ def case_follower_catches_up_at_the_throttle_rate(t):
             check(described[k].value == "*", "%s described as %r", k, described[k].value)
 
         c.brokers[1].start()
-        samples = []  # (time, bytes of broker 1's log)
-        reader = None
-        start = time.monotonic()
-        while time.monotonic() - start < 60:
-            n = log_bytes(c.brokers[1])
-            samples.append((time.monotonic(), n))
-            if n >= 0.6 * leader_bytes:
-                break
-            if reader is None and len(samples) == 8:
-                reader = consume_rate(c.bootstrap(0), TOTAL)
-            time.sleep(0.1)
-        if reader is None:
-            reader = consume_rate(c.bootstrap(0), TOTAL)
-        check(samples[-1][1] >= 0.6 * leader_bytes, "broker 1 at %d of %d bytes after 60 s",
-              samples[-1][1], leader_bytes)
-        t0, b0 = next(s for s in samples if s[1] >= 0.25 * leader_bytes)
-        t1, b1 = samples[-1]
-        # one sample from a quarter past 60 %: faster than the sampling
-        rate = (b1 - b0) / (t1 - t0) if t1 > t0 else float("inf")
-        print("follower catch-up %.0f B/s from %d to %d bytes in %.1f s (throttle %d B/s); "
-              "a consumer of the leader meanwhile %.0f B/s" % (rate, b0, b1, t1 - t0, RATE, reader))
-        check(0.8 * RATE <= rate <= 1.2 * RATE, "catch-up at %.0f B/s under a throttle of %d",
-              rate, RATE)
-        check(reader > 3 * RATE, "the consumer of the leader read at %.0f B/s", reader)
+        b1 = growth_under_throttle(c, leader_bytes, "follower catch-up")
         # the quotas in the Prometheus output of each side
         for i, role, typ in ((0, "leader", "LeaderReplication"),
                              (1, "follower", "FollowerReplication")):
@@ -243,29 +254,7 @@ def case_reassignment_moves_at_the_throttle_rate(t):
         out = reassign("execute", "--zookeeper", zk, "--reassignment-json-file", plan,
                        "--throttle", str(RATE))
         check(out.returncode == 0, "execute: %s%s", out.stdout, out.stderr)
-        samples = []
-        reader = None
-        start = time.monotonic()
-        while time.monotonic() - start < 60:
-            n = log_bytes(c.brokers[1])
-            samples.append((time.monotonic(), n))
-            if n >= 0.6 * leader_bytes:
-                break
-            if reader is None and len(samples) == 8:
-                reader = consume_rate(c.bootstrap(0), TOTAL)
-            time.sleep(0.1)
-        if reader is None:
-            reader = consume_rate(c.bootstrap(0), TOTAL)
-        check(samples[-1][1] >= 0.6 * leader_bytes, "broker 1 at %d of %d bytes after 60 s",
-              samples[-1][1], leader_bytes)
-        t0, b0 = next(s for s in samples if s[1] >= 0.25 * leader_bytes)
-        t1, b1 = samples[-1]
-        rate = (b1 - b0) / (t1 - t0) if t1 > t0 else float("inf")
-        print("the new replica grew at %.0f B/s from %d to %d bytes in %.1f s (throttle %d B/s); "
-              "a consumer of the leader meanwhile %.0f B/s" % (rate, b0, b1, t1 - t0, RATE, reader))
-        check(0.8 * RATE <= rate <= 1.2 * RATE, "moved at %.0f B/s under a throttle of %d",
-              rate, RATE)
-        check(reader > 3 * RATE, "the consumer of the leader read at %.0f B/s", reader)
+        growth_under_throttle(c, leader_bytes, "the new replica grew at")
         deadline = time.monotonic() + 60
         while True:
             out = reassign("verify", "--zookeeper", zk, "--reassignment-json-file", plan)
