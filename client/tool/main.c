@@ -14,6 +14,7 @@
  *   samsa users add|change|remove --user U [--password P] [--zookeeper Z | --file F]
  *   samsa quotas --describe|--alter ... (--zookeeper ZK | --file FILE)
  *   samsa reassign generate|execute|verify --zookeeper ZK ...
+ *   samsa acls --list|--add|--remove --zookeeper ZK ...
  *
  * This file hands each command to its file (tool.h lists them).
  */
@@ -36,6 +37,7 @@ static const char main_help[] =
     "  users add|change|remove                    SCRAM users of the SASL listeners\n"
     "  quotas --describe|--alter                  client quotas (ZooKeeper or a quota file)\n"
     "  reassign generate|execute|verify           move partitions between brokers (ZooKeeper)\n"
+    "  acls --list|--add|--remove                 ACLs, as kafka-acls.sh (ZooKeeper)\n"
     "Every command takes -b BROKERS (or $SAMSA_BROKERS), -X key=value,\n"
     "--command-config FILE (or -F FILE, as kcat) and --help (`samsa COMMAND VERB --help`).\n"
     "Client properties (key=value lines, as kafka's --command-config files) are read\n"
@@ -56,6 +58,7 @@ static const struct {
     {"cluster", cmd_cluster}, {"group", cmd_group}, {"perf", cmd_perf},
     {"configs", cmd_configs}, {"leaders", cmd_leaders}, {"users", cmd_users},
     {"quotas", cmd_quotas}, {"reassign", cmd_reassign},
+    {"acls", cmd_acls},
 };
 
 int main(int argc, char **argv)

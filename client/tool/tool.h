@@ -16,6 +16,8 @@
  *              a standalone broker's file; libcrypto, libzookeeper-mt)
  *   quotas.c   samsa quotas: client quotas in ZooKeeper or a standalone
  *              broker's quota file (the one command without a broker)
+ *   acls.c     samsa acls --list|--add|--remove: ACLs in ZooKeeper, as
+ *              kafka-acls.sh --authorizer-properties zookeeper.connect=...
  *   reassign.c samsa reassign generate|execute|verify: partitions moved
  *              between brokers through ZooKeeper, as kafka-reassign-partitions.sh
  *   zk.c       the ZooKeeper session and config znodes of the commands
@@ -193,5 +195,6 @@ int cmd_perf(int argc, char **argv);
 int cmd_leaders(int argc, char **argv);
 int cmd_users(int argc, char **argv);
 int cmd_reassign(int argc, char **argv);
+int cmd_acls(int argc, char **argv);
 
 #endif

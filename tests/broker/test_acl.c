@@ -253,6 +253,33 @@ static void test_znodes(void)
     CU_ASSERT_NOT_EQUAL(br_zk_acl_change_decode("Topik:x", 7, false, "c", &ch, err, sizeof err), 0);
 }
 
+/* The notifications written: Kafka's literal text, and the extended JSON
+ * with a group's name escaped (a name may hold '"' and '\\'), read back. */
+static void test_change_notifications_written(void)
+{
+    char err[256];
+    const char *folder = NULL;
+    char *out = NULL;
+    size_t len = 0;
+    struct br_zk_acl_change lit = {BR_ACL_RES_TOPIC, BR_ACL_PAT_LITERAL, "orders"};
+    CU_ASSERT_EQUAL_FATAL(br_zk_acl_change_encode(&lit, &folder, &out, &len), 0);
+    CU_ASSERT_STRING_EQUAL(folder, "/kafka-acl-changes");
+    CU_ASSERT_TRUE(len == 12 && memcmp(out, "Topic:orders", 12) == 0);
+    kp_free(out);
+    struct br_zk_acl_change pre = {BR_ACL_RES_GROUP, BR_ACL_PAT_PREFIXED, "g\"x\\y"};
+    CU_ASSERT_EQUAL_FATAL(br_zk_acl_change_encode(&pre, &folder, &out, &len), 0);
+    CU_ASSERT_STRING_EQUAL(folder, "/kafka-acl-extended-changes");
+    struct br_zk_acl_change back;
+    CU_ASSERT_EQUAL_FATAL(br_zk_acl_change_decode(out, len, true, "c", &back, err, sizeof err), 0);
+    CU_ASSERT_TRUE(back.type == BR_ACL_RES_GROUP && back.pattern == BR_ACL_PAT_PREFIXED &&
+                   strcmp(back.name, "g\"x\\y") == 0);
+    kp_free(out);
+    char path[128];
+    CU_ASSERT_TRUE(br_zk_acl_path(BR_ACL_PAT_PREFIXED, BR_ACL_RES_GROUP, "g-", path, sizeof path));
+    CU_ASSERT_STRING_EQUAL(path, "/kafka-acl-extended/prefixed/Group/g-");
+    CU_ASSERT_FALSE(br_zk_acl_path(BR_ACL_PAT_LITERAL, BR_ACL_RES_TOPIC, "a/b", path, sizeof path));
+}
+
 static CU_TestInfo tests[] = {
     {"allow_deny_and_implied", test_allow_deny_and_implied},
     {"wildcard_and_prefixed", test_wildcard_and_prefixed},
@@ -260,6 +287,7 @@ static CU_TestInfo tests[] = {
     {"filters", test_filters},
     {"names", test_names},
     {"znodes", test_znodes},
+    {"change_notifications_written", test_change_notifications_written},
     CU_TEST_INFO_NULL,
 };
 

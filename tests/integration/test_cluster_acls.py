@@ -15,7 +15,10 @@ inter-broker TLS is not there yet) and a mutual TLS listener for clients
   removes alice's Write everywhere; a broker restarted reads every ACL back
   from ZooKeeper.
 
-    test_cluster_acls.py path/to/samsa-broker [-k NAME]
+- acls_written_by_samsa_acls: `samsa acls --zookeeper` adds, lists and
+  removes ACLs as kafka-acls.sh does, every broker following.
+
+    test_cluster_acls.py path/to/samsa-broker [path/to/samsa] [-k NAME]
 """
 
 import json
@@ -31,13 +34,10 @@ from test_cluster import CHROOT, Cluster, imports, led_everywhere, wait_for  # n
 from test_tls import make_certs  # noqa: E402
 
 
-def case_acls_kept_in_zookeeper(t):
-    imports()
-    ck, kadmin = libs()
-    certs = make_certs(t.path("certs"))
-    for who in ("alice", "bob", "admin"):
-        client_cert(certs, who)
-
+def acl_cluster_broker(t, certs):
+    """The Cluster's make_broker: a PLAINTEXT listener for the brokers
+    (User:ANONYMOUS a super user), a mutual TLS one for clients, the
+    authorizer on."""
     def make_broker(i, cfg):
         b = t.broker(name="broker%d" % i, start=False, config=cfg)
         b.port = free_port()
@@ -53,8 +53,17 @@ def case_acls_kept_in_zookeeper(t):
             "super.users": "User:ANONYMOUS;User:CN=admin",
         })
         return b
+    return make_broker
 
-    c = Cluster(t, make_broker=make_broker)
+
+def case_acls_kept_in_zookeeper(t):
+    imports()
+    ck, kadmin = libs()
+    certs = make_certs(t.path("certs"))
+    for who in ("alice", "bob", "admin"):
+        client_cert(certs, who)
+
+    c = Cluster(t, make_broker=acl_cluster_broker(t, certs))
     try:
         c.create_topic("orders", [[2, 0, 1]])
         c.create_topic("zt", [[0, 1, 2]])
@@ -129,5 +138,86 @@ def case_acls_kept_in_zookeeper(t):
         c.close()
 
 
+def case_acls_written_by_samsa_acls(t):
+    """`samsa acls --zookeeper` (kafka-acls.sh's options): --add of alice's
+    Write on a topic writes /kafka-acl/Topic/<t> and a notification, and
+    every broker lets her produce; --producer adds Write, Describe and
+    Create; a prefixed ACL on groups whose name holds a quote is announced
+    in JSON the brokers read; --list prints AclCommand's lines; --remove of
+    the Write refuses her again everywhere; an operation a resource type
+    does not have, a principal without its type and a missing resource are
+    refused."""
+    import subprocess
+    from broker import Skip
+    if TOOL is None:
+        raise Skip("needs the samsa tool")
+    imports()
+    ck, _ = libs()
+    certs = make_certs(t.path("certs"))
+    for who in ("alice", "bob", "admin"):
+        client_cert(certs, who)
+    c = Cluster(t, make_broker=acl_cluster_broker(t, certs))
+    zk = c.zk.connect + CHROOT
+
+    def tool(*args, rc=0):
+        p = subprocess.run([TOOL, "acls", "--zookeeper", zk, *args], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == rc, "samsa acls %s: exit %d (not %d): %s%s", " ".join(args),
+              p.returncode, rc, p.stdout[-500:], p.stderr[-500:])
+        return p.stdout + p.stderr
+    try:
+        c.create_topic("pay", [[2, 0, 1]])
+        wait_for(lambda: led_everywhere(c, "pay", 1), 60, "pay led everywhere")
+        alice = "User:CN=alice"
+        eq(set(produce(ck, c.brokers[0], "alice", "pay", ["x"])), {"TOPIC_AUTHORIZATION_FAILED"},
+           "alice's delivery before any ACL")
+        out = tool("--add", "--allow-principal", alice, "--operation", "Write", "--topic", "pay")
+        check("Adding ACLs for resource `Topic:LITERAL:pay`:" in out, "add's output: %s", out)
+        eq(c.json("/kafka-acl/Topic/pay"), {"version": 1, "acls": [
+            {"principal": alice, "permissionType": "Allow", "operation": "Write", "host": "*"}]},
+           "/kafka-acl/Topic/pay")
+        for i in range(3):
+            b = c.brokers[i]
+            wait_for(lambda b=b: produce(ck, b, "alice", "pay", ["a%d" % i]) == [None], 60,
+                     "alice's delivery through broker %d" % i)
+        tool("--add", "--allow-principal", "User:CN=bob", "--producer", "--topic", "pay")
+        ops = sorted(a["operation"] for a in c.json("/kafka-acl/Topic/pay")["acls"]
+                     if a["principal"] == "User:CN=bob")
+        eq(ops, ["Create", "Describe", "Write"], "--producer's operations")
+        tool("--add", "--allow-principal", alice, "--operation", "Read", "--group", 'g"1-',
+             "--resource-pattern-type", "prefixed")
+        check(c.exists('/kafka-acl-extended/prefixed/Group/g"1-'), "the prefixed znode")
+        notes = c.children("/kafka-acl-extended-changes")
+        last = json.loads(c.get("/kafka-acl-extended-changes/" + notes[-1])[0].decode())
+        eq(last, {"version": 1, "resourceType": "Group", "name": 'g"1-',
+                  "patternType": "PREFIXED"}, "the extended notification")
+        out = tool("--list", "--topic", "pay")
+        check("Current ACLs for resource `Topic:LITERAL:pay`:" in out and
+              "User:CN=alice has Allow permission for operations: Write from hosts: *" in out,
+              "--list: %s", out)
+        out = tool("--list")
+        check("`Group:PREFIXED:g\"1-`" in out, "--list of everything: %s", out)
+        tool("--remove", "--allow-principal", alice, "--operation", "Write", "--topic", "pay")
+        for i in range(3):
+            b = c.brokers[i]
+            wait_for(lambda b=b: set(produce(ck, b, "alice", "pay", ["late"])) ==
+                     {"TOPIC_AUTHORIZATION_FAILED"}, 60,
+                     "alice refused through broker %d after --remove" % i)
+        check(len(c.json("/kafka-acl/Topic/pay")["acls"]) == 3, "bob's ACLs kept")
+        tool("--remove", "--topic", "pay")
+        check(not c.exists("/kafka-acl/Topic/pay"), "--remove of every ACL left the znode")
+        out = tool("--add", "--allow-principal", alice, "--operation", "IdempotentWrite",
+                   "--topic", "pay", rc=1)
+        check("only supports" in out, "an operation Topic does not have: %s", out)
+        tool("--add", "--allow-principal", "alice", "--topic", "pay", rc=2)
+        tool("--add", "--allow-principal", alice, rc=2)
+    finally:
+        c.close()
+
+
+TOOL = None
+
 if __name__ == "__main__":
-    sys.exit(main([case_acls_kept_in_zookeeper]))
+    if len(sys.argv) > 2 and not sys.argv[2].startswith("-"):
+        TOOL = os.path.abspath(sys.argv.pop(2))
+    sys.exit(main([case_acls_kept_in_zookeeper, case_acls_written_by_samsa_acls]))

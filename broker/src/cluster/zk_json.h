@@ -382,5 +382,15 @@ struct br_zk_acl_change {
 KP_MUST_CHECK int br_zk_acl_change_decode(const char *buf, size_t len, bool extended,
                                           const char *name, struct br_zk_acl_change *out,
                                           char *err, size_t errlen);
+/* The notification of a change to c's pattern: its folder
+ * (/kafka-acl-extended-changes for a PREFIXED one, /kafka-acl-changes
+ * otherwise) and its data ("Topic:orders", or the JSON document with the
+ * name escaped as JSON), *out owned by the caller (kp_free). */
+KP_MUST_CHECK int br_zk_acl_change_encode(const struct br_zk_acl_change *c, const char **folder,
+                                          char **out, size_t *out_len);
+/* The znode of a resource pattern's ACLs into buf; false when the name
+ * cannot be one (empty, or with a '/': Kafka 2.0 puts names in paths as
+ * they are) or buf is short. */
+bool br_zk_acl_path(int8_t pattern, int8_t type, const char *name, char *buf, size_t len);
 
 #endif

@@ -3,8 +3,11 @@
  * /kafka-acl-extended/prefixed/<type>/<name> (Acl.toJsonCompatibleMap,
  * Acl.fromBytes), and the extended change notification
  * (ExtendedAclChangeEvent, ZkData.scala 600-660). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "cluster/zk_json_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -235,4 +238,50 @@ int br_zk_acl_change_decode(const char *buf, size_t len, bool extended, const ch
     }
     json_decref(root);
     return rc;
+}
+
+int br_zk_acl_change_encode(const struct br_zk_acl_change *c, const char **folder, char **out,
+                            size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    const char *type = br_acl_rtype_name(c->type);
+    size_t n = strnlen(c->name, sizeof c->name);
+    if (n == 0 || n > BR_ZK_ACL_TEXT_MAX || zkj_has_control_byte(c->name, n)) {
+        return KP_E_INVALID_ARG;
+    }
+    if (c->pattern != BR_ACL_PAT_PREFIXED) {
+        /* LiteralAclChangeStore: "<type>:<name>", not JSON */
+        *folder = "/kafka-acl-changes";
+        size_t cap = strlen(type) + 1 + n + 1;
+        char *text = kp_malloc(cap);
+        if (text == NULL) {
+            return KP_E_NOMEM;
+        }
+        (void)snprintf(text, cap, "%s:%s", type, c->name);
+        *out = text;
+        *out_len = cap - 1;
+        return 0;
+    }
+    /* ExtendedAclChangeStore's ExtendedAclChangeEvent */
+    *folder = "/kafka-acl-extended-changes";
+    struct enc e = {0};
+    json_t *root = zkj_enc_object(&e);
+    zkj_put(&e, root, "version", zkj_enc_int(&e, 1));
+    zkj_put(&e, root, "resourceType", zkj_enc_str(&e, type));
+    zkj_put(&e, root, "name", zkj_enc_strn(&e, c->name, n));
+    zkj_put(&e, root, "patternType", zkj_enc_str(&e, "PREFIXED"));
+    return zkj_finish(&e, root, out, out_len);
+}
+
+bool br_zk_acl_path(int8_t pattern, int8_t type, const char *name, char *buf, size_t len)
+{
+    if (strchr(name, '/') != NULL || name[0] == '\0') {
+        return false;
+    }
+    int w = snprintf(buf, len, "%s/%s/%s",
+                     pattern == BR_ACL_PAT_PREFIXED ? "/kafka-acl-extended/prefixed"
+                                                    : "/kafka-acl",
+                     br_acl_rtype_name(type), name);
+    return w > 0 && (size_t)w < len;
 }

@@ -46,16 +46,6 @@
 
 /* The znode of a resource pattern; false when the name cannot be a znode's
  * (a '/', too long). */
-static bool pattern_path(int8_t pattern, int8_t type, const char *name, char *buf, size_t len)
-{
-    if (strchr(name, '/') != NULL || name[0] == '\0') {
-        return false;
-    }
-    int w = snprintf(buf, len, "%s/%s/%s", pattern == BR_ACL_PAT_PREFIXED ? PREFIXED_ROOT : LITERAL_ROOT,
-                     br_acl_rtype_name(type), name);
-    return w > 0 && (size_t)w < len;
-}
-
 /* A resource pattern's znode path back into its parts. */
 static bool parse_path(const char *path, int8_t *pattern, int8_t *type, const char **name)
 {
@@ -196,7 +186,7 @@ static void change_read(struct br_zk_call *call, const struct br_zk_result *r)
         br_zk_acl_change_decode(r->data, r->data_len, extended_changes(r->path), r->path, &ch, err,
                                 sizeof err) == 0) {
         char path[BR_ZK_ACL_TEXT_MAX + 96];
-        if (pattern_path(ch.pattern, ch.type, ch.name, path, sizeof path)) {
+        if (br_zk_acl_path(ch.pattern, ch.type, ch.name, path, sizeof path)) {
             read_path(b, path);
         }
     } else if (r->rc == BR_ZK_OK) {
@@ -394,7 +384,7 @@ static void pattern_read(struct br_zk_call *call, const struct br_zk_result *r);
 static int read_pattern(struct pattern_change *c)
 {
     char path[BR_ZK_ACL_TEXT_MAX + 96];
-    if (!pattern_path(c->pattern, c->type, c->name, path, sizeof path)) {
+    if (!br_zk_acl_path(c->pattern, c->type, c->name, path, sizeof path)) {
         return -1;
     }
     c->op->call.done = pattern_read;
@@ -434,32 +424,24 @@ static void pattern_written(struct br_zk_call *call, const struct br_zk_result *
     }
     /* this broker's cache now, the others' by the notification */
     char path[BR_ZK_ACL_TEXT_MAX + 96];
-    (void)pattern_path(c->pattern, c->type, c->name, path, sizeof path);
+    (void)br_zk_acl_path(c->pattern, c->type, c->name, path, sizeof path);
     read_path(b, path);
     char *json = NULL;
-    int rc = 0;
-    const char *folder = c->pattern == BR_ACL_PAT_PREFIXED ? EXT_CHANGES : CHANGES;
-    if (c->pattern == BR_ACL_PAT_PREFIXED) {
-        json = kp_malloc(BR_ZK_ACL_TEXT_MAX + 128);
-        if (json != NULL) {
-            (void)snprintf(json, BR_ZK_ACL_TEXT_MAX + 128,
-                           "{\"version\":1,\"resourceType\":\"%s\",\"name\":\"%s\","
-                           "\"patternType\":\"PREFIXED\"}",
-                           br_acl_rtype_name(c->type), c->name);
-        }
-    } else {
-        json = kp_malloc(BR_ZK_ACL_TEXT_MAX + 32);
-        if (json != NULL) {
-            (void)snprintf(json, BR_ZK_ACL_TEXT_MAX + 32, "%s:%s", br_acl_rtype_name(c->type),
-                           c->name);
-        }
+    size_t json_len = 0;
+    const char *folder = CHANGES;
+    struct br_zk_acl_change ch = {c->type, c->pattern, ""};
+    (void)snprintf(ch.name, sizeof ch.name, "%s", c->name);
+    /* the name escaped as JSON: a group's may hold any byte but controls */
+    int rc = br_zk_acl_change_encode(&ch, &folder, &json, &json_len);
+    if (rc != 0) {
+        json = NULL;
     }
     char seq_path[64];
     (void)snprintf(seq_path, sizeof seq_path, "%s/" CHANGE_PREFIX, folder);
     op->call.done = announced;
     kp_free(op->data);
     op->data = json;
-    op->data_len = json != NULL ? strlen(json) : 0;
+    op->data_len = json_len;
     rc = json == NULL || !br_cluster_zk_ready(b)
              ? -1
              : br_zk_create(b->zk, seq_path, json, op->data_len, BR_ZK_PERSISTENT_SEQUENTIAL,
@@ -537,7 +519,7 @@ static void pattern_read(struct br_zk_call *call, const struct br_zk_result *r)
     op->data = json;
     op->data_len = len;
     char path[BR_ZK_ACL_TEXT_MAX + 96];
-    (void)pattern_path(c->pattern, c->type, c->name, path, sizeof path);
+    (void)br_zk_acl_path(c->pattern, c->type, c->name, path, sizeof path);
     if (!br_cluster_zk_ready(b)) {
         rc = -1;
     } else if (r->rc == BR_ZK_NONODE) {
