@@ -795,14 +795,15 @@ static void test_sasl_listeners_and_keys(void)
     expect_rejected("listener.security.protocol.map=CLIENT:TLS\n", "listener.security.protocol.map",
                     "unknown security protocol");
     expect_rejected("security.inter.broker.protocol=SSL\n", "security.inter.broker.protocol",
-                    "PLAINTEXT only");
+                    "must be one of advertised.listeners");
     expect_rejected("listener.name.x.gssapi.sasl.jaas.config=a\n", "listener.name.x.gssapi",
                     "sasl.jaas.config");
-    /* a cluster's brokers do not speak SASL to each other */
+    /* a cluster's brokers speak SASL to each other with PLAIN or SCRAM:
+     * GSSAPI, Kafka's default, is not there */
     expect_rejected("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\n"
                     "listeners=SASL_PLAINTEXT://:9093\n"
                     "inter.broker.listener.name=SASL_PLAINTEXT\n",
-                    "inter.broker.listener.name", "PLAINTEXT only");
+                    "sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512");
 }
 
 static void test_ssl_listeners_are_accepted(void)
@@ -824,10 +825,12 @@ static void test_ssl_listeners_are_accepted(void)
     /* standalone, no broker connects: an SSL listener alone is fine */
     expect_ok("listeners=SSL://:9093\ninter.broker.listener.name=SSL\n", &c);
     br_config_free(&c);
-    /* a cluster's brokers speak PLAINTEXT to each other */
-    expect_rejected("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\nlisteners=SSL://:9093\n"
-                    "inter.broker.listener.name=SSL\n",
-                    "inter.broker.listener.name", "PLAINTEXT only");
+    /* a cluster's brokers speak TLS to each other on it */
+    expect_ok("zookeeper.connect=127.0.0.1:2181\nbroker.id=1\nlisteners=SSL://:9093\n"
+              "inter.broker.listener.name=SSL\n",
+              &c);
+    CU_ASSERT_STRING_EQUAL(c.inter_broker_listener_name, "SSL");
+    br_config_free(&c);
 }
 
 static void test_listener_forms(void)
