@@ -440,7 +440,10 @@ static void test_conf_security_keys(void)
     char buf[64];
     size_t size = sizeof(buf);
     samsa_conf *c = samsa_conf_new();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    if (c == NULL) {
+        CU_FAIL_FATAL("no conf");
+        return;
+    }
     CU_ASSERT_EQUAL(c->v.security_protocol, SC_SEC_PLAINTEXT);
     CU_ASSERT_TRUE(c->v.enable_ssl_certificate_verification);
     CU_ASSERT_EQUAL(c->v.ssl_endpoint_identification, 1);
