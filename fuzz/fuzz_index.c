@@ -403,8 +403,12 @@ static bool header_at_matches(const struct model *m, int32_t rel, int32_t pos)
     }
     struct kp_batch_header h;
     size_t size = 0;
+    int64_t last = 0;
+    int64_t want = 0;
     return kp_batch_peek(m->log + pos, m->len - (size_t)pos, &h, &size) == 0 &&
-           h.BaseOffset + h.LastOffsetDelta == m->base + rel && size <= m->len - (size_t)pos;
+           !__builtin_add_overflow(h.BaseOffset, (int64_t)h.LastOffsetDelta, &last) &&
+           !__builtin_add_overflow(m->base, (int64_t)rel, &want) && last == want &&
+           size <= m->len - (size_t)pos;
 }
 
 /* True when every entry the lookup check would accept is a true one: no

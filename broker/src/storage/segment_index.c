@@ -314,11 +314,17 @@ enum entry_check seg_entry_matches(struct br_segment *s, const char *dir,
     }
     struct kp_batch_header h;
     size_t size = 0;
-    return kp_batch_peek(head, sizeof head, &h, &size) == 0 &&
-                   h.BaseOffset + h.LastOffsetDelta == s->base_offset + e->rel &&
-                   e->pos + (int64_t)size <= s->size
-               ? ENTRY_MATCH
-               : ENTRY_MISMATCH;
+    if (kp_batch_peek(head, sizeof head, &h, &size) != 0) {
+        return ENTRY_MISMATCH;
+    }
+    /* a damaged header's offsets may sit at INT64_MAX: no overflow */
+    int64_t last = 0;
+    int64_t want = 0;
+    if (__builtin_add_overflow(h.BaseOffset, (int64_t)h.LastOffsetDelta, &last) ||
+        __builtin_add_overflow(s->base_offset, (int64_t)e->rel, &want)) {
+        return ENTRY_MISMATCH;
+    }
+    return last == want && e->pos + (int64_t)size <= s->size ? ENTRY_MATCH : ENTRY_MISMATCH;
 }
 
 /* ------------------------------------------------------------- lookups */
