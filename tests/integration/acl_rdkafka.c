@@ -162,16 +162,23 @@ static bool failed_whole(rd_kafka_event_t *ev)
     return true;
 }
 
+/* The event of the call just made when its results are to be read; NULL
+ * with *rc 1 when no answer came, 0 when it failed as a whole (printed). */
+static rd_kafka_event_t *results_of(rd_kafka_queue_t *q, int *rc)
+{
+    rd_kafka_event_t *ev = wait_event(q);
+    *rc = ev == NULL ? 1 : 0;
+    return ev == NULL || failed_whole(ev) ? NULL : ev;
+}
+
 /* create: the one binding's result. */
 static int do_create(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBinding_t *b)
 {
     rd_kafka_CreateAcls(rk, &b, 1, NULL, q);
-    rd_kafka_event_t *ev = wait_event(q);
+    int rc = 0;
+    rd_kafka_event_t *ev = results_of(q, &rc);
     if (ev == NULL) {
-        return 1;
-    }
-    if (failed_whole(ev)) {
-        return 0;
+        return rc;
     }
     size_t n = 0;
     const rd_kafka_acl_result_t **res =
@@ -186,12 +193,10 @@ static int do_create(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBinding_t 
 static int do_describe(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBindingFilter_t *f)
 {
     rd_kafka_DescribeAcls(rk, f, NULL, q);
-    rd_kafka_event_t *ev = wait_event(q);
+    int rc = 0;
+    rd_kafka_event_t *ev = results_of(q, &rc);
     if (ev == NULL) {
-        return 1;
-    }
-    if (failed_whole(ev)) {
-        return 0;
+        return rc;
     }
     size_t n = 0;
     const rd_kafka_AclBinding_t **acls =
@@ -204,12 +209,10 @@ static int do_describe(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBindingF
 static int do_delete(rd_kafka_t *rk, rd_kafka_queue_t *q, rd_kafka_AclBindingFilter_t *f)
 {
     rd_kafka_DeleteAcls(rk, &f, 1, NULL, q);
-    rd_kafka_event_t *ev = wait_event(q);
+    int rc = 0;
+    rd_kafka_event_t *ev = results_of(q, &rc);
     if (ev == NULL) {
-        return 1;
-    }
-    if (failed_whole(ev)) {
-        return 0;
+        return rc;
     }
     size_t n = 0;
     const rd_kafka_DeleteAcls_result_response_t **rs =
